@@ -1,0 +1,290 @@
+//! Components and the roles they play in a step.
+//!
+//! A component is a boxed [`Component`]; the roles it can play (force field, mass, solver, …) are
+//! reached through the `as_*` methods, and declared up front as [`Roles`] in its factory class so
+//! lookups never need the object itself. Numerical entry points receive the vectors they work on
+//! as slices lent from the state store.
+
+use std::any::Any;
+
+use crate::data::DataDecl;
+use crate::diag::SimResult;
+use crate::scene::{InitCtx, Scene};
+use crate::mechanics::{MatrixAccumulator, MechScope};
+use crate::state::{StateId, VecId};
+use crate::topology::MeshData;
+
+/// Bit set of the roles a component class plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct Roles(pub u32);
+
+impl Roles {
+    pub const NONE: Roles = Roles(0);
+    pub const MECHANICAL_STATE: Roles = Roles(1 << 0);
+    pub const FORCE_FIELD: Roles = Roles(1 << 1);
+    pub const MASS: Roles = Roles(1 << 2);
+    pub const PROJECTIVE_CONSTRAINT: Roles = Roles(1 << 3);
+    pub const MAPPING: Roles = Roles(1 << 4);
+    pub const ODE_SOLVER: Roles = Roles(1 << 5);
+    pub const LINEAR_SOLVER: Roles = Roles(1 << 6);
+    pub const LINEAR_SYSTEM: Roles = Roles(1 << 7);
+    pub const TOPOLOGY: Roles = Roles(1 << 8);
+    pub const LOADER: Roles = Roles(1 << 9);
+    pub const ENGINE: Roles = Roles(1 << 10);
+    pub const ANIMATION_LOOP: Roles = Roles(1 << 11);
+    /// Rendering, GUI or scene-setting components: recognised, no effect on the simulation.
+    pub const VISUAL: Roles = Roles(1 << 12);
+    pub const ORDERING: Roles = Roles(1 << 13);
+    pub const TOPOLOGY_ALGORITHMS: Roles = Roles(1 << 14);
+    /// A mapping that is mechanical (forces and constraints travel through it).
+    pub const MECHANICAL_MAPPING: Roles = Roles(1 << 15);
+    pub const CONSTRAINT_SOLVER: Roles = Roles(1 << 16);
+    pub const COLLISION: Roles = Roles(1 << 17);
+    pub const VISUAL_MODEL: Roles = Roles(1 << 18);
+    pub const VISUAL_LOOP: Roles = Roles(1 << 19);
+    /// A pair-interaction force field (acts on `object1` and `object2`).
+    pub const INTERACTION: Roles = Roles(1 << 20);
+    pub const PLUGIN: Roles = Roles(1 << 21);
+
+    pub const fn union(self, o: Roles) -> Roles {
+        Roles(self.0 | o.0)
+    }
+    pub const fn contains(self, o: Roles) -> bool {
+        self.0 & o.0 == o.0 && o.0 != 0
+    }
+    pub const fn intersects(self, o: Roles) -> bool {
+        self.0 & o.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Roles {
+    type Output = Roles;
+    fn bitor(self, o: Roles) -> Roles {
+        self.union(o)
+    }
+}
+
+/// How a class chooses its template when the scene does not give one (SOFA's `canCreate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TemplateRule {
+    /// The registered default template.
+    Default,
+    /// The template of the mechanical state it attaches to (`mstate` link or context state).
+    FromState,
+    /// Mappings: `In,Out` from the input and output states.
+    FromMapping,
+    /// Interactions: the template of `object1`/`object2`.
+    FromPair,
+}
+
+/// Declaration of an object link (`topology="@grid"`, `linearSolver="@cg"` …).
+#[derive(Debug)]
+pub struct LinkDecl {
+    pub name: &'static str,
+    /// Roles the target must have (NONE accepts any component; see `to_node`).
+    pub target: Roles,
+    /// True when the link designates nodes (mapping inputs may be written `@..`).
+    pub to_node_or_state: bool,
+    pub multi: bool,
+    pub help: &'static str,
+}
+
+pub const fn link(name: &'static str, target: Roles, help: &'static str) -> LinkDecl {
+    LinkDecl { name, target, to_node_or_state: false, multi: false, help }
+}
+
+/// Everything a constructor may need.
+pub struct CreateArgs<'a> {
+    pub template: &'a str,
+    pub layout: Option<crate::types::Layout>,
+}
+
+/// A registered component class.
+pub struct ComponentClass {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub roles: Roles,
+    /// Accepted templates (after alias resolution); empty for classes without template.
+    pub templates: &'static [&'static str],
+    pub default_template: &'static str,
+    pub template_rule: TemplateRule,
+    pub data: &'static [&'static [DataDecl]],
+    pub links: &'static [LinkDecl],
+    pub create: fn(&CreateArgs) -> Box<dyn Component>,
+    /// Rewrites attributes before parsing (SOFA's per-class `parse` overrides, e.g. `dx dy dz`).
+    pub preparse: Option<fn(&mut Vec<(String, String)>)>,
+    /// Data names that `src=` must not link (on top of the common ones).
+    pub no_src_link: &'static [&'static str],
+}
+
+/// Simulation-wide parameters passed to numerical entry points.
+#[derive(Clone, Copy, Debug)]
+pub struct MechParams {
+    pub dt: f64,
+    /// Context time (beginning of the step).
+    pub time: f64,
+    pub gravity: [f64; 3],
+}
+
+/// Factors of `m·M + b·B + k·K`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mbk {
+    pub m: f64,
+    pub b: f64,
+    pub k: f64,
+}
+
+/// A component instance.
+pub trait Component: Any + Send {
+    /// Called at creation, right after the attributes are parsed (SOFA computes some outputs at
+    /// parse time, e.g. grid topologies and loaders).
+    fn parsed(&mut self, _cx: &mut InitCtx) -> SimResult {
+        Ok(())
+    }
+    fn init(&mut self, _cx: &mut InitCtx) -> SimResult {
+        Ok(())
+    }
+    fn bwd_init(&mut self, _cx: &mut InitCtx) -> SimResult {
+        Ok(())
+    }
+    /// Start-of-step hook (SOFA's AnimateBeginEvent for listening components).
+    fn animate_begin(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
+        Ok(())
+    }
+
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        None
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        None
+    }
+    fn mass(&mut self) -> Option<&mut dyn Mass> {
+        None
+    }
+    fn mass_ref(&self) -> Option<&dyn Mass> {
+        None
+    }
+    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
+        None
+    }
+    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
+        None
+    }
+    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
+        None
+    }
+    fn linear_solver(&mut self) -> Option<&mut dyn LinearSolver> {
+        None
+    }
+    fn animation_loop(&mut self) -> Option<&mut dyn AnimationLoop> {
+        None
+    }
+    /// The mesh of a topology container (valid from creation on).
+    fn mesh(&self) -> Option<&MeshData> {
+        None
+    }
+}
+
+/// Implements the `as_any` boilerplate of [`Component`].
+#[macro_export]
+macro_rules! component_any {
+    () => {
+        fn as_any(&self) -> &dyn ::std::any::Any {
+            self
+        }
+        fn as_any_mut(&mut self) -> &mut dyn ::std::any::Any {
+            self
+        }
+    };
+}
+
+/// Vectors lent to a force field: one entry per attached state (a pair attached twice to the same
+/// state gets a single entry; see [`ForceField::states`]).
+pub struct ForceIo<'a> {
+    pub f: Vec<&'a mut [f64]>,
+    pub x: Vec<&'a [f64]>,
+    pub v: Vec<&'a [f64]>,
+}
+
+/// A force field (masses are force fields too: their force is gravity).
+pub trait ForceField {
+    /// The states it acts on; one for ordinary force fields, two for interactions (equal ids are
+    /// lent once: the slices then have a single entry).
+    fn states(&self) -> Vec<StateId>;
+    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult;
+    /// `df += kFactor·K·dx (+ bFactor·B·dx)`; `io.x` holds `dx`, `io.v` is empty.
+    fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult;
+    /// Adds `kFactor·K` into the global matrix.
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k_factor: f64) -> SimResult {
+        Err(crate::diag::SimError::unsupported("this force field cannot be assembled into a matrix yet"))
+    }
+    /// Adds `bFactor·B` into the global matrix (velocity damping); most force fields have none.
+    fn add_b_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _b_factor: f64) -> SimResult {
+        Ok(())
+    }
+    fn rayleigh_stiffness(&self) -> f64 {
+        0.0
+    }
+    /// True for masses: their `add_dforce` does nothing.
+    fn is_mass(&self) -> bool {
+        false
+    }
+}
+
+/// A mass.
+pub trait Mass {
+    fn state(&self) -> StateId;
+    fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64);
+    fn acc_from_f(&self, a: &mut [f64], f: &[f64]) -> SimResult;
+    fn add_gravity_to_v(&self, v: &mut [f64], gravity: [f64; 3], dt: f64);
+    fn add_m_to_matrix(&self, m: &mut MatrixAccumulator, factor: f64) -> SimResult;
+    fn is_diagonal(&self) -> bool;
+    fn separate_gravity(&self) -> bool;
+    fn rayleigh_mass(&self) -> f64;
+    fn kinetic_energy(&self, v: &[f64]) -> f64;
+}
+
+/// A projective constraint: projects vectors into the constrained subspace.
+pub trait ProjectiveConstraint {
+    fn state(&self) -> StateId;
+    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]);
+    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]);
+    fn project_position(&mut self, p: &MechParams, x: &mut [f64]);
+    /// Scalar rows (`dof·deriv_size + component`) whose row and column the assembled matrix clears.
+    fn projected_rows(&self, p: &MechParams, deriv_size: usize, out: &mut Vec<usize>);
+}
+
+/// A mapping from input states to an output state.
+pub trait Mapping {
+    fn inputs(&self) -> Vec<StateId>;
+    fn output(&self) -> StateId;
+    fn is_mechanical(&self) -> bool;
+    /// `out = J(in)` on positions.
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
+    /// `out = J·in` on velocities / displacements.
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
+    /// `in += Jᵀ·out` on forces.
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult;
+    /// `in += dJᵀ·out · kFactor` (geometric stiffness); linear mappings do nothing.
+    fn apply_djt(&mut self, _inputs: &mut [&mut [f64]], _dx_in: &[&[f64]], _f_out: &[f64], _k_factor: f64) -> SimResult {
+        Ok(())
+    }
+}
+
+/// An ODE solver integrates the states of its node's subtree over one step.
+pub trait OdeSolver {
+    fn solve(&mut self, scene: &mut Scene, scope: &MechScope, dt: f64, x_result: VecId, v_result: VecId) -> SimResult;
+}
+
+/// A linear solver solves `(m·M + b·B + k·K)·x = rhs` over the main states of a scope.
+pub trait LinearSolver {
+    fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult;
+}
+
+/// An animation loop performs one step.
+pub trait AnimationLoop {
+    fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult;
+}

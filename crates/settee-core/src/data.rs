@@ -1,0 +1,757 @@
+//! The Data system: named, typed fields of components, parsed from and printed to SOFA's text
+//! syntax.
+//!
+//! A component declares its fields once, as a static table of [`DataDecl`]. From that table the
+//! factory derives parsing, default values, help text and the generated documentation. Values are
+//! stored in a small dynamic [`Value`] type so that links between Data of different components
+//! (`@loader.position`) and `src=` bulk links can copy values generically, as SOFA does.
+
+use std::fmt::Write as _;
+
+/// What kind of value a Data holds. The kind decides how text is parsed and printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataKind {
+    Bool,
+    /// Signed or unsigned integer scalar.
+    Int,
+    Real,
+    /// Free text (names, paths that are not files).
+    Str,
+    /// A file name, resolved against the scene directory and the data path when used.
+    FileName,
+    /// An enumeration; the whole text must equal one of the names (or be an index, as SOFA allows).
+    Options(&'static [&'static str]),
+    /// A fixed-size vector of reals (`Vec3d` gravity, a box, …).
+    Fixed(usize),
+    /// A list of reals (`vector<Real>`).
+    Reals,
+    /// A list of tuples of `k` reals (`vector<Vec6>` boxes, springs `i j ks kd l`).
+    RealTuples(usize),
+    /// A list of indices with SOFA's range syntax (`0-9`, `0-9-2`).
+    Indices,
+    /// A list of tuples of `k` indices: edges (2), triangles (3), quads/tetrahedra (4), hexahedra (8).
+    IndexTuples(usize),
+    /// A list of coordinates of the component's template (Vec3: 3 reals, Rigid3: 7 reals).
+    Coords,
+    /// A list of derivatives of the component's template (Vec3: 3, Rigid3: 6).
+    Derivs,
+    /// One coordinate of the component's template.
+    Coord,
+    /// One derivative of the component's template.
+    Deriv,
+    /// A list of words (`tags`, plugin names).
+    Strings,
+}
+
+impl DataKind {
+    /// Human-readable type name used by `settee doc`.
+    pub fn type_name(&self) -> String {
+        match self {
+            DataKind::Bool => "bool".into(),
+            DataKind::Int => "int".into(),
+            DataKind::Real => "real".into(),
+            DataKind::Str => "string".into(),
+            DataKind::FileName => "file name".into(),
+            DataKind::Options(o) => format!("one of {}", o.join("|")),
+            DataKind::Fixed(n) => format!("vec{n}"),
+            DataKind::Reals => "real list".into(),
+            DataKind::RealTuples(k) => format!("list of {k}-real tuples"),
+            DataKind::Indices => "index list".into(),
+            DataKind::IndexTuples(k) => format!("list of {k}-index tuples"),
+            DataKind::Coords => "coordinate list".into(),
+            DataKind::Derivs => "derivative list".into(),
+            DataKind::Coord => "coordinate".into(),
+            DataKind::Deriv => "derivative".into(),
+            DataKind::Strings => "word list".into(),
+        }
+    }
+}
+
+/// The static declaration of one Data field.
+#[derive(Debug)]
+pub struct DataDecl {
+    pub name: &'static str,
+    /// Other attribute names that set this same field (SOFA's Data aliases).
+    pub aliases: &'static [&'static str],
+    pub kind: DataKind,
+    /// Default value, in SOFA's text syntax (parsed with the same parser as scene text).
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// Shorthand used by component declaration tables.
+pub const fn decl(
+    name: &'static str,
+    kind: DataKind,
+    default: &'static str,
+    help: &'static str,
+) -> DataDecl {
+    DataDecl { name, aliases: &[], kind, default, help }
+}
+
+/// Same as [`decl`] with aliases.
+pub const fn decl_alias(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: DataKind,
+    default: &'static str,
+    help: &'static str,
+) -> DataDecl {
+    DataDecl { name, aliases, kind, default, help }
+}
+
+/// A Data value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Int(i64),
+    Real(f64),
+    Str(String),
+    /// Reals grouped by `arity` (arity 1 for a plain list; a fixed vector is one group).
+    Reals { arity: usize, v: Vec<f64> },
+    /// Indices grouped by `arity`.
+    Indices { arity: usize, v: Vec<usize> },
+    Strings(Vec<String>),
+}
+
+impl Value {
+    /// Number of elements (groups) for list values, 1 for scalars.
+    pub fn len(&self) -> usize {
+        match self {
+            Value::Reals { arity, v } => v.len() / (*arity).max(1),
+            Value::Indices { arity, v } => v.len() / (*arity).max(1),
+            Value::Strings(s) => s.len(),
+            _ => 1,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The outcome of parsing text into a value: SOFA keeps what the stream could read, and warns.
+#[derive(Debug)]
+pub struct ParseOutcome {
+    pub value: Value,
+    /// A problem worth a warning (the value holds what could be read).
+    pub problem: Option<String>,
+}
+
+/// Arity of coordinates and derivatives for template-dependent kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TemplateArity {
+    pub coord: usize,
+    pub deriv: usize,
+}
+
+impl TemplateArity {
+    pub const SCALAR: TemplateArity = TemplateArity { coord: 1, deriv: 1 };
+}
+
+/// Reads the longest numeric prefix of a token, as C++ stream extraction of a double does.
+/// Returns the number and whether the whole token was consumed.
+pub fn scan_real(token: &str) -> Option<(f64, bool)> {
+    let b = token.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    // inf / nan
+    let rest = &token[i..];
+    for word in ["infinity", "inf", "nan"] {
+        if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
+            let neg = token.starts_with('-');
+            let v = if word == "nan" { f64::NAN } else if neg { f64::NEG_INFINITY } else { f64::INFINITY };
+            return Some((v, i + word.len() == b.len()));
+        }
+    }
+    let start_digits = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut ndigits = i - start_digits;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let f0 = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        ndigits += i - f0;
+    }
+    if ndigits == 0 {
+        return None;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let e0 = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > e0 {
+            i = j;
+        }
+    }
+    token[..i].parse::<f64>().ok().map(|v| (v, i == b.len()))
+}
+
+/// Reads the longest integer prefix of a token.
+pub fn scan_int(token: &str) -> Option<(i64, bool)> {
+    let b = token.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let d0 = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i == d0 {
+        return None;
+    }
+    token[..i].parse::<i64>().ok().map(|v| (v, i == b.len()))
+}
+
+fn parse_bool(text: &str) -> Result<bool, String> {
+    let t = text.trim_start();
+    match t.chars().next() {
+        Some('T') | Some('t') => Ok(true),
+        Some('F') | Some('f') => Ok(false),
+        Some(c) if c.is_ascii_digit() || c == '-' || c == '+' => {
+            let tok = t.split_whitespace().next().unwrap_or("");
+            match scan_int(tok) {
+                Some((v, true)) => Ok(v != 0),
+                _ => Err(format!("'{text}' is not a boolean (expected true/false, 1/0)")),
+            }
+        }
+        _ => Err(format!("'{text}' is not a boolean (expected true/false, 1/0)")),
+    }
+}
+
+/// Reads whitespace-separated reals until a token fails; returns the values and the failing token.
+fn read_reals(text: &str) -> (Vec<f64>, Option<String>) {
+    let mut out = Vec::new();
+    for tok in text.split_whitespace() {
+        match scan_real(tok) {
+            Some((v, true)) => out.push(v),
+            // A numeric prefix followed by garbage: the stream reads the number, then fails on
+            // the rest at the next extraction.
+            Some((v, false)) => {
+                out.push(v);
+                return (out, Some(tok.to_string()));
+            }
+            None => return (out, Some(tok.to_string())),
+        }
+    }
+    (out, None)
+}
+
+/// Parses an index token with SOFA's range syntax (`A`, `A-B`, `A-B-step`).
+fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
+    let parts: Vec<&str> = tok.split('-').collect();
+    let nums: Option<Vec<usize>> = parts.iter().map(|p| p.parse::<usize>().ok()).collect();
+    match nums.as_deref() {
+        Some([a]) => {
+            out.push(*a);
+            true
+        }
+        Some([a, b]) | Some([a, b, _]) => {
+            let step = if parts.len() == 3 { nums.as_ref().unwrap()[2].max(1) } else { 1 };
+            if a <= b {
+                let mut i = *a;
+                while i <= *b {
+                    out.push(i);
+                    i += step;
+                }
+            } else {
+                let mut i = *a as i64;
+                while i >= *b as i64 {
+                    out.push(i as usize);
+                    i -= step as i64;
+                }
+            }
+            true
+        }
+        _ => {
+            out.push(0);
+            false
+        }
+    }
+}
+
+/// Parses `text` as a value of `kind`, starting from `current` (SOFA reads into the current value,
+/// so unread parts of fixed-size values keep their previous content).
+pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &Value) -> ParseOutcome {
+    let ok = |value| ParseOutcome { value, problem: None };
+    match kind {
+        DataKind::Bool => match parse_bool(text) {
+            Ok(b) => ok(Value::Bool(b)),
+            Err(e) => ParseOutcome { value: current.clone(), problem: Some(e) },
+        },
+        DataKind::Int => {
+            let tok = text.split_whitespace().next().unwrap_or("");
+            match scan_int(tok) {
+                Some((v, _)) => ok(Value::Int(v)),
+                // A real where an integer is expected: the stream reads the integer part.
+                None => ParseOutcome {
+                    value: current.clone(),
+                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not an integer")) },
+                },
+            }
+        }
+        DataKind::Real => {
+            let tok = text.split_whitespace().next().unwrap_or("");
+            match scan_real(tok) {
+                Some((v, _)) => ok(Value::Real(v)),
+                None => ParseOutcome {
+                    value: current.clone(),
+                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not a number")) },
+                },
+            }
+        }
+        DataKind::Str | DataKind::FileName => ok(Value::Str(text.to_string())),
+        DataKind::Options(names) => {
+            let t = text.trim();
+            if names.contains(&t) {
+                return ok(Value::Str(t.to_string()));
+            }
+            if let Some((i, true)) = scan_int(t) {
+                if i >= 0 && (i as usize) < names.len() {
+                    return ParseOutcome {
+                        value: Value::Str(names[i as usize].to_string()),
+                        problem: Some(format!("option given by index {i}; prefer its name '{}'", names[i as usize])),
+                    };
+                }
+            }
+            ParseOutcome {
+                value: current.clone(),
+                problem: Some(format!("'{t}' is not one of: {}", names.join(", "))),
+            }
+        }
+        DataKind::Fixed(_) | DataKind::Coord | DataKind::Deriv => {
+            let n = match kind {
+                DataKind::Coord => arity.coord,
+                DataKind::Deriv => arity.deriv,
+                DataKind::Fixed(n) => n,
+                _ => unreachable!(),
+            };
+            let (vals, bad) = read_reals(text);
+            let mut v = match current {
+                Value::Reals { v, .. } if v.len() == n => v.clone(),
+                _ => vec![0.0; n],
+            };
+            for (slot, x) in v.iter_mut().zip(vals.iter()) {
+                *slot = *x;
+            }
+            let problem = if vals.len() < n && !text.trim().is_empty() {
+                Some(format!("expected {n} numbers, read {} from '{}'", vals.len(), text.trim()))
+            } else {
+                bad.map(|t| format!("'{t}' is not a number"))
+            };
+            ParseOutcome { value: Value::Reals { arity: n, v }, problem }
+        }
+        DataKind::Reals | DataKind::RealTuples(_) | DataKind::Coords | DataKind::Derivs => {
+            let k = match kind {
+                DataKind::RealTuples(k) => k,
+                DataKind::Coords => arity.coord,
+                DataKind::Derivs => arity.deriv,
+                _ => 1,
+            };
+            let (mut vals, bad) = read_reals(text);
+            // A trailing incomplete element is dropped silently, as SOFA's vector reader does.
+            vals.truncate(vals.len() / k * k);
+            ParseOutcome {
+                value: Value::Reals { arity: k, v: vals },
+                problem: bad.map(|t| format!("'{t}' is not a number")),
+            }
+        }
+        DataKind::Indices | DataKind::IndexTuples(_) => {
+            let k = if let DataKind::IndexTuples(k) = kind { k } else { 1 };
+            let mut v = Vec::new();
+            let mut bad = None;
+            for tok in text.split_whitespace() {
+                if !parse_index_token(tok, &mut v) && bad.is_none() {
+                    bad = Some(tok.to_string());
+                }
+            }
+            v.truncate(v.len() / k * k);
+            ParseOutcome {
+                value: Value::Indices { arity: k, v },
+                problem: bad.map(|t| format!("'{t}' is not an index (expected a non-negative integer or a range A-B)")),
+            }
+        }
+        DataKind::Strings => {
+            let t = text.trim();
+            let words = if t.starts_with('[') && t.ends_with(']') {
+                t[1..t.len() - 1]
+                    .split(',')
+                    .map(|w| w.trim().trim_matches('"').to_string())
+                    .filter(|w| !w.is_empty())
+                    .collect()
+            } else {
+                t.split_whitespace().map(str::to_string).collect()
+            };
+            ok(Value::Strings(words))
+        }
+    }
+}
+
+/// Prints a real the way the C++ default stream does (6 significant digits, `%g` style).
+pub fn format_real(x: f64) -> String {
+    crate::gformat::format_g6(x)
+}
+
+/// Prints a value in SOFA's text syntax.
+pub fn print_value(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => (if *b { "1" } else { "0" }).into(),
+        Value::Int(i) => i.to_string(),
+        Value::Real(r) => format_real(*r),
+        Value::Str(s) => s.clone(),
+        Value::Reals { v, .. } => {
+            let mut s = String::new();
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                s.push_str(&format_real(*x));
+            }
+            s
+        }
+        Value::Indices { v, .. } => {
+            let mut s = String::new();
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                let _ = write!(s, "{x}");
+            }
+            s
+        }
+        Value::Strings(w) => w.join(" "),
+    }
+}
+
+/// Converts a value copied through a Data link into the kind of the destination, following
+/// SOFA's generic copy: numbers are cast, containers follow the parent's element count and copy
+/// `min(k_child, k_parent)` scalars per element; strings go through text.
+pub fn convert_value(src: &Value, kind: DataKind, arity: TemplateArity, current: &Value) -> Option<Value> {
+    let dst_group = |k: usize| match kind {
+        DataKind::Coords | DataKind::Coord => arity.coord,
+        DataKind::Derivs | DataKind::Deriv => arity.deriv,
+        DataKind::RealTuples(n) | DataKind::IndexTuples(n) | DataKind::Fixed(n) => n,
+        _ => k,
+    };
+    match (src, kind) {
+        (Value::Str(s), _) => Some(parse_value(kind, arity, s, current).value),
+        (_, DataKind::Str | DataKind::FileName | DataKind::Options(_)) => {
+            Some(parse_value(kind, arity, &print_value(src), current).value)
+        }
+        (Value::Bool(b), DataKind::Bool) => Some(Value::Bool(*b)),
+        (Value::Int(i), DataKind::Bool) => Some(Value::Bool(*i != 0)),
+        (Value::Int(i), DataKind::Int) => Some(Value::Int(*i)),
+        (Value::Real(r), DataKind::Int) => Some(Value::Int(*r as i64)),
+        (Value::Int(i), DataKind::Real) => Some(Value::Real(*i as f64)),
+        (Value::Real(r), DataKind::Real) => Some(Value::Real(*r)),
+        (Value::Bool(b), DataKind::Int) => Some(Value::Int(*b as i64)),
+        (Value::Reals { arity: ka, v }, _) => {
+            let scalars: Vec<f64> = v.clone();
+            regroup_reals(&scalars, *ka, kind, dst_group(*ka), current)
+        }
+        (Value::Indices { arity: ka, v }, _) => {
+            let scalars: Vec<f64> = v.iter().map(|&i| i as f64).collect();
+            regroup_reals(&scalars, *ka, kind, dst_group(*ka), current)
+        }
+        (Value::Strings(w), DataKind::Strings) => Some(Value::Strings(w.clone())),
+        _ => None,
+    }
+}
+
+fn regroup_reals(src: &[f64], ka: usize, kind: DataKind, kd: usize, current: &Value) -> Option<Value> {
+    let ka = ka.max(1);
+    let kd = kd.max(1);
+    let n_el = src.len() / ka;
+    let copy = ka.min(kd);
+    match kind {
+        DataKind::Real => src.first().map(|&x| Value::Real(x)),
+        DataKind::Int => src.first().map(|&x| Value::Int(x as i64)),
+        DataKind::Fixed(_) | DataKind::Coord | DataKind::Deriv => {
+            let mut v = match current {
+                Value::Reals { v, .. } if v.len() == kd => v.clone(),
+                _ => vec![0.0; kd],
+            };
+            for (d, s) in v.iter_mut().zip(src.iter()) {
+                *d = *s;
+            }
+            Some(Value::Reals { arity: kd, v })
+        }
+        DataKind::Reals | DataKind::RealTuples(_) | DataKind::Coords | DataKind::Derivs => {
+            let mut v = vec![0.0; n_el * kd];
+            for e in 0..n_el {
+                v[e * kd..e * kd + copy].copy_from_slice(&src[e * ka..e * ka + copy]);
+            }
+            Some(Value::Reals { arity: kd, v })
+        }
+        DataKind::Indices | DataKind::IndexTuples(_) => {
+            let mut v = vec![0usize; n_el * kd];
+            for e in 0..n_el {
+                for c in 0..copy {
+                    v[e * kd + c] = src[e * ka + c].max(0.0) as usize;
+                }
+            }
+            Some(Value::Indices { arity: kd, v })
+        }
+        _ => None,
+    }
+}
+
+/// Where a Data link points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataLinkTarget {
+    pub component: crate::ComponentId,
+    pub field: usize,
+}
+
+/// One Data field of a component instance.
+#[derive(Clone, Debug)]
+pub struct DataField {
+    pub decl: &'static DataDecl,
+    pub value: Value,
+    /// True when the scene gave a value (or a link) for this field.
+    pub is_set: bool,
+    /// The parent Data when this field is linked (`@path.data` or `src=`).
+    pub link: Option<DataLinkTarget>,
+    /// The link text as written, for messages.
+    pub link_text: Option<String>,
+}
+
+/// The Data fields of one component, in declaration order.
+#[derive(Clone, Debug, Default)]
+pub struct DataSet {
+    pub fields: Vec<DataField>,
+    pub arity: Option<TemplateArity>,
+}
+
+impl DataSet {
+    /// Builds the fields of `decls` with their default values.
+    pub fn from_decls(decls: &[&'static [DataDecl]], arity: TemplateArity) -> DataSet {
+        let mut fields = Vec::new();
+        for table in decls {
+            for d in table.iter() {
+                let init = default_value(d.kind, arity);
+                let value = parse_value(d.kind, arity, d.default, &init).value;
+                fields.push(DataField { decl: d, value, is_set: false, link: None, link_text: None });
+            }
+        }
+        DataSet { fields, arity: Some(arity) }
+    }
+
+    pub fn arity(&self) -> TemplateArity {
+        self.arity.unwrap_or(TemplateArity::SCALAR)
+    }
+
+    /// Index of the field named `name` or having `name` as alias.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields
+            .iter()
+            .position(|f| f.decl.name == name)
+            .or_else(|| self.fields.iter().position(|f| f.decl.aliases.contains(&name)))
+    }
+
+    pub fn field(&self, name: &str) -> Option<&DataField> {
+        self.index_of(name).map(|i| &self.fields[i])
+    }
+
+    pub fn is_set(&self, name: &str) -> bool {
+        self.field(name).is_some_and(|f| f.is_set)
+    }
+
+    /// Assigns text to a field; returns a problem message if the text did not parse cleanly.
+    pub fn set_text(&mut self, index: usize, text: &str) -> Option<String> {
+        let arity = self.arity();
+        let f = &mut self.fields[index];
+        let out = parse_value(f.decl.kind, arity, text, &f.value);
+        f.value = out.value;
+        f.is_set = true;
+        out.problem
+    }
+
+    /// Sets a value directly (component outputs).
+    pub fn set(&mut self, name: &str, value: Value) {
+        if let Some(i) = self.index_of(name) {
+            self.fields[i].value = value;
+        }
+    }
+
+    fn value(&self, name: &str) -> &Value {
+        match self.field(name) {
+            Some(f) => &f.value,
+            None => panic!("component reads undeclared Data '{name}' (a bug in its declaration table)"),
+        }
+    }
+
+    pub fn real(&self, name: &str) -> f64 {
+        match self.value(name) {
+            Value::Real(r) => *r,
+            Value::Int(i) => *i as f64,
+            Value::Reals { v, .. } => v.first().copied().unwrap_or(0.0),
+            _ => 0.0,
+        }
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.value(name) {
+            Value::Int(i) => *i,
+            Value::Real(r) => *r as i64,
+            Value::Bool(b) => *b as i64,
+            _ => 0,
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        match self.value(name) {
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            _ => false,
+        }
+    }
+
+    pub fn str(&self, name: &str) -> &str {
+        match self.value(name) {
+            Value::Str(s) => s,
+            _ => "",
+        }
+    }
+
+    /// The flat reals of a real-valued field (lists, fixed vectors, coordinates).
+    pub fn reals(&self, name: &str) -> &[f64] {
+        match self.value(name) {
+            Value::Reals { v, .. } => v,
+            _ => &[],
+        }
+    }
+
+    pub fn indices(&self, name: &str) -> &[usize] {
+        match self.value(name) {
+            Value::Indices { v, .. } => v,
+            _ => &[],
+        }
+    }
+
+    pub fn strings(&self, name: &str) -> &[String] {
+        match self.value(name) {
+            Value::Strings(v) => v,
+            _ => &[],
+        }
+    }
+
+    pub fn vec3(&self, name: &str) -> [f64; 3] {
+        let r = self.reals(name);
+        [r.first().copied().unwrap_or(0.0), r.get(1).copied().unwrap_or(0.0), r.get(2).copied().unwrap_or(0.0)]
+    }
+}
+
+/// The empty value of a kind, before its default text is parsed.
+pub fn default_value(kind: DataKind, arity: TemplateArity) -> Value {
+    match kind {
+        DataKind::Bool => Value::Bool(false),
+        DataKind::Int => Value::Int(0),
+        DataKind::Real => Value::Real(0.0),
+        DataKind::Str | DataKind::FileName | DataKind::Options(_) => Value::Str(String::new()),
+        DataKind::Fixed(n) => Value::Reals { arity: n, v: vec![0.0; n] },
+        DataKind::Coord => Value::Reals { arity: arity.coord, v: vec![0.0; arity.coord] },
+        DataKind::Deriv => Value::Reals { arity: arity.deriv, v: vec![0.0; arity.deriv] },
+        DataKind::Reals => Value::Reals { arity: 1, v: vec![] },
+        DataKind::RealTuples(k) => Value::Reals { arity: k, v: vec![] },
+        DataKind::Coords => Value::Reals { arity: arity.coord, v: vec![] },
+        DataKind::Derivs => Value::Reals { arity: arity.deriv, v: vec![] },
+        DataKind::Indices => Value::Indices { arity: 1, v: vec![] },
+        DataKind::IndexTuples(k) => Value::Indices { arity: k, v: vec![] },
+        DataKind::Strings => Value::Strings(vec![]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const A3: TemplateArity = TemplateArity { coord: 3, deriv: 3 };
+
+    #[test]
+    fn bools_follow_sofa_rules() {
+        let cur = Value::Bool(false);
+        assert_eq!(parse_value(DataKind::Bool, A3, "true", &cur).value, Value::Bool(true));
+        assert_eq!(parse_value(DataKind::Bool, A3, "False", &cur).value, Value::Bool(false));
+        assert_eq!(parse_value(DataKind::Bool, A3, "1", &cur).value, Value::Bool(true));
+        assert_eq!(parse_value(DataKind::Bool, A3, "0", &cur).value, Value::Bool(false));
+        assert!(parse_value(DataKind::Bool, A3, "1.5", &cur).problem.is_some());
+        assert!(parse_value(DataKind::Bool, A3, "yes", &cur).problem.is_some());
+    }
+
+    #[test]
+    fn partial_vec_keeps_previous_components() {
+        let cur = Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0] };
+        let out = parse_value(DataKind::Fixed(3), A3, "0 -9.81", &cur);
+        assert_eq!(out.value, Value::Reals { arity: 3, v: vec![0.0, -9.81, 3.0] });
+        assert!(out.problem.is_some());
+    }
+
+    #[test]
+    fn trailing_incomplete_coordinate_is_dropped() {
+        let out = parse_value(DataKind::Coords, A3, "1 2 3 4 5 6 7", &Value::Bool(false));
+        assert_eq!(out.value, Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] });
+        assert!(out.problem.is_none());
+    }
+
+    #[test]
+    fn index_ranges() {
+        let out = parse_value(DataKind::Indices, A3, "0 3-5 10-6-2", &Value::Bool(false));
+        assert_eq!(out.value, Value::Indices { arity: 1, v: vec![0, 3, 4, 5, 10, 8, 6] });
+        let bad = parse_value(DataKind::Indices, A3, "1 x 2", &Value::Bool(false));
+        assert_eq!(bad.value, Value::Indices { arity: 1, v: vec![1, 0, 2] });
+        assert!(bad.problem.is_some());
+    }
+
+    #[test]
+    fn reals_read_numeric_prefix() {
+        assert_eq!(scan_real("0.5abc"), Some((0.5, false)));
+        assert_eq!(scan_real("1e-9"), Some((1e-9, true)));
+        assert_eq!(scan_real(".5"), Some((0.5, true)));
+        assert_eq!(scan_real("abc"), None);
+        assert_eq!(parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0)).value, Value::Real(0.5));
+    }
+
+    #[test]
+    fn options_accept_names_and_indices() {
+        const M: &[&str] = &["large", "polar", "small"];
+        let cur = Value::Str("large".into());
+        assert_eq!(parse_value(DataKind::Options(M), A3, "polar", &cur).value, Value::Str("polar".into()));
+        assert_eq!(parse_value(DataKind::Options(M), A3, "2", &cur).value, Value::Str("small".into()));
+        let bad = parse_value(DataKind::Options(M), A3, "huge", &cur);
+        assert_eq!(bad.value, cur);
+        assert!(bad.problem.is_some());
+    }
+
+    #[test]
+    fn format_matches_c_default_stream() {
+        assert_eq!(format_real(0.0), "0");
+        assert_eq!(format_real(0.99), "0.99");
+        assert_eq!(format_real(19.998), "19.998");
+        assert_eq!(format_real(1e-5), "1e-05");
+        assert_eq!(format_real(1234567.0), "1.23457e+06");
+        assert_eq!(format_real(-0.000787169), "-0.000787169");
+        assert_eq!(format_real(100000.0), "100000");
+    }
+
+    #[test]
+    fn link_conversion_regroups_elements() {
+        // Rigid3 coordinates (7 reals) copied into a Vec3 coordinate list keep the centers.
+        let src = Value::Reals { arity: 7, v: vec![1., 2., 3., 0., 0., 0., 1., 4., 5., 6., 0., 0., 0., 1.] };
+        let out = convert_value(&src, DataKind::Coords, A3, &Value::Bool(false)).unwrap();
+        assert_eq!(out, Value::Reals { arity: 3, v: vec![1., 2., 3., 4., 5., 6.] });
+        let idx = Value::Indices { arity: 1, v: vec![3, 4] };
+        let out = convert_value(&idx, DataKind::Indices, A3, &Value::Bool(false)).unwrap();
+        assert_eq!(out, idx);
+    }
+}

@@ -1,0 +1,491 @@
+//! The component factory: classes by name, SOFA's renames and template aliases, and the creation
+//! of a component from its class name and attributes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::component::{ComponentClass, CreateArgs, LinkDecl, Roles, TemplateRule};
+use crate::data::{DataDecl, DataKind, DataLinkTarget, DataSet, decl};
+use crate::diag::{Diagnostic, SourcePos};
+use crate::scene::{ComponentEntry, ComponentId, InitCtx, LinkField, NodeId, Scene, LinkTarget};
+use crate::state::MState;
+use crate::names::{removed_class_message, renamed_class, resolve_template};
+use crate::types::Layout;
+
+/// Data every component has.
+pub static BASE_DATA: &[DataDecl] = &[
+    decl("name", DataKind::Str, "", "object name"),
+    decl("printLog", DataKind::Bool, "false", "if true, emits extra messages at runtime"),
+    decl("tags", DataKind::Strings, "", "list of the subsets the object belongs to"),
+    decl("bbox", DataKind::Fixed(6), "0 0 0 0 0 0", "bounding box of the object (rendering only)"),
+    decl("listening", DataKind::Bool, "false", "if true, handles the events that are sent to it"),
+];
+
+/// Class-name aliases declared by SOFA's registrations (not renames: the class keeps its name).
+pub static REGISTRY_ALIASES: &[(&str, &str)] = &[("VisualModel", "VisualModelImpl"), ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements")];
+
+/// One attribute to assign.
+#[derive(Clone, Debug)]
+pub struct Attr {
+    pub name: String,
+    pub value: String,
+    pub pos: Option<SourcePos>,
+}
+
+/// The registry of component classes.
+#[derive(Default)]
+pub struct Factory {
+    classes: BTreeMap<&'static str, &'static ComponentClass>,
+}
+
+impl Factory {
+    pub fn new() -> Factory {
+        Factory::default()
+    }
+
+    pub fn register(&mut self, class: &'static ComponentClass) {
+        self.classes.insert(class.name, class);
+    }
+
+    pub fn register_all(&mut self, classes: &[&'static ComponentClass]) {
+        for c in classes {
+            self.register(c);
+        }
+    }
+
+    /// Exact registry lookup (no renames), as the prefab fallback uses.
+    pub fn is_registered(&self, name: &str) -> bool {
+        self.classes.contains_key(name) || REGISTRY_ALIASES.iter().any(|(a, c)| *a == name && self.classes.contains_key(c))
+    }
+
+    /// Class lookup with SOFA's renames applied.
+    pub fn class(&self, name: &str) -> Option<&'static ComponentClass> {
+        let name = renamed_class(name).unwrap_or(name);
+        let name = REGISTRY_ALIASES.iter().find(|(a, _)| *a == name).map(|(_, c)| *c).unwrap_or(name);
+        self.classes.get(name).copied()
+    }
+
+    pub fn classes(&self) -> impl Iterator<Item = &'static ComponentClass> + '_ {
+        self.classes.values().copied()
+    }
+
+    /// Known class names closest to `name` (for "did you mean" hints).
+    pub fn nearest(&self, name: &str, n: usize) -> Vec<&'static str> {
+        let mut scored: Vec<(usize, &'static str)> =
+            self.classes.keys().map(|k| (edit_distance(&name.to_lowercase(), &k.to_lowercase()), *k)).collect();
+        scored.sort();
+        scored.into_iter().take(n).map(|(_, k)| k).collect()
+    }
+
+    /// Creates a component in `node` from its class name, template text and attributes, then
+    /// parses the attributes and runs the class's `parsed` hook. Problems are reported into the
+    /// scene's messages; `None` when the component could not be created.
+    pub fn create(
+        &self,
+        scene: &mut Scene,
+        node: NodeId,
+        class_name: &str,
+        template_text: Option<&str>,
+        mut attrs: Vec<Attr>,
+        pos: Option<SourcePos>,
+        dir: &Path,
+    ) -> Option<ComponentId> {
+        let Some(class) = self.class(class_name) else {
+            let d = if let Some(message) = removed_class_message(class_name) {
+                Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
+            } else {
+                Diagnostic::error(format!("unknown component '{class_name}'"))
+                    .hint(format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")))
+                    .unsupported()
+            };
+            scene.report(d.at(pos));
+            return None;
+        };
+
+        // Template: requested (after aliases), else deduced from the context, else the default.
+        let requested = template_text.map(|t| {
+            let (r, notes) = resolve_template(t);
+            for n in notes {
+                scene.report(Diagnostic::warning(n).at(pos.clone()).subject(class.name));
+            }
+            r
+        });
+        let template = self.choose_template(scene, node, class, requested.as_deref(), &attrs, pos.clone())?;
+        let layout = template.split(',').next().and_then(Layout::from_name);
+        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+
+        let mut tables: Vec<&'static [DataDecl]> = vec![BASE_DATA];
+        tables.extend_from_slice(class.data);
+        let data = DataSet::from_decls(&tables, arity);
+        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
+        let obj = (class.create)(&CreateArgs { template: &template, layout });
+        let id = ComponentId(scene.components.len() as u32);
+        scene.components.push(ComponentEntry {
+            class,
+            template: template.clone(),
+            layout,
+            name: String::new(),
+            node,
+            data,
+            links,
+            obj: Some(obj),
+            state: None,
+            pos: pos.clone(),
+            dir: dir.to_path_buf(),
+            initialized: false,
+        });
+        scene.node_mut(node).objects.push(id);
+
+        // Class-specific attribute rewriting.
+        if let Some(pre) = class.preparse {
+            let mut pairs: Vec<(String, String)> = attrs.iter().map(|a| (a.name.clone(), a.value.clone())).collect();
+            pre(&mut pairs);
+            let old = std::mem::take(&mut attrs);
+            attrs = pairs
+                .into_iter()
+                .map(|(name, value)| {
+                    let p = old.iter().find(|a| a.name == name).and_then(|a| a.pos.clone()).or_else(|| pos.clone());
+                    Attr { name, value, pos: p }
+                })
+                .collect();
+        }
+
+        self.parse_attributes(scene, id, attrs);
+
+        // Default name: class name + per-node, per-class counter of unnamed components.
+        if scene.entry(id).data.str("name").is_empty() {
+            let k = scene
+                .node(node)
+                .objects
+                .iter()
+                .filter(|c| scene.entry(**c).class.name == class.name && scene.entry(**c).data.field("name").is_some_and(|f| !f.is_set))
+                .count();
+            let name = format!("{}{}", class.name, k);
+            scene.entry_mut(id).data.set("name", crate::data::Value::Str(name));
+        }
+        let name = scene.entry(id).data.str("name").to_string();
+        scene.entry_mut(id).name = name.clone();
+
+        if class.roles.contains(Roles::MECHANICAL_STATE) {
+            let l = layout.unwrap_or(Layout::Vec3);
+            let s = scene.store.add(MState::new(l, id, node, name));
+            scene.entry_mut(id).state = Some(s);
+        }
+
+        scene.pull_links(id);
+        let r = scene.with_taken(id, |obj, scene| obj.parsed(&mut InitCtx { scene, id }));
+        if let Err(e) = r {
+            scene.report(*e.0);
+        }
+        Some(id)
+    }
+
+    fn choose_template(
+        &self,
+        scene: &mut Scene,
+        node: NodeId,
+        class: &'static ComponentClass,
+        requested: Option<&str>,
+        attrs: &[Attr],
+        pos: Option<SourcePos>,
+    ) -> Option<String> {
+        if class.templates.is_empty() {
+            return Some(requested.unwrap_or("").to_string());
+        }
+        if let Some(r) = requested {
+            if class.templates.contains(&r) && self.template_fits(scene, node, class, r, attrs) {
+                return Some(r.to_string());
+            }
+        }
+        let deduced = match class.template_rule {
+            TemplateRule::Default => None,
+            TemplateRule::FromState | TemplateRule::FromPair => {
+                let st = attrs
+                    .iter()
+                    .find(|a| a.name == "mstate" || a.name == "object1")
+                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
+                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
+                    .or_else(|| scene.context_state(node));
+                st.and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
+            }
+            TemplateRule::FromMapping => None,
+        };
+        let chosen = deduced.filter(|d| class.templates.contains(&d.as_str())).unwrap_or_else(|| class.default_template.to_string());
+        if let Some(r) = requested {
+            if r != chosen {
+                let d = if class.templates.contains(&r) {
+                    Diagnostic::error(format!("requested template '{r}' is not compatible with the current context; '{chosen}' is used"))
+                } else {
+                    Diagnostic::error(format!("requested template '{r}' is not available for {}", class.name))
+                        .hint(format!("available templates: {}", class.templates.join(", ")))
+                };
+                scene.report(d.at(pos).subject(class.name));
+            }
+        }
+        Some(chosen)
+    }
+
+    fn template_fits(&self, scene: &Scene, node: NodeId, class: &ComponentClass, t: &str, attrs: &[Attr]) -> bool {
+        match class.template_rule {
+            TemplateRule::FromState | TemplateRule::FromPair => {
+                let st = attrs
+                    .iter()
+                    .find(|a| a.name == "mstate" || a.name == "object1")
+                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
+                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
+                    .or_else(|| scene.context_state(node));
+                match st.and_then(|c| scene.entry(c).layout) {
+                    Some(l) => l.name() == t.split(',').next().unwrap_or(""),
+                    None => true,
+                }
+            }
+            _ => true,
+        }
+    }
+
+    /// Assigns attributes to Data and links, in SOFA's order: `src` first, `printLog`, then the
+    /// others in byte order of their names.
+    fn parse_attributes(&self, scene: &mut Scene, id: ComponentId, mut attrs: Vec<Attr>) {
+        let node = scene.entry(id).node;
+        let label = scene.entry(id).label();
+        let class = scene.entry(id).class;
+        if let Some(i) = attrs.iter().position(|a| a.name == "src") {
+            let src = attrs.remove(i);
+            self.apply_src(scene, id, &src, &attrs);
+        }
+        attrs.sort_by(|a, b| {
+            let ka = (a.name != "printLog", a.name.as_bytes());
+            let kb = (b.name != "printLog", b.name.as_bytes());
+            ka.cmp(&kb)
+        });
+        for a in attrs {
+            if a.name == "type" || a.name == "template" {
+                continue;
+            }
+            let fields: Vec<usize> = {
+                let ds = &scene.entry(id).data;
+                ds.fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.decl.name == a.name || f.decl.aliases.contains(&a.name.as_str()))
+                    .map(|(i, _)| i)
+                    .collect()
+            };
+            let link_idx = scene.entry(id).links.iter().position(|l| l.decl.name == a.name);
+            if fields.is_empty() && link_idx.is_none() {
+                if a.name.starts_with('_') || a.name.starts_with("NO") {
+                    continue;
+                }
+                let names: Vec<&str> = scene.entry(id).data.fields.iter().map(|f| f.decl.name).chain(class.links.iter().map(|l| l.name)).collect();
+                let near = nearest_of(&a.name, &names);
+                let mut d = Diagnostic::warning(format!("unused attribute '{}'", a.name)).at(a.pos.clone()).subject(label.clone());
+                if let Some(n) = near {
+                    d = d.hint(format!("did you mean '{n}'? (`settee doc {}` lists its Data)", class.name));
+                }
+                scene.report(d);
+                continue;
+            }
+            for fi in fields {
+                if a.value.starts_with('@') {
+                    self.link_data(scene, id, fi, &a);
+                } else if let Some(problem) = scene.entry_mut(id).data.set_text(fi, &a.value) {
+                    let fname = scene.entry(id).data.fields[fi].decl.name;
+                    let kind = scene.entry(id).data.fields[fi].decl.kind.type_name();
+                    scene.report(
+                        Diagnostic::warning(format!("could not read value of Data '{fname}': {problem}"))
+                            .at(a.pos.clone())
+                            .subject(label.clone())
+                            .hint(format!("'{fname}' expects a {kind}")),
+                    );
+                }
+            }
+            if let Some(li) = link_idx {
+                let l = &mut scene.entry_mut(id).links[li];
+                l.text = Some(a.value.clone());
+                l.pos = a.pos.clone();
+            }
+        }
+        let _ = node;
+    }
+
+    /// Sets up a Data link `@path.data` (resolved now: only earlier objects are visible, as in
+    /// SOFA's creation order).
+    fn link_data(&self, scene: &mut Scene, id: ComponentId, field: usize, a: &Attr) {
+        let node = scene.entry(id).node;
+        let label = scene.entry(id).label();
+        let text = &a.value[1..];
+        let Some((path, data_name)) = split_data_link(text) else {
+            scene.report(
+                Diagnostic::error(format!("Data link '{}' names no Data", a.value))
+                    .at(a.pos.clone())
+                    .subject(label)
+                    .hint("write `@path/to/object.dataName`"),
+            );
+            return;
+        };
+        let target = match scene.resolve_path(node, path, Some(id), Roles::NONE) {
+            Some(LinkTarget::Component(c)) => Some(c),
+            _ => None,
+        };
+        let Some(target) = target else {
+            scene.report(
+                Diagnostic::error(format!("Data link '{}': object '{path}' not found", a.value))
+                    .at(a.pos.clone())
+                    .subject(label)
+                    .hint("a Data link can only name an object created earlier in the file"),
+            );
+            return;
+        };
+        let Some(tf) = scene.entry(target).data.index_of(data_name) else {
+            let avail: Vec<&str> = scene.entry(target).data.fields.iter().map(|f| f.decl.name).collect();
+            let near = nearest_of(data_name, &avail);
+            let mut d = Diagnostic::error(format!("Data link '{}': {} has no Data '{data_name}'", a.value, scene.entry(target).label()))
+                .at(a.pos.clone())
+                .subject(label);
+            if let Some(n) = near {
+                d = d.hint(format!("did you mean '{n}'?"));
+            }
+            scene.report(d);
+            return;
+        };
+        let f = &mut scene.entry_mut(id).data.fields[field];
+        f.link = Some(DataLinkTarget { component: target, field: tf });
+        f.link_text = Some(a.value.clone());
+        f.is_set = true;
+    }
+
+    fn apply_src(&self, scene: &mut Scene, id: ComponentId, src: &Attr, explicit: &[Attr]) {
+        let node = scene.entry(id).node;
+        let label = scene.entry(id).label();
+        let Some(path) = src.value.rsplit('@').next().filter(|_| src.value.starts_with('@')) else {
+            scene.report(Diagnostic::error(format!("src=\"{}\" must start with '@'", src.value)).at(src.pos.clone()).subject(label));
+            return;
+        };
+        if path.is_empty() {
+            return;
+        }
+        let Some(source) = scene.resolve_src(node, path) else {
+            scene.report(
+                Diagnostic::error(format!("source object '{}' not found", src.value))
+                    .at(src.pos.clone())
+                    .subject(label)
+                    .hint("src=\"@name\" looks only in the same node; use @../name for a parent's object"),
+            );
+            return;
+        };
+        const NEVER: &[&str] = &["name", "printLog", "tags", "bbox", "componentState", "listening", "type", "filename"];
+        let src_class = scene.entry(source).class;
+        let src_fields: Vec<(usize, Vec<&'static str>)> = scene
+            .entry(source)
+            .data
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut names = vec![f.decl.name];
+                names.extend_from_slice(f.decl.aliases);
+                (i, names)
+            })
+            .collect();
+        for (sf, names) in src_fields {
+            let primary = names[0];
+            if NEVER.contains(&primary) || src_class.no_src_link.contains(&primary) {
+                continue;
+            }
+            for name in names {
+                if explicit.iter().any(|a| a.name == name) {
+                    continue;
+                }
+                let targets: Vec<usize> = scene
+                    .entry(id)
+                    .data
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.decl.name == name || f.decl.aliases.contains(&name))
+                    .map(|(i, _)| i)
+                    .collect();
+                for t in targets {
+                    let f = &mut scene.entry_mut(id).data.fields[t];
+                    if f.link.is_none() {
+                        f.link = Some(DataLinkTarget { component: source, field: sf });
+                        f.link_text = Some(format!("{}.{name}", src.value));
+                        f.is_set = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Splits `path.data` of a Data link (text after `@`). The data name follows the last `.` that
+/// comes after the last `/`; `..` and `/.` endings have none.
+pub fn split_data_link(text: &str) -> Option<(&str, &str)> {
+    if text == "." || text.ends_with("..") || text.ends_with("/.") {
+        return None;
+    }
+    let after_slash = text.rfind('/').map(|i| i + 1).unwrap_or(0);
+    let dot = text[after_slash..].rfind('.')? + after_slash;
+    let data = &text[dot + 1..];
+    if data.is_empty() {
+        return None;
+    }
+    Some((&text[..dot], data))
+}
+
+fn nearest_of<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&name.to_lowercase(), &c.to_lowercase()), *c))
+        .filter(|(d, _)| *d <= 3.max(name.len() / 3))
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Declares no links.
+pub static NO_LINKS: &[LinkDecl] = &[];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_link_splitting() {
+        assert_eq!(split_data_link("box.indices"), Some(("box", "indices")));
+        assert_eq!(split_data_link("[-1].indices"), Some(("[-1]", "indices")));
+        assert_eq!(split_data_link("../loader.position"), Some(("../loader", "position")));
+        assert_eq!(split_data_link(".."), None);
+        assert_eq!(split_data_link("a/."), None);
+        assert_eq!(split_data_link("loader"), None);
+    }
+
+    #[test]
+    fn template_aliases() {
+        assert_eq!(resolve_template("Vec3,Rigid3").0, "Vec3d,Rigid3d");
+        assert_eq!(resolve_template("CompressedRowSparseMatrixMat3x3").0, "CompressedRowSparseMatrixMat3x3d");
+        let (t, notes) = resolve_template("Rigid");
+        assert_eq!(t, "Rigid3d");
+        assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("MechanicalObjet", "MechanicalObject"), 1);
+    }
+}

@@ -1,0 +1,27 @@
+//! Settee's core: the object model (nodes, components, Data fields, links), the state store, the
+//! component factory and the mechanical stages that solvers and animation loops are built from.
+//!
+//! Component crates depend on this crate only; they register their classes into a [`Factory`].
+
+pub mod component;
+pub mod data;
+pub mod diag;
+pub mod factory;
+pub mod gformat;
+pub mod mechanics;
+pub mod names;
+pub mod scene;
+pub mod simulation;
+pub mod state;
+pub mod topology;
+pub mod types;
+
+pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mbk, MechParams, Roles, TemplateRule};
+pub use data::{DataDecl, DataKind, DataSet, Value};
+pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
+pub use factory::{Attr, Factory};
+pub use mechanics::{MatrixAccumulator, MechScope};
+pub use scene::{ComponentId, InitCtx, NodeId, Scene};
+pub use state::{StateId, VecId, VecKind};
+pub use topology::MeshData;
+pub use types::Layout;

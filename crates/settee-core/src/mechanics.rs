@@ -1,0 +1,640 @@
+//! The mechanical stages, as plain functions over a scene and a [`MechScope`]: vector operations,
+//! force computation, `(mM + bB + kK)·dx` products, projections, propagation through mappings and
+//! assembly of the global matrix. ODE and linear solvers are written in terms of these.
+
+use settee_linalg::MatrixBuilder;
+
+use crate::component::{ForceIo, Mbk, MechParams, Roles};
+use crate::diag::{SimError, SimResult};
+use crate::scene::{ComponentId, NodeId, Scene};
+use crate::state::{StateId, VecId, VecKind};
+use crate::types::Layout;
+
+/// The mechanical components reachable from a solver's node, in SOFA's processing order.
+#[derive(Clone, Debug, Default)]
+pub struct MechScope {
+    pub node: NodeId,
+    /// Every state of the subtree, in scene pre-order.
+    pub states: Vec<StateId>,
+    /// States that are not outputs of a mechanical mapping (the unknowns of the solvers).
+    pub main_states: Vec<StateId>,
+    pub mapped_states: Vec<StateId>,
+    /// Mechanical mappings, top-down.
+    pub mappings: Vec<ComponentId>,
+    /// Force fields (masses included) grouped by the states they act on, groups in order of first
+    /// appearance, scene order inside a group.
+    pub force_fields: Vec<ComponentId>,
+    pub masses: Vec<ComponentId>,
+    pub projective: Vec<ComponentId>,
+    /// Global row offset of each main state, and the total size.
+    pub offsets: Vec<(StateId, usize)>,
+    pub size: usize,
+}
+
+impl MechScope {
+    /// Collects the mechanical components of `node`'s subtree.
+    pub fn build(scene: &Scene, node: NodeId) -> MechScope {
+        let mut s = MechScope { node, ..Default::default() };
+        let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
+        for n in scene.preorder(node) {
+            if let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) {
+                if let Some(st) = scene.state_of(ms) {
+                    s.states.push(st);
+                    if scene.store.get(st).mapped {
+                        s.mapped_states.push(st);
+                    } else {
+                        s.main_states.push(st);
+                    }
+                }
+            }
+            for &c in &scene.node(n).objects {
+                let e = scene.entry(c);
+                let roles = e.roles();
+                let Some(obj) = e.obj.as_ref() else { continue };
+                if roles.contains(Roles::MECHANICAL_MAPPING) {
+                    s.mappings.push(c);
+                }
+                if roles.contains(Roles::FORCE_FIELD) {
+                    if let Some(ff) = obj.force_field_ref() {
+                        ffs.push((ff.states(), c));
+                    }
+                }
+                if roles.contains(Roles::MASS) {
+                    s.masses.push(c);
+                }
+                if roles.contains(Roles::PROJECTIVE_CONSTRAINT) {
+                    s.projective.push(c);
+                }
+            }
+        }
+        // Group force fields by their state set, groups in order of first appearance.
+        let mut groups: Vec<(Vec<StateId>, Vec<ComponentId>)> = Vec::new();
+        for (states, c) in ffs {
+            match groups.iter_mut().find(|g| g.0 == states) {
+                Some(g) => g.1.push(c),
+                None => groups.push((states, vec![c])),
+            }
+        }
+        s.force_fields = groups.into_iter().flat_map(|g| g.1).collect();
+        let mut off = 0;
+        for &st in &s.main_states {
+            s.offsets.push((st, off));
+            let m = scene.store.get(st);
+            off += m.size * m.layout.deriv_size();
+        }
+        s.size = off;
+        s
+    }
+
+    /// Global offset of a main state.
+    pub fn offset(&self, s: StateId) -> Option<usize> {
+        self.offsets.iter().find(|(st, _)| *st == s).map(|(_, o)| *o)
+    }
+}
+
+// ----- vector operations -------------------------------------------------------------------------
+
+/// SOFA's `vOp(r, a, b, k)` on every main state of the scope (see the mechanics spec §1.5).
+pub fn v_op(scene: &mut Scene, scope: &MechScope, r: VecId, a: Option<VecId>, b: Option<VecId>, k: f64) {
+    for &s in &scope.main_states {
+        v_op_state(scene, s, r, a, b, k);
+    }
+}
+
+/// `vOp` on one state.
+pub fn v_op_state(scene: &mut Scene, s: StateId, r: VecId, a: Option<VecId>, b: Option<VecId>, k: f64) {
+    let st = scene.store.get_mut(s);
+    let layout = st.layout;
+    let n = st.size;
+    let mut rv = st.take(r);
+    let rs = st.elem_size(r.kind);
+    rv.resize(n * rs, 0.0);
+    match (a, b) {
+        (None, None) => rv.fill(0.0),
+        (None, Some(b)) if b == r => scale(&mut rv, layout, r.kind, k),
+        (None, Some(b)) => {
+            rv.copy_from_slice(&st.read(b)[..n * rs]);
+            scale(&mut rv, layout, r.kind, k);
+        }
+        (Some(a), None) if a == r => {}
+        (Some(a), None) => copy_vec(&mut rv, st.read(a), n * rs),
+        (Some(a), Some(b)) if a == r && b == r => {
+            let copy = rv.clone();
+            add_scaled(&mut rv, r.kind, &copy, b.kind, layout, n, k);
+        }
+        (Some(a), Some(b)) if a == r => add_scaled(&mut rv, r.kind, st.read(b), b.kind, layout, n, k),
+        (Some(a), Some(b)) if b == r => {
+            if k != 1.0 {
+                scale(&mut rv, layout, r.kind, k);
+            }
+            add_scaled(&mut rv, r.kind, st.read(a), a.kind, layout, n, 1.0);
+        }
+        (Some(a), Some(b)) => {
+            if k == -1.0 && r.kind == VecKind::Deriv && a.kind == VecKind::Coord && b.kind == VecKind::Coord {
+                coord_difference(&mut rv, st.read(a), st.read(b), layout, n);
+            } else {
+                copy_vec(&mut rv, st.read(a), n * rs);
+                add_scaled(&mut rv, r.kind, st.read(b), b.kind, layout, n, k);
+            }
+        }
+    }
+    st.put(r, rv);
+}
+
+fn copy_vec(dst: &mut [f64], src: &[f64], len: usize) {
+    let m = len.min(src.len());
+    dst[..m].copy_from_slice(&src[..m]);
+    dst[m..].fill(0.0);
+}
+
+fn scale(v: &mut [f64], layout: Layout, kind: VecKind, k: f64) {
+    if kind == VecKind::Coord && layout.is_rigid() {
+        // Coordinates of rigid bodies scale their center only.
+        let cs = layout.coord_size();
+        let sp = layout.spatial_size();
+        for e in v.chunks_exact_mut(cs) {
+            for c in &mut e[..sp] {
+                *c *= k;
+            }
+        }
+    } else {
+        for x in v.iter_mut() {
+            *x *= k;
+        }
+    }
+}
+
+/// `r += b·k` (the product is not formed when k = 1, as SOFA).
+fn add_scaled(r: &mut [f64], rkind: VecKind, b: &[f64], bkind: VecKind, layout: Layout, n: usize, k: f64) {
+    if rkind == VecKind::Coord && bkind == VecKind::Deriv && layout.is_rigid() {
+        let (cs, ds) = (layout.coord_size(), layout.deriv_size());
+        for i in 0..n {
+            let d = &b[i * ds..(i + 1) * ds];
+            let x = &mut r[i * cs..(i + 1) * cs];
+            if k == 1.0 {
+                layout.coord_add(x, d)
+            } else {
+                layout.coord_add_scaled(x, d, k)
+            }
+        }
+        return;
+    }
+    let m = r.len().min(b.len());
+    if k == 1.0 {
+        for (x, y) in r[..m].iter_mut().zip(&b[..m]) {
+            *x += *y;
+        }
+    } else {
+        for (x, y) in r[..m].iter_mut().zip(&b[..m]) {
+            *x += *y * k;
+        }
+    }
+}
+
+fn coord_difference(r: &mut [f64], a: &[f64], b: &[f64], layout: Layout, n: usize) {
+    if layout != Layout::Rigid3 {
+        for i in 0..r.len().min(a.len()).min(b.len()) {
+            r[i] = a[i] - b[i];
+        }
+        return;
+    }
+    for i in 0..n {
+        let (pa, pb) = (&a[i * 7..i * 7 + 7], &b[i * 7..i * 7 + 7]);
+        let out = &mut r[i * 6..i * 6 + 6];
+        for c in 0..3 {
+            out[c] = pa[c] - pb[c];
+        }
+        let qa = [pa[3], pa[4], pa[5], pa[6]];
+        let qb_inv = [-pb[3], -pb[4], -pb[5], pb[6]];
+        let mut q = crate::types::quat_mul(qa, qb_inv);
+        crate::types::quat_normalize(&mut q);
+        // axis·angle of q
+        let s = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
+        let angle = 2.0 * s.atan2(q[3]);
+        let f = if s > 1e-30 { angle / s } else { 2.0 };
+        out[3] = q[0] * f;
+        out[4] = q[1] * f;
+        out[5] = q[2] * f;
+    }
+}
+
+/// Dot product over the scope's main states, in SOFA's summation order.
+pub fn v_dot(scene: &Scene, scope: &MechScope, a: VecId, b: VecId) -> f64 {
+    let mut total = 0.0;
+    for &s in &scope.main_states {
+        let st = scene.store.get(s);
+        let k = st.elem_size(a.kind);
+        let (va, vb) = (st.read(a), st.read(b));
+        let mut r = 0.0;
+        for (ea, eb) in va.chunks_exact(k).zip(vb.chunks_exact(k)) {
+            let mut d = ea[0] * eb[0];
+            for c in 1..k {
+                d += ea[c] * eb[c];
+            }
+            r += d;
+        }
+        total += r;
+    }
+    total
+}
+
+pub fn v_norm(scene: &Scene, scope: &MechScope, a: VecId) -> f64 {
+    v_dot(scene, scope, a, a).sqrt()
+}
+
+/// Allocates a zero-filled temporary derivative vector on every state of the scope.
+pub fn alloc_deriv(scene: &mut Scene, scope: &MechScope) -> VecId {
+    scene.store.alloc(&scope.states, VecKind::Deriv)
+}
+
+pub fn free_vec(scene: &mut Scene, scope: &MechScope, id: VecId) {
+    scene.store.free(&scope.states, id);
+}
+
+/// SOFA's `vRealloc`: makes sure the vector exists (keeping its content) on every state.
+pub fn realloc(scene: &mut Scene, scope: &MechScope, id: VecId) {
+    for &s in &scope.states {
+        scene.store.get_mut(s).write(id);
+    }
+}
+
+// ----- forces -------------------------------------------------------------------------------------
+
+fn unique(states: &[StateId]) -> Vec<StateId> {
+    let mut u: Vec<StateId> = Vec::with_capacity(states.len());
+    for s in states {
+        if !u.contains(s) {
+            u.push(*s);
+        }
+    }
+    u
+}
+
+/// Calls `f` with the force-field object `c` and its vectors: `out` (taken out, written) and the
+/// read vectors `r1`, `r2` of its states.
+fn with_io(
+    scene: &mut Scene,
+    c: ComponentId,
+    out: VecId,
+    r1: VecId,
+    r2: Option<VecId>,
+    call: impl FnOnce(&mut dyn crate::component::Component, &MechParams, &mut ForceIo) -> SimResult,
+) -> SimResult {
+    let node = scene.components[c.index()].node;
+    let params = scene.params(node);
+    let states = {
+        let obj = scene.components[c.index()].obj.as_ref().expect("component taken out");
+        unique(&obj.force_field_ref().map(|f| f.states()).unwrap_or_default())
+    };
+    let mut outs: Vec<Vec<f64>> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
+    let result = {
+        let Scene { components, store, .. } = scene;
+        let obj = components[c.index()].obj.as_deref_mut().expect("component taken out");
+        let mut io = ForceIo {
+            f: outs.iter_mut().map(|v| v.as_mut_slice()).collect(),
+            x: states.iter().map(|s| store.get(*s).read(r1)).collect(),
+            v: match r2 {
+                Some(r2) => states.iter().map(|s| store.get(*s).read(r2)).collect(),
+                None => Vec::new(),
+            },
+        };
+        call(obj, &params, &mut io)
+    };
+    for (s, v) in states.iter().zip(outs) {
+        scene.store.get_mut(*s).put(out, v);
+    }
+    result.map_err(|e| label_error(scene, c, e))
+}
+
+fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if e.0.subject.is_none() {
+        e.0.subject = Some(scene.entry(c).label());
+    }
+    if e.0.pos.is_none() {
+        e.0.pos = scene.entry(c).pos.clone();
+    }
+    e
+}
+
+/// `f = Σ forces(x, v)` on every state of the scope, accumulated into main states through the
+/// mappings (SOFA's `computeForce` with clear and accumulate).
+pub fn compute_force(scene: &mut Scene, scope: &MechScope, f: VecId, x: VecId, v: VecId) -> SimResult {
+    for &s in &scope.states {
+        let st = scene.store.get_mut(s);
+        let mut fv = st.take(f);
+        fv.fill(0.0);
+        let ext = st.read(VecId::EXTERNAL_FORCE);
+        if !ext.is_empty() {
+            for (a, b) in fv.iter_mut().zip(ext) {
+                *a += *b;
+            }
+        }
+        st.put(f, fv);
+    }
+    for &c in &scope.force_fields {
+        with_io(scene, c, f, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))?;
+    }
+    accumulate_through_mappings(scene, scope, f, None, 0.0)
+}
+
+/// `df += (m·M + b·B + k·K)·dx`, SOFA's `addMBKdx`; with `clear_mapped` the mapped states' `df`
+/// is reset first (main states are never cleared here).
+pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: Mbk, clear_mapped: bool) -> SimResult {
+    if clear_mapped {
+        for &s in &scope.mapped_states {
+            scene.store.get_mut(s).write(df).fill(0.0);
+        }
+    }
+    for &c in &scope.force_fields {
+        let (rs, is_mass, rm) = {
+            let obj = scene.obj(c);
+            let ff = obj.force_field_ref().expect("force field role");
+            let rm = obj.mass_ref().map(|m| m.rayleigh_mass()).unwrap_or(0.0);
+            (ff.rayleigh_stiffness(), ff.is_mass(), rm)
+        };
+        let k_eff = f.k + f.b * rs;
+        if !is_mass && (k_eff != 0.0 || f.b != 0.0) {
+            with_io(scene, c, df, dx, None, |obj, p, io| obj.force_field().expect("force field role").add_dforce(p, io, k_eff, f.b))?;
+        }
+        if is_mass {
+            let m_eff = f.m - f.b * rm;
+            if m_eff != 0.0 {
+                let s = scene.obj(c).mass_ref().expect("mass role").state();
+                let st = scene.store.get_mut(s);
+                let mut dfv = st.take(df);
+                scene.obj(c).mass_ref().expect("mass role").add_mdx(&mut dfv, scene.store.get(s).read(dx), m_eff);
+                scene.store.get_mut(s).put(df, dfv);
+            }
+        }
+    }
+    accumulate_through_mappings(scene, scope, df, Some(dx), f.k)
+}
+
+/// Mappings bottom-up: `in += Jᵀ out` (and the geometric stiffness when `k ≠ 0` and `dx` given).
+fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, dx: Option<VecId>, k: f64) -> SimResult {
+    for &m in scope.mappings.iter().rev() {
+        let (inputs, output) = {
+            let obj = scene.components[m.index()].obj.as_mut().expect("taken");
+            let map = obj.mapping().expect("mapping role");
+            (map.inputs(), map.output())
+        };
+        let fout = scene.store.get(output).read(f).to_vec();
+        let mut fins: Vec<Vec<f64>> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
+        let r = {
+            let Scene { components, store, .. } = &mut *scene;
+            let map = components[m.index()].obj.as_mut().expect("taken").mapping().expect("mapping role");
+            let mut slices: Vec<&mut [f64]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
+            let mut r = map.apply_jt(&mut slices, &fout);
+            if r.is_ok() && k != 0.0 {
+                if let Some(dx) = dx {
+                    let dxs: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(dx)).collect();
+                    r = map.apply_djt(&mut slices, &dxs, store.get(output).read(VecId::FORCE), k);
+                }
+            }
+            r
+        };
+        for (s, v) in inputs.iter().zip(fins) {
+            scene.store.get_mut(*s).put(f, v);
+        }
+        r.map_err(|e| label_error(scene, m, e))?;
+    }
+    Ok(())
+}
+
+/// `dx = P·dx` for every projective constraint of the scope.
+pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+    for &c in &scope.projective {
+        let node = scene.entry(c).node;
+        let p = scene.params(node);
+        let Scene { components, store, .. } = &mut *scene;
+        let pc = components[c.index()].obj.as_mut().expect("taken").projective().expect("projective role");
+        let s = pc.state();
+        let mut v = store.get_mut(s).take(dx);
+        pc.project_response(&p, &mut v);
+        store.get_mut(s).put(dx, v);
+    }
+    Ok(())
+}
+
+/// Projects positions then velocities (constraints read the context time).
+pub fn project_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
+    for &c in &scope.projective {
+        let node = scene.entry(c).node;
+        let p = scene.params(node);
+        let Scene { components, store, .. } = &mut *scene;
+        let pc = components[c.index()].obj.as_mut().expect("taken").projective().expect("projective role");
+        let s = pc.state();
+        if store.get(s).mapped {
+            continue;
+        }
+        let mut xv = store.get_mut(s).take(x);
+        pc.project_position(&p, &mut xv);
+        store.get_mut(s).put(x, xv);
+        let mut vv = store.get_mut(s).take(v);
+        pc.project_velocity(&p, &mut vv);
+        store.get_mut(s).put(v, vv);
+    }
+    Ok(())
+}
+
+/// Maps positions and velocities down through every mechanical mapping, top-down.
+pub fn propagate_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
+    for &m in &scope.mappings {
+        propagate_one(scene, m, x, true)?;
+        propagate_one(scene, m, v, false)?;
+    }
+    Ok(())
+}
+
+/// Maps a displacement down (`applyJ`), top-down.
+pub fn propagate_dx(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+    for &m in &scope.mappings {
+        propagate_one(scene, m, dx, false)?;
+    }
+    Ok(())
+}
+
+fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) -> SimResult {
+    let (inputs, output) = {
+        let map = scene.components[m.index()].obj.as_mut().expect("taken").mapping().expect("mapping role");
+        (map.inputs(), map.output())
+    };
+    let mut out = scene.store.get_mut(output).take(id);
+    let r = {
+        let Scene { components, store, .. } = &mut *scene;
+        let map = components[m.index()].obj.as_mut().expect("taken").mapping().expect("mapping role");
+        let ins: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(id)).collect();
+        if positions {
+            map.apply(&mut out, &ins)
+        } else {
+            map.apply_j(&mut out, &ins)
+        }
+    };
+    scene.store.get_mut(output).put(id, out);
+    r.map_err(|e| label_error(scene, m, e))
+}
+
+/// `a = M⁻¹ f` for every mass (DOFs without mass are left untouched).
+pub fn acc_from_f(scene: &mut Scene, scope: &MechScope, a: VecId, f: VecId) -> SimResult {
+    for &c in &scope.masses {
+        let Scene { components, store, .. } = &mut *scene;
+        let mass = components[c.index()].obj.as_ref().expect("taken").mass_ref().expect("mass role");
+        let s = mass.state();
+        let mut av = store.get_mut(s).take(a);
+        let r = mass.acc_from_f(&mut av, store.get(s).read(f));
+        store.get_mut(s).put(a, av);
+        r.map_err(|e| label_error(scene, c, e))?;
+    }
+    Ok(())
+}
+
+/// `v += g·dt` for every mass that integrates gravity separately.
+pub fn add_separate_gravity(scene: &mut Scene, scope: &MechScope, dt: f64, v: VecId) {
+    for &c in &scope.masses {
+        let node = scene.entry(c).node;
+        let g = scene.params(node).gravity;
+        let Scene { components, store, .. } = &mut *scene;
+        let mass = components[c.index()].obj.as_ref().expect("taken").mass_ref().expect("mass role");
+        if mass.separate_gravity() {
+            let s = mass.state();
+            let mut vv = store.get_mut(s).take(v);
+            mass.add_gravity_to_v(&mut vv, g, dt);
+            store.get_mut(s).put(v, vv);
+        }
+    }
+}
+
+/// True when every mass of the scope is diagonal and none sits on a mapped state.
+pub fn masses_are_diagonal(scene: &Scene, scope: &MechScope) -> bool {
+    scope.masses.iter().all(|&c| {
+        let m = scene.obj(c).mass_ref().expect("mass role");
+        m.is_diagonal() && !scene.store.get(m.state()).mapped
+    })
+}
+
+/// Matrix-free product `q = P·(m·M + b·B + k·K)·p` (SOFA's GraphScattered product).
+pub fn mbk_product(scene: &mut Scene, scope: &MechScope, f: Mbk, p: VecId, q: VecId) -> SimResult {
+    for &s in &scope.states {
+        scene.store.get_mut(s).write(q).fill(0.0);
+    }
+    propagate_dx(scene, scope, p)?;
+    add_mbkdx(scene, scope, q, p, f, false)?;
+    project_response(scene, scope, q)
+}
+
+// ----- assembly -----------------------------------------------------------------------------------
+
+/// Writes into the global matrix at the rows of the scope's main states.
+pub struct MatrixAccumulator<'a> {
+    builder: &'a mut MatrixBuilder,
+    scope: &'a MechScope,
+    error: Option<String>,
+}
+
+impl MatrixAccumulator<'_> {
+    fn offset(&mut self, s: StateId) -> Option<usize> {
+        let o = self.scope.offset(s);
+        if o.is_none() && self.error.is_none() {
+            self.error = Some("a component on a mapped state cannot be assembled yet (Jᵀ·K·J is not supported)".into());
+        }
+        o
+    }
+
+    /// Adds `v` at (row `i` of state `si`, column `j` of state `sj`), scalar indices.
+    pub fn add(&mut self, si: StateId, i: usize, sj: StateId, j: usize, v: f64) {
+        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
+            if let Err(e) = self.builder.add(oi + i, oj + j, v) {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+    }
+
+    /// Adds a 3×3 block at DOF rows `di`, `dj` of 3-component states.
+    pub fn add_block3(&mut self, si: StateId, di: usize, sj: StateId, dj: usize, b: &[[f64; 3]; 3]) {
+        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
+            if let Err(e) = self.builder.add_block3(oi + 3 * di, oj + 3 * dj, b) {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+    }
+
+    /// Adds a dense row-major block at scalar rows `i0`, columns `j0`.
+    pub fn add_block(&mut self, si: StateId, i0: usize, sj: StateId, j0: usize, rows: usize, cols: usize, data: &[f64]) {
+        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
+            if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {
+                self.error.get_or_insert(e.to_string());
+            }
+        }
+    }
+}
+
+/// Assembles `P (m·M + b·B + k·K) P` over the scope's main states into `builder`: stiffness,
+/// then mass, then damping contributions of each force field in scope order; constrained rows
+/// and columns are cleared with a unit diagonal.
+pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut MatrixBuilder) -> SimResult {
+    if builder.nrows() != scope.size {
+        *builder = MatrixBuilder::new(scope.size);
+    }
+    builder.clear_values();
+    let mut acc = MatrixAccumulator { builder, scope, error: None };
+    for &c in &scope.force_fields {
+        let node = scene.entry(c).node;
+        let p = scene.params(node);
+        let obj = scene.obj(c);
+        let ff = obj.force_field_ref().expect("force field role");
+        let k_eff = f.k + f.b * ff.rayleigh_stiffness();
+        if !ff.is_mass() && k_eff != 0.0 {
+            ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
+        }
+        if let Some(m) = obj.mass_ref() {
+            let m_eff = f.m - f.b * m.rayleigh_mass();
+            if m_eff != 0.0 {
+                m.add_m_to_matrix(&mut acc, m_eff).map_err(|e| label_error(scene, c, e))?;
+            }
+        }
+        if f.b != 0.0 && !ff.is_mass() {
+            ff.add_b_to_matrix(&p, &mut acc, f.b).map_err(|e| label_error(scene, c, e))?;
+        }
+        if let Some(e) = acc.error.take() {
+            return Err(label_error(scene, c, SimError::unsupported(e)));
+        }
+    }
+    builder.finish();
+    let mut rows = Vec::new();
+    for &c in &scope.projective {
+        let node = scene.entry(c).node;
+        let p = scene.params(node);
+        let pc_state = {
+            let obj = scene.components[c.index()].obj.as_mut().expect("taken");
+            obj.projective().expect("projective role").state()
+        };
+        let Some(off) = scope.offset(pc_state) else { continue };
+        let ds = scene.store.get(pc_state).layout.deriv_size();
+        let mut local = Vec::new();
+        scene.components[c.index()].obj.as_mut().expect("taken").projective().expect("projective role").projected_rows(&p, ds, &mut local);
+        rows.extend(local.into_iter().map(|r| r + off));
+    }
+    builder.apply_dirichlet(&rows).map_err(|e| SimError::new(format!("applying projective constraints to the matrix: {e}")))?;
+    Ok(())
+}
+
+/// Copies a vector of the scope's main states into a global vector.
+pub fn gather(scene: &Scene, scope: &MechScope, id: VecId, out: &mut Vec<f64>) {
+    out.clear();
+    out.resize(scope.size, 0.0);
+    for &(s, off) in &scope.offsets {
+        let v = scene.store.get(s).read(id);
+        let n = v.len().min(scope.size - off);
+        out[off..off + n].copy_from_slice(&v[..n]);
+    }
+}
+
+/// Copies a global vector back into the scope's main states.
+pub fn scatter(scene: &mut Scene, scope: &MechScope, id: VecId, g: &[f64]) {
+    for &(s, off) in &scope.offsets {
+        let st = scene.store.get_mut(s);
+        let w = st.write(id);
+        let n = w.len();
+        w.copy_from_slice(&g[off..off + n]);
+    }
+}

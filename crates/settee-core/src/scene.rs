@@ -1,0 +1,700 @@
+//! The scene graph: an arena of nodes and an arena of components, plus the state store.
+//!
+//! Nodes and components refer to each other by index ([`NodeId`], [`ComponentId`]); there are no
+//! shared mutable references. A component that needs the rest of the scene while it works (an ODE
+//! solver calling force fields, a linear solver calling back into the mechanics) is *taken out* of
+//! its slot for the duration of the call ([`Scene::with_taken`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
+use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
+use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
+use crate::state::{StateId, StateStore, VecId};
+use crate::topology::MeshData;
+use crate::types::Layout;
+
+/// Index of a node in the scene arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct NodeId(pub u32);
+
+/// Index of a component in the scene arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComponentId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+impl ComponentId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Simulation context of a node. Only the root's values matter: children copy them from their
+/// first parent at init and after every step, as SOFA does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Context {
+    pub gravity: [f64; 3],
+    pub dt: f64,
+    pub time: f64,
+    pub animate: bool,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context { gravity: [0.0, -9.81, 0.0], dt: 0.01, time: 0.0, animate: false }
+    }
+}
+
+#[derive(Debug)]
+pub struct Node {
+    pub name: String,
+    pub parent: Option<NodeId>,
+    pub children: Vec<NodeId>,
+    /// Components in creation order.
+    pub objects: Vec<ComponentId>,
+    pub context: Context,
+    pub activated: bool,
+    pub tags: Vec<String>,
+    pub pos: Option<SourcePos>,
+}
+
+/// What a link resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkTarget {
+    Component(ComponentId),
+    Node(NodeId),
+}
+
+/// One object link of a component instance.
+#[derive(Debug)]
+pub struct LinkField {
+    pub decl: &'static LinkDecl,
+    /// The text given in the scene (`@../dofs`), if any.
+    pub text: Option<String>,
+    pub pos: Option<SourcePos>,
+    pub targets: Vec<ComponentId>,
+}
+
+/// A component instance and its bookkeeping.
+pub struct ComponentEntry {
+    pub class: &'static ComponentClass,
+    pub template: String,
+    pub layout: Option<Layout>,
+    pub name: String,
+    pub node: NodeId,
+    pub data: DataSet,
+    pub links: Vec<LinkField>,
+    /// The object; `None` only while it is taken out for a call.
+    pub obj: Option<Box<dyn Component>>,
+    /// The state created for a mechanical-state component.
+    pub state: Option<StateId>,
+    pub pos: Option<SourcePos>,
+    /// Directory against which its relative file names resolve.
+    pub dir: PathBuf,
+    pub initialized: bool,
+}
+
+impl ComponentEntry {
+    pub fn roles(&self) -> Roles {
+        self.class.roles
+    }
+    /// `Class 'name'`, for messages.
+    pub fn label(&self) -> String {
+        format!("{} '{}'", self.class.name, self.name)
+    }
+}
+
+/// Accumulated wall time per step stage.
+#[derive(Debug, Default, Clone)]
+pub struct StageTimers {
+    pub stages: Vec<(&'static str, Duration, u64)>,
+}
+
+impl StageTimers {
+    pub fn add(&mut self, stage: &'static str, d: Duration) {
+        if let Some(e) = self.stages.iter_mut().find(|e| e.0 == stage) {
+            e.1 += d;
+            e.2 += 1;
+        } else {
+            self.stages.push((stage, d, 1));
+        }
+    }
+}
+
+/// A scene: nodes, components, states, messages.
+pub struct Scene {
+    pub nodes: Vec<Node>,
+    pub components: Vec<ComponentEntry>,
+    pub store: StateStore,
+    pub messages: Vec<Diagnostic>,
+    /// Extra directories searched for data files (after the component's own directory).
+    pub data_path: Vec<PathBuf>,
+    pub timers: StageTimers,
+    pub timing_enabled: bool,
+    /// The animation loop chosen at init.
+    pub animation_loop: Option<ComponentId>,
+    pub initialized: bool,
+}
+
+impl Scene {
+    pub fn new(root_name: &str) -> Scene {
+        Scene {
+            nodes: vec![Node {
+                name: root_name.to_string(),
+                parent: None,
+                children: Vec::new(),
+                objects: Vec::new(),
+                context: Context::default(),
+                activated: true,
+                tags: Vec::new(),
+                pos: None,
+            }],
+            components: Vec::new(),
+            store: StateStore::default(),
+            messages: Vec::new(),
+            data_path: Vec::new(),
+            timers: StageTimers::default(),
+            timing_enabled: false,
+            animation_loop: None,
+            initialized: false,
+        }
+    }
+
+    pub const ROOT: NodeId = NodeId(0);
+
+    pub fn root(&self) -> &Node {
+        &self.nodes[0]
+    }
+
+    pub fn add_node(&mut self, parent: NodeId, name: &str) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(Node {
+            name: name.to_string(),
+            parent: Some(parent),
+            children: Vec::new(),
+            objects: Vec::new(),
+            context: self.nodes[parent.index()].context,
+            activated: true,
+            tags: Vec::new(),
+            pos: None,
+        });
+        self.nodes[parent.index()].children.push(id);
+        id
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+    pub fn entry(&self, id: ComponentId) -> &ComponentEntry {
+        &self.components[id.index()]
+    }
+    pub fn entry_mut(&mut self, id: ComponentId) -> &mut ComponentEntry {
+        &mut self.components[id.index()]
+    }
+
+    /// Records a message.
+    pub fn report(&mut self, d: Diagnostic) {
+        match d.severity {
+            Severity::Error => log::error!("{d}"),
+            Severity::Warning => log::warn!("{d}"),
+            Severity::Info => log::info!("{d}"),
+        }
+        self.messages.push(d);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.messages.iter().any(|m| m.severity == Severity::Error)
+    }
+
+    /// Path of a node from the root (`/root/child`).
+    pub fn node_path(&self, id: NodeId) -> String {
+        let mut parts = Vec::new();
+        let mut cur = Some(id);
+        while let Some(n) = cur {
+            parts.push(self.nodes[n.index()].name.clone());
+            cur = self.nodes[n.index()].parent;
+        }
+        parts.reverse();
+        format!("/{}", parts.join("/"))
+    }
+
+    /// Depth-first pre-order of active nodes below `start` (inclusive).
+    pub fn preorder(&self, start: NodeId) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        let mut stack = vec![start];
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n.index()];
+            if !node.activated {
+                continue;
+            }
+            out.push(n);
+            for c in node.children.iter().rev() {
+                stack.push(*c);
+            }
+        }
+        out
+    }
+
+    /// Runs `f` with component `id` taken out of its slot, so `f` may use the rest of the scene.
+    pub fn with_taken<R>(&mut self, id: ComponentId, f: impl FnOnce(&mut dyn Component, &mut Scene) -> R) -> R {
+        let mut obj = self.components[id.index()]
+            .obj
+            .take()
+            .unwrap_or_else(|| panic!("component {} is already in use (re-entrant call)", self.components[id.index()].label()));
+        let r = f(obj.as_mut(), self);
+        self.components[id.index()].obj = Some(obj);
+        r
+    }
+
+    /// The object of a component (panics if it is currently taken out, which is a bug).
+    pub fn obj(&self, id: ComponentId) -> &dyn Component {
+        self.components[id.index()].obj.as_deref().expect("component taken out")
+    }
+    pub fn obj_mut(&mut self, id: ComponentId) -> &mut dyn Component {
+        self.components[id.index()].obj.as_deref_mut().expect("component taken out")
+    }
+
+    /// Downcasts a component's object.
+    pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
+        self.components[id.index()].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
+    }
+
+    // ----- lookups -------------------------------------------------------------------------
+
+    /// First component of `node` (creation order) having `roles`.
+    pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+        self.nodes[node.index()].objects.iter().copied().find(|c| self.components[c.index()].roles().contains(roles))
+    }
+
+    /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
+    pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+        self.nodes[node.index()].objects.iter().rev().copied().find(|c| self.components[c.index()].roles().contains(roles))
+    }
+
+    /// SOFA's `SearchUp`: local, then each parent recursively.
+    pub fn find_up(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            if let Some(c) = self.find_local(n, roles) {
+                return Some(c);
+            }
+            cur = self.nodes[n.index()].parent;
+        }
+        None
+    }
+
+    /// SOFA's `SearchDown`: local, then children depth-first.
+    pub fn find_down(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+        self.preorder(node).into_iter().find_map(|n| self.find_local(n, roles))
+    }
+
+    /// The context mechanical state of a node: its slot, else the first state of the nearest
+    /// ancestor that has one.
+    pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
+        self.slot(node, Roles::MECHANICAL_STATE)
+            .or_else(|| self.nodes[node.index()].parent.and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE)))
+    }
+
+    /// The context topology of a node: its slot, else the nearest ancestor's.
+    pub fn context_topology(&self, node: NodeId) -> Option<ComponentId> {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            if let Some(c) = self.slot(n, Roles::TOPOLOGY) {
+                return Some(c);
+            }
+            cur = self.nodes[n.index()].parent;
+        }
+        None
+    }
+
+    /// The state id of a mechanical-state component.
+    pub fn state_of(&self, c: ComponentId) -> Option<StateId> {
+        self.components[c.index()].state
+    }
+
+    pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
+        self.components[c.index()].obj.as_ref().and_then(|o| o.mesh())
+    }
+
+    /// Simulation parameters seen from a node.
+    pub fn params(&self, node: NodeId) -> MechParams {
+        let c = &self.nodes[node.index()].context;
+        MechParams { dt: c.dt, time: c.time, gravity: c.gravity }
+    }
+
+    /// Copies gravity, dt, time and animate from the root down to every node.
+    pub fn propagate_context(&mut self) {
+        for n in self.preorder(Self::ROOT) {
+            if let Some(p) = self.nodes[n.index()].parent {
+                self.nodes[n.index()].context = self.nodes[p.index()].context;
+            }
+        }
+    }
+
+    /// Resolves a file name as SOFA's data repository does: the component's directory, then the
+    /// data path.
+    pub fn resolve_file(&self, comp: ComponentId, name: &str) -> Option<PathBuf> {
+        resolve_data_file(name, &self.components[comp.index()].dir, &self.data_path)
+    }
+
+    // ----- paths -------------------------------------------------------------------------------
+
+    /// Resolves an object path (without the leading `@`) from `node`, as SOFA's link resolution
+    /// does. `owner` anchors index links (`[-1]`). `want` is the roles the target must have.
+    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Roles) -> Option<LinkTarget> {
+        let path = path.trim();
+        if path.is_empty() || path == "[]" {
+            return owner.map(LinkTarget::Component);
+        }
+        if let Some(inner) = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
+            let k: i64 = inner.trim().parse().ok()?;
+            let objs = &self.nodes[node.index()].objects;
+            let start = owner.and_then(|o| objs.iter().position(|c| *c == o)).unwrap_or(objs.len().saturating_sub(1)) as i64;
+            let back = if k > 0 { 0 } else { -k };
+            let i = start - back;
+            return if i >= 0 { Some(LinkTarget::Component(objs[i as usize])) } else { None };
+        }
+        let mut cur = node;
+        let mut master: Option<ComponentId> = None;
+        let mut based = false;
+        let mut rest = path;
+        if let Some(r) = path.strip_prefix('/') {
+            cur = Self::ROOT;
+            based = true;
+            rest = r;
+        }
+        for seg in rest.split('/') {
+            match seg {
+                "" => {}
+                "." => based = true,
+                ".." => {
+                    if master.is_some() {
+                        return None;
+                    }
+                    cur = self.nodes[cur.index()].parent?;
+                    based = true;
+                }
+                name => {
+                    if master.is_some() {
+                        return None; // slaves of components are not modelled
+                    }
+                    loop {
+                        let n = &self.nodes[cur.index()];
+                        if let Some(child) = n.children.iter().find(|c| self.nodes[c.index()].name == name) {
+                            cur = *child;
+                            break;
+                        }
+                        if let Some(c) = n.objects.iter().find(|c| self.components[c.index()].name == name) {
+                            master = Some(*c);
+                            break;
+                        }
+                        if based {
+                            return None;
+                        }
+                        cur = n.parent?;
+                    }
+                    based = true;
+                }
+            }
+        }
+        if let Some(m) = master {
+            return if want == Roles::NONE || self.components[m.index()].roles().contains(want) {
+                Some(LinkTarget::Component(m))
+            } else {
+                None
+            };
+        }
+        if want == Roles::NONE {
+            return Some(LinkTarget::Node(cur));
+        }
+        let matching: Vec<ComponentId> = self.nodes[cur.index()]
+            .objects
+            .iter()
+            .copied()
+            .filter(|c| self.components[c.index()].roles().contains(want))
+            .collect();
+        match matching.len() {
+            1 => Some(LinkTarget::Component(matching[0])),
+            0 if want.contains(Roles::MECHANICAL_STATE) => self.context_state(cur).map(LinkTarget::Component),
+            0 if want.contains(Roles::TOPOLOGY) => self.context_topology(cur).map(LinkTarget::Component),
+            0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => {
+                self.find_up(cur, want).map(LinkTarget::Component)
+            }
+            _ => None,
+        }
+    }
+
+    /// SOFA's node-path lookup used by `src=`: `/` from the root, `..` stays at the root, a final
+    /// name is searched only among the components of the node reached.
+    pub fn resolve_src(&self, node: NodeId, path: &str) -> Option<ComponentId> {
+        let mut cur = node;
+        let mut rest = path;
+        if let Some(r) = rest.strip_prefix('/') {
+            cur = Self::ROOT;
+            rest = r;
+        }
+        let segs: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+        for (i, seg) in segs.iter().enumerate() {
+            let last = i + 1 == segs.len();
+            match *seg {
+                "." => {}
+                ".." => cur = self.nodes[cur.index()].parent.unwrap_or(cur),
+                name if last => {
+                    return self.nodes[cur.index()].objects.iter().copied().find(|c| self.components[c.index()].name == name);
+                }
+                name => {
+                    cur = *self.nodes[cur.index()].children.iter().find(|c| self.nodes[c.index()].name == name)?;
+                }
+            }
+        }
+        None
+    }
+
+    // ----- data ----------------------------------------------------------------------------------
+
+    /// The current value of a Data field; the vectors of an initialised mechanical state are read
+    /// from the store.
+    pub fn read_data(&self, comp: ComponentId, field: usize) -> Value {
+        let e = &self.components[comp.index()];
+        let f = &e.data.fields[field];
+        if let (true, Some(s)) = (e.initialized, e.state) {
+            if let Some(id) = vec_id_of_data(f.decl.name) {
+                let st = self.store.get(s);
+                let arity = st.elem_size(id.kind);
+                return Value::Reals { arity, v: st.read(id).to_vec() };
+            }
+        }
+        f.value.clone()
+    }
+
+    /// Copies the value of every linked Data of `comp` from its parent (SOFA pulls linked values
+    /// lazily when read; components read their Data at creation and init, so pulling then is
+    /// equivalent).
+    pub fn pull_links(&mut self, comp: ComponentId) {
+        let n = self.components[comp.index()].data.fields.len();
+        for i in 0..n {
+            let Some(DataLinkTarget { component, field }) = self.components[comp.index()].data.fields[i].link.clone() else {
+                continue;
+            };
+            let src = self.read_data(component, field);
+            let e = &mut self.components[comp.index()];
+            let arity = e.data.arity();
+            let f = &mut e.data.fields[i];
+            match convert_value(&src, f.decl.kind, arity, &f.value) {
+                Some(v) => f.value = v,
+                None => {
+                    let d = Diagnostic::warning(format!(
+                        "Data '{}' cannot take the value of its link {}",
+                        f.decl.name,
+                        f.link_text.clone().unwrap_or_default()
+                    ))
+                    .at(e.pos.clone())
+                    .subject(e.label());
+                    self.report(d);
+                }
+            }
+        }
+    }
+
+    /// Resolves every object link of every component (run once after creation, so forward
+    /// references work as in SOFA).
+    pub fn resolve_all_links(&mut self) {
+        for ci in 0..self.components.len() {
+            let cid = ComponentId(ci as u32);
+            let node = self.components[ci].node;
+            for li in 0..self.components[ci].links.len() {
+                let (text, decl, pos) = {
+                    let l = &self.components[ci].links[li];
+                    (l.text.clone(), l.decl, l.pos.clone())
+                };
+                let Some(text) = text else { continue };
+                let mut targets = Vec::new();
+                for word in text.split_whitespace() {
+                    let path = word.strip_prefix('@').unwrap_or(word);
+                    let want = decl.target;
+                    match self.resolve_path(node, path, Some(cid), want) {
+                        Some(LinkTarget::Component(c)) => targets.push(c),
+                        Some(LinkTarget::Node(n)) if decl.to_node_or_state => {
+                            if let Some(s) = self.slot(n, Roles::MECHANICAL_STATE) {
+                                targets.push(s)
+                            }
+                        }
+                        _ => {
+                            let label = self.components[ci].label();
+                            self.report(
+                                Diagnostic::error(format!("link '{}' = \"{}\" points to nothing", decl.name, word))
+                                    .at(pos.clone())
+                                    .subject(label)
+                                    .hint("paths are relative to the component's node: `@name`, `@../name`, `@/root/child/name`, `@[-1]`"),
+                            );
+                        }
+                    }
+                }
+                self.components[ci].links[li].targets = targets;
+            }
+        }
+    }
+
+    /// Targets of the link `name` of `comp` (empty when unset).
+    pub fn link_targets(&self, comp: ComponentId, name: &str) -> &[ComponentId] {
+        self.components[comp.index()].links.iter().find(|l| l.decl.name == name).map(|l| l.targets.as_slice()).unwrap_or(&[])
+    }
+
+    pub fn link_is_set(&self, comp: ComponentId, name: &str) -> bool {
+        self.components[comp.index()].links.iter().any(|l| l.decl.name == name && l.text.is_some())
+    }
+
+    // ----- state helpers -----------------------------------------------------------------------
+
+    /// Reads a state vector.
+    pub fn vec(&self, s: StateId, id: VecId) -> &[f64] {
+        self.store.get(s).read(id)
+    }
+}
+
+/// Maps a MechanicalObject Data name to the state vector it exposes.
+pub fn vec_id_of_data(name: &str) -> Option<VecId> {
+    Some(match name {
+        "position" => VecId::POSITION,
+        "rest_position" => VecId::REST_POSITION,
+        "free_position" => VecId::FREE_POSITION,
+        "reset_position" => VecId::RESET_POSITION,
+        "velocity" => VecId::VELOCITY,
+        "reset_velocity" => VecId::RESET_VELOCITY,
+        "free_velocity" => VecId::FREE_VELOCITY,
+        "force" => VecId::FORCE,
+        "externalForce" => VecId::EXTERNAL_FORCE,
+        "derivX" => VecId::DX,
+        _ => return None,
+    })
+}
+
+/// SOFA's data-file lookup: `dir/name`; absolute names only as given; otherwise each data-path
+/// directory in turn.
+pub fn resolve_data_file(name: &str, dir: &Path, data_path: &[PathBuf]) -> Option<PathBuf> {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        return p.exists().then(|| p.to_path_buf());
+    }
+    let local = dir.join(p);
+    if local.exists() {
+        return Some(local);
+    }
+    data_path.iter().map(|d| d.join(p)).find(|c| c.exists())
+}
+
+/// The context given to a component while it is created or initialised: the scene (with the
+/// component taken out of its slot) and the component's id.
+pub struct InitCtx<'a> {
+    pub scene: &'a mut Scene,
+    pub id: ComponentId,
+}
+
+impl InitCtx<'_> {
+    pub fn entry(&self) -> &ComponentEntry {
+        self.scene.entry(self.id)
+    }
+    pub fn data(&self) -> &DataSet {
+        &self.scene.components[self.id.index()].data
+    }
+    pub fn data_mut(&mut self) -> &mut DataSet {
+        &mut self.scene.components[self.id.index()].data
+    }
+    pub fn node(&self) -> NodeId {
+        self.scene.components[self.id.index()].node
+    }
+    pub fn params(&self) -> MechParams {
+        self.scene.params(self.node())
+    }
+    pub fn label(&self) -> String {
+        self.entry().label()
+    }
+
+    /// An error about this component, positioned at its element.
+    pub fn error(&self, message: impl Into<String>) -> SimError {
+        let e = self.entry();
+        SimError(Box::new(Diagnostic::error(message).at(e.pos.clone()).subject(e.label())))
+    }
+
+    pub fn warn(&mut self, message: impl Into<String>) {
+        let e = self.entry();
+        let d = Diagnostic::warning(message).at(e.pos.clone()).subject(e.label());
+        self.scene.report(d);
+    }
+
+    /// The mechanical state this component attaches to: its `mstate` link if set, else the
+    /// context state of its node.
+    pub fn mstate(&self) -> Option<ComponentId> {
+        if let Some(t) = self.scene.link_targets(self.id, "mstate").first() {
+            return Some(*t);
+        }
+        self.scene.context_state(self.node())
+    }
+
+    /// Like [`InitCtx::mstate`] but returns the store id, or an error naming what is missing.
+    pub fn require_state(&self) -> SimResult<StateId> {
+        self.mstate()
+            .and_then(|c| self.scene.state_of(c))
+            .ok_or_else(|| self.error("no mechanical state found in this node or its ancestors").hint("add a MechanicalObject before this component"))
+    }
+
+    /// The topology this component reads: its `topology` link if set, else the context topology.
+    pub fn topology(&self) -> Option<ComponentId> {
+        if let Some(t) = self.scene.link_targets(self.id, "topology").first() {
+            return Some(*t);
+        }
+        self.scene.context_topology(self.node())
+    }
+
+    /// The mesh of [`InitCtx::topology`], or an error naming what is missing.
+    pub fn require_mesh(&self) -> SimResult<MeshData> {
+        let t = self.topology().ok_or_else(|| self.error("no topology found in this node or its ancestors").hint("add a topology container (e.g. MeshTopology, RegularGridTopology) or set `topology=\"@...\"`"))?;
+        self.scene.mesh_of(t).cloned().ok_or_else(|| self.error(format!("{} provides no mesh", self.scene.entry(t).label())))
+    }
+
+    pub fn link_targets(&self, name: &str) -> Vec<ComponentId> {
+        self.scene.link_targets(self.id, name).to_vec()
+    }
+
+    /// Resolves a file name of this component.
+    pub fn resolve_file(&self, name: &str) -> SimResult<PathBuf> {
+        self.scene.resolve_file(self.id, name).ok_or_else(|| {
+            let dir = self.entry().dir.display().to_string();
+            let dp: Vec<String> = self.scene.data_path.iter().map(|d| d.display().to_string()).collect();
+            self.error(format!("file '{name}' not found"))
+                .hint(format!("searched {dir} and the data path [{}]; add directories with --data-dir or SOFA_DATA_PATH", dp.join(", ")))
+        })
+    }
+
+    /// The size (number of elements) of a state.
+    pub fn state_size(&self, s: StateId) -> usize {
+        self.scene.store.get(s).size
+    }
+
+    pub fn state_layout(&self, s: StateId) -> Layout {
+        self.scene.store.get(s).layout
+    }
+
+    pub fn read_vec(&self, s: StateId, id: VecId) -> &[f64] {
+        self.scene.store.get(s).read(id)
+    }
+
+    /// Rest positions of a state, falling back to positions when unset.
+    pub fn rest_or_position(&self, s: StateId) -> Vec<f64> {
+        let st = self.scene.store.get(s);
+        if st.is_set(VecId::REST_POSITION) {
+            st.read(VecId::REST_POSITION).to_vec()
+        } else {
+            st.read(VecId::POSITION).to_vec()
+        }
+    }
+}
+

@@ -1,0 +1,191 @@
+//! Scene initialisation (`initRoot`) and the stages of a step shared by the animation loops.
+
+use std::time::Instant;
+
+use crate::component::Roles;
+use crate::diag::{Diagnostic, SimError, SimResult};
+use crate::factory::Factory;
+use crate::mechanics::{self, MechScope};
+use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
+use crate::state::VecId;
+
+/// Initialises a freshly created scene as SOFA's `initRoot` does: default animation loop, link
+/// resolution, `init` top-down in object order, `bwdInit` bottom-up in reverse order, then the
+/// initial projection and propagation through mappings. Errors are reported into the scene's
+/// messages; the first one is returned.
+pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
+    if scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP).is_none() {
+        if let Some(id) = factory.create(scene, Scene::ROOT, "DefaultAnimationLoop", None, Vec::new(), None, std::path::Path::new(".")) {
+            let objs = &mut scene.node_mut(Scene::ROOT).objects;
+            objs.retain(|c| *c != id);
+            objs.insert(0, id);
+            scene.entry_mut(id).name = "DefaultAnimationLoop".into();
+            scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
+        }
+    }
+    scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
+    scene.resolve_all_links();
+
+    let order = scene.preorder(Scene::ROOT);
+    let mut first_error: Option<SimError> = None;
+    for &n in &order {
+        if let Some(p) = scene.node(n).parent {
+            scene.node_mut(n).context = scene.node(p).context;
+        }
+        let objs = scene.node(n).objects.clone();
+        for c in objs {
+            scene.pull_links(c);
+            let r = scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }));
+            scene.entry_mut(c).initialized = true;
+            if let Err(e) = r {
+                let e = positioned(scene, c, e);
+                scene.report((*e.0).clone());
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    for &n in order.iter().rev() {
+        let objs = scene.node(n).objects.clone();
+        for c in objs.into_iter().rev() {
+            let r = scene.with_taken(c, |obj, scene| obj.bwd_init(&mut InitCtx { scene, id: c }));
+            if let Err(e) = r {
+                let e = positioned(scene, c, e);
+                scene.report((*e.0).clone());
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let scope = MechScope::build(scene, Scene::ROOT);
+    mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
+    mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
+    scene.initialized = true;
+    Ok(())
+}
+
+fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if e.0.subject.is_none() {
+        e.0.subject = Some(scene.entry(c).label());
+    }
+    if e.0.pos.is_none() {
+        e.0.pos = scene.entry(c).pos.clone();
+    }
+    e
+}
+
+/// Performs one step with the scene's animation loop.
+pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
+    let Some(al) = scene.animation_loop else {
+        return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
+    };
+    scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
+}
+
+/// Times a stage when timing is enabled.
+pub fn timed<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scene) -> R) -> R {
+    if !scene.timing_enabled {
+        return f(scene);
+    }
+    let t0 = Instant::now();
+    let r = f(scene);
+    let d = t0.elapsed();
+    scene.timers.add(stage, d);
+    r
+}
+
+/// Sends the start-of-step event to every component, top-down in object order.
+pub fn animate_begin(scene: &mut Scene) -> SimResult {
+    for n in scene.preorder(Scene::ROOT) {
+        let objs = scene.node(n).objects.clone();
+        for c in objs {
+            if scene.components[c.index()].obj.is_none() {
+                continue; // the animation loop itself, currently stepping
+            }
+            scene.with_taken(c, |obj, scene| obj.animate_begin(scene, c))?;
+        }
+    }
+    Ok(())
+}
+
+/// Nodes holding ODE solvers, visited top-down without descending below a solver node, with
+/// their solvers in declaration order (SOFA's SolveVisitor).
+pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![Scene::ROOT];
+    while let Some(n) = stack.pop() {
+        let node = scene.node(n);
+        if !node.activated {
+            continue;
+        }
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        if !solvers.is_empty() {
+            out.push((n, solvers));
+            continue;
+        }
+        for c in node.children.iter().rev() {
+            stack.push(*c);
+        }
+    }
+    out
+}
+
+/// Runs every ODE solver of the scene on `(x_result, v_result)`.
+pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId) -> SimResult {
+    for (node, solvers) in solver_nodes(scene) {
+        let scope = MechScope::build(scene, node);
+        for s in solvers {
+            scene.with_taken(s, |obj, scene| obj.ode_solver().expect("ode solver role").solve(scene, &scope, dt, x_result, v_result))?;
+        }
+    }
+    Ok(())
+}
+
+/// Clears every state's external forces (SOFA's end of integration).
+pub fn end_integration(scene: &mut Scene) {
+    for st in scene.store.states.iter_mut() {
+        st.free(VecId::EXTERNAL_FORCE);
+    }
+}
+
+/// Advances the root time by `dt` (accumulated, as SOFA does) and copies the context down.
+pub fn advance_time(scene: &mut Scene, dt: f64) {
+    let t = scene.node(Scene::ROOT).context.time;
+    scene.node_mut(Scene::ROOT).context.time = t + dt;
+    scene.propagate_context();
+}
+
+/// Checks that the main states hold finite numbers; reports the first NaN or infinity.
+pub fn check_finite(scene: &Scene) -> SimResult {
+    for st in &scene.store.states {
+        for id in [VecId::POSITION, VecId::VELOCITY] {
+            if let Some(i) = st.read(id).iter().position(|x| !x.is_finite()) {
+                let what = if id == VecId::POSITION { "position" } else { "velocity" };
+                let dof = i / st.elem_size(id.kind);
+                return Err(SimError::new(format!(
+                    "the simulation diverged: {what} of DOF {dof} of state '{}' is {} at t = {}",
+                    st.name,
+                    st.read(id)[i],
+                    scene.root().context.time
+                ))
+                .hint("reduce dt, increase solver iterations, or check stiffness and mass values"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The step of SOFA's DefaultAnimationLoop.
+pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
+    timed(scene, "animate begin", animate_begin)?;
+    timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY))?;
+    let scope = MechScope::build(scene, Scene::ROOT);
+    timed(scene, "project & propagate", |s| -> SimResult {
+        mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
+        mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
+    })?;
+    end_integration(scene);
+    advance_time(scene, dt);
+    check_finite(scene)
+}

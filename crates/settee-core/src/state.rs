@@ -1,0 +1,229 @@
+//! The state store: every mechanical state's vectors, addressed by (state, vector id) as SOFA's
+//! VecId system does, and lent to components as slices for each operation.
+
+use crate::types::Layout;
+use crate::{ComponentId, NodeId};
+
+/// Whether a vector holds coordinates or derivatives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VecKind {
+    Coord,
+    Deriv,
+}
+
+/// SOFA's VecId: a kind and an index; static ids below, temporaries from 9 (derivs) or 5 (coords).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VecId {
+    pub kind: VecKind,
+    pub index: u32,
+}
+
+impl VecId {
+    pub const POSITION: VecId = VecId { kind: VecKind::Coord, index: 1 };
+    pub const REST_POSITION: VecId = VecId { kind: VecKind::Coord, index: 2 };
+    pub const FREE_POSITION: VecId = VecId { kind: VecKind::Coord, index: 3 };
+    pub const RESET_POSITION: VecId = VecId { kind: VecKind::Coord, index: 4 };
+    pub const VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 1 };
+    pub const RESET_VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 2 };
+    pub const FREE_VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 3 };
+    pub const NORMAL: VecId = VecId { kind: VecKind::Deriv, index: 4 };
+    pub const FORCE: VecId = VecId { kind: VecKind::Deriv, index: 5 };
+    pub const EXTERNAL_FORCE: VecId = VecId { kind: VecKind::Deriv, index: 6 };
+    pub const DX: VecId = VecId { kind: VecKind::Deriv, index: 7 };
+    pub const DFORCE: VecId = VecId { kind: VecKind::Deriv, index: 8 };
+
+    pub const FIRST_DYNAMIC_COORD: u32 = 5;
+    pub const FIRST_DYNAMIC_DERIV: u32 = 9;
+
+    pub const fn coord(index: u32) -> VecId {
+        VecId { kind: VecKind::Coord, index }
+    }
+    pub const fn deriv(index: u32) -> VecId {
+        VecId { kind: VecKind::Deriv, index }
+    }
+
+    /// SOFA's name of the Data bound to a static id.
+    pub fn data_name(self) -> Option<&'static str> {
+        Some(match (self.kind, self.index) {
+            (VecKind::Coord, 1) => "position",
+            (VecKind::Coord, 2) => "rest_position",
+            (VecKind::Coord, 3) => "free_position",
+            (VecKind::Coord, 4) => "reset_position",
+            (VecKind::Deriv, 1) => "velocity",
+            (VecKind::Deriv, 2) => "reset_velocity",
+            (VecKind::Deriv, 3) => "free_velocity",
+            (VecKind::Deriv, 5) => "force",
+            (VecKind::Deriv, 6) => "externalForce",
+            (VecKind::Deriv, 7) => "derivX",
+            _ => return None,
+        })
+    }
+}
+
+/// Index of a mechanical state in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StateId(pub u32);
+
+impl StateId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One mechanical state (a MechanicalObject): its layout, size and vectors.
+#[derive(Debug)]
+pub struct MState {
+    pub layout: Layout,
+    pub size: usize,
+    pub owner: ComponentId,
+    pub node: NodeId,
+    pub name: String,
+    /// Set when the state is the output of a mechanical mapping.
+    pub mapped: bool,
+    coords: Vec<Option<Vec<f64>>>,
+    derivs: Vec<Option<Vec<f64>>>,
+}
+
+impl MState {
+    pub fn new(layout: Layout, owner: ComponentId, node: NodeId, name: String) -> MState {
+        MState { layout, size: 0, owner, node, name, mapped: false, coords: Vec::new(), derivs: Vec::new() }
+    }
+
+    fn table(&self, kind: VecKind) -> &Vec<Option<Vec<f64>>> {
+        match kind {
+            VecKind::Coord => &self.coords,
+            VecKind::Deriv => &self.derivs,
+        }
+    }
+    fn table_mut(&mut self, kind: VecKind) -> &mut Vec<Option<Vec<f64>>> {
+        match kind {
+            VecKind::Coord => &mut self.coords,
+            VecKind::Deriv => &mut self.derivs,
+        }
+    }
+
+    pub fn elem_size(&self, kind: VecKind) -> usize {
+        match kind {
+            VecKind::Coord => self.layout.coord_size(),
+            VecKind::Deriv => self.layout.deriv_size(),
+        }
+    }
+
+    /// True when the vector exists and is non-empty ("set" in SOFA's sense).
+    pub fn is_set(&self, id: VecId) -> bool {
+        self.table(id.kind).get(id.index as usize).is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_empty()))
+    }
+
+    /// Reads a vector; a missing vector reads as empty.
+    pub fn read(&self, id: VecId) -> &[f64] {
+        match self.table(id.kind).get(id.index as usize) {
+            Some(Some(v)) => v,
+            _ => &[],
+        }
+    }
+
+    /// Writes a vector, creating it zero-filled at the state's size when absent (SOFA's `write`).
+    pub fn write(&mut self, id: VecId) -> &mut Vec<f64> {
+        let n = self.size * self.elem_size(id.kind);
+        let t = self.table_mut(id.kind);
+        let i = id.index as usize;
+        if t.len() <= i {
+            t.resize_with(i + 1, || None);
+        }
+        let slot = t[i].get_or_insert_with(Vec::new);
+        if slot.len() != n {
+            slot.resize(n, 0.0);
+        }
+        slot
+    }
+
+    /// Takes a vector out (to lend it mutably beside reads of other vectors); put it back with
+    /// [`MState::put`].
+    pub fn take(&mut self, id: VecId) -> Vec<f64> {
+        std::mem::take(self.write(id))
+    }
+
+    pub fn put(&mut self, id: VecId, v: Vec<f64>) {
+        let t = self.table_mut(id.kind);
+        t[id.index as usize] = Some(v);
+    }
+
+    /// Replaces a vector's content.
+    pub fn set_vec(&mut self, id: VecId, v: Vec<f64>) {
+        let t = self.table_mut(id.kind);
+        let i = id.index as usize;
+        if t.len() <= i {
+            t.resize_with(i + 1, || None);
+        }
+        t[i] = Some(v);
+    }
+
+    /// Frees a vector (SOFA's `vFree`: resized to 0 and unset).
+    pub fn free(&mut self, id: VecId) {
+        if let Some(slot) = self.table_mut(id.kind).get_mut(id.index as usize) {
+            *slot = None;
+        }
+    }
+
+    /// Resizes every set vector to `n` elements (new entries zero).
+    pub fn resize(&mut self, n: usize) {
+        self.size = n;
+        let (cs, ds) = (self.layout.coord_size(), self.layout.deriv_size());
+        for v in self.coords.iter_mut().flatten() {
+            v.resize(n * cs, 0.0);
+        }
+        for v in self.derivs.iter_mut().flatten() {
+            v.resize(n * ds, 0.0);
+        }
+    }
+}
+
+/// All mechanical states of a scene.
+#[derive(Debug, Default)]
+pub struct StateStore {
+    pub states: Vec<MState>,
+}
+
+impl StateStore {
+    pub fn add(&mut self, s: MState) -> StateId {
+        self.states.push(s);
+        StateId((self.states.len() - 1) as u32)
+    }
+    pub fn get(&self, id: StateId) -> &MState {
+        &self.states[id.index()]
+    }
+    pub fn get_mut(&mut self, id: StateId) -> &mut MState {
+        &mut self.states[id.index()]
+    }
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// First free temporary index of `kind` not set in any of `states` (SOFA's `v_alloc`).
+    pub fn alloc(&mut self, states: &[StateId], kind: VecKind) -> VecId {
+        let mut index = match kind {
+            VecKind::Coord => VecId::FIRST_DYNAMIC_COORD,
+            VecKind::Deriv => VecId::FIRST_DYNAMIC_DERIV,
+        };
+        loop {
+            let id = VecId { kind, index };
+            if states.iter().all(|s| !self.get(*s).is_set(id)) {
+                for s in states {
+                    let st = self.get_mut(*s);
+                    st.write(id).fill(0.0);
+                }
+                return id;
+            }
+            index += 1;
+        }
+    }
+
+    pub fn free(&mut self, states: &[StateId], id: VecId) {
+        for s in states {
+            self.get_mut(*s).free(id);
+        }
+    }
+}

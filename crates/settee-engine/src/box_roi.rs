@@ -1,0 +1,516 @@
+//! `BoxROI`: selects the points (and the elements) inside axis-aligned and oriented boxes.
+//!
+//! Follows SOFA's `BaseROI`/`BoxROI`:
+//! * inputs: `position` (when not set: the rest positions of the node's first mechanical state,
+//!   else the positions of the node's first loader, else the rest positions of the nearest
+//!   ancestor's state), and the element lists (when not set and their `compute…` flag is on: the
+//!   lists of the node's first topology);
+//! * a point is inside an aligned box when `min ≤ p ≤ max` on every spatial axis (inclusive);
+//!   boxes are normalised so that `min ≤ max`; no box at all means `0 0 0 1 1 1`;
+//! * an element is inside when all its points are (`strict`, default) or when its centre (sum of
+//!   its points divided by their number) is;
+//! * outputs are computed at init (components linking `@box.indices` read them at their own init,
+//!   which comes later).
+
+use settee_core::data::{convert_value, decl, decl_alias, DataKind::*, Value};
+use settee_core::topology::group;
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, TemplateRule};
+
+static DATA: &[DataDecl] = &[
+    decl("box", RealTuples(6), "", "axis-aligned boxes `xmin ymin zmin xmax ymax zmax` (default: one box 0 0 0 1 1 1 when no box is given)"),
+    decl(
+        "orientedBox",
+        RealTuples(10),
+        "",
+        "oriented boxes `p0 p1 p2 depth`: the parallelogram (p0, p1, p2, p0+p2-p1) extruded by depth/2 on each side",
+    ),
+    decl("position", Coords, "", "rest positions of the points (default: the rest positions of the context mechanical state)"),
+    decl("edges", IndexTuples(2), "", "edge topology (default: the node's topology)"),
+    decl("triangles", IndexTuples(3), "", "triangle topology (default: the node's topology)"),
+    decl_alias("quads", &["quad"], IndexTuples(4), "", "quad topology (default: the node's topology)"),
+    decl("tetrahedra", IndexTuples(4), "", "tetrahedron topology (default: the node's topology)"),
+    decl("hexahedra", IndexTuples(8), "", "hexahedron topology (default: the node's topology)"),
+    decl("computeEdges", Bool, "true", "compute the edges inside the ROI"),
+    decl("computeTriangles", Bool, "true", "compute the triangles inside the ROI"),
+    decl_alias("computeQuads", &["computeQuad"], Bool, "true", "compute the quads inside the ROI"),
+    decl("computeTetrahedra", Bool, "true", "compute the tetrahedra inside the ROI"),
+    decl("computeHexahedra", Bool, "true", "compute the hexahedra inside the ROI"),
+    decl("strict", Bool, "true", "an element is inside when all its points are (else: when its centre is)"),
+    decl("indices", Indices, "0", "output: indices of the points inside the ROI"),
+    decl("edgeIndices", Indices, "", "output: indices of the edges inside the ROI"),
+    decl("triangleIndices", Indices, "", "output: indices of the triangles inside the ROI"),
+    decl("quadIndices", Indices, "", "output: indices of the quads inside the ROI"),
+    decl("tetrahedronIndices", Indices, "", "output: indices of the tetrahedra inside the ROI"),
+    decl("hexahedronIndices", Indices, "", "output: indices of the hexahedra inside the ROI"),
+    decl("pointsInROI", Coords, "", "output: points inside the ROI"),
+    decl("edgesInROI", IndexTuples(2), "", "output: edges inside the ROI"),
+    decl("trianglesInROI", IndexTuples(3), "", "output: triangles inside the ROI"),
+    decl_alias("quadsInROI", &["quadInROI"], IndexTuples(4), "", "output: quads inside the ROI"),
+    decl("tetrahedraInROI", IndexTuples(4), "", "output: tetrahedra inside the ROI"),
+    decl("hexahedraInROI", IndexTuples(8), "", "output: hexahedra inside the ROI"),
+    decl("nbIndices", Int, "0", "output: number of selected points"),
+    decl("pointsOutROI", Coords, "", "output: points outside the ROI"),
+    decl("edgesOutROI", IndexTuples(2), "", "output: edges outside the ROI"),
+    decl("trianglesOutROI", IndexTuples(3), "", "output: triangles outside the ROI"),
+    decl("tetrahedraOutROI", IndexTuples(4), "", "output: tetrahedra outside the ROI"),
+    decl("indicesOut", Indices, "", "output: indices of the points outside the ROI"),
+    decl("edgeOutIndices", Indices, "", "output: indices of the edges outside the ROI"),
+    decl("triangleOutIndices", Indices, "", "output: indices of the triangles outside the ROI"),
+    decl("tetrahedronOutIndices", Indices, "", "output: indices of the tetrahedra outside the ROI"),
+    decl_alias("drawROI", &["drawBoxes"], Bool, "false", "draw the boxes (rendering only)"),
+    decl("drawPoints", Bool, "false", "draw the points inside (rendering only)"),
+    decl("drawEdges", Bool, "false", "draw the edges inside (rendering only)"),
+    decl("drawTriangles", Bool, "false", "draw the triangles inside (rendering only)"),
+    decl("drawQuads", Bool, "false", "draw the quads inside (rendering only)"),
+    decl("drawTetrahedra", Bool, "false", "draw the tetrahedra inside (rendering only)"),
+    decl("drawHexahedra", Bool, "false", "draw the hexahedra inside (rendering only)"),
+    decl("drawSize", Real, "1", "rendering size (rendering only)"),
+    decl("doUpdate", Bool, "true", "update the selection when the inputs change (the selection is computed once, at init)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "BoxROI",
+    description: "Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.",
+    roles: Roles::ENGINE,
+    templates: &["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: &[],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(BoxROI { layout: args.layout.unwrap_or(Layout::Vec3) })
+}
+
+/// An oriented box prepared for point tests (SOFA's `computeOrientedBoxes`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrientedBox {
+    p0: [f64; 3],
+    p2: [f64; 3],
+    normal: [f64; 3],
+    plane0: [f64; 3],
+    plane1: [f64; 3],
+    plane2: [f64; 3],
+    plane3: [f64; 3],
+    width: f64,
+    length: f64,
+    depth: f64,
+}
+
+fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+fn add(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+fn scale(a: [f64; 3], s: f64) -> [f64; 3] {
+    [a[0] * s, a[1] * s, a[2] * s]
+}
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+/// SOFA's `normalize`: unchanged when the norm is not above machine epsilon.
+fn normalized(a: [f64; 3]) -> [f64; 3] {
+    let n = dot(a, a).sqrt();
+    if n > f64::EPSILON {
+        [a[0] / n, a[1] / n, a[2] / n]
+    } else {
+        a
+    }
+}
+
+impl OrientedBox {
+    /// From `p0 p1 p2 depth`.
+    pub fn new(b: &[f64]) -> OrientedBox {
+        let p0 = [b[0], b[1], b[2]];
+        let p1 = [b[3], b[4], b[5]];
+        let p2 = [b[6], b[7], b[8]];
+        let depth = b[9];
+        let normal = normalized(cross(sub(p1, p0), sub(p2, p0)));
+        let p3 = add(p0, sub(p2, p1));
+        let p6 = add(p2, scale(normal, depth));
+        let plane0 = normalized(cross(sub(p1, p0), normal));
+        let plane1 = normalized(cross(sub(p2, p3), sub(p6, p3)));
+        let plane2 = normalized(cross(sub(p3, p0), normal));
+        let plane3 = normalized(cross(sub(p2, p1), sub(p6, p2)));
+        OrientedBox {
+            p0,
+            p2,
+            normal,
+            plane0,
+            plane1,
+            plane2,
+            plane3,
+            width: dot(sub(p2, p0), plane0).abs(),
+            length: dot(sub(p2, p0), plane2).abs(),
+            depth,
+        }
+    }
+
+    pub fn contains(&self, p: [f64; 3]) -> bool {
+        let pv0 = sub(p, self.p0);
+        let pv1 = sub(p, self.p2);
+        dot(pv0, self.plane0).abs() <= self.width
+            && dot(pv1, self.plane1).abs() <= self.width
+            && dot(pv0, self.plane2).abs() <= self.length
+            && dot(pv1, self.plane3).abs() <= self.length
+            && dot(pv0, self.normal).abs() <= (self.depth / 2.0).abs()
+    }
+}
+
+/// The region: aligned boxes (normalised) and oriented boxes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Region {
+    pub aligned: Vec<[f64; 6]>,
+    pub oriented: Vec<OrientedBox>,
+    /// Number of spatial coordinates tested (1, 2 or 3).
+    pub dims: usize,
+}
+
+impl Region {
+    /// True when `p` (its first `dims` coordinates) is inside one of the boxes.
+    pub fn contains(&self, p: &[f64]) -> bool {
+        let dims = self.dims.min(p.len()).min(3);
+        if self.aligned.iter().any(|b| (0..dims).all(|i| !(p[i] < b[i] || p[i] > b[i + 3]))) {
+            return true;
+        }
+        if dims == 3 {
+            let q = [p[0], p[1], p[2]];
+            return self.oriented.iter().any(|b| b.contains(q));
+        }
+        false
+    }
+}
+
+/// Which elements of a list are inside: `(inside indices, outside indices)`.
+fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: &Region, strict: bool, bad: &mut bool) -> (Vec<usize>, Vec<usize>) {
+    let mut inside = Vec::new();
+    let mut outside = Vec::new();
+    for (i, e) in elements.iter().enumerate() {
+        let ok = if e.iter().any(|&v| v >= points.len()) {
+            *bad = true;
+            false
+        } else if strict {
+            e.iter().all(|&v| region.contains(&points[v]))
+        } else {
+            let dims = region.dims;
+            let mut c = vec![0.0; dims];
+            for &v in e {
+                for (cd, pv) in c.iter_mut().zip(&points[v]) {
+                    *cd += *pv;
+                }
+            }
+            for cd in &mut c {
+                *cd /= K as f64;
+            }
+            region.contains(&c)
+        };
+        if ok {
+            inside.push(i);
+        } else {
+            outside.push(i);
+        }
+    }
+    (inside, outside)
+}
+
+fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Value {
+    Value::Indices { arity: K, v: idx.iter().flat_map(|&i| elements[i]).collect() }
+}
+
+fn indices(v: Vec<usize>) -> Value {
+    Value::Indices { arity: 1, v }
+}
+
+/// The BoxROI engine.
+pub struct BoxROI {
+    layout: Layout,
+}
+
+impl BoxROI {
+    /// The component whose Data feeds `position` when it is not set, and the Data name.
+    fn position_source(cx: &InitCtx) -> Option<(ComponentId, &'static str)> {
+        let node = cx.node();
+        if let Some(ms) = cx.scene.find_local(node, Roles::MECHANICAL_STATE) {
+            return Some((ms, "rest_position"));
+        }
+        if let Some(l) = cx.scene.find_local(node, Roles::LOADER) {
+            return Some((l, "position"));
+        }
+        cx.scene.find_up(node, Roles::MECHANICAL_STATE).map(|ms| (ms, "rest_position"))
+    }
+}
+
+impl Component for BoxROI {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let layout = self.layout;
+        let (cs, dims) = (layout.coord_size(), layout.spatial_size());
+
+        // Positions.
+        let mut warned = false;
+        let positions: Vec<f64> = if cx.data().is_set("position") {
+            cx.data().reals("position").to_vec()
+        } else {
+            let Some((src, field)) = Self::position_source(cx) else {
+                return Err(cx
+                    .error("no positions: `position` is not set and there is no MechanicalObject or mesh loader in this node or above")
+                    .hint("set `position=\"@dofs.rest_position\"` or add a MechanicalObject before the BoxROI"));
+            };
+            if cx.scene.entry(src).roles().contains(Roles::MECHANICAL_STATE) && !cx.scene.entry(src).initialized {
+                warned = true;
+                cx.warn(format!(
+                    "{} is declared after this BoxROI: its rest positions are not known yet and the selection is empty",
+                    cx.scene.entry(src).label()
+                ));
+            }
+            let arity = cx.data().arity();
+            match cx.scene.entry(src).data.index_of(field) {
+                Some(fi) => {
+                    let v = cx.scene.read_data(src, fi);
+                    match convert_value(&v, Coords, arity, &Value::Reals { arity: cs, v: Vec::new() }) {
+                        Some(Value::Reals { v, .. }) => v,
+                        _ => Vec::new(),
+                    }
+                }
+                None => Vec::new(),
+            }
+        };
+        let points: Vec<Vec<f64>> = positions.chunks_exact(cs).map(|c| c[..dims].to_vec()).collect();
+
+        // Topology inputs.
+        let d = cx.data();
+        let flags = [d.bool("computeEdges"), d.bool("computeTriangles"), d.bool("computeQuads"), d.bool("computeTetrahedra"), d.bool("computeHexahedra")];
+        let strict = d.bool("strict");
+        let mut edges = group::<2>(d.indices("edges"));
+        let mut triangles = group::<3>(d.indices("triangles"));
+        let mut quads = group::<4>(d.indices("quads"));
+        let mut tetrahedra = group::<4>(d.indices("tetrahedra"));
+        let mut hexahedra = group::<8>(d.indices("hexahedra"));
+        let set = ["edges", "triangles", "quads", "tetrahedra", "hexahedra"].map(|n| d.is_set(n));
+        if let Some(mesh) = cx.scene.find_local(cx.node(), Roles::TOPOLOGY).and_then(|t| cx.scene.mesh_of(t)) {
+            if !set[0] && flags[0] {
+                edges = mesh.edges.clone();
+            }
+            if !set[1] && flags[1] {
+                triangles = mesh.triangles.clone();
+            }
+            if !set[2] && flags[2] {
+                quads = mesh.quads.clone();
+            }
+            if !set[3] && flags[3] {
+                tetrahedra = mesh.tetrahedra.clone();
+            }
+            if !set[4] && flags[4] {
+                hexahedra = mesh.hexahedra.clone();
+            }
+        }
+
+        // Boxes.
+        let d = cx.data();
+        let mut boxes: Vec<[f64; 6]> = d.reals("box").chunks_exact(6).map(|b| [b[0], b[1], b[2], b[3], b[4], b[5]]).collect();
+        if !d.is_set("box") && !d.is_set("orientedBox") {
+            boxes.push([0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        }
+        for b in &mut boxes {
+            for a in 0..3 {
+                if b[a] > b[a + 3] {
+                    b.swap(a, a + 3);
+                }
+            }
+        }
+        let oriented: Vec<OrientedBox> = if dims == 3 { d.reals("orientedBox").chunks_exact(10).map(OrientedBox::new).collect() } else { Vec::new() };
+        if dims != 3 && d.is_set("orientedBox") {
+            cx.warn(format!("oriented boxes are not supported in {dims}D"));
+        }
+        let region = Region { aligned: boxes.clone(), oriented, dims };
+        let out = cx.data_mut();
+        out.set("box", Value::Reals { arity: 6, v: boxes.iter().flatten().copied().collect() });
+
+        // Selection (SOFA clears every output first).
+        let mut sel: Vec<(&str, Value)> = Vec::new();
+        let (mut pin, mut pout) = (Vec::new(), Vec::new());
+        let (mut xin, mut xout) = (Vec::new(), Vec::new());
+        let selecting = !points.is_empty() && (!region.aligned.is_empty() || !region.oriented.is_empty());
+        if points.is_empty() && !warned {
+            cx.warn("no rest positions defined yet: the selection is empty");
+        }
+        let mut bad = false;
+        let empty = (Vec::new(), Vec::new());
+        if selecting {
+            for (i, p) in points.iter().enumerate() {
+                let c = &positions[i * cs..(i + 1) * cs];
+                if region.contains(p) {
+                    pin.push(i);
+                    xin.extend_from_slice(c);
+                } else {
+                    pout.push(i);
+                    xout.extend_from_slice(c);
+                }
+            }
+        }
+        let run = |on: bool| selecting && on;
+        let (ein, eout) = if run(flags[0]) { select(&edges, &points, &region, strict, &mut bad) } else { empty.clone() };
+        let (tin, tout) = if run(flags[1]) { select(&triangles, &points, &region, strict, &mut bad) } else { empty.clone() };
+        let (qin, _) = if run(flags[2]) { select(&quads, &points, &region, strict, &mut bad) } else { empty.clone() };
+        let (tetin, tetout) = if run(flags[3]) { select(&tetrahedra, &points, &region, strict, &mut bad) } else { empty.clone() };
+        let (hin, _) = if run(flags[4]) { select(&hexahedra, &points, &region, strict, &mut bad) } else { empty.clone() };
+        if bad {
+            cx.warn("some elements refer to points beyond the positions: they are treated as outside");
+        }
+
+        sel.push(("nbIndices", Value::Int(pin.len() as i64)));
+        sel.push(("pointsInROI", Value::Reals { arity: cs, v: xin }));
+        sel.push(("pointsOutROI", Value::Reals { arity: cs, v: xout }));
+        sel.push(("indices", indices(pin)));
+        sel.push(("indicesOut", indices(pout)));
+        sel.push(("edgesInROI", pick(&edges, &ein)));
+        sel.push(("edgesOutROI", pick(&edges, &eout)));
+        sel.push(("edgeIndices", indices(ein)));
+        sel.push(("edgeOutIndices", indices(eout)));
+        sel.push(("trianglesInROI", pick(&triangles, &tin)));
+        sel.push(("trianglesOutROI", pick(&triangles, &tout)));
+        sel.push(("triangleIndices", indices(tin)));
+        sel.push(("triangleOutIndices", indices(tout)));
+        sel.push(("quadsInROI", pick(&quads, &qin)));
+        sel.push(("quadIndices", indices(qin)));
+        sel.push(("tetrahedraInROI", pick(&tetrahedra, &tetin)));
+        sel.push(("tetrahedraOutROI", pick(&tetrahedra, &tetout)));
+        sel.push(("tetrahedronIndices", indices(tetin)));
+        sel.push(("tetrahedronOutIndices", indices(tetout)));
+        sel.push(("hexahedraInROI", pick(&hexahedra, &hin)));
+        sel.push(("hexahedronIndices", indices(hin)));
+        let out = cx.data_mut();
+        for (name, v) in sel {
+            out.set(name, v);
+        }
+        // Inputs taken from the context become visible, as SOFA's links make them.
+        out.set("position", Value::Reals { arity: cs, v: positions });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use settee_core::{Attr, Factory, Scene};
+
+    fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
+        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
+    }
+
+    fn init_scene(scene: &mut Scene) -> SimResult {
+        scene.resolve_all_links();
+        for n in scene.preorder(Scene::ROOT) {
+            for c in scene.node(n).objects.clone() {
+                scene.pull_links(c);
+                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
+                scene.entry_mut(c).initialized = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn factory() -> Factory {
+        let mut f = Factory::new();
+        crate::register(&mut f);
+        settee_topology::register(&mut f);
+        settee_statecontainer::register(&mut f);
+        f
+    }
+
+    const FEMBAR_GRID: &[(&str, &str)] =
+        &[("name", "grid"), ("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
+
+    #[test]
+    fn fembar_box_selects_the_z0_layer() {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let dir = std::path::Path::new(".");
+        f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
+        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        let b = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("name", "box"), ("box", "-10 -1 -0.0001  -5 4 0.0001")]), None, dir).unwrap();
+        assert_eq!(scene.entry(b).template, "Vec3d");
+        assert!(scene.messages.is_empty(), "{:?}", scene.messages);
+        init_scene(&mut scene).unwrap();
+        let d = &scene.entry(b).data;
+        assert_eq!(d.indices("indices"), (0..16).collect::<Vec<_>>().as_slice());
+        assert_eq!(d.int("nbIndices"), 16);
+        assert_eq!(d.indices("indicesOut").len(), 320 - 16);
+        assert_eq!(d.reals("pointsInROI").len(), 48);
+        assert_eq!(&d.reals("pointsInROI")[3..6], &[-8.0, 0.0, 0.0]);
+        // the 9 quads of the z = 0 face, the 24 + 9 … edges on it, no hexahedron (strict)
+        assert_eq!(d.indices("quadIndices"), (0..9).collect::<Vec<_>>().as_slice());
+        assert!(d.indices("hexahedronIndices").is_empty());
+        assert_eq!(d.indices("triangleIndices").len(), 18);
+        assert_eq!(d.indices("edgeIndices").len(), 24 + 9);
+        assert!(scene.messages.is_empty(), "{:?}", scene.messages);
+    }
+
+    #[test]
+    fn non_strict_elements_defaults_and_swapped_boxes() {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let dir = std::path::Path::new(".");
+        f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
+        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        // reversed corners, centres of the first hexahedron layer only
+        let b = f
+            .create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("box", "-5 4 0.6  -10 -1 0.4"), ("strict", "false")]), None, dir)
+            .unwrap();
+        // default box 0 0 0 1 1 1: nothing of the grid (x in [-9,-6])
+        let def = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[]), None, dir).unwrap();
+        // oriented box: the plane z = 19 (p0 p1 p2 span it), depth 0.2
+        let ob = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("orientedBox", "-9 0 19  -6 0 19  -6 3 19  0.2")]), None, dir).unwrap();
+        init_scene(&mut scene).unwrap();
+
+        let d = &scene.entry(b).data;
+        assert!(d.indices("indices").is_empty());
+        assert_eq!(d.indices("hexahedronIndices"), (0..9).collect::<Vec<_>>().as_slice());
+        assert_eq!(d.reals("box"), &[-10.0, -1.0, 0.4, -5.0, 4.0, 0.6]);
+
+        let d = &scene.entry(def).data;
+        assert!(d.indices("indices").is_empty());
+        assert_eq!(d.reals("box"), &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+
+        let d = &scene.entry(ob).data;
+        assert_eq!(d.indices("indices"), (304..320).collect::<Vec<_>>().as_slice());
+    }
+
+    #[test]
+    fn explicit_positions_and_missing_state() {
+        let f = factory();
+        let dir = std::path::Path::new(".");
+        let mut scene = Scene::new("root");
+        let b = f
+            .create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("position", "0 0 0  2 0 0  0.5 0.5 0.5"), ("box", "-0.1 -0.1 -0.1 1 1 1"), ("edges", "0 1 0 2")]), None, dir)
+            .unwrap();
+        init_scene(&mut scene).unwrap();
+        let d = &scene.entry(b).data;
+        assert_eq!(d.indices("indices"), &[0, 2]);
+        assert_eq!(d.indices("edgeIndices"), &[1]);
+        assert_eq!(d.indices("edgesInROI"), &[0, 2]);
+
+        let mut scene = Scene::new("root");
+        f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[]), None, dir).unwrap();
+        let e = init_scene(&mut scene).unwrap_err();
+        assert!(e.diagnostic().hint.is_some());
+    }
+
+    #[test]
+    fn points_on_the_box_faces_are_inside() {
+        let r = Region { aligned: vec![[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]], oriented: vec![], dims: 3 };
+        assert!(r.contains(&[1.0, 0.0, 1.0]));
+        assert!(!r.contains(&[1.0 + 1e-15, 0.5, 0.5]));
+        let r2 = Region { dims: 2, ..r.clone() };
+        assert!(r2.contains(&[0.5, 0.5]));
+    }
+}

@@ -1,0 +1,369 @@
+//! Assembly of global matrices with a sparsity pattern reused between steps.
+
+use crate::csr::CsrMatrix;
+use crate::error::{LinalgError, Result};
+
+/// Assembles a [`CsrMatrix`] from scattered additions, reusing its sparsity
+/// pattern from one assembly ("cycle") to the next.
+///
+/// # Cycle
+///
+/// ```text
+/// b.clear_values();          // start a cycle: values := 0, pattern kept
+/// b.add(i, j, v)?; ...       // add_block3 / add_block as well
+/// let a = b.finish();        // &CsrMatrix with duplicates summed
+/// b.apply_dirichlet(&fixed)?; // optional projective constraints
+/// if b.pattern_changed() { /* redo symbolic analysis */ }
+/// ```
+///
+/// Calling `add*` after `finish` without `clear_values` implicitly starts a
+/// new cycle (as if `clear_values` had been called).
+///
+/// # Summation and determinism
+///
+/// Each stored value is `0.0 + v₁ + v₂ + ...` where `v₁, v₂, ...` are the
+/// additions to that entry **in insertion order**, whatever path is taken
+/// (fresh build or replay), so the result is bit-for-bit reproducible.
+/// `add_block3` / `add_block` insert their entries row-major (row by row,
+/// columns increasing inside a row). Every entry passed is inserted, zeros
+/// included, so the pattern does not depend on the values.
+///
+/// # Pattern reuse (fast path)
+///
+/// The first cycle records the `(i, j)` insertion sequence, builds the CSR
+/// pattern and caches, for every insertion, the index of its value slot.
+/// In later cycles every `add` compares `(i, j)` with the recorded sequence
+/// and, while it matches, adds the value straight into the cached slot (no
+/// search, no sort). On the first mismatch (or if the cycle ends with fewer
+/// insertions) the builder falls back to recording triplets and rebuilds the
+/// CSR at `finish`. The values are identical in both paths.
+#[derive(Debug, Clone)]
+pub struct MatrixBuilder {
+    nrows: usize,
+    ncols: usize,
+    csr: CsrMatrix,
+    /// Insertion log of the current (or last) cycle.
+    ins_row: Vec<usize>,
+    ins_col: Vec<usize>,
+    ins_val: Vec<f64>,
+    /// `slots[k]`: position in `csr.values` of insertion `k` (valid if `replay_ready`).
+    slots: Vec<usize>,
+    /// The slot cache matches `csr` and the insertion log.
+    replay_ready: bool,
+    /// Number of insertions made in the current cycle.
+    cursor: usize,
+    /// The current cycle deviates from the recorded sequence (recording mode).
+    diverged: bool,
+    /// `finish` was called and no new cycle started yet.
+    finished: bool,
+    /// Pattern `(row_ptr, col_idx)` at the start of the current cycle, saved the
+    /// first time the pattern is modified during the cycle.
+    cycle_base: Option<(Vec<usize>, Vec<usize>)>,
+    rebuilds: usize,
+}
+
+impl MatrixBuilder {
+    /// A builder for an `n x n` matrix.
+    pub fn new(n: usize) -> Self {
+        Self::with_shape(n, n)
+    }
+
+    /// A builder for an `nrows x ncols` matrix.
+    pub fn with_shape(nrows: usize, ncols: usize) -> Self {
+        Self {
+            nrows,
+            ncols,
+            csr: CsrMatrix::zeros(nrows, ncols),
+            ins_row: Vec::new(),
+            ins_col: Vec::new(),
+            ins_val: Vec::new(),
+            slots: Vec::new(),
+            replay_ready: false,
+            cursor: 0,
+            diverged: true,
+            finished: false,
+            cycle_base: None,
+            rebuilds: 0,
+        }
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.nrows
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Starts a new assembly cycle: every stored value is set to `0.0`, the
+    /// pattern and the cached insertion sequence are kept.
+    pub fn clear_values(&mut self) {
+        self.csr.fill_zero();
+        self.cursor = 0;
+        self.diverged = !self.replay_ready;
+        if self.diverged {
+            self.ins_row.clear();
+            self.ins_col.clear();
+            self.ins_val.clear();
+        }
+        self.finished = false;
+        self.cycle_base = None;
+    }
+
+    #[inline]
+    fn check(&self, i: usize, j: usize) -> Result<()> {
+        if i >= self.nrows || j >= self.ncols {
+            return Err(LinalgError::IndexOutOfBounds {
+                row: i,
+                col: j,
+                nrows: self.nrows,
+                ncols: self.ncols,
+            });
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, i: usize, j: usize, v: f64) {
+        if self.finished {
+            self.clear_values();
+        }
+        if !self.diverged {
+            let k = self.cursor;
+            if k < self.ins_row.len() && self.ins_row[k] == i && self.ins_col[k] == j {
+                self.csr.values_mut()[self.slots[k]] += v;
+                self.ins_val[k] = v;
+                self.cursor += 1;
+                return;
+            }
+            // Sequence differs: keep the matching prefix as recorded triplets.
+            self.diverged = true;
+            self.ins_row.truncate(k);
+            self.ins_col.truncate(k);
+            self.ins_val.truncate(k);
+        }
+        self.ins_row.push(i);
+        self.ins_col.push(j);
+        self.ins_val.push(v);
+        self.cursor += 1;
+    }
+
+    /// Adds `v` to entry `(i, j)`. Out-of-range indices give
+    /// [`LinalgError::IndexOutOfBounds`] and insert nothing.
+    #[inline]
+    pub fn add(&mut self, i: usize, j: usize, v: f64) -> Result<()> {
+        self.check(i, j)?;
+        self.push(i, j, v);
+        Ok(())
+    }
+
+    /// Adds the 3x3 block `b` (`b[r][c]` goes to `(i0 + r, j0 + c)`),
+    /// inserting its 9 entries row-major. Nothing is inserted if the block
+    /// does not fit.
+    pub fn add_block3(&mut self, i0: usize, j0: usize, b: &[[f64; 3]; 3]) -> Result<()> {
+        self.check_block(i0, j0, 3, 3)?;
+        for (r, row) in b.iter().enumerate() {
+            for (c, &v) in row.iter().enumerate() {
+                self.push(i0 + r, j0 + c, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a dense `rows x cols` block given **row-major** in `data`
+    /// (`data[r * cols + c]` goes to `(i0 + r, j0 + c)`), inserting its
+    /// entries row-major. Nothing is inserted on error (wrong `data` length
+    /// or block out of range).
+    pub fn add_block(
+        &mut self,
+        i0: usize,
+        j0: usize,
+        rows: usize,
+        cols: usize,
+        data: &[f64],
+    ) -> Result<()> {
+        let len = rows
+            .checked_mul(cols)
+            .ok_or(LinalgError::DimensionMismatch {
+                what: "block data (rows * cols overflows)",
+                expected: usize::MAX,
+                found: data.len(),
+            })?;
+        if data.len() != len {
+            return Err(LinalgError::DimensionMismatch {
+                what: "block data (rows * cols)",
+                expected: len,
+                found: data.len(),
+            });
+        }
+        self.check_block(i0, j0, rows, cols)?;
+        for r in 0..rows {
+            for c in 0..cols {
+                self.push(i0 + r, j0 + c, data[r * cols + c]);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_block(&self, i0: usize, j0: usize, rows: usize, cols: usize) -> Result<()> {
+        if rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        let last_i = i0.checked_add(rows - 1);
+        let last_j = j0.checked_add(cols - 1);
+        match (last_i, last_j) {
+            (Some(li), Some(lj)) if li < self.nrows && lj < self.ncols => Ok(()),
+            _ => Err(LinalgError::IndexOutOfBounds {
+                row: last_i.unwrap_or(usize::MAX),
+                col: last_j.unwrap_or(usize::MAX),
+                nrows: self.nrows,
+                ncols: self.ncols,
+            }),
+        }
+    }
+
+    /// Ends the cycle and returns the assembled matrix (duplicates summed in
+    /// insertion order). Calling `finish` twice in a row is harmless.
+    pub fn finish(&mut self) -> &CsrMatrix {
+        if self.finished {
+            return &self.csr;
+        }
+        self.finished = true;
+        if !self.diverged && self.cursor == self.ins_row.len() {
+            // Fast path: values were written into their slots by `add`.
+            return &self.csr;
+        }
+        // Fewer insertions than recorded, or a different sequence: rebuild.
+        self.ins_row.truncate(self.cursor);
+        self.ins_col.truncate(self.cursor);
+        self.ins_val.truncate(self.cursor);
+        self.rebuild();
+        &self.csr
+    }
+
+    fn save_cycle_base(&mut self) {
+        if self.cycle_base.is_none() {
+            self.cycle_base = Some((self.csr.row_ptr().to_vec(), self.csr.col_idx().to_vec()));
+        }
+    }
+
+    fn rebuild(&mut self) {
+        self.save_cycle_base();
+        let m = self.ins_row.len();
+        let nrows = self.nrows;
+        // Stable counting sort of the insertions by row.
+        let mut start = vec![0usize; nrows + 1];
+        for &i in &self.ins_row {
+            start[i + 1] += 1;
+        }
+        for i in 0..nrows {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut order = vec![0usize; m];
+        for (k, &i) in self.ins_row.iter().enumerate() {
+            order[next[i]] = k;
+            next[i] += 1;
+        }
+        let mut slots = vec![0usize; m];
+        let mut row_ptr = Vec::with_capacity(nrows + 1);
+        let mut col_idx = Vec::with_capacity(m);
+        row_ptr.push(0);
+        for i in 0..nrows {
+            let bucket = &mut order[start[i]..start[i + 1]];
+            let cols = &self.ins_col;
+            bucket.sort_by_key(|&k| cols[k]); // stable
+            let mut last = usize::MAX;
+            for &k in bucket.iter() {
+                let c = cols[k];
+                if c != last {
+                    col_idx.push(c);
+                    last = c;
+                }
+                slots[k] = col_idx.len() - 1;
+            }
+            row_ptr.push(col_idx.len());
+        }
+        let mut values = vec![0.0f64; col_idx.len()];
+        for (k, &s) in slots.iter().enumerate() {
+            values[s] += self.ins_val[k];
+        }
+        self.csr = CsrMatrix::from_parts_unchecked(nrows, self.ncols, row_ptr, col_idx, values);
+        self.slots = slots;
+        self.replay_ready = true;
+        self.diverged = false;
+        self.rebuilds += 1;
+    }
+
+    /// The matrix as currently assembled (call [`Self::finish`] first for a
+    /// complete result).
+    pub fn matrix(&self) -> &CsrMatrix {
+        &self.csr
+    }
+
+    /// Consumes the builder and returns its matrix (finishing the cycle first).
+    pub fn into_matrix(mut self) -> CsrMatrix {
+        self.finish();
+        self.csr
+    }
+
+    /// Applies SOFA's `applyConstraint(ZeroDirichletCondition)` to the finished
+    /// matrix: see [`CsrMatrix::apply_dirichlet`] (rows and columns of `dofs`
+    /// cleared, diagonal set to 1, missing diagonal slots inserted). The slot
+    /// cache is kept consistent, so the next cycles still take the fast path;
+    /// inserted diagonal slots stay in the pattern (holding `0.0` after
+    /// `clear_values`). Finishes the current cycle first if needed.
+    pub fn apply_dirichlet(&mut self, dofs: &[usize]) -> Result<()> {
+        self.finish();
+        // Validate before saving anything.
+        for &k in dofs {
+            if k >= self.nrows || k >= self.ncols {
+                return Err(LinalgError::IndexOutOfBounds {
+                    row: k,
+                    col: k,
+                    nrows: self.nrows,
+                    ncols: self.ncols,
+                });
+            }
+        }
+        if let Some((remap, old_rp, old_ci)) = self.csr.apply_dirichlet_impl(dofs)? {
+            if self.cycle_base.is_none() {
+                self.cycle_base = Some((old_rp, old_ci));
+            }
+            for s in &mut self.slots {
+                *s = remap[*s];
+            }
+        }
+        Ok(())
+    }
+
+    /// `true` if the sparsity pattern (`row_ptr`, `col_idx`) differs from the
+    /// pattern the matrix had when the current cycle started (at the last
+    /// `clear_values`, or at creation for the first cycle) — through a rebuild
+    /// in [`Self::finish`] or a diagonal insertion in
+    /// [`Self::apply_dirichlet`]. Solvers that cache a symbolic factorization
+    /// must redo it when this is `true`. (A rebuild that reproduces the same
+    /// pattern reports `false`.) [`crate::DirectSolver`] also compares the
+    /// pattern itself, so using this flag is an optimisation, not a requirement.
+    pub fn pattern_changed(&self) -> bool {
+        match &self.cycle_base {
+            None => false,
+            Some((rp, ci)) => {
+                rp.as_slice() != self.csr.row_ptr() || ci.as_slice() != self.csr.col_idx()
+            }
+        }
+    }
+
+    /// Number of times the CSR pattern was (re)built from triplets (the first
+    /// assembly counts as one). Stays constant while the fast path is used.
+    pub fn rebuild_count(&self) -> usize {
+        self.rebuilds
+    }
+
+    /// Number of insertions made in the current cycle.
+    pub fn insertion_count(&self) -> usize {
+        self.cursor
+    }
+}

@@ -1,0 +1,553 @@
+//! Direct sparse solvers (SOFA's `SparseLDLSolver`, `EigenSimplicialLDLT/LLT`,
+//! `EigenSparseLU/QR`, `PrecomputedLinearSolver`).
+//!
+//! | `DirectKind` | implementation | ordering honoured |
+//! |---|---|---|
+//! | `Ldlt` | own up-looking simplicial LDLᵀ, `D` stored inverted (exactly SOFA's `SparseLDLSolver` algorithm, see `ldlt.rs`) | `Natural` = identity, `Amd` = faer's AMD on the pattern of `A + Aᵀ`, `Colamd` = faer's COLAMD column ordering of `A`, applied symmetrically |
+//! | `Llt` | faer sparse Cholesky (simplicial or supernodal, chosen by faer), triangle `i <= j` of the CSR rows | same three orderings (`Natural` = `SymmetricOrdering::Identity`, others passed as a custom permutation) |
+//! | `Lu` | faer sparse LU with partial pivoting (supernodal variant forced: the simplicial one panics on an exactly zero pivot) | **ignored**: faer always applies its own COLAMD column ordering |
+//! | `Qr` | faer sparse QR | **ignored**: faer always applies its own COLAMD column ordering |
+//!
+//! All numeric work runs with `faer::Par::Seq` (deterministic, single thread).
+//! Any exact factorization reproduces SOFA to round-off (spec §4.5).
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::llt::factor::LltError;
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
+    SymmetricOrdering,
+};
+use faer::sparse::linalg::lu::{
+    factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu,
+};
+use faer::sparse::linalg::qr::{factorize_symbolic_qr, QrRef, QrSymbolicParams, SymbolicQr};
+use faer::sparse::linalg::{amd, colamd, LuError, SupernodalThreshold};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par, Side};
+
+use crate::csr::CsrMatrix;
+use crate::error::{LinalgError, Result};
+use crate::ldlt::{LdlNumeric, LdlSymbolic};
+
+/// Which factorization a [`DirectSolver`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DirectKind {
+    /// `P A Pᵀ = L D Lᵀ` (own implementation, SOFA's `SparseLDLSolver` / `EigenSimplicialLDLT`).
+    Ldlt,
+    /// `P A Pᵀ = L Lᵀ` (faer). Fails with [`LinalgError::NotPositiveDefinite`] on non-SPD input.
+    Llt,
+    /// `P A Q = L U` (faer, partial pivoting).
+    Lu,
+    /// `A Q = Q' R` (faer).
+    Qr,
+}
+
+/// Fill-reducing ordering (SOFA's `NaturalOrderingMethod`, `AMDOrderingMethod`,
+/// `COLAMDOrderingMethod`). Honoured by `Ldlt` and `Llt`; `Lu`/`Qr` always use
+/// faer's COLAMD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ordering {
+    /// Identity permutation.
+    Natural,
+    /// Approximate minimum degree (faer's AMD on the pattern of `A + Aᵀ`).
+    Amd,
+    /// Column approximate minimum degree (faer's COLAMD on `A`), used as a symmetric permutation.
+    Colamd,
+}
+
+#[derive(Debug)]
+enum Symbolic {
+    None,
+    Ldlt(LdlSymbolic),
+    Llt {
+        sym: SymbolicCholesky<usize>,
+        upper: UpperPattern,
+    },
+    Lu(SymbolicLu<usize>),
+    Qr(SymbolicQr<usize>),
+}
+
+#[derive(Debug)]
+enum Numeric {
+    None,
+    /// `n == 0`: nothing to factorize, solves are no-ops.
+    Empty,
+    Ldlt(LdlNumeric),
+    Llt(Vec<f64>),
+    Lu(NumericLu<usize, f64>),
+    Qr {
+        indices: Vec<usize>,
+        values: Vec<f64>,
+    },
+}
+
+/// Pattern of the upper triangle in CSC built from the CSR rows (column `j` of
+/// the upper triangle = entries `(j, c)` of CSR row `j` with `c <= j`, i.e.
+/// `A_cj = A_jc` for a symmetric matrix). `src[q]` = position in the CSR values.
+#[derive(Debug)]
+struct UpperPattern {
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    src: Vec<usize>,
+}
+
+impl UpperPattern {
+    fn new(a: &CsrMatrix) -> Self {
+        let n = a.nrows();
+        let mut col_ptr = Vec::with_capacity(n + 1);
+        let mut row_idx = Vec::new();
+        let mut src = Vec::new();
+        col_ptr.push(0);
+        for j in 0..n {
+            let base = a.row_ptr()[j];
+            for (p, &c) in a.row_cols(j).iter().enumerate() {
+                if c > j {
+                    break; // columns sorted
+                }
+                row_idx.push(c);
+                src.push(base + p);
+            }
+            col_ptr.push(row_idx.len());
+        }
+        Self {
+            col_ptr,
+            row_idx,
+            src,
+        }
+    }
+
+    fn gather(&self, a: &CsrMatrix) -> Vec<f64> {
+        let v = a.values();
+        self.src.iter().map(|&p| v[p]).collect()
+    }
+
+    fn symbolic(&self, n: usize) -> SymbolicSparseColMatRef<'_, usize> {
+        SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx)
+    }
+}
+
+/// A reusable direct sparse solver for square (symmetric for `Ldlt`/`Llt`)
+/// matrices in CSR form.
+///
+/// `factorize` redoes the symbolic analysis (ordering, elimination tree /
+/// structure of the factors) only when the sparsity pattern (`nrows`,
+/// `row_ptr`, `col_idx`) differs from the one of the previous call; the
+/// numeric factorization is recomputed on every call, like SOFA's solvers with
+/// `precomputeSymbolicDecomposition = true`.
+#[derive(Debug)]
+pub struct DirectSolver {
+    kind: DirectKind,
+    ordering: Ordering,
+    n: usize,
+    pattern: Option<(Vec<usize>, Vec<usize>)>,
+    symbolic: Symbolic,
+    numeric: Numeric,
+    symbolic_count: usize,
+}
+
+fn faer_err(e: impl core::fmt::Debug) -> LinalgError {
+    LinalgError::Faer(format!("{e:?}"))
+}
+
+/// Runs a faer numeric kernel, turning an (unexpected) panic into an error:
+/// the inputs are validated beforehand, so a panic can only come from a
+/// numerical corner case inside faer (e.g. an exactly zero pivot).
+fn no_panic<R>(f: impl FnOnce() -> R) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        LinalgError::Singular("faer aborted the numeric factorization (exactly zero pivot?)".into())
+    })
+}
+
+fn mem(req: StackReq) -> Result<MemBuffer> {
+    MemBuffer::try_new(req).map_err(|_| LinalgError::Faer("out of memory".into()))
+}
+
+/// Full pattern of a CSR matrix seen as CSC (the transpose pattern; for the
+/// structurally symmetric matrices used here it is the same).
+fn csr_as_csc_symbolic(a: &CsrMatrix) -> SymbolicSparseColMatRef<'_, usize> {
+    SymbolicSparseColMatRef::new_checked(a.ncols(), a.nrows(), a.row_ptr(), None, a.col_idx())
+}
+
+/// Fill-reducing permutation `perm` (`perm[k]` = original index placed at `k`).
+fn compute_ordering(a: &CsrMatrix, ordering: Ordering) -> Result<Vec<usize>> {
+    let n = a.nrows();
+    let mut perm = (0..n).collect::<Vec<usize>>();
+    if n == 0 {
+        return Ok(perm);
+    }
+    let mut perm_inv = vec![0usize; n];
+    match ordering {
+        Ordering::Natural => {}
+        Ordering::Amd => {
+            let sym = csr_as_csc_symbolic(a);
+            let mut buf = mem(amd::order_maybe_unsorted_scratch::<usize>(n, a.nnz()))?;
+            amd::order_maybe_unsorted(
+                &mut perm,
+                &mut perm_inv,
+                sym,
+                amd::Control::default(),
+                MemStack::new(&mut buf),
+            )
+            .map_err(faer_err)?;
+        }
+        Ordering::Colamd => {
+            let sym = csr_as_csc_symbolic(a);
+            let mut buf = mem(colamd::order_scratch::<usize>(n, n, a.nnz()))?;
+            colamd::order(
+                &mut perm,
+                &mut perm_inv,
+                sym,
+                colamd::Control::default(),
+                MemStack::new(&mut buf),
+            )
+            .map_err(faer_err)?;
+        }
+    }
+    Ok(perm)
+}
+
+impl DirectSolver {
+    /// A solver of the given kind; nothing is computed before [`Self::factorize`].
+    pub fn new(kind: DirectKind, ordering: Ordering) -> Self {
+        Self {
+            kind,
+            ordering,
+            n: 0,
+            pattern: None,
+            symbolic: Symbolic::None,
+            numeric: Numeric::None,
+            symbolic_count: 0,
+        }
+    }
+
+    /// The factorization kind.
+    pub fn kind(&self) -> DirectKind {
+        self.kind
+    }
+
+    /// The requested ordering.
+    pub fn ordering(&self) -> Ordering {
+        self.ordering
+    }
+
+    /// Dimension of the last factorized matrix.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// `true` when the last `factorize` succeeded.
+    pub fn is_factorized(&self) -> bool {
+        !matches!(self.numeric, Numeric::None)
+    }
+
+    /// How many symbolic analyses were performed so far (increments only when
+    /// the pattern changes).
+    pub fn symbolic_count(&self) -> usize {
+        self.symbolic_count
+    }
+
+    /// Number of strictly-lower entries of `L` for `Ldlt` (SOFA's `L_nnz`),
+    /// `None` for other kinds or before the first analysis.
+    pub fn l_nnz(&self) -> Option<usize> {
+        match &self.symbolic {
+            Symbolic::Ldlt(s) => Some(s.l_nnz()),
+            _ => None,
+        }
+    }
+
+    /// The fill-reducing permutation used by `Ldlt` (`perm[k]` = original
+    /// index at position `k`), `None` otherwise.
+    pub fn ldlt_permutation(&self) -> Option<&[usize]> {
+        match &self.symbolic {
+            Symbolic::Ldlt(s) => Some(s.perm()),
+            _ => None,
+        }
+    }
+
+    /// Factorizes `a` (must be square; for `Ldlt`/`Llt` it is assumed
+    /// symmetric: the lower triangle of the CSR rows, equivalently the upper
+    /// triangle by columns, is used). On error the previous factorization is
+    /// discarded (`solve` then returns [`LinalgError::NotFactorized`]).
+    pub fn factorize(&mut self, a: &CsrMatrix) -> Result<()> {
+        self.numeric = Numeric::None;
+        if !a.is_square() {
+            return Err(LinalgError::NotSquare {
+                nrows: a.nrows(),
+                ncols: a.ncols(),
+            });
+        }
+        let n = a.nrows();
+        let same = matches!(&self.pattern, Some((rp, ci)) if rp.as_slice() == a.row_ptr() && ci.as_slice() == a.col_idx());
+        if !same || matches!(self.symbolic, Symbolic::None) {
+            self.symbolic = Symbolic::None;
+            self.pattern = None;
+            self.n = n;
+            self.analyse(a)?;
+            self.pattern = Some((a.row_ptr().to_vec(), a.col_idx().to_vec()));
+            self.symbolic_count += 1;
+        }
+        if n == 0 {
+            self.numeric = Numeric::Empty;
+            return Ok(());
+        }
+        self.numeric = self.numeric_factorization(a)?;
+        Ok(())
+    }
+
+    fn analyse(&mut self, a: &CsrMatrix) -> Result<()> {
+        let n = a.nrows();
+        self.symbolic = match self.kind {
+            DirectKind::Ldlt => {
+                Symbolic::Ldlt(LdlSymbolic::new(a, compute_ordering(a, self.ordering)?)?)
+            }
+            _ if n == 0 => Symbolic::None,
+            DirectKind::Llt => {
+                let upper = UpperPattern::new(a);
+                let perm;
+                let inv;
+                let ord = match self.ordering {
+                    Ordering::Natural => SymmetricOrdering::Identity,
+                    o => {
+                        let p = compute_ordering(a, o)?;
+                        let mut pi = vec![0usize; n];
+                        for (k, &x) in p.iter().enumerate() {
+                            pi[x] = k;
+                        }
+                        perm = p;
+                        inv = pi;
+                        SymmetricOrdering::Custom(faer::perm::PermRef::new_checked(&perm, &inv, n))
+                    }
+                };
+                let sym = factorize_symbolic_cholesky(
+                    upper.symbolic(n),
+                    Side::Upper,
+                    ord,
+                    CholeskySymbolicParams::default(),
+                )
+                .map_err(faer_err)?;
+                Symbolic::Llt { sym, upper }
+            }
+            DirectKind::Lu => {
+                let at = a.transpose(); // CSR of Aᵀ = CSC of A
+                let s =
+                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                // faer's simplicial LU panics on an exactly zero pivot; the
+                // supernodal variant reports it through non-finite factors.
+                let params = LuSymbolicParams {
+                    supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+                    ..Default::default()
+                };
+                Symbolic::Lu(factorize_symbolic_lu(s, params).map_err(faer_err)?)
+            }
+            DirectKind::Qr => {
+                let at = a.transpose();
+                let s =
+                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                Symbolic::Qr(
+                    factorize_symbolic_qr(s, QrSymbolicParams::default()).map_err(faer_err)?,
+                )
+            }
+        };
+        Ok(())
+    }
+
+    fn numeric_factorization(&self, a: &CsrMatrix) -> Result<Numeric> {
+        let n = a.nrows();
+        match &self.symbolic {
+            Symbolic::None => Err(LinalgError::NotFactorized),
+            Symbolic::Ldlt(s) => Ok(Numeric::Ldlt(s.factorize(a)?)),
+            Symbolic::Llt { sym, upper } => {
+                let vals = upper.gather(a);
+                let mat = SparseColMatRef::new(upper.symbolic(n), &vals);
+                let mut l_values = vec![0.0f64; sym.len_val()];
+                let mut buf =
+                    mem(sym.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()))?;
+                no_panic(|| {
+                    sym.factorize_numeric_llt::<f64>(
+                        &mut l_values,
+                        mat,
+                        Side::Upper,
+                        Default::default(),
+                        Par::Seq,
+                        MemStack::new(&mut buf),
+                        Default::default(),
+                    )
+                    .map(|_| ())
+                })?
+                .map_err(|e| match e {
+                    LltError::NonPositivePivot { index } => {
+                        LinalgError::NotPositiveDefinite { index }
+                    }
+                })?;
+                if l_values.iter().any(|v| !v.is_finite()) {
+                    return Err(LinalgError::NotPositiveDefinite { index: usize::MAX });
+                }
+                Ok(Numeric::Llt(l_values))
+            }
+            Symbolic::Lu(sym) => {
+                let at = a.transpose();
+                let s =
+                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                let mat = SparseColMatRef::new(s, at.values());
+                let mut numeric = NumericLu::new();
+                let mut buf =
+                    mem(sym.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()))?;
+                let res = no_panic(|| {
+                    sym.factorize_numeric_lu::<f64>(
+                        &mut numeric,
+                        mat,
+                        Par::Seq,
+                        MemStack::new(&mut buf),
+                        Default::default(),
+                    )
+                    .map(|_| ())
+                })?;
+                res.map_err(|e| match e {
+                    LuError::SymbolicSingular { index } => {
+                        LinalgError::Singular(format!("structurally singular at column {index}"))
+                    }
+                    LuError::Generic(g) => faer_err(g),
+                })?;
+                Ok(Numeric::Lu(numeric))
+            }
+            Symbolic::Qr(sym) => {
+                let at = a.transpose();
+                let s =
+                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                let mat = SparseColMatRef::new(s, at.values());
+                let mut indices = vec![0usize; sym.len_idx()];
+                let mut values = vec![0.0f64; sym.len_val()];
+                let mut buf =
+                    mem(sym.factorize_numeric_qr_scratch::<f64>(Par::Seq, Default::default()))?;
+                no_panic(|| {
+                    sym.factorize_numeric_qr::<f64>(
+                        &mut indices,
+                        &mut values,
+                        mat,
+                        Par::Seq,
+                        MemStack::new(&mut buf),
+                        Default::default(),
+                    );
+                })?;
+                Ok(Numeric::Qr { indices, values })
+            }
+        }
+    }
+
+    /// Solves `A x = rhs` in place (`rhs` becomes `x`).
+    ///
+    /// Errors: [`LinalgError::NotFactorized`], [`LinalgError::DimensionMismatch`]
+    /// if `rhs.len() != dim()`, [`LinalgError::Singular`] if a finite `rhs`
+    /// produced a non-finite solution (singular `Lu`/`Qr` factors; `rhs` then
+    /// holds garbage).
+    pub fn solve_in_place(&self, rhs: &mut [f64]) -> Result<()> {
+        self.solve_many_in_place(rhs, 1)
+    }
+
+    /// `x = A⁻¹ b` into `x` (convenience wrapper of [`Self::solve_in_place`]).
+    pub fn solve(&self, b: &[f64], x: &mut [f64]) -> Result<()> {
+        if b.len() != x.len() {
+            return Err(LinalgError::DimensionMismatch {
+                what: "solve output x",
+                expected: b.len(),
+                found: x.len(),
+            });
+        }
+        x.copy_from_slice(b);
+        self.solve_in_place(x)
+    }
+
+    /// Solves `A X = B` in place for `ncols` right-hand sides stored
+    /// **column-major** in `rhs` (`rhs.len() == dim() * ncols`; column `j` is
+    /// `rhs[j*n .. (j+1)*n]`).
+    pub fn solve_many_in_place(&self, rhs: &mut [f64], ncols: usize) -> Result<()> {
+        if matches!(self.numeric, Numeric::None) {
+            return Err(LinalgError::NotFactorized);
+        }
+        let n = self.n;
+        let expected = n.saturating_mul(ncols);
+        if rhs.len() != expected {
+            return Err(LinalgError::DimensionMismatch {
+                what: "right-hand side (dim * ncols)",
+                expected,
+                found: rhs.len(),
+            });
+        }
+        if n == 0 || ncols == 0 {
+            return Ok(());
+        }
+        let input_finite = rhs.iter().all(|v| v.is_finite());
+        match (&self.symbolic, &self.numeric) {
+            (Symbolic::Ldlt(s), Numeric::Ldlt(num)) => {
+                let mut tmp = vec![0.0f64; n];
+                for col in rhs.chunks_exact_mut(n) {
+                    s.solve_in_place(num, col, &mut tmp);
+                }
+            }
+            (Symbolic::Llt { sym, .. }, Numeric::Llt(values)) => {
+                let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;
+                let mat = MatMut::from_column_major_slice_mut(rhs, n, ncols);
+                LltRef::new(sym, values).solve_in_place_with_conj(
+                    Conj::No,
+                    mat,
+                    Par::Seq,
+                    MemStack::new(&mut buf),
+                );
+            }
+            (Symbolic::Lu(sym), Numeric::Lu(numeric)) => {
+                let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;
+                let mat = MatMut::from_column_major_slice_mut(rhs, n, ncols);
+                // SAFETY: `numeric` was produced by `sym.factorize_numeric_lu` with this
+                // very symbolic factorization (both are replaced together).
+                let lu = unsafe { LuRef::new_unchecked(sym, numeric) };
+                lu.solve_in_place_with_conj(Conj::No, mat, Par::Seq, MemStack::new(&mut buf));
+            }
+            (Symbolic::Qr(sym), Numeric::Qr { indices, values }) => {
+                let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;
+                let mat = MatMut::from_column_major_slice_mut(rhs, n, ncols);
+                // SAFETY: `indices`/`values` were filled by `sym.factorize_numeric_qr`
+                // with this very symbolic factorization (both are replaced together).
+                let qr = unsafe { QrRef::new_unchecked(sym, indices, values) };
+                qr.solve_in_place_with_conj(Conj::No, mat, Par::Seq, MemStack::new(&mut buf));
+            }
+            _ => return Err(LinalgError::NotFactorized),
+        }
+        if input_finite && rhs.iter().any(|v| !v.is_finite()) {
+            return Err(LinalgError::Singular("non-finite solution".into()));
+        }
+        Ok(())
+    }
+
+    /// Dense inverse of the factorized matrix, **column-major**: entry
+    /// `(i, j)` of `A⁻¹` is at index `j * n + i`, i.e. chunk `j` is
+    /// `A⁻¹ e_j`. (Read as row-major this is SOFA's `Minv(j, i) = (A⁻¹ e_j)_i`
+    /// layout; for a symmetric `A` both readings coincide.)
+    pub fn dense_inverse(&self) -> Result<Vec<f64>> {
+        if matches!(self.numeric, Numeric::None) {
+            return Err(LinalgError::NotFactorized);
+        }
+        let n = self.n;
+        let len = n.checked_mul(n).ok_or(LinalgError::DimensionMismatch {
+            what: "dense inverse (n * n overflows)",
+            expected: usize::MAX,
+            found: n,
+        })?;
+        let mut out = vec![0.0f64; len];
+        for j in 0..n {
+            out[j * n + j] = 1.0;
+        }
+        self.solve_many_in_place(&mut out, n)?;
+        Ok(out)
+    }
+}
+
+/// Dense inverse of a symmetric positive definite matrix, for SOFA's
+/// `PrecomputedLinearSolver`: sparse LLᵀ (faer, AMD ordering), then one solve
+/// per unit column. Result is **column-major** `n x n` (`inv[j*n + i] =
+/// (A⁻¹)_ij`, chunk `j` = `A⁻¹ e_j`); see [`DirectSolver::dense_inverse`].
+/// Non-SPD input gives [`LinalgError::NotPositiveDefinite`].
+pub fn dense_inverse(a: &CsrMatrix) -> Result<Vec<f64>> {
+    let mut s = DirectSolver::new(DirectKind::Llt, Ordering::Amd);
+    s.factorize(a)?;
+    s.dense_inverse()
+}

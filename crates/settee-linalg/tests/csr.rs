@@ -1,0 +1,185 @@
+#![allow(clippy::needless_range_loop)]
+mod common;
+
+use settee_linalg::{CsrMatrix, LinalgError};
+
+/// [[4, 0, 1],
+///  [0, 3, 0],
+///  [2, 0, 5],
+///  [0, 7, 6]]   (4x3)
+fn hand() -> CsrMatrix {
+    CsrMatrix::try_from_parts(
+        4,
+        3,
+        vec![0, 2, 3, 5, 7],
+        vec![0, 2, 1, 0, 2, 1, 2],
+        vec![4.0, 1.0, 3.0, 2.0, 5.0, 7.0, 6.0],
+    )
+    .unwrap()
+}
+
+#[test]
+fn mul_vec_hand_written() {
+    let a = hand();
+    let x = [1.0, -2.0, 0.5];
+    let mut y = [f64::NAN; 4];
+    a.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(y, [4.0 + 0.5, -6.0, 2.0 + 2.5, -14.0 + 3.0]);
+}
+
+#[test]
+fn mul_vec_accumulates_in_column_order_from_zero() {
+    // Row [1e16, 1, -1e16] times ones: ((0 + 1e16) + 1) - 1e16 = 0 in f64
+    // (1e16 + 1 rounds to 1e16); any other order would give 1.
+    let a =
+        CsrMatrix::try_from_parts(1, 3, vec![0, 3], vec![0, 1, 2], vec![1e16, 1.0, -1e16]).unwrap();
+    let mut y = [0.0];
+    a.mul_vec(&[1.0, 1.0, 1.0], &mut y).unwrap();
+    assert_eq!(y[0], 0.0);
+    // An empty row gives +0.0.
+    let z = CsrMatrix::zeros(2, 2);
+    let mut y = [f64::NAN, f64::NAN];
+    z.mul_vec(&[1.0, 2.0], &mut y).unwrap();
+    assert_eq!(y, [0.0, 0.0]);
+}
+
+#[test]
+fn mul_vec_dimension_mismatch_is_an_error() {
+    let a = hand();
+    let mut y = [0.0; 4];
+    assert!(matches!(
+        a.mul_vec(&[1.0, 2.0], &mut y),
+        Err(LinalgError::DimensionMismatch { .. })
+    ));
+    let mut y3 = [0.0; 3];
+    assert!(matches!(
+        a.mul_vec(&[1.0, 2.0, 3.0], &mut y3),
+        Err(LinalgError::DimensionMismatch { .. })
+    ));
+}
+
+#[test]
+fn accessors_get_diag_rows() {
+    let a = hand();
+    assert_eq!(a.nrows(), 4);
+    assert_eq!(a.ncols(), 3);
+    assert_eq!(a.nnz(), 7);
+    assert_eq!(a.get(0, 0), 4.0);
+    assert_eq!(a.get(0, 1), 0.0);
+    assert_eq!(a.get(3, 2), 6.0);
+    assert_eq!(a.get(10, 10), 0.0);
+    assert_eq!(a.find(2, 2), Some(4));
+    assert_eq!(a.diagonal(), vec![4.0, 3.0, 5.0]);
+    assert_eq!(a.row(3).collect::<Vec<_>>(), vec![(1, 7.0), (2, 6.0)]);
+    assert_eq!(a.row(99).count(), 0);
+    assert_eq!(a.row_cols(2), &[0, 2]);
+    assert_eq!(a.row_values(2), &[2.0, 5.0]);
+    let all: Vec<_> = a.iter().collect();
+    assert_eq!(all.len(), 7);
+    assert_eq!(all[6], (3, 2, 6.0));
+}
+
+#[test]
+fn transpose_and_dense() {
+    let a = hand();
+    let t = a.transpose();
+    assert_eq!(t.nrows(), 3);
+    assert_eq!(t.ncols(), 4);
+    let d = a.to_dense();
+    let dt = t.to_dense();
+    for i in 0..4 {
+        for j in 0..3 {
+            assert_eq!(d[i * 3 + j], dt[j * 4 + i]);
+        }
+    }
+    assert_eq!(
+        d,
+        vec![4.0, 0.0, 1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 5.0, 0.0, 7.0, 6.0]
+    );
+    assert_eq!(t.transpose(), a);
+    // columns sorted in the transpose
+    for i in 0..t.nrows() {
+        assert!(t.row_cols(i).windows(2).all(|w| w[0] < w[1]));
+    }
+    assert_eq!(CsrMatrix::from_dense(4, 3, &d).unwrap(), a);
+}
+
+#[test]
+fn invalid_structures_are_rejected() {
+    // unsorted columns
+    assert!(CsrMatrix::try_from_parts(1, 3, vec![0, 2], vec![2, 1], vec![1.0, 1.0]).is_err());
+    // duplicate column
+    assert!(CsrMatrix::try_from_parts(1, 3, vec![0, 2], vec![1, 1], vec![1.0, 1.0]).is_err());
+    // column out of range
+    assert!(matches!(
+        CsrMatrix::try_from_parts(1, 2, vec![0, 1], vec![2], vec![1.0]),
+        Err(LinalgError::IndexOutOfBounds { .. })
+    ));
+    // bad row_ptr length / end
+    assert!(CsrMatrix::try_from_parts(2, 2, vec![0, 1], vec![0], vec![1.0]).is_err());
+    assert!(CsrMatrix::try_from_parts(1, 2, vec![0, 2], vec![0], vec![1.0]).is_err());
+    assert!(CsrMatrix::try_from_parts(1, 2, vec![1, 1], vec![0], vec![1.0]).is_err());
+    // value/col length mismatch
+    assert!(CsrMatrix::try_from_parts(1, 2, vec![0, 1], vec![0], vec![1.0, 2.0]).is_err());
+    // from_dense size mismatch
+    assert!(CsrMatrix::from_dense(2, 2, &[1.0; 3]).is_err());
+    // triplet out of range
+    assert!(CsrMatrix::from_triplets(2, 2, &[(0, 2, 1.0)]).is_err());
+}
+
+#[test]
+fn from_triplets_sums_duplicates_in_order() {
+    let a = CsrMatrix::from_triplets(
+        2,
+        2,
+        &[(1, 0, 1e16), (0, 1, 3.0), (1, 0, 1.0), (1, 0, -1e16)],
+    )
+    .unwrap();
+    assert_eq!(a.nnz(), 2);
+    assert_eq!(a.get(0, 1), 3.0);
+    assert_eq!(a.get(1, 0), 0.0); // (0 + 1e16 + 1) - 1e16 = 0 in insertion order
+    assert!(a.find(1, 0).is_some());
+}
+
+#[test]
+fn apply_dirichlet_expected_dense() {
+    // Full symmetric 4x4 with a structurally missing diagonal at (3,3).
+    let dense = [
+        4.0, -1.0, 0.0, 2.0, //
+        -1.0, 5.0, -2.0, 0.0, //
+        0.0, -2.0, 6.0, -3.0, //
+        2.0, 0.0, -3.0, 0.0,
+    ];
+    let mut a = CsrMatrix::from_dense(4, 4, &dense).unwrap();
+    let nnz0 = a.nnz();
+    let changed = a.apply_dirichlet(&[1, 3, 1]).unwrap();
+    assert!(changed, "diagonal (3,3) had to be inserted");
+    assert_eq!(a.nnz(), nnz0 + 1);
+    let expected = [
+        4.0, 0.0, 0.0, 0.0, //
+        0.0, 1.0, 0.0, 0.0, //
+        0.0, 0.0, 6.0, 0.0, //
+        0.0, 0.0, 0.0, 1.0,
+    ];
+    assert_eq!(a.to_dense(), expected.to_vec());
+    // pattern kept: cleared entries remain stored as explicit zeros
+    assert!(a.find(0, 1).is_some());
+    assert_eq!(a.get(0, 1), 0.0);
+    assert!(a.find(2, 3).is_some());
+    // second application: nothing inserted
+    assert!(!a.apply_dirichlet(&[3]).unwrap());
+    // out of range: error, matrix untouched
+    let before = a.clone();
+    assert!(matches!(
+        a.apply_dirichlet(&[0, 4]),
+        Err(LinalgError::IndexOutOfBounds { .. })
+    ));
+    assert_eq!(a, before);
+}
+
+#[test]
+fn symmetric_check() {
+    let a = common::laplacian_1d(5);
+    assert!(a.is_symmetric(0.0));
+    assert!(!hand().is_symmetric(0.0));
+}

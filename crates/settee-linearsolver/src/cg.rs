@@ -1,0 +1,251 @@
+//! `CGLinearSolver`: SOFA's conjugate gradient (mechanics spec §4.2), matrix-free
+//! (`GraphScattered`) or on an assembled matrix.
+
+use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::MechScope;
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimResult, TemplateRule, Value, VecId};
+
+use crate::common::{step_warning, AssembledSystem, GRAPH_SCATTERED, ITERATIVE_LINKS, ITERATIVE_TEMPLATES, MATRIX_SOLVER_DATA};
+use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
+
+/// Parameters of [`cg`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CgParams {
+    /// Maximum number of iterations.
+    pub iterations: u64,
+    /// Stop when `‖r‖/‖b‖ ≤ tolerance`.
+    pub tolerance: f64,
+    /// Stop when `|pᵀAp| ≤ threshold` (tested before the update of `x`).
+    pub threshold: f64,
+    /// Start from the given `x` instead of 0.
+    pub warm_start: bool,
+}
+
+impl Default for CgParams {
+    fn default() -> Self {
+        CgParams { iterations: 25, tolerance: 1e-5, threshold: 1e-5, warm_start: false }
+    }
+}
+
+/// Why [`cg`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgEnd {
+    /// The iteration cap was reached.
+    Iterations,
+    /// `‖r‖/‖b‖ ≤ tolerance`.
+    Tolerance,
+    /// `|pᵀAp| ≤ threshold`.
+    Threshold,
+    /// `pᵀAp = 0`.
+    ZeroDenominator,
+    /// `b = 0`: nothing done.
+    NullRhs,
+}
+
+/// What one [`cg`] call did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgReport {
+    /// Number of updates of `x` (CG steps actually applied).
+    pub updates: usize,
+    /// Number of products `A·p` computed.
+    pub products: usize,
+    pub end: CgEnd,
+    /// `‖r‖/‖b‖` at the start of each iteration (SOFA's `graph["Error"]`, without its leading 1).
+    pub errors: Vec<f64>,
+    /// `pᵀAp` of each iteration (SOFA's `graph["Denominator"]`).
+    pub denominators: Vec<f64>,
+    /// Warnings SOFA prints (tests skipped at the first iteration of the first solve).
+    pub warnings: Vec<&'static str>,
+}
+
+/// SOFA's `CGLinearSolver::solve(A, x, b)`. `first_solve` is SOFA's `timeStepCount == 0`: the
+/// tolerance and threshold tests are then skipped at the first iteration.
+pub fn cg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, params: &CgParams, first_solve: bool) -> SimResult<CgReport> {
+    with_temps(s, |s, [p, q, r]| cg_inner(s, x, b, p, q, r, params, first_solve))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cg_inner<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, p: S::V, q: S::V, r: S::V, params: &CgParams, first_solve: bool) -> SimResult<CgReport> {
+    let mut rep = CgReport { updates: 0, products: 0, end: CgEnd::Iterations, errors: Vec::new(), denominators: Vec::new(), warnings: Vec::new() };
+    if params.warm_start {
+        s.mul(x, r)?;
+        rep.products += 1;
+        s.v_op(r, Some(b), Some(r), -1.0); // r = b - A x
+    } else {
+        s.v_op(x, None, None, 1.0);
+        s.v_op(r, Some(b), None, 1.0);
+    }
+    let normb = s.dot(b, b).sqrt();
+    if normb == 0.0 {
+        // SOFA only checks the threshold on the very first solve (a warning, no effect on x).
+        rep.end = CgEnd::NullRhs;
+        return Ok(rep);
+    }
+    let mut rho_1 = 0.0;
+    let mut it: u64 = 1;
+    while it <= params.iterations {
+        let rho = s.dot(r, r);
+        let err = rho.sqrt() / normb;
+        rep.errors.push(err);
+        if err <= params.tolerance {
+            if it == 1 && first_solve {
+                rep.warnings.push("tolerance reached at first iteration of CG: check the 'tolerance' data field, you might decrease it");
+            } else {
+                rep.end = CgEnd::Tolerance;
+                break;
+            }
+        }
+        if it == 1 {
+            s.v_op(p, Some(r), None, 1.0);
+        } else {
+            let beta = rho / rho_1;
+            s.v_op(p, Some(r), Some(p), beta); // p = p·β + r
+        }
+        s.mul(p, q)?;
+        rep.products += 1;
+        let den = s.dot(p, q);
+        rep.denominators.push(den);
+        if den == 0.0 {
+            rep.warnings.push("den = 0.0, break the iterations");
+            rep.end = CgEnd::ZeroDenominator;
+            break;
+        }
+        if den.abs() <= params.threshold {
+            if it == 1 && first_solve {
+                rep.warnings.push("denominator threshold reached at first iteration of CG: check the 'threshold' data field, you might decrease it");
+            } else {
+                rep.end = CgEnd::Threshold;
+                break;
+            }
+        }
+        let alpha = rho / den;
+        s.v_op(x, Some(x), Some(p), alpha);
+        s.v_op(r, Some(r), Some(q), -alpha);
+        rep.updates += 1;
+        rho_1 = rho;
+        it += 1;
+    }
+    Ok(rep)
+}
+
+/// `CGLinearSolver`'s own Data (after the `MatrixLinearSolver` base).
+static DATA: &[DataDecl] = &[
+    decl("iterations", Int, "25", "Maximum number of iterations of the Conjugate Gradient solution"),
+    decl(
+        "tolerance",
+        Real,
+        "1e-5",
+        "Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)",
+    ),
+    decl("threshold", Real, "1e-5", "Minimum value of the denominator (pT A p)^ in the conjugate Gradient solution"),
+    decl("warmStart", Bool, "false", "Use previous solution as initial solution"),
+    decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "CGLinearSolver",
+    description: "Linear system solver using the conjugate gradient iterative algorithm",
+    roles: Roles::LINEAR_SOLVER,
+    templates: ITERATIVE_TEMPLATES,
+    default_template: GRAPH_SCATTERED,
+    template_rule: TemplateRule::Default,
+    data: &[MATRIX_SOLVER_DATA, DATA],
+    links: ITERATIVE_LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(CgLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() })
+}
+
+/// Reads SOFA's unsigned `iterations`.
+pub(crate) fn read_iterations(cx: &InitCtx) -> SimResult<u64> {
+    let n = cx.data().int("iterations");
+    u64::try_from(n).map_err(|_| cx.error(format!("iterations = {n} is negative")).hint("give the maximum number of iterations as a non-negative integer"))
+}
+
+/// Reads a tolerance that SOFA resets to 1e-5 when negative.
+pub(crate) fn read_positive_or_default(cx: &mut InitCtx, name: &str) -> f64 {
+    let v = cx.data().real(name);
+    if v < 0.0 {
+        cx.warn(format!("'{name}' must be a positive value: default value used: 1e-5"));
+        cx.data_mut().set(name, Value::Real(1e-5));
+        return 1e-5;
+    }
+    v
+}
+
+#[derive(Default)]
+pub struct CgLinearSolver {
+    assembled: bool,
+    params: CgParams,
+    /// SOFA's `timeStepCount`: number of completed solves.
+    time_step_count: u64,
+    system: AssembledSystem,
+    me: Option<ComponentId>,
+    last: Option<CgReport>,
+    reported: Vec<&'static str>,
+}
+
+impl CgLinearSolver {
+    /// The report of the last solve.
+    pub fn last_report(&self) -> Option<&CgReport> {
+        self.last.as_ref()
+    }
+    /// Number of solves performed since init.
+    pub fn solve_count(&self) -> u64 {
+        self.time_step_count
+    }
+    pub fn params(&self) -> &CgParams {
+        &self.params
+    }
+    pub fn is_assembled(&self) -> bool {
+        self.assembled
+    }
+}
+
+impl Component for CgLinearSolver {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.me = Some(cx.id);
+        self.params = CgParams {
+            iterations: read_iterations(cx)?,
+            tolerance: read_positive_or_default(cx, "tolerance"),
+            threshold: read_positive_or_default(cx, "threshold"),
+            warm_start: cx.data().bool("warmStart"),
+        };
+        self.time_step_count = 0;
+        self.last = None;
+        Ok(())
+    }
+
+    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
+        Some(self)
+    }
+}
+
+impl settee_core::component::LinearSolver for CgLinearSolver {
+    fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
+        let first = self.time_step_count == 0;
+        let params = self.params;
+        let report = if self.assembled {
+            self.system.solve_with(scene, scope, factors, rhs, solution, |sp| cg(sp, AssembledSpace::X, AssembledSpace::B, &params, first))?
+        } else {
+            let mut sp = GraphSpace::new(scene, scope, factors);
+            cg(&mut sp, solution, rhs, &params, first)?
+        };
+        self.time_step_count += 1;
+        for w in &report.warnings {
+            // Each distinct warning once (SOFA prints the zero-denominator one at every solve).
+            if !self.reported.contains(w) {
+                self.reported.push(w);
+                step_warning(scene, self.me, *w);
+            }
+        }
+        self.last = Some(report);
+        Ok(())
+    }
+}

@@ -1,0 +1,112 @@
+//! Pieces shared by the linear solvers: base Data, links, template lists, the assembled system
+//! they solve on, and step-time diagnostics.
+
+use settee_core::component::link;
+use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::{ComponentId, DataDecl, Diagnostic, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, VecId};
+use settee_linalg::MatrixBuilder;
+
+use crate::space::AssembledSpace;
+
+/// Data of SOFA's `MatrixLinearSolver` base class.
+pub(crate) static MATRIX_SOLVER_DATA: &[DataDecl] = &[decl(
+    "parallelInverseProduct",
+    Bool,
+    "false",
+    "Parallelize the computation of the product J*M^{-1}*J^T where M is the matrix of the linear system and J is any matrix with compatible dimensions",
+)];
+
+pub(crate) const LINEAR_SYSTEM_LINK: LinkDecl = link("linearSystem", Roles::LINEAR_SYSTEM, "The linear system to solve");
+pub(crate) const ORDERING_LINK: LinkDecl = link("orderingMethod", Roles::ORDERING, "Ordering method used by this component");
+
+pub(crate) static ITERATIVE_LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
+
+pub(crate) const GRAPH_SCATTERED: &str = "GraphScattered";
+
+/// Templates of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes): matrix-free first, then the
+/// assembled matrix types.
+pub(crate) static ITERATIVE_TEMPLATES: &[&str] = &[
+    GRAPH_SCATTERED,
+    "FullMatrix",
+    "SparseMatrix",
+    "CompressedRowSparseMatrixd",
+    "CompressedRowSparseMatrixMat2x2d",
+    "CompressedRowSparseMatrixMat3x3d",
+    "CompressedRowSparseMatrixMat4x4d",
+    "CompressedRowSparseMatrixMat6x6d",
+    "CompressedRowSparseMatrixMat8x8d",
+];
+
+/// Templates of the direct sparse solvers.
+pub(crate) static DIRECT_TEMPLATES: &[&str] = &["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"];
+
+/// Marks an error as "not supported by Settee" (listed by `settee check`).
+pub(crate) fn unsupported(mut e: SimError) -> SimError {
+    e.0.unsupported = true;
+    e
+}
+
+/// A warning about component `me`, recorded in the scene's messages during a step.
+pub(crate) fn step_warning(scene: &mut Scene, me: Option<ComponentId>, message: impl Into<String>) {
+    let mut d = Diagnostic::warning(message);
+    if let Some(c) = me {
+        d = d.subject(scene.entry(c).label()).at(scene.entry(c).pos.clone());
+    }
+    scene.report(d);
+}
+
+/// An error about component `me` raised during a step.
+pub(crate) fn step_error(scene: &Scene, me: Option<ComponentId>, message: impl Into<String>) -> SimError {
+    let mut d = Diagnostic::error(message);
+    if let Some(c) = me {
+        d = d.subject(scene.entry(c).label()).at(scene.entry(c).pos.clone());
+    }
+    SimError(Box::new(d))
+}
+
+/// SOFA's `MatrixLinearSystem` as seen by one solver: the global matrix (its sparsity pattern is
+/// kept from step to step) and the global solution and right-hand-side vectors.
+#[derive(Default)]
+pub(crate) struct AssembledSystem {
+    pub builder: Option<MatrixBuilder>,
+    pub x: Vec<f64>,
+    pub b: Vec<f64>,
+}
+
+impl AssembledSystem {
+    /// Builds `P(mM + bB + kK)P` into the kept builder.
+    pub fn assemble(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult<&mut MatrixBuilder> {
+        let builder = self.builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
+        mech::assemble(scene, scope, factors, builder)?;
+        Ok(builder)
+    }
+
+    /// Assembles the system, copies `solution` and `rhs` into global vectors, runs `f` on them
+    /// and copies the solution back (SOFA's `setSystemMBKMatrix`, `setSystemSolution`,
+    /// `setRHS`, `solveSystem`, `dispatchSystemSolution`).
+    pub fn solve_with<R>(
+        &mut self,
+        scene: &mut Scene,
+        scope: &MechScope,
+        factors: Mbk,
+        rhs: VecId,
+        solution: VecId,
+        f: impl FnOnce(&mut AssembledSpace) -> SimResult<R>,
+    ) -> SimResult<R> {
+        let Self { builder, x, b } = self;
+        let builder = builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
+        mech::assemble(scene, scope, factors, builder)?;
+        mech::gather(scene, scope, solution, x);
+        mech::gather(scene, scope, rhs, b);
+        let mut space = AssembledSpace::new(builder.matrix(), std::mem::take(x), std::mem::take(b))?;
+        let r = f(&mut space);
+        let (xv, bv) = space.into_parts();
+        if r.is_ok() {
+            mech::scatter(scene, scope, solution, &xv);
+        }
+        *x = xv;
+        *b = bv;
+        r
+    }
+}

@@ -1,0 +1,123 @@
+//! Linear-system components (mechanics spec §4.1). Settee's solvers assemble their own system
+//! with the same algorithm, so these components only validate that their Data ask for that
+//! standard behaviour.
+
+use settee_core::component::link;
+use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::{component_any, Component, ComponentClass, DataDecl, InitCtx, LinkDecl, Roles, SimResult, TemplateRule};
+
+use crate::common::{unsupported, GRAPH_SCATTERED};
+
+/// Data of SOFA's `BaseMatrixLinearSystem`.
+static BASE_SYSTEM_DATA: &[DataDecl] = &[
+    decl("matrixSize", Fixed(2), "0 0", "Size of the global matrix (output)"),
+    decl("enableAssembly", Bool, "true", "Allows to assemble the system matrix"),
+];
+
+/// Data of `MatrixLinearSystem` (and `ConstantSparsityPatternSystem`).
+static MATRIX_SYSTEM_DATA: &[DataDecl] = &[
+    decl("assembleStiffness", Bool, "true", "If true, the stiffness is added to the global matrix"),
+    decl("assembleMass", Bool, "true", "If true, the mass is added to the global matrix"),
+    decl("assembleDamping", Bool, "true", "If true, the damping is added to the global matrix"),
+    decl("assembleGeometricStiffness", Bool, "true", "If true, the geometric stiffness of mappings is added to the global matrix"),
+    decl("applyProjectiveConstraints", Bool, "true", "If true, projective constraints are applied on the global matrix"),
+    decl("applyMappedComponents", Bool, "true", "If true, mapped components contribute to the global matrix"),
+    decl("checkIndices", Bool, "false", "If true, indices are verified before being added in to the global matrix, favoring security over speed"),
+    decl(
+        "parallelAssemblyIndependentMatrices",
+        Bool,
+        "false",
+        "If true, independent matrices (global matrix vs mapped matrices) are assembled in parallel",
+    ),
+];
+
+static SYSTEM_DATA: &[&[DataDecl]] = &[BASE_SYSTEM_DATA, MATRIX_SYSTEM_DATA];
+
+/// Assembled-system templates (`MatrixLinearSystem` has no GraphScattered instance in Settee).
+static SYSTEM_TEMPLATES: &[&str] = &[
+    "CompressedRowSparseMatrixd",
+    "CompressedRowSparseMatrixMat2x2d",
+    "CompressedRowSparseMatrixMat3x3d",
+    "CompressedRowSparseMatrixMat4x4d",
+    "CompressedRowSparseMatrixMat6x6d",
+    "CompressedRowSparseMatrixMat8x8d",
+    "FullMatrix",
+    "SparseMatrix",
+    GRAPH_SCATTERED,
+];
+
+const fn system_class(name: &'static str, description: &'static str) -> ComponentClass {
+    ComponentClass {
+        name,
+        description,
+        roles: Roles::LINEAR_SYSTEM,
+        templates: SYSTEM_TEMPLATES,
+        default_template: "CompressedRowSparseMatrixd",
+        template_rule: TemplateRule::Default,
+        data: SYSTEM_DATA,
+        links: &[],
+        create: |_| Box::new(MatrixLinearSystem),
+        preparse: None,
+        no_src_link: &[],
+    }
+}
+
+pub static MATRIX_LINEAR_SYSTEM: ComponentClass = system_class("MatrixLinearSystem", "Linear system");
+pub static CONSTANT_SPARSITY_PATTERN_SYSTEM: ComponentClass = system_class(
+    "ConstantSparsityPatternSystem",
+    "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
+);
+
+/// An accepted `MatrixLinearSystem`: the solvers assemble `P(mM + bB + kK)P` themselves.
+pub struct MatrixLinearSystem;
+
+impl Component for MatrixLinearSystem {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        for name in ["enableAssembly", "assembleStiffness", "assembleMass", "assembleDamping", "applyProjectiveConstraints", "applyMappedComponents"] {
+            if !d.bool(name) {
+                return Err(unsupported(
+                    cx.error(format!("{name}=false is not supported: Settee's solvers always assemble the whole system"))
+                        .hint(format!("remove {name}=\"false\" (the linear solvers then assemble stiffness, mass, damping and projective constraints)")),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ----- PreconditionedMatrixFreeSystem -----------------------------------------------------------
+
+static PRECONDITIONED_DATA: &[DataDecl] = &[decl_alias("assemblingRate", &["update_step"], Int, "1", "Rate of update of the preconditioner matrix")];
+
+static PRECONDITIONED_LINKS: &[LinkDecl] = &[link("preconditionerSystem", Roles::LINEAR_SYSTEM, "The linear system used by the preconditioner")];
+
+pub static PRECONDITIONED_MATRIX_FREE_SYSTEM: ComponentClass = ComponentClass {
+    name: "PreconditionedMatrixFreeSystem",
+    description: "Matrix-free linear system that also assembles the system of a preconditioner",
+    roles: Roles::LINEAR_SYSTEM,
+    templates: &[GRAPH_SCATTERED],
+    default_template: GRAPH_SCATTERED,
+    template_rule: TemplateRule::Default,
+    data: &[BASE_SYSTEM_DATA, PRECONDITIONED_DATA],
+    links: PRECONDITIONED_LINKS,
+    create: |_| Box::new(PreconditionedMatrixFreeSystem),
+    preparse: None,
+    no_src_link: &[],
+};
+
+/// An accepted `PreconditionedMatrixFreeSystem` (PCG without preconditioner needs nothing from it).
+pub struct PreconditionedMatrixFreeSystem;
+
+impl Component for PreconditionedMatrixFreeSystem {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        if cx.data().int("assemblingRate") < 0 {
+            return Err(cx.error("assemblingRate must be a non-negative integer"));
+        }
+        Ok(())
+    }
+}

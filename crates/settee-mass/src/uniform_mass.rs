@@ -1,0 +1,432 @@
+//! `UniformMass`: the same mass on every DOF (a Rigid3 mass with inertia for rigid frames).
+
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles, SimError,
+    SimResult, StateId, TemplateRule,
+};
+use settee_core::component::Mass;
+
+static DATA: &[DataDecl] = &[
+    decl("vertexMass", Reals, "1", "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass)"),
+    decl("totalMass", Real, "1", "total mass, shared equally by the DOFs (takes precedence over vertexMass)"),
+    decl("filename", FileName, "unused", "Rigid3 only: .rigid file giving mass, volume and inertia"),
+    decl("indices", Indices, "", "DOFs carrying mass (all when empty)"),
+    decl("localRange", Fixed(2), "-1 -1", "if valid, only the DOFs lo..hi carry mass"),
+    decl("preserveTotalMass", Bool, "false", "keep the total mass constant under topological changes"),
+    decl("compute_mapping_inertia", Bool, "false", "unused"),
+    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
+    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
+    decl("showInitialCenterOfGravity", Bool, "false", "rendering only"),
+    decl("showX0", Bool, "false", "rendering only"),
+    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
+    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "UniformMass",
+    description: "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
+    roles: Roles::MASS.union(Roles::FORCE_FIELD),
+    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: &[],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(UniformMass::new(args.layout.unwrap_or(Layout::Vec3)))
+}
+
+/// A rigid body's mass: scalar mass and inertia (per unit mass) with its mass-scaled form.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidMass {
+    pub mass: f64,
+    pub volume: f64,
+    pub inertia: [[f64; 3]; 3],
+    pub inertia_mass: [[f64; 3]; 3],
+    pub inv_inertia_mass: [[f64; 3]; 3],
+}
+
+impl RigidMass {
+    pub fn new(mass: f64, volume: f64, inertia: [[f64; 3]; 3]) -> RigidMass {
+        let mut r = RigidMass { mass, volume, inertia, inertia_mass: [[0.0; 3]; 3], inv_inertia_mass: [[0.0; 3]; 3] };
+        r.recalc();
+        r
+    }
+    fn recalc(&mut self) {
+        for i in 0..3 {
+            for j in 0..3 {
+                self.inertia_mass[i][j] = self.inertia[i][j] * self.mass;
+            }
+        }
+        self.inv_inertia_mass = invert3(&self.inertia_mass).unwrap_or([[0.0; 3]; 3]);
+    }
+}
+
+fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let det = m[0][0] * (m[1][1] * m[2][2] - m[2][1] * m[1][2]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+    if det == 0.0 {
+        return None;
+    }
+    let mut r = [[0.0; 3]; 3];
+    r[0][0] = (m[1][1] * m[2][2] - m[2][1] * m[1][2]) / det;
+    r[0][1] = (m[0][2] * m[2][1] - m[0][1] * m[2][2]) / det;
+    r[0][2] = (m[0][1] * m[1][2] - m[0][2] * m[1][1]) / det;
+    r[1][0] = (m[1][2] * m[2][0] - m[1][0] * m[2][2]) / det;
+    r[1][1] = (m[0][0] * m[2][2] - m[0][2] * m[2][0]) / det;
+    r[1][2] = (m[1][0] * m[0][2] - m[0][0] * m[1][2]) / det;
+    r[2][0] = (m[1][0] * m[2][1] - m[2][0] * m[1][1]) / det;
+    r[2][1] = (m[2][0] * m[0][1] - m[0][0] * m[2][1]) / det;
+    r[2][2] = (m[0][0] * m[1][1] - m[1][0] * m[0][1]) / det;
+    Some(r)
+}
+
+fn mat_vec(m: &[[f64; 3]; 3], v: &[f64]) -> [f64; 3] {
+    [
+        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
+    ]
+}
+
+const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+pub struct UniformMass {
+    layout: Layout,
+    state: Option<StateId>,
+    /// Number of DOFs of the state at init.
+    size: usize,
+    /// Mass per DOF (for rigids: the scalar part).
+    mass: f64,
+    rigid: RigidMass,
+    /// DOFs carrying mass; `None` = all.
+    indices: Option<Vec<usize>>,
+    separate_gravity: bool,
+    rayleigh_mass: f64,
+    rayleigh_stiffness: f64,
+    valid: bool,
+}
+
+impl UniformMass {
+    pub fn new(layout: Layout) -> UniformMass {
+        UniformMass {
+            layout,
+            state: None,
+            size: 0,
+            mass: 1.0,
+            rigid: RigidMass::new(1.0, 1.0, IDENTITY),
+            indices: None,
+            separate_gravity: false,
+            rayleigh_mass: 0.0,
+            rayleigh_stiffness: 0.0,
+            valid: false,
+        }
+    }
+
+    /// The mass carried by each DOF.
+    pub fn vertex_mass(&self) -> f64 {
+        self.mass
+    }
+
+    fn dofs(&self, n: usize) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &self.indices {
+            Some(ix) => Box::new(ix.iter().copied().filter(move |&i| i < n)),
+            None => Box::new(0..n),
+        }
+    }
+
+    /// Reads a `.rigid` file: `vertexMass`/`mass`, `volm`, `inrt` keywords.
+    fn read_rigid_file(&mut self, path: &std::path::Path, cx: &InitCtx) -> SimResult<bool> {
+        let text = std::fs::read_to_string(path).map_err(|e| cx.error(format!("cannot read '{}': {e}", path.display())))?;
+        let mut mass_given = false;
+        for (lineno, line) in text.lines().enumerate().skip(1) {
+            let mut toks = line.split_whitespace();
+            let Some(kw) = toks.next() else { continue };
+            let nums: Vec<f64> = toks.filter_map(|t| t.parse().ok()).collect();
+            let need = |n: usize| -> SimResult<()> {
+                if nums.len() < n {
+                    Err(cx.error(format!("{}:{}: '{kw}' expects {n} numbers", path.display(), lineno + 1)))
+                } else {
+                    Ok(())
+                }
+            };
+            match kw {
+                "mass" | "vertexMass" => {
+                    need(1)?;
+                    self.rigid.mass = nums[0];
+                    mass_given = true;
+                }
+                "volm" => {
+                    need(1)?;
+                    self.rigid.volume = nums[0];
+                }
+                "inrt" => {
+                    need(9)?;
+                    for i in 0..3 {
+                        for j in 0..3 {
+                            self.rigid.inertia[i][j] = nums[3 * i + j];
+                        }
+                    }
+                }
+                "cntr" | "center" | "frme" | "grav" | "visc" | "stck" | "step" | "prec" => {}
+                k if k.starts_with('#') => {}
+                other => {
+                    return Err(cx.error(format!("{}:{}: unknown keyword '{other}' in .rigid file", path.display(), lineno + 1))
+                        .hint("known keywords: mass, volm, inrt, cntr, frme, grav, visc, stck, step, prec"))
+                }
+            }
+        }
+        self.rigid.recalc();
+        Ok(mass_given)
+    }
+}
+
+impl Component for UniformMass {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        let n = cx.state_size(s);
+        self.size = n;
+        let d = cx.data();
+        self.separate_gravity = d.bool("separateGravity");
+        self.rayleigh_mass = d.real("rayleighMass");
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let range = d.reals("localRange").to_vec();
+        let indices = d.indices("indices").to_vec();
+        self.indices = if range.len() == 2 && range[0] >= 0.0 && range[1] >= range[0] {
+            Some((range[0] as usize..=range[1] as usize).collect())
+        } else if !indices.is_empty() {
+            Some(indices)
+        } else {
+            None
+        };
+        let count = self.dofs(n).count();
+        let vm = d.reals("vertexMass").to_vec();
+        let (total_set, vm_set) = (d.is_set("totalMass"), d.is_set("vertexMass"));
+        let total = d.real("totalMass");
+        let filename = d.str("filename").to_string();
+
+        let mut file_mass = false;
+        if self.layout == Layout::Rigid3 && !filename.is_empty() && filename != "unused" {
+            let path = cx.resolve_file(&filename)?;
+            file_mass = self.read_rigid_file(&path, cx)?;
+        }
+        if self.layout == Layout::Rigid3 && vm_set && !vm.is_empty() {
+            self.rigid.mass = vm[0];
+            if vm.len() >= 2 {
+                self.rigid.volume = vm[1];
+            }
+            if vm.len() >= 11 {
+                for i in 0..3 {
+                    for j in 0..3 {
+                        self.rigid.inertia[i][j] = vm[2 + 3 * i + j];
+                    }
+                }
+            }
+        }
+        if total_set {
+            if total < 0.0 {
+                return Err(cx.error(format!("totalMass must be positive, got {total}")));
+            }
+            self.mass = if count > 0 { total / count as f64 } else { total };
+        } else if vm_set || file_mass {
+            self.mass = if self.layout == Layout::Rigid3 { self.rigid.mass } else { vm.first().copied().unwrap_or(1.0) };
+            if self.mass < 0.0 {
+                return Err(cx.error(format!("vertexMass must be positive, got {}", self.mass)));
+            }
+        } else {
+            return Err(cx.error("neither totalMass nor vertexMass is set").hint("set totalMass=\"…\" (shared by all DOFs) or vertexMass=\"…\""));
+        }
+        self.rigid.mass = self.mass;
+        self.rigid.recalc();
+        self.valid = true;
+        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
+        cx.data_mut().set("totalMass", settee_core::Value::Real(self.mass * count as f64));
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+    fn mass(&mut self) -> Option<&mut dyn Mass> {
+        Some(self)
+    }
+    fn mass_ref(&self) -> Option<&dyn Mass> {
+        Some(self)
+    }
+}
+
+impl ForceField for UniformMass {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    /// Gravity: `f_i += g·m` on the DOFs carrying mass (linear part only for rigids).
+    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        if self.separate_gravity {
+            return Ok(());
+        }
+        let ds = self.layout.deriv_size();
+        let k = self.layout.spatial_size();
+        let f = &mut io.f[0];
+        let n = f.len() / ds;
+        let m = self.mass;
+        let idx: Vec<usize> = self.dofs(n).collect();
+        for i in idx {
+            for c in 0..k {
+                f[i * ds + c] += p.gravity[c] * m;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+
+    fn is_mass(&self) -> bool {
+        true
+    }
+}
+
+impl Mass for UniformMass {
+    fn state(&self) -> StateId {
+        self.state.expect("initialised")
+    }
+
+    fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
+        if !self.valid {
+            return;
+        }
+        let ds = self.layout.deriv_size();
+        let n = res.len() / ds;
+        if self.layout == Layout::Rigid3 {
+            let m = self.rigid.mass * factor;
+            let mut im = self.rigid.inertia_mass;
+            for row in im.iter_mut() {
+                for v in row.iter_mut() {
+                    *v *= factor;
+                }
+            }
+            for i in self.dofs(n) {
+                let d = &dx[i * 6..i * 6 + 6];
+                let a = mat_vec(&im, &d[3..6]);
+                let r = &mut res[i * 6..i * 6 + 6];
+                for c in 0..3 {
+                    r[c] += d[c] * m;
+                    r[3 + c] += a[c];
+                }
+            }
+            return;
+        }
+        let m = if factor != 1.0 { self.mass * factor } else { self.mass };
+        for i in self.dofs(n) {
+            for c in 0..ds {
+                res[i * ds + c] += dx[i * ds + c] * m;
+            }
+        }
+    }
+
+    fn acc_from_f(&self, a: &mut [f64], f: &[f64]) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let ds = self.layout.deriv_size();
+        let n = a.len() / ds;
+        if self.layout == Layout::Rigid3 {
+            for i in self.dofs(n) {
+                let ang = mat_vec(&self.rigid.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
+                for c in 0..3 {
+                    a[i * 6 + c] = f[i * 6 + c] / self.rigid.mass;
+                    a[i * 6 + 3 + c] = ang[c];
+                }
+            }
+            return Ok(());
+        }
+        for i in self.dofs(n) {
+            for c in 0..ds {
+                a[i * ds + c] = f[i * ds + c] / self.mass;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
+        let ds = self.layout.deriv_size();
+        let k = self.layout.spatial_size();
+        for e in v.chunks_exact_mut(ds) {
+            for c in 0..k {
+                e[c] += g[c] * dt;
+            }
+        }
+    }
+
+    fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let s = self.state.ok_or_else(|| SimError::new("UniformMass used before init"))?;
+        let ds = self.layout.deriv_size();
+        for i in self.dofs(self.size) {
+            if self.layout == Layout::Rigid3 {
+                let m = self.rigid.mass * factor;
+                for c in 0..3 {
+                    acc.add(s, i * 6 + c, s, i * 6 + c, m);
+                }
+                let mut block = [0.0; 9];
+                for r in 0..3 {
+                    for c in 0..3 {
+                        block[r * 3 + c] = self.rigid.inertia_mass[r][c] * factor;
+                    }
+                }
+                acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+            } else {
+                let m = self.mass * factor;
+                for c in 0..ds {
+                    acc.add(s, i * ds + c, s, i * ds + c, m);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_diagonal(&self) -> bool {
+        true
+    }
+    fn separate_gravity(&self) -> bool {
+        self.separate_gravity
+    }
+    fn rayleigh_mass(&self) -> f64 {
+        self.rayleigh_mass
+    }
+    fn kinetic_energy(&self, v: &[f64]) -> f64 {
+        let ds = self.layout.deriv_size();
+        let n = v.len() / ds;
+        let mut e = 0.0;
+        for i in self.dofs(n) {
+            let d = &v[i * ds..(i + 1) * ds];
+            if self.layout == Layout::Rigid3 {
+                let a = mat_vec(&self.rigid.inertia_mass, &d[3..6]);
+                e += (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * self.rigid.mass + d[3] * a[0] + d[4] * a[1] + d[5] * a[2];
+            } else {
+                e += d.iter().map(|x| x * x).sum::<f64>() * self.mass;
+            }
+        }
+        0.5 * e
+    }
+}

@@ -1,0 +1,203 @@
+//! `ConstantForceField`: a constant force on selected DOFs (mechanics spec §7.1).
+//!
+//! The forces come from, in order of precedence: `forces` (one per index), `force` (the same force
+//! on every index), `totalForce` (shared equally by the indices). With none of them set the force
+//! is zero (SOFA warns). `indices` defaults to every DOF; `indexFromEnd` counts them from the end.
+
+use settee_core::component::{link, ForceField};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
+    SimResult, StateId, TemplateRule, Value,
+};
+
+static DATA: &[DataDecl] = &[
+    decl("indices", Indices, "", "indices of the DOFs the forces are applied to (all DOFs when empty)"),
+    decl("indexFromEnd", Bool, "false", "indices count from the end of the state: index k is DOF n−1−k"),
+    decl("forces", Derivs, "", "one force per index"),
+    decl("force", Deriv, "", "force applied to every index when `forces` is not given"),
+    decl("totalForce", Deriv, "", "total force, shared equally by the indices (used when neither `forces` nor `force` is given)"),
+    decl("showArrowSize", Real, "0", "size of the drawn arrows (rendering only)"),
+    decl("showColor", Fixed(4), "0.2 0.9 0.3 1", "color of the drawn arrows (rendering only)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (no effect: this force field has no stiffness)"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology giving the number of points (default: the context topology, else the state size)")];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "ConstantForceField",
+    description: "Constant forces applied to a set of DOFs.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(ConstantForceField::new(args.layout.unwrap_or(Layout::Vec3)))
+}
+
+pub struct ConstantForceField {
+    layout: Layout,
+    state: Option<StateId>,
+    indices: Vec<usize>,
+    index_from_end: bool,
+    /// One force per index (`deriv_size` reals each).
+    forces: Vec<f64>,
+    rayleigh_stiffness: f64,
+}
+
+impl ConstantForceField {
+    pub fn new(layout: Layout) -> ConstantForceField {
+        ConstantForceField { layout, state: None, indices: Vec::new(), index_from_end: false, forces: Vec::new(), rayleigh_stiffness: 0.0 }
+    }
+
+    /// The DOF indices loaded (as given: see `indexFromEnd`).
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    /// The force applied at each index (flat, `deriv_size` reals per index).
+    pub fn forces(&self) -> &[f64] {
+        &self.forces
+    }
+}
+
+impl Component for ConstantForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        let ds = self.layout.deriv_size();
+        // System size: the topology's points when there is one, else the state's size.
+        let system_size = cx.topology().and_then(|t| cx.scene.mesh_of(t)).map(|m| m.nb_points()).filter(|&n| n > 0).unwrap_or_else(|| cx.state_size(s));
+
+        let d = cx.data();
+        self.index_from_end = d.bool("indexFromEnd");
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let given = d.indices("indices").to_vec();
+        let indices: Vec<usize> = if d.is_set("indices") && !given.is_empty() {
+            if given.len() > system_size {
+                return Err(cx.error(format!("{} indices given for {system_size} DOFs", given.len())));
+            }
+            if let Some((k, &i)) = given.iter().enumerate().find(|(_, &i)| i >= system_size) {
+                return Err(cx.error(format!("indices[{k}] = {i} is beyond the {system_size} DOFs of the state")).hint("indices are 0-based"));
+            }
+            given
+        } else {
+            (0..system_size).collect()
+        };
+        let n = indices.len();
+
+        let nan = |v: &[f64]| v.iter().any(|x| x.is_nan());
+        let forces: Vec<f64>;
+        let total: Vec<f64>;
+        let mut single: Option<Vec<f64>> = None;
+        if d.is_set("forces") {
+            let f = d.reals("forces").to_vec();
+            if nan(&f) {
+                return Err(cx.error("invalid vector `forces`: it contains NaN"));
+            }
+            if f.len() != n * ds {
+                return Err(cx
+                    .error(format!("`forces` has {} forces but there are {n} indices", f.len() / ds))
+                    .hint("give one force per index, or use force=\"…\" to apply the same force to every index"));
+            }
+            let mut t = vec![0.0; ds];
+            for e in f.chunks_exact(ds) {
+                for (a, b) in t.iter_mut().zip(e) {
+                    *a += *b;
+                }
+            }
+            forces = f;
+            total = t;
+        } else {
+            let one = if d.is_set("force") {
+                let f = d.reals("force").to_vec();
+                if nan(&f) {
+                    return Err(cx.error("invalid `force`: it contains NaN"));
+                }
+                f
+            } else if d.is_set("totalForce") {
+                let t = d.reals("totalForce").to_vec();
+                if nan(&t) {
+                    return Err(cx.error("invalid `totalForce`: it contains NaN"));
+                }
+                if n == 0 {
+                    return Err(cx.error("cannot distribute totalForce: there are no indices"));
+                }
+                t.iter().map(|x| x / n as f64).collect()
+            } else {
+                let zero = d.reals("force").to_vec();
+                cx.warn("no force given (set one of forces, force or totalForce): the force is zero");
+                zero
+            };
+            let mut one = one;
+            one.resize(ds, 0.0);
+            forces = one.iter().copied().cycle().take(n * ds).collect();
+            total = one.iter().map(|x| x * n as f64).collect();
+            single = Some(one);
+        }
+
+        self.indices = indices;
+        self.forces = forces;
+        let dm = cx.data_mut();
+        dm.set("indices", Value::Indices { arity: 1, v: self.indices.clone() });
+        dm.set("forces", Value::Reals { arity: ds, v: self.forces.clone() });
+        dm.set("totalForce", Value::Reals { arity: ds, v: total });
+        if let Some(one) = single {
+            dm.set("force", Value::Reals { arity: ds, v: one });
+        }
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for ConstantForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    /// `f[indices[k]] += forces[k]` (`f[n−1−indices[k]]` with `indexFromEnd`).
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let ds = self.layout.deriv_size();
+        let f = &mut io.f[0];
+        let n = f.len() / ds;
+        for (k, &i) in self.indices.iter().enumerate() {
+            if i >= n {
+                return Err(SimError::new(format!("ConstantForceField: index {i} is beyond the {n} DOFs of the state")));
+            }
+            let dof = if self.index_from_end { n - i - 1 } else { i };
+            let src = &self.forces[k * ds..(k + 1) * ds];
+            for (a, b) in f[dof * ds..(dof + 1) * ds].iter_mut().zip(src) {
+                *a += *b;
+            }
+        }
+        Ok(())
+    }
+
+    /// The derivative of a constant force is zero.
+    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
+        Ok(())
+    }
+
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k: f64) -> SimResult {
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}

@@ -1,0 +1,114 @@
+//! `EulerExplicitSolver`: forward (symplectic by default) Euler, SOFA's scheme.
+//!
+//! One step (mechanics spec §3.2): separate gravity into the velocity result, `f = F(x, v)`,
+//! `acc = M⁻¹ f` (diagonal masses: `accFromF` then `projectResponse`; otherwise `P f` and a solve
+//! of the assembled, projected mass matrix by the linked linear solver), then one `vMultiOp`:
+//! symplectic `v' = v + h·acc; x' = x + h·v'`, else `x' = x + h·v; v' = v + h·acc`.
+
+use settee_core::component::{link, OdeSolver};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::simulation::timed;
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, TemplateRule, VecId};
+
+static DATA: &[DataDecl] = &[
+    decl(
+        "symplectic",
+        Bool,
+        "true",
+        "if true (default), velocities are updated before positions (semi-implicit Euler, more robust); if false, positions are updated with the old velocities (standard Euler)",
+    ),
+    decl("threadSafeVisitor", Bool, "false", "allocation detail of SOFA, no numerical effect"),
+    decl(
+        "optimizedForDiagonalMatrix",
+        Bool,
+        "true",
+        "removed from SOFA (PR #4628) and ignored: the diagonal path is chosen automatically from the masses",
+    ),
+];
+
+static LINKS: &[LinkDecl] = &[link(
+    "linearSolver",
+    Roles::LINEAR_SOLVER,
+    "linear solver used to solve M·a = f when a mass is not diagonal (default: the first linear solver found from the node upwards)",
+)];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "EulerExplicitSolver",
+    description: "A simple explicit time integrator (symplectic Euler by default).",
+    roles: Roles::ODE_SOLVER,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(EulerExplicitSolver::default())
+}
+
+#[derive(Default)]
+pub struct EulerExplicitSolver {
+    symplectic: bool,
+    linear_solver: Option<ComponentId>,
+}
+
+impl Component for EulerExplicitSolver {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.symplectic = cx.data().bool("symplectic");
+        // SOFA: the `linearSolver` link, else `getContext()->get<LinearSolver>()` (upward search).
+        self.linear_solver = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_up(cx.node(), Roles::LINEAR_SOLVER));
+        Ok(())
+    }
+
+    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
+        Some(self)
+    }
+}
+
+impl OdeSolver for EulerExplicitSolver {
+    fn solve(&mut self, scene: &mut Scene, scope: &MechScope, h: f64, x_result: VecId, v_result: VecId) -> SimResult {
+        // The acceleration lives in `dx` (reallocated, content kept: with no mass at all it keeps
+        // its previous value, as in SOFA).
+        let acc = VecId::DX;
+        let f = VecId::FORCE;
+        mech::realloc(scene, scope, acc);
+
+        mech::add_separate_gravity(scene, scope, h, v_result);
+        timed(scene, "compute force", |s| mech::compute_force(s, scope, f, VecId::POSITION, VecId::VELOCITY))?;
+
+        if mech::masses_are_diagonal(scene, scope) {
+            mech::acc_from_f(scene, scope, acc, f)?;
+            mech::project_response(scene, scope, acc)?;
+        } else {
+            mech::project_response(scene, scope, f)?;
+            let Some(ls) = self.linear_solver else {
+                return Err(SimError::new("EulerExplicitSolver: a mass is not diagonal, so M·a = f needs a linear solver, and none was found")
+                    .hint("add a linear solver next to the solver (e.g. <SparseLDLSolver template=\"CompressedRowSparseMatrixd\"/>) or set linearSolver=\"@...\"; or use a diagonal mass (UniformMass, DiagonalMass, MeshMatrixMass lumping=\"true\")"));
+            };
+            let factors = Mbk { m: 1.0, b: 0.0, k: 0.0 };
+            timed(scene, "linear solve", |s| {
+                s.with_taken(ls, |obj, s| match obj.linear_solver() {
+                    Some(l) => l.solve_system(s, scope, factors, f, acc),
+                    None => Err(SimError::new("EulerExplicitSolver: the linked linearSolver is not a linear solver")),
+                })
+            })?;
+        }
+
+        // One vMultiOp; the operation order depends on `symplectic`.
+        if self.symplectic {
+            mech::v_op(scene, scope, v_result, Some(VecId::VELOCITY), Some(acc), h);
+            mech::v_op(scene, scope, x_result, Some(VecId::POSITION), Some(v_result), h);
+        } else {
+            mech::v_op(scene, scope, x_result, Some(VecId::POSITION), Some(VecId::VELOCITY), h);
+            mech::v_op(scene, scope, v_result, Some(VecId::VELOCITY), Some(acc), h);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+//! `EulerImplicitSolver`: backward (semi-implicit) Euler with Rayleigh damping, SOFA's scheme.
+
+use settee_core::component::link;
+use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, TemplateRule, VecId};
+
+static DATA: &[DataDecl] = &[
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness, > 0"),
+    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass, > 0"),
+    decl("vdamping", Real, "0", "velocity decay coefficient (no decay if null)"),
+    decl("firstOrder", Bool, "false", "use a first-order ODE (velocities are the unknowns, no inertia)"),
+    decl("trapezoidalScheme", Bool, "false", "use the trapezoidal rule (factor 0.5) instead of backward Euler"),
+    decl("solveConstraint", Bool, "false", "apply the node's constraint solvers after the update"),
+    decl("threadSafeVisitor", Bool, "false", "allocation detail of SOFA, no numerical effect"),
+    decl("computeResidual", Bool, "false", "compute the residual of the step (output only)"),
+    decl("residual", Real, "1.7976931348623157e308", "residual norm of the last step (output)"),
+];
+
+static LINKS: &[LinkDecl] = &[link("linearSolver", Roles::LINEAR_SOLVER, "linear solver used to solve the implicit system")];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "EulerImplicitSolver",
+    description: "Implicit time integrator using backward Euler, with Rayleigh damping.",
+    roles: Roles::ODE_SOLVER,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(EulerImplicitSolver::default())
+}
+
+#[derive(Default)]
+pub struct EulerImplicitSolver {
+    r_k: f64,
+    r_m: f64,
+    vdamping: f64,
+    first_order: bool,
+    trapezoidal: bool,
+    linear_solver: Option<ComponentId>,
+    /// Persistent solution vector (keeps the previous Δv: the warm start of iterative solvers).
+    x: Option<VecId>,
+    b: Option<VecId>,
+}
+
+/// The linear solver an ODE solver uses: its `linearSolver` link, else the first linear solver
+/// found searching down from its node.
+pub fn find_linear_solver(cx: &InitCtx) -> Option<ComponentId> {
+    cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_down(cx.node(), Roles::LINEAR_SOLVER))
+}
+
+impl Component for EulerImplicitSolver {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        self.r_k = d.real("rayleighStiffness");
+        self.r_m = d.real("rayleighMass");
+        self.vdamping = d.real("vdamping");
+        self.first_order = d.bool("firstOrder");
+        self.trapezoidal = d.bool("trapezoidalScheme");
+        if d.bool("solveConstraint") {
+            cx.warn("solveConstraint=true is not supported yet: constraint solvers are not called by this ODE solver");
+        }
+        self.linear_solver = find_linear_solver(cx);
+        if self.linear_solver.is_none() {
+            return Err(cx.error("no linear solver found in this node or below").hint("add e.g. <CGLinearSolver iterations=\"25\" tolerance=\"1e-9\" threshold=\"1e-9\"/> next to the solver"));
+        }
+        Ok(())
+    }
+
+    fn ode_solver(&mut self) -> Option<&mut dyn settee_core::component::OdeSolver> {
+        Some(self)
+    }
+}
+
+impl settee_core::component::OdeSolver for EulerImplicitSolver {
+    fn solve(&mut self, scene: &mut Scene, scope: &MechScope, h: f64, x_result: VecId, v_result: VecId) -> SimResult {
+        let tau = if self.trapezoidal { 0.5 } else { 1.0 };
+        mech::realloc(scene, scope, VecId::DX);
+        let x = match self.x {
+            Some(id) => {
+                mech::realloc(scene, scope, id);
+                id
+            }
+            None => *self.x.insert(mech::alloc_deriv(scene, scope)),
+        };
+        let b = match self.b {
+            Some(id) => {
+                mech::realloc(scene, scope, id);
+                id
+            }
+            None => *self.b.insert(mech::alloc_deriv(scene, scope)),
+        };
+
+        settee_core::simulation::timed(scene, "compute force", |s| mech::compute_force(s, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY))?;
+        mech::v_op(scene, scope, b, Some(VecId::FORCE), None, 1.0);
+        if !self.first_order {
+            // b = h·(f + (τh + r_K)·K·v − r_M·M·v)
+            let f = Mbk { m: -self.r_m, b: 0.0, k: h * tau + self.r_k };
+            mech::add_mbkdx(scene, scope, b, VecId::VELOCITY, f, true)?;
+            mech::v_op(scene, scope, b, None, Some(b), h);
+        }
+        mech::project_response(scene, scope, b)?;
+
+        let factors = if self.first_order {
+            Mbk { m: 1.0, b: 0.0, k: -h * tau }
+        } else {
+            Mbk { m: 1.0 + tau * h * self.r_m, b: -tau * h, k: -tau * h * (tau * h + self.r_k) }
+        };
+        let ls = self.linear_solver.ok_or_else(|| SimError::new("EulerImplicitSolver has no linear solver"))?;
+        settee_core::simulation::timed(scene, "linear solve", |s| {
+            s.with_taken(ls, |obj, s| obj.linear_solver().expect("linear solver role").solve_system(s, scope, factors, b, x))
+        })?;
+
+        if self.first_order {
+            mech::v_op(scene, scope, v_result, Some(x), None, 1.0);
+        } else {
+            mech::v_op(scene, scope, v_result, Some(VecId::VELOCITY), Some(x), 1.0);
+        }
+        mech::v_op(scene, scope, x_result, Some(VecId::POSITION), Some(v_result), h);
+        mech::add_separate_gravity(scene, scope, h, v_result);
+        if self.vdamping != 0.0 {
+            let decay = (-h * self.vdamping).exp();
+            mech::v_op(scene, scope, v_result, None, Some(v_result), decay);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! The second loading phase: a [`SceneDescription`] becomes a [`Scene`] of nodes and components,
+//! created in document order through the factory (SOFA's `BaseElement::init` pass).
+
+use std::path::{Path, PathBuf};
+
+use settee_core::data::{parse_value, DataKind, TemplateArity, Value};
+use settee_core::{Attr, Factory, NodeId, Scene};
+
+use crate::datapath::DataPath;
+use crate::element::{Element, ElementKind, SceneDescription};
+use crate::error::SceneError;
+
+/// Why a scene could not be loaded at all.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be read or parsed (malformed XML, root not a Node, …).
+    Parse(SceneError),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Parse(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Parses a scene file and creates its components (not yet initialised).
+pub fn load_scene(path: &Path, factory: &Factory, data_path: &DataPath) -> Result<Scene, LoadError> {
+    let desc = crate::parse_scene_file(path, data_path, &|class| factory.is_registered(class)).map_err(LoadError::Parse)?;
+    let mut scene = instantiate(&desc, factory);
+    scene.data_path = data_path.dirs.clone();
+    Ok(scene)
+}
+
+/// Creates the nodes and components of a description, in document order.
+pub fn instantiate(desc: &SceneDescription, factory: &Factory) -> Scene {
+    let root = &desc.root;
+    let mut scene = Scene::new(root.name.as_deref().unwrap_or(""));
+    for d in &desc.diagnostics {
+        scene.report(d.clone());
+    }
+    apply_node_attributes(&mut scene, Scene::ROOT, root);
+    create_children(&mut scene, factory, Scene::ROOT, root);
+    scene
+}
+
+fn create_children(scene: &mut Scene, factory: &Factory, node: NodeId, element: &Element) {
+    for child in &element.children {
+        match &child.kind {
+            ElementKind::Node => {
+                let id = scene.add_node(node, child.name.as_deref().unwrap_or(""));
+                apply_node_attributes(scene, id, child);
+                create_children(scene, factory, id, child);
+            }
+            ElementKind::Object { class } => {
+                let template = child.attr("template").map(str::to_string);
+                let mut attrs: Vec<Attr> = child
+                    .attributes
+                    .iter()
+                    .filter(|a| a.name != "template")
+                    .map(|a| Attr { name: a.name.clone(), value: a.value.clone(), pos: Some(a.pos.clone()) })
+                    .collect();
+                if let Some(n) = &child.name {
+                    attrs.push(Attr { name: "name".into(), value: n.clone(), pos: Some(child.pos.clone()) });
+                }
+                let dir: PathBuf = child.dir.as_ref().clone();
+                factory.create(scene, node, class, template.as_deref(), attrs, Some(child.pos.clone()), &dir);
+            }
+        }
+    }
+}
+
+/// Node attributes: the simulation context and activation. Unknown node attributes are ignored
+/// without a message, as SOFA does.
+fn apply_node_attributes(scene: &mut Scene, node: NodeId, element: &Element) {
+    let arity = TemplateArity::SCALAR;
+    scene.node_mut(node).pos = Some(element.pos.clone());
+    for a in &element.attributes {
+        let n = scene.node_mut(node);
+        let warn = |what: &str| {
+            settee_core::Diagnostic::warning(format!("could not read node attribute '{}': {what}", a.name)).at(Some(a.pos.clone()))
+        };
+        let problem = match a.name.as_str() {
+            "gravity" => {
+                let cur = Value::Reals { arity: 3, v: n.context.gravity.to_vec() };
+                let out = parse_value(DataKind::Fixed(3), arity, &a.value, &cur);
+                if let Value::Reals { v, .. } = &out.value {
+                    n.context.gravity = [v[0], v[1], v[2]];
+                }
+                out.problem
+            }
+            "dt" | "time" => {
+                let out = parse_value(DataKind::Real, arity, &a.value, &Value::Real(0.0));
+                if let (Value::Real(r), None) = (&out.value, &out.problem) {
+                    if a.name == "dt" {
+                        n.context.dt = *r
+                    } else {
+                        n.context.time = *r
+                    }
+                }
+                out.problem
+            }
+            "animate" | "activated" => {
+                let out = parse_value(DataKind::Bool, arity, &a.value, &Value::Bool(true));
+                if let Value::Bool(b) = out.value {
+                    if a.name == "animate" {
+                        n.context.animate = b
+                    } else {
+                        n.activated = b
+                    }
+                }
+                out.problem
+            }
+            "tags" => {
+                n.tags = a.value.split_whitespace().map(str::to_string).collect();
+                None
+            }
+            _ => None,
+        };
+        if let Some(p) = problem {
+            scene.report(warn(&p));
+        }
+    }
+}

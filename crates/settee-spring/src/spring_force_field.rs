@@ -1,0 +1,428 @@
+//! `SpringForceField`: linear springs between DOFs of `object1` and `object2` (both default to the
+//! node's mechanical state), SOFA's `SpringForceField` (formerly `StiffSpringForceField`).
+//!
+//! Spring `(a, b, ks, kd, L)` (forcefields-mappings spec §2.1): with `u = x2[b] − x1[a]`, `d = |u|`,
+//! `û = u/d`, the intensity `F = ks·(d − L) + kd·û·(v2[b] − v1[a])` gives `f1[a] += F·û`,
+//! `f2[b] −= F·û`; the stored Jacobian `K_s = (ks − F/d)·ûûᵀ + (F/d)·I` is reused by `addDForce`
+//! and the assembled stiffness. Velocity damping produces no damping matrix (the `bFactor` is
+//! ignored, as in SOFA). Only the positional part (`CPos`/`DPos`) of each DOF is acted on: the
+//! centre of rigid frames, every component of `Vec6d`.
+
+use settee_core::component::{link, ForceField};
+use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule, Value,
+};
+
+static DATA: &[DataDecl] = &[
+    decl("stiffness", Reals, "100", "stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
+    decl("damping", Reals, "5", "damping of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
+    decl("spring", RealTuples(5), "", "springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists"),
+    decl_alias("springsIndices1", &["indices1"], Indices, "", "indices of the spring ends in the first state"),
+    decl_alias("springsIndices2", &["indices2"], Indices, "", "indices of the spring ends in the second state"),
+    decl_alias("lengths", &["length"], Reals, "", "rest lengths of the springs created from the index lists (empty: 0; resized by repeating the last value)"),
+    decl("elongationOnly", Strings, "0", "per spring: only act when stretched (resized by repeating the last value)"),
+    decl("enabled", Strings, "1", "per spring: whether the spring acts (resized by repeating the last value)"),
+    decl("fileSprings", FileName, "", "file of springs (SOFA .xs3 format, not supported yet)"),
+    decl("showArrowSize", Real, "0.01", "size of the drawn springs (rendering only)"),
+    decl("drawMode", Int, "0", "how springs are drawn: 0 line, 1 cylinder, 2 arrow (rendering only)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+static LINKS: &[LinkDecl] = &[
+    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
+    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "SpringForceField",
+    description: "Linear springs between pairs of DOFs of one or two mechanical states.",
+    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
+    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromPair,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(SpringForceField::new(args.layout.unwrap_or(Layout::Vec3)))
+}
+
+/// SOFA's `LinearSpring`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinearSpring {
+    pub m1: usize,
+    pub m2: usize,
+    pub ks: f64,
+    pub kd: f64,
+    /// Rest length.
+    pub initpos: f64,
+    pub elongation_only: bool,
+    pub enabled: bool,
+}
+
+impl LinearSpring {
+    pub fn new(m1: usize, m2: usize, ks: f64, kd: f64, initpos: f64) -> LinearSpring {
+        LinearSpring { m1, m2, ks, kd, initpos, elongation_only: false, enabled: true }
+    }
+}
+
+/// Dimension of the positional part a spring acts on (SOFA's `DataTypes::spatial_dimensions`).
+pub fn spring_dim(layout: Layout) -> usize {
+    match layout {
+        Layout::Vec1 => 1,
+        Layout::Vec2 | Layout::Rigid2 => 2,
+        Layout::Vec3 | Layout::Rigid3 => 3,
+        Layout::Vec6 => 6,
+    }
+}
+
+pub struct SpringForceField {
+    layout: Layout,
+    /// Positional dimension N, coordinate and derivative sizes.
+    n: usize,
+    cs: usize,
+    ds: usize,
+    s1: Option<StateId>,
+    s2: Option<StateId>,
+    springs: Vec<LinearSpring>,
+    /// Per spring, the N×N Jacobian `K_s` (row-major) of the last `addForce`.
+    dfdx: Vec<f64>,
+    rayleigh_stiffness: f64,
+}
+
+impl SpringForceField {
+    pub fn new(layout: Layout) -> SpringForceField {
+        SpringForceField {
+            layout,
+            n: spring_dim(layout),
+            cs: layout.coord_size(),
+            ds: layout.deriv_size(),
+            s1: None,
+            s2: None,
+            springs: Vec::new(),
+            dfdx: Vec::new(),
+            rayleigh_stiffness: 0.0,
+        }
+    }
+
+    pub fn springs(&self) -> &[LinearSpring] {
+        &self.springs
+    }
+
+    /// The stored Jacobian `K_s` of spring `i` (N×N, row-major), as computed by the last `addForce`.
+    pub fn spring_jacobian(&self, i: usize) -> &[f64] {
+        let nn = self.n * self.n;
+        &self.dfdx[i * nn..(i + 1) * nn]
+    }
+
+    /// Index of the second state's entry in a [`ForceIo`] (a pair on one state is lent once).
+    fn second(&self) -> usize {
+        usize::from(self.s1 != self.s2)
+    }
+
+    fn state_pair(&self) -> SimResult<(StateId, StateId)> {
+        match (self.s1, self.s2) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(SimError::new("SpringForceField used before init")),
+        }
+    }
+
+    fn check_bounds(&self, n1: usize, n2: usize) -> SimResult {
+        for (i, s) in self.springs.iter().enumerate() {
+            if s.m1 >= n1 || s.m2 >= n2 {
+                return Err(SimError::new(format!(
+                    "spring {i} ({} {}) refers to a DOF beyond the states' sizes ({n1} and {n2} DOFs)",
+                    s.m1, s.m2
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a per-spring boolean list (`0`/`1`, `true`/`false`).
+fn parse_bools(words: &[String]) -> Result<Vec<bool>, String> {
+    words
+        .iter()
+        .map(|w| match w.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            t => t.parse::<i64>().map(|v| v != 0).map_err(|_| format!("'{w}' is not a boolean")),
+        })
+        .collect()
+}
+
+/// SOFA's `resize(n, back())` on a per-spring list; an empty list takes `fallback`.
+fn resized<T: Copy>(mut v: Vec<T>, n: usize, fallback: T) -> Vec<T> {
+    let last = v.last().copied().unwrap_or(fallback);
+    v.resize(n, last);
+    v
+}
+
+fn spring_index(x: f64, what: &str, i: usize) -> Result<usize, String> {
+    if x >= 0.0 && x.fract() == 0.0 && x.is_finite() {
+        Ok(x as usize)
+    } else {
+        Err(format!("spring {i}: {what} index {x} is not a non-negative integer"))
+    }
+}
+
+impl Component for SpringForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        // States: the object links, each defaulting to the node's mechanical state.
+        let context = cx.scene.context_state(cx.node());
+        let mut states = [None, None];
+        for (k, name) in ["object1", "object2"].into_iter().enumerate() {
+            let comp = cx.link_targets(name).first().copied().or(context);
+            let Some(comp) = comp else {
+                return Err(cx.error(format!("no mechanical state for {name}")).hint("add a MechanicalObject in this node or set object1=\"@...\" and object2=\"@...\""));
+            };
+            let st = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
+            let layout = cx.state_layout(st);
+            if layout != self.layout {
+                return Err(cx
+                    .error(format!("{name} is a {} state but the force field has template {}", layout.name(), self.layout.name()))
+                    .hint("both states of a SpringForceField must have the force field's template"));
+            }
+            states[k] = Some(st);
+        }
+        self.s1 = states[0];
+        self.s2 = states[1];
+
+        let d = cx.data();
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        if d.is_set("fileSprings") && !d.str("fileSprings").trim().is_empty() {
+            return Err(SimError::unsupported(format!("spring files (fileSprings=\"{}\") are not supported yet", d.str("fileSprings")))
+                .hint("list the springs in the `spring` Data (`m1 m2 ks kd L` per spring) or use indices1/indices2"));
+        }
+
+        let mut springs = Vec::new();
+        if d.is_set("spring") {
+            let t = d.reals("spring").to_vec();
+            for (i, e) in t.chunks_exact(5).enumerate() {
+                let m1 = spring_index(e[0], "first", i).map_err(|m| cx.error(m))?;
+                let m2 = spring_index(e[1], "second", i).map_err(|m| cx.error(m))?;
+                springs.push(LinearSpring::new(m1, m2, e[2], e[3], e[4]));
+            }
+            // The index lists are derived from the springs (SOFA's updateTopologyIndicesFromSprings).
+            let n = springs.len();
+            let dm = cx.data_mut();
+            dm.set("springsIndices1", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m1).collect() });
+            dm.set("springsIndices2", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m2).collect() });
+            dm.set("lengths", Value::Reals { arity: 1, v: springs.iter().map(|s| s.initpos).collect() });
+            dm.set("stiffness", Value::Reals { arity: 1, v: springs.iter().map(|s| s.ks).collect() });
+            dm.set("damping", Value::Reals { arity: 1, v: springs.iter().map(|s| s.kd).collect() });
+            dm.set("elongationOnly", Value::Strings(vec!["0".into(); n]));
+            dm.set("enabled", Value::Strings(vec!["1".into(); n]));
+        } else {
+            let i1 = d.indices("springsIndices1").to_vec();
+            let i2 = d.indices("springsIndices2").to_vec();
+            if i1.len() != i2.len() {
+                let msg = format!("indices1 has {} entries and indices2 {}: no springs are created", i1.len(), i2.len());
+                cx.warn(msg);
+            } else if !i1.is_empty() {
+                let n = i1.len();
+                let lengths = resized(d.reals("lengths").to_vec(), n, 0.0);
+                let kd = resized(d.reals("damping").to_vec(), n, 5.0);
+                let ks = resized(d.reals("stiffness").to_vec(), n, 100.0);
+                let elong = parse_bools(d.strings("elongationOnly")).map_err(|m| cx.error(format!("elongationOnly: {m}")))?;
+                let enabled = parse_bools(d.strings("enabled")).map_err(|m| cx.error(format!("enabled: {m}")))?;
+                let elong = resized(elong, n, false);
+                let enabled = resized(enabled, n, true);
+                for i in 0..n {
+                    springs.push(LinearSpring {
+                        m1: i1[i],
+                        m2: i2[i],
+                        ks: ks[i],
+                        kd: kd[i],
+                        initpos: lengths[i],
+                        elongation_only: elong[i],
+                        enabled: enabled[i],
+                    });
+                }
+                let v: Vec<f64> = springs.iter().flat_map(|s| [s.m1 as f64, s.m2 as f64, s.ks, s.kd, s.initpos]).collect();
+                let dm = cx.data_mut();
+                dm.set("spring", Value::Reals { arity: 5, v });
+                dm.set("lengths", Value::Reals { arity: 1, v: lengths });
+                dm.set("stiffness", Value::Reals { arity: 1, v: ks });
+                dm.set("damping", Value::Reals { arity: 1, v: kd });
+            }
+        }
+        self.springs = springs;
+        self.dfdx = vec![0.0; self.springs.len() * self.n * self.n];
+        Ok(())
+    }
+
+    /// The indices are checked once every state is initialised (the states of an interaction
+    /// often live in child nodes, initialised after this component).
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let (s1, s2) = self.state_pair()?;
+        let (n1, n2) = (cx.state_size(s1), cx.state_size(s2));
+        self.check_bounds(n1, n2).map_err(|e| cx.error(e.0.message).hint("spring indices are 0-based DOF indices of object1 (first) and object2 (second)"))
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for SpringForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.s1.into_iter().chain(self.s2).collect()
+    }
+
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let (n, cs, ds) = (self.n, self.cs, self.ds);
+        let j2 = self.second();
+        self.check_bounds(io.x[0].len() / cs, io.x[j2].len() / cs)?;
+        let nn = n * n;
+        self.dfdx.resize(self.springs.len() * nn, 0.0);
+        let mut u = [0.0f64; 6];
+        let mut force = [0.0f64; 6];
+        for (i, s) in self.springs.iter().enumerate() {
+            let (a, b) = (s.m1, s.m2);
+            let m = &mut self.dfdx[i * nn..(i + 1) * nn];
+            {
+                let (x1, x2) = (io.x[0], io.x[j2]);
+                for c in 0..n {
+                    u[c] = x2[b * cs + c] - x1[a * cs + c];
+                }
+            }
+            let mut norm2 = u[0] * u[0];
+            for c in 1..n {
+                norm2 += u[c] * u[c];
+            }
+            let d = norm2.sqrt();
+            if !(s.enabled && d > 1.0e-9 && (!s.elongation_only || d > s.initpos)) {
+                m.fill(0.0);
+                continue;
+            }
+            let inverse_length = 1.0 / d;
+            for c in u.iter_mut().take(n) {
+                *c *= inverse_length;
+            }
+            let elongation = d - s.initpos;
+            // Relative velocity along the spring.
+            let vel = |v: &[f64], k: usize, c: usize| v.get(k * ds + c).copied().unwrap_or(0.0);
+            let (v1, v2): (&[f64], &[f64]) = match io.v.len() {
+                0 => (&[], &[]),
+                _ => (io.v[0], io.v[j2]),
+            };
+            let mut elongation_velocity = u[0] * (vel(v2, b, 0) - vel(v1, a, 0));
+            for c in 1..n {
+                elongation_velocity += u[c] * (vel(v2, b, c) - vel(v1, a, c));
+            }
+            let intensity = s.ks * elongation + s.kd * elongation_velocity;
+            for c in 0..n {
+                force[c] = u[c] * intensity;
+            }
+            let tgt = intensity * inverse_length;
+            for j in 0..n {
+                for k in 0..n {
+                    m[j * n + k] = (s.ks - tgt) * u[j] * u[k];
+                }
+                m[j * n + j] += tgt;
+            }
+            {
+                let f1 = &mut io.f[0];
+                for c in 0..n {
+                    f1[a * ds + c] += force[c];
+                }
+            }
+            let f2 = &mut io.f[j2];
+            for c in 0..n {
+                f2[b * ds + c] += -force[c];
+            }
+        }
+        Ok(())
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
+        let (n, ds) = (self.n, self.ds);
+        let j2 = self.second();
+        self.check_bounds(io.x[0].len() / ds, io.x[j2].len() / ds)?;
+        let nn = n * n;
+        let mut dx = [0.0f64; 6];
+        let mut g = [0.0f64; 6];
+        for (i, s) in self.springs.iter().enumerate() {
+            let Some(m) = self.dfdx.get(i * nn..(i + 1) * nn) else { break };
+            let (a, b) = (s.m1, s.m2);
+            {
+                let (dx1, dx2) = (io.x[0], io.x[j2]);
+                for c in 0..n {
+                    dx[c] = dx2[b * ds + c] - dx1[a * ds + c];
+                }
+            }
+            // (K_s · δ) · kFactor, rows accumulated left to right.
+            for j in 0..n {
+                let row = &m[j * n..(j + 1) * n];
+                let mut r = row[0] * dx[0];
+                for k in 1..n {
+                    r += row[k] * dx[k];
+                }
+                g[j] = r * k_factor;
+            }
+            {
+                let df1 = &mut io.f[0];
+                for c in 0..n {
+                    df1[a * ds + c] += g[c];
+                }
+            }
+            let df2 = &mut io.f[j2];
+            for c in 0..n {
+                df2[b * ds + c] -= g[c];
+            }
+        }
+        Ok(())
+    }
+
+    /// `∂f1[a]/∂x1[a] = −K_s`, `∂f1[a]/∂x2[b] = +K_s`, `∂f2[b]/∂x1[a] = +K_s`,
+    /// `∂f2[b]/∂x2[b] = −K_s`, times `kFactor`.
+    fn add_k_to_matrix(&self, _p: &MechParams, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let (s1, s2) = self.state_pair()?;
+        let (n, ds) = (self.n, self.ds);
+        let nn = n * n;
+        let count = self.springs.len().min(self.dfdx.len() / nn.max(1));
+        for (e, s) in self.springs.iter().take(count).enumerate() {
+            let m = &self.dfdx[e * nn..(e + 1) * nn];
+            let (p1, p2) = (ds * s.m1, ds * s.m2);
+            if s1 == s2 {
+                for i in 0..n {
+                    for j in 0..n {
+                        let k = m[i * n + j] * k_factor;
+                        acc.add(s1, p1 + i, s1, p1 + j, -k);
+                        acc.add(s1, p1 + i, s1, p2 + j, k);
+                        acc.add(s1, p2 + i, s1, p1 + j, k);
+                        acc.add(s1, p2 + i, s1, p2 + j, -k);
+                    }
+                }
+            } else {
+                let blocks = [(s1, p1, s1, p1, -1.0), (s1, p1, s2, p2, 1.0), (s2, p2, s1, p1, 1.0), (s2, p2, s2, p2, -1.0)];
+                for (si, pi, sj, pj, sign) in blocks {
+                    for i in 0..n {
+                        for j in 0..n {
+                            let k = m[i * n + j] * k_factor;
+                            acc.add(si, pi + i, sj, pj + j, if sign < 0.0 { -k } else { k });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}

@@ -1,0 +1,124 @@
+//! Components that only matter to SOFA's renderer or GUI (visual models, cameras, grids, GUI
+//! button settings, …) and `RequiredPlugin`. Settee recognises them so SOFA scenes load
+//! unmodified; they take no part in the simulation. Their attributes are accepted without
+//! checking, since none of them can change a simulated number.
+
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+
+/// A component without effect on the simulation.
+pub struct NoEffect;
+
+impl Component for NoEffect {
+    component_any!();
+}
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(NoEffect)
+}
+
+/// Visual components accept any attribute: only their name is kept.
+fn keep_name_only(attrs: &mut Vec<(String, String)>) {
+    attrs.retain(|(n, _)| n == "name");
+}
+
+macro_rules! visual_classes {
+    ($( $ident:ident = $name:literal, $roles:expr, $desc:literal; )*) => {
+        $(
+            pub static $ident: ComponentClass = ComponentClass {
+                name: $name,
+                description: $desc,
+                roles: $roles,
+                templates: &[],
+                default_template: "",
+                template_rule: TemplateRule::Default,
+                data: &[],
+                links: &[],
+                create,
+                preparse: Some(keep_name_only),
+                no_src_link: &[],
+            };
+        )*
+        /// Every class of this crate except `RequiredPlugin`.
+        pub static VISUAL_CLASSES: &[&ComponentClass] = &[$(&$ident),*];
+    };
+}
+
+const V: Roles = Roles::VISUAL;
+const VM: Roles = Roles::VISUAL.union(Roles::VISUAL_MODEL);
+
+visual_classes! {
+    OGL_MODEL = "OglModel", VM, "OpenGL visual model (rendering only; Settee does not render).";
+    VISUAL_MODEL = "VisualModelImpl", VM, "Generic visual model (rendering only).";
+    VISUAL_STYLE = "VisualStyle", V, "Display flags of the GUI (rendering only).";
+    VISUAL_GRID = "VisualGrid", V, "A grid drawn in the viewer (rendering only).";
+    LINE_AXIS = "LineAxis", V, "Axes drawn in the viewer (rendering only).";
+    OGL_SCENE_FRAME = "OglSceneFrame", V, "Frame drawn in a corner of the viewer (rendering only).";
+    OGL_LABEL = "OglLabel", V, "Text drawn in the viewer (rendering only).";
+    OGL_GRID = "OglGrid", V, "Grid drawn in the viewer (rendering only).";
+    OGL_COLOR_MAP = "ColorMap", V, "Color map for rendering (rendering only).";
+    INTERACTIVE_CAMERA = "InteractiveCamera", V, "Camera of the GUI (rendering only).";
+    CAMERA = "Camera", V, "Camera of the GUI (rendering only).";
+    BACKGROUND = "BackgroundSetting", V, "Background colour or image of the viewer (GUI only).";
+    VISUAL_LOOP = "DefaultVisualManagerLoop", V.union(Roles::VISUAL_LOOP), "Visual loop of the GUI (rendering only).";
+    ATTACH_BUTTON = "ConstraintAttachButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    ATTACH_BODY_BUTTON = "AttachBodyButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    FIX_PICKED_BUTTON = "FixPickedParticleButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    MOUSE_BUTTON = "MouseButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    VIEWER_SETTING = "ViewerSetting", V, "Viewer settings of the GUI (GUI only).";
+    STATS_SETTING = "StatsSetting", V, "Statistics settings of the GUI (GUI only).";
+    DEFAULT_PATH_SETTING = "SofaDefaultPathSetting", V, "Default paths of the GUI (GUI only).";
+    MATRIX_IMAGE = "GlobalSystemMatrixImage", V, "Displays the global system matrix as an image (GUI only).";
+    TRAIL_RENDERER = "TrailRenderer", V, "Draws the trail of points (rendering only).";
+    LIGHT_MANAGER = "LightManager", V, "Lights of the viewer (rendering only).";
+    DIRECTIONAL_LIGHT = "DirectionalLight", V, "A light of the viewer (rendering only).";
+    POSITIONAL_LIGHT = "PositionalLight", V, "A light of the viewer (rendering only).";
+    SPOT_LIGHT = "SpotLight", V, "A light of the viewer (rendering only).";
+    CLIP_PLANE = "ClipPlane", V, "Clipping plane of the viewer (rendering only).";
+    OGL_SHADER = "OglShader", V, "Shader of the viewer (rendering only).";
+    CYLINDER_VISUAL = "CylinderVisualModel", V, "Cylinders drawn along edges (rendering only).";
+    POINT_SPLAT = "PointSplat", V, "Point splats (rendering only).";
+    OBJ_EXPORTER = "VisualModelOBJExporter", V, "Exports visual models to OBJ files from the GUI (GUI only).";
+}
+
+static PLUGIN_DATA: &[DataDecl] = &[
+    decl("pluginName", Strings, "", "names of the SOFA modules or plugins to load (Settee has every supported component built in)"),
+    decl("suffixMap", Strings, "", "standard->custom suffixes pairs (unused by Settee)"),
+    decl("stopAfterFirstNameFound", Bool, "false", "unused by Settee"),
+    decl("stopAfterFirstSuffixFound", Bool, "true", "unused by Settee"),
+    decl("requireOne", Bool, "false", "unused by Settee"),
+    decl("requireAll", Bool, "true", "unused by Settee"),
+    decl("loadedPlugins", Strings, "", "plugins reported as loaded (output)"),
+];
+
+/// `RequiredPlugin`: accepted and recorded; every component Settee knows is built in.
+pub struct RequiredPlugin;
+
+impl Component for RequiredPlugin {
+    component_any!();
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let names = cx.data().strings("pluginName").to_vec();
+        cx.data_mut().set("loadedPlugins", settee_core::Value::Strings(names));
+        Ok(())
+    }
+}
+
+pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
+    name: "RequiredPlugin",
+    description: "Declares the SOFA modules a scene needs. Accepted and recorded; Settee's components are built in.",
+    roles: Roles::PLUGIN,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[PLUGIN_DATA],
+    links: &[],
+    create: |_| Box::new(RequiredPlugin),
+    preparse: None,
+    no_src_link: &[],
+};
+
+/// Registers the classes of this crate.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register_all(VISUAL_CLASSES);
+    f.register(&REQUIRED_PLUGIN);
+}

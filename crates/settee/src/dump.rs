@@ -1,0 +1,110 @@
+//! Which mechanical states SOFA's regression test dumps, and writing them in its format.
+
+use std::path::{Path, PathBuf};
+
+use settee_core::{ComponentId, NodeId, Roles, Scene, StateId, VecId};
+use settee_regress::reference::StateDumpWriter;
+use settee_regress::list::ExportSchedule;
+
+/// A state selected for dumping or comparison.
+#[derive(Clone, Debug)]
+pub struct SelectedState {
+    pub index: usize,
+    pub name: String,
+    pub node: NodeId,
+    pub component: ComponentId,
+    pub state: StateId,
+}
+
+/// SOFA's selection (`WriteStateCreator`/`CompareStateCreator`): in pre-order, the node's own
+/// mechanical state, if the node or an ancestor has an ODE solver and, unless `mapped`, neither
+/// the node nor an ancestor has a mapping.
+pub fn select_states(scene: &Scene, mapped: bool) -> Vec<SelectedState> {
+    let mut out = Vec::new();
+    for n in scene.preorder(Scene::ROOT) {
+        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
+        if scene.find_up(n, Roles::ODE_SOLVER).is_none() {
+            continue;
+        }
+        if !mapped && scene.find_up(n, Roles::MAPPING).is_some() {
+            continue;
+        }
+        let Some(state) = scene.state_of(ms) else { continue };
+        out.push(SelectedState { index: out.len(), name: scene.entry(ms).name.clone(), node: n, component: ms, state });
+    }
+    out
+}
+
+/// Node weights of SOFA's scene error: for each selected state, the number of active nodes whose
+/// nearest selected state (in the node or its ancestors) is that one.
+pub fn node_weights(scene: &Scene, selected: &[SelectedState]) -> Vec<usize> {
+    let mut w = vec![0; selected.len()];
+    for n in scene.preorder(Scene::ROOT) {
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            if let Some(i) = selected.iter().position(|s| s.node == c) {
+                w[i] += 1;
+                break;
+            }
+            cur = scene.node(c).parent;
+        }
+    }
+    w
+}
+
+/// The dump file of a state: `<dir>/<scene file name>.reference_<i>_<name>_mstate.txt.gz`.
+pub fn dump_path(dir: &Path, scene_file: &Path, s: &SelectedState) -> PathBuf {
+    let base = dir.join(format!("{}.reference", scene_file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+    settee_regress::reference::state_reference_path(&base, s.index, &s.name)
+}
+
+/// Writes the selected states at the start of steps, on SOFA's export schedule.
+pub struct Dumper {
+    writers: Vec<(SelectedState, StateDumpWriter)>,
+    schedule: ExportSchedule,
+}
+
+impl Dumper {
+    /// `every`: `None` = SOFA's last-step-only references ({0, dt·(steps−1)}); `Some(k)`: every
+    /// k steps from T = 0.
+    pub fn create(scene: &Scene, scene_file: &Path, dir: &Path, mapped: bool, steps: usize, every: Option<usize>) -> std::io::Result<Dumper> {
+        std::fs::create_dir_all(dir)?;
+        let dt = scene.root().context.dt;
+        let schedule = match every {
+            None => ExportSchedule::new(vec![0.0, dt * (steps as f64 - 1.0)], None),
+            Some(k) => ExportSchedule::new(vec![0.0], Some(dt * k.max(1) as f64)),
+        };
+        let mut writers = Vec::new();
+        for s in select_states(scene, mapped) {
+            let path = dump_path(dir, scene_file, &s);
+            let w = StateDumpWriter::create(&path).map_err(|e| std::io::Error::other(e.to_string()))?;
+            writers.push((s, w));
+        }
+        Ok(Dumper { writers, schedule })
+    }
+
+    /// Called at the start of every step.
+    pub fn at_step_start(&mut self, scene: &Scene) -> std::io::Result<()> {
+        let t = scene.root().context.time;
+        let dt = scene.root().context.dt;
+        if !self.schedule.should_write(t, dt) {
+            return Ok(());
+        }
+        for (s, w) in &mut self.writers {
+            let st = scene.store.get(s.state);
+            w.write_record(t, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY))).map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    pub fn paths(&self, dir: &Path, scene_file: &Path) -> Vec<PathBuf> {
+        self.writers.iter().map(|(s, _)| dump_path(dir, scene_file, s)).collect()
+    }
+
+    pub fn finish(self) -> std::io::Result<()> {
+        for (_, w) in self.writers {
+            w.finish().map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        Ok(())
+    }
+}

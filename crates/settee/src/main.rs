@@ -1,0 +1,323 @@
+//! `settee`: run SOFA scenes, check them, compare them with SOFA's references.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use settee::regress::{self, SuiteLayout};
+use settee_core::Severity;
+
+#[derive(Parser)]
+#[command(name = "settee", version, about = "Runs SOFA XML scenes and compares them with SOFA's reference trajectories")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scene.
+    Run {
+        scene: PathBuf,
+        /// Number of steps.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
+        /// Time step (overrides the root node's dt).
+        #[arg(long)]
+        dt: Option<f64>,
+        /// Extra directory searched for data files (meshes, includes); repeatable.
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+        /// Write the states SOFA's regression test selects into DIR, in SOFA's reference format.
+        #[arg(long)]
+        dump: Option<PathBuf>,
+        /// Dump mapped states too.
+        #[arg(long, requires = "dump")]
+        dump_mapped: bool,
+        /// Dump every K steps (default: T=0 and the start of the last step, as SOFA's references).
+        #[arg(long, requires = "dump")]
+        dump_every: Option<usize>,
+        /// Print the time per step and per stage.
+        #[arg(long)]
+        timing: bool,
+    },
+    /// Load and initialise scenes; report unsupported components and bad Data.
+    Check {
+        scenes: Vec<PathBuf>,
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+    },
+    /// Run SOFA's regression lists (a `.regression-tests` file or a directory of them).
+    Regress {
+        list_or_dir: PathBuf,
+        /// Only scenes whose path contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Write the results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write the conformance table as Markdown.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// A file listing scenes that must pass (one per line); exit non-zero if one does not.
+        #[arg(long)]
+        require: Option<PathBuf>,
+        /// Run only the scenes listed in this file (one per line, as in conformance/passing.txt).
+        #[arg(long)]
+        only: Option<PathBuf>,
+        /// Number of scenes run in parallel (default: number of cores).
+        #[arg(short, long)]
+        jobs: Option<usize>,
+    },
+    /// List components with their Data (type, default, help).
+    Doc {
+        component: Option<String>,
+        /// Markdown output (the reference in docs/components.md).
+        #[arg(long)]
+        markdown: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing } => {
+            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing)
+        }
+        Command::Check { scenes, data_dir } => check(scenes, data_dir),
+        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs } => regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs),
+        Command::Doc { component, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
+            Ok(s) => {
+                print!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+fn print_warnings(scene: &settee_core::Scene) {
+    for m in &scene.messages {
+        if m.severity >= Severity::Warning {
+            eprintln!("{m}");
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(scene_path: PathBuf, steps: usize, dt: Option<f64>, data_dir: Vec<PathBuf>, dump: Option<PathBuf>, dump_mapped: bool, dump_every: Option<usize>, timing: bool) -> ExitCode {
+    let factory = settee::factory();
+    let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
+        Ok(l) => l,
+        Err(f) => {
+            for d in &f.diagnostics {
+                if d.severity >= Severity::Warning {
+                    eprintln!("{d}");
+                }
+            }
+            eprintln!("error: could not load {}", scene_path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    print_warnings(&loaded.scene);
+    let scene = &mut loaded.scene;
+    if let Some(dt) = dt {
+        scene.node_mut(settee_core::Scene::ROOT).context.dt = dt;
+        scene.propagate_context();
+    }
+    scene.timing_enabled = timing;
+    let dt = scene.root().context.dt;
+    let mut dumper = match &dump {
+        Some(dir) => match settee::dump::Dumper::create(scene, &scene_path, dir, dump_mapped, steps, dump_every) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("error: cannot write dumps into {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    let tty = std::io::stderr().is_terminal();
+    let t0 = Instant::now();
+    for k in 0..steps {
+        if let Some(d) = dumper.as_mut() {
+            if let Err(e) = d.at_step_start(scene) {
+                eprintln!("error: writing dumps: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+        if let Err(e) = settee_core::simulation::animate(scene, dt) {
+            if tty {
+                eprintln!();
+            }
+            eprintln!("{e}");
+            eprintln!("error: step {} (t = {}) failed", k + 1, scene.root().context.time);
+            return ExitCode::FAILURE;
+        }
+        if tty && (k % 10 == 0 || k + 1 == steps) {
+            let w = 40;
+            let done = (k + 1) * w / steps.max(1);
+            eprint!("\r[{}{}] {}/{} steps", "=".repeat(done), " ".repeat(w - done), k + 1, steps);
+            let _ = std::io::stderr().flush();
+        }
+    }
+    if tty {
+        eprintln!();
+    }
+    let elapsed = t0.elapsed();
+    if let (Some(d), Some(dir)) = (dumper, &dump) {
+        let paths = d.paths(dir, &scene_path);
+        if let Err(e) = d.finish() {
+            eprintln!("error: writing dumps: {e}");
+            return ExitCode::FAILURE;
+        }
+        for p in paths {
+            println!("wrote {}", p.display());
+        }
+    }
+    println!("{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}", steps, dt, elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e3 / steps.max(1) as f64, scene.root().context.time);
+    if timing {
+        println!("{:<24} {:>12} {:>10}", "stage", "total ms", "ms/step");
+        for (stage, d, _) in &scene.timers.stages {
+            println!("{:<24} {:>12.3} {:>10.4}", stage, d.as_secs_f64() * 1e3, d.as_secs_f64() * 1e3 / steps.max(1) as f64);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
+    let factory = settee::factory();
+    let mut ok = true;
+    for path in scenes {
+        match settee::load(&path, &factory, &data_dir) {
+            Ok(l) => {
+                let warnings: Vec<_> = l.scene.messages.iter().filter(|m| m.severity >= Severity::Warning).collect();
+                for w in &warnings {
+                    println!("{w}");
+                }
+                println!("{}: supported ({} components, {} warnings)", path.display(), l.scene.components.len(), warnings.len());
+            }
+            Err(f) => {
+                ok = false;
+                for d in f.diagnostics.iter().filter(|d| d.severity >= Severity::Warning) {
+                    println!("{d}");
+                }
+                let n = f.diagnostics.iter().filter(|d| d.unsupported).count();
+                println!("{}: NOT supported ({} unsupported components/features, {} errors)", path.display(), n, f.diagnostics.iter().filter(|d| d.severity == Severity::Error).count());
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn read_scene_list(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn regress_cmd(path: PathBuf, filter: Option<String>, json: Option<PathBuf>, markdown: Option<PathBuf>, require: Option<PathBuf>, only: Option<PathBuf>, jobs: Option<usize>) -> ExitCode {
+    let only = match only.as_deref().map(read_scene_list).transpose() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(j) = jobs {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global();
+    }
+    let lists = match regress::find_lists(&path) {
+        Ok(l) if !l.is_empty() => l,
+        Ok(_) => {
+            eprintln!("error: no *.regression-tests list in {}", path.display());
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut jobs_list = Vec::new();
+    for l in lists {
+        let list = match settee_regress::RegressionList::from_file(&l) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        for p in &list.problems {
+            eprintln!("warning: {}: {p}", l.display());
+        }
+        // Topology lists compare topologies, not states; they are not run by this driver yet.
+        if l.file_name().is_some_and(|n| n.to_string_lossy().contains("Topology")) {
+            eprintln!("note: {} holds topology-regression scenes; topology comparison is not supported yet", l.display());
+            continue;
+        }
+        let layout = SuiteLayout::for_list(&list);
+        for e in list.entries {
+            let listed = only.as_ref().is_none_or(|o| o.contains(&e.scene));
+            if listed && filter.as_deref().is_none_or(|f| e.scene.contains(f)) {
+                jobs_list.push((layout.clone(), e));
+            }
+        }
+    }
+    let factory = settee::factory();
+    let t0 = Instant::now();
+    let outcomes = regress::run_all(&factory, &jobs_list);
+    for o in &outcomes {
+        println!("{}", regress::format_row(o));
+    }
+    let pass = outcomes.iter().filter(|o| o.status == regress::Status::Pass).count();
+    let unsupported = outcomes.iter().filter(|o| o.status == regress::Status::Unsupported).count();
+    println!("{pass} passed, {} failed, {unsupported} unsupported ({} scenes, {:.1} s)", outcomes.len() - pass - unsupported, outcomes.len(), t0.elapsed().as_secs_f64());
+    if let Some(j) = json {
+        if let Err(e) = std::fs::write(&j, serde_json::to_string_pretty(&outcomes).unwrap_or_default()) {
+            eprintln!("error: cannot write {}: {e}", j.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(m) = markdown {
+        if let Err(e) = std::fs::write(&m, regress::markdown(&outcomes)) {
+            eprintln!("error: cannot write {}: {e}", m.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(r) = require {
+        let required = match read_scene_list(&r) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let mut missing = Vec::new();
+        for line in &required {
+            match outcomes.iter().find(|o| &o.scene == line) {
+                Some(o) if o.status == regress::Status::Pass => {}
+                Some(o) => missing.push(format!("{line}: {}", o.status)),
+                None => missing.push(format!("{line}: not run (not in the lists, or filtered out)")),
+            }
+        }
+        if !missing.is_empty() {
+            eprintln!("error: {} scene(s) listed in {} no longer pass:", missing.len(), r.display());
+            for m in missing {
+                eprintln!("  {m}");
+            }
+            return ExitCode::FAILURE;
+        }
+        println!("ratchet: every scene of {} passes", r.display());
+    }
+    ExitCode::SUCCESS
+}

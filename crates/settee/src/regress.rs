@@ -1,0 +1,237 @@
+//! The regression driver: runs the scenes of SOFA's `.regression-tests` lists and compares their
+//! states with SOFA's references exactly as SOFA's C++ regression test does (spec
+//! scene-format.md §5): which states, when, the error metric and the threshold.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::Serialize;
+use settee_core::{Factory, VecId};
+use settee_regress::list::{RegressionEntry, RegressionList};
+use settee_regress::metric::{error_by_dof, fails, StateComparer};
+use settee_regress::reference::{read_state_reference, state_reference_path};
+
+use crate::dump::{node_weights, select_states};
+
+/// Where the scenes, references and data of a suite live.
+#[derive(Clone, Debug)]
+pub struct SuiteLayout {
+    pub scenes: PathBuf,
+    pub references: PathBuf,
+    pub data: Vec<PathBuf>,
+}
+
+impl SuiteLayout {
+    /// `../shared/sofa-suite` style: `scenes/`, `references/`, `data/` beside the lists. A list
+    /// inside a SOFA checkout (no `scenes/` beside it) uses the list directory for scenes and the
+    /// reference directory named by the list (`$REGRESSION_DIR`).
+    pub fn for_list(list: &RegressionList) -> SuiteLayout {
+        let dir = list.list_dir().to_path_buf();
+        if dir.join("scenes").is_dir() {
+            SuiteLayout { scenes: dir.join("scenes"), references: dir.join("references"), data: vec![dir.join("data")] }
+        } else {
+            let references = list.reference_dir_from_env().unwrap_or_else(|_| dir.join("references"));
+            SuiteLayout { scenes: dir.clone(), references, data: vec![dir.clone(), dir.join("share")] }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    Unsupported,
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::Unsupported => "unsupported",
+        })
+    }
+}
+
+/// The outcome of one scene.
+#[derive(Clone, Debug, Serialize)]
+pub struct SceneOutcome {
+    pub scene: String,
+    pub status: Status,
+    pub steps: usize,
+    pub epsilon: f64,
+    /// SOFA's scene error (`errorByDof`), when the run got that far.
+    pub error_by_dof: Option<f64>,
+    /// Largest absolute difference between a printed current value and the reference.
+    pub max_abs_diff: Option<f64>,
+    /// Time of the first reference record whose per-line error exceeded epsilon.
+    pub first_exceeding_time: Option<f64>,
+    pub wall_seconds: f64,
+    /// Wall time per simulated step.
+    pub seconds_per_step: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Runs one list entry.
+pub fn run_entry(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEntry) -> SceneOutcome {
+    let t0 = Instant::now();
+    let mut out = SceneOutcome {
+        scene: entry.scene.clone(),
+        status: Status::Fail,
+        steps: entry.steps,
+        epsilon: entry.epsilon,
+        error_by_dof: None,
+        max_abs_diff: None,
+        first_exceeding_time: None,
+        wall_seconds: 0.0,
+        seconds_per_step: None,
+        message: None,
+    };
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| run_entry_inner(factory, layout, entry, &mut out)));
+    if let Err(p) = result {
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        out.status = Status::Fail;
+        out.message = Some(format!("panic: {msg}"));
+    }
+    out.wall_seconds = t0.elapsed().as_secs_f64();
+    out
+}
+
+fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEntry, out: &mut SceneOutcome) {
+    let scene_path = layout.scenes.join(&entry.scene);
+    let loaded = match crate::run::load(&scene_path, factory, &layout.data) {
+        Ok(l) => l,
+        Err(f) => {
+            out.status = if f.unsupported() { Status::Unsupported } else { Status::Fail };
+            out.message = Some(f.first_error());
+            return;
+        }
+    };
+    let mut scene = loaded.scene;
+    let base = layout.references.join(format!("{}.reference", entry.scene));
+    let selected = select_states(&scene, entry.mapped);
+    let weights = node_weights(&scene, &selected);
+    let mut comparers = Vec::new();
+    for s in &selected {
+        let path = state_reference_path(&base, s.index, &s.name);
+        match read_state_reference(&path) {
+            Ok(records) => {
+                let n = scene.store.get(s.state).size;
+                comparers.push(StateComparer::new(records, n).with_diagnostic_epsilon(entry.epsilon));
+            }
+            Err(e) => {
+                out.message = Some(format!("reference of state {} '{}': {e}", s.index, s.name));
+                return;
+            }
+        }
+    }
+    let dt = scene.root().context.dt;
+    let t_steps = Instant::now();
+    for _ in 0..entry.steps {
+        let t = scene.root().context.time;
+        for (s, c) in selected.iter().zip(comparers.iter_mut()) {
+            let st = scene.store.get(s.state);
+            c.at_step_start(t, dt, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY)));
+        }
+        if let Err(e) = settee_core::simulation::animate(&mut scene, dt) {
+            out.message = Some(format!("step at t = {t}: {e}"));
+            return;
+        }
+    }
+    if entry.steps > 0 {
+        out.seconds_per_step = Some(t_steps.elapsed().as_secs_f64() / entry.steps as f64);
+    }
+    let pairs: Vec<(f64, usize)> = comparers.iter().zip(&weights).map(|(c, w)| (c.dof_error(), *w)).collect();
+    let e = error_by_dof(&pairs);
+    out.error_by_dof = Some(e);
+    out.max_abs_diff = Some(comparers.iter().map(|c| c.max_abs_diff()).fold(0.0, f64::max));
+    out.first_exceeding_time = comparers.iter().filter_map(|c| c.first_exceeding_time()).reduce(f64::min);
+    if scene.has_errors() {
+        out.message = scene.messages.iter().find(|m| m.severity == settee_core::Severity::Error).map(|m| m.to_string());
+        return;
+    }
+    out.status = if fails(e, entry.epsilon) { Status::Fail } else { Status::Pass };
+}
+
+/// The lists named by a path: the file itself, or every `*.regression-tests` in a directory.
+pub fn find_lists(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut v: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "regression-tests"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Runs entries in parallel, keeping the list order in the result.
+pub fn run_all(factory: &Factory, jobs: &[(SuiteLayout, RegressionEntry)]) -> Vec<SceneOutcome> {
+    jobs.par_iter().map(|(layout, entry)| run_entry(factory, layout, entry)).collect()
+}
+
+fn sci(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.3e}")).unwrap_or_else(|| "-".into())
+}
+
+/// One line per scene for the terminal.
+pub fn format_row(o: &SceneOutcome) -> String {
+    let mut s = format!(
+        "{:<12} {:<95} err {:>10} / eps {:<7} max|Δ| {:>10} {:>8.2}s",
+        o.status.to_string(),
+        o.scene,
+        sci(o.error_by_dof),
+        format!("{:e}", o.epsilon),
+        sci(o.max_abs_diff),
+        o.wall_seconds
+    );
+    if let Some(t) = o.first_exceeding_time {
+        s.push_str(&format!("  first record over eps at T={t}"));
+    }
+    if let Some(m) = &o.message {
+        let first_line = m.lines().next().unwrap_or("");
+        s.push_str(&format!("\n             {first_line}"));
+    }
+    s
+}
+
+/// The conformance table (Markdown).
+pub fn markdown(outcomes: &[SceneOutcome]) -> String {
+    let pass = outcomes.iter().filter(|o| o.status == Status::Pass).count();
+    let unsupported = outcomes.iter().filter(|o| o.status == Status::Unsupported).count();
+    let mut s = String::new();
+    s.push_str("# Conformance with SOFA's regression suite\n\n");
+    s.push_str("Generated by `settee regress ../shared/sofa-suite --markdown docs/conformance.md`: each scene runs the\n");
+    s.push_str("listed number of steps and is compared with SOFA's reference using SOFA's own metric (mean absolute\n");
+    s.push_str("difference of 6-digit values, divided by the DOF count, node-weighted) and threshold.\n\n");
+    s.push_str(&format!(
+        "**{pass} of {} scenes pass**; {unsupported} use components Settee does not support yet; {} fail.\n\n",
+        outcomes.len(),
+        outcomes.len() - pass - unsupported
+    ));
+    s.push_str("| scene | status | error | epsilon | max abs diff | ms/step | note |\n|---|---|---|---|---|---|---|\n");
+    for o in outcomes {
+        let note = o.message.as_deref().unwrap_or("").lines().next().unwrap_or("").replace('|', "\\|");
+        let note: String = note.chars().take(140).collect();
+        s.push_str(&format!(
+            "| {} | {} | {} | {:e} | {} | {} | {} |\n",
+            o.scene,
+            o.status,
+            sci(o.error_by_dof),
+            o.epsilon,
+            sci(o.max_abs_diff),
+            o.seconds_per_step.map(|t| format!("{:.3}", t * 1e3)).unwrap_or_else(|| "-".into()),
+            note
+        ));
+    }
+    s
+}
+
+/// Total wall time, for the summary line.
+pub fn total_time(outcomes: &[SceneOutcome]) -> Duration {
+    Duration::from_secs_f64(outcomes.iter().map(|o| o.wall_seconds).sum())
+}
