@@ -8,3 +8,104 @@ pub use constant_force_field::ConstantForceField;
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&constant_force_field::CLASS);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use settee_core::mechanics::{self as mech, MechScope};
+    use settee_core::simulation::init_root;
+    use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, SimResult, VecId};
+
+    fn factory() -> Factory {
+        let mut f = Factory::new();
+        settee_statecontainer::register(&mut f);
+        settee_animationloop::register(&mut f);
+        super::register(&mut f);
+        f
+    }
+
+    fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
+        let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
+        let attrs = attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+        let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
+        assert!(!scene.has_errors(), "{:?}", scene.messages);
+        id
+    }
+
+    /// The force vector computed on a single state with one ConstantForceField.
+    fn force_of(mo: &[(&str, &str)], cff: &[(&str, &str)]) -> SimResult<(Vec<f64>, Scene, ComponentId)> {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", mo);
+        let c = add(&mut s, &f, Scene::ROOT, "ConstantForceField", cff);
+        init_root(&mut s, &f)?;
+        let scope = MechScope::build(&s, Scene::ROOT);
+        mech::compute_force(&mut s, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY)?;
+        let mut out = Vec::new();
+        mech::gather(&s, &scope, VecId::FORCE, &mut out);
+        Ok((out, s, c))
+    }
+
+    const THREE: (&str, &str) = ("position", "0 0 0  1 0 0  2 0 0");
+
+    #[test]
+    fn forces_per_index() {
+        let (f, _, _) = force_of(&[THREE], &[("indices", "0 2"), ("forces", "1 2 3  4 5 6")]).unwrap();
+        assert_eq!(f, vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn single_force_on_all_dofs_and_outputs() {
+        let (f, s, c) = force_of(&[THREE], &[("force", "0.5 -1 0.25")]).unwrap();
+        assert_eq!(f, [0.5, -1.0, 0.25].repeat(3));
+        let d = &s.entry(c).data;
+        assert_eq!(d.indices("indices"), &[0, 1, 2]);
+        assert_eq!(d.reals("totalForce"), &[1.5, -3.0, 0.75]);
+        assert_eq!(d.reals("forces"), [0.5, -1.0, 0.25].repeat(3).as_slice());
+    }
+
+    #[test]
+    fn total_force_is_shared_and_forces_take_precedence() {
+        let (f, _, _) = force_of(&[THREE], &[("indices", "1 2"), ("totalForce", "3 0 -1")]).unwrap();
+        assert_eq!(f, vec![0.0, 0.0, 0.0, 1.5, 0.0, -0.5, 1.5, 0.0, -0.5]);
+        let (f, _, _) = force_of(&[THREE], &[("indices", "1"), ("forces", "1 1 1"), ("force", "9 9 9"), ("totalForce", "7 7 7")]).unwrap();
+        assert_eq!(f, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn index_from_end() {
+        let (f, _, _) = force_of(&[THREE], &[("indices", "0"), ("indexFromEnd", "true"), ("force", "1 2 3")]).unwrap();
+        assert_eq!(f, vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn rigid_force_and_torque() {
+        let mo = [("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0 0 0 0 0 1")];
+        let (f, _, _) = force_of(&mo, &[("indices", "1"), ("force", "1 2 3 4 5 6")]).unwrap();
+        assert_eq!(f, vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    }
+
+    #[test]
+    fn no_stiffness() {
+        let (_, mut s, _) = force_of(&[THREE], &[("force", "1 2 3")]).unwrap();
+        let scope = MechScope::build(&s, Scene::ROOT);
+        mech::scatter(&mut s, &scope, VecId::DX, &[1.0; 9]);
+        for &st in &scope.states {
+            s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
+        }
+        mech::add_mbkdx(&mut s, &scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b: 0.0, k: 1.0 }, true).unwrap();
+        assert!(s.vec(scope.states[0], VecId::DFORCE).iter().all(|v| *v == 0.0));
+        let mut b = settee_linalg::MatrixBuilder::new(0);
+        mech::assemble(&mut s, &scope, Mbk { m: 0.0, b: 0.0, k: 1.0 }, &mut b).unwrap();
+        assert!(b.matrix().values().iter().all(|v| *v == 0.0));
+    }
+
+    #[test]
+    fn invalid_inputs_are_errors() {
+        let e = force_of(&[THREE], &[("indices", "0 3"), ("force", "1 0 0")]).err().expect("an error");
+        assert!(e.diagnostic().message.contains("beyond"), "{e}");
+        let e = force_of(&[THREE], &[("forces", "1 0 0")]).err().expect("an error");
+        assert!(e.diagnostic().hint.as_deref().unwrap_or("").contains("force="), "{e}");
+    }
+}

@@ -407,8 +407,8 @@ mod tests {
 
     #[test]
     fn rk4_spring_oscillator_has_fourth_order_error() {
-        let (k, mass, l, amp, t_end) = (100.0, 1.0, 1.0, 0.2, 1.0);
-        let omega: f64 = (k / mass as f64).sqrt();
+        let (k, mass, l, amp, t_end): (f64, f64, f64, f64, f64) = (100.0, 1.0, 1.0, 0.2, 1.0);
+        let omega = (k / mass).sqrt();
         let mut errors = Vec::new();
         for steps in [100usize, 200, 400] {
             let h = t_end / steps as f64;

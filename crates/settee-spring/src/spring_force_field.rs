@@ -300,8 +300,8 @@ impl ForceField for SpringForceField {
                 }
             }
             let mut norm2 = u[0] * u[0];
-            for c in 1..n {
-                norm2 += u[c] * u[c];
+            for c in &u[1..n] {
+                norm2 += c * c;
             }
             let d = norm2.sqrt();
             if !(s.enabled && d > 1.0e-9 && (!s.elongation_only || d > s.initpos)) {
@@ -319,9 +319,13 @@ impl ForceField for SpringForceField {
                 0 => (&[], &[]),
                 _ => (io.v[0], io.v[j2]),
             };
-            let mut elongation_velocity = u[0] * (vel(v2, b, 0) - vel(v1, a, 0));
-            for c in 1..n {
-                elongation_velocity += u[c] * (vel(v2, b, c) - vel(v1, a, c));
+            let mut rel = [0.0f64; 6];
+            for (c, r) in rel.iter_mut().enumerate().take(n) {
+                *r = vel(v2, b, c) - vel(v1, a, c);
+            }
+            let mut elongation_velocity = u[0] * rel[0];
+            for (uc, rc) in u[1..n].iter().zip(&rel[1..n]) {
+                elongation_velocity += uc * rc;
             }
             let intensity = s.ks * elongation + s.kd * elongation_velocity;
             for c in 0..n {

@@ -283,6 +283,34 @@ mod tests {
     }
 
     #[test]
+    fn resolution_linked_from_a_parent_grid() {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let dir = std::path::Path::new(".");
+        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        let child = scene.add_node(Scene::ROOT, "child");
+        let g = f
+            .create(
+                &mut scene,
+                child,
+                "RegularGridTopology",
+                None,
+                attrs(&[("n", "@../grid.n"), ("xmin", "-1.5"), ("xmax", "1.5"), ("ymin", "-9"), ("ymax", "-6"), ("zmin", "0"), ("zmax", "19"), ("computeTriangleList", "false")]),
+                None,
+                dir,
+            )
+            .unwrap();
+        assert!(scene.messages.is_empty(), "{:?}", scene.messages);
+        init_scene(&mut scene).unwrap();
+        let m = scene.mesh_of(g).unwrap();
+        assert_eq!(m.points.len(), 320);
+        assert_eq!(m.points[1], [-0.5, -9.0, 0.0]);
+        assert!(m.triangles.is_empty());
+        // without triangles, the edges are the grid lines
+        assert_eq!(m.edges.len(), 784);
+    }
+
+    #[test]
     fn float_attributes_are_single_precision() {
         let mut a = vec![
             ("xmin".to_string(), "-0.1".to_string()),

@@ -155,7 +155,6 @@ impl Component for MeshTopology {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::test_util::{attrs, init_scene};
     use settee_core::{Factory, Scene};
 
@@ -195,7 +194,7 @@ mod tests {
         // b sees a's derived lists through the src= links
         assert_eq!(scene.mesh_of(b).unwrap(), &ma);
         assert_eq!(scene.entry(b).data.indices("edges").len(), 18);
-        // the MechanicalObject takes the first topology of its node
+        // the MechanicalObject takes the topology of its node (the last one added)
         let s = scene.state_of(mo).unwrap();
         assert_eq!(scene.store.get(s).size, 5);
     }
