@@ -99,6 +99,9 @@ pub struct CreateArgs<'a> {
     pub layout: Option<crate::types::Layout>,
 }
 
+/// Rewrites a component's `(name, value)` attributes before they are parsed.
+pub type PreparseFn = fn(&mut Vec<(String, String)>);
+
 /// A registered component class.
 pub struct ComponentClass {
     pub name: &'static str,
@@ -112,7 +115,7 @@ pub struct ComponentClass {
     pub links: &'static [LinkDecl],
     pub create: fn(&CreateArgs) -> Box<dyn Component>,
     /// Rewrites attributes before parsing (SOFA's per-class `parse` overrides, e.g. `dx dy dz`).
-    pub preparse: Option<fn(&mut Vec<(String, String)>)>,
+    pub preparse: Option<PreparseFn>,
     /// Data names that `src=` must not link (on top of the common ones).
     pub no_src_link: &'static [&'static str],
 }

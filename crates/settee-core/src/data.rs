@@ -676,6 +676,7 @@ pub fn default_value(kind: DataKind, arity: TemplateArity) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     const A3: TemplateArity = TemplateArity { coord: 3, deriv: 3 };
 
     #[test]
@@ -753,5 +754,32 @@ mod tests {
         let idx = Value::Indices { arity: 1, v: vec![3, 4] };
         let out = convert_value(&idx, DataKind::Indices, A3, &Value::Bool(false)).unwrap();
         assert_eq!(out, idx);
+    }
+
+    proptest! {
+        /// An index list printed in SOFA's syntax parses back to itself.
+        #[test]
+        fn index_lists_round_trip(v in prop::collection::vec(0usize..100000, 0..50)) {
+            let val = Value::Indices { arity: 1, v: v.clone() };
+            let back = parse_value(DataKind::Indices, A3, &print_value(&val), &Value::Bool(false));
+            prop_assert_eq!(back.value, val);
+            prop_assert!(back.problem.is_none());
+        }
+
+        /// A range `a-b` expands to every index between a and b, in the written direction.
+        #[test]
+        fn ranges_expand(a in 0usize..500, b in 0usize..500) {
+            let out = parse_value(DataKind::Indices, A3, &format!("{a}-{b}"), &Value::Bool(false)).value;
+            let expected: Vec<usize> = if a <= b { (a..=b).collect() } else { (b..=a).rev().collect() };
+            prop_assert_eq!(out, Value::Indices { arity: 1, v: expected });
+        }
+
+        /// Reals printed with 17 significant digits parse back exactly.
+        #[test]
+        fn reals_round_trip_exactly(v in prop::collection::vec(-1e12f64..1e12, 0..30)) {
+            let text: Vec<String> = v.iter().map(|x| format!("{x:.17e}")).collect();
+            let out = parse_value(DataKind::Reals, A3, &text.join(" "), &Value::Bool(false)).value;
+            prop_assert_eq!(out, Value::Reals { arity: 1, v });
+        }
     }
 }

@@ -80,6 +80,7 @@ impl Factory {
     /// Creates a component in `node` from its class name, template text and attributes, then
     /// parses the attributes and runs the class's `parsed` hook. Problems are reported into the
     /// scene's messages; `None` when the component could not be created.
+    #[allow(clippy::too_many_arguments)] // mirrors an XML element: class, template, attributes, position, directory
     pub fn create(
         &self,
         scene: &mut Scene,

@@ -559,6 +559,7 @@ impl MatrixAccumulator<'_> {
     }
 
     /// Adds a dense row-major block at scalar rows `i0`, columns `j0`.
+    #[allow(clippy::too_many_arguments)] // two (state, offset) pairs plus the block's shape and data
     pub fn add_block(&mut self, si: StateId, i0: usize, sj: StateId, j0: usize, rows: usize, cols: usize, data: &[f64]) {
         if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
             if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {

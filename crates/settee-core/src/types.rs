@@ -184,6 +184,39 @@ pub fn rigid3_integrate(x: &mut [f64], lin: [f64; 3], ang: [f64; 3]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The exponential-map update keeps a unit quaternion unit (to round-off), whatever the
+        /// increment.
+        #[test]
+        fn rigid_increment_preserves_unit_orientation(
+            q in prop::array::uniform4(-1.0f64..1.0),
+            w in prop::array::uniform3(-10.0f64..10.0),
+            h in 1e-6f64..0.1,
+        ) {
+            let mut q = q;
+            prop_assume!(q.iter().map(|c| c * c).sum::<f64>() > 1e-3);
+            quat_normalize(&mut q);
+            let mut x = [0.0, 0.0, 0.0, q[0], q[1], q[2], q[3]];
+            for _ in 0..10 {
+                Layout::Rigid3.coord_add_scaled(&mut x, &[0.0, 0.0, 0.0, w[0], w[1], w[2]], h);
+            }
+            let n: f64 = x[3..7].iter().map(|c| c * c).sum();
+            prop_assert!((n - 1.0).abs() < 1e-12, "norm² {}", n);
+        }
+
+        /// Rotating by q then by its conjugate gives the vector back.
+        #[test]
+        fn rotation_then_inverse_is_identity(a in prop::array::uniform3(-3.0f64..3.0), v in prop::array::uniform3(-5.0f64..5.0)) {
+            let q = quat_from_euler(a);
+            let r = quat_rotate(q, v);
+            let back = quat_rotate([-q[0], -q[1], -q[2], q[3]], r);
+            for c in 0..3 {
+                prop_assert!((back[c] - v[c]).abs() < 1e-12);
+            }
+        }
+    }
 
     #[test]
     fn rigid_rotation_about_x_accumulates_angle() {

@@ -557,13 +557,18 @@ fn stiffness_impl(
 /// `K · d` with each row summed left to right.
 #[inline]
 fn stiffness_times(k: &ElementStiffness, d: &[f64; 24]) -> [f64; 24] {
+    // Each f[i] is summed over j in increasing order, as a row-by-row product would, but the
+    // loops run column by column so the 24 independent sums advance together (vectorisable).
+    // K is exactly symmetric, so column j is row j: contiguous.
     let mut f = [0.0; 24];
-    for (fi, row) in f.iter_mut().zip(k.iter()) {
-        let mut s = row[0] * d[0];
-        for j in 1..24 {
-            s += row[j] * d[j];
+    for i in 0..24 {
+        f[i] = k[0][i] * d[0];
+    }
+    for j in 1..24 {
+        let (row, dj) = (&k[j], d[j]);
+        for i in 0..24 {
+            f[i] += row[i] * dj;
         }
-        *fi = s;
     }
     f
 }
