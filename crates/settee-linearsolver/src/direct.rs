@@ -171,6 +171,25 @@ fn describe(e: &LinalgError) -> (&'static str, String) {
 
 impl settee_core::component::LinearSolver for DirectLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
+        self.assemble_and_factorize(scene, scope, factors)?;
+        let me = self.me;
+        let sys = &mut self.system;
+        mech::gather(scene, scope, rhs, &mut sys.b);
+        sys.x.clear();
+        sys.x.resize(sys.b.len(), 0.0);
+        let solver = self.solver.as_ref().ok_or_else(|| step_error(scene, me, "solve before factorization"))?;
+        if let Err(e) = solver.solve(&sys.b, &mut sys.x) {
+            let (hint, msg) = describe(&e);
+            return Err(step_error(scene, me, format!("solving the factorised system failed: {msg}")).hint(hint));
+        }
+        mech::scatter(scene, scope, solution, &sys.x);
+        Ok(())
+    }
+}
+
+impl DirectLinearSolver {
+    /// Assembles `P(mM + bB + kK)P` and factorises it.
+    fn assemble_and_factorize(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         let me = self.me;
         let builder = self.system.assemble(scene, scope, factors)?;
         let a = copy_non_zeros(builder.matrix()).map_err(|e| step_error(scene, me, format!("copying the system matrix: {e}")))?;
@@ -189,15 +208,20 @@ impl settee_core::component::LinearSolver for DirectLinearSolver {
                 scene.entry_mut(c).data.set("L_nnz", Value::Int(n as i64));
             }
         }
-        let sys = &mut self.system;
-        mech::gather(scene, scope, rhs, &mut sys.b);
-        sys.x.clear();
-        sys.x.resize(sys.b.len(), 0.0);
-        if let Err(e) = solver.solve(&sys.b, &mut sys.x) {
-            let (hint, msg) = describe(&e);
-            return Err(step_error(scene, me, format!("solving the factorised system failed: {msg}")).hint(hint));
-        }
-        mech::scatter(scene, scope, solution, &sys.x);
         Ok(())
+    }
+}
+
+impl crate::preconditioner::Preconditioner for DirectLinearSolver {
+    fn refresh(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
+        self.assemble_and_factorize(scene, scope, factors)
+    }
+    fn apply(&mut self, scene: &mut Scene, r: &[f64], z: &mut [f64]) -> SimResult {
+        let me = self.me;
+        let solver = self.solver.as_ref().ok_or_else(|| step_error(scene, me, "used as a preconditioner before its matrix was built"))?;
+        solver.solve(r, z).map_err(|e| {
+            let (hint, msg) = describe(&e);
+            step_error(scene, me, format!("solving the factorised system failed: {msg}")).hint(hint)
+        })
     }
 }

@@ -13,6 +13,8 @@ pub mod direct;
 pub mod minres;
 pub mod ordering;
 pub mod pcg;
+pub mod precomputed;
+pub mod preconditioner;
 pub mod space;
 pub mod system;
 
@@ -39,4 +41,12 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&system::MATRIX_LINEAR_SYSTEM);
     f.register(&system::CONSTANT_SPARSITY_PATTERN_SYSTEM);
     f.register(&system::PRECONDITIONED_MATRIX_FREE_SYSTEM);
+    f.register(&preconditioner::JACOBI);
+    f.register(&preconditioner::BLOCK_JACOBI);
+    f.register(&preconditioner::SSOR);
+    f.register(&preconditioner::WARP);
+    f.register(&preconditioner::ROTATION_MATRIX_SYSTEM);
+    f.register(&precomputed::PRECOMPUTED_LINEAR_SOLVER);
+    f.register(&precomputed::PRECOMPUTED_WARP);
+    f.register(&precomputed::PRECOMPUTED_MATRIX_SYSTEM);
 }

@@ -1,13 +1,15 @@
 //! `PCGLinearSolver` (formerly `ShewchukPCGLinearSolver`), mechanics spec §4.3: matrix-free
-//! preconditioned CG with warm start. Only the case without preconditioner is supported so far.
+//! preconditioned CG with warm start, with or without a preconditioner
+//! (see [`crate::preconditioner`]).
 
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
-use settee_core::mechanics::MechScope;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
+use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
 
 use crate::cg::read_iterations;
 use crate::common::{unsupported, GRAPH_SCATTERED, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
+use crate::preconditioner::as_preconditioner;
 use crate::space::{with_temps, GraphSpace, VectorSpace};
 
 /// What one [`pcg`] call did.
@@ -19,16 +21,23 @@ pub struct PcgReport {
     pub errors: Vec<f64>,
 }
 
-/// SOFA's `PCGLinearSolver::solve(A, x, b)` without preconditioner (`z = r`): starts from the
-/// given `x` (warm start), stops when `rᵀr ≤ tolerance·bᵀb` or after `iterations` iterations.
-pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, tolerance: f64) -> SimResult<PcgReport> {
+/// `z = P⁻¹·r` for [`pcg`].
+pub type Precond<'a, S> = &'a mut dyn FnMut(&mut S, <S as VectorSpace>::V, <S as VectorSpace>::V) -> SimResult;
+
+/// SOFA's `PCGLinearSolver::solve(A, x, b)`: starts from the given `x` (warm start), stops when
+/// `rᵀz ≤ tolerance·bᵀb` (z the preconditioned residual; `z = r` without preconditioner) or
+/// after `iterations` iterations.
+pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, tolerance: f64, mut precond: Option<Precond<S>>) -> SimResult<PcgReport> {
     with_temps(s, |s, [r, w, q]| {
         let mut rep = PcgReport { updates: 0, errors: Vec::new() };
         let b_norm = s.dot(b, b);
         let tol = tolerance * b_norm;
         s.mul(x, r)?;
         s.v_op(r, Some(b), Some(r), -1.0); // r = b - A x
-        s.v_op(w, Some(r), None, 1.0); // w = precond(r) = r
+        match precond.as_mut() {
+            Some(p) => p(s, r, w)?,
+            None => s.v_op(w, Some(r), None, 1.0), // w = r
+        }
         let mut r_norm = s.dot(r, w);
         rep.errors.push(r_norm / b_norm);
         let mut it: u64 = 1;
@@ -38,7 +47,10 @@ pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, toleran
             let alpha = r_norm / dtq;
             s.v_op(x, Some(x), Some(w), alpha);
             s.v_op(r, Some(r), Some(q), -alpha);
-            s.v_op(q, Some(r), None, 1.0); // s = precond(r) = r
+            match precond.as_mut() {
+                Some(p) => p(s, r, q)?,
+                None => s.v_op(q, Some(r), None, 1.0), // s = r
+            }
             let delta_old = r_norm;
             r_norm = s.dot(r, q);
             rep.errors.push(r_norm / b_norm);
@@ -90,6 +102,12 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 pub struct PcgLinearSolver {
     iterations: u64,
     tolerance: f64,
+    preconditioner: Option<ComponentId>,
+    assembling_rate: u64,
+    refresh_counter: u64,
+    /// Global vectors lent to the preconditioner.
+    r_global: Vec<f64>,
+    z_global: Vec<f64>,
     last: Option<PcgReport>,
 }
 
@@ -105,16 +123,25 @@ impl Component for PcgLinearSolver {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.iterations = read_iterations(cx)?;
         self.tolerance = cx.data().real("tolerance");
-        let use_precond = cx.data().bool("use_precond");
-        if use_precond && cx.scene.link_is_set(cx.id, "preconditioner") {
-            let what = match cx.link_targets("preconditioner").first() {
-                Some(p) => cx.scene.entry(*p).label(),
-                None => "the linked preconditioner".to_string(),
-            };
-            return Err(unsupported(cx.error(format!("preconditioning with {what} is not supported yet")).hint(
-                "remove the 'preconditioner' link or set use_precond=\"false\" (the solve is then an unpreconditioned CG with warm start; the trajectory differs from SOFA's)",
-            )));
+        self.preconditioner = None;
+        if cx.data().bool("use_precond") {
+            if let Some(&p) = cx.link_targets("preconditioner").first() {
+                let ok = cx.scene.components[p.index()].obj.as_mut().is_some_and(|o| as_preconditioner(o.as_mut()).is_some());
+                if !ok {
+                    return Err(unsupported(
+                        cx.error(format!("{} cannot be used as a preconditioner yet", cx.scene.entry(p).label()))
+                            .hint("supported preconditioners: JacobiPreconditioner, BlockJacobiPreconditioner, SSORPreconditioner, WarpPreconditioner and the direct solvers"),
+                    ));
+                }
+                self.preconditioner = Some(p);
+            }
         }
+        // The preconditioner is rebuilt every `assemblingRate` solves of the matrix-free system.
+        let system = cx.link_targets("linearSystem").first().copied().or_else(|| {
+            cx.scene.node(cx.node()).objects.iter().copied().find(|c| cx.scene.entry(*c).class.name == "PreconditionedMatrixFreeSystem")
+        });
+        self.assembling_rate = system.map_or(1, |s| cx.scene.entry(s).data.int("assemblingRate").max(0) as u64);
+        self.refresh_counter = self.assembling_rate;
         self.last = None;
         Ok(())
     }
@@ -126,8 +153,27 @@ impl Component for PcgLinearSolver {
 
 impl settee_core::component::LinearSolver for PcgLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
+        let Some(p) = self.preconditioner else {
+            let mut sp = GraphSpace::new(scene, scope, factors);
+            self.last = Some(pcg(&mut sp, solution, rhs, self.iterations, self.tolerance, None)?);
+            return Ok(());
+        };
+        self.refresh_counter += 1;
+        if self.refresh_counter >= self.assembling_rate {
+            scene.with_taken(p, |obj, scene| as_preconditioner(obj).expect("checked at init").refresh(scene, scope, factors))?;
+            self.refresh_counter = 0;
+        }
+        let (rg, zg) = (&mut self.r_global, &mut self.z_global);
+        let mut apply = |sp: &mut GraphSpace, r: VecId, z: VecId| -> SimResult {
+            mech::gather(sp.scene, sp.scope, r, rg);
+            zg.clear();
+            zg.resize(rg.len(), 0.0);
+            sp.scene.with_taken(p, |obj, scene| as_preconditioner(obj).expect("checked at init").apply(scene, rg, zg))?;
+            mech::scatter(sp.scene, sp.scope, z, zg);
+            Ok(())
+        };
         let mut sp = GraphSpace::new(scene, scope, factors);
-        self.last = Some(pcg(&mut sp, solution, rhs, self.iterations, self.tolerance)?);
+        self.last = Some(pcg(&mut sp, solution, rhs, self.iterations, self.tolerance, Some(&mut apply))?);
         Ok(())
     }
 }

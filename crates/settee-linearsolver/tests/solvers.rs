@@ -347,17 +347,17 @@ fn pcg_without_preconditioner_converges_and_warm_starts() {
     let exact = dense_solve(&a, &b);
     let m = csr(&a);
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
-    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-28).unwrap();
+    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-28, None).unwrap();
     assert!(rep.updates > 0);
     assert!(max_rel_diff(sp.vec(AssembledSpace::X), &exact) < 1e-12);
     // Started at the solution: no iteration, x untouched.
     let mut sp = AssembledSpace::new(&m, exact.clone(), b.clone()).unwrap();
-    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-20).unwrap();
+    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-20, None).unwrap();
     assert_eq!(rep.updates, 0);
     assert_eq!(sp.vec(AssembledSpace::X), exact.as_slice());
     // The cap is honoured.
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
-    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 2, 1e-28).unwrap();
+    let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 2, 1e-28, None).unwrap();
     assert_eq!(rep.updates, 2);
 }
 
@@ -539,9 +539,10 @@ fn unsupported_inputs_are_clear_errors() {
     assert!(e.to_string().contains("assembleMass"), "{e}");
     assert!(e.diagnostic().hint.is_some());
 
-    let (_, _, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@ldl")], &[("SparseLDLSolver", &[("name", "ldl")])]);
+    // An iterative solver cannot precondition PCG.
+    let (_, _, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@cg")], &[("CGLinearSolver", &[("name", "cg")])]);
     let e = r.unwrap_err();
-    assert!(e.to_string().contains("not supported"), "{e}");
+    assert!(e.to_string().contains("cannot be used as a preconditioner"), "{e}");
 
     let (_, _, r) = scene_with("CGLinearSolver", None, &[("iterations", "-3")], &[]);
     assert!(r.unwrap_err().to_string().contains("negative"));
@@ -620,4 +621,31 @@ fn implicit_euler_steps_agree_across_solvers() {
     // A capped CG (the default 25 iterations would converge on 9 free DOFs; 2 does not).
     let x = simulate("CGLinearSolver", None, &[("iterations", "2"), ("tolerance", "1e-13"), ("threshold", "1e-30")], 20);
     assert!(max_rel_diff(&x, &reference) > 1e-6);
+}
+
+// ----- preconditioners ---------------------------------------------------------------------------
+
+#[test]
+fn pcg_with_an_exact_preconditioner_converges_in_one_iteration() {
+    // A direct solver as preconditioner is the exact inverse: one PCG update reaches the solution.
+    let (mut scene, ls, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@ldl"), ("tolerance", "1e-20"), ("iterations", "50")], &[("SparseLDLSolver", &[("name", "ldl")])]);
+    r.unwrap();
+    let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
+    let (a, b) = dense_system(FACTORS);
+    let expected = dense_solve(&a, &b);
+    assert!(max_rel_diff(&x, &expected) < 1e-10, "{x:?} vs {expected:?}");
+    let rep = scene.get::<settee_linearsolver::PcgLinearSolver>(ls).unwrap().last_report().unwrap().clone();
+    assert!(rep.updates <= 2, "{rep:?}");
+}
+
+#[test]
+fn every_preconditioner_gives_the_converged_solution() {
+    for pre in ["JacobiPreconditioner", "BlockJacobiPreconditioner", "SSORPreconditioner"] {
+        let (mut scene, ls, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@pre"), ("tolerance", "1e-24"), ("iterations", "500")], &[(pre, &[("name", "pre")])]);
+        r.unwrap();
+        let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
+        let (a, b) = dense_system(FACTORS);
+        let expected = dense_solve(&a, &b);
+        assert!(max_rel_diff(&x, &expected) < 1e-9, "{pre}: {x:?} vs {expected:?}");
+    }
 }

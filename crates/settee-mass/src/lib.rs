@@ -1,10 +1,17 @@
 //! Masses.
 
+mod diagonal_mass;
+pub mod geometry;
+mod mesh_matrix_mass;
 mod uniform_mass;
 
+pub use diagonal_mass::DiagonalMass;
+pub use mesh_matrix_mass::MeshMatrixMass;
 pub use uniform_mass::{RigidMass, UniformMass};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&uniform_mass::CLASS);
+    f.register(&diagonal_mass::CLASS);
+    f.register(&mesh_matrix_mass::CLASS);
 }
