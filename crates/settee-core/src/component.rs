@@ -176,6 +176,9 @@ pub trait Component: Any + Send {
     fn mapping(&mut self) -> Option<&mut dyn Mapping> {
         None
     }
+    fn mapping_ref(&self) -> Option<&dyn Mapping> {
+        None
+    }
     fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
         None
     }
@@ -260,10 +263,52 @@ pub trait ProjectiveConstraint {
     fn projected_rows(&self, p: &MechParams, deriv_size: usize, out: &mut Vec<usize>);
 }
 
-/// A mapping from input states to an output state.
+/// A sparse matrix stored by rows: `rows[r]` lists the `(column, value)` entries of row `r`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseRows {
+    pub ncols: usize,
+    pub rows: Vec<Vec<(usize, f64)>>,
+}
+
+impl SparseRows {
+    pub fn new(nrows: usize, ncols: usize) -> SparseRows {
+        SparseRows { ncols, rows: vec![Vec::new(); nrows] }
+    }
+    pub fn nrows(&self) -> usize {
+        self.rows.len()
+    }
+    /// `out = A·x` (`out` is overwritten).
+    pub fn mul(&self, out: &mut [f64], x: &[f64]) {
+        for (o, row) in out.iter_mut().zip(&self.rows) {
+            let mut t = 0.0;
+            for &(c, v) in row {
+                t += v * x[c];
+            }
+            *o = t;
+        }
+    }
+    /// `out += Aᵀ·y`, row by row.
+    pub fn add_mul_transpose(&self, out: &mut [f64], y: &[f64]) {
+        for (row, &yr) in self.rows.iter().zip(y) {
+            for &(c, v) in row {
+                out[c] += v * yr;
+            }
+        }
+    }
+}
+
+/// A mapping from input states to an output state (or to a visual model, which has no state).
+///
+/// Vectors are flat slices in the element-major layout of the states (`Layout::coord_size` /
+/// `deriv_size` reals per element). Non-linear mappings cache what `apply` computed (directions,
+/// rotated points, the Jacobian) and use it in the other operations until the next `apply`, as
+/// SOFA does.
 pub trait Mapping {
     fn inputs(&self) -> Vec<StateId>;
-    fn output(&self) -> StateId;
+    /// The output state; `None` when the output is a visual model (the mapping is then not
+    /// mechanical and takes no part in the mechanical stages).
+    fn output(&self) -> Option<StateId>;
+    /// True when forces and matrices travel through the mapping and its output is a mapped state.
     fn is_mechanical(&self) -> bool;
     /// `out = J(in)` on positions.
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
@@ -271,8 +316,20 @@ pub trait Mapping {
     fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
     /// `in += Jᵀ·out` on forces.
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult;
-    /// `in += dJᵀ·out · kFactor` (geometric stiffness); linear mappings do nothing.
+    /// `in += kFactor · ∂(Jᵀ f_out)/∂x_in · dx_in` (geometric stiffness); linear mappings do nothing.
     fn apply_djt(&mut self, _inputs: &mut [&mut [f64]], _dx_in: &[&[f64]], _f_out: &[f64], _k_factor: f64) -> SimResult {
+        Ok(())
+    }
+    /// The Jacobian blocks `J_i = ∂out/∂in_i`, one per input (rows: output scalar DOFs, columns:
+    /// input scalar DOFs, derivative layout), as of the last `apply`. Used to project the
+    /// matrices of mapped components (`Jᵀ·K·J`) when a solver assembles.
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        Err(crate::diag::SimError::unsupported("this mapping cannot give its Jacobian, so components below it cannot be assembled into a matrix"))
+    }
+    /// Adds `kFactor · K_geo` into the matrix at the inputs' rows, where
+    /// `K_geo = ∂(Jᵀ f_out)/∂x_in` for the output force `f_out` (the assembled counterpart of
+    /// [`Mapping::apply_djt`]).
+    fn add_geometric_stiffness(&self, _m: &mut MatrixAccumulator, _f_out: &[f64], _k_factor: f64) -> SimResult {
         Ok(())
     }
 }

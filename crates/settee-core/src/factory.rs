@@ -209,7 +209,7 @@ impl Factory {
                     .or_else(|| scene.context_state(node));
                 st.and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
             }
-            TemplateRule::FromMapping => None,
+            TemplateRule::FromMapping => mapping_template(scene, node, attrs),
         };
         let chosen = deduced.filter(|d| class.templates.contains(&d.as_str())).unwrap_or_else(|| class.default_template.to_string());
         if let Some(r) = requested {
@@ -417,6 +417,29 @@ impl Factory {
             }
         }
     }
+}
+
+/// SOFA's mapping `canCreate`: `In,Out` from the layouts of the states designated by `input`
+/// (default `@../`, first path of a list) and `output` (default `@./`); a visual model output is
+/// `Vec3d`.
+fn mapping_template(scene: &Scene, node: NodeId, attrs: &[Attr]) -> Option<String> {
+    let path = |name: &str, default: &str| -> String {
+        let v = attrs.iter().find(|a| a.name == name).map(|a| a.value.as_str()).unwrap_or(default);
+        v.split_whitespace().next().unwrap_or(default).trim_start_matches('@').to_string()
+    };
+    let layout_of = |c: ComponentId| -> Option<String> {
+        let e = scene.entry(c);
+        if e.roles().contains(Roles::VISUAL_MODEL) && !e.roles().contains(Roles::MECHANICAL_STATE) {
+            return Some(Layout::Vec3.name().to_string());
+        }
+        e.layout.map(|l| l.name().to_string())
+    };
+    let input = scene.resolve_state_path(node, &path("input", "../"), None, false)?;
+    let output = scene.resolve_state_path(node, &path("output", "./"), None, true)?;
+    if input == output {
+        return None;
+    }
+    Some(format!("{},{}", layout_of(input)?, layout_of(output)?))
 }
 
 /// Splits `path.data` of a Data link (text after `@`). The data name follows the last `.` that

@@ -51,7 +51,7 @@ impl MechScope {
                 let e = scene.entry(c);
                 let roles = e.roles();
                 let Some(obj) = e.obj.as_ref() else { continue };
-                if roles.contains(Roles::MECHANICAL_MAPPING) {
+                if roles.contains(Roles::MECHANICAL_MAPPING) && obj.mapping_ref().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
                     s.mappings.push(c);
                 }
                 if roles.contains(Roles::FORCE_FIELD) {
@@ -346,17 +346,19 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
         }
     }
     for &c in &scope.force_fields {
-        let (rs, is_mass, rm) = {
+        // A component may be both: e.g. HexahedronFEMForceFieldAndMass adds its stiffness part,
+        // then its mass part, as SOFA's Mass::addMBKdx does.
+        let (rs, pure_mass, has_mass, rm) = {
             let obj = scene.obj(c);
             let ff = obj.force_field_ref().expect("force field role");
             let rm = obj.mass_ref().map(|m| m.rayleigh_mass()).unwrap_or(0.0);
-            (ff.rayleigh_stiffness(), ff.is_mass(), rm)
+            (ff.rayleigh_stiffness(), ff.is_mass(), obj.mass_ref().is_some(), rm)
         };
         let k_eff = f.k + f.b * rs;
-        if !is_mass && (k_eff != 0.0 || f.b != 0.0) {
+        if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
             with_io(scene, c, df, dx, None, |obj, p, io| obj.force_field().expect("force field role").add_dforce(p, io, k_eff, f.b))?;
         }
-        if is_mass {
+        if has_mass {
             let m_eff = f.m - f.b * rm;
             if m_eff != 0.0 {
                 let s = scene.obj(c).mass_ref().expect("mass role").state();
@@ -373,11 +375,8 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
 /// Mappings bottom-up: `in += Jᵀ out` (and the geometric stiffness when `k ≠ 0` and `dx` given).
 fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, dx: Option<VecId>, k: f64) -> SimResult {
     for &m in scope.mappings.iter().rev() {
-        let (inputs, output) = {
-            let obj = scene.components[m.index()].obj.as_mut().expect("taken");
-            let map = obj.mapping().expect("mapping role");
-            (map.inputs(), map.output())
-        };
+        let (inputs, output) = mapping_io(scene, m);
+        let Some(output) = output else { continue };
         let fout = scene.store.get(output).read(f).to_vec();
         let mut fins: Vec<Vec<f64>> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
         let r = {
@@ -399,6 +398,11 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
         r.map_err(|e| label_error(scene, m, e))?;
     }
     Ok(())
+}
+
+fn mapping_io(scene: &Scene, m: ComponentId) -> (Vec<StateId>, Option<StateId>) {
+    let map = scene.obj(m).mapping_ref().expect("mapping role");
+    (map.inputs(), map.output())
 }
 
 /// `dx = P·dx` for every projective constraint of the scope.
@@ -455,10 +459,8 @@ pub fn propagate_dx(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResul
 }
 
 fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) -> SimResult {
-    let (inputs, output) = {
-        let map = scene.components[m.index()].obj.as_mut().expect("taken").mapping().expect("mapping role");
-        (map.inputs(), map.output())
-    };
+    let (inputs, output) = mapping_io(scene, m);
+    let Some(output) = output else { return Ok(()) };
     let mut out = scene.store.get_mut(output).take(id);
     let r = {
         let Scene { components, store, .. } = &mut *scene;
@@ -524,36 +526,56 @@ pub fn mbk_product(scene: &mut Scene, scope: &MechScope, f: Mbk, p: VecId, q: Ve
 
 // ----- assembly -----------------------------------------------------------------------------------
 
-/// Writes into the global matrix at the rows of the scope's main states.
+/// Writes into the global matrix at the rows of the scope's main states. Contributions to mapped
+/// states are kept aside and projected onto the main states with the mappings' Jacobians
+/// (`Jᵀ·K·J`) when the assembly ends.
 pub struct MatrixAccumulator<'a> {
     builder: &'a mut MatrixBuilder,
     scope: &'a MechScope,
+    /// Contributions whose row or column belongs to a mapped state: (state, row, state, col, value).
+    mapped: Vec<(StateId, usize, StateId, usize, f64)>,
     error: Option<String>,
 }
 
 impl MatrixAccumulator<'_> {
-    fn offset(&mut self, s: StateId) -> Option<usize> {
-        let o = self.scope.offset(s);
-        if o.is_none() && self.error.is_none() {
-            self.error = Some("a component on a mapped state cannot be assembled yet (Jᵀ·K·J is not supported)".into());
+    fn offsets(&mut self, si: StateId, sj: StateId) -> Option<(usize, usize)> {
+        match (self.scope.offset(si), self.scope.offset(sj)) {
+            (Some(oi), Some(oj)) => Some((oi, oj)),
+            _ => {
+                if !self.scope.states.contains(&si) || !self.scope.states.contains(&sj) {
+                    self.error.get_or_insert_with(|| "a matrix contribution names a state outside of the solver's sub-tree".into());
+                }
+                None
+            }
         }
-        o
     }
 
     /// Adds `v` at (row `i` of state `si`, column `j` of state `sj`), scalar indices.
     pub fn add(&mut self, si: StateId, i: usize, sj: StateId, j: usize, v: f64) {
-        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
-            if let Err(e) = self.builder.add(oi + i, oj + j, v) {
-                self.error.get_or_insert(e.to_string());
+        match self.offsets(si, sj) {
+            Some((oi, oj)) => {
+                if let Err(e) = self.builder.add(oi + i, oj + j, v) {
+                    self.error.get_or_insert(e.to_string());
+                }
             }
+            None => self.mapped.push((si, i, sj, j, v)),
         }
     }
 
     /// Adds a 3×3 block at DOF rows `di`, `dj` of 3-component states.
     pub fn add_block3(&mut self, si: StateId, di: usize, sj: StateId, dj: usize, b: &[[f64; 3]; 3]) {
-        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
-            if let Err(e) = self.builder.add_block3(oi + 3 * di, oj + 3 * dj, b) {
-                self.error.get_or_insert(e.to_string());
+        match self.offsets(si, sj) {
+            Some((oi, oj)) => {
+                if let Err(e) = self.builder.add_block3(oi + 3 * di, oj + 3 * dj, b) {
+                    self.error.get_or_insert(e.to_string());
+                }
+            }
+            None => {
+                for (r, row) in b.iter().enumerate() {
+                    for (c, &v) in row.iter().enumerate() {
+                        self.mapped.push((si, 3 * di + r, sj, 3 * dj + c, v));
+                    }
+                }
             }
         }
     }
@@ -561,23 +583,109 @@ impl MatrixAccumulator<'_> {
     /// Adds a dense row-major block at scalar rows `i0`, columns `j0`.
     #[allow(clippy::too_many_arguments)] // two (state, offset) pairs plus the block's shape and data
     pub fn add_block(&mut self, si: StateId, i0: usize, sj: StateId, j0: usize, rows: usize, cols: usize, data: &[f64]) {
-        if let (Some(oi), Some(oj)) = (self.offset(si), self.offset(sj)) {
-            if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {
-                self.error.get_or_insert(e.to_string());
+        match self.offsets(si, sj) {
+            Some((oi, oj)) => {
+                if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {
+                    self.error.get_or_insert(e.to_string());
+                }
+            }
+            None => {
+                if data.len() != rows * cols {
+                    self.error.get_or_insert_with(|| format!("block data has {} values for a {rows}×{cols} block", data.len()));
+                    return;
+                }
+                for r in 0..rows {
+                    for c in 0..cols {
+                        self.mapped.push((si, i0 + r, sj, j0 + c, data[r * cols + c]));
+                    }
+                }
             }
         }
     }
 }
 
+/// Per state, the rows of its global Jacobian: `(global column, value)` lists.
+type GlobalJacobians = std::collections::HashMap<StateId, Vec<Vec<(usize, f64)>>>;
+
+/// Rows of the global Jacobian `G_s = ∂x_s/∂x_main` of every state of the scope: identity rows for
+/// main states, `G_out = Σ_i J_i·G_in_i` for mapped states (top-down through the mappings).
+fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobians> {
+    use std::collections::BTreeMap;
+    let mut g = GlobalJacobians::new();
+    for &(s, off) in &scope.offsets {
+        let st = scene.store.get(s);
+        let n = st.size * st.layout.deriv_size();
+        g.insert(s, (0..n).map(|r| vec![(off + r, 1.0)]).collect());
+    }
+    for &m in &scope.mappings {
+        let map = scene.obj(m).mapping_ref().expect("mapping role");
+        let Some(out) = map.output() else { continue };
+        let inputs = map.inputs();
+        let js = map.jacobians().map_err(|e| label_error(scene, m, e))?;
+        let st = scene.store.get(out);
+        let n = st.size * st.layout.deriv_size();
+        let mut rows: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); n];
+        for (input, j) in inputs.iter().zip(&js) {
+            let Some(gin) = g.get(input) else {
+                return Err(label_error(scene, m, SimError::new("the input state of this mapping is outside of the solver's sub-tree")));
+            };
+            for (r, row) in j.rows.iter().enumerate().take(n) {
+                for &(c, v) in row {
+                    let Some(gr) = gin.get(c) else {
+                        return Err(label_error(scene, m, SimError::new(format!("Jacobian column {c} is beyond the input state's size"))));
+                    };
+                    for &(col, w) in gr {
+                        *rows[r].entry(col).or_insert(0.0) += v * w;
+                    }
+                }
+            }
+        }
+        g.insert(out, rows.into_iter().map(|r| r.into_iter().collect()).collect());
+    }
+    Ok(g)
+}
+
+/// Projects the contributions kept for mapped states onto the main states: `Gᵀ·K·G`.
+fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) -> SimResult {
+    use std::collections::BTreeMap;
+    if acc.mapped.is_empty() {
+        return Ok(());
+    }
+    let g = global_jacobians(scene, scope)?;
+    let mut global: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for &(si, i, sj, j, v) in &acc.mapped {
+        let (Some(gi), Some(gj)) = (g.get(&si).and_then(|r| r.get(i)), g.get(&sj).and_then(|r| r.get(j))) else {
+            return Err(SimError::new(format!(
+                "a matrix contribution on a mapped state ('{}' row {i}, '{}' column {j}) has no mapping to carry it to the solver's states",
+                scene.store.get(si).name,
+                scene.store.get(sj).name
+            )));
+        };
+        for &(a, ga) in gi {
+            for &(b, gb) in gj {
+                *global.entry((a, b)).or_insert(0.0) += ga * v * gb;
+            }
+        }
+    }
+    acc.mapped.clear();
+    for ((a, b), v) in global {
+        if let Err(e) = acc.builder.add(a, b, v) {
+            return Err(SimError::new(e.to_string()));
+        }
+    }
+    Ok(())
+}
+
 /// Assembles `P (m·M + b·B + k·K) P` over the scope's main states into `builder`: stiffness,
-/// then mass, then damping contributions of each force field in scope order; constrained rows
-/// and columns are cleared with a unit diagonal.
+/// then mass, then damping contributions of each force field in scope order, then the geometric
+/// stiffness of the mappings (scaled by `k`); contributions on mapped states are projected with
+/// `Jᵀ·K·J`; constrained rows and columns are cleared with a unit diagonal.
 pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
         *builder = MatrixBuilder::new(scope.size);
     }
     builder.clear_values();
-    let mut acc = MatrixAccumulator { builder, scope, error: None };
+    let mut acc = MatrixAccumulator { builder, scope, mapped: Vec::new(), error: None };
     for &c in &scope.force_fields {
         let node = scene.entry(c).node;
         let p = scene.params(node);
@@ -600,7 +708,18 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
             return Err(label_error(scene, c, SimError::unsupported(e)));
         }
     }
-    builder.finish();
+    if f.k != 0.0 {
+        for &m in &scope.mappings {
+            let map = scene.obj(m).mapping_ref().expect("mapping role");
+            let Some(out) = map.output() else { continue };
+            map.add_geometric_stiffness(&mut acc, scene.store.get(out).read(VecId::FORCE), f.k).map_err(|e| label_error(scene, m, e))?;
+            if let Some(e) = acc.error.take() {
+                return Err(label_error(scene, m, SimError::unsupported(e)));
+            }
+        }
+    }
+    project_mapped(scene, scope, &mut acc)?;
+    acc.builder.finish();
     let mut rows = Vec::new();
     for &c in &scope.projective {
         let node = scene.entry(c).node;

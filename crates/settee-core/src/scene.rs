@@ -432,6 +432,24 @@ impl Scene {
         }
     }
 
+    /// Resolves the path of a mapping's `input` or `output` (without `@`) to a state: a
+    /// mechanical state or, when `visual_ok`, a visual model (SOFA's `State<T>` links). A path
+    /// designating a node takes its mechanical state, else (with `visual_ok`) its visual model,
+    /// else the context state of that node (SOFA's defaults `@../` and `@./`).
+    pub fn resolve_state_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, visual_ok: bool) -> Option<ComponentId> {
+        let is_state = |c: ComponentId| {
+            let r = self.components[c.index()].roles();
+            r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
+        };
+        match self.resolve_path(node, path, owner, Roles::NONE)? {
+            LinkTarget::Component(c) => is_state(c).then_some(c),
+            LinkTarget::Node(n) => self
+                .slot(n, Roles::MECHANICAL_STATE)
+                .or_else(|| if visual_ok { self.slot(n, Roles::VISUAL_MODEL) } else { None })
+                .or_else(|| self.context_state(n)),
+        }
+    }
+
     /// SOFA's node-path lookup used by `src=`: `/` from the root, `..` stays at the root, a final
     /// name is searched only among the components of the node reached.
     pub fn resolve_src(&self, node: NodeId, path: &str) -> Option<ComponentId> {

@@ -30,24 +30,44 @@ use crate::error::{LinalgError, Result};
 ///
 /// # Pattern reuse (fast path)
 ///
-/// The first cycle records the `(i, j)` insertion sequence, builds the CSR
-/// pattern and caches, for every insertion, the index of its value slot.
-/// In later cycles every `add` compares `(i, j)` with the recorded sequence
-/// and, while it matches, adds the value straight into the cached slot (no
-/// search, no sort). On the first mismatch (or if the cycle ends with fewer
-/// insertions) the builder falls back to recording triplets and rebuilds the
-/// CSR at `finish`. The values are identical in both paths.
+/// The first cycle records the `(i, j)` insertion sequence and the sequence
+/// of calls (`add`, `add_block3`, `add_block` with their origin and shape),
+/// builds the CSR pattern and caches, for every insertion, the index of its
+/// value slot. In later cycles every call is compared with the recorded call
+/// at the same position: when it matches, its values are added straight into
+/// the cached slots (one comparison per call, no search, no sort). When the
+/// calls differ, the insertions are compared one by one with the recorded
+/// sequence, and while they match the cached slots are still used. On the
+/// first mismatching insertion (or if the cycle ends with fewer insertions)
+/// the builder falls back to recording triplets and rebuilds the CSR at
+/// `finish`. The values are identical in all paths.
+///
+/// [`Self::apply_dirichlet`] also caches the positions it clears, and
+/// replays them while the constrained indices and the pattern stay the same.
 #[derive(Debug, Clone)]
 pub struct MatrixBuilder {
     nrows: usize,
     ncols: usize,
     csr: CsrMatrix,
-    /// Insertion log of the current (or last) cycle.
+    /// Insertion log (rows and columns) of the current (or last) cycle.
     ins_row: Vec<usize>,
     ins_col: Vec<usize>,
+    /// Values of the insertions `prefix_len..` (recording mode only).
     ins_val: Vec<f64>,
+    /// In recording mode, the first `prefix_len` insertions of the cycle were
+    /// replayed: their values are summed (in insertion order) in their old
+    /// slots `slots[..prefix_len]` of `csr`, not in `ins_val`.
+    prefix_len: usize,
     /// `slots[k]`: position in `csr.values` of insertion `k` (valid if `replay_ready`).
     slots: Vec<usize>,
+    /// Calls of the recorded cycle, in order.
+    ops: Vec<Op>,
+    /// Next recorded call to compare with.
+    op_cursor: usize,
+    /// The calls of the current cycle matched the recorded ones so far.
+    ops_ok: bool,
+    /// The calls of the current cycle are being (re)recorded into `ops`.
+    ops_rec: bool,
     /// The slot cache matches `csr` and the insertion log.
     replay_ready: bool,
     /// Number of insertions made in the current cycle.
@@ -60,6 +80,32 @@ pub struct MatrixBuilder {
     /// first time the pattern is modified during the cycle.
     cycle_base: Option<(Vec<usize>, Vec<usize>)>,
     rebuilds: usize,
+    /// Incremented whenever the pattern of `csr` may have changed.
+    pattern_version: usize,
+    /// Positions written by the last `apply_dirichlet`.
+    dirichlet: Option<DirichletCache>,
+}
+
+/// One recorded call: the block `rows x cols` at `(i0, j0)`, whose entries
+/// are the insertions `start..start + rows * cols`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Op {
+    i0: usize,
+    j0: usize,
+    rows: usize,
+    cols: usize,
+    start: usize,
+}
+
+/// What `apply_dirichlet(dofs)` did to the pattern of version
+/// `pattern_version`: the values at `zero` were set to `0.0`, then those at
+/// `one` to `1.0`.
+#[derive(Debug, Clone)]
+struct DirichletCache {
+    dofs: Vec<usize>,
+    pattern_version: usize,
+    zero: Vec<usize>,
+    one: Vec<usize>,
 }
 
 impl MatrixBuilder {
@@ -77,13 +123,20 @@ impl MatrixBuilder {
             ins_row: Vec::new(),
             ins_col: Vec::new(),
             ins_val: Vec::new(),
+            prefix_len: 0,
             slots: Vec::new(),
+            ops: Vec::new(),
+            op_cursor: 0,
+            ops_ok: false,
+            ops_rec: true,
             replay_ready: false,
             cursor: 0,
             diverged: true,
             finished: false,
             cycle_base: None,
             rebuilds: 0,
+            pattern_version: 0,
+            dirichlet: None,
         }
     }
 
@@ -102,11 +155,19 @@ impl MatrixBuilder {
     pub fn clear_values(&mut self) {
         self.csr.fill_zero();
         self.cursor = 0;
+        self.op_cursor = 0;
+        self.prefix_len = 0;
         self.diverged = !self.replay_ready;
+        self.ins_val.clear();
         if self.diverged {
             self.ins_row.clear();
             self.ins_col.clear();
-            self.ins_val.clear();
+            self.ops.clear();
+            self.ops_ok = false;
+            self.ops_rec = true;
+        } else {
+            self.ops_ok = true;
+            self.ops_rec = false;
         }
         self.finished = false;
         self.cycle_base = None;
@@ -125,24 +186,52 @@ impl MatrixBuilder {
         Ok(())
     }
 
+    /// Starts the (validated) call adding the `rows x cols` block at
+    /// `(i0, j0)`. Returns the index of its first insertion when it matches
+    /// the recorded call at this position: its slots are then
+    /// `slots[start..start + rows * cols]` and the insertions are counted.
+    /// Otherwise the caller inserts the entries one by one with [`Self::push`].
     #[inline]
-    fn push(&mut self, i: usize, j: usize, v: f64) {
+    fn begin_op(&mut self, i0: usize, j0: usize, rows: usize, cols: usize) -> Option<usize> {
         if self.finished {
             self.clear_values();
         }
+        let op = Op {
+            i0,
+            j0,
+            rows,
+            cols,
+            start: self.cursor,
+        };
+        if self.ops_ok {
+            if self.ops.get(self.op_cursor) == Some(&op) {
+                self.op_cursor += 1;
+                self.cursor += rows * cols;
+                return Some(op.start);
+            }
+            // The calls differ from here on: compare insertion by insertion
+            // and record the calls of this cycle anew.
+            self.ops_ok = false;
+            self.ops_rec = true;
+            self.ops.truncate(self.op_cursor);
+        }
+        if self.ops_rec {
+            self.ops.push(op);
+        }
+        None
+    }
+
+    #[inline]
+    fn push(&mut self, i: usize, j: usize, v: f64) {
         if !self.diverged {
             let k = self.cursor;
             if k < self.ins_row.len() && self.ins_row[k] == i && self.ins_col[k] == j {
                 self.csr.values_mut()[self.slots[k]] += v;
-                self.ins_val[k] = v;
                 self.cursor += 1;
                 return;
             }
-            // Sequence differs: keep the matching prefix as recorded triplets.
-            self.diverged = true;
-            self.ins_row.truncate(k);
-            self.ins_col.truncate(k);
-            self.ins_val.truncate(k);
+            // Sequence differs: the matching prefix stays summed in its slots.
+            self.start_recording();
         }
         self.ins_row.push(i);
         self.ins_col.push(j);
@@ -150,11 +239,27 @@ impl MatrixBuilder {
         self.cursor += 1;
     }
 
+    /// Switches from replay to recording mode after `cursor` replayed insertions.
+    fn start_recording(&mut self) {
+        let k = self.cursor;
+        self.diverged = true;
+        self.prefix_len = k;
+        self.ins_row.truncate(k);
+        self.ins_col.truncate(k);
+        self.ins_val.clear();
+        self.ins_val.resize(k, 0.0);
+    }
+
     /// Adds `v` to entry `(i, j)`. Out-of-range indices give
     /// [`LinalgError::IndexOutOfBounds`] and insert nothing.
     #[inline]
     pub fn add(&mut self, i: usize, j: usize, v: f64) -> Result<()> {
         self.check(i, j)?;
+        if let Some(start) = self.begin_op(i, j, 1, 1) {
+            let s = self.slots[start];
+            self.csr.values_mut()[s] += v;
+            return Ok(());
+        }
         self.push(i, j, v);
         Ok(())
     }
@@ -162,8 +267,19 @@ impl MatrixBuilder {
     /// Adds the 3x3 block `b` (`b[r][c]` goes to `(i0 + r, j0 + c)`),
     /// inserting its 9 entries row-major. Nothing is inserted if the block
     /// does not fit.
+    #[inline]
     pub fn add_block3(&mut self, i0: usize, j0: usize, b: &[[f64; 3]; 3]) -> Result<()> {
         self.check_block(i0, j0, 3, 3)?;
+        if let Some(start) = self.begin_op(i0, j0, 3, 3) {
+            let slots: &[usize; 9] = self.slots[start..start + 9].try_into().unwrap();
+            let vals = self.csr.values_mut();
+            for (s3, row) in slots.chunks_exact(3).zip(b) {
+                for (&s, &v) in s3.iter().zip(row) {
+                    vals[s] += v;
+                }
+            }
+            return Ok(());
+        }
         for (r, row) in b.iter().enumerate() {
             for (c, &v) in row.iter().enumerate() {
                 self.push(i0 + r, j0 + c, v);
@@ -199,6 +315,17 @@ impl MatrixBuilder {
             });
         }
         self.check_block(i0, j0, rows, cols)?;
+        if len == 0 {
+            return Ok(());
+        }
+        if let Some(start) = self.begin_op(i0, j0, rows, cols) {
+            let slots = &self.slots[start..start + len];
+            let vals = self.csr.values_mut();
+            for (&s, &v) in slots.iter().zip(data) {
+                vals[s] += v;
+            }
+            return Ok(());
+        }
         for r in 0..rows {
             for c in 0..cols {
                 self.push(i0 + r, j0 + c, data[r * cols + c]);
@@ -231,14 +358,18 @@ impl MatrixBuilder {
             return &self.csr;
         }
         self.finished = true;
+        if self.ops_ok {
+            // Fewer calls than recorded: the log of this cycle ends here.
+            self.ops.truncate(self.op_cursor);
+        }
         if !self.diverged && self.cursor == self.ins_row.len() {
             // Fast path: values were written into their slots by `add`.
             return &self.csr;
         }
-        // Fewer insertions than recorded, or a different sequence: rebuild.
-        self.ins_row.truncate(self.cursor);
-        self.ins_col.truncate(self.cursor);
-        self.ins_val.truncate(self.cursor);
+        if !self.diverged {
+            // Fewer insertions than recorded: the replayed prefix stays.
+            self.start_recording();
+        }
         self.rebuild();
         &self.csr
     }
@@ -287,14 +418,27 @@ impl MatrixBuilder {
             row_ptr.push(col_idx.len());
         }
         let mut values = vec![0.0f64; col_idx.len()];
-        for (k, &s) in slots.iter().enumerate() {
-            values[s] += self.ins_val[k];
+        // The replayed prefix: each of its entries holds, in its old slot, the
+        // sum (in insertion order, from 0.0) of its replayed additions; it
+        // comes before every recorded addition of the same entry.
+        let old = self.csr.values();
+        for (&s_new, &s_old) in slots[..self.prefix_len].iter().zip(&self.slots) {
+            values[s_new] = old[s_old];
+        }
+        for (&s, &v) in slots[self.prefix_len..]
+            .iter()
+            .zip(&self.ins_val[self.prefix_len..])
+        {
+            values[s] += v;
         }
         self.csr = CsrMatrix::from_parts_unchecked(nrows, self.ncols, row_ptr, col_idx, values);
         self.slots = slots;
+        self.ins_val.clear();
+        self.prefix_len = 0;
         self.replay_ready = true;
         self.diverged = false;
         self.rebuilds += 1;
+        self.pattern_version += 1;
     }
 
     /// The matrix as currently assembled (call [`Self::finish`] first for a
@@ -328,6 +472,18 @@ impl MatrixBuilder {
                 });
             }
         }
+        if let Some(c) = &self.dirichlet {
+            if c.pattern_version == self.pattern_version && c.dofs == dofs {
+                let vals = self.csr.values_mut();
+                for &p in &c.zero {
+                    vals[p] = 0.0;
+                }
+                for &p in &c.one {
+                    vals[p] = 1.0;
+                }
+                return Ok(());
+            }
+        }
         if let Some((remap, old_rp, old_ci)) = self.csr.apply_dirichlet_impl(dofs)? {
             if self.cycle_base.is_none() {
                 self.cycle_base = Some((old_rp, old_ci));
@@ -335,7 +491,16 @@ impl MatrixBuilder {
             for s in &mut self.slots {
                 *s = remap[*s];
             }
+            self.pattern_version += 1;
         }
+        // Cache the positions (the pattern now has every diagonal of `dofs`).
+        let (zero, one) = self.csr.dirichlet_positions(dofs);
+        self.dirichlet = Some(DirichletCache {
+            dofs: dofs.to_vec(),
+            pattern_version: self.pattern_version,
+            zero,
+            one,
+        });
         Ok(())
     }
 

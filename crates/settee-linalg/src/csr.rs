@@ -462,6 +462,33 @@ impl CsrMatrix {
         Ok(changed)
     }
 
+    /// Positions written by [`Self::apply_dirichlet`] on a pattern that
+    /// already stores every diagonal `(k, k)` of `dofs` (validated): the
+    /// entries of the rows and columns of `dofs` (set to `0.0`), then their
+    /// diagonal entries (set to `1.0`).
+    pub(crate) fn dirichlet_positions(&self, dofs: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let mut mark = vec![false; self.nrows.max(self.ncols)];
+        for &k in dofs {
+            mark[k] = true;
+        }
+        let mut zero = Vec::new();
+        for i in 0..self.nrows {
+            let row_marked = mark[i];
+            for p in self.row_ptr[i]..self.row_ptr[i + 1] {
+                if row_marked || mark[self.col_idx[p]] {
+                    zero.push(p);
+                }
+            }
+        }
+        let one = mark
+            .iter()
+            .enumerate()
+            .filter(|&(_, &m)| m)
+            .filter_map(|(k, _)| self.find(k, k))
+            .collect();
+        (zero, one)
+    }
+
     /// Inserts a stored `0.0` at `(i, i)` for every `i` with `missing[i]`
     /// (which must not already be stored). Returns `(remap, old_row_ptr, old_col_idx)`.
     fn insert_zero_diagonals(&mut self, missing: &[bool]) -> PatternRemap {

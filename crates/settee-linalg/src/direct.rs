@@ -3,27 +3,23 @@
 //!
 //! | `DirectKind` | implementation | ordering honoured |
 //! |---|---|---|
-//! | `Ldlt` | own up-looking simplicial LDLᵀ, `D` stored inverted (exactly SOFA's `SparseLDLSolver` algorithm, see `ldlt.rs`) | `Natural` = identity, `Amd` = faer's AMD on the pattern of `A + Aᵀ`, `Colamd` = faer's COLAMD column ordering of `A`, applied symmetrically |
-//! | `Llt` | faer sparse Cholesky (simplicial or supernodal, chosen by faer), triangle `i <= j` of the CSR rows | same three orderings (`Natural` = `SymmetricOrdering::Identity`, others passed as a custom permutation) |
+//! | `Ldlt` | own supernodal LDLᵀ without pivoting (the factors of SOFA's `SparseLDLSolver`, to round-off; see `ldlt.rs`) | `Natural` = identity, `Amd` = faer's AMD on the pattern of `A + Aᵀ`, `Colamd` = faer's COLAMD column ordering of `A`, applied symmetrically |
+//! | `Llt` | the same supernodal LDLᵀ, requiring every pivot `D(k,k) > 0` (`L D Lᵀ = (L D½)(L D½)ᵀ`: the Cholesky factorization, without its square roots) | same three orderings |
 //! | `Lu` | faer sparse LU with partial pivoting (supernodal variant forced: the simplicial one panics on an exactly zero pivot) | **ignored**: faer always applies its own COLAMD column ordering |
 //! | `Qr` | faer sparse QR | **ignored**: faer always applies its own COLAMD column ordering |
 //!
-//! All numeric work runs with `faer::Par::Seq` (deterministic, single thread).
+//! All numeric work runs on the calling thread (faer with `faer::Par::Seq`):
+//! the results are deterministic and independent of the thread count.
 //! Any exact factorization reproduces SOFA to round-off (spec §4.5).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::linalg::cholesky::llt::factor::LltError;
-use faer::sparse::linalg::cholesky::{
-    factorize_symbolic_cholesky, CholeskySymbolicParams, LltRef, SymbolicCholesky,
-    SymmetricOrdering,
-};
 use faer::sparse::linalg::lu::{
     factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu,
 };
 use faer::sparse::linalg::qr::{factorize_symbolic_qr, QrRef, QrSymbolicParams, SymbolicQr};
 use faer::sparse::linalg::{amd, colamd, LuError, SupernodalThreshold};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, MatMut, Par, Side};
+use faer::{Conj, MatMut, Par};
 
 use crate::csr::CsrMatrix;
 use crate::error::{LinalgError, Result};
@@ -34,7 +30,7 @@ use crate::ldlt::{LdlNumeric, LdlSymbolic};
 pub enum DirectKind {
     /// `P A Pᵀ = L D Lᵀ` (own implementation, SOFA's `SparseLDLSolver` / `EigenSimplicialLDLT`).
     Ldlt,
-    /// `P A Pᵀ = L Lᵀ` (faer). Fails with [`LinalgError::NotPositiveDefinite`] on non-SPD input.
+    /// `P A Pᵀ = L Lᵀ`. Fails with [`LinalgError::NotPositiveDefinite`] on non-SPD input.
     Llt,
     /// `P A Q = L U` (faer, partial pivoting).
     Lu,
@@ -58,13 +54,10 @@ pub enum Ordering {
 #[derive(Debug)]
 enum Symbolic {
     None,
-    Ldlt(LdlSymbolic),
-    Llt {
-        sym: SymbolicCholesky<usize>,
-        upper: UpperPattern,
-    },
+    /// `Ldlt` and `Llt`.
+    Ldlt(Box<LdlSymbolic>),
     Lu(SymbolicLu<usize>),
-    Qr(SymbolicQr<usize>),
+    Qr(Box<SymbolicQr<usize>>),
 }
 
 #[derive(Debug)]
@@ -72,58 +65,13 @@ enum Numeric {
     None,
     /// `n == 0`: nothing to factorize, solves are no-ops.
     Empty,
-    Ldlt(LdlNumeric),
-    Llt(Vec<f64>),
-    Lu(NumericLu<usize, f64>),
+    /// `Ldlt` and `Llt`: the factors are in `DirectSolver::ldl`.
+    Ldlt,
+    Lu(Box<NumericLu<usize, f64>>),
     Qr {
         indices: Vec<usize>,
         values: Vec<f64>,
     },
-}
-
-/// Pattern of the upper triangle in CSC built from the CSR rows (column `j` of
-/// the upper triangle = entries `(j, c)` of CSR row `j` with `c <= j`, i.e.
-/// `A_cj = A_jc` for a symmetric matrix). `src[q]` = position in the CSR values.
-#[derive(Debug)]
-struct UpperPattern {
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
-    src: Vec<usize>,
-}
-
-impl UpperPattern {
-    fn new(a: &CsrMatrix) -> Self {
-        let n = a.nrows();
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        let mut src = Vec::new();
-        col_ptr.push(0);
-        for j in 0..n {
-            let base = a.row_ptr()[j];
-            for (p, &c) in a.row_cols(j).iter().enumerate() {
-                if c > j {
-                    break; // columns sorted
-                }
-                row_idx.push(c);
-                src.push(base + p);
-            }
-            col_ptr.push(row_idx.len());
-        }
-        Self {
-            col_ptr,
-            row_idx,
-            src,
-        }
-    }
-
-    fn gather(&self, a: &CsrMatrix) -> Vec<f64> {
-        let v = a.values();
-        self.src.iter().map(|&p| v[p]).collect()
-    }
-
-    fn symbolic(&self, n: usize) -> SymbolicSparseColMatRef<'_, usize> {
-        SymbolicSparseColMatRef::new_checked(n, n, &self.col_ptr, None, &self.row_idx)
-    }
 }
 
 /// A reusable direct sparse solver for square (symmetric for `Ldlt`/`Llt`)
@@ -142,6 +90,9 @@ pub struct DirectSolver {
     pattern: Option<(Vec<usize>, Vec<usize>)>,
     symbolic: Symbolic,
     numeric: Numeric,
+    /// Factors of `Ldlt` / `Llt` and their workspaces, kept between
+    /// factorizations so that refactorizing allocates nothing.
+    ldl: LdlNumeric,
     symbolic_count: usize,
 }
 
@@ -216,6 +167,7 @@ impl DirectSolver {
             pattern: None,
             symbolic: Symbolic::None,
             numeric: Numeric::None,
+            ldl: LdlNumeric::default(),
             symbolic_count: 0,
         }
     }
@@ -250,7 +202,7 @@ impl DirectSolver {
     /// `None` for other kinds or before the first analysis.
     pub fn l_nnz(&self) -> Option<usize> {
         match &self.symbolic {
-            Symbolic::Ldlt(s) => Some(s.l_nnz()),
+            Symbolic::Ldlt(s) if self.kind == DirectKind::Ldlt => Some(s.l_nnz()),
             _ => None,
         }
     }
@@ -259,7 +211,7 @@ impl DirectSolver {
     /// index at position `k`), `None` otherwise.
     pub fn ldlt_permutation(&self) -> Option<&[usize]> {
         match &self.symbolic {
-            Symbolic::Ldlt(s) => Some(s.perm()),
+            Symbolic::Ldlt(s) if self.kind == DirectKind::Ldlt => Some(s.perm()),
             _ => None,
         }
     }
@@ -290,6 +242,11 @@ impl DirectSolver {
             self.numeric = Numeric::Empty;
             return Ok(());
         }
+        if let Symbolic::Ldlt(s) = &self.symbolic {
+            s.factorize(a, &mut self.ldl, self.kind == DirectKind::Llt)?;
+            self.numeric = Numeric::Ldlt;
+            return Ok(());
+        }
         self.numeric = self.numeric_factorization(a)?;
         Ok(())
     }
@@ -297,36 +254,11 @@ impl DirectSolver {
     fn analyse(&mut self, a: &CsrMatrix) -> Result<()> {
         let n = a.nrows();
         self.symbolic = match self.kind {
-            DirectKind::Ldlt => {
-                Symbolic::Ldlt(LdlSymbolic::new(a, compute_ordering(a, self.ordering)?)?)
-            }
+            DirectKind::Ldlt | DirectKind::Llt => Symbolic::Ldlt(Box::new(LdlSymbolic::new(
+                a,
+                compute_ordering(a, self.ordering)?,
+            )?)),
             _ if n == 0 => Symbolic::None,
-            DirectKind::Llt => {
-                let upper = UpperPattern::new(a);
-                let perm;
-                let inv;
-                let ord = match self.ordering {
-                    Ordering::Natural => SymmetricOrdering::Identity,
-                    o => {
-                        let p = compute_ordering(a, o)?;
-                        let mut pi = vec![0usize; n];
-                        for (k, &x) in p.iter().enumerate() {
-                            pi[x] = k;
-                        }
-                        perm = p;
-                        inv = pi;
-                        SymmetricOrdering::Custom(faer::perm::PermRef::new_checked(&perm, &inv, n))
-                    }
-                };
-                let sym = factorize_symbolic_cholesky(
-                    upper.symbolic(n),
-                    Side::Upper,
-                    ord,
-                    CholeskySymbolicParams::default(),
-                )
-                .map_err(faer_err)?;
-                Symbolic::Llt { sym, upper }
-            }
             DirectKind::Lu => {
                 let at = a.transpose(); // CSR of Aᵀ = CSC of A
                 let s =
@@ -343,9 +275,9 @@ impl DirectSolver {
                 let at = a.transpose();
                 let s =
                     SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
-                Symbolic::Qr(
+                Symbolic::Qr(Box::new(
                     factorize_symbolic_qr(s, QrSymbolicParams::default()).map_err(faer_err)?,
-                )
+                ))
             }
         };
         Ok(())
@@ -355,35 +287,7 @@ impl DirectSolver {
         let n = a.nrows();
         match &self.symbolic {
             Symbolic::None => Err(LinalgError::NotFactorized),
-            Symbolic::Ldlt(s) => Ok(Numeric::Ldlt(s.factorize(a)?)),
-            Symbolic::Llt { sym, upper } => {
-                let vals = upper.gather(a);
-                let mat = SparseColMatRef::new(upper.symbolic(n), &vals);
-                let mut l_values = vec![0.0f64; sym.len_val()];
-                let mut buf =
-                    mem(sym.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()))?;
-                no_panic(|| {
-                    sym.factorize_numeric_llt::<f64>(
-                        &mut l_values,
-                        mat,
-                        Side::Upper,
-                        Default::default(),
-                        Par::Seq,
-                        MemStack::new(&mut buf),
-                        Default::default(),
-                    )
-                    .map(|_| ())
-                })?
-                .map_err(|e| match e {
-                    LltError::NonPositivePivot { index } => {
-                        LinalgError::NotPositiveDefinite { index }
-                    }
-                })?;
-                if l_values.iter().any(|v| !v.is_finite()) {
-                    return Err(LinalgError::NotPositiveDefinite { index: usize::MAX });
-                }
-                Ok(Numeric::Llt(l_values))
-            }
+            Symbolic::Ldlt(_) => Err(LinalgError::NotFactorized),
             Symbolic::Lu(sym) => {
                 let at = a.transpose();
                 let s =
@@ -408,7 +312,7 @@ impl DirectSolver {
                     }
                     LuError::Generic(g) => faer_err(g),
                 })?;
-                Ok(Numeric::Lu(numeric))
+                Ok(Numeric::Lu(Box::new(numeric)))
             }
             Symbolic::Qr(sym) => {
                 let at = a.transpose();
@@ -478,21 +382,11 @@ impl DirectSolver {
         }
         let input_finite = rhs.iter().all(|v| v.is_finite());
         match (&self.symbolic, &self.numeric) {
-            (Symbolic::Ldlt(s), Numeric::Ldlt(num)) => {
-                let mut tmp = vec![0.0f64; n];
+            (Symbolic::Ldlt(s), Numeric::Ldlt) => {
+                let mut work = vec![0.0f64; s.solve_workspace_len()];
                 for col in rhs.chunks_exact_mut(n) {
-                    s.solve_in_place(num, col, &mut tmp);
+                    s.solve_in_place(&self.ldl, col, &mut work);
                 }
-            }
-            (Symbolic::Llt { sym, .. }, Numeric::Llt(values)) => {
-                let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;
-                let mat = MatMut::from_column_major_slice_mut(rhs, n, ncols);
-                LltRef::new(sym, values).solve_in_place_with_conj(
-                    Conj::No,
-                    mat,
-                    Par::Seq,
-                    MemStack::new(&mut buf),
-                );
             }
             (Symbolic::Lu(sym), Numeric::Lu(numeric)) => {
                 let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;

@@ -8,9 +8,10 @@
 //!   ([`CsrMatrix::apply_dirichlet`]);
 //! * [`MatrixBuilder`] — scattered assembly with a sparsity pattern (and
 //!   value-slot cache) reused from step to step;
-//! * [`DirectSolver`] — sparse LDLᵀ (own, SOFA's `SparseLDLSolver`
-//!   algorithm), LLᵀ / LU / QR (faer), symbolic analysis redone only when the
-//!   pattern changes; [`dense_inverse`] for `PrecomputedLinearSolver`;
+//! * [`DirectSolver`] — sparse LDLᵀ and LLᵀ (own supernodal factorization,
+//!   the factors of SOFA's `SparseLDLSolver` to round-off), LU / QR (faer),
+//!   symbolic analysis redone only when the pattern changes;
+//!   [`dense_inverse`] for `PrecomputedLinearSolver`;
 //! * [`invert3`] and friends for 3x3 block preconditioners.
 //!
 //! No public function panics on bad input: dimension mismatches and

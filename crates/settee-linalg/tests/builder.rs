@@ -216,3 +216,157 @@ fn empty_builder() {
     assert_eq!(a.nnz(), 0);
     assert_eq!(a.row_ptr(), &[0, 0, 0, 0, 0]);
 }
+
+/// One call of an assembly: `(kind, i0, j0, value seed)`, kind 0 = `add`,
+/// 1 = `add_block3`, 2 = `add_block` 2x3.
+type Call = (u8, usize, usize, u32);
+
+fn play(b: &mut MatrixBuilder, calls: &[Call], scale: f64, log: &mut Vec<(usize, usize, f64)>) {
+    for &(kind, i0, j0, seed) in calls {
+        let v = |q: usize| ((seed as f64) * 0.37 + q as f64 * 1.3).sin() * scale;
+        match kind {
+            0 => {
+                b.add(i0, j0, v(0)).unwrap();
+                log.push((i0, j0, v(0)));
+            }
+            1 => {
+                let blk = [[v(0), v(1), v(2)], [v(3), v(4), v(5)], [v(6), v(7), v(8)]];
+                b.add_block3(i0, j0, &blk).unwrap();
+                for (r, row) in blk.iter().enumerate() {
+                    for (c, &x) in row.iter().enumerate() {
+                        log.push((i0 + r, j0 + c, x));
+                    }
+                }
+            }
+            _ => {
+                let data: Vec<f64> = (0..6).map(v).collect();
+                b.add_block(i0, j0, 2, 3, &data).unwrap();
+                for r in 0..2 {
+                    for c in 0..3 {
+                        log.push((i0 + r, j0 + c, data[r * 3 + c]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The same insertions as `calls`, made with scalar `add`s only.
+fn as_scalar_calls(calls: &[Call]) -> Vec<(usize, usize, u32, usize)> {
+    let mut out = Vec::new();
+    for &(kind, i0, j0, seed) in calls {
+        let (rows, cols) = match kind {
+            0 => (1, 1),
+            1 => (3, 3),
+            _ => (2, 3),
+        };
+        for r in 0..rows {
+            for c in 0..cols {
+                out.push((i0 + r, j0 + c, seed, r * cols + c));
+            }
+        }
+    }
+    out
+}
+
+fn call_strategy() -> impl Strategy<Value = Call> {
+    (0u8..3, 0usize..5, 0usize..5, 0u32..1000)
+}
+
+fn assert_bitwise(a: &CsrMatrix, log: &[(usize, usize, f64)], what: &str) {
+    let f = CsrMatrix::from_triplets(a.nrows(), a.ncols(), log).unwrap();
+    assert!(a.same_pattern(&f), "{what}: pattern");
+    assert!(
+        a.values()
+            .iter()
+            .zip(f.values())
+            .all(|(p, q)| p.to_bits() == q.to_bits()),
+        "{what}: values"
+    );
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Cycles whose call sequences are the recorded one, a prefix of it, an
+    /// extension, a modified copy, or the same insertions made through other
+    /// calls: every cycle gives bitwise the matrix of a fresh build.
+    #[test]
+    fn prop_builder_cycles_equal_fresh_builds(
+        base in proptest::collection::vec(call_strategy(), 0..25),
+        extra in proptest::collection::vec(call_strategy(), 1..6),
+        cut in 0usize..25,
+        change_at in 0usize..25,
+        changed in call_strategy(),
+        dofs in proptest::collection::vec(0usize..7, 0..3),
+    ) {
+        let n = 7;
+        let mut b = MatrixBuilder::new(n);
+        let cut = cut.min(base.len());
+        let mut modified = base.clone();
+        if !modified.is_empty() {
+            let at = change_at % modified.len();
+            modified[at] = changed;
+        }
+        let mut extended = base.clone();
+        extended.extend_from_slice(&extra);
+        let sequences: Vec<Vec<Call>> = vec![
+            base.clone(),
+            base.clone(),
+            base[..cut].to_vec(),
+            base.clone(),
+            extended.clone(),
+            extended,
+            modified.clone(),
+            base.clone(),
+            modified,
+            base.clone(),
+        ];
+        for (step, seq) in sequences.iter().enumerate() {
+            let scale = 1.0 + step as f64;
+            b.clear_values();
+            let mut log = Vec::new();
+            play(&mut b, seq, scale, &mut log);
+            let a = b.finish().clone();
+            if dofs.is_empty() {
+                assert_bitwise(&a, &log, &format!("step {step}"));
+            } else {
+                // Diagonal slots inserted by apply_dirichlet stay in the
+                // pattern: compare the values only.
+                let f = CsrMatrix::from_triplets(n, n, &log).unwrap();
+                let bits = |m: &CsrMatrix| m.to_dense().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                prop_assert_eq!(bits(&a), bits(&f), "step {}", step);
+            }
+            if !dofs.is_empty() {
+                // Dirichlet on the finished matrix, cached from step to step.
+                b.apply_dirichlet(&dofs).unwrap();
+                let mut expected = a.clone();
+                expected.apply_dirichlet(&dofs).unwrap();
+                prop_assert_eq!(b.matrix().to_dense(), expected.to_dense());
+            }
+        }
+        // The same insertions through scalar calls, then block calls again.
+        for step in 0..3 {
+            b.clear_values();
+            let mut log = Vec::new();
+            if step == 1 {
+                for (i, j, seed, q) in as_scalar_calls(&base) {
+                    let v = ((seed as f64) * 0.37 + q as f64 * 1.3).sin();
+                    b.add(i, j, v).unwrap();
+                    log.push((i, j, v));
+                }
+            } else {
+                play(&mut b, &base, 1.0, &mut log);
+            }
+            let a = b.finish().clone();
+            let f = CsrMatrix::from_triplets(n, n, &log).unwrap();
+            let bits = |m: &CsrMatrix| m.to_dense().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            prop_assert_eq!(bits(&a), bits(&f), "scalar step {}", step);
+            if dofs.is_empty() {
+                assert_bitwise(&a, &log, &format!("scalar step {step}"));
+            }
+        }
+    }
+}

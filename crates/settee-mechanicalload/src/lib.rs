@@ -1,12 +1,23 @@
 //! Mechanical loads: external forces applied to DOFs.
 
 mod constant_force_field;
+mod plane_force_field;
+#[cfg(test)]
+mod test_support;
+mod triangle_pressure_force_field;
+mod uniform_velocity_damping_force_field;
 
 pub use constant_force_field::ConstantForceField;
+pub use plane_force_field::PlaneForceField;
+pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
+pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&constant_force_field::CLASS);
+    f.register(&plane_force_field::CLASS);
+    f.register(&triangle_pressure_force_field::CLASS);
+    f.register(&uniform_velocity_damping_force_field::CLASS);
 }
 
 #[cfg(test)]

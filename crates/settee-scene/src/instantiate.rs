@@ -30,15 +30,15 @@ impl std::error::Error for LoadError {}
 /// Parses a scene file and creates its components (not yet initialised).
 pub fn load_scene(path: &Path, factory: &Factory, data_path: &DataPath) -> Result<Scene, LoadError> {
     let desc = crate::parse_scene_file(path, data_path, &|class| factory.is_registered(class)).map_err(LoadError::Parse)?;
-    let mut scene = instantiate(&desc, factory);
-    scene.data_path = data_path.dirs.clone();
-    Ok(scene)
+    Ok(instantiate(&desc, factory, &data_path.dirs))
 }
 
-/// Creates the nodes and components of a description, in document order.
-pub fn instantiate(desc: &SceneDescription, factory: &Factory) -> Scene {
+/// Creates the nodes and components of a description, in document order. `data_path` is the
+/// search list for data files: loaders read their files as they are created.
+pub fn instantiate(desc: &SceneDescription, factory: &Factory, data_path: &[PathBuf]) -> Scene {
     let root = &desc.root;
     let mut scene = Scene::new(root.name.as_deref().unwrap_or(""));
+    scene.data_path = data_path.to_vec();
     for d in &desc.diagnostics {
         scene.report(d.clone());
     }

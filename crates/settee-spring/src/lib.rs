@@ -1,12 +1,37 @@
 //! Spring force fields.
 
+mod fast_triangular_bending_springs;
+mod kernel;
+mod mesh_spring_force_field;
+mod quad_bending_springs;
+mod quadular_bending_springs;
+mod regular_grid_spring_force_field;
+mod rest_shape_springs_force_field;
 mod spring_force_field;
+#[cfg(test)]
+mod test_support;
+mod topo;
+mod triangular_bending_springs;
 
+pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprings};
+pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
+pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
+pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
+pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
+pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringForceField};
+pub use triangular_bending_springs::TriangularBendingSprings;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&spring_force_field::CLASS);
+    f.register(&mesh_spring_force_field::CLASS);
+    f.register(&regular_grid_spring_force_field::CLASS);
+    f.register(&triangular_bending_springs::CLASS);
+    f.register(&fast_triangular_bending_springs::CLASS);
+    f.register(&quadular_bending_springs::CLASS);
+    f.register(&quad_bending_springs::CLASS);
+    f.register(&rest_shape_springs_force_field::CLASS);
 }
 
 #[cfg(test)]

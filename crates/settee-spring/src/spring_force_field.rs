@@ -11,11 +11,13 @@
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule, Value,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, DataSet, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule, Value,
 };
 
-static DATA: &[DataDecl] = &[
+use crate::kernel::{SpringKernel, SPRING_MIN_LENGTH};
+
+pub(crate) static DATA: &[DataDecl] = &[
     decl("stiffness", Reals, "100", "stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
     decl("damping", Reals, "5", "damping of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
     decl("spring", RealTuples(5), "", "springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists"),
@@ -30,7 +32,7 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
 ];
 
-static LINKS: &[LinkDecl] = &[
+pub(crate) static LINKS: &[LinkDecl] = &[
     link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
     link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
 ];
@@ -85,9 +87,7 @@ pub fn spring_dim(layout: Layout) -> usize {
 pub struct SpringForceField {
     layout: Layout,
     /// Positional dimension N, coordinate and derivative sizes.
-    n: usize,
-    cs: usize,
-    ds: usize,
+    kernel: SpringKernel,
     s1: Option<StateId>,
     s2: Option<StateId>,
     springs: Vec<LinearSpring>,
@@ -100,9 +100,7 @@ impl SpringForceField {
     pub fn new(layout: Layout) -> SpringForceField {
         SpringForceField {
             layout,
-            n: spring_dim(layout),
-            cs: layout.coord_size(),
-            ds: layout.deriv_size(),
+            kernel: SpringKernel::new(layout, SPRING_MIN_LENGTH),
             s1: None,
             s2: None,
             springs: Vec::new(),
@@ -111,14 +109,31 @@ impl SpringForceField {
         }
     }
 
+    /// A force field on the states `s1` and `s2` (equal for springs inside one state) with the
+    /// given springs, as the components built on SpringForceField create it.
+    pub fn from_springs(layout: Layout, s1: StateId, s2: StateId, springs: Vec<LinearSpring>, rayleigh_stiffness: f64) -> SpringForceField {
+        let mut ff = SpringForceField::new(layout);
+        ff.s1 = Some(s1);
+        ff.s2 = Some(s2);
+        ff.dfdx = vec![0.0; springs.len() * ff.kernel.nn()];
+        ff.springs = springs;
+        ff.rayleigh_stiffness = rayleigh_stiffness;
+        ff
+    }
+
     pub fn springs(&self) -> &[LinearSpring] {
         &self.springs
     }
 
     /// The stored Jacobian `K_s` of spring `i` (N×N, row-major), as computed by the last `addForce`.
     pub fn spring_jacobian(&self, i: usize) -> &[f64] {
-        let nn = self.n * self.n;
+        let nn = self.kernel.nn();
         &self.dfdx[i * nn..(i + 1) * nn]
+    }
+
+    /// The states `(object1, object2)` once initialised.
+    pub fn state_ids(&self) -> Option<(StateId, StateId)> {
+        self.s1.zip(self.s2)
     }
 
     /// Index of the second state's entry in a [`ForceIo`] (a pair on one state is lent once).
@@ -134,16 +149,45 @@ impl SpringForceField {
     }
 
     fn check_bounds(&self, n1: usize, n2: usize) -> SimResult {
-        for (i, s) in self.springs.iter().enumerate() {
-            if s.m1 >= n1 || s.m2 >= n2 {
-                return Err(SimError::new(format!(
-                    "spring {i} ({} {}) refers to a DOF beyond the states' sizes ({n1} and {n2} DOFs)",
-                    s.m1, s.m2
-                )));
-            }
-        }
-        Ok(())
+        self.kernel.check_bounds(&self.springs, n1, n2)
     }
+}
+
+/// The states of a pair force field: the `object1` and `object2` links, each defaulting to the
+/// node's mechanical state; both must have the force field's template.
+pub(crate) fn resolve_pair(cx: &InitCtx, layout: Layout) -> SimResult<(StateId, StateId)> {
+    let context = cx.scene.context_state(cx.node());
+    let mut states = [None, None];
+    for (k, name) in ["object1", "object2"].into_iter().enumerate() {
+        let comp = cx.link_targets(name).first().copied().or(context);
+        let Some(comp) = comp else {
+            return Err(cx.error(format!("no mechanical state for {name}")).hint("add a MechanicalObject in this node or set object1=\"@...\" and object2=\"@...\""));
+        };
+        let st = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
+        let l = cx.state_layout(st);
+        if l != layout {
+            return Err(cx
+                .error(format!("{name} is a {} state but the force field has template {}", l.name(), layout.name()))
+                .hint("both states of a SpringForceField must have the force field's template"));
+        }
+        states[k] = Some(st);
+    }
+    Ok((states[0].expect("set above"), states[1].expect("set above")))
+}
+
+/// Writes the per-spring Data derived from a spring list (SOFA's `updateTopologyIndicesFromSprings`):
+/// the index lists, rest lengths, stiffnesses, dampings and flags, plus the `spring` list itself.
+pub(crate) fn write_spring_data(dm: &mut DataSet, springs: &[LinearSpring]) {
+    let flag = |b: bool| if b { "1".to_string() } else { "0".to_string() };
+    let v: Vec<f64> = springs.iter().flat_map(|s| [s.m1 as f64, s.m2 as f64, s.ks, s.kd, s.initpos]).collect();
+    dm.set("spring", Value::Reals { arity: 5, v });
+    dm.set("springsIndices1", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m1).collect() });
+    dm.set("springsIndices2", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m2).collect() });
+    dm.set("lengths", Value::Reals { arity: 1, v: springs.iter().map(|s| s.initpos).collect() });
+    dm.set("stiffness", Value::Reals { arity: 1, v: springs.iter().map(|s| s.ks).collect() });
+    dm.set("damping", Value::Reals { arity: 1, v: springs.iter().map(|s| s.kd).collect() });
+    dm.set("elongationOnly", Value::Strings(springs.iter().map(|s| flag(s.elongation_only)).collect()));
+    dm.set("enabled", Value::Strings(springs.iter().map(|s| flag(s.enabled)).collect()));
 }
 
 /// Reads a per-spring boolean list (`0`/`1`, `true`/`false`).
@@ -177,25 +221,9 @@ impl Component for SpringForceField {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        // States: the object links, each defaulting to the node's mechanical state.
-        let context = cx.scene.context_state(cx.node());
-        let mut states = [None, None];
-        for (k, name) in ["object1", "object2"].into_iter().enumerate() {
-            let comp = cx.link_targets(name).first().copied().or(context);
-            let Some(comp) = comp else {
-                return Err(cx.error(format!("no mechanical state for {name}")).hint("add a MechanicalObject in this node or set object1=\"@...\" and object2=\"@...\""));
-            };
-            let st = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
-            let layout = cx.state_layout(st);
-            if layout != self.layout {
-                return Err(cx
-                    .error(format!("{name} is a {} state but the force field has template {}", layout.name(), self.layout.name()))
-                    .hint("both states of a SpringForceField must have the force field's template"));
-            }
-            states[k] = Some(st);
-        }
-        self.s1 = states[0];
-        self.s2 = states[1];
+        let (s1, s2) = resolve_pair(cx, self.layout)?;
+        self.s1 = Some(s1);
+        self.s2 = Some(s2);
 
         let d = cx.data();
         self.rayleigh_stiffness = d.real("rayleighStiffness");
@@ -213,15 +241,7 @@ impl Component for SpringForceField {
                 springs.push(LinearSpring::new(m1, m2, e[2], e[3], e[4]));
             }
             // The index lists are derived from the springs (SOFA's updateTopologyIndicesFromSprings).
-            let n = springs.len();
-            let dm = cx.data_mut();
-            dm.set("springsIndices1", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m1).collect() });
-            dm.set("springsIndices2", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m2).collect() });
-            dm.set("lengths", Value::Reals { arity: 1, v: springs.iter().map(|s| s.initpos).collect() });
-            dm.set("stiffness", Value::Reals { arity: 1, v: springs.iter().map(|s| s.ks).collect() });
-            dm.set("damping", Value::Reals { arity: 1, v: springs.iter().map(|s| s.kd).collect() });
-            dm.set("elongationOnly", Value::Strings(vec!["0".into(); n]));
-            dm.set("enabled", Value::Strings(vec!["1".into(); n]));
+            write_spring_data(cx.data_mut(), &springs);
         } else {
             let i1 = d.indices("springsIndices1").to_vec();
             let i2 = d.indices("springsIndices2").to_vec();
@@ -257,7 +277,7 @@ impl Component for SpringForceField {
             }
         }
         self.springs = springs;
-        self.dfdx = vec![0.0; self.springs.len() * self.n * self.n];
+        self.dfdx = vec![0.0; self.springs.len() * self.kernel.nn()];
         Ok(())
     }
 
@@ -283,110 +303,23 @@ impl ForceField for SpringForceField {
     }
 
     fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (n, cs, ds) = (self.n, self.cs, self.ds);
+        let kernel = self.kernel;
         let j2 = self.second();
-        self.check_bounds(io.x[0].len() / cs, io.x[j2].len() / cs)?;
-        let nn = n * n;
+        self.check_bounds(io.x[0].len() / kernel.cs, io.x[j2].len() / kernel.cs)?;
+        let nn = kernel.nn();
         self.dfdx.resize(self.springs.len() * nn, 0.0);
-        let mut u = [0.0f64; 6];
-        let mut force = [0.0f64; 6];
-        for (i, s) in self.springs.iter().enumerate() {
-            let (a, b) = (s.m1, s.m2);
-            let m = &mut self.dfdx[i * nn..(i + 1) * nn];
-            {
-                let (x1, x2) = (io.x[0], io.x[j2]);
-                for c in 0..n {
-                    u[c] = x2[b * cs + c] - x1[a * cs + c];
-                }
-            }
-            let mut norm2 = u[0] * u[0];
-            for c in &u[1..n] {
-                norm2 += c * c;
-            }
-            let d = norm2.sqrt();
-            if !(s.enabled && d > 1.0e-9 && (!s.elongation_only || d > s.initpos)) {
-                m.fill(0.0);
-                continue;
-            }
-            let inverse_length = 1.0 / d;
-            for c in u.iter_mut().take(n) {
-                *c *= inverse_length;
-            }
-            let elongation = d - s.initpos;
-            // Relative velocity along the spring.
-            let vel = |v: &[f64], k: usize, c: usize| v.get(k * ds + c).copied().unwrap_or(0.0);
-            let (v1, v2): (&[f64], &[f64]) = match io.v.len() {
-                0 => (&[], &[]),
-                _ => (io.v[0], io.v[j2]),
-            };
-            let mut rel = [0.0f64; 6];
-            for (c, r) in rel.iter_mut().enumerate().take(n) {
-                *r = vel(v2, b, c) - vel(v1, a, c);
-            }
-            let mut elongation_velocity = u[0] * rel[0];
-            for (uc, rc) in u[1..n].iter().zip(&rel[1..n]) {
-                elongation_velocity += uc * rc;
-            }
-            let intensity = s.ks * elongation + s.kd * elongation_velocity;
-            for c in 0..n {
-                force[c] = u[c] * intensity;
-            }
-            let tgt = intensity * inverse_length;
-            for j in 0..n {
-                for k in 0..n {
-                    m[j * n + k] = (s.ks - tgt) * u[j] * u[k];
-                }
-                m[j * n + j] += tgt;
-            }
-            {
-                let f1 = &mut io.f[0];
-                for c in 0..n {
-                    f1[a * ds + c] += force[c];
-                }
-            }
-            let f2 = &mut io.f[j2];
-            for c in 0..n {
-                f2[b * ds + c] += -force[c];
-            }
+        for (s, m) in self.springs.iter().zip(self.dfdx.chunks_exact_mut(nn)) {
+            kernel.add_force(io, j2, s, m);
         }
         Ok(())
     }
 
     fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (n, ds) = (self.n, self.ds);
+        let kernel = self.kernel;
         let j2 = self.second();
-        self.check_bounds(io.x[0].len() / ds, io.x[j2].len() / ds)?;
-        let nn = n * n;
-        let mut dx = [0.0f64; 6];
-        let mut g = [0.0f64; 6];
-        for (i, s) in self.springs.iter().enumerate() {
-            let Some(m) = self.dfdx.get(i * nn..(i + 1) * nn) else { break };
-            let (a, b) = (s.m1, s.m2);
-            {
-                let (dx1, dx2) = (io.x[0], io.x[j2]);
-                for c in 0..n {
-                    dx[c] = dx2[b * ds + c] - dx1[a * ds + c];
-                }
-            }
-            // (K_s · δ) · kFactor, rows accumulated left to right.
-            for j in 0..n {
-                let row = &m[j * n..(j + 1) * n];
-                let mut r = row[0] * dx[0];
-                for k in 1..n {
-                    r += row[k] * dx[k];
-                }
-                g[j] = r * k_factor;
-            }
-            {
-                let df1 = &mut io.f[0];
-                for c in 0..n {
-                    df1[a * ds + c] += g[c];
-                }
-            }
-            let df2 = &mut io.f[j2];
-            for c in 0..n {
-                df2[b * ds + c] -= g[c];
-            }
+        self.check_bounds(io.x[0].len() / kernel.ds, io.x[j2].len() / kernel.ds)?;
+        for (s, m) in self.springs.iter().zip(self.dfdx.chunks_exact(kernel.nn())) {
+            kernel.add_dforce(io, j2, s, m, k_factor);
         }
         Ok(())
     }
@@ -395,33 +328,8 @@ impl ForceField for SpringForceField {
     /// `∂f2[b]/∂x2[b] = −K_s`, times `kFactor`.
     fn add_k_to_matrix(&self, _p: &MechParams, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let (s1, s2) = self.state_pair()?;
-        let (n, ds) = (self.n, self.ds);
-        let nn = n * n;
-        let count = self.springs.len().min(self.dfdx.len() / nn.max(1));
-        for (e, s) in self.springs.iter().take(count).enumerate() {
-            let m = &self.dfdx[e * nn..(e + 1) * nn];
-            let (p1, p2) = (ds * s.m1, ds * s.m2);
-            if s1 == s2 {
-                for i in 0..n {
-                    for j in 0..n {
-                        let k = m[i * n + j] * k_factor;
-                        acc.add(s1, p1 + i, s1, p1 + j, -k);
-                        acc.add(s1, p1 + i, s1, p2 + j, k);
-                        acc.add(s1, p2 + i, s1, p1 + j, k);
-                        acc.add(s1, p2 + i, s1, p2 + j, -k);
-                    }
-                }
-            } else {
-                let blocks = [(s1, p1, s1, p1, -1.0), (s1, p1, s2, p2, 1.0), (s2, p2, s1, p1, 1.0), (s2, p2, s2, p2, -1.0)];
-                for (si, pi, sj, pj, sign) in blocks {
-                    for i in 0..n {
-                        for j in 0..n {
-                            let k = m[i * n + j] * k_factor;
-                            acc.add(si, pi + i, sj, pj + j, if sign < 0.0 { -k } else { k });
-                        }
-                    }
-                }
-            }
+        for (s, m) in self.springs.iter().zip(self.dfdx.chunks_exact(self.kernel.nn())) {
+            self.kernel.add_stiffness(acc, s1, s2, s, m, k_factor);
         }
         Ok(())
     }

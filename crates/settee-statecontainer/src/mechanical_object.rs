@@ -55,6 +55,15 @@ fn create(args: &CreateArgs) -> Box<dyn Component> {
     Box::new(MechanicalObject { layout: args.layout.unwrap_or(Layout::Vec3) })
 }
 
+/// SOFA reads the shorthand attributes as single-precision floats; the value they denote is that
+/// float, printed here exactly so the Data parser reads the same number.
+fn as_f32_text(text: &str) -> String {
+    match settee_core::data::scan_real(text.trim()) {
+        Some((v, _)) => format!("{}", v as f32 as f64),
+        None => text.trim().to_string(),
+    }
+}
+
 /// Folds SOFA's shorthand attributes (`dx`, `rx`, `sx`, `scale`, …) into their vector Data.
 fn preparse(attrs: &mut Vec<(String, String)>) {
     let groups: [(&str, [&str; 3], &str); 5] = [
@@ -68,7 +77,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
         if keys.iter().any(|k| attrs.iter().any(|(n, _)| n == k)) {
             let parts: Vec<String> = keys
                 .iter()
-                .map(|k| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.trim().to_string()).unwrap_or_else(|| missing.to_string()))
+                .map(|k| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| as_f32_text(v)).unwrap_or_else(|| missing.to_string()))
                 .collect();
             attrs.retain(|(n, _)| !keys.contains(&n.as_str()));
             attrs.retain(|(n, _)| n != target);
@@ -77,7 +86,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
     }
     if let Some(i) = attrs.iter().position(|(n, _)| n == "scale") {
         let (_, v) = attrs.remove(i);
-        let s = v.trim().to_string();
+        let s = as_f32_text(&v);
         attrs.retain(|(n, _)| n != "scale3d");
         attrs.push(("scale3d".into(), format!("{s} {s} {s}")));
     }
@@ -108,7 +117,7 @@ impl Component for MechanicalObject {
         // Topology: explicit link, else the node's own mesh topology.
         let topology = cx.link_targets("topology").first().copied().or_else(|| {
             if cx.data().bool("useTopology") {
-                cx.scene.slot(cx.node(), Roles::TOPOLOGY)
+                cx.scene.find_local(cx.node(), Roles::TOPOLOGY)
             } else {
                 None
             }
@@ -258,6 +267,9 @@ mod tests {
         let mut a = vec![("dx".to_string(), "60".to_string()), ("scale".to_string(), "2".to_string())];
         preparse(&mut a);
         assert!(a.contains(&("translation".to_string(), "60 0 0".to_string())));
+        let mut b = vec![("scale".to_string(), "0.3".to_string())];
+        preparse(&mut b);
+        assert_eq!(b[0].1, format!("{0} {0} {0}", 0.3f32 as f64));
         assert!(a.contains(&("scale3d".to_string(), "2 2 2".to_string())));
     }
 

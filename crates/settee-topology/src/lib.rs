@@ -1,20 +1,40 @@
 //! Topology containers: SOFA's `MeshTopology`, `GridTopology` and `RegularGridTopology`, with
-//! the element orderings SOFA produces (grid math in [`grid`], derived lists in [`mesh`]).
+//! the element orderings SOFA produces (grid math in [`grid`], derived lists in [`mesh`]); the
+//! dynamic `*SetTopologyContainer`s ([`set_container`]) with their modifiers and geometry
+//! algorithms ([`set_algorithms`], accepted without behaviour: no topological changes yet);
+//! the topological mappings ([`topological_mapping`], [`mesh2point`], orders in [`elements`]);
+//! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
 pub mod grid;
 pub mod grid_topology;
+pub mod elements;
 pub mod mesh;
+pub mod mesh2point;
 pub mod mesh_topology;
+pub mod polygon_cube;
+pub mod set_algorithms;
+pub mod set_container;
+pub mod sparse_grid;
+pub mod topological_mapping;
 
+#[cfg(test)]
+mod reference_tests;
 #[cfg(test)]
 mod test_util;
 
 pub use grid_topology::GridTopology;
 pub use mesh_topology::MeshTopology;
+pub use set_container::{SetKind, SetTopologyContainer};
+pub use sparse_grid::SparseGridTopology;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&mesh_topology::CLASS);
     f.register(&grid_topology::GRID_CLASS);
     f.register(&grid_topology::REGULAR_CLASS);
+    f.register_all(&set_container::CLASSES);
+    f.register_all(&set_algorithms::CLASSES);
+    f.register_all(&topological_mapping::CLASSES);
+    f.register(&mesh2point::CLASS);
+    f.register(&sparse_grid::CLASS);
 }

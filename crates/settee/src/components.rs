@@ -17,5 +17,7 @@ pub fn factory() -> Factory {
     settee_fem::register(&mut f);
     settee_topology::register(&mut f);
     settee_engine::register(&mut f);
+    settee_loader::register(&mut f);
+    settee_mapping::register(&mut f);
     f
 }

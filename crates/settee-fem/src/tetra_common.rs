@@ -1,0 +1,202 @@
+//! What `TetrahedronFEMForceField` and `TetrahedralCorotationalFEMForceField` share: the
+//! per-element state, element-parallel force / differential / matrix loops with sequential
+//! accumulation in element order, and the checks of their inputs.
+
+use rayon::prelude::*;
+
+use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
+
+use crate::hexa::{Mat3, Vec3};
+use crate::tetra::{element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG};
+
+/// Per-element state.
+#[derive(Clone, Debug)]
+pub(crate) struct Element {
+    pub rest: TetraElementRest,
+    /// Rotation of the last `add_force` (world → element), initially `R0`.
+    pub rotation: Mat3,
+    pub plastic: Voigt,
+    /// Absolute rest volume (for material updates).
+    pub volume: f64,
+}
+
+/// The element loops of a tetrahedral force field.
+#[derive(Default)]
+pub(crate) struct TetraEngine {
+    pub state: Option<StateId>,
+    pub nb_dofs: usize,
+    pub tetrahedra: Vec<[usize; 4]>,
+    pub elements: Vec<Element>,
+    pub opts: TetraOptions,
+    /// Per-element results of the last loop, scattered sequentially afterwards.
+    forces: Vec<Option<[Vec3; 4]>>,
+    dforces: Vec<[Vec3; 4]>,
+}
+
+/// Young's modulus or Poisson's ratio of element `i`: entry `i` if present, else entry 0.
+pub(crate) fn per_element(v: &[f64], i: usize, default: f64) -> f64 {
+    v.get(i).or(v.first()).copied().unwrap_or(default)
+}
+
+/// SOFA's `localStiffnessFactor[i*M/N]` (1 when the list is empty).
+pub(crate) fn local_factor(lsf: &[f64], i: usize, n: usize) -> f64 {
+    if lsf.is_empty() || n == 0 {
+        1.0
+    } else {
+        lsf[i * lsf.len() / n]
+    }
+}
+
+/// Reads `youngModulus` / `poissonRatio` with SOFA's validation (empty → default, negative
+/// Young's modulus → 5000, Poisson's ratio outside `[0, 0.5)` → 0.45), warning as SOFA does.
+pub(crate) fn material_lists(cx: &mut InitCtx) -> (Vec<f64>, Vec<f64>) {
+    let d = cx.data();
+    let mut young = d.reals("youngModulus").to_vec();
+    let mut poisson = d.reals("poissonRatio").to_vec();
+    if young.is_empty() {
+        cx.warn("youngModulus is empty: using 5000");
+        young.push(DEFAULT_YOUNG);
+    }
+    if poisson.is_empty() {
+        cx.warn("poissonRatio is empty: using 0.45");
+        poisson.push(DEFAULT_POISSON);
+    }
+    if young.iter().any(|&y| y < 0.0) {
+        cx.warn("Young's modulus must be positive: negative values replaced by 5000");
+        for y in young.iter_mut().filter(|y| **y < 0.0) {
+            *y = DEFAULT_YOUNG;
+        }
+    }
+    if poisson.iter().any(|&p| !(0.0..0.5).contains(&p)) {
+        cx.warn("Poisson's ratio must be in [0, 0.5): out-of-range values replaced by 0.45");
+        for p in poisson.iter_mut().filter(|p| !(0.0..0.5).contains(*p)) {
+            *p = DEFAULT_POISSON;
+        }
+    }
+    (young, poisson)
+}
+
+/// The number of cells along x and y of a grid topology (`GridTopology` and its subclasses), or
+/// SOFA's fallback `(2, 1)` for other topologies.
+pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize, usize) {
+    let Some(t) = topology else { return (2, 1) };
+    let e = scene.entry(t);
+    if !matches!(e.class.name, "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology") {
+        return (2, 1);
+    }
+    let n = e.data.reals("n");
+    let nx = n.first().copied().unwrap_or(2.0) as usize;
+    let ny = n.get(1).copied().unwrap_or(2.0) as usize;
+    (nx.saturating_sub(1), ny.saturating_sub(1))
+}
+
+#[inline]
+fn gather(x: &[f64], t: &[usize; 4]) -> [Vec3; 4] {
+    t.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]])
+}
+
+impl TetraEngine {
+    /// Builds the elements from the rest positions `rest` (flat Vec3).
+    #[allow(clippy::too_many_arguments)] // the inputs of SOFA's reinit, all needed
+    pub fn build(
+        &mut self,
+        state: StateId,
+        nb_dofs: usize,
+        tetrahedra: Vec<[usize; 4]>,
+        rest: &[f64],
+        young: &[f64],
+        poisson: &[f64],
+        lsf: &[f64],
+        opts: TetraOptions,
+    ) -> Result<(), (usize, TetraError)> {
+        let n = tetrahedra.len();
+        let elements: Result<Vec<Element>, (usize, TetraError)> = tetrahedra
+            .par_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let x0 = gather(rest, t);
+                let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+                let nu = per_element(poisson, i, DEFAULT_POISSON);
+                let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| (i, err))?;
+                let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
+                Ok(Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume })
+            })
+            .collect();
+        self.elements = elements?;
+        self.state = Some(state);
+        self.nb_dofs = nb_dofs;
+        self.tetrahedra = tetrahedra;
+        self.opts = opts;
+        self.forces = vec![None; n];
+        self.dforces = vec![[[0.0; 3]; 4]; n];
+        Ok(())
+    }
+
+    /// Recomputes the material matrices from new `young` / `poisson` lists (SOFA's
+    /// `updateStiffness`).
+    pub fn update_materials(&mut self, young: &[f64], poisson: &[f64], lsf: &[f64]) {
+        let n = self.elements.len();
+        self.elements.par_iter_mut().enumerate().for_each(|(i, el)| {
+            let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+            let nu = per_element(poisson, i, DEFAULT_POISSON);
+            el.rest.set_material(crate::tetra::material_stiffness(e, nu, el.volume));
+        });
+    }
+
+    pub fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
+        if v.len() < 3 * self.nb_dofs {
+            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
+                .hint("the mechanical state was resized after init, which this force field does not follow"));
+        }
+        Ok(())
+    }
+
+    pub fn add_force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        self.check_len("the position vector", x)?;
+        self.check_len("the force vector", f)?;
+        let opts = self.opts;
+        self.elements.par_iter_mut().zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(|((el, out), t)| {
+            *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
+        });
+        for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
+            let Some(fe) = fe else { continue };
+            for (&i, v) in t.iter().zip(fe) {
+                let o = &mut f[3 * i..3 * i + 3];
+                o[0] += v[0];
+                o[1] += v[1];
+                o[2] += v[2];
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add_dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64) -> SimResult {
+        self.check_len("the displacement vector", dx)?;
+        self.check_len("the force-differential vector", df)?;
+        self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(|((el, out), t)| {
+            *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
+        });
+        for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
+            for (&i, v) in t.iter().zip(fe) {
+                let o = &mut df[3 * i..3 * i + 3];
+                o[0] += v[0];
+                o[1] += v[1];
+                o[2] += v[2];
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        let blocks: Vec<[[Mat3; 4]; 4]> = self.elements.par_iter().map(|el| element_stiffness_blocks(&el.rest, &el.rotation, k_factor)).collect();
+        for (t, b) in self.tetrahedra.iter().zip(&blocks) {
+            for (a, &na) in t.iter().enumerate() {
+                for (c, &nc) in t.iter().enumerate() {
+                    m.add_block3(s, na, s, nc, &b[a][c]);
+                }
+            }
+        }
+        Ok(())
+    }
+}

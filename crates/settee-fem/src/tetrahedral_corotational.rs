@@ -1,0 +1,237 @@
+//! `TetrahedralCorotationalFEMForceField`: the tetrahedral element of
+//! [`crate::tetrahedron_fem`] (same strain–displacement and material matrices, same `large` frame
+//! and `polar` rotation, same differentials) with the differences of its SOFA class: methods
+//! `small`, `large`, `polar` only (anything else is `large`, silently), no plasticity, rest
+//! shape from the state's rest positions, elements strictly the topology's tetrahedra, and
+//! `updateStiffnessMatrix` rewriting every aliased entry of `J` for `large`.
+
+use settee_core::component::link;
+use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::hexa::Mat3;
+use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
+use crate::tetra_common::{material_lists, TetraEngine};
+
+static DATA: &[DataDecl] = &[
+    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
+    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
+    decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes) or \"polar\" displacements (anything else: large)"),
+    decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
+    decl("updateStiffnessMatrix", Bool, "false", "large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation"),
+    decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar then adds no force)"),
+    decl("drawing", Bool, "true", "draw the force field (rendering only)"),
+    decl("drawColor1", Fixed(4), "0 0 1 1", "colour of faces 1 (rendering only)"),
+    decl("drawColor2", Fixed(4), "0 0.5 1 1", "colour of faces 2 (rendering only)"),
+    decl("drawColor3", Fixed(4), "0 1 1 1", "colour of faces 3 (rendering only)"),
+    decl("drawColor4", Fixed(4), "0.5 1 1 1", "colour of faces 4 (rendering only)"),
+    decl("computeVonMisesStress", Bool, "false", "von Mises stress diagnostics (no effect on the dynamics; not computed here)"),
+    decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
+    decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra are the elements (default: the context topology)")];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "TetrahedralCorotationalFEMForceField",
+    description: "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(TetrahedralCorotationalFEMForceField::default())
+}
+
+/// The force field.
+#[derive(Default)]
+pub struct TetrahedralCorotationalFEMForceField {
+    engine: TetraEngine,
+    rayleigh_stiffness: f64,
+}
+
+impl TetrahedralCorotationalFEMForceField {
+    pub fn tetrahedra(&self) -> &[[usize; 4]] {
+        &self.engine.tetrahedra
+    }
+
+    pub fn method(&self) -> TetraMethod {
+        self.engine.opts.method
+    }
+
+    pub fn element_rest(&self, i: usize) -> &crate::tetra::TetraElementRest {
+        &self.engine.elements[i].rest
+    }
+
+    /// Rotation (world → element frame) of element `i` from the last `add_force`.
+    pub fn element_rotation(&self, i: usize) -> &Mat3 {
+        &self.engine.elements[i].rotation
+    }
+}
+
+impl Component for TetrahedralCorotationalFEMForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        if cx.state_layout(s) != Layout::Vec3 {
+            return Err(cx
+                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
+                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
+        }
+        let mesh = cx.require_mesh()?;
+        if mesh.tetrahedra.is_empty() {
+            cx.warn("no tetrahedra found in the topology: this force field adds no force");
+        }
+        let n = cx.state_size(s);
+        if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
+            return Err(cx
+                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
+                .hint("the topology and the MechanicalObject must describe the same points"));
+        }
+        let rest = cx.rest_or_position(s);
+        if rest.len() < 3 * n {
+            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
+        }
+        let (young, poisson) = material_lists(cx);
+        let d = cx.data();
+        let method = match d.str("method") {
+            "small" => TetraMethod::Small,
+            "polar" => TetraMethod::Polar,
+            _ => TetraMethod::Large,
+        };
+        let opts = TetraOptions {
+            method,
+            assembling: d.bool("computeGlobalMatrix"),
+            update_stiffness: d.bool("updateStiffnessMatrix"),
+            large_update: LargeStiffnessUpdate::AllEntries,
+            plasticity: Plasticity::DISABLED,
+        };
+        let lsf = d.reals("localStiffnessFactor").to_vec();
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        if opts.assembling && method == TetraMethod::Polar {
+            cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
+        }
+        self.engine
+            .build(s, n, mesh.tetrahedra, &rest, &young, &poisson, &lsf, opts)
+            .map_err(|(i, e)| cx.error(format!("tetrahedron {i}: {e}")))?;
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for TetrahedralCorotationalFEMForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.engine.state.into_iter().collect()
+    }
+
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.engine.add_force(x, f)
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
+        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.engine.add_dforce(dx, df, k_factor)
+    }
+
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        self.engine.add_k_to_matrix(m, k_factor)
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{max_abs, mul, perturb, Harness};
+    use settee_core::ComponentId;
+
+    /// A grid, tetrahedralised by hand with the 6-tetra split, in a MeshTopology.
+    fn setup(ff: &[(&str, &str)]) -> (Harness, ComponentId, Vec<f64>) {
+        let mut h = Harness::new();
+        // 2×2×3 points
+        let mut pos = String::new();
+        for z in 0..3 {
+            for y in 0..2 {
+                for x in 0..2 {
+                    pos += &format!("{} {} {} ", x as f64 * 1.5, y, z as f64 * 2.0);
+                }
+            }
+        }
+        let hexa = [[0, 1, 3, 2, 4, 5, 7, 6], [4, 5, 7, 6, 8, 9, 11, 10]];
+        let tets = crate::tetra::split_hexahedra(&hexa, (1, 1));
+        let tstr: Vec<String> = tets.iter().flatten().map(|i| i.to_string()).collect();
+        h.add("MeshTopology", &[("position", pos.as_str()), ("tetrahedra", tstr.join(" ").as_str())]);
+        let mo = h.add("MechanicalObject", &[]);
+        let c = h.add("TetrahedralCorotationalFEMForceField", ff);
+        h.init().unwrap();
+        let rest = h.rest(mo);
+        (h, c, rest)
+    }
+
+    #[test]
+    fn zero_force_at_rest_and_dforce_matches_matrix() {
+        for method in ["small", "large", "polar", "bogus"] {
+            for update in ["false", "true"] {
+                let (mut h, ff, rest) = setup(&[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method), ("updateStiffnessMatrix", update)]);
+                assert_eq!(h.get_mut::<TetrahedralCorotationalFEMForceField>(ff).tetrahedra().len(), 12);
+                assert_eq!(max_abs(&h.force(ff, &rest)), 0.0, "{method}");
+                let x = perturb(&rest, 0.1, 1);
+                let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
+                let _ = h.force(ff, &x);
+                let df = h.dforce(ff, &dx, -0.3);
+                let kdx = mul(&h.assembled(0.0, -0.3), &dx);
+                let scale = max_abs(&df);
+                for (a, b) in df.iter().zip(&kdx) {
+                    assert!((a - b).abs() < 1e-11 * scale, "{method}");
+                }
+            }
+        }
+    }
+
+    /// Same element mathematics as TetrahedronFEMForceField: identical forces (bit for bit)
+    /// without updateStiffnessMatrix.
+    #[test]
+    fn same_forces_as_tetrahedron_fem() {
+        for method in ["small", "large", "polar"] {
+            let (mut h, ff, rest) = setup(&[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)]);
+            let mut h2 = Harness::new();
+            let topo = h.scene.entry(ComponentId(0)).data.indices("tetrahedra").to_vec();
+            let tstr: Vec<String> = topo.iter().map(|i| i.to_string()).collect();
+            let pstr: Vec<String> = rest.iter().map(|v| format!("{v:?}")).collect();
+            h2.add("MeshTopology", &[("position", pstr.join(" ").as_str()), ("tetrahedra", tstr.join(" ").as_str())]);
+            h2.add("MechanicalObject", &[]);
+            let ff2 = h2.add("TetrahedronFEMForceField", &[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)]);
+            h2.init().unwrap();
+            let x = perturb(&rest, 0.2, 9);
+            let dx = perturb(&vec![0.0; x.len()], 1.0, 4);
+            assert_eq!(h.force(ff, &x), h2.force(ff2, &x), "{method}");
+            assert_eq!(h.dforce(ff, &dx, 0.7), h2.dforce(ff2, &dx, 0.7), "{method}");
+        }
+    }
+}

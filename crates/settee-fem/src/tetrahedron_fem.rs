@@ -1,0 +1,289 @@
+//! `TetrahedronFEMForceField`: linear elasticity on tetrahedra, `small`, corotational `large`,
+//! `polar` or `svd`, with optional plasticity and SOFA's "assembled" code path
+//! (`computeGlobalMatrix`), on the element kernel of [`crate::tetra`].
+//!
+//! Elements are the tetrahedra of the topology; a topology with hexahedra and no tetrahedra is
+//! split on the fly into 6 tetrahedra per hexahedron ([`crate::tetra::split_hexahedra`]).
+//! Element work runs in parallel; results are accumulated sequentially in element order, as
+//! SOFA's loop does, so the bits of the forces do not depend on the number of threads.
+
+use settee_core::component::link;
+use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator,
+    MechParams, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::decompose::mat_t_mul;
+use crate::hexa::{polar_decomposition, Mat3};
+use crate::tetra::{split_hexahedra, LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
+use crate::tetra_common::{grid_cells, material_lists, TetraEngine};
+
+static DATA: &[DataDecl] = &[
+    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
+    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
+    decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes), \"polar\" or \"svd\" displacements (anything else: large)"),
+    decl("initialPoints", Coords, "", "output: the rest positions used at init (always the state's rest positions, as SOFA)"),
+    decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
+    decl("updateStiffnessMatrix", Bool, "false", "large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation"),
+    decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar and svd then add no force)"),
+    decl("plasticMaxThreshold", Real, "0", "plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)"),
+    decl("plasticYieldThreshold", Real, "9.99999974737875e-05", "plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)"),
+    decl("plasticCreep", Real, "0.8999999761581421", "plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)"),
+    decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
+    decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
+    decl("drawHeterogeneousTetra", Bool, "false", "draw heterogeneous tetrahedra in different colours (rendering only)"),
+    decl("computeVonMisesStress", Int, "0", "von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)"),
+    decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
+    decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
+    decl("vonMisesStressColors", RealTuples(4), "", "output: colours of the von Mises stress (rendering only)"),
+    decl("showStressColorMap", Str, "Blue to Red", "colour map of the stress display (rendering only)"),
+    decl("showStressAlpha", Real, "1", "alpha of the stress display (rendering only)"),
+    decl("showVonMisesStressPerNode", Bool, "false", "draw von Mises stress per node (rendering only)"),
+    decl("showVonMisesStressPerNodeColorMap", Bool, "false", "draw elements coloured by nodal von Mises stress (rendering only)"),
+    decl("showVonMisesStressPerElement", Bool, "false", "draw elements coloured by their von Mises stress (rendering only)"),
+    decl("showElementGapScale", Real, "0.333", "gap between drawn elements in [0, 1] (rendering only)"),
+    decl("updateStiffness", Bool, "false", "recompute the material matrices from youngModulus/poissonRatio at the beginning of every step"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)")];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "TetrahedronFEMForceField",
+    description: "Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(TetrahedronFEMForceField::default())
+}
+
+/// The force field.
+#[derive(Default)]
+pub struct TetrahedronFEMForceField {
+    engine: TetraEngine,
+    rayleigh_stiffness: f64,
+    /// `updateStiffness`: material matrices recomputed at each step.
+    update_materials: bool,
+    /// Elements around each node (ascending element index) when the elements are the
+    /// topology's tetrahedra (SOFA's `getTetrahedraAroundVertex`); empty for split hexahedra.
+    around_node: Vec<Vec<usize>>,
+    /// Last element index touching each node at init (SOFA's `_rotationIdx`).
+    rotation_idx: Vec<usize>,
+}
+
+impl TetrahedronFEMForceField {
+    /// The element list (topology tetrahedra, or the split hexahedra).
+    pub fn tetrahedra(&self) -> &[[usize; 4]] {
+        &self.engine.tetrahedra
+    }
+
+    pub fn method(&self) -> TetraMethod {
+        self.engine.opts.method
+    }
+
+    pub fn options(&self) -> &TetraOptions {
+        &self.engine.opts
+    }
+
+    /// Rest data of element `i`.
+    pub fn element_rest(&self, i: usize) -> &crate::tetra::TetraElementRest {
+        &self.engine.elements[i].rest
+    }
+
+    /// Current rotation (world → element frame) of element `i`: the one computed by the last
+    /// `add_force` (`R0` before the first one; identity for `small`).
+    pub fn element_rotation(&self, i: usize) -> &Mat3 {
+        &self.engine.elements[i].rotation
+    }
+
+    /// The plastic strain of element `i` (unnormalised Voigt vector).
+    pub fn plastic_strain(&self, i: usize) -> &[f64; 6] {
+        &self.engine.elements[i].plastic
+    }
+
+    /// SOFA's `getRotation(node)`: the mean over the elements around the node of
+    /// `Rtᵢ·R0ᵢ` (current rotation composed with the inverse initial one, SOFA's storage
+    /// convention), re-orthogonalised by polar decomposition; identity for `small`. Nodes
+    /// without element in the topology use the last element that touched them at init.
+    pub fn node_rotation(&self, node: usize) -> Mat3 {
+        const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        if self.engine.opts.method == TetraMethod::Small {
+            return IDENTITY;
+        }
+        // SOFA's rotations[i] is Rᵢᵀ and _initialRotations[i] is R0ᵢᵀ: the product is Rᵢᵀ·R0ᵢ.
+        let term = |i: usize| {
+            let el = &self.engine.elements[i];
+            mat_t_mul(&el.rotation, el.rest.initial_rotation())
+        };
+        let around = self.around_node.get(node).map(|v| v.as_slice()).unwrap_or(&[]);
+        if around.is_empty() {
+            return match self.rotation_idx.get(node) {
+                Some(&i) if i < self.engine.elements.len() => term(i),
+                _ => IDENTITY,
+            };
+        }
+        let mut r = [[0.0; 3]; 3];
+        for &t in around {
+            let m = term(t);
+            for i in 0..3 {
+                for j in 0..3 {
+                    r[i][j] += m[i][j];
+                }
+            }
+        }
+        let n = around.len() as f64;
+        for row in r.iter_mut() {
+            for v in row.iter_mut() {
+                *v /= n;
+            }
+        }
+        polar_decomposition(&r)
+    }
+
+    fn read_options(cx: &mut InitCtx) -> TetraOptions {
+        let d = cx.data();
+        let name = d.str("method").to_string();
+        let assembling = d.bool("computeGlobalMatrix");
+        let update_stiffness = d.bool("updateStiffnessMatrix");
+        let plasticity = Plasticity {
+            max_threshold: d.real("plasticMaxThreshold"),
+            yield_threshold: d.real("plasticYieldThreshold"),
+            creep: d.real("plasticCreep"),
+        };
+        let method = TetraMethod::from_sofa_name(&name).unwrap_or_else(|| {
+            cx.warn(format!("unknown method \"{name}\": using \"large\" (choices: small, large, polar, svd)"));
+            TetraMethod::Large
+        });
+        let opts = TetraOptions { method, assembling, update_stiffness, large_update: LargeStiffnessUpdate::FirstEntryOnly, plasticity };
+        if assembling && matches!(method, TetraMethod::Polar | TetraMethod::Svd) {
+            cx.warn(format!("computeGlobalMatrix is not supported with method \"{name}\": like SOFA, this force field adds no force"));
+        } else if assembling && plasticity.enabled() {
+            cx.warn("computeGlobalMatrix is not supported with plasticity: like SOFA, this force field adds no force");
+        }
+        opts
+    }
+}
+
+impl Component for TetrahedronFEMForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        if cx.state_layout(s) != Layout::Vec3 {
+            return Err(cx
+                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
+                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
+        }
+        let mesh = cx.require_mesh()?;
+        let from_topology = !mesh.tetrahedra.is_empty();
+        let tetrahedra = if from_topology {
+            mesh.tetrahedra.clone()
+        } else if !mesh.hexahedra.is_empty() {
+            split_hexahedra(&mesh.hexahedra, grid_cells(cx.scene, cx.topology()))
+        } else {
+            return Err(cx
+                .error("the topology has neither tetrahedra nor hexahedra")
+                .hint("use a topology with tetrahedra (MeshTopology, TetrahedronSetTopologyContainer, a Hexa2TetraTopologicalMapping output) or hexahedra (grids)"));
+        };
+        let n = cx.state_size(s);
+        if let Some((k, t)) = tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
+            return Err(cx
+                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
+                .hint("the topology and the MechanicalObject must describe the same points"));
+        }
+        let rest = cx.rest_or_position(s);
+        if rest.len() < 3 * n {
+            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
+        }
+        let (young, poisson) = material_lists(cx);
+        let opts = Self::read_options(cx);
+        let d = cx.data();
+        let lsf = d.reals("localStiffnessFactor").to_vec();
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        self.update_materials = d.bool("updateStiffness");
+        if d.int("computeVonMisesStress") == 1 && opts.method == TetraMethod::Small {
+            cx.warn("computeVonMisesStress=1 (corotational strain) is not available with method \"small\" (SOFA marks the component invalid but keeps computing forces)");
+        }
+        self.engine.build(s, n, tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| {
+            cx.error(format!("tetrahedron {i}: {e}")).hint("the element is flat in the rest configuration; the svd method needs invertible rest elements")
+        })?;
+
+        // node → elements (getTetrahedraAroundVertex) and SOFA's _rotationIdx
+        self.around_node = vec![Vec::new(); if from_topology { n } else { 0 }];
+        self.rotation_idx = vec![0; if opts.method == TetraMethod::Small { 0 } else { n }];
+        for (i, t) in self.engine.tetrahedra.iter().enumerate() {
+            for &p in t {
+                if from_topology {
+                    self.around_node[p].push(i);
+                }
+                if let Some(r) = self.rotation_idx.get_mut(p) {
+                    *r = i;
+                }
+            }
+        }
+        cx.data_mut().set("initialPoints", Value::Reals { arity: 3, v: rest[..3 * n].to_vec() });
+        Ok(())
+    }
+
+    fn animate_begin(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        if !self.update_materials || self.engine.elements.is_empty() {
+            return Ok(());
+        }
+        scene.pull_links(me);
+        let d = &scene.entry(me).data;
+        let young: Vec<f64> = d.reals("youngModulus").iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
+        let poisson: Vec<f64> =
+            d.reals("poissonRatio").iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
+        let lsf = d.reals("localStiffnessFactor").to_vec();
+        self.engine.update_materials(&young, &poisson, &lsf);
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for TetrahedronFEMForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.engine.state.into_iter().collect()
+    }
+
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.engine.add_force(x, f)
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
+        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.engine.add_dforce(dx, df, k_factor)
+    }
+
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        self.engine.add_k_to_matrix(m, k_factor)
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}
+
+#[cfg(test)]
+mod tests;

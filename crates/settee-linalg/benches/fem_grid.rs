@@ -1,0 +1,197 @@
+//! Assembly + factorisation + solve of the global matrix of a hexahedral FEM
+//! beam, the workload of SOFA's `FEMBAR_SparseLDLSolver` scene (4×4×20 nodes,
+//! 960 unknowns) and of a larger 10×10×40 grid (12 000 unknowns).
+//!
+//! Run: `cargo bench -p settee-linalg --bench fem_grid`.
+//!
+//! Criterion (rather than the ad-hoc `tests/timing.rs`) because the
+//! per-step costs measured here are in the 10 µs – 10 ms range, where one-shot
+//! `Instant` timings are dominated by noise (frequency scaling, cache state of
+//! the first iteration); criterion warms up, runs enough iterations for a
+//! stable estimate, reports confidence intervals and compares against the
+//! previous run (`--save-baseline` / `--baseline`) to show regressions.
+//!
+//! The matrix is built the way `settee-fem` + `settee-mass` + a fixed
+//! constraint build it: per element, the 8×8 node blocks (3×3 each) of a
+//! symmetric positive semi-definite element stiffness through
+//! `add_block3` (row-major over the element's node pairs), then a lumped mass
+//! on the diagonal, `finish`, and `apply_dirichlet` on the 3 DOFs of every
+//! node of the `z = 0` end; the solver sees the matrix without its explicit
+//! zeros (as `settee-linearsolver`'s `copy_non_zeros` hands it over).
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, MatrixBuilder, Ordering};
+use std::time::Duration;
+
+/// A hexahedral grid of `nx × ny × nz` nodes (`(nx-1)(ny-1)(nz-1)` elements).
+struct Grid {
+    nodes: usize,
+    elements: Vec<[usize; 8]>,
+    fixed: Vec<usize>,
+}
+
+impl Grid {
+    fn new(nx: usize, ny: usize, nz: usize) -> Self {
+        let id = |x: usize, y: usize, z: usize| (z * ny + y) * nx + x;
+        let mut elements = Vec::new();
+        for z in 0..nz - 1 {
+            for y in 0..ny - 1 {
+                for x in 0..nx - 1 {
+                    elements.push([
+                        id(x, y, z),
+                        id(x + 1, y, z),
+                        id(x + 1, y + 1, z),
+                        id(x, y + 1, z),
+                        id(x, y, z + 1),
+                        id(x + 1, y, z + 1),
+                        id(x + 1, y + 1, z + 1),
+                        id(x, y + 1, z + 1),
+                    ]);
+                }
+            }
+        }
+        let mut fixed = Vec::new();
+        for y in 0..ny {
+            for x in 0..nx {
+                let n = id(x, y, 0);
+                fixed.extend([3 * n, 3 * n + 1, 3 * n + 2]);
+            }
+        }
+        Self {
+            nodes: nx * ny * nz,
+            elements,
+            fixed,
+        }
+    }
+
+    fn n(&self) -> usize {
+        3 * self.nodes
+    }
+
+    /// One assembly cycle; `step` varies the values (not the pattern).
+    fn assemble(&self, b: &mut MatrixBuilder, step: usize) {
+        b.clear_values();
+        let s = 1.0 + 1e-3 * step as f64;
+        for (e, nodes) in self.elements.iter().enumerate() {
+            // Element stiffness = (8 I - 1 1ᵀ) ⊗ S_e, a Kronecker product of
+            // two positive semi-definite matrices.
+            let t = s * (1.0 + 0.1 * ((e % 7) as f64));
+            let se = [
+                [2.0 * t, 0.3 * t, 0.1 * t],
+                [0.3 * t, 2.5 * t, 0.2 * t],
+                [0.1 * t, 0.2 * t, 3.0 * t],
+            ];
+            for (a, &na) in nodes.iter().enumerate() {
+                for (c, &nc) in nodes.iter().enumerate() {
+                    let w = if a == c { 7.0 } else { -1.0 };
+                    let blk = se.map(|r| r.map(|v| w * v));
+                    b.add_block3(3 * na, 3 * nc, &blk).unwrap();
+                }
+            }
+        }
+        for i in 0..self.n() {
+            b.add(i, i, 0.5).unwrap();
+        }
+        b.finish();
+        b.apply_dirichlet(&self.fixed).unwrap();
+    }
+}
+
+/// `settee-linearsolver`'s `copy_non_zeros`: drops the stored exact zeros.
+fn copy_non_zeros(a: &CsrMatrix) -> CsrMatrix {
+    let n = a.nrows();
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    let mut col_idx = Vec::with_capacity(a.nnz());
+    let mut values = Vec::with_capacity(a.nnz());
+    row_ptr.push(0);
+    for i in 0..n {
+        for (c, v) in a.row(i) {
+            if v != 0.0 {
+                col_idx.push(c);
+                values.push(v);
+            }
+        }
+        row_ptr.push(col_idx.len());
+    }
+    CsrMatrix::try_from_parts(n, a.ncols(), row_ptr, col_idx, values).unwrap()
+}
+
+fn rhs(n: usize) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64) * 0.37).sin()).collect()
+}
+
+fn bench_grid(c: &mut Criterion, label: &str, nx: usize, ny: usize, nz: usize, big: bool) {
+    let grid = Grid::new(nx, ny, nz);
+    let n = grid.n();
+    let mut builder = MatrixBuilder::new(n);
+    grid.assemble(&mut builder, 0);
+    let a = copy_non_zeros(builder.matrix());
+    let b = rhs(n);
+
+    let mut group = c.benchmark_group(format!("fem_grid_{label}"));
+    if big {
+        group.sample_size(10);
+        group.measurement_time(Duration::from_secs(8));
+    } else {
+        group.measurement_time(Duration::from_secs(4));
+    }
+
+    let mut step = 1;
+    group.bench_function("assemble", |bch| {
+        bch.iter(|| {
+            grid.assemble(&mut builder, step);
+            step += 1;
+            black_box(builder.matrix().nnz())
+        })
+    });
+
+    for kind in [DirectKind::Ldlt, DirectKind::Llt] {
+        let mut solver = DirectSolver::new(kind, Ordering::Amd);
+        solver.factorize(&a).unwrap();
+        // Sanity: the residual of the solve is at round-off level.
+        let mut x = vec![0.0; n];
+        solver.solve(&b, &mut x).unwrap();
+        let mut r = vec![0.0; n];
+        a.mul_vec(&x, &mut r).unwrap();
+        let res = r
+            .iter()
+            .zip(&b)
+            .map(|(p, q)| (p - q).abs())
+            .fold(0.0, f64::max);
+        assert!(res < 1e-9, "{kind:?}: residual {res}");
+        if kind == DirectKind::Ldlt {
+            eprintln!(
+                "{label}: n = {n}, nnz(A) = {}, nnz(L) = {:?}",
+                a.nnz(),
+                solver.l_nnz()
+            );
+        }
+
+        group.bench_function(BenchmarkId::new("factorize", format!("{kind:?}")), |bch| {
+            bch.iter(|| solver.factorize(black_box(&a)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("solve", format!("{kind:?}")), |bch| {
+            bch.iter(|| solver.solve(black_box(&b), &mut x).unwrap())
+        });
+        // A full linear-system step: assemble, hand over, factorise, solve.
+        group.bench_function(BenchmarkId::new("step", format!("{kind:?}")), |bch| {
+            bch.iter(|| {
+                grid.assemble(&mut builder, step);
+                step += 1;
+                let m = copy_non_zeros(builder.matrix());
+                solver.factorize(&m).unwrap();
+                solver.solve(&b, &mut x).unwrap();
+                black_box(x[0])
+            })
+        });
+    }
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    bench_grid(c, "4x4x20", 4, 4, 20, false);
+    bench_grid(c, "10x10x40", 10, 10, 40, true);
+}
+
+criterion_group!(fem, benches);
+criterion_main!(fem);

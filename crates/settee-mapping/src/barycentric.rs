@@ -1,0 +1,714 @@
+//! `BarycentricMapping` (Vec3d → Vec3d): each output point is a fixed combination of the nodes of
+//! the input element that contains it (spec §5.4).
+//!
+//! At init a *mapper* chosen from the input topology's class locates every output point:
+//!
+//! * `RegularGridTopology` (with volume): the grid's `findCube`, else `findNearestCube`, on the
+//!   grid geometry (origin and steps, not the state's positions);
+//! * dynamic containers (`…SetTopologyContainer`): the first non-empty of hexahedra, tetrahedra,
+//!   quads, triangles, edges, searched through SOFA's spatial hash;
+//! * anything else (`MeshTopology`, `GridTopology`, …): the Mesh mapper's exhaustive search over
+//!   tetrahedra then hexahedra, else triangles then quads, else edges.
+//!
+//! Each point then keeps its *stencil*: the `(node, weight)` pairs in the order SOFA accumulates
+//! them, so `apply`, `applyJ` and `applyJT` sum in SOFA's order. As in SOFA, nothing is mapped
+//! during init (the mapper is created after the base class applied the mapping): the output keeps
+//! its own positions until the first propagation.
+
+use std::collections::HashMap;
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId, TemplateRule, VecId};
+
+use crate::common::{add, check_len, check_layouts, cross, dot, invert3, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, M3, V3, INPUT, MAPPING_DATA, OUTPUT};
+
+static DATA: &[DataDecl] = &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
+
+static LINKS: &[LinkDecl] = &[
+    INPUT,
+    OUTPUT,
+    settee_core::component::link("input_topology", Roles::TOPOLOGY, "Input topology container (usually the surrounding domain)."),
+    settee_core::component::link("output_topology", Roles::TOPOLOGY, "Output topology container (usually the immersed domain)."),
+    settee_core::component::link("mapper", Roles::NONE, "Internal mapper created depending on the type of topology"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "BarycentricMapping",
+    description: "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Vec3d,Vec3d"],
+    default_template: "Vec3d,Vec3d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(BarycentricMapping::default())
+}
+
+/// Which mapper located the points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MapperKind {
+    #[default]
+    None,
+    RegularGrid,
+    Mesh,
+    HexahedronSet,
+    TetrahedronSet,
+    QuadSet,
+    TriangleSet,
+    EdgeSet,
+}
+
+/// The location of one output point: the element found and its local coordinates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Location {
+    pub element: usize,
+    pub coords: V3,
+}
+
+/// The locations of the output points and their stencils.
+pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
+
+/// The mapping.
+#[derive(Default)]
+pub struct BarycentricMapping {
+    ports: Ports,
+    n_in: usize,
+    mapper: MapperKind,
+    locations: Vec<Location>,
+    /// `(input node, weight)` of each output point, in SOFA's accumulation order.
+    stencils: Vec<Vec<(usize, f64)>>,
+}
+
+// ----- weights in SOFA's orders ------------------------------------------------------------------
+
+fn edge_stencil(e: [usize; 2], fx: f64) -> Vec<(usize, f64)> {
+    vec![(e[0], 1.0 - fx), (e[1], fx)]
+}
+fn triangle_stencil(t: [usize; 3], f: V3) -> Vec<(usize, f64)> {
+    vec![(t[0], 1.0 - f[0] - f[1]), (t[1], f[0]), (t[2], f[1])]
+}
+fn tetra_stencil(t: [usize; 4], f: V3) -> Vec<(usize, f64)> {
+    vec![(t[0], 1.0 - f[0] - f[1] - f[2]), (t[1], f[0]), (t[2], f[1]), (t[3], f[2])]
+}
+/// Mesh and grid mappers: corners 0, 1, 3, 2 then 4, 5, 7, 6.
+fn quad_stencil_mesh(q: [usize; 4], f: V3) -> Vec<(usize, f64)> {
+    let (fx, fy) = (f[0], f[1]);
+    vec![(q[0], (1.0 - fx) * (1.0 - fy)), (q[1], fx * (1.0 - fy)), (q[3], (1.0 - fx) * fy), (q[2], fx * fy)]
+}
+fn hexa_stencil_mesh(h: [usize; 8], f: V3) -> Vec<(usize, f64)> {
+    let (fx, fy, fz) = (f[0], f[1], f[2]);
+    vec![
+        (h[0], (1.0 - fx) * (1.0 - fy) * (1.0 - fz)),
+        (h[1], fx * (1.0 - fy) * (1.0 - fz)),
+        (h[3], (1.0 - fx) * fy * (1.0 - fz)),
+        (h[2], fx * fy * (1.0 - fz)),
+        (h[4], (1.0 - fx) * (1.0 - fy) * fz),
+        (h[5], fx * (1.0 - fy) * fz),
+        (h[7], (1.0 - fx) * fy * fz),
+        (h[6], fx * fy * fz),
+    ]
+}
+/// Set mappers: corners in element order.
+fn quad_stencil_set(q: [usize; 4], f: V3) -> Vec<(usize, f64)> {
+    vec![(q[0], (1.0 - f[0]) * (1.0 - f[1])), (q[1], f[0] * (1.0 - f[1])), (q[2], f[0] * f[1]), (q[3], (1.0 - f[0]) * f[1])]
+}
+fn hexa_stencil_set(h: [usize; 8], f: V3) -> Vec<(usize, f64)> {
+    vec![
+        (h[0], (1.0 - f[0]) * (1.0 - f[1]) * (1.0 - f[2])),
+        (h[1], f[0] * (1.0 - f[1]) * (1.0 - f[2])),
+        (h[2], f[0] * f[1] * (1.0 - f[2])),
+        (h[3], (1.0 - f[0]) * f[1] * (1.0 - f[2])),
+        (h[4], (1.0 - f[0]) * (1.0 - f[1]) * f[2]),
+        (h[5], f[0] * (1.0 - f[1]) * f[2]),
+        (h[6], f[0] * f[1] * f[2]),
+        (h[7], (1.0 - f[0]) * f[1] * f[2]),
+    ]
+}
+
+// ----- element geometry --------------------------------------------------------------------------
+
+/// Inverse of the matrix whose columns are the three basis edges (SOFA builds the rows, transposes
+/// and inverts).
+fn basis(e0: V3, e1: V3, e2: V3) -> Option<M3> {
+    let rows = [e0, e1, e2];
+    let mut t = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            t[i][j] = rows[j][i];
+        }
+    }
+    invert3(&t)
+}
+
+fn pt(x: &[[f64; 3]], i: usize) -> V3 {
+    x[i]
+}
+
+fn tetra_distance(v: V3) -> f64 {
+    (-v[0]).max(-v[1]).max((-v[2]).max(v[0] + v[1] + v[2] - 1.0))
+}
+fn hexa_distance(v: V3) -> f64 {
+    (-v[0]).max(-v[1]).max((-v[2]).max(v[0] - 1.0).max((v[1] - 1.0).max(v[2] - 1.0)))
+}
+fn triangle_distance(v: V3) -> f64 {
+    (-v[0]).max(-v[1]).max((v[2].abs() - 0.01).max(v[0] + v[1] - 1.0))
+}
+fn quad_distance(v: V3) -> f64 {
+    (-v[0]).max(-v[1]).max((v[1] - 1.0).max(v[0] - 1.0).max((v[2] - 0.01).max(-v[2] - 0.01)))
+}
+
+/// The elements of one kind, with what the point location needs.
+struct Elements {
+    nodes: Vec<Vec<usize>>,
+    bases: Vec<M3>,
+    centers: Vec<V3>,
+    distance: fn(V3) -> f64,
+}
+
+fn singular(kind: &str, i: usize) -> SimError {
+    SimError::new(format!("{kind} {i} is degenerate (flat or zero-size): points cannot be located in it"))
+        .hint("check the input topology's element lists and the input positions")
+}
+
+fn tetra_elements(x: &[V3], tetras: &[[usize; 4]]) -> SimResult<Elements> {
+    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: tetra_distance };
+    for (i, t) in tetras.iter().enumerate() {
+        let p0 = pt(x, t[0]);
+        let b = basis(sub(pt(x, t[1]), p0), sub(pt(x, t[2]), p0), sub(pt(x, t[3]), p0)).ok_or_else(|| singular("tetrahedron", i))?;
+        e.nodes.push(t.to_vec());
+        e.bases.push(b);
+        e.centers.push(scale(add(add(add(p0, pt(x, t[1])), pt(x, t[2])), pt(x, t[3])), 0.25));
+    }
+    Ok(e)
+}
+
+fn hexa_elements(x: &[V3], hexas: &[[usize; 8]]) -> SimResult<Elements> {
+    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: hexa_distance };
+    for (i, h) in hexas.iter().enumerate() {
+        let p0 = pt(x, h[0]);
+        let b = basis(sub(pt(x, h[1]), p0), sub(pt(x, h[3]), p0), sub(pt(x, h[4]), p0)).ok_or_else(|| singular("hexahedron", i))?;
+        let mut c = p0;
+        for &k in &h[1..] {
+            c = add(c, pt(x, k));
+        }
+        e.nodes.push(h.to_vec());
+        e.bases.push(b);
+        e.centers.push(scale(c, 0.125));
+    }
+    Ok(e)
+}
+
+fn triangle_elements(x: &[V3], tris: &[[usize; 3]]) -> SimResult<Elements> {
+    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: triangle_distance };
+    for (i, t) in tris.iter().enumerate() {
+        let p0 = pt(x, t[0]);
+        let (a, b) = (sub(pt(x, t[1]), p0), sub(pt(x, t[2]), p0));
+        let m = basis(a, b, cross(a, b)).ok_or_else(|| singular("triangle", i))?;
+        let s = add(add(p0, pt(x, t[1])), pt(x, t[2]));
+        e.nodes.push(t.to_vec());
+        e.bases.push(m);
+        e.centers.push([s[0] / 3.0, s[1] / 3.0, s[2] / 3.0]);
+    }
+    Ok(e)
+}
+
+fn quad_elements(x: &[V3], quads: &[[usize; 4]]) -> SimResult<Elements> {
+    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: quad_distance };
+    for (i, q) in quads.iter().enumerate() {
+        let p0 = pt(x, q[0]);
+        let (a, b) = (sub(pt(x, q[1]), p0), sub(pt(x, q[3]), p0));
+        let m = basis(a, b, cross(a, b)).ok_or_else(|| singular("quad", i))?;
+        e.nodes.push(q.to_vec());
+        e.bases.push(m);
+        e.centers.push(scale(add(add(add(p0, pt(x, q[1])), pt(x, q[2])), pt(x, q[3])), 0.25));
+    }
+    Ok(e)
+}
+
+/// SOFA's element test: local coordinates from the first node, the element's distance, the
+/// squared distance to its centre when outside; the element is kept when strictly better.
+fn check_element(els: &Elements, e: usize, p: V3, x: &[V3], best: &mut (f64, Option<usize>, V3)) {
+    let v = mat_vec(&els.bases[e], sub(p, x[els.nodes[e][0]]));
+    let mut d = (els.distance)(v);
+    if d > 0.0 {
+        let c = sub(p, els.centers[e]);
+        d = dot(c, c);
+    }
+    if d < best.0 {
+        *best = (d, Some(e), v);
+    }
+}
+
+// ----- mappers -----------------------------------------------------------------------------------
+
+/// The Mesh mapper (MeshTopology and other constant topologies): exhaustive search.
+fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
+    let mut locs = Vec::with_capacity(xout.len());
+    let mut stencils = Vec::with_capacity(xout.len());
+    if !mesh.tetrahedra.is_empty() || !mesh.hexahedra.is_empty() {
+        let tets = tetra_elements(xin, &mesh.tetrahedra)?;
+        let hexs = hexa_elements(xin, &mesh.hexahedra)?;
+        let nt = mesh.tetrahedra.len();
+        for &p in xout {
+            let mut bt = (1e10, None, [0.0; 3]);
+            for t in 0..nt {
+                check_element(&tets, t, p, xin, &mut bt);
+            }
+            let mut bh = (bt.0, None, [0.0; 3]);
+            for h in 0..mesh.hexahedra.len() {
+                check_element(&hexs, h, p, xin, &mut bh);
+            }
+            let (element, coords) = match (bh.1, bt.1) {
+                (Some(h), _) => (nt + h, bh.2),
+                (None, Some(t)) => (t, bt.2),
+                (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
+            };
+            locs.push(Location { element, coords });
+            stencils.push(if element < nt { tetra_stencil(mesh.tetrahedra[element], coords) } else { hexa_stencil_mesh(mesh.hexahedra[element - nt], coords) });
+        }
+    } else if !mesh.triangles.is_empty() || !mesh.quads.is_empty() {
+        let tris = triangle_elements(xin, &mesh.triangles)?;
+        let quads = quad_elements(xin, &mesh.quads)?;
+        let nt = mesh.triangles.len();
+        for &p in xout {
+            let mut bt = (1e10, None, [0.0; 3]);
+            for t in 0..nt {
+                check_element(&tris, t, p, xin, &mut bt);
+            }
+            let mut bq = (bt.0, None, [0.0; 3]);
+            for q in 0..mesh.quads.len() {
+                check_element(&quads, q, p, xin, &mut bq);
+            }
+            let (element, coords) = match (bq.1, bt.1) {
+                (Some(q), _) => (nt + q, bq.2),
+                (None, Some(t)) => (t, bt.2),
+                (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
+            };
+            locs.push(Location { element, coords });
+            stencils.push(if element < nt { triangle_stencil(mesh.triangles[element], coords) } else { quad_stencil_mesh(mesh.quads[element - nt], coords) });
+        }
+    } else if !mesh.edges.is_empty() {
+        let lengths: Vec<f64> = mesh.edges.iter().map(|e| norm(sub(xin[e[1]], xin[e[0]]))).collect();
+        let units: Vec<V3> = mesh
+            .edges
+            .iter()
+            .map(|e| {
+                let v = sub(xin[e[1]], xin[e[0]]);
+                let n = norm(v);
+                if n > f64::EPSILON {
+                    [v[0] / n, v[1] / n, v[2] / n]
+                } else {
+                    v
+                }
+            })
+            .collect();
+        for &p in xout {
+            let mut coef = 0.0;
+            let mut chosen = None;
+            for (e, edge) in mesh.edges.iter().enumerate() {
+                coef = dot(units[e], sub(p, xin[edge[0]])) / lengths[e];
+                if (0.0..=1.0).contains(&coef) {
+                    chosen = Some(e);
+                    break;
+                }
+            }
+            let e = chosen.unwrap_or(mesh.edges.len() - 1);
+            locs.push(Location { element: e, coords: [coef, 0.0, 0.0] });
+            stencils.push(edge_stencil(mesh.edges[e], coef));
+        }
+    } else {
+        return Err(SimError::new("the input topology has no elements (no tetrahedra, hexahedra, triangles, quads or edges)"));
+    }
+    Ok((locs, stencils))
+}
+
+/// Dynamic-container mappers: SOFA's spatial hash over the elements, cell size = mean edge length.
+fn set_mapper(kind: MapperKind, mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
+    let els = match kind {
+        MapperKind::HexahedronSet => hexa_elements(xin, &mesh.hexahedra)?,
+        MapperKind::TetrahedronSet => tetra_elements(xin, &mesh.tetrahedra)?,
+        MapperKind::QuadSet => quad_elements(xin, &mesh.quads)?,
+        MapperKind::TriangleSet => triangle_elements(xin, &mesh.triangles)?,
+        // Edges: SOFA's EdgeSet mapper has no distance test; the Mesh mapper's edge rule is used.
+        _ => return mesh_mapper(&MeshData { edges: mesh.edges.clone(), ..Default::default() }, xin, xout),
+    };
+    let stencil = |e: usize, f: V3| -> Vec<(usize, f64)> {
+        let n = &els.nodes[e];
+        match kind {
+            MapperKind::HexahedronSet => hexa_stencil_set([n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]], f),
+            MapperKind::TetrahedronSet => tetra_stencil([n[0], n[1], n[2], n[3]], f),
+            MapperKind::QuadSet => quad_stencil_set([n[0], n[1], n[2], n[3]], f),
+            _ => triangle_stencil([n[0], n[1], n[2]], f),
+        }
+    };
+
+    // Cell size: mean length of the topology's edges, else of the elements' first edges.
+    let mut avg = 0.0;
+    if !mesh.edges.is_empty() {
+        for e in &mesh.edges {
+            avg += norm(sub(xin[e[0]], xin[e[1]]));
+        }
+        avg /= mesh.edges.len() as f64;
+    } else {
+        for n in &els.nodes {
+            avg += norm(sub(xin[n[0]], xin[n[1]]));
+        }
+        avg /= els.nodes.len() as f64;
+    }
+    let cell = avg;
+    let conv = 1.0 / cell;
+    let grid = |p: V3| -> [i64; 3] { [(p[0] * conv).floor() as i64, (p[1] * conv).floor() as i64, (p[2] * conv).floor() as i64] };
+    let mut table: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    for (e, n) in els.nodes.iter().enumerate() {
+        let (mut lo, mut hi) = (xin[n[0]], xin[n[0]]);
+        for &k in n {
+            for c in 0..3 {
+                lo[c] = lo[c].min(xin[k][c]);
+                hi[c] = hi[c].max(xin[k][c]);
+            }
+        }
+        let (a, b) = (grid(lo), grid(hi));
+        for i in a[0]..=b[0] {
+            for j in a[1]..=b[1] {
+                for k in a[2]..=b[2] {
+                    table.entry([i, j, k]).or_default().push(e);
+                }
+            }
+        }
+    }
+
+    let mut locs = Vec::with_capacity(xout.len());
+    let mut stencils = Vec::with_capacity(xout.len());
+    for &p in xout {
+        let mut best = (f64::MAX, None, [0.0; 3]);
+        let g = grid(p);
+        if let Some(list) = table.get(&g) {
+            for &e in list {
+                check_element(&els, e, p, xin, &mut best);
+            }
+        }
+        if best.1.is_none() {
+            for e in 0..els.nodes.len() {
+                check_element(&els, e, p, xin, &mut best);
+            }
+        } else if best.0.abs() > cell / 2.0 {
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        if let Some(list) = table.get(&[g[0] + dx, g[1] + dy, g[2] + dz]) {
+                            for &e in list {
+                                check_element(&els, e, p, xin, &mut best);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let Some(e) = best.1 else {
+            return Err(SimError::new(format!("point {p:?} could not be located in the input topology")));
+        };
+        locs.push(Location { element: e, coords: best.2 });
+        stencils.push(stencil(e, best.2));
+    }
+    Ok((locs, stencils))
+}
+
+/// A regular grid's geometry: points per axis, origin, steps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridGeometry {
+    pub n: [usize; 3],
+    pub p0: V3,
+    pub d: V3,
+}
+
+impl GridGeometry {
+    pub fn point(&self, x: usize, y: usize, z: usize) -> V3 {
+        let mut out = [0.0; 3];
+        let step = [[self.d[0], 0.0, 0.0], [0.0, self.d[1], 0.0], [0.0, 0.0, self.d[2]]];
+        for c in 0..3 {
+            out[c] = ((self.p0[c] + step[0][c] * x as f64) + step[1][c] * y as f64) + step[2][c] * z as f64;
+        }
+        out
+    }
+
+    fn index(&self, x: usize, y: usize, z: usize) -> usize {
+        x + self.n[0] * (y + self.n[1] * z)
+    }
+
+    /// SOFA's `findCube`, then `findNearestCube`: the cell `(ix, iy, iz)` and the local coordinates.
+    pub fn locate(&self, pos: V3) -> ([usize; 3], V3) {
+        let p = sub(pos, self.p0);
+        let steps = [[self.d[0], 0.0, 0.0], [0.0, self.d[1], 0.0], [0.0, 0.0, self.d[2]]];
+        let mut cellc = [0usize; 3];
+        let mut f = [0.0; 3];
+        for a in 0..3 {
+            let s = steps[a];
+            let inv2 = 1.0 / dot(s, s);
+            let g = dot(p, s) * inv2;
+            let i = (g.floor() as i64).clamp(0, self.n[a] as i64 - 2);
+            cellc[a] = i as usize;
+            f[a] = g - i as f64;
+        }
+        (cellc, f)
+    }
+
+    /// Corners of cell `(x, y, z)` in SOFA's hexahedron order.
+    pub fn corners(&self, [x, y, z]: [usize; 3]) -> [usize; 8] {
+        [
+            self.index(x, y, z),
+            self.index(x + 1, y, z),
+            self.index(x + 1, y + 1, z),
+            self.index(x, y + 1, z),
+            self.index(x, y, z + 1),
+            self.index(x + 1, y, z + 1),
+            self.index(x + 1, y + 1, z + 1),
+            self.index(x, y + 1, z + 1),
+        ]
+    }
+}
+
+/// The geometry of a `RegularGridTopology` from its Data (`n`, `p0`, `min`, `max`), checked against
+/// its points.
+fn grid_geometry(cx: &InitCtx, topo: settee_core::ComponentId, mesh: &MeshData) -> SimResult<GridGeometry> {
+    let d = &cx.scene.entry(topo).data;
+    let nr = d.reals("n");
+    let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
+    let p0 = d.vec3("p0");
+    let (min, max) = (d.vec3("min"), d.vec3("max"));
+    let mut step = [0.0; 3];
+    for a in 0..3 {
+        step[a] = if n[a] > 1 { (max[a] - min[a]) / (n[a] - 1) as f64 } else { max[a] - min[a] };
+    }
+    let mut g = GridGeometry { n, p0, d: step };
+    let count = n[0] * n[1] * n[2];
+    let last = [n[0] - 1, n[1] - 1, n[2] - 1];
+    let matches = |g: &GridGeometry| mesh.points.len() == count && g.point(last[0], last[1], last[2]) == mesh.points[g.index(last[0], last[1], last[2])];
+    if !matches(&g) && mesh.points.len() == count {
+        // The step was computed from another resolution (cellWidth): recover it from the points.
+        let lp = mesh.points[g.index(last[0], last[1], last[2])];
+        for a in 0..3 {
+            if n[a] > 1 {
+                g.d[a] = (lp[a] - p0[a]) / (n[a] - 1) as f64;
+            }
+        }
+    }
+    if mesh.points.len() != count {
+        return Err(SimError::new(format!("the grid has {} points but its resolution {:?} gives {count}", mesh.points.len(), n)));
+    }
+    Ok(g)
+}
+
+fn grid_mapper(g: &GridGeometry, xout: &[V3]) -> Located {
+    let mut locs = Vec::with_capacity(xout.len());
+    let mut stencils = Vec::with_capacity(xout.len());
+    for &p in xout {
+        let (c, f) = g.locate(p);
+        let element = c[0] + (g.n[0] - 1) * (c[1] + (g.n[1] - 1) * c[2]);
+        locs.push(Location { element, coords: f });
+        stencils.push(hexa_stencil_mesh(g.corners(c), f));
+    }
+    (locs, stencils)
+}
+
+impl BarycentricMapping {
+    /// A mapping with given stencils (for tests and programmatic use).
+    pub fn with_stencils(input: StateId, output: StateId, n_in: usize, stencils: Vec<Vec<(usize, f64)>>) -> BarycentricMapping {
+        BarycentricMapping {
+            ports: Ports { inputs: vec![input], in_layouts: vec![Layout::Vec3], output: Some(output), out_layout: Some(Layout::Vec3), map_forces: true },
+            n_in,
+            mapper: MapperKind::None,
+            locations: Vec::new(),
+            stencils,
+        }
+    }
+
+    /// Locates `xout` in the elements of `mesh` (positions `xin`) with the Mesh mapper.
+    pub fn locate_in_mesh(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
+        mesh_mapper(mesh, xin, xout)
+    }
+
+    /// Locates `xout` with a dynamic-container mapper (spatial hash).
+    pub fn locate_in_set(kind: MapperKind, mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
+        set_mapper(kind, mesh, xin, xout)
+    }
+
+    /// Locates `xout` in a regular grid.
+    pub fn locate_in_grid(g: &GridGeometry, xout: &[V3]) -> Located {
+        grid_mapper(g, xout)
+    }
+
+    pub fn mapper(&self) -> MapperKind {
+        self.mapper
+    }
+    pub fn locations(&self) -> &[Location] {
+        &self.locations
+    }
+    pub fn stencils(&self) -> &[Vec<(usize, f64)>] {
+        &self.stencils
+    }
+}
+
+impl Component for BarycentricMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, false)?;
+        let Some(output) = self.ports.output else { return Ok(()) };
+        check_layouts(cx, &self.ports, &[(Layout::Vec3, Layout::Vec3)])?;
+        let input = self.ports.inputs[0];
+        self.n_in = cx.state_size(input);
+
+        // Input topology: the link, else the topology of the input state's context.
+        let topo = match cx.link_targets("input_topology").first() {
+            Some(t) => *t,
+            None => {
+                let in_node = cx.scene.store.get(input).node;
+                cx.scene.context_topology(in_node).ok_or_else(|| {
+                    cx.error("no input topology found in the context of the input state").hint("set input_topology=\"@path/to/topology\"")
+                })?
+            }
+        };
+        let mesh = cx.scene.mesh_of(topo).cloned().ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topo).label())))?;
+        let class = cx.scene.entry(topo).class.name;
+
+        let pos_id = if cx.data().bool("useRestPosition") { VecId::REST_POSITION } else { VecId::POSITION };
+        let read = |s: StateId| -> Vec<V3> {
+            let st = cx.scene.store.get(s);
+            let v = if st.is_set(pos_id) { st.read(pos_id) } else { st.read(VecId::POSITION) };
+            v.chunks_exact(3).take(st.size).map(v3).collect()
+        };
+        let xin = read(input);
+        let xout = read(output);
+        if let Some((i, e)) = mesh_max_index(&mesh).filter(|&(i, _)| i >= xin.len()) {
+            return Err(cx
+                .error(format!("{} refers to point {i} ({e}) but the input state has {} points", cx.scene.entry(topo).label(), xin.len()))
+                .hint("the input topology must describe the input state's points"));
+        }
+
+        let result = if class == "RegularGridTopology" {
+            if mesh.hexahedra.is_empty() {
+                return Err(cx.error("the input RegularGridTopology has no volume (a resolution below 2 along some axis)").hint("use a grid with at least 2 points along each axis"));
+            }
+            self.mapper = MapperKind::RegularGrid;
+            let g = grid_geometry(cx, topo, &mesh).map_err(|e| cx.error(e.0.message.clone()))?;
+            Ok(grid_mapper(&g, &xout))
+        } else if class.starts_with("SparseGrid") {
+            return Err(SimError::unsupported(format!("BarycentricMapping over a {class} (SparseGrid mapper) is not supported yet")));
+        } else if class.ends_with("SetTopologyContainer") {
+            self.mapper = if !mesh.hexahedra.is_empty() {
+                MapperKind::HexahedronSet
+            } else if !mesh.tetrahedra.is_empty() {
+                MapperKind::TetrahedronSet
+            } else if !mesh.quads.is_empty() {
+                MapperKind::QuadSet
+            } else if !mesh.triangles.is_empty() {
+                MapperKind::TriangleSet
+            } else if !mesh.edges.is_empty() {
+                MapperKind::EdgeSet
+            } else {
+                return Err(cx.error(format!("{} has no elements", cx.scene.entry(topo).label())));
+            };
+            set_mapper(self.mapper, &mesh, &xin, &xout)
+        } else {
+            self.mapper = MapperKind::Mesh;
+            mesh_mapper(&mesh, &xin, &xout)
+        };
+        let (locs, stencils) = result.map_err(|e| cx.error(e.0.message.clone()).hint(e.0.hint.clone().unwrap_or_default()))?;
+        self.locations = locs;
+        self.stencils = stencils;
+        resize_output(cx.scene, &self.ports, self.stencils.len());
+        Ok(())
+    }
+
+    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
+        Some(self)
+    }
+    fn mapping_ref(&self) -> Option<&dyn Mapping> {
+        Some(self)
+    }
+}
+
+fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {
+    let mut best: Option<(usize, &'static str)> = None;
+    let mut see = |i: usize, what: &'static str| {
+        match best {
+            Some((b, _)) if b >= i => {}
+            _ => best = Some((i, what)),
+        }
+    };
+    m.edges.iter().flatten().for_each(|&i| see(i, "an edge"));
+    m.triangles.iter().flatten().for_each(|&i| see(i, "a triangle"));
+    m.quads.iter().flatten().for_each(|&i| see(i, "a quad"));
+    m.tetrahedra.iter().flatten().for_each(|&i| see(i, "a tetrahedron"));
+    m.hexahedra.iter().flatten().for_each(|&i| see(i, "a hexahedron"));
+    best
+}
+
+impl Mapping for BarycentricMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        self.apply_j(out, inputs)
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        let x = inputs[0];
+        check_len("the input vector", x, self.n_in, 3)?;
+        check_len("the output vector", out, self.stencils.len(), 3)?;
+        for (i, st) in self.stencils.iter().enumerate() {
+            let mut p = [0.0; 3];
+            for &(k, w) in st {
+                for c in 0..3 {
+                    p[c] += x[3 * k + c] * w;
+                }
+            }
+            out[3 * i..3 * i + 3].copy_from_slice(&p);
+        }
+        Ok(())
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        let f = &mut *inputs[0];
+        check_len("the input forces", f, self.n_in, 3)?;
+        check_len("the output forces", out, self.stencils.len(), 3)?;
+        for (i, st) in self.stencils.iter().enumerate() {
+            let v = v3(&out[3 * i..]);
+            for &(k, w) in st {
+                for c in 0..3 {
+                    f[3 * k + c] += v[c] * w;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        let mut j = SparseRows::new(3 * self.stencils.len(), 3 * self.n_in);
+        if self.ports.map_forces {
+            for (i, st) in self.stencils.iter().enumerate() {
+                for c in 0..3 {
+                    j.rows[3 * i + c] = st.iter().map(|&(k, w)| (3 * k + c, w)).collect();
+                }
+            }
+        }
+        Ok(vec![j])
+    }
+}

@@ -1,0 +1,435 @@
+//! What every mapping shares: SOFA's `BaseMapping`/`Mapping` Data, the `input`/`output` links and
+//! their defaults (`@../` and `@./`), the application at init, the geometric-stiffness option and
+//! small 3D vector helpers.
+
+use settee_core::component::{LinkDecl, Mapping, SparseRows};
+use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::{DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, VecId};
+
+/// SOFA's `BaseMapping` and `Mapping` Data. `isMechanical` is an alias of the three `map*` flags
+/// (SOFA adds it to each), so `isMechanical="false"` clears all three.
+pub static MAPPING_DATA: &[DataDecl] = &[
+    decl_alias("mapForces", &["isMechanical"], Bool, "true", "Are forces mapped ?"),
+    decl_alias("mapConstraints", &["isMechanical"], Bool, "true", "Are constraints mapped ?"),
+    decl_alias("mapMasses", &["isMechanical"], Bool, "true", "Are masses mapped ?"),
+    decl("mapMatrices", Bool, "false", "Are matrix explicit mapped?"),
+    decl("applyRestPosition", Bool, "false", "set to true to apply this mapping to restPosition at init"),
+];
+
+/// The `geometricStiffness` option of SOFA's non-linear mappings.
+pub const GEOMETRIC_STIFFNESS_OPTIONS: &[&str] = &["None", "Exact", "Stabilized"];
+
+/// `input` of a single-input mapping.
+pub const INPUT: LinkDecl = LinkDecl {
+    name: "input",
+    target: Roles::MECHANICAL_STATE,
+    to_node_or_state: true,
+    multi: false,
+    help: "Input object to map (default: the state of the parent node, `@../`)",
+};
+
+/// `input` of a multi-mapping: a list of states.
+pub const INPUTS: LinkDecl = LinkDecl {
+    name: "input",
+    target: Roles::MECHANICAL_STATE,
+    to_node_or_state: true,
+    multi: true,
+    help: "Input objects to map (a list of states or nodes)",
+};
+
+/// `output`: a mechanical state or a visual model.
+pub const OUTPUT: LinkDecl = LinkDecl {
+    name: "output",
+    target: Roles::NONE,
+    to_node_or_state: true,
+    multi: false,
+    help: "Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)",
+};
+
+/// The states a mapping connects, as resolved at init.
+#[derive(Clone, Debug, Default)]
+pub struct Ports {
+    pub inputs: Vec<StateId>,
+    pub in_layouts: Vec<Layout>,
+    /// `None` when the output is a visual model.
+    pub output: Option<StateId>,
+    pub out_layout: Option<Layout>,
+    /// Forces (and matrices) travel through the mapping (`mapForces`).
+    pub map_forces: bool,
+}
+
+impl Ports {
+    /// A mechanical mapping: its output is a mechanical state (then flagged as mapped). A
+    /// mapping to a visual model only matters to the renderer.
+    pub fn is_mechanical(&self) -> bool {
+        self.output.is_some()
+    }
+}
+
+/// The geometric-stiffness method of a non-linear mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GeometricStiffness {
+    #[default]
+    None,
+    Exact,
+    Stabilized,
+}
+
+impl GeometricStiffness {
+    pub fn from_name(name: &str) -> GeometricStiffness {
+        match name {
+            "Exact" => GeometricStiffness::Exact,
+            "Stabilized" => GeometricStiffness::Stabilized,
+            _ => GeometricStiffness::None,
+        }
+    }
+
+    /// SOFA's test on each child force: the stabilized method keeps only forces `< 0`
+    /// (tension when the child force opposes the elongation).
+    pub fn keeps(self, child_force: f64) -> bool {
+        match self {
+            GeometricStiffness::None => false,
+            GeometricStiffness::Exact => true,
+            GeometricStiffness::Stabilized => child_force < 0.0,
+        }
+    }
+}
+
+fn link_text(cx: &InitCtx, name: &str) -> Option<String> {
+    cx.entry().links.iter().find(|l| l.decl.name == name).and_then(|l| l.text.clone())
+}
+
+/// Resolves `input` and `output` as SOFA's `Mapping::create` does (defaults `@../` and `@./`),
+/// checks them against the template `In,Out` and flags the output state as mapped.
+pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
+    let node = cx.node();
+    let id = cx.id;
+    let template = cx.entry().template.clone();
+    let mut parts = template.split(',').map(|t| Layout::from_name(t.trim()));
+    let (t_in, t_out) = (parts.next().flatten(), parts.next().flatten());
+
+    // Inputs.
+    let mut inputs = Vec::new();
+    match link_text(cx, "input") {
+        Some(text) => {
+            let words: Vec<&str> = text.split_whitespace().collect();
+            if !multi && words.len() > 1 {
+                return Err(cx.error(format!("input=\"{text}\" names {} objects but this mapping has a single input", words.len())));
+            }
+            for w in words {
+                let path = w.strip_prefix('@').unwrap_or(w);
+                let c = cx.scene.resolve_state_path(node, path, Some(id), false).ok_or_else(|| {
+                    cx.error(format!("input \"{w}\" does not designate a mechanical state"))
+                        .hint("write the path of a MechanicalObject or of a node holding one, e.g. input=\"@../dofs\"")
+                })?;
+                inputs.push(c);
+            }
+        }
+        None => {
+            let c = cx.scene.resolve_state_path(node, "../", Some(id), false).ok_or_else(|| {
+                cx.error("no input state: the parent node has no mechanical state").hint("set input=\"@path/to/MechanicalObject\"")
+            })?;
+            inputs.push(c);
+        }
+    }
+    if inputs.is_empty() {
+        return Err(cx.error("the mapping has no input state").hint("set input=\"@path/to/MechanicalObject\""));
+    }
+
+    // Output.
+    let out_text = link_text(cx, "output");
+    let out_path = out_text.as_deref().map(|t| t.split_whitespace().next().unwrap_or("").trim_start_matches('@').to_string()).unwrap_or_else(|| "./".into());
+    let output = cx.scene.resolve_state_path(node, &out_path, Some(id), true).ok_or_else(|| {
+        cx.error(format!("output \"@{out_path}\" does not designate a mechanical state or a visual model"))
+            .hint("write the path of the MechanicalObject (or OglModel) to map to, e.g. output=\"@dofs\"")
+    })?;
+    if inputs.contains(&output) {
+        return Err(cx
+            .error(format!("the input and the output are the same state ('{}')", cx.scene.entry(output).name))
+            .hint("a mapped node needs its own MechanicalObject (declare it before the mapping)"));
+    }
+
+    let mut ports = Ports { map_forces: cx.data().bool("mapForces"), ..Default::default() };
+    for c in inputs {
+        let s = cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(c).label())))?;
+        let l = cx.state_layout(s);
+        if let Some(t) = t_in {
+            if t != l {
+                return Err(cx
+                    .error(format!("the input '{}' has template {} but the mapping's template is {template}", cx.scene.entry(c).name, l.name()))
+                    .hint("remove the template attribute: it is deduced from the input and output states"));
+            }
+        }
+        if ports.inputs.contains(&s) {
+            return Err(cx.error(format!("the input '{}' is listed twice", cx.scene.entry(c).name)));
+        }
+        ports.inputs.push(s);
+        ports.in_layouts.push(l);
+    }
+    let out_entry = cx.scene.entry(output);
+    if out_entry.roles().contains(Roles::MECHANICAL_STATE) {
+        let s = cx.scene.state_of(output).ok_or_else(|| cx.error(format!("{} has no state", out_entry.label())))?;
+        let l = cx.state_layout(s);
+        if let Some(t) = t_out {
+            if t != l {
+                return Err(cx
+                    .error(format!("the output '{}' has template {} but the mapping's template is {template}", out_entry.name, l.name()))
+                    .hint("remove the template attribute: it is deduced from the input and output states"));
+            }
+        }
+        ports.output = Some(s);
+        ports.out_layout = Some(l);
+        cx.scene.store.get_mut(s).mapped = true;
+    }
+    Ok(ports)
+}
+
+/// Checks that the resolved layouts are among those the class implements.
+pub fn check_layouts(cx: &InitCtx, ports: &Ports, accepted: &[(Layout, Layout)]) -> SimResult {
+    let Some(out) = ports.out_layout else { return Ok(()) };
+    for &l in &ports.in_layouts {
+        if !accepted.contains(&(l, out)) {
+            let list: Vec<String> = accepted.iter().map(|(a, b)| format!("{},{}", a.name(), b.name())).collect();
+            return Err(SimError::unsupported(format!("{} → {} is not supported by {}", l.name(), out.name(), cx.entry().class.name))
+                .hint(format!("supported templates: {}", list.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+/// Resizes the output state to `n` elements (SOFA's `toModel->resize`).
+pub fn resize_output(scene: &mut Scene, ports: &Ports, n: usize) {
+    if let Some(s) = ports.output {
+        let st = scene.store.get_mut(s);
+        if st.size != n {
+            st.resize(n);
+        }
+    }
+}
+
+/// SOFA's `Mapping::init` tail: `apply` on positions, `applyJ` on velocities, and `apply` on rest
+/// positions when `applyRestPosition` is set. Vectors an input does not hold are skipped.
+pub fn apply_at_init(map: &mut dyn Mapping, scene: &mut Scene, apply_rest: bool) -> SimResult {
+    let Some(out) = map.output() else { return Ok(()) };
+    let inputs = map.inputs();
+    let mut ops = vec![(VecId::POSITION, true), (VecId::VELOCITY, false)];
+    if apply_rest {
+        ops.push((VecId::REST_POSITION, true));
+    }
+    for (id, positions) in ops {
+        let complete = inputs.iter().all(|s| {
+            let st = scene.store.get(*s);
+            st.read(id).len() >= st.size * st.elem_size(id.kind)
+        });
+        if !complete {
+            continue;
+        }
+        let mut o = scene.store.get_mut(out).take(id);
+        let r = {
+            let ins: Vec<&[f64]> = inputs.iter().map(|s| scene.store.get(*s).read(id)).collect();
+            if positions {
+                map.apply(&mut o, &ins)
+            } else {
+                map.apply_j(&mut o, &ins)
+            }
+        };
+        scene.store.get_mut(out).put(id, o);
+        r?;
+    }
+    Ok(())
+}
+
+/// Checks that a vector holds at least `n` elements of `k` reals.
+pub fn check_len(what: &str, v: &[f64], n: usize, k: usize) -> SimResult {
+    if v.len() < n * k {
+        return Err(SimError::new(format!("{what} has {} values, {} expected ({n} elements of {k})", v.len(), n * k))
+            .hint("a state connected to the mapping was resized after init, which the mapping does not follow"));
+    }
+    Ok(())
+}
+
+/// `[(c, v)]` rows of the identity-like Jacobian of `n` elements: output component `k < ko` of
+/// element `i` reads input component `k` of element `map(i)`.
+pub fn selection_jacobian(rows_out: usize, ncols: usize, ko: usize, ki: usize, map: impl Fn(usize) -> Option<usize>) -> SparseRows {
+    let mut j = SparseRows::new(rows_out, ncols);
+    for r in 0..rows_out {
+        let (i, k) = (r / ko, r % ko);
+        if let Some(src) = map(i) {
+            if k < ki {
+                j.rows[r].push((src * ki + k, 1.0));
+            }
+        }
+    }
+    j
+}
+
+// ----- 3D vectors ----------------------------------------------------------------------------------
+
+pub type V3 = [f64; 3];
+
+#[inline]
+pub fn v3(x: &[f64]) -> V3 {
+    [x[0], x[1], x[2]]
+}
+#[inline]
+pub fn sub(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+#[inline]
+pub fn add(a: V3, b: V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+#[inline]
+pub fn scale(a: V3, k: f64) -> V3 {
+    [a[0] * k, a[1] * k, a[2] * k]
+}
+#[inline]
+pub fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+#[inline]
+pub fn cross(a: V3, b: V3) -> V3 {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+#[inline]
+pub fn norm(a: V3) -> f64 {
+    dot(a, a).sqrt()
+}
+
+/// A 3×3 matrix, row-major.
+pub type M3 = [[f64; 3]; 3];
+
+/// SOFA's `determinant` of a 3×3 matrix (same term order).
+pub fn det3(m: &M3) -> f64 {
+    m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
+        - m[0][0] * m[2][1] * m[1][2]
+        - m[1][0] * m[0][1] * m[2][2]
+        - m[2][0] * m[1][1] * m[0][2]
+}
+
+/// SOFA's `invertMatrix` for 3×3 matrices (adjugate over determinant); `None` when
+/// `|det| ≤ ε`.
+pub fn invert3(from: &M3) -> Option<M3> {
+    let det = det3(from);
+    if det.abs() <= f64::EPSILON {
+        return None;
+    }
+    let f = |i: usize, j: usize| from[i][j];
+    let mut d = [[0.0; 3]; 3];
+    d[0][0] = (f(1, 1) * f(2, 2) - f(2, 1) * f(1, 2)) / det;
+    d[1][0] = (f(1, 2) * f(2, 0) - f(2, 2) * f(1, 0)) / det;
+    d[2][0] = (f(1, 0) * f(2, 1) - f(2, 0) * f(1, 1)) / det;
+    d[0][1] = (f(2, 1) * f(0, 2) - f(0, 1) * f(2, 2)) / det;
+    d[1][1] = (f(2, 2) * f(0, 0) - f(0, 2) * f(2, 0)) / det;
+    d[2][1] = (f(2, 0) * f(0, 1) - f(0, 0) * f(2, 1)) / det;
+    d[0][2] = (f(0, 1) * f(1, 2) - f(1, 1) * f(0, 2)) / det;
+    d[1][2] = (f(0, 2) * f(1, 0) - f(1, 2) * f(0, 0)) / det;
+    d[2][2] = (f(0, 0) * f(1, 1) - f(1, 0) * f(0, 1)) / det;
+    Some(d)
+}
+
+/// `M·v`, row by row.
+pub fn mat_vec(m: &M3, v: V3) -> V3 {
+    [dot(m[0], v), dot(m[1], v), dot(m[2], v)]
+}
+
+/// Eigen-decomposition of a symmetric 3×3 matrix by cyclic Jacobi rotations: `(values, vectors)`
+/// with the eigenvectors in the columns.
+#[allow(clippy::needless_range_loop)] // rotations mix rows p and q of the same matrix
+pub fn sym_eigen3(a: &M3) -> (V3, M3) {
+    let mut m = *a;
+    let mut v: M3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    for _ in 0..64 {
+        let off = m[0][1] * m[0][1] + m[0][2] * m[0][2] + m[1][2] * m[1][2];
+        if off <= 1e-300 {
+            break;
+        }
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            if m[p][q] == 0.0 {
+                continue;
+            }
+            let theta = (m[q][q] - m[p][p]) / (2.0 * m[p][q]);
+            let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+            let t = if theta == 0.0 { 1.0 } else { t };
+            let c = 1.0 / (t * t + 1.0).sqrt();
+            let s = t * c;
+            // m ← Jᵀ m J with the rotation J in the (p, q) plane.
+            for k in 0..3 {
+                let (mkp, mkq) = (m[k][p], m[k][q]);
+                m[k][p] = c * mkp - s * mkq;
+                m[k][q] = s * mkp + c * mkq;
+            }
+            for k in 0..3 {
+                let (mpk, mqk) = (m[p][k], m[q][k]);
+                m[p][k] = c * mpk - s * mqk;
+                m[q][k] = s * mpk + c * mqk;
+            }
+            for row in v.iter_mut() {
+                let (vp, vq) = (row[p], row[q]);
+                row[p] = c * vp - s * vq;
+                row[q] = s * vp + c * vq;
+            }
+        }
+    }
+    ([m[0][0], m[1][1], m[2][2]], v)
+}
+
+/// SOFA's `Decompose::NSDProjection`: the nearest negative semi-definite matrix of a symmetric
+/// matrix (positive eigenvalues set to zero).
+pub fn nsd_projection(a: &M3) -> M3 {
+    let (values, vectors) = sym_eigen3(a);
+    let mut out = [[0.0; 3]; 3];
+    for (k, &lambda) in values.iter().enumerate() {
+        if lambda >= 0.0 {
+            continue;
+        }
+        for i in 0..3 {
+            for j in 0..3 {
+                out[i][j] += lambda * vectors[i][k] * vectors[j][k];
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::needless_range_loop)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse_times_matrix_is_identity() {
+        let m = [[2.0, 1.0, 0.5], [0.0, 3.0, -1.0], [1.0, 0.0, 4.0]];
+        let inv = invert3(&m).unwrap();
+        for i in 0..3 {
+            for j in 0..3 {
+                let p: f64 = (0..3).map(|k| m[i][k] * inv[k][j]).sum();
+                assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-14);
+            }
+        }
+        assert!(invert3(&[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]).is_none());
+    }
+
+    #[test]
+    fn eigen_decomposition_reconstructs_and_projection_is_nsd() {
+        let a = [[2.0, -1.0, 0.3], [-1.0, -3.0, 0.5], [0.3, 0.5, 1.0]];
+        let (l, v) = sym_eigen3(&a);
+        for i in 0..3 {
+            for j in 0..3 {
+                let r: f64 = (0..3).map(|k| l[k] * v[i][k] * v[j][k]).sum();
+                assert!((r - a[i][j]).abs() < 1e-12, "{r} vs {}", a[i][j]);
+            }
+        }
+        let p = nsd_projection(&a);
+        let (lp, _) = sym_eigen3(&p);
+        assert!(lp.iter().all(|&x| x <= 1e-12));
+        // A negative definite matrix is its own projection.
+        let n = [[-2.0, 0.5, 0.0], [0.5, -1.0, 0.0], [0.0, 0.0, -3.0]];
+        let pn = nsd_projection(&n);
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!((pn[i][j] - n[i][j]).abs() < 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! `DistanceMapping`, `DistanceMultiMapping` and `SquareDistanceMapping` (spec §5.7): one scalar
+//! per edge of a topology, the edge length minus its rest length, or the squared length.
+//!
+//! As in SOFA, `apply` computes and caches the unit directions, the inverse lengths and the
+//! Jacobian; `applyJ`/`applyJT` go through that Jacobian and the geometric stiffness (`applyDJT`)
+//! uses the cached directions until the next `apply`.
+
+use settee_core::component::{link, Mapping, SparseRows};
+use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult, StateId,
+    TemplateRule, VecId,
+};
+
+use crate::common::{
+    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, V3, GEOMETRIC_STIFFNESS_OPTIONS, INPUT,
+    INPUTS, MAPPING_DATA, OUTPUT,
+};
+
+const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
+const TEMPLATE_NAMES: &[&str] = &["Vec3d,Vec1d", "Rigid3d,Vec1d"];
+
+static DISTANCE_DATA: &[DataDecl] = &[
+    decl(
+        "computeDistance",
+        Bool,
+        "false",
+        "if 'computeDistance = true', then rest length of each element equal 0, otherwise rest length is the initial length of each of them",
+    ),
+    decl("restLengths", Reals, "", "Rest lengths of the connections"),
+    decl("showObjectScale", Real, "0", "Scale for object display"),
+    decl("showColor", Str, "yellow", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
+    decl(
+        "geometricStiffness",
+        Options(GEOMETRIC_STIFFNESS_OPTIONS),
+        "Stabilized",
+        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
+    ),
+];
+
+static SQUARE_DATA: &[DataDecl] = &[
+    decl("showObjectScale", Real, "0", "Scale for object display"),
+    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
+    decl(
+        "geometricStiffness",
+        Options(GEOMETRIC_STIFFNESS_OPTIONS),
+        "Stabilized",
+        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
+    ),
+];
+
+static MULTI_DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
+
+const TOPOLOGY: LinkDecl = link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the mapped pairs)");
+
+pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
+    name: "DistanceMapping",
+    description: "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: TEMPLATE_NAMES,
+    default_template: "Vec3d,Vec1d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DISTANCE_DATA],
+    links: &[INPUT, OUTPUT, TOPOLOGY],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Distance)) },
+    preparse: None,
+    no_src_link: &[],
+};
+
+pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
+    name: "SquareDistanceMapping",
+    description: "Maps point positions to the squared distances between the ends of the topology's edges.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: TEMPLATE_NAMES,
+    default_template: "Vec3d,Vec1d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, SQUARE_DATA],
+    links: &[INPUT, OUTPUT, TOPOLOGY],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Square)) },
+    preparse: None,
+    no_src_link: &[],
+};
+
+pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
+    name: "DistanceMultiMapping",
+    description: "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: TEMPLATE_NAMES,
+    default_template: "Vec3d,Vec1d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DISTANCE_DATA, MULTI_DATA],
+    links: &[INPUTS, OUTPUT, TOPOLOGY],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Multi)) },
+    preparse: None,
+    no_src_link: &[],
+};
+
+/// Which of the three classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `l - L0`, one input.
+    Distance,
+    /// `l - L0`, end points `(parent, index)` from `indexPairs`.
+    Multi,
+    /// `l²`, one input.
+    Square,
+}
+
+/// One end of an edge: input number and element index in that input.
+type End = (usize, usize);
+
+/// The three mappings (they share everything but the formula and the way ends are named).
+pub struct DistanceMapping {
+    kind: Kind,
+    ports: Ports,
+    /// Ends of each mapped edge.
+    ends: Vec<[End; 2]>,
+    rest: Vec<f64>,
+    gs: GeometricStiffness,
+    /// Number of elements of each input.
+    sizes: Vec<usize>,
+    /// Coordinate and derivative sizes of the input elements.
+    cs: usize,
+    ds: usize,
+    /// Cached by `apply`: unit directions (Distance) or `2·(x_b − x_a)` (Square), inverse lengths.
+    directions: Vec<V3>,
+    invlengths: Vec<f64>,
+    /// Cached by `apply`: one Jacobian per input.
+    jac: Vec<SparseRows>,
+}
+
+impl DistanceMapping {
+    pub fn new(kind: Kind) -> DistanceMapping {
+        DistanceMapping {
+            kind,
+            ports: Ports::default(),
+            ends: Vec::new(),
+            rest: Vec::new(),
+            gs: GeometricStiffness::Stabilized,
+            sizes: Vec::new(),
+            cs: 3,
+            ds: 3,
+            directions: Vec::new(),
+            invlengths: Vec::new(),
+            jac: Vec::new(),
+        }
+    }
+
+    /// A mapping built directly (for tests and programmatic use): `inputs` with their sizes and
+    /// layout (Vec3d or Rigid3d), the output Vec1d state, and the edges' ends.
+    pub fn build(kind: Kind, inputs: &[(StateId, usize)], layout: Layout, output: StateId, ends: Vec<[End; 2]>, rest: Vec<f64>, gs: GeometricStiffness) -> DistanceMapping {
+        let mut m = DistanceMapping::new(kind);
+        m.ports = Ports {
+            inputs: inputs.iter().map(|i| i.0).collect(),
+            in_layouts: vec![layout; inputs.len()],
+            output: Some(output),
+            out_layout: Some(Layout::Vec1),
+            map_forces: true,
+        };
+        m.sizes = inputs.iter().map(|i| i.1).collect();
+        m.cs = layout.coord_size();
+        m.ds = layout.deriv_size();
+        m.rest = rest;
+        m.rest.resize(ends.len(), 0.0);
+        m.ends = ends;
+        m.gs = gs;
+        m
+    }
+
+    pub fn rest_lengths(&self) -> &[f64] {
+        &self.rest
+    }
+
+    fn pos(&self, inputs: &[&[f64]], (p, i): End) -> V3 {
+        v3(&inputs[p][i * self.cs..])
+    }
+
+    fn check_inputs(&self, what: &str, inputs: &[&[f64]], k: usize) -> SimResult {
+        if inputs.len() != self.sizes.len() {
+            return Err(SimError::new(format!("{} inputs lent, {} expected", inputs.len(), self.sizes.len())));
+        }
+        for (v, &n) in inputs.iter().zip(&self.sizes) {
+            check_len(what, v, n, k)?;
+        }
+        Ok(())
+    }
+
+    /// `kFactor·b·(dx_b − dx_a)` with `b = (I − uuᵀ)·f/l` for Distance, `2f·kFactor` for Square.
+    fn djt_delta(&self, e: usize, f: f64, k: f64, dxa: V3, dxb: V3) -> V3 {
+        match self.kind {
+            Kind::Square => {
+                let tmp = 2.0 * f * k;
+                let d = sub(dxa, dxb);
+                [tmp * d[0], tmp * d[1], tmp * d[2]]
+            }
+            _ => {
+                let b = self.stiffness_block(e, f * self.invlengths[e] * k);
+                let dx = sub(dxb, dxa);
+                let mut df = [0.0; 3];
+                for j in 0..3 {
+                    for c in 0..3 {
+                        df[j] += b[j][c] * dx[c];
+                    }
+                }
+                df
+            }
+        }
+    }
+
+    /// `(I − uuᵀ)·s`, entries computed as SOFA does.
+    fn stiffness_block(&self, e: usize, s: f64) -> [[f64; 3]; 3] {
+        let u = self.directions[e];
+        let mut b = [[0.0; 3]; 3];
+        for j in 0..3 {
+            for c in 0..3 {
+                b[j][c] = (if j == c { 1.0 } else { 0.0 }) - u[j] * u[c];
+                b[j][c] *= s;
+            }
+        }
+        b
+    }
+}
+
+impl Component for DistanceMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
+        if self.ports.output.is_none() {
+            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
+        }
+        check_layouts(cx, &self.ports, TEMPLATES)?;
+        let layout = self.ports.in_layouts[0];
+        self.cs = layout.coord_size();
+        self.ds = layout.deriv_size();
+        self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
+        let d = cx.data();
+        self.gs = GeometricStiffness::from_name(d.str("geometricStiffness"));
+        let compute_distance = self.kind != Kind::Square && d.bool("computeDistance");
+        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.reals("restLengths").to_vec() };
+        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.indices("indexPairs").to_vec() } else { Vec::new() };
+
+        let topo = cx.topology().ok_or_else(|| {
+            cx.error("no topology found").hint("set topology=\"@path/to/EdgeSetTopologyContainer\" (its edges are the mapped pairs)")
+        })?;
+        let edges = cx
+            .scene
+            .mesh_of(topo)
+            .map(|m| m.edges.clone())
+            .ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topo).label())))?;
+        if edges.is_empty() {
+            return Err(cx
+                .error(format!("no edges in {}", cx.scene.entry(topo).label()))
+                .hint("the mapping needs a topology with edges (e.g. an EdgeSetTopologyContainer with `edges`)"));
+        }
+
+        let mut ends = Vec::with_capacity(edges.len());
+        for (k, e) in edges.iter().enumerate() {
+            let mut pair = [(0, 0); 2];
+            for (w, &v) in e.iter().enumerate() {
+                pair[w] = if self.kind == Kind::Multi {
+                    let (Some(&p), Some(&i)) = (pairs.get(2 * v), pairs.get(2 * v + 1)) else {
+                        return Err(cx
+                            .error(format!("edge {k} refers to pair {v} but indexPairs holds {} pairs", pairs.len() / 2))
+                            .hint("indexPairs lists (parent, index) couples; the edges index into that list"));
+                    };
+                    (p, i)
+                } else {
+                    (0, v)
+                };
+                let (p, i) = pair[w];
+                if p >= self.sizes.len() || i >= self.sizes[p] {
+                    return Err(cx
+                        .error(format!("edge {k} {e:?} refers to point {i} of input {p}, which does not exist"))
+                        .hint("the topology's edges must index the input points"));
+                }
+            }
+            ends.push(pair);
+        }
+        self.ends = ends;
+
+        // Rest lengths: kept when given with one value per edge, else the initial lengths (or 0
+        // with computeDistance).
+        self.rest = if given_rest.len() == edges.len() {
+            given_rest
+        } else if self.kind == Kind::Square || compute_distance {
+            vec![0.0; edges.len()]
+        } else {
+            let xs: Vec<Vec<f64>> = self.ports.inputs.iter().map(|s| cx.read_vec(*s, VecId::POSITION).to_vec()).collect();
+            let refs: Vec<&[f64]> = xs.iter().map(|v| v.as_slice()).collect();
+            self.ends
+                .iter()
+                .map(|&[a, b]| {
+                    let g = sub(self.pos(&refs, a), self.pos(&refs, b));
+                    dot(g, g).sqrt()
+                })
+                .collect()
+        };
+        if self.kind != Kind::Square {
+            cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
+        }
+        resize_output(cx.scene, &self.ports, self.ends.len());
+        let rest = cx.data().bool("applyRestPosition");
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
+        Some(self)
+    }
+    fn mapping_ref(&self) -> Option<&dyn Mapping> {
+        Some(self)
+    }
+}
+
+impl Mapping for DistanceMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    #[allow(clippy::needless_range_loop)] // edge i fills out[i] and its caches
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        self.check_inputs("the input positions", inputs, self.cs)?;
+        let n = self.ends.len();
+        check_len("the output positions", out, n, 1)?;
+        let ds = self.ds;
+        self.directions.resize(n, [0.0; 3]);
+        self.invlengths.resize(n, 0.0);
+        self.jac = self.sizes.iter().map(|&s| SparseRows::new(n, s * ds)).collect();
+        for i in 0..n {
+            let [a, b] = self.ends[i];
+            let mut g = sub(self.pos(inputs, b), self.pos(inputs, a));
+            match self.kind {
+                Kind::Square => {
+                    out[i] = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+                    g = [g[0] * 2.0, g[1] * 2.0, g[2] * 2.0];
+                }
+                _ => {
+                    let l = dot(g, g).sqrt();
+                    out[i] = l - self.rest[i];
+                    if l > f64::EPSILON {
+                        self.invlengths[i] = 1.0 / l;
+                        let inv = self.invlengths[i];
+                        g = [g[0] * inv, g[1] * inv, g[2] * inv];
+                    } else {
+                        self.invlengths[i] = 0.0;
+                        let p = 1.0 / 3f64.sqrt();
+                        g = [p, p, p];
+                    }
+                }
+            }
+            self.directions[i] = g;
+            let neg = [-g[0], -g[1], -g[2]];
+            // Entries in increasing column order when both ends are in the same input, as SOFA
+            // inserts them (DistanceMultiMapping inserts end 0 then end 1).
+            let mut entries = [(a, neg), (b, g)];
+            if self.kind != Kind::Multi && b.1 < a.1 {
+                entries.swap(0, 1);
+            }
+            for ((p, v), val) in entries {
+                for (c, &x) in val.iter().enumerate() {
+                    self.jac[p].rows[i].push((v * ds + c, x));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        if self.jac.is_empty() {
+            return Ok(());
+        }
+        self.check_inputs("the input velocities", inputs, self.ds)?;
+        let n = self.ends.len();
+        check_len("the output velocities", out, n, 1)?;
+        // out = J₀·in₀ (+ J₁·in₁ …): each product is a row sum started from 0, then added.
+        for (p, j) in self.jac.iter().enumerate() {
+            for (i, row) in j.rows.iter().enumerate() {
+                let mut t = 0.0;
+                for &(c, v) in row {
+                    t += v * inputs[p][c];
+                }
+                if p == 0 {
+                    out[i] = t;
+                } else {
+                    out[i] += t;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces || self.jac.is_empty() {
+            return Ok(());
+        }
+        for (p, j) in self.jac.iter().enumerate() {
+            check_len("the input forces", inputs[p], self.sizes[p], self.ds)?;
+            j.add_mul_transpose(inputs[p], out);
+        }
+        Ok(())
+    }
+
+    fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None || self.directions.len() != self.ends.len() {
+            return Ok(());
+        }
+        check_len("the output forces", f_out, self.ends.len(), 1)?;
+        self.check_inputs("the input displacements", dx_in, self.ds)?;
+        let ds = self.ds;
+        for (e, &[a, b]) in self.ends.iter().enumerate() {
+            let f = f_out[e];
+            if !self.gs.keeps(f) {
+                continue;
+            }
+            let dxa = v3(&dx_in[a.0][a.1 * ds..]);
+            let dxb = v3(&dx_in[b.0][b.1 * ds..]);
+            let df = self.djt_delta(e, f, k_factor, dxa, dxb);
+            // Distance: f_a −= δ, f_b += δ. Square: δ is already (dx_a − dx_b)-based: f_a += δ, f_b −= δ.
+            let sa = if self.kind == Kind::Square { 1.0 } else { -1.0 };
+            for c in 0..3 {
+                if sa > 0.0 {
+                    inputs[a.0][a.1 * ds + c] += df[c];
+                } else {
+                    inputs[a.0][a.1 * ds + c] -= df[c];
+                }
+            }
+            for c in 0..3 {
+                if sa > 0.0 {
+                    inputs[b.0][b.1 * ds + c] -= df[c];
+                } else {
+                    inputs[b.0][b.1 * ds + c] += df[c];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        if !self.ports.map_forces {
+            return Ok(self.sizes.iter().map(|&s| SparseRows::new(self.ends.len(), s * self.ds)).collect());
+        }
+        if self.jac.len() != self.sizes.len() {
+            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
+        }
+        Ok(self.jac.clone())
+    }
+
+    fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None || self.directions.len() != self.ends.len() {
+            return Ok(());
+        }
+        check_len("the output forces", f_out, self.ends.len(), 1)?;
+        let ds = self.ds;
+        for (e, &[a, b]) in self.ends.iter().enumerate() {
+            let f = f_out[e];
+            if !self.gs.keeps(f) {
+                continue;
+            }
+            let blk = match self.kind {
+                Kind::Square => {
+                    let t = 2.0 * f * k_factor;
+                    [[t, 0.0, 0.0], [0.0, t, 0.0], [0.0, 0.0, t]]
+                }
+                _ => {
+                    let mut b = self.stiffness_block(e, f * self.invlengths[e]);
+                    for row in b.iter_mut() {
+                        for x in row.iter_mut() {
+                            *x *= k_factor;
+                        }
+                    }
+                    b
+                }
+            };
+            let neg = blk.map(|r| r.map(|x| -x));
+            let (sa, sb) = (self.ports.inputs[a.0], self.ports.inputs[b.0]);
+            let flat = |m: &[[f64; 3]; 3]| -> Vec<f64> { m.iter().flatten().copied().collect() };
+            m.add_block(sa, a.1 * ds, sa, a.1 * ds, 3, 3, &flat(&blk));
+            m.add_block(sa, a.1 * ds, sb, b.1 * ds, 3, 3, &flat(&neg));
+            m.add_block(sb, b.1 * ds, sa, a.1 * ds, 3, 3, &flat(&neg));
+            m.add_block(sb, b.1 * ds, sb, b.1 * ds, 3, 3, &flat(&blk));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! `IdentityMapping`: the output copies the input element by element (spec §5.2). For a rigid or
+//! `Vec6` input mapped to a vector output, the leading components are copied: the centre, the
+//! linear velocity, and forces are added to the linear part.
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, selection_jacobian, Ports, INPUT, MAPPING_DATA, OUTPUT};
+
+const TEMPLATES: &[(Layout, Layout)] = &[
+    (Layout::Vec3, Layout::Vec3),
+    (Layout::Vec2, Layout::Vec2),
+    (Layout::Vec1, Layout::Vec1),
+    (Layout::Vec6, Layout::Vec3),
+    (Layout::Vec6, Layout::Vec6),
+    (Layout::Rigid3, Layout::Rigid3),
+    (Layout::Rigid2, Layout::Rigid2),
+    (Layout::Rigid3, Layout::Vec3),
+    (Layout::Rigid2, Layout::Vec2),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "IdentityMapping",
+    description: "Maps each input element to the output element of the same index (rigid inputs give their centre).",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Vec6d,Vec3d", "Vec6d,Vec6d", "Rigid3d,Rigid3d", "Rigid2d,Rigid2d", "Rigid3d,Vec3d", "Rigid2d,Vec2d"],
+    default_template: "Vec3d,Vec3d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA],
+    links: &[INPUT, OUTPUT],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(IdentityMapping::default())
+}
+
+/// The mapping.
+#[derive(Default)]
+pub struct IdentityMapping {
+    ports: Ports,
+    /// Number of mapped elements (the input size at init).
+    n: usize,
+    /// Coordinate and derivative sizes of the input and output elements.
+    cs: (usize, usize),
+    ds: (usize, usize),
+}
+
+impl IdentityMapping {
+    /// A mapping between two states of `n` elements (for tests and programmatic use).
+    pub fn between(input: StateId, in_layout: Layout, output: StateId, out_layout: Layout, n: usize) -> IdentityMapping {
+        IdentityMapping {
+            ports: Ports { inputs: vec![input], in_layouts: vec![in_layout], output: Some(output), out_layout: Some(out_layout), map_forces: true },
+            n,
+            cs: (in_layout.coord_size(), out_layout.coord_size()),
+            ds: (in_layout.deriv_size(), out_layout.deriv_size()),
+        }
+    }
+
+    fn copy(n: usize, out: &mut [f64], input: &[f64], (ki, ko): (usize, usize)) {
+        let k = ki.min(ko);
+        for i in 0..n {
+            out[i * ko..i * ko + k].copy_from_slice(&input[i * ki..i * ki + k]);
+        }
+    }
+}
+
+impl Component for IdentityMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, false)?;
+        let Some(out_layout) = self.ports.out_layout else { return Ok(()) };
+        check_layouts(cx, &self.ports, TEMPLATES)?;
+        let in_layout = self.ports.in_layouts[0];
+        self.n = cx.state_size(self.ports.inputs[0]);
+        self.cs = (in_layout.coord_size(), out_layout.coord_size());
+        self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
+        resize_output(cx.scene, &self.ports, self.n);
+        let rest = cx.data().bool("applyRestPosition");
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
+        Some(self)
+    }
+    fn mapping_ref(&self) -> Option<&dyn Mapping> {
+        Some(self)
+    }
+}
+
+impl Mapping for IdentityMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        check_len("the input positions", inputs[0], self.n, self.cs.0)?;
+        check_len("the output positions", out, self.n, self.cs.1)?;
+        Self::copy(self.n, out, inputs[0], self.cs);
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        check_len("the input velocities", inputs[0], self.n, self.ds.0)?;
+        check_len("the output velocities", out, self.n, self.ds.1)?;
+        Self::copy(self.n, out, inputs[0], self.ds);
+        Ok(())
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        let (ki, ko) = self.ds;
+        check_len("the input forces", inputs[0], self.n, ki)?;
+        check_len("the output forces", out, self.n, ko)?;
+        let k = ki.min(ko);
+        let f = &mut *inputs[0];
+        for i in 0..self.n {
+            for c in 0..k {
+                f[i * ki + c] += out[i * ko + c];
+            }
+        }
+        Ok(())
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        let (ki, ko) = self.ds;
+        let forces = self.ports.map_forces;
+        Ok(vec![selection_jacobian(self.n * ko, self.n * ki, ko, ki, |i| forces.then_some(i))])
+    }
+}

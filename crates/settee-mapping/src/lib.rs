@@ -1,0 +1,35 @@
+//! Mechanical mappings (spec forcefields-mappings §5): `IdentityMapping`, `SubsetMapping`,
+//! `BarycentricMapping`, `RigidMapping`, `DistanceMapping`, `DistanceMultiMapping` and
+//! `SquareDistanceMapping`.
+//!
+//! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
+//! mechanical output state as *mapped* (the solvers then integrate only the main states) and
+//! applies itself to positions and velocities. The mechanical stages of `settee_core::mechanics`
+//! call `apply`/`apply_j` top-down and `apply_jt`/`apply_djt` bottom-up; assembled solvers project
+//! the matrices of mapped components with the Jacobians (`jacobians`) and add the geometric
+//! stiffness (`add_geometric_stiffness`). A mapping whose output is a visual model (`OglModel`)
+//! is accepted and does nothing: Settee does not render.
+
+pub mod barycentric;
+pub mod common;
+pub mod distance;
+pub mod identity;
+pub mod rigid;
+pub mod subset;
+
+pub use barycentric::BarycentricMapping;
+pub use distance::DistanceMapping;
+pub use identity::IdentityMapping;
+pub use rigid::RigidMapping;
+pub use subset::SubsetMapping;
+
+/// Registers the classes of this crate.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&identity::CLASS);
+    f.register(&subset::CLASS);
+    f.register(&barycentric::CLASS);
+    f.register(&rigid::CLASS);
+    f.register(&distance::DISTANCE_CLASS);
+    f.register(&distance::DISTANCE_MULTI_CLASS);
+    f.register(&distance::SQUARE_DISTANCE_CLASS);
+}

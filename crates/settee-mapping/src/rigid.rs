@@ -1,0 +1,355 @@
+//! `RigidMapping` (Rigid3d → Vec3d): points attached to rigid frames (spec §5.5).
+//!
+//! Each point `i` has local coordinates `p_i` in the frame `k(i)` (its `rigidIndexPerPoint`
+//! entry, else `index`). `apply` caches the rotated points `r_i = q_k·p_i`, then
+//! `x_i = c_k + r_i`; `applyJ`: `v_i = v_k − r_i × ω_k`; `applyJT`: `f_k += f_i`,
+//! `τ_k += r_i × f_i`; geometric stiffness (`Exact`): `τ_k −= kFactor·f_i × (dω_k × r_i)`.
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::types::quat_rotate;
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId, TemplateRule, VecId,
+};
+
+use crate::common::{
+    apply_at_init, check_layouts, check_len, cross, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, M3, V3,
+    GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT,
+};
+
+static DATA: &[DataDecl] = &[
+    decl("initialPoints", RealTuples(3), "", "Local Coordinates of the points"),
+    decl("index", Int, "0", "input DOF index"),
+    decl_alias("filename", &["fileRigidMapping"], FileName, "", "Xsp file where rigid mapping information can be loaded from."),
+    decl("useX0", Bool, "false", "Use x0 instead of local copy of initial positions (to support topo changes)"),
+    decl("indexFromEnd", Bool, "false", "input DOF index starts from the end of input DOFs vector"),
+    decl("rigidIndexPerPoint", Indices, "", "For each mapped point, the index of the Rigid it is mapped from"),
+    decl("globalToLocalCoords", Bool, "false", "are the output DOFs initially expressed in global coordinates"),
+    decl(
+        "geometricStiffness",
+        Options(GEOMETRIC_STIFFNESS_OPTIONS),
+        "None",
+        "Method used to compute the geometric stiffness: None (not computed), Exact (non-symmetric), or Stabilized (symmetrized, negative semi-definite)",
+    ),
+];
+
+const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "RigidMapping",
+    description: "Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Rigid3d,Vec3d"],
+    default_template: "Rigid3d,Vec3d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DATA],
+    links: &[INPUT, OUTPUT],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(RigidMapping::default())
+}
+
+/// The mapping.
+#[derive(Default)]
+pub struct RigidMapping {
+    ports: Ports,
+    /// Local coordinates of the points.
+    points: Vec<V3>,
+    /// Frame of each point.
+    frame: Vec<usize>,
+    n_in: usize,
+    gs: GeometricStiffness,
+    /// Cached by `apply`: `q_k·p_i`.
+    rotated: Vec<V3>,
+}
+
+#[inline]
+fn quat(x: &[f64], k: usize) -> [f64; 4] {
+    [x[7 * k + 3], x[7 * k + 4], x[7 * k + 5], x[7 * k + 6]]
+}
+
+impl RigidMapping {
+    /// A mapping built directly (for tests): local points, their frames, the number of frames.
+    pub fn build(input: StateId, output: StateId, n_in: usize, points: Vec<V3>, frame: Vec<usize>, gs: GeometricStiffness) -> RigidMapping {
+        RigidMapping {
+            ports: Ports { inputs: vec![input], in_layouts: vec![Layout::Rigid3], output: Some(output), out_layout: Some(Layout::Vec3), map_forces: true },
+            points,
+            frame,
+            n_in,
+            gs,
+            rotated: Vec::new(),
+        }
+    }
+
+    /// Rotated points of the last `apply`.
+    pub fn rotated_points(&self) -> &[V3] {
+        &self.rotated
+    }
+
+    fn ready(&self) -> SimResult {
+        if self.rotated.len() != self.points.len() {
+            return Err(SimError::new("the mapping was never applied (its rotated points are not computed)"));
+        }
+        Ok(())
+    }
+
+    /// `Σ_i [f_i]×[r_i]×` per frame (symmetrized and projected when stabilized), as
+    /// `(frame, block)` in increasing frame order.
+    #[allow(clippy::needless_range_loop)] // 3×3 matrix products written with indices
+    fn stiffness_blocks(&self, f_out: &[f64]) -> Vec<(usize, M3)> {
+        let mut per_frame: std::collections::BTreeMap<usize, M3> = std::collections::BTreeMap::new();
+        for (i, r) in self.rotated.iter().enumerate() {
+            let f = v3(&f_out[3 * i..]);
+            let (cf, cr) = (cross_matrix(f), cross_matrix(*r));
+            let b = per_frame.entry(self.frame[i]).or_insert([[0.0; 3]; 3]);
+            for j in 0..3 {
+                for c in 0..3 {
+                    b[j][c] += (0..3).map(|m| cf[j][m] * cr[m][c]).sum::<f64>();
+                }
+            }
+        }
+        per_frame
+            .into_iter()
+            .map(|(k, mut b)| {
+                if self.gs == GeometricStiffness::Stabilized {
+                    for j in 0..3 {
+                        for c in j + 1..3 {
+                            let s = (b[j][c] + b[c][j]) * 0.5;
+                            b[j][c] = s;
+                            b[c][j] = s;
+                        }
+                    }
+                    b = nsd_projection(&b);
+                }
+                (k, b)
+            })
+            .collect()
+    }
+}
+
+/// `[v]×`: the matrix of `w ↦ v × w`.
+fn cross_matrix(v: V3) -> M3 {
+    [[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]
+}
+
+/// SOFA's `inverseRotate`: rotation by the conjugate quaternion.
+fn inverse_rotate(q: [f64; 4], v: V3) -> V3 {
+    quat_rotate([-q[0], -q[1], -q[2], q[3]], v)
+}
+
+impl Component for RigidMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, false)?;
+        let Some(output) = self.ports.output else { return Ok(()) };
+        check_layouts(cx, &self.ports, TEMPLATES)?;
+        let input = self.ports.inputs[0];
+        self.n_in = cx.state_size(input);
+        let d = cx.data();
+        if !d.str("filename").is_empty() {
+            return Err(SimError::unsupported("RigidMapping: loading the points from a file (filename) is not supported yet")
+                .hint("give the points as the output MechanicalObject's positions (or initialPoints)"));
+        }
+        self.gs = GeometricStiffness::from_name(d.str("geometricStiffness"));
+        let mut points: Vec<V3> = d.reals("initialPoints").chunks_exact(3).map(v3).collect();
+        let index = d.int("index").max(0) as usize;
+        let from_end = d.bool("indexFromEnd");
+        let per_point: Vec<usize> = d.indices("rigidIndexPerPoint").to_vec();
+        let use_x0 = d.bool("useX0");
+        let global = d.bool("globalToLocalCoords");
+
+        let xout = cx.read_vec(output, VecId::POSITION).to_vec();
+        let n_out = cx.state_size(output);
+        if use_x0 {
+            let rest = cx.rest_or_position(output);
+            points = rest.chunks_exact(3).take(n_out).map(v3).collect();
+        } else if points.is_empty() {
+            points = xout.chunks_exact(3).take(n_out).map(v3).collect();
+        }
+        let n = points.len();
+        let frame_of = |i: usize| -> usize {
+            if per_point.len() == n {
+                per_point[i]
+            } else if from_end {
+                self.n_in.wrapping_sub(1).wrapping_sub(index)
+            } else {
+                index
+            }
+        };
+        let frame: Vec<usize> = (0..n).map(frame_of).collect();
+        if let Some((i, k)) = frame.iter().enumerate().find(|(_, &k)| k >= self.n_in) {
+            return Err(cx
+                .error(format!("point {i} is attached to rigid frame {k}, but the input has {} frames", self.n_in))
+                .hint("check index, indexFromEnd and rigidIndexPerPoint"));
+        }
+        if global && d.reals("initialPoints").is_empty() && !use_x0 {
+            let xin = cx.read_vec(input, VecId::POSITION);
+            for (i, p) in points.iter_mut().enumerate() {
+                let k = frame[i];
+                *p = inverse_rotate(quat(xin, k), sub(*p, v3(&xin[7 * k..])));
+            }
+        }
+        cx.data_mut().set("initialPoints", Value::Reals { arity: 3, v: points.iter().flatten().copied().collect() });
+        self.points = points;
+        self.frame = frame;
+        resize_output(cx.scene, &self.ports, n);
+        let rest = cx.data().bool("applyRestPosition");
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
+        Some(self)
+    }
+    fn mapping_ref(&self) -> Option<&dyn Mapping> {
+        Some(self)
+    }
+}
+
+impl Mapping for RigidMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        let x = inputs[0];
+        check_len("the input positions", x, self.n_in, 7)?;
+        check_len("the output positions", out, self.points.len(), 3)?;
+        self.rotated.resize(self.points.len(), [0.0; 3]);
+        for (i, p) in self.points.iter().enumerate() {
+            let k = self.frame[i];
+            let r = quat_rotate(quat(x, k), *p);
+            self.rotated[i] = r;
+            let c = v3(&x[7 * k..]);
+            out[3 * i] = c[0] + r[0];
+            out[3 * i + 1] = c[1] + r[1];
+            out[3 * i + 2] = c[2] + r[2];
+        }
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        self.ready()?;
+        let v = inputs[0];
+        check_len("the input velocities", v, self.n_in, 6)?;
+        check_len("the output velocities", out, self.points.len(), 3)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let lin = v3(&v[6 * k..]);
+            let ang = v3(&v[6 * k + 3..]);
+            let rw = cross(*r, ang);
+            out[3 * i] = lin[0] - rw[0];
+            out[3 * i + 1] = lin[1] - rw[1];
+            out[3 * i + 2] = lin[2] - rw[2];
+        }
+        Ok(())
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        self.ready()?;
+        let f = &mut *inputs[0];
+        check_len("the input forces", f, self.n_in, 6)?;
+        check_len("the output forces", out, self.points.len(), 3)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let fi = v3(&out[3 * i..]);
+            for c in 0..3 {
+                f[6 * k + c] += fi[c];
+            }
+            let t = cross(*r, fi);
+            for c in 0..3 {
+                f[6 * k + 3 + c] += t[c];
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+            return Ok(());
+        }
+        self.ready()?;
+        let df = &mut *inputs[0];
+        let dx = dx_in[0];
+        check_len("the input displacements", dx, self.n_in, 6)?;
+        check_len("the output forces", f_out, self.points.len(), 3)?;
+        match self.gs {
+            GeometricStiffness::Exact => {
+                for (i, r) in self.rotated.iter().enumerate() {
+                    let k = self.frame[i];
+                    let dw = v3(&dx[6 * k + 3..]);
+                    let t = cross(v3(&f_out[3 * i..]), cross(dw, *r));
+                    for c in 0..3 {
+                        df[6 * k + 3 + c] -= t[c] * k_factor;
+                    }
+                }
+            }
+            _ => {
+                // Stabilized: the symmetrized, projected local matrix applied to the rotations.
+                for (k, b) in self.stiffness_blocks(f_out) {
+                    let dw = v3(&dx[6 * k + 3..]);
+                    for j in 0..3 {
+                        let mut s = 0.0;
+                        for c in 0..3 {
+                            s += b[j][c] * dw[c];
+                        }
+                        df[6 * k + 3 + j] += s * k_factor;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        let n = self.points.len();
+        let mut j = SparseRows::new(3 * n, 6 * self.n_in);
+        if !self.ports.map_forces {
+            return Ok(vec![j]);
+        }
+        self.ready()?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            // [I | −[r]×]: v_i = v_k − r × ω_k.
+            let m = cross_matrix(*r);
+            for a in 0..3 {
+                let row = &mut j.rows[3 * i + a];
+                row.push((6 * k + a, 1.0));
+                for c in 0..3 {
+                    if m[a][c] != 0.0 {
+                        row.push((6 * k + 3 + c, -m[a][c]));
+                    }
+                }
+            }
+        }
+        Ok(vec![j])
+    }
+
+    fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+            return Ok(());
+        }
+        self.ready()?;
+        check_len("the output forces", f_out, self.points.len(), 3)?;
+        let s = self.ports.inputs[0];
+        for (k, b) in self.stiffness_blocks(f_out) {
+            let data: Vec<f64> = b.iter().flatten().map(|x| x * k_factor).collect();
+            m.add_block(s, 6 * k + 3, s, 6 * k + 3, 3, 3, &data);
+        }
+        Ok(())
+    }
+}

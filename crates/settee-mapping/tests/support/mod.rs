@@ -1,0 +1,349 @@
+//! Test support: a factory with the component crates the mapping scenes need, minimal stand-ins
+//! for components of other crates (registered only when the real class is missing), and a
+//! regression runner comparing a scene with SOFA's reference states.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use settee_core::component::{ForceField, ForceIo, MechParams};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Roles, Scene, SimResult, StateId, TemplateRule,
+    VecId,
+};
+
+/// The SOFA suite beside the repository, when present.
+pub fn suite() -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/sofa-suite");
+    p.is_dir().then_some(p)
+}
+
+/// Every component crate the mapping scenes use, this crate, and the stand-ins.
+pub fn factory() -> Factory {
+    let mut f = Factory::new();
+    settee_statecontainer::register(&mut f);
+    settee_mass::register(&mut f);
+    settee_projective::register(&mut f);
+    settee_animationloop::register(&mut f);
+    settee_visual::register(&mut f);
+    settee_linearsolver::register(&mut f);
+    settee_odesolver::register(&mut f);
+    settee_topology::register(&mut f);
+    settee_loader::register(&mut f);
+    settee_engine::register(&mut f);
+    settee_spring::register(&mut f);
+    settee_mechanicalload::register(&mut f);
+    settee_mapping::register(&mut f);
+    for c in [&EDGE_SET_CONTAINER, &EDGE_SET_GEOMETRY, &REST_SHAPE_SPRINGS, &UNIFORM_VELOCITY_DAMPING] {
+        if f.class(c.name).is_none() {
+            f.register(c);
+        }
+    }
+    f
+}
+
+/// Loads and initialises a scene file; panics with the scene's errors.
+pub fn load(path: &Path, factory: &Factory) -> Scene {
+    let data = suite().map(|s| vec![s.join("data")]).unwrap_or_default();
+    let dp = settee_scene::DataPath::new(data);
+    let mut scene = settee_scene::load_scene(path, factory, &dp).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(!scene.has_errors(), "{}: {:#?}", path.display(), scene.messages);
+    settee_core::simulation::init_root(&mut scene, factory).unwrap_or_else(|e| panic!("{}: init: {e}\n{:#?}", path.display(), scene.messages));
+    scene
+}
+
+/// Loads a scene given as text.
+pub fn load_text(name: &str, text: &str, factory: &Factory) -> Scene {
+    let dir = std::env::temp_dir().join(format!("settee-mapping-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.scn"));
+    std::fs::write(&p, text).unwrap();
+    load(&p, factory)
+}
+
+/// SOFA's dump selection: the node's own state, below an ODE solver, with no mapping in the node
+/// or its ancestors.
+pub fn selected_states(scene: &Scene) -> Vec<(NodeState, usize)> {
+    let mut out: Vec<NodeState> = Vec::new();
+    for n in scene.preorder(Scene::ROOT) {
+        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
+        if scene.find_up(n, Roles::ODE_SOLVER).is_none() || scene.find_up(n, Roles::MAPPING).is_some() {
+            continue;
+        }
+        out.push(NodeState { node: n, name: scene.entry(ms).name.clone(), state: scene.state_of(ms).unwrap() });
+    }
+    let mut weights = vec![0usize; out.len()];
+    for n in scene.preorder(Scene::ROOT) {
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            if let Some(i) = out.iter().position(|s| s.node == c) {
+                weights[i] += 1;
+                break;
+            }
+            cur = scene.node(c).parent;
+        }
+    }
+    out.into_iter().zip(weights).collect()
+}
+
+pub struct NodeState {
+    pub node: settee_core::NodeId,
+    pub name: String,
+    pub state: StateId,
+}
+
+/// Runs `steps` steps of a suite scene and returns SOFA's scene error (`errorByDof`) against the
+/// references, and the largest absolute difference.
+pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
+    let suite = suite()?;
+    let f = factory();
+    let mut scene = load(&suite.join("scenes").join(scene_rel), &f);
+    let base = suite.join("references").join(format!("{scene_rel}.reference"));
+    let selected = selected_states(&scene);
+    let mut comparers = Vec::new();
+    for (i, (s, _)) in selected.iter().enumerate() {
+        let path = settee_regress::reference::state_reference_path(&base, i, &s.name);
+        let recs = settee_regress::reference::read_state_reference(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let n = scene.store.get(s.state).size;
+        comparers.push(settee_regress::metric::StateComparer::new(recs, n));
+    }
+    let dt = scene.root().context.dt;
+    for _ in 0..steps {
+        let t = scene.root().context.time;
+        for ((s, _), c) in selected.iter().zip(comparers.iter_mut()) {
+            let st = scene.store.get(s.state);
+            c.at_step_start(t, dt, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY)));
+        }
+        settee_core::simulation::animate(&mut scene, dt).unwrap_or_else(|e| panic!("step at t = {t}: {e}"));
+    }
+    let pairs: Vec<(f64, usize)> = comparers.iter().zip(&selected).map(|(c, (_, w))| (c.dof_error(), *w)).collect();
+    let max = comparers.iter().map(|c| c.max_abs_diff()).fold(0.0, f64::max);
+    Some((settee_regress::metric::error_by_dof(&pairs), max))
+}
+
+// ----- stand-ins ---------------------------------------------------------------------------------
+
+fn edge_set_create(a: &CreateArgs) -> Box<dyn Component> {
+    (settee_topology::mesh_topology::CLASS.create)(a)
+}
+
+/// Stand-in for SOFA's `EdgeSetTopologyContainer` (static lists: a MeshTopology under that name).
+pub static EDGE_SET_CONTAINER: ComponentClass = ComponentClass {
+    name: "EdgeSetTopologyContainer",
+    description: "test stand-in: a MeshTopology",
+    roles: Roles::TOPOLOGY,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[settee_topology::mesh_topology::MESH_DATA],
+    links: &[],
+    create: edge_set_create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+struct NoEffect;
+impl Component for NoEffect {
+    component_any!();
+}
+
+fn keep_name_only(attrs: &mut Vec<(String, String)>) {
+    attrs.retain(|(n, _)| n == "name");
+}
+
+/// Stand-in for `EdgeSetGeometryAlgorithms` (no numerical effect).
+pub static EDGE_SET_GEOMETRY: ComponentClass = ComponentClass {
+    name: "EdgeSetGeometryAlgorithms",
+    description: "test stand-in",
+    roles: Roles::TOPOLOGY_ALGORITHMS,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[],
+    links: &[],
+    create: |_| Box::new(NoEffect),
+    preparse: Some(keep_name_only),
+    no_src_link: &[],
+};
+
+static RSSF_DATA: &[DataDecl] = &[
+    decl("stiffness", Reals, "1", "stiffness per spring (first one used for all when fewer)"),
+    decl("points", Indices, "", "points with a spring (all when empty)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+/// Stand-in for `RestShapeSpringsForceField` on vector states: `f_i −= k·(x_i − x0_i)` with the
+/// state's rest positions.
+pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
+    name: "RestShapeSpringsForceField",
+    description: "test stand-in",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec2d", "Vec3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[RSSF_DATA],
+    links: &[],
+    create: |_| Box::<RestShapeSprings>::default(),
+    preparse: None,
+    no_src_link: &[],
+};
+
+#[derive(Default)]
+struct RestShapeSprings {
+    state: Option<StateId>,
+    k: Vec<f64>,
+    points: Vec<usize>,
+    dim: usize,
+    rest: Vec<f64>,
+    rs: f64,
+}
+
+impl Component for RestShapeSprings {
+    component_any!();
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        self.dim = cx.state_layout(s).deriv_size();
+        self.k = cx.data().reals("stiffness").to_vec();
+        self.rs = cx.data().real("rayleighStiffness");
+        let pts = cx.data().indices("points").to_vec();
+        self.points = if pts.is_empty() { (0..cx.state_size(s)).collect() } else { pts };
+        self.rest = cx.rest_or_position(s);
+        Ok(())
+    }
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl RestShapeSprings {
+    fn k(&self, i: usize) -> f64 {
+        self.k[if i < self.k.len() { i } else { 0 }]
+    }
+}
+
+impl ForceField for RestShapeSprings {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let d = self.dim;
+        for (i, &p) in self.points.iter().enumerate() {
+            let k = self.k(i);
+            for c in 0..d {
+                let dx = io.x[0][p * d + c] - self.rest[p * d + c];
+                io.f[0][p * d + c] -= dx * k;
+            }
+        }
+        Ok(())
+    }
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b: f64) -> SimResult {
+        let d = self.dim;
+        for (i, &p) in self.points.iter().enumerate() {
+            let k = self.k(i);
+            for c in 0..d {
+                io.f[0][p * d + c] -= io.x[0][p * d + c] * k * k_factor;
+            }
+        }
+        Ok(())
+    }
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let s = self.state.unwrap();
+        let d = self.dim;
+        for (i, &p) in self.points.iter().enumerate() {
+            for c in 0..d {
+                m.add(s, p * d + c, s, p * d + c, -k_factor * self.k(i));
+            }
+        }
+        Ok(())
+    }
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rs
+    }
+}
+
+static UVD_DATA: &[DataDecl] = &[
+    decl("dampingCoefficient", Real, "0.1", "velocity damping coefficient"),
+    decl("implicit", Bool, "false", "include the damping in the implicit system"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+/// Stand-in for `UniformVelocityDampingForceField`: `f −= c·v`, `df −= c·b·dx` when implicit.
+pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
+    name: "UniformVelocityDampingForceField",
+    description: "test stand-in",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[UVD_DATA],
+    links: &[],
+    create: |_| Box::<UniformVelocityDamping>::default(),
+    preparse: None,
+    no_src_link: &[],
+};
+
+#[derive(Default)]
+struct UniformVelocityDamping {
+    state: Option<StateId>,
+    c: f64,
+    implicit: bool,
+    /// Number of scalar DOFs of the state.
+    n: usize,
+}
+
+impl Component for UniformVelocityDamping {
+    component_any!();
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        self.n = cx.state_size(s) * cx.state_layout(s).deriv_size();
+        self.c = cx.data().real("dampingCoefficient");
+        self.implicit = cx.data().bool("implicit");
+        Ok(())
+    }
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for UniformVelocityDamping {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        for (f, v) in io.f[0].iter_mut().zip(io.v[0]) {
+            *f -= v * self.c;
+        }
+        Ok(())
+    }
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, _k: f64, b: f64) -> SimResult {
+        if !self.implicit || b == 0.0 {
+            return Ok(());
+        }
+        let bf = b * self.c;
+        for (f, dx) in io.f[0].iter_mut().zip(io.x[0]) {
+            *f -= dx * bf;
+        }
+        Ok(())
+    }
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k: f64) -> SimResult {
+        Ok(())
+    }
+    fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b: f64) -> SimResult {
+        if !self.implicit {
+            return Ok(());
+        }
+        let s = self.state.unwrap();
+        for i in 0..self.n {
+            m.add(s, i, s, i, -self.c * b);
+        }
+        Ok(())
+    }
+}

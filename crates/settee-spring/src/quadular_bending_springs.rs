@@ -1,0 +1,314 @@
+//! `QuadularBendingSprings`: two crossed springs across every edge shared by exactly two quads
+//! (SOFA's `QuadularBendingSprings`).
+//!
+//! With `edgesInQuad[q][j]` the edge `(q[j+1], q[j+2])`, quads are visited in index order and the
+//! first quad `t2` visiting an edge (local index `i2`, the other quad `t1` with local index `i1`)
+//! creates the springs `(t1[i1], t2[i2+3])` and `(t1[i1+3], t2[i2])` (indices modulo 4): each joins
+//! the two vertices next to one end of the edge, across it. Rest lengths come from the rest
+//! positions; stiffness and damping are uniform. For a spring `(e0, e1)` of length `d > 1e-4`:
+//! `û = (x[e1] − x[e0])/d`, `F = ks·(d − L) + kd·û·(v[e1] − v[e0])`, `f[e0] += F·û`,
+//! `f[e1] −= F·û` and the Jacobian `K = (ks − F/d)·ûûᵀ + (F/d)·I`; `addDForce` applies
+//! `K·(kFactor·(dx[e1] − dx[e0]))`. The evaluation order is SOFA's (it differs slightly from
+//! SpringForceField's).
+
+use settee_core::component::{link, ForceField};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
+    Roles, SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::topo::{self, norm3, sub3};
+
+static DATA: &[DataDecl] = &[
+    decl("stiffness", Real, "100000", "uniform stiffness of the springs"),
+    decl("damping", Real, "1", "uniform damping of the springs"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+static LINKS: &[LinkDecl] = &[
+    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
+    link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "QuadularBendingSprings",
+    description: "Pairs of crossed bending springs across the interior edges of a quad mesh.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(QuadularBendingSprings::new())
+}
+
+const MIN_LENGTH: f64 = 1.0e-4;
+
+/// One spring of an edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuadSpring {
+    pub edge: [usize; 2],
+    pub rest_length: f64,
+}
+
+/// The springs of a quad mesh in edge order: `(edge index, [spring; 2])` for each edge shared by
+/// exactly two quads. `rest` holds 3 reals per point.
+pub fn quad_bending_springs(mesh: &MeshData, rest: &[f64]) -> Result<Vec<(usize, [QuadSpring; 2])>, String> {
+    let ee = topo::element_edges(mesh, &mesh.quads, "quad")?;
+    let mut out: Vec<Option<[QuadSpring; 2]>> = vec![None; mesh.edges.len()];
+    let mut initialized = vec![false; mesh.edges.len()];
+    let pt = |i: usize| &rest[3 * i..3 * i + 3];
+    for (q, t2) in mesh.quads.iter().enumerate() {
+        for &e in &ee.edges_in[q] {
+            if initialized[e] {
+                continue;
+            }
+            initialized[e] = true;
+            let shell = &ee.around_edge[e];
+            if shell.len() != 2 {
+                continue;
+            }
+            let other = if shell[0] == q { shell[1] } else { shell[0] };
+            let t1 = &mesh.quads[other];
+            let i1 = topo::local_edge(&ee.edges_in[other], e).expect("edge of its shell's quad");
+            let i2 = topo::local_edge(&ee.edges_in[q], e).expect("edge of its quad");
+            let pairs = [[t1[i1], t2[(i2 + 3) % 4]], [t1[(i1 + 3) % 4], t2[i2]]];
+            out[e] = Some(pairs.map(|edge| QuadSpring { edge, rest_length: norm3(sub3(pt(edge[0]), pt(edge[1]))) }));
+        }
+    }
+    Ok(out.into_iter().enumerate().filter_map(|(e, s)| s.map(|s| (e, s))).collect())
+}
+
+pub struct QuadularBendingSprings {
+    state: Option<StateId>,
+    ks: f64,
+    kd: f64,
+    springs: Vec<QuadSpring>,
+    edges: Vec<usize>,
+    /// Per spring, its 3×3 Jacobian of the last `addForce`.
+    dfdx: Vec<[f64; 9]>,
+    rayleigh_stiffness: f64,
+}
+
+impl QuadularBendingSprings {
+    pub fn new() -> QuadularBendingSprings {
+        QuadularBendingSprings { state: None, ks: 0.0, kd: 0.0, springs: Vec::new(), edges: Vec::new(), dfdx: Vec::new(), rayleigh_stiffness: 0.0 }
+    }
+
+    /// The springs, two per interior edge, in edge order.
+    pub fn springs(&self) -> &[QuadSpring] {
+        &self.springs
+    }
+
+    /// The edge of each pair of springs.
+    pub fn spring_edges(&self) -> &[usize] {
+        &self.edges
+    }
+
+    /// The Jacobian of spring `i` as of the last `addForce`.
+    pub fn spring_jacobian(&self, i: usize) -> &[f64; 9] {
+        &self.dfdx[i]
+    }
+}
+
+impl Default for QuadularBendingSprings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Component for QuadularBendingSprings {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = topo::state_with_layout(cx, Layout::Vec3)?;
+        let d = cx.data();
+        self.ks = d.real("stiffness");
+        self.kd = d.real("damping");
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let mesh = cx.require_mesh()?;
+        if mesh.quads.is_empty() {
+            cx.warn("the topology has no quads: no bending springs");
+        }
+        let rest = cx.rest_or_position(s);
+        topo::check_points(&mesh.quads, rest.len() / 3, "quad").map_err(|m| cx.error(m))?;
+        let springs = quad_bending_springs(&mesh, &rest).map_err(|m| cx.error(m))?;
+        self.edges = springs.iter().map(|(e, _)| *e).collect();
+        self.springs = springs.into_iter().flat_map(|(_, s)| s).collect();
+        self.dfdx = vec![[0.0; 9]; self.springs.len()];
+        self.state = Some(s);
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+fn check(springs: &[QuadSpring], n: usize) -> SimResult {
+    match springs.iter().flat_map(|s| s.edge).find(|&v| v >= n) {
+        Some(v) => Err(SimError::new(format!("bending spring refers to point {v} beyond the state's {n} DOFs"))),
+        None => Ok(()),
+    }
+}
+
+impl ForceField for QuadularBendingSprings {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let x = io.x[0];
+        check(&self.springs, x.len() / 3)?;
+        let v: &[f64] = io.v.first().copied().unwrap_or(&[]);
+        let vel = |i: usize, c: usize| v.get(3 * i + c).copied().unwrap_or(0.0);
+        let f = &mut io.f[0];
+        for (s, m) in self.springs.iter().zip(self.dfdx.iter_mut()) {
+            *m = [0.0; 9];
+            let [e0, e1] = s.edge;
+            let diff = sub3(&x[3 * e1..3 * e1 + 3], &x[3 * e0..3 * e0 + 3]);
+            let distance = norm3(diff);
+            if distance <= MIN_LENGTH {
+                continue;
+            }
+            let inverse_length = 1.0 / distance;
+            let dir = diff.map(|c| c * inverse_length);
+            let elongation = distance - s.rest_length;
+            let rel = [vel(e1, 0) - vel(e0, 0), vel(e1, 1) - vel(e0, 1), vel(e1, 2) - vel(e0, 2)];
+            let elongation_velocity = dir[0] * rel[0] + dir[1] * rel[1] + dir[2] * rel[2];
+            let intensity = self.ks * elongation + self.kd * elongation_velocity;
+            for c in 0..3 {
+                let fc = dir[c] * intensity;
+                f[3 * e0 + c] += fc;
+                f[3 * e1 + c] -= fc;
+            }
+            // Jacobian (ks − F/d)·ûûᵀ + (F/d)·I with û = diff / d (a division, as SOFA), the dyad
+            // formed first.
+            let u = diff.map(|c| c / distance);
+            let tgt = intensity * inverse_length;
+            for j in 0..3 {
+                for k in 0..3 {
+                    m[3 * j + k] = u[j] * u[k] * (self.ks - tgt);
+                }
+                m[3 * j + j] += tgt;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
+        let dx = io.x[0];
+        check(&self.springs, dx.len() / 3)?;
+        let df = &mut io.f[0];
+        for (s, m) in self.springs.iter().zip(&self.dfdx) {
+            let [e0, e1] = s.edge;
+            let d = [0, 1, 2].map(|c| (dx[3 * e1 + c] - dx[3 * e0 + c]) * k_factor);
+            for j in 0..3 {
+                let g = m[3 * j] * d[0] + m[3 * j + 1] * d[1] + m[3 * j + 2] * d[2];
+                df[3 * e0 + j] += g;
+                df[3 * e1 + j] -= g;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_k_to_matrix(&self, _p: &MechParams, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let st = self.state.ok_or_else(|| SimError::new("QuadularBendingSprings used before init"))?;
+        for (s, m) in self.springs.iter().zip(&self.dfdx) {
+            let [a, b] = s.edge;
+            for i in 0..3 {
+                for j in 0..3 {
+                    let k = m[3 * i + j] * k_factor;
+                    acc.add(st, 3 * a + i, st, 3 * a + j, -k);
+                    acc.add(st, 3 * a + i, st, 3 * b + j, k);
+                    acc.add(st, 3 * b + i, st, 3 * a + j, k);
+                    acc.add(st, 3 * b + i, st, 3 * b + j, -k);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use settee_core::mechanics::MechScope;
+    use settee_core::simulation::init_root;
+    use settee_core::{Scene, VecId};
+
+    use super::QuadularBendingSprings;
+    use crate::test_support::*;
+
+    const REST: &str = "0 0 0  1 0 0  1 1 0  0 1 0  2 0 0  2 1 0";
+
+    /// Quads (0 1 2 3) and (1 4 5 2) share the edge (1, 2); the first quad visiting it creates the
+    /// springs (5, 3) and (4, 0). Folding the second quad by φ about the edge (x = 1) stretches
+    /// nothing but shortens both springs to `√((1 + cos φ)² + sin² φ)`.
+    #[test]
+    fn one_folded_pair_of_quads() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let phi = 0.7f64;
+        let (c, sn) = (1.0 + phi.cos(), phi.sin());
+        let pos = format!("0 0 0  1 0 0  1 1 0  0 1 0  {c} 0 {sn}  {c} 1 {sn}");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("rest_position", REST), ("position", &pos)]);
+        add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("quads", "0 1 2 3  1 4 5 2")]);
+        let id = add(&mut s, &f, Scene::ROOT, "QuadularBendingSprings", &[("stiffness", "500"), ("damping", "0")]);
+        init_root(&mut s, &f).unwrap();
+        let ff = s.get::<QuadularBendingSprings>(id).unwrap();
+        let pairs: Vec<[usize; 2]> = ff.springs().iter().map(|p| p.edge).collect();
+        assert_eq!(pairs, [[5, 3], [4, 0]]);
+        assert!(ff.springs().iter().all(|p| p.rest_length == 2.0));
+        let scope = MechScope::build(&s, Scene::ROOT);
+        let fv = forces(&mut s, &scope);
+        let d = (c * c + sn * sn).sqrt();
+        let fmag = 500.0 * (d - 2.0);
+        let u = [c / d, 0.0, sn / d]; // from the first end (3 or 0) to the second (5 or 4)
+        // f[e0] += F·û, f[e1] −= F·û with e0 = 5 / 4 (the first end) and û from e0 to e1: −u.
+        let mut expected = vec![0.0; 18];
+        for (e0, e1) in [(5usize, 3usize), (4, 0)] {
+            for k in 0..3 {
+                expected[3 * e0 + k] += -u[k] * fmag;
+                expected[3 * e1 + k] -= -u[k] * fmag;
+            }
+        }
+        assert_close(&fv, &expected, 1e-10);
+        let dx = random_vec(18, 21);
+        check_fd(&mut s, &dx, 1e-6, 1e-6);
+        check_matrix(&mut s, &dx);
+    }
+
+    #[test]
+    fn grid_of_quads_has_consistent_derivatives() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 1 3"), ("min", "0 0 0"), ("max", "2 0 2")]);
+        let id = add(&mut s, &f, Scene::ROOT, "QuadularBendingSprings", &[("stiffness", "300"), ("damping", "1")]);
+        init_root(&mut s, &f).unwrap();
+        // 4 interior edges, 2 springs each.
+        assert_eq!(s.get::<QuadularBendingSprings>(id).unwrap().springs().len(), 8);
+        let scope = MechScope::build(&s, Scene::ROOT);
+        let mut x = Vec::new();
+        settee_core::mechanics::gather(&s, &scope, VecId::POSITION, &mut x);
+        let x: Vec<f64> = x.iter().zip(random_vec(27, 2)).map(|(a, b)| a + 0.2 * b).collect();
+        settee_core::mechanics::scatter(&mut s, &scope, VecId::POSITION, &x);
+        let dx = random_vec(27, 13);
+        check_fd(&mut s, &dx, 1e-6, 1e-6);
+        check_matrix(&mut s, &dx);
+    }
+}

@@ -1,0 +1,495 @@
+//! SOFA's dynamic topology containers: `PointSetTopologyContainer`, `EdgeSet…`, `TriangleSet…`,
+//! `QuadSet…`, `TetrahedronSet…` and `HexahedronSet…` (`DYN/*SetTopologyContainer.cpp`).
+//!
+//! Hierarchy: PointSet ⊂ EdgeSet ⊂ TriangleSet ⊂ TetrahedronSet and EdgeSet ⊂ QuadSet ⊂
+//! HexahedronSet; each class has the Data of its ancestors plus its own element list.
+//!
+//! **Init** (SOFA's `init` of the class, which does not call the parent's `init`):
+//! * number of points: `position.size()` if `position` is set (given or linked, e.g. by
+//!   `src="@loader"`), otherwise `nbPoints` grown to 1 + the largest index of the class's own
+//!   element list (the hexahedron container applies both). A point-set container only grows
+//!   `nbPoints` to `position.size()`.
+//! * when the class's own list is not empty, the missing lower lists are created in SOFA's
+//!   orders and written back into the Data (so `@container.edges` links see them):
+//!   * triangles → edges `(t[j+1], t[j+2])` in their orientation, first appearance;
+//!   * quads → edges `(q[j+1], q[j+2])` stored sorted, first appearance;
+//!   * tetrahedra → edges from the 6 local pairs, sorted; triangles from the faces, min-rotated,
+//!     skipped when present with either orientation;
+//!   * hexahedra → edges from the 12 local pairs, sorted; quads from the 6 faces, min-rotated,
+//!     skipped when present with either orientation.
+//!
+//!   Lists given in the scene or by a loader are kept as they are.
+//! * consistency checks SOFA makes while building its adjacency buffers: a triangle side
+//!   missing from the edges, or a tetrahedron/hexahedron face not found exactly once, is an
+//!   error (SOFA marks the container invalid).
+//!
+//! Topological changes (adding/removing elements) are not supported yet: the lists stay as
+//! initialised (or as a topological mapping filled them).
+
+use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
+use settee_core::topology::{group, points_from_flat};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+
+use crate::elements::{
+    count_points, hexahedra_around_quads, missing_tetrahedron_edge, tetrahedra_around_triangles, triangles_around_edges,
+    triangles_from_tetrahedra_unique,
+};
+use crate::mesh::{edges_from_surface, edges_from_volume, quads_from_hexahedra};
+
+/// The element type of a container (SOFA's `getTopologyType()`), ordered by dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SetKind {
+    Point,
+    Edge,
+    Triangle,
+    Quad,
+    Tetrahedron,
+    Hexahedron,
+}
+
+impl SetKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SetKind::Point => "point",
+            SetKind::Edge => "edge",
+            SetKind::Triangle => "triangle",
+            SetKind::Quad => "quad",
+            SetKind::Tetrahedron => "tetrahedron",
+            SetKind::Hexahedron => "hexahedron",
+        }
+    }
+
+    /// True when a container of this kind is (in SOFA's class hierarchy) a `base` container.
+    pub fn derives_from(self, base: SetKind) -> bool {
+        use SetKind::*;
+        match base {
+            Point => true,
+            Edge => self != Point,
+            Triangle => matches!(self, Triangle | Tetrahedron),
+            Quad => matches!(self, Quad | Hexahedron),
+            Tetrahedron => self == Tetrahedron,
+            Hexahedron => self == Hexahedron,
+        }
+    }
+
+    /// The element lists (Data names) a container of this kind holds.
+    pub fn lists(self) -> &'static [&'static str] {
+        match self {
+            SetKind::Point => &[],
+            SetKind::Edge => &["edges"],
+            SetKind::Triangle => &["edges", "triangles"],
+            SetKind::Quad => &["edges", "quads"],
+            SetKind::Tetrahedron => &["edges", "triangles", "tetrahedra"],
+            SetKind::Hexahedron => &["edges", "quads", "hexahedra"],
+        }
+    }
+}
+
+/// The type of the highest-dimensional elements of a mesh (`MeshTopology`'s upper element type;
+/// prisms and pyramids are not represented in [`MeshData`]).
+pub fn upper_element_type(m: &MeshData) -> SetKind {
+    if !m.hexahedra.is_empty() {
+        SetKind::Hexahedron
+    } else if !m.tetrahedra.is_empty() {
+        SetKind::Tetrahedron
+    } else if !m.quads.is_empty() {
+        SetKind::Quad
+    } else if !m.triangles.is_empty() {
+        SetKind::Triangle
+    } else if !m.edges.is_empty() {
+        SetKind::Edge
+    } else {
+        SetKind::Point
+    }
+}
+
+static POINT_DATA: &[DataDecl] = &[
+    decl_alias("position", &["points"], RealTuples(3), "", "initial position of the points"),
+    decl("nbPoints", Int, "0", "number of points"),
+    decl("checkTopology", Bool, "false", "check the topology after changes (no effect here)"),
+    decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (not supported: use a loader and src=\"@loader\")"),
+];
+static EDGE_DATA: &[DataDecl] = &[
+    decl("edges", IndexTuples(2), "", "list of edge indices"),
+    decl("checkConnexity", Bool, "false", "check that the mesh is connected (no effect here)"),
+];
+static TRIANGLE_DATA: &[DataDecl] = &[decl("triangles", IndexTuples(3), "", "list of triangle indices")];
+static QUAD_DATA: &[DataDecl] = &[decl("quads", IndexTuples(4), "", "list of quad indices")];
+static TETRA_DATA: &[DataDecl] = &[
+    decl("createTriangleArray", Bool, "false", "force the creation of the triangles of the tetrahedra (they are always created here)"),
+    decl_alias("tetrahedra", &["tetras"], IndexTuples(4), "", "list of tetrahedron indices"),
+];
+static HEXA_DATA: &[DataDecl] = &[
+    decl("createQuadArray", Bool, "false", "force the creation of the quads of the hexahedra (they are always created here)"),
+    decl_alias("hexahedra", &["hexas"], IndexTuples(8), "", "list of hexahedron indices"),
+];
+
+macro_rules! container_class {
+    ($id:ident, $name:literal, $kind:expr, $data:expr, $desc:literal) => {
+        pub static $id: ComponentClass = ComponentClass {
+            name: $name,
+            description: $desc,
+            roles: Roles::TOPOLOGY,
+            templates: &[],
+            default_template: "",
+            template_rule: TemplateRule::Default,
+            data: $data,
+            links: &[],
+            create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SetTopologyContainer::new($kind)) },
+            preparse: None,
+            no_src_link: &[],
+        };
+    };
+}
+
+container_class!(POINT_CLASS, "PointSetTopologyContainer", SetKind::Point, &[POINT_DATA], "Topology container of a point set (dynamic in SOFA; static here).");
+container_class!(EDGE_CLASS, "EdgeSetTopologyContainer", SetKind::Edge, &[POINT_DATA, EDGE_DATA], "Topology container of an edge set.");
+container_class!(
+    TRIANGLE_CLASS,
+    "TriangleSetTopologyContainer",
+    SetKind::Triangle,
+    &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA],
+    "Topology container of a triangle set (edges derived from the triangles when not given)."
+);
+container_class!(
+    QUAD_CLASS,
+    "QuadSetTopologyContainer",
+    SetKind::Quad,
+    &[POINT_DATA, EDGE_DATA, QUAD_DATA],
+    "Topology container of a quad set (edges derived from the quads when not given)."
+);
+container_class!(
+    TETRA_CLASS,
+    "TetrahedronSetTopologyContainer",
+    SetKind::Tetrahedron,
+    &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA, TETRA_DATA],
+    "Topology container of a tetrahedron set (edges and triangles derived when not given)."
+);
+container_class!(
+    HEXA_CLASS,
+    "HexahedronSetTopologyContainer",
+    SetKind::Hexahedron,
+    &[POINT_DATA, EDGE_DATA, QUAD_DATA, HEXA_DATA],
+    "Topology container of a hexahedron set (edges and quads derived when not given)."
+);
+
+/// All container classes.
+pub static CLASSES: [&ComponentClass; 6] = [&POINT_CLASS, &EDGE_CLASS, &TRIANGLE_CLASS, &QUAD_CLASS, &TETRA_CLASS, &HEXA_CLASS];
+
+/// A `*SetTopologyContainer`.
+pub struct SetTopologyContainer {
+    kind: SetKind,
+    /// SOFA's `getNbPoints()` (may exceed the number of positions: containers filled by a
+    /// topological mapping have no positions).
+    nb_points: usize,
+    mesh: MeshData,
+}
+
+impl SetTopologyContainer {
+    pub fn new(kind: SetKind) -> SetTopologyContainer {
+        SetTopologyContainer { kind, nb_points: 0, mesh: MeshData::default() }
+    }
+
+    pub fn kind(&self) -> SetKind {
+        self.kind
+    }
+
+    /// Number of points (SOFA's `getNbPoints()`), which [`MeshData`] cannot carry when there
+    /// are no positions.
+    pub fn nb_points(&self) -> usize {
+        self.nb_points
+    }
+
+    /// Rebuilds the mesh from the Data as they are, without deriving anything (what SOFA's
+    /// accessors return between a change of the Data and the next `init`).
+    pub fn refresh(&mut self, d: &DataSet) {
+        self.mesh = lists_from_data(self.kind, d);
+        self.nb_points = d.int("nbPoints").max(0) as usize;
+    }
+
+    fn initialize(&mut self, cx: &mut InitCtx) -> SimResult {
+        let kind = self.kind;
+        let d = cx.data();
+        let file = d.str("filename").trim().to_string();
+        if !file.is_empty() {
+            return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
+                .hint("load the file with a loader (MeshGmshLoader, MeshOBJLoader, …) and write src=\"@loader\""));
+        }
+        let mut mesh = lists_from_data(kind, d);
+        let mut nb = d.int("nbPoints").max(0) as usize;
+        let positions_set = d.is_set("position");
+
+        // Number of points.
+        let own_count = match kind {
+            SetKind::Point => 0,
+            SetKind::Edge => count_points(&mesh.edges),
+            SetKind::Triangle => count_points(&mesh.triangles),
+            SetKind::Quad => count_points(&mesh.quads),
+            SetKind::Tetrahedron => count_points(&mesh.tetrahedra),
+            SetKind::Hexahedron => count_points(&mesh.hexahedra),
+        };
+        match kind {
+            SetKind::Point => nb = nb.max(mesh.points.len()),
+            SetKind::Hexahedron => {
+                if positions_set {
+                    nb = mesh.points.len();
+                }
+                nb = nb.max(own_count);
+            }
+            _ => {
+                if positions_set {
+                    nb = mesh.points.len();
+                } else {
+                    nb = nb.max(own_count);
+                }
+            }
+        }
+
+        // Lower lists derived from the class's own list, in SOFA's orders.
+        let mut derived: Vec<&'static str> = Vec::new();
+        let own_empty = own_count == 0;
+        if !own_empty {
+            match kind {
+                SetKind::Point | SetKind::Edge => {}
+                SetKind::Triangle => {
+                    if mesh.edges.is_empty() {
+                        mesh.edges = edges_from_surface(&mesh.triangles, &[]);
+                        derived.push("edges");
+                    }
+                }
+                SetKind::Quad => {
+                    if mesh.edges.is_empty() {
+                        mesh.edges = edges_from_surface(&[], &mesh.quads);
+                        derived.push("edges");
+                    }
+                }
+                SetKind::Tetrahedron => {
+                    if mesh.edges.is_empty() {
+                        mesh.edges = edges_from_volume(&mesh.tetrahedra, &[]);
+                        derived.push("edges");
+                    }
+                    if mesh.triangles.is_empty() {
+                        let (triangles, duplicates) = triangles_from_tetrahedra_unique(&mesh.tetrahedra);
+                        if let Some((t, f)) = duplicates.first() {
+                            cx.warn(format!(
+                                "{} face(s) appear twice with the same orientation (first: triangle {:?} of tetrahedron {t}); the repeats are skipped (SOFA reports \"Duplicate triangle\")",
+                                duplicates.len(),
+                                f
+                            ));
+                        }
+                        mesh.triangles = triangles;
+                        derived.push("triangles");
+                    }
+                }
+                SetKind::Hexahedron => {
+                    if mesh.edges.is_empty() {
+                        mesh.edges = edges_from_volume(&[], &mesh.hexahedra);
+                        derived.push("edges");
+                    }
+                    if mesh.quads.is_empty() {
+                        mesh.quads = quads_from_hexahedra(&mesh.hexahedra);
+                        derived.push("quads");
+                    }
+                }
+            }
+        }
+
+        self.check(cx, &mesh, nb, own_empty)?;
+
+        let d = cx.data_mut();
+        for name in &derived {
+            match *name {
+                "edges" => d.set("edges", flat(&mesh.edges)),
+                "triangles" => d.set("triangles", flat(&mesh.triangles)),
+                _ => d.set("quads", flat(&mesh.quads)),
+            }
+        }
+        d.set("nbPoints", Value::Int(nb as i64));
+        self.nb_points = nb;
+        self.mesh = mesh;
+        Ok(())
+    }
+
+    /// The checks SOFA makes while building the adjacency buffers of a non-empty container.
+    fn check(&self, cx: &mut InitCtx, m: &MeshData, nb: usize, own_empty: bool) -> SimResult {
+        if own_empty {
+            return Ok(());
+        }
+        let inconsistent = |what: &str, e: crate::elements::MissingSide| {
+            cx.error(format!("the {what} are inconsistent: {e}"))
+                .hint("fix the mesh, or give only the highest-dimensional elements and let the container derive the others")
+        };
+        match self.kind {
+            SetKind::Triangle | SetKind::Tetrahedron => {
+                triangles_around_edges(&m.edges, &m.triangles).map_err(|e| inconsistent("edges and triangles", e))?;
+            }
+            _ => {}
+        }
+        match self.kind {
+            SetKind::Tetrahedron => {
+                tetrahedra_around_triangles(&m.triangles, &m.tetrahedra).map_err(|e| inconsistent("triangles and tetrahedra", e))?;
+                if let Some(e) = missing_tetrahedron_edge(&m.edges, &m.tetrahedra) {
+                    cx.warn(format!("the edge list lacks an edge of a tetrahedron: {e}"));
+                }
+            }
+            SetKind::Hexahedron => {
+                hexahedra_around_quads(&m.quads, &m.hexahedra).map_err(|e| inconsistent("quads and hexahedra", e))?;
+            }
+            _ => {}
+        }
+        let max = [count_points(&m.edges), count_points(&m.triangles), count_points(&m.quads), count_points(&m.tetrahedra), count_points(&m.hexahedra)]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+        if max > nb {
+            cx.warn(format!(
+                "elements refer to point {} but the container has {nb} points (SOFA's adjacency buffers skip these elements)",
+                max - 1
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Flat index value of a list.
+pub(crate) fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
+    Value::Indices { arity: K, v: v.iter().flatten().copied().collect() }
+}
+
+/// The positions and element lists a container of `kind` holds, read from its Data.
+fn lists_from_data(kind: SetKind, d: &DataSet) -> MeshData {
+    let has = |name: &str| kind.lists().contains(&name);
+    MeshData {
+        points: points_from_flat(d.reals("position"), 3),
+        edges: if has("edges") { group::<2>(d.indices("edges")) } else { Vec::new() },
+        triangles: if has("triangles") { group::<3>(d.indices("triangles")) } else { Vec::new() },
+        quads: if has("quads") { group::<4>(d.indices("quads")) } else { Vec::new() },
+        tetrahedra: if has("tetrahedra") { group::<4>(d.indices("tetrahedra")) } else { Vec::new() },
+        hexahedra: if has("hexahedra") { group::<8>(d.indices("hexahedra")) } else { Vec::new() },
+    }
+}
+
+impl Component for SetTopologyContainer {
+    component_any!();
+
+    /// Positions and given lists are readable from creation on (SOFA's accessors read the Data);
+    /// nothing is derived before `init`.
+    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.refresh(cx.data());
+        Ok(())
+    }
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.initialize(cx)
+    }
+
+    fn mesh(&self) -> Option<&MeshData> {
+        Some(&self.mesh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_util::{attrs, init_scene};
+    use settee_core::{Factory, Scene};
+
+    fn factory() -> Factory {
+        let mut f = Factory::new();
+        crate::register(&mut f);
+        settee_statecontainer::register(&mut f);
+        f
+    }
+
+    fn one(class: &str, a: &[(&str, &str)]) -> (Scene, settee_core::ComponentId, settee_core::SimResult) {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let id = f.create(&mut scene, Scene::ROOT, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
+        let r = init_scene(&mut scene);
+        (scene, id, r)
+    }
+
+    fn container(scene: &Scene, id: settee_core::ComponentId) -> &SetTopologyContainer {
+        scene.get::<SetTopologyContainer>(id).unwrap()
+    }
+
+    #[test]
+    fn triangle_set_derives_oriented_edges() {
+        let (scene, id, r) = one("TriangleSetTopologyContainer", &[("triangles", "0 1 2  2 1 3")]);
+        r.unwrap();
+        let m = scene.mesh_of(id).unwrap();
+        assert_eq!(m.edges, vec![[1, 2], [2, 0], [0, 1], [1, 3], [3, 2]]);
+        assert_eq!(scene.entry(id).data.indices("edges"), &[1, 2, 2, 0, 0, 1, 1, 3, 3, 2]);
+        let c = container(&scene, id);
+        assert_eq!(c.nb_points(), 4);
+        assert!(m.points.is_empty());
+        assert_eq!(scene.entry(id).data.int("nbPoints"), 4);
+    }
+
+    #[test]
+    fn quad_set_derives_sorted_edges() {
+        let (scene, id, r) = one("QuadSetTopologyContainer", &[("quads", "3 2 0 4")]);
+        r.unwrap();
+        // (q1,q2) (q2,q3) (q3,q0) (q0,q1), sorted
+        assert_eq!(scene.mesh_of(id).unwrap().edges, vec![[0, 2], [0, 4], [3, 4], [2, 3]]);
+    }
+
+    #[test]
+    fn tetrahedron_set_derives_edges_and_triangles() {
+        let (scene, id, r) = one(
+            "TetrahedronSetTopologyContainer",
+            &[("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1 5 5 5"), ("tetras", "0 1 2 3 1 2 3 4")],
+        );
+        r.unwrap();
+        let m = scene.mesh_of(id).unwrap();
+        assert_eq!(m.edges, vec![[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3], [1, 4], [2, 4], [3, 4]]);
+        assert_eq!(m.triangles, vec![[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1], [2, 3, 4], [1, 4, 3], [1, 2, 4]]);
+        assert!(m.quads.is_empty() && m.hexahedra.is_empty());
+        // the positions fix the point count, even with an unused point
+        assert_eq!(container(&scene, id).nb_points(), 6);
+        assert_eq!(m.points.len(), 6);
+        assert_eq!(scene.entry(id).data.indices("triangles").len(), 21);
+    }
+
+    #[test]
+    fn hexahedron_set_derives_edges_and_quads() {
+        let (scene, id, r) = one("HexahedronSetTopologyContainer", &[("hexas", "0 1 2 3 4 5 6 7 4 5 6 7 8 9 10 11")]);
+        r.unwrap();
+        let m = scene.mesh_of(id).unwrap();
+        assert_eq!(m.edges.len(), 20);
+        assert_eq!(m.edges[..3], [[0, 1], [0, 3], [0, 4]]);
+        assert_eq!(m.quads.len(), 11);
+        assert_eq!(m.quads[..2], [[0, 3, 2, 1], [4, 5, 6, 7]]);
+        assert_eq!(container(&scene, id).nb_points(), 12);
+    }
+
+    #[test]
+    fn given_lists_are_kept_and_checked() {
+        // edges given in another order are kept
+        let (scene, id, r) = one("TriangleSetTopologyContainer", &[("triangles", "0 1 2"), ("edges", "0 1 1 2 2 0")]);
+        r.unwrap();
+        assert_eq!(scene.mesh_of(id).unwrap().edges, vec![[0, 1], [1, 2], [2, 0]]);
+        // an edge missing: error
+        let (_, _, r) = one("TriangleSetTopologyContainer", &[("triangles", "0 1 2"), ("edges", "0 1 1 2")]);
+        assert!(r.unwrap_err().to_string().contains("inconsistent"));
+        // a tetrahedron face missing from the given triangles: error
+        let (_, _, r) = one("TetrahedronSetTopologyContainer", &[("tetrahedra", "0 1 2 3"), ("triangles", "1 2 3")]);
+        assert!(r.is_err());
+        // an empty container is fine
+        let (scene, id, r) = one("PointSetTopologyContainer", &[("nbPoints", "7")]);
+        r.unwrap();
+        assert_eq!(container(&scene, id).nb_points(), 7);
+    }
+
+    #[test]
+    fn mechanical_object_takes_the_container_positions() {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let dir = std::path::Path::new(".");
+        f.create(&mut scene, Scene::ROOT, "TriangleSetTopologyContainer", None, attrs(&[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]), None, dir)
+            .unwrap();
+        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
+        init_scene(&mut scene).unwrap();
+        assert_eq!(scene.store.get(scene.state_of(mo).unwrap()).size, 3);
+    }
+}

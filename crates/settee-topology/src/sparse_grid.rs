@@ -1,0 +1,672 @@
+//! `SparseGridTopology` (`GRID/SparseGridTopology.cpp`): the cells of a regular grid that
+//! contain matter of a closed surface mesh, as hexahedra.
+//!
+//! Construction from a surface (an OBJ file given by `filename`/`fileTopology`, or the
+//! `position` + `triangles`/`quads` Data):
+//! 1. regular grid with `n` points per axis between `min` and `max`; when both are zero, the
+//!    surface's bounding box enlarged by 1% of its size on each side (`cellWidth > 0` then sets
+//!    `n = ceil((max-min)/cellWidth) + 1`);
+//! 2. voxelisation: every cell containing a surface vertex is BOUNDARY, and so is every cell
+//!    crossed by a facet (fanned into triangles `(f0, f[j-1], f[j])`; single-precision
+//!    polygon/cube test on coordinates normalised to the cell, [`crate::polygon_cube`]); a flood
+//!    fill from the grid's border cells through non-boundary cells marks OUTSIDE cells; the
+//!    others are INSIDE;
+//! 3. hexahedra: BOUNDARY cells in grid cell order (x fastest), then INSIDE cells (BOUNDARY
+//!    cells are dropped with `onlyInsideCells`); corners in the grid hexahedron order;
+//! 4. points: the distinct corner positions, **sorted lexicographically by (x, y, z)**;
+//! 5. per-cell stiffness and mass coefficients: 0.5 for BOUNDARY cells when `fillWeighted`,
+//!    else 1 (single precision, as SOFA stores them).
+//!
+//! With `nbVirtualFinerLevels = L`, the grid is built as above with `(n-1)·2^L + 1` points per
+//! axis, then coarsened `L` times: the coarse grid has `n_f/2 + 1` points per axis, the same
+//! `min`, and `max = min + (n-1)·2·d_f`; coarse cells are visited with **z fastest** (x outermost);
+//! a cell is kept if one of its 8 children is kept, INSIDE if all 8 exist and are INSIDE, else
+//! BOUNDARY; its coefficients are the sums of its children's divided by 8.
+//!
+//! Only points and hexahedra are produced: the edge, triangle and quad lists stay empty, as in
+//! SOFA. Voxel inputs (`.raw`, `.voxel`, a VoxelLoader) and the `facets` Data are not supported.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::topology::{group, points_from_flat};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+
+use crate::grid::{cell_coords, cell_index, hexahedron, hexahedron_count, RegularGridGeometry, Vec3};
+use crate::mesh_topology::MESH_DATA;
+use crate::polygon_cube::{polygon_intersects_unit_cube, polygon_normal};
+
+/// Filling state of a grid cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellType {
+    Outside,
+    Inside,
+    Boundary,
+}
+
+/// A surface: vertices and polygonal facets (vertex indices).
+#[derive(Clone, Debug, Default)]
+pub struct Surface {
+    pub vertices: Vec<Vec3>,
+    pub facets: Vec<Vec<usize>>,
+}
+
+/// Reads the `v` and `f`/`l` records of an OBJ file as SOFA's mesh reader does (a facet
+/// vertex `i/j/k` contributes `i - 1`).
+pub fn read_obj_surface(path: &Path) -> Result<Surface, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut s = Surface::default();
+    for (no, line) in text.lines().enumerate() {
+        let mut tok = line.split_whitespace();
+        match tok.next() {
+            Some("v") => {
+                let mut v = [0.0; 3];
+                for (c, t) in tok.take(3).enumerate() {
+                    v[c] = t.parse().map_err(|_| format!("{}:{}: invalid vertex coordinate '{t}'", path.display(), no + 1))?;
+                }
+                s.vertices.push(v);
+            }
+            Some("f") | Some("l") => {
+                let mut facet = Vec::new();
+                for t in tok {
+                    let first = t.split('/').next().unwrap_or("");
+                    let i: i64 = first.parse().map_err(|_| format!("{}:{}: invalid vertex index '{t}'", path.display(), no + 1))?;
+                    if i < 1 {
+                        return Err(format!("{}:{}: vertex index {i} is not supported (indices start at 1)", path.display(), no + 1));
+                    }
+                    facet.push(i as usize - 1);
+                }
+                s.facets.push(facet);
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+/// Position key ordered as SOFA's `Vec3` (lexicographic, `-0 == 0`).
+#[derive(Clone, Copy, Debug)]
+struct Key(Vec3);
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, o: &Self) -> Ordering {
+        for c in 0..3 {
+            if self.0[c] < o.0[c] {
+                return Ordering::Less;
+            }
+            if o.0[c] < self.0[c] {
+                return Ordering::Greater;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+/// The parameters of a grid built from a surface.
+#[derive(Clone, Copy, Debug)]
+pub struct FinestParams {
+    pub n: [usize; 3],
+    pub min: Vec3,
+    pub max: Vec3,
+    pub cell_width: f64,
+    pub fill_weighted: bool,
+    pub only_inside_cells: bool,
+}
+
+/// A built sparse grid.
+#[derive(Clone, Debug)]
+pub struct SparseGrid {
+    /// Points per axis of the underlying regular grid.
+    pub n: [usize; 3],
+    pub min: Vec3,
+    pub max: Vec3,
+    pub regular: RegularGridGeometry,
+    pub points: Vec<Vec3>,
+    pub hexahedra: Vec<[usize; 8]>,
+    pub types: Vec<CellType>,
+    pub stiffness_coefs: Vec<f32>,
+    pub mass_coefs: Vec<f32>,
+    /// Sparse index of each regular-grid cell.
+    pub regular_to_sparse: Vec<Option<usize>>,
+    /// Regular-grid cell of each sparse cell.
+    pub sparse_to_regular: Vec<usize>,
+}
+
+fn sub(a: Vec3, b: Vec3) -> Vec3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+impl SparseGrid {
+    /// Builds the grid from a surface (steps 1–5 of the module documentation).
+    pub fn from_surface(p: &FinestParams, s: &Surface) -> Result<SparseGrid, String> {
+        if s.vertices.is_empty() {
+            return Err("the surface has no vertices".into());
+        }
+        let (mut min, mut max) = (p.min, p.max);
+        if min == [0.0; 3] && max == [0.0; 3] {
+            let (mut lo, mut hi) = (s.vertices[0], s.vertices[0]);
+            for v in &s.vertices[1..] {
+                for c in 0..3 {
+                    if v[c] > hi[c] {
+                        hi[c] = v[c];
+                    } else if v[c] < lo[c] {
+                        lo[c] = v[c];
+                    }
+                }
+            }
+            let diff = [(hi[0] - lo[0]) / 100.0, (hi[1] - lo[1]) / 100.0, (hi[2] - lo[2]) / 100.0];
+            min = [lo[0] - diff[0], lo[1] - diff[1], lo[2] - diff[2]];
+            max = [hi[0] + diff[0], hi[1] + diff[1], hi[2] + diff[2]];
+        }
+        let mut n = p.n;
+        if p.cell_width != 0.0 {
+            let d = sub(max, min);
+            let k = |a: usize| ((d[a] / p.cell_width).ceil() as i64 + 1).max(0) as usize;
+            n = [k(0), k(1), k(2)];
+        }
+        if n.iter().any(|&a| a < 2) {
+            return Err(format!("grid resolution {n:?} has an axis with fewer than 2 points"));
+        }
+        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let types = voxelize(&regular, min, max, s)?;
+        let mut cells: Vec<(usize, CellType)> = Vec::new();
+        if !p.only_inside_cells {
+            cells.extend(types.iter().enumerate().filter(|(_, t)| **t == CellType::Boundary).map(|(i, t)| (i, *t)));
+        }
+        cells.extend(types.iter().enumerate().filter(|(_, t)| **t == CellType::Inside).map(|(i, t)| (i, *t)));
+        let coef = |t: CellType| if t == CellType::Boundary && p.fill_weighted { 0.5f32 } else { 1.0 };
+        let coefs: Vec<f32> = cells.iter().map(|(_, t)| coef(*t)).collect();
+        Ok(assemble(n, min, max, regular, &cells, coefs))
+    }
+
+    /// The next coarser grid (SOFA's `buildFromFiner`).
+    pub fn coarsen(&self) -> SparseGrid {
+        let nf = self.n;
+        let n = [nf[0] / 2 + 1, nf[1] / 2 + 1, nf[2] / 2 + 1];
+        let min = self.min;
+        let max = [0, 1, 2].map(|a| min[a] + ((n[a] - 1) as f64 * 2.0) * self.regular.d[a]);
+        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let mut cells = Vec::new();
+        let mut coefs = Vec::new();
+        let mut mass = Vec::new();
+        for i in 0..n[0] - 1 {
+            for j in 0..n[1] - 1 {
+                for k in 0..n[2] - 1 {
+                    let (x, y, z) = (2 * i, 2 * j, 2 * k);
+                    let children: [Option<usize>; 8] = std::array::from_fn(|idx| {
+                        let (cx, cy, cz) = (x + (idx & 1), y + (idx & 2) / 2, z + (idx & 4) / 4);
+                        if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
+                            self.regular_to_sparse[cell_index(nf, cx, cy, cz)]
+                        } else {
+                            None
+                        }
+                    });
+                    let (mut inside, mut outside) = (true, true);
+                    for c in children {
+                        match c {
+                            None => inside = false,
+                            Some(c) => match self.types[c] {
+                                CellType::Boundary => {
+                                    inside = false;
+                                    outside = false;
+                                }
+                                CellType::Inside => outside = false,
+                                CellType::Outside => {}
+                            },
+                        }
+                        if !inside && !outside {
+                            break;
+                        }
+                    }
+                    if outside {
+                        continue;
+                    }
+                    cells.push((cell_index(n, i, j, k), if inside { CellType::Inside } else { CellType::Boundary }));
+                    let (mut s, mut m) = (0.0f32, 0.0f32);
+                    for c in children.into_iter().flatten() {
+                        s += self.stiffness_coefs[c];
+                        m += self.mass_coefs[c];
+                    }
+                    coefs.push((s as f64 / 8.0) as f32);
+                    mass.push((m as f64 / 8.0) as f32);
+                }
+            }
+        }
+        let mut g = assemble(n, min, max, regular, &cells, coefs);
+        g.mass_coefs = mass;
+        g
+    }
+
+    /// The kept cell containing `pos` and the coordinates of `pos` in it (SOFA's `findCube`).
+    pub fn find_cube(&self, pos: Vec3) -> Option<(usize, Vec3)> {
+        let (r, f) = self.regular.find_cube(pos)?;
+        self.regular_to_sparse[r].map(|s| (s, f))
+    }
+
+    /// The BOUNDARY cell whose centre is nearest to `pos` (single-precision distances, first
+    /// minimum in cell order; cell 0 if there is none) and the coordinates of `pos` relative to
+    /// it (SOFA's `findNearestCube`).
+    pub fn find_nearest_cube(&self, pos: Vec3) -> Option<(usize, Vec3)> {
+        if self.hexahedra.is_empty() {
+            return None;
+        }
+        let mut best = 0;
+        let mut lgmin = 99_999_999.0f32;
+        for (w, h) in self.hexahedra.iter().enumerate() {
+            if self.types[w] != CellType::Boundary {
+                continue;
+            }
+            let (p0, p7) = (self.points[h[0]], self.points[h[6]]);
+            let c = [(p0[0] + p7[0]) * 0.5, (p0[1] + p7[1]) * 0.5, (p0[2] + p7[2]) * 0.5];
+            let d = sub(pos, c);
+            let lg = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() as f32;
+            if lg < lgmin {
+                lgmin = lg;
+                best = w;
+            }
+        }
+        let h = self.hexahedra[best];
+        let (p0, p7) = (self.points[h[0]], self.points[h[6]]);
+        let (r, d) = (sub(pos, p0), sub(p7, p0));
+        Some((best, [r[0] / d[0], r[1] / d[1], r[2] / d[2]]))
+    }
+}
+
+/// Hexahedra and sorted points of the given cells.
+fn assemble(n: [usize; 3], min: Vec3, max: Vec3, regular: RegularGridGeometry, cells: &[(usize, CellType)], coefs: Vec<f32>) -> SparseGrid {
+    let corners: Vec<[Vec3; 8]> = cells
+        .iter()
+        .map(|(r, _)| {
+            let [x, y, z] = cell_coords(n, *r);
+            hexahedron(n, x, y, z).map(|p| regular.point_at(p))
+        })
+        .collect();
+    let mut map: BTreeMap<Key, usize> = BTreeMap::new();
+    for c in &corners {
+        for p in c {
+            map.entry(Key(*p)).or_insert(0);
+        }
+    }
+    let mut points = Vec::with_capacity(map.len());
+    for (i, (k, v)) in map.iter_mut().enumerate() {
+        *v = i;
+        points.push(k.0);
+    }
+    let hexahedra = corners.iter().map(|c| c.map(|p| map[&Key(p)])).collect();
+    let mut regular_to_sparse = vec![None; hexahedron_count(n)];
+    for (s, (r, _)) in cells.iter().enumerate() {
+        regular_to_sparse[*r] = Some(s);
+    }
+    SparseGrid {
+        n,
+        min,
+        max,
+        regular,
+        points,
+        hexahedra,
+        types: cells.iter().map(|(_, t)| *t).collect(),
+        mass_coefs: coefs.clone(),
+        stiffness_coefs: coefs,
+        regular_to_sparse,
+        sparse_to_regular: cells.iter().map(|(r, _)| *r).collect(),
+    }
+}
+
+/// Cell types of the regular grid for a surface (step 2 of the module documentation).
+fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Result<Vec<CellType>, String> {
+    let n = g.n;
+    let mut types = vec![CellType::Inside; hexahedron_count(n)];
+    let delta = [g.d[0] / 2.0, g.d[1] / 2.0, g.d[2] / 2.0];
+    let eps = f32::EPSILON as f64;
+
+    // The cell of each vertex; a vertex found outside the grid is moved half a cell inwards
+    // (its cell is then used for the facet bounding boxes, not marked).
+    let mut vertex_cell = Vec::with_capacity(s.vertices.len());
+    for (i, v) in s.vertices.iter().enumerate() {
+        if let Some((c, _)) = g.find_cube(*v) {
+            types[c] = CellType::Boundary;
+            vertex_cell.push(c);
+            continue;
+        }
+        let mut v2 = *v;
+        for a in 0..3 {
+            if v2[a] - eps < gmin[a] {
+                v2[a] = gmin[a] + delta[a];
+            } else if v2[a] + eps > gmax[a] {
+                v2[a] = gmax[a] - delta[a];
+            }
+        }
+        match g.find_cube(v2) {
+            Some((c, _)) => vertex_cell.push(c),
+            None => return Err(format!("vertex {i} of the surface is not in the grid (check min/max)")),
+        }
+    }
+
+    for (fi, facet) in s.facets.iter().enumerate() {
+        if let Some(bad) = facet.iter().find(|&&v| v >= s.vertices.len()) {
+            return Err(format!("facet {fi} refers to vertex {bad} but the surface has {} vertices", s.vertices.len()));
+        }
+        for j in 2..facet.len() {
+            let (a, b, c) = (facet[0], facet[j - 1], facet[j]);
+            let (c0, c1, c2) = (vertex_cell[a], vertex_cell[b], vertex_cell[c]);
+            if c0 == c1 && c0 == c2 && types[c0] == CellType::Boundary {
+                continue;
+            }
+            let (i0, i1, i2) = (cell_coords(n, c0), cell_coords(n, c1), cell_coords(n, c2));
+            let lo = [0, 1, 2].map(|k| i0[k].min(i1[k]).min(i2[k]));
+            let hi = [0, 1, 2].map(|k| i0[k].max(i1[k]).max(i2[k]));
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    for z in lo[2]..=hi[2] {
+                        let index = cell_index(n, x, y, z);
+                        if types[index] == CellType::Boundary {
+                            continue;
+                        }
+                        let h = hexahedron(n, x, y, z);
+                        let c0p = g.point_at(h[0]);
+                        let diag = sub(g.point_at(h[6]), c0p);
+                        let center = [c0p[0] + diag[0] * 0.5, c0p[1] + diag[1] * 0.5, c0p[2] + diag[2] * 0.5];
+                        let tri = [a, b, c].map(|v| {
+                            let p = s.vertices[v];
+                            [0, 1, 2].map(|w| ((p[w] - center[w]) / diag[w]) as f32)
+                        });
+                        if polygon_intersects_unit_cube(&tri, &polygon_normal(&tri)) {
+                            types[index] = CellType::Boundary;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Flood fill from the border cells through non-boundary cells: OUTSIDE.
+    let c = [n[0] - 1, n[1] - 1, n[2] - 1];
+    let mut tested = vec![false; types.len()];
+    let mut stack: Vec<[usize; 3]> = Vec::new();
+    for z in 0..c[2] {
+        for y in 0..c[1] {
+            for x in 0..c[0] {
+                if x == 0 || y == 0 || z == 0 || x == c[0] - 1 || y == c[1] - 1 || z == c[2] - 1 {
+                    stack.push([x, y, z]);
+                }
+            }
+        }
+    }
+    while let Some([x, y, z]) = stack.pop() {
+        let i = cell_index(n, x, y, z);
+        if tested[i] || types[i] == CellType::Boundary {
+            continue;
+        }
+        tested[i] = true;
+        types[i] = CellType::Outside;
+        if x > 0 {
+            stack.push([x - 1, y, z]);
+        }
+        if x + 1 < c[0] {
+            stack.push([x + 1, y, z]);
+        }
+        if y > 0 {
+            stack.push([x, y - 1, z]);
+        }
+        if y + 1 < c[1] {
+            stack.push([x, y + 1, z]);
+        }
+        if z > 0 {
+            stack.push([x, y, z - 1]);
+        }
+        if z + 1 < c[2] {
+            stack.push([x, y, z + 1]);
+        }
+    }
+    Ok(types)
+}
+
+static SPARSE_DATA: &[DataDecl] = &[
+    decl_alias("filename", &["fileTopology"], FileName, "", "surface mesh (.obj) to voxelise"),
+    decl("fillWeighted", Bool, "true", "weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells"),
+    decl("onlyInsideCells", Bool, "false", "keep only the inside cells (drop the boundary cells)"),
+    decl("n", Fixed(3), "2 2 2", "grid resolution: points per axis (at least 2)"),
+    decl("min", Fixed(3), "0 0 0", "min corner of the grid (with max: both zero → the surface's bounding box + 1%)"),
+    decl("max", Fixed(3), "0 0 0", "max corner of the grid"),
+    decl("cellWidth", Real, "0", "if > 0: cell size; the resolution becomes ceil((max-min)/cellWidth)+1"),
+    decl("nbVirtualFinerLevels", Int, "0", "build the grid by coarsening finer virtual grids (better filling coefficients)"),
+    decl("dataResolution", Fixed(3), "0 0 0", "voxel input: dimension of the voxel file (not supported)"),
+    decl("voxelSize", Fixed(3), "1 1 1", "voxel input: size of one voxel (not supported)"),
+    decl("marchingCubeStep", Int, "1", "voxel input: marching-cubes step (not supported)"),
+    decl("convolutionSize", Int, "0", "voxel input: smoothing kernel size (not supported)"),
+    decl("facets", Str, "", "input surface facets (not supported: use a file or position + triangles/quads)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "SparseGridTopology",
+    description: "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
+    roles: Roles::TOPOLOGY,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[MESH_DATA, SPARSE_DATA],
+    links: &[],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(SparseGridTopology { mesh: MeshData::default(), grid: None })
+}
+
+/// The SparseGridTopology component.
+pub struct SparseGridTopology {
+    mesh: MeshData,
+    grid: Option<SparseGrid>,
+}
+
+impl SparseGridTopology {
+    /// The built grid (cell types, coefficients, cell lookups), once initialised.
+    pub fn grid(&self) -> Option<&SparseGrid> {
+        self.grid.as_ref()
+    }
+
+    fn build(&self, cx: &InitCtx) -> SimResult<SparseGrid> {
+        let d = cx.data();
+        if !d.str("facets").trim().is_empty() {
+            return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label())).hint("give the surface as a file, or as position + triangles/quads"));
+        }
+        let file = d.str("filename").trim().to_string();
+        let surface = if !file.is_empty() {
+            let lower = file.to_lowercase();
+            if lower.ends_with(".raw") || lower.ends_with(".voxel") {
+                return Err(SimError::unsupported(format!("{}: voxel files ('{file}') are not supported", cx.label())).hint("use a surface mesh (.obj)"));
+            }
+            if !lower.ends_with(".obj") {
+                return Err(SimError::unsupported(format!("{}: reading '{file}' is not supported (only .obj surfaces)", cx.label()))
+                    .hint("convert the surface to OBJ"));
+            }
+            let path = cx.resolve_file(&file)?;
+            read_obj_surface(&path).map_err(|e| cx.error(e))?
+        } else {
+            let vertices = points_from_flat(d.reals("position"), 3);
+            if vertices.is_empty() {
+                return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
+            }
+            let mut facets: Vec<Vec<usize>> = group::<3>(d.indices("triangles")).iter().map(|t| t.to_vec()).collect();
+            facets.extend(group::<4>(d.indices("quads")).iter().map(|q| q.to_vec()));
+            Surface { vertices, facets }
+        };
+        let nr = d.reals("n");
+        let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
+        let levels = d.int("nbVirtualFinerLevels").max(0) as u32;
+        let fill_weighted = d.bool("fillWeighted");
+        let params = FinestParams {
+            n,
+            min: d.vec3("min"),
+            max: d.vec3("max"),
+            cell_width: d.real("cellWidth"),
+            fill_weighted,
+            only_inside_cells: d.bool("onlyInsideCells"),
+        };
+        let grid = if levels == 0 {
+            SparseGrid::from_surface(&params, &surface)
+        } else {
+            // the virtual finest level: default Data except the resolution, min/max and fillWeighted
+            let scale = 1usize.checked_shl(levels).filter(|s| n.iter().all(|&a| (a - 1).checked_mul(*s).is_some_and(|v| v < 1 << 12)));
+            let Some(scale) = scale else {
+                return Err(cx.error(format!("nbVirtualFinerLevels = {levels} makes the finest grid too large")));
+            };
+            let fine = FinestParams { n: n.map(|a| (a - 1) * scale + 1), cell_width: 0.0, only_inside_cells: false, ..params };
+            SparseGrid::from_surface(&fine, &surface).map(|mut g| {
+                for _ in 0..levels {
+                    g = g.coarsen();
+                }
+                g
+            })
+        };
+        let grid = grid.map_err(|e| cx.error(e))?;
+        if grid.hexahedra.is_empty() {
+            return Err(cx.error("the sparse grid has no cell").hint("check the surface, min/max and n"));
+        }
+        Ok(grid)
+    }
+
+    fn publish(&mut self, cx: &mut InitCtx, grid: SparseGrid) {
+        self.mesh = MeshData { points: grid.points.clone(), hexahedra: grid.hexahedra.clone(), ..Default::default() };
+        let d = cx.data_mut();
+        d.set("n", Value::Reals { arity: 3, v: grid.n.iter().map(|&a| a as f64).collect() });
+        d.set("min", Value::Reals { arity: 3, v: grid.min.to_vec() });
+        d.set("max", Value::Reals { arity: 3, v: grid.max.to_vec() });
+        d.set("position", Value::Reals { arity: 3, v: grid.points.iter().flatten().copied().collect() });
+        d.set("hexahedra", Value::Indices { arity: 8, v: grid.hexahedra.iter().flatten().copied().collect() });
+        self.grid = Some(grid);
+    }
+}
+
+impl Component for SparseGridTopology {
+    component_any!();
+
+    /// SOFA builds the grid at its first use (`getNbPoints` calls `init`), so a mechanical state
+    /// declared before it already sees the points: build now when the inputs allow it.
+    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
+        if let Ok(g) = self.build(cx) {
+            self.publish(cx, g);
+        }
+        Ok(())
+    }
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        if self.grid.is_none() {
+            let g = self.build(cx)?;
+            self.publish(cx, g);
+        }
+        Ok(())
+    }
+
+    fn mesh(&self) -> Option<&MeshData> {
+        Some(&self.mesh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A closed cube surface of side 2 centred at the origin (12 triangles).
+    fn cube() -> Surface {
+        let mut vertices = Vec::new();
+        for z in [-1.0, 1.0] {
+            for y in [-1.0, 1.0] {
+                for x in [-1.0, 1.0] {
+                    vertices.push([x, y, z]);
+                }
+            }
+        }
+        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+        Surface { vertices, facets: quads.iter().map(|q| q.to_vec()).collect() }
+    }
+
+    #[test]
+    fn cube_surface_in_a_5x5x5_grid() {
+        let p = FinestParams { n: [5, 5, 5], min: [-2.0; 3], max: [2.0; 3], cell_width: 0.0, fill_weighted: true, only_inside_cells: false };
+        let g = SparseGrid::from_surface(&p, &cube()).unwrap();
+        // cells of side 1: the surface runs along cell faces at ±1; the 8 vertices mark the cells
+        // above their corner (floor), and the faces touch the cells on both sides
+        let boundary = g.types.iter().filter(|t| **t == CellType::Boundary).count();
+        let inside = g.types.iter().filter(|t| **t == CellType::Inside).count();
+        assert_eq!(boundary + inside, g.hexahedra.len());
+        // the faces at +1 are only tested against the cells of their vertices (floor → index 3),
+        // so the inner cell (2,2,2) just below them is not marked and stays INSIDE, as in SOFA
+        assert_eq!(inside, 1);
+        assert_eq!(g.sparse_to_regular[g.types.len() - 1], cell_index([5, 5, 5], 2, 2, 2));
+        // boundary cells come first, points sorted lexicographically
+        assert!(g.points.windows(2).all(|w| Key(w[0]) < Key(w[1])));
+        let n = g.types.len();
+        assert!(g.stiffness_coefs[..n - 1].iter().all(|&c| c == 0.5));
+        assert_eq!(g.stiffness_coefs[n - 1], 1.0);
+        // the 8 inner cells (−1..1) are all boundary
+        for z in 1..3 {
+            for y in 1..3 {
+                for x in 1..3 {
+                    assert!(g.regular_to_sparse[cell_index([5, 5, 5], x, y, z)].is_some());
+                }
+            }
+        }
+        let (c, f) = g.find_cube([0.5, 0.5, 0.5]).unwrap();
+        assert_eq!(g.sparse_to_regular[c], cell_index([5, 5, 5], 2, 2, 2));
+        assert_eq!(f, [0.5, 0.5, 0.5]);
+    }
+
+    #[test]
+    fn inside_cells_and_coarsening() {
+        // a cube of side 2 in a grid of cell size 0.4 (−2 .. 2, 11 points): inner cells exist
+        let p = FinestParams { n: [11, 11, 11], min: [-2.0; 3], max: [2.0; 3], cell_width: 0.0, fill_weighted: true, only_inside_cells: false };
+        let g = SparseGrid::from_surface(&p, &cube()).unwrap();
+        let first_inside = g.types.iter().position(|t| *t == CellType::Inside).unwrap();
+        assert!(g.types[..first_inside].iter().all(|t| *t == CellType::Boundary));
+        assert!(g.types[first_inside..].iter().all(|t| *t == CellType::Inside));
+        // −1 and 1 fall on no grid plane (multiples of 0.4 from −2 are −0.4·k): the surface
+        // crosses cells 2 and 7 along each axis; cells 3..=6 are inside
+        assert_eq!(g.types.len() - first_inside, 4 * 4 * 4);
+        assert_eq!(first_inside, 6 * 6 * 6 - 4 * 4 * 4);
+        let c = g.coarsen();
+        assert_eq!(c.n, [6, 6, 6]);
+        assert_eq!(c.max, [-2.0 + 5.0 * 2.0 * 0.4; 3]);
+        // coefficients: sum of the children / 8
+        for (i, t) in c.types.iter().enumerate() {
+            let r = c.sparse_to_regular[i];
+            let [x, y, z] = cell_coords(c.n, r);
+            let mut sum = 0.0f32;
+            let mut all_inside = true;
+            for idx in 0..8 {
+                let (cx, cy, cz) = (2 * x + (idx & 1), 2 * y + (idx & 2) / 2, 2 * z + (idx & 4) / 4);
+                let child = if cx < 10 && cy < 10 && cz < 10 { g.regular_to_sparse[cell_index(g.n, cx, cy, cz)] } else { None };
+                match child {
+                    Some(k) => {
+                        sum += g.stiffness_coefs[k];
+                        all_inside &= g.types[k] == CellType::Inside;
+                    }
+                    None => all_inside = false,
+                }
+            }
+            assert_eq!(c.stiffness_coefs[i], sum / 8.0);
+            assert_eq!(*t == CellType::Inside, all_inside);
+        }
+        // coarse cells in x-major order (z fastest)
+        let order: Vec<usize> = c.sparse_to_regular.iter().map(|&r| {
+            let [x, y, z] = cell_coords(c.n, r);
+            (x * 5 + y) * 5 + z
+        }).collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]));
+    }
+}
