@@ -261,6 +261,12 @@ pub trait ProjectiveConstraint {
     fn project_position(&mut self, p: &MechParams, x: &mut [f64]);
     /// Scalar rows (`dof·deriv_size + component`) whose row and column the assembled matrix clears.
     fn projected_rows(&self, p: &MechParams, deriv_size: usize, out: &mut Vec<usize>);
+    /// Projections that are not a zeroing of whole components (onto a line, a plane…): per
+    /// constrained DOF, its `deriv_size × deriv_size` block `P` (row-major), the one
+    /// `project_response` applies to that DOF. The assembled matrix becomes `P̃·A·P̃ + (I − P̃)`
+    /// (`P̃`: block-diagonal, identity elsewhere), so that solving it with a projected right-hand
+    /// side gives a projected solution, as clearing rows and columns does for fixed DOFs.
+    fn projection_blocks(&self, _p: &MechParams, _deriv_size: usize, _out: &mut Vec<(usize, Vec<f64>)>) {}
 }
 
 /// A sparse matrix stored by rows: `rows[r]` lists the `(column, value)` entries of row `r`.

@@ -458,7 +458,15 @@ pub fn convert_value(src: &Value, kind: DataKind, arity: TemplateArity, current:
         (Value::Bool(b), DataKind::Int) => Some(Value::Int(*b as i64)),
         (Value::Reals { arity: ka, v }, _) => {
             let scalars: Vec<f64> = v.clone();
-            regroup_reals(&scalars, *ka, kind, dst_group(*ka), current)
+            let mut out = regroup_reals(&scalars, *ka, kind, dst_group(*ka), current);
+            // SOFA resizes the destination with default elements before copying: a Rigid3
+            // coordinate (7 reals, 6 derivative reals) defaults to the identity orientation.
+            if let (Some(Value::Reals { arity: 7, v: d }), DataKind::Coords, 6, true) = (&mut out, kind, arity.deriv, *ka < 7) {
+                for e in d.chunks_exact_mut(7) {
+                    e[6] = 1.0;
+                }
+            }
+            out
         }
         (Value::Indices { arity: ka, v }, _) => {
             let scalars: Vec<f64> = v.iter().map(|&i| i as f64).collect();
@@ -678,6 +686,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     const A3: TemplateArity = TemplateArity { coord: 3, deriv: 3 };
+
+    /// Linking Vec3 positions into a Rigid3 state: new elements start at SOFA's default
+    /// coordinate, the identity orientation (quaternion w = 1).
+    #[test]
+    fn vec3_coords_linked_into_rigid3_get_identity_orientations() {
+        let rigid = TemplateArity { coord: 7, deriv: 6 };
+        let src = Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] };
+        let out = convert_value(&src, DataKind::Coords, rigid, &Value::Reals { arity: 7, v: vec![] }).unwrap();
+        assert_eq!(out, Value::Reals { arity: 7, v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 1.0] });
+        // Full Rigid3 sources are copied as they are.
+        let full = Value::Reals { arity: 7, v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.6, 0.8] };
+        assert_eq!(convert_value(&full, DataKind::Coords, rigid, &Value::Reals { arity: 7, v: vec![] }).unwrap(), full);
+    }
 
     #[test]
     fn bools_follow_sofa_rules() {

@@ -534,10 +534,99 @@ pub struct MatrixAccumulator<'a> {
     scope: &'a MechScope,
     /// Contributions whose row or column belongs to a mapped state: (state, row, state, col, value).
     mapped: Vec<(StateId, usize, StateId, usize, f64)>,
+    /// Block projections of projective constraints (see [`BlockProjection`]); empty for most
+    /// scenes, then every contribution goes straight into the builder.
+    projection: BlockProjection,
     error: Option<String>,
 }
 
+/// The block-diagonal projection `P̃` of the projective constraints that give blocks
+/// ([`crate::component::ProjectiveConstraint::projection_blocks`]): contributions are added as
+/// `P̃·A·P̃` and `I − P̃` is added at the end of the assembly.
+#[derive(Default)]
+struct BlockProjection {
+    /// Global scalar row → index of its block in `blocks`.
+    row_block: std::collections::HashMap<usize, usize>,
+    /// `(first global row, size, row-major block)`.
+    blocks: Vec<(usize, usize, Vec<f64>)>,
+}
+
+impl BlockProjection {
+    /// Composes `p` (applied after the blocks already recorded for that DOF) at global row `start`.
+    fn push(&mut self, start: usize, ds: usize, p: Vec<f64>) {
+        match self.row_block.get(&start) {
+            Some(&b) if self.blocks[b].1 == ds => {
+                let q = &self.blocks[b].2;
+                let mut r = vec![0.0; ds * ds];
+                for i in 0..ds {
+                    for j in 0..ds {
+                        let mut t = 0.0;
+                        for k in 0..ds {
+                            t += p[i * ds + k] * q[k * ds + j];
+                        }
+                        r[i * ds + j] = t;
+                    }
+                }
+                self.blocks[b].2 = r;
+            }
+            _ => {
+                let b = self.blocks.len();
+                for k in 0..ds {
+                    self.row_block.insert(start + k, b);
+                }
+                self.blocks.push((start, ds, p));
+            }
+        }
+    }
+}
+
 impl MatrixAccumulator<'_> {
+    /// Adds `v` at global `(gi, gj)`, through the block projections when there are some.
+    fn put(&mut self, gi: usize, gj: usize, v: f64) {
+        let r = if self.projection.blocks.is_empty() {
+            self.builder.add(gi, gj, v)
+        } else {
+            let (bi, bj) = (self.projection.row_block.get(&gi).copied(), self.projection.row_block.get(&gj).copied());
+            if bi.is_none() && bj.is_none() {
+                self.builder.add(gi, gj, v)
+            } else {
+                // (P̃·A·P̃)_kl gets P̃_k,gi · v · P̃_gj,l for k in the block of gi, l in the block of gj.
+                let side = |b: Option<usize>, g: usize, row: bool| -> Vec<(usize, f64)> {
+                    match b {
+                        None => vec![(g, 1.0)],
+                        Some(b) => {
+                            let (start, ds, ref p) = self.projection.blocks[b];
+                            let c = g - start;
+                            (0..ds)
+                                .map(|k| (start + k, if row { p[k * ds + c] } else { p[c * ds + k] }))
+                                .filter(|&(_, w)| w != 0.0)
+                                .collect()
+                        }
+                    }
+                };
+                let (rows, cols) = (side(bi, gi, true), side(bj, gj, false));
+                let mut r = Ok(());
+                for &(k, wk) in &rows {
+                    for &(l, wl) in &cols {
+                        if let Err(e) = self.builder.add(k, l, wk * v * wl) {
+                            r = Err(e);
+                        }
+                    }
+                }
+                r
+            }
+        };
+        if let Err(e) = r {
+            self.error.get_or_insert(e.to_string());
+        }
+    }
+
+    /// True when a block projection touches global rows `[a, a + n)` or `[b, b + m)`.
+    fn projected(&self, a: usize, n: usize, b: usize, m: usize) -> bool {
+        !self.projection.blocks.is_empty()
+            && ((a..a + n).any(|r| self.projection.row_block.contains_key(&r)) || (b..b + m).any(|r| self.projection.row_block.contains_key(&r)))
+    }
+
     fn offsets(&mut self, si: StateId, sj: StateId) -> Option<(usize, usize)> {
         match (self.scope.offset(si), self.scope.offset(sj)) {
             (Some(oi), Some(oj)) => Some((oi, oj)),
@@ -553,11 +642,7 @@ impl MatrixAccumulator<'_> {
     /// Adds `v` at (row `i` of state `si`, column `j` of state `sj`), scalar indices.
     pub fn add(&mut self, si: StateId, i: usize, sj: StateId, j: usize, v: f64) {
         match self.offsets(si, sj) {
-            Some((oi, oj)) => {
-                if let Err(e) = self.builder.add(oi + i, oj + j, v) {
-                    self.error.get_or_insert(e.to_string());
-                }
-            }
+            Some((oi, oj)) => self.put(oi + i, oj + j, v),
             None => self.mapped.push((si, i, sj, j, v)),
         }
     }
@@ -565,6 +650,13 @@ impl MatrixAccumulator<'_> {
     /// Adds a 3×3 block at DOF rows `di`, `dj` of 3-component states.
     pub fn add_block3(&mut self, si: StateId, di: usize, sj: StateId, dj: usize, b: &[[f64; 3]; 3]) {
         match self.offsets(si, sj) {
+            Some((oi, oj)) if self.projected(oi + 3 * di, 3, oj + 3 * dj, 3) => {
+                for (r, row) in b.iter().enumerate() {
+                    for (c, &v) in row.iter().enumerate() {
+                        self.put(oi + 3 * di + r, oj + 3 * dj + c, v);
+                    }
+                }
+            }
             Some((oi, oj)) => {
                 if let Err(e) = self.builder.add_block3(oi + 3 * di, oj + 3 * dj, b) {
                     self.error.get_or_insert(e.to_string());
@@ -584,6 +676,13 @@ impl MatrixAccumulator<'_> {
     #[allow(clippy::too_many_arguments)] // two (state, offset) pairs plus the block's shape and data
     pub fn add_block(&mut self, si: StateId, i0: usize, sj: StateId, j0: usize, rows: usize, cols: usize, data: &[f64]) {
         match self.offsets(si, sj) {
+            Some((oi, oj)) if self.projected(oi + i0, rows, oj + j0, cols) && data.len() == rows * cols => {
+                for r in 0..rows {
+                    for c in 0..cols {
+                        self.put(oi + i0 + r, oj + j0 + c, data[r * cols + c]);
+                    }
+                }
+            }
             Some((oi, oj)) => {
                 if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {
                     self.error.get_or_insert(e.to_string());
@@ -669,11 +768,31 @@ fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator)
     }
     acc.mapped.clear();
     for ((a, b), v) in global {
-        if let Err(e) = acc.builder.add(a, b, v) {
-            return Err(SimError::new(e.to_string()));
+        acc.put(a, b, v);
+        if let Some(e) = acc.error.take() {
+            return Err(SimError::new(e));
         }
     }
     Ok(())
+}
+
+/// What [`assemble_with`] puts into the matrix (SOFA's `MatrixLinearSystem` Data
+/// `assembleStiffness`, `assembleMass`, `assembleDamping`, `assembleGeometricStiffness`,
+/// `applyProjectiveConstraints`, `applyMappedComponents`). The default assembles everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AssemblyOptions {
+    pub stiffness: bool,
+    pub mass: bool,
+    pub damping: bool,
+    pub geometric_stiffness: bool,
+    pub projective_constraints: bool,
+    pub mapped_components: bool,
+}
+
+impl Default for AssemblyOptions {
+    fn default() -> Self {
+        AssemblyOptions { stiffness: true, mass: true, damping: true, geometric_stiffness: true, projective_constraints: true, mapped_components: true }
+    }
 }
 
 /// Assembles `P (m·M + b·B + k·K) P` over the scope's main states into `builder`: stiffness,
@@ -681,34 +800,42 @@ fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator)
 /// stiffness of the mappings (scaled by `k`); contributions on mapped states are projected with
 /// `Jᵀ·K·J`; constrained rows and columns are cleared with a unit diagonal.
 pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut MatrixBuilder) -> SimResult {
+    assemble_with(scene, scope, f, &AssemblyOptions::default(), builder)
+}
+
+/// [`assemble`] restricted to the contributions `opts` selects. Block projections
+/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) turn the matrix into
+/// `P̃·A·P̃ + (I − P̃)`; they are applied to every contribution as it is added.
+pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &AssemblyOptions, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
         *builder = MatrixBuilder::new(scope.size);
     }
     builder.clear_values();
-    let mut acc = MatrixAccumulator { builder, scope, mapped: Vec::new(), error: None };
+    let projection = if opts.projective_constraints { block_projection(scene, scope) } else { BlockProjection::default() };
+    let mut acc = MatrixAccumulator { builder, scope, mapped: Vec::new(), projection, error: None };
     for &c in &scope.force_fields {
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let obj = scene.obj(c);
         let ff = obj.force_field_ref().expect("force field role");
         let k_eff = f.k + f.b * ff.rayleigh_stiffness();
-        if !ff.is_mass() && k_eff != 0.0 {
+        if opts.stiffness && !ff.is_mass() && k_eff != 0.0 {
             ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
         }
-        if let Some(m) = obj.mass_ref() {
+        if let (Some(m), true) = (obj.mass_ref(), opts.mass) {
             let m_eff = f.m - f.b * m.rayleigh_mass();
             if m_eff != 0.0 {
                 m.add_m_to_matrix(&mut acc, m_eff).map_err(|e| label_error(scene, c, e))?;
             }
         }
-        if f.b != 0.0 && !ff.is_mass() {
+        if opts.damping && f.b != 0.0 && !ff.is_mass() {
             ff.add_b_to_matrix(&p, &mut acc, f.b).map_err(|e| label_error(scene, c, e))?;
         }
         if let Some(e) = acc.error.take() {
             return Err(label_error(scene, c, SimError::unsupported(e)));
         }
     }
-    if f.k != 0.0 {
+    if opts.geometric_stiffness && f.k != 0.0 {
         for &m in &scope.mappings {
             let map = scene.obj(m).mapping_ref().expect("mapping role");
             let Some(out) = map.output() else { continue };
@@ -718,8 +845,24 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
             }
         }
     }
-    project_mapped(scene, scope, &mut acc)?;
+    if opts.mapped_components {
+        project_mapped(scene, scope, &mut acc)?;
+    }
+    // I − P̃ on the projected blocks.
+    for (start, ds, p) in std::mem::take(&mut acc.projection.blocks) {
+        for k in 0..ds {
+            for l in 0..ds {
+                let v = if k == l { 1.0 - p[k * ds + l] } else { -p[k * ds + l] };
+                if v != 0.0 {
+                    acc.builder.add(start + k, start + l, v).map_err(|e| SimError::new(e.to_string()))?;
+                }
+            }
+        }
+    }
     acc.builder.finish();
+    if !opts.projective_constraints {
+        return Ok(());
+    }
     let mut rows = Vec::new();
     for &c in &scope.projective {
         let node = scene.entry(c).node;
@@ -736,6 +879,28 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
     }
     builder.apply_dirichlet(&rows).map_err(|e| SimError::new(format!("applying projective constraints to the matrix: {e}")))?;
     Ok(())
+}
+
+/// The block projections of the scope's projective constraints on main states, composed in
+/// scope order when several act on the same DOF.
+fn block_projection(scene: &mut Scene, scope: &MechScope) -> BlockProjection {
+    let mut proj = BlockProjection::default();
+    for &c in &scope.projective {
+        let node = scene.entry(c).node;
+        let p = scene.params(node);
+        let pc = scene.components[c.index()].obj.as_mut().expect("taken").projective().expect("projective role");
+        let st = pc.state();
+        let Some(off) = scope.offset(st) else { continue };
+        let ds = scene.store.get(st).layout.deriv_size();
+        let mut blocks = Vec::new();
+        pc.projection_blocks(&p, ds, &mut blocks);
+        for (dof, b) in blocks {
+            if b.len() == ds * ds {
+                proj.push(off + dof * ds, ds, b);
+            }
+        }
+    }
+    proj
 }
 
 /// Copies a vector of the scope's main states into a global vector.

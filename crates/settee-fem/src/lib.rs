@@ -4,6 +4,7 @@
 //! [`tetrahedral_corotational`], [`hyperelastic`]).
 
 pub mod decompose;
+pub mod element_fem;
 mod tetra_common;
 #[cfg(test)]
 mod test_support;
@@ -14,12 +15,15 @@ pub mod hyperelastic;
 pub mod tetra;
 pub mod tetrahedral_corotational;
 pub mod tetrahedron_fem;
+pub mod triangular_fem_optim;
 
+pub use element_fem::ElementFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
 pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
 pub use tetrahedral_corotational::TetrahedralCorotationalFEMForceField;
 pub use tetrahedron_fem::TetrahedronFEMForceField;
+pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
@@ -28,4 +32,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&tetrahedron_fem::CLASS);
     f.register(&tetrahedral_corotational::CLASS);
     f.register(&hyperelastic::CLASS);
+    f.register(&triangular_fem_optim::CLASS);
+    f.register(&element_fem::LINEAR_CLASS);
+    f.register(&element_fem::COROTATIONAL_CLASS);
 }

@@ -211,6 +211,7 @@ impl Component for CgLinearSolver {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
+        self.system.set_link(cx);
         self.params = CgParams {
             iterations: read_iterations(cx)?,
             tolerance: read_positive_or_default(cx, "tolerance"),

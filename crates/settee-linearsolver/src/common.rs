@@ -72,11 +72,33 @@ pub(crate) struct AssembledSystem {
     pub builder: Option<MatrixBuilder>,
     pub x: Vec<f64>,
     pub b: Vec<f64>,
+    /// The solver's `linearSystem` link target (a `CompositeLinearSystem` makes the solver build
+    /// its other systems too).
+    pub link: Option<ComponentId>,
+    /// The systems built alongside, resolved at the first assembly.
+    side: Option<Vec<ComponentId>>,
 }
 
 impl AssembledSystem {
+    /// Records the solver's `linearSystem` link (call from the solver's `init`).
+    pub fn set_link(&mut self, cx: &settee_core::InitCtx) {
+        self.link = cx.link_targets("linearSystem").first().copied();
+        self.side = None;
+    }
+
+    /// Builds the systems a `CompositeLinearSystem` assembles next to the solved one.
+    fn build_side(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
+        let link = self.link;
+        let side = self.side.get_or_insert_with(|| link.map(|c| crate::composite::side_systems(scene, c)).unwrap_or_default());
+        for &c in side.iter() {
+            crate::composite::build_side_system(scene, c, scope, factors)?;
+        }
+        Ok(())
+    }
+
     /// Builds `P(mM + bB + kK)P` into the kept builder.
     pub fn assemble(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult<&mut MatrixBuilder> {
+        self.build_side(scene, scope, factors)?;
         let builder = self.builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
         mech::assemble(scene, scope, factors, builder)?;
         Ok(builder)
@@ -94,7 +116,8 @@ impl AssembledSystem {
         solution: VecId,
         f: impl FnOnce(&mut AssembledSpace) -> SimResult<R>,
     ) -> SimResult<R> {
-        let Self { builder, x, b } = self;
+        self.build_side(scene, scope, factors)?;
+        let Self { builder, x, b, .. } = self;
         let builder = builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
         mech::assemble(scene, scope, factors, builder)?;
         mech::gather(scene, scope, solution, x);

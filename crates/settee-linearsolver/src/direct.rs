@@ -145,6 +145,7 @@ impl Component for DirectLinearSolver {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
+        self.system.set_link(cx);
         let (ordering, _) = resolve_ordering(cx)?;
         self.ordering = ordering;
         self.reuse_symbolic = !self.has_ldl_data || cx.data().bool("precomputeSymbolicDecomposition");

@@ -9,6 +9,7 @@
 
 pub mod cg;
 mod common;
+pub mod composite;
 pub mod direct;
 pub mod minres;
 pub mod ordering;
@@ -19,6 +20,7 @@ pub mod space;
 pub mod system;
 
 pub use cg::{cg, CgEnd, CgLinearSolver, CgParams, CgReport};
+pub use composite::CompositeLinearSystem;
 pub use direct::{copy_non_zeros, DirectLinearSolver};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
@@ -41,6 +43,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&system::MATRIX_LINEAR_SYSTEM);
     f.register(&system::CONSTANT_SPARSITY_PATTERN_SYSTEM);
     f.register(&system::PRECONDITIONED_MATRIX_FREE_SYSTEM);
+    f.register(&composite::CLASS);
     f.register(&preconditioner::JACOBI);
     f.register(&preconditioner::BLOCK_JACOBI);
     f.register(&preconditioner::SSOR);

@@ -147,6 +147,7 @@ impl Component for MinResLinearSolver {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.system.set_link(cx);
         self.iterations = read_iterations(cx)?;
         self.tolerance = cx.data().real("tolerance");
         self.last = None;

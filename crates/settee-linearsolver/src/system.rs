@@ -1,10 +1,13 @@
 //! Linear-system components (mechanics spec §4.1). Settee's solvers assemble their own system
 //! with the same algorithm, so these components only validate that their Data ask for that
-//! standard behaviour.
+//! standard behaviour — except for the systems a `CompositeLinearSystem` builds alongside the
+//! solved one, which assemble their own (possibly partial) matrix.
 
 use settee_core::component::link;
 use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, DataDecl, InitCtx, LinkDecl, Roles, SimResult, TemplateRule};
+use settee_core::mechanics::{assemble_with, AssemblyOptions, MechScope};
+use settee_core::{component_any, Component, ComponentClass, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule};
+use settee_linalg::{CsrMatrix, MatrixBuilder};
 
 use crate::common::{unsupported, GRAPH_SCATTERED};
 
@@ -56,7 +59,7 @@ const fn system_class(name: &'static str, description: &'static str) -> Componen
         template_rule: TemplateRule::Default,
         data: SYSTEM_DATA,
         links: &[],
-        create: |_| Box::new(MatrixLinearSystem),
+        create: |_| Box::new(MatrixLinearSystem::default()),
         preparse: None,
         no_src_link: &[],
     }
@@ -68,13 +71,63 @@ pub static CONSTANT_SPARSITY_PATTERN_SYSTEM: ComponentClass = system_class(
     "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
 );
 
-/// An accepted `MatrixLinearSystem`: the solvers assemble `P(mM + bB + kK)P` themselves.
-pub struct MatrixLinearSystem;
+/// An accepted `MatrixLinearSystem`: the solvers assemble `P(mM + bB + kK)P` themselves. A
+/// system built alongside the solved one by a `CompositeLinearSystem` keeps its own matrix
+/// ([`MatrixLinearSystem::build`]), restricted by its Data.
+#[derive(Default)]
+pub struct MatrixLinearSystem {
+    options: AssemblyOptions,
+    enabled: bool,
+    builder: Option<MatrixBuilder>,
+    builds: usize,
+}
+
+impl MatrixLinearSystem {
+    /// What the system assembles (from its `assemble*`/`apply*` Data).
+    pub fn options(&self) -> &AssemblyOptions {
+        &self.options
+    }
+    /// The matrix of the last [`Self::build`], if any.
+    pub fn matrix(&self) -> Option<&CsrMatrix> {
+        self.builder.as_ref().filter(|_| self.builds > 0).map(|b| b.matrix())
+    }
+    /// Number of builds since init.
+    pub fn builds(&self) -> usize {
+        self.builds
+    }
+    /// Assembles the selected contributions of `m·M + b·B + k·K` over `scope` (nothing when
+    /// `enableAssembly` is false).
+    pub fn build(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
+        if !self.enabled {
+            return Ok(());
+        }
+        let b = self.builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
+        assemble_with(scene, scope, factors, &self.options, b)?;
+        self.builds += 1;
+        Ok(())
+    }
+}
 
 impl Component for MatrixLinearSystem {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        self.options = AssemblyOptions {
+            stiffness: d.bool("assembleStiffness"),
+            mass: d.bool("assembleMass"),
+            damping: d.bool("assembleDamping"),
+            geometric_stiffness: d.bool("assembleGeometricStiffness"),
+            projective_constraints: d.bool("applyProjectiveConstraints"),
+            mapped_components: d.bool("applyMappedComponents"),
+        };
+        self.enabled = d.bool("enableAssembly");
+        self.builder = None;
+        self.builds = 0;
+        if crate::composite::is_side_system(cx.scene, cx.id) {
+            // Built by a CompositeLinearSystem next to the solved system: any selection works.
+            return Ok(());
+        }
         let d = cx.data();
         for name in ["enableAssembly", "assembleStiffness", "assembleMass", "assembleDamping", "applyProjectiveConstraints", "applyMappedComponents"] {
             if !d.bool(name) {

@@ -1,11 +1,14 @@
 //! Masses.
 
 mod diagonal_mass;
+mod fem_mass;
 pub mod geometry;
 mod mesh_matrix_mass;
+mod nodal_mass_density;
 mod uniform_mass;
 
 pub use diagonal_mass::DiagonalMass;
+pub use fem_mass::FEMMass;
 pub use mesh_matrix_mass::MeshMatrixMass;
 pub use uniform_mass::{RigidMass, UniformMass};
 
@@ -14,4 +17,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&uniform_mass::CLASS);
     f.register(&diagonal_mass::CLASS);
     f.register(&mesh_matrix_mass::CLASS);
+    f.register(&fem_mass::CLASS);
+    f.register(&nodal_mass_density::CLASS);
 }

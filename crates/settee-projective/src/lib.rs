@@ -2,8 +2,12 @@
 //! subspace.
 
 mod fixed;
+pub mod point;
+pub mod subspace;
 
 pub use fixed::FixedProjectiveConstraint;
+pub use point::PointProjectiveConstraint;
+pub use subspace::{Subspace, SubspaceProjectiveConstraint};
 
 /// Data every projective constraint has.
 pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
@@ -14,4 +18,7 @@ pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
+    f.register(&point::CLASS);
+    f.register(&subspace::LINE_CLASS);
+    f.register(&subspace::PLANE_CLASS);
 }

@@ -1,0 +1,380 @@
+//! SOFA's element-based linear FEM force fields, `LinearSmallStrainFEMForceField` and
+//! `CorotationalFEMForceField` (templates `Vec3d,Tetrahedron` and `Vec3d,Hexahedron`).
+//!
+//! Both precompute, at init and from the rest positions, one stiffness matrix per element by
+//! quadrature ([`kernel::element_stiffness`]). The linear field applies it to the displacement
+//! from rest; the corotational one first removes an element rotation (by default a frame built
+//! from the element's nodes, see [`kernel::RotationMethod`]) and keeps the rotations of the last
+//! `add_force` for the following differentials and matrix assemblies.
+//!
+//! Element work runs in parallel; the element vectors are subtracted from the node vectors
+//! sequentially in element order, node order inside an element, so the results are the same
+//! for any number of threads (SOFA's `computeForceStrategy` only chooses whether its element
+//! loop is parallel: the numbers do not depend on it).
+
+pub mod kernel;
+
+use rayon::prelude::*;
+
+use settee_core::component::link;
+use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::hexa::{Mat3, Vec3};
+use crate::tetra::{DEFAULT_POISSON, DEFAULT_YOUNG};
+use crate::tetra_common::{material_lists, per_element};
+use kernel::{ElementShape, RotationMethod};
+
+const COMMON_DATA: &[DataDecl] = &[
+    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
+    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
+    decl(
+        "computeForceStrategy",
+        Options(&["parallel", "sequenced"]),
+        "parallel",
+        "element loop of addForce: \"parallel\" or \"sequenced\" (same numbers either way)",
+    ),
+    decl(
+        "computeForceDerivStrategy",
+        Options(&["parallel", "sequenced"]),
+        "parallel",
+        "element loop of addDForce: \"parallel\" or \"sequenced\" (same numbers either way)",
+    ),
+    decl("elementSpace", Real, "0.125", "space between the drawn elements (rendering only)"),
+    decl("elementStiffness", Reals, "", "output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
+];
+
+static LINEAR_DATA: &[DataDecl] = COMMON_DATA;
+
+static COROTATIONAL_DATA: &[DataDecl] = &[decl(
+    "rotationMethod",
+    Str,
+    "",
+    "element rotation: \"stable_polar\", \"polar\", \"identity\", or the element's own frame, \"triangle\" (tetrahedra) / \"hexahedron\" (hexahedra), which is the default; an index 0-3 selects in that order",
+)];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose elements are used (default: the context topology)")];
+
+const TEMPLATES: &[&str] = &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"];
+
+pub static LINEAR_CLASS: ComponentClass = ComponentClass {
+    name: "LinearSmallStrainFEMForceField",
+    description: "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
+    roles: Roles::FORCE_FIELD,
+    templates: TEMPLATES,
+    default_template: "Vec3d,Tetrahedron",
+    template_rule: TemplateRule::FromState,
+    data: &[LINEAR_DATA],
+    links: LINKS,
+    create: create_linear,
+    preparse: None,
+    no_src_link: &[],
+};
+
+pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
+    name: "CorotationalFEMForceField",
+    description: "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
+    roles: Roles::FORCE_FIELD,
+    templates: TEMPLATES,
+    default_template: "Vec3d,Tetrahedron",
+    template_rule: TemplateRule::FromState,
+    data: &[COMMON_DATA, COROTATIONAL_DATA],
+    links: LINKS,
+    create: create_corotational,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn shape_of(args: &CreateArgs) -> ElementShape {
+    ElementShape::from_template(args.template).unwrap_or(ElementShape::Tetrahedron)
+}
+
+fn create_linear(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(ElementFEMForceField::new(shape_of(args), false))
+}
+
+fn create_corotational(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(ElementFEMForceField::new(shape_of(args), true))
+}
+
+/// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
+pub struct ElementFEMForceField {
+    shape: ElementShape,
+    corotational: bool,
+    rotation_method: RotationMethod,
+    state: Option<StateId>,
+    nb_dofs: usize,
+    /// Element node indices, `N` per element.
+    elements: Vec<usize>,
+    /// Rest positions of the element nodes, `N` per element.
+    rest: Vec<Vec3>,
+    /// Element stiffness matrices, `(3N)²` reals per element.
+    stiffness: Vec<f64>,
+    /// Rest frames computed at init (corotational).
+    initial_frames: Vec<Mat3>,
+    /// Rotations of the last `add_force` (identity before the first one).
+    rotations: Vec<Mat3>,
+    rayleigh_stiffness: f64,
+    /// Per-element results, `3N` reals per element, dispatched sequentially afterwards.
+    scratch: Vec<f64>,
+}
+
+const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+impl ElementFEMForceField {
+    pub fn new(shape: ElementShape, corotational: bool) -> ElementFEMForceField {
+        ElementFEMForceField {
+            shape,
+            corotational,
+            rotation_method: if corotational { RotationMethod::default_for(shape) } else { RotationMethod::Identity },
+            state: None,
+            nb_dofs: 0,
+            elements: Vec::new(),
+            rest: Vec::new(),
+            stiffness: Vec::new(),
+            initial_frames: Vec::new(),
+            rotations: Vec::new(),
+            rayleigh_stiffness: 0.0,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn shape(&self) -> ElementShape {
+        self.shape
+    }
+    pub fn rotation_method(&self) -> RotationMethod {
+        self.rotation_method
+    }
+    pub fn nb_elements(&self) -> usize {
+        self.elements.len() / self.shape.nodes()
+    }
+    /// The stiffness matrix of element `e` (row-major `3N × 3N`).
+    pub fn element_stiffness(&self, e: usize) -> &[f64] {
+        let d = self.dofs();
+        &self.stiffness[e * d * d..(e + 1) * d * d]
+    }
+    /// Rotations of the last `add_force` (corotational).
+    pub fn rotations(&self) -> &[Mat3] {
+        &self.rotations
+    }
+
+    fn dofs(&self) -> usize {
+        3 * self.shape.nodes()
+    }
+
+    fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
+        if v.len() < 3 * self.nb_dofs {
+            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
+                .hint("the mechanical state was resized after init, which this force field does not follow"));
+        }
+        Ok(())
+    }
+
+    /// Subtracts `factor·e` of every element from the node vector `out`, element by element.
+    fn dispatch(&self, out: &mut [f64], factor: Option<f64>) {
+        let n = self.shape.nodes();
+        for (nodes, e) in self.elements.chunks_exact(n).zip(self.scratch.chunks_exact(3 * n)) {
+            for (j, &i) in nodes.iter().enumerate() {
+                let o = &mut out[3 * i..3 * i + 3];
+                for c in 0..3 {
+                    match factor {
+                        Some(k) => o[c] -= k * e[3 * j + c],
+                        None => o[c] -= e[3 * j + c],
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[inline]
+fn gather(x: &[f64], nodes: &[usize]) -> [Vec3; 8] {
+    let mut out = [[0.0; 3]; 8];
+    for (o, &i) in out.iter_mut().zip(nodes) {
+        *o = [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+    }
+    out
+}
+
+impl Component for ElementFEMForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        if cx.state_layout(s) != Layout::Vec3 {
+            return Err(cx
+                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
+                .hint("attach the force field to a Vec3d MechanicalObject"));
+        }
+        if self.corotational {
+            let text = cx.data().str("rotationMethod").to_string();
+            self.rotation_method = if text.trim().is_empty() {
+                RotationMethod::default_for(self.shape)
+            } else {
+                let names: Vec<&str> = RotationMethod::available(self.shape).iter().map(|m| m.sofa_name()).collect();
+                RotationMethod::parse(&text, self.shape).ok_or_else(|| {
+                    cx.error(format!("unknown rotationMethod '{text}' for {} elements", self.shape.name())).hint(format!("use one of: {}", names.join(", ")))
+                })?
+            };
+            let name = self.rotation_method.sofa_name();
+            cx.data_mut().set("rotationMethod", Value::Str(name.to_string()));
+        }
+        let mesh = cx.require_mesh()?;
+        let n = self.shape.nodes();
+        let elements: Vec<usize> = match self.shape {
+            ElementShape::Tetrahedron => mesh.tetrahedra.iter().flatten().copied().collect(),
+            ElementShape::Hexahedron => mesh.hexahedra.iter().flatten().copied().collect(),
+        };
+        if elements.is_empty() {
+            let label = cx.topology().map(|t| cx.scene.entry(t).label()).unwrap_or_default();
+            cx.warn(format!("the topology {label} has no {}: this force field does nothing", self.shape.name().to_lowercase()));
+        }
+        let ndofs = cx.state_size(s);
+        if let Some((k, e)) = elements.chunks_exact(n).enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndofs)) {
+            return Err(cx
+                .error(format!("{} {k} {e:?} refers to a point beyond the {ndofs} DOFs of the mechanical state", self.shape.name().to_lowercase()))
+                .hint("the topology and the MechanicalObject must describe the same points"));
+        }
+        let rest = cx.rest_or_position(s);
+        if rest.len() < 3 * ndofs {
+            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {ndofs} DOFs", rest.len() / 3)));
+        }
+        let (young, poisson) = material_lists(cx);
+        self.rayleigh_stiffness = cx.data().real("rayleighStiffness");
+
+        let shape = self.shape;
+        let rest_nodes: Vec<Vec3> = elements.iter().map(|&i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]).collect();
+        let ks: Result<Vec<Vec<f64>>, (usize, kernel::KernelError)> = rest_nodes
+            .par_chunks_exact(n)
+            .enumerate()
+            .map(|(i, x0)| {
+                let e = per_element(&young, i, DEFAULT_YOUNG);
+                let nu = per_element(&poisson, i, DEFAULT_POISSON);
+                kernel::element_stiffness(shape, x0, e, nu).map_err(|err| (i, err))
+            })
+            .collect();
+        let ks = ks.map_err(|(i, err)| {
+            cx.error(format!("{} {i} {:?}: {err}", shape.name().to_lowercase(), &elements[i * n..(i + 1) * n]))
+                .hint("the element is flat in the rest configuration; check the node order of the topology")
+        })?;
+        let method = self.rotation_method;
+        self.initial_frames = if self.corotational { rest_nodes.par_chunks_exact(n).map(|x0| kernel::initial_frame(method, x0)).collect() } else { Vec::new() };
+        let ne = elements.len() / n;
+        self.stiffness = ks.into_iter().flatten().collect();
+        self.rotations = vec![IDENTITY; if self.corotational { ne } else { 0 }];
+        self.scratch = vec![0.0; ne * 3 * n];
+        self.elements = elements;
+        self.rest = rest_nodes;
+        self.state = Some(s);
+        self.nb_dofs = ndofs;
+        let d = self.dofs();
+        cx.data_mut().set("elementStiffness", Value::Reals { arity: d * d, v: self.stiffness.clone() });
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+}
+
+impl ForceField for ElementFEMForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.check_len("the position vector", x)?;
+        self.check_len("the force vector", f)?;
+        let n = self.shape.nodes();
+        let d = 3 * n;
+        let elements = &self.elements;
+        let rest = &self.rest;
+        let stiffness = &self.stiffness;
+        if self.corotational {
+            let method = self.rotation_method;
+            let frames = &self.initial_frames;
+            self.scratch.par_chunks_exact_mut(d).zip(self.rotations.par_iter_mut()).enumerate().for_each(|(e, (out, r))| {
+                let xe = gather(x, &elements[e * n..(e + 1) * n]);
+                *r = kernel::corotational_force(method, &frames[e], &stiffness[e * d * d..(e + 1) * d * d], &xe[..n], &rest[e * n..(e + 1) * n], out);
+            });
+        } else {
+            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+                let xe = gather(x, &elements[e * n..(e + 1) * n]);
+                kernel::linear_force(&stiffness[e * d * d..(e + 1) * d * d], &xe[..n], &rest[e * n..(e + 1) * n], out);
+            });
+        }
+        self.dispatch(f, None);
+        Ok(())
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
+        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
+            return Err(SimError::new("no vectors lent to the force field"));
+        };
+        self.check_len("the displacement vector", dx)?;
+        self.check_len("the force-differential vector", df)?;
+        let n = self.shape.nodes();
+        let d = 3 * n;
+        let elements = &self.elements;
+        let stiffness = &self.stiffness;
+        if self.corotational {
+            let rotations = &self.rotations;
+            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+                let u = gather(dx, &elements[e * n..(e + 1) * n]);
+                kernel::corotational_dforce(&rotations[e], &stiffness[e * d * d..(e + 1) * d * d], &u[..n], out);
+            });
+        } else {
+            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+                let u = gather(dx, &elements[e * n..(e + 1) * n]);
+                kernel::linear_dforce(&stiffness[e * d * d..(e + 1) * d * d], &u[..n], out);
+            });
+        }
+        self.dispatch(df, Some(k_factor));
+        Ok(())
+    }
+
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        let n = self.shape.nodes();
+        let d = 3 * n;
+        let blocks: Vec<Vec<Mat3>> = (0..self.nb_elements())
+            .into_par_iter()
+            .map(|e| {
+                let k = &self.stiffness[e * d * d..(e + 1) * d * d];
+                let r = if self.corotational { Some(&self.rotations[e]) } else { None };
+                let mut b = Vec::with_capacity(n * n);
+                for a in 0..n {
+                    for c in 0..n {
+                        b.push(kernel::stiffness_block(r, k, d, a, c, k_factor));
+                    }
+                }
+                b
+            })
+            .collect();
+        for (nodes, b) in self.elements.chunks_exact(n).zip(&blocks) {
+            for (a, &na) in nodes.iter().enumerate() {
+                for (c, &nc) in nodes.iter().enumerate() {
+                    m.add_block3(s, na, s, nc, &b[a * n + c]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}
+
+#[cfg(test)]
+mod tests;

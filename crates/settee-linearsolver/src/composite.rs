@@ -1,0 +1,159 @@
+//! `CompositeLinearSystem` (mechanics spec §4.1): a linear system that delegates to a list of
+//! assembled systems. All of them are built at every assembly; the solver linked to the
+//! composite solves the one named by `solverLinearSystem` (by default the first listed
+//! assembled system; when it is given but not listed, it is appended to the list, as SOFA does).
+//!
+//! In Settee the solver assembles the solved system itself (a `MatrixLinearSystem` with its
+//! default Data is exactly what solvers build), so the composite only records which systems are
+//! built *alongside*: the solver builds each of them after its own matrix, with the same ODE
+//! factors and over the same scope (SOFA's solve context: the linear solver's node), honouring
+//! their `assemble*`/`apply*` Data (e.g. stiffness-only or mass-only matrices for inspection).
+
+use settee_core::component::LinkDecl;
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, Roles, Scene, SimResult, TemplateRule};
+
+use crate::common::unsupported;
+use crate::system::MatrixLinearSystem;
+
+static DATA: &[DataDecl] = &[
+    decl("matrixSize", Fixed(2), "0 0", "Size of the global matrix (output)"),
+    decl("enableAssembly", Bool, "true", "Allows to assemble the system matrix"),
+];
+
+static LINKS: &[LinkDecl] = &[
+    LinkDecl { name: "linearSystems", target: Roles::LINEAR_SYSTEM, to_node_or_state: false, multi: true, help: "List of linear systems to assemble" },
+    LinkDecl {
+        name: "solverLinearSystem",
+        target: Roles::LINEAR_SYSTEM,
+        to_node_or_state: false,
+        multi: false,
+        help: "Among the list of linear systems, which one is to be used by the linear solver",
+    },
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "CompositeLinearSystem",
+    description: "Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems",
+    roles: Roles::LINEAR_SYSTEM,
+    templates: &[
+        "CompressedRowSparseMatrixd",
+        "CompressedRowSparseMatrixMat2x2d",
+        "CompressedRowSparseMatrixMat3x3d",
+        "CompressedRowSparseMatrixMat4x4d",
+        "CompressedRowSparseMatrixMat6x6d",
+        "CompressedRowSparseMatrixMat8x8d",
+        "FullMatrix",
+        "SparseMatrix",
+    ],
+    default_template: "CompressedRowSparseMatrixd",
+    template_rule: TemplateRule::Default,
+    data: &[DATA],
+    links: LINKS,
+    create: |_| Box::new(CompositeLinearSystem::default()),
+    preparse: None,
+    no_src_link: &[],
+};
+
+/// The classes whose matrix a composite can build ([`MatrixLinearSystem`]).
+fn is_assembled_system(scene: &Scene, c: ComponentId) -> bool {
+    matches!(scene.entry(c).class.name, "MatrixLinearSystem" | "ConstantSparsityPatternSystem")
+}
+
+/// The systems of composite `c` (after SOFA's init rules) and the one its solver solves.
+fn members(scene: &Scene, c: ComponentId) -> (Vec<ComponentId>, Option<ComponentId>) {
+    let mut list = scene.link_targets(c, "linearSystems").to_vec();
+    let solver = scene.link_targets(c, "solverLinearSystem").first().copied();
+    match solver {
+        Some(s) => {
+            if !list.contains(&s) {
+                list.push(s);
+            }
+            (list, Some(s))
+        }
+        None => {
+            let first = list.iter().copied().find(|&s| is_assembled_system(scene, s));
+            (list, first)
+        }
+    }
+}
+
+/// True when `system` is built by a composite without being the system its solver solves
+/// (such a system may select partial contributions: nothing is solved with it).
+pub(crate) fn is_side_system(scene: &Scene, system: ComponentId) -> bool {
+    (0..scene.components.len()).map(|i| ComponentId(i as u32)).filter(|&c| scene.entry(c).class.name == CLASS.name).any(|c| {
+        let (list, solver) = members(scene, c);
+        list.contains(&system) && solver != Some(system)
+    })
+}
+
+/// The systems a solver whose `linearSystem` link targets `system` builds besides its own: the
+/// other members of a composite, none otherwise.
+pub(crate) fn side_systems(scene: &Scene, system: ComponentId) -> Vec<ComponentId> {
+    if scene.entry(system).class.name != CLASS.name {
+        return Vec::new();
+    }
+    let (list, solver) = members(scene, system);
+    let mut out = Vec::new();
+    for s in list {
+        if Some(s) != solver && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Builds the matrix of side system `c` (a [`MatrixLinearSystem`]) over the solver's scope.
+pub(crate) fn build_side_system(scene: &mut Scene, c: ComponentId, scope: &settee_core::MechScope, factors: settee_core::Mbk) -> SimResult {
+    scene.with_taken(c, |obj, scene| match obj.as_any_mut().downcast_mut::<MatrixLinearSystem>() {
+        Some(sys) => sys.build(scene, scope, factors),
+        None => Ok(()),
+    })
+}
+
+/// A `CompositeLinearSystem`.
+#[derive(Default)]
+pub struct CompositeLinearSystem {
+    systems: Vec<ComponentId>,
+    solver_system: Option<ComponentId>,
+}
+
+impl CompositeLinearSystem {
+    /// Every system built (in list order).
+    pub fn systems(&self) -> &[ComponentId] {
+        &self.systems
+    }
+    /// The system solved by the linear solver.
+    pub fn solver_system(&self) -> Option<ComponentId> {
+        self.solver_system
+    }
+}
+
+impl Component for CompositeLinearSystem {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let (list, solver) = members(cx.scene, cx.id);
+        if list.is_empty() {
+            return Err(cx.error("at least one linear system must be provided").hint("list the systems in `linearSystems=\"@a @b\"` (and name the solved one in `solverLinearSystem`)"));
+        }
+        let Some(solver) = solver else {
+            return Err(cx.error("at least one linear system with a compatible type must be provided").hint("list a MatrixLinearSystem in `linearSystems`"));
+        };
+        for &s in &list {
+            if !is_assembled_system(cx.scene, s) {
+                let label = cx.scene.entry(s).label();
+                return Err(unsupported(
+                    cx.error(format!("{label} cannot be part of a CompositeLinearSystem in Settee"))
+                        .hint("list MatrixLinearSystem (or ConstantSparsityPatternSystem) components only"),
+                ));
+            }
+        }
+        self.systems = list;
+        self.solver_system = Some(solver);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,389 @@
+//! `FEMMass`: the consistent mass matrix of finite elements (templates `Vec3d,Tetrahedron` and
+//! `Vec3d,Hexahedron`), integrating the nodal density of a `NodalMassDensity` with the elements'
+//! shape functions.
+//!
+//! Element `e` contributes the `N×N` node matrix
+//! `M_e = Σ_q w_q ρ(q) |det J_q| · N(q) N(q)ᵀ`, where `ρ(q) = Σ_i ρ_i N_i(q)` interpolates the
+//! nodal densities and `J_q` is the Jacobian of the reference-to-physical map at the rest
+//! positions. The quadrature is the element FEM's: one point `(¼, ¼, ¼)` of weight `1/6` for
+//! tetrahedra (which makes the tetrahedron's matrix rank one, as in SOFA), the eight corners
+//! scaled by `1/√3` for hexahedra (exact for parallelepipeds). The scalar node matrix acts on
+//! each spatial component alike; gravity is `f_i += Σ_j M_ij·g`.
+//!
+//! The density comes from the `nodalMassDensity` link, else from the first `NodalMassDensity`
+//! found in the node or its ancestors.
+
+use std::collections::BTreeMap;
+
+use settee_core::component::{link, LinkDecl, Mass};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, NodeId,
+    Roles, Scene, SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::nodal_mass_density::node_density;
+
+static DATA: &[DataDecl] = &[
+    decl("separateGravity", Bool, "false", "add gravity to the velocity directly (not implemented by SOFA's FEMMass: gravity stays a force)"),
+    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
+];
+
+static LINKS: &[LinkDecl] = &[
+    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
+    link("nodalMassDensity", Roles::NONE, "the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)"),
+];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "FEMMass",
+    description: "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
+    roles: Roles::MASS.union(Roles::FORCE_FIELD),
+    templates: &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+    default_template: "Vec3d,Tetrahedron",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    let shape = match args.template.split(',').nth(1).map(str::trim) {
+        Some("Hexahedron") => Shape::Hexahedron,
+        _ => Shape::Tetrahedron,
+    };
+    Box::new(FEMMass::new(shape))
+}
+
+/// Reference elements (the same as the element FEM force fields').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Tetrahedron,
+    Hexahedron,
+}
+
+/// Corners of the reference hexahedron `[-1, 1]³` in SOFA's node order.
+const HEXA_CORNERS: [[f64; 3]; 8] =
+    [[-1.0, -1.0, -1.0], [1.0, -1.0, -1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [-1.0, 1.0, 1.0]];
+
+impl Shape {
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Tetrahedron => "tetrahedra",
+            Shape::Hexahedron => "hexahedra",
+        }
+    }
+
+    pub fn nodes(self) -> usize {
+        match self {
+            Shape::Tetrahedron => 4,
+            Shape::Hexahedron => 8,
+        }
+    }
+
+    fn quadrature(self) -> Vec<([f64; 3], f64)> {
+        match self {
+            Shape::Tetrahedron => vec![([0.25, 0.25, 0.25], 1.0 / 6.0)],
+            Shape::Hexahedron => {
+                // SOFA's constant for √3
+                let s = 1.0 / 1.73205080757;
+                HEXA_CORNERS.iter().map(|c| ([c[0] * s, c[1] * s, c[2] * s], 1.0)).collect()
+            }
+        }
+    }
+
+    fn shape_functions(self, q: [f64; 3]) -> Vec<f64> {
+        match self {
+            Shape::Tetrahedron => vec![1.0 - q[0] - q[1] - q[2], q[0], q[1], q[2]],
+            Shape::Hexahedron => {
+                let (a, b, c) = (q[0], q[1], q[2]);
+                vec![
+                    -0.125 * (a - 1.0) * (b - 1.0) * (c - 1.0),
+                    0.125 * (a + 1.0) * (b - 1.0) * (c - 1.0),
+                    -0.125 * (a + 1.0) * (b + 1.0) * (c - 1.0),
+                    0.125 * (a - 1.0) * (b + 1.0) * (c - 1.0),
+                    0.125 * (a - 1.0) * (b - 1.0) * (c + 1.0),
+                    -0.125 * (a + 1.0) * (b - 1.0) * (c + 1.0),
+                    0.125 * (a + 1.0) * (b + 1.0) * (c + 1.0),
+                    -0.125 * (a - 1.0) * (b + 1.0) * (c + 1.0),
+                ]
+            }
+        }
+    }
+
+    fn reference_gradients(self, q: [f64; 3]) -> Vec<[f64; 3]> {
+        match self {
+            Shape::Tetrahedron => vec![[-1.0, -1.0, -1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            Shape::Hexahedron => {
+                let [x, y, z] = q;
+                HEXA_CORNERS
+                    .iter()
+                    .map(|&[xr, yr, zr]| {
+                        [
+                            0.125 * (xr * (1.0 + y * yr) * (1.0 + z * zr)),
+                            0.125 * (yr * (1.0 + x * xr) * (1.0 + z * zr)),
+                            0.125 * (zr * (1.0 + x * xr) * (1.0 + y * yr)),
+                        ]
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// `|det J|` of the reference-to-physical map `J = Σ_i X_i ⊗ ∇_ref N_i` (Sarrus' rule in SOFA's
+/// term order).
+fn abs_det_jacobian(nodes: &[[f64; 3]], grads: &[[f64; 3]]) -> f64 {
+    let mut m = [[0.0; 3]; 3];
+    for (x, g) in nodes.iter().zip(grads) {
+        for a in 0..3 {
+            for b in 0..3 {
+                m[a][b] += x[a] * g[b];
+            }
+        }
+    }
+    let det = m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
+        - m[0][0] * m[2][1] * m[1][2]
+        - m[1][0] * m[0][1] * m[2][2]
+        - m[2][0] * m[1][1] * m[0][2];
+    det.abs()
+}
+
+/// The `N×N` (row-major) mass matrix of one element with node positions `nodes` and node
+/// densities `density`.
+pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) -> Vec<f64> {
+    let n = shape.nodes();
+    let mut m = vec![0.0; n * n];
+    for (q, w) in shape.quadrature() {
+        let det = abs_det_jacobian(nodes, &shape.reference_gradients(q));
+        let nq = shape.shape_functions(q);
+        let rho = density.iter().zip(&nq).fold(0.0, |acc, (r, s)| acc + r * s);
+        let f = w * rho * det;
+        for i in 0..n {
+            for j in 0..n {
+                m[i * n + j] += f * (nq[i] * nq[j]);
+            }
+        }
+    }
+    m
+}
+
+/// The mass.
+pub struct FEMMass {
+    shape: Shape,
+    state: Option<StateId>,
+    /// Rows of the global node matrix, by increasing node index: `(row, [(column, value)])`
+    /// with increasing columns.
+    rows: Vec<(usize, Vec<(usize, f64)>)>,
+    rayleigh_mass: f64,
+    rayleigh_stiffness: f64,
+}
+
+impl FEMMass {
+    pub fn new(shape: Shape) -> FEMMass {
+        FEMMass { shape, state: None, rows: Vec::new(), rayleigh_mass: 0.0, rayleigh_stiffness: 0.0 }
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The node matrix: `(row, [(column, value)])` by increasing row and column.
+    pub fn node_matrix(&self) -> &[(usize, Vec<(usize, f64)>)] {
+        &self.rows
+    }
+
+    /// Sum of all the entries of the node matrix (the total mass).
+    pub fn total_mass(&self) -> f64 {
+        self.rows.iter().flat_map(|(_, r)| r.iter().map(|e| e.1)).sum()
+    }
+}
+
+/// The first `NodalMassDensity` of `node` or its ancestors (SOFA's context search upwards).
+fn find_density_up(scene: &Scene, node: NodeId) -> Option<ComponentId> {
+    let mut cur = Some(node);
+    while let Some(n) = cur {
+        if let Some(c) = scene.node(n).objects.iter().copied().find(|&c| scene.entry(c).class.name == "NodalMassDensity") {
+            return Some(c);
+        }
+        cur = scene.node(n).parent;
+    }
+    None
+}
+
+impl Component for FEMMass {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        self.rayleigh_mass = d.real("rayleighMass");
+        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let separate = d.bool("separateGravity");
+        let s = cx.require_state()?;
+        if cx.state_layout(s) != Layout::Vec3 {
+            return Err(cx
+                .error(format!("the mechanical state has template {}, but this mass needs Vec3d", cx.state_layout(s).name()))
+                .hint("attach FEMMass to a Vec3d MechanicalObject"));
+        }
+        let mesh = cx.require_mesh()?;
+        let density_comp = match cx.link_targets("nodalMassDensity").first() {
+            Some(&c) => c,
+            None => find_density_up(cx.scene, cx.node()).ok_or_else(|| {
+                cx.error("no NodalMassDensity found").hint("add a NodalMassDensity (property=\"<density>\") in this node or an ancestor, or set nodalMassDensity=\"@...\"")
+            })?,
+        };
+        if cx.scene.entry(density_comp).class.name != "NodalMassDensity" {
+            return Err(cx
+                .error(format!("nodalMassDensity points to {}, not to a NodalMassDensity", cx.scene.entry(density_comp).label()))
+                .hint("link a NodalMassDensity component"));
+        }
+        let property = cx.scene.entry(density_comp).data.reals("property").to_vec();
+        if separate {
+            cx.warn("separateGravity is not implemented by FEMMass (as in SOFA): gravity is still applied as a force");
+        }
+
+        let n = self.shape.nodes();
+        let elements: Vec<usize> = match self.shape {
+            Shape::Tetrahedron => mesh.tetrahedra.iter().flatten().copied().collect(),
+            Shape::Hexahedron => mesh.hexahedra.iter().flatten().copied().collect(),
+        };
+        if elements.is_empty() {
+            cx.warn(format!("the topology has no {}: the mass is zero", self.shape.name()));
+        }
+        let ndofs = cx.state_size(s);
+        if let Some((k, e)) = elements.chunks_exact(n).enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndofs)) {
+            return Err(cx
+                .error(format!("element {k} {e:?} refers to a point beyond the {ndofs} DOFs of the mechanical state"))
+                .hint("the topology and the MechanicalObject must describe the same points"));
+        }
+        let rest = cx.rest_or_position(s);
+        // Element matrices, summed into the global node matrix in element order.
+        let mut global: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); ndofs];
+        for e in elements.chunks_exact(n) {
+            let nodes: Vec<[f64; 3]> = e.iter().map(|&i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]).collect();
+            let rho: Vec<f64> = e.iter().map(|&i| node_density(&property, i)).collect();
+            let m = element_mass_matrix(self.shape, &nodes, &rho);
+            for (a, &i) in e.iter().enumerate() {
+                for (b, &j) in e.iter().enumerate() {
+                    *global[i].entry(j).or_insert(0.0) += m[a * n + b];
+                }
+            }
+        }
+        self.rows = global.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).map(|(i, r)| (i, r.into_iter().collect())).collect();
+        self.state = Some(s);
+        Ok(())
+    }
+
+    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
+        Some(self)
+    }
+    fn force_field_ref(&self) -> Option<&dyn ForceField> {
+        Some(self)
+    }
+    fn mass(&mut self) -> Option<&mut dyn Mass> {
+        Some(self)
+    }
+    fn mass_ref(&self) -> Option<&dyn Mass> {
+        Some(self)
+    }
+}
+
+impl ForceField for FEMMass {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    /// Gravity: `f_i += M_ij·g` entry by entry.
+    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let f = &mut io.f[0];
+        let g = p.gravity;
+        for (i, row) in &self.rows {
+            let o = &mut f[3 * i..3 * i + 3];
+            for &(_, m) in row {
+                o[0] += m * g[0];
+                o[1] += m * g[1];
+                o[2] += m * g[2];
+            }
+        }
+        Ok(())
+    }
+
+    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
+        Ok(())
+    }
+
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+
+    fn is_mass(&self) -> bool {
+        true
+    }
+}
+
+impl Mass for FEMMass {
+    fn state(&self) -> StateId {
+        self.state.expect("initialised")
+    }
+
+    /// `res_i += (factor·M_ij)·dx_j` entry by entry.
+    fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
+        for (i, row) in &self.rows {
+            for &(j, m) in row {
+                let v = factor * m;
+                let (a, b) = (3 * i, 3 * j);
+                res[a] += v * dx[b];
+                res[a + 1] += v * dx[b + 1];
+                res[a + 2] += v * dx[b + 2];
+            }
+        }
+    }
+
+    fn acc_from_f(&self, _a: &mut [f64], _f: &[f64]) -> SimResult {
+        Err(SimError::new("FEMMass cannot compute accelerations from forces: its mass matrix is not diagonal")
+            .hint("use an implicit ODE solver (EulerImplicitSolver), which solves with the mass matrix"))
+    }
+
+    /// SOFA's FEMMass does not implement it (gravity always stays a force).
+    fn add_gravity_to_v(&self, _v: &mut [f64], _gravity: [f64; 3], _dt: f64) {}
+
+    /// `factor·M_ij` on the diagonal of each 3×3 node block.
+    fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
+        let s = self.state.ok_or_else(|| SimError::new("FEMMass used before init"))?;
+        for (i, row) in &self.rows {
+            for &(j, m) in row {
+                let v = m * factor;
+                for c in 0..3 {
+                    acc.add(s, 3 * i + c, s, 3 * j + c, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_diagonal(&self) -> bool {
+        false
+    }
+    fn separate_gravity(&self) -> bool {
+        false
+    }
+    fn rayleigh_mass(&self) -> f64 {
+        self.rayleigh_mass
+    }
+
+    /// `½ Σ_ij M_ij v_i·v_j`.
+    fn kinetic_energy(&self, v: &[f64]) -> f64 {
+        let mut e = 0.0;
+        for (i, row) in &self.rows {
+            for &(j, m) in row {
+                e += v[3 * i] * (v[3 * j] * m) + v[3 * i + 1] * (v[3 * j + 1] * m) + v[3 * i + 2] * (v[3 * j + 2] * m);
+            }
+        }
+        e / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests;
