@@ -9,6 +9,7 @@ pub fn suite() -> Option<PathBuf> {
 }
 
 /// Writes a scene text into a fresh temporary file and returns its path.
+#[allow(dead_code)] // not every test file writes scenes
 pub fn temp_scene(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("settee-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

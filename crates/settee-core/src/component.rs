@@ -7,6 +7,7 @@
 
 use std::any::Any;
 
+use crate::constraint_rows::ConstraintRows;
 use crate::data::DataDecl;
 use crate::diag::SimResult;
 use crate::scene::{InitCtx, Scene};
@@ -207,6 +208,49 @@ macro_rules! component_any {
     };
 }
 
+/// Implements the [`Component`] role accessors of a force field: `force_field` and
+/// `force_field_ref` return `self`.
+#[macro_export]
+macro_rules! force_field_role {
+    () => {
+        fn force_field(&mut self) -> Option<&mut dyn $crate::ForceField> {
+            Some(self)
+        }
+        fn force_field_ref(&self) -> Option<&dyn $crate::ForceField> {
+            Some(self)
+        }
+    };
+}
+
+/// Implements the [`Component`] role accessors of a mass, which is a force field too (its force
+/// is gravity): `force_field`, `force_field_ref`, `mass` and `mass_ref` return `self`.
+#[macro_export]
+macro_rules! mass_role {
+    () => {
+        $crate::force_field_role!();
+        fn mass(&mut self) -> Option<&mut dyn $crate::Mass> {
+            Some(self)
+        }
+        fn mass_ref(&self) -> Option<&dyn $crate::Mass> {
+            Some(self)
+        }
+    };
+}
+
+/// Implements the [`Component`] role accessors of a mapping: `mapping` and `mapping_ref` return
+/// `self`.
+#[macro_export]
+macro_rules! mapping_role {
+    () => {
+        fn mapping(&mut self) -> Option<&mut dyn $crate::Mapping> {
+            Some(self)
+        }
+        fn mapping_ref(&self) -> Option<&dyn $crate::Mapping> {
+            Some(self)
+        }
+    };
+}
+
 /// Vectors lent to a force field: one entry per attached state (a pair attached twice to the same
 /// state gets a single entry; see [`ForceField::states`]).
 pub struct ForceIo<'a> {
@@ -331,6 +375,33 @@ pub trait Mapping {
     /// matrices of mapped components (`Jᵀ·K·J`) when a solver assembles.
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         Err(crate::diag::SimError::unsupported("this mapping cannot give its Jacobian, so components below it cannot be assembled into a matrix"))
+    }
+    /// Carries constraint rows up: `in_i += J_iᵀ · rows` row by row (SOFA's `applyJT` on a
+    /// `MatrixDeriv`). The default goes through [`Mapping::jacobians`]; a mapping may override it
+    /// to follow SOFA's own order of operations.
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        let js = self.jacobians()?;
+        let ods = out.deriv_size;
+        for (j, input) in js.iter().zip(inputs.iter_mut()) {
+            let ids = input.deriv_size;
+            for (row, entries) in out.rows() {
+                let mut acc: std::collections::BTreeMap<usize, Vec<f64>> = std::collections::BTreeMap::new();
+                for (dof, block) in entries {
+                    for (c, &w) in block.iter().enumerate() {
+                        if w == 0.0 {
+                            continue;
+                        }
+                        for &(col, v) in &j.rows[dof * ods + c] {
+                            acc.entry(col / ids).or_insert_with(|| vec![0.0; ids])[col % ids] += v * w;
+                        }
+                    }
+                }
+                for (dof, block) in acc {
+                    input.add(row, dof, &block);
+                }
+            }
+        }
+        Ok(())
     }
     /// Adds `kFactor · K_geo` into the matrix at the inputs' rows, where
     /// `K_geo = ∂(Jᵀ f_out)/∂x_in` for the output force `f_out` (the assembled counterpart of

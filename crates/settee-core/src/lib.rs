@@ -4,6 +4,7 @@
 //! Component crates depend on this crate only; they register their classes into a [`Factory`].
 
 pub mod component;
+pub mod constraint_rows;
 pub mod data;
 pub mod diag;
 pub mod factory;
@@ -16,7 +17,8 @@ pub mod state;
 pub mod topology;
 pub mod types;
 
-pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mbk, MechParams, Roles, TemplateRule};
+pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk, MechParams, Roles, TemplateRule};
+pub use constraint_rows::ConstraintRows;
 pub use data::{DataDecl, DataKind, DataSet, Value};
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 pub use factory::{Attr, Factory};

@@ -476,6 +476,31 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
     r.map_err(|e| label_error(scene, m, e))
 }
 
+/// Carries the constraint rows of mapped states up to the independent states (`Jᵀ` on each row),
+/// bottom-up: SOFA's accumulation of the constraint Jacobian through mechanical mappings.
+pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> SimResult {
+    for &m in scope.mappings.iter().rev() {
+        let (inputs, output) = mapping_io(scene, m);
+        let Some(output) = output else { continue };
+        if scene.store.get(output).constraint.is_empty() {
+            continue;
+        }
+        let out = std::mem::take(&mut scene.store.get_mut(output).constraint);
+        let mut ins: Vec<crate::ConstraintRows> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+        let r = {
+            let map = scene.components[m.index()].obj.as_mut().expect("taken").mapping().expect("mapping role");
+            let mut refs: Vec<&mut crate::ConstraintRows> = ins.iter_mut().collect();
+            map.apply_jt_constraints(&mut refs, &out)
+        };
+        for (s, c) in inputs.iter().zip(ins) {
+            scene.store.get_mut(*s).constraint = c;
+        }
+        scene.store.get_mut(output).constraint = out;
+        r.map_err(|e| label_error(scene, m, e))?;
+    }
+    Ok(())
+}
+
 /// `a = M⁻¹ f` for every mass (DOFs without mass are left untouched).
 pub fn acc_from_f(scene: &mut Scene, scope: &MechScope, a: VecId, f: VecId) -> SimResult {
     for &c in &scope.masses {
@@ -704,13 +729,13 @@ impl MatrixAccumulator<'_> {
 }
 
 /// Per state, the rows of its global Jacobian: `(global column, value)` lists.
-type GlobalJacobians = std::collections::HashMap<StateId, Vec<Vec<(usize, f64)>>>;
+type GlobalJacobians = IndexMap<StateId, Vec<Vec<(usize, f64)>>>;
 
 /// Rows of the global Jacobian `G_s = ∂x_s/∂x_main` of every state of the scope: identity rows for
 /// main states, `G_out = Σ_i J_i·G_in_i` for mapped states (top-down through the mappings).
 fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobians> {
     use std::collections::BTreeMap;
-    let mut g = GlobalJacobians::new();
+    let mut g = GlobalJacobians::default();
     for &(s, off) in &scope.offsets {
         let st = scene.store.get(s);
         let n = st.size * st.layout.deriv_size();
@@ -744,30 +769,130 @@ fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobia
     Ok(g)
 }
 
+/// A multiplicative hasher for small integer keys (the global `(row, column)` pairs of
+/// [`project_mapped`]); std's SipHash costs more than the arithmetic it indexes.
+#[derive(Default, Clone, Copy)]
+struct IndexHasher(u64);
+
+impl std::hash::Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+}
+
+type IndexMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IndexHasher>>;
+
 /// Projects the contributions kept for mapped states onto the main states: `Gᵀ·K·G`.
+///
+/// Each global entry receives its terms `ga·v·gb` in the order of the contributions, starting
+/// from 0.0; the entries are then put into the matrix in (row, column) order.
 fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) -> SimResult {
-    use std::collections::BTreeMap;
     if acc.mapped.is_empty() {
         return Ok(());
     }
     let g = global_jacobians(scene, scope)?;
-    let mut global: BTreeMap<(usize, usize), f64> = BTreeMap::new();
-    for &(si, i, sj, j, v) in &acc.mapped {
-        let (Some(gi), Some(gj)) = (g.get(&si).and_then(|r| r.get(i)), g.get(&sj).and_then(|r| r.get(j))) else {
-            return Err(SimError::new(format!(
-                "a matrix contribution on a mapped state ('{}' row {i}, '{}' column {j}) has no mapping to carry it to the solver's states",
-                scene.store.get(si).name,
-                scene.store.get(sj).name
-            )));
-        };
-        for &(a, ga) in gi {
-            for &(b, gb) in gj {
-                *global.entry((a, b)).or_insert(0.0) += ga * v * gb;
+    // Jacobian rows per state index (a hash lookup per contribution costs as much as the product).
+    let mut by_index: Vec<&[Vec<(usize, f64)>]> = Vec::new();
+    for (s, rows) in &g {
+        if by_index.len() <= s.index() {
+            by_index.resize(s.index() + 1, &[]);
+        }
+        by_index[s.index()] = rows;
+    }
+    let row_of = |s: StateId, i: usize| -> SimResult<&[(usize, f64)]> {
+        by_index.get(s.index()).and_then(|r| r.get(i)).map(|r| r.as_slice()).ok_or_else(|| {
+            SimError::new(format!(
+                "a matrix contribution on a mapped state ('{}' row {i}) has no mapping to carry it to the solver's states",
+                scene.store.get(s).name
+            ))
+        })
+    };
+    // Compact numbering of the global rows the contributions can reach.
+    let mut states: Vec<StateId> = Vec::new();
+    let mut last_pair = None;
+    for &(si, _, sj, _, _) in &acc.mapped {
+        if last_pair != Some((si, sj)) {
+            for s in [si, sj] {
+                if !states.contains(&s) {
+                    states.push(s);
+                }
+            }
+            last_pair = Some((si, sj));
+        }
+    }
+    let mut compact = vec![u32::MAX; scope.size];
+    let mut globals: Vec<usize> = Vec::new();
+    for s in &states {
+        for row in g.get(s).map(|r| r.as_slice()).unwrap_or(&[]) {
+            for &(a, _) in row {
+                if compact[a] == u32::MAX {
+                    compact[a] = globals.len() as u32;
+                    globals.push(a);
+                }
+            }
+        }
+    }
+    let m = globals.len();
+    // Sums of the terms per global (row, column), each entry starting from 0.0 and taking its
+    // terms in the order of the contributions; `touched` lists the entries in first-touch order.
+    let mut touched: Vec<(usize, usize, f64)> = Vec::new();
+    if m * m <= 1 << 22 {
+        let mut dense = vec![0.0f64; m * m];
+        let mut seen = vec![false; m * m];
+        let mut order: Vec<u32> = Vec::new();
+        for &(si, i, sj, j, v) in &acc.mapped {
+            let (gi, gj) = (row_of(si, i)?, row_of(sj, j)?);
+            for &(a, ga) in gi {
+                let t = ga * v;
+                let base = compact[a] as usize * m;
+                for &(b, gb) in gj {
+                    let k = base + compact[b] as usize;
+                    if !seen[k] {
+                        seen[k] = true;
+                        order.push(k as u32);
+                    }
+                    dense[k] += t * gb;
+                }
+            }
+        }
+        touched.extend(order.into_iter().map(|k| {
+            let k = k as usize;
+            (globals[k / m], globals[k % m], dense[k])
+        }));
+    } else {
+        let mut slot: IndexMap<(usize, usize), u32> = IndexMap::default();
+        for &(si, i, sj, j, v) in &acc.mapped {
+            let (gi, gj) = (row_of(si, i)?, row_of(sj, j)?);
+            for &(a, ga) in gi {
+                let t = ga * v;
+                for &(b, gb) in gj {
+                    let next = touched.len() as u32;
+                    let k = *slot.entry((a, b)).or_insert(next);
+                    if k == next {
+                        touched.push((a, b, 0.0));
+                    }
+                    touched[k as usize].2 += t * gb;
+                }
             }
         }
     }
     acc.mapped.clear();
-    for ((a, b), v) in global {
+    touched.sort_unstable_by_key(|&(a, b, _)| (a, b));
+    for (a, b, v) in touched {
         acc.put(a, b, v);
         if let Some(e) = acc.error.take() {
             return Err(SimError::new(e));

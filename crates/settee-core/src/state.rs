@@ -80,13 +80,25 @@ pub struct MState {
     pub name: String,
     /// Set when the state is the output of a mechanical mapping.
     pub mapped: bool,
+    /// Constraint Jacobian rows written on this state (SOFA's `constraintJacobian` MatrixDeriv).
+    pub constraint: crate::constraint_rows::ConstraintRows,
     coords: Vec<Option<Vec<f64>>>,
     derivs: Vec<Option<Vec<f64>>>,
 }
 
 impl MState {
     pub fn new(layout: Layout, owner: ComponentId, node: NodeId, name: String) -> MState {
-        MState { layout, size: 0, owner, node, name, mapped: false, coords: Vec::new(), derivs: Vec::new() }
+        MState {
+            layout,
+            size: 0,
+            owner,
+            node,
+            name,
+            mapped: false,
+            constraint: crate::constraint_rows::ConstraintRows::new(layout.deriv_size()),
+            coords: Vec::new(),
+            derivs: Vec::new(),
+        }
     }
 
     fn table(&self, kind: VecKind) -> &Vec<Option<Vec<f64>>> {

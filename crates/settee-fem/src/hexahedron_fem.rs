@@ -15,6 +15,10 @@ use settee_core::{
 };
 
 use crate::hexa::{element_dforce, element_force, element_force_updating_stiffness, element_stiffness_blocks, HexaElementRest, HexaMaterial, HexaMethod, Mat3, Vec3};
+use crate::tetra_common::parallel_loop;
+
+/// [`parallel_loop`] threshold for hexahedra (24×24 element products).
+pub(crate) const HEXA_PARALLEL_MIN: usize = 256;
 
 static DATA: &[DataDecl] = &[
     decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
@@ -162,10 +166,14 @@ impl Component for HexahedronFEMForceField {
             cx.warn("poissonRatio outside [0, 0.5) replaced by 0.45");
         }
 
+        // A sparse grid weights each cell by the fraction of it inside the object; SOFA scales the
+        // element stiffness by that coefficient (1 for any other topology).
+        let coefs = sparse_grid_coefs(cx, "stiffnessCoefs", mesh.hexahedra.len())?;
         let mut rests = Vec::with_capacity(mesh.hexahedra.len());
         for (i, h) in mesh.hexahedra.iter().enumerate() {
             let material = HexaMaterial::new(per_element(&young, i, HexaMaterial::DEFAULT_YOUNG), per_element(&poisson, i, HexaMaterial::DEFAULT_POISSON)).validated();
-            let r = HexaElementRest::new(method, material, &gather(&rest, h)).map_err(|e| {
+            let factor = coefs.as_ref().map_or(1.0, |c| c[i]);
+            let r = HexaElementRest::with_stiffness_factor(method, material, &gather(&rest, h), factor).map_err(|e| {
                 cx.error(format!("hexahedron {i} {h:?}: {e}"))
                     .hint("the element is flat or inverted in the rest configuration; check the corner order (bottom face counter-clockwise, then top face)")
             })?;
@@ -186,12 +194,27 @@ impl Component for HexahedronFEMForceField {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
+    settee_core::force_field_role!();
+}
+
+/// The per-hexahedron coefficients of the topology when it is a sparse grid (its `stiffnessCoefs`
+/// or `massCoefs` output: the fraction of each cell inside the object), `None` for other
+/// topologies.
+pub(crate) fn sparse_grid_coefs(cx: &InitCtx, name: &str, nb_hexahedra: usize) -> SimResult<Option<Vec<f64>>> {
+    let Some(t) = cx.topology() else { return Ok(None) };
+    let entry = cx.scene.entry(t);
+    if !entry.class.name.starts_with("SparseGrid") {
+        return Ok(None);
     }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
+    let Some(field) = entry.data.index_of(name) else { return Ok(None) };
+    let coefs = match cx.scene.read_data(t, field) {
+        Value::Reals { v, .. } => v,
+        _ => return Ok(None),
+    };
+    if coefs.len() != nb_hexahedra {
+        return Err(cx.error(format!("the sparse grid gives {} {name} for {nb_hexahedra} hexahedra", coefs.len())));
     }
+    Ok(Some(coefs))
 }
 
 impl ForceField for HexahedronFEMForceField {
@@ -218,12 +241,12 @@ impl ForceField for HexahedronFEMForceField {
                 })
                 .map_err(|e| SimError::new(format!("updating an element stiffness: {e}")).hint("an element is flat or inverted in the current configuration"))?;
         } else {
-            self.rests
-                .par_iter()
-                .zip(self.rotations.par_iter_mut())
-                .zip(self.scratch.par_iter_mut())
-                .zip(elements.par_iter())
-                .for_each(|(((rest, rot), out), e)| *out = element_force(rest, &gather(x, e), rot));
+            let body = |(((rest, rot), out), e): (((&HexaElementRest, &mut Mat3), &mut [Vec3; 8]), &[usize; 8])| *out = element_force(rest, &gather(x, e), rot);
+            if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
+                self.rests.par_iter().zip(self.rotations.par_iter_mut()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
+            } else {
+                self.rests.iter().zip(self.rotations.iter_mut()).zip(self.scratch.iter_mut()).zip(elements.iter()).for_each(body);
+            }
         }
         scatter(f, elements, &self.scratch);
         Ok(())
@@ -236,20 +259,24 @@ impl ForceField for HexahedronFEMForceField {
         self.check_len("the displacement vector", dx)?;
         self.check_len("the force-differential vector", df)?;
         let elements = &self.elements;
-        self.rests
-            .par_iter()
-            .zip(self.rotations.par_iter())
-            .zip(self.scratch.par_iter_mut())
-            .zip(elements.par_iter())
-            .for_each(|(((rest, rot), out), e)| *out = element_dforce(rest, rot, &gather(dx, e), k_factor));
+        let body = |(((rest, rot), out), e): (((&HexaElementRest, &Mat3), &mut [Vec3; 8]), &[usize; 8])| *out = element_dforce(rest, rot, &gather(dx, e), k_factor);
+        if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
+            self.rests.par_iter().zip(self.rotations.par_iter()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
+        } else {
+            self.rests.iter().zip(self.rotations.iter()).zip(self.scratch.iter_mut()).zip(elements.iter()).for_each(body);
+        }
         scatter(df, elements, &self.scratch);
         Ok(())
     }
 
     fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
-        let blocks: Vec<[[Mat3; 8]; 8]> =
-            self.rests.par_iter().zip(self.rotations.par_iter()).map(|(rest, rot)| element_stiffness_blocks(rest, rot, k_factor)).collect();
+        let block = |(rest, rot): (&HexaElementRest, &Mat3)| element_stiffness_blocks(rest, rot, k_factor);
+        let blocks: Vec<[[Mat3; 8]; 8]> = if parallel_loop(self.rests.len(), HEXA_PARALLEL_MIN) {
+            self.rests.par_iter().zip(self.rotations.par_iter()).map(block).collect()
+        } else {
+            self.rests.iter().zip(self.rotations.iter()).map(block).collect()
+        };
         for (e, b) in self.elements.iter().zip(&blocks) {
             for (a, &na) in e.iter().enumerate() {
                 for (c, &nc) in e.iter().enumerate() {

@@ -173,6 +173,10 @@ impl Component for HexahedronFEMForceFieldAndMass {
             cx.warn(format!("massMatrices has {} values, not a multiple of 24×24: the incomplete matrix is ignored", given.len()));
         }
 
+        // A sparse grid scales each cell's mass by the fraction of it inside the object.
+        let mass_coefs = crate::hexahedron_fem::sparse_grid_coefs(cx, "massCoefs", elements.len())?;
+        let mass_coef = |i: usize| mass_coefs.as_ref().map_or(1.0, |c| c[i]);
+
         // element mass matrices (kept when given)
         let rests = self.ff.element_rests();
         self.element_masses = (0..elements.len())
@@ -185,15 +189,19 @@ impl Component for HexahedronFEMForceFieldAndMass {
                     }
                     Box::new(m)
                 }
-                None => Box::new(element_mass(rests[i].rotated_rest(), density, 1.0)),
+                None => Box::new(element_mass(rests[i].rotated_rest(), density, mass_coef(i))),
             })
             .collect();
 
         // particle masses from the (unrotated) rest corners
         self.particle_masses = vec![0.0; n];
-        for e in &elements {
+        for (k, e) in elements.iter().enumerate() {
             let nodes = e.map(|i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]);
-            let mass = (edge_volume(&nodes) * density) / 8.0;
+            let mut volume = edge_volume(&nodes);
+            if mass_coefs.is_some() {
+                volume *= mass_coef(k);
+            }
+            let mass = (volume * density) / 8.0;
             for &w in e {
                 self.particle_masses[w] += mass;
             }
@@ -219,18 +227,7 @@ impl Component for HexahedronFEMForceFieldAndMass {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
-    fn mass(&mut self) -> Option<&mut dyn Mass> {
-        Some(self)
-    }
-    fn mass_ref(&self) -> Option<&dyn Mass> {
-        Some(self)
-    }
+    settee_core::mass_role!();
 }
 
 impl ForceField for HexahedronFEMForceFieldAndMass {

@@ -3,6 +3,7 @@
 //! ([`hexahedron_fem`], [`hexahedron_fem_and_mass`], [`tetrahedron_fem`],
 //! [`tetrahedral_corotational`], [`hyperelastic`]).
 
+pub mod beam_fem;
 pub mod decompose;
 pub mod element_fem;
 mod tetra_common;
@@ -16,6 +17,8 @@ pub mod tetra;
 pub mod tetrahedral_corotational;
 pub mod tetrahedron_fem;
 pub mod triangular_fem_optim;
+pub mod triangular_fem;
+pub mod quad_bending_fem;
 
 pub use element_fem::ElementFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
@@ -27,12 +30,15 @@ pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.register(&beam_fem::CLASS);
     f.register(&hexahedron_fem::CLASS);
     f.register(&hexahedron_fem_and_mass::CLASS);
     f.register(&tetrahedron_fem::CLASS);
     f.register(&tetrahedral_corotational::CLASS);
     f.register(&hyperelastic::CLASS);
     f.register(&triangular_fem_optim::CLASS);
+    f.register(&triangular_fem::CLASS);
+    f.register(&quad_bending_fem::CLASS);
     f.register(&element_fem::LINEAR_CLASS);
     f.register(&element_fem::COROTATIONAL_CLASS);
 }

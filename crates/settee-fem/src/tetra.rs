@@ -340,12 +340,19 @@ pub fn jkjt(j: &StrainDisplacement, k: &MaterialStiffness) -> ElementMatrix {
             }
         }
     }
+    // Jᵀ row-major, so that the inner loop below runs over contiguous memory (same sums).
+    let mut jt = [[0.0; 12]; 6];
+    for c in 0..12 {
+        for l in 0..6 {
+            jt[l][c] = j[c][l];
+        }
+    }
     let mut r = [[0.0; 12]; 12];
     for i in 0..12 {
         for l in 0..6 {
             let a = jk[i][l];
             for c in 0..12 {
-                r[i][c] += a * j[c][l];
+                r[i][c] += a * jt[l][c];
             }
         }
     }

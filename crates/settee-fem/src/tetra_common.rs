@@ -9,6 +9,17 @@ use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimR
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG};
 
+/// Smallest element count for which the per-step element loops of the FEM force fields run on
+/// rayon's pool. Below it, handing the loop to the pool (wake the workers, wait for them) costs
+/// more than the loop itself, so it runs on the calling thread. Either way every element writes
+/// its own slot and the slots are accumulated sequentially in element order: the same bits.
+pub(crate) fn parallel_loop(elements: usize, min_elements: usize) -> bool {
+    elements >= min_elements && rayon::current_num_threads() > 1
+}
+
+/// [`parallel_loop`] threshold for tetrahedra (a cheap element: 12×12 products).
+pub(crate) const TETRA_PARALLEL_MIN: usize = 2048;
+
 /// Per-element state.
 #[derive(Clone, Debug)]
 pub(crate) struct Element {
@@ -155,9 +166,14 @@ impl TetraEngine {
         self.check_len("the position vector", x)?;
         self.check_len("the force vector", f)?;
         let opts = self.opts;
-        self.elements.par_iter_mut().zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(|((el, out), t)| {
+        let body = |((el, out), t): ((&mut Element, &mut Option<[Vec3; 4]>), &[usize; 4])| {
             *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
-        });
+        };
+        if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            self.elements.par_iter_mut().zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+        } else {
+            self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+        }
         for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
             let Some(fe) = fe else { continue };
             for (&i, v) in t.iter().zip(fe) {
@@ -173,9 +189,14 @@ impl TetraEngine {
     pub fn add_dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64) -> SimResult {
         self.check_len("the displacement vector", dx)?;
         self.check_len("the force-differential vector", df)?;
-        self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(|((el, out), t)| {
+        let body = |((el, out), t): ((&Element, &mut [Vec3; 4]), &[usize; 4])| {
             *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
-        });
+        };
+        if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+        } else {
+            self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+        }
         for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
             for (&i, v) in t.iter().zip(fe) {
                 let o = &mut df[3 * i..3 * i + 3];
@@ -189,7 +210,12 @@ impl TetraEngine {
 
     pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
-        let blocks: Vec<[[Mat3; 4]; 4]> = self.elements.par_iter().map(|el| element_stiffness_blocks(&el.rest, &el.rotation, k_factor)).collect();
+        let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
+        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            self.elements.par_iter().map(block).collect()
+        } else {
+            self.elements.iter().map(block).collect()
+        };
         for (t, b) in self.tetrahedra.iter().zip(&blocks) {
             for (a, &na) in t.iter().enumerate() {
                 for (c, &nc) in t.iter().enumerate() {

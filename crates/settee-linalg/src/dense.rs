@@ -1,4 +1,5 @@
-//! Small dense helpers (3x3 blocks) used by the preconditioners.
+//! Small dense helpers: 3x3 blocks used by the preconditioners, and the dense product of
+//! `PrecomputedLinearSolver`.
 
 /// Determinant of a 3x3 matrix, with SOFA's term order
 /// (`sofa::type::determinant(Mat<3,3>)`):
@@ -49,4 +50,77 @@ pub fn mul3t_vec(m: &[[f64; 3]; 3], v: &[f64; 3]) -> [f64; 3] {
         *o = m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2];
     }
     out
+}
+
+/// `x = A·b` for a dense `rows × cols` matrix `A` given **transposed**, row-major:
+/// `at[k * rows + i] = A[i][k]`. Every `x_i` is summed exactly as the plain dot product
+/// `((0 + A[i][0]·b[0]) + A[i][1]·b[1]) + …` in increasing `k` (no fused multiply-add, no
+/// reassociation), so the result has the same bits as that loop; the speed comes from computing
+/// many rows at once (independent sums in vector lanes), each row of `at` read once.
+///
+/// Panics if `at.len() != rows * cols`, `b.len() != cols` or `x.len() != rows`.
+pub fn gemv_transposed(at: &[f64], rows: usize, cols: usize, b: &[f64], x: &mut [f64]) {
+    assert_eq!(at.len(), rows * cols, "gemv_transposed: matrix size");
+    assert_eq!(b.len(), cols, "gemv_transposed: b size");
+    assert_eq!(x.len(), rows, "gemv_transposed: x size");
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { gemv_transposed_avx2(at, rows, cols, b, x) };
+            return;
+        }
+    }
+    gemv_transposed_generic(at, rows, cols, b, x);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gemv_transposed_avx2(at: &[f64], rows: usize, cols: usize, b: &[f64], x: &mut [f64]) {
+    gemv_transposed_generic(at, rows, cols, b, x);
+}
+
+#[inline(always)]
+fn gemv_transposed_generic(at: &[f64], rows: usize, cols: usize, b: &[f64], x: &mut [f64]) {
+    const B: usize = 32;
+    let mut i0 = 0;
+    while i0 + B <= rows {
+        let mut acc = [0.0f64; B];
+        for (k, &bk) in b.iter().enumerate() {
+            let col: &[f64; B] = at[k * rows + i0..k * rows + i0 + B].try_into().expect("block");
+            for r in 0..B {
+                acc[r] += col[r] * bk;
+            }
+        }
+        x[i0..i0 + B].copy_from_slice(&acc);
+        i0 += B;
+    }
+    if i0 < rows {
+        let m = rows - i0;
+        let mut acc = [0.0f64; B];
+        for (k, &bk) in b.iter().enumerate().take(cols) {
+            let col = &at[k * rows + i0..k * rows + rows];
+            for r in 0..m {
+                acc[r] += col[r] * bk;
+            }
+        }
+        x[i0..].copy_from_slice(&acc[..m]);
+    }
+}
+
+/// The transpose of a dense row-major `rows × cols` matrix (row-major `cols × rows`).
+pub fn transpose_dense(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    assert_eq!(a.len(), rows * cols, "transpose_dense: matrix size");
+    let mut t = vec![0.0; a.len()];
+    const T: usize = 32;
+    for i0 in (0..rows).step_by(T) {
+        for j0 in (0..cols).step_by(T) {
+            for i in i0..(i0 + T).min(rows) {
+                for j in j0..(j0 + T).min(cols) {
+                    t[j * rows + i] = a[i * cols + j];
+                }
+            }
+        }
+    }
+    t
 }

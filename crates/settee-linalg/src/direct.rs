@@ -430,6 +430,22 @@ impl DirectSolver {
         for j in 0..n {
             out[j * n + j] = 1.0;
         }
+        if let (Symbolic::Ldlt(s), Numeric::Ldlt) = (&self.symbolic, &self.numeric) {
+            // Unit columns: the forward substitution skips the supernodes a column cannot reach
+            // (same bits as the full solve, see `LdlSymbolic::solve_unit_in_place`).
+            let mut position = vec![0usize; n];
+            for (k, &p) in s.perm().iter().enumerate() {
+                position[p] = k;
+            }
+            let mut work = vec![0.0f64; s.solve_workspace_len()];
+            for (j, col) in out.chunks_exact_mut(n).enumerate() {
+                s.solve_unit_in_place(&self.ldl, position[j], col, &mut work);
+            }
+            if out.iter().any(|v| !v.is_finite()) {
+                return Err(LinalgError::Singular("non-finite solution".into()));
+            }
+            return Ok(out);
+        }
         self.solve_many_in_place(&mut out, n)?;
         Ok(out)
     }

@@ -625,34 +625,61 @@ impl LdlSymbolic {
     /// Solves `A x = b` in place (`rhs.len() == n`, checked by the caller;
     /// `work.len() >= solve_workspace_len()`).
     pub(crate) fn solve_in_place(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64]) {
+        self.solve_dispatch(num, rhs, work, None)
+    }
+
+    /// [`Self::solve_in_place`] for a right-hand side that is zero (`+0.0`) except at the
+    /// permuted position `q` (`rhs[perm[q]]`), as for the unit columns of a dense inverse. The
+    /// forward substitution then only visits the supernodes on the elimination-tree path from
+    /// the one holding `q` to its root: on every other supernode `y` stays `+0.0` and its
+    /// updates subtract `+0.0`, which changes no bit, so the result is that of
+    /// [`Self::solve_in_place`].
+    pub(crate) fn solve_unit_in_place(&self, num: &LdlNumeric, q: usize, rhs: &mut [f64], work: &mut [f64]) {
+        self.solve_dispatch(num, rhs, work, Some(q))
+    }
+
+    fn solve_dispatch(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64], unit: Option<usize>) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU supports AVX2 (checked just above).
-                return unsafe { self.solve_avx2(num, rhs, work) };
+                return unsafe { self.solve_avx2(num, rhs, work, unit) };
             }
         }
-        self.solve_impl(num, rhs, work)
+        self.solve_impl(num, rhs, work, unit)
     }
 
     /// [`Self::solve_impl`] compiled with AVX2 enabled (bitwise the same
     /// result, see [`Self::factorize_avx2`]).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn solve_avx2(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64]) {
-        self.solve_impl(num, rhs, work)
+    unsafe fn solve_avx2(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64], unit: Option<usize>) {
+        self.solve_impl(num, rhs, work, unit)
     }
 
     #[inline(always)]
-    fn solve_impl(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64]) {
+    fn solve_impl(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64], unit: Option<usize>) {
         let (x, tmp) = work.split_at_mut(self.n);
         for (xi, &p) in x.iter_mut().zip(&self.perm) {
             *xi = rhs[p];
         }
         let ns = self.sn_ptr.len() - 1;
+        // With a unit right-hand side: the next supernode of the path (`ns` once past the root).
+        let mut on_path = unit.map(|q| self.col2sn[q]);
         // L y = b' (unit lower): per supernode, the dense triangle, then the
         // rows below it accumulated in `tmp` and scattered.
         for s in 0..ns {
+            if let Some(p) = on_path {
+                if p >= ns {
+                    break;
+                }
+                if s != p {
+                    continue;
+                }
+                let pat = &self.rows[self.row_ptr[s]..self.row_ptr[s + 1]];
+                let cs = self.sn_ptr[s + 1] - self.sn_ptr[s];
+                on_path = Some(pat[cs..].iter().map(|&r| self.col2sn[r]).min().unwrap_or(ns));
+            }
             let (f, l) = (self.sn_ptr[s], self.sn_ptr[s + 1]);
             let cs = l - f;
             let pat = &self.rows[self.row_ptr[s]..self.row_ptr[s + 1]];
@@ -1218,7 +1245,7 @@ mod tests {
             let mut x1 = b.clone();
             sym.solve_in_place(&dispatched, &mut x1, &mut work);
             let mut x2 = b.clone();
-            sym.solve_impl(&baseline, &mut x2, &mut work);
+            sym.solve_impl(&baseline, &mut x2, &mut work, None);
             assert_eq!(bits(&x1), bits(&x2));
             // and it solves the system
             let mut r = vec![0.0; n];

@@ -515,3 +515,38 @@ fn fem_grid_indefinite_ldlt_works_llt_refuses() {
         );
     }
 }
+
+/// The dense inverse (unit columns, pruned forward substitution) has the same bits as full
+/// solves of the unit columns, and the transposed dense product the same bits as the plain
+/// row-by-row dot product.
+#[test]
+fn dense_inverse_and_product_match_plain_loops_bitwise() {
+    for (nx, ny, nz) in [(2, 2, 3), (3, 4, 5)] {
+        let a = hex_grid_matrix(nx, ny, nz, 0.5);
+        let n = a.nrows();
+        let mut s = DirectSolver::new(DirectKind::Llt, Ordering::Amd);
+        s.factorize(&a).unwrap();
+        let inv = s.dense_inverse().unwrap();
+        for j in 0..n {
+            let mut e = vec![0.0; n];
+            e[j] = 1.0;
+            s.solve_in_place(&mut e).unwrap();
+            let got: Vec<u64> = inv[j * n..(j + 1) * n].iter().map(|v| v.to_bits()).collect();
+            let want: Vec<u64> = e.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "column {j}");
+        }
+        let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.71).cos()).collect();
+        let mut plain = vec![0.0; n];
+        for (i, p) in plain.iter_mut().enumerate() {
+            let mut acc = 0.0;
+            for k in 0..n {
+                acc += inv[i * n + k] * b[k];
+            }
+            *p = acc;
+        }
+        let t = settee_linalg::transpose_dense(&inv, n, n);
+        let mut x = vec![0.0; n];
+        settee_linalg::gemv_transposed(&t, n, n, &b, &mut x);
+        assert_eq!(x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+}

@@ -7,6 +7,7 @@
 //! arithmetic and are public, so they can be tested (and reused) on plain CRS matrices through
 //! [`space::AssembledSpace`].
 
+pub mod btd;
 pub mod cg;
 mod common;
 pub mod composite;
@@ -29,6 +30,7 @@ pub use space::{AssembledSpace, GraphSpace, VectorSpace};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.register(&btd::CLASS);
     f.register(&cg::CLASS);
     f.register(&pcg::CLASS);
     f.register(&minres::CLASS);

@@ -5,7 +5,7 @@ use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::{component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
-use settee_linalg::{dense_inverse, MatrixBuilder};
+use settee_linalg::{dense_inverse, gemv_transposed, transpose_dense, MatrixBuilder};
 
 use crate::common::{step_error, unsupported, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
 use crate::preconditioner::Preconditioner;
@@ -34,7 +34,8 @@ pub static PRECOMPUTED_LINEAR_SOLVER: ComponentClass = ComponentClass {
 #[derive(Default)]
 pub struct PrecomputedLinearSolver {
     me: Option<ComponentId>,
-    /// Dense inverse, column-major (`n × n`).
+    /// Transpose of the stored dense inverse (`minv_t[k·n + i]` = entry `(i, k)` used for row `i`
+    /// of the product), laid out for [`gemv_transposed`].
     minv: Vec<f64>,
     n: usize,
     b: Vec<f64>,
@@ -59,7 +60,8 @@ impl settee_core::component::LinearSolver for PrecomputedLinearSolver {
         if self.minv.is_empty() {
             let mut builder = MatrixBuilder::new(scope.size);
             mech::assemble(scene, scope, factors, &mut builder)?;
-            self.minv = dense_inverse(builder.matrix()).map_err(|e| step_error(scene, self.me, format!("inverting the first step's system matrix failed: {e}")).hint("the system matrix must be symmetric positive definite"))?;
+            let minv = dense_inverse(builder.matrix()).map_err(|e| step_error(scene, self.me, format!("inverting the first step's system matrix failed: {e}")).hint("the system matrix must be symmetric positive definite"))?;
+            self.minv = transpose_dense(&minv, scope.size, scope.size);
             self.n = scope.size;
         }
         if scope.size != self.n {
@@ -68,15 +70,9 @@ impl settee_core::component::LinearSolver for PrecomputedLinearSolver {
         mech::gather(scene, scope, rhs, &mut self.b);
         self.x.clear();
         self.x.resize(self.n, 0.0);
-        // x = Minv·b, row by row; Minv is symmetric, so row i is column i of the stored inverse.
-        for (i, xi) in self.x.iter_mut().enumerate() {
-            let row = &self.minv[i * self.n..(i + 1) * self.n];
-            let mut s = 0.0;
-            for (m, b) in row.iter().zip(&self.b) {
-                s += m * b;
-            }
-            *xi = s;
-        }
+        // x = Minv·b, row by row (Minv is symmetric, so row i is column i of the inverse as
+        // computed); each x_i is summed in column order, as the plain dot product.
+        gemv_transposed(&self.minv, self.n, self.n, &self.b, &mut self.x);
         mech::scatter(scene, scope, solution, &self.x);
         Ok(())
     }

@@ -5,6 +5,8 @@
 //!
 //! * `RegularGridTopology` (with volume): the grid's `findCube`, else `findNearestCube`, on the
 //!   grid geometry (origin and steps, not the state's positions);
+//! * `SparseGridTopology`, `SparseGridRamificationTopology`: the sparse grid's `findCube`, else
+//!   `findNearestCube`, through the lookup tables the topology publishes (Data `cellLocator`);
 //! * dynamic containers (`…SetTopologyContainer`): the first non-empty of hexahedra, tetrahedra,
 //!   quads, triangles, edges, searched through SOFA's spatial hash;
 //! * anything else (`MeshTopology`, `GridTopology`, …): the Mesh mapper's exhaustive search over
@@ -18,7 +20,7 @@
 use std::collections::HashMap;
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId, TemplateRule, VecId};
 
 use crate::common::{add, check_len, check_layouts, cross, dot, invert3, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, M3, V3, INPUT, MAPPING_DATA, OUTPUT};
@@ -57,6 +59,7 @@ pub enum MapperKind {
     #[default]
     None,
     RegularGrid,
+    SparseGrid,
     Mesh,
     HexahedronSet,
     TetrahedronSet,
@@ -442,6 +445,27 @@ impl GridGeometry {
         x + self.n[0] * (y + self.n[1] * z)
     }
 
+    /// SOFA's `findCube`: the cell `(ix, iy, iz)` containing `pos` (each `floor` of the grid
+    /// coordinate in `0..=n-2`) and the local coordinates, `None` outside the grid.
+    pub fn find(&self, pos: V3) -> Option<([usize; 3], V3)> {
+        let p = sub(pos, self.p0);
+        let steps = [[self.d[0], 0.0, 0.0], [0.0, self.d[1], 0.0], [0.0, 0.0, self.d[2]]];
+        let mut cellc = [0usize; 3];
+        let mut f = [0.0; 3];
+        for a in 0..3 {
+            let s = steps[a];
+            let inv2 = 1.0 / dot(s, s);
+            let g = dot(p, s) * inv2;
+            let i = g.floor();
+            if !(i >= 0.0 && i <= self.n[a] as f64 - 2.0) {
+                return None;
+            }
+            cellc[a] = i as usize;
+            f[a] = g - i;
+        }
+        Some((cellc, f))
+    }
+
     /// SOFA's `findCube`, then `findNearestCube`: the cell `(ix, iy, iz)` and the local coordinates.
     pub fn locate(&self, pos: V3) -> ([usize; 3], V3) {
         let p = sub(pos, self.p0);
@@ -517,6 +541,147 @@ fn grid_mapper(g: &GridGeometry, xout: &[V3]) -> Located {
     (locs, stencils)
 }
 
+// ----- SparseGrid mapper ------------------------------------------------------------------------
+
+/// Name of the Data in which the sparse-grid topologies publish their cell lookup tables.
+const SPARSE_LOCATOR: &str = "cellLocator";
+
+/// A sparse grid's point location (SOFA's `findCube`, then `findNearestCube`), read from the
+/// topology's `cellLocator` Data (written by settee-topology's `CellLocator::to_reals`):
+///
+/// * find: the cell of `lookup` containing the point, mapped to a hexahedron by `cells`; the
+///   coordinates are the point's cell coordinates in `fractions` when given and the point lies
+///   in it, else in `lookup`;
+/// * nearest: the candidate `(c0, c6, hexahedron)` whose centre `(c0 + c6)/2` is strictly
+///   nearest in single precision (starting from 99999999), else `fallback`; coordinates
+///   `(p - c0)/(c6 - c0)`, or the clamped cell coordinates in `fractions` when given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SparseLocator {
+    pub lookup: GridGeometry,
+    pub fractions: Option<GridGeometry>,
+    pub cells: Vec<Option<usize>>,
+    pub fallback: Option<(V3, V3, usize)>,
+    pub nearest: Vec<(V3, V3, usize)>,
+}
+
+impl SparseLocator {
+    /// Decodes the flat encoding (format 1): format, fractions flag, lookup grid (`n`, `p0`, `d`),
+    /// fractions grid, cell count and cells (`-1`: none), fallback flag and fallback triple,
+    /// candidate count and candidates.
+    pub fn parse(v: &[f64]) -> Result<SparseLocator, String> {
+        let mut at = 0usize;
+        let mut next = |what: &str| -> Result<f64, String> {
+            let x = v.get(at).copied().ok_or_else(|| format!("the cell lookup tables end early (reading {what})"))?;
+            at += 1;
+            Ok(x)
+        };
+        let index = |x: f64, what: &str| -> Result<usize, String> {
+            if x >= 0.0 && x.fract() == 0.0 && x < 9.0e15 {
+                Ok(x as usize)
+            } else {
+                Err(format!("invalid {what} {x} in the cell lookup tables"))
+            }
+        };
+        if next("the format")? != 1.0 {
+            return Err("unknown format of the cell lookup tables".into());
+        }
+        let has_fractions = next("the fractions flag")? != 0.0;
+        let grid = |next: &mut dyn FnMut(&str) -> Result<f64, String>| -> Result<GridGeometry, String> {
+            let mut n = [0usize; 3];
+            for a in &mut n {
+                *a = index(next("a resolution")?, "resolution")?;
+            }
+            let mut g = GridGeometry { n, p0: [0.0; 3], d: [0.0; 3] };
+            for c in 0..3 {
+                g.p0[c] = next("an origin")?;
+            }
+            for c in 0..3 {
+                g.d[c] = next("a step")?;
+            }
+            Ok(g)
+        };
+        let lookup = grid(&mut next)?;
+        let fractions = grid(&mut next)?;
+        let count = index(next("the cell count")?, "cell count")?;
+        let cells_needed = lookup.n.iter().map(|&a| a.saturating_sub(1)).product::<usize>();
+        if lookup.n.iter().any(|&a| a < 2) || count != cells_needed {
+            return Err(format!("the lookup grid {:?} does not match its {count} cells", lookup.n));
+        }
+        let mut cells = Vec::with_capacity(count);
+        for _ in 0..count {
+            let c = next("a cell")?;
+            cells.push(if c < 0.0 { None } else { Some(index(c, "hexahedron")?) });
+        }
+        let triple = |next: &mut dyn FnMut(&str) -> Result<f64, String>| -> Result<(V3, V3, usize), String> {
+            let mut c0 = [0.0; 3];
+            let mut c6 = [0.0; 3];
+            for x in &mut c0 {
+                *x = next("a corner")?;
+            }
+            for x in &mut c6 {
+                *x = next("a corner")?;
+            }
+            Ok((c0, c6, index(next("a hexahedron")?, "hexahedron")?))
+        };
+        let fallback = if next("the fallback flag")? != 0.0 { Some(triple(&mut next)?) } else { None };
+        let nb = index(next("the candidate count")?, "candidate count")?;
+        let mut nearest = Vec::with_capacity(nb.min(v.len()));
+        for _ in 0..nb {
+            nearest.push(triple(&mut next)?);
+        }
+        if has_fractions && fractions.n.iter().any(|&a| a < 2) {
+            return Err(format!("the coordinate grid {:?} has an axis with fewer than 2 points", fractions.n));
+        }
+        Ok(SparseLocator { lookup, fractions: has_fractions.then_some(fractions), cells, fallback, nearest })
+    }
+
+    /// The hexahedron containing `p` and the coordinates of `p` in it (SOFA's `findCube`).
+    pub fn find(&self, p: V3) -> Option<(usize, V3)> {
+        let (c, mut f) = self.lookup.find(p)?;
+        let h = self.cells[c[0] + (self.lookup.n[0] - 1) * (c[1] + (self.lookup.n[1] - 1) * c[2])]?;
+        if let Some((_, f2)) = self.fractions.as_ref().and_then(|g| g.find(p)) {
+            f = f2;
+        }
+        Some((h, f))
+    }
+
+    /// The nearest boundary hexahedron and the coordinates of `p` (SOFA's `findNearestCube`).
+    pub fn find_nearest(&self, p: V3) -> Option<(usize, V3)> {
+        let mut best = self.fallback?;
+        let mut lgmin = 99_999_999.0f32;
+        for cand in &self.nearest {
+            let centre = [(cand.0[0] + cand.1[0]) * 0.5, (cand.0[1] + cand.1[1]) * 0.5, (cand.0[2] + cand.1[2]) * 0.5];
+            let lg = norm(sub(p, centre)) as f32;
+            if lg < lgmin {
+                lgmin = lg;
+                best = *cand;
+            }
+        }
+        let f = match &self.fractions {
+            Some(g) => g.locate(p).1,
+            None => {
+                let (r, d) = (sub(p, best.0), sub(best.1, best.0));
+                [r[0] / d[0], r[1] / d[1], r[2] / d[2]]
+            }
+        };
+        Some((best.2, f))
+    }
+}
+
+fn sparse_grid_mapper(loc: &SparseLocator, mesh: &MeshData, xout: &[V3]) -> SimResult<Located> {
+    let mut locs = Vec::with_capacity(xout.len());
+    let mut stencils = Vec::with_capacity(xout.len());
+    for &p in xout {
+        let Some((h, f)) = loc.find(p).or_else(|| loc.find_nearest(p)) else {
+            return Err(SimError::new(format!("point {p:?} could not be located in the sparse grid")));
+        };
+        let hexa = mesh.hexahedra.get(h).ok_or_else(|| SimError::new(format!("the sparse grid's lookup refers to hexahedron {h} but it has {}", mesh.hexahedra.len())))?;
+        locs.push(Location { element: h, coords: f });
+        stencils.push(hexa_stencil_mesh(*hexa, f));
+    }
+    Ok((locs, stencils))
+}
+
 impl BarycentricMapping {
     /// A mapping with given stencils (for tests and programmatic use).
     pub fn with_stencils(input: StateId, output: StateId, n_in: usize, stencils: Vec<Vec<(usize, f64)>>) -> BarycentricMapping {
@@ -537,6 +702,11 @@ impl BarycentricMapping {
     /// Locates `xout` with a dynamic-container mapper (spatial hash).
     pub fn locate_in_set(kind: MapperKind, mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
         set_mapper(kind, mesh, xin, xout)
+    }
+
+    /// Locates `xout` in a sparse grid (hexahedra `mesh`, lookup tables `loc`).
+    pub fn locate_in_sparse_grid(loc: &SparseLocator, mesh: &MeshData, xout: &[V3]) -> SimResult<Located> {
+        sparse_grid_mapper(loc, mesh, xout)
     }
 
     /// Locates `xout` in a regular grid.
@@ -600,7 +770,19 @@ impl Component for BarycentricMapping {
             let g = grid_geometry(cx, topo, &mesh).map_err(|e| cx.error(e.0.message.clone()))?;
             Ok(grid_mapper(&g, &xout))
         } else if class.starts_with("SparseGrid") {
-            return Err(SimError::unsupported(format!("BarycentricMapping over a {class} (SparseGrid mapper) is not supported yet")));
+            self.mapper = MapperKind::SparseGrid;
+            let entry = cx.scene.entry(topo);
+            let Some(field) = entry.data.field(SPARSE_LOCATOR) else {
+                return Err(SimError::unsupported(format!("BarycentricMapping over a {class}: this sparse grid provides no cell lookup (SparseGrid mapper)")));
+            };
+            let Value::Reals { v, .. } = &field.value else {
+                return Err(cx.error(format!("{}: its Data '{SPARSE_LOCATOR}' is not a list of reals", entry.label())));
+            };
+            if mesh.hexahedra.is_empty() {
+                return Err(cx.error(format!("{} has no hexahedra: points cannot be located in it", entry.label())).hint("check the sparse grid's surface, n, min and max"));
+            }
+            let locator = SparseLocator::parse(v).map_err(|e| cx.error(format!("{}: {e}", entry.label())))?;
+            sparse_grid_mapper(&locator, &mesh, &xout)
         } else if class.ends_with("SetTopologyContainer") {
             self.mapper = if !mesh.hexahedra.is_empty() {
                 MapperKind::HexahedronSet
@@ -627,12 +809,7 @@ impl Component for BarycentricMapping {
         Ok(())
     }
 
-    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
-        Some(self)
-    }
-    fn mapping_ref(&self) -> Option<&dyn Mapping> {
-        Some(self)
-    }
+    settee_core::mapping_role!();
 }
 
 fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {

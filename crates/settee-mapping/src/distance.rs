@@ -304,12 +304,7 @@ impl Component for DistanceMapping {
         apply_at_init(self, cx.scene, rest)
     }
 
-    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
-        Some(self)
-    }
-    fn mapping_ref(&self) -> Option<&dyn Mapping> {
-        Some(self)
-    }
+    settee_core::mapping_role!();
 }
 
 impl Mapping for DistanceMapping {

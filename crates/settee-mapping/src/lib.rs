@@ -11,6 +11,7 @@
 //! is accepted and does nothing: Settee does not render.
 
 pub mod barycentric;
+pub mod beam_linear;
 pub mod common;
 pub mod distance;
 pub mod identity;
@@ -29,6 +30,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&subset::CLASS);
     f.register(&barycentric::CLASS);
     f.register(&rigid::CLASS);
+    f.register(&beam_linear::CLASS);
     f.register(&distance::DISTANCE_CLASS);
     f.register(&distance::DISTANCE_MULTI_CLASS);
     f.register(&distance::SQUARE_DISTANCE_CLASS);

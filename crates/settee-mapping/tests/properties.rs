@@ -3,12 +3,13 @@
 //! * adjointness `⟨J·v, f⟩ = ⟨v, Jᵀ·f⟩` (`apply_j` against `apply_jt`);
 //! * the assembled Jacobian equals `apply_j`;
 //! * `apply_j` equals the central finite difference of `apply`;
-//! * `apply_djt` equals the finite difference of `Jᵀ(x)·f` (geometric stiffness, `Exact`).
+//! * `apply_djt` equals the finite difference of `Jᵀ(x)·f` (geometric stiffness, `Exact`);
+//! * constraint rows carried up (`apply_jt_constraints`) satisfy `(Jᵀr)·v = r·(J·v)` row by row.
 
 use proptest::prelude::*;
 use settee_core::component::Mapping;
 use settee_core::types::{quat_from_euler, rigid3_integrate};
-use settee_core::{Layout, StateId};
+use settee_core::{ConstraintRows, Layout, StateId};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::distance::{DistanceMapping, Kind};
@@ -73,6 +74,32 @@ fn check_linear_parts(m: &mut dyn Mapping, n_out: usize, dsizes: &[usize], v: &[
     Ok(())
 }
 
+/// Two constraint rows on the output (one dense, one on every other DOF, both from `f`) carried up
+/// to the inputs: each must satisfy `Σ_i (J_iᵀ r)·v_i = r·(J·v)`.
+fn check_constraint_rows(m: &mut dyn Mapping, out_ds: usize, in_ds: &[usize], v: &[Vec<f64>], f: &[f64]) -> Result<(), TestCaseError> {
+    let mut out = ConstraintRows::new(out_ds);
+    let n_out = f.len() / out_ds;
+    for d in 0..n_out {
+        out.add(0, d, &f[d * out_ds..d * out_ds + out_ds]);
+        if d % 2 == 1 {
+            let rev: Vec<f64> = f[d * out_ds..d * out_ds + out_ds].iter().rev().copied().collect();
+            out.add(5, d, &rev);
+        }
+    }
+    let mut ins: Vec<ConstraintRows> = in_ds.iter().map(|&ds| ConstraintRows::new(ds)).collect();
+    {
+        let mut refs: Vec<&mut ConstraintRows> = ins.iter_mut().collect();
+        m.apply_jt_constraints(&mut refs, &out).unwrap();
+    }
+    let jv_out = jv(m, f.len(), v);
+    for row in [0, 5] {
+        let lhs: f64 = ins.iter().zip(v).map(|(c, vi)| c.row_dot(row, vi)).sum();
+        let rhs = out.row_dot(row, &jv_out);
+        prop_assert!((lhs - rhs).abs() <= 1e-10 * (1.0 + lhs.abs().max(rhs.abs())), "row {row}: (Jᵀr)·v = {lhs} but r·(Jv) = {rhs}");
+    }
+    Ok(())
+}
+
 fn vec_strategy(n: usize, r: f64) -> impl Strategy<Value = Vec<f64>> {
     prop::collection::vec(-r..r, n)
 }
@@ -106,6 +133,7 @@ proptest! {
         let mut m = IdentityMapping::between(S0, Layout::Vec3, S1, Layout::Vec3, 4);
         let out = apply(&mut m, 12, std::slice::from_ref(&x));
         prop_assert_eq!(&out, &x);
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
         check_linear_parts(&mut m, 12, &[12], &[v], &f)?;
     }
 
@@ -115,6 +143,7 @@ proptest! {
         let mut m = IdentityMapping::between(S0, Layout::Rigid3, S1, Layout::Vec3, 3);
         let out = apply(&mut m, 9, &[x]);
         prop_assert_eq!(&out, &c);
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
         check_linear_parts(&mut m, 9, &[18], &[v], &f)?;
     }
 
@@ -191,6 +220,7 @@ proptest! {
             prop_assert!((r - (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt()).abs() < 1e-10);
         }
         check_linear_parts(&mut m, 15, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
         // apply_j = d/dε apply(x ⊕ εv) (world-frame rotation increments).
         let h = 1e-6;
         let jv0 = jv(&mut m, 15, std::slice::from_ref(&v));
@@ -236,6 +266,7 @@ proptest! {
             prop_assert!((out[i] - expected).abs() < 1e-12 * (1.0 + expected.abs()));
         }
         check_linear_parts(&mut m, 4, &[15], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 1, &[3], std::slice::from_ref(&v), &f)?;
         check_fd(&mut m, &[x], &[v], &[dx], &f, &[15], 4)?;
     }
 

@@ -276,18 +276,7 @@ impl Component for FEMMass {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
-    fn mass(&mut self) -> Option<&mut dyn Mass> {
-        Some(self)
-    }
-    fn mass_ref(&self) -> Option<&dyn Mass> {
-        Some(self)
-    }
+    settee_core::mass_role!();
 }
 
 impl ForceField for FEMMass {
@@ -331,13 +320,17 @@ impl Mass for FEMMass {
     /// `res_i += (factor·M_ij)·dx_j` entry by entry.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
         for (i, row) in &self.rows {
+            // The node's three sums stay in registers over its row (same order of additions).
+            let a = 3 * i;
+            let mut s = [res[a], res[a + 1], res[a + 2]];
             for &(j, m) in row {
                 let v = factor * m;
-                let (a, b) = (3 * i, 3 * j);
-                res[a] += v * dx[b];
-                res[a + 1] += v * dx[b + 1];
-                res[a + 2] += v * dx[b + 2];
+                let d = &dx[3 * j..3 * j + 3];
+                s[0] += v * d[0];
+                s[1] += v * d[1];
+                s[2] += v * d[2];
             }
+            res[a..a + 3].copy_from_slice(&s);
         }
     }
 

@@ -181,18 +181,7 @@ mod tests {
             self.m = cx.data().real("m");
             Ok(())
         }
-        fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-            Some(self)
-        }
-        fn force_field_ref(&self) -> Option<&dyn ForceField> {
-            Some(self)
-        }
-        fn mass(&mut self) -> Option<&mut dyn Mass> {
-            Some(self)
-        }
-        fn mass_ref(&self) -> Option<&dyn Mass> {
-            Some(self)
-        }
+        settee_core::mass_role!();
     }
 
     impl ForceField for TestCoupledMass {

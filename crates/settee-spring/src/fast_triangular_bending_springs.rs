@@ -198,12 +198,7 @@ impl Component for FastTriangularBendingSprings {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 fn check(springs: &[EdgeSpring], n: usize) -> SimResult {

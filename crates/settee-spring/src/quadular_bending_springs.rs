@@ -147,12 +147,7 @@ impl Component for QuadularBendingSprings {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 fn check(springs: &[QuadSpring], n: usize) -> SimResult {

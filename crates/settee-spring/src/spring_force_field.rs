@@ -289,12 +289,7 @@ impl Component for SpringForceField {
         self.check_bounds(n1, n2).map_err(|e| cx.error(e.0.message).hint("spring indices are 0-based DOF indices of object1 (first) and object2 (second)"))
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 impl ForceField for SpringForceField {

@@ -5,6 +5,7 @@
 //! the topological mappings ([`topological_mapping`], [`mesh2point`], orders in [`elements`]);
 //! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
+pub mod cube_topology;
 pub mod grid;
 pub mod grid_topology;
 pub mod elements;
@@ -15,6 +16,7 @@ pub mod polygon_cube;
 pub mod set_algorithms;
 pub mod set_container;
 pub mod sparse_grid;
+pub mod sparse_grid_ramification;
 pub mod topological_mapping;
 
 #[cfg(test)]
@@ -26,6 +28,7 @@ pub use grid_topology::GridTopology;
 pub use mesh_topology::MeshTopology;
 pub use set_container::{SetKind, SetTopologyContainer};
 pub use sparse_grid::SparseGridTopology;
+pub use sparse_grid_ramification::SparseGridRamificationTopology;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
@@ -37,4 +40,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register_all(&topological_mapping::CLASSES);
     f.register(&mesh2point::CLASS);
     f.register(&sparse_grid::CLASS);
+    f.register(&sparse_grid_ramification::CLASS);
+    f.register(&cube_topology::CLASS);
 }

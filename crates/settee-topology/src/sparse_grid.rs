@@ -25,6 +25,11 @@
 //!
 //! Only points and hexahedra are produced: the edge, triangle and quad lists stay empty, as in
 //! SOFA. Voxel inputs (`.raw`, `.voxel`, a VoxelLoader) and the `facets` Data are not supported.
+//!
+//! Other crates cannot call the grid's cell search, so the built grid is also published in
+//! Settee-only output Data: `cellLocator` ([`CellLocator`], read by BarycentricMapping's
+//! SparseGrid mapper) and `stiffnessCoefs`/`massCoefs` (the per-hexahedron coefficients SOFA's
+//! hexahedral FEM multiplies its element stiffness and mass by).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -285,6 +290,87 @@ impl SparseGrid {
     }
 }
 
+/// How a sparse grid locates a point for `BarycentricMapping`'s SparseGrid mapper (SOFA's
+/// `findCube`, then `findNearestCube`), in a form another crate can read from the topology's
+/// [`LOCATOR_DATA`] Data (see [`CellLocator::to_reals`]).
+///
+/// * **find**: the cell of `lookup` containing the point (floor of the grid coordinates, each in
+///   `0..=n-2`), mapped to a hexahedron by `cells` (`None`: not found). The coordinates in the
+///   hexahedron are the point's fractional grid coordinates in `fractions` if given and the
+///   point lies in that grid, else in `lookup`.
+/// * **nearest**: among `nearest` (corner 0, corner 6, hexahedron) the first whose centre
+///   `(c0 + c6)/2` is strictly nearest in single precision (from 99999999), else `fallback`
+///   (the first hexahedron; `None` for an empty grid, where nothing can be located);
+///   the coordinates are `(p - c0)/(c6 - c0)`, or with `fractions` the clamped cell
+///   coordinates in that grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellLocator {
+    pub lookup: RegularGridGeometry,
+    pub cells: Vec<Option<usize>>,
+    pub fractions: Option<RegularGridGeometry>,
+    pub nearest: Vec<(Vec3, Vec3, usize)>,
+    pub fallback: Option<(Vec3, Vec3, usize)>,
+}
+
+/// Name of the (Settee-only, output) Data holding a sparse grid's [`CellLocator`].
+pub const LOCATOR_DATA: &str = "cellLocator";
+
+/// Names of the (Settee-only, output) Data holding the per-hexahedron stiffness and mass
+/// coefficients (single-precision values widened), for the hexahedral FEM.
+pub const COEF_DATA: [&str; 2] = ["stiffnessCoefs", "massCoefs"];
+
+impl CellLocator {
+    /// Flat encoding: `1` (format), `0`/`1` (fractions grid absent/present), the lookup grid
+    /// (`n`, `p0`, `d`: 9 reals), the fractions grid (9 reals, zeros if absent), the number of
+    /// lookup cells and for each the hexahedron or `-1`, `0`/`1` fallbacks and the fallback as
+    /// (`c0`, `c6`, hexahedron), the number of nearest candidates and each as (`c0`, `c6`,
+    /// hexahedron).
+    pub fn to_reals(&self) -> Vec<f64> {
+        let grid = |g: &RegularGridGeometry, out: &mut Vec<f64>| {
+            out.extend(g.n.iter().map(|&a| a as f64));
+            out.extend_from_slice(&g.p0);
+            out.extend_from_slice(&g.d);
+        };
+        let mut v = vec![1.0, if self.fractions.is_some() { 1.0 } else { 0.0 }];
+        grid(&self.lookup, &mut v);
+        match &self.fractions {
+            Some(g) => grid(g, &mut v),
+            None => v.extend([0.0; 9]),
+        }
+        v.push(self.cells.len() as f64);
+        v.extend(self.cells.iter().map(|c| c.map_or(-1.0, |h| h as f64)));
+        let triple = |t: &(Vec3, Vec3, usize), out: &mut Vec<f64>| {
+            out.extend_from_slice(&t.0);
+            out.extend_from_slice(&t.1);
+            out.push(t.2 as f64);
+        };
+        v.push(if self.fallback.is_some() { 1.0 } else { 0.0 });
+        if let Some(f) = &self.fallback {
+            triple(f, &mut v);
+        }
+        v.push(self.nearest.len() as f64);
+        for t in &self.nearest {
+            triple(t, &mut v);
+        }
+        v
+    }
+}
+
+impl SparseGrid {
+    /// The locator of this grid: its own regular grid and cells, its BOUNDARY cells as nearest
+    /// candidates.
+    pub fn locator(&self) -> CellLocator {
+        let corners = |h: usize| (self.points[self.hexahedra[h][0]], self.points[self.hexahedra[h][6]], h);
+        CellLocator {
+            lookup: self.regular,
+            cells: self.regular_to_sparse.clone(),
+            fractions: None,
+            nearest: (0..self.hexahedra.len()).filter(|&h| self.types[h] == CellType::Boundary).map(corners).collect(),
+            fallback: (!self.hexahedra.is_empty()).then(|| corners(0)),
+        }
+    }
+}
+
 /// Hexahedra and sorted points of the given cells.
 fn assemble(n: [usize; 3], min: Vec3, max: Vec3, regular: RegularGridGeometry, cells: &[(usize, CellType)], coefs: Vec<f32>) -> SparseGrid {
     let corners: Vec<[Vec3; 8]> = cells
@@ -434,7 +520,63 @@ fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Res
     Ok(types)
 }
 
-static SPARSE_DATA: &[DataDecl] = &[
+/// The surface a sparse grid voxelises: the OBJ file of `filename`, else the `position` +
+/// `triangles`/`quads` Data.
+pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
+    let d = cx.data();
+    if !d.str("facets").trim().is_empty() {
+        return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label())).hint("give the surface as a file, or as position + triangles/quads"));
+    }
+    let file = d.str("filename").trim().to_string();
+    if !file.is_empty() {
+        let lower = file.to_lowercase();
+        if lower.ends_with(".raw") || lower.ends_with(".voxel") {
+            return Err(SimError::unsupported(format!("{}: voxel files ('{file}') are not supported", cx.label())).hint("use a surface mesh (.obj)"));
+        }
+        if !lower.ends_with(".obj") {
+            return Err(SimError::unsupported(format!("{}: reading '{file}' is not supported (only .obj surfaces)", cx.label())).hint("convert the surface to OBJ"));
+        }
+        let path = cx.resolve_file(&file)?;
+        return read_obj_surface(&path).map_err(|e| cx.error(e));
+    }
+    let vertices = points_from_flat(d.reals("position"), 3);
+    if vertices.is_empty() {
+        return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
+    }
+    let mut facets: Vec<Vec<usize>> = group::<3>(d.indices("triangles")).iter().map(|t| t.to_vec()).collect();
+    facets.extend(group::<4>(d.indices("quads")).iter().map(|q| q.to_vec()));
+    Ok(Surface { vertices, facets })
+}
+
+/// The grid parameters of the Data (`n` clamped to at least 2 per axis, as SOFA's `init` does)
+/// and `nbVirtualFinerLevels`.
+pub(crate) fn finest_params(cx: &InitCtx) -> (FinestParams, u32) {
+    let d = cx.data();
+    let nr = d.reals("n");
+    let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
+    let levels = d.int("nbVirtualFinerLevels").max(0) as u32;
+    let params = FinestParams {
+        n,
+        min: d.vec3("min"),
+        max: d.vec3("max"),
+        cell_width: d.real("cellWidth"),
+        fill_weighted: d.bool("fillWeighted"),
+        only_inside_cells: d.bool("onlyInsideCells"),
+    };
+    (params, levels)
+}
+
+/// The parameters of the virtual finest level: `(n-1)·2^levels + 1` points per axis, the same
+/// `min`, `max` and `fillWeighted`, the other Data at their defaults (SOFA copies only those).
+pub(crate) fn virtual_finest_params(cx: &InitCtx, p: &FinestParams, levels: u32) -> SimResult<FinestParams> {
+    let scale = 1usize.checked_shl(levels).filter(|s| p.n.iter().all(|&a| (a - 1).checked_mul(*s).is_some_and(|v| v < 1 << 12)));
+    let Some(scale) = scale else {
+        return Err(cx.error(format!("nbVirtualFinerLevels = {levels} makes the finest grid too large")));
+    };
+    Ok(FinestParams { n: p.n.map(|a| (a - 1) * scale + 1), cell_width: 0.0, only_inside_cells: false, ..*p })
+}
+
+pub(crate) static SPARSE_DATA: &[DataDecl] = &[
     decl_alias("filename", &["fileTopology"], FileName, "", "surface mesh (.obj) to voxelise"),
     decl("fillWeighted", Bool, "true", "weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells"),
     decl("onlyInsideCells", Bool, "false", "keep only the inside cells (drop the boundary cells)"),
@@ -448,6 +590,14 @@ static SPARSE_DATA: &[DataDecl] = &[
     decl("marchingCubeStep", Int, "1", "voxel input: marching-cubes step (not supported)"),
     decl("convolutionSize", Int, "0", "voxel input: smoothing kernel size (not supported)"),
     decl("facets", Str, "", "input surface facets (not supported: use a file or position + triangles/quads)"),
+    decl(COEF_DATA[0], Reals, "", "(output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)"),
+    decl(COEF_DATA[1], Reals, "", "(output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)"),
+    decl(
+        LOCATOR_DATA,
+        Reals,
+        "",
+        "(output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper",
+    ),
 ];
 
 pub static CLASS: ComponentClass = ComponentClass {
@@ -481,60 +631,17 @@ impl SparseGridTopology {
     }
 
     fn build(&self, cx: &InitCtx) -> SimResult<SparseGrid> {
-        let d = cx.data();
-        if !d.str("facets").trim().is_empty() {
-            return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label())).hint("give the surface as a file, or as position + triangles/quads"));
+        let surface = read_surface(cx)?;
+        let (params, levels) = finest_params(cx);
+        let mut grid = if levels == 0 {
+            SparseGrid::from_surface(&params, &surface).map_err(|e| cx.error(e))?
+        } else {
+            let fine = virtual_finest_params(cx, &params, levels)?;
+            SparseGrid::from_surface(&fine, &surface).map_err(|e| cx.error(e))?
+        };
+        for _ in 0..levels {
+            grid = grid.coarsen();
         }
-        let file = d.str("filename").trim().to_string();
-        let surface = if !file.is_empty() {
-            let lower = file.to_lowercase();
-            if lower.ends_with(".raw") || lower.ends_with(".voxel") {
-                return Err(SimError::unsupported(format!("{}: voxel files ('{file}') are not supported", cx.label())).hint("use a surface mesh (.obj)"));
-            }
-            if !lower.ends_with(".obj") {
-                return Err(SimError::unsupported(format!("{}: reading '{file}' is not supported (only .obj surfaces)", cx.label()))
-                    .hint("convert the surface to OBJ"));
-            }
-            let path = cx.resolve_file(&file)?;
-            read_obj_surface(&path).map_err(|e| cx.error(e))?
-        } else {
-            let vertices = points_from_flat(d.reals("position"), 3);
-            if vertices.is_empty() {
-                return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
-            }
-            let mut facets: Vec<Vec<usize>> = group::<3>(d.indices("triangles")).iter().map(|t| t.to_vec()).collect();
-            facets.extend(group::<4>(d.indices("quads")).iter().map(|q| q.to_vec()));
-            Surface { vertices, facets }
-        };
-        let nr = d.reals("n");
-        let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
-        let levels = d.int("nbVirtualFinerLevels").max(0) as u32;
-        let fill_weighted = d.bool("fillWeighted");
-        let params = FinestParams {
-            n,
-            min: d.vec3("min"),
-            max: d.vec3("max"),
-            cell_width: d.real("cellWidth"),
-            fill_weighted,
-            only_inside_cells: d.bool("onlyInsideCells"),
-        };
-        let grid = if levels == 0 {
-            SparseGrid::from_surface(&params, &surface)
-        } else {
-            // the virtual finest level: default Data except the resolution, min/max and fillWeighted
-            let scale = 1usize.checked_shl(levels).filter(|s| n.iter().all(|&a| (a - 1).checked_mul(*s).is_some_and(|v| v < 1 << 12)));
-            let Some(scale) = scale else {
-                return Err(cx.error(format!("nbVirtualFinerLevels = {levels} makes the finest grid too large")));
-            };
-            let fine = FinestParams { n: n.map(|a| (a - 1) * scale + 1), cell_width: 0.0, only_inside_cells: false, ..params };
-            SparseGrid::from_surface(&fine, &surface).map(|mut g| {
-                for _ in 0..levels {
-                    g = g.coarsen();
-                }
-                g
-            })
-        };
-        let grid = grid.map_err(|e| cx.error(e))?;
         if grid.hexahedra.is_empty() {
             return Err(cx.error("the sparse grid has no cell").hint("check the surface, min/max and n"));
         }
@@ -549,6 +656,9 @@ impl SparseGridTopology {
         d.set("max", Value::Reals { arity: 3, v: grid.max.to_vec() });
         d.set("position", Value::Reals { arity: 3, v: grid.points.iter().flatten().copied().collect() });
         d.set("hexahedra", Value::Indices { arity: 8, v: grid.hexahedra.iter().flatten().copied().collect() });
+        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: grid.stiffness_coefs.iter().map(|&c| c as f64).collect() });
+        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: grid.mass_coefs.iter().map(|&c| c as f64).collect() });
+        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
         self.grid = Some(grid);
     }
 }

@@ -70,6 +70,10 @@ enum Command {
         /// Number of scenes run in parallel (default: number of cores).
         #[arg(short, long)]
         jobs: Option<usize>,
+        /// SOFA's times per step (Markdown table), shown beside Settee's with their ratio.
+        /// Default: `perf/sofa-timings.md` beside the suite directory, when it exists.
+        #[arg(long)]
+        sofa_timings: Option<PathBuf>,
     },
     /// List components with their Data (type, default, help).
     Doc {
@@ -88,7 +92,9 @@ fn main() -> ExitCode {
             run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing)
         }
         Command::Check { scenes, data_dir } => check(scenes, data_dir),
-        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs } => regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs),
+        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
+            regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
+        }
         Command::Doc { component, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
             Ok(s) => {
                 print!("{s}");
@@ -226,7 +232,30 @@ fn read_scene_list(path: &std::path::Path) -> Result<Vec<String>, String> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn regress_cmd(path: PathBuf, filter: Option<String>, json: Option<PathBuf>, markdown: Option<PathBuf>, require: Option<PathBuf>, only: Option<PathBuf>, jobs: Option<usize>) -> ExitCode {
+fn regress_cmd(
+    path: PathBuf,
+    filter: Option<String>,
+    json: Option<PathBuf>,
+    markdown: Option<PathBuf>,
+    require: Option<PathBuf>,
+    only: Option<PathBuf>,
+    jobs: Option<usize>,
+    sofa_timings: Option<PathBuf>,
+) -> ExitCode {
+    let timings = match sofa_timings {
+        Some(p) => match regress::SofaTimings::load(&p) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: cannot read SOFA timings {}: {e}", p.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        None => {
+            let suite_dir = if path.is_file() { path.parent().map(|p| p.to_path_buf()).unwrap_or_default() } else { path.clone() };
+            let guess = suite_dir.join("../perf/sofa-timings.md");
+            regress::SofaTimings::load(&guess).unwrap_or_default()
+        }
+    };
     let only = match only.as_deref().map(read_scene_list).transpose() {
         Ok(o) => o,
         Err(e) => {
@@ -275,7 +304,8 @@ fn regress_cmd(path: PathBuf, filter: Option<String>, json: Option<PathBuf>, mar
     }
     let factory = settee::factory();
     let t0 = Instant::now();
-    let outcomes = regress::run_all(&factory, &jobs_list);
+    let mut outcomes = regress::run_all(&factory, &jobs_list);
+    timings.annotate(&mut outcomes);
     for o in &outcomes {
         println!("{}", regress::format_row(o));
     }

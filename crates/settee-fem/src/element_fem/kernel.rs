@@ -217,6 +217,60 @@ pub fn mat_vec_flat(k: &[f64], v: &[f64], out: &mut [f64]) {
     }
 }
 
+/// `out = K·v` from `kt` = `Kᵀ` (flat, row-major): every `out_r` is `K_r0·v_0 + K_r1·v_1 + …`
+/// summed left to right exactly as [`mat_vec_flat`] does (same bits), but the rows are computed
+/// together, one column of `K` at a time, so the sums run in vector lanes.
+#[inline(always)]
+pub fn mat_vec_flat_t(kt: &[f64], v: &[f64], out: &mut [f64]) {
+    match v.len() {
+        24 => mat_vec_flat_t_n::<24>(kt, v, out),
+        12 => mat_vec_flat_t_n::<12>(kt, v, out),
+        n => {
+            let mut acc = [0.0f64; 24];
+            let acc = &mut acc[..n];
+            for (a, &k) in acc.iter_mut().zip(&kt[..n]) {
+                *a = k * v[0];
+            }
+            for c in 1..n {
+                let vc = v[c];
+                for (a, &k) in acc.iter_mut().zip(&kt[c * n..(c + 1) * n]) {
+                    *a += k * vc;
+                }
+            }
+            out[..n].copy_from_slice(acc);
+        }
+    }
+}
+
+#[inline(always)]
+fn mat_vec_flat_t_n<const N: usize>(kt: &[f64], v: &[f64], out: &mut [f64]) {
+    let kt: &[f64] = &kt[..N * N];
+    let v: &[f64; N] = v.try_into().expect("vector length");
+    let mut acc = [0.0f64; N];
+    for r in 0..N {
+        acc[r] = kt[r] * v[0];
+    }
+    for c in 1..N {
+        let vc = v[c];
+        let col: &[f64; N] = kt[c * N..(c + 1) * N].try_into().expect("column");
+        for r in 0..N {
+            acc[r] += col[r] * vc;
+        }
+    }
+    out[..N].copy_from_slice(&acc);
+}
+
+/// The transpose of a flat square matrix of side `n`.
+pub fn transpose_flat(k: &[f64], n: usize) -> Vec<f64> {
+    let mut t = vec![0.0; n * n];
+    for r in 0..n {
+        for c in 0..n {
+            t[c * n + r] = k[r * n + c];
+        }
+    }
+    t
+}
+
 // ----- rotations -----------------------------------------------------------------------------
 
 /// How the rotation of a corotational element is computed (SOFA's `rotationMethod`).
@@ -401,8 +455,9 @@ pub fn rot_t(r: &Mat3, v: Vec3) -> Vec3 {
     ]
 }
 
-/// Linear small strain: `out = K·(x - X)`.
-pub fn linear_force(k: &[f64], x: &[Vec3], rest: &[Vec3], out: &mut [f64]) {
+/// Linear small strain: `out = K·(x - X)`; `kt` is `Kᵀ` (see [`mat_vec_flat_t`]).
+#[inline]
+pub fn linear_force(kt: &[f64], x: &[Vec3], rest: &[Vec3], out: &mut [f64]) {
     let mut d = [0.0; 24];
     let d = &mut d[..3 * x.len()];
     for (j, (p, p0)) in x.iter().zip(rest).enumerate() {
@@ -410,12 +465,12 @@ pub fn linear_force(k: &[f64], x: &[Vec3], rest: &[Vec3], out: &mut [f64]) {
             d[3 * j + c] = p[c] - p0[c];
         }
     }
-    mat_vec_flat(k, d, out);
+    mat_vec_flat_t(kt, d, out);
 }
 
 /// Corotational: computes `R` (returned) and `out = R·K·d` node by node with
-/// `d_j = Rᵀ(x_j - c) - (X_j - c0)` (`c`, `c0` the centroids).
-pub fn corotational_force(method: RotationMethod, initial: &Mat3, k: &[f64], x: &[Vec3], rest: &[Vec3], out: &mut [f64]) -> Mat3 {
+/// `d_j = Rᵀ(x_j - c) - (X_j - c0)` (`c`, `c0` the centroids); `kt` is `Kᵀ`.
+pub fn corotational_force(method: RotationMethod, initial: &Mat3, kt: &[f64], x: &[Vec3], rest: &[Vec3], out: &mut [f64]) -> Mat3 {
     let r = element_rotation(method, initial, x, rest);
     let t = centroid(x);
     let t0 = centroid(rest);
@@ -428,30 +483,32 @@ pub fn corotational_force(method: RotationMethod, initial: &Mat3, k: &[f64], x: 
             d[3 * j + c] = u[c] - v[c];
         }
     }
-    mat_vec_flat(k, d, out);
+    mat_vec_flat_t(kt, d, out);
     rotate_nodes(&r, out);
     r
 }
 
-/// Corotational differential: `out = R·K·Rᵀ·dx` node by node.
-pub fn corotational_dforce(r: &Mat3, k: &[f64], dx: &[Vec3], out: &mut [f64]) {
+/// Corotational differential: `out = R·K·Rᵀ·dx` node by node; `kt` is `Kᵀ`.
+#[inline]
+pub fn corotational_dforce(r: &Mat3, kt: &[f64], dx: &[Vec3], out: &mut [f64]) {
     let mut u = [0.0; 24];
     let u = &mut u[..3 * dx.len()];
     for (j, v) in dx.iter().enumerate() {
         u[3 * j..3 * j + 3].copy_from_slice(&rot_t(r, *v));
     }
-    mat_vec_flat(k, u, out);
+    mat_vec_flat_t(kt, u, out);
     rotate_nodes(r, out);
 }
 
-/// Linear differential: `out = K·dx`.
-pub fn linear_dforce(k: &[f64], dx: &[Vec3], out: &mut [f64]) {
+/// Linear differential: `out = K·dx`; `kt` is `Kᵀ`.
+#[inline]
+pub fn linear_dforce(kt: &[f64], dx: &[Vec3], out: &mut [f64]) {
     let mut u = [0.0; 24];
     let u = &mut u[..3 * dx.len()];
     for (j, v) in dx.iter().enumerate() {
         u[3 * j..3 * j + 3].copy_from_slice(v);
     }
-    mat_vec_flat(k, u, out);
+    mat_vec_flat_t(kt, u, out);
 }
 
 /// Replaces every node triple `e_j` of `v` by `R·e_j`.

@@ -114,6 +114,9 @@ pub struct ElementFEMForceField {
     rest: Vec<Vec3>,
     /// Element stiffness matrices, `(3N)²` reals per element.
     stiffness: Vec<f64>,
+    /// Their transposes, laid out for [`kernel::mat_vec_flat_t`]; empty when every matrix is
+    /// exactly symmetric (then `stiffness` serves as its own transpose).
+    stiffness_t: Vec<f64>,
     /// Rest frames computed at init (corotational).
     initial_frames: Vec<Mat3>,
     /// Rotations of the last `add_force` (identity before the first one).
@@ -136,6 +139,7 @@ impl ElementFEMForceField {
             elements: Vec::new(),
             rest: Vec::new(),
             stiffness: Vec::new(),
+            stiffness_t: Vec::new(),
             initial_frames: Vec::new(),
             rotations: Vec::new(),
             rayleigh_stiffness: 0.0,
@@ -265,23 +269,20 @@ impl Component for ElementFEMForceField {
         self.initial_frames = if self.corotational { rest_nodes.par_chunks_exact(n).map(|x0| kernel::initial_frame(method, x0)).collect() } else { Vec::new() };
         let ne = elements.len() / n;
         self.stiffness = ks.into_iter().flatten().collect();
+        let d = 3 * n;
+        let symmetric = self.stiffness.chunks_exact(d * d).all(|k| (0..d).all(|r| (0..r).all(|c| k[r * d + c].to_bits() == k[c * d + r].to_bits())));
+        self.stiffness_t = if symmetric { Vec::new() } else { self.stiffness.chunks_exact(d * d).flat_map(|k| kernel::transpose_flat(k, d)).collect() };
         self.rotations = vec![IDENTITY; if self.corotational { ne } else { 0 }];
         self.scratch = vec![0.0; ne * 3 * n];
         self.elements = elements;
         self.rest = rest_nodes;
         self.state = Some(s);
         self.nb_dofs = ndofs;
-        let d = self.dofs();
         cx.data_mut().set("elementStiffness", Value::Reals { arity: d * d, v: self.stiffness.clone() });
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 impl ForceField for ElementFEMForceField {
@@ -299,19 +300,30 @@ impl ForceField for ElementFEMForceField {
         let d = 3 * n;
         let elements = &self.elements;
         let rest = &self.rest;
-        let stiffness = &self.stiffness;
+        let stiffness = if self.stiffness_t.is_empty() { &self.stiffness } else { &self.stiffness_t };
+        let parallel = crate::tetra_common::parallel_loop(self.nb_elements(), crate::hexahedron_fem::HEXA_PARALLEL_MIN);
         if self.corotational {
             let method = self.rotation_method;
             let frames = &self.initial_frames;
-            self.scratch.par_chunks_exact_mut(d).zip(self.rotations.par_iter_mut()).enumerate().for_each(|(e, (out, r))| {
+            let body = |(e, (out, r)): (usize, (&mut [f64], &mut Mat3))| {
                 let xe = gather(x, &elements[e * n..(e + 1) * n]);
                 *r = kernel::corotational_force(method, &frames[e], &stiffness[e * d * d..(e + 1) * d * d], &xe[..n], &rest[e * n..(e + 1) * n], out);
-            });
+            };
+            if parallel {
+                self.scratch.par_chunks_exact_mut(d).zip(self.rotations.par_iter_mut()).enumerate().for_each(body);
+            } else {
+                self.scratch.chunks_exact_mut(d).zip(self.rotations.iter_mut()).enumerate().for_each(body);
+            }
         } else {
-            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+            let body = |(e, out): (usize, &mut [f64])| {
                 let xe = gather(x, &elements[e * n..(e + 1) * n]);
                 kernel::linear_force(&stiffness[e * d * d..(e + 1) * d * d], &xe[..n], &rest[e * n..(e + 1) * n], out);
-            });
+            };
+            if parallel {
+                self.scratch.par_chunks_exact_mut(d).enumerate().for_each(body);
+            } else {
+                self.scratch.chunks_exact_mut(d).enumerate().for_each(body);
+            }
         }
         self.dispatch(f, None);
         Ok(())
@@ -326,18 +338,29 @@ impl ForceField for ElementFEMForceField {
         let n = self.shape.nodes();
         let d = 3 * n;
         let elements = &self.elements;
-        let stiffness = &self.stiffness;
+        let stiffness = if self.stiffness_t.is_empty() { &self.stiffness } else { &self.stiffness_t };
+        let parallel = crate::tetra_common::parallel_loop(self.nb_elements(), crate::hexahedron_fem::HEXA_PARALLEL_MIN);
         if self.corotational {
             let rotations = &self.rotations;
-            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+            let body = |(e, out): (usize, &mut [f64])| {
                 let u = gather(dx, &elements[e * n..(e + 1) * n]);
                 kernel::corotational_dforce(&rotations[e], &stiffness[e * d * d..(e + 1) * d * d], &u[..n], out);
-            });
+            };
+            if parallel {
+                self.scratch.par_chunks_exact_mut(d).enumerate().for_each(body);
+            } else {
+                self.scratch.chunks_exact_mut(d).enumerate().for_each(body);
+            }
         } else {
-            self.scratch.par_chunks_exact_mut(d).enumerate().for_each(|(e, out)| {
+            let body = |(e, out): (usize, &mut [f64])| {
                 let u = gather(dx, &elements[e * n..(e + 1) * n]);
                 kernel::linear_dforce(&stiffness[e * d * d..(e + 1) * d * d], &u[..n], out);
-            });
+            };
+            if parallel {
+                self.scratch.par_chunks_exact_mut(d).enumerate().for_each(body);
+            } else {
+                self.scratch.chunks_exact_mut(d).enumerate().for_each(body);
+            }
         }
         self.dispatch(df, Some(k_factor));
         Ok(())
@@ -347,20 +370,22 @@ impl ForceField for ElementFEMForceField {
         let Some(s) = self.state else { return Ok(()) };
         let n = self.shape.nodes();
         let d = 3 * n;
-        let blocks: Vec<Vec<Mat3>> = (0..self.nb_elements())
-            .into_par_iter()
-            .map(|e| {
-                let k = &self.stiffness[e * d * d..(e + 1) * d * d];
-                let r = if self.corotational { Some(&self.rotations[e]) } else { None };
-                let mut b = Vec::with_capacity(n * n);
-                for a in 0..n {
-                    for c in 0..n {
-                        b.push(kernel::stiffness_block(r, k, d, a, c, k_factor));
-                    }
+        let block = |e: usize| {
+            let k = &self.stiffness[e * d * d..(e + 1) * d * d];
+            let r = if self.corotational { Some(&self.rotations[e]) } else { None };
+            let mut b = Vec::with_capacity(n * n);
+            for a in 0..n {
+                for c in 0..n {
+                    b.push(kernel::stiffness_block(r, k, d, a, c, k_factor));
                 }
-                b
-            })
-            .collect();
+            }
+            b
+        };
+        let blocks: Vec<Vec<Mat3>> = if crate::tetra_common::parallel_loop(self.nb_elements(), crate::hexahedron_fem::HEXA_PARALLEL_MIN) {
+            (0..self.nb_elements()).into_par_iter().map(block).collect()
+        } else {
+            (0..self.nb_elements()).map(block).collect()
+        };
         for (nodes, b) in self.elements.chunks_exact(n).zip(&blocks) {
             for (a, &na) in nodes.iter().enumerate() {
                 for (c, &nc) in nodes.iter().enumerate() {

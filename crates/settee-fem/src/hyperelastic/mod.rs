@@ -338,12 +338,7 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
         Ok(())
     }
 
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 impl ForceField for TetrahedronHyperelasticityFEMForceField {

@@ -45,12 +45,7 @@ impl Component for DenseFf {
         self.k = cx.data().reals("stiffness").to_vec();
         Ok(())
     }
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
+    settee_core::force_field_role!();
 }
 
 impl ForceField for DenseFf {

@@ -1,0 +1,544 @@
+//! `BTDLinearSolver` (template `BTDMatrix6d`): the block Thomas algorithm for block-tridiagonal
+//! systems with 6×6 blocks — a chain of Rigid3 beams, each node coupled to its neighbours only.
+//!
+//! Every step the system `P(mM + bB + kK)P` is assembled as the other assembled solvers do, its
+//! three block diagonals are read (entries outside them are dropped, as SOFA's `BTDMatrix`
+//! drops them), then
+//!
+//! ```text
+//! α₀⁻¹ = A₀⁻¹,  λ₀ = α₀⁻¹ C₀,   αᵢ⁻¹ = (Aᵢ − Bᵢ λᵢ₋₁)⁻¹,  λᵢ = αᵢ⁻¹ Cᵢ
+//! yᵢ = αᵢ⁻¹ (bᵢ − Bᵢ yᵢ₋₁),   xᵢ = yᵢ − λᵢ xᵢ₊₁
+//! ```
+//!
+//! with `Aᵢ`, `Bᵢ`, `Cᵢ` the diagonal, lower and upper blocks of block row `i`. A block whose
+//! rows have no significant entry right of the diagonal is inverted as a diagonal matrix; the
+//! others by Gauss–Jordan elimination with full pivoting (SOFA's generic `invertMatrix`), with
+//! every product and sum in SOFA's order.
+
+// Dense 3×3, 6×6 and 12×12 block arithmetic is written with explicit indices, as the formulas.
+#![allow(clippy::needless_range_loop)]
+
+use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl,
+    Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
+};
+use settee_linalg::CsrMatrix;
+
+use crate::common::{
+    step_error, step_warning, AssembledSystem, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA,
+};
+
+static DATA: &[DataDecl] = &[
+    decl(
+        "verbose",
+        Bool,
+        "false",
+        "Dump system state at each iteration",
+    ),
+    decl(
+        "showProblem",
+        Bool,
+        "false",
+        "display debug information about subpartSolve computation",
+    ),
+    decl(
+        "subpartSolve",
+        Bool,
+        "false",
+        "Allows for the computation of a subpart of the system",
+    ),
+    decl(
+        "verification",
+        Bool,
+        "false",
+        "verification of the subpartSolve",
+    ),
+];
+
+static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "BTDLinearSolver",
+    description: "Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.",
+    roles: Roles::LINEAR_SOLVER,
+    templates: &["BTDMatrix6d"],
+    default_template: "BTDMatrix6d",
+    template_rule: TemplateRule::Default,
+    data: &[MATRIX_SOLVER_DATA, DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(BtdLinearSolver::default())
+}
+
+/// Block size of `BTDMatrix6d`.
+pub const BS: usize = 6;
+
+/// A 6×6 block, row-major.
+pub type Block = [[f64; BS]; BS];
+type V6 = [f64; BS];
+
+const ZERO: Block = [[0.0; BS]; BS];
+
+/// `a·b` with the sums over `k` in increasing order.
+pub fn block_mul(a: &Block, b: &Block) -> Block {
+    let mut r = ZERO;
+    for i in 0..BS {
+        for k in 0..BS {
+            let aik = a[i][k];
+            for j in 0..BS {
+                r[i][j] += aik * b[k][j];
+            }
+        }
+    }
+    r
+}
+
+fn block_sub(a: &Block, b: &Block) -> Block {
+    let mut r = ZERO;
+    for i in 0..BS {
+        for j in 0..BS {
+            r[i][j] = a[i][j] - b[i][j];
+        }
+    }
+    r
+}
+
+fn block_vec(a: &Block, v: &V6) -> V6 {
+    let mut r = [0.0; BS];
+    for (ri, row) in r.iter_mut().zip(a) {
+        let mut s = row[0] * v[0];
+        for j in 1..BS {
+            s += row[j] * v[j];
+        }
+        *ri = s;
+    }
+    r
+}
+
+/// Gauss–Jordan inversion with full pivoting (SOFA's generic `invertMatrix`); `None` when a
+/// pivot is (numerically) zero.
+pub fn invert_full_pivot(from: &Block) -> Option<Block> {
+    let mut m1 = *from;
+    let mut m2 = ZERO;
+    for (i, row) in m2.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let mut r = [0usize; BS];
+    let mut c = [0usize; BS];
+    let mut row_used = [false; BS];
+    let mut col_used = [false; BS];
+    for k in 0..BS {
+        let mut pivot = 0.0f64;
+        for i in 0..BS {
+            if row_used[i] {
+                continue;
+            }
+            for j in 0..BS {
+                if col_used[j] {
+                    continue;
+                }
+                let t = m1[i][j].abs();
+                if t > pivot {
+                    pivot = t;
+                    r[k] = i;
+                    c[k] = j;
+                }
+            }
+        }
+        if pivot.abs() <= f64::EPSILON {
+            return None;
+        }
+        row_used[r[k]] = true;
+        col_used[c[k]] = true;
+        let pivot = m1[r[k]][c[k]];
+        for v in m1[r[k]].iter_mut() {
+            *v /= pivot;
+        }
+        m1[r[k]][c[k]] = 1.0;
+        for v in m2[r[k]].iter_mut() {
+            *v /= pivot;
+        }
+        for i in 0..BS {
+            if i == r[k] {
+                continue;
+            }
+            let f = m1[i][c[k]];
+            let (pr1, pr2) = (m1[r[k]], m2[r[k]]);
+            for j in 0..BS {
+                m1[i][j] -= pr1[j] * f;
+            }
+            m1[i][c[k]] = 0.0;
+            for j in 0..BS {
+                m2[i][j] -= pr2[j] * f;
+            }
+        }
+    }
+    let mut perm = [0usize; BS];
+    for (i, p) in perm.iter_mut().enumerate() {
+        for j in 0..BS {
+            if c[j] == i {
+                *p = r[j];
+            }
+        }
+    }
+    let mut dest = ZERO;
+    for i in 0..BS {
+        dest[i] = m2[perm[i]];
+    }
+    Some(dest)
+}
+
+/// SOFA's block inversion: leading rows whose entries right of the diagonal are negligible
+/// (`|mᵢⱼ| ≤ 1e-10·mᵢᵢ`) are inverted as diagonal; as soon as one is not, the whole block is
+/// inverted by [`invert_full_pivot`].
+pub fn invert_block(m: &Block) -> Option<Block> {
+    let mut inv = ZERO;
+    let mut i0 = 0;
+    while i0 < BS {
+        let eps = m[i0][i0] * 1.0e-10;
+        let mut j0 = i0 + 1;
+        while j0 < BS && m[i0][j0].abs() <= eps {
+            j0 += 1;
+        }
+        if j0 == BS {
+            inv[i0][i0] = 1.0 / m[i0][i0];
+            i0 += 1;
+        } else {
+            break;
+        }
+    }
+    if i0 < BS {
+        return invert_full_pivot(m);
+    }
+    if inv.iter().flatten().any(|v| !v.is_finite()) {
+        return None;
+    }
+    Some(inv)
+}
+
+/// The factorisation of a block-tridiagonal matrix.
+#[derive(Clone, Debug, Default)]
+pub struct BtdFactor {
+    pub alpha_inv: Vec<Block>,
+    pub lambda: Vec<Block>,
+    /// Lower blocks `Bᵢ` (`B₀` unused).
+    pub lower: Vec<Block>,
+}
+
+/// The three block diagonals of a matrix: `(diagonal, lower, upper)`, `lower[0]` and
+/// `upper[n-1]` unused. Returns also the number of non-zero entries outside them.
+pub fn block_diagonals(a: &CsrMatrix) -> (Vec<Block>, Vec<Block>, Vec<Block>, usize) {
+    let nb = a.nrows() / BS;
+    let mut diag = vec![ZERO; nb];
+    let mut lower = vec![ZERO; nb];
+    let mut upper = vec![ZERO; nb];
+    let mut dropped = 0;
+    for row in 0..nb * BS {
+        let (bi, i) = (row / BS, row % BS);
+        for (col, v) in a.row(row) {
+            if col >= nb * BS {
+                continue;
+            }
+            let (bj, j) = (col / BS, col % BS);
+            if bj == bi {
+                diag[bi][i][j] += v;
+            } else if bj + 1 == bi {
+                lower[bi][i][j] += v;
+            } else if bj == bi + 1 {
+                upper[bi][i][j] += v;
+            } else if v != 0.0 {
+                dropped += 1;
+            }
+        }
+    }
+    (diag, lower, upper, dropped)
+}
+
+impl BtdFactor {
+    /// Factorises the block-tridiagonal matrix given by its diagonals; `Err(i)` when the pivot
+    /// block `i` cannot be inverted.
+    pub fn new(diag: &[Block], lower: &[Block], upper: &[Block]) -> Result<BtdFactor, usize> {
+        let nb = diag.len();
+        let mut f = BtdFactor {
+            alpha_inv: Vec::with_capacity(nb),
+            lambda: Vec::with_capacity(nb.saturating_sub(1)),
+            lower: lower.to_vec(),
+        };
+        if nb == 0 {
+            return Ok(f);
+        }
+        f.alpha_inv.push(invert_block(&diag[0]).ok_or(0usize)?);
+        if nb > 1 {
+            f.lambda.push(block_mul(&f.alpha_inv[0], &upper[0]));
+        }
+        for i in 1..nb {
+            let t1 = block_mul(&lower[i], &f.lambda[i - 1]);
+            let t2 = block_sub(&diag[i], &t1);
+            f.alpha_inv.push(invert_block(&t2).ok_or(i)?);
+            if i < nb - 1 {
+                let l = block_mul(&f.alpha_inv[i], &upper[i]);
+                f.lambda.push(l);
+            }
+        }
+        Ok(f)
+    }
+
+    /// Solves `A x = b` (`x` overwritten; both of length `6·nb`).
+    pub fn solve(&self, b: &[f64], x: &mut [f64]) {
+        let nb = self.alpha_inv.len();
+        if nb == 0 {
+            return;
+        }
+        let sub = |v: &[f64], i: usize| -> V6 {
+            let mut r = [0.0; BS];
+            r.copy_from_slice(&v[BS * i..BS * i + BS]);
+            r
+        };
+        let y0 = block_vec(&self.alpha_inv[0], &sub(b, 0));
+        x[..BS].copy_from_slice(&y0);
+        for i in 1..nb {
+            let bx = block_vec(&self.lower[i], &sub(x, i - 1));
+            let bi = sub(b, i);
+            let mut d = [0.0; BS];
+            for k in 0..BS {
+                d[k] = bi[k] - bx[k];
+            }
+            let yi = block_vec(&self.alpha_inv[i], &d);
+            x[BS * i..BS * i + BS].copy_from_slice(&yi);
+        }
+        for i in (0..nb.saturating_sub(1)).rev() {
+            let lx = block_vec(&self.lambda[i], &sub(x, i + 1));
+            for k in 0..BS {
+                x[BS * i + k] -= lx[k];
+            }
+        }
+    }
+}
+
+/// The solver component.
+#[derive(Default)]
+pub struct BtdLinearSolver {
+    system: AssembledSystem,
+    factor: Option<BtdFactor>,
+    me: Option<ComponentId>,
+    warned_dropped: bool,
+}
+
+impl BtdLinearSolver {
+    pub fn factor(&self) -> Option<&BtdFactor> {
+        self.factor.as_ref()
+    }
+}
+
+impl Component for BtdLinearSolver {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.me = Some(cx.id);
+        self.system.set_link(cx);
+        self.factor = None;
+        if cx.data().bool("subpartSolve") {
+            cx.warn("subpartSolve only matters to constraint corrections, which Settee does not have yet: the full system is solved");
+        }
+        Ok(())
+    }
+
+    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
+        Some(self)
+    }
+}
+
+impl settee_core::component::LinearSolver for BtdLinearSolver {
+    fn solve_system(
+        &mut self,
+        scene: &mut Scene,
+        scope: &MechScope,
+        factors: Mbk,
+        rhs: VecId,
+        solution: VecId,
+    ) -> SimResult {
+        let me = self.me;
+        if !scope.size.is_multiple_of(BS) {
+            return Err(step_error(scene, me, format!("the system has {} unknowns, not a multiple of the 6×6 blocks of BTDMatrix6d", scope.size))
+                .hint("BTDLinearSolver solves chains of Rigid3 nodes; use SparseLDLSolver or CGLinearSolver for other states"));
+        }
+        let builder = self.system.assemble(scene, scope, factors)?;
+        let (diag, lower, upper, dropped) = block_diagonals(builder.matrix());
+        if dropped > 0 && !self.warned_dropped {
+            self.warned_dropped = true;
+            step_warning(
+                scene,
+                me,
+                format!("{dropped} non-zero entries of the system matrix lie outside the three block diagonals and are ignored (the DOFs are not a chain)"),
+            );
+        }
+        let factor = BtdFactor::new(&diag, &lower, &upper).map_err(|i| {
+            step_error(scene, me, format!("the pivot block {i} of the block-tridiagonal factorisation is singular"))
+                .hint("the system matrix is singular: make sure every DOF has a mass, a stiffness or a fixed constraint")
+        })?;
+        let sys = &mut self.system;
+        mech::gather(scene, scope, rhs, &mut sys.b);
+        sys.x.clear();
+        sys.x.resize(sys.b.len(), 0.0);
+        factor.solve(&sys.b, &mut sys.x);
+        mech::scatter(scene, scope, solution, &sys.x);
+        self.factor = Some(factor);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+
+    /// Dense Gaussian elimination with partial pivoting (reference).
+    fn dense_solve(a: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
+        let n = b.len();
+        let mut m: Vec<Vec<f64>> = a.to_vec();
+        let mut x = b.to_vec();
+        for k in 0..n {
+            let p = (k..n)
+                .max_by(|&i, &j| m[i][k].abs().partial_cmp(&m[j][k].abs()).unwrap())
+                .unwrap();
+            m.swap(k, p);
+            x.swap(k, p);
+            for i in k + 1..n {
+                let f = m[i][k] / m[k][k];
+                for j in k..n {
+                    m[i][j] -= f * m[k][j];
+                }
+                x[i] -= f * x[k];
+            }
+        }
+        for k in (0..n).rev() {
+            let mut s = x[k];
+            for j in k + 1..n {
+                s -= m[k][j] * x[j];
+            }
+            x[k] = s / m[k][k];
+        }
+        x
+    }
+
+    #[test]
+    fn full_pivot_inverse_is_an_inverse() {
+        let mut s = 3;
+        let mut a = ZERO;
+        for row in a.iter_mut() {
+            for v in row.iter_mut() {
+                *v = lcg(&mut s);
+            }
+        }
+        let inv = invert_full_pivot(&a).unwrap();
+        let p = block_mul(&a, &inv);
+        for (i, row) in p.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                assert!((v - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12, "{p:?}");
+            }
+        }
+        // diagonal blocks take the diagonal path: exact reciprocals
+        let mut d = ZERO;
+        for (i, row) in d.iter_mut().enumerate() {
+            row[i] = 3.0 + i as f64;
+        }
+        let di = invert_block(&d).unwrap();
+        assert_eq!(di[2][2], 1.0 / 5.0);
+        assert!(invert_full_pivot(&ZERO).is_none());
+    }
+
+    /// A non-symmetric, diagonally dominant block-tridiagonal system of 7 blocks: the Thomas
+    /// algorithm agrees with a dense solve to round-off.
+    #[test]
+    fn solves_block_tridiagonal_like_dense() {
+        let nb = 7;
+        let n = nb * BS;
+        let mut s = 11;
+        let mut dense = vec![vec![0.0; n]; n];
+        let (mut diag, mut lower, mut upper) = (vec![ZERO; nb], vec![ZERO; nb], vec![ZERO; nb]);
+        for bi in 0..nb {
+            for i in 0..BS {
+                for j in 0..BS {
+                    diag[bi][i][j] = lcg(&mut s) + if i == j { 12.0 } else { 0.0 };
+                    if bi > 0 {
+                        lower[bi][i][j] = lcg(&mut s);
+                    }
+                    if bi + 1 < nb {
+                        upper[bi][i][j] = lcg(&mut s);
+                    }
+                }
+            }
+        }
+        for bi in 0..nb {
+            for i in 0..BS {
+                for j in 0..BS {
+                    dense[bi * BS + i][bi * BS + j] = diag[bi][i][j];
+                    if bi > 0 {
+                        dense[bi * BS + i][(bi - 1) * BS + j] = lower[bi][i][j];
+                    }
+                    if bi + 1 < nb {
+                        dense[bi * BS + i][(bi + 1) * BS + j] = upper[bi][i][j];
+                    }
+                }
+            }
+        }
+        let b: Vec<f64> = (0..n).map(|_| lcg(&mut s) * 10.0).collect();
+        let f = BtdFactor::new(&diag, &lower, &upper).unwrap();
+        let mut x = vec![0.0; n];
+        f.solve(&b, &mut x);
+        let xd = dense_solve(&dense, &b);
+        let scale = xd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (a, e) in x.iter().zip(&xd) {
+            assert!((a - e).abs() < 1e-13 * scale, "{a} vs {e}");
+        }
+        // residual
+        for (i, row) in dense.iter().enumerate() {
+            let r: f64 = row.iter().zip(&x).map(|(a, x)| a * x).sum::<f64>() - b[i];
+            assert!(r.abs() < 1e-12 * 10.0, "{r}");
+        }
+        // the same system through a CSR matrix
+        let mut rp = vec![0];
+        let (mut ci, mut vals) = (Vec::new(), Vec::new());
+        for row in &dense {
+            for (j, &v) in row.iter().enumerate() {
+                if v != 0.0 {
+                    ci.push(j);
+                    vals.push(v);
+                }
+            }
+            rp.push(ci.len());
+        }
+        let csr = CsrMatrix::try_from_parts(n, n, rp, ci, vals).unwrap();
+        let (d2, l2, u2, dropped) = block_diagonals(&csr);
+        assert_eq!(dropped, 0);
+        assert_eq!(
+            (d2, l2[1..].to_vec(), u2[..nb - 1].to_vec()),
+            (diag.clone(), lower[1..].to_vec(), upper[..nb - 1].to_vec())
+        );
+        // a single block
+        let f1 = BtdFactor::new(&diag[..1], &[ZERO], &[ZERO]).unwrap();
+        let mut x1 = vec![0.0; BS];
+        f1.solve(&b[..BS], &mut x1);
+        assert_eq!(
+            x1,
+            block_vec(
+                &invert_block(&diag[0]).unwrap(),
+                &b[..BS].try_into().unwrap()
+            )
+            .to_vec()
+        );
+    }
+}
