@@ -14,6 +14,7 @@ pub mod names;
 pub mod scene;
 pub mod simulation;
 pub mod state;
+pub mod testing;
 pub mod topology;
 pub mod types;
 

@@ -93,24 +93,10 @@ impl Harness {
     }
 }
 
+pub use settee_core::testing::{max_abs, mul};
+
 /// Deterministic pseudo-random perturbation in [-a, a].
 pub fn perturb(x: &[f64], a: f64, seed: u64) -> Vec<f64> {
     let mut s = seed;
-    x.iter()
-        .map(|v| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            v + a * (((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0)
-        })
-        .collect()
-}
-
-pub fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
-/// `y = A·x` of a CSR matrix.
-pub fn mul(a: &settee_linalg::CsrMatrix, x: &[f64]) -> Vec<f64> {
-    let mut y = vec![0.0; x.len()];
-    a.mul_vec(x, &mut y).unwrap();
-    y
+    x.iter().map(|v| v + a * settee_core::testing::lcg(&mut s)).collect()
 }

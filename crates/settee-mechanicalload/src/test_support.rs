@@ -1,9 +1,8 @@
-//! Helpers shared by the tests of this crate.
+//! Helpers shared by the tests of this crate: the shared ones of `settee_core::testing`, and a
+//! factory with the classes these tests use.
 
-use std::path::Path;
-
-use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, VecId};
+pub use settee_core::testing::*;
+use settee_core::Factory;
 
 pub fn factory() -> Factory {
     let mut f = Factory::new();
@@ -13,92 +12,4 @@ pub fn factory() -> Factory {
     settee_animationloop::register(&mut f);
     crate::register(&mut f);
     f
-}
-
-pub fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-    let attrs = attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-    let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
-    assert!(!scene.has_errors(), "{:?}", scene.messages);
-    id
-}
-
-pub fn forces(s: &mut Scene, scope: &MechScope) -> Vec<f64> {
-    mech::compute_force(s, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-    let mut out = Vec::new();
-    mech::gather(s, scope, VecId::FORCE, &mut out);
-    out
-}
-
-/// `df = (b·B + k·K)·dx` through `addMBKdx` (at the last `addForce`).
-pub fn dforce(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64, b: f64) -> Vec<f64> {
-    mech::scatter(s, scope, VecId::DX, dx);
-    for &st in &scope.states {
-        s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
-    }
-    mech::add_mbkdx(s, scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b, k }, true).unwrap();
-    let mut out = Vec::new();
-    mech::gather(s, scope, VecId::DFORCE, &mut out);
-    out
-}
-
-pub fn assembled(s: &mut Scene, scope: &MechScope, k: f64, b: f64) -> settee_linalg::CsrMatrix {
-    let mut m = settee_linalg::MatrixBuilder::new(0);
-    mech::assemble(s, scope, Mbk { m: 0.0, b, k }, &mut m).unwrap();
-    m.into_matrix()
-}
-
-pub fn mul(m: &settee_linalg::CsrMatrix, x: &[f64]) -> Vec<f64> {
-    let mut y = vec![0.0; x.len()];
-    m.mul_vec(x, &mut y).unwrap();
-    y
-}
-
-pub fn random_vec(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect()
-}
-
-pub fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
-pub fn assert_close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
-    for i in 0..a.len() {
-        assert!((a[i] - b[i]).abs() <= tol, "index {i}: {} vs {} ({a:?} vs {b:?})", a[i], b[i]);
-    }
-}
-
-/// Central differences of the force along `dx` against `addDForce`, and the assembled stiffness
-/// against `addDForce`.
-pub fn check_derivatives(s: &mut Scene, dx: &[f64], eps: f64, tol: f64) {
-    let scope = MechScope::build(s, Scene::ROOT);
-    let mut x0 = Vec::new();
-    mech::gather(s, &scope, VecId::POSITION, &mut x0);
-    let shifted = |s: &mut Scene, sign: f64| {
-        let x: Vec<f64> = x0.iter().zip(dx).map(|(a, d)| a + sign * eps * d).collect();
-        mech::scatter(s, &scope, VecId::POSITION, &x);
-        forces(s, &scope)
-    };
-    let fp = shifted(s, 1.0);
-    let fm = shifted(s, -1.0);
-    mech::scatter(s, &scope, VecId::POSITION, &x0);
-    forces(s, &scope);
-    let df = dforce(s, &scope, dx, 1.0, 0.0);
-    let scale = max_abs(&df);
-    assert!(scale > 0.0, "degenerate test");
-    for i in 0..df.len() {
-        let fd = (fp[i] - fm[i]) / (2.0 * eps);
-        assert!((fd - df[i]).abs() <= tol * scale, "row {i}: finite difference {fd} vs addDForce {}", df[i]);
-    }
-    let k = assembled(s, &scope, 1.0, 0.0);
-    assert!(k.is_symmetric(1e-12 * scale));
-    let kdx = mul(&k, dx);
-    assert_close(&kdx, &df, 1e-12 * scale);
 }

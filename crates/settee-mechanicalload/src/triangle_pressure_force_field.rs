@@ -243,7 +243,7 @@ mod tests {
         x[3] = 5.0;
         settee_core::mechanics::scatter(&mut s, &scope, settee_core::VecId::POSITION, &x);
         assert_close(&forces(&mut s, &scope), &fv, 0.0);
-        assert!(dforce(&mut s, &scope, &random_vec(15, 1), 1.0, 1.0).iter().all(|v| *v == 0.0));
+        assert!(dforce_mbk(&mut s, &scope, &random_vec(15, 1), 1.0, 1.0).iter().all(|v| *v == 0.0));
     }
 
     #[test]

@@ -148,7 +148,7 @@ mod tests {
         let mut s = scene(&[("damping", "0.5")]);
         let scope = MechScope::build(&s, Scene::ROOT);
         assert_close(&forces(&mut s, &scope), &[-0.5, 1.0, -1.5, -0.25, 0.0, 0.5], 1e-15);
-        let df = dforce(&mut s, &scope, &[1.0; 6], 1.0, 3.0);
+        let df = dforce_mbk(&mut s, &scope, &[1.0; 6], 1.0, 3.0);
         assert!(df.iter().all(|v| *v == 0.0));
         assert!(assembled(&mut s, &scope, 1.0, 3.0).values().iter().all(|v| *v == 0.0));
     }
@@ -160,10 +160,10 @@ mod tests {
         forces(&mut s, &scope);
         let dx = random_vec(6, 4);
         // b·B·dx with B = −c·I; the stiffness part (and its Rayleigh term) is zero.
-        let df = dforce(&mut s, &scope, &dx, 2.0, 3.0);
+        let df = dforce_mbk(&mut s, &scope, &dx, 2.0, 3.0);
         let expected: Vec<f64> = dx.iter().map(|d| -1.5 * d).collect();
         assert_close(&df, &expected, 1e-15);
-        assert!(dforce(&mut s, &scope, &dx, 2.0, 0.0).iter().all(|v| *v == 0.0));
+        assert!(dforce_mbk(&mut s, &scope, &dx, 2.0, 0.0).iter().all(|v| *v == 0.0));
         let m = assembled(&mut s, &scope, 2.0, 3.0);
         assert_close(&m.diagonal(), &[-1.5; 6], 1e-15);
         assert_close(&mul(&m, &dx), &df, 1e-15);

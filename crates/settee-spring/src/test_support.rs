@@ -1,9 +1,8 @@
-//! Helpers shared by the tests of this crate: scene building and derivative checks.
+//! Helpers shared by the tests of this crate: the shared ones of `settee_core::testing`, and a
+//! factory with the classes these tests use.
 
-use std::path::Path;
-
-use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, VecId};
+pub use settee_core::testing::*;
+use settee_core::Factory;
 
 pub fn factory() -> Factory {
     let mut f = Factory::new();
@@ -12,120 +11,4 @@ pub fn factory() -> Factory {
     settee_animationloop::register(&mut f);
     crate::register(&mut f);
     f
-}
-
-pub fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-    let attrs = attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-    let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
-    assert!(!scene.has_errors(), "{:?}", scene.messages);
-    id
-}
-
-/// The force at the current positions and velocities.
-pub fn forces(s: &mut Scene, scope: &MechScope) -> Vec<f64> {
-    mech::compute_force(s, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-    let mut out = Vec::new();
-    mech::gather(s, scope, VecId::FORCE, &mut out);
-    out
-}
-
-/// `df = (b·B + k·K)·dx` through the generic `addMBKdx` stage (at the last `addForce`).
-pub fn dforce_mbk(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64, b: f64) -> Vec<f64> {
-    mech::scatter(s, scope, VecId::DX, dx);
-    for &st in &scope.states {
-        s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
-    }
-    mech::add_mbkdx(s, scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b, k }, true).unwrap();
-    let mut out = Vec::new();
-    mech::gather(s, scope, VecId::DFORCE, &mut out);
-    out
-}
-
-pub fn dforce(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64) -> Vec<f64> {
-    dforce_mbk(s, scope, dx, k, 0.0)
-}
-
-/// The assembled `b·B + k·K`.
-pub fn assembled(s: &mut Scene, scope: &MechScope, k: f64, b: f64) -> settee_linalg::CsrMatrix {
-    let mut m = settee_linalg::MatrixBuilder::new(0);
-    mech::assemble(s, scope, Mbk { m: 0.0, b, k }, &mut m).unwrap();
-    m.into_matrix()
-}
-
-pub fn mul(m: &settee_linalg::CsrMatrix, x: &[f64]) -> Vec<f64> {
-    let mut y = vec![0.0; x.len()];
-    m.mul_vec(x, &mut y).unwrap();
-    y
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1).
-pub fn lcg(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-}
-
-pub fn random_vec(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n).map(|_| lcg(&mut s)).collect()
-}
-
-pub fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
-/// Central differences of the force along `dx` against `addDForce` (kFactor 1), relative
-/// tolerance `tol`; then `addDForce` is linear in kFactor. Returns `addDForce·dx`. The scene's
-/// positions are restored and a final `addForce` leaves the Jacobians at the base configuration.
-pub fn check_fd(s: &mut Scene, dx: &[f64], eps: f64, tol: f64) -> Vec<f64> {
-    let scope = MechScope::build(s, Scene::ROOT);
-    let mut x0 = Vec::new();
-    mech::gather(s, &scope, VecId::POSITION, &mut x0);
-    let shifted = |s: &mut Scene, sign: f64| {
-        let x: Vec<f64> = x0.iter().zip(dx).map(|(a, d)| a + sign * eps * d).collect();
-        mech::scatter(s, &scope, VecId::POSITION, &x);
-        forces(s, &scope)
-    };
-    let fp = shifted(s, 1.0);
-    let fm = shifted(s, -1.0);
-    mech::scatter(s, &scope, VecId::POSITION, &x0);
-    forces(s, &scope);
-    let df = dforce(s, &scope, dx, 1.0);
-    let scale = max_abs(&df);
-    assert!(scale > 0.0, "degenerate test: {df:?}");
-    for i in 0..df.len() {
-        let fd = (fp[i] - fm[i]) / (2.0 * eps);
-        assert!((fd - df[i]).abs() <= tol * scale, "row {i}: finite difference {fd} vs addDForce {} (scale {scale})", df[i]);
-    }
-    let df2 = dforce(s, &scope, dx, -2.5);
-    for i in 0..df.len() {
-        assert!((df2[i] + 2.5 * df[i]).abs() <= 1e-12 * scale, "kFactor scaling, row {i}");
-    }
-    df
-}
-
-/// The assembled stiffness is symmetric and its product with `dx` equals `addDForce`.
-pub fn check_matrix(s: &mut Scene, dx: &[f64]) {
-    let scope = MechScope::build(s, Scene::ROOT);
-    let df = dforce(s, &scope, dx, 1.0);
-    let scale = max_abs(&df).max(1e-300);
-    let k = assembled(s, &scope, 1.0, 0.0);
-    assert!(k.is_symmetric(1e-12 * scale), "assembled stiffness is not symmetric");
-    let kdx = mul(&k, dx);
-    for i in 0..df.len() {
-        assert!((kdx[i] - df[i]).abs() <= 1e-12 * scale, "row {i}: K·dx {} vs addDForce {}", kdx[i], df[i]);
-    }
-    // kFactor scaling of the assembly.
-    let k2 = assembled(s, &scope, -3.0, 0.0);
-    let k2dx = mul(&k2, dx);
-    for i in 0..df.len() {
-        assert!((k2dx[i] + 3.0 * kdx[i]).abs() <= 1e-12 * scale);
-    }
-}
-
-pub fn assert_close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
-    for i in 0..a.len() {
-        assert!((a[i] - b[i]).abs() <= tol, "index {i}: {} vs {} ({a:?} vs {b:?})", a[i], b[i]);
-    }
 }
