@@ -231,7 +231,7 @@ pub fn material_stiffness(young: f64, poisson: f64, volume: f64) -> MaterialStif
 }
 
 /// `Jᵀ·D` with SOFA's term order (structural zeros skipped).
-#[inline]
+#[inline(always)]
 fn strain(j: &StrainDisplacement, d: &Displacement) -> Voigt {
     [
         j[0][0] * d[0] + j[3][0] * d[3] + j[6][0] * d[6] + j[9][0] * d[9],
@@ -257,7 +257,7 @@ fn stress(k: &MaterialStiffness, e: &Voigt) -> Voigt {
 }
 
 /// `J·s` with SOFA's term order.
-#[inline]
+#[inline(always)]
 fn nodal(j: &StrainDisplacement, s: &Voigt) -> Displacement {
     let mut f = [0.0; 12];
     for k in 0..4 {
@@ -304,6 +304,7 @@ pub fn apply_plasticity(e: &mut Voigt, p: &mut Voigt, params: &Plasticity) {
 }
 
 /// SOFA's `computeForce(F, D, plasticStrain, K, J)`: `F = J·K·(Jᵀ·D - plastic)`.
+#[inline(always)]
 pub fn element_force_from_displacement(
     j: &StrainDisplacement,
     k: &MaterialStiffness,
@@ -319,6 +320,7 @@ pub fn element_force_from_displacement(
 }
 
 /// SOFA's `computeForce(F, D, K, J, fact)`: `F = J·((K·Jᵀ·D)·fact)` (no plasticity).
+#[inline(always)]
 pub fn element_force_scaled(j: &StrainDisplacement, k: &MaterialStiffness, d: &Displacement, fact: f64) -> Displacement {
     let e = strain(j, d);
     let mut s = stress(k, &e);
