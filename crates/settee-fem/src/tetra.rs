@@ -670,6 +670,7 @@ pub fn element_force(
 /// Force differential of one element for the displacement increment `dx`, to be added to
 /// `df`: `-k·Rᵀ·J·K·Jᵀ·(R·dx)` (`-k·J·K·Jᵀ·dx` for `small`), with the rotation of the last
 /// [`element_force`] call. Plasticity is ignored, as in SOFA.
+#[inline(always)]
 pub fn element_dforce(rest: &TetraElementRest, rotation: &Mat3, dx: &[Vec3; 4], k_factor: f64) -> [Vec3; 4] {
     let mut xr = [0.0; 12];
     let small = rest.method == TetraMethod::Small;
@@ -678,10 +679,13 @@ pub fn element_dforce(rest: &TetraElementRest, rotation: &Mat3, dx: &[Vec3; 4], 
         xr[3 * k..3 * k + 3].copy_from_slice(&v);
     }
     let f = element_force_scaled(&rest.strain_displacement, &rest.material, &xr, k_factor);
-    split(&f).map(|v| {
+    let mut out = [[0.0; 3]; 4];
+    for (k, o) in out.iter_mut().enumerate() {
+        let v = [f[3 * k], f[3 * k + 1], f[3 * k + 2]];
         let w = if small { v } else { mat_t_vec(rotation, v) };
-        [-w[0], -w[1], -w[2]]
-    })
+        *o = [-w[0], -w[1], -w[2]];
+    }
+    out
 }
 
 /// The 4×4 blocks (3×3 each) of this element's contribution to the force Jacobian, scaled by
