@@ -231,7 +231,7 @@ pub fn material_stiffness(young: f64, poisson: f64, volume: f64) -> MaterialStif
 }
 
 /// `Jᵀ·D` with SOFA's term order (structural zeros skipped).
-#[inline]
+#[inline(always)]
 fn strain(j: &StrainDisplacement, d: &Displacement) -> Voigt {
     [
         j[0][0] * d[0] + j[3][0] * d[3] + j[6][0] * d[6] + j[9][0] * d[9],
@@ -257,7 +257,7 @@ fn stress(k: &MaterialStiffness, e: &Voigt) -> Voigt {
 }
 
 /// `J·s` with SOFA's term order.
-#[inline]
+#[inline(always)]
 fn nodal(j: &StrainDisplacement, s: &Voigt) -> Displacement {
     let mut f = [0.0; 12];
     for k in 0..4 {
@@ -304,6 +304,7 @@ pub fn apply_plasticity(e: &mut Voigt, p: &mut Voigt, params: &Plasticity) {
 }
 
 /// SOFA's `computeForce(F, D, plasticStrain, K, J)`: `F = J·K·(Jᵀ·D - plastic)`.
+#[inline(always)]
 pub fn element_force_from_displacement(
     j: &StrainDisplacement,
     k: &MaterialStiffness,
@@ -319,6 +320,7 @@ pub fn element_force_from_displacement(
 }
 
 /// SOFA's `computeForce(F, D, K, J, fact)`: `F = J·((K·Jᵀ·D)·fact)` (no plasticity).
+#[inline(always)]
 pub fn element_force_scaled(j: &StrainDisplacement, k: &MaterialStiffness, d: &Displacement, fact: f64) -> Displacement {
     let e = strain(j, d);
     let mut s = stress(k, &e);
@@ -668,6 +670,7 @@ pub fn element_force(
 /// Force differential of one element for the displacement increment `dx`, to be added to
 /// `df`: `-k·Rᵀ·J·K·Jᵀ·(R·dx)` (`-k·J·K·Jᵀ·dx` for `small`), with the rotation of the last
 /// [`element_force`] call. Plasticity is ignored, as in SOFA.
+#[inline(always)]
 pub fn element_dforce(rest: &TetraElementRest, rotation: &Mat3, dx: &[Vec3; 4], k_factor: f64) -> [Vec3; 4] {
     let mut xr = [0.0; 12];
     let small = rest.method == TetraMethod::Small;
@@ -676,10 +679,13 @@ pub fn element_dforce(rest: &TetraElementRest, rotation: &Mat3, dx: &[Vec3; 4], 
         xr[3 * k..3 * k + 3].copy_from_slice(&v);
     }
     let f = element_force_scaled(&rest.strain_displacement, &rest.material, &xr, k_factor);
-    split(&f).map(|v| {
+    let mut out = [[0.0; 3]; 4];
+    for (k, o) in out.iter_mut().enumerate() {
+        let v = [f[3 * k], f[3 * k + 1], f[3 * k + 2]];
         let w = if small { v } else { mat_t_vec(rotation, v) };
-        [-w[0], -w[1], -w[2]]
-    })
+        *o = [-w[0], -w[1], -w[2]];
+    }
+    out
 }
 
 /// The 4×4 blocks (3×3 each) of this element's contribution to the force Jacobian, scaled by

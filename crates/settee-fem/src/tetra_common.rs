@@ -101,9 +101,10 @@ pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize
     (nx.saturating_sub(1), ny.saturating_sub(1))
 }
 
-#[inline]
+#[inline(always)]
 fn gather(x: &[f64], t: &[usize; 4]) -> [Vec3; 4] {
-    t.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]])
+    let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+    [p(t[0]), p(t[1]), p(t[2]), p(t[3])]
 }
 
 impl TetraEngine {

@@ -177,13 +177,17 @@ pub struct FEMMass {
     /// Rows of the global node matrix, by increasing node index: `(row, [(column, value)])`
     /// with increasing columns.
     rows: Vec<(usize, Vec<(usize, f64)>)>,
+    /// The same rows concatenated, for `add_mdx`: `(row, end of its entries in flat_entries)`.
+    flat_rows: Vec<(usize, usize)>,
+    /// The entries of `rows`, row after row: `(column, value)`.
+    flat_entries: Vec<(usize, f64)>,
     rayleigh_mass: f64,
     rayleigh_stiffness: f64,
 }
 
 impl FEMMass {
     pub fn new(shape: Shape) -> FEMMass {
-        FEMMass { shape, state: None, rows: Vec::new(), rayleigh_mass: 0.0, rayleigh_stiffness: 0.0 }
+        FEMMass { shape, state: None, rows: Vec::new(), flat_rows: Vec::new(), flat_entries: Vec::new(), rayleigh_mass: 0.0, rayleigh_stiffness: 0.0 }
     }
 
     pub fn shape(&self) -> Shape {
@@ -272,6 +276,15 @@ impl Component for FEMMass {
             }
         }
         self.rows = global.into_iter().enumerate().filter(|(_, r)| !r.is_empty()).map(|(i, r)| (i, r.into_iter().collect())).collect();
+        self.flat_entries = self.rows.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+        self.flat_rows = self
+            .rows
+            .iter()
+            .scan(0, |end, (i, r)| {
+                *end += r.len();
+                Some((*i, *end))
+            })
+            .collect();
         self.state = Some(s);
         Ok(())
     }
@@ -319,7 +332,11 @@ impl Mass for FEMMass {
 
     /// `res_i += (factor·M_ij)·dx_j` entry by entry.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
-        for (i, row) in &self.rows {
+        // The rows read from one contiguous array (same entries, same order).
+        let mut start = 0;
+        for &(i, end) in &self.flat_rows {
+            let row = &self.flat_entries[start..end];
+            start = end;
             // The node's three sums stay in registers over its row (same order of additions).
             let a = 3 * i;
             let mut s = [res[a], res[a + 1], res[a + 2]];

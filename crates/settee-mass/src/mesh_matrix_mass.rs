@@ -485,6 +485,34 @@ impl Mass for MeshMatrixMass {
             }
             return;
         }
+        if ds == 3 {
+            // The same operations in the same order, with the node triples as fixed-size arrays.
+            let res3 = &mut res[..3 * n];
+            let dx3 = &dx[..3 * n];
+            for ((r, d), &m) in res3.chunks_exact_mut(3).zip(dx3.chunks_exact(3)).zip(&self.vertex_mass) {
+                for c in 0..3 {
+                    r[c] += d[c] * m * factor;
+                }
+            }
+            for (e, &em) in self.edges.iter().zip(&self.edge_mass) {
+                let t = em * factor;
+                let (a, b) = (e[0], e[1]);
+                if a >= n || b >= n {
+                    continue;
+                }
+                let xb: [f64; 3] = dx3[3 * b..3 * b + 3].try_into().expect("triple");
+                let ra: &mut [f64; 3] = (&mut res3[3 * a..3 * a + 3]).try_into().expect("triple");
+                for c in 0..3 {
+                    ra[c] += xb[c] * t;
+                }
+                let xa: [f64; 3] = dx3[3 * a..3 * a + 3].try_into().expect("triple");
+                let rb: &mut [f64; 3] = (&mut res3[3 * b..3 * b + 3]).try_into().expect("triple");
+                for c in 0..3 {
+                    rb[c] += xa[c] * t;
+                }
+            }
+            return;
+        }
         for (i, &m) in self.vertex_mass.iter().enumerate().take(n) {
             for c in 0..ds {
                 res[i * ds + c] += dx[i * ds + c] * m * factor;
