@@ -18,7 +18,10 @@ pub mod testing;
 pub mod topology;
 pub mod types;
 
-pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk, MechParams, Roles, TemplateRule};
+pub use component::{
+    Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk,
+    MechParams, Roles, TemplateRule,
+};
 pub use constraint_rows::ConstraintRows;
 pub use data::{DataDecl, DataKind, DataSet, Value};
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
@@ -26,5 +29,5 @@ pub use factory::{Attr, Factory};
 pub use mechanics::{MatrixAccumulator, MechScope};
 pub use scene::{ComponentId, InitCtx, NodeId, Scene};
 pub use state::{StateId, VecId, VecKind};
-pub use topology::MeshData;
+pub use topology::{Adjacency, MeshData};
 pub use types::Layout;

@@ -46,7 +46,12 @@ pub struct Context {
 
 impl Default for Context {
     fn default() -> Self {
-        Context { gravity: [0.0, -9.81, 0.0], dt: 0.01, time: 0.0, animate: false }
+        Context {
+            gravity: [0.0, -9.81, 0.0],
+            dt: 0.01,
+            time: 0.0,
+            animate: false,
+        }
     }
 }
 
@@ -244,11 +249,17 @@ impl Scene {
     }
 
     /// Runs `f` with component `id` taken out of its slot, so `f` may use the rest of the scene.
-    pub fn with_taken<R>(&mut self, id: ComponentId, f: impl FnOnce(&mut dyn Component, &mut Scene) -> R) -> R {
-        let mut obj = self.components[id.index()]
-            .obj
-            .take()
-            .unwrap_or_else(|| panic!("component {} is already in use (re-entrant call)", self.components[id.index()].label()));
+    pub fn with_taken<R>(
+        &mut self,
+        id: ComponentId,
+        f: impl FnOnce(&mut dyn Component, &mut Scene) -> R,
+    ) -> R {
+        let mut obj = self.components[id.index()].obj.take().unwrap_or_else(|| {
+            panic!(
+                "component {} is already in use (re-entrant call)",
+                self.components[id.index()].label()
+            )
+        });
         let r = f(obj.as_mut(), self);
         self.components[id.index()].obj = Some(obj);
         r
@@ -256,27 +267,45 @@ impl Scene {
 
     /// The object of a component (panics if it is currently taken out, which is a bug).
     pub fn obj(&self, id: ComponentId) -> &dyn Component {
-        self.components[id.index()].obj.as_deref().expect("component taken out")
+        self.components[id.index()]
+            .obj
+            .as_deref()
+            .expect("component taken out")
     }
     pub fn obj_mut(&mut self, id: ComponentId) -> &mut dyn Component {
-        self.components[id.index()].obj.as_deref_mut().expect("component taken out")
+        self.components[id.index()]
+            .obj
+            .as_deref_mut()
+            .expect("component taken out")
     }
 
     /// Downcasts a component's object.
     pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
-        self.components[id.index()].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
+        self.components[id.index()]
+            .obj
+            .as_ref()
+            .and_then(|o| o.as_any().downcast_ref::<T>())
     }
 
     // ----- lookups -------------------------------------------------------------------------
 
     /// First component of `node` (creation order) having `roles`.
     pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node.index()].objects.iter().copied().find(|c| self.components[c.index()].roles().contains(roles))
+        self.nodes[node.index()]
+            .objects
+            .iter()
+            .copied()
+            .find(|c| self.components[c.index()].roles().contains(roles))
     }
 
     /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
     pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node.index()].objects.iter().rev().copied().find(|c| self.components[c.index()].roles().contains(roles))
+        self.nodes[node.index()]
+            .objects
+            .iter()
+            .rev()
+            .copied()
+            .find(|c| self.components[c.index()].roles().contains(roles))
     }
 
     /// SOFA's `SearchUp`: local, then each parent recursively.
@@ -293,14 +322,19 @@ impl Scene {
 
     /// SOFA's `SearchDown`: local, then children depth-first.
     pub fn find_down(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.preorder(node).into_iter().find_map(|n| self.find_local(n, roles))
+        self.preorder(node)
+            .into_iter()
+            .find_map(|n| self.find_local(n, roles))
     }
 
     /// The context mechanical state of a node: its slot, else the first state of the nearest
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
-        self.slot(node, Roles::MECHANICAL_STATE)
-            .or_else(|| self.nodes[node.index()].parent.and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE)))
+        self.slot(node, Roles::MECHANICAL_STATE).or_else(|| {
+            self.nodes[node.index()]
+                .parent
+                .and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE))
+        })
     }
 
     /// The context topology of a node: its slot, else the nearest ancestor's.
@@ -321,13 +355,20 @@ impl Scene {
     }
 
     pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
-        self.components[c.index()].obj.as_ref().and_then(|o| o.mesh())
+        self.components[c.index()]
+            .obj
+            .as_ref()
+            .and_then(|o| o.mesh())
     }
 
     /// Simulation parameters seen from a node.
     pub fn params(&self, node: NodeId) -> MechParams {
         let c = &self.nodes[node.index()].context;
-        MechParams { dt: c.dt, time: c.time, gravity: c.gravity }
+        MechParams {
+            dt: c.dt,
+            time: c.time,
+            gravity: c.gravity,
+        }
     }
 
     /// Copies gravity, dt, time and animate from the root down to every node.
@@ -349,7 +390,13 @@ impl Scene {
 
     /// Resolves an object path (without the leading `@`) from `node`, as SOFA's link resolution
     /// does. `owner` anchors index links (`[-1]`). `want` is the roles the target must have.
-    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Roles) -> Option<LinkTarget> {
+    pub fn resolve_path(
+        &self,
+        node: NodeId,
+        path: &str,
+        owner: Option<ComponentId>,
+        want: Roles,
+    ) -> Option<LinkTarget> {
         let path = path.trim();
         if path.is_empty() || path == "[]" {
             return owner.map(LinkTarget::Component);
@@ -357,10 +404,16 @@ impl Scene {
         if let Some(inner) = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
             let k: i64 = inner.trim().parse().ok()?;
             let objs = &self.nodes[node.index()].objects;
-            let start = owner.and_then(|o| objs.iter().position(|c| *c == o)).unwrap_or(objs.len().saturating_sub(1)) as i64;
+            let start = owner
+                .and_then(|o| objs.iter().position(|c| *c == o))
+                .unwrap_or(objs.len().saturating_sub(1)) as i64;
             let back = if k > 0 { 0 } else { -k };
             let i = start - back;
-            return if i >= 0 { Some(LinkTarget::Component(objs[i as usize])) } else { None };
+            return if i >= 0 {
+                Some(LinkTarget::Component(objs[i as usize]))
+            } else {
+                None
+            };
         }
         let mut cur = node;
         let mut master: Option<ComponentId> = None;
@@ -388,11 +441,19 @@ impl Scene {
                     }
                     loop {
                         let n = &self.nodes[cur.index()];
-                        if let Some(child) = n.children.iter().find(|c| self.nodes[c.index()].name == name) {
+                        if let Some(child) = n
+                            .children
+                            .iter()
+                            .find(|c| self.nodes[c.index()].name == name)
+                        {
                             cur = *child;
                             break;
                         }
-                        if let Some(c) = n.objects.iter().find(|c| self.components[c.index()].name == name) {
+                        if let Some(c) = n
+                            .objects
+                            .iter()
+                            .find(|c| self.components[c.index()].name == name)
+                        {
                             master = Some(*c);
                             break;
                         }
@@ -423,8 +484,12 @@ impl Scene {
             .collect();
         match matching.len() {
             1 => Some(LinkTarget::Component(matching[0])),
-            0 if want.contains(Roles::MECHANICAL_STATE) => self.context_state(cur).map(LinkTarget::Component),
-            0 if want.contains(Roles::TOPOLOGY) => self.context_topology(cur).map(LinkTarget::Component),
+            0 if want.contains(Roles::MECHANICAL_STATE) => {
+                self.context_state(cur).map(LinkTarget::Component)
+            }
+            0 if want.contains(Roles::TOPOLOGY) => {
+                self.context_topology(cur).map(LinkTarget::Component)
+            }
             0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => {
                 self.find_up(cur, want).map(LinkTarget::Component)
             }
@@ -436,7 +501,13 @@ impl Scene {
     /// mechanical state or, when `visual_ok`, a visual model (SOFA's `State<T>` links). A path
     /// designating a node takes its mechanical state, else (with `visual_ok`) its visual model,
     /// else the context state of that node (SOFA's defaults `@../` and `@./`).
-    pub fn resolve_state_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, visual_ok: bool) -> Option<ComponentId> {
+    pub fn resolve_state_path(
+        &self,
+        node: NodeId,
+        path: &str,
+        owner: Option<ComponentId>,
+        visual_ok: bool,
+    ) -> Option<ComponentId> {
         let is_state = |c: ComponentId| {
             let r = self.components[c.index()].roles();
             r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
@@ -445,7 +516,13 @@ impl Scene {
             LinkTarget::Component(c) => is_state(c).then_some(c),
             LinkTarget::Node(n) => self
                 .slot(n, Roles::MECHANICAL_STATE)
-                .or_else(|| if visual_ok { self.slot(n, Roles::VISUAL_MODEL) } else { None })
+                .or_else(|| {
+                    if visual_ok {
+                        self.slot(n, Roles::VISUAL_MODEL)
+                    } else {
+                        None
+                    }
+                })
                 .or_else(|| self.context_state(n)),
         }
     }
@@ -466,10 +543,17 @@ impl Scene {
                 "." => {}
                 ".." => cur = self.nodes[cur.index()].parent.unwrap_or(cur),
                 name if last => {
-                    return self.nodes[cur.index()].objects.iter().copied().find(|c| self.components[c.index()].name == name);
+                    return self.nodes[cur.index()]
+                        .objects
+                        .iter()
+                        .copied()
+                        .find(|c| self.components[c.index()].name == name);
                 }
                 name => {
-                    cur = *self.nodes[cur.index()].children.iter().find(|c| self.nodes[c.index()].name == name)?;
+                    cur = *self.nodes[cur.index()]
+                        .children
+                        .iter()
+                        .find(|c| self.nodes[c.index()].name == name)?;
                 }
             }
         }
@@ -487,7 +571,10 @@ impl Scene {
             if let Some(id) = vec_id_of_data(f.decl.name) {
                 let st = self.store.get(s);
                 let arity = st.elem_size(id.kind);
-                return Value::Reals { arity, v: st.read(id).to_vec() };
+                return Value::Reals {
+                    arity,
+                    v: st.read(id).to_vec(),
+                };
             }
         }
         f.value.clone()
@@ -499,7 +586,9 @@ impl Scene {
     pub fn pull_links(&mut self, comp: ComponentId) {
         let n = self.components[comp.index()].data.fields.len();
         for i in 0..n {
-            let Some(DataLinkTarget { component, field }) = self.components[comp.index()].data.fields[i].link.clone() else {
+            let Some(DataLinkTarget { component, field }) =
+                self.components[comp.index()].data.fields[i].link.clone()
+            else {
                 continue;
             };
             let src = self.read_data(component, field);
@@ -563,11 +652,19 @@ impl Scene {
 
     /// Targets of the link `name` of `comp` (empty when unset).
     pub fn link_targets(&self, comp: ComponentId, name: &str) -> &[ComponentId] {
-        self.components[comp.index()].links.iter().find(|l| l.decl.name == name).map(|l| l.targets.as_slice()).unwrap_or(&[])
+        self.components[comp.index()]
+            .links
+            .iter()
+            .find(|l| l.decl.name == name)
+            .map(|l| l.targets.as_slice())
+            .unwrap_or(&[])
     }
 
     pub fn link_is_set(&self, comp: ComponentId, name: &str) -> bool {
-        self.components[comp.index()].links.iter().any(|l| l.decl.name == name && l.text.is_some())
+        self.components[comp.index()]
+            .links
+            .iter()
+            .any(|l| l.decl.name == name && l.text.is_some())
     }
 
     // ----- state helpers -----------------------------------------------------------------------
@@ -639,12 +736,18 @@ impl InitCtx<'_> {
     /// An error about this component, positioned at its element.
     pub fn error(&self, message: impl Into<String>) -> SimError {
         let e = self.entry();
-        SimError(Box::new(Diagnostic::error(message).at(e.pos.clone()).subject(e.label())))
+        SimError(Box::new(
+            Diagnostic::error(message)
+                .at(e.pos.clone())
+                .subject(e.label()),
+        ))
     }
 
     pub fn warn(&mut self, message: impl Into<String>) {
         let e = self.entry();
-        let d = Diagnostic::warning(message).at(e.pos.clone()).subject(e.label());
+        let d = Diagnostic::warning(message)
+            .at(e.pos.clone())
+            .subject(e.label());
         self.scene.report(d);
     }
 
@@ -661,7 +764,10 @@ impl InitCtx<'_> {
     pub fn require_state(&self) -> SimResult<StateId> {
         self.mstate()
             .and_then(|c| self.scene.state_of(c))
-            .ok_or_else(|| self.error("no mechanical state found in this node or its ancestors").hint("add a MechanicalObject before this component"))
+            .ok_or_else(|| {
+                self.error("no mechanical state found in this node or its ancestors")
+                    .hint("add a MechanicalObject before this component")
+            })
     }
 
     /// The topology this component reads: its `topology` link if set, else the context topology.
@@ -675,7 +781,10 @@ impl InitCtx<'_> {
     /// The mesh of [`InitCtx::topology`], or an error naming what is missing.
     pub fn require_mesh(&self) -> SimResult<MeshData> {
         let t = self.topology().ok_or_else(|| self.error("no topology found in this node or its ancestors").hint("add a topology container (e.g. MeshTopology, RegularGridTopology) or set `topology=\"@...\"`"))?;
-        self.scene.mesh_of(t).cloned().ok_or_else(|| self.error(format!("{} provides no mesh", self.scene.entry(t).label())))
+        self.scene
+            .mesh_of(t)
+            .cloned()
+            .ok_or_else(|| self.error(format!("{} provides no mesh", self.scene.entry(t).label())))
     }
 
     pub fn link_targets(&self, name: &str) -> Vec<ComponentId> {
@@ -715,4 +824,3 @@ impl InitCtx<'_> {
         }
     }
 }
-

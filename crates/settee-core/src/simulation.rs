@@ -14,13 +14,27 @@ use crate::state::VecId;
 /// initial projection and propagation through mappings. Errors are reported into the scene's
 /// messages; the first one is returned.
 pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
-    if scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP).is_none() {
-        if let Some(id) = factory.create(scene, Scene::ROOT, "DefaultAnimationLoop", None, Vec::new(), None, std::path::Path::new(".")) {
+    if scene
+        .find_local(Scene::ROOT, Roles::ANIMATION_LOOP)
+        .is_none()
+    {
+        if let Some(id) = factory.create(
+            scene,
+            Scene::ROOT,
+            "DefaultAnimationLoop",
+            None,
+            Vec::new(),
+            None,
+            std::path::Path::new("."),
+        ) {
             let objs = &mut scene.node_mut(Scene::ROOT).objects;
             objs.retain(|c| *c != id);
             objs.insert(0, id);
             scene.entry_mut(id).name = "DefaultAnimationLoop".into();
-            scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
+            scene.report(Diagnostic::new(
+                crate::diag::Severity::Info,
+                "no animation loop in the root node: a DefaultAnimationLoop was added",
+            ));
         }
     }
     scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
@@ -78,9 +92,15 @@ fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
 /// Performs one step with the scene's animation loop.
 pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
     let Some(al) = scene.animation_loop else {
-        return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
+        return Err(SimError::new(
+            "the scene has no animation loop (was it initialised?)",
+        ));
     };
-    scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
+    scene.with_taken(al, |obj, scene| {
+        obj.animation_loop()
+            .expect("animation loop role")
+            .step(scene, dt)
+    })
 }
 
 /// Times a stage when timing is enabled.
@@ -119,7 +139,12 @@ pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
         if !node.activated {
             continue;
         }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        let solvers: Vec<ComponentId> = node
+            .objects
+            .iter()
+            .copied()
+            .filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER))
+            .collect();
         if !solvers.is_empty() {
             out.push((n, solvers));
             continue;
@@ -136,7 +161,11 @@ pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId) -
     for (node, solvers) in solver_nodes(scene) {
         let scope = MechScope::build(scene, node);
         for s in solvers {
-            scene.with_taken(s, |obj, scene| obj.ode_solver().expect("ode solver role").solve(scene, &scope, dt, x_result, v_result))?;
+            scene.with_taken(s, |obj, scene| {
+                obj.ode_solver()
+                    .expect("ode solver role")
+                    .solve(scene, &scope, dt, x_result, v_result)
+            })?;
         }
     }
     Ok(())
@@ -161,7 +190,11 @@ pub fn check_finite(scene: &Scene) -> SimResult {
     for st in &scene.store.states {
         for id in [VecId::POSITION, VecId::VELOCITY] {
             if let Some(i) = st.read(id).iter().position(|x| !x.is_finite()) {
-                let what = if id == VecId::POSITION { "position" } else { "velocity" };
+                let what = if id == VecId::POSITION {
+                    "position"
+                } else {
+                    "velocity"
+                };
                 let dof = i / st.elem_size(id.kind);
                 return Err(SimError::new(format!(
                     "the simulation diverged: {what} of DOF {dof} of state '{}' is {} at t = {}",
@@ -169,7 +202,9 @@ pub fn check_finite(scene: &Scene) -> SimResult {
                     st.read(id)[i],
                     scene.root().context.time
                 ))
-                .hint("reduce dt, increase solver iterations, or check stiffness and mass values"));
+                .hint(
+                    "reduce dt, increase solver iterations, or check stiffness and mass values",
+                ));
             }
         }
     }
@@ -179,7 +214,9 @@ pub fn check_finite(scene: &Scene) -> SimResult {
 /// The step of SOFA's DefaultAnimationLoop.
 pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     timed(scene, "animate begin", animate_begin)?;
-    timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY))?;
+    timed(scene, "solve", |s| {
+        solve_all(s, dt, VecId::POSITION, VecId::VELOCITY)
+    })?;
     let scope = MechScope::build(scene, Scene::ROOT);
     timed(scene, "project & propagate", |s| -> SimResult {
         mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;

@@ -14,7 +14,14 @@ pub enum Layout {
 }
 
 impl Layout {
-    pub const ALL: [Layout; 6] = [Layout::Vec1, Layout::Vec2, Layout::Vec3, Layout::Vec6, Layout::Rigid2, Layout::Rigid3];
+    pub const ALL: [Layout; 6] = [
+        Layout::Vec1,
+        Layout::Vec2,
+        Layout::Vec3,
+        Layout::Vec6,
+        Layout::Rigid2,
+        Layout::Rigid3,
+    ];
 
     /// Number of reals of a coordinate.
     pub const fn coord_size(self) -> usize {
@@ -50,7 +57,10 @@ impl Layout {
     }
 
     pub const fn arity(self) -> TemplateArity {
-        TemplateArity { coord: self.coord_size(), deriv: self.deriv_size() }
+        TemplateArity {
+            coord: self.coord_size(),
+            deriv: self.deriv_size(),
+        }
     }
 
     pub const fn is_rigid(self) -> bool {
@@ -133,7 +143,11 @@ pub fn quat_normalize(q: &mut Quat) {
 
 #[inline]
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
 }
 
 /// Rotates a vector by a unit quaternion.
@@ -143,7 +157,11 @@ pub fn quat_rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
     let c = cross(u, v);
     let t = [2.0 * c[0], 2.0 * c[1], 2.0 * c[2]];
     let ut = cross(u, t);
-    [v[0] + q[3] * t[0] + ut[0], v[1] + q[3] * t[1] + ut[1], v[2] + q[3] * t[2] + ut[2]]
+    [
+        v[0] + q[3] * t[0] + ut[0],
+        v[1] + q[3] * t[1] + ut[1],
+        v[2] + q[3] * t[2] + ut[2],
+    ]
 }
 
 /// Quaternion from Euler angles in radians, SOFA's default "ZYX" composition
