@@ -73,7 +73,7 @@ fn btd_solver_matches_sparse_ldl_on_a_falling_beam() {
     step(&mut a, 30);
     step(&mut b, 30);
     for id in [VecId::POSITION, VecId::VELOCITY] {
-        let (xa, xb) = (a.store.states[0].read(id), b.store.states[0].read(id));
+        let (xa, xb) = (a.store.nth(0).read(id), b.store.nth(0).read(id));
         assert_eq!(xa.len(), xb.len());
         for (p, q) in xa.iter().zip(xb) {
             assert!((p - q).abs() < 1e-10, "{id:?}: {p} vs {q}");
@@ -85,16 +85,16 @@ fn btd_solver_matches_sparse_ldl_on_a_falling_beam() {
     let mut c = load("beam_cg", &chain_scene(7, cg, -9.81, 0.01, 2.0e7));
     step(&mut c, 30);
     let (xa, xc) = (
-        a.store.states[0].read(VecId::POSITION),
-        c.store.states[0].read(VecId::POSITION),
+        a.store.nth(0).read(VecId::POSITION),
+        c.store.nth(0).read(VecId::POSITION),
     );
     for (p, q) in xa.iter().zip(xc) {
         assert!((p - q).abs() < 1e-9, "CG: {p} vs {q}");
     }
     // the beam has moved, and the mapped box follows the beam nodes
-    let x = a.store.states[0].read(VecId::POSITION);
+    let x = a.store.nth(0).read(VecId::POSITION);
     assert!(x[7 * 7 + 1] < -0.1, "tip y {}", x[7 * 7 + 1]);
-    let boxes = a.store.states[1].read(VecId::POSITION);
+    let boxes = a.store.nth(1).read(VecId::POSITION);
     assert_eq!(boxes.len(), 3 * 15 * 4);
     // point 14 of the box is (7, −0.1, −0.1) in beam coordinates: on the tip frame's offset
     let tip_q = [x[52], x[53], x[54], x[55]];
@@ -115,7 +115,7 @@ fn cantilever_under_its_own_weight_settles_on_beam_theory() {
         &chain_scene(n, r#"<BTDLinearSolver template="BTDMatrix6d"/>"#, g, 1.0, e),
     );
     step(&mut s, 60);
-    let x = s.store.states[0].read(VecId::POSITION);
+    let x = s.store.nth(0).read(VecId::POSITION);
     let ei = e * std::f64::consts::PI * (0.1f64 * 0.1 * 0.1 * 0.1) / 4.0;
     let l = n as f64;
     let p = -g; // downward load per node (unit masses), node 0 is clamped
@@ -134,7 +134,7 @@ fn cantilever_under_its_own_weight_settles_on_beam_theory() {
         (tip_rot - rot).abs() < 1e-6 * rot,
         "tip rotation {tip_rot} vs {rot}"
     );
-    assert!(s.store.states[0]
+    assert!(s.store.nth(0)
         .read(VecId::VELOCITY)
         .iter()
         .all(|v| v.abs() < 1e-12));
@@ -155,7 +155,7 @@ fn beam_linear_mapping_from_world_coordinates() {
   </Node>
 </Node>"#,
     );
-    let m = s.store.states[1].read(VecId::POSITION);
+    let m = s.store.nth(1).read(VecId::POSITION);
     let expected = [0.5, 0.1, 0.0, 2.5, -0.2, 0.3, 3.9, 0.0, 0.1];
     for (a, b) in m.iter().zip(expected) {
         assert!((a - b).abs() < 1e-14, "{m:?}");

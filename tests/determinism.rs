@@ -12,7 +12,7 @@ fn run_with_threads(threads: usize) -> Option<Vec<f64>> {
         for _ in 0..30 {
             settee_core::simulation::animate(&mut l.scene, dt).ok()?;
         }
-        Some(l.scene.store.states[0].read(VecId::POSITION).to_vec())
+        Some(l.scene.store.nth(0).read(VecId::POSITION).to_vec())
     })
 }
 

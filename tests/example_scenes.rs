@@ -20,8 +20,8 @@ fn shipped_scenes_load_cleanly_and_run() {
             settee_core::simulation::animate(&mut l.scene, dt).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
         // Everything hangs under gravity: the last DOF has moved down.
-        let x = l.scene.store.states[0].read(VecId::POSITION);
-        assert!(x[x.len() - 2] < 0.0 || x[x.len() - 2] < l.scene.store.states[0].read(VecId::REST_POSITION)[x.len() - 2], "{}", path.display());
+        let x = l.scene.store.nth(0).read(VecId::POSITION);
+        assert!(x[x.len() - 2] < 0.0 || x[x.len() - 2] < l.scene.store.nth(0).read(VecId::REST_POSITION)[x.len() - 2], "{}", path.display());
         count += 1;
     }
     assert!(count >= 2);

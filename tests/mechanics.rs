@@ -16,7 +16,7 @@ fn step(scene: &mut Scene, n: usize) {
 }
 
 fn position(scene: &Scene) -> Vec<f64> {
-    scene.store.states[0].read(VecId::POSITION).to_vec()
+    scene.store.nth(0).read(VecId::POSITION).to_vec()
 }
 
 #[test]
@@ -109,6 +109,6 @@ fn data_links_and_engine_outputs_reach_their_readers() {
   <FixedProjectiveConstraint name="fix" indices="@box.indices"/>
 </Node>"#,
     );
-    let fix = s.components.iter().position(|c| c.name == "fix").unwrap();
+    let fix = s.components.iter().find(|(_, c)| c.name == "fix").map(|(id, _)| id).unwrap();
     assert_eq!(s.components[fix].data.indices("indices"), &[0, 2]);
 }

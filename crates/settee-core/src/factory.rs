@@ -178,8 +178,7 @@ impl Factory {
             template: &template,
             layout,
         });
-        let id = ComponentId(scene.components.len() as u32);
-        scene.components.push(ComponentEntry {
+        let id = scene.components.insert(ComponentEntry {
             class,
             template: template.clone(),
             layout,

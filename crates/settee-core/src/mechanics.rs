@@ -11,7 +11,7 @@ use crate::state::{StateId, VecId, VecKind};
 use crate::types::Layout;
 
 /// The mechanical components reachable from a solver's node, in SOFA's processing order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MechScope {
     pub node: NodeId,
     /// Every state of the subtree, in scene pre-order.
@@ -36,7 +36,15 @@ impl MechScope {
     pub fn build(scene: &Scene, node: NodeId) -> MechScope {
         let mut s = MechScope {
             node,
-            ..Default::default()
+            states: Vec::new(),
+            main_states: Vec::new(),
+            mapped_states: Vec::new(),
+            mappings: Vec::new(),
+            force_fields: Vec::new(),
+            masses: Vec::new(),
+            projective: Vec::new(),
+            offsets: Vec::new(),
+            size: 0,
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
         for n in scene.preorder(node) {
@@ -318,10 +326,10 @@ fn with_io(
     r2: Option<VecId>,
     call: impl FnOnce(&mut dyn crate::component::Component, &MechParams, &mut ForceIo) -> SimResult,
 ) -> SimResult {
-    let node = scene.components[c.index()].node;
+    let node = scene.components[c].node;
     let params = scene.params(node);
     let states = {
-        let obj = scene.components[c.index()]
+        let obj = scene.components[c]
             .obj
             .as_ref()
             .expect("component taken out");
@@ -339,7 +347,7 @@ fn with_io(
         let Scene {
             components, store, ..
         } = scene;
-        let obj = components[c.index()]
+        let obj = components[c]
             .obj
             .as_deref_mut()
             .expect("component taken out");
@@ -475,7 +483,7 @@ fn accumulate_through_mappings(
             let Scene {
                 components, store, ..
             } = &mut *scene;
-            let map = components[m.index()]
+            let map = components[m]
                 .obj
                 .as_mut()
                 .expect("taken")
@@ -512,7 +520,7 @@ pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimR
         let Scene {
             components, store, ..
         } = &mut *scene;
-        let pc = components[c.index()]
+        let pc = components[c]
             .obj
             .as_mut()
             .expect("taken")
@@ -539,7 +547,7 @@ pub fn project_position_velocity(
         let Scene {
             components, store, ..
         } = &mut *scene;
-        let pc = components[c.index()]
+        let pc = components[c]
             .obj
             .as_mut()
             .expect("taken")
@@ -589,7 +597,7 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
         let Scene {
             components, store, ..
         } = &mut *scene;
-        let map = components[m.index()]
+        let map = components[m]
             .obj
             .as_mut()
             .expect("taken")
@@ -621,7 +629,7 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
             .map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint))
             .collect();
         let r = {
-            let map = scene.components[m.index()]
+            let map = scene.components[m]
                 .obj
                 .as_mut()
                 .expect("taken")
@@ -645,7 +653,7 @@ pub fn acc_from_f(scene: &mut Scene, scope: &MechScope, a: VecId, f: VecId) -> S
         let Scene {
             components, store, ..
         } = &mut *scene;
-        let mass = components[c.index()]
+        let mass = components[c]
             .obj
             .as_ref()
             .expect("taken")
@@ -668,7 +676,7 @@ pub fn add_separate_gravity(scene: &mut Scene, scope: &MechScope, dt: f64, v: Ve
         let Scene {
             components, store, ..
         } = &mut *scene;
-        let mass = components[c.index()]
+        let mass = components[c]
             .obj
             .as_ref()
             .expect("taken")
@@ -1231,7 +1239,7 @@ pub fn assemble_with(
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let pc_state = {
-            let obj = scene.components[c.index()].obj.as_mut().expect("taken");
+            let obj = scene.components[c].obj.as_mut().expect("taken");
             obj.projective().expect("projective role").state()
         };
         let Some(off) = scope.offset(pc_state) else {
@@ -1239,7 +1247,7 @@ pub fn assemble_with(
         };
         let ds = scene.store.get(pc_state).layout.deriv_size();
         let mut local = Vec::new();
-        scene.components[c.index()]
+        scene.components[c]
             .obj
             .as_mut()
             .expect("taken")
@@ -1263,7 +1271,7 @@ fn block_projection(scene: &mut Scene, scope: &MechScope) -> BlockProjection {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let pc = scene.components[c.index()]
+        let pc = scene.components[c]
             .obj
             .as_mut()
             .expect("taken")

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::arena::Arena;
 use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
@@ -15,24 +16,15 @@ use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
 
-/// Index of a node in the scene arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct NodeId(pub u32);
-
-/// Index of a component in the scene arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComponentId(pub u32);
-
-impl NodeId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-impl ComponentId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+crate::arena_key!(
+    /// Id of a node: generational, so an id kept after its node was removed is detected as
+    /// stale rather than reaching a node created later in the same slot.
+    NodeId
+);
+crate::arena_key!(
+    /// Id of a component (generational, like [`NodeId`]).
+    ComponentId
+);
 
 /// Simulation context of a node. Only the root's values matter: children copy them from their
 /// first parent at init and after every step, as SOFA does.
@@ -133,8 +125,8 @@ impl StageTimers {
 
 /// A scene: nodes, components, states, messages.
 pub struct Scene {
-    pub nodes: Vec<Node>,
-    pub components: Vec<ComponentEntry>,
+    pub nodes: Arena<NodeId, Node>,
+    pub components: Arena<ComponentId, ComponentEntry>,
     pub store: StateStore,
     pub messages: Vec<Diagnostic>,
     /// Extra directories searched for data files (after the component's own directory).
@@ -148,18 +140,21 @@ pub struct Scene {
 
 impl Scene {
     pub fn new(root_name: &str) -> Scene {
+        let mut nodes = Arena::new();
+        let root = nodes.insert(Node {
+            name: root_name.to_string(),
+            parent: None,
+            children: Vec::new(),
+            objects: Vec::new(),
+            context: Context::default(),
+            activated: true,
+            tags: Vec::new(),
+            pos: None,
+        });
+        debug_assert_eq!(root, Self::ROOT);
         Scene {
-            nodes: vec![Node {
-                name: root_name.to_string(),
-                parent: None,
-                children: Vec::new(),
-                objects: Vec::new(),
-                context: Context::default(),
-                activated: true,
-                tags: Vec::new(),
-                pos: None,
-            }],
-            components: Vec::new(),
+            nodes,
+            components: Arena::new(),
             store: StateStore::default(),
             messages: Vec::new(),
             data_path: Vec::new(),
@@ -170,39 +165,40 @@ impl Scene {
         }
     }
 
-    pub const ROOT: NodeId = NodeId(0);
+    /// The root node: the first node of every scene, never removed.
+    pub const ROOT: NodeId = NodeId::first_in_slot(0);
 
     pub fn root(&self) -> &Node {
-        &self.nodes[0]
+        &self.nodes[Self::ROOT]
     }
 
     pub fn add_node(&mut self, parent: NodeId, name: &str) -> NodeId {
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(Node {
+        let context = self.nodes[parent].context;
+        let id = self.nodes.insert(Node {
             name: name.to_string(),
             parent: Some(parent),
             children: Vec::new(),
             objects: Vec::new(),
-            context: self.nodes[parent.index()].context,
+            context,
             activated: true,
             tags: Vec::new(),
             pos: None,
         });
-        self.nodes[parent.index()].children.push(id);
+        self.nodes[parent].children.push(id);
         id
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.index()]
+        &self.nodes[id]
     }
     pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
-        &mut self.nodes[id.index()]
+        &mut self.nodes[id]
     }
     pub fn entry(&self, id: ComponentId) -> &ComponentEntry {
-        &self.components[id.index()]
+        &self.components[id]
     }
     pub fn entry_mut(&mut self, id: ComponentId) -> &mut ComponentEntry {
-        &mut self.components[id.index()]
+        &mut self.components[id]
     }
 
     /// Records a message.
@@ -224,8 +220,8 @@ impl Scene {
         let mut parts = Vec::new();
         let mut cur = Some(id);
         while let Some(n) = cur {
-            parts.push(self.nodes[n.index()].name.clone());
-            cur = self.nodes[n.index()].parent;
+            parts.push(self.nodes[n].name.clone());
+            cur = self.nodes[n].parent;
         }
         parts.reverse();
         format!("/{}", parts.join("/"))
@@ -236,7 +232,7 @@ impl Scene {
         let mut out = Vec::new();
         let mut stack = vec![start];
         while let Some(n) = stack.pop() {
-            let node = &self.nodes[n.index()];
+            let node = &self.nodes[n];
             if !node.activated {
                 continue;
             }
@@ -254,26 +250,26 @@ impl Scene {
         id: ComponentId,
         f: impl FnOnce(&mut dyn Component, &mut Scene) -> R,
     ) -> R {
-        let mut obj = self.components[id.index()].obj.take().unwrap_or_else(|| {
+        let mut obj = self.components[id].obj.take().unwrap_or_else(|| {
             panic!(
                 "component {} is already in use (re-entrant call)",
-                self.components[id.index()].label()
+                self.components[id].label()
             )
         });
         let r = f(obj.as_mut(), self);
-        self.components[id.index()].obj = Some(obj);
+        self.components[id].obj = Some(obj);
         r
     }
 
     /// The object of a component (panics if it is currently taken out, which is a bug).
     pub fn obj(&self, id: ComponentId) -> &dyn Component {
-        self.components[id.index()]
+        self.components[id]
             .obj
             .as_deref()
             .expect("component taken out")
     }
     pub fn obj_mut(&mut self, id: ComponentId) -> &mut dyn Component {
-        self.components[id.index()]
+        self.components[id]
             .obj
             .as_deref_mut()
             .expect("component taken out")
@@ -281,7 +277,7 @@ impl Scene {
 
     /// Downcasts a component's object.
     pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
-        self.components[id.index()]
+        self.components[id]
             .obj
             .as_ref()
             .and_then(|o| o.as_any().downcast_ref::<T>())
@@ -291,21 +287,21 @@ impl Scene {
 
     /// First component of `node` (creation order) having `roles`.
     pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node.index()]
+        self.nodes[node]
             .objects
             .iter()
             .copied()
-            .find(|c| self.components[c.index()].roles().contains(roles))
+            .find(|c| self.components[c].roles().contains(roles))
     }
 
     /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
     pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node.index()]
+        self.nodes[node]
             .objects
             .iter()
             .rev()
             .copied()
-            .find(|c| self.components[c.index()].roles().contains(roles))
+            .find(|c| self.components[c].roles().contains(roles))
     }
 
     /// SOFA's `SearchUp`: local, then each parent recursively.
@@ -315,7 +311,7 @@ impl Scene {
             if let Some(c) = self.find_local(n, roles) {
                 return Some(c);
             }
-            cur = self.nodes[n.index()].parent;
+            cur = self.nodes[n].parent;
         }
         None
     }
@@ -331,7 +327,7 @@ impl Scene {
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
         self.slot(node, Roles::MECHANICAL_STATE).or_else(|| {
-            self.nodes[node.index()]
+            self.nodes[node]
                 .parent
                 .and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE))
         })
@@ -344,18 +340,18 @@ impl Scene {
             if let Some(c) = self.slot(n, Roles::TOPOLOGY) {
                 return Some(c);
             }
-            cur = self.nodes[n.index()].parent;
+            cur = self.nodes[n].parent;
         }
         None
     }
 
     /// The state id of a mechanical-state component.
     pub fn state_of(&self, c: ComponentId) -> Option<StateId> {
-        self.components[c.index()].state
+        self.components[c].state
     }
 
     pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
-        self.components[c.index()]
+        self.components[c]
             .obj
             .as_ref()
             .and_then(|o| o.mesh())
@@ -363,7 +359,7 @@ impl Scene {
 
     /// Simulation parameters seen from a node.
     pub fn params(&self, node: NodeId) -> MechParams {
-        let c = &self.nodes[node.index()].context;
+        let c = &self.nodes[node].context;
         MechParams {
             dt: c.dt,
             time: c.time,
@@ -374,8 +370,8 @@ impl Scene {
     /// Copies gravity, dt, time and animate from the root down to every node.
     pub fn propagate_context(&mut self) {
         for n in self.preorder(Self::ROOT) {
-            if let Some(p) = self.nodes[n.index()].parent {
-                self.nodes[n.index()].context = self.nodes[p.index()].context;
+            if let Some(p) = self.nodes[n].parent {
+                self.nodes[n].context = self.nodes[p].context;
             }
         }
     }
@@ -383,7 +379,7 @@ impl Scene {
     /// Resolves a file name as SOFA's data repository does: the component's directory, then the
     /// data path.
     pub fn resolve_file(&self, comp: ComponentId, name: &str) -> Option<PathBuf> {
-        resolve_data_file(name, &self.components[comp.index()].dir, &self.data_path)
+        resolve_data_file(name, &self.components[comp].dir, &self.data_path)
     }
 
     // ----- paths -------------------------------------------------------------------------------
@@ -403,7 +399,7 @@ impl Scene {
         }
         if let Some(inner) = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
             let k: i64 = inner.trim().parse().ok()?;
-            let objs = &self.nodes[node.index()].objects;
+            let objs = &self.nodes[node].objects;
             let start = owner
                 .and_then(|o| objs.iter().position(|c| *c == o))
                 .unwrap_or(objs.len().saturating_sub(1)) as i64;
@@ -432,7 +428,7 @@ impl Scene {
                     if master.is_some() {
                         return None;
                     }
-                    cur = self.nodes[cur.index()].parent?;
+                    cur = self.nodes[cur].parent?;
                     based = true;
                 }
                 name => {
@@ -440,11 +436,11 @@ impl Scene {
                         return None; // slaves of components are not modelled
                     }
                     loop {
-                        let n = &self.nodes[cur.index()];
+                        let n = &self.nodes[cur];
                         if let Some(child) = n
                             .children
                             .iter()
-                            .find(|c| self.nodes[c.index()].name == name)
+                            .find(|c| self.nodes[**c].name == name)
                         {
                             cur = *child;
                             break;
@@ -452,7 +448,7 @@ impl Scene {
                         if let Some(c) = n
                             .objects
                             .iter()
-                            .find(|c| self.components[c.index()].name == name)
+                            .find(|c| self.components[**c].name == name)
                         {
                             master = Some(*c);
                             break;
@@ -467,7 +463,7 @@ impl Scene {
             }
         }
         if let Some(m) = master {
-            return if want == Roles::NONE || self.components[m.index()].roles().contains(want) {
+            return if want == Roles::NONE || self.components[m].roles().contains(want) {
                 Some(LinkTarget::Component(m))
             } else {
                 None
@@ -476,11 +472,11 @@ impl Scene {
         if want == Roles::NONE {
             return Some(LinkTarget::Node(cur));
         }
-        let matching: Vec<ComponentId> = self.nodes[cur.index()]
+        let matching: Vec<ComponentId> = self.nodes[cur]
             .objects
             .iter()
             .copied()
-            .filter(|c| self.components[c.index()].roles().contains(want))
+            .filter(|c| self.components[c].roles().contains(want))
             .collect();
         match matching.len() {
             1 => Some(LinkTarget::Component(matching[0])),
@@ -509,7 +505,7 @@ impl Scene {
         visual_ok: bool,
     ) -> Option<ComponentId> {
         let is_state = |c: ComponentId| {
-            let r = self.components[c.index()].roles();
+            let r = self.components[c].roles();
             r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
         };
         match self.resolve_path(node, path, owner, Roles::NONE)? {
@@ -541,19 +537,19 @@ impl Scene {
             let last = i + 1 == segs.len();
             match *seg {
                 "." => {}
-                ".." => cur = self.nodes[cur.index()].parent.unwrap_or(cur),
+                ".." => cur = self.nodes[cur].parent.unwrap_or(cur),
                 name if last => {
-                    return self.nodes[cur.index()]
+                    return self.nodes[cur]
                         .objects
                         .iter()
                         .copied()
-                        .find(|c| self.components[c.index()].name == name);
+                        .find(|c| self.components[*c].name == name);
                 }
                 name => {
-                    cur = *self.nodes[cur.index()]
+                    cur = *self.nodes[cur]
                         .children
                         .iter()
-                        .find(|c| self.nodes[c.index()].name == name)?;
+                        .find(|c| self.nodes[**c].name == name)?;
                 }
             }
         }
@@ -565,7 +561,7 @@ impl Scene {
     /// The current value of a Data field; the vectors of an initialised mechanical state are read
     /// from the store.
     pub fn read_data(&self, comp: ComponentId, field: usize) -> Value {
-        let e = &self.components[comp.index()];
+        let e = &self.components[comp];
         let f = &e.data.fields[field];
         if let (true, Some(s)) = (e.initialized, e.state) {
             if let Some(id) = vec_id_of_data(f.decl.name) {
@@ -584,15 +580,15 @@ impl Scene {
     /// lazily when read; components read their Data at creation and init, so pulling then is
     /// equivalent).
     pub fn pull_links(&mut self, comp: ComponentId) {
-        let n = self.components[comp.index()].data.fields.len();
+        let n = self.components[comp].data.fields.len();
         for i in 0..n {
             let Some(DataLinkTarget { component, field }) =
-                self.components[comp.index()].data.fields[i].link.clone()
+                self.components[comp].data.fields[i].link.clone()
             else {
                 continue;
             };
             let src = self.read_data(component, field);
-            let e = &mut self.components[comp.index()];
+            let e = &mut self.components[comp];
             let arity = e.data.arity();
             let f = &mut e.data.fields[i];
             match convert_value(&src, f.decl.kind, arity, &f.value) {
@@ -614,8 +610,14 @@ impl Scene {
     /// Resolves every object link of every component (run once after creation, so forward
     /// references work as in SOFA).
     pub fn resolve_all_links(&mut self) {
-        for ci in 0..self.components.len() {
-            let cid = ComponentId(ci as u32);
+        let all: Vec<ComponentId> = self.components.keys().collect();
+        self.resolve_links(&all);
+    }
+
+    /// Resolves the object links of the given components.
+    pub fn resolve_links(&mut self, comps: &[ComponentId]) {
+        for &cid in comps {
+            let ci = cid;
             let node = self.components[ci].node;
             for li in 0..self.components[ci].links.len() {
                 let (text, decl, pos) = {
@@ -652,7 +654,7 @@ impl Scene {
 
     /// Targets of the link `name` of `comp` (empty when unset).
     pub fn link_targets(&self, comp: ComponentId, name: &str) -> &[ComponentId] {
-        self.components[comp.index()]
+        self.components[comp]
             .links
             .iter()
             .find(|l| l.decl.name == name)
@@ -661,7 +663,7 @@ impl Scene {
     }
 
     pub fn link_is_set(&self, comp: ComponentId, name: &str) -> bool {
-        self.components[comp.index()]
+        self.components[comp]
             .links
             .iter()
             .any(|l| l.decl.name == name && l.text.is_some())
@@ -718,13 +720,13 @@ impl InitCtx<'_> {
         self.scene.entry(self.id)
     }
     pub fn data(&self) -> &DataSet {
-        &self.scene.components[self.id.index()].data
+        &self.scene.components[self.id].data
     }
     pub fn data_mut(&mut self) -> &mut DataSet {
-        &mut self.scene.components[self.id.index()].data
+        &mut self.scene.components[self.id].data
     }
     pub fn node(&self) -> NodeId {
-        self.scene.components[self.id.index()].node
+        self.scene.components[self.id].node
     }
     pub fn params(&self) -> MechParams {
         self.scene.params(self.node())

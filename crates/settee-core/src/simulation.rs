@@ -120,7 +120,7 @@ pub fn animate_begin(scene: &mut Scene) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
         let objs = scene.node(n).objects.clone();
         for c in objs {
-            if scene.components[c.index()].obj.is_none() {
+            if scene.components[c].obj.is_none() {
                 continue; // the animation loop itself, currently stepping
             }
             scene.with_taken(c, |obj, scene| obj.animate_begin(scene, c))?;
@@ -173,7 +173,7 @@ pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId) -
 
 /// Clears every state's external forces (SOFA's end of integration).
 pub fn end_integration(scene: &mut Scene) {
-    for st in scene.store.states.iter_mut() {
+    for st in scene.store.states.values_mut() {
         st.free(VecId::EXTERNAL_FORCE);
     }
 }
@@ -187,7 +187,7 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
 
 /// Checks that the main states hold finite numbers; reports the first NaN or infinity.
 pub fn check_finite(scene: &Scene) -> SimResult {
-    for st in &scene.store.states {
+    for st in scene.store.states.values() {
         for id in [VecId::POSITION, VecId::VELOCITY] {
             if let Some(i) = st.read(id).iter().position(|x| !x.is_finite()) {
                 let what = if id == VecId::POSITION {

@@ -1,6 +1,7 @@
 //! The state store: every mechanical state's vectors, addressed by (state, vector id) as SOFA's
 //! VecId system does, and lent to components as slices for each operation.
 
+use crate::arena::Arena;
 use crate::types::Layout;
 use crate::{ComponentId, NodeId};
 
@@ -102,15 +103,10 @@ impl VecId {
     }
 }
 
-/// Index of a mechanical state in the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StateId(pub u32);
-
-impl StateId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
+crate::arena_key!(
+    /// Id of a mechanical state in the store (generational, like [`crate::ComponentId`]).
+    StateId
+);
 
 /// One mechanical state (a MechanicalObject): its layout, size and vectors.
 #[derive(Debug)]
@@ -237,19 +233,22 @@ impl MState {
 /// All mechanical states of a scene.
 #[derive(Debug, Default)]
 pub struct StateStore {
-    pub states: Vec<MState>,
+    pub states: Arena<StateId, MState>,
 }
 
 impl StateStore {
     pub fn add(&mut self, s: MState) -> StateId {
-        self.states.push(s);
-        StateId((self.states.len() - 1) as u32)
+        self.states.insert(s)
+    }
+    /// The `i`-th live state in slot order (the order of creation while nothing was removed).
+    pub fn nth(&self, i: usize) -> &MState {
+        self.states.values().nth(i).unwrap_or_else(|| panic!("the store has {} states, not {}", self.states.len(), i + 1))
     }
     pub fn get(&self, id: StateId) -> &MState {
-        &self.states[id.index()]
+        &self.states[id]
     }
     pub fn get_mut(&mut self, id: StateId) -> &mut MState {
-        &mut self.states[id.index()]
+        &mut self.states[id]
     }
     pub fn len(&self) -> usize {
         self.states.len()

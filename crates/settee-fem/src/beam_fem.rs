@@ -744,7 +744,7 @@ mod tests {
     /// Static cantilever clamped at node 0: the tip displacement under end loads.
     fn cantilever(n: usize, l: f64, e: f64, nu: f64, r: f64, ri: f64, load: [f64; 6]) -> Vec<f64> {
         let (x0, edges) = straight(n, l);
-        let mut ff = BeamFEMForceField::build(StateId(0), &x0, &edges, e, nu, r, ri);
+        let mut ff = BeamFEMForceField::build(StateId::first_in_slot(0), &x0, &edges, e, nu, r, ri);
         let _ = force(&mut ff, &x0);
         let ndof = 6 * (n + 1);
         let k = dense_k(&mut ff, ndof);
@@ -850,7 +850,7 @@ mod tests {
             x0.extend_from_slice(&[p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
         }
         let edges = [[0, 1], [1, 2], [2, 3]];
-        let mut ff = BeamFEMForceField::build(StateId(0), &x0, &edges, 2.0e7, 0.3, 0.1, 0.0);
+        let mut ff = BeamFEMForceField::build(StateId::first_in_slot(0), &x0, &edges, 2.0e7, 0.3, 0.1, 0.0);
         assert!(force(&mut ff, &x0).iter().all(|&v| v == 0.0));
         for (angles, t) in [
             ([0.3, -1.1, 2.0], [1.0, -2.0, 0.5]),
@@ -877,7 +877,7 @@ mod tests {
     #[test]
     fn dforce_is_the_derivative_at_rest() {
         let (x0, edges) = straight(3, 0.8);
-        let mut ff = BeamFEMForceField::build(StateId(0), &x0, &edges, 1.0e5, 0.3, 0.05, 0.0);
+        let mut ff = BeamFEMForceField::build(StateId::first_in_slot(0), &x0, &edges, 1.0e5, 0.3, 0.05, 0.0);
         let _ = force(&mut ff, &x0);
         let mut s = 7u64;
         let dx: Vec<f64> = (0..24)
@@ -918,7 +918,7 @@ mod tests {
     fn world_stiffness_matches_dforce() {
         let (x0, edges) = straight(2, 1.0);
         for sym in [false, true] {
-            let mut ff = BeamFEMForceField::build(StateId(0), &x0, &edges, 1.0e5, 0.3, 0.05, 0.0);
+            let mut ff = BeamFEMForceField::build(StateId::first_in_slot(0), &x0, &edges, 1.0e5, 0.3, 0.05, 0.0);
             ff.symmetric_assembly = sym;
             let mut x = x0.clone();
             for (i, node) in x.chunks_exact_mut(7).enumerate() {
@@ -1030,7 +1030,7 @@ mod tests {
         let rest = h.rest(mo);
         let f = {
             let mut f = vec![0.0; 18];
-            let obj = h.scene.components[ff.index()].obj.as_mut().unwrap();
+            let obj = h.scene.components[ff].obj.as_mut().unwrap();
             let mut io = ForceIo {
                 f: vec![f.as_mut_slice()],
                 x: vec![&rest],
@@ -1047,7 +1047,7 @@ mod tests {
         // would stretch beam 0, which does not act)
         let mut x = rest.clone();
         x[7] += 0.01;
-        let obj = h.scene.components[ff.index()].obj.as_mut().unwrap();
+        let obj = h.scene.components[ff].obj.as_mut().unwrap();
         let mut f = vec![0.0; 18];
         let mut io = ForceIo {
             f: vec![f.as_mut_slice()],

@@ -346,7 +346,7 @@ mod tests {
     }
 
     fn ff(scene: &mut Scene, id: ComponentId) -> &mut HexahedronFEMForceField {
-        scene.components[id.index()].obj.as_mut().unwrap().as_any_mut().downcast_mut().unwrap()
+        scene.components[id].obj.as_mut().unwrap().as_any_mut().downcast_mut().unwrap()
     }
 
     fn force(ffc: &mut HexahedronFEMForceField, x: &[f64]) -> Vec<f64> {

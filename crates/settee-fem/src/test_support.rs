@@ -62,7 +62,7 @@ impl Harness {
     }
 
     pub fn get_mut<T: 'static>(&mut self, id: ComponentId) -> &mut T {
-        self.scene.components[id.index()].obj.as_mut().unwrap().as_any_mut().downcast_mut().unwrap()
+        self.scene.components[id].obj.as_mut().unwrap().as_any_mut().downcast_mut().unwrap()
     }
 
     /// `addForce` of component `ff` at positions `x` (velocities `x` too, unused by elastic
@@ -70,7 +70,7 @@ impl Harness {
     pub fn force(&mut self, ff: ComponentId, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len()];
         let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![x] };
-        let obj = self.scene.components[ff.index()].obj.as_mut().unwrap();
+        let obj = self.scene.components[ff].obj.as_mut().unwrap();
         obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
         f
     }
@@ -79,7 +79,7 @@ impl Harness {
     pub fn dforce(&mut self, ff: ComponentId, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
         let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
-        let obj = self.scene.components[ff.index()].obj.as_mut().unwrap();
+        let obj = self.scene.components[ff].obj.as_mut().unwrap();
         obj.force_field().unwrap().add_dforce(&params(), &mut io, k, 0.0).unwrap();
         df
     }

@@ -216,7 +216,7 @@ mod tests {
         for method in ["small", "large", "polar"] {
             let (mut h, ff, rest) = setup(&[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)]);
             let mut h2 = Harness::new();
-            let topo = h.scene.entry(ComponentId(0)).data.indices("tetrahedra").to_vec();
+            let topo = h.scene.entry(ComponentId::first_in_slot(0)).data.indices("tetrahedra").to_vec();
             let tstr: Vec<String> = topo.iter().map(|i| i.to_string()).collect();
             let pstr: Vec<String> = rest.iter().map(|v| format!("{v:?}")).collect();
             h2.add("MeshTopology", &[("position", pstr.join(" ").as_str()), ("tetrahedra", tstr.join(" ").as_str())]);

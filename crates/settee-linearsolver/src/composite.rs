@@ -81,7 +81,7 @@ fn members(scene: &Scene, c: ComponentId) -> (Vec<ComponentId>, Option<Component
 /// True when `system` is built by a composite without being the system its solver solves
 /// (such a system may select partial contributions: nothing is solved with it).
 pub(crate) fn is_side_system(scene: &Scene, system: ComponentId) -> bool {
-    (0..scene.components.len()).map(|i| ComponentId(i as u32)).filter(|&c| scene.entry(c).class.name == CLASS.name).any(|c| {
+    scene.components.keys().filter(|&c| scene.entry(c).class.name == CLASS.name).any(|c| {
         let (list, solver) = members(scene, c);
         list.contains(&system) && solver != Some(system)
     })

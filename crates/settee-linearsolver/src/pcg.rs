@@ -126,7 +126,7 @@ impl Component for PcgLinearSolver {
         self.preconditioner = None;
         if cx.data().bool("use_precond") {
             if let Some(&p) = cx.link_targets("preconditioner").first() {
-                let ok = cx.scene.components[p.index()].obj.as_mut().is_some_and(|o| as_preconditioner(o.as_mut()).is_some());
+                let ok = cx.scene.components[p].obj.as_mut().is_some_and(|o| as_preconditioner(o.as_mut()).is_some());
                 if !ok {
                     return Err(unsupported(
                         cx.error(format!("{} cannot be used as a preconditioner yet", cx.scene.entry(p).label()))

@@ -50,7 +50,7 @@ proptest! {
         let x = chain(&c, &a2);
         // beam coordinates spread over the chain, some beyond its ends (clamped beams)
         let points: Vec<[f64; 3]> = pts.chunks(3).enumerate().map(|(i, p)| [-0.4 + 0.7 * i as f64 + 0.3 * p[0], 0.2 * p[1], 0.2 * p[2]]).collect();
-        let mut m = BeamLinearMapping::build(StateId(0), StateId(1), &x_init, points);
+        let mut m = BeamLinearMapping::build(StateId::first_in_slot(0), StateId::first_in_slot(1), &x_init, points);
         let n = 6;
         let out = apply(&mut m, n, &x);
 
@@ -96,7 +96,7 @@ proptest! {
                 rigid3_integrate(&mut xs[7 * k..7 * k + 7], [d[0] * h * sign, d[1] * h * sign, d[2] * h * sign], [d[3] * h * sign, d[4] * h * sign, d[5] * h * sign]);
             }
             let mut o = vec![0.0; 3 * n];
-            let mut m2 = BeamLinearMapping::build(StateId(0), StateId(1), &x_init, m.points().to_vec());
+            let mut m2 = BeamLinearMapping::build(StateId::first_in_slot(0), StateId::first_in_slot(1), &x_init, m.points().to_vec());
             m2.apply(&mut o, &[&xs]).unwrap();
             for k in 0..3 * n {
                 fd[k] += sign * o[k] / (2.0 * h);
@@ -125,7 +125,7 @@ fn straight_chain_places_points_and_shares_forces() {
         [2.0, 0.1, 0.1],
         [-0.5, 0.0, 0.0],
     ];
-    let mut m = BeamLinearMapping::build(StateId(0), StateId(1), &x, points.clone());
+    let mut m = BeamLinearMapping::build(StateId::first_in_slot(0), StateId::first_in_slot(1), &x, points.clone());
     assert_eq!(m.lengths(), &[1.0, 1.0, 1.0]);
     let out = apply(&mut m, 4, &x);
     for (o, p) in out.chunks(3).zip(&points) {

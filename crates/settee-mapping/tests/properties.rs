@@ -15,9 +15,9 @@ use settee_mapping::common::GeometricStiffness;
 use settee_mapping::distance::{DistanceMapping, Kind};
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
 
-const S0: StateId = StateId(0);
-const S1: StateId = StateId(1);
-const S2: StateId = StateId(2);
+const S0: StateId = StateId::first_in_slot(0);
+const S1: StateId = StateId::first_in_slot(1);
+const S2: StateId = StateId::first_in_slot(2);
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

@@ -8,7 +8,7 @@ use settee_core::mechanics::MechScope;
 use settee_core::{Roles, Scene, VecId};
 
 fn component<'a>(scene: &'a Scene, class: &str) -> &'a settee_core::scene::ComponentEntry {
-    scene.components.iter().find(|e| e.class.name == class).unwrap_or_else(|| panic!("no {class}"))
+    scene.components.values().find(|e| e.class.name == class).unwrap_or_else(|| panic!("no {class}"))
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn templates_are_deduced_from_input_and_output() {
     let scene = support::load_text("templates", text, &f);
     assert_eq!(component(&scene, "RigidMapping").template, "Rigid3d,Vec3d");
     assert_eq!(component(&scene, "DistanceMapping").template, "Vec3d,Vec1d");
-    let ids: Vec<_> = scene.components.iter().filter(|e| e.class.name == "IdentityMapping").map(|e| e.template.clone()).collect();
+    let ids: Vec<_> = scene.components.values().filter(|e| e.class.name == "IdentityMapping").map(|e| e.template.clone()).collect();
     assert_eq!(ids, ["Vec3d,Vec3d", "Vec3d,Vec3d"]);
 
     // Mechanical mappings top-down; the visual one is left out; mapped states are flagged.
@@ -58,9 +58,9 @@ fn templates_are_deduced_from_input_and_output() {
     let copy = scene.store.get(scope.mapped_states[2]).read(VecId::POSITION).to_vec();
     assert_eq!(copy, [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
     // Visual mapping: a MAPPING for the dump selection, but not mechanical.
-    let vis = scene.components.iter().position(|e| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").unwrap();
+    let vis = scene.components.iter().find(|(_, e)| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").map(|(id, _)| id).unwrap();
     assert!(scene.components[vis].roles().contains(Roles::MAPPING));
-    let m = scene.obj(settee_core::ComponentId(vis as u32)).mapping_ref().unwrap();
+    let m = scene.obj(vis).mapping_ref().unwrap();
     assert!(!m.is_mechanical() && m.output().is_none());
 }
 

@@ -12,8 +12,8 @@ use settee_mapping::barycentric::{BarycentricMapping, MapperKind, SparseLocator}
 use settee_topology::sparse_grid::{FinestParams, SparseGrid, Surface};
 use settee_topology::sparse_grid_ramification::RamifiedGrid;
 
-const S0: StateId = StateId(0);
-const S1: StateId = StateId(1);
+const S0: StateId = StateId::first_in_slot(0);
+const S1: StateId = StateId::first_in_slot(1);
 
 /// A closed box surface `[lo, hi]` (6 quads, outward normals), its vertices from `first`.
 fn add_box(s: &mut Surface, lo: [f64; 3], hi: [f64; 3]) {
@@ -245,8 +245,9 @@ fn scene_with_a_sparse_grid_mapper() {
 </Node>"#
         );
         let scene = support::load_text(&format!("sparse-{class}"), &text, &f);
-        let map = (0..scene.components.len() as u32)
-            .map(settee_core::ComponentId)
+        let map = scene
+            .components
+            .keys()
             .find(|c| scene.entry(*c).class.name == "BarycentricMapping")
             .unwrap();
         let b = scene.get::<BarycentricMapping>(map).unwrap();

@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn points_are_pinned_to_the_target() {
-        let mut c = PointProjectiveConstraint { state: Some(StateId(0)), dim: 3, indices: vec![2, 0], point: vec![1.0, 2.0, 3.0], fix_all: false, end_time: -1.0 };
+        let mut c = PointProjectiveConstraint { state: Some(StateId::first_in_slot(0)), dim: 3, indices: vec![2, 0], point: vec![1.0, 2.0, 3.0], fix_all: false, end_time: -1.0 };
         let mut x = vec![0.5; 9];
         c.project_position(&params(), &mut x);
         assert_eq!(x, [1.0, 2.0, 3.0, 0.5, 0.5, 0.5, 1.0, 2.0, 3.0]);

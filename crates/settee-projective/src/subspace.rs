@@ -304,7 +304,7 @@ mod tests {
         let axis = SubspaceProjectiveConstraint::unit_axis(kind, axis.to_vec());
         SubspaceProjectiveConstraint {
             kind,
-            state: Some(StateId(0)),
+            state: Some(StateId::first_in_slot(0)),
             dim,
             indices: indices.to_vec(),
             flags: jacobian_flags(indices, n),

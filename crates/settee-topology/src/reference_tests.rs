@@ -178,7 +178,7 @@ fn sparse_grid_scene_matches_sofa_at_t0() {
     let mut scene = settee_scene::load_scene(&root.join("scenes").join(s), &f, &data_path).unwrap();
     init_scene(&mut scene).unwrap();
     let grids: Vec<ComponentId> =
-        (0..scene.components.len() as u32).map(ComponentId).filter(|c| scene.entry(*c).class.name == "SparseGridTopology").collect();
+        scene.components.keys().filter(|c| scene.entry(*c).class.name == "SparseGridTopology").collect();
     assert_eq!(grids.len(), 3);
     for (i, g) in grids.into_iter().enumerate() {
         let node = scene.entry(g).node;
