@@ -39,13 +39,27 @@ impl Roles {
     pub const TOPOLOGY_ALGORITHMS: Roles = Roles(1 << 14);
     /// A mapping that is mechanical (forces and constraints travel through it).
     pub const MECHANICAL_MAPPING: Roles = Roles(1 << 15);
+    /// Lagrangian constraint solvers (the constraint problem of FreeMotionAnimationLoop).
     pub const CONSTRAINT_SOLVER: Roles = Roles(1 << 16);
-    pub const COLLISION: Roles = Roles(1 << 17);
+    /// Collision models (sphere, point, line, triangle… primitives of a state).
+    pub const COLLISION_MODEL: Roles = Roles(1 << 17);
     pub const VISUAL_MODEL: Roles = Roles(1 << 18);
     pub const VISUAL_LOOP: Roles = Roles(1 << 19);
     /// A pair-interaction force field (acts on `object1` and `object2`).
     pub const INTERACTION: Roles = Roles(1 << 20);
     pub const PLUGIN: Roles = Roles(1 << 21);
+    /// A collision pipeline: runs the collision phases of its node ([`CollisionPipeline`]).
+    pub const COLLISION_PIPELINE: Roles = Roles(1 << 22);
+    /// An intersection method (proximity queries between primitives).
+    pub const INTERSECTION: Roles = Roles(1 << 23);
+    pub const BROAD_PHASE: Roles = Roles(1 << 24);
+    pub const NARROW_PHASE: Roles = Roles(1 << 25);
+    /// A contact manager: turns detection outputs into contact responses.
+    pub const CONTACT_MANAGER: Roles = Roles(1 << 26);
+    /// A Lagrangian constraint law (SOFA's BaseConstraintSet): writes constraint rows.
+    pub const CONSTRAINT_LAW: Roles = Roles(1 << 27);
+    /// A constraint correction: the compliance of an object in constraint space.
+    pub const CONSTRAINT_CORRECTION: Roles = Roles(1 << 28);
 
     pub const fn union(self, o: Roles) -> Roles {
         Roles(self.0 | o.0)
@@ -193,6 +207,9 @@ pub trait Component: Any + Send {
         None
     }
     fn animation_loop(&mut self) -> Option<&mut dyn AnimationLoop> {
+        None
+    }
+    fn collision_pipeline(&mut self) -> Option<&mut dyn CollisionPipeline> {
         None
     }
     /// The mesh of a topology container (valid from creation on).
@@ -488,4 +505,16 @@ pub trait LinearSolver {
 /// An animation loop performs one step.
 pub trait AnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult;
+}
+
+/// A collision pipeline (SOFA's `Pipeline`): the three collision phases of its node, run in
+/// this order by [`crate::simulation::collision`]. `me` is the pipeline's own id (it is taken out
+/// of the scene while it runs).
+pub trait CollisionPipeline {
+    /// Detaches last step's contact responses from the scene.
+    fn reset(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+    /// Bounding trees, broad phase, narrow phase.
+    fn detect(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+    /// Creates, updates or removes contact responses and attaches them to the scene.
+    fn respond(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
 }

@@ -56,7 +56,7 @@ pub struct Attr {
 }
 
 /// The registry of component classes.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Factory {
     classes: BTreeMap<&'static str, &'static ComponentClass>,
 }

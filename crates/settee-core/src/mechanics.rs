@@ -29,6 +29,9 @@ pub struct MechScope {
     /// Global row offset of each main state, and the total size.
     pub offsets: Vec<(StateId, usize)>,
     pub size: usize,
+    /// Per state slot, the generation of the scope's state in that slot (0: none), for
+    /// [`MechScope::contains_state`].
+    member: Vec<u32>,
 }
 
 impl MechScope {
@@ -45,6 +48,7 @@ impl MechScope {
             projective: Vec::new(),
             offsets: Vec::new(),
             size: 0,
+            member: Vec::new(),
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
         for n in scene.preorder(node) {
@@ -98,7 +102,18 @@ impl MechScope {
             off += m.size * m.layout.deriv_size();
         }
         s.size = off;
+        for &st in &s.states {
+            if s.member.len() <= st.index() {
+                s.member.resize(st.index() + 1, 0);
+            }
+            s.member[st.index()] = st.generation();
+        }
         s
+    }
+
+    /// True when `s` is one of the scope's states (main or mapped).
+    pub fn contains_state(&self, s: StateId) -> bool {
+        self.member.get(s.index()).is_some_and(|g| *g == s.generation())
     }
 
     /// Global offset of a main state.
@@ -318,8 +333,14 @@ fn unique(states: &[StateId]) -> Vec<StateId> {
 
 /// Calls `f` with the force-field object `c` and its vectors: `out` (taken out, written) and the
 /// read vectors `r1`, `r2` of its states.
+///
+/// With a `scope`, a state outside of it (the other side of an interaction force field, e.g. a
+/// static obstacle's contact points) is treated as fixed, as SOFA's solvers see it: its static
+/// vectors (positions, velocities) are read as they are, its temporaries (`dx` of a linear
+/// solve) read as zeros, and what the force field writes into it is discarded.
 fn with_io(
     scene: &mut Scene,
+    scope: Option<&MechScope>,
     c: ComponentId,
     out: VecId,
     r1: VecId,
@@ -329,42 +350,69 @@ fn with_io(
     let node = scene.components[c].node;
     let params = scene.params(node);
     let states = {
-        let obj = scene.components[c]
-            .obj
-            .as_ref()
-            .expect("component taken out");
-        unique(
-            &obj.force_field_ref()
-                .map(|f| f.states())
-                .unwrap_or_default(),
-        )
+        let obj = scene.components[c].obj.as_ref().expect("component taken out");
+        unique(&obj.force_field_ref().map(|f| f.states()).unwrap_or_default())
     };
+    let inside: Vec<bool> = states.iter().map(|s| scope.is_none_or(|sc| sc.contains_state(*s))).collect();
     let mut outs: Vec<Vec<f64>> = states
         .iter()
-        .map(|s| scene.store.get_mut(*s).take(out))
+        .zip(&inside)
+        .map(|(s, &inside)| {
+            let st = scene.store.get_mut(*s);
+            if inside {
+                st.take(out)
+            } else {
+                vec![0.0; st.size * st.elem_size(out.kind)]
+            }
+        })
+        .collect();
+    // Zero vectors lent for temporaries of states outside the scope.
+    let zeros: Vec<Vec<f64>> = states
+        .iter()
+        .zip(&inside)
+        .map(|(s, &inside)| {
+            let st = scene.store.get(*s);
+            if inside {
+                Vec::new()
+            } else {
+                vec![0.0; st.size * st.elem_size(r1.kind).max(r2.map_or(0, |r| st.elem_size(r.kind)))]
+            }
+        })
         .collect();
     let result = {
-        let Scene {
-            components, store, ..
-        } = scene;
-        let obj = components[c]
-            .obj
-            .as_deref_mut()
-            .expect("component taken out");
+        let Scene { components, store, .. } = scene;
+        let obj = components[c].obj.as_deref_mut().expect("component taken out");
+        let read = |k: usize, id: VecId| -> &[f64] {
+            let st = store.get(states[k]);
+            if inside[k] || id.is_static() {
+                st.read(id)
+            } else {
+                &zeros[k][..st.size * st.elem_size(id.kind)]
+            }
+        };
         let mut io = ForceIo {
             f: outs.iter_mut().map(|v| v.as_mut_slice()).collect(),
-            x: states.iter().map(|s| store.get(*s).read(r1)).collect(),
+            x: (0..states.len()).map(|k| read(k, r1)).collect(),
             v: match r2 {
-                Some(r2) => states.iter().map(|s| store.get(*s).read(r2)).collect(),
+                Some(r2) => (0..states.len()).map(|k| read(k, r2)).collect(),
                 None => Vec::new(),
             },
         };
         call(obj, &params, &mut io)
     };
-    for (s, v) in states.iter().zip(outs) {
-        scene.store.get_mut(*s).put(out, v);
+    for ((s, v), inside) in states.iter().zip(outs).zip(inside) {
+        if inside {
+            scene.store.get_mut(*s).put(out, v);
+        }
     }
     result.map_err(|e| label_error(scene, c, e))
+}
+
+/// `out += force(x, v)` of force field `c` on all its states, with no solver scope (every
+/// state is written): SOFA's addForce of an interaction force field found in a node without
+/// solver (see [`crate::simulation::IsolatedInteractions`]).
+pub fn add_force_unscoped(scene: &mut Scene, c: ComponentId, out: VecId, x: VecId, v: VecId) -> SimResult {
+    with_io(scene, None, c, out, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))
 }
 
 fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
@@ -399,7 +447,7 @@ pub fn compute_force(
         st.put(f, fv);
     }
     for &c in &scope.force_fields {
-        with_io(scene, c, f, x, Some(v), |obj, p, io| {
+        with_io(scene, Some(scope), c, f, x, Some(v), |obj, p, io| {
             obj.force_field()
                 .expect("force field role")
                 .add_force(p, io)
@@ -439,7 +487,7 @@ pub fn add_mbkdx(
         };
         let k_eff = f.k + f.b * rs;
         if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
-            with_io(scene, c, df, dx, None, |obj, p, io| {
+            with_io(scene, Some(scope), c, df, dx, None, |obj, p, io| {
                 obj.force_field()
                     .expect("force field role")
                     .add_dforce(p, io, k_eff, f.b)
@@ -818,26 +866,25 @@ impl MatrixAccumulator<'_> {
                 || (b..b + m).any(|r| self.projection.row_block.contains_key(&r)))
     }
 
-    fn offsets(&mut self, si: StateId, sj: StateId) -> Option<(usize, usize)> {
+    /// Where a contribution on `(si, sj)` goes: straight into the matrix (both main states of
+    /// the scope), through the mappings (a mapped state of the scope), or nowhere (a state
+    /// outside the scope: the other side of an interaction force field, treated as fixed).
+    fn target(&self, si: StateId, sj: StateId) -> Target {
+        if !self.scope.contains_state(si) || !self.scope.contains_state(sj) {
+            return Target::Outside;
+        }
         match (self.scope.offset(si), self.scope.offset(sj)) {
-            (Some(oi), Some(oj)) => Some((oi, oj)),
-            _ => {
-                if !self.scope.states.contains(&si) || !self.scope.states.contains(&sj) {
-                    self.error.get_or_insert_with(|| {
-                        "a matrix contribution names a state outside of the solver's sub-tree"
-                            .into()
-                    });
-                }
-                None
-            }
+            (Some(oi), Some(oj)) => Target::Main(oi, oj),
+            _ => Target::Mapped,
         }
     }
 
     /// Adds `v` at (row `i` of state `si`, column `j` of state `sj`), scalar indices.
     pub fn add(&mut self, si: StateId, i: usize, sj: StateId, j: usize, v: f64) {
-        match self.offsets(si, sj) {
-            Some((oi, oj)) => self.put(oi + i, oj + j, v),
-            None => self.mapped.push((si, i, sj, j, v)),
+        match self.target(si, sj) {
+            Target::Main(oi, oj) => self.put(oi + i, oj + j, v),
+            Target::Mapped => self.mapped.push((si, i, sj, j, v)),
+            Target::Outside => {}
         }
     }
 
@@ -850,20 +897,21 @@ impl MatrixAccumulator<'_> {
         dj: usize,
         b: &[[f64; 3]; 3],
     ) {
-        match self.offsets(si, sj) {
-            Some((oi, oj)) if self.projected(oi + 3 * di, 3, oj + 3 * dj, 3) => {
+        match self.target(si, sj) {
+            Target::Outside => {}
+            Target::Main(oi, oj) if self.projected(oi + 3 * di, 3, oj + 3 * dj, 3) => {
                 for (r, row) in b.iter().enumerate() {
                     for (c, &v) in row.iter().enumerate() {
                         self.put(oi + 3 * di + r, oj + 3 * dj + c, v);
                     }
                 }
             }
-            Some((oi, oj)) => {
+            Target::Main(oi, oj) => {
                 if let Err(e) = self.builder.add_block3(oi + 3 * di, oj + 3 * dj, b) {
                     self.error.get_or_insert(e.to_string());
                 }
             }
-            None => {
+            Target::Mapped => {
                 for (r, row) in b.iter().enumerate() {
                     for (c, &v) in row.iter().enumerate() {
                         self.mapped.push((si, 3 * di + r, sj, 3 * dj + c, v));
@@ -885,9 +933,9 @@ impl MatrixAccumulator<'_> {
         cols: usize,
         data: &[f64],
     ) {
-        match self.offsets(si, sj) {
-            Some((oi, oj))
-                if self.projected(oi + i0, rows, oj + j0, cols) && data.len() == rows * cols =>
+        match self.target(si, sj) {
+            Target::Outside => {}
+            Target::Main(oi, oj) if self.projected(oi + i0, rows, oj + j0, cols) && data.len() == rows * cols =>
             {
                 for r in 0..rows {
                     for c in 0..cols {
@@ -895,12 +943,12 @@ impl MatrixAccumulator<'_> {
                     }
                 }
             }
-            Some((oi, oj)) => {
+            Target::Main(oi, oj) => {
                 if let Err(e) = self.builder.add_block(oi + i0, oj + j0, rows, cols, data) {
                     self.error.get_or_insert(e.to_string());
                 }
             }
-            None => {
+            Target::Mapped => {
                 if data.len() != rows * cols {
                     self.error.get_or_insert_with(|| {
                         format!(
@@ -919,6 +967,14 @@ impl MatrixAccumulator<'_> {
             }
         }
     }
+}
+
+/// Where a matrix contribution goes (see `MatrixAccumulator::target`).
+#[derive(Clone, Copy)]
+enum Target {
+    Main(usize, usize),
+    Mapped,
+    Outside,
 }
 
 /// Per state, the rows of its global Jacobian: `(global column, value)` lists.

@@ -6,11 +6,13 @@
 //! its slot for the duration of the call ([`Scene::with_taken`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
 use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
+use crate::factory::{Attr, Factory};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
@@ -136,6 +138,28 @@ pub struct Scene {
     /// The animation loop chosen at init.
     pub animation_loop: Option<ComponentId>,
     pub initialized: bool,
+    /// The factory the scene was created with: components created while the scene runs
+    /// (contact responses, topology changes) go through it by class name.
+    pub factory: Option<Arc<Factory>>,
+    /// Structural changes requested while the graph is being walked, applied at the next sync
+    /// point of the step ([`Scene::apply_deferred`]).
+    pub deferred: Vec<Deferred>,
+}
+
+/// A structural change deferred to the next sync point (a component removing a node while a
+/// stage iterates over the nodes asks for it here instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deferred {
+    RemoveComponent(ComponentId),
+    RemoveNode(NodeId),
+}
+
+/// Live entries of the scene's arenas (what a run holds in memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveCounts {
+    pub nodes: usize,
+    pub components: usize,
+    pub states: usize,
 }
 
 impl Scene {
@@ -162,6 +186,8 @@ impl Scene {
             timing_enabled: false,
             animation_loop: None,
             initialized: false,
+            factory: None,
+            deferred: Vec::new(),
         }
     }
 
@@ -257,8 +283,106 @@ impl Scene {
             )
         });
         let r = f(obj.as_mut(), self);
-        self.components[id].obj = Some(obj);
+        // The call may have removed the component itself: then the object is dropped here.
+        if let Some(e) = self.components.get_mut(id) {
+            e.obj = Some(obj);
+        }
         r
+    }
+
+    // ----- structural changes ----------------------------------------------------------------
+
+    /// True while the component exists (an id of a removed component is stale).
+    pub fn contains(&self, id: ComponentId) -> bool {
+        self.components.contains(id)
+    }
+
+    pub fn contains_node(&self, id: NodeId) -> bool {
+        self.nodes.contains(id)
+    }
+
+    /// Removes a component: out of its node, out of the arena, and its state out of the store.
+    /// Returns false when the id is stale. Links of other components that pointed to it become
+    /// stale too; whoever removes a component removes what depends on it.
+    pub fn remove_component(&mut self, id: ComponentId) -> bool {
+        let Some(entry) = self.components.remove(id) else { return false };
+        if let Some(node) = self.nodes.get_mut(entry.node) {
+            node.objects.retain(|c| *c != id);
+        }
+        if let Some(s) = entry.state {
+            self.store.states.remove(s);
+        }
+        if self.animation_loop == Some(id) {
+            self.animation_loop = None;
+        }
+        true
+    }
+
+    /// Removes a node with its whole subtree (children first, components in reverse order of
+    /// creation). The root cannot be removed. Returns false when the id is stale.
+    pub fn remove_node(&mut self, id: NodeId) -> bool {
+        assert!(id != Self::ROOT, "the root node cannot be removed");
+        let Some(node) = self.nodes.get(id) else { return false };
+        let (children, objects, parent) = (node.children.clone(), node.objects.clone(), node.parent);
+        for c in children.into_iter().rev() {
+            self.remove_node(c);
+        }
+        for c in objects.into_iter().rev() {
+            self.remove_component(c);
+        }
+        if let Some(p) = parent.and_then(|p| self.nodes.get_mut(p)) {
+            p.children.retain(|c| *c != id);
+        }
+        self.nodes.remove(id);
+        true
+    }
+
+    /// Asks for a structural change at the next sync point.
+    pub fn defer(&mut self, change: Deferred) {
+        self.deferred.push(change);
+    }
+
+    /// Applies the deferred changes in the order they were asked for (stale ids are skipped:
+    /// a node removed first takes its components with it).
+    pub fn apply_deferred(&mut self) {
+        for change in std::mem::take(&mut self.deferred) {
+            match change {
+                Deferred::RemoveComponent(c) => {
+                    self.remove_component(c);
+                }
+                Deferred::RemoveNode(n) => {
+                    if n != Self::ROOT {
+                        self.remove_node(n);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Creates a component while the scene runs, through the scene's factory, from a class name
+    /// and text attributes as a scene file would give them. The component is parsed but not
+    /// initialised: initialise it (and whatever else was created with it) with
+    /// [`crate::simulation::init_components`].
+    pub fn create_component(&mut self, node: NodeId, class: &str, template: Option<&str>, attrs: &[(&str, &str)]) -> SimResult<ComponentId> {
+        let factory = self.factory.clone().ok_or_else(|| SimError::new(format!("cannot create a {class}: the scene has no factory")))?;
+        let before = self.messages.len();
+        let attrs = attrs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+        let created = factory.create(self, node, class, template, attrs, None, Path::new("."));
+        let first_error = self.messages[before..].iter().find(|m| m.severity == Severity::Error).cloned();
+        match (created, first_error) {
+            (Some(id), None) => Ok(id),
+            (created, error) => {
+                if let Some(id) = created {
+                    self.remove_component(id);
+                }
+                Err(SimError(Box::new(error.unwrap_or_else(|| Diagnostic::error(format!("the factory could not create a {class}"))))))
+            }
+        }
+    }
+
+    /// How many nodes, components and states are alive.
+    pub fn live_counts(&self) -> LiveCounts {
+        LiveCounts { nodes: self.nodes.len(), components: self.components.len(), states: self.store.states.len() }
     }
 
     /// The object of a component (panics if it is currently taken out, which is a bug).

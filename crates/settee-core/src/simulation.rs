@@ -38,40 +38,11 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
         }
     }
     scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
+    if scene.factory.is_none() {
+        scene.factory = Some(std::sync::Arc::new(factory.clone()));
+    }
     scene.resolve_all_links();
-
-    let order = scene.preorder(Scene::ROOT);
-    let mut first_error: Option<SimError> = None;
-    for &n in &order {
-        if let Some(p) = scene.node(n).parent {
-            scene.node_mut(n).context = scene.node(p).context;
-        }
-        let objs = scene.node(n).objects.clone();
-        for c in objs {
-            scene.pull_links(c);
-            let r = scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }));
-            scene.entry_mut(c).initialized = true;
-            if let Err(e) = r {
-                let e = positioned(scene, c, e);
-                scene.report((*e.0).clone());
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    for &n in order.iter().rev() {
-        let objs = scene.node(n).objects.clone();
-        for c in objs.into_iter().rev() {
-            let r = scene.with_taken(c, |obj, scene| obj.bwd_init(&mut InitCtx { scene, id: c }));
-            if let Err(e) = r {
-                let e = positioned(scene, c, e);
-                scene.report((*e.0).clone());
-                first_error.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    init_nodes(scene, &scene.preorder(Scene::ROOT))?;
     let scope = MechScope::build(scene, Scene::ROOT);
     mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
@@ -79,7 +50,85 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
     Ok(())
 }
 
+/// Initialises a subtree created while the scene runs (contact nodes, added objects): links of
+/// its components, `init` top-down, `bwdInit` bottom-up, then positions and velocities mapped
+/// down through its mappings. The rest of the scene is left as it is.
+pub fn init_subtree(scene: &mut Scene, node: NodeId) -> SimResult {
+    let order = scene.preorder(node);
+    let comps: Vec<ComponentId> = order.iter().flat_map(|n| scene.node(*n).objects.clone()).collect();
+    scene.resolve_links(&comps);
+    init_nodes(scene, &order)?;
+    let scope = MechScope::build(scene, node);
+    mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)
+}
+
+/// Initialises components created while the scene runs, in the given order (`init` forward,
+/// `bwdInit` backward), after resolving their links.
+pub fn init_components(scene: &mut Scene, comps: &[ComponentId]) -> SimResult {
+    scene.resolve_links(comps);
+    let mut first_error = None;
+    for &c in comps {
+        init_one(scene, c, &mut first_error);
+    }
+    for &c in comps.iter().rev() {
+        bwd_init_one(scene, c, &mut first_error);
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// `init` of the nodes' components top-down in object order (each node takes its parent's
+/// context first), then `bwdInit` bottom-up in reverse order, as SOFA's `initRoot` does.
+/// Errors are reported into the scene's messages; the first one is returned.
+fn init_nodes(scene: &mut Scene, order: &[NodeId]) -> SimResult {
+    let mut first_error: Option<SimError> = None;
+    for &n in order {
+        if let Some(p) = scene.node(n).parent {
+            scene.node_mut(n).context = scene.node(p).context;
+        }
+        for c in scene.node(n).objects.clone() {
+            init_one(scene, c, &mut first_error);
+        }
+    }
+    for &n in order.iter().rev() {
+        for c in scene.node(n).objects.clone().into_iter().rev() {
+            bwd_init_one(scene, c, &mut first_error);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn init_one(scene: &mut Scene, c: ComponentId, first_error: &mut Option<SimError>) {
+    if !scene.contains(c) {
+        return;
+    }
+    scene.pull_links(c);
+    let r = scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }));
+    if let Some(e) = scene.components.get_mut(c) {
+        e.initialized = true;
+    }
+    if let Err(e) = r {
+        let e = positioned(scene, c, e);
+        scene.report((*e.0).clone());
+        first_error.get_or_insert(e);
+    }
+}
+
+fn bwd_init_one(scene: &mut Scene, c: ComponentId, first_error: &mut Option<SimError>) {
+    if !scene.contains(c) {
+        return;
+    }
+    let r = scene.with_taken(c, |obj, scene| obj.bwd_init(&mut InitCtx { scene, id: c }));
+    if let Err(e) = r {
+        let e = positioned(scene, c, e);
+        scene.report((*e.0).clone());
+        first_error.get_or_insert(e);
+    }
+}
+
 fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if !scene.contains(c) {
+        return e;
+    }
     if e.0.subject.is_none() {
         e.0.subject = Some(scene.entry(c).label());
     }
@@ -120,8 +169,10 @@ pub fn animate_begin(scene: &mut Scene) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
         let objs = scene.node(n).objects.clone();
         for c in objs {
-            if scene.components[c].obj.is_none() {
-                continue; // the animation loop itself, currently stepping
+            match scene.components.get(c) {
+                None => continue, // removed by a component before it
+                Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
+                Some(_) => {}
             }
             scene.with_taken(c, |obj, scene| obj.animate_begin(scene, c))?;
         }
@@ -156,16 +207,49 @@ pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
     out
 }
 
-/// Runs every ODE solver of the scene on `(x_result, v_result)`.
-pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId) -> SimResult {
-    for (node, solvers) in solver_nodes(scene) {
-        let scope = MechScope::build(scene, node);
-        for s in solvers {
-            scene.with_taken(s, |obj, scene| {
-                obj.ode_solver()
-                    .expect("ode solver role")
-                    .solve(scene, &scope, dt, x_result, v_result)
-            })?;
+/// What the solve stage does in nodes without an ODE solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolatedInteractions {
+    /// Interaction force fields of solver-less nodes add their force, at the current positions
+    /// and velocities, into the `externalForce` of both their states before the solvers below
+    /// run: SOFA's DefaultAnimationLoop (`computeForceIsolatedInteractionForceFields`). This is
+    /// how a penalty contact between two independently solved objects acts: an explicit force.
+    AddToExternalForce,
+    /// They are left alone (FreeMotionAnimationLoop: constraints replace them).
+    Ignore,
+}
+
+/// Runs every ODE solver of the scene on `(x_result, v_result)`, as SOFA's SolveVisitor does:
+/// top-down, a node holding ODE solvers is solved (its solvers in declaration order) and not
+/// descended into; in the other nodes, interaction force fields are handled as `isolated` says.
+pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId, isolated: IsolatedInteractions) -> SimResult {
+    let mut stack = vec![Scene::ROOT];
+    while let Some(n) = stack.pop() {
+        let node = scene.node(n);
+        if !node.activated {
+            continue;
+        }
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        if !solvers.is_empty() {
+            let scope = MechScope::build(scene, n);
+            for s in solvers {
+                scene.with_taken(s, |obj, scene| obj.ode_solver().expect("ode solver role").solve(scene, &scope, dt, x_result, v_result))?;
+            }
+            continue;
+        }
+        if isolated == IsolatedInteractions::AddToExternalForce {
+            let interactions: Vec<ComponentId> = node
+                .objects
+                .iter()
+                .copied()
+                .filter(|c| scene.entry(*c).roles().contains(Roles::FORCE_FIELD.union(Roles::INTERACTION)))
+                .collect();
+            for c in interactions {
+                mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
+            }
+        }
+        for c in scene.node(n).children.iter().rev() {
+            stack.push(*c);
         }
     }
     Ok(())
@@ -211,12 +295,29 @@ pub fn check_finite(scene: &Scene) -> SimResult {
     Ok(())
 }
 
+/// Runs the collision pipelines, node by node top-down (SOFA's CollisionVisitor): each
+/// pipeline's reset, detection and response in turn. Structural changes components asked for
+/// while the pipelines ran are applied at the end.
+pub fn collision(scene: &mut Scene) -> SimResult {
+    for n in scene.preorder(Scene::ROOT) {
+        let Some(p) = scene.find_local(n, Roles::COLLISION_PIPELINE) else { continue };
+        scene.with_taken(p, |obj, scene| -> SimResult {
+            let pipeline = obj.collision_pipeline().expect("collision pipeline role");
+            pipeline.reset(scene, p)?;
+            pipeline.detect(scene, p)?;
+            pipeline.respond(scene, p)
+        })?;
+    }
+    scene.apply_deferred();
+    Ok(())
+}
+
 /// The step of SOFA's DefaultAnimationLoop.
 pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     timed(scene, "animate begin", animate_begin)?;
-    timed(scene, "solve", |s| {
-        solve_all(s, dt, VecId::POSITION, VecId::VELOCITY)
-    })?;
+    scene.apply_deferred();
+    timed(scene, "collision", collision)?;
+    timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
     let scope = MechScope::build(scene, Scene::ROOT);
     timed(scene, "project & propagate", |s| -> SimResult {
         mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;

@@ -72,6 +72,15 @@ impl VecId {
     pub const FIRST_DYNAMIC_COORD: u32 = 5;
     pub const FIRST_DYNAMIC_DERIV: u32 = 9;
 
+    /// True for the ids bound to a MechanicalObject Data (positions, velocities, forces…), as
+    /// opposed to the temporaries solvers allocate.
+    pub const fn is_static(self) -> bool {
+        match self.kind {
+            VecKind::Coord => self.index < Self::FIRST_DYNAMIC_COORD,
+            VecKind::Deriv => self.index < Self::FIRST_DYNAMIC_DERIV,
+        }
+    }
+
     pub const fn coord(index: u32) -> VecId {
         VecId {
             kind: VecKind::Coord,
