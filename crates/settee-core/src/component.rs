@@ -172,6 +172,13 @@ pub trait Component: Any + Send {
         Ok(())
     }
     /// Start-of-step hook (SOFA's AnimateBeginEvent for listening components).
+    /// Some of this component's linked Data changed since it last saw them (an engine output it
+    /// reads was recomputed, a state it links to moved): components that keep values derived
+    /// from their Data update them here; engines recompute their outputs. Called by
+    /// [`crate::simulation::update_live_data`], after the components it reads from.
+    fn data_changed(&mut self, _cx: &mut InitCtx) -> SimResult {
+        Ok(())
+    }
     fn animate_begin(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
         Ok(())
     }

@@ -615,6 +615,11 @@ pub struct DataField {
     pub link: Option<DataLinkTarget>,
     /// The link text as written, for messages.
     pub link_text: Option<String>,
+    /// Bumped at every change of `value`: readers and linked Data compare it with what they
+    /// last saw.
+    pub version: u64,
+    /// The parent's version when the value was last pulled through `link`.
+    pub seen: Option<u64>,
 }
 
 /// The Data fields of one component, in declaration order.
@@ -638,6 +643,8 @@ impl DataSet {
                     is_set: false,
                     link: None,
                     link_text: None,
+                    version: 0,
+                    seen: None,
                 });
             }
         }
@@ -678,13 +685,18 @@ impl DataSet {
         let out = parse_value(f.decl.kind, arity, text, &f.value);
         f.value = out.value;
         f.is_set = true;
+        f.version += 1;
         out.problem
     }
 
-    /// Sets a value directly (component outputs).
+    /// Sets a value directly (component outputs); readers linked to it see the change.
     pub fn set(&mut self, name: &str, value: Value) {
         if let Some(i) = self.index_of(name) {
-            self.fields[i].value = value;
+            let f = &mut self.fields[i];
+            if f.value != value {
+                f.value = value;
+                f.version += 1;
+            }
         }
     }
 

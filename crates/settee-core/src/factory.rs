@@ -191,6 +191,7 @@ impl Factory {
             pos: pos.clone(),
             dir: dir.to_path_buf(),
             initialized: false,
+            refreshed: 0,
         });
         scene.node_mut(node).objects.push(id);
 

@@ -96,6 +96,8 @@ pub struct ComponentEntry {
     /// Directory against which its relative file names resolve.
     pub dir: PathBuf,
     pub initialized: bool,
+    /// The pass of [`crate::simulation::update_live_data`] that last refreshed this component.
+    pub refreshed: u64,
 }
 
 impl ComponentEntry {
@@ -144,6 +146,8 @@ pub struct Scene {
     /// Structural changes requested while the graph is being walked, applied at the next sync
     /// point of the step ([`Scene::apply_deferred`]).
     pub deferred: Vec<Deferred>,
+    /// Counter of [`crate::simulation::update_live_data`] passes.
+    pub live_data_pass: u64,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -188,6 +192,7 @@ impl Scene {
             initialized: false,
             factory: None,
             deferred: Vec::new(),
+            live_data_pass: 0,
         }
     }
 
@@ -700,23 +705,42 @@ impl Scene {
         f.value.clone()
     }
 
-    /// Copies the value of every linked Data of `comp` from its parent (SOFA pulls linked values
-    /// lazily when read; components read their Data at creation and init, so pulling then is
-    /// equivalent).
+    /// Copies the value of every linked Data of `comp` from its parent (at creation and init).
     pub fn pull_links(&mut self, comp: ComponentId) {
+        self.pull_links_if(comp, true);
+    }
+
+    /// Copies the value of the linked Data of `comp` whose parent changed since they last pulled
+    /// it; returns whether any did. SOFA pulls linked values lazily when they are read; Settee
+    /// pulls once per step ([`crate::simulation::update_live_data`]) and tells the component.
+    pub fn refresh_links(&mut self, comp: ComponentId) -> bool {
+        self.pull_links_if(comp, false)
+    }
+
+    fn pull_links_if(&mut self, comp: ComponentId, always: bool) -> bool {
+        let mut changed = false;
         let n = self.components[comp].data.fields.len();
         for i in 0..n {
-            let Some(DataLinkTarget { component, field }) =
-                self.components[comp].data.fields[i].link.clone()
-            else {
+            let f = &self.components[comp].data.fields[i];
+            let Some(DataLinkTarget { component, field }) = f.link.clone() else { continue };
+            let seen = f.seen;
+            let Some(parent_version) = self.data_version(component, field) else { continue };
+            if !always && seen == Some(parent_version) {
                 continue;
-            };
+            }
             let src = self.read_data(component, field);
             let e = &mut self.components[comp];
             let arity = e.data.arity();
             let f = &mut e.data.fields[i];
+            f.seen = Some(parent_version);
             match convert_value(&src, f.decl.kind, arity, &f.value) {
-                Some(v) => f.value = v,
+                Some(v) => {
+                    if f.value != v {
+                        f.value = v;
+                        f.version += 1;
+                        changed = true;
+                    }
+                }
                 None => {
                     let d = Diagnostic::warning(format!(
                         "Data '{}' cannot take the value of its link {}",
@@ -729,6 +753,52 @@ impl Scene {
                 }
             }
         }
+        changed
+    }
+
+    /// The version of a Data field: its own counter, or for the vectors of an initialised
+    /// mechanical state, the state's revision. `None` when the component is gone.
+    pub fn data_version(&self, comp: ComponentId, field: usize) -> Option<u64> {
+        let e = self.components.get(comp)?;
+        let f = e.data.fields.get(field)?;
+        if let (true, Some(s)) = (e.initialized, e.state) {
+            if vec_id_of_data(f.decl.name).is_some() {
+                return self.store.states.get(s).map(|st| st.revision);
+            }
+        }
+        Some(f.version)
+    }
+
+    /// Links Data `field` of `comp` to Data `parent_field` of `parent` (what a component does
+    /// for a default input, as SOFA's `setParent`): the value is pulled now and whenever the
+    /// parent changes.
+    pub fn link_data(&mut self, comp: ComponentId, field: &str, parent: ComponentId, parent_field: &str) -> SimResult {
+        let pf = self.components[parent]
+            .data
+            .index_of(parent_field)
+            .ok_or_else(|| SimError::new(format!("{} has no Data '{parent_field}'", self.components[parent].label())))?;
+        let label = self.components[parent].name.clone();
+        let e = &mut self.components[comp];
+        let fi = e.data.index_of(field).ok_or_else(|| SimError::new(format!("{} has no Data '{field}'", e.label())))?;
+        let f = &mut e.data.fields[fi];
+        f.link = Some(DataLinkTarget { component: parent, field: pf });
+        f.link_text = Some(format!("@{label}.{parent_field}"));
+        f.seen = None;
+        self.pull_links(comp);
+        Ok(())
+    }
+
+    /// The components whose Data feed linked Data of `comp`.
+    pub fn data_parents(&self, comp: ComponentId) -> Vec<ComponentId> {
+        let mut out: Vec<ComponentId> = Vec::new();
+        for f in &self.components[comp].data.fields {
+            if let Some(l) = &f.link {
+                if !out.contains(&l.component) {
+                    out.push(l.component);
+                }
+            }
+        }
+        out
     }
 
     /// Resolves every object link of every component (run once after creation, so forward

@@ -180,6 +180,34 @@ pub fn animate_begin(scene: &mut Scene) -> SimResult {
     Ok(())
 }
 
+/// Keeps linked Data live: every component whose linked Data changed pulls the new values and
+/// is told ([`crate::component::Component::data_changed`]), the components it reads from first
+/// (an engine recomputes before the components reading its outputs), each once per pass.
+pub fn update_live_data(scene: &mut Scene) -> SimResult {
+    scene.live_data_pass += 1;
+    let pass = scene.live_data_pass;
+    for n in scene.preorder(Scene::ROOT) {
+        for c in scene.node(n).objects.clone() {
+            refresh_component(scene, c, pass)?;
+        }
+    }
+    Ok(())
+}
+
+fn refresh_component(scene: &mut Scene, c: ComponentId, pass: u64) -> SimResult {
+    match scene.components.get_mut(c) {
+        Some(e) if e.refreshed != pass && e.obj.is_some() && e.initialized => e.refreshed = pass,
+        _ => return Ok(()),
+    }
+    for parent in scene.data_parents(c) {
+        refresh_component(scene, parent, pass)?;
+    }
+    if scene.refresh_links(c) {
+        scene.with_taken(c, |obj, scene| obj.data_changed(&mut InitCtx { scene, id: c })).map_err(|e| positioned(scene, c, e))?;
+    }
+    Ok(())
+}
+
 /// Nodes holding ODE solvers, visited top-down without descending below a solver node, with
 /// their solvers in declaration order (SOFA's SolveVisitor).
 pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
@@ -316,6 +344,7 @@ pub fn collision(scene: &mut Scene) -> SimResult {
 pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     timed(scene, "animate begin", animate_begin)?;
     scene.apply_deferred();
+    timed(scene, "live data", update_live_data)?;
     timed(scene, "collision", collision)?;
     timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
     let scope = MechScope::build(scene, Scene::ROOT);

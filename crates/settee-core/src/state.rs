@@ -131,6 +131,9 @@ pub struct MState {
     pub constraint: crate::constraint_rows::ConstraintRows,
     coords: Vec<Option<Vec<f64>>>,
     derivs: Vec<Option<Vec<f64>>>,
+    /// Bumped whenever a vector may have been changed (written, replaced, resized, freed): Data
+    /// linked to a state vector (`@dofs.position`) compare it to know when to pull again.
+    pub revision: u64,
 }
 
 impl MState {
@@ -145,6 +148,7 @@ impl MState {
             constraint: crate::constraint_rows::ConstraintRows::new(layout.deriv_size()),
             coords: Vec::new(),
             derivs: Vec::new(),
+            revision: 0,
         }
     }
 
@@ -185,6 +189,7 @@ impl MState {
 
     /// Writes a vector, creating it zero-filled at the state's size when absent (SOFA's `write`).
     pub fn write(&mut self, id: VecId) -> &mut Vec<f64> {
+        self.revision += 1;
         let n = self.size * self.elem_size(id.kind);
         let t = self.table_mut(id.kind);
         let i = id.index as usize;
@@ -205,12 +210,14 @@ impl MState {
     }
 
     pub fn put(&mut self, id: VecId, v: Vec<f64>) {
+        self.revision += 1;
         let t = self.table_mut(id.kind);
         t[id.index as usize] = Some(v);
     }
 
     /// Replaces a vector's content.
     pub fn set_vec(&mut self, id: VecId, v: Vec<f64>) {
+        self.revision += 1;
         let t = self.table_mut(id.kind);
         let i = id.index as usize;
         if t.len() <= i {
@@ -221,6 +228,7 @@ impl MState {
 
     /// Frees a vector (SOFA's `vFree`: resized to 0 and unset).
     pub fn free(&mut self, id: VecId) {
+        self.revision += 1;
         if let Some(slot) = self.table_mut(id.kind).get_mut(id.index as usize) {
             *slot = None;
         }
@@ -228,6 +236,7 @@ impl MState {
 
     /// Resizes every set vector to `n` elements (new entries zero).
     pub fn resize(&mut self, n: usize) {
+        self.revision += 1;
         self.size = n;
         let (cs, ds) = (self.layout.coord_size(), self.layout.deriv_size());
         for v in self.coords.iter_mut().flatten() {

@@ -10,9 +10,10 @@
 //! * an element is inside when all its points are (`strict`, default) or when its centre (sum of
 //!   its points divided by their number) is;
 //! * outputs are computed at init (components linking `@box.indices` read them at their own init,
-//!   which comes later).
+//!   which comes later) and again, with `doUpdate`, at the start of a step whose inputs changed
+//!   (the default `position` is a live link to the context's rest positions).
 
-use settee_core::data::{convert_value, decl, decl_alias, DataKind::*, Value};
+use settee_core::data::{decl, decl_alias, DataKind::*, Value};
 use settee_core::topology::group;
 use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, TemplateRule};
 
@@ -65,7 +66,7 @@ static DATA: &[DataDecl] = &[
     decl("drawTetrahedra", Bool, "false", "draw the tetrahedra inside (rendering only)"),
     decl("drawHexahedra", Bool, "false", "draw the hexahedra inside (rendering only)"),
     decl("drawSize", Real, "1", "rendering size (rendering only)"),
-    decl("doUpdate", Bool, "true", "update the selection when the inputs change (the selection is computed once, at init)"),
+    decl("doUpdate", Bool, "true", "update the selection at the beginning of a step when an input changed"),
 ];
 
 pub static CLASS: ComponentClass = ComponentClass {
@@ -252,14 +253,10 @@ impl Component for BoxROI {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let layout = self.layout;
-        let (cs, dims) = (layout.coord_size(), layout.spatial_size());
-
-        // Positions.
+        // Without `position`, the positions of the context are linked in, as SOFA's `setParent`
+        // does: the selection follows them when they change (see `data_changed`).
         let mut warned = false;
-        let positions: Vec<f64> = if cx.data().is_set("position") {
-            cx.data().reals("position").to_vec()
-        } else {
+        if !cx.data().is_set("position") {
             let Some((src, field)) = Self::position_source(cx) else {
                 return Err(cx
                     .error("no positions: `position` is not set and there is no MechanicalObject or mesh loader in this node or above")
@@ -272,18 +269,26 @@ impl Component for BoxROI {
                     cx.scene.entry(src).label()
                 ));
             }
-            let arity = cx.data().arity();
-            match cx.scene.entry(src).data.index_of(field) {
-                Some(fi) => {
-                    let v = cx.scene.read_data(src, fi);
-                    match convert_value(&v, Coords, arity, &Value::Reals { arity: cs, v: Vec::new() }) {
-                        Some(Value::Reals { v, .. }) => v,
-                        _ => Vec::new(),
-                    }
-                }
-                None => Vec::new(),
-            }
-        };
+            cx.scene.link_data(cx.id, "position", src, field)?;
+        }
+        self.select(cx, !warned)
+    }
+
+    /// SOFA's `doUpdate`: the selection is recomputed when an input changed.
+    fn data_changed(&mut self, cx: &mut InitCtx) -> SimResult {
+        if cx.data().bool("doUpdate") {
+            self.select(cx, false)?;
+        }
+        Ok(())
+    }
+}
+
+impl BoxROI {
+    /// Computes every output from the inputs; `warn_empty` reports an empty position list.
+    fn select(&mut self, cx: &mut InitCtx, warn_empty: bool) -> SimResult {
+        let layout = self.layout;
+        let (cs, dims) = (layout.coord_size(), layout.spatial_size());
+        let positions: Vec<f64> = cx.data().reals("position").to_vec();
         let points: Vec<Vec<f64>> = positions.chunks_exact(cs).map(|c| c[..dims].to_vec()).collect();
 
         // Topology inputs.
@@ -340,7 +345,7 @@ impl Component for BoxROI {
         let (mut pin, mut pout) = (Vec::new(), Vec::new());
         let (mut xin, mut xout) = (Vec::new(), Vec::new());
         let selecting = !points.is_empty() && (!region.aligned.is_empty() || !region.oriented.is_empty());
-        if points.is_empty() && !warned {
+        if points.is_empty() && warn_empty {
             cx.warn("no rest positions defined yet: the selection is empty");
         }
         let mut bad = false;
@@ -392,8 +397,6 @@ impl Component for BoxROI {
         for (name, v) in sel {
             out.set(name, v);
         }
-        // Inputs taken from the context become visible, as SOFA's links make them.
-        out.set("position", Value::Reals { arity: cs, v: positions });
         Ok(())
     }
 }
