@@ -4,7 +4,14 @@
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind};
 use crate::output::DetectionOutput;
 
+mod common;
+mod discrete;
 pub(crate) mod kernels;
+
+#[cfg(test)]
+mod tests;
+
+pub use discrete::DiscreteIntersection;
 
 /// How an intersection method handles a pair of primitive kinds (SOFA's `IntersectorMap::get`,
 /// spec §5.2).
