@@ -7,11 +7,13 @@ use crate::output::DetectionOutput;
 mod common;
 mod discrete;
 pub(crate) mod kernels;
+mod min_proximity;
 
 #[cfg(test)]
 mod tests;
 
 pub use discrete::DiscreteIntersection;
+pub use min_proximity::MinProximityIntersection;
 
 /// How an intersection method handles a pair of primitive kinds (SOFA's `IntersectorMap::get`,
 /// spec §5.2).

@@ -10,6 +10,7 @@ use crate::geometry::{triangle_flags as tf, ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
 mod discrete;
+mod min_proximity;
 
 /// Every ownership flag.
 pub(super) const ALL_FLAGS: u32 =
