@@ -8,12 +8,14 @@ mod common;
 mod discrete;
 pub(crate) mod kernels;
 mod min_proximity;
+mod new_proximity;
 
 #[cfg(test)]
 mod tests;
 
 pub use discrete::DiscreteIntersection;
 pub use min_proximity::MinProximityIntersection;
+pub use new_proximity::{NewProximityIntersection, StoredNormalWrite};
 
 /// How an intersection method handles a pair of primitive kinds (SOFA's `IntersectorMap::get`,
 /// spec §5.2).

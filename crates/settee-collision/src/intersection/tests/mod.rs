@@ -11,6 +11,7 @@ use crate::output::DetectionOutput;
 
 mod discrete;
 mod min_proximity;
+mod new_proximity;
 
 /// Every ownership flag.
 pub(super) const ALL_FLAGS: u32 =
