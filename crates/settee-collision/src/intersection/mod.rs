@@ -7,6 +7,7 @@ use crate::output::DetectionOutput;
 mod common;
 mod discrete;
 pub(crate) mod kernels;
+mod local_min_distance;
 mod min_proximity;
 mod new_proximity;
 
@@ -14,6 +15,7 @@ mod new_proximity;
 mod tests;
 
 pub use discrete::DiscreteIntersection;
+pub use local_min_distance::LocalMinDistance;
 pub use min_proximity::MinProximityIntersection;
 pub use new_proximity::{NewProximityIntersection, StoredNormalWrite};
 

@@ -10,6 +10,7 @@ use crate::geometry::{triangle_flags as tf, ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
 mod discrete;
+mod local_min_distance;
 mod min_proximity;
 mod new_proximity;
 
