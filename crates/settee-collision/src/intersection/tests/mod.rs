@@ -13,6 +13,7 @@ mod discrete;
 mod local_min_distance;
 mod min_proximity;
 mod new_proximity;
+mod properties;
 
 /// Every ownership flag.
 pub(super) const ALL_FLAGS: u32 =
