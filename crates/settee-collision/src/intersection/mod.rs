@@ -4,6 +4,21 @@
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind};
 use crate::output::DetectionOutput;
 
+mod common;
+mod discrete;
+pub(crate) mod kernels;
+mod local_min_distance;
+mod min_proximity;
+mod new_proximity;
+
+#[cfg(test)]
+mod tests;
+
+pub use discrete::DiscreteIntersection;
+pub use local_min_distance::LocalMinDistance;
+pub use min_proximity::MinProximityIntersection;
+pub use new_proximity::{NewProximityIntersection, StoredNormalWrite};
+
 /// How an intersection method handles a pair of primitive kinds (SOFA's `IntersectorMap::get`,
 /// spec §5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +54,10 @@ pub trait IntersectionMethod: Send + Sync {
     /// Whether the primitive pair (k1, k2) is registered.
     fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport;
     /// Tests element `e1` of `g1` against element `e2` of `g2` (already in registered order)
-    /// and appends the outputs it finds; returns how many it appended.
+    /// and appends the outputs it finds; returns how many it appended. Pairs not registered in
+    /// this order, and element indices out of range, give nothing. The geometries must pass
+    /// [`ModelGeometry::validate`]. `g1` and `g2` are the same model exactly when they are the
+    /// same reference.
     fn intersect(
         &self,
         g1: &ModelGeometry,
