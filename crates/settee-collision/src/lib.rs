@@ -5,10 +5,7 @@
 //! intersection methods are plain functions over immutable inputs, and can run in parallel.
 //! Their products are [`DetectionOutput`]s per pair of models, in SOFA's order.
 
-pub mod geometry;
 pub mod intersection;
-pub mod output;
 
-pub use geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
-pub use intersection::{IntersectionMethod, PairSupport};
-pub use output::DetectionOutput;
+pub use settee_core::collision::{geometry, output};
+pub use settee_core::collision::{Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind, Vec3};

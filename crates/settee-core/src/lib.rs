@@ -4,6 +4,7 @@
 //! Component crates depend on this crate only; they register their classes into a [`Factory`].
 
 pub mod arena;
+pub mod collision;
 pub mod component;
 pub mod constraint_rows;
 pub mod data;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use settee_core::{Adjacency, MeshData};
+use crate::topology::{Adjacency, MeshData};
 
-use crate::intersection::kernels::{cross, norm, normalized};
+use super::kernels::{cross, norm, normalized};
 
 /// Points and vectors of collision geometry.
 pub type Vec3 = nalgebra::Vector3<f64>;

@@ -1,7 +1,7 @@
 //! What detection produces for one pair of colliding primitives (SOFA's `DetectionOutput`,
 //! spec §6).
 
-use crate::geometry::Vec3;
+use super::geometry::Vec3;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct DetectionOutput {

@@ -6,29 +6,29 @@
 //! (`(a0*b0 + a1*b1) + a2*b2`, division of each component rather than multiplication by an
 //! inverse) is explicit.
 
-use crate::geometry::Vec3;
+use super::geometry::Vec3;
 
 /// `a · b` as `Vec::operator*(Vec)`: `(a0*b0 + a1*b1) + a2*b2`.
 #[inline]
-pub(crate) fn dot(a: &Vec3, b: &Vec3) -> f64 {
+pub fn dot(a: &Vec3, b: &Vec3) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// `|a|²` as `Vec::norm2`.
 #[inline]
-pub(crate) fn norm2(a: &Vec3) -> f64 {
+pub fn norm2(a: &Vec3) -> f64 {
     a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
 }
 
 /// `|a|` as `Vec::norm` (square root of `norm2`).
 #[inline]
-pub(crate) fn norm(a: &Vec3) -> f64 {
+pub fn norm(a: &Vec3) -> f64 {
     norm2(a).sqrt()
 }
 
 /// `a × b` as `sofa::type::cross`.
 #[inline]
-pub(crate) fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
+pub fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
     Vec3::new(
         a[1] * b[2] - a[2] * b[1],
         a[2] * b[0] - a[0] * b[2],
@@ -38,14 +38,14 @@ pub(crate) fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
 
 /// `a / s`: every component divided by `s` (`Vec::divscalar`).
 #[inline]
-pub(crate) fn div(a: &Vec3, s: f64) -> Vec3 {
+pub fn div(a: &Vec3, s: f64) -> Vec3 {
     Vec3::new(a[0] / s, a[1] / s, a[2] / s)
 }
 
 /// `Vec::normalize()`: divides by the norm when it exceeds machine epsilon, else leaves the
 /// vector unchanged (a zero vector stays zero, no NaN). Returns whether it divided.
 #[inline]
-pub(crate) fn normalize(v: &mut Vec3) -> bool {
+pub fn normalize(v: &mut Vec3) -> bool {
     let n = norm(v);
     if n > f64::EPSILON {
         *v = div(v, n);
@@ -57,17 +57,17 @@ pub(crate) fn normalize(v: &mut Vec3) -> bool {
 
 /// `Vec::normalized()` (same rule as [`normalize`]).
 #[inline]
-pub(crate) fn normalized(mut v: Vec3) -> Vec3 {
+pub fn normalized(mut v: Vec3) -> Vec3 {
     normalize(&mut v);
     v
 }
 
 /// A 3×3 matrix as rows, `m[row][col]`.
-pub(crate) type Mat3 = [[f64; 3]; 3];
+pub type Mat3 = [[f64; 3]; 3];
 
 /// `determinant(Mat<3,3>)` in SOFA's term order.
 #[inline]
-pub(crate) fn det3(m: &Mat3) -> f64 {
+pub fn det3(m: &Mat3) -> f64 {
     m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
         - m[0][0] * m[2][1] * m[1][2]
         - m[1][0] * m[0][1] * m[2][2]
@@ -76,7 +76,7 @@ pub(crate) fn det3(m: &Mat3) -> f64 {
 
 /// `invertMatrix(Mat<3,3>)`: `None` when `|det| ≤ ε` (machine epsilon), else the cofactor
 /// formula, each entry divided by the determinant.
-pub(crate) fn invert3(f: &Mat3) -> Option<Mat3> {
+pub fn invert3(f: &Mat3) -> Option<Mat3> {
     let det = det3(f);
     if det.abs() <= f64::EPSILON {
         return None;
@@ -96,7 +96,7 @@ pub(crate) fn invert3(f: &Mat3) -> Option<Mat3> {
 
 /// `Mat<3,3> * Vec3`: row `i` is `(m[i][0]*v0 + m[i][1]*v1) + m[i][2]*v2`.
 #[inline]
-pub(crate) fn mat3_mul(m: &Mat3, v: &Vec3) -> Vec3 {
+pub fn mat3_mul(m: &Mat3, v: &Vec3) -> Vec3 {
     Vec3::new(
         m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
         m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
@@ -108,7 +108,7 @@ pub(crate) fn mat3_mul(m: &Mat3, v: &Vec3) -> Vec3 {
 /// (or for the closest points of two lines): `A = [[a00, a01], [a01, a11]]`, `b = [b0, b1]`,
 /// `det = a00*a11 − a01*a01`, `α = (b0*a11 − b1*a01)/det`, `β = (b1*a00 − b0*a01)/det`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Normal2 {
+pub struct Normal2 {
     pub a00: f64,
     pub a11: f64,
     pub a01: f64,
@@ -119,7 +119,7 @@ pub(crate) struct Normal2 {
 
 impl Normal2 {
     #[inline]
-    pub(crate) fn new(a00: f64, a11: f64, a01: f64, b0: f64, b1: f64) -> Normal2 {
+    pub fn new(a00: f64, a11: f64, a01: f64, b0: f64, b1: f64) -> Normal2 {
         // `determinant(Mat2)` is `m(0,0)*m(1,1) - m(1,0)*m(0,1)` with m(1,0) = m(0,1).
         let det = a00 * a11 - a01 * a01;
         Normal2 {
@@ -136,7 +136,7 @@ impl Normal2 {
     /// `AC = p3 − p1`, `AQ = q − p1` (MinProximity/LocalMinDistance Triangle–Point and the
     /// NewProximity triangle blocks). Returns the system with `AB` and `AC`.
     #[inline]
-    pub(crate) fn triangle(p1: &Vec3, p2: &Vec3, p3: &Vec3, q: &Vec3) -> (Normal2, Vec3, Vec3) {
+    pub fn triangle(p1: &Vec3, p2: &Vec3, p3: &Vec3, q: &Vec3) -> (Normal2, Vec3, Vec3) {
         let ab = p2 - p1;
         let ac = p3 - p1;
         let aq = q - p1;
@@ -157,7 +157,7 @@ impl Normal2 {
     /// `CD = q2 − q1`, `AC = q1 − p1`, `a01 = −CD·AB`, `b1 = −CD·AC`. Returns it with `AB`, `CD`
     /// and `AC`.
     #[inline]
-    pub(crate) fn lines(p1: &Vec3, p2: &Vec3, q1: &Vec3, q2: &Vec3) -> (Normal2, Vec3, Vec3, Vec3) {
+    pub fn lines(p1: &Vec3, p2: &Vec3, q1: &Vec3, q2: &Vec3) -> (Normal2, Vec3, Vec3, Vec3) {
         let ab = p2 - p1;
         let cd = q2 - q1;
         let ac = q1 - p1;
@@ -177,12 +177,12 @@ impl Normal2 {
     }
 
     #[inline]
-    pub(crate) fn alpha(&self) -> f64 {
+    pub fn alpha(&self) -> f64 {
         (self.b0 * self.a11 - self.b1 * self.a01) / self.det
     }
 
     #[inline]
-    pub(crate) fn beta(&self) -> f64 {
+    pub fn beta(&self) -> f64 {
         (self.b1 * self.a00 - self.b0 * self.a01) / self.det
     }
 }
