@@ -219,6 +219,22 @@ pub trait Component: Any + Send {
     fn collision_pipeline(&mut self) -> Option<&mut dyn CollisionPipeline> {
         None
     }
+    fn collision_model(&mut self) -> Option<&mut dyn crate::collision::CollisionModel> {
+        None
+    }
+    fn collision_model_ref(&self) -> Option<&dyn crate::collision::CollisionModel> {
+        None
+    }
+    fn intersection(&self) -> Option<&dyn crate::collision::IntersectionMethod> {
+        None
+    }
+    fn contact_manager(&mut self) -> Option<&mut dyn crate::collision::ContactManager> {
+        None
+    }
+    /// Mappings whose output points can be placed at run time (contact mappers).
+    fn point_mapper(&mut self) -> Option<&mut dyn crate::collision::PointMapper> {
+        None
+    }
     /// The mesh of a topology container (valid from creation on).
     fn mesh(&self) -> Option<&MeshData> {
         None

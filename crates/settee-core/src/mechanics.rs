@@ -637,6 +637,13 @@ pub fn propagate_dx(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResul
     Ok(())
 }
 
+/// Applies one mapping to positions (`apply`) and velocities (`applyJ`): what a mapping created
+/// or changed while the scene runs needs before its output is used.
+pub fn apply_mapping(scene: &mut Scene, m: ComponentId, x: VecId, v: VecId) -> SimResult {
+    propagate_one(scene, m, x, true)?;
+    propagate_one(scene, m, v, false)
+}
+
 fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) -> SimResult {
     let (inputs, output) = mapping_io(scene, m);
     let Some(output) = output else { return Ok(()) };

@@ -59,3 +59,71 @@ pub trait IntersectionMethod: Send + Sync {
         out: &mut Vec<DetectionOutput>,
     ) -> usize;
 }
+
+/// A collision model component (SOFA's `CollisionModel`): the primitives of a mechanical state,
+/// given to detection as a [`ModelGeometry`] snapshot.
+pub trait CollisionModel {
+    /// Refreshes the snapshot from the scene: positions (and the normals and flags derived
+    /// from them) as they are now.
+    fn update_geometry(&mut self, scene: &crate::Scene) -> crate::SimResult;
+    /// The snapshot as of the last update.
+    fn geometry(&self) -> &ModelGeometry;
+    /// The mechanical state whose DOFs the primitives are made of.
+    fn state(&self) -> Option<crate::StateId>;
+    /// The topology the elements come from (line, triangle and tetrahedron models).
+    fn topology(&self) -> Option<crate::ComponentId>;
+    /// SOFA's `contactResponse`: the response this model asks for, or "" to leave it to the
+    /// contact manager.
+    fn contact_response(&self) -> &str;
+    /// SOFA's `numberOfContacts` output, set by the contact manager after each response phase.
+    fn set_number_of_contacts(&mut self, _n: usize) {}
+}
+
+/// The detection outputs of one pair of collision models (in the pair order of the
+/// intersection method), as the contact manager receives them.
+pub struct PairOutputs<'a> {
+    pub model1: crate::ComponentId,
+    pub model2: crate::ComponentId,
+    pub outputs: &'a [DetectionOutput],
+}
+
+/// A contact manager (SOFA's `ContactManager`): turns detection outputs into contact
+/// responses attached to the scene, and keeps them from one step to the next.
+pub trait ContactManager {
+    /// The reset phase: detaches the responses attached at the last response phase.
+    fn detach_responses(&mut self, scene: &mut crate::Scene) -> crate::SimResult;
+    /// The response phase: creates, updates and removes contacts from this step's outputs
+    /// (given in outputs-map order) and attaches their responses, those between two simulated
+    /// models in `pipeline_node`.
+    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[PairOutputs], intersection: &dyn IntersectionMethod, pipeline_node: crate::NodeId) -> crate::SimResult;
+}
+
+/// A mapping whose output points are placed while the scene runs (what SOFA's contact mappers
+/// do with barycentric and rigid mappings). Indices are the output points' indices, in the
+/// order of the calls; the caller resizes the output state to [`PointMapper::point_count`].
+pub trait PointMapper {
+    /// Removes every output point.
+    fn clear_points(&mut self);
+    fn point_count(&self) -> usize;
+    /// A point on edge `edge` of the input topology, at `fx` from its first vertex.
+    fn add_point_in_line(&mut self, _edge: usize, _fx: f64) -> crate::SimResult<usize> {
+        Err(crate::SimError::unsupported("this mapping cannot map points in edges"))
+    }
+    /// A point of triangle `triangle` with barycentric coordinates `(fx, fy)` on its second and
+    /// third vertices.
+    fn add_point_in_triangle(&mut self, _triangle: usize, _fx: f64, _fy: f64) -> crate::SimResult<usize> {
+        Err(crate::SimError::unsupported("this mapping cannot map points in triangles"))
+    }
+    /// A point of quad `quad` with bilinear coordinates `(fx, fy)`.
+    fn add_point_in_quad(&mut self, _quad: usize, _fx: f64, _fy: f64) -> crate::SimResult<usize> {
+        Err(crate::SimError::unsupported("this mapping cannot map points in quads"))
+    }
+    /// A point of tetrahedron `tetra` with barycentric coordinates `f` on its last three vertices.
+    fn add_point_in_tetrahedron(&mut self, _tetra: usize, _f: [f64; 3]) -> crate::SimResult<usize> {
+        Err(crate::SimError::unsupported("this mapping cannot map points in tetrahedra"))
+    }
+    /// A point fixed in frame `frame` at local coordinates `local`.
+    fn add_point_on_frame(&mut self, _frame: usize, _local: [f64; 3]) -> crate::SimResult<usize> {
+        Err(crate::SimError::unsupported("this mapping cannot map points attached to frames"))
+    }
+}
