@@ -4,7 +4,8 @@ use settee_core::component::{link, ProjectiveConstraint};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule};
 
-static DATA: &[DataDecl] = &[
+/// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
+pub(crate) static DATA: &[DataDecl] = &[
     decl("indices", Indices, "0", "indices of the fixed DOFs"),
     decl("fixAll", Bool, "false", "fix every DOF"),
     decl("activate_projectVelocity", Bool, "false", "also zero the velocity of fixed DOFs when velocities are projected"),
@@ -12,7 +13,7 @@ static DATA: &[DataDecl] = &[
     decl("drawSize", Real, "0", "size of the displayed DOFs (rendering only)"),
 ];
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology followed under topological changes")];
+pub(crate) static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology followed under topological changes")];
 
 pub static CLASS: ComponentClass = ComponentClass {
     name: "FixedProjectiveConstraint",
