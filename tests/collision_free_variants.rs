@@ -105,3 +105,12 @@ fn triangular_fem_cloth_matches_sofa_exactly() {
     let Some(suite) = suite_or_skip() else { return };
     assert_eq!(run_variant(&suite, "Demos/TriangleSurfaceCutting.scn"), 0.0);
 }
+
+/// A rotating Rigid3 frame (PartialFixedProjectiveConstraint keeps it in place) carrying two
+/// ellipsoids that push a cloth solved by another solver (InteractionEllipsoidForceField).
+#[test]
+fn interaction_ellipsoid_cloth_matches_sofa() {
+    let Some(suite) = suite_or_skip() else { return };
+    let e = run_variant(&suite, "Component/MechanicalLoad/InteractionEllipsoidForceField.scn");
+    assert!(e < 1e-4, "error {e}");
+}
