@@ -20,6 +20,10 @@ use crate::tetra_common::parallel_loop;
 /// [`parallel_loop`] threshold for hexahedra (24×24 element products).
 pub(crate) const HEXA_PARALLEL_MIN: usize = 256;
 
+/// One element of the zipped per-element loops: rest data, rotation, output slot, node indices.
+type ForceItem<'a> = (((&'a HexaElementRest, &'a mut Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
+type DForceItem<'a> = (((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
+
 static DATA: &[DataDecl] = &[
     decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
     decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
@@ -241,7 +245,7 @@ impl ForceField for HexahedronFEMForceField {
                 })
                 .map_err(|e| SimError::new(format!("updating an element stiffness: {e}")).hint("an element is flat or inverted in the current configuration"))?;
         } else {
-            let body = |(((rest, rot), out), e): (((&HexaElementRest, &mut Mat3), &mut [Vec3; 8]), &[usize; 8])| *out = element_force(rest, &gather(x, e), rot);
+            let body = |(((rest, rot), out), e): ForceItem| *out = element_force(rest, &gather(x, e), rot);
             if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
                 self.rests.par_iter().zip(self.rotations.par_iter_mut()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
             } else {
@@ -259,7 +263,7 @@ impl ForceField for HexahedronFEMForceField {
         self.check_len("the displacement vector", dx)?;
         self.check_len("the force-differential vector", df)?;
         let elements = &self.elements;
-        let body = |(((rest, rot), out), e): (((&HexaElementRest, &Mat3), &mut [Vec3; 8]), &[usize; 8])| *out = element_dforce(rest, rot, &gather(dx, e), k_factor);
+        let body = |(((rest, rot), out), e): DForceItem| *out = element_dforce(rest, rot, &gather(dx, e), k_factor);
         if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
             self.rests.par_iter().zip(self.rotations.par_iter()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
         } else {
@@ -453,19 +457,35 @@ mod tests {
         }
     }
 
+    /// 1 and 4 threads give the same bits for the force and its differential. The FEMBAR beam
+    /// widened to 5×5 nodes has 4×4×19 = 304 hexahedra, above the 256 from which the element loops
+    /// run on rayon's pool; the test checks that both loops took that branch.
     #[test]
     fn results_do_not_depend_on_thread_count() {
-        let mut st = setup(FEMBAR_GRID, &[("youngModulus", "4000"), ("poissonRatio", "0.3")]).unwrap();
+        let grid: &[(&str, &str)] = &[("nx", "5"), ("ny", "5"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
+        let mut st = setup(grid, &[("youngModulus", "4000"), ("poissonRatio", "0.3")]).unwrap();
         let x = perturb(&st.rest, 0.3, 3);
         let dx = perturb(&vec![0.0; x.len()], 1.0, 5);
         let c = ff(&mut st.scene, st.ff);
+        assert!(c.elements.len() >= HEXA_PARALLEL_MIN, "{} hexahedra", c.elements.len());
         let run = |c: &mut HexahedronFEMForceField, threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| (force(c, &x), dforce(c, &dx, 0.37)))
+            pool.install(|| {
+                let before = crate::element_loop_counts();
+                let out = (bits(&force(c, &x)), bits(&dforce(c, &dx, 0.37)));
+                let after = crate::element_loop_counts();
+                (out, (after.0 - before.0, after.1 - before.1))
+            })
         };
-        let one = run(c, 1);
-        let four = run(c, 4);
+        let (one, loops1) = run(c, 1);
+        let (four, loops4) = run(c, 4);
+        assert_eq!(loops1, (2, 0), "one thread: (loops, parallel)");
+        assert_eq!(loops4, (2, 2), "four threads: (loops, parallel)");
         assert_eq!(one, four);
+    }
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
 pub use tetrahedral_corotational::TetrahedralCorotationalFEMForceField;
 pub use tetrahedron_fem::TetrahedronFEMForceField;
 pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
+#[doc(hidden)]
+pub use tetra_common::element_loop_counts;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {

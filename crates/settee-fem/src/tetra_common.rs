@@ -14,7 +14,27 @@ use crate::tetra::{element_dforce, element_force, element_stiffness_blocks, Tetr
 /// more than the loop itself, so it runs on the calling thread. Either way every element writes
 /// its own slot and the slots are accumulated sequentially in element order: the same bits.
 pub(crate) fn parallel_loop(elements: usize, min_elements: usize) -> bool {
-    elements >= min_elements && rayon::current_num_threads() > 1
+    let parallel = elements >= min_elements && rayon::current_num_threads() > 1;
+    LOOP_COUNTS.with(|c| {
+        let (decided, taken) = c.get();
+        c.set((decided + 1, taken + usize::from(parallel)));
+    });
+    parallel
+}
+
+thread_local! {
+    /// Per thread: element loops that went through [`parallel_loop`], and how many of them took
+    /// the parallel branch.
+    static LOOP_COUNTS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Test instrumentation: `(loops, parallel)` — how many element loops of the FEM force fields
+/// decided between the sequential and the parallel branch on the calling thread since it started,
+/// and how many took the parallel one. Thread-count tests read it before and after their run (inside
+/// `ThreadPool::install`, where the loops are started) to prove the parallel path was exercised.
+#[doc(hidden)]
+pub fn element_loop_counts() -> (usize, usize) {
+    LOOP_COUNTS.with(|c| c.get())
 }
 
 /// [`parallel_loop`] threshold for tetrahedra (a cheap element: 12×12 products).

@@ -170,20 +170,42 @@ fn dforce_is_the_force_derivative_near_rest() {
     }
 }
 
+/// 1 and 3 threads give the same bits for the force, its differential and the assembled
+/// stiffness, for both classes and both element shapes. The 4×4×17-cell grid has 272 hexahedra
+/// (1632 tetrahedra), above the 256 elements from which the element loops run on rayon's pool;
+/// the test checks that all three loops took that branch.
 #[test]
 fn results_do_not_depend_on_thread_count() {
+    let grid: &[(&str, &str)] = &[("min", "-0.01 -0.01 0"), ("max", "0.01 0.01 0.2"), ("n", "5 5 18")];
     for class in CLASSES {
-        let (mut h, ff, rest) = setup(class, "Vec3,Tetrahedron", BEAM, MATERIAL);
-        let x = perturb(&rest, 0.003, 1);
-        let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
-        let mut run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| (h.force(ff, &x), h.dforce(ff, &dx, 0.5)))
-        };
-        let one = run(1);
-        let three = run(3);
-        assert_eq!(one, three, "{class}");
+        for template in ["Vec3,Tetrahedron", "Vec3,Hexahedron"] {
+            let (mut h, ff, rest) = setup(class, template, grid, MATERIAL);
+            let n = field(&mut h, ff).nb_elements();
+            assert!(n >= crate::hexahedron_fem::HEXA_PARALLEL_MIN, "{class} {template}: {n} elements");
+            let x = perturb(&rest, 0.0003, 1);
+            let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
+            let mut run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    let before = crate::element_loop_counts();
+                    let f = h.force(ff, &x);
+                    let df = h.dforce(ff, &dx, 0.5);
+                    let k = h.assembled(0.0, -0.5);
+                    let after = crate::element_loop_counts();
+                    ((bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()), (after.0 - before.0, after.1 - before.1))
+                })
+            };
+            let (one, loops1) = run(1);
+            let (three, loops3) = run(3);
+            assert_eq!(loops1, (3, 0), "{class} {template}, one thread: (loops, parallel)");
+            assert_eq!(loops3, (3, 3), "{class} {template}, three threads: (loops, parallel)");
+            assert_eq!(one, three, "{class} {template}");
+        }
     }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

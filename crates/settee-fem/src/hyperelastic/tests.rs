@@ -121,6 +121,8 @@ fn dforce_equals_assembled_matrix_times_dx() {
     }
 }
 
+/// This force field has no sequential branch: its element loops always run on rayon's pool, so
+/// even these 48 tetrahedra compare a 1-thread pool with a 3-thread one.
 #[test]
 fn results_do_not_depend_on_thread_count() {
     let (mut h, ff, rest) = setup("Ogden", "1500 500 5000");

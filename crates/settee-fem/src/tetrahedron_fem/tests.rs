@@ -199,18 +199,37 @@ fn plasticity_leaves_a_permanent_set() {
     assert_eq!(max_abs(&h2.force(ff2, &rest2)), 0.0);
 }
 
+/// 1 and 4 threads give the same bits for the force, its differential and the assembled
+/// stiffness. The block has 7×7×7 cells split into 2058 tetrahedra, above the 2048 from which the
+/// element loops run on rayon's pool; the test checks that all three loops took that branch.
 #[test]
 fn results_do_not_depend_on_thread_count() {
-    let (mut h, ff, rest) = grid_setup(BEAM, &[("youngModulus", "4000"), ("poissonRatio", "0.3"), ("method", "polar")]);
-    let x = perturb(&rest, 0.2, 3);
+    let grid: &[(&str, &str)] = &[("n", "8 8 8"), ("min", "0 0 0"), ("max", "1 1 2.7")];
+    let (mut h, ff, rest) = grid_setup(grid, &[("youngModulus", "4000"), ("poissonRatio", "0.3"), ("method", "polar")]);
+    let n = ff_mut(&mut h, ff).tetrahedra().len();
+    assert!(n >= crate::tetra_common::TETRA_PARALLEL_MIN, "{n} tetrahedra");
+    let x = perturb(&rest, 0.01, 3);
     let dx = perturb(&vec![0.0; x.len()], 1.0, 5);
     let mut run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| (h.force(ff, &x), h.dforce(ff, &dx, 0.37)))
+        pool.install(|| {
+            let before = crate::element_loop_counts();
+            let f = h.force(ff, &x);
+            let df = h.dforce(ff, &dx, 0.37);
+            let k = h.assembled(0.0, -0.5);
+            let after = crate::element_loop_counts();
+            ((bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()), (after.0 - before.0, after.1 - before.1))
+        })
     };
-    let one = run(1);
-    let four = run(4);
+    let (one, loops1) = run(1);
+    let (four, loops4) = run(4);
+    assert_eq!(loops1, (3, 0), "one thread: (loops, parallel)");
+    assert_eq!(loops4, (3, 3), "four threads: (loops, parallel)");
     assert_eq!(one, four);
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]
