@@ -4,10 +4,12 @@
 use settee::regress::{run_entry, Status, SuiteLayout};
 use settee_regress::RegressionList;
 
+/// `None` (skip with a note) when the suite is absent and not required; a suite without the list
+/// or the scene is an error.
 fn run(scene: &str) -> Option<settee::regress::SceneOutcome> {
     let suite = settee_tests::suite()?;
-    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests")).ok()?;
-    let entry = list.entries.iter().find(|e| e.scene == scene)?.clone();
+    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests")).expect("the suite's regression list");
+    let entry = list.entries.iter().find(|e| e.scene == scene).unwrap_or_else(|| panic!("{scene} is not in the suite's list")).clone();
     Some(run_entry(&settee::factory(), &SuiteLayout::for_list(&list), &entry))
 }
 

@@ -1,24 +1,12 @@
-//! Comparison with SOFA's topology references (`/work/shared/sofa-suite`, read at test time;
-//! the tests are skipped when the suite is absent).
+//! Comparison with SOFA's topology references (the suite is read at test time, see
+//! [`crate::test_util::suite`]; the tests skip without it unless `SETTEE_REQUIRE_SUITE` is set).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use settee_core::{Attr, ComponentId, Factory, NodeId, Scene};
 use settee_regress::reference::read_topology_reference;
 
-use crate::test_util::init_scene;
-
-const SUITE: &str = "/work/shared/sofa-suite";
-
-fn suite() -> Option<PathBuf> {
-    let p = PathBuf::from(SUITE);
-    if p.join("data").is_dir() {
-        Some(p)
-    } else {
-        eprintln!("SOFA suite not found at {SUITE}: reference test skipped");
-        None
-    }
-}
+use crate::test_util::{init_scene, suite};
 
 fn factory() -> Factory {
     let mut f = Factory::new();
