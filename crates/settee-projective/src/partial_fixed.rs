@@ -9,7 +9,10 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles,
+    SimResult, StateId, TemplateRule,
+};
 
 use crate::subspace::{active, checked_indices};
 
@@ -91,14 +94,21 @@ impl Component for PartialFixedProjectiveConstraint {
         self.state = Some(s);
         let d = cx.data();
         // SOFA reads each flag as a C++ bool; any non-zero number counts as blocked.
-        self.fixed = d.reals("fixedDirections").iter().map(|&x| x != 0.0).collect();
+        self.fixed = d
+            .reals("fixedDirections")
+            .iter()
+            .map(|&x| x != 0.0)
+            .collect();
         self.fix_all = d.bool("fixAll");
         self.project_velocity = d.bool("projectVelocity");
         self.end_time = d.real("endTime");
         let given = d.indices("indices").to_vec();
         let ds = cx.state_layout(s).deriv_size();
         if self.fixed.len() != ds {
-            return Err(cx.error(format!("fixedDirections has {} flags but the state's derivatives have {ds} components", self.fixed.len())));
+            return Err(cx.error(format!(
+                "fixedDirections has {} flags but the state's derivatives have {ds} components",
+                self.fixed.len()
+            )));
         }
         self.indices = checked_indices(cx, given, s);
         if self.fix_all {
@@ -133,7 +143,13 @@ impl ProjectiveConstraint for PartialFixedProjectiveConstraint {
             return;
         }
         for &i in &self.indices {
-            out.extend(self.fixed.iter().enumerate().filter(|(_, b)| **b).map(|(c, _)| i * ds + c));
+            out.extend(
+                self.fixed
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b)
+                    .map(|(c, _)| i * ds + c),
+            );
         }
     }
 }
@@ -143,7 +159,11 @@ mod tests {
     use super::*;
 
     fn params(time: f64) -> MechParams {
-        MechParams { dt: 0.1, time, gravity: [0.0; 3] }
+        MechParams {
+            dt: 0.1,
+            time,
+            gravity: [0.0; 3],
+        }
     }
 
     fn constraint(indices: &[usize], fixed: &[bool]) -> PartialFixedProjectiveConstraint {
@@ -164,14 +184,20 @@ mod tests {
         let mut c = constraint(&[1], &[true, true, true, false, false, false]);
         let mut dx: Vec<f64> = (1..=12).map(f64::from).collect();
         c.project_response(&params(0.0), &mut dx);
-        assert_eq!(dx, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 10.0, 11.0, 12.0]);
+        assert_eq!(
+            dx,
+            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 10.0, 11.0, 12.0]
+        );
         // Velocities are only projected with projectVelocity.
         let mut v = vec![0.5; 12];
         c.project_velocity(&params(0.0), &mut v);
         assert_eq!(v, [0.5; 12]);
         c.project_velocity = true;
         c.project_velocity(&params(0.0), &mut v);
-        assert_eq!(v, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5]);
+        assert_eq!(
+            v,
+            [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5]
+        );
         // Positions (7 reals per Rigid3 DOF) are never changed.
         let mut x = vec![0.25; 14];
         c.project_position(&params(0.0), &mut x);

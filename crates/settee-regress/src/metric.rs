@@ -413,7 +413,9 @@ mod tests {
 
     #[test]
     fn real_reference_against_itself() {
-        let Some(suite) = crate::test_suite::suite() else { return };
+        let Some(suite) = crate::test_suite::suite() else {
+            return;
+        };
         let path = suite.join("references/Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn.reference_0_DoFs_mstate.txt.gz");
         let recs = crate::reference::read_state_reference(&path).unwrap();
         let (x0, x1) = (recs[0].x.clone(), recs[1].x.clone());

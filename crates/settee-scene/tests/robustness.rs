@@ -77,7 +77,9 @@ const SNIPPETS: &[&str] = &[
 
 /// A few suite scenes (when the suite is there, see [`support::suite`]) and a built-in one.
 fn scenes() -> Vec<(PathBuf, String)> {
-    let base = support::suite().map(|s| s.join("scenes")).unwrap_or_else(|| PathBuf::from("sofa-suite/scenes"));
+    let base = support::suite()
+        .map(|s| s.join("scenes"))
+        .unwrap_or_else(|| PathBuf::from("sofa-suite/scenes"));
     let rels = [
         "Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn",
         "Component/Topology/Container/Grid/RegularGridTopology.scn",
@@ -91,7 +93,10 @@ fn scenes() -> Vec<(PathBuf, String)> {
             std::fs::read_to_string(&p).ok().map(|t| (p, t))
         })
         .collect();
-    v.push((base.join("Component/LinearSolver/Direct/fallback.scn"), FALLBACK_SCENE.into()));
+    v.push((
+        base.join("Component/LinearSolver/Direct/fallback.scn"),
+        FALLBACK_SCENE.into(),
+    ));
     v
 }
 
