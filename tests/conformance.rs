@@ -4,30 +4,48 @@
 use settee::regress::{run_entry, Status, SuiteLayout};
 use settee_regress::RegressionList;
 
+/// `None` (skip with a note) when the suite is absent and not required; a suite without the list
+/// or the scene is an error.
 fn run(scene: &str) -> Option<settee::regress::SceneOutcome> {
     let suite = settee_tests::suite()?;
-    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests")).ok()?;
-    let entry = list.entries.iter().find(|e| e.scene == scene)?.clone();
-    Some(run_entry(&settee::factory(), &SuiteLayout::for_list(&list), &entry))
+    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests"))
+        .expect("the suite's regression list");
+    let entry = list
+        .entries
+        .iter()
+        .find(|e| e.scene == scene)
+        .unwrap_or_else(|| panic!("{scene} is not in the suite's list"))
+        .clone();
+    Some(run_entry(
+        &settee::factory(),
+        &SuiteLayout::for_list(&list),
+        &entry,
+    ))
 }
 
 #[test]
 fn fembar_sparse_ldl_matches_sofa_to_every_printed_digit() {
-    let Some(o) = run("Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn") else { return };
+    let Some(o) = run("Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn") else {
+        return;
+    };
     assert_eq!(o.status, Status::Pass, "{o:?}");
     assert_eq!(o.error_by_dof, Some(0.0), "{o:?}");
 }
 
 #[test]
 fn pendulum_matches_sofa() {
-    let Some(o) = run("Benchmark/Analysis/Pendulum.scn") else { return };
+    let Some(o) = run("Benchmark/Analysis/Pendulum.scn") else {
+        return;
+    };
     assert_eq!(o.status, Status::Pass, "{o:?}");
     assert!(o.error_by_dof.unwrap() <= 1e-4);
 }
 
 #[test]
 fn unsupported_scenes_are_reported_as_such() {
-    let Some(o) = run("Demos/chainHybrid.scn") else { return };
+    let Some(o) = run("Demos/chainHybrid.scn") else {
+        return;
+    };
     assert_ne!(o.status, Status::Pass);
     assert!(o.message.is_some());
 }

@@ -6,24 +6,26 @@
 pub mod beam_fem;
 pub mod decompose;
 pub mod element_fem;
-mod tetra_common;
-#[cfg(test)]
-mod test_support;
 pub mod hexa;
 pub mod hexahedron_fem;
 pub mod hexahedron_fem_and_mass;
 pub mod hyperelastic;
+pub mod quad_bending_fem;
+#[cfg(test)]
+mod test_support;
 pub mod tetra;
+mod tetra_common;
 pub mod tetrahedral_corotational;
 pub mod tetrahedron_fem;
-pub mod triangular_fem_optim;
 pub mod triangular_fem;
-pub mod quad_bending_fem;
+pub mod triangular_fem_optim;
 
 pub use element_fem::ElementFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
 pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
+#[doc(hidden)]
+pub use tetra_common::element_loop_counts;
 pub use tetrahedral_corotational::TetrahedralCorotationalFEMForceField;
 pub use tetrahedron_fem::TetrahedronFEMForceField;
 pub use triangular_fem_optim::TriangularFEMForceFieldOptim;

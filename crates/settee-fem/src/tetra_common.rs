@@ -7,14 +7,37 @@ use rayon::prelude::*;
 use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
 
 use crate::hexa::{Mat3, Vec3};
-use crate::tetra::{element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG};
+use crate::tetra::{
+    element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError,
+    TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
+};
 
 /// Smallest element count for which the per-step element loops of the FEM force fields run on
 /// rayon's pool. Below it, handing the loop to the pool (wake the workers, wait for them) costs
 /// more than the loop itself, so it runs on the calling thread. Either way every element writes
 /// its own slot and the slots are accumulated sequentially in element order: the same bits.
 pub(crate) fn parallel_loop(elements: usize, min_elements: usize) -> bool {
-    elements >= min_elements && rayon::current_num_threads() > 1
+    let parallel = elements >= min_elements && rayon::current_num_threads() > 1;
+    LOOP_COUNTS.with(|c| {
+        let (decided, taken) = c.get();
+        c.set((decided + 1, taken + usize::from(parallel)));
+    });
+    parallel
+}
+
+thread_local! {
+    /// Per thread: element loops that went through [`parallel_loop`], and how many of them took
+    /// the parallel branch.
+    static LOOP_COUNTS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Test instrumentation: `(loops, parallel)` — how many element loops of the FEM force fields
+/// decided between the sequential and the parallel branch on the calling thread since it started,
+/// and how many took the parallel one. Thread-count tests read it before and after their run (inside
+/// `ThreadPool::install`, where the loops are started) to prove the parallel path was exercised.
+#[doc(hidden)]
+pub fn element_loop_counts() -> (usize, usize) {
+    LOOP_COUNTS.with(|c| c.get())
 }
 
 /// [`parallel_loop`] threshold for tetrahedra (a cheap element: 12×12 products).
@@ -92,7 +115,10 @@ pub(crate) fn material_lists(cx: &mut InitCtx) -> (Vec<f64>, Vec<f64>) {
 pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize, usize) {
     let Some(t) = topology else { return (2, 1) };
     let e = scene.entry(t);
-    if !matches!(e.class.name, "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology") {
+    if !matches!(
+        e.class.name,
+        "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology"
+    ) {
         return (2, 1);
     }
     let n = e.data.reals("n");
@@ -131,7 +157,12 @@ impl TetraEngine {
                 let nu = per_element(poisson, i, DEFAULT_POISSON);
                 let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| (i, err))?;
                 let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
-                Ok(Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume })
+                Ok(Element {
+                    rotation: *r.initial_rotation(),
+                    rest: r,
+                    plastic: [0.0; 6],
+                    volume,
+                })
             })
             .collect();
         self.elements = elements?;
@@ -148,11 +179,15 @@ impl TetraEngine {
     /// `updateStiffness`).
     pub fn update_materials(&mut self, young: &[f64], poisson: &[f64], lsf: &[f64]) {
         let n = self.elements.len();
-        self.elements.par_iter_mut().enumerate().for_each(|(i, el)| {
-            let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
-            let nu = per_element(poisson, i, DEFAULT_POISSON);
-            el.rest.set_material(crate::tetra::material_stiffness(e, nu, el.volume));
-        });
+        self.elements
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, el)| {
+                let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+                let nu = per_element(poisson, i, DEFAULT_POISSON);
+                el.rest
+                    .set_material(crate::tetra::material_stiffness(e, nu, el.volume));
+            });
     }
 
     pub fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
@@ -168,12 +203,26 @@ impl TetraEngine {
         self.check_len("the force vector", f)?;
         let opts = self.opts;
         let body = |((el, out), t): ((&mut Element, &mut Option<[Vec3; 4]>), &[usize; 4])| {
-            *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
+            *out = element_force(
+                &mut el.rest,
+                &opts,
+                &gather(x, t),
+                &mut el.plastic,
+                &mut el.rotation,
+            );
         };
         if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements.par_iter_mut().zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+            self.elements
+                .par_iter_mut()
+                .zip(self.forces.par_iter_mut())
+                .zip(self.tetrahedra.par_iter())
+                .for_each(body);
         } else {
-            self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+            self.elements
+                .iter_mut()
+                .zip(self.forces.iter_mut())
+                .zip(self.tetrahedra.iter())
+                .for_each(body);
         }
         for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
             let Some(fe) = fe else { continue };
@@ -194,9 +243,17 @@ impl TetraEngine {
             *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
         };
         if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+            self.elements
+                .par_iter()
+                .zip(self.dforces.par_iter_mut())
+                .zip(self.tetrahedra.par_iter())
+                .for_each(body);
         } else {
-            self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+            self.elements
+                .iter()
+                .zip(self.dforces.iter_mut())
+                .zip(self.tetrahedra.iter())
+                .for_each(body);
         }
         for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
             for (&i, v) in t.iter().zip(fe) {
@@ -212,7 +269,8 @@ impl TetraEngine {
     pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
-        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN)
+        {
             self.elements.par_iter().map(block).collect()
         } else {
             self.elements.iter().map(block).collect()

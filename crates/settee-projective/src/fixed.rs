@@ -2,17 +2,40 @@
 
 use settee_core::component::{link, ProjectiveConstraint};
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams,
+    Roles, SimResult, StateId, TemplateRule,
+};
 
-static DATA: &[DataDecl] = &[
+/// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
+pub(crate) static DATA: &[DataDecl] = &[
     decl("indices", Indices, "0", "indices of the fixed DOFs"),
     decl("fixAll", Bool, "false", "fix every DOF"),
-    decl("activate_projectVelocity", Bool, "false", "also zero the velocity of fixed DOFs when velocities are projected"),
-    decl("showObject", Bool, "true", "display the fixed DOFs (rendering only)"),
-    decl("drawSize", Real, "0", "size of the displayed DOFs (rendering only)"),
+    decl(
+        "activate_projectVelocity",
+        Bool,
+        "false",
+        "also zero the velocity of fixed DOFs when velocities are projected",
+    ),
+    decl(
+        "showObject",
+        Bool,
+        "true",
+        "display the fixed DOFs (rendering only)",
+    ),
+    decl(
+        "drawSize",
+        Real,
+        "0",
+        "size of the displayed DOFs (rendering only)",
+    ),
 ];
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology followed under topological changes")];
+pub(crate) static LINKS: &[LinkDecl] = &[link(
+    "topology",
+    Roles::TOPOLOGY,
+    "topology followed under topological changes",
+)];
 
 pub static CLASS: ComponentClass = ComponentClass {
     name: "FixedProjectiveConstraint",
@@ -81,7 +104,9 @@ impl Component for FixedProjectiveConstraint {
         let given = d.indices("indices").to_vec();
         let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
         if !out.is_empty() {
-            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
+            cx.warn(format!(
+                "indices {out:?} are beyond the {n} DOFs of the state and are ignored"
+            ));
         }
         self.indices = valid;
         if self.fix_all {

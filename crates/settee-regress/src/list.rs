@@ -430,10 +430,7 @@ mod tests {
         assert!(s.should_write(0.499, 0.1));
     }
 
-    fn suite() -> Option<PathBuf> {
-        let p = PathBuf::from("/work/shared/sofa-suite");
-        p.is_dir().then_some(p)
-    }
+    use crate::test_suite::suite;
 
     #[test]
     fn real_state_list() {

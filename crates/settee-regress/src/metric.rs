@@ -413,14 +413,11 @@ mod tests {
 
     #[test]
     fn real_reference_against_itself() {
-        let path = std::path::Path::new(
-            "/work/shared/sofa-suite/references/Component/LinearSolver/Direct/\
-             FEMBAR_SparseLDLSolver.scn.reference_0_DoFs_mstate.txt.gz",
-        );
-        if !path.exists() {
+        let Some(suite) = crate::test_suite::suite() else {
             return;
-        }
-        let recs = crate::reference::read_state_reference(path).unwrap();
+        };
+        let path = suite.join("references/Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn.reference_0_DoFs_mstate.txt.gz");
+        let recs = crate::reference::read_state_reference(&path).unwrap();
         let (x0, x1) = (recs[0].x.clone(), recs[1].x.clone());
         let (v1, n) = (recs[1].v.clone().unwrap(), recs[0].x.len() / 3);
         let mut c = StateComparer::new(recs, n);

@@ -610,10 +610,7 @@ mod tests {
         dir
     }
 
-    fn suite() -> Option<PathBuf> {
-        let p = PathBuf::from("/work/shared/sofa-suite");
-        p.is_dir().then_some(p)
-    }
+    use crate::test_suite::suite;
 
     #[test]
     fn file_names() {

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use settee_scene::{parse_scene_str, DataPath, SceneError};
 
+mod support;
+
 /// SplitMix64.
 struct Rng(u64);
 
@@ -73,8 +75,11 @@ const SNIPPETS: &[&str] = &[
     "é",
 ];
 
+/// A few suite scenes (when the suite is there, see [`support::suite`]) and a built-in one.
 fn scenes() -> Vec<(PathBuf, String)> {
-    let base = PathBuf::from("/work/shared/sofa-suite/scenes");
+    let base = support::suite()
+        .map(|s| s.join("scenes"))
+        .unwrap_or_else(|| PathBuf::from("sofa-suite/scenes"));
     let rels = [
         "Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn",
         "Component/Topology/Container/Grid/RegularGridTopology.scn",
@@ -89,14 +94,16 @@ fn scenes() -> Vec<(PathBuf, String)> {
         })
         .collect();
     v.push((
-        PathBuf::from("/work/shared/sofa-suite/scenes/Component/LinearSolver/Direct/fallback.scn"),
+        base.join("Component/LinearSolver/Direct/fallback.scn"),
         FALLBACK_SCENE.into(),
     ));
     v
 }
 
+/// The suite's `data/` directory as data path (whether it exists or not: the garbage tests do not
+/// need it).
 fn data_path() -> DataPath {
-    DataPath::new(["/work/shared/sofa-suite/data"])
+    DataPath::new([support::suite_dir().join("data")])
 }
 
 fn no_panic(text: &str, path: &Path, what: &str) -> Result<(), SceneError> {

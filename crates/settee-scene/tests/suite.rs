@@ -1,22 +1,14 @@
-//! Tests on SOFA's real regression scenes. They read
-//! /work/shared/sofa-suite (or $SETTEE_SOFA_SUITE) at test time and are
-//! skipped when it is absent.
+//! Tests on SOFA's real regression scenes. They read the suite (`$SETTEE_SUITE` or
+//! `../shared/sofa-suite`) at test time and are skipped when it is absent, failed when
+//! `SETTEE_REQUIRE_SUITE` is set.
 
 use std::path::{Path, PathBuf};
 
 use settee_scene::{parse_scene_file, DataPath, Element, ElementKind, SceneDescription, Severity};
 
-fn suite_dir() -> Option<PathBuf> {
-    let d = std::env::var_os("SETTEE_SOFA_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/sofa-suite"));
-    if d.join("scenes").is_dir() && d.join("data").is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SOFA suite not found at {}; skipping", d.display());
-        None
-    }
-}
+mod support;
+
+use support::suite as suite_dir;
 
 /// Everything is registered except the two prefab-only names.
 fn permissive(class: &str) -> bool {

@@ -984,11 +984,9 @@ mod tests {
     /// give their mechanical objects SOFA's point counts and positions at T = 0.
     #[test]
     fn ramification_scene_matches_sofa_at_t0() {
-        let root = std::path::PathBuf::from("/work/shared/sofa-suite");
-        if !root.join("data").is_dir() {
-            eprintln!("SOFA suite not found: reference test skipped");
+        let Some(root) = crate::test_util::suite() else {
             return;
-        }
+        };
         let mut f = settee_core::Factory::new();
         crate::register(&mut f);
         let s = "Component/Topology/Container/Grid/SparseGridRamificationTopology.scn";

@@ -4,7 +4,10 @@
 //! checking, since none of them can change a simulated number.
 
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult,
+    TemplateRule,
+};
 
 /// A component without effect on the simulation.
 pub struct NoEffect;
@@ -81,6 +84,53 @@ visual_classes! {
     OBJ_EXPORTER = "VisualModelOBJExporter", V, "Exports visual models to OBJ files from the GUI (GUI only).";
 }
 
+static TEXT_DATA: &[DataDecl] = &[
+    decl(
+        "enable",
+        Bool,
+        "true",
+        "Display the object or not (rendering only)",
+    ),
+    decl("text", Str, "", "Test to display (rendering only)"),
+    decl(
+        "position",
+        Fixed(3),
+        "0 0 0",
+        "3d position (rendering only)",
+    ),
+    decl("scale", Real, "1", "text scale (rendering only)"),
+    decl(
+        "color",
+        Str,
+        "1 1 1 1",
+        "text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)",
+    ),
+    decl(
+        "depthTest",
+        Bool,
+        "true",
+        "perform depth test (rendering only)",
+    ),
+];
+
+/// `Visual3DText`: camera-facing text drawn by SOFA's viewer. Unlike the classes above, its Data
+/// are declared and parsed (so typos and bad values are reported), though none of them can change
+/// a simulated number. It is a visual model in SOFA but holds no points, so it never serves as a
+/// mapping output.
+pub static VISUAL_3D_TEXT: ComponentClass = ComponentClass {
+    name: "Visual3DText",
+    description: "Display 3D camera-oriented text (rendering only; Settee does not render).",
+    roles: Roles::VISUAL,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[TEXT_DATA],
+    links: &[],
+    create,
+    preparse: None,
+    no_src_link: &[],
+};
+
 static PLUGIN_DATA: &[DataDecl] = &[
     decl("pluginName", Strings, "", "names of the SOFA modules or plugins to load (Settee has every supported component built in)"),
     decl("suffixMap", Strings, "", "standard->custom suffixes pairs (unused by Settee)"),
@@ -98,7 +148,8 @@ impl Component for RequiredPlugin {
     component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let names = cx.data().strings("pluginName").to_vec();
-        cx.data_mut().set("loadedPlugins", settee_core::Value::Strings(names));
+        cx.data_mut()
+            .set("loadedPlugins", settee_core::Value::Strings(names));
         Ok(())
     }
 }
@@ -120,5 +171,77 @@ pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register_all(VISUAL_CLASSES);
+    f.register(&VISUAL_3D_TEXT);
     f.register(&REQUIRED_PLUGIN);
+}
+
+#[cfg(test)]
+mod tests {
+    use settee_core::simulation::init_root;
+    use settee_core::testing::add;
+    use settee_core::{Factory, Roles, Scene, Severity};
+
+    fn factory() -> Factory {
+        let mut f = Factory::new();
+        super::register(&mut f);
+        f
+    }
+
+    /// The Data of SOFA's TetrahedronHyperelasticityFEMForceField scene are read; the others keep
+    /// SOFA's defaults; the component plays no mechanical role.
+    #[test]
+    fn visual_3d_text_reads_its_data() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let c = add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "Visual3DText",
+            &[
+                ("text", "ArrudaBoyce"),
+                ("position", "3 0 -0.5"),
+                ("scale", "0.2"),
+            ],
+        );
+        init_root(&mut s, &f).unwrap();
+        let e = s.entry(c);
+        assert_eq!(e.roles(), Roles::VISUAL);
+        assert_eq!(e.data.str("text"), "ArrudaBoyce");
+        assert_eq!(e.data.reals("position"), [3.0, 0.0, -0.5]);
+        assert_eq!(e.data.real("scale"), 0.2);
+        assert_eq!(e.data.str("color"), "1 1 1 1");
+        assert!(e.data.bool("depthTest"));
+        assert!(e.data.bool("enable"));
+    }
+
+    /// A bad value is reported (visual classes that keep only their name would accept it).
+    #[test]
+    fn visual_3d_text_reports_bad_values() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let attrs = [("text", "x"), ("scale", "big")]
+            .map(|(n, v)| settee_core::Attr {
+                name: n.into(),
+                value: v.into(),
+                pos: None,
+            })
+            .to_vec();
+        f.create(
+            &mut s,
+            Scene::ROOT,
+            "Visual3DText",
+            None,
+            attrs,
+            None,
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let bad: Vec<_> = s
+            .messages
+            .iter()
+            .filter(|m| m.severity != Severity::Info && m.message.contains("big"))
+            .collect();
+        assert_eq!(bad.len(), 1, "{:?}", s.messages);
+    }
 }

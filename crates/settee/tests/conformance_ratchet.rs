@@ -4,25 +4,49 @@
 //!
 //! The suite is test data outside the repository: `SETTEE_SUITE`, else `../shared/sofa-suite`
 //! beside the checkout. Without it the ratchet is skipped with a note (there is nothing to compare
-//! with); CI has the suite, so there it always runs.
+//! with), except when `SETTEE_REQUIRE_SUITE` is set, as CI (`.ci/run`) does: then it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
 }
 
+/// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
+/// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
+/// note (`None`) — unless `SETTEE_REQUIRE_SUITE` is set (CI sets it), where it fails instead: a
+/// test that could not compare anything must not count as passed.
 fn suite_dir(root: &Path) -> Option<PathBuf> {
-    let dir = std::env::var_os("SETTEE_SUITE").map(PathBuf::from).unwrap_or_else(|| root.join("../shared/sofa-suite"));
-    dir.is_dir().then_some(dir)
+    let dir = std::env::var_os("SETTEE_SUITE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared/sofa-suite"));
+    if ["scenes", "references", "data"]
+        .iter()
+        .all(|d| dir.join(d).is_dir())
+    {
+        return Some(dir);
+    }
+    use std::io::Write;
+    let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
+    // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); conformance ratchet skipped: {test}\n", dir.display());
+    let _ = std::io::stderr().write_all(note.as_bytes());
+    None
 }
 
 #[test]
 fn every_scene_of_the_passing_list_still_passes() {
     let root = workspace_root();
     let Some(suite) = suite_dir(&root) else {
-        eprintln!("note: SOFA suite not found (set SETTEE_SUITE); conformance ratchet skipped");
         return;
     };
     let passing = root.join("conformance/passing.txt");
@@ -43,6 +67,12 @@ fn every_scene_of_the_passing_list_still_passes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
-    assert!(out.status.success(), "conformance ratchet failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("ratchet: every scene of"), "no ratchet verdict in the output:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "conformance ratchet failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("ratchet: every scene of"),
+        "no ratchet verdict in the output:\n{stdout}"
+    );
 }
