@@ -139,6 +139,9 @@ pub struct ComponentClass {
     pub preparse: Option<PreparseFn>,
     /// Data names that `src=` must not link (on top of the common ones).
     pub no_src_link: &'static [&'static str],
+    /// The Data the component reads through typed references ([`crate::data_refs!`]); the
+    /// factory checks them against `data` when the class is registered.
+    pub reads: &'static [crate::data_ref::DataUse],
 }
 
 /// Simulation-wide parameters passed to numerical entry points.

@@ -48,6 +48,16 @@ pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
 ];
 
 /// One attribute to assign.
+/// Checks the typed Data references a class lists against the Data it declares.
+pub fn check_reads(class: &ComponentClass) -> Result<(), String> {
+    let mut tables: Vec<&[DataDecl]> = vec![BASE_DATA];
+    tables.extend(class.data.iter().copied());
+    for r in class.reads {
+        r.check(&tables).map_err(|e| format!("component class {} {e}", class.name))?;
+    }
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 pub struct Attr {
     pub name: String,
@@ -66,7 +76,13 @@ impl Factory {
         Factory::default()
     }
 
+    /// Registers a class after checking the Data it reads against its declaration (see
+    /// [`crate::data_ref`]); a class that reads an undeclared or mistyped Data is a bug, refused
+    /// here with a panic that names it, so the first test building the factory fails.
     pub fn register(&mut self, class: &'static ComponentClass) {
+        if let Err(e) = check_reads(class) {
+            panic!("{e}");
+        }
         self.classes.insert(class.name, class);
     }
 

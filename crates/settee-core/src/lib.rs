@@ -8,6 +8,7 @@ pub mod collision;
 pub mod component;
 pub mod constraint_rows;
 pub mod data;
+pub mod data_ref;
 pub mod diag;
 pub mod factory;
 pub mod gformat;
@@ -26,6 +27,7 @@ pub use component::{
 };
 pub use constraint_rows::ConstraintRows;
 pub use data::{DataDecl, DataKind, DataSet, Value};
+pub use data_ref::{DataRef, DataUse};
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 pub use factory::{Attr, Factory};
 pub use mechanics::{MatrixAccumulator, MechScope};

@@ -69,6 +69,25 @@ static DATA: &[DataDecl] = &[
     decl("doUpdate", Bool, "true", "update the selection at the beginning of a step when an input changed"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    BOX: Reals = "box";
+    ORIENTED_BOX: Reals = "orientedBox";
+    POSITION: Reals = "position";
+    EDGES: Indices = "edges";
+    TRIANGLES: Indices = "triangles";
+    QUADS: Indices = "quads";
+    TETRAHEDRA: Indices = "tetrahedra";
+    HEXAHEDRA: Indices = "hexahedra";
+    COMPUTE_EDGES: Bool = "computeEdges";
+    COMPUTE_TRIANGLES: Bool = "computeTriangles";
+    COMPUTE_QUADS: Bool = "computeQuads";
+    COMPUTE_TETRAHEDRA: Bool = "computeTetrahedra";
+    COMPUTE_HEXAHEDRA: Bool = "computeHexahedra";
+    STRICT: Bool = "strict";
+    DO_UPDATE: Bool = "doUpdate";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "BoxROI",
     description: "Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.",
@@ -81,6 +100,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -256,7 +276,7 @@ impl Component for BoxROI {
         // Without `position`, the positions of the context are linked in, as SOFA's `setParent`
         // does: the selection follows them when they change (see `data_changed`).
         let mut warned = false;
-        if !cx.data().is_set("position") {
+        if !cx.data().is_given(POSITION) {
             let Some((src, field)) = Self::position_source(cx) else {
                 return Err(cx
                     .error("no positions: `position` is not set and there is no MechanicalObject or mesh loader in this node or above")
@@ -276,7 +296,7 @@ impl Component for BoxROI {
 
     /// SOFA's `doUpdate`: the selection is recomputed when an input changed.
     fn data_changed(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().bool("doUpdate") {
+        if cx.data().get(DO_UPDATE) {
             self.select(cx, false)?;
         }
         Ok(())
@@ -288,19 +308,19 @@ impl BoxROI {
     fn select(&mut self, cx: &mut InitCtx, warn_empty: bool) -> SimResult {
         let layout = self.layout;
         let (cs, dims) = (layout.coord_size(), layout.spatial_size());
-        let positions: Vec<f64> = cx.data().reals("position").to_vec();
+        let positions: Vec<f64> = cx.data().get(POSITION).to_vec();
         let points: Vec<Vec<f64>> = positions.chunks_exact(cs).map(|c| c[..dims].to_vec()).collect();
 
         // Topology inputs.
         let d = cx.data();
-        let flags = [d.bool("computeEdges"), d.bool("computeTriangles"), d.bool("computeQuads"), d.bool("computeTetrahedra"), d.bool("computeHexahedra")];
-        let strict = d.bool("strict");
-        let mut edges = group::<2>(d.indices("edges"));
-        let mut triangles = group::<3>(d.indices("triangles"));
-        let mut quads = group::<4>(d.indices("quads"));
-        let mut tetrahedra = group::<4>(d.indices("tetrahedra"));
-        let mut hexahedra = group::<8>(d.indices("hexahedra"));
-        let set = ["edges", "triangles", "quads", "tetrahedra", "hexahedra"].map(|n| d.is_set(n));
+        let flags = [d.get(COMPUTE_EDGES), d.get(COMPUTE_TRIANGLES), d.get(COMPUTE_QUADS), d.get(COMPUTE_TETRAHEDRA), d.get(COMPUTE_HEXAHEDRA)];
+        let strict = d.get(STRICT);
+        let mut edges = group::<2>(d.get(EDGES));
+        let mut triangles = group::<3>(d.get(TRIANGLES));
+        let mut quads = group::<4>(d.get(QUADS));
+        let mut tetrahedra = group::<4>(d.get(TETRAHEDRA));
+        let mut hexahedra = group::<8>(d.get(HEXAHEDRA));
+        let set = [d.is_given(EDGES), d.is_given(TRIANGLES), d.is_given(QUADS), d.is_given(TETRAHEDRA), d.is_given(HEXAHEDRA)];
         if let Some(mesh) = cx.scene.find_local(cx.node(), Roles::TOPOLOGY).and_then(|t| cx.scene.mesh_of(t)) {
             if !set[0] && flags[0] {
                 edges = mesh.edges.clone();
@@ -321,8 +341,8 @@ impl BoxROI {
 
         // Boxes.
         let d = cx.data();
-        let mut boxes: Vec<[f64; 6]> = d.reals("box").chunks_exact(6).map(|b| [b[0], b[1], b[2], b[3], b[4], b[5]]).collect();
-        if !d.is_set("box") && !d.is_set("orientedBox") {
+        let mut boxes: Vec<[f64; 6]> = d.get(BOX).chunks_exact(6).map(|b| [b[0], b[1], b[2], b[3], b[4], b[5]]).collect();
+        if !d.is_given(BOX) && !d.is_given(ORIENTED_BOX) {
             boxes.push([0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
         }
         for b in &mut boxes {
@@ -332,8 +352,8 @@ impl BoxROI {
                 }
             }
         }
-        let oriented: Vec<OrientedBox> = if dims == 3 { d.reals("orientedBox").chunks_exact(10).map(OrientedBox::new).collect() } else { Vec::new() };
-        if dims != 3 && d.is_set("orientedBox") {
+        let oriented: Vec<OrientedBox> = if dims == 3 { d.get(ORIENTED_BOX).chunks_exact(10).map(OrientedBox::new).collect() } else { Vec::new() };
+        if dims != 3 && d.is_given(ORIENTED_BOX) {
             cx.warn(format!("oriented boxes are not supported in {dims}D"));
         }
         let region = Region { aligned: boxes.clone(), oriented, dims };

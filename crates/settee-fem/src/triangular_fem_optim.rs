@@ -58,6 +58,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(drop_method),
     no_src_link: &[],
+    reads: &[],
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

@@ -53,6 +53,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create: |_| Box::new(CompositeLinearSystem::default()),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// The classes whose matrix a composite can build ([`MatrixLinearSystem`]).

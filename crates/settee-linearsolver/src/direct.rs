@@ -45,6 +45,7 @@ const fn class(
         create,
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     }
 }
 

@@ -27,6 +27,7 @@ const fn class(name: &'static str, description: &'static str, create: fn(&Create
         create,
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     }
 }
 

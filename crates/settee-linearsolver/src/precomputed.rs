@@ -27,6 +27,7 @@ pub static PRECOMPUTED_LINEAR_SOLVER: ComponentClass = ComponentClass {
     create: |_| Box::new(PrecomputedLinearSolver::default()),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// Inverts the first step's matrix densely, then only multiplies: the matrix is frozen, as in
@@ -102,6 +103,7 @@ pub static PRECOMPUTED_WARP: ComponentClass = ComponentClass {
     create: |_| Box::new(PrecomputedWarpPreconditioner::default()),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// In SOFA the linear system of this preconditioner is a `PrecomputedMatrixSystem`, which never
@@ -148,6 +150,7 @@ pub static PRECOMPUTED_MATRIX_SYSTEM: ComponentClass = ComponentClass {
     create: |_| Box::new(PrecomputedMatrixSystem),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 pub struct PrecomputedMatrixSystem;

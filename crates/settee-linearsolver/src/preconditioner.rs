@@ -71,6 +71,7 @@ const fn class(name: &'static str, description: &'static str, templates: &'stati
         create,
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     }
 }
 
@@ -339,6 +340,7 @@ pub static ROTATION_MATRIX_SYSTEM: ComponentClass = ComponentClass {
     create: |_| Box::new(RotationMatrixSystem),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// Accepted: with `assemblingRate` 1 (checked by the WarpPreconditioner) the rotations are the

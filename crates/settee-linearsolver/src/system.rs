@@ -62,6 +62,7 @@ const fn system_class(name: &'static str, description: &'static str) -> Componen
         create: |_| Box::new(MatrixLinearSystem::default()),
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     }
 }
 
@@ -159,6 +160,7 @@ pub static PRECONDITIONED_MATRIX_FREE_SYSTEM: ComponentClass = ComponentClass {
     create: |_| Box::new(PreconditionedMatrixFreeSystem),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// An accepted `PreconditionedMatrixFreeSystem` (PCG without preconditioner needs nothing from it).

@@ -28,6 +28,7 @@ static FF_CLASS: ComponentClass = ComponentClass {
     create: ff_create,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 fn ff_create(_: &CreateArgs) -> Box<dyn Component> {

@@ -25,6 +25,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
+    reads: &[],
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

@@ -47,6 +47,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

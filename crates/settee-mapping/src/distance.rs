@@ -65,6 +65,7 @@ pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Distance)) },
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
@@ -79,6 +80,7 @@ pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Square)) },
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
@@ -93,6 +95,7 @@ pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Multi)) },
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// Which of the three classes.

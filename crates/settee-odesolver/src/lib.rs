@@ -161,6 +161,7 @@ mod tests {
         create: |_: &CreateArgs| Box::new(TestCoupledMass { state: None, m: 1.0 }),
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     };
 
     struct TestCoupledMass {
@@ -261,6 +262,7 @@ mod tests {
         create: |_: &CreateArgs| Box::new(TestDenseSolver { calls: Vec::new() }),
         preparse: None,
         no_src_link: &[],
+        reads: &[],
     };
 
     struct TestDenseSolver {

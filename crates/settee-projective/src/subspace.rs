@@ -109,6 +109,7 @@ pub static LINE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Line)),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 pub static PLANE_CLASS: ComponentClass = ComponentClass {
@@ -123,6 +124,7 @@ pub static PLANE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Plane)),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// `LineProjectiveConstraint` or `PlaneProjectiveConstraint`.

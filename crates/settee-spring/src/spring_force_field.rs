@@ -49,6 +49,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {

@@ -41,6 +41,7 @@ pub static GRID_CLASS: ComponentClass = ComponentClass {
     create: create_grid,
     preparse: Some(preparse_grid),
     no_src_link: &[],
+    reads: &[],
 };
 
 pub static REGULAR_CLASS: ComponentClass = ComponentClass {
@@ -55,6 +56,7 @@ pub static REGULAR_CLASS: ComponentClass = ComponentClass {
     create: create_regular,
     preparse: Some(preparse_regular),
     no_src_link: &[],
+    reads: &[],
 };
 
 fn create_grid(_: &CreateArgs) -> Box<dyn Component> {

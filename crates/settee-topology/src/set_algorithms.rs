@@ -44,6 +44,7 @@ macro_rules! modifier_class {
             create,
             preparse: None,
             no_src_link: &[],
+            reads: &[],
         };
     };
 }
@@ -106,6 +107,7 @@ macro_rules! geometry_class {
             create,
             preparse: None,
             no_src_link: &[],
+            reads: &[],
         };
     };
 }

@@ -138,6 +138,7 @@ macro_rules! container_class {
             create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SetTopologyContainer::new($kind)) },
             preparse: None,
             no_src_link: &[],
+            reads: &[],
         };
     };
 }

@@ -85,6 +85,7 @@ macro_rules! mapping_class {
             create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalMapping { kind: $kind }) },
             preparse: None,
             no_src_link: &[],
+            reads: &[],
         };
     };
 }

@@ -40,6 +40,7 @@ macro_rules! visual_classes {
                 create,
                 preparse: Some(keep_name_only),
                 no_src_link: &[],
+                reads: &[],
             };
         )*
         /// Every class of this crate except `RequiredPlugin`.
@@ -129,6 +130,7 @@ pub static VISUAL_3D_TEXT: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 static PLUGIN_DATA: &[DataDecl] = &[
@@ -166,6 +168,7 @@ pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
     create: |_| Box::new(RequiredPlugin),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 /// Registers the classes of this crate.

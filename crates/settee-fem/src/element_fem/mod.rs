@@ -73,6 +73,7 @@ pub static LINEAR_CLASS: ComponentClass = ComponentClass {
     create: create_linear,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
@@ -87,6 +88,7 @@ pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
     create: create_corotational,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 fn shape_of(args: &CreateArgs) -> ElementShape {

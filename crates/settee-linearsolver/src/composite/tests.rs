@@ -27,6 +27,7 @@ static FF_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(DenseFf::default()),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 #[derive(Default)]

@@ -210,6 +210,7 @@ pub static EDGE_SET_CONTAINER: ComponentClass = ComponentClass {
     create: edge_set_create,
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 struct NoEffect;
@@ -234,6 +235,7 @@ pub static EDGE_SET_GEOMETRY: ComponentClass = ComponentClass {
     create: |_| Box::new(NoEffect),
     preparse: Some(keep_name_only),
     no_src_link: &[],
+    reads: &[],
 };
 
 static RSSF_DATA: &[DataDecl] = &[
@@ -271,6 +273,7 @@ pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
     create: |_| Box::<RestShapeSprings>::default(),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 #[derive(Default)]
@@ -394,6 +397,7 @@ pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
     create: |_| Box::<UniformVelocityDamping>::default(),
     preparse: None,
     no_src_link: &[],
+    reads: &[],
 };
 
 #[derive(Default)]
