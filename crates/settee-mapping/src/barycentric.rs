@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 
+use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId, TemplateRule, VecId};
@@ -88,6 +89,8 @@ pub struct BarycentricMapping {
     locations: Vec<Location>,
     /// `(input node, weight)` of each output point, in SOFA's accumulation order.
     stencils: Vec<Vec<(usize, f64)>>,
+    /// The input topology's elements, for points placed while the scene runs (contact mappers).
+    elements: MeshData,
 }
 
 // ----- weights in SOFA's orders ------------------------------------------------------------------
@@ -692,6 +695,7 @@ impl BarycentricMapping {
             mapper: MapperKind::None,
             locations: Vec::new(),
             stencils,
+            elements: MeshData::default(),
         }
     }
 
@@ -806,11 +810,56 @@ impl Component for BarycentricMapping {
         let (locs, stencils) = result.map_err(|e| cx.error(e.0.message.clone()).hint(e.0.hint.clone().unwrap_or_default()))?;
         self.locations = locs;
         self.stencils = stencils;
+        self.elements = MeshData { points: Vec::new(), hexahedra: Vec::new(), ..mesh };
         resize_output(cx.scene, &self.ports, self.stencils.len());
         Ok(())
     }
 
     settee_core::mapping_role!();
+
+    fn point_mapper(&mut self) -> Option<&mut dyn PointMapper> {
+        Some(self)
+    }
+}
+
+impl BarycentricMapping {
+    fn push_point(&mut self, element: usize, coords: V3, stencil: Vec<(usize, f64)>) -> usize {
+        self.locations.push(Location { element, coords });
+        self.stencils.push(stencil);
+        self.stencils.len() - 1
+    }
+}
+
+fn missing(kind: &str, i: usize, n: usize) -> SimError {
+    SimError::new(format!("no {kind} {i} in the input topology ({n} {kind}s)"))
+}
+
+/// Points placed at run time, as SOFA's mesh-topology barycentric mapper stores them for contact
+/// mappers (the weights are those of the Mesh mapper, whatever the topology's class).
+impl PointMapper for BarycentricMapping {
+    fn clear_points(&mut self) {
+        self.locations.clear();
+        self.stencils.clear();
+    }
+    fn point_count(&self) -> usize {
+        self.stencils.len()
+    }
+    fn add_point_in_line(&mut self, edge: usize, fx: f64) -> SimResult<usize> {
+        let e = *self.elements.edges.get(edge).ok_or_else(|| missing("edge", edge, self.elements.edges.len()))?;
+        Ok(self.push_point(edge, [fx, 0.0, 0.0], edge_stencil(e, fx)))
+    }
+    fn add_point_in_triangle(&mut self, triangle: usize, fx: f64, fy: f64) -> SimResult<usize> {
+        let tri = *self.elements.triangles.get(triangle).ok_or_else(|| missing("triangle", triangle, self.elements.triangles.len()))?;
+        Ok(self.push_point(triangle, [fx, fy, 0.0], triangle_stencil(tri, [fx, fy, 0.0])))
+    }
+    fn add_point_in_quad(&mut self, quad: usize, fx: f64, fy: f64) -> SimResult<usize> {
+        let q = *self.elements.quads.get(quad).ok_or_else(|| missing("quad", quad, self.elements.quads.len()))?;
+        Ok(self.push_point(quad, [fx, fy, 0.0], quad_stencil_mesh(q, [fx, fy, 0.0])))
+    }
+    fn add_point_in_tetrahedron(&mut self, tetra: usize, f: [f64; 3]) -> SimResult<usize> {
+        let t = *self.elements.tetrahedra.get(tetra).ok_or_else(|| missing("tetrahedron", tetra, self.elements.tetrahedra.len()))?;
+        Ok(self.push_point(tetra, f, tetra_stencil(t, f)))
+    }
 }
 
 fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {
