@@ -5,10 +5,12 @@
 //! intersection methods are plain functions over immutable inputs, and can run in parallel.
 //! Their products are [`DetectionOutput`]s per pair of models, in SOFA's order.
 
+pub mod detection;
 pub mod geometry;
 pub mod intersection;
 pub mod output;
 
+pub use detection::{Detection, DetectionError, DetectionSettings, PairOutputs};
 pub use geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
 pub use intersection::{IntersectionMethod, PairSupport};
 pub use output::DetectionOutput;

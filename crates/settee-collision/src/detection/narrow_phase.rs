@@ -1,0 +1,548 @@
+//! Narrow phase: SOFA's `BVHNarrowPhase` traversal (spec §5.1) and its parallel variant.
+//!
+//! Within one pair of models, SOFA's traversal emits outputs in an order fixed by its queue of
+//! external cells, its LIFO stack and the row-major scan of each block of boxes (primitive
+//! tests run as soon as two leaf boxes are found overlapping). The same order is produced here
+//! in two steps:
+//!
+//! 1. *Plan* (cheap, sequential): the traversal of the cube levels, exactly as SOFA runs it,
+//!    except that a block whose two ranges are both leaf boxes is not scanned but recorded as
+//!    a *unit*. Leaf boxes have no internal children, so scanning such a block pushes nothing
+//!    and the block's outputs are exactly what its scan emits: the list of units, in the
+//!    order the traversal meets them, is the list of the pair's outputs in SOFA's order.
+//! 2. *Run*: each unit is scanned — overlapping leaf-box pairs in row-major order, each
+//!    followed by its primitive tests. Large blocks are not scanned box by box: a
+//!    sort-and-sweep finds the overlapping leaf-box pairs, which are then sorted row-major,
+//!    so the tests run in the same order. Units (split by rows when large — row-major order
+//!    is the concatenation of row ranges) are independent, so they can run in parallel, each
+//!    into its own buffer, the buffers being concatenated in unit order afterwards.
+//!
+//! The sweep relies on one property of the box test (true of both of SOFA's tests, spec §3.2):
+//! [`IntersectionMethod::boxes_overlap`] rejects boxes of models M1, M2 that are apart on some
+//! axis by more than `max(0, alarm_distance() + cd(M1) + cd(M2))`. Blocks holding a NaN
+//! coordinate are scanned box by box (both SOFA tests accept NaN boxes).
+
+use std::collections::VecDeque;
+
+use rayon::prelude::*;
+
+use crate::geometry::{Aabb, ModelGeometry};
+use crate::intersection::IntersectionMethod;
+use crate::output::DetectionOutput;
+
+use super::tree::{BoundingTree, Span, LEAF_LEVEL};
+
+/// Which narrow-phase component the scene uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum NarrowPhaseKind {
+    /// `BVHNarrowPhase`: map entries created pair by pair, after the pair's early checks.
+    #[default]
+    Bvh,
+    /// `ParallelBVHNarrowPhase`: every pair's map entry created first (without the
+    /// simulated/empty checks), then the pairs processed. Same outputs.
+    ParallelBvh,
+}
+
+/// One pair of models to traverse, in the finest intersector's registered order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PairJob {
+    pub m1: usize,
+    pub m2: usize,
+    /// Index of the pair's entry in the outputs map.
+    pub entry: usize,
+    /// Both models in one node (SOFA's `isSelfCollision`): element pairs are filtered.
+    pub self_node: bool,
+    /// The cube/cube intersector is registered the other way round (never in SOFA's
+    /// methods; handled like SOFA's `MirrorIntersector`).
+    pub cube_swap: bool,
+    /// Whether a cube/cube intersector exists.
+    pub cube_supported: bool,
+    /// This pair's units in the unit list.
+    pub units: (u32, u32),
+}
+
+/// A block of leaf boxes: rows `r1` of the first tree's leaves, columns `r2` of the second's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub r1: (u32, u32),
+    pub r2: (u32, u32),
+}
+
+/// Everything a unit needs to run.
+#[derive(Clone, Copy)]
+pub(crate) struct PairCtx<'a> {
+    pub t1: &'a BoundingTree,
+    pub t2: &'a BoundingTree,
+    pub g1: &'a ModelGeometry,
+    pub g2: &'a ModelGeometry,
+    pub method: &'a dyn IntersectionMethod,
+    pub self_node: bool,
+    pub same_model: bool,
+    pub cube_swap: bool,
+    /// Margin of the sweep's candidate test (see the module documentation).
+    pub margin: f64,
+    /// Blocks with more box pairs than this are swept rather than scanned.
+    pub sweep_min: usize,
+}
+
+impl<'a> PairCtx<'a> {
+    pub fn new(
+        job: &PairJob,
+        trees: &'a [BoundingTree],
+        models: &'a [ModelGeometry],
+        method: &'a dyn IntersectionMethod,
+        sweep_min: usize,
+    ) -> PairCtx<'a> {
+        let (g1, g2) = (&models[job.m1], &models[job.m2]);
+        let d = method.alarm_distance() + g1.contact_distance + g2.contact_distance;
+        // Slightly widened so that summing the three distances in another order cannot make
+        // the box test accept what the sweep rejects.
+        let margin = if d > 0.0 { d * (1.0 + 1e-9) } else { 0.0 };
+        PairCtx {
+            t1: &trees[job.m1],
+            t2: &trees[job.m2],
+            g1,
+            g2,
+            method,
+            self_node: job.self_node,
+            same_model: job.m1 == job.m2,
+            cube_swap: job.cube_swap,
+            margin,
+            sweep_min,
+        }
+    }
+
+    /// The coarse (cube/cube) intersector's `canIntersect`.
+    #[inline]
+    fn overlap(&self, a: &Aabb, b: &Aabb, same_box: bool) -> bool {
+        if self.cube_swap {
+            self.method.boxes_overlap(b, self.g2, a, self.g1, same_box)
+        } else {
+            self.method.boxes_overlap(a, self.g1, b, self.g2, same_box)
+        }
+    }
+
+    /// SOFA's `finalCollisionPairs` on two ranges of primitives: every pair, filtered by the
+    /// element rules for same-node pairs (spec §3.3), goes to the finest intersector.
+    #[inline]
+    fn final_pairs(&self, x1: (u32, u32), x2: (u32, u32), out: &mut Vec<DetectionOutput>) {
+        for p1 in x1.0..x1.1 {
+            for p2 in x2.0..x2.1 {
+                let (p1, p2) = (p1 as usize, p2 as usize);
+                if !self.self_node
+                    || ((!self.same_model || p1 < p2)
+                        && self
+                            .g1
+                            .can_collide_elements(p1, self.g2, p2, self.same_model))
+                {
+                    self.method.intersect(self.g1, p1, self.g2, p2, out);
+                }
+            }
+        }
+    }
+
+    /// Scans one unit, appending its outputs in SOFA's order.
+    pub fn run_unit(&self, u: Unit, scratch: &mut SweepScratch, out: &mut Vec<DetectionOutput>) {
+        let rows = (u.r1.1 - u.r1.0) as usize;
+        let cols = (u.r2.1 - u.r2.0) as usize;
+        if rows.saturating_mul(cols) > self.sweep_min && self.sweep(u, scratch, out) {
+            return;
+        }
+        let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
+        for e1 in u.r1.0..u.r1.1 {
+            let b1 = &l1[e1 as usize];
+            for e2 in u.r2.0..u.r2.1 {
+                let b2 = &l2[e2 as usize];
+                if self.overlap(&b1.aabb, &b2.aabb, self.same_model && e1 == e2) {
+                    self.final_pairs(b1.children, b2.children, out);
+                }
+            }
+        }
+    }
+
+    /// The unit's overlapping leaf-box pairs found by sort-and-sweep, then run in row-major
+    /// order. Returns false (having done nothing) if a box holds a NaN.
+    fn sweep(&self, u: Unit, s: &mut SweepScratch, out: &mut Vec<DetectionOutput>) -> bool {
+        let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
+        let m = self.margin;
+        let fill = |dst: &mut Vec<SweepBox>, src: &[super::tree::CubeBox], r: (u32, u32)| {
+            dst.clear();
+            for (k, b) in src[r.0 as usize..r.1 as usize].iter().enumerate() {
+                let (lo, hi) = (b.aabb.min, b.aabb.max);
+                if lo.iter().chain(hi.iter()).any(|v| v.is_nan()) {
+                    return false;
+                }
+                dst.push(SweepBox {
+                    // + 0.0 turns -0 into +0: the sort's total order then agrees with `<=`.
+                    lo: [lo[0] + 0.0, lo[1] + 0.0, lo[2] + 0.0],
+                    hi: [hi[0] + m, hi[1] + m, hi[2] + m],
+                    idx: k as u32,
+                });
+            }
+            true
+        };
+        if !fill(&mut s.a, l1, u.r1) || !fill(&mut s.b, l2, u.r2) {
+            return false;
+        }
+        // Sweep along the axis where the boxes' lower corners spread most.
+        let mut axis = 0;
+        let mut best = f64::NEG_INFINITY;
+        for ax in 0..3 {
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for b in s.a.iter().chain(s.b.iter()) {
+                lo = lo.min(b.lo[ax]);
+                hi = hi.max(b.lo[ax]);
+            }
+            if hi - lo > best {
+                best = hi - lo;
+                axis = ax;
+            }
+        }
+        s.a.sort_unstable_by(|p, q| p.lo[axis].total_cmp(&q.lo[axis]));
+        s.b.sort_unstable_by(|p, q| p.lo[axis].total_cmp(&q.lo[axis]));
+        s.cand.clear();
+        let (a, b) = (&s.a, &s.b);
+        let same = self.same_model;
+        let test = |ia: &SweepBox, ib: &SweepBox, cand: &mut Vec<u64>| {
+            for k in 0..3 {
+                if !(ia.lo[k] <= ib.hi[k] && ib.lo[k] <= ia.hi[k]) {
+                    return;
+                }
+            }
+            let e1 = u.r1.0 + ia.idx;
+            let e2 = u.r2.0 + ib.idx;
+            if self.overlap(
+                &l1[e1 as usize].aabb,
+                &l2[e2 as usize].aabb,
+                same && e1 == e2,
+            ) {
+                cand.push(((ia.idx as u64) << 32) | ib.idx as u64);
+            }
+        };
+        // One-way scans: each pair is met once, from the box whose lower end comes first.
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            if a[i].lo[axis] <= b[j].lo[axis] {
+                let mut k = j;
+                while k < b.len() && b[k].lo[axis] <= a[i].hi[axis] {
+                    test(&a[i], &b[k], &mut s.cand);
+                    k += 1;
+                }
+                i += 1;
+            } else {
+                let mut k = i;
+                while k < a.len() && a[k].lo[axis] <= b[j].hi[axis] {
+                    test(&a[k], &b[j], &mut s.cand);
+                    k += 1;
+                }
+                j += 1;
+            }
+        }
+        s.cand.sort_unstable();
+        for &c in &s.cand {
+            let e1 = u.r1.0 + (c >> 32) as u32;
+            let e2 = u.r2.0 + (c & 0xffff_ffff) as u32;
+            self.final_pairs(l1[e1 as usize].children, l2[e2 as usize].children, out);
+        }
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SweepBox {
+    lo: [f64; 3],
+    hi: [f64; 3],
+    idx: u32,
+}
+
+/// Buffers of one sweep, reused.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SweepScratch {
+    a: Vec<SweepBox>,
+    b: Vec<SweepBox>,
+    cand: Vec<u64>,
+}
+
+impl SweepScratch {
+    fn capacity(&self) -> usize {
+        self.a.capacity() + self.b.capacity() + self.cand.capacity()
+    }
+}
+
+/// A range of a tree level in a traversal cell: boxes, or primitives (external children).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CellRange {
+    Boxes(Span),
+    Primitives(u32, u32),
+}
+
+impl CellRange {
+    fn is_empty(&self) -> bool {
+        match *self {
+            CellRange::Boxes(s) => s.is_empty(),
+            CellRange::Primitives(a, b) => a == b,
+        }
+    }
+
+    /// The collision model the range belongs to (a cube level, or the primitive model).
+    fn model(&self) -> Option<u32> {
+        match *self {
+            CellRange::Boxes(s) => Some(s.level),
+            CellRange::Primitives(..) => None,
+        }
+    }
+}
+
+/// Counters of one narrow phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NarrowStats {
+    /// Units (leaf-box blocks) planned.
+    pub units: usize,
+    /// Chunks run in parallel (0 when everything ran sequentially).
+    pub parallel_chunks: usize,
+    /// External cells without a coarse intersector (primitive ranges: SOFA logs "Unable to
+    /// find coarseIntersector" and skips them).
+    pub missing_coarse: usize,
+    /// External cells skipped because the previous one had the same models (SOFA passes the
+    /// coarse intersector by value, spec §5.1).
+    pub skipped_cells: usize,
+}
+
+/// The traversal of the cube levels of one pair (SOFA's `addCollisionPair` after the map
+/// entry): appends the pair's units, in output order.
+pub(crate) fn plan_pair(
+    ctx: &PairCtx,
+    job: &PairJob,
+    units: &mut Vec<Unit>,
+    stack: &mut Vec<(Span, Span)>,
+    queue: &mut VecDeque<(CellRange, CellRange)>,
+    stats: &mut NarrowStats,
+) {
+    let (Some(root1), Some(root2)) = (ctx.t1.root(), ctx.t2.root()) else {
+        return;
+    };
+    queue.clear();
+    stack.clear();
+    // `initializeExternalCells`: internal/external children of both roots.
+    let int1 = CellRange::Boxes(root1.subcells);
+    let int2 = CellRange::Boxes(root2.subcells);
+    let ext1 = CellRange::Primitives(root1.children.0, root1.children.1);
+    let ext2 = CellRange::Primitives(root2.children.0, root2.children.1);
+    for (a, b) in [(int1, int2), (int1, ext2), (ext1, int2), (ext1, ext2)] {
+        if !a.is_empty() && !b.is_empty() {
+            queue.push_back((a, b));
+        }
+    }
+    let mut current: Option<(Option<u32>, Option<u32>)> = None;
+    while let Some((c1, c2)) = queue.pop_front() {
+        let models = (c1.model(), c2.model());
+        if current == Some(models) {
+            stats.skipped_cells += 1;
+            continue;
+        }
+        current = Some(models);
+        // SOFA's methods register no intersector between a cube model and primitives, nor the
+        // primitive pairs that could meet here (depth-0 tetrahedron roots).
+        let (CellRange::Boxes(s1), CellRange::Boxes(s2)) = (c1, c2) else {
+            stats.missing_coarse += 1;
+            continue;
+        };
+        if !job.cube_supported {
+            stats.missing_coarse += 1;
+            continue;
+        }
+        stack.push((s1, s2));
+        while let Some((s1, s2)) = stack.pop() {
+            if s1.level == LEAF_LEVEL && s2.level == LEAF_LEVEL {
+                units.push(Unit {
+                    r1: (s1.start, s1.end),
+                    r2: (s2.start, s2.end),
+                });
+                continue;
+            }
+            let (l1, l2) = (ctx.t1.level(s1.level), ctx.t2.level(s2.level));
+            let same_level = ctx.same_model && s1.level == s2.level;
+            for e1 in s1.start..s1.end {
+                let b1 = &l1[e1 as usize];
+                for e2 in s2.start..s2.end {
+                    let b2 = &l2[e2 as usize];
+                    if !ctx.overlap(&b1.aabb, &b2.aabb, same_level && e1 == e2) {
+                        continue;
+                    }
+                    let (i1, i2) = (b1.subcells, b2.subcells);
+                    match (i1.is_empty(), i2.is_empty()) {
+                        (false, false) => stack.push((i1, i2)),
+                        (false, true) => stack.push((
+                            i1,
+                            Span {
+                                level: s2.level,
+                                start: e2,
+                                end: e2 + 1,
+                            },
+                        )),
+                        (true, false) => stack.push((
+                            Span {
+                                level: s1.level,
+                                start: e1,
+                                end: e1 + 1,
+                            },
+                            i2,
+                        )),
+                        // Two boxes without internal children are leaf boxes; a block holding
+                        // one on each side is a leaf block, planned above. Kept for safety:
+                        // their primitive tests come right here in the scan.
+                        (true, true) => units.push(Unit {
+                            r1: (e1, e1 + 1),
+                            r2: (e2, e2 + 1),
+                        }),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reused buffers of the narrow phase.
+#[derive(Debug, Default)]
+pub(crate) struct NarrowBuffers {
+    pub jobs: Vec<PairJob>,
+    pub units: Vec<Unit>,
+    pub stack: Vec<(Span, Span)>,
+    pub queue: VecDeque<(CellRange, CellRange)>,
+    pub scratch: SweepScratch,
+    /// Units split for parallel runs, and the chunks they are grouped into.
+    pub items: Vec<Unit>,
+    pub chunks: Vec<Chunk>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Chunk {
+    job: u32,
+    items: (u32, u32),
+    out: Vec<DetectionOutput>,
+    scratch: SweepScratch,
+}
+
+impl NarrowBuffers {
+    pub fn capacity(&self) -> usize {
+        self.jobs.capacity()
+            + self.units.capacity()
+            + self.stack.capacity()
+            + self.queue.capacity()
+            + self.scratch.capacity()
+            + self.items.capacity()
+            + self.chunks.capacity()
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.out.capacity() + c.scratch.capacity())
+                .sum::<usize>()
+    }
+}
+
+/// Estimated cost of a unit, in box tests.
+fn unit_cost(u: &Unit, sweep_min: usize) -> usize {
+    let rows = (u.r1.1 - u.r1.0) as usize;
+    let cols = (u.r2.1 - u.r2.0) as usize;
+    let brute = rows.saturating_mul(cols);
+    if brute > sweep_min {
+        8 * (rows + cols)
+    } else {
+        brute
+    }
+}
+
+/// Smallest chunk worth a task, in box tests.
+const MIN_CHUNK_COST: usize = 4096;
+
+/// Runs every job's units, writing each job's outputs into `outputs(job.entry)` in SOFA's
+/// order. Uses rayon when `parallel` and the estimated work reaches `parallel_min_work`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_units(
+    bufs: &mut NarrowBuffers,
+    trees: &[BoundingTree],
+    models: &[ModelGeometry],
+    method: &dyn IntersectionMethod,
+    sweep_min: usize,
+    parallel: bool,
+    parallel_min_work: usize,
+    entries: &mut [super::PairOutputs],
+    stats: &mut NarrowStats,
+) {
+    let NarrowBuffers {
+        jobs,
+        units,
+        scratch,
+        items,
+        chunks,
+        ..
+    } = bufs;
+    let total: usize = units.iter().map(|u| unit_cost(u, sweep_min)).sum();
+    if !parallel || total < parallel_min_work {
+        for job in jobs.iter() {
+            let ctx = PairCtx::new(job, trees, models, method, sweep_min);
+            let out = &mut entries[job.entry].outputs;
+            for u in &units[job.units.0 as usize..job.units.1 as usize] {
+                ctx.run_unit(*u, scratch, out);
+            }
+        }
+        return;
+    }
+    // Chunks of consecutive units of one job, big units split into row ranges.
+    let target = (total / (4 * rayon::current_num_threads())).max(MIN_CHUNK_COST);
+    items.clear();
+    let mut n_chunks = 0;
+    for (j, job) in jobs.iter().enumerate() {
+        let mut cost = 0;
+        let mut chunk_open = false;
+        for u in &units[job.units.0 as usize..job.units.1 as usize] {
+            let c = unit_cost(u, sweep_min);
+            let rows = (u.r1.1 - u.r1.0) as u64;
+            let pieces = if c > target {
+                ((c / target + 1) as u64).min(rows)
+            } else {
+                1
+            };
+            for p in 0..pieces {
+                let piece = Unit {
+                    r1: (
+                        u.r1.0 + (rows * p / pieces) as u32,
+                        u.r1.0 + (rows * (p + 1) / pieces) as u32,
+                    ),
+                    r2: u.r2,
+                };
+                let piece_cost = unit_cost(&piece, sweep_min);
+                if !chunk_open || (cost > 0 && cost + piece_cost > target) {
+                    if n_chunks == chunks.len() {
+                        chunks.push(Chunk::default());
+                    }
+                    let start = items.len() as u32;
+                    let ch = &mut chunks[n_chunks];
+                    ch.job = j as u32;
+                    ch.items = (start, start);
+                    ch.out.clear();
+                    n_chunks += 1;
+                    chunk_open = true;
+                    cost = 0;
+                }
+                items.push(piece);
+                cost += piece_cost;
+                chunks[n_chunks - 1].items.1 = items.len() as u32;
+            }
+        }
+    }
+    stats.parallel_chunks = n_chunks;
+    let jobs = &*jobs;
+    let items = &*items;
+    chunks[..n_chunks].par_iter_mut().for_each(|c| {
+        let ctx = PairCtx::new(&jobs[c.job as usize], trees, models, method, sweep_min);
+        for u in &items[c.items.0 as usize..c.items.1 as usize] {
+            ctx.run_unit(*u, &mut c.scratch, &mut c.out);
+        }
+    });
+    for c in &mut chunks[..n_chunks] {
+        let out = &mut entries[jobs[c.job as usize].entry].outputs;
+        out.extend_from_slice(&c.out);
+        c.out.clear();
+    }
+}
