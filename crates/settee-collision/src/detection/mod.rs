@@ -52,9 +52,10 @@ pub struct DetectionSettings {
     /// Estimated narrow-phase work (in box tests) below which it runs sequentially even when
     /// `parallel` is set.
     pub parallel_min_work: usize,
-    /// Blocks of leaf boxes with more box pairs than this are swept instead of scanned pair
-    /// by pair (same outputs, same order). `usize::MAX` scans every block as SOFA does.
-    pub sweep_min: usize,
+    /// Blocks of leaf boxes with more box pairs than this are searched through the search
+    /// trees instead of scanned pair by pair (same outputs, same order). `usize::MAX` scans
+    /// every block as SOFA does.
+    pub search_min: usize,
 }
 
 impl Default for DetectionSettings {
@@ -66,7 +67,7 @@ impl Default for DetectionSettings {
             box_filter: [Vec3::zeros(), Vec3::zeros()],
             parallel: false,
             parallel_min_work: 1 << 16,
-            sweep_min: 64,
+            search_min: 64,
         }
     }
 }
@@ -327,7 +328,7 @@ impl Detection {
         for job in bufs.jobs.iter_mut() {
             // Every job's entry was created above; indices are final now.
             job.entry = self.map.position(job.m1, job.m2).unwrap_or(0);
-            let ctx = PairCtx::new(job, &self.trees, models, method, settings.sweep_min);
+            let ctx = PairCtx::new(job, &self.trees, models, method, settings.search_min);
             let start = bufs.units.len() as u32;
             narrow_phase::plan_pair(
                 &ctx,
@@ -345,7 +346,7 @@ impl Detection {
             &self.trees,
             models,
             method,
-            settings.sweep_min,
+            settings.search_min,
             settings.parallel,
             settings.parallel_min_work,
             self.map.entries_mut(),

@@ -11,16 +11,19 @@
 //!    and the block's outputs are exactly what its scan emits: the list of units, in the
 //!    order the traversal meets them, is the list of the pair's outputs in SOFA's order.
 //! 2. *Run*: each unit is scanned — overlapping leaf-box pairs in row-major order, each
-//!    followed by its primitive tests. Large blocks are not scanned box by box: a
-//!    sort-and-sweep finds the overlapping leaf-box pairs, which are then sorted row-major,
-//!    so the tests run in the same order. Units (split by rows when large — row-major order
-//!    is the concatenation of row ranges) are independent, so they can run in parallel, each
-//!    into its own buffer, the buffers being concatenated in unit order afterwards.
+//!    followed by its primitive tests. Large blocks are not scanned box by box: their
+//!    overlapping leaf-box pairs are found through search trees kept below SOFA's finest
+//!    boxes (`tree::SearchTrees`) — a simultaneous descent of the trees of both ranges, or,
+//!    for rows without a tree of their own, one descent of the columns' tree per row — and
+//!    then run row by row, columns ascending: the order of SOFA's scan. Units (split into
+//!    row ranges when large: row-major order is the concatenation of row ranges) are
+//!    independent, so they can run in parallel, each into its own buffer, the buffers being
+//!    concatenated in unit order afterwards.
 //!
-//! The sweep relies on one property of the box test (true of both of SOFA's tests, spec §3.2):
-//! [`IntersectionMethod::boxes_overlap`] rejects boxes of models M1, M2 that are apart on some
-//! axis by more than `max(0, alarm_distance() + cd(M1) + cd(M2))`. Blocks holding a NaN
-//! coordinate are scanned box by box (both SOFA tests accept NaN boxes).
+//! The search relies on one property of the box test (true of both of SOFA's tests, spec
+//! §3.2): [`IntersectionMethod::boxes_overlap`] rejects boxes of models M1, M2 that are apart
+//! on some axis by more than `max(0, alarm_distance() + cd(M1) + cd(M2))`. Trees holding a
+//! NaN coordinate are scanned box by box (both SOFA tests accept NaN boxes).
 
 use std::collections::VecDeque;
 
@@ -79,10 +82,10 @@ pub(crate) struct PairCtx<'a> {
     pub self_node: bool,
     pub same_model: bool,
     pub cube_swap: bool,
-    /// Margin of the sweep's candidate test (see the module documentation).
+    /// Margin of the search's candidate test (see the module documentation).
     pub margin: f64,
-    /// Blocks with more box pairs than this are swept rather than scanned.
-    pub sweep_min: usize,
+    /// Blocks with more box pairs than this are searched rather than scanned.
+    pub search_min: usize,
 }
 
 impl<'a> PairCtx<'a> {
@@ -91,12 +94,12 @@ impl<'a> PairCtx<'a> {
         trees: &'a [BoundingTree],
         models: &'a [ModelGeometry],
         method: &'a dyn IntersectionMethod,
-        sweep_min: usize,
+        search_min: usize,
     ) -> PairCtx<'a> {
         let (g1, g2) = (&models[job.m1], &models[job.m2]);
         let d = method.alarm_distance() + g1.contact_distance + g2.contact_distance;
         // Slightly widened so that summing the three distances in another order cannot make
-        // the box test accept what the sweep rejects.
+        // the box test accept what the search rejects.
         let margin = if d > 0.0 { d * (1.0 + 1e-9) } else { 0.0 };
         PairCtx {
             t1: &trees[job.m1],
@@ -108,7 +111,7 @@ impl<'a> PairCtx<'a> {
             same_model: job.m1 == job.m2,
             cube_swap: job.cube_swap,
             margin,
-            sweep_min,
+            search_min,
         }
     }
 
@@ -141,12 +144,27 @@ impl<'a> PairCtx<'a> {
         }
     }
 
-    /// Scans one unit, appending its outputs in SOFA's order.
-    pub fn run_unit(&self, u: Unit, scratch: &mut SweepScratch, out: &mut Vec<DetectionOutput>) {
+    /// Scans one unit, appending its outputs in SOFA's order. Returns how: 0 box by box,
+    /// 1 through both search trees, 2 row by row through the columns' search tree.
+    pub fn run_unit(
+        &self,
+        u: Unit,
+        scratch: &mut SearchScratch,
+        out: &mut Vec<DetectionOutput>,
+    ) -> u8 {
         let rows = (u.r1.1 - u.r1.0) as usize;
         let cols = (u.r2.1 - u.r2.0) as usize;
-        if rows.saturating_mul(cols) > self.sweep_min && self.sweep(u, scratch, out) {
-            return;
+        if rows.saturating_mul(cols) > self.search_min {
+            if let Some(root2) = self.t2.search_root(u.r2.0, u.r2.1) {
+                if let Some(root1) = self.t1.search_root(u.r1.0, u.r1.1) {
+                    self.search_pairs(u, root1, root2, scratch, out);
+                    return 1;
+                }
+                if !self.t1.has_nan() {
+                    self.search_rows(u, root2, scratch, out);
+                    return 2;
+                }
+            }
         }
         let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
         for e1 in u.r1.0..u.r1.1 {
@@ -158,114 +176,165 @@ impl<'a> PairCtx<'a> {
                 }
             }
         }
+        0
     }
 
-    /// The unit's overlapping leaf-box pairs found by sort-and-sweep, then run in row-major
-    /// order. Returns false (having done nothing) if a box holds a NaN.
-    fn sweep(&self, u: Unit, s: &mut SweepScratch, out: &mut Vec<DetectionOutput>) -> bool {
+    /// The unit through both search trees at once: candidate pairs from a simultaneous
+    /// descent, bucketed by row (counting sort), each row's columns sorted, then run in that
+    /// order — the order of SOFA's scan.
+    fn search_pairs(
+        &self,
+        u: Unit,
+        root1: u32,
+        root2: u32,
+        s: &mut SearchScratch,
+        out: &mut Vec<DetectionOutput>,
+    ) {
         let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
+        let (tree1, tree2) = (self.t1.search_trees(), self.t2.search_trees());
         let m = self.margin;
-        let fill = |dst: &mut Vec<SweepBox>, src: &[super::tree::CubeBox], r: (u32, u32)| {
-            dst.clear();
-            for (k, b) in src[r.0 as usize..r.1 as usize].iter().enumerate() {
-                let (lo, hi) = (b.aabb.min, b.aabb.max);
-                if lo.iter().chain(hi.iter()).any(|v| v.is_nan()) {
-                    return false;
-                }
-                dst.push(SweepBox {
-                    // + 0.0 turns -0 into +0: the sort's total order then agrees with `<=`.
-                    lo: [lo[0] + 0.0, lo[1] + 0.0, lo[2] + 0.0],
-                    hi: [hi[0] + m, hi[1] + m, hi[2] + m],
-                    idx: k as u32,
-                });
-            }
-            true
+        let near = |a: &Aabb, b: &Aabb| {
+            (0..3).all(|k| a.min[k] <= b.max[k] + m && b.min[k] <= a.max[k] + m)
         };
-        if !fill(&mut s.a, l1, u.r1) || !fill(&mut s.b, l2, u.r2) {
-            return false;
-        }
-        // Sweep along the axis where the boxes' lower corners spread most.
-        let mut axis = 0;
-        let mut best = f64::NEG_INFINITY;
-        for ax in 0..3 {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for b in s.a.iter().chain(s.b.iter()) {
-                lo = lo.min(b.lo[ax]);
-                hi = hi.max(b.lo[ax]);
+        s.pairs.clear();
+        s.node_pairs.clear();
+        s.node_pairs.push((root1, root2));
+        while let Some((n1, n2)) = s.node_pairs.pop() {
+            let (a, b) = (&tree1.nodes[n1 as usize], &tree2.nodes[n2 as usize]);
+            if !near(&a.aabb, &b.aabb) {
+                continue;
             }
-            if hi - lo > best {
-                best = hi - lo;
-                axis = ax;
+            match (a.leaf, b.leaf) {
+                (true, true) => {
+                    let (p1, p2) = (a.a as usize..a.b as usize, b.a as usize..b.b as usize);
+                    let boxes2 = &tree2.boxes[p2.clone()];
+                    for (&e1, b1) in tree1.perm[p1.clone()].iter().zip(&tree1.boxes[p1]) {
+                        for (&e2, b2) in tree2.perm[p2.clone()].iter().zip(boxes2) {
+                            if near(b1, b2) && self.overlap(b1, b2, self.same_model && e1 == e2) {
+                                s.pairs.push((e1 - u.r1.0, e2));
+                            }
+                        }
+                    }
+                }
+                (true, false) => {
+                    s.node_pairs.push((n1, b.b));
+                    s.node_pairs.push((n1, b.a));
+                }
+                (false, true) => {
+                    s.node_pairs.push((a.b, n2));
+                    s.node_pairs.push((a.a, n2));
+                }
+                (false, false) => {
+                    // Descend the node with more leaf boxes under it.
+                    if a.count >= b.count {
+                        s.node_pairs.push((a.b, n2));
+                        s.node_pairs.push((a.a, n2));
+                    } else {
+                        s.node_pairs.push((n1, b.b));
+                        s.node_pairs.push((n1, b.a));
+                    }
+                }
             }
         }
-        s.a.sort_unstable_by(|p, q| p.lo[axis].total_cmp(&q.lo[axis]));
-        s.b.sort_unstable_by(|p, q| p.lo[axis].total_cmp(&q.lo[axis]));
+        // Counting sort by row, then each row's columns in ascending order.
+        let rows = (u.r1.1 - u.r1.0) as usize;
+        s.row_start.clear();
+        s.row_start.resize(rows + 1, 0);
+        for &(r, _) in &s.pairs {
+            s.row_start[r as usize + 1] += 1;
+        }
+        for r in 0..rows {
+            s.row_start[r + 1] += s.row_start[r];
+        }
         s.cand.clear();
-        let (a, b) = (&s.a, &s.b);
-        let same = self.same_model;
-        let test = |ia: &SweepBox, ib: &SweepBox, cand: &mut Vec<u64>| {
-            for k in 0..3 {
-                if !(ia.lo[k] <= ib.hi[k] && ib.lo[k] <= ia.hi[k]) {
-                    return;
+        s.cand.resize(s.pairs.len(), 0);
+        for &(r, c) in &s.pairs {
+            let slot = &mut s.row_start[r as usize];
+            s.cand[*slot as usize] = c;
+            *slot += 1;
+        }
+        // row_start[r] now holds the end of row r.
+        let mut begin = 0;
+        for r in 0..rows {
+            let end = s.row_start[r] as usize;
+            if end > begin {
+                let cols = &mut s.cand[begin..end];
+                cols.sort_unstable();
+                let x1 = l1[u.r1.0 as usize + r].children;
+                for &e2 in cols.iter() {
+                    self.final_pairs(x1, l2[e2 as usize].children, out);
                 }
             }
-            let e1 = u.r1.0 + ia.idx;
-            let e2 = u.r2.0 + ib.idx;
-            if self.overlap(
-                &l1[e1 as usize].aabb,
-                &l2[e2 as usize].aabb,
-                same && e1 == e2,
-            ) {
-                cand.push(((ia.idx as u64) << 32) | ib.idx as u64);
-            }
+            begin = end;
+        }
+    }
+
+    /// The unit row by row: the leaf boxes of the columns that overlap the row's box are
+    /// found through the columns' search tree, then run in ascending order — the order of
+    /// SOFA's scan.
+    fn search_rows(
+        &self,
+        u: Unit,
+        root: u32,
+        s: &mut SearchScratch,
+        out: &mut Vec<DetectionOutput>,
+    ) {
+        let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
+        let tree = self.t2.search_trees();
+        let m = self.margin;
+        // Conservative form of the box test: `a` and `b` may overlap within the margin.
+        let near = |a: &Aabb, b: &Aabb| {
+            (0..3).all(|k| a.min[k] <= b.max[k] + m && b.min[k] <= a.max[k] + m)
         };
-        // One-way scans: each pair is met once, from the box whose lower end comes first.
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            if a[i].lo[axis] <= b[j].lo[axis] {
-                let mut k = j;
-                while k < b.len() && b[k].lo[axis] <= a[i].hi[axis] {
-                    test(&a[i], &b[k], &mut s.cand);
-                    k += 1;
+        for e1 in u.r1.0..u.r1.1 {
+            let b1 = &l1[e1 as usize];
+            s.cand.clear();
+            s.stack.clear();
+            s.stack.push(root);
+            while let Some(n) = s.stack.pop() {
+                let node = &tree.nodes[n as usize];
+                if !near(&b1.aabb, &node.aabb) {
+                    continue;
                 }
-                i += 1;
-            } else {
-                let mut k = i;
-                while k < a.len() && a[k].lo[axis] <= b[j].hi[axis] {
-                    test(&a[k], &b[j], &mut s.cand);
-                    k += 1;
+                if !node.leaf {
+                    s.stack.push(node.b);
+                    s.stack.push(node.a);
+                    continue;
                 }
-                j += 1;
+                let items = node.a as usize..node.b as usize;
+                for (&e2, b2) in tree.perm[items.clone()].iter().zip(&tree.boxes[items]) {
+                    if near(&b1.aabb, b2) && self.overlap(&b1.aabb, b2, self.same_model && e1 == e2)
+                    {
+                        s.cand.push(e2);
+                    }
+                }
+            }
+            s.cand.sort_unstable();
+            for &e2 in &s.cand {
+                self.final_pairs(b1.children, l2[e2 as usize].children, out);
             }
         }
-        s.cand.sort_unstable();
-        for &c in &s.cand {
-            let e1 = u.r1.0 + (c >> 32) as u32;
-            let e2 = u.r2.0 + (c & 0xffff_ffff) as u32;
-            self.final_pairs(l1[e1 as usize].children, l2[e2 as usize].children, out);
-        }
-        true
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SweepBox {
-    lo: [f64; 3],
-    hi: [f64; 3],
-    idx: u32,
-}
-
-/// Buffers of one sweep, reused.
+/// Buffers of the search, reused.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SweepScratch {
-    a: Vec<SweepBox>,
-    b: Vec<SweepBox>,
-    cand: Vec<u64>,
+pub(crate) struct SearchScratch {
+    stack: Vec<u32>,
+    cand: Vec<u32>,
+    node_pairs: Vec<(u32, u32)>,
+    /// Candidate pairs (row within the unit, column leaf box).
+    pairs: Vec<(u32, u32)>,
+    row_start: Vec<u32>,
 }
 
-impl SweepScratch {
+impl SearchScratch {
     fn capacity(&self) -> usize {
-        self.a.capacity() + self.b.capacity() + self.cand.capacity()
+        self.stack.capacity()
+            + self.cand.capacity()
+            + self.node_pairs.capacity()
+            + self.pairs.capacity()
+            + self.row_start.capacity()
     }
 }
 
@@ -298,6 +367,10 @@ impl CellRange {
 pub struct NarrowStats {
     /// Units (leaf-box blocks) planned.
     pub units: usize,
+    /// Units (or row ranges of units) run through the search trees.
+    pub searched_units: usize,
+    /// Of those, the ones searched row by row (row ranges of split units, single rows).
+    pub row_searches: usize,
     /// Chunks run in parallel (0 when everything ran sequentially).
     pub parallel_chunks: usize,
     /// External cells without a coarse intersector (primitive ranges: SOFA logs "Unable to
@@ -409,7 +482,7 @@ pub(crate) struct NarrowBuffers {
     pub units: Vec<Unit>,
     pub stack: Vec<(Span, Span)>,
     pub queue: VecDeque<(CellRange, CellRange)>,
-    pub scratch: SweepScratch,
+    pub scratch: SearchScratch,
     /// Units split for parallel runs, and the chunks they are grouped into.
     pub items: Vec<Unit>,
     pub chunks: Vec<Chunk>,
@@ -418,9 +491,10 @@ pub(crate) struct NarrowBuffers {
 #[derive(Debug, Default)]
 pub(crate) struct Chunk {
     job: u32,
+    searched: [usize; 3],
     items: (u32, u32),
     out: Vec<DetectionOutput>,
-    scratch: SweepScratch,
+    scratch: SearchScratch,
 }
 
 impl NarrowBuffers {
@@ -441,12 +515,12 @@ impl NarrowBuffers {
 }
 
 /// Estimated cost of a unit, in box tests.
-fn unit_cost(u: &Unit, sweep_min: usize) -> usize {
+fn unit_cost(u: &Unit, search_min: usize) -> usize {
     let rows = (u.r1.1 - u.r1.0) as usize;
     let cols = (u.r2.1 - u.r2.0) as usize;
     let brute = rows.saturating_mul(cols);
-    if brute > sweep_min {
-        8 * (rows + cols)
+    if brute > search_min {
+        4 * (rows + cols)
     } else {
         brute
     }
@@ -463,7 +537,7 @@ pub(crate) fn run_units(
     trees: &[BoundingTree],
     models: &[ModelGeometry],
     method: &dyn IntersectionMethod,
-    sweep_min: usize,
+    search_min: usize,
     parallel: bool,
     parallel_min_work: usize,
     entries: &mut [super::PairOutputs],
@@ -477,13 +551,15 @@ pub(crate) fn run_units(
         chunks,
         ..
     } = bufs;
-    let total: usize = units.iter().map(|u| unit_cost(u, sweep_min)).sum();
+    let total: usize = units.iter().map(|u| unit_cost(u, search_min)).sum();
     if !parallel || total < parallel_min_work {
         for job in jobs.iter() {
-            let ctx = PairCtx::new(job, trees, models, method, sweep_min);
+            let ctx = PairCtx::new(job, trees, models, method, search_min);
             let out = &mut entries[job.entry].outputs;
             for u in &units[job.units.0 as usize..job.units.1 as usize] {
-                ctx.run_unit(*u, scratch, out);
+                let how = ctx.run_unit(*u, scratch, out);
+                stats.searched_units += (how > 0) as usize;
+                stats.row_searches += (how == 2) as usize;
             }
         }
         return;
@@ -496,7 +572,7 @@ pub(crate) fn run_units(
         let mut cost = 0;
         let mut chunk_open = false;
         for u in &units[job.units.0 as usize..job.units.1 as usize] {
-            let c = unit_cost(u, sweep_min);
+            let c = unit_cost(u, search_min);
             let rows = (u.r1.1 - u.r1.0) as u64;
             let pieces = if c > target {
                 ((c / target + 1) as u64).min(rows)
@@ -511,7 +587,7 @@ pub(crate) fn run_units(
                     ),
                     r2: u.r2,
                 };
-                let piece_cost = unit_cost(&piece, sweep_min);
+                let piece_cost = unit_cost(&piece, search_min);
                 if !chunk_open || (cost > 0 && cost + piece_cost > target) {
                     if n_chunks == chunks.len() {
                         chunks.push(Chunk::default());
@@ -535,14 +611,17 @@ pub(crate) fn run_units(
     let jobs = &*jobs;
     let items = &*items;
     chunks[..n_chunks].par_iter_mut().for_each(|c| {
-        let ctx = PairCtx::new(&jobs[c.job as usize], trees, models, method, sweep_min);
+        let ctx = PairCtx::new(&jobs[c.job as usize], trees, models, method, search_min);
+        c.searched = [0; 3];
         for u in &items[c.items.0 as usize..c.items.1 as usize] {
-            ctx.run_unit(*u, &mut c.scratch, &mut c.out);
+            c.searched[ctx.run_unit(*u, &mut c.scratch, &mut c.out) as usize] += 1;
         }
     });
     for c in &mut chunks[..n_chunks] {
         let out = &mut entries[jobs[c.job as usize].entry].outputs;
         out.extend_from_slice(&c.out);
         c.out.clear();
+        stats.searched_units += c.searched[1] + c.searched[2];
+        stats.row_searches += c.searched[2];
     }
 }

@@ -461,7 +461,7 @@ fn hand_traced_output_order() {
             alarm: 0.0,
             discrete_boxes: discrete,
         };
-        for (sweep_min, parallel) in [
+        for (search_min, parallel) in [
             (usize::MAX, false),
             (0, false),
             (0, true),
@@ -470,7 +470,7 @@ fn hand_traced_output_order() {
             let mut d = Detection::new();
             let s = DetectionSettings {
                 depth: 1,
-                sweep_min,
+                search_min,
                 parallel,
                 parallel_min_work: 0,
                 ..DetectionSettings::default()
@@ -723,7 +723,7 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
         let mut base = Detection::new();
         let s = DetectionSettings {
             depth: 6,
-            sweep_min: usize::MAX,
+            search_min: usize::MAX,
             ..Default::default()
         };
         let expected = base.run(&models, &m, &s).unwrap().to_vec();
@@ -741,13 +741,13 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
                 .build()
                 .unwrap();
             pool.install(|| {
-                for (sweep_min, parallel) in
+                for (search_min, parallel) in
                     [(64, false), (64, true), (0, true), (usize::MAX, true)]
                 {
                     let mut d = Detection::new();
                     let s = DetectionSettings {
                         depth: 6,
-                        sweep_min,
+                        search_min,
                         parallel,
                         parallel_min_work: 1000,
                         ..Default::default()
@@ -756,8 +756,10 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
                     assert_eq!(
                         out,
                         expected.as_slice(),
-                        "threads {threads} sweep {sweep_min}"
+                        "threads {threads} search {search_min}"
                     );
+                    let searched = d.stats().narrow.searched_units;
+                    assert_eq!(searched > 0, search_min != usize::MAX, "{searched}");
                     if parallel {
                         assert!(d.stats().narrow.parallel_chunks > 1);
                     } else {
@@ -766,6 +768,35 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
                 }
             });
         }
+    }
+}
+
+#[test]
+fn nan_positions_follow_sofas_box_tests_without_panicking() {
+    // A NaN centre makes boxes SOFA's tests accept against everything; the search trees are
+    // bypassed and the scan gives the reference pairs.
+    let mut models: Vec<_> = big_scene(0.0).into_iter().take(2).collect();
+    models[1].x[17] = v(f64::NAN, 1.0, 0.0);
+    let m = TestProximity::new(0.02);
+    for parallel in [false, true] {
+        let mut d = Detection::new();
+        let s = DetectionSettings {
+            parallel,
+            parallel_min_work: 0,
+            search_min: 0,
+            ..Default::default()
+        };
+        let out = d.run(&models, &m, &s).unwrap().to_vec();
+        assert_eq!(d.stats().narrow.searched_units, 0);
+        let reference = reference_outputs(&d, &models, &m);
+        assert_eq!(out.len(), reference.len());
+        for (a, b) in out.iter().zip(&reference) {
+            assert_eq!(elems(&a.outputs), elems(&b.outputs));
+        }
+        // The NaN sphere's box meets the triangle boxes it is scanned against, and the test
+        // method lets NaN distances through.
+        let nan: Vec<_> = out[0].outputs.iter().filter(|o| o.elem.1 == 17).collect();
+        assert!(!nan.is_empty() && nan.iter().all(|o| o.value.is_nan()));
     }
 }
 
@@ -781,6 +812,8 @@ fn one_huge_pair_is_split_across_threads() {
     };
     let expected = seq.run(&models, &m, &s).unwrap().to_vec();
     assert_eq!(seq.stats().narrow.units, 1);
+    assert_eq!(seq.stats().narrow.searched_units, 1);
+    assert_eq!(seq.stats().narrow.row_searches, 0);
     assert_eq!(expected.len(), 1);
     assert!(expected[0].outputs.len() > 1000);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -797,6 +830,12 @@ fn one_huge_pair_is_split_across_threads() {
         };
         assert_eq!(d.run(&models, &m, &s).unwrap(), expected.as_slice());
         assert!(d.stats().narrow.parallel_chunks >= 8);
+        // Row ranges of the one unit, each searched row by row.
+        assert_eq!(
+            d.stats().narrow.row_searches,
+            d.stats().narrow.searched_units
+        );
+        assert!(d.stats().narrow.row_searches >= 8);
     });
 }
 
@@ -898,13 +937,13 @@ mod properties {
             let models = scene(seed, n1, n2, self_coll);
             let m = TestProximity { alarm: 0.05, discrete_boxes: discrete };
             let mut base = Detection::new();
-            let s = DetectionSettings { depth, sweep_min: usize::MAX, ..Default::default() };
+            let s = DetectionSettings { depth, search_min: usize::MAX, ..Default::default() };
             let expected = base.run(&models, &m, &s).unwrap().to_vec();
             prop_assert_eq!(reference_outputs(&base, &models, &m), expected.clone());
-            for (sweep_min, parallel) in [(0, false), (0, true), (16, true)] {
+            for (search_min, parallel) in [(0, false), (0, true), (16, true)] {
                 let mut d = Detection::new();
                 let s = DetectionSettings {
-                    depth, sweep_min, parallel, parallel_min_work: 0, ..Default::default()
+                    depth, search_min, parallel, parallel_min_work: 0, ..Default::default()
                 };
                 prop_assert_eq!(d.run(&models, &m, &s).unwrap(), expected.as_slice());
             }
