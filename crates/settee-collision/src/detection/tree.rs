@@ -223,15 +223,17 @@ impl BoundingTree {
         }
         let changed = self.kind != Some(g.kind) || self.n != n || self.reset_pending;
         let has_boxes = !self.leaves.is_empty();
-        // Non-moving models never update an existing tree. SOFA's tetrahedron model skips this
-        // even when its element count changed; we rebuild then (its tree would address
-        // elements that no longer exist).
+        // Non-moving models never update an existing tree, unless their element count
+        // changed. (SOFA's tetrahedron model returns early even then, keeping a tree over
+        // elements that may no longer exist; we rebuild.)
         if !g.moving && has_boxes && !changed {
             return Ok(TreeUpdate::Skipped);
         }
         if changed {
-            // Every model resets its leaf level to element order when its size (topology)
-            // changes (`cubeModel->resize(0)`), which also empties the levels above.
+            // Sphere, point, line and triangle models reset their leaf level to element order
+            // when their size (topology) changes (`cubeModel->resize(0)`), which also empties
+            // the levels above. (SOFA's tetrahedron model only resizes it, keeping the old
+            // leaf order on growth and breaking on shrinkage; we reset it too.)
             self.kind = Some(g.kind);
             self.n = n;
             self.reset_pending = false;
