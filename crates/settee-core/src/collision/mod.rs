@@ -81,7 +81,7 @@ pub trait CollisionModel {
 
 /// The detection outputs of one pair of collision models (in the pair order of the
 /// intersection method), as the contact manager receives them.
-pub struct PairOutputs<'a> {
+pub struct ContactOutputs<'a> {
     pub model1: crate::ComponentId,
     pub model2: crate::ComponentId,
     pub outputs: &'a [DetectionOutput],
@@ -95,7 +95,7 @@ pub trait ContactManager {
     /// The response phase: creates, updates and removes contacts from this step's outputs
     /// (given in outputs-map order) and attaches their responses, those between two simulated
     /// models in `pipeline_node`.
-    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[PairOutputs], intersection: &dyn IntersectionMethod, pipeline_node: crate::NodeId) -> crate::SimResult;
+    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[ContactOutputs], intersection: &dyn IntersectionMethod, pipeline_node: crate::NodeId) -> crate::SimResult;
 }
 
 /// A mapping whose output points are placed while the scene runs (what SOFA's contact mappers
