@@ -30,7 +30,7 @@ pub fn box_filter_enabled(b: &[Vec3; 2]) -> bool {
 pub(crate) fn broad_phase(
     kind: BroadPhaseKind,
     order: &[usize],
-    models: &[ModelGeometry],
+    models: &[&ModelGeometry],
     trees: &[BoundingTree],
     method: &dyn IntersectionMethod,
     filter: Option<(&Aabb, &ModelGeometry)>,
@@ -103,7 +103,7 @@ pub(crate) fn broad_phase(
 fn cross_pair(
     m: usize,
     prev: usize,
-    models: &[ModelGeometry],
+    models: &[&ModelGeometry],
     cube: PairSupport,
     roots_overlap: &impl Fn(usize, usize) -> bool,
 ) -> Option<(usize, usize)> {

@@ -186,10 +186,22 @@ impl Detection {
 
     /// One detection (SOFA's `computeCollisionDetection`, spec §2.3). Returns the outputs map
     /// in map order: pairs (model 1, model 2) in the intersector's registered order, each with
-    /// its outputs in traversal order; pairs without outputs are not listed.
-    pub fn run(
+    /// its outputs in traversal order; pairs without outputs are not listed. `models` holds the
+    /// geometries themselves or references to them (the pipeline lends the snapshots its
+    /// collision models keep).
+    pub fn run<M: std::borrow::Borrow<ModelGeometry>>(
         &mut self,
-        models: &[ModelGeometry],
+        models: &[M],
+        method: &dyn IntersectionMethod,
+        settings: &DetectionSettings,
+    ) -> Result<&[PairOutputs], DetectionError> {
+        let refs: Vec<&ModelGeometry> = models.iter().map(|m| m.borrow()).collect();
+        self.run_refs(&refs, method, settings)
+    }
+
+    fn run_refs(
+        &mut self,
+        models: &[&ModelGeometry],
         method: &dyn IntersectionMethod,
         settings: &DetectionSettings,
     ) -> Result<&[PairOutputs], DetectionError> {
@@ -227,7 +239,7 @@ impl Detection {
 
     fn update_trees(
         &mut self,
-        models: &[ModelGeometry],
+        models: &[&ModelGeometry],
         settings: &DetectionSettings,
     ) -> Result<(), DetectionError> {
         let depth = settings.depth;
@@ -279,7 +291,7 @@ impl Detection {
     /// `beginNarrowPhase`, `addCollisionPairs`, `endNarrowPhase` (spec §5.1).
     fn narrow_phase(
         &mut self,
-        models: &[ModelGeometry],
+        models: &[&ModelGeometry],
         method: &dyn IntersectionMethod,
         settings: &DetectionSettings,
     ) {

@@ -92,7 +92,7 @@ impl<'a> PairCtx<'a> {
     pub fn new(
         job: &PairJob,
         trees: &'a [BoundingTree],
-        models: &'a [ModelGeometry],
+        models: &'a [&'a ModelGeometry],
         method: &'a dyn IntersectionMethod,
         search_min: usize,
     ) -> PairCtx<'a> {
@@ -535,7 +535,7 @@ const MIN_CHUNK_COST: usize = 4096;
 pub(crate) fn run_units(
     bufs: &mut NarrowBuffers,
     trees: &[BoundingTree],
-    models: &[ModelGeometry],
+    models: &[&ModelGeometry],
     method: &dyn IntersectionMethod,
     search_min: usize,
     parallel: bool,
