@@ -5,9 +5,12 @@
 //! intersection methods are plain functions over immutable inputs, and can run in parallel.
 //! Their products are [`DetectionOutput`]s per pair of models, in SOFA's order.
 
+pub mod components;
 pub mod detection;
 pub mod intersection;
 
 pub use detection::{Detection, DetectionError, DetectionSettings, PairOutputs};
 pub use settee_core::collision::{geometry, output};
 pub use settee_core::collision::{Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind, Vec3};
+
+pub use components::register;

@@ -52,6 +52,12 @@ macro_rules! arena_key {
             pub fn generation(self) -> u32 {
                 self.0.generation()
             }
+
+            /// Slot and generation as one number, unique among all ids of this kind ever
+            /// handed out by one arena (an identity for plain-data snapshots).
+            pub fn to_bits(self) -> u64 {
+                self.0.to_bits()
+            }
         }
 
         impl std::fmt::Display for $name {

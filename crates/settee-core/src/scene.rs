@@ -342,6 +342,36 @@ impl Scene {
         true
     }
 
+    /// Takes a component out of its node's object list without destroying it (SOFA's
+    /// `removeObject` of an object still referenced): it keeps its id, its state and its data,
+    /// takes no part in the stages, and can be attached again. Returns false for a stale id.
+    pub fn detach_component(&mut self, id: ComponentId) -> bool {
+        let Some(entry) = self.components.get(id) else { return false };
+        let node = entry.node;
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.objects.retain(|c| *c != id);
+        }
+        true
+    }
+
+    /// Appends a component to `node`'s objects (after detaching it from wherever it was), as
+    /// SOFA's `addObject` moves an object.
+    pub fn attach_component(&mut self, id: ComponentId, node: NodeId) {
+        self.detach_component(id);
+        self.components[id].node = node;
+        self.nodes[node].objects.push(id);
+    }
+
+    /// Sets the targets of an object link from code (the link then has no text to resolve).
+    pub fn set_link_targets(&mut self, comp: ComponentId, name: &str, targets: Vec<ComponentId>) -> SimResult {
+        let e = &mut self.components[comp];
+        let label = e.label();
+        let l = e.links.iter_mut().find(|l| l.decl.name == name).ok_or_else(|| SimError::new(format!("{label} has no link '{name}'")))?;
+        l.text = None;
+        l.targets = targets;
+        Ok(())
+    }
+
     /// Asks for a structural change at the next sync point.
     pub fn defer(&mut self, change: Deferred) {
         self.deferred.push(change);

@@ -328,13 +328,19 @@ pub fn check_finite(scene: &Scene) -> SimResult {
 /// while the pipelines ran are applied at the end.
 pub fn collision(scene: &mut Scene) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
+        // A pipeline above may have removed this node (a contact's mapper node).
+        if !scene.contains_node(n) {
+            continue;
+        }
         let Some(p) = scene.find_local(n, Roles::COLLISION_PIPELINE) else { continue };
-        scene.with_taken(p, |obj, scene| -> SimResult {
-            let pipeline = obj.collision_pipeline().expect("collision pipeline role");
-            pipeline.reset(scene, p)?;
-            pipeline.detect(scene, p)?;
-            pipeline.respond(scene, p)
-        })?;
+        scene
+            .with_taken(p, |obj, scene| -> SimResult {
+                let pipeline = obj.collision_pipeline().expect("collision pipeline role");
+                pipeline.reset(scene, p)?;
+                pipeline.detect(scene, p)?;
+                pipeline.respond(scene, p)
+            })
+            .map_err(|e| positioned(scene, p, e))?;
     }
     scene.apply_deferred();
     Ok(())

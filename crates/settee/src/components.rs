@@ -19,5 +19,6 @@ pub fn factory() -> Factory {
     settee_engine::register(&mut f);
     settee_loader::register(&mut f);
     settee_mapping::register(&mut f);
+    settee_collision::register(&mut f);
     f
 }

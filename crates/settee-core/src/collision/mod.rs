@@ -75,8 +75,6 @@ pub trait CollisionModel {
     /// SOFA's `contactResponse`: the response this model asks for, or "" to leave it to the
     /// contact manager.
     fn contact_response(&self) -> &str;
-    /// SOFA's `numberOfContacts` output, set by the contact manager after each response phase.
-    fn set_number_of_contacts(&mut self, _n: usize) {}
 }
 
 /// The detection outputs of one pair of collision models (in the pair order of the
@@ -84,6 +82,9 @@ pub trait CollisionModel {
 pub struct ContactOutputs<'a> {
     pub model1: crate::ComponentId,
     pub model2: crate::ComponentId,
+    /// The models' positions in the pipeline's model list: their identity in the contact map
+    /// (whose order, like the outputs map's, follows SOFA's stable pointer ids).
+    pub key: (usize, usize),
     pub outputs: &'a [DetectionOutput],
 }
 
@@ -94,8 +95,8 @@ pub trait ContactManager {
     fn detach_responses(&mut self, scene: &mut crate::Scene) -> crate::SimResult;
     /// The response phase: creates, updates and removes contacts from this step's outputs
     /// (given in outputs-map order) and attaches their responses, those between two simulated
-    /// models in `pipeline_node`.
-    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[ContactOutputs], intersection: &dyn IntersectionMethod, pipeline_node: crate::NodeId) -> crate::SimResult;
+    /// models in `pipeline_node`. `contact_distance` is the intersection method's own.
+    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[ContactOutputs], contact_distance: f64, pipeline_node: crate::NodeId) -> crate::SimResult;
 }
 
 /// A mapping whose output points are placed while the scene runs (what SOFA's contact mappers

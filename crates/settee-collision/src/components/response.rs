@@ -1,0 +1,741 @@
+//! Contact responses (spec §9): the contact managers `CollisionResponse` and
+//! `RuleBasedContactManager`, and the penalty response with its contact mappers.
+//!
+//! A contact object lives for one pair of collision models as long as the pair produces
+//! outputs at every step. Its contact points live in states given by a *mapper* per side: the
+//! model's own state for point and sphere models (identity), or a child node of the model's node
+//! holding a Vec3d state and a `BarycentricMapping` for line and triangle models. The penalty
+//! response adds a `PenalityContactForceField` between the two states; it is detached from the
+//! graph at every reset phase and attached again at the response phase — in the simulated
+//! model's node when the other is an obstacle (integrated implicitly with that object), in the
+//! pipeline's node when both are simulated (an explicit external force under
+//! DefaultAnimationLoop).
+
+use std::collections::{BTreeMap, HashMap};
+
+use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
+use settee_core::collision::{ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PrimitiveKind, Vec3};
+use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::diag::Diagnostic;
+use settee_core::mechanics::apply_mapping;
+use settee_core::simulation::init_subtree;
+use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId};
+
+use super::penalty::PenalityContactForceField;
+use crate::detection::{PairKeyed, StableOrderMap};
+
+/// Every response name SOFA's contact factory knows (core modules and common plugins).
+pub const RESPONSE_NAMES: &[&str] = &[
+    "AugmentedLagrangianResponseConstraint",
+    "CompliantContact",
+    "FrictionCompliantContact",
+    "FrictionContactConstraint",
+    "PenalityContactForceField",
+    "PersistentFrictionContact",
+    "RayContact",
+    "StickContactConstraint",
+    "StickContactForceField",
+    "distanceLMConstraint",
+];
+
+/// Responses that act through Lagrange multipliers (need FreeMotionAnimationLoop).
+const LAGRANGIAN_RESPONSES: &[&str] = &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
+
+static DATA: &[DataDecl] = &[
+    decl("response", Str, "", "response created for colliding pairs: PenalityContactForceField (FrictionContactConstraint and the other Lagrangian responses need FreeMotionAnimationLoop)"),
+    decl("responseParams", Str, "", "parameters of the responses, `name1=value1&name2=value2`"),
+];
+
+static RULE_DATA: &[DataDecl] = &[
+    decl("rules", Str, "", "rules `model1 model2 response` (a model by name, `*` for any, or a collision group number); the first match gives the response"),
+    decl("variables", Str, "", "names of string Data to create; `$name$` in a response is replaced by its value"),
+];
+
+settee_core::data_refs! {
+    static READS;
+    RESPONSE: Text = "response";
+    RESPONSE_PARAMS: Text = "responseParams";
+}
+
+settee_core::data_refs! {
+    static RULE_READS;
+    RULES: Text = "rules";
+    VARIABLES: Text = "variables";
+}
+
+static RULE_ALL: &[settee_core::DataUse] = &[RESPONSE.erased(), RESPONSE_PARAMS.erased(), RULES.erased(), VARIABLES.erased()];
+
+pub static COLLISION_RESPONSE: ComponentClass = ComponentClass {
+    name: "CollisionResponse",
+    description: "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
+    roles: Roles::CONTACT_MANAGER,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(false)),
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+pub static RULE_BASED: ComponentClass = ComponentClass {
+    name: "RuleBasedContactManager",
+    description: "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
+    roles: Roles::CONTACT_MANAGER,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[DATA, RULE_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(true)),
+    preparse: None,
+    no_src_link: &[],
+    reads: RULE_ALL,
+};
+
+/// What the managers and responses read of a collision model.
+struct ModelInfo {
+    kind: PrimitiveKind,
+    node: NodeId,
+    name: String,
+    simulated: bool,
+    state: Option<StateId>,
+    topology: Option<ComponentId>,
+    contact_distance: f64,
+    contact_stiffness: f64,
+    contact_response: String,
+    groups: Vec<i64>,
+}
+
+fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
+    let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let m = e.obj.as_ref().and_then(|o| o.collision_model_ref()).ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    let g = m.geometry();
+    Ok(ModelInfo {
+        kind: g.kind,
+        node: e.node,
+        name: e.name.clone(),
+        simulated: g.simulated,
+        state: m.state(),
+        topology: m.topology(),
+        contact_distance: g.contact_distance,
+        contact_stiffness: g.contact_stiffness,
+        contact_response: m.contact_response().to_string(),
+        groups: g.groups.clone(),
+    })
+}
+
+fn geometry_of(scene: &Scene, id: ComponentId) -> &ModelGeometry {
+    scene.obj(id).collision_model_ref().expect("collision model role").geometry()
+}
+
+// ----- contact mappers ----------------------------------------------------------------------------
+
+/// Where one side's contact points live (SOFA's contact mappers, spec §9.4).
+enum Mapper {
+    /// Point and Vec3d sphere models: the model's own state; a point is its element (vertex or
+    /// sphere), and a sphere contributes its radius to the contact distance.
+    Identity { model: ComponentId, state: StateId, sphere: bool },
+    /// Line and triangle models: a child node of the model's node with a Vec3d state mapped
+    /// barycentrically from the model's state on the model's topology.
+    Barycentric { model: ComponentId, parent: NodeId, topology: Option<ComponentId>, created: Option<(NodeId, StateId, ComponentId)> },
+}
+
+impl Mapper {
+    fn for_model(id: ComponentId, info: &ModelInfo) -> SimResult<Mapper> {
+        let state = info.state.ok_or_else(|| SimError::new(format!("collision model '{}' has no state", info.name)))?;
+        match info.kind {
+            PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
+            PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
+            PrimitiveKind::Line | PrimitiveKind::Triangle => Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None }),
+            k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
+        }
+    }
+
+    /// SOFA's `createMapping`: the state holding the contact points, created on first use.
+    fn create(&mut self, scene: &mut Scene) -> SimResult<StateId> {
+        match self {
+            Mapper::Identity { state, .. } => Ok(*state),
+            Mapper::Barycentric { created: Some((_, s, _)), .. } => Ok(*s),
+            Mapper::Barycentric { parent, topology, created, .. } => {
+                let node = scene.add_node(*parent, "contactPoints");
+                match build_barycentric_mapper(scene, node, *topology) {
+                    Ok((s, map)) => {
+                        *created = Some((node, s, map));
+                        Ok(s)
+                    }
+                    Err(e) => {
+                        scene.remove_node(node);
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// SOFA's `resize`: removes the previous points and sizes the state for `n`.
+    fn resize(&mut self, scene: &mut Scene, n: usize) {
+        if let Mapper::Barycentric { created: Some((_, s, map)), .. } = self {
+            if let Some(pm) = scene.obj_mut(*map).point_mapper() {
+                pm.clear_points();
+            }
+            scene.store.get_mut(*s).resize(n);
+        }
+    }
+
+    /// SOFA's `addPoint`: places the contact point `p` of element `elem`; returns its index in
+    /// the state and the radius it adds to the contact distance.
+    fn add_point(&mut self, scene: &mut Scene, p: &Vec3, elem: usize) -> SimResult<(usize, f64)> {
+        match self {
+            Mapper::Identity { model, sphere, .. } => {
+                let r = if *sphere { geometry_of(scene, *model).radius.get(elem).copied().unwrap_or(0.0) } else { 0.0 };
+                Ok((elem, r))
+            }
+            Mapper::Barycentric { model, created: Some((_, _, map)), .. } => {
+                let point = barycentric_point(geometry_of(scene, *model), p, elem)?;
+                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                let index = match point {
+                    BaryPoint::Line(e, fx) => pm.add_point_in_line(e, fx)?,
+                    BaryPoint::Triangle(t, fx, fy) => pm.add_point_in_triangle(t, fx, fy)?,
+                    BaryPoint::Quad(q, fx, fy) => pm.add_point_in_quad(q, fx, fy)?,
+                };
+                Ok((index, 0.0))
+            }
+            Mapper::Barycentric { created: None, .. } => Err(SimError::new("contact points added before the mapper's state was created")),
+        }
+    }
+
+    /// SOFA's `update`: maps positions and velocities to the contact points.
+    fn update(&mut self, scene: &mut Scene) -> SimResult {
+        if let Mapper::Barycentric { created: Some((_, _, map)), .. } = self {
+            apply_mapping(scene, *map, VecId::POSITION, VecId::VELOCITY)?;
+        }
+        Ok(())
+    }
+
+    /// SOFA's `cleanup`: deletes the mapper's node.
+    fn cleanup(&mut self, scene: &mut Scene) {
+        if let Mapper::Barycentric { created, .. } = self {
+            if let Some((node, _, _)) = created.take() {
+                scene.remove_node(node);
+            }
+        }
+    }
+}
+
+/// Fills a barycentric mapper's node: a Vec3d state mapped from the parent's state, on the model's
+/// topology, with no point yet.
+fn build_barycentric_mapper(scene: &mut Scene, node: NodeId, topology: Option<ComponentId>) -> SimResult<(StateId, ComponentId)> {
+    let mo = scene.create_component(node, "MechanicalObject", Some("Vec3d"), &[("name", "contactPoints")])?;
+    let map = scene.create_component(node, "BarycentricMapping", Some("Vec3d,Vec3d"), &[("input", "@.."), ("output", "@.")])?;
+    if let Some(t) = topology {
+        scene.set_link_targets(map, "input_topology", vec![t])?;
+    }
+    init_subtree(scene, node)?;
+    Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
+}
+
+/// A contact point in an element of a line or triangle model.
+enum BaryPoint {
+    Line(usize, f64),
+    Triangle(usize, f64, f64),
+    Quad(usize, f64, f64),
+}
+
+/// The barycentric coordinates SOFA's mesh-topology mapper gives point `p` of element `elem`
+/// (`createPointInLine`, `createPointInTriangle`, `createPointInQuad`).
+fn barycentric_point(g: &ModelGeometry, p: &Vec3, elem: usize) -> SimResult<BaryPoint> {
+    let bad = || SimError::new(format!("contact on element {elem} of '{}', which has {} elements", g.name, g.len()));
+    match g.kind {
+        PrimitiveKind::Line => {
+            let [a, b] = *g.edges.get(elem).ok_or_else(bad)?;
+            let p0 = g.x[a];
+            let pa = g.x[b] - p0;
+            let pos = p - p0;
+            let l2 = norm2(&pa);
+            let fx = if l2 < f64::EPSILON { 0.0 } else { dot(&pos, &pa) / l2 };
+            Ok(BaryPoint::Line(elem, fx))
+        }
+        PrimitiveKind::Triangle if elem < g.topology_triangles => {
+            let [a, b, c] = *g.triangles.get(elem).ok_or_else(bad)?;
+            let (fx, fy) = project_on_triangle(&g.x[a], &g.x[b], &g.x[c], p);
+            Ok(BaryPoint::Triangle(elem, fx, fy))
+        }
+        PrimitiveKind::Triangle => {
+            // Triangles 2q and 2q+1 after the topology's own are quad q split as
+            // (q1, q2, q0) and (q3, q0, q2).
+            let q = (elem - g.topology_triangles) / 2;
+            let first = g.topology_triangles + 2 * q;
+            let (t0, t1) = (g.triangles.get(first).ok_or_else(bad)?, g.triangles.get(first + 1).ok_or_else(bad)?);
+            let (q0, q1, q3) = (g.x[t0[2]], g.x[t0[0]], g.x[t1[0]]);
+            let pa = q1 - q0;
+            let pb = q3 - q0;
+            let pos = p - q0;
+            // Coordinates on the dual basis of (q1 − q0, q3 − q0, their cross product).
+            let n = cross(&pa, &pb);
+            let mt = [[pa[0], pb[0], n[0]], [pa[1], pb[1], n[1]], [pa[2], pb[2], n[2]]];
+            let base = invert3(&mt).ok_or_else(|| SimError::new(format!("degenerate quad {q} in the contact mapper of '{}'", g.name)))?;
+            let b = mat3_mul(&base, &pos);
+            Ok(BaryPoint::Quad(q, b[0], b[1]))
+        }
+        k => Err(SimError::new(format!("no barycentric contact mapper for {k:?} models"))),
+    }
+}
+
+/// SOFA's closest-point projection of `q` on triangle (a, b, c) as barycentric coordinates on b
+/// and c (`createPointInTriangle`).
+fn project_on_triangle(a: &Vec3, b: &Vec3, c: &Vec3, q: &Vec3) -> (f64, f64) {
+    let ab = b - a;
+    let ac = c - a;
+    let aq = q - a;
+    let a00 = dot(&ab, &ab);
+    let a11 = dot(&ac, &ac);
+    let a01 = dot(&ab, &ac);
+    let b0 = dot(&aq, &ab);
+    let b1 = dot(&aq, &ac);
+    let det = a00 * a11 - a01 * a01;
+    let mut fx = (b0 * a11 - b1 * a01) / det;
+    let mut fy = (b1 * a00 - b0 * a01) / det;
+    if fx < 0.0 || fy < 0.0 || fx + fy > 1.0 {
+        let p_ab = b0 / a00;
+        let p_ac = b1 / a11;
+        if p_ab < 0.0 && p_ac < 0.0 {
+            (fx, fy) = (0.0, 0.0);
+        } else if p_ab < 1.0 && fy < 0.0 {
+            (fx, fy) = (p_ab, 0.0);
+        } else if p_ac < 1.0 && fx < 0.0 {
+            (fx, fy) = (0.0, p_ac);
+        } else {
+            let p_bc = (b1 - b0 + a00 - a01) / (a00 + a11 - 2.0 * a01);
+            (fx, fy) = if p_bc < 0.0 {
+                (1.0, 0.0)
+            } else if p_bc > 1.0 {
+                (0.0, 1.0)
+            } else {
+                (1.0 - p_bc, p_bc)
+            };
+        }
+    }
+    (fx, fy)
+}
+
+// ----- the penalty response -----------------------------------------------------------------------
+
+/// SOFA's `BarycentricPenalityContact`: the penalty response of one pair of models.
+struct PenaltyResponse {
+    models: (ComponentId, ComponentId),
+    name: String,
+    mappers: (Mapper, Mapper),
+    force_field: Option<ComponentId>,
+    /// Contact id → its 1-based position in the force field's list of the last step (while a
+    /// step is processed: −1 − its output index).
+    contact_index: BTreeMap<i64, i64>,
+}
+
+impl PenaltyResponse {
+    fn new(scene: &Scene, m1: ComponentId, m2: ComponentId) -> SimResult<PenaltyResponse> {
+        let (i1, i2) = (model_info(scene, m1)?, model_info(scene, m2)?);
+        Ok(PenaltyResponse {
+            models: (m1, m2),
+            name: format!("{}-{}", i1.name, i2.name),
+            mappers: (Mapper::for_model(m1, &i1)?, Mapper::for_model(m2, &i2)?),
+            force_field: None,
+            contact_index: BTreeMap::new(),
+        })
+    }
+
+    /// SOFA's `setDetectionOutputs` (spec §9.5): merges outputs with equal ids (the smallest
+    /// value wins), places the contact points and sets the force field's contacts.
+    fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
+        let ff = match self.force_field {
+            Some(ff) => ff,
+            None => {
+                let s1 = self.mappers.0.create(scene)?;
+                let s2 = self.mappers.1.create(scene)?;
+                let ff = scene.create_component(Scene::ROOT, super::penalty::CLASS.name, Some("Vec3d"), &[("name", &self.name)])?;
+                scene.detach_component(ff);
+                scene.set_link_targets(ff, "object1", vec![scene.store.get(s1).owner])?;
+                scene.set_link_targets(ff, "object2", vec![scene.store.get(s2).owner])?;
+                settee_core::simulation::init_components(scene, &[ff])?;
+                self.force_field = Some(ff);
+                ff
+            }
+        };
+
+        // 1. Merge duplicates, keeping the earlier of equal values.
+        let n = outputs.len();
+        let mut old = vec![0i64; n];
+        for i in 0..n {
+            let index = self.contact_index.entry(outputs[i].id).or_insert(0);
+            if *index < 0 {
+                let i2 = (-1 - *index) as usize;
+                if outputs[i2].value <= outputs[i].value {
+                    old[i] = -1;
+                    continue;
+                }
+                old[i] = old[i2];
+                old[i2] = -1;
+            } else {
+                old[i] = *index;
+            }
+            *index = -1 - i as i64;
+        }
+        // 2. Survivors are numbered 1..m in output order.
+        let mut new_index = vec![0i64; n];
+        let mut size = 0;
+        for i in 0..n {
+            if old[i] >= 0 {
+                size += 1;
+                new_index[i] = size;
+            }
+        }
+        // 3. Ids not met this step are forgotten; the others remember their new position.
+        self.contact_index.retain(|_, index| *index < 0);
+        for index in self.contact_index.values_mut() {
+            *index = new_index[(-1 - *index) as usize];
+        }
+
+        let size = size as usize;
+        penalty_ff(scene, ff).clear(size);
+        self.mappers.0.resize(scene, size);
+        self.mappers.1.resize(scene, size);
+        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
+        let d0 = intersection_contact + i1.contact_distance + i2.contact_distance;
+        for (i, o) in outputs.iter().enumerate() {
+            if old[i] < 0 {
+                continue;
+            }
+            let (e1, e2) = o.elem;
+            let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
+            let (j2, r2) = self.mappers.1.add_point(scene, &o.point[1], e2)?;
+            let distance = d0 + r1 + r2;
+            let mut stiffness = i1.contact_stiffness * i2.contact_stiffness;
+            if distance != 0.0 {
+                stiffness /= distance;
+            }
+            penalty_ff(scene, ff).add_contact(j1, j2, e1, e2, o.normal, distance, stiffness, old[i] as usize);
+        }
+        self.mappers.0.update(scene)?;
+        self.mappers.1.update(scene)
+    }
+
+    /// SOFA's `createResponse`: attaches the force field to `node`.
+    fn attach(&mut self, scene: &mut Scene, node: NodeId) {
+        if let Some(ff) = self.force_field {
+            scene.attach_component(ff, node);
+        }
+    }
+
+    /// SOFA's `removeResponse`: detaches the force field.
+    fn detach(&mut self, scene: &mut Scene) {
+        if let Some(ff) = self.force_field {
+            scene.detach_component(ff);
+        }
+    }
+
+    /// SOFA's `cleanup`: destroys the force field and the mappers' nodes.
+    fn cleanup(&mut self, scene: &mut Scene) {
+        if let Some(ff) = self.force_field.take() {
+            scene.remove_component(ff);
+        }
+        self.mappers.0.cleanup(scene);
+        self.mappers.1.cleanup(scene);
+    }
+}
+
+fn penalty_ff(scene: &mut Scene, ff: ComponentId) -> &mut PenalityContactForceField {
+    scene.obj_mut(ff).as_any_mut().downcast_mut::<PenalityContactForceField>().expect("the penalty response's force field")
+}
+
+/// Can a penalty response be made for this pair of kinds (in detection order)? SOFA registers
+/// `BarycentricPenalityContact` for these pairs (spec §9.3).
+fn penalty_supports(k1: PrimitiveKind, k2: PrimitiveKind) -> bool {
+    use PrimitiveKind::*;
+    matches!(
+        (k1, k2),
+        (Sphere, Sphere)
+            | (Sphere, RigidSphere)
+            | (RigidSphere, RigidSphere)
+            | (Sphere, Point)
+            | (RigidSphere, Point)
+            | (Point, Point)
+            | (Line, Point)
+            | (Line, Line)
+            | (Line, Sphere)
+            | (Line, RigidSphere)
+            | (Triangle, Sphere)
+            | (Triangle, RigidSphere)
+            | (Triangle, Point)
+            | (Triangle, Line)
+            | (Triangle, Triangle)
+            | (Tetrahedron, Sphere)
+            | (Tetrahedron, Point)
+            | (Tetrahedron, Line)
+            | (Tetrahedron, Triangle)
+            | (Tetrahedron, Tetrahedron)
+    )
+}
+
+// ----- contact managers ---------------------------------------------------------------------------
+
+/// One entry of the contact map.
+struct ContactEntry {
+    key: (usize, usize),
+    response: Option<PenaltyResponse>,
+}
+
+impl PairKeyed for ContactEntry {
+    fn pair_key(&self) -> (usize, usize) {
+        self.key
+    }
+}
+
+/// A rule of RuleBasedContactManager: each side is a model name, `*`, or a collision group.
+#[derive(Clone, Debug, PartialEq)]
+enum RuleSide {
+    Name(String),
+    Group(i64),
+}
+
+/// `CollisionResponse` and `RuleBasedContactManager`.
+pub struct ContactManagerComponent {
+    rule_based: bool,
+    response: String,
+    params: String,
+    rules: Vec<(RuleSide, RuleSide, String)>,
+    variables: HashMap<String, String>,
+    contacts: StableOrderMap<ContactEntry>,
+    /// Failed creations per (response, kinds), to report each at most 10 times as SOFA does.
+    failures: HashMap<String, u32>,
+}
+
+impl ContactManagerComponent {
+    fn new(rule_based: bool) -> ContactManagerComponent {
+        ContactManagerComponent {
+            rule_based,
+            response: String::new(),
+            params: String::new(),
+            rules: Vec::new(),
+            variables: HashMap::new(),
+            contacts: StableOrderMap::new(),
+            failures: HashMap::new(),
+        }
+    }
+
+    /// The response of a pair (spec §9.1, §9.2).
+    fn resolve(&self, m1: &ModelInfo, m2: &ModelInfo) -> String {
+        let mut base = self.response.clone();
+        if !self.params.is_empty() {
+            base.push('?');
+            base.push_str(&self.params);
+        }
+        if self.rule_based {
+            if !m1.contact_response.is_empty() {
+                return m1.contact_response.clone();
+            }
+            if !m2.contact_response.is_empty() {
+                return m2.contact_response.clone();
+            }
+            let side = |s: &RuleSide, m: &ModelInfo| match s {
+                RuleSide::Name(n) => n == "*" || *n == m.name,
+                RuleSide::Group(g) => m.groups.binary_search(g).is_ok(),
+            };
+            for (a, b, r) in &self.rules {
+                if (side(a, m1) && side(b, m2)) || (side(a, m2) && side(b, m1)) {
+                    return self.substitute(r);
+                }
+            }
+            return self.substitute(&Self::combine(&base, m1, m2));
+        }
+        Self::combine(&base, m1, m2)
+    }
+
+    fn combine(base: &str, m1: &ModelInfo, m2: &ModelInfo) -> String {
+        match (m1.contact_response.is_empty(), m2.contact_response.is_empty()) {
+            (true, true) => base.to_string(),
+            (true, false) => m2.contact_response.clone(),
+            (false, true) => m1.contact_response.clone(),
+            (false, false) if m1.contact_response == m2.contact_response => m1.contact_response.clone(),
+            _ => base.to_string(),
+        }
+    }
+
+    /// `$name$` replaced by the value of variable `name`.
+    fn substitute(&self, s: &str) -> String {
+        let mut out = String::new();
+        let mut rest = s;
+        while let Some(start) = rest.find('$') {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 1..];
+            match after.find('$') {
+                Some(end) => {
+                    out.push_str(self.variables.get(&after[..end]).map(|v| v.as_str()).unwrap_or(""));
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// SOFA's `Contact::Create`: a response object for the pair, or why not.
+    fn create(&self, scene: &Scene, name: &str, m1: ComponentId, m2: ComponentId) -> SimResult<PenaltyResponse> {
+        let (class, params) = name.split_once('?').unwrap_or((name, ""));
+        let (i1, i2) = (model_info(scene, m1)?, model_info(scene, m2)?);
+        match class {
+            "PenalityContactForceField" | "default" => {
+                if !penalty_supports(i1.kind, i2.kind) {
+                    return Err(SimError::new(format!("PenalityContactForceField has no response for a {:?}–{:?} pair", i1.kind, i2.kind)));
+                }
+                if !params.is_empty() {
+                    return Err(SimError::new(format!("PenalityContactForceField has no parameter to set from \"{params}\"")));
+                }
+                PenaltyResponse::new(scene, m1, m2)
+            }
+            c if LAGRANGIAN_RESPONSES.contains(&c) => Err(SimError::unsupported(format!("the {c} response needs FreeMotionAnimationLoop support, which Settee does not have yet"))),
+            c => Err(SimError::unsupported(format!("the {c} response is not supported"))),
+        }
+    }
+}
+
+impl Component for ContactManagerComponent {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        self.response = d.get(RESPONSE).trim().to_string();
+        self.params = d.get(RESPONSE_PARAMS).trim().to_string();
+        if self.rule_based {
+            let words: Vec<String> = d.get(RULES).split_whitespace().map(str::to_string).collect();
+            // Triplets until the stream runs out; an incomplete one is dropped, as SOFA reads it.
+            for w in words.chunks_exact(3) {
+                let side = |s: &str| -> RuleSide {
+                    if !s.is_empty() && s.chars().all(|c| c == '-' || c.is_ascii_digit()) {
+                        RuleSide::Group(s.parse().unwrap_or(0))
+                    } else {
+                        RuleSide::Name(s.to_string())
+                    }
+                };
+                self.rules.push((side(&w[0]), side(&w[1]), w[2].clone()));
+            }
+            for v in d.get(VARIABLES).split_whitespace() {
+                self.variables.insert(v.to_string(), String::new());
+            }
+        }
+        if self.response.is_empty() {
+            return Err(cx
+                .error("no response method is set")
+                .hint(format!("set `response` to one of {}", RESPONSE_NAMES.join(", "))));
+        }
+        if !RESPONSE_NAMES.contains(&self.response.as_str()) {
+            return Err(cx.error(format!("unknown response '{}'", self.response)).hint(format!("known responses: {}", RESPONSE_NAMES.join(", "))));
+        }
+        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) {
+            return Err(SimError::unsupported(format!("the {} response needs FreeMotionAnimationLoop support, which Settee does not have yet", self.response)));
+        }
+        Ok(())
+    }
+
+    fn contact_manager(&mut self) -> Option<&mut dyn ContactManager> {
+        Some(self)
+    }
+}
+
+impl ContactManager for ContactManagerComponent {
+    fn detach_responses(&mut self, scene: &mut Scene) -> SimResult {
+        for e in self.contacts.entries_mut() {
+            if let Some(r) = &mut e.response {
+                r.detach(scene);
+            }
+        }
+        Ok(())
+    }
+
+    fn respond(&mut self, scene: &mut Scene, outputs: &[ContactOutputs], contact: f64, pipeline_node: NodeId) -> SimResult {
+        // New or continuing contacts, in outputs-map order.
+        for o in outputs {
+            let (i, created) = self.contacts.insert(o.key, || ContactEntry { key: o.key, response: None });
+            if created {
+                let (m1, m2) = (model_info(scene, o.model1)?, model_info(scene, o.model2)?);
+                let name = self.resolve(&m1, &m2);
+                if name == "nullptr" {
+                    self.contacts.erase_where(|e| e.key == o.key, |_| {});
+                    continue;
+                }
+                match self.create(scene, &name, o.model1, o.model2) {
+                    Ok(r) => self.contacts.entries_mut()[i].response = Some(r),
+                    Err(e) => {
+                        self.contacts.erase_where(|e| e.key == o.key, |_| {});
+                        let what = format!("{name} {:?}-{:?}", m1.kind, m2.kind);
+                        let count = self.failures.entry(what).or_insert(0);
+                        if *count < 10 {
+                            *count += 1;
+                            let subject = format!("contact {}-{}", m1.name, m2.name);
+                            if e.0.unsupported {
+                                return Err(e);
+                            }
+                            scene.report(Diagnostic::error(e.0.message.clone()).subject(subject));
+                        }
+                        continue;
+                    }
+                }
+            }
+            let i = self.contacts.position(o.key).expect("inserted above");
+            let r = self.contacts.entries_mut()[i].response.as_mut().expect("a live contact has a response");
+            r.set_detection_outputs(scene, o.outputs, contact)?;
+        }
+        // Contacts whose pair has no output this step are destroyed (penalty contacts are not
+        // kept alive).
+        let live: Vec<(usize, usize)> = outputs.iter().map(|o| o.key).collect();
+        let mut dead = Vec::new();
+        self.contacts.erase_where(|e| !live.contains(&e.key), |e| dead.push(e));
+        for mut e in dead {
+            if let Some(r) = &mut e.response {
+                r.detach(scene);
+                r.cleanup(scene);
+            }
+        }
+        // Attach: contacts with an obstacle in the simulated model's node, the others after
+        // them in the pipeline's node.
+        let mut deferred = Vec::new();
+        let mut counts: BTreeMap<ComponentId, i64> = BTreeMap::new();
+        for e in self.contacts.entries_mut() {
+            let Some(r) = &mut e.response else { continue };
+            let (m1, m2) = (model_info(scene, r.models.0)?, model_info(scene, r.models.1)?);
+            *counts.entry(r.models.0).or_insert(0) += 1;
+            if r.models.1 != r.models.0 {
+                *counts.entry(r.models.1).or_insert(0) += 1;
+            }
+            if !m1.simulated {
+                r.attach(scene, m2.node);
+            } else if !m2.simulated {
+                r.attach(scene, m1.node);
+            } else {
+                deferred.push(e.key);
+            }
+        }
+        for key in deferred {
+            if let Some(i) = self.contacts.position(key) {
+                if let Some(r) = &mut self.contacts.entries_mut()[i].response {
+                    r.attach(scene, pipeline_node);
+                }
+            }
+        }
+        for (m, n) in counts {
+            scene.entry_mut(m).data.set("numberOfContacts", Value::Int(n));
+        }
+        Ok(())
+    }
+}
+
+/// Registers the contact managers and the penalty force field.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&COLLISION_RESPONSE);
+    f.register(&RULE_BASED);
+}
