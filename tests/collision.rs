@@ -1,0 +1,209 @@
+//! Collision and penalty contact, end to end: analytic equilibria, conservation, contacts made
+//! and broken for thousands of steps without growth, and models that lack what they need.
+
+use settee_core::simulation::animate;
+use settee_core::{Scene, Severity, VecId};
+use settee_tests::temp_scene;
+
+fn load(name: &str, text: &str) -> Scene {
+    let path = temp_scene(name, text);
+    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
+}
+
+fn state<'a>(s: &'a Scene, name: &str) -> &'a settee_core::state::MState {
+    s.store.states.values().find(|m| m.name == name).unwrap_or_else(|| panic!("no state {name}"))
+}
+
+fn steps(s: &mut Scene, n: usize) {
+    let dt = s.root().context.dt;
+    for _ in 0..n {
+        animate(s, dt).expect("step");
+    }
+}
+
+const PIPELINE: &str = r#"
+  <CollisionPipeline/>
+  <BruteForceBroadPhase/>
+  <BVHNarrowPhase/>
+  <NewProximityIntersection alarmDistance="1" contactDistance="0.5"/>
+  <CollisionResponse response="PenalityContactForceField"/>"#;
+
+/// A 4×4 static square in the plane y = 0, as two triangles.
+const PLANE: &str = r#"
+  <Node name="plane">
+    <MechanicalObject name="plane" position="-5 0 -5  5 0 -5  5 0 5  -5 0 5"/>
+    <MeshTopology triangles="0 2 1  0 3 2"/>
+    <TriangleCollisionModel simulated="0" moving="0" contactStiffness="300"/>
+  </Node>"#;
+
+#[test]
+fn a_ball_resting_on_a_plane_settles_at_the_penalty_equilibrium() {
+    // Sphere radius r = 1 (contactStiffness 10) on a plane (300), NewProximity contact distance
+    // 0.5: the penalty acts below dist = 0.5 + r = 1.5 with ks = 10·300/1.5 = 2000, so the
+    // centre rests at y = dist − m·g/ks = 1.5 − 2·10/2000 = 1.49 (penetration m·g/k = 0.01).
+    let text = format!(
+        r#"<Node name="root" dt="0.01" gravity="0 -10 0">{PIPELINE}
+  <Node name="ball">
+    <EulerImplicitSolver rayleighMass="20" rayleighStiffness="0"/>
+    <CGLinearSolver iterations="50" tolerance="1e-20" threshold="1e-30"/>
+    <MechanicalObject name="ball" position="1 1.9 -2"/>
+    <UniformMass totalMass="2"/>
+    <SphereCollisionModel radius="1" contactStiffness="10"/>
+  </Node>{PLANE}
+</Node>"#
+    );
+    let mut s = load("ball-on-plane", &text);
+    steps(&mut s, 3000);
+    let x = state(&s, "ball").read(VecId::POSITION);
+    assert!((x[1] - 1.49).abs() < 1e-9, "rests at y = {}", x[1]);
+    assert!((x[0] - 1.0).abs() < 1e-12 && (x[2] + 2.0).abs() < 1e-12, "{x:?}");
+    assert!(state(&s, "ball").read(VecId::VELOCITY)[1].abs() < 1e-9);
+    // One penalty force field, attached in the ball's node (an obstacle contact is implicit).
+    let ffs: Vec<_> = s.components.values().filter(|e| e.class.name == "PenalityContactForceField").collect();
+    assert_eq!(ffs.len(), 1);
+    assert_eq!(s.node(ffs[0].node).name, "ball");
+    assert!(s.node(ffs[0].node).objects.iter().any(|c| s.entry(*c).class.name == "PenalityContactForceField"));
+}
+
+#[test]
+fn two_spheres_colliding_head_on_conserve_momentum() {
+    // Both simulated: the contact is a root-level interaction, an explicit external force equal
+    // and opposite on the two bodies; total momentum stays 1·3 + 3·(−1) = 0.
+    let text = format!(
+        r#"<Node name="root" dt="0.005" gravity="0 0 0">{PIPELINE}
+  <Node name="A">
+    <EulerImplicitSolver rayleighMass="0" rayleighStiffness="0"/>
+    <CGLinearSolver iterations="20" tolerance="1e-25" threshold="1e-30"/>
+    <MechanicalObject name="a" position="-2 0 0" velocity="3 0 0"/>
+    <UniformMass totalMass="1"/>
+    <SphereCollisionModel radius="1" contactStiffness="100"/>
+  </Node>
+  <Node name="B">
+    <EulerImplicitSolver rayleighMass="0" rayleighStiffness="0"/>
+    <CGLinearSolver iterations="20" tolerance="1e-25" threshold="1e-30"/>
+    <MechanicalObject name="b" position="2 0.2 0" velocity="-1 0 0"/>
+    <UniformMass totalMass="3"/>
+    <SphereCollisionModel radius="1" contactStiffness="100"/>
+  </Node>
+</Node>"#
+    );
+    let mut s = load("head-on", &text);
+    let momentum = |s: &Scene| -> [f64; 3] {
+        let (va, vb) = (state(s, "a").read(VecId::VELOCITY), state(s, "b").read(VecId::VELOCITY));
+        [va[0] + 3.0 * vb[0], va[1] + 3.0 * vb[1], va[2] + 3.0 * vb[2]]
+    };
+    let mut touched = false;
+    for _ in 0..400 {
+        steps(&mut s, 1);
+        touched |= s.components.values().any(|e| e.class.name == "PenalityContactForceField");
+        let p = momentum(&s);
+        assert!(p.iter().all(|c| c.abs() < 1e-10), "momentum {p:?}");
+    }
+    assert!(touched, "the spheres met");
+    // They bounced apart: A moves back, B forward, and they no longer touch.
+    let (va, vb) = (state(&s, "a").read(VecId::VELOCITY)[0], state(&s, "b").read(VecId::VELOCITY)[0]);
+    assert!(va < 0.0 && vb > 0.0, "va {va}, vb {vb}");
+    assert!(!s.components.values().any(|e| e.class.name == "PenalityContactForceField"), "the contact is gone");
+}
+
+#[test]
+fn contacts_made_and_broken_for_ten_thousand_steps_leave_no_trace() {
+    // A ball on a spring (rest at y = 2.6) swinging through the plane's alarm zone (centre below
+    // y = 2) with amplitude ≈ 8/√40 ≈ 1.3, integrated symplectically (no numerical damping): a
+    // contact, with a mapper node on the plane's side, is created and destroyed every period
+    // (about 1 s, 100 steps).
+    let text = format!(
+        r#"<Node name="root" dt="0.01" gravity="0 0 0">{PIPELINE}
+  <Node name="ball">
+    <EulerExplicitSolver symplectic="true"/>
+    <MechanicalObject name="ball" position="1 2.6 -2" velocity="0 -8 0"/>
+    <UniformMass totalMass="1"/>
+    <RestShapeSpringsForceField stiffness="40"/>
+    <SphereCollisionModel radius="1" contactStiffness="10"/>
+  </Node>{PLANE}
+</Node>"#
+    );
+    let mut s = load("churn", &text);
+    let baseline = s.live_counts();
+    let mut window = |s: &mut Scene, from: usize, to: usize, step: &mut usize| {
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        let mut made = 0;
+        let mut had = false;
+        while *step < to {
+            steps(s, 1);
+            *step += 1;
+            if *step >= from {
+                let n = s.live_counts().components;
+                lo = lo.min(n);
+                hi = hi.max(n);
+                let has = s.components.values().any(|e| e.class.name == "PenalityContactForceField");
+                if has && !had {
+                    made += 1;
+                }
+                had = has;
+            }
+        }
+        (lo, hi, made, s.live_counts())
+    };
+    let mut step = 0;
+    let early = window(&mut s, 500, 1000, &mut step);
+    let late = window(&mut s, 9500, 10_000, &mut step);
+    assert!(early.2 >= 3 && late.2 >= 3, "contacts made {} and {} times in the windows", early.2, late.2);
+    // Same range of live objects early and late: nothing accumulates.
+    assert_eq!((early.0, early.1), (late.0, late.1));
+    // Without a contact the scene is back to what was loaded; with one, one mapper node (state
+    // and mapping) and the force field.
+    assert_eq!(early.0, baseline.components);
+    assert_eq!(early.1, baseline.components + 3);
+    assert!(s.nodes.len() <= baseline.nodes + 1 && s.store.states.len() <= baseline.states + 1);
+}
+
+fn load_errors(name: &str, text: &str) -> String {
+    let path = temp_scene(name, text);
+    match settee::load(&path, &settee::factory(), &[]) {
+        Ok(l) => panic!("{name} loaded: {:?}", l.scene.messages),
+        Err(f) => f.diagnostics.iter().filter(|m| m.severity == Severity::Error).map(|m| m.to_string()).collect::<Vec<_>>().join("\n"),
+    }
+}
+
+#[test]
+fn collision_models_lacking_what_they_need_are_refused_at_load_with_positions() {
+    let m = load_errors("no-state", &format!("<Node name=\"root\">{PIPELINE}\n  <SphereCollisionModel radius=\"1\"/>\n</Node>\n"));
+    assert!(m.contains("no-state.scn:7:3") && m.contains("needs a mechanical state"), "{m}");
+
+    let m = load_errors(
+        "no-topology",
+        &format!("<Node name=\"root\">{PIPELINE}\n  <MechanicalObject position=\"0 0 0  1 0 0\"/>\n  <TriangleCollisionModel/>\n</Node>\n"),
+    );
+    assert!(m.contains("no-topology.scn:8:3") && m.contains("needs a topology"), "{m}");
+
+    let m = load_errors(
+        "radius-list",
+        &format!("<Node name=\"root\">{PIPELINE}\n  <MechanicalObject position=\"0 0 0  1 0 0  2 0 0\"/>\n  <SphereCollisionModel listRadius=\"1 2\"/>\n</Node>\n"),
+    );
+    assert!(m.contains("radius-list.scn:8:3") && m.contains("listRadius has 2 radii for 3 spheres"), "{m}");
+
+    let m = load_errors(
+        "rigid-points",
+        &format!("<Node name=\"root\">{PIPELINE}\n  <MechanicalObject template=\"Rigid3\" position=\"0 0 0 0 0 0 1\"/>\n  <PointCollisionModel/>\n</Node>\n"),
+    );
+    assert!(m.contains("rigid-points.scn:8:3") && m.contains("needs a Vec3d mechanical state"), "{m}");
+
+    let m = load_errors(
+        "lines-without-edges",
+        &format!(
+            "<Node name=\"root\">{PIPELINE}\n  <MechanicalObject position=\"0 0 0  1 0 0  0 1 0\"/>\n  <MeshTopology tetrahedra=\"\"/>\n  <LineCollisionModel/>\n</Node>\n"
+        ),
+    );
+    assert!(m.contains("lines-without-edges.scn:9:3") && m.contains("needs a topology with edges"), "{m}");
+}
+
+#[test]
+fn lagrangian_responses_are_refused_until_free_motion_is_supported() {
+    let text = format!(
+        "<Node name=\"root\">{}\n</Node>\n",
+        PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint")
+    );
+    let m = load_errors("lagrangian", &text);
+    assert!(m.contains("FrictionContactConstraint response needs FreeMotionAnimationLoop support"), "{m}");
+}
