@@ -91,6 +91,8 @@ pub struct BarycentricMapping {
     stencils: Vec<Vec<(usize, f64)>>,
     /// The input topology's elements, for points placed while the scene runs (contact mappers).
     elements: MeshData,
+    /// Points are placed by code ([`PointMapper`]), not located at init.
+    placed_by_code: bool,
 }
 
 // ----- weights in SOFA's orders ------------------------------------------------------------------
@@ -696,6 +698,7 @@ impl BarycentricMapping {
             locations: Vec::new(),
             stencils,
             elements: MeshData::default(),
+            placed_by_code: false,
         }
     }
 
@@ -752,6 +755,14 @@ impl Component for BarycentricMapping {
         };
         let mesh = cx.scene.mesh_of(topo).cloned().ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topo).label())))?;
         let class = cx.scene.entry(topo).class.name;
+        if self.placed_by_code {
+            self.mapper = MapperKind::Mesh;
+            self.locations.clear();
+            self.stencils.clear();
+            self.elements = MeshData { points: Vec::new(), hexahedra: Vec::new(), ..mesh };
+            resize_output(cx.scene, &self.ports, 0);
+            return Ok(());
+        }
 
         let pos_id = if cx.data().bool("useRestPosition") { VecId::REST_POSITION } else { VecId::POSITION };
         let read = |s: StateId| -> Vec<V3> {
@@ -837,6 +848,9 @@ fn missing(kind: &str, i: usize, n: usize) -> SimError {
 /// Points placed at run time, as SOFA's mesh-topology barycentric mapper stores them for contact
 /// mappers (the weights are those of the Mesh mapper, whatever the topology's class).
 impl PointMapper for BarycentricMapping {
+    fn points_placed_by_code(&mut self) {
+        self.placed_by_code = true;
+    }
     fn clear_points(&mut self) {
         self.locations.clear();
         self.stencils.clear();

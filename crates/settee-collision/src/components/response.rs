@@ -233,6 +233,7 @@ fn build_barycentric_mapper(scene: &mut Scene, node: NodeId, topology: Option<Co
     if let Some(t) = topology {
         scene.set_link_targets(map, "input_topology", vec![t])?;
     }
+    scene.obj_mut(map).point_mapper().ok_or_else(|| SimError::new("BarycentricMapping cannot place points"))?.points_placed_by_code();
     init_subtree(scene, node)?;
     Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
 }

@@ -103,6 +103,10 @@ pub trait ContactManager {
 /// do with barycentric and rigid mappings). Indices are the output points' indices, in the
 /// order of the calls; the caller resizes the output state to [`PointMapper::point_count`].
 pub trait PointMapper {
+    /// Called before `init` by whoever creates the mapping to place its points: the mapping then
+    /// locates nothing at init and keeps its input topology's elements for the points to come
+    /// (SOFA's contact mappers build their mapping on a mesh-topology mapper).
+    fn points_placed_by_code(&mut self);
     /// Removes every output point.
     fn clear_points(&mut self);
     fn point_count(&self) -> usize;
