@@ -66,6 +66,35 @@ fn a_ball_resting_on_a_plane_settles_at_the_penalty_equilibrium() {
 }
 
 #[test]
+fn a_rigid_ball_rests_with_its_radius_counted_twice_as_in_sofa() {
+    // A Rigid3d sphere's contact point is on its surface (c − r·n) and the rigid contact mapper
+    // adds r to the contact distance again (spec §9.5, AS IMPLEMENTED): pen = (0.5 + r) −
+    // (c_y − r), so with ks = 10·300/1.5 = 2000 the centre rests at 0.5 + 2r − m·g/ks = 2.49.
+    // The alarm distance (3) must reach that far.
+    let text = format!(
+        r#"<Node name="root" dt="0.01" gravity="0 -10 0">{}
+  <Node name="ball">
+    <EulerImplicitSolver rayleighMass="20" rayleighStiffness="0"/>
+    <CGLinearSolver iterations="50" tolerance="1e-20" threshold="1e-30"/>
+    <MechanicalObject name="ball" template="Rigid3d" position="1 3.2 -2 0 0 0 1"/>
+    <UniformMass totalMass="2"/>
+    <SphereCollisionModel template="Rigid3d" radius="1" contactStiffness="10"/>
+  </Node>{PLANE}
+</Node>"#,
+        PIPELINE.replace("alarmDistance=\"1\"", "alarmDistance=\"3\"")
+    );
+    let mut s = load("rigid-ball", &text);
+    steps(&mut s, 3000);
+    let x = state(&s, "ball").read(VecId::POSITION);
+    assert!((x[1] - 2.49).abs() < 1e-9, "rests at y = {}", x[1]);
+    // No torque: the force acts along the normal through the centre.
+    assert_eq!(&x[3..7], &[0.0, 0.0, 0.0, 1.0]);
+    // The contact points live in a child node of the ball's node, mapped rigidly.
+    let map = s.components.values().find(|e| e.class.name == "RigidMapping").expect("the rigid contact mapper");
+    assert_eq!(s.node(s.node(map.node).parent.unwrap()).name, "ball");
+}
+
+#[test]
 fn two_spheres_colliding_head_on_conserve_momentum() {
     // Both simulated: the contact is a root-level interaction, an explicit external force equal
     // and opposite on the two bodies; total momentum stays 1·3 + 3·(−1) = 0.

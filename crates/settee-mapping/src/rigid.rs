@@ -204,6 +204,32 @@ impl Component for RigidMapping {
     }
 
     settee_core::mapping_role!();
+
+    fn point_mapper(&mut self) -> Option<&mut dyn settee_core::collision::PointMapper> {
+        Some(self)
+    }
+}
+
+/// Points attached to frames at run time, as SOFA's rigid contact mapper adds them
+/// (`RigidMapping::addPoint`: local coordinates and the frame index).
+impl settee_core::collision::PointMapper for RigidMapping {
+    fn points_placed_by_code(&mut self) {}
+    fn clear_points(&mut self) {
+        self.points.clear();
+        self.frame.clear();
+        self.rotated.clear();
+    }
+    fn point_count(&self) -> usize {
+        self.points.len()
+    }
+    fn add_point_on_frame(&mut self, frame: usize, local: [f64; 3]) -> SimResult<usize> {
+        if frame >= self.n_in {
+            return Err(SimError::new(format!("no rigid frame {frame}: the input has {} frames", self.n_in)));
+        }
+        self.points.push(local);
+        self.frame.push(frame);
+        Ok(self.points.len() - 1)
+    }
 }
 
 impl Mapping for RigidMapping {

@@ -19,6 +19,7 @@ use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::diag::Diagnostic;
 use settee_core::mechanics::apply_mapping;
 use settee_core::simulation::init_subtree;
+use settee_core::types::quat_rotate;
 use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId};
 
 use super::penalty::PenalityContactForceField;
@@ -99,6 +100,8 @@ pub static RULE_BASED: ComponentClass = ComponentClass {
 struct ModelInfo {
     kind: PrimitiveKind,
     node: NodeId,
+    /// The node of the model's state (where a rigid mapper's node goes).
+    state_node: NodeId,
     name: String,
     simulated: bool,
     state: Option<StateId>,
@@ -113,9 +116,11 @@ fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
     let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
     let m = e.obj.as_ref().and_then(|o| o.collision_model_ref()).ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
     let g = m.geometry();
+    let state_node = m.state().and_then(|s| scene.store.states.get(s)).map_or(e.node, |s| s.node);
     Ok(ModelInfo {
         kind: g.kind,
         node: e.node,
+        state_node,
         name: e.name.clone(),
         simulated: g.simulated,
         state: m.state(),
@@ -141,6 +146,10 @@ enum Mapper {
     /// Line and triangle models: a child node of the model's node with a Vec3d state mapped
     /// barycentrically from the model's state on the model's topology.
     Barycentric { model: ComponentId, parent: NodeId, topology: Option<ComponentId>, created: Option<(NodeId, StateId, ComponentId)> },
+    /// Rigid spheres: a child node of the rigid state's node with a Vec3d state attached to the
+    /// frames by a `RigidMapping`; a point keeps its coordinates in the sphere's frame, and the
+    /// sphere contributes its radius to the contact distance.
+    Rigid { model: ComponentId, parent: NodeId, created: Option<(NodeId, StateId, ComponentId)> },
 }
 
 impl Mapper {
@@ -150,6 +159,7 @@ impl Mapper {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
             PrimitiveKind::Line | PrimitiveKind::Triangle => Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None }),
+            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, parent: info.state_node, created: None }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
     }
@@ -158,10 +168,23 @@ impl Mapper {
     fn create(&mut self, scene: &mut Scene) -> SimResult<StateId> {
         match self {
             Mapper::Identity { state, .. } => Ok(*state),
-            Mapper::Barycentric { created: Some((_, s, _)), .. } => Ok(*s),
+            Mapper::Barycentric { created: Some((_, s, _)), .. } | Mapper::Rigid { created: Some((_, s, _)), .. } => Ok(*s),
+            Mapper::Rigid { parent, created, .. } => {
+                let node = scene.add_node(*parent, "contactPoints");
+                match build_mapper_node(scene, node, "RigidMapping", "Rigid3d,Vec3d", None) {
+                    Ok((s, map)) => {
+                        *created = Some((node, s, map));
+                        Ok(s)
+                    }
+                    Err(e) => {
+                        scene.remove_node(node);
+                        Err(e)
+                    }
+                }
+            }
             Mapper::Barycentric { parent, topology, created, .. } => {
                 let node = scene.add_node(*parent, "contactPoints");
-                match build_barycentric_mapper(scene, node, *topology) {
+                match build_mapper_node(scene, node, "BarycentricMapping", "Vec3d,Vec3d", *topology) {
                     Ok((s, map)) => {
                         *created = Some((node, s, map));
                         Ok(s)
@@ -177,7 +200,7 @@ impl Mapper {
 
     /// SOFA's `resize`: removes the previous points and sizes the state for `n`.
     fn resize(&mut self, scene: &mut Scene, n: usize) {
-        if let Mapper::Barycentric { created: Some((_, s, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, s, map)), .. } | Mapper::Rigid { created: Some((_, s, map)), .. } = self {
             if let Some(pm) = scene.obj_mut(*map).point_mapper() {
                 pm.clear_points();
             }
@@ -203,13 +226,24 @@ impl Mapper {
                 };
                 Ok((index, 0.0))
             }
-            Mapper::Barycentric { created: None, .. } => Err(SimError::new("contact points added before the mapper's state was created")),
+            Mapper::Rigid { model, created: Some((_, _, map)), .. } => {
+                let g = geometry_of(scene, *model);
+                let (Some(c), Some(q), Some(&r)) = (g.x.get(elem), g.orientations.get(elem), g.radius.get(elem)) else {
+                    return Err(SimError::new(format!("contact on sphere {elem} of '{}', which has {} spheres", g.name, g.len())));
+                };
+                // SOFA's `Quat::inverseRotate` of the point relative to the frame's origin.
+                let cp = p - c;
+                let local = quat_rotate([-q[0], -q[1], -q[2], q[3]], [cp[0], cp[1], cp[2]]);
+                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                Ok((pm.add_point_on_frame(elem, local)?, r))
+            }
+            Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => Err(SimError::new("contact points added before the mapper's state was created")),
         }
     }
 
     /// SOFA's `update`: maps positions and velocities to the contact points.
     fn update(&mut self, scene: &mut Scene) -> SimResult {
-        if let Mapper::Barycentric { created: Some((_, _, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
             apply_mapping(scene, *map, VecId::POSITION, VecId::VELOCITY)?;
         }
         Ok(())
@@ -217,7 +251,7 @@ impl Mapper {
 
     /// SOFA's `cleanup`: deletes the mapper's node.
     fn cleanup(&mut self, scene: &mut Scene) {
-        if let Mapper::Barycentric { created, .. } = self {
+        if let Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } = self {
             if let Some((node, _, _)) = created.take() {
                 scene.remove_node(node);
             }
@@ -225,15 +259,15 @@ impl Mapper {
     }
 }
 
-/// Fills a barycentric mapper's node: a Vec3d state mapped from the parent's state, on the model's
-/// topology, with no point yet.
-fn build_barycentric_mapper(scene: &mut Scene, node: NodeId, topology: Option<ComponentId>) -> SimResult<(StateId, ComponentId)> {
+/// Fills a mapper's node: a Vec3d state mapped by `mapping` (of template `template`) from the
+/// parent's state — on `topology` for barycentric mappers — with no point yet.
+fn build_mapper_node(scene: &mut Scene, node: NodeId, mapping: &str, template: &str, topology: Option<ComponentId>) -> SimResult<(StateId, ComponentId)> {
     let mo = scene.create_component(node, "MechanicalObject", Some("Vec3d"), &[("name", "contactPoints")])?;
-    let map = scene.create_component(node, "BarycentricMapping", Some("Vec3d,Vec3d"), &[("input", "@.."), ("output", "@.")])?;
+    let map = scene.create_component(node, mapping, Some(template), &[("input", "@.."), ("output", "@.")])?;
     if let Some(t) = topology {
         scene.set_link_targets(map, "input_topology", vec![t])?;
     }
-    scene.obj_mut(map).point_mapper().ok_or_else(|| SimError::new("BarycentricMapping cannot place points"))?.points_placed_by_code();
+    scene.obj_mut(map).point_mapper().ok_or_else(|| SimError::new(format!("{mapping} cannot place points")))?.points_placed_by_code();
     init_subtree(scene, node)?;
     Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
 }
