@@ -187,6 +187,51 @@ fn contacts_made_and_broken_for_ten_thousand_steps_leave_no_trace() {
     assert!(s.nodes.len() <= baseline.nodes + 1 && s.store.states.len() <= baseline.states + 1);
 }
 
+#[test]
+fn points_inside_a_tetrahedron_are_pushed_out_along_their_normals() {
+    // DiscreteIntersection's Tetrahedron–Point: a point P inside the tetrahedron, with vertex
+    // normal n = +z, gets X = P − n·l on the face z = 0 (l = 0.5), normal −n, value −l. The penalty
+    // contact (contact distance 0, ks = 10·20 = 200) maps its first point barycentrically into the
+    // tetrahedron at X and pushes P along −n with ks·l = 100.
+    let text = r#"<Node name="root" dt="0.001" gravity="0 0 0">
+  <CollisionPipeline/>
+  <BruteForceBroadPhase/>
+  <BVHNarrowPhase/>
+  <DiscreteIntersection/>
+  <CollisionResponse response="PenalityContactForceField"/>
+  <Node name="block">
+    <MechanicalObject name="block" position="0 0 0  4 0 0  0 4 0  0 0 4"/>
+    <MeshTopology tetrahedra="0 1 2 3"/>
+    <TetrahedronCollisionModel simulated="0" moving="0" contactStiffness="20"/>
+  </Node>
+  <Node name="sheet">
+    <EulerExplicitSolver symplectic="true"/>
+    <MechanicalObject name="sheet" position="0.5 0.5 0.5  1 0.5 0.5  0.5 1 0.5"/>
+    <MeshTopology triangles="0 1 2"/>
+    <UniformMass vertexMass="1"/>
+    <PointCollisionModel computeNormals="true" contactStiffness="10"/>
+  </Node>
+</Node>"#;
+    let mut s = load("tetra-point", text);
+    steps(&mut s, 1);
+    let ff = s.components.values().find(|e| e.class.name == "PenalityContactForceField").expect("a contact");
+    let pen = ff.obj.as_ref().unwrap().as_any().downcast_ref::<settee_collision::components::penalty::PenalityContactForceField>().unwrap();
+    let contacts = pen.contacts();
+    assert_eq!(contacts.len(), 3);
+    let tetra_points = state(&s, "contactPoints").read(VecId::POSITION).to_vec();
+    let expected = [[0.5, 0.5], [1.0, 0.5], [0.5, 1.0]];
+    for (k, c) in contacts.iter().enumerate() {
+        assert_eq!((c.m1, c.m2, c.dist, c.ks), (k, k, 0.0, 200.0));
+        assert_eq!([c.normal[0], c.normal[1], c.normal[2]], [0.0, 0.0, -1.0]);
+        assert!((c.pen - 0.5).abs() < 1e-15, "{c:?}");
+        let x = &tetra_points[3 * k..3 * k + 3];
+        assert!((x[0] - expected[k][0]).abs() < 1e-15 && (x[1] - expected[k][1]).abs() < 1e-15 && x[2].abs() < 1e-15, "{x:?}");
+    }
+    // Symplectic Euler: v = h·F/m = 0.001·100 = 0.1 along −z.
+    let v = state(&s, "sheet").read(VecId::VELOCITY);
+    assert!((v[2] + 0.1).abs() < 1e-12, "{v:?}");
+}
+
 fn load_errors(name: &str, text: &str) -> String {
     let path = temp_scene(name, text);
     match settee::load(&path, &settee::factory(), &[]) {

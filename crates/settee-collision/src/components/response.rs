@@ -158,7 +158,7 @@ impl Mapper {
         match info.kind {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
-            PrimitiveKind::Line | PrimitiveKind::Triangle => Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None }),
+            PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None }),
             PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, parent: info.state_node, created: None }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
@@ -223,6 +223,7 @@ impl Mapper {
                     BaryPoint::Line(e, fx) => pm.add_point_in_line(e, fx)?,
                     BaryPoint::Triangle(t, fx, fy) => pm.add_point_in_triangle(t, fx, fy)?,
                     BaryPoint::Quad(q, fx, fy) => pm.add_point_in_quad(q, fx, fy)?,
+                    BaryPoint::Tetrahedron(t, f) => pm.add_point_in_tetrahedron(t, f)?,
                 };
                 Ok((index, 0.0))
             }
@@ -277,6 +278,7 @@ enum BaryPoint {
     Line(usize, f64),
     Triangle(usize, f64, f64),
     Quad(usize, f64, f64),
+    Tetrahedron(usize, [f64; 3]),
 }
 
 /// The barycentric coordinates SOFA's mesh-topology mapper gives point `p` of element `elem`
@@ -314,6 +316,15 @@ fn barycentric_point(g: &ModelGeometry, p: &Vec3, elem: usize) -> SimResult<Bary
             let base = invert3(&mt).ok_or_else(|| SimError::new(format!("degenerate quad {q} in the contact mapper of '{}'", g.name)))?;
             let b = mat3_mul(&base, &pos);
             Ok(BaryPoint::Quad(q, b[0], b[1]))
+        }
+        PrimitiveKind::Tetrahedron => {
+            if elem >= g.tetrahedra.len() {
+                return Err(bad());
+            }
+            // The tetrahedron's barycentric transform applied to P (SOFA's `Tetrahedron::getBary`).
+            let (coord0, coord2bary) = crate::intersection::discrete::tetrahedron_coord2bary(g, elem);
+            let b = mat3_mul(&coord2bary, &(p - coord0));
+            Ok(BaryPoint::Tetrahedron(elem, [b[0], b[1], b[2]]))
         }
         k => Err(SimError::new(format!("no barycentric contact mapper for {k:?} models"))),
     }

@@ -140,7 +140,7 @@ pub(crate) fn triangle_line(
 /// update: `coord0 = p1` and the inverse of the matrix whose columns are `p2 − p1, p3 − p1,
 /// p4 − p1` (the zero matrix when it is singular: SOFA's default-initialised `minv` is left
 /// untouched by a failed inversion).
-fn tetrahedron_coord2bary(g: &ModelGeometry, i: usize) -> (Vec3, Mat3) {
+pub(crate) fn tetrahedron_coord2bary(g: &ModelGeometry, i: usize) -> (Vec3, Mat3) {
     let t = g.tetrahedra[i];
     let p1 = g.x[t[0]];
     let cols = [g.x[t[1]] - p1, g.x[t[2]] - p1, g.x[t[3]] - p1];

@@ -2,7 +2,7 @@
 //! kinds, producing [`DetectionOutput`]s.
 
 mod common;
-mod discrete;
+pub(crate) mod discrete;
 mod local_min_distance;
 mod min_proximity;
 mod new_proximity;
