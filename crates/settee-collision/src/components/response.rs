@@ -402,8 +402,22 @@ impl PenaltyResponse {
                 let s2 = self.mappers.1.create(scene)?;
                 let ff = scene.create_component(Scene::ROOT, super::penalty::CLASS.name, Some("Vec3d"), &[("name", &self.name)])?;
                 scene.detach_component(ff);
-                scene.set_link_targets(ff, "object1", vec![scene.store.get(s1).owner])?;
-                scene.set_link_targets(ff, "object2", vec![scene.store.get(s2).owner])?;
+                let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
+                scene.set_link_targets(ff, "object1", vec![o1])?;
+                scene.set_link_targets(ff, "object2", vec![o2])?;
+                // The force field carries the tags of both contact-point states (SOFA's
+                // `setInteractionTags`), for tag-filtered solvers and visitors.
+                let mut tags: Vec<String> = Vec::new();
+                for o in [o1, o2] {
+                    if let Some(Value::Strings(t)) = scene.entry(o).data.field("tags").map(|f| f.value.clone()) {
+                        for tag in t {
+                            if !tags.contains(&tag) {
+                                tags.push(tag);
+                            }
+                        }
+                    }
+                }
+                scene.entry_mut(ff).data.set("tags", Value::Strings(tags));
                 settee_core::simulation::init_components(scene, &[ff])?;
                 self.force_field = Some(ff);
                 ff
