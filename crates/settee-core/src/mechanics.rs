@@ -353,6 +353,27 @@ fn with_io(
         let obj = scene.components[c].obj.as_ref().expect("component taken out");
         unique(&obj.force_field_ref().map(|f| f.states()).unwrap_or_default())
     };
+    if scope.is_none_or(|sc| states.iter().all(|s| sc.contains_state(*s))) {
+        // Every state is solved here (the usual case): lend the vectors themselves.
+        let mut outs: Vec<Vec<f64>> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
+        let result = {
+            let Scene { components, store, .. } = scene;
+            let obj = components[c].obj.as_deref_mut().expect("component taken out");
+            let mut io = ForceIo {
+                f: outs.iter_mut().map(|v| v.as_mut_slice()).collect(),
+                x: states.iter().map(|s| store.get(*s).read(r1)).collect(),
+                v: match r2 {
+                    Some(r2) => states.iter().map(|s| store.get(*s).read(r2)).collect(),
+                    None => Vec::new(),
+                },
+            };
+            call(obj, &params, &mut io)
+        };
+        for (s, v) in states.iter().zip(outs) {
+            scene.store.get_mut(*s).put(out, v);
+        }
+        return result.map_err(|e| label_error(scene, c, e));
+    }
     let inside: Vec<bool> = states.iter().map(|s| scope.is_none_or(|sc| sc.contains_state(*s))).collect();
     let mut outs: Vec<Vec<f64>> = states
         .iter()
