@@ -103,6 +103,17 @@ fn dot3(a: [f64; 3], n: &Vec3) -> f64 {
     a[0] * n[0] + a[1] * n[1] + a[2] * n[2]
 }
 
+/// `f[i] += v` (sign 1) or `f[i] −= v` (sign −1).
+fn add3(f: &mut [f64], i: usize, v: [f64; 3], sign: f64) {
+    for (fk, vk) in f[3 * i..3 * i + 3].iter_mut().zip(v) {
+        if sign > 0.0 {
+            *fk += vk;
+        } else {
+            *fk -= vk;
+        }
+    }
+}
+
 fn sub3(x: &[f64], i: usize, y: &[f64], j: usize) -> [f64; 3] {
     [x[3 * i] - y[3 * j], x[3 * i + 1] - y[3 * j + 1], x[3 * i + 2] - y[3 * j + 2]]
 }
@@ -143,12 +154,8 @@ impl ForceField for PenalityContactForceField {
             if c.pen > 0.0 {
                 let f_n = c.ks * c.pen;
                 let force = [-c.normal[0] * f_n, -c.normal[1] * f_n, -c.normal[2] * f_n];
-                for k in 0..3 {
-                    io.f[0][3 * c.m1 + k] += force[k];
-                }
-                for k in 0..3 {
-                    io.f[second][3 * c.m2 + k] -= force[k];
-                }
+                add3(io.f[0], c.m1, force, 1.0);
+                add3(io.f[second], c.m2, force, -1.0);
             }
         }
         Ok(())
@@ -163,12 +170,8 @@ impl ForceField for PenalityContactForceField {
                 let dpen = -dot3(du, &c.normal);
                 let df_n = c.ks * dpen * k_factor;
                 let dforce = [-c.normal[0] * df_n, -c.normal[1] * df_n, -c.normal[2] * df_n];
-                for k in 0..3 {
-                    io.f[0][3 * c.m1 + k] += dforce[k];
-                }
-                for k in 0..3 {
-                    io.f[second][3 * c.m2 + k] -= dforce[k];
-                }
+                add3(io.f[0], c.m1, dforce, 1.0);
+                add3(io.f[second], c.m2, dforce, -1.0);
             }
         }
         Ok(())
