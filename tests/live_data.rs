@@ -1,5 +1,6 @@
 //! Data that change while the scene runs stay live for their readers: an engine whose input
 //! moves recomputes its outputs at the start of the step, and Data linked to them follow.
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 
 use settee_core::simulation::animate;
 use settee_core::Scene;

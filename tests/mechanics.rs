@@ -1,4 +1,5 @@
 //! End-to-end mechanics with analytic answers.
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 
 use settee_core::{Scene, VecId};
 use settee_tests::temp_scene;

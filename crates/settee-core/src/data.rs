@@ -764,6 +764,7 @@ impl DataSet {
         }
     }
 
+    #[allow(clippy::disallowed_methods)] // the name-based getters build on one another
     pub fn vec3(&self, name: &str) -> [f64; 3] {
         let r = self.reals(name);
         [

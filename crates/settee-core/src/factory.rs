@@ -130,6 +130,7 @@ impl Factory {
     /// parses the attributes and runs the class's `parsed` hook. Problems are reported into the
     /// scene's messages; `None` when the component could not be created.
     #[allow(clippy::too_many_arguments)] // mirrors an XML element: class, template, attributes, position, directory
+    #[allow(clippy::disallowed_methods)] // generic: reads the common `name` Data of whatever class it creates
     pub fn create(
         &self,
         scene: &mut Scene,

@@ -422,6 +422,7 @@ impl BoxROI {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
     use settee_core::{Attr, Factory, Scene};

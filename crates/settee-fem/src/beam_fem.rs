@@ -53,6 +53,17 @@ static LINKS: &[LinkDecl] = &[link(
     "link to the topology container (its edges are the beams; default: the context topology)",
 )];
 
+settee_core::data_refs! {
+    static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    RADIUS: Real = "radius";
+    RADIUS_INNER: Real = "radiusInner";
+    USE_SYMMETRIC_ASSEMBLY: Bool = "useSymmetricAssembly";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    LIST_SEGMENT: Indices = "listSegment";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "BeamFEMForceField",
     description: "Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.",
@@ -65,7 +76,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -525,13 +536,13 @@ impl Component for BeamFEMForceField {
                 rest.len() / 7
             )));
         }
-        let (young, poisson) = material_lists(cx);
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
         let d = cx.data();
-        let radius = d.real("radius");
-        let radius_inner = d.real("radiusInner");
-        self.symmetric_assembly = d.bool("useSymmetricAssembly");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let list: Vec<usize> = d.indices("listSegment").to_vec();
+        let radius = d.get(RADIUS);
+        let radius_inner = d.get(RADIUS_INNER);
+        self.symmetric_assembly = d.get(USE_SYMMETRIC_ASSEMBLY);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let list: Vec<usize> = d.get(LIST_SEGMENT).to_vec();
         self.active = (0..mesh.edges.len()).collect();
         if !list.is_empty() {
             if list.iter().all(|&i| i < mesh.edges.len()) {

@@ -54,6 +54,16 @@ static LINKS: &[LinkDecl] = &[link(
     "topology whose hexahedra are the elements (default: the context topology)",
 )];
 
+// Also read by HexahedronFEMForceFieldAndMass, whose `init` runs this one's.
+settee_core::data_refs! {
+    pub(crate) static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    METHOD: Text = "method";
+    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "HexahedronFEMForceField",
     description:
@@ -67,7 +77,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -176,11 +186,11 @@ impl Component for HexahedronFEMForceField {
         }
 
         let d = cx.data();
-        let young = d.reals("youngModulus").to_vec();
-        let poisson = d.reals("poissonRatio").to_vec();
-        let method = HexaMethod::from_sofa_name(d.str("method"));
-        self.update_stiffness = d.bool("updateStiffnessMatrix");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let young = d.get(YOUNG_MODULUS).to_vec();
+        let poisson = d.get(POISSON_RATIO).to_vec();
+        let method = HexaMethod::from_sofa_name(d.get(METHOD));
+        self.update_stiffness = d.get(UPDATE_STIFFNESS_MATRIX);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         if young.is_empty() {
             cx.warn("youngModulus is empty: using 5000");
         }

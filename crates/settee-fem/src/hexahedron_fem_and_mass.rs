@@ -18,13 +18,14 @@ use rayon::prelude::*;
 
 use settee_core::component::{link, Mass};
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles,
     SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::hexa::Vec3;
-use crate::hexahedron_fem::HexahedronFEMForceField;
+use crate::hexahedron_fem::{self as hexa_ff, HexahedronFEMForceField};
 
 static DATA: &[DataDecl] = &[
     // HexahedronFEMForceField
@@ -49,6 +50,26 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
 
+const DENSITY: DataRef<data_ref::Real> = DataRef::new("density");
+const LUMPED_MASS: DataRef<data_ref::Bool> = DataRef::new("lumpedMass");
+const SEPARATE_GRAVITY: DataRef<data_ref::Bool> = DataRef::new("separateGravity");
+const RAYLEIGH_MASS: DataRef<data_ref::Real> = DataRef::new("rayleighMass");
+const MASS_MATRICES: DataRef<data_ref::Reals> = DataRef::new("massMatrices");
+
+/// The force field's references (its `init` reads this component's Data) and the mass's own.
+static READS: &[DataUse] = &[
+    hexa_ff::YOUNG_MODULUS.erased(),
+    hexa_ff::POISSON_RATIO.erased(),
+    hexa_ff::METHOD.erased(),
+    hexa_ff::UPDATE_STIFFNESS_MATRIX.erased(),
+    hexa_ff::RAYLEIGH_STIFFNESS.erased(),
+    DENSITY.erased(),
+    LUMPED_MASS.erased(),
+    SEPARATE_GRAVITY.erased(),
+    RAYLEIGH_MASS.erased(),
+    MASS_MATRICES.erased(),
+];
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "HexahedronFEMForceFieldAndMass",
     description: "HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).",
@@ -61,7 +82,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -164,11 +185,11 @@ impl Component for HexahedronFEMForceFieldAndMass {
         let n = cx.state_size(s);
         let rest = cx.rest_or_position(s);
         let d = cx.data();
-        let density = d.real("density");
-        self.lumped = d.bool("lumpedMass");
-        self.separate_gravity = d.bool("separateGravity");
-        self.rayleigh_mass = d.real("rayleighMass");
-        let given = d.reals("massMatrices").to_vec();
+        let density = d.get(DENSITY);
+        self.lumped = d.get(LUMPED_MASS);
+        self.separate_gravity = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        let given = d.get(MASS_MATRICES).to_vec();
         let elements = self.ff.elements().to_vec();
         if !given.len().is_multiple_of(576) {
             cx.warn(format!("massMatrices has {} values, not a multiple of 24×24: the incomplete matrix is ignored", given.len()));
@@ -369,8 +390,17 @@ impl Mass for HexahedronFEMForceFieldAndMass {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
+
+    /// The force field's `init` reads this component's Data: its references are all listed.
+    #[test]
+    fn lists_the_force_field_references() {
+        for r in hexa_ff::READS {
+            assert!(READS.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{r:?} is not listed");
+        }
+    }
     use crate::test_support::{max_abs, mul, perturb, Harness};
     use settee_core::ComponentId;
 

@@ -45,6 +45,14 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose quads are the elements (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    THICKNESS: Real = "thickness";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "QuadBendingFEMForceField",
     description: "Bending Quad finite elements",
@@ -57,7 +65,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -229,12 +237,12 @@ impl Component for QuadBendingFEMForceField {
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
         let d = cx.data();
-        let (young, poisson) = (d.reals("youngModulus").to_vec(), d.reals("poissonRatio").to_vec());
+        let (young, poisson) = (d.get(YOUNG_MODULUS).to_vec(), d.get(POISSON_RATIO).to_vec());
         if young.is_empty() || poisson.is_empty() {
             return Err(cx.error("youngModulus and poissonRatio need at least one value").hint("give one value for all quads or one per quad"));
         }
-        let thickness = d.real("thickness");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let thickness = d.get(THICKNESS);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
+use settee_core::data_ref::{DataRef, Reals};
 
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
@@ -83,10 +84,10 @@ pub(crate) fn local_factor(lsf: &[f64], i: usize, n: usize) -> f64 {
 
 /// Reads `youngModulus` / `poissonRatio` with SOFA's validation (empty → default, negative
 /// Young's modulus → 5000, Poisson's ratio outside `[0, 0.5)` → 0.45), warning as SOFA does.
-pub(crate) fn material_lists(cx: &mut InitCtx) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn material_lists(cx: &mut InitCtx, young_modulus: DataRef<Reals>, poisson_ratio: DataRef<Reals>) -> (Vec<f64>, Vec<f64>) {
     let d = cx.data();
-    let mut young = d.reals("youngModulus").to_vec();
-    let mut poisson = d.reals("poissonRatio").to_vec();
+    let mut young = d.get(young_modulus).to_vec();
+    let mut poisson = d.get(poisson_ratio).to_vec();
     if young.is_empty() {
         cx.warn("youngModulus is empty: using 5000");
         young.push(DEFAULT_YOUNG);
@@ -110,6 +111,10 @@ pub(crate) fn material_lists(cx: &mut InitCtx) -> (Vec<f64>, Vec<f64>) {
     (young, poisson)
 }
 
+/// A grid topology's points per axis, read from the grid (declared by settee-topology; the
+/// crate's tests check this reference against the grid classes).
+pub(crate) const GRID_N: DataRef<Reals> = DataRef::new("n");
+
 /// The number of cells along x and y of a grid topology (`GridTopology` and its subclasses), or
 /// SOFA's fallback `(2, 1)` for other topologies.
 pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize, usize) {
@@ -121,7 +126,7 @@ pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize
     ) {
         return (2, 1);
     }
-    let n = e.data.reals("n");
+    let n = e.data.get(GRID_N);
     let nx = n.first().copied().unwrap_or(2.0) as usize;
     let ny = n.get(1).copied().unwrap_or(2.0) as usize;
     (nx.saturating_sub(1), ny.saturating_sub(1))
@@ -283,5 +288,18 @@ impl TetraEngine {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid's Data this crate reads are declared by the grid classes, with these types.
+    #[test]
+    fn grid_reference_matches_the_grid_classes() {
+        for class in [&settee_topology::grid_topology::GRID_CLASS, &settee_topology::grid_topology::REGULAR_CLASS] {
+            GRID_N.erased().check(class.data).unwrap();
+        }
     }
 }

@@ -36,6 +36,17 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra are the elements (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    METHOD: Text = "method";
+    COMPUTE_GLOBAL_MATRIX: Bool = "computeGlobalMatrix";
+    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
+    LOCAL_STIFFNESS_FACTOR: Reals = "localStiffnessFactor";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TetrahedralCorotationalFEMForceField",
     description: "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
@@ -48,7 +59,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -105,22 +116,22 @@ impl Component for TetrahedralCorotationalFEMForceField {
         if rest.len() < 3 * n {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
         }
-        let (young, poisson) = material_lists(cx);
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
         let d = cx.data();
-        let method = match d.str("method") {
+        let method = match d.get(METHOD) {
             "small" => TetraMethod::Small,
             "polar" => TetraMethod::Polar,
             _ => TetraMethod::Large,
         };
         let opts = TetraOptions {
             method,
-            assembling: d.bool("computeGlobalMatrix"),
-            update_stiffness: d.bool("updateStiffnessMatrix"),
+            assembling: d.get(COMPUTE_GLOBAL_MATRIX),
+            update_stiffness: d.get(UPDATE_STIFFNESS_MATRIX),
             large_update: LargeStiffnessUpdate::AllEntries,
             plasticity: Plasticity::DISABLED,
         };
-        let lsf = d.reals("localStiffnessFactor").to_vec();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         if opts.assembling && method == TetraMethod::Polar {
             cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
         }
@@ -162,6 +173,7 @@ impl ForceField for TetrahedralCorotationalFEMForceField {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
     use crate::test_support::{max_abs, mul, perturb, Harness};

@@ -49,6 +49,22 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    METHOD: Text = "method";
+    COMPUTE_GLOBAL_MATRIX: Bool = "computeGlobalMatrix";
+    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
+    PLASTIC_MAX_THRESHOLD: Real = "plasticMaxThreshold";
+    PLASTIC_YIELD_THRESHOLD: Real = "plasticYieldThreshold";
+    PLASTIC_CREEP: Real = "plasticCreep";
+    LOCAL_STIFFNESS_FACTOR: Reals = "localStiffnessFactor";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    UPDATE_STIFFNESS: Bool = "updateStiffness";
+    COMPUTE_VON_MISES_STRESS: Int = "computeVonMisesStress";
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TetrahedronFEMForceField",
     description: "Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.",
@@ -61,7 +77,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -153,13 +169,13 @@ impl TetrahedronFEMForceField {
 
     fn read_options(cx: &mut InitCtx) -> TetraOptions {
         let d = cx.data();
-        let name = d.str("method").to_string();
-        let assembling = d.bool("computeGlobalMatrix");
-        let update_stiffness = d.bool("updateStiffnessMatrix");
+        let name = d.get(METHOD).to_string();
+        let assembling = d.get(COMPUTE_GLOBAL_MATRIX);
+        let update_stiffness = d.get(UPDATE_STIFFNESS_MATRIX);
         let plasticity = Plasticity {
-            max_threshold: d.real("plasticMaxThreshold"),
-            yield_threshold: d.real("plasticYieldThreshold"),
-            creep: d.real("plasticCreep"),
+            max_threshold: d.get(PLASTIC_MAX_THRESHOLD),
+            yield_threshold: d.get(PLASTIC_YIELD_THRESHOLD),
+            creep: d.get(PLASTIC_CREEP),
         };
         let method = TetraMethod::from_sofa_name(&name).unwrap_or_else(|| {
             cx.warn(format!("unknown method \"{name}\": using \"large\" (choices: small, large, polar, svd)"));
@@ -206,13 +222,13 @@ impl Component for TetrahedronFEMForceField {
         if rest.len() < 3 * n {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
         }
-        let (young, poisson) = material_lists(cx);
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
         let opts = Self::read_options(cx);
         let d = cx.data();
-        let lsf = d.reals("localStiffnessFactor").to_vec();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        self.update_materials = d.bool("updateStiffness");
-        if d.int("computeVonMisesStress") == 1 && opts.method == TetraMethod::Small {
+        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.update_materials = d.get(UPDATE_STIFFNESS);
+        if d.get(COMPUTE_VON_MISES_STRESS) == 1 && opts.method == TetraMethod::Small {
             cx.warn("computeVonMisesStress=1 (corotational strain) is not available with method \"small\" (SOFA marks the component invalid but keeps computing forces)");
         }
         self.engine.build(s, n, tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| {
@@ -242,10 +258,10 @@ impl Component for TetrahedronFEMForceField {
         }
         scene.pull_links(me);
         let d = &scene.entry(me).data;
-        let young: Vec<f64> = d.reals("youngModulus").iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
+        let young: Vec<f64> = d.get(YOUNG_MODULUS).iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
         let poisson: Vec<f64> =
-            d.reals("poissonRatio").iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
-        let lsf = d.reals("localStiffnessFactor").to_vec();
+            d.get(POISSON_RATIO).iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
+        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
         self.engine.update_materials(&young, &poisson, &lsf);
         Ok(())
     }

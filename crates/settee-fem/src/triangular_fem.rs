@@ -76,6 +76,19 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    METHOD: Text = "method";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    COMPUTE_PRINCIPAL_STRESS: Bool = "computePrincipalStress";
+    HOSFORD_EXPONANT: Real = "hosfordExponant";
+    CRITERIA_VALUE: Real = "criteriaValue";
+    ROTATED_INITIAL_ELEMENTS: Reals = "rotatedInitialElements";
+    INITIAL_TRANSFORMATION: Reals = "initialTransformation";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TriangularFEMForceField",
     description: "Corotational Triangular finite elements for dynamic topology",
@@ -88,7 +101,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -417,8 +430,8 @@ impl Component for TriangularFEMForceField {
                 .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        let (young, poisson) = material_lists(cx);
-        let method_name = cx.data().str("method").to_string();
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let method_name = cx.data().get(METHOD).to_string();
         self.method = match method_name.as_str() {
             "small" => Method::Small,
             "large" => Method::Large,
@@ -428,12 +441,12 @@ impl Component for TriangularFEMForceField {
             }
         };
         let d = cx.data();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        self.principal_stress = d.bool("computePrincipalStress");
-        self.hosford = d.real("hosfordExponant");
-        self.criteria = d.real("criteriaValue");
-        let given_rest = d.is_set("rotatedInitialElements").then(|| d.reals("rotatedInitialElements").to_vec());
-        let given_rot = d.is_set("initialTransformation").then(|| d.reals("initialTransformation").to_vec());
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.principal_stress = d.get(COMPUTE_PRINCIPAL_STRESS);
+        self.hosford = d.get(HOSFORD_EXPONANT);
+        self.criteria = d.get(CRITERIA_VALUE);
+        let given_rest = d.is_given(ROTATED_INITIAL_ELEMENTS).then(|| d.get(ROTATED_INITIAL_ELEMENTS).to_vec());
+        let given_rot = d.is_given(INITIAL_TRANSFORMATION).then(|| d.get(INITIAL_TRANSFORMATION).to_vec());
         let nt = mesh.triangles.len();
         // SOFA reads the given rest data only for `small` (rotatedInitialElements) or for `large`
         // when both are set.

@@ -46,6 +46,14 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    REST_SCALE: Real = "restScale";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TriangularFEMForceFieldOptim",
     description: "Corotational Triangular finite elements",
@@ -58,7 +66,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(drop_method),
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -253,10 +261,10 @@ impl Component for TriangularFEMForceFieldOptim {
                 .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        let (young, poisson) = material_lists(cx);
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
         let d = cx.data();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let rest_scale = d.is_set("restScale").then(|| d.real("restScale"));
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let rest_scale = d.is_given(REST_SCALE).then(|| d.get(REST_SCALE));
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };

@@ -59,6 +59,11 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
 
+settee_core::data_refs! {
+    static READS;
+    SUBPART_SOLVE: Bool = "subpartSolve";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "BTDLinearSolver",
     description: "Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.",
@@ -71,7 +76,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -345,7 +350,7 @@ impl Component for BtdLinearSolver {
         self.me = Some(cx.id);
         self.system.set_link(cx);
         self.factor = None;
-        if cx.data().bool("subpartSolve") {
+        if cx.data().get(SUBPART_SOLVE) {
             cx.warn("subpartSolve only matters to constraint corrections, which Settee does not have yet: the full system is solved");
         }
         Ok(())

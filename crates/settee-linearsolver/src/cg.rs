@@ -142,6 +142,14 @@ static DATA: &[DataDecl] = &[
     decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    ITERATIONS: Int = "iterations";
+    TOLERANCE: Real = "tolerance";
+    THRESHOLD: Real = "threshold";
+    WARM_START: Bool = "warmStart";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "CGLinearSolver",
     description: "Linear system solver using the conjugate gradient iterative algorithm",
@@ -154,7 +162,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -162,14 +170,14 @@ fn create(args: &CreateArgs) -> Box<dyn Component> {
 }
 
 /// Reads SOFA's unsigned `iterations`.
-pub(crate) fn read_iterations(cx: &InitCtx) -> SimResult<u64> {
-    let n = cx.data().int("iterations");
+pub(crate) fn read_iterations(cx: &InitCtx, iterations: settee_core::DataRef<settee_core::data_ref::Int>) -> SimResult<u64> {
+    let n = cx.data().get(iterations);
     u64::try_from(n).map_err(|_| cx.error(format!("iterations = {n} is negative")).hint("give the maximum number of iterations as a non-negative integer"))
 }
 
 /// Reads a tolerance that SOFA resets to 1e-5 when negative.
-pub(crate) fn read_positive_or_default(cx: &mut InitCtx, name: &str) -> f64 {
-    let v = cx.data().real(name);
+pub(crate) fn read_positive_or_default(cx: &mut InitCtx, r: settee_core::DataRef<settee_core::data_ref::Real>) -> f64 {
+    let (v, name) = (cx.data().get(r), r.name());
     if v < 0.0 {
         cx.warn(format!("'{name}' must be a positive value: default value used: 1e-5"));
         cx.data_mut().set(name, Value::Real(1e-5));
@@ -214,10 +222,10 @@ impl Component for CgLinearSolver {
         self.me = Some(cx.id);
         self.system.set_link(cx);
         self.params = CgParams {
-            iterations: read_iterations(cx)?,
-            tolerance: read_positive_or_default(cx, "tolerance"),
-            threshold: read_positive_or_default(cx, "threshold"),
-            warm_start: cx.data().bool("warmStart"),
+            iterations: read_iterations(cx, ITERATIONS)?,
+            tolerance: read_positive_or_default(cx, TOLERANCE),
+            threshold: read_positive_or_default(cx, THRESHOLD),
+            warm_start: cx.data().get(WARM_START),
         };
         self.time_step_count = 0;
         self.last = None;

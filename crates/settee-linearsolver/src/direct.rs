@@ -25,6 +25,11 @@ static LDL_DATA: &[DataDecl] = &[
     decl("L_nnz", Int, "0", "Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved."),
 ];
 
+settee_core::data_refs! {
+    static LDL_READS;
+    PRECOMPUTE_SYMBOLIC_DECOMPOSITION: Bool = "precomputeSymbolicDecomposition";
+}
+
 static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK, ORDERING_LINK];
 
 const fn class(
@@ -32,6 +37,7 @@ const fn class(
     description: &'static str,
     data: &'static [&'static [DataDecl]],
     create: fn(&CreateArgs) -> Box<dyn Component>,
+    reads: &'static [settee_core::DataUse],
 ) -> ComponentClass {
     ComponentClass {
         name,
@@ -45,7 +51,7 @@ const fn class(
         create,
         preparse: None,
         no_src_link: &[],
-        reads: &[],
+        reads,
     }
 }
 
@@ -54,30 +60,35 @@ pub static SPARSE_LDL: ComponentClass = class(
     "Direct Linear Solver using a Sparse LDL^T factorization.",
     &[MATRIX_SOLVER_DATA, LDL_DATA],
     |_| Box::new(DirectLinearSolver::new(DirectKind::Ldlt, true)),
+    LDL_READS,
 );
 pub static EIGEN_LDLT: ComponentClass = class(
     "EigenSimplicialLDLT",
     "Direct Linear Solver using a Simplicial LDLT factorization of the Eigen library",
     &[MATRIX_SOLVER_DATA],
     |_| Box::new(DirectLinearSolver::new(DirectKind::Ldlt, false)),
+    &[],
 );
 pub static EIGEN_LLT: ComponentClass = class(
     "EigenSimplicialLLT",
     "Direct Linear Solver using a Simplicial LLT factorization of the Eigen library",
     &[MATRIX_SOLVER_DATA],
     |_| Box::new(DirectLinearSolver::new(DirectKind::Llt, false)),
+    &[],
 );
 pub static EIGEN_LU: ComponentClass = class(
     "EigenSparseLU",
     "Direct Linear Solver using a Sparse LU factorization of the Eigen library",
     &[MATRIX_SOLVER_DATA],
     |_| Box::new(DirectLinearSolver::new(DirectKind::Lu, false)),
+    &[],
 );
 pub static EIGEN_QR: ComponentClass = class(
     "EigenSparseQR",
     "Direct Linear Solver using a Sparse QR factorization of the Eigen library",
     &[MATRIX_SOLVER_DATA],
     |_| Box::new(DirectLinearSolver::new(DirectKind::Qr, false)),
+    &[],
 );
 
 /// Copies the entries of `a` that are not exactly zero (SOFA's `copyNonZeros` + `compress`).
@@ -149,7 +160,7 @@ impl Component for DirectLinearSolver {
         self.system.set_link(cx);
         let (ordering, _) = resolve_ordering(cx)?;
         self.ordering = ordering;
-        self.reuse_symbolic = !self.has_ldl_data || cx.data().bool("precomputeSymbolicDecomposition");
+        self.reuse_symbolic = !self.has_ldl_data || cx.data().get(PRECOMPUTE_SYMBOLIC_DECOMPOSITION);
         self.solver = None;
         self.factorizations = 0;
         Ok(())

@@ -110,6 +110,12 @@ static DATA: &[DataDecl] = &[
     decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    ITERATIONS: Int = "iterations";
+    TOLERANCE: Real = "tolerance";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "MinResLinearSolver",
     description: "Linear system solver using the MINRES iterative algorithm",
@@ -122,7 +128,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -149,8 +155,8 @@ impl Component for MinResLinearSolver {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.system.set_link(cx);
-        self.iterations = read_iterations(cx)?;
-        self.tolerance = cx.data().real("tolerance");
+        self.iterations = read_iterations(cx, ITERATIONS)?;
+        self.tolerance = cx.data().get(TOLERANCE);
         self.last = None;
         Ok(())
     }

@@ -80,6 +80,13 @@ static LINKS: &[LinkDecl] = &[
     link("preconditioner", Roles::LINEAR_SOLVER, "Link towards the linear solver used to precondition the conjugate gradient"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    TOLERANCE: Real = "tolerance";
+    USE_PRECOND: Bool = "use_precond";
+    ITERATIONS: Int = "iterations";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "PCGLinearSolver",
     description: "Linear system solver using the preconditioned conjugate gradient iterative algorithm",
@@ -92,7 +99,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -122,10 +129,10 @@ impl Component for PcgLinearSolver {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.iterations = read_iterations(cx)?;
-        self.tolerance = cx.data().real("tolerance");
+        self.iterations = read_iterations(cx, ITERATIONS)?;
+        self.tolerance = cx.data().get(TOLERANCE);
         self.preconditioner = None;
-        if cx.data().bool("use_precond") {
+        if cx.data().get(USE_PRECOND) {
             if let Some(&p) = cx.link_targets("preconditioner").first() {
                 let ok = cx.scene.components[p].obj.as_mut().is_some_and(|o| as_preconditioner(o.as_mut()).is_some());
                 if !ok {
@@ -141,7 +148,7 @@ impl Component for PcgLinearSolver {
         let system = cx.link_targets("linearSystem").first().copied().or_else(|| {
             cx.scene.node(cx.node()).objects.iter().copied().find(|c| cx.scene.entry(*c).class.name == "PreconditionedMatrixFreeSystem")
         });
-        self.assembling_rate = system.map_or(1, |s| cx.scene.entry(s).data.int("assemblingRate").max(0) as u64);
+        self.assembling_rate = system.map_or(1, |s| cx.scene.entry(s).data.get(crate::system::ASSEMBLING_RATE).max(0) as u64);
         self.refresh_counter = self.assembling_rate;
         self.last = None;
         Ok(())

@@ -58,7 +58,7 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
     Ok(())
 }
 
-const fn class(name: &'static str, description: &'static str, templates: &'static [&'static str], data: &'static [&'static [DataDecl]], links: &'static [LinkDecl], create: fn(&CreateArgs) -> Box<dyn Component>) -> ComponentClass {
+const fn class(name: &'static str, description: &'static str, templates: &'static [&'static str], data: &'static [&'static [DataDecl]], links: &'static [LinkDecl], create: fn(&CreateArgs) -> Box<dyn Component>, reads: &'static [settee_core::DataUse]) -> ComponentClass {
     ComponentClass {
         name,
         description,
@@ -71,7 +71,7 @@ const fn class(name: &'static str, description: &'static str, templates: &'stati
         create,
         preparse: None,
         no_src_link: &[],
-        reads: &[],
+        reads,
     }
 }
 
@@ -86,6 +86,7 @@ pub static JACOBI: ComponentClass = class(
     &[MATRIX_SOLVER_DATA],
     PRECONDITIONER_LINKS,
     |_| Box::new(JacobiPreconditioner::default()),
+    &[],
 );
 
 /// Keeps the inverted diagonal of the system matrix (constrained rows have a unit diagonal).
@@ -128,6 +129,7 @@ pub static BLOCK_JACOBI: ComponentClass = class(
     &[MATRIX_SOLVER_DATA],
     PRECONDITIONER_LINKS,
     |_| Box::new(BlockJacobiPreconditioner::default()),
+    &[],
 );
 
 /// Keeps the inverses of the 3×3 diagonal blocks.
@@ -186,6 +188,11 @@ impl Preconditioner for BlockJacobiPreconditioner {
 
 static SSOR_DATA: &[DataDecl] = &[decl("omega", Real, "1", "Omega coefficient")];
 
+settee_core::data_refs! {
+    static SSOR_READS;
+    OMEGA: Real = "omega";
+}
+
 pub static SSOR: ComponentClass = class(
     "SSORPreconditioner",
     "Linear solver / preconditioner based on Symmetric Successive Over-Relaxation (SSOR).",
@@ -193,6 +200,7 @@ pub static SSOR: ComponentClass = class(
     &[MATRIX_SOLVER_DATA, SSOR_DATA],
     PRECONDITIONER_LINKS,
     |args| Box::new(SsorPreconditioner { blocks3: args.template == "CompressedRowSparseMatrixMat3x3d", ..Default::default() }),
+    SSOR_READS,
 );
 
 /// SSOR sweeps over the assembled matrix.
@@ -209,7 +217,7 @@ impl Component for SsorPreconditioner {
     component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
-        self.omega = cx.data().real("omega");
+        self.omega = cx.data().get(OMEGA);
         if self.blocks3 {
             return Err(unsupported(cx.error("the CompressedRowSparseMatrixMat3x3d variant of SSOR is not supported yet").hint("use the default template (CompressedRowSparseMatrixd)")));
         }
@@ -274,6 +282,7 @@ pub static WARP: ComponentClass = class(
     &[MATRIX_SOLVER_DATA, WARP_DATA],
     WARP_LINKS,
     |_| Box::new(WarpPreconditioner::default()),
+    &[],
 );
 
 /// With a rotation system refreshed at every step (`assemblingRate` 1), the rotations are the
@@ -299,7 +308,7 @@ impl Component for WarpPreconditioner {
         }
         if let Some(sys) = cx.link_targets("linearSystem").first() {
             let e = cx.scene.entry(*sys);
-            if e.class.name == "RotationMatrixSystem" && e.data.int("assemblingRate") != 1 {
+            if e.class.name == "RotationMatrixSystem" && e.data.get(ASSEMBLING_RATE) != 1 {
                 return Err(unsupported(cx.error("a RotationMatrixSystem with assemblingRate other than 1 is not supported yet (it needs the rotations of the force fields)").hint("use assemblingRate=\"1\"")));
             }
         }
@@ -328,6 +337,12 @@ impl Preconditioner for WarpPreconditioner {
 
 static ROTATION_SYSTEM_DATA: &[DataDecl] = &[decl("assemblingRate", Int, "1", "Rate of update of the rotations")];
 
+settee_core::data_refs! {
+    static ROTATION_SYSTEM_READS;
+    /// Also read by the WarpPreconditioner from its RotationMatrixSystem.
+    ASSEMBLING_RATE: Int = "assemblingRate";
+}
+
 pub static ROTATION_MATRIX_SYSTEM: ComponentClass = ComponentClass {
     name: "RotationMatrixSystem",
     description: "Linear system holding the rotations of a WarpPreconditioner; rebuilds the main assembled system at its assembling rate.",
@@ -340,7 +355,7 @@ pub static ROTATION_MATRIX_SYSTEM: ComponentClass = ComponentClass {
     create: |_| Box::new(RotationMatrixSystem),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: ROTATION_SYSTEM_READS,
 };
 
 /// Accepted: with `assemblingRate` 1 (checked by the WarpPreconditioner) the rotations are the
@@ -350,7 +365,7 @@ pub struct RotationMatrixSystem;
 impl Component for RotationMatrixSystem {
     component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().int("assemblingRate") < 1 {
+        if cx.data().get(ASSEMBLING_RATE) < 1 {
             return Err(cx.error("assemblingRate must be at least 1"));
         }
         Ok(())

@@ -36,6 +36,17 @@ static MATRIX_SYSTEM_DATA: &[DataDecl] = &[
 
 static SYSTEM_DATA: &[&[DataDecl]] = &[BASE_SYSTEM_DATA, MATRIX_SYSTEM_DATA];
 
+settee_core::data_refs! {
+    static SYSTEM_READS;
+    ASSEMBLE_STIFFNESS: Bool = "assembleStiffness";
+    ASSEMBLE_MASS: Bool = "assembleMass";
+    ASSEMBLE_DAMPING: Bool = "assembleDamping";
+    ASSEMBLE_GEOMETRIC_STIFFNESS: Bool = "assembleGeometricStiffness";
+    APPLY_PROJECTIVE_CONSTRAINTS: Bool = "applyProjectiveConstraints";
+    APPLY_MAPPED_COMPONENTS: Bool = "applyMappedComponents";
+    ENABLE_ASSEMBLY: Bool = "enableAssembly";
+}
+
 /// Assembled-system templates (`MatrixLinearSystem` has no GraphScattered instance in Settee).
 static SYSTEM_TEMPLATES: &[&str] = &[
     "CompressedRowSparseMatrixd",
@@ -62,7 +73,7 @@ const fn system_class(name: &'static str, description: &'static str) -> Componen
         create: |_| Box::new(MatrixLinearSystem::default()),
         preparse: None,
         no_src_link: &[],
-        reads: &[],
+        reads: SYSTEM_READS,
     }
 }
 
@@ -115,14 +126,14 @@ impl Component for MatrixLinearSystem {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
         self.options = AssemblyOptions {
-            stiffness: d.bool("assembleStiffness"),
-            mass: d.bool("assembleMass"),
-            damping: d.bool("assembleDamping"),
-            geometric_stiffness: d.bool("assembleGeometricStiffness"),
-            projective_constraints: d.bool("applyProjectiveConstraints"),
-            mapped_components: d.bool("applyMappedComponents"),
+            stiffness: d.get(ASSEMBLE_STIFFNESS),
+            mass: d.get(ASSEMBLE_MASS),
+            damping: d.get(ASSEMBLE_DAMPING),
+            geometric_stiffness: d.get(ASSEMBLE_GEOMETRIC_STIFFNESS),
+            projective_constraints: d.get(APPLY_PROJECTIVE_CONSTRAINTS),
+            mapped_components: d.get(APPLY_MAPPED_COMPONENTS),
         };
-        self.enabled = d.bool("enableAssembly");
+        self.enabled = d.get(ENABLE_ASSEMBLY);
         self.builder = None;
         self.builds = 0;
         if crate::composite::is_side_system(cx.scene, cx.id) {
@@ -130,8 +141,9 @@ impl Component for MatrixLinearSystem {
             return Ok(());
         }
         let d = cx.data();
-        for name in ["enableAssembly", "assembleStiffness", "assembleMass", "assembleDamping", "applyProjectiveConstraints", "applyMappedComponents"] {
-            if !d.bool(name) {
+        for r in [ENABLE_ASSEMBLY, ASSEMBLE_STIFFNESS, ASSEMBLE_MASS, ASSEMBLE_DAMPING, APPLY_PROJECTIVE_CONSTRAINTS, APPLY_MAPPED_COMPONENTS] {
+            let name = r.name();
+            if !d.get(r) {
                 return Err(unsupported(
                     cx.error(format!("{name}=false is not supported: Settee's solvers always assemble the whole system"))
                         .hint(format!("remove {name}=\"false\" (the linear solvers then assemble stiffness, mass, damping and projective constraints)")),
@@ -145,6 +157,12 @@ impl Component for MatrixLinearSystem {
 // ----- PreconditionedMatrixFreeSystem -----------------------------------------------------------
 
 static PRECONDITIONED_DATA: &[DataDecl] = &[decl_alias("assemblingRate", &["update_step"], Int, "1", "Rate of update of the preconditioner matrix")];
+
+settee_core::data_refs! {
+    pub(crate) static PRECONDITIONED_READS;
+    /// Also read by the PCGLinearSolver from its PreconditionedMatrixFreeSystem.
+    ASSEMBLING_RATE: Int = "assemblingRate";
+}
 
 static PRECONDITIONED_LINKS: &[LinkDecl] = &[link("preconditionerSystem", Roles::LINEAR_SYSTEM, "The linear system used by the preconditioner")];
 
@@ -160,7 +178,7 @@ pub static PRECONDITIONED_MATRIX_FREE_SYSTEM: ComponentClass = ComponentClass {
     create: |_| Box::new(PreconditionedMatrixFreeSystem),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: PRECONDITIONED_READS,
 };
 
 /// An accepted `PreconditionedMatrixFreeSystem` (PCG without preconditioner needs nothing from it).
@@ -170,7 +188,7 @@ impl Component for PreconditionedMatrixFreeSystem {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().int("assemblingRate") < 0 {
+        if cx.data().get(ASSEMBLING_RATE) < 0 {
             return Err(cx.error("assemblingRate must be a non-negative integer"));
         }
         Ok(())

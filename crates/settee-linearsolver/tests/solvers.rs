@@ -1,4 +1,5 @@
 //! Linear solvers on hand-built scenes and on plain CRS matrices, checked against dense solutions.
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 
 use std::path::Path;
 
@@ -16,6 +17,11 @@ use settee_linearsolver::{cg, minres, pcg, AssembledSpace, CgEnd, CgLinearSolver
 
 static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness matrix (scalar DOFs)")];
 
+settee_core::data_refs! {
+    static FF_READS;
+    STIFFNESS: Reals = "stiffness";
+}
+
 static FF_CLASS: ComponentClass = ComponentClass {
     name: "TestMatrixForceField",
     description: "f = -K (x - x0) with a constant dense K",
@@ -28,7 +34,7 @@ static FF_CLASS: ComponentClass = ComponentClass {
     create: ff_create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: FF_READS,
 };
 
 fn ff_create(_: &CreateArgs) -> Box<dyn Component> {
@@ -50,7 +56,7 @@ impl Component for MatrixFf {
         self.state = Some(s);
         self.x0 = cx.rest_or_position(s);
         self.n = self.x0.len();
-        self.k = cx.data().reals("stiffness").to_vec();
+        self.k = cx.data().get(STIFFNESS).to_vec();
         if self.k.len() != self.n * self.n {
             return Err(cx.error("stiffness has the wrong size"));
         }

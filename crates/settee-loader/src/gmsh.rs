@@ -20,7 +20,7 @@ use settee_core::data::DataSet;
 use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
 use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{add_in_group, normalize_groups, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::mesh::{add_in_group, normalize_groups, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
 use crate::text::{read_text, Cursor, Fields};
 
 static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
@@ -37,7 +37,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
-    reads: &[],
+    reads: MESH_LOADER_READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

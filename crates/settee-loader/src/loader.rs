@@ -13,7 +13,7 @@ use std::path::Path;
 use settee_core::data::scan_real;
 use settee_core::{component_any, Component, DataSet, InitCtx, SimResult};
 
-use crate::mesh::{process, LoadedMesh, Processing};
+use crate::mesh::{process, LoadedMesh, Processing, CREATE_SUBELEMENTS, FILENAME};
 
 /// Reads a file into raw buffers; the Data give the reader options (`flipNormals`, …).
 pub type ReadFn = fn(&Path, &DataSet) -> Result<LoadedMesh, String>;
@@ -73,13 +73,13 @@ impl MeshLoader {
     }
 
     fn load(&mut self, cx: &mut InitCtx) -> SimResult {
-        if self.format.subelements_by_default && !cx.data().is_set("createSubelements") {
+        if self.format.subelements_by_default && !cx.data().is_given(CREATE_SUBELEMENTS) {
             cx.data_mut().set("createSubelements", settee_core::Value::Bool(true));
         }
         let mesh = match &self.format.source {
             Source::Generated(generate) => generate(cx.data()).map_err(|e| cx.error(e))?,
             Source::File(read) => {
-                let name = cx.data().str("filename").trim().to_string();
+                let name = cx.data().get(FILENAME).trim().to_string();
                 if name.is_empty() {
                     self.raw_from_data = true;
                     let m = LoadedMesh::from_data(cx.data());

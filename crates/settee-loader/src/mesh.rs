@@ -64,6 +64,90 @@ pub static MESH_LOADER_DATA: &[DataDecl] = &[
     ),
 ];
 
+// The Data every mesh loader (a `MeshLoader` component) reads: `filename`, the mesh buffers
+// when no file is given, the processing options and whether the groups are given. Each mesh
+// loader class lists these and its own.
+settee_core::data_refs! {
+    pub static MESH_LOADER_READS;
+    FILENAME: Text = "filename";
+    POSITION: Reals = "position";
+    POLYLINES: Indices = "polylines";
+    EDGES: Indices = "edges";
+    TRIANGLES: Indices = "triangles";
+    QUADS: Indices = "quads";
+    POLYGONS: Indices = "polygons";
+    HIGH_ORDER_EDGE_POSITIONS: Indices = "highOrderEdgePositions";
+    HIGH_ORDER_TRIANGLE_POSITIONS: Indices = "highOrderTrianglePositions";
+    HIGH_ORDER_QUAD_POSITIONS: Indices = "highOrderQuadPositions";
+    TETRAHEDRA: Indices = "tetrahedra";
+    HEXAHEDRA: Indices = "hexahedra";
+    PRISMS: Indices = "prisms";
+    PYRAMIDS: Indices = "pyramids";
+    HIGH_ORDER_TETRAHEDRON_POSITIONS: Indices = "highOrderTetrahedronPositions";
+    HIGH_ORDER_HEXAHEDRON_POSITIONS: Indices = "highOrderHexahedronPositions";
+    NORMALS: Reals = "normals";
+    EDGES_GROUPS: Text = "edgesGroups";
+    TRIANGLES_GROUPS: Text = "trianglesGroups";
+    QUADS_GROUPS: Text = "quadsGroups";
+    POLYGONS_GROUPS: Text = "polygonsGroups";
+    TETRAHEDRA_GROUPS: Text = "tetrahedraGroups";
+    HEXAHEDRA_GROUPS: Text = "hexahedraGroups";
+    PRISMS_GROUPS: Text = "prismsGroups";
+    PYRAMIDS_GROUPS: Text = "pyramidsGroups";
+    FLIP_NORMALS: Bool = "flipNormals";
+    TRIANGULATE: Bool = "triangulate";
+    CREATE_SUBELEMENTS: Bool = "createSubelements";
+    ONLY_ATTACHED_POINTS: Bool = "onlyAttachedPoints";
+    TRANSLATION: Vec3 = "translation";
+    ROTATION: Vec3 = "rotation";
+    SCALE3D: Vec3 = "scale3d";
+    TRANSFORMATION: Reals = "transformation";
+}
+
+/// The `reads` of a mesh loader class with Data of its own: [`MESH_LOADER_READS`] followed by
+/// the class's references (a crate test checks that every mesh loader class lists them all).
+macro_rules! mesh_loader_reads {
+    ($($own:expr),* $(,)?) => {
+        &[
+            $crate::mesh::FILENAME.erased(),
+            $crate::mesh::POSITION.erased(),
+            $crate::mesh::POLYLINES.erased(),
+            $crate::mesh::EDGES.erased(),
+            $crate::mesh::TRIANGLES.erased(),
+            $crate::mesh::QUADS.erased(),
+            $crate::mesh::POLYGONS.erased(),
+            $crate::mesh::HIGH_ORDER_EDGE_POSITIONS.erased(),
+            $crate::mesh::HIGH_ORDER_TRIANGLE_POSITIONS.erased(),
+            $crate::mesh::HIGH_ORDER_QUAD_POSITIONS.erased(),
+            $crate::mesh::TETRAHEDRA.erased(),
+            $crate::mesh::HEXAHEDRA.erased(),
+            $crate::mesh::PRISMS.erased(),
+            $crate::mesh::PYRAMIDS.erased(),
+            $crate::mesh::HIGH_ORDER_TETRAHEDRON_POSITIONS.erased(),
+            $crate::mesh::HIGH_ORDER_HEXAHEDRON_POSITIONS.erased(),
+            $crate::mesh::NORMALS.erased(),
+            $crate::mesh::EDGES_GROUPS.erased(),
+            $crate::mesh::TRIANGLES_GROUPS.erased(),
+            $crate::mesh::QUADS_GROUPS.erased(),
+            $crate::mesh::POLYGONS_GROUPS.erased(),
+            $crate::mesh::TETRAHEDRA_GROUPS.erased(),
+            $crate::mesh::HEXAHEDRA_GROUPS.erased(),
+            $crate::mesh::PRISMS_GROUPS.erased(),
+            $crate::mesh::PYRAMIDS_GROUPS.erased(),
+            $crate::mesh::FLIP_NORMALS.erased(),
+            $crate::mesh::TRIANGULATE.erased(),
+            $crate::mesh::CREATE_SUBELEMENTS.erased(),
+            $crate::mesh::ONLY_ATTACHED_POINTS.erased(),
+            $crate::mesh::TRANSLATION.erased(),
+            $crate::mesh::ROTATION.erased(),
+            $crate::mesh::SCALE3D.erased(),
+            $crate::mesh::TRANSFORMATION.erased(),
+            $($own.erased(),)*
+        ]
+    };
+}
+pub(crate) use mesh_loader_reads;
+
 /// Mesh-loader Data that `src=` never links (SOFA disables their auto-link).
 pub static NO_SRC_LINK: &[&str] =
     &["flipNormals", "triangulate", "createSubelements", "onlyAttachedPoints", "translation", "rotation", "scale3d", "transformation"];
@@ -190,22 +274,22 @@ impl LoadedMesh {
     /// Reads the mesh held in the Data of a component (attributes or links, when no file is read).
     pub fn from_data(d: &DataSet) -> LoadedMesh {
         LoadedMesh {
-            positions: tuples_f(d.reals("position")),
-            polylines: unflatten(d.indices("polylines")),
-            edges: tuples(d.indices("edges")),
-            triangles: tuples(d.indices("triangles")),
-            quads: tuples(d.indices("quads")),
-            polygons: unflatten(d.indices("polygons")),
-            high_order_edges: tuples(d.indices("highOrderEdgePositions")),
-            high_order_triangles: tuples(d.indices("highOrderTrianglePositions")),
-            high_order_quads: tuples(d.indices("highOrderQuadPositions")),
-            tetrahedra: tuples(d.indices("tetrahedra")),
-            hexahedra: tuples(d.indices("hexahedra")),
-            prisms: tuples(d.indices("prisms")),
-            pyramids: tuples(d.indices("pyramids")),
-            high_order_tetrahedra: tuples(d.indices("highOrderTetrahedronPositions")),
-            high_order_hexahedra: tuples(d.indices("highOrderHexahedronPositions")),
-            normals: tuples_f(d.reals("normals")),
+            positions: tuples_f(d.get(POSITION)),
+            polylines: unflatten(d.get(POLYLINES)),
+            edges: tuples(d.get(EDGES)),
+            triangles: tuples(d.get(TRIANGLES)),
+            quads: tuples(d.get(QUADS)),
+            polygons: unflatten(d.get(POLYGONS)),
+            high_order_edges: tuples(d.get(HIGH_ORDER_EDGE_POSITIONS)),
+            high_order_triangles: tuples(d.get(HIGH_ORDER_TRIANGLE_POSITIONS)),
+            high_order_quads: tuples(d.get(HIGH_ORDER_QUAD_POSITIONS)),
+            tetrahedra: tuples(d.get(TETRAHEDRA)),
+            hexahedra: tuples(d.get(HEXAHEDRA)),
+            prisms: tuples(d.get(PRISMS)),
+            pyramids: tuples(d.get(PYRAMIDS)),
+            high_order_tetrahedra: tuples(d.get(HIGH_ORDER_TETRAHEDRON_POSITIONS)),
+            high_order_hexahedra: tuples(d.get(HIGH_ORDER_HEXAHEDRON_POSITIONS)),
+            normals: tuples_f(d.get(NORMALS)),
             ..LoadedMesh::default()
         }
     }
@@ -230,18 +314,18 @@ impl LoadedMesh {
         d.set("highOrderHexahedronPositions", flat(&self.high_order_hexahedra));
         d.set("normals", flat_f(&self.normals));
         let g = &self.groups;
-        for (name, list) in [
-            ("edgesGroups", &g.edges),
-            ("trianglesGroups", &g.triangles),
-            ("quadsGroups", &g.quads),
-            ("polygonsGroups", &g.polygons),
-            ("tetrahedraGroups", &g.tetrahedra),
-            ("hexahedraGroups", &g.hexahedra),
-            ("prismsGroups", &g.prisms),
-            ("pyramidsGroups", &g.pyramids),
+        for (field, list) in [
+            (EDGES_GROUPS, &g.edges),
+            (TRIANGLES_GROUPS, &g.triangles),
+            (QUADS_GROUPS, &g.quads),
+            (POLYGONS_GROUPS, &g.polygons),
+            (TETRAHEDRA_GROUPS, &g.tetrahedra),
+            (HEXAHEDRA_GROUPS, &g.hexahedra),
+            (PRISMS_GROUPS, &g.prisms),
+            (PYRAMIDS_GROUPS, &g.pyramids),
         ] {
-            if !list.is_empty() || !d.is_set(name) {
-                d.set(name, Value::Str(groups_text(list)));
+            if !list.is_empty() || !d.is_given(field) {
+                d.set(field.name(), Value::Str(groups_text(list)));
             }
         }
         for (name, v) in &self.extra {
@@ -303,14 +387,14 @@ pub struct Processing {
 impl Processing {
     pub fn from_data(d: &DataSet) -> Processing {
         Processing {
-            flip_normals: d.bool("flipNormals"),
-            triangulate: d.bool("triangulate"),
-            create_subelements: d.bool("createSubelements"),
-            only_attached_points: d.bool("onlyAttachedPoints"),
-            translation: d.vec3("translation"),
-            rotation: d.vec3("rotation"),
-            scale: d.vec3("scale3d"),
-            transformation: transform::from_flat(d.reals("transformation")),
+            flip_normals: d.get(FLIP_NORMALS),
+            triangulate: d.get(TRIANGULATE),
+            create_subelements: d.get(CREATE_SUBELEMENTS),
+            only_attached_points: d.get(ONLY_ATTACHED_POINTS),
+            translation: d.get(TRANSLATION),
+            rotation: d.get(ROTATION),
+            scale: d.get(SCALE3D),
+            transformation: transform::from_flat(d.get(TRANSFORMATION)),
         }
     }
 }
@@ -519,6 +603,20 @@ fn update_normals(m: &mut LoadedMesh) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every mesh loader class (a `MeshLoader` component) lists the references the shared
+    /// loading code reads, with the same types.
+    #[test]
+    fn mesh_loader_classes_list_the_shared_references() {
+        for class in [&crate::gmsh::CLASS, &crate::obj::CLASS, &crate::vtk::CLASS, &crate::stl::CLASS, &crate::off::CLASS, &crate::string_mesh::CLASS] {
+            for r in MESH_LOADER_READS {
+                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+            }
+            settee_core::factory::check_reads(class).unwrap();
+        }
+        let own = |class: &settee_core::ComponentClass| class.reads.len() - MESH_LOADER_READS.len();
+        assert_eq!([own(&crate::obj::CLASS), own(&crate::stl::CLASS), own(&crate::string_mesh::CLASS)], [2, 2, 1]);
+    }
 
     fn no_op() -> Processing {
         Processing {

@@ -23,7 +23,10 @@ use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
 use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
 
 use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{normalize, LoadedMesh, PrimitiveGroup, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::mesh::{mesh_loader_reads, normalize, LoadedMesh, PrimitiveGroup, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, NO_SRC_LINK, TRIANGULATE};
+
+const HANDLE_SEAMS: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("handleSeams");
+const LOAD_MATERIAL: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("loadMaterial");
 use crate::text::{at, read_text, Fields};
 
 static DATA: &[DataDecl] = &[
@@ -57,7 +60,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
-    reads: &[],
+    reads: mesh_loader_reads!(HANDLE_SEAMS, LOAD_MATERIAL),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -75,10 +78,10 @@ pub struct ObjOptions {
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let opts = ObjOptions {
-        handle_seams: d.bool("handleSeams"),
-        triangulate: d.bool("triangulate"),
-        flip_normals: d.bool("flipNormals"),
-        load_material: d.bool("loadMaterial"),
+        handle_seams: d.get(HANDLE_SEAMS),
+        triangulate: d.get(TRIANGULATE),
+        flip_normals: d.get(FLIP_NORMALS),
+        load_material: d.get(LOAD_MATERIAL),
     };
     let text = read_text(path)?;
     parse(path, &text, opts)

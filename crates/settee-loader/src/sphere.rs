@@ -22,6 +22,15 @@ static DATA: &[DataDecl] = &[
     decl("translation", Fixed(3), "0 0 0", "translation applied to the centres"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    SCALE: Vec3 = "scale";
+    ROTATION: Vec3 = "rotation";
+    TRANSLATION: Vec3 = "translation";
+    FILENAME: Text = "filename";
+    POSITION: Reals = "position";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "SphereLoader",
     description: "Loader of sphere lists (.sph files): centres and radii.",
@@ -34,7 +43,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -91,7 +100,7 @@ impl SphereLoader {
     fn apply_transform(&self, cx: &mut InitCtx) {
         let Some(saved) = &self.saved else { return };
         let d = cx.data();
-        let (s, r, t) = (d.vec3("scale"), d.vec3("rotation"), d.vec3("translation"));
+        let (s, r, t) = (d.get(SCALE), d.get(ROTATION), d.get(TRANSLATION));
         let moved = transform::vec_differs(s, [1.0; 3]) || transform::vec_differs(r, [0.0; 3]) || transform::vec_differs(t, [0.0; 3]);
         let centers: Vec<[f64; 3]> = if moved {
             let m = transform::trs(t, r, s);
@@ -107,10 +116,10 @@ impl Component for SphereLoader {
     component_any!();
 
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
-        let name = cx.data().str("filename").trim().to_string();
+        let name = cx.data().get(FILENAME).trim().to_string();
         if name.is_empty() {
             cx.warn("no file to load (Data 'filename' is not set)");
-            self.saved = Some(crate::mesh::tuples_f(cx.data().reals("position")));
+            self.saved = Some(crate::mesh::tuples_f(cx.data().get(POSITION)));
         } else {
             let path = cx.resolve_file(&name)?;
             let spheres = read_text(&path).and_then(|t| parse(&path, &t));

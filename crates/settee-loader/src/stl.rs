@@ -12,7 +12,10 @@ use settee_core::data::{decl, DataKind::*, DataSet};
 use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
 
 use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::mesh::{mesh_loader_reads, LoadedMesh, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, NO_SRC_LINK};
+
+const HEADER_SIZE: settee_core::DataRef<settee_core::data_ref::Int> = settee_core::DataRef::new("headerSize");
+const FORCE_BINARY: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("forceBinary");
 use crate::text::{at, Fields};
 
 static DATA: &[DataDecl] = &[
@@ -35,7 +38,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
-    reads: &[],
+    reads: mesh_loader_reads!(HEADER_SIZE, FORCE_BINARY),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -44,8 +47,8 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
-    let header = d.int("headerSize").max(0) as usize;
-    parse(path, &bytes, d.bool("forceBinary"), header, d.bool("flipNormals"))
+    let header = d.get(HEADER_SIZE).max(0) as usize;
+    parse(path, &bytes, d.get(FORCE_BINARY), header, d.get(FLIP_NORMALS))
 }
 
 /// Merges exactly equal points (−0 and +0 are equal, as with C++ comparisons).

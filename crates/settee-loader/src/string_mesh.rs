@@ -6,7 +6,9 @@ use settee_core::data::{decl, DataKind::*, DataSet};
 use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
 
 use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::mesh::{mesh_loader_reads, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+
+const RESOLUTION: settee_core::DataRef<settee_core::data_ref::Int> = settee_core::DataRef::new("resolution");
 
 static DATA: &[DataDecl] = &[decl("resolution", Int, "2", "number of vertices")];
 
@@ -24,7 +26,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
-    reads: &[],
+    reads: mesh_loader_reads!(RESOLUTION),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -33,7 +35,7 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 
 /// Points `x/(n−1)` and edges `(i−1, i)`.
 pub fn generate(d: &DataSet) -> Result<LoadedMesh, String> {
-    let r = d.int("resolution");
+    let r = d.get(RESOLUTION);
     if !(0..=10_000_000).contains(&r) {
         return Err(format!("resolution {r} is out of range (expected a number of vertices ≥ 0)"));
     }

@@ -22,6 +22,16 @@ static DATA: &[DataDecl] = &[
     decl("inverse", Bool, "false", "apply the inverse transformation"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    QUATERNION: Reals = "quaternion";
+    SCALE: Vec3 = "scale";
+    ROTATION: Vec3 = "rotation";
+    TRANSLATION: Vec3 = "translation";
+    INVERSE: Bool = "inverse";
+    INPUT_POSITION: Reals = "input_position";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TransformEngine",
     description: "Engine transforming (scale, rotation, translation) a list of coordinates.",
@@ -34,7 +44,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -127,16 +137,16 @@ pub struct TransformEngine {
 impl TransformEngine {
     fn update(&self, cx: &mut InitCtx) {
         let d = cx.data();
-        let q = d.reals("quaternion");
+        let q = d.get(QUATERNION);
         let q: Quat = [
             q.first().copied().unwrap_or(0.0),
             q.get(1).copied().unwrap_or(0.0),
             q.get(2).copied().unwrap_or(0.0),
             q.get(3).copied().unwrap_or(1.0),
         ];
-        let ops = operations(d.vec3("scale"), d.vec3("rotation"), q, d.vec3("translation"), d.bool("inverse"));
+        let ops = operations(d.get(SCALE), d.get(ROTATION), q, d.get(TRANSLATION), d.get(INVERSE));
         let cs = self.layout.coord_size();
-        let mut out = d.reals("input_position").to_vec();
+        let mut out = d.get(INPUT_POSITION).to_vec();
         out.truncate(out.len() / cs * cs);
         for x in out.chunks_exact_mut(cs) {
             apply(&ops, self.layout, x);

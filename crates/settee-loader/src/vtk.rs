@@ -25,7 +25,7 @@ use settee_core::data::DataSet;
 use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
 use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::mesh::{LoadedMesh, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
 use crate::text::{at, parse_f32, parse_f64, parse_i64, read_text, Cursor, Fields};
 
 static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
@@ -42,7 +42,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse_scale),
     no_src_link: NO_SRC_LINK,
-    reads: &[],
+    reads: MESH_LOADER_READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -51,7 +51,7 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let text = read_text(path)?;
-    parse(path, &text, d.bool("flipNormals"))
+    parse(path, &text, d.get(FLIP_NORMALS))
 }
 
 /// The arrays SOFA's VTK readers collect.

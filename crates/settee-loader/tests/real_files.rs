@@ -4,6 +4,7 @@
 //!
 //! Expected values come from reading the files themselves, and for the element orders from the
 //! topology references SOFA recorded (the containers fed by the loaders at T = 0).
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 
 use std::collections::HashSet;
 use std::io::Read;

@@ -22,9 +22,19 @@ use std::collections::HashMap;
 use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId, TemplateRule, VecId};
 
-use crate::common::{add, check_len, check_layouts, cross, dot, invert3, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, M3, V3, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{add, check_len, check_layouts, cross, dot, invert3, mapping_reads, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, M3, V3, INPUT, MAPPING_DATA, OUTPUT};
+
+const USE_REST_POSITION: DataRef<data_ref::Bool> = DataRef::new("useRestPosition");
+
+/// The Data of the `RegularGridTopology` read here (declared by settee-topology; the crate's
+/// tests check these references against that class).
+pub(crate) const GRID_N: DataRef<data_ref::Reals> = DataRef::new("n");
+pub(crate) const GRID_P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
+pub(crate) const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
+pub(crate) const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
 
 static DATA: &[DataDecl] = &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
 
@@ -48,7 +58,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(USE_REST_POSITION),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -508,10 +518,10 @@ impl GridGeometry {
 /// its points.
 fn grid_geometry(cx: &InitCtx, topo: settee_core::ComponentId, mesh: &MeshData) -> SimResult<GridGeometry> {
     let d = &cx.scene.entry(topo).data;
-    let nr = d.reals("n");
+    let nr = d.get(GRID_N);
     let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
-    let p0 = d.vec3("p0");
-    let (min, max) = (d.vec3("min"), d.vec3("max"));
+    let p0 = d.get(GRID_P0);
+    let (min, max) = (d.get(GRID_MIN), d.get(GRID_MAX));
     let mut step = [0.0; 3];
     for a in 0..3 {
         step[a] = if n[a] > 1 { (max[a] - min[a]) / (n[a] - 1) as f64 } else { max[a] - min[a] };
@@ -764,7 +774,7 @@ impl Component for BarycentricMapping {
             return Ok(());
         }
 
-        let pos_id = if cx.data().bool("useRestPosition") { VecId::REST_POSITION } else { VecId::POSITION };
+        let pos_id = if cx.data().get(USE_REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
         let read = |s: StateId| -> Vec<V3> {
             let st = cx.scene.store.get(s);
             let v = if st.is_set(pos_id) { st.read(pos_id) } else { st.read(VecId::POSITION) };

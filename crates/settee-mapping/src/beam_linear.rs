@@ -25,6 +25,7 @@
 
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*};
+use settee_core::data_ref::{self, DataRef};
 use settee_core::types::{quat_mul, quat_rotate};
 use settee_core::{
     component_any, Component, ComponentClass, ConstraintRows, CreateArgs, DataDecl, InitCtx,
@@ -33,7 +34,7 @@ use settee_core::{
 
 use crate::common::{
     apply_at_init, check_layouts, check_len, cross, resize_output, resolve_ports, sub, v3, Ports,
-    INPUT, MAPPING_DATA, OUTPUT, V3,
+    INPUT, MAPPING_DATA, OUTPUT, V3, APPLY_REST_POSITION, mapping_reads,
 };
 
 static DATA: &[DataDecl] = &[decl(
@@ -44,6 +45,8 @@ static DATA: &[DataDecl] = &[decl(
 )];
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
+
+const LOCAL_COORD: DataRef<data_ref::Bool> = DataRef::new("localCoord");
 
 pub static CLASS: ComponentClass = ComponentClass {
     name: "BeamLinearMapping",
@@ -57,7 +60,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(LOCAL_COORD),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -210,7 +213,7 @@ impl Component for BeamLinearMapping {
             .take(n_out)
             .map(v3)
             .collect();
-        if cx.data().bool("localCoord") {
+        if cx.data().get(LOCAL_COORD) {
             self.points = xout;
         } else {
             let c0 = v3(&xin);
@@ -242,7 +245,7 @@ impl Component for BeamLinearMapping {
         }
         let n = self.points.len();
         resize_output(cx.scene, &self.ports, n);
-        let rest = cx.data().bool("applyRestPosition");
+        let rest = cx.data().get(APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 

@@ -16,6 +16,24 @@ pub static MAPPING_DATA: &[DataDecl] = &[
     decl("applyRestPosition", Bool, "false", "set to true to apply this mapping to restPosition at init"),
 ];
 
+// The Data of [`MAPPING_DATA`] the code shared by every mapping reads (`mapForces` when the
+// ports are resolved, `applyRestPosition` at init); each mapping class lists them through
+// [`mapping_reads!`].
+settee_core::data_refs! {
+    pub(crate) static MAPPING_READS;
+    MAP_FORCES: Bool = "mapForces";
+    APPLY_REST_POSITION: Bool = "applyRestPosition";
+}
+
+/// The `reads` of a mapping class: [`MAPPING_READS`] followed by the class's own references (a
+/// crate test checks that every mapping class lists them).
+macro_rules! mapping_reads {
+    ($($own:expr),* $(,)?) => {
+        &[$crate::common::MAP_FORCES.erased(), $crate::common::APPLY_REST_POSITION.erased(), $($own.erased(),)*]
+    };
+}
+pub(crate) use mapping_reads;
+
 /// The `geometricStiffness` option of SOFA's non-linear mappings.
 pub const GEOMETRIC_STIFFNESS_OPTIONS: &[&str] = &["None", "Exact", "Stabilized"];
 
@@ -149,7 +167,7 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
             .hint("a mapped node needs its own MechanicalObject (declare it before the mapping)"));
     }
 
-    let mut ports = Ports { map_forces: cx.data().bool("mapForces"), ..Default::default() };
+    let mut ports = Ports { map_forces: cx.data().get(MAP_FORCES), ..Default::default() };
     for c in inputs {
         let s = cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(c).label())))?;
         let l = cx.state_layout(s);
@@ -396,6 +414,38 @@ pub fn nsd_projection(a: &M3) -> M3 {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
+
+    /// Every mapping class lists the references the shared mapping code reads, and its reads
+    /// pass the factory's check.
+    #[test]
+    fn mapping_classes_list_the_shared_references() {
+        use crate::{barycentric, beam_linear, distance, identity, rigid, subset};
+        for class in [
+            &identity::CLASS,
+            &subset::CLASS,
+            &barycentric::CLASS,
+            &rigid::CLASS,
+            &beam_linear::CLASS,
+            &distance::DISTANCE_CLASS,
+            &distance::DISTANCE_MULTI_CLASS,
+            &distance::SQUARE_DISTANCE_CLASS,
+        ] {
+            for r in MAPPING_READS {
+                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+            }
+            settee_core::factory::check_reads(class).unwrap();
+        }
+    }
+
+    /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these
+    /// types.
+    #[test]
+    fn grid_references_match_the_regular_grid_class() {
+        use crate::barycentric::{GRID_MAX, GRID_MIN, GRID_N, GRID_P0};
+        for r in [GRID_N.erased(), GRID_P0.erased(), GRID_MIN.erased(), GRID_MAX.erased()] {
+            r.check(settee_topology::grid_topology::REGULAR_CLASS.data).unwrap();
+        }
+    }
 
     #[test]
     fn inverse_times_matrix_is_identity() {

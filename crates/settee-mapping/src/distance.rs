@@ -7,6 +7,7 @@
 
 use settee_core::component::{link, Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef};
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult, StateId,
     TemplateRule, VecId,
@@ -14,7 +15,7 @@ use settee_core::{
 
 use crate::common::{
     apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, V3, GEOMETRIC_STIFFNESS_OPTIONS, INPUT,
-    INPUTS, MAPPING_DATA, OUTPUT,
+    INPUTS, MAPPING_DATA, OUTPUT, APPLY_REST_POSITION, mapping_reads,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
@@ -51,6 +52,11 @@ static SQUARE_DATA: &[DataDecl] = &[
 
 static MULTI_DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
 
+const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
+const COMPUTE_DISTANCE: DataRef<data_ref::Bool> = DataRef::new("computeDistance");
+const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
+const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
+
 const TOPOLOGY: LinkDecl = link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the mapped pairs)");
 
 pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
@@ -65,7 +71,7 @@ pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Distance)) },
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS),
 };
 
 pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
@@ -80,7 +86,7 @@ pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Square)) },
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(GEOMETRIC_STIFFNESS),
 };
 
 pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
@@ -95,7 +101,7 @@ pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Multi)) },
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS, INDEX_PAIRS),
 };
 
 /// Which of the three classes.
@@ -238,10 +244,10 @@ impl Component for DistanceMapping {
         self.ds = layout.deriv_size();
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.str("geometricStiffness"));
-        let compute_distance = self.kind != Kind::Square && d.bool("computeDistance");
-        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.reals("restLengths").to_vec() };
-        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.indices("indexPairs").to_vec() } else { Vec::new() };
+        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
+        let compute_distance = self.kind != Kind::Square && d.get(COMPUTE_DISTANCE);
+        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(REST_LENGTHS).to_vec() };
+        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(INDEX_PAIRS).to_vec() } else { Vec::new() };
 
         let topo = cx.topology().ok_or_else(|| {
             cx.error("no topology found").hint("set topology=\"@path/to/EdgeSetTopologyContainer\" (its edges are the mapped pairs)")
@@ -303,7 +309,7 @@ impl Component for DistanceMapping {
             cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
         }
         resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().bool("applyRestPosition");
+        let rest = cx.data().get(APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 

@@ -5,7 +5,7 @@
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
 
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, selection_jacobian, Ports, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -31,7 +31,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -80,7 +80,7 @@ impl Component for IdentityMapping {
         self.cs = (in_layout.coord_size(), out_layout.coord_size());
         self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
         resize_output(cx.scene, &self.ports, self.n);
-        let rest = cx.data().bool("applyRestPosition");
+        let rest = cx.data().get(APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 

@@ -7,6 +7,7 @@
 
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef};
 use settee_core::types::quat_rotate;
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId, TemplateRule, VecId,
@@ -14,7 +15,7 @@ use settee_core::{
 
 use crate::common::{
     apply_at_init, check_layouts, check_len, cross, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, M3, V3,
-    GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT,
+    GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT, APPLY_REST_POSITION, mapping_reads,
 };
 
 static DATA: &[DataDecl] = &[
@@ -35,6 +36,15 @@ static DATA: &[DataDecl] = &[
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
+const FILENAME: DataRef<data_ref::Text> = DataRef::new("filename");
+const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
+const INITIAL_POINTS: DataRef<data_ref::Reals> = DataRef::new("initialPoints");
+const INDEX: DataRef<data_ref::Int> = DataRef::new("index");
+const INDEX_FROM_END: DataRef<data_ref::Bool> = DataRef::new("indexFromEnd");
+const RIGID_INDEX_PER_POINT: DataRef<data_ref::Indices> = DataRef::new("rigidIndexPerPoint");
+const USE_X0: DataRef<data_ref::Bool> = DataRef::new("useX0");
+const GLOBAL_TO_LOCAL_COORDS: DataRef<data_ref::Bool> = DataRef::new("globalToLocalCoords");
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "RigidMapping",
     description: "Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.",
@@ -47,7 +57,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(FILENAME, GEOMETRIC_STIFFNESS, INITIAL_POINTS, INDEX, INDEX_FROM_END, RIGID_INDEX_PER_POINT, USE_X0, GLOBAL_TO_LOCAL_COORDS),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -152,17 +162,17 @@ impl Component for RigidMapping {
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
-        if !d.str("filename").is_empty() {
+        if !d.get(FILENAME).is_empty() {
             return Err(SimError::unsupported("RigidMapping: loading the points from a file (filename) is not supported yet")
                 .hint("give the points as the output MechanicalObject's positions (or initialPoints)"));
         }
-        self.gs = GeometricStiffness::from_name(d.str("geometricStiffness"));
-        let mut points: Vec<V3> = d.reals("initialPoints").chunks_exact(3).map(v3).collect();
-        let index = d.int("index").max(0) as usize;
-        let from_end = d.bool("indexFromEnd");
-        let per_point: Vec<usize> = d.indices("rigidIndexPerPoint").to_vec();
-        let use_x0 = d.bool("useX0");
-        let global = d.bool("globalToLocalCoords");
+        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
+        let mut points: Vec<V3> = d.get(INITIAL_POINTS).chunks_exact(3).map(v3).collect();
+        let index = d.get(INDEX).max(0) as usize;
+        let from_end = d.get(INDEX_FROM_END);
+        let per_point: Vec<usize> = d.get(RIGID_INDEX_PER_POINT).to_vec();
+        let use_x0 = d.get(USE_X0);
+        let global = d.get(GLOBAL_TO_LOCAL_COORDS);
 
         let xout = cx.read_vec(output, VecId::POSITION).to_vec();
         let n_out = cx.state_size(output);
@@ -188,7 +198,7 @@ impl Component for RigidMapping {
                 .error(format!("point {i} is attached to rigid frame {k}, but the input has {} frames", self.n_in))
                 .hint("check index, indexFromEnd and rigidIndexPerPoint"));
         }
-        if global && d.reals("initialPoints").is_empty() && !use_x0 {
+        if global && d.get(INITIAL_POINTS).is_empty() && !use_x0 {
             let xin = cx.read_vec(input, VecId::POSITION);
             for (i, p) in points.iter_mut().enumerate() {
                 let k = frame[i];
@@ -199,7 +209,7 @@ impl Component for RigidMapping {
         self.points = points;
         self.frame = frame;
         resize_output(cx.scene, &self.ports, n);
-        let rest = cx.data().bool("applyRestPosition");
+        let rest = cx.data().get(APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 

@@ -4,9 +4,16 @@
 
 use settee_core::component::{link, Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule, VecId};
 
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, selection_jacobian, Ports, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT};
+
+const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
+const FIRST: DataRef<data_ref::Int> = DataRef::new("first");
+const LAST: DataRef<data_ref::Int> = DataRef::new("last");
+const RADIUS: DataRef<data_ref::Real> = DataRef::new("radius");
+const IGNORE_NOT_FOUND: DataRef<data_ref::Bool> = DataRef::new("ignoreNotFound");
 
 /// SOFA's `sofa::InvalidID` as an unsigned Data value.
 const INVALID: i64 = u32::MAX as i64;
@@ -35,7 +42,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: mapping_reads!(INDICES, FIRST, LAST, RADIUS, IGNORE_NOT_FOUND),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -87,10 +94,10 @@ impl Component for SubsetMapping {
         self.cs = out_layout.coord_size();
         self.ds = out_layout.deriv_size();
         let d = cx.data();
-        let given: Vec<usize> = d.indices("indices").to_vec();
-        let (first, last) = (d.int("first"), d.int("last"));
-        let radius = d.real("radius");
-        let ignore_not_found = d.bool("ignoreNotFound");
+        let given: Vec<usize> = d.get(INDICES).to_vec();
+        let (first, last) = (d.get(FIRST), d.get(LAST));
+        let radius = d.get(RADIUS);
+        let ignore_not_found = d.get(IGNORE_NOT_FOUND);
 
         let mut indices: Vec<Option<usize>> = Vec::new();
         if given.is_empty() && first != INVALID {
@@ -141,7 +148,7 @@ impl Component for SubsetMapping {
         self.indices = indices;
         resize_output(cx.scene, &self.ports, self.indices.len());
         self.rest_out = cx.rest_or_position(output);
-        let rest = cx.data().bool("applyRestPosition");
+        let rest = cx.data().get(APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 

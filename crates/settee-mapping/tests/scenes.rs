@@ -1,6 +1,7 @@
 //! Mappings in scenes: template deduction (`In,Out` from the input and output states), the
 //! `@../` / `@./` defaults, visual mappings (accepted, no effect), `isMechanical`, and a rigid
 //! body spinning with its mapped points.
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 
 mod support;
 

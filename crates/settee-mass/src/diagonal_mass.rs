@@ -37,6 +37,18 @@ static LINKS: &[LinkDecl] = &[
     link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    VERTEX_MASS: Reals = "vertexMass";
+    TOTAL_MASS: Real = "totalMass";
+    MASS_DENSITY: Real = "massDensity";
+    SEPARATE_GRAVITY: Bool = "separateGravity";
+    RAYLEIGH_MASS: Real = "rayleighMass";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
+    FILENAME: Text = "filename";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "DiagonalMass",
     description: "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
@@ -49,7 +61,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -134,13 +146,13 @@ impl DiagonalMass {
 
     fn init_rigid(&mut self, cx: &mut InitCtx, ndof: usize) -> SimResult {
         let d = cx.data();
-        let vm = d.reals("vertexMass").to_vec();
+        let vm = d.get(VERTEX_MASS).to_vec();
         if !vm.chunks_exact(RIGID3_MASS_SIZE).remainder().is_empty() {
             return Err(cx
                 .error(format!("vertexMass has {} numbers, not a multiple of {RIGID3_MASS_SIZE}", vm.len()))
                 .hint("a Rigid3d mass is written `mass volume I00 I01 I02 I10 I11 I12 I20 I21 I22` (inertia per unit mass), one per DOF"));
         }
-        let ignored: Vec<&str> = ["totalMass", "massDensity"].into_iter().filter(|n| d.is_set(n)).collect();
+        let ignored: Vec<&str> = [TOTAL_MASS, MASS_DENSITY].into_iter().filter(|r| d.is_given(*r)).map(|r| r.name()).collect();
         self.rigid = vm
             .chunks_exact(RIGID3_MASS_SIZE)
             .map(|c| RigidMass::new(c[0], c[1], [[c[2], c[3], c[4]], [c[5], c[6], c[7]], [c[8], c[9], c[10]]]))
@@ -163,10 +175,10 @@ impl DiagonalMass {
     /// SOFA's `massInitialization` (Vec templates).
     fn init_masses(&mut self, cx: &mut InitCtx, t: ElementType, mesh: &MeshData, geo: &Geometry, ndof: usize) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set) = (d.is_set("totalMass"), d.is_set("massDensity"), d.is_set("vertexMass"));
-        let total = d.real("totalMass");
-        let density = d.real("massDensity");
-        let mut given = d.reals("vertexMass").to_vec();
+        let (tm_set, md_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS));
+        let total = d.get(TOTAL_MASS);
+        let density = d.get(MASS_DENSITY);
+        let mut given = d.get(VERTEX_MASS).to_vec();
         // A short vertexMass is padded with its last value (DiagonalMass::init).
         if let Some(&last) = given.last() {
             if given.len() < ndof {
@@ -232,11 +244,11 @@ impl Component for DiagonalMass {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.bool("separateGravity");
-        self.rayleigh_mass = d.real("rayleighMass");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let on_rest = d.bool("computeMassOnRest");
-        let file = d.str("filename").trim().to_string();
+        self.separate_gravity = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let on_rest = d.get(COMPUTE_MASS_ON_REST);
+        let file = d.get(FILENAME).trim().to_string();
         if !file.is_empty() {
             let mut e = cx
                 .error(format!("filename/fileMass = '{file}': reading masses from an Xsp file is not supported"))
@@ -480,6 +492,7 @@ impl Mass for DiagonalMass {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
     use crate::geometry::testing::*;

@@ -35,6 +35,13 @@ static LINKS: &[LinkDecl] = &[
     link("nodalMassDensity", Roles::NONE, "the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    RAYLEIGH_MASS: Real = "rayleighMass";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    SEPARATE_GRAVITY: Bool = "separateGravity";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "FEMMass",
     description: "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
@@ -47,7 +54,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -223,9 +230,9 @@ impl Component for FEMMass {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.rayleigh_mass = d.real("rayleighMass");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let separate = d.bool("separateGravity");
+        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let separate = d.get(SEPARATE_GRAVITY);
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
             return Err(cx
@@ -244,7 +251,7 @@ impl Component for FEMMass {
                 .error(format!("nodalMassDensity points to {}, not to a NodalMassDensity", cx.scene.entry(density_comp).label()))
                 .hint("link a NodalMassDensity component"));
         }
-        let property = cx.scene.entry(density_comp).data.reals("property").to_vec();
+        let property = cx.scene.entry(density_comp).data.get(crate::nodal_mass_density::PROPERTY).to_vec();
         if separate {
             cx.warn("separateGravity is not implemented by FEMMass (as in SOFA): gravity is still applied as a force");
         }

@@ -44,6 +44,21 @@ static LINKS: &[LinkDecl] = &[
     link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    TOTAL_MASS: Real = "totalMass";
+    MASS_DENSITY: Reals = "massDensity";
+    VERTEX_MASS: Reals = "vertexMass";
+    EDGE_MASS: Reals = "edgeMass";
+    SEPARATE_GRAVITY: Bool = "separateGravity";
+    RAYLEIGH_MASS: Real = "rayleighMass";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    LUMPING: Bool = "lumping";
+    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
+    PRINT_MASS: Bool = "printMass";
+    PRINT_LOG: Bool = "printLog";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "MeshMatrixMass",
     description: "Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.",
@@ -56,7 +71,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -253,11 +268,11 @@ impl MeshMatrixMass {
     /// SOFA's `massInitialization`.
     fn init_masses(&mut self, cx: &mut InitCtx, inp: &Inputs) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set, em_set) = (d.is_set("totalMass"), d.is_set("massDensity"), d.is_set("vertexMass"), d.is_set("edgeMass"));
-        let total = d.real("totalMass");
-        let density = d.reals("massDensity").to_vec();
-        let vm = d.reals("vertexMass").to_vec();
-        let em = d.reals("edgeMass").to_vec();
+        let (tm_set, md_set, vm_set, em_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS), d.is_given(EDGE_MASS));
+        let total = d.get(TOTAL_MASS);
+        let density = d.get(MASS_DENSITY).to_vec();
+        let vm = d.get(VERTEX_MASS).to_vec();
+        let em = d.get(EDGE_MASS).to_vec();
         let np = geometry::nb_points(inp.mesh);
         let mut warnings = Vec::new();
         let check_vm = |w: &mut Vec<String>| -> bool {
@@ -352,11 +367,11 @@ impl Component for MeshMatrixMass {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.bool("separateGravity");
-        self.rayleigh_mass = d.real("rayleighMass");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        self.lumping = d.bool("lumping");
-        let on_rest = d.bool("computeMassOnRest");
+        self.separate_gravity = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.lumping = d.get(LUMPING);
+        let on_rest = d.get(COMPUTE_MASS_ON_REST);
         let s = cx.require_state()?;
         let sl = cx.state_layout(s);
         if sl != self.layout {
@@ -409,7 +424,7 @@ impl Component for MeshMatrixMass {
         let inp = Inputs { t, mesh: &mesh, elem_edges: &elem_edges, geo: &geo, ndof, lumped: self.lumping };
         self.init_masses(cx, &inp);
 
-        if cx.data().bool("printMass") || cx.data().bool("printLog") {
+        if cx.data().get(PRINT_MASS) || cx.data().get(PRINT_LOG) {
             let (min, max) = self.vertex_mass.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &m| (a.min(m), b.max(m)));
             let msg = format!(
                 "totalMass = {}, {} {}, vertexMass in [{min}, {max}], lumping coefficient {}",

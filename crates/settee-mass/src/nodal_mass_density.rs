@@ -8,6 +8,12 @@ use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl
 
 static DATA: &[DataDecl] = &[decl("property", Reals, "1", "mass density of each node (nodes beyond the list take its last value)")];
 
+settee_core::data_refs! {
+    pub(crate) static READS;
+    /// Read by the masses that use this component (`FEMMass`).
+    PROPERTY: Reals = "property";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "NodalMassDensity",
     description: "Definition of a nodal mass density (one value per DOF).",
@@ -20,7 +26,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

@@ -24,6 +24,18 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    SEPARATE_GRAVITY: Bool = "separateGravity";
+    RAYLEIGH_MASS: Real = "rayleighMass";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    LOCAL_RANGE: Reals = "localRange";
+    INDICES: Indices = "indices";
+    VERTEX_MASS: Reals = "vertexMass";
+    TOTAL_MASS: Real = "totalMass";
+    FILENAME: Text = "filename";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "UniformMass",
     description: "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
@@ -36,7 +48,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -197,11 +209,11 @@ impl Component for UniformMass {
         let n = cx.state_size(s);
         self.size = n;
         let d = cx.data();
-        self.separate_gravity = d.bool("separateGravity");
-        self.rayleigh_mass = d.real("rayleighMass");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let range = d.reals("localRange").to_vec();
-        let indices = d.indices("indices").to_vec();
+        self.separate_gravity = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let range = d.get(LOCAL_RANGE).to_vec();
+        let indices = d.get(INDICES).to_vec();
         self.indices = if range.len() == 2 && range[0] >= 0.0 && range[1] >= range[0] {
             Some((range[0] as usize..=range[1] as usize).collect())
         } else if !indices.is_empty() {
@@ -210,10 +222,10 @@ impl Component for UniformMass {
             None
         };
         let count = self.dofs(n).count();
-        let vm = d.reals("vertexMass").to_vec();
-        let (total_set, vm_set) = (d.is_set("totalMass"), d.is_set("vertexMass"));
-        let total = d.real("totalMass");
-        let filename = d.str("filename").to_string();
+        let vm = d.get(VERTEX_MASS).to_vec();
+        let (total_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(VERTEX_MASS));
+        let total = d.get(TOTAL_MASS);
+        let filename = d.get(FILENAME).to_string();
 
         let mut file_mass = false;
         if self.layout == Layout::Rigid3 && !filename.is_empty() && filename != "unused" {

@@ -24,6 +24,16 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology giving the number of points (default: the context topology, else the state size)")];
 
+settee_core::data_refs! {
+    static READS;
+    INDEX_FROM_END: Bool = "indexFromEnd";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    INDICES: Indices = "indices";
+    FORCES: Reals = "forces";
+    FORCE: Reals = "force";
+    TOTAL_FORCE: Reals = "totalForce";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "ConstantForceField",
     description: "Constant forces applied to a set of DOFs.",
@@ -36,7 +46,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -80,10 +90,10 @@ impl Component for ConstantForceField {
         let system_size = cx.topology().and_then(|t| cx.scene.mesh_of(t)).map(|m| m.nb_points()).filter(|&n| n > 0).unwrap_or_else(|| cx.state_size(s));
 
         let d = cx.data();
-        self.index_from_end = d.bool("indexFromEnd");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let given = d.indices("indices").to_vec();
-        let indices: Vec<usize> = if d.is_set("indices") && !given.is_empty() {
+        self.index_from_end = d.get(INDEX_FROM_END);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let given = d.get(INDICES).to_vec();
+        let indices: Vec<usize> = if d.is_given(INDICES) && !given.is_empty() {
             if given.len() > system_size {
                 return Err(cx.error(format!("{} indices given for {system_size} DOFs", given.len())));
             }
@@ -100,8 +110,8 @@ impl Component for ConstantForceField {
         let forces: Vec<f64>;
         let total: Vec<f64>;
         let mut single: Option<Vec<f64>> = None;
-        if d.is_set("forces") {
-            let f = d.reals("forces").to_vec();
+        if d.is_given(FORCES) {
+            let f = d.get(FORCES).to_vec();
             if nan(&f) {
                 return Err(cx.error("invalid vector `forces`: it contains NaN"));
             }
@@ -119,14 +129,14 @@ impl Component for ConstantForceField {
             forces = f;
             total = t;
         } else {
-            let one = if d.is_set("force") {
-                let f = d.reals("force").to_vec();
+            let one = if d.is_given(FORCE) {
+                let f = d.get(FORCE).to_vec();
                 if nan(&f) {
                     return Err(cx.error("invalid `force`: it contains NaN"));
                 }
                 f
-            } else if d.is_set("totalForce") {
-                let t = d.reals("totalForce").to_vec();
+            } else if d.is_given(TOTAL_FORCE) {
+                let t = d.get(TOTAL_FORCE).to_vec();
                 if nan(&t) {
                     return Err(cx.error("invalid `totalForce`: it contains NaN"));
                 }
@@ -135,7 +145,7 @@ impl Component for ConstantForceField {
                 }
                 t.iter().map(|x| x / n as f64).collect()
             } else {
-                let zero = d.reals("force").to_vec();
+                let zero = d.get(FORCE).to_vec();
                 cx.warn("no force given (set one of forces, force or totalForce): the force is zero");
                 zero
             };

@@ -55,6 +55,18 @@ static LINKS: &[LinkDecl] = &[
     ),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    STIFFNESS: Real = "stiffness";
+    DAMPING: Real = "damping";
+    OBJECT2_FORCES: Bool = "object2_forces";
+    OBJECT2_INVERT: Bool = "object2_invert";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    OBJECT2_DOF_INDEX: Int = "object2_dof_index";
+    CENTER: Reals = "center";
+    VRADIUS: Reals = "vradius";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "InteractionEllipsoidForceField",
     description: "Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.",
@@ -67,7 +79,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -244,14 +256,14 @@ impl Component for InteractionEllipsoidForceField {
         self.s2 = states[1];
 
         let d = cx.data();
-        self.stiffness = d.real("stiffness");
-        self.damping = d.real("damping");
-        self.object2_forces = d.bool("object2_forces");
-        self.object2_invert = d.bool("object2_invert");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let dof = d.int("object2_dof_index");
-        let centers: Vec<[f64; 3]> = d.reals("center").chunks_exact(3).map(v3).collect();
-        let radii: Vec<[f64; 3]> = d.reals("vradius").chunks_exact(3).map(v3).collect();
+        self.stiffness = d.get(STIFFNESS);
+        self.damping = d.get(DAMPING);
+        self.object2_forces = d.get(OBJECT2_FORCES);
+        self.object2_invert = d.get(OBJECT2_INVERT);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let dof = d.get(OBJECT2_DOF_INDEX);
+        let centers: Vec<[f64; 3]> = d.get(CENTER).chunks_exact(3).map(v3).collect();
+        let radii: Vec<[f64; 3]> = d.get(VRADIUS).chunks_exact(3).map(v3).collect();
         if dof < 0 {
             return Err(cx.error(format!("object2_dof_index {dof} is negative")));
         }

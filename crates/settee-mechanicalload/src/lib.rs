@@ -24,6 +24,7 @@ pub fn register(f: &mut settee_core::Factory) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use std::path::Path;
 

@@ -30,6 +30,18 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)")];
 
+settee_core::data_refs! {
+    static READS;
+    NORMAL: Reals = "normal";
+    D: Real = "d";
+    STIFFNESS: Real = "stiffness";
+    DAMPING: Real = "damping";
+    MAX_FORCE: Real = "maxForce";
+    BILATERAL: Bool = "bilateral";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    LOCAL_RANGE: Reals = "localRange";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "PlaneForceField",
     description: "Penalty forces keeping DOFs on the positive side of a plane.",
@@ -42,7 +54,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -113,18 +125,18 @@ impl Component for PlaneForceField {
         // Default (0, 1, 0) cut to the positional size; given values overwrite it in order.
         let np = pos_size(self.layout);
         let mut normal: Vec<f64> = [0.0, 1.0, 0.0].into_iter().chain(std::iter::repeat(0.0)).take(np).collect();
-        for (slot, v) in normal.iter_mut().zip(d.reals("normal")) {
+        for (slot, v) in normal.iter_mut().zip(d.get(NORMAL)) {
             *slot = *v;
         }
         self.normal = normal;
-        self.d = d.real("d");
-        self.stiffness = d.real("stiffness");
-        self.damping = d.real("damping");
-        self.max_force = d.real("maxForce");
-        self.bilateral = d.bool("bilateral");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let r = d.reals("localRange");
-        let range_set = d.is_set("localRange");
+        self.d = d.get(D);
+        self.stiffness = d.get(STIFFNESS);
+        self.damping = d.get(DAMPING);
+        self.max_force = d.get(MAX_FORCE);
+        self.bilateral = d.get(BILATERAL);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let r = d.get(LOCAL_RANGE);
+        let range_set = d.is_given(LOCAL_RANGE);
         self.range = [r.first().copied().unwrap_or(-1.0) as i64, r.get(1).copied().unwrap_or(-1.0) as i64];
         if self.stiffness < 0.0 {
             cx.warn(format!("stiffness {} is negative: continuing with the default 500", self.stiffness));

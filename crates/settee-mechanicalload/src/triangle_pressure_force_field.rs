@@ -36,6 +36,17 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    USE_CONSTANT_FORCE: Bool = "useConstantForce";
+    CAUCHY_STRESS: Text = "cauchyStress";
+    PRESSURE: Vec3 = "pressure";
+    TRIANGLE_LIST: Indices = "triangleList";
+    NORMAL: Reals = "normal";
+    DMIN: Real = "dmin";
+    DMAX: Real = "dmax";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TrianglePressureForceField",
     description: "Pressure forces on a set of triangles.",
@@ -48,7 +59,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -114,14 +125,14 @@ impl Component for TrianglePressureForceField {
         }
         self.state = Some(s);
         let d = cx.data();
-        if ["normal", "dmin", "dmax"].iter().any(|n| d.is_set(n)) {
+        if d.is_given(NORMAL) || d.is_given(DMIN) || d.is_given(DMAX) {
             cx.warn("normal/dmin/dmax (selection of triangles by a slab) were removed from SOFA in v24.06 and are ignored: list the triangles in triangleList (e.g. from a BoxROI)");
         }
         let d = cx.data();
-        self.constant = d.bool("useConstantForce");
-        self.cauchy = parse_matsym3(d.str("cauchyStress")).map_err(|m| cx.error(format!("cauchyStress: {m}")))?;
-        let pressure = d.vec3("pressure");
-        let list = d.indices("triangleList").to_vec();
+        self.constant = d.get(USE_CONSTANT_FORCE);
+        self.cauchy = parse_matsym3(d.get(CAUCHY_STRESS)).map_err(|m| cx.error(format!("cauchyStress: {m}")))?;
+        let pressure = d.get(PRESSURE);
+        let list = d.get(TRIANGLE_LIST).to_vec();
         self.triangles.clear();
         self.forces.clear();
         if list.is_empty() {

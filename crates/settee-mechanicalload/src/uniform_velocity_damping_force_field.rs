@@ -20,6 +20,13 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)")];
 
+settee_core::data_refs! {
+    static READS;
+    DAMPING_COEFFICIENT: Real = "dampingCoefficient";
+    IMPLICIT: Bool = "implicit";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "UniformVelocityDampingForceField",
     description: "Uniform viscous damping force −c·v on every DOF.",
@@ -32,7 +39,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -66,9 +73,9 @@ impl Component for UniformVelocityDampingForceField {
         self.state = Some(s);
         self.size = cx.state_size(s) * self.layout.deriv_size();
         let d = cx.data();
-        self.coefficient = d.real("dampingCoefficient");
-        self.implicit = d.bool("implicit");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        self.coefficient = d.get(DAMPING_COEFFICIENT);
+        self.implicit = d.get(IMPLICIT);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         Ok(())
     }
 

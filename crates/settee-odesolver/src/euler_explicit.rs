@@ -33,6 +33,11 @@ static LINKS: &[LinkDecl] = &[link(
     "linear solver used to solve M·a = f when a mass is not diagonal (default: the first linear solver found from the node upwards)",
 )];
 
+settee_core::data_refs! {
+    static READS;
+    SYMPLECTIC: Bool = "symplectic";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "EulerExplicitSolver",
     description: "A simple explicit time integrator (symplectic Euler by default).",
@@ -45,7 +50,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -62,7 +67,7 @@ impl Component for EulerExplicitSolver {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.symplectic = cx.data().bool("symplectic");
+        self.symplectic = cx.data().get(SYMPLECTIC);
         // SOFA: the `linearSolver` link, else `getContext()->get<LinearSolver>()` (upward search).
         self.linear_solver = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_up(cx.node(), Roles::LINEAR_SOLVER));
         Ok(())

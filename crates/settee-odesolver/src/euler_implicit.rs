@@ -19,6 +19,16 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("linearSolver", Roles::LINEAR_SOLVER, "linear solver used to solve the implicit system")];
 
+settee_core::data_refs! {
+    static READS;
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    RAYLEIGH_MASS: Real = "rayleighMass";
+    VDAMPING: Real = "vdamping";
+    FIRST_ORDER: Bool = "firstOrder";
+    TRAPEZOIDAL_SCHEME: Bool = "trapezoidalScheme";
+    SOLVE_CONSTRAINT: Bool = "solveConstraint";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "EulerImplicitSolver",
     description: "Implicit time integrator using backward Euler, with Rayleigh damping.",
@@ -31,7 +41,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -62,12 +72,12 @@ impl Component for EulerImplicitSolver {
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.r_k = d.real("rayleighStiffness");
-        self.r_m = d.real("rayleighMass");
-        self.vdamping = d.real("vdamping");
-        self.first_order = d.bool("firstOrder");
-        self.trapezoidal = d.bool("trapezoidalScheme");
-        if d.bool("solveConstraint") {
+        self.r_k = d.get(RAYLEIGH_STIFFNESS);
+        self.r_m = d.get(RAYLEIGH_MASS);
+        self.vdamping = d.get(VDAMPING);
+        self.first_order = d.get(FIRST_ORDER);
+        self.trapezoidal = d.get(TRAPEZOIDAL_SCHEME);
+        if d.get(SOLVE_CONSTRAINT) {
             cx.warn("solveConstraint=true is not supported yet: constraint solvers are not called by this ODE solver");
         }
         self.linear_solver = find_linear_solver(cx);

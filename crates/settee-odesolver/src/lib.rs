@@ -149,6 +149,10 @@ mod tests {
 
     // A non-diagonal test mass: M = m·[[2,1],[1,2]] ⊗ I3 on a two-particle Vec3 state.
     static TEST_MASS_DATA: &[DataDecl] = &[decl("m", Real, "1", "scale")];
+    settee_core::data_refs! {
+        static TEST_MASS_READS;
+        M: Real = "m";
+    }
     static TEST_MASS: ComponentClass = ComponentClass {
         name: "TestCoupledMass",
         description: "test only",
@@ -161,7 +165,7 @@ mod tests {
         create: |_: &CreateArgs| Box::new(TestCoupledMass { state: None, m: 1.0 }),
         preparse: None,
         no_src_link: &[],
-        reads: &[],
+        reads: TEST_MASS_READS,
     };
 
     struct TestCoupledMass {
@@ -179,7 +183,7 @@ mod tests {
         component_any!();
         fn init(&mut self, cx: &mut InitCtx) -> SimResult {
             self.state = Some(cx.require_state()?);
-            self.m = cx.data().real("m");
+            self.m = cx.data().get(M);
             Ok(())
         }
         settee_core::mass_role!();

@@ -37,6 +37,14 @@ pub(crate) static LINKS: &[LinkDecl] = &[link(
     "topology followed under topological changes",
 )];
 
+settee_core::data_refs! {
+    static READS;
+    FIX_ALL: Bool = "fixAll";
+    ACTIVATE_PROJECT_VELOCITY: Bool = "activate_projectVelocity";
+    END_TIME: Real = "endTime";
+    INDICES: Indices = "indices";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "FixedProjectiveConstraint",
     description: "Fixes DOFs: their increments (and optionally velocities) are projected to zero.",
@@ -49,7 +57,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -99,10 +107,10 @@ impl Component for FixedProjectiveConstraint {
         self.deriv_size = cx.state_layout(s).deriv_size();
         let n = cx.state_size(s);
         let d = cx.data();
-        self.fix_all = d.bool("fixAll");
-        self.project_velocity = d.bool("activate_projectVelocity");
-        self.end_time = d.real("endTime");
-        let given = d.indices("indices").to_vec();
+        self.fix_all = d.get(FIX_ALL);
+        self.project_velocity = d.get(ACTIVATE_PROJECT_VELOCITY);
+        self.end_time = d.get(END_TIME);
+        let given = d.get(INDICES).to_vec();
         let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
         if !out.is_empty() {
             cx.warn(format!(

@@ -22,6 +22,15 @@ static DATA: &[DataDecl] = &[
     decl("projectVelocity", Bool, "false", "activate project velocity to maintain a constant velocity"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    FIXED_DIRECTIONS: Reals = "fixedDirections";
+    FIX_ALL: Bool = "fixAll";
+    PROJECT_VELOCITY: Bool = "projectVelocity";
+    END_TIME: Real = "endTime";
+    INDICES: Indices = "indices";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "PartialFixedProjectiveConstraint",
     description: "Attach given particles to their initial positions, in some directions only.",
@@ -34,7 +43,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -96,14 +105,14 @@ impl Component for PartialFixedProjectiveConstraint {
         let d = cx.data();
         // SOFA reads each flag as a C++ bool; any non-zero number counts as blocked.
         self.fixed = d
-            .reals("fixedDirections")
+            .get(FIXED_DIRECTIONS)
             .iter()
             .map(|&x| x != 0.0)
             .collect();
-        self.fix_all = d.bool("fixAll");
-        self.project_velocity = d.bool("projectVelocity");
-        self.end_time = d.real("endTime");
-        let given = d.indices("indices").to_vec();
+        self.fix_all = d.get(FIX_ALL);
+        self.project_velocity = d.get(PROJECT_VELOCITY);
+        self.end_time = d.get(END_TIME);
+        let given = d.get(INDICES).to_vec();
         let ds = cx.state_layout(s).deriv_size();
         if self.fixed.len() != ds {
             return Err(cx.error(format!(

@@ -20,6 +20,14 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container (followed under topological changes)")];
 
+settee_core::data_refs! {
+    static READS;
+    FIX_ALL: Bool = "fixAll";
+    END_TIME: Real = "endTime";
+    POINT: Reals = "point";
+    INDICES: Indices = "indices";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "PointProjectiveConstraint",
     description: "Project particles to a point",
@@ -32,7 +40,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -78,12 +86,12 @@ impl Component for PointProjectiveConstraint {
         self.state = Some(s);
         self.dim = dim;
         let d = cx.data();
-        self.fix_all = d.bool("fixAll");
-        self.end_time = d.real("endTime");
-        let mut point = d.reals("point").to_vec();
+        self.fix_all = d.get(FIX_ALL);
+        self.end_time = d.get(END_TIME);
+        let mut point = d.get(POINT).to_vec();
         point.resize(dim, 0.0);
         self.point = point;
-        let given = d.indices("indices").to_vec();
+        let given = d.get(INDICES).to_vec();
         self.indices = checked_indices(cx, given, s);
         Ok(())
     }

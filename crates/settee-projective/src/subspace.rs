@@ -95,6 +95,18 @@ static PLANE_DATA: &[DataDecl] = &[
     decl("drawSize", Real, "0", "Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)"),
 ];
 
+settee_core::data_refs! {
+    static LINE_READS;
+    END_TIME: Real = "endTime";
+    ORIGIN: Reals = "origin";
+    INDICES: Indices = "indices";
+    DIRECTION: Reals = "direction";
+}
+
+/// The plane reads the line's references but `normal` for `direction`.
+const NORMAL: settee_core::DataRef<settee_core::data_ref::Reals> = settee_core::DataRef::new("normal");
+static PLANE_READS: &[settee_core::DataUse] = &[END_TIME.erased(), ORIGIN.erased(), INDICES.erased(), NORMAL.erased()];
+
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container (followed under topological changes)")];
 
 pub static LINE_CLASS: ComponentClass = ComponentClass {
@@ -109,7 +121,7 @@ pub static LINE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Line)),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: LINE_READS,
 };
 
 pub static PLANE_CLASS: ComponentClass = ComponentClass {
@@ -124,7 +136,7 @@ pub static PLANE_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Plane)),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: PLANE_READS,
 };
 
 /// `LineProjectiveConstraint` or `PlaneProjectiveConstraint`.
@@ -226,13 +238,13 @@ impl Component for SubspaceProjectiveConstraint {
         self.state = Some(s);
         self.dim = dim;
         let d = cx.data();
-        self.end_time = d.real("endTime");
-        let axis_name = if self.kind == Subspace::Line { "direction" } else { "normal" };
-        let mut origin = d.reals("origin").to_vec();
+        self.end_time = d.get(END_TIME);
+        let axis_ref = if self.kind == Subspace::Line { DIRECTION } else { NORMAL };
+        let mut origin = d.get(ORIGIN).to_vec();
         origin.resize(dim, 0.0);
-        let mut axis = d.reals(axis_name).to_vec();
+        let mut axis = d.get(axis_ref).to_vec();
         axis.resize(dim, 0.0);
-        let given = d.indices("indices").to_vec();
+        let given = d.get(INDICES).to_vec();
         self.origin = origin;
         self.axis = Self::unit_axis(self.kind, axis);
         self.block = Self::projection_block(self.kind, &self.axis);

@@ -32,6 +32,13 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    BENDING_STIFFNESS: Real = "bendingStiffness";
+    MIN_DIST_VALIDITY: Real = "minDistValidity";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "FastTriangularBendingSprings",
     description: "Linear bending forces (Volino's model) across the interior edges of a triangle mesh.",
@@ -44,7 +51,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -184,8 +191,8 @@ impl Component for FastTriangularBendingSprings {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        let (k, min_dist) = (d.real("bendingStiffness"), d.real("minDistValidity"));
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let (k, min_dist) = (d.get(BENDING_STIFFNESS), d.get(MIN_DIST_VALIDITY));
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.triangles.is_empty() {
             cx.warn("the topology has no triangles: no bending forces");

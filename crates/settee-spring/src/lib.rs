@@ -35,6 +35,7 @@ pub fn register(f: &mut settee_core::Factory) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use std::path::Path;
 
@@ -43,6 +44,16 @@ mod tests {
     use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, StateId, VecId};
 
     use super::SpringForceField;
+
+    /// The classes whose `init` runs SpringForceField's on their own Data list its references.
+    #[test]
+    fn classes_built_on_spring_force_field_list_its_references() {
+        for class in [&crate::quad_bending_springs::CLASS, &crate::regular_grid_spring_force_field::CLASS] {
+            for r in crate::spring_force_field::READS {
+                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+            }
+        }
+    }
 
     fn factory() -> Factory {
         let mut f = Factory::new();

@@ -45,6 +45,25 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "topology whose elements become springs (default: the context topology)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    SPRINGS_INDICES1: Indices = "springsIndices1";
+    SPRINGS_INDICES2: Indices = "springsIndices2";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    LOCAL_RANGE: Reals = "localRange";
+    NO_COMPRESSION: Bool = "noCompression";
+    LINES_STIFFNESS: Real = "linesStiffness";
+    LINES_DAMPING: Real = "linesDamping";
+    TRIANGLES_STIFFNESS: Real = "trianglesStiffness";
+    TRIANGLES_DAMPING: Real = "trianglesDamping";
+    QUADS_STIFFNESS: Real = "quadsStiffness";
+    QUADS_DAMPING: Real = "quadsDamping";
+    TETRAHEDRA_STIFFNESS: Real = "tetrahedraStiffness";
+    TETRAHEDRA_DAMPING: Real = "tetrahedraDamping";
+    CUBES_STIFFNESS: Real = "cubesStiffness";
+    CUBES_DAMPING: Real = "cubesDamping";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "MeshSpringForceField",
     description: "Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.",
@@ -57,7 +76,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -193,21 +212,21 @@ impl Component for MeshSpringForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let layout = cx.entry().layout.unwrap_or(Layout::Vec3);
         let d = cx.data();
-        if !d.indices("springsIndices1").is_empty() || !d.indices("springsIndices2").is_empty() {
+        if !d.get(SPRINGS_INDICES1).is_empty() || !d.get(SPRINGS_INDICES2).is_empty() {
             cx.warn("springs given through indices1/indices2 are ignored (disabled in SOFA since v24.12): the springs come from the mesh");
         }
         let (s1, s2) = sff::resolve_pair(cx, layout)?;
         let d = cx.data();
-        let rayleigh = d.real("rayleighStiffness");
-        let coeffs = |k: &str, c: &str| KindCoefficients { stiffness: d.real(k), damping: d.real(c) };
-        let range = d.reals("localRange");
+        let rayleigh = d.get(RAYLEIGH_STIFFNESS);
+        let coeffs = |k, c| KindCoefficients { stiffness: d.get(k), damping: d.get(c) };
+        let range = d.get(LOCAL_RANGE);
         let params = MeshSpringParams {
-            lines: coeffs("linesStiffness", "linesDamping"),
-            triangles: coeffs("trianglesStiffness", "trianglesDamping"),
-            quads: coeffs("quadsStiffness", "quadsDamping"),
-            tetrahedra: coeffs("tetrahedraStiffness", "tetrahedraDamping"),
-            cubes: coeffs("cubesStiffness", "cubesDamping"),
-            no_compression: d.bool("noCompression"),
+            lines: coeffs(LINES_STIFFNESS, LINES_DAMPING),
+            triangles: coeffs(TRIANGLES_STIFFNESS, TRIANGLES_DAMPING),
+            quads: coeffs(QUADS_STIFFNESS, QUADS_DAMPING),
+            tetrahedra: coeffs(TETRAHEDRA_STIFFNESS, TETRAHEDRA_DAMPING),
+            cubes: coeffs(CUBES_STIFFNESS, CUBES_DAMPING),
+            no_compression: d.get(NO_COMPRESSION),
             local_range: [bound(range.first().copied().unwrap_or(-1.0)), bound(range.get(1).copied().unwrap_or(-1.0))],
         };
         let springs = if s1 == s2 {
@@ -258,6 +277,7 @@ impl ForceField for MeshSpringForceField {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use settee_core::mechanics::MechScope;
     use settee_core::simulation::init_root;

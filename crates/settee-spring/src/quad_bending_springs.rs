@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
     SimResult, StateId, TemplateRule, VecId,
@@ -33,6 +34,24 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
 ];
 
+const LOCAL_RANGE: DataRef<data_ref::Reals> = DataRef::new("localRange");
+
+/// The base SpringForceField's references (its `init` reads this component's Data) and this
+/// class's own.
+static READS: &[DataUse] = &[
+    sff::RAYLEIGH_STIFFNESS.erased(),
+    sff::FILE_SPRINGS.erased(),
+    sff::SPRING.erased(),
+    sff::SPRINGS_INDICES1.erased(),
+    sff::SPRINGS_INDICES2.erased(),
+    sff::LENGTHS.erased(),
+    sff::DAMPING.erased(),
+    sff::STIFFNESS.erased(),
+    sff::ELONGATION_ONLY.erased(),
+    sff::ENABLED.erased(),
+    LOCAL_RANGE.erased(),
+];
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "QuadBendingSprings",
     description: "Bending springs joining the opposite edges of adjacent quads.",
@@ -45,7 +64,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -121,11 +140,11 @@ impl Component for QuadBendingSprings {
         let (s1, s2) = sff::resolve_pair(cx, layout)?;
         let mesh = cx.require_mesh()?;
         let d = cx.data();
-        let range = d.reals("localRange");
+        let range = d.get(LOCAL_RANGE);
         let local_range = [bound(range.first().copied().unwrap_or(-1.0)), bound(range.get(1).copied().unwrap_or(-1.0))];
-        let ks = d.reals("stiffness").first().copied().unwrap_or(100.0);
-        let kd = d.reals("damping").first().copied().unwrap_or(5.0);
-        let explicit = d.is_set("spring");
+        let ks = d.get(sff::STIFFNESS).first().copied().unwrap_or(100.0);
+        let kd = d.get(sff::DAMPING).first().copied().unwrap_or(5.0);
+        let explicit = d.is_given(sff::SPRING);
         let pairs = quad_bending_pairs(&mesh.quads, local_range);
         // The base SpringForceField: the explicit springs (or those of the index lists).
         self.inner.init(cx)?;
@@ -149,7 +168,7 @@ impl Component for QuadBendingSprings {
             springs.push(LinearSpring::new(a, b, ks, kd, n2.sqrt()));
         }
         sff::write_spring_data(cx.data_mut(), &springs);
-        let rayleigh = cx.data().real("rayleighStiffness");
+        let rayleigh = cx.data().get(sff::RAYLEIGH_STIFFNESS);
         self.inner = SpringForceField::from_springs(layout, s1, s2, springs, rayleigh);
         Ok(())
     }
@@ -180,6 +199,7 @@ impl ForceField for QuadBendingSprings {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use settee_core::mechanics::MechScope;
     use settee_core::simulation::init_root;

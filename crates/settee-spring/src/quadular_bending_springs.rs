@@ -31,6 +31,13 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    STIFFNESS: Real = "stiffness";
+    DAMPING: Real = "damping";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "QuadularBendingSprings",
     description: "Pairs of crossed bending springs across the interior edges of a quad mesh.",
@@ -43,7 +50,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -131,9 +138,9 @@ impl Component for QuadularBendingSprings {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        self.ks = d.real("stiffness");
-        self.kd = d.real("damping");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        self.ks = d.get(STIFFNESS);
+        self.kd = d.get(DAMPING);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("the topology has no quads: no bending springs");

@@ -16,6 +16,7 @@
 
 use settee_core::component::ForceField;
 use settee_core::data::{decl_alias, DataKind::*};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::{
     component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles,
     SimResult, StateId, TemplateRule,
@@ -33,6 +34,41 @@ static DATA: &[DataDecl] = &[
     decl_alias("cubesDamping", &["damping"], Real, "5", "damping of the cell-diagonal springs (divided by their length)"),
 ];
 
+const LINES_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("linesStiffness");
+const LINES_DAMPING: DataRef<data_ref::Real> = DataRef::new("linesDamping");
+const QUADS_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("quadsStiffness");
+const QUADS_DAMPING: DataRef<data_ref::Real> = DataRef::new("quadsDamping");
+const CUBES_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("cubesStiffness");
+const CUBES_DAMPING: DataRef<data_ref::Real> = DataRef::new("cubesDamping");
+
+/// The base SpringForceField's references (its `init` reads this component's Data) and this
+/// class's own.
+static READS: &[DataUse] = &[
+    sff::RAYLEIGH_STIFFNESS.erased(),
+    sff::FILE_SPRINGS.erased(),
+    sff::SPRING.erased(),
+    sff::SPRINGS_INDICES1.erased(),
+    sff::SPRINGS_INDICES2.erased(),
+    sff::LENGTHS.erased(),
+    sff::DAMPING.erased(),
+    sff::STIFFNESS.erased(),
+    sff::ELONGATION_ONLY.erased(),
+    sff::ENABLED.erased(),
+    LINES_STIFFNESS.erased(),
+    LINES_DAMPING.erased(),
+    QUADS_STIFFNESS.erased(),
+    QUADS_DAMPING.erased(),
+    CUBES_STIFFNESS.erased(),
+    CUBES_DAMPING.erased(),
+];
+
+/// The Data of the `RegularGridTopology` read here (declared by settee-topology; the crate's
+/// tests check these references against that class).
+const GRID_CELL_WIDTH: DataRef<data_ref::Real> = DataRef::new("cellWidth");
+const GRID_N: DataRef<data_ref::Reals> = DataRef::new("n");
+const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
+const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "RegularGridSpringForceField",
     description: "Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.",
@@ -45,7 +81,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -172,14 +208,14 @@ pub fn grid_springs(g: &GridCells, c: &GridSpringCoefficients) -> Vec<LinearSpri
 /// longer show: such grids are refused.
 fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
     let d = &cx.scene.entry(topo).data;
-    if d.real("cellWidth") != 0.0 {
+    if d.get(GRID_CELL_WIDTH) != 0.0 {
         return Err(cx
             .error("RegularGridSpringForceField on a RegularGridTopology sized by `cellWidth` is not supported yet")
             .hint("give the grid's resolution with `n` (or nx ny nz) instead of cellWidth"));
     }
-    let nr = d.reals("n");
+    let nr = d.get(GRID_N);
     let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
-    let (min, max) = (d.vec3("min"), d.vec3("max"));
+    let (min, max) = (d.get(GRID_MIN), d.get(GRID_MAX));
     let mut step = [0.0; 3];
     for a in 0..3 {
         let cells = n[a] as i64 - 1;
@@ -262,9 +298,9 @@ impl Component for RegularGridSpringForceField {
         }
         let d = cx.data();
         let coeffs = GridSpringCoefficients {
-            lines: (d.real("linesStiffness"), d.real("linesDamping")),
-            quads: (d.real("quadsStiffness"), d.real("quadsDamping")),
-            cubes: (d.real("cubesStiffness"), d.real("cubesDamping")),
+            lines: (d.get(LINES_STIFFNESS), d.get(LINES_DAMPING)),
+            quads: (d.get(QUADS_STIFFNESS), d.get(QUADS_DAMPING)),
+            cubes: (d.get(CUBES_STIFFNESS), d.get(CUBES_DAMPING)),
         };
         self.grid = grid_springs(&cells, &coeffs);
         self.dfdx = vec![0.0; self.grid.len() * self.kernel.nn()];
@@ -324,6 +360,14 @@ mod tests {
     use settee_core::Scene;
 
     use super::RegularGridSpringForceField;
+
+    /// The grid's Data read here are declared by RegularGridTopology, with these types.
+    #[test]
+    fn grid_references_match_the_regular_grid_class() {
+        for r in [super::GRID_CELL_WIDTH.erased(), super::GRID_N.erased(), super::GRID_MIN.erased(), super::GRID_MAX.erased()] {
+            r.check(settee_topology::grid_topology::REGULAR_CLASS.data).unwrap();
+        }
+    }
     use crate::test_support::*;
 
     const PERTURBED: &str = "0.1 0 0  2.1 0.1 -0.1  -0.1 1.2 0  2 0.9 0.1  0 0.1 1.1  1.9 0 0.9  0.2 1 1.2  2.2 1.1 0.8";

@@ -50,6 +50,18 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "topology (only used by SOFA for topological changes)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    POINTS: Indices = "points";
+    EXTERNAL_POINTS: Indices = "external_points";
+    RECOMPUTE_INDICES: Bool = "recompute_indices";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    STIFFNESS: Reals = "stiffness";
+    ANGULAR_STIFFNESS: Reals = "angularStiffness";
+    PIVOT_POINTS: Reals = "pivot_points";
+    ACTIVE_DIRECTIONS: Words = "activeDirections";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "RestShapeSpringsForceField",
     description: "Springs pulling DOFs back to their rest position or to the position of an external state.",
@@ -62,7 +74,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -241,23 +253,23 @@ impl Component for RestShapeSpringsForceField {
             None => None,
         };
         let d = cx.data();
-        self.points = d.indices("points").to_vec();
-        self.external_points = d.indices("external_points").to_vec();
-        self.recompute = d.bool("recompute_indices");
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        let mut k = d.reals("stiffness").to_vec();
+        self.points = d.get(POINTS).to_vec();
+        self.external_points = d.get(EXTERNAL_POINTS).to_vec();
+        self.recompute = d.get(RECOMPUTE_INDICES);
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let mut k = d.get(STIFFNESS).to_vec();
         if k.is_empty() {
             k.push(100.0);
         }
-        let mut ka = d.reals("angularStiffness").to_vec();
+        let mut ka = d.get(ANGULAR_STIFFNESS).to_vec();
         if self.layout.is_rigid() {
             ka.resize(k.len(), 100.0);
         }
-        if d.is_set("pivot_points") && !d.reals("pivot_points").is_empty() {
+        if d.is_given(PIVOT_POINTS) && !d.get(PIVOT_POINTS).is_empty() {
             cx.warn("pivot_points is ignored (as in SOFA, where it is unused)");
         }
         let d = cx.data();
-        self.active = parse_flags(d.strings("activeDirections"), self.layout.coord_size()).map_err(|m| cx.error(format!("activeDirections: {m}")))?;
+        self.active = parse_flags(d.get(ACTIVE_DIRECTIONS), self.layout.coord_size()).map_err(|m| cx.error(format!("activeDirections: {m}")))?;
         self.stiffness = k.clone();
         self.angular_stiffness = ka.clone();
         let dm = cx.data_mut();
@@ -388,6 +400,7 @@ impl ForceField for RestShapeSpringsForceField {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use settee_core::mechanics::MechScope;
     use settee_core::simulation::init_root;

@@ -37,6 +37,22 @@ pub(crate) static LINKS: &[LinkDecl] = &[
     link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
 ];
 
+// Also read by the classes built on SpringForceField (QuadBendingSprings,
+// RegularGridSpringForceField), whose `init` runs this one's.
+settee_core::data_refs! {
+    pub(crate) static READS;
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    FILE_SPRINGS: Text = "fileSprings";
+    SPRING: Reals = "spring";
+    SPRINGS_INDICES1: Indices = "springsIndices1";
+    SPRINGS_INDICES2: Indices = "springsIndices2";
+    LENGTHS: Reals = "lengths";
+    DAMPING: Reals = "damping";
+    STIFFNESS: Reals = "stiffness";
+    ELONGATION_ONLY: Words = "elongationOnly";
+    ENABLED: Words = "enabled";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "SpringForceField",
     description: "Linear springs between pairs of DOFs of one or two mechanical states.",
@@ -49,7 +65,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -227,15 +243,15 @@ impl Component for SpringForceField {
         self.s2 = Some(s2);
 
         let d = cx.data();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
-        if d.is_set("fileSprings") && !d.str("fileSprings").trim().is_empty() {
-            return Err(SimError::unsupported(format!("spring files (fileSprings=\"{}\") are not supported yet", d.str("fileSprings")))
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        if d.is_given(FILE_SPRINGS) && !d.get(FILE_SPRINGS).trim().is_empty() {
+            return Err(SimError::unsupported(format!("spring files (fileSprings=\"{}\") are not supported yet", d.get(FILE_SPRINGS)))
                 .hint("list the springs in the `spring` Data (`m1 m2 ks kd L` per spring) or use indices1/indices2"));
         }
 
         let mut springs = Vec::new();
-        if d.is_set("spring") {
-            let t = d.reals("spring").to_vec();
+        if d.is_given(SPRING) {
+            let t = d.get(SPRING).to_vec();
             for (i, e) in t.chunks_exact(5).enumerate() {
                 let m1 = spring_index(e[0], "first", i).map_err(|m| cx.error(m))?;
                 let m2 = spring_index(e[1], "second", i).map_err(|m| cx.error(m))?;
@@ -244,18 +260,18 @@ impl Component for SpringForceField {
             // The index lists are derived from the springs (SOFA's updateTopologyIndicesFromSprings).
             write_spring_data(cx.data_mut(), &springs);
         } else {
-            let i1 = d.indices("springsIndices1").to_vec();
-            let i2 = d.indices("springsIndices2").to_vec();
+            let i1 = d.get(SPRINGS_INDICES1).to_vec();
+            let i2 = d.get(SPRINGS_INDICES2).to_vec();
             if i1.len() != i2.len() {
                 let msg = format!("indices1 has {} entries and indices2 {}: no springs are created", i1.len(), i2.len());
                 cx.warn(msg);
             } else if !i1.is_empty() {
                 let n = i1.len();
-                let lengths = resized(d.reals("lengths").to_vec(), n, 0.0);
-                let kd = resized(d.reals("damping").to_vec(), n, 5.0);
-                let ks = resized(d.reals("stiffness").to_vec(), n, 100.0);
-                let elong = parse_bools(d.strings("elongationOnly")).map_err(|m| cx.error(format!("elongationOnly: {m}")))?;
-                let enabled = parse_bools(d.strings("enabled")).map_err(|m| cx.error(format!("enabled: {m}")))?;
+                let lengths = resized(d.get(LENGTHS).to_vec(), n, 0.0);
+                let kd = resized(d.get(DAMPING).to_vec(), n, 5.0);
+                let ks = resized(d.get(STIFFNESS).to_vec(), n, 100.0);
+                let elong = parse_bools(d.get(ELONGATION_ONLY)).map_err(|m| cx.error(format!("elongationOnly: {m}")))?;
+                let enabled = parse_bools(d.get(ENABLED)).map_err(|m| cx.error(format!("enabled: {m}")))?;
                 let elong = resized(elong, n, false);
                 let enabled = resized(enabled, n, true);
                 for i in 0..n {

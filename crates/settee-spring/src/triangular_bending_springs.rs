@@ -31,6 +31,13 @@ static LINKS: &[LinkDecl] = &[
     link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    STIFFNESS: Real = "stiffness";
+    DAMPING: Real = "damping";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TriangularBendingSprings",
     description: "Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.",
@@ -43,7 +50,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -131,8 +138,8 @@ impl Component for TriangularBendingSprings {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        let (ks, kd) = (d.real("stiffness"), d.real("damping"));
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let (ks, kd) = (d.get(STIFFNESS), d.get(DAMPING));
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         if ks < 0.0 {
             cx.warn(format!("negative stiffness {ks}"));
         }

@@ -37,6 +37,24 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[settee_core::component::link("topology", Roles::TOPOLOGY, "topology whose points initialise the positions")];
 
+settee_core::data_refs! {
+    static READS;
+    POSITION: Reals = "position";
+    VELOCITY: Reals = "velocity";
+    REST_POSITION: Reals = "rest_position";
+    SIZE: Int = "size";
+    REST_SCALE: Real = "restScale";
+    TRANSLATION: Vec3 = "translation";
+    ROTATION: Vec3 = "rotation";
+    SCALE3D: Vec3 = "scale3d";
+    TRANSLATION2: Vec3 = "translation2";
+    ROTATION2: Vec3 = "rotation2";
+    USE_TOPOLOGY: Bool = "useTopology";
+    FREE_POSITION: Reals = "free_position";
+    FREE_VELOCITY: Reals = "free_velocity";
+    EXTERNAL_FORCE: Reals = "externalForce";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "MechanicalObject",
     description: "Container of the state vectors (positions, velocities, forces, …) of a set of degrees of freedom.",
@@ -49,7 +67,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse),
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(args: &CreateArgs) -> Box<dyn Component> {
@@ -105,19 +123,19 @@ impl Component for MechanicalObject {
         let layout = self.layout;
         let (cs, ds) = (layout.coord_size(), layout.deriv_size());
         let d = cx.data();
-        let mut pos = d.reals("position").to_vec();
-        let mut vel = d.reals("velocity").to_vec();
-        let rest = d.reals("rest_position").to_vec();
-        let pos_set = d.is_set("position");
-        let size_set = d.is_set("size");
-        let size_attr = d.int("size").max(0) as usize;
-        let rest_scale = d.real("restScale");
-        let (translation, rotation, scale3d) = (d.vec3("translation"), d.vec3("rotation"), d.vec3("scale3d"));
-        let (translation2, rotation2) = (d.vec3("translation2"), d.vec3("rotation2"));
+        let mut pos = d.get(POSITION).to_vec();
+        let mut vel = d.get(VELOCITY).to_vec();
+        let rest = d.get(REST_POSITION).to_vec();
+        let pos_set = d.is_given(POSITION);
+        let size_set = d.is_given(SIZE);
+        let size_attr = d.get(SIZE).max(0) as usize;
+        let rest_scale = d.get(REST_SCALE);
+        let (translation, rotation, scale3d) = (d.get(TRANSLATION), d.get(ROTATION), d.get(SCALE3D));
+        let (translation2, rotation2) = (d.get(TRANSLATION2), d.get(ROTATION2));
 
         // Topology: explicit link, else the node's own mesh topology.
         let topology = cx.link_targets("topology").first().copied().or_else(|| {
-            if cx.data().bool("useTopology") {
+            if cx.data().get(USE_TOPOLOGY) {
                 cx.scene.find_local(cx.node(), Roles::TOPOLOGY)
             } else {
                 None
@@ -183,8 +201,8 @@ impl Component for MechanicalObject {
         st.set_vec(VecId::REST_POSITION, rest);
         st.write(VecId::FORCE);
         st.write(VecId::DX);
-        for (name, id) in [("free_position", VecId::FREE_POSITION), ("free_velocity", VecId::FREE_VELOCITY), ("externalForce", VecId::EXTERNAL_FORCE)] {
-            let v = cx.data().reals(name).to_vec();
+        for (field, id) in [(FREE_POSITION, VecId::FREE_POSITION), (FREE_VELOCITY, VecId::FREE_VELOCITY), (EXTERNAL_FORCE, VecId::EXTERNAL_FORCE)] {
+            let v = cx.data().get(field).to_vec();
             if v.len() == size * st_elem(layout, id) && !v.is_empty() {
                 cx.scene.store.get_mut(s).set_vec(id, v);
             }

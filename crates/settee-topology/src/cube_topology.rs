@@ -37,6 +37,17 @@ static DATA: &[DataDecl] = &[
     decl("max", Fixed(3), "1 1 1", "Max"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    NX: Int = "nx";
+    NY: Int = "ny";
+    NZ: Int = "nz";
+    MIN: Vec3 = "min";
+    MAX: Vec3 = "max";
+    INTERNAL_POINTS: Bool = "internalPoints";
+    SPLIT_NORMALS: Bool = "splitNormals";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "CubeTopology",
     description: "Surface topology of a cube in 3D (points, edges and quads).",
@@ -49,7 +60,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: Some(preparse),
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -422,7 +433,7 @@ impl CubeTopology {
 
     fn build(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let n = [d.int("nx"), d.int("ny"), d.int("nz")];
+        let n = [d.get(NX), d.get(NY), d.get(NZ)];
         if n.iter().any(|&a| a < 0) {
             return Err(cx
                 .error(format!(
@@ -433,10 +444,10 @@ impl CubeTopology {
         }
         let grid = CubeGrid::new(
             n,
-            d.vec3("min"),
-            d.vec3("max"),
-            d.bool("internalPoints"),
-            d.bool("splitNormals"),
+            d.get(MIN),
+            d.get(MAX),
+            d.get(INTERNAL_POINTS),
+            d.get(SPLIT_NORMALS),
         );
         let count = grid.nb_points();
         if !(0..=MAX_POINTS).contains(&count) || n.iter().any(|&a| a > MAX_POINTS) {

@@ -6,6 +6,7 @@
 //! grid's init, where `cellWidth` and the resolution check apply.
 
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::topology::points_from_flat;
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
 
@@ -29,6 +30,38 @@ static REGULAR_DATA: &[DataDecl] = &[
     decl("cellWidth", Real, "0", "if non-zero: size of the cells; the resolution becomes ceil((max-min)/cellWidth)+1 at init"),
 ];
 
+settee_core::data_refs! {
+    pub static GRID_READS;
+    /// Points per axis (also read from a grid by the force fields and mappings that use its cells).
+    N: Reals = "n";
+    COMPUTE_HEXA_LIST: Bool = "computeHexaList";
+    COMPUTE_QUAD_LIST: Bool = "computeQuadList";
+    COMPUTE_TRIANGLE_LIST: Bool = "computeTriangleList";
+    COMPUTE_EDGE_LIST: Bool = "computeEdgeList";
+    POSITION: Reals = "position";
+}
+
+/// The regular grid's own Data (also read from a regular grid by the components that use its
+/// geometry).
+pub const MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
+pub const MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
+pub const P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
+pub const CELL_WIDTH: DataRef<data_ref::Real> = DataRef::new("cellWidth");
+
+/// A regular grid reads the grid's Data and its own.
+pub static REGULAR_READS: &[DataUse] = &[
+    N.erased(),
+    COMPUTE_HEXA_LIST.erased(),
+    COMPUTE_QUAD_LIST.erased(),
+    COMPUTE_TRIANGLE_LIST.erased(),
+    COMPUTE_EDGE_LIST.erased(),
+    POSITION.erased(),
+    MIN.erased(),
+    MAX.erased(),
+    P0.erased(),
+    CELL_WIDTH.erased(),
+];
+
 pub static GRID_CLASS: ComponentClass = ComponentClass {
     name: "GridTopology",
     description: "Structured grid of hexahedra whose point positions are given (`position`) or zero.",
@@ -41,7 +74,7 @@ pub static GRID_CLASS: ComponentClass = ComponentClass {
     create: create_grid,
     preparse: Some(preparse_grid),
     no_src_link: &[],
-    reads: &[],
+    reads: GRID_READS,
 };
 
 pub static REGULAR_CLASS: ComponentClass = ComponentClass {
@@ -56,7 +89,7 @@ pub static REGULAR_CLASS: ComponentClass = ComponentClass {
     create: create_regular,
     preparse: Some(preparse_regular),
     no_src_link: &[],
-    reads: &[],
+    reads: REGULAR_READS,
 };
 
 fn create_grid(_: &CreateArgs) -> Box<dyn Component> {
@@ -148,22 +181,22 @@ impl GridTopology {
 
     fn build(&mut self, cx: &mut InitCtx, at_init: bool) -> SimResult {
         let d = cx.data();
-        let nr = d.reals("n");
+        let nr = d.get(N);
         // `as` saturates, like reading an out-of-range integer fails in SOFA.
         let n_raw = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0) as i32);
         let flags = GridListFlags {
-            hexahedra: d.bool("computeHexaList"),
-            quads: d.bool("computeQuadList"),
-            triangles: d.bool("computeTriangleList"),
-            edges: d.bool("computeEdgeList"),
+            hexahedra: d.get(COMPUTE_HEXA_LIST),
+            quads: d.get(COMPUTE_QUAD_LIST),
+            triangles: d.get(COMPUTE_TRIANGLE_LIST),
+            edges: d.get(COMPUTE_EDGE_LIST),
         };
         let (n, points, reset) = if self.regular {
             let params = RegularGridParams {
                 n: n_raw,
-                min: d.vec3("min"),
-                max: d.vec3("max"),
-                p0: d.is_set("p0").then(|| d.vec3("p0")),
-                cell_width: if at_init { d.real("cellWidth") } else { 0.0 },
+                min: d.get(MIN),
+                max: d.get(MAX),
+                p0: d.is_given(P0).then(|| d.get(P0)),
+                cell_width: if at_init { d.get(CELL_WIDTH) } else { 0.0 },
             };
             let mut n = params.n;
             if params.cell_width != 0.0 {
@@ -177,7 +210,7 @@ impl GridTopology {
         } else {
             let (n, reset) = sanitize_resolution(n_raw);
             too_large(cx, n)?;
-            let mut points = points_from_flat(d.reals("position"), 3);
+            let mut points = points_from_flat(d.get(POSITION), 3);
             points.resize(point_count(n), [0.0; 3]);
             (n, points, reset)
         };
@@ -234,6 +267,7 @@ impl Component for GridTopology {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
     use crate::test_util::{attrs, init_scene};

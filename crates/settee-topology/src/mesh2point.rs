@@ -35,6 +35,19 @@ static DATA: &[DataDecl] = &[
     decl("copyTetrahedra", Bool, "false", "copy the input tetrahedra onto the points created from the input points (needs pointBaryCoords)"),
 ];
 
+settee_core::data_refs! {
+    static READS;
+    POINT_BARY_COORDS: Reals = "pointBaryCoords";
+    EDGE_BARY_COORDS: Reals = "edgeBaryCoords";
+    TRIANGLE_BARY_COORDS: Reals = "triangleBaryCoords";
+    QUAD_BARY_COORDS: Reals = "quadBaryCoords";
+    TETRA_BARY_COORDS: Reals = "tetraBaryCoords";
+    HEXA_BARY_COORDS: Reals = "hexaBaryCoords";
+    COPY_EDGES: Bool = "copyEdges";
+    COPY_TRIANGLES: Bool = "copyTriangles";
+    COPY_TETRAHEDRA: Bool = "copyTetrahedra";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "Mesh2PointTopologicalMapping",
     description: "Creates output points from the input's points and elements at given local coordinates.",
@@ -47,7 +60,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -77,8 +90,8 @@ impl Component for Mesh2PointTopologicalMapping {
         let from = mesh_of(cx, input)?;
         let d = cx.data();
         let [pb, eb, tb, qb, teb, hb] =
-            ["pointBaryCoords", "edgeBaryCoords", "triangleBaryCoords", "quadBaryCoords", "tetraBaryCoords", "hexaBaryCoords"].map(|n| coords(d.reals(n)));
-        let copies = [("copyEdges", d.bool("copyEdges")), ("copyTriangles", d.bool("copyTriangles")), ("copyTetrahedra", d.bool("copyTetrahedra"))];
+            [POINT_BARY_COORDS, EDGE_BARY_COORDS, TRIANGLE_BARY_COORDS, QUAD_BARY_COORDS, TETRA_BARY_COORDS, HEXA_BARY_COORDS].map(|r| coords(d.get(r)));
+        let copies = [("copyEdges", d.get(COPY_EDGES)), ("copyTriangles", d.get(COPY_TRIANGLES)), ("copyTetrahedra", d.get(COPY_TETRAHEDRA))];
         if pb.is_empty() {
             if let Some((name, _)) = copies.iter().find(|(_, on)| *on) {
                 return Err(cx.error(format!("{name} requires at least one item in pointBaryCoords")).hint("add e.g. pointBaryCoords=\"0 0 0\""));
@@ -164,6 +177,7 @@ impl Component for Mesh2PointTopologicalMapping {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::test_util::{attrs, init_scene};
     use settee_core::{Factory, Scene, VecId};

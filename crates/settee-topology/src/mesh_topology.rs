@@ -30,6 +30,17 @@ pub static MESH_DATA: &[DataDecl] = &[
 static FILE_DATA: &[DataDecl] =
     &[decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (not supported: use a loader and src=\"@loader\")")];
 
+settee_core::data_refs! {
+    static READS;
+    POSITION: Reals = "position";
+    EDGES: Indices = "edges";
+    TRIANGLES: Indices = "triangles";
+    QUADS: Indices = "quads";
+    TETRAHEDRA: Indices = "tetrahedra";
+    HEXAHEDRA: Indices = "hexahedra";
+    FILENAME: Text = "filename";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "MeshTopology",
     description: "Generic constant topology given by explicit element lists (typically linked from a mesh loader).",
@@ -42,7 +53,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -60,12 +71,12 @@ pub struct MeshTopology {
 /// Reads the element lists of a mesh-topology DataSet.
 pub fn mesh_from_data(d: &DataSet) -> MeshData {
     MeshData {
-        points: points_from_flat(d.reals("position"), 3),
-        edges: group::<2>(d.indices("edges")),
-        triangles: group::<3>(d.indices("triangles")),
-        quads: group::<4>(d.indices("quads")),
-        tetrahedra: group::<4>(d.indices("tetrahedra")),
-        hexahedra: group::<8>(d.indices("hexahedra")),
+        points: points_from_flat(d.get(POSITION), 3),
+        edges: group::<2>(d.get(EDGES)),
+        triangles: group::<3>(d.get(TRIANGLES)),
+        quads: group::<4>(d.get(QUADS)),
+        tetrahedra: group::<4>(d.get(TETRAHEDRA)),
+        hexahedra: group::<8>(d.get(HEXAHEDRA)),
     }
 }
 
@@ -140,7 +151,7 @@ impl Component for MeshTopology {
     }
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let file = cx.data().str("filename").trim().to_string();
+        let file = cx.data().get(FILENAME).trim().to_string();
         if !file.is_empty() {
             return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
                 .hint("load the file with a loader (MeshOBJLoader, MeshGmshLoader, …) and write <MeshTopology src=\"@loader\"/>"));
@@ -155,6 +166,7 @@ impl Component for MeshTopology {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::test_util::{attrs, init_scene};
     use settee_core::{Factory, Scene};

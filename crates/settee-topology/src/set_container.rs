@@ -27,6 +27,7 @@
 //! initialised (or as a topological mapping filled them).
 
 use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::topology::{group, points_from_flat};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
 
@@ -124,8 +125,29 @@ static HEXA_DATA: &[DataDecl] = &[
     decl_alias("hexahedra", &["hexas"], IndexTuples(8), "", "list of hexahedron indices"),
 ];
 
+// Also read from an output container by the topological mappings.
+settee_core::data_refs! {
+    pub(crate) static POINT_READS;
+    POSITION: Reals = "position";
+    NB_POINTS: Int = "nbPoints";
+    FILENAME: Text = "filename";
+}
+
+/// The element lists, read by the containers that have them.
+const EDGES: DataRef<data_ref::Indices> = DataRef::new("edges");
+const TRIANGLES: DataRef<data_ref::Indices> = DataRef::new("triangles");
+const QUADS: DataRef<data_ref::Indices> = DataRef::new("quads");
+const TETRAHEDRA: DataRef<data_ref::Indices> = DataRef::new("tetrahedra");
+const HEXAHEDRA: DataRef<data_ref::Indices> = DataRef::new("hexahedra");
+
+static EDGE_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased()];
+static TRIANGLE_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), TRIANGLES.erased()];
+static QUAD_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), QUADS.erased()];
+static TETRA_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), TRIANGLES.erased(), TETRAHEDRA.erased()];
+static HEXA_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), QUADS.erased(), HEXAHEDRA.erased()];
+
 macro_rules! container_class {
-    ($id:ident, $name:literal, $kind:expr, $data:expr, $desc:literal) => {
+    ($id:ident, $name:literal, $kind:expr, $data:expr, $reads:expr, $desc:literal) => {
         pub static $id: ComponentClass = ComponentClass {
             name: $name,
             description: $desc,
@@ -138,18 +160,19 @@ macro_rules! container_class {
             create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SetTopologyContainer::new($kind)) },
             preparse: None,
             no_src_link: &[],
-            reads: &[],
+            reads: $reads,
         };
     };
 }
 
-container_class!(POINT_CLASS, "PointSetTopologyContainer", SetKind::Point, &[POINT_DATA], "Topology container of a point set (dynamic in SOFA; static here).");
-container_class!(EDGE_CLASS, "EdgeSetTopologyContainer", SetKind::Edge, &[POINT_DATA, EDGE_DATA], "Topology container of an edge set.");
+container_class!(POINT_CLASS, "PointSetTopologyContainer", SetKind::Point, &[POINT_DATA], POINT_READS, "Topology container of a point set (dynamic in SOFA; static here).");
+container_class!(EDGE_CLASS, "EdgeSetTopologyContainer", SetKind::Edge, &[POINT_DATA, EDGE_DATA], EDGE_READS, "Topology container of an edge set.");
 container_class!(
     TRIANGLE_CLASS,
     "TriangleSetTopologyContainer",
     SetKind::Triangle,
     &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA],
+    TRIANGLE_READS,
     "Topology container of a triangle set (edges derived from the triangles when not given)."
 );
 container_class!(
@@ -157,6 +180,7 @@ container_class!(
     "QuadSetTopologyContainer",
     SetKind::Quad,
     &[POINT_DATA, EDGE_DATA, QUAD_DATA],
+    QUAD_READS,
     "Topology container of a quad set (edges derived from the quads when not given)."
 );
 container_class!(
@@ -164,6 +188,7 @@ container_class!(
     "TetrahedronSetTopologyContainer",
     SetKind::Tetrahedron,
     &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA, TETRA_DATA],
+    TETRA_READS,
     "Topology container of a tetrahedron set (edges and triangles derived when not given)."
 );
 container_class!(
@@ -171,6 +196,7 @@ container_class!(
     "HexahedronSetTopologyContainer",
     SetKind::Hexahedron,
     &[POINT_DATA, EDGE_DATA, QUAD_DATA, HEXA_DATA],
+    HEXA_READS,
     "Topology container of a hexahedron set (edges and quads derived when not given)."
 );
 
@@ -205,20 +231,20 @@ impl SetTopologyContainer {
     /// accessors return between a change of the Data and the next `init`).
     pub fn refresh(&mut self, d: &DataSet) {
         self.mesh = lists_from_data(self.kind, d);
-        self.nb_points = d.int("nbPoints").max(0) as usize;
+        self.nb_points = d.get(NB_POINTS).max(0) as usize;
     }
 
     fn initialize(&mut self, cx: &mut InitCtx) -> SimResult {
         let kind = self.kind;
         let d = cx.data();
-        let file = d.str("filename").trim().to_string();
+        let file = d.get(FILENAME).trim().to_string();
         if !file.is_empty() {
             return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
                 .hint("load the file with a loader (MeshGmshLoader, MeshOBJLoader, …) and write src=\"@loader\""));
         }
         let mut mesh = lists_from_data(kind, d);
-        let mut nb = d.int("nbPoints").max(0) as usize;
-        let positions_set = d.is_set("position");
+        let mut nb = d.get(NB_POINTS).max(0) as usize;
+        let positions_set = d.is_given(POSITION);
 
         // Number of points.
         let own_count = match kind {
@@ -359,14 +385,14 @@ pub(crate) fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
 
 /// The positions and element lists a container of `kind` holds, read from its Data.
 fn lists_from_data(kind: SetKind, d: &DataSet) -> MeshData {
-    let has = |name: &str| kind.lists().contains(&name);
+    let has = |r: DataRef<data_ref::Indices>| kind.lists().contains(&r.name());
     MeshData {
-        points: points_from_flat(d.reals("position"), 3),
-        edges: if has("edges") { group::<2>(d.indices("edges")) } else { Vec::new() },
-        triangles: if has("triangles") { group::<3>(d.indices("triangles")) } else { Vec::new() },
-        quads: if has("quads") { group::<4>(d.indices("quads")) } else { Vec::new() },
-        tetrahedra: if has("tetrahedra") { group::<4>(d.indices("tetrahedra")) } else { Vec::new() },
-        hexahedra: if has("hexahedra") { group::<8>(d.indices("hexahedra")) } else { Vec::new() },
+        points: points_from_flat(d.get(POSITION), 3),
+        edges: if has(EDGES) { group::<2>(d.get(EDGES)) } else { Vec::new() },
+        triangles: if has(TRIANGLES) { group::<3>(d.get(TRIANGLES)) } else { Vec::new() },
+        quads: if has(QUADS) { group::<4>(d.get(QUADS)) } else { Vec::new() },
+        tetrahedra: if has(TETRAHEDRA) { group::<4>(d.get(TETRAHEDRA)) } else { Vec::new() },
+        hexahedra: if has(HEXAHEDRA) { group::<8>(d.get(HEXAHEDRA)) } else { Vec::new() },
     }
 }
 
@@ -390,6 +416,7 @@ impl Component for SetTopologyContainer {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
     use crate::test_util::{attrs, init_scene};

@@ -524,10 +524,10 @@ fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Res
 /// `triangles`/`quads` Data.
 pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
     let d = cx.data();
-    if !d.str("facets").trim().is_empty() {
+    if !d.get(FACETS).trim().is_empty() {
         return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label())).hint("give the surface as a file, or as position + triangles/quads"));
     }
-    let file = d.str("filename").trim().to_string();
+    let file = d.get(FILENAME).trim().to_string();
     if !file.is_empty() {
         let lower = file.to_lowercase();
         if lower.ends_with(".raw") || lower.ends_with(".voxel") {
@@ -539,12 +539,12 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
         let path = cx.resolve_file(&file)?;
         return read_obj_surface(&path).map_err(|e| cx.error(e));
     }
-    let vertices = points_from_flat(d.reals("position"), 3);
+    let vertices = points_from_flat(d.get(POSITION), 3);
     if vertices.is_empty() {
         return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
     }
-    let mut facets: Vec<Vec<usize>> = group::<3>(d.indices("triangles")).iter().map(|t| t.to_vec()).collect();
-    facets.extend(group::<4>(d.indices("quads")).iter().map(|q| q.to_vec()));
+    let mut facets: Vec<Vec<usize>> = group::<3>(d.get(TRIANGLES)).iter().map(|t| t.to_vec()).collect();
+    facets.extend(group::<4>(d.get(QUADS)).iter().map(|q| q.to_vec()));
     Ok(Surface { vertices, facets })
 }
 
@@ -552,16 +552,16 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
 /// and `nbVirtualFinerLevels`.
 pub(crate) fn finest_params(cx: &InitCtx) -> (FinestParams, u32) {
     let d = cx.data();
-    let nr = d.reals("n");
+    let nr = d.get(N);
     let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
-    let levels = d.int("nbVirtualFinerLevels").max(0) as u32;
+    let levels = d.get(NB_VIRTUAL_FINER_LEVELS).max(0) as u32;
     let params = FinestParams {
         n,
-        min: d.vec3("min"),
-        max: d.vec3("max"),
-        cell_width: d.real("cellWidth"),
-        fill_weighted: d.bool("fillWeighted"),
-        only_inside_cells: d.bool("onlyInsideCells"),
+        min: d.get(MIN),
+        max: d.get(MAX),
+        cell_width: d.get(CELL_WIDTH),
+        fill_weighted: d.get(FILL_WEIGHTED),
+        only_inside_cells: d.get(ONLY_INSIDE_CELLS),
     };
     (params, levels)
 }
@@ -600,6 +600,22 @@ pub(crate) static SPARSE_DATA: &[DataDecl] = &[
     ),
 ];
 
+settee_core::data_refs! {
+    pub(crate) static READS;
+    POSITION: Reals = "position";
+    FACETS: Text = "facets";
+    FILENAME: Text = "filename";
+    TRIANGLES: Indices = "triangles";
+    QUADS: Indices = "quads";
+    N: Reals = "n";
+    NB_VIRTUAL_FINER_LEVELS: Int = "nbVirtualFinerLevels";
+    MIN: Vec3 = "min";
+    MAX: Vec3 = "max";
+    CELL_WIDTH: Real = "cellWidth";
+    FILL_WEIGHTED: Bool = "fillWeighted";
+    ONLY_INSIDE_CELLS: Bool = "onlyInsideCells";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "SparseGridTopology",
     description: "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
@@ -612,7 +628,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

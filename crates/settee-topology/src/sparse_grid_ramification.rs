@@ -54,6 +54,7 @@ use settee_core::{
 
 use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
 use crate::mesh_topology::MESH_DATA;
+use crate::sparse_grid as sg;
 use crate::sparse_grid::{
     finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams,
     SparseGrid, Surface, COEF_DATA, LOCATOR_DATA, SPARSE_DATA,
@@ -654,6 +655,26 @@ static RAMIFICATION_DATA: &[DataDecl] = &[decl(
     "test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them",
 )];
 
+const FINEST_CONNECTIVITY: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("finestConnectivity");
+
+/// The sparse grid's references (its surface and grid parameters are read through
+/// [`read_surface`] and [`finest_params`]) and this class's own.
+static READS: &[settee_core::DataUse] = &[
+    sg::POSITION.erased(),
+    sg::FACETS.erased(),
+    sg::FILENAME.erased(),
+    sg::TRIANGLES.erased(),
+    sg::QUADS.erased(),
+    sg::N.erased(),
+    sg::NB_VIRTUAL_FINER_LEVELS.erased(),
+    sg::MIN.erased(),
+    sg::MAX.erased(),
+    sg::CELL_WIDTH.erased(),
+    sg::FILL_WEIGHTED.erased(),
+    sg::ONLY_INSIDE_CELLS.erased(),
+    FINEST_CONNECTIVITY.erased(),
+];
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "SparseGridRamificationTopology",
     description: "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
@@ -666,7 +687,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -696,7 +717,7 @@ impl SparseGridRamificationTopology {
         } else {
             params
         };
-        let finest_connectivity = cx.data().bool("finestConnectivity");
+        let finest_connectivity = cx.data().get(FINEST_CONNECTIVITY);
         RamifiedGrid::build(&params, &fine, levels, &surface, finest_connectivity)
             .map_err(|e| cx.error(e).hint("check the surface, min/max and n"))
     }
@@ -796,6 +817,15 @@ impl Component for SparseGridRamificationTopology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The class reads through the sparse grid's readers: it lists all their references.
+    #[test]
+    fn lists_the_sparse_grid_references() {
+        for r in sg::READS {
+            assert!(READS.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{r:?} is not listed");
+        }
+        assert_eq!(READS.len(), sg::READS.len() + 1);
+    }
 
     /// Adds the closed box surface `[lo, hi]` (6 quads).
     fn add_box(s: &mut Surface, lo: Vec3, hi: Vec3) {

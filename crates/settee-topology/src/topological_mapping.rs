@@ -22,6 +22,7 @@
 
 use settee_core::component::{link, LinkDecl};
 use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::scene::LinkTarget;
 use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule};
 
@@ -62,6 +63,13 @@ static QUAD2TRIANGLE_DATA: &[DataDecl] = &[decl(
     "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)",
 )];
 
+const SWAPPING: DataRef<data_ref::Bool> = DataRef::new("swapping");
+const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
+const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
+static SWAPPING_READS: &[DataUse] = &[SWAPPING.erased()];
+static FLIP_NORMALS_READS: &[DataUse] = &[FLIP_NORMALS.erased()];
+static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased()];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Hexa2Tetra,
@@ -72,7 +80,7 @@ enum Kind {
 }
 
 macro_rules! mapping_class {
-    ($id:ident, $name:literal, $kind:expr, $data:expr, $links:expr, $desc:literal) => {
+    ($id:ident, $name:literal, $kind:expr, $data:expr, $reads:expr, $links:expr, $desc:literal) => {
         pub static $id: ComponentClass = ComponentClass {
             name: $name,
             description: $desc,
@@ -85,7 +93,7 @@ macro_rules! mapping_class {
             create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalMapping { kind: $kind }) },
             preparse: None,
             no_src_link: &[],
-            reads: &[],
+            reads: $reads,
         };
     };
 }
@@ -95,6 +103,7 @@ mapping_class!(
     "Hexa2TetraTopologicalMapping",
     Kind::Hexa2Tetra,
     &[HEXA2TETRA_DATA],
+    SWAPPING_READS,
     IO_LINKS,
     "Fills a tetrahedron container with 6 tetrahedra per hexahedron of the input."
 );
@@ -103,6 +112,7 @@ mapping_class!(
     "Hexa2QuadTopologicalMapping",
     Kind::Hexa2Quad,
     &[HEXA2QUAD_DATA],
+    FLIP_NORMALS_READS,
     IO_LINKS,
     "Fills a quad container with the boundary quads of a hexahedral input."
 );
@@ -111,6 +121,7 @@ mapping_class!(
     "Tetra2TriangleTopologicalMapping",
     Kind::Tetra2Triangle,
     &[TETRA2TRIANGLE_DATA],
+    TETRA2TRIANGLE_READS,
     TETRA2TRIANGLE_LINKS,
     "Fills a triangle container with the boundary triangles of a tetrahedral input."
 );
@@ -119,6 +130,7 @@ mapping_class!(
     "Quad2TriangleTopologicalMapping",
     Kind::Quad2Triangle,
     &[QUAD2TRIANGLE_DATA],
+    SWAPPING_READS,
     IO_LINKS,
     "Fills a triangle container with 2 triangles per quad of the input."
 );
@@ -126,6 +138,7 @@ mapping_class!(
     TRIANGLE2EDGE_CLASS,
     "Triangle2EdgeTopologicalMapping",
     Kind::Triangle2Edge,
+    &[],
     &[],
     IO_LINKS,
     "Fills an edge container with the boundary edges of a triangular input."
@@ -199,7 +212,7 @@ pub fn topology_type(scene: &Scene, id: ComponentId) -> SetKind {
 /// Cells per axis `(nx-1, ny-1)` of a grid topology (`None` for other topologies).
 pub fn grid_cells(scene: &Scene, id: ComponentId) -> Option<(i64, i64)> {
     scene.get::<GridTopology>(id)?;
-    let n = scene.entry(id).data.reals("n");
+    let n = scene.entry(id).data.get(crate::grid_topology::N);
     Some((n.first().copied().unwrap_or(2.0) as i64 - 1, n.get(1).copied().unwrap_or(2.0) as i64 - 1))
 }
 
@@ -256,7 +269,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
     }
     let clears_points = !matches!(kind, Some(k) if k != SetKind::Point);
     let d = &cx.scene.entry(out).data;
-    let mut positions: Vec<f64> = if clears_points { Vec::new() } else { d.reals("position").to_vec() };
+    let mut positions: Vec<f64> = if clears_points { Vec::new() } else { d.get(crate::set_container::POSITION).to_vec() };
     if clears_points {
         writes.push(("uv", Value::Reals { arity: 2, v: Vec::new() }));
     }
@@ -289,7 +302,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
 
     // Point count: clear() (point sets and other topologies restart from 0), setNbPoints, then
     // each addPoint grows it to the number of positions and each addXxx to the indices it adds.
-    let old_nb = if clears_points { 0 } else { d.int("nbPoints").max(0) as usize };
+    let old_nb = if clears_points { 0 } else { d.get(crate::set_container::NB_POINTS).max(0) as usize };
     let nb = [
         new.nb_points.unwrap_or(old_nb),
         if new.positions.is_empty() { 0 } else { positions.len() / 3 },
@@ -390,12 +403,12 @@ impl TopologicalMapping {
         match self.kind {
             Kind::Hexa2Tetra => {
                 let (nx, ny) = grid_cells(cx.scene, input).unwrap_or((2, 1));
-                new.tetrahedra = hexahedra_to_tetrahedra(&from.hexahedra, cx.data().bool("swapping"), nx.max(0) as usize, ny.max(0) as usize);
+                new.tetrahedra = hexahedra_to_tetrahedra(&from.hexahedra, cx.data().get(SWAPPING), nx.max(0) as usize, ny.max(0) as usize);
             }
             Kind::Hexa2Quad => {
                 self.check_types(cx, input, output, SetKind::Hexahedron, SetKind::Quad)?;
                 let counts = hexahedra_around_quads(&from.quads, &from.hexahedra).map_err(|e| inconsistent(cx, input, "quads around hexahedra", e))?;
-                let flip = cx.data().bool("flipNormals");
+                let flip = cx.data().get(FLIP_NORMALS);
                 new.quads = on_border(&counts)
                     .into_iter()
                     .map(|i| {
@@ -417,12 +430,12 @@ impl TopologicalMapping {
                         "no TriangleSetTopologyModifier found in the output topology's context ({name}); dynamic topological changes will not be supported"
                     ));
                 }
-                if cx.data().bool("noInitialTriangles") {
+                if cx.data().get(NO_INITIAL_TRIANGLES) {
                     init_output = false;
                 } else {
                     let counts =
                         tetrahedra_around_triangles(&from.triangles, &from.tetrahedra).map_err(|e| inconsistent(cx, input, "tetrahedra around triangles", e))?;
-                    let flip = cx.data().bool("flipNormals");
+                    let flip = cx.data().get(FLIP_NORMALS);
                     new.triangles = on_border(&counts)
                         .into_iter()
                         .map(|i| {
@@ -443,7 +456,7 @@ impl TopologicalMapping {
                     return Err(cx.error("the input topology is only 1D: it cannot be mapped into a triangulation"));
                 }
                 let scale = if nx == 0 { ny } else { nx };
-                new.triangles = quads_to_triangles(&from.quads, cx.data().bool("swapping"), scale.max(1) as usize);
+                new.triangles = quads_to_triangles(&from.quads, cx.data().get(SWAPPING), scale.max(1) as usize);
             }
             Kind::Triangle2Edge => {
                 self.check_types(cx, input, output, SetKind::Triangle, SetKind::Edge)?;
@@ -464,6 +477,7 @@ impl Component for TopologicalMapping {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::set_container::SetTopologyContainer;
     use crate::test_util::{attrs, init_scene};

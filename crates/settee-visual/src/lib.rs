@@ -149,11 +149,16 @@ pub struct RequiredPlugin;
 impl Component for RequiredPlugin {
     component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let names = cx.data().strings("pluginName").to_vec();
+        let names = cx.data().get(PLUGIN_NAME).to_vec();
         cx.data_mut()
             .set("loadedPlugins", settee_core::Value::Strings(names));
         Ok(())
     }
+}
+
+settee_core::data_refs! {
+    static PLUGIN_READS;
+    PLUGIN_NAME: Words = "pluginName";
 }
 
 pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
@@ -168,7 +173,7 @@ pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
     create: |_| Box::new(RequiredPlugin),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: PLUGIN_READS,
 };
 
 /// Registers the classes of this crate.
@@ -179,6 +184,7 @@ pub fn register(f: &mut settee_core::Factory) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use settee_core::simulation::init_root;
     use settee_core::testing::add;

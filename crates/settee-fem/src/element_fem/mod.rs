@@ -57,6 +57,17 @@ static COROTATIONAL_DATA: &[DataDecl] = &[decl(
     "element rotation: \"stable_polar\", \"polar\", \"identity\", or the element's own frame, \"triangle\" (tetrahedra) / \"hexahedron\" (hexahedra), which is the default; an index 0-3 selects in that order",
 )];
 
+settee_core::data_refs! {
+    static LINEAR_READS;
+    YOUNG_MODULUS: Reals = "youngModulus";
+    POISSON_RATIO: Reals = "poissonRatio";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
+/// The corotational force field reads `rotationMethod` too.
+const ROTATION_METHOD: settee_core::DataRef<settee_core::data_ref::Text> = settee_core::DataRef::new("rotationMethod");
+static COROTATIONAL_READS: &[settee_core::DataUse] = &[YOUNG_MODULUS.erased(), POISSON_RATIO.erased(), RAYLEIGH_STIFFNESS.erased(), ROTATION_METHOD.erased()];
+
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose elements are used (default: the context topology)")];
 
 const TEMPLATES: &[&str] = &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"];
@@ -73,7 +84,7 @@ pub static LINEAR_CLASS: ComponentClass = ComponentClass {
     create: create_linear,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: LINEAR_READS,
 };
 
 pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
@@ -88,7 +99,7 @@ pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
     create: create_corotational,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: COROTATIONAL_READS,
 };
 
 fn shape_of(args: &CreateArgs) -> ElementShape {
@@ -217,7 +228,7 @@ impl Component for ElementFEMForceField {
                 .hint("attach the force field to a Vec3d MechanicalObject"));
         }
         if self.corotational {
-            let text = cx.data().str("rotationMethod").to_string();
+            let text = cx.data().get(ROTATION_METHOD).to_string();
             self.rotation_method = if text.trim().is_empty() {
                 RotationMethod::default_for(self.shape)
             } else {
@@ -249,8 +260,8 @@ impl Component for ElementFEMForceField {
         if rest.len() < 3 * ndofs {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {ndofs} DOFs", rest.len() / 3)));
         }
-        let (young, poisson) = material_lists(cx);
-        self.rayleigh_stiffness = cx.data().real("rayleighStiffness");
+        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
 
         let shape = self.shape;
         let rest_nodes: Vec<Vec3> = elements.iter().map(|&i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]).collect();

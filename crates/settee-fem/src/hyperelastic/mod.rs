@@ -46,6 +46,13 @@ static DATA: &[DataDecl] = &[
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (and edges) are used (default: the context topology)")];
 
+settee_core::data_refs! {
+    static READS;
+    MATERIAL_NAME: Text = "materialName";
+    PARAMETER_SET: Reals = "ParameterSet";
+    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+}
+
 pub static CLASS: ComponentClass = ComponentClass {
     name: "TetrahedronHyperelasticityFEMForceField",
     description: "Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.",
@@ -58,7 +65,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: READS,
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -286,9 +293,9 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
                 .hint("attach the force field to a Vec3d MechanicalObject"));
         }
         let d = cx.data();
-        let name = d.str("materialName").to_string();
-        let params = d.reals("ParameterSet").to_vec();
-        self.rayleigh_stiffness = d.real("rayleighStiffness");
+        let name = d.get(MATERIAL_NAME).to_string();
+        let params = d.get(PARAMETER_SET).to_vec();
+        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         let material = Material::from_sofa(&name, &params).map_err(|e| {
             cx.error(e.to_string()).hint("ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"")
         })?;

@@ -1,3 +1,4 @@
+#![allow(clippy::disallowed_methods)] // tests check output Data by name
 use super::*;
 use crate::test_support::{max_abs, mul, perturb, Harness};
 use settee_linalg::{DirectKind, DirectSolver, Ordering};

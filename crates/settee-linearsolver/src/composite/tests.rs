@@ -15,6 +15,11 @@ use crate::system::MatrixLinearSystem;
 
 static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness (scalar DOFs)")];
 
+settee_core::data_refs! {
+    static FF_READS;
+    STIFFNESS: Reals = "stiffness";
+}
+
 static FF_CLASS: ComponentClass = ComponentClass {
     name: "DenseStiffness",
     description: "f = -K (x - x0)",
@@ -27,7 +32,7 @@ static FF_CLASS: ComponentClass = ComponentClass {
     create: |_: &CreateArgs| Box::new(DenseFf::default()),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: FF_READS,
 };
 
 #[derive(Default)]
@@ -43,7 +48,7 @@ impl Component for DenseFf {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.x0 = cx.rest_or_position(s);
-        self.k = cx.data().reals("stiffness").to_vec();
+        self.k = cx.data().get(STIFFNESS).to_vec();
         Ok(())
     }
     settee_core::force_field_role!();

@@ -259,6 +259,13 @@ static RSSF_DATA: &[DataDecl] = &[
     ),
 ];
 
+settee_core::data_refs! {
+    static RSSF_READS;
+    RSSF_STIFFNESS: Reals = "stiffness";
+    RSSF_RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
+    RSSF_POINTS: Indices = "points";
+}
+
 /// Stand-in for `RestShapeSpringsForceField` on vector states: `f_i −= k·(x_i − x0_i)` with the
 /// state's rest positions.
 pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
@@ -273,7 +280,7 @@ pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
     create: |_| Box::<RestShapeSprings>::default(),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: RSSF_READS,
 };
 
 #[derive(Default)]
@@ -292,9 +299,9 @@ impl Component for RestShapeSprings {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.dim = cx.state_layout(s).deriv_size();
-        self.k = cx.data().reals("stiffness").to_vec();
-        self.rs = cx.data().real("rayleighStiffness");
-        let pts = cx.data().indices("points").to_vec();
+        self.k = cx.data().get(RSSF_STIFFNESS).to_vec();
+        self.rs = cx.data().get(RSSF_RAYLEIGH_STIFFNESS);
+        let pts = cx.data().get(RSSF_POINTS).to_vec();
         self.points = if pts.is_empty() {
             (0..cx.state_size(s)).collect()
         } else {
@@ -384,6 +391,12 @@ static UVD_DATA: &[DataDecl] = &[
     ),
 ];
 
+settee_core::data_refs! {
+    static UVD_READS;
+    UVD_DAMPING_COEFFICIENT: Real = "dampingCoefficient";
+    UVD_IMPLICIT: Bool = "implicit";
+}
+
 /// Stand-in for `UniformVelocityDampingForceField`: `f −= c·v`, `df −= c·b·dx` when implicit.
 pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
     name: "UniformVelocityDampingForceField",
@@ -397,7 +410,7 @@ pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
     create: |_| Box::<UniformVelocityDamping>::default(),
     preparse: None,
     no_src_link: &[],
-    reads: &[],
+    reads: UVD_READS,
 };
 
 #[derive(Default)]
@@ -415,8 +428,8 @@ impl Component for UniformVelocityDamping {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.n = cx.state_size(s) * cx.state_layout(s).deriv_size();
-        self.c = cx.data().real("dampingCoefficient");
-        self.implicit = cx.data().bool("implicit");
+        self.c = cx.data().get(UVD_DAMPING_COEFFICIENT);
+        self.implicit = cx.data().get(UVD_IMPLICIT);
         Ok(())
     }
     settee_core::force_field_role!();
