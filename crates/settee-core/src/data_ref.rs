@@ -206,7 +206,9 @@ impl DataSet {
     /// its name.
     pub fn get<T: DataType>(&self, r: DataRef<T>) -> T::Out<'_> {
         match self.field(r.name) {
-            Some(f) => T::read(&f.value),
+            // A reference the class does not list is not checked at registration: check it here.
+            Some(f) if T::accepts(&f.decl.kind) => T::read(&f.value),
+            Some(f) => panic!("Data '{}' is declared as a {} but read as a {}", r.name, f.decl.kind.type_name(), T::NAME),
             None => panic!("Data '{}' is read but not declared (a reference missing from the class's `reads`)", r.name),
         }
     }
