@@ -1461,6 +1461,24 @@ pub fn assemble_with(
     if !opts.projective_constraints {
         return Ok(());
     }
+    let rows = projected_rows(scene, scope);
+    builder.apply_dirichlet(&rows).map_err(|e| {
+        SimError::new(format!(
+            "applying projective constraints to the matrix: {e}"
+        ))
+    })?;
+    Ok(())
+}
+
+/// True when a projective constraint of the scope projects blocks of its DOFs
+/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
+pub fn has_block_projections(scene: &mut Scene, scope: &MechScope) -> bool {
+    !block_projection(scene, scope).blocks.is_empty()
+}
+
+/// The global rows (and columns) the scope's projective constraints clear, with a unit diagonal,
+/// in constraint order.
+pub fn projected_rows(scene: &mut Scene, scope: &MechScope) -> Vec<usize> {
     let mut rows = Vec::new();
     for &c in &scope.projective {
         let node = scene.entry(c).node;
@@ -1483,12 +1501,7 @@ pub fn assemble_with(
             .projected_rows(&p, ds, &mut local);
         rows.extend(local.into_iter().map(|r| r + off));
     }
-    builder.apply_dirichlet(&rows).map_err(|e| {
-        SimError::new(format!(
-            "applying projective constraints to the matrix: {e}"
-        ))
-    })?;
-    Ok(())
+    rows
 }
 
 /// The block projections of the scope's projective constraints on main states, composed in
