@@ -895,10 +895,12 @@ impl MatrixAccumulator<'_> {
     }
 
     /// Where a contribution on `(si, sj)` goes: straight into the matrix (both main states of
-    /// the scope), through the mappings (a mapped state of the scope), or nowhere (a state
-    /// outside the scope: the other side of an interaction force field, treated as fixed).
+    /// the scope), nowhere (both states outside the scope), or to [`project_mapped`] (a mapped
+    /// state of the scope, or one state outside the scope: the other side of an interaction
+    /// force field, which SOFA's `MatrixLinearSystem` takes for a mapped state).
     fn target(&self, si: StateId, sj: StateId) -> Target {
-        if !self.scope.contains_state(si) || !self.scope.contains_state(sj) {
+        let (ini, inj) = (self.scope.contains_state(si), self.scope.contains_state(sj));
+        if !ini && !inj {
             return Target::Outside;
         }
         match (self.scope.offset(si), self.scope.offset(sj)) {
@@ -1097,6 +1099,7 @@ fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator)
         return Ok(());
     }
     let g = global_jacobians(scene, scope)?;
+    let crossed = split_crossed(scene, scope, acc);
     // Jacobian rows per state index (a hash lookup per contribution costs as much as the product).
     let mut by_index: Vec<&[Vec<(usize, f64)>]> = Vec::new();
     for (s, rows) in &g {
@@ -1183,6 +1186,167 @@ fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator)
         }
     }
     acc.mapped.clear();
+    touched.sort_unstable_by_key(|&(a, b, _)| (a, b));
+    for (a, b, v) in touched {
+        acc.put(a, b, v);
+        if let Some(e) = acc.error.take() {
+            return Err(SimError::new(e));
+        }
+    }
+    project_crossed(scope, &g, crossed, acc)
+}
+
+/// Contributions on a pair of states whose top-most main states differ (see [`project_crossed`]).
+struct Crossed {
+    /// `(si, i, sj, j, v)` as in `MatrixAccumulator::mapped`.
+    entries: Vec<(StateId, usize, StateId, usize, f64)>,
+    /// Top-most main states of every state named in `entries` (none for a state outside the
+    /// scope).
+    top: IndexMap<StateId, Vec<StateId>>,
+}
+
+/// The top-most main states each state of the scope is mapped from (itself for a main state),
+/// in the order the mappings name their inputs.
+fn top_most_states(scene: &Scene, scope: &MechScope) -> IndexMap<StateId, Vec<StateId>> {
+    let mut top: IndexMap<StateId, Vec<StateId>> = IndexMap::default();
+    for &(s, _) in &scope.offsets {
+        top.insert(s, vec![s]);
+    }
+    for &m in &scope.mappings {
+        let map = scene.obj(m).mapping_ref().expect("mapping role");
+        let Some(out) = map.output() else { continue };
+        let mut t: Vec<StateId> = Vec::new();
+        for input in map.inputs() {
+            for &p in top.get(&input).map(|v| v.as_slice()).unwrap_or(&[]) {
+                if !t.contains(&p) {
+                    t.push(p);
+                }
+            }
+        }
+        top.insert(out, t);
+    }
+    top
+}
+
+/// Takes out of `acc.mapped` the contributions whose two states do not have the same top-most
+/// main states (a state outside the scope has none).
+fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) -> Crossed {
+    let mut crossed = Crossed {
+        entries: Vec::new(),
+        top: IndexMap::default(),
+    };
+    let needs = |si: StateId, sj: StateId| si != sj || !scope.contains_state(si);
+    if !acc.mapped.iter().any(|&(si, _, sj, _, _)| needs(si, sj)) {
+        return crossed;
+    }
+    // SOFA projects mapped matrices only when the solver's sub-tree holds a mapping of any kind
+    // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
+    // interaction force field has on a state outside the sub-tree are dropped.
+    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| {
+        scene
+            .node(n)
+            .objects
+            .iter()
+            .any(|&c| scene.entry(c).roles().contains(Roles::MAPPING))
+    });
+    let top = top_most_states(scene, scope);
+    let none: &[StateId] = &[];
+    let differ = |si: StateId, sj: StateId| {
+        let (a, b) = (
+            top.get(&si).map_or(none, |v| v.as_slice()),
+            top.get(&sj).map_or(none, |v| v.as_slice()),
+        );
+        a.is_empty() || b.is_empty() || a.len() != b.len() || a.iter().any(|p| !b.contains(p))
+    };
+    let mut kept = Vec::with_capacity(acc.mapped.len());
+    for e in acc.mapped.drain(..) {
+        if needs(e.0, e.2) && differ(e.0, e.2) {
+            if !any_mapping {
+                continue;
+            }
+            for s in [e.0, e.2] {
+                crossed
+                    .top
+                    .entry(s)
+                    .or_insert_with(|| top.get(&s).cloned().unwrap_or_default());
+            }
+            crossed.entries.push(e);
+        } else {
+            kept.push(e);
+        }
+    }
+    acc.mapped = kept;
+    crossed
+}
+
+/// SOFA's `MatrixProjectionMethod` for a pair of states `(a, b)` whose top-most main states
+/// differ: it projects the local matrix `K_ab` once for every pair `(p, q)` of main states in
+/// `top(a) ∪ top(b)`, as `J_{a←p}ᵀ·K_ab·J_{b←q}` at the position of `(p, q)`, and where `a` is not
+/// mapped from `p` (no Jacobian) it uses `K_ab` unprojected: row `i` of `a` lands on row `i` of
+/// `p`. A state outside the solver's sub-tree, which SOFA's mapping graph takes for a mapped
+/// state without inputs, thus puts the rows (columns) of its side of an interaction force field
+/// on the first rows (columns) of the main state on the other side (`MatrixProjectionMethod.inl`,
+/// `addMappedMatrixToGlobalMatrixEigen`; `MappingGraph::hasAnyMappingInput` is true for a state
+/// the graph does not know). Entries beyond the matrix are dropped (SOFA writes out of bounds).
+fn project_crossed(
+    scope: &MechScope,
+    g: &GlobalJacobians,
+    crossed: Crossed,
+    acc: &mut MatrixAccumulator,
+) -> SimResult {
+    if crossed.entries.is_empty() {
+        return Ok(());
+    }
+    let range = |p: StateId| -> (usize, usize) {
+        let off = scope.offset(p).unwrap_or(0);
+        let next = scope
+            .offsets
+            .iter()
+            .map(|&(_, o)| o)
+            .filter(|&o| o > off)
+            .min()
+            .unwrap_or(scope.size);
+        (off, next)
+    };
+    // The entries of row `i` of state `s` carried to main state `p`.
+    let side = |s: StateId, i: usize, p: StateId, out: &mut Vec<(usize, f64)>| {
+        let (lo, hi) = range(p);
+        if crossed.top.get(&s).is_some_and(|t| t.contains(&p)) {
+            if let Some(row) = g.get(&s).and_then(|r| r.get(i)) {
+                out.extend(row.iter().copied().filter(|&(c, _)| c >= lo && c < hi));
+            }
+        } else if lo + i < scope.size {
+            out.push((lo + i, 1.0));
+        }
+    };
+    let mut slot: IndexMap<(usize, usize), usize> = IndexMap::default();
+    let mut touched: Vec<(usize, usize, f64)> = Vec::new();
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for &(si, i, sj, j, v) in &crossed.entries {
+        let mut inputs: Vec<StateId> = crossed.top[&si].clone();
+        for &q in &crossed.top[&sj] {
+            if !inputs.contains(&q) {
+                inputs.push(q);
+            }
+        }
+        rows.clear();
+        cols.clear();
+        for &p in &inputs {
+            side(si, i, p, &mut rows);
+            side(sj, j, p, &mut cols);
+        }
+        for &(a, ga) in &rows {
+            let t = ga * v;
+            for &(b, gb) in &cols {
+                let next = touched.len();
+                let k = *slot.entry((a, b)).or_insert(next);
+                if k == next {
+                    touched.push((a, b, 0.0));
+                }
+                touched[k].2 += t * gb;
+            }
+        }
+    }
     touched.sort_unstable_by_key(|&(a, b, _)| (a, b));
     for (a, b, v) in touched {
         acc.put(a, b, v);
@@ -1318,6 +1482,24 @@ pub fn assemble_with(
     if !opts.projective_constraints {
         return Ok(());
     }
+    let rows = projected_rows(scene, scope);
+    builder.apply_dirichlet(&rows).map_err(|e| {
+        SimError::new(format!(
+            "applying projective constraints to the matrix: {e}"
+        ))
+    })?;
+    Ok(())
+}
+
+/// True when a projective constraint of the scope projects blocks of its DOFs
+/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
+pub fn has_block_projections(scene: &mut Scene, scope: &MechScope) -> bool {
+    !block_projection(scene, scope).blocks.is_empty()
+}
+
+/// The global rows (and columns) the scope's projective constraints clear, with a unit diagonal,
+/// in constraint order.
+pub fn projected_rows(scene: &mut Scene, scope: &MechScope) -> Vec<usize> {
     let mut rows = Vec::new();
     for &c in &scope.projective {
         let node = scene.entry(c).node;
@@ -1340,12 +1522,7 @@ pub fn assemble_with(
             .projected_rows(&p, ds, &mut local);
         rows.extend(local.into_iter().map(|r| r + off));
     }
-    builder.apply_dirichlet(&rows).map_err(|e| {
-        SimError::new(format!(
-            "applying projective constraints to the matrix: {e}"
-        ))
-    })?;
-    Ok(())
+    rows
 }
 
 /// The block projections of the scope's projective constraints on main states, composed in

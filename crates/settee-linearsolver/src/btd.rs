@@ -1,9 +1,10 @@
 //! `BTDLinearSolver` (template `BTDMatrix6d`): the block Thomas algorithm for block-tridiagonal
 //! systems with 6×6 blocks — a chain of Rigid3 beams, each node coupled to its neighbours only.
 //!
-//! Every step the system `P(mM + bB + kK)P` is assembled as the other assembled solvers do, its
-//! three block diagonals are read (entries outside them are dropped, as SOFA's `BTDMatrix`
-//! drops them), then
+//! Every step the system `mM + bB + kK` is assembled as the other assembled solvers do, its
+//! entries are stored as SOFA's `BTDMatrix` stores them (three blocks per block row; an entry
+//! outside the band is dropped or lands in an earlier block, see [`BtdMatrix`]), the rows and
+//! columns of fixed DOFs are cleared there, then
 //!
 //! ```text
 //! α₀⁻¹ = A₀⁻¹,  λ₀ = α₀⁻¹ C₀,   αᵢ⁻¹ = (Aᵢ − Bᵢ λᵢ₋₁)⁻¹,  λᵢ = αᵢ⁻¹ Cᵢ
@@ -19,7 +20,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use settee_core::data::{decl, DataKind::*};
-use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
 use settee_core::{
     component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl,
     Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
@@ -238,33 +239,104 @@ pub struct BtdFactor {
     pub lower: Vec<Block>,
 }
 
-/// The three block diagonals of a matrix: `(diagonal, lower, upper)`, `lower[0]` and
-/// `upper[n-1]` unused. Returns also the number of non-zero entries outside them.
-pub fn block_diagonals(a: &CsrMatrix) -> (Vec<Block>, Vec<Block>, Vec<Block>, usize) {
-    let nb = a.nrows() / BS;
-    let mut diag = vec![ZERO; nb];
-    let mut lower = vec![ZERO; nb];
-    let mut upper = vec![ZERO; nb];
-    let mut dropped = 0;
-    for row in 0..nb * BS {
-        let (bi, i) = (row / BS, row % BS);
-        for (col, v) in a.row(row) {
-            if col >= nb * BS {
-                continue;
-            }
-            let (bj, j) = (col / BS, col % BS);
-            if bj == bi {
-                diag[bi][i][j] += v;
-            } else if bj + 1 == bi {
-                lower[bi][i][j] += v;
-            } else if bj == bi + 1 {
-                upper[bi][i][j] += v;
-            } else if v != 0.0 {
-                dropped += 1;
-            }
+/// SOFA's `BTDMatrix<6>` storage: three blocks per block row, `data[3·bi + (bj − bi + 1)]` for
+/// block `(bi, bj)`. SOFA computes that index without checking that `bj` lies in the band: an
+/// entry right of the upper block is dropped, but one left of the lower block
+/// (`bj < bi − 1`) lands in an earlier block of the array — block `(bi, bj)` is added to the
+/// `(i mod 6, j mod 6)` entry of `data[2·bi + bj + 1]` (`BTDMatrix.inl`, `add`). Entries whose
+/// index falls outside the array are dropped here (SOFA writes out of bounds).
+#[derive(Clone, Debug)]
+pub struct BtdMatrix {
+    nb: usize,
+    data: Vec<Block>,
+    /// Entries stored outside their own block (left of the band) and entries dropped.
+    pub aliased: usize,
+    pub dropped: usize,
+}
+
+impl BtdMatrix {
+    /// A zero matrix of `nb` block rows.
+    pub fn new(nb: usize) -> BtdMatrix {
+        BtdMatrix {
+            nb,
+            data: vec![ZERO; 3 * nb],
+            aliased: 0,
+            dropped: 0,
         }
     }
-    (diag, lower, upper, dropped)
+
+    /// Where entry `(i, j)` is stored: `(array index, row, column)` in SOFA's layout.
+    fn slot(&self, i: usize, j: usize) -> Option<(usize, usize, usize)> {
+        let (bi, bj) = ((i / BS) as i64, (j / BS) as i64);
+        let bindex = bj - bi + 1;
+        if bindex >= 3 {
+            return None;
+        }
+        let flat = 3 * bi + bindex;
+        if flat < 0 || flat >= 3 * self.nb as i64 {
+            return None;
+        }
+        Some((flat as usize, i % BS, j % BS))
+    }
+
+    /// SOFA's `add(i, j, v)`.
+    pub fn add(&mut self, i: usize, j: usize, v: f64) {
+        match self.slot(i, j) {
+            Some((k, r, c)) => {
+                if j / BS + 1 < i / BS && v != 0.0 {
+                    self.aliased += 1;
+                }
+                self.data[k][r][c] += v;
+            }
+            None if v != 0.0 => self.dropped += 1,
+            None => {}
+        }
+    }
+
+    /// The matrix of a CSR matrix's entries, added row by row.
+    pub fn from_csr(a: &CsrMatrix) -> BtdMatrix {
+        let mut m = BtdMatrix::new(a.nrows() / BS);
+        for row in 0..a.nrows() {
+            for (col, v) in a.row(row) {
+                m.add(row, col, v);
+            }
+        }
+        m
+    }
+
+    /// SOFA's `clearRowCol(r)` followed by `set(r, r, 1)` (a fixed DOF; `MatrixLinearSystem`'s
+    /// `Dirichlet::discardRowCol`): row `r` is cleared in the three blocks of its block row,
+    /// column `r` in the three blocks of the band.
+    pub fn discard_row_col(&mut self, r: usize) {
+        let (b, k) = (r / BS, r % BS);
+        if b >= self.nb {
+            return;
+        }
+        for t in 0..3 {
+            self.data[3 * b + t][k] = [0.0; BS];
+        }
+        if b > 0 {
+            for row in self.data[3 * (b - 1) + 2].iter_mut() {
+                row[k] = 0.0;
+            }
+        }
+        for row in self.data[3 * b + 1].iter_mut() {
+            row[k] = 0.0;
+        }
+        if b + 1 < self.nb {
+            for row in self.data[3 * (b + 1)].iter_mut() {
+                row[k] = 0.0;
+            }
+        }
+        self.data[3 * b + 1][k][k] = 1.0;
+    }
+
+    /// The three block diagonals `(diagonal, lower, upper)`, `lower[0]` and `upper[nb-1]` as
+    /// stored (unused by the factorisation).
+    pub fn diagonals(&self) -> (Vec<Block>, Vec<Block>, Vec<Block>) {
+        let pick = |t: usize| (0..self.nb).map(|b| self.data[3 * b + t]).collect();
+        (pick(1), pick(0), pick(2))
+    }
 }
 
 impl BtdFactor {
@@ -375,16 +447,38 @@ impl settee_core::component::LinearSolver for BtdLinearSolver {
             return Err(step_error(scene, me, format!("the system has {} unknowns, not a multiple of the 6×6 blocks of BTDMatrix6d", scope.size))
                 .hint("BTDLinearSolver solves chains of Rigid3 nodes; use SparseLDLSolver or CGLinearSolver for other states"));
         }
-        let builder = self.system.assemble(scene, scope, factors)?;
-        let (diag, lower, upper, dropped) = block_diagonals(builder.matrix());
-        if dropped > 0 && !self.warned_dropped {
+        // SOFA adds every contribution into its BTDMatrix storage, then discards the rows and
+        // columns of fixed DOFs there: entries outside the band are stored (or dropped) before
+        // the constraints clear anything.
+        let rows_later = !mech::has_block_projections(scene, scope);
+        let matrix = if rows_later {
+            let opts = AssemblyOptions {
+                projective_constraints: false,
+                ..AssemblyOptions::default()
+            };
+            let builder = self.system.assemble_with(scene, scope, factors, &opts)?;
+            let mut m = BtdMatrix::from_csr(builder.matrix());
+            for r in mech::projected_rows(scene, scope) {
+                m.discard_row_col(r);
+            }
+            m
+        } else {
+            BtdMatrix::from_csr(self.system.assemble(scene, scope, factors)?.matrix())
+        };
+        if matrix.aliased + matrix.dropped > 0 && !self.warned_dropped {
             self.warned_dropped = true;
             step_warning(
                 scene,
                 me,
-                format!("{dropped} non-zero entries of the system matrix lie outside the three block diagonals and are ignored (the DOFs are not a chain)"),
+                format!(
+                    "{} entries of the system matrix lie outside the three block diagonals (the DOFs are not a chain): as SOFA's BTDMatrix does, {} of them are added to another block and {} ignored",
+                    matrix.aliased + matrix.dropped,
+                    matrix.aliased,
+                    matrix.dropped
+                ),
             );
         }
+        let (diag, lower, upper) = matrix.diagonals();
         let factor = BtdFactor::new(&diag, &lower, &upper).map_err(|i| {
             step_error(scene, me, format!("the pivot block {i} of the block-tridiagonal factorisation is singular"))
                 .hint("the system matrix is singular: make sure every DOF has a mass, a stiffness or a fixed constraint")
@@ -528,8 +622,9 @@ mod tests {
             rp.push(ci.len());
         }
         let csr = CsrMatrix::try_from_parts(n, n, rp, ci, vals).unwrap();
-        let (d2, l2, u2, dropped) = block_diagonals(&csr);
-        assert_eq!(dropped, 0);
+        let m = BtdMatrix::from_csr(&csr);
+        assert_eq!((m.aliased, m.dropped), (0, 0));
+        let (d2, l2, u2) = m.diagonals();
         assert_eq!(
             (d2, l2[1..].to_vec(), u2[..nb - 1].to_vec()),
             (diag.clone(), lower[1..].to_vec(), upper[..nb - 1].to_vec())
@@ -546,5 +641,47 @@ mod tests {
             )
             .to_vec()
         );
+    }
+
+    /// SOFA's `BTDMatrix::add` stores block `(bi, bj)` at `data[3·bi + bj − bi + 1]` without a
+    /// band check: right of the band it is dropped, left of it it is added to an earlier block.
+    /// `discard_row_col` (a fixed DOF) then clears only the band, so aliased values survive.
+    #[test]
+    fn entries_left_of_the_band_alias_earlier_blocks() {
+        let mut m = BtdMatrix::new(8);
+        // (row 44, column 1): block (7, 0) → data[21 − 6] = data[15], the lower block of row 5.
+        m.add(44, 1, 2.5);
+        // (row 13, column 40): block (2, 6) → right of the band, dropped.
+        m.add(13, 40, 7.0);
+        // (row 20, column 2): block (3, 0) → data[9 − 2] = data[7], the diagonal block of row 2.
+        m.add(20, 2, -1.25);
+        m.add(14, 14, 4.0); // block (2, 2), row 2 col 2 of it: same entry as the aliased one
+        m.add(14, 14, 0.5);
+        // in-band entries of column 0 and row 0, cleared by the fixed DOF 0
+        m.add(6, 0, 3.0);
+        m.add(0, 6, 3.0);
+        assert_eq!((m.aliased, m.dropped), (2, 1));
+        let (d, l, u) = m.diagonals();
+        assert_eq!(l[5][2][1], 2.5);
+        assert_eq!(d[2][2][2], -1.25 + 4.0 + 0.5);
+        assert_eq!((l[1][0][0], u[0][0][0]), (3.0, 3.0));
+        for r in 0..BS {
+            m.discard_row_col(r);
+        }
+        let (d, l, u) = m.diagonals();
+        assert_eq!((l[1][0][0], u[0][0][0]), (0.0, 0.0));
+        assert_eq!(
+            l[5][2][1], 2.5,
+            "the aliased value is not in the cleared band"
+        );
+        assert_eq!(d[0], {
+            let mut id = ZERO;
+            for (i, row) in id.iter_mut().enumerate() {
+                row[i] = 1.0;
+            }
+            id
+        });
+        let total: f64 = d.iter().chain(&l).chain(&u).flatten().flatten().sum();
+        assert_eq!(total, 6.0 + 2.5 + 3.25);
     }
 }

@@ -3,7 +3,7 @@
 
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
-use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
 use settee_core::{ComponentId, DataDecl, Diagnostic, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, VecId};
 use settee_linalg::MatrixBuilder;
 
@@ -98,9 +98,20 @@ impl AssembledSystem {
 
     /// Builds `P(mM + bB + kK)P` into the kept builder.
     pub fn assemble(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult<&mut MatrixBuilder> {
+        self.assemble_with(scene, scope, factors, &AssemblyOptions::default())
+    }
+
+    /// Builds the contributions `opts` selects into the kept builder.
+    pub fn assemble_with(
+        &mut self,
+        scene: &mut Scene,
+        scope: &MechScope,
+        factors: Mbk,
+        opts: &AssemblyOptions,
+    ) -> SimResult<&mut MatrixBuilder> {
         self.build_side(scene, scope, factors)?;
         let builder = self.builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
-        mech::assemble(scene, scope, factors, builder)?;
+        mech::assemble_with(scene, scope, factors, opts, builder)?;
         Ok(builder)
     }
 

@@ -176,3 +176,88 @@ fn distance_mapping_scene_with_a_direct_solver() {
     // The points did move.
     assert!(a.iter().any(|y| y.abs() > 0.1));
 }
+
+/// The assembled matrix of node `A` of `text` under `f` (forces computed first).
+fn assembled_at(text: &str, name: &str, f: Mbk) -> settee_linalg::CsrMatrix {
+    let fac = support::factory();
+    let mut scene = support::load_text(name, text, &fac);
+    let a = scene
+        .preorder(Scene::ROOT)
+        .into_iter()
+        .find(|&n| scene.node(n).name == "A")
+        .unwrap();
+    let scope = MechScope::build(&scene, a);
+    mechanics::compute_force(
+        &mut scene,
+        &scope,
+        VecId::FORCE,
+        VecId::POSITION,
+        VecId::VELOCITY,
+    )
+    .unwrap();
+    let mut builder = MatrixBuilder::new(scope.size);
+    mechanics::assemble(&mut scene, &scope, f, &mut builder).unwrap();
+    builder.matrix().clone()
+}
+
+/// A spring between a state outside the solver's sub-tree (`B/out`) and a state of the sub-tree:
+/// SOFA's `MatrixLinearSystem` takes the outside state for a mapped state without inputs and
+/// projects the spring's blocks on it unprojected, so row (column) `i` of the outside state lands
+/// on row (column) `i` of the main state — when the sub-tree holds a mapping; without one, those
+/// blocks are dropped.
+#[test]
+fn interaction_with_a_state_outside_the_subtree_lands_on_its_raw_rows() {
+    let scene = |mapped: bool| {
+        let inner = if mapped {
+            r#"<Node name="M">
+                <MechanicalObject template="Vec3d" name="mapped" position="0 0 0  1 0 0  2 0 0"/>
+                <IdentityMapping/>
+                <SpringForceField object1="@/B/out" object2="@/A/M/mapped" spring="0 2 100 0 3"/>
+            </Node>"#
+        } else {
+            r#"<SpringForceField object1="@/B/out" object2="@/A/main" spring="0 2 100 0 3"/>"#
+        };
+        format!(
+            r#"<Node name="root" dt="0.01" gravity="0 0 0">
+    <Node name="A">
+        <MechanicalObject template="Vec3d" name="main" position="0 0 0  1 0 0  2 0 0"/>
+        <UniformMass vertexMass="2"/>
+        {inner}
+    </Node>
+    <Node name="B">
+        <MechanicalObject template="Vec3d" name="out" position="5 0 0"/>
+    </Node>
+</Node>"#
+        )
+    };
+    // The spring is at rest along x: df/dx = ±100·x xᵀ; A = 1.3·M − 0.7·K.
+    let f = Mbk {
+        m: 1.3,
+        b: 0.0,
+        k: -0.7,
+    };
+    for mapped in [true, false] {
+        let a = assembled_at(
+            &scene(mapped),
+            if mapped {
+                "outside-mapped"
+            } else {
+                "outside-plain"
+            },
+            f,
+        );
+        // The spring's own block on point 2 (x) is there in both cases.
+        assert_eq!(a.get(6, 6), 1.3 * 2.0 + -0.7 * -100.0, "mapped={mapped}");
+        assert_eq!(a.get(7, 7), 1.3 * 2.0);
+        // The blocks on the outside point 0 never reach point 0's diagonal...
+        assert_eq!(a.get(0, 0), 1.3 * 2.0);
+        // ...but with a mapping in the sub-tree they couple point 0 (x) with point 2 (x).
+        let coupling = if mapped { 100.0 * -0.7 } else { 0.0 };
+        assert_eq!(
+            (a.get(0, 6), a.get(6, 0)),
+            (coupling, coupling),
+            "mapped={mapped}"
+        );
+        assert_eq!((a.get(1, 7), a.get(0, 3)), (0.0, 0.0));
+    }
+}
