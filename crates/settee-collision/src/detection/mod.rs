@@ -16,6 +16,7 @@
 //! models in the same order at every step (SOFA fixes the list at `init`, spec §2.1).
 
 pub mod broad_phase;
+mod grid;
 pub mod narrow_phase;
 pub mod outputs_map;
 pub mod tree;
