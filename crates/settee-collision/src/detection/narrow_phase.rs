@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use crate::geometry::{Aabb, ModelGeometry};
+use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind};
 use crate::intersection::IntersectionMethod;
 use crate::output::DetectionOutput;
 
@@ -206,14 +206,20 @@ impl<'a> PairCtx<'a> {
         if !near(&g1.bbox, reach, m) {
             return;
         }
+        let mut touched = 0;
         g1.for_each_run(grids1, g1.cells(reach, m), |run| {
             for &e1 in &grids1.items[run] {
-                if e1 >= rows.0 && e1 < rows.1 && near(&l1[e1 as usize].aabb, reach, m) {
+                let b1 = &l1[e1 as usize];
+                if e1 >= rows.0 && e1 < rows.1 && near(&b1.aabb, reach, m) {
                     let i = (e1 - rows.0) as usize;
                     bits[i / 64] |= 1 << (i % 64);
+                    for p in b1.children.0..b1.children.1 {
+                        touched ^= touch(self.g1, p as usize);
+                    }
                 }
             }
         });
+        std::hint::black_box(touched);
         for (w, &word) in bits.iter().enumerate() {
             let mut word = word;
             while word != 0 {
@@ -236,6 +242,31 @@ impl<'a> PairCtx<'a> {
                 }
             }
         }
+    }
+}
+
+/// Reads what the intersection methods read of element `e` (vertex indices, triangle flags,
+/// positions, radii). Called for the rows of a unit while they are gathered, it issues their
+/// loads together, many in flight at once, rather than one primitive test at a time; the
+/// tests then find their data in cache. Returns a value to pass to `black_box`.
+#[inline]
+fn touch(g: &ModelGeometry, e: usize) -> u64 {
+    let pos = |v: usize| g.x.get(v).map_or(0, |p| p[0].to_bits());
+    match g.kind {
+        PrimitiveKind::Triangle => {
+            let [a, b, c] = g.triangles.get(e).copied().unwrap_or_default();
+            let flags = g.triangle_flags.get(e).copied().unwrap_or(0) as u64;
+            flags ^ pos(a) ^ pos(b) ^ pos(c)
+        }
+        PrimitiveKind::Line => {
+            let [a, b] = g.edges.get(e).copied().unwrap_or_default();
+            pos(a) ^ pos(b)
+        }
+        PrimitiveKind::Tetrahedron => {
+            let [a, b, c, d] = g.tetrahedra.get(e).copied().unwrap_or_default();
+            pos(a) ^ pos(b) ^ pos(c) ^ pos(d)
+        }
+        _ => pos(e) ^ g.radius.get(e).map_or(0, |r| r.to_bits()),
     }
 }
 
