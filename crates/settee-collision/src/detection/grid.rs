@@ -184,7 +184,7 @@ impl BlockGrids {
             let magnitude = bbox.min[k].abs().max(bbox.max[k].abs()) + widest[k];
             slack[k] = 4.0 * f64::EPSILON * magnitude;
         }
-        while dims[0] * dims[1] * dims[2] > 2 * n {
+        while dims[0].saturating_mul(dims[1]).saturating_mul(dims[2]) > 2 * n {
             let k = (0..3).max_by_key(|&k| dims[k]).unwrap_or(0);
             dims[k] = dims[k].div_ceil(2);
         }
