@@ -53,9 +53,9 @@ pub struct DetectionSettings {
     /// Estimated narrow-phase work (in box tests) below which it runs sequentially even when
     /// `parallel` is set.
     pub parallel_min_work: usize,
-    /// Blocks of leaf boxes with more box pairs than this are searched through the search
-    /// trees instead of scanned pair by pair (same outputs, same order). `usize::MAX` scans
-    /// every block as SOFA does.
+    /// Blocks of leaf boxes with more box pairs than this are searched through the trees'
+    /// block grids instead of scanned pair by pair (same outputs, same order). `usize::MAX`
+    /// scans every block as SOFA does.
     pub search_min: usize,
 }
 

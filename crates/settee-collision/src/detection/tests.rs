@@ -773,7 +773,7 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
 
 #[test]
 fn nan_positions_follow_sofas_box_tests_without_panicking() {
-    // A NaN centre makes boxes SOFA's tests accept against everything; the search trees are
+    // A NaN centre makes boxes SOFA's tests accept against everything; the block grids are
     // bypassed and the scan gives the reference pairs.
     let mut models: Vec<_> = big_scene(0.0).into_iter().take(2).collect();
     models[1].x[17] = v(f64::NAN, 1.0, 0.0);
