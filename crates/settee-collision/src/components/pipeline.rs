@@ -7,7 +7,7 @@ use settee_core::component::{link, CollisionPipeline};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, NodeId, Roles, Scene, SimError, SimResult, TemplateRule};
 
-use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, NarrowPhaseKind};
+use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
 use crate::Vec3;
 
 // ----- broad and narrow phases -------------------------------------------------------------------
@@ -283,6 +283,14 @@ impl PipelineComponent {
         let models = scene.link_targets(s, "collisionModels").to_vec();
         let depth = e.data.get(DEPTH).max(0) as u32;
         Ok(SubPipeline::new(scene, models, i, b, n, m, depth))
+    }
+}
+
+impl PipelineComponent {
+    /// The counters of each sub-pipeline's last detection, in sub-pipeline order (one entry for
+    /// a CollisionPipeline with models and methods; none before `bwd_init`).
+    pub fn detection_stats(&self) -> Vec<DetectionStats> {
+        self.subs.iter().map(|s| *s.detection.stats()).collect()
     }
 }
 

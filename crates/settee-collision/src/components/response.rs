@@ -376,8 +376,42 @@ struct PenaltyResponse {
     mappers: (Mapper, Mapper),
     force_field: Option<ComponentId>,
     /// Contact id → its 1-based position in the force field's list of the last step (while a
-    /// step is processed: −1 − its output index).
-    contact_index: BTreeMap<i64, i64>,
+    /// step is processed: −1 − its output index). SOFA keeps a `std::map`; only lookups by id
+    /// and element-wise updates are made, never an ordered walk, so a hash map gives the same
+    /// results in constant time per contact.
+    contact_index: HashMap<i64, i64, IdHasher>,
+    /// Per-output scratch of `set_detection_outputs` (previous position, new position).
+    old: Vec<i64>,
+    new_index: Vec<i64>,
+}
+
+/// Hasher of contact ids (integers): a multiplicative hash whose high bits are folded down.
+#[derive(Clone, Copy, Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x100_0000_01B3);
+        }
+    }
+
+    fn write_i64(&mut self, i: i64) {
+        self.0 ^= i as u64;
+    }
+}
+
+impl std::hash::BuildHasher for IdHasher {
+    type Hasher = IdHasher;
+
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
 }
 
 impl PenaltyResponse {
@@ -388,7 +422,9 @@ impl PenaltyResponse {
             name: format!("{}-{}", i1.name, i2.name),
             mappers: (Mapper::for_model(m1, &i1)?, Mapper::for_model(m2, &i2)?),
             force_field: None,
-            contact_index: BTreeMap::new(),
+            contact_index: HashMap::default(),
+            old: Vec::new(),
+            new_index: Vec::new(),
         })
     }
 
@@ -426,7 +462,9 @@ impl PenaltyResponse {
 
         // 1. Merge duplicates, keeping the earlier of equal values.
         let n = outputs.len();
-        let mut old = vec![0i64; n];
+        let old = &mut self.old;
+        old.clear();
+        old.resize(n, 0);
         for i in 0..n {
             let index = self.contact_index.entry(outputs[i].id).or_insert(0);
             if *index < 0 {
@@ -443,7 +481,9 @@ impl PenaltyResponse {
             *index = -1 - i as i64;
         }
         // 2. Survivors are numbered 1..m in output order.
-        let mut new_index = vec![0i64; n];
+        let new_index = &mut self.new_index;
+        new_index.clear();
+        new_index.resize(n, 0);
         let mut size = 0;
         for i in 0..n {
             if old[i] >= 0 {

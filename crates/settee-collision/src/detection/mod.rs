@@ -16,6 +16,7 @@
 //! models in the same order at every step (SOFA fixes the list at `init`, spec §2.1).
 
 pub mod broad_phase;
+mod grid;
 pub mod narrow_phase;
 pub mod outputs_map;
 pub mod tree;
@@ -52,9 +53,9 @@ pub struct DetectionSettings {
     /// Estimated narrow-phase work (in box tests) below which it runs sequentially even when
     /// `parallel` is set.
     pub parallel_min_work: usize,
-    /// Blocks of leaf boxes with more box pairs than this are searched through the search
-    /// trees instead of scanned pair by pair (same outputs, same order). `usize::MAX` scans
-    /// every block as SOFA does.
+    /// Blocks of leaf boxes with more box pairs than this are searched through the trees'
+    /// block grids instead of scanned pair by pair (same outputs, same order). `usize::MAX`
+    /// scans every block as SOFA does.
     pub search_min: usize,
 }
 

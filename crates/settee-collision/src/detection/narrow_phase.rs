@@ -11,14 +11,16 @@
 //!    and the block's outputs are exactly what its scan emits: the list of units, in the
 //!    order the traversal meets them, is the list of the pair's outputs in SOFA's order.
 //! 2. *Run*: each unit is scanned — overlapping leaf-box pairs in row-major order, each
-//!    followed by its primitive tests. Large blocks are not scanned box by box: their
-//!    overlapping leaf-box pairs are found through search trees kept below SOFA's finest
-//!    boxes (`tree::SearchTrees`) — a simultaneous descent of the trees of both ranges, or,
-//!    for rows without a tree of their own, one descent of the columns' tree per row — and
-//!    then run row by row, columns ascending: the order of SOFA's scan. Units (split into
-//!    row ranges when large: row-major order is the concatenation of row ranges) are
-//!    independent, so they can run in parallel, each into its own buffer, the buffers being
-//!    concatenated in unit order afterwards.
+//!    followed by its primitive tests. Large blocks are not scanned box by box: each tree
+//!    keeps a uniform grid over the leaf boxes of each of its blocks (`grid::BlockGrids`,
+//!    rebuilt only when its leaf boxes change). The rows that may meet the columns' bounding
+//!    box are looked up in the rows' grid and listed in ascending order (a bitset); each
+//!    looks up the columns its box can reach in the columns' grid, tests them and runs those
+//!    that overlap in ascending order: the order of SOFA's scan, at a cost linear in the
+//!    boxes near the other block and the overlapping pairs rather than in rows × columns.
+//!    Units (split into row ranges when large: row-major order is the concatenation of row
+//!    ranges) are independent, so they can run in parallel, each into its own buffer, the
+//!    buffers being concatenated in unit order afterwards.
 //!
 //! The search relies on one property of the box test (true of both of SOFA's tests, spec
 //! §3.2): [`IntersectionMethod::boxes_overlap`] rejects boxes of models M1, M2 that are apart
@@ -29,10 +31,11 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use crate::geometry::{Aabb, ModelGeometry};
+use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind};
 use crate::intersection::IntersectionMethod;
 use crate::output::DetectionOutput;
 
+use super::grid::BlockGrid;
 use super::tree::{BoundingTree, Span, LEAF_LEVEL};
 
 /// Which narrow-phase component the scene uses.
@@ -144,30 +147,31 @@ impl<'a> PairCtx<'a> {
         }
     }
 
-    /// Scans one unit, appending its outputs in SOFA's order. Returns how: 0 box by box,
-    /// 1 through both search trees, 2 row by row through the columns' search tree.
+    /// Runs the rows `rows` (all of them, or a range of them) of one unit, appending their
+    /// outputs in SOFA's order. Returns whether the block grids were used (else the rows were
+    /// scanned box by box, as SOFA does).
     pub fn run_unit(
         &self,
         u: Unit,
+        rows: (u32, u32),
         scratch: &mut SearchScratch,
         out: &mut Vec<DetectionOutput>,
-    ) -> u8 {
-        let rows = (u.r1.1 - u.r1.0) as usize;
-        let cols = (u.r2.1 - u.r2.0) as usize;
-        if rows.saturating_mul(cols) > self.search_min {
-            if let Some(root2) = self.t2.search_root(u.r2.0, u.r2.1) {
-                if let Some(root1) = self.t1.search_root(u.r1.0, u.r1.1) {
-                    self.search_pairs(u, root1, root2, scratch, out);
-                    return 1;
-                }
-                if !self.t1.has_nan() {
-                    self.search_rows(u, root2, scratch, out);
-                    return 2;
-                }
+    ) -> bool {
+        let pairs = ((u.r1.1 - u.r1.0) as usize).saturating_mul((u.r2.1 - u.r2.0) as usize);
+        if pairs > self.search_min
+            && !self.t1.has_nan()
+            && !self.t2.has_nan()
+            && self.margin.is_finite()
+        {
+            let g1 = self.t1.grids().grid(u.r1.0, u.r1.1);
+            let g2 = self.t2.grids().grid(u.r2.0, u.r2.1);
+            if let (Some(g1), Some(g2)) = (g1, g2) {
+                self.search(rows, g1, g2, scratch, out);
+                return true;
             }
         }
         let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
-        for e1 in u.r1.0..u.r1.1 {
+        for e1 in rows.0..rows.1 {
             let b1 = &l1[e1 as usize];
             for e2 in u.r2.0..u.r2.1 {
                 let b2 = &l2[e2 as usize];
@@ -176,165 +180,114 @@ impl<'a> PairCtx<'a> {
                 }
             }
         }
-        0
+        false
     }
 
-    /// The unit through both search trees at once: candidate pairs from a simultaneous
-    /// descent, bucketed by row (counting sort), each row's columns sorted, then run in that
-    /// order — the order of SOFA's scan.
-    fn search_pairs(
+    /// The rows `rows` of the block of `g1` against the columns of the block of `g2`: the rows
+    /// that may meet the columns' bounding box are found in `g1` (cells reached by that box)
+    /// and marked in a bitset, which lists them in ascending order; each such row then looks
+    /// up the columns its box can reach in `g2`, tests them and runs those that overlap in
+    /// ascending order — the order of SOFA's scan.
+    fn search(
         &self,
-        u: Unit,
-        root1: u32,
-        root2: u32,
+        rows: (u32, u32),
+        g1: &BlockGrid,
+        g2: &BlockGrid,
         s: &mut SearchScratch,
         out: &mut Vec<DetectionOutput>,
     ) {
         let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
-        let (tree1, tree2) = (self.t1.search_trees(), self.t2.search_trees());
+        let (grids1, grids2) = (self.t1.grids(), self.t2.grids());
         let m = self.margin;
-        let near = |a: &Aabb, b: &Aabb| {
-            (0..3).all(|k| a.min[k] <= b.max[k] + m && b.min[k] <= a.max[k] + m)
-        };
-        s.pairs.clear();
-        s.node_pairs.clear();
-        s.node_pairs.push((root1, root2));
-        while let Some((n1, n2)) = s.node_pairs.pop() {
-            let (a, b) = (&tree1.nodes[n1 as usize], &tree2.nodes[n2 as usize]);
-            if !near(&a.aabb, &b.aabb) {
-                continue;
+        let SearchScratch { bits, hits } = s;
+        bits.clear();
+        bits.resize(((rows.1 - rows.0) as usize).div_ceil(64), 0);
+        let reach = &g2.bbox;
+        if !near(&g1.bbox, reach, m) {
+            return;
+        }
+        let mut touched = 0;
+        g1.for_each_run(grids1, g1.cells(reach, m), |run| {
+            for &e1 in &grids1.items[run] {
+                let b1 = &l1[e1 as usize];
+                if e1 >= rows.0 && e1 < rows.1 && near(&b1.aabb, reach, m) {
+                    let i = (e1 - rows.0) as usize;
+                    bits[i / 64] |= 1 << (i % 64);
+                    for p in b1.children.0..b1.children.1 {
+                        touched ^= touch(self.g1, p as usize);
+                    }
+                }
             }
-            match (a.leaf, b.leaf) {
-                (true, true) => {
-                    let (p1, p2) = (a.a as usize..a.b as usize, b.a as usize..b.b as usize);
-                    let boxes2 = &tree2.boxes[p2.clone()];
-                    for (&e1, b1) in tree1.perm[p1.clone()].iter().zip(&tree1.boxes[p1]) {
-                        for (&e2, b2) in tree2.perm[p2.clone()].iter().zip(boxes2) {
-                            if near(b1, b2) && self.overlap(b1, b2, self.same_model && e1 == e2) {
-                                s.pairs.push((e1 - u.r1.0, e2));
-                            }
+        });
+        std::hint::black_box(touched);
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let e1 = rows.0 + (64 * w) as u32 + word.trailing_zeros();
+                word &= word - 1;
+                let b1 = &l1[e1 as usize];
+                let a = &b1.aabb;
+                hits.clear();
+                g2.for_each_run(grids2, g2.cells(a, m), |run| {
+                    for &e2 in &grids2.items[run] {
+                        let b2 = &l2[e2 as usize].aabb;
+                        if near(a, b2, m) && self.overlap(a, b2, self.same_model && e1 == e2) {
+                            hits.push(e2);
                         }
                     }
-                }
-                (true, false) => {
-                    s.node_pairs.push((n1, b.b));
-                    s.node_pairs.push((n1, b.a));
-                }
-                (false, true) => {
-                    s.node_pairs.push((a.b, n2));
-                    s.node_pairs.push((a.a, n2));
-                }
-                (false, false) => {
-                    // Descend the node with more leaf boxes under it.
-                    if a.count >= b.count {
-                        s.node_pairs.push((a.b, n2));
-                        s.node_pairs.push((a.a, n2));
-                    } else {
-                        s.node_pairs.push((n1, b.b));
-                        s.node_pairs.push((n1, b.a));
-                    }
+                });
+                hits.sort_unstable();
+                for &e2 in hits.iter() {
+                    self.final_pairs(b1.children, l2[e2 as usize].children, out);
                 }
             }
-        }
-        // Counting sort by row, then each row's columns in ascending order.
-        let rows = (u.r1.1 - u.r1.0) as usize;
-        s.row_start.clear();
-        s.row_start.resize(rows + 1, 0);
-        for &(r, _) in &s.pairs {
-            s.row_start[r as usize + 1] += 1;
-        }
-        for r in 0..rows {
-            s.row_start[r + 1] += s.row_start[r];
-        }
-        s.cand.clear();
-        s.cand.resize(s.pairs.len(), 0);
-        for &(r, c) in &s.pairs {
-            let slot = &mut s.row_start[r as usize];
-            s.cand[*slot as usize] = c;
-            *slot += 1;
-        }
-        // row_start[r] now holds the end of row r.
-        let mut begin = 0;
-        for r in 0..rows {
-            let end = s.row_start[r] as usize;
-            if end > begin {
-                let cols = &mut s.cand[begin..end];
-                cols.sort_unstable();
-                let x1 = l1[u.r1.0 as usize + r].children;
-                for &e2 in cols.iter() {
-                    self.final_pairs(x1, l2[e2 as usize].children, out);
-                }
-            }
-            begin = end;
         }
     }
+}
 
-    /// The unit row by row: the leaf boxes of the columns that overlap the row's box are
-    /// found through the columns' search tree, then run in ascending order — the order of
-    /// SOFA's scan.
-    fn search_rows(
-        &self,
-        u: Unit,
-        root: u32,
-        s: &mut SearchScratch,
-        out: &mut Vec<DetectionOutput>,
-    ) {
-        let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
-        let tree = self.t2.search_trees();
-        let m = self.margin;
-        // Conservative form of the box test: `a` and `b` may overlap within the margin.
-        let near = |a: &Aabb, b: &Aabb| {
-            (0..3).all(|k| a.min[k] <= b.max[k] + m && b.min[k] <= a.max[k] + m)
-        };
-        for e1 in u.r1.0..u.r1.1 {
-            let b1 = &l1[e1 as usize];
-            s.cand.clear();
-            s.stack.clear();
-            s.stack.push(root);
-            while let Some(n) = s.stack.pop() {
-                let node = &tree.nodes[n as usize];
-                if !near(&b1.aabb, &node.aabb) {
-                    continue;
-                }
-                if !node.leaf {
-                    s.stack.push(node.b);
-                    s.stack.push(node.a);
-                    continue;
-                }
-                let items = node.a as usize..node.b as usize;
-                for (&e2, b2) in tree.perm[items.clone()].iter().zip(&tree.boxes[items]) {
-                    if near(&b1.aabb, b2) && self.overlap(&b1.aabb, b2, self.same_model && e1 == e2)
-                    {
-                        s.cand.push(e2);
-                    }
-                }
-            }
-            s.cand.sort_unstable();
-            for &e2 in &s.cand {
-                self.final_pairs(b1.children, l2[e2 as usize].children, out);
-            }
+/// Reads what the intersection methods read of element `e` (vertex indices, triangle flags,
+/// positions, radii). Called for the rows of a unit while they are gathered, it issues their
+/// loads together, many in flight at once, rather than one primitive test at a time; the
+/// tests then find their data in cache. Returns a value to pass to `black_box`.
+#[inline]
+fn touch(g: &ModelGeometry, e: usize) -> u64 {
+    let pos = |v: usize| g.x.get(v).map_or(0, |p| p[0].to_bits());
+    match g.kind {
+        PrimitiveKind::Triangle => {
+            let [a, b, c] = g.triangles.get(e).copied().unwrap_or_default();
+            let flags = g.triangle_flags.get(e).copied().unwrap_or(0) as u64;
+            flags ^ pos(a) ^ pos(b) ^ pos(c)
         }
+        PrimitiveKind::Line => {
+            let [a, b] = g.edges.get(e).copied().unwrap_or_default();
+            pos(a) ^ pos(b)
+        }
+        PrimitiveKind::Tetrahedron => {
+            let [a, b, c, d] = g.tetrahedra.get(e).copied().unwrap_or_default();
+            pos(a) ^ pos(b) ^ pos(c) ^ pos(d)
+        }
+        _ => pos(e) ^ g.radius.get(e).map_or(0, |r| r.to_bits()),
     }
+}
+
+/// Conservative form of the box test: `a` and `b` may overlap within the margin `m`.
+#[inline]
+fn near(a: &Aabb, b: &Aabb, m: f64) -> bool {
+    (0..3).all(|k| a.min[k] <= b.max[k] + m && b.min[k] <= a.max[k] + m)
 }
 
 /// Buffers of the search, reused.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchScratch {
-    stack: Vec<u32>,
-    cand: Vec<u32>,
-    node_pairs: Vec<(u32, u32)>,
-    /// Candidate pairs (row within the unit, column leaf box).
-    pairs: Vec<(u32, u32)>,
-    row_start: Vec<u32>,
+    /// The rows of a unit that may meet its columns.
+    bits: Vec<u64>,
+    /// Columns met by the current row.
+    hits: Vec<u32>,
 }
 
 impl SearchScratch {
     fn capacity(&self) -> usize {
-        self.stack.capacity()
-            + self.cand.capacity()
-            + self.node_pairs.capacity()
-            + self.pairs.capacity()
-            + self.row_start.capacity()
+        self.bits.capacity() + self.hits.capacity()
     }
 }
 
@@ -367,9 +320,10 @@ impl CellRange {
 pub struct NarrowStats {
     /// Units (leaf-box blocks) planned.
     pub units: usize,
-    /// Units (or row ranges of units) run through the search trees.
+    /// Units (or row ranges of units) searched through a grid over their columns rather than
+    /// scanned box by box.
     pub searched_units: usize,
-    /// Of those, the ones searched row by row (row ranges of split units, single rows).
+    /// Of those, the row ranges of units split for parallel runs.
     pub row_searches: usize,
     /// Chunks run in parallel (0 when everything ran sequentially).
     pub parallel_chunks: usize,
@@ -483,15 +437,17 @@ pub(crate) struct NarrowBuffers {
     pub stack: Vec<(Span, Span)>,
     pub queue: VecDeque<(CellRange, CellRange)>,
     pub scratch: SearchScratch,
-    /// Units split for parallel runs, and the chunks they are grouped into.
-    pub items: Vec<Unit>,
+    /// Units, or row ranges of units split for parallel runs, and the chunks they are
+    /// grouped into.
+    pub items: Vec<(Unit, (u32, u32))>,
     pub chunks: Vec<Chunk>,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct Chunk {
     job: u32,
-    searched: [usize; 3],
+    /// Searched items, and of those the row ranges of split units.
+    searched: [usize; 2],
     items: (u32, u32),
     out: Vec<DetectionOutput>,
     scratch: SearchScratch,
@@ -557,9 +513,7 @@ pub(crate) fn run_units(
             let ctx = PairCtx::new(job, trees, models, method, search_min);
             let out = &mut entries[job.entry].outputs;
             for u in &units[job.units.0 as usize..job.units.1 as usize] {
-                let how = ctx.run_unit(*u, scratch, out);
-                stats.searched_units += (how > 0) as usize;
-                stats.row_searches += (how == 2) as usize;
+                stats.searched_units += ctx.run_unit(*u, u.r1, scratch, out) as usize;
             }
         }
         return;
@@ -601,7 +555,7 @@ pub(crate) fn run_units(
                     chunk_open = true;
                     cost = 0;
                 }
-                items.push(piece);
+                items.push((*u, piece.r1));
                 cost += piece_cost;
                 chunks[n_chunks - 1].items.1 = items.len() as u32;
             }
@@ -612,16 +566,18 @@ pub(crate) fn run_units(
     let items = &*items;
     chunks[..n_chunks].par_iter_mut().for_each(|c| {
         let ctx = PairCtx::new(&jobs[c.job as usize], trees, models, method, search_min);
-        c.searched = [0; 3];
-        for u in &items[c.items.0 as usize..c.items.1 as usize] {
-            c.searched[ctx.run_unit(*u, &mut c.scratch, &mut c.out) as usize] += 1;
+        c.searched = [0; 2];
+        for &(u, rows) in &items[c.items.0 as usize..c.items.1 as usize] {
+            let searched = ctx.run_unit(u, rows, &mut c.scratch, &mut c.out);
+            c.searched[0] += searched as usize;
+            c.searched[1] += (searched && rows != u.r1) as usize;
         }
     });
     for c in &mut chunks[..n_chunks] {
         let out = &mut entries[jobs[c.job as usize].entry].outputs;
         out.extend_from_slice(&c.out);
         c.out.clear();
-        stats.searched_units += c.searched[1] + c.searched[2];
-        stats.row_searches += c.searched[2];
+        stats.searched_units += c.searched[0];
+        stats.row_searches += c.searched[1];
     }
 }

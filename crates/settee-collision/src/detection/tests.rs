@@ -773,7 +773,7 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
 
 #[test]
 fn nan_positions_follow_sofas_box_tests_without_panicking() {
-    // A NaN centre makes boxes SOFA's tests accept against everything; the search trees are
+    // A NaN centre makes boxes SOFA's tests accept against everything; the block grids are
     // bypassed and the scan gives the reference pairs.
     let mut models: Vec<_> = big_scene(0.0).into_iter().take(2).collect();
     models[1].x[17] = v(f64::NAN, 1.0, 0.0);
@@ -797,6 +797,154 @@ fn nan_positions_follow_sofas_box_tests_without_panicking() {
         // method lets NaN distances through.
         let nan: Vec<_> = out[0].outputs.iter().filter(|o| o.elem.1 == 17).collect();
         assert!(!nan.is_empty() && nan.iter().all(|o| o.value.is_nan()));
+    }
+}
+
+/// Every box pair the proximity box test accepts becomes an output (so outputs show exactly
+/// which leaf pairs a traversal found), on point and sphere models.
+struct EveryAcceptedPair(f64);
+
+impl crate::intersection::IntersectionMethod for EveryAcceptedPair {
+    fn name(&self) -> &'static str {
+        "EveryAcceptedPair"
+    }
+    fn alarm_distance(&self) -> f64 {
+        self.0
+    }
+    fn contact_distance(&self) -> f64 {
+        0.0
+    }
+    fn boxes_overlap(
+        &self,
+        a: &Aabb,
+        ga: &ModelGeometry,
+        b: &Aabb,
+        gb: &ModelGeometry,
+        same_box: bool,
+    ) -> bool {
+        TestProximity::new(self.0).boxes_overlap(a, ga, b, gb, same_box)
+    }
+    fn support(&self, _: PrimitiveKind, _: PrimitiveKind) -> crate::intersection::PairSupport {
+        crate::intersection::PairSupport::Supported { swap: false }
+    }
+    fn intersect(
+        &self,
+        _: &ModelGeometry,
+        e1: usize,
+        _: &ModelGeometry,
+        e2: usize,
+        out: &mut Vec<crate::output::DetectionOutput>,
+    ) -> usize {
+        out.push(crate::output::DetectionOutput {
+            elem: (e1, e2),
+            id: 0,
+            point: [Vec3::zeros(); 2],
+            normal: Vec3::zeros(),
+            value: 0.0,
+        });
+        1
+    }
+}
+
+#[test]
+fn the_block_grids_find_every_pair_the_box_test_accepts() {
+    // Layouts where a grid could lose pairs: lattices whose spacing equals the alarm distance
+    // (pairs exactly at the box test's boundary, decided by rounding), far from the origin
+    // (rounding of 1e7 + 0.1·i), boxes of sizes spread over four orders of magnitude (one
+    // huge sphere), zero-size boxes (points, no contact distance), a flat layer, and self
+    // collision. The grid search must give the scan's outputs, pair for pair, also when the
+    // first model does not move (its grids are kept) while the second does.
+    let mut rng = Rng(11);
+    let mut layouts: Vec<(f64, Vec<ModelGeometry>)> = Vec::new();
+    for offset in [0.0, 1e7] {
+        let lattice = |shift: f64| -> Vec<Vec3> {
+            let mut p = Vec::new();
+            for i in 0..30 {
+                for j in 0..30 {
+                    p.push(v(
+                        offset + 0.1 * i as f64 + shift,
+                        offset + 0.1 * j as f64,
+                        0.0,
+                    ));
+                }
+            }
+            p
+        };
+        let a = points("a", 1, &lattice(0.0));
+        let b = points("b", 2, &lattice(0.05));
+        layouts.push((0.1, vec![a, b]));
+    }
+    let mut sizes = spheres(
+        "sizes",
+        1,
+        &(0..600)
+            .map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.4 * rng.next()))
+            .collect::<Vec<_>>(),
+        0.01,
+    );
+    for (k, r) in sizes.radius.iter_mut().enumerate() {
+        *r = if k == 17 {
+            1.5
+        } else {
+            0.001 + 0.1 * rng.next()
+        };
+    }
+    let mut flat = spheres(
+        "flat",
+        2,
+        &(0..500)
+            .map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.0))
+            .collect::<Vec<_>>(),
+        0.05,
+    );
+    flat.self_collision = true;
+    layouts.push((0.02, vec![sizes, flat]));
+    for (alarm, models) in &layouts {
+        let m = EveryAcceptedPair(*alarm);
+        for depth in [0, 2, 4] {
+            let mut scan = Detection::new();
+            let s = DetectionSettings {
+                depth,
+                search_min: usize::MAX,
+                ..Default::default()
+            };
+            let expected = scan.run(models, &m, &s).unwrap().to_vec();
+            assert_eq!(reference_outputs(&scan, models, &m), expected);
+            let total: usize = expected.iter().map(|e| e.outputs.len()).sum();
+            assert!(total > 1000, "depth {depth}: {total} pairs");
+            for parallel in [false, true] {
+                let mut d = Detection::new();
+                let s = DetectionSettings {
+                    depth,
+                    search_min: 0,
+                    parallel,
+                    parallel_min_work: 0,
+                    ..Default::default()
+                };
+                assert_eq!(d.run(models, &m, &s).unwrap(), expected.as_slice());
+                assert!(d.stats().narrow.searched_units > 0);
+                let mut moved = models.clone();
+                moved[0].moving = false;
+                for p in &mut moved[1].x {
+                    p[0] += 0.013;
+                    p[1] -= 0.007;
+                }
+                let expected = Detection::new()
+                    .run(
+                        &moved,
+                        &m,
+                        &DetectionSettings {
+                            depth,
+                            search_min: usize::MAX,
+                            ..s.clone()
+                        },
+                    )
+                    .unwrap()
+                    .to_vec();
+                assert_eq!(d.run(&moved, &m, &s).unwrap(), expected.as_slice());
+                assert_eq!((d.stats().trees_skipped, d.stats().trees_refitted), (1, 1));
+            }
+        }
     }
 }
 

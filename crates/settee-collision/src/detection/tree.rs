@@ -9,6 +9,7 @@
 
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
 
+use super::grid::BlockGrids;
 use super::DetectionError;
 
 /// The level of [`Span`]s that address leaf boxes.
@@ -93,8 +94,10 @@ pub struct BoundingTree {
     root_is_leaf: bool,
     /// Set by [`BoundingTree::invalidate`]: the next update starts again from element order.
     reset_pending: bool,
-    /// Search trees below SOFA's finest boxes (see [`SearchTrees`]).
-    search: SearchTrees,
+    /// A leaf box holds a NaN coordinate (the narrow phase then scans every block box by box).
+    has_nan: bool,
+    /// Grids over the leaf boxes of each block (empty when `has_nan`).
+    grids: BlockGrids,
 }
 
 /// Above this many leaf boxes, leaf boxes are computed in parallel chunks when asked to.
@@ -155,28 +158,14 @@ impl BoundingTree {
         }
     }
 
-    /// The search tree over the leaf boxes `start..end`, if that range is the whole range of
-    /// a box of the tree and large enough to have one.
-    #[inline]
-    pub(crate) fn search_root(&self, start: u32, end: u32) -> Option<u32> {
-        if self.search.has_nan {
-            return None;
-        }
-        let root = *self.search.root_of.get(start as usize)?;
-        if root == NO_NODE {
-            return None;
-        }
-        let (lo, hi) = self.search.span[root as usize];
-        (hi - lo == end - start).then_some(root)
-    }
-
     /// Whether a leaf box holds a NaN coordinate.
     pub(crate) fn has_nan(&self) -> bool {
-        self.search.has_nan
+        self.has_nan
     }
 
-    pub(crate) fn search_trees(&self) -> &SearchTrees {
-        &self.search
+    /// The grids over the leaf boxes of each block (see [`BlockGrids`]).
+    pub(crate) fn grids(&self) -> &BlockGrids {
+        &self.grids
     }
 
     /// Forces the next update to rebuild from element order (SOFA does this when the model's
@@ -191,7 +180,7 @@ impl BoundingTree {
             + self.cubes.iter().map(|l| l.capacity()).sum::<usize>()
             + self.leaves.capacity()
             + self.parent_of.capacity()
-            + self.search.capacity()
+            + self.grids.capacity()
     }
 
     /// SOFA's `computeBoundingTree(depth)` of the model (spec §3.2, §8): leaf boxes from the
@@ -252,7 +241,8 @@ impl BoundingTree {
             for l in &mut self.cubes {
                 l.clear();
             }
-            self.search.clear();
+            self.has_nan = false;
+            self.grids.clear();
             return Ok(TreeUpdate::Empty);
         }
         if g.kind == PrimitiveKind::Tetrahedron && depth == 0 {
@@ -267,7 +257,7 @@ impl BoundingTree {
             self.parent_of.clear();
             self.parent_of.extend(0..n as u32);
         }
-        self.search.has_nan = self.compute_leaf_boxes(model, g, parallel)?;
+        self.has_nan = self.compute_leaf_boxes(model, g, parallel)?;
         let update = if self.built_depth == Some(depth) {
             self.refit();
             TreeUpdate::Refitted
@@ -277,8 +267,11 @@ impl BoundingTree {
             self.build(depth);
             TreeUpdate::Built
         };
-        self.search
-            .update(&self.cubes, &self.leaves, update == TreeUpdate::Built);
+        if self.has_nan {
+            self.grids.clear();
+        } else {
+            self.grids.build(&self.cubes, &self.leaves);
+        }
         Ok(update)
     }
 
@@ -358,7 +351,8 @@ impl BoundingTree {
             children: (0, n as u32),
         });
         self.parent_of.clear();
-        self.search.clear();
+        self.has_nan = false;
+        self.grids.clear();
         self.root_is_leaf = true;
         self.built_depth = None;
         Ok(TreeUpdate::Built)
@@ -443,183 +437,6 @@ impl BoundingTree {
                 };
                 cell.aabb = union_box(source, s.start, s.end).aabb;
             }
-        }
-    }
-}
-
-const NO_NODE: u32 = u32::MAX;
-
-/// Leaf-box ranges at least this long get a search tree.
-const SEARCH_MIN: u32 = 16;
-/// Search trees are rebuilt (rather than refitted) every this many updates.
-const SEARCH_REBUILD_PERIOD: u32 = 32;
-
-/// One node of a search tree: an internal node (`leaf` false: children `a`, `b`) or a
-/// bucket of leaf boxes (`leaf` true: `perm[a..b]`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SearchNode {
-    pub aabb: Aabb,
-    pub a: u32,
-    pub b: u32,
-    /// Leaf boxes under the node.
-    pub count: u32,
-    pub leaf: bool,
-}
-
-/// Search trees below SOFA's finest boxes, used only to find which leaf boxes of a block
-/// overlap (the narrow phase then runs them in SOFA's order). Each box whose internal
-/// children are a long range of leaf boxes gets a binary tree over a permutation of that
-/// range, split at the median of the box centres along the longest axis. It is internal:
-/// any partition gives the same outputs, so it is rebuilt every few updates to follow
-/// deformation.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct SearchTrees {
-    pub nodes: Vec<SearchNode>,
-    /// Leaf box indices, permuted within each range.
-    pub perm: Vec<u32>,
-    /// The leaf boxes in `perm` order (contiguous for the searches).
-    pub boxes: Vec<Aabb>,
-    /// Root node of the range starting at each leaf box (`NO_NODE` if none).
-    root_of: Vec<u32>,
-    /// The range each root covers, by node index (only meaningful for roots).
-    span: Vec<(u32, u32)>,
-    /// Updates since the last rebuild.
-    age: u32,
-    /// A leaf box holds a NaN: blocks are then scanned box by box.
-    has_nan: bool,
-}
-
-impl SearchTrees {
-    fn clear(&mut self) {
-        self.nodes.clear();
-        self.perm.clear();
-        self.boxes.clear();
-        self.root_of.clear();
-        self.span.clear();
-    }
-
-    fn capacity(&self) -> usize {
-        self.nodes.capacity()
-            + self.perm.capacity()
-            + self.root_of.capacity()
-            + self.span.capacity()
-    }
-
-    fn update(&mut self, cubes: &[Vec<CubeBox>], leaves: &[CubeBox], rebuild: bool) {
-        self.age += 1;
-        if rebuild || self.age >= SEARCH_REBUILD_PERIOD || self.perm.len() != leaves.len() {
-            self.build(cubes, leaves);
-        } else {
-            self.refit(leaves);
-        }
-    }
-
-    fn build(&mut self, cubes: &[Vec<CubeBox>], leaves: &[CubeBox]) {
-        self.age = 0;
-        self.nodes.clear();
-        self.span.clear();
-        self.perm.clear();
-        self.perm.extend(0..leaves.len() as u32);
-        self.root_of.clear();
-        self.root_of.resize(leaves.len(), NO_NODE);
-        for level in cubes {
-            for cell in level {
-                let s = cell.subcells;
-                if s.level == LEAF_LEVEL && s.end - s.start >= SEARCH_MIN {
-                    let root = self.build_node(leaves, s.start, s.end);
-                    self.root_of[s.start as usize] = root;
-                }
-            }
-        }
-        self.span.resize(self.nodes.len(), (0, 0));
-        for level in cubes {
-            for cell in level {
-                let s = cell.subcells;
-                if s.level == LEAF_LEVEL && s.end - s.start >= SEARCH_MIN {
-                    self.span[self.root_of[s.start as usize] as usize] = (s.start, s.end);
-                }
-            }
-        }
-        self.refit(leaves);
-    }
-
-    /// Nodes are stored parent first, so children always follow their parent.
-    fn build_node(&mut self, leaves: &[CubeBox], lo: u32, hi: u32) -> u32 {
-        let idx = self.nodes.len() as u32;
-        let empty = Aabb::point(Vec3::zeros());
-        self.nodes.push(SearchNode {
-            aabb: empty,
-            a: lo,
-            b: hi,
-            count: hi - lo,
-            leaf: true,
-        });
-        if hi - lo <= 4 {
-            return idx;
-        }
-        let centre = |i: u32| {
-            let b = &leaves[i as usize].aabb;
-            b.min + b.max
-        };
-        let (mut cmin, mut cmax) = (
-            centre(self.perm[lo as usize]),
-            centre(self.perm[lo as usize]),
-        );
-        for &i in &self.perm[lo as usize..hi as usize] {
-            let c = centre(i);
-            cmin = cmin.inf(&c);
-            cmax = cmax.sup(&c);
-        }
-        let ext = cmax - cmin;
-        let axis = if ext[0] >= ext[1] && ext[0] >= ext[2] {
-            0
-        } else if ext[1] >= ext[2] {
-            1
-        } else {
-            2
-        };
-        let mid = lo + (hi - lo) / 2;
-        self.perm[lo as usize..hi as usize]
-            .select_nth_unstable_by((mid - lo) as usize, |&p, &q| {
-                centre(p)[axis].total_cmp(&centre(q)[axis])
-            });
-        let left = self.build_node(leaves, lo, mid);
-        let right = self.build_node(leaves, mid, hi);
-        self.nodes[idx as usize] = SearchNode {
-            aabb: empty,
-            a: left,
-            b: right,
-            count: hi - lo,
-            leaf: false,
-        };
-        idx
-    }
-
-    fn refit(&mut self, leaves: &[CubeBox]) {
-        self.boxes.clear();
-        self.boxes
-            .extend(self.perm.iter().map(|&k| leaves[k as usize].aabb));
-        for i in (0..self.nodes.len()).rev() {
-            let n = self.nodes[i];
-            let aabb = if n.leaf {
-                let items = &self.boxes[n.a as usize..n.b as usize];
-                let mut b = items[0];
-                for c in &items[1..] {
-                    b.min = b.min.inf(&c.min);
-                    b.max = b.max.sup(&c.max);
-                }
-                b
-            } else {
-                let (l, r) = (
-                    &self.nodes[n.a as usize].aabb,
-                    &self.nodes[n.b as usize].aabb,
-                );
-                Aabb {
-                    min: l.min.inf(&r.min),
-                    max: l.max.sup(&r.max),
-                }
-            };
-            self.nodes[i].aabb = aabb;
         }
     }
 }
