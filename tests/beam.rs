@@ -7,9 +7,7 @@ use settee_tests::temp_scene;
 
 fn load(name: &str, text: &str) -> Scene {
     let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[])
-        .unwrap_or_else(|f| panic!("{}", f.first_error()))
-        .scene
+    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
 }
 
 fn step(scene: &mut Scene, n: usize) {
@@ -50,26 +48,8 @@ fn chain_scene(n: usize, solver: &str, gravity: f64, dt: f64, young: f64) -> Str
 /// tridiagonal solver gives the sparse LDLᵀ solution to round-off.
 #[test]
 fn btd_solver_matches_sparse_ldl_on_a_falling_beam() {
-    let mut a = load(
-        "beam_btd",
-        &chain_scene(
-            7,
-            r#"<BTDLinearSolver template="BTDMatrix6d"/>"#,
-            -9.81,
-            0.01,
-            2.0e7,
-        ),
-    );
-    let mut b = load(
-        "beam_ldl",
-        &chain_scene(
-            7,
-            r#"<SparseLDLSolver template="CompressedRowSparseMatrixd"/>"#,
-            -9.81,
-            0.01,
-            2.0e7,
-        ),
-    );
+    let mut a = load("beam_btd", &chain_scene(7, r#"<BTDLinearSolver template="BTDMatrix6d"/>"#, -9.81, 0.01, 2.0e7));
+    let mut b = load("beam_ldl", &chain_scene(7, r#"<SparseLDLSolver template="CompressedRowSparseMatrixd"/>"#, -9.81, 0.01, 2.0e7));
     step(&mut a, 30);
     step(&mut b, 30);
     for id in [VecId::POSITION, VecId::VELOCITY] {
@@ -84,10 +64,7 @@ fn btd_solver_matches_sparse_ldl_on_a_falling_beam() {
     let cg = r#"<CGLinearSolver iterations="500" tolerance="1e-30" threshold="1e-30"/>"#;
     let mut c = load("beam_cg", &chain_scene(7, cg, -9.81, 0.01, 2.0e7));
     step(&mut c, 30);
-    let (xa, xc) = (
-        a.store.nth(0).read(VecId::POSITION),
-        c.store.nth(0).read(VecId::POSITION),
-    );
+    let (xa, xc) = (a.store.nth(0).read(VecId::POSITION), c.store.nth(0).read(VecId::POSITION));
     for (p, q) in xa.iter().zip(xc) {
         assert!((p - q).abs() < 1e-9, "CG: {p} vs {q}");
     }
@@ -110,34 +87,20 @@ fn btd_solver_matches_sparse_ldl_on_a_falling_beam() {
 #[test]
 fn cantilever_under_its_own_weight_settles_on_beam_theory() {
     let (n, g, e) = (7usize, -0.0981, 1.0e9);
-    let mut s = load(
-        "beam_static",
-        &chain_scene(n, r#"<BTDLinearSolver template="BTDMatrix6d"/>"#, g, 1.0, e),
-    );
+    let mut s = load("beam_static", &chain_scene(n, r#"<BTDLinearSolver template="BTDMatrix6d"/>"#, g, 1.0, e));
     step(&mut s, 60);
     let x = s.store.nth(0).read(VecId::POSITION);
     let ei = e * std::f64::consts::PI * (0.1f64 * 0.1 * 0.1 * 0.1) / 4.0;
     let l = n as f64;
     let p = -g; // downward load per node (unit masses), node 0 is clamped
-    let defl: f64 = (1..=n)
-        .map(|k| p * (k * k) as f64 * (3.0 * l - k as f64) / (6.0 * ei))
-        .sum();
+    let defl: f64 = (1..=n).map(|k| p * (k * k) as f64 * (3.0 * l - k as f64) / (6.0 * ei)).sum();
     let rot: f64 = (1..=n).map(|k| p * (k * k) as f64 / (2.0 * ei)).sum();
     let tip_y = -x[7 * n + 1];
     // rotation about z of the tip frame: 2·asin(q_z)
     let tip_rot = -2.0 * x[7 * n + 5].asin();
-    assert!(
-        (tip_y - defl).abs() < 1e-6 * defl,
-        "tip deflection {tip_y} vs {defl}"
-    );
-    assert!(
-        (tip_rot - rot).abs() < 1e-6 * rot,
-        "tip rotation {tip_rot} vs {rot}"
-    );
-    assert!(s.store.nth(0)
-        .read(VecId::VELOCITY)
-        .iter()
-        .all(|v| v.abs() < 1e-12));
+    assert!((tip_y - defl).abs() < 1e-6 * defl, "tip deflection {tip_y} vs {defl}");
+    assert!((tip_rot - rot).abs() < 1e-6 * rot, "tip rotation {tip_rot} vs {rot}");
+    assert!(s.store.nth(0).read(VecId::VELOCITY).iter().all(|v| v.abs() < 1e-12));
 }
 
 /// `localCoord="false"`: world positions along a chain of beams of length 2 are converted to

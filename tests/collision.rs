@@ -234,10 +234,7 @@ fn points_inside_a_tetrahedron_are_pushed_out_along_their_normals() {
 
 /// Everything the penalty contacts of a scene hold, as bits: per force field (by name), each
 /// contact's point indices, elements, normal, distance, stiffness and age, in list order.
-type ContactBits = Vec<(
-    String,
-    Vec<(usize, usize, usize, usize, [u64; 3], u64, u64, u32)>,
-)>;
+type ContactBits = Vec<(String, Vec<(usize, usize, usize, usize, [u64; 3], u64, u64, u32)>)>;
 
 fn contact_bits(s: &Scene) -> ContactBits {
     use settee_collision::components::penalty::PenalityContactForceField;
@@ -246,26 +243,11 @@ fn contact_bits(s: &Scene) -> ContactBits {
         .values()
         .filter(|e| e.class.name == "PenalityContactForceField")
         .map(|e| {
-            let ff = e
-                .obj
-                .as_ref()
-                .and_then(|o| o.as_any().downcast_ref::<PenalityContactForceField>())
-                .expect("a penalty force field");
+            let ff = e.obj.as_ref().and_then(|o| o.as_any().downcast_ref::<PenalityContactForceField>()).expect("a penalty force field");
             let list = ff
                 .contacts()
                 .iter()
-                .map(|c| {
-                    (
-                        c.m1,
-                        c.m2,
-                        c.index1,
-                        c.index2,
-                        c.normal.map(f64::to_bits).into(),
-                        c.dist.to_bits(),
-                        c.ks.to_bits(),
-                        c.age,
-                    )
-                })
+                .map(|c| (c.m1, c.m2, c.index1, c.index2, c.normal.map(f64::to_bits).into(), c.dist.to_bits(), c.ks.to_bits(), c.age))
                 .collect();
             (e.name.clone(), list)
         })
@@ -284,79 +266,41 @@ fn parallel_detection_gives_the_same_contacts_and_motion_on_any_thread_count() {
     use settee_collision::components::pipeline::PipelineComponent;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/spheres_on_sheet.scn");
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("thread pool");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
         pool.install(|| {
-            let mut s = settee::load(&path, &settee::factory(), &[])
-                .unwrap_or_else(|f| panic!("{}", f.first_error()))
-                .scene;
-            let pipeline = s
-                .find_down(Scene::ROOT, settee_core::Roles::COLLISION_PIPELINE)
-                .expect("a pipeline");
+            let mut s = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+            let pipeline = s.find_down(Scene::ROOT, settee_core::Roles::COLLISION_PIPELINE).expect("a pipeline");
             let mut contacts = Vec::new();
             let mut chunks = Vec::new();
             // The spheres land after about 25 steps; ten steps of resting contact follow.
             for step in 0..36 {
                 steps(&mut s, 1);
-                let stats = s
-                    .obj(pipeline)
-                    .as_any()
-                    .downcast_ref::<PipelineComponent>()
-                    .expect("the pipeline")
-                    .detection_stats();
+                let stats = s.obj(pipeline).as_any().downcast_ref::<PipelineComponent>().expect("the pipeline").detection_stats();
                 assert_eq!(stats.len(), 1);
                 chunks.push(stats[0].narrow.parallel_chunks);
                 if step >= 26 {
                     contacts.push(contact_bits(&s));
                 }
             }
-            let bits = |v: VecId| -> Vec<u64> {
-                state(&s, "spheres")
-                    .read(v)
-                    .iter()
-                    .map(|x| x.to_bits())
-                    .collect()
-            };
-            (
-                contacts,
-                bits(VecId::POSITION),
-                bits(VecId::VELOCITY),
-                chunks,
-            )
+            let bits = |v: VecId| -> Vec<u64> { state(&s, "spheres").read(v).iter().map(|x| x.to_bits()).collect() };
+            (contacts, bits(VecId::POSITION), bits(VecId::VELOCITY), chunks)
         })
     };
     let one = run(1);
     let (contacts, _, _, chunks) = &one;
     // Resting contact: one contact per sphere against the sheet, every step checked.
     assert!(
-        contacts
-            .iter()
-            .all(|c| c.len() == 1 && c[0].1.len() == 1024),
+        contacts.iter().all(|c| c.len() == 1 && c[0].1.len() == 1024),
         "{:?}",
-        contacts
-            .iter()
-            .map(|c| c.iter().map(|f| f.1.len()).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
+        contacts.iter().map(|c| c.iter().map(|f| f.1.len()).collect::<Vec<_>>()).collect::<Vec<_>>()
     );
     // The parallel path was taken, in several chunks, once the spheres were near the sheet.
-    assert!(
-        chunks[26..].iter().all(|&n| n >= 4),
-        "parallel chunks per step: {chunks:?}"
-    );
+    assert!(chunks[26..].iter().all(|&n| n >= 4), "parallel chunks per step: {chunks:?}");
     for threads in [2, 3] {
         let other = run(threads);
-        assert!(
-            other.3[26..].iter().all(|&n| n >= 4),
-            "{threads} threads: chunks {:?}",
-            other.3
-        );
+        assert!(other.3[26..].iter().all(|&n| n >= 4), "{threads} threads: chunks {:?}", other.3);
         assert!(other.0 == one.0, "{threads} threads: different contacts");
-        assert!(
-            other.1 == one.1 && other.2 == one.2,
-            "{threads} threads: different positions or velocities"
-        );
+        assert!(other.1 == one.1 && other.2 == one.2, "{threads} threads: different positions or velocities");
     }
 }
 
@@ -402,10 +346,7 @@ fn collision_models_lacking_what_they_need_are_refused_at_load_with_positions() 
 
 #[test]
 fn lagrangian_responses_are_refused_until_free_motion_is_supported() {
-    let text = format!(
-        "<Node name=\"root\">{}\n</Node>\n",
-        PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint")
-    );
+    let text = format!("<Node name=\"root\">{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint"));
     let m = load_errors("lagrangian", &text);
     assert!(m.contains("FrictionContactConstraint response needs FreeMotionAnimationLoop support"), "{m}");
 }

@@ -8,19 +8,9 @@ use settee_regress::RegressionList;
 /// or the scene is an error.
 fn run(scene: &str) -> Option<settee::regress::SceneOutcome> {
     let suite = settee_tests::suite()?;
-    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests"))
-        .expect("the suite's regression list");
-    let entry = list
-        .entries
-        .iter()
-        .find(|e| e.scene == scene)
-        .unwrap_or_else(|| panic!("{scene} is not in the suite's list"))
-        .clone();
-    Some(run_entry(
-        &settee::factory(),
-        &SuiteLayout::for_list(&list),
-        &entry,
-    ))
+    let list = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests")).expect("the suite's regression list");
+    let entry = list.entries.iter().find(|e| e.scene == scene).unwrap_or_else(|| panic!("{scene} is not in the suite's list")).clone();
+    Some(run_entry(&settee::factory(), &SuiteLayout::for_list(&list), &entry))
 }
 
 #[test]
@@ -43,11 +33,7 @@ fn beam_fem_on_the_floor_matches_sofa_to_every_printed_digit() {
         return;
     };
     assert_eq!(o.status, Status::Pass, "{o:?}");
-    assert_eq!(
-        (o.error_by_dof, o.max_abs_diff),
-        (Some(0.0), Some(0.0)),
-        "{o:?}"
-    );
+    assert_eq!((o.error_by_dof, o.max_abs_diff), (Some(0.0), Some(0.0)), "{o:?}");
 }
 
 #[test]

@@ -51,10 +51,7 @@ const SCENE: &str = r#"<Node name="root" dt="0.02" gravity="0 -10 0">
 /// the run.
 fn run_with_threads(threads: usize) -> (Vec<f64>, (usize, usize)) {
     let path = support::temp_scene(&format!("determinism-{threads}"), SCENE);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
     pool.install(|| {
         let mut l = settee::load(&path, &settee::factory(), &[]).expect("scene loads");
         let dt = l.scene.root().context.dt;
@@ -63,13 +60,7 @@ fn run_with_threads(threads: usize) -> (Vec<f64>, (usize, usize)) {
             settee_core::simulation::animate(&mut l.scene, dt).expect("step");
         }
         let after = settee_fem::element_loop_counts();
-        let x = l
-            .scene
-            .store
-            .states
-            .values()
-            .flat_map(|s| s.read(VecId::POSITION).to_vec())
-            .collect();
+        let x = l.scene.store.states.values().flat_map(|s| s.read(VecId::POSITION).to_vec()).collect();
         (x, (after.0 - before.0, after.1 - before.1))
     })
 }
@@ -83,20 +74,10 @@ fn thread_count_does_not_change_a_single_bit() {
     let rest = run_rest();
     assert!(a.iter().zip(&rest).any(|(x, r)| (x - r).abs() > 1e-3));
     println!("element loops: {loops1} with one thread ({parallel1} parallel), {loops3} with three ({parallel3} parallel)");
-    assert_eq!(
-        parallel1, 0,
-        "one thread: {loops1} element loops, {parallel1} parallel"
-    );
-    assert!(
-        loops3 > 100 && parallel3 == loops3,
-        "three threads: {loops3} element loops, {parallel3} parallel"
-    );
+    assert_eq!(parallel1, 0, "one thread: {loops1} element loops, {parallel1} parallel");
+    assert!(loops3 > 100 && parallel3 == loops3, "three threads: {loops3} element loops, {parallel3} parallel");
     assert_eq!(loops1, loops3);
-    let differing = a
-        .iter()
-        .zip(&b)
-        .filter(|(x, y)| x.to_bits() != y.to_bits())
-        .count();
+    let differing = a.iter().zip(&b).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
     assert_eq!(differing, 0, "{differing} of {} reals differ", a.len());
 }
 
@@ -104,10 +85,5 @@ fn thread_count_does_not_change_a_single_bit() {
 fn run_rest() -> Vec<f64> {
     let path = support::temp_scene("determinism-rest", SCENE);
     let l = settee::load(&path, &settee::factory(), &[]).expect("scene loads");
-    l.scene
-        .store
-        .states
-        .values()
-        .flat_map(|s| s.read(VecId::POSITION).to_vec())
-        .collect()
+    l.scene.store.states.values().flat_map(|s| s.read(VecId::POSITION).to_vec()).collect()
 }

@@ -40,10 +40,8 @@ fn removed_component_names_its_replacement() {
 
 #[test]
 fn data_that_does_not_parse_is_reported_with_position_and_expected_type() {
-    let (ok, msgs) = load_messages(
-        "baddata",
-        "<Node name=\"root\">\n  <MechanicalObject position=\"0 0 0\"/>\n  <UniformMass totalMass=\"heavy\"/>\n</Node>\n",
-    );
+    let (ok, msgs) =
+        load_messages("baddata", "<Node name=\"root\">\n  <MechanicalObject position=\"0 0 0\"/>\n  <UniformMass totalMass=\"heavy\"/>\n</Node>\n");
     // SOFA only warns and keeps the default value; Settee does the same but says where and why.
     assert!(ok, "{msgs:?}");
     let m = msgs.join("\n");

@@ -170,10 +170,7 @@ fn anchored(linear_solver: &str) -> String {
 fn an_interaction_with_a_state_outside_the_solver_treats_it_as_fixed() {
     // Zero rest length: F = k·(x_b − x_a) and K_aa = −k·I, so the implicit step solves
     // (m + h²k)·Δv = h·k·(x_b − x_a): Δv = 0.1·50·d/(2 + 0.5) = 2·d with d = (1, 2, 2).
-    for solver in [
-        r#"<CGLinearSolver iterations="10" tolerance="1e-20" threshold="1e-30"/>"#,
-        r#"<SparseLDLSolver/>"#,
-    ] {
+    for solver in [r#"<CGLinearSolver iterations="10" tolerance="1e-20" threshold="1e-30"/>"#, r#"<SparseLDLSolver/>"#] {
         let mut s = load("dyn-anchor", &anchored(solver));
         animate(&mut s, 0.1).unwrap();
         let (a, fixed) = (state_named(&s, "a"), state_named(&s, "fixed"));

@@ -8,27 +8,17 @@ use std::path::PathBuf;
 /// test that could not compare anything must not count as passed.
 #[allow(dead_code)] // not every test file needs the suite
 pub fn suite() -> Option<PathBuf> {
-    let dir = std::env::var_os("SETTEE_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sofa-suite"));
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+    let dir =
+        std::env::var_os("SETTEE_SUITE").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sofa-suite"));
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let note = format!(
-        "note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n",
-        dir.display()
-    );
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }

@@ -11,9 +11,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use settee_collision::detection::{Detection, DetectionSettings};
-use settee_collision::{
-    Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind, Vec3,
-};
+use settee_collision::{Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind, Vec3};
 use std::time::Duration;
 
 struct SphereTriangleProximity {
@@ -68,14 +66,7 @@ impl IntersectionMethod for SphereTriangleProximity {
     fn contact_distance(&self) -> f64 {
         0.0
     }
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        _same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
         let d = self.alarm + ga.contact_distance + gb.contact_distance;
         (0..3).all(|i| !(a.min[i] > b.max[i] + d || b.min[i] > a.max[i] + d))
     }
@@ -87,14 +78,7 @@ impl IntersectionMethod for SphereTriangleProximity {
             _ => PairSupport::Unknown,
         }
     }
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let [a, b, c] = g1.triangles[e1];
         let (centre, r) = (g2.x[e2], g2.radius[e2]);
         let q = closest_on_triangle(centre, g1.x[a], g1.x[b], g1.x[c]);
@@ -103,13 +87,7 @@ impl IntersectionMethod for SphereTriangleProximity {
         if dist - r >= self.alarm || dist == 0.0 {
             return 0;
         }
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e1 as i64,
-            point: [q, centre],
-            normal: d / dist,
-            value: dist - r,
-        });
+        out.push(DetectionOutput { elem: (e1, e2), id: e1 as i64, point: [q, centre], normal: d / dist, value: dist - r });
         1
     }
 }
@@ -131,10 +109,8 @@ fn scene(scale: usize) -> Vec<ModelGeometry> {
     let id = |i: usize, j: usize| j * (n + 1) + i;
     for j in 0..n {
         for i in 0..n {
-            surf.triangles
-                .push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            surf.triangles
-                .push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+            surf.triangles.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            surf.triangles.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
         }
     }
     surf.topology_triangles = surf.triangles.len();
@@ -159,18 +135,9 @@ fn detection(c: &mut Criterion) {
     for scale in [1, 4, 16] {
         let models = scene(scale);
         for parallel in [false, true] {
-            let settings = DetectionSettings {
-                depth: 6,
-                parallel,
-                ..DetectionSettings::default()
-            };
+            let settings = DetectionSettings { depth: 6, parallel, ..DetectionSettings::default() };
             let mut d = Detection::new();
-            let contacts: usize = d
-                .run(&models, &method, &settings)
-                .expect("valid scene")
-                .iter()
-                .map(|p| p.outputs.len())
-                .sum();
+            let contacts: usize = d.run(&models, &method, &settings).expect("valid scene").iter().map(|p| p.outputs.len()).sum();
             eprintln!(
                 "{scale}x: {} triangles, {} spheres, {contacts} outputs, {} units, {} chunks",
                 models[0].triangles.len(),
@@ -179,18 +146,12 @@ fn detection(c: &mut Criterion) {
                 d.stats().narrow.parallel_chunks
             );
             let name = if parallel { "parallel" } else { "sequential" };
-            group.bench_with_input(
-                BenchmarkId::new(name, format!("{scale}x")),
-                &models,
-                |b, m| {
-                    b.iter(|| {
-                        let out = d
-                            .run(black_box(m), &method, &settings)
-                            .expect("valid scene");
-                        black_box(out.len())
-                    })
-                },
-            );
+            group.bench_with_input(BenchmarkId::new(name, format!("{scale}x")), &models, |b, m| {
+                b.iter(|| {
+                    let out = d.run(black_box(m), &method, &settings).expect("valid scene");
+                    black_box(out.len())
+                })
+            });
         }
     }
     group.finish();

@@ -105,13 +105,7 @@ pub struct LinkDecl {
 }
 
 pub const fn link(name: &'static str, target: Roles, help: &'static str) -> LinkDecl {
-    LinkDecl {
-        name,
-        target,
-        to_node_or_state: false,
-        multi: false,
-        help,
-    }
+    LinkDecl { name, target, to_node_or_state: false, multi: false, help }
 }
 
 /// Everything a constructor may need.
@@ -315,31 +309,13 @@ pub trait ForceField {
     fn states(&self) -> Vec<StateId>;
     fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult;
     /// `df += kFactor·K·dx (+ bFactor·B·dx)`; `io.x` holds `dx`, `io.v` is empty.
-    fn add_dforce(
-        &mut self,
-        p: &MechParams,
-        io: &mut ForceIo,
-        k_factor: f64,
-        b_factor: f64,
-    ) -> SimResult;
+    fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult;
     /// Adds `kFactor·K` into the global matrix.
-    fn add_k_to_matrix(
-        &self,
-        _p: &MechParams,
-        _m: &mut MatrixAccumulator,
-        _k_factor: f64,
-    ) -> SimResult {
-        Err(crate::diag::SimError::unsupported(
-            "this force field cannot be assembled into a matrix yet",
-        ))
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k_factor: f64) -> SimResult {
+        Err(crate::diag::SimError::unsupported("this force field cannot be assembled into a matrix yet"))
     }
     /// Adds `bFactor·B` into the global matrix (velocity damping); most force fields have none.
-    fn add_b_to_matrix(
-        &self,
-        _p: &MechParams,
-        _m: &mut MatrixAccumulator,
-        _b_factor: f64,
-    ) -> SimResult {
+    fn add_b_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _b_factor: f64) -> SimResult {
         Ok(())
     }
     fn rayleigh_stiffness(&self) -> f64 {
@@ -377,13 +353,7 @@ pub trait ProjectiveConstraint {
     /// `project_response` applies to that DOF. The assembled matrix becomes `P̃·A·P̃ + (I − P̃)`
     /// (`P̃`: block-diagonal, identity elsewhere), so that solving it with a projected right-hand
     /// side gives a projected solution, as clearing rows and columns does for fixed DOFs.
-    fn projection_blocks(
-        &self,
-        _p: &MechParams,
-        _deriv_size: usize,
-        _out: &mut Vec<(usize, Vec<f64>)>,
-    ) {
-    }
+    fn projection_blocks(&self, _p: &MechParams, _deriv_size: usize, _out: &mut Vec<(usize, Vec<f64>)>) {}
 }
 
 /// A sparse matrix stored by rows: `rows[r]` lists the `(column, value)` entries of row `r`.
@@ -395,10 +365,7 @@ pub struct SparseRows {
 
 impl SparseRows {
     pub fn new(nrows: usize, ncols: usize) -> SparseRows {
-        SparseRows {
-            ncols,
-            rows: vec![Vec::new(); nrows],
-        }
+        SparseRows { ncols, rows: vec![Vec::new(); nrows] }
     }
     pub fn nrows(&self) -> usize {
         self.rows.len()
@@ -443,13 +410,7 @@ pub trait Mapping {
     /// `in += Jᵀ·out` on forces.
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult;
     /// `in += kFactor · ∂(Jᵀ f_out)/∂x_in · dx_in` (geometric stiffness); linear mappings do nothing.
-    fn apply_djt(
-        &mut self,
-        _inputs: &mut [&mut [f64]],
-        _dx_in: &[&[f64]],
-        _f_out: &[f64],
-        _k_factor: f64,
-    ) -> SimResult {
+    fn apply_djt(&mut self, _inputs: &mut [&mut [f64]], _dx_in: &[&[f64]], _f_out: &[f64], _k_factor: f64) -> SimResult {
         Ok(())
     }
     /// The Jacobian blocks `J_i = ∂out/∂in_i`, one per input (rows: output scalar DOFs, columns:
@@ -461,26 +422,20 @@ pub trait Mapping {
     /// Carries constraint rows up: `in_i += J_iᵀ · rows` row by row (SOFA's `applyJT` on a
     /// `MatrixDeriv`). The default goes through [`Mapping::jacobians`]; a mapping may override it
     /// to follow SOFA's own order of operations.
-    fn apply_jt_constraints(
-        &mut self,
-        inputs: &mut [&mut ConstraintRows],
-        out: &ConstraintRows,
-    ) -> SimResult {
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
         let js = self.jacobians()?;
         let ods = out.deriv_size;
         for (j, input) in js.iter().zip(inputs.iter_mut()) {
             let ids = input.deriv_size;
             for (row, entries) in out.rows() {
-                let mut acc: std::collections::BTreeMap<usize, Vec<f64>> =
-                    std::collections::BTreeMap::new();
+                let mut acc: std::collections::BTreeMap<usize, Vec<f64>> = std::collections::BTreeMap::new();
                 for (dof, block) in entries {
                     for (c, &w) in block.iter().enumerate() {
                         if w == 0.0 {
                             continue;
                         }
                         for &(col, v) in &j.rows[dof * ods + c] {
-                            acc.entry(col / ids).or_insert_with(|| vec![0.0; ids])[col % ids] +=
-                                v * w;
+                            acc.entry(col / ids).or_insert_with(|| vec![0.0; ids])[col % ids] += v * w;
                         }
                     }
                 }
@@ -494,38 +449,19 @@ pub trait Mapping {
     /// Adds `kFactor · K_geo` into the matrix at the inputs' rows, where
     /// `K_geo = ∂(Jᵀ f_out)/∂x_in` for the output force `f_out` (the assembled counterpart of
     /// [`Mapping::apply_djt`]).
-    fn add_geometric_stiffness(
-        &self,
-        _m: &mut MatrixAccumulator,
-        _f_out: &[f64],
-        _k_factor: f64,
-    ) -> SimResult {
+    fn add_geometric_stiffness(&self, _m: &mut MatrixAccumulator, _f_out: &[f64], _k_factor: f64) -> SimResult {
         Ok(())
     }
 }
 
 /// An ODE solver integrates the states of its node's subtree over one step.
 pub trait OdeSolver {
-    fn solve(
-        &mut self,
-        scene: &mut Scene,
-        scope: &MechScope,
-        dt: f64,
-        x_result: VecId,
-        v_result: VecId,
-    ) -> SimResult;
+    fn solve(&mut self, scene: &mut Scene, scope: &MechScope, dt: f64, x_result: VecId, v_result: VecId) -> SimResult;
 }
 
 /// A linear solver solves `(m·M + b·B + k·K)·x = rhs` over the main states of a scope.
 pub trait LinearSolver {
-    fn solve_system(
-        &mut self,
-        scene: &mut Scene,
-        scope: &MechScope,
-        factors: Mbk,
-        rhs: VecId,
-        solution: VecId,
-    ) -> SimResult;
+    fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult;
 }
 
 /// An animation loop performs one step.

@@ -21,10 +21,7 @@ pub struct ConstraintRows {
 
 impl ConstraintRows {
     pub fn new(deriv_size: usize) -> ConstraintRows {
-        ConstraintRows {
-            deriv_size,
-            rows: BTreeMap::new(),
-        }
+        ConstraintRows { deriv_size, rows: BTreeMap::new() }
     }
 
     /// Removes every row (SOFA clears the constraint matrix at the start of each constraint build).
@@ -44,12 +41,7 @@ impl ConstraintRows {
     /// `row[dof] += block`; `block` has `deriv_size` reals.
     pub fn add(&mut self, row: usize, dof: usize, block: &[f64]) {
         debug_assert_eq!(block.len(), self.deriv_size);
-        let entry = self
-            .rows
-            .entry(row)
-            .or_default()
-            .entry(dof)
-            .or_insert_with(|| vec![0.0; block.len()]);
+        let entry = self.rows.entry(row).or_default().entry(dof).or_insert_with(|| vec![0.0; block.len()]);
         for (e, b) in entry.iter_mut().zip(block) {
             *e += b;
         }
@@ -57,25 +49,15 @@ impl ConstraintRows {
 
     /// The rows in increasing id, each with its entries in increasing DOF.
     pub fn rows(&self) -> impl Iterator<Item = (usize, impl Iterator<Item = (usize, &[f64])>)> {
-        self.rows
-            .iter()
-            .map(|(&r, entries)| (r, entries.iter().map(|(&d, b)| (d, b.as_slice()))))
+        self.rows.iter().map(|(&r, entries)| (r, entries.iter().map(|(&d, b)| (d, b.as_slice()))))
     }
 
     /// `row · v` for a derivative vector `v` of the state (element-major).
     pub fn row_dot(&self, row: usize, v: &[f64]) -> f64 {
         let ds = self.deriv_size;
-        self.rows.get(&row).map_or(0.0, |entries| {
-            entries
-                .iter()
-                .map(|(&d, b)| {
-                    b.iter()
-                        .zip(&v[d * ds..d * ds + ds])
-                        .map(|(x, y)| x * y)
-                        .sum::<f64>()
-                })
-                .sum()
-        })
+        self.rows
+            .get(&row)
+            .map_or(0.0, |entries| entries.iter().map(|(&d, b)| b.iter().zip(&v[d * ds..d * ds + ds]).map(|(x, y)| x * y).sum::<f64>()).sum())
     }
 
     /// `out += λ_row · row` for every row: the force `Jᵀ λ` of the constraint impulses.
@@ -103,17 +85,8 @@ mod tests {
         c.add(4, 2, &[0.0, 2.0, 0.0]);
         c.add(4, 7, &[0.5, 0.0, 1.0]);
         c.add(1, 0, &[0.0, 0.0, 3.0]);
-        let rows: Vec<(usize, Vec<(usize, Vec<f64>)>)> = c
-            .rows()
-            .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
-            .collect();
-        assert_eq!(
-            rows,
-            vec![
-                (1, vec![(0, vec![0.0, 0.0, 3.0])]),
-                (4, vec![(2, vec![0.0, 2.0, 0.0]), (7, vec![1.5, 0.0, 1.0])])
-            ]
-        );
+        let rows: Vec<(usize, Vec<(usize, Vec<f64>)>)> = c.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
+        assert_eq!(rows, vec![(1, vec![(0, vec![0.0, 0.0, 3.0])]), (4, vec![(2, vec![0.0, 2.0, 0.0]), (7, vec![1.5, 0.0, 1.0])])]);
     }
 
     #[test]

@@ -80,36 +80,13 @@ pub struct DataDecl {
 }
 
 /// Shorthand used by component declaration tables.
-pub const fn decl(
-    name: &'static str,
-    kind: DataKind,
-    default: &'static str,
-    help: &'static str,
-) -> DataDecl {
-    DataDecl {
-        name,
-        aliases: &[],
-        kind,
-        default,
-        help,
-    }
+pub const fn decl(name: &'static str, kind: DataKind, default: &'static str, help: &'static str) -> DataDecl {
+    DataDecl { name, aliases: &[], kind, default, help }
 }
 
 /// Same as [`decl`] with aliases.
-pub const fn decl_alias(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    kind: DataKind,
-    default: &'static str,
-    help: &'static str,
-) -> DataDecl {
-    DataDecl {
-        name,
-        aliases,
-        kind,
-        default,
-        help,
-    }
+pub const fn decl_alias(name: &'static str, aliases: &'static [&'static str], kind: DataKind, default: &'static str, help: &'static str) -> DataDecl {
+    DataDecl { name, aliases, kind, default, help }
 }
 
 /// A Data value.
@@ -247,14 +224,10 @@ fn parse_bool(text: &str) -> Result<bool, String> {
             let tok = t.split_whitespace().next().unwrap_or("");
             match scan_int(tok) {
                 Some((v, true)) => Ok(v != 0),
-                _ => Err(format!(
-                    "'{text}' is not a boolean (expected true/false, 1/0)"
-                )),
+                _ => Err(format!("'{text}' is not a boolean (expected true/false, 1/0)")),
             }
         }
-        _ => Err(format!(
-            "'{text}' is not a boolean (expected true/false, 1/0)"
-        )),
+        _ => Err(format!("'{text}' is not a boolean (expected true/false, 1/0)")),
     }
 }
 
@@ -286,11 +259,7 @@ fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
             true
         }
         Some([a, b]) | Some([a, b, _]) => {
-            let step = if parts.len() == 3 {
-                nums.as_ref().unwrap()[2].max(1)
-            } else {
-                1
-            };
+            let step = if parts.len() == 3 { nums.as_ref().unwrap()[2].max(1) } else { 1 };
             if a <= b {
                 let mut i = *a;
                 while i <= *b {
@@ -315,23 +284,12 @@ fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
 
 /// Parses `text` as a value of `kind`, starting from `current` (SOFA reads into the current value,
 /// so unread parts of fixed-size values keep their previous content).
-pub fn parse_value(
-    kind: DataKind,
-    arity: TemplateArity,
-    text: &str,
-    current: &Value,
-) -> ParseOutcome {
-    let ok = |value| ParseOutcome {
-        value,
-        problem: None,
-    };
+pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &Value) -> ParseOutcome {
+    let ok = |value| ParseOutcome { value, problem: None };
     match kind {
         DataKind::Bool => match parse_bool(text) {
             Ok(b) => ok(Value::Bool(b)),
-            Err(e) => ParseOutcome {
-                value: current.clone(),
-                problem: Some(e),
-            },
+            Err(e) => ParseOutcome { value: current.clone(), problem: Some(e) },
         },
         DataKind::Int => {
             let tok = text.split_whitespace().next().unwrap_or("");
@@ -340,11 +298,7 @@ pub fn parse_value(
                 // A real where an integer is expected: the stream reads the integer part.
                 None => ParseOutcome {
                     value: current.clone(),
-                    problem: if text.trim().is_empty() {
-                        None
-                    } else {
-                        Some(format!("'{text}' is not an integer"))
-                    },
+                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not an integer")) },
                 },
             }
         }
@@ -354,11 +308,7 @@ pub fn parse_value(
                 Some((v, _)) => ok(Value::Real(v)),
                 None => ParseOutcome {
                     value: current.clone(),
-                    problem: if text.trim().is_empty() {
-                        None
-                    } else {
-                        Some(format!("'{text}' is not a number"))
-                    },
+                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not a number")) },
                 },
             }
         }
@@ -372,17 +322,11 @@ pub fn parse_value(
                 if i >= 0 && (i as usize) < names.len() {
                     return ParseOutcome {
                         value: Value::Str(names[i as usize].to_string()),
-                        problem: Some(format!(
-                            "option given by index {i}; prefer its name '{}'",
-                            names[i as usize]
-                        )),
+                        problem: Some(format!("option given by index {i}; prefer its name '{}'", names[i as usize])),
                     };
                 }
             }
-            ParseOutcome {
-                value: current.clone(),
-                problem: Some(format!("'{t}' is not one of: {}", names.join(", "))),
-            }
+            ParseOutcome { value: current.clone(), problem: Some(format!("'{t}' is not one of: {}", names.join(", "))) }
         }
         DataKind::Fixed(_) | DataKind::Coord | DataKind::Deriv => {
             let n = match kind {
@@ -400,18 +344,11 @@ pub fn parse_value(
                 *slot = *x;
             }
             let problem = if vals.len() < n && !text.trim().is_empty() {
-                Some(format!(
-                    "expected {n} numbers, read {} from '{}'",
-                    vals.len(),
-                    text.trim()
-                ))
+                Some(format!("expected {n} numbers, read {} from '{}'", vals.len(), text.trim()))
             } else {
                 bad.map(|t| format!("'{t}' is not a number"))
             };
-            ParseOutcome {
-                value: Value::Reals { arity: n, v },
-                problem,
-            }
+            ParseOutcome { value: Value::Reals { arity: n, v }, problem }
         }
         DataKind::Reals | DataKind::RealTuples(_) | DataKind::Coords | DataKind::Derivs => {
             let k = match kind {
@@ -423,17 +360,10 @@ pub fn parse_value(
             let (mut vals, bad) = read_reals(text);
             // A trailing incomplete element is dropped silently, as SOFA's vector reader does.
             vals.truncate(vals.len() / k * k);
-            ParseOutcome {
-                value: Value::Reals { arity: k, v: vals },
-                problem: bad.map(|t| format!("'{t}' is not a number")),
-            }
+            ParseOutcome { value: Value::Reals { arity: k, v: vals }, problem: bad.map(|t| format!("'{t}' is not a number")) }
         }
         DataKind::Indices | DataKind::IndexTuples(_) => {
-            let k = if let DataKind::IndexTuples(k) = kind {
-                k
-            } else {
-                1
-            };
+            let k = if let DataKind::IndexTuples(k) = kind { k } else { 1 };
             let mut v = Vec::new();
             let mut bad = None;
             for tok in text.split_whitespace() {
@@ -444,21 +374,13 @@ pub fn parse_value(
             v.truncate(v.len() / k * k);
             ParseOutcome {
                 value: Value::Indices { arity: k, v },
-                problem: bad.map(|t| {
-                    format!(
-                        "'{t}' is not an index (expected a non-negative integer or a range A-B)"
-                    )
-                }),
+                problem: bad.map(|t| format!("'{t}' is not an index (expected a non-negative integer or a range A-B)")),
             }
         }
         DataKind::Strings => {
             let t = text.trim();
             let words = if t.starts_with('[') && t.ends_with(']') {
-                t[1..t.len() - 1]
-                    .split(',')
-                    .map(|w| w.trim().trim_matches('"').to_string())
-                    .filter(|w| !w.is_empty())
-                    .collect()
+                t[1..t.len() - 1].split(',').map(|w| w.trim().trim_matches('"').to_string()).filter(|w| !w.is_empty()).collect()
             } else {
                 t.split_whitespace().map(str::to_string).collect()
             };
@@ -506,12 +428,7 @@ pub fn print_value(v: &Value) -> String {
 /// Converts a value copied through a Data link into the kind of the destination, following
 /// SOFA's generic copy: numbers are cast, containers follow the parent's element count and copy
 /// `min(k_child, k_parent)` scalars per element; strings go through text.
-pub fn convert_value(
-    src: &Value,
-    kind: DataKind,
-    arity: TemplateArity,
-    current: &Value,
-) -> Option<Value> {
+pub fn convert_value(src: &Value, kind: DataKind, arity: TemplateArity, current: &Value) -> Option<Value> {
     let dst_group = |k: usize| match kind {
         DataKind::Coords | DataKind::Coord => arity.coord,
         DataKind::Derivs | DataKind::Deriv => arity.deriv,
@@ -520,9 +437,7 @@ pub fn convert_value(
     };
     match (src, kind) {
         (Value::Str(s), _) => Some(parse_value(kind, arity, s, current).value),
-        (_, DataKind::Str | DataKind::FileName | DataKind::Options(_)) => {
-            Some(parse_value(kind, arity, &print_value(src), current).value)
-        }
+        (_, DataKind::Str | DataKind::FileName | DataKind::Options(_)) => Some(parse_value(kind, arity, &print_value(src), current).value),
         (Value::Bool(b), DataKind::Bool) => Some(Value::Bool(*b)),
         (Value::Int(i), DataKind::Bool) => Some(Value::Bool(*i != 0)),
         (Value::Int(i), DataKind::Int) => Some(Value::Int(*i)),
@@ -535,9 +450,7 @@ pub fn convert_value(
             let mut out = regroup_reals(&scalars, *ka, kind, dst_group(*ka), current);
             // SOFA resizes the destination with default elements before copying: a Rigid3
             // coordinate (7 reals, 6 derivative reals) defaults to the identity orientation.
-            if let (Some(Value::Reals { arity: 7, v: d }), DataKind::Coords, 6, true) =
-                (&mut out, kind, arity.deriv, *ka < 7)
-            {
+            if let (Some(Value::Reals { arity: 7, v: d }), DataKind::Coords, 6, true) = (&mut out, kind, arity.deriv, *ka < 7) {
                 for e in d.chunks_exact_mut(7) {
                     e[6] = 1.0;
                 }
@@ -553,13 +466,7 @@ pub fn convert_value(
     }
 }
 
-fn regroup_reals(
-    src: &[f64],
-    ka: usize,
-    kind: DataKind,
-    kd: usize,
-    current: &Value,
-) -> Option<Value> {
+fn regroup_reals(src: &[f64], ka: usize, kind: DataKind, kd: usize, current: &Value) -> Option<Value> {
     let ka = ka.max(1);
     let kd = kd.max(1);
     let n_el = src.len() / ka;
@@ -637,21 +544,10 @@ impl DataSet {
             for d in table.iter() {
                 let init = default_value(d.kind, arity);
                 let value = parse_value(d.kind, arity, d.default, &init).value;
-                fields.push(DataField {
-                    decl: d,
-                    value,
-                    is_set: false,
-                    link: None,
-                    link_text: None,
-                    version: 0,
-                    seen: None,
-                });
+                fields.push(DataField { decl: d, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
             }
         }
-        DataSet {
-            fields,
-            arity: Some(arity),
-        }
+        DataSet { fields, arity: Some(arity) }
     }
 
     pub fn arity(&self) -> TemplateArity {
@@ -660,14 +556,7 @@ impl DataSet {
 
     /// Index of the field named `name` or having `name` as alias.
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        self.fields
-            .iter()
-            .position(|f| f.decl.name == name)
-            .or_else(|| {
-                self.fields
-                    .iter()
-                    .position(|f| f.decl.aliases.contains(&name))
-            })
+        self.fields.iter().position(|f| f.decl.name == name).or_else(|| self.fields.iter().position(|f| f.decl.aliases.contains(&name)))
     }
 
     pub fn field(&self, name: &str) -> Option<&DataField> {
@@ -767,11 +656,7 @@ impl DataSet {
     #[allow(clippy::disallowed_methods)] // the name-based getters build on one another
     pub fn vec3(&self, name: &str) -> [f64; 3] {
         let r = self.reals(name);
-        [
-            r.first().copied().unwrap_or(0.0),
-            r.get(1).copied().unwrap_or(0.0),
-            r.get(2).copied().unwrap_or(0.0),
-        ]
+        [r.first().copied().unwrap_or(0.0), r.get(1).copied().unwrap_or(0.0), r.get(2).copied().unwrap_or(0.0)]
     }
 }
 
@@ -782,42 +667,15 @@ pub fn default_value(kind: DataKind, arity: TemplateArity) -> Value {
         DataKind::Int => Value::Int(0),
         DataKind::Real => Value::Real(0.0),
         DataKind::Str | DataKind::FileName | DataKind::Options(_) => Value::Str(String::new()),
-        DataKind::Fixed(n) => Value::Reals {
-            arity: n,
-            v: vec![0.0; n],
-        },
-        DataKind::Coord => Value::Reals {
-            arity: arity.coord,
-            v: vec![0.0; arity.coord],
-        },
-        DataKind::Deriv => Value::Reals {
-            arity: arity.deriv,
-            v: vec![0.0; arity.deriv],
-        },
-        DataKind::Reals => Value::Reals {
-            arity: 1,
-            v: vec![],
-        },
-        DataKind::RealTuples(k) => Value::Reals {
-            arity: k,
-            v: vec![],
-        },
-        DataKind::Coords => Value::Reals {
-            arity: arity.coord,
-            v: vec![],
-        },
-        DataKind::Derivs => Value::Reals {
-            arity: arity.deriv,
-            v: vec![],
-        },
-        DataKind::Indices => Value::Indices {
-            arity: 1,
-            v: vec![],
-        },
-        DataKind::IndexTuples(k) => Value::Indices {
-            arity: k,
-            v: vec![],
-        },
+        DataKind::Fixed(n) => Value::Reals { arity: n, v: vec![0.0; n] },
+        DataKind::Coord => Value::Reals { arity: arity.coord, v: vec![0.0; arity.coord] },
+        DataKind::Deriv => Value::Reals { arity: arity.deriv, v: vec![0.0; arity.deriv] },
+        DataKind::Reals => Value::Reals { arity: 1, v: vec![] },
+        DataKind::RealTuples(k) => Value::Reals { arity: k, v: vec![] },
+        DataKind::Coords => Value::Reals { arity: arity.coord, v: vec![] },
+        DataKind::Derivs => Value::Reals { arity: arity.deriv, v: vec![] },
+        DataKind::Indices => Value::Indices { arity: 1, v: vec![] },
+        DataKind::IndexTuples(k) => Value::Indices { arity: k, v: vec![] },
         DataKind::Strings => Value::Strings(vec![]),
     }
 }
@@ -833,122 +691,46 @@ mod tests {
     #[test]
     fn vec3_coords_linked_into_rigid3_get_identity_orientations() {
         let rigid = TemplateArity { coord: 7, deriv: 6 };
-        let src = Value::Reals {
-            arity: 3,
-            v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
-        };
-        let out = convert_value(
-            &src,
-            DataKind::Coords,
-            rigid,
-            &Value::Reals {
-                arity: 7,
-                v: vec![],
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            Value::Reals {
-                arity: 7,
-                v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 1.0]
-            }
-        );
+        let src = Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] };
+        let out = convert_value(&src, DataKind::Coords, rigid, &Value::Reals { arity: 7, v: vec![] }).unwrap();
+        assert_eq!(out, Value::Reals { arity: 7, v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 1.0] });
         // Full Rigid3 sources are copied as they are.
-        let full = Value::Reals {
-            arity: 7,
-            v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.6, 0.8],
-        };
-        assert_eq!(
-            convert_value(
-                &full,
-                DataKind::Coords,
-                rigid,
-                &Value::Reals {
-                    arity: 7,
-                    v: vec![]
-                }
-            )
-            .unwrap(),
-            full
-        );
+        let full = Value::Reals { arity: 7, v: vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.6, 0.8] };
+        assert_eq!(convert_value(&full, DataKind::Coords, rigid, &Value::Reals { arity: 7, v: vec![] }).unwrap(), full);
     }
 
     #[test]
     fn bools_follow_sofa_rules() {
         let cur = Value::Bool(false);
-        assert_eq!(
-            parse_value(DataKind::Bool, A3, "true", &cur).value,
-            Value::Bool(true)
-        );
-        assert_eq!(
-            parse_value(DataKind::Bool, A3, "False", &cur).value,
-            Value::Bool(false)
-        );
-        assert_eq!(
-            parse_value(DataKind::Bool, A3, "1", &cur).value,
-            Value::Bool(true)
-        );
-        assert_eq!(
-            parse_value(DataKind::Bool, A3, "0", &cur).value,
-            Value::Bool(false)
-        );
-        assert!(parse_value(DataKind::Bool, A3, "1.5", &cur)
-            .problem
-            .is_some());
-        assert!(parse_value(DataKind::Bool, A3, "yes", &cur)
-            .problem
-            .is_some());
+        assert_eq!(parse_value(DataKind::Bool, A3, "true", &cur).value, Value::Bool(true));
+        assert_eq!(parse_value(DataKind::Bool, A3, "False", &cur).value, Value::Bool(false));
+        assert_eq!(parse_value(DataKind::Bool, A3, "1", &cur).value, Value::Bool(true));
+        assert_eq!(parse_value(DataKind::Bool, A3, "0", &cur).value, Value::Bool(false));
+        assert!(parse_value(DataKind::Bool, A3, "1.5", &cur).problem.is_some());
+        assert!(parse_value(DataKind::Bool, A3, "yes", &cur).problem.is_some());
     }
 
     #[test]
     fn partial_vec_keeps_previous_components() {
-        let cur = Value::Reals {
-            arity: 3,
-            v: vec![1.0, 2.0, 3.0],
-        };
+        let cur = Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0] };
         let out = parse_value(DataKind::Fixed(3), A3, "0 -9.81", &cur);
-        assert_eq!(
-            out.value,
-            Value::Reals {
-                arity: 3,
-                v: vec![0.0, -9.81, 3.0]
-            }
-        );
+        assert_eq!(out.value, Value::Reals { arity: 3, v: vec![0.0, -9.81, 3.0] });
         assert!(out.problem.is_some());
     }
 
     #[test]
     fn trailing_incomplete_coordinate_is_dropped() {
         let out = parse_value(DataKind::Coords, A3, "1 2 3 4 5 6 7", &Value::Bool(false));
-        assert_eq!(
-            out.value,
-            Value::Reals {
-                arity: 3,
-                v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-            }
-        );
+        assert_eq!(out.value, Value::Reals { arity: 3, v: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] });
         assert!(out.problem.is_none());
     }
 
     #[test]
     fn index_ranges() {
         let out = parse_value(DataKind::Indices, A3, "0 3-5 10-6-2", &Value::Bool(false));
-        assert_eq!(
-            out.value,
-            Value::Indices {
-                arity: 1,
-                v: vec![0, 3, 4, 5, 10, 8, 6]
-            }
-        );
+        assert_eq!(out.value, Value::Indices { arity: 1, v: vec![0, 3, 4, 5, 10, 8, 6] });
         let bad = parse_value(DataKind::Indices, A3, "1 x 2", &Value::Bool(false));
-        assert_eq!(
-            bad.value,
-            Value::Indices {
-                arity: 1,
-                v: vec![1, 0, 2]
-            }
-        );
+        assert_eq!(bad.value, Value::Indices { arity: 1, v: vec![1, 0, 2] });
         assert!(bad.problem.is_some());
     }
 
@@ -958,24 +740,15 @@ mod tests {
         assert_eq!(scan_real("1e-9"), Some((1e-9, true)));
         assert_eq!(scan_real(".5"), Some((0.5, true)));
         assert_eq!(scan_real("abc"), None);
-        assert_eq!(
-            parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0)).value,
-            Value::Real(0.5)
-        );
+        assert_eq!(parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0)).value, Value::Real(0.5));
     }
 
     #[test]
     fn options_accept_names_and_indices() {
         const M: &[&str] = &["large", "polar", "small"];
         let cur = Value::Str("large".into());
-        assert_eq!(
-            parse_value(DataKind::Options(M), A3, "polar", &cur).value,
-            Value::Str("polar".into())
-        );
-        assert_eq!(
-            parse_value(DataKind::Options(M), A3, "2", &cur).value,
-            Value::Str("small".into())
-        );
+        assert_eq!(parse_value(DataKind::Options(M), A3, "polar", &cur).value, Value::Str("polar".into()));
+        assert_eq!(parse_value(DataKind::Options(M), A3, "2", &cur).value, Value::Str("small".into()));
         let bad = parse_value(DataKind::Options(M), A3, "huge", &cur);
         assert_eq!(bad.value, cur);
         assert!(bad.problem.is_some());
@@ -995,22 +768,10 @@ mod tests {
     #[test]
     fn link_conversion_regroups_elements() {
         // Rigid3 coordinates (7 reals) copied into a Vec3 coordinate list keep the centers.
-        let src = Value::Reals {
-            arity: 7,
-            v: vec![1., 2., 3., 0., 0., 0., 1., 4., 5., 6., 0., 0., 0., 1.],
-        };
+        let src = Value::Reals { arity: 7, v: vec![1., 2., 3., 0., 0., 0., 1., 4., 5., 6., 0., 0., 0., 1.] };
         let out = convert_value(&src, DataKind::Coords, A3, &Value::Bool(false)).unwrap();
-        assert_eq!(
-            out,
-            Value::Reals {
-                arity: 3,
-                v: vec![1., 2., 3., 4., 5., 6.]
-            }
-        );
-        let idx = Value::Indices {
-            arity: 1,
-            v: vec![3, 4],
-        };
+        assert_eq!(out, Value::Reals { arity: 3, v: vec![1., 2., 3., 4., 5., 6.] });
+        let idx = Value::Indices { arity: 1, v: vec![3, 4] };
         let out = convert_value(&idx, DataKind::Indices, A3, &Value::Bool(false)).unwrap();
         assert_eq!(out, idx);
     }

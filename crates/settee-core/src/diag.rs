@@ -18,11 +18,7 @@ impl SourcePos {
     }
     /// Line 1, column 1 of `file`, when nothing more precise is known.
     pub fn start_of(file: Arc<PathBuf>) -> SourcePos {
-        SourcePos {
-            file,
-            line: 1,
-            column: 1,
-        }
+        SourcePos { file, line: 1, column: 1 }
     }
     pub fn file(&self) -> &std::path::Path {
         &self.file
@@ -67,14 +63,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(severity: Severity, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            severity,
-            pos: None,
-            subject: None,
-            message: message.into(),
-            hint: None,
-            unsupported: false,
-        }
+        Diagnostic { severity, pos: None, subject: None, message: message.into(), hint: None, unsupported: false }
     }
     pub fn error(message: impl Into<String>) -> Diagnostic {
         Diagnostic::new(Severity::Error, message)

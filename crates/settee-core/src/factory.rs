@@ -15,37 +15,14 @@ use crate::types::Layout;
 /// Data every component has.
 pub static BASE_DATA: &[DataDecl] = &[
     decl("name", DataKind::Str, "", "object name"),
-    decl(
-        "printLog",
-        DataKind::Bool,
-        "false",
-        "if true, emits extra messages at runtime",
-    ),
-    decl(
-        "tags",
-        DataKind::Strings,
-        "",
-        "list of the subsets the object belongs to",
-    ),
-    decl(
-        "bbox",
-        DataKind::Fixed(6),
-        "0 0 0 0 0 0",
-        "bounding box of the object (rendering only)",
-    ),
-    decl(
-        "listening",
-        DataKind::Bool,
-        "false",
-        "if true, handles the events that are sent to it",
-    ),
+    decl("printLog", DataKind::Bool, "false", "if true, emits extra messages at runtime"),
+    decl("tags", DataKind::Strings, "", "list of the subsets the object belongs to"),
+    decl("bbox", DataKind::Fixed(6), "0 0 0 0 0 0", "bounding box of the object (rendering only)"),
+    decl("listening", DataKind::Bool, "false", "if true, handles the events that are sent to it"),
 ];
 
 /// Class-name aliases declared by SOFA's registrations (not renames: the class keeps its name).
-pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
-    ("VisualModel", "VisualModelImpl"),
-    ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements"),
-];
+pub static REGISTRY_ALIASES: &[(&str, &str)] = &[("VisualModel", "VisualModelImpl"), ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements")];
 
 /// One attribute to assign.
 /// Checks the typed Data references a class lists against the Data it declares.
@@ -94,20 +71,13 @@ impl Factory {
 
     /// Exact registry lookup (no renames), as the prefab fallback uses.
     pub fn is_registered(&self, name: &str) -> bool {
-        self.classes.contains_key(name)
-            || REGISTRY_ALIASES
-                .iter()
-                .any(|(a, c)| *a == name && self.classes.contains_key(c))
+        self.classes.contains_key(name) || REGISTRY_ALIASES.iter().any(|(a, c)| *a == name && self.classes.contains_key(c))
     }
 
     /// Class lookup with SOFA's renames applied.
     pub fn class(&self, name: &str) -> Option<&'static ComponentClass> {
         let name = renamed_class(name).unwrap_or(name);
-        let name = REGISTRY_ALIASES
-            .iter()
-            .find(|(a, _)| *a == name)
-            .map(|(_, c)| *c)
-            .unwrap_or(name);
+        let name = REGISTRY_ALIASES.iter().find(|(a, _)| *a == name).map(|(_, c)| *c).unwrap_or(name);
         self.classes.get(name).copied()
     }
 
@@ -117,11 +87,8 @@ impl Factory {
 
     /// Known class names closest to `name` (for "did you mean" hints).
     pub fn nearest(&self, name: &str, n: usize) -> Vec<&'static str> {
-        let mut scored: Vec<(usize, &'static str)> = self
-            .classes
-            .keys()
-            .map(|k| (edit_distance(&name.to_lowercase(), &k.to_lowercase()), *k))
-            .collect();
+        let mut scored: Vec<(usize, &'static str)> =
+            self.classes.keys().map(|k| (edit_distance(&name.to_lowercase(), &k.to_lowercase()), *k)).collect();
         scored.sort();
         scored.into_iter().take(n).map(|(_, k)| k).collect()
     }
@@ -143,14 +110,10 @@ impl Factory {
     ) -> Option<ComponentId> {
         let Some(class) = self.class(class_name) else {
             let d = if let Some(message) = removed_class_message(class_name) {
-                Diagnostic::error(format!("component '{class_name}' cannot be created"))
-                    .hint(message)
+                Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
             } else {
                 Diagnostic::error(format!("unknown component '{class_name}'"))
-                    .hint(format!(
-                        "nearest known components: {}",
-                        self.nearest(class_name, 3).join(", ")
-                    ))
+                    .hint(format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")))
                     .unsupported()
             };
             scene.report(d.at(pos));
@@ -165,36 +128,15 @@ impl Factory {
             }
             r
         });
-        let template = self.choose_template(
-            scene,
-            node,
-            class,
-            requested.as_deref(),
-            &attrs,
-            pos.clone(),
-        )?;
+        let template = self.choose_template(scene, node, class, requested.as_deref(), &attrs, pos.clone())?;
         let layout = template.split(',').next().and_then(Layout::from_name);
-        let arity = layout
-            .map(|l| l.arity())
-            .unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
 
         let mut tables: Vec<&'static [DataDecl]> = vec![BASE_DATA];
         tables.extend_from_slice(class.data);
         let data = DataSet::from_decls(&tables, arity);
-        let links = class
-            .links
-            .iter()
-            .map(|d| LinkField {
-                decl: d,
-                text: None,
-                pos: None,
-                targets: Vec::new(),
-            })
-            .collect();
-        let obj = (class.create)(&CreateArgs {
-            template: &template,
-            layout,
-        });
+        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
+        let obj = (class.create)(&CreateArgs { template: &template, layout });
         let id = scene.components.insert(ComponentEntry {
             class,
             template: template.clone(),
@@ -214,25 +156,14 @@ impl Factory {
 
         // Class-specific attribute rewriting.
         if let Some(pre) = class.preparse {
-            let mut pairs: Vec<(String, String)> = attrs
-                .iter()
-                .map(|a| (a.name.clone(), a.value.clone()))
-                .collect();
+            let mut pairs: Vec<(String, String)> = attrs.iter().map(|a| (a.name.clone(), a.value.clone())).collect();
             pre(&mut pairs);
             let old = std::mem::take(&mut attrs);
             attrs = pairs
                 .into_iter()
                 .map(|(name, value)| {
-                    let p = old
-                        .iter()
-                        .find(|a| a.name == name)
-                        .and_then(|a| a.pos.clone())
-                        .or_else(|| pos.clone());
-                    Attr {
-                        name,
-                        value,
-                        pos: p,
-                    }
+                    let p = old.iter().find(|a| a.name == name).and_then(|a| a.pos.clone()).or_else(|| pos.clone());
+                    Attr { name, value, pos: p }
                 })
                 .collect();
         }
@@ -245,20 +176,10 @@ impl Factory {
                 .node(node)
                 .objects
                 .iter()
-                .filter(|c| {
-                    scene.entry(**c).class.name == class.name
-                        && scene
-                            .entry(**c)
-                            .data
-                            .field("name")
-                            .is_some_and(|f| !f.is_set)
-                })
+                .filter(|c| scene.entry(**c).class.name == class.name && scene.entry(**c).data.field("name").is_some_and(|f| !f.is_set))
                 .count();
             let name = format!("{}{}", class.name, k);
-            scene
-                .entry_mut(id)
-                .data
-                .set("name", crate::data::Value::Str(name));
+            scene.entry_mut(id).data.set("name", crate::data::Value::Str(name));
         }
         let name = scene.entry(id).data.str("name").to_string();
         scene.entry_mut(id).name = name.clone();
@@ -300,43 +221,21 @@ impl Factory {
                 let st = attrs
                     .iter()
                     .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| {
-                        scene.resolve_path(
-                            node,
-                            a.value.trim_start_matches('@'),
-                            None,
-                            Roles::MECHANICAL_STATE,
-                        )
-                    })
-                    .and_then(|t| {
-                        if let LinkTarget::Component(c) = t {
-                            Some(c)
-                        } else {
-                            None
-                        }
-                    })
+                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
+                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
                     .or_else(|| scene.context_state(node));
-                st.and_then(|c| scene.entry(c).layout)
-                    .map(|l| l.name().to_string())
+                st.and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
             }
             TemplateRule::FromMapping => mapping_template(scene, node, attrs),
         };
-        let chosen = deduced
-            .filter(|d| class.templates.contains(&d.as_str()))
-            .unwrap_or_else(|| class.default_template.to_string());
+        let chosen = deduced.filter(|d| class.templates.contains(&d.as_str())).unwrap_or_else(|| class.default_template.to_string());
         if let Some(r) = requested {
             if r != chosen {
                 let d = if class.templates.contains(&r) {
                     Diagnostic::error(format!("requested template '{r}' is not compatible with the current context; '{chosen}' is used"))
                 } else {
-                    Diagnostic::error(format!(
-                        "requested template '{r}' is not available for {}",
-                        class.name
-                    ))
-                    .hint(format!(
-                        "available templates: {}",
-                        class.templates.join(", ")
-                    ))
+                    Diagnostic::error(format!("requested template '{r}' is not available for {}", class.name))
+                        .hint(format!("available templates: {}", class.templates.join(", ")))
                 };
                 scene.report(d.at(pos).subject(class.name));
             }
@@ -344,34 +243,14 @@ impl Factory {
         Some(chosen)
     }
 
-    fn template_fits(
-        &self,
-        scene: &Scene,
-        node: NodeId,
-        class: &ComponentClass,
-        t: &str,
-        attrs: &[Attr],
-    ) -> bool {
+    fn template_fits(&self, scene: &Scene, node: NodeId, class: &ComponentClass, t: &str, attrs: &[Attr]) -> bool {
         match class.template_rule {
             TemplateRule::FromState | TemplateRule::FromPair => {
                 let st = attrs
                     .iter()
                     .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| {
-                        scene.resolve_path(
-                            node,
-                            a.value.trim_start_matches('@'),
-                            None,
-                            Roles::MECHANICAL_STATE,
-                        )
-                    })
-                    .and_then(|t| {
-                        if let LinkTarget::Component(c) = t {
-                            Some(c)
-                        } else {
-                            None
-                        }
-                    })
+                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
+                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
                     .or_else(|| scene.context_state(node));
                 match st.and_then(|c| scene.entry(c).layout) {
                     Some(l) => l.name() == t.split(',').next().unwrap_or(""),
@@ -406,38 +285,20 @@ impl Factory {
                 ds.fields
                     .iter()
                     .enumerate()
-                    .filter(|(_, f)| {
-                        f.decl.name == a.name || f.decl.aliases.contains(&a.name.as_str())
-                    })
+                    .filter(|(_, f)| f.decl.name == a.name || f.decl.aliases.contains(&a.name.as_str()))
                     .map(|(i, _)| i)
                     .collect()
             };
-            let link_idx = scene
-                .entry(id)
-                .links
-                .iter()
-                .position(|l| l.decl.name == a.name);
+            let link_idx = scene.entry(id).links.iter().position(|l| l.decl.name == a.name);
             if fields.is_empty() && link_idx.is_none() {
                 if a.name.starts_with('_') || a.name.starts_with("NO") {
                     continue;
                 }
-                let names: Vec<&str> = scene
-                    .entry(id)
-                    .data
-                    .fields
-                    .iter()
-                    .map(|f| f.decl.name)
-                    .chain(class.links.iter().map(|l| l.name))
-                    .collect();
+                let names: Vec<&str> = scene.entry(id).data.fields.iter().map(|f| f.decl.name).chain(class.links.iter().map(|l| l.name)).collect();
                 let near = nearest_of(&a.name, &names);
-                let mut d = Diagnostic::warning(format!("unused attribute '{}'", a.name))
-                    .at(a.pos.clone())
-                    .subject(label.clone());
+                let mut d = Diagnostic::warning(format!("unused attribute '{}'", a.name)).at(a.pos.clone()).subject(label.clone());
                 if let Some(n) = near {
-                    d = d.hint(format!(
-                        "did you mean '{n}'? (`settee doc {}` lists its Data)",
-                        class.name
-                    ));
+                    d = d.hint(format!("did you mean '{n}'? (`settee doc {}` lists its Data)", class.name));
                 }
                 scene.report(d);
                 continue;
@@ -449,12 +310,10 @@ impl Factory {
                     let fname = scene.entry(id).data.fields[fi].decl.name;
                     let kind = scene.entry(id).data.fields[fi].decl.kind.type_name();
                     scene.report(
-                        Diagnostic::warning(format!(
-                            "could not read value of Data '{fname}': {problem}"
-                        ))
-                        .at(a.pos.clone())
-                        .subject(label.clone())
-                        .hint(format!("'{fname}' expects a {kind}")),
+                        Diagnostic::warning(format!("could not read value of Data '{fname}': {problem}"))
+                            .at(a.pos.clone())
+                            .subject(label.clone())
+                            .hint(format!("'{fname}' expects a {kind}")),
                     );
                 }
             }
@@ -488,32 +347,19 @@ impl Factory {
         };
         let Some(target) = target else {
             scene.report(
-                Diagnostic::error(format!(
-                    "Data link '{}': object '{path}' not found",
-                    a.value
-                ))
-                .at(a.pos.clone())
-                .subject(label)
-                .hint("a Data link can only name an object created earlier in the file"),
+                Diagnostic::error(format!("Data link '{}': object '{path}' not found", a.value))
+                    .at(a.pos.clone())
+                    .subject(label)
+                    .hint("a Data link can only name an object created earlier in the file"),
             );
             return;
         };
         let Some(tf) = scene.entry(target).data.index_of(data_name) else {
-            let avail: Vec<&str> = scene
-                .entry(target)
-                .data
-                .fields
-                .iter()
-                .map(|f| f.decl.name)
-                .collect();
+            let avail: Vec<&str> = scene.entry(target).data.fields.iter().map(|f| f.decl.name).collect();
             let near = nearest_of(data_name, &avail);
-            let mut d = Diagnostic::error(format!(
-                "Data link '{}': {} has no Data '{data_name}'",
-                a.value,
-                scene.entry(target).label()
-            ))
-            .at(a.pos.clone())
-            .subject(label);
+            let mut d = Diagnostic::error(format!("Data link '{}': {} has no Data '{data_name}'", a.value, scene.entry(target).label()))
+                .at(a.pos.clone())
+                .subject(label);
             if let Some(n) = near {
                 d = d.hint(format!("did you mean '{n}'?"));
             }
@@ -521,10 +367,7 @@ impl Factory {
             return;
         };
         let f = &mut scene.entry_mut(id).data.fields[field];
-        f.link = Some(DataLinkTarget {
-            component: target,
-            field: tf,
-        });
+        f.link = Some(DataLinkTarget { component: target, field: tf });
         f.link_text = Some(a.value.clone());
         f.is_set = true;
     }
@@ -532,17 +375,8 @@ impl Factory {
     fn apply_src(&self, scene: &mut Scene, id: ComponentId, src: &Attr, explicit: &[Attr]) {
         let node = scene.entry(id).node;
         let label = scene.entry(id).label();
-        let Some(path) = src
-            .value
-            .rsplit('@')
-            .next()
-            .filter(|_| src.value.starts_with('@'))
-        else {
-            scene.report(
-                Diagnostic::error(format!("src=\"{}\" must start with '@'", src.value))
-                    .at(src.pos.clone())
-                    .subject(label),
-            );
+        let Some(path) = src.value.rsplit('@').next().filter(|_| src.value.starts_with('@')) else {
+            scene.report(Diagnostic::error(format!("src=\"{}\" must start with '@'", src.value)).at(src.pos.clone()).subject(label));
             return;
         };
         if path.is_empty() {
@@ -557,16 +391,7 @@ impl Factory {
             );
             return;
         };
-        const NEVER: &[&str] = &[
-            "name",
-            "printLog",
-            "tags",
-            "bbox",
-            "componentState",
-            "listening",
-            "type",
-            "filename",
-        ];
+        const NEVER: &[&str] = &["name", "printLog", "tags", "bbox", "componentState", "listening", "type", "filename"];
         let src_class = scene.entry(source).class;
         let src_fields: Vec<(usize, Vec<&'static str>)> = scene
             .entry(source)
@@ -601,10 +426,7 @@ impl Factory {
                 for t in targets {
                     let f = &mut scene.entry_mut(id).data.fields[t];
                     if f.link.is_none() {
-                        f.link = Some(DataLinkTarget {
-                            component: source,
-                            field: sf,
-                        });
+                        f.link = Some(DataLinkTarget { component: source, field: sf });
                         f.link_text = Some(format!("{}.{name}", src.value));
                         f.is_set = true;
                     }
@@ -619,16 +441,8 @@ impl Factory {
 /// `Vec3d`.
 fn mapping_template(scene: &Scene, node: NodeId, attrs: &[Attr]) -> Option<String> {
     let path = |name: &str, default: &str| -> String {
-        let v = attrs
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.value.as_str())
-            .unwrap_or(default);
-        v.split_whitespace()
-            .next()
-            .unwrap_or(default)
-            .trim_start_matches('@')
-            .to_string()
+        let v = attrs.iter().find(|a| a.name == name).map(|a| a.value.as_str()).unwrap_or(default);
+        v.split_whitespace().next().unwrap_or(default).trim_start_matches('@').to_string()
     };
     let layout_of = |c: ComponentId| -> Option<String> {
         let e = scene.entry(c);
@@ -696,10 +510,7 @@ mod tests {
     fn data_link_splitting() {
         assert_eq!(split_data_link("box.indices"), Some(("box", "indices")));
         assert_eq!(split_data_link("[-1].indices"), Some(("[-1]", "indices")));
-        assert_eq!(
-            split_data_link("../loader.position"),
-            Some(("../loader", "position"))
-        );
+        assert_eq!(split_data_link("../loader.position"), Some(("../loader", "position")));
         assert_eq!(split_data_link(".."), None);
         assert_eq!(split_data_link("a/."), None);
         assert_eq!(split_data_link("loader"), None);
@@ -708,10 +519,7 @@ mod tests {
     #[test]
     fn template_aliases() {
         assert_eq!(resolve_template("Vec3,Rigid3").0, "Vec3d,Rigid3d");
-        assert_eq!(
-            resolve_template("CompressedRowSparseMatrixMat3x3").0,
-            "CompressedRowSparseMatrixMat3x3d"
-        );
+        assert_eq!(resolve_template("CompressedRowSparseMatrixMat3x3").0, "CompressedRowSparseMatrixMat3x3d");
         let (t, notes) = resolve_template("Rigid");
         assert_eq!(t, "Rigid3d");
         assert_eq!(notes.len(), 1);

@@ -32,9 +32,7 @@ pub fn format_g(x: f64, precision: usize) -> String {
 
     // Exact, correctly rounded conversion to `d.ddddde<exp>` with p significant digits.
     let sci = format!("{:.*e}", p - 1, x.abs());
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("Rust `{:e}` output always contains an exponent");
+    let (mantissa, exp) = sci.split_once('e').expect("Rust `{:e}` output always contains an exponent");
     let exp: i32 = exp.parse().expect("Rust `{:e}` exponent is an integer");
     // All p significant digits, without the decimal point.
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
@@ -104,9 +102,7 @@ pub fn round_g6(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
-    format_g6(x)
-        .parse()
-        .expect("a %g rendering of a finite double is a valid float literal")
+    format_g6(x).parse().expect("a %g rendering of a finite double is a valid float literal")
 }
 
 #[cfg(test)]

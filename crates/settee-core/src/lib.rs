@@ -21,10 +21,7 @@ pub mod testing;
 pub mod topology;
 pub mod types;
 
-pub use component::{
-    Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk,
-    MechParams, Roles, TemplateRule,
-};
+pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk, MechParams, Roles, TemplateRule};
 pub use constraint_rows::ConstraintRows;
 pub use data::{DataDecl, DataKind, DataSet, Value};
 pub use data_ref::{DataRef, DataUse};

@@ -66,11 +66,7 @@ impl MechScope {
                 let e = scene.entry(c);
                 let roles = e.roles();
                 let Some(obj) = e.obj.as_ref() else { continue };
-                if roles.contains(Roles::MECHANICAL_MAPPING)
-                    && obj
-                        .mapping_ref()
-                        .is_some_and(|m| m.is_mechanical() && m.output().is_some())
-                {
+                if roles.contains(Roles::MECHANICAL_MAPPING) && obj.mapping_ref().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
                     s.mappings.push(c);
                 }
                 if roles.contains(Roles::FORCE_FIELD) {
@@ -118,38 +114,21 @@ impl MechScope {
 
     /// Global offset of a main state.
     pub fn offset(&self, s: StateId) -> Option<usize> {
-        self.offsets
-            .iter()
-            .find(|(st, _)| *st == s)
-            .map(|(_, o)| *o)
+        self.offsets.iter().find(|(st, _)| *st == s).map(|(_, o)| *o)
     }
 }
 
 // ----- vector operations -------------------------------------------------------------------------
 
 /// SOFA's `vOp(r, a, b, k)` on every main state of the scope (see the mechanics spec §1.5).
-pub fn v_op(
-    scene: &mut Scene,
-    scope: &MechScope,
-    r: VecId,
-    a: Option<VecId>,
-    b: Option<VecId>,
-    k: f64,
-) {
+pub fn v_op(scene: &mut Scene, scope: &MechScope, r: VecId, a: Option<VecId>, b: Option<VecId>, k: f64) {
     for &s in &scope.main_states {
         v_op_state(scene, s, r, a, b, k);
     }
 }
 
 /// `vOp` on one state.
-pub fn v_op_state(
-    scene: &mut Scene,
-    s: StateId,
-    r: VecId,
-    a: Option<VecId>,
-    b: Option<VecId>,
-    k: f64,
-) {
+pub fn v_op_state(scene: &mut Scene, s: StateId, r: VecId, a: Option<VecId>, b: Option<VecId>, k: f64) {
     let st = scene.store.get_mut(s);
     let layout = st.layout;
     let n = st.size;
@@ -169,9 +148,7 @@ pub fn v_op_state(
             let copy = rv.clone();
             add_scaled(&mut rv, r.kind, &copy, b.kind, layout, n, k);
         }
-        (Some(a), Some(b)) if a == r => {
-            add_scaled(&mut rv, r.kind, st.read(b), b.kind, layout, n, k)
-        }
+        (Some(a), Some(b)) if a == r => add_scaled(&mut rv, r.kind, st.read(b), b.kind, layout, n, k),
         (Some(a), Some(b)) if b == r => {
             if k != 1.0 {
                 scale(&mut rv, layout, r.kind, k);
@@ -179,11 +156,7 @@ pub fn v_op_state(
             add_scaled(&mut rv, r.kind, st.read(a), a.kind, layout, n, 1.0);
         }
         (Some(a), Some(b)) => {
-            if k == -1.0
-                && r.kind == VecKind::Deriv
-                && a.kind == VecKind::Coord
-                && b.kind == VecKind::Coord
-            {
+            if k == -1.0 && r.kind == VecKind::Deriv && a.kind == VecKind::Coord && b.kind == VecKind::Coord {
                 coord_difference(&mut rv, st.read(a), st.read(b), layout, n);
             } else {
                 copy_vec(&mut rv, st.read(a), n * rs);
@@ -218,15 +191,7 @@ fn scale(v: &mut [f64], layout: Layout, kind: VecKind, k: f64) {
 }
 
 /// `r += b·k` (the product is not formed when k = 1, as SOFA).
-fn add_scaled(
-    r: &mut [f64],
-    rkind: VecKind,
-    b: &[f64],
-    bkind: VecKind,
-    layout: Layout,
-    n: usize,
-    k: f64,
-) {
+fn add_scaled(r: &mut [f64], rkind: VecKind, b: &[f64], bkind: VecKind, layout: Layout, n: usize, k: f64) {
     if rkind == VecKind::Coord && bkind == VecKind::Deriv && layout.is_rigid() {
         let (cs, ds) = (layout.coord_size(), layout.deriv_size());
         for i in 0..n {
@@ -448,13 +413,7 @@ fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
 
 /// `f = Σ forces(x, v)` on every state of the scope, accumulated into main states through the
 /// mappings (SOFA's `computeForce` with clear and accumulate).
-pub fn compute_force(
-    scene: &mut Scene,
-    scope: &MechScope,
-    f: VecId,
-    x: VecId,
-    v: VecId,
-) -> SimResult {
+pub fn compute_force(scene: &mut Scene, scope: &MechScope, f: VecId, x: VecId, v: VecId) -> SimResult {
     for &s in &scope.states {
         let st = scene.store.get_mut(s);
         let mut fv = st.take(f);
@@ -468,25 +427,14 @@ pub fn compute_force(
         st.put(f, fv);
     }
     for &c in &scope.force_fields {
-        with_io(scene, Some(scope), c, f, x, Some(v), |obj, p, io| {
-            obj.force_field()
-                .expect("force field role")
-                .add_force(p, io)
-        })?;
+        with_io(scene, Some(scope), c, f, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))?;
     }
     accumulate_through_mappings(scene, scope, f, None, 0.0)
 }
 
 /// `df += (m·M + b·B + k·K)·dx`, SOFA's `addMBKdx`; with `clear_mapped` the mapped states' `df`
 /// is reset first (main states are never cleared here).
-pub fn add_mbkdx(
-    scene: &mut Scene,
-    scope: &MechScope,
-    df: VecId,
-    dx: VecId,
-    f: Mbk,
-    clear_mapped: bool,
-) -> SimResult {
+pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: Mbk, clear_mapped: bool) -> SimResult {
     if clear_mapped {
         for &s in &scope.mapped_states {
             scene.store.get_mut(s).write(df).fill(0.0);
@@ -499,20 +447,11 @@ pub fn add_mbkdx(
             let obj = scene.obj(c);
             let ff = obj.force_field_ref().expect("force field role");
             let rm = obj.mass_ref().map(|m| m.rayleigh_mass()).unwrap_or(0.0);
-            (
-                ff.rayleigh_stiffness(),
-                ff.is_mass(),
-                obj.mass_ref().is_some(),
-                rm,
-            )
+            (ff.rayleigh_stiffness(), ff.is_mass(), obj.mass_ref().is_some(), rm)
         };
         let k_eff = f.k + f.b * rs;
         if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
-            with_io(scene, Some(scope), c, df, dx, None, |obj, p, io| {
-                obj.force_field()
-                    .expect("force field role")
-                    .add_dforce(p, io, k_eff, f.b)
-            })?;
+            with_io(scene, Some(scope), c, df, dx, None, |obj, p, io| obj.force_field().expect("force field role").add_dforce(p, io, k_eff, f.b))?;
         }
         if has_mass {
             let m_eff = f.m - f.b * rm;
@@ -520,11 +459,7 @@ pub fn add_mbkdx(
                 let s = scene.obj(c).mass_ref().expect("mass role").state();
                 let st = scene.store.get_mut(s);
                 let mut dfv = st.take(df);
-                scene.obj(c).mass_ref().expect("mass role").add_mdx(
-                    &mut dfv,
-                    scene.store.get(s).read(dx),
-                    m_eff,
-                );
+                scene.obj(c).mass_ref().expect("mass role").add_mdx(&mut dfv, scene.store.get(s).read(dx), m_eff);
                 scene.store.get_mut(s).put(df, dfv);
             }
         }
@@ -533,31 +468,15 @@ pub fn add_mbkdx(
 }
 
 /// Mappings bottom-up: `in += Jᵀ out` (and the geometric stiffness when `k ≠ 0` and `dx` given).
-fn accumulate_through_mappings(
-    scene: &mut Scene,
-    scope: &MechScope,
-    f: VecId,
-    dx: Option<VecId>,
-    k: f64,
-) -> SimResult {
+fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, dx: Option<VecId>, k: f64) -> SimResult {
     for &m in scope.mappings.iter().rev() {
         let (inputs, output) = mapping_io(scene, m);
         let Some(output) = output else { continue };
         let fout = scene.store.get(output).read(f).to_vec();
-        let mut fins: Vec<Vec<f64>> = inputs
-            .iter()
-            .map(|s| scene.store.get_mut(*s).take(f))
-            .collect();
+        let mut fins: Vec<Vec<f64>> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
         let r = {
-            let Scene {
-                components, store, ..
-            } = &mut *scene;
-            let map = components[m]
-                .obj
-                .as_mut()
-                .expect("taken")
-                .mapping()
-                .expect("mapping role");
+            let Scene { components, store, .. } = &mut *scene;
+            let map = components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
             let mut slices: Vec<&mut [f64]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
             let mut r = map.apply_jt(&mut slices, &fout);
             if r.is_ok() && k != 0.0 {
@@ -586,15 +505,8 @@ pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimR
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let Scene {
-            components, store, ..
-        } = &mut *scene;
-        let pc = components[c]
-            .obj
-            .as_mut()
-            .expect("taken")
-            .projective()
-            .expect("projective role");
+        let Scene { components, store, .. } = &mut *scene;
+        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
         let s = pc.state();
         let mut v = store.get_mut(s).take(dx);
         pc.project_response(&p, &mut v);
@@ -604,24 +516,12 @@ pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimR
 }
 
 /// Projects positions then velocities (constraints read the context time).
-pub fn project_position_velocity(
-    scene: &mut Scene,
-    scope: &MechScope,
-    x: VecId,
-    v: VecId,
-) -> SimResult {
+pub fn project_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let Scene {
-            components, store, ..
-        } = &mut *scene;
-        let pc = components[c]
-            .obj
-            .as_mut()
-            .expect("taken")
-            .projective()
-            .expect("projective role");
+        let Scene { components, store, .. } = &mut *scene;
+        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
         let s = pc.state();
         if store.get(s).mapped {
             continue;
@@ -637,12 +537,7 @@ pub fn project_position_velocity(
 }
 
 /// Maps positions and velocities down through every mechanical mapping, top-down.
-pub fn propagate_position_velocity(
-    scene: &mut Scene,
-    scope: &MechScope,
-    x: VecId,
-    v: VecId,
-) -> SimResult {
+pub fn propagate_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
     for &m in &scope.mappings {
         propagate_one(scene, m, x, true)?;
         propagate_one(scene, m, v, false)?;
@@ -670,15 +565,8 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
     let Some(output) = output else { return Ok(()) };
     let mut out = scene.store.get_mut(output).take(id);
     let r = {
-        let Scene {
-            components, store, ..
-        } = &mut *scene;
-        let map = components[m]
-            .obj
-            .as_mut()
-            .expect("taken")
-            .mapping()
-            .expect("mapping role");
+        let Scene { components, store, .. } = &mut *scene;
+        let map = components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
         let ins: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(id)).collect();
         if positions {
             map.apply(&mut out, &ins)
@@ -700,17 +588,9 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
             continue;
         }
         let out = std::mem::take(&mut scene.store.get_mut(output).constraint);
-        let mut ins: Vec<crate::ConstraintRows> = inputs
-            .iter()
-            .map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint))
-            .collect();
+        let mut ins: Vec<crate::ConstraintRows> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
         let r = {
-            let map = scene.components[m]
-                .obj
-                .as_mut()
-                .expect("taken")
-                .mapping()
-                .expect("mapping role");
+            let map = scene.components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
             let mut refs: Vec<&mut crate::ConstraintRows> = ins.iter_mut().collect();
             map.apply_jt_constraints(&mut refs, &out)
         };
@@ -726,15 +606,8 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
 /// `a = M⁻¹ f` for every mass (DOFs without mass are left untouched).
 pub fn acc_from_f(scene: &mut Scene, scope: &MechScope, a: VecId, f: VecId) -> SimResult {
     for &c in &scope.masses {
-        let Scene {
-            components, store, ..
-        } = &mut *scene;
-        let mass = components[c]
-            .obj
-            .as_ref()
-            .expect("taken")
-            .mass_ref()
-            .expect("mass role");
+        let Scene { components, store, .. } = &mut *scene;
+        let mass = components[c].obj.as_ref().expect("taken").mass_ref().expect("mass role");
         let s = mass.state();
         let mut av = store.get_mut(s).take(a);
         let r = mass.acc_from_f(&mut av, store.get(s).read(f));
@@ -749,15 +622,8 @@ pub fn add_separate_gravity(scene: &mut Scene, scope: &MechScope, dt: f64, v: Ve
     for &c in &scope.masses {
         let node = scene.entry(c).node;
         let g = scene.params(node).gravity;
-        let Scene {
-            components, store, ..
-        } = &mut *scene;
-        let mass = components[c]
-            .obj
-            .as_ref()
-            .expect("taken")
-            .mass_ref()
-            .expect("mass role");
+        let Scene { components, store, .. } = &mut *scene;
+        let mass = components[c].obj.as_ref().expect("taken").mass_ref().expect("mass role");
         if mass.separate_gravity() {
             let s = mass.state();
             let mut vv = store.get_mut(s).take(v);
@@ -847,10 +713,7 @@ impl MatrixAccumulator<'_> {
         let r = if self.projection.blocks.is_empty() {
             self.builder.add(gi, gj, v)
         } else {
-            let (bi, bj) = (
-                self.projection.row_block.get(&gi).copied(),
-                self.projection.row_block.get(&gj).copied(),
-            );
+            let (bi, bj) = (self.projection.row_block.get(&gi).copied(), self.projection.row_block.get(&gj).copied());
             if bi.is_none() && bj.is_none() {
                 self.builder.add(gi, gj, v)
             } else {
@@ -861,12 +724,7 @@ impl MatrixAccumulator<'_> {
                         Some(b) => {
                             let (start, ds, ref p) = self.projection.blocks[b];
                             let c = g - start;
-                            (0..ds)
-                                .map(|k| {
-                                    (start + k, if row { p[k * ds + c] } else { p[c * ds + k] })
-                                })
-                                .filter(|&(_, w)| w != 0.0)
-                                .collect()
+                            (0..ds).map(|k| (start + k, if row { p[k * ds + c] } else { p[c * ds + k] })).filter(|&(_, w)| w != 0.0).collect()
                         }
                     }
                 };
@@ -890,8 +748,7 @@ impl MatrixAccumulator<'_> {
     /// True when a block projection touches global rows `[a, a + n)` or `[b, b + m)`.
     fn projected(&self, a: usize, n: usize, b: usize, m: usize) -> bool {
         !self.projection.blocks.is_empty()
-            && ((a..a + n).any(|r| self.projection.row_block.contains_key(&r))
-                || (b..b + m).any(|r| self.projection.row_block.contains_key(&r)))
+            && ((a..a + n).any(|r| self.projection.row_block.contains_key(&r)) || (b..b + m).any(|r| self.projection.row_block.contains_key(&r)))
     }
 
     /// Where a contribution on `(si, sj)` goes: straight into the matrix (both main states of
@@ -919,14 +776,7 @@ impl MatrixAccumulator<'_> {
     }
 
     /// Adds a 3×3 block at DOF rows `di`, `dj` of 3-component states.
-    pub fn add_block3(
-        &mut self,
-        si: StateId,
-        di: usize,
-        sj: StateId,
-        dj: usize,
-        b: &[[f64; 3]; 3],
-    ) {
+    pub fn add_block3(&mut self, si: StateId, di: usize, sj: StateId, dj: usize, b: &[[f64; 3]; 3]) {
         match self.target(si, sj) {
             Target::Outside => {}
             Target::Main(oi, oj) if self.projected(oi + 3 * di, 3, oj + 3 * dj, 3) => {
@@ -953,20 +803,10 @@ impl MatrixAccumulator<'_> {
 
     /// Adds a dense row-major block at scalar rows `i0`, columns `j0`.
     #[allow(clippy::too_many_arguments)] // two (state, offset) pairs plus the block's shape and data
-    pub fn add_block(
-        &mut self,
-        si: StateId,
-        i0: usize,
-        sj: StateId,
-        j0: usize,
-        rows: usize,
-        cols: usize,
-        data: &[f64],
-    ) {
+    pub fn add_block(&mut self, si: StateId, i0: usize, sj: StateId, j0: usize, rows: usize, cols: usize, data: &[f64]) {
         match self.target(si, sj) {
             Target::Outside => {}
-            Target::Main(oi, oj) if self.projected(oi + i0, rows, oj + j0, cols) && data.len() == rows * cols =>
-            {
+            Target::Main(oi, oj) if self.projected(oi + i0, rows, oj + j0, cols) && data.len() == rows * cols => {
                 for r in 0..rows {
                     for c in 0..cols {
                         self.put(oi + i0 + r, oj + j0 + c, data[r * cols + c]);
@@ -980,18 +820,12 @@ impl MatrixAccumulator<'_> {
             }
             Target::Mapped => {
                 if data.len() != rows * cols {
-                    self.error.get_or_insert_with(|| {
-                        format!(
-                            "block data has {} values for a {rows}×{cols} block",
-                            data.len()
-                        )
-                    });
+                    self.error.get_or_insert_with(|| format!("block data has {} values for a {rows}×{cols} block", data.len()));
                     return;
                 }
                 for r in 0..rows {
                     for c in 0..cols {
-                        self.mapped
-                            .push((si, i0 + r, sj, j0 + c, data[r * cols + c]));
+                        self.mapped.push((si, i0 + r, sj, j0 + c, data[r * cols + c]));
                     }
                 }
             }
@@ -1030,24 +864,12 @@ fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobia
         let mut rows: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); n];
         for (input, j) in inputs.iter().zip(&js) {
             let Some(gin) = g.get(input) else {
-                return Err(label_error(
-                    scene,
-                    m,
-                    SimError::new(
-                        "the input state of this mapping is outside of the solver's sub-tree",
-                    ),
-                ));
+                return Err(label_error(scene, m, SimError::new("the input state of this mapping is outside of the solver's sub-tree")));
             };
             for (r, row) in j.rows.iter().enumerate().take(n) {
                 for &(c, v) in row {
                     let Some(gr) = gin.get(c) else {
-                        return Err(label_error(
-                            scene,
-                            m,
-                            SimError::new(format!(
-                                "Jacobian column {c} is beyond the input state's size"
-                            )),
-                        ));
+                        return Err(label_error(scene, m, SimError::new(format!("Jacobian column {c} is beyond the input state's size"))));
                     };
                     for &(col, w) in gr {
                         *rows[r].entry(col).or_insert(0.0) += v * w;
@@ -1055,10 +877,7 @@ fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobia
                 }
             }
         }
-        g.insert(
-            out,
-            rows.into_iter().map(|r| r.into_iter().collect()).collect(),
-        );
+        g.insert(out, rows.into_iter().map(|r| r.into_iter().collect()).collect());
     }
     Ok(g)
 }
@@ -1231,10 +1050,7 @@ fn top_most_states(scene: &Scene, scope: &MechScope) -> IndexMap<StateId, Vec<St
 /// Takes out of `acc.mapped` the contributions whose two states do not have the same top-most
 /// main states (a state outside the scope has none).
 fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) -> Crossed {
-    let mut crossed = Crossed {
-        entries: Vec::new(),
-        top: IndexMap::default(),
-    };
+    let mut crossed = Crossed { entries: Vec::new(), top: IndexMap::default() };
     let needs = |si: StateId, sj: StateId| si != sj || !scope.contains_state(si);
     if !acc.mapped.iter().any(|&(si, _, sj, _, _)| needs(si, sj)) {
         return crossed;
@@ -1242,20 +1058,12 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
     // SOFA projects mapped matrices only when the solver's sub-tree holds a mapping of any kind
     // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
     // interaction force field has on a state outside the sub-tree are dropped.
-    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| {
-        scene
-            .node(n)
-            .objects
-            .iter()
-            .any(|&c| scene.entry(c).roles().contains(Roles::MAPPING))
-    });
+    let any_mapping =
+        scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).roles().contains(Roles::MAPPING)));
     let top = top_most_states(scene, scope);
     let none: &[StateId] = &[];
     let differ = |si: StateId, sj: StateId| {
-        let (a, b) = (
-            top.get(&si).map_or(none, |v| v.as_slice()),
-            top.get(&sj).map_or(none, |v| v.as_slice()),
-        );
+        let (a, b) = (top.get(&si).map_or(none, |v| v.as_slice()), top.get(&sj).map_or(none, |v| v.as_slice()));
         a.is_empty() || b.is_empty() || a.len() != b.len() || a.iter().any(|p| !b.contains(p))
     };
     let mut kept = Vec::with_capacity(acc.mapped.len());
@@ -1265,10 +1073,7 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
                 continue;
             }
             for s in [e.0, e.2] {
-                crossed
-                    .top
-                    .entry(s)
-                    .or_insert_with(|| top.get(&s).cloned().unwrap_or_default());
+                crossed.top.entry(s).or_insert_with(|| top.get(&s).cloned().unwrap_or_default());
             }
             crossed.entries.push(e);
         } else {
@@ -1288,24 +1093,13 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
 /// on the first rows (columns) of the main state on the other side (`MatrixProjectionMethod.inl`,
 /// `addMappedMatrixToGlobalMatrixEigen`; `MappingGraph::hasAnyMappingInput` is true for a state
 /// the graph does not know). Entries beyond the matrix are dropped (SOFA writes out of bounds).
-fn project_crossed(
-    scope: &MechScope,
-    g: &GlobalJacobians,
-    crossed: Crossed,
-    acc: &mut MatrixAccumulator,
-) -> SimResult {
+fn project_crossed(scope: &MechScope, g: &GlobalJacobians, crossed: Crossed, acc: &mut MatrixAccumulator) -> SimResult {
     if crossed.entries.is_empty() {
         return Ok(());
     }
     let range = |p: StateId| -> (usize, usize) {
         let off = scope.offset(p).unwrap_or(0);
-        let next = scope
-            .offsets
-            .iter()
-            .map(|&(_, o)| o)
-            .filter(|&o| o > off)
-            .min()
-            .unwrap_or(scope.size);
+        let next = scope.offsets.iter().map(|&(_, o)| o).filter(|&o| o > off).min().unwrap_or(scope.size);
         (off, next)
     };
     // The entries of row `i` of state `s` carried to main state `p`.
@@ -1387,41 +1181,20 @@ impl Default for AssemblyOptions {
 /// then mass, then damping contributions of each force field in scope order, then the geometric
 /// stiffness of the mappings (scaled by `k`); contributions on mapped states are projected with
 /// `Jᵀ·K·J`; constrained rows and columns are cleared with a unit diagonal.
-pub fn assemble(
-    scene: &mut Scene,
-    scope: &MechScope,
-    f: Mbk,
-    builder: &mut MatrixBuilder,
-) -> SimResult {
+pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut MatrixBuilder) -> SimResult {
     assemble_with(scene, scope, f, &AssemblyOptions::default(), builder)
 }
 
 /// [`assemble`] restricted to the contributions `opts` selects. Block projections
 /// ([`crate::component::ProjectiveConstraint::projection_blocks`]) turn the matrix into
 /// `P̃·A·P̃ + (I − P̃)`; they are applied to every contribution as it is added.
-pub fn assemble_with(
-    scene: &mut Scene,
-    scope: &MechScope,
-    f: Mbk,
-    opts: &AssemblyOptions,
-    builder: &mut MatrixBuilder,
-) -> SimResult {
+pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &AssemblyOptions, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
         *builder = MatrixBuilder::new(scope.size);
     }
     builder.clear_values();
-    let projection = if opts.projective_constraints {
-        block_projection(scene, scope)
-    } else {
-        BlockProjection::default()
-    };
-    let mut acc = MatrixAccumulator {
-        builder,
-        scope,
-        mapped: Vec::new(),
-        projection,
-        error: None,
-    };
+    let projection = if opts.projective_constraints { block_projection(scene, scope) } else { BlockProjection::default() };
+    let mut acc = MatrixAccumulator { builder, scope, mapped: Vec::new(), projection, error: None };
     for &c in &scope.force_fields {
         let node = scene.entry(c).node;
         let p = scene.params(node);
@@ -1429,19 +1202,16 @@ pub fn assemble_with(
         let ff = obj.force_field_ref().expect("force field role");
         let k_eff = f.k + f.b * ff.rayleigh_stiffness();
         if opts.stiffness && !ff.is_mass() && k_eff != 0.0 {
-            ff.add_k_to_matrix(&p, &mut acc, k_eff)
-                .map_err(|e| label_error(scene, c, e))?;
+            ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
         }
         if let (Some(m), true) = (obj.mass_ref(), opts.mass) {
             let m_eff = f.m - f.b * m.rayleigh_mass();
             if m_eff != 0.0 {
-                m.add_m_to_matrix(&mut acc, m_eff)
-                    .map_err(|e| label_error(scene, c, e))?;
+                m.add_m_to_matrix(&mut acc, m_eff).map_err(|e| label_error(scene, c, e))?;
             }
         }
         if opts.damping && f.b != 0.0 && !ff.is_mass() {
-            ff.add_b_to_matrix(&p, &mut acc, f.b)
-                .map_err(|e| label_error(scene, c, e))?;
+            ff.add_b_to_matrix(&p, &mut acc, f.b).map_err(|e| label_error(scene, c, e))?;
         }
         if let Some(e) = acc.error.take() {
             return Err(label_error(scene, c, SimError::unsupported(e)));
@@ -1451,8 +1221,7 @@ pub fn assemble_with(
         for &m in &scope.mappings {
             let map = scene.obj(m).mapping_ref().expect("mapping role");
             let Some(out) = map.output() else { continue };
-            map.add_geometric_stiffness(&mut acc, scene.store.get(out).read(VecId::FORCE), f.k)
-                .map_err(|e| label_error(scene, m, e))?;
+            map.add_geometric_stiffness(&mut acc, scene.store.get(out).read(VecId::FORCE), f.k).map_err(|e| label_error(scene, m, e))?;
             if let Some(e) = acc.error.take() {
                 return Err(label_error(scene, m, SimError::unsupported(e)));
             }
@@ -1465,15 +1234,9 @@ pub fn assemble_with(
     for (start, ds, p) in std::mem::take(&mut acc.projection.blocks) {
         for k in 0..ds {
             for l in 0..ds {
-                let v = if k == l {
-                    1.0 - p[k * ds + l]
-                } else {
-                    -p[k * ds + l]
-                };
+                let v = if k == l { 1.0 - p[k * ds + l] } else { -p[k * ds + l] };
                 if v != 0.0 {
-                    acc.builder
-                        .add(start + k, start + l, v)
-                        .map_err(|e| SimError::new(e.to_string()))?;
+                    acc.builder.add(start + k, start + l, v).map_err(|e| SimError::new(e.to_string()))?;
                 }
             }
         }
@@ -1483,11 +1246,7 @@ pub fn assemble_with(
         return Ok(());
     }
     let rows = projected_rows(scene, scope);
-    builder.apply_dirichlet(&rows).map_err(|e| {
-        SimError::new(format!(
-            "applying projective constraints to the matrix: {e}"
-        ))
-    })?;
+    builder.apply_dirichlet(&rows).map_err(|e| SimError::new(format!("applying projective constraints to the matrix: {e}")))?;
     Ok(())
 }
 
@@ -1513,13 +1272,7 @@ pub fn projected_rows(scene: &mut Scene, scope: &MechScope) -> Vec<usize> {
         };
         let ds = scene.store.get(pc_state).layout.deriv_size();
         let mut local = Vec::new();
-        scene.components[c]
-            .obj
-            .as_mut()
-            .expect("taken")
-            .projective()
-            .expect("projective role")
-            .projected_rows(&p, ds, &mut local);
+        scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role").projected_rows(&p, ds, &mut local);
         rows.extend(local.into_iter().map(|r| r + off));
     }
     rows
@@ -1532,12 +1285,7 @@ fn block_projection(scene: &mut Scene, scope: &MechScope) -> BlockProjection {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let pc = scene.components[c]
-            .obj
-            .as_mut()
-            .expect("taken")
-            .projective()
-            .expect("projective role");
+        let pc = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role");
         let st = pc.state();
         let Some(off) = scope.offset(st) else {
             continue;

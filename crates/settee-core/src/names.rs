@@ -5,70 +5,31 @@
 /// Renamed classes (§2.2): old name -> new name. Applied silently by the
 /// factory *after* the prefab lookup.
 const RENAMED: &[(&str, &str)] = &[
-    (
-        "AffineMovementConstraint",
-        "AffineMovementProjectiveConstraint",
-    ),
+    ("AffineMovementConstraint", "AffineMovementProjectiveConstraint"),
     ("AttachConstraint", "AttachProjectiveConstraint"),
     ("FixedConstraint", "FixedProjectiveConstraint"),
     ("FixedPlaneConstraint", "FixedPlaneProjectiveConstraint"),
-    (
-        "FixedRotationConstraint",
-        "FixedRotationProjectiveConstraint",
-    ),
-    (
-        "FixedTranslationConstraint",
-        "FixedTranslationProjectiveConstraint",
-    ),
-    (
-        "HermiteSplineConstraint",
-        "HermiteSplineProjectiveConstraint",
-    ),
-    (
-        "LinearMovementConstraint",
-        "LinearMovementProjectiveConstraint",
-    ),
-    (
-        "LinearVelocityConstraint",
-        "LinearVelocityProjectiveConstraint",
-    ),
+    ("FixedRotationConstraint", "FixedRotationProjectiveConstraint"),
+    ("FixedTranslationConstraint", "FixedTranslationProjectiveConstraint"),
+    ("HermiteSplineConstraint", "HermiteSplineProjectiveConstraint"),
+    ("LinearMovementConstraint", "LinearMovementProjectiveConstraint"),
+    ("LinearVelocityConstraint", "LinearVelocityProjectiveConstraint"),
     ("OscillatorConstraint", "OscillatorProjectiveConstraint"),
     ("ParabolicConstraint", "ParabolicProjectiveConstraint"),
     ("PartialFixedConstraint", "PartialFixedProjectiveConstraint"),
-    (
-        "PartialLinearMovementConstraint",
-        "PartialLinearMovementProjectiveConstraint",
-    ),
-    (
-        "PatchTestMovementConstraint",
-        "PatchTestMovementProjectiveConstraint",
-    ),
-    (
-        "PositionBasedDynamicsConstraint",
-        "PositionBasedDynamicsProjectiveConstraint",
-    ),
-    (
-        "SkeletalMotionConstraint",
-        "SkeletalMotionProjectiveConstraint",
-    ),
+    ("PartialLinearMovementConstraint", "PartialLinearMovementProjectiveConstraint"),
+    ("PatchTestMovementConstraint", "PatchTestMovementProjectiveConstraint"),
+    ("PositionBasedDynamicsConstraint", "PositionBasedDynamicsProjectiveConstraint"),
+    ("SkeletalMotionConstraint", "SkeletalMotionProjectiveConstraint"),
     ("ProjectToLineConstraint", "LineProjectiveConstraint"),
     ("ProjectToPlaneConstraint", "PlaneProjectiveConstraint"),
     ("ProjectToPointConstraint", "PointProjectiveConstraint"),
-    (
-        "ProjectDirectionConstraint",
-        "DirectionProjectiveConstraint",
-    ),
-    (
-        "BilateralInteractionConstraint",
-        "BilateralLagrangianConstraint",
-    ),
+    ("ProjectDirectionConstraint", "DirectionProjectiveConstraint"),
+    ("BilateralInteractionConstraint", "BilateralLagrangianConstraint"),
     ("SlidingConstraint", "SlidingLagrangianConstraint"),
     ("StopperConstraint", "StopperLagrangianConstraint"),
     ("UniformConstraint", "UniformLagrangianConstraint"),
-    (
-        "UnilateralInteractionConstraint",
-        "UnilateralLagrangianConstraint",
-    ),
+    ("UnilateralInteractionConstraint", "UnilateralLagrangianConstraint"),
     ("StiffSpringForceField", "SpringForceField"),
     ("ParallelStiffSpringForceField", "ParallelSpringForceField"),
     ("ShewchukPCGLinearSolver", "PCGLinearSolver"),
@@ -79,10 +40,7 @@ const RENAMED: &[(&str, &str)] = &[
 
 /// New class name for a renamed (old) class name (§2.2).
 pub fn renamed_class(name: &str) -> Option<&'static str> {
-    RENAMED
-        .iter()
-        .find(|(old, _)| *old == name)
-        .map(|(_, new)| *new)
+    RENAMED.iter().find(|(old, _)| *old == name).map(|(_, new)| *new)
 }
 
 /// Dealiased names (§2.3, removed aliases, v24.12): alias -> real class.
@@ -145,71 +103,28 @@ const DEALIASED: &[(&str, &str)] = &[
 
 /// The real class a removed alias (§2.3 "dealiased") referred to.
 pub fn dealiased_class(name: &str) -> Option<&'static str> {
-    DEALIASED
-        .iter()
-        .find(|(old, _)| *old == name)
-        .map(|(_, new)| *new)
+    DEALIASED.iter().find(|(old, _)| *old == name).map(|(_, new)| *new)
 }
 
 /// Uncreatable names (§2.3): name -> (removal version, replacement advice).
 const UNCREATABLE: &[(&str, &str, &str)] = &[
-    (
-        "MakeAliasComponent",
-        "v25.06",
-        "remove it (class aliases are no longer supported)",
-    ),
-    (
-        "MakeDataAliasComponent",
-        "v25.06",
-        "remove it (data aliases are no longer supported)",
-    ),
+    ("MakeAliasComponent", "v25.06", "remove it (class aliases are no longer supported)"),
+    ("MakeDataAliasComponent", "v25.06", "remove it (data aliases are no longer supported)"),
     ("OglGrid", "v23.06", "use VisualGrid"),
     ("OglLineAxis", "v23.06", "use LineAxis"),
     ("PointConstraint", "v22.06", "use FixedProjectiveConstraint"),
-    (
-        "LMDNewProximityIntersection",
-        "v21.12",
-        "use another intersection method (e.g. LocalMinDistance or NewProximityIntersection)",
-    ),
+    ("LMDNewProximityIntersection", "v21.12", "use another intersection method (e.g. LocalMinDistance or NewProximityIntersection)"),
     ("LocalMinDistanceFilter", "v21.12", "remove it"),
     ("LineLocalMinDistanceFilter", "v21.12", "remove it"),
     ("PointLocalMinDistanceFilter", "v21.12", "remove it"),
     ("TriangleLocalMinDistanceFilter", "v21.12", "remove it"),
-    (
-        "DynamicSparseGridTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by the topology modifier)",
-    ),
-    (
-        "HexahedronSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by HexahedronSetTopologyModifier)",
-    ),
-    (
-        "TetrahedronSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by TetrahedronSetTopologyModifier)",
-    ),
-    (
-        "QuadSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by QuadSetTopologyModifier)",
-    ),
-    (
-        "TriangleSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by TriangleSetTopologyModifier)",
-    ),
-    (
-        "EdgeSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by EdgeSetTopologyModifier)",
-    ),
-    (
-        "PointSetTopologyAlgorithms",
-        "v20.12",
-        "remove it (its role is covered by PointSetTopologyModifier)",
-    ),
+    ("DynamicSparseGridTopologyAlgorithms", "v20.12", "remove it (its role is covered by the topology modifier)"),
+    ("HexahedronSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by HexahedronSetTopologyModifier)"),
+    ("TetrahedronSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by TetrahedronSetTopologyModifier)"),
+    ("QuadSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by QuadSetTopologyModifier)"),
+    ("TriangleSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by TriangleSetTopologyModifier)"),
+    ("EdgeSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by EdgeSetTopologyModifier)"),
+    ("PointSetTopologyAlgorithms", "v20.12", "remove it (its role is covered by PointSetTopologyModifier)"),
     ("Euler", "v20.06", "use EulerExplicitSolver"),
     ("EulerExplicit", "v20.06", "use EulerExplicitSolver"),
     ("ExplicitEuler", "v20.06", "use EulerExplicitSolver"),
@@ -241,30 +156,14 @@ const UNCREATABLE: &[(&str, &str, &str)] = &[
     ("PointSet", "v20.06", "use PointCollisionModel"),
     ("Ray", "v20.06", "use RayCollisionModel"),
     ("RayModel", "v20.06", "use RayCollisionModel"),
-    (
-        "RigidCapsule",
-        "v20.06",
-        "use CapsuleCollisionModel with template=\"Rigid3\"",
-    ),
-    (
-        "RigidCapsuleModel",
-        "v20.06",
-        "use CapsuleCollisionModel with template=\"Rigid3\"",
-    ),
-    (
-        "RigidCapsuleCollisionModel",
-        "v20.06",
-        "use CapsuleCollisionModel with template=\"Rigid3\"",
-    ),
+    ("RigidCapsule", "v20.06", "use CapsuleCollisionModel with template=\"Rigid3\""),
+    ("RigidCapsuleModel", "v20.06", "use CapsuleCollisionModel with template=\"Rigid3\""),
+    ("RigidCapsuleCollisionModel", "v20.06", "use CapsuleCollisionModel with template=\"Rigid3\""),
     ("Sphere", "v20.06", "use SphereCollisionModel"),
     ("SphereModel", "v20.06", "use SphereCollisionModel"),
     ("TSphereModel", "v20.06", "use SphereCollisionModel"),
     ("Tetrahedron", "v20.06", "use TetrahedronCollisionModel"),
-    (
-        "TetrahedronModel",
-        "v20.06",
-        "use TetrahedronCollisionModel",
-    ),
+    ("TetrahedronModel", "v20.06", "use TetrahedronCollisionModel"),
     ("Triangle", "v20.06", "use TriangleCollisionModel"),
     ("TriangleSet", "v20.06", "use TriangleCollisionModel"),
     ("TriangleMesh", "v20.06", "use TriangleCollisionModel"),
@@ -288,9 +187,7 @@ const GENERIC_CONSTRAINT_SOLVER_MESSAGE: &str = concat!(
 /// names, which are still accepted, see [`renamed_class`]).
 pub fn removed_class_message(name: &str) -> Option<String> {
     if let Some(real) = dealiased_class(name) {
-        return Some(format!(
-            "The alias '{name}' for the component {real} was removed in SOFA v24.12; use {real} instead."
-        ));
+        return Some(format!("The alias '{name}' for the component {real} was removed in SOFA v24.12; use {real} instead."));
     }
     if name == "GenericConstraintSolver" {
         return Some(GENERIC_CONSTRAINT_SOLVER_MESSAGE.to_string());
@@ -298,9 +195,7 @@ pub fn removed_class_message(name: &str) -> Option<String> {
     UNCREATABLE
         .iter()
         .find(|(n, _, _)| *n == name)
-        .map(|(_, version, advice)| {
-            format!("The component '{name}' has been REMOVED since SOFA {version}: {advice}.")
-        })
+        .map(|(_, version, advice)| format!("The component '{name}' has been REMOVED since SOFA {version}: {advice}."))
 }
 
 /// Template aliases (§2.4): written token -> (resolved, emits a deprecation
@@ -314,16 +209,8 @@ const TEMPLATE_ALIASES: &[(&str, &str, bool)] = &[
     ("Vec6", "Vec6d", false),
     ("Rigid2", "Rigid2d", false),
     ("Rigid3", "Rigid3d", false),
-    (
-        "CompressedRowSparseMatrix",
-        "CompressedRowSparseMatrixd",
-        false,
-    ),
-    (
-        "CompressedRowSparseMatrixMat3x3",
-        "CompressedRowSparseMatrixMat3x3d",
-        false,
-    ),
+    ("CompressedRowSparseMatrix", "CompressedRowSparseMatrixd", false),
+    ("CompressedRowSparseMatrixMat3x3", "CompressedRowSparseMatrixMat3x3d", false),
     ("Mat2x2", "Mat2x2d", false),
     ("Mat3x3", "Mat3x3d", false),
     ("Mat4x4", "Mat4x4d", false),
@@ -363,8 +250,7 @@ const TEMPLATE_ALIASES: &[(&str, &str, bool)] = &[
 pub fn template_alias(token: &str) -> (&str, Option<String>) {
     match TEMPLATE_ALIASES.iter().find(|(from, _, _)| *from == token) {
         Some((_, to, warn)) => {
-            let msg = warn
-                .then(|| format!("The deprecated template '{token}' has been replaced by {to}."));
+            let msg = warn.then(|| format!("The deprecated template '{token}' has been replaced by {to}."));
             (to, msg)
         }
         None => (token, None),
@@ -393,18 +279,9 @@ mod tests {
 
     #[test]
     fn renames() {
-        assert_eq!(
-            renamed_class("FixedConstraint"),
-            Some("FixedProjectiveConstraint")
-        );
-        assert_eq!(
-            renamed_class("ProjectToPlaneConstraint"),
-            Some("PlaneProjectiveConstraint")
-        );
-        assert_eq!(
-            renamed_class("VolumeFromTetrahedrons"),
-            Some("VolumeFromVolumetricElements")
-        );
+        assert_eq!(renamed_class("FixedConstraint"), Some("FixedProjectiveConstraint"));
+        assert_eq!(renamed_class("ProjectToPlaneConstraint"), Some("PlaneProjectiveConstraint"));
+        assert_eq!(renamed_class("VolumeFromTetrahedrons"), Some("VolumeFromVolumetricElements"));
         assert_eq!(renamed_class("FixedProjectiveConstraint"), None);
         assert_eq!(RENAMED.len(), 31);
     }
@@ -429,19 +306,13 @@ mod tests {
         assert_eq!(template_alias("Hexahedron"), ("Hexahedron", None));
         let (r, m) = template_alias("Rigid");
         assert_eq!(r, "Rigid3d");
-        assert_eq!(
-            m.unwrap(),
-            "The deprecated template 'Rigid' has been replaced by Rigid3d."
-        );
+        assert_eq!(m.unwrap(), "The deprecated template 'Rigid' has been replaced by Rigid3d.");
         assert_eq!(template_alias("Vec3f").0, "Vec3d");
         assert!(template_alias("Vec3f").1.is_some());
         assert_eq!(resolve_template("Vec3,Vec1").0, "Vec3d,Vec1d");
         assert_eq!(resolve_template("Vec3,Hexahedron").0, "Vec3d,Hexahedron");
         assert_eq!(resolve_template("Vec3,Rigid3").0, "Vec3d,Rigid3d");
-        assert_eq!(
-            resolve_template("CompressedRowSparseMatrixMat3x3").0,
-            "CompressedRowSparseMatrixMat3x3d"
-        );
+        assert_eq!(resolve_template("CompressedRowSparseMatrixMat3x3").0, "CompressedRowSparseMatrixMat3x3d");
         assert_eq!(resolve_template("Rigid,Vec3f").1.len(), 2);
         assert_eq!(resolve_template("").0, "");
     }

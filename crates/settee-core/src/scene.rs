@@ -12,8 +12,8 @@ use std::time::Duration;
 use crate::arena::Arena;
 use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
-use crate::factory::{Attr, Factory};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
+use crate::factory::{Attr, Factory};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
@@ -40,12 +40,7 @@ pub struct Context {
 
 impl Default for Context {
     fn default() -> Self {
-        Context {
-            gravity: [0.0, -9.81, 0.0],
-            dt: 0.01,
-            time: 0.0,
-            animate: false,
-        }
+        Context { gravity: [0.0, -9.81, 0.0], dt: 0.01, time: 0.0, animate: false }
     }
 }
 
@@ -276,17 +271,9 @@ impl Scene {
     }
 
     /// Runs `f` with component `id` taken out of its slot, so `f` may use the rest of the scene.
-    pub fn with_taken<R>(
-        &mut self,
-        id: ComponentId,
-        f: impl FnOnce(&mut dyn Component, &mut Scene) -> R,
-    ) -> R {
-        let mut obj = self.components[id].obj.take().unwrap_or_else(|| {
-            panic!(
-                "component {} is already in use (re-entrant call)",
-                self.components[id].label()
-            )
-        });
+    pub fn with_taken<R>(&mut self, id: ComponentId, f: impl FnOnce(&mut dyn Component, &mut Scene) -> R) -> R {
+        let mut obj =
+            self.components[id].obj.take().unwrap_or_else(|| panic!("component {} is already in use (re-entrant call)", self.components[id].label()));
         let r = f(obj.as_mut(), self);
         // The call may have removed the component itself: then the object is dropped here.
         if let Some(e) = self.components.get_mut(id) {
@@ -422,45 +409,27 @@ impl Scene {
 
     /// The object of a component (panics if it is currently taken out, which is a bug).
     pub fn obj(&self, id: ComponentId) -> &dyn Component {
-        self.components[id]
-            .obj
-            .as_deref()
-            .expect("component taken out")
+        self.components[id].obj.as_deref().expect("component taken out")
     }
     pub fn obj_mut(&mut self, id: ComponentId) -> &mut dyn Component {
-        self.components[id]
-            .obj
-            .as_deref_mut()
-            .expect("component taken out")
+        self.components[id].obj.as_deref_mut().expect("component taken out")
     }
 
     /// Downcasts a component's object.
     pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
-        self.components[id]
-            .obj
-            .as_ref()
-            .and_then(|o| o.as_any().downcast_ref::<T>())
+        self.components[id].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
     }
 
     // ----- lookups -------------------------------------------------------------------------
 
     /// First component of `node` (creation order) having `roles`.
     pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node]
-            .objects
-            .iter()
-            .copied()
-            .find(|c| self.components[c].roles().contains(roles))
+        self.nodes[node].objects.iter().copied().find(|c| self.components[c].roles().contains(roles))
     }
 
     /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
     pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node]
-            .objects
-            .iter()
-            .rev()
-            .copied()
-            .find(|c| self.components[c].roles().contains(roles))
+        self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].roles().contains(roles))
     }
 
     /// SOFA's `SearchUp`: local, then each parent recursively.
@@ -477,19 +446,13 @@ impl Scene {
 
     /// SOFA's `SearchDown`: local, then children depth-first.
     pub fn find_down(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.preorder(node)
-            .into_iter()
-            .find_map(|n| self.find_local(n, roles))
+        self.preorder(node).into_iter().find_map(|n| self.find_local(n, roles))
     }
 
     /// The context mechanical state of a node: its slot, else the first state of the nearest
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
-        self.slot(node, Roles::MECHANICAL_STATE).or_else(|| {
-            self.nodes[node]
-                .parent
-                .and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE))
-        })
+        self.slot(node, Roles::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE)))
     }
 
     /// The context topology of a node: its slot, else the nearest ancestor's.
@@ -510,20 +473,13 @@ impl Scene {
     }
 
     pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
-        self.components[c]
-            .obj
-            .as_ref()
-            .and_then(|o| o.mesh())
+        self.components[c].obj.as_ref().and_then(|o| o.mesh())
     }
 
     /// Simulation parameters seen from a node.
     pub fn params(&self, node: NodeId) -> MechParams {
         let c = &self.nodes[node].context;
-        MechParams {
-            dt: c.dt,
-            time: c.time,
-            gravity: c.gravity,
-        }
+        MechParams { dt: c.dt, time: c.time, gravity: c.gravity }
     }
 
     /// Copies gravity, dt, time and animate from the root down to every node.
@@ -545,13 +501,7 @@ impl Scene {
 
     /// Resolves an object path (without the leading `@`) from `node`, as SOFA's link resolution
     /// does. `owner` anchors index links (`[-1]`). `want` is the roles the target must have.
-    pub fn resolve_path(
-        &self,
-        node: NodeId,
-        path: &str,
-        owner: Option<ComponentId>,
-        want: Roles,
-    ) -> Option<LinkTarget> {
+    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Roles) -> Option<LinkTarget> {
         let path = path.trim();
         if path.is_empty() || path == "[]" {
             return owner.map(LinkTarget::Component);
@@ -559,16 +509,10 @@ impl Scene {
         if let Some(inner) = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
             let k: i64 = inner.trim().parse().ok()?;
             let objs = &self.nodes[node].objects;
-            let start = owner
-                .and_then(|o| objs.iter().position(|c| *c == o))
-                .unwrap_or(objs.len().saturating_sub(1)) as i64;
+            let start = owner.and_then(|o| objs.iter().position(|c| *c == o)).unwrap_or(objs.len().saturating_sub(1)) as i64;
             let back = if k > 0 { 0 } else { -k };
             let i = start - back;
-            return if i >= 0 {
-                Some(LinkTarget::Component(objs[i as usize]))
-            } else {
-                None
-            };
+            return if i >= 0 { Some(LinkTarget::Component(objs[i as usize])) } else { None };
         }
         let mut cur = node;
         let mut master: Option<ComponentId> = None;
@@ -596,19 +540,11 @@ impl Scene {
                     }
                     loop {
                         let n = &self.nodes[cur];
-                        if let Some(child) = n
-                            .children
-                            .iter()
-                            .find(|c| self.nodes[**c].name == name)
-                        {
+                        if let Some(child) = n.children.iter().find(|c| self.nodes[**c].name == name) {
                             cur = *child;
                             break;
                         }
-                        if let Some(c) = n
-                            .objects
-                            .iter()
-                            .find(|c| self.components[**c].name == name)
-                        {
+                        if let Some(c) = n.objects.iter().find(|c| self.components[**c].name == name) {
                             master = Some(*c);
                             break;
                         }
@@ -622,32 +558,17 @@ impl Scene {
             }
         }
         if let Some(m) = master {
-            return if want == Roles::NONE || self.components[m].roles().contains(want) {
-                Some(LinkTarget::Component(m))
-            } else {
-                None
-            };
+            return if want == Roles::NONE || self.components[m].roles().contains(want) { Some(LinkTarget::Component(m)) } else { None };
         }
         if want == Roles::NONE {
             return Some(LinkTarget::Node(cur));
         }
-        let matching: Vec<ComponentId> = self.nodes[cur]
-            .objects
-            .iter()
-            .copied()
-            .filter(|c| self.components[c].roles().contains(want))
-            .collect();
+        let matching: Vec<ComponentId> = self.nodes[cur].objects.iter().copied().filter(|c| self.components[c].roles().contains(want)).collect();
         match matching.len() {
             1 => Some(LinkTarget::Component(matching[0])),
-            0 if want.contains(Roles::MECHANICAL_STATE) => {
-                self.context_state(cur).map(LinkTarget::Component)
-            }
-            0 if want.contains(Roles::TOPOLOGY) => {
-                self.context_topology(cur).map(LinkTarget::Component)
-            }
-            0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => {
-                self.find_up(cur, want).map(LinkTarget::Component)
-            }
+            0 if want.contains(Roles::MECHANICAL_STATE) => self.context_state(cur).map(LinkTarget::Component),
+            0 if want.contains(Roles::TOPOLOGY) => self.context_topology(cur).map(LinkTarget::Component),
+            0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => self.find_up(cur, want).map(LinkTarget::Component),
             _ => None,
         }
     }
@@ -656,13 +577,7 @@ impl Scene {
     /// mechanical state or, when `visual_ok`, a visual model (SOFA's `State<T>` links). A path
     /// designating a node takes its mechanical state, else (with `visual_ok`) its visual model,
     /// else the context state of that node (SOFA's defaults `@../` and `@./`).
-    pub fn resolve_state_path(
-        &self,
-        node: NodeId,
-        path: &str,
-        owner: Option<ComponentId>,
-        visual_ok: bool,
-    ) -> Option<ComponentId> {
+    pub fn resolve_state_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, visual_ok: bool) -> Option<ComponentId> {
         let is_state = |c: ComponentId| {
             let r = self.components[c].roles();
             r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
@@ -671,13 +586,7 @@ impl Scene {
             LinkTarget::Component(c) => is_state(c).then_some(c),
             LinkTarget::Node(n) => self
                 .slot(n, Roles::MECHANICAL_STATE)
-                .or_else(|| {
-                    if visual_ok {
-                        self.slot(n, Roles::VISUAL_MODEL)
-                    } else {
-                        None
-                    }
-                })
+                .or_else(|| if visual_ok { self.slot(n, Roles::VISUAL_MODEL) } else { None })
                 .or_else(|| self.context_state(n)),
         }
     }
@@ -698,17 +607,10 @@ impl Scene {
                 "." => {}
                 ".." => cur = self.nodes[cur].parent.unwrap_or(cur),
                 name if last => {
-                    return self.nodes[cur]
-                        .objects
-                        .iter()
-                        .copied()
-                        .find(|c| self.components[*c].name == name);
+                    return self.nodes[cur].objects.iter().copied().find(|c| self.components[*c].name == name);
                 }
                 name => {
-                    cur = *self.nodes[cur]
-                        .children
-                        .iter()
-                        .find(|c| self.nodes[**c].name == name)?;
+                    cur = *self.nodes[cur].children.iter().find(|c| self.nodes[**c].name == name)?;
                 }
             }
         }
@@ -726,10 +628,7 @@ impl Scene {
             if let Some(id) = vec_id_of_data(f.decl.name) {
                 let st = self.store.get(s);
                 let arity = st.elem_size(id.kind);
-                return Value::Reals {
-                    arity,
-                    v: st.read(id).to_vec(),
-                };
+                return Value::Reals { arity, v: st.read(id).to_vec() };
             }
         }
         f.value.clone()
@@ -878,19 +777,11 @@ impl Scene {
 
     /// Targets of the link `name` of `comp` (empty when unset).
     pub fn link_targets(&self, comp: ComponentId, name: &str) -> &[ComponentId] {
-        self.components[comp]
-            .links
-            .iter()
-            .find(|l| l.decl.name == name)
-            .map(|l| l.targets.as_slice())
-            .unwrap_or(&[])
+        self.components[comp].links.iter().find(|l| l.decl.name == name).map(|l| l.targets.as_slice()).unwrap_or(&[])
     }
 
     pub fn link_is_set(&self, comp: ComponentId, name: &str) -> bool {
-        self.components[comp]
-            .links
-            .iter()
-            .any(|l| l.decl.name == name && l.text.is_some())
+        self.components[comp].links.iter().any(|l| l.decl.name == name && l.text.is_some())
     }
 
     // ----- state helpers -----------------------------------------------------------------------
@@ -962,18 +853,12 @@ impl InitCtx<'_> {
     /// An error about this component, positioned at its element.
     pub fn error(&self, message: impl Into<String>) -> SimError {
         let e = self.entry();
-        SimError(Box::new(
-            Diagnostic::error(message)
-                .at(e.pos.clone())
-                .subject(e.label()),
-        ))
+        SimError(Box::new(Diagnostic::error(message).at(e.pos.clone()).subject(e.label())))
     }
 
     pub fn warn(&mut self, message: impl Into<String>) {
         let e = self.entry();
-        let d = Diagnostic::warning(message)
-            .at(e.pos.clone())
-            .subject(e.label());
+        let d = Diagnostic::warning(message).at(e.pos.clone()).subject(e.label());
         self.scene.report(d);
     }
 
@@ -990,10 +875,7 @@ impl InitCtx<'_> {
     pub fn require_state(&self) -> SimResult<StateId> {
         self.mstate()
             .and_then(|c| self.scene.state_of(c))
-            .ok_or_else(|| {
-                self.error("no mechanical state found in this node or its ancestors")
-                    .hint("add a MechanicalObject before this component")
-            })
+            .ok_or_else(|| self.error("no mechanical state found in this node or its ancestors").hint("add a MechanicalObject before this component"))
     }
 
     /// The topology this component reads: its `topology` link if set, else the context topology.
@@ -1006,11 +888,11 @@ impl InitCtx<'_> {
 
     /// The mesh of [`InitCtx::topology`], or an error naming what is missing.
     pub fn require_mesh(&self) -> SimResult<MeshData> {
-        let t = self.topology().ok_or_else(|| self.error("no topology found in this node or its ancestors").hint("add a topology container (e.g. MeshTopology, RegularGridTopology) or set `topology=\"@...\"`"))?;
-        self.scene
-            .mesh_of(t)
-            .cloned()
-            .ok_or_else(|| self.error(format!("{} provides no mesh", self.scene.entry(t).label())))
+        let t = self.topology().ok_or_else(|| {
+            self.error("no topology found in this node or its ancestors")
+                .hint("add a topology container (e.g. MeshTopology, RegularGridTopology) or set `topology=\"@...\"`")
+        })?;
+        self.scene.mesh_of(t).cloned().ok_or_else(|| self.error(format!("{} provides no mesh", self.scene.entry(t).label())))
     }
 
     pub fn link_targets(&self, name: &str) -> Vec<ComponentId> {

@@ -14,27 +14,13 @@ use crate::state::VecId;
 /// initial projection and propagation through mappings. Errors are reported into the scene's
 /// messages; the first one is returned.
 pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
-    if scene
-        .find_local(Scene::ROOT, Roles::ANIMATION_LOOP)
-        .is_none()
-    {
-        if let Some(id) = factory.create(
-            scene,
-            Scene::ROOT,
-            "DefaultAnimationLoop",
-            None,
-            Vec::new(),
-            None,
-            std::path::Path::new("."),
-        ) {
+    if scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP).is_none() {
+        if let Some(id) = factory.create(scene, Scene::ROOT, "DefaultAnimationLoop", None, Vec::new(), None, std::path::Path::new(".")) {
             let objs = &mut scene.node_mut(Scene::ROOT).objects;
             objs.retain(|c| *c != id);
             objs.insert(0, id);
             scene.entry_mut(id).name = "DefaultAnimationLoop".into();
-            scene.report(Diagnostic::new(
-                crate::diag::Severity::Info,
-                "no animation loop in the root node: a DefaultAnimationLoop was added",
-            ));
+            scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
         }
     }
     scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
@@ -141,15 +127,9 @@ fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
 /// Performs one step with the scene's animation loop.
 pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
     let Some(al) = scene.animation_loop else {
-        return Err(SimError::new(
-            "the scene has no animation loop (was it initialised?)",
-        ));
+        return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
     };
-    scene.with_taken(al, |obj, scene| {
-        obj.animation_loop()
-            .expect("animation loop role")
-            .step(scene, dt)
-    })
+    scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
 }
 
 /// Times a stage when timing is enabled.
@@ -170,7 +150,7 @@ pub fn animate_begin(scene: &mut Scene) -> SimResult {
         let objs = scene.node(n).objects.clone();
         for c in objs {
             match scene.components.get(c) {
-                None => continue, // removed by a component before it
+                None => continue,                       // removed by a component before it
                 Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
                 Some(_) => {}
             }
@@ -218,12 +198,7 @@ pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
         if !node.activated {
             continue;
         }
-        let solvers: Vec<ComponentId> = node
-            .objects
-            .iter()
-            .copied()
-            .filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER))
-            .collect();
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
         if !solvers.is_empty() {
             out.push((n, solvers));
             continue;
@@ -266,12 +241,8 @@ pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId, i
             continue;
         }
         if isolated == IsolatedInteractions::AddToExternalForce {
-            let interactions: Vec<ComponentId> = node
-                .objects
-                .iter()
-                .copied()
-                .filter(|c| scene.entry(*c).roles().contains(Roles::FORCE_FIELD.union(Roles::INTERACTION)))
-                .collect();
+            let interactions: Vec<ComponentId> =
+                node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::FORCE_FIELD.union(Roles::INTERACTION))).collect();
             for c in interactions {
                 mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
             }
@@ -302,11 +273,7 @@ pub fn check_finite(scene: &Scene) -> SimResult {
     for st in scene.store.states.values() {
         for id in [VecId::POSITION, VecId::VELOCITY] {
             if let Some(i) = st.read(id).iter().position(|x| !x.is_finite()) {
-                let what = if id == VecId::POSITION {
-                    "position"
-                } else {
-                    "velocity"
-                };
+                let what = if id == VecId::POSITION { "position" } else { "velocity" };
                 let dof = i / st.elem_size(id.kind);
                 return Err(SimError::new(format!(
                     "the simulation diverged: {what} of DOF {dof} of state '{}' is {} at t = {}",
@@ -314,9 +281,7 @@ pub fn check_finite(scene: &Scene) -> SimResult {
                     st.read(id)[i],
                     scene.root().context.time
                 ))
-                .hint(
-                    "reduce dt, increase solver iterations, or check stiffness and mass values",
-                ));
+                .hint("reduce dt, increase solver iterations, or check stiffness and mass values"));
             }
         }
     }

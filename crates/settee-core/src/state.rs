@@ -20,54 +20,18 @@ pub struct VecId {
 }
 
 impl VecId {
-    pub const POSITION: VecId = VecId {
-        kind: VecKind::Coord,
-        index: 1,
-    };
-    pub const REST_POSITION: VecId = VecId {
-        kind: VecKind::Coord,
-        index: 2,
-    };
-    pub const FREE_POSITION: VecId = VecId {
-        kind: VecKind::Coord,
-        index: 3,
-    };
-    pub const RESET_POSITION: VecId = VecId {
-        kind: VecKind::Coord,
-        index: 4,
-    };
-    pub const VELOCITY: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 1,
-    };
-    pub const RESET_VELOCITY: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 2,
-    };
-    pub const FREE_VELOCITY: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 3,
-    };
-    pub const NORMAL: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 4,
-    };
-    pub const FORCE: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 5,
-    };
-    pub const EXTERNAL_FORCE: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 6,
-    };
-    pub const DX: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 7,
-    };
-    pub const DFORCE: VecId = VecId {
-        kind: VecKind::Deriv,
-        index: 8,
-    };
+    pub const POSITION: VecId = VecId { kind: VecKind::Coord, index: 1 };
+    pub const REST_POSITION: VecId = VecId { kind: VecKind::Coord, index: 2 };
+    pub const FREE_POSITION: VecId = VecId { kind: VecKind::Coord, index: 3 };
+    pub const RESET_POSITION: VecId = VecId { kind: VecKind::Coord, index: 4 };
+    pub const VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 1 };
+    pub const RESET_VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 2 };
+    pub const FREE_VELOCITY: VecId = VecId { kind: VecKind::Deriv, index: 3 };
+    pub const NORMAL: VecId = VecId { kind: VecKind::Deriv, index: 4 };
+    pub const FORCE: VecId = VecId { kind: VecKind::Deriv, index: 5 };
+    pub const EXTERNAL_FORCE: VecId = VecId { kind: VecKind::Deriv, index: 6 };
+    pub const DX: VecId = VecId { kind: VecKind::Deriv, index: 7 };
+    pub const DFORCE: VecId = VecId { kind: VecKind::Deriv, index: 8 };
 
     pub const FIRST_DYNAMIC_COORD: u32 = 5;
     pub const FIRST_DYNAMIC_DERIV: u32 = 9;
@@ -82,16 +46,10 @@ impl VecId {
     }
 
     pub const fn coord(index: u32) -> VecId {
-        VecId {
-            kind: VecKind::Coord,
-            index,
-        }
+        VecId { kind: VecKind::Coord, index }
     }
     pub const fn deriv(index: u32) -> VecId {
-        VecId {
-            kind: VecKind::Deriv,
-            index,
-        }
+        VecId { kind: VecKind::Deriv, index }
     }
 
     /// SOFA's name of the Data bound to a static id.
@@ -174,9 +132,7 @@ impl MState {
 
     /// True when the vector exists and is non-empty ("set" in SOFA's sense).
     pub fn is_set(&self, id: VecId) -> bool {
-        self.table(id.kind)
-            .get(id.index as usize)
-            .is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_empty()))
+        self.table(id.kind).get(id.index as usize).is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_empty()))
     }
 
     /// Reads a vector; a missing vector reads as empty.

@@ -10,29 +10,10 @@ use crate::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, VecId};
 
 /// Creates a component of `class` in `node`; a `template` pair in `attrs` selects the template.
 /// Panics on creation errors (tests only).
-pub fn add(
-    scene: &mut Scene,
-    f: &Factory,
-    node: NodeId,
-    class: &str,
-    attrs: &[(&str, &str)],
-) -> ComponentId {
-    let template = attrs
-        .iter()
-        .find(|(n, _)| *n == "template")
-        .map(|(_, v)| *v);
-    let attrs = attrs
-        .iter()
-        .filter(|(n, _)| *n != "template")
-        .map(|(n, v)| Attr {
-            name: n.to_string(),
-            value: v.to_string(),
-            pos: None,
-        })
-        .collect();
-    let id = f
-        .create(scene, node, class, template, attrs, None, Path::new("."))
-        .expect("component created");
+pub fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
+    let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
+    let attrs = attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+    let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
     assert!(!scene.has_errors(), "{:?}", scene.messages);
     id
 }
@@ -51,15 +32,7 @@ pub fn dforce_mbk(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64, b: f64) 
     for &st in &scope.states {
         s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
     }
-    mech::add_mbkdx(
-        s,
-        scope,
-        VecId::DFORCE,
-        VecId::DX,
-        Mbk { m: 0.0, b, k },
-        true,
-    )
-    .unwrap();
+    mech::add_mbkdx(s, scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b, k }, true).unwrap();
     let mut out = Vec::new();
     mech::gather(s, scope, VecId::DFORCE, &mut out);
     out
@@ -84,9 +57,7 @@ pub fn mul(m: &settee_linalg::CsrMatrix, x: &[f64]) -> Vec<f64> {
 
 /// Deterministic pseudo-random numbers in [-1, 1).
 pub fn lcg(seed: &mut u64) -> f64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
 }
 
@@ -120,18 +91,11 @@ pub fn check_fd(s: &mut Scene, dx: &[f64], eps: f64, tol: f64) -> Vec<f64> {
     assert!(scale > 0.0, "degenerate test: {df:?}");
     for i in 0..df.len() {
         let fd = (fp[i] - fm[i]) / (2.0 * eps);
-        assert!(
-            (fd - df[i]).abs() <= tol * scale,
-            "row {i}: finite difference {fd} vs addDForce {} (scale {scale})",
-            df[i]
-        );
+        assert!((fd - df[i]).abs() <= tol * scale, "row {i}: finite difference {fd} vs addDForce {} (scale {scale})", df[i]);
     }
     let df2 = dforce(s, &scope, dx, -2.5);
     for i in 0..df.len() {
-        assert!(
-            (df2[i] + 2.5 * df[i]).abs() <= 1e-12 * scale,
-            "kFactor scaling, row {i}"
-        );
+        assert!((df2[i] + 2.5 * df[i]).abs() <= 1e-12 * scale, "kFactor scaling, row {i}");
     }
     df
 }
@@ -142,18 +106,10 @@ pub fn check_matrix(s: &mut Scene, dx: &[f64]) {
     let df = dforce(s, &scope, dx, 1.0);
     let scale = max_abs(&df).max(1e-300);
     let k = assembled(s, &scope, 1.0, 0.0);
-    assert!(
-        k.is_symmetric(1e-12 * scale),
-        "assembled stiffness is not symmetric"
-    );
+    assert!(k.is_symmetric(1e-12 * scale), "assembled stiffness is not symmetric");
     let kdx = mul(&k, dx);
     for i in 0..df.len() {
-        assert!(
-            (kdx[i] - df[i]).abs() <= 1e-12 * scale,
-            "row {i}: K·dx {} vs addDForce {}",
-            kdx[i],
-            df[i]
-        );
+        assert!((kdx[i] - df[i]).abs() <= 1e-12 * scale, "row {i}: K·dx {} vs addDForce {}", kdx[i], df[i]);
     }
     // kFactor scaling of the assembly.
     let k2 = assembled(s, &scope, -3.0, 0.0);
@@ -166,12 +122,7 @@ pub fn check_matrix(s: &mut Scene, dx: &[f64]) {
 pub fn assert_close(a: &[f64], b: &[f64], tol: f64) {
     assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
     for i in 0..a.len() {
-        assert!(
-            (a[i] - b[i]).abs() <= tol,
-            "index {i}: {} vs {} ({a:?} vs {b:?})",
-            a[i],
-            b[i]
-        );
+        assert!((a[i] - b[i]).abs() <= tol, "index {i}: {} vs {} ({a:?} vs {b:?})", a[i], b[i]);
     }
 }
 

@@ -32,15 +32,7 @@ pub fn group<const K: usize>(flat: &[usize]) -> Vec<[usize; K]> {
 /// Groups flat reals into 3D points; 1D and 2D inputs are padded with zeros.
 pub fn points_from_flat(flat: &[f64], arity: usize) -> Vec<[f64; 3]> {
     let k = arity.max(1);
-    flat.chunks_exact(k)
-        .map(|c| {
-            [
-                c[0],
-                c.get(1).copied().unwrap_or(0.0),
-                c.get(2).copied().unwrap_or(0.0),
-            ]
-        })
-        .collect()
+    flat.chunks_exact(k).map(|c| [c[0], c.get(1).copied().unwrap_or(0.0), c.get(2).copied().unwrap_or(0.0)]).collect()
 }
 
 /// Cross-element lists of a mesh (SOFA's topology "shells"), built in SOFA's orders: the
@@ -64,15 +56,8 @@ impl Adjacency {
     /// Builds the lists of `mesh` for `nb_points` vertices (at least the mesh's own point count
     /// and every index its elements use).
     pub fn build(mesh: &MeshData, nb_points: usize) -> Adjacency {
-        let used = mesh
-            .edges
-            .iter()
-            .flatten()
-            .chain(mesh.triangles.iter().flatten())
-            .chain(mesh.quads.iter().flatten())
-            .map(|&i| i + 1)
-            .max()
-            .unwrap_or(0);
+        let used =
+            mesh.edges.iter().flatten().chain(mesh.triangles.iter().flatten()).chain(mesh.quads.iter().flatten()).map(|&i| i + 1).max().unwrap_or(0);
         let n = nb_points.max(mesh.points.len()).max(used);
         let mut a = Adjacency {
             edges_around_vertex: vec![Vec::new(); n],
@@ -81,8 +66,7 @@ impl Adjacency {
             triangles_around_edge: vec![Vec::new(); mesh.edges.len()],
             edges_in_triangle: Vec::with_capacity(mesh.triangles.len()),
         };
-        let mut edge_of: std::collections::HashMap<(usize, usize), usize> =
-            std::collections::HashMap::with_capacity(mesh.edges.len());
+        let mut edge_of: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::with_capacity(mesh.edges.len());
         for (e, &[p, q]) in mesh.edges.iter().enumerate() {
             a.edges_around_vertex[p].push(e);
             if q != p {
@@ -146,10 +130,7 @@ mod adjacency_tests {
 
     #[test]
     fn missing_edges_are_marked() {
-        let mesh = MeshData {
-            triangles: vec![[0, 1, 2]],
-            ..Default::default()
-        };
+        let mesh = MeshData { triangles: vec![[0, 1, 2]], ..Default::default() };
         let a = Adjacency::build(&mesh, 0);
         assert_eq!(a.edges_in_triangle, vec![[usize::MAX; 3]]);
         assert_eq!(a.triangles_around_vertex.len(), 3);

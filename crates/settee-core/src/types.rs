@@ -14,14 +14,7 @@ pub enum Layout {
 }
 
 impl Layout {
-    pub const ALL: [Layout; 6] = [
-        Layout::Vec1,
-        Layout::Vec2,
-        Layout::Vec3,
-        Layout::Vec6,
-        Layout::Rigid2,
-        Layout::Rigid3,
-    ];
+    pub const ALL: [Layout; 6] = [Layout::Vec1, Layout::Vec2, Layout::Vec3, Layout::Vec6, Layout::Rigid2, Layout::Rigid3];
 
     /// Number of reals of a coordinate.
     pub const fn coord_size(self) -> usize {
@@ -57,10 +50,7 @@ impl Layout {
     }
 
     pub const fn arity(self) -> TemplateArity {
-        TemplateArity {
-            coord: self.coord_size(),
-            deriv: self.deriv_size(),
-        }
+        TemplateArity { coord: self.coord_size(), deriv: self.deriv_size() }
     }
 
     pub const fn is_rigid(self) -> bool {
@@ -143,11 +133,7 @@ pub fn quat_normalize(q: &mut Quat) {
 
 #[inline]
 fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
 /// Rotates a vector by a unit quaternion.
@@ -157,11 +143,7 @@ pub fn quat_rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
     let c = cross(u, v);
     let t = [2.0 * c[0], 2.0 * c[1], 2.0 * c[2]];
     let ut = cross(u, t);
-    [
-        v[0] + q[3] * t[0] + ut[0],
-        v[1] + q[3] * t[1] + ut[1],
-        v[2] + q[3] * t[2] + ut[2],
-    ]
+    [v[0] + q[3] * t[0] + ut[0], v[1] + q[3] * t[1] + ut[1], v[2] + q[3] * t[2] + ut[2]]
 }
 
 /// Quaternion from Euler angles in radians, SOFA's default "ZYX" composition
@@ -170,12 +152,7 @@ pub fn quat_from_euler(a: [f64; 3]) -> Quat {
     let (s1, c1) = (a[0] * 0.5).sin_cos();
     let (s2, c2) = (a[1] * 0.5).sin_cos();
     let (s3, c3) = (a[2] * 0.5).sin_cos();
-    [
-        s1 * c2 * c3 - c1 * s2 * s3,
-        c1 * s2 * c3 + s1 * c2 * s3,
-        c1 * c2 * s3 - s1 * s2 * c3,
-        c1 * c2 * c3 + s1 * s2 * s3,
-    ]
+    [s1 * c2 * c3 - c1 * s2 * s3, c1 * s2 * c3 + s1 * c2 * s3, c1 * c2 * s3 - s1 * s2 * c3, c1 * c2 * c3 + s1 * s2 * s3]
 }
 
 /// Rigid3 `coord += (lin, ang)`: translate the center, then left-multiply the orientation by the

@@ -451,8 +451,18 @@ mod tests {
         f
     }
 
-    const FEMBAR_GRID: &[(&str, &str)] =
-        &[("name", "grid"), ("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
+    const FEMBAR_GRID: &[(&str, &str)] = &[
+        ("name", "grid"),
+        ("nx", "4"),
+        ("ny", "4"),
+        ("nz", "20"),
+        ("xmin", "-9"),
+        ("xmax", "-6"),
+        ("ymin", "0"),
+        ("ymax", "3"),
+        ("zmin", "0"),
+        ("zmax", "19"),
+    ];
 
     #[test]
     fn fembar_box_selects_the_z0_layer() {
@@ -461,7 +471,8 @@ mod tests {
         let dir = std::path::Path::new(".");
         f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
         f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
-        let b = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("name", "box"), ("box", "-10 -1 -0.0001  -5 4 0.0001")]), None, dir).unwrap();
+        let b =
+            f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("name", "box"), ("box", "-10 -1 -0.0001  -5 4 0.0001")]), None, dir).unwrap();
         assert_eq!(scene.entry(b).template, "Vec3d");
         assert!(scene.messages.is_empty(), "{:?}", scene.messages);
         init_scene(&mut scene).unwrap();
@@ -487,9 +498,7 @@ mod tests {
         f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
         f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
         // reversed corners, centres of the first hexahedron layer only
-        let b = f
-            .create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("box", "-5 4 0.6  -10 -1 0.4"), ("strict", "false")]), None, dir)
-            .unwrap();
+        let b = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("box", "-5 4 0.6  -10 -1 0.4"), ("strict", "false")]), None, dir).unwrap();
         // default box 0 0 0 1 1 1: nothing of the grid (x in [-9,-6])
         let def = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[]), None, dir).unwrap();
         // oriented box: the plane z = 19 (p0 p1 p2 span it), depth 0.2
@@ -515,7 +524,15 @@ mod tests {
         let dir = std::path::Path::new(".");
         let mut scene = Scene::new("root");
         let b = f
-            .create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("position", "0 0 0  2 0 0  0.5 0.5 0.5"), ("box", "-0.1 -0.1 -0.1 1 1 1"), ("edges", "0 1 0 2")]), None, dir)
+            .create(
+                &mut scene,
+                Scene::ROOT,
+                "BoxROI",
+                None,
+                attrs(&[("position", "0 0 0  2 0 0  0.5 0.5 0.5"), ("box", "-0.1 -0.1 -0.1 1 1 1"), ("edges", "0 1 0 2")]),
+                None,
+                dir,
+            )
             .unwrap();
         init_scene(&mut scene).unwrap();
         let d = &scene.entry(b).data;

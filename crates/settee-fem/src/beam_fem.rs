@@ -25,9 +25,8 @@ use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx,
-    Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError, SimResult, StateId,
-    TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::tetra_common::material_lists;
@@ -47,11 +46,8 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
 ];
 
-static LINKS: &[LinkDecl] = &[link(
-    "topology",
-    Roles::TOPOLOGY,
-    "link to the topology container (its edges are the beams; default: the context topology)",
-)];
+static LINKS: &[LinkDecl] =
+    &[link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the beams; default: the context topology)")];
 
 settee_core::data_refs! {
     static READS;
@@ -106,16 +102,7 @@ impl BeamSection {
         let shear_modulus = young / (2.0 * (1.0 + poisson));
         let iz = PI * (r * r * r * r - r_inner * r_inner * r_inner * r_inner) / 4.0;
         let iy = iz;
-        BeamSection {
-            young,
-            poisson,
-            length,
-            shear_modulus,
-            iy,
-            iz,
-            j: iz + iy,
-            area: PI * (r * r - r_inner * r_inner),
-        }
+        BeamSection { young, poisson, length, shear_modulus, iy, iz, j: iz + iy, area: PI * (r * r - r_inner * r_inner) }
     }
 
     /// The local stiffness matrix (node a then node b; translations then rotations; x along
@@ -274,21 +261,9 @@ fn axis_to_quat(a: [f64; 3], phi: f64) -> Quat {
 /// SOFA's quaternion → rotation matrix.
 fn rotation_matrix(q: Quat) -> M3 {
     [
-        [
-            1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]),
-            2.0 * (q[0] * q[1] - q[2] * q[3]),
-            2.0 * (q[2] * q[0] + q[1] * q[3]),
-        ],
-        [
-            2.0 * (q[0] * q[1] + q[2] * q[3]),
-            1.0 - 2.0 * (q[2] * q[2] + q[0] * q[0]),
-            2.0 * (q[1] * q[2] - q[0] * q[3]),
-        ],
-        [
-            2.0 * (q[2] * q[0] - q[1] * q[3]),
-            2.0 * (q[1] * q[2] + q[0] * q[3]),
-            1.0 - 2.0 * (q[1] * q[1] + q[0] * q[0]),
-        ],
+        [1.0 - 2.0 * (q[1] * q[1] + q[2] * q[2]), 2.0 * (q[0] * q[1] - q[2] * q[3]), 2.0 * (q[2] * q[0] + q[1] * q[3])],
+        [2.0 * (q[0] * q[1] + q[2] * q[3]), 1.0 - 2.0 * (q[2] * q[2] + q[0] * q[0]), 2.0 * (q[1] * q[2] - q[0] * q[3])],
+        [2.0 * (q[2] * q[0] - q[1] * q[3]), 2.0 * (q[1] * q[2] + q[0] * q[3]), 1.0 - 2.0 * (q[1] * q[1] + q[0] * q[0])],
     ]
 }
 
@@ -344,23 +319,10 @@ fn mid_beam_quat(qa: Quat, qb: Quat) -> Quat {
 impl BeamFEMForceField {
     /// Builds the beams directly (tests): rest coordinates (7 per node) and edges; every beam
     /// acts.
-    pub fn build(
-        state: StateId,
-        rest: &[f64],
-        edges: &[[usize; 2]],
-        young: f64,
-        poisson: f64,
-        radius: f64,
-        radius_inner: f64,
-    ) -> BeamFEMForceField {
-        let mut ff = BeamFEMForceField {
-            state: Some(state),
-            rest: rest.to_vec(),
-            ..Default::default()
-        };
+    pub fn build(state: StateId, rest: &[f64], edges: &[[usize; 2]], young: f64, poisson: f64, radius: f64, radius_inner: f64) -> BeamFEMForceField {
+        let mut ff = BeamFEMForceField { state: Some(state), rest: rest.to_vec(), ..Default::default() };
         for &[a, b] in edges {
-            ff.beams
-                .push(make_beam(rest, a, b, young, poisson, radius, radius_inner));
+            ff.beams.push(make_beam(rest, a, b, young, poisson, radius, radius_inner));
         }
         ff.active = (0..ff.beams.len()).collect();
         ff
@@ -475,26 +437,12 @@ impl BeamFEMForceField {
     }
 }
 
-fn make_beam(
-    rest: &[f64],
-    a: usize,
-    b: usize,
-    young: f64,
-    poisson: f64,
-    radius: f64,
-    radius_inner: f64,
-) -> Beam {
+fn make_beam(rest: &[f64], a: usize, b: usize, young: f64, poisson: f64, radius: f64, radius_inner: f64) -> Beam {
     let d = sub3(center(rest, a), center(rest, b));
     let length = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let section = BeamSection::new(young, length, poisson, radius, radius_inner);
     let k_loc = section.stiffness();
-    Beam {
-        a,
-        b,
-        section,
-        k_loc,
-        quat: [0.0, 0.0, 0.0, 1.0],
-    }
+    Beam { a, b, section, k_loc, quat: [0.0, 0.0, 0.0, 1.0] }
 }
 
 impl Component for BeamFEMForceField {
@@ -505,10 +453,7 @@ impl Component for BeamFEMForceField {
         let layout = cx.state_layout(s);
         if layout != Layout::Rigid3 {
             return Err(cx
-                .error(format!(
-                    "the mechanical state has template {}, but beam elements need Rigid3d nodes",
-                    layout.name()
-                ))
+                .error(format!("the mechanical state has template {}, but beam elements need Rigid3d nodes", layout.name()))
                 .hint("attach BeamFEMForceField to a MechanicalObject with template=\"Rigid3\""));
         }
         let mesh = cx.require_mesh()?;
@@ -518,12 +463,7 @@ impl Component for BeamFEMForceField {
                 .hint("give the beams as lines of a MeshTopology, e.g. <MeshTopology lines=\"0 1 1 2\"/>"));
         }
         let n = cx.state_size(s);
-        if let Some((k, e)) = mesh
-            .edges
-            .iter()
-            .enumerate()
-            .find(|(_, e)| e.iter().any(|&i| i >= n))
-        {
+        if let Some((k, e)) = mesh.edges.iter().enumerate().find(|(_, e)| e.iter().any(|&i| i >= n)) {
             return Err(cx
                 .error(format!("edge {k} {e:?} refers to a node beyond the {n} DOFs of the mechanical state"))
                 .hint("the line topology and the Rigid3 MechanicalObject must describe the same nodes"));
@@ -531,10 +471,7 @@ impl Component for BeamFEMForceField {
         let rest = cx.rest_or_position(s);
         let pos = cx.read_vec(s, settee_core::VecId::POSITION).to_vec();
         if rest.len() < 7 * n || pos.len() < 7 * n {
-            return Err(cx.error(format!(
-                "the mechanical state has {} rest coordinates for {n} DOFs",
-                rest.len() / 7
-            )));
+            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 7)));
         }
         let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
         let d = cx.data();
@@ -548,7 +485,10 @@ impl Component for BeamFEMForceField {
             if list.iter().all(|&i| i < mesh.edges.len()) {
                 self.active = list;
             } else {
-                cx.warn(format!("listSegment refers to segments beyond the {} edges of the topology: the force field applies to every edge", mesh.edges.len()));
+                cx.warn(format!(
+                    "listSegment refers to segments beyond the {} edges of the topology: the force field applies to every edge",
+                    mesh.edges.len()
+                ));
             }
         }
         self.state = Some(s);
@@ -579,22 +519,14 @@ impl Component for BeamFEMForceField {
 
 fn check(what: &str, v: &[f64], n: usize, k: usize) -> SimResult {
     if v.len() < n * k {
-        return Err(SimError::new(format!(
-            "{what} has {} values where the beams need {} ({n} nodes of {k})",
-            v.len(),
-            n * k
-        )));
+        return Err(SimError::new(format!("{what} has {} values where the beams need {} ({n} nodes of {k})", v.len(), n * k)));
     }
     Ok(())
 }
 
 impl BeamFEMForceField {
     fn n_nodes(&self) -> usize {
-        self.beams
-            .iter()
-            .map(|b| b.a.max(b.b) + 1)
-            .max()
-            .unwrap_or(0)
+        self.beams.iter().map(|b| b.a.max(b.b) + 1).max().unwrap_or(0)
     }
 }
 
@@ -617,13 +549,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(
-        &mut self,
-        _p: &MechParams,
-        io: &mut ForceIo,
-        k_factor: f64,
-        _b_factor: f64,
-    ) -> SimResult {
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
         let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
             return Err(SimError::new("no vectors lent to the force field"));
         };
@@ -637,12 +563,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(
-        &self,
-        _p: &MechParams,
-        m: &mut MatrixAccumulator,
-        k_factor: f64,
-    ) -> SimResult {
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         for &i in &self.active {
             let k = self.world_stiffness(i);
@@ -673,11 +594,7 @@ mod tests {
     use settee_core::types::{quat_from_euler, rigid3_integrate};
 
     fn params() -> MechParams {
-        MechParams {
-            dt: 0.01,
-            time: 0.0,
-            gravity: [0.0, 0.0, 0.0],
-        }
+        MechParams { dt: 0.01, time: 0.0, gravity: [0.0, 0.0, 0.0] }
     }
 
     /// `n` beams of length `l` along x from the origin, frames aligned with the world.
@@ -691,22 +608,14 @@ mod tests {
 
     fn force(ff: &mut BeamFEMForceField, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len() / 7 * 6];
-        let mut io = ForceIo {
-            f: vec![f.as_mut_slice()],
-            x: vec![x],
-            v: vec![],
-        };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![] };
         ff.add_force(&params(), &mut io).unwrap();
         f
     }
 
     fn dforce(ff: &mut BeamFEMForceField, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
-        let mut io = ForceIo {
-            f: vec![df.as_mut_slice()],
-            x: vec![dx],
-            v: vec![],
-        };
+        let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
         ff.add_dforce(&params(), &mut io, k, 0.0).unwrap();
         df
     }
@@ -729,9 +638,7 @@ mod tests {
     fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         let n = b.len();
         for k in 0..n {
-            let p = (k..n)
-                .max_by(|&i, &j| a[i][k].abs().partial_cmp(&a[j][k].abs()).unwrap())
-                .unwrap();
+            let p = (k..n).max_by(|&i, &j| a[i][k].abs().partial_cmp(&a[j][k].abs()).unwrap()).unwrap();
             a.swap(k, p);
             b.swap(k, p);
             for i in k + 1..n {
@@ -785,16 +692,8 @@ mod tests {
             let tip = &u[u.len() - 6..];
             let defl = p * total.powi(3) / (3.0 * e * i);
             let rot = p * total.powi(2) / (2.0 * e * i);
-            assert!(
-                (tip[1] - defl).abs() < 1e-12 * defl,
-                "n={n}: {} vs {defl}",
-                tip[1]
-            );
-            assert!(
-                (tip[5] - rot).abs() < 1e-12 * rot,
-                "n={n}: {} vs {rot}",
-                tip[5]
-            );
+            assert!((tip[1] - defl).abs() < 1e-12 * defl, "n={n}: {} vs {defl}", tip[1]);
+            assert!((tip[5] - rot).abs() < 1e-12 * rot, "n={n}: {} vs {rot}", tip[5]);
             assert!(tip[0].abs() < 1e-14 && tip[2].abs() < 1e-14);
 
             // force along z bends about −y
@@ -807,10 +706,7 @@ mod tests {
             let m = 0.7;
             let u = cantilever(n, l, e, nu, r, ri, [0.0, 0.0, 0.0, 0.0, 0.0, m]);
             let tip = &u[u.len() - 6..];
-            assert!(
-                (tip[1] - m * total * total / (2.0 * e * i)).abs()
-                    < 1e-12 * m * total * total / (2.0 * e * i)
-            );
+            assert!((tip[1] - m * total * total / (2.0 * e * i)).abs() < 1e-12 * m * total * total / (2.0 * e * i));
             assert!((tip[5] - m * total / (e * i)).abs() < 1e-12 * m * total / (e * i));
 
             // axial force and torque
@@ -851,12 +747,7 @@ mod tests {
     fn rigid_motion_gives_no_force() {
         // a bent chain with frames not aligned with the world
         let mut x0 = Vec::new();
-        let pts = [
-            [0.0, 0.0, 0.0],
-            [1.0, 0.2, 0.0],
-            [1.8, 0.9, 0.3],
-            [2.5, 1.0, 1.0],
-        ];
+        let pts = [[0.0, 0.0, 0.0], [1.0, 0.2, 0.0], [1.8, 0.9, 0.3], [2.5, 1.0, 1.0]];
         for (k, p) in pts.iter().enumerate() {
             let q = quat_from_euler([0.1 * k as f64, -0.2 * k as f64, 0.3]);
             x0.extend_from_slice(&[p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
@@ -864,11 +755,7 @@ mod tests {
         let edges = [[0, 1], [1, 2], [2, 3]];
         let mut ff = BeamFEMForceField::build(StateId::first_in_slot(0), &x0, &edges, 2.0e7, 0.3, 0.1, 0.0);
         assert!(force(&mut ff, &x0).iter().all(|&v| v == 0.0));
-        for (angles, t) in [
-            ([0.3, -1.1, 2.0], [1.0, -2.0, 0.5]),
-            ([3.0, 0.2, -0.4], [0.0, 0.0, 0.0]),
-            ([0.0, 0.0, 0.0], [5.0, 1.0, 2.0]),
-        ] {
+        for (angles, t) in [([0.3, -1.1, 2.0], [1.0, -2.0, 0.5]), ([3.0, 0.2, -0.4], [0.0, 0.0, 0.0]), ([0.0, 0.0, 0.0], [5.0, 1.0, 2.0])] {
             let r = quat_from_euler(angles);
             let mut x = x0.clone();
             for node in x.chunks_exact_mut(7) {
@@ -894,9 +781,7 @@ mod tests {
         let mut s = 7u64;
         let dx: Vec<f64> = (0..24)
             .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
             })
             .collect();
@@ -957,20 +842,9 @@ mod tests {
         }
     }
 
-    fn rigid_mo(
-        h: &mut crate::test_support::Harness,
-        a: &[(&str, &str)],
-    ) -> settee_core::ComponentId {
+    fn rigid_mo(h: &mut crate::test_support::Harness, a: &[(&str, &str)]) -> settee_core::ComponentId {
         let attrs = crate::test_support::attrs(a);
-        let c = h.factory.create(
-            &mut h.scene,
-            settee_core::Scene::ROOT,
-            "MechanicalObject",
-            Some("Rigid3d"),
-            attrs,
-            None,
-            std::path::Path::new("."),
-        );
+        let c = h.factory.create(&mut h.scene, settee_core::Scene::ROOT, "MechanicalObject", Some("Rigid3d"), attrs, None, std::path::Path::new("."));
         assert!(!h.scene.has_errors(), "{:?}", h.scene.messages);
         c.unwrap()
     }
@@ -982,26 +856,11 @@ mod tests {
         use settee_core::{Attr, Scene};
         // a Vec3 state
         let mut h = Harness::new();
-        h.add(
-            "MeshTopology",
-            &[("position", "0 0 0 1 0 0"), ("lines", "0 1")],
-        );
+        h.add("MeshTopology", &[("position", "0 0 0 1 0 0"), ("lines", "0 1")]);
         h.add("MechanicalObject", &[]);
         let dir = std::path::Path::new(".");
-        let attrs = vec![Attr {
-            name: "radius".into(),
-            value: "0.1".into(),
-            pos: None,
-        }];
-        let c = h.factory.create(
-            &mut h.scene,
-            Scene::ROOT,
-            "BeamFEMForceField",
-            None,
-            attrs,
-            None,
-            dir,
-        );
+        let attrs = vec![Attr { name: "radius".into(), value: "0.1".into(), pos: None }];
+        let c = h.factory.create(&mut h.scene, Scene::ROOT, "BeamFEMForceField", None, attrs, None, dir);
         let failed = c.is_none() || h.scene.has_errors() || h.init().is_err();
         assert!(failed, "a Vec3 state must be refused");
 
@@ -1025,33 +884,15 @@ mod tests {
         // a valid chain: zero force at rest, forces of the scene's beam
         let mut h = Harness::new();
         h.add("MeshTopology", &[("lines", "0 1 1 2")]);
-        let mo = rigid_mo(
-            &mut h,
-            &[("position", "0 0 0 0 0 0 1 1 0 0 0 0 0 1 2 0 0 0 0 0 1")],
-        );
-        let ff = h.add(
-            "BeamFEMForceField",
-            &[
-                ("radius", "0.1"),
-                ("youngModulus", "2e7"),
-                ("poissonRatio", "0.49"),
-                ("listSegment", "1"),
-            ],
-        );
+        let mo = rigid_mo(&mut h, &[("position", "0 0 0 0 0 0 1 1 0 0 0 0 0 1 2 0 0 0 0 0 1")]);
+        let ff = h.add("BeamFEMForceField", &[("radius", "0.1"), ("youngModulus", "2e7"), ("poissonRatio", "0.49"), ("listSegment", "1")]);
         h.init().unwrap();
         let rest = h.rest(mo);
         let f = {
             let mut f = vec![0.0; 18];
             let obj = h.scene.components[ff].obj.as_mut().unwrap();
-            let mut io = ForceIo {
-                f: vec![f.as_mut_slice()],
-                x: vec![&rest],
-                v: vec![],
-            };
-            obj.force_field()
-                .unwrap()
-                .add_force(&params(), &mut io)
-                .unwrap();
+            let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&rest], v: vec![] };
+            obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
             f
         };
         assert!(f.iter().all(|&v| v == 0.0));
@@ -1061,20 +902,10 @@ mod tests {
         x[7] += 0.01;
         let obj = h.scene.components[ff].obj.as_mut().unwrap();
         let mut f = vec![0.0; 18];
-        let mut io = ForceIo {
-            f: vec![f.as_mut_slice()],
-            x: vec![&x],
-            v: vec![],
-        };
-        obj.force_field()
-            .unwrap()
-            .add_force(&params(), &mut io)
-            .unwrap();
+        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![] };
+        obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
         let ea = 2e7 * (PI * (0.1 * 0.1)) / 1.0;
         assert!(f[..6].iter().all(|&v| v == 0.0));
-        assert!(
-            (f[6] + ea * 0.01).abs() < 1e-9 * ea && (f[12] - ea * 0.01).abs() < 1e-9 * ea,
-            "{f:?}"
-        );
+        assert!((f[6] + ea * 0.01).abs() < 1e-9 * ea && (f[12] - ea * 0.01).abs() < 1e-9 * ea, "{f:?}");
     }
 }

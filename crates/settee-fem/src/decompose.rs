@@ -249,10 +249,7 @@ pub fn svd_stable(f: &Mat3) -> (Mat3, [f64; 3], Mat3, bool) {
     };
     match degenerated {
         1 => {
-            let c = cross(
-                [u[0][order[1]], u[1][order[1]], u[2][order[1]]],
-                [u[0][order[2]], u[1][order[2]], u[2][order[2]]],
-            );
+            let c = cross([u[0][order[1]], u[1][order[1]], u[2][order[1]]], [u[0][order[2]], u[1][order[2]], u[2][order[2]]]);
             for r in 0..3 {
                 u[r][order[0]] = c[r];
             }

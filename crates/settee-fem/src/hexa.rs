@@ -85,11 +85,7 @@ impl HexaMaterial {
     /// Applies the validation SOFA performs at init: a Poisson's ratio outside `[0, 0.5)`
     /// becomes 0.45 and a negative Young's modulus becomes 5000.
     pub fn validated(self) -> Self {
-        let poisson = if self.poisson < 0.0 || self.poisson >= 0.5 {
-            Self::DEFAULT_POISSON
-        } else {
-            self.poisson
-        };
+        let poisson = if self.poisson < 0.0 || self.poisson >= 0.5 { Self::DEFAULT_POISSON } else { self.poisson };
         let young = if self.young < 0.0 { Self::DEFAULT_YOUNG } else { self.young };
         HexaMaterial { young, poisson }
     }
@@ -100,11 +96,7 @@ impl HexaMaterial {
         let p = self.poisson;
         let e = self.young;
         let scale = (e * (1.0 - p)) / ((1.0 + p) * (1.0 - 2.0 * p));
-        MaterialCoefficients {
-            u: 1.0 * scale,
-            v: (p / (1.0 - p)) * scale,
-            w: ((1.0 - 2.0 * p) / (2.0 * (1.0 - p))) * scale,
-        }
+        MaterialCoefficients { u: 1.0 * scale, v: (p / (1.0 - p)) * scale, w: ((1.0 - 2.0 * p) / (2.0 * (1.0 - p))) * scale }
     }
 }
 
@@ -428,20 +420,11 @@ fn general_jacobian(n: &[Vec3; 8], x1: f64, x2: f64, x3: f64) -> Mat3 {
 /// constant `[lx/2, ly/2, lz/2]` for a parallelepiped ([`is_parallelepiped`]) and the
 /// trilinear one at each Gauss point otherwise. The lower triangle of the scalar matrix is
 /// then overwritten by the upper one, so the result is exactly symmetric.
-pub fn element_stiffness(
-    nodes: &[Vec3; 8],
-    material: &HexaMaterial,
-    stiffness_factor: f64,
-) -> Result<ElementStiffness, HexaError> {
+pub fn element_stiffness(nodes: &[Vec3; 8], material: &HexaMaterial, stiffness_factor: f64) -> Result<ElementStiffness, HexaError> {
     stiffness_impl(nodes, material, stiffness_factor, is_parallelepiped(nodes))
 }
 
-fn stiffness_impl(
-    nodes: &[Vec3; 8],
-    material: &HexaMaterial,
-    stiffness_factor: f64,
-    parallel: bool,
-) -> Result<ElementStiffness, HexaError> {
+fn stiffness_impl(nodes: &[Vec3; 8], material: &HexaMaterial, stiffness_factor: f64, parallel: bool) -> Result<ElementStiffness, HexaError> {
     let MaterialCoefficients { u, v, w } = material.coefficients();
     let mut k = [[0.0f64; 24]; 24];
 
@@ -458,8 +441,7 @@ fn stiffness_impl(
             j[c][2] = lz[c] / 2.0;
         }
         det_j = determinant(&j);
-        j_inv = invert(&j, det_j)
-            .ok_or(HexaError::SingularJacobian { gauss_point: None, det: det_j })?;
+        j_inv = invert(&j, det_j).ok_or(HexaError::SingularJacobian { gauss_point: None, det: det_j })?;
     }
 
     let inv_sqrt3 = 1.0 / 3.0f64.sqrt();
@@ -473,10 +455,7 @@ fn stiffness_impl(
                 if !parallel {
                     let j = general_jacobian(nodes, x1, x2, x3);
                     det_j = determinant(&j);
-                    j_inv = invert(&j, det_j).ok_or(HexaError::SingularJacobian {
-                        gauss_point: Some(gauss_point),
-                        det: det_j,
-                    })?;
+                    j_inv = invert(&j, det_j).ok_or(HexaError::SingularJacobian { gauss_point: Some(gauss_point), det: det_j })?;
                 }
                 gauss_point += 1;
 
@@ -508,21 +487,9 @@ fn stiffness_impl(
                         let (ax, ay, az) = (qx[jn], qy[jn], qz[jn]);
                         // b = B_jᵀ (C B_i), skipping the structural zeros of B_j.
                         let mut b = [
-                            [
-                                ax * mb[0][0] + ay * mb[3][0] + az * mb[5][0],
-                                ax * mb[0][1] + ay * mb[3][1],
-                                ax * mb[0][2] + az * mb[5][2],
-                            ],
-                            [
-                                ay * mb[1][0] + ax * mb[3][0],
-                                ay * mb[1][1] + ax * mb[3][1] + az * mb[4][1],
-                                ay * mb[1][2] + az * mb[4][2],
-                            ],
-                            [
-                                az * mb[2][0] + ax * mb[5][0],
-                                az * mb[2][1] + ay * mb[4][1],
-                                az * mb[2][2] + ay * mb[4][2] + ax * mb[5][2],
-                            ],
+                            [ax * mb[0][0] + ay * mb[3][0] + az * mb[5][0], ax * mb[0][1] + ay * mb[3][1], ax * mb[0][2] + az * mb[5][2]],
+                            [ay * mb[1][0] + ax * mb[3][0], ay * mb[1][1] + ax * mb[3][1] + az * mb[4][1], ay * mb[1][2] + az * mb[4][2]],
+                            [az * mb[2][0] + ax * mb[5][0], az * mb[2][1] + ay * mb[4][1], az * mb[2][2] + ay * mb[4][2] + ax * mb[5][2]],
                         ];
                         for row in b.iter_mut() {
                             for e in row.iter_mut() {
@@ -592,36 +559,20 @@ impl HexaElementRest {
     /// `R0 = element_rotation(method, rest)` (identity for `small`), rotated rest corners
     /// `r_w = R0·X0_w` (rotated about the world origin, not translated) and
     /// `K = element_stiffness(r, material, 1)`.
-    pub fn new(
-        method: HexaMethod,
-        material: HexaMaterial,
-        rest: &[Vec3; 8],
-    ) -> Result<Self, HexaError> {
+    pub fn new(method: HexaMethod, material: HexaMaterial, rest: &[Vec3; 8]) -> Result<Self, HexaError> {
         Self::with_stiffness_factor(method, material, rest, 1.0)
     }
 
     /// Same as [`new`](Self::new) with the stiffness multiplied by `stiffness_factor`
     /// (SparseGridTopology's per-cell `stiffnessCoef`).
-    pub fn with_stiffness_factor(
-        method: HexaMethod,
-        material: HexaMaterial,
-        rest: &[Vec3; 8],
-        stiffness_factor: f64,
-    ) -> Result<Self, HexaError> {
+    pub fn with_stiffness_factor(method: HexaMethod, material: HexaMaterial, rest: &[Vec3; 8], stiffness_factor: f64) -> Result<Self, HexaError> {
         let initial_rotation = element_rotation(method, rest);
         let mut rotated_rest = [[0.0; 3]; 8];
         for (r, x) in rotated_rest.iter_mut().zip(rest.iter()) {
             *r = mat_vec(&initial_rotation, *x);
         }
         let stiffness = element_stiffness(&rotated_rest, &material, stiffness_factor)?;
-        Ok(HexaElementRest {
-            method,
-            material,
-            stiffness_factor,
-            initial_rotation,
-            rotated_rest,
-            stiffness,
-        })
+        Ok(HexaElementRest { method, material, stiffness_factor, initial_rotation, rotated_rest, stiffness })
     }
 
     pub fn method(&self) -> HexaMethod {
@@ -677,12 +628,7 @@ fn displacement(rest: &HexaElementRest, x: &[Vec3; 8]) -> (Mat3, [Vec3; 8], [f64
 }
 
 #[inline]
-fn force_from_displacement(
-    method: HexaMethod,
-    k: &ElementStiffness,
-    rotation: &Mat3,
-    d: &[f64; 24],
-) -> [Vec3; 8] {
+fn force_from_displacement(method: HexaMethod, k: &ElementStiffness, rotation: &Mat3, d: &[f64; 24]) -> [Vec3; 8] {
     let f = stiffness_times(k, d);
     let mut out = [[0.0; 3]; 8];
     for (wi, o) in out.iter_mut().enumerate() {
@@ -708,11 +654,7 @@ pub fn element_force(rest: &HexaElementRest, x: &[Vec3; 8], out_rotation: &mut M
 /// Variant of [`element_force`] for `updateStiffnessMatrix=true`: `K_e` is first rebuilt
 /// from the deformed, rotated corners `q_w` (and stored in `rest`, since SOFA keeps it for
 /// `addDForce` and the matrix), then used for the force.
-pub fn element_force_updating_stiffness(
-    rest: &mut HexaElementRest,
-    x: &[Vec3; 8],
-    out_rotation: &mut Mat3,
-) -> Result<[Vec3; 8], HexaError> {
+pub fn element_force_updating_stiffness(rest: &mut HexaElementRest, x: &[Vec3; 8], out_rotation: &mut Mat3) -> Result<[Vec3; 8], HexaError> {
     let (rotation, deformed, d) = displacement(rest, x);
     *out_rotation = rotation;
     rest.stiffness = element_stiffness(&deformed, &rest.material, rest.stiffness_factor)?;
@@ -724,12 +666,7 @@ pub fn element_force_updating_stiffness(
 /// produced by the last [`element_force`] call for this element (identity for `small`)
 /// and `k_factor` is SOFA's `kFactor + bFactor·rayleighStiffness`.
 /// (`df + result` is bitwise equal to SOFA's `df -= Rᵀ F · k`.)
-pub fn element_dforce(
-    rest: &HexaElementRest,
-    rotation: &Mat3,
-    dx: &[Vec3; 8],
-    k_factor: f64,
-) -> [Vec3; 8] {
+pub fn element_dforce(rest: &HexaElementRest, rotation: &Mat3, dx: &[Vec3; 8], k_factor: f64) -> [Vec3; 8] {
     let mut xr = [0.0; 24];
     for w in 0..8 {
         let r = mat_vec(rotation, dx[w]);
@@ -751,11 +688,7 @@ pub fn element_dforce(
 /// block (node a, node b). `Rᵀ K_ab` is formed first, then multiplied by `R`, as SOFA's
 /// `addKToMatrix`/`buildStiffnessMatrix` do. `rotation` is the one cached by the last
 /// [`element_force`] call.
-pub fn element_stiffness_blocks(
-    rest: &HexaElementRest,
-    rotation: &Mat3,
-    k_factor: f64,
-) -> [[Mat3; 8]; 8] {
+pub fn element_stiffness_blocks(rest: &HexaElementRest, rotation: &Mat3, k_factor: f64) -> [[Mat3; 8]; 8] {
     let k = &rest.stiffness;
     let r = rotation;
     let mut out = [[[[0.0; 3]; 3]; 8]; 8];
@@ -806,11 +739,7 @@ mod tests {
     fn distorted(a: f64, b: f64, c: f64, t: Vec3, p: &[Vec3; 8]) -> [Vec3; 8] {
         let mut n = unit_cube();
         for i in 0..8 {
-            n[i] = [
-                n[i][0] * a + t[0] + p[i][0],
-                n[i][1] * b + t[1] + p[i][1],
-                n[i][2] * c + t[2] + p[i][2],
-            ];
+            n[i] = [n[i][0] * a + t[0] + p[i][0], n[i][1] * b + t[1] + p[i][1], n[i][2] * c + t[2] + p[i][2]];
         }
         n
     }
@@ -872,12 +801,7 @@ mod tests {
                 let s = CORNER_SIGNS[i];
                 let expected = [-s[0] * u * eps / 4.0, -s[1] * v * eps / 4.0, -s[2] * v * eps / 4.0];
                 for c in 0..3 {
-                    assert!(
-                        (f[i][c] - expected[c]).abs() < 1e-10,
-                        "{method:?} node {i} comp {c}: {} vs {}",
-                        f[i][c],
-                        expected[c]
-                    );
+                    assert!((f[i][c] - expected[c]).abs() < 1e-10, "{method:?} node {i} comp {c}: {} vs {}", f[i][c], expected[c]);
                 }
             }
         }
@@ -951,10 +875,7 @@ mod tests {
         for p in n.iter_mut() {
             p[2] = 0.0;
         }
-        assert!(matches!(
-            element_stiffness(&n, &HexaMaterial::new(1.0, 0.3), 1.0),
-            Err(HexaError::SingularJacobian { .. })
-        ));
+        assert!(matches!(element_stiffness(&n, &HexaMaterial::new(1.0, 0.3), 1.0), Err(HexaError::SingularJacobian { .. })));
     }
 
     #[test]
@@ -997,9 +918,7 @@ mod tests {
     }
 
     fn arb_quat() -> impl Strategy<Value = [f64; 4]> {
-        prop::array::uniform4(-1.0f64..1.0).prop_filter("non-degenerate", |q| {
-            q.iter().map(|v| v * v).sum::<f64>() > 0.05
-        })
+        prop::array::uniform4(-1.0f64..1.0).prop_filter("non-degenerate", |q| q.iter().map(|v| v * v).sum::<f64>() > 0.05)
     }
 
     proptest! {

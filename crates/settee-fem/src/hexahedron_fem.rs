@@ -10,14 +10,12 @@ use rayon::prelude::*;
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx,
-    Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError, SimResult, StateId,
-    TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::hexa::{
-    element_dforce, element_force, element_force_updating_stiffness, element_stiffness_blocks,
-    HexaElementRest, HexaMaterial, HexaMethod, Mat3, Vec3,
+    element_dforce, element_force, element_force_updating_stiffness, element_stiffness_blocks, HexaElementRest, HexaMaterial, HexaMethod, Mat3, Vec3,
 };
 use crate::tetra_common::parallel_loop;
 
@@ -25,19 +23,18 @@ use crate::tetra_common::parallel_loop;
 pub(crate) const HEXA_PARALLEL_MIN: usize = 256;
 
 /// One element of the zipped per-element loops: rest data, rotation, output slot, node indices.
-type ForceItem<'a> = (
-    ((&'a HexaElementRest, &'a mut Mat3), &'a mut [Vec3; 8]),
-    &'a [usize; 8],
-);
-type DForceItem<'a> = (
-    ((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]),
-    &'a [usize; 8],
-);
+type ForceItem<'a> = (((&'a HexaElementRest, &'a mut Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
+type DForceItem<'a> = (((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
 
 static DATA: &[DataDecl] = &[
     decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
     decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Options(&["large", "polar", "small"]), "large", "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)"),
+    decl(
+        "method",
+        Options(&["large", "polar", "small"]),
+        "large",
+        "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)",
+    ),
     decl("updateStiffnessMatrix", Bool, "false", "recompute each element stiffness from its deformed, rotated shape at every force evaluation"),
     decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
     decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
@@ -48,11 +45,7 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
 ];
 
-static LINKS: &[LinkDecl] = &[link(
-    "topology",
-    Roles::TOPOLOGY,
-    "topology whose hexahedra are the elements (default: the context topology)",
-)];
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
 
 // Also read by HexahedronFEMForceFieldAndMass, whose `init` runs this one's.
 settee_core::data_refs! {
@@ -66,8 +59,7 @@ settee_core::data_refs! {
 
 pub static CLASS: ComponentClass = ComponentClass {
     name: "HexahedronFEMForceField",
-    description:
-        "Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.",
+    description: "Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.",
     roles: Roles::FORCE_FIELD,
     templates: &["Vec3d"],
     default_template: "Vec3d",
@@ -115,12 +107,8 @@ impl HexahedronFEMForceField {
 
     fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
         if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!(
-                "{what} has {} values but the force field was initialised for {} DOFs",
-                v.len(),
-                self.nb_dofs
-            ))
-            .hint("the mechanical state was resized after init, which this force field does not follow"));
+            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
+                .hint("the mechanical state was resized after init, which this force field does not follow"));
         }
         Ok(())
     }
@@ -167,22 +155,14 @@ impl Component for HexahedronFEMForceField {
                 .hint("use a topology with hexahedra (RegularGridTopology, SparseGridTopology, a MeshTopology with `hexahedra`), or a TetrahedronFEMForceField for tetrahedra"));
         }
         let n = cx.state_size(s);
-        if let Some((k, h)) = mesh
-            .hexahedra
-            .iter()
-            .enumerate()
-            .find(|(_, h)| h.iter().any(|&i| i >= n))
-        {
+        if let Some((k, h)) = mesh.hexahedra.iter().enumerate().find(|(_, h)| h.iter().any(|&i| i >= n)) {
             return Err(cx
                 .error(format!("hexahedron {k} {h:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
         let rest = cx.rest_or_position(s);
         if rest.len() < 3 * n {
-            return Err(cx.error(format!(
-                "the mechanical state has {} rest coordinates for {n} DOFs",
-                rest.len() / 3
-            )));
+            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
         }
 
         let d = cx.data();
@@ -209,11 +189,9 @@ impl Component for HexahedronFEMForceField {
         let coefs = sparse_grid_coefs(cx, "stiffnessCoefs", mesh.hexahedra.len())?;
         let mut rests = Vec::with_capacity(mesh.hexahedra.len());
         for (i, h) in mesh.hexahedra.iter().enumerate() {
-            let material = HexaMaterial::new(
-                per_element(&young, i, HexaMaterial::DEFAULT_YOUNG),
-                per_element(&poisson, i, HexaMaterial::DEFAULT_POISSON),
-            )
-            .validated();
+            let material =
+                HexaMaterial::new(per_element(&young, i, HexaMaterial::DEFAULT_YOUNG), per_element(&poisson, i, HexaMaterial::DEFAULT_POISSON))
+                    .validated();
             let factor = coefs.as_ref().map_or(1.0, |c| c[i]);
             let r = HexaElementRest::with_stiffness_factor(method, material, &gather(&rest, h), factor).map_err(|e| {
                 cx.error(format!("hexahedron {i} {h:?}: {e}"))
@@ -229,20 +207,10 @@ impl Component for HexahedronFEMForceField {
         self.rests = rests;
         self.scratch = vec![[[0.0; 3]; 8]; self.elements.len()];
 
-        let ks: Vec<f64> = self
-            .rests
-            .iter()
-            .flat_map(|r| r.stiffness().iter().flatten().copied())
-            .collect();
+        let ks: Vec<f64> = self.rests.iter().flat_map(|r| r.stiffness().iter().flatten().copied()).collect();
         let d = cx.data_mut();
         d.set("stiffnessMatrices", Value::Reals { arity: 576, v: ks });
-        d.set(
-            "initialPoints",
-            Value::Reals {
-                arity: 3,
-                v: rest[..3 * n].to_vec(),
-            },
-        );
+        d.set("initialPoints", Value::Reals { arity: 3, v: rest[..3 * n].to_vec() });
         Ok(())
     }
 
@@ -252,11 +220,7 @@ impl Component for HexahedronFEMForceField {
 /// The per-hexahedron coefficients of the topology when it is a sparse grid (its `stiffnessCoefs`
 /// or `massCoefs` output: the fraction of each cell inside the object), `None` for other
 /// topologies.
-pub(crate) fn sparse_grid_coefs(
-    cx: &InitCtx,
-    name: &str,
-    nb_hexahedra: usize,
-) -> SimResult<Option<Vec<f64>>> {
+pub(crate) fn sparse_grid_coefs(cx: &InitCtx, name: &str, nb_hexahedra: usize) -> SimResult<Option<Vec<f64>>> {
     let Some(t) = cx.topology() else {
         return Ok(None);
     };
@@ -272,10 +236,7 @@ pub(crate) fn sparse_grid_coefs(
         _ => return Ok(None),
     };
     if coefs.len() != nb_hexahedra {
-        return Err(cx.error(format!(
-            "the sparse grid gives {} {name} for {nb_hexahedra} hexahedra",
-            coefs.len()
-        )));
+        return Err(cx.error(format!("the sparse grid gives {} {name} for {nb_hexahedra} hexahedra", coefs.len())));
     }
     Ok(Some(coefs))
 }
@@ -298,95 +259,49 @@ impl ForceField for HexahedronFEMForceField {
                 .zip(self.rotations.par_iter_mut())
                 .zip(self.scratch.par_iter_mut())
                 .zip(elements.par_iter())
-                .try_for_each(
-                    |(((rest, rot), out), e)| -> Result<(), crate::hexa::HexaError> {
-                        *out = element_force_updating_stiffness(rest, &gather(x, e), rot)?;
-                        Ok(())
-                    },
-                )
+                .try_for_each(|(((rest, rot), out), e)| -> Result<(), crate::hexa::HexaError> {
+                    *out = element_force_updating_stiffness(rest, &gather(x, e), rot)?;
+                    Ok(())
+                })
                 .map_err(|e| {
-                    SimError::new(format!("updating an element stiffness: {e}"))
-                        .hint("an element is flat or inverted in the current configuration")
+                    SimError::new(format!("updating an element stiffness: {e}")).hint("an element is flat or inverted in the current configuration")
                 })?;
         } else {
-            let body =
-                |(((rest, rot), out), e): ForceItem| *out = element_force(rest, &gather(x, e), rot);
+            let body = |(((rest, rot), out), e): ForceItem| *out = element_force(rest, &gather(x, e), rot);
             if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
-                self.rests
-                    .par_iter()
-                    .zip(self.rotations.par_iter_mut())
-                    .zip(self.scratch.par_iter_mut())
-                    .zip(elements.par_iter())
-                    .for_each(body);
+                self.rests.par_iter().zip(self.rotations.par_iter_mut()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
             } else {
-                self.rests
-                    .iter()
-                    .zip(self.rotations.iter_mut())
-                    .zip(self.scratch.iter_mut())
-                    .zip(elements.iter())
-                    .for_each(body);
+                self.rests.iter().zip(self.rotations.iter_mut()).zip(self.scratch.iter_mut()).zip(elements.iter()).for_each(body);
             }
         }
         scatter(f, elements, &self.scratch);
         Ok(())
     }
 
-    fn add_dforce(
-        &mut self,
-        _p: &MechParams,
-        io: &mut ForceIo,
-        k_factor: f64,
-        _b_factor: f64,
-    ) -> SimResult {
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
         let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
             return Err(SimError::new("no vectors lent to the force field"));
         };
         self.check_len("the displacement vector", dx)?;
         self.check_len("the force-differential vector", df)?;
         let elements = &self.elements;
-        let body = |(((rest, rot), out), e): DForceItem| {
-            *out = element_dforce(rest, rot, &gather(dx, e), k_factor)
-        };
+        let body = |(((rest, rot), out), e): DForceItem| *out = element_dforce(rest, rot, &gather(dx, e), k_factor);
         if parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
-            self.rests
-                .par_iter()
-                .zip(self.rotations.par_iter())
-                .zip(self.scratch.par_iter_mut())
-                .zip(elements.par_iter())
-                .for_each(body);
+            self.rests.par_iter().zip(self.rotations.par_iter()).zip(self.scratch.par_iter_mut()).zip(elements.par_iter()).for_each(body);
         } else {
-            self.rests
-                .iter()
-                .zip(self.rotations.iter())
-                .zip(self.scratch.iter_mut())
-                .zip(elements.iter())
-                .for_each(body);
+            self.rests.iter().zip(self.rotations.iter()).zip(self.scratch.iter_mut()).zip(elements.iter()).for_each(body);
         }
         scatter(df, elements, &self.scratch);
         Ok(())
     }
 
-    fn add_k_to_matrix(
-        &self,
-        _p: &MechParams,
-        m: &mut MatrixAccumulator,
-        k_factor: f64,
-    ) -> SimResult {
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
-        let block =
-            |(rest, rot): (&HexaElementRest, &Mat3)| element_stiffness_blocks(rest, rot, k_factor);
+        let block = |(rest, rot): (&HexaElementRest, &Mat3)| element_stiffness_blocks(rest, rot, k_factor);
         let blocks: Vec<[[Mat3; 8]; 8]> = if parallel_loop(self.rests.len(), HEXA_PARALLEL_MIN) {
-            self.rests
-                .par_iter()
-                .zip(self.rotations.par_iter())
-                .map(block)
-                .collect()
+            self.rests.par_iter().zip(self.rotations.par_iter()).map(block).collect()
         } else {
-            self.rests
-                .iter()
-                .zip(self.rotations.iter())
-                .map(block)
-                .collect()
+            self.rests.iter().zip(self.rotations.iter()).map(block).collect()
         };
         for (e, b) in self.elements.iter().zip(&blocks) {
             for (a, &na) in e.iter().enumerate() {
@@ -411,14 +326,7 @@ mod tests {
     use settee_linalg::MatrixBuilder;
 
     fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-        pairs
-            .iter()
-            .map(|(n, v)| Attr {
-                name: n.to_string(),
-                value: v.to_string(),
-                pos: None,
-            })
-            .collect()
+        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
     }
 
     fn init_scene(scene: &mut Scene) -> SimResult {
@@ -446,38 +354,9 @@ mod tests {
         settee_statecontainer::register(&mut f);
         let mut scene = Scene::new("root");
         let dir = std::path::Path::new(".");
-        let mo = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "MechanicalObject",
-                None,
-                attrs(&[("name", "dofs")]),
-                None,
-                dir,
-            )
-            .unwrap();
-        f.create(
-            &mut scene,
-            Scene::ROOT,
-            "RegularGridTopology",
-            None,
-            attrs(grid),
-            None,
-            dir,
-        )
-        .unwrap();
-        let ff = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "HexahedronFEMForceField",
-                None,
-                attrs(ff_attrs),
-                None,
-                dir,
-            )
-            .unwrap();
+        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "dofs")]), None, dir).unwrap();
+        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(grid), None, dir).unwrap();
+        let ff = f.create(&mut scene, Scene::ROOT, "HexahedronFEMForceField", None, attrs(ff_attrs), None, dir).unwrap();
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         init_scene(&mut scene)?;
         let s = scene.state_of(mo).unwrap();
@@ -485,54 +364,27 @@ mod tests {
         Ok(Setup { scene, ff, rest })
     }
 
-    const FEMBAR_GRID: &[(&str, &str)] = &[
-        ("nx", "4"),
-        ("ny", "4"),
-        ("nz", "20"),
-        ("xmin", "-9"),
-        ("xmax", "-6"),
-        ("ymin", "0"),
-        ("ymax", "3"),
-        ("zmin", "0"),
-        ("zmax", "19"),
-    ];
+    const FEMBAR_GRID: &[(&str, &str)] =
+        &[("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
 
     fn params() -> MechParams {
-        MechParams {
-            dt: 0.01,
-            time: 0.0,
-            gravity: [0.0, -9.81, 0.0],
-        }
+        MechParams { dt: 0.01, time: 0.0, gravity: [0.0, -9.81, 0.0] }
     }
 
     fn ff(scene: &mut Scene, id: ComponentId) -> &mut HexahedronFEMForceField {
-        scene.components[id]
-            .obj
-            .as_mut()
-            .unwrap()
-            .as_any_mut()
-            .downcast_mut()
-            .unwrap()
+        scene.components[id].obj.as_mut().unwrap().as_any_mut().downcast_mut().unwrap()
     }
 
     fn force(ffc: &mut HexahedronFEMForceField, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len()];
-        let mut io = ForceIo {
-            f: vec![f.as_mut_slice()],
-            x: vec![x],
-            v: vec![x],
-        };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![x] };
         ffc.add_force(&params(), &mut io).unwrap();
         f
     }
 
     fn dforce(ffc: &mut HexahedronFEMForceField, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
-        let mut io = ForceIo {
-            f: vec![df.as_mut_slice()],
-            x: vec![dx],
-            v: vec![],
-        };
+        let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
         ffc.add_dforce(&params(), &mut io, k, 0.0).unwrap();
         df
     }
@@ -542,9 +394,7 @@ mod tests {
         let mut s = seed;
         x.iter()
             .map(|v| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 v + a * (((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0)
             })
             .collect()
@@ -553,15 +403,7 @@ mod tests {
     #[test]
     fn zero_force_at_rest() {
         for method in ["large", "polar", "small"] {
-            let mut st = setup(
-                FEMBAR_GRID,
-                &[
-                    ("youngModulus", "4000"),
-                    ("poissonRatio", "0.3"),
-                    ("method", method),
-                ],
-            )
-            .unwrap();
+            let mut st = setup(FEMBAR_GRID, &[("youngModulus", "4000"), ("poissonRatio", "0.3"), ("method", method)]).unwrap();
             let rest = st.rest.clone();
             let c = ff(&mut st.scene, st.ff);
             assert_eq!(c.elements().len(), 171);
@@ -572,12 +414,7 @@ mod tests {
 
     #[test]
     fn dforce_equals_assembled_matrix_times_dx() {
-        for (method, update) in [
-            ("large", "0"),
-            ("polar", "0"),
-            ("small", "0"),
-            ("large", "1"),
-        ] {
+        for (method, update) in [("large", "0"), ("polar", "0"), ("small", "0"), ("large", "1")] {
             let mut st = setup(
                 FEMBAR_GRID,
                 &[
@@ -606,10 +443,7 @@ mod tests {
             let scale = df.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(scale > 1.0);
             for (i, (a, b)) in df.iter().zip(&kdx).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-12 * scale,
-                    "{method} row {i}: {a} vs {b}"
-                );
+                assert!((a - b).abs() <= 1e-12 * scale, "{method} row {i}: {a} vs {b}");
             }
             assert!(b.matrix().is_symmetric(1e-9 * scale));
         }
@@ -623,24 +457,10 @@ mod tests {
         for method in ["large", "polar", "small"] {
             let mut st = setup(
                 &[("n", "5 3 3"), ("min", "0 0 0"), ("max", "2 1 1")],
-                &[
-                    ("youngModulus", "1000"),
-                    ("poissonRatio", "0.3"),
-                    ("method", method),
-                ],
+                &[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)],
             )
             .unwrap();
-            let x: Vec<f64> = st
-                .rest
-                .chunks(3)
-                .flat_map(|p| {
-                    [
-                        p[0] * (1.0 + eps),
-                        p[1] * (1.0 - nu * eps),
-                        p[2] * (1.0 - nu * eps),
-                    ]
-                })
-                .collect();
+            let x: Vec<f64> = st.rest.chunks(3).flat_map(|p| [p[0] * (1.0 + eps), p[1] * (1.0 - nu * eps), p[2] * (1.0 - nu * eps)]).collect();
             let f = force(ff(&mut st.scene, st.ff), &x);
             let mut right = [0.0; 3];
             let mut left = [0.0; 3];
@@ -660,10 +480,7 @@ mod tests {
                     assert!(fp[0].abs() < 1e-12, "{method} {p:?}: {fp:?}");
                 }
                 // no lateral stress: y and z forces vanish everywhere
-                assert!(
-                    fp[1].abs() < 1e-12 && fp[2].abs() < 1e-12,
-                    "{method} {p:?}: {fp:?}"
-                );
+                assert!(fp[1].abs() < 1e-12 && fp[2].abs() < 1e-12, "{method} {p:?}: {fp:?}");
             }
             assert!((right[0] + e * eps).abs() < 1e-10, "{method}: {right:?}");
             assert!((left[0] - e * eps).abs() < 1e-10, "{method}: {left:?}");
@@ -675,31 +492,15 @@ mod tests {
     /// run on rayon's pool; the test checks that both loops took that branch.
     #[test]
     fn results_do_not_depend_on_thread_count() {
-        let grid: &[(&str, &str)] = &[
-            ("nx", "5"),
-            ("ny", "5"),
-            ("nz", "20"),
-            ("xmin", "-9"),
-            ("xmax", "-6"),
-            ("ymin", "0"),
-            ("ymax", "3"),
-            ("zmin", "0"),
-            ("zmax", "19"),
-        ];
+        let grid: &[(&str, &str)] =
+            &[("nx", "5"), ("ny", "5"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
         let mut st = setup(grid, &[("youngModulus", "4000"), ("poissonRatio", "0.3")]).unwrap();
         let x = perturb(&st.rest, 0.3, 3);
         let dx = perturb(&vec![0.0; x.len()], 1.0, 5);
         let c = ff(&mut st.scene, st.ff);
-        assert!(
-            c.elements.len() >= HEXA_PARALLEL_MIN,
-            "{} hexahedra",
-            c.elements.len()
-        );
+        assert!(c.elements.len() >= HEXA_PARALLEL_MIN, "{} hexahedra", c.elements.len());
         let run = |c: &mut HexahedronFEMForceField, threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let before = crate::element_loop_counts();
                 let out = (bits(&force(c, &x)), bits(&dforce(c, &dx, 0.37)));
@@ -731,44 +532,18 @@ mod tests {
             Scene::ROOT,
             "MeshTopology",
             None,
-            attrs(&[
-                ("position", "0 0 0 1 0 0 0 1 0 0 0 1"),
-                ("tetrahedra", "0 1 2 3"),
-            ]),
+            attrs(&[("position", "0 0 0 1 0 0 0 1 0 0 0 1"), ("tetrahedra", "0 1 2 3")]),
             None,
             dir,
         )
         .unwrap();
-        f.create(
-            &mut scene,
-            Scene::ROOT,
-            "MechanicalObject",
-            None,
-            attrs(&[]),
-            None,
-            dir,
-        )
-        .unwrap();
-        f.create(
-            &mut scene,
-            Scene::ROOT,
-            "HexahedronFEMForceField",
-            None,
-            attrs(&[]),
-            None,
-            dir,
-        )
-        .unwrap();
+        f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
+        f.create(&mut scene, Scene::ROOT, "HexahedronFEMForceField", None, attrs(&[]), None, dir).unwrap();
         let e = init_scene(&mut scene).unwrap_err();
-        assert!(
-            e.to_string().contains("no hexahedra") && e.diagnostic().hint.is_some(),
-            "{e}"
-        );
+        assert!(e.to_string().contains("no hexahedra") && e.diagnostic().hint.is_some(), "{e}");
 
         // and a flat element
-        let e = setup(&[("n", "2 2 2"), ("min", "0 0 0"), ("max", "1 1 0")], &[])
-            .err()
-            .unwrap();
+        let e = setup(&[("n", "2 2 2"), ("min", "0 0 0"), ("max", "1 1 0")], &[]).err().unwrap();
         assert!(e.to_string().contains("singular"), "{e}");
     }
 }

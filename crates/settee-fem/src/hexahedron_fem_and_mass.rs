@@ -31,7 +31,12 @@ static DATA: &[DataDecl] = &[
     // HexahedronFEMForceField
     decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
     decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Options(&["large", "polar", "small"]), "large", "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)"),
+    decl(
+        "method",
+        Options(&["large", "polar", "small"]),
+        "large",
+        "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)",
+    ),
     decl("updateStiffnessMatrix", Bool, "false", "recompute each element stiffness from its deformed, rotated shape at every force evaluation"),
     decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
     decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
@@ -404,7 +409,8 @@ mod tests {
     use crate::test_support::{max_abs, mul, perturb, Harness};
     use settee_core::ComponentId;
 
-    const GRID: &[(&str, &str)] = &[("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
+    const GRID: &[(&str, &str)] =
+        &[("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
 
     fn setup(ff: &[(&str, &str)]) -> (Harness, ComponentId, Vec<f64>) {
         let mut h = Harness::new();

@@ -572,13 +572,7 @@ fn split(f: &Displacement) -> [Vec3; 4] {
 /// it is left unchanged for `small` and for the assembled `svd` path. `plastic` is the
 /// element's plastic strain, updated when plasticity is enabled. `J` is rewritten when
 /// `updateStiffnessMatrix` is set.
-pub fn element_force(
-    rest: &mut TetraElementRest,
-    opts: &TetraOptions,
-    x: &[Vec3; 4],
-    plastic: &mut Voigt,
-    rotation: &mut Mat3,
-) -> Option<[Vec3; 4]> {
+pub fn element_force(rest: &mut TetraElementRest, opts: &TetraOptions, x: &[Vec3; 4], plastic: &mut Voigt, rotation: &mut Mat3) -> Option<[Vec3; 4]> {
     match rest.method {
         TetraMethod::Small => {
             let x0 = &rest.rotated_rest;
@@ -912,16 +906,8 @@ mod tests {
     #[test]
     fn hexahedron_split_covers_the_volume() {
         // unit cube, corner order of SOFA's hexahedron
-        let p = [
-            [0.0, 0.0, 0.0],
-            [1.0, 0.0, 0.0],
-            [1.0, 1.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [1.0, 0.0, 1.0],
-            [1.0, 1.0, 1.0],
-            [0.0, 1.0, 1.0],
-        ];
+        let p =
+            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 1.0, 1.0]];
         let hexa = [[0, 1, 2, 3, 4, 5, 6, 7]];
         for cells in [(2, 1), (1, 1), (3, 2)] {
             let tets = split_hexahedra(&hexa, cells);

@@ -4,13 +4,12 @@
 
 use rayon::prelude::*;
 
-use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
 use settee_core::data_ref::{DataRef, Reals};
+use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
 
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
-    element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError,
-    TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
+    element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
 };
 
 /// Smallest element count for which the per-step element loops of the FEM force fields run on
@@ -120,10 +119,7 @@ pub(crate) const GRID_N: DataRef<Reals> = DataRef::new("n");
 pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize, usize) {
     let Some(t) = topology else { return (2, 1) };
     let e = scene.entry(t);
-    if !matches!(
-        e.class.name,
-        "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology"
-    ) {
+    if !matches!(e.class.name, "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology") {
         return (2, 1);
     }
     let n = e.data.get(GRID_N);
@@ -162,12 +158,7 @@ impl TetraEngine {
                 let nu = per_element(poisson, i, DEFAULT_POISSON);
                 let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| (i, err))?;
                 let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
-                Ok(Element {
-                    rotation: *r.initial_rotation(),
-                    rest: r,
-                    plastic: [0.0; 6],
-                    volume,
-                })
+                Ok(Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume })
             })
             .collect();
         self.elements = elements?;
@@ -184,15 +175,11 @@ impl TetraEngine {
     /// `updateStiffness`).
     pub fn update_materials(&mut self, young: &[f64], poisson: &[f64], lsf: &[f64]) {
         let n = self.elements.len();
-        self.elements
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, el)| {
-                let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
-                let nu = per_element(poisson, i, DEFAULT_POISSON);
-                el.rest
-                    .set_material(crate::tetra::material_stiffness(e, nu, el.volume));
-            });
+        self.elements.par_iter_mut().enumerate().for_each(|(i, el)| {
+            let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+            let nu = per_element(poisson, i, DEFAULT_POISSON);
+            el.rest.set_material(crate::tetra::material_stiffness(e, nu, el.volume));
+        });
     }
 
     pub fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
@@ -208,26 +195,12 @@ impl TetraEngine {
         self.check_len("the force vector", f)?;
         let opts = self.opts;
         let body = |((el, out), t): ((&mut Element, &mut Option<[Vec3; 4]>), &[usize; 4])| {
-            *out = element_force(
-                &mut el.rest,
-                &opts,
-                &gather(x, t),
-                &mut el.plastic,
-                &mut el.rotation,
-            );
+            *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
         };
         if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements
-                .par_iter_mut()
-                .zip(self.forces.par_iter_mut())
-                .zip(self.tetrahedra.par_iter())
-                .for_each(body);
+            self.elements.par_iter_mut().zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
         } else {
-            self.elements
-                .iter_mut()
-                .zip(self.forces.iter_mut())
-                .zip(self.tetrahedra.iter())
-                .for_each(body);
+            self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
         for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
             let Some(fe) = fe else { continue };
@@ -248,17 +221,9 @@ impl TetraEngine {
             *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
         };
         if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements
-                .par_iter()
-                .zip(self.dforces.par_iter_mut())
-                .zip(self.tetrahedra.par_iter())
-                .for_each(body);
+            self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
         } else {
-            self.elements
-                .iter()
-                .zip(self.dforces.iter_mut())
-                .zip(self.tetrahedra.iter())
-                .for_each(body);
+            self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
         for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
             for (&i, v) in t.iter().zip(fe) {
@@ -274,8 +239,7 @@ impl TetraEngine {
     pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
-        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN)
-        {
+        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
             self.elements.par_iter().map(block).collect()
         } else {
             self.elements.iter().map(block).collect()

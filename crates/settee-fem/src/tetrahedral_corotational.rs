@@ -8,8 +8,8 @@
 use settee_core::component::link;
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::hexa::Mat3;
@@ -21,7 +21,12 @@ static DATA: &[DataDecl] = &[
     decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
     decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes) or \"polar\" displacements (anything else: large)"),
     decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
-    decl("updateStiffnessMatrix", Bool, "false", "large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation"),
+    decl(
+        "updateStiffnessMatrix",
+        Bool,
+        "false",
+        "large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation",
+    ),
     decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar then adds no force)"),
     decl("drawing", Bool, "true", "draw the force field (rendering only)"),
     decl("drawColor1", Fixed(4), "0 0 1 1", "colour of faces 1 (rendering only)"),
@@ -135,9 +140,7 @@ impl Component for TetrahedralCorotationalFEMForceField {
         if opts.assembling && method == TetraMethod::Polar {
             cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
         }
-        self.engine
-            .build(s, n, mesh.tetrahedra, &rest, &young, &poisson, &lsf, opts)
-            .map_err(|(i, e)| cx.error(format!("tetrahedron {i}: {e}")))?;
+        self.engine.build(s, n, mesh.tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| cx.error(format!("tetrahedron {i}: {e}")))?;
         Ok(())
     }
 
@@ -206,7 +209,8 @@ mod tests {
     fn zero_force_at_rest_and_dforce_matches_matrix() {
         for method in ["small", "large", "polar", "bogus"] {
             for update in ["false", "true"] {
-                let (mut h, ff, rest) = setup(&[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method), ("updateStiffnessMatrix", update)]);
+                let (mut h, ff, rest) =
+                    setup(&[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method), ("updateStiffnessMatrix", update)]);
                 assert_eq!(h.get_mut::<TetrahedralCorotationalFEMForceField>(ff).tetrahedra().len(), 12);
                 assert_eq!(max_abs(&h.force(ff, &rest)), 0.0, "{method}");
                 let x = perturb(&rest, 0.1, 1);

@@ -25,15 +25,30 @@ static DATA: &[DataDecl] = &[
     decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes), \"polar\" or \"svd\" displacements (anything else: large)"),
     decl("initialPoints", Coords, "", "output: the rest positions used at init (always the state's rest positions, as SOFA)"),
     decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
-    decl("updateStiffnessMatrix", Bool, "false", "large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation"),
+    decl(
+        "updateStiffnessMatrix",
+        Bool,
+        "false",
+        "large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation",
+    ),
     decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar and svd then add no force)"),
     decl("plasticMaxThreshold", Real, "0", "plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)"),
-    decl("plasticYieldThreshold", Real, "9.99999974737875e-05", "plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)"),
+    decl(
+        "plasticYieldThreshold",
+        Real,
+        "9.99999974737875e-05",
+        "plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)",
+    ),
     decl("plasticCreep", Real, "0.8999999761581421", "plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)"),
     decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
     decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
     decl("drawHeterogeneousTetra", Bool, "false", "draw heterogeneous tetrahedra in different colours (rendering only)"),
-    decl("computeVonMisesStress", Int, "0", "von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)"),
+    decl(
+        "computeVonMisesStress",
+        Int,
+        "0",
+        "von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)",
+    ),
     decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
     decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
     decl("vonMisesStressColors", RealTuples(4), "", "output: colours of the von Mises stress (rendering only)"),
@@ -47,7 +62,8 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
 ];
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)")];
+static LINKS: &[LinkDecl] =
+    &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)")];
 
 settee_core::data_refs! {
     static READS;
@@ -172,11 +188,8 @@ impl TetrahedronFEMForceField {
         let name = d.get(METHOD).to_string();
         let assembling = d.get(COMPUTE_GLOBAL_MATRIX);
         let update_stiffness = d.get(UPDATE_STIFFNESS_MATRIX);
-        let plasticity = Plasticity {
-            max_threshold: d.get(PLASTIC_MAX_THRESHOLD),
-            yield_threshold: d.get(PLASTIC_YIELD_THRESHOLD),
-            creep: d.get(PLASTIC_CREEP),
-        };
+        let plasticity =
+            Plasticity { max_threshold: d.get(PLASTIC_MAX_THRESHOLD), yield_threshold: d.get(PLASTIC_YIELD_THRESHOLD), creep: d.get(PLASTIC_CREEP) };
         let method = TetraMethod::from_sofa_name(&name).unwrap_or_else(|| {
             cx.warn(format!("unknown method \"{name}\": using \"large\" (choices: small, large, polar, svd)"));
             TetraMethod::Large
@@ -232,7 +245,8 @@ impl Component for TetrahedronFEMForceField {
             cx.warn("computeVonMisesStress=1 (corotational strain) is not available with method \"small\" (SOFA marks the component invalid but keeps computing forces)");
         }
         self.engine.build(s, n, tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| {
-            cx.error(format!("tetrahedron {i}: {e}")).hint("the element is flat in the rest configuration; the svd method needs invertible rest elements")
+            cx.error(format!("tetrahedron {i}: {e}"))
+                .hint("the element is flat in the rest configuration; the svd method needs invertible rest elements")
         })?;
 
         // node → elements (getTetrahedraAroundVertex) and SOFA's _rotationIdx

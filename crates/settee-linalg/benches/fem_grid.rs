@@ -57,11 +57,7 @@ impl Grid {
                 fixed.extend([3 * n, 3 * n + 1, 3 * n + 2]);
             }
         }
-        Self {
-            nodes: nx * ny * nz,
-            elements,
-            fixed,
-        }
+        Self { nodes: nx * ny * nz, elements, fixed }
     }
 
     fn n(&self) -> usize {
@@ -76,11 +72,7 @@ impl Grid {
             // Element stiffness = (8 I - 1 1ᵀ) ⊗ S_e, a Kronecker product of
             // two positive semi-definite matrices.
             let t = s * (1.0 + 0.1 * ((e % 7) as f64));
-            let se = [
-                [2.0 * t, 0.3 * t, 0.1 * t],
-                [0.3 * t, 2.5 * t, 0.2 * t],
-                [0.1 * t, 0.2 * t, 3.0 * t],
-            ];
+            let se = [[2.0 * t, 0.3 * t, 0.1 * t], [0.3 * t, 2.5 * t, 0.2 * t], [0.1 * t, 0.2 * t, 3.0 * t]];
             for (a, &na) in nodes.iter().enumerate() {
                 for (c, &nc) in nodes.iter().enumerate() {
                     let w = if a == c { 7.0 } else { -1.0 };
@@ -153,26 +145,14 @@ fn bench_grid(c: &mut Criterion, label: &str, nx: usize, ny: usize, nz: usize, b
         solver.solve(&b, &mut x).unwrap();
         let mut r = vec![0.0; n];
         a.mul_vec(&x, &mut r).unwrap();
-        let res = r
-            .iter()
-            .zip(&b)
-            .map(|(p, q)| (p - q).abs())
-            .fold(0.0, f64::max);
+        let res = r.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
         assert!(res < 1e-9, "{kind:?}: residual {res}");
         if kind == DirectKind::Ldlt {
-            eprintln!(
-                "{label}: n = {n}, nnz(A) = {}, nnz(L) = {:?}",
-                a.nnz(),
-                solver.l_nnz()
-            );
+            eprintln!("{label}: n = {n}, nnz(A) = {}, nnz(L) = {:?}", a.nnz(), solver.l_nnz());
         }
 
-        group.bench_function(BenchmarkId::new("factorize", format!("{kind:?}")), |bch| {
-            bch.iter(|| solver.factorize(black_box(&a)).unwrap())
-        });
-        group.bench_function(BenchmarkId::new("solve", format!("{kind:?}")), |bch| {
-            bch.iter(|| solver.solve(black_box(&b), &mut x).unwrap())
-        });
+        group.bench_function(BenchmarkId::new("factorize", format!("{kind:?}")), |bch| bch.iter(|| solver.factorize(black_box(&a)).unwrap()));
+        group.bench_function(BenchmarkId::new("solve", format!("{kind:?}")), |bch| bch.iter(|| solver.solve(black_box(&b), &mut x).unwrap()));
         // A full linear-system step: assemble, hand over, factorise, solve.
         group.bench_function(BenchmarkId::new("step", format!("{kind:?}")), |bch| {
             bch.iter(|| {

@@ -176,12 +176,7 @@ impl MatrixBuilder {
     #[inline]
     fn check(&self, i: usize, j: usize) -> Result<()> {
         if i >= self.nrows || j >= self.ncols {
-            return Err(LinalgError::IndexOutOfBounds {
-                row: i,
-                col: j,
-                nrows: self.nrows,
-                ncols: self.ncols,
-            });
+            return Err(LinalgError::IndexOutOfBounds { row: i, col: j, nrows: self.nrows, ncols: self.ncols });
         }
         Ok(())
     }
@@ -196,13 +191,7 @@ impl MatrixBuilder {
         if self.finished {
             self.clear_values();
         }
-        let op = Op {
-            i0,
-            j0,
-            rows,
-            cols,
-            start: self.cursor,
-        };
+        let op = Op { i0, j0, rows, cols, start: self.cursor };
         if self.ops_ok {
             if self.ops.get(self.op_cursor) == Some(&op) {
                 self.op_cursor += 1;
@@ -292,27 +281,14 @@ impl MatrixBuilder {
     /// (`data[r * cols + c]` goes to `(i0 + r, j0 + c)`), inserting its
     /// entries row-major. Nothing is inserted on error (wrong `data` length
     /// or block out of range).
-    pub fn add_block(
-        &mut self,
-        i0: usize,
-        j0: usize,
-        rows: usize,
-        cols: usize,
-        data: &[f64],
-    ) -> Result<()> {
-        let len = rows
-            .checked_mul(cols)
-            .ok_or(LinalgError::DimensionMismatch {
-                what: "block data (rows * cols overflows)",
-                expected: usize::MAX,
-                found: data.len(),
-            })?;
+    pub fn add_block(&mut self, i0: usize, j0: usize, rows: usize, cols: usize, data: &[f64]) -> Result<()> {
+        let len = rows.checked_mul(cols).ok_or(LinalgError::DimensionMismatch {
+            what: "block data (rows * cols overflows)",
+            expected: usize::MAX,
+            found: data.len(),
+        })?;
         if data.len() != len {
-            return Err(LinalgError::DimensionMismatch {
-                what: "block data (rows * cols)",
-                expected: len,
-                found: data.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "block data (rows * cols)", expected: len, found: data.len() });
         }
         self.check_block(i0, j0, rows, cols)?;
         if len == 0 {
@@ -425,10 +401,7 @@ impl MatrixBuilder {
         for (&s_new, &s_old) in slots[..self.prefix_len].iter().zip(&self.slots) {
             values[s_new] = old[s_old];
         }
-        for (&s, &v) in slots[self.prefix_len..]
-            .iter()
-            .zip(&self.ins_val[self.prefix_len..])
-        {
+        for (&s, &v) in slots[self.prefix_len..].iter().zip(&self.ins_val[self.prefix_len..]) {
             values[s] += v;
         }
         self.csr = CsrMatrix::from_parts_unchecked(nrows, self.ncols, row_ptr, col_idx, values);
@@ -464,12 +437,7 @@ impl MatrixBuilder {
         // Validate before saving anything.
         for &k in dofs {
             if k >= self.nrows || k >= self.ncols {
-                return Err(LinalgError::IndexOutOfBounds {
-                    row: k,
-                    col: k,
-                    nrows: self.nrows,
-                    ncols: self.ncols,
-                });
+                return Err(LinalgError::IndexOutOfBounds { row: k, col: k, nrows: self.nrows, ncols: self.ncols });
             }
         }
         if let Some(c) = &self.dirichlet {
@@ -495,12 +463,7 @@ impl MatrixBuilder {
         }
         // Cache the positions (the pattern now has every diagonal of `dofs`).
         let (zero, one) = self.csr.dirichlet_positions(dofs);
-        self.dirichlet = Some(DirichletCache {
-            dofs: dofs.to_vec(),
-            pattern_version: self.pattern_version,
-            zero,
-            one,
-        });
+        self.dirichlet = Some(DirichletCache { dofs: dofs.to_vec(), pattern_version: self.pattern_version, zero, one });
         Ok(())
     }
 
@@ -515,9 +478,7 @@ impl MatrixBuilder {
     pub fn pattern_changed(&self) -> bool {
         match &self.cycle_base {
             None => false,
-            Some((rp, ci)) => {
-                rp.as_slice() != self.csr.row_ptr() || ci.as_slice() != self.csr.col_idx()
-            }
+            Some((rp, ci)) => rp.as_slice() != self.csr.row_ptr() || ci.as_slice() != self.csr.col_idx(),
         }
     }
 

@@ -50,100 +50,51 @@ impl ExactSizeIterator for RowIter<'_> {}
 impl CsrMatrix {
     /// An `nrows x ncols` matrix without any stored entry.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
-        Self {
-            nrows,
-            ncols,
-            row_ptr: vec![0; nrows + 1],
-            col_idx: Vec::new(),
-            values: Vec::new(),
-        }
+        Self { nrows, ncols, row_ptr: vec![0; nrows + 1], col_idx: Vec::new(), values: Vec::new() }
     }
 
     /// The `n x n` identity (one stored entry per row).
     pub fn identity(n: usize) -> Self {
-        Self {
-            nrows: n,
-            ncols: n,
-            row_ptr: (0..=n).collect(),
-            col_idx: (0..n).collect(),
-            values: vec![1.0; n],
-        }
+        Self { nrows: n, ncols: n, row_ptr: (0..=n).collect(), col_idx: (0..n).collect(), values: vec![1.0; n] }
     }
 
     /// Builds a matrix from raw CSR arrays, validating every invariant
     /// (see the type documentation).
-    pub fn try_from_parts(
-        nrows: usize,
-        ncols: usize,
-        row_ptr: Vec<usize>,
-        col_idx: Vec<usize>,
-        values: Vec<f64>,
-    ) -> Result<Self> {
+    pub fn try_from_parts(nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<usize>, values: Vec<f64>) -> Result<Self> {
         if row_ptr.len() != nrows + 1 {
-            return Err(LinalgError::DimensionMismatch {
-                what: "row_ptr length (nrows + 1)",
-                expected: nrows + 1,
-                found: row_ptr.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "row_ptr length (nrows + 1)", expected: nrows + 1, found: row_ptr.len() });
         }
         if col_idx.len() != values.len() {
-            return Err(LinalgError::DimensionMismatch {
-                what: "values length (= col_idx length)",
-                expected: col_idx.len(),
-                found: values.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "values length (= col_idx length)", expected: col_idx.len(), found: values.len() });
         }
         if row_ptr[0] != 0 {
             return Err(LinalgError::InvalidStructure("row_ptr[0] != 0".into()));
         }
         if row_ptr[nrows] != col_idx.len() {
-            return Err(LinalgError::InvalidStructure(format!(
-                "row_ptr[nrows] = {} but {} column indices given",
-                row_ptr[nrows],
-                col_idx.len()
-            )));
+            return Err(LinalgError::InvalidStructure(format!("row_ptr[nrows] = {} but {} column indices given", row_ptr[nrows], col_idx.len())));
         }
         for i in 0..nrows {
             let (b, e) = (row_ptr[i], row_ptr[i + 1]);
             if b > e {
-                return Err(LinalgError::InvalidStructure(format!(
-                    "row_ptr decreases at row {i}"
-                )));
+                return Err(LinalgError::InvalidStructure(format!("row_ptr decreases at row {i}")));
             }
             let cols = &col_idx[b..e];
             for (p, &c) in cols.iter().enumerate() {
                 if c >= ncols {
-                    return Err(LinalgError::IndexOutOfBounds {
-                        row: i,
-                        col: c,
-                        nrows,
-                        ncols,
-                    });
+                    return Err(LinalgError::IndexOutOfBounds { row: i, col: c, nrows, ncols });
                 }
                 if p > 0 && cols[p - 1] >= c {
-                    return Err(LinalgError::InvalidStructure(format!(
-                        "columns of row {i} are not strictly increasing"
-                    )));
+                    return Err(LinalgError::InvalidStructure(format!("columns of row {i} are not strictly increasing")));
                 }
             }
         }
-        Ok(Self {
-            nrows,
-            ncols,
-            row_ptr,
-            col_idx,
-            values,
-        })
+        Ok(Self { nrows, ncols, row_ptr, col_idx, values })
     }
 
     /// Builds a matrix from `(row, col, value)` triplets; duplicates are summed
     /// in the order in which they appear (starting from `0.0`), exactly as
     /// [`crate::MatrixBuilder`] does.
-    pub fn from_triplets(
-        nrows: usize,
-        ncols: usize,
-        triplets: &[(usize, usize, f64)],
-    ) -> Result<Self> {
+    pub fn from_triplets(nrows: usize, ncols: usize, triplets: &[(usize, usize, f64)]) -> Result<Self> {
         let mut b = crate::MatrixBuilder::with_shape(nrows, ncols);
         for &(i, j, v) in triplets {
             b.add(i, j, v)?;
@@ -155,19 +106,13 @@ impl CsrMatrix {
     /// Builds a matrix from a dense row-major array, storing only the entries
     /// that are not exactly `0.0`.
     pub fn from_dense(nrows: usize, ncols: usize, dense: &[f64]) -> Result<Self> {
-        let expected = nrows
-            .checked_mul(ncols)
-            .ok_or(LinalgError::DimensionMismatch {
-                what: "dense matrix (nrows * ncols overflows)",
-                expected: usize::MAX,
-                found: dense.len(),
-            })?;
+        let expected = nrows.checked_mul(ncols).ok_or(LinalgError::DimensionMismatch {
+            what: "dense matrix (nrows * ncols overflows)",
+            expected: usize::MAX,
+            found: dense.len(),
+        })?;
         if dense.len() != expected {
-            return Err(LinalgError::DimensionMismatch {
-                what: "dense row-major data",
-                expected,
-                found: dense.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "dense row-major data", expected, found: dense.len() });
         }
         let mut row_ptr = Vec::with_capacity(nrows + 1);
         let mut col_idx = Vec::new();
@@ -183,24 +128,12 @@ impl CsrMatrix {
             }
             row_ptr.push(col_idx.len());
         }
-        Ok(Self {
-            nrows,
-            ncols,
-            row_ptr,
-            col_idx,
-            values,
-        })
+        Ok(Self { nrows, ncols, row_ptr, col_idx, values })
     }
 
     /// Consumes the matrix and returns `(nrows, ncols, row_ptr, col_idx, values)`.
     pub fn into_parts(self) -> (usize, usize, Vec<usize>, Vec<usize>, Vec<f64>) {
-        (
-            self.nrows,
-            self.ncols,
-            self.row_ptr,
-            self.col_idx,
-            self.values,
-        )
+        (self.nrows, self.ncols, self.row_ptr, self.col_idx, self.values)
     }
 
     /// Number of rows.
@@ -269,10 +202,7 @@ impl CsrMatrix {
     /// increasing column order (empty if `i >= nrows`).
     pub fn row(&self, i: usize) -> RowIter<'_> {
         let r = self.row_range(i);
-        RowIter {
-            cols: self.col_idx[r.clone()].iter(),
-            vals: self.values[r].iter(),
-        }
+        RowIter { cols: self.col_idx[r.clone()].iter(), vals: self.values[r].iter() }
     }
 
     /// Column indices of row `i` (empty if `i >= nrows`).
@@ -305,9 +235,7 @@ impl CsrMatrix {
     /// The diagonal `(A_00, A_11, ...)` of length `min(nrows, ncols)`
     /// (`0.0` where no diagonal entry is stored).
     pub fn diagonal(&self) -> Vec<f64> {
-        (0..self.nrows.min(self.ncols))
-            .map(|i| self.get(i, i))
-            .collect()
+        (0..self.nrows.min(self.ncols)).map(|i| self.get(i, i)).collect()
     }
 
     /// The transpose, as a new CSR matrix (columns sorted in each row).
@@ -333,13 +261,7 @@ impl CsrMatrix {
                 values[q] = self.values[p];
             }
         }
-        CsrMatrix {
-            nrows: self.ncols,
-            ncols: self.nrows,
-            row_ptr,
-            col_idx,
-            values,
-        }
+        CsrMatrix { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values }
     }
 
     /// Dense copy, **row-major** (`out[i * ncols + j] = A_ij`). Meant for tests
@@ -359,18 +281,10 @@ impl CsrMatrix {
     /// (`acc = 0; acc += a_ij * x_j; ...; y_i = acc`). `y` is overwritten.
     pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) -> Result<()> {
         if x.len() != self.ncols {
-            return Err(LinalgError::DimensionMismatch {
-                what: "mul_vec input x",
-                expected: self.ncols,
-                found: x.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "mul_vec input x", expected: self.ncols, found: x.len() });
         }
         if y.len() != self.nrows {
-            return Err(LinalgError::DimensionMismatch {
-                what: "mul_vec output y",
-                expected: self.nrows,
-                found: y.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "mul_vec output y", expected: self.nrows, found: y.len() });
         }
         for (i, yi) in y.iter_mut().enumerate() {
             let (b, e) = (self.row_ptr[i], self.row_ptr[i + 1]);
@@ -386,19 +300,13 @@ impl CsrMatrix {
     /// `true` if both matrices have the same shape and the same stored pattern
     /// (values are ignored).
     pub fn same_pattern(&self, other: &CsrMatrix) -> bool {
-        self.nrows == other.nrows
-            && self.ncols == other.ncols
-            && self.row_ptr == other.row_ptr
-            && self.col_idx == other.col_idx
+        self.nrows == other.nrows && self.ncols == other.ncols && self.row_ptr == other.row_ptr && self.col_idx == other.col_idx
     }
 
     /// `true` if the matrix is square and `|A_ij - A_ji| <= tol` for every
     /// stored entry (missing entries count as `0.0`).
     pub fn is_symmetric(&self, tol: f64) -> bool {
-        self.is_square()
-            && self
-                .iter()
-                .all(|(i, j, v)| (v - self.get(j, i)).abs() <= tol)
+        self.is_square() && self.iter().all(|(i, j, v)| (v - self.get(j, i)).abs() <= tol)
     }
 
     /// SOFA's `applyConstraint(ZeroDirichletCondition)` on the global matrix:
@@ -421,12 +329,7 @@ impl CsrMatrix {
     pub(crate) fn apply_dirichlet_impl(&mut self, dofs: &[usize]) -> Result<Option<PatternRemap>> {
         for &k in dofs {
             if k >= self.nrows || k >= self.ncols {
-                return Err(LinalgError::IndexOutOfBounds {
-                    row: k,
-                    col: k,
-                    nrows: self.nrows,
-                    ncols: self.ncols,
-                });
+                return Err(LinalgError::IndexOutOfBounds { row: k, col: k, nrows: self.nrows, ncols: self.ncols });
             }
         }
         if dofs.is_empty() {
@@ -436,14 +339,8 @@ impl CsrMatrix {
         for &k in dofs {
             mark[k] = true;
         }
-        let missing: Vec<bool> = (0..self.nrows)
-            .map(|i| mark[i] && self.find(i, i).is_none())
-            .collect();
-        let changed = if missing.iter().any(|&m| m) {
-            Some(self.insert_zero_diagonals(&missing))
-        } else {
-            None
-        };
+        let missing: Vec<bool> = (0..self.nrows).map(|i| mark[i] && self.find(i, i).is_none()).collect();
+        let changed = if missing.iter().any(|&m| m) { Some(self.insert_zero_diagonals(&missing)) } else { None };
         for i in 0..self.nrows {
             let row_marked = mark[i];
             for p in self.row_ptr[i]..self.row_ptr[i + 1] {
@@ -480,12 +377,7 @@ impl CsrMatrix {
                 }
             }
         }
-        let one = mark
-            .iter()
-            .enumerate()
-            .filter(|&(_, &m)| m)
-            .filter_map(|(k, _)| self.find(k, k))
-            .collect();
+        let one = mark.iter().enumerate().filter(|&(_, &m)| m).filter_map(|(k, _)| self.find(k, k)).collect();
         (zero, one)
     }
 
@@ -501,12 +393,7 @@ impl CsrMatrix {
         row_ptr.push(0);
         for (i, &miss) in missing.iter().enumerate().take(self.nrows) {
             let mut inserted = !miss;
-            for (p, slot) in remap
-                .iter_mut()
-                .enumerate()
-                .take(self.row_ptr[i + 1])
-                .skip(self.row_ptr[i])
-            {
+            for (p, slot) in remap.iter_mut().enumerate().take(self.row_ptr[i + 1]).skip(self.row_ptr[i]) {
                 let c = self.col_idx[p];
                 if !inserted && c > i {
                     col_idx.push(i);
@@ -530,21 +417,9 @@ impl CsrMatrix {
     }
 
     /// Crate-internal constructor for structures that are valid by construction.
-    pub(crate) fn from_parts_unchecked(
-        nrows: usize,
-        ncols: usize,
-        row_ptr: Vec<usize>,
-        col_idx: Vec<usize>,
-        values: Vec<f64>,
-    ) -> Self {
+    pub(crate) fn from_parts_unchecked(nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<usize>, values: Vec<f64>) -> Self {
         debug_assert_eq!(row_ptr.len(), nrows + 1);
         debug_assert_eq!(col_idx.len(), values.len());
-        Self {
-            nrows,
-            ncols,
-            row_ptr,
-            col_idx,
-            values,
-        }
+        Self { nrows, ncols, row_ptr, col_idx, values }
     }
 }

@@ -13,9 +13,7 @@
 //! Any exact factorization reproduces SOFA to round-off (spec §4.5).
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::lu::{
-    factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu,
-};
+use faer::sparse::linalg::lu::{factorize_symbolic_lu, LuRef, LuSymbolicParams, NumericLu, SymbolicLu};
 use faer::sparse::linalg::qr::{factorize_symbolic_qr, QrRef, QrSymbolicParams, SymbolicQr};
 use faer::sparse::linalg::{amd, colamd, LuError, SupernodalThreshold};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
@@ -104,9 +102,8 @@ fn faer_err(e: impl core::fmt::Debug) -> LinalgError {
 /// the inputs are validated beforehand, so a panic can only come from a
 /// numerical corner case inside faer (e.g. an exactly zero pivot).
 fn no_panic<R>(f: impl FnOnce() -> R) -> Result<R> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
-        LinalgError::Singular("faer aborted the numeric factorization (exactly zero pivot?)".into())
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|_| LinalgError::Singular("faer aborted the numeric factorization (exactly zero pivot?)".into()))
 }
 
 fn mem(req: StackReq) -> Result<MemBuffer> {
@@ -132,26 +129,12 @@ fn compute_ordering(a: &CsrMatrix, ordering: Ordering) -> Result<Vec<usize>> {
         Ordering::Amd => {
             let sym = csr_as_csc_symbolic(a);
             let mut buf = mem(amd::order_maybe_unsorted_scratch::<usize>(n, a.nnz()))?;
-            amd::order_maybe_unsorted(
-                &mut perm,
-                &mut perm_inv,
-                sym,
-                amd::Control::default(),
-                MemStack::new(&mut buf),
-            )
-            .map_err(faer_err)?;
+            amd::order_maybe_unsorted(&mut perm, &mut perm_inv, sym, amd::Control::default(), MemStack::new(&mut buf)).map_err(faer_err)?;
         }
         Ordering::Colamd => {
             let sym = csr_as_csc_symbolic(a);
             let mut buf = mem(colamd::order_scratch::<usize>(n, n, a.nnz()))?;
-            colamd::order(
-                &mut perm,
-                &mut perm_inv,
-                sym,
-                colamd::Control::default(),
-                MemStack::new(&mut buf),
-            )
-            .map_err(faer_err)?;
+            colamd::order(&mut perm, &mut perm_inv, sym, colamd::Control::default(), MemStack::new(&mut buf)).map_err(faer_err)?;
         }
     }
     Ok(perm)
@@ -160,16 +143,7 @@ fn compute_ordering(a: &CsrMatrix, ordering: Ordering) -> Result<Vec<usize>> {
 impl DirectSolver {
     /// A solver of the given kind; nothing is computed before [`Self::factorize`].
     pub fn new(kind: DirectKind, ordering: Ordering) -> Self {
-        Self {
-            kind,
-            ordering,
-            n: 0,
-            pattern: None,
-            symbolic: Symbolic::None,
-            numeric: Numeric::None,
-            ldl: LdlNumeric::default(),
-            symbolic_count: 0,
-        }
+        Self { kind, ordering, n: 0, pattern: None, symbolic: Symbolic::None, numeric: Numeric::None, ldl: LdlNumeric::default(), symbolic_count: 0 }
     }
 
     /// The factorization kind.
@@ -223,10 +197,7 @@ impl DirectSolver {
     pub fn factorize(&mut self, a: &CsrMatrix) -> Result<()> {
         self.numeric = Numeric::None;
         if !a.is_square() {
-            return Err(LinalgError::NotSquare {
-                nrows: a.nrows(),
-                ncols: a.ncols(),
-            });
+            return Err(LinalgError::NotSquare { nrows: a.nrows(), ncols: a.ncols() });
         }
         let n = a.nrows();
         let same = matches!(&self.pattern, Some((rp, ci)) if rp.as_slice() == a.row_ptr() && ci.as_slice() == a.col_idx());
@@ -254,30 +225,20 @@ impl DirectSolver {
     fn analyse(&mut self, a: &CsrMatrix) -> Result<()> {
         let n = a.nrows();
         self.symbolic = match self.kind {
-            DirectKind::Ldlt | DirectKind::Llt => Symbolic::Ldlt(Box::new(LdlSymbolic::new(
-                a,
-                compute_ordering(a, self.ordering)?,
-            )?)),
+            DirectKind::Ldlt | DirectKind::Llt => Symbolic::Ldlt(Box::new(LdlSymbolic::new(a, compute_ordering(a, self.ordering)?)?)),
             _ if n == 0 => Symbolic::None,
             DirectKind::Lu => {
                 let at = a.transpose(); // CSR of Aᵀ = CSC of A
-                let s =
-                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                let s = SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
                 // faer's simplicial LU panics on an exactly zero pivot; the
                 // supernodal variant reports it through non-finite factors.
-                let params = LuSymbolicParams {
-                    supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-                    ..Default::default()
-                };
+                let params = LuSymbolicParams { supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL, ..Default::default() };
                 Symbolic::Lu(factorize_symbolic_lu(s, params).map_err(faer_err)?)
             }
             DirectKind::Qr => {
                 let at = a.transpose();
-                let s =
-                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
-                Symbolic::Qr(Box::new(
-                    factorize_symbolic_qr(s, QrSymbolicParams::default()).map_err(faer_err)?,
-                ))
+                let s = SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                Symbolic::Qr(Box::new(factorize_symbolic_qr(s, QrSymbolicParams::default()).map_err(faer_err)?))
             }
         };
         Ok(())
@@ -290,48 +251,28 @@ impl DirectSolver {
             Symbolic::Ldlt(_) => Err(LinalgError::NotFactorized),
             Symbolic::Lu(sym) => {
                 let at = a.transpose();
-                let s =
-                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                let s = SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
                 let mat = SparseColMatRef::new(s, at.values());
                 let mut numeric = NumericLu::new();
-                let mut buf =
-                    mem(sym.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()))?;
+                let mut buf = mem(sym.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()))?;
                 let res = no_panic(|| {
-                    sym.factorize_numeric_lu::<f64>(
-                        &mut numeric,
-                        mat,
-                        Par::Seq,
-                        MemStack::new(&mut buf),
-                        Default::default(),
-                    )
-                    .map(|_| ())
+                    sym.factorize_numeric_lu::<f64>(&mut numeric, mat, Par::Seq, MemStack::new(&mut buf), Default::default()).map(|_| ())
                 })?;
                 res.map_err(|e| match e {
-                    LuError::SymbolicSingular { index } => {
-                        LinalgError::Singular(format!("structurally singular at column {index}"))
-                    }
+                    LuError::SymbolicSingular { index } => LinalgError::Singular(format!("structurally singular at column {index}")),
                     LuError::Generic(g) => faer_err(g),
                 })?;
                 Ok(Numeric::Lu(Box::new(numeric)))
             }
             Symbolic::Qr(sym) => {
                 let at = a.transpose();
-                let s =
-                    SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
+                let s = SymbolicSparseColMatRef::new_checked(n, n, at.row_ptr(), None, at.col_idx());
                 let mat = SparseColMatRef::new(s, at.values());
                 let mut indices = vec![0usize; sym.len_idx()];
                 let mut values = vec![0.0f64; sym.len_val()];
-                let mut buf =
-                    mem(sym.factorize_numeric_qr_scratch::<f64>(Par::Seq, Default::default()))?;
+                let mut buf = mem(sym.factorize_numeric_qr_scratch::<f64>(Par::Seq, Default::default()))?;
                 no_panic(|| {
-                    sym.factorize_numeric_qr::<f64>(
-                        &mut indices,
-                        &mut values,
-                        mat,
-                        Par::Seq,
-                        MemStack::new(&mut buf),
-                        Default::default(),
-                    );
+                    sym.factorize_numeric_qr::<f64>(&mut indices, &mut values, mat, Par::Seq, MemStack::new(&mut buf), Default::default());
                 })?;
                 Ok(Numeric::Qr { indices, values })
             }
@@ -351,11 +292,7 @@ impl DirectSolver {
     /// `x = A⁻¹ b` into `x` (convenience wrapper of [`Self::solve_in_place`]).
     pub fn solve(&self, b: &[f64], x: &mut [f64]) -> Result<()> {
         if b.len() != x.len() {
-            return Err(LinalgError::DimensionMismatch {
-                what: "solve output x",
-                expected: b.len(),
-                found: x.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "solve output x", expected: b.len(), found: x.len() });
         }
         x.copy_from_slice(b);
         self.solve_in_place(x)
@@ -371,11 +308,7 @@ impl DirectSolver {
         let n = self.n;
         let expected = n.saturating_mul(ncols);
         if rhs.len() != expected {
-            return Err(LinalgError::DimensionMismatch {
-                what: "right-hand side (dim * ncols)",
-                expected,
-                found: rhs.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "right-hand side (dim * ncols)", expected, found: rhs.len() });
         }
         if n == 0 || ncols == 0 {
             return Ok(());
@@ -421,11 +354,8 @@ impl DirectSolver {
             return Err(LinalgError::NotFactorized);
         }
         let n = self.n;
-        let len = n.checked_mul(n).ok_or(LinalgError::DimensionMismatch {
-            what: "dense inverse (n * n overflows)",
-            expected: usize::MAX,
-            found: n,
-        })?;
+        let len =
+            n.checked_mul(n).ok_or(LinalgError::DimensionMismatch { what: "dense inverse (n * n overflows)", expected: usize::MAX, found: n })?;
         let mut out = vec![0.0f64; len];
         for j in 0..n {
             out[j * n + j] = 1.0;

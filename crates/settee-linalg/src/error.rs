@@ -43,9 +43,7 @@ pub enum LinalgError {
     #[error("invalid sparse structure: {0}")]
     InvalidStructure(String),
     /// `solve` was called before a successful `factorize`.
-    #[error(
-        "no valid factorization available (factorize first, or the last factorization failed)"
-    )]
+    #[error("no valid factorization available (factorize first, or the last factorization failed)")]
     NotFactorized,
     /// A zero pivot `D(k,k)` was met by the LDLᵀ factorization (in permuted numbering).
     #[error("LDL^T factorization failed: zero pivot at (permuted) index {index}")]

@@ -113,18 +113,12 @@ impl LdlSymbolic {
     pub(crate) fn new(a: &CsrMatrix, perm: Vec<usize>) -> Result<Self> {
         let n = a.nrows();
         if perm.len() != n {
-            return Err(LinalgError::DimensionMismatch {
-                what: "permutation",
-                expected: n,
-                found: perm.len(),
-            });
+            return Err(LinalgError::DimensionMismatch { what: "permutation", expected: n, found: perm.len() });
         }
         let mut invperm = vec![NONE; n];
         for (k, &p) in perm.iter().enumerate() {
             if p >= n || invperm[p] != NONE {
-                return Err(LinalgError::InvalidStructure(
-                    "ordering is not a permutation".into(),
-                ));
+                return Err(LinalgError::InvalidStructure("ordering is not a permutation".into()));
             }
             invperm[p] = k;
         }
@@ -327,9 +321,7 @@ impl LdlSymbolic {
                 }
                 let s = col2sn[i];
                 let pat = &rows[row_ptr[s]..row_ptr[s + 1]];
-                let local = pat.binary_search(&k).map_err(|_| {
-                    LinalgError::InvalidStructure("supernode pattern misses an entry".into())
-                })?;
+                let local = pat.binary_search(&k).map_err(|_| LinalgError::InvalidStructure("supernode pattern misses an entry".into()))?;
                 let q = fillp[s];
                 fillp[s] += 1;
                 amap_dst[q] = (i - sn_ptr[s]) * pat.len() + local;
@@ -340,11 +332,7 @@ impl LdlSymbolic {
         // CSR values, writes inside one (small, cache-resident) block.
         for s in 0..ns {
             let r = amap_ptr[s]..amap_ptr[s + 1];
-            let mut pairs: Vec<(usize, usize)> = amap_src[r.clone()]
-                .iter()
-                .copied()
-                .zip(amap_dst[r.clone()].iter().copied())
-                .collect();
+            let mut pairs: Vec<(usize, usize)> = amap_src[r.clone()].iter().copied().zip(amap_dst[r.clone()].iter().copied()).collect();
             pairs.sort_unstable();
             for (q, (p, d)) in r.zip(pairs) {
                 amap_dst[q] = d;
@@ -352,22 +340,7 @@ impl LdlSymbolic {
             }
         }
 
-        Ok(Self {
-            n,
-            a_nnz: a.nnz(),
-            perm,
-            l_nnz,
-            sn_ptr,
-            col2sn,
-            row_ptr,
-            rows,
-            val_ptr,
-            amap_ptr,
-            amap_dst,
-            amap_src,
-            max_rows,
-            max_cols,
-        })
+        Ok(Self { n, a_nnz: a.nnz(), perm, l_nnz, sn_ptr, col2sn, row_ptr, rows, val_ptr, amap_ptr, amap_dst, amap_src, max_rows, max_cols })
     }
 
     /// Number of stored (strictly lower) entries of the scalar factor `L`.
@@ -386,9 +359,7 @@ impl LdlSymbolic {
     /// ([`LinalgError::ZeroPivot`]).
     pub(crate) fn factorize(&self, a: &CsrMatrix, num: &mut LdlNumeric, spd: bool) -> Result<()> {
         if a.nrows() != self.n || a.nnz() != self.a_nnz {
-            return Err(LinalgError::InvalidStructure(
-                "matrix pattern differs from the symbolic analysis".into(),
-            ));
+            return Err(LinalgError::InvalidStructure("matrix pattern differs from the symbolic analysis".into()));
         }
         let n = self.n;
         let ns = self.sn_ptr.len() - 1;
@@ -424,26 +395,10 @@ impl LdlSymbolic {
     }
 
     #[inline(always)]
-    fn factorize_impl<const SIMD: bool>(
-        &self,
-        a: &CsrMatrix,
-        num: &mut LdlNumeric,
-        spd: bool,
-    ) -> Result<()> {
+    fn factorize_impl<const SIMD: bool>(&self, a: &CsrMatrix, num: &mut LdlNumeric, spd: bool) -> Result<()> {
         let ns = self.sn_ptr.len() - 1;
         let avals = a.values();
-        let LdlNumeric {
-            values,
-            d,
-            inv_d,
-            map,
-            head,
-            next,
-            pos,
-            rel,
-            w,
-            ap,
-        } = num;
+        let LdlNumeric { values, d, inv_d, map, head, next, pos, rel, w, ap } = num;
         for s in 0..ns {
             let (f, l) = (self.sn_ptr[s], self.sn_ptr[s + 1]);
             let cs = l - f;
@@ -484,35 +439,9 @@ impl LdlSymbolic {
                 }
                 let wp = pack_w(w, lblock, ld_d, p0, k, dvals);
                 if rel[m - 1] - rel[0] == m - 1 {
-                    syrk_update::<SIMD, _>(
-                        ls,
-                        ld_s,
-                        Contig(rel[0]),
-                        0,
-                        lblock,
-                        ld_d,
-                        p0,
-                        m,
-                        k,
-                        cd,
-                        wp,
-                        ap,
-                    );
+                    syrk_update::<SIMD, _>(ls, ld_s, Contig(rel[0]), 0, lblock, ld_d, p0, m, k, cd, wp, ap);
                 } else {
-                    syrk_update::<SIMD, _>(
-                        ls,
-                        ld_s,
-                        Indexed(rel),
-                        0,
-                        lblock,
-                        ld_d,
-                        p0,
-                        m,
-                        k,
-                        cd,
-                        wp,
-                        ap,
-                    );
+                    syrk_update::<SIMD, _>(ls, ld_s, Indexed(rel), 0, lblock, ld_d, p0, m, k, cd, wp, ap);
                 }
                 pos[dd] = p0 + k;
                 if k < m {
@@ -532,20 +461,7 @@ impl LdlSymbolic {
                 if b0 > 0 {
                     let (left, right) = ls.split_at_mut(b0 * ld_s);
                     let wp = pack_w(w, left, ld_s, b0, bn, &d[f..f + b0]);
-                    syrk_update::<SIMD, _>(
-                        right,
-                        ld_s,
-                        Contig(b0),
-                        b0,
-                        left,
-                        ld_s,
-                        b0,
-                        ld_s - b0,
-                        bn,
-                        b0,
-                        wp,
-                        ap,
-                    );
+                    syrk_update::<SIMD, _>(right, ld_s, Contig(b0), b0, left, ld_s, b0, ld_s - b0, bn, b0, wp, ap);
                 }
                 let mut j0 = b0;
                 while j0 < b0 + bn {
@@ -554,20 +470,7 @@ impl LdlSymbolic {
                         let (left, right) = ls.split_at_mut(j0 * ld_s);
                         let left = &left[b0 * ld_s..];
                         let wp = pack_w(w, left, ld_s, j0, nb, &d[f + b0..f + j0]);
-                        syrk_update::<SIMD, _>(
-                            right,
-                            ld_s,
-                            Contig(j0),
-                            j0,
-                            left,
-                            ld_s,
-                            j0,
-                            ld_s - j0,
-                            nb,
-                            j0 - b0,
-                            wp,
-                            ap,
-                        );
+                        syrk_update::<SIMD, _>(right, ld_s, Contig(j0), j0, left, ld_s, j0, ld_s - j0, nb, j0 - b0, wp, ap);
                     }
                     for j in j0..j0 + nb {
                         let (left, right) = ls.split_at_mut(j * ld_s);
@@ -581,8 +484,7 @@ impl LdlSymbolic {
                         }
                         let dj = col_j[0];
                         let bad = if spd {
-                            dj.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater)
-                                || !dj.is_finite()
+                            dj.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) || !dj.is_finite()
                         } else {
                             dj == 0.0 || !dj.is_finite()
                         };
@@ -703,9 +605,7 @@ impl LdlSymbolic {
                 for j in (0..nc4).step_by(4) {
                     let c = |q: usize| &block[(j + q) * ld + cs..(j + q + 1) * ld];
                     let (x0, x1, x2, x3) = (xs[j], xs[j + 1], xs[j + 2], xs[j + 3]);
-                    for ((((y, &a0), &a1), &a2), &a3) in
-                        t.iter_mut().zip(c(0)).zip(c(1)).zip(c(2)).zip(c(3))
-                    {
+                    for ((((y, &a0), &a1), &a2), &a3) in t.iter_mut().zip(c(0)).zip(c(1)).zip(c(2)).zip(c(3)) {
                         *y += (a0 * x0 + a1 * x1) + (a2 * x2 + a3 * x3);
                     }
                 }
@@ -785,14 +685,7 @@ const NR: usize = 4;
 /// `b * NR * cd`, stored `t`-major (the block's `jn` values of one `t`
 /// consecutive).
 #[inline(always)]
-fn pack_w<'w>(
-    w: &'w mut Vec<f64>,
-    lblock: &[f64],
-    ld: usize,
-    r0: usize,
-    k: usize,
-    dvals: &[f64],
-) -> &'w [f64] {
+fn pack_w<'w>(w: &'w mut Vec<f64>, lblock: &[f64], ld: usize, r0: usize, k: usize, dvals: &[f64]) -> &'w [f64] {
     let cd = dvals.len();
     let len = k * cd;
     if w.len() < len {
@@ -805,9 +698,7 @@ fn pack_w<'w>(
         let blk = &mut wp[j0 * cd..(j0 + jn) * cd];
         if jn == NR {
             for (t, (wt, &dt)) in blk.chunks_exact_mut(NR).zip(dvals).enumerate() {
-                let col: &[f64; NR] = lblock[t * ld + r0 + j0..t * ld + r0 + j0 + NR]
-                    .try_into()
-                    .unwrap();
+                let col: &[f64; NR] = lblock[t * ld + r0 + j0..t * ld + r0 + j0 + NR].try_into().unwrap();
                 for (x, &l) in wt.iter_mut().zip(col) {
                     *x = l * dt;
                 }
@@ -833,15 +724,7 @@ trait RowMap: Copy {
     /// columns `j0..j0 + NB`, destination columns `cols`) from `dst`
     /// (leading dimension `ld`); entries with row < column (upper triangle)
     /// are skipped.
-    fn sub<const MR: usize, const NB: usize>(
-        self,
-        dst: &mut [f64],
-        ld: usize,
-        cols: &[usize; NB],
-        j0: usize,
-        i0: usize,
-        acc: &[[f64; MR]; NB],
-    );
+    fn sub<const MR: usize, const NB: usize>(self, dst: &mut [f64], ld: usize, cols: &[usize; NB], j0: usize, i0: usize, acc: &[[f64; MR]; NB]);
 }
 
 /// Source row `i` goes to destination row `r0 + i`.
@@ -858,15 +741,7 @@ impl RowMap for Contig {
         self.0 + i
     }
     #[inline(always)]
-    fn sub<const MR: usize, const NB: usize>(
-        self,
-        dst: &mut [f64],
-        ld: usize,
-        cols: &[usize; NB],
-        j0: usize,
-        i0: usize,
-        acc: &[[f64; MR]; NB],
-    ) {
+    fn sub<const MR: usize, const NB: usize>(self, dst: &mut [f64], ld: usize, cols: &[usize; NB], j0: usize, i0: usize, acc: &[[f64; MR]; NB]) {
         if i0 + 1 >= j0 + NB {
             for (&c, a) in cols.iter().zip(acc) {
                 let base = c * ld + self.0 + i0;
@@ -895,15 +770,7 @@ impl RowMap for Indexed<'_> {
         self.0[i]
     }
     #[inline(always)]
-    fn sub<const MR: usize, const NB: usize>(
-        self,
-        dst: &mut [f64],
-        ld: usize,
-        cols: &[usize; NB],
-        j0: usize,
-        i0: usize,
-        acc: &[[f64; MR]; NB],
-    ) {
+    fn sub<const MR: usize, const NB: usize>(self, dst: &mut [f64], ld: usize, cols: &[usize; NB], j0: usize, i0: usize, acc: &[[f64; MR]; NB]) {
         let rel: &[usize; MR] = self.0[i0..i0 + MR].try_into().unwrap();
         if i0 + 1 >= j0 + NB {
             for (&c, a) in cols.iter().zip(acc) {
@@ -929,12 +796,7 @@ impl RowMap for Indexed<'_> {
 /// `factorize_avx2`) and `MR` is a multiple of 4: the same operations on
 /// every element, hence bitwise the same result.
 #[inline(always)]
-fn tile_any<const SIMD: bool, const MR: usize, const NB: usize>(
-    a: &[f64],
-    lda: usize,
-    row: usize,
-    wp: &[f64],
-) -> [[f64; MR]; NB] {
+fn tile_any<const SIMD: bool, const MR: usize, const NB: usize>(a: &[f64], lda: usize, row: usize, wp: &[f64]) -> [[f64; MR]; NB] {
     #[cfg(target_arch = "x86_64")]
     {
         if SIMD && MR.is_multiple_of(4) && MR <= 8 {
@@ -954,16 +816,8 @@ fn tile_any<const SIMD: bool, const MR: usize, const NB: usize>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn tile_avx2<const MR: usize, const NB: usize>(
-    a: &[f64],
-    lda: usize,
-    row: usize,
-    wp: &[f64],
-) -> [[f64; MR]; NB] {
-    use core::arch::x86_64::{
-        __m256d, _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd,
-        _mm256_setzero_pd, _mm256_storeu_pd,
-    };
+unsafe fn tile_avx2<const MR: usize, const NB: usize>(a: &[f64], lda: usize, row: usize, wp: &[f64]) -> [[f64; MR]; NB] {
+    use core::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_broadcast_sd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd};
     let mut out = [[0.0f64; MR]; NB];
     let nv = MR / 4;
     let cd = wp.len() / NB;
@@ -978,11 +832,7 @@ unsafe fn tile_avx2<const MR: usize, const NB: usize>(
         // inside `a` (asserted above); `loadu` has no alignment requirement.
         let p = a.as_ptr().add(t * lda + row);
         let a0 = _mm256_loadu_pd(p);
-        let a1 = if nv == 2 {
-            _mm256_loadu_pd(p.add(4))
-        } else {
-            a0
-        };
+        let a1 = if nv == 2 { _mm256_loadu_pd(p.add(4)) } else { a0 };
         for (accj, wj) in acc.iter_mut().zip(w) {
             let wv = _mm256_broadcast_sd(wj);
             accj[0] = _mm256_add_pd(accj[0], _mm256_mul_pd(a0, wv));
@@ -1003,12 +853,7 @@ unsafe fn tile_avx2<const MR: usize, const NB: usize>(
 /// Register tile: `acc[jj][ii] = Σ_t a[t * lda + row + ii] * wp[t * NB + jj]`,
 /// accumulated in increasing `t` from `0.0`.
 #[inline(always)]
-fn tile<const MR: usize, const NB: usize>(
-    a: &[f64],
-    lda: usize,
-    row: usize,
-    wp: &[f64],
-) -> [[f64; MR]; NB] {
+fn tile<const MR: usize, const NB: usize>(a: &[f64], lda: usize, row: usize, wp: &[f64]) -> [[f64; MR]; NB] {
     let mut acc = [[0.0f64; MR]; NB];
     let cd = wp.len() / NB;
     if cd == 0 {
@@ -1196,9 +1041,7 @@ mod tests {
     fn block_spd(nodes: usize, seed: u64) -> CsrMatrix {
         let mut state = seed;
         let mut rnd = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             ((state >> 11) as f64) / ((1u64 << 53) as f64)
         };
         let n = 3 * nodes;
@@ -1235,8 +1078,7 @@ mod tests {
             sym.factorize(&a, &mut dispatched, false).unwrap();
             let mut baseline = dispatched.clone();
             baseline.values.fill(0.0);
-            sym.factorize_impl::<false>(&a, &mut baseline, false)
-                .unwrap();
+            sym.factorize_impl::<false>(&a, &mut baseline, false).unwrap();
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&dispatched.values), bits(&baseline.values));
             assert_eq!(bits(&dispatched.d), bits(&baseline.d));
@@ -1250,11 +1092,7 @@ mod tests {
             // and it solves the system
             let mut r = vec![0.0; n];
             a.mul_vec(&x1, &mut r).unwrap();
-            let err = r
-                .iter()
-                .zip(&b)
-                .map(|(p, q)| (p - q).abs())
-                .fold(0.0, f64::max);
+            let err = r.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
             assert!(err < 1e-12, "residual {err}");
         }
     }

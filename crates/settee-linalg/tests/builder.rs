@@ -12,11 +12,7 @@ fn assemble(b: &mut MatrixBuilder, nodes: usize, step: u64) {
         let mut k = [[0.0; 3]; 3];
         for (r, row) in k.iter_mut().enumerate() {
             for (s, v) in row.iter_mut().enumerate() {
-                *v = if r == s {
-                    10.0 + rng.unit()
-                } else {
-                    rng.range(-1.0, 1.0)
-                };
+                *v = if r == s { 10.0 + rng.unit() } else { rng.range(-1.0, 1.0) };
             }
         }
         let neg = k.map(|row| row.map(|v| -v));
@@ -49,18 +45,10 @@ fn pattern_reuse_gives_identical_values_to_fresh_build() {
         assert_eq!(a.row_ptr(), f.row_ptr());
         assert_eq!(a.col_idx(), f.col_idx());
         // bitwise identical values
-        let same = a
-            .values()
-            .iter()
-            .zip(f.values())
-            .all(|(x, y)| x.to_bits() == y.to_bits());
+        let same = a.values().iter().zip(f.values()).all(|(x, y)| x.to_bits() == y.to_bits());
         assert!(same, "step {step}");
     }
-    assert_eq!(
-        b.rebuild_count(),
-        1,
-        "later steps must take the replay path"
-    );
+    assert_eq!(b.rebuild_count(), 1, "later steps must take the replay path");
 }
 
 #[test]
@@ -94,10 +82,7 @@ fn divergent_sequence_falls_back_to_rebuild() {
     let a = b.finish().clone();
     assert!(b.pattern_changed());
     assert_eq!(b.rebuild_count(), 2);
-    assert_eq!(
-        a.to_dense(),
-        vec![1.5, 0.0, 0.0, 2.5, 0.0, 0.0, 0.0, 0.0, 3.5]
-    );
+    assert_eq!(a.to_dense(), vec![1.5, 0.0, 0.0, 2.5, 0.0, 0.0, 0.0, 0.0, 3.5]);
 
     // Same set of entries in another order: rebuilt, same pattern -> not changed.
     b.clear_values();
@@ -107,10 +92,7 @@ fn divergent_sequence_falls_back_to_rebuild() {
     let a = b.finish().clone();
     assert_eq!(b.rebuild_count(), 3);
     assert!(!b.pattern_changed());
-    assert_eq!(
-        a.to_dense(),
-        vec![3.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0]
-    );
+    assert_eq!(a.to_dense(), vec![3.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
 
     // Fewer insertions than recorded (a prefix): rebuilt without the missing entry.
     b.clear_values();
@@ -119,10 +101,7 @@ fn divergent_sequence_falls_back_to_rebuild() {
     let a = b.finish().clone();
     assert_eq!(a.nnz(), 2);
     assert!(b.pattern_changed());
-    assert_eq!(
-        a.to_dense(),
-        vec![0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0]
-    );
+    assert_eq!(a.to_dense(), vec![0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
 
     // More insertions than recorded (recorded sequence is a prefix).
     b.clear_values();
@@ -138,39 +117,22 @@ fn divergent_sequence_falls_back_to_rebuild() {
 #[test]
 fn add_block_row_major_and_errors() {
     let mut b = MatrixBuilder::with_shape(3, 4);
-    b.add_block(1, 1, 2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-        .unwrap();
-    assert!(matches!(
-        b.add_block(0, 0, 2, 2, &[1.0; 3]),
-        Err(LinalgError::DimensionMismatch { .. })
-    ));
-    assert!(matches!(
-        b.add_block(2, 2, 2, 2, &[1.0; 4]),
-        Err(LinalgError::IndexOutOfBounds { .. })
-    ));
-    assert!(matches!(
-        b.add(3, 0, 1.0),
-        Err(LinalgError::IndexOutOfBounds { .. })
-    ));
-    assert!(matches!(
-        b.add(0, 4, 1.0),
-        Err(LinalgError::IndexOutOfBounds { .. })
-    ));
+    b.add_block(1, 1, 2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    assert!(matches!(b.add_block(0, 0, 2, 2, &[1.0; 3]), Err(LinalgError::DimensionMismatch { .. })));
+    assert!(matches!(b.add_block(2, 2, 2, 2, &[1.0; 4]), Err(LinalgError::IndexOutOfBounds { .. })));
+    assert!(matches!(b.add(3, 0, 1.0), Err(LinalgError::IndexOutOfBounds { .. })));
+    assert!(matches!(b.add(0, 4, 1.0), Err(LinalgError::IndexOutOfBounds { .. })));
     assert!(b.add_block3(1, 2, &[[0.0; 3]; 3]).is_err());
     assert!(b.add_block(usize::MAX, 0, 2, 1, &[1.0, 1.0]).is_err());
     assert_eq!(b.insertion_count(), 6, "failed adds insert nothing");
     let a = b.finish();
-    assert_eq!(
-        a.to_dense(),
-        vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0]
-    );
+    assert_eq!(a.to_dense(), vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0]);
 }
 
 #[test]
 fn add_block3_zeros_are_part_of_the_pattern() {
     let mut b = MatrixBuilder::new(3);
-    b.add_block3(0, 0, &[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-        .unwrap();
+    b.add_block3(0, 0, &[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]).unwrap();
     assert_eq!(b.finish().nnz(), 9);
 }
 
@@ -196,11 +158,7 @@ fn builder_dirichlet_keeps_fast_path_consistent() {
         b.apply_dirichlet(&[1]).unwrap();
         assert_eq!(b.pattern_changed(), step == 0, "step {step}");
         let a = b.matrix();
-        assert_eq!(
-            a.to_dense(),
-            vec![4.0 * s, 0.0, 0.5 * s, 0.0, 1.0, 0.0, 0.5 * s, 0.0, 5.0 * s],
-            "step {step}"
-        );
+        assert_eq!(a.to_dense(), vec![4.0 * s, 0.0, 0.5 * s, 0.0, 1.0, 0.0, 0.5 * s, 0.0, 5.0 * s], "step {step}");
         assert_eq!(a.nnz(), 9);
     }
     assert_eq!(b.rebuild_count(), 1);
@@ -276,13 +234,7 @@ fn call_strategy() -> impl Strategy<Value = Call> {
 fn assert_bitwise(a: &CsrMatrix, log: &[(usize, usize, f64)], what: &str) {
     let f = CsrMatrix::from_triplets(a.nrows(), a.ncols(), log).unwrap();
     assert!(a.same_pattern(&f), "{what}: pattern");
-    assert!(
-        a.values()
-            .iter()
-            .zip(f.values())
-            .all(|(p, q)| p.to_bits() == q.to_bits()),
-        "{what}: values"
-    );
+    assert!(a.values().iter().zip(f.values()).all(|(p, q)| p.to_bits() == q.to_bits()), "{what}: values");
 }
 
 use proptest::prelude::*;

@@ -8,14 +8,7 @@ use settee_linalg::{CsrMatrix, LinalgError};
 ///  [2, 0, 5],
 ///  [0, 7, 6]]   (4x3)
 fn hand() -> CsrMatrix {
-    CsrMatrix::try_from_parts(
-        4,
-        3,
-        vec![0, 2, 3, 5, 7],
-        vec![0, 2, 1, 0, 2, 1, 2],
-        vec![4.0, 1.0, 3.0, 2.0, 5.0, 7.0, 6.0],
-    )
-    .unwrap()
+    CsrMatrix::try_from_parts(4, 3, vec![0, 2, 3, 5, 7], vec![0, 2, 1, 0, 2, 1, 2], vec![4.0, 1.0, 3.0, 2.0, 5.0, 7.0, 6.0]).unwrap()
 }
 
 #[test]
@@ -31,8 +24,7 @@ fn mul_vec_hand_written() {
 fn mul_vec_accumulates_in_column_order_from_zero() {
     // Row [1e16, 1, -1e16] times ones: ((0 + 1e16) + 1) - 1e16 = 0 in f64
     // (1e16 + 1 rounds to 1e16); any other order would give 1.
-    let a =
-        CsrMatrix::try_from_parts(1, 3, vec![0, 3], vec![0, 1, 2], vec![1e16, 1.0, -1e16]).unwrap();
+    let a = CsrMatrix::try_from_parts(1, 3, vec![0, 3], vec![0, 1, 2], vec![1e16, 1.0, -1e16]).unwrap();
     let mut y = [0.0];
     a.mul_vec(&[1.0, 1.0, 1.0], &mut y).unwrap();
     assert_eq!(y[0], 0.0);
@@ -47,15 +39,9 @@ fn mul_vec_accumulates_in_column_order_from_zero() {
 fn mul_vec_dimension_mismatch_is_an_error() {
     let a = hand();
     let mut y = [0.0; 4];
-    assert!(matches!(
-        a.mul_vec(&[1.0, 2.0], &mut y),
-        Err(LinalgError::DimensionMismatch { .. })
-    ));
+    assert!(matches!(a.mul_vec(&[1.0, 2.0], &mut y), Err(LinalgError::DimensionMismatch { .. })));
     let mut y3 = [0.0; 3];
-    assert!(matches!(
-        a.mul_vec(&[1.0, 2.0, 3.0], &mut y3),
-        Err(LinalgError::DimensionMismatch { .. })
-    ));
+    assert!(matches!(a.mul_vec(&[1.0, 2.0, 3.0], &mut y3), Err(LinalgError::DimensionMismatch { .. })));
 }
 
 #[test]
@@ -92,10 +78,7 @@ fn transpose_and_dense() {
             assert_eq!(d[i * 3 + j], dt[j * 4 + i]);
         }
     }
-    assert_eq!(
-        d,
-        vec![4.0, 0.0, 1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 5.0, 0.0, 7.0, 6.0]
-    );
+    assert_eq!(d, vec![4.0, 0.0, 1.0, 0.0, 3.0, 0.0, 2.0, 0.0, 5.0, 0.0, 7.0, 6.0]);
     assert_eq!(t.transpose(), a);
     // columns sorted in the transpose
     for i in 0..t.nrows() {
@@ -111,10 +94,7 @@ fn invalid_structures_are_rejected() {
     // duplicate column
     assert!(CsrMatrix::try_from_parts(1, 3, vec![0, 2], vec![1, 1], vec![1.0, 1.0]).is_err());
     // column out of range
-    assert!(matches!(
-        CsrMatrix::try_from_parts(1, 2, vec![0, 1], vec![2], vec![1.0]),
-        Err(LinalgError::IndexOutOfBounds { .. })
-    ));
+    assert!(matches!(CsrMatrix::try_from_parts(1, 2, vec![0, 1], vec![2], vec![1.0]), Err(LinalgError::IndexOutOfBounds { .. })));
     // bad row_ptr length / end
     assert!(CsrMatrix::try_from_parts(2, 2, vec![0, 1], vec![0], vec![1.0]).is_err());
     assert!(CsrMatrix::try_from_parts(1, 2, vec![0, 2], vec![0], vec![1.0]).is_err());
@@ -129,12 +109,7 @@ fn invalid_structures_are_rejected() {
 
 #[test]
 fn from_triplets_sums_duplicates_in_order() {
-    let a = CsrMatrix::from_triplets(
-        2,
-        2,
-        &[(1, 0, 1e16), (0, 1, 3.0), (1, 0, 1.0), (1, 0, -1e16)],
-    )
-    .unwrap();
+    let a = CsrMatrix::from_triplets(2, 2, &[(1, 0, 1e16), (0, 1, 3.0), (1, 0, 1.0), (1, 0, -1e16)]).unwrap();
     assert_eq!(a.nnz(), 2);
     assert_eq!(a.get(0, 1), 3.0);
     assert_eq!(a.get(1, 0), 0.0); // (0 + 1e16 + 1) - 1e16 = 0 in insertion order
@@ -170,10 +145,7 @@ fn apply_dirichlet_expected_dense() {
     assert!(!a.apply_dirichlet(&[3]).unwrap());
     // out of range: error, matrix untouched
     let before = a.clone();
-    assert!(matches!(
-        a.apply_dirichlet(&[0, 4]),
-        Err(LinalgError::IndexOutOfBounds { .. })
-    ));
+    assert!(matches!(a.apply_dirichlet(&[0, 4]), Err(LinalgError::IndexOutOfBounds { .. })));
     assert_eq!(a, before);
 }
 

@@ -3,23 +3,14 @@ mod common;
 
 use common::{dense_solve, laplacian_1d, random_spd, random_vec, rel_err};
 use proptest::prelude::*;
-use settee_linalg::{
-    dense_inverse, det3, invert3, mul3_vec, mul3t_vec, CsrMatrix, DirectKind, DirectSolver,
-    LinalgError, MatrixBuilder, Ordering,
-};
+use settee_linalg::{dense_inverse, det3, invert3, mul3_vec, mul3t_vec, CsrMatrix, DirectKind, DirectSolver, LinalgError, MatrixBuilder, Ordering};
 
-const KINDS: [DirectKind; 4] = [
-    DirectKind::Ldlt,
-    DirectKind::Llt,
-    DirectKind::Lu,
-    DirectKind::Qr,
-];
+const KINDS: [DirectKind; 4] = [DirectKind::Ldlt, DirectKind::Llt, DirectKind::Lu, DirectKind::Qr];
 const ORDERINGS: [Ordering; 3] = [Ordering::Natural, Ordering::Amd, Ordering::Colamd];
 
 fn solve_with(kind: DirectKind, ord: Ordering, a: &CsrMatrix, b: &[f64]) -> Vec<f64> {
     let mut s = DirectSolver::new(kind, ord);
-    s.factorize(a)
-        .unwrap_or_else(|e| panic!("{kind:?}/{ord:?}: {e}"));
+    s.factorize(a).unwrap_or_else(|e| panic!("{kind:?}/{ord:?}: {e}"));
     let mut x = b.to_vec();
     s.solve_in_place(&mut x).unwrap();
     x
@@ -52,10 +43,7 @@ fn laplacian_known_solution() {
     for kind in KINDS {
         let x = solve_with(kind, Ordering::Natural, &a, &b);
         for (i, xi) in x.iter().enumerate() {
-            assert!(
-                (xi - (i + 1) as f64).abs() < 1e-12,
-                "{kind:?}: x[{i}] = {xi}"
-            );
+            assert!((xi - (i + 1) as f64).abs() < 1e-12, "{kind:?}: x[{i}] = {xi}");
         }
     }
 }
@@ -83,10 +71,7 @@ fn ldlt_natural_fill_of_tridiagonal() {
     let mut s = DirectSolver::new(DirectKind::Ldlt, Ordering::Natural);
     s.factorize(&a).unwrap();
     assert_eq!(s.l_nnz(), Some(9)); // no fill for a tridiagonal matrix
-    assert_eq!(
-        s.ldlt_permutation().unwrap(),
-        (0..10).collect::<Vec<_>>().as_slice()
-    );
+    assert_eq!(s.ldlt_permutation().unwrap(), (0..10).collect::<Vec<_>>().as_slice());
 }
 
 #[test]
@@ -171,15 +156,9 @@ fn llt_rejects_non_spd_without_panicking() {
     for ord in ORDERINGS {
         let mut s = DirectSolver::new(DirectKind::Llt, ord);
         let r = s.factorize(&a);
-        assert!(
-            matches!(r, Err(LinalgError::NotPositiveDefinite { .. })),
-            "{ord:?}: {r:?}"
-        );
+        assert!(matches!(r, Err(LinalgError::NotPositiveDefinite { .. })), "{ord:?}: {r:?}");
         let mut x = vec![1.0, 1.0];
-        assert!(matches!(
-            s.solve_in_place(&mut x),
-            Err(LinalgError::NotFactorized)
-        ));
+        assert!(matches!(s.solve_in_place(&mut x), Err(LinalgError::NotFactorized)));
     }
     // Negative definite.
     let a = CsrMatrix::from_dense(2, 2, &[-2.0, 0.0, 0.0, -1.0]).unwrap();
@@ -197,10 +176,7 @@ fn singular_matrices_give_errors() {
     // Zero pivot for LDLT: [[0,1],[1,0]] in natural order.
     let a = CsrMatrix::from_dense(2, 2, &[0.0, 1.0, 1.0, 0.0]).unwrap();
     let mut s = DirectSolver::new(DirectKind::Ldlt, Ordering::Natural);
-    assert!(matches!(
-        s.factorize(&a),
-        Err(LinalgError::ZeroPivot { index: 0 })
-    ));
+    assert!(matches!(s.factorize(&a), Err(LinalgError::ZeroPivot { index: 0 })));
     // Rank-deficient matrix for LU / QR / LDLT / LLT.
     let a = CsrMatrix::from_dense(3, 3, &[1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]).unwrap();
     for kind in KINDS {
@@ -228,27 +204,12 @@ fn bad_input_is_an_error_not_a_panic() {
     let rect = CsrMatrix::zeros(2, 3);
     for kind in KINDS {
         let mut s = DirectSolver::new(kind, Ordering::Natural);
-        assert!(matches!(
-            s.solve_in_place(&mut [1.0]),
-            Err(LinalgError::NotFactorized)
-        ));
-        assert!(matches!(
-            s.factorize(&rect),
-            Err(LinalgError::NotSquare { .. })
-        ));
+        assert!(matches!(s.solve_in_place(&mut [1.0]), Err(LinalgError::NotFactorized)));
+        assert!(matches!(s.factorize(&rect), Err(LinalgError::NotSquare { .. })));
         s.factorize(&laplacian_1d(4)).unwrap();
-        assert!(matches!(
-            s.solve_in_place(&mut [1.0; 3]),
-            Err(LinalgError::DimensionMismatch { .. })
-        ));
-        assert!(matches!(
-            s.solve(&[1.0; 4], &mut [0.0; 3]),
-            Err(LinalgError::DimensionMismatch { .. })
-        ));
-        assert!(matches!(
-            s.solve_many_in_place(&mut [1.0; 7], 2),
-            Err(LinalgError::DimensionMismatch { .. })
-        ));
+        assert!(matches!(s.solve_in_place(&mut [1.0; 3]), Err(LinalgError::DimensionMismatch { .. })));
+        assert!(matches!(s.solve(&[1.0; 4], &mut [0.0; 3]), Err(LinalgError::DimensionMismatch { .. })));
+        assert!(matches!(s.solve_many_in_place(&mut [1.0; 7], 2), Err(LinalgError::DimensionMismatch { .. })));
         // empty system
         s.factorize(&CsrMatrix::zeros(0, 0)).unwrap();
         s.solve_in_place(&mut []).unwrap();
@@ -316,10 +277,7 @@ fn factorization_is_deterministic() {
     for kind in KINDS {
         let x1 = solve_with(kind, Ordering::Amd, &a, &b);
         let x2 = solve_with(kind, Ordering::Amd, &a, &b);
-        assert!(
-            x1.iter().zip(&x2).all(|(p, q)| p.to_bits() == q.to_bits()),
-            "{kind:?}"
-        );
+        assert!(x1.iter().zip(&x2).all(|(p, q)| p.to_bits() == q.to_bits()), "{kind:?}");
     }
 }
 
@@ -346,20 +304,11 @@ fn invert3_values() {
 }
 
 fn kind_strategy() -> impl Strategy<Value = DirectKind> {
-    prop_oneof![
-        Just(DirectKind::Ldlt),
-        Just(DirectKind::Llt),
-        Just(DirectKind::Lu),
-        Just(DirectKind::Qr)
-    ]
+    prop_oneof![Just(DirectKind::Ldlt), Just(DirectKind::Llt), Just(DirectKind::Lu), Just(DirectKind::Qr)]
 }
 
 fn ordering_strategy() -> impl Strategy<Value = Ordering> {
-    prop_oneof![
-        Just(Ordering::Natural),
-        Just(Ordering::Amd),
-        Just(Ordering::Colamd)
-    ]
+    prop_oneof![Just(Ordering::Natural), Just(Ordering::Amd), Just(Ordering::Colamd)]
 }
 
 proptest! {
@@ -441,16 +390,11 @@ fn hex_grid_matrix(nx: usize, ny: usize, nz: usize, shift: f64) -> CsrMatrix {
                 ];
                 let t = 1.0 + 0.1 * ((e % 7) as f64);
                 e += 1;
-                let se = [
-                    [2.0 * t, 0.3 * t, 0.1 * t],
-                    [0.3 * t, 2.5 * t, 0.2 * t],
-                    [0.1 * t, 0.2 * t, 3.0 * t],
-                ];
+                let se = [[2.0 * t, 0.3 * t, 0.1 * t], [0.3 * t, 2.5 * t, 0.2 * t], [0.1 * t, 0.2 * t, 3.0 * t]];
                 for &na in &nodes {
                     for &nc in &nodes {
                         let w = if na == nc { 7.0 } else { -1.0 };
-                        b.add_block3(3 * na, 3 * nc, &se.map(|r| r.map(|v| w * v)))
-                            .unwrap();
+                        b.add_block3(3 * na, 3 * nc, &se.map(|r| r.map(|v| w * v))).unwrap();
                     }
                 }
             }
@@ -460,9 +404,7 @@ fn hex_grid_matrix(nx: usize, ny: usize, nz: usize, shift: f64) -> CsrMatrix {
         b.add(i, i, 0.5 - shift).unwrap();
     }
     b.finish();
-    let fixed: Vec<usize> = (0..nx * ny)
-        .flat_map(|k| [3 * k, 3 * k + 1, 3 * k + 2])
-        .collect();
+    let fixed: Vec<usize> = (0..nx * ny).flat_map(|k| [3 * k, 3 * k + 1, 3 * k + 2]).collect();
     b.apply_dirichlet(&fixed).unwrap();
     let a = b.matrix();
     let trip: Vec<_> = a.iter().filter(|&(_, _, v)| v != 0.0).collect();
@@ -506,13 +448,7 @@ fn fem_grid_indefinite_ldlt_works_llt_refuses() {
         let e = rel_err(&x, &xd);
         assert!(e < 1e-10, "{ord:?}: err {e}");
         let mut s = DirectSolver::new(DirectKind::Llt, ord);
-        assert!(
-            matches!(
-                s.factorize(&a),
-                Err(LinalgError::NotPositiveDefinite { .. })
-            ),
-            "{ord:?}"
-        );
+        assert!(matches!(s.factorize(&a), Err(LinalgError::NotPositiveDefinite { .. })), "{ord:?}");
     }
 }
 

@@ -6,11 +6,7 @@ use std::time::Instant;
 
 fn grid_assembly(b: &mut MatrixBuilder, g: usize, step: f64) {
     let idx = |x: usize, y: usize, z: usize| (x * g + y) * g + z;
-    let k = [
-        [4.0 + step, 0.5, 0.25],
-        [0.5, 4.0 + step, 0.5],
-        [0.25, 0.5, 4.0 + step],
-    ];
+    let k = [[4.0 + step, 0.5, 0.25], [0.5, 4.0 + step, 0.5], [0.25, 0.5, 4.0 + step]];
     let neg = k.map(|r| r.map(|v| -v / 6.0));
     for x in 0..g {
         for y in 0..g {
@@ -62,12 +58,7 @@ fn micro_timings() {
     b.apply_dirichlet(&[0, 1, 2]).unwrap();
     let a = b.matrix().clone();
     let rhs = common::random_vec(n, 1);
-    for kind in [
-        DirectKind::Ldlt,
-        DirectKind::Llt,
-        DirectKind::Lu,
-        DirectKind::Qr,
-    ] {
+    for kind in [DirectKind::Ldlt, DirectKind::Llt, DirectKind::Lu, DirectKind::Qr] {
         for ord in [Ordering::Natural, Ordering::Amd] {
             let mut s = DirectSolver::new(kind, ord);
             let t = Instant::now();
@@ -79,11 +70,7 @@ fn micro_timings() {
             let mut x = rhs.clone();
             let t = Instant::now();
             s.solve_in_place(&mut x).unwrap();
-            println!(
-                "{kind:?}/{ord:?}: symbolic+numeric {t1:?}, numeric only {t2:?}, solve {:?}, L_nnz {:?}",
-                t.elapsed(),
-                s.l_nnz()
-            );
+            println!("{kind:?}/{ord:?}: symbolic+numeric {t1:?}, numeric only {t2:?}, solve {:?}, L_nnz {:?}", t.elapsed(), s.l_nnz());
         }
     }
 }

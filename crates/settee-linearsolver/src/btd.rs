@@ -22,40 +22,17 @@
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl,
-    Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
 };
 use settee_linalg::CsrMatrix;
 
-use crate::common::{
-    step_error, step_warning, AssembledSystem, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA,
-};
+use crate::common::{step_error, step_warning, AssembledSystem, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
 
 static DATA: &[DataDecl] = &[
-    decl(
-        "verbose",
-        Bool,
-        "false",
-        "Dump system state at each iteration",
-    ),
-    decl(
-        "showProblem",
-        Bool,
-        "false",
-        "display debug information about subpartSolve computation",
-    ),
-    decl(
-        "subpartSolve",
-        Bool,
-        "false",
-        "Allows for the computation of a subpart of the system",
-    ),
-    decl(
-        "verification",
-        Bool,
-        "false",
-        "verification of the subpartSolve",
-    ),
+    decl("verbose", Bool, "false", "Dump system state at each iteration"),
+    decl("showProblem", Bool, "false", "display debug information about subpartSolve computation"),
+    decl("subpartSolve", Bool, "false", "Allows for the computation of a subpart of the system"),
+    decl("verification", Bool, "false", "verification of the subpartSolve"),
 ];
 
 static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
@@ -257,12 +234,7 @@ pub struct BtdMatrix {
 impl BtdMatrix {
     /// A zero matrix of `nb` block rows.
     pub fn new(nb: usize) -> BtdMatrix {
-        BtdMatrix {
-            nb,
-            data: vec![ZERO; 3 * nb],
-            aliased: 0,
-            dropped: 0,
-        }
+        BtdMatrix { nb, data: vec![ZERO; 3 * nb], aliased: 0, dropped: 0 }
     }
 
     /// Where entry `(i, j)` is stored: `(array index, row, column)` in SOFA's layout.
@@ -344,11 +316,7 @@ impl BtdFactor {
     /// block `i` cannot be inverted.
     pub fn new(diag: &[Block], lower: &[Block], upper: &[Block]) -> Result<BtdFactor, usize> {
         let nb = diag.len();
-        let mut f = BtdFactor {
-            alpha_inv: Vec::with_capacity(nb),
-            lambda: Vec::with_capacity(nb.saturating_sub(1)),
-            lower: lower.to_vec(),
-        };
+        let mut f = BtdFactor { alpha_inv: Vec::with_capacity(nb), lambda: Vec::with_capacity(nb.saturating_sub(1)), lower: lower.to_vec() };
         if nb == 0 {
             return Ok(f);
         }
@@ -434,14 +402,7 @@ impl Component for BtdLinearSolver {
 }
 
 impl settee_core::component::LinearSolver for BtdLinearSolver {
-    fn solve_system(
-        &mut self,
-        scene: &mut Scene,
-        scope: &MechScope,
-        factors: Mbk,
-        rhs: VecId,
-        solution: VecId,
-    ) -> SimResult {
+    fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let me = self.me;
         if !scope.size.is_multiple_of(BS) {
             return Err(step_error(scene, me, format!("the system has {} unknowns, not a multiple of the 6×6 blocks of BTDMatrix6d", scope.size))
@@ -452,10 +413,7 @@ impl settee_core::component::LinearSolver for BtdLinearSolver {
         // the constraints clear anything.
         let rows_later = !mech::has_block_projections(scene, scope);
         let matrix = if rows_later {
-            let opts = AssemblyOptions {
-                projective_constraints: false,
-                ..AssemblyOptions::default()
-            };
+            let opts = AssemblyOptions { projective_constraints: false, ..AssemblyOptions::default() };
             let builder = self.system.assemble_with(scene, scope, factors, &opts)?;
             let mut m = BtdMatrix::from_csr(builder.matrix());
             for r in mech::projected_rows(scene, scope) {
@@ -499,9 +457,7 @@ mod tests {
     use super::*;
 
     fn lcg(seed: &mut u64) -> f64 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 
@@ -511,9 +467,7 @@ mod tests {
         let mut m: Vec<Vec<f64>> = a.to_vec();
         let mut x = b.to_vec();
         for k in 0..n {
-            let p = (k..n)
-                .max_by(|&i, &j| m[i][k].abs().partial_cmp(&m[j][k].abs()).unwrap())
-                .unwrap();
+            let p = (k..n).max_by(|&i, &j| m[i][k].abs().partial_cmp(&m[j][k].abs()).unwrap()).unwrap();
             m.swap(k, p);
             x.swap(k, p);
             for i in k + 1..n {
@@ -625,22 +579,12 @@ mod tests {
         let m = BtdMatrix::from_csr(&csr);
         assert_eq!((m.aliased, m.dropped), (0, 0));
         let (d2, l2, u2) = m.diagonals();
-        assert_eq!(
-            (d2, l2[1..].to_vec(), u2[..nb - 1].to_vec()),
-            (diag.clone(), lower[1..].to_vec(), upper[..nb - 1].to_vec())
-        );
+        assert_eq!((d2, l2[1..].to_vec(), u2[..nb - 1].to_vec()), (diag.clone(), lower[1..].to_vec(), upper[..nb - 1].to_vec()));
         // a single block
         let f1 = BtdFactor::new(&diag[..1], &[ZERO], &[ZERO]).unwrap();
         let mut x1 = vec![0.0; BS];
         f1.solve(&b[..BS], &mut x1);
-        assert_eq!(
-            x1,
-            block_vec(
-                &invert_block(&diag[0]).unwrap(),
-                &b[..BS].try_into().unwrap()
-            )
-            .to_vec()
-        );
+        assert_eq!(x1, block_vec(&invert_block(&diag[0]).unwrap(), &b[..BS].try_into().unwrap()).to_vec());
     }
 
     /// SOFA's `BTDMatrix::add` stores block `(bi, bj)` at `data[3·bi + bj − bi + 1]` without a
@@ -670,10 +614,7 @@ mod tests {
         }
         let (d, l, u) = m.diagonals();
         assert_eq!((l[1][0][0], u[0][0][0]), (0.0, 0.0));
-        assert_eq!(
-            l[5][2][1], 2.5,
-            "the aliased value is not in the cleared band"
-        );
+        assert_eq!(l[5][2][1], 2.5, "the aliased value is not in the cleared band");
         assert_eq!(d[0], {
             let mut id = ZERO;
             for (i, row) in id.iter_mut().enumerate() {

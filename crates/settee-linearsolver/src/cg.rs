@@ -3,7 +3,9 @@
 
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::MechScope;
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimResult, TemplateRule, Value, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimResult, TemplateRule, Value, VecId,
+};
 
 use crate::common::{step_warning, AssembledSystem, GRAPH_SCATTERED, ITERATIVE_LINKS, ITERATIVE_TEMPLATES, MATRIX_SOLVER_DATA};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
@@ -172,7 +174,8 @@ fn create(args: &CreateArgs) -> Box<dyn Component> {
 /// Reads SOFA's unsigned `iterations`.
 pub(crate) fn read_iterations(cx: &InitCtx, iterations: settee_core::DataRef<settee_core::data_ref::Int>) -> SimResult<u64> {
     let n = cx.data().get(iterations);
-    u64::try_from(n).map_err(|_| cx.error(format!("iterations = {n} is negative")).hint("give the maximum number of iterations as a non-negative integer"))
+    u64::try_from(n)
+        .map_err(|_| cx.error(format!("iterations = {n} is negative")).hint("give the maximum number of iterations as a non-negative integer"))
 }
 
 /// Reads a tolerance that SOFA resets to 1e-5 when negative.

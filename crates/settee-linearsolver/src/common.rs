@@ -102,13 +102,7 @@ impl AssembledSystem {
     }
 
     /// Builds the contributions `opts` selects into the kept builder.
-    pub fn assemble_with(
-        &mut self,
-        scene: &mut Scene,
-        scope: &MechScope,
-        factors: Mbk,
-        opts: &AssemblyOptions,
-    ) -> SimResult<&mut MatrixBuilder> {
+    pub fn assemble_with(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, opts: &AssemblyOptions) -> SimResult<&mut MatrixBuilder> {
         self.build_side(scene, scope, factors)?;
         let builder = self.builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
         mech::assemble_with(scene, scope, factors, opts, builder)?;

@@ -22,7 +22,13 @@ static DATA: &[DataDecl] = &[
 ];
 
 static LINKS: &[LinkDecl] = &[
-    LinkDecl { name: "linearSystems", target: Roles::LINEAR_SYSTEM, to_node_or_state: false, multi: true, help: "List of linear systems to assemble" },
+    LinkDecl {
+        name: "linearSystems",
+        target: Roles::LINEAR_SYSTEM,
+        to_node_or_state: false,
+        multi: true,
+        help: "List of linear systems to assemble",
+    },
     LinkDecl {
         name: "solverLinearSystem",
         target: Roles::LINEAR_SYSTEM,
@@ -136,10 +142,14 @@ impl Component for CompositeLinearSystem {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (list, solver) = members(cx.scene, cx.id);
         if list.is_empty() {
-            return Err(cx.error("at least one linear system must be provided").hint("list the systems in `linearSystems=\"@a @b\"` (and name the solved one in `solverLinearSystem`)"));
+            return Err(cx
+                .error("at least one linear system must be provided")
+                .hint("list the systems in `linearSystems=\"@a @b\"` (and name the solved one in `solverLinearSystem`)"));
         }
         let Some(solver) = solver else {
-            return Err(cx.error("at least one linear system with a compatible type must be provided").hint("list a MatrixLinearSystem in `linearSystems`"));
+            return Err(cx
+                .error("at least one linear system with a compatible type must be provided")
+                .hint("list a MatrixLinearSystem in `linearSystems`"));
         };
         for &s in &list {
             if !is_assembled_system(cx.scene, s) {

@@ -9,7 +9,10 @@
 
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, Value, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule,
+    Value, VecId,
+};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, LinalgError, Ordering};
 
 use crate::common::{step_error, AssembledSystem, DIRECT_TEMPLATES, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA, ORDERING_LINK};
@@ -22,7 +25,12 @@ static LDL_DATA: &[DataDecl] = &[
         "true",
         "If true the solver will reuse the precomputed symbolic decomposition. Otherwise it will recompute it at each step.",
     ),
-    decl("L_nnz", Int, "0", "Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved."),
+    decl(
+        "L_nnz",
+        Int,
+        "0",
+        "Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved.",
+    ),
 ];
 
 settee_core::data_refs! {
@@ -173,7 +181,9 @@ impl Component for DirectLinearSolver {
 
 fn describe(e: &LinalgError) -> (&'static str, String) {
     let hint = match e {
-        LinalgError::ZeroPivot { .. } | LinalgError::Singular(_) => "the system matrix is singular: make sure every DOF has a mass, a stiffness or a fixed constraint",
+        LinalgError::ZeroPivot { .. } | LinalgError::Singular(_) => {
+            "the system matrix is singular: make sure every DOF has a mass, a stiffness or a fixed constraint"
+        }
         LinalgError::NotPositiveDefinite { .. } => {
             "EigenSimplicialLLT needs a symmetric positive definite matrix; use SparseLDLSolver or EigenSparseLU for indefinite systems"
         }

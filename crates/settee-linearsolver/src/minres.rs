@@ -106,7 +106,12 @@ pub fn minres<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, max_iter: u64, tol: f
 
 static DATA: &[DataDecl] = &[
     decl("iterations", Int, "25", "maximum number of iterations of the Conjugate Gradient solution"),
-    decl("tolerance", Real, "1e-5", "desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)"),
+    decl(
+        "tolerance",
+        Real,
+        "1e-5",
+        "desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)",
+    ),
     decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
 ];
 

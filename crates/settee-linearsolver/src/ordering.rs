@@ -31,14 +31,15 @@ const fn class(name: &'static str, description: &'static str, create: fn(&Create
     }
 }
 
-pub static NATURAL: ComponentClass = class("NaturalOrderingMethod", "Natural order (no permutation).", |_| Box::new(OrderingMethod { ordering: Ordering::Natural }));
-pub static AMD: ComponentClass =
-    class("AMDOrderingMethod", "Approximate minimum degree ordering implemented in the Eigen library.", |_| Box::new(OrderingMethod { ordering: Ordering::Amd }));
-pub static COLAMD: ComponentClass = class(
-    "COLAMDOrderingMethod",
-    "Column approximate minimum degree ordering implemented in the Eigen library.",
-    |_| Box::new(OrderingMethod { ordering: Ordering::Colamd }),
-);
+pub static NATURAL: ComponentClass =
+    class("NaturalOrderingMethod", "Natural order (no permutation).", |_| Box::new(OrderingMethod { ordering: Ordering::Natural }));
+pub static AMD: ComponentClass = class("AMDOrderingMethod", "Approximate minimum degree ordering implemented in the Eigen library.", |_| {
+    Box::new(OrderingMethod { ordering: Ordering::Amd })
+});
+pub static COLAMD: ComponentClass =
+    class("COLAMDOrderingMethod", "Column approximate minimum degree ordering implemented in the Eigen library.", |_| {
+        Box::new(OrderingMethod { ordering: Ordering::Colamd })
+    });
 
 /// SOFA's name of an ordering (as `OrderingMethod::methodName`).
 pub fn ordering_name(o: Ordering) -> &'static str {
@@ -57,9 +58,9 @@ pub fn resolve_ordering(cx: &InitCtx) -> SimResult<(Ordering, Option<ComponentId
     let chosen = match linked.first() {
         Some(t) => Some(*t),
         None if cx.scene.link_is_set(cx.id, "orderingMethod") => {
-            return Err(cx.error("link 'orderingMethod' does not designate an ordering method").hint(
-                "point it to a NaturalOrderingMethod, AMDOrderingMethod or COLAMDOrderingMethod, or remove it (AMD is then used)",
-            ))
+            return Err(cx
+                .error("link 'orderingMethod' does not designate an ordering method")
+                .hint("point it to a NaturalOrderingMethod, AMDOrderingMethod or COLAMDOrderingMethod, or remove it (AMD is then used)"))
         }
         None => cx.scene.find_local(cx.node(), Roles::ORDERING),
     };

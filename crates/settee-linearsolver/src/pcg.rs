@@ -5,7 +5,9 @@
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
+};
 
 use crate::cg::read_iterations;
 use crate::common::{unsupported, GRAPH_SCATTERED, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
@@ -75,10 +77,8 @@ static DATA: &[DataDecl] = &[
     decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
 ];
 
-static LINKS: &[LinkDecl] = &[
-    LINEAR_SYSTEM_LINK,
-    link("preconditioner", Roles::LINEAR_SOLVER, "Link towards the linear solver used to precondition the conjugate gradient"),
-];
+static LINKS: &[LinkDecl] =
+    &[LINEAR_SYSTEM_LINK, link("preconditioner", Roles::LINEAR_SOLVER, "Link towards the linear solver used to precondition the conjugate gradient")];
 
 settee_core::data_refs! {
     static READS;
@@ -145,9 +145,10 @@ impl Component for PcgLinearSolver {
             }
         }
         // The preconditioner is rebuilt every `assemblingRate` solves of the matrix-free system.
-        let system = cx.link_targets("linearSystem").first().copied().or_else(|| {
-            cx.scene.node(cx.node()).objects.iter().copied().find(|c| cx.scene.entry(*c).class.name == "PreconditionedMatrixFreeSystem")
-        });
+        let system =
+            cx.link_targets("linearSystem").first().copied().or_else(|| {
+                cx.scene.node(cx.node()).objects.iter().copied().find(|c| cx.scene.entry(*c).class.name == "PreconditionedMatrixFreeSystem")
+            });
         self.assembling_rate = system.map_or(1, |s| cx.scene.entry(s).data.get(crate::system::ASSEMBLING_RATE).max(0) as u64);
         self.refresh_counter = self.assembling_rate;
         self.last = None;

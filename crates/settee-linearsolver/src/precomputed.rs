@@ -4,7 +4,9 @@
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
+};
 use settee_linalg::{dense_inverse, gemv_transposed, transpose_dense, MatrixBuilder};
 
 use crate::common::{step_error, unsupported, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
@@ -61,12 +63,19 @@ impl settee_core::component::LinearSolver for PrecomputedLinearSolver {
         if self.minv.is_empty() {
             let mut builder = MatrixBuilder::new(scope.size);
             mech::assemble(scene, scope, factors, &mut builder)?;
-            let minv = dense_inverse(builder.matrix()).map_err(|e| step_error(scene, self.me, format!("inverting the first step's system matrix failed: {e}")).hint("the system matrix must be symmetric positive definite"))?;
+            let minv = dense_inverse(builder.matrix()).map_err(|e| {
+                step_error(scene, self.me, format!("inverting the first step's system matrix failed: {e}"))
+                    .hint("the system matrix must be symmetric positive definite")
+            })?;
             self.minv = transpose_dense(&minv, scope.size, scope.size);
             self.n = scope.size;
         }
         if scope.size != self.n {
-            return Err(unsupported(step_error(scene, self.me, format!("the system changed size ({} → {}) after the matrix was precomputed", self.n, scope.size))));
+            return Err(unsupported(step_error(
+                scene,
+                self.me,
+                format!("the system changed size ({} → {}) after the matrix was precomputed", self.n, scope.size),
+            )));
         }
         mech::gather(scene, scope, rhs, &mut self.b);
         self.x.clear();

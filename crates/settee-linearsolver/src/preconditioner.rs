@@ -9,7 +9,9 @@
 use settee_core::component::link;
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule,
+};
 use settee_linalg::{invert3, CsrMatrix, MatrixBuilder};
 
 use crate::common::{step_error, unsupported, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
@@ -58,7 +60,15 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
     Ok(())
 }
 
-const fn class(name: &'static str, description: &'static str, templates: &'static [&'static str], data: &'static [&'static [DataDecl]], links: &'static [LinkDecl], create: fn(&CreateArgs) -> Box<dyn Component>, reads: &'static [settee_core::DataUse]) -> ComponentClass {
+const fn class(
+    name: &'static str,
+    description: &'static str,
+    templates: &'static [&'static str],
+    data: &'static [&'static [DataDecl]],
+    links: &'static [LinkDecl],
+    create: fn(&CreateArgs) -> Box<dyn Component>,
+    reads: &'static [settee_core::DataUse],
+) -> ComponentClass {
     ComponentClass {
         name,
         description,
@@ -219,7 +229,10 @@ impl Component for SsorPreconditioner {
         self.me = Some(cx.id);
         self.omega = cx.data().get(OMEGA);
         if self.blocks3 {
-            return Err(unsupported(cx.error("the CompressedRowSparseMatrixMat3x3d variant of SSOR is not supported yet").hint("use the default template (CompressedRowSparseMatrixd)")));
+            return Err(unsupported(
+                cx.error("the CompressedRowSparseMatrixMat3x3d variant of SSOR is not supported yet")
+                    .hint("use the default template (CompressedRowSparseMatrixd)"),
+            ));
         }
         Ok(())
     }
@@ -273,7 +286,8 @@ static WARP_DATA: &[DataDecl] = &[
     decl_alias("update_step", &[], Int, "1", "deprecated: use assemblingRate of the RotationMatrixSystem"),
 ];
 
-static WARP_LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK, link("linearSolver", Roles::LINEAR_SOLVER, "the direct linear solver applied in the rotated frame")];
+static WARP_LINKS: &[LinkDecl] =
+    &[LINEAR_SYSTEM_LINK, link("linearSolver", Roles::LINEAR_SOLVER, "the direct linear solver applied in the rotated frame")];
 
 pub static WARP: ComponentClass = class(
     "WarpPreconditioner",
@@ -298,18 +312,30 @@ impl Component for WarpPreconditioner {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.solver = cx.link_targets("linearSolver").first().copied().or_else(|| {
-            cx.scene.node(cx.node()).objects.iter().copied().find(|c| *c != cx.id && cx.scene.entry(*c).class.name != "PCGLinearSolver" && cx.scene.entry(*c).roles().contains(Roles::LINEAR_SOLVER))
+            cx.scene.node(cx.node()).objects.iter().copied().find(|c| {
+                *c != cx.id && cx.scene.entry(*c).class.name != "PCGLinearSolver" && cx.scene.entry(*c).roles().contains(Roles::LINEAR_SOLVER)
+            })
         });
         let Some(s) = self.solver else {
-            return Err(cx.error("no direct linear solver to apply in the rotated frame").hint("set linearSolver=\"@name\" to a SparseLDLSolver (or another direct solver)"));
+            return Err(cx
+                .error("no direct linear solver to apply in the rotated frame")
+                .hint("set linearSolver=\"@name\" to a SparseLDLSolver (or another direct solver)"));
         };
         if cx.scene.get::<DirectLinearSolver>(s).is_none() {
-            return Err(unsupported(cx.error(format!("{} cannot be used inside a WarpPreconditioner", cx.scene.entry(s).label())).hint("link a direct solver such as SparseLDLSolver")));
+            return Err(unsupported(
+                cx.error(format!("{} cannot be used inside a WarpPreconditioner", cx.scene.entry(s).label()))
+                    .hint("link a direct solver such as SparseLDLSolver"),
+            ));
         }
         if let Some(sys) = cx.link_targets("linearSystem").first() {
             let e = cx.scene.entry(*sys);
             if e.class.name == "RotationMatrixSystem" && e.data.get(ASSEMBLING_RATE) != 1 {
-                return Err(unsupported(cx.error("a RotationMatrixSystem with assemblingRate other than 1 is not supported yet (it needs the rotations of the force fields)").hint("use assemblingRate=\"1\"")));
+                return Err(unsupported(
+                    cx.error(
+                        "a RotationMatrixSystem with assemblingRate other than 1 is not supported yet (it needs the rotations of the force fields)",
+                    )
+                    .hint("use assemblingRate=\"1\""),
+                ));
             }
         }
         Ok(())
@@ -351,7 +377,10 @@ pub static ROTATION_MATRIX_SYSTEM: ComponentClass = ComponentClass {
     default_template: "RotationMatrixd",
     template_rule: TemplateRule::Default,
     data: &[ROTATION_SYSTEM_DATA],
-    links: &[link("mainSystem", Roles::LINEAR_SYSTEM, "the assembled system rebuilt at the assembling rate"), link("rotationFinder", Roles::FORCE_FIELD, "component giving the rotations")],
+    links: &[
+        link("mainSystem", Roles::LINEAR_SYSTEM, "the assembled system rebuilt at the assembling rate"),
+        link("rotationFinder", Roles::FORCE_FIELD, "component giving the rotations"),
+    ],
     create: |_| Box::new(RotationMatrixSystem),
     preparse: None,
     no_src_link: &[],

@@ -144,10 +144,9 @@ impl Component for MatrixLinearSystem {
         for r in [ENABLE_ASSEMBLY, ASSEMBLE_STIFFNESS, ASSEMBLE_MASS, ASSEMBLE_DAMPING, APPLY_PROJECTIVE_CONSTRAINTS, APPLY_MAPPED_COMPONENTS] {
             let name = r.name();
             if !d.get(r) {
-                return Err(unsupported(
-                    cx.error(format!("{name}=false is not supported: Settee's solvers always assemble the whole system"))
-                        .hint(format!("remove {name}=\"false\" (the linear solvers then assemble stiffness, mass, damping and projective constraints)")),
-                ));
+                return Err(unsupported(cx.error(format!("{name}=false is not supported: Settee's solvers always assemble the whole system")).hint(
+                    format!("remove {name}=\"false\" (the linear solvers then assemble stiffness, mass, damping and projective constraints)"),
+                )));
             }
         }
         Ok(())

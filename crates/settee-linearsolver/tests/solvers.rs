@@ -115,7 +115,8 @@ fn factory() -> Factory {
 
 fn add(scene: &mut Scene, f: &Factory, class: &str, template: Option<&str>, attrs: &[(&str, &str)]) -> ComponentId {
     let attrs = attrs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-    f.create(scene, Scene::ROOT, class, template, attrs, None, Path::new(".")).unwrap_or_else(|| panic!("could not create {class}: {:?}", scene.messages))
+    f.create(scene, Scene::ROOT, class, template, attrs, None, Path::new("."))
+        .unwrap_or_else(|| panic!("could not create {class}: {:?}", scene.messages))
 }
 
 const NODES: usize = 4;
@@ -522,7 +523,12 @@ fn minres_and_pcg_components_solve_the_system() {
 
 #[test]
 fn linear_systems_are_accepted() {
-    let (mut scene, ls, r) = scene_with("SparseLDLSolver", Some("CompressedRowSparseMatrixMat3x3d"), &[], &[("MatrixLinearSystem", &[("template", "CompressedRowSparseMatrixMat3x3d")])]);
+    let (mut scene, ls, r) = scene_with(
+        "SparseLDLSolver",
+        Some("CompressedRowSparseMatrixMat3x3d"),
+        &[],
+        &[("MatrixLinearSystem", &[("template", "CompressedRowSparseMatrixMat3x3d")])],
+    );
     r.unwrap();
     assert!(!scene.has_errors(), "{:?}", scene.messages);
     solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
@@ -630,7 +636,12 @@ fn implicit_euler_steps_agree_across_solvers() {
 #[test]
 fn pcg_with_an_exact_preconditioner_converges_in_one_iteration() {
     // A direct solver as preconditioner is the exact inverse: one PCG update reaches the solution.
-    let (mut scene, ls, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@ldl"), ("tolerance", "1e-20"), ("iterations", "50")], &[("SparseLDLSolver", &[("name", "ldl")])]);
+    let (mut scene, ls, r) = scene_with(
+        "PCGLinearSolver",
+        None,
+        &[("preconditioner", "@ldl"), ("tolerance", "1e-20"), ("iterations", "50")],
+        &[("SparseLDLSolver", &[("name", "ldl")])],
+    );
     r.unwrap();
     let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
     let (a, b) = dense_system(FACTORS);
@@ -643,7 +654,12 @@ fn pcg_with_an_exact_preconditioner_converges_in_one_iteration() {
 #[test]
 fn every_preconditioner_gives_the_converged_solution() {
     for pre in ["JacobiPreconditioner", "BlockJacobiPreconditioner", "SSORPreconditioner"] {
-        let (mut scene, ls, r) = scene_with("PCGLinearSolver", None, &[("preconditioner", "@pre"), ("tolerance", "1e-24"), ("iterations", "500")], &[(pre, &[("name", "pre")])]);
+        let (mut scene, ls, r) = scene_with(
+            "PCGLinearSolver",
+            None,
+            &[("preconditioner", "@pre"), ("tolerance", "1e-24"), ("iterations", "500")],
+            &[(pre, &[("name", "pre")])],
+        );
         r.unwrap();
         let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
         let (a, b) = dense_system(FACTORS);

@@ -74,9 +74,8 @@ pub fn parse(path: &Path, text: &str) -> Result<LoadedMesh, String> {
         let (version, vl) = c.expect_line("the version line after $MeshFormat (e.g. `2.2 0 8`)")?;
         let number = version.split(' ').next().unwrap_or("");
         let digits: String = number.chars().take_while(|ch| ch.is_ascii_digit()).collect();
-        let major: u64 = digits
-            .parse()
-            .map_err(|_| c.err(vl, format!("invalid mesh format version '{}': expected e.g. `2.2 0 8`", version.trim_end())))?;
+        let major: u64 =
+            digits.parse().map_err(|_| c.err(vl, format!("invalid mesh format version '{}': expected e.g. `2.2 0 8`", version.trim_end())))?;
         let (end, el) = c.expect_line("$EndMeshFormat")?;
         if !end.starts_with("$EndMeshFormat") {
             return Err(c.err(el, format!("expected $EndMeshFormat, found '{}'", end.trim_end())));
@@ -336,9 +335,7 @@ fn parse_v4(c: &mut Cursor) -> Result<LoadedMesh, String> {
                 if id < 1 || id as usize > npos {
                     return Err(c.err(
                         line,
-                        format!(
-                            "element {tag} refers to node {id}; nodes are numbered 1..{npos} (SOFA requires contiguous node tags from 1)"
-                        ),
+                        format!("element {tag} refers to node {id}; nodes are numbered 1..{npos} (SOFA requires contiguous node tags from 1)"),
                     ));
                 }
                 nodes.push(id as usize - 1);
@@ -414,10 +411,7 @@ mod tests {
             ("$MeshFormat\nx\n$EndMeshFormat\n", "test.msh:2: invalid mesh format version"),
             ("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n", "expected a $Nodes section"),
             ("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 2 1 2\n0 1 0 2\n1\n", "expected a node tag line"),
-            (
-                "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 1\n0 1 0 1\n1\n0 0 zz\n",
-                "test.msh:8: expected z (a number), found 'zz'",
-            ),
+            ("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 1 1 1\n0 1 0 1\n1\n0 0 zz\n", "test.msh:8: expected z (a number), found 'zz'"),
             (V1.trim_end_matches("$ENDELM\n"), "expected $ENDELM or $EndElements"),
         ];
         for (text, expected) in cases {

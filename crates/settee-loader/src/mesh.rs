@@ -10,8 +10,7 @@ use settee_core::DataDecl;
 use crate::transform;
 
 /// The `filename` Data of every file loader (SOFA's `BaseLoader`).
-pub static FILE_DATA: &[DataDecl] =
-    &[decl("filename", FileName, "", "file to load (resolved against the scene directory, then the data path)")];
+pub static FILE_DATA: &[DataDecl] = &[decl("filename", FileName, "", "file to load (resolved against the scene directory, then the data path)")];
 
 /// Data of SOFA's `MeshLoader`, shared by every mesh loader.
 ///
@@ -46,12 +45,7 @@ pub static MESH_LOADER_DATA: &[DataDecl] = &[
     decl("pyramidsGroups", Str, "", "groups of pyramids"),
     decl("flipNormals", Bool, "false", "reverse the vertex order of the triangles and quads read"),
     decl("triangulate", Bool, "false", "divide all quads (and polygons) into triangles"),
-    decl(
-        "createSubelements",
-        Bool,
-        "false",
-        "add the missing boundary elements (faces of volumes, edges of faces); MeshGmshLoader: true unless set",
-    ),
+    decl("createSubelements", Bool, "false", "add the missing boundary elements (faces of volumes, edges of faces); MeshGmshLoader: true unless set"),
     decl("onlyAttachedPoints", Bool, "false", "only keep the points used by an element (renumbered in increasing order)"),
     decl("translation", Fixed(3), "0 0 0", "translation of the points"),
     decl("rotation", Fixed(3), "0 0 0", "rotation of the points, Euler angles in degrees (x applied first, then y, then z)"),
@@ -170,11 +164,7 @@ impl PrimitiveGroup {
 
 /// Prints groups as SOFA prints a `vector<PrimitiveGroup>`.
 pub fn groups_text(groups: &[PrimitiveGroup]) -> String {
-    groups
-        .iter()
-        .map(|g| format!("{} {} {} {} {}", g.group_name, g.material_name, g.material_id, g.p0, g.nbp))
-        .collect::<Vec<_>>()
-        .join(" ")
+    groups.iter().map(|g| format!("{} {} {} {} {}", g.group_name, g.material_name, g.material_id, g.p0, g.nbp)).collect::<Vec<_>>().join(" ")
 }
 
 /// Gmsh's tag grouping: consecutive or not, elements of the same tag are counted together.
@@ -422,8 +412,7 @@ fn set_of<const K: usize>(list: &[[usize; K]]) -> HashSet<[usize; K]> {
 pub fn process(m: &mut LoadedMesh, p: &Processing) -> Result<Option<String>, String> {
     let mut warning = None;
     // 1. Transform: the explicit matrix when it is not the identity, else T·R·S.
-    let matrix =
-        if !transform::is_identity(&p.transformation) { p.transformation } else { transform::trs(p.translation, p.rotation, p.scale) };
+    let matrix = if !transform::is_identity(&p.transformation) { p.transformation } else { transform::trs(p.translation, p.rotation, p.scale) };
     if !transform::is_identity(&matrix) {
         if transform::is_transform(&matrix) {
             for x in &mut m.positions {
@@ -608,7 +597,8 @@ mod tests {
     /// loading code reads, with the same types.
     #[test]
     fn mesh_loader_classes_list_the_shared_references() {
-        for class in [&crate::gmsh::CLASS, &crate::obj::CLASS, &crate::vtk::CLASS, &crate::stl::CLASS, &crate::off::CLASS, &crate::string_mesh::CLASS] {
+        for class in [&crate::gmsh::CLASS, &crate::obj::CLASS, &crate::vtk::CLASS, &crate::stl::CLASS, &crate::off::CLASS, &crate::string_mesh::CLASS]
+        {
             for r in MESH_LOADER_READS {
                 assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
             }

@@ -192,11 +192,7 @@ pub fn parse(path: &Path, text: &str, o: ObjOptions) -> Result<LoadedMesh, Strin
                             continue;
                         }
                         let Ok(k) = part.parse::<i64>() else {
-                            return Err(at(
-                                path,
-                                ln,
-                                format!("invalid index '{part}' in face vertex '{tok}' (expected v, v/t, v//n or v/t/n)"),
-                            ));
+                            return Err(at(path, ln, format!("invalid index '{part}' in face vertex '{tok}' (expected v, v/t, v//n or v/t/n)")));
                         };
                         let count = [positions.len(), texcoords.len(), normals.len()][j] as i64;
                         *slot = match k {

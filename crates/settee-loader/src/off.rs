@@ -45,8 +45,7 @@ pub fn parse(path: &Path, text: &str, flip: bool) -> Result<LoadedMesh, String> 
         return Err(at(path, first_line, "not an OFF file: it must start with `OFF`"));
     };
     // the rest of the header line is the first line examined for the counts
-    let mut lines =
-        rest.split('\n').enumerate().map(|(i, l)| (first_line + i, l)).filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let mut lines = rest.split('\n').enumerate().map(|(i, l)| (first_line + i, l)).filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
     let mut m = LoadedMesh::default();
     let (ln, counts) = lines.next().ok_or_else(|| at(path, first_line, "unexpected end of file: expected the counts `nv nf ne`"))?;
     let mut f = Fields::new(path, counts, ln);

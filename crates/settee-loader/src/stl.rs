@@ -170,8 +170,7 @@ mod tests {
         Path::new("test.stl")
     }
 
-    const ASCII: &str =
-        "solid cube\n facet normal 0 0 -1\n  outer loop\n   vertex 0 0 0\n   vertex 1 1 0\n   vertex 1 0 0\n  endloop\n endfacet\n\
+    const ASCII: &str = "solid cube\n facet normal 0 0 -1\n  outer loop\n   vertex 0 0 0\n   vertex 1 1 0\n   vertex 1 0 0\n  endloop\n endfacet\n\
  facet normal 0 0 -1\n  outer loop\n   vertex 0 0 0\n   vertex 0 1 0\n   vertex 1 1 0\n  endloop\n endfacet\nendsolid cube\n";
 
     fn binary(tris: &[[[f32; 3]; 3]]) -> Vec<u8> {

@@ -138,12 +138,8 @@ impl TransformEngine {
     fn update(&self, cx: &mut InitCtx) {
         let d = cx.data();
         let q = d.get(QUATERNION);
-        let q: Quat = [
-            q.first().copied().unwrap_or(0.0),
-            q.get(1).copied().unwrap_or(0.0),
-            q.get(2).copied().unwrap_or(0.0),
-            q.get(3).copied().unwrap_or(1.0),
-        ];
+        let q: Quat =
+            [q.first().copied().unwrap_or(0.0), q.get(1).copied().unwrap_or(0.0), q.get(2).copied().unwrap_or(0.0), q.get(3).copied().unwrap_or(1.0)];
         let ops = operations(d.get(SCALE), d.get(ROTATION), q, d.get(TRANSLATION), d.get(INVERSE));
         let cs = self.layout.coord_size();
         let mut out = d.get(INPUT_POSITION).to_vec();

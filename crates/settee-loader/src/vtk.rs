@@ -91,9 +91,8 @@ pub fn parse(path: &Path, text: &str, flip: bool) -> Result<LoadedMesh, String> 
 fn read_values(c: &mut Cursor, n: usize, what: &str, parse: &dyn Fn(&str) -> Option<f64>) -> Result<Vec<f64>, String> {
     let mut out = Vec::with_capacity(n.min(1 << 20));
     while out.len() < n {
-        let (line, ln) = c
-            .getline()
-            .ok_or_else(|| c.err(c.eof_line(), format!("unexpected end of file: {what} needs {n} values, read {}", out.len())))?;
+        let (line, ln) =
+            c.getline().ok_or_else(|| c.err(c.eof_line(), format!("unexpected end of file: {what} needs {n} values, read {}", out.len())))?;
         for tok in line.split_ascii_whitespace() {
             if out.len() == n {
                 break;
@@ -116,10 +115,8 @@ fn scalar_parser(type_name: &str) -> Option<fn(&str) -> Option<f64>> {
     Some(match t.as_str() {
         "float" | "float32" => |s| parse_f32(s).map(f64::from),
         "double" | "float64" => parse_f64,
-        "char" | "int8" | "unsigned_char" | "uint8" | "short" | "int16" | "unsigned_short" | "uint16" | "int" | "int32"
-        | "unsigned_int" | "uint32" | "long" | "int64" | "unsigned_long" | "uint64" | "vtkidtype" | "vtktypeint64" => {
-            |s| parse_i64(s).map(|v| v as f64)
-        }
+        "char" | "int8" | "unsigned_char" | "uint8" | "short" | "int16" | "unsigned_short" | "uint16" | "int" | "int32" | "unsigned_int"
+        | "uint32" | "long" | "int64" | "unsigned_long" | "uint64" | "vtkidtype" | "vtktypeint64" => |s| parse_i64(s).map(|v| v as f64),
         _ => return None,
     })
 }

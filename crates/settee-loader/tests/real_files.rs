@@ -19,29 +19,16 @@ use settee_core::{Attr, ComponentId, Factory, InitCtx, Scene, SimResult};
 fn suite() -> Option<PathBuf> {
     let dir = std::env::var_os("SETTEE_SUITE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../..")
-                .join("../shared/sofa-suite")
-        });
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"));
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let note = format!(
-        "note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n",
-        dir.display()
-    );
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }
@@ -64,14 +51,7 @@ fn factory() -> Factory {
 }
 
 fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-    pairs
-        .iter()
-        .map(|(n, v)| Attr {
-            name: n.to_string(),
-            value: v.to_string(),
-            pos: None,
-        })
-        .collect()
+    pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
 }
 
 fn init_scene(scene: &mut Scene) -> SimResult {
@@ -95,37 +75,13 @@ struct TestScene {
 
 impl TestScene {
     fn new(dir: &Path) -> TestScene {
-        TestScene {
-            f: factory(),
-            scene: Scene::new("root"),
-            dir: dir.to_path_buf(),
-        }
+        TestScene { f: factory(), scene: Scene::new("root"), dir: dir.to_path_buf() }
     }
     fn add(&mut self, class: &str, pairs: &[(&str, &str)]) -> ComponentId {
-        self.f
-            .create(
-                &mut self.scene,
-                Scene::ROOT,
-                class,
-                None,
-                attrs(pairs),
-                None,
-                &self.dir,
-            )
-            .expect("component created")
+        self.f.create(&mut self.scene, Scene::ROOT, class, None, attrs(pairs), None, &self.dir).expect("component created")
     }
     fn add_t(&mut self, class: &str, template: &str, pairs: &[(&str, &str)]) -> ComponentId {
-        self.f
-            .create(
-                &mut self.scene,
-                Scene::ROOT,
-                class,
-                Some(template),
-                attrs(pairs),
-                None,
-                &self.dir,
-            )
-            .expect("component created")
+        self.f.create(&mut self.scene, Scene::ROOT, class, Some(template), attrs(pairs), None, &self.dir).expect("component created")
     }
     fn init(&mut self) {
         assert!(!self.scene.has_errors(), "{:?}", self.scene.messages);
@@ -150,9 +106,7 @@ fn data_dir(s: &Path) -> PathBuf {
 /// The lists of the T = 0 block of a SOFA topology reference (`Edges`, `Triangles`, …).
 fn reference_t0(path: &Path) -> Vec<(String, Vec<usize>)> {
     let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
     let mut out = Vec::new();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("T= 0"));
@@ -162,16 +116,7 @@ fn reference_t0(path: &Path) -> Vec<(String, Vec<usize>)> {
         }
         if let Some((name, n)) = l.trim().split_once("= ") {
             let n: usize = n.trim().parse().unwrap();
-            let values: Vec<usize> = if n == 0 {
-                Vec::new()
-            } else {
-                lines
-                    .next()
-                    .unwrap()
-                    .split_whitespace()
-                    .map(|v| v.parse().unwrap())
-                    .collect()
-            };
+            let values: Vec<usize> = if n == 0 { Vec::new() } else { lines.next().unwrap().split_whitespace().map(|v| v.parse().unwrap()).collect() };
             out.push((name.to_string(), values));
         }
     }
@@ -186,10 +131,7 @@ fn close(a: f64, b: f64) -> bool {
 fn liver_msh_v1() {
     let s = suite_or_skip!();
     let mut t = TestScene::new(&data_dir(&s));
-    let l = t.add(
-        "MeshGmshLoader",
-        &[("name", "loader"), ("filename", "mesh/liver.msh")],
-    );
+    let l = t.add("MeshGmshLoader", &[("name", "loader"), ("filename", "mesh/liver.msh")]);
     t.init();
     let x = t.reals(l, "position");
     assert_eq!(x.len() / 3, 181);
@@ -224,21 +166,12 @@ fn liver_msh_v1() {
 fn truthcylinder_msh_renumbers_node_ids() {
     let s = suite_or_skip!();
     let mut t = TestScene::new(&data_dir(&s));
-    let l = t.add(
-        "MeshGmshLoader",
-        &[
-            ("filename", "mesh/truthcylinder1.msh"),
-            ("createSubelements", "false"),
-        ],
-    );
+    let l = t.add("MeshGmshLoader", &[("filename", "mesh/truthcylinder1.msh"), ("createSubelements", "false")]);
     t.init();
     let x = t.reals(l, "position");
     assert_eq!(x.len() / 3, 642);
     // node ids 1, 2, 5, 6, … : the third node (id 5) is point 2
-    assert_eq!(
-        &x[6..9],
-        &[3.247594644433489, -17.78000031628415, -1.874997329039697]
-    );
+    assert_eq!(&x[6..9], &[3.247594644433489, -17.78000031628415, -1.874997329039697]);
     assert_eq!(t.count(l, "edges", 2), 72);
     assert_eq!(t.count(l, "triangles", 3), 706);
     assert_eq!(t.count(l, "tetrahedra", 4), 2524);
@@ -279,10 +212,7 @@ fn check_against_reference(mesh: &str, extra: &[(&str, &str)], reference: &str) 
     let l = t.add("MeshGmshLoader", &pairs);
     t.init();
     let reference = reference_t0(&s.join("references").join(reference));
-    assert!(
-        reference.iter().any(|(_, v)| !v.is_empty()),
-        "empty reference"
-    );
+    assert!(reference.iter().any(|(_, v)| !v.is_empty()), "empty reference");
     for (name, values) in reference {
         let data = match name.as_str() {
             "Edges" => "edges",
@@ -292,11 +222,7 @@ fn check_against_reference(mesh: &str, extra: &[(&str, &str)], reference: &str) 
             "Hexahedra" => "hexahedra",
             other => panic!("unknown list {other}"),
         };
-        assert_eq!(
-            t.indices(l, data),
-            values,
-            "{mesh}: {name} differ from SOFA's"
-        );
+        assert_eq!(t.indices(l, data), values, "{mesh}: {name} differ from SOFA's");
     }
 }
 
@@ -341,24 +267,9 @@ fn obj_files() {
     let s = suite_or_skip!();
     let mut t = TestScene::new(&data_dir(&s));
     let cube = t.add("MeshOBJLoader", &[("filename", "mesh/cube.obj")]);
-    let tri = t.add(
-        "MeshOBJLoader",
-        &[("filename", "mesh/cube.obj"), ("triangulate", "1")],
-    );
-    let cyl0 = t.add(
-        "MeshOBJLoader",
-        &[
-            ("filename", "mesh/truthcylinder1.obj"),
-            ("handleSeams", "0"),
-        ],
-    );
-    let cyl1 = t.add(
-        "MeshOBJLoader",
-        &[
-            ("filename", "mesh/truthcylinder1.obj"),
-            ("handleSeams", "1"),
-        ],
-    );
+    let tri = t.add("MeshOBJLoader", &[("filename", "mesh/cube.obj"), ("triangulate", "1")]);
+    let cyl0 = t.add("MeshOBJLoader", &[("filename", "mesh/truthcylinder1.obj"), ("handleSeams", "0")]);
+    let cyl1 = t.add("MeshOBJLoader", &[("filename", "mesh/truthcylinder1.obj"), ("handleSeams", "1")]);
     t.init();
     let x = t.reals(cube, "position");
     assert_eq!(x.len() / 3, 8);
@@ -376,10 +287,7 @@ fn obj_files() {
     }
     // 830 v, 853 vt, 902 vn, 1656 triangles
     assert_eq!(t.reals(cyl0, "position").len() / 3, 830);
-    assert_eq!(
-        &t.reals(cyl0, "position")[..3],
-        &[3.523846, -17.780001, -1.282572]
-    );
+    assert_eq!(&t.reals(cyl0, "position")[..3], &[3.523846, -17.780001, -1.282572]);
     assert_eq!(t.count(cyl0, "triangles", 3), 1656);
     assert_eq!(&t.indices(cyl0, "triangles")[..6], &[0, 1, 2, 2, 1, 3]);
     assert_eq!(t.reals(cyl0, "texcoords").len() / 2, 830);
@@ -414,14 +322,7 @@ fn vtk_files() {
     let x = t.reals(a, "position");
     assert_eq!(x.len() / 3, 413);
     let f32_of = |t: &str| t.parse::<f32>().unwrap() as f64;
-    assert_eq!(
-        &x[..3],
-        &[
-            f32_of("25.0303438"),
-            f32_of("-0.192852403"),
-            f32_of("-0.170036865")
-        ]
-    );
+    assert_eq!(&x[..3], &[f32_of("25.0303438"), f32_of("-0.192852403"), f32_of("-0.170036865")]);
     assert_ne!(x[0], "25.0303438".parse::<f64>().unwrap());
     assert_eq!(t.count(a, "edges", 2), 1942);
     assert_eq!(t.count(a, "triangles", 3), 2645);
@@ -434,10 +335,7 @@ fn sph_files() {
     let s = suite_or_skip!();
     let mut t = TestScene::new(&data_dir(&s));
     let l = t.add("SphereLoader", &[("filename", "mesh/liver.sph")]);
-    let d = t.add(
-        "SphereLoader",
-        &[("filename", "mesh/dragon.sph"), ("translation", "1 2 3")],
-    );
+    let d = t.add("SphereLoader", &[("filename", "mesh/dragon.sph"), ("translation", "1 2 3")]);
     t.init();
     let text = std::fs::read_to_string(s.join("data/mesh/liver.sph")).unwrap();
     let n = text.lines().filter(|l| l.starts_with("sphe ")).count();
@@ -454,18 +352,8 @@ fn sph_files() {
 #[test]
 fn string_mesh_creator() {
     let mut t = TestScene::new(Path::new("."));
-    let l = t.add(
-        "StringMeshCreator",
-        &[
-            ("name", "loader"),
-            ("resolution", "20"),
-            ("scale3d", "1 1 1"),
-        ],
-    );
-    let topo = t.add(
-        "MeshTopology",
-        &[("position", "@loader.position"), ("edges", "@loader.edges")],
-    );
+    let l = t.add("StringMeshCreator", &[("name", "loader"), ("resolution", "20"), ("scale3d", "1 1 1")]);
+    let topo = t.add("MeshTopology", &[("position", "@loader.position"), ("edges", "@loader.edges")]);
     t.init();
     let x = t.reals(l, "position");
     assert_eq!(x.len(), 60);
@@ -493,21 +381,12 @@ fn temp_dir_with(tag: &str, files: &[(&str, &[u8])]) -> PathBuf {
 
 #[test]
 fn transform_order_scale_rotate_translate() {
-    let dir = temp_dir_with(
-        "transform",
-        &[("p.obj", b"v 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n")],
-    );
+    let dir = temp_dir_with("transform", &[("p.obj", b"v 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n")]);
     let mut t = TestScene::new(&dir);
     // scale (2, 3, 4), then Rx(90°) (y → z, z → −y), then Rz(90°) (x → y, y → −x), then +(10, 20, 30)
     let l = t.add(
         "MeshOBJLoader",
-        &[
-            ("name", "loader"),
-            ("filename", "p.obj"),
-            ("scale3d", "2 3 4"),
-            ("rotation", "90 0 90"),
-            ("translation", "10 20 30"),
-        ],
+        &[("name", "loader"), ("filename", "p.obj"), ("scale3d", "2 3 4"), ("rotation", "90 0 90"), ("translation", "10 20 30")],
     );
     let mo = t.add("MechanicalObject", &[("src", "@loader")]);
     t.init();
@@ -521,92 +400,37 @@ fn transform_order_scale_rotate_translate() {
     }
     // the MechanicalObject takes the transformed positions, and not the loader's transform
     let st = t.scene.state_of(mo).unwrap();
-    let p = t
-        .scene
-        .store
-        .get(st)
-        .read(settee_core::VecId::POSITION)
-        .to_vec();
+    let p = t.scene.store.get(st).read(settee_core::VecId::POSITION).to_vec();
     assert_eq!(p, x);
     assert_eq!(t.scene.entry(mo).data.vec3("translation"), [0.0; 3]);
-    assert!(t
-        .scene
-        .entry(mo)
-        .data
-        .field("translation")
-        .unwrap()
-        .link
-        .is_none());
+    assert!(t.scene.entry(mo).data.field("translation").unwrap().link.is_none());
     // `scale="s"` multiplies scale3d (in single precision), and a full matrix replaces T·R·S
-    let l2 = t.add(
-        "MeshOBJLoader",
-        &[
-            ("filename", "p.obj"),
-            ("scale3d", "1 2 1"),
-            ("scale", "0.3"),
-        ],
-    );
-    let l3 = t.add(
-        "MeshOBJLoader",
-        &[
-            ("filename", "p.obj"),
-            ("translation", "5 5 5"),
-            ("transformation", "0 -1 0 1  1 0 0 2  0 0 1 3  0 0 0 1"),
-        ],
-    );
+    let l2 = t.add("MeshOBJLoader", &[("filename", "p.obj"), ("scale3d", "1 2 1"), ("scale", "0.3")]);
+    let l3 = t.add("MeshOBJLoader", &[("filename", "p.obj"), ("translation", "5 5 5"), ("transformation", "0 -1 0 1  1 0 0 2  0 0 1 3  0 0 0 1")]);
     init_scene(&mut t.scene).unwrap();
     let s = 0.3f32 as f64;
-    assert_eq!(
-        &t.reals(l2, "position")[..6],
-        &[s, 0.0, 0.0, 0.0, 2.0 * s, 0.0]
-    );
-    assert_eq!(
-        &t.reals(l3, "position")[..6],
-        &[1.0, 3.0, 3.0, 0.0, 2.0, 3.0]
-    );
+    assert_eq!(&t.reals(l2, "position")[..6], &[s, 0.0, 0.0, 0.0, 2.0 * s, 0.0]);
+    assert_eq!(&t.reals(l3, "position")[..6], &[1.0, 3.0, 3.0, 0.0, 2.0, 3.0]);
 }
 
 #[test]
 fn src_links_feed_topology_and_engine_at_parse_time() {
     let s = suite_or_skip!();
     let mut t = TestScene::new(&data_dir(&s));
-    let l = t.add(
-        "MeshGmshLoader",
-        &[("name", "loader"), ("filename", "mesh/liver.msh")],
-    );
+    let l = t.add("MeshGmshLoader", &[("name", "loader"), ("filename", "mesh/liver.msh")]);
     let topo = t.add("MeshTopology", &[("name", "topo"), ("src", "@loader")]);
     // created right after the loader: the data are already there at parse time
     assert_eq!(t.scene.mesh_of(topo).unwrap().tetrahedra.len(), 596);
     assert_eq!(t.scene.mesh_of(topo).unwrap().points.len(), 181);
-    let eng = t.add(
-        "TransformEngine",
-        &[
-            ("name", "translate"),
-            ("input_position", "@loader.position"),
-            ("translation", "0 0 -2"),
-        ],
-    );
-    let topo2 = t.add(
-        "MeshTopology",
-        &[
-            ("position", "@translate.output_position"),
-            ("tetrahedra", "@loader.tetrahedra"),
-        ],
-    );
-    assert_eq!(
-        t.scene.mesh_of(topo2).unwrap().points[0],
-        [-0.979259, 2.23512, 2.61245 - 2.0]
-    );
+    let eng = t.add("TransformEngine", &[("name", "translate"), ("input_position", "@loader.position"), ("translation", "0 0 -2")]);
+    let topo2 = t.add("MeshTopology", &[("position", "@translate.output_position"), ("tetrahedra", "@loader.tetrahedra")]);
+    assert_eq!(t.scene.mesh_of(topo2).unwrap().points[0], [-0.979259, 2.23512, 2.61245 - 2.0]);
     t.init();
     let m = t.scene.mesh_of(topo).unwrap();
     assert_eq!(m.triangles.len(), t.count(l, "triangles", 3));
     assert_eq!(m.edges.len(), t.count(l, "edges", 2));
     assert_eq!(t.reals(eng, "output_position").len(), 181 * 3);
-    let _ = t.add_t(
-        "TransformEngine",
-        "Rigid3d",
-        &[("input_position", "0 0 0 0 0 0 1"), ("rotation", "0 0 90")],
-    );
+    let _ = t.add_t("TransformEngine", "Rigid3d", &[("input_position", "0 0 0 0 0 0 1"), ("rotation", "0 0 90")]);
 }
 
 #[test]
@@ -621,58 +445,25 @@ fn missing_and_malformed_files_are_errors() {
     );
     let mut t = TestScene::new(&dir);
     for (class, file, expected) in [
-        (
-            "MeshGmshLoader",
-            "cut.msh",
-            "cut.msh:5: unexpected end of file: expected the node's z coordinate",
-        ),
-        (
-            "MeshOBJLoader",
-            "bad.obj",
-            "bad.obj:4: face refers to vertex 9 but the file defines 3 vertices",
-        ),
-        (
-            "SphereLoader",
-            "bad.sph",
-            "bad.sph:2: expected the centre's z (a number), found 'zero'",
-        ),
-        (
-            "MeshVTKLoader",
-            "nothere.vtk",
-            "file 'nothere.vtk' not found",
-        ),
+        ("MeshGmshLoader", "cut.msh", "cut.msh:5: unexpected end of file: expected the node's z coordinate"),
+        ("MeshOBJLoader", "bad.obj", "bad.obj:4: face refers to vertex 9 but the file defines 3 vertices"),
+        ("SphereLoader", "bad.sph", "bad.sph:2: expected the centre's z (a number), found 'zero'"),
+        ("MeshVTKLoader", "nothere.vtk", "file 'nothere.vtk' not found"),
     ] {
         let n = t.scene.messages.len();
         let c = t.add(class, &[("filename", file)]);
-        let msgs: Vec<String> = t.scene.messages[n..]
-            .iter()
-            .map(|m| m.to_string())
-            .collect();
-        assert!(
-            msgs.iter()
-                .any(|m| m.contains(expected) && m.contains("error")),
-            "{class}: {msgs:?}"
-        );
+        let msgs: Vec<String> = t.scene.messages[n..].iter().map(|m| m.to_string()).collect();
+        assert!(msgs.iter().any(|m| m.contains(expected) && m.contains("error")), "{class}: {msgs:?}");
         if class != "MeshVTKLoader" {
             assert!(t.reals(c, "position").is_empty());
         }
     }
     // a loader without file keeps the Data given as attributes, and processes them at init
     let mut t = TestScene::new(&dir);
-    let l = t.add(
-        "MeshGmshLoader",
-        &[
-            ("position", "0 0 0  1 0 0  1 1 0  0 1 0"),
-            ("triangles", "0 1 3  1 2 3"),
-            ("translation", "1 0 0"),
-        ],
-    );
+    let l = t.add("MeshGmshLoader", &[("position", "0 0 0  1 0 0  1 1 0  0 1 0"), ("triangles", "0 1 3  1 2 3"), ("translation", "1 0 0")]);
     assert!(!t.scene.has_errors());
     init_scene(&mut t.scene).unwrap();
-    assert_eq!(
-        &t.reals(l, "position")[..6],
-        &[1.0, 0.0, 0.0, 2.0, 0.0, 0.0]
-    );
+    assert_eq!(&t.reals(l, "position")[..6], &[1.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
     assert_eq!(t.count(l, "edges", 2), 5);
     // init twice does not transform twice
     init_scene(&mut t.scene).unwrap();

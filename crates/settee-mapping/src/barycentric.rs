@@ -23,9 +23,15 @@ use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId,
+    TemplateRule, VecId,
+};
 
-use crate::common::{add, check_len, check_layouts, cross, dot, invert3, mapping_reads, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, M3, V3, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{
+    add, check_layouts, check_len, cross, dot, invert3, mapping_reads, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, INPUT, M3,
+    MAPPING_DATA, OUTPUT, V3,
+};
 
 const USE_REST_POSITION: DataRef<data_ref::Bool> = DataRef::new("useRestPosition");
 
@@ -36,7 +42,8 @@ pub(crate) const GRID_P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
 pub(crate) const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
 pub(crate) const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
 
-static DATA: &[DataDecl] = &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
+static DATA: &[DataDecl] =
+    &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
 
 static LINKS: &[LinkDecl] = &[
     INPUT,
@@ -290,7 +297,11 @@ fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
                 (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
             };
             locs.push(Location { element, coords });
-            stencils.push(if element < nt { tetra_stencil(mesh.tetrahedra[element], coords) } else { hexa_stencil_mesh(mesh.hexahedra[element - nt], coords) });
+            stencils.push(if element < nt {
+                tetra_stencil(mesh.tetrahedra[element], coords)
+            } else {
+                hexa_stencil_mesh(mesh.hexahedra[element - nt], coords)
+            });
         }
     } else if !mesh.triangles.is_empty() || !mesh.quads.is_empty() {
         let tris = triangle_elements(xin, &mesh.triangles)?;
@@ -311,7 +322,11 @@ fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
                 (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
             };
             locs.push(Location { element, coords });
-            stencils.push(if element < nt { triangle_stencil(mesh.triangles[element], coords) } else { quad_stencil_mesh(mesh.quads[element - nt], coords) });
+            stencils.push(if element < nt {
+                triangle_stencil(mesh.triangles[element], coords)
+            } else {
+                quad_stencil_mesh(mesh.quads[element - nt], coords)
+            });
         }
     } else if !mesh.edges.is_empty() {
         let lengths: Vec<f64> = mesh.edges.iter().map(|e| norm(sub(xin[e[1]], xin[e[0]]))).collect();
@@ -529,7 +544,8 @@ fn grid_geometry(cx: &InitCtx, topo: settee_core::ComponentId, mesh: &MeshData) 
     let mut g = GridGeometry { n, p0, d: step };
     let count = n[0] * n[1] * n[2];
     let last = [n[0] - 1, n[1] - 1, n[2] - 1];
-    let matches = |g: &GridGeometry| mesh.points.len() == count && g.point(last[0], last[1], last[2]) == mesh.points[g.index(last[0], last[1], last[2])];
+    let matches =
+        |g: &GridGeometry| mesh.points.len() == count && g.point(last[0], last[1], last[2]) == mesh.points[g.index(last[0], last[1], last[2])];
     if !matches(&g) && mesh.points.len() == count {
         // The step was computed from another resolution (cellWidth): recover it from the points.
         let lp = mesh.points[g.index(last[0], last[1], last[2])];
@@ -691,7 +707,10 @@ fn sparse_grid_mapper(loc: &SparseLocator, mesh: &MeshData, xout: &[V3]) -> SimR
         let Some((h, f)) = loc.find(p).or_else(|| loc.find_nearest(p)) else {
             return Err(SimError::new(format!("point {p:?} could not be located in the sparse grid")));
         };
-        let hexa = mesh.hexahedra.get(h).ok_or_else(|| SimError::new(format!("the sparse grid's lookup refers to hexahedron {h} but it has {}", mesh.hexahedra.len())))?;
+        let hexa = mesh
+            .hexahedra
+            .get(h)
+            .ok_or_else(|| SimError::new(format!("the sparse grid's lookup refers to hexahedron {h} but it has {}", mesh.hexahedra.len())))?;
         locs.push(Location { element: h, coords: f });
         stencils.push(hexa_stencil_mesh(*hexa, f));
     }
@@ -702,7 +721,13 @@ impl BarycentricMapping {
     /// A mapping with given stencils (for tests and programmatic use).
     pub fn with_stencils(input: StateId, output: StateId, n_in: usize, stencils: Vec<Vec<(usize, f64)>>) -> BarycentricMapping {
         BarycentricMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![Layout::Vec3], output: Some(output), out_layout: Some(Layout::Vec3), map_forces: true },
+            ports: Ports {
+                inputs: vec![input],
+                in_layouts: vec![Layout::Vec3],
+                output: Some(output),
+                out_layout: Some(Layout::Vec3),
+                map_forces: true,
+            },
             n_in,
             mapper: MapperKind::None,
             locations: Vec::new(),
@@ -790,7 +815,9 @@ impl Component for BarycentricMapping {
 
         let result = if class == "RegularGridTopology" {
             if mesh.hexahedra.is_empty() {
-                return Err(cx.error("the input RegularGridTopology has no volume (a resolution below 2 along some axis)").hint("use a grid with at least 2 points along each axis"));
+                return Err(cx
+                    .error("the input RegularGridTopology has no volume (a resolution below 2 along some axis)")
+                    .hint("use a grid with at least 2 points along each axis"));
             }
             self.mapper = MapperKind::RegularGrid;
             let g = grid_geometry(cx, topo, &mesh).map_err(|e| cx.error(e.0.message.clone()))?;
@@ -799,13 +826,17 @@ impl Component for BarycentricMapping {
             self.mapper = MapperKind::SparseGrid;
             let entry = cx.scene.entry(topo);
             let Some(field) = entry.data.field(SPARSE_LOCATOR) else {
-                return Err(SimError::unsupported(format!("BarycentricMapping over a {class}: this sparse grid provides no cell lookup (SparseGrid mapper)")));
+                return Err(SimError::unsupported(format!(
+                    "BarycentricMapping over a {class}: this sparse grid provides no cell lookup (SparseGrid mapper)"
+                )));
             };
             let Value::Reals { v, .. } = &field.value else {
                 return Err(cx.error(format!("{}: its Data '{SPARSE_LOCATOR}' is not a list of reals", entry.label())));
             };
             if mesh.hexahedra.is_empty() {
-                return Err(cx.error(format!("{} has no hexahedra: points cannot be located in it", entry.label())).hint("check the sparse grid's surface, n, min and max"));
+                return Err(cx
+                    .error(format!("{} has no hexahedra: points cannot be located in it", entry.label()))
+                    .hint("check the sparse grid's surface, n, min and max"));
             }
             let locator = SparseLocator::parse(v).map_err(|e| cx.error(format!("{}: {e}", entry.label())))?;
             sparse_grid_mapper(&locator, &mesh, &xout)
@@ -888,11 +919,9 @@ impl PointMapper for BarycentricMapping {
 
 fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {
     let mut best: Option<(usize, &'static str)> = None;
-    let mut see = |i: usize, what: &'static str| {
-        match best {
-            Some((b, _)) if b >= i => {}
-            _ => best = Some((i, what)),
-        }
+    let mut see = |i: usize, what: &'static str| match best {
+        Some((b, _)) if b >= i => {}
+        _ => best = Some((i, what)),
     };
     m.edges.iter().flatten().for_each(|&i| see(i, "an edge"));
     m.triangles.iter().flatten().for_each(|&i| see(i, "a triangle"));

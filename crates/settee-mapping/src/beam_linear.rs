@@ -28,13 +28,13 @@ use settee_core::data::{decl, DataKind::*};
 use settee_core::data_ref::{self, DataRef};
 use settee_core::types::{quat_mul, quat_rotate};
 use settee_core::{
-    component_any, Component, ComponentClass, ConstraintRows, CreateArgs, DataDecl, InitCtx,
-    Layout, Roles, SimError, SimResult, StateId, TemplateRule, VecId,
+    component_any, Component, ComponentClass, ConstraintRows, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId,
+    TemplateRule, VecId,
 };
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, resize_output, resolve_ports, sub, v3, Ports,
-    INPUT, MAPPING_DATA, OUTPUT, V3, APPLY_REST_POSITION, mapping_reads,
+    apply_at_init, check_layouts, check_len, cross, mapping_reads, resize_output, resolve_ports, sub, v3, Ports, APPLY_REST_POSITION, INPUT,
+    MAPPING_DATA, OUTPUT, V3,
 };
 
 static DATA: &[DataDecl] = &[decl(
@@ -103,12 +103,7 @@ fn smooth(t: f64) -> f64 {
 impl BeamLinearMapping {
     /// A mapping built directly (tests): input frames' positions (7 reals each), beam
     /// coordinates of the points.
-    pub fn build(
-        input: StateId,
-        output: StateId,
-        x_in: &[f64],
-        points: Vec<V3>,
-    ) -> BeamLinearMapping {
+    pub fn build(input: StateId, output: StateId, x_in: &[f64], points: Vec<V3>) -> BeamLinearMapping {
         BeamLinearMapping {
             ports: Ports {
                 inputs: vec![input],
@@ -150,9 +145,7 @@ impl BeamLinearMapping {
 
     fn ready(&self) -> SimResult {
         if self.rotated0.len() != self.points.len() {
-            return Err(SimError::new(
-                "the mapping was never applied (its rotated points are not computed)",
-            ));
+            return Err(SimError::new("the mapping was never applied (its rotated points are not computed)"));
         }
         Ok(())
     }
@@ -174,8 +167,7 @@ fn beam_lengths(x: &[f64]) -> Vec<f64> {
             [0.0; 4]
         };
         let r = quat_mul(inv, quat(x, i));
-        let n2 =
-            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        let n2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
         l[i] = n2.sqrt();
     }
     if n >= 2 {
@@ -197,22 +189,14 @@ impl Component for BeamLinearMapping {
         self.n_in = cx.state_size(input);
         if self.n_in < 2 {
             return Err(cx
-                .error(format!(
-                    "the input has {} frame(s): a chain of beams needs at least 2",
-                    self.n_in
-                ))
+                .error(format!("the input has {} frame(s): a chain of beams needs at least 2", self.n_in))
                 .hint("map onto a Rigid3 MechanicalObject holding the beam nodes"));
         }
         let xin = cx.read_vec(input, VecId::POSITION).to_vec();
         check_len("the input positions", &xin, self.n_in, 7)?;
         self.lengths = beam_lengths(&xin[..7 * self.n_in]);
         let n_out = cx.state_size(output);
-        let xout: Vec<V3> = cx
-            .read_vec(output, VecId::POSITION)
-            .chunks_exact(3)
-            .take(n_out)
-            .map(v3)
-            .collect();
+        let xout: Vec<V3> = cx.read_vec(output, VecId::POSITION).chunks_exact(3).take(n_out).map(v3).collect();
         if cx.data().get(LOCAL_COORD) {
             self.points = xout;
         } else {
@@ -233,9 +217,7 @@ impl Component for BeamLinearMapping {
                 }
                 let l = self.lengths[j];
                 if l == 0.0 {
-                    return Err(cx
-                        .error(format!("beam {j} has zero length"))
-                        .hint("consecutive input frames must be at different positions"));
+                    return Err(cx.error(format!("beam {j} has zero length")).hint("consecutive input frames must be at different positions"));
                 }
                 p = [p[0] / l, p[1] / l, p[2] / l];
                 p[0] += j as f64;
@@ -347,11 +329,7 @@ impl Mapping for BeamLinearMapping {
 
     /// Each constraint row entry `(i, n)` on point `i` becomes the entries
     /// `(1−s)·(n, r0 × n)` on frame `j` and `s·(n, r1 × n)` on frame `j+1`, in the row's order.
-    fn apply_jt_constraints(
-        &mut self,
-        inputs: &mut [&mut ConstraintRows],
-        out: &ConstraintRows,
-    ) -> SimResult {
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
         if !self.ports.map_forces {
             return Ok(());
         }
@@ -360,32 +338,15 @@ impl Mapping for BeamLinearMapping {
         for (row, entries) in out.rows() {
             for (i, n) in entries {
                 if i >= self.points.len() || n.len() < 3 {
-                    return Err(SimError::new(format!(
-                        "a constraint row names point {i}, but the mapping has {} points",
-                        self.points.len()
-                    )));
+                    return Err(SimError::new(format!("a constraint row names point {i}, but the mapping has {} points", self.points.len())));
                 }
                 let (j, t) = self.locate(i, self.n_in);
                 let s = smooth(t);
                 let w = v3(n);
                 let t0 = cross(self.rotated0[i], w);
                 let t1 = cross(self.rotated1[i], w);
-                let d0 = [
-                    w[0] * (1.0 - s),
-                    w[1] * (1.0 - s),
-                    w[2] * (1.0 - s),
-                    t0[0] * (1.0 - s),
-                    t0[1] * (1.0 - s),
-                    t0[2] * (1.0 - s),
-                ];
-                let d1 = [
-                    w[0] * s,
-                    w[1] * s,
-                    w[2] * s,
-                    t1[0] * s,
-                    t1[1] * s,
-                    t1[2] * s,
-                ];
+                let d0 = [w[0] * (1.0 - s), w[1] * (1.0 - s), w[2] * (1.0 - s), t0[0] * (1.0 - s), t0[1] * (1.0 - s), t0[2] * (1.0 - s)];
+                let d1 = [w[0] * s, w[1] * s, w[2] * s, t1[0] * s, t1[1] * s, t1[2] * s];
                 input.add(row, j, &d0);
                 input.add(row, j + 1, &d1);
             }

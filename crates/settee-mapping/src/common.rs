@@ -144,9 +144,10 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
             }
         }
         None => {
-            let c = cx.scene.resolve_state_path(node, "../", Some(id), false).ok_or_else(|| {
-                cx.error("no input state: the parent node has no mechanical state").hint("set input=\"@path/to/MechanicalObject\"")
-            })?;
+            let c = cx
+                .scene
+                .resolve_state_path(node, "../", Some(id), false)
+                .ok_or_else(|| cx.error("no input state: the parent node has no mechanical state").hint("set input=\"@path/to/MechanicalObject\""))?;
             inputs.push(c);
         }
     }
@@ -156,7 +157,8 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
 
     // Output.
     let out_text = link_text(cx, "output");
-    let out_path = out_text.as_deref().map(|t| t.split_whitespace().next().unwrap_or("").trim_start_matches('@').to_string()).unwrap_or_else(|| "./".into());
+    let out_path =
+        out_text.as_deref().map(|t| t.split_whitespace().next().unwrap_or("").trim_start_matches('@').to_string()).unwrap_or_else(|| "./".into());
     let output = cx.scene.resolve_state_path(node, &out_path, Some(id), true).ok_or_else(|| {
         cx.error(format!("output \"@{out_path}\" does not designate a mechanical state or a visual model"))
             .hint("write the path of the MechanicalObject (or OglModel) to map to, e.g. output=\"@dofs\"")

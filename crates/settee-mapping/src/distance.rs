@@ -9,13 +9,13 @@ use settee_core::component::{link, Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule, VecId,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult,
+    StateId, TemplateRule, VecId,
 };
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, V3, GEOMETRIC_STIFFNESS_OPTIONS, INPUT,
-    INPUTS, MAPPING_DATA, OUTPUT, APPLY_REST_POSITION, mapping_reads,
+    apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
+    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, INPUTS, MAPPING_DATA, OUTPUT, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
@@ -157,7 +157,15 @@ impl DistanceMapping {
 
     /// A mapping built directly (for tests and programmatic use): `inputs` with their sizes and
     /// layout (Vec3d or Rigid3d), the output Vec1d state, and the edges' ends.
-    pub fn build(kind: Kind, inputs: &[(StateId, usize)], layout: Layout, output: StateId, ends: Vec<[End; 2]>, rest: Vec<f64>, gs: GeometricStiffness) -> DistanceMapping {
+    pub fn build(
+        kind: Kind,
+        inputs: &[(StateId, usize)],
+        layout: Layout,
+        output: StateId,
+        ends: Vec<[End; 2]>,
+        rest: Vec<f64>,
+        gs: GeometricStiffness,
+    ) -> DistanceMapping {
         let mut m = DistanceMapping::new(kind);
         m.ports = Ports {
             inputs: inputs.iter().map(|i| i.0).collect(),
@@ -252,11 +260,8 @@ impl Component for DistanceMapping {
         let topo = cx.topology().ok_or_else(|| {
             cx.error("no topology found").hint("set topology=\"@path/to/EdgeSetTopologyContainer\" (its edges are the mapped pairs)")
         })?;
-        let edges = cx
-            .scene
-            .mesh_of(topo)
-            .map(|m| m.edges.clone())
-            .ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topo).label())))?;
+        let edges =
+            cx.scene.mesh_of(topo).map(|m| m.edges.clone()).ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topo).label())))?;
         if edges.is_empty() {
             return Err(cx
                 .error(format!("no edges in {}", cx.scene.entry(topo).label()))

@@ -5,7 +5,10 @@
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
 
-use crate::common::{apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{
+    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT,
+    MAPPING_DATA, OUTPUT,
+};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -23,7 +26,17 @@ pub static CLASS: ComponentClass = ComponentClass {
     name: "IdentityMapping",
     description: "Maps each input element to the output element of the same index (rigid inputs give their centre).",
     roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Vec6d,Vec3d", "Vec6d,Vec6d", "Rigid3d,Rigid3d", "Rigid2d,Rigid2d", "Rigid3d,Vec3d", "Rigid2d,Vec2d"],
+    templates: &[
+        "Vec3d,Vec3d",
+        "Vec2d,Vec2d",
+        "Vec1d,Vec1d",
+        "Vec6d,Vec3d",
+        "Vec6d,Vec6d",
+        "Rigid3d,Rigid3d",
+        "Rigid2d,Rigid2d",
+        "Rigid3d,Vec3d",
+        "Rigid2d,Vec2d",
+    ],
     default_template: "Vec3d,Vec3d",
     template_rule: TemplateRule::FromMapping,
     data: &[MAPPING_DATA],

@@ -10,12 +10,13 @@ use settee_core::data::{decl, decl_alias, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
 use settee_core::types::quat_rotate;
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId, TemplateRule, VecId,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
+    TemplateRule, VecId,
 };
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports, M3, V3,
-    GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT, APPLY_REST_POSITION, mapping_reads,
+    apply_at_init, check_layouts, check_len, cross, mapping_reads, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
+    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, M3, MAPPING_DATA, OUTPUT, V3,
 };
 
 static DATA: &[DataDecl] = &[
@@ -57,7 +58,16 @@ pub static CLASS: ComponentClass = ComponentClass {
     create,
     preparse: None,
     no_src_link: &[],
-    reads: mapping_reads!(FILENAME, GEOMETRIC_STIFFNESS, INITIAL_POINTS, INDEX, INDEX_FROM_END, RIGID_INDEX_PER_POINT, USE_X0, GLOBAL_TO_LOCAL_COORDS),
+    reads: mapping_reads!(
+        FILENAME,
+        GEOMETRIC_STIFFNESS,
+        INITIAL_POINTS,
+        INDEX,
+        INDEX_FROM_END,
+        RIGID_INDEX_PER_POINT,
+        USE_X0,
+        GLOBAL_TO_LOCAL_COORDS
+    ),
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
@@ -87,7 +97,13 @@ impl RigidMapping {
     /// A mapping built directly (for tests): local points, their frames, the number of frames.
     pub fn build(input: StateId, output: StateId, n_in: usize, points: Vec<V3>, frame: Vec<usize>, gs: GeometricStiffness) -> RigidMapping {
         RigidMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![Layout::Rigid3], output: Some(output), out_layout: Some(Layout::Vec3), map_forces: true },
+            ports: Ports {
+                inputs: vec![input],
+                in_layouts: vec![Layout::Rigid3],
+                output: Some(output),
+                out_layout: Some(Layout::Vec3),
+                map_forces: true,
+            },
             points,
             frame,
             n_in,

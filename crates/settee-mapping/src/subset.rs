@@ -7,7 +7,10 @@ use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule, VecId};
 
-use crate::common::{apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT};
+use crate::common::{
+    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT,
+    MAPPING_DATA, OUTPUT,
+};
 
 const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
 const FIRST: DataRef<data_ref::Int> = DataRef::new("first");
@@ -23,7 +26,12 @@ static DATA: &[DataDecl] = &[
     decl("first", Int, "4294967295", "first index (use if indices are sequential)"),
     decl("last", Int, "4294967295", "last index (use if indices are sequential)"),
     decl("radius", Real, "1e-5", "search radius to find corresponding points in case no indices are given"),
-    decl("handleTopologyChange", Bool, "true", "Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)"),
+    decl(
+        "handleTopologyChange",
+        Bool,
+        "true",
+        "Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)",
+    ),
     decl("ignoreNotFound", Bool, "false", "True to ignore points that are not found in the input model, they will be treated as fixed points"),
     decl("resizeToModel", Bool, "false", "True to resize the output MechanicalState to match the size of indices"),
 ];

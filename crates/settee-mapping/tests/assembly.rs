@@ -181,20 +181,9 @@ fn distance_mapping_scene_with_a_direct_solver() {
 fn assembled_at(text: &str, name: &str, f: Mbk) -> settee_linalg::CsrMatrix {
     let fac = support::factory();
     let mut scene = support::load_text(name, text, &fac);
-    let a = scene
-        .preorder(Scene::ROOT)
-        .into_iter()
-        .find(|&n| scene.node(n).name == "A")
-        .unwrap();
+    let a = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == "A").unwrap();
     let scope = MechScope::build(&scene, a);
-    mechanics::compute_force(
-        &mut scene,
-        &scope,
-        VecId::FORCE,
-        VecId::POSITION,
-        VecId::VELOCITY,
-    )
-    .unwrap();
+    mechanics::compute_force(&mut scene, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
     let mut builder = MatrixBuilder::new(scope.size);
     mechanics::assemble(&mut scene, &scope, f, &mut builder).unwrap();
     builder.matrix().clone()
@@ -231,21 +220,9 @@ fn interaction_with_a_state_outside_the_subtree_lands_on_its_raw_rows() {
         )
     };
     // The spring is at rest along x: df/dx = ±100·x xᵀ; A = 1.3·M − 0.7·K.
-    let f = Mbk {
-        m: 1.3,
-        b: 0.0,
-        k: -0.7,
-    };
+    let f = Mbk { m: 1.3, b: 0.0, k: -0.7 };
     for mapped in [true, false] {
-        let a = assembled_at(
-            &scene(mapped),
-            if mapped {
-                "outside-mapped"
-            } else {
-                "outside-plain"
-            },
-            f,
-        );
+        let a = assembled_at(&scene(mapped), if mapped { "outside-mapped" } else { "outside-plain" }, f);
         // The spring's own block on point 2 (x) is there in both cases.
         assert_eq!(a.get(6, 6), 1.3 * 2.0 + -0.7 * -100.0, "mapped={mapped}");
         assert_eq!(a.get(7, 7), 1.3 * 2.0);
@@ -253,11 +230,7 @@ fn interaction_with_a_state_outside_the_subtree_lands_on_its_raw_rows() {
         assert_eq!(a.get(0, 0), 1.3 * 2.0);
         // ...but with a mapping in the sub-tree they couple point 0 (x) with point 2 (x).
         let coupling = if mapped { 100.0 * -0.7 } else { 0.0 };
-        assert_eq!(
-            (a.get(0, 6), a.get(6, 0)),
-            (coupling, coupling),
-            "mapped={mapped}"
-        );
+        assert_eq!((a.get(0, 6), a.get(6, 0)), (coupling, coupling), "mapped={mapped}");
         assert_eq!((a.get(1, 7), a.get(0, 3)), (0.0, 0.0));
     }
 }

@@ -20,15 +20,7 @@ fn chain(c: &[f64], a: &[f64]) -> Vec<f64> {
     let mut x = Vec::new();
     for k in 0..4 {
         let q = quat_from_euler([a[3 * k], a[3 * k + 1], a[3 * k + 2]]);
-        x.extend_from_slice(&[
-            1.5 * k as f64 + c[3 * k],
-            c[3 * k + 1],
-            c[3 * k + 2],
-            q[0],
-            q[1],
-            q[2],
-            q[3],
-        ]);
+        x.extend_from_slice(&[1.5 * k as f64 + c[3 * k], c[3 * k + 1], c[3 * k + 2], q[0], q[1], q[2], q[3]]);
     }
     x
 }
@@ -119,29 +111,15 @@ fn straight_chain_places_points_and_shares_forces() {
     for k in 0..3 {
         x.extend_from_slice(&[k as f64, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0]);
     }
-    let points = vec![
-        [0.25, 0.1, -0.1],
-        [1.5, -0.1, 0.1],
-        [2.0, 0.1, 0.1],
-        [-0.5, 0.0, 0.0],
-    ];
+    let points = vec![[0.25, 0.1, -0.1], [1.5, -0.1, 0.1], [2.0, 0.1, 0.1], [-0.5, 0.0, 0.0]];
     let mut m = BeamLinearMapping::build(StateId::first_in_slot(0), StateId::first_in_slot(1), &x, points.clone());
     assert_eq!(m.lengths(), &[1.0, 1.0, 1.0]);
     let out = apply(&mut m, 4, &x);
     for (o, p) in out.chunks(3).zip(&points) {
-        assert!(
-            (o[0] - p[0]).abs() < 1e-15
-                && (o[1] - p[1]).abs() < 1e-15
-                && (o[2] - (p[2] - 1.0)).abs() < 1e-15,
-            "{o:?} {p:?}"
-        );
+        assert!((o[0] - p[0]).abs() < 1e-15 && (o[1] - p[1]).abs() < 1e-15 && (o[2] - (p[2] - 1.0)).abs() < 1e-15, "{o:?} {p:?}");
     }
     let mut f = vec![0.0; 18];
-    m.apply_jt(
-        &mut [f.as_mut_slice()],
-        &[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    )
-    .unwrap();
+    m.apply_jt(&mut [f.as_mut_slice()], &[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
     let s = 3.0 * 0.0625 - 2.0 * 0.015625;
     assert_eq!(f[1], 1.0 - s);
     assert_eq!(f[7], s);

@@ -311,9 +311,19 @@ proptest! {
 }
 
 /// `apply_j` = FD of `apply`; `apply_djt` = FD of `Jᵀ(x)·f`.
-fn check_fd(m: &mut DistanceMapping, x: &[Vec<f64>], v: &[Vec<f64>], dx: &[Vec<f64>], f: &[f64], sizes: &[usize], n_out: usize) -> Result<(), TestCaseError> {
+fn check_fd(
+    m: &mut DistanceMapping,
+    x: &[Vec<f64>],
+    v: &[Vec<f64>],
+    dx: &[Vec<f64>],
+    f: &[f64],
+    sizes: &[usize],
+    n_out: usize,
+) -> Result<(), TestCaseError> {
     let h = 1e-6;
-    let shift = |x: &[Vec<f64>], d: &[Vec<f64>], s: f64| -> Vec<Vec<f64>> { x.iter().zip(d).map(|(a, b)| a.iter().zip(b).map(|(p, q)| p + s * q).collect()).collect() };
+    let shift = |x: &[Vec<f64>], d: &[Vec<f64>], s: f64| -> Vec<Vec<f64>> {
+        x.iter().zip(d).map(|(a, b)| a.iter().zip(b).map(|(p, q)| p + s * q).collect()).collect()
+    };
     apply(m, n_out, x);
     let jv0 = jv(m, n_out, v);
     let op = apply(m, n_out, &shift(x, v, h));

@@ -59,7 +59,8 @@ fn templates_are_deduced_from_input_and_output() {
     let copy = scene.store.get(scope.mapped_states[2]).read(VecId::POSITION).to_vec();
     assert_eq!(copy, [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
     // Visual mapping: a MAPPING for the dump selection, but not mechanical.
-    let vis = scene.components.iter().find(|(_, e)| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").map(|(id, _)| id).unwrap();
+    let vis =
+        scene.components.iter().find(|(_, e)| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").map(|(id, _)| id).unwrap();
     assert!(scene.components[vis].roles().contains(Roles::MAPPING));
     let m = scene.obj(vis).mapping_ref().unwrap();
     assert!(!m.is_mechanical() && m.output().is_none());

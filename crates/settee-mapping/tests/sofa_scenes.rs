@@ -8,10 +8,7 @@ fn check(scene: &str) {
         return;
     };
     eprintln!("{scene}: errorByDof {err:.3e}, max |Δ| {max:.3e}");
-    assert!(
-        err <= 1e-8,
-        "{scene}: errorByDof {err:e} > 1e-8 (max |Δ| {max:e})"
-    );
+    assert!(err <= 1e-8, "{scene}: errorByDof {err:e} > 1e-8 (max |Δ| {max:e})");
 }
 
 #[test]

@@ -25,30 +25,12 @@ fn add_box(s: &mut Surface, lo: [f64; 3], hi: [f64; 3]) {
             }
         }
     }
-    let quads = [
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-    ];
-    s.facets.extend(
-        quads
-            .iter()
-            .map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()),
-    );
+    let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+    s.facets.extend(quads.iter().map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()));
 }
 
 fn params(n: [usize; 3], min: [f64; 3], max: [f64; 3]) -> FinestParams {
-    FinestParams {
-        n,
-        min,
-        max,
-        cell_width: 0.0,
-        fill_weighted: true,
-        only_inside_cells: false,
-    }
+    FinestParams { n, min, max, cell_width: 0.0, fill_weighted: true, only_inside_cells: false }
 }
 
 /// A box `[-0.8, 0.8]³` in the grid `[-1, 1]³` with 5 points per axis (steps 0.5: every
@@ -64,11 +46,7 @@ fn locator(g: &SparseGrid) -> SparseLocator {
 }
 
 fn mesh(g: &SparseGrid) -> MeshData {
-    MeshData {
-        points: g.points.clone(),
-        hexahedra: g.hexahedra.clone(),
-        ..Default::default()
-    }
+    MeshData { points: g.points.clone(), hexahedra: g.hexahedra.clone(), ..Default::default() }
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -82,9 +60,7 @@ fn the_locator_matches_the_sparse_grid_search() {
     let mut k = 0u64;
     let mut next = || {
         // a small deterministic generator over [-1.5, 1.5]
-        k = k
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         ((k >> 11) as f64 / (1u64 << 53) as f64) * 3.0 - 1.5
     };
     let (mut found, mut nearest) = (0, 0);
@@ -97,19 +73,12 @@ fn the_locator_matches_the_sparse_grid_search() {
             }
             None => {
                 assert_eq!(loc.find(p), None, "find at {p:?}");
-                assert_eq!(
-                    loc.find_nearest(p),
-                    g.find_nearest_cube(p),
-                    "nearest at {p:?}"
-                );
+                assert_eq!(loc.find_nearest(p), g.find_nearest_cube(p), "nearest at {p:?}");
                 nearest += 1;
             }
         }
     }
-    assert!(
-        found > 100 && nearest > 100,
-        "{found} found, {nearest} by nearest cell"
-    );
+    assert!(found > 100 && nearest > 100, "{found} found, {nearest} by nearest cell");
 }
 
 #[test]
@@ -123,11 +92,7 @@ fn grid_nodes_are_reproduced_exactly() {
     let mut map = BarycentricMapping::with_stencils(S0, S1, n, stencils);
     // at rest, and for an arbitrary configuration of the grid: each node follows its own DOF
     let rest: Vec<f64> = g.points.iter().flatten().copied().collect();
-    let moved: Vec<f64> = rest
-        .iter()
-        .enumerate()
-        .map(|(i, x)| x * 1.7 + (i as f64 * 0.37).sin())
-        .collect();
+    let moved: Vec<f64> = rest.iter().enumerate().map(|(i, x)| x * 1.7 + (i as f64 * 0.37).sin()).collect();
     for x in [rest, moved] {
         let mut out = vec![0.0; 3 * n];
         map.apply(&mut out, &[&x]).unwrap();
@@ -198,15 +163,8 @@ fn ramified_parts_map_to_their_own_hexahedra() {
     // in the empty finest cell between them: the nearest finest boundary cells of both boxes are
     // at the same distance, the first (box A) wins; coordinates from the clamped coarse cell
     assert_eq!(loc.find([1.5, 0.5, 0.5]), None);
-    assert_eq!(
-        loc.find_nearest([1.5, 0.5, 0.5]),
-        Some((0, [0.375, 0.5, 0.5]))
-    );
-    let m = MeshData {
-        points: top.points.clone(),
-        hexahedra: top.hexahedra.clone(),
-        ..Default::default()
-    };
+    assert_eq!(loc.find_nearest([1.5, 0.5, 0.5]), Some((0, [0.375, 0.5, 0.5])));
+    let m = MeshData { points: top.points.clone(), hexahedra: top.hexahedra.clone(), ..Default::default() };
     let xout = [[0.5, 0.5, 0.5], [2.5, 0.5, 0.5]];
     let (_, st) = BarycentricMapping::locate_in_sparse_grid(&loc, &m, &xout).unwrap();
     assert!(st[0].iter().all(|(k, _)| *k < 8) && st[1].iter().all(|(k, _)| *k >= 8));
@@ -226,10 +184,7 @@ fn ramified_parts_map_to_their_own_hexahedra() {
 #[test]
 fn scene_with_a_sparse_grid_mapper() {
     let f = support::factory();
-    for (class, extra) in [
-        ("SparseGridTopology", ""),
-        ("SparseGridRamificationTopology", "finestConnectivity=\"1\""),
-    ] {
+    for (class, extra) in [("SparseGridTopology", ""), ("SparseGridRamificationTopology", "finestConnectivity=\"1\"")] {
         let text = format!(
             r#"<Node name="root" dt="0.01" gravity="0 0 0">
   <Node name="grid">
@@ -245,33 +200,20 @@ fn scene_with_a_sparse_grid_mapper() {
 </Node>"#
         );
         let scene = support::load_text(&format!("sparse-{class}"), &text, &f);
-        let map = scene
-            .components
-            .keys()
-            .find(|c| scene.entry(*c).class.name == "BarycentricMapping")
-            .unwrap();
+        let map = scene.components.keys().find(|c| scene.entry(*c).class.name == "BarycentricMapping").unwrap();
         let b = scene.get::<BarycentricMapping>(map).unwrap();
         assert_eq!(b.mapper(), MapperKind::SparseGrid, "{class}");
         let locs = b.locations().to_vec();
         assert_eq!(locs.len(), 5);
         // the last point is outside the grid: nearest boundary cell, coordinates beyond 1
         assert!(locs[4].coords[0] > 1.0, "{class}: {:?}", locs[4]);
-        let dofs = scene
-            .state_of(
-                scene
-                    .slot(scene.entry(map).node, settee_core::Roles::MECHANICAL_STATE)
-                    .unwrap(),
-            )
-            .unwrap();
+        let dofs = scene.state_of(scene.slot(scene.entry(map).node, settee_core::Roles::MECHANICAL_STATE).unwrap()).unwrap();
         let input = b.inputs()[0];
         let x = scene.vec(input, VecId::POSITION).to_vec();
         let mut out = vec![0.0; 15];
-        let mut copy =
-            BarycentricMapping::with_stencils(S0, S1, x.len() / 3, b.stencils().to_vec());
+        let mut copy = BarycentricMapping::with_stencils(S0, S1, x.len() / 3, b.stencils().to_vec());
         copy.apply(&mut out, &[&x]).unwrap();
-        let expected: [f64; 15] = [
-            0.0, 0.0, 0.0, 0.5, -0.5, 0.25, 0.3, 0.2, 0.1, 1.0, 1.0, 1.0, 1.2, 0.0, 0.0,
-        ];
+        let expected: [f64; 15] = [0.0, 0.0, 0.0, 0.5, -0.5, 0.25, 0.3, 0.2, 0.1, 1.0, 1.0, 1.0, 1.2, 0.0, 0.0];
         for (a, e) in out.iter().zip(expected) {
             assert!((a - e).abs() < 1e-12, "{class}: {out:?}");
         }

@@ -12,8 +12,8 @@
 use settee_core::component::{link, LinkDecl, Mass};
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, Roles,
-    SimError, SimResult, StateId, TemplateRule, Value,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData,
+    Roles, SimError, SimResult, StateId, TemplateRule, Value,
 };
 
 use crate::geometry::{self, mat_vec, ElementType, Geometry};
@@ -219,7 +219,8 @@ impl DiagonalMass {
         } else {
             let np = geometry::nb_points(mesh);
             if given.len() != np {
-                warnings.push(format!("vertexMass has {} values for the {np} points of the topology: the totalMass information is used", given.len()));
+                warnings
+                    .push(format!("vertexMass has {} values for the {np} points of the topology: the totalMass information is used", given.len()));
                 from_total(self, &mut warnings);
             } else if let Some(i) = given.iter().position(|&m| m < 0.0) {
                 warnings.push(format!("vertexMass[{i}] = {} is negative: the totalMass information is used", given[i]));
@@ -270,8 +271,9 @@ impl Component for DiagonalMass {
         }
 
         let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors")
-                .hint("DiagonalMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`")
+            cx.error("no topology found in this node or its ancestors").hint(
+                "DiagonalMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
+            )
         })?;
         let mesh = cx.require_mesh()?;
         let t = ElementType::of(&mesh).ok_or_else(|| {
@@ -543,7 +545,16 @@ mod tests {
     #[test]
     fn element_priority_hexa_over_everything() {
         // a mesh with hexahedra and (derived) quads, triangles, edges: hexahedra are used
-        let b = build(None, &[], "RegularGridTopology", &[("n", "3 2 2"), ("min", "0 0 0"), ("max", "2 1 1")], "DiagonalMass", None, &[("massDensity", "1")]).unwrap();
+        let b = build(
+            None,
+            &[],
+            "RegularGridTopology",
+            &[("n", "3 2 2"), ("min", "0 0 0"), ("max", "2 1 1")],
+            "DiagonalMass",
+            None,
+            &[("massDensity", "1")],
+        )
+        .unwrap();
         let m = dm(&b);
         assert_eq!(m.element_type(), Some(ElementType::Hexahedron));
         assert!((m.total_mass() - 2.0).abs() < 1e-14);
@@ -607,16 +618,37 @@ mod tests {
     #[test]
     fn planar_and_line_geometries() {
         // Vec2d: signed shoelace area (a clockwise triangle has a negative mass, as in SOFA)
-        let b = build(Some("Vec2d"), &[("position", "0 0  2 0  0 1")], "MeshTopology", &[("triangles", "0 1 2")], "DiagonalMass", None, &[("massDensity", "3")])
-            .unwrap();
+        let b = build(
+            Some("Vec2d"),
+            &[("position", "0 0  2 0  0 1")],
+            "MeshTopology",
+            &[("triangles", "0 1 2")],
+            "DiagonalMass",
+            None,
+            &[("massDensity", "3")],
+        )
+        .unwrap();
         assert_close(&dm(&b).vertex_masses(), &[1.0; 3], 1e-15);
-        let b = build(Some("Vec2d"), &[("position", "0 0  2 0  0 1")], "MeshTopology", &[("triangles", "0 2 1")], "DiagonalMass", None, &[("massDensity", "3")])
-            .unwrap();
+        let b = build(
+            Some("Vec2d"),
+            &[("position", "0 0  2 0  0 1")],
+            "MeshTopology",
+            &[("triangles", "0 2 1")],
+            "DiagonalMass",
+            None,
+            &[("massDensity", "3")],
+        )
+        .unwrap();
         assert_close(&dm(&b).vertex_masses(), &[-1.0; 3], 1e-15);
         // Vec1d on edges: half of each length to each end
-        let b = build(Some("Vec1d"), &[("position", "0 1 3")], "MeshTopology", &[("edges", "0 1  1 2")], "DiagonalMass", None, &[("massDensity", "2")]).unwrap();
+        let b =
+            build(Some("Vec1d"), &[("position", "0 1 3")], "MeshTopology", &[("edges", "0 1  1 2")], "DiagonalMass", None, &[("massDensity", "2")])
+                .unwrap();
         assert_eq!(dm(&b).vertex_masses(), vec![1.0, 3.0, 2.0]);
-        let f = { let mut b = b; b.gravity_force() };
+        let f = {
+            let mut b = b;
+            b.gravity_force()
+        };
         assert_eq!(f, vec![0.1 * 1.0, 0.1 * 3.0, 0.1 * 2.0]);
     }
 
@@ -656,8 +688,16 @@ mod tests {
     #[test]
     fn rigid3_masses_are_given() {
         let vm = "2 1  1 0 0  0 2 0  0 0 4   3 1  1 0 0  0 1 0  0 0 1";
-        let mut b = build(Some("Rigid3d"), &[("position", "0 0 0 0 0 0 1  1 0 0 0 0 0 1")], "MeshTopology", &[("edges", "0 1")], "DiagonalMass", None, &[("vertexMass", vm)])
-            .unwrap();
+        let mut b = build(
+            Some("Rigid3d"),
+            &[("position", "0 0 0 0 0 0 1  1 0 0 0 0 0 1")],
+            "MeshTopology",
+            &[("edges", "0 1")],
+            "DiagonalMass",
+            None,
+            &[("vertexMass", vm)],
+        )
+        .unwrap();
         assert_eq!(dm(&b).vertex_masses(), vec![2.0, 3.0]);
         let dx = test_vector(12);
         let r = b.mdx(&dx, 1.0);
@@ -672,7 +712,9 @@ mod tests {
         let f = b.gravity_force();
         assert_eq!(&f[..6], &[0.2, -9.81 * 2.0, 0.6, 0.0, 0.0, 0.0]);
         // malformed Rigid3 masses
-        let e = build(Some("Rigid3d"), &[("position", "0 0 0 0 0 0 1")], "MeshTopology", &[], "DiagonalMass", None, &[("vertexMass", "2")]).err().unwrap();
+        let e = build(Some("Rigid3d"), &[("position", "0 0 0 0 0 0 1")], "MeshTopology", &[], "DiagonalMass", None, &[("vertexMass", "2")])
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("multiple of 11"), "{e}");
     }
 

@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use settee_core::component::{link, LinkDecl, Mass};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, NodeId,
-    Roles, Scene, SimError, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
+    NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::nodal_mass_density::node_density;
@@ -73,8 +73,16 @@ pub enum Shape {
 }
 
 /// Corners of the reference hexahedron `[-1, 1]³` in SOFA's node order.
-const HEXA_CORNERS: [[f64; 3]; 8] =
-    [[-1.0, -1.0, -1.0], [1.0, -1.0, -1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [-1.0, 1.0, 1.0]];
+const HEXA_CORNERS: [[f64; 3]; 8] = [
+    [-1.0, -1.0, -1.0],
+    [1.0, -1.0, -1.0],
+    [1.0, 1.0, -1.0],
+    [-1.0, 1.0, -1.0],
+    [-1.0, -1.0, 1.0],
+    [1.0, -1.0, 1.0],
+    [1.0, 1.0, 1.0],
+    [-1.0, 1.0, 1.0],
+];
 
 impl Shape {
     pub fn name(self) -> &'static str {
@@ -243,7 +251,8 @@ impl Component for FEMMass {
         let density_comp = match cx.link_targets("nodalMassDensity").first() {
             Some(&c) => c,
             None => find_density_up(cx.scene, cx.node()).ok_or_else(|| {
-                cx.error("no NodalMassDensity found").hint("add a NodalMassDensity (property=\"<density>\") in this node or an ancestor, or set nodalMassDensity=\"@...\"")
+                cx.error("no NodalMassDensity found")
+                    .hint("add a NodalMassDensity (property=\"<density>\") in this node or an ancestor, or set nodalMassDensity=\"@...\"")
             })?,
         };
         if cx.scene.entry(density_comp).class.name != "NodalMassDensity" {

@@ -120,8 +120,7 @@ pub const EDGES_IN_QUAD: [[usize; 2]; 4] = [[1, 2], [2, 3], [3, 0], [0, 1]];
 /// SOFA's `edgesInTetrahedronArray`.
 pub const EDGES_IN_TETRAHEDRON: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
 /// SOFA's `edgesInHexahedronArray`.
-pub const EDGES_IN_HEXAHEDRON: [[usize; 2]; 12] =
-    [[0, 1], [0, 3], [0, 4], [1, 2], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5], [4, 7], [5, 6], [6, 7]];
+pub const EDGES_IN_HEXAHEDRON: [[usize; 2]; 12] = [[0, 1], [0, 3], [0, 4], [1, 2], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5], [4, 7], [5, 6], [6, 7]];
 
 /// Element→edge incidence: `edges[k * per + j]` is the topology edge index of local edge `j` of
 /// element `k`.
@@ -286,10 +285,7 @@ pub fn geometry_state(cx: &InitCtx, topology: ComponentId, expected: Layout) -> 
             })?
         }
     };
-    let s = cx
-        .scene
-        .state_of(comp)
-        .ok_or_else(|| cx.error(format!("geometryState: {} is not a mechanical state", cx.scene.entry(comp).label())))?;
+    let s = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("geometryState: {} is not a mechanical state", cx.scene.entry(comp).label())))?;
     let layout = cx.state_layout(s);
     if layout != expected {
         return Err(cx
@@ -369,16 +365,8 @@ mod tests {
         Geometry { dim: 3, points: points.to_vec() }
     }
 
-    const CUBE: [[f64; 3]; 8] = [
-        [0.0, 0.0, 0.0],
-        [1.0, 0.0, 0.0],
-        [1.0, 1.0, 0.0],
-        [0.0, 1.0, 0.0],
-        [0.0, 0.0, 1.0],
-        [1.0, 0.0, 1.0],
-        [1.0, 1.0, 1.0],
-        [0.0, 1.0, 1.0],
-    ];
+    const CUBE: [[f64; 3]; 8] =
+        [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 1.0, 1.0]];
 
     #[test]
     fn measures_of_unit_elements() {

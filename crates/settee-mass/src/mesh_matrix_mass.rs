@@ -18,8 +18,8 @@
 use settee_core::component::{link, LinkDecl, Mass};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, Roles,
-    SimError, SimResult, StateId, TemplateRule, Value,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
+    MeshData, Roles, SimError, SimResult, StateId, TemplateRule, Value,
 };
 
 use crate::geometry::{self, ElementEdges, ElementType, Geometry};
@@ -353,7 +353,9 @@ impl MeshMatrixMass {
                 self.edge_mass = if em_set { em.clone() } else { c.edge };
             }
         } else {
-            warnings.push("initialisation from vertexMass needs lumping=\"true\" or edgeMass (SOFA reports an error): the totalMass information is used".into());
+            warnings.push(
+                "initialisation from vertexMass needs lumping=\"true\" or edgeMass (SOFA reports an error): the totalMass information is used".into(),
+            );
             self.init_from_total_mass(inp, total, &mut warnings);
         }
         for w in warnings {
@@ -383,8 +385,9 @@ impl Component for MeshMatrixMass {
         let ndof = cx.state_size(s);
 
         let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors")
-                .hint("MeshMatrixMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`")
+            cx.error("no topology found in this node or its ancestors").hint(
+                "MeshMatrixMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
+            )
         })?;
         let mesh = cx.require_mesh()?;
         let t = ElementType::of(&mesh).ok_or_else(|| {
@@ -763,7 +766,16 @@ mod tests {
     fn quads_and_grids() {
         check_body(&[("position", SQUARE_POS), ("quads", "0 1 2 3")], 1.5, 1.5, Some(1.5 / 4.0));
         // a 3×2×2 grid: hexahedra win over its quads, triangles and edges (diagonal edges get 0)
-        let mut b = build(None, &[], "RegularGridTopology", &[("n", "3 2 2"), ("min", "0 0 0"), ("max", "2 1 1")], "MeshMatrixMass", None, &[("totalMass", "4")]).unwrap();
+        let mut b = build(
+            None,
+            &[],
+            "RegularGridTopology",
+            &[("n", "3 2 2"), ("min", "0 0 0"), ("max", "2 1 1")],
+            "MeshMatrixMass",
+            None,
+            &[("totalMass", "4")],
+        )
+        .unwrap();
         let m = mmm(&b);
         assert_eq!(m.element_type(), Some(ElementType::Hexahedron));
         assert!(m.edge_mass().contains(&0.0));
@@ -855,7 +867,8 @@ mod tests {
     fn through_the_mechanical_stages() {
         use settee_core::mechanics::{add_mbkdx, MechScope};
         use settee_core::{Mbk, Scene, VecId};
-        let mut b = on_mesh("MeshMatrixMass", &[("position", CUBE_POS), ("tetrahedra", CUBE_TETRAS)], &[("totalMass", "2"), ("rayleighMass", "0.1")]).unwrap();
+        let mut b = on_mesh("MeshMatrixMass", &[("position", CUBE_POS), ("tetrahedra", CUBE_TETRAS)], &[("totalMass", "2"), ("rayleighMass", "0.1")])
+            .unwrap();
         let scope = MechScope::build(&b.scene, Scene::ROOT);
         let n = b.size() * 3;
         let dx = test_vector(n);
@@ -871,7 +884,8 @@ mod tests {
     #[test]
     fn invalid_topologies() {
         // an explicit edge list missing an edge of the tetrahedron
-        let e = on_mesh("MeshMatrixMass", &[("position", TETRA_POS), ("tetrahedra", "0 1 2 3"), ("edges", "0 1 0 2 0 3 1 2 1 3")], &[]).err().unwrap();
+        let e =
+            on_mesh("MeshMatrixMass", &[("position", TETRA_POS), ("tetrahedra", "0 1 2 3"), ("edges", "0 1 0 2 0 3 1 2 1 3")], &[]).err().unwrap();
         assert!(e.to_string().contains("(2, 3)"), "{e}");
         // pure edge topology: SOFA computes no mass
         let b = build(Some("Vec1d"), &[("position", "0 1 3")], "MeshTopology", &[("edges", "0 1  1 2")], "MeshMatrixMass", None, &[]).unwrap();
@@ -891,7 +905,9 @@ mod tests {
         f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "geo")]), None, dir).unwrap();
         let child = scene.add_node(Scene::ROOT, "temperature");
         let mo = f.create(&mut scene, child, "MechanicalObject", Some("Vec1d"), attrs(&[("position", "0 0 0 0")]), None, dir).unwrap();
-        let mass = f.create(&mut scene, child, "MeshMatrixMass", Some("Vec1d,Vec3d"), attrs(&[("massDensity", "2"), ("lumping", "true")]), None, dir).unwrap();
+        let mass = f
+            .create(&mut scene, child, "MeshMatrixMass", Some("Vec1d,Vec3d"), attrs(&[("massDensity", "2"), ("lumping", "true")]), None, dir)
+            .unwrap();
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         settee_core::simulation::init_root(&mut scene, &f).unwrap();
         let m = scene.get::<MeshMatrixMass>(mass).unwrap();

@@ -1,11 +1,11 @@
 //! `UniformMass`: the same mass on every DOF (a Rigid3 mass with inertia for rigid frames).
 
+use settee_core::component::Mass;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule,
 };
-use settee_core::component::Mass;
 
 static DATA: &[DataDecl] = &[
     decl("vertexMass", Reals, "1", "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass)"),
@@ -190,7 +190,8 @@ impl UniformMass {
                 "cntr" | "center" | "frme" | "grav" | "visc" | "stck" | "step" | "prec" => {}
                 k if k.starts_with('#') => {}
                 other => {
-                    return Err(cx.error(format!("{}:{}: unknown keyword '{other}' in .rigid file", path.display(), lineno + 1))
+                    return Err(cx
+                        .error(format!("{}:{}: unknown keyword '{other}' in .rigid file", path.display(), lineno + 1))
                         .hint("known keywords: mass, volm, inrt, cntr, frme, grav, visc, stck, step, prec"))
                 }
             }

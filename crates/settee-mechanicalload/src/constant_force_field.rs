@@ -7,8 +7,8 @@
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule, Value,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule, Value,
 };
 
 static DATA: &[DataDecl] = &[
@@ -22,7 +22,8 @@ static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (no effect: this force field has no stiffness)"),
 ];
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology giving the number of points (default: the context topology, else the state size)")];
+static LINKS: &[LinkDecl] =
+    &[link("topology", Roles::TOPOLOGY, "topology giving the number of points (default: the context topology, else the state size)")];
 
 settee_core::data_refs! {
     static READS;
@@ -87,7 +88,8 @@ impl Component for ConstantForceField {
         self.state = Some(s);
         let ds = self.layout.deriv_size();
         // System size: the topology's points when there is one, else the state's size.
-        let system_size = cx.topology().and_then(|t| cx.scene.mesh_of(t)).map(|m| m.nb_points()).filter(|&n| n > 0).unwrap_or_else(|| cx.state_size(s));
+        let system_size =
+            cx.topology().and_then(|t| cx.scene.mesh_of(t)).map(|m| m.nb_points()).filter(|&n| n > 0).unwrap_or_else(|| cx.state_size(s));
 
         let d = cx.data();
         self.index_from_end = d.get(INDEX_FROM_END);

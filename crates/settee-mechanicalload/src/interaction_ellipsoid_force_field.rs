@@ -23,13 +23,17 @@ use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::types::{quat_rotate, Quat};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout,
-    LinkDecl, MatrixAccumulator, MechParams, Roles, SimError, SimResult, StateId, TemplateRule,
-    VecId,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule, VecId,
 };
 
 static DATA: &[DataDecl] = &[
-    decl("contacts", RealTuples(10), "", "Contacts: particle index and 3×3 stiffness per contact (output; Settee keeps them in the component, see `contacts()`)"),
+    decl(
+        "contacts",
+        RealTuples(10),
+        "",
+        "Contacts: particle index and 3×3 stiffness per contact (output; Settee keeps them in the component, see `contacts()`)",
+    ),
     decl("center", Coords, "", "ellipsoid center"),
     decl("vradius", Coords, "", "ellipsoid radius"),
     decl("stiffness", Real, "500", "force stiffness (positive to repulse outward, negative inward)"),
@@ -38,21 +42,18 @@ static DATA: &[DataDecl] = &[
     decl("draw", Bool, "true", "enable/disable drawing of the ellipsoid (rendering only)"),
     decl("object2_dof_index", Int, "0", "Dof index of object 2 where the forcefield is attached"),
     decl("object2_forces", Bool, "true", "enable/disable propagation of forces to object 2"),
-    decl("object2_invert", Bool, "false", "inverse transform from object 2 (use when object 1 is in local coordinates within a frame defined by object 2)"),
+    decl(
+        "object2_invert",
+        Bool,
+        "false",
+        "inverse transform from object 2 (use when object 1 is in local coordinates within a frame defined by object 2)",
+    ),
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
 ];
 
 static LINKS: &[LinkDecl] = &[
-    link(
-        "object1",
-        Roles::MECHANICAL_STATE,
-        "the Vec3 particles (default: the node's mechanical state)",
-    ),
-    link(
-        "object2",
-        Roles::MECHANICAL_STATE,
-        "the Rigid3 state carrying the ellipsoids (default: the node's mechanical state)",
-    ),
+    link("object1", Roles::MECHANICAL_STATE, "the Vec3 particles (default: the node's mechanical state)"),
+    link("object2", Roles::MECHANICAL_STATE, "the Rigid3 state carrying the ellipsoids (default: the node's mechanical state)"),
 ];
 
 settee_core::data_refs! {
@@ -166,19 +167,11 @@ impl InteractionEllipsoidForceField {
 
     /// The frame `(centre, orientation)` of `object2` read from its coordinates `x2`.
     fn frame(&self, x2: &[f64]) -> SimResult<([f64; 3], Quat)> {
-        let c = x2.get(7 * self.dof..7 * self.dof + 7).ok_or_else(|| {
-            SimError::new(format!(
-                "object2_dof_index {} is beyond the {} DOFs of object2",
-                self.dof,
-                x2.len() / 7
-            ))
-        })?;
+        let c = x2
+            .get(7 * self.dof..7 * self.dof + 7)
+            .ok_or_else(|| SimError::new(format!("object2_dof_index {} is beyond the {} DOFs of object2", self.dof, x2.len() / 7)))?;
         let (centre, q) = (v3(c), [c[3], c[4], c[5], c[6]]);
-        Ok(if self.object2_invert {
-            inverse_frame(centre, q)
-        } else {
-            (centre, q)
-        })
+        Ok(if self.object2_invert { inverse_frame(centre, q) } else { (centre, q) })
     }
 
     /// The penalty force on a particle at `p` with velocity `u` (both in the frame of object2) and
@@ -231,19 +224,12 @@ impl Component for InteractionEllipsoidForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let context = cx.scene.context_state(cx.node());
         let mut states = [None, None];
-        for (k, (name, want)) in [("object1", Layout::Vec3), ("object2", Layout::Rigid3)]
-            .into_iter()
-            .enumerate()
-        {
+        for (k, (name, want)) in [("object1", Layout::Vec3), ("object2", Layout::Rigid3)].into_iter().enumerate() {
             let comp = cx.link_targets(name).first().copied().or(context);
             let comp = comp.ok_or_else(|| {
-                cx.error(format!("no mechanical state for {name}"))
-                    .hint("set object1=\"@particles\" (Vec3d) and object2=\"@frame\" (Rigid3d)")
+                cx.error(format!("no mechanical state for {name}")).hint("set object1=\"@particles\" (Vec3d) and object2=\"@frame\" (Rigid3d)")
             })?;
-            let st = cx
-                .scene
-                .state_of(comp)
-                .ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
+            let st = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
             let l = cx.state_layout(st);
             if l != want {
                 return Err(cx
@@ -273,22 +259,13 @@ impl Component for InteractionEllipsoidForceField {
         self.ellipsoids = (0..n)
             .map(|e| {
                 let r = radii.get(e).or(radii.last()).copied().unwrap_or([1.0; 3]);
-                let center = centers
-                    .get(e)
-                    .or(centers.last())
-                    .copied()
-                    .unwrap_or([0.0; 3]);
+                let center = centers.get(e).or(centers.last()).copied().unwrap_or([0.0; 3]);
                 (center, r)
             })
-            .map(|(center, r)| Ellipsoid {
-                center,
-                inv_r2: r.map(|rj| 1.0 / (rj * rj)),
-            })
+            .map(|(center, r)| Ellipsoid { center, inv_r2: r.map(|rj| 1.0 / (rj * rj)) })
             .collect();
         if let Some(r) = radii.iter().find(|r| r.contains(&0.0)) {
-            return Err(cx
-                .error(format!("vradius {r:?} has a zero radius"))
-                .hint("each ellipsoid needs three non-zero radii"));
+            return Err(cx.error(format!("vradius {r:?} has a zero radius")).hint("each ellipsoid needs three non-zero radii"));
         }
         Ok(())
     }
@@ -296,9 +273,7 @@ impl Component for InteractionEllipsoidForceField {
     /// The frame is read once every state holds its positions.
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s2 = self.s2.ok_or_else(|| cx.error("used before init"))?;
-        let (_, q) = self
-            .frame(cx.read_vec(s2, VecId::POSITION))
-            .map_err(|e| cx.error(e.0.message))?;
+        let (_, q) = self.frame(cx.read_vec(s2, VecId::POSITION)).map_err(|e| cx.error(e.0.message))?;
         self.frame_q = q;
         Ok(())
     }
@@ -341,32 +316,19 @@ impl ForceField for InteractionEllipsoidForceField {
         Ok(())
     }
 
-    fn add_dforce(
-        &mut self,
-        _p: &MechParams,
-        io: &mut ForceIo,
-        k_factor: f64,
-        _b_factor: f64,
-    ) -> SimResult {
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
         let j2 = self.second();
         let q = self.frame_q;
         // The frame's translation increment, only with object2_forces; zero when object2 is outside
         // the solver's scope (no vector lent).
-        let dx2 = match (
-            self.object2_forces,
-            io.x[j2].get(6 * self.dof..6 * self.dof + 3),
-        ) {
+        let dx2 = match (self.object2_forces, io.x[j2].get(6 * self.dof..6 * self.dof + 3)) {
             (true, Some(d)) => v3(d),
             _ => [0.0; 3],
         };
         let mut df2 = [0.0; 3];
         for c in &self.contacts {
             let Some(dx1) = io.x[0].get(3 * c.index..3 * c.index + 3) else {
-                return Err(SimError::new(format!(
-                    "contact on particle {} but object1 has {} particles",
-                    c.index,
-                    io.x[0].len() / 3
-                )));
+                return Err(SimError::new(format!("contact on particle {} but object1 has {} particles", c.index, io.x[0].len() / 3)));
             };
             let du = inverse_rotate(q, sub(v3(dx1), dx2));
             let m = &c.m;
@@ -393,16 +355,9 @@ impl ForceField for InteractionEllipsoidForceField {
 
     /// SOFA's class has no stiffness matrix (its assembled contribution is missing, with an error
     /// message); refusing is clearer than silently assembling without it.
-    fn add_k_to_matrix(
-        &self,
-        _p: &MechParams,
-        _m: &mut MatrixAccumulator,
-        _k_factor: f64,
-    ) -> SimResult {
-        Err(SimError::unsupported(
-            "InteractionEllipsoidForceField has no assembled stiffness (SOFA provides none either)",
-        )
-        .hint("solve with a matrix-free CGLinearSolver (no linear system component)"))
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k_factor: f64) -> SimResult {
+        Err(SimError::unsupported("InteractionEllipsoidForceField has no assembled stiffness (SOFA provides none either)")
+            .hint("solve with a matrix-free CGLinearSolver (no linear system component)"))
     }
 
     fn rayleigh_stiffness(&self) -> f64 {
@@ -423,11 +378,7 @@ mod tests {
     const X1: [f64; 9] = [1.0, 3.0, 3.0, -9.5, 2.0, 3.0, 1.0, 7.0, 3.0];
 
     fn params() -> MechParams {
-        MechParams {
-            dt: 0.01,
-            time: 0.0,
-            gravity: [0.0; 3],
-        }
+        MechParams { dt: 0.01, time: 0.0, gravity: [0.0; 3] }
     }
 
     /// Ellipsoid 0: centre 0, radii (2, 1, 1); ellipsoid 1: centre (0, 10, 0), unit sphere;
@@ -436,16 +387,7 @@ mod tests {
         InteractionEllipsoidForceField {
             s1: Some(StateId::first_in_slot(0)),
             s2: Some(StateId::first_in_slot(1)),
-            ellipsoids: vec![
-                Ellipsoid {
-                    center: [0.0; 3],
-                    inv_r2: [0.25, 1.0, 1.0],
-                },
-                Ellipsoid {
-                    center: [0.0, 10.0, 0.0],
-                    inv_r2: [1.0; 3],
-                },
-            ],
+            ellipsoids: vec![Ellipsoid { center: [0.0; 3], inv_r2: [0.25, 1.0, 1.0] }, Ellipsoid { center: [0.0, 10.0, 0.0], inv_r2: [1.0; 3] }],
             stiffness: 1000.0,
             damping: 5.0,
             dof: 0,
@@ -458,35 +400,17 @@ mod tests {
     }
 
     /// `(f1, f2)` at `x1`, `x2` with velocities `v1` (object2 at rest).
-    fn force(
-        ff: &mut InteractionEllipsoidForceField,
-        x1: &[f64],
-        x2: &[f64],
-        v1: &[f64],
-    ) -> (Vec<f64>, Vec<f64>) {
+    fn force(ff: &mut InteractionEllipsoidForceField, x1: &[f64], x2: &[f64], v1: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let (mut f1, mut f2) = (vec![0.0; x1.len()], vec![0.0; 6]);
         let v2 = [0.0; 6];
-        let mut io = ForceIo {
-            f: vec![&mut f1, &mut f2],
-            x: vec![x1, x2],
-            v: vec![v1, &v2],
-        };
+        let mut io = ForceIo { f: vec![&mut f1, &mut f2], x: vec![x1, x2], v: vec![v1, &v2] };
         ff.add_force(&params(), &mut io).unwrap();
         (f1, f2)
     }
 
-    fn dforce(
-        ff: &mut InteractionEllipsoidForceField,
-        dx1: &[f64],
-        dx2: &[f64],
-        k: f64,
-    ) -> (Vec<f64>, Vec<f64>) {
+    fn dforce(ff: &mut InteractionEllipsoidForceField, dx1: &[f64], dx2: &[f64], k: f64) -> (Vec<f64>, Vec<f64>) {
         let (mut df1, mut df2) = (vec![0.0; dx1.len()], vec![0.0; 6]);
-        let mut io = ForceIo {
-            f: vec![&mut df1, &mut df2],
-            x: vec![dx1, dx2],
-            v: Vec::new(),
-        };
+        let mut io = ForceIo { f: vec![&mut df1, &mut df2], x: vec![dx1, dx2], v: Vec::new() };
         ff.add_dforce(&params(), &mut io, k, 0.0).unwrap();
         (df1, df2)
     }
@@ -494,10 +418,7 @@ mod tests {
     fn close(a: &[f64], b: &[f64], tol: f64) {
         assert_eq!(a.len(), b.len());
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            assert!(
-                (x - y).abs() <= tol,
-                "index {i}: {x} vs {y} ({a:?} vs {b:?})"
-            );
+            assert!((x - y).abs() <= tol, "index {i}: {x} vs {y} ({a:?} vs {b:?})");
         }
     }
 
@@ -511,16 +432,9 @@ mod tests {
         let mut ff = field(true);
         let v1 = [0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let (f1, f2) = force(&mut ff, &X1, &FRAME, &v1);
-        close(
-            &f1,
-            &[0.0, 500.0, -5.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-10,
-        );
+        close(&f1, &[0.0, 500.0, -5.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-10);
         close(&f2, &[500.0, -500.0, 5.0, 0.0, 0.0, 0.0], 1e-10);
-        assert_eq!(
-            ff.contacts().iter().map(|c| c.index).collect::<Vec<_>>(),
-            [0, 1]
-        );
+        assert_eq!(ff.contacts().iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1]);
 
         // Without object2_forces the frame gets nothing.
         let mut ff = field(false);
@@ -541,11 +455,7 @@ mod tests {
         let mut ff = field(true);
         ff.stiffness = -1000.0;
         let (f1d, _) = force(&mut ff, &X1, &FRAME, &[0.0; 9]);
-        close(
-            &f1d,
-            &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1500.0, 0.0],
-            1e-9,
-        );
+        close(&f1d, &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1500.0, 0.0], 1e-9);
     }
 
     /// SOFA's contact matrices, derived by hand: particle 0, with f1 = −1000/(ℓ·g) = −8000,
@@ -560,10 +470,7 @@ mod tests {
         force(&mut ff, &X1, &FRAME, &[0.0; 9]);
         let m: Vec<[[f64; 3]; 3]> = ff.contacts().iter().map(|c| c.m).collect();
         let diag = |d: [f64; 3]| [[d[0], 0.0, 0.0], [0.0, d[1], 0.0], [0.0, 0.0, d[2]]];
-        for (a, b) in m
-            .iter()
-            .zip([diag([125.0, 2000.0, 2000.0]), diag([1000.0, 500.0, 1000.0])])
-        {
+        for (a, b) in m.iter().zip([diag([125.0, 2000.0, 2000.0]), diag([1000.0, 500.0, 1000.0])]) {
             close(a.as_flattened(), b.as_flattened(), 1e-9);
         }
         // dx1[0] = (1, 0, 0), dx2 translation (0, 1, 0): du0 = (1, −1, 0) → local (−1, −1, 0) →
@@ -572,31 +479,19 @@ mod tests {
         let dx1 = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let dx2 = [0.0, 1.0, 0.0, 0.3, 0.2, 0.1];
         let (df1, df2) = dforce(&mut ff, &dx1, &dx2, 2.0);
-        close(
-            &df1,
-            &[4000.0, -250.0, 0.0, 0.0, -2000.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
+        close(&df1, &[4000.0, -250.0, 0.0, 0.0, -2000.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
         close(&df2, &[-4000.0, 2250.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
 
         // object2 outside the solver's scope: no displacement lent for it counts as zero.
         // du0 = (1, 0, 0) → local (0, −1, 0) → (0, −2000, 0) → world (2000, 0, 0).
         let (df1, df2) = dforce(&mut ff, &dx1, &[], 1.0);
-        close(
-            &df1,
-            &[2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
+        close(&df1, &[2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
         close(&df2, &[-2000.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
         // Without object2_forces, dx2 is ignored and the frame gets nothing.
         let mut ff = field(false);
         force(&mut ff, &X1, &FRAME, &[0.0; 9]);
         let (df1, df2) = dforce(&mut ff, &dx1, &dx2, 1.0);
-        close(
-            &df1,
-            &[2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
+        close(&df1, &[2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
         assert_eq!(df2, [0.0; 6]);
     }
 
@@ -612,11 +507,7 @@ mod tests {
         let fd = |dx1: &[f64], dx2: &[f64]| {
             let mut ff = field(true);
             let shifted = |sign: f64, ff: &mut InteractionEllipsoidForceField| {
-                let x1: Vec<f64> = X1
-                    .iter()
-                    .zip(dx1)
-                    .map(|(x, d)| x + sign * eps * d)
-                    .collect();
+                let x1: Vec<f64> = X1.iter().zip(dx1).map(|(x, d)| x + sign * eps * d).collect();
                 let mut x2 = FRAME;
                 for c in 0..3 {
                     x2[c] += sign * eps * dx2[c];
@@ -625,12 +516,7 @@ mod tests {
             };
             let (p1, p2) = shifted(1.0, &mut ff);
             let (m1, m2) = shifted(-1.0, &mut ff);
-            let d = |p: &[f64], m: &[f64]| {
-                p.iter()
-                    .zip(m)
-                    .map(|(a, b)| (a - b) / (2.0 * eps))
-                    .collect::<Vec<f64>>()
-            };
+            let d = |p: &[f64], m: &[f64]| p.iter().zip(m).map(|(a, b)| (a - b) / (2.0 * eps)).collect::<Vec<f64>>();
             (d(&p1, &m1), d(&p2, &m2))
         };
         let analytic = |dx1: &[f64], dx2: &[f64]| {
@@ -643,36 +529,22 @@ mod tests {
         let zero = [0.0; 6];
         let (a1, a2) = analytic(&dx1, &zero);
         let (n1, n2) = fd(&dx1, &zero);
-        assert!(
-            a1.iter().any(|v| v.abs() > 100.0),
-            "degenerate test: {a1:?}"
-        );
+        assert!(a1.iter().any(|v| v.abs() > 100.0), "degenerate test: {a1:?}");
         close(&a1, &n1, 1e-5);
         close(&a2, &n2, 1e-5);
         // Along the normals: SOFA's matrix, not the derivative.
         let dx1 = [0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let (a1, _) = analytic(&dx1, &zero);
         let (n1, _) = fd(&dx1, &zero);
-        close(
-            &a1,
-            &[0.0, 125.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
-        close(
-            &n1,
-            &[0.0, -500.0, 0.0, 1000.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-4,
-        );
+        close(&a1, &[0.0, 125.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
+        close(&n1, &[0.0, -500.0, 0.0, 1000.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-4);
         // Rigid translation of everything.
         let t = [0.2, -0.5, 0.7];
         let dx1: Vec<f64> = t.repeat(3);
         let dx2 = [t[0], t[1], t[2], 0.0, 0.0, 0.0];
         let (a1, a2) = analytic(&dx1, &dx2);
         let (n1, _) = fd(&dx1, &dx2);
-        assert!(
-            a1.iter().chain(&a2).all(|v| v.abs() < 1e-9),
-            "{a1:?} {a2:?}"
-        );
+        assert!(a1.iter().chain(&a2).all(|v| v.abs() < 1e-9), "{a1:?} {a2:?}");
         assert!(n1.iter().all(|v| v.abs() < 1e-4), "{n1:?}");
     }
 
@@ -695,25 +567,9 @@ mod tests {
             &f,
             a,
             "MechanicalObject",
-            &[
-                ("template", "Rigid3d"),
-                ("name", "frame"),
-                (
-                    "position",
-                    "1 2 3 0 0 0.70710678118654757 0.70710678118654757",
-                ),
-            ],
+            &[("template", "Rigid3d"), ("name", "frame"), ("position", "1 2 3 0 0 0.70710678118654757 0.70710678118654757")],
         );
-        add(
-            &mut s,
-            &f,
-            b,
-            "MechanicalObject",
-            &[
-                ("name", "particles"),
-                ("position", "1 3 3  -9.5 2 3  1 7 3"),
-            ],
-        );
+        add(&mut s, &f, b, "MechanicalObject", &[("name", "particles"), ("position", "1 3 3  -9.5 2 3  1 7 3")]);
         let c = add(
             &mut s,
             &f,
@@ -735,49 +591,20 @@ mod tests {
         let f1 = forces(&mut s, &scope);
         // Ellipsoid 1 has radii (2, 1, 1) too: particle 1 at local dp = (0, 1/2, 0) gets
         // n2 = 1/4 as before, so the same force.
-        close(
-            &f1,
-            &[0.0, 500.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
-        let ff = s
-            .obj(c)
-            .as_any()
-            .downcast_ref::<InteractionEllipsoidForceField>()
-            .unwrap();
+        close(&f1, &[0.0, 500.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
+        let ff = s.obj(c).as_any().downcast_ref::<InteractionEllipsoidForceField>().unwrap();
         assert_eq!(ff.ellipsoid_count(), 2);
         // A temporary vector of the cloth's solver: the frame holds none.
         let dx = mech::alloc_deriv(&mut s, &scope);
-        mech::scatter(
-            &mut s,
-            &scope,
-            dx,
-            &[0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-        );
+        mech::scatter(&mut s, &scope, dx, &[0.0, 1.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         let df = mech::alloc_deriv(&mut s, &scope);
-        mech::add_mbkdx(
-            &mut s,
-            &scope,
-            df,
-            dx,
-            settee_core::Mbk {
-                m: 0.0,
-                b: 0.0,
-                k: 1.0,
-            },
-            true,
-        )
-        .unwrap();
+        mech::add_mbkdx(&mut s, &scope, df, dx, settee_core::Mbk { m: 0.0, b: 0.0, k: 1.0 }, true).unwrap();
         let mut out = Vec::new();
         mech::gather(&s, &scope, df, &mut out);
         // Particle 1 now sits in a (2, 1, 1) ellipsoid along its local y, with grad = (0, 1/2, 0):
         // the same 500 along the normal as in the unit sphere. object2_forces is on, but the frame
         // holds no `dx`: it counts as zero.
-        close(
-            &out,
-            &[0.0, 125.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-            1e-9,
-        );
+        close(&out, &[0.0, 125.0, 0.0, -500.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1e-9);
     }
 
     #[test]
@@ -789,48 +616,16 @@ mod tests {
         let f = factory();
         let run = |attrs: &[(&str, &str)]| {
             let mut s = Scene::new("root");
-            add(
-                &mut s,
-                &f,
-                Scene::ROOT,
-                "MechanicalObject",
-                &[
-                    ("template", "Rigid3d"),
-                    ("name", "frame"),
-                    ("position", "0 0 0 0 0 0 1"),
-                ],
-            );
-            add(
-                &mut s,
-                &f,
-                Scene::ROOT,
-                "MechanicalObject",
-                &[("name", "particles"), ("position", "1 0 0")],
-            );
-            let mut a = vec![
-                ("template", "Vec3d,Rigid3d"),
-                ("object1", "@particles"),
-                ("object2", "@frame"),
-            ];
+            add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("name", "frame"), ("position", "0 0 0 0 0 0 1")]);
+            add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("name", "particles"), ("position", "1 0 0")]);
+            let mut a = vec![("template", "Vec3d,Rigid3d"), ("object1", "@particles"), ("object2", "@frame")];
             a.extend_from_slice(attrs);
-            add(
-                &mut s,
-                &f,
-                Scene::ROOT,
-                "InteractionEllipsoidForceField",
-                &a,
-            );
+            add(&mut s, &f, Scene::ROOT, "InteractionEllipsoidForceField", &a);
             init_root(&mut s, &f).err().map(|e| e.to_string())
         };
         assert!(run(&[("vradius", "1 1 1")]).is_none());
-        assert!(run(&[("object2_dof_index", "1")])
-            .expect("an error")
-            .contains("beyond"));
-        assert!(run(&[("vradius", "1 0 1")])
-            .expect("an error")
-            .contains("zero radius"));
-        assert!(run(&[("object2_dof_index", "-1")])
-            .expect("an error")
-            .contains("negative"));
+        assert!(run(&[("object2_dof_index", "1")]).expect("an error").contains("beyond"));
+        assert!(run(&[("vradius", "1 0 1")]).expect("an error").contains("zero radius"));
+        assert!(run(&[("object2_dof_index", "-1")]).expect("an error").contains("negative"));
     }
 }

@@ -40,51 +40,24 @@ mod tests {
         f
     }
 
-    fn add(
-        scene: &mut Scene,
-        f: &Factory,
-        node: NodeId,
-        class: &str,
-        attrs: &[(&str, &str)],
-    ) -> ComponentId {
-        let template = attrs
-            .iter()
-            .find(|(n, _)| *n == "template")
-            .map(|(_, v)| *v);
-        let attrs = attrs
-            .iter()
-            .filter(|(n, _)| *n != "template")
-            .map(|(n, v)| Attr {
-                name: n.to_string(),
-                value: v.to_string(),
-                pos: None,
-            })
-            .collect();
-        let id = f
-            .create(scene, node, class, template, attrs, None, Path::new("."))
-            .expect("component created");
+    fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
+        let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
+        let attrs =
+            attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+        let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         id
     }
 
     /// The force vector computed on a single state with one ConstantForceField.
-    fn force_of(
-        mo: &[(&str, &str)],
-        cff: &[(&str, &str)],
-    ) -> SimResult<(Vec<f64>, Scene, ComponentId)> {
+    fn force_of(mo: &[(&str, &str)], cff: &[(&str, &str)]) -> SimResult<(Vec<f64>, Scene, ComponentId)> {
         let f = factory();
         let mut s = Scene::new("root");
         add(&mut s, &f, Scene::ROOT, "MechanicalObject", mo);
         let c = add(&mut s, &f, Scene::ROOT, "ConstantForceField", cff);
         init_root(&mut s, &f)?;
         let scope = MechScope::build(&s, Scene::ROOT);
-        mech::compute_force(
-            &mut s,
-            &scope,
-            VecId::FORCE,
-            VecId::POSITION,
-            VecId::VELOCITY,
-        )?;
+        mech::compute_force(&mut s, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY)?;
         let mut out = Vec::new();
         mech::gather(&s, &scope, VecId::FORCE, &mut out);
         Ok((out, s, c))
@@ -94,8 +67,7 @@ mod tests {
 
     #[test]
     fn forces_per_index() {
-        let (f, _, _) =
-            force_of(&[THREE], &[("indices", "0 2"), ("forces", "1 2 3  4 5 6")]).unwrap();
+        let (f, _, _) = force_of(&[THREE], &[("indices", "0 2"), ("forces", "1 2 3  4 5 6")]).unwrap();
         assert_eq!(f, vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0]);
     }
 
@@ -111,47 +83,23 @@ mod tests {
 
     #[test]
     fn total_force_is_shared_and_forces_take_precedence() {
-        let (f, _, _) =
-            force_of(&[THREE], &[("indices", "1 2"), ("totalForce", "3 0 -1")]).unwrap();
+        let (f, _, _) = force_of(&[THREE], &[("indices", "1 2"), ("totalForce", "3 0 -1")]).unwrap();
         assert_eq!(f, vec![0.0, 0.0, 0.0, 1.5, 0.0, -0.5, 1.5, 0.0, -0.5]);
-        let (f, _, _) = force_of(
-            &[THREE],
-            &[
-                ("indices", "1"),
-                ("forces", "1 1 1"),
-                ("force", "9 9 9"),
-                ("totalForce", "7 7 7"),
-            ],
-        )
-        .unwrap();
+        let (f, _, _) = force_of(&[THREE], &[("indices", "1"), ("forces", "1 1 1"), ("force", "9 9 9"), ("totalForce", "7 7 7")]).unwrap();
         assert_eq!(f, vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
     }
 
     #[test]
     fn index_from_end() {
-        let (f, _, _) = force_of(
-            &[THREE],
-            &[
-                ("indices", "0"),
-                ("indexFromEnd", "true"),
-                ("force", "1 2 3"),
-            ],
-        )
-        .unwrap();
+        let (f, _, _) = force_of(&[THREE], &[("indices", "0"), ("indexFromEnd", "true"), ("force", "1 2 3")]).unwrap();
         assert_eq!(f, vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
     }
 
     #[test]
     fn rigid_force_and_torque() {
-        let mo = [
-            ("template", "Rigid3d"),
-            ("position", "0 0 0 0 0 0 1  1 0 0 0 0 0 1"),
-        ];
+        let mo = [("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0 0 0 0 0 1")];
         let (f, _, _) = force_of(&mo, &[("indices", "1"), ("force", "1 2 3 4 5 6")]).unwrap();
-        assert_eq!(
-            f,
-            vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-        );
+        assert_eq!(f, vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     }
 
     #[test]
@@ -162,54 +110,18 @@ mod tests {
         for &st in &scope.states {
             s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
         }
-        mech::add_mbkdx(
-            &mut s,
-            &scope,
-            VecId::DFORCE,
-            VecId::DX,
-            Mbk {
-                m: 0.0,
-                b: 0.0,
-                k: 1.0,
-            },
-            true,
-        )
-        .unwrap();
-        assert!(s
-            .vec(scope.states[0], VecId::DFORCE)
-            .iter()
-            .all(|v| *v == 0.0));
+        mech::add_mbkdx(&mut s, &scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b: 0.0, k: 1.0 }, true).unwrap();
+        assert!(s.vec(scope.states[0], VecId::DFORCE).iter().all(|v| *v == 0.0));
         let mut b = settee_linalg::MatrixBuilder::new(0);
-        mech::assemble(
-            &mut s,
-            &scope,
-            Mbk {
-                m: 0.0,
-                b: 0.0,
-                k: 1.0,
-            },
-            &mut b,
-        )
-        .unwrap();
+        mech::assemble(&mut s, &scope, Mbk { m: 0.0, b: 0.0, k: 1.0 }, &mut b).unwrap();
         assert!(b.matrix().values().iter().all(|v| *v == 0.0));
     }
 
     #[test]
     fn invalid_inputs_are_errors() {
-        let e = force_of(&[THREE], &[("indices", "0 3"), ("force", "1 0 0")])
-            .err()
-            .expect("an error");
+        let e = force_of(&[THREE], &[("indices", "0 3"), ("force", "1 0 0")]).err().expect("an error");
         assert!(e.diagnostic().message.contains("beyond"), "{e}");
-        let e = force_of(&[THREE], &[("forces", "1 0 0")])
-            .err()
-            .expect("an error");
-        assert!(
-            e.diagnostic()
-                .hint
-                .as_deref()
-                .unwrap_or("")
-                .contains("force="),
-            "{e}"
-        );
+        let e = force_of(&[THREE], &[("forces", "1 0 0")]).err().expect("an error");
+        assert!(e.diagnostic().hint.as_deref().unwrap_or("").contains("force="), "{e}");
     }
 }

@@ -10,8 +10,8 @@
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule, Value,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule, Value,
 };
 
 static DATA: &[DataDecl] = &[
@@ -118,7 +118,11 @@ impl Component for PlaneForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!("the mechanical state is a {} state but the force field has template {}", cx.state_layout(s).name(), self.layout.name())));
+            return Err(cx.error(format!(
+                "the mechanical state is a {} state but the force field has template {}",
+                cx.state_layout(s).name(),
+                self.layout.name()
+            )));
         }
         self.state = Some(s);
         let d = cx.data();
@@ -280,7 +284,8 @@ mod tests {
     #[test]
     fn a_point_below_the_plane_is_pushed_out() {
         // Plane y = 1 (normal (0,1,0), d = 1); point 0 is 0.25 below, point 1 above.
-        let (mut s, c) = scene(&[("position", "0 0.75 0  3 2 1"), ("velocity", "1 -2 0.5  4 4 4")], &[("d", "1"), ("stiffness", "100"), ("damping", "2")]);
+        let (mut s, c) =
+            scene(&[("position", "0 0.75 0  3 2 1"), ("velocity", "1 -2 0.5  4 4 4")], &[("d", "1"), ("stiffness", "100"), ("damping", "2")]);
         let scope = MechScope::build(&s, Scene::ROOT);
         let fv = forces(&mut s, &scope);
         // δ = −0.25: F = −k·δ·n + c·δ·v = 25·n − 0.5·v.
@@ -323,7 +328,10 @@ mod tests {
         let scope = MechScope::build(&s, Scene::ROOT);
         assert_close(&forces(&mut s, &scope), &[0.0, 1.0, 0.0, 0.0, 1.0, 0.0], 1e-14);
         // Rigid3: the centre only.
-        let (mut s, c) = scene(&[("template", "Rigid3d"), ("position", "0 -2 0 0 0 0.3826834323650898 0.9238795325112867")], &[("stiffness", "5"), ("damping", "0")]);
+        let (mut s, c) = scene(
+            &[("template", "Rigid3d"), ("position", "0 -2 0 0 0 0.3826834323650898 0.9238795325112867")],
+            &[("stiffness", "5"), ("damping", "0")],
+        );
         assert_eq!(s.entry(c).template, "Rigid3d");
         let scope = MechScope::build(&s, Scene::ROOT);
         assert_close(&forces(&mut s, &scope), &[0.0, 10.0, 0.0, 0.0, 0.0, 0.0], 1e-14);

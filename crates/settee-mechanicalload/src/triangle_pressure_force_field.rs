@@ -195,7 +195,9 @@ impl ForceField for TrianglePressureForceField {
                 let area_vector = c.map(|v| v / 6.0);
                 let mut force = [0.0; 3];
                 for (i, fi) in force.iter_mut().enumerate() {
-                    *fi = sym(&self.cauchy, i, 0) * area_vector[0] + sym(&self.cauchy, i, 1) * area_vector[1] + sym(&self.cauchy, i, 2) * area_vector[2];
+                    *fi = sym(&self.cauchy, i, 0) * area_vector[0]
+                        + sym(&self.cauchy, i, 1) * area_vector[1]
+                        + sym(&self.cauchy, i, 2) * area_vector[2];
                 }
                 for &v in tri {
                     for c in 0..3 {

@@ -8,8 +8,8 @@
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
+    SimError, SimResult, StateId, TemplateRule,
 };
 
 static DATA: &[DataDecl] = &[
@@ -68,7 +68,11 @@ impl Component for UniformVelocityDampingForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!("the mechanical state is a {} state but the force field has template {}", cx.state_layout(s).name(), self.layout.name())));
+            return Err(cx.error(format!(
+                "the mechanical state is a {} state but the force field has template {}",
+                cx.state_layout(s).name(),
+                self.layout.name()
+            )));
         }
         self.state = Some(s);
         self.size = cx.state_size(s) * self.layout.deriv_size();

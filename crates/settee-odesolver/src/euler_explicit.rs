@@ -9,7 +9,10 @@ use settee_core::component::{link, OdeSolver};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::timed;
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
+    TemplateRule, VecId,
+};
 
 static DATA: &[DataDecl] = &[
     decl(

@@ -3,7 +3,10 @@
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
+    TemplateRule, VecId,
+};
 
 static DATA: &[DataDecl] = &[
     decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness, > 0"),
@@ -82,7 +85,9 @@ impl Component for EulerImplicitSolver {
         }
         self.linear_solver = find_linear_solver(cx);
         if self.linear_solver.is_none() {
-            return Err(cx.error("no linear solver found in this node or below").hint("add e.g. <CGLinearSolver iterations=\"25\" tolerance=\"1e-9\" threshold=\"1e-9\"/> next to the solver"));
+            return Err(cx
+                .error("no linear solver found in this node or below")
+                .hint("add e.g. <CGLinearSolver iterations=\"25\" tolerance=\"1e-9\" threshold=\"1e-9\"/> next to the solver"));
         }
         Ok(())
     }

@@ -20,8 +20,8 @@ mod tests {
     use settee_core::mechanics::{self as mech, MechScope};
     use settee_core::simulation::{animate, init_root};
     use settee_core::{
-        component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceField, ForceIo, InitCtx, MatrixAccumulator, Mbk,
-        MechParams, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId, VecKind,
+        component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceField, ForceIo, InitCtx, MatrixAccumulator,
+        Mbk, MechParams, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId, VecKind,
     };
 
     fn factory() -> Factory {

@@ -3,39 +3,19 @@
 use settee_core::component::{link, ProjectiveConstraint};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams,
-    Roles, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
 };
 
 /// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
 pub(crate) static DATA: &[DataDecl] = &[
     decl("indices", Indices, "0", "indices of the fixed DOFs"),
     decl("fixAll", Bool, "false", "fix every DOF"),
-    decl(
-        "activate_projectVelocity",
-        Bool,
-        "false",
-        "also zero the velocity of fixed DOFs when velocities are projected",
-    ),
-    decl(
-        "showObject",
-        Bool,
-        "true",
-        "display the fixed DOFs (rendering only)",
-    ),
-    decl(
-        "drawSize",
-        Real,
-        "0",
-        "size of the displayed DOFs (rendering only)",
-    ),
+    decl("activate_projectVelocity", Bool, "false", "also zero the velocity of fixed DOFs when velocities are projected"),
+    decl("showObject", Bool, "true", "display the fixed DOFs (rendering only)"),
+    decl("drawSize", Real, "0", "size of the displayed DOFs (rendering only)"),
 ];
 
-pub(crate) static LINKS: &[LinkDecl] = &[link(
-    "topology",
-    Roles::TOPOLOGY,
-    "topology followed under topological changes",
-)];
+pub(crate) static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology followed under topological changes")];
 
 settee_core::data_refs! {
     static READS;
@@ -113,9 +93,7 @@ impl Component for FixedProjectiveConstraint {
         let given = d.get(INDICES).to_vec();
         let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
         if !out.is_empty() {
-            cx.warn(format!(
-                "indices {out:?} are beyond the {n} DOFs of the state and are ignored"
-            ));
+            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
         }
         self.indices = valid;
         if self.fix_all {

@@ -13,18 +13,8 @@ pub use subspace::{Subspace, SubspaceProjectiveConstraint};
 
 /// Data every projective constraint has.
 pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
-    settee_core::data::decl(
-        "endTime",
-        settee_core::DataKind::Real,
-        "-1",
-        "the constraint stops acting after this time (-1: never)",
-    ),
-    settee_core::data::decl(
-        "group",
-        settee_core::DataKind::Int,
-        "0",
-        "ID of the group containing this constraint",
-    ),
+    settee_core::data::decl("endTime", settee_core::DataKind::Real, "-1", "the constraint stops acting after this time (-1: never)"),
+    settee_core::data::decl("group", settee_core::DataKind::Int, "0", "ID of the group containing this constraint"),
 ];
 
 /// Registers the classes of this crate.
@@ -61,27 +51,9 @@ mod tests {
     fn assembled_rows_of_blocked_components_are_cleared() {
         let f = factory();
         let mut s = Scene::new("root");
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[("position", "0 0 0  3 4 0")],
-        );
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "SpringForceField",
-            &[("spring", "0 1 25 0 5")],
-        );
-        let c = add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "PartialFixedConstraint",
-            &[("indices", "1"), ("fixedDirections", "0 1 0")],
-        );
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  3 4 0")]);
+        add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 1 25 0 5")]);
+        let c = add(&mut s, &f, Scene::ROOT, "PartialFixedConstraint", &[("indices", "1"), ("fixedDirections", "0 1 0")]);
         assert_eq!(s.entry(c).class.name, "PartialFixedProjectiveConstraint");
         init_root(&mut s, &f).unwrap();
         let scope = MechScope::build(&s, Scene::ROOT);
@@ -98,12 +70,7 @@ mod tests {
             0.0, 0.0, 0.0,     0.0, 0.0, 0.0,
         ];
         for (i, (a, b)) in dense.iter().zip(expected).enumerate() {
-            assert!(
-                (a - b).abs() < 1e-12,
-                "entry ({}, {}): {a} vs {b}",
-                i / 6,
-                i % 6
-            );
+            assert!((a - b).abs() < 1e-12, "entry ({}, {}): {a} vs {b}", i / 6, i % 6);
         }
 
         // The matrix-free path: the y increment of DOF 1 is removed.
@@ -120,61 +87,22 @@ mod tests {
     #[test]
     fn directions_follow_the_template() {
         let f = factory();
-        for (template, position, n) in [
-            ("Vec1d", "0 1", 1),
-            ("Rigid2d", "0 0 0  1 1 0", 3),
-            ("Vec6d", "0 0 0 0 0 0", 6),
-        ] {
+        for (template, position, n) in [("Vec1d", "0 1", 1), ("Rigid2d", "0 0 0  1 1 0", 3), ("Vec6d", "0 0 0 0 0 0", 6)] {
             let mut s = Scene::new("root");
-            add(
-                &mut s,
-                &f,
-                Scene::ROOT,
-                "MechanicalObject",
-                &[("template", template), ("position", position)],
-            );
-            let c = add(
-                &mut s,
-                &f,
-                Scene::ROOT,
-                "PartialFixedProjectiveConstraint",
-                &[],
-            );
+            add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", template), ("position", position)]);
+            let c = add(&mut s, &f, Scene::ROOT, "PartialFixedProjectiveConstraint", &[]);
             init_root(&mut s, &f).unwrap();
             assert_eq!(s.entry(c).template, template);
-            let pc = s
-                .obj(c)
-                .as_any()
-                .downcast_ref::<PartialFixedProjectiveConstraint>()
-                .unwrap();
+            let pc = s.obj(c).as_any().downcast_ref::<PartialFixedProjectiveConstraint>().unwrap();
             assert_eq!(pc.fixed_directions(), vec![true; n], "{template}");
             assert_eq!(pc.indices(), [0]);
         }
         let mut s = Scene::new("root");
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[("template", "Rigid3d"), ("position", "0 5 3 0 0 0 1")],
-        );
-        let c = add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "PartialFixedProjectiveConstraint",
-            &[("indices", "0 4"), ("fixedDirections", "1 1 1 0 0 0")],
-        );
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", "0 5 3 0 0 0 1")]);
+        let c = add(&mut s, &f, Scene::ROOT, "PartialFixedProjectiveConstraint", &[("indices", "0 4"), ("fixedDirections", "1 1 1 0 0 0")]);
         init_root(&mut s, &f).unwrap();
-        let pc = s
-            .obj(c)
-            .as_any()
-            .downcast_ref::<PartialFixedProjectiveConstraint>()
-            .unwrap();
-        assert_eq!(
-            pc.fixed_directions(),
-            [true, true, true, false, false, false]
-        );
+        let pc = s.obj(c).as_any().downcast_ref::<PartialFixedProjectiveConstraint>().unwrap();
+        assert_eq!(pc.fixed_directions(), [true, true, true, false, false, false]);
         assert_eq!(pc.indices(), [0]);
         let scope = MechScope::build(&s, Scene::ROOT);
         mech::scatter(&mut s, &scope, VecId::DX, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);

@@ -9,16 +9,18 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles,
-    SimResult, StateId, TemplateRule,
-};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule};
 
 use crate::subspace::{active, checked_indices};
 
 static DATA: &[DataDecl] = &[
     // One flag per derivative component; the default text is cut to the template's size.
-    decl("fixedDirections", Deriv, "1 1 1 1 1 1", "Defines the directions in which the particles are fixed: true (or 1) for fixed, false (or 0) for free"),
+    decl(
+        "fixedDirections",
+        Deriv,
+        "1 1 1 1 1 1",
+        "Defines the directions in which the particles are fixed: true (or 1) for fixed, false (or 0) for free",
+    ),
     decl("projectVelocity", Bool, "false", "activate project velocity to maintain a constant velocity"),
 ];
 
@@ -104,21 +106,14 @@ impl Component for PartialFixedProjectiveConstraint {
         self.state = Some(s);
         let d = cx.data();
         // SOFA reads each flag as a C++ bool; any non-zero number counts as blocked.
-        self.fixed = d
-            .get(FIXED_DIRECTIONS)
-            .iter()
-            .map(|&x| x != 0.0)
-            .collect();
+        self.fixed = d.get(FIXED_DIRECTIONS).iter().map(|&x| x != 0.0).collect();
         self.fix_all = d.get(FIX_ALL);
         self.project_velocity = d.get(PROJECT_VELOCITY);
         self.end_time = d.get(END_TIME);
         let given = d.get(INDICES).to_vec();
         let ds = cx.state_layout(s).deriv_size();
         if self.fixed.len() != ds {
-            return Err(cx.error(format!(
-                "fixedDirections has {} flags but the state's derivatives have {ds} components",
-                self.fixed.len()
-            )));
+            return Err(cx.error(format!("fixedDirections has {} flags but the state's derivatives have {ds} components", self.fixed.len())));
         }
         self.indices = checked_indices(cx, given, s);
         if self.fix_all {
@@ -153,13 +148,7 @@ impl ProjectiveConstraint for PartialFixedProjectiveConstraint {
             return;
         }
         for &i in &self.indices {
-            out.extend(
-                self.fixed
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| **b)
-                    .map(|(c, _)| i * ds + c),
-            );
+            out.extend(self.fixed.iter().enumerate().filter(|(_, b)| **b).map(|(c, _)| i * ds + c));
         }
     }
 }
@@ -169,11 +158,7 @@ mod tests {
     use super::*;
 
     fn params(time: f64) -> MechParams {
-        MechParams {
-            dt: 0.1,
-            time,
-            gravity: [0.0; 3],
-        }
+        MechParams { dt: 0.1, time, gravity: [0.0; 3] }
     }
 
     fn constraint(indices: &[usize], fixed: &[bool]) -> PartialFixedProjectiveConstraint {
@@ -194,20 +179,14 @@ mod tests {
         let mut c = constraint(&[1], &[true, true, true, false, false, false]);
         let mut dx: Vec<f64> = (1..=12).map(f64::from).collect();
         c.project_response(&params(0.0), &mut dx);
-        assert_eq!(
-            dx,
-            [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 10.0, 11.0, 12.0]
-        );
+        assert_eq!(dx, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0, 10.0, 11.0, 12.0]);
         // Velocities are only projected with projectVelocity.
         let mut v = vec![0.5; 12];
         c.project_velocity(&params(0.0), &mut v);
         assert_eq!(v, [0.5; 12]);
         c.project_velocity = true;
         c.project_velocity(&params(0.0), &mut v);
-        assert_eq!(
-            v,
-            [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5]
-        );
+        assert_eq!(v, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5]);
         // Positions (7 reals per Rigid3 DOF) are never changed.
         let mut x = vec![0.25; 14];
         c.project_position(&params(0.0), &mut x);

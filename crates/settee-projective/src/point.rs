@@ -7,7 +7,9 @@
 
 use settee_core::component::{link, ProjectiveConstraint};
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
+};
 
 use crate::subspace::{active, checked_indices, vector_layout};
 
@@ -138,7 +140,14 @@ mod tests {
 
     #[test]
     fn points_are_pinned_to_the_target() {
-        let mut c = PointProjectiveConstraint { state: Some(StateId::first_in_slot(0)), dim: 3, indices: vec![2, 0], point: vec![1.0, 2.0, 3.0], fix_all: false, end_time: -1.0 };
+        let mut c = PointProjectiveConstraint {
+            state: Some(StateId::first_in_slot(0)),
+            dim: 3,
+            indices: vec![2, 0],
+            point: vec![1.0, 2.0, 3.0],
+            fix_all: false,
+            end_time: -1.0,
+        };
         let mut x = vec![0.5; 9];
         c.project_position(&params(), &mut x);
         assert_eq!(x, [1.0, 2.0, 3.0, 0.5, 0.5, 0.5, 1.0, 2.0, 3.0]);

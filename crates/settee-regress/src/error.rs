@@ -50,31 +50,15 @@ pub enum RegressError {
 
     /// A caller-provided vector does not match a declared element count.
     #[error("{what}: expected {expected} values, got {got}")]
-    Length {
-        what: &'static str,
-        expected: usize,
-        got: usize,
-    },
+    Length { what: &'static str, expected: usize, got: usize },
 }
 
 impl RegressError {
-    pub(crate) fn io(
-        path: impl Into<PathBuf>,
-        action: &'static str,
-        source: std::io::Error,
-    ) -> Self {
-        RegressError::Io {
-            path: path.into(),
-            action,
-            source,
-        }
+    pub(crate) fn io(path: impl Into<PathBuf>, action: &'static str, source: std::io::Error) -> Self {
+        RegressError::Io { path: path.into(), action, source }
     }
 
     pub(crate) fn parse(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
-        RegressError::Parse {
-            path: path.into(),
-            line,
-            message: message.into(),
-        }
+        RegressError::Parse { path: path.into(), line, message: message.into() }
     }
 }

@@ -59,55 +59,29 @@ fn parse_entry(line_text: &str, line: usize) -> Result<RegressionEntry, String> 
             line_text.trim()
         ));
     }
-    let steps = f[1].parse::<usize>().map_err(|_| {
-        format!(
-            "line {line}: steps must be a non-negative integer, found `{}`",
-            f[1]
-        )
-    })?;
-    let epsilon = f[2]
-        .parse::<f64>()
-        .ok()
-        .filter(|e| e.is_finite())
-        .ok_or_else(|| {
-            format!(
-                "line {line}: epsilon must be a real number, found `{}`",
-                f[2]
-            )
-        })?;
+    let steps = f[1].parse::<usize>().map_err(|_| format!("line {line}: steps must be a non-negative integer, found `{}`", f[1]))?;
+    let epsilon =
+        f[2].parse::<f64>().ok().filter(|e| e.is_finite()).ok_or_else(|| format!("line {line}: epsilon must be a real number, found `{}`", f[2]))?;
     let flag = |k: usize, what: &str| -> Result<bool, String> {
         match f.get(k).copied() {
             None | Some("0") => Ok(false),
             Some("1") => Ok(true),
-            Some(other) => Err(format!(
-                "line {line}: {what} must be 0 or 1, found `{other}`"
-            )),
+            Some(other) => Err(format!("line {line}: {what} must be 0 or 1, found `{other}`")),
         }
     };
     let mapped = flag(3, "mapped flag")?;
     let last_only = flag(4, "last-only flag")?;
     let period = match f.get(5) {
         None => 0,
-        Some(p) => p.parse::<usize>().map_err(|_| {
-            format!("line {line}: period must be a non-negative integer, found `{p}`")
-        })?,
+        Some(p) => p.parse::<usize>().map_err(|_| format!("line {line}: period must be a non-negative integer, found `{p}`"))?,
     };
-    Ok(RegressionEntry {
-        scene: f[0].to_owned(),
-        steps,
-        epsilon,
-        mapped,
-        last_only,
-        period,
-        line,
-    })
+    Ok(RegressionEntry { scene: f[0].to_owned(), steps, epsilon, mapped, last_only, period, line })
 }
 
 impl RegressionList {
     /// Reads and parses a list file.
     pub fn from_file(path: &Path) -> Result<Self, RegressError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| RegressError::io(path, "reading", e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| RegressError::io(path, "reading", e))?;
         Self::parse(path, &text)
     }
 
@@ -133,16 +107,8 @@ impl RegressionList {
                 Err(p) => problems.push(p),
             }
         }
-        let reference_dir_line =
-            reference_dir_line.ok_or_else(|| RegressError::MissingReferenceDir {
-                path: path.to_owned(),
-            })?;
-        Ok(RegressionList {
-            path: path.to_owned(),
-            reference_dir_line,
-            entries,
-            problems,
-        })
+        let reference_dir_line = reference_dir_line.ok_or_else(|| RegressError::MissingReferenceDir { path: path.to_owned() })?;
+        Ok(RegressionList { path: path.to_owned(), reference_dir_line, entries, problems })
     }
 
     /// The directory of the list file (base of scene paths).
@@ -161,11 +127,7 @@ impl RegressionList {
     /// directory; if the result does not exist and `references_dir_fallback`
     /// (`REGRESSION_REFERENCES_DIR`) is given, that one (absolute, or relative to the list
     /// directory) is used instead.
-    pub fn resolve_reference_dir(
-        &self,
-        regression_dir: Option<&Path>,
-        references_dir_fallback: Option<&Path>,
-    ) -> Result<PathBuf, RegressError> {
+    pub fn resolve_reference_dir(&self, regression_dir: Option<&Path>, references_dir_fallback: Option<&Path>) -> Result<PathBuf, RegressError> {
         let line = &self.reference_dir_line;
         let primary = match line.strip_prefix(REGRESSION_DIR_PREFIX) {
             Some(rest) => match regression_dir {
@@ -183,10 +145,7 @@ impl RegressionList {
             (Some(p), _) if p.is_dir() => Ok(p),
             (_, Some(fallback)) => Ok(self.list_dir().join(fallback)),
             (Some(p), None) => Ok(p),
-            (None, None) => Err(RegressError::RegressionDirUnset {
-                path: self.path.clone(),
-                line: line.clone(),
-            }),
+            (None, None) => Err(RegressError::RegressionDirUnset { path: self.path.clone(), line: line.clone() }),
         }
     }
 
@@ -234,13 +193,7 @@ impl ExportSchedule {
 
     /// General schedule: explicit times, then (if `period` is set) periodic exports.
     pub fn new(times: Vec<f64>, period: Option<f64>) -> Self {
-        ExportSchedule {
-            times,
-            period,
-            next: 0,
-            last: 0.0,
-            started: false,
-        }
+        ExportSchedule { times, period, next: 0, last: 0.0, started: false }
     }
 
     /// Called at each step start (`AnimateBeginEvent`) with the current time; returns whether
@@ -314,15 +267,7 @@ mod tests {
         A/e.scn x 1e-4\n";
 
     fn entry(steps: usize, last_only: bool, period: usize) -> RegressionEntry {
-        RegressionEntry {
-            scene: "s.scn".into(),
-            steps,
-            epsilon: 1e-4,
-            mapped: false,
-            last_only,
-            period,
-            line: 1,
-        }
+        RegressionEntry { scene: "s.scn".into(), steps, epsilon: 1e-4, mapped: false, last_only, period, line: 1 }
     }
 
     #[test]
@@ -332,20 +277,9 @@ mod tests {
         assert_eq!(l.entries.len(), 3);
         assert_eq!(
             l.entries[0],
-            RegressionEntry {
-                scene: "Demos/liver.scn".into(),
-                steps: 100,
-                epsilon: 1e-4,
-                mapped: true,
-                last_only: true,
-                period: 0,
-                line: 6,
-            }
+            RegressionEntry { scene: "Demos/liver.scn".into(), steps: 100, epsilon: 1e-4, mapped: true, last_only: true, period: 0, line: 6 }
         );
-        assert_eq!(
-            (l.entries[1].mapped, l.entries[1].last_only),
-            (false, false)
-        );
+        assert_eq!((l.entries[1].mapped, l.entries[1].last_only), (false, false));
         assert_eq!(l.entries[1].line, 7);
         assert_eq!(l.entries[2].period, 5);
         assert_eq!(l.entries[2].epsilon, 1e-8);
@@ -353,43 +287,20 @@ mod tests {
         assert!(l.problems[0].starts_with("line 8:"));
         assert!(l.problems[1].starts_with("line 10:"));
         assert!(l.problems[2].contains("`x`"));
-        assert_eq!(
-            l.scene_path(&l.entries[0]),
-            PathBuf::from("/ex/Demos/liver.scn")
-        );
-        assert_eq!(
-            l.reference_base(&l.entries[0], Path::new("/suite/references")),
-            PathBuf::from("/suite/references/Demos/liver.scn.reference")
-        );
+        assert_eq!(l.scene_path(&l.entries[0]), PathBuf::from("/ex/Demos/liver.scn"));
+        assert_eq!(l.reference_base(&l.entries[0], Path::new("/suite/references")), PathBuf::from("/suite/references/Demos/liver.scn.reference"));
     }
 
     #[test]
     fn reference_dir_resolution() {
         let l = RegressionList::parse(Path::new("/ex/l.regression-tests"), SAMPLE).unwrap();
-        assert_eq!(
-            l.resolve_reference_dir(Some(Path::new("/reg")), None)
-                .unwrap(),
-            PathBuf::from("/reg/references/examples")
-        );
-        assert!(matches!(
-            l.resolve_reference_dir(None, None),
-            Err(RegressError::RegressionDirUnset { .. })
-        ));
+        assert_eq!(l.resolve_reference_dir(Some(Path::new("/reg")), None).unwrap(), PathBuf::from("/reg/references/examples"));
+        assert!(matches!(l.resolve_reference_dir(None, None), Err(RegressError::RegressionDirUnset { .. })));
         // Missing primary directory -> fallback, relative to the list directory.
-        assert_eq!(
-            l.resolve_reference_dir(Some(Path::new("/nonexistent")), Some(Path::new("refs")))
-                .unwrap(),
-            PathBuf::from("/ex/refs")
-        );
+        assert_eq!(l.resolve_reference_dir(Some(Path::new("/nonexistent")), Some(Path::new("refs"))).unwrap(), PathBuf::from("/ex/refs"));
         let rel = RegressionList::parse(Path::new("/ex/l"), "../refs\n").unwrap();
-        assert_eq!(
-            rel.resolve_reference_dir(None, None).unwrap(),
-            PathBuf::from("/ex/../refs")
-        );
-        assert!(matches!(
-            RegressionList::parse(Path::new("/x"), "# only\n\n"),
-            Err(RegressError::MissingReferenceDir { .. })
-        ));
+        assert_eq!(rel.resolve_reference_dir(None, None).unwrap(), PathBuf::from("/ex/../refs"));
+        assert!(matches!(RegressionList::parse(Path::new("/x"), "# only\n\n"), Err(RegressError::MissingReferenceDir { .. })));
     }
 
     #[test]
@@ -400,16 +311,10 @@ mod tests {
         let written = ExportSchedule::for_entry(&entry(100, true, 0), dt).simulate(dt, 100);
         assert_eq!(written, vec![0.0, 1.9800000000000013]);
         // Every step: T = 0, dt, ..., (N-1)dt.
-        assert_eq!(
-            export_times(&entry(5, false, 0), 0.1),
-            vec![0.0, 0.1, 0.2, 0.30000000000000004, 0.4]
-        );
+        assert_eq!(export_times(&entry(5, false, 0), 0.1), vec![0.0, 0.1, 0.2, 0.30000000000000004, 0.4]);
         let written = ExportSchedule::for_entry(&entry(5, false, 0), 0.1).simulate(0.1, 5);
         assert_eq!(written, vec![0.0, 0.1, 0.2, 0.30000000000000004, 0.4]);
-        assert_eq!(
-            export_times(&entry(10, false, 3), 0.5),
-            vec![0.0, 1.5, 3.0, 4.5]
-        );
+        assert_eq!(export_times(&entry(10, false, 3), 0.5), vec![0.0, 1.5, 3.0, 4.5]);
         let written = ExportSchedule::for_entry(&entry(10, false, 3), 0.5).simulate(0.5, 10);
         assert_eq!(written, vec![0.0, 1.5, 3.0, 4.5]);
         // N = 1 with last-only: times {0, 0}; the second would be written at the next step
@@ -435,25 +340,15 @@ mod tests {
     #[test]
     fn real_state_list() {
         let Some(suite) = suite() else { return };
-        let l = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests"))
-            .unwrap();
+        let l = RegressionList::from_file(&suite.join("RegressionStateScenes.regression-tests")).unwrap();
         assert_eq!(l.reference_dir_line, "$REGRESSION_DIR/references/examples");
         assert!(l.problems.is_empty(), "{:?}", l.problems);
         assert_eq!(l.entries.len(), 84);
         assert!(l.entries.iter().all(|e| e.last_only && e.period == 0));
-        let mapped: Vec<&str> = l
-            .entries
-            .iter()
-            .filter(|e| e.mapped)
-            .map(|e| e.scene.as_str())
-            .collect();
+        let mapped: Vec<&str> = l.entries.iter().filter(|e| e.mapped).map(|e| e.scene.as_str()).collect();
         assert_eq!(mapped.len(), 8);
         assert!(mapped.iter().all(|s| s.starts_with("Demos/")));
-        let fembar = l
-            .entries
-            .iter()
-            .find(|e| e.scene.ends_with("FEMBAR_SparseLDLSolver.scn"))
-            .unwrap();
+        let fembar = l.entries.iter().find(|e| e.scene.ends_with("FEMBAR_SparseLDLSolver.scn")).unwrap();
         assert_eq!((fembar.steps, fembar.epsilon), (100, 1e-8));
         let count_eps = |eps: f64| l.entries.iter().filter(|e| e.epsilon == eps).count();
         assert_eq!(count_eps(1e-2), 2);
@@ -475,8 +370,7 @@ mod tests {
     #[test]
     fn real_topology_list() {
         let Some(suite) = suite() else { return };
-        let l = RegressionList::from_file(&suite.join("RegressionTopologyScenes.regression-tests"))
-            .unwrap();
+        let l = RegressionList::from_file(&suite.join("RegressionTopologyScenes.regression-tests")).unwrap();
         assert!(l.problems.is_empty(), "{:?}", l.problems);
         // (spec §5.1 says 15; this copy has 14 lines, RemovingHexa2TetraProcess is commented)
         assert_eq!(l.entries.len(), 14);

@@ -40,11 +40,7 @@ pub fn compare_line(reference: &[f64], current: &[f64]) -> LineComparison {
         max_abs_diff = max_abs_diff.max(d);
         count += 1;
     }
-    LineComparison {
-        error: if count == 0 { 0.0 } else { sum / count as f64 },
-        count,
-        max_abs_diff,
-    }
+    LineComparison { error: if count == 0 { 0.0 } else { sum / count as f64 }, count, max_abs_diff }
 }
 
 /// What happened at one step start where a reference record was due.
@@ -109,13 +105,7 @@ impl StateComparer {
     ///
     /// Consumes every not-yet-consumed record with `T ≤ time + 0.001·dt`; if any was consumed,
     /// compares the last of them and returns the details, otherwise returns `None`.
-    pub fn at_step_start(
-        &mut self,
-        time: f64,
-        dt: f64,
-        x: &[f64],
-        v: Option<&[f64]>,
-    ) -> Option<StepComparison> {
+    pub fn at_step_start(&mut self, time: f64, dt: f64, x: &[f64], v: Option<&[f64]>) -> Option<StepComparison> {
         // Same expression as CompareState: (time + shift) + dt * 0.001, shift = 0.
         let limit = time + dt * 0.001;
         let start = self.next;
@@ -146,12 +136,7 @@ impl StateComparer {
             }
         }
         self.records_compared += 1;
-        Some(StepComparison {
-            record_time: rec.time,
-            records_consumed: self.next - start,
-            x: xc,
-            v: vc,
-        })
+        Some(StepComparison { record_time: rec.time, records_consumed: self.next - start, x: xc, v: vc })
     }
 
     /// `totalError`: Σ over compared records of `e_X + e_V`.
@@ -219,21 +204,14 @@ pub fn fails(error_by_dof: f64, epsilon: f64) -> bool {
 /// records, containers and types is non-zero.
 pub fn topology_errors(reference: &TopologyRecord, current: &TopologyRecord) -> [u64; 5] {
     let mut out = [0; 5];
-    for (k, ((_, arity), (r, c))) in TOPOLOGY_SECTIONS
-        .iter()
-        .zip(reference.sections().into_iter().zip(current.sections()))
-        .enumerate()
-    {
+    for (k, ((_, arity), (r, c))) in TOPOLOGY_SECTIONS.iter().zip(reference.sections().into_iter().zip(current.sections())).enumerate() {
         let (nr, nc) = (r.len() / arity, c.len() / arity);
         out[k] = if nr == 0 {
             0
         } else if nr != nc {
             nr.abs_diff(nc) as u64
         } else {
-            r.chunks(*arity)
-                .zip(c.chunks(*arity))
-                .filter(|(a, b)| a != b)
-                .count() as u64
+            r.chunks(*arity).zip(c.chunks(*arity)).filter(|(a, b)| a != b).count() as u64
         };
     }
     out
@@ -244,11 +222,7 @@ mod tests {
     use super::*;
 
     fn rec(time: f64, x: &[f64], v: Option<&[f64]>) -> StateRecord {
-        StateRecord {
-            time,
-            x: x.to_vec(),
-            v: v.map(<[f64]>::to_vec),
-        }
+        StateRecord { time, x: x.to_vec(), v: v.map(<[f64]>::to_vec) }
     }
 
     #[test]
@@ -276,21 +250,11 @@ mod tests {
     #[test]
     fn comparer_timing_and_accumulation() {
         // Two Vec3 points (n = 2, 6 scalars), records at T=0 and T=0.3 with dt = 0.1.
-        let refs = vec![
-            rec(0.0, &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0], Some(&[0.0; 6])),
-            rec(0.3, &[0.0, 0.0, 0.0, 1.0, 1.0, 2.0], None),
-        ];
+        let refs = vec![rec(0.0, &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0], Some(&[0.0; 6])), rec(0.3, &[0.0, 0.0, 0.0, 1.0, 1.0, 2.0], None)];
         let mut c = StateComparer::new(refs, 2).with_diagnostic_epsilon(0.05);
         let dt = 0.1;
         // Step 0 at t = 0: X identical, V differs by 0.6 in one scalar -> e_V = 0.1.
-        let s = c
-            .at_step_start(
-                0.0,
-                dt,
-                &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
-                Some(&[0.6, 0., 0., 0., 0., 0.]),
-            )
-            .unwrap();
+        let s = c.at_step_start(0.0, dt, &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0], Some(&[0.6, 0., 0., 0., 0., 0.])).unwrap();
         assert_eq!(s.record_time, 0.0);
         assert_eq!(s.x.error, 0.0);
         assert!((s.v.unwrap().error - 0.1).abs() < 1e-15);
@@ -317,27 +281,16 @@ mod tests {
 
     #[test]
     fn tolerance_and_last_record_wins() {
-        let refs = vec![
-            rec(0.0, &[0.0], None),
-            rec(0.1, &[1.0], None),
-            rec(0.2, &[2.0], None),
-            rec(0.30005, &[3.0], None),
-            rec(0.3002, &[4.0], None),
-        ];
+        let refs =
+            vec![rec(0.0, &[0.0], None), rec(0.1, &[1.0], None), rec(0.2, &[2.0], None), rec(0.30005, &[3.0], None), rec(0.3002, &[4.0], None)];
         let mut c = StateComparer::new(refs, 1);
         let dt = 0.1;
         // Time jumped: at t=0.25 records 0, 0.1, 0.2 are due, only T=0.2 is compared.
         let s = c.at_step_start(0.25, dt, &[2.5], None).unwrap();
-        assert_eq!(
-            (s.records_consumed, s.record_time, s.x.error),
-            (3, 0.2, 0.5)
-        );
+        assert_eq!((s.records_consumed, s.record_time, s.x.error), (3, 0.2, 0.5));
         // T=0.30005 <= 0.3 + 0.0001, T=0.3002 is not.
         let s = c.at_step_start(0.3, dt, &[3.0], None).unwrap();
-        assert_eq!(
-            (s.records_consumed, s.record_time, s.x.error),
-            (1, 0.30005, 0.0)
-        );
+        assert_eq!((s.records_consumed, s.record_time, s.x.error), (1, 0.30005, 0.0));
         assert_eq!(c.pending_records(), 1);
         assert_eq!(c.records_compared(), 2);
         assert_eq!(c.dof_error(), 0.5);
@@ -368,11 +321,7 @@ mod tests {
         let mut c = StateComparer::new(vec![rec(1.98, &reference, None)], 320);
         c.at_step_start(1.98, 0.02, &current, None).unwrap();
         let want = 1e-4 / 960.0 / 320.0;
-        assert!(
-            (c.dof_error() - want).abs() < 1e-6 * want,
-            "{}",
-            c.dof_error()
-        );
+        assert!((c.dof_error() - want).abs() < 1e-6 * want, "{}", c.dof_error());
         assert!(!fails(error_by_dof(&[(c.dof_error(), 1)]), 1e-8));
     }
 
@@ -424,11 +373,7 @@ mod tests {
         let dt = 0.02;
         let mut t = 0.0;
         for k in 0..100 {
-            let (x, v) = if k == 99 {
-                (&x1, Some(&v1[..]))
-            } else {
-                (&x0, None)
-            };
+            let (x, v) = if k == 99 { (&x1, Some(&v1[..])) } else { (&x0, None) };
             c.at_step_start(t, dt, x, v);
             t += dt;
         }

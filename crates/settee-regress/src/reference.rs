@@ -52,34 +52,16 @@ pub struct TopologyRecord {
 }
 
 /// The element sections of a topology record, in file order: (label, indices per element).
-pub const TOPOLOGY_SECTIONS: [(&str, usize); 5] = [
-    ("Edges=", 2),
-    ("Triangles=", 3),
-    ("Quads=", 4),
-    ("Tetrahedra=", 4),
-    ("Hexahedra=", 8),
-];
+pub const TOPOLOGY_SECTIONS: [(&str, usize); 5] = [("Edges=", 2), ("Triangles=", 3), ("Quads=", 4), ("Tetrahedra=", 4), ("Hexahedra=", 8)];
 
 impl TopologyRecord {
     /// The index vectors in [`TOPOLOGY_SECTIONS`] order.
     pub fn sections(&self) -> [&Vec<u32>; 5] {
-        [
-            &self.edges,
-            &self.triangles,
-            &self.quads,
-            &self.tetrahedra,
-            &self.hexahedra,
-        ]
+        [&self.edges, &self.triangles, &self.quads, &self.tetrahedra, &self.hexahedra]
     }
 
     fn sections_mut(&mut self) -> [&mut Vec<u32>; 5] {
-        [
-            &mut self.edges,
-            &mut self.triangles,
-            &mut self.quads,
-            &mut self.tetrahedra,
-            &mut self.hexahedra,
-        ]
+        [&mut self.edges, &mut self.triangles, &mut self.quads, &mut self.tetrahedra, &mut self.hexahedra]
     }
 }
 
@@ -122,15 +104,10 @@ pub struct DecodedText {
 /// `truncated = true`. Any other decoding failure (corrupt data) is [`RegressError::Gzip`].
 pub fn read_dump_text(path: &Path) -> Result<DecodedText, RegressError> {
     let mut raw = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut raw))
-        .map_err(|e| RegressError::io(path, "reading", e))?;
+    File::open(path).and_then(|mut f| f.read_to_end(&mut raw)).map_err(|e| RegressError::io(path, "reading", e))?;
 
     if !raw.starts_with(&[0x1f, 0x8b]) {
-        return Ok(DecodedText {
-            text: String::from_utf8_lossy(&raw).into_owned(),
-            truncated: false,
-        });
+        return Ok(DecodedText { text: String::from_utf8_lossy(&raw).into_owned(), truncated: false });
     }
 
     let mut decoder = MultiGzDecoder::new(raw.as_slice());
@@ -148,19 +125,10 @@ pub fn read_dump_text(path: &Path) -> Result<DecodedText, RegressError> {
                 truncated = true;
                 break;
             }
-            Err(source) => {
-                return Err(RegressError::Gzip {
-                    path: path.to_owned(),
-                    decoded: out.len(),
-                    source,
-                })
-            }
+            Err(source) => return Err(RegressError::Gzip { path: path.to_owned(), decoded: out.len(), source }),
         }
     }
-    Ok(DecodedText {
-        text: String::from_utf8_lossy(&out).into_owned(),
-        truncated,
-    })
+    Ok(DecodedText { text: String::from_utf8_lossy(&out).into_owned(), truncated })
 }
 
 /// A line of decoded text with its 1-based number and whether it ended with `\n`.
@@ -171,15 +139,8 @@ struct Line<'a> {
 }
 
 fn split_lines(text: &str) -> Vec<Line<'_>> {
-    let mut lines: Vec<Line> = text
-        .split('\n')
-        .enumerate()
-        .map(|(i, t)| Line {
-            no: i + 1,
-            text: t.strip_suffix('\r').unwrap_or(t),
-            complete: true,
-        })
-        .collect();
+    let mut lines: Vec<Line> =
+        text.split('\n').enumerate().map(|(i, t)| Line { no: i + 1, text: t.strip_suffix('\r').unwrap_or(t), complete: true }).collect();
     // `split` yields a final piece after the last '\n': empty for a well-terminated text,
     // otherwise an unterminated (possibly cut) last line.
     if let Some(last) = lines.last_mut() {
@@ -195,8 +156,7 @@ fn split_lines(text: &str) -> Vec<Line<'_>> {
 /// Parses one number the way the values were printed (`%g`, incl. `inf`/`nan` which SOFA can
 /// print for diverged states; the metric treats those like C++ streams do, see `metric`).
 fn parse_f64(tok: &str) -> Result<f64, String> {
-    tok.parse::<f64>()
-        .map_err(|_| format!("expected a number, found `{tok}`"))
+    tok.parse::<f64>().map_err(|_| format!("expected a number, found `{tok}`"))
 }
 
 fn parse_f64_list<'a>(toks: impl Iterator<Item = &'a str>) -> Result<Vec<f64>, String> {
@@ -218,11 +178,7 @@ pub fn read_state_reference(path: &Path) -> Result<Vec<StateRecord>, RegressErro
 
 /// Parses the text of a state dump; `path` is only used in error messages. See
 /// [`read_state_reference`] for the meaning of `truncated`.
-pub fn parse_state_text(
-    text: &str,
-    truncated: bool,
-    path: &Path,
-) -> Result<Vec<StateRecord>, RegressError> {
+pub fn parse_state_text(text: &str, truncated: bool, path: &Path) -> Result<Vec<StateRecord>, RegressError> {
     let mut records = Vec::new();
     // Current record and whether it has an X line.
     let mut current: Option<(StateRecord, bool)> = None;
@@ -236,14 +192,7 @@ pub fn parse_state_text(
                     if let Some((rec, _)) = current.take() {
                         records.push(rec);
                     }
-                    current = Some((
-                        StateRecord {
-                            time,
-                            x: Vec::new(),
-                            v: None,
-                        },
-                        false,
-                    ));
+                    current = Some((StateRecord { time, x: Vec::new(), v: None }, false));
                     Ok(())
                 }
                 Some(Err(e)) => Err(format!("in `T=` line: {e}")),
@@ -321,11 +270,7 @@ pub fn read_topology_reference(path: &Path) -> Result<Vec<TopologyRecord>, Regre
 ///
 /// In a complete file a record may omit sections (they read as empty, which SOFA's comparison
 /// treats the same way as a zero count: not compared).
-pub fn parse_topology_text(
-    text: &str,
-    truncated: bool,
-    path: &Path,
-) -> Result<Vec<TopologyRecord>, RegressError> {
+pub fn parse_topology_text(text: &str, truncated: bool, path: &Path) -> Result<Vec<TopologyRecord>, RegressError> {
     let lines = split_lines(text);
     let mut records = Vec::new();
     // Current record and the bit set of sections seen in it.
@@ -361,20 +306,11 @@ pub fn parse_topology_text(
             if let Some((rec, _)) = current.take() {
                 records.push(rec);
             }
-            current = Some((
-                TopologyRecord {
-                    time,
-                    ..Default::default()
-                },
-                0,
-            ));
+            current = Some((TopologyRecord { time, ..Default::default() }, 0));
             i += 1;
             continue;
         }
-        let Some(section) = TOPOLOGY_SECTIONS
-            .iter()
-            .position(|(label, _)| *label == cmd)
-        else {
+        let Some(section) = TOPOLOGY_SECTIONS.iter().position(|(label, _)| *label == cmd) else {
             // Unknown line: ignored, like SOFA's reader.
             i += 1;
             continue;
@@ -402,21 +338,11 @@ pub fn parse_topology_text(
             let indices: Vec<u32> = idx_line
                 .text
                 .split_ascii_whitespace()
-                .map(|t| {
-                    t.parse::<u32>()
-                        .map_err(|_| format!("expected a vertex index, found `{t}`"))
-                })
+                .map(|t| t.parse::<u32>().map_err(|_| format!("expected a vertex index, found `{t}`")))
                 .collect::<Result<_, _>>()
                 .map_err(|e| (i + 1, e))?;
             if indices.len() != count * arity {
-                return Err((
-                    i + 1,
-                    format!(
-                        "`{label} {count}` needs {} indices, found {}",
-                        count * arity,
-                        indices.len()
-                    ),
-                ));
+                return Err((i + 1, format!("`{label} {count}` needs {} indices, found {}", count * arity, indices.len())));
             }
             Ok(indices)
         })();
@@ -475,35 +401,24 @@ struct GzRecordSink<W: Write> {
 
 impl<W: Write> GzRecordSink<W> {
     fn new(path: PathBuf, inner: W) -> Self {
-        GzRecordSink {
-            path,
-            enc: Some(GzEncoder::new(inner, Compression::default())),
-        }
+        GzRecordSink { path, enc: Some(GzEncoder::new(inner, Compression::default())) }
     }
 
     fn write_text(&mut self, text: &str) -> Result<(), RegressError> {
         let enc = self.enc.as_mut().expect("sink is only finished by value");
-        enc.write_all(text.as_bytes())
-            .and_then(|()| enc.flush())
-            .map_err(|e| RegressError::io(&self.path, "writing a record", e))
+        enc.write_all(text.as_bytes()).and_then(|()| enc.flush()).map_err(|e| RegressError::io(&self.path, "writing a record", e))
     }
 
     fn finish(mut self) -> Result<W, RegressError> {
         let enc = self.enc.take().expect("sink is only finished once");
-        let mut inner = enc
-            .finish()
-            .map_err(|e| RegressError::io(&self.path, "finishing the gzip stream", e))?;
-        inner
-            .flush()
-            .map_err(|e| RegressError::io(&self.path, "flushing", e))?;
+        let mut inner = enc.finish().map_err(|e| RegressError::io(&self.path, "finishing the gzip stream", e))?;
+        inner.flush().map_err(|e| RegressError::io(&self.path, "flushing", e))?;
         Ok(inner)
     }
 }
 
 fn create_file(path: &Path) -> Result<BufWriter<File>, RegressError> {
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|e| RegressError::io(path, "creating", e))
+    File::create(path).map(BufWriter::new).map_err(|e| RegressError::io(path, "creating", e))
 }
 
 /// Writes state dump records (gzip text, one sync flush per record).
@@ -517,27 +432,18 @@ pub struct StateDumpWriter<W: Write = BufWriter<File>> {
 impl StateDumpWriter<BufWriter<File>> {
     /// Creates (truncates) the file at `path`.
     pub fn create(path: &Path) -> Result<Self, RegressError> {
-        Ok(StateDumpWriter {
-            sink: GzRecordSink::new(path.to_owned(), create_file(path)?),
-        })
+        Ok(StateDumpWriter { sink: GzRecordSink::new(path.to_owned(), create_file(path)?) })
     }
 }
 
 impl<W: Write> StateDumpWriter<W> {
     /// Writes into an arbitrary sink (e.g. a `Vec<u8>` in tests).
     pub fn from_writer(inner: W) -> Self {
-        StateDumpWriter {
-            sink: GzRecordSink::new(PathBuf::from("<writer>"), inner),
-        }
+        StateDumpWriter { sink: GzRecordSink::new(PathBuf::from("<writer>"), inner) }
     }
 
     /// Writes one record (see [`format_state_record`]) and flushes it.
-    pub fn write_record(
-        &mut self,
-        time: f64,
-        x: &[f64],
-        v: Option<&[f64]>,
-    ) -> Result<(), RegressError> {
+    pub fn write_record(&mut self, time: f64, x: &[f64], v: Option<&[f64]>) -> Result<(), RegressError> {
         self.sink.write_text(&format_state_record(time, x, v))
     }
 
@@ -560,18 +466,14 @@ pub struct TopologyDumpWriter<W: Write = BufWriter<File>> {
 impl TopologyDumpWriter<BufWriter<File>> {
     /// Creates (truncates) the file at `path`.
     pub fn create(path: &Path) -> Result<Self, RegressError> {
-        Ok(TopologyDumpWriter {
-            sink: GzRecordSink::new(path.to_owned(), create_file(path)?),
-        })
+        Ok(TopologyDumpWriter { sink: GzRecordSink::new(path.to_owned(), create_file(path)?) })
     }
 }
 
 impl<W: Write> TopologyDumpWriter<W> {
     /// Writes into an arbitrary sink.
     pub fn from_writer(inner: W) -> Self {
-        TopologyDumpWriter {
-            sink: GzRecordSink::new(PathBuf::from("<writer>"), inner),
-        }
+        TopologyDumpWriter { sink: GzRecordSink::new(PathBuf::from("<writer>"), inner) }
     }
 
     /// Writes one record (see [`format_topology_record`]) and flushes it.
@@ -580,11 +482,7 @@ impl<W: Write> TopologyDumpWriter<W> {
     pub fn write(&mut self, rec: &TopologyRecord) -> Result<(), RegressError> {
         for ((label, arity), indices) in TOPOLOGY_SECTIONS.iter().zip(rec.sections()) {
             if indices.len() % arity != 0 {
-                return Err(RegressError::Length {
-                    what: label,
-                    expected: indices.len() / arity * arity + arity,
-                    got: indices.len(),
-                });
+                return Err(RegressError::Length { what: label, expected: indices.len() / arity * arity + arity, got: indices.len() });
             }
         }
         self.sink.write_text(&format_topology_record(rec))
@@ -601,11 +499,7 @@ mod tests {
     use super::*;
 
     fn tmp_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "settee-regress-{tag}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+        let dir = std::env::temp_dir().join(format!("settee-regress-{tag}-{}-{:?}", std::process::id(), std::thread::current().id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     }
@@ -615,14 +509,8 @@ mod tests {
     #[test]
     fn file_names() {
         let base = Path::new("/r/Demos/liver.scn.reference");
-        assert_eq!(
-            state_reference_path(base, 1, "dofs"),
-            PathBuf::from("/r/Demos/liver.scn.reference_1_dofs_mstate.txt.gz")
-        );
-        assert_eq!(
-            topology_reference_path(base, 0, "Edge_topo"),
-            PathBuf::from("/r/Demos/liver.scn.reference_0_Edge_topo_topology.txt.gz")
-        );
+        assert_eq!(state_reference_path(base, 1, "dofs"), PathBuf::from("/r/Demos/liver.scn.reference_1_dofs_mstate.txt.gz"));
+        assert_eq!(topology_reference_path(base, 0, "Edge_topo"), PathBuf::from("/r/Demos/liver.scn.reference_0_Edge_topo_topology.txt.gz"));
     }
 
     #[test]
@@ -632,12 +520,7 @@ mod tests {
             "T= 1.98\n  X= -9 0 1e-05 19.9984\n  V= 0 -0.150742\n"
         );
         assert_eq!(format_state_record(0.0, &[], None), "T= 0\n  X= \n");
-        let rec = TopologyRecord {
-            time: 0.01,
-            edges: vec![0, 4, 4, 5],
-            triangles: vec![1, 2, 3],
-            ..Default::default()
-        };
+        let rec = TopologyRecord { time: 0.01, edges: vec![0, 4, 4, 5], triangles: vec![1, 2, 3], ..Default::default() };
         assert_eq!(
             format_topology_record(&rec),
             "T= 0.01\n  Edges= 2\n0 4 4 5\n  Triangles= 1\n1 2 3\n  Quads= 0\n\n  \
@@ -650,16 +533,8 @@ mod tests {
         let dir = tmp_dir("state");
         let path = dir.join("a_0_dofs_mstate.txt.gz");
         let recs = vec![
-            StateRecord {
-                time: 0.0,
-                x: vec![1.0, -2.5, 3.25e-7],
-                v: Some(vec![0.0, 0.0, 0.0]),
-            },
-            StateRecord {
-                time: 0.99,
-                x: vec![1.5, 2.0, -1234567.0],
-                v: None,
-            },
+            StateRecord { time: 0.0, x: vec![1.0, -2.5, 3.25e-7], v: Some(vec![0.0, 0.0, 0.0]) },
+            StateRecord { time: 0.99, x: vec![1.5, 2.0, -1234567.0], v: None },
         ];
         let mut w = StateDumpWriter::create(&path).unwrap();
         for r in &recs {
@@ -682,18 +557,14 @@ mod tests {
         // without finishing the gzip stream.
         let mut w = StateDumpWriter::from_writer(Vec::new());
         w.write_record(0.0, &[1.0, 2.0], None).unwrap();
-        w.write_record(0.01, &[3.0, 4.0], Some(&[5.0, 6.0]))
-            .unwrap();
+        w.write_record(0.01, &[3.0, 4.0], Some(&[5.0, 6.0])).unwrap();
         let bytes = w.sink.enc.as_ref().unwrap().get_ref().clone();
         let dir = tmp_dir("cut");
         let path = dir.join("cut.txt.gz");
         std::fs::write(&path, &bytes).unwrap();
         let decoded = read_dump_text(&path).unwrap();
         assert!(decoded.truncated);
-        assert_eq!(
-            decoded.text,
-            "T= 0\n  X= 1 2\nT= 0.01\n  X= 3 4\n  V= 5 6\n"
-        );
+        assert_eq!(decoded.text, "T= 0\n  X= 1 2\nT= 0.01\n  X= 3 4\n  V= 5 6\n");
         let recs = read_state_reference(&path).unwrap();
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1].v, Some(vec![5.0, 6.0]));
@@ -719,10 +590,7 @@ mod tests {
         assert!(recs[1].x.is_empty());
         // Errors in complete lines are reported with their line number.
         let err = parse_state_text("T= 0\n  X= 1 zz\nT= 1\n", false, p).unwrap_err();
-        assert!(
-            matches!(&err, RegressError::Parse { line: 2, message, .. } if message.contains("`zz`")),
-            "{err}"
-        );
+        assert!(matches!(&err, RegressError::Parse { line: 2, message, .. } if message.contains("`zz`")), "{err}");
         let err = parse_state_text("T= 0\n  X= 1 zz\n", true, p).unwrap_err();
         assert!(matches!(err, RegressError::Parse { line: 2, .. }));
         let err = parse_state_text("  X= 1\n", false, p).unwrap_err();
@@ -731,12 +599,7 @@ mod tests {
 
     #[test]
     fn state_text_ignores_other_lines_and_reads_nan() {
-        let recs = parse_state_text(
-            "T= 0\r\n  X= nan -inf 1e+06\r\n  X0= 1 2\r\n\r\n  F= 1\r\n",
-            false,
-            Path::new("t"),
-        )
-        .unwrap();
+        let recs = parse_state_text("T= 0\r\n  X= nan -inf 1e+06\r\n  X0= 1 2\r\n\r\n  F= 1\r\n", false, Path::new("t")).unwrap();
         assert_eq!(recs.len(), 1);
         assert!(recs[0].x[0].is_nan());
         assert_eq!(recs[0].x[1], f64::NEG_INFINITY);
@@ -756,10 +619,7 @@ mod tests {
                 tetrahedra: vec![0, 1, 2, 3],
                 hexahedra: (0..8).collect(),
             },
-            TopologyRecord {
-                time: 0.01,
-                ..Default::default()
-            },
+            TopologyRecord { time: 0.01, ..Default::default() },
         ];
         let mut w = TopologyDumpWriter::create(&path).unwrap();
         for r in &recs {
@@ -770,14 +630,8 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
 
         let mut w = TopologyDumpWriter::from_writer(Vec::new());
-        let bad = TopologyRecord {
-            edges: vec![1, 2, 3],
-            ..Default::default()
-        };
-        assert!(matches!(
-            w.write(&bad),
-            Err(RegressError::Length { got: 3, .. })
-        ));
+        let bad = TopologyRecord { edges: vec![1, 2, 3], ..Default::default() };
+        assert!(matches!(w.write(&bad), Err(RegressError::Length { got: 3, .. })));
 
         let p = Path::new("t");
         let err = parse_topology_text("T= 0\n  Edges= 2\n0 1 2\n", false, p).unwrap_err();
@@ -825,10 +679,7 @@ mod tests {
         assert_eq!(&recs[1].x[48..50], &[-9.17349, -0.317366]);
         assert_eq!(recs[1].v.as_ref().unwrap()[48], -0.150742);
         // Re-rendering the records reproduces the decompressed file byte for byte.
-        let text: String = recs
-            .iter()
-            .map(|r| format_state_record(r.time, &r.x, r.v.as_deref()))
-            .collect();
+        let text: String = recs.iter().map(|r| format_state_record(r.time, &r.x, r.v.as_deref())).collect();
         assert_eq!(text, decoded.text);
     }
 
@@ -849,8 +700,7 @@ mod tests {
                 assert!((r.time - 0.01 * k as f64).abs() < 1e-9);
             }
         }
-        let first =
-            read_topology_reference(&topology_reference_path(&base, 0, "Triangle_topo")).unwrap();
+        let first = read_topology_reference(&topology_reference_path(&base, 0, "Triangle_topo")).unwrap();
         assert_eq!(first[0].edges.len(), 2 * 2223);
         assert_eq!(first[0].triangles.len(), 3 * 1450);
         assert_eq!(&first[0].edges[..6], &[0, 4, 4, 5, 5, 6]);
@@ -874,10 +724,7 @@ mod tests {
                     assert!(recs.len() >= 2, "{}", path.display());
                     assert_eq!(recs[0].time, 0.0, "{}", path.display());
                     // Our writer's rendering (incl. %g) reproduces SOFA's text exactly.
-                    let text: String = recs
-                        .iter()
-                        .map(|r| format_state_record(r.time, &r.x, r.v.as_deref()))
-                        .collect();
+                    let text: String = recs.iter().map(|r| format_state_record(r.time, &r.x, r.v.as_deref())).collect();
                     assert!(text == decoded.text, "{}", path.display());
                     states += 1;
                 } else if name.ends_with("_topology.txt.gz") {

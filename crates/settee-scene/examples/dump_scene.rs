@@ -8,19 +8,8 @@ use std::path::Path;
 use settee_scene::{parse_scene_file, DataPath, Element};
 
 fn dump(e: &Element, depth: usize) {
-    let attrs: Vec<String> = e
-        .attributes
-        .iter()
-        .map(|a| format!("{}={:?}", a.name, a.value))
-        .collect();
-    println!(
-        "{:indent$}{} [{}] {}",
-        "",
-        e.describe(),
-        e.pos,
-        attrs.join(" "),
-        indent = depth * 2
-    );
+    let attrs: Vec<String> = e.attributes.iter().map(|a| format!("{}={:?}", a.name, a.value)).collect();
+    println!("{:indent$}{} [{}] {}", "", e.describe(), e.pos, attrs.join(" "), indent = depth * 2);
     for c in &e.children {
         dump(c, depth + 1);
     }

@@ -19,9 +19,7 @@ impl DataPath {
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
-        DataPath {
-            dirs: dirs.into_iter().map(Into::into).collect(),
-        }
+        DataPath { dirs: dirs.into_iter().map(Into::into).collect() }
     }
 
     /// `SOFA_DATA_PATH` entries (colon-separated, `;` on Windows; empty
@@ -43,10 +41,7 @@ impl DataPath {
     /// on Windows), skipping empty entries.
     pub fn split_list(list: &str) -> Vec<PathBuf> {
         let sep = if cfg!(windows) { ';' } else { ':' };
-        list.split(sep)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect()
+        list.split(sep).filter(|s| !s.is_empty()).map(PathBuf::from).collect()
     }
 
     /// Resolve `name` the way SOFA's `FileRepository::findFile` does:
@@ -76,10 +71,7 @@ impl DataPath {
         if name.starts_with("./") || name.starts_with("../") {
             return None;
         }
-        self.dirs
-            .iter()
-            .map(|d| clean(&d.join(name)))
-            .find(|p| p.exists())
+        self.dirs.iter().map(|d| clean(&d.join(name))).find(|p| p.exists())
     }
 
     /// The places [`resolve`](Self::resolve) looks at for `name`, in order
@@ -127,8 +119,7 @@ mod tests {
     use std::fs;
 
     fn tmpdir(tag: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("settee-scene-dp-{}-{}", tag, std::process::id()));
+        let d = std::env::temp_dir().join(format!("settee-scene-dp-{}-{}", tag, std::process::id()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
@@ -152,14 +143,8 @@ mod tests {
         let dp = DataPath::new([share.clone(), examples.clone()]);
 
         assert_eq!(dp.resolve("local.txt", &cwd), Some(cwd.join("local.txt")));
-        assert_eq!(
-            dp.resolve("mesh/a.obj", &cwd),
-            Some(share.join("mesh/a.obj"))
-        );
-        assert_eq!(
-            dp.resolve("mesh/b.obj", &cwd),
-            Some(examples.join("mesh/b.obj"))
-        );
+        assert_eq!(dp.resolve("mesh/a.obj", &cwd), Some(share.join("mesh/a.obj")));
+        assert_eq!(dp.resolve("mesh/b.obj", &cwd), Some(examples.join("mesh/b.obj")));
         assert_eq!(dp.resolve("mesh/c.obj", &cwd), None);
         // ../ relative to cwd works; not searched in the data path
         assert_eq!(dp.resolve("../up.txt", &cwd), Some(cwd.join("../up.txt")));
@@ -176,10 +161,7 @@ mod tests {
     #[test]
     fn split() {
         if !cfg!(windows) {
-            assert_eq!(
-                DataPath::split_list("a::b:"),
-                vec![PathBuf::from("a"), PathBuf::from("b")]
-            );
+            assert_eq!(DataPath::split_list("a::b:"), vec![PathBuf::from("a"), PathBuf::from("b")]);
         }
     }
 

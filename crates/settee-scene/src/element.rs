@@ -87,11 +87,7 @@ impl Element {
             a.value = value;
             a.pos = pos;
         } else {
-            self.attributes.push(Attribute {
-                name: name.to_string(),
-                value,
-                pos,
-            });
+            self.attributes.push(Attribute { name: name.to_string(), value, pos });
         }
     }
 
@@ -136,14 +132,10 @@ pub struct SceneDescription {
 
 impl SceneDescription {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error)
     }
 }

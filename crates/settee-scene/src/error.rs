@@ -30,11 +30,7 @@ pub enum SceneError {
 
     /// The document root did not produce a Node (SOFA aborts the load).
     #[error("{pos}: the document root <{tag}> does not define a Node: {reason}")]
-    RootNotNode {
-        pos: SourcePos,
-        tag: String,
-        reason: String,
-    },
+    RootNotNode { pos: SourcePos, tag: String, reason: String },
 }
 
 impl SceneError {

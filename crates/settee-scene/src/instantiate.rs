@@ -80,9 +80,8 @@ fn apply_node_attributes(scene: &mut Scene, node: NodeId, element: &Element) {
     scene.node_mut(node).pos = Some(element.pos.clone());
     for a in &element.attributes {
         let n = scene.node_mut(node);
-        let warn = |what: &str| {
-            settee_core::Diagnostic::warning(format!("could not read node attribute '{}': {what}", a.name)).at(Some(a.pos.clone()))
-        };
+        let warn =
+            |what: &str| settee_core::Diagnostic::warning(format!("could not read node attribute '{}': {what}", a.name)).at(Some(a.pos.clone()));
         let problem = match a.name.as_str() {
             "gravity" => {
                 let cur = Value::Reals { arity: 3, v: n.context.gravity.to_vec() };

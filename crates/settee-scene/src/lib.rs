@@ -28,6 +28,6 @@ pub use diagnostic::{Diagnostic, Severity, SourcePos};
 pub use element::{Attribute, Element, ElementKind, SceneDescription};
 pub use error::SceneError;
 pub use instantiate::{instantiate, load_scene, LoadError};
-pub use settee_core::names::{removed_class_message, renamed_class, resolve_template, template_alias};
 pub use parse::{parse_scene_file, parse_scene_str};
+pub use settee_core::names::{removed_class_message, renamed_class, resolve_template, template_alias};
 pub use xml::decode_attribute_value;

@@ -33,15 +33,8 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 /// root not a Node) are returned as `Err`; everything SOFA survives
 /// (including a missing or malformed *included* file, which SOFA drops with
 /// an error message) is reported in [`SceneDescription::diagnostics`].
-pub fn parse_scene_file(
-    path: &Path,
-    data_path: &DataPath,
-    is_registered: &dyn Fn(&str) -> bool,
-) -> Result<SceneDescription, SceneError> {
-    let bytes = fs::read(path).map_err(|source| SceneError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+pub fn parse_scene_file(path: &Path, data_path: &DataPath, is_registered: &dyn Fn(&str) -> bool) -> Result<SceneDescription, SceneError> {
+    let bytes = fs::read(path).map_err(|source| SceneError::Io { path: path.to_path_buf(), source })?;
     let mut diagnostics = Vec::new();
     let file = Arc::new(path.to_path_buf());
     let text = decode_bytes(&bytes, &file, &mut diagnostics);
@@ -71,16 +64,8 @@ fn parse_impl(
 ) -> Result<SceneDescription, SceneError> {
     let doc = xml::parse_xml(text, &file)?;
     diagnostics.extend(doc.diagnostics);
-    let ctx = FileCtx {
-        dir: parent_dir(&file),
-        path: file.clone(),
-    };
-    let mut b = Builder {
-        data_path,
-        is_registered,
-        diagnostics,
-        include_stack: vec![canonical(&file)],
-    };
+    let ctx = FileCtx { dir: parent_dir(&file), path: file.clone() };
+    let mut b = Builder { data_path, is_registered, diagnostics, include_stack: vec![canonical(&file)] };
     let root = b.create_node(&doc.root, &ctx, true, 0);
     let root = match root {
         Some(r) if matches!(r.kind, ElementKind::Node) => r,
@@ -99,19 +84,12 @@ fn parse_impl(
                 .find(|d| d.pos.as_ref().is_some_and(|p| p.file == file))
                 .map(|d| d.message.clone())
                 .unwrap_or_else(|| "the element was dropped".to_string());
-            return Err(SceneError::RootNotNode {
-                pos: doc.root.pos.clone(),
-                tag: doc.root.tag.clone(),
-                reason,
-            });
+            return Err(SceneError::RootNotNode { pos: doc.root.pos.clone(), tag: doc.root.tag.clone(), reason });
         }
     };
     let dir = Arc::new(ctx.dir);
     let root = finalize(root, &dir);
-    Ok(SceneDescription {
-        root,
-        diagnostics: b.diagnostics,
-    })
+    Ok(SceneDescription { root, diagnostics: b.diagnostics })
 }
 
 /// Bytes -> text: strip a UTF-8 BOM; invalid UTF-8 is replaced (with a
@@ -122,8 +100,7 @@ fn decode_bytes(bytes: &[u8], file: &Arc<PathBuf>, diagnostics: &mut Vec<Diagnos
         Ok(s) => s.to_string(),
         Err(_) => {
             diagnostics.push(
-                Diagnostic::warning("file is not valid UTF-8; invalid bytes were replaced by U+FFFD")
-                    .at(Some(SourcePos::start_of(file.clone()))),
+                Diagnostic::warning("file is not valid UTF-8; invalid bytes were replaced by U+FFFD").at(Some(SourcePos::start_of(file.clone()))),
             );
             String::from_utf8_lossy(bytes).into_owned()
         }
@@ -188,11 +165,7 @@ impl BElem {
             a.value = value;
             a.pos = pos;
         } else {
-            self.attributes.push(Attribute {
-                name: name.to_string(),
-                value,
-                pos,
-            });
+            self.attributes.push(Attribute { name: name.to_string(), value, pos });
         }
     }
 
@@ -210,14 +183,7 @@ impl BElem {
 fn finalize(b: BElem, inherited: &Arc<PathBuf>) -> Element {
     let dir = b.own_dir.unwrap_or_else(|| inherited.clone());
     let children = b.children.into_iter().map(|c| finalize(c, &dir)).collect();
-    Element {
-        kind: b.kind,
-        name: b.name,
-        attributes: b.attributes,
-        children,
-        pos: b.pos,
-        dir,
-    }
+    Element { kind: b.kind, name: b.name, attributes: b.attributes, children, pos: b.pos, dir }
 }
 
 fn include_type_for(name: Option<&str>) -> Option<IncludeType> {
@@ -244,28 +210,17 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn warn(&mut self, pos: &SourcePos, msg: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::warning(msg).at(Some(pos.clone())));
+        self.diagnostics.push(Diagnostic::warning(msg).at(Some(pos.clone())));
     }
 
     fn error(&mut self, pos: &SourcePos, msg: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::error(msg).at(Some(pos.clone())));
+        self.diagnostics.push(Diagnostic::error(msg).at(Some(pos.clone())));
     }
 
     /// SOFA `createNode`. `depth` is the nesting depth in the final tree.
-    fn create_node(
-        &mut self,
-        raw: &RawElement,
-        file: &FileCtx,
-        is_root: bool,
-        depth: usize,
-    ) -> Option<BElem> {
+    fn create_node(&mut self, raw: &RawElement, file: &FileCtx, is_root: bool, depth: usize) -> Option<BElem> {
         if depth > MAX_DEPTH {
-            self.error(
-                &raw.pos,
-                format!("scene nested deeper than {MAX_DEPTH} levels; element ignored"),
-            );
+            self.error(&raw.pos, format!("scene nested deeper than {MAX_DEPTH} levels; element ignored"));
             return None;
         }
         if raw.tag == "include" {
@@ -274,27 +229,15 @@ impl Builder<'_> {
         let type_attr = raw.attr("type");
         let kind = match raw.tag.as_str() {
             "Node" => ElementKind::Node,
-            "Object" => {
-                match type_attr {
-                    Some(t) => ElementKind::Object {
-                        class: t.value.clone(),
-                    },
-                    None => {
-                        self.warn(&raw.pos, "<Object> without a `type` attribute (SOFA looks for class \"default\")");
-                        ElementKind::Object {
-                            class: "default".to_string(),
-                        }
-                    }
+            "Object" => match type_attr {
+                Some(t) => ElementKind::Object { class: t.value.clone() },
+                None => {
+                    self.warn(&raw.pos, "<Object> without a `type` attribute (SOFA looks for class \"default\")");
+                    ElementKind::Object { class: "default".to_string() }
                 }
-            }
+            },
             "Attribute" | "Data" => {
-                self.warn(
-                    &raw.pos,
-                    format!(
-                        "<{}> is only meaningful inside an element (or an <Attribute>); ignored",
-                        raw.tag
-                    ),
-                );
+                self.warn(&raw.pos, format!("<{}> is only meaningful inside an element (or an <Attribute>); ignored", raw.tag));
                 return None;
             }
             tag => {
@@ -310,9 +253,7 @@ impl Builder<'_> {
                     );
                     return None;
                 }
-                ElementKind::Object {
-                    class: tag.to_string(),
-                }
+                ElementKind::Object { class: tag.to_string() }
             }
         };
 
@@ -321,31 +262,17 @@ impl Builder<'_> {
             if !(self.is_registered)(class) {
                 let prefab = format!("Objects/{class}.xml");
                 if let Some(path) = self.data_path.resolve(&prefab, &file.dir) {
-                    log::debug!(
-                        "{}: {class} is not registered, using prefab {}",
-                        raw.pos,
-                        path.display()
-                    );
+                    log::debug!("{}: {class} is not registered, using prefab {}", raw.pos, path.display());
                     self.diagnostics.push(
                         Diagnostic::info(format!("{class} is not a registered class: replaced by the prefab {}", path.display()))
                             .at(Some(raw.pos.clone())),
                     );
                     if !raw.children.is_empty() {
-                        self.warn(
-                            &raw.pos,
-                            format!(
-                                "children of <{}> are ignored (replaced by a prefab)",
-                                raw.tag
-                            ),
-                        );
+                        self.warn(&raw.pos, format!("children of <{}> are ignored (replaced by a prefab)", raw.tag));
                     }
                     // All attributes except `type` become include overrides
                     // (`name` renames the included root).
-                    let overrides: Vec<&RawAttr> = raw
-                        .attrs
-                        .iter()
-                        .filter(|a| a.name != "type" && a.name != "href")
-                        .collect();
+                    let overrides: Vec<&RawAttr> = raw.attrs.iter().filter(|a| a.name != "type" && a.name != "href").collect();
                     return self.include_file(&path, &overrides, &raw.pos, depth);
                 }
             }
@@ -356,31 +283,15 @@ impl Builder<'_> {
             .attrs
             .iter()
             .filter(|a| a.name != "name" && a.name != "type")
-            .map(|a| Attribute {
-                name: a.name.clone(),
-                value: a.value.clone(),
-                pos: a.pos.clone(),
-            })
+            .map(|a| Attribute { name: a.name.clone(), value: a.value.clone(), pos: a.pos.clone() })
             .collect();
-        let own_dir =
-            (is_root && matches!(kind, ElementKind::Node)).then(|| Arc::new(file.dir.clone()));
-        let mut el = BElem {
-            kind,
-            name,
-            attributes,
-            children: Vec::new(),
-            pos: raw.pos.clone(),
-            own_dir,
-            include_type: IncludeType::Child,
-        };
+        let own_dir = (is_root && matches!(kind, ElementKind::Node)).then(|| Arc::new(file.dir.clone()));
+        let mut el = BElem { kind, name, attributes, children: Vec::new(), pos: raw.pos.clone(), own_dir, include_type: IncludeType::Child };
 
         for child in &raw.children {
             match child.tag.as_str() {
                 "Attribute" => self.fold_attribute(&mut el, child),
-                "Data" => self.warn(
-                    &child.pos,
-                    "<Data> outside of an <Attribute> element; ignored",
-                ),
+                "Data" => self.warn(&child.pos, "<Data> outside of an <Attribute> element; ignored"),
                 _ => {
                     if let Some(c) = self.create_node(child, file, false, depth + 1) {
                         self.insert(&mut el, c);
@@ -413,19 +324,11 @@ impl Builder<'_> {
         match (&parent.kind, &child.kind) {
             (ElementKind::Node, _) => parent.children.push(child),
             (ElementKind::Object { .. }, ElementKind::Node) => {
-                let msg = format!(
-                    "{} cannot be a child of component {}; ignored",
-                    child.describe(),
-                    parent.describe()
-                );
+                let msg = format!("{} cannot be a child of component {}; ignored", child.describe(), parent.describe());
                 self.warn(&child.pos, msg);
             }
             (ElementKind::Object { .. }, ElementKind::Object { .. }) => {
-                let msg = format!(
-                    "component {} cannot be nested inside component {}; ignored",
-                    child.describe(),
-                    parent.describe()
-                );
+                let msg = format!("component {} cannot be nested inside component {}; ignored", child.describe(), parent.describe());
                 self.error(&child.pos, msg);
             }
         }
@@ -437,13 +340,7 @@ impl Builder<'_> {
             dest.set_attribute(&a.name, a.value, a.pos);
         }
         for c in src.children {
-            let target = if c.name_or_empty().is_empty() {
-                None
-            } else {
-                dest.children
-                    .iter()
-                    .position(|e| e.same_type(&c) && e.name == c.name)
-            };
+            let target = if c.name_or_empty().is_empty() { None } else { dest.children.iter().position(|e| e.same_type(&c) && e.name == c.name) };
             match target {
                 Some(i) => {
                     let mut d = std::mem::replace(&mut dest.children[i], placeholder(&c.pos));
@@ -460,10 +357,7 @@ impl Builder<'_> {
     /// gives an empty value).
     fn fold_attribute(&mut self, parent: &mut BElem, raw: &RawElement) {
         let Some(target) = raw.attr("type") else {
-            self.warn(
-                &raw.pos,
-                "<Attribute> without a `type` attribute (the attribute name); ignored",
-            );
+            self.warn(&raw.pos, "<Attribute> without a `type` attribute (the attribute name); ignored");
             return;
         };
         let mut value = String::new();
@@ -481,30 +375,18 @@ impl Builder<'_> {
                     }
                 }
             } else {
-                self.warn(
-                    &d.pos,
-                    format!(
-                        "<{}> inside <Attribute> ignored (only <Data> is allowed)",
-                        d.tag
-                    ),
-                );
+                self.warn(&d.pos, format!("<{}> inside <Attribute> ignored (only <Data> is allowed)", d.tag));
             }
         }
         if matches!(parent.kind, ElementKind::Node) {
             // NodeElement::init creates the node before initialising its
             // children, so the value arrives too late to be used.
-            self.warn(
-                &raw.pos,
-                format!("<Attribute type=\"{}\"> has no effect on a Node (SOFA applies it after creating the node)", target.value),
-            );
+            self.warn(&raw.pos, format!("<Attribute type=\"{}\"> has no effect on a Node (SOFA applies it after creating the node)", target.value));
             return;
         }
         match target.value.as_str() {
             "name" => parent.name = Some(value),
-            "type" => self.warn(
-                &raw.pos,
-                "<Attribute type=\"type\"> cannot change a component's class; ignored",
-            ),
+            "type" => self.warn(&raw.pos, "<Attribute type=\"type\"> cannot change a component's class; ignored"),
             "" => self.warn(&raw.pos, "<Attribute> with an empty `type`; ignored"),
             attr => parent.set_attribute(attr, value, pos),
         }
@@ -514,27 +396,17 @@ impl Builder<'_> {
     fn include_element(&mut self, raw: &RawElement, file: &FileCtx, depth: usize) -> Option<BElem> {
         let href = raw.attr("href").map(|a| a.value.as_str()).unwrap_or("");
         if href.is_empty() {
-            self.error(
-                &raw.pos,
-                "<include> requires a non-empty `href` attribute; ignored",
-            );
+            self.error(&raw.pos, "<include> requires a non-empty `href` attribute; ignored");
             return None;
         }
         let Some(path) = self.data_path.resolve(href, &file.dir) else {
-            let searched: Vec<String> = self
-                .data_path
-                .candidates(href, &file.dir)
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            let d = Diagnostic::error(format!("include file \"{href}\" not found; element ignored"))
-                .at(Some(raw.pos.clone()))
-                .hint(format!(
-                    "searched {} (relative to the including file {}, then the data search path [{}]; set SOFA_DATA_PATH or pass data directories)",
-                    searched.join(", "),
-                    file.path.display(),
-                    self.data_path.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"),
-                ));
+            let searched: Vec<String> = self.data_path.candidates(href, &file.dir).iter().map(|p| p.display().to_string()).collect();
+            let d = Diagnostic::error(format!("include file \"{href}\" not found; element ignored")).at(Some(raw.pos.clone())).hint(format!(
+                "searched {} (relative to the including file {}, then the data search path [{}]; set SOFA_DATA_PATH or pass data directories)",
+                searched.join(", "),
+                file.path.display(),
+                self.data_path.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(":"),
+            ));
             self.diagnostics.push(d);
             return None;
         };
@@ -544,38 +416,20 @@ impl Builder<'_> {
 
     /// SOFA `includeNode` once the file is resolved: build the included root
     /// and apply `name=` / override attributes.
-    fn include_file(
-        &mut self,
-        path: &Path,
-        overrides: &[&RawAttr],
-        at: &SourcePos,
-        depth: usize,
-    ) -> Option<BElem> {
+    fn include_file(&mut self, path: &Path, overrides: &[&RawAttr], at: &SourcePos, depth: usize) -> Option<BElem> {
         let key = canonical(path);
         if self.include_stack.contains(&key) {
-            self.error(
-                at,
-                format!("recursive include of {}; ignored", path.display()),
-            );
+            self.error(at, format!("recursive include of {}; ignored", path.display()));
             return None;
         }
         if self.include_stack.len() > MAX_INCLUDE_DEPTH {
-            self.error(
-                at,
-                format!(
-                    "includes nested deeper than {MAX_INCLUDE_DEPTH} levels; {} ignored",
-                    path.display()
-                ),
-            );
+            self.error(at, format!("includes nested deeper than {MAX_INCLUDE_DEPTH} levels; {} ignored", path.display()));
             return None;
         }
         let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) => {
-                self.error(
-                    at,
-                    format!("cannot read included file {}: {e}; ignored", path.display()),
-                );
+                self.error(at, format!("cannot read included file {}: {e}; ignored", path.display()));
                 return None;
             }
         };
@@ -584,18 +438,12 @@ impl Builder<'_> {
         let doc = match xml::parse_xml(&text, &file) {
             Ok(d) => d,
             Err(e) => {
-                self.error(
-                    at,
-                    format!("failed to parse included file: {e}; include ignored"),
-                );
+                self.error(at, format!("failed to parse included file: {e}; include ignored"));
                 return None;
             }
         };
         self.diagnostics.extend(doc.diagnostics);
-        let ctx = FileCtx {
-            dir: parent_dir(path),
-            path: file,
-        };
+        let ctx = FileCtx { dir: parent_dir(path), path: file };
         self.include_stack.push(key);
         let result = self.create_node(&doc.root, &ctx, true, depth);
         self.include_stack.pop();

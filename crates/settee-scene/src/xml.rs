@@ -157,11 +157,7 @@ pub(crate) fn parse_xml(text: &str, file: &Arc<PathBuf>) -> Result<XmlDoc, Scene
     let index = LineIndex::new(text);
     let pos_at = |off: usize| {
         let (line, column) = index.line_col(off);
-        SourcePos {
-            file: file.clone(),
-            line,
-            column,
-        }
+        SourcePos { file: file.clone(), line, column }
     };
 
     let mut reader = Reader::from_str(text);
@@ -184,20 +180,14 @@ pub(crate) fn parse_xml(text: &str, file: &Arc<PathBuf>) -> Result<XmlDoc, Scene
             Ok(ev) => ev,
             Err(e) => {
                 let off = usize::try_from(reader.error_position()).unwrap_or(usize::MAX);
-                return Err(SceneError::Xml {
-                    pos: pos_at(off),
-                    message: e.to_string(),
-                });
+                return Err(SceneError::Xml { pos: pos_at(off), message: e.to_string() });
             }
         };
         match event {
             Event::Start(e) => {
                 let el = make_element(text, &e, before, &pos_at)?;
                 if stack.len() >= MAX_DEPTH {
-                    return Err(SceneError::Xml {
-                        pos: el.pos,
-                        message: format!("elements nested deeper than {MAX_DEPTH} levels"),
-                    });
+                    return Err(SceneError::Xml { pos: el.pos, message: format!("elements nested deeper than {MAX_DEPTH} levels") });
                 }
                 stack.push(el);
             }
@@ -215,10 +205,7 @@ pub(crate) fn parse_xml(text: &str, file: &Arc<PathBuf>) -> Result<XmlDoc, Scene
                 if let Some(open) = stack.last() {
                     return Err(SceneError::Xml {
                         pos: pos_at(text.len()),
-                        message: format!(
-                            "unexpected end of input: expected `</{}>` to close the element opened at {}",
-                            open.tag, open.pos
-                        ),
+                        message: format!("unexpected end of input: expected `</{}>` to close the element opened at {}", open.tag, open.pos),
                     });
                 }
                 break;
@@ -230,18 +217,11 @@ pub(crate) fn parse_xml(text: &str, file: &Arc<PathBuf>) -> Result<XmlDoc, Scene
 
     match root {
         Some(root) => Ok(XmlDoc { root, diagnostics }),
-        None => Err(SceneError::EmptyDocument {
-            file: file.as_ref().clone(),
-        }),
+        None => Err(SceneError::EmptyDocument { file: file.as_ref().clone() }),
     }
 }
 
-fn attach(
-    stack: &mut [RawElement],
-    root: &mut Option<RawElement>,
-    el: RawElement,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+fn attach(stack: &mut [RawElement], root: &mut Option<RawElement>, el: RawElement, diagnostics: &mut Vec<Diagnostic>) {
     if let Some(parent) = stack.last_mut() {
         parent.children.push(el);
     } else if root.is_none() {
@@ -254,12 +234,7 @@ fn attach(
     }
 }
 
-fn make_element(
-    text: &str,
-    e: &BytesStart<'_>,
-    before: usize,
-    pos_at: &dyn Fn(usize) -> SourcePos,
-) -> Result<RawElement, SceneError> {
+fn make_element(text: &str, e: &BytesStart<'_>, before: usize, pos_at: &dyn Fn(usize) -> SourcePos) -> Result<RawElement, SceneError> {
     let tag = String::from_utf8_lossy(e.name().as_ref()).into_owned();
     let pos = pos_at(before);
     let buf: &[u8] = e;
@@ -280,31 +255,17 @@ fn make_element(
                     (Some(b), Some(r)) => pos_at(b + r),
                     _ => pos.clone(),
                 };
-                return Err(SceneError::Xml {
-                    pos,
-                    message: format!("in <{tag}>: {err}"),
-                });
+                return Err(SceneError::Xml { pos, message: format!("in <{tag}>: {err}") });
             }
         };
         let key = a.key.as_ref();
         let name = String::from_utf8_lossy(key).into_owned();
-        let apos = offset_in(text, key)
-            .map(pos_at)
-            .unwrap_or_else(|| pos.clone());
+        let apos = offset_in(text, key).map(pos_at).unwrap_or_else(|| pos.clone());
         let raw_value = String::from_utf8_lossy(&a.value);
         let value = decode_attribute_value(&raw_value);
-        attrs.push(RawAttr {
-            name,
-            value,
-            pos: apos,
-        });
+        attrs.push(RawAttr { name, value, pos: apos });
     }
-    Ok(RawElement {
-        tag,
-        attrs,
-        children: Vec::new(),
-        pos,
-    })
+    Ok(RawElement { tag, attrs, children: Vec::new(), pos })
 }
 
 #[cfg(test)]
@@ -317,20 +278,11 @@ mod tests {
 
     #[test]
     fn decode() {
-        assert_eq!(
-            decode_attribute_value("a &lt;b&gt; &amp; &quot;&apos;"),
-            "a <b> & \"'"
-        );
-        assert_eq!(
-            decode_attribute_value("1 2&#x0A;&#x09;3&#10;4"),
-            "1 2\n\t3\n4"
-        );
+        assert_eq!(decode_attribute_value("a &lt;b&gt; &amp; &quot;&apos;"), "a <b> & \"'");
+        assert_eq!(decode_attribute_value("1 2&#x0A;&#x09;3&#10;4"), "1 2\n\t3\n4");
         assert_eq!(decode_attribute_value("x\r\ny\rz"), "x\ny\nz");
         assert_eq!(decode_attribute_value("&#x0D;"), "\r");
-        assert_eq!(
-            decode_attribute_value("a & b &foo; &#xZZ; &"),
-            "a & b &foo; &#xZZ; &"
-        );
+        assert_eq!(decode_attribute_value("a & b &foo; &#xZZ; &"), "a & b &foo; &#xZZ; &");
         assert_eq!(decode_attribute_value("é&#233;"), "éé");
     }
 
@@ -377,10 +329,7 @@ mod tests {
         assert!(e.to_string().contains("expected `</Node>`"), "{e}");
         let e = parse_xml("<Node attr=\"x></Node>", &file()).unwrap_err();
         assert!(e.to_string().starts_with("t.scn:1:1"), "{e}");
-        assert!(matches!(
-            parse_xml("<!-- only -->", &file()),
-            Err(SceneError::EmptyDocument { .. })
-        ));
+        assert!(matches!(parse_xml("<!-- only -->", &file()), Err(SceneError::EmptyDocument { .. })));
         let deep = "<a>".repeat(MAX_DEPTH + 5);
         assert!(parse_xml(&deep, &file()).is_err());
     }

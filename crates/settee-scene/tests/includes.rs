@@ -4,10 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use settee_scene::{
-    parse_scene_file, parse_scene_str, DataPath, Element, ElementKind, SceneDescription,
-    SceneError, Severity,
-};
+use settee_scene::{parse_scene_file, parse_scene_str, DataPath, Element, ElementKind, SceneDescription, SceneError, Severity};
 
 struct Tmp(PathBuf);
 
@@ -60,15 +57,9 @@ fn no_diags(s: &SceneDescription) {
 #[test]
 fn group_include_splices_children_in_place() {
     let t = Tmp::new("group");
-    t.write(
-        "inc/g.xml",
-        "<Node name=\"Group\"><B/><Node name=\"n\"><C/></Node></Node>",
-    );
+    t.write("inc/g.xml", "<Node name=\"Group\"><B/><Node name=\"n\"><C/></Node></Node>");
     t.write("inc/g2.xml", "<Node name=\"_Group_\"><D/></Node>");
-    let scn = t.write(
-        "scene.scn",
-        "<Node name=\"root\">\n <A/>\n <include href=\"inc/g.xml\"/>\n <include href=\"inc/g2.xml\"/>\n <E/>\n</Node>",
-    );
+    let scn = t.write("scene.scn", "<Node name=\"root\">\n <A/>\n <include href=\"inc/g.xml\"/>\n <include href=\"inc/g2.xml\"/>\n <E/>\n</Node>");
     let s = parse(&scn, &DataPath::default());
     no_diags(&s);
     assert_eq!(labels(&s.root), ["A", "B", "Node:n", "D", "E"]);
@@ -85,14 +76,8 @@ fn group_include_splices_children_in_place() {
 fn child_include_keeps_its_own_directory_and_nested_includes_are_relative_to_it() {
     let t = Tmp::new("child");
     t.write("sub/deeper/leaf.xml", "<Node name=\"Group\"><Leaf/></Node>");
-    t.write(
-        "sub/part.xml",
-        "<Node name=\"Part\"><P/><include href=\"deeper/leaf.xml\"/></Node>",
-    );
-    let scn = t.write(
-        "scene.scn",
-        "<Node><include href=\"sub/part.xml\"/><Q/></Node>",
-    );
+    t.write("sub/part.xml", "<Node name=\"Part\"><P/><include href=\"deeper/leaf.xml\"/></Node>");
+    let scn = t.write("scene.scn", "<Node><include href=\"sub/part.xml\"/><Q/></Node>");
     let s = parse(&scn, &DataPath::default());
     no_diags(&s);
     assert_eq!(labels(&s.root), ["Node:Part", "Q"]);
@@ -100,33 +85,21 @@ fn child_include_keeps_its_own_directory_and_nested_includes_are_relative_to_it(
     assert_eq!(labels(part), ["P", "Leaf"]);
     assert_eq!(part.dir.as_path(), t.0.join("sub"));
     assert_eq!(part.children[1].dir.as_path(), t.0.join("sub"));
-    assert_eq!(
-        part.children[1].pos.file.as_path(),
-        t.0.join("sub/deeper/leaf.xml")
-    );
+    assert_eq!(part.children[1].pos.file.as_path(), t.0.join("sub/deeper/leaf.xml"));
     assert_eq!(s.root.children[1].dir.as_path(), t.0.as_path());
 }
 
 #[test]
 fn include_resolves_through_the_data_path() {
     let t = Tmp::new("dp");
-    t.write(
-        "share/Objects/thing.xml",
-        "<Node name=\"Thing\"><MeshOBJLoader filename=\"mesh/x.obj\"/></Node>",
-    );
-    let scn = t.write(
-        "scenes/a/scene.scn",
-        "<Node><include href=\"Objects/thing.xml\"/></Node>",
-    );
+    t.write("share/Objects/thing.xml", "<Node name=\"Thing\"><MeshOBJLoader filename=\"mesh/x.obj\"/></Node>");
+    let scn = t.write("scenes/a/scene.scn", "<Node><include href=\"Objects/thing.xml\"/></Node>");
     let dp = DataPath::new([t.0.join("share")]);
     let s = parse(&scn, &dp);
     no_diags(&s);
     assert_eq!(s.root.children[0].dir.as_path(), t.0.join("share/Objects"));
     // `../` names are only looked up relative to the including file (SOFA)
-    let scn2 = t.write(
-        "scenes/a/scene2.scn",
-        "<Node><include href=\"../Objects/thing.xml\"/></Node>",
-    );
+    let scn2 = t.write("scenes/a/scene2.scn", "<Node><include href=\"../Objects/thing.xml\"/></Node>");
     let s2 = parse(&scn2, &dp);
     assert_eq!(s2.diagnostics.len(), 1);
     assert!(s2.root.children.is_empty());
@@ -159,16 +132,7 @@ fn merge_include() {
     assert_eq!(r.name.as_deref(), Some("root"));
     assert_eq!(r.attr("dt"), Some("0.5"));
     assert_eq!(r.attr("gravity"), Some("0 0 0"));
-    assert_eq!(
-        labels(r),
-        [
-            "MechanicalObject:mo",
-            "Node:child",
-            "UniformMass",
-            "Node:fresh",
-            "Last"
-        ]
-    );
+    assert_eq!(labels(r), ["MechanicalObject:mo", "Node:child", "UniformMass", "Node:fresh", "Last"]);
     let mo = &r.children[0];
     assert_eq!(mo.attr("template"), Some("Vec3"));
     assert_eq!(mo.attr("position"), Some("1 2 3"));
@@ -189,10 +153,7 @@ fn overrides_replace_existing_component_attributes_only() {
            <Node name=\"sub\" dx=\"7\"><MechanicalObject name=\"a\" dx=\"1\" rx=\"1\"/></Node>\
          </Node>",
     );
-    let scn = t.write(
-        "scene.scn",
-        "<Node><include href=\"inc.xml\" dx=\"2.5\" a__rx=\"90\" c__name=\"renamed\"/></Node>",
-    );
+    let scn = t.write("scene.scn", "<Node><include href=\"inc.xml\" dx=\"2.5\" a__rx=\"90\" c__name=\"renamed\"/></Node>");
     let s = parse(&scn, &DataPath::default());
     no_diags(&s);
     let inc = &s.root.children[0];
@@ -201,11 +162,7 @@ fn overrides_replace_existing_component_attributes_only() {
     let a = &inc.children[0];
     assert_eq!((a.attr("dx"), a.attr("rx")), (Some("2.5"), Some("90")));
     let dx = a.attribute("dx").unwrap();
-    assert_eq!(
-        dx.pos.file.as_path(),
-        scn.as_path(),
-        "override position points at the include"
-    );
+    assert_eq!(dx.pos.file.as_path(), scn.as_path(), "override position points at the include");
     assert_eq!((dx.pos.line, dx.pos.column), (1, 31));
     let b = &inc.children[1];
     assert_eq!((b.attr("dx"), b.attr("rx")), (Some("2.5"), None));
@@ -256,22 +213,8 @@ fn prefab_fallback() {
     let dp = DataPath::new([t.0.join("data")]);
     let reg = |c: &str| c != "MyPrefab" && c != "Unknown";
     let s = parse_scene_file(&scn, &dp, &reg).unwrap();
-    assert!(
-        s.diagnostics.iter().all(|d| d.severity == Severity::Info),
-        "{:#?}",
-        s.diagnostics
-    );
-    assert_eq!(
-        labels(&s.root),
-        [
-            "BoxROI:roi",
-            "Fixed",
-            "BoxROI:roi",
-            "Fixed",
-            "Registered",
-            "Unknown"
-        ]
-    );
+    assert!(s.diagnostics.iter().all(|d| d.severity == Severity::Info), "{:#?}", s.diagnostics);
+    assert_eq!(labels(&s.root), ["BoxROI:roi", "Fixed", "BoxROI:roi", "Fixed", "Registered", "Unknown"]);
     let r1 = &s.root.children[0];
     assert_eq!(r1.attr("box"), Some("1 2 3 4 5 6"));
     assert_eq!(r1.attr("drawBoxes"), None);
@@ -281,15 +224,9 @@ fn prefab_fallback() {
     assert_eq!(r2.attr("template"), Some("Rigid3"));
     // registered: never replaced
     let s = parse_scene_file(&scn, &dp, &all).unwrap();
-    assert_eq!(
-        labels(&s.root),
-        ["MyPrefab", "MyPrefab", "Registered", "Unknown"]
-    );
+    assert_eq!(labels(&s.root), ["MyPrefab", "MyPrefab", "Registered", "Unknown"]);
     // a named prefab instance renames the Group root, which is still spliced
-    let scn2 = t.write(
-        "scene2.scn",
-        "<Node><MyPrefab name=\"fix\" box=\"1 1 1 2 2 2\"/></Node>",
-    );
+    let scn2 = t.write("scene2.scn", "<Node><MyPrefab name=\"fix\" box=\"1 1 1 2 2 2\"/></Node>");
     let s = parse_scene_file(&scn2, &dp, &reg).unwrap();
     assert_eq!(labels(&s.root), ["BoxROI:roi", "Fixed"]);
 }
@@ -298,30 +235,19 @@ fn prefab_fallback() {
 fn missing_and_broken_includes_are_error_diagnostics() {
     let t = Tmp::new("missing");
     t.write("bad.xml", "<Node name=\"Group\">\n  <A>\n</Node>\n");
-    let scn = t.write(
-        "scene.scn",
-        "<Node>\n  <A/>\n  <include href=\"nope/none.xml\"/>\n  <include href=\"bad.xml\"/>\n  <include/>\n  <B/>\n</Node>",
-    );
+    let scn =
+        t.write("scene.scn", "<Node>\n  <A/>\n  <include href=\"nope/none.xml\"/>\n  <include href=\"bad.xml\"/>\n  <include/>\n  <B/>\n</Node>");
     let dp = DataPath::new([t.0.join("share1"), t.0.join("share2")]);
     let s = parse(&scn, &dp);
     assert_eq!(labels(&s.root), ["A", "B"]);
     let errs: Vec<_> = s.errors().collect();
     assert_eq!(errs.len(), 3, "{errs:#?}");
     let missing = errs[0];
-    assert_eq!(
-        missing.pos.as_ref().map(|p| (p.line, p.column)),
-        Some((3, 3))
-    );
+    assert_eq!(missing.pos.as_ref().map(|p| (p.line, p.column)), Some((3, 3)));
     assert!(missing.message.contains("nope/none.xml"), "{missing}");
     let hint = missing.hint.as_deref().unwrap();
-    assert!(
-        hint.contains(&t.0.join("nope/none.xml").display().to_string()),
-        "{hint}"
-    );
-    assert!(
-        hint.contains(&t.0.join("share2/nope/none.xml").display().to_string()),
-        "{hint}"
-    );
+    assert!(hint.contains(&t.0.join("nope/none.xml").display().to_string()), "{hint}");
+    assert!(hint.contains(&t.0.join("share2/nope/none.xml").display().to_string()), "{hint}");
     assert!(hint.contains("share1"), "{hint}");
     let bad = errs[1];
     let expect = format!("{}:3:", t.0.join("bad.xml").display());
@@ -334,14 +260,8 @@ fn missing_and_broken_includes_are_error_diagnostics() {
 fn recursive_include_is_reported_not_followed() {
     let t = Tmp::new("rec");
     t.write("a.xml", "<Node name=\"A\"><include href=\"b.xml\"/></Node>");
-    t.write(
-        "b.xml",
-        "<Node name=\"Group\"><X/><include href=\"a.xml\"/></Node>",
-    );
-    let scn = t.write(
-        "scene.scn",
-        "<Node><include href=\"a.xml\"/><include href=\"scene.scn\"/></Node>",
-    );
+    t.write("b.xml", "<Node name=\"Group\"><X/><include href=\"a.xml\"/></Node>");
+    let scn = t.write("scene.scn", "<Node><include href=\"a.xml\"/><include href=\"scene.scn\"/></Node>");
     let s = parse(&scn, &DataPath::default());
     assert_eq!(s.errors().count(), 2, "{:#?}", s.diagnostics);
     assert!(s.errors().all(|d| d.message.contains("recursive include")));
@@ -350,12 +270,7 @@ fn recursive_include_is_reported_not_followed() {
 }
 
 fn parse_text(text: &str) -> Result<SceneDescription, SceneError> {
-    parse_scene_str(
-        text,
-        Path::new("/virtual/dir/test.scn"),
-        &DataPath::default(),
-        &all,
-    )
+    parse_scene_str(text, Path::new("/virtual/dir/test.scn"), &DataPath::default(), &all)
 }
 
 #[test]
@@ -380,15 +295,7 @@ fn element_kinds() {
     let r = &s.root;
     assert_eq!(r.attr("dt"), Some("0.1"));
     assert_eq!(r.attr("type"), None);
-    assert_eq!(
-        labels(r),
-        [
-            "MechanicalObject:mo",
-            "UniformMass:mass",
-            "VisualStyle",
-            "Node:n"
-        ]
-    );
+    assert_eq!(labels(r), ["MechanicalObject:mo", "UniformMass:mass", "VisualStyle", "Node:n"]);
     let mo = &r.children[0];
     assert_eq!(mo.attr("type"), None);
     assert_eq!(mo.attr("name"), None);
@@ -401,18 +308,7 @@ fn element_kinds() {
     assert!(r.children[3].children.is_empty());
     // dropped: <X type=..>, <Attribute> on a Node, stray <Data>, Node in object, object in object
     let sev: Vec<Severity> = s.diagnostics.iter().map(|d| d.severity).collect();
-    assert_eq!(
-        sev,
-        [
-            Severity::Warning,
-            Severity::Warning,
-            Severity::Warning,
-            Severity::Warning,
-            Severity::Error
-        ],
-        "{:#?}",
-        s.diagnostics
-    );
+    assert_eq!(sev, [Severity::Warning, Severity::Warning, Severity::Warning, Severity::Warning, Severity::Error], "{:#?}", s.diagnostics);
     assert!(s.diagnostics[0].message.contains("type=\"Foo\""));
     assert_eq!(s.diagnostics[0].pos.as_ref().map(|p| p.line), Some(6));
 }
@@ -422,10 +318,7 @@ fn fatal_errors() {
     let e = parse_text("<Node>\n  <A>\n  </B>\n</Node>").unwrap_err();
     assert!(matches!(e, SceneError::Xml { .. }));
     let msg = e.to_string();
-    assert!(
-        msg.starts_with("/virtual/dir/test.scn:3:3: malformed XML:"),
-        "{msg}"
-    );
+    assert!(msg.starts_with("/virtual/dir/test.scn:3:3: malformed XML:"), "{msg}");
     assert!(msg.contains("expected `</A>`"), "{msg}");
 
     let e = parse_text("<MechanicalObject/>").unwrap_err();
@@ -439,29 +332,18 @@ fn fatal_errors() {
     assert!(matches!(e, SceneError::EmptyDocument { .. }), "{e}");
     let e = parse_text("<Node>").unwrap_err();
     assert!(e.to_string().contains("</Node>"), "{e}");
-    let e = parse_scene_file(
-        Path::new("/nonexistent/settee/x.scn"),
-        &DataPath::default(),
-        &all,
-    )
-    .unwrap_err();
+    let e = parse_scene_file(Path::new("/nonexistent/settee/x.scn"), &DataPath::default(), &all).unwrap_err();
     assert!(matches!(e, SceneError::Io { .. }), "{e}");
     assert!(e.to_string().contains("/nonexistent/settee/x.scn"));
 }
 
 #[test]
 fn unicode_bom_crlf_and_entities() {
-    let s = parse_text(
-        "\u{feff}<Node name=\"r&amp;d\">\r\n\t<É a=\"x\r\ny&#x09;z&lt;&unknown;\"/>\r\n</Node>",
-    )
-    .unwrap();
+    let s = parse_text("\u{feff}<Node name=\"r&amp;d\">\r\n\t<É a=\"x\r\ny&#x09;z&lt;&unknown;\"/>\r\n</Node>").unwrap();
     assert_eq!(s.root.name.as_deref(), Some("r&d"));
     let e = &s.root.children[0];
     assert_eq!(e.class(), Some("É"));
     assert_eq!(e.attr("a"), Some("x\ny\tz<&unknown;"));
     assert_eq!((e.pos.line, e.pos.column), (2, 2));
-    assert_eq!(
-        (e.attributes[0].pos.line, e.attributes[0].pos.column),
-        (2, 5)
-    );
+    assert_eq!((e.attributes[0].pos.line, e.attributes[0].pos.column), (2, 5));
 }

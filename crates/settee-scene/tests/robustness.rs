@@ -77,9 +77,7 @@ const SNIPPETS: &[&str] = &[
 
 /// A few suite scenes (when the suite is there, see [`support::suite`]) and a built-in one.
 fn scenes() -> Vec<(PathBuf, String)> {
-    let base = support::suite()
-        .map(|s| s.join("scenes"))
-        .unwrap_or_else(|| PathBuf::from("sofa-suite/scenes"));
+    let base = support::suite().map(|s| s.join("scenes")).unwrap_or_else(|| PathBuf::from("sofa-suite/scenes"));
     let rels = [
         "Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn",
         "Component/Topology/Container/Grid/RegularGridTopology.scn",
@@ -93,10 +91,7 @@ fn scenes() -> Vec<(PathBuf, String)> {
             std::fs::read_to_string(&p).ok().map(|t| (p, t))
         })
         .collect();
-    v.push((
-        base.join("Component/LinearSolver/Direct/fallback.scn"),
-        FALLBACK_SCENE.into(),
-    ));
+    v.push((base.join("Component/LinearSolver/Direct/fallback.scn"), FALLBACK_SCENE.into()));
     v
 }
 
@@ -122,11 +117,7 @@ fn truncated_scenes_do_not_panic() {
     for (path, text) in scenes() {
         for cut in (0..text.len()).filter(|&i| text.is_char_boundary(i)) {
             total += 1;
-            let r = no_panic(
-                &text[..cut],
-                &path,
-                &format!("{} truncated at {cut}", path.display()),
-            );
+            let r = no_panic(&text[..cut], &path, &format!("{} truncated at {cut}", path.display()));
             if let Err(e) = r {
                 errors += 1;
                 // every error must carry a readable message
@@ -145,13 +136,8 @@ fn garbage_does_not_panic() {
     let path = Path::new("/nonexistent/garbage.scn");
     for i in 0..3000 {
         let len = rng.below(300);
-        let bytes: Vec<u8> = if i % 2 == 0 {
-            (0..len).map(|_| rng.next() as u8).collect()
-        } else {
-            (0..len)
-                .map(|_| alphabet[rng.below(alphabet.len())])
-                .collect()
-        };
+        let bytes: Vec<u8> =
+            if i % 2 == 0 { (0..len).map(|_| rng.next() as u8).collect() } else { (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect() };
         let text = String::from_utf8_lossy(&bytes);
         let _ = no_panic(&text, path, &format!("garbage #{i}"));
     }

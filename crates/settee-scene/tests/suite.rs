@@ -25,10 +25,7 @@ fn load(suite: &Path, rel: &str) -> SceneDescription {
 }
 
 fn find_scenes(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -47,10 +44,7 @@ fn label(e: &Element) -> String {
 }
 
 fn child<'a>(e: &'a Element, name: &str) -> &'a Element {
-    e.children
-        .iter()
-        .find(|c| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no child named {name} in {}", e.describe()))
+    e.children.iter().find(|c| c.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no child named {name} in {}", e.describe()))
 }
 
 #[test]
@@ -71,11 +65,7 @@ fn every_suite_scene_parses_without_errors() {
                     if e.is_object() {
                         assert!(e.children.is_empty(), "{}: object with children", e.pos);
                     }
-                    assert!(
-                        e.class() != Some("BoxConstraint"),
-                        "{}: prefab not expanded",
-                        e.pos
-                    );
+                    assert!(e.class() != Some("BoxConstraint"), "{}: prefab not expanded", e.pos);
                 });
                 for d in &scene.diagnostics {
                     if d.severity >= Severity::Warning {
@@ -86,22 +76,14 @@ fn every_suite_scene_parses_without_errors() {
             Err(e) => failures.push(format!("{}: {e}", path.display())),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} problems:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
     eprintln!("parsed {} scenes, {} elements", scenes.len(), elements);
 }
 
 #[test]
 fn fembar_group_include_is_spliced_in_order() {
     let Some(suite) = suite_dir() else { return };
-    let scene = load(
-        &suite,
-        "Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn",
-    );
+    let scene = load(&suite, "Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn");
     assert!(scene.diagnostics.is_empty(), "{:?}", scene.diagnostics);
     let root = &scene.root;
     assert_eq!(root.name.as_deref(), Some("root"));
@@ -128,14 +110,8 @@ fn fembar_group_include_is_spliced_in_order() {
     );
     let plugins = &root.children[0];
     assert_eq!(plugins.children.len(), 13);
-    assert!(plugins
-        .children
-        .iter()
-        .all(|c| c.class() == Some("RequiredPlugin")));
-    assert_eq!(
-        plugins.children[0].attr("pluginName"),
-        Some("Sofa.Component.Constraint.Projective")
-    );
+    assert!(plugins.children.iter().all(|c| c.class() == Some("RequiredPlugin")));
+    assert_eq!(plugins.children[0].attr("pluginName"), Some("Sofa.Component.Constraint.Projective"));
 
     // Spliced Group content keeps its source file in positions, but resolves
     // files relative to the including scene's directory (SOFA only changes
@@ -155,10 +131,7 @@ fn fembar_group_include_is_spliced_in_order() {
     let fem = &root.children[12];
     assert_eq!(fem.name.as_deref(), Some("FEM"));
     assert_eq!(fem.attr("method"), Some("large"));
-    assert_eq!(
-        fem.pos.file.as_path(),
-        suite.join("scenes/Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn")
-    );
+    assert_eq!(fem.pos.file.as_path(), suite.join("scenes/Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn"));
     assert_eq!((fem.pos.line, fem.pos.column), (7, 5));
     let ldl = &root.children[11];
     let t = ldl.attribute("template").unwrap();
@@ -169,25 +142,12 @@ fn fembar_group_include_is_spliced_in_order() {
 #[test]
 fn box_constraint_prefab_expands_to_boxroi_and_fixed_constraint() {
     let Some(suite) = suite_dir() else { return };
-    let scene = load(
-        &suite,
-        "Component/Topology/Container/Grid/RegularGridTopology.scn",
-    );
-    assert!(
-        scene
-            .diagnostics
-            .iter()
-            .all(|d| d.severity == Severity::Info),
-        "{:?}",
-        scene.diagnostics
-    );
+    let scene = load(&suite, "Component/Topology/Container/Grid/RegularGridTopology.scn");
+    assert!(scene.diagnostics.iter().all(|d| d.severity == Severity::Info), "{:?}", scene.diagnostics);
     assert_eq!(scene.diagnostics.len(), 2, "one info per prefab expansion");
     let prefab_file = suite.join("data/Objects/BoxConstraint.xml");
     let scene_file = suite.join("scenes/Component/Topology/Container/Grid/RegularGridTopology.scn");
-    for (node, boxv, line) in [
-        ("LiverFFD-lowres", "-8.5 0 -2.5 -5 3 2", 33),
-        ("LiverFFD-hires", "2.5 0 -2.5 5 3 2", 53),
-    ] {
+    for (node, boxv, line) in [("LiverFFD-lowres", "-8.5 0 -2.5 -5 3 2", 33), ("LiverFFD-hires", "2.5 0 -2.5 5 3 2", 53)] {
         let n = child(&scene.root, node);
         let labels: Vec<String> = n.children.iter().map(label).collect();
         assert_eq!(
@@ -236,10 +196,7 @@ fn box_constraint_prefab_expands_to_boxroi_and_fixed_constraint() {
 #[test]
 fn attribute_values_decode_character_references() {
     let Some(suite) = suite_dir() else { return };
-    let scene = load(
-        &suite,
-        "Component/ODESolver/Backward/EulerImplicitSolver.scn",
-    );
+    let scene = load(&suite, "Component/ODESolver/Backward/EulerImplicitSolver.scn");
     let mut found = None;
     scene.root.visit(&mut |e| {
         if e.class() == Some("FixedProjectiveConstraint") {
@@ -247,10 +204,7 @@ fn attribute_values_decode_character_references() {
         }
     });
     let v = found.expect("FixedProjectiveConstraint");
-    assert!(
-        v.starts_with("0 1 2 3 4 5 6 7 8 9 10 \n\t\t\t\t\t\t\t11 12"),
-        "{v:?}"
-    );
+    assert!(v.starts_with("0 1 2 3 4 5 6 7 8 9 10 \n\t\t\t\t\t\t\t11 12"), "{v:?}");
     assert_eq!(v.split_whitespace().count(), 54);
 }
 
@@ -270,41 +224,22 @@ fn named_include_becomes_child_node_with_overrides() {
     assert_eq!(fem.pos.file.as_path(), torus.as_path());
     // non-Group include root: files resolve from the included file's directory
     assert_eq!(fem.dir.as_path(), torus.parent().unwrap());
-    let mo = fem
-        .children
-        .iter()
-        .find(|c| c.class() == Some("MechanicalObject"))
-        .unwrap();
+    let mo = fem.children.iter().find(|c| c.class() == Some("MechanicalObject")).unwrap();
     assert_eq!(mo.attr("dx"), Some("2.5"));
     assert_eq!(mo.attr("dy"), Some("0"));
-    let visu = fem
-        .children
-        .iter()
-        .find(|c| c.name.as_deref() == Some("Visu"))
-        .unwrap();
-    let ogl = visu
-        .children
-        .iter()
-        .find(|c| c.class() == Some("OglModel"))
-        .unwrap();
+    let visu = fem.children.iter().find(|c| c.name.as_deref() == Some("Visu")).unwrap();
+    let ogl = visu.children.iter().find(|c| c.class() == Some("OglModel")).unwrap();
     assert_eq!(ogl.attr("dx"), Some("2.5"));
     assert_eq!(ogl.dir.as_path(), torus.parent().unwrap());
     // elements without a dx attribute do not get one
-    let mass = fem
-        .children
-        .iter()
-        .find(|c| c.class() == Some("UniformMass"))
-        .unwrap();
+    let mass = fem.children.iter().find(|c| c.class() == Some("UniformMass")).unwrap();
     assert_eq!(mass.attr("dx"), None);
 }
 
 #[test]
 fn include_overrides_only_replace_existing_attributes() {
     let Some(suite) = suite_dir() else { return };
-    let scene = load(
-        &suite,
-        "Component/Topology/Mapping/Tetra2TriangleTopologicalMapping.scn",
-    );
+    let scene = load(&suite, "Component/Topology/Mapping/Tetra2TriangleTopologicalMapping.scn");
     assert!(scene.diagnostics.is_empty(), "{:?}", scene.diagnostics);
     let mut seen = Vec::new();
     scene.root.visit(&mut |e| match e.name.as_deref() {

@@ -41,10 +41,7 @@ impl SpringKernel {
     pub fn check_bounds<'a>(&self, springs: impl IntoIterator<Item = &'a LinearSpring>, n1: usize, n2: usize) -> SimResult {
         for (i, s) in springs.into_iter().enumerate() {
             if s.m1 >= n1 || s.m2 >= n2 {
-                return Err(SimError::new(format!(
-                    "spring {i} ({} {}) refers to a DOF beyond the states' sizes ({n1} and {n2} DOFs)",
-                    s.m1, s.m2
-                )));
+                return Err(SimError::new(format!("spring {i} ({} {}) refers to a DOF beyond the states' sizes ({n1} and {n2} DOFs)", s.m1, s.m2)));
             }
         }
         Ok(())

@@ -65,7 +65,8 @@ mod tests {
 
     fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
         let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-        let attrs = attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+        let attrs =
+            attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
         let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         id
@@ -174,7 +175,13 @@ mod tests {
     fn stiffness_of_rigid_frames_acts_on_centers() {
         let f = factory();
         let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")]);
+        add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "MechanicalObject",
+            &[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")],
+        );
         let c = add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 1 50 0 0.8  1 2 30 0 1.1  0 2 10 0 0.2")]);
         init_root(&mut s, &f).unwrap();
         assert_eq!(s.entry(c).template, "Rigid3d");
@@ -202,7 +209,13 @@ mod tests {
         let f = factory();
         let mut s = Scene::new("root");
         let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  3 4 0"), ("velocity", "0 0 0  1 0 0")]);
-        let c = add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("indices1", "0"), ("indices2", "1"), ("stiffness", "10"), ("damping", "2"), ("lengths", "4")]);
+        let c = add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "SpringForceField",
+            &[("indices1", "0"), ("indices2", "1"), ("stiffness", "10"), ("damping", "2"), ("lengths", "4")],
+        );
         init_root(&mut s, &f).unwrap();
         let scope = MechScope::build(&s, Scene::ROOT);
         let fv = forces(&mut s, &scope);

@@ -33,7 +33,12 @@ static DATA: &[DataDecl] = &[
     decl_alias("cubesStiffness", &["stiffness"], Real, "0", "stiffness of the springs on the hexahedra's 28 corner pairs"),
     decl_alias("cubesDamping", &["damping"], Real, "0", "damping of the springs on the hexahedra's 28 corner pairs"),
     decl("noCompression", Bool, "false", "the generated springs only act when stretched"),
-    decl("localRange", Fixed(2), "-1 -1", "optional DOF range [min max]: springs with an end below min, or both ends above max, are not created (negative: no bound)"),
+    decl(
+        "localRange",
+        Fixed(2),
+        "-1 -1",
+        "optional DOF range [min max]: springs with an end below min, or both ends above max, are not created (negative: no bound)",
+    ),
     decl("drawMinElongationRange", Real, "8", "min elongation of the colour range (rendering only)"),
     decl("drawMaxElongationRange", Real, "15", "max elongation of the colour range (rendering only)"),
     decl("drawSpringSize", Real, "8", "size of the drawn springs (rendering only)"),
@@ -307,11 +312,36 @@ mod tests {
         let pairs: Vec<(usize, usize)> = ff.springs().iter().map(|p| (p.m1, p.m2)).collect();
         let expected = [
             // edges, from the triangles (t1,t2), (t2,t0), (t0,t1) of each quad in turn
-            (1, 3), (3, 0), (0, 1), (3, 2), (2, 0), (5, 7), (7, 4), (4, 5), (7, 6), (6, 4), (1, 5), (5, 0), (4, 0), (3, 7), (7, 2), (6, 2), (6, 0), (7, 1),
+            (1, 3),
+            (3, 0),
+            (0, 1),
+            (3, 2),
+            (2, 0),
+            (5, 7),
+            (7, 4),
+            (4, 5),
+            (7, 6),
+            (6, 4),
+            (1, 5),
+            (5, 0),
+            (4, 0),
+            (3, 7),
+            (7, 2),
+            (6, 2),
+            (6, 0),
+            (7, 1),
             // quads (0 1 3 2) (4 5 7 6) (0 1 5 4) (2 3 7 6) (0 2 6 4) (1 3 7 5): their (q1, q2) diagonal
-            (1, 2), (5, 6), (1, 4), (3, 6), (2, 4), (3, 5),
+            (1, 2),
+            (5, 6),
+            (1, 4),
+            (3, 6),
+            (2, 4),
+            (3, 5),
             // hexahedron (0 1 3 2 4 5 7 6): the body diagonals, in (k, j > k) order
-            (0, 7), (1, 6), (3, 4), (2, 5),
+            (0, 7),
+            (1, 6),
+            (3, 4),
+            (2, 5),
         ];
         assert_eq!(pairs, expected);
         let (r2, r3) = (2f64.sqrt(), 3f64.sqrt());

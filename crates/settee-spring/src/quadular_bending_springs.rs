@@ -281,7 +281,7 @@ mod tests {
         let d = (c * c + sn * sn).sqrt();
         let fmag = 500.0 * (d - 2.0);
         let u = [c / d, 0.0, sn / d]; // from the first end (3 or 0) to the second (5 or 4)
-        // f[e0] += F·û, f[e1] −= F·û with e0 = 5 / 4 (the first end) and û from e0 to e1: −u.
+                                      // f[e0] += F·û, f[e1] −= F·û with e0 = 5 / 4 (the first end) and û from e0 to e1: −u.
         let mut expected = vec![0.0; 18];
         for (e0, e1) in [(5usize, 3usize), (4, 0)] {
             for k in 0..3 {

@@ -285,7 +285,8 @@ impl Component for RegularGridSpringForceField {
             return Ok(());
         };
         if cx.scene.entry(topo).class.name != "RegularGridTopology" {
-            let msg = format!("the state's topology is a {}, not a RegularGridTopology: only the explicit springs act", cx.scene.entry(topo).class.name);
+            let msg =
+                format!("the state's topology is a {}, not a RegularGridTopology: only the explicit springs act", cx.scene.entry(topo).class.name);
             cx.warn(msg);
             return Ok(());
         }
@@ -392,16 +393,49 @@ mod tests {
         let pairs: Vec<(usize, usize)> = ff.grid_springs().iter().map(|p| (p.m1, p.m2)).collect();
         let expected = [
             // lines along x, y, z
-            (0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7),
+            (0, 1),
+            (2, 3),
+            (4, 5),
+            (6, 7),
+            (0, 2),
+            (1, 3),
+            (4, 6),
+            (5, 7),
+            (0, 4),
+            (1, 5),
+            (2, 6),
+            (3, 7),
             // xy faces (z = 0, 1), xz faces (y = 0, 1), yz faces (x = 0, 1): two diagonals each
-            (0, 3), (1, 2), (4, 7), (5, 6), (0, 5), (1, 4), (2, 7), (3, 6), (0, 6), (2, 4), (1, 7), (3, 5),
+            (0, 3),
+            (1, 2),
+            (4, 7),
+            (5, 6),
+            (0, 5),
+            (1, 4),
+            (2, 7),
+            (3, 6),
+            (0, 6),
+            (2, 4),
+            (1, 7),
+            (3, 5),
             // the four cell diagonals
-            (0, 7), (1, 6), (2, 5), (4, 3),
+            (0, 7),
+            (1, 6),
+            (2, 5),
+            (4, 3),
         ];
         assert_eq!(pairs, expected);
         let (r5, r2, r6) = (5f64.sqrt(), 2f64.sqrt(), 6f64.sqrt());
         let lengths = [2.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, r5, r5, r5, r5, r5, r5, r5, r5, r2, r2, r2, r2, r6, r6, r6, r6];
-        let k = |i: usize| if i < 12 { 100.0 } else if i < 24 { 50.0 } else { 30.0 };
+        let k = |i: usize| {
+            if i < 12 {
+                100.0
+            } else if i < 24 {
+                50.0
+            } else {
+                30.0
+            }
+        };
         for (i, sp) in ff.grid_springs().iter().enumerate() {
             assert!((sp.initpos - lengths[i]).abs() < 1e-15, "spring {i}: {sp:?}");
             assert_eq!((sp.ks, sp.kd), (k(i) / sp.initpos, 4.0 / sp.initpos), "spring {i}");
@@ -414,7 +448,8 @@ mod tests {
 
     #[test]
     fn a_zero_family_is_skipped_and_explicit_springs_come_first() {
-        let (s, c) = scene(None, &[("linesStiffness", "0"), ("linesDamping", "0"), ("cubesStiffness", "0"), ("cubesDamping", "0"), ("spring", "0 7 10 0 1")]);
+        let (s, c) =
+            scene(None, &[("linesStiffness", "0"), ("linesDamping", "0"), ("cubesStiffness", "0"), ("cubesDamping", "0"), ("spring", "0 7 10 0 1")]);
         let ff = s.get::<RegularGridSpringForceField>(c).unwrap();
         assert_eq!(ff.grid_springs().len(), 12);
         assert_eq!((ff.grid_springs()[0].m1, ff.grid_springs()[0].m2), (0, 3));

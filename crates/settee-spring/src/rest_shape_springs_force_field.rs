@@ -238,7 +238,11 @@ impl Component for RestShapeSpringsForceField {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!("the mechanical state is a {} state but the force field has template {}", cx.state_layout(s).name(), self.layout.name())));
+            return Err(cx.error(format!(
+                "the mechanical state is a {} state but the force field has template {}",
+                cx.state_layout(s).name(),
+                self.layout.name()
+            )));
         }
         self.state = Some(s);
         let ext: Option<ComponentId> = cx.link_targets("external_rest_shape").first().copied();
@@ -280,8 +284,10 @@ impl Component for RestShapeSpringsForceField {
         self.read_rest(cx.scene);
         let n = cx.state_size(s);
         let n_ext = self.rest.len() / self.layout.coord_size();
-        self.recompute_indices(n, n_ext)
-            .map_err(|m| cx.error(m).hint("`points` are DOFs of the state, `external_points` DOFs of external_rest_shape (or of the state itself), in equal numbers"))
+        self.recompute_indices(n, n_ext).map_err(|m| {
+            cx.error(m)
+                .hint("`points` are DOFs of the state, `external_points` DOFs of external_rest_shape (or of the state itself), in equal numbers")
+        })
     }
 
     fn animate_begin(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
@@ -456,7 +462,13 @@ mod tests {
         let body = s.add_node(Scene::ROOT, "body");
         add(&mut s, &f, target, "MechanicalObject", &[("name", "ms"), ("position", "5 5 5  7 7 7")]);
         add(&mut s, &f, body, "MechanicalObject", &[("position", POS)]);
-        let c = add(&mut s, &f, body, "RestShapeSpringsForceField", &[("external_rest_shape", "@../target/ms"), ("points", "1 2"), ("external_points", "1 0"), ("stiffness", "2")]);
+        let c = add(
+            &mut s,
+            &f,
+            body,
+            "RestShapeSpringsForceField",
+            &[("external_rest_shape", "@../target/ms"), ("points", "1 2"), ("external_points", "1 0"), ("stiffness", "2")],
+        );
         init_root(&mut s, &f).unwrap();
         let ff = s.get::<RestShapeSpringsForceField>(c).unwrap();
         assert_eq!(ff.indices(), (&[1usize, 2][..], &[1usize, 0][..]));
@@ -477,7 +489,13 @@ mod tests {
         let th = 0.4f64;
         let (sh, ch) = ((th / 2.0).sin(), (th / 2.0).cos());
         let pos = format!("1 2 3 0 0 {sh} {ch}  0 0 0 0 0 0 1");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("rest_position", "0 2 3 0 0 0 1  0 0 0 0 0 0 1"), ("position", &pos)]);
+        add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "MechanicalObject",
+            &[("template", "Rigid3d"), ("rest_position", "0 2 3 0 0 0 1  0 0 0 0 0 0 1"), ("position", &pos)],
+        );
         let c = add(&mut s, &f, Scene::ROOT, "RestShapeSpringsForceField", &[("stiffness", "10"), ("angularStiffness", "3")]);
         init_root(&mut s, &f).unwrap();
         assert_eq!(s.entry(c).template, "Rigid3d");
@@ -492,7 +510,13 @@ mod tests {
         check_matrix(&mut s, &dx);
         // Masked rotation about z: no torque.
         let mut s2 = Scene::new("root");
-        add(&mut s2, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("rest_position", "0 2 3 0 0 0 1  0 0 0 0 0 0 1"), ("position", &pos)]);
+        add(
+            &mut s2,
+            &f,
+            Scene::ROOT,
+            "MechanicalObject",
+            &[("template", "Rigid3d"), ("rest_position", "0 2 3 0 0 0 1  0 0 0 0 0 0 1"), ("position", &pos)],
+        );
         let c2 = add(&mut s2, &f, Scene::ROOT, "RestShapeSpringsForceField", &[("stiffness", "10"), ("activeDirections", "1 1 1 1 1 0 1")]);
         init_root(&mut s2, &f).unwrap();
         let scope = MechScope::build(&s2, Scene::ROOT);

@@ -18,12 +18,28 @@ use settee_core::{
 use crate::kernel::{SpringKernel, SPRING_MIN_LENGTH};
 
 pub(crate) static DATA: &[DataDecl] = &[
-    decl("stiffness", Reals, "100", "stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
+    decl(
+        "stiffness",
+        Reals,
+        "100",
+        "stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)",
+    ),
     decl("damping", Reals, "5", "damping of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
-    decl("spring", RealTuples(5), "", "springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists"),
+    decl(
+        "spring",
+        RealTuples(5),
+        "",
+        "springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists",
+    ),
     decl_alias("springsIndices1", &["indices1"], Indices, "", "indices of the spring ends in the first state"),
     decl_alias("springsIndices2", &["indices2"], Indices, "", "indices of the spring ends in the second state"),
-    decl_alias("lengths", &["length"], Reals, "", "rest lengths of the springs created from the index lists (empty: 0; resized by repeating the last value)"),
+    decl_alias(
+        "lengths",
+        &["length"],
+        Reals,
+        "",
+        "rest lengths of the springs created from the index lists (empty: 0; resized by repeating the last value)",
+    ),
     decl("elongationOnly", Strings, "0", "per spring: only act when stretched (resized by repeating the last value)"),
     decl("enabled", Strings, "1", "per spring: whether the spring acts (resized by repeating the last value)"),
     decl("fileSprings", FileName, "", "file of springs (SOFA .xs3 format, not supported yet)"),
@@ -178,7 +194,9 @@ pub(crate) fn resolve_pair(cx: &InitCtx, layout: Layout) -> SimResult<(StateId, 
     for (k, name) in ["object1", "object2"].into_iter().enumerate() {
         let comp = cx.link_targets(name).first().copied().or(context);
         let Some(comp) = comp else {
-            return Err(cx.error(format!("no mechanical state for {name}")).hint("add a MechanicalObject in this node or set object1=\"@...\" and object2=\"@...\""));
+            return Err(cx
+                .error(format!("no mechanical state for {name}"))
+                .hint("add a MechanicalObject in this node or set object1=\"@...\" and object2=\"@...\""));
         };
         let st = cx.scene.state_of(comp).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))?;
         let l = cx.state_layout(st);
@@ -303,7 +321,8 @@ impl Component for SpringForceField {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (s1, s2) = self.state_pair()?;
         let (n1, n2) = (cx.state_size(s1), cx.state_size(s2));
-        self.check_bounds(n1, n2).map_err(|e| cx.error(e.0.message).hint("spring indices are 0-based DOF indices of object1 (first) and object2 (second)"))
+        self.check_bounds(n1, n2)
+            .map_err(|e| cx.error(e.0.message).hint("spring indices are 0-based DOF indices of object1 (first) and object2 (second)"))
     }
 
     settee_core::force_field_role!();

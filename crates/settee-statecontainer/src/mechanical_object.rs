@@ -94,10 +94,8 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
     ];
     for (target, keys, missing) in groups {
         if keys.iter().any(|k| attrs.iter().any(|(n, _)| n == k)) {
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| as_f32_text(v)).unwrap_or_else(|| missing.to_string()))
-                .collect();
+            let parts: Vec<String> =
+                keys.iter().map(|k| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| as_f32_text(v)).unwrap_or_else(|| missing.to_string())).collect();
             attrs.retain(|(n, _)| !keys.contains(&n.as_str()));
             attrs.retain(|(n, _)| n != target);
             attrs.push((target.to_string(), parts.join(" ")));

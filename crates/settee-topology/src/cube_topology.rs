@@ -15,10 +15,7 @@
 //! SOFA's vertex order (outward normals).
 
 use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles,
-    SimResult, TemplateRule,
-};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
 
 use crate::mesh_topology::MESH_DATA;
 
@@ -78,25 +75,14 @@ fn take_attr(attrs: &mut Vec<(String, String)>, name: &str) -> Option<String> {
 /// `xmin … zmax` (scaled by `scale`) → `min`/`max` when all six are given, read as 32-bit floats
 /// and multiplied in single precision, as SOFA's `CubeTopology::parse` does.
 fn preparse(attrs: &mut Vec<(String, String)>) {
-    let scale = take_attr(attrs, "scale")
-        .and_then(|s| s.trim().parse::<f32>().ok())
-        .unwrap_or(1.0);
-    const KEYS: [(&str, f32); 6] = [
-        ("xmin", 0.0),
-        ("ymin", 0.0),
-        ("zmin", 0.0),
-        ("xmax", 1.0),
-        ("ymax", 1.0),
-        ("zmax", 1.0),
-    ];
+    let scale = take_attr(attrs, "scale").and_then(|s| s.trim().parse::<f32>().ok()).unwrap_or(1.0);
+    const KEYS: [(&str, f32); 6] = [("xmin", 0.0), ("ymin", 0.0), ("zmin", 0.0), ("xmax", 1.0), ("ymax", 1.0), ("zmax", 1.0)];
     if !KEYS.iter().all(|(k, _)| attrs.iter().any(|(n, _)| n == k)) {
         return;
     }
     let mut v = [0f32; 6];
     for (i, (key, default)) in KEYS.into_iter().enumerate() {
-        v[i] = take_attr(attrs, key)
-            .and_then(|t| t.trim().parse::<f32>().ok())
-            .unwrap_or(default);
+        v[i] = take_attr(attrs, key).and_then(|t| t.trim().parse::<f32>().ok()).unwrap_or(default);
     }
     let w = v.map(|c| (c * scale) as f64);
     attrs.retain(|(k, _)| k != "min" && k != "max");
@@ -128,26 +114,14 @@ pub struct CubeGrid {
 }
 
 impl CubeGrid {
-    pub fn new(
-        n: [i64; 3],
-        min: [f64; 3],
-        max: [f64; 3],
-        internal_points: bool,
-        split_normals: bool,
-    ) -> CubeGrid {
+    pub fn new(n: [i64; 3], min: [f64; 3], max: [f64; 3], internal_points: bool, split_normals: bool) -> CubeGrid {
         let mut d = [0.0; 3];
         for a in 0..3 {
             if n[a] > 1 {
                 d[a] = (max[a] - min[a]) / (n[a] - 1) as f64;
             }
         }
-        CubeGrid {
-            n,
-            internal_points,
-            split_normals,
-            p0: min,
-            d,
-        }
+        CubeGrid { n, internal_points, split_normals, p0: min, d }
     }
 
     fn surface_only(&self) -> bool {
@@ -159,9 +133,7 @@ impl CubeGrid {
     pub fn nb_points(&self) -> i64 {
         let [nx, ny, nz] = self.n;
         if self.split_normals {
-            nx * ny * if nz > 1 { 2 } else { 1 }
-                + ny * nz * if nx > 1 { 2 } else { 1 }
-                + nz * nx * if ny > 1 { 2 } else { 1 }
+            nx * ny * if nz > 1 { 2 } else { 1 } + ny * nz * if nx > 1 { 2 } else { 1 } + nz * nx * if ny > 1 { 2 } else { 1 }
         } else if self.surface_only() {
             nx * ny * 2 + (nz - 2) * (2 * nx + 2 * ny - 4)
         } else {
@@ -293,9 +265,7 @@ impl CubeGrid {
     }
 
     pub fn points(&self) -> Vec<[f64; 3]> {
-        (0..self.nb_points().max(0))
-            .map(|i| self.position(i))
-            .collect()
+        (0..self.nb_points().max(0)).map(|i| self.position(i)).collect()
     }
 
     pub fn edges(&self) -> Vec<[usize; 2]> {
@@ -328,12 +298,7 @@ impl CubeGrid {
         for y in 0..ny - 1 {
             for x in 0..nx - 1 {
                 let p = Plane::Z0;
-                q.push([
-                    pt(x, y, 0, p),
-                    pt(x, y + 1, 0, p),
-                    pt(x + 1, y + 1, 0, p),
-                    pt(x + 1, y, 0, p),
-                ]);
+                q.push([pt(x, y, 0, p), pt(x, y + 1, 0, p), pt(x + 1, y + 1, 0, p), pt(x + 1, y, 0, p)]);
             }
         }
         // z = max face
@@ -342,12 +307,7 @@ impl CubeGrid {
             for y in 0..ny - 1 {
                 for x in 0..nx - 1 {
                     let p = Plane::Z1;
-                    q.push([
-                        pt(x, y, z, p),
-                        pt(x + 1, y, z, p),
-                        pt(x + 1, y + 1, z, p),
-                        pt(x, y + 1, z, p),
-                    ]);
+                    q.push([pt(x, y, z, p), pt(x + 1, y, z, p), pt(x + 1, y + 1, z, p), pt(x, y + 1, z, p)]);
                 }
             }
         }
@@ -355,12 +315,7 @@ impl CubeGrid {
         for z in 0..nz - 1 {
             for x in 0..nx - 1 {
                 let p = Plane::Y0;
-                q.push([
-                    pt(x, 0, z, p),
-                    pt(x + 1, 0, z, p),
-                    pt(x + 1, 0, z + 1, p),
-                    pt(x, 0, z + 1, p),
-                ]);
+                q.push([pt(x, 0, z, p), pt(x + 1, 0, z, p), pt(x + 1, 0, z + 1, p), pt(x, 0, z + 1, p)]);
             }
         }
         // y = max face
@@ -369,12 +324,7 @@ impl CubeGrid {
             for z in 0..nz - 1 {
                 for x in 0..nx - 1 {
                     let p = Plane::Y1;
-                    q.push([
-                        pt(x, y, z, p),
-                        pt(x, y, z + 1, p),
-                        pt(x + 1, y, z + 1, p),
-                        pt(x + 1, y, z, p),
-                    ]);
+                    q.push([pt(x, y, z, p), pt(x, y, z + 1, p), pt(x + 1, y, z + 1, p), pt(x + 1, y, z, p)]);
                 }
             }
         }
@@ -382,12 +332,7 @@ impl CubeGrid {
         for z in 0..nz - 1 {
             for y in 0..ny - 1 {
                 let p = Plane::X0;
-                q.push([
-                    pt(0, y, z, p),
-                    pt(0, y, z + 1, p),
-                    pt(0, y + 1, z + 1, p),
-                    pt(0, y + 1, z, p),
-                ]);
+                q.push([pt(0, y, z, p), pt(0, y, z + 1, p), pt(0, y + 1, z + 1, p), pt(0, y + 1, z, p)]);
             }
         }
         // x = max face
@@ -396,12 +341,7 @@ impl CubeGrid {
             for z in 0..nz - 1 {
                 for y in 0..ny - 1 {
                     let p = Plane::X1;
-                    q.push([
-                        pt(x, y, z, p),
-                        pt(x, y + 1, z, p),
-                        pt(x, y + 1, z + 1, p),
-                        pt(x, y, z + 1, p),
-                    ]);
+                    q.push([pt(x, y, z, p), pt(x, y + 1, z, p), pt(x, y + 1, z + 1, p), pt(x, y, z + 1, p)]);
                 }
             }
         }
@@ -410,12 +350,7 @@ impl CubeGrid {
 
     /// The mesh: points, edges and quads (no triangles, as SOFA's container).
     pub fn mesh(&self) -> MeshData {
-        MeshData {
-            points: self.points(),
-            edges: self.edges(),
-            quads: self.quads(),
-            ..Default::default()
-        }
+        MeshData { points: self.points(), edges: self.edges(), quads: self.quads(), ..Default::default() }
     }
 }
 
@@ -436,57 +371,21 @@ impl CubeTopology {
         let n = [d.get(NX), d.get(NY), d.get(NZ)];
         if n.iter().any(|&a| a < 0) {
             return Err(cx
-                .error(format!(
-                    "negative resolution nx={} ny={} nz={}",
-                    n[0], n[1], n[2]
-                ))
+                .error(format!("negative resolution nx={} ny={} nz={}", n[0], n[1], n[2]))
                 .hint("nx, ny and nz are numbers of points per axis (≥ 1)"));
         }
-        let grid = CubeGrid::new(
-            n,
-            d.get(MIN),
-            d.get(MAX),
-            d.get(INTERNAL_POINTS),
-            d.get(SPLIT_NORMALS),
-        );
+        let grid = CubeGrid::new(n, d.get(MIN), d.get(MAX), d.get(INTERNAL_POINTS), d.get(SPLIT_NORMALS));
         let count = grid.nb_points();
         if !(0..=MAX_POINTS).contains(&count) || n.iter().any(|&a| a > MAX_POINTS) {
             return Err(cx
-                .error(format!(
-                    "resolution {} × {} × {} is too large",
-                    n[0], n[1], n[2]
-                ))
-                .hint(format!(
-                    "at most {MAX_POINTS} points are accepted; check nx, ny and nz"
-                )));
+                .error(format!("resolution {} × {} × {} is too large", n[0], n[1], n[2]))
+                .hint(format!("at most {MAX_POINTS} points are accepted; check nx, ny and nz")));
         }
-        let mesh = if n.contains(&0) {
-            MeshData::default()
-        } else {
-            grid.mesh()
-        };
+        let mesh = if n.contains(&0) { MeshData::default() } else { grid.mesh() };
         let d = cx.data_mut();
-        d.set(
-            "position",
-            Value::Reals {
-                arity: 3,
-                v: mesh.points.iter().flatten().copied().collect(),
-            },
-        );
-        d.set(
-            "edges",
-            Value::Indices {
-                arity: 2,
-                v: mesh.edges.iter().flatten().copied().collect(),
-            },
-        );
-        d.set(
-            "quads",
-            Value::Indices {
-                arity: 4,
-                v: mesh.quads.iter().flatten().copied().collect(),
-            },
-        );
+        d.set("position", Value::Reals { arity: 3, v: mesh.points.iter().flatten().copied().collect() });
+        d.set("edges", Value::Indices { arity: 2, v: mesh.edges.iter().flatten().copied().collect() });
+        d.set("quads", Value::Indices { arity: 4, v: mesh.quads.iter().flatten().copied().collect() });
         self.mesh = mesh;
         self.grid = Some(grid);
         Ok(())
@@ -535,28 +434,12 @@ mod tests {
                 Scene::ROOT,
                 "CubeTopology",
                 None,
-                attrs(&[
-                    ("nx", "15"),
-                    ("ny", "2"),
-                    ("nz", "2"),
-                    ("min", "0 -0.1 -0.1"),
-                    ("max", "7 0.1 0.1"),
-                ]),
+                attrs(&[("nx", "15"), ("ny", "2"), ("nz", "2"), ("min", "0 -0.1 -0.1"), ("max", "7 0.1 0.1")]),
                 None,
                 dir,
             )
             .unwrap();
-        let mo = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "MechanicalObject",
-                None,
-                attrs(&[]),
-                None,
-                dir,
-            )
-            .unwrap();
+        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         init_scene(&mut scene).unwrap();
         let m = scene.mesh_of(c).unwrap().clone();
@@ -616,12 +499,7 @@ mod tests {
         }
         // 12 box edges of 2 segments + 2 rings of 8 segments in between… counted by SOFA's rule
         let e = g.edges();
-        assert_eq!(
-            e.len(),
-            (3 - 1) * (2 * 3 + 2 * 4 - 4)
-                + (3 - 1) * (2 * 3 + 2 * 4 - 4)
-                + (4 - 1) * (2 * 3 + 2 * 3 - 4)
-        );
+        assert_eq!(e.len(), (3 - 1) * (2 * 3 + 2 * 4 - 4) + (3 - 1) * (2 * 3 + 2 * 4 - 4) + (4 - 1) * (2 * 3 + 2 * 3 - 4));
         assert_eq!(g.quads().len(), 2 * 4 + 2 * 6 + 2 * 6);
         // every quad vertex is a surface point and every quad is planar with unit-area cells
         for q in g.quads() {
@@ -639,15 +517,7 @@ mod tests {
         assert_eq!(g.nb_points(), 24);
         let p = g.points();
         // x=0 face first: (0, y, z) with y fastest
-        assert_eq!(
-            &p[..4],
-            &[
-                [0.0, 0.0, 0.0],
-                [0.0, 1.0, 0.0],
-                [0.0, 0.0, 1.0],
-                [0.0, 1.0, 1.0]
-            ]
-        );
+        assert_eq!(&p[..4], &[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]);
         // then y=0 face, z=0 face, then the max faces
         assert_eq!(p[4], [0.0, 0.0, 0.0]);
         assert_eq!(p[12], [1.0, 0.0, 0.0]);
@@ -672,15 +542,7 @@ mod tests {
         let f = factory();
         let mut scene = Scene::new("root");
         let dir = std::path::Path::new(".");
-        f.create(
-            &mut scene,
-            Scene::ROOT,
-            "CubeTopology",
-            None,
-            attrs(&[("nx", "-2"), ("ny", "2"), ("nz", "2")]),
-            None,
-            dir,
-        );
+        f.create(&mut scene, Scene::ROOT, "CubeTopology", None, attrs(&[("nx", "-2"), ("ny", "2"), ("nz", "2")]), None, dir);
         assert!(scene.has_errors());
     }
 }

@@ -27,8 +27,7 @@ pub const HEXA_Z_EDGES: [[usize; 2]; 4] = [[4, 0], [5, 1], [6, 2], [7, 3]];
 pub const HEXA_TO_TETRA: [[usize; 4]; 6] = [[0, 5, 1, 6], [0, 1, 3, 6], [1, 3, 6, 2], [6, 3, 0, 7], [6, 7, 0, 5], [7, 5, 4, 0]];
 /// The same tetrahedra with two vertices exchanged, used when the number of swaps is odd (a
 /// mirrored cell), so that every tetrahedron keeps the orientation of the unswapped split.
-pub const HEXA_TO_TETRA_SWAPPED: [[usize; 4]; 6] =
-    [[0, 5, 6, 1], [0, 1, 6, 3], [1, 3, 2, 6], [6, 3, 7, 0], [6, 7, 5, 0], [7, 5, 0, 4]];
+pub const HEXA_TO_TETRA_SWAPPED: [[usize; 4]; 6] = [[0, 5, 6, 1], [0, 1, 6, 3], [1, 3, 2, 6], [6, 3, 7, 0], [6, 7, 5, 0], [7, 5, 0, 4]];
 
 fn sorted<const K: usize>(mut v: [usize; K]) -> [usize; K] {
     v.sort_unstable();

@@ -75,16 +75,7 @@ pub fn hexahedron_count(n: [usize; 3]) -> usize {
 #[inline]
 pub fn hexahedron(n: [usize; 3], x: usize, y: usize, z: usize) -> [usize; 8] {
     let p = |a, b, c| point_index(n, a, b, c);
-    [
-        p(x, y, z),
-        p(x + 1, y, z),
-        p(x + 1, y + 1, z),
-        p(x, y + 1, z),
-        p(x, y, z + 1),
-        p(x + 1, y, z + 1),
-        p(x + 1, y + 1, z + 1),
-        p(x, y + 1, z + 1),
-    ]
+    [p(x, y, z), p(x + 1, y, z), p(x + 1, y + 1, z), p(x, y + 1, z), p(x, y, z + 1), p(x + 1, y, z + 1), p(x + 1, y + 1, z + 1), p(x, y + 1, z + 1)]
 }
 
 /// All hexahedra of the grid, x fastest, then y, then z.
@@ -238,11 +229,7 @@ pub fn grid_lists(n: [usize; 3], flags: GridListFlags) -> GridLists {
         lists.triangles = triangles_from_quads(&lists.quads);
     }
     if flags.edges {
-        lists.edges = if lists.triangles.is_empty() {
-            axis_edges(n)
-        } else {
-            edges_from_triangles(&lists.triangles)
-        };
+        lists.edges = if lists.triangles.is_empty() { axis_edges(n) } else { edges_from_triangles(&lists.triangles) };
     }
     lists
 }
@@ -272,10 +259,7 @@ pub fn cell_width_resolution(min: Vec3, max: Vec3, w: f64) -> [i32; 3] {
 /// `f32`), widens each to `f64` and multiplies by the widened `scale`.
 pub fn float_attribute_bounds(min: [f32; 3], max: [f32; 3], scale: f32) -> (Vec3, Vec3) {
     let s = scale as f64;
-    (
-        [min[0] as f64 * s, min[1] as f64 * s, min[2] as f64 * s],
-        [max[0] as f64 * s, max[1] as f64 * s, max[2] as f64 * s],
-    )
+    ([min[0] as f64 * s, min[1] as f64 * s, min[2] as f64 * s], [max[0] as f64 * s, max[1] as f64 * s, max[2] as f64 * s])
 }
 
 /// The Data of a `RegularGridTopology` that determine its geometry, as they stand once the
@@ -463,12 +447,7 @@ mod tests {
     fn scene_grid() -> RegularGridGeometry {
         // HexahedronFEMForceField.scn: nx 4 ny 4 nz 20, xmin -9 xmax -6 ymin 0 ymax 3 zmin 0 zmax 19
         let (min, max) = float_attribute_bounds([-9.0, 0.0, 0.0], [-6.0, 3.0, 19.0], 1.0);
-        RegularGridGeometry::from_params(&RegularGridParams {
-            n: [4, 4, 20],
-            min,
-            max,
-            ..Default::default()
-        })
+        RegularGridGeometry::from_params(&RegularGridParams { n: [4, 4, 20], min, max, ..Default::default() })
     }
 
     #[test]
@@ -567,21 +546,13 @@ mod tests {
     #[test]
     fn lifecycle_quirks() {
         // invalid n: reset to 2x2x2, step recomputed, origin frozen from parse time
-        let g = RegularGridGeometry::from_params(&RegularGridParams {
-            n: [0, 3, 3],
-            min: [0.0, 0.0, 0.0],
-            max: [2.0, 2.0, 2.0],
-            ..Default::default()
-        });
+        let g =
+            RegularGridGeometry::from_params(&RegularGridParams { n: [0, 3, 3], min: [0.0, 0.0, 0.0], max: [2.0, 2.0, 2.0], ..Default::default() });
         assert_eq!(g.n, [2, 2, 2]);
         assert_eq!(g.d, [2.0, 2.0, 2.0]);
         assert_eq!(g.p0, [1.0, 0.0, 0.0]);
         // explicit p0
-        let g = RegularGridGeometry::from_params(&RegularGridParams {
-            n: [3, 3, 3],
-            p0: Some([5.0, 6.0, 7.0]),
-            ..Default::default()
-        });
+        let g = RegularGridGeometry::from_params(&RegularGridParams { n: [3, 3, 3], p0: Some([5.0, 6.0, 7.0]), ..Default::default() });
         assert_eq!(g.point(2, 2, 2), [6.0, 7.0, 8.0]);
         // cellWidth: n from width, step from parse-time n (default 2)
         let g = RegularGridGeometry::from_params(&RegularGridParams {

@@ -10,7 +10,7 @@ use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::topology::points_from_flat;
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
 
-use crate::grid::{grid_lists, float_attribute_bounds, point_count, sanitize_resolution, GridListFlags, RegularGridGeometry, RegularGridParams};
+use crate::grid::{float_attribute_bounds, grid_lists, point_count, sanitize_resolution, GridListFlags, RegularGridGeometry, RegularGridParams};
 use crate::mesh_topology::MESH_DATA;
 
 static GRID_DATA: &[DataDecl] = &[
@@ -125,11 +125,8 @@ fn fold_resolution(attrs: &mut Vec<(String, String)>) {
     if !["nx", "ny", "nz"].iter().all(|k| attrs.iter().any(|(n, _)| n == k)) {
         return;
     }
-    let current: Vec<f64> = attrs
-        .iter()
-        .find(|(n, _)| n == "n")
-        .map(|(_, v)| v.split_whitespace().filter_map(|t| t.parse::<f64>().ok()).collect())
-        .unwrap_or_default();
+    let current: Vec<f64> =
+        attrs.iter().find(|(n, _)| n == "n").map(|(_, v)| v.split_whitespace().filter_map(|t| t.parse::<f64>().ok()).collect()).unwrap_or_default();
     let mut n = [0i64; 3];
     for (a, key) in ["nx", "ny", "nz"].into_iter().enumerate() {
         let text = take_attr(attrs, key).unwrap_or_default();
@@ -221,7 +218,14 @@ impl GridTopology {
             ));
         }
         let lists = grid_lists(n, flags);
-        let mesh = MeshData { points, edges: lists.edges, triangles: lists.triangles, quads: lists.quads, tetrahedra: Vec::new(), hexahedra: lists.hexahedra };
+        let mesh = MeshData {
+            points,
+            edges: lists.edges,
+            triangles: lists.triangles,
+            quads: lists.quads,
+            tetrahedra: Vec::new(),
+            hexahedra: lists.hexahedra,
+        };
 
         let d = cx.data_mut();
         if at_init {
@@ -280,8 +284,18 @@ mod tests {
         f
     }
 
-    const FEMBAR_GRID: &[(&str, &str)] =
-        &[("name", "grid"), ("nx", "4"), ("ny", "4"), ("nz", "20"), ("xmin", "-9"), ("xmax", "-6"), ("ymin", "0"), ("ymax", "3"), ("zmin", "0"), ("zmax", "19")];
+    const FEMBAR_GRID: &[(&str, &str)] = &[
+        ("name", "grid"),
+        ("nx", "4"),
+        ("ny", "4"),
+        ("nz", "20"),
+        ("xmin", "-9"),
+        ("xmax", "-6"),
+        ("ymin", "0"),
+        ("ymax", "3"),
+        ("zmin", "0"),
+        ("zmax", "19"),
+    ];
 
     #[test]
     fn fembar_grid_feeds_a_mechanical_object_declared_before_it() {
@@ -331,7 +345,16 @@ mod tests {
                 child,
                 "RegularGridTopology",
                 None,
-                attrs(&[("n", "@../grid.n"), ("xmin", "-1.5"), ("xmax", "1.5"), ("ymin", "-9"), ("ymax", "-6"), ("zmin", "0"), ("zmax", "19"), ("computeTriangleList", "false")]),
+                attrs(&[
+                    ("n", "@../grid.n"),
+                    ("xmin", "-1.5"),
+                    ("xmax", "1.5"),
+                    ("ymin", "-9"),
+                    ("ymax", "-6"),
+                    ("zmin", "0"),
+                    ("zmax", "19"),
+                    ("computeTriangleList", "false"),
+                ]),
                 None,
                 dir,
             )
@@ -380,7 +403,15 @@ mod tests {
         let dir = std::path::Path::new(".");
         let mut scene = Scene::new("root");
         let g = f
-            .create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(&[("min", "0 0 0"), ("max", "1 2 0.5"), ("cellWidth", "0.5")]), None, dir)
+            .create(
+                &mut scene,
+                Scene::ROOT,
+                "RegularGridTopology",
+                None,
+                attrs(&[("min", "0 0 0"), ("max", "1 2 0.5"), ("cellWidth", "0.5")]),
+                None,
+                dir,
+            )
             .unwrap();
         let bad = f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(&[("n", "0 3 3"), ("max", "2 2 2")]), None, dir).unwrap();
         let plain = f.create(&mut scene, Scene::ROOT, "GridTopology", None, attrs(&[("n", "2 2 1"), ("position", "1 2 3")]), None, dir).unwrap();

@@ -6,9 +6,9 @@
 //! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
 pub mod cube_topology;
+pub mod elements;
 pub mod grid;
 pub mod grid_topology;
-pub mod elements;
 pub mod mesh;
 pub mod mesh2point;
 pub mod mesh_topology;

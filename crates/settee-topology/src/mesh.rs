@@ -20,13 +20,11 @@ use std::collections::HashSet;
 /// Local vertex pairs of the 6 edges of a tetrahedron.
 pub const EDGES_IN_TETRAHEDRON: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
 /// Local vertex pairs of the 12 edges of a hexahedron.
-pub const EDGES_IN_HEXAHEDRON: [[usize; 2]; 12] =
-    [[0, 1], [0, 3], [0, 4], [1, 2], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5], [4, 7], [5, 6], [6, 7]];
+pub const EDGES_IN_HEXAHEDRON: [[usize; 2]; 12] = [[0, 1], [0, 3], [0, 4], [1, 2], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5], [4, 7], [5, 6], [6, 7]];
 /// Local vertices of the 4 faces of a tetrahedron (face `j` is opposite vertex `j`).
 pub const TRIANGLES_IN_TETRAHEDRON: [[usize; 3]; 4] = [[1, 2, 3], [0, 3, 2], [1, 3, 0], [0, 2, 1]];
 /// Local vertices of the 6 faces of a hexahedron.
-pub const QUADS_IN_HEXAHEDRON: [[usize; 4]; 6] =
-    [[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]];
+pub const QUADS_IN_HEXAHEDRON: [[usize; 4]; 6] = [[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]];
 
 #[inline]
 fn sorted(a: usize, b: usize) -> [usize; 2] {

@@ -18,8 +18,8 @@
 //! are not propagated.
 
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, SimResult, TemplateRule};
 use settee_core::Roles;
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, SimResult, TemplateRule};
 
 use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_count, NewElements, IO_LINKS};
 
@@ -90,7 +90,8 @@ impl Component for Mesh2PointTopologicalMapping {
         let from = mesh_of(cx, input)?;
         let d = cx.data();
         let [pb, eb, tb, qb, teb, hb] =
-            [POINT_BARY_COORDS, EDGE_BARY_COORDS, TRIANGLE_BARY_COORDS, QUAD_BARY_COORDS, TETRA_BARY_COORDS, HEXA_BARY_COORDS].map(|r| coords(d.get(r)));
+            [POINT_BARY_COORDS, EDGE_BARY_COORDS, TRIANGLE_BARY_COORDS, QUAD_BARY_COORDS, TETRA_BARY_COORDS, HEXA_BARY_COORDS]
+                .map(|r| coords(d.get(r)));
         let copies = [("copyEdges", d.get(COPY_EDGES)), ("copyTriangles", d.get(COPY_TRIANGLES)), ("copyTetrahedra", d.get(COPY_TETRAHEDRA))];
         if pb.is_empty() {
             if let Some((name, _)) = copies.iter().find(|(_, on)| *on) {
@@ -134,10 +135,7 @@ impl Component for Mesh2PointTopologicalMapping {
             for b in &qb {
                 let (p0, p1, p2, p3) = (p(q[0]), p(q[1]), p(q[2]), p(q[3]));
                 let (fx, fy) = (b[0], b[1]);
-                let r = add(
-                    add(add(scale(p0, (1.0 - fx) * (1.0 - fy)), scale(p1, fx * (1.0 - fy))), scale(p2, (1.0 - fx) * fy)),
-                    scale(p3, fx * fy),
-                );
+                let r = add(add(add(scale(p0, (1.0 - fx) * (1.0 - fy)), scale(p1, fx * (1.0 - fy))), scale(p2, (1.0 - fx) * fy)), scale(p3, fx * fy));
                 out.push(r);
             }
         }
@@ -206,7 +204,13 @@ mod tests {
             child,
             "Mesh2PointTopologicalMapping",
             None,
-            attrs(&[("input", "@../Container1"), ("output", "@Container2"), ("pointBaryCoords", "0 0 0"), ("edgeBaryCoords", "0.5 0.5 0"), ("quadBaryCoords", "0.5 0.5 0")]),
+            attrs(&[
+                ("input", "@../Container1"),
+                ("output", "@Container2"),
+                ("pointBaryCoords", "0 0 0"),
+                ("edgeBaryCoords", "0.5 0.5 0"),
+                ("quadBaryCoords", "0.5 0.5 0"),
+            ]),
             None,
             dir,
         )

@@ -4,7 +4,9 @@
 
 use settee_core::data::{decl, decl_alias, DataKind::*, Value};
 use settee_core::topology::{group, points_from_flat};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, DataSet, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, DataSet, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule,
+};
 
 use crate::mesh::{complete_lists, DerivedLists};
 

@@ -16,25 +16,9 @@ fn factory() -> Factory {
     f
 }
 
-fn add(
-    f: &Factory,
-    scene: &mut Scene,
-    node: NodeId,
-    dir: &Path,
-    class: &str,
-    a: &[(&str, &str)],
-) -> ComponentId {
-    let attrs = a
-        .iter()
-        .map(|(n, v)| Attr {
-            name: n.to_string(),
-            value: v.to_string(),
-            pos: None,
-        })
-        .collect();
-    let id = f
-        .create(scene, node, class, None, attrs, None, dir)
-        .unwrap();
+fn add(f: &Factory, scene: &mut Scene, node: NodeId, dir: &Path, class: &str, a: &[(&str, &str)]) -> ComponentId {
+    let attrs = a.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
+    let id = f.create(scene, node, class, None, attrs, None, dir).unwrap();
     assert!(!scene.has_errors(), "{:?}", scene.messages);
     id
 }
@@ -53,93 +37,30 @@ fn tetra2triangle_scene_matches_sofa_at_t0() {
     let f = factory();
     let mut scene = Scene::new("root");
     let tt = scene.add_node(Scene::ROOT, "TT");
-    add(
-        &f,
-        &mut scene,
-        tt,
-        &data,
-        "MeshGmshLoader",
-        &[("name", "loader"), ("filename", "mesh/cylinder.msh")],
-    );
-    add(
-        &f,
-        &mut scene,
-        tt,
-        &data,
-        "MechanicalObject",
-        &[("src", "@loader"), ("name", "Volume")],
-    );
-    let volume = add(
-        &f,
-        &mut scene,
-        tt,
-        &data,
-        "TetrahedronSetTopologyContainer",
-        &[("name", "Container"), ("src", "@loader"), ("tags", " ")],
-    );
-    add(
-        &f,
-        &mut scene,
-        tt,
-        &data,
-        "TetrahedronSetTopologyModifier",
-        &[("name", "Modifier")],
-    );
-    add(
-        &f,
-        &mut scene,
-        tt,
-        &data,
-        "TetrahedronSetGeometryAlgorithms",
-        &[("name", "GeomAlgo"), ("template", "Vec3")],
-    );
+    add(&f, &mut scene, tt, &data, "MeshGmshLoader", &[("name", "loader"), ("filename", "mesh/cylinder.msh")]);
+    add(&f, &mut scene, tt, &data, "MechanicalObject", &[("src", "@loader"), ("name", "Volume")]);
+    let volume = add(&f, &mut scene, tt, &data, "TetrahedronSetTopologyContainer", &[("name", "Container"), ("src", "@loader"), ("tags", " ")]);
+    add(&f, &mut scene, tt, &data, "TetrahedronSetTopologyModifier", &[("name", "Modifier")]);
+    add(&f, &mut scene, tt, &data, "TetrahedronSetGeometryAlgorithms", &[("name", "GeomAlgo"), ("template", "Vec3")]);
     let t = scene.add_node(tt, "T");
-    let surface = add(
-        &f,
-        &mut scene,
-        t,
-        &data,
-        "TriangleSetTopologyContainer",
-        &[("name", "Container")],
-    );
+    let surface = add(&f, &mut scene, t, &data, "TriangleSetTopologyContainer", &[("name", "Container")]);
     add(&f, &mut scene, t, &data, "TriangleSetTopologyModifier", &[]);
-    add(
-        &f,
-        &mut scene,
-        t,
-        &data,
-        "Tetra2TriangleTopologicalMapping",
-        &[("input", "@../Container"), ("output", "@Container")],
-    );
+    add(&f, &mut scene, t, &data, "Tetra2TriangleTopologicalMapping", &[("input", "@../Container"), ("output", "@Container")]);
     init_scene(&mut scene).unwrap();
     assert!(!scene.has_errors(), "{:?}", scene.messages);
 
     let refs = root.join("references/Component/Topology/Mapping");
     for (i, id) in [(0, volume), (1, surface), (2, surface)] {
-        let file = refs.join(format!(
-            "Tetra2TriangleTopologicalMapping.scn.reference_{i}_Container_topology.txt.gz"
-        ));
+        let file = refs.join(format!("Tetra2TriangleTopologicalMapping.scn.reference_{i}_Container_topology.txt.gz"));
         let records = read_topology_reference(&file).unwrap();
         let r = &records[0];
         assert_eq!(r.time, 0.0);
         let m = scene.mesh_of(id).unwrap();
         assert_eq!(flat(&m.edges), r.edges, "edges of reference {i}");
-        assert_eq!(
-            flat(&m.triangles),
-            r.triangles,
-            "triangles of reference {i}"
-        );
+        assert_eq!(flat(&m.triangles), r.triangles, "triangles of reference {i}");
         assert_eq!(flat(&m.quads), r.quads, "quads of reference {i}");
-        assert_eq!(
-            flat(&m.tetrahedra),
-            r.tetrahedra,
-            "tetrahedra of reference {i}"
-        );
-        assert_eq!(
-            flat(&m.hexahedra),
-            r.hexahedra,
-            "hexahedra of reference {i}"
-        );
+        assert_eq!(flat(&m.tetrahedra), r.tetrahedra, "tetrahedra of reference {i}");
+        assert_eq!(flat(&m.hexahedra), r.hexahedra, "hexahedra of reference {i}");
     }
     let m = scene.mesh_of(surface).unwrap();
     assert_eq!((m.edges.len(), m.triangles.len()), (540, 360));
@@ -191,9 +112,7 @@ fn topology_scenes_match_sofa_at_t0() {
                 continue;
             };
             let name = &scene.entry(topo).name;
-            let file = root
-                .join("references")
-                .join(format!("{s}.reference_{i}_{name}_topology.txt.gz"));
+            let file = root.join("references").join(format!("{s}.reference_{i}_{name}_topology.txt.gz"));
             let index = i;
             i += 1;
             let i = index;
@@ -235,11 +154,7 @@ fn topology_scenes_match_sofa_at_t0() {
         }
     }
     eprintln!("{compared} element lists compared with SOFA's references at T = 0");
-    assert!(
-        report.is_empty(),
-        "{compared} lists compared; problems:\n{}",
-        report.join("\n")
-    );
+    assert!(report.is_empty(), "{compared} lists compared; problems:\n{}", report.join("\n"));
     assert!(compared >= 40, "only {compared} lists compared");
 }
 
@@ -254,46 +169,26 @@ fn sparse_grid_scene_matches_sofa_at_t0() {
     let data_path = settee_scene::DataPath::new([root.join("data")]);
     let mut scene = settee_scene::load_scene(&root.join("scenes").join(s), &f, &data_path).unwrap();
     init_scene(&mut scene).unwrap();
-    let grids: Vec<ComponentId> = scene
-        .components
-        .keys()
-        .filter(|c| scene.entry(*c).class.name == "SparseGridTopology")
-        .collect();
+    let grids: Vec<ComponentId> = scene.components.keys().filter(|c| scene.entry(*c).class.name == "SparseGridTopology").collect();
     assert_eq!(grids.len(), 3);
     for (i, g) in grids.into_iter().enumerate() {
         let node = scene.entry(g).node;
-        let mo = scene
-            .slot(node, settee_core::Roles::MECHANICAL_STATE)
-            .unwrap();
-        let x = scene
-            .vec(scene.state_of(mo).unwrap(), settee_core::VecId::POSITION)
-            .to_vec();
-        let file = root
-            .join("references")
-            .join(format!("{s}.reference_{i}_MechanicalObject1_mstate.txt.gz"));
+        let mo = scene.slot(node, settee_core::Roles::MECHANICAL_STATE).unwrap();
+        let x = scene.vec(scene.state_of(mo).unwrap(), settee_core::VecId::POSITION).to_vec();
+        let file = root.join("references").join(format!("{s}.reference_{i}_MechanicalObject1_mstate.txt.gz"));
         let r = &settee_regress::reference::read_state_reference(&file).unwrap()[0];
         assert_eq!(r.time, 0.0);
         assert_eq!(x.len(), r.x.len(), "grid {i}: point count");
         for (k, (a, b)) in x.iter().zip(r.x.iter()).enumerate() {
-            assert!(
-                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
-                "grid {i}, value {k}: {a} vs SOFA {b}"
-            );
+            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "grid {i}, value {k}: {a} vs SOFA {b}");
         }
-        let sg = scene
-            .get::<crate::SparseGridTopology>(g)
-            .unwrap()
-            .grid()
-            .unwrap();
+        let sg = scene.get::<crate::SparseGridTopology>(g).unwrap().grid().unwrap();
         eprintln!(
             "grid {i}: n {:?}, {} points, {} hexahedra ({} boundary)",
             sg.n,
             sg.points.len(),
             sg.hexahedra.len(),
-            sg.types
-                .iter()
-                .filter(|t| **t == crate::sparse_grid::CellType::Boundary)
-                .count()
+            sg.types.iter().filter(|t| **t == crate::sparse_grid::CellType::Boundary).count()
         );
     }
 }

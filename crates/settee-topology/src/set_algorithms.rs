@@ -26,9 +26,11 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
     Box::new(SetAlgorithms)
 }
 
-static POINT_MODIFIER_DATA: &[DataDecl] = &[decl("propagateToDOF", Bool, "true", "propagate the changes to the mechanical state (no changes happen here)")];
+static POINT_MODIFIER_DATA: &[DataDecl] =
+    &[decl("propagateToDOF", Bool, "true", "propagate the changes to the mechanical state (no changes happen here)")];
 static TRIANGLE_MODIFIER_DATA: &[DataDecl] = &[decl("list_Out", Indices, "", "triangles with at least one null value (unused)")];
-static REMOVE_ISOLATED_DATA: &[DataDecl] = &[decl("removeIsolated", Bool, "true", "remove isolated points after element removals (no removals happen here)")];
+static REMOVE_ISOLATED_DATA: &[DataDecl] =
+    &[decl("removeIsolated", Bool, "true", "remove isolated points after element removals (no removals happen here)")];
 
 macro_rules! modifier_class {
     ($id:ident, $name:literal, $data:expr) => {
@@ -72,7 +74,12 @@ static TRIANGLE_GEO_DATA: &[DataDecl] = &[
     decl("drawColorTriangles", Fixed(4), "0.3 0.5 0.8 1", "triangle colour (rendering only)"),
     decl("drawNormals", Bool, "false", "draw the triangle normals (rendering only)"),
     decl("drawNormalLength", Real, "10", "length of the drawn normals (rendering only)"),
-    decl("recomputeTrianglesOrientation", Bool, "false", "reorient the triangles from their normals at reinit (SOFA never does it at init; no effect here)"),
+    decl(
+        "recomputeTrianglesOrientation",
+        Bool,
+        "false",
+        "reorient the triangles from their normals at reinit (SOFA never does it at init; no effect here)",
+    ),
     decl("flipNormals", Bool, "false", "flip the normals when reorienting (used with recomputeTrianglesOrientation)"),
 ];
 static QUAD_GEO_DATA: &[DataDecl] = &[

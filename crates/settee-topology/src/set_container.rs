@@ -165,7 +165,14 @@ macro_rules! container_class {
     };
 }
 
-container_class!(POINT_CLASS, "PointSetTopologyContainer", SetKind::Point, &[POINT_DATA], POINT_READS, "Topology container of a point set (dynamic in SOFA; static here).");
+container_class!(
+    POINT_CLASS,
+    "PointSetTopologyContainer",
+    SetKind::Point,
+    &[POINT_DATA],
+    POINT_READS,
+    "Topology container of a point set (dynamic in SOFA; static here)."
+);
 container_class!(EDGE_CLASS, "EdgeSetTopologyContainer", SetKind::Edge, &[POINT_DATA, EDGE_DATA], EDGE_READS, "Topology container of an edge set.");
 container_class!(
     TRIANGLE_CLASS,
@@ -364,15 +371,13 @@ impl SetTopologyContainer {
             }
             _ => {}
         }
-        let max = [count_points(&m.edges), count_points(&m.triangles), count_points(&m.quads), count_points(&m.tetrahedra), count_points(&m.hexahedra)]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
+        let max =
+            [count_points(&m.edges), count_points(&m.triangles), count_points(&m.quads), count_points(&m.tetrahedra), count_points(&m.hexahedra)]
+                .into_iter()
+                .max()
+                .unwrap_or(0);
         if max > nb {
-            cx.warn(format!(
-                "elements refer to point {} but the container has {nb} points (SOFA's adjacency buffers skip these elements)",
-                max - 1
-            ));
+            cx.warn(format!("elements refer to point {} but the container has {nb} points (SOFA's adjacency buffers skip these elements)", max - 1));
         }
         Ok(())
     }
@@ -464,10 +469,8 @@ mod tests {
 
     #[test]
     fn tetrahedron_set_derives_edges_and_triangles() {
-        let (scene, id, r) = one(
-            "TetrahedronSetTopologyContainer",
-            &[("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1 5 5 5"), ("tetras", "0 1 2 3 1 2 3 4")],
-        );
+        let (scene, id, r) =
+            one("TetrahedronSetTopologyContainer", &[("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1 5 5 5"), ("tetras", "0 1 2 3 1 2 3 4")]);
         r.unwrap();
         let m = scene.mesh_of(id).unwrap();
         assert_eq!(m.edges, vec![[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3], [1, 4], [2, 4], [3, 4]]);
@@ -514,8 +517,16 @@ mod tests {
         let f = factory();
         let mut scene = Scene::new("root");
         let dir = std::path::Path::new(".");
-        f.create(&mut scene, Scene::ROOT, "TriangleSetTopologyContainer", None, attrs(&[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]), None, dir)
-            .unwrap();
+        f.create(
+            &mut scene,
+            Scene::ROOT,
+            "TriangleSetTopologyContainer",
+            None,
+            attrs(&[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]),
+            None,
+            dir,
+        )
+        .unwrap();
         let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
         init_scene(&mut scene).unwrap();
         assert_eq!(scene.store.get(scene.state_of(mo).unwrap()).size, 3);

@@ -525,7 +525,8 @@ fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Res
 pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
     let d = cx.data();
     if !d.get(FACETS).trim().is_empty() {
-        return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label())).hint("give the surface as a file, or as position + triangles/quads"));
+        return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label()))
+            .hint("give the surface as a file, or as position + triangles/quads"));
     }
     let file = d.get(FILENAME).trim().to_string();
     if !file.is_empty() {
@@ -534,7 +535,8 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
             return Err(SimError::unsupported(format!("{}: voxel files ('{file}') are not supported", cx.label())).hint("use a surface mesh (.obj)"));
         }
         if !lower.ends_with(".obj") {
-            return Err(SimError::unsupported(format!("{}: reading '{file}' is not supported (only .obj surfaces)", cx.label())).hint("convert the surface to OBJ"));
+            return Err(SimError::unsupported(format!("{}: reading '{file}' is not supported (only .obj surfaces)", cx.label()))
+                .hint("convert the surface to OBJ"));
         }
         let path = cx.resolve_file(&file)?;
         return read_obj_surface(&path).map_err(|e| cx.error(e));
@@ -592,12 +594,7 @@ pub(crate) static SPARSE_DATA: &[DataDecl] = &[
     decl("facets", Str, "", "input surface facets (not supported: use a file or position + triangles/quads)"),
     decl(COEF_DATA[0], Reals, "", "(output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)"),
     decl(COEF_DATA[1], Reals, "", "(output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)"),
-    decl(
-        LOCATOR_DATA,
-        Reals,
-        "",
-        "(output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper",
-    ),
+    decl(LOCATOR_DATA, Reals, "", "(output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper"),
 ];
 
 settee_core::data_refs! {
@@ -790,10 +787,14 @@ mod tests {
             assert_eq!(*t == CellType::Inside, all_inside);
         }
         // coarse cells in x-major order (z fastest)
-        let order: Vec<usize> = c.sparse_to_regular.iter().map(|&r| {
-            let [x, y, z] = cell_coords(c.n, r);
-            (x * 5 + y) * 5 + z
-        }).collect();
+        let order: Vec<usize> = c
+            .sparse_to_regular
+            .iter()
+            .map(|&r| {
+                let [x, y, z] = cell_coords(c.n, r);
+                (x * 5 + y) * 5 + z
+            })
+            .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]));
     }
 }

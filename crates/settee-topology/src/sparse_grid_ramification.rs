@@ -47,17 +47,14 @@
 use std::collections::BTreeSet;
 
 use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles,
-    SimResult, TemplateRule,
-};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
 
 use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
 use crate::mesh_topology::MESH_DATA;
 use crate::sparse_grid as sg;
 use crate::sparse_grid::{
-    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams,
-    SparseGrid, Surface, COEF_DATA, LOCATOR_DATA, SPARSE_DATA,
+    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams, SparseGrid, Surface, COEF_DATA, LOCATOR_DATA,
+    SPARSE_DATA,
 };
 
 // Neighbour directions, in SOFA's order: UP (y+1) 0, DOWN 1, RIGHT (x+1) 2, LEFT 3,
@@ -115,12 +112,7 @@ pub struct Level {
 impl Level {
     /// The finest level: the sparse grid of `p`, with the connectivity of its cells if
     /// `connectivity` (tested against `surface` when given), renumbered when `ramify`.
-    pub fn finest(
-        p: &FinestParams,
-        s: &Surface,
-        connectivity: bool,
-        mesh_test: bool,
-    ) -> Result<Level, String> {
+    pub fn finest(p: &FinestParams, s: &Surface, connectivity: bool, mesh_test: bool) -> Result<Level, String> {
         let g = SparseGrid::from_surface(p, s)?;
         if g.hexahedra.is_empty() {
             return Err("the sparse grid has no cell".into());
@@ -144,13 +136,8 @@ impl Level {
             level.connect_finest(if mesh_test { Some(s) } else { None });
         }
         if mesh_test {
-            let corners: Vec<[Vec3; 8]> = level
-                .hexahedra
-                .iter()
-                .map(|h| h.map(|i| level.points[i]))
-                .collect();
-            let (points, hexahedra) =
-                number_branches(&level.branches, &level.cell_branches, &corners);
+            let corners: Vec<[Vec3; 8]> = level.hexahedra.iter().map(|h| h.map(|i| level.points[i])).collect();
+            let (points, hexahedra) = number_branches(&level.branches, &level.cell_branches, &corners);
             level.points = points;
             level.hexahedra = hexahedra;
         }
@@ -160,12 +147,7 @@ impl Level {
     /// One branch per cell, linked to its LEFT, DOWN and BEFORE neighbours when they share matter.
     fn connect_finest(&mut self, surface: Option<&Surface>) {
         let nc = self.hexahedra.len();
-        self.branches = (0..nc)
-            .map(|c| Branch {
-                cell: c,
-                ..Default::default()
-            })
-            .collect();
+        self.branches = (0..nc).map(|c| Branch { cell: c, ..Default::default() }).collect();
         self.cell_branches = (0..nc).map(|c| vec![c]).collect();
         let n = self.n;
         for z in 0..n[2] - 1 {
@@ -201,13 +183,7 @@ impl Level {
     /// SOFA's `sharingTriangle`: whether the face of `cube` towards its neighbour `nb` is
     /// crossed by an edge of the surface (always true without a surface or when one of the two
     /// cells is not BOUNDARY).
-    fn faces_connected(
-        &self,
-        surface: Option<&Surface>,
-        cube: usize,
-        nb: usize,
-        dir: usize,
-    ) -> bool {
+    fn faces_connected(&self, surface: Option<&Surface>, cube: usize, nb: usize, dir: usize) -> bool {
         let Some(s) = surface else { return true };
         if self.types[cube] != CellType::Boundary || self.types[nb] != CellType::Boundary {
             return true;
@@ -222,9 +198,7 @@ impl Level {
         for facet in &s.facets {
             for j in 1..facet.len() {
                 let (p, q) = (s.vertices[facet[j - 1]], s.vertices[facet[j]]);
-                if segment_crosses_triangle(p, q, a, b, c)
-                    || segment_crosses_triangle(p, q, a, c, d)
-                {
+                if segment_crosses_triangle(p, q, a, b, c) || segment_crosses_triangle(p, q, a, c, d) {
                     return true;
                 }
             }
@@ -249,11 +223,7 @@ impl Level {
             for j in 0..n[1] - 1 {
                 for k in 0..n[2] - 1 {
                     let children: [Option<usize>; 8] = std::array::from_fn(|idx| {
-                        let (cx, cy, cz) = (
-                            2 * i + (idx & 1),
-                            2 * j + (idx & 2) / 2,
-                            2 * k + (idx & 4) / 4,
-                        );
+                        let (cx, cy, cz) = (2 * i + (idx & 1), 2 * j + (idx & 2) / 2, 2 * k + (idx & 4) / 4);
                         if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
                             self.regular_to_cell[cell_index(nf, cx, cy, cz)]
                         } else {
@@ -265,16 +235,14 @@ impl Level {
                         match c {
                             None => inside = false,
                             // the finer per-hexahedron type at the unramified index
-                            Some(c) => {
-                                match self.types.get(c).copied().unwrap_or(CellType::Outside) {
-                                    CellType::Boundary => {
-                                        inside = false;
-                                        outside = false;
-                                    }
-                                    CellType::Inside => outside = false,
-                                    CellType::Outside => {}
+                            Some(c) => match self.types.get(c).copied().unwrap_or(CellType::Outside) {
+                                CellType::Boundary => {
+                                    inside = false;
+                                    outside = false;
                                 }
-                            }
+                                CellType::Inside => outside = false,
+                                CellType::Outside => {}
+                            },
                         }
                         if !inside && !outside {
                             break;
@@ -286,11 +254,7 @@ impl Level {
                     let r = cell_index(n, i, j, k);
                     regular_to_cell[r] = Some(cell_to_regular.len());
                     cell_to_regular.push(r);
-                    cell_types.push(if inside {
-                        CellType::Inside
-                    } else {
-                        CellType::Boundary
-                    });
+                    cell_types.push(if inside { CellType::Inside } else { CellType::Boundary });
                     cell_corners.push(hexahedron(n, i, j, k).map(|p| regular.point_at(p)));
                     cell_children.push(children);
                 }
@@ -304,10 +268,7 @@ impl Level {
             let mut members: Vec<(usize, usize)> = Vec::new();
             for (place, child) in children.iter().enumerate() {
                 if let Some(c) = child {
-                    let list = self
-                        .cell_branches
-                        .get(*c)
-                        .ok_or("a finer cell has no branch list")?;
+                    let list = self.cell_branches.get(*c).ok_or("a finer cell has no branch list")?;
                     members.extend(list.iter().map(|&b| (place, b)));
                 }
             }
@@ -318,20 +279,11 @@ impl Level {
             let mut mine = Vec::with_capacity(numbers.len());
             for number in numbers {
                 let id = branches.len();
-                let kids: Vec<(usize, usize)> = members
-                    .iter()
-                    .zip(&part)
-                    .filter(|(_, p)| **p == number)
-                    .map(|(m, _)| *m)
-                    .collect();
+                let kids: Vec<(usize, usize)> = members.iter().zip(&part).filter(|(_, p)| **p == number).map(|(m, _)| *m).collect();
                 for &(_, b) in &kids {
                     self.branches[b].parent = Some(id);
                 }
-                branches.push(Branch {
-                    children: kids,
-                    cell,
-                    ..Default::default()
-                });
+                branches.push(Branch { children: kids, cell, ..Default::default() });
                 mine.push(id);
             }
             cell_branches.push(mine);
@@ -345,14 +297,10 @@ impl Level {
                         continue;
                     };
                     for &b in self.cell_branches.get(fc).map(Vec::as_slice).unwrap_or(&[]) {
-                        let c1 = self.branches[b]
-                            .parent
-                            .ok_or("a finer branch has no coarser parent")?;
+                        let c1 = self.branches[b].parent.ok_or("a finer branch has no coarser parent")?;
                         for dir in 0..6 {
                             for &nb in &self.branches[b].neighbors[dir] {
-                                let c2 = self.branches[nb]
-                                    .parent
-                                    .ok_or("a finer branch has no coarser parent")?;
+                                let c2 = self.branches[nb].parent.ok_or("a finer branch has no coarser parent")?;
                                 if branches[c1].cell != branches[c2].cell {
                                     branches[c1].neighbors[dir].insert(c2);
                                     branches[c2].neighbors[opposite(dir)].insert(c1);
@@ -379,9 +327,7 @@ impl Level {
                     let mut kids = [None; 8];
                     if let Some(&(_, fb)) = branches[b].children.last() {
                         let fine_cell = self.branches[fb].cell;
-                        kids = std::array::from_fn(|p| {
-                            (cell_children[cell][p] == Some(fine_cell)).then_some(fb)
-                        });
+                        kids = std::array::from_fn(|p| (cell_children[cell][p] == Some(fine_cell)).then_some(fb));
                     }
                     coef_children.push(kids);
                     types.push(CellType::Boundary);
@@ -393,14 +339,8 @@ impl Level {
         for kids in &coef_children {
             let (mut s, mut m) = (0.0f32, 0.0f32);
             for c in kids.iter().flatten() {
-                m += *self
-                    .mass_coefs
-                    .get(*c)
-                    .ok_or("a child index is beyond the finer hexahedra")?;
-                s += *self
-                    .stiffness_coefs
-                    .get(*c)
-                    .ok_or("a child index is beyond the finer hexahedra")?;
+                m += *self.mass_coefs.get(*c).ok_or("a child index is beyond the finer hexahedra")?;
+                s += *self.stiffness_coefs.get(*c).ok_or("a child index is beyond the finer hexahedra")?;
             }
             stiffness_coefs.push((s as f64 / 8.0) as f32);
             mass_coefs.push((m as f64 / 8.0) as f32);
@@ -452,17 +392,10 @@ impl Level {
 
 /// Fresh corner labels per branch, merged across connected faces, renumbered in label order
 /// (module documentation). `cell_corners[c]` are the corner positions of cell `c`.
-fn number_branches(
-    branches: &[Branch],
-    cell_branches: &[Vec<usize>],
-    cell_corners: &[[Vec3; 8]],
-) -> (Vec<Vec3>, Vec<[usize; 8]>) {
+fn number_branches(branches: &[Branch], cell_branches: &[Vec<usize>], cell_corners: &[[Vec3; 8]]) -> (Vec<Vec3>, Vec<[usize; 8]>) {
     let nb = branches.len();
-    let mut labels: Vec<[usize; 8]> = (0..nb)
-        .map(|h| std::array::from_fn(|c| 8 * h + c))
-        .collect();
-    let mut carriers: Vec<Vec<(usize, usize)>> =
-        (0..8 * nb).map(|l| vec![(l / 8, l % 8)]).collect();
+    let mut labels: Vec<[usize; 8]> = (0..nb).map(|h| std::array::from_fn(|c| 8 * h + c)).collect();
+    let mut carriers: Vec<Vec<(usize, usize)>> = (0..8 * nb).map(|l| vec![(l / 8, l % 8)]).collect();
     let mut relabel = |labels: &mut Vec<[usize; 8]>, old: usize, new: usize| {
         if old == new {
             return;
@@ -474,11 +407,8 @@ fn number_branches(
         carriers[new].extend(moved);
     };
     // (direction, pairs (corner of the branch, corner of the neighbour))
-    const FACES: [(usize, [(usize, usize); 4]); 3] = [
-        (BEFORE, [(0, 4), (1, 5), (2, 6), (3, 7)]),
-        (DOWN, [(0, 3), (4, 7), (5, 6), (1, 2)]),
-        (LEFT, [(0, 1), (4, 5), (7, 6), (3, 2)]),
-    ];
+    const FACES: [(usize, [(usize, usize); 4]); 3] =
+        [(BEFORE, [(0, 4), (1, 5), (2, 6), (3, 7)]), (DOWN, [(0, 3), (4, 7), (5, 6), (1, 2)]), (LEFT, [(0, 1), (4, 5), (7, 6), (3, 2)])];
     for list in cell_branches {
         for &h in list {
             for (dir, pairs) in FACES {
@@ -514,13 +444,7 @@ fn number_branches(
 fn segment_crosses_triangle(s0: Vec3, s1: Vec3, t0: Vec3, t1: Vec3, t2: Vec3) -> bool {
     let sub = |a: Vec3, b: Vec3| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
     let dot = |a: Vec3, b: Vec3| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-    let cross = |a: Vec3, b: Vec3| {
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
-    };
+    let cross = |a: Vec3, b: Vec3| [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
     let diff = sub(s0, t0);
     let e1 = sub(t1, t0);
     let e2 = sub(t2, t0);
@@ -561,19 +485,10 @@ pub struct RamifiedGrid {
 impl RamifiedGrid {
     /// Builds the grid of `p` (SOFA's init): with `levels` virtual levels the finest grid is
     /// `fine` and is coarsened `levels` times.
-    pub fn build(
-        p: &FinestParams,
-        fine: &FinestParams,
-        levels: u32,
-        s: &Surface,
-        finest_connectivity: bool,
-    ) -> Result<RamifiedGrid, String> {
+    pub fn build(p: &FinestParams, fine: &FinestParams, levels: u32, s: &Surface, finest_connectivity: bool) -> Result<RamifiedGrid, String> {
         if levels == 0 {
             let top = Level::finest(p, s, false, finest_connectivity)?;
-            return Ok(RamifiedGrid {
-                levels: vec![top],
-                coarsest: Vec::new(),
-            });
+            return Ok(RamifiedGrid { levels: vec![top], coarsest: Vec::new() });
         }
         let mut all = vec![Level::finest(fine, s, true, finest_connectivity)?];
         for _ in 0..levels {
@@ -590,10 +505,7 @@ impl RamifiedGrid {
             }
             coarsest.push(b);
         }
-        Ok(RamifiedGrid {
-            levels: all,
-            coarsest,
-        })
+        Ok(RamifiedGrid { levels: all, coarsest })
     }
 
     /// The level of the component (the coarsest).
@@ -605,44 +517,22 @@ impl RamifiedGrid {
     pub fn locator(&self) -> CellLocator {
         let top = self.top();
         if self.levels.len() == 1 {
-            let corners = |h: usize| {
-                (
-                    top.points[top.hexahedra[h][0]],
-                    top.points[top.hexahedra[h][6]],
-                    h,
-                )
-            };
+            let corners = |h: usize| (top.points[top.hexahedra[h][0]], top.points[top.hexahedra[h][6]], h);
             return CellLocator {
                 lookup: top.regular,
                 cells: top.regular_to_cell.clone(),
                 fractions: None,
-                nearest: (0..top.hexahedra.len())
-                    .filter(|&h| top.types[h] == CellType::Boundary)
-                    .map(corners)
-                    .collect(),
+                nearest: (0..top.hexahedra.len()).filter(|&h| top.types[h] == CellType::Boundary).map(corners).collect(),
                 fallback: (!top.hexahedra.is_empty()).then(|| corners(0)),
             };
         }
         let finest = &self.levels[0];
-        let corners = |h: usize| {
-            (
-                finest.points[finest.hexahedra[h][0]],
-                finest.points[finest.hexahedra[h][6]],
-                self.coarsest[h],
-            )
-        };
+        let corners = |h: usize| (finest.points[finest.hexahedra[h][0]], finest.points[finest.hexahedra[h][6]], self.coarsest[h]);
         CellLocator {
             lookup: finest.regular,
-            cells: finest
-                .regular_to_cell
-                .iter()
-                .map(|c| c.map(|c| self.coarsest[c]))
-                .collect(),
+            cells: finest.regular_to_cell.iter().map(|c| c.map(|c| self.coarsest[c])).collect(),
             fractions: Some(top.regular),
-            nearest: (0..finest.hexahedra.len())
-                .filter(|&h| finest.types[h] == CellType::Boundary)
-                .map(corners)
-                .collect(),
+            nearest: (0..finest.hexahedra.len()).filter(|&h| finest.types[h] == CellType::Boundary).map(corners).collect(),
             fallback: (!finest.hexahedra.is_empty()).then(|| corners(0)),
         }
     }
@@ -691,10 +581,7 @@ pub static CLASS: ComponentClass = ComponentClass {
 };
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SparseGridRamificationTopology {
-        mesh: MeshData::default(),
-        grid: None,
-    })
+    Box::new(SparseGridRamificationTopology { mesh: MeshData::default(), grid: None })
 }
 
 /// The SparseGridRamificationTopology component.
@@ -712,80 +599,23 @@ impl SparseGridRamificationTopology {
     fn build(&self, cx: &InitCtx) -> SimResult<RamifiedGrid> {
         let surface = read_surface(cx)?;
         let (params, levels) = finest_params(cx);
-        let fine = if levels > 0 {
-            virtual_finest_params(cx, &params, levels)?
-        } else {
-            params
-        };
+        let fine = if levels > 0 { virtual_finest_params(cx, &params, levels)? } else { params };
         let finest_connectivity = cx.data().get(FINEST_CONNECTIVITY);
-        RamifiedGrid::build(&params, &fine, levels, &surface, finest_connectivity)
-            .map_err(|e| cx.error(e).hint("check the surface, min/max and n"))
+        RamifiedGrid::build(&params, &fine, levels, &surface, finest_connectivity).map_err(|e| cx.error(e).hint("check the surface, min/max and n"))
     }
 
     fn publish(&mut self, cx: &mut InitCtx, grid: RamifiedGrid) {
         let top = grid.top();
-        self.mesh = MeshData {
-            points: top.points.clone(),
-            hexahedra: top.hexahedra.clone(),
-            ..Default::default()
-        };
+        self.mesh = MeshData { points: top.points.clone(), hexahedra: top.hexahedra.clone(), ..Default::default() };
         let d = cx.data_mut();
-        d.set(
-            "n",
-            Value::Reals {
-                arity: 3,
-                v: top.n.iter().map(|&a| a as f64).collect(),
-            },
-        );
-        d.set(
-            "min",
-            Value::Reals {
-                arity: 3,
-                v: top.min.to_vec(),
-            },
-        );
-        d.set(
-            "max",
-            Value::Reals {
-                arity: 3,
-                v: top.max.to_vec(),
-            },
-        );
-        d.set(
-            "position",
-            Value::Reals {
-                arity: 3,
-                v: top.points.iter().flatten().copied().collect(),
-            },
-        );
-        d.set(
-            "hexahedra",
-            Value::Indices {
-                arity: 8,
-                v: top.hexahedra.iter().flatten().copied().collect(),
-            },
-        );
-        d.set(
-            COEF_DATA[0],
-            Value::Reals {
-                arity: 1,
-                v: top.stiffness_coefs.iter().map(|&c| c as f64).collect(),
-            },
-        );
-        d.set(
-            COEF_DATA[1],
-            Value::Reals {
-                arity: 1,
-                v: top.mass_coefs.iter().map(|&c| c as f64).collect(),
-            },
-        );
-        d.set(
-            LOCATOR_DATA,
-            Value::Reals {
-                arity: 1,
-                v: grid.locator().to_reals(),
-            },
-        );
+        d.set("n", Value::Reals { arity: 3, v: top.n.iter().map(|&a| a as f64).collect() });
+        d.set("min", Value::Reals { arity: 3, v: top.min.to_vec() });
+        d.set("max", Value::Reals { arity: 3, v: top.max.to_vec() });
+        d.set("position", Value::Reals { arity: 3, v: top.points.iter().flatten().copied().collect() });
+        d.set("hexahedra", Value::Indices { arity: 8, v: top.hexahedra.iter().flatten().copied().collect() });
+        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: top.stiffness_coefs.iter().map(|&c| c as f64).collect() });
+        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: top.mass_coefs.iter().map(|&c| c as f64).collect() });
+        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
         self.grid = Some(grid);
     }
 }
@@ -837,30 +667,12 @@ mod tests {
                 }
             }
         }
-        let quads = [
-            [0, 2, 3, 1],
-            [4, 5, 7, 6],
-            [0, 1, 5, 4],
-            [2, 6, 7, 3],
-            [0, 4, 6, 2],
-            [1, 3, 7, 5],
-        ];
-        s.facets.extend(
-            quads
-                .iter()
-                .map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()),
-        );
+        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+        s.facets.extend(quads.iter().map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()));
     }
 
     fn params(n: [usize; 3], max: Vec3) -> FinestParams {
-        FinestParams {
-            n,
-            min: [0.0; 3],
-            max,
-            cell_width: 0.0,
-            fill_weighted: true,
-            only_inside_cells: false,
-        }
+        FinestParams { n, min: [0.0; 3], max, cell_width: 0.0, fill_weighted: true, only_inside_cells: false }
     }
 
     /// Two boxes in the single cell of a 2×2×2 grid, separated by an empty finest cell (two
@@ -893,10 +705,7 @@ mod tests {
             assert_eq!(g.levels[1].hexahedra.len(), 8);
             let top = g.top();
             assert_eq!(top.n, [2, 2, 2]);
-            assert_eq!(
-                top.hexahedra,
-                vec![[0, 1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14, 15]]
-            );
+            assert_eq!(top.hexahedra, vec![[0, 1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14, 15]]);
             assert_eq!(&top.points[..8], &top.points[8..]);
             assert_eq!(top.points[6], [4.0, 1.0, 1.0]);
             assert_eq!(top.types, vec![CellType::Boundary; 2]);
@@ -924,15 +733,9 @@ mod tests {
         let p = params([2, 2, 2], [2.0, 2.0, 2.0]);
         let fine = FinestParams { n: [3, 3, 3], ..p };
         let joined = RamifiedGrid::build(&p, &fine, 1, &s, false).unwrap();
-        assert_eq!(
-            (joined.top().hexahedra.len(), joined.top().points.len()),
-            (1, 8)
-        );
+        assert_eq!((joined.top().hexahedra.len(), joined.top().points.len()), (1, 8));
         let split = RamifiedGrid::build(&p, &fine, 1, &s, true).unwrap();
-        assert_eq!(
-            (split.top().hexahedra.len(), split.top().points.len()),
-            (2, 16)
-        );
+        assert_eq!((split.top().hexahedra.len(), split.top().points.len()), (2, 16));
         // at the finest level the two cells keep their own face points
         assert_eq!(split.levels[0].hexahedra.len(), 2);
         assert_eq!(split.levels[0].points.len(), 16);
@@ -964,51 +767,15 @@ mod tests {
     #[test]
     fn segment_triangle_test() {
         let (a, b, c) = ([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
-        assert!(segment_crosses_triangle(
-            [0.2, 0.2, -1.0],
-            [0.2, 0.2, 1.0],
-            a,
-            b,
-            c
-        ));
+        assert!(segment_crosses_triangle([0.2, 0.2, -1.0], [0.2, 0.2, 1.0], a, b, c));
         // the segment tested is s0 ± |s1 - s0| along its direction (SOFA's extent test)
-        assert!(segment_crosses_triangle(
-            [0.2, 0.2, 0.5],
-            [0.2, 0.2, 1.0],
-            a,
-            b,
-            c
-        ));
-        assert!(!segment_crosses_triangle(
-            [0.2, 0.2, 0.6],
-            [0.2, 0.2, 1.0],
-            a,
-            b,
-            c
-        ));
-        assert!(!segment_crosses_triangle(
-            [0.8, 0.8, -1.0],
-            [0.8, 0.8, 1.0],
-            a,
-            b,
-            c
-        ));
+        assert!(segment_crosses_triangle([0.2, 0.2, 0.5], [0.2, 0.2, 1.0], a, b, c));
+        assert!(!segment_crosses_triangle([0.2, 0.2, 0.6], [0.2, 0.2, 1.0], a, b, c));
+        assert!(!segment_crosses_triangle([0.8, 0.8, -1.0], [0.8, 0.8, 1.0], a, b, c));
         // parallel: never an intersection
-        assert!(!segment_crosses_triangle(
-            [-1.0, 0.2, 0.0],
-            [2.0, 0.2, 0.0],
-            a,
-            b,
-            c
-        ));
+        assert!(!segment_crosses_triangle([-1.0, 0.2, 0.0], [2.0, 0.2, 0.0], a, b, c));
         // degenerate segment
-        assert!(!segment_crosses_triangle(
-            [0.2, 0.2, 0.0],
-            [0.2, 0.2, 0.0],
-            a,
-            b,
-            c
-        ));
+        assert!(!segment_crosses_triangle([0.2, 0.2, 0.0], [0.2, 0.2, 0.0], a, b, c));
     }
 
     /// `Component/Topology/Container/Grid/SparseGridRamificationTopology.scn`: the three grids
@@ -1023,43 +790,19 @@ mod tests {
         let s = "Component/Topology/Container/Grid/SparseGridRamificationTopology.scn";
         let data = root.join("data");
         let obj = crate::sparse_grid::read_obj_surface(&data.join("mesh/c.obj")).unwrap();
-        let cases = [
-            ([5, 2, 2], 3, false),
-            ([5, 2, 2], 3, false),
-            ([5, 3, 3], 0, true),
-        ];
+        let cases = [([5, 2, 2], 3, false), ([5, 2, 2], 3, false), ([5, 3, 3], 0, true)];
         let shifts = [0.0, 40.0, 80.0];
         for (i, (n, levels, fc)) in cases.into_iter().enumerate() {
-            let p = FinestParams {
-                n,
-                min: [0.0; 3],
-                max: [0.0; 3],
-                cell_width: 0.0,
-                fill_weighted: true,
-                only_inside_cells: false,
-            };
-            let fine = FinestParams {
-                n: n.map(|a| (a - 1) * (1 << levels) + 1),
-                ..p
-            };
+            let p = FinestParams { n, min: [0.0; 3], max: [0.0; 3], cell_width: 0.0, fill_weighted: true, only_inside_cells: false };
+            let fine = FinestParams { n: n.map(|a| (a - 1) * (1 << levels) + 1), ..p };
             let g = RamifiedGrid::build(&p, &fine, levels, &obj, fc).unwrap();
-            let file = root
-                .join("references")
-                .join(format!("{s}.reference_{i}_MechanicalObject1_mstate.txt.gz"));
+            let file = root.join("references").join(format!("{s}.reference_{i}_MechanicalObject1_mstate.txt.gz"));
             let r = &settee_regress::reference::read_state_reference(&file).unwrap()[0];
             assert_eq!(r.time, 0.0);
-            let x: Vec<f64> = g
-                .top()
-                .points
-                .iter()
-                .flat_map(|p| [p[0] + shifts[i], p[1], p[2]])
-                .collect();
+            let x: Vec<f64> = g.top().points.iter().flat_map(|p| [p[0] + shifts[i], p[1], p[2]]).collect();
             assert_eq!(x.len(), r.x.len(), "grid {i}: point count");
             for (k, (a, b)) in x.iter().zip(r.x.iter()).enumerate() {
-                assert!(
-                    (a - b).abs() <= 1e-5 * b.abs().max(1.0),
-                    "grid {i}, value {k}: {a} vs SOFA {b}"
-                );
+                assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "grid {i}, value {k}: {a} vs SOFA {b}");
             }
         }
     }

@@ -5,14 +5,7 @@ use std::path::PathBuf;
 use settee_core::{Attr, InitCtx, Scene, SimResult};
 
 pub fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-    pairs
-        .iter()
-        .map(|(n, v)| Attr {
-            name: n.to_string(),
-            value: v.to_string(),
-            pos: None,
-        })
-        .collect()
+    pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
 }
 
 /// `init` of every component, top-down in object order (SOFA's init visitor, without the
@@ -36,29 +29,16 @@ pub fn init_scene(scene: &mut Scene) -> SimResult {
 pub fn suite() -> Option<PathBuf> {
     let dir = std::env::var_os("SETTEE_SUITE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../..")
-                .join("../shared/sofa-suite")
-        });
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"));
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let note = format!(
-        "note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n",
-        dir.display()
-    );
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }

@@ -24,7 +24,9 @@ use settee_core::component::{link, LinkDecl};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::scene::LinkTarget;
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule,
+};
 
 use crate::elements::{
     count_points, hexahedra_around_quads, hexahedra_to_tetrahedra, on_border, quads_to_triangles, tetrahedra_around_triangles,
@@ -44,24 +46,16 @@ static TETRA2TRIANGLE_LINKS: &[LinkDecl] = &[
     link("modifier", Roles::TOPOLOGY_ALGORITHMS, "modifier of the output topology (default: found in the output's context)"),
 ];
 
-static HEXA2TETRA_DATA: &[DataDecl] = &[decl(
-    "swapping",
-    Bool,
-    "false",
-    "exchange the corners of the hexahedra by grid position (alternating split, avoids a directional bias)",
-)];
+static HEXA2TETRA_DATA: &[DataDecl] =
+    &[decl("swapping", Bool, "false", "exchange the corners of the hexahedra by grid position (alternating split, avoids a directional bias)")];
 static HEXA2QUAD_DATA: &[DataDecl] = &[decl("flipNormals", Bool, "false", "reverse the vertex order of the quads created")];
 static TETRA2TRIANGLE_DATA: &[DataDecl] = &[
     decl("flipNormals", Bool, "false", "reverse the orientation of the triangles created: (t0, t2, t1)"),
     decl("noNewTriangles", Bool, "false", "create no triangles on later tetrahedron changes (no changes happen here)"),
     decl("noInitialTriangles", Bool, "false", "start with an empty output (only triangles created by later changes are added)"),
 ];
-static QUAD2TRIANGLE_DATA: &[DataDecl] = &[decl(
-    "swapping",
-    Bool,
-    "true",
-    "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)",
-)];
+static QUAD2TRIANGLE_DATA: &[DataDecl] =
+    &[decl("swapping", Bool, "true", "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)")];
 
 const SWAPPING: DataRef<data_ref::Bool> = DataRef::new("swapping");
 const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
@@ -157,19 +151,20 @@ pub struct TopologicalMapping {
 /// The input and output topologies of a topological mapping: the `input`/`output` links, else
 /// `@../` and `@./`.
 pub(crate) fn io_topologies(cx: &InitCtx) -> SimResult<(ComponentId, ComponentId)> {
-    let get = |name: &str, default: &str, what: &str| -> SimResult<ComponentId> {
-        if cx.scene.link_is_set(cx.id, name) {
-            return cx.scene.link_targets(cx.id, name).first().copied().ok_or_else(|| {
-                cx.error(format!("the {name} link does not point to a topology")).hint(format!("set `{name}=\"@path/to/{what}\"`"))
-            });
-        }
-        match cx.scene.resolve_path(cx.node(), default, Some(cx.id), Roles::TOPOLOGY) {
-            Some(LinkTarget::Component(c)) => Ok(c),
-            _ => Err(cx
-                .error(format!("no {name} topology: `{name}` is not set and `@{default}` designates no single topology"))
-                .hint(format!("set `{name}=\"@path/to/{what}\"`"))),
-        }
-    };
+    let get =
+        |name: &str, default: &str, what: &str| -> SimResult<ComponentId> {
+            if cx.scene.link_is_set(cx.id, name) {
+                return cx.scene.link_targets(cx.id, name).first().copied().ok_or_else(|| {
+                    cx.error(format!("the {name} link does not point to a topology")).hint(format!("set `{name}=\"@path/to/{what}\"`"))
+                });
+            }
+            match cx.scene.resolve_path(cx.node(), default, Some(cx.id), Roles::TOPOLOGY) {
+                Some(LinkTarget::Component(c)) => Ok(c),
+                _ => Err(cx
+                    .error(format!("no {name} topology: `{name}` is not set and `@{default}` designates no single topology"))
+                    .hint(format!("set `{name}=\"@path/to/{what}\"`"))),
+            }
+        };
     let input = get("input", "../", "inputTopology")?;
     let output = get("output", "./", "outputContainer")?;
     if input == output {
@@ -285,7 +280,9 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
             continue;
         }
         if d.index_of(name).is_none() {
-            return Err(cx.error(format!("the output {label} cannot hold {name}")).hint(format!("use a container that has {name} (e.g. a {}SetTopologyContainer)", set_class_prefix(name))));
+            return Err(cx
+                .error(format!("the output {label} cannot hold {name}"))
+                .hint(format!("use a container that has {name} (e.g. a {}SetTopologyContainer)", set_class_prefix(name))));
         }
         writes.retain(|(n, _)| *n != name);
         writes.push((name, value));
@@ -373,23 +370,30 @@ impl TopologicalMapping {
                         got.name(),
                         want.name()
                     ))
-                    .hint(format!("link `{which}` to a {}SetTopologyContainer", set_class_prefix(match want {
-                        SetKind::Edge => "edges",
-                        SetKind::Triangle => "triangles",
-                        SetKind::Quad => "quads",
-                        SetKind::Tetrahedron => "tetrahedra",
-                        _ => "hexahedra",
-                    }))));
+                    .hint(format!(
+                        "link `{which}` to a {}SetTopologyContainer",
+                        set_class_prefix(match want {
+                            SetKind::Edge => "edges",
+                            SetKind::Triangle => "triangles",
+                            SetKind::Quad => "quads",
+                            SetKind::Tetrahedron => "tetrahedra",
+                            _ => "hexahedra",
+                        })
+                    )));
             }
         }
         let node = cx.scene.entry(output).node;
         if find_modifier(cx.scene, node, to).is_none() {
             return Err(cx
-                .error(format!("no {}SetTopologyModifier in the output topology's node '{}'", set_class_prefix(match to {
-                    SetKind::Edge => "edges",
-                    SetKind::Triangle => "triangles",
-                    _ => "quads",
-                }), cx.scene.node(node).name))
+                .error(format!(
+                    "no {}SetTopologyModifier in the output topology's node '{}'",
+                    set_class_prefix(match to {
+                        SetKind::Edge => "edges",
+                        SetKind::Triangle => "triangles",
+                        _ => "quads",
+                    }),
+                    cx.scene.node(node).name
+                ))
                 .hint("add the modifier next to the output container"));
         }
         Ok(())
@@ -407,7 +411,8 @@ impl TopologicalMapping {
             }
             Kind::Hexa2Quad => {
                 self.check_types(cx, input, output, SetKind::Hexahedron, SetKind::Quad)?;
-                let counts = hexahedra_around_quads(&from.quads, &from.hexahedra).map_err(|e| inconsistent(cx, input, "quads around hexahedra", e))?;
+                let counts =
+                    hexahedra_around_quads(&from.quads, &from.hexahedra).map_err(|e| inconsistent(cx, input, "quads around hexahedra", e))?;
                 let flip = cx.data().get(FLIP_NORMALS);
                 new.quads = on_border(&counts)
                     .into_iter()
@@ -433,8 +438,8 @@ impl TopologicalMapping {
                 if cx.data().get(NO_INITIAL_TRIANGLES) {
                     init_output = false;
                 } else {
-                    let counts =
-                        tetrahedra_around_triangles(&from.triangles, &from.tetrahedra).map_err(|e| inconsistent(cx, input, "tetrahedra around triangles", e))?;
+                    let counts = tetrahedra_around_triangles(&from.triangles, &from.tetrahedra)
+                        .map_err(|e| inconsistent(cx, input, "tetrahedra around triangles", e))?;
                     let flip = cx.data().get(FLIP_NORMALS);
                     new.triangles = on_border(&counts)
                         .into_iter()
@@ -460,7 +465,8 @@ impl TopologicalMapping {
             }
             Kind::Triangle2Edge => {
                 self.check_types(cx, input, output, SetKind::Triangle, SetKind::Edge)?;
-                let counts = triangles_around_edges(&from.edges, &from.triangles).map_err(|e| inconsistent(cx, input, "triangles around edges", e))?;
+                let counts =
+                    triangles_around_edges(&from.edges, &from.triangles).map_err(|e| inconsistent(cx, input, "triangles around edges", e))?;
                 new.edges = on_border(&counts).into_iter().map(|i| from.edges[i]).collect();
             }
         }
@@ -584,7 +590,13 @@ mod tests {
     fn tetra2triangle(extra: &[(&str, &str)], tets: &str) -> (Scene, ComponentId, ComponentId) {
         let f = factory();
         let mut scene = Scene::new("root");
-        add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyContainer", &[("name", "Container"), ("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"), ("tetrahedra", tets)]);
+        add(
+            &f,
+            &mut scene,
+            Scene::ROOT,
+            "TetrahedronSetTopologyContainer",
+            &[("name", "Container"), ("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"), ("tetrahedra", tets)],
+        );
         add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyModifier", &[]);
         add(&f, &mut scene, Scene::ROOT, "MechanicalObject", &[("name", "Volume")]);
         let t = scene.add_node(Scene::ROOT, "T");
@@ -660,7 +672,13 @@ mod tests {
         let f = factory();
         let mut scene = Scene::new("root");
         // two hexahedra side by side
-        add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyContainer", &[("name", "Hexa_topo"), ("hexahedra", "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10")]);
+        add(
+            &f,
+            &mut scene,
+            Scene::ROOT,
+            "HexahedronSetTopologyContainer",
+            &[("name", "Hexa_topo"), ("hexahedra", "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10")],
+        );
         add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyModifier", &[]);
         let qn = scene.add_node(Scene::ROOT, "Q");
         let quads = add(&f, &mut scene, qn, "QuadSetTopologyContainer", &[("name", "Quad_topo")]);

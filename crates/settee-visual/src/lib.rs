@@ -4,10 +4,7 @@
 //! checking, since none of them can change a simulated number.
 
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult,
-    TemplateRule,
-};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
 
 /// A component without effect on the simulation.
 pub struct NoEffect;
@@ -86,32 +83,12 @@ visual_classes! {
 }
 
 static TEXT_DATA: &[DataDecl] = &[
-    decl(
-        "enable",
-        Bool,
-        "true",
-        "Display the object or not (rendering only)",
-    ),
+    decl("enable", Bool, "true", "Display the object or not (rendering only)"),
     decl("text", Str, "", "Test to display (rendering only)"),
-    decl(
-        "position",
-        Fixed(3),
-        "0 0 0",
-        "3d position (rendering only)",
-    ),
+    decl("position", Fixed(3), "0 0 0", "3d position (rendering only)"),
     decl("scale", Real, "1", "text scale (rendering only)"),
-    decl(
-        "color",
-        Str,
-        "1 1 1 1",
-        "text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)",
-    ),
-    decl(
-        "depthTest",
-        Bool,
-        "true",
-        "perform depth test (rendering only)",
-    ),
+    decl("color", Str, "1 1 1 1", "text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)"),
+    decl("depthTest", Bool, "true", "perform depth test (rendering only)"),
 ];
 
 /// `Visual3DText`: camera-facing text drawn by SOFA's viewer. Unlike the classes above, its Data
@@ -150,8 +127,7 @@ impl Component for RequiredPlugin {
     component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let names = cx.data().get(PLUGIN_NAME).to_vec();
-        cx.data_mut()
-            .set("loadedPlugins", settee_core::Value::Strings(names));
+        cx.data_mut().set("loadedPlugins", settee_core::Value::Strings(names));
         Ok(())
     }
 }
@@ -202,17 +178,7 @@ mod tests {
     fn visual_3d_text_reads_its_data() {
         let f = factory();
         let mut s = Scene::new("root");
-        let c = add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "Visual3DText",
-            &[
-                ("text", "ArrudaBoyce"),
-                ("position", "3 0 -0.5"),
-                ("scale", "0.2"),
-            ],
-        );
+        let c = add(&mut s, &f, Scene::ROOT, "Visual3DText", &[("text", "ArrudaBoyce"), ("position", "3 0 -0.5"), ("scale", "0.2")]);
         init_root(&mut s, &f).unwrap();
         let e = s.entry(c);
         assert_eq!(e.roles(), Roles::VISUAL);
@@ -229,28 +195,9 @@ mod tests {
     fn visual_3d_text_reports_bad_values() {
         let f = factory();
         let mut s = Scene::new("root");
-        let attrs = [("text", "x"), ("scale", "big")]
-            .map(|(n, v)| settee_core::Attr {
-                name: n.into(),
-                value: v.into(),
-                pos: None,
-            })
-            .to_vec();
-        f.create(
-            &mut s,
-            Scene::ROOT,
-            "Visual3DText",
-            None,
-            attrs,
-            None,
-            std::path::Path::new("."),
-        )
-        .unwrap();
-        let bad: Vec<_> = s
-            .messages
-            .iter()
-            .filter(|m| m.severity != Severity::Info && m.message.contains("big"))
-            .collect();
+        let attrs = [("text", "x"), ("scale", "big")].map(|(n, v)| settee_core::Attr { name: n.into(), value: v.into(), pos: None }).to_vec();
+        f.create(&mut s, Scene::ROOT, "Visual3DText", None, attrs, None, std::path::Path::new(".")).unwrap();
+        let bad: Vec<_> = s.messages.iter().filter(|m| m.severity != Severity::Info && m.message.contains("big")).collect();
         assert_eq!(bad.len(), 1, "{:?}", s.messages);
     }
 }

@@ -21,20 +21,11 @@ fn sheet_scene(k: usize) -> String {
     let sheet = 71 * k + 1;
     let spheres = 32 * k;
     let kf = k as f64;
-    let base = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../scenes/spheres_on_sheet.scn"
-    ))
-    .expect("scenes/spheres_on_sheet.scn");
+    let base =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/spheres_on_sheet.scn")).expect("scenes/spheres_on_sheet.scn");
     base.replace(
         "n=\"72 1 72\" min=\"-10 0 -10\" max=\"10 0 10\"",
-        &format!(
-            "n=\"{sheet} 1 {sheet}\" min=\"{} 0 {}\" max=\"{} 0 {}\"",
-            -10.0 * kf,
-            -10.0 * kf,
-            10.0 * kf,
-            10.0 * kf
-        ),
+        &format!("n=\"{sheet} 1 {sheet}\" min=\"{} 0 {}\" max=\"{} 0 {}\"", -10.0 * kf, -10.0 * kf, 10.0 * kf, 10.0 * kf),
     )
     .replace(
         "n=\"32 1 32\" min=\"-7.93 0.5 -8.07\" max=\"8.07 0.5 7.93\"",
@@ -46,17 +37,12 @@ fn sheet_scene(k: usize) -> String {
             8.0 * kf - 0.07
         ),
     )
-    .replace(
-        "totalMass=\"10.24\"",
-        &format!("totalMass=\"{}\"", 0.01 * (spheres * spheres) as f64),
-    )
+    .replace("totalMass=\"10.24\"", &format!("totalMass=\"{}\"", 0.01 * (spheres * spheres) as f64))
 }
 
 #[inline(never)]
 fn measured_detect(scene: &mut Scene, p: ComponentId) {
-    scene
-        .with_taken(p, |obj, s| obj.collision_pipeline().unwrap().detect(s, p))
-        .unwrap();
+    scene.with_taken(p, |obj, s| obj.collision_pipeline().unwrap().detect(s, p)).unwrap();
 }
 
 #[inline(never)]
@@ -69,12 +55,7 @@ fn report(k: usize, what: &str, t: &mut [f64]) {
         return;
     }
     t.sort_by(f64::total_cmp);
-    println!(
-        "k={k} {what}: min {:.3} ms, median {:.3} ms ({} calls)",
-        t[0],
-        t[t.len() / 2],
-        t.len()
-    );
+    println!("k={k} {what}: min {:.3} ms, median {:.3} ms ({} calls)", t[0], t[t.len() / 2], t.len());
 }
 
 fn main() {
@@ -85,31 +66,21 @@ fn main() {
     let threads: usize = args.get(4).map_or(0, |a| a.parse().unwrap());
     let path = std::env::temp_dir().join(format!("sheet_profile_{k}_{}.scn", std::process::id()));
     std::fs::write(&path, sheet_scene(k)).unwrap();
-    let mut scene = settee::load(&path, &settee::factory(), &[])
-        .unwrap_or_else(|f| panic!("{}", f.first_error()))
-        .scene;
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
     let _ = std::fs::remove_file(&path);
     let dt = scene.root().context.dt;
-    let settle = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
+    let settle = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     settle.install(|| {
         for _ in 0..40 {
             animate(&mut scene, dt).unwrap();
         }
     });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| measure(&mut scene, k, reps, what));
 }
 
 fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
-    let p = scene
-        .find_down(Scene::ROOT, Roles::COLLISION_PIPELINE)
-        .unwrap();
+    let p = scene.find_down(Scene::ROOT, Roles::COLLISION_PIPELINE).unwrap();
     if what == "detect" || what == "both" {
         let mut t = Vec::new();
         for _ in 0..reps {
@@ -152,10 +123,6 @@ fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
             report(k, name, phase);
         }
     }
-    let pc = scene
-        .obj(p)
-        .as_any()
-        .downcast_ref::<PipelineComponent>()
-        .unwrap();
+    let pc = scene.obj(p).as_any().downcast_ref::<PipelineComponent>().unwrap();
     println!("{:?}", pc.detection_stats());
 }

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use settee_core::{ComponentId, NodeId, Roles, Scene, StateId, VecId};
-use settee_regress::reference::StateDumpWriter;
 use settee_regress::list::ExportSchedule;
+use settee_regress::reference::StateDumpWriter;
 
 /// A state selected for dumping or comparison.
 #[derive(Clone, Debug)]

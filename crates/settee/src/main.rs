@@ -117,7 +117,16 @@ fn print_warnings(scene: &settee_core::Scene) {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(scene_path: PathBuf, steps: usize, dt: Option<f64>, data_dir: Vec<PathBuf>, dump: Option<PathBuf>, dump_mapped: bool, dump_every: Option<usize>, timing: bool) -> ExitCode {
+fn run(
+    scene_path: PathBuf,
+    steps: usize,
+    dt: Option<f64>,
+    data_dir: Vec<PathBuf>,
+    dump: Option<PathBuf>,
+    dump_mapped: bool,
+    dump_every: Option<usize>,
+    timing: bool,
+) -> ExitCode {
     let factory = settee::factory();
     let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
         Ok(l) => l,
@@ -187,7 +196,14 @@ fn run(scene_path: PathBuf, steps: usize, dt: Option<f64>, data_dir: Vec<PathBuf
             println!("wrote {}", p.display());
         }
     }
-    println!("{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}", steps, dt, elapsed.as_secs_f64(), elapsed.as_secs_f64() * 1e3 / steps.max(1) as f64, scene.root().context.time);
+    println!(
+        "{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}",
+        steps,
+        dt,
+        elapsed.as_secs_f64(),
+        elapsed.as_secs_f64() * 1e3 / steps.max(1) as f64,
+        scene.root().context.time
+    );
     if timing {
         println!("{:<24} {:>12} {:>10}", "stage", "total ms", "ms/step");
         for (stage, d, _) in &scene.timers.stages {
@@ -215,7 +231,12 @@ fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
                     println!("{d}");
                 }
                 let n = f.diagnostics.iter().filter(|d| d.unsupported).count();
-                println!("{}: NOT supported ({} unsupported components/features, {} errors)", path.display(), n, f.diagnostics.iter().filter(|d| d.severity == Severity::Error).count());
+                println!(
+                    "{}: NOT supported ({} unsupported components/features, {} errors)",
+                    path.display(),
+                    n,
+                    f.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+                );
             }
         }
     }
@@ -311,7 +332,12 @@ fn regress_cmd(
     }
     let pass = outcomes.iter().filter(|o| o.status == regress::Status::Pass).count();
     let unsupported = outcomes.iter().filter(|o| o.status == regress::Status::Unsupported).count();
-    println!("{pass} passed, {} failed, {unsupported} unsupported ({} scenes, {:.1} s)", outcomes.len() - pass - unsupported, outcomes.len(), t0.elapsed().as_secs_f64());
+    println!(
+        "{pass} passed, {} failed, {unsupported} unsupported ({} scenes, {:.1} s)",
+        outcomes.len() - pass - unsupported,
+        outcomes.len(),
+        t0.elapsed().as_secs_f64()
+    );
     if let Some(j) = json {
         if let Err(e) = std::fs::write(&j, serde_json::to_string_pretty(&outcomes).unwrap_or_default()) {
             eprintln!("error: cannot write {}: {e}", j.display());

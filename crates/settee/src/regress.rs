@@ -281,7 +281,9 @@ pub fn markdown(outcomes: &[SceneOutcome]) -> String {
         outcomes.len(),
         outcomes.len() - pass - unsupported
     ));
-    s.push_str("| scene | status | error | epsilon | max abs diff | ms/step | SOFA ms/step | ratio | note |\n|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str(
+        "| scene | status | error | epsilon | max abs diff | ms/step | SOFA ms/step | ratio | note |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
     for o in outcomes {
         let note = o.message.as_deref().unwrap_or("").lines().next().unwrap_or("").replace('|', "\\|");
         let note: String = note.chars().take(140).collect();

@@ -23,11 +23,7 @@ impl LoadFailure {
         self.diagnostics.iter().any(|d| d.unsupported)
     }
     pub fn first_error(&self) -> String {
-        self.diagnostics
-            .iter()
-            .find(|d| d.severity == Severity::Error)
-            .map(|d| d.to_string())
-            .unwrap_or_else(|| "unknown error".into())
+        self.diagnostics.iter().find(|d| d.severity == Severity::Error).map(|d| d.to_string()).unwrap_or_else(|| "unknown error".into())
     }
 }
 

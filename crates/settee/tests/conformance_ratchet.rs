@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
 }
 
 /// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
@@ -21,23 +18,15 @@ fn workspace_root() -> PathBuf {
 /// note (`None`) — unless `SETTEE_REQUIRE_SUITE` is set (CI sets it), where it fails instead: a
 /// test that could not compare anything must not count as passed.
 fn suite_dir(root: &Path) -> Option<PathBuf> {
-    let dir = std::env::var_os("SETTEE_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared/sofa-suite"));
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+    let dir = std::env::var_os("SETTEE_SUITE").map(PathBuf::from).unwrap_or_else(|| root.join("../shared/sofa-suite"));
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
     let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); conformance ratchet skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
@@ -67,12 +56,6 @@ fn every_scene_of_the_passing_list_still_passes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "conformance ratchet failed:\n{stdout}\n{stderr}"
-    );
-    assert!(
-        stdout.contains("ratchet: every scene of"),
-        "no ratchet verdict in the output:\n{stdout}"
-    );
+    assert!(out.status.success(), "conformance ratchet failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("ratchet: every scene of"), "no ratchet verdict in the output:\n{stdout}");
 }

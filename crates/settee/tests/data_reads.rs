@@ -40,10 +40,7 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
     Box::new(Nothing)
 }
 
-static DATA: &[DataDecl] = &[
-    decl("stiffness", DataKind::Real, "10", "a real"),
-    decl("indices", DataKind::Indices, "0", "an index list"),
-];
+static DATA: &[DataDecl] = &[decl("stiffness", DataKind::Real, "10", "a real"), decl("indices", DataKind::Indices, "0", "an index list")];
 static TABLES: &[&[DataDecl]] = &[DATA];
 
 mod good {
@@ -93,18 +90,14 @@ static MISTYPED: ComponentClass = class("MistypedReads", mistyped::READS);
 
 /// Registers `class` in a fresh factory; the panic message when it is refused.
 fn register(class: &'static ComponentClass) -> Result<(), String> {
-    catch_unwind(AssertUnwindSafe(|| Factory::new().register(class))).map_err(|p| {
-        p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
-    })
+    catch_unwind(AssertUnwindSafe(|| Factory::new().register(class)))
+        .map_err(|p| p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default())
 }
 
 #[test]
 fn the_factory_refuses_a_class_reading_undeclared_or_mistyped_data() {
     assert_eq!(register(&GOOD), Ok(()));
-    assert_eq!(
-        register(&MISSPELT),
-        Err("component class MisspeltReads reads Data 'stifness', which it does not declare".to_string())
-    );
+    assert_eq!(register(&MISSPELT), Err("component class MisspeltReads reads Data 'stifness', which it does not declare".to_string()));
     assert_eq!(
         register(&MISTYPED),
         Err("component class MistypedReads reads Data 'indices' as a real, but it is declared as a index list".to_string())

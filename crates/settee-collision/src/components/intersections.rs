@@ -21,7 +21,8 @@ static MIN_PROXIMITY_DATA: &[DataDecl] = &[
     decl("useLineLine", Bool, "true", "test line pairs"),
 ];
 
-static NEW_PROXIMITY_DATA: &[DataDecl] = &[decl("useLineLine", Bool, "false", "add edge–edge tests inside Triangle–Line and Triangle–Triangle pairs")];
+static NEW_PROXIMITY_DATA: &[DataDecl] =
+    &[decl("useLineLine", Bool, "false", "add edge–edge tests inside Triangle–Line and Triangle–Triangle pairs")];
 
 static LOCAL_MIN_DISTANCE_DATA: &[DataDecl] = &[
     decl("filterIntersection", Bool, "true", "apply the local cone filters"),
@@ -53,8 +54,15 @@ settee_core::data_refs! {
     USE_LMD_FILTERS: Bool = "useLMDFilters";
 }
 
-static MIN_ALL: &[settee_core::DataUse] =
-    &[ALARM.erased(), CONTACT.erased(), USE_SPHERE_TRIANGLE.erased(), USE_POINT_POINT.erased(), USE_SURFACE_NORMALS.erased(), USE_LINE_POINT.erased(), USE_LINE_LINE.erased()];
+static MIN_ALL: &[settee_core::DataUse] = &[
+    ALARM.erased(),
+    CONTACT.erased(),
+    USE_SPHERE_TRIANGLE.erased(),
+    USE_POINT_POINT.erased(),
+    USE_SURFACE_NORMALS.erased(),
+    USE_LINE_POINT.erased(),
+    USE_LINE_LINE.erased(),
+];
 static NEW_ALL: &[settee_core::DataUse] = &[ALARM.erased(), CONTACT.erased(), USE_LINE_LINE.erased()];
 static LMD_ALL: &[settee_core::DataUse] =
     &[ALARM.erased(), CONTACT.erased(), FILTER_INTERSECTION.erased(), ANGLE_CONE.erased(), CONE_FACTOR.erased(), USE_LMD_FILTERS.erased()];
@@ -78,7 +86,14 @@ macro_rules! intersection_class {
     };
 }
 
-intersection_class!(DISCRETE, "DiscreteIntersection", "Exact intersection tests (sphere pairs, Triangle–Line, Tetrahedron–Point), no alarm distance.", &[], &[], Discrete);
+intersection_class!(
+    DISCRETE,
+    "DiscreteIntersection",
+    "Exact intersection tests (sphere pairs, Triangle–Line, Tetrahedron–Point), no alarm distance.",
+    &[],
+    &[],
+    Discrete
+);
 intersection_class!(
     MIN_PROXIMITY,
     "MinProximityIntersection",

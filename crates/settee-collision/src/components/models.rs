@@ -10,8 +10,8 @@ use settee_core::collision::{CollisionModel, ModelGeometry, PrimitiveKind};
 use settee_core::component::link;
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::{
-    component_any, Adjacency, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, Scene, SimError,
-    SimResult, StateId, TemplateRule, VecId,
+    component_any, Adjacency, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, Scene,
+    SimError, SimResult, StateId, TemplateRule, VecId,
 };
 
 /// Data of every collision model (SOFA's `CollisionModel`).
@@ -21,7 +21,12 @@ static MODEL_DATA: &[DataDecl] = &[
     decl("simulated", Bool, "true", "false: an obstacle; no pair between two obstacles, responses go to the other model's node"),
     decl("selfCollision", Bool, "false", "allow collisions between models of the same node, this one included"),
     decl_alias("contactDistance", &["proximity"], Real, "0", "skin thickness added to the alarm and contact distances of every pair with this model"),
-    decl("contactStiffness", Real, "10", "stiffness of penalty contacts (their stiffness is the product of both models' values over the contact distance)"),
+    decl(
+        "contactStiffness",
+        Real,
+        "10",
+        "stiffness of penalty contacts (their stiffness is the product of both models' values over the contact distance)",
+    ),
     decl("contactFriction", Real, "0", "friction coefficient (read by penalty contacts, without effect)"),
     decl("contactRestitution", Real, "0", "restitution coefficient (unused by the responses in Settee)"),
     decl("contactResponse", Str, "", "response for pairs with this model, overriding the contact manager's"),
@@ -30,7 +35,8 @@ static MODEL_DATA: &[DataDecl] = &[
     decl("numberOfContacts", Int, "0", "output: number of contacts involving this model at the last response phase"),
 ];
 
-static BOTH_SIDE: &[DataDecl] = &[decl("bothSide", Bool, "false", "both sides of the primitives collide (LocalMinDistance filters, NewProximity normals)")];
+static BOTH_SIDE: &[DataDecl] =
+    &[decl("bothSide", Bool, "false", "both sides of the primitives collide (LocalMinDistance filters, NewProximity normals)")];
 
 static TOPOLOGY_LINK: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology of the primitives (default: the node's)")];
 
@@ -99,16 +105,93 @@ macro_rules! model_class {
     };
 }
 
-static SPHERE_ALL_READS: &[settee_core::DataUse] = &[ACTIVE.erased(), MOVING.erased(), SIMULATED.erased(), SELF_COLLISION.erased(), CONTACT_DISTANCE.erased(), CONTACT_STIFFNESS.erased(), CONTACT_RESPONSE.erased(), GROUP.erased(), LIST_RADIUS.erased(), RADIUS.erased()];
-static POINT_ALL_READS: &[settee_core::DataUse] = &[ACTIVE.erased(), MOVING.erased(), SIMULATED.erased(), SELF_COLLISION.erased(), CONTACT_DISTANCE.erased(), CONTACT_STIFFNESS.erased(), CONTACT_RESPONSE.erased(), GROUP.erased(), BOTH_SIDE_REF.erased(), COMPUTE_NORMALS.erased()];
-static LINE_ALL_READS: &[settee_core::DataUse] = &[ACTIVE.erased(), MOVING.erased(), SIMULATED.erased(), SELF_COLLISION.erased(), CONTACT_DISTANCE.erased(), CONTACT_STIFFNESS.erased(), CONTACT_RESPONSE.erased(), GROUP.erased(), BOTH_SIDE_REF.erased()];
+static SPHERE_ALL_READS: &[settee_core::DataUse] = &[
+    ACTIVE.erased(),
+    MOVING.erased(),
+    SIMULATED.erased(),
+    SELF_COLLISION.erased(),
+    CONTACT_DISTANCE.erased(),
+    CONTACT_STIFFNESS.erased(),
+    CONTACT_RESPONSE.erased(),
+    GROUP.erased(),
+    LIST_RADIUS.erased(),
+    RADIUS.erased(),
+];
+static POINT_ALL_READS: &[settee_core::DataUse] = &[
+    ACTIVE.erased(),
+    MOVING.erased(),
+    SIMULATED.erased(),
+    SELF_COLLISION.erased(),
+    CONTACT_DISTANCE.erased(),
+    CONTACT_STIFFNESS.erased(),
+    CONTACT_RESPONSE.erased(),
+    GROUP.erased(),
+    BOTH_SIDE_REF.erased(),
+    COMPUTE_NORMALS.erased(),
+];
+static LINE_ALL_READS: &[settee_core::DataUse] = &[
+    ACTIVE.erased(),
+    MOVING.erased(),
+    SIMULATED.erased(),
+    SELF_COLLISION.erased(),
+    CONTACT_DISTANCE.erased(),
+    CONTACT_STIFFNESS.erased(),
+    CONTACT_RESPONSE.erased(),
+    GROUP.erased(),
+    BOTH_SIDE_REF.erased(),
+];
 static TRIANGLE_ALL_READS: &[settee_core::DataUse] = POINT_ALL_READS;
 
-model_class!(SPHERE, "SphereCollisionModel", "Spheres centred on the DOFs of a Vec3d or Rigid3d state (radius or listRadius).", &["Vec3d", "Rigid3d"], &[MODEL_DATA, SPHERE_DATA], &[], SPHERE_ALL_READS, create_sphere);
-model_class!(POINT, "PointCollisionModel", "The DOFs of a Vec3d state as collision points.", &["Vec3d"], &[MODEL_DATA, BOTH_SIDE, POINT_DATA], TOPOLOGY_LINK, POINT_ALL_READS, create_point);
-model_class!(LINE, "LineCollisionModel", "The edges of a topology as collision segments.", &["Vec3d"], &[MODEL_DATA, BOTH_SIDE, LINE_DATA], TOPOLOGY_LINK, LINE_ALL_READS, create_line);
-model_class!(TRIANGLE, "TriangleCollisionModel", "The triangles (and quads, split in two) of a topology as collision triangles.", &["Vec3d"], &[MODEL_DATA, BOTH_SIDE, TRIANGLE_DATA], TOPOLOGY_LINK, TRIANGLE_ALL_READS, create_triangle);
-model_class!(TETRAHEDRON, "TetrahedronCollisionModel", "The tetrahedra of a topology as collision volumes (Tetrahedron–Point only).", &["Vec3d"], &[MODEL_DATA], TOPOLOGY_LINK, READS, create_tetra);
+model_class!(
+    SPHERE,
+    "SphereCollisionModel",
+    "Spheres centred on the DOFs of a Vec3d or Rigid3d state (radius or listRadius).",
+    &["Vec3d", "Rigid3d"],
+    &[MODEL_DATA, SPHERE_DATA],
+    &[],
+    SPHERE_ALL_READS,
+    create_sphere
+);
+model_class!(
+    POINT,
+    "PointCollisionModel",
+    "The DOFs of a Vec3d state as collision points.",
+    &["Vec3d"],
+    &[MODEL_DATA, BOTH_SIDE, POINT_DATA],
+    TOPOLOGY_LINK,
+    POINT_ALL_READS,
+    create_point
+);
+model_class!(
+    LINE,
+    "LineCollisionModel",
+    "The edges of a topology as collision segments.",
+    &["Vec3d"],
+    &[MODEL_DATA, BOTH_SIDE, LINE_DATA],
+    TOPOLOGY_LINK,
+    LINE_ALL_READS,
+    create_line
+);
+model_class!(
+    TRIANGLE,
+    "TriangleCollisionModel",
+    "The triangles (and quads, split in two) of a topology as collision triangles.",
+    &["Vec3d"],
+    &[MODEL_DATA, BOTH_SIDE, TRIANGLE_DATA],
+    TOPOLOGY_LINK,
+    TRIANGLE_ALL_READS,
+    create_triangle
+);
+model_class!(
+    TETRAHEDRON,
+    "TetrahedronCollisionModel",
+    "The tetrahedra of a topology as collision volumes (Tetrahedron–Point only).",
+    &["Vec3d"],
+    &[MODEL_DATA],
+    TOPOLOGY_LINK,
+    READS,
+    create_tetra
+);
 
 /// SOFA's `CubeCollisionModel` declared in a scene: a bounding-volume model whose boxes are only
 /// ever set by code, so a declared one has no element and takes part in nothing.
@@ -353,7 +436,12 @@ impl Component for CollisionModelComponent {
 impl CollisionModel for CollisionModelComponent {
     fn update_geometry(&mut self, scene: &Scene) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
-        let n = scene.store.states.get(s).map(|st| st.size).ok_or_else(|| SimError::new(format!("the state of collision model '{}' was removed", self.geometry.name)))?;
+        let n = scene
+            .store
+            .states
+            .get(s)
+            .map(|st| st.size)
+            .ok_or_else(|| SimError::new(format!("the state of collision model '{}' was removed", self.geometry.name)))?;
         if n != self.geometry.x.len() && matches!(self.geometry.kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) {
             // SOFA pads the radius list with `radius` when the state grows.
             let last = self.geometry.radius.last().copied().unwrap_or(1.0);

@@ -7,8 +7,8 @@ use settee_core::collision::Vec3;
 use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError, SimResult,
-    StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
+    SimResult, StateId, TemplateRule,
 };
 
 static DATA: &[DataDecl] = &[decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness")];

@@ -5,14 +5,18 @@
 use settee_core::collision::{ContactOutputs, ModelGeometry};
 use settee_core::component::{link, CollisionPipeline};
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, NodeId, Roles, Scene, SimError, SimResult, TemplateRule};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, NodeId, Roles, Scene, SimError, SimResult,
+    TemplateRule,
+};
 
 use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
 use crate::Vec3;
 
 // ----- broad and narrow phases -------------------------------------------------------------------
 
-static BROAD_DATA: &[DataDecl] = &[decl("box", Fixed(6), "0 0 0 0 0 0", "if min.x < max.x: models whose bounding box does not meet this box are ignored")];
+static BROAD_DATA: &[DataDecl] =
+    &[decl("box", Fixed(6), "0 0 0 0 0 0", "if min.x < max.x: models whose bounding box does not meet this box are ignored")];
 
 settee_core::data_refs! {
     static BROAD_READS;
@@ -38,7 +42,14 @@ macro_rules! phase_class {
     };
 }
 
-phase_class!(BRUTE_FORCE, "BruteForceBroadPhase", "Broad phase testing every pair of models' root boxes.", Roles::BROAD_PHASE, &[BROAD_DATA], BROAD_READS);
+phase_class!(
+    BRUTE_FORCE,
+    "BruteForceBroadPhase",
+    "Broad phase testing every pair of models' root boxes.",
+    Roles::BROAD_PHASE,
+    &[BROAD_DATA],
+    BROAD_READS
+);
 phase_class!(
     PARALLEL_BRUTE_FORCE,
     "ParallelBruteForceBroadPhase",
@@ -48,7 +59,14 @@ phase_class!(
     BROAD_READS
 );
 phase_class!(BVH, "BVHNarrowPhase", "Narrow phase traversing the models' bounding-volume trees.", Roles::NARROW_PHASE, &[], &[]);
-phase_class!(PARALLEL_BVH, "ParallelBVHNarrowPhase", "BVHNarrowPhase on several threads (same outputs in the same order).", Roles::NARROW_PHASE, &[], &[]);
+phase_class!(
+    PARALLEL_BVH,
+    "ParallelBVHNarrowPhase",
+    "BVHNarrowPhase on several threads (same outputs in the same order).",
+    Roles::NARROW_PHASE,
+    &[],
+    &[]
+);
 
 /// A broad or narrow phase component: its class and Data configure the pipeline's detection.
 struct Phase;
@@ -106,7 +124,15 @@ struct SubPipeline {
 }
 
 impl SubPipeline {
-    fn new(scene: &Scene, models: Vec<ComponentId>, intersection: ComponentId, broad: ComponentId, narrow: ComponentId, manager: ComponentId, depth: u32) -> SubPipeline {
+    fn new(
+        scene: &Scene,
+        models: Vec<ComponentId>,
+        intersection: ComponentId,
+        broad: ComponentId,
+        narrow: ComponentId,
+        manager: ComponentId,
+        depth: u32,
+    ) -> SubPipeline {
         let b = scene.entry(broad);
         let bx = b.data.get(BOX);
         let broad_phase = if b.class.name == PARALLEL_BRUTE_FORCE.name { BroadPhaseKind::ParallelBruteForce } else { BroadPhaseKind::BruteForce };
@@ -131,7 +157,8 @@ impl SubPipeline {
         for &m in &self.models {
             scene.with_taken(m, |obj, scene| obj.collision_model().expect("collision model role").update_geometry(scene))?;
         }
-        let geometries: Vec<&ModelGeometry> = self.models.iter().map(|m| scene.obj(*m).collision_model_ref().expect("collision model role").geometry()).collect();
+        let geometries: Vec<&ModelGeometry> =
+            self.models.iter().map(|m| scene.obj(*m).collision_model_ref().expect("collision model role").geometry()).collect();
         let method = scene.obj(self.intersection).intersection().expect("intersection role");
         self.detection.run(&geometries, method, &self.settings).map_err(|e| SimError::new(e.to_string()))?;
         Ok(())
@@ -145,7 +172,9 @@ impl SubPipeline {
             .map(|p| ContactOutputs { model1: self.models[p.model1], model2: self.models[p.model2], key: (p.model1, p.model2), outputs: &p.outputs })
             .collect();
         let contact = scene.obj(self.intersection).intersection().expect("intersection role").contact_distance();
-        scene.with_taken(self.manager, |obj, scene| obj.contact_manager().expect("contact manager role").respond(scene, &outputs, contact, pipeline_node))
+        scene.with_taken(self.manager, |obj, scene| {
+            obj.contact_manager().expect("contact manager role").respond(scene, &outputs, contact, pipeline_node)
+        })
     }
 }
 
@@ -183,9 +212,16 @@ pub static COLLISION_PIPELINE: ComponentClass = ComponentClass {
     reads: PIPELINE_READS,
 };
 
-static COMPOSITE_DATA: &[DataDecl] = &[decl("parallelDetection", Bool, "false", "run the detection of the sub-pipelines concurrently (same results)")];
+static COMPOSITE_DATA: &[DataDecl] =
+    &[decl("parallelDetection", Bool, "false", "run the detection of the sub-pipelines concurrently (same results)")];
 
-static COMPOSITE_LINKS: &[LinkDecl] = &[LinkDecl { name: "subCollisionPipelines", target: Roles::NONE, to_node_or_state: false, multi: true, help: "the sub-pipelines, in the order their phases run" }];
+static COMPOSITE_LINKS: &[LinkDecl] = &[LinkDecl {
+    name: "subCollisionPipelines",
+    target: Roles::NONE,
+    to_node_or_state: false,
+    multi: true,
+    help: "the sub-pipelines, in the order their phases run",
+}];
 
 pub static COMPOSITE_PIPELINE: ComponentClass = ComponentClass {
     name: "CompositeCollisionPipeline",
@@ -205,7 +241,13 @@ pub static COMPOSITE_PIPELINE: ComponentClass = ComponentClass {
 static SUB_DATA: &[DataDecl] = &[decl("depth", Int, "6", "depth of the bounding-volume trees")];
 
 static SUB_LINKS: &[LinkDecl] = &[
-    LinkDecl { name: "collisionModels", target: Roles::COLLISION_MODEL, to_node_or_state: false, multi: true, help: "the collision models handled, in this order" },
+    LinkDecl {
+        name: "collisionModels",
+        target: Roles::COLLISION_MODEL,
+        to_node_or_state: false,
+        multi: true,
+        help: "the collision models handled, in this order",
+    },
     link("intersectionMethod", Roles::INTERSECTION, "intersection method"),
     link("contactManager", Roles::CONTACT_MANAGER, "contact manager"),
     link("broadPhaseDetection", Roles::BROAD_PHASE, "broad phase"),
@@ -254,11 +296,12 @@ impl PipelineComponent {
         let models: Vec<ComponentId> = comps.iter().copied().filter(|c| cx.scene.entry(*c).roles().contains(Roles::COLLISION_MODEL)).collect();
         let parts = (first(Roles::INTERSECTION), first(Roles::BROAD_PHASE), first(Roles::NARROW_PHASE), first(Roles::CONTACT_MANAGER));
         let (Some(i), Some(b), Some(n), Some(m)) = parts else {
-            let missing: Vec<&str> = [("an intersection method", parts.0), ("a broad phase", parts.1), ("a narrow phase", parts.2), ("a contact manager", parts.3)]
-                .iter()
-                .filter(|(_, c)| c.is_none())
-                .map(|(w, _)| *w)
-                .collect();
+            let missing: Vec<&str> =
+                [("an intersection method", parts.0), ("a broad phase", parts.1), ("a narrow phase", parts.2), ("a contact manager", parts.3)]
+                    .iter()
+                    .filter(|(_, c)| c.is_none())
+                    .map(|(w, _)| *w)
+                    .collect();
             cx.warn(format!("the pipeline does nothing: no {} in its subtree", missing.join(", no ")));
             return Ok(None);
         };
@@ -276,7 +319,11 @@ impl PipelineComponent {
         }
         let one = |name: &str| -> SimResult<ComponentId> {
             scene.link_targets(s, name).first().copied().ok_or_else(|| {
-                SimError(Box::new(settee_core::Diagnostic::error(format!("{} has no `{name}`", e.label())).at(e.pos.clone()).hint("every link of a SubCollisionPipeline is required")))
+                SimError(Box::new(
+                    settee_core::Diagnostic::error(format!("{} has no `{name}`", e.label()))
+                        .at(e.pos.clone())
+                        .hint("every link of a SubCollisionPipeline is required"),
+                ))
             })
         };
         let (i, m, b, n) = (one("intersectionMethod")?, one("contactManager")?, one("broadPhaseDetection")?, one("narrowPhaseDetection")?);
@@ -337,7 +384,9 @@ impl CollisionPipeline for PipelineComponent {
 
 /// Registers the pipeline and phase classes.
 pub fn register(f: &mut settee_core::Factory) {
-    for c in [&COLLISION_PIPELINE, &COMPOSITE_PIPELINE, &SUB_PIPELINE, &BRUTE_FORCE, &PARALLEL_BRUTE_FORCE, &BVH, &PARALLEL_BVH, &BRUTE_FORCE_DETECTION] {
+    for c in
+        [&COLLISION_PIPELINE, &COMPOSITE_PIPELINE, &SUB_PIPELINE, &BRUTE_FORCE, &PARALLEL_BRUTE_FORCE, &BVH, &PARALLEL_BVH, &BRUTE_FORCE_DETECTION]
+    {
         f.register(c);
     }
 }

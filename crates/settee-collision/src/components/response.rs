@@ -20,7 +20,10 @@ use settee_core::diag::Diagnostic;
 use settee_core::mechanics::apply_mapping;
 use settee_core::simulation::init_subtree;
 use settee_core::types::quat_rotate;
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId,
+    TemplateRule, VecId,
+};
 
 use super::penalty::PenalityContactForceField;
 use crate::detection::{PairKeyed, StableOrderMap};
@@ -40,7 +43,8 @@ pub const RESPONSE_NAMES: &[&str] = &[
 ];
 
 /// Responses that act through Lagrange multipliers (need FreeMotionAnimationLoop).
-const LAGRANGIAN_RESPONSES: &[&str] = &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
+const LAGRANGIAN_RESPONSES: &[&str] =
+    &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
 static DATA: &[DataDecl] = &[
     decl("response", Str, "", "response created for colliding pairs: PenalityContactForceField (FrictionContactConstraint and the other Lagrangian responses need FreeMotionAnimationLoop)"),
@@ -48,7 +52,12 @@ static DATA: &[DataDecl] = &[
 ];
 
 static RULE_DATA: &[DataDecl] = &[
-    decl("rules", Str, "", "rules `model1 model2 response` (a model by name, `*` for any, or a collision group number); the first match gives the response"),
+    decl(
+        "rules",
+        Str,
+        "",
+        "rules `model1 model2 response` (a model by name, `*` for any, or a collision group number); the first match gives the response",
+    ),
     decl("variables", Str, "", "names of string Data to create; `$name$` in a response is replaced by its value"),
 ];
 
@@ -158,7 +167,9 @@ impl Mapper {
         match info.kind {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
-            PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None }),
+            PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => {
+                Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None })
+            }
             PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, parent: info.state_node, created: None }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
@@ -238,7 +249,9 @@ impl Mapper {
                 let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 Ok((pm.add_point_on_frame(elem, local)?, r))
             }
-            Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => Err(SimError::new("contact points added before the mapper's state was created")),
+            Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => {
+                Err(SimError::new("contact points added before the mapper's state was created"))
+            }
         }
     }
 
@@ -262,7 +275,13 @@ impl Mapper {
 
 /// Fills a mapper's node: a Vec3d state mapped by `mapping` (of template `template`) from the
 /// parent's state — on `topology` for barycentric mappers — with no point yet.
-fn build_mapper_node(scene: &mut Scene, node: NodeId, mapping: &str, template: &str, topology: Option<ComponentId>) -> SimResult<(StateId, ComponentId)> {
+fn build_mapper_node(
+    scene: &mut Scene,
+    node: NodeId,
+    mapping: &str,
+    template: &str,
+    topology: Option<ComponentId>,
+) -> SimResult<(StateId, ComponentId)> {
     let mo = scene.create_component(node, "MechanicalObject", Some("Vec3d"), &[("name", "contactPoints")])?;
     let map = scene.create_component(node, mapping, Some(template), &[("input", "@.."), ("output", "@.")])?;
     if let Some(t) = topology {
@@ -698,7 +717,9 @@ impl ContactManagerComponent {
                 }
                 PenaltyResponse::new(scene, m1, m2)
             }
-            c if LAGRANGIAN_RESPONSES.contains(&c) => Err(SimError::unsupported(format!("the {c} response needs FreeMotionAnimationLoop support, which Settee does not have yet"))),
+            c if LAGRANGIAN_RESPONSES.contains(&c) => {
+                Err(SimError::unsupported(format!("the {c} response needs FreeMotionAnimationLoop support, which Settee does not have yet")))
+            }
             c => Err(SimError::unsupported(format!("the {c} response is not supported"))),
         }
     }
@@ -729,15 +750,16 @@ impl Component for ContactManagerComponent {
             }
         }
         if self.response.is_empty() {
-            return Err(cx
-                .error("no response method is set")
-                .hint(format!("set `response` to one of {}", RESPONSE_NAMES.join(", "))));
+            return Err(cx.error("no response method is set").hint(format!("set `response` to one of {}", RESPONSE_NAMES.join(", "))));
         }
         if !RESPONSE_NAMES.contains(&self.response.as_str()) {
             return Err(cx.error(format!("unknown response '{}'", self.response)).hint(format!("known responses: {}", RESPONSE_NAMES.join(", "))));
         }
         if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) {
-            return Err(SimError::unsupported(format!("the {} response needs FreeMotionAnimationLoop support, which Settee does not have yet", self.response)));
+            return Err(SimError::unsupported(format!(
+                "the {} response needs FreeMotionAnimationLoop support, which Settee does not have yet",
+                self.response
+            )));
         }
         Ok(())
     }

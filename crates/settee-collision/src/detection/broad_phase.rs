@@ -58,12 +58,8 @@ pub(crate) fn broad_phase(
         if let Some((fbox, fgeom)) = filter {
             // `intersectWithBoxModel`: no cube/cube intersector keeps the model.
             let keep = match cube {
-                PairSupport::Supported { swap: false } => {
-                    method.boxes_overlap(&root.aabb, g, fbox, fgeom, false)
-                }
-                PairSupport::Supported { swap: true } => {
-                    method.boxes_overlap(fbox, fgeom, &root.aabb, g, false)
-                }
+                PairSupport::Supported { swap: false } => method.boxes_overlap(&root.aabb, g, fbox, fgeom, false),
+                PairSupport::Supported { swap: true } => method.boxes_overlap(fbox, fgeom, &root.aabb, g, false),
                 _ => true,
             };
             if !keep {
@@ -71,11 +67,7 @@ pub(crate) fn broad_phase(
             }
         }
         // Self pair: a simulated model allowed to collide with itself.
-        if g.simulated
-            && g.can_collide_with(g)
-            && matches!(cube, PairSupport::Supported { .. })
-            && roots_overlap(m, m)
-        {
+        if g.simulated && g.can_collide_with(g) && matches!(cube, PairSupport::Supported { .. }) && roots_overlap(m, m) {
             pairs.push((m, m));
         }
         for &prev in seen.iter() {

@@ -51,8 +51,7 @@ impl BlockGrid {
     }
 
     fn cell_of(&self, p: &Vec3) -> usize {
-        (self.index(2, p[2]) * self.dims[1] + self.index(1, p[1])) * self.dims[0]
-            + self.index(0, p[0])
+        (self.index(2, p[2]) * self.dims[1] + self.index(1, p[1])) * self.dims[0] + self.index(0, p[0])
     }
 
     /// Inclusive cell ranges, per axis, holding the min corner of every leaf box of the block
@@ -65,8 +64,7 @@ impl BlockGrid {
                 // Roundings: the box test's `max + d`, the block's `max − min` (widest), this
                 // subtraction and the one of the origin in `index`, each at most ε/2 of a
                 // magnitude below |q.min| + m + w + the block's largest |coordinate|.
-                let low = (q.min[k] - (m + self.widest[k]))
-                    - (self.slack[k] + 4.0 * f64::EPSILON * (q.min[k].abs() + m));
+                let low = (q.min[k] - (m + self.widest[k])) - (self.slack[k] + 4.0 * f64::EPSILON * (q.min[k].abs() + m));
                 *r = (self.index(k, low), self.index(k, q.max[k] + m));
             }
         }
@@ -76,12 +74,7 @@ impl BlockGrid {
     /// The ranges of [`BlockGrids::items`] holding the cells `cells` (one range per row of
     /// cells along x, which are contiguous), passed to `f`.
     #[inline]
-    pub fn for_each_run(
-        &self,
-        grids: &BlockGrids,
-        cells: [(usize, usize); 3],
-        mut f: impl FnMut(std::ops::Range<usize>),
-    ) {
+    pub fn for_each_run(&self, grids: &BlockGrids, cells: [(usize, usize); 3], mut f: impl FnMut(std::ops::Range<usize>)) {
         let [(x0, x1), (y0, y1), (z0, z1)] = cells;
         let starts = &grids.cell_start[self.cells_at..];
         let mut z = z0;
@@ -122,19 +115,13 @@ impl BlockGrids {
     }
 
     pub fn capacity(&self) -> usize {
-        self.of_start.capacity()
-            + self.grids.capacity()
-            + self.cell_start.capacity()
-            + self.items.capacity()
-            + self.cell_of.capacity()
+        self.of_start.capacity() + self.grids.capacity() + self.cell_start.capacity() + self.items.capacity() + self.cell_of.capacity()
     }
 
     /// The grid of the block `start..end`, if there is one.
     #[inline]
     pub fn grid(&self, start: u32, end: u32) -> Option<&BlockGrid> {
-        let g = self
-            .grids
-            .get(*self.of_start.get(start as usize)? as usize)?;
+        let g = self.grids.get(*self.of_start.get(start as usize)? as usize)?;
         (g.range.1 == end).then_some(g)
     }
 
@@ -174,11 +161,7 @@ impl BlockGrids {
             let extent = bbox.max[k] - bbox.min[k];
             if n > 4 && extent > 0.0 && extent.is_finite() {
                 // Cells no narrower than the widest box.
-                let fit = if widest[k] > 0.0 {
-                    extent / widest[k]
-                } else {
-                    n as f64
-                };
+                let fit = if widest[k] > 0.0 { extent / widest[k] } else { n as f64 };
                 dims[k] = (fit.min(n as f64) as usize).max(1);
             }
             let magnitude = bbox.min[k].abs().max(bbox.max[k].abs()) + widest[k];
@@ -194,15 +177,7 @@ impl BlockGrids {
                 inv[k] = dims[k] as f64 / (bbox.max[k] - bbox.min[k]);
             }
         }
-        let grid = BlockGrid {
-            range: (start, end),
-            bbox,
-            widest,
-            dims,
-            inv,
-            slack,
-            cells_at: self.cell_start.len(),
-        };
+        let grid = BlockGrid { range: (start, end), bbox, widest, dims, inv, slack, cells_at: self.cell_start.len() };
         // Counting sort of the block's leaf boxes by cell, stable.
         let cells = dims[0] * dims[1] * dims[2];
         let at = grid.cells_at;

@@ -77,49 +77,24 @@ impl Default for DetectionSettings {
 #[derive(Clone, Debug, PartialEq)]
 pub enum DetectionError {
     /// An element addresses a vertex the model does not have.
-    BadElement {
-        model: usize,
-        name: String,
-        element: usize,
-        vertices: usize,
-    },
+    BadElement { model: usize, name: String, element: usize, vertices: usize },
     /// A sphere model has fewer radii than spheres.
-    MissingRadius {
-        model: usize,
-        name: String,
-        spheres: usize,
-        radii: usize,
-    },
+    MissingRadius { model: usize, name: String, spheres: usize, radii: usize },
     /// More elements than the trees can index.
-    TooManyElements {
-        model: usize,
-        name: String,
-        count: usize,
-    },
+    TooManyElements { model: usize, name: String, count: usize },
 }
 
 impl fmt::Display for DetectionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DetectionError::BadElement {
-                model,
-                name,
-                element,
-                vertices,
-            } => write!(
+            DetectionError::BadElement { model, name, element, vertices } => write!(
                 f,
                 "collision model {model} ('{name}'): element {element} uses a vertex index \
                  out of range (the model has {vertices} vertices)"
             ),
-            DetectionError::MissingRadius {
-                model,
-                name,
-                spheres,
-                radii,
-            } => write!(
-                f,
-                "collision model {model} ('{name}'): {spheres} spheres but only {radii} radii"
-            ),
+            DetectionError::MissingRadius { model, name, spheres, radii } => {
+                write!(f, "collision model {model} ('{name}'): {spheres} spheres but only {radii} radii")
+            }
             DetectionError::TooManyElements { model, name, count } => write!(
                 f,
                 "collision model {model} ('{name}'): {count} elements are more than a \
@@ -211,16 +186,11 @@ impl Detection {
             self.trees.resize_with(models.len(), BoundingTree::new);
         }
         self.order.clear();
-        self.order
-            .extend((0..models.len()).filter(|&i| models[i].active));
+        self.order.extend((0..models.len()).filter(|&i| models[i].active));
         self.update_trees(models, settings)?;
 
-        let filter_box = Aabb {
-            min: settings.box_filter[0],
-            max: settings.box_filter[1],
-        };
-        let filter =
-            box_filter_enabled(&settings.box_filter).then_some((&filter_box, &self.box_geometry));
+        let filter_box = Aabb { min: settings.box_filter[0], max: settings.box_filter[1] };
+        let filter = box_filter_enabled(&settings.box_filter).then_some((&filter_box, &self.box_geometry));
         broad_phase::broad_phase(
             settings.broad_phase,
             &self.order,
@@ -238,11 +208,7 @@ impl Detection {
         Ok(self.map.entries())
     }
 
-    fn update_trees(
-        &mut self,
-        models: &[&ModelGeometry],
-        settings: &DetectionSettings,
-    ) -> Result<(), DetectionError> {
+    fn update_trees(&mut self, models: &[&ModelGeometry], settings: &DetectionSettings) -> Result<(), DetectionError> {
         let depth = settings.depth;
         let tally = |u: TreeUpdate| -> [usize; 3] {
             match u {
@@ -259,11 +225,7 @@ impl Detection {
                 .par_iter_mut()
                 .enumerate()
                 .filter(|(i, _)| models[*i].active)
-                .map(|(i, t)| {
-                    t.update(i, &models[i], depth, true)
-                        .map(tally)
-                        .map_err(|e| (i, e))
-                })
+                .map(|(i, t)| t.update(i, &models[i], depth, true).map(tally).map_err(|e| (i, e)))
                 .reduce(
                     || Ok([0; 3]),
                     |a, b| match (a, b) {
@@ -290,12 +252,7 @@ impl Detection {
     }
 
     /// `beginNarrowPhase`, `addCollisionPairs`, `endNarrowPhase` (spec §5.1).
-    fn narrow_phase(
-        &mut self,
-        models: &[&ModelGeometry],
-        method: &dyn IntersectionMethod,
-        settings: &DetectionSettings,
-    ) {
+    fn narrow_phase(&mut self, models: &[&ModelGeometry], method: &dyn IntersectionMethod, settings: &DetectionSettings) {
         self.map.begin();
         let cube = method.support(PrimitiveKind::Cube, PrimitiveKind::Cube);
         let bufs = &mut self.narrow;
@@ -305,9 +262,7 @@ impl Detection {
         // touch the map, so creating every entry first changes nothing).
         for &(a, b) in &self.pairs {
             let (ga, gb) = (&models[a], &models[b]);
-            let skip = (!ga.simulated && !gb.simulated)
-                || self.trees[a].root().is_none()
-                || self.trees[b].root().is_none();
+            let skip = (!ga.simulated && !gb.simulated) || self.trees[a].root().is_none() || self.trees[b].root().is_none();
             if skip && settings.narrow_phase == NarrowPhaseKind::Bvh {
                 continue;
             }
@@ -343,14 +298,7 @@ impl Detection {
             job.entry = self.map.position(job.m1, job.m2).unwrap_or(0);
             let ctx = PairCtx::new(job, &self.trees, models, method, settings.search_min);
             let start = bufs.units.len() as u32;
-            narrow_phase::plan_pair(
-                &ctx,
-                job,
-                &mut bufs.units,
-                &mut bufs.stack,
-                &mut bufs.queue,
-                &mut stats,
-            );
+            narrow_phase::plan_pair(&ctx, job, &mut bufs.units, &mut bufs.stack, &mut bufs.queue, &mut stats);
             job.units = (start, bufs.units.len() as u32);
         }
         stats.units = bufs.units.len();

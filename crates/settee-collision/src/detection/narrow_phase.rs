@@ -135,12 +135,7 @@ impl<'a> PairCtx<'a> {
         for p1 in x1.0..x1.1 {
             for p2 in x2.0..x2.1 {
                 let (p1, p2) = (p1 as usize, p2 as usize);
-                if !self.self_node
-                    || ((!self.same_model || p1 < p2)
-                        && self
-                            .g1
-                            .can_collide_elements(p1, self.g2, p2, self.same_model))
-                {
+                if !self.self_node || ((!self.same_model || p1 < p2) && self.g1.can_collide_elements(p1, self.g2, p2, self.same_model)) {
                     self.method.intersect(self.g1, p1, self.g2, p2, out);
                 }
             }
@@ -150,19 +145,9 @@ impl<'a> PairCtx<'a> {
     /// Runs the rows `rows` (all of them, or a range of them) of one unit, appending their
     /// outputs in SOFA's order. Returns whether the block grids were used (else the rows were
     /// scanned box by box, as SOFA does).
-    pub fn run_unit(
-        &self,
-        u: Unit,
-        rows: (u32, u32),
-        scratch: &mut SearchScratch,
-        out: &mut Vec<DetectionOutput>,
-    ) -> bool {
+    pub fn run_unit(&self, u: Unit, rows: (u32, u32), scratch: &mut SearchScratch, out: &mut Vec<DetectionOutput>) -> bool {
         let pairs = ((u.r1.1 - u.r1.0) as usize).saturating_mul((u.r2.1 - u.r2.0) as usize);
-        if pairs > self.search_min
-            && !self.t1.has_nan()
-            && !self.t2.has_nan()
-            && self.margin.is_finite()
-        {
+        if pairs > self.search_min && !self.t1.has_nan() && !self.t2.has_nan() && self.margin.is_finite() {
             let g1 = self.t1.grids().grid(u.r1.0, u.r1.1);
             let g2 = self.t2.grids().grid(u.r2.0, u.r2.1);
             if let (Some(g1), Some(g2)) = (g1, g2) {
@@ -188,14 +173,7 @@ impl<'a> PairCtx<'a> {
     /// and marked in a bitset, which lists them in ascending order; each such row then looks
     /// up the columns its box can reach in `g2`, tests them and runs those that overlap in
     /// ascending order — the order of SOFA's scan.
-    fn search(
-        &self,
-        rows: (u32, u32),
-        g1: &BlockGrid,
-        g2: &BlockGrid,
-        s: &mut SearchScratch,
-        out: &mut Vec<DetectionOutput>,
-    ) {
+    fn search(&self, rows: (u32, u32), g1: &BlockGrid, g2: &BlockGrid, s: &mut SearchScratch, out: &mut Vec<DetectionOutput>) {
         let (l1, l2) = (self.t1.leaves(), self.t2.leaves());
         let (grids1, grids2) = (self.t1.grids(), self.t2.grids());
         let m = self.margin;
@@ -381,10 +359,7 @@ pub(crate) fn plan_pair(
         stack.push((s1, s2));
         while let Some((s1, s2)) = stack.pop() {
             if s1.level == LEAF_LEVEL && s2.level == LEAF_LEVEL {
-                units.push(Unit {
-                    r1: (s1.start, s1.end),
-                    r2: (s2.start, s2.end),
-                });
+                units.push(Unit { r1: (s1.start, s1.end), r2: (s2.start, s2.end) });
                 continue;
             }
             let (l1, l2) = (ctx.t1.level(s1.level), ctx.t2.level(s2.level));
@@ -399,29 +374,12 @@ pub(crate) fn plan_pair(
                     let (i1, i2) = (b1.subcells, b2.subcells);
                     match (i1.is_empty(), i2.is_empty()) {
                         (false, false) => stack.push((i1, i2)),
-                        (false, true) => stack.push((
-                            i1,
-                            Span {
-                                level: s2.level,
-                                start: e2,
-                                end: e2 + 1,
-                            },
-                        )),
-                        (true, false) => stack.push((
-                            Span {
-                                level: s1.level,
-                                start: e1,
-                                end: e1 + 1,
-                            },
-                            i2,
-                        )),
+                        (false, true) => stack.push((i1, Span { level: s2.level, start: e2, end: e2 + 1 })),
+                        (true, false) => stack.push((Span { level: s1.level, start: e1, end: e1 + 1 }, i2)),
                         // Two boxes without internal children are leaf boxes; a block holding
                         // one on each side is a leaf block, planned above. Kept for safety:
                         // their primitive tests come right here in the scan.
-                        (true, true) => units.push(Unit {
-                            r1: (e1, e1 + 1),
-                            r2: (e2, e2 + 1),
-                        }),
+                        (true, true) => units.push(Unit { r1: (e1, e1 + 1), r2: (e2, e2 + 1) }),
                     }
                 }
             }
@@ -462,11 +420,7 @@ impl NarrowBuffers {
             + self.scratch.capacity()
             + self.items.capacity()
             + self.chunks.capacity()
-            + self
-                .chunks
-                .iter()
-                .map(|c| c.out.capacity() + c.scratch.capacity())
-                .sum::<usize>()
+            + self.chunks.iter().map(|c| c.out.capacity() + c.scratch.capacity()).sum::<usize>()
     }
 }
 
@@ -499,14 +453,7 @@ pub(crate) fn run_units(
     entries: &mut [super::PairOutputs],
     stats: &mut NarrowStats,
 ) {
-    let NarrowBuffers {
-        jobs,
-        units,
-        scratch,
-        items,
-        chunks,
-        ..
-    } = bufs;
+    let NarrowBuffers { jobs, units, scratch, items, chunks, .. } = bufs;
     let total: usize = units.iter().map(|u| unit_cost(u, search_min)).sum();
     if !parallel || total < parallel_min_work {
         for job in jobs.iter() {
@@ -528,19 +475,9 @@ pub(crate) fn run_units(
         for u in &units[job.units.0 as usize..job.units.1 as usize] {
             let c = unit_cost(u, search_min);
             let rows = (u.r1.1 - u.r1.0) as u64;
-            let pieces = if c > target {
-                ((c / target + 1) as u64).min(rows)
-            } else {
-                1
-            };
+            let pieces = if c > target { ((c / target + 1) as u64).min(rows) } else { 1 };
             for p in 0..pieces {
-                let piece = Unit {
-                    r1: (
-                        u.r1.0 + (rows * p / pieces) as u32,
-                        u.r1.0 + (rows * (p + 1) / pieces) as u32,
-                    ),
-                    r2: u.r2,
-                };
+                let piece = Unit { r1: (u.r1.0 + (rows * p / pieces) as u32, u.r1.0 + (rows * (p + 1) / pieces) as u32), r2: u.r2 };
                 let piece_cost = unit_cost(&piece, search_min);
                 if !chunk_open || (cost > 0 && cost + piece_cost > target) {
                     if n_chunks == chunks.len() {

@@ -76,10 +76,7 @@ pub struct StableOrderMap<V> {
 
 impl<V> Default for StableOrderMap<V> {
     fn default() -> Self {
-        StableOrderMap {
-            ids: StableIds::default(),
-            entries: Vec::new(),
-        }
+        StableOrderMap { ids: StableIds::default(), entries: Vec::new() }
     }
 }
 
@@ -112,11 +109,7 @@ impl<V: PairKeyed> StableOrderMap<V> {
     /// `map.insert(map.end(), {key, …})` (the outputs map, [CORE]`NarrowPhaseDetection.cpp`):
     /// returns the index of the entry for `key`, created with `make` if absent, and whether
     /// it was created. Indices of later entries shift by one on creation.
-    pub fn insert_with_end_hint(
-        &mut self,
-        key: (usize, usize),
-        make: impl FnOnce() -> V,
-    ) -> (usize, bool) {
+    pub fn insert_with_end_hint(&mut self, key: (usize, usize), make: impl FnOnce() -> V) -> (usize, bool) {
         if let Some(last) = self.entries.last() {
             // libstdc++ first compares the rightmost key with the new one.
             let r = last.pair_key();
@@ -208,8 +201,7 @@ impl<V: PairKeyed> StableOrderMap<V> {
 
     fn search(&self, k: (u32, u32)) -> Result<usize, usize> {
         let ids = &self.ids;
-        self.entries
-            .binary_search_by(|e| ids.key(e.pair_key()).cmp(&k))
+        self.entries.binary_search_by(|e| ids.key(e.pair_key()).cmp(&k))
     }
 }
 
@@ -255,13 +247,7 @@ impl OutputsMap {
     /// insertion). Indices of later entries shift when an entry is created.
     pub fn entry(&mut self, model1: usize, model2: usize) -> usize {
         let spare = &mut self.spare;
-        self.map
-            .insert_with_end_hint((model1, model2), || PairOutputs {
-                model1,
-                model2,
-                outputs: spare.pop().unwrap_or_default(),
-            })
-            .0
+        self.map.insert_with_end_hint((model1, model2), || PairOutputs { model1, model2, outputs: spare.pop().unwrap_or_default() }).0
     }
 
     /// Index of the entry of (m1, m2), if present (no comparator side effect).
@@ -272,8 +258,7 @@ impl OutputsMap {
     /// `endNarrowPhase`: erases the entries with no output.
     pub fn end(&mut self) {
         let spare = &mut self.spare;
-        self.map
-            .erase_where(|e| e.outputs.is_empty(), |e| spare.push(e.outputs));
+        self.map.erase_where(|e| e.outputs.is_empty(), |e| spare.push(e.outputs));
     }
 
     /// Entries in map order.
@@ -293,12 +278,7 @@ impl OutputsMap {
     pub fn capacity(&self) -> usize {
         self.map.entries.capacity()
             + self.map.ids.ids.capacity()
-            + self
-                .map
-                .entries
-                .iter()
-                .map(|e| e.outputs.capacity())
-                .sum::<usize>()
+            + self.map.entries.iter().map(|e| e.outputs.capacity()).sum::<usize>()
             + self.spare.capacity()
             + self.spare.iter().map(|v| v.capacity()).sum::<usize>()
     }

@@ -18,10 +18,7 @@ pub(crate) struct TestProximity {
 
 impl TestProximity {
     pub fn new(alarm: f64) -> Self {
-        TestProximity {
-            alarm,
-            discrete_boxes: false,
-        }
+        TestProximity { alarm, discrete_boxes: false }
     }
 }
 
@@ -92,14 +89,7 @@ impl IntersectionMethod for TestProximity {
     fn contact_distance(&self) -> f64 {
         0.0
     }
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, same_box: bool) -> bool {
         let d = if self.discrete_boxes {
             if same_box {
                 return true;
@@ -118,28 +108,15 @@ impl IntersectionMethod for TestProximity {
     fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport {
         use PrimitiveKind::*;
         match (k1, k2) {
-            (Cube, Cube)
-            | (Sphere, Sphere)
-            | (Triangle, Sphere)
-            | (Point, Point)
-            | (Triangle, Point)
-            | (Line, Point)
-            | (Tetrahedron, Point) => PairSupport::Supported { swap: false },
-            (Sphere, Triangle) | (Point, Triangle) | (Point, Line) | (Point, Tetrahedron) => {
-                PairSupport::Supported { swap: true }
+            (Cube, Cube) | (Sphere, Sphere) | (Triangle, Sphere) | (Point, Point) | (Triangle, Point) | (Line, Point) | (Tetrahedron, Point) => {
+                PairSupport::Supported { swap: false }
             }
+            (Sphere, Triangle) | (Point, Triangle) | (Point, Line) | (Point, Tetrahedron) => PairSupport::Supported { swap: true },
             (Triangle, Triangle) => PairSupport::Ignored,
             _ => PairSupport::Unknown,
         }
     }
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         if g1.kind == PrimitiveKind::Tetrahedron {
             return 0;
         }
@@ -161,13 +138,7 @@ impl IntersectionMethod for TestProximity {
         if dist - r1 - r2 >= alarm || dist == 0.0 {
             return 0;
         }
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: (e1 * 1_000_003 + e2) as i64,
-            point: [q1, q2],
-            normal: d / dist,
-            value: dist - r1 - r2,
-        });
+        out.push(DetectionOutput { elem: (e1, e2), id: (e1 * 1_000_003 + e2) as i64, point: [q1, q2], normal: d / dist, value: dist - r1 - r2 });
         1
     }
 }
@@ -189,14 +160,7 @@ pub(crate) fn points(name: &str, node: u64, pts: &[Vec3]) -> ModelGeometry {
 
 /// A triangulated `nx × ny` grid of squares of side `h` in the plane z = `z`, with a bump
 /// `amp·sin(x)·cos(y)`.
-pub(crate) fn surface(
-    name: &str,
-    node: u64,
-    nx: usize,
-    ny: usize,
-    h: f64,
-    amp: f64,
-) -> ModelGeometry {
+pub(crate) fn surface(name: &str, node: u64, nx: usize, ny: usize, h: f64, amp: f64) -> ModelGeometry {
     let mut g = ModelGeometry::new(PrimitiveKind::Triangle, name, node);
     for j in 0..=ny {
         for i in 0..=nx {
@@ -264,31 +228,14 @@ pub(crate) fn reference_pair(
                     if !c1.is_empty() && !c2.is_empty() {
                         stack.push((c1, c2));
                     } else if !c1.is_empty() {
-                        stack.push((
-                            c1,
-                            Span {
-                                start: e2,
-                                end: e2 + 1,
-                                ..s2
-                            },
-                        ));
+                        stack.push((c1, Span { start: e2, end: e2 + 1, ..s2 }));
                     } else if !c2.is_empty() {
-                        stack.push((
-                            Span {
-                                start: e1,
-                                end: e1 + 1,
-                                ..s1
-                            },
-                            c2,
-                        ));
+                        stack.push((Span { start: e1, end: e1 + 1, ..s1 }, c2));
                     } else {
                         for p1 in b1.children.0..b1.children.1 {
                             for p2 in b2.children.0..b2.children.1 {
                                 let (p1, p2) = (p1 as usize, p2 as usize);
-                                if !self_node
-                                    || ((!same_model || p1 < p2)
-                                        && g1.can_collide_elements(p1, g2, p2, same_model))
-                                {
+                                if !self_node || ((!same_model || p1 < p2) && g1.can_collide_elements(p1, g2, p2, same_model)) {
                                     method.intersect(g1, p1, g2, p2, &mut out);
                                 }
                             }

@@ -7,19 +7,13 @@ fn v(x: f64, y: f64, z: f64) -> Vec3 {
 }
 
 fn settings(depth: u32) -> DetectionSettings {
-    DetectionSettings {
-        depth,
-        ..DetectionSettings::default()
-    }
+    DetectionSettings { depth, ..DetectionSettings::default() }
 }
 
 /// Elements of a span of leaf boxes, in leaf order.
 fn leaf_elements(t: &BoundingTree, s: Span) -> Vec<u32> {
     assert_eq!(s.level, LEAF_LEVEL);
-    t.leaves()[s.start as usize..s.end as usize]
-        .iter()
-        .map(|b| b.children.0)
-        .collect()
+    t.leaves()[s.start as usize..s.end as usize].iter().map(|b| b.children.0).collect()
 }
 
 fn build(g: &ModelGeometry, depth: u32) -> BoundingTree {
@@ -38,30 +32,12 @@ fn aabb(min: Vec3, max: Vec3) -> Aabb {
 fn six_points_split_on_x_with_stable_ties() {
     // Extents (2, 1, 1): split on x. Keys min.x + max.x = 4, 0, 4, 0, 2, 4: the stable sort
     // gives e1, e3, e4, e0, e2, e5; the middle is (6 + 1) / 2 = 3.
-    let g = points(
-        "p",
-        1,
-        &[
-            v(2., 0., 0.),
-            v(0., 0., 0.),
-            v(2., 1., 0.),
-            v(0., 1., 0.),
-            v(1., 0., 0.),
-            v(2., 0., 1.),
-        ],
-    );
+    let g = points("p", 1, &[v(2., 0., 0.), v(0., 0., 0.), v(2., 1., 0.), v(0., 1., 0.), v(1., 0., 0.), v(2., 0., 1.)]);
     let t = build(&g, 1);
     assert_eq!(t.levels().len(), 2);
     let root = t.root().unwrap();
     assert_eq!(root.aabb, aabb(v(0., 0., 0.), v(2., 1., 1.)));
-    assert_eq!(
-        root.subcells,
-        Span {
-            level: 1,
-            start: 0,
-            end: 2
-        }
-    );
+    assert_eq!(root.subcells, Span { level: 1, start: 0, end: 2 });
     let l1 = &t.levels()[1];
     assert_eq!(leaf_elements(&t, l1[0].subcells), vec![1, 3, 4]);
     assert_eq!(leaf_elements(&t, l1[1].subcells), vec![0, 2, 5]);
@@ -78,44 +54,17 @@ fn ten_points_on_a_line_three_levels() {
     let g = points("p", 1, &xs.map(|x| v(x, 0., 0.)));
     let t = build(&g, 3);
     assert_eq!(t.levels().len(), 4);
-    assert_eq!(
-        t.levels()[0][0].subcells,
-        Span {
-            level: 1,
-            start: 0,
-            end: 2
-        }
-    );
+    assert_eq!(t.levels()[0][0].subcells, Span { level: 1, start: 0, end: 2 });
     let l1 = &t.levels()[1];
-    assert_eq!(
-        l1[0].subcells,
-        Span {
-            level: 2,
-            start: 0,
-            end: 2
-        }
-    );
-    assert_eq!(
-        l1[1].subcells,
-        Span {
-            level: 2,
-            start: 2,
-            end: 4
-        }
-    );
+    assert_eq!(l1[0].subcells, Span { level: 2, start: 0, end: 2 });
+    assert_eq!(l1[1].subcells, Span { level: 2, start: 2, end: 4 });
     let l2 = &t.levels()[2];
-    let spans: Vec<_> = l2
-        .iter()
-        .map(|b| (b.subcells.start, b.subcells.end))
-        .collect();
+    let spans: Vec<_> = l2.iter().map(|b| (b.subcells.start, b.subcells.end)).collect();
     assert_eq!(spans, vec![(0, 3), (3, 5), (5, 8), (8, 10)]);
     assert!(l2.iter().all(|b| b.subcells.level == LEAF_LEVEL));
     assert!(t.levels()[3].is_empty());
     let xs_of = |b: &CubeBox| (b.aabb.min.x, b.aabb.max.x);
-    assert_eq!(
-        l2.iter().map(xs_of).collect::<Vec<_>>(),
-        vec![(0., 2.), (3., 4.), (5., 7.), (8., 9.)]
-    );
+    assert_eq!(l2.iter().map(xs_of).collect::<Vec<_>>(), vec![(0., 2.), (3., 4.), (5., 7.), (8., 9.)]);
     // Leaf i holds the element at x = i, so parentOf[e] = x[e].
     assert_eq!(t.parent_of(), &[9, 0, 7, 2, 5, 4, 3, 6, 1, 8]);
     assert_eq!(leaf_elements(&t, l2[0].subcells), vec![1, 8, 3]);
@@ -124,13 +73,7 @@ fn ten_points_on_a_line_three_levels() {
 #[test]
 fn split_axis_ties_prefer_the_later_axis() {
     // Extents (1, 1, 0): x > y fails, y > z holds: axis y.
-    let pts = [
-        v(0., 1., 0.),
-        v(1., 0., 0.),
-        v(0.5, 0.5, 0.),
-        v(1., 1., 0.),
-        v(0., 0., 0.),
-    ];
+    let pts = [v(0., 1., 0.), v(1., 0., 0.), v(0.5, 0.5, 0.), v(1., 1., 0.), v(0., 0., 0.)];
     let t = build(&points("p", 1, &pts), 1);
     let l1 = &t.levels()[1];
     assert_eq!(leaf_elements(&t, l1[0].subcells), vec![1, 4, 2]);
@@ -157,37 +100,22 @@ fn leaf_boxes_follow_each_models_arithmetic() {
     // Point: p ∓ cd.
     let mut p = points("p", 1, &[v(1., 2., 3.)]);
     p.contact_distance = 0.25;
-    assert_eq!(
-        build(&p, 0).leaves()[0].aabb,
-        aabb(v(0.75, 1.75, 2.75), v(1.25, 2.25, 3.25))
-    );
+    assert_eq!(build(&p, 0).leaves()[0].aabb, aabb(v(0.75, 1.75, 2.75), v(1.25, 2.25, 3.25)));
     // Line: min/max of the ends, then ∓ cd.
     let mut l = ModelGeometry::new(PrimitiveKind::Line, "l", 1);
     l.x = vec![v(1., -1., 0.), v(0., 2., 0.5)];
     l.edges = vec![[0, 1]];
     l.contact_distance = 0.5;
-    assert_eq!(
-        build(&l, 0).leaves()[0].aabb,
-        aabb(v(-0.5, -1.5, -0.5), v(1.5, 2.5, 1.0))
-    );
+    assert_eq!(build(&l, 0).leaves()[0].aabb, aabb(v(-0.5, -1.5, -0.5), v(1.5, 2.5, 1.0)));
     // Triangle: same over three vertices.
     let mut tr = ModelGeometry::new(PrimitiveKind::Triangle, "t", 1);
     tr.x = vec![v(0., 0., 0.), v(2., -1., 1.), v(1., 3., -2.)];
     tr.triangles = vec![[0, 1, 2]];
     tr.contact_distance = 0.1;
-    assert_eq!(
-        build(&tr, 0).leaves()[0].aabb,
-        aabb(v(-0.1, -1.1, -2.1), v(2.1, 3.1, 1.1))
-    );
+    assert_eq!(build(&tr, 0).leaves()[0].aabb, aabb(v(-0.1, -1.1, -2.1), v(2.1, 3.1, 1.1)));
     // Tetrahedron: no contact distance.
     let mut te = ModelGeometry::new(PrimitiveKind::Tetrahedron, "te", 1);
-    te.x = vec![
-        v(0., 0., 0.),
-        v(1., 0., 0.),
-        v(0., 1., 0.),
-        v(0., 0., 1.),
-        v(5., 5., 5.),
-    ];
+    te.x = vec![v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.), v(0., 0., 1.), v(5., 5., 5.)];
     te.tetrahedra = vec![[0, 1, 2, 3]];
     te.contact_distance = 0.3;
     let t = build(&te, 2);
@@ -201,14 +129,7 @@ fn leaf_boxes_follow_each_models_arithmetic() {
     let xs = [9., 0., 7., 2., 5., 4., 3.];
     let t = build(&points("p", 1, &xs.map(|x| v(x, 0., 0.))), 0);
     assert_eq!(t.levels().len(), 1);
-    assert_eq!(
-        t.root().unwrap().subcells,
-        Span {
-            level: LEAF_LEVEL,
-            start: 0,
-            end: 7
-        }
-    );
+    assert_eq!(t.root().unwrap().subcells, Span { level: LEAF_LEVEL, start: 0, end: 7 });
     assert_eq!(t.parent_of(), &[0, 1, 2, 3, 4, 5, 6]);
 }
 
@@ -229,10 +150,7 @@ fn refit_keeps_the_partition_and_non_moving_trees_stay() {
     assert_eq!(leaf_elements(&t, l2[0].subcells), vec![1, 8, 3]);
     assert_eq!((l2[0].aabb.min.x, l2[0].aabb.max.x), (7., 9.));
     assert_eq!((l2[3].aabb.min.x, l2[3].aabb.max.x), (0., 1.));
-    assert_eq!(
-        (t.levels()[1][0].aabb.min.x, t.levels()[1][0].aabb.max.x),
-        (5., 9.)
-    );
+    assert_eq!((t.levels()[1][0].aabb.min.x, t.levels()[1][0].aabb.max.x), (5., 9.));
     assert_eq!(t.root().unwrap().aabb, aabb(v(0., 0., 0.), v(9., 0., 0.)));
     for (e, &leaf) in parent.iter().enumerate() {
         assert_eq!(t.leaves()[leaf as usize].aabb.min.x, 9. - xs[e]);
@@ -259,14 +177,7 @@ fn refit_keeps_the_partition_and_non_moving_trees_stay() {
 
 #[test]
 fn depth_change_rebuilds_from_the_current_leaf_order() {
-    let pts = [
-        v(2., 0., 0.),
-        v(0., 0., 0.),
-        v(2., 1., 0.),
-        v(0., 1., 0.),
-        v(1., 0., 0.),
-        v(2., 0., 1.),
-    ];
+    let pts = [v(2., 0., 0.), v(0., 0., 0.), v(2., 1., 0.), v(0., 1., 0.), v(1., 0., 0.), v(2., 0., 1.)];
     let mut g = points("p", 1, &pts);
     let mut t = build(&g, 1);
     assert_eq!(t.parent_of(), &[3, 0, 4, 1, 2, 5]);
@@ -288,28 +199,13 @@ fn bad_geometry_is_an_error() {
     tr.triangles = vec![[0, 1, 2], [0, 1, 3]];
     let mut t = BoundingTree::new();
     let err = t.update(4, &tr, 2, false).unwrap_err();
-    assert_eq!(
-        err,
-        DetectionError::BadElement {
-            model: 4,
-            name: "t".into(),
-            element: 1,
-            vertices: 3
-        }
-    );
+    assert_eq!(err, DetectionError::BadElement { model: 4, name: "t".into(), element: 1, vertices: 3 });
     assert!(err.to_string().contains("element 1"));
     let mut s = spheres("s", 1, &[v(0., 0., 0.); 3], 1.0);
     s.radius.pop();
     let mut d = Detection::new();
     let m = TestProximity::new(0.1);
-    assert!(matches!(
-        d.run(&[s], &m, &settings(2)),
-        Err(DetectionError::MissingRadius {
-            spheres: 3,
-            radii: 2,
-            ..
-        })
-    ));
+    assert!(matches!(d.run(&[s], &m, &settings(2)), Err(DetectionError::MissingRadius { spheres: 3, radii: 2, .. })));
 }
 
 // ---------------------------------------------------------------- broad phase
@@ -425,56 +321,16 @@ fn hand_traced_output_order() {
     // P1 = (B0-2, A0-2), P2 = (B0-2, A3-5), P3 = (B3-5, A0-2), P4 = (B3-5, A3-5) (all four
     // boxes overlap: [-0.6, 2.6] meets [2.4, 5.6]); the stack pops P4, P3, P2, P1, each
     // block scanned row by row.
-    let a = spheres(
-        "A",
-        1,
-        &(0..6).map(|i| v(i as f64, 0., 0.)).collect::<Vec<_>>(),
-        0.6,
-    );
-    let b = spheres(
-        "B",
-        2,
-        &(0..6).map(|i| v(i as f64, 0.1, 0.)).collect::<Vec<_>>(),
-        0.6,
-    );
+    let a = spheres("A", 1, &(0..6).map(|i| v(i as f64, 0., 0.)).collect::<Vec<_>>(), 0.6);
+    let b = spheres("B", 2, &(0..6).map(|i| v(i as f64, 0.1, 0.)).collect::<Vec<_>>(), 0.6);
     let models = vec![a, b];
-    let expected = vec![
-        (3, 3),
-        (3, 4),
-        (4, 3),
-        (4, 4),
-        (4, 5),
-        (5, 4),
-        (5, 5),
-        (3, 2),
-        (2, 3),
-        (0, 0),
-        (0, 1),
-        (1, 0),
-        (1, 1),
-        (1, 2),
-        (2, 1),
-        (2, 2),
-    ];
+    let expected =
+        vec![(3, 3), (3, 4), (4, 3), (4, 4), (4, 5), (5, 4), (5, 5), (3, 2), (2, 3), (0, 0), (0, 1), (1, 0), (1, 1), (1, 2), (2, 1), (2, 2)];
     for discrete in [false, true] {
-        let m = TestProximity {
-            alarm: 0.0,
-            discrete_boxes: discrete,
-        };
-        for (search_min, parallel) in [
-            (usize::MAX, false),
-            (0, false),
-            (0, true),
-            (usize::MAX, true),
-        ] {
+        let m = TestProximity { alarm: 0.0, discrete_boxes: discrete };
+        for (search_min, parallel) in [(usize::MAX, false), (0, false), (0, true), (usize::MAX, true)] {
             let mut d = Detection::new();
-            let s = DetectionSettings {
-                depth: 1,
-                search_min,
-                parallel,
-                parallel_min_work: 0,
-                ..DetectionSettings::default()
-            };
+            let s = DetectionSettings { depth: 1, search_min, parallel, parallel_min_work: 0, ..DetectionSettings::default() };
             let out = d.run(&models, &m, &s).unwrap();
             assert_eq!(out.len(), 1);
             assert_eq!((out[0].model1, out[0].model2), (1, 0));
@@ -495,12 +351,7 @@ fn swap_rule_ignored_and_unknown_pairs() {
     tri.triangles = vec![[0, 1, 2], [1, 3, 2]];
     let mut tri2 = tri.clone();
     tri2.node = 3;
-    let sph = spheres(
-        "S",
-        2,
-        &[v(0.2, 0.2, 0.1), v(0.8, 0.8, 0.1), v(5., 5., 5.)],
-        0.2,
-    );
+    let sph = spheres("S", 2, &[v(0.2, 0.2, 0.1), v(0.8, 0.8, 0.1), v(5., 5., 5.)], 0.2);
     let mut line = ModelGeometry::new(PrimitiveKind::Line, "L", 4);
     line.x = vec![v(0., 0., 0.), v(1., 1., 0.)];
     line.edges = vec![[0, 1]];
@@ -514,13 +365,7 @@ fn swap_rule_ignored_and_unknown_pairs() {
     assert_eq!(keys, vec![(0, 1), (2, 1)]);
     assert_eq!(elems(&out[0].outputs), vec![(0, 0), (1, 1)]);
     assert_eq!(out[0].outputs[0].point[1], v(0.2, 0.2, 0.1));
-    assert_eq!(
-        d.unknown_pairs(),
-        &[
-            (PrimitiveKind::Line, PrimitiveKind::Triangle),
-            (PrimitiveKind::Line, PrimitiveKind::Sphere)
-        ]
-    );
+    assert_eq!(d.unknown_pairs(), &[(PrimitiveKind::Line, PrimitiveKind::Triangle), (PrimitiveKind::Line, PrimitiveKind::Sphere)]);
 }
 
 #[test]
@@ -536,24 +381,14 @@ fn outputs_map_order_follows_gcc_stable_ids() {
     let p2 = points("P2", 3, &[v(0., 0.2, 0.3)]);
     let m = TestProximity::new(0.5);
     let mut d = Detection::new();
-    let keys = |d: &Detection| {
-        d.outputs()
-            .iter()
-            .map(|e| (e.model1, e.model2))
-            .collect::<Vec<_>>()
-    };
-    d.run(&[p0.clone(), t.clone(), p2.clone()], &m, &settings(2))
-        .unwrap();
+    let keys = |d: &Detection| d.outputs().iter().map(|e| (e.model1, e.model2)).collect::<Vec<_>>();
+    d.run(&[p0.clone(), t.clone(), p2.clone()], &m, &settings(2)).unwrap();
     assert_eq!(keys(&d), vec![(1, 0), (1, 2), (2, 0)]);
     let ids = d.outputs_map().ids();
-    assert_eq!(
-        (ids.id(0), ids.id(1), ids.id(2)),
-        (Some(0), Some(1), Some(2))
-    );
+    assert_eq!((ids.id(0), ids.id(1), ids.id(2)), (Some(0), Some(1), Some(2)));
     // P0 leaves: its two entries are erased, the ids stay.
     p0.x[0] = v(0., 0., 3.);
-    d.run(&[p0.clone(), t.clone(), p2.clone()], &m, &settings(2))
-        .unwrap();
+    d.run(&[p0.clone(), t.clone(), p2.clone()], &m, &settings(2)).unwrap();
     assert_eq!(keys(&d), vec![(1, 2)]);
     p0.x[0] = v(0., 0., 0.3);
     d.run(&[p0, t, p2], &m, &settings(2)).unwrap();
@@ -576,10 +411,7 @@ fn stable_order_map_first_key_ids_come_second_model_first() {
     m.insert_with_end_hint((0, 1), || K(0, 1));
     assert_eq!(m.ids().id(0), None);
     m.insert_with_end_hint((2, 0), || K(2, 0));
-    assert_eq!(
-        (m.ids().id(1), m.ids().id(0), m.ids().id(2)),
-        (Some(0), Some(1), Some(2))
-    );
+    assert_eq!((m.ids().id(1), m.ids().id(0), m.ids().id(2)), (Some(0), Some(1), Some(2)));
     let (i, created) = m.insert_with_end_hint((1, 2), || K(1, 2));
     assert_eq!((i, created), (0, true));
     assert_eq!(keys(&m), vec![(1, 2), (0, 1), (2, 0)]);
@@ -588,10 +420,7 @@ fn stable_order_map_first_key_ids_come_second_model_first() {
     let mut m = StableOrderMap::new();
     m.insert((0, 1), || K(0, 1));
     m.insert((2, 0), || K(2, 0));
-    assert_eq!(
-        (m.ids().id(0), m.ids().id(2), m.ids().id(1)),
-        (Some(0), Some(1), Some(2))
-    );
+    assert_eq!((m.ids().id(0), m.ids().id(2), m.ids().id(1)), (Some(0), Some(1), Some(2)));
     assert_eq!(keys(&m), vec![(0, 1), (2, 0)]);
     // A failed find still hands out ids.
     assert_eq!(m.find((3, 4)), None);
@@ -605,21 +434,14 @@ fn self_collision_element_rules() {
     // self-colliding. Triangle–Point must skip the triangle's own vertices; a point model
     // against itself never produces pairs (i > j and i < j).
     let mut tri = ModelGeometry::new(PrimitiveKind::Triangle, "T", 7);
-    tri.x = vec![
-        v(0., 0., 0.),
-        v(1., 0., 0.),
-        v(0., 1., 0.),
-        v(0.2, 0.2, 0.05),
-    ];
+    tri.x = vec![v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.), v(0.2, 0.2, 0.05)];
     tri.triangles = vec![[0, 1, 2]];
     tri.self_collision = true;
     let mut pts = points("P", 7, &tri.x.clone());
     pts.self_collision = true;
     let m = TestProximity::new(0.2);
     let mut d = Detection::new();
-    let out = d
-        .run(&[tri.clone(), pts.clone()], &m, &settings(2))
-        .unwrap();
+    let out = d.run(&[tri.clone(), pts.clone()], &m, &settings(2)).unwrap();
     let keys: Vec<_> = out.iter().map(|e| (e.model1, e.model2)).collect();
     assert_eq!(keys, vec![(0, 1)]);
     assert_eq!(elems(&out[0].outputs), vec![(0, 3)]);
@@ -657,37 +479,17 @@ fn big_scene(t: f64) -> Vec<ModelGeometry> {
         }
     }
     let sheet = spheres("sheet", 2, &sheet, 0.06);
-    let cluster: Vec<Vec3> = (0..400)
-        .map(|_| {
-            v(
-                2.0 + rng.next() + 0.1 * t.cos(),
-                2.0 + rng.next(),
-                0.5 * rng.next() - 0.1,
-            )
-        })
-        .collect();
+    let cluster: Vec<Vec3> = (0..400).map(|_| v(2.0 + rng.next() + 0.1 * t.cos(), 2.0 + rng.next(), 0.5 * rng.next() - 0.1)).collect();
     let mut cluster = spheres("cluster", 3, &cluster, 0.05);
     cluster.self_collision = true;
-    let cloud: Vec<Vec3> = (0..800)
-        .map(|_| {
-            v(
-                6.0 * rng.next(),
-                6.0 * rng.next(),
-                0.2 * rng.next() - 0.1 + 0.02 * t,
-            )
-        })
-        .collect();
+    let cloud: Vec<Vec3> = (0..800).map(|_| v(6.0 * rng.next(), 6.0 * rng.next(), 0.2 * rng.next() - 0.1 + 0.02 * t)).collect();
     let cloud = points("cloud", 4, &cloud);
     vec![surf, sheet, cluster, cloud]
 }
 
 /// Outputs of the literal SOFA traversal for every broad pair (in the registered order of
 /// its models), keeping the pairs with outputs, sorted by the map's ids.
-fn reference_outputs(
-    d: &Detection,
-    models: &[ModelGeometry],
-    m: &dyn crate::intersection::IntersectionMethod,
-) -> Vec<PairOutputs> {
+fn reference_outputs(d: &Detection, models: &[ModelGeometry], m: &dyn crate::intersection::IntersectionMethod) -> Vec<PairOutputs> {
     use crate::intersection::PairSupport;
     let mut all: Vec<PairOutputs> = d
         .broad_pairs()
@@ -699,14 +501,7 @@ fn reference_outputs(
         .map(|(m1, m2)| PairOutputs {
             model1: m1,
             model2: m2,
-            outputs: reference_pair(
-                d.tree(m1).unwrap(),
-                &models[m1],
-                d.tree(m2).unwrap(),
-                &models[m2],
-                m1 == m2,
-                m,
-            ),
+            outputs: reference_pair(d.tree(m1).unwrap(), &models[m1], d.tree(m2).unwrap(), &models[m2], m1 == m2, m),
         })
         .filter(|p| !p.outputs.is_empty())
         .collect();
@@ -721,43 +516,20 @@ fn parallel_equals_sequential_equals_reference_on_large_scenes() {
     for step in 0..3 {
         let models = big_scene(step as f64 * 0.7);
         let mut base = Detection::new();
-        let s = DetectionSettings {
-            depth: 6,
-            search_min: usize::MAX,
-            ..Default::default()
-        };
+        let s = DetectionSettings { depth: 6, search_min: usize::MAX, ..Default::default() };
         let expected = base.run(&models, &m, &s).unwrap().to_vec();
         let total: usize = expected.iter().map(|e| e.outputs.len()).sum();
-        assert!(
-            expected.len() >= 4 && total > 2000,
-            "{} pairs, {total} outputs",
-            expected.len()
-        );
+        assert!(expected.len() >= 4 && total > 2000, "{} pairs, {total} outputs", expected.len());
         // Every pair with outputs, and only those, in SOFA's traversal order.
         assert_eq!(reference_outputs(&base, &models, &m), expected);
         for threads in [1, 2, 4] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                for (search_min, parallel) in
-                    [(64, false), (64, true), (0, true), (usize::MAX, true)]
-                {
+                for (search_min, parallel) in [(64, false), (64, true), (0, true), (usize::MAX, true)] {
                     let mut d = Detection::new();
-                    let s = DetectionSettings {
-                        depth: 6,
-                        search_min,
-                        parallel,
-                        parallel_min_work: 1000,
-                        ..Default::default()
-                    };
+                    let s = DetectionSettings { depth: 6, search_min, parallel, parallel_min_work: 1000, ..Default::default() };
                     let out = d.run(&models, &m, &s).unwrap();
-                    assert_eq!(
-                        out,
-                        expected.as_slice(),
-                        "threads {threads} search {search_min}"
-                    );
+                    assert_eq!(out, expected.as_slice(), "threads {threads} search {search_min}");
                     let searched = d.stats().narrow.searched_units;
                     assert_eq!(searched > 0, search_min != usize::MAX, "{searched}");
                     if parallel {
@@ -780,12 +552,7 @@ fn nan_positions_follow_sofas_box_tests_without_panicking() {
     let m = TestProximity::new(0.02);
     for parallel in [false, true] {
         let mut d = Detection::new();
-        let s = DetectionSettings {
-            parallel,
-            parallel_min_work: 0,
-            search_min: 0,
-            ..Default::default()
-        };
+        let s = DetectionSettings { parallel, parallel_min_work: 0, search_min: 0, ..Default::default() };
         let out = d.run(&models, &m, &s).unwrap().to_vec();
         assert_eq!(d.stats().narrow.searched_units, 0);
         let reference = reference_outputs(&d, &models, &m);
@@ -814,34 +581,14 @@ impl crate::intersection::IntersectionMethod for EveryAcceptedPair {
     fn contact_distance(&self) -> f64 {
         0.0
     }
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, same_box: bool) -> bool {
         TestProximity::new(self.0).boxes_overlap(a, ga, b, gb, same_box)
     }
     fn support(&self, _: PrimitiveKind, _: PrimitiveKind) -> crate::intersection::PairSupport {
         crate::intersection::PairSupport::Supported { swap: false }
     }
-    fn intersect(
-        &self,
-        _: &ModelGeometry,
-        e1: usize,
-        _: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<crate::output::DetectionOutput>,
-    ) -> usize {
-        out.push(crate::output::DetectionOutput {
-            elem: (e1, e2),
-            id: 0,
-            point: [Vec3::zeros(); 2],
-            normal: Vec3::zeros(),
-            value: 0.0,
-        });
+    fn intersect(&self, _: &ModelGeometry, e1: usize, _: &ModelGeometry, e2: usize, out: &mut Vec<crate::output::DetectionOutput>) -> usize {
+        out.push(crate::output::DetectionOutput { elem: (e1, e2), id: 0, point: [Vec3::zeros(); 2], normal: Vec3::zeros(), value: 0.0 });
         1
     }
 }
@@ -861,11 +608,7 @@ fn the_block_grids_find_every_pair_the_box_test_accepts() {
             let mut p = Vec::new();
             for i in 0..30 {
                 for j in 0..30 {
-                    p.push(v(
-                        offset + 0.1 * i as f64 + shift,
-                        offset + 0.1 * j as f64,
-                        0.0,
-                    ));
+                    p.push(v(offset + 0.1 * i as f64 + shift, offset + 0.1 * j as f64, 0.0));
                 }
             }
             p
@@ -874,53 +617,25 @@ fn the_block_grids_find_every_pair_the_box_test_accepts() {
         let b = points("b", 2, &lattice(0.05));
         layouts.push((0.1, vec![a, b]));
     }
-    let mut sizes = spheres(
-        "sizes",
-        1,
-        &(0..600)
-            .map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.4 * rng.next()))
-            .collect::<Vec<_>>(),
-        0.01,
-    );
+    let mut sizes = spheres("sizes", 1, &(0..600).map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.4 * rng.next())).collect::<Vec<_>>(), 0.01);
     for (k, r) in sizes.radius.iter_mut().enumerate() {
-        *r = if k == 17 {
-            1.5
-        } else {
-            0.001 + 0.1 * rng.next()
-        };
+        *r = if k == 17 { 1.5 } else { 0.001 + 0.1 * rng.next() };
     }
-    let mut flat = spheres(
-        "flat",
-        2,
-        &(0..500)
-            .map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.0))
-            .collect::<Vec<_>>(),
-        0.05,
-    );
+    let mut flat = spheres("flat", 2, &(0..500).map(|_| v(4.0 * rng.next(), 4.0 * rng.next(), 0.0)).collect::<Vec<_>>(), 0.05);
     flat.self_collision = true;
     layouts.push((0.02, vec![sizes, flat]));
     for (alarm, models) in &layouts {
         let m = EveryAcceptedPair(*alarm);
         for depth in [0, 2, 4] {
             let mut scan = Detection::new();
-            let s = DetectionSettings {
-                depth,
-                search_min: usize::MAX,
-                ..Default::default()
-            };
+            let s = DetectionSettings { depth, search_min: usize::MAX, ..Default::default() };
             let expected = scan.run(models, &m, &s).unwrap().to_vec();
             assert_eq!(reference_outputs(&scan, models, &m), expected);
             let total: usize = expected.iter().map(|e| e.outputs.len()).sum();
             assert!(total > 1000, "depth {depth}: {total} pairs");
             for parallel in [false, true] {
                 let mut d = Detection::new();
-                let s = DetectionSettings {
-                    depth,
-                    search_min: 0,
-                    parallel,
-                    parallel_min_work: 0,
-                    ..Default::default()
-                };
+                let s = DetectionSettings { depth, search_min: 0, parallel, parallel_min_work: 0, ..Default::default() };
                 assert_eq!(d.run(models, &m, &s).unwrap(), expected.as_slice());
                 assert!(d.stats().narrow.searched_units > 0);
                 let mut moved = models.clone();
@@ -929,18 +644,7 @@ fn the_block_grids_find_every_pair_the_box_test_accepts() {
                     p[0] += 0.013;
                     p[1] -= 0.007;
                 }
-                let expected = Detection::new()
-                    .run(
-                        &moved,
-                        &m,
-                        &DetectionSettings {
-                            depth,
-                            search_min: usize::MAX,
-                            ..s.clone()
-                        },
-                    )
-                    .unwrap()
-                    .to_vec();
+                let expected = Detection::new().run(&moved, &m, &DetectionSettings { depth, search_min: usize::MAX, ..s.clone() }).unwrap().to_vec();
                 assert_eq!(d.run(&moved, &m, &s).unwrap(), expected.as_slice());
                 assert_eq!((d.stats().trees_skipped, d.stats().trees_refitted), (1, 1));
             }
@@ -954,35 +658,21 @@ fn one_huge_pair_is_split_across_threads() {
     let models: Vec<_> = big_scene(0.3).into_iter().take(2).collect();
     let m = TestProximity::new(0.02);
     let mut seq = Detection::new();
-    let s = DetectionSettings {
-        depth: 0,
-        ..Default::default()
-    };
+    let s = DetectionSettings { depth: 0, ..Default::default() };
     let expected = seq.run(&models, &m, &s).unwrap().to_vec();
     assert_eq!(seq.stats().narrow.units, 1);
     assert_eq!(seq.stats().narrow.searched_units, 1);
     assert_eq!(seq.stats().narrow.row_searches, 0);
     assert_eq!(expected.len(), 1);
     assert!(expected[0].outputs.len() > 1000);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     pool.install(|| {
         let mut d = Detection::new();
-        let s = DetectionSettings {
-            depth: 0,
-            parallel: true,
-            parallel_min_work: 10_000,
-            ..Default::default()
-        };
+        let s = DetectionSettings { depth: 0, parallel: true, parallel_min_work: 10_000, ..Default::default() };
         assert_eq!(d.run(&models, &m, &s).unwrap(), expected.as_slice());
         assert!(d.stats().narrow.parallel_chunks >= 8);
         // Row ranges of the one unit, each searched row by row.
-        assert_eq!(
-            d.stats().narrow.row_searches,
-            d.stats().narrow.searched_units
-        );
+        assert_eq!(d.stats().narrow.row_searches, d.stats().narrow.searched_units);
         assert!(d.stats().narrow.row_searches >= 8);
     });
 }
@@ -1005,16 +695,10 @@ fn memory_stays_flat_over_ten_thousand_steps() {
         })
         .collect();
     let period = 97;
-    let table: Vec<f64> = (0..period)
-        .map(|k| (k as f64 * std::f64::consts::TAU / period as f64).sin())
-        .collect();
+    let table: Vec<f64> = (0..period).map(|k| (k as f64 * std::f64::consts::TAU / period as f64).sin()).collect();
     let m = TestProximity::new(0.02);
     let mut d = Detection::new();
-    let s = DetectionSettings {
-        parallel: true,
-        parallel_min_work: 500,
-        ..Default::default()
-    };
+    let s = DetectionSettings { parallel: true, parallel_min_work: 500, ..Default::default() };
     let mut cap_after_warmup = 0;
     let mut outputs_seen = std::collections::BTreeSet::new();
     for step in 0..10_000 {
@@ -1033,10 +717,7 @@ fn memory_stays_flat_over_ten_thousand_steps() {
             cap_after_warmup = d.capacity();
         }
     }
-    assert!(
-        outputs_seen.len() > 10,
-        "contacts should vary: {outputs_seen:?}"
-    );
+    assert!(outputs_seen.len() > 10, "contacts should vary: {outputs_seen:?}");
     assert_eq!(d.capacity(), cap_after_warmup);
 }
 
@@ -1046,11 +727,7 @@ mod properties {
 
     fn scene(seed: u64, n1: usize, n2: usize, self_coll: bool) -> Vec<ModelGeometry> {
         let mut rng = Rng(seed);
-        let mut cloud = |n: usize, s: f64| -> Vec<Vec3> {
-            (0..n)
-                .map(|_| v(s * rng.next(), s * rng.next(), 0.3 * s * rng.next()))
-                .collect()
-        };
+        let mut cloud = |n: usize, s: f64| -> Vec<Vec3> { (0..n).map(|_| v(s * rng.next(), s * rng.next(), 0.3 * s * rng.next())).collect() };
         let a = cloud(n1, 3.0);
         let b = cloud(n2, 3.0);
         let centres = cloud(n2 / 2 + 1, 3.0);

@@ -25,11 +25,7 @@ pub struct Span {
 }
 
 impl Span {
-    pub const EMPTY: Span = Span {
-        level: LEAF_LEVEL,
-        start: 0,
-        end: 0,
-    };
+    pub const EMPTY: Span = Span { level: LEAF_LEVEL, start: 0, end: 0 };
 
     pub fn len(&self) -> usize {
         (self.end - self.start) as usize
@@ -54,11 +50,7 @@ pub struct CubeBox {
 
 impl CubeBox {
     fn leaf(element: u32) -> CubeBox {
-        CubeBox {
-            aabb: Aabb::point(Vec3::zeros()),
-            subcells: Span::EMPTY,
-            children: (element, element + 1),
-        }
+        CubeBox { aabb: Aabb::point(Vec3::zeros()), subcells: Span::EMPTY, children: (element, element + 1) }
     }
 }
 
@@ -185,30 +177,13 @@ impl BoundingTree {
 
     /// SOFA's `computeBoundingTree(depth)` of the model (spec §3.2, §8): leaf boxes from the
     /// current geometry, then build or refit. `model` only labels errors.
-    pub fn update(
-        &mut self,
-        model: usize,
-        g: &ModelGeometry,
-        depth: u32,
-        parallel: bool,
-    ) -> Result<TreeUpdate, DetectionError> {
+    pub fn update(&mut self, model: usize, g: &ModelGeometry, depth: u32, parallel: bool) -> Result<TreeUpdate, DetectionError> {
         let n = g.len();
         if n >= u32::MAX as usize {
-            return Err(DetectionError::TooManyElements {
-                model,
-                name: g.name.clone(),
-                count: n,
-            });
+            return Err(DetectionError::TooManyElements { model, name: g.name.clone(), count: n });
         }
-        if matches!(g.kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere)
-            && g.radius.len() < n
-        {
-            return Err(DetectionError::MissingRadius {
-                model,
-                name: g.name.clone(),
-                spheres: n,
-                radii: g.radius.len(),
-            });
+        if matches!(g.kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) && g.radius.len() < n {
+            return Err(DetectionError::MissingRadius { model, name: g.name.clone(), spheres: n, radii: g.radius.len() });
         }
         let changed = self.kind != Some(g.kind) || self.n != n || self.reset_pending;
         let has_boxes = !self.leaves.is_empty();
@@ -278,56 +253,33 @@ impl BoundingTree {
     /// The leaf box of every element, written in leaf order (each leaf box knows its
     /// element), with each model's own arithmetic (spec §8). Returns whether a box holds a
     /// NaN.
-    fn compute_leaf_boxes(
-        &mut self,
-        model: usize,
-        g: &ModelGeometry,
-        parallel: bool,
-    ) -> Result<bool, DetectionError> {
+    fn compute_leaf_boxes(&mut self, model: usize, g: &ModelGeometry, parallel: bool) -> Result<bool, DetectionError> {
         let fill = |boxes: &mut [CubeBox]| -> Result<bool, usize> {
             let mut nan = false;
             for b in boxes {
                 let e = b.children.0 as usize;
                 b.aabb = leaf_box(g, e).ok_or(e)?;
-                nan |= b
-                    .aabb
-                    .min
-                    .iter()
-                    .chain(b.aabb.max.iter())
-                    .any(|v| v.is_nan());
+                nan |= b.aabb.min.iter().chain(b.aabb.max.iter()).any(|v| v.is_nan());
             }
             Ok(nan)
         };
         let result = if parallel && self.leaves.len() >= PARALLEL_LEAVES {
             use rayon::prelude::*;
-            self.leaves
-                .par_chunks_mut(PARALLEL_LEAVES / 4)
-                .map(fill)
-                .try_reduce(|| false, |a, b| Ok(a | b))
+            self.leaves.par_chunks_mut(PARALLEL_LEAVES / 4).map(fill).try_reduce(|| false, |a, b| Ok(a | b))
         } else {
             fill(&mut self.leaves)
         };
         // The first bad element in element-box order, also when chunks ran in parallel.
-        result
-            .or_else(|_| fill(&mut self.leaves))
-            .map_err(|element| bad_element(model, g, element))
+        result.or_else(|_| fill(&mut self.leaves)).map_err(|element| bad_element(model, g, element))
     }
 
     /// Depth-0 tetrahedron tree (SOFA's `TetrahedronCollisionModel::computeBoundingTree` with
     /// `maxDepth == 0`): one box around every DOF of the state (not only the tetrahedra's
     /// vertices, and not inflated by the contact distance) whose external children are all
     /// the tetrahedra.
-    fn tetrahedra_single_box(
-        &mut self,
-        model: usize,
-        g: &ModelGeometry,
-    ) -> Result<TreeUpdate, DetectionError> {
+    fn tetrahedra_single_box(&mut self, model: usize, g: &ModelGeometry) -> Result<TreeUpdate, DetectionError> {
         let n = g.len();
-        if let Some(e) = g
-            .tetrahedra
-            .iter()
-            .position(|t| t.iter().any(|&v| v >= g.x.len()))
-        {
+        if let Some(e) = g.tetrahedra.iter().position(|t| t.iter().any(|&v| v >= g.x.len())) {
             return Err(bad_element(model, g, e));
         }
         let mut min = g.x[0];
@@ -345,11 +297,7 @@ impl BoundingTree {
             l.clear();
         }
         self.leaves.clear();
-        self.leaves.push(CubeBox {
-            aabb: Aabb { min, max },
-            subcells: Span::EMPTY,
-            children: (0, n as u32),
-        });
+        self.leaves.push(CubeBox { aabb: Aabb { min, max }, subcells: Span::EMPTY, children: (0, n as u32) });
         self.parent_of.clear();
         self.has_nan = false;
         self.grids.clear();
@@ -409,11 +357,7 @@ impl BoundingTree {
                 let c1 = next.len() as u32;
                 next.push(union_box(&self.leaves, start, middle));
                 next.push(union_box(&self.leaves, middle, end));
-                cell.subcells = Span {
-                    level: lvl as u32 + 1,
-                    start: c1,
-                    end: c1 + 2,
-                };
+                cell.subcells = Span { level: lvl as u32 + 1, start: c1, end: c1 + 2 };
             }
         }
         for (i, leaf) in self.leaves.iter().enumerate() {
@@ -430,11 +374,7 @@ impl BoundingTree {
             let leaves = &self.leaves;
             for cell in upper[lvl].iter_mut() {
                 let s = cell.subcells;
-                let source: &[CubeBox] = if s.level == LEAF_LEVEL {
-                    leaves
-                } else {
-                    &lower[s.level as usize - lvl - 1]
-                };
+                let source: &[CubeBox] = if s.level == LEAF_LEVEL { leaves } else { &lower[s.level as usize - lvl - 1] };
                 cell.aabb = union_box(source, s.start, s.end).aabb;
             }
         }
@@ -457,15 +397,7 @@ fn union_box(boxes: &[CubeBox], start: u32, end: u32) -> CubeBox {
             }
         }
     }
-    CubeBox {
-        aabb: Aabb { min, max },
-        subcells: Span {
-            level: LEAF_LEVEL,
-            start,
-            end,
-        },
-        children: (0, 0),
-    }
+    CubeBox { aabb: Aabb { min, max }, subcells: Span { level: LEAF_LEVEL, start, end }, children: (0, 0) }
 }
 
 /// Min/max of a few points, in SOFA's order: start from the first point, then per component
@@ -496,17 +428,11 @@ pub fn leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
             // SphereCollisionModel: `r = radius + contactDistance`, box `center ∓ r`.
             let c = x.get(e)?;
             let r = g.radius.get(e)? + cd;
-            Some(Aabb {
-                min: Vec3::new(c[0] - r, c[1] - r, c[2] - r),
-                max: Vec3::new(c[0] + r, c[1] + r, c[2] + r),
-            })
+            Some(Aabb { min: Vec3::new(c[0] - r, c[1] - r, c[2] - r), max: Vec3::new(c[0] + r, c[1] + r, c[2] + r) })
         }
         PrimitiveKind::Point => {
             let p = x.get(e)?;
-            Some(Aabb {
-                min: Vec3::new(p[0] - cd, p[1] - cd, p[2] - cd),
-                max: Vec3::new(p[0] + cd, p[1] + cd, p[2] + cd),
-            })
+            Some(Aabb { min: Vec3::new(p[0] - cd, p[1] - cd, p[2] - cd), max: Vec3::new(p[0] + cd, p[1] + cd, p[2] + cd) })
         }
         PrimitiveKind::Line => {
             let [a, b] = *g.edges.get(e)?;
@@ -523,22 +449,12 @@ pub fn leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
         PrimitiveKind::Tetrahedron => {
             // TetrahedronCollisionModel does not add its contact distance.
             let [a, b, c, d] = *g.tetrahedra.get(e)?;
-            Some(points_box(&[
-                *x.get(a)?,
-                *x.get(b)?,
-                *x.get(c)?,
-                *x.get(d)?,
-            ]))
+            Some(points_box(&[*x.get(a)?, *x.get(b)?, *x.get(c)?, *x.get(d)?]))
         }
         PrimitiveKind::Cube => None,
     }
 }
 
 fn bad_element(model: usize, g: &ModelGeometry, element: usize) -> DetectionError {
-    DetectionError::BadElement {
-        model,
-        name: g.name.clone(),
-        element,
-        vertices: g.x.len(),
-    }
+    DetectionError::BadElement { model, name: g.name.clone(), element, vertices: g.x.len() }
 }

@@ -15,11 +15,7 @@ pub(crate) enum Entry {
 }
 
 /// SOFA's lookup (`IntersectorMap::get`, spec §5.2): the key (k1, k2) first, then (k2, k1).
-pub(crate) fn lookup(
-    table: impl Fn(PrimitiveKind, PrimitiveKind) -> Option<Entry>,
-    k1: PrimitiveKind,
-    k2: PrimitiveKind,
-) -> PairSupport {
+pub(crate) fn lookup(table: impl Fn(PrimitiveKind, PrimitiveKind) -> Option<Entry>, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport {
     match table(k1, k2) {
         Some(Entry::Run) => PairSupport::Supported { swap: false },
         Some(Entry::Ignore) => PairSupport::Ignored,
@@ -37,12 +33,9 @@ pub(crate) fn lookup(
 pub(crate) fn discrete_table(k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
     use PrimitiveKind::*;
     match (k1, k2) {
-        (Cube, Cube)
-        | (Sphere, Sphere)
-        | (RigidSphere, RigidSphere)
-        | (Sphere, RigidSphere)
-        | (Triangle, Line)
-        | (Tetrahedron, Point) => Some(Entry::Run),
+        (Cube, Cube) | (Sphere, Sphere) | (RigidSphere, RigidSphere) | (Sphere, RigidSphere) | (Triangle, Line) | (Tetrahedron, Point) => {
+            Some(Entry::Run)
+        }
         _ => None,
     }
 }
@@ -123,25 +116,13 @@ pub(crate) fn finish(out: &mut [DetectionOutput], elem: (usize, usize), contact:
 /// An output with `elem` unset (the NewProximity building blocks).
 #[inline]
 pub(crate) fn output(id: i64, p0: Vec3, p1: Vec3, normal: Vec3, value: f64) -> DetectionOutput {
-    DetectionOutput {
-        elem: (0, 0),
-        id,
-        point: [p0, p1],
-        normal,
-        value,
-    }
+    DetectionOutput { elem: (0, 0), id, point: [p0, p1], normal, value }
 }
 
 /// `BaseProximityIntersection::testIntersection(Cube, Cube)`: with
 /// `D = alarm + cd(M1) + cd(M2)`, disjoint when for some axis `min1 > max2 + D` or
 /// `min2 > max1 + D`.
-pub(crate) fn proximity_boxes_overlap(
-    alarm: f64,
-    a: &Aabb,
-    ga: &ModelGeometry,
-    b: &Aabb,
-    gb: &ModelGeometry,
-) -> bool {
+pub(crate) fn proximity_boxes_overlap(alarm: f64, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry) -> bool {
     let d = alarm + ga.contact_distance + gb.contact_distance;
     for i in 0..3 {
         if a.min[i] > b.max[i] + d || b.min[i] > a.max[i] + d {
@@ -177,10 +158,7 @@ pub(crate) fn sphere_sphere_discrete(
     out.push(DetectionOutput {
         elem: (e1, e2),
         id: bigger_model_id(g1, e1, g2, e2),
-        point: [
-            contact_point_by_normal(g1, e1, &-normal),
-            contact_point_by_normal(g2, e2, &normal),
-        ],
+        point: [contact_point_by_normal(g1, e1, &-normal), contact_point_by_normal(g2, e2, &normal)],
         normal,
         value: d - r - contact,
     });

@@ -2,9 +2,7 @@
 //! Triangle–Line ([INT]`MeshDiscreteIntersection.cpp`) and Tetrahedron–Point
 //! ([INT]`TetrahedronDiscreteIntersection.cpp`, spec §7.8).
 
-use super::common::{
-    discrete_table, in_range, lookup, sphere_sphere_discrete, stored_triangle_normal, Entry,
-};
+use super::common::{discrete_table, in_range, lookup, sphere_sphere_discrete, stored_triangle_normal, Entry};
 use super::kernels::{invert3, mat3_mul, Mat3};
 use super::{IntersectionMethod, PairSupport};
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
@@ -42,14 +40,7 @@ impl IntersectionMethod for DiscreteIntersection {
     /// its normal-cone angle is at least π/2 — always with the default cone (2π, no
     /// `useCurvature`), which is what this returns; otherwise `min1 ≤ max2` and `min2 ≤ max1` on
     /// every axis (alarm distance 0, model skins ignored).
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        _ga: &ModelGeometry,
-        b: &Aabb,
-        _gb: &ModelGeometry,
-        same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, _ga: &ModelGeometry, b: &Aabb, _gb: &ModelGeometry, same_box: bool) -> bool {
         if same_box {
             return true;
         }
@@ -66,22 +57,13 @@ impl IntersectionMethod for DiscreteIntersection {
         lookup(Self::table, k1, k2)
     }
 
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
         if !in_range(g1, e1, g2, e2) {
             return 0;
         }
         match (g1.kind, g2.kind) {
-            (Sphere, Sphere) | (RigidSphere, RigidSphere) | (Sphere, RigidSphere) => {
-                sphere_sphere_discrete(g1, e1, g2, e2, 0.0, 0.0, out)
-            }
+            (Sphere, Sphere) | (RigidSphere, RigidSphere) | (Sphere, RigidSphere) => sphere_sphere_discrete(g1, e1, g2, e2, 0.0, 0.0, out),
             (Triangle, Line) => triangle_line(g1, e1, g2, e2, out),
             (Tetrahedron, Point) => tetrahedron_point(g1, e1, g2, e2, out),
             _ => 0,
@@ -93,13 +75,7 @@ impl IntersectionMethod for DiscreteIntersection {
 /// `A + u·AB + v·AC = P + t·PQ` by inverting the 3×3 matrix of columns (AB, AC, −PQ); no output
 /// if it is singular (`|det| ≤ ε`) or unless `u ≥ 0, v ≥ 0, u + v ≤ 1, 0 ≤ t ≤ 1`. Output:
 /// both points `X = P + PQ·t`, the triangle's stored normal, value 0, id = line index.
-pub(crate) fn triangle_line(
-    g1: &ModelGeometry,
-    e1: usize,
-    g2: &ModelGeometry,
-    e2: usize,
-    out: &mut Vec<DetectionOutput>,
-) -> usize {
+pub(crate) fn triangle_line(g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
     let t = g1.triangles[e1];
     let a = g1.x[t[0]];
     let ab = g1.x[t[1]] - a;
@@ -126,13 +102,7 @@ pub(crate) fn triangle_line(
         return 0;
     }
     let x = p + pq * bary[2];
-    out.push(DetectionOutput {
-        elem: (e1, e2),
-        id: e2 as i64,
-        point: [x, x],
-        normal: stored_triangle_normal(g1, e1),
-        value: 0.0,
-    });
+    out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [x, x], normal: stored_triangle_normal(g1, e1), value: 0.0 });
     1
 }
 
@@ -160,18 +130,8 @@ pub(crate) fn tetrahedron_coord2bary(g: &ModelGeometry, i: usize) -> (Vec3, Mat3
 /// output; this returns the number appended, 0). Otherwise the ray from P along −n meets the
 /// faces at distance `l` (0 if none within 1e9): `point[0] = P − n·l`, `point[1] = P`,
 /// `normal = −n`, `value = −l`, id = point index.
-pub(crate) fn tetrahedron_point(
-    g1: &ModelGeometry,
-    e1: usize,
-    g2: &ModelGeometry,
-    e2: usize,
-    out: &mut Vec<DetectionOutput>,
-) -> usize {
-    let n = g2
-        .point_normals
-        .get(e2)
-        .copied()
-        .unwrap_or_else(Vec3::zeros);
+pub(crate) fn tetrahedron_point(g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
+    let n = g2.point_normals.get(e2).copied().unwrap_or_else(Vec3::zeros);
     if n == Vec3::zeros() {
         return 0;
     }
@@ -206,12 +166,6 @@ pub(crate) fn tetrahedron_point(
         l1 = 0.0;
     }
     let l = l1;
-    out.push(DetectionOutput {
-        elem: (e1, e2),
-        id: e2 as i64,
-        point: [p - n * l, p],
-        normal: -n,
-        value: -l,
-    });
+    out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [p - n * l, p], normal: -n, value: -l });
     1
 }

@@ -6,10 +6,7 @@
 //! pairs run the `DiscreteIntersection` sphere code with the method's own distances (spec §7.1).
 #![allow(clippy::manual_range_contains)]
 
-use super::common::{
-    bigger_model_id, discrete_table, in_range, lookup, proximity_boxes_overlap, radius,
-    sphere_sphere_discrete, Entry,
-};
+use super::common::{bigger_model_id, discrete_table, in_range, lookup, proximity_boxes_overlap, radius, sphere_sphere_discrete, Entry};
 use super::discrete::tetrahedron_point;
 use super::kernels::{cross, div, dot, norm, norm2, normalize, normalized, Normal2};
 use super::{IntersectionMethod, PairSupport};
@@ -55,13 +52,9 @@ impl LocalMinDistance {
     fn table(k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
         use PrimitiveKind::*;
         match (k1, k2) {
-            (Sphere, Point)
-            | (Point, Point)
-            | (Line, Line)
-            | (Line, Point)
-            | (Line, Sphere)
-            | (Triangle, Point)
-            | (Triangle, Sphere) => Some(Entry::Run),
+            (Sphere, Point) | (Point, Point) | (Line, Line) | (Line, Point) | (Line, Sphere) | (Triangle, Point) | (Triangle, Sphere) => {
+                Some(Entry::Run)
+            }
             (Triangle, Line) | (Triangle, Triangle) => Some(Entry::Ignore),
             _ => discrete_table(k1, k2),
         }
@@ -77,14 +70,9 @@ impl LocalMinDistance {
         let pt = g.x[i];
         let empty: &[usize] = &[];
         let (tav, eav) = match &g.adjacency {
-            Some(adj) => (
-                adj.triangles_around_vertex
-                    .get(i)
-                    .map_or(empty, |l| l.as_slice()),
-                adj.edges_around_vertex
-                    .get(i)
-                    .map_or(empty, |l| l.as_slice()),
-            ),
+            Some(adj) => {
+                (adj.triangles_around_vertex.get(i).map_or(empty, |l| l.as_slice()), adj.edges_around_vertex.get(i).map_or(empty, |l| l.as_slice()))
+            }
             None => (empty, empty),
         };
         let mut n_mean = Vec3::zeros();
@@ -136,24 +124,14 @@ impl LocalMinDistance {
         }
         let [i1, i2] = g.edges[i];
         let ab = normalized(g.x[i2] - g.x[i1]);
-        let tae: &[usize] = g
-            .adjacency
-            .as_ref()
-            .and_then(|adj| adj.triangles_around_edge.get(i))
-            .map_or(&[], |l| l.as_slice());
+        let tae: &[usize] = g.adjacency.as_ref().and_then(|adj| adj.triangles_around_edge.get(i)).map_or(&[], |l| l.as_slice());
         let pair = match tae {
             [t0, t1] => g.triangles.get(*t0).zip(g.triangles.get(*t1)),
             _ => None,
         };
         if let Some((tri0, tri1)) = pair {
-            let t0_is_left = (i1 == tri0[0] && i2 == tri0[1])
-                || (i1 == tri0[1] && i2 == tri0[2])
-                || (i1 == tri0[2] && i2 == tri0[0]);
-            let (left, right) = if t0_is_left {
-                (tri0, tri1)
-            } else {
-                (tri1, tri0)
-            };
+            let t0_is_left = (i1 == tri0[0] && i2 == tri0[1]) || (i1 == tri0[1] && i2 == tri0[2]) || (i1 == tri0[2] && i2 == tri0[0]);
+            let (left, right) = if t0_is_left { (tri0, tri1) } else { (tri1, tri0) };
             let unit_normal = |t: &[usize; 3]| {
                 let (a, b, c) = (g.x[t[0]], g.x[t[1]], g.x[t[2]]);
                 normalized(cross(&(b - a), &(c - a)))
@@ -210,47 +188,20 @@ impl LocalMinDistance {
     }
 
     /// The filters of a candidate: `valid(a, v)` then `valid(b, −v)`, unless `useLMDFilters`.
-    fn filters_pass(
-        &self,
-        ga: &ModelGeometry,
-        a: usize,
-        gb: &ModelGeometry,
-        b: usize,
-        v: &Vec3,
-    ) -> bool {
+    fn filters_pass(&self, ga: &ModelGeometry, a: usize, gb: &ModelGeometry, b: usize, v: &Vec3) -> bool {
         self.use_lmd_filters || (self.valid(ga, a, v) && self.valid(gb, b, &-v))
     }
 
     /// The output tail shared by all pairs: `normal = v/|v|` (unguarded), `value = |v| − contact`.
-    fn push(
-        out: &mut Vec<DetectionOutput>,
-        elem: (usize, usize),
-        id: i64,
-        points: [Vec3; 2],
-        v: &Vec3,
-        contact: f64,
-    ) -> usize {
+    fn push(out: &mut Vec<DetectionOutput>, elem: (usize, usize), id: i64, points: [Vec3; 2], v: &Vec3, contact: f64) -> usize {
         let value = norm(v);
-        out.push(DetectionOutput {
-            elem,
-            id,
-            point: points,
-            normal: div(v, value),
-            value: value - contact,
-        });
+        out.push(DetectionOutput { elem, id, point: points, normal: div(v, value), value: value - contact });
         1
     }
 
     /// Line–Line: `|det| > 1e-30` for the solve (else α = β = 0.5), α and β in
     /// [1e-15, 1 − 1e-15].
-    fn line_line(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_line(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm_distance + g1.contact_distance + g2.contact_distance;
         let [i1, i2] = g1.edges[e1];
         let [j1, j2] = g2.edges[e2];
@@ -283,14 +234,7 @@ impl LocalMinDistance {
 
     /// Triangle–Point and Triangle–Sphere (`r` = 0 for a point): strict interior projection
     /// (α, β ≥ 1e-6, α + β ≤ 0.999999), filters `valid(point, PQ)` and `valid(triangle, QP)`.
-    fn triangle_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let sphere = g2.kind == PrimitiveKind::Sphere;
         let (alarm, contact) = self.distances_with_radius(g2, e2, g1, sphere);
         let t = g1.triangles[e1];
@@ -317,14 +261,7 @@ impl LocalMinDistance {
     /// Line–Point and Line–Sphere (`r` = 0 for a point): no output for a segment shorter than
     /// `1e-12·|AP|`, α must lie in [1e-6, 0.999999] (no clamping); filters `valid(point, PQ)`
     /// and `valid(line, QP)`.
-    fn line_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let sphere = g2.kind == PrimitiveKind::Sphere;
         let (alarm, contact) = self.distances_with_radius(g2, e2, g1, sphere);
         let [i1, i2] = g1.edges[e1];
@@ -354,13 +291,7 @@ impl LocalMinDistance {
     /// `alarm (+ r) + cd(point-like) + cd(other)` and the same for contact: the order of
     /// SOFA's Triangle/Line–Point/Sphere functions, whose first parameter is the point or
     /// sphere.
-    fn distances_with_radius(
-        &self,
-        gp: &ModelGeometry,
-        ep: usize,
-        gother: &ModelGeometry,
-        sphere: bool,
-    ) -> (f64, f64) {
+    fn distances_with_radius(&self, gp: &ModelGeometry, ep: usize, gother: &ModelGeometry, sphere: bool) -> (f64, f64) {
         if sphere {
             let r = radius(gp, ep);
             (
@@ -377,34 +308,18 @@ impl LocalMinDistance {
 
     /// Point–Point, Sphere–Point and Sphere–Sphere (`Vec3` spheres): centres and points,
     /// `PQ = Q − P`, filters `valid(e1, PQ)` and `valid(e2, QP)`, id = bigger-model id.
-    fn point_like(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn point_like(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let (cd1, cd2) = (g1.contact_distance, g2.contact_distance);
         let (alarm, contact) = match (g1.kind, g2.kind) {
             (PrimitiveKind::Sphere, PrimitiveKind::Sphere) => {
                 let (r1, r2) = (radius(g1, e1), radius(g2, e2));
-                (
-                    self.alarm_distance + r1 + cd1 + r2 + cd2,
-                    self.contact_distance + r1 + cd1 + r2 + cd2,
-                )
+                (self.alarm_distance + r1 + cd1 + r2 + cd2, self.contact_distance + r1 + cd1 + r2 + cd2)
             }
             (PrimitiveKind::Sphere, _) => {
                 let r = radius(g1, e1);
-                (
-                    self.alarm_distance + r + cd1 + cd2,
-                    self.contact_distance + r + cd1 + cd2,
-                )
+                (self.alarm_distance + r + cd1 + cd2, self.contact_distance + r + cd1 + cd2)
             }
-            _ => (
-                self.alarm_distance + cd1 + cd2,
-                self.contact_distance + cd1 + cd2,
-            ),
+            _ => (self.alarm_distance + cd1 + cd2, self.contact_distance + cd1 + cd2),
         };
         let p = g1.x[e1];
         let q = g2.x[e2];
@@ -433,14 +348,7 @@ impl IntersectionMethod for LocalMinDistance {
         self.contact_distance
     }
 
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        _same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
         proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
     }
 
@@ -448,33 +356,18 @@ impl IntersectionMethod for LocalMinDistance {
         lookup(Self::table, k1, k2)
     }
 
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
         if !in_range(g1, e1, g2, e2) || Self::table(g1.kind, g2.kind) != Some(Entry::Run) {
             return 0;
         }
         match (g1.kind, g2.kind) {
-            (Sphere, Sphere) | (Sphere, Point) | (Point, Point) => {
-                self.point_like(g1, e1, g2, e2, out)
-            }
+            (Sphere, Sphere) | (Sphere, Point) | (Point, Point) => self.point_like(g1, e1, g2, e2, out),
             // Entries of DiscreteIntersection's constructor, never overridden: the discrete
             // sphere formula with this method's distances (model skins not added).
-            (RigidSphere, RigidSphere) | (Sphere, RigidSphere) => sphere_sphere_discrete(
-                g1,
-                e1,
-                g2,
-                e2,
-                self.alarm_distance,
-                self.contact_distance,
-                out,
-            ),
+            (RigidSphere, RigidSphere) | (Sphere, RigidSphere) => {
+                sphere_sphere_discrete(g1, e1, g2, e2, self.alarm_distance, self.contact_distance, out)
+            }
             (Line, Line) => self.line_line(g1, e1, g2, e2, out),
             (Line, Point) | (Line, Sphere) => self.line_point(g1, e1, g2, e2, out),
             (Triangle, Point) | (Triangle, Sphere) => self.triangle_point(g1, e1, g2, e2, out),

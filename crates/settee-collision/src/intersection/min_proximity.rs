@@ -11,8 +11,8 @@
 #![allow(clippy::manual_range_contains)]
 
 use super::common::{
-    contact_point_by_normal, discrete_table, guarded_unit, in_range, is_sphere, lookup,
-    proximity_boxes_overlap, radius, sphere_sphere_discrete, stored_triangle_normal, Entry,
+    contact_point_by_normal, discrete_table, guarded_unit, in_range, is_sphere, lookup, proximity_boxes_overlap, radius, sphere_sphere_discrete,
+    stored_triangle_normal, Entry,
 };
 use super::discrete::tetrahedron_point;
 use super::kernels::{dot, norm2, Normal2};
@@ -71,12 +71,9 @@ impl MinProximityIntersection {
             (Line, Line) => flag(self.use_line_line),
             (Triangle, Point) => Some(Entry::Run),
             (Triangle, Line) | (Triangle, Triangle) => Some(Entry::Ignore),
-            (Sphere, Point)
-            | (RigidSphere, Point)
-            | (Triangle, Sphere)
-            | (Triangle, RigidSphere)
-            | (Line, Sphere)
-            | (Line, RigidSphere) => flag(self.use_sphere_triangle),
+            (Sphere, Point) | (RigidSphere, Point) | (Triangle, Sphere) | (Triangle, RigidSphere) | (Line, Sphere) | (Line, RigidSphere) => {
+                flag(self.use_sphere_triangle)
+            }
             _ => discrete_table(k1, k2),
         }
     }
@@ -92,14 +89,7 @@ impl MinProximityIntersection {
     }
 
     /// Point–Point: `PQ = Q − P`; none if `|PQ|² ≥ alarm²`.
-    fn point_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn point_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let p = g1.x[e1];
         let q = g2.x[e2];
@@ -120,14 +110,7 @@ impl MinProximityIntersection {
 
     /// Line–Line: closest points of the two lines; `|det| > 1e-15` required for the solve
     /// (else α = β = 0.5), then α, β must lie in [1e-6, 0.999999].
-    fn line_line(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_line(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let [i1, i2] = g1.edges[e1];
         let [j1, j2] = g2.edges[e2];
@@ -162,14 +145,7 @@ impl MinProximityIntersection {
     /// Triangle–Point: projection on the triangle's plane, rejected unless strictly inside
     /// (α, β ≥ 1e-6, α + β ≤ 0.999999); a degenerate triangle gives NaN α, β that pass (AS
     /// IMPLEMENTED).
-    fn triangle_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g2, g1);
         let t = g1.triangles[e1];
         let (p1, p2, p3) = (g1.x[t[0]], g1.x[t[1]], g1.x[t[2]]);
@@ -189,26 +165,13 @@ impl MinProximityIntersection {
         if self.use_surface_normals {
             normal = stored_triangle_normal(g1, e1);
         }
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e2 as i64,
-            point: [q, p],
-            normal,
-            value: value - self.contact(g2, g1),
-        });
+        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [q, p], normal, value: value - self.contact(g2, g1) });
         1
     }
 
     /// Line–Point: the projection parameter is clamped to the segment (Q = an end when α ≤ 0
     /// or α ≥ 1).
-    fn line_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g2, g1);
         let [i1, i2] = g1.edges[e1];
         let (a, b) = (g1.x[i1], g1.x[i2]);
@@ -228,27 +191,14 @@ impl MinProximityIntersection {
             return 0;
         }
         let (normal, value) = guarded_unit(&qp);
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e2 as i64,
-            point: [q, p],
-            normal,
-            value: value - self.contact(g2, g1),
-        });
+        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [q, p], normal, value: value - self.contact(g2, g1) });
         1
     }
 
     /// Sphere–Point (Vec3 or rigid sphere): `point[0]` is the sphere's contact point along
     /// −normal (the centre for a `Vec3` sphere, `c + r·normal` for a rigid one); id = sphere
     /// index.
-    fn sphere_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn sphere_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let r = radius(g1, e1);
         let alarm = self.alarm_distance + r + g1.contact_distance + g2.contact_distance;
         let p = g1.x[e1];
@@ -271,14 +221,7 @@ impl MinProximityIntersection {
 
     /// Triangle–Sphere: the same projection as Triangle–Point written with
     /// `x13 = p1 − p2, x23 = p1 − p3, x03 = p1 − c` and `Q = p1 − x13·α − x23·β`.
-    fn triangle_sphere(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let r = radius(g2, e2);
         let alarm = self.alarm_distance + r + g2.contact_distance + g1.contact_distance;
         let t = g1.triangles[e1];
@@ -287,13 +230,7 @@ impl MinProximityIntersection {
         let x13 = p1 - p2;
         let x23 = p1 - p3;
         let x03 = p1 - c;
-        let sys = Normal2::new(
-            dot(&x13, &x13),
-            dot(&x23, &x23),
-            dot(&x13, &x23),
-            dot(&x13, &x03),
-            dot(&x23, &x03),
-        );
+        let sys = Normal2::new(dot(&x13, &x13), dot(&x23, &x23), dot(&x13, &x23), dot(&x13, &x03), dot(&x23, &x03));
         let alpha = sys.alpha();
         let beta = sys.beta();
         if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
@@ -320,14 +257,7 @@ impl MinProximityIntersection {
     /// p2 (`x32 = p1 − p2`, `x31 = c − p2`, `α = x32·x31 / x32·x32`, rejected outside
     /// [1e-6, 0.999999]) but `Q = p1 − x32·α` starts from p1, so Q is the mirror of the closest
     /// point about the segment's midpoint.
-    fn line_sphere(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let r = radius(g2, e2);
         let alarm = self.alarm_distance + r + g2.contact_distance + g1.contact_distance;
         let [i1, i2] = g1.edges[e1];
@@ -370,14 +300,7 @@ impl IntersectionMethod for MinProximityIntersection {
         self.contact_distance
     }
 
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        _same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
         proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
     }
 
@@ -385,14 +308,7 @@ impl IntersectionMethod for MinProximityIntersection {
         lookup(|a, b| self.table(a, b), k1, k2)
     }
 
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
         if !in_range(g1, e1, g2, e2) || self.table(g1.kind, g2.kind) != Some(Entry::Run) {
             return 0;
@@ -408,9 +324,7 @@ impl IntersectionMethod for MinProximityIntersection {
             (Line, Point) => self.line_point(g1, e1, g2, e2, out),
             (Triangle, Point) => self.triangle_point(g1, e1, g2, e2, out),
             (Sphere, Point) | (RigidSphere, Point) => self.sphere_point(g1, e1, g2, e2, out),
-            (Triangle, Sphere) | (Triangle, RigidSphere) => {
-                self.triangle_sphere(g1, e1, g2, e2, out)
-            }
+            (Triangle, Sphere) | (Triangle, RigidSphere) => self.triangle_sphere(g1, e1, g2, e2, out),
             (Line, Sphere) | (Line, RigidSphere) => self.line_sphere(g1, e1, g2, e2, out),
             (Tetrahedron, Point) => tetrahedron_point(g1, e1, g2, e2, out),
             _ => 0,

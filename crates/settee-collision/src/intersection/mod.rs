@@ -17,4 +17,3 @@ pub use discrete::DiscreteIntersection;
 pub use local_min_distance::LocalMinDistance;
 pub use min_proximity::MinProximityIntersection;
 pub use new_proximity::{NewProximityIntersection, StoredNormalWrite};
-

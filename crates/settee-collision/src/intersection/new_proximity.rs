@@ -8,8 +8,7 @@
 #![allow(clippy::manual_range_contains)]
 
 use super::common::{
-    bigger_model_id, contact_point_by_normal, discrete_table, finish, in_range, is_sphere, lookup,
-    output, proximity_boxes_overlap, radius, Entry,
+    bigger_model_id, contact_point_by_normal, discrete_table, finish, in_range, is_sphere, lookup, output, proximity_boxes_overlap, radius, Entry,
 };
 use super::discrete::tetrahedron_point;
 use super::kernels::{div, dot, norm2, Normal2};
@@ -33,11 +32,7 @@ pub struct NewProximityIntersection {
 
 impl Default for NewProximityIntersection {
     fn default() -> Self {
-        NewProximityIntersection {
-            alarm_distance: 1.0,
-            contact_distance: 0.5,
-            use_line_line: false,
-        }
+        NewProximityIntersection { alarm_distance: 1.0, contact_distance: 0.5, use_line_line: false }
     }
 }
 
@@ -69,15 +64,7 @@ fn point_point(dist2: f64, p: &Vec3, q: &Vec3, id: i64, out: &mut Vec<DetectionO
 
 /// `doIntersectionLinePoint`: α clamped to [0, 1]; with `swap` the point comes first and the
 /// normal points from it to the line.
-fn line_point(
-    dist2: f64,
-    p1: &Vec3,
-    p2: &Vec3,
-    q: &Vec3,
-    id: i64,
-    swap: bool,
-    out: &mut Vec<DetectionOutput>,
-) -> usize {
+fn line_point(dist2: f64, p1: &Vec3, p2: &Vec3, q: &Vec3, id: i64, swap: bool, out: &mut Vec<DetectionOutput>) -> usize {
     let ab = p2 - p1;
     let aq = q - p1;
     // Same as SOFA's `if (alpha < 0) alpha = 0; else if (alpha > 1) alpha = 1;`, NaN included.
@@ -99,15 +86,7 @@ fn line_point(
 
 /// `doIntersectionLineLine`: `|det| > 1e-12` for the solve (else α = β = 0.5), then α, β must
 /// lie in [1e-6, 0.999999].
-fn line_line(
-    dist2: f64,
-    p1: &Vec3,
-    p2: &Vec3,
-    q1: &Vec3,
-    q2: &Vec3,
-    id: i64,
-    out: &mut Vec<DetectionOutput>,
-) -> usize {
+fn line_line(dist2: f64, p1: &Vec3, p2: &Vec3, q1: &Vec3, q2: &Vec3, id: i64, out: &mut Vec<DetectionOutput>) -> usize {
     let (sys, ab, cd, _ac) = Normal2::lines(p1, p2, q1, q2);
     let (mut alpha, mut beta) = (0.5, 0.5);
     if sys.det < -0.000000000001 || sys.det > 0.000000000001 {
@@ -133,17 +112,7 @@ fn line_line(
 /// thresholds; when it lies on an edge or a corner, that edge or vertex must be owned by the
 /// triangle (`flags`), else no output.
 #[allow(clippy::too_many_arguments)]
-fn triangle_point(
-    dist2: f64,
-    flags: u32,
-    p1: &Vec3,
-    p2: &Vec3,
-    p3: &Vec3,
-    q: &Vec3,
-    id: i64,
-    swap: bool,
-    out: &mut Vec<DetectionOutput>,
-) -> usize {
+fn triangle_point(dist2: f64, flags: u32, p1: &Vec3, p2: &Vec3, p3: &Vec3, q: &Vec3, id: i64, swap: bool, out: &mut Vec<DetectionOutput>) -> usize {
     let (sys, ab, ac) = Normal2::triangle(p1, p2, p3, q);
     let eps = f64::EPSILON;
     let mut alpha = sys.alpha();
@@ -264,87 +233,36 @@ impl NewProximityIntersection {
     /// does not depend on it; a caller that keeps stored normals across steps (non-moving
     /// triangle models, `useSurfaceNormals`, display) can apply it. `None` when nothing is
     /// written (or the models have no stored normals).
-    pub fn triangle_normal_side_effect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-    ) -> Option<StoredNormalWrite> {
-        if g1.kind != PrimitiveKind::Triangle
-            || g2.kind != PrimitiveKind::Triangle
-            || !in_range(g1, e1, g2, e2)
-            || neighbours(g1, e1, g2, e2)
-        {
+    pub fn triangle_normal_side_effect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize) -> Option<StoredNormalWrite> {
+        if g1.kind != PrimitiveKind::Triangle || g2.kind != PrimitiveKind::Triangle || !in_range(g1, e1, g2, e2) || neighbours(g1, e1, g2, e2) {
             return None;
         }
         match (g1.both_side, g2.both_side) {
             (true, true) => None,
-            (false, _) => Some(StoredNormalWrite {
-                model: 1,
-                element: e2,
-                normal: -*g1.triangle_normals.get(e1)?,
-            }),
-            (true, false) => Some(StoredNormalWrite {
-                model: 0,
-                element: e1,
-                normal: -*g2.triangle_normals.get(e2)?,
-            }),
+            (false, _) => Some(StoredNormalWrite { model: 1, element: e2, normal: -*g1.triangle_normals.get(e1)? }),
+            (true, false) => Some(StoredNormalWrite { model: 0, element: e1, normal: -*g2.triangle_normals.get(e2)? }),
         }
     }
 
-    fn sphere_sphere(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn sphere_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let (r1, r2) = (radius(g1, e1), radius(g2, e2));
         let alarm2 = self.alarm(g1, g2) + r1 + r2;
         let start = out.len();
-        let n = point_point(
-            alarm2 * alarm2,
-            &g1.x[e1],
-            &g2.x[e2],
-            bigger_model_id(g1, e1, g2, e2),
-            out,
-        );
+        let n = point_point(alarm2 * alarm2, &g1.x[e1], &g2.x[e2], bigger_model_id(g1, e1, g2, e2), out);
         let contact2 = self.contact(g1, g2) + r1 + r2;
         finish(&mut out[start..], (e1, e2), contact2);
         n
     }
 
-    fn point_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn point_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let start = out.len();
-        let n = point_point(
-            alarm * alarm,
-            &g1.x[e1],
-            &g2.x[e2],
-            bigger_model_id(g1, e1, g2, e2),
-            out,
-        );
+        let n = point_point(alarm * alarm, &g1.x[e1], &g2.x[e2], bigger_model_id(g1, e1, g2, e2), out);
         finish(&mut out[start..], (e1, e2), self.contact(g1, g2));
         n
     }
 
-    fn line_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let [a, b] = line_points(g1, e1);
         let start = out.len();
@@ -353,53 +271,21 @@ impl NewProximityIntersection {
         n
     }
 
-    fn line_line(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_line(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let [a, b] = line_points(g1, e1);
         let [c, d] = line_points(g2, e2);
         let start = out.len();
-        let n = line_line(
-            alarm * alarm,
-            &a,
-            &b,
-            &c,
-            &d,
-            bigger_model_id(g1, e1, g2, e2),
-            out,
-        );
+        let n = line_line(alarm * alarm, &a, &b, &c, &d, bigger_model_id(g1, e1, g2, e2), out);
         finish(&mut out[start..], (e1, e2), self.contact(g1, g2));
         n
     }
 
-    fn triangle_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let [p1, p2, p3] = triangle_points(g1, e1);
         let start = out.len();
-        let n = triangle_point(
-            alarm * alarm,
-            flags_of(g1, e1),
-            &p1,
-            &p2,
-            &p3,
-            &g2.x[e2],
-            e2 as i64,
-            false,
-            out,
-        );
+        let n = triangle_point(alarm * alarm, flags_of(g1, e1), &p1, &p2, &p3, &g2.x[e2], e2 as i64, false, out);
         finish(&mut out[start..], (e1, e2), self.contact(g1, g2));
         n
     }
@@ -407,14 +293,7 @@ impl NewProximityIntersection {
     /// Triangle–Line: the owned triangle vertices against the line, both line ends against the
     /// triangle, and with `useLineLine` the owned triangle edges against the line; id = line
     /// index for all.
-    fn triangle_line(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_line(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
         let dist2 = alarm * alarm;
         let [p1, p2, p3] = triangle_points(g1, e1);
@@ -444,14 +323,7 @@ impl NewProximityIntersection {
     /// Triangle–Triangle: no output for two triangles of one model that share a vertex; ids
     /// `3·e1 + k` for the vertices of e1 and `3·size(M1) + 12·e2 + …` for the vertices and edges
     /// of e2. The first vertex of e1 is tested whatever its ownership flag (AS IMPLEMENTED).
-    fn triangle_triangle(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_triangle(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         if neighbours(g1, e1, g2, e2) {
             return 0;
         }
@@ -498,38 +370,18 @@ impl NewProximityIntersection {
 
     /// Sphere–Point: the centre against the point; id = bigger-model id; `point[0]` is the
     /// centre, also for rigid spheres.
-    fn sphere_point(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn sphere_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let r = radius(g1, e1);
         let alarm = self.alarm(g1, g2) + r;
         let start = out.len();
-        let n = point_point(
-            alarm * alarm,
-            &g1.x[e1],
-            &g2.x[e2],
-            bigger_model_id(g1, e1, g2, e2),
-            out,
-        );
+        let n = point_point(alarm * alarm, &g1.x[e1], &g2.x[e2], bigger_model_id(g1, e1, g2, e2), out);
         finish(&mut out[start..], (e1, e2), self.contact(g1, g2) + r);
         n
     }
 
     /// Line–Sphere: the segment against the centre (`point[1]` is the centre); id = sphere
     /// index.
-    fn line_sphere(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn line_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let r = radius(g2, e2);
         let alarm = self.alarm(g1, g2) + r;
         let [a, b] = line_points(g1, e1);
@@ -542,14 +394,7 @@ impl NewProximityIntersection {
     /// Triangle–Sphere: `TrianglePoint` with fixed thresholds and, AS IMPLEMENTED, other flags
     /// (AB and AC edges both need `E12`, BC needs `E31`; corner A uses 1e-7 for pAC); the
     /// distance is guarded; `point[1]` is the sphere's contact point along the normal.
-    fn triangle_sphere(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn triangle_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let flags = flags_of(g1, e1);
         let r = radius(g2, e2);
         let alarm = self.alarm(g1, g2) + r;
@@ -581,8 +426,7 @@ impl NewProximityIntersection {
                 alpha = 0.0;
                 beta = p_ac;
             } else {
-                let p_bc =
-                    (sys.b1 - sys.b0 + sys.a00 - sys.a01) / (sys.a00 + sys.a11 - 2.0 * sys.a01);
+                let p_bc = (sys.b1 - sys.b0 + sys.a00 - sys.a01) / (sys.a00 + sys.a11 - 2.0 * sys.a01);
                 if p_bc < 0.000001 {
                     if flags & P2 == 0 {
                         return 0;
@@ -611,19 +455,9 @@ impl NewProximityIntersection {
             return 0;
         }
         let mut value = n2.sqrt();
-        let normal = if value > 1e-15 {
-            div(&pq, value)
-        } else {
-            Vec3::new(1.0, 0.0, 0.0)
-        };
+        let normal = if value > 1e-15 { div(&pq, value) } else { Vec3::new(1.0, 0.0, 0.0) };
         value -= self.contact(g1, g2) + r;
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e2 as i64,
-            point: [p, contact_point_by_normal(g2, e2, &normal)],
-            normal,
-            value,
-        });
+        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [p, contact_point_by_normal(g2, e2, &normal)], normal, value });
         1
     }
 }
@@ -650,14 +484,7 @@ impl IntersectionMethod for NewProximityIntersection {
         self.contact_distance
     }
 
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        _same_box: bool,
-    ) -> bool {
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
         proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
     }
 
@@ -667,14 +494,7 @@ impl IntersectionMethod for NewProximityIntersection {
 
     /// Two triangle models are "the same model" (neighbour pruning of Triangle–Triangle) when
     /// `g1` and `g2` are the same reference.
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize {
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
         if !in_range(g1, e1, g2, e2) || Self::table(g1.kind, g2.kind) != Some(Entry::Run) {
             return 0;
@@ -689,9 +509,7 @@ impl IntersectionMethod for NewProximityIntersection {
             (Triangle, Triangle) => self.triangle_triangle(g1, e1, g2, e2, out),
             (Sphere, Point) | (RigidSphere, Point) => self.sphere_point(g1, e1, g2, e2, out),
             (Line, Sphere) | (Line, RigidSphere) => self.line_sphere(g1, e1, g2, e2, out),
-            (Triangle, Sphere) | (Triangle, RigidSphere) => {
-                self.triangle_sphere(g1, e1, g2, e2, out)
-            }
+            (Triangle, Sphere) | (Triangle, RigidSphere) => self.triangle_sphere(g1, e1, g2, e2, out),
             (Tetrahedron, Point) => tetrahedron_point(g1, e1, g2, e2, out),
             _ => 0,
         }

@@ -157,9 +157,7 @@ impl ModelGeometry {
     pub fn len(&self) -> usize {
         match self.kind {
             PrimitiveKind::Cube => 0,
-            PrimitiveKind::Sphere | PrimitiveKind::RigidSphere | PrimitiveKind::Point => {
-                self.x.len()
-            }
+            PrimitiveKind::Sphere | PrimitiveKind::RigidSphere | PrimitiveKind::Point => self.x.len(),
             PrimitiveKind::Line => self.edges.len(),
             PrimitiveKind::Triangle => self.triangles.len(),
             PrimitiveKind::Tetrahedron => self.tetrahedra.len(),
@@ -179,10 +177,7 @@ impl ModelGeometry {
         if self.groups.is_empty() || other.groups.is_empty() {
             return true;
         }
-        !self
-            .groups
-            .iter()
-            .any(|g| other.groups.binary_search(g).is_ok())
+        !self.groups.iter().any(|g| other.groups.binary_search(g).is_ok())
     }
 
     /// Element-level rule for pairs of models of one node (SOFA's `canCollideWithElement` of
@@ -196,24 +191,11 @@ impl ModelGeometry {
     /// node's point model" as any point model of the node (SOFA keeps the first one found in the
     /// node). Where SOFA would delegate back and forth forever (two point models, or a line model
     /// and a second point model of one node: a stack overflow there), the pair is accepted.
-    pub fn can_collide_elements(
-        &self,
-        i: usize,
-        other: &ModelGeometry,
-        j: usize,
-        same_model: bool,
-    ) -> bool {
+    pub fn can_collide_elements(&self, i: usize, other: &ModelGeometry, j: usize, same_model: bool) -> bool {
         self.can_collide_elements_rule(i, other, j, same_model, true)
     }
 
-    fn can_collide_elements_rule(
-        &self,
-        i: usize,
-        other: &ModelGeometry,
-        j: usize,
-        same_model: bool,
-        may_delegate: bool,
-    ) -> bool {
+    fn can_collide_elements_rule(&self, i: usize, other: &ModelGeometry, j: usize, same_model: bool, may_delegate: bool) -> bool {
         let delegate = || {
             if may_delegate {
                 other.can_collide_elements_rule(j, self, i, false, false)
@@ -262,12 +244,7 @@ impl ModelGeometry {
                 let Some(&[p11, p12]) = self.edges.get(i) else {
                     return true;
                 };
-                let around = |v: usize| -> &[usize] {
-                    adj.edges_around_vertex
-                        .get(v)
-                        .map(|s| s.as_slice())
-                        .unwrap_or(&[])
-                };
+                let around = |v: usize| -> &[usize] { adj.edges_around_vertex.get(v).map(|s| s.as_slice()).unwrap_or(&[]) };
                 if same_model {
                     let Some(&[p21, p22]) = self.edges.get(j) else {
                         return true;
@@ -277,22 +254,15 @@ impl ModelGeometry {
                     }
                     // An edge around an end of the first line that is also around an end of the
                     // second.
-                    let second: Vec<usize> =
-                        around(p21).iter().chain(around(p22)).copied().collect();
-                    return !around(p11)
-                        .iter()
-                        .chain(around(p12))
-                        .any(|e| second.contains(e));
+                    let second: Vec<usize> = around(p21).iter().chain(around(p22)).copied().collect();
+                    return !around(p11).iter().chain(around(p12)).any(|e| second.contains(e));
                 }
                 if other.kind == PrimitiveKind::Point {
                     if j == p11 || j == p12 {
                         return false;
                     }
                     // The point is an end of an edge around one of the line's ends.
-                    return !around(p11)
-                        .iter()
-                        .chain(around(p12))
-                        .any(|&e| self.edges.get(e).is_some_and(|ed| ed[0] == j || ed[1] == j));
+                    return !around(p11).iter().chain(around(p12)).any(|&e| self.edges.get(e).is_some_and(|ed| ed[0] == j || ed[1] == j));
                 }
                 delegate()
             }
@@ -317,12 +287,7 @@ impl ModelGeometry {
     fn vertex_neighbours(&self, adj: &Adjacency, v: usize) -> Vec<usize> {
         adj.edges_around_vertex
             .get(v)
-            .map(|es| {
-                es.iter()
-                    .filter_map(|&e| self.edges.get(e))
-                    .map(|&[p, q]| if p == v { q } else { p })
-                    .collect()
-            })
+            .map(|es| es.iter().filter_map(|&e| self.edges.get(e)).map(|&[p, q]| if p == v { q } else { p }).collect())
             .unwrap_or_default()
     }
 
@@ -338,24 +303,11 @@ impl ModelGeometry {
     ///
     /// Fails when an element refers to a vertex that the topology does not have (at least
     /// `nb_points`, the size of the model's state); the model is left unchanged then.
-    pub fn set_topology(
-        &mut self,
-        mesh: &MeshData,
-        adjacency: Option<Arc<Adjacency>>,
-        nb_points: usize,
-    ) -> Result<(), GeometryError> {
+    pub fn set_topology(&mut self, mesh: &MeshData, adjacency: Option<Arc<Adjacency>>, nb_points: usize) -> Result<(), GeometryError> {
         check_indices("edge", mesh.edges.iter().map(|e| e.as_slice()), nb_points)?;
-        check_indices(
-            "triangle",
-            mesh.triangles.iter().map(|e| e.as_slice()),
-            nb_points,
-        )?;
+        check_indices("triangle", mesh.triangles.iter().map(|e| e.as_slice()), nb_points)?;
         check_indices("quad", mesh.quads.iter().map(|e| e.as_slice()), nb_points)?;
-        check_indices(
-            "tetrahedron",
-            mesh.tetrahedra.iter().map(|e| e.as_slice()),
-            nb_points,
-        )?;
+        check_indices("tetrahedron", mesh.tetrahedra.iter().map(|e| e.as_slice()), nb_points)?;
         self.edges = mesh.edges.clone();
         self.triangles = triangle_elements(&mesh.triangles, &mesh.quads);
         self.topology_triangles = mesh.triangles.len();
@@ -386,19 +338,12 @@ impl ModelGeometry {
         let n = self.x.len();
         check_indices("edge", self.edges.iter().map(|e| e.as_slice()), n)?;
         check_indices("triangle", self.triangles.iter().map(|e| e.as_slice()), n)?;
-        check_indices(
-            "tetrahedron",
-            self.tetrahedra.iter().map(|e| e.as_slice()),
-            n,
-        )?;
+        check_indices("tetrahedron", self.tetrahedra.iter().map(|e| e.as_slice()), n)?;
         let sizes = |what: &str, got: usize, want: usize| {
             if got == want {
                 Ok(())
             } else {
-                Err(GeometryError(format!(
-                    "model '{}': {got} {what} for {want} elements",
-                    self.name
-                )))
+                Err(GeometryError(format!("model '{}': {got} {what} for {want} elements", self.name)))
             }
         };
         match self.kind {
@@ -410,18 +355,10 @@ impl ModelGeometry {
             _ => {}
         }
         if !self.triangle_flags.is_empty() {
-            sizes(
-                "triangle flags",
-                self.triangle_flags.len(),
-                self.triangles.len(),
-            )?;
+            sizes("triangle flags", self.triangle_flags.len(), self.triangles.len())?;
         }
         if !self.triangle_normals.is_empty() {
-            sizes(
-                "triangle normals",
-                self.triangle_normals.len(),
-                self.triangles.len(),
-            )?;
+            sizes("triangle normals", self.triangle_normals.len(), self.triangles.len())?;
         }
         if !self.point_normals.is_empty() {
             sizes("point normals", self.point_normals.len(), n)?;
@@ -443,16 +380,10 @@ impl std::fmt::Display for GeometryError {
 
 impl std::error::Error for GeometryError {}
 
-fn check_indices<'a>(
-    what: &str,
-    elements: impl Iterator<Item = &'a [usize]>,
-    nb_points: usize,
-) -> Result<(), GeometryError> {
+fn check_indices<'a>(what: &str, elements: impl Iterator<Item = &'a [usize]>, nb_points: usize) -> Result<(), GeometryError> {
     for (k, e) in elements.enumerate() {
         if let Some(&v) = e.iter().find(|&&v| v >= nb_points) {
-            return Err(GeometryError(format!(
-                "{what} {k} uses vertex {v}, but there are only {nb_points} points"
-            )));
+            return Err(GeometryError(format!("{what} {k} uses vertex {v}, but there are only {nb_points} points")));
         }
     }
     Ok(())
@@ -476,11 +407,7 @@ pub fn triangle_elements(triangles: &[[usize; 3]], quads: &[[usize; 4]]) -> Vec<
 /// it is the first triangle around `e[j]`, `BE23 << j` when `e[j]` has a single triangle.
 /// Triangles made from quads get 0. A missing edge (`usize::MAX` in the adjacency) gives no edge
 /// flag.
-pub fn triangle_flags(
-    triangles: &[[usize; 3]],
-    topology_triangles: usize,
-    adjacency: &Adjacency,
-) -> Vec<u32> {
+pub fn triangle_flags(triangles: &[[usize; 3]], topology_triangles: usize, adjacency: &Adjacency) -> Vec<u32> {
     use triangle_flags::{BE23, E23, P1};
     triangles
         .iter()
@@ -491,10 +418,7 @@ pub fn triangle_flags(
                 return f;
             }
             for (j, &v) in t.iter().enumerate() {
-                let first = adjacency
-                    .triangles_around_vertex
-                    .get(v)
-                    .and_then(|l| l.first());
+                let first = adjacency.triangles_around_vertex.get(v).and_then(|l| l.first());
                 if first == Some(&i) {
                     f |= P1 << j;
                 }
@@ -549,22 +473,10 @@ pub fn point_normals(x: &[Vec3], mesh: &MeshData) -> Vec<Vec3> {
         for e in mesh.tetrahedra.iter().filter(|e| inside(&e[..])) {
             let (p1, p2, p3, p4) = (&x[e[0]], &x[e[1]], &x[e[2]], &x[e[3]]);
             let faces = [
-                (
-                    normalized(cross(&(p3 - p1), &(p2 - p1))),
-                    [e[0], e[1], e[2]],
-                ),
-                (
-                    normalized(cross(&(p4 - p1), &(p3 - p1))),
-                    [e[0], e[2], e[3]],
-                ),
-                (
-                    normalized(cross(&(p2 - p1), &(p4 - p1))),
-                    [e[0], e[3], e[1]],
-                ),
-                (
-                    normalized(cross(&(p3 - p2), &(p4 - p2))),
-                    [e[1], e[3], e[2]],
-                ),
+                (normalized(cross(&(p3 - p1), &(p2 - p1))), [e[0], e[1], e[2]]),
+                (normalized(cross(&(p4 - p1), &(p3 - p1))), [e[0], e[2], e[3]]),
+                (normalized(cross(&(p2 - p1), &(p4 - p1))), [e[0], e[3], e[1]]),
+                (normalized(cross(&(p3 - p2), &(p4 - p2))), [e[1], e[3], e[2]]),
             ];
             for (f, vs) in faces {
                 for v in vs {
@@ -620,21 +532,13 @@ mod tests {
     }
 
     fn square_x() -> Vec<Vec3> {
-        vec![
-            v(0.0, 0.0, 0.0),
-            v(1.0, 0.0, 0.0),
-            v(0.0, 1.0, 0.0),
-            v(1.0, 1.0, 0.0),
-        ]
+        vec![v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(1.0, 1.0, 0.0)]
     }
 
     #[test]
     fn triangle_elements_append_two_per_quad() {
         let t = triangle_elements(&[[0, 1, 2]], &[[3, 4, 5, 6], [7, 8, 9, 10]]);
-        assert_eq!(
-            t,
-            vec![[0, 1, 2], [4, 5, 3], [6, 3, 5], [8, 9, 7], [10, 7, 9]]
-        );
+        assert_eq!(t, vec![[0, 1, 2], [4, 5, 3], [6, 3, 5], [8, 9, 7], [10, 7, 9]]);
     }
 
     #[test]
@@ -669,20 +573,12 @@ mod tests {
         for t in &triangles {
             for k in 0..3 {
                 let (a, b) = (t[k], t[(k + 1) % 3]);
-                if !edges
-                    .iter()
-                    .any(|e| (e[0] == a && e[1] == b) || (e[0] == b && e[1] == a))
-                {
+                if !edges.iter().any(|e| (e[0] == a && e[1] == b) || (e[0] == b && e[1] == a)) {
                     edges.push([a, b]);
                 }
             }
         }
-        let mesh = MeshData {
-            points: vec![[0.0; 3]; n * n],
-            edges: edges.clone(),
-            triangles: triangles.clone(),
-            ..Default::default()
-        };
+        let mesh = MeshData { points: vec![[0.0; 3]; n * n], edges: edges.clone(), triangles: triangles.clone(), ..Default::default() };
         let adj = Adjacency::build(&mesh, n * n);
         let flags = triangle_flags(&triangles, triangles.len(), &adj);
         let mut vertex_owners = vec![0; n * n];
@@ -704,12 +600,7 @@ mod tests {
     #[test]
     fn triangle_normals_keep_degenerate_ones() {
         // (2,0,0) × (0,3,0) = (0,0,6) → (0,0,1); a flat triangle keeps its zero cross product.
-        let x = [
-            v(0.0, 0.0, 0.0),
-            v(2.0, 0.0, 0.0),
-            v(0.0, 3.0, 0.0),
-            v(4.0, 0.0, 0.0),
-        ];
+        let x = [v(0.0, 0.0, 0.0), v(2.0, 0.0, 0.0), v(0.0, 3.0, 0.0), v(4.0, 0.0, 0.0)];
         let n = triangle_normals(&x, &[[0, 1, 2], [0, 1, 3]]);
         assert_eq!(n, vec![v(0.0, 0.0, 1.0), Vec3::zeros()]);
     }
@@ -719,34 +610,19 @@ mod tests {
         // One triangle: each vertex gets (0,0,1); an isolated vertex stays zero.
         let mut x = square_x();
         x.push(v(5.0, 5.0, 5.0));
-        let mesh = MeshData {
-            triangles: vec![[0, 1, 2]],
-            ..Default::default()
-        };
+        let mesh = MeshData { triangles: vec![[0, 1, 2]], ..Default::default() };
         let n = point_normals(&x, &mesh);
         assert_eq!(&n[..3], &[v(0.0, 0.0, 1.0); 3]);
         assert_eq!(n[3], Vec3::zeros());
         assert_eq!(n[4], Vec3::zeros());
         // A quad (0,1,3,2): (p3 − p1) × (p4 − p2) = (1,1,0) × (−1,1,0) = (0,0,2) → (0,0,1).
-        let quad = MeshData {
-            quads: vec![[0, 1, 3, 2]],
-            ..Default::default()
-        };
+        let quad = MeshData { quads: vec![[0, 1, 3, 2]], ..Default::default() };
         assert_eq!(point_normals(&x, &quad)[3], v(0.0, 0.0, 1.0));
         // Unit tetrahedron: faces (1,2,3) → (0,0,−1), (1,3,4) → (−1,0,0), (1,4,2) → (0,−1,0),
         // (2,4,3) → (1,1,1)/√3. Vertex 0 sums the first three: (−1,−1,−1), times 1/√3.
         // Vertex 1 = (1,0,0) sums (0,0,−1), (0,−1,0), (1,1,1)/√3.
-        let tx = [
-            v(0.0, 0.0, 0.0),
-            v(1.0, 0.0, 0.0),
-            v(0.0, 1.0, 0.0),
-            v(0.0, 0.0, 1.0),
-        ];
-        let tet = MeshData {
-            tetrahedra: vec![[0, 1, 2, 3]],
-            triangles: vec![[0, 1, 2]],
-            ..Default::default()
-        };
+        let tx = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(0.0, 0.0, 1.0)];
+        let tet = MeshData { tetrahedra: vec![[0, 1, 2, 3]], triangles: vec![[0, 1, 2]], ..Default::default() };
         let n = point_normals(&tx, &tet);
         let s = 1.0 / 3f64.sqrt();
         assert_eq!(n[0], v(-1.0, -1.0, -1.0) * s);
@@ -757,22 +633,13 @@ mod tests {
             assert!((n[1][k] - expected[k]).abs() < 1e-15);
         }
         // Hexahedra only: no normal at all (SOFA does not handle them).
-        let hexa = MeshData {
-            hexahedra: vec![[0, 1, 2, 3, 0, 1, 2, 3]],
-            triangles: vec![[0, 1, 2]],
-            ..Default::default()
-        };
-        assert!(point_normals(&tx, &hexa)
-            .iter()
-            .all(|n| *n == Vec3::zeros()));
+        let hexa = MeshData { hexahedra: vec![[0, 1, 2, 3, 0, 1, 2, 3]], triangles: vec![[0, 1, 2]], ..Default::default() };
+        assert!(point_normals(&tx, &hexa).iter().all(|n| *n == Vec3::zeros()));
     }
 
     #[test]
     fn set_topology_fills_elements_and_rejects_bad_indices() {
-        let mesh = MeshData {
-            quads: vec![[0, 1, 3, 2]],
-            ..square()
-        };
+        let mesh = MeshData { quads: vec![[0, 1, 3, 2]], ..square() };
         let adj = Arc::new(Adjacency::build(&mesh, 4));
         let mut g = ModelGeometry::new(PrimitiveKind::Triangle, "t", 1);
         g.x = square_x();
@@ -790,10 +657,7 @@ mod tests {
         assert_eq!((l.len(), l.triangles.len()), (5, 4));
         assert!(l.triangle_flags.is_empty());
         // An index beyond the state: an error, the model untouched.
-        let bad = MeshData {
-            triangles: vec![[0, 1, 7]],
-            ..Default::default()
-        };
+        let bad = MeshData { triangles: vec![[0, 1, 7]], ..Default::default() };
         let err = g.set_topology(&bad, None, 4).unwrap_err();
         assert!(err.to_string().contains("vertex 7"), "{err}");
         assert_eq!(g.triangles.len(), 4);
@@ -809,15 +673,11 @@ mod tests {
 
     fn path_model(kind: PrimitiveKind, self_collision: bool) -> ModelGeometry {
         // Path 0–1–2–3–4 along x.
-        let mesh = MeshData {
-            edges: vec![[0, 1], [1, 2], [2, 3], [3, 4]],
-            ..Default::default()
-        };
+        let mesh = MeshData { edges: vec![[0, 1], [1, 2], [2, 3], [3, 4]], ..Default::default() };
         let mut g = ModelGeometry::new(kind, "path", 7);
         g.x = (0..5).map(|i| v(i as f64, 0.0, 0.0)).collect();
         g.self_collision = self_collision;
-        g.set_topology(&mesh, Some(Arc::new(Adjacency::build(&mesh, 5))), 5)
-            .unwrap();
+        g.set_topology(&mesh, Some(Arc::new(Adjacency::build(&mesh, 5))), 5).unwrap();
         g
     }
 

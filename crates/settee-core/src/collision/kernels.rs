@@ -29,11 +29,7 @@ pub fn norm(a: &Vec3) -> f64 {
 /// `a × b` as `sofa::type::cross`.
 #[inline]
 pub fn cross(a: &Vec3, b: &Vec3) -> Vec3 {
-    Vec3::new(
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    )
+    Vec3::new(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 }
 
 /// `a / s`: every component divided by `s` (`Vec::divscalar`).
@@ -122,14 +118,7 @@ impl Normal2 {
     pub fn new(a00: f64, a11: f64, a01: f64, b0: f64, b1: f64) -> Normal2 {
         // `determinant(Mat2)` is `m(0,0)*m(1,1) - m(1,0)*m(0,1)` with m(1,0) = m(0,1).
         let det = a00 * a11 - a01 * a01;
-        Normal2 {
-            a00,
-            a11,
-            a01,
-            b0,
-            b1,
-            det,
-        }
+        Normal2 { a00, a11, a01, b0, b1, det }
     }
 
     /// The system of the projection of `q` on the plane of `(p1, p2, p3)` with `AB = p2 − p1`,
@@ -140,17 +129,7 @@ impl Normal2 {
         let ab = p2 - p1;
         let ac = p3 - p1;
         let aq = q - p1;
-        (
-            Normal2::new(
-                dot(&ab, &ab),
-                dot(&ac, &ac),
-                dot(&ab, &ac),
-                dot(&aq, &ab),
-                dot(&aq, &ac),
-            ),
-            ab,
-            ac,
-        )
+        (Normal2::new(dot(&ab, &ab), dot(&ac, &ac), dot(&ab, &ac), dot(&aq, &ab), dot(&aq, &ac)), ab, ac)
     }
 
     /// The system of the closest points of lines `(p1, p2)` and `(q1, q2)`: `AB = p2 − p1`,
@@ -162,18 +141,7 @@ impl Normal2 {
         let cd = q2 - q1;
         let ac = q1 - p1;
         let mcd = -cd;
-        (
-            Normal2::new(
-                dot(&ab, &ab),
-                dot(&cd, &cd),
-                dot(&mcd, &ab),
-                dot(&ab, &ac),
-                dot(&mcd, &ac),
-            ),
-            ab,
-            cd,
-            ac,
-        )
+        (Normal2::new(dot(&ab, &ab), dot(&cd, &cd), dot(&mcd, &ab), dot(&ab, &ac), dot(&mcd, &ac)), ab, cd, ac)
     }
 
     #[inline]
@@ -209,10 +177,7 @@ mod tests {
         assert_eq!(inv, [[0.5, 0.0, 0.0], [0.0, 0.25, 0.0], [0.0, 0.0, 0.125]]);
         let s = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 0.0]];
         assert!(invert3(&s).is_none());
-        assert_eq!(
-            mat3_mul(&inv, &Vec3::new(1.0, 1.0, 1.0)),
-            Vec3::new(0.5, 0.25, 0.125)
-        );
+        assert_eq!(mat3_mul(&inv, &Vec3::new(1.0, 1.0, 1.0)), Vec3::new(0.5, 0.25, 0.125));
     }
 
     #[test]

@@ -35,14 +35,7 @@ pub trait IntersectionMethod: Send + Sync {
     fn contact_distance(&self) -> f64;
     /// Box overlap test between a box of model `ga` and a box of model `gb`; `same_box` is true
     /// when both are the same element of the same tree (self-collision, spec §3.2).
-    fn boxes_overlap(
-        &self,
-        a: &Aabb,
-        ga: &ModelGeometry,
-        b: &Aabb,
-        gb: &ModelGeometry,
-        same_box: bool,
-    ) -> bool;
+    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, same_box: bool) -> bool;
     /// Whether the primitive pair (k1, k2) is registered.
     fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport;
     /// Tests element `e1` of `g1` against element `e2` of `g2` (already in registered order)
@@ -50,14 +43,7 @@ pub trait IntersectionMethod: Send + Sync {
     /// this order, and element indices out of range, give nothing. The geometries must pass
     /// [`ModelGeometry::validate`]. `g1` and `g2` are the same model exactly when they are the
     /// same reference.
-    fn intersect(
-        &self,
-        g1: &ModelGeometry,
-        e1: usize,
-        g2: &ModelGeometry,
-        e2: usize,
-        out: &mut Vec<DetectionOutput>,
-    ) -> usize;
+    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize;
 }
 
 /// A collision model component (SOFA's `CollisionModel`): the primitives of a mechanical state,
@@ -96,7 +82,13 @@ pub trait ContactManager {
     /// The response phase: creates, updates and removes contacts from this step's outputs
     /// (given in outputs-map order) and attaches their responses, those between two simulated
     /// models in `pipeline_node`. `contact_distance` is the intersection method's own.
-    fn respond(&mut self, scene: &mut crate::Scene, outputs: &[ContactOutputs], contact_distance: f64, pipeline_node: crate::NodeId) -> crate::SimResult;
+    fn respond(
+        &mut self,
+        scene: &mut crate::Scene,
+        outputs: &[ContactOutputs],
+        contact_distance: f64,
+        pipeline_node: crate::NodeId,
+    ) -> crate::SimResult;
 }
 
 /// A mapping whose output points are placed while the scene runs (what SOFA's contact mappers

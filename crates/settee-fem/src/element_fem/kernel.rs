@@ -25,8 +25,16 @@ fn inv_sqrt3() -> f64 {
 
 /// Corner coordinates of the reference hexahedron `[-1, 1]³`, SOFA's node order (bottom face
 /// `z = -1` counter-clockwise seen from +z, then the top face).
-pub const HEXA_CORNERS: [[f64; 3]; 8] =
-    [[-1.0, -1.0, -1.0], [1.0, -1.0, -1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0], [1.0, -1.0, 1.0], [1.0, 1.0, 1.0], [-1.0, 1.0, 1.0]];
+pub const HEXA_CORNERS: [[f64; 3]; 8] = [
+    [-1.0, -1.0, -1.0],
+    [1.0, -1.0, -1.0],
+    [1.0, 1.0, -1.0],
+    [-1.0, 1.0, -1.0],
+    [-1.0, -1.0, 1.0],
+    [1.0, -1.0, 1.0],
+    [1.0, 1.0, 1.0],
+    [-1.0, 1.0, 1.0],
+];
 
 /// The element types of the element FEM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use rayon::prelude::*;
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::hexa::{Mat3, Vec3};
@@ -66,7 +66,8 @@ settee_core::data_refs! {
 
 /// The corotational force field reads `rotationMethod` too.
 const ROTATION_METHOD: settee_core::DataRef<settee_core::data_ref::Text> = settee_core::DataRef::new("rotationMethod");
-static COROTATIONAL_READS: &[settee_core::DataUse] = &[YOUNG_MODULUS.erased(), POISSON_RATIO.erased(), RAYLEIGH_STIFFNESS.erased(), ROTATION_METHOD.erased()];
+static COROTATIONAL_READS: &[settee_core::DataUse] =
+    &[YOUNG_MODULUS.erased(), POISSON_RATIO.erased(), RAYLEIGH_STIFFNESS.erased(), ROTATION_METHOD.erased()];
 
 static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose elements are used (default: the context topology)")];
 
@@ -234,7 +235,8 @@ impl Component for ElementFEMForceField {
             } else {
                 let names: Vec<&str> = RotationMethod::available(self.shape).iter().map(|m| m.sofa_name()).collect();
                 RotationMethod::parse(&text, self.shape).ok_or_else(|| {
-                    cx.error(format!("unknown rotationMethod '{text}' for {} elements", self.shape.name())).hint(format!("use one of: {}", names.join(", ")))
+                    cx.error(format!("unknown rotationMethod '{text}' for {} elements", self.shape.name()))
+                        .hint(format!("use one of: {}", names.join(", ")))
                 })?
             };
             let name = self.rotation_method.sofa_name();
@@ -279,12 +281,14 @@ impl Component for ElementFEMForceField {
                 .hint("the element is flat in the rest configuration; check the node order of the topology")
         })?;
         let method = self.rotation_method;
-        self.initial_frames = if self.corotational { rest_nodes.par_chunks_exact(n).map(|x0| kernel::initial_frame(method, x0)).collect() } else { Vec::new() };
+        self.initial_frames =
+            if self.corotational { rest_nodes.par_chunks_exact(n).map(|x0| kernel::initial_frame(method, x0)).collect() } else { Vec::new() };
         let ne = elements.len() / n;
         self.stiffness = ks.into_iter().flatten().collect();
         let d = 3 * n;
         let symmetric = self.stiffness.chunks_exact(d * d).all(|k| (0..d).all(|r| (0..r).all(|c| k[r * d + c].to_bits() == k[c * d + r].to_bits())));
-        self.stiffness_t = if symmetric { Vec::new() } else { self.stiffness.chunks_exact(d * d).flat_map(|k| kernel::transpose_flat(k, d)).collect() };
+        self.stiffness_t =
+            if symmetric { Vec::new() } else { self.stiffness.chunks_exact(d * d).flat_map(|k| kernel::transpose_flat(k, d)).collect() };
         self.rotations = vec![IDENTITY; if self.corotational { ne } else { 0 }];
         self.scratch = vec![0.0; ne * 3 * n];
         self.elements = elements;

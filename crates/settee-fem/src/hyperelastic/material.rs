@@ -204,7 +204,8 @@ pub struct OgdenState {
 }
 
 /// Names accepted by `materialName`, in SOFA's option order.
-pub const MATERIAL_NAMES: &[&str] = &["ArrudaBoyce", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "VerondaWestman", "Costa", "Ogden", "StableNeoHookean"];
+pub const MATERIAL_NAMES: &[&str] =
+    &["ArrudaBoyce", "StVenantKirchhoff", "NeoHookean", "MooneyRivlin", "VerondaWestman", "Costa", "Ogden", "StableNeoHookean"];
 
 /// A material with its parameters (`ParameterSet`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -371,15 +372,19 @@ impl Material {
                         + id * 2.0 * tr_h)
                         * (1.0 / 160.0)
                         * j.powf(-4.0 / 3.0)
-                    + ((inv * (-i1) * i1 * i1 + id * 3.0 * i1 * i1) * (-tr_hc) - inv * 3.0 * i1 * i1 * tr_h + first * i1 * i1 * i1 + id * 6.0 * i1 * tr_h)
+                    + ((inv * (-i1) * i1 * i1 + id * 3.0 * i1 * i1) * (-tr_hc) - inv * 3.0 * i1 * i1 * tr_h
+                        + first * i1 * i1 * i1
+                        + id * 6.0 * i1 * tr_h)
                         * AB_C3
                         * j.powf(-2.0)
-                    + ((inv * (-4.0 / 3.0) * i1.powf(4.0) + id * 4.0 * i1.powf(3.0)) * (-4.0 / 3.0) * tr_hc - inv * (16.0 / 3.0) * i1.powf(3.0) * tr_h
+                    + ((inv * (-4.0 / 3.0) * i1.powf(4.0) + id * 4.0 * i1.powf(3.0)) * (-4.0 / 3.0) * tr_hc
+                        - inv * (16.0 / 3.0) * i1.powf(3.0) * tr_h
                         + first * (4.0 / 3.0) * i1.powf(4.0)
                         + id * 12.0 * i1 * i1 * tr_h)
                         * AB_C4
                         * j.powf(-8.0 / 3.0)
-                    + ((inv * (-5.0 / 3.0) * i1.powf(5.0) + id * 5.0 * i1.powf(4.0)) * (-5.0 / 3.0) * tr_hc - inv * (25.0 / 3.0) * i1.powf(4.0) * tr_h
+                    + ((inv * (-5.0 / 3.0) * i1.powf(5.0) + id * 5.0 * i1.powf(4.0)) * (-5.0 / 3.0) * tr_hc
+                        - inv * (25.0 / 3.0) * i1.powf(4.0) * tr_h
                         + first * (5.0 / 3.0) * i1.powf(5.0)
                         + id * 20.0 * i1.powf(3.0) * tr_h)
                         * AB_C5
@@ -466,9 +471,9 @@ fn ogden_tensor(o: &OgdenState, inv: &Sym, mu1: f64, alpha1: f64, k0: f64) -> [[
                     const TOL: f64 = 1e-8;
                     let max_eval = ev[ei].abs().max(ev[ej].abs());
                     let degenerate = (ev[ei] - ev[ej]).abs() < max_eval * TOL;
-                    let coef_rot =
-                        if degenerate { a_by2_minus1 * eval_pow_i2 } else { (eval_pow_i - ev[ej].powf(a_by2_minus1)) / (ev[ei] - ev[ej]) };
-                    t[m][n] += 0.5 * fj * mu1 / alpha1 * coef_rot * (v[i][ei] * v[j][ej] * v[k][ej] * v[l][ei] + v[i][ei] * v[j][ej] * v[k][ei] * v[l][ej]);
+                    let coef_rot = if degenerate { a_by2_minus1 * eval_pow_i2 } else { (eval_pow_i - ev[ej].powf(a_by2_minus1)) / (ev[ei] - ev[ej]) };
+                    t[m][n] +=
+                        0.5 * fj * mu1 / alpha1 * coef_rot * (v[i][ei] * v[j][ej] * v[k][ej] * v[l][ei] + v[i][ei] * v[j][ej] * v[k][ei] * v[l][ej]);
                 }
             }
             t[m][n] += -fj * mu1 / 6.0 * (ca.get(i, j) * inv.get(l, k) + ca.get(k, l) * inv.get(j, i))

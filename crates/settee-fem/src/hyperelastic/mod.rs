@@ -23,8 +23,8 @@ use rayon::prelude::*;
 use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
+    Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::hexa::{mat_vec, Mat3, Vec3};
@@ -297,11 +297,15 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
         let params = d.get(PARAMETER_SET).to_vec();
         self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
         let material = Material::from_sofa(&name, &params).map_err(|e| {
-            cx.error(e.to_string()).hint("ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"")
+            cx.error(e.to_string()).hint(
+                "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
+            )
         })?;
         let mesh = cx.require_mesh()?;
         if mesh.tetrahedra.is_empty() {
-            return Err(cx.error("the topology has no tetrahedra").hint("use a tetrahedral topology (MeshTopology with tetrahedra, a Hexa2TetraTopologicalMapping output, …)"));
+            return Err(cx
+                .error("the topology has no tetrahedra")
+                .hint("use a tetrahedral topology (MeshTopology with tetrahedra, a Hexa2TetraTopologicalMapping output, …)"));
         }
         let n = cx.state_size(s);
         if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
@@ -361,16 +365,13 @@ impl ForceField for TetrahedronHyperelasticityFEMForceField {
         self.check_len("the position vector", x)?;
         self.check_len("the force vector", f)?;
         let Some(material) = self.material else { return Ok(()) };
-        self.rests
-            .par_iter()
-            .zip(self.states.par_iter_mut())
-            .zip(self.forces.par_iter_mut())
-            .zip(self.tetrahedra.par_iter())
-            .for_each(|(((r, st), out), t)| {
+        self.rests.par_iter().zip(self.states.par_iter_mut()).zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(
+            |(((r, st), out), t)| {
                 let (s, fe) = element_force(r, &material, &t.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]]));
                 *st = s;
                 *out = fe;
-            });
+            },
+        );
         for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
             for (&i, v) in t.iter().zip(fe) {
                 // SOFA: f -= F·(S·sv)·V0; `v` holds the negated product.

@@ -43,18 +43,9 @@ fn setup(material: &str, params: &str) -> (Harness, ComponentId, Vec<f64>) {
     }
     let tets = crate::tetra::split_hexahedra(&hexa, (nx - 1, ny - 1));
     let t: Vec<String> = tets.iter().flatten().map(|i| i.to_string()).collect();
-    h.add(
-        "MeshTopology",
-        &[
-            ("position", pos.as_str()),
-            ("tetrahedra", t.join(" ").as_str()),
-        ],
-    );
+    h.add("MeshTopology", &[("position", pos.as_str()), ("tetrahedra", t.join(" ").as_str())]);
     let mo = h.add("MechanicalObject", &[]);
-    let ff = h.add(
-        "TetrahedronHyperelasticityFEMForceField",
-        &[("materialName", material), ("ParameterSet", params)],
-    );
+    let ff = h.add("TetrahedronHyperelasticityFEMForceField", &[("materialName", material), ("ParameterSet", params)]);
     h.init().unwrap();
     let rest = h.rest(mo);
     (h, ff, rest)
@@ -75,12 +66,8 @@ fn zero_force_at_rest_and_under_rigid_motion() {
         let (mut h, ff, rest) = setup(m, p);
         let f = h.force(ff, &rest);
         assert!(max_abs(&f) < 1e-9, "{m}: {}", max_abs(&f));
-        let x: Vec<f64> = rest
-            .chunks(3)
-            .flat_map(|q| mat_vec(&g, [q[0], q[1], q[2]]))
-            .enumerate()
-            .map(|(i, v)| v + [1.0, -2.0, 0.5][i % 3])
-            .collect();
+        let x: Vec<f64> =
+            rest.chunks(3).flat_map(|q| mat_vec(&g, [q[0], q[1], q[2]])).enumerate().map(|(i, v)| v + [1.0, -2.0, 0.5][i % 3]).collect();
         let f = h.force(ff, &x);
         assert!(max_abs(&f) < 1e-8, "{m}: {}", max_abs(&f));
     }
@@ -116,11 +103,7 @@ fn dforce_matches_finite_differences() {
         assert!(scale > 1.0, "{m}");
         for i in 0..x.len() {
             let fd = (fp[i] - fm[i]) / (2.0 * eps);
-            assert!(
-                (fd - df[i]).abs() < 2e-5 * scale,
-                "{m} row {i}: {fd} vs {}",
-                df[i]
-            );
+            assert!((fd - df[i]).abs() < 2e-5 * scale, "{m} row {i}: {fd} vs {}", df[i]);
         }
     }
 }
@@ -156,10 +139,7 @@ fn results_do_not_depend_on_thread_count() {
     let x = perturb(&rest, 0.05, 3);
     let dx = perturb(&vec![0.0; x.len()], 1.0, 4);
     let mut run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| (h.force(ff, &x), h.dforce(ff, &dx, 0.3)))
     };
     assert_eq!(run(1), run(3));
@@ -176,28 +156,12 @@ fn stvk_matches_linear_elasticity_for_small_strains() {
     let x = perturb(&rest, 1e-6, 2);
     let f = h.force(ff, &x);
     let mut h2 = Harness::new();
-    let tets = h
-        .get_mut::<TetrahedronHyperelasticityFEMForceField>(ff)
-        .tetrahedra()
-        .to_vec();
+    let tets = h.get_mut::<TetrahedronHyperelasticityFEMForceField>(ff).tetrahedra().to_vec();
     let t: Vec<String> = tets.iter().flatten().map(|i| i.to_string()).collect();
     let p: Vec<String> = rest.iter().map(|v| format!("{v:?}")).collect();
-    h2.add(
-        "MeshTopology",
-        &[
-            ("position", p.join(" ").as_str()),
-            ("tetrahedra", t.join(" ").as_str()),
-        ],
-    );
+    h2.add("MeshTopology", &[("position", p.join(" ").as_str()), ("tetrahedra", t.join(" ").as_str())]);
     h2.add("MechanicalObject", &[]);
-    let lin = h2.add(
-        "TetrahedronFEMForceField",
-        &[
-            ("youngModulus", "1000"),
-            ("poissonRatio", "0.3"),
-            ("method", "small"),
-        ],
-    );
+    let lin = h2.add("TetrahedronFEMForceField", &[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", "small")]);
     h2.init().unwrap();
     let fl = h2.force(lin, &x);
     let scale = max_abs(&fl);
@@ -209,34 +173,16 @@ fn stvk_matches_linear_elasticity_for_small_strains() {
 #[test]
 fn bad_material_inputs_are_errors() {
     let mut h = Harness::new();
-    h.add(
-        "MeshTopology",
-        &[
-            ("position", "0 0 0 1 0 0 0 1 0 0 0 1"),
-            ("tetrahedra", "0 1 2 3"),
-        ],
-    );
+    h.add("MeshTopology", &[("position", "0 0 0 1 0 0 0 1 0 0 0 1"), ("tetrahedra", "0 1 2 3")]);
     h.add("MechanicalObject", &[]);
-    h.add(
-        "TetrahedronHyperelasticityFEMForceField",
-        &[("materialName", "MooneyRivlin"), ("ParameterSet", "1 2")],
-    );
+    h.add("TetrahedronHyperelasticityFEMForceField", &[("materialName", "MooneyRivlin"), ("ParameterSet", "1 2")]);
     let e = h.init().unwrap_err();
     assert!(e.to_string().contains("needs 3 parameters"), "{e}");
 
     let mut h = Harness::new();
-    h.add(
-        "MeshTopology",
-        &[
-            ("position", "0 0 0 1 0 0 0 1 0 0 0 1"),
-            ("tetrahedra", "0 1 2 3"),
-        ],
-    );
+    h.add("MeshTopology", &[("position", "0 0 0 1 0 0 0 1 0 0 0 1"), ("tetrahedra", "0 1 2 3")]);
     h.add("MechanicalObject", &[]);
-    h.add(
-        "TetrahedronHyperelasticityFEMForceField",
-        &[("materialName", "Costa"), ("ParameterSet", "1 2 3")],
-    );
+    h.add("TetrahedronHyperelasticityFEMForceField", &[("materialName", "Costa"), ("ParameterSet", "1 2 3")]);
     let e = h.init().unwrap_err();
     assert!(e.to_string().contains("not implemented"), "{e}");
 }

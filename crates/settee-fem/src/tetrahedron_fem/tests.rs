@@ -23,8 +23,7 @@ fn ff_mut(h: &mut Harness, id: ComponentId) -> &mut TetrahedronFEMForceField {
 
 #[test]
 fn grid_hexahedra_are_split_in_six() {
-    let (mut h, ff, rest) =
-        grid_setup(BEAM, &[("youngModulus", "10000"), ("poissonRatio", "0.45")]);
+    let (mut h, ff, rest) = grid_setup(BEAM, &[("youngModulus", "10000"), ("poissonRatio", "0.45")]);
     let c = ff_mut(&mut h, ff);
     assert_eq!(c.tetrahedra().len(), 2 * 2 * 7 * 6);
     assert_eq!(c.method(), TetraMethod::Large);
@@ -42,9 +41,7 @@ fn grid_hexahedra_are_split_in_six() {
     for i in 0..c.tetrahedra().len() {
         let k = c.element_rest(i).stiffness();
         for axis in 0..3 {
-            let r: f64 = (0..12)
-                .map(|row| (0..4).map(|a| k[row][3 * a + axis]).sum::<f64>().abs())
-                .sum();
+            let r: f64 = (0..12).map(|row| (0..4).map(|a| k[row][3 * a + axis]).sum::<f64>().abs()).sum();
             assert!(r < 1e-9 * k[0][0].abs(), "element {i}: {r}");
         }
     }
@@ -53,14 +50,7 @@ fn grid_hexahedra_are_split_in_six() {
 #[test]
 fn zero_force_at_rest() {
     for method in METHODS {
-        let (mut h, ff, rest) = grid_setup(
-            BEAM,
-            &[
-                ("youngModulus", "1000"),
-                ("poissonRatio", "0.4"),
-                ("method", method),
-            ],
-        );
+        let (mut h, ff, rest) = grid_setup(BEAM, &[("youngModulus", "1000"), ("poissonRatio", "0.4"), ("method", method)]);
         let f = h.force(ff, &rest);
         assert!(f.iter().all(|&v| v == 0.0), "{method}: {}", max_abs(&f));
     }
@@ -74,22 +64,9 @@ fn uniaxial_stretch_gives_hooke_forces() {
     for method in METHODS {
         let (mut h, ff, rest) = grid_setup(
             &[("n", "5 3 3"), ("min", "0 0 0"), ("max", "2 1 1")],
-            &[
-                ("youngModulus", "1000"),
-                ("poissonRatio", "0.3"),
-                ("method", method),
-            ],
+            &[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)],
         );
-        let x: Vec<f64> = rest
-            .chunks(3)
-            .flat_map(|p| {
-                [
-                    p[0] * (1.0 + eps),
-                    p[1] * (1.0 - nu * eps),
-                    p[2] * (1.0 - nu * eps),
-                ]
-            })
-            .collect();
+        let x: Vec<f64> = rest.chunks(3).flat_map(|p| [p[0] * (1.0 + eps), p[1] * (1.0 - nu * eps), p[2] * (1.0 - nu * eps)]).collect();
         let f = h.force(ff, &x);
         let (mut right, mut left) = (0.0, 0.0);
         let tol = if method == "small" { 1e-12 } else { 1e-9 };
@@ -101,19 +78,10 @@ fn uniaxial_stretch_gives_hooke_forces() {
             } else {
                 assert!(fp[0].abs() < tol, "{method} {p:?}: {fp:?}");
             }
-            assert!(
-                fp[1].abs() < tol && fp[2].abs() < tol,
-                "{method} {p:?}: {fp:?}"
-            );
+            assert!(fp[1].abs() < tol && fp[2].abs() < tol, "{method} {p:?}: {fp:?}");
         }
-        assert!(
-            (right + e * eps).abs() < 1e3 * tol * e * eps,
-            "{method}: {right}"
-        );
-        assert!(
-            (left - e * eps).abs() < 1e3 * tol * e * eps,
-            "{method}: {left}"
-        );
+        assert!((right + e * eps).abs() < 1e3 * tol * e * eps, "{method}: {right}");
+        assert!((left - e * eps).abs() < 1e3 * tol * e * eps, "{method}: {left}");
     }
 }
 
@@ -128,18 +96,10 @@ fn dforce_equals_assembled_matrix_times_dx() {
         &[("method", "polar"), ("updateStiffnessMatrix", "true")],
         &[("method", "large"), ("computeGlobalMatrix", "true")],
         &[("method", "small"), ("assembling", "true")],
-        &[
-            ("method", "large"),
-            ("localStiffnessFactor", "1 2 3"),
-            ("youngModulus", "500 800"),
-        ],
+        &[("method", "large"), ("localStiffnessFactor", "1 2 3"), ("youngModulus", "500 800")],
     ];
     for extra in cases {
-        let mut a = vec![
-            ("youngModulus", "4000"),
-            ("poissonRatio", "0.3"),
-            ("rayleighStiffness", "0.1"),
-        ];
+        let mut a = vec![("youngModulus", "4000"), ("poissonRatio", "0.3"), ("rayleighStiffness", "0.1")];
         a.extend_from_slice(extra);
         let (mut h, ff, rest) = grid_setup(BEAM, &a);
         let x = perturb(&rest, 0.1, 7);
@@ -152,10 +112,7 @@ fn dforce_equals_assembled_matrix_times_dx() {
         let scale = max_abs(&df);
         assert!(scale > 1.0, "{extra:?}");
         for (i, (a, b)) in df.iter().zip(&kdx).enumerate() {
-            assert!(
-                (a - b).abs() <= 1e-11 * scale,
-                "{extra:?} row {i}: {a} vs {b}"
-            );
+            assert!((a - b).abs() <= 1e-11 * scale, "{extra:?} row {i}: {a} vs {b}");
         }
         assert!(m.is_symmetric(1e-9 * scale), "{extra:?}");
     }
@@ -164,14 +121,7 @@ fn dforce_equals_assembled_matrix_times_dx() {
 /// Small method: the force is exactly linear, `f = -K·u`.
 #[test]
 fn small_force_is_minus_k_u() {
-    let (mut h, ff, rest) = grid_setup(
-        BEAM,
-        &[
-            ("youngModulus", "4000"),
-            ("poissonRatio", "0.3"),
-            ("method", "small"),
-        ],
-    );
+    let (mut h, ff, rest) = grid_setup(BEAM, &[("youngModulus", "4000"), ("poissonRatio", "0.3"), ("method", "small")]);
     let x = perturb(&rest, 0.05, 3);
     let u: Vec<f64> = x.iter().zip(&rest).map(|(a, b)| a - b).collect();
     let f = h.force(ff, &x);
@@ -194,19 +144,8 @@ fn dforce_matches_finite_differences_of_force() {
         crate::decompose::mat_mul(&rz, &rx)
     };
     for method in ["large", "polar", "svd"] {
-        let (mut h, ff, rest) = grid_setup(
-            BEAM,
-            &[
-                ("youngModulus", "1000"),
-                ("poissonRatio", "0.3"),
-                ("method", method),
-            ],
-        );
-        let x: Vec<f64> = rest
-            .chunks(3)
-            .flat_map(|p| crate::hexa::mat_vec(&g, [p[0], p[1], p[2]]))
-            .map(|v| v + 3.0)
-            .collect();
+        let (mut h, ff, rest) = grid_setup(BEAM, &[("youngModulus", "1000"), ("poissonRatio", "0.3"), ("method", method)]);
+        let x: Vec<f64> = rest.chunks(3).flat_map(|p| crate::hexa::mat_vec(&g, [p[0], p[1], p[2]])).map(|v| v + 3.0).collect();
         let dir = perturb(&vec![0.0; x.len()], 1.0, 5);
         let step = 1e-6;
         let f0 = h.force(ff, &x);
@@ -216,11 +155,7 @@ fn dforce_matches_finite_differences_of_force() {
         let scale = max_abs(&df);
         for i in 0..x.len() {
             let fd = (f1[i] - f0[i]) / step;
-            assert!(
-                (fd - df[i]).abs() < 1e-4 * scale,
-                "{method} {i}: {fd} vs {}",
-                df[i]
-            );
+            assert!((fd - df[i]).abs() < 1e-4 * scale, "{method} {i}: {fd} vs {}", df[i]);
         }
     }
 }
@@ -231,10 +166,7 @@ fn node_rotation_of_a_rigid_rotation() {
     let g = [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]];
     for method in ["large", "polar"] {
         let (mut h, ff, rest) = grid_setup(BEAM, &[("method", method)]);
-        let x: Vec<f64> = rest
-            .chunks(3)
-            .flat_map(|p| crate::hexa::mat_vec(&g, [p[0], p[1], p[2]]))
-            .collect();
+        let x: Vec<f64> = rest.chunks(3).flat_map(|p| crate::hexa::mat_vec(&g, [p[0], p[1], p[2]])).collect();
         let _ = h.force(ff, &x);
         let r = ff_mut(&mut h, ff).node_rotation(5);
         for i in 0..3 {
@@ -244,10 +176,7 @@ fn node_rotation_of_a_rigid_rotation() {
         }
     }
     let (mut h, ff, _) = grid_setup(BEAM, &[("method", "small")]);
-    assert_eq!(
-        ff_mut(&mut h, ff).node_rotation(0),
-        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    );
+    assert_eq!(ff_mut(&mut h, ff).node_rotation(0), [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
 }
 
 /// Plasticity: a large stretch leaves a plastic strain; back at rest (where half of it creeps
@@ -264,27 +193,15 @@ fn plasticity_leaves_a_permanent_set() {
             ("plasticCreep", "0.5"),
         ],
     );
-    let x: Vec<f64> = rest
-        .chunks(3)
-        .flat_map(|p| [p[0], p[1], p[2] * 1.2])
-        .collect();
+    let x: Vec<f64> = rest.chunks(3).flat_map(|p| [p[0], p[1], p[2] * 1.2]).collect();
     let _ = h.force(ff, &x);
     let c = ff_mut(&mut h, ff);
-    let pmax = (0..c.tetrahedra().len())
-        .map(|i| {
-            c.plastic_strain(i)
-                .iter()
-                .map(|v| v * v)
-                .sum::<f64>()
-                .sqrt()
-        })
-        .fold(0.0, f64::max);
+    let pmax = (0..c.tetrahedra().len()).map(|i| c.plastic_strain(i).iter().map(|v| v * v).sum::<f64>().sqrt()).fold(0.0, f64::max);
     assert!(pmax > 0.0 && pmax <= 0.05 * (1.0 + 1e-12), "{pmax}");
     let f = h.force(ff, &rest);
     assert!(max_abs(&f) > 1e-3);
     // without plasticity the rest state is force-free again
-    let (mut h2, ff2, rest2) =
-        grid_setup(BEAM, &[("youngModulus", "1000"), ("poissonRatio", "0.3")]);
+    let (mut h2, ff2, rest2) = grid_setup(BEAM, &[("youngModulus", "1000"), ("poissonRatio", "0.3")]);
     let _ = h2.force(ff2, &x);
     assert_eq!(max_abs(&h2.force(ff2, &rest2)), 0.0);
 }
@@ -295,36 +212,20 @@ fn plasticity_leaves_a_permanent_set() {
 #[test]
 fn results_do_not_depend_on_thread_count() {
     let grid: &[(&str, &str)] = &[("n", "8 8 8"), ("min", "0 0 0"), ("max", "1 1 2.7")];
-    let (mut h, ff, rest) = grid_setup(
-        grid,
-        &[
-            ("youngModulus", "4000"),
-            ("poissonRatio", "0.3"),
-            ("method", "polar"),
-        ],
-    );
+    let (mut h, ff, rest) = grid_setup(grid, &[("youngModulus", "4000"), ("poissonRatio", "0.3"), ("method", "polar")]);
     let n = ff_mut(&mut h, ff).tetrahedra().len();
-    assert!(
-        n >= crate::tetra_common::TETRA_PARALLEL_MIN,
-        "{n} tetrahedra"
-    );
+    assert!(n >= crate::tetra_common::TETRA_PARALLEL_MIN, "{n} tetrahedra");
     let x = perturb(&rest, 0.01, 3);
     let dx = perturb(&vec![0.0; x.len()], 1.0, 5);
     let mut run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let before = crate::element_loop_counts();
             let f = h.force(ff, &x);
             let df = h.dforce(ff, &dx, 0.37);
             let k = h.assembled(0.0, -0.5);
             let after = crate::element_loop_counts();
-            (
-                (bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()),
-                (after.0 - before.0, after.1 - before.1),
-            )
+            ((bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()), (after.0 - before.0, after.1 - before.1))
         })
     };
     let (one, loops1) = run(1);
@@ -341,53 +242,28 @@ fn bits(v: &[f64]) -> Vec<u64> {
 #[test]
 fn topology_tetrahedra_are_used_directly() {
     let mut h = Harness::new();
-    h.add(
-        "MeshTopology",
-        &[
-            ("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"),
-            ("tetrahedra", "0 1 2 3 1 2 3 4"),
-        ],
-    );
+    h.add("MeshTopology", &[("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"), ("tetrahedra", "0 1 2 3 1 2 3 4")]);
     let mo = h.add("MechanicalObject", &[]);
-    let ff = h.add(
-        "TetrahedronFEMForceField",
-        &[("method", "small"), ("youngModulus", "100 200")],
-    );
+    let ff = h.add("TetrahedronFEMForceField", &[("method", "small"), ("youngModulus", "100 200")]);
     h.init().unwrap();
     let c = ff_mut(&mut h, ff);
     assert_eq!(c.tetrahedra(), &[[0, 1, 2, 3], [1, 2, 3, 4]]);
     // element 1 uses youngModulus[1]: its material is twice element 0's (per unit volume)
-    let k0 = c.element_rest(0).material()[0][0]
-        * crate::tetra::tetra_volume([0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
-    let k1 = c.element_rest(1).material()[0][0]
-        * crate::tetra::tetra_volume(
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [1.0, 1.0, 1.0],
-        );
+    let k0 = c.element_rest(0).material()[0][0] * crate::tetra::tetra_volume([0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
+    let k1 = c.element_rest(1).material()[0][0] * crate::tetra::tetra_volume([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]);
     assert!((k1 / k0 - 2.0).abs() < 1e-12);
     let rest = h.rest(mo);
-    assert_eq!(
-        h.scene.entry(ff).data.reals("initialPoints"),
-        rest.as_slice()
-    );
+    assert_eq!(h.scene.entry(ff).data.reals("initialPoints"), rest.as_slice());
 }
 
 #[test]
 fn mesh_without_volume_elements_is_an_error() {
     let mut h = Harness::new();
-    h.add(
-        "MeshTopology",
-        &[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")],
-    );
+    h.add("MeshTopology", &[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]);
     h.add("MechanicalObject", &[]);
     h.add("TetrahedronFEMForceField", &[]);
     let e = h.init().unwrap_err();
-    assert!(
-        e.to_string().contains("neither tetrahedra nor hexahedra") && e.diagnostic().hint.is_some(),
-        "{e}"
-    );
+    assert!(e.to_string().contains("neither tetrahedra nor hexahedra") && e.diagnostic().hint.is_some(), "{e}");
 }
 
 /// Static tip deflection of a cantilever `[0,L]×[0,1]×[0,1]` clamped at x = 0 under a tip
@@ -405,18 +281,11 @@ fn cantilever_converges_to_euler_bernoulli() {
         let n = format!("{} {} {}", nl + 1, nc + 1, nc + 1);
         let (mut h, _ff, rest) = grid_setup(
             &[("n", n.as_str()), ("min", "0 0 0"), ("max", "10 1 1")],
-            &[
-                ("youngModulus", "1e6"),
-                ("poissonRatio", "0"),
-                ("method", "small"),
-            ],
+            &[("youngModulus", "1e6"), ("poissonRatio", "0"), ("method", "small")],
         );
         let mut k = h.assembled(0.0, -1.0);
         let nodes = rest.len() / 3;
-        let fixed: Vec<usize> = (0..nodes)
-            .filter(|&i| rest[3 * i] == 0.0)
-            .flat_map(|i| [3 * i, 3 * i + 1, 3 * i + 2])
-            .collect();
+        let fixed: Vec<usize> = (0..nodes).filter(|&i| rest[3 * i] == 0.0).flat_map(|i| [3 * i, 3 * i + 1, 3 * i + 2]).collect();
         let tip: Vec<usize> = (0..nodes).filter(|&i| rest[3 * i] == len).collect();
         k.apply_dirichlet(&fixed).unwrap();
         let mut rhs = vec![0.0; rest.len()];

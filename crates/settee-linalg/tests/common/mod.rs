@@ -119,8 +119,5 @@ pub fn dense_solve(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
 pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    a.iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
-        / scale
+    a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
 }

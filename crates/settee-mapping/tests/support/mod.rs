@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use settee_core::component::{ForceField, ForceIo, MechParams};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx,
-    MatrixAccumulator, Roles, Scene, SimResult, StateId, TemplateRule, VecId,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Roles, Scene, SimResult, StateId,
+    TemplateRule, VecId,
 };
 
 /// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
@@ -18,24 +18,15 @@ use settee_core::{
 /// test that could not compare anything must not count as passed.
 pub fn suite() -> Option<PathBuf> {
     let dir = suite_dir();
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let note = format!(
-        "note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n",
-        dir.display()
-    );
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }
@@ -56,12 +47,7 @@ pub fn factory() -> Factory {
     settee_spring::register(&mut f);
     settee_mechanicalload::register(&mut f);
     settee_mapping::register(&mut f);
-    for c in [
-        &EDGE_SET_CONTAINER,
-        &EDGE_SET_GEOMETRY,
-        &REST_SHAPE_SPRINGS,
-        &UNIFORM_VELOCITY_DAMPING,
-    ] {
+    for c in [&EDGE_SET_CONTAINER, &EDGE_SET_GEOMETRY, &REST_SHAPE_SPRINGS, &UNIFORM_VELOCITY_DAMPING] {
         if f.class(c.name).is_none() {
             f.register(c);
         }
@@ -73,11 +59,7 @@ pub fn factory() -> Factory {
 fn suite_dir() -> PathBuf {
     std::env::var_os("SETTEE_SUITE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../..")
-                .join("../shared/sofa-suite")
-        })
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"))
 }
 
 /// Loads and initialises a scene file; panics with the scene's errors. Files are also searched in
@@ -85,16 +67,9 @@ fn suite_dir() -> PathBuf {
 pub fn load(path: &Path, factory: &Factory) -> Scene {
     let data = vec![suite_dir().join("data")];
     let dp = settee_scene::DataPath::new(data);
-    let mut scene = settee_scene::load_scene(path, factory, &dp)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(
-        !scene.has_errors(),
-        "{}: {:#?}",
-        path.display(),
-        scene.messages
-    );
-    settee_core::simulation::init_root(&mut scene, factory)
-        .unwrap_or_else(|e| panic!("{}: init: {e}\n{:#?}", path.display(), scene.messages));
+    let mut scene = settee_scene::load_scene(path, factory, &dp).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(!scene.has_errors(), "{}: {:#?}", path.display(), scene.messages);
+    settee_core::simulation::init_root(&mut scene, factory).unwrap_or_else(|e| panic!("{}: init: {e}\n{:#?}", path.display(), scene.messages));
     scene
 }
 
@@ -115,16 +90,10 @@ pub fn selected_states(scene: &Scene) -> Vec<(NodeState, usize)> {
         let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else {
             continue;
         };
-        if scene.find_up(n, Roles::ODE_SOLVER).is_none()
-            || scene.find_up(n, Roles::MAPPING).is_some()
-        {
+        if scene.find_up(n, Roles::ODE_SOLVER).is_none() || scene.find_up(n, Roles::MAPPING).is_some() {
             continue;
         }
-        out.push(NodeState {
-            node: n,
-            name: scene.entry(ms).name.clone(),
-            state: scene.state_of(ms).unwrap(),
-        });
+        out.push(NodeState { node: n, name: scene.entry(ms).name.clone(), state: scene.state_of(ms).unwrap() });
     }
     let mut weights = vec![0usize; out.len()];
     for n in scene.preorder(Scene::ROOT) {
@@ -152,15 +121,12 @@ pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
     let suite = suite()?;
     let f = factory();
     let mut scene = load(&suite.join("scenes").join(scene_rel), &f);
-    let base = suite
-        .join("references")
-        .join(format!("{scene_rel}.reference"));
+    let base = suite.join("references").join(format!("{scene_rel}.reference"));
     let selected = selected_states(&scene);
     let mut comparers = Vec::new();
     for (i, (s, _)) in selected.iter().enumerate() {
         let path = settee_regress::reference::state_reference_path(&base, i, &s.name);
-        let recs = settee_regress::reference::read_state_reference(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let recs = settee_regress::reference::read_state_reference(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let n = scene.store.get(s.state).size;
         comparers.push(settee_regress::metric::StateComparer::new(recs, n));
     }
@@ -169,25 +135,12 @@ pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
         let t = scene.root().context.time;
         for ((s, _), c) in selected.iter().zip(comparers.iter_mut()) {
             let st = scene.store.get(s.state);
-            c.at_step_start(
-                t,
-                dt,
-                st.read(VecId::POSITION),
-                Some(st.read(VecId::VELOCITY)),
-            );
+            c.at_step_start(t, dt, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY)));
         }
-        settee_core::simulation::animate(&mut scene, dt)
-            .unwrap_or_else(|e| panic!("step at t = {t}: {e}"));
+        settee_core::simulation::animate(&mut scene, dt).unwrap_or_else(|e| panic!("step at t = {t}: {e}"));
     }
-    let pairs: Vec<(f64, usize)> = comparers
-        .iter()
-        .zip(&selected)
-        .map(|(c, (_, w))| (c.dof_error(), *w))
-        .collect();
-    let max = comparers
-        .iter()
-        .map(|c| c.max_abs_diff())
-        .fold(0.0, f64::max);
+    let pairs: Vec<(f64, usize)> = comparers.iter().zip(&selected).map(|(c, (_, w))| (c.dof_error(), *w)).collect();
+    let max = comparers.iter().map(|c| c.max_abs_diff()).fold(0.0, f64::max);
     Some((settee_regress::metric::error_by_dof(&pairs), max))
 }
 
@@ -239,24 +192,9 @@ pub static EDGE_SET_GEOMETRY: ComponentClass = ComponentClass {
 };
 
 static RSSF_DATA: &[DataDecl] = &[
-    decl(
-        "stiffness",
-        Reals,
-        "1",
-        "stiffness per spring (first one used for all when fewer)",
-    ),
-    decl(
-        "points",
-        Indices,
-        "",
-        "points with a spring (all when empty)",
-    ),
-    decl(
-        "rayleighStiffness",
-        Real,
-        "0",
-        "Rayleigh damping coefficient related to stiffness",
-    ),
+    decl("stiffness", Reals, "1", "stiffness per spring (first one used for all when fewer)"),
+    decl("points", Indices, "", "points with a spring (all when empty)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
 ];
 
 settee_core::data_refs! {
@@ -302,11 +240,7 @@ impl Component for RestShapeSprings {
         self.k = cx.data().get(RSSF_STIFFNESS).to_vec();
         self.rs = cx.data().get(RSSF_RAYLEIGH_STIFFNESS);
         let pts = cx.data().get(RSSF_POINTS).to_vec();
-        self.points = if pts.is_empty() {
-            (0..cx.state_size(s)).collect()
-        } else {
-            pts
-        };
+        self.points = if pts.is_empty() { (0..cx.state_size(s)).collect() } else { pts };
         self.rest = cx.rest_or_position(s);
         Ok(())
     }
@@ -334,13 +268,7 @@ impl ForceField for RestShapeSprings {
         }
         Ok(())
     }
-    fn add_dforce(
-        &mut self,
-        _p: &MechParams,
-        io: &mut ForceIo,
-        k_factor: f64,
-        _b: f64,
-    ) -> SimResult {
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b: f64) -> SimResult {
         let d = self.dim;
         for (i, &p) in self.points.iter().enumerate() {
             let k = self.k(i);
@@ -350,12 +278,7 @@ impl ForceField for RestShapeSprings {
         }
         Ok(())
     }
-    fn add_k_to_matrix(
-        &self,
-        _p: &MechParams,
-        m: &mut MatrixAccumulator,
-        k_factor: f64,
-    ) -> SimResult {
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let s = self.state.unwrap();
         let d = self.dim;
         for (i, &p) in self.points.iter().enumerate() {
@@ -371,24 +294,9 @@ impl ForceField for RestShapeSprings {
 }
 
 static UVD_DATA: &[DataDecl] = &[
-    decl(
-        "dampingCoefficient",
-        Real,
-        "0.1",
-        "velocity damping coefficient",
-    ),
-    decl(
-        "implicit",
-        Bool,
-        "false",
-        "include the damping in the implicit system",
-    ),
-    decl(
-        "rayleighStiffness",
-        Real,
-        "0",
-        "Rayleigh damping coefficient related to stiffness",
-    ),
+    decl("dampingCoefficient", Real, "0.1", "velocity damping coefficient"),
+    decl("implicit", Bool, "false", "include the damping in the implicit system"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
 ];
 
 settee_core::data_refs! {

@@ -9,24 +9,15 @@ use std::path::PathBuf;
 #[allow(dead_code)] // not every test file needs it
 pub fn suite() -> Option<PathBuf> {
     let dir = suite_dir();
-    if ["scenes", "references", "data"]
-        .iter()
-        .all(|d| dir.join(d).is_dir())
-    {
+    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
         return Some(dir);
     }
     use std::io::Write;
     let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("a test")
-        .to_string();
-    let note = format!(
-        "note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n",
-        dir.display()
-    );
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
 }
@@ -36,9 +27,5 @@ pub fn suite() -> Option<PathBuf> {
 pub fn suite_dir() -> PathBuf {
     std::env::var_os("SETTEE_SUITE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../..")
-                .join("../shared/sofa-suite")
-        })
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"))
 }

@@ -27,19 +27,10 @@ fn box_test_ignores_skins_and_is_inclusive() {
     let m = DiscreteIntersection::new();
     let mut g = points(1, &[]);
     g.contact_distance = 5.0;
-    let a = Aabb {
-        min: v(0.0, 0.0, 0.0),
-        max: v(1.0, 1.0, 1.0),
-    };
+    let a = Aabb { min: v(0.0, 0.0, 0.0), max: v(1.0, 1.0, 1.0) };
     // Touching faces (min2.x = max1.x = 1) overlap; a gap of 0.5 does not, skins ignored.
-    let touching = Aabb {
-        min: v(1.0, 0.0, 0.0),
-        max: v(2.0, 1.0, 1.0),
-    };
-    let apart = Aabb {
-        min: v(1.5, 0.0, 0.0),
-        max: v(2.0, 1.0, 1.0),
-    };
+    let touching = Aabb { min: v(1.0, 0.0, 0.0), max: v(2.0, 1.0, 1.0) };
+    let apart = Aabb { min: v(1.5, 0.0, 0.0), max: v(2.0, 1.0, 1.0) };
     assert!(m.boxes_overlap(&a, &g, &touching, &g, false));
     assert!(!m.boxes_overlap(&a, &g, &apart, &g, false));
     assert!(!m.boxes_overlap(&apart, &g, &a, &g, false));
@@ -53,21 +44,11 @@ fn vec3_spheres_overlapping() {
     // value = 1.5 − 2 = −0.5; Vec3 spheres' contact points are their centres. Model 2 has more
     // spheres (3 > 1): id = e2 = 2.
     let g1 = spheres(1, &[v(0.0, 0.0, 0.0)], &[1.0]);
-    let g2 = spheres(
-        2,
-        &[v(9.0, 9.0, 9.0), v(8.0, 8.0, 8.0), v(1.5, 0.0, 0.0)],
-        &[1.0, 1.0, 1.0],
-    );
+    let g2 = spheres(2, &[v(9.0, 9.0, 9.0), v(8.0, 8.0, 8.0), v(1.5, 0.0, 0.0)], &[1.0, 1.0, 1.0]);
     let out = run(&DiscreteIntersection, &g1, 0, &g2, 2);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 2),
-            id: 2,
-            point: [v(0.0, 0.0, 0.0), v(1.5, 0.0, 0.0)],
-            normal: v(1.0, 0.0, 0.0),
-            value: -0.5,
-        }]
+        vec![DetectionOutput { elem: (0, 2), id: 2, point: [v(0.0, 0.0, 0.0), v(1.5, 0.0, 0.0)], normal: v(1.0, 0.0, 0.0), value: -0.5 }]
     );
     // Model 1 bigger: id = e1.
     let out = run(&DiscreteIntersection, &g2, 2, &g1, 0);
@@ -115,21 +96,11 @@ fn triangle_line_crossing() {
     // −PQ = (0,0,−2), right = P − A = (¼,¼,−1); det = −2; the solution is u = v = ¼,
     // t = ½; X = P + PQ·½ = (¼,¼,0); normal = stored (0,0,1); value 0; id = line index.
     let tri = unit_triangle(ALL_FLAGS);
-    let l = lines(
-        2,
-        &[v(9.0, 9.0, 9.0), v(0.25, 0.25, -1.0), v(0.25, 0.25, 1.0)],
-        &[[0, 0], [1, 2]],
-    );
+    let l = lines(2, &[v(9.0, 9.0, 9.0), v(0.25, 0.25, -1.0), v(0.25, 0.25, 1.0)], &[[0, 0], [1, 2]]);
     let out = run(&DiscreteIntersection, &tri, 0, &l, 1);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 1),
-            id: 1,
-            point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.0)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
+        vec![DetectionOutput { elem: (0, 1), id: 1, point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.0)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]
     );
 }
 
@@ -150,12 +121,7 @@ fn triangle_line_misses() {
 /// Tetrahedron (0,0,0), (1,0,0), (0,1,0), (0,0,1): its barycentric transform is the identity.
 fn unit_tetra(node: u64) -> ModelGeometry {
     let mut g = ModelGeometry::new(Tetrahedron, "tetra", node);
-    g.x = vec![
-        v(0.0, 0.0, 0.0),
-        v(1.0, 0.0, 0.0),
-        v(0.0, 1.0, 0.0),
-        v(0.0, 0.0, 1.0),
-    ];
+    g.x = vec![v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(0.0, 0.0, 1.0)];
     g.tetrahedra = vec![[0, 1, 2, 3]];
     g
 }
@@ -176,13 +142,7 @@ fn tetrahedron_point_exit_through_a_coordinate_face() {
     let out = run(&DiscreteIntersection, &tet, 0, &p, 0);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.1, 0.1, 0.0), v(0.1, 0.1, 0.2)],
-            normal: v(0.0, 0.0, -1.0),
-            value: -0.2,
-        }]
+        vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.1, 0.1, 0.0), v(0.1, 0.1, 0.2)], normal: v(0.0, 0.0, -1.0), value: -0.2 }]
     );
 }
 

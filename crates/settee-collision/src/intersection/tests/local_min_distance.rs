@@ -33,12 +33,7 @@ fn defaults_and_registration() {
 /// present in its node.
 fn fan_points() -> ModelGeometry {
     let x = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0)];
-    let mesh = MeshData {
-        points: vec![[0.0; 3]; 3],
-        edges: vec![[0, 1], [1, 2], [2, 0]],
-        triangles: vec![[0, 1, 2]],
-        ..Default::default()
-    };
+    let mesh = MeshData { points: vec![[0.0; 3]; 3], edges: vec![[0, 1], [1, 2], [2, 0]], triangles: vec![[0, 1, 2]], ..Default::default() };
     let mut g = from_mesh(Point, 1, &x, &mesh);
     g.has_line_model = true;
     g
@@ -60,15 +55,9 @@ fn point_filter_by_normal_and_edge_cones() {
     assert!(!m.valid_point(&g, 0, &lean));
     // angleCone widens every cone: with 0.5, −¼ ≥ −0.5·|v| = −0.5·√0.3125 ≈ −0.2795 (valid);
     // with 0.4, −¼ < −0.4·√0.3125 ≈ −0.2236 (rejected).
-    let wide = LocalMinDistance {
-        angle_cone: 0.5,
-        ..lmd()
-    };
+    let wide = LocalMinDistance { angle_cone: 0.5, ..lmd() };
     assert!(wide.valid_point(&g, 0, &lean));
-    let narrower = LocalMinDistance {
-        angle_cone: 0.4,
-        ..lmd()
-    };
+    let narrower = LocalMinDistance { angle_cone: 0.4, ..lmd() };
     assert!(!narrower.valid_point(&g, 0, &lean));
     // bothSide skips the normal test only.
     let mut both = g.clone();
@@ -79,10 +68,7 @@ fn point_filter_by_normal_and_edge_cones() {
     let mut no_line = g.clone();
     no_line.has_line_model = false;
     assert!(m.valid_point(&no_line, 0, &v(0.0, 0.0, -0.5)));
-    let off = LocalMinDistance {
-        filter_intersection: false,
-        ..lmd()
-    };
+    let off = LocalMinDistance { filter_intersection: false, ..lmd() };
     assert!(off.valid_point(&g, 0, &v(0.0, 0.0, -0.5)));
 }
 
@@ -90,11 +76,7 @@ fn point_filter_by_normal_and_edge_cones() {
 fn point_filter_on_a_polyline() {
     // Points 0, (1,0,0), (2,0,0), edges (0,1), (1,2), no triangle.
     let x = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(2.0, 0.0, 0.0)];
-    let mesh = MeshData {
-        points: vec![[0.0; 3]; 3],
-        edges: vec![[0, 1], [1, 2]],
-        ..Default::default()
-    };
+    let mesh = MeshData { points: vec![[0.0; 3]; 3], edges: vec![[0, 1], [1, 2]], ..Default::default() };
     let mut g = from_mesh(Point, 1, &x, &mesh);
     g.has_line_model = true;
     let m = lmd();
@@ -116,23 +98,11 @@ fn point_point_with_filters() {
     let g = fan_points();
     let q = points(2, &[v(0.0, 0.0, 0.5)]);
     let out = run(&lmd(), &g, 0, &q, 0);
-    assert_eq!(
-        out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.0, 0.0, 0.0), v(0.0, 0.0, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
-    );
+    assert_eq!(out, vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.0, 0.0, 0.0), v(0.0, 0.0, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]);
     // Below the fan: rejected; accepted with useLMDFilters (filters skipped).
     let below = points(2, &[v(0.0, 0.0, -0.5)]);
     assert!(run(&lmd(), &g, 0, &below, 0).is_empty());
-    let ext = LocalMinDistance {
-        use_lmd_filters: true,
-        ..lmd()
-    };
+    let ext = LocalMinDistance { use_lmd_filters: true, ..lmd() };
     assert_eq!(run(&ext, &g, 0, &below, 0)[0].normal, v(0.0, 0.0, -1.0));
     // The second element is checked with −PQ: the fan seen from the lone point.
     let out = run(&lmd(), &below, 0, &g, 0);
@@ -145,12 +115,7 @@ fn point_point_with_filters() {
 /// A line model on two triangles sharing edge 0 = (0,1): triangle 0 = (0,1,2) on its left,
 /// triangle 1 = (1,0,3) on its right, with vertices 2 = (½,1,z) and 3 = (½,−1,z).
 fn hinge(z: f64) -> ModelGeometry {
-    let x = [
-        v(0.0, 0.0, 0.0),
-        v(1.0, 0.0, 0.0),
-        v(0.5, 1.0, z),
-        v(0.5, -1.0, z),
-    ];
+    let x = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.5, 1.0, z), v(0.5, -1.0, z)];
     let mesh = MeshData {
         points: vec![[0.0; 3]; 4],
         edges: vec![[0, 1], [1, 2], [2, 0], [0, 3], [3, 1]],
@@ -167,10 +132,7 @@ fn line_filter_on_a_flat_hinge() {
     // must be in the half-plane y = 0, z ≥ 0.
     let m = lmd();
     let g = hinge(0.0);
-    assert_eq!(
-        g.adjacency.as_ref().unwrap().triangles_around_edge[0],
-        vec![0, 1]
-    );
+    assert_eq!(g.adjacency.as_ref().unwrap().triangles_around_edge[0], vec![0, 1]);
     assert!(m.valid_line(&g, 0, &v(0.0, 0.0, 0.5)));
     assert!(!m.valid_line(&g, 0, &v(0.0, 0.1, 0.5)));
     assert!(!m.valid_line(&g, 0, &v(0.0, -0.1, 0.5)));
@@ -196,10 +158,7 @@ fn line_filter_cone_on_a_ridge() {
     // coneFactor 2 the cone is 2/√2 and −0.636 ≥ −1.42: accepted.
     let lean = v(0.0, 1.0, 0.1);
     assert!(!m.valid_line(&g, 0, &lean));
-    let wide = LocalMinDistance {
-        cone_factor: 2.0,
-        ..lmd()
-    };
+    let wide = LocalMinDistance { cone_factor: 2.0, ..lmd() };
     assert!(wide.valid_line(&g, 0, &lean));
 }
 
@@ -211,32 +170,16 @@ fn line_point_through_the_line_filter() {
     let g = hinge(0.0);
     let p = points(2, &[v(0.5, 0.0, 0.5)]);
     let out = run(&lmd(), &g, 0, &p, 0);
-    assert_eq!(
-        out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.5, 0.0, 0.0), v(0.5, 0.0, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
-    );
+    assert_eq!(out, vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.5, 0.0, 0.0), v(0.5, 0.0, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]);
     // Off the hinge's plane of symmetry: rejected by t2.
     let side = points(2, &[v(0.5, 0.1, 0.5)]);
     assert!(run(&lmd(), &g, 0, &side, 0).is_empty());
     // Ridge with coneFactor 2 and alarm 2: P = (½,1,0.1) accepted, rejected with 0.5.
     let ridge = hinge(-1.0);
     let far = points(2, &[v(0.5, 1.0, 0.1)]);
-    let m2 = LocalMinDistance {
-        alarm_distance: 2.0,
-        cone_factor: 2.0,
-        ..lmd()
-    };
+    let m2 = LocalMinDistance { alarm_distance: 2.0, cone_factor: 2.0, ..lmd() };
     assert_eq!(run(&m2, &ridge, 0, &far, 0).len(), 1);
-    let m05 = LocalMinDistance {
-        alarm_distance: 2.0,
-        ..lmd()
-    };
+    let m05 = LocalMinDistance { alarm_distance: 2.0, ..lmd() };
     assert!(run(&m05, &ridge, 0, &far, 0).is_empty());
 }
 
@@ -259,13 +202,7 @@ fn triangle_point_front_side_only() {
     let out = run(&lmd(), &tri, 0, &p, 1);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 1),
-            id: 1,
-            point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
+        vec![DetectionOutput { elem: (0, 1), id: 1, point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]
     );
     // Behind: (0,0,1)·(0,0,−½) < 0, rejected unless the triangle model is bothSide.
     let below = points(2, &[v(0.25, 0.25, -0.5)]);
@@ -300,15 +237,9 @@ fn line_line_window_and_parallel_filter() {
     // PQ = (1,0.75,0), |AB·PQ̂| = 0.8 > 1e-4: rejected by the line filter; without filtering
     // the output has value 1.25 − 0.5.
     let l4 = lines(2, &[v(1.0, 0.75, 0.0), v(3.0, 0.75, 0.0)], &[[0, 1]]);
-    let m2 = LocalMinDistance {
-        alarm_distance: 2.0,
-        ..lmd()
-    };
+    let m2 = LocalMinDistance { alarm_distance: 2.0, ..lmd() };
     assert!(run(&m2, &l1, 0, &l4, 0).is_empty());
-    let unfiltered = LocalMinDistance {
-        filter_intersection: false,
-        ..m2.clone()
-    };
+    let unfiltered = LocalMinDistance { filter_intersection: false, ..m2.clone() };
     let out = run(&unfiltered, &l1, 0, &l4, 0);
     assert_eq!(out[0].point, [v(1.0, 0.0, 0.0), v(2.0, 0.75, 0.0)]);
     assert_eq!(out[0].value, 0.75);
@@ -362,10 +293,7 @@ fn rigid_spheres_run_the_discrete_code_without_skins() {
     assert_eq!(run(&lmd(), &s1, 0, &s2, 0)[0].value, 0.5);
     s2.x[0] = v(2.5, 0.0, 0.0);
     assert!(run(&lmd(), &s1, 0, &s2, 0).is_empty());
-    assert_eq!(
-        run(&MinProximityIntersection::default(), &s1, 0, &s2, 0).len(),
-        1
-    );
+    assert_eq!(run(&MinProximityIntersection::default(), &s1, 0, &s2, 0).len(), 1);
     // Vec3–Rigid also runs the discrete code.
     let v1 = spheres(1, &[v(0.0, 0.0, 0.0)], &[0.5]);
     let out = run(&lmd(), &v1, 0, &s2, 0);

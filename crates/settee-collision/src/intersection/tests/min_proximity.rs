@@ -34,13 +34,7 @@ fn registration_table_follows_the_flags() {
     assert_eq!(m.support(RigidSphere, Sphere), sup(true));
     assert_eq!(m.support(Point, Tetrahedron), sup(true));
     assert_eq!(m.support(Line, Tetrahedron), PairSupport::Unknown);
-    let off = MinProximityIntersection {
-        use_sphere_triangle: false,
-        use_point_point: false,
-        use_line_point: false,
-        use_line_line: false,
-        ..mp()
-    };
+    let off = MinProximityIntersection { use_sphere_triangle: false, use_point_point: false, use_line_point: false, use_line_line: false, ..mp() };
     for (a, b) in [
         (Point, Point),
         (Line, Point),
@@ -69,14 +63,8 @@ fn box_test_adds_alarm_and_both_skins() {
     let mut gb = points(2, &[]);
     ga.contact_distance = 0.25;
     gb.contact_distance = 0.5;
-    let a = Aabb {
-        min: v(0.0, 0.0, 0.0),
-        max: v(1.0, 1.0, 1.0),
-    };
-    let b = |x: f64| Aabb {
-        min: v(x, 0.0, 0.0),
-        max: v(x + 1.0, 1.0, 1.0),
-    };
+    let a = Aabb { min: v(0.0, 0.0, 0.0), max: v(1.0, 1.0, 1.0) };
+    let b = |x: f64| Aabb { min: v(x, 0.0, 0.0), max: v(x + 1.0, 1.0, 1.0) };
     assert!(m.boxes_overlap(&a, &ga, &b(2.75), &gb, false));
     assert!(!m.boxes_overlap(&a, &ga, &b(2.75 + 2f64.powi(-40)), &gb, false));
     assert!(!m.boxes_overlap(&b(2.75 + 2f64.powi(-40)), &gb, &a, &ga, false));
@@ -125,13 +113,7 @@ fn point_point() {
     let out = run(&mp(), &p, 1, &q, 0);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (1, 0),
-            id: 1,
-            point: [v(0.0, 0.0, 0.0), v(0.0, 0.75, 0.0)],
-            normal: v(0.0, 1.0, 0.0),
-            value: 0.25,
-        }]
+        vec![DetectionOutput { elem: (1, 0), id: 1, point: [v(0.0, 0.0, 0.0), v(0.0, 0.75, 0.0)], normal: v(0.0, 1.0, 0.0), value: 0.25 }]
     );
 }
 
@@ -155,16 +137,7 @@ fn line_point_interior_and_clamped() {
     let l = lines(1, &[v(0.0, 0.0, 0.0), v(2.0, 0.0, 0.0)], &[[0, 1]]);
     let p = points(2, &[v(7.0, 7.0, 7.0), v(0.5, 0.5, 0.0)]);
     let out = run(&mp(), &l, 0, &p, 1);
-    assert_eq!(
-        out,
-        vec![DetectionOutput {
-            elem: (0, 1),
-            id: 1,
-            point: [v(0.5, 0.0, 0.0), v(0.5, 0.5, 0.0)],
-            normal: v(0.0, 1.0, 0.0),
-            value: 0.0,
-        }]
-    );
+    assert_eq!(out, vec![DetectionOutput { elem: (0, 1), id: 1, point: [v(0.5, 0.0, 0.0), v(0.5, 0.5, 0.0)], normal: v(0.0, 1.0, 0.0), value: 0.0 }]);
     // Beyond B: α = 1.25 ≥ 1, Q = B, QP = (0.5,0,0).
     let p = points(2, &[v(2.5, 0.0, 0.0)]);
     let out = run(&mp(), &l, 0, &p, 0);
@@ -194,16 +167,7 @@ fn line_line_crossing_and_parallel() {
     let l1 = lines(1, &[v(0.0, 0.0, 0.0), v(2.0, 0.0, 0.0)], &[[0, 1]]);
     let l2 = lines(2, &[v(1.0, -1.0, 0.5), v(1.0, 1.0, 0.5)], &[[0, 1], [1, 0]]);
     let out = run(&mp(), &l1, 0, &l2, 0);
-    assert_eq!(
-        out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(1.0, 0.0, 0.0), v(1.0, 0.0, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
-    );
+    assert_eq!(out, vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(1.0, 0.0, 0.0), v(1.0, 0.0, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]);
     // Parallel lines (det = 16 − 16 = 0): α = β = ½, midpoints (1,0,0) and (1,0.75,0),
     // value 0.75 − 0.5.
     let l3 = lines(2, &[v(0.0, 0.75, 0.0), v(2.0, 0.75, 0.0)], &[[0, 1]]);
@@ -224,23 +188,14 @@ fn triangle_point_interior() {
     let out = run(&mp(), &tri, 0, &p, 1);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 1),
-            id: 1,
-            point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }]
+        vec![DetectionOutput { elem: (0, 1), id: 1, point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }]
     );
     // Below the triangle: normal −z; with useSurfaceNormals the stored normal +z instead.
     let below = points(2, &[v(0.25, 0.25, -0.75)]);
     let out = run(&mp(), &tri, 0, &below, 0);
     assert_eq!(out[0].normal, v(0.0, 0.0, -1.0));
     assert_eq!(out[0].value, 0.25);
-    let sn = MinProximityIntersection {
-        use_surface_normals: true,
-        ..mp()
-    };
+    let sn = MinProximityIntersection { use_surface_normals: true, ..mp() };
     let out = run(&sn, &tri, 0, &below, 0);
     assert_eq!(out[0].normal, v(0.0, 0.0, 1.0));
     assert_eq!(out[0].value, 0.25);
@@ -263,10 +218,7 @@ fn triangle_point_alarm_boundary_and_skin_order() {
     let mut tri = unit_triangle(0);
     // |QP|² = 1 = alarm²: rejected; 0.999 accepted.
     assert!(run(&mp(), &tri, 0, &points(2, &[v(0.25, 0.25, 1.0)]), 0).is_empty());
-    assert_eq!(
-        run(&mp(), &tri, 0, &points(2, &[v(0.25, 0.25, 0.999)]), 0).len(),
-        1
-    );
+    assert_eq!(run(&mp(), &tri, 0, &points(2, &[v(0.25, 0.25, 0.999)]), 0).len(), 1);
     // Skins: point 0.125, triangle 0.25: alarm = 1.375, contact = 0.875; z = 1.25 gives
     // value 1.25 − 0.875 = 0.375.
     tri.contact_distance = 0.25;
@@ -279,12 +231,7 @@ fn triangle_point_alarm_boundary_and_skin_order() {
 fn degenerate_triangle_gives_nan_as_sofa() {
     // Collinear vertices: det = 4 − 4 = 0 and α = β = 0/0 = NaN pass every window test, the
     // output has NaN value and the (1,0,0) fallback normal (AS IMPLEMENTED).
-    let tri = triangles(
-        1,
-        &[v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(2.0, 0.0, 0.0)],
-        &[[0, 1, 2]],
-        0,
-    );
+    let tri = triangles(1, &[v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(2.0, 0.0, 0.0)], &[[0, 1, 2]], 0);
     let out = run(&mp(), &tri, 0, &points(2, &[v(0.5, 0.5, 0.0)]), 0);
     assert_eq!(out.len(), 1);
     assert!(out[0].value.is_nan());
@@ -302,13 +249,7 @@ fn sphere_point_contact_point_on_the_sphere() {
     let out = run(&mp(), &s, 0, &q, 0);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.0, 0.0, 0.0), v(0.0, 0.0, 1.25)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.25,
-        }]
+        vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.0, 0.0, 0.0), v(0.0, 0.0, 1.25)], normal: v(0.0, 0.0, 1.0), value: 0.25 }]
     );
     // Rigid: point[0] = c − (−n)·r = (0,0,0.5).
     let rs = rigid_spheres(1, &[v(0.0, 0.0, 0.0)], &[0.5]);
@@ -329,13 +270,7 @@ fn triangle_sphere() {
     let out = run(&mp(), &tri, 0, &s, 0);
     assert_eq!(
         out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.75)],
-            normal: v(0.0, 0.0, 1.0),
-            value: -0.25,
-        }]
+        vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.75)], normal: v(0.0, 0.0, 1.0), value: -0.25 }]
     );
     let rs = rigid_spheres(2, &[v(0.25, 0.25, 0.75)], &[0.5]);
     assert_eq!(run(&mp(), &tri, 0, &rs, 0)[0].point[1], v(0.25, 0.25, 0.25));
@@ -359,10 +294,7 @@ fn line_sphere_point_is_mirrored() {
     // x32 = (−4,0,0), x31 = (−3,1,0): α = 12/16 = ¾ measured from p2, but Q = p1 − x32·¾
     // = (3,0,0), the mirror of the true closest point (1,0,0) (AS IMPLEMENTED).
     // QP = (−2,1,0): value = √5 − (0.5 + 0.5); normal (−2,1,0)/√5; id = sphere index.
-    let m = MinProximityIntersection {
-        alarm_distance: 2.0,
-        ..mp()
-    };
+    let m = MinProximityIntersection { alarm_distance: 2.0, ..mp() };
     let l = lines(1, &[v(0.0, 0.0, 0.0), v(4.0, 0.0, 0.0)], &[[0, 1]]);
     let s = spheres(2, &[v(1.0, 1.0, 0.0)], &[0.5]);
     let out = run(&m, &l, 0, &s, 0);
@@ -383,12 +315,7 @@ fn line_sphere_point_is_mirrored() {
 #[test]
 fn tetrahedron_point_is_inherited() {
     let mut tet = ModelGeometry::new(Tetrahedron, "tetra", 1);
-    tet.x = vec![
-        v(0.0, 0.0, 0.0),
-        v(1.0, 0.0, 0.0),
-        v(0.0, 1.0, 0.0),
-        v(0.0, 0.0, 1.0),
-    ];
+    tet.x = vec![v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(0.0, 0.0, 1.0)];
     tet.tetrahedra = vec![[0, 1, 2, 3]];
     let mut p = points(2, &[v(0.1, 0.1, 0.2)]);
     p.point_normals = vec![v(0.0, 0.0, 1.0)];

@@ -16,8 +16,7 @@ mod new_proximity;
 mod properties;
 
 /// Every ownership flag.
-pub(super) const ALL_FLAGS: u32 =
-    tf::P1 | tf::P2 | tf::P3 | tf::E12 | tf::E23 | tf::E31 | tf::BE12 | tf::BE23 | tf::BE31;
+pub(super) const ALL_FLAGS: u32 = tf::P1 | tf::P2 | tf::P3 | tf::E12 | tf::E23 | tf::E31 | tf::BE12 | tf::BE23 | tf::BE31;
 
 pub(super) fn v(x: f64, y: f64, z: f64) -> Vec3 {
     Vec3::new(x, y, z)
@@ -66,21 +65,11 @@ pub(super) fn triangles(node: u64, x: &[Vec3], tris: &[[usize; 3]], flags: u32) 
 
 /// The unit triangle A = (0,0,0), B = (1,0,0), C = (0,1,0) (normal +z).
 pub(super) fn unit_triangle(flags: u32) -> ModelGeometry {
-    triangles(
-        1,
-        &[v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0)],
-        &[[0, 1, 2]],
-        flags,
-    )
+    triangles(1, &[v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0)], &[[0, 1, 2]], flags)
 }
 
 /// A model of `kind` built from a mesh through `set_topology`, with adjacency.
-pub(super) fn from_mesh(
-    kind: PrimitiveKind,
-    node: u64,
-    x: &[Vec3],
-    mesh: &MeshData,
-) -> ModelGeometry {
+pub(super) fn from_mesh(kind: PrimitiveKind, node: u64, x: &[Vec3], mesh: &MeshData) -> ModelGeometry {
     let mut g = model(kind, "mesh", node, x);
     let adj = Arc::new(Adjacency::build(mesh, x.len()));
     g.set_topology(mesh, Some(adj), x.len()).unwrap();
@@ -89,13 +78,7 @@ pub(super) fn from_mesh(
     g
 }
 
-pub(super) fn run(
-    m: &dyn IntersectionMethod,
-    g1: &ModelGeometry,
-    e1: usize,
-    g2: &ModelGeometry,
-    e2: usize,
-) -> Vec<DetectionOutput> {
+pub(super) fn run(m: &dyn IntersectionMethod, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize) -> Vec<DetectionOutput> {
     let mut out = Vec::new();
     let n = m.intersect(g1, e1, g2, e2, &mut out);
     assert_eq!(n, out.len(), "returned count differs from outputs appended");
@@ -110,9 +93,6 @@ pub(super) fn close(a: f64, b: f64, tol: f64) {
 #[track_caller]
 pub(super) fn close_v(a: &Vec3, b: &Vec3, tol: f64) {
     for i in 0..3 {
-        assert!(
-            (a[i] - b[i]).abs() <= tol,
-            "{a:?} vs {b:?} (component {i}, tol {tol})"
-        );
+        assert!((a[i] - b[i]).abs() <= tol, "{a:?} vs {b:?} (component {i}, tol {tol})");
     }
 }

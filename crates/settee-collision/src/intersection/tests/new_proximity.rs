@@ -7,10 +7,7 @@ fn np() -> NewProximityIntersection {
 }
 
 fn np_ll() -> NewProximityIntersection {
-    NewProximityIntersection {
-        use_line_line: true,
-        ..np()
-    }
+    NewProximityIntersection { use_line_line: true, ..np() }
 }
 
 #[test]
@@ -39,16 +36,7 @@ fn sphere_sphere_points_are_centres_and_alarm_is_strict() {
     let g1 = rigid_spheres(1, &[v(0.0, 0.0, 0.0), v(9.0, 0.0, 0.0)], &[1.0, 1.0]);
     let g2 = rigid_spheres(2, &[v(2.5, 0.0, 0.0)], &[1.0]);
     let out = run(&np(), &g1, 0, &g2, 0);
-    assert_eq!(
-        out,
-        vec![DetectionOutput {
-            elem: (0, 0),
-            id: 0,
-            point: [v(0.0, 0.0, 0.0), v(2.5, 0.0, 0.0)],
-            normal: v(1.0, 0.0, 0.0),
-            value: 0.0,
-        }]
-    );
+    assert_eq!(out, vec![DetectionOutput { elem: (0, 0), id: 0, point: [v(0.0, 0.0, 0.0), v(2.5, 0.0, 0.0)], normal: v(1.0, 0.0, 0.0), value: 0.0 }]);
     // d = 3 = alarm: `norm2 >= dist2` rejects (MinProximity keeps touching spheres).
     let g3 = spheres(2, &[v(3.0, 0.0, 0.0)], &[1.0]);
     let g0 = spheres(1, &[v(0.0, 0.0, 0.0)], &[1.0]);
@@ -76,10 +64,7 @@ fn line_point_clamps_and_ids_the_point() {
     assert_eq!((out[0].elem, out[0].id), ((0, 1), 1));
     assert_eq!(out[0].point, [v(2.0, 0.0, 0.0), v(2.5, 0.5, 0.0)]);
     assert_eq!(out[0].value, 0.5f64.sqrt() - 0.5);
-    assert_eq!(
-        out[0].normal,
-        v(0.5 / 0.5f64.sqrt(), 0.5 / 0.5f64.sqrt(), 0.0)
-    );
+    assert_eq!(out[0].normal, v(0.5 / 0.5f64.sqrt(), 0.5 / 0.5f64.sqrt(), 0.0));
 }
 
 #[test]
@@ -134,10 +119,7 @@ fn triangle_point_regions_and_ownership() {
         assert_eq!((out[0].elem, out[0].id), ((0, 0), 0));
         if need != 0 {
             // Every other flag but the one needed: no output.
-            assert!(
-                tp(ALL_FLAGS & !need, q).is_empty(),
-                "{q:?} without its flag"
-            );
+            assert!(tp(ALL_FLAGS & !need, q).is_empty(), "{q:?} without its flag");
         }
     }
 }
@@ -162,12 +144,7 @@ fn shared_edge_is_reported_by_its_owner_only() {
     // A point above the middle of the shared edge projects onto that edge for both triangles
     // (triangle 0: α + β = 1 → BC branch, E23; triangle 1: β = 0... → AB branch, E12 of edge
     // (2,1)); only triangle 0 reports it.
-    let x = [
-        v(0.0, 0.0, 0.0),
-        v(1.0, 0.0, 0.0),
-        v(0.0, 1.0, 0.0),
-        v(1.0, 1.0, 0.0),
-    ];
+    let x = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(1.0, 1.0, 0.0)];
     let mesh = MeshData {
         points: vec![[0.0; 3]; 4],
         edges: vec![[1, 2], [2, 0], [0, 1], [1, 3], [3, 2]],
@@ -201,11 +178,7 @@ fn triangle_line_blocks_and_line_line_option() {
     // LineLine(AB, q1q2) with useLineLine: α = β = ½, p = (½,0,0), q = (½,0,¼), value ¼.
     // All: id = line index (1), elem (0,1), value − 0.5.
     let tri = unit_triangle(tf::E12);
-    let l = lines(
-        2,
-        &[v(9.0, 9.0, 9.0), v(0.5, -0.5, 0.25), v(0.5, 0.5, 0.25)],
-        &[[0, 0], [1, 2]],
-    );
+    let l = lines(2, &[v(9.0, 9.0, 9.0), v(0.5, -0.5, 0.25), v(0.5, 0.5, 0.25)], &[[0, 0], [1, 2]]);
     let out = run(&np(), &tri, 0, &l, 1);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].point, [v(0.5, 0.0, 0.0), v(0.5, -0.5, 0.25)]);
@@ -267,13 +240,7 @@ fn triangle_triangle_tests_first_vertex_unconditionally() {
     );
     assert_eq!(
         out[1],
-        DetectionOutput {
-            elem: (0, 2),
-            id: 27,
-            point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)],
-            normal: v(0.0, 0.0, 1.0),
-            value: 0.0,
-        }
+        DetectionOutput { elem: (0, 2), id: 27, point: [v(0.25, 0.25, 0.0), v(0.25, 0.25, 0.5)], normal: v(0.0, 0.0, 1.0), value: 0.0 }
     );
 }
 
@@ -317,14 +284,7 @@ fn triangle_triangle_edge_pairs_with_line_line() {
 
 #[test]
 fn triangle_triangle_neighbours_of_one_model_are_skipped() {
-    let x = [
-        v(0.0, 0.0, 0.0),
-        v(1.0, 0.0, 0.0),
-        v(0.0, 1.0, 0.0),
-        v(1.0, 1.0, 0.1),
-        v(0.25, 0.25, 0.3),
-        v(0.75, 0.25, 0.3),
-    ];
+    let x = [v(0.0, 0.0, 0.0), v(1.0, 0.0, 0.0), v(0.0, 1.0, 0.0), v(1.0, 1.0, 0.1), v(0.25, 0.25, 0.3), v(0.75, 0.25, 0.3)];
     let m = triangles(1, &x, &[[0, 1, 2], [2, 1, 3], [4, 5, 3]], ALL_FLAGS);
     // 0 and 1 share vertices 1, 2; 1 and 2 share vertex 3.
     assert!(run(&np(), &m, 0, &m, 1).is_empty());
@@ -343,25 +303,11 @@ fn triangle_triangle_normal_side_effect() {
     b.triangle_normals[0] = v(0.0, 1.0, 0.0);
     let m = np();
     // Neither bothSide: e2's normal becomes −n(e1).
-    assert_eq!(
-        m.triangle_normal_side_effect(&a, 0, &b, 0),
-        Some(StoredNormalWrite {
-            model: 1,
-            element: 0,
-            normal: v(0.0, 0.0, -1.0)
-        })
-    );
+    assert_eq!(m.triangle_normal_side_effect(&a, 0, &b, 0), Some(StoredNormalWrite { model: 1, element: 0, normal: v(0.0, 0.0, -1.0) }));
     // First bothSide, second not: e1's normal becomes −n(e2).
     let mut a2 = a.clone();
     a2.both_side = true;
-    assert_eq!(
-        m.triangle_normal_side_effect(&a2, 0, &b, 0),
-        Some(StoredNormalWrite {
-            model: 0,
-            element: 0,
-            normal: v(0.0, -1.0, 0.0)
-        })
-    );
+    assert_eq!(m.triangle_normal_side_effect(&a2, 0, &b, 0), Some(StoredNormalWrite { model: 0, element: 0, normal: v(0.0, -1.0, 0.0) }));
     // Both bothSide: nothing; neighbours of one model: nothing.
     let mut b2 = b.clone();
     b2.both_side = true;

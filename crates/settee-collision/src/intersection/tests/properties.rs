@@ -3,9 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::intersection::{
-    DiscreteIntersection, LocalMinDistance, MinProximityIntersection, NewProximityIntersection,
-};
+use crate::intersection::{DiscreteIntersection, LocalMinDistance, MinProximityIntersection, NewProximityIntersection};
 
 fn coord() -> impl Strategy<Value = f64> {
     -2.0f64..2.0
