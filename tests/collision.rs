@@ -154,7 +154,7 @@ fn contacts_made_and_broken_for_ten_thousand_steps_leave_no_trace() {
     );
     let mut s = load("churn", &text);
     let baseline = s.live_counts();
-    let mut window = |s: &mut Scene, from: usize, to: usize, step: &mut usize| {
+    let window = |s: &mut Scene, from: usize, to: usize, step: &mut usize| {
         let (mut lo, mut hi) = (usize::MAX, 0);
         let mut made = 0;
         let mut had = false;

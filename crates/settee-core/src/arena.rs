@@ -178,6 +178,8 @@ mod tests {
         // z reuses x's slot with a new generation: x stays dead.
         assert_eq!(z.index(), x.index());
         assert_ne!(z, x);
+        assert_eq!((x.generation(), z.generation()), (1, 2));
+        assert_ne!(z.to_bits(), x.to_bits());
         assert!(a.get(x).is_none());
         assert!(a.remove(x).is_none());
         assert_eq!(a[z], "z");

@@ -85,7 +85,8 @@ mod tests {
         c.add(4, 2, &[0.0, 2.0, 0.0]);
         c.add(4, 7, &[0.5, 0.0, 1.0]);
         c.add(1, 0, &[0.0, 0.0, 3.0]);
-        let rows: Vec<(usize, Vec<(usize, Vec<f64>)>)> = c.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
+        type Row = (usize, Vec<(usize, Vec<f64>)>);
+        let rows: Vec<Row> = c.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
         assert_eq!(rows, vec![(1, vec![(0, vec![0.0, 0.0, 3.0])]), (4, vec![(2, vec![0.0, 2.0, 0.0]), (7, vec![1.5, 0.0, 1.0])])]);
     }
 

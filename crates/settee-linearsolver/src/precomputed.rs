@@ -109,7 +109,7 @@ pub static PRECOMPUTED_WARP: ComponentClass = ComponentClass {
     template_rule: TemplateRule::Default,
     data: &[MATRIX_SOLVER_DATA, WARP_DATA],
     links: WARP_LINKS,
-    create: |_| Box::new(PrecomputedWarpPreconditioner::default()),
+    create: |_| Box::new(PrecomputedWarpPreconditioner),
     preparse: None,
     no_src_link: &[],
     reads: &[],

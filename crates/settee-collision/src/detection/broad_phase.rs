@@ -48,7 +48,7 @@ pub(crate) fn broad_phase(
         let (Some(ra), Some(rb)) = (trees[a].root(), trees[b].root()) else {
             return false;
         };
-        method.boxes_overlap(&ra.aabb, &models[a], &rb.aabb, &models[b], a == b)
+        method.boxes_overlap(&ra.aabb, models[a], &rb.aabb, models[b], a == b)
     };
     for &m in order {
         let Some(root) = trees[m].root() else {

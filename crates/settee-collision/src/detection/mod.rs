@@ -225,7 +225,7 @@ impl Detection {
                 .par_iter_mut()
                 .enumerate()
                 .filter(|(i, _)| models[*i].active)
-                .map(|(i, t)| t.update(i, &models[i], depth, true).map(tally).map_err(|e| (i, e)))
+                .map(|(i, t)| t.update(i, models[i], depth, true).map(tally).map_err(|e| (i, e)))
                 .reduce(
                     || Ok([0; 3]),
                     |a, b| match (a, b) {
@@ -238,7 +238,7 @@ impl Detection {
         } else {
             let mut c = [0; 3];
             for &i in &self.order {
-                let t = tally(self.trees[i].update(i, &models[i], depth, settings.parallel)?);
+                let t = tally(self.trees[i].update(i, models[i], depth, settings.parallel)?);
                 for k in 0..3 {
                     c[k] += t[k];
                 }
