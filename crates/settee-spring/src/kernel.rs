@@ -113,6 +113,17 @@ impl SpringKernel {
 
     /// `g = (K_s·δ)·kFactor` with `δ = dx2[b] − dx1[a]`; `df1[a] += g`, `df2[b] −= g`.
     pub fn add_dforce(&self, io: &mut ForceIo, j2: usize, s: &LinearSpring, m: &[f64], k_factor: f64) {
+        // The product runs once per spring per CG iteration; the common layouts get a copy with
+        // compile-time sizes (unrolled loops, same operations in the same order, same bits).
+        match (self.n, self.ds) {
+            (3, 3) => add_dforce_fixed::<3, 3>(io, j2, s, m, k_factor),
+            (2, 2) => add_dforce_fixed::<2, 2>(io, j2, s, m, k_factor),
+            (1, 1) => add_dforce_fixed::<1, 1>(io, j2, s, m, k_factor),
+            _ => self.add_dforce_any(io, j2, s, m, k_factor),
+        }
+    }
+
+    fn add_dforce_any(&self, io: &mut ForceIo, j2: usize, s: &LinearSpring, m: &[f64], k_factor: f64) {
         let (n, ds) = (self.n, self.ds);
         let mut dx = [0.0f64; 6];
         let mut g = [0.0f64; 6];
@@ -170,5 +181,34 @@ impl SpringKernel {
                 }
             }
         }
+    }
+}
+
+/// [`SpringKernel::add_dforce`] for positional size `N` and derivative size `DS` known at compile time.
+fn add_dforce_fixed<const N: usize, const DS: usize>(io: &mut ForceIo, j2: usize, s: &LinearSpring, m: &[f64], k_factor: f64) {
+    let (a, b) = (s.m1, s.m2);
+    let mut dx = [0.0f64; N];
+    {
+        let dx1 = &io.x[0][a * DS..a * DS + N];
+        let dx2 = &io.x[j2][b * DS..b * DS + N];
+        for c in 0..N {
+            dx[c] = dx2[c] - dx1[c];
+        }
+    }
+    let m = &m[..N * N];
+    let mut g = [0.0f64; N];
+    for j in 0..N {
+        let row = &m[j * N..(j + 1) * N];
+        let mut r = row[0] * dx[0];
+        for k in 1..N {
+            r += row[k] * dx[k];
+        }
+        g[j] = r * k_factor;
+    }
+    for (f, gc) in io.f[0][a * DS..a * DS + N].iter_mut().zip(&g) {
+        *f += gc;
+    }
+    for (f, gc) in io.f[j2][b * DS..b * DS + N].iter_mut().zip(&g) {
+        *f -= gc;
     }
 }
