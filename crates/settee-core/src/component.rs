@@ -213,6 +213,15 @@ pub trait Component: Any + Send {
     fn animation_loop(&mut self) -> Option<&mut dyn AnimationLoop> {
         None
     }
+    fn constraint_law(&mut self) -> Option<&mut dyn crate::constraint::ConstraintLaw> {
+        None
+    }
+    fn constraint_correction(&mut self) -> Option<&mut dyn crate::constraint::ConstraintCorrection> {
+        None
+    }
+    fn constraint_solver(&mut self) -> Option<&mut dyn crate::constraint::ConstraintSolver> {
+        None
+    }
     fn collision_pipeline(&mut self) -> Option<&mut dyn CollisionPipeline> {
         None
     }
@@ -457,6 +466,10 @@ pub trait Mapping {
 /// An ODE solver integrates the states of its node's subtree over one step.
 pub trait OdeSolver {
     fn solve(&mut self, scene: &mut Scene, scope: &MechScope, dt: f64, x_result: VecId, v_result: VecId) -> SimResult;
+    /// How a solution of its linear system changes position and velocity (SOFA's
+    /// `getPositionIntegrationFactor` / `getVelocityIntegrationFactor`), used by the constraint
+    /// corrections.
+    fn integration_factors(&self, dt: f64) -> crate::constraint::IntegrationFactors;
 }
 
 /// A linear solver solves `(m·M + b·B + k·K)·x = rhs` over the main states of a scope.

@@ -52,6 +52,16 @@ impl ConstraintRows {
         self.rows.iter().map(|(&r, entries)| (r, entries.iter().map(|(&d, b)| (d, b.as_slice()))))
     }
 
+    /// Lets `f` rewrite the entries of every row in place (entries in increasing DOF).
+    pub fn map_rows(&mut self, mut f: impl FnMut(&mut [(usize, &mut [f64])])) {
+        let mut buf: Vec<(usize, &mut [f64])> = Vec::new();
+        for entries in self.rows.values_mut() {
+            buf.clear();
+            buf.extend(entries.iter_mut().map(|(d, b)| (*d, b.as_mut_slice())));
+            f(&mut buf);
+        }
+    }
+
     /// `row · v` for a derivative vector `v` of the state (element-major).
     pub fn row_dot(&self, row: usize, v: &[f64]) -> f64 {
         let ds = self.deriv_size;

@@ -6,6 +6,7 @@
 pub mod arena;
 pub mod collision;
 pub mod component;
+pub mod constraint;
 pub mod constraint_rows;
 pub mod data;
 pub mod data_ref;

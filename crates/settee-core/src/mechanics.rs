@@ -467,6 +467,12 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
     accumulate_through_mappings(scene, scope, df, Some(dx), f.k)
 }
 
+/// `in += Jᵀ·out` through every mechanical mapping of the scope, bottom-up (a force-like vector
+/// carried from mapped states to the independent ones).
+pub fn accumulate_up(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
+    accumulate_through_mappings(scene, scope, f, None, 0.0)
+}
+
 /// Mappings bottom-up: `in += Jᵀ out` (and the geometric stiffness when `k ≠ 0` and `dx` given).
 fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, dx: Option<VecId>, k: f64) -> SimResult {
     for &m in scope.mappings.iter().rev() {

@@ -111,7 +111,8 @@ fn bwd_init_one(scene: &mut Scene, c: ComponentId, first_error: &mut Option<SimE
     }
 }
 
-fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+/// Gives an error the component's label and scene position when it has none.
+pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
     if !scene.contains(c) {
         return e;
     }

@@ -221,6 +221,10 @@ impl StateStore {
     pub fn get(&self, id: StateId) -> &MState {
         &self.states[id]
     }
+    /// False for a removed state (a stale id).
+    pub fn contains(&self, id: StateId) -> bool {
+        self.states.contains(id)
+    }
     pub fn get_mut(&mut self, id: StateId) -> &mut MState {
         &mut self.states[id]
     }

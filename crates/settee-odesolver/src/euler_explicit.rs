@@ -82,6 +82,10 @@ impl Component for EulerExplicitSolver {
 }
 
 impl OdeSolver for EulerExplicitSolver {
+    /// SOFA: position factor `dt²` when symplectic (else 0), velocity factor `dt`.
+    fn integration_factors(&self, dt: f64) -> settee_core::constraint::IntegrationFactors {
+        settee_core::constraint::IntegrationFactors { position: if self.symplectic { dt * dt } else { 0.0 }, velocity: dt }
+    }
     fn solve(&mut self, scene: &mut Scene, scope: &MechScope, h: f64, x_result: VecId, v_result: VecId) -> SimResult {
         // The acceleration lives in `dx` (reallocated, content kept: with no mass at all it keeps
         // its previous value, as in SOFA).

@@ -98,6 +98,10 @@ impl Component for EulerImplicitSolver {
 }
 
 impl settee_core::component::OdeSolver for EulerImplicitSolver {
+    /// SOFA: `dt` and 1 whatever the scheme (the unknown is a velocity increment).
+    fn integration_factors(&self, dt: f64) -> settee_core::constraint::IntegrationFactors {
+        settee_core::constraint::IntegrationFactors { position: dt, velocity: 1.0 }
+    }
     fn solve(&mut self, scene: &mut Scene, scope: &MechScope, h: f64, x_result: VecId, v_result: VecId) -> SimResult {
         let tau = if self.trapezoidal { 0.5 } else { 1.0 };
         mech::realloc(scene, scope, VecId::DX);

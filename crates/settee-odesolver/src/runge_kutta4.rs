@@ -63,6 +63,10 @@ fn multi_op(scene: &mut Scene, scope: &MechScope, r: VecId, first: VecId, rest: 
 }
 
 impl OdeSolver for RungeKutta4Solver {
+    /// SOFA: position factor 0, velocity factor `dt/2`.
+    fn integration_factors(&self, dt: f64) -> settee_core::constraint::IntegrationFactors {
+        settee_core::constraint::IntegrationFactors { position: 0.0, velocity: dt / 2.0 }
+    }
     fn solve(&mut self, scene: &mut Scene, scope: &MechScope, dt: f64, x_result: VecId, v_result: VecId) -> SimResult {
         let pos = VecId::POSITION;
         let vel = VecId::VELOCITY;

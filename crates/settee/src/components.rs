@@ -20,5 +20,6 @@ pub fn factory() -> Factory {
     settee_loader::register(&mut f);
     settee_mapping::register(&mut f);
     settee_collision::register(&mut f);
+    settee_constraint::register(&mut f);
     f
 }

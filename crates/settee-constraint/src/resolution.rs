@@ -1,0 +1,1 @@
+//! Resolution objects: the local law of one block of constraint rows (SOFA's ConstraintResolution subclasses).

@@ -1,0 +1,529 @@
+//! Lagrangian constraints: the roles and the shared stages of SOFA's constraint pipeline
+//! (lagrangian-solvers spec §1.6, §2.2–2.3, §4; lagrangian-constraints spec §0).
+//!
+//! A step of FreeMotionAnimationLoop poses `d = δfree + W·λ` with the laws of each block:
+//! - [`ConstraintLaw`]s write Jacobian rows on the states they act on (often mapped states),
+//!   the violation `δfree` evaluated at the free state, and one [`ConstraintResolution`] per block;
+//! - the rows are carried up through the mappings to the independent states and projected by
+//!   their projective constraints;
+//! - [`ConstraintCorrection`]s give each object's compliance `W_obj = factor·J·A⁻¹·Jᵀ` and turn
+//!   the multipliers back into motion;
+//! - a [`ConstraintSolver`] drives all of it and solves for `λ`.
+//!
+//! The stage functions below are the parts every solver shares (building the rows, the
+//! violation, the resolutions, storing `Jᵀλ`), so that a solver only says how it builds `W` and
+//! how it iterates.
+
+use crate::component::Roles;
+use crate::constraint_rows::ConstraintRows;
+use crate::diag::{SimError, SimResult};
+use crate::mechanics::{self, MechScope};
+use crate::scene::{ComponentId, Scene};
+use crate::state::{StateId, VecId};
+
+/// At which level the constraint problem is posed (SOFA's `ConstraintOrder`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstraintOrder {
+    Pos,
+    Vel,
+    PosAndVel,
+}
+
+/// What a constraint stage reads and writes (SOFA's `ConstraintParams`).
+#[derive(Clone, Copy, Debug)]
+pub struct ConstraintParams {
+    /// Positions and velocities the violation is evaluated at (the free ones in a step).
+    pub x: VecId,
+    pub v: VecId,
+    /// The solver's corrective-motion vector (`C`, SOFA's `constraint_dx`).
+    pub dx: VecId,
+    /// The solver's `Jᵀλ` vector (`Λ`, SOFA's `lambda`).
+    pub lambda: VecId,
+    pub order: ConstraintOrder,
+    pub dt: f64,
+    /// Context time during the step (SOFA keeps `t0` until the end of the step).
+    pub time: f64,
+}
+
+/// A dense square matrix stored by rows (the compliance `W`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DenseMatrix {
+    pub n: usize,
+    pub data: Vec<f64>,
+}
+
+impl DenseMatrix {
+    pub fn zeros(n: usize) -> DenseMatrix {
+        DenseMatrix { n, data: vec![0.0; n * n] }
+    }
+    /// Resizes to `n × n` and zero-fills, keeping the allocation.
+    pub fn clear(&mut self, n: usize) {
+        self.n = n;
+        self.data.clear();
+        self.data.resize(n * n, 0.0);
+    }
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.n + j]
+    }
+    #[inline]
+    pub fn set(&mut self, i: usize, j: usize, v: f64) {
+        self.data[i * self.n + j] = v;
+    }
+    #[inline]
+    pub fn add(&mut self, i: usize, j: usize, v: f64) {
+        self.data[i * self.n + j] += v;
+    }
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.n..(i + 1) * self.n]
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+/// The local law of one block of rows (SOFA's `ConstraintResolution`): given the block's current
+/// violation, update its multipliers in place.
+pub trait ConstraintResolution: Send + Sync {
+    /// Rows of the block.
+    fn nb_lines(&self) -> usize;
+    /// A block-specific tolerance for the Gauss-Seidel error measure (0: none).
+    fn tolerance(&self) -> f64 {
+        0.0
+    }
+    /// Called once per solve before iterating; may precompute from the diagonal block of `W`
+    /// and write a warm start into `lambda[line..]`.
+    fn init(&mut self, _line: usize, _w: &DenseMatrix, _lambda: &mut [f64]) {}
+    /// `d[line..line+nb]` is the block's violation including its own current `λ`; update
+    /// `lambda[line..line+nb]` (incremental form). May change `d` inside the block.
+    fn resolution(&mut self, line: usize, w: &DenseMatrix, d: &mut [f64], lambda: &mut [f64], dfree: &[f64]);
+}
+
+/// The constraint problem of one step (SOFA's `GenericConstraintProblem`).
+#[derive(Default)]
+pub struct ConstraintProblem {
+    pub n: usize,
+    pub w: DenseMatrix,
+    pub dfree: Vec<f64>,
+    /// The multipliers (SOFA's `f`).
+    pub lambda: Vec<f64>,
+    /// Working violation.
+    pub d: Vec<f64>,
+    /// One resolution per block, at the block's first row; `None` elsewhere.
+    pub resolutions: Vec<Option<Box<dyn ConstraintResolution>>>,
+    pub tolerance: f64,
+    pub max_iterations: usize,
+    pub scale_tolerance: bool,
+    pub all_verified: bool,
+    pub sor: f64,
+    pub current_error: f64,
+    pub current_iterations: usize,
+    /// Error after each iteration of the last solve.
+    pub error_history: Vec<f64>,
+    /// The laws of the problem, with their first row and row count, in row order.
+    pub laws: Vec<LawRows>,
+}
+
+/// Where a law's rows sit in the problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LawRows {
+    pub law: ComponentId,
+    pub first: usize,
+    pub count: usize,
+}
+
+impl ConstraintProblem {
+    /// Resizes every vector to `n` rows and zero-fills them; drops the resolutions.
+    pub fn clear(&mut self, n: usize) {
+        self.n = n;
+        self.w.clear(n);
+        for v in [&mut self.dfree, &mut self.lambda, &mut self.d] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+        self.resolutions.clear();
+        self.resolutions.resize_with(n, || None);
+        self.current_error = 0.0;
+        self.current_iterations = 0;
+        self.error_history.clear();
+    }
+
+    /// Block starts in row order with their sizes (`j := 0; while j < n: j += nb`).
+    pub fn blocks(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut j = 0;
+        while j < self.n {
+            let Some(r) = &self.resolutions[j] else { break };
+            let nb = r.nb_lines().max(1);
+            out.push((j, nb));
+            j += nb;
+        }
+        out
+    }
+
+    /// SOFA's tolerance rule: `tolerance·n` when `scaleTolerance` and not `allVerified`.
+    pub fn effective_tolerance(&self) -> f64 {
+        if self.scale_tolerance && !self.all_verified {
+            self.tolerance * self.n as f64
+        } else {
+            self.tolerance
+        }
+    }
+
+    /// `W_ii += ε` for every row when `ε` exceeds the machine epsilon (SOFA's base regularisation).
+    pub fn add_regularization(&mut self, epsilon: f64) {
+        if epsilon > f64::EPSILON {
+            for i in 0..self.n {
+                self.w.add(i, i, epsilon);
+            }
+        }
+    }
+}
+
+/// The vectors a law reads while it writes its rows: the positions of its states (`position`,
+/// SOFA evaluates Jacobians at the start-of-step state) and their constraint rows. Two equal
+/// states are lent once: the vectors then have a single entry.
+pub struct ConstraintBuildIo<'a> {
+    pub x: Vec<&'a [f64]>,
+    pub rows: Vec<&'a mut ConstraintRows>,
+}
+
+/// The vectors a law reads to compute its violation: positions and velocities at the constraint
+/// parameters' ids (the free state in a step), and the rows it wrote.
+pub struct ViolationIo<'a> {
+    pub x: Vec<&'a [f64]>,
+    pub v: Vec<&'a [f64]>,
+    pub rows: Vec<&'a ConstraintRows>,
+}
+
+/// A Lagrangian constraint law (SOFA's `BaseConstraintSet` / `LagrangianConstraint`).
+pub trait ConstraintLaw {
+    /// The states it acts on (one, or two for pair constraints).
+    fn states(&self) -> Vec<StateId>;
+    /// Start of a constraint build (SOFA's `resetConstraint`).
+    fn reset_constraint(&mut self) {}
+    /// Appends its rows, numbered from `first_row`, to the states' rows; returns how many.
+    fn build_constraint_matrix(&mut self, cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize>;
+    /// Writes the violation of its rows (`dfree` holds exactly its rows).
+    fn constraint_violation(&mut self, cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult;
+    /// Its resolutions in row order; their line counts add up to its row count.
+    fn resolutions(&mut self, cp: &ConstraintParams, out: &mut Vec<Box<dyn ConstraintResolution>>);
+    /// The multipliers of its rows after a solve (outputs, warm starts for the next step).
+    fn store_lambda(&mut self, _cp: &ConstraintParams, _lambda: &[f64], _converged: bool) {}
+    /// Whether `Jᵀλ` of its states goes into the solver's `Λ` vector (SlidingLagrangianConstraint: no).
+    fn stores_lambda_in_states(&self) -> bool {
+        true
+    }
+}
+
+/// The ODE solver's integration factors: how a linear-system solution changes position and
+/// velocity (lagrangian-constraints spec §0.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IntegrationFactors {
+    pub position: f64,
+    pub velocity: f64,
+}
+
+impl IntegrationFactors {
+    /// SOFA's `correctionFactor`: the position factor for POS and POS_AND_VEL, the velocity
+    /// factor for VEL.
+    pub fn for_order(self, order: ConstraintOrder) -> f64 {
+        match order {
+            ConstraintOrder::Pos | ConstraintOrder::PosAndVel => self.position,
+            ConstraintOrder::Vel => self.velocity,
+        }
+    }
+}
+
+/// A constraint correction: the compliance of an object in constraint space, and the motion
+/// that multipliers cause (SOFA's `BaseConstraintCorrection`).
+pub trait ConstraintCorrection {
+    /// The states it corrects.
+    fn states(&self) -> Vec<StateId>;
+    /// `W += factor·J·A⁻¹·Jᵀ` (+ its regularisation), `J` the rows of its states.
+    fn add_compliance_in_constraint_space(&mut self, scene: &mut Scene, cp: &ConstraintParams, w: &mut DenseMatrix) -> SimResult;
+    /// `Λ += Jᵀλ` on its states, then `dx := correction(Λ)` (SOFA's default
+    /// `computeMotionCorrectionFromLambda`).
+    fn compute_motion_correction_from_lambda(&mut self, scene: &mut Scene, cp: &ConstraintParams, lambda: &[f64]) -> SimResult {
+        for s in self.states() {
+            add_jt_lambda(scene, s, cp.lambda, lambda);
+        }
+        self.compute_motion_correction(scene, cp, cp.dx, cp.lambda)
+    }
+    /// `dx := correction(f)` for a force `f` on its states (`A⁻¹·f`, a compliance times `f`…).
+    fn compute_motion_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, dx: VecId, f: VecId) -> SimResult;
+    /// `x := x_free ⊕ p·corr`, `v := v_free + q·corr`, `dx := p·corr`.
+    fn apply_motion_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, x: VecId, v: VecId, dx: VecId, correction: VecId) -> SimResult;
+    /// `x := x_free ⊕ p·corr`, `dx := p·corr`.
+    fn apply_position_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, x: VecId, dx: VecId, correction: VecId) -> SimResult;
+    /// `v := v_free + q·corr`, `dv := q·corr`.
+    fn apply_velocity_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, v: VecId, dv: VecId, correction: VecId) -> SimResult;
+
+    // The unbuilt path (UnbuiltGaussSeidelConstraintSolver, LCP without a built W).
+    fn reset_for_unbuilt_resolution(&mut self, _scene: &mut Scene, _cp: &ConstraintParams, _f: &[f64], _sequence: &mut Vec<usize>) -> SimResult {
+        Ok(())
+    }
+    fn has_constraint_number(&self, _scene: &Scene, _row: usize) -> bool {
+        true
+    }
+    fn add_block_diagonal_compliance(
+        &mut self,
+        _scene: &mut Scene,
+        _cp: &ConstraintParams,
+        _w: &mut DenseMatrix,
+        _begin: usize,
+        _end: usize,
+    ) -> SimResult {
+        Ok(())
+    }
+    fn add_constraint_displacement(&mut self, _scene: &mut Scene, _d: &mut [f64], _begin: usize, _end: usize) -> SimResult {
+        Ok(())
+    }
+    fn set_constraint_dforce(&mut self, _scene: &mut Scene, _df: &[f64], _begin: usize, _end: usize, _update: bool) -> SimResult {
+        Ok(())
+    }
+
+    // LCPConstraintSolver's path.
+    fn reset_contact_force(&mut self, _scene: &mut Scene) -> SimResult {
+        Ok(())
+    }
+    fn apply_contact_force(&mut self, _scene: &mut Scene, _cp: &ConstraintParams, _lambda: &[f64]) -> SimResult {
+        Err(SimError::unsupported("this constraint correction does not support LCPConstraintSolver"))
+    }
+}
+
+/// A constraint solver, called by FreeMotionAnimationLoop once per step.
+pub trait ConstraintSolver {
+    /// The vectors it keeps `C` and `Λ` in (allocated on every state at init).
+    fn dx_and_lambda(&self) -> (VecId, VecId);
+    /// Builds, solves and applies the constraint problem: positions and velocities are written
+    /// into `res1`/`res2` (POS_AND_VEL: position and velocity; VEL: velocity only).
+    fn solve_constraint(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult;
+}
+
+/// `Λ(s) += J(s)ᵀ·λ` with the rows stored on state `s`.
+pub fn add_jt_lambda(scene: &mut Scene, s: StateId, lambda_vec: VecId, lambda: &[f64]) {
+    let st = scene.store.get_mut(s);
+    let rows = std::mem::take(&mut st.constraint);
+    {
+        let out = st.write(lambda_vec);
+        rows.add_transpose_mul(out, |r| lambda.get(r).copied().unwrap_or(0.0));
+    }
+    st.constraint = rows;
+    st.revision += 1;
+}
+
+/// The constraint laws of the scene in SOFA's traversal order (top-down through every node,
+/// mappings included, object order inside a node).
+pub fn constraint_laws(scene: &Scene) -> Vec<ComponentId> {
+    let mut out = Vec::new();
+    for n in scene.preorder(Scene::ROOT) {
+        if !scene.node(n).activated {
+            continue;
+        }
+        for &c in &scene.node(n).objects {
+            if scene.entry(c).roles().contains(Roles::CONSTRAINT_LAW) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The constraint corrections below `node`, in scene order (SOFA's solver link order).
+pub fn constraint_corrections(scene: &Scene, node: crate::NodeId) -> Vec<ComponentId> {
+    let mut out = Vec::new();
+    for n in scene.preorder(node) {
+        for &c in &scene.node(n).objects {
+            if scene.entry(c).roles().contains(Roles::CONSTRAINT_CORRECTION) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Distinct states in first-appearance order, and for each input state its index there.
+fn dedup_states(states: &[StateId]) -> (Vec<StateId>, Vec<usize>) {
+    let mut uniq: Vec<StateId> = Vec::new();
+    let mut idx = Vec::new();
+    for s in states {
+        match uniq.iter().position(|u| u == s) {
+            Some(i) => idx.push(i),
+            None => {
+                idx.push(uniq.len());
+                uniq.push(*s);
+            }
+        }
+    }
+    (uniq, idx)
+}
+
+/// SOFA's `buildConstraintMatrix`: clears the rows of every state, lets every law append its
+/// rows (numbered in traversal order), then carries them up through the mechanical mappings.
+/// Returns the row count; `laws` receives where each law's rows are.
+pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &mut Vec<LawRows>) -> SimResult<usize> {
+    for st in scene.store.states.values_mut() {
+        st.constraint.clear();
+    }
+    laws.clear();
+    let ids = constraint_laws(scene);
+    for &c in &ids {
+        scene.with_taken(c, |obj, _| {
+            obj.constraint_law().expect("constraint law role").reset_constraint();
+            Ok(())
+        })?;
+    }
+    let mut counter = 0usize;
+    for c in ids {
+        let count = scene
+            .with_taken(c, |obj, scene| {
+                let law = obj.constraint_law().expect("constraint law role");
+                let (uniq, _) = dedup_states(&law.states());
+                for s in &uniq {
+                    if !scene.store.contains(*s) {
+                        return Err(SimError::new("the constraint's mechanical state no longer exists"));
+                    }
+                }
+                let mut rows: Vec<ConstraintRows> = uniq.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+                let r = {
+                    let x: Vec<&[f64]> = uniq.iter().map(|s| scene.store.get(*s).read(VecId::POSITION)).collect();
+                    let mut io = ConstraintBuildIo { x, rows: rows.iter_mut().collect() };
+                    law.build_constraint_matrix(cp, &mut io, counter)
+                };
+                for (s, r) in uniq.iter().zip(rows) {
+                    scene.store.get_mut(*s).constraint = r;
+                }
+                r
+            })
+            .map_err(|e| crate::simulation::positioned(scene, c, e))?;
+        laws.push(LawRows { law: c, first: counter, count });
+        counter += count;
+    }
+    let scope = MechScope::build(scene, Scene::ROOT);
+    mechanics::propagate_constraint_rows_up(scene, &scope)?;
+    Ok(counter)
+}
+
+/// SOFA's `applyProjectiveConstraintOnConstraintMatrix`: every projective constraint of an
+/// independent state projects each row of that state as it projects a response.
+pub fn project_constraint_rows(scene: &mut Scene) -> SimResult {
+    let scope = MechScope::build(scene, Scene::ROOT);
+    let p = scene.params(Scene::ROOT);
+    for &c in &scope.projective {
+        let s = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role").state();
+        if scene.store.get(s).mapped || scene.store.get(s).constraint.is_empty() {
+            continue;
+        }
+        let ds = scene.store.get(s).layout.deriv_size();
+        let n = scene.store.get(s).size;
+        let mut rows = std::mem::take(&mut scene.store.get_mut(s).constraint);
+        let proj = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let mut dense = vec![0.0; n * ds];
+        rows.map_rows(|entries| {
+            for (dof, block) in entries.iter() {
+                dense[dof * ds..dof * ds + ds].copy_from_slice(block);
+            }
+            proj.project_response(&p, &mut dense);
+            for (dof, block) in entries.iter_mut() {
+                block.copy_from_slice(&dense[*dof * ds..*dof * ds + ds]);
+                dense[*dof * ds..*dof * ds + ds].fill(0.0);
+            }
+        });
+        scene.store.get_mut(s).constraint = rows;
+    }
+    Ok(())
+}
+
+/// SOFA's `getConstraintViolation`: every law writes its rows of `dfree`, evaluated at
+/// `cp.x`/`cp.v`.
+pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[LawRows], dfree: &mut [f64]) -> SimResult {
+    for lr in laws {
+        let out = &mut dfree[lr.first..lr.first + lr.count];
+        scene
+            .with_taken(lr.law, |obj, scene| {
+                let law = obj.constraint_law().expect("constraint law role");
+                let (uniq, _) = dedup_states(&law.states());
+                let io = ViolationIo {
+                    x: uniq.iter().map(|s| scene.store.get(*s).read(cp.x)).collect(),
+                    v: uniq.iter().map(|s| scene.store.get(*s).read(cp.v)).collect(),
+                    rows: uniq.iter().map(|s| &scene.store.get(*s).constraint).collect(),
+                };
+                law.constraint_violation(cp, &io, out)
+            })
+            .map_err(|e| crate::simulation::positioned(scene, lr.law, e))?;
+    }
+    Ok(())
+}
+
+/// SOFA's `MechanicalGetConstraintResolutionVisitor`: each law's resolutions, stored at the
+/// first row of their block.
+pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &mut ConstraintProblem) -> SimResult {
+    let mut buf: Vec<Box<dyn ConstraintResolution>> = Vec::new();
+    for lr in problem.laws.clone() {
+        buf.clear();
+        scene.with_taken(lr.law, |obj, _| {
+            obj.constraint_law().expect("constraint law role").resolutions(cp, &mut buf);
+            Ok(())
+        })?;
+        let mut line = lr.first;
+        for r in buf.drain(..) {
+            let nb = r.nb_lines();
+            if nb == 0 || line + nb > lr.first + lr.count {
+                return Err(crate::simulation::positioned(
+                    scene,
+                    lr.law,
+                    SimError::new(format!("the constraint's resolutions cover more rows than the {} it wrote", lr.count)),
+                ));
+            }
+            problem.resolutions[line] = Some(r);
+            line += nb;
+        }
+        if line != lr.first + lr.count {
+            return Err(crate::simulation::positioned(
+                scene,
+                lr.law,
+                SimError::new(format!("the constraint wrote {} rows but gave resolutions for {}", lr.count, line - lr.first)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Gives every law the multipliers of its rows (SOFA's resolution `store`).
+pub fn store_law_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: &[LawRows], lambda: &[f64], converged: bool) -> SimResult {
+    for lr in laws {
+        let l = &lambda[lr.first..lr.first + lr.count];
+        scene.with_taken(lr.law, |obj, _| {
+            obj.constraint_law().expect("constraint law role").store_lambda(cp, l, converged);
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// SOFA's `storeConstraintLambdas`: `Λ := 0`, then every law adds `J(s)ᵀλ` for each of its
+/// states with the state's whole rows (so a state under k laws receives k copies, as in SOFA),
+/// then `Λ` is carried up through the mechanical mappings.
+pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: &[LawRows], lambda: &[f64]) -> SimResult {
+    for st in scene.store.states.values_mut() {
+        let n = st.size * st.layout.deriv_size();
+        let v = st.write(cp.lambda);
+        v.clear();
+        v.resize(n, 0.0);
+    }
+    for lr in laws {
+        let (states, stores) = {
+            let law = scene.components[lr.law].obj.as_mut().expect("taken").constraint_law().expect("constraint law role");
+            (dedup_states(&law.states()).0, law.stores_lambda_in_states())
+        };
+        if stores {
+            for s in states {
+                add_jt_lambda(scene, s, cp.lambda, lambda);
+            }
+        }
+    }
+    let scope = MechScope::build(scene, Scene::ROOT);
+    mechanics::accumulate_up(scene, &scope, cp.lambda)
+}
