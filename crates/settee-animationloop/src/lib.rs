@@ -1,8 +1,14 @@
 //! Animation loops. `DefaultAnimationLoop` runs SOFA's plain step: begin event, ODE solvers,
 //! projection, propagation through mappings, end of integration, time advance.
+//! `FreeMotionAnimationLoop` runs the free motion, collision detection and the Lagrangian
+//! constraint problem (`settee_core::simulation::free_motion_step`).
 
+use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, Roles, Scene, SimResult, TemplateRule};
+use settee_core::simulation::FreeMotionConfig;
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, Scene, SimError, SimResult, TemplateRule,
+};
 
 static DATA: &[DataDecl] = &[
     decl("parallelODESolving", Bool, "false", "solve independent ODE systems in parallel (same result as sequential)"),
@@ -32,6 +38,26 @@ pub struct DefaultAnimationLoop;
 
 impl Component for DefaultAnimationLoop {
     component_any!();
+
+    /// Lagrangian constraints and constraint solvers take no part in this loop's step (as in
+    /// SOFA); a scene that has them almost certainly wants FreeMotionAnimationLoop.
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let scene = &*cx.scene;
+        let ignored = scene
+            .preorder(Scene::ROOT)
+            .into_iter()
+            .flat_map(|n| scene.node(n).objects.clone())
+            .find(|c| scene.entry(*c).roles().intersects(Roles::CONSTRAINT_SOLVER.union(Roles::CONSTRAINT_LAW)));
+        if let Some(c) = ignored {
+            let (label, pos) = (scene.entry(c).label(), scene.entry(c).pos.clone());
+            cx.scene.report(
+                settee_core::Diagnostic::warning(format!("{label} is ignored: DefaultAnimationLoop does not solve Lagrangian constraints"))
+                    .at(pos)
+                    .hint("use <FreeMotionAnimationLoop/> in the root node"),
+            );
+        }
+        Ok(())
+    }
     fn animation_loop(&mut self) -> Option<&mut dyn settee_core::component::AnimationLoop> {
         Some(self)
     }
@@ -43,7 +69,103 @@ impl settee_core::component::AnimationLoop for DefaultAnimationLoop {
     }
 }
 
+static FREE_MOTION_DATA: &[DataDecl] = &[
+    decl("solveVelocityConstraintFirst", Bool, "false", "pose the constraint problem at velocity level (order VEL); no position-level pass follows"),
+    decl("threadSafeVisitor", Bool, "false", "how dx and dforce are allocated (no numerical effect)"),
+    decl("parallelCollisionDetectionAndFreeMotion", Bool, "false", "run collision detection concurrently with the free motion (same results)"),
+    decl("parallelODESolving", Bool, "false", "solve independent ODE systems in parallel (same results as sequential)"),
+    decl("computeBoundingBox", Bool, "true", "compute bounding boxes after the step (rendering only)"),
+];
+
+static FREE_MOTION_LINKS: &[LinkDecl] = &[link("constraintSolver", Roles::CONSTRAINT_SOLVER, "constraint solver used by the loop")];
+
+settee_core::data_refs! {
+    static FREE_MOTION_READS;
+    SOLVE_VELOCITY_FIRST: Bool = "solveVelocityConstraintFirst";
+}
+
+pub static FREE_MOTION_CLASS: ComponentClass = ComponentClass {
+    name: "FreeMotionAnimationLoop",
+    description: "Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.",
+    roles: Roles::ANIMATION_LOOP,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[FREE_MOTION_DATA],
+    links: FREE_MOTION_LINKS,
+    create: create_free_motion,
+    preparse: None,
+    no_src_link: &[],
+    reads: FREE_MOTION_READS,
+};
+
+fn create_free_motion(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(FreeMotionAnimationLoop::default())
+}
+
+#[derive(Default)]
+pub struct FreeMotionAnimationLoop {
+    solver: Option<ComponentId>,
+    velocity_first: bool,
+}
+
+impl Component for FreeMotionAnimationLoop {
+    component_any!();
+
+    /// The `constraintSolver` link, else the first constraint solver below the loop's node, else
+    /// (as SOFA) a BlockGaussSeidelConstraintSolver with default Data, created with a warning.
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.velocity_first = cx.data().get(SOLVE_VELOCITY_FIRST);
+        let node = cx.node();
+        self.solver = cx.link_targets("constraintSolver").first().copied().or_else(|| cx.scene.find_down(node, Roles::CONSTRAINT_SOLVER));
+        if self.solver.is_none() {
+            let id = cx.scene.create_component(node, "BlockGaussSeidelConstraintSolver", None, &[])?;
+            settee_core::simulation::init_components(cx.scene, &[id])?;
+            cx.warn("no constraint solver found below the FreeMotionAnimationLoop: a BlockGaussSeidelConstraintSolver with default Data was added");
+            self.solver = Some(id);
+        }
+        Ok(())
+    }
+
+    /// After every component is initialised: a constrained object that no constraint correction
+    /// handles would never move; say so (SOFA says nothing).
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let mut reported = Vec::new();
+        for (law, state) in settee_core::constraint::uncorrected_laws(cx.scene) {
+            if reported.contains(&state) {
+                continue;
+            }
+            reported.push(state);
+            let (law_label, state_name) = (cx.scene.entry(law).label(), cx.scene.store.get(state).name.clone());
+            let pos = cx.scene.entry(law).pos.clone();
+            cx.scene.report(
+                settee_core::Diagnostic::warning(format!(
+                    "the constraint {law_label} acts on '{state_name}', which has no constraint correction: under FreeMotionAnimationLoop it will not move"
+                ))
+                .at(pos)
+                .hint("add an UncoupledConstraintCorrection, LinearSolverConstraintCorrection or GenericConstraintCorrection next to its ODE solver"),
+            );
+        }
+        Ok(())
+    }
+
+    fn animation_loop(&mut self) -> Option<&mut dyn settee_core::component::AnimationLoop> {
+        Some(self)
+    }
+}
+
+impl settee_core::component::AnimationLoop for FreeMotionAnimationLoop {
+    fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
+        let solver = self
+            .solver
+            .filter(|s| scene.contains(*s))
+            .ok_or_else(|| SimError::new("FreeMotionAnimationLoop has no constraint solver (was it removed?)"))?;
+        settee_core::simulation::free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
+    }
+}
+
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&CLASS);
+    f.register(&FREE_MOTION_CLASS);
 }

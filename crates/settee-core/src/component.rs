@@ -216,6 +216,9 @@ pub trait Component: Any + Send {
     fn constraint_law(&mut self) -> Option<&mut dyn crate::constraint::ConstraintLaw> {
         None
     }
+    fn contact_constraint(&mut self) -> Option<&mut dyn crate::constraint::ContactConstraint> {
+        None
+    }
     fn constraint_correction(&mut self) -> Option<&mut dyn crate::constraint::ConstraintCorrection> {
         None
     }

@@ -527,3 +527,79 @@ pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: 
     let scope = MechScope::build(scene, Scene::ROOT);
     mechanics::accumulate_up(scene, &scope, cp.lambda)
 }
+
+/// One contact given to a contact constraint by a contact response (SOFA's `addContact`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactSpec {
+    /// Coulomb coefficient (0: frictionless, one row).
+    pub mu: f64,
+    /// Unit normal from the point on the first model towards the point on the second.
+    pub normal: [f64; 3],
+    /// Contact distance: the violation is `n·(x2[m2] − x1[m1]) − distance`.
+    pub distance: f64,
+    /// Indices of the contact points in the two states.
+    pub m1: usize,
+    pub m2: usize,
+    /// Persistent id (stable while the same detection id is produced for the same pair).
+    pub id: i64,
+    /// The detection output's id.
+    pub local_id: i64,
+}
+
+/// A constraint law a contact response fills with contacts every step (UnilateralLagrangianConstraint).
+pub trait ContactConstraint {
+    /// Forgets the contacts of the previous step.
+    fn clear_contacts(&mut self);
+    fn add_contact(&mut self, c: ContactSpec);
+    /// The tolerance given to the friction resolutions (0: the solver's).
+    fn set_custom_tolerance(&mut self, tol: f64);
+}
+
+/// The independent states a law's rows reach: its own states, or, for mapped ones, the inputs
+/// of their mappings, recursively.
+pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> {
+    let mut out = Vec::new();
+    let mut stack: Vec<StateId> = states.to_vec();
+    let mut seen = Vec::new();
+    while let Some(s) = stack.pop() {
+        if seen.contains(&s) || !scene.store.contains(s) {
+            continue;
+        }
+        seen.push(s);
+        if !scene.store.get(s).mapped {
+            out.push(s);
+            continue;
+        }
+        for (_, e) in scene.components.iter() {
+            let Some(m) = e.obj.as_ref().and_then(|o| o.mapping_ref()) else { continue };
+            if m.is_mechanical() && m.output() == Some(s) {
+                stack.extend(m.inputs());
+            }
+        }
+    }
+    out
+}
+
+/// Constraint laws whose rows reach an independent state no constraint correction handles:
+/// under FreeMotionAnimationLoop such an object is never corrected (it does not move at all).
+pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
+    let mut corrected: Vec<StateId> = Vec::new();
+    for c in constraint_corrections(scene, Scene::ROOT) {
+        if let Some(cc) = scene.components[c].obj.as_mut().and_then(|o| o.constraint_correction()) {
+            corrected.extend(cc.states());
+        }
+    }
+    let mut out = Vec::new();
+    for law in constraint_laws(scene) {
+        let states = match scene.components[law].obj.as_mut().and_then(|o| o.constraint_law()) {
+            Some(l) => l.states(),
+            None => continue,
+        };
+        for s in independent_states_of(scene, &states) {
+            if !corrected.contains(&s) {
+                out.push((law, s));
+            }
+        }
+    }
+    out
+}

@@ -9,12 +9,15 @@
 //! graph at every reset phase and attached again at the response phase — in the simulated
 //! model's node when the other is an obstacle (integrated implicitly with that object), in the
 //! pipeline's node when both are simulated (an explicit external force under
-//! DefaultAnimationLoop).
+//! DefaultAnimationLoop). The Lagrangian response `FrictionContactConstraint` keeps an
+//! `UnilateralLagrangianConstraint` between the two states instead, filled with the step's
+//! contacts and solved by FreeMotionAnimationLoop's constraint solver.
 
 use std::collections::{BTreeMap, HashMap};
 
 use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
 use settee_core::collision::{ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PrimitiveKind, Vec3};
+use settee_core::constraint::ContactSpec;
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::diag::Diagnostic;
 use settee_core::mechanics::apply_mapping;
@@ -47,7 +50,12 @@ const LAGRANGIAN_RESPONSES: &[&str] =
     &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
 static DATA: &[DataDecl] = &[
-    decl("response", Str, "", "response created for colliding pairs: PenalityContactForceField (FrictionContactConstraint and the other Lagrangian responses need FreeMotionAnimationLoop)"),
+    decl(
+        "response",
+        Str,
+        "",
+        "response created for colliding pairs: PenalityContactForceField, or FrictionContactConstraint (Lagrangian, for FreeMotionAnimationLoop)",
+    ),
     decl("responseParams", Str, "", "parameters of the responses, `name1=value1&name2=value2`"),
 ];
 
@@ -259,6 +267,14 @@ impl Mapper {
     fn update(&mut self, scene: &mut Scene) -> SimResult {
         if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
             apply_mapping(scene, *map, VecId::POSITION, VecId::VELOCITY)?;
+        }
+        Ok(())
+    }
+
+    /// SOFA's `updateXfree`: maps the free positions and velocities to the contact points.
+    fn update_xfree(&mut self, scene: &mut Scene) -> SimResult {
+        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
+            apply_mapping(scene, *map, VecId::FREE_POSITION, VecId::FREE_VELOCITY)?;
         }
         Ok(())
     }
@@ -564,8 +580,242 @@ impl PenaltyResponse {
     }
 }
 
+/// SOFA's `FrictionContact` (`FrictionContactConstraint`, lagrangian-constraints spec §6.3): the
+/// Lagrangian response of one pair of models. It keeps an `UnilateralLagrangianConstraint`
+/// between the two sides' contact-point states and gives it one contact per kept detection
+/// output every step.
+struct FrictionResponse {
+    models: (ComponentId, ComponentId),
+    name: String,
+    mappers: (Mapper, Mapper),
+    constraint: Option<ComponentId>,
+    mu: f64,
+    tol: f64,
+    /// The response's own id (SOFA's `ContactIdentifier`), part of the contacts' persistent ids.
+    id: i64,
+    /// Outputs kept by the deduplication of the last `set_detection_outputs`.
+    kept: Vec<DetectionOutput>,
+    intersection_contact: f64,
+}
+
+/// SOFA's threshold for duplicate outputs: the single-precision literal `1e-8f` widened.
+const DUPLICATE_OUTPUT_DISTANCE2: f64 = 9.99999993922529e-09;
+
+/// Cantor pairing of two non-negative ids (SOFA's `cantorPolynomia`), in 64-bit integers.
+fn cantor(x: i64, y: i64) -> i64 {
+    ((x + y) * (x + y) + 3 * x + y) / 2
+}
+
+impl FrictionResponse {
+    fn new(scene: &Scene, m1: ComponentId, m2: ComponentId, params: &str, id: i64) -> SimResult<FrictionResponse> {
+        let (i1, i2) = (model_info(scene, m1)?, model_info(scene, m2)?);
+        let (mut mu, mut tol) = (0.8, 0.0);
+        for token in params.split(['&', '?']).filter(|t| !t.is_empty()) {
+            let (name, value) = token.split_once('=').unwrap_or((token, ""));
+            let parsed = value
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| SimError::new(format!("FrictionContactConstraint: '{value}' is not a number (in \"{token}\")")));
+            match name.trim() {
+                "mu" => mu = parsed?,
+                "tol" => tol = parsed?,
+                other => {
+                    return Err(SimError::new(format!("FrictionContactConstraint has no Data '{other}' (in responseParams \"{params}\")"))
+                        .hint("its Data are mu and tol"))
+                }
+            }
+        }
+        Ok(FrictionResponse {
+            models: (m1, m2),
+            name: format!("{}-{}", i1.name, i2.name),
+            mappers: (Mapper::for_model(m1, &i1)?, Mapper::for_model(m2, &i2)?),
+            constraint: None,
+            mu,
+            tol,
+            id,
+            kept: Vec::new(),
+            intersection_contact: 0.0,
+        })
+    }
+
+    fn self_collision(&self) -> bool {
+        self.models.0 == self.models.1
+    }
+
+    /// SOFA's `setDetectionOutputs`: a pair with a zero contact stiffness is disabled; outputs
+    /// whose two points both repeat an already kept output's (within 1e-4) are dropped.
+    fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
+        self.kept.clear();
+        self.intersection_contact = intersection_contact;
+        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
+        if i1.contact_stiffness == 0.0 || i2.contact_stiffness == 0.0 {
+            scene.report(
+                Diagnostic::error("the contact is disabled: a collision model has contactStiffness 0").subject(format!("contact {}", self.name)),
+            );
+            return Ok(());
+        }
+        for o in outputs {
+            let duplicate =
+                self.kept.iter().any(|k| norm2(&(o.point[0] - k.point[0])) + norm2(&(o.point[1] - k.point[1])) < DUPLICATE_OUTPUT_DISTANCE2);
+            if !duplicate {
+                self.kept.push(o.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// The constraint, created on first use between the two contact-point states.
+    fn constraint(&mut self, scene: &mut Scene) -> SimResult<ComponentId> {
+        if let Some(c) = self.constraint {
+            return Ok(c);
+        }
+        let s1 = self.mappers.0.create(scene)?;
+        let s2 = if self.self_collision() { s1 } else { self.mappers.1.create(scene)? };
+        let c = scene.create_component(Scene::ROOT, "UnilateralLagrangianConstraint", Some("Vec3d"), &[("name", &self.name)])?;
+        scene.detach_component(c);
+        let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
+        scene.set_link_targets(c, "object1", vec![o1])?;
+        scene.set_link_targets(c, "object2", vec![o2])?;
+        settee_core::simulation::init_components(scene, &[c])?;
+        let tol = self.tol;
+        contact_constraint(scene, c)?.set_custom_tolerance(tol);
+        self.constraint = Some(c);
+        Ok(c)
+    }
+
+    /// SOFA's `activateMappers` then `createResponse`: places the contact points, maps the
+    /// current and free states to them, fills the constraint and attaches it to `node`.
+    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+        let c = self.constraint(scene)?;
+        contact_constraint(scene, c)?.clear_contacts();
+        let n = self.kept.len();
+        let self_collision = self.self_collision();
+        if self_collision {
+            self.mappers.0.resize(scene, 2 * n);
+        } else {
+            self.mappers.0.resize(scene, n);
+            self.mappers.1.resize(scene, n);
+        }
+        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
+        let d0 = self.intersection_contact + i1.contact_distance + i2.contact_distance;
+        let mut contacts = Vec::with_capacity(n);
+        for o in &self.kept {
+            let (e1, e2) = o.elem;
+            let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
+            let (j2, r2) =
+                if self_collision { self.mappers.0.add_point(scene, &o.point[1], e2)? } else { self.mappers.1.add_point(scene, &o.point[1], e2)? };
+            contacts.push(ContactSpec {
+                mu: self.mu,
+                normal: [o.normal[0], o.normal[1], o.normal[2]],
+                distance: d0 + r1 + r2,
+                m1: j1,
+                m2: j2,
+                id: cantor(o.id, self.id),
+                local_id: o.id,
+            });
+        }
+        for m in [&mut self.mappers.0, &mut self.mappers.1] {
+            m.update(scene)?;
+            m.update_xfree(scene)?;
+        }
+        let law = contact_constraint(scene, c)?;
+        for spec in contacts {
+            law.add_contact(spec);
+        }
+        scene.attach_component(c, node);
+        Ok(())
+    }
+
+    /// SOFA's `removeResponse`: the contact points are dropped and the constraint detached.
+    fn detach(&mut self, scene: &mut Scene) {
+        self.mappers.0.resize(scene, 0);
+        self.mappers.1.resize(scene, 0);
+        if let Some(c) = self.constraint {
+            scene.detach_component(c);
+        }
+    }
+
+    fn cleanup(&mut self, scene: &mut Scene) {
+        if let Some(c) = self.constraint.take() {
+            scene.remove_component(c);
+        }
+        self.mappers.0.cleanup(scene);
+        self.mappers.1.cleanup(scene);
+    }
+}
+
+fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut dyn settee_core::constraint::ContactConstraint> {
+    scene.obj_mut(c).contact_constraint().ok_or_else(|| SimError::new("the contact's constraint does not take contacts"))
+}
+
+/// The response object of a pair of models.
+enum Response {
+    Penalty(PenaltyResponse),
+    Friction(FrictionResponse),
+}
+
+impl Response {
+    fn models(&self) -> (ComponentId, ComponentId) {
+        match self {
+            Response::Penalty(r) => r.models,
+            Response::Friction(r) => r.models,
+        }
+    }
+    fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
+        match self {
+            Response::Penalty(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
+            Response::Friction(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
+        }
+    }
+    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+        match self {
+            Response::Penalty(r) => {
+                r.attach(scene, node);
+                Ok(())
+            }
+            Response::Friction(r) => r.attach(scene, node),
+        }
+    }
+    fn detach(&mut self, scene: &mut Scene) {
+        match self {
+            Response::Penalty(r) => r.detach(scene),
+            Response::Friction(r) => r.detach(scene),
+        }
+    }
+    fn cleanup(&mut self, scene: &mut Scene) {
+        match self {
+            Response::Penalty(r) => r.cleanup(scene),
+            Response::Friction(r) => r.cleanup(scene),
+        }
+    }
+}
+
 fn penalty_ff(scene: &mut Scene, ff: ComponentId) -> &mut PenalityContactForceField {
     scene.obj_mut(ff).as_any_mut().downcast_mut::<PenalityContactForceField>().expect("the penalty response's force field")
+}
+
+/// Can a FrictionContactConstraint be made for this pair of kinds (in detection order)? SOFA
+/// registers `FrictionContact` for these (lagrangian-constraints spec §6.3).
+fn friction_supports(k1: PrimitiveKind, k2: PrimitiveKind) -> bool {
+    use PrimitiveKind::*;
+    matches!(
+        (k1, k2),
+        (Point, Point)
+            | (Line, Sphere)
+            | (Line, Point)
+            | (Line, Line)
+            | (Triangle, Sphere)
+            | (Triangle, Point)
+            | (Triangle, Line)
+            | (Triangle, Triangle)
+            | (Sphere, Sphere)
+            | (Sphere, Point)
+            | (RigidSphere, RigidSphere)
+            | (Sphere, RigidSphere)
+            | (Line, RigidSphere)
+            | (Triangle, RigidSphere)
+            | (RigidSphere, Point)
+    )
 }
 
 /// Can a penalty response be made for this pair of kinds (in detection order)? SOFA registers
@@ -602,7 +852,7 @@ fn penalty_supports(k1: PrimitiveKind, k2: PrimitiveKind) -> bool {
 /// One entry of the contact map.
 struct ContactEntry {
     key: (usize, usize),
-    response: Option<PenaltyResponse>,
+    response: Option<Response>,
 }
 
 impl PairKeyed for ContactEntry {
@@ -628,6 +878,8 @@ pub struct ContactManagerComponent {
     contacts: StableOrderMap<ContactEntry>,
     /// Failed creations per (response, kinds), to report each at most 10 times as SOFA does.
     failures: HashMap<String, u32>,
+    /// Ids given to Lagrangian responses, in creation order.
+    next_response_id: i64,
 }
 
 impl ContactManagerComponent {
@@ -640,6 +892,7 @@ impl ContactManagerComponent {
             variables: HashMap::new(),
             contacts: StableOrderMap::new(),
             failures: HashMap::new(),
+            next_response_id: 0,
         }
     }
 
@@ -704,7 +957,7 @@ impl ContactManagerComponent {
     }
 
     /// SOFA's `Contact::Create`: a response object for the pair, or why not.
-    fn create(&self, scene: &Scene, name: &str, m1: ComponentId, m2: ComponentId) -> SimResult<PenaltyResponse> {
+    fn create(&mut self, scene: &Scene, name: &str, m1: ComponentId, m2: ComponentId) -> SimResult<Response> {
         let (class, params) = name.split_once('?').unwrap_or((name, ""));
         let (i1, i2) = (model_info(scene, m1)?, model_info(scene, m2)?);
         match class {
@@ -715,7 +968,15 @@ impl ContactManagerComponent {
                 if !params.is_empty() {
                     return Err(SimError::new(format!("PenalityContactForceField has no parameter to set from \"{params}\"")));
                 }
-                PenaltyResponse::new(scene, m1, m2)
+                PenaltyResponse::new(scene, m1, m2).map(Response::Penalty)
+            }
+            "FrictionContactConstraint" => {
+                if !friction_supports(i1.kind, i2.kind) {
+                    return Err(SimError::new(format!("FrictionContactConstraint has no response for a {:?}–{:?} pair", i1.kind, i2.kind)));
+                }
+                let id = self.next_response_id;
+                self.next_response_id += 1;
+                FrictionResponse::new(scene, m1, m2, params, id).map(Response::Friction)
             }
             c if LAGRANGIAN_RESPONSES.contains(&c) => {
                 Err(SimError::unsupported(format!("the {c} response needs FreeMotionAnimationLoop support, which Settee does not have yet")))
@@ -755,7 +1016,7 @@ impl Component for ContactManagerComponent {
         if !RESPONSE_NAMES.contains(&self.response.as_str()) {
             return Err(cx.error(format!("unknown response '{}'", self.response)).hint(format!("known responses: {}", RESPONSE_NAMES.join(", "))));
         }
-        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) {
+        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && self.response != "FrictionContactConstraint" {
             return Err(SimError::unsupported(format!(
                 "the {} response needs FreeMotionAnimationLoop support, which Settee does not have yet",
                 self.response
@@ -829,15 +1090,16 @@ impl ContactManager for ContactManagerComponent {
         let mut counts: BTreeMap<ComponentId, i64> = BTreeMap::new();
         for e in self.contacts.entries_mut() {
             let Some(r) = &mut e.response else { continue };
-            let (m1, m2) = (model_info(scene, r.models.0)?, model_info(scene, r.models.1)?);
-            *counts.entry(r.models.0).or_insert(0) += 1;
-            if r.models.1 != r.models.0 {
-                *counts.entry(r.models.1).or_insert(0) += 1;
+            let models = r.models();
+            let (m1, m2) = (model_info(scene, models.0)?, model_info(scene, models.1)?);
+            *counts.entry(models.0).or_insert(0) += 1;
+            if models.1 != models.0 {
+                *counts.entry(models.1).or_insert(0) += 1;
             }
             if !m1.simulated {
-                r.attach(scene, m2.node);
+                r.attach(scene, m2.node)?;
             } else if !m2.simulated {
-                r.attach(scene, m1.node);
+                r.attach(scene, m1.node)?;
             } else {
                 deferred.push(e.key);
             }
@@ -845,7 +1107,7 @@ impl ContactManager for ContactManagerComponent {
         for key in deferred {
             if let Some(i) = self.contacts.position(key) {
                 if let Some(r) = &mut self.contacts.entries_mut()[i].response {
-                    r.attach(scene, pipeline_node);
+                    r.attach(scene, pipeline_node)?;
                 }
             }
         }
