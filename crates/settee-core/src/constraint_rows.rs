@@ -8,56 +8,135 @@
 //! Entries of a row are kept sorted by DOF, and an entry added twice to the same DOF is summed in
 //! the order of the additions: the compressed form SOFA's solvers read.
 
-use std::collections::BTreeMap;
-
-/// The constraint rows of one state.
+/// The constraint rows of one state, in compressed-row form: row ids in increasing order, each
+/// row's entries in increasing DOF, every entry a block of `deriv_size` reals. The vectors are
+/// kept between steps ([`ConstraintRows::clear`] keeps their capacity), so a steady number of
+/// contacts builds its rows without allocating.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConstraintRows {
     /// Reals per derivative block (`Layout::deriv_size` of the state).
     pub deriv_size: usize,
-    /// Row id → (DOF → derivative block), both ordered.
-    rows: BTreeMap<usize, BTreeMap<usize, Vec<f64>>>,
+    /// Row ids, increasing.
+    row_ids: Vec<usize>,
+    /// Entries of row `k`: `starts[k]..starts[k + 1]` (one more element than `row_ids`).
+    starts: Vec<usize>,
+    /// DOF of each entry.
+    dofs: Vec<usize>,
+    /// Blocks of the entries, `deriv_size` reals each.
+    values: Vec<f64>,
 }
 
 impl ConstraintRows {
     pub fn new(deriv_size: usize) -> ConstraintRows {
-        ConstraintRows { deriv_size, rows: BTreeMap::new() }
+        ConstraintRows { deriv_size, row_ids: Vec::new(), starts: vec![0], dofs: Vec::new(), values: Vec::new() }
     }
 
-    /// Removes every row (SOFA clears the constraint matrix at the start of each constraint build).
+    /// Removes every row (SOFA clears the constraint matrix at the start of each constraint
+    /// build); the storage is kept for the next build.
     pub fn clear(&mut self) {
-        self.rows.clear();
+        self.row_ids.clear();
+        self.starts.clear();
+        self.starts.push(0);
+        self.dofs.clear();
+        self.values.clear();
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.row_ids.is_empty()
     }
 
     /// Number of non-empty rows.
     pub fn row_count(&self) -> usize {
-        self.rows.len()
+        self.row_ids.len()
     }
 
-    /// `row[dof] += block`; `block` has `deriv_size` reals.
+    /// Number of entries (DOF blocks) over all rows.
+    pub fn entry_count(&self) -> usize {
+        self.dofs.len()
+    }
+
+    /// `row[dof] += block`; `block` has `deriv_size` reals. Rows are normally written in
+    /// increasing order (appending costs O(entries of the row)); an earlier row is still found
+    /// and updated in place.
     pub fn add(&mut self, row: usize, dof: usize, block: &[f64]) {
         debug_assert_eq!(block.len(), self.deriv_size);
-        let entry = self.rows.entry(row).or_default().entry(dof).or_insert_with(|| vec![0.0; block.len()]);
-        for (e, b) in entry.iter_mut().zip(block) {
-            *e += b;
+        if self.starts.is_empty() {
+            self.starts.push(0);
         }
+        let k = match self.row_ids.last() {
+            Some(&last) if last == row => self.row_ids.len() - 1,
+            Some(&last) if last > row => match self.row_ids.binary_search(&row) {
+                Ok(k) => k,
+                Err(k) => {
+                    // A new row before existing ones: an empty range at position k.
+                    let at = self.starts[k];
+                    self.row_ids.insert(k, row);
+                    self.starts.insert(k, at);
+                    k
+                }
+            },
+            _ => {
+                self.row_ids.push(row);
+                self.starts.push(self.dofs.len());
+                self.row_ids.len() - 1
+            }
+        };
+        let (a, b) = (self.starts[k], self.starts[k + 1]);
+        let ds = self.deriv_size;
+        let pos = match self.dofs[a..b].binary_search(&dof) {
+            Ok(i) => a + i,
+            Err(i) => {
+                let at = a + i;
+                self.dofs.insert(at, dof);
+                // A new entry starts at zero and receives the block, as a sum would.
+                self.values.splice(at * ds..at * ds, std::iter::repeat_n(0.0, ds));
+                for s in &mut self.starts[k + 1..] {
+                    *s += 1;
+                }
+                at
+            }
+        };
+        for (e, x) in self.values[pos * ds..pos * ds + ds].iter_mut().zip(block) {
+            *e += x;
+        }
+    }
+
+    /// The entries of the `k`-th stored row.
+    fn entries(&self, k: usize) -> impl Iterator<Item = (usize, &[f64])> {
+        let ds = self.deriv_size;
+        let (a, b) = (self.starts[k], self.starts[k + 1]);
+        self.dofs[a..b].iter().zip(self.values[a * ds..b * ds].chunks_exact(ds.max(1))).map(|(&d, v)| (d, v))
     }
 
     /// The rows in increasing id, each with its entries in increasing DOF.
     pub fn rows(&self) -> impl Iterator<Item = (usize, impl Iterator<Item = (usize, &[f64])>)> {
-        self.rows.iter().map(|(&r, entries)| (r, entries.iter().map(|(&d, b)| (d, b.as_slice()))))
+        self.row_ids.iter().enumerate().map(move |(k, &r)| (r, self.entries(k)))
+    }
+
+    /// The entries of row `row` (none when the state has no such row).
+    pub fn row(&self, row: usize) -> impl Iterator<Item = (usize, &[f64])> {
+        let k = self.row_ids.binary_search(&row).ok();
+        let (a, b) = k.map_or((0, 0), |k| (self.starts[k], self.starts[k + 1]));
+        let ds = self.deriv_size;
+        self.dofs[a..b].iter().zip(self.values[a * ds..b * ds].chunks_exact(ds.max(1))).map(|(&d, v)| (d, v))
+    }
+
+    /// True when the state has a row `row`.
+    pub fn has_row(&self, row: usize) -> bool {
+        self.row_ids.binary_search(&row).is_ok()
     }
 
     /// Lets `f` rewrite the entries of every row in place (entries in increasing DOF).
     pub fn map_rows(&mut self, mut f: impl FnMut(&mut [(usize, &mut [f64])])) {
+        let ds = self.deriv_size.max(1);
         let mut buf: Vec<(usize, &mut [f64])> = Vec::new();
-        for entries in self.rows.values_mut() {
+        let mut rest: &mut [f64] = &mut self.values;
+        for k in 0..self.row_ids.len() {
+            let (a, b) = (self.starts[k], self.starts[k + 1]);
+            let (row_vals, tail) = rest.split_at_mut((b - a) * ds);
+            rest = tail;
             buf.clear();
-            buf.extend(entries.iter_mut().map(|(d, b)| (*d, b.as_mut_slice())));
+            buf.extend(self.dofs[a..b].iter().copied().zip(row_vals.chunks_exact_mut(ds)));
             f(&mut buf);
         }
     }
@@ -65,17 +144,15 @@ impl ConstraintRows {
     /// `row · v` for a derivative vector `v` of the state (element-major).
     pub fn row_dot(&self, row: usize, v: &[f64]) -> f64 {
         let ds = self.deriv_size;
-        self.rows
-            .get(&row)
-            .map_or(0.0, |entries| entries.iter().map(|(&d, b)| b.iter().zip(&v[d * ds..d * ds + ds]).map(|(x, y)| x * y).sum::<f64>()).sum())
+        self.row(row).map(|(d, b)| b.iter().zip(&v[d * ds..d * ds + ds]).map(|(x, y)| x * y).sum::<f64>()).sum()
     }
 
     /// `out += λ_row · row` for every row: the force `Jᵀ λ` of the constraint impulses.
     pub fn add_transpose_mul(&self, out: &mut [f64], lambda: impl Fn(usize) -> f64) {
         let ds = self.deriv_size;
-        for (&r, entries) in &self.rows {
+        for (r, entries) in self.rows() {
             let l = lambda(r);
-            for (&d, b) in entries {
+            for (d, b) in entries {
                 for (o, x) in out[d * ds..d * ds + ds].iter_mut().zip(b) {
                     *o += x * l;
                 }
@@ -89,15 +166,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entries_are_sorted_and_repeated_dofs_summed() {
+    fn entries_are_sorted_and_repeated_dofs_summed_whatever_the_order_of_writing() {
         let mut c = ConstraintRows::new(3);
         c.add(4, 7, &[1.0, 0.0, 0.0]);
         c.add(4, 2, &[0.0, 2.0, 0.0]);
         c.add(4, 7, &[0.5, 0.0, 1.0]);
         c.add(1, 0, &[0.0, 0.0, 3.0]);
+        c.add(2, 5, &[1.0, 1.0, 1.0]);
+        c.add(2, 5, &[1.0, 0.0, 0.0]);
         type Row = (usize, Vec<(usize, Vec<f64>)>);
         let rows: Vec<Row> = c.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
-        assert_eq!(rows, vec![(1, vec![(0, vec![0.0, 0.0, 3.0])]), (4, vec![(2, vec![0.0, 2.0, 0.0]), (7, vec![1.5, 0.0, 1.0])])]);
+        let expected: Vec<Row> = vec![
+            (1, vec![(0, vec![0.0, 0.0, 3.0])]),
+            (2, vec![(5, vec![2.0, 1.0, 1.0])]),
+            (4, vec![(2, vec![0.0, 2.0, 0.0]), (7, vec![1.5, 0.0, 1.0])]),
+        ];
+        assert_eq!(rows, expected);
+        assert_eq!((c.row_count(), c.entry_count()), (3, 4));
+        c.clear();
+        assert!(c.is_empty() && !c.has_row(4));
+        c.add(0, 3, &[1.0, 2.0, 3.0]);
+        assert_eq!(c.row(0).map(|(d, b)| (d, b.to_vec())).collect::<Vec<_>>(), vec![(3, vec![1.0, 2.0, 3.0])]);
     }
 
     #[test]
