@@ -23,6 +23,7 @@ use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
+use settee_core::ConstraintRows;
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId,
     TemplateRule, VecId,
@@ -974,6 +975,27 @@ impl Mapping for BarycentricMapping {
             for &(k, w) in st {
                 for c in 0..3 {
                     f[3 * k + c] += v[c] * w;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Each row entry on a mapped point is spread over its element's vertices with the point's
+    /// weights, entries in the row's order (SOFA's mesh mapper `applyJT` on a MatrixDeriv):
+    /// O(entries × vertices per element).
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        let input = &mut *inputs[0];
+        for (row, entries) in out.rows() {
+            for (point, block) in entries {
+                let stencil = self.stencils.get(point).ok_or_else(|| {
+                    SimError::new(format!("a constraint row refers to mapped point {point}, but the mapping has {} points", self.stencils.len()))
+                })?;
+                for &(k, w) in stencil {
+                    input.add(row, k, &[block[0] * w, block[1] * w, block[2] * w]);
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! linear velocity, and forces are added to the linear part.
 
 use settee_core::component::{Mapping, SparseRows};
+use settee_core::ConstraintRows;
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
 
 use crate::common::{
@@ -137,6 +138,23 @@ impl Mapping for IdentityMapping {
         for i in 0..self.n {
             for c in 0..k {
                 f[i * ki + c] += out[i * ko + c];
+            }
+        }
+        Ok(())
+    }
+
+    /// Row entries copied onto the same DOFs (SOFA's `applyJT` on a MatrixDeriv).
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        let (ki, ko) = self.ds;
+        let k = ki.min(ko);
+        let mut block = vec![0.0; ki];
+        for (row, entries) in out.rows() {
+            for (dof, b) in entries {
+                block[..k].copy_from_slice(&b[..k]);
+                inputs[0].add(row, dof, &block);
             }
         }
         Ok(())

@@ -9,6 +9,7 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::data::{decl, decl_alias, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
 use settee_core::types::quat_rotate;
+use settee_core::ConstraintRows;
 use settee_core::{
     component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
     TemplateRule, VecId,
@@ -363,6 +364,46 @@ impl Mapping for RigidMapping {
     }
 
     #[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
+    /// Per row and per frame (frames in increasing index, SOFA's loop order), the sum of the
+    /// entries of the frame's points and of their moments `r × f` (SOFA's `applyJT` on a
+    /// MatrixDeriv, grouped instead of rescanned per frame: same additions in the same order).
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        self.ready()?;
+        let mut groups: Vec<(usize, V3, V3)> = Vec::new();
+        for (row, entries) in out.rows() {
+            groups.clear();
+            for (point, b) in entries {
+                let (Some(&k), Some(&r)) = (self.frame.get(point), self.rotated.get(point)) else {
+                    return Err(SimError::new(format!(
+                        "a constraint row refers to mapped point {point}, but the mapping has {} points",
+                        self.points.len()
+                    )));
+                };
+                let f = v3(b);
+                let g = match groups.iter().position(|g| g.0 == k) {
+                    Some(i) => &mut groups[i],
+                    None => {
+                        groups.push((k, [0.0; 3], [0.0; 3]));
+                        groups.last_mut().expect("just pushed")
+                    }
+                };
+                let t = cross(r, f);
+                for c in 0..3 {
+                    g.1[c] += f[c];
+                    g.2[c] += t[c];
+                }
+            }
+            groups.sort_by_key(|g| g.0);
+            for (k, v, w) in &groups {
+                inputs[0].add(row, *k, &[v[0], v[1], v[2], w[0], w[1], w[2]]);
+            }
+        }
+        Ok(())
+    }
+
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         let n = self.points.len();
         let mut j = SparseRows::new(3 * n, 6 * self.n_in);

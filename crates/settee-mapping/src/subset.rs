@@ -5,6 +5,7 @@
 use settee_core::component::{link, Mapping, SparseRows};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef};
+use settee_core::ConstraintRows;
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule, VecId};
 
 use crate::common::{
@@ -213,6 +214,29 @@ impl Mapping for SubsetMapping {
             if let Some(j) = idx {
                 for c in 0..k {
                     f[j * k + c] += out[i * k + c];
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Row entries moved to the input DOF each output point copies (SOFA's `applyJT` on a
+    /// MatrixDeriv).
+    fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        for (row, entries) in out.rows() {
+            for (point, b) in entries {
+                match self.indices.get(point) {
+                    Some(Some(j)) => inputs[0].add(row, *j, b),
+                    Some(None) => {}
+                    None => {
+                        return Err(settee_core::SimError::new(format!(
+                            "a constraint row refers to point {point}, but the subset has {}",
+                            self.indices.len()
+                        )))
+                    }
                 }
             }
         }

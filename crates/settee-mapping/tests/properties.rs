@@ -154,7 +154,8 @@ proptest! {
         for (i, &j) in idx.iter().enumerate() {
             prop_assert_eq!(&out[3 * i..3 * i + 3], &x[3 * j..3 * j + 3]);
         }
-        check_linear_parts(&mut m, 12, &[18], &[v], &f)?;
+        check_linear_parts(&mut m, 12, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
     }
 
     /// Points located in a random hexahedral grid of a mesh are reproduced by `apply` (partition
@@ -176,6 +177,7 @@ proptest! {
             }
         }
         check_linear_parts(&mut m, 15, &[81], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
         // Mesh mapper over the grid's hexahedra, and over its 6-tetrahedra split (set mapper).
         let mut hexas = Vec::new();
         for z in 0..2 { for y in 0..2 { for x in 0..2 {
@@ -203,7 +205,8 @@ proptest! {
                 prop_assert!((o[c] - p[c]).abs() < 1e-10, "tetra set: {o:?} vs {p:?}");
             }
         }
-        check_linear_parts(&mut m, 15, &[81], &[v], &f)?;
+        check_linear_parts(&mut m, 15, &[81], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
     }
 
     #[test]
