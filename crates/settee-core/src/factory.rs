@@ -111,6 +111,10 @@ impl Factory {
         let Some(class) = self.class(class_name) else {
             let d = if let Some(message) = removed_class_message(class_name) {
                 Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
+            } else if let Some(origin) = crate::names::external_class_origin(class_name) {
+                Diagnostic::error(format!("unsupported component '{class_name}': it comes from {origin}, which Settee does not include"))
+                    .hint("remove it from the scene or replace it by a component of SOFA's core modules")
+                    .unsupported()
             } else {
                 Diagnostic::error(format!("unknown component '{class_name}'"))
                     .hint(format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")))

@@ -173,6 +173,24 @@ const UNCREATABLE: &[(&str, &str, &str)] = &[
     ("TTriangleModel", "v20.06", "use TriangleCollisionModel"),
 ];
 
+/// Components of SOFA plugins outside its core modules that suite scenes use, with where they
+/// come from: recognised so that such a scene is reported as unsupported for that reason.
+const EXTERNAL_CLASSES: &[(&str, &str)] = &[
+    ("CCDTightInclusionIntersection", "SOFA's continuous collision detection, built on the external Tight-Inclusion library"),
+    ("AdaptiveBeamForceFieldAndMass", "the external BeamAdapter plugin"),
+    ("BeamInterpolation", "the external BeamAdapter plugin"),
+    ("WireBeamInterpolation", "the external BeamAdapter plugin"),
+    ("WireRestShape", "the external BeamAdapter plugin"),
+    ("AdaptiveBeamMapping", "the external BeamAdapter plugin"),
+    ("InterventionalRadiologyController", "the external BeamAdapter plugin"),
+];
+
+/// Where a component Settee does not include comes from (an external plugin or library), for
+/// the names of [`EXTERNAL_CLASSES`].
+pub fn external_class_origin(name: &str) -> Option<&'static str> {
+    EXTERNAL_CLASSES.iter().find(|(n, _)| *n == name).map(|(_, origin)| *origin)
+}
+
 const GENERIC_CONSTRAINT_SOLVER_MESSAGE: &str = concat!(
     "GenericConstraintSolver has been replaced since v25.12 by a set of new components, whose names relate to the method used:\n",
     "    - BlockGaussSeidelConstraintSolver (if you were using this component without setting 'resolutionMethod' or by setting it to 'ProjectedGaussSeidel')\n",
@@ -297,6 +315,13 @@ mod tests {
         assert!(m.contains("TriangleCollisionModel"), "{m}");
         assert!(removed_class_message("MechanicalObject").is_none());
         assert!(removed_class_message("FixedConstraint").is_none());
+    }
+
+    #[test]
+    fn components_of_external_plugins_are_named_with_their_origin() {
+        assert!(external_class_origin("CCDTightInclusionIntersection").is_some_and(|o| o.contains("Tight-Inclusion")));
+        assert!(external_class_origin("BeamInterpolation").is_some_and(|o| o.contains("BeamAdapter")));
+        assert_eq!(external_class_origin("MechanicalObject"), None);
     }
 
     #[test]
