@@ -1,4 +1,5 @@
 //! Resolution objects: the local law of one block of constraint rows (SOFA's
+#![allow(clippy::needless_range_loop)]
 //! `ConstraintResolution` subclasses, lagrangian-solvers spec §4.2).
 //!
 //! Every object works in the incremental form the solvers expect: `d[line..line+nb]` is the
