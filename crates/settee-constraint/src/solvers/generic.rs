@@ -1,0 +1,438 @@
+//! The machinery shared by SOFA's modern constraint solvers (`GenericConstraintSolver`,
+//! `BuiltConstraintSolver`, `UnbuiltConstraintSolver`; lagrangian-solvers spec §2.2–2.5, §2.13):
+//! Data, the Λ and C vectors, building the problem, copying the results to the output Data and
+//! applying the corrective motion. Each concrete solver is a [`SolverMethod`].
+
+use settee_core::constraint::{
+    build_constraint_matrix, collect_resolutions, constraint_corrections, constraint_violation, project_constraint_rows, store_constraint_lambdas,
+    store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver,
+};
+use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
+use settee_core::mechanics::MechScope;
+use settee_core::{component_any, Component, ComponentId, DataDecl, InitCtx, NodeId, Scene, SimError, SimResult, StateId, VecId, VecKind};
+
+/// Data of every GenericConstraintSolver descendant (spec §2.3.1).
+pub static GENERIC_DATA: &[DataDecl] = &[
+    decl_alias("maxIterations", &["maxIt"], Int, "1000", "maximal number of iterations of iterative algorithm"),
+    decl("tolerance", Real, "0.001", "residual error threshold for termination of the Gauss-Seidel algorithm"),
+    decl("sor", Real, "1", "Successive Over Relaxation parameter (0-2)"),
+    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
+    decl("scaleTolerance", Bool, "true", "Scale the error tolerance with the number of constraints"),
+    decl("allVerified", Bool, "false", "All constraints must be verified (each constraint's error < tolerance)"),
+    decl("computeGraphs", Bool, "false", "Compute graphs of errors and forces during resolution"),
+    decl("graphErrors", Reals, "", "output: sum of the constraints' errors at each iteration (when computeGraphs)"),
+    decl("currentNumConstraints", Int, "0", "OUTPUT: current number of constraints"),
+    decl("currentNumConstraintGroups", Int, "0", "OUTPUT: current number of constraint groups"),
+    decl("currentIterations", Int, "0", "OUTPUT: current number of iterations"),
+    decl("currentError", Real, "0", "OUTPUT: current error"),
+    decl("constraintForces", Reals, "", "OUTPUT: constraint forces (stored only if computeConstraintForces=True)"),
+    decl("computeConstraintForces", Bool, "false", "enable the storage of the constraintForces."),
+];
+
+/// Data of the solvers that assemble W (spec §2.4).
+pub static BUILT_DATA: &[DataDecl] = &[
+    decl("multithreading", Bool, "false", "Build compliances concurrently (accumulated in link order here: same bits as a sequential build)"),
+    decl("useSVDForRegularization", Bool, "false", "Use SVD decomposition of the compliance matrix to project singular values smaller than regularization to the regularization term. Only works with built"),
+    decl("svdSingularValueNullSpaceCriteriaFactor", Real, "0.01", "Fraction of the highest singular value bellow which a singular value will be supposed to belong to the nullspace"),
+    decl("svdSingularVectorNullSpaceCriteriaFactor", Real, "0.001", "Absolute value bellow which a component of a normalized base vector will be considered null"),
+];
+
+settee_core::data_refs! {
+    pub static GENERIC_READS;
+    MAX_ITERATIONS: Int = "maxIterations";
+    TOLERANCE: Real = "tolerance";
+    SOR: Real = "sor";
+    REGULARIZATION_TERM: Real = "regularizationTerm";
+    SCALE_TOLERANCE: Bool = "scaleTolerance";
+    ALL_VERIFIED: Bool = "allVerified";
+    COMPUTE_GRAPHS: Bool = "computeGraphs";
+    COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
+}
+
+/// The reads of a built solver: the generic ones and its own.
+pub mod built_reads {
+    settee_core::data_refs! {
+        pub static BUILT_READS;
+        MAX_ITERATIONS: Int = "maxIterations";
+        TOLERANCE: Real = "tolerance";
+        SOR: Real = "sor";
+        REGULARIZATION_TERM: Real = "regularizationTerm";
+        SCALE_TOLERANCE: Bool = "scaleTolerance";
+        ALL_VERIFIED: Bool = "allVerified";
+        COMPUTE_GRAPHS: Bool = "computeGraphs";
+        COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
+        USE_SVD: Bool = "useSVDForRegularization";
+    }
+}
+
+/// What a solve reports besides the problem's fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SolveOutcome {
+    pub converged: bool,
+    /// Whether SOFA's `result_output` ran (it calls the resolutions' `store`): false when n = 0.
+    pub stored: bool,
+}
+
+/// The unbuilt path's access to the constraint corrections (spec §2.5, §2.7): the displacement
+/// `(W λ)` of a block from the corrections' accumulated state, and increments of `λ` given back
+/// to them. `end` is inclusive, as in SOFA.
+pub trait UnbuiltOps {
+    fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult;
+    fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult;
+}
+
+/// Nothing to give back (the built solvers).
+pub struct NoUnbuilt;
+
+impl UnbuiltOps for NoUnbuilt {
+    fn add_constraint_displacement(&mut self, _: usize, _: &mut [f64], _: usize, _: usize) -> SimResult {
+        Err(SimError::new("this constraint solver has no unbuilt path"))
+    }
+    fn set_constraint_dforce(&mut self, _: usize, _: &[f64], _: usize, _: usize, _: bool) -> SimResult {
+        Err(SimError::new("this constraint solver has no unbuilt path"))
+    }
+}
+
+/// The per-solve state of the unbuilt path: the visiting order of the rows and, per block start,
+/// the corrections (indices into the solver's correction list) that handle it.
+#[derive(Default, Clone, Debug)]
+pub struct UnbuiltProblem {
+    pub sequence: Vec<usize>,
+    pub cclist: Vec<Vec<usize>>,
+}
+
+/// One constraint solver algorithm plugged into the generic machinery.
+pub trait SolverMethod: Default + Send + Sync + 'static {
+    /// Whether W is assembled (BuiltConstraintSolver) or only its diagonal blocks (Unbuilt).
+    const BUILT: bool = true;
+    /// Reads the solver's own Data (beyond the generic ones) before each solve.
+    fn read_data(&mut self, _data: &DataSet) {}
+    /// SOFA's `doSolve`.
+    fn solve(&mut self, problem: &mut ConstraintProblem, unbuilt: &UnbuiltProblem, ops: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome>;
+}
+
+/// A GenericConstraintSolver descendant: the shared machinery and its algorithm.
+#[derive(Default)]
+pub struct GenericConstraintSolver<M: SolverMethod> {
+    pub method: M,
+    pub problem: ConstraintProblem,
+    pub unbuilt: UnbuiltProblem,
+    id: Option<ComponentId>,
+    node: Option<NodeId>,
+    corrections: Vec<ComponentId>,
+    lambda: Option<VecId>,
+    dx: Option<VecId>,
+    warned_svd: bool,
+}
+
+/// States of `node`'s subtree, mapped included.
+fn subtree_states(scene: &Scene, node: NodeId) -> Vec<StateId> {
+    MechScope::build(scene, node).states
+}
+
+/// Picks the Λ and C vectors: two dynamic deriv vectors that no state of `states` uses, marked on
+/// every state so that other allocations avoid them.
+pub fn allocate_lambda_and_dx(scene: &mut Scene, states: &[StateId]) -> (VecId, VecId) {
+    if states.is_empty() {
+        return (VecId::deriv(VecId::FIRST_DYNAMIC_DERIV), VecId::deriv(VecId::FIRST_DYNAMIC_DERIV + 1));
+    }
+    let lambda = scene.store.alloc(states, VecKind::Deriv);
+    // A state of size 0 cannot hold a set vector: keep the second id distinct anyway.
+    let mut dx = scene.store.alloc(states, VecKind::Deriv);
+    if dx == lambda {
+        dx = VecId::deriv(lambda.index + 1);
+    }
+    (lambda, dx)
+}
+
+impl<M: SolverMethod> GenericConstraintSolver<M> {
+    fn me(&self) -> SimResult<ComponentId> {
+        self.id.ok_or_else(|| SimError::new("constraint solver used before init"))
+    }
+
+    /// SOFA's `prepareStates`: (re)allocate Λ and C on every state below the solver, zeroed.
+    pub fn prepare_states(&mut self, scene: &mut Scene) -> SimResult {
+        let node = self.node.ok_or_else(|| SimError::new("constraint solver used before init"))?;
+        let states = subtree_states(scene, node);
+        if self.lambda.is_none() {
+            let (l, d) = allocate_lambda_and_dx(scene, &states);
+            self.lambda = Some(l);
+            self.dx = Some(d);
+        }
+        let (l, d) = (self.lambda.unwrap(), self.dx.unwrap());
+        for s in states {
+            let st = scene.store.get_mut(s);
+            st.write(l).fill(0.0);
+            st.write(d).fill(0.0);
+        }
+        Ok(())
+    }
+
+    fn active_corrections(&self, scene: &Scene) -> Vec<(usize, ComponentId)> {
+        self.corrections
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| scene.contains(**c) && scene.node(scene.components[**c].node).activated)
+            .map(|(i, c)| (i, *c))
+            .collect()
+    }
+
+    /// SOFA's `buildSystem` (spec §2.3.4) with the built (§2.4) or unbuilt (§2.5) assembly.
+    pub fn build_system(&mut self, scene: &mut Scene, cp: &ConstraintParams, regularization: f64) -> SimResult {
+        let mut laws = std::mem::take(&mut self.problem.laws);
+        let n = build_constraint_matrix(scene, cp, &mut laws)?;
+        project_constraint_rows(scene)?;
+        self.problem.clear(n);
+        self.problem.laws = laws;
+        let laws = self.problem.laws.clone();
+        constraint_violation(scene, cp, &laws, &mut self.problem.dfree)?;
+        collect_resolutions(scene, cp, &mut self.problem)?;
+        let corrections = self.active_corrections(scene);
+        if M::BUILT {
+            for &(_, c) in &corrections {
+                let w = &mut self.problem.w;
+                scene
+                    .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                        Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
+                        None => Ok(()),
+                    })
+                    .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
+            }
+            if !self.problem.w.is_empty() {
+                self.problem.add_regularization(regularization);
+            }
+        } else {
+            self.unbuilt.sequence = (0..n).collect();
+            for &(_, c) in &corrections {
+                let f = &self.problem.lambda;
+                let seq = &mut self.unbuilt.sequence;
+                scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+                    Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, seq),
+                    None => Ok(()),
+                })?;
+            }
+            self.unbuilt.cclist.clear();
+            self.unbuilt.cclist.resize_with(n, Vec::new);
+            for (c, nb) in self.problem.blocks() {
+                let mut handled = false;
+                for &(j, cc) in &corrections {
+                    let w = &mut self.problem.w;
+                    let has = scene.with_taken(cc, |obj, scene| -> SimResult<bool> {
+                        let Some(corr) = obj.constraint_correction() else { return Ok(false) };
+                        if !corr.has_constraint_number(scene, c) {
+                            return Ok(false);
+                        }
+                        corr.add_block_diagonal_compliance(scene, cp, w, c, c + nb - 1)?;
+                        Ok(true)
+                    })?;
+                    if has {
+                        self.unbuilt.cclist[c].push(j);
+                        handled = true;
+                    }
+                }
+                if !handled {
+                    scene.report(settee_core::diag::Diagnostic::error(format!(
+                        "no constraint correction handles the constraint rows starting at {c}"
+                    )));
+                }
+            }
+            // SOFA regularises W and its copy Wdiag: here the diagonal blocks live in W only.
+            self.problem.add_regularization(regularization);
+        }
+        Ok(())
+    }
+
+    /// SOFA's `applyCorrection` (spec §2.3.6).
+    pub fn apply_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult {
+        let (l, d) = (self.lambda.unwrap(), self.dx.unwrap());
+        let cp = ConstraintParams { lambda: l, dx: d, ..*cp };
+        for (_, c) in self.active_corrections(scene) {
+            let lambda = &self.problem.lambda;
+            scene
+                .with_taken(c, |obj, scene| -> SimResult {
+                    let Some(cc) = obj.constraint_correction() else { return Ok(()) };
+                    cc.compute_motion_correction_from_lambda(scene, &cp, lambda)?;
+                    match cp.order {
+                        ConstraintOrder::PosAndVel => {
+                            let v = res2.ok_or_else(|| SimError::new("POS_AND_VEL correction needs a velocity result vector"))?;
+                            cc.apply_motion_correction(scene, &cp, res1, v, d, d)
+                        }
+                        ConstraintOrder::Pos => cc.apply_position_correction(scene, &cp, res1, d, d),
+                        ConstraintOrder::Vel => cc.apply_velocity_correction(scene, &cp, res1, d, d),
+                    }
+                })
+                .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
+        }
+        let laws = self.problem.laws.clone();
+        store_constraint_lambdas(scene, &cp, &laws, &self.problem.lambda)
+    }
+}
+
+/// Writes the solve's outputs into the solver's Data (SOFA's `solveSystem` tail).
+fn publish(data: &mut DataSet, p: &ConstraintProblem, compute_forces: bool, graphs: bool) {
+    data.set("currentError", Value::Real(p.current_error));
+    data.set("currentIterations", Value::Int(p.current_iterations as i64));
+    data.set("currentNumConstraints", Value::Int(p.n as i64));
+    data.set("currentNumConstraintGroups", Value::Int(p.blocks().len() as i64));
+    if compute_forces {
+        data.set("constraintForces", Value::Reals { arity: 1, v: p.lambda.clone() });
+    }
+    if graphs {
+        data.set("graphErrors", Value::Reals { arity: 1, v: p.error_history.clone() });
+    }
+}
+
+impl<M: SolverMethod> Component for GenericConstraintSolver<M> {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.id = Some(cx.id);
+        self.node = Some(cx.node());
+        self.corrections = constraint_corrections(cx.scene, cx.node());
+        let d = cx.data();
+        if d.get(MAX_ITERATIONS) < 0 {
+            return Err(cx.error("maxIterations must not be negative"));
+        }
+        if M::BUILT && d.get(built_reads::USE_SVD) {
+            cx.warn("useSVDForRegularization is not supported yet: the plain regularisation (every diagonal entry) is used");
+            self.warned_svd = true;
+        }
+        Ok(())
+    }
+
+    /// After every state below exists and has its size: choose Λ and C.
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        if self.lambda.is_none() {
+            let states = subtree_states(cx.scene, cx.node());
+            let (l, d) = allocate_lambda_and_dx(cx.scene, &states);
+            for s in states {
+                let st = cx.scene.store.get_mut(s);
+                st.write(l);
+                st.write(d);
+            }
+            self.lambda = Some(l);
+            self.dx = Some(d);
+        }
+        Ok(())
+    }
+
+    fn constraint_solver(&mut self) -> Option<&mut dyn ConstraintSolver> {
+        Some(self)
+    }
+}
+
+impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
+    fn dx_and_lambda(&self) -> (VecId, VecId) {
+        (self.dx.unwrap_or(VecId::deriv(VecId::FIRST_DYNAMIC_DERIV + 1)), self.lambda.unwrap_or(VecId::deriv(VecId::FIRST_DYNAMIC_DERIV)))
+    }
+
+    fn solve_constraint(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult {
+        let me = self.me()?;
+        self.prepare_states(scene)?;
+        let (regularization, compute_forces, graphs) = {
+            let d = &scene.components[me].data;
+            (d.get(REGULARIZATION_TERM), d.get(COMPUTE_CONSTRAINT_FORCES), d.get(COMPUTE_GRAPHS))
+        };
+        let cp_own = ConstraintParams { lambda: self.lambda.unwrap(), dx: self.dx.unwrap(), ..*cp };
+        self.build_system(scene, &cp_own, regularization)?;
+        // solveSystem: the Data are copied into the problem at every solve.
+        {
+            let d = &scene.components[me].data;
+            let p = &mut self.problem;
+            p.tolerance = d.get(TOLERANCE);
+            p.max_iterations = d.get(MAX_ITERATIONS).max(0) as usize;
+            p.scale_tolerance = d.get(SCALE_TOLERANCE);
+            p.all_verified = d.get(ALL_VERIFIED);
+            p.sor = d.get(SOR);
+            self.method.read_data(d);
+        }
+        let outcome = if M::BUILT {
+            self.method.solve(&mut self.problem, &self.unbuilt, &mut NoUnbuilt)?
+        } else {
+            let corrections = self.corrections.clone();
+            let mut ops = SceneUnbuilt { scene, corrections: &corrections, cclist: &self.unbuilt.cclist };
+            self.method.solve(&mut self.problem, &self.unbuilt, &mut ops)?
+        };
+        if outcome.stored {
+            let laws = self.problem.laws.clone();
+            store_law_lambdas(scene, &cp_own, &laws, &self.problem.lambda, outcome.converged)?;
+        }
+        publish(&mut scene.components[me].data, &self.problem, compute_forces, graphs);
+        self.apply_correction(scene, &cp_own, res1, res2)
+    }
+}
+
+/// The unbuilt operations through the scene's constraint corrections.
+struct SceneUnbuilt<'a> {
+    scene: &'a mut Scene,
+    corrections: &'a [ComponentId],
+    cclist: &'a [Vec<usize>],
+}
+
+impl UnbuiltOps for SceneUnbuilt<'_> {
+    fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
+        for &j in &self.cclist[block] {
+            let c = self.corrections[j];
+            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+                Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
+                None => Ok(()),
+            })?;
+        }
+        Ok(())
+    }
+    fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
+        for &j in &self.cclist[block] {
+            let c = self.corrections[j];
+            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+                Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
+                None => Ok(()),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// An unbuilt path computed from a dense W, for tests and benchmarks: the "corrections' state"
+/// is the accumulated force `f`, the displacement of a block is `(W f)` on its rows.
+pub struct DenseUnbuilt {
+    pub w: settee_core::constraint::DenseMatrix,
+    pub f: Vec<f64>,
+}
+
+impl UnbuiltOps for DenseUnbuilt {
+    fn add_constraint_displacement(&mut self, _block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
+        for i in begin..=end {
+            for k in 0..self.w.n {
+                d[i] += self.w.get(i, k) * self.f[k];
+            }
+        }
+        Ok(())
+    }
+    fn set_constraint_dforce(&mut self, _block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
+        if update {
+            for i in begin..=end {
+                self.f[i] += df[i];
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls every block's `init` in ascending order; stops at the first row without a resolution
+/// (SOFA: "Bad size of constraintsResolutions"). Returns the rows covered.
+pub fn init_resolutions(p: &mut ConstraintProblem) -> usize {
+    let mut i = 0;
+    while i < p.n {
+        let Some(r) = p.resolutions[i].as_mut() else { break };
+        r.init(i, &p.w, &mut p.lambda);
+        i += r.nb_lines().max(1);
+    }
+    i
+}
+
+/// SOFA's `result_output`: error, iterations + 1.
+pub fn result_output(p: &mut ConstraintProblem, error: f64, iter_count: usize, converged: bool) -> SolveOutcome {
+    p.current_error = error;
+    p.current_iterations = iter_count + 1;
+    SolveOutcome { converged, stored: true }
+}
