@@ -1,5 +1,4 @@
 //! Resolution objects: the local law of one block of constraint rows (SOFA's
-#![allow(clippy::needless_range_loop)]
 //! `ConstraintResolution` subclasses, lagrangian-solvers spec §4.2).
 //!
 //! Every object works in the incremental form the solvers expect: `d[line..line+nb]` is the
@@ -11,6 +10,7 @@
 //! SOFA persists warm starts through raw pointers written in `store`; here a law passes the
 //! warm start to the constructor and receives the final multipliers in its own
 //! `ConstraintLaw::store_lambda`.
+#![allow(clippy::needless_range_loop)] // block loops index W, d and λ together, as SOFA writes them
 
 use settee_core::constraint::{ConstraintResolution, DenseMatrix};
 
