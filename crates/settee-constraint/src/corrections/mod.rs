@@ -1,4 +1,11 @@
 //! Constraint corrections (Sofa.Component.Constraint.Lagrangian.Correction).
 
+mod common;
+pub mod linear_solver;
+
+pub use linear_solver::LinearSolverConstraintCorrection;
+
 /// Registers the classes of this module.
-pub fn register(_f: &mut settee_core::Factory) {}
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&linear_solver::CLASS);
+}
