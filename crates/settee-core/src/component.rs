@@ -478,6 +478,26 @@ pub trait OdeSolver {
 /// A linear solver solves `(m·M + b·B + k·K)·x = rhs` over the main states of a scope.
 pub trait LinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult;
+
+    /// Solves again with the system (and factorization) of the last [`Self::solve_system`],
+    /// for a new right-hand side, without reassembling (SOFA's `setRHS`, `setSystemSolution`,
+    /// `solveSystem`, `dispatchSystemSolution`, used by the constraint corrections).
+    fn solve_again(&mut self, _scene: &mut Scene, _scope: &MechScope, _rhs: VecId, _solution: VecId) -> SimResult {
+        Err(crate::SimError::unsupported("this linear solver cannot solve again for a constraint correction"))
+    }
+
+    /// `W += factor·J·A⁻¹·Jᵀ` with the current system (SOFA's `addJMInvJt`), `J` in the scope's
+    /// global scalar columns.
+    fn add_jminvjt(
+        &mut self,
+        _scene: &mut Scene,
+        _scope: &MechScope,
+        _j: &crate::constraint::ConstraintJacobian,
+        _factor: f64,
+        _w: &mut crate::constraint::DenseMatrix,
+    ) -> SimResult {
+        Err(crate::SimError::unsupported("this linear solver cannot compute J·A⁻¹·Jᵀ for a constraint correction"))
+    }
 }
 
 /// An animation loop performs one step.

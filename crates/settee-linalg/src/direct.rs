@@ -190,6 +190,33 @@ impl DirectSolver {
         }
     }
 
+    /// For `Ldlt` (and `Llt`, the same factors): `x := L⁻¹ x` in place, `x` given in the
+    /// permuted order of [`Self::ldlt_permutation`] (`x[k]` belongs to original index `perm[k]`).
+    /// With [`Self::ldlt_inv_d`] this gives SOFA's `SparseLDLSolver` form of `J A⁻¹ Jᵀ`,
+    /// `(L⁻¹PJᵀ)ᵀ D⁻¹ (L⁻¹PJᵀ)`.
+    pub fn ldlt_forward_in_place(&self, x: &mut [f64]) -> Result<()> {
+        match (&self.symbolic, &self.numeric) {
+            (Symbolic::Ldlt(s), Numeric::Ldlt) => {
+                if x.len() != self.n {
+                    return Err(LinalgError::DimensionMismatch { what: "forward substitution vector", expected: self.n, found: x.len() });
+                }
+                let mut work = vec![0.0f64; s.solve_workspace_len()];
+                s.forward_in_place(&self.ldl, x, &mut work);
+                Ok(())
+            }
+            (_, Numeric::Empty) if x.is_empty() => Ok(()),
+            _ => Err(LinalgError::NotFactorized),
+        }
+    }
+
+    /// For `Ldlt` / `Llt` after a successful factorization: `1 / D(k,k)` in permuted order.
+    pub fn ldlt_inv_d(&self) -> Option<&[f64]> {
+        match (&self.symbolic, &self.numeric) {
+            (Symbolic::Ldlt(s), Numeric::Ldlt) => Some(s.inv_d(&self.ldl)),
+            _ => None,
+        }
+    }
+
     /// Factorizes `a` (must be square; for `Ldlt`/`Llt` it is assumed
     /// symmetric: the lower triangle of the CSR rows, equivalently the upper
     /// triangle by columns, is used). On error the previous factorization is

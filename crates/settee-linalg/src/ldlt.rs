@@ -559,12 +559,35 @@ impl LdlSymbolic {
         self.solve_impl(num, rhs, work, unit)
     }
 
-    #[inline(always)]
-    fn solve_impl(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64], unit: Option<usize>) {
-        let (x, tmp) = work.split_at_mut(self.n);
-        for (xi, &p) in x.iter_mut().zip(&self.perm) {
-            *xi = rhs[p];
+    /// Forward substitution `L y = b'` in place on a vector already in permuted order (`x[k]`
+    /// belongs to original index `perm[k]`), without `D⁻¹` or the backward pass: the `L⁻¹Jᵀ` of
+    /// SOFA's `SparseLDLSolver::addJMInvJt` (`work.len() >= solve_workspace_len()`).
+    pub(crate) fn forward_in_place(&self, num: &LdlNumeric, x: &mut [f64], work: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { self.forward_avx2(num, x, work) };
+            }
         }
+        self.forward_impl(num, x, &mut work[self.n..], None)
+    }
+
+    /// [`Self::forward_impl`] compiled with AVX2 enabled (same bits).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn forward_avx2(&self, num: &LdlNumeric, x: &mut [f64], work: &mut [f64]) {
+        self.forward_impl(num, x, &mut work[self.n..], None)
+    }
+
+    /// `1 / D(k,k)` in permuted order.
+    pub(crate) fn inv_d<'a>(&self, num: &'a LdlNumeric) -> &'a [f64] {
+        &num.inv_d
+    }
+
+    /// The forward substitution of [`Self::solve_impl`] on the permuted vector `x`.
+    #[inline(always)]
+    fn forward_impl(&self, num: &LdlNumeric, x: &mut [f64], tmp: &mut [f64], unit: Option<usize>) {
         let ns = self.sn_ptr.len() - 1;
         // With a unit right-hand side: the next supernode of the path (`ns` once past the root).
         let mut on_path = unit.map(|q| self.col2sn[q]);
@@ -619,6 +642,16 @@ impl LdlSymbolic {
                 }
             }
         }
+    }
+
+    #[inline(always)]
+    fn solve_impl(&self, num: &LdlNumeric, rhs: &mut [f64], work: &mut [f64], unit: Option<usize>) {
+        let (x, tmp) = work.split_at_mut(self.n);
+        for (xi, &p) in x.iter_mut().zip(&self.perm) {
+            *xi = rhs[p];
+        }
+        self.forward_impl(num, x, tmp, unit);
+        let ns = self.sn_ptr.len() - 1;
         // z = D⁻¹ y.
         for (xi, &id) in x.iter_mut().zip(&num.inv_d) {
             *xi *= id;

@@ -261,4 +261,69 @@ impl settee_core::component::LinearSolver for CgLinearSolver {
         self.last = Some(report);
         Ok(())
     }
+
+    fn solve_again(&mut self, scene: &mut Scene, scope: &MechScope, rhs: VecId, solution: VecId) -> SimResult {
+        let mut x = Vec::new();
+        let mut b = Vec::new();
+        settee_core::mechanics::gather(scene, scope, solution, &mut x);
+        settee_core::mechanics::gather(scene, scope, rhs, &mut b);
+        let x = self.solve_kept(scene, scope, x, &b)?;
+        settee_core::mechanics::scatter(scene, scope, solution, &x);
+        Ok(())
+    }
+
+    /// SOFA's generic `addJMInvJt`: one CG solve per constraint row (empty rows included), each
+    /// starting from the solution vector the previous solve left (with `warmStart`).
+    fn add_jminvjt(
+        &mut self,
+        scene: &mut Scene,
+        scope: &MechScope,
+        j: &settee_core::constraint::ConstraintJacobian,
+        factor: f64,
+        w: &mut settee_core::constraint::DenseMatrix,
+    ) -> SimResult {
+        let mut x = std::mem::take(&mut self.system.x);
+        x.resize(scope.size, 0.0);
+        let r = j.add_jminvjt_generic(w, factor, false, |rhs, y| {
+            x = self.solve_kept(scene, scope, std::mem::take(&mut x), rhs)?;
+            y.clear();
+            y.extend_from_slice(&x);
+            Ok(())
+        });
+        self.system.x = x;
+        r
+    }
+}
+
+impl CgLinearSolver {
+    /// A CG solve on the matrix assembled by the last `solve_system` (assembled template only),
+    /// from `x` (used as the start with `warmStart`).
+    fn solve_kept(&mut self, scene: &mut Scene, scope: &MechScope, x: Vec<f64>, b: &[f64]) -> SimResult<Vec<f64>> {
+        let me = self.me;
+        if !self.assembled {
+            return Err(crate::common::unsupported(crate::common::step_error(
+                scene,
+                me,
+                "a GraphScattered CGLinearSolver cannot serve a constraint correction (SOFA marks it invalid)",
+            ))
+            .hint("give the CGLinearSolver an assembled template, e.g. template=\"CompressedRowSparseMatrixd\""));
+        }
+        let Some(builder) = self.system.builder.as_ref() else {
+            return Err(crate::common::step_error(
+                scene,
+                me,
+                "no assembled system yet: the constraint correction runs before the free motion solved it",
+            ));
+        };
+        if builder.matrix().nrows() != scope.size {
+            return Err(crate::common::step_error(scene, me, "the assembled system does not match the constraint correction's scope"));
+        }
+        let first = self.time_step_count == 0;
+        let params = self.params;
+        let mut sp = AssembledSpace::new(builder.matrix(), x, b.to_vec())?;
+        let report = cg(&mut sp, AssembledSpace::X, AssembledSpace::B, &params, first)?;
+        self.time_step_count += 1;
+        self.last = Some(report);
+        Ok(sp.into_parts().0)
+    }
 }

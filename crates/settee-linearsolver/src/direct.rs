@@ -7,11 +7,12 @@
 //! `precomputeSymbolicDecomposition` is false), solve for the gathered right-hand side and scatter
 //! the solution into the states.
 
+use settee_core::constraint::{ConstraintJacobian, DenseMatrix};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule,
-    Value, VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
+    TemplateRule, Value, VecId,
 };
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, LinalgError, Ordering};
 
@@ -208,9 +209,117 @@ impl settee_core::component::LinearSolver for DirectLinearSolver {
         mech::scatter(scene, scope, solution, &sys.x);
         Ok(())
     }
+
+    fn solve_again(&mut self, scene: &mut Scene, scope: &MechScope, rhs: VecId, solution: VecId) -> SimResult {
+        let me = self.me;
+        let solver = factorized(&self.solver, me, scene, scope)?;
+        let sys = &mut self.system;
+        mech::gather(scene, scope, rhs, &mut sys.b);
+        sys.x.clear();
+        sys.x.resize(sys.b.len(), 0.0);
+        if let Err(e) = solver.solve(&sys.b, &mut sys.x) {
+            let (hint, msg) = describe(&e);
+            return Err(step_error(scene, me, format!("solving the factorised system failed: {msg}")).hint(hint));
+        }
+        mech::scatter(scene, scope, solution, &sys.x);
+        Ok(())
+    }
+
+    fn add_jminvjt(&mut self, scene: &mut Scene, scope: &MechScope, j: &ConstraintJacobian, factor: f64, w: &mut DenseMatrix) -> SimResult {
+        let me = self.me;
+        let ldl_form = self.has_ldl_data;
+        let solver = self.factorized(scene, scope)?;
+        if j.ncols != solver.dim() {
+            return Err(step_error(scene, me, format!("constraint rows have {} columns but the system has {} unknowns", j.ncols, solver.dim())));
+        }
+        let fail = |e: settee_linalg::LinalgError| {
+            let (hint, msg) = describe(&e);
+            step_error(scene, me, format!("solving the factorised system failed: {msg}")).hint(hint)
+        };
+        if ldl_form {
+            return add_jminvjt_ldl(solver, j, factor, w).map_err(fail);
+        }
+        // Eigen solvers: SOFA's generic loop, one solve per row (an empty row solves to 0 and
+        // adds nothing, so it is skipped).
+        let mut err = None;
+        let r = j.add_jminvjt_generic(w, factor, true, |rhs, y| {
+            y.clear();
+            y.resize(rhs.len(), 0.0);
+            solver.solve(rhs, y).map_err(|e| {
+                err = Some(e);
+                SimError::new("solve")
+            })
+        });
+        match (r, err) {
+            (_, Some(e)) => Err(fail(e)),
+            (r, None) => r,
+        }
+    }
+}
+
+/// The factorization of the last solve, checked against a solve over `scope`.
+fn factorized<'a>(solver: &'a Option<DirectSolver>, me: Option<ComponentId>, scene: &Scene, scope: &MechScope) -> SimResult<&'a DirectSolver> {
+    match solver {
+        Some(s) if s.is_factorized() && s.dim() == scope.size => Ok(s),
+        Some(s) if s.is_factorized() => {
+            Err(step_error(scene, me, format!("the system was factorised with {} unknowns but {} are asked for", s.dim(), scope.size)))
+        }
+        _ => Err(step_error(scene, me, "no factorised system yet: the constraint correction runs before the free motion solved it")),
+    }
+}
+
+/// SOFA's `SparseLDLSolver::addJMInvJt`: with `PAPᵀ = LDLᵀ` and the non-empty rows `Jᵢ`,
+/// `Zᵢ = L⁻¹PJᵢᵀ`, then for each pair `j ≤ i` (flat lower-triangle order)
+/// `v = factor·Σₖ (Zⱼ[k]·D⁻¹[k])·Zᵢ[k]`, added to `W[j][i]` and, off the diagonal, `W[i][j]`:
+/// exactly symmetric.
+fn add_jminvjt_ldl(solver: &settee_linalg::DirectSolver, j: &ConstraintJacobian, factor: f64, w: &mut DenseMatrix) -> Result<(), LinalgError> {
+    let n = solver.dim();
+    let (Some(perm), Some(inv_d)) = (solver.ldlt_permutation(), solver.ldlt_inv_d()) else {
+        return Err(LinalgError::NotFactorized);
+    };
+    let mut position = vec![0usize; n];
+    for (k, &p) in perm.iter().enumerate() {
+        position[p] = k;
+    }
+    let rows: Vec<&(usize, Vec<(usize, f64)>)> = j.rows.iter().filter(|(r, _)| *r < w.n).collect();
+    let m = rows.len();
+    let mut z = vec![0.0f64; m * n];
+    let mut zd = vec![0.0f64; m * n];
+    for (i, (_, line)) in rows.iter().enumerate() {
+        let zi = &mut z[i * n..(i + 1) * n];
+        for &(c, v) in line {
+            zi[position[c]] = v;
+        }
+        solver.ldlt_forward_in_place(zi)?;
+        for ((d, &x), &id) in zd[i * n..(i + 1) * n].iter_mut().zip(zi.iter()).zip(inv_d) {
+            *d = x * id;
+        }
+    }
+    for i in 0..m {
+        let zi = &z[i * n..(i + 1) * n];
+        for jj in 0..=i {
+            let zj = &zd[jj * n..(jj + 1) * n];
+            let mut value = 0.0;
+            for (a, b) in zj.iter().zip(zi) {
+                value += a * b;
+            }
+            value *= factor;
+            let (gi, gj) = (rows[i].0, rows[jj].0);
+            w.add(gj, gi, value);
+            if gi != gj {
+                w.add(gi, gj, value);
+            }
+        }
+    }
+    Ok(())
 }
 
 impl DirectLinearSolver {
+    /// The factorization of the last solve, for a solve over `scope`.
+    fn factorized(&self, scene: &Scene, scope: &MechScope) -> SimResult<&settee_linalg::DirectSolver> {
+        factorized(&self.solver, self.me, scene, scope)
+    }
+
     /// Assembles `P(mM + bB + kK)P` and factorises it.
     fn assemble_and_factorize(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         let me = self.me;

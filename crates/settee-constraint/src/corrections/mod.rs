@@ -1,4 +1,14 @@
 //! Constraint corrections (Sofa.Component.Constraint.Lagrangian.Correction).
 
+mod common;
+pub mod linear_solver;
+pub mod uncoupled;
+
+pub use linear_solver::LinearSolverConstraintCorrection;
+pub use uncoupled::UncoupledConstraintCorrection;
+
 /// Registers the classes of this module.
-pub fn register(_f: &mut settee_core::Factory) {}
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&linear_solver::CLASS);
+    f.register(&uncoupled::CLASS);
+}

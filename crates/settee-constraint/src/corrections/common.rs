@@ -1,0 +1,92 @@
+//! Pieces the constraint corrections share: the templates, the ODE-solver lookup and factors,
+//! and the per-state application of a correction (`x = x_free ⊕ p·c`, `v = v_free + q·c`).
+
+use settee_core::constraint::{ConstraintParams, IntegrationFactors};
+use settee_core::{ComponentId, Diagnostic, NodeId, Roles, Scene, SimError, SimResult, StateId, VecId};
+
+/// Templates of the per-state corrections (SOFA instantiates Vec1, Vec2, Vec3 and Rigid3).
+pub(crate) static STATE_TEMPLATES: &[&str] = &["Vec3d", "Vec2d", "Vec1d", "Rigid3d"];
+
+/// An error about component `me` raised during a step, positioned at its element.
+pub(crate) fn step_error(scene: &Scene, me: ComponentId, message: impl Into<String>) -> SimError {
+    let e = scene.entry(me);
+    SimError(Box::new(Diagnostic::error(message).subject(e.label()).at(e.pos.clone())))
+}
+
+/// SOFA's `ODESolver` link default of the linear-solver corrections: the first ODE solver of
+/// the node, else the first found searching down from the root.
+pub(crate) fn ode_solver_local_or_root(scene: &Scene, node: NodeId) -> Option<ComponentId> {
+    scene.find_local(node, Roles::ODE_SOLVER).or_else(|| scene.find_down(Scene::ROOT, Roles::ODE_SOLVER))
+}
+
+/// The ODE solver's integration factors at `dt`.
+pub(crate) fn ode_factors(scene: &mut Scene, ode: ComponentId, dt: f64) -> IntegrationFactors {
+    match scene.components[ode].obj.as_mut().and_then(|o| o.ode_solver()) {
+        Some(s) => s.integration_factors(dt),
+        // The ODE solver is the one running (taken out of the scene): SOFA's "no ODE solver".
+        None => IntegrationFactors { position: 1.0, velocity: 1.0 },
+    }
+}
+
+/// Which of position and velocity a correction writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Apply {
+    /// `x := x_free ⊕ p·c`, `v := v_free + q·c`, `dx := p·c`.
+    Motion,
+    /// `x := x_free ⊕ p·c`, `dx := p·c`.
+    Position,
+    /// `v := v_free + q·c`, `dv := q·c`.
+    Velocity,
+}
+
+/// Applies `correction` of state `s` with factors `p` (position) and `q` (velocity): for every
+/// DOF `dxᵢ = cᵢ·p`, `dvᵢ = cᵢ·q`, `xᵢ = x_freeᵢ ⊕ dxᵢ`, `vᵢ = v_freeᵢ + dvᵢ`, and the
+/// increment vector receives `dxᵢ` (`dvᵢ` for [`Apply::Velocity`]). `correction` may be the
+/// increment vector itself (it is read before being overwritten).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn apply_correction(
+    scene: &mut Scene,
+    s: StateId,
+    cp: &ConstraintParams,
+    what: Apply,
+    x: VecId,
+    v: VecId,
+    dx: VecId,
+    correction: VecId,
+    p: f64,
+    q: f64,
+) -> SimResult {
+    let st = scene.store.get_mut(s);
+    let layout = st.layout;
+    let (cs, ds) = (layout.coord_size(), layout.deriv_size());
+    let n = st.size;
+    let corr = st.read(correction).to_vec();
+    if corr.len() < n * ds {
+        return Err(SimError::new("the constraint correction vector is not allocated on the corrected state"));
+    }
+    let incr: Vec<f64> = corr.iter().map(|c| c * if what == Apply::Velocity { q } else { p }).collect();
+    if what != Apply::Velocity {
+        let mut xs = st.read(cp.x).to_vec();
+        if xs.len() < n * cs {
+            return Err(SimError::new("the free positions are not allocated on the corrected state"));
+        }
+        for i in 0..n {
+            layout.coord_add(&mut xs[i * cs..(i + 1) * cs], &incr[i * ds..(i + 1) * ds]);
+        }
+        st.write(x).copy_from_slice(&xs[..n * cs]);
+    }
+    if what != Apply::Position {
+        let vf = st.read(cp.v).to_vec();
+        if vf.len() < n * ds {
+            return Err(SimError::new("the free velocities are not allocated on the corrected state"));
+        }
+        let vs: Vec<f64> = if what == Apply::Velocity {
+            vf.iter().zip(&incr).map(|(a, b)| a + b).collect()
+        } else {
+            vf.iter().zip(&corr).map(|(a, c)| a + c * q).collect()
+        };
+        st.write(v).copy_from_slice(&vs[..n * ds]);
+    }
+    st.write(dx).copy_from_slice(&incr[..n * ds]);
+    Ok(())
+}

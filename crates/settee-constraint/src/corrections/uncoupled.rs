@@ -1,0 +1,538 @@
+//! `UncoupledConstraintCorrection` (lagrangian-constraints spec §1): a block-diagonal compliance,
+//! one scalar per DOF (vector types) or a translational scalar and a symmetric rotational 3×3
+//! shared by every rigid DOF (Rigid3).
+
+use settee_core::component::link;
+use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatrix};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, Roles, Scene, SimError, SimResult,
+    StateId, TemplateRule, Value, VecId,
+};
+
+use super::common::{apply_correction, ode_factors, Apply, STATE_TEMPLATES};
+
+static DATA: &[DataDecl] = &[
+    decl("compliance", Reals, "", "Compliance value on each dof. If Rigid compliance (7 values): 1st value for translations, 6 others for upper-triangular part of symmetric 3x3 rotation compliance matrix"),
+    decl("defaultCompliance", Real, "1e-5", "Default compliance value for new dof or if all should have the same (in which case compliance vector should be empty)"),
+    decl("verbose", Bool, "false", "Dump the constraint matrix at each iteration"),
+    decl("correctionVelocityFactor", Real, "1", "Factor applied to the constraint forces when correcting the velocities"),
+    decl("correctionPositionFactor", Real, "1", "Factor applied to the constraint forces when correcting the positions"),
+    decl("useOdeSolverIntegrationFactors", Bool, "true", "Use odeSolver integration factors instead of correctionVelocityFactor and correctionPositionFactor"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
+
+settee_core::data_refs! {
+    static READS;
+    COMPLIANCE: Reals = "compliance";
+    DEFAULT_COMPLIANCE: Real = "defaultCompliance";
+    CORRECTION_VELOCITY_FACTOR: Real = "correctionVelocityFactor";
+    CORRECTION_POSITION_FACTOR: Real = "correctionPositionFactor";
+    USE_ODE_SOLVER_INTEGRATION_FACTORS: Bool = "useOdeSolverIntegrationFactors";
+}
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "UncoupledConstraintCorrection",
+    description: "Component computing constraint forces within a simulated body using the compliance method.",
+    roles: Roles::CONSTRAINT_CORRECTION,
+    templates: STATE_TEMPLATES,
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(UncoupledConstraintCorrection::default())
+}
+
+/// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
+/// `_computeDx`).
+#[derive(Clone, Debug, Default)]
+struct Compliance {
+    rigid: bool,
+    /// Vec: per DOF; Rigid3: `[c_t, r00, r01, r02, r11, r12, r22]`.
+    comp: Vec<f64>,
+    comp0: f64,
+}
+
+impl Compliance {
+    fn scaled(&self, k: f64) -> Compliance {
+        Compliance { rigid: self.rigid, comp: self.comp.iter().map(|c| c * k).collect(), comp0: self.comp0 * k }
+    }
+
+    fn of(&self, dof: usize) -> f64 {
+        self.comp.get(dof).copied().unwrap_or(self.comp0)
+    }
+
+    /// `w(n1, n2)` of two Jacobian entries on the same DOF.
+    fn pair(&self, dof: usize, n1: &[f64], n2: &[f64]) -> f64 {
+        if self.rigid {
+            let c = &self.comp;
+            let (a, b) = (&n1[3..6], &n2[3..6]);
+            let mut w = dot(&n1[..3], &n2[..3]) * c[0];
+            w += (a[0] * c[1] + a[1] * c[2] + a[2] * c[3]) * b[0];
+            w += (a[0] * c[2] + a[1] * c[4] + a[2] * c[5]) * b[1];
+            w += (a[0] * c[3] + a[1] * c[5] + a[2] * c[6]) * b[2];
+            w
+        } else {
+            dot(n1, n2) * self.of(dof)
+        }
+    }
+
+    /// The displacement `Δ(f)` of a DOF force.
+    fn dx(&self, dof: usize, f: &[f64], out: &mut [f64]) {
+        if self.rigid {
+            let c = &self.comp;
+            for k in 0..3 {
+                out[k] = f[k] * c[0];
+            }
+            out[3] = f[3] * c[1] + f[4] * c[2] + f[5] * c[3];
+            out[4] = f[3] * c[2] + f[4] * c[4] + f[5] * c[5];
+            out[5] = f[3] * c[3] + f[4] * c[5] + f[5] * c[6];
+        } else {
+            let c = self.of(dof);
+            for (o, x) in out.iter_mut().zip(f) {
+                *o = x * c;
+            }
+        }
+    }
+}
+
+/// SOFA's `Vec` dot product: the products summed in index order.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut r = a[0] * b[0];
+    for i in 1..a.len().min(b.len()) {
+        r += a[i] * b[i];
+    }
+    r
+}
+
+/// Whether the scene gave a value to the Data `name` (SOFA's `isSet`).
+fn data_given(cx: &InitCtx, name: &str) -> bool {
+    cx.data().field(name).is_some_and(|f| f.is_set)
+}
+
+type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
+
+fn rows_of(scene: &Scene, s: StateId) -> Rows {
+    scene
+        .store
+        .get(s)
+        .constraint
+        .rows()
+        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
+        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
+        .collect()
+}
+
+#[derive(Default)]
+pub struct UncoupledConstraintCorrection {
+    me: Option<ComponentId>,
+    state: Option<StateId>,
+    layout: Option<Layout>,
+    ode: Option<ComponentId>,
+    use_ode: bool,
+    position_factor: f64,
+    velocity_factor: f64,
+    compliance: Compliance,
+    /// Invalid set-ups contribute nothing (SOFA's `ComponentState::Invalid`).
+    valid: bool,
+    /// Rigid3 compliance still to be derived from the mass (declared after this component).
+    rigid_pending: bool,
+    // Unbuilt path.
+    constraint_force: Vec<f64>,
+    constraint_disp: Vec<f64>,
+}
+
+impl UncoupledConstraintCorrection {
+    fn state(&self) -> SimResult<StateId> {
+        self.state.ok_or_else(|| SimError::new("UncoupledConstraintCorrection used before init"))
+    }
+
+    fn ds(&self) -> usize {
+        self.layout.map_or(3, |l| l.deriv_size())
+    }
+
+    /// The ODE factors (1 without an ODE solver).
+    fn ode(&self, scene: &mut Scene, dt: f64) -> (f64, f64) {
+        match self.ode {
+            Some(o) => {
+                let f = ode_factors(scene, o, dt);
+                (f.position, f.velocity)
+            }
+            None => (1.0, 1.0),
+        }
+    }
+
+    /// Position and velocity factors of the motion correction (spec §1.5).
+    fn factors(&self, scene: &mut Scene, cp: &ConstraintParams, what: Apply) -> (f64, f64) {
+        if self.use_ode {
+            return self.ode(scene, cp.dt);
+        }
+        match what {
+            Apply::Motion => (self.position_factor, self.velocity_factor / cp.dt),
+            Apply::Position => (self.position_factor, 0.0),
+            Apply::Velocity => (0.0, self.velocity_factor),
+        }
+    }
+
+    fn check_valid(&mut self, cx: &mut InitCtx) {
+        let c = &self.compliance;
+        let bad = if c.rigid {
+            !c.comp.len().is_multiple_of(7) || c.comp.is_empty() || c.comp[0] == 0.0 || c.comp[1] == 0.0 || c.comp[4] == 0.0 || c.comp[6] == 0.0
+        } else {
+            c.comp0 == 0.0 || c.comp.contains(&0.0)
+        };
+        self.valid = !bad;
+        if bad {
+            cx.warn("invalid compliance (a zero value, or a Rigid3 compliance that is not 7 values with non-zero diagonal): this correction contributes nothing");
+        }
+    }
+
+    /// Rigid3: the 7 compliance values from the node's UniformMass (spec §1.2).
+    fn derive_rigid(&mut self, cx: &mut InitCtx) {
+        self.rigid_pending = false;
+        let given = cx.data().get(COMPLIANCE).to_vec();
+        if given.len() == 7 {
+            self.compliance.comp = given;
+            self.check_valid(cx);
+            return;
+        }
+        let mut ode_factor = 1.0;
+        if self.ode.is_some() && !self.use_ode {
+            let dt = cx.params().dt;
+            ode_factor = dt * dt;
+        }
+        let mut comp = Vec::with_capacity(7);
+        let mass = cx.scene.find_local(cx.node(), Roles::MASS).filter(|m| cx.scene.entry(*m).class.name == "UniformMass");
+        // m and the inverse inertia of one rigid DOF, asked from the mass itself.
+        let rigid = mass.and_then(|m| {
+            let mass = cx.scene.components[m].obj.as_ref()?.mass_ref()?;
+            let mut mm = [0.0; 6];
+            mass.add_mdx(&mut mm, &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0);
+            let mut inv = [[0.0; 3]; 3];
+            for k in 0..3 {
+                let mut f = [0.0; 6];
+                f[3 + k] = 1.0;
+                let mut a = [0.0; 6];
+                mass.acc_from_f(&mut a, &f).ok()?;
+                for r in 0..3 {
+                    inv[r][k] = a[3 + r];
+                }
+            }
+            Some((mm[0], inv))
+        });
+        if data_given(cx, DEFAULT_COMPLIANCE.name()) {
+            comp.push(self.compliance.comp0);
+        } else if let Some((m, _)) = rigid {
+            comp.push(ode_factor / m);
+        } else {
+            cx.warn("no UniformMass found in the node to derive the translational compliance: this correction contributes nothing");
+        }
+        let inv = match (data_given(cx, DEFAULT_COMPLIANCE.name()), rigid) {
+            (false, Some((_, inv))) => inv,
+            _ => [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        };
+        for (r, c) in [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)] {
+            comp.push(ode_factor * inv[r][c]);
+        }
+        cx.data_mut().set("compliance", Value::Reals { arity: 1, v: comp.clone() });
+        self.compliance.comp = comp;
+        self.check_valid(cx);
+    }
+}
+
+impl Component for UncoupledConstraintCorrection {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.me = Some(cx.id);
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        let layout = cx.state_layout(s);
+        if !matches!(layout, Layout::Vec1 | Layout::Vec2 | Layout::Vec3 | Layout::Rigid3) {
+            return Err(cx.error(format!("UncoupledConstraintCorrection has no {} template", layout.name())));
+        }
+        self.layout = Some(layout);
+        let d = cx.data();
+        self.position_factor = d.get(CORRECTION_POSITION_FACTOR);
+        self.velocity_factor = d.get(CORRECTION_VELOCITY_FACTOR);
+        self.use_ode = d.get(USE_ODE_SOLVER_INTEGRATION_FACTORS);
+        self.ode = cx.scene.find_up(cx.node(), Roles::ODE_SOLVER);
+        if self.ode.is_none() && self.use_ode {
+            cx.warn("no ODE solver found above this node: useOdeSolverIntegrationFactors is set to false");
+            self.use_ode = false;
+            cx.data_mut().set("useOdeSolverIntegrationFactors", Value::Bool(false));
+        }
+        let d = cx.data();
+        let n = cx.state_size(s);
+        self.compliance = Compliance { rigid: layout == Layout::Rigid3, comp: d.get(COMPLIANCE).to_vec(), comp0: d.get(DEFAULT_COMPLIANCE) };
+        if layout == Layout::Rigid3 {
+            let mass = cx.scene.find_local(cx.node(), Roles::MASS);
+            self.rigid_pending = true;
+            if mass.is_none_or(|m| cx.scene.entry(m).initialized) {
+                self.derive_rigid(cx);
+            }
+            return Ok(());
+        }
+        let default_set = data_given(cx, DEFAULT_COMPLIANCE.name());
+        if !default_set && !data_given(cx, COMPLIANCE.name()) {
+            cx.warn("neither defaultCompliance nor compliance is set: the default compliance 1e-5 is used");
+        }
+        let c = &mut self.compliance;
+        if c.comp.len() == 1 && default_set && c.comp0 == c.comp[0] {
+            c.comp.clear();
+        }
+        if !c.comp.is_empty() && c.comp.len() != n {
+            if !default_set {
+                c.comp0 = c.comp[0];
+            }
+            c.comp = vec![c.comp0; n];
+            let v = c.comp.clone();
+            cx.data_mut().set("compliance", Value::Reals { arity: 1, v });
+        }
+        self.check_valid(cx);
+        Ok(())
+    }
+
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        if self.rigid_pending {
+            self.derive_rigid(cx);
+        }
+        Ok(())
+    }
+
+    fn constraint_correction(&mut self) -> Option<&mut dyn ConstraintCorrection> {
+        Some(self)
+    }
+}
+
+/// `Σ w(n_a, n_b)` over the DOFs present in both rows (sorted merge).
+fn row_pair(c: &Compliance, a: &[(usize, Vec<f64>)], b: &[(usize, Vec<f64>)]) -> f64 {
+    let (mut i, mut j) = (0, 0);
+    let mut w = 0.0;
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                w += c.pair(a[i].0, &a[i].1, &b[j].1);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    w
+}
+
+/// SOFA's loop of `addComplianceInConstraintSpace` over `rows` (spec §1.4).
+fn add_compliance(c: &Compliance, rows: &Rows, w: &mut DenseMatrix) -> SimResult {
+    for (k, (a, ea)) in rows.iter().enumerate() {
+        if *a >= w.n {
+            return Err(SimError::new(format!("constraint row {a} is beyond the {} rows of the compliance matrix", w.n)));
+        }
+        let mut d = 0.0;
+        for (dof, n) in ea {
+            d += c.pair(*dof, n, n);
+        }
+        w.add(*a, *a, d);
+        for (b, eb) in &rows[k + 1..] {
+            if *b >= w.n {
+                return Err(SimError::new(format!("constraint row {b} is beyond the {} rows of the compliance matrix", w.n)));
+            }
+            let s = row_pair(c, ea, eb);
+            if s != 0.0 {
+                w.add(*a, *b, s);
+                w.add(*b, *a, s);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ConstraintCorrection for UncoupledConstraintCorrection {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    fn add_compliance_in_constraint_space(&mut self, scene: &mut Scene, cp: &ConstraintParams, w: &mut DenseMatrix) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let s = self.state()?;
+        let factor = if self.use_ode {
+            let (p, v) = self.ode(scene, cp.dt);
+            settee_core::constraint::IntegrationFactors { position: p, velocity: v }.for_order(cp.order)
+        } else {
+            1.0
+        };
+        let c = self.compliance.scaled(factor);
+        add_compliance(&c, &rows_of(scene, s), w)
+    }
+
+    fn compute_motion_correction(&mut self, scene: &mut Scene, _cp: &ConstraintParams, dx: VecId, f: VecId) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let s = self.state()?;
+        let ds = self.ds();
+        let st = scene.store.get_mut(s);
+        let force = st.read(f).to_vec();
+        let out = st.write(dx);
+        for (i, (o, fi)) in out.chunks_exact_mut(ds).zip(force.chunks_exact(ds)).enumerate() {
+            self.compliance.dx(i, fi, o);
+        }
+        Ok(())
+    }
+
+    fn apply_motion_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, x: VecId, v: VecId, dx: VecId, correction: VecId) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let (p, q) = self.factors(scene, cp, Apply::Motion);
+        apply_correction(scene, self.state()?, cp, Apply::Motion, x, v, dx, correction, p, q)
+    }
+
+    fn apply_position_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, x: VecId, dx: VecId, correction: VecId) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let (p, q) = self.factors(scene, cp, Apply::Position);
+        apply_correction(scene, self.state()?, cp, Apply::Position, x, VecId::VELOCITY, dx, correction, p, q)
+    }
+
+    fn apply_velocity_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, v: VecId, dv: VecId, correction: VecId) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let (p, q) = self.factors(scene, cp, Apply::Velocity);
+        apply_correction(scene, self.state()?, cp, Apply::Velocity, VecId::POSITION, v, dv, correction, p, q)
+    }
+
+    // ----- unbuilt path (§1.7): `end` is inclusive, as SOFA's `[c, c + l − 1]`.
+
+    fn reset_for_unbuilt_resolution(&mut self, scene: &mut Scene, _cp: &ConstraintParams, f: &[f64], _sequence: &mut Vec<usize>) -> SimResult {
+        let s = self.state()?;
+        let ds = self.ds();
+        let n = scene.store.get(s).size * ds;
+        self.constraint_disp.clear();
+        self.constraint_disp.resize(n, 0.0);
+        self.constraint_force.clear();
+        self.constraint_force.resize(n, 0.0);
+        for (r, entries) in rows_of(scene, s) {
+            let fr = f.get(r).copied().unwrap_or(0.0);
+            if fr == 0.0 {
+                continue;
+            }
+            for (dof, b) in entries {
+                for (k, x) in b.iter().enumerate() {
+                    self.constraint_force[dof * ds + k] += x * fr;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn has_constraint_number(&self, scene: &Scene, row: usize) -> bool {
+        self.state.is_some_and(|s| scene.store.get(s).constraint.rows().any(|(r, mut e)| r == row && e.next().is_some()))
+    }
+
+    fn add_block_diagonal_compliance(
+        &mut self,
+        scene: &mut Scene,
+        _cp: &ConstraintParams,
+        w: &mut DenseMatrix,
+        begin: usize,
+        end: usize,
+    ) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let rows: Rows = rows_of(scene, self.state()?).into_iter().filter(|(r, _)| (begin..=end).contains(r)).collect();
+        add_compliance(&self.compliance, &rows, w)
+    }
+
+    fn add_constraint_displacement(&mut self, scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
+        let ds = self.ds();
+        for (r, entries) in rows_of(scene, self.state()?) {
+            if !(begin..=end).contains(&r) || r >= d.len() {
+                continue;
+            }
+            for (dof, b) in entries {
+                if let Some(disp) = self.constraint_disp.get(dof * ds..dof * ds + ds) {
+                    d[r] += dot(&b, disp);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_constraint_dforce(&mut self, scene: &mut Scene, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
+        if !update {
+            return Ok(());
+        }
+        let ds = self.ds();
+        for (r, entries) in rows_of(scene, self.state()?) {
+            if !(begin..=end).contains(&r) || r >= df.len() {
+                continue;
+            }
+            for (dof, b) in entries {
+                let range = dof * ds..dof * ds + ds;
+                if range.end > self.constraint_force.len() {
+                    continue;
+                }
+                for (k, x) in b.iter().enumerate() {
+                    self.constraint_force[dof * ds + k] += x * df[r];
+                }
+                let mut out = vec![0.0; ds];
+                self.compliance.dx(dof, &self.constraint_force[range.clone()], &mut out);
+                self.constraint_disp[range].copy_from_slice(&out);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- LCP path (§1.6).
+
+    fn reset_contact_force(&mut self, scene: &mut Scene) -> SimResult {
+        let s = self.state()?;
+        scene.store.get_mut(s).write(VecId::EXTERNAL_FORCE).fill(0.0);
+        Ok(())
+    }
+
+    fn apply_contact_force(&mut self, scene: &mut Scene, cp: &ConstraintParams, lambda: &[f64]) -> SimResult {
+        if !self.valid {
+            return Ok(());
+        }
+        let s = self.state()?;
+        let ds = self.ds();
+        let rows = rows_of(scene, s);
+        let st = scene.store.get_mut(s);
+        let ext = st.write(VecId::EXTERNAL_FORCE);
+        for (r, entries) in &rows {
+            let l = lambda.get(*r).copied().unwrap_or(0.0);
+            if l == 0.0 {
+                continue;
+            }
+            for (dof, b) in entries {
+                for (k, x) in b.iter().enumerate() {
+                    ext[dof * ds + k] += x * l;
+                }
+            }
+        }
+        let force = ext.clone();
+        let out = st.write(VecId::DX);
+        for (i, (o, fi)) in out.chunks_exact_mut(ds).zip(force.chunks_exact(ds)).enumerate() {
+            self.compliance.dx(i, fi, o);
+        }
+        let (p, q) = self.factors(scene, cp, Apply::Motion);
+        let lcp = ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, ..*cp };
+        apply_correction(scene, s, &lcp, Apply::Motion, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX, p, q)
+    }
+}
