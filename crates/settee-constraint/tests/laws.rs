@@ -1,0 +1,208 @@
+//! Known-answer tests of the constraint laws (lagrangian-constraints spec §5): rows, violations
+//! and resolutions on tiny hand-made states, through the core stages a solver calls
+//! (`build_constraint_matrix`, `constraint_violation`, `collect_resolutions`,
+//! `store_law_lambdas`).
+
+use settee_core::constraint::{
+    build_constraint_matrix, collect_resolutions, constraint_violation, store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem,
+    DenseMatrix,
+};
+use settee_core::simulation::init_root;
+use settee_core::testing::add;
+use settee_core::{ComponentId, Factory, Scene, StateId, VecId};
+
+fn factory() -> Factory {
+    let mut f = Factory::new();
+    settee_statecontainer::register(&mut f);
+    settee_constraint::register(&mut f);
+    f
+}
+
+fn cp(order: ConstraintOrder, dt: f64) -> ConstraintParams {
+    ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, dx: VecId::DX, lambda: VecId::DFORCE, order, dt, time: 0.0 }
+}
+
+fn pos_cp() -> ConstraintParams {
+    cp(ConstraintOrder::PosAndVel, 0.01)
+}
+
+/// The store id of a MechanicalObject component.
+fn state(s: &Scene, c: ComponentId) -> StateId {
+    s.state_of(c).expect("a mechanical state")
+}
+
+fn set(s: &mut Scene, st: StateId, id: VecId, v: &[f64]) {
+    s.store.get_mut(st).set_vec(id, v.to_vec());
+}
+
+/// A row of a state as `(dof, block)` pairs.
+type Row = Vec<(usize, Vec<f64>)>;
+
+fn rows_of(s: &Scene, st: StateId) -> Vec<(usize, Row)> {
+    s.store.get(st).constraint.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect()
+}
+
+/// Builds the rows, the violation and the resolutions of every law of the scene as a solver
+/// does; returns the problem (its `dfree`, `resolutions`, `laws`).
+fn pose(s: &mut Scene, cp: &ConstraintParams) -> ConstraintProblem {
+    let mut pb = ConstraintProblem::default();
+    let mut laws = Vec::new();
+    let n = build_constraint_matrix(s, cp, &mut laws).unwrap();
+    pb.clear(n);
+    pb.laws = laws;
+    let mut dfree = vec![0.0; n];
+    constraint_violation(s, cp, &pb.laws, &mut dfree).unwrap();
+    pb.dfree = dfree;
+    collect_resolutions(s, cp, &mut pb).unwrap();
+    pb
+}
+
+/// Block starts and line counts of the problem's resolutions.
+fn blocks(pb: &ConstraintProblem) -> Vec<(usize, usize)> {
+    pb.blocks()
+}
+
+fn unit(ds: usize, j: usize) -> Vec<f64> {
+    let mut e = vec![0.0; ds];
+    e[j] = 1.0;
+    e
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) {
+    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!((x - y).abs() <= tol, "entry {i}: {x} vs {y} ({a:?} vs {b:?})");
+    }
+}
+
+/// Quaternion `x y z w` of a rotation of `angle` about a unit `axis`.
+fn axis_angle(axis: [f64; 3], angle: f64) -> [f64; 4] {
+    let (s, c) = (angle / 2.0).sin_cos();
+    [axis[0] * s, axis[1] * s, axis[2] * s, c]
+}
+
+fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    settee_core::types::quat_mul(a, b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// FixedLagrangianConstraint
+
+/// Two laws on two Vec3 states: `indices="0 2"` on a 3-point state (rows 0–5) and `fixAll` on
+/// a 1-point state (rows 6–8). Each fixed point gets three unit rows; the violation is
+/// `x_free − x_rest`; each point is one warm-started 3-line block.
+#[test]
+fn fixed_vec3_rows_violation_and_blocks() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("position", "0 0 0  1 0 0  2 0 0"), ("rest_position", "0 0.5 0  1 0 0  2 1 -1")]);
+    add(&mut s, &f, a, "FixedLagrangianConstraint", &[("indices", "0 2")]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("position", "5 5 5")]);
+    add(&mut s, &f, b, "FixedLagrangianConstraint", &[("fixAll", "true")]);
+    init_root(&mut s, &f).unwrap();
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    set(&mut s, sa, VecId::FREE_POSITION, &[0.1, 0.2, 0.3, 9.0, 9.0, 9.0, 2.5, 1.25, -0.5]);
+    set(&mut s, sb, VecId::FREE_POSITION, &[5.0, 4.0, 7.5]);
+
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(pb.n, 9);
+    let expect_a: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(if r < 3 { 0 } else { 2 }, unit(3, r % 3))])).collect();
+    assert_eq!(rows_of(&s, sa), expect_a);
+    let expect_b: Vec<(usize, Row)> = (0..3).map(|j| (6 + j, vec![(0, unit(3, j))])).collect();
+    assert_eq!(rows_of(&s, sb), expect_b);
+    // x_free − x_rest (rest of B defaults to its position).
+    close(&pb.dfree, &[0.1, 0.2 - 0.5, 0.3, 0.5, 0.25, 0.5, 0.0, -1.0, 2.5], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 3), (3, 3), (6, 3)]);
+}
+
+/// The multipliers stored after a solve are written back by the next solve's `init` (SOFA's
+/// `m_prevForces`), per fixed point.
+#[test]
+fn fixed_vec3_warm_starts_from_stored_multipliers() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+    add(&mut s, &f, Scene::ROOT, "FixedLagrangianConstraint", &[("indices", "1 0")]);
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, mo);
+    set(&mut s, st, VecId::FREE_POSITION, &[0.0, -1.0, 0.0, 1.0, 0.0, 2.0]);
+    let c = pos_cp();
+    let pb = pose(&mut s, &c);
+    // Row order follows `indices`: DOF 1 first.
+    assert_eq!(rows_of(&s, st)[0], (0, vec![(1, unit(3, 0))]));
+    close(&pb.dfree, &[0.0, 0.0, 2.0, 0.0, -1.0, 0.0], 0.0);
+    let lambda = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    store_law_lambdas(&mut s, &c, &pb.laws, &lambda, true).unwrap();
+
+    let mut pb = pose(&mut s, &c);
+    let w = DenseMatrix { n: 6, data: (0..36).map(|k| if k % 7 == 0 { 2.0 } else { 0.0 }).collect() };
+    let mut l = vec![0.0; 6];
+    for (line, _) in pb.blocks() {
+        pb.resolutions[line].as_mut().unwrap().init(line, &w, &mut l);
+    }
+    assert_eq!(l, lambda);
+    // One Gauss-Seidel update of the first block with W = 2·I: λ −= d/2.
+    let mut d = vec![2.0, -4.0, 6.0, 0.0, 0.0, 0.0];
+    let dfree = d.clone();
+    pb.resolutions[0].as_mut().unwrap().resolution(0, &w, &mut d, &mut l, &dfree);
+    assert_eq!(&l[..3], &[0.0, 4.0, 0.0]);
+}
+
+/// Rigid3: six unit rows per DOF (translation then rotation) and the violation
+/// `(c_free − c_rest, toEulerVector(q_free·q_rest⁻¹))`; two 3-line blocks per DOF.
+#[test]
+fn fixed_rigid3_rows_and_euler_violation() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let qr = axis_angle([0.0, 0.0, 1.0], std::f64::consts::FRAC_PI_2);
+    let rest = format!("1 2 3 {} {} {} {}", qr[0], qr[1], qr[2], qr[3]);
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", &rest), ("rest_position", &rest)]);
+    let law = add(&mut s, &f, Scene::ROOT, "FixedLagrangianConstraint", &[("indices", "0")]);
+    assert_eq!(s.entry(law).template, "Rigid3d");
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, mo);
+    // Free pose: translated by (0.5, 0, −0.5) and turned by 0.2 rad about x (world frame).
+    let q = qmul(axis_angle([1.0, 0.0, 0.0], 0.2), qr);
+    set(&mut s, st, VecId::FREE_POSITION, &[1.5, 2.0, 2.5, q[0], q[1], q[2], q[3]]);
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(pb.n, 6);
+    let expect: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(0, unit(6, r))])).collect();
+    assert_eq!(rows_of(&s, st), expect);
+    close(&pb.dfree, &[0.5, 0.0, -0.5, 0.2, 0.0, 0.0], 1e-15);
+    assert_eq!(blocks(&pb), vec![(0, 3), (3, 3)]);
+}
+
+/// Vec1 and Vec2 give one N-line block per DOF (no warm start).
+#[test]
+fn fixed_vec1_and_vec2_blocks() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let m1 = add(&mut s, &f, a, "MechanicalObject", &[("template", "Vec1d"), ("position", "1 2 3")]);
+    add(&mut s, &f, a, "FixedLagrangianConstraint", &[("indices", "2 0")]);
+    let m2 = add(&mut s, &f, b, "MechanicalObject", &[("template", "Vec2d"), ("position", "1 2  3 4")]);
+    add(&mut s, &f, b, "FixedLagrangianConstraint", &[("fixAll", "1")]);
+    init_root(&mut s, &f).unwrap();
+    let (s1, s2) = (state(&s, m1), state(&s, m2));
+    set(&mut s, s1, VecId::FREE_POSITION, &[1.5, 2.0, 2.0]);
+    set(&mut s, s2, VecId::FREE_POSITION, &[0.0, 2.0, 3.0, 5.0]);
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(rows_of(&s, s1), vec![(0, vec![(2, vec![1.0])]), (1, vec![(0, vec![1.0])])]);
+    assert_eq!(rows_of(&s, s2)[3], (5, vec![(1, vec![0.0, 1.0])]));
+    close(&pb.dfree, &[-1.0, 0.5, -1.0, 0.0, 0.0, 1.0], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 1), (1, 1), (2, 2), (4, 2)]);
+}
+
+/// An index beyond the state is refused at init with a message, not a panic.
+#[test]
+fn fixed_rejects_out_of_range_index() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0")]);
+    add(&mut s, &f, Scene::ROOT, "FixedLagrangianConstraint", &[("indices", "3")]);
+    let e = init_root(&mut s, &f).unwrap_err();
+    assert!(e.to_string().contains("beyond"), "{e}");
+}
