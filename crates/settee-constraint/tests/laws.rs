@@ -206,3 +206,256 @@ fn fixed_rejects_out_of_range_index() {
     let e = init_root(&mut s, &f).unwrap_err();
     assert!(e.to_string().contains("beyond"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// BilateralLagrangianConstraint
+
+/// Two Vec3 states in child nodes, the law at the root (as the example scenes write it):
+/// `first_point="2 0"`, `second_point="1 0 1"` (two pairs: the shorter list counts),
+/// `rest_vector` for the first pair only. Rows: object 1 `−e_j`, object 2 `+e_j`; violation
+/// `x₂f − x₁f − rest`; one 3-line block per pair.
+#[test]
+fn bilateral_vec3_rows_violation_and_blocks() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "mstate"), ("position", "0 0 0  1 0 0  2 0 0")]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "mstate"), ("position", "0 1 0  1 1 0")]);
+    let law = add(
+        &mut s,
+        &f,
+        Scene::ROOT,
+        "BilateralLagrangianConstraint",
+        &[
+            ("template", "Vec3"),
+            ("object1", "@A/mstate"),
+            ("object2", "@B/mstate"),
+            ("first_point", "2 0"),
+            ("second_point", "1 0 1"),
+            ("rest_vector", "0.5 0 0"),
+        ],
+    );
+    assert_eq!(s.entry(law).template, "Vec3d");
+    init_root(&mut s, &f).unwrap();
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    set(&mut s, sa, VecId::FREE_POSITION, &[0.0, 0.0, 0.25, 9.0, 9.0, 9.0, 2.0, 0.5, 0.0]);
+    set(&mut s, sb, VecId::FREE_POSITION, &[-1.0, 2.0, 0.5, 3.0, 1.0, 0.0]);
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(pb.n, 6);
+    let neg = |j: usize| unit(3, j).iter().map(|v| -v).collect::<Vec<f64>>();
+    let ra: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(if r < 3 { 2 } else { 0 }, neg(r % 3))])).collect();
+    let rb: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(if r < 3 { 1 } else { 0 }, unit(3, r % 3))])).collect();
+    assert_eq!(rows_of(&s, sa), ra);
+    assert_eq!(rows_of(&s, sb), rb);
+    // Pair 0: x_B[1] − x_A[2] − (0.5, 0, 0) = (3−2−0.5, 1−0.5, 0); pair 1: x_B[0] − x_A[0].
+    close(&pb.dfree, &[0.5, 0.5, 0.0, -1.0, 2.0, 0.25], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 3), (3, 3)]);
+}
+
+/// Both objects on one state: the first row of a pair is added (−e_x + e_x on a shared DOF
+/// cancels), the two others are set (the object-2 entry overwrites the object-1 entry).
+#[test]
+fn bilateral_vec3_on_one_state_adds_then_sets() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 2 3")]);
+    add(&mut s, &f, Scene::ROOT, "BilateralLagrangianConstraint", &[("first_point", "0 1"), ("second_point", "1 1")]);
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, mo);
+    set(&mut s, st, VecId::FREE_POSITION, &[0.5, 0.0, 0.0, 1.0, 2.0, 4.0]);
+    let pb = pose(&mut s, &pos_cp());
+    let rows = rows_of(&s, st);
+    assert_eq!(rows[0], (0, vec![(0, vec![-1.0, 0.0, 0.0]), (1, vec![1.0, 0.0, 0.0])]));
+    assert_eq!(rows[1], (1, vec![(0, vec![0.0, -1.0, 0.0]), (1, vec![0.0, 1.0, 0.0])]));
+    assert_eq!(rows[3], (3, vec![(1, vec![0.0, 0.0, 0.0])]));
+    assert_eq!(rows[4], (4, vec![(1, vec![0.0, 1.0, 0.0])]));
+    assert_eq!(rows[5], (5, vec![(1, vec![0.0, 0.0, 1.0])]));
+    close(&pb.dfree, &[0.5, 2.0, 4.0, 0.0, 0.0, 0.0], 0.0);
+}
+
+/// VEL order: `(v₂f − v₁f) + ((x₂ − x₁) + rest)/dt` with the current positions (SOFA's sign of
+/// the rest vector there is the opposite of the position violation's).
+#[test]
+fn bilateral_vec3_velocity_violation() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("position", "1 0 0")]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("position", "1 0.5 0")]);
+    add(
+        &mut s,
+        &f,
+        Scene::ROOT,
+        "BilateralLagrangianConstraint",
+        &[("object1", "@A/m"), ("object2", "@B/m"), ("first_point", "0"), ("second_point", "0"), ("rest_vector", "0 0.25 1")],
+    );
+    init_root(&mut s, &f).unwrap();
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    for (st, v) in [(sa, [0.0, 0.0, 0.0]), (sb, [2.0, -1.0, 0.5])] {
+        set(&mut s, st, VecId::FREE_POSITION, &[7.0, 7.0, 7.0]);
+        set(&mut s, st, VecId::FREE_VELOCITY, &v);
+    }
+    let pb = pose(&mut s, &cp(ConstraintOrder::Vel, 0.5));
+    // dpos = (0, 0.5, 0) + (0, 0.25, 1) = (0, 0.75, 1), ·(1/0.5) = (0, 1.5, 2).
+    close(&pb.dfree, &[2.0, 0.5, 2.5], 0.0);
+}
+
+/// Warm start and load: the next solve's `init` writes the stored multipliers, and an update
+/// is scaled by `load`; `activate="false"` removes every row.
+#[test]
+fn bilateral_vec3_warm_start_load_and_activate() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+    let law = add(&mut s, &f, Scene::ROOT, "BilateralLagrangianConstraint", &[("first_point", "0"), ("second_point", "1"), ("load", "0.5")]);
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, mo);
+    set(&mut s, st, VecId::FREE_POSITION, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+    let c = pos_cp();
+    let pb = pose(&mut s, &c);
+    store_law_lambdas(&mut s, &c, &pb.laws, &[0.1, 0.2, 0.3], true).unwrap();
+    let mut pb = pose(&mut s, &c);
+    let w = DenseMatrix { n: 3, data: vec![4.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0] };
+    let mut l = vec![0.0; 3];
+    let r = pb.resolutions[0].as_mut().unwrap();
+    r.init(0, &w, &mut l);
+    assert_eq!(l, [0.1, 0.2, 0.3]);
+    let mut d = vec![4.0, 2.0, 1.0];
+    let dfree = d.clone();
+    r.resolution(0, &w, &mut d, &mut l, &dfree);
+    // λ −= load·W⁻¹·d = 0.5·(1, 1, 1).
+    close(&l, &[0.1 - 0.5, 0.2 - 0.5, 0.3 - 0.5], 1e-16);
+
+    s.components[law].data.set("activate", settee_core::Value::Bool(false));
+    let mut live = s.components[law].obj.take().unwrap();
+    {
+        let mut cx = settee_core::InitCtx { scene: &mut s, id: law };
+        live.data_changed(&mut cx).unwrap();
+    }
+    s.components[law].obj = Some(live);
+    let pb = pose(&mut s, &c);
+    assert_eq!(pb.n, 0);
+    assert!(rows_of(&s, st).is_empty());
+}
+
+/// Rigid3: six rows per pair (translation then rotation, object 1 negative); the violation is
+/// `(c₂ − c₁, q₁·rotvec(q₁⁻¹·q₂))`, the rotation from 1 to 2 in the world frame, here 0.2 rad
+/// about x; two 3-line blocks per pair.
+#[test]
+fn bilateral_rigid3_rows_and_world_rotation_violation() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let q1 = axis_angle([0.0, 0.0, 1.0], 0.3);
+    let q2 = qmul(axis_angle([1.0, 0.0, 0.0], 0.2), q1);
+    let pose1 = format!("1 0 0 {} {} {} {}", q1[0], q1[1], q1[2], q1[3]);
+    let pose2 = format!("1.5 1 -1 {} {} {} {}", q2[0], q2[1], q2[2], q2[3]);
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("template", "Rigid3"), ("position", &pose1)]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("template", "Rigid3"), ("position", &pose2)]);
+    let law = add(
+        &mut s,
+        &f,
+        Scene::ROOT,
+        "BilateralLagrangianConstraint",
+        &[
+            ("template", "Rigid3"),
+            ("object1", "@A/m"),
+            ("object2", "@B/m"),
+            ("first_point", "0"),
+            ("second_point", "0"),
+            ("rest_vector", "0 1 0 0 0 0.05"),
+        ],
+    );
+    assert_eq!(s.entry(law).template, "Rigid3d");
+    init_root(&mut s, &f).unwrap();
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
+    let xb = s.store.get(sb).read(VecId::POSITION).to_vec();
+    set(&mut s, sa, VecId::FREE_POSITION, &xa);
+    set(&mut s, sb, VecId::FREE_POSITION, &xb);
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(pb.n, 6);
+    let ra: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(0, unit(6, r).iter().map(|v| -v).collect())])).collect();
+    let rb: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(0, unit(6, r))])).collect();
+    assert_eq!(rows_of(&s, sa), ra);
+    assert_eq!(rows_of(&s, sb), rb);
+    close(&pb.dfree, &[0.5, 0.0, -1.0, 0.2, 0.0, -0.05], 1e-15);
+    assert_eq!(blocks(&pb), vec![(0, 3), (3, 3)]);
+}
+
+/// Rigid3 `keepOrientationDifference`: the offset and relative orientation at `bwd_init` are
+/// kept (rest_vector is ignored): zero violation at the initial poses, then a 0.1 rad turn of
+/// object 2 about z appears as (0, 0, 0.1) in the rotation rows.
+#[test]
+fn bilateral_rigid3_keeps_initial_orientation_difference() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let q1 = axis_angle([0.0, 1.0, 0.0], 0.7);
+    let q2 = axis_angle([1.0, 0.0, 0.0], -0.4);
+    let pose1 = format!("0 0 0 {} {} {} {}", q1[0], q1[1], q1[2], q1[3]);
+    let pose2 = format!("2 0 1 {} {} {} {}", q2[0], q2[1], q2[2], q2[3]);
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("template", "Rigid3d"), ("position", &pose1)]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("template", "Rigid3d"), ("position", &pose2)]);
+    add(
+        &mut s,
+        &f,
+        Scene::ROOT,
+        "BilateralLagrangianConstraint",
+        &[
+            ("template", "Rigid3d"),
+            ("object1", "@A/m"),
+            ("object2", "@B/m"),
+            ("first_point", "0"),
+            ("second_point", "0"),
+            ("keepOrientationDifference", "true"),
+            ("rest_vector", "9 9 9 9 9 9"),
+        ],
+    );
+    init_root(&mut s, &f).unwrap();
+    assert!(s.messages.iter().any(|m| m.message.contains("rest_vector will be ignored")));
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
+    let xb = s.store.get(sb).read(VecId::POSITION).to_vec();
+    set(&mut s, sa, VecId::FREE_POSITION, &xa);
+    set(&mut s, sb, VecId::FREE_POSITION, &xb);
+    let pb = pose(&mut s, &pos_cp());
+    close(&pb.dfree, &[0.0; 6], 1e-15);
+    let q2b = qmul(axis_angle([0.0, 0.0, 1.0], 0.1), q2);
+    set(&mut s, sb, VecId::FREE_POSITION, &[2.0, 0.5, 1.0, q2b[0], q2b[1], q2b[2], q2b[3]]);
+    let pb = pose(&mut s, &pos_cp());
+    close(&pb.dfree, &[0.0, 0.5, 0.0, 0.0, 0.0, 0.1], 1e-15);
+}
+
+/// Programmatic pairs (SOFA's `addContact`, used by stick contacts): the rest offset is
+/// `Q − P` with `P = x₂[m2]`, `Q = x₁[m1]`, so the violation at those positions is `2·(x₂ − x₁)`
+/// (SOFA's sign); rows are numbered from the given first row.
+#[test]
+fn bilateral_add_contact_rest_is_q_minus_p() {
+    use settee_constraint::laws::BilateralLagrangianConstraint;
+    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
+    use settee_core::{ConstraintRows, Layout};
+    let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
+    let mut law = BilateralLagrangianConstraint::new(Layout::Vec3, s1, s2).unwrap();
+    let x1 = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0];
+    let x2 = [3.0, 2.0, 1.0];
+    law.add_contact(1, 0, &x2[0..3], &x1[3..6]).unwrap();
+    assert!(law.add_contact(0, 0, &x2[0..2], &x1[0..3]).is_err());
+    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
+    let c = pos_cp();
+    let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&x1, &x2], rows: vec![&mut r1, &mut r2] }, 10).unwrap();
+    assert_eq!(n, 3);
+    assert_eq!(r1.rows().map(|(r, _)| r).collect::<Vec<_>>(), vec![10, 11, 12]);
+    let mut d = [7.0; 3];
+    let io = ViolationIo { x: vec![&x1, &x2], v: vec![&[0.0; 6], &[0.0; 3]], rows: vec![&r1, &r2] };
+    law.constraint_violation(&c, &io, &mut d).unwrap();
+    // rest = q − p = x1[1] − x2[0]; violation = x2[0] − x1[1] − rest = −2·rest.
+    close(&d, &[4.0, 2.0, 0.0], 0.0);
+    let mut res = Vec::new();
+    law.resolutions(&c, &mut res);
+    assert_eq!(res.iter().map(|r| r.nb_lines()).sum::<usize>(), n);
+}

@@ -23,11 +23,13 @@ pub mod stopper;
 pub mod uniform;
 pub mod unilateral;
 
+pub use bilateral::BilateralLagrangianConstraint;
 pub use fixed::FixedLagrangianConstraint;
 
 /// Registers the classes of this module.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
+    f.register(&bilateral::CLASS);
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
