@@ -459,3 +459,61 @@ fn bilateral_add_contact_rest_is_q_minus_p() {
     law.resolutions(&c, &mut res);
     assert_eq!(res.iter().map(|r| r.nb_lines()).sum::<usize>(), n);
 }
+
+// ---------------------------------------------------------------------------------------------
+// UniformLagrangianConstraint
+
+/// Vec1, three DOFs: one unit row per DOF; violation `x_free` (POS) and `v_free + x/dt` (VEL,
+/// current positions); `iterative` gives three 1-line blocks, otherwise one 3-line block.
+#[test]
+fn uniform_vec1_rows_violations_and_blocks() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let m1 = add(&mut s, &f, a, "MechanicalObject", &[("template", "Vec1"), ("position", "0.1 -0.2 0.3")]);
+    let law = add(&mut s, &f, a, "UniformLagrangianConstraint", &[("template", "Vec1")]);
+    assert_eq!(s.entry(law).template, "Vec1d");
+    let m2 = add(&mut s, &f, b, "MechanicalObject", &[("template", "Vec1"), ("position", "1 2"), ("rest_position", "0.5 0.25")]);
+    add(&mut s, &f, b, "UniformLagrangianConstraint", &[("iterative", "false"), ("constrainToRestPos", "true")]);
+    init_root(&mut s, &f).unwrap();
+    let (s1, s2) = (state(&s, m1), state(&s, m2));
+    set(&mut s, s1, VecId::FREE_POSITION, &[0.5, 0.0, -1.0]);
+    set(&mut s, s1, VecId::FREE_VELOCITY, &[1.0, 2.0, 3.0]);
+    set(&mut s, s2, VecId::FREE_POSITION, &[1.5, 1.0]);
+    set(&mut s, s2, VecId::FREE_VELOCITY, &[0.0, -1.0]);
+    let pb = pose(&mut s, &pos_cp());
+    assert_eq!(pb.n, 5);
+    assert_eq!(rows_of(&s, s1), vec![(0, vec![(0, vec![1.0])]), (1, vec![(1, vec![1.0])]), (2, vec![(2, vec![1.0])])]);
+    assert_eq!(rows_of(&s, s2), vec![(3, vec![(0, vec![1.0])]), (4, vec![(1, vec![1.0])])]);
+    close(&pb.dfree, &[0.5, 0.0, -1.0, 1.0, 0.75], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 1), (1, 1), (2, 1), (3, 2)]);
+
+    let pb = pose(&mut s, &cp(ConstraintOrder::Vel, 0.1));
+    // v_free + (1/dt)·x, and with the rest: v_free + (1/dt)·(x − x_rest).
+    let inv = 1.0 / 0.1;
+    close(&pb.dfree, &[1.0 + inv * 0.1, 2.0 + inv * -0.2, 3.0 + inv * 0.3, inv * 0.5, -1.0 + inv * 1.75], 0.0);
+}
+
+/// The non-iterative block solves its rows exactly: with `W = [[2, 1], [1, 2]]` and
+/// `d = (3, 3)`, one update gives `λ = −W⁻¹·d = (−1, −1)`.
+#[test]
+fn uniform_block_resolution_is_exact() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let m = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1"), ("position", "1 2")]);
+    add(&mut s, &f, Scene::ROOT, "UniformLagrangianConstraint", &[("iterative", "0")]);
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, m);
+    set(&mut s, st, VecId::FREE_POSITION, &[1.0, 2.0]);
+    let mut pb = pose(&mut s, &pos_cp());
+    let w = DenseMatrix { n: 2, data: vec![2.0, 1.0, 1.0, 2.0] };
+    let mut l = vec![0.0; 2];
+    let r = pb.resolutions[0].as_mut().unwrap();
+    assert_eq!(r.nb_lines(), 2);
+    r.init(0, &w, &mut l);
+    let mut d = vec![3.0, 3.0];
+    let dfree = d.clone();
+    r.resolution(0, &w, &mut d, &mut l, &dfree);
+    close(&l, &[-1.0, -1.0], 1e-15);
+}

@@ -25,11 +25,13 @@ pub mod unilateral;
 
 pub use bilateral::BilateralLagrangianConstraint;
 pub use fixed::FixedLagrangianConstraint;
+pub use uniform::UniformLagrangianConstraint;
 
 /// Registers the classes of this module.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
     f.register(&bilateral::CLASS);
+    f.register(&uniform::CLASS);
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
