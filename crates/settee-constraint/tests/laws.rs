@@ -517,3 +517,107 @@ fn uniform_block_resolution_is_exact() {
     r.resolution(0, &w, &mut d, &mut l, &dfree);
     close(&l, &[-1.0, -1.0], 1e-15);
 }
+
+// ---------------------------------------------------------------------------------------------
+// SlidingLagrangianConstraint
+
+/// P = (0.5, 1, 0) above the segment A = (0,0,0), B = (2,0,0): u = e_x, r = 0.5, β = 0.25,
+/// dirProj = e_y, dirOrtho = e_y × e_x = −e_z. Rows: two bilateral directions (object 2 split
+/// 0.75 on A, 0.25 on B), then the end stops +u (A) and −u (B); object 1 positive, object 2
+/// negative. Violations at the free positions with the build's β.
+#[test]
+fn sliding_rows_violation_blocks_and_force() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "Point");
+    let b = s.add_node(Scene::ROOT, "Line");
+    let mo_p = add(&mut s, &f, a, "MechanicalObject", &[("name", "points"), ("position", "9 9 9  0.5 1 0")]);
+    let mo_l = add(&mut s, &f, b, "MechanicalObject", &[("name", "points"), ("position", "2 0 0  7 7 7  0 0 0")]);
+    let law = add(
+        &mut s,
+        &f,
+        Scene::ROOT,
+        "SlidingLagrangianConstraint",
+        &[("template", "Vec3"), ("object1", "@Point/points"), ("object2", "@Line/points"), ("sliding_point", "1"), ("axis_1", "2"), ("axis_2", "0")],
+    );
+    init_root(&mut s, &f).unwrap();
+    let (sp, sl) = (state(&s, mo_p), state(&s, mo_l));
+    set(&mut s, sp, VecId::FREE_POSITION, &[0.0, 0.0, 0.0, 3.0, 0.5, 0.25]);
+    set(&mut s, sl, VecId::FREE_POSITION, &[2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let c = pos_cp();
+    let mut pb = pose(&mut s, &c);
+    assert_eq!(pb.n, 4);
+    assert_eq!(
+        rows_of(&s, sp),
+        vec![
+            (0, vec![(1, vec![0.0, 1.0, 0.0])]),
+            (1, vec![(1, vec![0.0, 0.0, -1.0])]),
+            (2, vec![(1, vec![1.0, 0.0, 0.0])]),
+            (3, vec![(1, vec![-1.0, 0.0, 0.0])]),
+        ]
+    );
+    assert_eq!(
+        rows_of(&s, sl),
+        vec![
+            (0, vec![(0, vec![0.0, -0.25, 0.0]), (2, vec![0.0, -0.75, 0.0])]),
+            (1, vec![(0, vec![0.0, 0.0, 0.25]), (2, vec![0.0, 0.0, 0.75])]),
+            (2, vec![(2, vec![-1.0, 0.0, 0.0])]),
+            (3, vec![(0, vec![1.0, 0.0, 0.0])]),
+        ]
+    );
+    // newProj = B·0.25 + A·0.75 = (0.5, 0.125, 0); P − newProj = (2.5, 0.375, 0.25).
+    close(&pb.dfree, &[0.375, -0.25, 3.0, -1.0], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 1), (1, 1), (2, 1), (3, 1)]);
+    // Rows 0–1 are bilateral, 2–3 unilateral (a negative multiplier is clamped to 0).
+    let w = DenseMatrix { n: 4, data: (0..16).map(|k| if k % 5 == 0 { 1.0 } else { 0.0 }).collect() };
+    let mut l = vec![0.0; 4];
+    let mut d = vec![1.0; 4];
+    let dfree = d.clone();
+    for (line, _) in pb.blocks() {
+        let r = pb.resolutions[line].as_mut().unwrap();
+        r.init(line, &w, &mut l);
+        r.resolution(line, &w, &mut d, &mut l, &dfree);
+    }
+    assert_eq!(l, [-1.0, -1.0, 0.0, 0.0]);
+
+    // The force is Σ dirᵢ·λᵢ, and Jᵀλ is kept out of the states' Λ.
+    store_law_lambdas(&mut s, &c, &pb.laws, &[1.0, 2.0, 3.0, 4.0], true).unwrap();
+    settee_core::constraint::store_constraint_lambdas(&mut s, &c, &pb.laws, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    assert!(s.store.get(sp).read(c.lambda).iter().all(|v| *v == 0.0));
+    let law_obj = s.components[law].obj.as_ref().unwrap().as_any().downcast_ref::<settee_constraint::laws::SlidingLagrangianConstraint>().unwrap();
+    assert_eq!(law_obj.force(), [-1.0, 1.0, -2.0]);
+}
+
+/// A degenerate axis (A = B) ties P to A with three bilateral world-axis rows; P on the axis
+/// takes the fallback direction `(1,1,0) × u` when `e_x × u` vanishes.
+#[test]
+fn sliding_degenerate_axis_and_point_on_axis() {
+    use settee_constraint::laws::SlidingLagrangianConstraint;
+    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
+    use settee_core::{ConstraintRows, Layout};
+    let c = pos_cp();
+    let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
+
+    let mut law = SlidingLagrangianConstraint::new(Layout::Vec3, s1, s2, 0, 0, 1).unwrap();
+    let xp = [0.5, 0.25, 2.0];
+    let xl = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
+    let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&xp, &xl], rows: vec![&mut r1, &mut r2] }, 0).unwrap();
+    assert_eq!(n, 3);
+    let e2: Vec<(usize, Row)> = r2.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
+    assert_eq!(e2, vec![(0, vec![(0, vec![-1.0, -0.0, -0.0])]), (1, vec![(0, vec![0.0, -1.0, 0.0])]), (2, vec![(0, vec![0.0, 0.0, -1.0])])]);
+    let mut d = [0.0; 3];
+    law.constraint_violation(&c, &ViolationIo { x: vec![&xp, &xl], v: vec![&[0.0; 3], &[0.0; 6]], rows: vec![&r1, &r2] }, &mut d).unwrap();
+    close(&d, &[-0.5, -0.75, 1.0], 0.0);
+    let mut res = Vec::new();
+    law.resolutions(&c, &mut res);
+    assert_eq!(res.len(), 3);
+    assert!(res.iter().all(|r| r.nb_lines() == 1));
+
+    let mut law = SlidingLagrangianConstraint::new(Layout::Vec3, s1, s2, 0, 0, 1).unwrap();
+    let xp = [0.5, 0.0, 0.0];
+    let xl = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
+    law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&xp, &xl], rows: vec![&mut r1, &mut r2] }, 0).unwrap();
+    assert_eq!(law.directions(), &[[0.0, 0.0, -1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [-1.0, -0.0, -0.0]]);
+}

@@ -25,6 +25,7 @@ pub mod unilateral;
 
 pub use bilateral::BilateralLagrangianConstraint;
 pub use fixed::FixedLagrangianConstraint;
+pub use sliding::SlidingLagrangianConstraint;
 pub use uniform::UniformLagrangianConstraint;
 
 /// Registers the classes of this module.
@@ -32,6 +33,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
     f.register(&bilateral::CLASS);
     f.register(&uniform::CLASS);
+    f.register(&sliding::CLASS);
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
