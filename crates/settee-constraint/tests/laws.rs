@@ -621,3 +621,105 @@ fn sliding_degenerate_axis_and_point_on_axis() {
     law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&xp, &xl], rows: vec![&mut r1, &mut r2] }, 0).unwrap();
     assert_eq!(law.directions(), &[[0.0, 0.0, -1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [-1.0, -0.0, -0.0]]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// UnilateralLagrangianConstraint
+
+/// Two contacts added as a response does it (positions read from the states): a frictional
+/// one along n = e_z (tangents t = e_x, s = e_y: rows −n,−t,−s on object 1 and +n,+t,+s on
+/// object 2) and a frictionless one along e_x (one row). Blocks: one friction cone of 3 lines
+/// carrying the custom tolerance, one unilateral line.
+#[test]
+fn unilateral_rows_blocks_and_status() {
+    use settee_constraint::laws::UnilateralLagrangianConstraint;
+    let f = factory();
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("position", "5 5 5  0 0 0")]);
+    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("position", "0 0 0.0625  6 5 5")]);
+    let law = add(&mut s, &f, Scene::ROOT, "UnilateralLagrangianConstraint", &[("object1", "@A/m"), ("object2", "@B/m")]);
+    init_root(&mut s, &f).unwrap();
+    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    s.with_taken(law, |obj, scene| {
+        let u = obj.as_any_mut().downcast_mut::<UnilateralLagrangianConstraint>().unwrap();
+        u.set_custom_tolerance(1e-4);
+        u.clear_contacts(2);
+        u.add_contact(scene, 0.5, [0.0, 0.0, 1.0], 0.125, 1, 0, 42, 7)?;
+        u.add_contact(scene, 0.0, [1.0, 0.0, 0.0], 0.5, 0, 1, 43, 8)?;
+        assert!(u.add_contact(scene, 0.0, [1.0, 0.0, 0.0], 0.5, 2, 1, 44, 9).is_err());
+        let c = u.contacts()[0];
+        assert_eq!((c.t, c.s, c.p, c.q), ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0625], [0.0, 0.0, 0.0]));
+        assert_eq!((u.contacts()[1].t, u.contacts()[1].s), ([0.0, 1.0, 0.0], [0.0, 0.0, 1.0]));
+        Ok::<(), settee_core::SimError>(())
+    })
+    .unwrap();
+    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
+    set(&mut s, sa, VecId::FREE_POSITION, &xa);
+    set(&mut s, sb, VecId::FREE_POSITION, &[0.25, 0.125, 0.0, 6.0, 5.0, 5.0]);
+    let c = pos_cp();
+    let pb = pose(&mut s, &c);
+    assert_eq!(pb.n, 4);
+    assert_eq!(
+        rows_of(&s, sa),
+        vec![
+            (0, vec![(1, vec![-0.0, -0.0, -1.0])]),
+            (1, vec![(1, vec![-1.0, -0.0, -0.0])]),
+            (2, vec![(1, vec![-0.0, -1.0, -0.0])]),
+            (3, vec![(0, vec![-1.0, -0.0, -0.0])]),
+        ]
+    );
+    assert_eq!(
+        rows_of(&s, sb),
+        vec![
+            (0, vec![(0, vec![0.0, 0.0, 1.0])]),
+            (1, vec![(0, vec![1.0, 0.0, 0.0])]),
+            (2, vec![(0, vec![0.0, 1.0, 0.0])]),
+            (3, vec![(1, vec![1.0, 0.0, 0.0])]),
+        ]
+    );
+    // Contact 0 stays penetrating (delta = −0.0625, dfree = −0.125, τ = −1): the full tangential
+    // displacement (0.25, 0.125). Contact 1: (6,5,5)·e_x − (5,5,5)·e_x − 0.5 = 0.5.
+    close(&pb.dfree, &[-0.125, 0.25, 0.125, 0.5], 0.0);
+    assert_eq!(blocks(&pb), vec![(0, 3), (3, 1)]);
+    assert_eq!(pb.resolutions[0].as_ref().unwrap().tolerance(), 1e-4);
+    assert_eq!(pb.resolutions[3].as_ref().unwrap().tolerance(), 0.0);
+
+    store_law_lambdas(&mut s, &c, &pb.laws, &[0.5, 0.1, 0.0, 0.3], true).unwrap();
+    let u = s.components[law].obj.as_mut().unwrap().as_any_mut().downcast_mut::<UnilateralLagrangianConstraint>().unwrap();
+    // Only friction contacts report a status (SOFA's frictionless resolution has no store).
+    assert_eq!(u.contacts_status(), &[true, false]);
+    assert!(u.is_active());
+    let info = u.constraint_info().unwrap();
+    assert_eq!((info.const0, info.nb_lines, info.nb_groups, info.ids), (0, 3, 2, vec![-42, -43]));
+    assert_eq!(u.constraint_info().unwrap().ids, vec![42, 43]);
+}
+
+/// The tangential violation by case (one frictional contact along e_z, Q fixed at the origin,
+/// d = 0.125): reached during the step (τ = 0.5: half the tangential motion), separated
+/// (zero), and the VEL violation `n·((v₂ − v₁) + (x₂ − x₁)/dt) − d/dt`, `t·(v₂ − v₁)`.
+#[test]
+fn unilateral_violation_cases() {
+    use settee_constraint::laws::UnilateralLagrangianConstraint;
+    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
+    use settee_core::ConstraintRows;
+    let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
+    let x1 = [0.0, 0.0, 0.0];
+    let run = |p: [f64; 3], pf: [f64; 3], c: ConstraintParams, v2: [f64; 3]| -> Vec<f64> {
+        let mut law = UnilateralLagrangianConstraint::between(s1, s2);
+        law.add_contact_with_points(0.3, [0.0, 0.0, 1.0], p, [0.0; 3], 0.125, 0, 0, 1, 1);
+        let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
+        let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&x1, &p], rows: vec![&mut r1, &mut r2] }, 5).unwrap();
+        assert_eq!(n, 3);
+        let mut d = vec![9.0; 3];
+        let io = ViolationIo { x: vec![&x1, &pf], v: vec![&[0.0; 3], &v2], rows: vec![&r1, &r2] };
+        law.constraint_violation(&c, &io, &mut d).unwrap();
+        d
+    };
+    // delta = 0.125, dfree = −0.125 → τ = 0.5.
+    close(&run([0.0, 0.0, 0.25], [0.5, 0.25, 0.0], pos_cp(), [0.0; 3]), &[-0.125, 0.25, 0.125], 0.0);
+    // delta = 0.125, dfree = 0.375 → τ = −0.5, no contact: no tangential violation.
+    close(&run([0.0, 0.0, 0.25], [0.5, 0.25, 0.5], pos_cp(), [0.0; 3]), &[0.375, 0.0, 0.0], 0.0);
+    // VEL, dt = 0.5: ((0,0,0.25)·2 + (1,2,−0.5))·n − 0.125·2 = 0.5 − 0.5 − 0.25.
+    close(&run([0.0, 0.0, 0.25], [7.0; 3], cp(ConstraintOrder::Vel, 0.5), [1.0, 2.0, -0.5]), &[-0.25, 1.0, 2.0], 0.0);
+}

@@ -27,6 +27,7 @@ pub use bilateral::BilateralLagrangianConstraint;
 pub use fixed::FixedLagrangianConstraint;
 pub use sliding::SlidingLagrangianConstraint;
 pub use uniform::UniformLagrangianConstraint;
+pub use unilateral::{ContactBlockInfo, UnilateralContact, UnilateralLagrangianConstraint};
 
 /// Registers the classes of this module.
 pub fn register(f: &mut settee_core::Factory) {
@@ -34,6 +35,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&bilateral::CLASS);
     f.register(&uniform::CLASS);
     f.register(&sliding::CLASS);
+    f.register(&unilateral::CLASS);
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
@@ -155,10 +157,6 @@ pub(crate) fn sub(a: V3, b: V3) -> V3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
-pub(crate) fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-
 pub(crate) fn scale(a: V3, s: f64) -> V3 {
     [a[0] * s, a[1] * s, a[2] * s]
 }
@@ -220,7 +218,7 @@ pub(crate) fn quat_diff(mut a: Quat, b: Quat) -> Quat {
 pub(crate) fn quat_to_rotation_vector(mut q: Quat) -> V3 {
     quat_normalize(&mut q);
     if q[3] < 0.0 {
-        q = [q[0] * -1.0, q[1] * -1.0, q[2] * -1.0, q[3] * -1.0];
+        q = q.map(|c| -c); // SOFA multiplies by −1: the same bits
     }
     let (sin_half, angle) = if q[3] > 0.999 {
         let s = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
