@@ -723,3 +723,53 @@ fn unilateral_violation_cases() {
     // VEL, dt = 0.5: ((0,0,0.25)·2 + (1,2,−0.5))·n − 0.125·2 = 0.5 − 0.5 − 0.25.
     close(&run([0.0, 0.0, 0.25], [7.0; 3], cp(ConstraintOrder::Vel, 0.5), [1.0, 2.0, -0.5]), &[-0.25, 1.0, 2.0], 0.0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// StopperLagrangianConstraint
+
+/// One unit row on `index`, violation `x_free[index]`; the resolution zeroes λ in `init`, then
+/// pushes the value back to the nearest bound (W = 2): g = 3 > max = 1 gives λ = −1, g = −2 <
+/// min = −0.5 gives λ = 0.75, inside gives 0.
+#[test]
+fn stopper_row_violation_and_two_sided_resolution() {
+    let f = factory();
+    let mut s = Scene::new("root");
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1"), ("position", "0 0 0")]);
+    add(&mut s, &f, Scene::ROOT, "StopperLagrangianConstraint", &[("index", "2"), ("min", "-0.5"), ("max", "1")]);
+    init_root(&mut s, &f).unwrap();
+    let st = state(&s, mo);
+    set(&mut s, st, VecId::FREE_POSITION, &[9.0, 9.0, 1.5]);
+    let mut pb = pose(&mut s, &pos_cp());
+    assert_eq!(rows_of(&s, st), vec![(0, vec![(2, vec![1.0])])]);
+    assert_eq!(pb.dfree, vec![1.5]);
+    assert_eq!(blocks(&pb), vec![(0, 1)]);
+    let w = DenseMatrix { n: 1, data: vec![2.0] };
+    let r = pb.resolutions[0].as_mut().unwrap();
+    let mut l = vec![5.0];
+    r.init(0, &w, &mut l);
+    assert_eq!(l, [0.0]);
+    for (d, lam, expect) in [(3.0, 0.0, -1.0), (-1.0, 0.5, 0.75), (0.5, 0.25, 0.0)] {
+        let mut l = vec![lam];
+        let mut dv = vec![d];
+        r.resolution(0, &w, &mut dv, &mut l, &[0.0]);
+        assert_eq!(l, [expect], "d = {d}, λ = {lam}");
+    }
+}
+
+/// Every law is registered under SOFA's name with SOFA's templates.
+#[test]
+fn laws_are_registered_with_sofa_names_and_templates() {
+    let f = factory();
+    for (name, templates) in [
+        ("FixedLagrangianConstraint", &["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"][..]),
+        ("BilateralLagrangianConstraint", &["Vec3d", "Rigid3d"][..]),
+        ("UniformLagrangianConstraint", &["Vec1d"][..]),
+        ("SlidingLagrangianConstraint", &["Vec3d", "Rigid3d"][..]),
+        ("UnilateralLagrangianConstraint", &["Vec3d"][..]),
+        ("StopperLagrangianConstraint", &["Vec1d"][..]),
+    ] {
+        let class = f.class(name).unwrap_or_else(|| panic!("{name} is not registered"));
+        assert_eq!(class.templates, templates, "{name}");
+        assert!(class.roles.contains(settee_core::Roles::CONSTRAINT_LAW));
+    }
+}

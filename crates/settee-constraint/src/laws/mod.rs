@@ -26,6 +26,7 @@ pub mod unilateral;
 pub use bilateral::BilateralLagrangianConstraint;
 pub use fixed::FixedLagrangianConstraint;
 pub use sliding::SlidingLagrangianConstraint;
+pub use stopper::{StopperLagrangianConstraint, StopperResolution};
 pub use uniform::UniformLagrangianConstraint;
 pub use unilateral::{ContactBlockInfo, UnilateralContact, UnilateralLagrangianConstraint};
 
@@ -36,6 +37,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&uniform::CLASS);
     f.register(&sliding::CLASS);
     f.register(&unilateral::CLASS);
+    f.register(&stopper::CLASS);
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
@@ -272,7 +274,8 @@ mod tests {
         w.set(0, 5, 1, &[0.0, 1.0, 0.0]);
         let mut r = ConstraintRows::new(3);
         w.flush(&mut [&mut r]).unwrap();
-        let rows: Vec<(usize, Vec<(usize, Vec<f64>)>)> = r.rows().map(|(i, e)| (i, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
+        type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
+        let rows: Rows = r.rows().map(|(i, e)| (i, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
         assert_eq!(rows, vec![(4, vec![(1, vec![0.0, 0.0, 0.0])]), (5, vec![(1, vec![0.0, 1.0, 0.0])])]);
     }
 
