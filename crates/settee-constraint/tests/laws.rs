@@ -54,6 +54,8 @@ fn pose(s: &mut Scene, cp: &ConstraintParams) -> ConstraintProblem {
     constraint_violation(s, cp, &pb.laws, &mut dfree).unwrap();
     pb.dfree = dfree;
     collect_resolutions(s, cp, &mut pb).unwrap();
+    // The resolutions cover every row exactly.
+    assert_eq!(pb.blocks().iter().map(|b| b.1).sum::<usize>(), n);
     pb
 }
 
@@ -172,6 +174,17 @@ fn fixed_rigid3_rows_and_euler_violation() {
     assert_eq!(rows_of(&s, st), expect);
     close(&pb.dfree, &[0.5, 0.0, -0.5, 0.2, 0.0, 0.0], 1e-15);
     assert_eq!(blocks(&pb), vec![(0, 3), (3, 3)]);
+
+    // Warm start: the translation and rotation halves of the stored multipliers.
+    let c = pos_cp();
+    store_law_lambdas(&mut s, &c, &pb.laws, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], true).unwrap();
+    let mut pb = pose(&mut s, &c);
+    let w = DenseMatrix { n: 6, data: (0..36).map(|k| if k % 7 == 0 { 1.0 } else { 0.0 }).collect() };
+    let mut l = vec![0.0; 6];
+    for (line, _) in pb.blocks() {
+        pb.resolutions[line].as_mut().unwrap().init(line, &w, &mut l);
+    }
+    assert_eq!(l, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 }
 
 /// Vec1 and Vec2 give one N-line block per DOF (no warm start).
