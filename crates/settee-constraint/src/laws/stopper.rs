@@ -1,0 +1,147 @@
+//! `StopperLagrangianConstraint` (lagrangian-constraints spec §5.5,
+//! `MODEL/StopperLagrangianConstraint.{h,inl}`): keeps `x[index]` of a Vec1 state inside
+//! `[min, max]` with one two-sided row.
+
+use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, DenseMatrix, ViolationIo};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
+};
+
+use super::{RowWriter, LAW_BASE, SINGLE_LINKS};
+
+static DATA: &[DataDecl] = &[
+    decl("index", Int, "0", "index of the stop constraint"),
+    decl("min", Real, "-100", "minimum value accepted"),
+    decl("max", Real, "100", "maximum value accepted"),
+];
+
+settee_core::data_refs! {
+    static READS;
+    INDEX: Int = "index";
+    MIN: Real = "min";
+    MAX: Real = "max";
+}
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "StopperLagrangianConstraint",
+    description: "Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].",
+    roles: Roles::CONSTRAINT_LAW,
+    templates: &["Vec1d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[LAW_BASE, DATA],
+    links: SINGLE_LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(StopperLagrangianConstraint::default())
+}
+
+/// The stopper's one-row law (SOFA's `StopperLagrangianConstraintResolution1Dof`): `init`
+/// caches `w = W_ll` and zeroes the multiplier; each update removes the row's own force from
+/// the violation, `g = d − w·λ`, and sets `λ = (max − g)/w` above `max`, `(min − g)/w` below
+/// `min`, 0 inside.
+#[derive(Clone, Debug)]
+pub struct StopperResolution {
+    min: f64,
+    max: f64,
+    w: f64,
+    inv_w: f64,
+}
+
+impl StopperResolution {
+    pub fn new(min: f64, max: f64) -> StopperResolution {
+        StopperResolution { min, max, w: 0.0, inv_w: 0.0 }
+    }
+}
+
+impl ConstraintResolution for StopperResolution {
+    fn nb_lines(&self) -> usize {
+        1
+    }
+    fn init(&mut self, line: usize, w: &DenseMatrix, lambda: &mut [f64]) {
+        self.w = w.get(line, line);
+        self.inv_w = 1.0 / self.w;
+        lambda[line] = 0.0;
+    }
+    fn resolution(&mut self, line: usize, _w: &DenseMatrix, d: &mut [f64], lambda: &mut [f64], _dfree: &[f64]) {
+        let g = d[line] - self.w * lambda[line];
+        lambda[line] = if g > self.max {
+            (self.max - g) * self.inv_w
+        } else if g < self.min {
+            (self.min - g) * self.inv_w
+        } else {
+            0.0
+        };
+    }
+}
+
+#[derive(Default)]
+pub struct StopperLagrangianConstraint {
+    state: Option<StateId>,
+    index: usize,
+    min: f64,
+    max: f64,
+}
+
+impl StopperLagrangianConstraint {
+    /// A stopper on DOF `index` of a Vec1 state (for code and tests).
+    pub fn new(state: StateId, index: usize, min: f64, max: f64) -> StopperLagrangianConstraint {
+        StopperLagrangianConstraint { state: Some(state), index, min, max }
+    }
+}
+
+impl Component for StopperLagrangianConstraint {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        let layout = cx.state_layout(s);
+        if layout != Layout::Vec1 {
+            return Err(cx.error(format!("the state is {} but StopperLagrangianConstraint acts on Vec1 states", layout.name())));
+        }
+        self.state = Some(s);
+        let d = cx.data();
+        let index = d.get(INDEX);
+        self.index = usize::try_from(index).map_err(|_| cx.error(format!("index must be a DOF index, not {index}")))?;
+        self.min = d.get(MIN);
+        self.max = d.get(MAX);
+        Ok(())
+    }
+
+    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
+        Some(self)
+    }
+}
+
+impl ConstraintLaw for StopperLagrangianConstraint {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
+        let n = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?.len();
+        if self.index >= n {
+            return Err(SimError::new(format!("index {} is beyond the {n} DOFs of the state", self.index)));
+        }
+        let mut w = RowWriter::default();
+        w.set(0, first_row, self.index, &[1.0]);
+        w.flush(&mut io.rows)?;
+        Ok(1)
+    }
+
+    fn constraint_violation(&mut self, _cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult {
+        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        dfree[0] = *x.get(self.index).ok_or_else(|| SimError::new(format!("index {} is beyond the free positions", self.index)))?;
+        Ok(())
+    }
+
+    fn resolutions(&mut self, _cp: &ConstraintParams, out: &mut Vec<Box<dyn ConstraintResolution>>) {
+        out.push(Box::new(StopperResolution::new(self.min, self.max)));
+    }
+}

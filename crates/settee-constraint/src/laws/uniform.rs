@@ -1,0 +1,185 @@
+//! `UniformLagrangianConstraint` (lagrangian-constraints spec §5.7,
+//! `MODEL/UniformLagrangianConstraint.inl`): every component of every DOF held at zero (or at
+//! its rest value), e.g. the lengths of a `DistanceMapping` output to make them inextensible.
+//!
+//! One unit row per DOF component; violation `x_free` (or `x_free − x_rest`), VEL
+//! `v_free + (1/dt)·x` (or `(1/dt)·(x − x_rest)`) with the current positions. `iterative` gives
+//! one bilateral row block per row, otherwise one block over all rows solved exactly.
+
+use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
+};
+
+use super::{RowWriter, LAW_BASE, SINGLE_LINKS};
+use crate::resolution::{BilateralNDofResolution, BilateralResolution};
+
+static DATA: &[DataDecl] = &[
+    decl("iterative", Bool, "true", "Iterate over the bilateral constraints, otherwise a block factorisation is computed."),
+    decl(
+        "constrainToRestPos",
+        Bool,
+        "false",
+        "if false, constrains the pos to be zero / if true constraint the current position to stay at rest position",
+    ),
+];
+
+settee_core::data_refs! {
+    static READS;
+    ITERATIVE: Bool = "iterative";
+    CONSTRAIN_TO_REST_POS: Bool = "constrainToRestPos";
+}
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "UniformLagrangianConstraint",
+    description: "A constraint equation applied on all dofs.",
+    roles: Roles::CONSTRAINT_LAW,
+    templates: &["Vec1d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[LAW_BASE, DATA],
+    links: SINGLE_LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+fn create(args: &CreateArgs) -> Box<dyn Component> {
+    Box::new(UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)))
+}
+
+pub struct UniformLagrangianConstraint {
+    layout: Layout,
+    state: Option<StateId>,
+    iterative: bool,
+    constrain_to_rest: bool,
+    /// Rest positions (refreshed at each step start) when constraining to them.
+    rest: Vec<f64>,
+    /// Rows of the last build.
+    rows: usize,
+    /// Current positions at the last build (the VEL violation reads them).
+    current: Vec<f64>,
+}
+
+impl UniformLagrangianConstraint {
+    fn empty(layout: Layout) -> UniformLagrangianConstraint {
+        UniformLagrangianConstraint { layout, state: None, iterative: true, constrain_to_rest: false, rest: Vec::new(), rows: 0, current: Vec::new() }
+    }
+
+    /// A law on a vector state (for code and tests); `rest` is only read when `constrain_to_rest`.
+    pub fn new(state: StateId, layout: Layout, iterative: bool, constrain_to_rest: bool, rest: Vec<f64>) -> SimResult<UniformLagrangianConstraint> {
+        if !matches!(layout, Layout::Vec1 | Layout::Vec2 | Layout::Vec3 | Layout::Vec6) {
+            return Err(SimError::new(format!("UniformLagrangianConstraint has no {} template", layout.name())));
+        }
+        Ok(UniformLagrangianConstraint { state: Some(state), iterative, constrain_to_rest, rest, ..UniformLagrangianConstraint::empty(layout) })
+    }
+
+    fn refresh_rest(&mut self, scene: &Scene) {
+        if !self.constrain_to_rest {
+            return;
+        }
+        if let Some(s) = self.state.filter(|s| scene.store.contains(*s)) {
+            let st = scene.store.get(s);
+            let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
+            self.rest.clear();
+            self.rest.extend_from_slice(st.read(id));
+        }
+    }
+
+    fn rest_at(&self, i: usize) -> SimResult<f64> {
+        self.rest.get(i).copied().ok_or_else(|| SimError::new("the constrained state has no rest position for every DOF"))
+    }
+}
+
+impl Component for UniformLagrangianConstraint {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        let layout = cx.state_layout(s);
+        if layout != self.layout {
+            return Err(cx.error(format!("the state is {} but the constraint's template is {}", layout.name(), self.layout.name())));
+        }
+        self.state = Some(s);
+        let d = cx.data();
+        self.iterative = d.get(ITERATIVE);
+        self.constrain_to_rest = d.get(CONSTRAIN_TO_REST_POS);
+        self.refresh_rest(cx.scene);
+        Ok(())
+    }
+
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.refresh_rest(cx.scene);
+        Ok(())
+    }
+
+    fn animate_begin(&mut self, scene: &mut Scene, _me: settee_core::ComponentId) -> SimResult {
+        self.refresh_rest(scene);
+        Ok(())
+    }
+
+    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
+        Some(self)
+    }
+}
+
+impl ConstraintLaw for UniformLagrangianConstraint {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+
+    fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
+        let ds = self.layout.deriv_size();
+        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        let n = x.len() / ds;
+        let mut w = RowWriter::default();
+        let mut e = vec![0.0; ds];
+        for i in 0..n {
+            for j in 0..ds {
+                e.fill(0.0);
+                e[j] = 1.0;
+                w.set(0, first_row + i * ds + j, i, &e);
+            }
+        }
+        self.current.clear();
+        self.current.extend_from_slice(x);
+        w.flush(&mut io.rows)?;
+        self.rows = n * ds;
+        Ok(self.rows)
+    }
+
+    fn constraint_violation(&mut self, cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult {
+        let n = self.rows;
+        if cp.order == ConstraintOrder::Vel {
+            let v = io.v.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+            let inv_dt = 1.0 / cp.dt;
+            for (k, out) in dfree.iter_mut().enumerate().take(n) {
+                let vf = *v.get(k).ok_or_else(|| SimError::new("the free velocity is shorter than the state"))?;
+                let pos = self.current[k];
+                *out = if self.constrain_to_rest { vf + inv_dt * (pos - self.rest_at(k)?) } else { vf + inv_dt * pos };
+            }
+        } else {
+            let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+            for (k, out) in dfree.iter_mut().enumerate().take(n) {
+                let xf = *x.get(k).ok_or_else(|| SimError::new("the free position is shorter than the state"))?;
+                *out = if self.constrain_to_rest { xf - self.rest_at(k)? } else { xf };
+            }
+        }
+        Ok(())
+    }
+
+    fn resolutions(&mut self, _cp: &ConstraintParams, out: &mut Vec<Box<dyn ConstraintResolution>>) {
+        if self.rows == 0 {
+            return;
+        }
+        if self.iterative {
+            for _ in 0..self.rows {
+                out.push(Box::new(BilateralResolution::new(None)));
+            }
+        } else {
+            out.push(Box::new(BilateralNDofResolution::new(self.rows)));
+        }
+    }
+}
