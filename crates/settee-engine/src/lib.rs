@@ -1,10 +1,13 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
 pub mod box_roi;
+pub mod points_from_indices;
 
 pub use box_roi::BoxROI;
+pub use points_from_indices::PointsFromIndices;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&box_roi::CLASS);
+    f.register(&points_from_indices::CLASS);
 }

@@ -2,11 +2,15 @@
 //! subspace.
 
 mod fixed;
+pub mod linear_movement;
+pub mod linear_velocity;
 mod partial_fixed;
 pub mod point;
 pub mod subspace;
 
 pub use fixed::FixedProjectiveConstraint;
+pub use linear_movement::LinearMovementProjectiveConstraint;
+pub use linear_velocity::LinearVelocityProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
 pub use point::PointProjectiveConstraint;
 pub use subspace::{Subspace, SubspaceProjectiveConstraint};
@@ -21,6 +25,8 @@ pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
     f.register(&partial_fixed::CLASS);
+    f.register(&linear_movement::CLASS);
+    f.register(&linear_velocity::CLASS);
     f.register(&point::CLASS);
     f.register(&subspace::LINE_CLASS);
     f.register(&subspace::PLANE_CLASS);
@@ -29,7 +35,7 @@ pub fn register(f: &mut settee_core::Factory) {
 #[cfg(test)]
 mod tests {
     use settee_core::mechanics::{self as mech, MechScope};
-    use settee_core::simulation::init_root;
+    use settee_core::simulation::{default_step, init_root};
     use settee_core::testing::{add, assembled};
     use settee_core::{Factory, Scene, VecId};
 
@@ -110,5 +116,100 @@ mod tests {
         let mut dx = Vec::new();
         mech::gather(&s, &scope, VecId::DX, &mut dx);
         assert_eq!(dx, [0.0, 0.0, 0.0, 4.0, 5.0, 6.0]);
+    }
+
+    /// The scene of spec §6.5 (LinearVelocityProjectiveConstraint.scn, without solver and
+    /// collision, which the constraint overrides): a Rigid3 DOF with keys 0 → 2, angular z
+    /// velocity 0 → 0.3, continueAfterEnd, dt 0.05. Each step turns it by u(t)·dt at the step's
+    /// start time t: 0.15·t for the 40 steps starting at t ≤ 1.95 (Σ = 0.15·0.05·0.05·780 =
+    /// 0.2925), then 0.3 (the 41st step starts at 2.000000000000001 > 2: finished). After 99 steps
+    /// (T = 4.95) the angle is 0.2925 + 59·0.015 = 1.1775; SOFA's reference orientation is
+    /// (0, 0, 0.555322, 0.831635).
+    #[test]
+    fn linear_velocity_scene_turns_the_rigid_by_the_summed_increments() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        s.node_mut(Scene::ROOT).context.dt = 0.05;
+        let ms = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3"), ("position", "0 0 0 0 0 0 1")]);
+        let c = add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "LinearVelocityProjectiveConstraint",
+            &[("indices", "0"), ("keyTimes", "0 2"), ("velocities", "0 0 0 0 0 0 0 0 0 0 0 0.3 "), ("continueAfterEnd", "true")],
+        );
+        init_root(&mut s, &f).unwrap();
+        assert_eq!(s.entry(c).template, "Rigid3d");
+        let st = s.state_of(ms).unwrap();
+        let angle = |s: &Scene| {
+            let x = s.store.get(st).read(VecId::POSITION);
+            assert_eq!(&x[..5], [0.0; 5]);
+            2.0 * x[5].atan2(x[6])
+        };
+        for _ in 0..40 {
+            default_step(&mut s, 0.05).unwrap();
+        }
+        assert!((angle(&s) - 0.2925).abs() < 1e-14, "{}", angle(&s));
+        assert_eq!(s.root().context.time, 2.000000000000001);
+        for _ in 40..99 {
+            default_step(&mut s, 0.05).unwrap();
+        }
+        let x = s.store.get(st).read(VecId::POSITION).to_vec();
+        let half: f64 = 1.1775 / 2.0;
+        assert!((x[5] - half.sin()).abs() < 1e-13 && (x[6] - half.cos()).abs() < 1e-13, "{x:?}");
+        assert!((x[5] - 0.555322).abs() < 5e-7 && (x[6] - 0.831635).abs() < 5e-7);
+        // The velocity is the imposed one.
+        let v = s.store.get(st).read(VecId::VELOCITY);
+        assert_eq!(v, [0.0, 0.0, 0.0, 0.0, 0.0, 0.3]);
+    }
+
+    /// LinearMovementProjectiveConstraint on a Rigid3 DOF, as in
+    /// BilateralLagrangianConstraint_Soft_Rigid_Bodies.scn (keys 0 1 2 …, movements given with
+    /// Euler angles): read from XML attributes, it moves the DOF from (0, −15, 0) by the
+    /// interpolated movement; default data are a single zero key.
+    #[test]
+    fn linear_movement_from_attributes() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        s.node_mut(Scene::ROOT).context.dt = 0.25;
+        let ms = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", "0 -15 0 0 0 0 1")]);
+        add(
+            &mut s,
+            &f,
+            Scene::ROOT,
+            "LinearMovementProjectiveConstraint",
+            &[("template", "Rigid3"), ("keyTimes", "0 1 2 10"), ("movements", "0 0 0 0 0 0  0 -5 0 0 0 0  0 0 -1 0 0 0  0 0 -1 0 0 6.3")],
+        );
+        let d = add(&mut s, &f, Scene::ROOT, "LinearMovementProjectiveConstraint", &[("template", "Rigid3d")]);
+        init_root(&mut s, &f).unwrap();
+        let st = s.state_of(ms).unwrap();
+        // Steps starting at 0, 0.25, 0.5: positions projected at those times.
+        for _ in 0..3 {
+            default_step(&mut s, 0.25).unwrap();
+        }
+        let x = s.store.get(st).read(VecId::POSITION);
+        assert_eq!(x, [0.0, -15.0 - 2.5, 0.0, 0.0, 0.0, 0.0, 1.0]);
+        let v = s.store.get(st).read(VecId::VELOCITY);
+        assert_eq!(v, [0.0, -5.0, 0.0, 0.0, 0.0, 0.0]);
+        let pc = s.obj(d).as_any().downcast_ref::<crate::LinearMovementProjectiveConstraint>().unwrap();
+        assert_eq!(pc.indices(), [0]);
+    }
+
+    /// Bad key data give errors, not panics.
+    #[test]
+    fn key_data_errors() {
+        let f = factory();
+        for (class, attrs) in [
+            ("LinearMovementProjectiveConstraint", vec![("keyTimes", "0 1 2"), ("movements", "0 0 0 1 1 1")]),
+            ("LinearVelocityProjectiveConstraint", vec![("keyTimes", "0 1"), ("velocities", "1 1 1")]),
+            ("LinearVelocityProjectiveConstraint", vec![("coordinates", "3")]),
+            ("LinearVelocityProjectiveConstraint", vec![("keyTimes", "")]),
+        ] {
+            let mut s = Scene::new("root");
+            add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0")]);
+            add(&mut s, &f, Scene::ROOT, class, &attrs);
+            let e = init_root(&mut s, &f).unwrap_err();
+            assert!(e.diagnostic().message.contains("key") || e.diagnostic().message.contains("coordinate"), "{class}: {e:?}");
+        }
     }
 }

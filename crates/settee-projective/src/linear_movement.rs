@@ -1,0 +1,418 @@
+//! `LinearMovementProjectiveConstraint`: imposes a piecewise-linear motion, given at key times,
+//! on a set of DOFs (mechanics spec §6.4).
+//!
+//! At every call the key times around the context time `T` are searched again: the constraint
+//! acts only while `keyTimes[0] ≤ T` and a key time strictly after `T` exists. While it acts,
+//! increments of the DOFs are zeroed, their velocity is the slope `(nextM − prevM)/(nextT − prevT)`
+//! and their position the interpolated movement added to the position captured at the first
+//! position projection (or the movement itself with `relativeMovements="false"`). Rigid3 angular
+//! movements are Euler angles: the orientation is the captured one times the `slerp2` of the
+//! quaternions of the two surrounding key rotations. The assembled matrix always clears the rows
+//! and columns of the DOFs, whatever the time (SOFA's `applyConstraint` has no time test).
+//!
+//! Constraint Jacobian rows are projected as responses (SOFA's `projectJacobianMatrix` clears the
+//! column blocks of the DOFs under the same condition as `projectResponse`).
+
+use settee_core::component::{link, ProjectiveConstraint};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::types::{quat_from_euler, quat_mul, Quat};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
+};
+
+use crate::subspace::{active, checked_indices};
+
+static DATA: &[DataDecl] = &[
+    decl("indices", Indices, "0", "Indices of the constrained points"),
+    decl("keyTimes", Reals, "0", "key times for the movements"),
+    // SOFA's default is one zero movement; an empty list is read as that.
+    decl("movements", Derivs, "", "movements corresponding to the key times"),
+    decl("relativeMovements", Bool, "true", "If true, movements are relative to first position, absolute otherwise"),
+    decl("showMovement", Bool, "false", "Visualization of the movement to be applied to constrained dofs (rendering only)"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
+
+settee_core::data_refs! {
+    static READS;
+    END_TIME: Real = "endTime";
+    INDICES: Indices = "indices";
+    KEY_TIMES: Reals = "keyTimes";
+    MOVEMENTS: Reals = "movements";
+    RELATIVE: Bool = "relativeMovements";
+}
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "LinearMovementProjectiveConstraint",
+    description: "Impose a motion to given DOFs (translation and rotation).",
+    roles: Roles::PROJECTIVE_CONSTRAINT,
+    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[crate::PROJECTIVE_BASE, DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(LinearMovementProjectiveConstraint::default())
+}
+
+/// Key values (movements or velocities) read from a Data list: one `ds`-sized entry per key
+/// time, an empty list meaning SOFA's default single zero entry.
+pub(crate) fn key_values(cx: &InitCtx, given: &[f64], ds: usize, n_keys: usize, what: &str) -> SimResult<Vec<f64>> {
+    let mut v = given.to_vec();
+    if v.is_empty() {
+        v = vec![0.0; ds];
+    }
+    let n = v.len() / ds;
+    if n < n_keys {
+        return Err(cx
+            .error(format!("{n_keys} key times but {n} {what}: every key time needs one"))
+            .hint(format!("give {n_keys} {what} of {ds} numbers each")));
+    }
+    Ok(v)
+}
+
+/// Checks that the state has one of the layouts the class registers.
+pub(crate) fn supported_layout(cx: &InitCtx, s: StateId) -> SimResult<Layout> {
+    match cx.state_layout(s) {
+        Layout::Rigid2 => Err(cx.error("Rigid2d states are not supported by this constraint (as in SOFA)").hint("use a Vec or Rigid3d state")),
+        l => Ok(l),
+    }
+}
+
+#[derive(Default)]
+pub struct LinearMovementProjectiveConstraint {
+    state: Option<StateId>,
+    layout: Option<Layout>,
+    indices: Vec<usize>,
+    key_times: Vec<f64>,
+    /// One derivative per key time, flat.
+    movements: Vec<f64>,
+    relative: bool,
+    end_time: f64,
+    /// Key times and movements around the current time (kept between calls, as in SOFA).
+    prev_t: f64,
+    next_t: f64,
+    prev_m: Vec<f64>,
+    next_m: Vec<f64>,
+    /// SOFA's `finished`: a key time after the current time was found.
+    found: bool,
+    /// Positions captured at the first position projection (empty before).
+    x0: Vec<f64>,
+}
+
+/// SOFA's `Quat::slerp2`: spherical interpolation from `a` (t = 0) to `b` (t = 1), without
+/// choosing the shorter arc; near-identical or opposite orientations are special-cased.
+pub fn slerp2(a: Quat, b: Quat, t: f64) -> Quat {
+    let cos_half = a[3] * b[3] + a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    if cos_half.abs() >= 1.0 {
+        return a;
+    }
+    let half = cos_half.acos();
+    let sin_half = (1.0 - cos_half * cos_half).sqrt();
+    if sin_half.abs() < 0.001 {
+        return [a[0] * 0.5 + b[0] * 0.5, a[1] * 0.5 + b[1] * 0.5, a[2] * 0.5 + b[2] * 0.5, a[3] * 0.5 + b[3] * 0.5];
+    }
+    let ra = ((1.0 - t) * half).sin() / sin_half;
+    let rb = (t * half).sin() / sin_half;
+    [a[0] * ra + b[0] * rb, a[1] * ra + b[1] * rb, a[2] * ra + b[2] * rb, a[3] * ra + b[3] * rb]
+}
+
+impl LinearMovementProjectiveConstraint {
+    /// The constrained DOFs (indices beyond the state removed).
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    fn ds(&self) -> usize {
+        self.layout.map_or(0, Layout::deriv_size)
+    }
+
+    /// SOFA's `findKeyTimes` at time `t`: `prev` is the last key at or before `t`, `next` the
+    /// first key after it; `found` only when both exist.
+    fn find_key_times(&mut self, t: f64) {
+        self.found = false;
+        let (Some(&first), Some(&last)) = (self.key_times.first(), self.key_times.last()) else {
+            return;
+        };
+        if !(t >= first && t <= last) {
+            return;
+        }
+        let ds = self.ds();
+        self.next_t = first;
+        self.prev_t = first;
+        for (k, &kt) in self.key_times.iter().enumerate() {
+            let m = &self.movements[k * ds..(k + 1) * ds];
+            if kt <= t {
+                self.prev_t = kt;
+                self.prev_m.copy_from_slice(m);
+            } else {
+                self.next_t = kt;
+                self.next_m.copy_from_slice(m);
+                self.found = true;
+                break;
+            }
+        }
+    }
+
+    /// Searches the keys for the context time and tells whether the motion is imposed now.
+    fn update(&mut self, p: &MechParams) -> bool {
+        self.find_key_times(p.time);
+        self.found && self.next_t != self.prev_t
+    }
+
+    /// The interpolated movement at time `t` and the interpolation factor.
+    fn movement(&self, t: f64) -> (Vec<f64>, f64) {
+        let s = (t - self.prev_t) / (self.next_t - self.prev_t);
+        let m = self.prev_m.iter().zip(&self.next_m).map(|(&a, &b)| a + (b - a) * s).collect();
+        (m, s)
+    }
+}
+
+impl Component for LinearMovementProjectiveConstraint {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        let layout = supported_layout(cx, s)?;
+        let ds = layout.deriv_size();
+        let d = cx.data();
+        self.end_time = d.get(END_TIME);
+        self.relative = d.get(RELATIVE);
+        self.key_times = d.get(KEY_TIMES).to_vec();
+        let given = d.get(INDICES).to_vec();
+        let movements = d.get(MOVEMENTS).to_vec();
+        self.movements = key_values(cx, &movements, ds, self.key_times.len(), "movements")?;
+        if self.key_times.windows(2).any(|w| w[1] < w[0]) {
+            cx.warn("keyTimes are not in increasing order; the key search assumes they are");
+        }
+        self.indices = checked_indices(cx, given, s);
+        self.state = Some(s);
+        self.layout = Some(layout);
+        self.prev_t = 0.0;
+        self.next_t = 0.0;
+        self.prev_m = vec![0.0; ds];
+        self.next_m = vec![0.0; ds];
+        self.found = false;
+        self.x0.clear();
+        Ok(())
+    }
+
+    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
+        Some(self)
+    }
+}
+
+impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
+    fn state(&self) -> StateId {
+        self.state.expect("initialised")
+    }
+
+    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
+        if !active(self.end_time, p) || !self.update(p) {
+            return;
+        }
+        let ds = self.ds();
+        for &i in &self.indices {
+            if let Some(e) = dx.get_mut(i * ds..(i + 1) * ds) {
+                e.fill(0.0);
+            }
+        }
+    }
+
+    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
+        if !active(self.end_time, p) || !self.update(p) {
+            return;
+        }
+        let ds = self.ds();
+        let inv = 1.0 / (self.next_t - self.prev_t);
+        for &i in &self.indices {
+            if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
+                for (c, ec) in e.iter_mut().enumerate() {
+                    *ec = (self.next_m[c] - self.prev_m[c]) * inv;
+                }
+            }
+        }
+    }
+
+    fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
+        if !active(self.end_time, p) {
+            return;
+        }
+        if self.x0.is_empty() {
+            self.x0 = x.to_vec();
+        }
+        if !self.update(p) {
+            return;
+        }
+        let layout = self.layout.expect("initialised");
+        let cs = layout.coord_size();
+        let (m, s) = self.movement(p.time);
+        let rotation = (layout == Layout::Rigid3).then(|| {
+            let qa = quat_from_euler([self.prev_m[3], self.prev_m[4], self.prev_m[5]]);
+            let qb = quat_from_euler([self.next_m[3], self.next_m[4], self.next_m[5]]);
+            slerp2(qa, qb, s)
+        });
+        for &i in &self.indices {
+            let (Some(xi), Some(x0)) = (x.get_mut(i * cs..(i + 1) * cs), self.x0.get(i * cs..(i + 1) * cs)) else {
+                continue;
+            };
+            match rotation {
+                Some(r) => {
+                    for c in 0..3 {
+                        xi[c] = if self.relative { x0[c] + m[c] } else { m[c] };
+                    }
+                    let q = if self.relative { quat_mul([x0[3], x0[4], x0[5], x0[6]], r) } else { r };
+                    xi[3..7].copy_from_slice(&q);
+                }
+                None => {
+                    for c in 0..cs {
+                        xi[c] = if self.relative { x0[c] + m[c] } else { m[c] };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every derivative component of every constrained DOF, at any time.
+    fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
+        if ds != self.ds() {
+            return;
+        }
+        for &i in &self.indices {
+            out.extend((0..ds).map(|c| i * ds + c));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(time: f64) -> MechParams {
+        MechParams { dt: 0.1, time, gravity: [0.0; 3] }
+    }
+
+    fn constraint(layout: Layout, indices: &[usize], key_times: &[f64], movements: &[f64]) -> LinearMovementProjectiveConstraint {
+        let ds = layout.deriv_size();
+        LinearMovementProjectiveConstraint {
+            state: Some(StateId::first_in_slot(0)),
+            layout: Some(layout),
+            indices: indices.to_vec(),
+            key_times: key_times.to_vec(),
+            movements: movements.to_vec(),
+            relative: true,
+            end_time: -1.0,
+            prev_m: vec![0.0; ds],
+            next_m: vec![0.0; ds],
+            ..Default::default()
+        }
+    }
+
+    /// Vec3, keys 0 → 1 → 3 with movements 0, (2,0,0), (2,4,−6); DOF 1 constrained, starting at
+    /// (1,1,1). At T = 2 (half-way between keys 1 and 3): movement (2, 2, −3), position
+    /// (3, 3, −2); velocity (0, 4, −6)/2 = (0, 2, −3); increments of DOF 1 zeroed; DOF 0 untouched.
+    #[test]
+    fn vec3_position_is_the_linear_interpolation() {
+        let mut c = constraint(Layout::Vec3, &[1], &[0.0, 1.0, 3.0], &[0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 2.0, 4.0, -6.0]);
+        let mut x = vec![5.0, 5.0, 5.0, 1.0, 1.0, 1.0];
+        c.project_position(&params(0.0), &mut x); // captures x0; movement 0 at T = 0
+        assert_eq!(x, [5.0, 5.0, 5.0, 1.0, 1.0, 1.0]);
+        x[3] = 100.0; // wherever the solver moved it, the position is imposed
+        c.project_position(&params(2.0), &mut x);
+        assert_eq!(x, [5.0, 5.0, 5.0, 3.0, 3.0, -2.0]);
+        let mut v = vec![7.0; 6];
+        c.project_velocity(&params(2.0), &mut v);
+        assert_eq!(v, [7.0, 7.0, 7.0, 0.0, 2.0, -3.0]);
+        // Between keys 0 and 1: slope (2, 0, 0), position x0 + (0.5, 0, 0) at T = 0.25.
+        c.project_velocity(&params(0.25), &mut v);
+        assert_eq!(&v[3..], [2.0, 0.0, 0.0]);
+        c.project_position(&params(0.25), &mut x);
+        assert_eq!(&x[3..], [1.5, 1.0, 1.0]);
+        let mut dx = vec![1.0; 6];
+        c.project_response(&params(2.0), &mut dx);
+        assert_eq!(dx, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+
+        // Absolute movements: the position is the movement itself.
+        c.relative = false;
+        c.project_position(&params(2.0), &mut x);
+        assert_eq!(&x[3..], [2.0, 2.0, -3.0]);
+    }
+
+    /// At and after the last key (no later key) and before the first, nothing is projected, but
+    /// the matrix rows are still cleared.
+    #[test]
+    fn outside_the_key_interval_the_dofs_are_free() {
+        let mut c = constraint(Layout::Vec3, &[0], &[1.0, 2.0], &[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        for t in [0.5, 2.0, 2.5] {
+            let mut dx = vec![1.0, 2.0, 3.0];
+            c.project_response(&params(t), &mut dx);
+            assert_eq!(dx, [1.0, 2.0, 3.0], "T = {t}");
+            let mut x = vec![4.0, 5.0, 6.0];
+            c.project_position(&params(t), &mut x);
+            assert_eq!(x, [4.0, 5.0, 6.0], "T = {t}");
+            let mut v = vec![0.5; 3];
+            c.project_velocity(&params(t), &mut v);
+            assert_eq!(v, [0.5; 3], "T = {t}");
+            let mut rows = Vec::new();
+            c.projected_rows(&params(t), 3, &mut rows);
+            assert_eq!(rows, [0, 1, 2]);
+        }
+        // The key time itself belongs to the interval it starts: T = 1 is active (velocity 1).
+        let mut v = vec![0.0; 3];
+        c.project_velocity(&params(1.0), &mut v);
+        assert_eq!(v, [1.0, 1.0, 1.0]);
+    }
+
+    /// Rigid3, keys 0 → 2 with movements 0 → (0, −4, 2 | 0, 0, π/2) on a DOF at (1, 0, 0) turned
+    /// by π/2 about x. At T = 0.5 (s = 1/4): center (1, −1, 0.5); orientation x0.q ⊗ slerp at 1/4
+    /// of a π/2 turn about z, i.e. x0.q ⊗ (0, 0, sin(π/16), cos(π/16)); velocity (0, −2, 1 | 0, 0, π/4).
+    #[test]
+    fn rigid3_interpolates_center_and_orientation() {
+        let h = std::f64::consts::FRAC_PI_2;
+        let mut c = constraint(Layout::Rigid3, &[0], &[0.0, 2.0], &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -4.0, 2.0, 0.0, 0.0, h]);
+        let s45 = (h / 2.0).sin();
+        let q0 = [s45, 0.0, 0.0, (h / 2.0).cos()];
+        let mut x = vec![1.0, 0.0, 0.0, q0[0], q0[1], q0[2], q0[3]];
+        c.project_position(&params(0.0), &mut x);
+        assert_eq!(x[..3], [1.0, 0.0, 0.0]);
+        c.project_position(&params(0.5), &mut x);
+        assert_eq!(x[..3], [1.0, -1.0, 0.5]);
+        let a = std::f64::consts::PI / 16.0;
+        let expected = quat_mul(q0, [0.0, 0.0, a.sin(), a.cos()]);
+        for k in 0..4 {
+            assert!((x[3 + k] - expected[k]).abs() < 1e-15, "component {k}: {} vs {}", x[3 + k], expected[k]);
+        }
+        let mut v = vec![0.0; 6];
+        c.project_velocity(&params(0.5), &mut v);
+        assert_eq!(v, [0.0, -2.0, 1.0, 0.0, 0.0, h * 0.5]);
+        let mut dx = vec![1.0; 6];
+        c.project_response(&params(0.5), &mut dx);
+        assert_eq!(dx, [0.0; 6]);
+        let mut rows = Vec::new();
+        c.projected_rows(&params(0.5), 6, &mut rows);
+        assert_eq!(rows, [0, 1, 2, 3, 4, 5]);
+    }
+
+    /// slerp2 end points and the half-way point of a quarter turn about z; identical
+    /// orientations come back unchanged.
+    #[test]
+    fn slerp2_known_values() {
+        let q = quat_from_euler([0.0, 0.0, std::f64::consts::FRAC_PI_2]);
+        let id = [0.0, 0.0, 0.0, 1.0];
+        assert_eq!(slerp2(id, q, 0.0), id);
+        let end = slerp2(id, q, 1.0);
+        let mid = slerp2(id, q, 0.5);
+        let a = std::f64::consts::PI / 8.0;
+        for k in 0..4 {
+            assert!((end[k] - q[k]).abs() < 1e-15);
+            assert!((mid[k] - [0.0, 0.0, a.sin(), a.cos()][k]).abs() < 1e-15);
+        }
+        assert_eq!(slerp2(q, q, 0.3), q);
+    }
+}

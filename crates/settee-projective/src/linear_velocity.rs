@@ -1,0 +1,354 @@
+//! `LinearVelocityProjectiveConstraint`: imposes a piecewise-linear velocity, given at key times,
+//! on a set of DOFs, and integrates it itself (mechanics spec §6.5).
+//!
+//! The key search runs only until the last key time is passed (`finished`); afterwards the last
+//! velocity is kept and applied only with `continueAfterEnd`. While active: increments of the
+//! DOFs are zeroed; their velocity is the interpolated `u` (or only the listed `coordinates`);
+//! their position becomes the position this constraint last wrote plus `u·dt` (the Rigid3
+//! exponential map for `Coord + Deriv`), so the DOFs follow the constraint's own integration
+//! whatever the solver computed. The assembled matrix clears their rows and columns while active.
+//!
+//! The context time is the time at the start of the step, accumulated `t ← t + dt` by the loop,
+//! which the key comparisons see exactly (with dt = 0.05, step 41 starts at 2.000000000000001).
+//!
+//! SOFA's `projectJacobianMatrix` of this class does nothing: constraint Jacobian rows are not
+//! projected by it. Settee's core projects rows through `project_response`, which zeroes them.
+
+use settee_core::component::{link, ProjectiveConstraint};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
+};
+
+use crate::linear_movement::{key_values, supported_layout};
+use crate::subspace::{active, checked_indices};
+
+static DATA: &[DataDecl] = &[
+    decl("indices", Indices, "0", "Indices of the constrained points"),
+    decl("keyTimes", Reals, "0", "key times for the movements"),
+    // SOFA's default is one zero velocity; an empty list is read as that.
+    decl("velocities", Derivs, "", "velocities corresponding to the key times"),
+    decl("coordinates", Indices, "", "coordinates on which to apply velocities"),
+    decl("continueAfterEnd", Bool, "false", "If set to true then the last velocity will still be applied after all the key events"),
+];
+
+static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
+
+settee_core::data_refs! {
+    static READS;
+    END_TIME: Real = "endTime";
+    INDICES: Indices = "indices";
+    KEY_TIMES: Reals = "keyTimes";
+    VELOCITIES: Reals = "velocities";
+    COORDINATES: Indices = "coordinates";
+    CONTINUE_AFTER_END: Bool = "continueAfterEnd";
+}
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "LinearVelocityProjectiveConstraint",
+    description: "Impose a velocity to given DOFs (translation and rotation).",
+    roles: Roles::PROJECTIVE_CONSTRAINT,
+    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template: "Vec3d",
+    template_rule: TemplateRule::FromState,
+    data: &[crate::PROJECTIVE_BASE, DATA],
+    links: LINKS,
+    create,
+    preparse: None,
+    no_src_link: &[],
+    reads: READS,
+};
+
+fn create(_: &CreateArgs) -> Box<dyn Component> {
+    Box::new(LinearVelocityProjectiveConstraint::default())
+}
+
+#[derive(Default)]
+pub struct LinearVelocityProjectiveConstraint {
+    state: Option<StateId>,
+    layout: Option<Layout>,
+    indices: Vec<usize>,
+    key_times: Vec<f64>,
+    /// One derivative per key time, flat.
+    velocities: Vec<f64>,
+    /// Components written (empty: all).
+    coordinates: Vec<usize>,
+    continue_after_end: bool,
+    end_time: f64,
+    prev_t: f64,
+    next_t: f64,
+    prev_v: Vec<f64>,
+    next_v: Vec<f64>,
+    /// The last key time has been passed; the keys are not searched any more.
+    finished: bool,
+    /// Positions written by the last position projection (captured at the first one).
+    xp: Vec<f64>,
+}
+
+impl LinearVelocityProjectiveConstraint {
+    /// The constrained DOFs (indices beyond the state removed).
+    pub fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+
+    fn ds(&self) -> usize {
+        self.layout.map_or(0, Layout::deriv_size)
+    }
+
+    /// SOFA's `findKeyTimes` at time `t`; returns true once `t` is past the last key.
+    fn find_key_times(&mut self, t: f64) -> bool {
+        let (Some(&first), Some(&last)) = (self.key_times.first(), self.key_times.last()) else {
+            return false;
+        };
+        if t > last {
+            self.prev_v.clone_from(&self.next_v);
+            self.next_t = f64::INFINITY;
+            return true;
+        }
+        if t >= first && t <= last {
+            let ds = self.ds();
+            self.next_t = first;
+            self.prev_t = first;
+            for (k, &kt) in self.key_times.iter().enumerate() {
+                let v = &self.velocities[k * ds..(k + 1) * ds];
+                if kt <= t {
+                    self.prev_t = kt;
+                    self.prev_v.copy_from_slice(v);
+                } else {
+                    self.next_t = kt;
+                    self.next_v.copy_from_slice(v);
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    fn update(&mut self, p: &MechParams) {
+        if !self.finished {
+            self.finished = self.find_key_times(p.time);
+        }
+    }
+
+    /// SOFA's `isConstraintActive`.
+    fn imposing(&self) -> bool {
+        (!self.finished || self.continue_after_end) && self.next_t != self.prev_t
+    }
+
+    /// The imposed velocity at time `t`: interpolated between the keys, the last one once
+    /// finished.
+    fn velocity(&self, t: f64) -> Vec<f64> {
+        if self.finished {
+            return self.prev_v.clone();
+        }
+        let s = (t - self.prev_t) / (self.next_t - self.prev_t);
+        self.prev_v.iter().zip(&self.next_v).map(|(&a, &b)| (b - a) * s + a).collect()
+    }
+}
+
+impl Component for LinearVelocityProjectiveConstraint {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        let layout = supported_layout(cx, s)?;
+        let ds = layout.deriv_size();
+        let d = cx.data();
+        self.end_time = d.get(END_TIME);
+        self.continue_after_end = d.get(CONTINUE_AFTER_END);
+        self.key_times = d.get(KEY_TIMES).to_vec();
+        self.coordinates = d.get(COORDINATES).to_vec();
+        let given = d.get(INDICES).to_vec();
+        let velocities = d.get(VELOCITIES).to_vec();
+        if self.key_times.is_empty() {
+            return Err(cx.error("keyTimes is empty: at least one key time is needed").hint("give keyTimes and one velocity per key time"));
+        }
+        self.velocities = key_values(cx, &velocities, ds, self.key_times.len(), "velocities")?;
+        if let Some(&c) = self.coordinates.iter().find(|&&c| c >= ds) {
+            return Err(cx.error(format!("coordinate {c} does not exist: the state's derivatives have {ds} components")));
+        }
+        if self.key_times.windows(2).any(|w| w[1] < w[0]) {
+            cx.warn("keyTimes are not in increasing order; the key search assumes they are");
+        }
+        self.indices = checked_indices(cx, given, s);
+        self.state = Some(s);
+        self.layout = Some(layout);
+        self.prev_t = 0.0;
+        self.next_t = 0.0;
+        self.prev_v = vec![0.0; ds];
+        self.next_v = vec![0.0; ds];
+        self.finished = false;
+        self.xp.clear();
+        Ok(())
+    }
+
+    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
+        Some(self)
+    }
+}
+
+impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
+    fn state(&self) -> StateId {
+        self.state.expect("initialised")
+    }
+
+    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
+        if !active(self.end_time, p) {
+            return;
+        }
+        self.update(p);
+        if !self.imposing() {
+            return;
+        }
+        let ds = self.ds();
+        for &i in &self.indices {
+            if let Some(e) = dx.get_mut(i * ds..(i + 1) * ds) {
+                e.fill(0.0);
+            }
+        }
+    }
+
+    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
+        if !active(self.end_time, p) {
+            return;
+        }
+        self.update(p);
+        if !self.imposing() {
+            return;
+        }
+        let u = self.velocity(p.time);
+        let ds = self.ds();
+        for &i in &self.indices {
+            let Some(e) = v.get_mut(i * ds..(i + 1) * ds) else { continue };
+            if self.coordinates.is_empty() {
+                e.copy_from_slice(&u);
+            } else {
+                for &c in &self.coordinates {
+                    e[c] = u[c];
+                }
+            }
+        }
+    }
+
+    fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
+        if !active(self.end_time, p) {
+            return;
+        }
+        if self.xp.is_empty() {
+            self.xp = x.to_vec();
+        }
+        self.update(p);
+        if !self.imposing() {
+            return;
+        }
+        let layout = self.layout.expect("initialised");
+        let cs = layout.coord_size();
+        let u = self.velocity(p.time);
+        let h = p.dt;
+        for &i in &self.indices {
+            let (Some(xi), Some(xp)) = (x.get_mut(i * cs..(i + 1) * cs), self.xp.get_mut(i * cs..(i + 1) * cs)) else {
+                continue;
+            };
+            if self.coordinates.is_empty() {
+                // Coord + Deriv·h: the product first, then the (Rigid3: exponential-map) sum.
+                xi.copy_from_slice(xp);
+                layout.coord_add_scaled(xi, &u, h);
+            } else {
+                // SOFA indexes the coordinate and the derivative by the same component number.
+                for &c in &self.coordinates {
+                    xi[c] = xp[c] + u[c] * h;
+                }
+            }
+            xp.copy_from_slice(xi);
+        }
+    }
+
+    /// Every derivative component of every constrained DOF, while the velocity is imposed.
+    fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
+        if ds != self.ds() || !self.imposing() {
+            return;
+        }
+        for &i in &self.indices {
+            out.extend((0..ds).map(|c| i * ds + c));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(time: f64, dt: f64) -> MechParams {
+        MechParams { dt, time, gravity: [0.0; 3] }
+    }
+
+    fn constraint(layout: Layout, key_times: &[f64], velocities: &[f64]) -> LinearVelocityProjectiveConstraint {
+        let ds = layout.deriv_size();
+        LinearVelocityProjectiveConstraint {
+            state: Some(StateId::first_in_slot(0)),
+            layout: Some(layout),
+            indices: vec![0],
+            key_times: key_times.to_vec(),
+            velocities: velocities.to_vec(),
+            end_time: -1.0,
+            prev_v: vec![0.0; ds],
+            next_v: vec![0.0; ds],
+            ..Default::default()
+        }
+    }
+
+    /// Vec3, keys 0 → 1 with velocities (0,0,0) → (2,4,0), dt 0.25: the position advances by
+    /// u(t)·dt with u(t) = (2t, 4t, 0) at the step start times 0, 0.25, 0.5, 0.75, then the
+    /// constraint stops after the last key (no continueAfterEnd).
+    #[test]
+    fn vec3_integrates_the_interpolated_velocity_then_stops() {
+        let mut c = constraint(Layout::Vec3, &[0.0, 1.0], &[0.0, 0.0, 0.0, 2.0, 4.0, 0.0]);
+        let mut x = vec![0.0; 3];
+        let mut t = 0.0;
+        for _ in 0..4 {
+            c.project_position(&params(t, 0.25), &mut x);
+            t += 0.25;
+        }
+        assert_eq!(x, [0.75, 1.5, 0.0]);
+        let mut v = vec![9.0; 3];
+        c.project_velocity(&params(0.75, 0.25), &mut v);
+        assert_eq!(v, [1.5, 3.0, 0.0]);
+        let mut dx = vec![1.0; 3];
+        c.project_response(&params(0.75, 0.25), &mut dx);
+        assert_eq!(dx, [0.0; 3]);
+        // At T = 1 exactly (the last key, no later one) the search leaves nextT at the first key
+        // (0) and prevT at 1: still active, with u = (v1 − v1)·(0/−1) + v1 = v1 = (2, 4, 0).
+        c.project_position(&params(1.0, 0.25), &mut x);
+        assert_eq!(x, [1.25, 2.5, 0.0]);
+        assert_eq!((c.prev_t, c.next_t), (1.0, 0.0));
+        // After it: finished and, without continueAfterEnd, free.
+        let mut dx = vec![1.0; 3];
+        c.project_response(&params(1.25, 0.25), &mut dx);
+        assert!(c.finished);
+        assert_eq!(dx, [1.0; 3]);
+        let mut rows = Vec::new();
+        c.projected_rows(&params(1.25, 0.25), 3, &mut rows);
+        assert!(rows.is_empty());
+    }
+
+    /// With continueAfterEnd the last velocity is applied for ever; with `coordinates="1"` only
+    /// y is written (velocity and position).
+    #[test]
+    fn continue_after_end_and_coordinates() {
+        let mut c = constraint(Layout::Vec3, &[0.0, 1.0], &[0.0, 0.0, 0.0, 2.0, 4.0, 6.0]);
+        c.continue_after_end = true;
+        c.coordinates = vec![1];
+        let mut x = vec![10.0, 0.0, 0.0];
+        c.project_position(&params(0.0, 0.5), &mut x); // u = 0
+        c.project_position(&params(0.5, 0.5), &mut x); // u = (1, 2, 3): y += 1
+        c.project_position(&params(1.5, 0.5), &mut x); // finished, u = (2, 4, 6): y += 2
+        c.project_position(&params(2.0, 0.5), &mut x); // y += 2
+        assert_eq!(x, [10.0, 5.0, 0.0]);
+        let mut v = vec![-1.0; 3];
+        c.project_velocity(&params(2.0, 0.5), &mut v);
+        assert_eq!(v, [-1.0, 4.0, -1.0]);
+        let mut rows = Vec::new();
+        c.projected_rows(&params(2.0, 0.5), 3, &mut rows);
+        assert_eq!(rows, [0, 1, 2]);
+    }
+}
