@@ -625,6 +625,10 @@ pub struct ContactSpec {
     pub normal: [f64; 3],
     /// Contact distance: the violation is `n·(x2[m2] − x1[m1]) − distance`.
     pub distance: f64,
+    /// The contact points at the time of the response: `p = position₂[m2]`, `q = position₁[m1]`
+    /// (SOFA's `addContact` reads them from the states).
+    pub p: [f64; 3],
+    pub q: [f64; 3],
     /// Indices of the contact points in the two states.
     pub m1: usize,
     pub m2: usize,

@@ -271,6 +271,14 @@ impl Mapper {
         Ok(())
     }
 
+    /// The state holding the contact points, once created.
+    fn state(&self) -> Option<StateId> {
+        match self {
+            Mapper::Identity { state, .. } => Some(*state),
+            Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } => created.map(|(_, s, _)| s),
+        }
+    }
+
     /// SOFA's `updateXfree`: maps the free positions and velocities to the contact points.
     fn update_xfree(&mut self, scene: &mut Scene) -> SimResult {
         if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
@@ -708,6 +716,8 @@ impl FrictionResponse {
                 mu: self.mu,
                 normal: [o.normal[0], o.normal[1], o.normal[2]],
                 distance: d0 + r1 + r2,
+                p: [0.0; 3],
+                q: [0.0; 3],
                 m1: j1,
                 m2: j2,
                 id: cantor(o.id, self.id),
@@ -717,6 +727,15 @@ impl FrictionResponse {
         for m in [&mut self.mappers.0, &mut self.mappers.1] {
             m.update(scene)?;
             m.update_xfree(scene)?;
+        }
+        // SOFA's `addContact` reads both points from the states' positions, mapped just above.
+        let (s1, s2) = (self.mappers.0.state(), if self_collision { self.mappers.0.state() } else { self.mappers.1.state() });
+        for spec in &mut contacts {
+            let point = |s: Option<StateId>, i: usize| -> [f64; 3] {
+                s.map(|s| scene.store.get(s).read(VecId::POSITION)).and_then(|x| x.get(3 * i..3 * i + 3)).map_or([0.0; 3], |v| [v[0], v[1], v[2]])
+            };
+            spec.p = point(s2, spec.m2);
+            spec.q = point(s1, spec.m1);
         }
         let law = contact_constraint(scene, c)?;
         for spec in contacts {

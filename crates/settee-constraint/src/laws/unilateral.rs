@@ -294,6 +294,10 @@ impl Component for UnilateralLagrangianConstraint {
     fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
         Some(self)
     }
+
+    fn contact_constraint(&mut self) -> Option<&mut dyn settee_core::constraint::ContactConstraint> {
+        Some(self)
+    }
 }
 
 impl ConstraintLaw for UnilateralLagrangianConstraint {
@@ -354,5 +358,20 @@ impl ConstraintLaw for UnilateralLagrangianConstraint {
                 }
             }
         }
+    }
+}
+
+/// The contact response's view of the law: contacts given every step with their points.
+impl settee_core::constraint::ContactConstraint for UnilateralLagrangianConstraint {
+    fn clear_contacts(&mut self) {
+        UnilateralLagrangianConstraint::clear_contacts(self, 0);
+    }
+
+    fn add_contact(&mut self, c: settee_core::constraint::ContactSpec) {
+        self.add_contact_with_points(c.mu, c.normal, c.p, c.q, c.distance, c.m1, c.m2, c.id, c.local_id);
+    }
+
+    fn set_custom_tolerance(&mut self, tol: f64) {
+        UnilateralLagrangianConstraint::set_custom_tolerance(self, tol);
     }
 }
