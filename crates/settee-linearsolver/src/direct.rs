@@ -7,6 +7,7 @@
 //! `precomputeSymbolicDecomposition` is false), solve for the gathered right-hand side and scatter
 //! the solution into the states.
 
+use rayon::prelude::*;
 use settee_core::constraint::{ConstraintJacobian, DenseMatrix};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
@@ -283,27 +284,50 @@ fn add_jminvjt_ldl(solver: &settee_linalg::DirectSolver, j: &ConstraintJacobian,
     }
     let rows: Vec<&(usize, Vec<(usize, f64)>)> = j.rows.iter().filter(|(r, _)| *r < w.n).collect();
     let m = rows.len();
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    // Z and Z·D⁻¹, one row per constraint row, computed in parallel (each row by one thread, in
+    // the same order whatever the thread count). `start[i]`: the first non-zero of Zᵢ — `L` is
+    // unit lower triangular, so Zᵢ is zero before the first (permuted) entry of its right-hand
+    // side.
     let mut z = vec![0.0f64; m * n];
     let mut zd = vec![0.0f64; m * n];
-    for (i, (_, line)) in rows.iter().enumerate() {
-        let zi = &mut z[i * n..(i + 1) * n];
+    let mut start = vec![0usize; m];
+    z.par_chunks_mut(n).zip(zd.par_chunks_mut(n)).zip(start.par_iter_mut()).zip(rows.par_iter()).try_for_each(|(((zi, zdi), first), (_, line))| {
         for &(c, v) in line {
             zi[position[c]] = v;
         }
         solver.ldlt_forward_in_place(zi)?;
-        for ((d, &x), &id) in zd[i * n..(i + 1) * n].iter_mut().zip(zi.iter()).zip(inv_d) {
+        *first = zi.iter().position(|x| *x != 0.0).unwrap_or(n);
+        for ((d, &x), &id) in zdi.iter_mut().zip(zi.iter()).zip(inv_d) {
             *d = x * id;
         }
-    }
-    for i in 0..m {
-        let zi = &z[i * n..(i + 1) * n];
-        for jj in 0..=i {
-            let zj = &zd[jj * n..(jj + 1) * n];
-            let mut value = 0.0;
-            for (a, b) in zj.iter().zip(zi) {
-                value += a * b;
-            }
-            value *= factor;
+        Ok::<(), LinalgError>(())
+    })?;
+    // Lower triangle, row i against rows 0..=i: `factor·Σₖ (Zⱼ[k]·D⁻¹[k])·Zᵢ[k]`, summed over k in
+    // increasing order. Products before the later of the two first non-zeros are exact zeros
+    // and are skipped: adding them to the running 0 would leave it 0, so the bits are those of
+    // the full sum.
+    let values: Vec<Vec<f64>> = (0..m)
+        .into_par_iter()
+        .map(|i| {
+            let zi = &z[i * n..(i + 1) * n];
+            (0..=i)
+                .map(|jj| {
+                    let from = start[i].max(start[jj]);
+                    let zj = &zd[jj * n..(jj + 1) * n];
+                    let mut value = 0.0;
+                    for (a, b) in zj[from..].iter().zip(&zi[from..]) {
+                        value += a * b;
+                    }
+                    value * factor
+                })
+                .collect()
+        })
+        .collect();
+    for (i, line) in values.iter().enumerate() {
+        for (jj, &value) in line.iter().enumerate() {
             let (gi, gj) = (rows[i].0, rows[jj].0);
             w.add(gj, gi, value);
             if gi != gj {

@@ -41,6 +41,34 @@ pub fn block_error(p: &ConstraintProblem, j: usize, nb: usize, lambda_prev: &[f6
     e
 }
 
+/// `d[j..j+nb] += W[j..j+nb, :]·λ`. Each line sums over `k` in increasing order, as SOFA's
+/// column-outer loop does; walking the rows contiguously, and the three lines of a contact
+/// together (independent sums), gives the same bits with far fewer cache misses.
+fn block_violation(p: &mut ConstraintProblem, j: usize, nb: usize) {
+    let lambda = &p.lambda;
+    if nb == 3 {
+        let (r0, r1, r2) = (p.w.row(j), p.w.row(j + 1), p.w.row(j + 2));
+        let (mut d0, mut d1, mut d2) = (p.d[j], p.d[j + 1], p.d[j + 2]);
+        for (k, &l) in lambda.iter().enumerate() {
+            d0 += r0[k] * l;
+            d1 += r1[k] * l;
+            d2 += r2[k] * l;
+        }
+        p.d[j] = d0;
+        p.d[j + 1] = d1;
+        p.d[j + 2] = d2;
+        return;
+    }
+    for l in 0..nb {
+        let row = p.w.row(j + l);
+        let mut d = p.d[j + l];
+        for (w, x) in row.iter().zip(lambda) {
+            d += w * x;
+        }
+        p.d[j + l] = d;
+    }
+}
+
 /// SOFA's `gaussSeidel_increment`: one sweep over the blocks in ascending order. Each block's
 /// violation is rebuilt from `dfree` and the whole current `λ`, then its resolution updates it.
 /// With `measure_error`, adds the block errors to `error` and clears `verified` on a failed check.
@@ -54,11 +82,7 @@ pub fn gauss_seidel_sweep(p: &mut ConstraintProblem, measure_error: bool, tol: f
         prev.clear();
         prev.extend_from_slice(&p.lambda[j..j + nb]);
         p.d[j..j + nb].copy_from_slice(&p.dfree[j..j + nb]);
-        for k in 0..n {
-            for l in 0..nb {
-                p.d[j + l] += p.w.get(j + l, k) * p.lambda[k];
-            }
-        }
+        block_violation(p, j, nb);
         res.resolution(j, &p.w, &mut p.d, &mut p.lambda, &p.dfree);
         let res_tol = res.tolerance();
         p.resolutions[j] = Some(res);
