@@ -17,12 +17,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use settee_core::constraint::{build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix};
+use settee_core::constraint::{
+    build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
+};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::diag::Diagnostic;
 use settee_core::mechanics::MechScope;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, TemplateRule, VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, TemplateRule,
+    VecId,
 };
 
 use super::generic::UnbuiltOps;
@@ -136,8 +139,10 @@ pub fn nlcp_gauss_seidel(dfree: &[f64], w: &DenseMatrix, f: &mut [f64], o: &Nlcp
     if dfree.len() != dim || f.len() != dim {
         return Err(SimError::new("nlcp_gaussseidel: the sizes of W, dfree and f differ"));
     }
-    if dim % 3 != 0 {
-        return Err(SimError::new(format!("nlcp_gaussseidel: {dim} constraint rows is not a multiple of 3 (LCPConstraintSolver with mu > 0 expects friction contacts only)")));
+    if !dim.is_multiple_of(3) {
+        return Err(SimError::new(format!(
+            "nlcp_gaussseidel: {dim} constraint rows is not a multiple of 3 (LCPConstraintSolver with mu > 0 expects friction contacts only)"
+        )));
     }
     let nc = dim / 3;
     if !o.use_initial_f {
@@ -145,9 +150,8 @@ pub fn nlcp_gauss_seidel(dfree: &[f64], w: &DenseMatrix, f: &mut [f64], o: &Nlcp
     }
     let mut out = LcpOutcome::default();
     let mut blocks: Vec<Option<Block33>> = vec![None; nc];
-    let mut error = 0.0;
     for it in 0..o.max_iterations {
-        error = 0.0;
+        let mut error = 0.0;
         for c in 0..nc {
             let r = 3 * c;
             let f1 = [f[r], f[r + 1], f[r + 2]];
@@ -196,7 +200,6 @@ pub fn nlcp_gauss_seidel(dfree: &[f64], w: &DenseMatrix, f: &mut [f64], o: &Nlcp
             return Ok(out);
         }
     }
-    let _ = error;
     out.iterations = o.max_iterations;
     Ok(out)
 }
@@ -205,17 +208,24 @@ pub fn nlcp_gauss_seidel(dfree: &[f64], w: &DenseMatrix, f: &mut [f64], o: &Nlcp
 /// (what SOFA's `gaussSeidelLCP1` intends, see the module documentation): per row
 /// `λ_i := max(0, −(q_i + Σ_{k≠i} W_ik λ_k)/W_ii)` (0 when `min_w ≠ 0` and `|W_ii| ≤ min_w`),
 /// error `Σ|W_ii Δλ_i|`, stop when `error < tolerance`; then the `max_f` filter.
-pub fn gauss_seidel_lcp1(q: &[f64], w: &DenseMatrix, f: &mut [f64], tolerance: f64, max_iterations: usize, min_w: f64, max_f: f64) -> SimResult<LcpOutcome> {
+pub fn gauss_seidel_lcp1(
+    q: &[f64],
+    w: &DenseMatrix,
+    f: &mut [f64],
+    tolerance: f64,
+    max_iterations: usize,
+    min_w: f64,
+    max_f: f64,
+) -> SimResult<LcpOutcome> {
     let dim = w.n;
     if q.len() != dim || f.len() != dim {
         return Err(SimError::new("gaussSeidelLCP1: the sizes of W, dfree and f differ"));
     }
     let mut out = LcpOutcome::default();
-    let mut error = 0.0;
     let mut count = 0;
     for _ in 0..max_iterations {
         count += 1;
-        error = 0.0;
+        let mut error = 0.0;
         for i in 0..dim {
             let mut res = q[i];
             for k in 0..dim {
@@ -253,6 +263,7 @@ pub fn gauss_seidel_lcp1(q: &[f64], w: &DenseMatrix, f: &mut [f64], tolerance: f
 /// with the warm start `f`: `wdiag` holds (at least) the contacts' 3×3 diagonal blocks,
 /// `sequence` the rows in visiting order (one entry per row; every third one starts a contact),
 /// `ops` the displacement from the corrections' state and takes the force increments.
+#[allow(clippy::too_many_arguments)] // SOFA's kernel: problem, sequence, settings and the corrections
 pub fn nlcp_gauss_seidel_unbuilt(
     dfree: &[f64],
     wdiag: &DenseMatrix,
@@ -264,7 +275,7 @@ pub fn nlcp_gauss_seidel_unbuilt(
     ops: &mut dyn UnbuiltOps,
 ) -> SimResult<LcpOutcome> {
     let n = f.len();
-    if n % 3 != 0 {
+    if !n.is_multiple_of(3) {
         return Err(SimError::new(format!("nlcp_gaussseidel (unbuilt): {n} constraint rows is not a multiple of 3")));
     }
     if dfree.len() != n || wdiag.n != n {
@@ -647,7 +658,7 @@ impl LcpConstraintSolver {
     /// corrections of each contact, gather their diagonal blocks, iterate.
     fn solve_unbuilt(&mut self, scene: &mut Scene, cp: &ConstraintParams, s: &Settings) -> SimResult<LcpOutcome> {
         let n = self.problem.n;
-        if s.mu != 0.0 && n % 3 != 0 {
+        if s.mu != 0.0 && !n.is_multiple_of(3) {
             return Err(SimError::new(format!("nlcp_gaussseidel (unbuilt): {n} constraint rows is not a multiple of 3")));
         }
         let mut sequence: Vec<usize> = (0..n).collect();
@@ -668,7 +679,8 @@ impl LcpConstraintSolver {
                 if cclist[row].len() == 2 {
                     break;
                 }
-                let has = scene.with_taken(cc, |obj, scene| Ok(obj.constraint_correction().is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
+                let has =
+                    scene.with_taken(cc, |obj, scene| Ok(obj.constraint_correction().is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
                 if has {
                     cclist[row].push(cc);
                 }
@@ -684,7 +696,9 @@ impl LcpConstraintSolver {
                 list.join(" ")
             )));
             if missing.len() == n / step {
-                scene.report(Diagnostic::error("LCPConstraintSolver: none of the contacts has an associated constraint correction component: constraint correction is aborted"));
+                scene.report(Diagnostic::error(
+                    "LCPConstraintSolver: none of the contacts has an associated constraint correction component: constraint correction is aborted",
+                ));
                 return Ok(LcpOutcome::default());
             }
         }
@@ -769,20 +783,11 @@ impl Component for LcpConstraintSolver {
         self.corrections = settee_core::constraint::constraint_corrections(cx.scene, cx.node());
         let d = cx.data();
         let (max_it, multi_grid, debug) = (d.get(MAX_IT), d.get(MULTI_GRID), d.get(DISPLAY_DEBUG));
-        let unset_required: Vec<&str> = ["tolerance", "maxIt"].into_iter().filter(|n| !d.is_set(n)).collect();
-        let set_removed: Vec<&str> =
-            ["multi_grid_levels", "merge_method", "merge_spatial_step", "merge_local_levels"].into_iter().filter(|n| d.is_set(n)).collect();
         if max_it < 0 {
             return Err(cx.error("maxIt must not be negative"));
         }
-        for name in unset_required {
-            cx.warn(format!("Required data \"{name}\" has not been set (the default is used)"));
-        }
         if multi_grid {
-            cx.warn("multi_grid=true is not supported (SOFA removed the multigrid LCP resolution): the plain Gauss-Seidel is used");
-        }
-        for name in set_removed {
-            cx.warn(format!("{name} belongs to the removed multigrid resolution: ignored"));
+            cx.warn("multi_grid=true is not supported (SOFA removed the multigrid LCP resolution): the plain Gauss-Seidel is used and multi_grid_levels, merge_method, merge_spatial_step, merge_local_levels are ignored");
         }
         if debug {
             cx.warn("displayDebug=true is not supported (in SOFA it re-solves an unbuilt problem with the built kernel): ignored");
