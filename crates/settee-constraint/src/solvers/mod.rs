@@ -9,6 +9,7 @@
 pub mod block_gauss_seidel;
 pub mod generic;
 pub mod improved_jacobi;
+pub mod lcp;
 pub mod nncg;
 pub mod pcr;
 pub mod unbuilt_gs;
@@ -17,6 +18,7 @@ use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
 pub use block_gauss_seidel::{block_gauss_seidel, gauss_seidel_sweep, BlockGaussSeidel};
 pub use generic::{GenericConstraintSolver, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
+pub use lcp::{gauss_seidel_lcp1, lcp_gauss_seidel_unbuilt, nlcp_gauss_seidel, nlcp_gauss_seidel_unbuilt, LcpConstraintSolver, LcpOutcome, NlcpOptions};
 pub use improved_jacobi::{improved_jacobi, ImprovedJacobi, ImprovedJacobiOptions};
 pub use nncg::{nncg, Nncg};
 pub use pcr::{preconditioned_conjugate_residual, PreconditionedConjugateResidual};
@@ -102,4 +104,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&PCR_CLASS);
     f.register(&UNBUILT_GAUSS_SEIDEL_CLASS);
     f.register(&IMPROVED_JACOBI_CLASS);
+    f.register(&lcp::CLASS);
 }
