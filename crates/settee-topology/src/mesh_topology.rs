@@ -1,6 +1,13 @@
 //! `MeshTopology`: a constant topology given by explicit lists (usually linked from a loader with
 //! `src="@loader"`); missing edges, triangles and quads are derived as SOFA does (see
 //! [`crate::mesh`]).
+//!
+//! With `filename` the component reads the file itself, as SOFA's `BaseMeshTopology::load`
+//! does through `helper::io::MeshTopologyLoader` (only `.obj`/`.trian` are read here): the file
+//! replaces every list; the positions are the file's `v` lines in order (all of them, referenced
+//! or not); each `f`/`l` record of 2 references is an edge stored sorted, of 4 a quad (kept, not
+//! triangulated), otherwise a triangle fan `(v0, v[j-1], v[j])`; normals and texture coordinates
+//! are ignored. Missing edges (and triangles/quads) are then derived as for any MeshTopology.
 
 use settee_core::data::{decl, decl_alias, DataKind::*, Value};
 use settee_core::topology::{group, points_from_flat};
@@ -30,7 +37,7 @@ pub static MESH_DATA: &[DataDecl] = &[
 ];
 
 static FILE_DATA: &[DataDecl] =
-    &[decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (not supported: use a loader and src=\"@loader\")")];
+    &[decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (.obj/.trian), replacing the element lists")];
 
 settee_core::data_refs! {
     static READS;
@@ -68,6 +75,8 @@ pub struct MeshTopology {
     mesh: MeshData,
     /// Lists this component derived itself (and wrote into its Data) at the last computation.
     derived: DerivedLists,
+    /// The `filename` whose content was last written into the Data.
+    loaded: Option<String>,
 }
 
 /// Reads the element lists of a mesh-topology DataSet.
@@ -100,7 +109,51 @@ pub fn write_lists(d: &mut DataSet, mesh: &MeshData, which: DerivedLists) {
     }
 }
 
+/// Reads a mesh file as SOFA's `MeshTopologyLoader` fills a `MeshTopology`.
+fn read_mesh_file(path: &std::path::Path) -> Result<MeshData, String> {
+    let name = path.to_string_lossy();
+    if !(name.ends_with(".obj") || name.ends_with(".trian")) {
+        return Err(format!("reading '{name}' directly is supported for .obj and .trian files only"));
+    }
+    let text = settee_loader::text::read_text(path)?;
+    // helper::io::MeshOBJ keeps the file's vertices and faces as they are: no seam handling, no
+    // triangulation of quads, no flipping; the materials are irrelevant to the topology.
+    let m = settee_loader::obj::parse(path, &text, settee_loader::obj::ObjOptions::default())?;
+    Ok(MeshData { points: m.positions, edges: m.edges, triangles: m.triangles, quads: m.quads, tetrahedra: Vec::new(), hexahedra: Vec::new() })
+}
+
 impl MeshTopology {
+    /// Loads `filename` (when set and not loaded yet) into the Data, replacing every list as
+    /// SOFA's `clear()` + `load()` do.
+    fn load_file(&mut self, cx: &mut InitCtx) -> SimResult {
+        let file = cx.data().get(FILENAME).trim().to_string();
+        if file.is_empty() || self.loaded.as_deref() == Some(file.as_str()) {
+            return Ok(());
+        }
+        let path = cx.resolve_file(&file)?;
+        let mesh = read_mesh_file(&path).map_err(|e| {
+            if e.contains("supported for") {
+                SimError::unsupported(format!("{}: {e}", cx.label()))
+                    .hint("load the file with a loader (MeshGmshLoader, MeshVTKLoader, …) and write <MeshTopology src=\"@loader\"/>")
+            } else {
+                cx.error(e).hint("the file is malformed or truncated; fix it or load another file")
+            }
+        })?;
+        let d = cx.data_mut();
+        d.set("position", Value::Reals { arity: 3, v: mesh.points.iter().flatten().copied().collect() });
+        d.set("edges", flat(&mesh.edges));
+        d.set("triangles", flat(&mesh.triangles));
+        d.set("quads", flat(&mesh.quads));
+        for (name, arity) in [("tetrahedra", 4), ("hexahedra", 8), ("prisms", 6), ("pyramids", 5)] {
+            d.set(name, Value::Indices { arity, v: Vec::new() });
+        }
+        d.set("uv", Value::Reals { arity: 2, v: Vec::new() });
+        // The file's lists are inputs, not lists derived by this component.
+        self.derived = DerivedLists::default();
+        self.loaded = Some(file);
+        Ok(())
+    }
+
     fn compute(&mut self, cx: &mut InitCtx) {
         let d = cx.data();
         let mut mesh = mesh_from_data(d);
@@ -148,16 +201,15 @@ impl Component for MeshTopology {
     component_any!();
 
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
+        // SOFA reads the file at init; reading it here too lets the components created later
+        // (a MechanicalObject taking the topology's positions) see it, as they see a loader's.
+        self.load_file(cx)?;
         self.compute(cx);
         Ok(())
     }
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let file = cx.data().get(FILENAME).trim().to_string();
-        if !file.is_empty() {
-            return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
-                .hint("load the file with a loader (MeshOBJLoader, MeshGmshLoader, …) and write <MeshTopology src=\"@loader\"/>"));
-        }
+        self.load_file(cx)?;
         self.compute(cx);
         self.check_indices(cx)
     }
@@ -223,9 +275,66 @@ mod tests {
         let e = init_scene(&mut scene).unwrap_err();
         assert!(e.to_string().contains("point 2"), "{e}");
 
+        // a format MeshTopology does not read itself
+        let tmp = std::env::temp_dir().join(format!("settee-meshtopo-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(tmp.join("m.msh"), "$MeshFormat\n").unwrap();
         let mut scene = Scene::new("root");
-        f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "mesh/cube.obj")]), None, dir).unwrap();
-        let e = init_scene(&mut scene).unwrap_err();
-        assert!(e.diagnostic().unsupported);
+        f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "m.msh")]), None, &tmp).unwrap();
+        let d = scene.messages.iter().find(|d| d.unsupported).expect("an unsupported-feature diagnostic");
+        assert!(d.message.contains(".obj and .trian"), "{}", d.message);
+        // a missing file
+        let mut scene = Scene::new("root");
+        f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "nothere.obj")]), None, &tmp).unwrap();
+        assert!(scene.has_errors());
+        assert!(scene.messages.iter().any(|d| d.message.contains("nothere.obj") && d.message.contains("not found")), "{:?}", scene.messages);
+    }
+
+    /// An OBJ file read by the topology itself: all `v` lines become points (even unreferenced),
+    /// a 4-reference face stays a quad, a 5-reference face is a fan of 3 triangles, a 2-reference
+    /// `l` is an edge stored sorted; the missing edges are derived from the faces.
+    #[test]
+    fn reads_obj_files_as_sofa_meshtopologyloader() {
+        let tmp = std::env::temp_dir().join(format!("settee-meshtopo-obj-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        let obj = "# test\no x\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0.5 1.5 0\nv 9 9 9\nvn 0 0 1\n\
+                   usemtl M\nf 1//1 2//1 3//1 4//1\nf 4 3 5 1 2\nl 3 1\n";
+        std::fs::write(tmp.join("m.obj"), obj).unwrap();
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let t = f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "m.obj")]), None, &tmp).unwrap();
+        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "dofs")]), None, &tmp).unwrap();
+        assert!(!scene.has_errors(), "{:?}", scene.messages);
+        init_scene(&mut scene).unwrap();
+        let m = scene.mesh_of(t).unwrap().clone();
+        assert_eq!(m.points.len(), 6);
+        assert_eq!(m.points[4], [0.5, 1.5, 0.0]);
+        assert_eq!(m.points[5], [9.0, 9.0, 9.0]);
+        assert_eq!(m.quads, vec![[0, 1, 2, 3]]);
+        assert_eq!(m.triangles, vec![[3, 2, 4], [3, 4, 0], [3, 0, 1]]);
+        // the file's one edge is kept as given (sorted); no other edge is derived since the list
+        // is not empty (SOFA's EdgeUpdate only runs on an empty list)
+        assert_eq!(m.edges, vec![[0, 2]]);
+        let s = scene.state_of(mo).unwrap();
+        assert_eq!(scene.store.get(s).size, 6);
+    }
+
+    /// SOFA's cube.obj (12 triangles on 8 points): the 18 edges are derived from the triangles.
+    #[test]
+    fn reads_the_suite_cube() {
+        let Some(suite) = crate::test_util::suite() else { return };
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let data = suite.join("data");
+        let t = f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "mesh/cube.obj")]), None, &data).unwrap();
+        assert!(!scene.has_errors(), "{:?}", scene.messages);
+        init_scene(&mut scene).unwrap();
+        let m = scene.mesh_of(t).unwrap();
+        assert_eq!(m.points.len(), 8);
+        assert_eq!(m.points[5], [0.999999, 1.0, 1.000001]);
+        assert_eq!(m.triangles.len(), 12);
+        assert_eq!(m.triangles[0], [4, 0, 7]);
+        assert!(m.quads.is_empty());
+        assert_eq!(m.edges.len(), 18);
     }
 }

@@ -152,11 +152,55 @@ pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
     reads: PLUGIN_READS,
 };
 
+static TASK_SCHEDULER_DATA: &[DataDecl] = &[
+    decl("nbThreads", Int, "0", "threads of SOFA's task scheduler (0: one per core); no effect here: Settee's thread count is set by the runner"),
+    decl("taskSchedulerType", Str, "_default", "type of task scheduler (SOFA knows '_default'); no effect here"),
+];
+
+settee_core::data_refs! {
+    static TASK_SCHEDULER_READS;
+    SCHEDULER_TYPE: Text = "taskSchedulerType";
+}
+
+/// `TaskSchedulerSettings`: sets up SOFA's global task scheduler (thread count, scheduler type).
+/// The scheduler only decides how SOFA spreads work over threads, never a simulated number, and
+/// Settee's threads are chosen by whoever runs the scene; so the Data are read and kept, and an
+/// unknown scheduler type gets the warning SOFA's error becomes here (SOFA marks the component
+/// invalid and goes on).
+pub struct TaskSchedulerSettings;
+
+impl Component for TaskSchedulerSettings {
+    component_any!();
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let kind = cx.data().get(SCHEDULER_TYPE).trim().to_string();
+        if !kind.is_empty() && kind != "_default" {
+            cx.warn(format!("unknown task scheduler type '{kind}' (SOFA knows '_default'); the setting has no effect in Settee anyway"));
+        }
+        Ok(())
+    }
+}
+
+pub static TASK_SCHEDULER_SETTINGS: ComponentClass = ComponentClass {
+    name: "TaskSchedulerSettings",
+    description: "Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).",
+    roles: Roles::VISUAL,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[TASK_SCHEDULER_DATA],
+    links: &[],
+    create: |_| Box::new(TaskSchedulerSettings),
+    preparse: None,
+    no_src_link: &[],
+    reads: TASK_SCHEDULER_READS,
+};
+
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register_all(VISUAL_CLASSES);
     f.register(&VISUAL_3D_TEXT);
     f.register(&REQUIRED_PLUGIN);
+    f.register(&TASK_SCHEDULER_SETTINGS);
 }
 
 #[cfg(test)]
@@ -199,5 +243,32 @@ mod tests {
         f.create(&mut s, Scene::ROOT, "Visual3DText", None, attrs, None, std::path::Path::new(".")).unwrap();
         let bad: Vec<_> = s.messages.iter().filter(|m| m.severity != Severity::Info && m.message.contains("big")).collect();
         assert_eq!(bad.len(), 1, "{:?}", s.messages);
+    }
+
+    /// SofaScene.scn's `<TaskSchedulerSettings nbThreads="8"/>` loads and keeps its Data; the
+    /// scheduler type defaults to SOFA's '_default'; an unknown type is a warning, not an error.
+    #[test]
+    fn task_scheduler_settings_loads() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let c = add(&mut s, &f, Scene::ROOT, "TaskSchedulerSettings", &[("name", "TaskSchedulerSettings"), ("nbThreads", "8")]);
+        init_root(&mut s, &f).unwrap();
+        // (this crate has no animation loop: init_root's default loop is reported as unknown)
+        let own = |s: &Scene| s.messages.iter().filter(|m| !m.message.contains("DefaultAnimationLoop")).cloned().collect::<Vec<_>>();
+        assert!(own(&s).is_empty(), "{:?}", s.messages);
+        let e = s.entry(c);
+        assert_eq!(e.data.int("nbThreads"), 8);
+        assert_eq!(e.data.str("taskSchedulerType"), "_default");
+        assert!(!e.roles().intersects(Roles::MECHANICAL_STATE | Roles::FORCE_FIELD | Roles::ODE_SOLVER));
+
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "TaskSchedulerSettings", &[("taskSchedulerType", "tbb")]);
+        init_root(&mut s, &f).unwrap();
+        assert!(own(&s).iter().all(|m| m.severity != Severity::Error), "{:?}", s.messages);
+        assert!(s.messages.iter().any(|m| m.severity == Severity::Warning && m.message.contains("'tbb'")), "{:?}", s.messages);
+
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "TaskSchedulerSettings", &[("nbThreads", "many")]);
+        assert!(s.messages.iter().any(|m| m.severity != Severity::Info && m.message.contains("many")), "{:?}", s.messages);
     }
 }
