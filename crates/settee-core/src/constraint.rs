@@ -672,9 +672,15 @@ pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> 
     out
 }
 
-/// Constraint laws whose rows reach an independent state no constraint correction handles:
-/// under FreeMotionAnimationLoop such an object is never corrected (it does not move at all).
+/// Constraint laws whose rows reach an independent, simulated state (one an ODE solver
+/// integrates) that no constraint correction handles: under FreeMotionAnimationLoop such an
+/// object is never corrected (it does not move at all). Fixed obstacles without a solver are
+/// not reported.
 pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
+    let mut simulated: Vec<StateId> = Vec::new();
+    for (node, _) in crate::simulation::solver_nodes(scene) {
+        simulated.extend(MechScope::build(scene, node).main_states);
+    }
     let mut corrected: Vec<StateId> = Vec::new();
     for c in constraint_corrections(scene, Scene::ROOT) {
         if let Some(cc) = scene.components[c].obj.as_mut().and_then(|o| o.constraint_correction()) {
@@ -688,7 +694,7 @@ pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
             None => continue,
         };
         for s in independent_states_of(scene, &states) {
-            if !corrected.contains(&s) {
+            if simulated.contains(&s) && !corrected.contains(&s) {
                 out.push((law, s));
             }
         }

@@ -294,17 +294,19 @@ fn add_jminvjt_ldl(solver: &settee_linalg::DirectSolver, j: &ConstraintJacobian,
     let mut z = vec![0.0f64; m * n];
     let mut zd = vec![0.0f64; m * n];
     let mut start = vec![0usize; m];
-    z.par_chunks_mut(n).zip(zd.par_chunks_mut(n)).zip(start.par_iter_mut()).zip(rows.par_iter()).try_for_each(|(((zi, zdi), first), (_, line))| {
-        for &(c, v) in line {
-            zi[position[c]] = v;
-        }
-        solver.ldlt_forward_in_place(zi)?;
-        *first = zi.iter().position(|x| *x != 0.0).unwrap_or(n);
-        for ((d, &x), &id) in zdi.iter_mut().zip(zi.iter()).zip(inv_d) {
-            *d = x * id;
-        }
-        Ok::<(), LinalgError>(())
-    })?;
+    z.par_chunks_mut(n).zip(zd.par_chunks_mut(n)).zip(start.par_iter_mut()).zip(rows.par_iter()).try_for_each(
+        |(((zi, zdi), first), (_, line))| {
+            for &(c, v) in line {
+                zi[position[c]] = v;
+            }
+            solver.ldlt_forward_in_place(zi)?;
+            *first = zi.iter().position(|x| *x != 0.0).unwrap_or(n);
+            for ((d, &x), &id) in zdi.iter_mut().zip(zi.iter()).zip(inv_d) {
+                *d = x * id;
+            }
+            Ok::<(), LinalgError>(())
+        },
+    )?;
     // Lower triangle, row i against rows 0..=i: `factor·Σₖ (Zⱼ[k]·D⁻¹[k])·Zᵢ[k]`, summed over k in
     // increasing order. Products before the later of the two first non-zeros are exact zeros
     // and are skipped: adding them to the running 0 would leave it 0, so the bits are those of

@@ -34,42 +34,13 @@ impl Default for ImprovedJacobiOptions {
     }
 }
 
-/// Eigenvalues of the symmetric part of W by cyclic Jacobi rotations.
+/// Eigenvalues of the symmetric part of W (Householder tridiagonalisation and implicit QR,
+/// nalgebra's `symmetric_eigenvalues`: O(n³) with a small constant, where SOFA runs a general
+/// eigen-solver; W is symmetric, so both give its real spectrum, to rounding).
 pub fn symmetric_eigenvalues(w: &DenseMatrix) -> Vec<f64> {
     let n = w.n;
-    let mut a: Vec<f64> = (0..n * n).map(|k| 0.5 * (w.data[k] + w.data[(k % n) * n + k / n])).collect();
-    for _sweep in 0..100 {
-        let off: f64 = (0..n).flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j))).map(|(i, j)| a[i * n + j] * a[i * n + j]).sum();
-        if off <= 1e-30 * (1.0 + (0..n).map(|i| a[i * n + i] * a[i * n + i]).sum::<f64>()) {
-            break;
-        }
-        for p in 0..n {
-            for q in p + 1..n {
-                let apq = a[p * n + q];
-                if apq == 0.0 {
-                    continue;
-                }
-                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for k in 0..n {
-                    let akp = a[k * n + p];
-                    let akq = a[k * n + q];
-                    a[k * n + p] = c * akp - s * akq;
-                    a[k * n + q] = s * akp + c * akq;
-                }
-                for k in 0..n {
-                    let apk = a[p * n + k];
-                    let aqk = a[q * n + k];
-                    a[p * n + k] = c * apk - s * aqk;
-                    a[q * n + k] = s * apk + c * aqk;
-                }
-            }
-        }
-    }
-    (0..n).map(|i| a[i * n + i]).collect()
+    let a = nalgebra::DMatrix::from_fn(n, n, |i, j| 0.5 * (w.data[i * n + j] + w.data[j * n + i]));
+    a.symmetric_eigenvalues().iter().copied().collect()
 }
 
 /// SOFA's ρ: `factor · min(1, 1.8 / max_i |μ_i|²)` (the squared modulus, as SOFA's `std::norm`).

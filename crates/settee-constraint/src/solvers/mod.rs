@@ -18,8 +18,10 @@ use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
 pub use block_gauss_seidel::{block_gauss_seidel, gauss_seidel_sweep, BlockGaussSeidel};
 pub use generic::{GenericConstraintSolver, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
-pub use lcp::{gauss_seidel_lcp1, lcp_gauss_seidel_unbuilt, nlcp_gauss_seidel, nlcp_gauss_seidel_unbuilt, LcpConstraintSolver, LcpOutcome, NlcpOptions};
 pub use improved_jacobi::{improved_jacobi, ImprovedJacobi, ImprovedJacobiOptions};
+pub use lcp::{
+    gauss_seidel_lcp1, lcp_gauss_seidel_unbuilt, nlcp_gauss_seidel, nlcp_gauss_seidel_unbuilt, LcpConstraintSolver, LcpOutcome, NlcpOptions,
+};
 pub use nncg::{nncg, Nncg};
 pub use pcr::{preconditioned_conjugate_residual, PreconditionedConjugateResidual};
 pub use unbuilt_gs::{unbuilt_gauss_seidel, UnbuiltGaussSeidel};
