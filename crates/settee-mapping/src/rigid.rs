@@ -363,7 +363,6 @@ impl Mapping for RigidMapping {
         Ok(())
     }
 
-    #[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
     /// Per row and per frame (frames in increasing index, SOFA's loop order), the sum of the
     /// entries of the frame's points and of their moments `r × f` (SOFA's `applyJT` on a
     /// MatrixDeriv, grouped instead of rescanned per frame: same additions in the same order).
@@ -404,6 +403,7 @@ impl Mapping for RigidMapping {
         Ok(())
     }
 
+    #[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         let n = self.points.len();
         let mut j = SparseRows::new(3 * n, 6 * self.n_in);

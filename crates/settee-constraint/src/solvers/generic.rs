@@ -123,6 +123,10 @@ pub struct GenericConstraintSolver<M: SolverMethod> {
     lambda: Option<VecId>,
     dx: Option<VecId>,
     warned_svd: bool,
+    /// A zero or negative diagonal of W was reported (once per solver).
+    warned_singular: bool,
+    /// A solve that did not converge was reported (once per solver).
+    warned_unconverged: bool,
 }
 
 /// States of `node`'s subtree, mapped included.
@@ -346,6 +350,22 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             p.sor = d.get(SOR);
             self.method.read_data(d);
         }
+        if M::BUILT && !self.warned_singular {
+            if let Some(row) = (0..self.problem.n).find(|&i| self.problem.w.get(i, i).partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)) {
+                self.warned_singular = true;
+                let law = self.problem.laws.iter().find(|l| (l.first..l.first + l.count).contains(&row)).map(|l| scene.entry(l.law).label());
+                let entry = scene.entry(me);
+                let d = settee_core::Diagnostic::warning(format!(
+                    "row {row} of the constraint problem{} has no compliance (W[{row}][{row}] = {}): the DOFs it constrains cannot move, so its multiplier is undefined",
+                    law.map(|l| format!(" (from {l})")).unwrap_or_default(),
+                    self.problem.w.get(row, row)
+                ))
+                .at(entry.pos.clone())
+                .subject(entry.label())
+                .hint("give the constrained object a constraint correction, do not constrain DOFs a projective constraint fixes, or set regularizationTerm");
+                scene.report(d);
+            }
+        }
         let outcome = if M::BUILT {
             self.method.solve(&mut self.problem, &self.unbuilt, &mut NoUnbuilt)?
         } else {
@@ -353,6 +373,21 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             let mut ops = SceneUnbuilt { scene, corrections: &corrections, cclist: &self.unbuilt.cclist };
             self.method.solve(&mut self.problem, &self.unbuilt, &mut ops)?
         };
+        if !outcome.converged && self.problem.n > 0 && !self.warned_unconverged {
+            self.warned_unconverged = true;
+            let entry = scene.entry(me);
+            let d = settee_core::Diagnostic::warning(format!(
+                "the constraint problem ({} rows) did not converge in {} iterations: error {:e} for a tolerance of {:e} (reported once)",
+                self.problem.n,
+                self.problem.max_iterations,
+                self.problem.current_error,
+                self.problem.effective_tolerance()
+            ))
+            .at(entry.pos.clone())
+            .subject(entry.label())
+            .hint("redundant or conflicting constraints make W singular: set regularizationTerm (e.g. 1e-6), or raise maxIterations");
+            scene.report(d);
+        }
         if outcome.stored {
             let laws = self.problem.laws.clone();
             store_law_lambdas(scene, &cp_own, &laws, &self.problem.lambda, outcome.converged)?;
