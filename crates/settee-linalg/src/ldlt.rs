@@ -570,14 +570,14 @@ impl LdlSymbolic {
                 return unsafe { self.forward_avx2(num, x, work) };
             }
         }
-        self.forward_impl(num, x, &mut work[self.n..], None)
+        self.forward_impl(num, x, &mut work[self.n..], None, true)
     }
 
     /// [`Self::forward_impl`] compiled with AVX2 enabled (same bits).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn forward_avx2(&self, num: &LdlNumeric, x: &mut [f64], work: &mut [f64]) {
-        self.forward_impl(num, x, &mut work[self.n..], None)
+        self.forward_impl(num, x, &mut work[self.n..], None, true)
     }
 
     /// `1 / D(k,k)` in permuted order.
@@ -585,9 +585,12 @@ impl LdlSymbolic {
         &num.inv_d
     }
 
-    /// The forward substitution of [`Self::solve_impl`] on the permuted vector `x`.
+    /// The forward substitution of [`Self::solve_impl`] on the permuted vector `x`. With
+    /// `skip_zero`, a supernode whose entries of `x` are all zero when it is reached is skipped:
+    /// it would subtract only zero products (sparse right-hand sides, such as constraint rows,
+    /// then cost the supernodes of their elimination paths only).
     #[inline(always)]
-    fn forward_impl(&self, num: &LdlNumeric, x: &mut [f64], tmp: &mut [f64], unit: Option<usize>) {
+    fn forward_impl(&self, num: &LdlNumeric, x: &mut [f64], tmp: &mut [f64], unit: Option<usize>, skip_zero: bool) {
         let ns = self.sn_ptr.len() - 1;
         // With a unit right-hand side: the next supernode of the path (`ns` once past the root).
         let mut on_path = unit.map(|q| self.col2sn[q]);
@@ -606,6 +609,9 @@ impl LdlSymbolic {
                 on_path = Some(pat[cs..].iter().map(|&r| self.col2sn[r]).min().unwrap_or(ns));
             }
             let (f, l) = (self.sn_ptr[s], self.sn_ptr[s + 1]);
+            if skip_zero && x[f..l].iter().all(|v| *v == 0.0) {
+                continue;
+            }
             let cs = l - f;
             let pat = &self.rows[self.row_ptr[s]..self.row_ptr[s + 1]];
             let ld = pat.len();
@@ -650,7 +656,7 @@ impl LdlSymbolic {
         for (xi, &p) in x.iter_mut().zip(&self.perm) {
             *xi = rhs[p];
         }
-        self.forward_impl(num, x, tmp, unit);
+        self.forward_impl(num, x, tmp, unit, false);
         let ns = self.sn_ptr.len() - 1;
         // z = D⁻¹ y.
         for (xi, &id) in x.iter_mut().zip(&num.inv_d) {

@@ -315,17 +315,35 @@ fn add_jminvjt_ldl(solver: &settee_linalg::DirectSolver, j: &ConstraintJacobian,
         .into_par_iter()
         .map(|i| {
             let zi = &z[i * n..(i + 1) * n];
-            (0..=i)
-                .map(|jj| {
-                    let from = start[i].max(start[jj]);
-                    let zj = &zd[jj * n..(jj + 1) * n];
-                    let mut value = 0.0;
-                    for (a, b) in zj[from..].iter().zip(&zi[from..]) {
-                        value += a * b;
-                    }
-                    value * factor
-                })
-                .collect()
+            let mut line = Vec::with_capacity(i + 1);
+            // Four rows j at a time share the loads of Zᵢ; each sum still runs over k in
+            // increasing order from its own start (the earlier terms of a group are exact zeros
+            // added to a zero), so every entry has the bits of its own loop.
+            let mut jj = 0;
+            while jj + 4 <= i + 1 {
+                let from = start[i].max(start[jj..jj + 4].iter().copied().min().unwrap_or(n));
+                let r = |q: usize| &zd[(jj + q) * n + from..(jj + q + 1) * n];
+                let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+                let (mut v0, mut v1, mut v2, mut v3) = (0.0, 0.0, 0.0, 0.0);
+                for (k, b) in zi[from..].iter().enumerate() {
+                    v0 += r0[k] * b;
+                    v1 += r1[k] * b;
+                    v2 += r2[k] * b;
+                    v3 += r3[k] * b;
+                }
+                line.extend([v0 * factor, v1 * factor, v2 * factor, v3 * factor]);
+                jj += 4;
+            }
+            for jj in jj..=i {
+                let from = start[i].max(start[jj]);
+                let zj = &zd[jj * n..(jj + 1) * n];
+                let mut value = 0.0;
+                for (a, b) in zj[from..].iter().zip(&zi[from..]) {
+                    value += a * b;
+                }
+                line.push(value * factor);
+            }
+            line
         })
         .collect();
     for (i, line) in values.iter().enumerate() {
