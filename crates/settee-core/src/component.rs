@@ -421,6 +421,13 @@ pub trait Mapping {
     fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
     /// `in += Jᵀ·out` on forces.
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult;
+    /// SOFA's `updateK`: the geometric stiffness is computed once for the output force `f_out`
+    /// (FreeMotionAnimationLoop passes `Λ/dt`, spec lagrangian-solvers §1.2 S9) and kept; while
+    /// that matrix is not empty, [`Mapping::apply_djt`] uses it instead of its `f_out`
+    /// argument (SOFA's `BaseNonLinearMapping::applyDJT`). Linear mappings do nothing.
+    fn update_k(&mut self, _f_out: &[f64]) -> SimResult {
+        Ok(())
+    }
     /// `in += kFactor · ∂(Jᵀ f_out)/∂x_in · dx_in` (geometric stiffness); linear mappings do nothing.
     fn apply_djt(&mut self, _inputs: &mut [&mut [f64]], _dx_in: &[&[f64]], _f_out: &[f64], _k_factor: f64) -> SimResult {
         Ok(())

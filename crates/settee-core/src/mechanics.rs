@@ -467,6 +467,35 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
     accumulate_through_mappings(scene, scope, df, Some(dx), f.k)
 }
 
+/// SOFA's `readTotalForces`: the `force` vector of state `s`, plus the scene's registered
+/// contributor ([`Scene::total_force_contributor`], `Λ` under FreeMotionAnimationLoop) when the
+/// state holds it at its size. Summed as SOFA's `AccumulationVecId` does, `(0 + force) + Λ`
+/// element by element (`0 + f` is `f`).
+pub fn total_force(scene: &Scene, s: StateId) -> std::borrow::Cow<'_, [f64]> {
+    let st = scene.store.get(s);
+    let f = st.read(VecId::FORCE);
+    match scene.total_force_contributor {
+        Some(extra) if extra != VecId::FORCE && st.is_set(extra) && st.read(extra).len() == f.len() && !f.is_empty() => {
+            std::borrow::Cow::Owned(f.iter().zip(st.read(extra)).map(|(a, b)| a + b).collect())
+        }
+        _ => std::borrow::Cow::Borrowed(f),
+    }
+}
+
+/// SOFA's `MechanicalComputeGeometricStiffness(f)`: every mechanical mapping of the scope,
+/// top-down, computes and keeps its geometric stiffness for its output's vector `f`
+/// ([`crate::component::Mapping::update_k`]). A state without `f` gives an empty vector.
+pub fn update_geometric_stiffness(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
+    for &m in &scope.mappings {
+        let (_, output) = mapping_io(scene, m);
+        let Some(output) = output else { continue };
+        let fout = scene.store.get(output).read(f).to_vec();
+        let map = scene.components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
+        map.update_k(&fout).map_err(|e| label_error(scene, m, e))?;
+    }
+    Ok(())
+}
+
 /// `in += Jᵀ·out` through every mechanical mapping of the scope, bottom-up (a force-like vector
 /// carried from mapped states to the independent ones).
 pub fn accumulate_up(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
@@ -488,6 +517,8 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
             if r.is_ok() && k != 0.0 {
                 if let Some(dx) = dx {
                     let dxs: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(dx)).collect();
+                    // SOFA's matrix-free `applyDJT` reads the output's `force` (`mparams->readF`), not
+                    // the total forces; a stiffness kept by `update_k` takes precedence.
                     r = map.apply_djt(&mut slices, &dxs, store.get(output).read(VecId::FORCE), k);
                 }
             }
@@ -1227,7 +1258,9 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
         for &m in &scope.mappings {
             let map = scene.obj(m).mapping_ref().expect("mapping role");
             let Some(out) = map.output() else { continue };
-            map.add_geometric_stiffness(&mut acc, scene.store.get(out).read(VecId::FORCE), f.k).map_err(|e| label_error(scene, m, e))?;
+            // SOFA's `buildGeometricStiffnessMatrix` reads the output's total forces.
+            let f_out = total_force(scene, out);
+            map.add_geometric_stiffness(&mut acc, &f_out, f.k).map_err(|e| label_error(scene, m, e))?;
             if let Some(e) = acc.error.take() {
                 return Err(label_error(scene, m, SimError::unsupported(e)));
             }

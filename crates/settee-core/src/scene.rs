@@ -143,6 +143,11 @@ pub struct Scene {
     pub deferred: Vec<Deferred>,
     /// Counter of [`crate::simulation::update_live_data`] passes.
     pub live_data_pass: u64,
+    /// A derivative vector that counts, after `force`, in every state's "total forces" (SOFA's
+    /// `State::addToTotalForces`, read by the non-linear mappings' geometric stiffness through
+    /// [`crate::mechanics::total_force`]). FreeMotionAnimationLoop registers its constraint
+    /// solver's `Λ` here (lagrangian-solvers spec §1.2 S3, §1.8.1).
+    pub total_force_contributor: Option<crate::state::VecId>,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -188,6 +193,7 @@ impl Scene {
             factory: None,
             deferred: Vec::new(),
             live_data_pass: 0,
+            total_force_contributor: None,
         }
     }
 

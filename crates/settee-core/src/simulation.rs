@@ -358,10 +358,15 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
         time: scene.root().context.time,
     };
     init_free_vectors(scene);
+    // S3: Λ counts in every state's total forces (the non-linear mappings' geometric stiffness).
+    scene.total_force_contributor = Some(lambda_vec);
     timed(scene, "animate begin", animate_begin)?;
     scene.apply_deferred();
     timed(scene, "live data", update_live_data)?;
     scale_lambda(scene, lambda_vec, dt);
+    // S9: the mappings' geometric stiffness for the previous step's constraint force Λ/dt.
+    let scope = MechScope::build(scene, Scene::ROOT);
+    mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
     timed(scene, "free motion", |s| free_motion(s, dt, order))?;
     timed(scene, "collision", collision)?;
     timed(scene, "constraints", |s| -> SimResult {
@@ -409,8 +414,10 @@ fn init_free_vectors(scene: &mut Scene) {
 fn scale_lambda(scene: &mut Scene, lambda: VecId, dt: f64) {
     for st in scene.store.states.values_mut() {
         if st.is_set(lambda) && !st.read(lambda).is_empty() {
+            // SOFA's `vOp(Λ, null, Λ, 1/dt)`: a product by the inverse, not a division.
+            let inv = 1.0 / dt;
             for x in st.write(lambda).iter_mut() {
-                *x /= dt;
+                *x *= inv;
             }
         }
     }

@@ -136,6 +136,9 @@ pub struct DistanceMapping {
     invlengths: Vec<f64>,
     /// Cached by `apply`: one Jacobian per input.
     jac: Vec<SparseRows>,
+    /// The output force of the last `update_k` when it kept at least one edge (SOFA's non-empty
+    /// `m_geometricStiffnessMatrix`); empty otherwise.
+    k_force: Vec<f64>,
 }
 
 impl DistanceMapping {
@@ -152,6 +155,7 @@ impl DistanceMapping {
             directions: Vec::new(),
             invlengths: Vec::new(),
             jac: Vec::new(),
+            k_force: Vec::new(),
         }
     }
 
@@ -321,6 +325,41 @@ impl Component for DistanceMapping {
     settee_core::mapping_role!();
 }
 
+impl DistanceMapping {
+    /// The matrix-free geometric stiffness product for the output force `f_out`.
+    fn apply_djt_with(&self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
+        check_len("the output forces", f_out, self.ends.len(), 1)?;
+        self.check_inputs("the input displacements", dx_in, self.ds)?;
+        let ds = self.ds;
+        for (e, &[a, b]) in self.ends.iter().enumerate() {
+            let f = f_out[e];
+            if !self.gs.keeps(f) {
+                continue;
+            }
+            let dxa = v3(&dx_in[a.0][a.1 * ds..]);
+            let dxb = v3(&dx_in[b.0][b.1 * ds..]);
+            let df = self.djt_delta(e, f, k_factor, dxa, dxb);
+            // Distance: f_a −= δ, f_b += δ. Square: δ is already (dx_a − dx_b)-based: f_a += δ, f_b −= δ.
+            let sa = if self.kind == Kind::Square { 1.0 } else { -1.0 };
+            for c in 0..3 {
+                if sa > 0.0 {
+                    inputs[a.0][a.1 * ds + c] += df[c];
+                } else {
+                    inputs[a.0][a.1 * ds + c] -= df[c];
+                }
+            }
+            for c in 0..3 {
+                if sa > 0.0 {
+                    inputs[b.0][b.1 * ds + c] -= df[c];
+                } else {
+                    inputs[b.0][b.1 * ds + c] += df[c];
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Mapping for DistanceMapping {
     fn inputs(&self) -> Vec<StateId> {
         self.ports.inputs.clone()
@@ -415,41 +454,25 @@ impl Mapping for DistanceMapping {
         Ok(())
     }
 
-    fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
-        if !self.ports.map_forces || self.gs == GeometricStiffness::None || self.directions.len() != self.ends.len() {
-            return Ok(());
-        }
-        check_len("the output forces", f_out, self.ends.len(), 1)?;
-        self.check_inputs("the input displacements", dx_in, self.ds)?;
-        let ds = self.ds;
-        for (e, &[a, b]) in self.ends.iter().enumerate() {
-            let f = f_out[e];
-            if !self.gs.keeps(f) {
-                continue;
-            }
-            let dxa = v3(&dx_in[a.0][a.1 * ds..]);
-            let dxb = v3(&dx_in[b.0][b.1 * ds..]);
-            let df = self.djt_delta(e, f, k_factor, dxa, dxb);
-            // Distance: f_a −= δ, f_b += δ. Square: δ is already (dx_a − dx_b)-based: f_a += δ, f_b −= δ.
-            let sa = if self.kind == Kind::Square { 1.0 } else { -1.0 };
-            for c in 0..3 {
-                if sa > 0.0 {
-                    inputs[a.0][a.1 * ds + c] += df[c];
-                } else {
-                    inputs[a.0][a.1 * ds + c] -= df[c];
-                }
-            }
-            for c in 0..3 {
-                if sa > 0.0 {
-                    inputs[b.0][b.1 * ds + c] -= df[c];
-                } else {
-                    inputs[b.0][b.1 * ds + c] += df[c];
-                }
-            }
+    /// SOFA's `updateK`: the stiffness for `f_out` is kept if it has an edge (Stabilized: an
+    /// edge in extension, `f < 0`); `apply_djt` then uses it in place of the force it is given.
+    fn update_k(&mut self, f_out: &[f64]) -> SimResult {
+        self.k_force.clear();
+        if self.ports.map_forces && self.gs != GeometricStiffness::None && f_out.len() == self.ends.len() && f_out.iter().any(|&f| self.gs.keeps(f)) {
+            self.k_force.extend_from_slice(f_out);
         }
         Ok(())
     }
 
+    fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None || self.directions.len() != self.ends.len() {
+            return Ok(());
+        }
+        let kept = std::mem::take(&mut self.k_force);
+        let r = self.apply_djt_with(inputs, dx_in, if kept.is_empty() { f_out } else { &kept }, k_factor);
+        self.k_force = kept;
+        r
+    }
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if !self.ports.map_forces {
             return Ok(self.sizes.iter().map(|&s| SparseRows::new(self.ends.len(), s * self.ds)).collect());

@@ -385,3 +385,36 @@ fn rigid_mapping_of_a_rotating_frame_moves_points_on_circles() {
         }
     }
 }
+
+/// SOFA's `updateK`: a stiffness kept for a force with an edge in tension replaces the force
+/// `apply_djt` is given; a force with no kept edge (or none at all) leaves the given force in use.
+#[test]
+fn update_k_overrides_the_given_force_while_it_has_an_edge() {
+    // Edge 0–1 along x (length 2), edge 1–2 along y (length 1).
+    let x = vec![0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 2.0, 1.0, 0.0];
+    let dx = [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0];
+    let ends = vec![[(0, 0), (0, 1)], [(0, 1), (0, 2)]];
+    let mut m = DistanceMapping::build(Kind::Distance, &[(S0, 3)], Layout::Vec3, S1, ends, vec![0.0; 2], GeometricStiffness::Stabilized);
+    apply(&mut m, 2, std::slice::from_ref(&x));
+    let djt = |m: &mut DistanceMapping, f: &[f64]| -> Vec<f64> {
+        let mut out = [vec![0.0; 9]];
+        let mut s: Vec<&mut [f64]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
+        m.apply_djt(&mut s, &[&dx], f, 1.0).unwrap();
+        out[0].clone()
+    };
+    // Without update_k, a zero force gives nothing.
+    assert!(djt(&mut m, &[0.0, 0.0]).iter().all(|v| *v == 0.0));
+    // Kept: f = (−4, 3) → only edge 0–1 (tension); (I − uuᵀ)·f/l with u = x, l = 2, applied to
+    // dx_1 − dx_0 = (0,1,0): δ = (0, −2, 0); f_0 −= δ, f_1 += δ.
+    m.update_k(&[-4.0, 3.0]).unwrap();
+    let got = djt(&mut m, &[0.0, 0.0]);
+    assert_eq!(got, vec![0.0, 2.0, 0.0, 0.0, -2.0, 0.0, 0.0, 0.0, 0.0]);
+    // Only compression: nothing kept, the given force (here edge 0–1 at −2) is used.
+    m.update_k(&[4.0, 3.0]).unwrap();
+    let got = djt(&mut m, &[-2.0, 0.0]);
+    assert_eq!(got, vec![0.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0]);
+    // An empty force (no Λ yet) also clears the kept stiffness.
+    m.update_k(&[-4.0, 3.0]).unwrap();
+    m.update_k(&[]).unwrap();
+    assert!(djt(&mut m, &[0.0, 0.0]).iter().all(|v| *v == 0.0));
+}
