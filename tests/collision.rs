@@ -345,8 +345,11 @@ fn collision_models_lacking_what_they_need_are_refused_at_load_with_positions() 
 }
 
 #[test]
-fn lagrangian_responses_are_refused_until_free_motion_is_supported() {
-    let text = format!("<Node name=\"root\">{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint"));
-    let m = load_errors("lagrangian", &text);
-    assert!(m.contains("FrictionContactConstraint response needs FreeMotionAnimationLoop support"), "{m}");
+fn lagrangian_responses_other_than_friction_contact_are_refused_as_unsupported() {
+    let text = format!("<Node name=\"root\">{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "StickContactConstraint"));
+    let m = load_errors("stick", &text);
+    assert!(m.contains("stick.scn:6:3") && m.contains("StickContactConstraint response is not supported yet"), "{m}");
+    // FrictionContactConstraint is supported: the same pipeline loads.
+    let text = format!("<Node name=\"root\">\n  <FreeMotionAnimationLoop/>{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint"));
+    load("friction", &text);
 }

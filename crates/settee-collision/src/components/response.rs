@@ -998,7 +998,7 @@ impl ContactManagerComponent {
                 FrictionResponse::new(scene, m1, m2, params, id).map(Response::Friction)
             }
             c if LAGRANGIAN_RESPONSES.contains(&c) => {
-                Err(SimError::unsupported(format!("the {c} response needs FreeMotionAnimationLoop support, which Settee does not have yet")))
+                Err(SimError::unsupported(format!("the {c} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)")))
             }
             c => Err(SimError::unsupported(format!("the {c} response is not supported"))),
         }
@@ -1037,7 +1037,7 @@ impl Component for ContactManagerComponent {
         }
         if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && self.response != "FrictionContactConstraint" {
             return Err(SimError::unsupported(format!(
-                "the {} response needs FreeMotionAnimationLoop support, which Settee does not have yet",
+                "the {} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)",
                 self.response
             )));
         }
