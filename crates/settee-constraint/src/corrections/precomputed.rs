@@ -13,8 +13,8 @@ use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintP
 use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::mechanics::MechScope;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
-    VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId,
+    TemplateRule, VecId,
 };
 
 use super::common::{apply_correction, Apply};
@@ -279,7 +279,8 @@ impl PrecomputedConstraintCorrection {
             step(scene)?;
             // SOFA: fact = (1/dt)·positionIntegrationFactor (= 1 for EulerImplicit).
             let fact = 1.0 / dt;
-            let fact = scene.components[ode].obj.as_mut().and_then(|o| o.ode_solver()).map(|o| fact * o.integration_factors(dt).position).unwrap_or(fact);
+            let fact =
+                scene.components[ode].obj.as_mut().and_then(|o| o.ode_solver()).map(|o| fact * o.integration_factors(dt).position).unwrap_or(fact);
             let mut c = vec![0.0; nb * nb];
             for f in 0..nb_nodes {
                 for i in 0..ds {
@@ -460,7 +461,14 @@ impl ConstraintCorrection for PrecomputedConstraintCorrection {
         self.local_of_row.contains_key(&row)
     }
 
-    fn add_block_diagonal_compliance(&mut self, _scene: &mut Scene, _cp: &ConstraintParams, w: &mut DenseMatrix, begin: usize, end: usize) -> SimResult {
+    fn add_block_diagonal_compliance(
+        &mut self,
+        _scene: &mut Scene,
+        _cp: &ConstraintParams,
+        w: &mut DenseMatrix,
+        begin: usize,
+        end: usize,
+    ) -> SimResult {
         let m = self.local_rows.len();
         for i in begin..=end {
             let Some(&li) = self.local_of_row.get(&i) else { continue };
