@@ -487,10 +487,10 @@ impl ConstraintCorrection for PrecomputedConstraintCorrection {
 
     fn add_constraint_displacement(&mut self, _scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         let m = self.local_rows.len();
-        for i in begin..=end.min(d.len().saturating_sub(1)) {
+        for (i, di) in d.iter_mut().enumerate().take(end.saturating_add(1)).skip(begin) {
             let Some(&li) = self.local_of_row.get(&i) else { continue };
             for &k in &self.active_local {
-                d[i] += self.local_w[li * m + k] * self.local_f[k];
+                *di += self.local_w[li * m + k] * self.local_f[k];
             }
         }
         Ok(())
@@ -498,9 +498,9 @@ impl ConstraintCorrection for PrecomputedConstraintCorrection {
 
     /// SOFA reads the solver's live force array; here the increments are applied to a copy.
     fn set_constraint_dforce(&mut self, _scene: &mut Scene, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
-        for i in begin..=end.min(df.len().saturating_sub(1)) {
+        for (i, dfi) in df.iter().enumerate().take(end.saturating_add(1)).skip(begin) {
             let Some(&li) = self.local_of_row.get(&i) else { continue };
-            self.local_f[li] += df[i];
+            self.local_f[li] += dfi;
             if update && !self.active_local.contains(&li) {
                 self.active_local.push(li);
             }
