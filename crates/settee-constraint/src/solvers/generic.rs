@@ -5,7 +5,7 @@
 
 use settee_core::constraint::{
     build_constraint_matrix, collect_resolutions, constraint_corrections, constraint_violation, project_constraint_rows, store_constraint_lambdas,
-    store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver,
+    store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
 use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
 use settee_core::mechanics::MechScope;
@@ -62,6 +62,8 @@ pub mod built_reads {
         COMPUTE_GRAPHS: Bool = "computeGraphs";
         COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
         USE_SVD: Bool = "useSVDForRegularization";
+        SVD_VALUE_FACTOR: Real = "svdSingularValueNullSpaceCriteriaFactor";
+        SVD_VECTOR_FACTOR: Real = "svdSingularVectorNullSpaceCriteriaFactor";
     }
 }
 
@@ -122,7 +124,8 @@ pub struct GenericConstraintSolver<M: SolverMethod> {
     corrections: Vec<ComponentId>,
     lambda: Option<VecId>,
     dx: Option<VecId>,
-    warned_svd: bool,
+    /// `useSVDForRegularization` with its two criteria (value, vector), read at every solve.
+    svd: Option<(f64, f64)>,
     /// A zero or negative diagonal of W was reported (once per solver).
     warned_singular: bool,
     /// A solve that did not converge was reported (once per solver).
@@ -203,7 +206,12 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                     .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
             }
             if !self.problem.w.is_empty() {
-                self.problem.add_regularization(regularization);
+                match self.svd {
+                    Some((value_factor, vector_factor)) => {
+                        svd_regularization(&mut self.problem.w, regularization, value_factor, vector_factor);
+                    }
+                    None => self.problem.add_regularization(regularization),
+                }
             }
         } else {
             self.unbuilt.sequence = (0..n).collect();
@@ -272,6 +280,36 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
     }
 }
 
+/// BuiltConstraintSolver's SVD regularisation (lagrangian-solvers spec §2.4): only the rows
+/// taking part in W's near-null space get `W_jj += regularization`. With the singular values
+/// `σ_0 ≥ σ_1 ≥ …` of W, the null space starts at the first `i` with `|σ_i| < |σ_0|·value_factor`;
+/// row `j` is marked when a right singular vector `i` of that space has `|V_ji| > vector_factor`.
+/// Nothing happens when `regularization ≤ ε` or no singular value is small. Returns the marked
+/// rows.
+///
+/// SOFA hands its row-major buffer to Eigen as a column-major matrix, i.e. it decomposes `Wᵀ`;
+/// the same is done here (identical for the symmetric W of a step up to the singular vectors'
+/// signs, which the absolute values drop).
+pub fn svd_regularization(w: &mut DenseMatrix, regularization: f64, value_factor: f64, vector_factor: f64) -> Vec<usize> {
+    let n = w.n;
+    if regularization <= f64::EPSILON || n == 0 {
+        return Vec::new();
+    }
+    let wt = nalgebra::DMatrix::from_column_slice(n, n, &w.data);
+    // `SVD::new` sorts the singular values in decreasing order.
+    let svd = nalgebra::linalg::SVD::new(wt, false, true);
+    let Some(v_t) = svd.v_t.as_ref() else { return Vec::new() };
+    let sigma = &svd.singular_values;
+    let threshold = sigma[0].abs() * value_factor;
+    let Some(k0) = (0..n).find(|&i| sigma[i].abs() < threshold) else { return Vec::new() };
+    // Column i of V is row i of Vᵀ.
+    let marked: Vec<usize> = (0..n).filter(|&j| (k0..n).any(|i| v_t[(i, j)].abs() > vector_factor)).collect();
+    for &j in &marked {
+        w.add(j, j, regularization);
+    }
+    marked
+}
+
 /// Writes the solve's outputs into the solver's Data (SOFA's `solveSystem` tail).
 fn publish(data: &mut DataSet, p: &ConstraintProblem, compute_forces: bool, graphs: bool) {
     data.set("currentError", Value::Real(p.current_error));
@@ -296,10 +334,6 @@ impl<M: SolverMethod> Component for GenericConstraintSolver<M> {
         let d = cx.data();
         if d.get(MAX_ITERATIONS) < 0 {
             return Err(cx.error("maxIterations must not be negative"));
-        }
-        if M::BUILT && d.get(built_reads::USE_SVD) {
-            cx.warn("useSVDForRegularization is not supported yet: the plain regularisation (every diagonal entry) is used");
-            self.warned_svd = true;
         }
         Ok(())
     }
@@ -335,6 +369,8 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         self.prepare_states(scene)?;
         let (regularization, compute_forces, graphs) = {
             let d = &scene.components[me].data;
+            self.svd =
+                (M::BUILT && d.get(built_reads::USE_SVD)).then(|| (d.get(built_reads::SVD_VALUE_FACTOR), d.get(built_reads::SVD_VECTOR_FACTOR)));
             (d.get(REGULARIZATION_TERM), d.get(COMPUTE_CONSTRAINT_FORCES), d.get(COMPUTE_GRAPHS))
         };
         let cp_own = ConstraintParams { lambda: self.lambda.unwrap(), dx: self.dx.unwrap(), ..*cp };
