@@ -350,6 +350,9 @@ fn lagrangian_responses_other_than_friction_contact_are_refused_as_unsupported()
     let m = load_errors("stick", &text);
     assert!(m.contains("stick.scn:6:3") && m.contains("StickContactConstraint response is not supported yet"), "{m}");
     // FrictionContactConstraint is supported: the same pipeline loads.
-    let text = format!("<Node name=\"root\">\n  <FreeMotionAnimationLoop/>{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint"));
+    let text = format!(
+        "<Node name=\"root\">\n  <FreeMotionAnimationLoop/>{}\n</Node>\n",
+        PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint")
+    );
     load("friction", &text);
 }

@@ -79,6 +79,21 @@ fn a_particle_dropped_on_a_plane_rests_without_penetration_under_its_weight() {
     assert!((lambda[0] / 0.01 - 20.0).abs() < 1e-8, "contact force {}", lambda[0] / 0.01);
 }
 
+#[test]
+fn at_velocity_level_the_dropped_particle_rests_the_same_way() {
+    // solveVelocityConstraintFirst: the problem is posed on velocities (the unilateral violation
+    // is n·Δv + (n·Δx − d)/dt) and positions follow from the corrected velocities.
+    let text = particle_on_plane(0.0, [0.0, -10.0, 0.0], 0.3)
+        .replace("<FreeMotionAnimationLoop/>", r#"<FreeMotionAnimationLoop solveVelocityConstraintFirst="true"/>"#);
+    let mut s = load("particle-drop-vel", &text);
+    steps(&mut s, 300);
+    let x = state(&s, "particle").read(VecId::POSITION).to_vec();
+    assert!((x[1] - 0.1).abs() < 1e-10, "rests at y = {}", x[1]);
+    assert!(state(&s, "particle").read(VecId::VELOCITY).iter().all(|c| c.abs() < 1e-9));
+    let lambda = multipliers(&s);
+    assert!((lambda[0] / 0.01 - 20.0).abs() < 1e-8, "contact force {}", lambda[0] / 0.01);
+}
+
 /// Gravity at angle θ from the plane's normal: a slope of angle θ.
 fn slope_gravity(theta: f64) -> [f64; 3] {
     [10.0 * theta.sin(), -10.0 * theta.cos(), 0.0]
@@ -233,4 +248,16 @@ fn a_constraint_on_a_dof_that_cannot_move_is_reported_not_a_panic() {
     if r.is_ok() {
         assert!(state(&s, "body").read(VecId::POSITION).iter().all(|x| x.is_finite()));
     }
+}
+
+#[test]
+fn a_free_motion_loop_without_a_constraint_solver_gets_block_gauss_seidel_with_a_warning() {
+    let text = particle_on_plane(0.0, [0.0, -10.0, 0.0], 0.3)
+        .replace(r#"<BlockGaussSeidelConstraintSolver tolerance="1e-12" maxIterations="1000" computeConstraintForces="true"/>"#, "");
+    let mut s = load("no-solver", &text);
+    assert!(warnings(&s).contains("a BlockGaussSeidelConstraintSolver with default Data was added"), "{}", warnings(&s));
+    assert_eq!(s.components.values().filter(|e| e.class.name == "BlockGaussSeidelConstraintSolver").count(), 1);
+    steps(&mut s, 300);
+    // Default tolerance 1e-3 (scaled by the row count): the particle still rests on the plane.
+    assert!((state(&s, "particle").read(VecId::POSITION)[1] - 0.1).abs() < 1e-6);
 }

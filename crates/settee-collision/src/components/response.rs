@@ -997,9 +997,9 @@ impl ContactManagerComponent {
                 self.next_response_id += 1;
                 FrictionResponse::new(scene, m1, m2, params, id).map(Response::Friction)
             }
-            c if LAGRANGIAN_RESPONSES.contains(&c) => {
-                Err(SimError::unsupported(format!("the {c} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)")))
-            }
+            c if LAGRANGIAN_RESPONSES.contains(&c) => Err(SimError::unsupported(format!(
+                "the {c} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)"
+            ))),
             c => Err(SimError::unsupported(format!("the {c} response is not supported"))),
         }
     }
