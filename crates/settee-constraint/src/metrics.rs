@@ -50,7 +50,9 @@ pub fn complementarity_error(blocks: &[BlockDesc], lambda: &[f64], d: &[f64]) ->
             _ => continue,
         };
         for i in rows {
-            e = e.max((lambda[i] * d[i]).abs());
+            // NaN (a diverged solve) propagates: f64::max would drop it.
+            let v = (lambda[i] * d[i]).abs();
+            e = if v.is_nan() || e.is_nan() { f64::NAN } else { e.max(v) };
         }
     }
     e
@@ -63,7 +65,8 @@ pub fn cone_violation(blocks: &[BlockDesc], lambda: &[f64]) -> f64 {
         if let ResolutionKind::Friction { mu } = b.kind {
             let t = &lambda[b.start + 1..b.start + b.size];
             let norm_t = t.iter().map(|x| x * x).sum::<f64>().sqrt();
-            e = e.max(norm_t - mu * lambda[b.start]);
+            let v = norm_t - mu * lambda[b.start];
+            e = if v.is_nan() || e.is_nan() { f64::NAN } else { e.max(v) };
         }
     }
     e
@@ -124,6 +127,7 @@ mod tests {
         let d2 = [0.0, -0.5, 7.0, 7.0, 9.0];
         assert_eq!(complementarity_error(&blocks, &lambda, &d2), 1.5);
         assert_eq!(complementarity_error(&[], &lambda, &d), 0.0);
+        assert!(complementarity_error(&blocks, &[f64::NAN, 3.0, 0.0, 0.0, 0.0], &d).is_nan());
     }
 
     #[test]
