@@ -86,8 +86,8 @@ pub fn solution_metrics(w: &DenseMatrix, dfree: &[f64], lambda: &[f64], blocks: 
     let d = violation(w, dfree, lambda);
     let mut bilateral: f64 = 0.0;
     for b in blocks.iter().filter(|b| b.kind == ResolutionKind::Bilateral) {
-        for i in b.start..b.start + b.size {
-            bilateral = bilateral.max(d[i].abs());
+        for di in &d[b.start..b.start + b.size] {
+            bilateral = bilateral.max(di.abs());
         }
     }
     SolutionMetrics { complementarity: complementarity_error(blocks, lambda, &d), cone: cone_violation(blocks, lambda), bilateral }
