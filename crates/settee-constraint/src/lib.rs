@@ -4,7 +4,9 @@
 //! `settee-animationloop`.
 
 pub mod corrections;
+pub mod export;
 pub mod laws;
+pub mod metrics;
 pub mod resolution;
 pub mod solvers;
 

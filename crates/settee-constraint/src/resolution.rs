@@ -12,7 +12,7 @@
 //! `ConstraintLaw::store_lambda`.
 #![allow(clippy::needless_range_loop)] // block loops index W, d and λ together, as SOFA writes them
 
-use settee_core::constraint::{ConstraintResolution, DenseMatrix};
+use settee_core::constraint::{ConstraintResolution, DenseMatrix, ResolutionKind};
 
 /// Frictionless contact row (SOFA's `UnilateralConstraintResolution`):
 /// `λ −= d / W_ll`, then `λ := max(λ, 0)`.
@@ -28,6 +28,9 @@ impl UnilateralResolution {
 impl ConstraintResolution for UnilateralResolution {
     fn nb_lines(&self) -> usize {
         1
+    }
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Unilateral
     }
     fn resolution(&mut self, line: usize, w: &DenseMatrix, d: &mut [f64], lambda: &mut [f64], _dfree: &[f64]) {
         lambda[line] -= d[line] / w.get(line, line);
@@ -69,6 +72,9 @@ impl UnilateralWithFrictionResolution {
 impl ConstraintResolution for UnilateralWithFrictionResolution {
     fn nb_lines(&self) -> usize {
         3
+    }
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Friction { mu: self.mu }
     }
     fn tolerance(&self) -> f64 {
         self.tolerance
@@ -128,6 +134,9 @@ impl BilateralResolution {
 impl ConstraintResolution for BilateralResolution {
     fn nb_lines(&self) -> usize {
         1
+    }
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Bilateral
     }
     fn init(&mut self, line: usize, _w: &DenseMatrix, lambda: &mut [f64]) {
         if let Some(f) = self.initial {
@@ -191,6 +200,9 @@ impl ConstraintResolution for Bilateral3DofResolution {
     fn nb_lines(&self) -> usize {
         3
     }
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Bilateral
+    }
     fn init(&mut self, line: usize, w: &DenseMatrix, lambda: &mut [f64]) {
         let mut m = [[0.0; 3]; 3];
         for (i, row) in m.iter_mut().enumerate() {
@@ -236,6 +248,9 @@ impl BilateralNDofResolution {
 impl ConstraintResolution for BilateralNDofResolution {
     fn nb_lines(&self) -> usize {
         self.n
+    }
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Bilateral
     }
     fn init(&mut self, line: usize, w: &DenseMatrix, _lambda: &mut [f64]) {
         let n = self.n;

@@ -171,11 +171,48 @@ impl ConstraintJacobian {
     }
 }
 
+/// What a resolution enforces on its block, for exports of the problem and for the solution
+/// metrics (complementarity error, cone violation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ResolutionKind {
+    /// One row, `λ ≥ 0`, `d ≥ 0`, `λ·d = 0` (frictionless contact).
+    Unilateral,
+    /// Rows (normal, tangent, tangent): unilateral on the normal, `‖λ_t‖ ≤ μ·λ_n`.
+    Friction { mu: f64 },
+    /// Equality rows, `d = 0` (any block size).
+    Bilateral,
+    /// Any other local law (stoppers, custom resolutions).
+    Other,
+}
+
+impl ResolutionKind {
+    /// The short name used in exported problems: `unilateral`, `friction`, `bilateral`, `other`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ResolutionKind::Unilateral => "unilateral",
+            ResolutionKind::Friction { .. } => "friction",
+            ResolutionKind::Bilateral => "bilateral",
+            ResolutionKind::Other => "other",
+        }
+    }
+    /// The friction coefficient (0 for every kind but `Friction`).
+    pub fn mu(&self) -> f64 {
+        match self {
+            ResolutionKind::Friction { mu } => *mu,
+            _ => 0.0,
+        }
+    }
+}
+
 /// The local law of one block of rows (SOFA's `ConstraintResolution`): given the block's current
 /// violation, update its multipliers in place.
 pub trait ConstraintResolution: Send + Sync {
     /// Rows of the block.
     fn nb_lines(&self) -> usize;
+    /// What the block enforces (exports, metrics); `Other` unless the resolution says.
+    fn describe(&self) -> ResolutionKind {
+        ResolutionKind::Other
+    }
     /// A block-specific tolerance for the Gauss-Seidel error measure (0: none).
     fn tolerance(&self) -> f64 {
         0.0
@@ -388,6 +425,12 @@ pub trait ConstraintSolver {
     /// Builds, solves and applies the constraint problem: positions and velocities are written
     /// into `res1`/`res2` (POS_AND_VEL: position and velocity; VEL: velocity only).
     fn solve_constraint(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult;
+    /// The problem of the last solve with its assembled `W`, its solution and its error history
+    /// (for exports and diagnostics); `None` when the solver does not assemble `W` or keeps no
+    /// problem.
+    fn last_problem(&self) -> Option<&ConstraintProblem> {
+        None
+    }
 }
 
 /// `Λ(s) += J(s)ᵀ·λ` with the rows stored on state `s`.

@@ -3,6 +3,7 @@
 //! component reference.
 
 pub mod components;
+pub mod constraint_export;
 pub mod doc;
 pub mod dump;
 pub mod regress;

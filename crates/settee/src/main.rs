@@ -39,9 +39,15 @@ enum Command {
         /// Dump every K steps (default: T=0 and the start of the last step, as SOFA's references).
         #[arg(long, requires = "dump")]
         dump_every: Option<usize>,
-        /// Print the time per step and per stage.
+        /// Print the time per step and per stage, and per step the constraint solvers'
+        /// iterations, error, complementarity error and cone violation.
         #[arg(long)]
         timing: bool,
+        /// After the constraint solve of step STEP (1-based; `7`, `3,9`, `10-20`), write the
+        /// constraint problem (W, dfree, blocks, λ, error history) into DIR
+        /// (format: docs/constraint-solvers.md).
+        #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
+        export_constraint_problem: Option<Vec<String>>,
     },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
@@ -88,8 +94,18 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing } => {
-            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing)
+        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem } => {
+            let export = match export_constraint_problem.as_deref() {
+                Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
+                    Ok(list) => Some((list, PathBuf::from(dir))),
+                    Err(e) => {
+                        eprintln!("error: --export-constraint-problem {steps_arg}: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                _ => None,
+            };
+            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
         }
         Command::Check { scenes, data_dir } => check(scenes, data_dir),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
@@ -126,7 +142,14 @@ fn run(
     dump_mapped: bool,
     dump_every: Option<usize>,
     timing: bool,
+    export: Option<(Vec<usize>, PathBuf)>,
 ) -> ExitCode {
+    if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
+        if *last > steps {
+            eprintln!("error: --export-constraint-problem asks for step {last} but only {steps} steps are run (--steps)");
+            return ExitCode::FAILURE;
+        }
+    }
     let factory = settee::factory();
     let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
         Ok(l) => l,
@@ -167,6 +190,7 @@ fn run(
                 return ExitCode::FAILURE;
             }
         }
+        let t_start = scene.root().context.time;
         if let Err(e) = settee_core::simulation::animate(scene, dt) {
             if tty {
                 eprintln!();
@@ -174,6 +198,36 @@ fn run(
             eprintln!("{e}");
             eprintln!("error: step {} (t = {}) failed", k + 1, scene.root().context.time);
             return ExitCode::FAILURE;
+        }
+        if let Some((list, dir)) = &export {
+            if list.binary_search(&(k + 1)).is_ok() {
+                match settee::constraint_export::export_step(scene, &scene_path, k + 1, t_start, dir) {
+                    Ok(paths) => {
+                        for p in paths {
+                            println!("wrote {}", p.display());
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("error: step {}: {e}", k + 1);
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+        }
+        if timing {
+            for s in settee::constraint_export::step_stats(scene).into_iter().filter(|s| s.rows > 0) {
+                println!(
+                    "step {:>5} {}: {} rows, {} iterations, error {:.3e}, complementarity {:.3e}, cone violation {:.3e}, bilateral {:.3e}",
+                    k + 1,
+                    s.solver,
+                    s.rows,
+                    s.iterations,
+                    s.error,
+                    s.metrics.complementarity,
+                    s.metrics.cone,
+                    s.metrics.bilateral
+                );
+            }
         }
         if tty && (k % 10 == 0 || k + 1 == steps) {
             let w = 40;

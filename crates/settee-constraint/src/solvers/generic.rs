@@ -364,6 +364,11 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         (self.dx.unwrap_or(VecId::deriv(VecId::FIRST_DYNAMIC_DERIV + 1)), self.lambda.unwrap_or(VecId::deriv(VecId::FIRST_DYNAMIC_DERIV)))
     }
 
+    /// The built solvers' problem (the unbuilt one holds only the diagonal blocks of W: none).
+    fn last_problem(&self) -> Option<&ConstraintProblem> {
+        M::BUILT.then_some(&self.problem)
+    }
+
     fn solve_constraint(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult {
         let me = self.me()?;
         self.prepare_states(scene)?;

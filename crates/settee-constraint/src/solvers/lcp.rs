@@ -533,6 +533,8 @@ pub struct LcpConstraintSolver {
     /// The last kernel's report.
     pub outcome: LcpOutcome,
     warned_dim: bool,
+    /// The last solve assembled W (`build_lcp`): `last_problem` has something to show.
+    last_built: bool,
 }
 
 impl LcpConstraintSolver {
@@ -747,6 +749,34 @@ impl LcpConstraintSolver {
     }
 }
 
+impl LcpConstraintSolver {
+    /// Gives the problem the kernel's view for `last_problem`: one resolution per contact (not
+    /// used by the kernels, which read `mu` directly), the error history and the sweep count.
+    fn describe_problem(&mut self, s: &Settings) {
+        use crate::resolution::{UnilateralResolution, UnilateralWithFrictionResolution};
+        self.last_built = s.build_lcp;
+        let p = &mut self.problem;
+        p.error_history.clone_from(&self.outcome.errors);
+        p.current_iterations = self.outcome.iterations;
+        p.current_error = self.outcome.errors.last().copied().unwrap_or(0.0);
+        p.tolerance = s.tolerance;
+        p.max_iterations = s.max_it;
+        p.scale_tolerance = false;
+        p.all_verified = false;
+        p.sor = 1.0;
+        let n = p.n;
+        if s.mu > 0.0 && n.is_multiple_of(3) {
+            for r in (0..n).step_by(3) {
+                p.resolutions[r] = Some(Box::new(UnilateralWithFrictionResolution::new(s.mu)));
+            }
+        } else if s.mu <= 0.0 {
+            for r in 0..n {
+                p.resolutions[r] = Some(Box::new(UnilateralResolution::new()));
+            }
+        }
+    }
+}
+
 /// The unbuilt operations through the contacts' corrections (keyed by the contact's first row).
 struct LcpSceneOps<'a> {
     scene: &'a mut Scene,
@@ -820,6 +850,13 @@ impl ConstraintSolver for LcpConstraintSolver {
         };
         self.build_system(scene, &own, &s)?;
         self.solve_system(scene, &own, &s)?;
+        self.describe_problem(&s);
         self.apply_correction(scene, &own, &s)
+    }
+
+    /// The built problem, its blocks described as the kernel treats them (3-row contacts with
+    /// the solver's `mu` when `mu > 0`, frictionless rows otherwise).
+    fn last_problem(&self) -> Option<&ConstraintProblem> {
+        self.last_built.then_some(&self.problem)
     }
 }
