@@ -46,11 +46,13 @@ fn pendulum_matches_sofa() {
 }
 
 #[test]
-fn unsupported_scenes_are_reported_as_such() {
-    // Lagrangian constraints are not supported yet.
-    let Some(o) = run("Component/Collision/Response/FrictionContact.scn") else {
-        return;
-    };
-    assert_eq!(o.status, Status::Unsupported, "{o:?}");
-    assert!(o.message.as_deref().is_some_and(|m| m.contains("LCPConstraintSolver")), "{o:?}");
+fn unsupported_scenes_are_reported_as_such_with_their_reason() {
+    // Continuous collision detection (an external library) and the external BeamAdapter plugin.
+    for (scene, reason) in [("Demos/fallingSOFA.scn", "Tight-Inclusion"), ("Demos/SofaScene.scn", "BeamAdapter")] {
+        let Some(o) = run(scene) else {
+            return;
+        };
+        assert_eq!(o.status, Status::Unsupported, "{o:?}");
+        assert!(o.message.as_deref().is_some_and(|m| m.contains(reason)), "{o:?}");
+    }
 }
