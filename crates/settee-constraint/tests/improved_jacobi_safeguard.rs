@@ -312,11 +312,17 @@ fn solver_leaves_sofas_iterate_only_when_it_fails_and_warns_once() {
     let out = solver.solve(&mut p, &UnbuiltProblem::default(), &mut NoUnbuilt).unwrap();
     assert!(out.converged && solver.last_safeguard.is_some() && solver.sofa_diverged);
     let warning = solver.take_warning().expect("a warning when leaving SOFA's iterate");
-    assert!(warning.contains("diverges") && warning.contains("6-row"), "{warning}");
+    assert!(warning.contains("diverges (its error grew") && warning.contains("6-row"), "{warning}");
     // Later solves stay safeguarded, without a new warning.
     let mut p = converging();
     solver.solve(&mut p, &UnbuiltProblem::default(), &mut NoUnbuilt).unwrap();
     assert!(solver.last_safeguard.is_some() && solver.take_warning().is_none());
+
+    // An oscillating (bounded) SOFA iterate is left too, with its own explanation.
+    let mut oscillating = ImprovedJacobi::default();
+    let mut p = problem(&coupled6(), &[-0.3, -0.1, 0.05, -0.25, -0.02, 0.1], unilateral(6), 1e-12, 3000);
+    assert!(oscillating.solve(&mut p, &UnbuiltProblem::default(), &mut NoUnbuilt).unwrap().converged);
+    assert!(oscillating.take_warning().unwrap().contains("does not settle"));
 
     let mut forced = ImprovedJacobi::with_options(ImprovedJacobiOptions { safeguard: true, ..Default::default() });
     let mut p = converging();

@@ -644,10 +644,16 @@ impl SolverMethod for ImprovedJacobi {
             }
             self.sofa_diverged = true;
             let (first, last, k) = (p.error_history[0], p.current_error, p.error_history.len());
+            let how = if k < p.max_iterations || !last.is_finite() {
+                format!("diverges (its error grew from {first:.3e} to {last:.3e} in {k} iterations)")
+            } else {
+                format!("does not settle (after {k} iterations its last step still changes W·λ by more than a tenth of W·λ; error {last:.3e} against {first:.3e} at the first one)")
+            };
             self.warn_once(format!(
-                "SOFA's improved Jacobi iterate diverges on this {}-row problem (its error grew from {first:.3e} to {last:.3e} in {k} iterations): \
-                 from here on Settee solves with its safeguarded iteration (step from a power-iteration estimate of the spectral radius, \
-                 momentum with restart, step halving), so the results depart from SOFA's, whose run would end in NaN (reported once)",
+                "SOFA's improved Jacobi iterate {how} on this {}-row problem: from here on Settee solves with its safeguarded \
+                 iteration (step from a power-iteration estimate of the spectral radius, momentum with restart, step halving), \
+                 so the results depart from SOFA's, whose run would end in NaN or oscillate (reported once; safeguard=\"true\" \
+                 skips SOFA's attempt)",
                 p.n
             ));
         } else if self.options.safeguard {
