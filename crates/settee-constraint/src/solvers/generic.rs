@@ -111,6 +111,11 @@ pub trait SolverMethod: Default + Send + Sync + 'static {
     fn read_data(&mut self, _data: &DataSet) {}
     /// SOFA's `doSolve`.
     fn solve(&mut self, problem: &mut ConstraintProblem, unbuilt: &UnbuiltProblem, ops: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome>;
+    /// A warning from the last solve, reported positioned at the solver (e.g. ImprovedJacobi
+    /// leaving SOFA's iterate).
+    fn take_warning(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// A GenericConstraintSolver descendant: the shared machinery and its algorithm.
@@ -414,6 +419,11 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             let mut ops = SceneUnbuilt { scene, corrections: &corrections, cclist: &self.unbuilt.cclist };
             self.method.solve(&mut self.problem, &self.unbuilt, &mut ops)?
         };
+        if let Some(message) = self.method.take_warning() {
+            let entry = scene.entry(me);
+            let d = settee_core::Diagnostic::warning(message).at(entry.pos.clone()).subject(entry.label());
+            scene.report(d);
+        }
         if !outcome.converged && self.problem.n > 0 && !self.warned_unconverged {
             self.warned_unconverged = true;
             let entry = scene.entry(me);

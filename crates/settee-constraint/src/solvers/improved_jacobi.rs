@@ -6,6 +6,11 @@
 //! The Jacobi residual and the block solves run in parallel (rayon); every row and block is
 //! computed with the same operations in the same order as the sequential code and the block
 //! errors are summed in block order, so the result does not depend on the thread count.
+//!
+//! Settee adds a safeguarded iteration ([`safeguarded_jacobi`]): Data `safeguard="true"` selects
+//! it from the start; by default SOFA's iterate runs and is abandoned for it (for the rest of the
+//! run, with one warning) only when it diverges or ends without having reduced its error at all,
+//! where SOFA's own run ends in NaN.
 
 use rayon::prelude::*;
 use settee_core::constraint::{ConstraintProblem, ConstraintResolution, DenseMatrix};
@@ -21,6 +26,9 @@ pub struct ImprovedJacobiOptions {
     pub spectral_correction_factor: f64,
     pub use_conjugate_residue: bool,
     pub conjugate_residue_speed_factor: f64,
+    /// Settee's `safeguard`: use the safeguarded iteration ([`safeguarded_jacobi`]) from the
+    /// first iteration instead of SOFA's (which is still abandoned for it when it diverges).
+    pub safeguard: bool,
 }
 
 impl Default for ImprovedJacobiOptions {
@@ -30,6 +38,7 @@ impl Default for ImprovedJacobiOptions {
             spectral_correction_factor: 1.0,
             use_conjugate_residue: false,
             conjugate_residue_speed_factor: 10.0,
+            safeguard: false,
         }
     }
 }
@@ -49,14 +58,32 @@ pub fn spectral_factor(w: &DenseMatrix, factor: f64) -> f64 {
     factor * 1.0f64.min(0.9 * 2.0 / r)
 }
 
-/// SOFA's `ImprovedJacobiConstraintSolver::doSolve`.
+/// SOFA's `ImprovedJacobiConstraintSolver::doSolve`, to the last iteration whatever happens.
 pub fn improved_jacobi(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions) -> SolveOutcome {
+    sofa_iteration(p, opt, false).0
+}
+
+/// Growth of SOFA's error over its first value (or the tolerance, if larger) taken as proof that
+/// its iterate diverges. Jacobi's iteration matrix `I − D⁻¹W` is symmetric in the metric of D, so a
+/// converging iterate cannot grow transiently by anything near this factor.
+pub const DIVERGENCE_GROWTH: f64 = 1e6;
+
+/// An unconverged SOFA run whose last error is at least this fraction of `Σ_blocks ‖(W λ)_b‖`
+/// is taken as oscillating (see [`sofa_iteration`]).
+pub const OSCILLATION_FRACTION: f64 = 0.1;
+
+/// SOFA's iteration; with `stop_on_divergence`, gives up (second value true) as soon as its error
+/// is not finite or has grown by [`DIVERGENCE_GROWTH`], and also flags a run that reaches
+/// `maxIterations` still oscillating ([`OSCILLATION_FRACTION`]; the projections keep a
+/// diverging Jacobi step bounded). The tests only read the error, so an iterate that does not diverge gets
+/// SOFA's bits.
+pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, stop_on_divergence: bool) -> (SolveOutcome, bool) {
     let n = p.n;
     p.error_history.clear();
     if n == 0 {
         p.current_error = 0.0;
         p.current_iterations = 0;
-        return SolveOutcome::default();
+        return (SolveOutcome::default(), false);
     }
     p.d.copy_from_slice(&p.dfree);
     p.lambda.fill(0.0);
@@ -166,6 +193,9 @@ pub fn improved_jacobi(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions) -
             error += e.sqrt();
         }
         p.error_history.push(error);
+        if stop_on_divergence && (!error.is_finite() || error > DIVERGENCE_GROWTH * p.error_history[0].max(tol)) {
+            return (result_output(p, error, count, false), true);
+        }
         if p.all_verified {
             if verified {
                 converged = true;
@@ -176,15 +206,399 @@ pub fn improved_jacobi(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions) -
             break;
         }
     }
-    result_output(p, error, count, converged)
+    // A run that ends unconverged with its last iteration still changing W·λ by a sizeable
+    // fraction of W·λ itself (a bounded oscillation of the projected iterate, e.g. a 2-cycle
+    // between all-clamped and overshooting multipliers) has not settled on anything: as
+    // useless as a diverging one. A slow but settling run (SOFA's spectral correction with its
+    // tiny step) changes W·λ by far less and is kept.
+    let mut stalled = false;
+    if stop_on_divergence && !converged {
+        let mut wl = vec![0.0; n];
+        mat_vec(&p.w, &p.lambda, &mut wl);
+        let size: f64 = blocks.iter().map(|&(j, nb)| wl[j..j + nb].iter().map(|v| v * v).sum::<f64>().sqrt()).sum();
+        let settling = error < OSCILLATION_FRACTION * size; // false for NaN too
+        stalled = !settling;
+    }
+    (result_output(p, error, count, converged), stalled)
+}
+
+// ----- Settee's safeguarded iteration ---------------------------------------------------------
+
+/// Below this many rows the O(n²) loops run on the calling thread (rayon's overhead would
+/// dominate); the results are the same bits either way.
+pub const PAR_MIN_ROWS: usize = 96;
+
+/// One row of `W·x`: four interleaved partial sums over `k ≡ 0,1,2,3 (mod 4)`, combined as
+/// `(s0 + s1) + (s2 + s3)`, then the tail. A fixed order, whatever the thread count.
+#[inline]
+fn row_dot(row: &[f64], x: &[f64]) -> f64 {
+    let mut s = [0.0f64; 4];
+    let rc = row.chunks_exact(4);
+    let xc = x.chunks_exact(4);
+    let (rt, xt) = (rc.remainder(), xc.remainder());
+    for (r, v) in rc.zip(xc) {
+        s[0] += r[0] * v[0];
+        s[1] += r[1] * v[1];
+        s[2] += r[2] * v[2];
+        s[3] += r[3] * v[3];
+    }
+    let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+    for (r, v) in rt.iter().zip(xt) {
+        t += r * v;
+    }
+    t
+}
+
+/// `out = W·x`, each row computed by one thread with [`row_dot`]'s fixed order, rows in
+/// parallel when `n ≥ PAR_MIN_ROWS`: identical bits for any thread count.
+pub fn mat_vec(w: &DenseMatrix, x: &[f64], out: &mut [f64]) {
+    let n = w.n;
+    if n >= PAR_MIN_ROWS {
+        out[..n].par_iter_mut().enumerate().with_min_len(8).for_each(|(i, o)| *o = row_dot(w.row(i), &x[..n]));
+    } else {
+        for (i, o) in out[..n].iter_mut().enumerate() {
+            *o = row_dot(w.row(i), &x[..n]);
+        }
+    }
+}
+
+/// The largest eigenvalue of the Jacobi-scaled compliance `M = S W S`, `S = diag(W_ii^-1/2)`
+/// (rows with `W_ii ≤ 0` left out), from power iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpectralEstimate {
+    /// The Rayleigh quotient `θ = vᵀMv` of the last unit iterate `v`: `θ ≤ λ_max(M)` always.
+    pub rayleigh: f64,
+    /// `r = ‖Mv − θv‖`: for a symmetric M some eigenvalue lies in `[θ − r, θ + r]`, and it is
+    /// λ_max once `v` leans on the top eigenvector (what power iteration converges to).
+    pub residual: f64,
+    /// Gershgorin's bound `max_i Σ_j |M_ij| ≥ ρ(M)`, always.
+    pub gershgorin: f64,
+    /// Power iterations run (`M·v` products).
+    pub iterations: usize,
+}
+
+impl SpectralEstimate {
+    /// The estimate the step is taken from: `min(θ + r, Gershgorin)`, an upper bound of
+    /// `λ_max(M)` whenever the power iterate has found the top eigenvector.
+    pub fn upper(&self) -> f64 {
+        (self.rayleigh + self.residual).min(self.gershgorin)
+    }
+}
+
+/// Power iteration on `M = S W S` (see [`SpectralEstimate`]): at most `max_iterations`
+/// products, each O(n²) (no eigen-decomposition), stopping once `r ≤ rel_tol·θ`. The start
+/// vector is deterministic, all positive (contact problems' top mode pushes every contact the
+/// same way) with a small irregular part so that it is not orthogonal to the top eigenvector
+/// of a hand-made symmetric matrix.
+pub fn scaled_spectral_estimate(w: &DenseMatrix, max_iterations: usize, rel_tol: f64) -> SpectralEstimate {
+    let n = w.n;
+    let s: Vec<f64> = (0..n).map(|i| if w.get(i, i) > 0.0 { 1.0 / w.get(i, i).sqrt() } else { 0.0 }).collect();
+    let gershgorin_row = |i: usize| -> f64 {
+        let row = w.row(i);
+        let mut a = 0.0;
+        for j in 0..n {
+            a += (s[i] * row[j] * s[j]).abs();
+        }
+        a
+    };
+    let gershgorin = if n >= PAR_MIN_ROWS {
+        (0..n).into_par_iter().with_min_len(8).map(gershgorin_row).reduce(|| 0.0, f64::max)
+    } else {
+        (0..n).map(gershgorin_row).fold(0.0, f64::max)
+    };
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let mut v: Vec<f64> = (0..n).map(|i| if s[i] > 0.0 { 1.0 + 0.5 * ((i as f64 * 0.618_033_988_749_895).fract()) } else { 0.0 }).collect();
+    let mut est = SpectralEstimate { rayleigh: 0.0, residual: 0.0, gershgorin, iterations: 0 };
+    let nv = norm(&v);
+    if nv == 0.0 {
+        return est;
+    }
+    v.iter_mut().for_each(|x| *x /= nv);
+    let mut z = vec![0.0; n];
+    let mut u = vec![0.0; n];
+    for it in 0..max_iterations.max(1) {
+        for i in 0..n {
+            z[i] = s[i] * v[i];
+        }
+        mat_vec(w, &z, &mut u);
+        for i in 0..n {
+            u[i] *= s[i];
+        }
+        let theta: f64 = v.iter().zip(&u).map(|(a, b)| a * b).sum();
+        let r = v.iter().zip(&u).map(|(a, b)| (b - theta * a) * (b - theta * a)).sum::<f64>().sqrt();
+        est = SpectralEstimate { rayleigh: theta, residual: r, gershgorin, iterations: it + 1 };
+        let nu = norm(&u);
+        if r <= rel_tol * theta.abs() || nu == 0.0 || !nu.is_finite() {
+            break;
+        }
+        for i in 0..n {
+            v[i] = u[i] / nu;
+        }
+    }
+    est
+}
+
+/// What a safeguarded solve did, besides the problem's fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SafeguardReport {
+    pub estimate: Option<SpectralEstimate>,
+    /// The step (in the metric of W's diagonal) of the last iteration.
+    pub omega: f64,
+    /// Times the step was halved because it failed the descent-lemma check (the estimate of the
+    /// spectral radius was too low).
+    pub halvings: usize,
+    /// Times the momentum was reset (gradient restart).
+    pub restarts: usize,
+}
+
+/// Power iterations per solve, and the relative residual that stops them early.
+pub const POWER_ITERATIONS: usize = 40;
+pub const POWER_TOLERANCE: f64 = 1e-3;
+/// Relative rounding allowance of the descent-lemma check.
+pub const CURVATURE_SLACK: f64 = 1e-9;
+
+/// Every block's resolution on its own rows: `out[block] ← res(λ = lambda_in[block], e[block])`,
+/// blocks in parallel (each touches only its rows; `e` may be changed inside the block, as
+/// SOFA's friction resolution does). Rows after the last block keep `out`'s values.
+#[allow(clippy::too_many_arguments)]
+fn solve_blocks(
+    res: &mut [Option<Box<dyn ConstraintResolution>>],
+    blocks: &[(usize, usize)],
+    local_w: &[DenseMatrix],
+    lambda_in: &[f64],
+    e: &mut [f64],
+    dfree: &[f64],
+    out: &mut [f64],
+    parallel: bool,
+) {
+    type Work<'a> = (&'a mut Box<dyn ConstraintResolution>, &'a DenseMatrix, &'a mut [f64], &'a mut [f64], &'a [f64], &'a [f64]);
+    let mut work: Vec<Work> = Vec::with_capacity(blocks.len());
+    let (mut rr, mut ro, mut re) = (res, out, e);
+    let mut base = 0;
+    for (b, &(j, nb)) in blocks.iter().enumerate() {
+        let (_, r_tail) = std::mem::take(&mut rr).split_at_mut(j - base);
+        let (r_head, r_tail) = r_tail.split_at_mut(nb);
+        let (_, o_tail) = std::mem::take(&mut ro).split_at_mut(j - base);
+        let (o_head, o_tail) = o_tail.split_at_mut(nb);
+        let (_, e_tail) = std::mem::take(&mut re).split_at_mut(j - base);
+        let (e_head, e_tail) = e_tail.split_at_mut(nb);
+        let r = r_head[0].as_mut().expect("a resolution at every block start");
+        work.push((r, &local_w[b], o_head, e_head, &lambda_in[j..j + nb], &dfree[j..j + nb]));
+        (rr, ro, re) = (r_tail, o_tail, e_tail);
+        base = j + nb;
+    }
+    let one = |(r, lw, o, e, l, df): Work| {
+        o.copy_from_slice(l);
+        r.resolution(0, lw, e, o, df);
+    };
+    if parallel {
+        work.into_par_iter().with_min_len(4).for_each(one);
+    } else {
+        work.into_iter().for_each(one);
+    }
+}
+
+/// Settee's safeguarded projected block Jacobi (the `safeguard` mode, and the fallback when
+/// SOFA's iterate diverges). Same blocks and resolutions as SOFA's iteration, but
+/// * the residual fed to the resolutions is `ω·(d_free + W y)` with `ω = 1/L`, `L` the
+///   power-iteration upper estimate of `λ_max(D^-1/2 W D^-1/2)` (D = diagonal of W): the step of
+///   a projected gradient method in D's metric, which converges where SOFA's ω = 1 overshoots;
+/// * Nesterov's momentum on the projected iterate (`y = x + β(x − x_prev)`, FISTA's β) with the
+///   gradient restart of O'Donoghue & Candès, which brings the iteration count from O(κ) to
+///   O(√κ) on the ill-conditioned W of many coupled contacts;
+/// * a descent-lemma guard: a step with `gᵀWg > ‖g‖²_D/ω` (g = x⁺ − y), impossible when `1/ω`
+///   bounds the spectral radius, proves the estimate too low: ω is halved, the momentum dropped
+///   and the iteration redone (the check costs O(n): `W x⁺` and `W y` are kept up to date);
+/// * a consistent warm start (the first residual includes `W λ⁰`).
+///
+/// The fixed points are those of SOFA's iteration (and of Gauss–Seidel's): every block satisfies
+/// its law given the others, whatever ω > 0. The error is SOFA's measure applied to the
+/// natural residual `W(x⁺ − y)/ω`, so the tolerance means what it means for ω = 1. Everything
+/// is computed row by row or block by block and reduced in index order: identical bits for
+/// any thread count.
+pub fn safeguarded_jacobi(p: &mut ConstraintProblem) -> (SolveOutcome, SafeguardReport) {
+    safeguarded_jacobi_with(p, None)
+}
+
+/// [`safeguarded_jacobi`] with the spectral-radius estimate `L` (step `1/L`) given instead of
+/// computed, e.g. a deliberately low one to exercise the halving.
+pub fn safeguarded_jacobi_with(p: &mut ConstraintProblem, given_estimate: Option<f64>) -> (SolveOutcome, SafeguardReport) {
+    let n = p.n;
+    p.error_history.clear();
+    let mut report = SafeguardReport { omega: 1.0, ..Default::default() };
+    if n == 0 {
+        p.current_error = 0.0;
+        p.current_iterations = 0;
+        return (SolveOutcome::default(), report);
+    }
+    let parallel = n >= PAR_MIN_ROWS;
+    p.lambda.fill(0.0);
+    let tol = p.effective_tolerance();
+    init_resolutions(p);
+    let blocks = p.blocks();
+    let local_w: Vec<DenseMatrix> = blocks
+        .iter()
+        .map(|&(j, nb)| {
+            let mut m = DenseMatrix::zeros(nb);
+            for l in 0..nb {
+                m.data[l * nb..(l + 1) * nb].copy_from_slice(&p.w.row(j + l)[j..j + nb]);
+            }
+            m
+        })
+        .collect();
+    let l = match given_estimate {
+        Some(l) => l,
+        None => {
+            let est = scaled_spectral_estimate(&p.w, POWER_ITERATIONS, POWER_TOLERANCE);
+            report.estimate = Some(est);
+            est.upper()
+        }
+    };
+    let mut omega = if l.is_finite() && l > 0.0 { 1.0 / l } else { 1.0 };
+
+    let mut x = p.lambda.clone();
+    let mut wx = vec![0.0; n];
+    mat_vec(&p.w, &x, &mut wx);
+    let mut x_prev = x.clone();
+    let mut wx_prev = wx.clone();
+    let (mut y, mut wy, mut e, mut xn, mut delta, mut wdelta) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut block_err = vec![(0.0, true); blocks.len()];
+    let mut t = 1.0f64;
+    let mut best_error = f64::INFINITY;
+    let mut best_x = x.clone();
+    let mut error = 0.0;
+    let mut converged = false;
+    let mut count = 0;
+    let mut res = std::mem::take(&mut p.resolutions);
+    for k in 0..p.max_iterations {
+        count += 1;
+        let t_next = 0.5 * (1.0 + (1.0 + 4.0 * t * t).sqrt());
+        let beta = (t - 1.0) / t_next;
+        for i in 0..n {
+            y[i] = x[i] + beta * (x[i] - x_prev[i]);
+            wy[i] = wx[i] + beta * (wx[i] - wx_prev[i]);
+            e[i] = omega * (p.dfree[i] + wy[i]);
+        }
+        xn.copy_from_slice(&x);
+        solve_blocks(&mut res, &blocks, &local_w, &y, &mut e, &p.dfree, &mut xn, parallel);
+        for i in 0..n {
+            delta[i] = xn[i] - x[i];
+        }
+        mat_vec(&p.w, &delta, &mut wdelta);
+        // Descent-lemma check of the step along g = x⁺ − y: gᵀWg ≤ ‖g‖²_D / ω holds for every g
+        // when 1/ω ≥ λ_max(D^-1/2 W D^-1/2); if it fails the estimate was too low.
+        // Gradient restart, in the metric of D: the step x⁺ − y points against the progress
+        // x⁺ − x.
+        let (mut curvature, mut metric, mut progress) = (0.0, 0.0, 0.0);
+        for i in 0..n {
+            let g = xn[i] - y[i];
+            let wg = (wx[i] + wdelta[i]) - wy[i];
+            curvature += g * wg;
+            metric += p.w.get(i, i) * g * g;
+            progress += p.w.get(i, i) * g * delta[i];
+        }
+        let descends = curvature * omega <= metric * (1.0 + CURVATURE_SLACK); // false for NaN too
+        if !descends {
+            // Too long a step (or a non-finite one): halve it, drop the momentum, redo the
+            // iteration from the current iterate.
+            omega *= 0.5;
+            report.halvings += 1;
+            x_prev.copy_from_slice(&x);
+            wx_prev.copy_from_slice(&wx);
+            t = 1.0;
+            continue;
+        }
+        std::mem::swap(&mut x_prev, &mut x);
+        std::mem::swap(&mut x, &mut xn);
+        std::mem::swap(&mut wx_prev, &mut wx);
+        for i in 0..n {
+            wx[i] = wx_prev[i] + wdelta[i];
+        }
+        // SOFA's block error measure on the natural residual W(x⁺ − y)/ω.
+        {
+            let (wx, wy) = (&wx, &wy);
+            let tol2 = tol * tol;
+            let one = |(out, &(j, nb)): (&mut (f64, bool), &(usize, usize))| {
+                let mut s = 0.0;
+                let mut ok = true;
+                for l in j..j + nb {
+                    let g = (wx[l] - wy[l]) / omega;
+                    s += g * g;
+                    ok = ok && s < tol2;
+                }
+                *out = (s, ok);
+            };
+            if parallel {
+                block_err.par_iter_mut().zip(blocks.par_iter()).with_min_len(8).for_each(one);
+            } else {
+                block_err.iter_mut().zip(blocks.iter()).for_each(one);
+            }
+        }
+        error = 0.0;
+        let mut verified = true;
+        for &(s, ok) in &block_err {
+            verified = verified && ok;
+            error += s.sqrt();
+        }
+        p.error_history.push(error);
+        if error < best_error {
+            best_error = error;
+            best_x.copy_from_slice(&x);
+        }
+        if p.all_verified {
+            if verified {
+                converged = true;
+                break;
+            }
+        } else if error < tol && k > 0 {
+            converged = true;
+            break;
+        }
+        if progress < 0.0 {
+            report.restarts += 1;
+            t = 1.0;
+        } else {
+            t = t_next;
+        }
+    }
+    p.resolutions = res;
+    report.omega = omega;
+    if converged {
+        p.lambda.copy_from_slice(&x);
+    } else {
+        p.lambda.copy_from_slice(&best_x);
+        mat_vec(&p.w, &best_x, &mut wx);
+    }
+    for i in 0..n {
+        p.d[i] = p.dfree[i] + wx[i];
+    }
+    (result_output(p, error, count, converged), report)
 }
 
 /// The ImprovedJacobiConstraintSolver algorithm.
 #[derive(Default)]
 pub struct ImprovedJacobi {
     pub options: ImprovedJacobiOptions,
+    /// SOFA's iterate diverged in an earlier solve: the later ones go straight to the
+    /// safeguarded iteration (SOFA's own run would be NaN from there on).
+    pub sofa_diverged: bool,
+    /// The report of the last safeguarded solve, if the last solve was one.
+    pub last_safeguard: Option<SafeguardReport>,
+    warning: Option<String>,
+    warned: bool,
 }
 
+impl ImprovedJacobi {
+    pub fn with_options(options: ImprovedJacobiOptions) -> ImprovedJacobi {
+        ImprovedJacobi { options, ..Default::default() }
+    }
+    fn warn_once(&mut self, message: String) {
+        if !self.warned {
+            self.warned = true;
+            self.warning = Some(message);
+        }
+    }
+}
 settee_core::data_refs! {
     pub static IJ_READS;
     MAX_ITERATIONS: Int = "maxIterations";
@@ -200,6 +614,7 @@ settee_core::data_refs! {
     SPECTRAL_CORRECTION_FACTOR: Real = "spectralCorrectionFactor";
     USE_CONJUGATE_RESIDUE: Bool = "useConjugateResidue";
     CONJUGATE_RESIDUE_SPEED_FACTOR: Real = "conjugateResidueSpeedFactor";
+    SAFEGUARD: Bool = "safeguard";
 }
 
 pub static IJ_DATA: &[settee_core::DataDecl] = &[
@@ -207,6 +622,7 @@ pub static IJ_DATA: &[settee_core::DataDecl] = &[
     settee_core::data::decl("spectralCorrectionFactor", settee_core::data::DataKind::Real, "1", "Factor used to modulate the spectral correction"),
     settee_core::data::decl("useConjugateResidue", settee_core::data::DataKind::Bool, "false", "If set to true, beta*(lambda^i - lambda^(i-1)) is added after each block solve, beta = min(1, (i/maxIterations)^conjugateResidueSpeedFactor)"),
     settee_core::data::decl("conjugateResidueSpeedFactor", settee_core::data::DataKind::Real, "10", "Factor used to modulate the speed in which beta used in the conjugate residue part reaches 1.0. The higher the value, the slower the reach."),
+    settee_core::data::decl("safeguard", settee_core::data::DataKind::Bool, "false", "Settee only: solve with the safeguarded iteration (step from a power-iteration estimate of the spectral radius, momentum with restart, step halving on growth) instead of SOFA's; without it SOFA's iterate is used and abandoned for the safeguarded one only when it diverges"),
 ];
 
 impl SolverMethod for ImprovedJacobi {
@@ -216,9 +632,42 @@ impl SolverMethod for ImprovedJacobi {
             spectral_correction_factor: d.get(SPECTRAL_CORRECTION_FACTOR),
             use_conjugate_residue: d.get(USE_CONJUGATE_RESIDUE),
             conjugate_residue_speed_factor: d.get(CONJUGATE_RESIDUE_SPEED_FACTOR),
+            safeguard: d.get(SAFEGUARD),
         };
     }
     fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {
-        Ok(improved_jacobi(p, &self.options))
+        self.last_safeguard = None;
+        if !self.options.safeguard && !self.sofa_diverged {
+            let (out, diverged) = sofa_iteration(p, &self.options, true);
+            if !diverged {
+                return Ok(out);
+            }
+            self.sofa_diverged = true;
+            let (first, last, k) = (p.error_history[0], p.current_error, p.error_history.len());
+            let how = if k < p.max_iterations || !last.is_finite() {
+                format!("diverges (its error grew from {first:.3e} to {last:.3e} in {k} iterations)")
+            } else {
+                format!("does not settle (after {k} iterations its last step still changes W·λ by more than a tenth of W·λ; error {last:.3e} against {first:.3e} at the first one)")
+            };
+            self.warn_once(format!(
+                "SOFA's improved Jacobi iterate {how} on this {}-row problem: from here on Settee solves with its safeguarded \
+                 iteration (step from a power-iteration estimate of the spectral radius, momentum with restart, step halving), \
+                 so the results depart from SOFA's, whose run would end in NaN or oscillate (reported once; safeguard=\"true\" \
+                 skips SOFA's attempt)",
+                p.n
+            ));
+        } else if self.options.safeguard {
+            self.warn_once(
+                "safeguard=\"true\": Settee solves with its safeguarded iteration instead of SOFA's improved Jacobi iterate, \
+                 so the results depart from SOFA's (reported once)"
+                    .to_string(),
+            );
+        }
+        let (out, report) = safeguarded_jacobi(p);
+        self.last_safeguard = Some(report);
+        Ok(out)
+    }
+    fn take_warning(&mut self) -> Option<String> {
+        self.warning.take()
     }
 }
