@@ -53,8 +53,11 @@ pub fn symmetric_eigenvalues(w: &DenseMatrix) -> Vec<f64> {
 }
 
 /// SOFA's ρ: `factor · min(1, 1.8 / max_i |μ_i|²)` (the squared modulus, as SOFA's `std::norm`).
+/// The largest modulus comes from [`super::spectrum::largest_eigenvalue_modulus`] (Lanczos, not
+/// SOFA's full decomposition: the same value to rounding, in O(n²) per product).
 pub fn spectral_factor(w: &DenseMatrix, factor: f64) -> f64 {
-    let r = symmetric_eigenvalues(w).into_iter().map(|m| m * m).fold(0.0, f64::max);
+    let m = super::spectrum::largest_eigenvalue_modulus(w);
+    let r = m * m;
     factor * 1.0f64.min(0.9 * 2.0 / r)
 }
 

@@ -12,6 +12,7 @@ pub mod improved_jacobi;
 pub mod lcp;
 pub mod nncg;
 pub mod pcr;
+pub mod spectrum;
 pub mod unbuilt_gs;
 
 use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
