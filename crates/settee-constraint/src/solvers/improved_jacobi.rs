@@ -114,13 +114,16 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
     let mut converged = false;
     let mut count = 0;
     let mut block_err = vec![(0.0, true); blocks.len()];
+    let mut d_next = vec![0.0; n];
+    let groups = block_groups(&blocks);
     for i in 0..p.max_iterations {
         count += 1;
         // Single-precision ratio as in SOFA: `(float)i / maxIterations`.
         let q = (i as f32) / (p.max_iterations as f32);
         let beta = if opt.use_conjugate_residue { 1.0f64.min((q as f64).powf(opt.conjugate_residue_speed_factor)) } else { 0.0 };
-        // (a) residual of every row from the previous increments.
-        {
+        // (a) residual of every row from the previous increments. After the first iteration
+        // the fused pass of the previous one has computed it already (`d_next`).
+        if i == 0 {
             let w = &p.w;
             let delta = &delta;
             p.d[..covered].par_iter_mut().zip(corrected[..covered].par_iter_mut()).enumerate().for_each(|(l, (d, e))| {
@@ -130,6 +133,9 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
                 }
                 *e = rho * *d;
             });
+        } else {
+            std::mem::swap(&mut p.d, &mut d_next);
+            corrected[..covered].iter_mut().zip(&p.d[..covered]).for_each(|(e, d)| *e = rho * *d);
         }
         // (b) block solves, each on its own rows.
         let mut res: Vec<Option<Box<dyn ConstraintResolution>>> = std::mem::take(&mut p.resolutions);
@@ -167,27 +173,10 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
         }
         p.resolutions = res;
         // Block errors: rows of blocks up to and including j see the new increments, the
-        // later ones the previous increments (SOFA updates Δ block by block).
-        {
-            let w = &p.w;
-            let (delta_old, delta_new_ref) = (&delta, &delta_new);
-            let tol2 = tol * tol;
-            block_err.par_iter_mut().zip(blocks.par_iter()).for_each(|(out, &(j, nb))| {
-                let split = j + nb;
-                let mut e = 0.0;
-                let mut ok = true;
-                for l in j..j + nb {
-                    let row = w.row(l);
-                    for k in 0..n {
-                        let dk = if k < split { delta_new_ref[k] } else { delta_old[k] };
-                        let t = row[k] * dk;
-                        e += t * t;
-                    }
-                    ok = ok && e < tol2;
-                }
-                *out = (e, ok);
-            });
-        }
+        // later ones the previous increments (SOFA updates Δ block by block). The same pass
+        // over W gives the next iteration's residual (step (a)) into `d_next`.
+        d_next[..covered].copy_from_slice(&p.d[..covered]);
+        fused_error_and_residual(&p.w, &groups, &delta, &delta_new, &mut d_next[..covered], &mut block_err, tol * tol);
         delta[..covered].copy_from_slice(&delta_new[..covered]);
         error = 0.0;
         let mut verified = true;
@@ -223,6 +212,128 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
         stalled = !settling;
     }
     (result_output(p, error, count, converged), stalled)
+}
+
+// ----- The fused pass over W of SOFA's iteration ----------------------------------------------
+
+/// Blocks interleaved by one task of [`fused_error_and_residual`]: independent sums in flight at
+/// once, so that the pass runs at the speed of reading W rather than of one addition's latency.
+const GROUP: usize = 4;
+
+/// Consecutive blocks of equal size, at most [`GROUP`] per group: `(first block, blocks, rows
+/// per block)`.
+fn block_groups(blocks: &[(usize, usize)]) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut b = 0;
+    while b < blocks.len() {
+        let nb = blocks[b].1;
+        let mut g = 1;
+        while g < GROUP && b + g < blocks.len() && blocks[b + g].1 == nb {
+            g += 1;
+        }
+        out.push((b, g, nb));
+        b += g;
+    }
+    out
+}
+
+/// One pass over the rows of W covered by blocks, for every block b:
+/// - SOFA's block error `Σ_rows Σ_k (W_lk Δ_k)²` with `Δ_k` new for `k` before the end of b and
+///   old after it, and whether it stayed below `tol2` after each row (`block_err[b]`);
+/// - the next residual `d_l + Σ_k W_lk Δnew_k` of each of its rows, accumulated into `d_next`
+///   (which holds `d` on entry).
+///
+/// Each sum adds its terms in SOFA's order (row by row, `k` increasing) with the same
+/// operations as the two separate passes it replaces, so the bits are SOFA's; several blocks
+/// are interleaved ([`GROUP`]) and groups run in parallel, which changes no sum.
+fn fused_error_and_residual(
+    w: &DenseMatrix,
+    groups: &[(usize, usize, usize)],
+    delta_old: &[f64],
+    delta_new: &[f64],
+    d_next: &mut [f64],
+    block_err: &mut [(f64, bool)],
+    tol2: f64,
+) {
+    // Split the outputs along the groups (they cover consecutive rows and blocks from 0).
+    let mut work: Vec<GroupWork> = Vec::with_capacity(groups.len());
+    let (mut d_rest, mut e_rest, mut j0) = (d_next, block_err, 0);
+    for &(_, g, nb) in groups {
+        let (d, d_tail) = d_rest.split_at_mut(g * nb);
+        let (e, e_tail) = e_rest.split_at_mut(g);
+        work.push(GroupWork { j0, g, nb, d, e });
+        (d_rest, e_rest, j0) = (d_tail, e_tail, j0 + g * nb);
+    }
+    let run = |x: GroupWork| match x.g {
+        4 => fused_group::<4>(w, x.j0, x.nb, delta_old, delta_new, x.d, x.e, tol2),
+        3 => fused_group::<3>(w, x.j0, x.nb, delta_old, delta_new, x.d, x.e, tol2),
+        2 => fused_group::<2>(w, x.j0, x.nb, delta_old, delta_new, x.d, x.e, tol2),
+        _ => fused_group::<1>(w, x.j0, x.nb, delta_old, delta_new, x.d, x.e, tol2),
+    };
+    if w.n >= PAR_MIN_ROWS {
+        work.into_par_iter().for_each(run);
+    } else {
+        work.into_iter().for_each(run);
+    }
+}
+
+/// One group's share of [`fused_error_and_residual`]: its first row, its blocks and their
+/// size, and its part of the outputs.
+struct GroupWork<'a> {
+    j0: usize,
+    g: usize,
+    nb: usize,
+    d: &'a mut [f64],
+    e: &'a mut [(f64, bool)],
+}
+
+/// [`fused_error_and_residual`] for `G` consecutive blocks of `nb` rows starting at row `j0`.
+#[allow(clippy::too_many_arguments)]
+fn fused_group<const G: usize>(
+    w: &DenseMatrix,
+    j0: usize,
+    nb: usize,
+    delta_old: &[f64],
+    delta_new: &[f64],
+    d: &mut [f64],
+    out: &mut [(f64, bool)],
+    tol2: f64,
+) {
+    let n = w.n;
+    // Block g uses the new increments before its end `j0 + (g+1)·nb`, the old ones after: the
+    // columns split into segments in which every block's choice is fixed.
+    let ends: [usize; G] = std::array::from_fn(|g| j0 + (g + 1) * nb);
+    let mut e = [0.0f64; G];
+    let mut ok = [true; G];
+    for r in 0..nb {
+        let rows: [&[f64]; G] = std::array::from_fn(|g| w.row(j0 + g * nb + r));
+        let mut acc: [f64; G] = std::array::from_fn(|g| d[g * nb + r]);
+        let mut start = 0;
+        for seg in 0..=G {
+            let stop = if seg < G { ends[seg] } else { n };
+            // In this segment blocks g < seg are past their end (old increments).
+            let src: [&[f64]; G] = std::array::from_fn(|g| if g < seg { &delta_old[start..stop] } else { &delta_new[start..stop] });
+            let rws: [&[f64]; G] = std::array::from_fn(|g| &rows[g][start..stop]);
+            let dn = &delta_new[start..stop];
+            for k in 0..dn.len() {
+                let x = dn[k];
+                for g in 0..G {
+                    let wv = rws[g][k];
+                    let t = wv * src[g][k];
+                    e[g] += t * t;
+                    acc[g] += wv * x;
+                }
+            }
+            start = stop;
+        }
+        for g in 0..G {
+            d[g * nb + r] = acc[g];
+            ok[g] = ok[g] && e[g] < tol2;
+        }
+    }
+    for g in 0..G {
+        out[g] = (e[g], ok[g]);
+    }
 }
 
 // ----- Settee's safeguarded iteration ---------------------------------------------------------
