@@ -261,3 +261,47 @@ fn a_free_motion_loop_without_a_constraint_solver_gets_block_gauss_seidel_with_a
     // Default tolerance 1e-3 (scaled by the row count): the particle still rests on the plane.
     assert!((state(&s, "particle").read(VecId::POSITION)[1] - 0.1).abs() < 1e-6);
 }
+
+/// A chain of three particles on springs held at both ends by bilateral constraints, its
+/// compliance through SparseLDL (LinearSolverConstraintCorrection), solved by `solver`.
+fn spring_chain_held_at_both_ends(solver: &str) -> String {
+    format!(
+        r#"<Node name="root" dt="0.01" gravity="0 -9.81 0">
+  <FreeMotionAnimationLoop/>
+  <{solver} tolerance="1e-14" maxIterations="2000"/>
+  <Node name="pivots">
+    <MechanicalObject name="pivots" position="0 0 0  3 0 0"/>
+  </Node>
+  <Node name="chain">
+    <EulerImplicitSolver rayleighMass="0" rayleighStiffness="0"/>
+    <SparseLDLSolver template="CompressedRowSparseMatrixd"/>
+    <MechanicalObject name="chain" position="0 0 0  1 0.2 0  2 -0.1 0  3 0 0"/>
+    <UniformMass totalMass="4"/>
+    <SpringForceField spring="0 1 200 0.5 1  1 2 200 0.5 1  2 3 200 0.5 1"/>
+    <LinearSolverConstraintCorrection/>
+  </Node>
+  <BilateralLagrangianConstraint template="Vec3d" object1="@pivots/pivots" object2="@chain/chain" first_point="0 1" second_point="0 3"/>
+</Node>"#
+    )
+}
+
+#[test]
+fn the_unbuilt_path_through_a_linear_solver_correction_matches_the_built_one() {
+    // UnbuiltGaussSeidel asks the correction for each block's displacement from the current
+    // forces (a solve with the linear solver's factorisation) instead of a built W: converged
+    // to 1e-14, both paths hold the chain the same way.
+    let mut built = load("chain_built", &spring_chain_held_at_both_ends("BlockGaussSeidelConstraintSolver"));
+    let mut unbuilt = load("chain_unbuilt", &spring_chain_held_at_both_ends("UnbuiltGaussSeidelConstraintSolver"));
+    for _ in 0..50 {
+        steps(&mut built, 1);
+        steps(&mut unbuilt, 1);
+    }
+    let (a, b) = (state(&built, "chain").read(VecId::POSITION), state(&unbuilt, "chain").read(VecId::POSITION));
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() < 1e-9, "built {a:?} vs unbuilt {b:?}");
+    }
+    // Both ends stay on their pivots and the middle sagged.
+    assert!(a[0].abs() < 1e-9 && a[1].abs() < 1e-9 && (a[9] - 3.0).abs() < 1e-9 && a[10].abs() < 1e-9, "{a:?}");
+    assert!(a[4] < 0.0 && a[7] < -0.1, "the chain sags under gravity: {a:?}");
+    assert!(b[0].abs() < 1e-9 && (b[9] - 3.0).abs() < 1e-9, "{b:?}");
+}

@@ -86,6 +86,13 @@ pub struct LinearSolverConstraintCorrection {
     regularization: f64,
     /// `J` of the last compliance, in the solver's global columns.
     jacobian: ConstraintJacobian,
+    /// The unbuilt path: `Jᵀf` accumulated on this state (its DOFs), the displacement
+    /// `A⁻¹Jᵀf` of the last solve, and whether the force changed since.
+    unbuilt_force: Vec<f64>,
+    unbuilt_disp: Vec<f64>,
+    unbuilt_stale: bool,
+    /// The ODE solver's position integration factor of the current solve.
+    unbuilt_position_factor: f64,
 }
 
 impl LinearSolverConstraintCorrection {
@@ -106,6 +113,31 @@ impl LinearSolverConstraintCorrection {
                 .hint("the state must be an independent (not mapped) state below the linear solver's node")
         })?;
         Ok((scope, off))
+    }
+
+    /// `unbuilt_disp := A⁻¹·unbuilt_force` through the linked solver's current factorisation
+    /// (the other states of its system get a zero force).
+    fn solve_unbuilt(&mut self, scene: &mut Scene) -> SimResult {
+        let (_, s, ls, _) = self.ids()?;
+        let (scope, _) = self.scope(scene)?;
+        let force = mech::alloc_deriv(scene, &scope);
+        let disp = mech::alloc_deriv(scene, &scope);
+        for &st in &scope.main_states {
+            scene.store.get_mut(st).write(force).fill(0.0);
+        }
+        scene.store.get_mut(s).write(force).copy_from_slice(&self.unbuilt_force);
+        let r = scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
+            Some(solver) => solver.solve_again(scene, &scope, force, disp),
+            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
+        });
+        if r.is_ok() {
+            self.unbuilt_disp.clear();
+            self.unbuilt_disp.extend_from_slice(scene.store.get(s).read(disp));
+            self.unbuilt_stale = false;
+        }
+        mech::free_vec(scene, &scope, force);
+        mech::free_vec(scene, &scope, disp);
+        r
     }
 }
 
@@ -218,5 +250,96 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         let f = ode_factors(scene, ode, cp.dt);
         let lcp = ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, ..*cp };
         apply_correction(scene, s, &lcp, Apply::Motion, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX, f.position, f.velocity)
+    }
+    // ----- The unbuilt path (UnbuiltGaussSeidelConstraintSolver). SOFA solves only the DOFs a
+    // block needs with BTDLinearSolver's partial solve and does nothing useful with any other
+    // solver; here every displacement comes from a full solve with the current factorisation,
+    // redone only when a block's force has changed since the last one. `end` is inclusive.
+
+    fn reset_for_unbuilt_resolution(&mut self, scene: &mut Scene, cp: &ConstraintParams, f: &[f64], _sequence: &mut Vec<usize>) -> SimResult {
+        let (_, s, _, ode) = self.ids()?;
+        self.unbuilt_position_factor = ode_factors(scene, ode, cp.dt).position;
+        let st = scene.store.get(s);
+        let ds = st.constraint.deriv_size;
+        self.unbuilt_force.clear();
+        self.unbuilt_force.resize(st.size * ds, 0.0);
+        st.constraint.add_transpose_mul(&mut self.unbuilt_force, |r| f.get(r).copied().unwrap_or(0.0));
+        self.unbuilt_stale = true;
+        Ok(())
+    }
+
+    fn has_constraint_number(&self, scene: &Scene, row: usize) -> bool {
+        self.state.is_some_and(|s| scene.store.get(s).constraint.has_row(row))
+    }
+
+    fn add_block_diagonal_compliance(
+        &mut self,
+        scene: &mut Scene,
+        cp: &ConstraintParams,
+        w: &mut DenseMatrix,
+        begin: usize,
+        end: usize,
+    ) -> SimResult {
+        let (_, s, ls, ode) = self.ids()?;
+        let factor = ode_factors(scene, ode, cp.dt).for_order(cp.order);
+        let (scope, off) = self.scope(scene)?;
+        let mut j = ConstraintJacobian { ncols: scope.size, ..Default::default() };
+        j.add_state_rows(&scene.store.get(s).constraint, off);
+        j.rows.retain(|(r, _)| (begin..=end).contains(r) && *r < w.n);
+        if j.rows.is_empty() {
+            return Ok(());
+        }
+        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
+            Some(solver) => solver.add_jminvjt(scene, &scope, &j, factor, w),
+            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
+        })?;
+        if self.regularization > f64::EPSILON {
+            for (r, _) in &j.rows {
+                w.add(*r, *r, self.regularization);
+            }
+        }
+        Ok(())
+    }
+
+    /// `d_i += J_i · (p · A⁻¹Jᵀf)` for the rows `begin..=end` (p: the position integration
+    /// factor, as SOFA), each DOF's product summed before it is added.
+    fn add_constraint_displacement(&mut self, scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
+        if self.unbuilt_stale {
+            self.solve_unbuilt(scene)?;
+        }
+        let (_, s, _, _) = self.ids()?;
+        let p = self.unbuilt_position_factor;
+        let st = scene.store.get(s);
+        let ds = st.constraint.deriv_size;
+        for r in begin..=end.min(d.len().saturating_sub(1)) {
+            for (dof, b) in st.constraint.row(r) {
+                let Some(disp) = self.unbuilt_disp.get(dof * ds..dof * ds + ds) else { continue };
+                let mut v = 0.0;
+                for (x, y) in b.iter().zip(disp) {
+                    v += x * (y * p);
+                }
+                d[r] += v;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_constraint_dforce(&mut self, scene: &mut Scene, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
+        if !update {
+            return Ok(());
+        }
+        let (_, s, _, _) = self.ids()?;
+        let st = scene.store.get(s);
+        let ds = st.constraint.deriv_size;
+        let rows = df.iter().enumerate().take(end.saturating_add(1)).skip(begin);
+        for (r, &dfr) in rows {
+            for (dof, b) in st.constraint.row(r) {
+                if let Some(out) = self.unbuilt_force.get_mut(dof * ds..dof * ds + ds) {
+                    out.iter_mut().zip(b).for_each(|(o, x)| *o += x * dfr);
+                    self.unbuilt_stale = true;
+                }
+            }
+        }
+        Ok(())
     }
 }
