@@ -345,14 +345,14 @@ fn collision_models_lacking_what_they_need_are_refused_at_load_with_positions() 
 }
 
 #[test]
-fn lagrangian_responses_other_than_friction_contact_are_refused_as_unsupported() {
-    let text = format!("<Node name=\"root\">{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "StickContactConstraint"));
-    let m = load_errors("stick", &text);
-    assert!(m.contains("stick.scn:6:3") && m.contains("StickContactConstraint response is not supported yet"), "{m}");
-    // FrictionContactConstraint is supported: the same pipeline loads.
-    let text = format!(
-        "<Node name=\"root\">\n  <FreeMotionAnimationLoop/>{}\n</Node>\n",
-        PIPELINE.replace("PenalityContactForceField", "FrictionContactConstraint")
-    );
-    load("friction", &text);
+fn lagrangian_responses_settee_lacks_are_refused_as_unsupported() {
+    let text = format!("<Node name=\"root\">{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", "AugmentedLagrangianResponseConstraint"));
+    let m = load_errors("augmented", &text);
+    assert!(m.contains("augmented.scn:6:3") && m.contains("AugmentedLagrangianResponseConstraint response is not supported yet"), "{m}");
+    // FrictionContactConstraint and StickContactConstraint are supported: the same pipeline loads.
+    for response in ["FrictionContactConstraint", "StickContactConstraint"] {
+        let text =
+            format!("<Node name=\"root\">\n  <FreeMotionAnimationLoop/>{}\n</Node>\n", PIPELINE.replace("PenalityContactForceField", response));
+        load(response, &text);
+    }
 }

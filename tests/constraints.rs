@@ -305,3 +305,50 @@ fn the_unbuilt_path_through_a_linear_solver_correction_matches_the_built_one() {
     assert!(a[4] < 0.0 && a[7] < -0.1, "the chain sags under gravity: {a:?}");
     assert!(b[0].abs() < 1e-9 && (b[9] - 3.0).abs() < 1e-9, "{b:?}");
 }
+
+/// The particle-on-plane scene with StickContactConstraint as the response.
+fn particle_stuck_on_plane(g: [f64; 3], y0: f64, params: &str) -> String {
+    particle_on_plane(0.0, g, y0).replace(
+        r#"response="FrictionContactConstraint" responseParams="mu=0""#,
+        &format!(r#"response="StickContactConstraint" responseParams="{params}""#),
+    )
+}
+
+#[test]
+fn a_stick_contact_holds_a_particle_where_it_was_first_detected() {
+    // Gravity tilted by 30° from the normal: with FrictionContact and mu = 0 the particle
+    // would slide; StickContactConstraint glues it, at its detected offset, from the first
+    // step its point is within the alarm distance (0.5), so it never falls further.
+    let g = [-5.0, -5.0 * 3f64.sqrt(), 0.0];
+    let text = particle_stuck_on_plane(g, 0.8, "");
+    assert!(text.contains("StickContactConstraint"));
+    let mut s = load("particle-stick", &text);
+    let mut glued: Option<Vec<f64>> = None;
+    for _ in 0..300 {
+        steps(&mut s, 1);
+        let x = state(&s, "particle").read(VecId::POSITION).to_vec();
+        match &glued {
+            None if x[1] < 0.5 => glued = Some(x),
+            Some(at) => assert!(x.iter().zip(at).all(|(a, b)| (a - b).abs() < 1e-10), "moved from {at:?} to {x:?}"),
+            None => {}
+        }
+    }
+    let at = glued.expect("the particle reached the alarm distance");
+    assert!(at[1] > 0.4 && at[0] < 1.0, "caught on its way down: {at:?}");
+    // Three bilateral rows; the constraint force balances the whole weight, 2·|g| = 20.
+    let lambda = multipliers(&s);
+    assert_eq!(lambda.len(), 3, "one glued pair: {lambda:?}");
+    let force = lambda.iter().map(|l| (l / 0.01).powi(2)).sum::<f64>().sqrt();
+    assert!((force - 20.0).abs() < 1e-8, "constraint force {force}");
+}
+
+#[test]
+fn a_stick_contact_with_a_bad_parameter_is_refused_at_its_place_in_the_scene() {
+    let text = particle_stuck_on_plane([0.0, -10.0, 0.0], 0.3, "keepAlive=maybe");
+    let path = temp_scene("particle-stick-bad", &text);
+    let failure = match settee::load(&path, &settee::factory(), &[]) {
+        Ok(_) => panic!("keepAlive=maybe is not a boolean"),
+        Err(f) => f.first_error(),
+    };
+    assert!(failure.contains("keepAlive") && failure.contains(":8:"), "{failure}");
+}

@@ -668,8 +668,9 @@ pub struct ContactSpec {
     pub normal: [f64; 3],
     /// Contact distance: the violation is `n·(x2[m2] − x1[m1]) − distance`.
     pub distance: f64,
-    /// The contact points at the time of the response: `p = position₂[m2]`, `q = position₁[m1]`
-    /// (SOFA's `addContact` reads them from the states).
+    /// The contact points. Unilateral law: `p = position₂[m2]`, `q = position₁[m1]` at the time
+    /// of the response (SOFA's `addContact` reads them from the states). Bilateral (stick) law:
+    /// the detected points on model 1 (`p`) and model 2 (`q`), glued with the offset `q − p`.
     pub p: [f64; 3],
     pub q: [f64; 3],
     /// Indices of the contact points in the two states.
@@ -685,7 +686,7 @@ pub struct ContactSpec {
 pub trait ContactConstraint {
     /// Forgets the contacts of the previous step.
     fn clear_contacts(&mut self);
-    fn add_contact(&mut self, c: ContactSpec);
+    fn add_contact(&mut self, c: ContactSpec) -> crate::SimResult;
     /// The tolerance given to the friction resolutions (0: the solver's).
     fn set_custom_tolerance(&mut self, tol: f64);
 }

@@ -49,12 +49,15 @@ pub const RESPONSE_NAMES: &[&str] = &[
 const LAGRANGIAN_RESPONSES: &[&str] =
     &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
+/// The Lagrangian responses Settee implements.
+const SUPPORTED_LAGRANGIAN: &[&str] = &["FrictionContactConstraint", "StickContactConstraint"];
+
 static DATA: &[DataDecl] = &[
     decl(
         "response",
         Str,
         "",
-        "response created for colliding pairs: PenalityContactForceField, or FrictionContactConstraint (Lagrangian, for FreeMotionAnimationLoop)",
+        "response created for colliding pairs: PenalityContactForceField, or FrictionContactConstraint / StickContactConstraint (Lagrangian, for FreeMotionAnimationLoop)",
     ),
     decl("responseParams", Str, "", "parameters of the responses, `name1=value1&name2=value2`"),
 ];
@@ -588,17 +591,68 @@ impl PenaltyResponse {
     }
 }
 
-/// SOFA's `FrictionContact` (`FrictionContactConstraint`, lagrangian-constraints spec §6.3): the
-/// Lagrangian response of one pair of models. It keeps an `UnilateralLagrangianConstraint`
-/// between the two sides' contact-point states and gives it one contact per kept detection
-/// output every step.
-struct FrictionResponse {
+/// What a Lagrangian response puts between its two contact-point states.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LagrangianLaw {
+    /// SOFA's `FrictionContact` (`FrictionContactConstraint`, lagrangian-constraints spec §6.3):
+    /// an `UnilateralLagrangianConstraint` with Coulomb friction, refilled every step.
+    Friction { mu: f64, tol: f64 },
+    /// SOFA's `StickContactConstraint` (spec §6.5): a `BilateralLagrangianConstraint` gluing each
+    /// pair of detected points with their detected offset. With `keep_alive` the contact outlives
+    /// the collision: when the pair has no outputs, the glue of its last contacts stays.
+    Stick { keep_alive: bool },
+}
+
+impl LagrangianLaw {
+    fn class(&self) -> &'static str {
+        match self {
+            LagrangianLaw::Friction { .. } => "FrictionContactConstraint",
+            LagrangianLaw::Stick { .. } => "StickContactConstraint",
+        }
+    }
+
+    /// The law with its `responseParams` (`name=value` separated by `&`) applied.
+    fn with_params(mut self, params: &str) -> SimResult<LagrangianLaw> {
+        let class = self.class();
+        for token in params.split(['&', '?']).filter(|t| !t.is_empty()) {
+            let (name, value) = token.split_once('=').unwrap_or((token, ""));
+            let (name, value) = (name.trim(), value.trim());
+            let number = || value.parse::<f64>().map_err(|_| SimError::new(format!("{class}: '{value}' is not a number (in \"{token}\")")));
+            match (&mut self, name) {
+                (LagrangianLaw::Friction { mu, .. }, "mu") => *mu = number()?,
+                (LagrangianLaw::Friction { tol, .. }, "tol") => *tol = number()?,
+                (LagrangianLaw::Stick { keep_alive }, "keepAlive") => {
+                    *keep_alive = match value {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => {
+                            return Err(SimError::new(format!("{class}: '{value}' is not a boolean (in \"{token}\")")).hint("use 1, 0, true or false"))
+                        }
+                    }
+                }
+                (law, other) => {
+                    let known = if matches!(law, LagrangianLaw::Friction { .. }) { "mu and tol" } else { "keepAlive" };
+                    return Err(SimError::new(format!("{class} has no Data '{other}' (in responseParams \"{params}\")"))
+                        .hint(format!("its Data are {known}")));
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    fn keep_alive(&self) -> bool {
+        matches!(self, LagrangianLaw::Stick { keep_alive: true })
+    }
+}
+
+/// A Lagrangian response of one pair of models: a constraint law between the two sides'
+/// contact-point states, given one contact per kept detection output every step.
+struct LagrangianResponse {
     models: (ComponentId, ComponentId),
     name: String,
     mappers: (Mapper, Mapper),
     constraint: Option<ComponentId>,
-    mu: f64,
-    tol: f64,
+    law: LagrangianLaw,
     /// The response's own id (SOFA's `ContactIdentifier`), part of the contacts' persistent ids.
     id: i64,
     /// Outputs kept by the deduplication of the last `set_detection_outputs`.
@@ -614,59 +668,65 @@ fn cantor(x: i64, y: i64) -> i64 {
     ((x + y) * (x + y) + 3 * x + y) / 2
 }
 
-impl FrictionResponse {
-    fn new(scene: &Scene, m1: ComponentId, m2: ComponentId, params: &str, id: i64) -> SimResult<FrictionResponse> {
+/// Are two outputs the same contact (both points within 1e-4)?
+fn duplicate_outputs(a: &DetectionOutput, b: &DetectionOutput) -> bool {
+    norm2(&(a.point[0] - b.point[0])) + norm2(&(a.point[1] - b.point[1])) < DUPLICATE_OUTPUT_DISTANCE2
+}
+
+impl LagrangianResponse {
+    fn new(scene: &Scene, m1: ComponentId, m2: ComponentId, law: LagrangianLaw, id: i64) -> SimResult<LagrangianResponse> {
         let (i1, i2) = (model_info(scene, m1)?, model_info(scene, m2)?);
-        let (mut mu, mut tol) = (0.8, 0.0);
-        for token in params.split(['&', '?']).filter(|t| !t.is_empty()) {
-            let (name, value) = token.split_once('=').unwrap_or((token, ""));
-            let parsed = value
-                .trim()
-                .parse::<f64>()
-                .map_err(|_| SimError::new(format!("FrictionContactConstraint: '{value}' is not a number (in \"{token}\")")));
-            match name.trim() {
-                "mu" => mu = parsed?,
-                "tol" => tol = parsed?,
-                other => {
-                    return Err(SimError::new(format!("FrictionContactConstraint has no Data '{other}' (in responseParams \"{params}\")"))
-                        .hint("its Data are mu and tol"))
-                }
-            }
+        let mappers = (Mapper::for_model(m1, &i1)?, Mapper::for_model(m2, &i2)?);
+        if matches!(law, LagrangianLaw::Stick { .. }) && [&mappers.0, &mappers.1].iter().any(|m| matches!(m, Mapper::Rigid { .. })) {
+            // SOFA instantiates StickContactConstraint for Vec3 models only.
+            return Err(SimError::new("StickContactConstraint has no response for rigid sphere models"));
         }
-        Ok(FrictionResponse {
+        Ok(LagrangianResponse {
             models: (m1, m2),
             name: format!("{}-{}", i1.name, i2.name),
-            mappers: (Mapper::for_model(m1, &i1)?, Mapper::for_model(m2, &i2)?),
+            mappers,
             constraint: None,
-            mu,
-            tol,
+            law,
             id,
             kept: Vec::new(),
             intersection_contact: 0.0,
         })
     }
 
-    fn self_collision(&self) -> bool {
-        self.models.0 == self.models.1
+    /// FrictionContact puts both sides' points in one state when a model collides with itself;
+    /// StickContactConstraint always gives each side its own mapper.
+    fn shared_mapper(&self) -> bool {
+        self.models.0 == self.models.1 && matches!(self.law, LagrangianLaw::Friction { .. })
     }
 
-    /// SOFA's `setDetectionOutputs`: a pair with a zero contact stiffness is disabled; outputs
-    /// whose two points both repeat an already kept output's (within 1e-4) are dropped.
+    /// SOFA's `setDetectionOutputs`: outputs whose two points both repeat an earlier output's
+    /// (within 1e-4) are dropped — FrictionContact compares with the kept outputs, Stick with
+    /// all earlier ones; FrictionContact disables a pair with a zero contact stiffness.
     fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
         self.kept.clear();
         self.intersection_contact = intersection_contact;
-        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-        if i1.contact_stiffness == 0.0 || i2.contact_stiffness == 0.0 {
-            scene.report(
-                Diagnostic::error("the contact is disabled: a collision model has contactStiffness 0").subject(format!("contact {}", self.name)),
-            );
-            return Ok(());
-        }
-        for o in outputs {
-            let duplicate =
-                self.kept.iter().any(|k| norm2(&(o.point[0] - k.point[0])) + norm2(&(o.point[1] - k.point[1])) < DUPLICATE_OUTPUT_DISTANCE2);
-            if !duplicate {
-                self.kept.push(o.clone());
+        match self.law {
+            LagrangianLaw::Friction { .. } => {
+                let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
+                if i1.contact_stiffness == 0.0 || i2.contact_stiffness == 0.0 {
+                    scene.report(
+                        Diagnostic::error("the contact is disabled: a collision model has contactStiffness 0")
+                            .subject(format!("contact {}", self.name)),
+                    );
+                    return Ok(());
+                }
+                for o in outputs {
+                    if !self.kept.iter().any(|k| duplicate_outputs(o, k)) {
+                        self.kept.push(o.clone());
+                    }
+                }
+            }
+            LagrangianLaw::Stick { .. } => {
+                for (i, o) in outputs.iter().enumerate() {
+                    if !outputs[..i].iter().any(|k| duplicate_outputs(o, k)) {
+                        self.kept.push(o.clone());
+                    }
+                }
             }
         }
         Ok(())
@@ -678,27 +738,39 @@ impl FrictionResponse {
             return Ok(c);
         }
         let s1 = self.mappers.0.create(scene)?;
-        let s2 = if self.self_collision() { s1 } else { self.mappers.1.create(scene)? };
-        let c = scene.create_component(Scene::ROOT, "UnilateralLagrangianConstraint", Some("Vec3d"), &[("name", &self.name)])?;
+        let s2 = if self.shared_mapper() { s1 } else { self.mappers.1.create(scene)? };
+        let class = match self.law {
+            LagrangianLaw::Friction { .. } => "UnilateralLagrangianConstraint",
+            LagrangianLaw::Stick { .. } => "BilateralLagrangianConstraint",
+        };
+        let c = scene.create_component(Scene::ROOT, class, Some("Vec3d"), &[("name", &self.name)])?;
         scene.detach_component(c);
         let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
         scene.set_link_targets(c, "object1", vec![o1])?;
         scene.set_link_targets(c, "object2", vec![o2])?;
         settee_core::simulation::init_components(scene, &[c])?;
-        let tol = self.tol;
-        contact_constraint(scene, c)?.set_custom_tolerance(tol);
+        if let LagrangianLaw::Friction { tol, .. } = self.law {
+            contact_constraint(scene, c)?.set_custom_tolerance(tol);
+        }
         self.constraint = Some(c);
         Ok(c)
     }
 
-    /// SOFA's `activateMappers` then `createResponse`: places the contact points, maps the
-    /// current and free states to them, fills the constraint and attaches it to `node`.
+    /// SOFA's `createResponse`: unless a kept-alive stick contact has no outputs (its constraint
+    /// then stays as it was), places the contact points (`activateMappers`), maps the current
+    /// and free states to them and fills the constraint; then attaches it to `node`.
     fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+        if self.kept.is_empty() && self.law.keep_alive() {
+            if let Some(c) = self.constraint {
+                scene.attach_component(c, node);
+            }
+            return Ok(());
+        }
         let c = self.constraint(scene)?;
         contact_constraint(scene, c)?.clear_contacts();
         let n = self.kept.len();
-        let self_collision = self.self_collision();
-        if self_collision {
+        let shared = self.shared_mapper();
+        if shared {
             self.mappers.0.resize(scene, 2 * n);
         } else {
             self.mappers.0.resize(scene, n);
@@ -706,18 +778,22 @@ impl FrictionResponse {
         }
         let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
         let d0 = self.intersection_contact + i1.contact_distance + i2.contact_distance;
+        let mu = match self.law {
+            LagrangianLaw::Friction { mu, .. } => mu,
+            LagrangianLaw::Stick { .. } => 0.0,
+        };
         let mut contacts = Vec::with_capacity(n);
         for o in &self.kept {
             let (e1, e2) = o.elem;
             let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
             let (j2, r2) =
-                if self_collision { self.mappers.0.add_point(scene, &o.point[1], e2)? } else { self.mappers.1.add_point(scene, &o.point[1], e2)? };
+                if shared { self.mappers.0.add_point(scene, &o.point[1], e2)? } else { self.mappers.1.add_point(scene, &o.point[1], e2)? };
             contacts.push(ContactSpec {
-                mu: self.mu,
+                mu,
                 normal: [o.normal[0], o.normal[1], o.normal[2]],
                 distance: d0 + r1 + r2,
-                p: [0.0; 3],
-                q: [0.0; 3],
+                p: [o.point[0].x, o.point[0].y, o.point[0].z],
+                q: [o.point[1].x, o.point[1].y, o.point[1].z],
                 m1: j1,
                 m2: j2,
                 id: cantor(o.id, self.id),
@@ -728,27 +804,33 @@ impl FrictionResponse {
             m.update(scene)?;
             m.update_xfree(scene)?;
         }
-        // SOFA's `addContact` reads both points from the states' positions, mapped just above.
-        let (s1, s2) = (self.mappers.0.state(), if self_collision { self.mappers.0.state() } else { self.mappers.1.state() });
-        for spec in &mut contacts {
-            let point = |s: Option<StateId>, i: usize| -> [f64; 3] {
-                s.map(|s| scene.store.get(s).read(VecId::POSITION)).and_then(|x| x.get(3 * i..3 * i + 3)).map_or([0.0; 3], |v| [v[0], v[1], v[2]])
-            };
-            spec.p = point(s2, spec.m2);
-            spec.q = point(s1, spec.m1);
+        if matches!(self.law, LagrangianLaw::Friction { .. }) {
+            // SOFA's unilateral `addContact` reads both points from the states' positions,
+            // mapped just above; the bilateral one keeps the detected points.
+            let (s1, s2) = (self.mappers.0.state(), if shared { self.mappers.0.state() } else { self.mappers.1.state() });
+            for spec in &mut contacts {
+                let point = |s: Option<StateId>, i: usize| -> [f64; 3] {
+                    s.map(|s| scene.store.get(s).read(VecId::POSITION)).and_then(|x| x.get(3 * i..3 * i + 3)).map_or([0.0; 3], |v| [v[0], v[1], v[2]])
+                };
+                spec.p = point(s2, spec.m2);
+                spec.q = point(s1, spec.m1);
+            }
         }
         let law = contact_constraint(scene, c)?;
         for spec in contacts {
-            law.add_contact(spec);
+            law.add_contact(spec)?;
         }
         scene.attach_component(c, node);
         Ok(())
     }
 
-    /// SOFA's `removeResponse`: the contact points are dropped and the constraint detached.
+    /// SOFA's `removeResponse`: the constraint is detached; FrictionContact also drops its
+    /// contact points.
     fn detach(&mut self, scene: &mut Scene) {
-        self.mappers.0.resize(scene, 0);
-        self.mappers.1.resize(scene, 0);
+        if matches!(self.law, LagrangianLaw::Friction { .. }) {
+            self.mappers.0.resize(scene, 0);
+            self.mappers.1.resize(scene, 0);
+        }
         if let Some(c) = self.constraint {
             scene.detach_component(c);
         }
@@ -770,20 +852,24 @@ fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut dyn s
 /// The response object of a pair of models.
 enum Response {
     Penalty(PenaltyResponse),
-    Friction(FrictionResponse),
+    Lagrangian(LagrangianResponse),
 }
 
 impl Response {
+    /// Does the response outlive its pair's collision (StickContactConstraint's `keepAlive`)?
+    fn keep_alive(&self) -> bool {
+        matches!(self, Response::Lagrangian(r) if r.law.keep_alive())
+    }
     fn models(&self) -> (ComponentId, ComponentId) {
         match self {
             Response::Penalty(r) => r.models,
-            Response::Friction(r) => r.models,
+            Response::Lagrangian(r) => r.models,
         }
     }
     fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
         match self {
             Response::Penalty(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
-            Response::Friction(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
+            Response::Lagrangian(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
         }
     }
     fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
@@ -792,19 +878,19 @@ impl Response {
                 r.attach(scene, node);
                 Ok(())
             }
-            Response::Friction(r) => r.attach(scene, node),
+            Response::Lagrangian(r) => r.attach(scene, node),
         }
     }
     fn detach(&mut self, scene: &mut Scene) {
         match self {
             Response::Penalty(r) => r.detach(scene),
-            Response::Friction(r) => r.detach(scene),
+            Response::Lagrangian(r) => r.detach(scene),
         }
     }
     fn cleanup(&mut self, scene: &mut Scene) {
         match self {
             Response::Penalty(r) => r.cleanup(scene),
-            Response::Friction(r) => r.cleanup(scene),
+            Response::Lagrangian(r) => r.cleanup(scene),
         }
     }
 }
@@ -989,16 +1075,23 @@ impl ContactManagerComponent {
                 }
                 PenaltyResponse::new(scene, m1, m2).map(Response::Penalty)
             }
-            "FrictionContactConstraint" => {
+            "FrictionContactConstraint" | "StickContactConstraint" => {
+                // SOFA registers both for the same pairs, Stick for Vec3 models only.
                 if !friction_supports(i1.kind, i2.kind) {
-                    return Err(SimError::new(format!("FrictionContactConstraint has no response for a {:?}–{:?} pair", i1.kind, i2.kind)));
+                    return Err(SimError::new(format!("{class} has no response for a {:?}–{:?} pair", i1.kind, i2.kind)));
                 }
+                let law = if class == "StickContactConstraint" {
+                    LagrangianLaw::Stick { keep_alive: true }
+                } else {
+                    LagrangianLaw::Friction { mu: 0.8, tol: 0.0 }
+                };
+                let law = law.with_params(params)?;
                 let id = self.next_response_id;
                 self.next_response_id += 1;
-                FrictionResponse::new(scene, m1, m2, params, id).map(Response::Friction)
+                LagrangianResponse::new(scene, m1, m2, law, id).map(Response::Lagrangian)
             }
             c if LAGRANGIAN_RESPONSES.contains(&c) => Err(SimError::unsupported(format!(
-                "the {c} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)"
+                "the {c} response is not supported yet (the Lagrangian responses Settee has are FrictionContactConstraint and StickContactConstraint)"
             ))),
             c => Err(SimError::unsupported(format!("the {c} response is not supported"))),
         }
@@ -1035,9 +1128,25 @@ impl Component for ContactManagerComponent {
         if !RESPONSE_NAMES.contains(&self.response.as_str()) {
             return Err(cx.error(format!("unknown response '{}'", self.response)).hint(format!("known responses: {}", RESPONSE_NAMES.join(", "))));
         }
-        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && self.response != "FrictionContactConstraint" {
+        // Parameters of the scene-wide response are checked here, where the error has a place
+        // in the scene file; a bad one would otherwise only be reported at each contact.
+        let law = match self.response.as_str() {
+            "FrictionContactConstraint" => Some(LagrangianLaw::Friction { mu: 0.8, tol: 0.0 }),
+            "StickContactConstraint" => Some(LagrangianLaw::Stick { keep_alive: true }),
+            _ => None,
+        };
+        if let Some(law) = law {
+            if let Err(e) = law.with_params(&self.params) {
+                let err = cx.error(format!("responseParams: {}", e.0.message));
+                return Err(match &e.0.hint {
+                    Some(h) => err.hint(h.clone()),
+                    None => err,
+                });
+            }
+        }
+        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && !SUPPORTED_LAGRANGIAN.contains(&self.response.as_str()) {
             return Err(SimError::unsupported(format!(
-                "the {} response is not supported yet (the Lagrangian response Settee has is FrictionContactConstraint)",
+                "the {} response is not supported yet (the Lagrangian responses Settee has are FrictionContactConstraint and StickContactConstraint)",
                 self.response
             )));
         }
@@ -1092,11 +1201,18 @@ impl ContactManager for ContactManagerComponent {
             let r = self.contacts.entries_mut()[i].response.as_mut().expect("a live contact has a response");
             r.set_detection_outputs(scene, o.outputs, contact)?;
         }
-        // Contacts whose pair has no output this step are destroyed (penalty contacts are not
-        // kept alive).
+        // Contacts whose pair has no output this step are destroyed, unless kept alive
+        // (StickContactConstraint's `keepAlive`): those keep their last contacts.
         let live: Vec<(usize, usize)> = outputs.iter().map(|o| o.key).collect();
+        for e in self.contacts.entries_mut() {
+            if !live.contains(&e.key) {
+                if let Some(r) = e.response.as_mut().filter(|r| r.keep_alive()) {
+                    r.set_detection_outputs(scene, &[], contact)?;
+                }
+            }
+        }
         let mut dead = Vec::new();
-        self.contacts.erase_where(|e| !live.contains(&e.key), |e| dead.push(e));
+        self.contacts.erase_where(|e| !live.contains(&e.key) && !e.response.as_ref().is_some_and(Response::keep_alive), |e| dead.push(e));
         for mut e in dead {
             if let Some(r) = &mut e.response {
                 r.detach(scene);

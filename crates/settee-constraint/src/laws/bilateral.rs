@@ -144,12 +144,12 @@ impl BilateralLagrangianConstraint {
         self.rest.clear();
     }
 
-    /// Attaches DOF `m1` of object 1 to DOF `m2` of object 2 (SOFA's `addContact`, used by
-    /// StickContactConstraint): `p` is the coordinate of object 2's point and `q` that of object
-    /// 1's (SOFA passes `P = x₂[m2]`, `Q = x₁[m1]`). The rest offset is `q − p` for Vec3, and for
-    /// Rigid3 `(q.center − p.center, p.rotate(angularDisplacement(q.orient, p.orient)))`. Note
-    /// the sign, as in SOFA: with those points the violation `x₂ − x₁ − rest` starts at
-    /// `2·(x₂ − x₁)`, not 0.
+    /// Attaches DOF `m1` of object 1 to DOF `m2` of object 2 (SOFA's `addContact`). The rest
+    /// offset is `q − p` for Vec3, and for Rigid3 `(q.center − p.center,
+    /// p.rotate(angularDisplacement(q.orient, p.orient)))`. StickContactConstraint passes the
+    /// detected points on model 1 (`p`) and model 2 (`q`), so the pair starts glued at its
+    /// detected offset. Note the sign of SOFA's other overloads, which pass `P = x₂[m2]`,
+    /// `Q = x₁[m1]`: the violation `x₂ − x₁ − rest` then starts at `2·(x₂ − x₁)`, not 0.
     pub fn add_contact(&mut self, m1: usize, m2: usize, p: &[f64], q: &[f64]) -> SimResult {
         let cs = self.layout.coord_size();
         if p.len() != cs || q.len() != cs {
@@ -255,6 +255,24 @@ impl Component for BilateralLagrangianConstraint {
     fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
         Some(self)
     }
+
+    fn contact_constraint(&mut self) -> Option<&mut dyn settee_core::constraint::ContactConstraint> {
+        Some(self)
+    }
+}
+
+/// StickContactConstraint's view of the law: pairs of contact points refilled by the response.
+impl settee_core::constraint::ContactConstraint for BilateralLagrangianConstraint {
+    fn clear_contacts(&mut self) {
+        BilateralLagrangianConstraint::clear_contacts(self);
+    }
+
+    fn add_contact(&mut self, c: settee_core::constraint::ContactSpec) -> SimResult {
+        BilateralLagrangianConstraint::add_contact(self, c.m1, c.m2, &c.p, &c.q)
+    }
+
+    /// Bilateral blocks have no tolerance of their own.
+    fn set_custom_tolerance(&mut self, _tol: f64) {}
 }
 
 impl ConstraintLaw for BilateralLagrangianConstraint {

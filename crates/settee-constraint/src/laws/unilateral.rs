@@ -367,8 +367,9 @@ impl settee_core::constraint::ContactConstraint for UnilateralLagrangianConstrai
         UnilateralLagrangianConstraint::clear_contacts(self, 0);
     }
 
-    fn add_contact(&mut self, c: settee_core::constraint::ContactSpec) {
+    fn add_contact(&mut self, c: settee_core::constraint::ContactSpec) -> SimResult {
         self.add_contact_with_points(c.mu, c.normal, c.p, c.q, c.distance, c.m1, c.m2, c.id, c.local_id);
+        Ok(())
     }
 
     fn set_custom_tolerance(&mut self, tol: f64) {
