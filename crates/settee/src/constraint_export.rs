@@ -82,3 +82,52 @@ pub fn export_step(scene: &mut Scene, scene_path: &Path, step: usize, time: f64,
     }
     Ok(written)
 }
+
+/// `--export-constraint-problem`: writes the problems of the chosen steps (1-based, sorted).
+pub struct ExportObserver {
+    pub steps: Vec<usize>,
+    pub dir: PathBuf,
+    pub scene_path: PathBuf,
+    written: Vec<PathBuf>,
+}
+
+impl ExportObserver {
+    pub fn new(steps: Vec<usize>, dir: PathBuf, scene_path: PathBuf) -> ExportObserver {
+        ExportObserver { steps, dir, scene_path, written: Vec::new() }
+    }
+}
+
+impl crate::run::RunObserver for ExportObserver {
+    fn after_step(&mut self, scene: &mut Scene, k: usize, t_start: f64) -> Result<(), String> {
+        if self.steps.binary_search(&(k + 1)).is_ok() {
+            self.written.extend(export_step(scene, &self.scene_path, k + 1, t_start, &self.dir)?);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
+        Ok(std::mem::take(&mut self.written))
+    }
+}
+
+/// `--timing`: per step, each constraint solver's rows, iterations and solution quality.
+pub struct SolverStatsPrinter;
+
+impl crate::run::RunObserver for SolverStatsPrinter {
+    fn after_step(&mut self, scene: &mut Scene, k: usize, _t_start: f64) -> Result<(), String> {
+        for s in step_stats(scene).into_iter().filter(|s| s.rows > 0) {
+            println!(
+                "step {:>5} {}: {} rows, {} iterations, error {:.3e}, complementarity {:.3e}, cone violation {:.3e}, bilateral {:.3e}",
+                k + 1,
+                s.solver,
+                s.rows,
+                s.iterations,
+                s.error,
+                s.metrics.complementarity,
+                s.metrics.cone,
+                s.metrics.bilateral
+            );
+        }
+        Ok(())
+    }
+}

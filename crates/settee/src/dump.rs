@@ -108,3 +108,33 @@ impl Dumper {
         Ok(())
     }
 }
+
+/// The dumper as a run observer: writes at each step start, closes the files at the end.
+pub struct DumpObserver {
+    dumper: Option<Dumper>,
+    paths: Vec<PathBuf>,
+}
+
+impl DumpObserver {
+    pub fn create(scene: &Scene, scene_file: &Path, dir: &Path, mapped: bool, steps: usize, every: Option<usize>) -> std::io::Result<DumpObserver> {
+        let dumper = Dumper::create(scene, scene_file, dir, mapped, steps, every)?;
+        let paths = dumper.paths(dir, scene_file);
+        Ok(DumpObserver { dumper: Some(dumper), paths })
+    }
+}
+
+impl crate::run::RunObserver for DumpObserver {
+    fn before_step(&mut self, scene: &mut Scene, _k: usize) -> Result<(), String> {
+        match self.dumper.as_mut() {
+            Some(d) => d.at_step_start(scene).map_err(|e| format!("writing dumps: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
+        if let Some(d) = self.dumper.take() {
+            d.finish().map_err(|e| format!("writing dumps: {e}"))?;
+        }
+        Ok(std::mem::take(&mut self.paths))
+    }
+}

@@ -1,12 +1,13 @@
 //! `settee`: run SOFA scenes, check them, compare them with SOFA's references.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+use settee::constraint_export::{ExportObserver, SolverStatsPrinter};
 use settee::regress::{self, SuiteLayout};
+use settee::run::{simulate, ProgressBar, RunObserver};
 use settee_core::Severity;
 
 #[derive(Parser)]
@@ -171,85 +172,40 @@ fn run(
     }
     scene.timing_enabled = timing;
     let dt = scene.root().context.dt;
-    let mut dumper = match &dump {
-        Some(dir) => match settee::dump::Dumper::create(scene, &scene_path, dir, dump_mapped, steps, dump_every) {
-            Ok(d) => Some(d),
+
+    // Observers run in this order around every step.
+    let mut observers: Vec<Box<dyn RunObserver>> = Vec::new();
+    if let Some(dir) = &dump {
+        match settee::dump::DumpObserver::create(scene, &scene_path, dir, dump_mapped, steps, dump_every) {
+            Ok(d) => observers.push(Box::new(d)),
             Err(e) => {
                 eprintln!("error: cannot write dumps into {}: {e}", dir.display());
                 return ExitCode::FAILURE;
             }
-        },
-        None => None,
-    };
-    let tty = std::io::stderr().is_terminal();
-    let t0 = Instant::now();
-    for k in 0..steps {
-        if let Some(d) = dumper.as_mut() {
-            if let Err(e) = d.at_step_start(scene) {
-                eprintln!("error: writing dumps: {e}");
-                return ExitCode::FAILURE;
-            }
         }
-        let t_start = scene.root().context.time;
-        if let Err(e) = settee_core::simulation::animate(scene, dt) {
-            if tty {
-                eprintln!();
-            }
+    }
+    if let Some((list, dir)) = export {
+        observers.push(Box::new(ExportObserver::new(list, dir, scene_path.clone())));
+    }
+    if timing {
+        observers.push(Box::new(SolverStatsPrinter));
+    }
+    if let Some(bar) = ProgressBar::on_terminal(steps) {
+        observers.push(Box::new(bar));
+    }
+
+    let summary = match simulate(scene, steps, &mut observers) {
+        Ok(s) => s,
+        Err(e) => {
+            drop(observers); // ends the progress line
             eprintln!("{e}");
-            eprintln!("error: step {} (t = {}) failed", k + 1, scene.root().context.time);
             return ExitCode::FAILURE;
         }
-        if let Some((list, dir)) = &export {
-            if list.binary_search(&(k + 1)).is_ok() {
-                match settee::constraint_export::export_step(scene, &scene_path, k + 1, t_start, dir) {
-                    Ok(paths) => {
-                        for p in paths {
-                            println!("wrote {}", p.display());
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("error: step {}: {e}", k + 1);
-                        return ExitCode::FAILURE;
-                    }
-                }
-            }
-        }
-        if timing {
-            for s in settee::constraint_export::step_stats(scene).into_iter().filter(|s| s.rows > 0) {
-                println!(
-                    "step {:>5} {}: {} rows, {} iterations, error {:.3e}, complementarity {:.3e}, cone violation {:.3e}, bilateral {:.3e}",
-                    k + 1,
-                    s.solver,
-                    s.rows,
-                    s.iterations,
-                    s.error,
-                    s.metrics.complementarity,
-                    s.metrics.cone,
-                    s.metrics.bilateral
-                );
-            }
-        }
-        if tty && (k % 10 == 0 || k + 1 == steps) {
-            let w = 40;
-            let done = (k + 1) * w / steps.max(1);
-            eprint!("\r[{}{}] {}/{} steps", "=".repeat(done), " ".repeat(w - done), k + 1, steps);
-            let _ = std::io::stderr().flush();
-        }
+    };
+    for p in &summary.written {
+        println!("wrote {}", p.display());
     }
-    if tty {
-        eprintln!();
-    }
-    let elapsed = t0.elapsed();
-    if let (Some(d), Some(dir)) = (dumper, &dump) {
-        let paths = d.paths(dir, &scene_path);
-        if let Err(e) = d.finish() {
-            eprintln!("error: writing dumps: {e}");
-            return ExitCode::FAILURE;
-        }
-        for p in paths {
-            println!("wrote {}", p.display());
-        }
-    }
+    let elapsed = summary.elapsed;
     println!(
         "{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}",
         steps,
