@@ -1,6 +1,10 @@
-//! The `settee` library behind the command-line runner: scene loading with every component
-//! registered, state dumps in SOFA's regression format, the regression driver and the generated
-//! component reference.
+//! The `settee` library behind the command-line runner.
+//!
+//! To embed Settee, start with [`Simulation`]: load a SOFA scene file, step it, read states as
+//! nalgebra vectors. The rest is what the `settee` binary is made of: [`load`] (scene loading
+//! with every component registered, [`factory`]), [`run::simulate`] (the stepping loop with its
+//! observers), state dumps in SOFA's regression format ([`dump`]), the regression driver
+//! ([`regress`]) and the generated component reference ([`doc`]).
 
 pub mod components;
 pub mod constraint_export;
@@ -8,6 +12,8 @@ pub mod doc;
 pub mod dump;
 pub mod regress;
 pub mod run;
+pub mod simulation;
 
 pub use components::factory;
 pub use run::{load, LoadedScene};
+pub use simulation::Simulation;
