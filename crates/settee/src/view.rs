@@ -15,8 +15,10 @@
 //! would make the page larger than its byte budget, it keeps every k-th step only (and the
 //! last), and says so on the page and in [`Recording::decimation`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Instant;
 
 use base64::Engine;
@@ -97,6 +99,8 @@ pub struct Recording {
     pub step_ms: Vec<f64>,
     pub tracks: Vec<Track>,
     pub layers: Vec<Layer>,
+    /// Why the run ended before `steps`, when it did.
+    pub stopped: Option<String>,
 }
 
 impl Recording {
@@ -318,6 +322,7 @@ impl ViewRecorder {
             step_ms: Vec::with_capacity(steps),
             tracks,
             layers,
+            stopped: None,
         };
         record(&mut rec, scene, 0);
         ViewRecorder { rec, out, step_start: None }
@@ -365,6 +370,19 @@ impl RunObserver for ViewRecorder {
     }
 }
 
+/// A recorder shared with its caller, which reads it after a failed run.
+impl RunObserver for Rc<RefCell<ViewRecorder>> {
+    fn before_step(&mut self, scene: &mut Scene, k: usize) -> Result<(), String> {
+        self.borrow_mut().before_step(scene, k)
+    }
+    fn after_step(&mut self, scene: &mut Scene, k: usize, t_start: f64) -> Result<(), String> {
+        self.borrow_mut().after_step(scene, k, t_start)
+    }
+    fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
+        self.borrow_mut().finish(scene)
+    }
+}
+
 fn b64<T: Copy>(v: &[T], to_le: impl Fn(T) -> [u8; 4]) -> String {
     let mut bytes = Vec::with_capacity(4 * v.len());
     for &x in v {
@@ -397,6 +415,7 @@ pub fn render_html(rec: &Recording) -> String {
         "steps": rec.steps,
         "stride": rec.stride,
         "decimation": rec.decimation(),
+        "stopped": rec.stopped,
         "frameSteps": rec.frame_steps,
         "frameTimes": rec.frame_times,
         "stepMs": rec.step_ms,
@@ -442,10 +461,30 @@ pub fn view(scene_path: &Path, steps: usize, out: Option<PathBuf>, data_dirs: &[
         let r = recorder.recording();
         (steps / r.stride + 1 + usize::from(!steps.is_multiple_of(r.stride)), r.layers.len(), r.decimation())
     };
-    let mut observers: Vec<Box<dyn RunObserver>> = vec![Box::new(recorder)];
+    let recorder = Rc::new(RefCell::new(recorder));
+    let mut observers: Vec<Box<dyn RunObserver>> = vec![Box::new(recorder.clone())];
     if let Some(bar) = crate::run::ProgressBar::on_terminal(steps) {
         observers.push(Box::new(bar));
     }
-    let summary = simulate(scene, steps, &mut observers).map_err(|e| vec![e.to_string()])?;
-    Ok(ViewOutcome { written: out, frames, layers, elapsed: summary.elapsed, decimation })
+    match simulate(scene, steps, &mut observers) {
+        Ok(summary) => Ok(ViewOutcome { written: out, frames, layers, elapsed: summary.elapsed, decimation }),
+        Err(e) => {
+            drop(observers); // ends the progress line
+                             // The frames up to the failure are what one wants to look at (a blow-up, …).
+            let mut rec = recorder.borrow_mut();
+            let done = rec.rec.step_ms.len();
+            rec.rec.stopped = Some(format!(
+                "the run stopped after step {done}: {}",
+                e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ")
+            ));
+            let mut messages = vec![e.to_string()];
+            match std::fs::write(&out, render_html(&rec.rec)) {
+                Ok(()) => {
+                    messages.push(format!("note: wrote {} with the {} frames recorded before the failure", out.display(), rec.rec.frame_steps.len()))
+                }
+                Err(w) => messages.push(format!("error: cannot write {}: {w}", out.display())),
+            }
+            Err(messages)
+        }
+    }
 }

@@ -122,6 +122,35 @@ fn frames_are_decimated_over_the_byte_budget() {
     assert_eq!(rec.layers[0].indices, [0, 1, 1, 2, 2, 3, 3, 4, 4, 5]);
 }
 
+#[test]
+fn a_failed_run_still_writes_the_frames_before_the_failure() {
+    // Springs far too stiff for explicit Euler at this dt: NaN at step 20.
+    let dir = temp_dir("blowup");
+    let scn = dir.join("blowup.scn");
+    std::fs::write(
+        &scn,
+        r#"<Node name="root" gravity="0 -9.81 0" dt="0.01">
+    <DefaultAnimationLoop/>
+    <EulerExplicitSolver/>
+    <MechanicalObject name="particles" position="0 0 0  1 0 0  2 0 0  3 0 0"/>
+    <UniformMass totalMass="0.004"/>
+    <FixedProjectiveConstraint indices="0"/>
+    <SpringForceField spring="0 1 1e9 0 0.5  1 2 1e9 0 0.5  2 3 1e9 0 0.5"/>
+</Node>"#,
+    )
+    .unwrap();
+    let page = dir.join("out.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_settee")).arg("view").arg(&scn).args(["--steps", "200", "-o"]).arg(&page).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("diverged") && stderr.contains("step 20 "), "{stderr}");
+    assert!(stderr.contains(&format!("wrote {} with the 20 frames", page.display())), "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#""stopped":"the run stopped after step 19: the simulation diverged"#), "{}", &html[..200.min(html.len())]);
+    assert!(html.contains(r#""frameSteps":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]"#));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ----- the page in headless Chromium ---------------------------------------------------------
 
 fn chromium() -> Option<PathBuf> {
