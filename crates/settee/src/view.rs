@@ -256,7 +256,7 @@ pub fn select(scene: &Scene) -> (Vec<Track>, Vec<Layer>) {
                         .flat_map(|(_, ff)| ff.springs().iter().filter(|s| s.m1 < size && s.m2 < size).flat_map(|s| [s.m1 as u32, s.m2 as u32]))
                         .collect();
                     if !springs.is_empty() {
-                        let label = format!("{} springs", springs.len() / 2);
+                        let label = format!("SpringForceField: {} springs", springs.len() / 2);
                         layers.push(Layer { node: node.clone(), label, track, kind: LayerKind::Lines, indices: springs });
                     }
                     let label = format!("{} '{}': {size} points", scene.entry(scene.store.get(state).owner).class.name, scene.store.get(state).name);
@@ -486,5 +486,38 @@ pub fn view(scene_path: &Path, steps: usize, out: Option<PathBuf>, data_dirs: &[
             }
             Err(messages)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundary_faces_drop_shared_faces() {
+        // Two tetrahedra sharing face (1, 2, 3): 8 faces, 6 on the boundary.
+        let mesh = MeshData { tetrahedra: vec![[0, 1, 2, 3], [4, 1, 2, 3]], ..Default::default() };
+        let (tris, n) = boundary_triangles(&mesh);
+        assert_eq!(n, 6);
+        assert_eq!(tris.len(), 6);
+        assert!(tris.iter().all(|t| t.contains(&0) || t.contains(&4)), "{tris:?}");
+        // Two hexahedra side by side along x (a 3 × 2 × 2 grid) share one quad: 10 of their 12
+        // faces are on the boundary, 20 triangles.
+        let hex = |o: usize| [o, o + 1, o + 4, o + 3, o + 6, o + 7, o + 10, o + 9];
+        let mesh = MeshData { hexahedra: vec![hex(0), hex(1)], ..Default::default() };
+        let (tris, n) = boundary_triangles(&mesh);
+        assert_eq!((n, tris.len()), (10, 20));
+    }
+
+    #[test]
+    fn elements_outside_the_state_are_left_out() {
+        let mesh = MeshData { triangles: vec![[0, 1, 2], [1, 2, 9]], quads: vec![[0, 1, 3, 2]], ..Default::default() };
+        let (kind, idx, what) = mesh_layer(&mesh, 4).unwrap();
+        assert_eq!(kind, LayerKind::Triangles);
+        assert_eq!(idx, [0, 1, 2, 0, 1, 3, 0, 3, 2]);
+        assert_eq!(what, "2 triangles, 1 quads");
+        let edges = MeshData { edges: vec![[0, 1], [1, 5]], ..Default::default() };
+        assert_eq!(mesh_layer(&edges, 2).map(|l| (l.0, l.1)), Some((LayerKind::Lines, vec![0, 1])));
+        assert!(mesh_layer(&MeshData::default(), 4).is_none());
     }
 }
