@@ -13,6 +13,7 @@ pub mod dump;
 pub mod regress;
 pub mod run;
 pub mod simulation;
+pub mod view;
 
 pub use components::factory;
 pub use run::{load, LoadedScene};

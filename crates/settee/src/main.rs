@@ -50,6 +50,19 @@ enum Command {
         #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
         export_constraint_problem: Option<Vec<String>>,
     },
+    /// Simulate a scene and write a self-contained HTML page that replays it in 3D (WebGL).
+    View {
+        scene: PathBuf,
+        /// Number of steps.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
+        /// The page to write (default: `<scene file stem>.html` in the current directory).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Extra directory searched for data files (meshes, includes); repeatable.
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+    },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
         scenes: Vec<PathBuf>,
@@ -108,6 +121,7 @@ fn main() -> ExitCode {
             };
             run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
         }
+        Command::View { scene, steps, output, data_dir } => view(scene, steps, output, data_dir),
         Command::Check { scenes, data_dir } => check(scenes, data_dir),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
@@ -221,6 +235,31 @@ fn run(
         }
     }
     ExitCode::SUCCESS
+}
+
+fn view(scene: PathBuf, steps: usize, output: Option<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
+    match settee::view::view(&scene, steps, output, &data_dir) {
+        Ok(v) => {
+            if let Some(d) = &v.decimation {
+                eprintln!("note: {d}");
+            }
+            println!(
+                "wrote {} ({} frames, {} items drawn; {} steps in {:.3} s)",
+                v.written.display(),
+                v.frames,
+                v.layers,
+                steps,
+                v.elapsed.as_secs_f64()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(messages) => {
+            for m in messages {
+                eprintln!("{m}");
+            }
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
