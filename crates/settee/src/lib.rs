@@ -6,8 +6,10 @@ pub mod components;
 pub mod constraint_export;
 pub mod doc;
 pub mod dump;
+pub mod overrides;
 pub mod regress;
 pub mod run;
 
 pub use components::factory;
-pub use run::{load, LoadedScene};
+pub use overrides::Override;
+pub use run::{load, load_with, LoadOptions, LoadedScene};
