@@ -8,6 +8,7 @@ pub mod doc;
 pub mod dump;
 pub mod inspect;
 pub mod overrides;
+pub mod plot;
 pub mod regress;
 pub mod run;
 
