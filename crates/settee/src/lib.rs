@@ -1,6 +1,7 @@
 //! The `settee` library behind the command-line runner: scene loading with every component
-//! registered, state dumps in SOFA's regression format, the regression driver and the generated
-//! component reference.
+//! registered (and `--set` Data overrides), state dumps in SOFA's regression format, the
+//! regression driver, the generated component reference, inspection of initialised scenes and
+//! plots.
 
 pub mod components;
 pub mod constraint_export;
