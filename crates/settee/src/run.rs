@@ -271,6 +271,7 @@ mod tests {
         assert_eq!(steps_for_time(1.0, 0.0, 0.1), Ok(10)); // 1/0.1 = 9.999999999999998
         assert_eq!(steps_for_time(0.3, 0.0, 0.1), Ok(3)); // 0.3/0.1 = 2.9999999999999996
         assert_eq!(steps_for_time(1.05, 0.0, 0.1), Ok(11));
+        assert_eq!(steps_for_time(0.07, 0.0, 0.01), Ok(7)); // 0.07/0.01 = 7.000000000000001
         assert_eq!(steps_for_time(2.0, 1.0, 0.01), Ok(100));
         assert!(steps_for_time(0.5, 1.0, 0.01).is_err());
         assert!(steps_for_time(1.0, 0.0, 0.0).is_err());

@@ -155,6 +155,9 @@ fn time_runs_until_a_simulated_time() {
     assert!(stdout(&o).contains("t = 0.3") && stdout(&o).contains("initialised in"), "{}", stdout(&o));
     let o = settee(&["run", s(&scene), "--time", "0.1", "--set", ".dt=0.02"]);
     assert!(stdout(&o).starts_with("5 steps of 0.02 s"), "{}", stdout(&o));
+    // 0.07/0.01 = 7.000000000000001: seven steps, not eight.
+    let o = settee(&["run", s(&scene), "--time", "0.07"]);
+    assert!(stdout(&o).starts_with("7 steps of 0.01 s"), "{}", stdout(&o));
     let o = settee(&["run", s(&scene), "--time", "0.1", "--steps", "3"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
