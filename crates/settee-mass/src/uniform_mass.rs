@@ -8,8 +8,18 @@ use settee_core::{
 };
 
 static DATA: &[DataDecl] = &[
-    decl("vertexMass", Reals, "1", "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass)"),
-    decl("totalMass", Real, "1", "total mass, shared equally by the DOFs (takes precedence over vertexMass)"),
+    decl(
+        "vertexMass",
+        Reals,
+        "",
+        "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF",
+    ),
+    decl(
+        "totalMass",
+        Real,
+        "",
+        "total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs",
+    ),
     decl("filename", FileName, "unused", "Rigid3 only: .rigid file giving mass, volume and inertia"),
     decl("indices", Indices, "", "DOFs carrying mass (all when empty)"),
     decl("localRange", Fixed(2), "-1 -1", "if valid, only the DOFs lo..hi carry mass"),

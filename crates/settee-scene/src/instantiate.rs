@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use settee_core::data::{parse_value, DataKind, TemplateArity, Value};
+use settee_core::data::{decl, parse_value, DataDecl, DataKind, TemplateArity, Value};
 use settee_core::{Attr, Factory, NodeId, Scene};
 
 use crate::datapath::DataPath;
@@ -72,6 +72,23 @@ fn create_children(scene: &mut Scene, factory: &Factory, node: NodeId, element: 
         }
     }
 }
+
+/// The Data of a node (SOFA's `Context` and `Base` Data) that a scene file may set, as
+/// `settee doc Node` documents them. [`apply_node_attributes`] reads the first six; the others are
+/// accepted and have no effect in Settee.
+pub static NODE_DATA: &[DataDecl] = &[
+    decl("gravity", DataKind::Fixed(3), "0 -9.81 0", "gravity in world coordinates; only the root's value counts, children copy it"),
+    decl("dt", DataKind::Real, "0.01", "time step; only the root's value counts (`settee run --dt` overrides it)"),
+    decl("time", DataKind::Real, "0", "current simulated time (the start time, in a scene file)"),
+    decl("animate", DataKind::Bool, "false", "animate the simulation at start-up (runSofa's play button; `settee run` always steps)"),
+    decl("activated", DataKind::Bool, "true", "false: the node and its subtree are ignored by every visitor"),
+    decl("tags", DataKind::Strings, "", "list of the subsets the node belongs to"),
+    decl("name", DataKind::Str, "", "node name, used in paths (`@/child/object`)"),
+    decl("printLog", DataKind::Bool, "false", "extra messages at runtime (no effect in Settee)"),
+    decl("bbox", DataKind::Fixed(6), "0 0 0 0 0 0", "bounding box (rendering only; no effect in Settee)"),
+    decl("sleeping", DataKind::Bool, "false", "the node is sleeping, ignored by visitors (not supported: no effect in Settee)"),
+    decl("canChangeSleepingState", DataKind::Bool, "false", "the node can change its sleeping state (no effect in Settee)"),
+];
 
 /// Node attributes: the simulation context and activation. Unknown node attributes are ignored
 /// without a message, as SOFA does.

@@ -58,21 +58,35 @@ pub fn dump_path(dir: &Path, scene_file: &Path, s: &SelectedState) -> PathBuf {
     settee_regress::reference::state_reference_path(&base, s.index, &s.name)
 }
 
+/// `--dump-every K`: a whole number of steps, at least 1.
+pub fn parse_period(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("the dump period must be at least 1 step (0 would never advance)".into()),
+        Ok(k) => Ok(k),
+        Err(_) => Err(format!("'{text}' is not a number of steps")),
+    }
+}
+
 /// Writes the selected states at the start of steps, on SOFA's export schedule.
 pub struct Dumper {
     writers: Vec<(SelectedState, StateDumpWriter)>,
     schedule: ExportSchedule,
+    /// Time of the last record written, so that the final state is not written twice.
+    last_written: Option<f64>,
 }
 
 impl Dumper {
     /// `every`: `None` = SOFA's last-step-only references ({0, dt·(steps−1)}); `Some(k)`: every
-    /// k steps from T = 0.
+    /// k steps from T = 0 (`Some(0)` is refused: it would never advance).
     pub fn create(scene: &Scene, scene_file: &Path, dir: &Path, mapped: bool, steps: usize, every: Option<usize>) -> std::io::Result<Dumper> {
+        if every == Some(0) {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "--dump-every 0: the dump period must be at least 1 step"));
+        }
         std::fs::create_dir_all(dir)?;
         let dt = scene.root().context.dt;
         let schedule = match every {
             None => ExportSchedule::new(vec![0.0, dt * (steps as f64 - 1.0)], None),
-            Some(k) => ExportSchedule::new(vec![0.0], Some(dt * k.max(1) as f64)),
+            Some(k) => ExportSchedule::new(vec![0.0], Some(dt * k as f64)),
         };
         let mut writers = Vec::new();
         for s in select_states(scene, mapped) {
@@ -80,7 +94,7 @@ impl Dumper {
             let w = StateDumpWriter::create(&path).map_err(|e| std::io::Error::other(e.to_string()))?;
             writers.push((s, w));
         }
-        Ok(Dumper { writers, schedule })
+        Ok(Dumper { writers, schedule, last_written: None })
     }
 
     /// Called at the start of every step.
@@ -90,6 +104,17 @@ impl Dumper {
         if !self.schedule.should_write(t, dt) {
             return Ok(());
         }
+        self.write_now(scene)
+    }
+
+    /// Writes the selected states at the scene's current time, whatever the schedule says
+    /// (the final state, after the last step); nothing when that time was just written.
+    pub fn write_now(&mut self, scene: &Scene) -> std::io::Result<()> {
+        let t = scene.root().context.time;
+        if self.last_written == Some(t) {
+            return Ok(());
+        }
+        self.last_written = Some(t);
         for (s, w) in &mut self.writers {
             let st = scene.store.get(s.state);
             w.write_record(t, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY))).map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -113,13 +138,21 @@ impl Dumper {
 pub struct DumpObserver {
     dumper: Option<Dumper>,
     paths: Vec<PathBuf>,
+    /// Also write the state after the last step (T = steps·dt).
+    final_state: bool,
 }
 
 impl DumpObserver {
     pub fn create(scene: &Scene, scene_file: &Path, dir: &Path, mapped: bool, steps: usize, every: Option<usize>) -> std::io::Result<DumpObserver> {
         let dumper = Dumper::create(scene, scene_file, dir, mapped, steps, every)?;
         let paths = dumper.paths(dir, scene_file);
-        Ok(DumpObserver { dumper: Some(dumper), paths })
+        Ok(DumpObserver { dumper: Some(dumper), paths, final_state: false })
+    }
+
+    /// Also writes the final state, after the last step (`--dump-final`).
+    pub fn with_final_state(mut self, yes: bool) -> DumpObserver {
+        self.final_state = yes;
+        self
     }
 }
 
@@ -131,8 +164,11 @@ impl crate::run::RunObserver for DumpObserver {
         }
     }
 
-    fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
-        if let Some(d) = self.dumper.take() {
+    fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
+        if let Some(mut d) = self.dumper.take() {
+            if self.final_state {
+                d.write_now(scene).map_err(|e| format!("writing dumps: {e}"))?;
+            }
             d.finish().map_err(|e| format!("writing dumps: {e}"))?;
         }
         Ok(std::mem::take(&mut self.paths))

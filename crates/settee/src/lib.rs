@@ -4,17 +4,23 @@
 //! nalgebra vectors. The rest is what the `settee` binary is made of: [`load`] (scene loading
 //! with every component registered, [`factory`]), [`run::simulate`] (the stepping loop with its
 //! observers), state dumps in SOFA's regression format ([`dump`]), the regression driver
-//! ([`regress`]) and the generated component reference ([`doc`]).
+//! ([`regress`]), the generated component reference ([`doc`]), `--set` Data overrides
+//! ([`Override`], [`load_with`]), inspection of initialised scenes and plots.
 
 pub mod components;
 pub mod constraint_export;
 pub mod doc;
 pub mod dump;
+pub mod inspect;
+pub mod overrides;
+pub mod plot;
 pub mod regress;
 pub mod run;
 pub mod simulation;
 pub mod view;
 
 pub use components::factory;
-pub use run::{load, LoadedScene};
+
 pub use simulation::Simulation;
+pub use overrides::Override;
+pub use run::{load, load_with, LoadOptions, LoadedScene};

@@ -25,6 +25,13 @@ enum Command {
         /// Number of steps.
         #[arg(long, default_value_t = 100)]
         steps: usize,
+        /// Run until the simulated time T (⌈(T − t0)/dt⌉ steps); not with --steps.
+        #[arg(long, value_name = "T", conflicts_with = "steps", allow_negative_numbers = true)]
+        time: Option<f64>,
+        /// Override a Data before initialisation: PATH.data=VALUE (`root/beam/mass.totalMass=2`,
+        /// `@/beam/ode.rayleighStiffness=0.1`, `.dt=0.02`); repeatable.
+        #[arg(long = "set", value_name = "PATH.data=VALUE")]
+        set: Vec<settee::Override>,
         /// Time step (overrides the root node's dt).
         #[arg(long)]
         dt: Option<f64>,
@@ -37,9 +44,12 @@ enum Command {
         /// Dump mapped states too.
         #[arg(long, requires = "dump")]
         dump_mapped: bool,
-        /// Dump every K steps (default: T=0 and the start of the last step, as SOFA's references).
-        #[arg(long, requires = "dump")]
+        /// Dump every K steps, K ≥ 1 (default: T=0 and the start of the last step, as SOFA's references).
+        #[arg(long, requires = "dump", value_parser = settee::dump::parse_period)]
         dump_every: Option<usize>,
+        /// Also dump the final state, after the last step (T = steps·dt).
+        #[arg(long, requires = "dump")]
+        dump_final: bool,
         /// Print the time per step and per stage, and per step the constraint solvers'
         /// iterations, error, complementarity error and cone violation.
         #[arg(long)]
@@ -68,6 +78,60 @@ enum Command {
         scenes: Vec<PathBuf>,
         #[arg(long = "data-dir")]
         data_dir: Vec<PathBuf>,
+        /// Override a Data before initialisation (as `run --set`); repeatable.
+        #[arg(long = "set", value_name = "PATH.data=VALUE")]
+        set: Vec<settee::Override>,
+    },
+    /// Print Data values of an initialised scene (`root/beam/box.indices`, `@/beam/dofs.position`).
+    Print {
+        scene: PathBuf,
+        /// PATH.data: a node path, a component of that node and one of its Data.
+        #[arg(required = true, value_name = "PATH.data")]
+        data: Vec<String>,
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+        /// Override a Data before initialisation (as `run --set`); repeatable.
+        #[arg(long = "set", value_name = "PATH.data=VALUE")]
+        set: Vec<settee::Override>,
+    },
+    /// Print the scene graph: nodes, components (class, template, name) and their key Data.
+    Tree {
+        scene: PathBuf,
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+        /// Override a Data before initialisation (as `run --set`); repeatable.
+        #[arg(long = "set", value_name = "PATH.data=VALUE")]
+        set: Vec<settee::Override>,
+    },
+    /// Plot DOF coordinates over time from dumps (`run --dump`) or Monitor `_x.txt` files, or the
+    /// kinetic energy and constraint solver iterations/residual of a run (`--run SCENE`).
+    Plot {
+        /// Dump files (`*_mstate.txt.gz`), dump directories, or Monitor `_x.txt` files.
+        #[arg(required_unless_present = "run")]
+        inputs: Vec<PathBuf>,
+        /// Output file: `.svg` or `.png`.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// DOF indices to draw (`--dof 0,5`); default 0.
+        #[arg(long, value_delimiter = ',', default_value = "0")]
+        dof: Vec<usize>,
+        /// Coordinates to draw: x, y, z, norm (`--coord y` or `--coord x,z`); default x,y,z.
+        #[arg(long, value_delimiter = ',', default_value = "x,y,z")]
+        coord: Vec<settee::plot::Coord>,
+        /// Only the dumps of this state (its name in the dump file name).
+        #[arg(long)]
+        state: Option<String>,
+        /// Run this scene and plot its kinetic energy (and constraint solver statistics).
+        #[arg(long, value_name = "SCENE", conflicts_with_all = ["inputs", "state"])]
+        run: Option<PathBuf>,
+        /// Steps of `--run`.
+        #[arg(long, default_value_t = 100, requires = "run")]
+        steps: usize,
+        #[arg(long = "data-dir", requires = "run")]
+        data_dir: Vec<PathBuf>,
+        /// Override a Data before initialisation (as `run --set`); repeatable.
+        #[arg(long = "set", value_name = "PATH.data=VALUE", requires = "run")]
+        set: Vec<settee::Override>,
     },
     /// Run SOFA's regression lists (a `.regression-tests` file or a directory of them).
     Regress {
@@ -95,9 +159,13 @@ enum Command {
         #[arg(long)]
         sofa_timings: Option<PathBuf>,
     },
-    /// List components with their Data (type, default, help).
+    /// List components with their Data (type, default, help). COMPONENT may be a part of a name
+    /// (case-insensitive search), or `Node` for the Data of nodes.
     Doc {
         component: Option<String>,
+        /// Only the component names, one a line.
+        #[arg(long, conflicts_with_all = ["component", "markdown"])]
+        list: bool,
         /// Markdown output (the reference in docs/components.md).
         #[arg(long)]
         markdown: bool,
@@ -108,7 +176,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem } => {
+        Command::Run { scene, steps, time, set, dt, data_dir, dump, dump_mapped, dump_every, dump_final, timing, export_constraint_problem } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -119,16 +187,48 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
+            let length = match time {
+                Some(t) => RunLength::Until(t),
+                None => RunLength::Steps(steps),
+            };
+            let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true };
+            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export)
+        }
+        Command::Check { scenes, data_dir, set } => check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false }),
+        Command::Print { scene, data, data_dir, set } => {
+            settee::inspect::print_command(&scene, &data, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true })
+        }
+        Command::Tree { scene, data_dir, set } => {
+            settee::inspect::tree_command(&scene, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true })
+        }
+        Command::Plot { inputs, output, dof, coord, state, run, steps, data_dir, set } => {
+            use settee::plot::{plot_command, PlotSource};
+            let source = match run {
+                Some(scene) => PlotSource::Run { scene, steps, load: settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true } },
+                None => PlotSource::Files { inputs, dofs: dof, coords: coord, state },
+            };
+            match plot_command(source, &output) {
+                Ok(msg) => {
+                    println!("{msg}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{}", if e.contains("error:") { e } else { format!("error: {e}") });
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::View { scene, steps, output, data_dir } => view(scene, steps, output, data_dir),
-        Command::Check { scenes, data_dir } => check(scenes, data_dir),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
         }
-        Command::Doc { component, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
+        Command::Doc { component, list, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
+            Ok(_) if list => {
+                settee::inspect::write_stdout(&settee::doc::list(&settee::factory()));
+                ExitCode::SUCCESS
+            }
             Ok(s) => {
-                print!("{s}");
+                settee::inspect::write_stdout(&s);
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -147,26 +247,27 @@ fn print_warnings(scene: &settee_core::Scene) {
     }
 }
 
+/// How long `run` simulates: a number of steps, or until a simulated time.
+enum RunLength {
+    Steps(usize),
+    Until(f64),
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     scene_path: PathBuf,
-    steps: usize,
+    length: RunLength,
     dt: Option<f64>,
-    data_dir: Vec<PathBuf>,
+    load: settee::LoadOptions,
     dump: Option<PathBuf>,
     dump_mapped: bool,
     dump_every: Option<usize>,
+    dump_final: bool,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
 ) -> ExitCode {
-    if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
-        if *last > steps {
-            eprintln!("error: --export-constraint-problem asks for step {last} but only {steps} steps are run (--steps)");
-            return ExitCode::FAILURE;
-        }
-    }
     let factory = settee::factory();
-    let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
+    let mut loaded = match settee::load_with(&scene_path, &factory, &load) {
         Ok(l) => l,
         Err(f) => {
             for d in &f.diagnostics {
@@ -186,12 +287,28 @@ fn run(
     }
     scene.timing_enabled = timing;
     let dt = scene.root().context.dt;
+    let steps = match length {
+        RunLength::Steps(n) => n,
+        RunLength::Until(t) => match settee::run::steps_for_time(t, scene.root().context.time, dt) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
+        if *last > steps {
+            eprintln!("error: --export-constraint-problem asks for step {last} but only {steps} steps are run (--steps)");
+            return ExitCode::FAILURE;
+        }
+    }
 
     // Observers run in this order around every step.
     let mut observers: Vec<Box<dyn RunObserver>> = Vec::new();
     if let Some(dir) = &dump {
         match settee::dump::DumpObserver::create(scene, &scene_path, dir, dump_mapped, steps, dump_every) {
-            Ok(d) => observers.push(Box::new(d)),
+            Ok(d) => observers.push(Box::new(d.with_final_state(dump_final))),
             Err(e) => {
                 eprintln!("error: cannot write dumps into {}: {e}", dir.display());
                 return ExitCode::FAILURE;
@@ -221,12 +338,14 @@ fn run(
     }
     let elapsed = summary.elapsed;
     println!(
-        "{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}",
+        "{} steps of {} s in {:.3} s ({:.3} ms/step), t = {}; loaded in {:.3} s, initialised in {:.3} s",
         steps,
         dt,
         elapsed.as_secs_f64(),
         elapsed.as_secs_f64() * 1e3 / steps.max(1) as f64,
-        scene.root().context.time
+        scene.root().context.time,
+        loaded.load_time.as_secs_f64(),
+        loaded.init_time.as_secs_f64()
     );
     if timing {
         println!("{:<24} {:>12} {:>10}", "stage", "total ms", "ms/step");
@@ -262,11 +381,11 @@ fn view(scene: PathBuf, steps: usize, output: Option<PathBuf>, data_dir: Vec<Pat
     }
 }
 
-fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
+fn check(scenes: Vec<PathBuf>, load: settee::LoadOptions) -> ExitCode {
     let factory = settee::factory();
     let mut ok = true;
     for path in scenes {
-        match settee::load(&path, &factory, &data_dir) {
+        match settee::load_with(&path, &factory, &load) {
             Ok(l) => {
                 let warnings: Vec<_> = l.scene.messages.iter().filter(|m| m.severity >= Severity::Warning).collect();
                 for w in &warnings {
@@ -294,6 +413,11 @@ fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The command line as run, the program named `settee`.
+fn settee_command_line() -> Vec<String> {
+    std::iter::once("settee".to_string()).chain(std::env::args().skip(1)).collect()
 }
 
 fn read_scene_list(path: &std::path::Path) -> Result<Vec<String>, String> {
@@ -374,8 +498,11 @@ fn regress_cmd(
     }
     let factory = settee::factory();
     let t0 = Instant::now();
-    let mut outcomes = regress::run_all(&factory, &jobs_list);
+    let progress = regress::Progress::new(jobs_list.len());
+    let mut outcomes = regress::run_all_with(&factory, &jobs_list, &|o| progress.finished(o));
+    progress.end();
     timings.annotate(&mut outcomes);
+    println!("{}", regress::table_header());
     for o in &outcomes {
         println!("{}", regress::format_row(o));
     }
@@ -394,7 +521,7 @@ fn regress_cmd(
         }
     }
     if let Some(m) = markdown {
-        if let Err(e) = std::fs::write(&m, regress::markdown(&outcomes)) {
+        if let Err(e) = std::fs::write(&m, regress::markdown_for(&outcomes, &regress::command_line(&settee_command_line()))) {
             eprintln!("error: cannot write {}: {e}", m.display());
             return ExitCode::FAILURE;
         }

@@ -230,47 +230,163 @@ pub fn find_lists(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Runs entries in parallel, keeping the list order in the result.
 pub fn run_all(factory: &Factory, jobs: &[(SuiteLayout, RegressionEntry)]) -> Vec<SceneOutcome> {
-    jobs.par_iter().map(|(layout, entry)| run_entry(factory, layout, entry)).collect()
+    run_all_with(factory, jobs, &|_| {})
 }
+
+/// [`run_all`], calling `done` (from the worker threads) as each scene finishes.
+pub fn run_all_with(factory: &Factory, jobs: &[(SuiteLayout, RegressionEntry)], done: &(dyn Fn(&SceneOutcome) + Sync)) -> Vec<SceneOutcome> {
+    jobs.par_iter()
+        .map(|(layout, entry)| {
+            let o = run_entry(factory, layout, entry);
+            done(&o);
+            o
+        })
+        .collect()
+}
+
+/// Progress of a regression run on stderr: a bar on a terminal, otherwise one line per finished
+/// scene (logs and CI).
+pub struct Progress {
+    total: usize,
+    bar: bool,
+    done: std::sync::Mutex<(usize, usize)>,
+}
+
+impl Progress {
+    pub fn new(total: usize) -> Progress {
+        use std::io::IsTerminal;
+        Progress { total, bar: std::io::stderr().is_terminal(), done: std::sync::Mutex::new((0, 0)) }
+    }
+
+    /// Text of the progress after `done` scenes, `failed` of them not passing.
+    pub fn line(&self, o: &SceneOutcome, done: usize, failed: usize) -> String {
+        if self.bar {
+            let w = 30;
+            let filled = done * w / self.total.max(1);
+            format!(
+                "[{}{}] {done}/{} scenes, {failed} not passing  {}",
+                "=".repeat(filled),
+                " ".repeat(w - filled),
+                self.total,
+                ellipsize_left(&o.scene, 40)
+            )
+        } else {
+            format!("[{done}/{}] {:<11} {} ({:.1} s)", self.total, o.status.to_string(), o.scene, o.wall_seconds)
+        }
+    }
+
+    /// Called as each scene finishes.
+    pub fn finished(&self, o: &SceneOutcome) {
+        use std::io::Write;
+        let Ok(mut d) = self.done.lock() else { return };
+        d.0 += 1;
+        if o.status != Status::Pass {
+            d.1 += 1;
+        }
+        let line = self.line(o, d.0, d.1);
+        let mut err = std::io::stderr().lock();
+        let _ = if self.bar { write!(err, "\r\x1b[K{line}") } else { writeln!(err, "{line}") };
+        let _ = err.flush();
+    }
+
+    /// Ends the bar's line.
+    pub fn end(&self) {
+        if self.bar {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// `text` cut to `width` characters, its start replaced by `…` (the end of a path says most).
+pub fn ellipsize_left(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
+}
+
+/// `text` cut to `width` characters, its end replaced by `…`.
+fn ellipsize_right(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(width - 1).collect();
+    format!("{head}…")
+}
+
+/// Width of the scene column of the terminal table (rows fit in [`TABLE_WIDTH`]).
+const SCENE_WIDTH: usize = 48;
+/// The terminal table's width.
+pub const TABLE_WIDTH: usize = 120;
 
 fn sci(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.3e}")).unwrap_or_else(|| "-".into())
 }
 
-/// One line per scene for the terminal.
+/// The header of the terminal table ([`format_row`]'s columns).
+pub fn table_header() -> String {
+    format!(
+        "{:<11} {:<SCENE_WIDTH$} {:>9} {:>7} {:>9} {:>7} {:>9} {:>6}",
+        "status", "scene", "error", "epsilon", "max|Δ|", "wall s", "ms/step", "×SOFA"
+    )
+}
+
+/// One row per scene for the terminal, at most [`TABLE_WIDTH`] characters: long scene paths lose
+/// their start (`…`; `--json` and `--markdown` keep them whole). A second, indented line tells
+/// when the first record went over epsilon, or why the scene failed.
 pub fn format_row(o: &SceneOutcome) -> String {
     let mut s = format!(
-        "{:<12} {:<95} err {:>10} / eps {:<7} max|Δ| {:>10} {:>8.2}s",
+        "{:<11} {:<SCENE_WIDTH$} {:>9} {:>7} {:>9} {:>7.2} {:>9} {:>6}",
         o.status.to_string(),
-        o.scene,
+        ellipsize_left(&o.scene, SCENE_WIDTH),
         sci(o.error_by_dof),
         format!("{:e}", o.epsilon),
         sci(o.max_abs_diff),
-        o.wall_seconds
+        o.wall_seconds,
+        o.seconds_per_step.map(|t| format!("{:.3}", t * 1e3)).unwrap_or_else(|| "-".into()),
+        o.speed_ratio().map(|r| format!("{r:.2}")).unwrap_or_else(|| "-".into()),
     );
-    if let Some(t) = o.seconds_per_step {
-        s.push_str(&format!(" {:>9.3} ms/step", t * 1e3));
-        if let (Some(sofa), Some(r)) = (o.sofa_seconds_per_step, o.speed_ratio()) {
-            s.push_str(&format!(" (SOFA {:.3}, ×{r:.2})", sofa * 1e3));
-        }
-    }
+    let mut notes = Vec::new();
     if let Some(t) = o.first_exceeding_time {
-        s.push_str(&format!("  first record over eps at T={t}"));
+        notes.push(format!("first record over epsilon at T={t}"));
     }
     if let Some(m) = &o.message {
-        let first_line = m.lines().next().unwrap_or("");
-        s.push_str(&format!("\n             {first_line}"));
+        notes.push(m.lines().next().unwrap_or("").to_string());
+    }
+    if !notes.is_empty() {
+        s.push_str(&format!("\n{:<12}{}", "", ellipsize_right(&notes.join("; "), TABLE_WIDTH - 12)));
     }
     s
 }
 
 /// The conformance table (Markdown).
 pub fn markdown(outcomes: &[SceneOutcome]) -> String {
+    markdown_for(outcomes, "settee regress ../shared/sofa-suite --markdown docs/conformance.md")
+}
+
+/// The command line as it can be typed again: arguments with spaces or quotes quoted.
+pub fn command_line(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The conformance table (Markdown), saying which command generated it.
+pub fn markdown_for(outcomes: &[SceneOutcome], command: &str) -> String {
     let pass = outcomes.iter().filter(|o| o.status == Status::Pass).count();
     let unsupported = outcomes.iter().filter(|o| o.status == Status::Unsupported).count();
     let mut s = String::new();
     s.push_str("# Conformance with SOFA's regression suite\n\n");
-    s.push_str("Generated by `settee regress ../shared/sofa-suite --markdown docs/conformance.md`: each scene runs the\n");
+    s.push_str(&format!("Generated by `{command}`: each scene runs the\n"));
     s.push_str("listed number of steps and is compared with SOFA's reference using SOFA's own metric (mean absolute\n");
     s.push_str("difference of 6-digit values, divided by the DOF count, node-weighted) and threshold.\n");
     s.push_str("Times are wall-clock milliseconds per step, initialisation excluded; \"SOFA\" is SOFA's own time from\n");
@@ -320,5 +436,48 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t.seconds_per_step("Demos/a.scn"), Some(2.464e-3));
         assert_eq!(t.seconds_per_step("Demos/b.scn"), None);
+    }
+
+    fn outcome(scene: &str, message: Option<&str>) -> SceneOutcome {
+        SceneOutcome {
+            scene: scene.into(),
+            status: Status::Fail,
+            steps: 100,
+            epsilon: 1e-4,
+            error_by_dof: Some(1.234567e-3),
+            max_abs_diff: Some(0.5),
+            first_exceeding_time: Some(0.25),
+            wall_seconds: 123.456,
+            seconds_per_step: Some(1.2345),
+            sofa_seconds_per_step: Some(0.5),
+            message: message.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn terminal_rows_fit_120_columns_under_their_header() {
+        let long = "Component/SolidMechanics/FEM/Hyperelastic/TetrahedronHyperelasticityFEMForceField_MooneyRivlin_long_name.scn";
+        let o = outcome(long, Some(&"a very long failure message ".repeat(10)));
+        let row = format_row(&o);
+        let header = table_header();
+        assert!(header.chars().count() <= TABLE_WIDTH, "{header}");
+        for line in row.lines() {
+            assert!(line.chars().count() <= TABLE_WIDTH, "{} columns: {line}", line.chars().count());
+        }
+        let first = row.lines().next().unwrap();
+        // The scene keeps its end; the columns line up with the header's.
+        assert!(first.contains("…") && first.contains("MooneyRivlin_long_name.scn"), "{first}");
+        assert_eq!(first.chars().count(), header.chars().count(), "\n{header}\n{first}");
+        assert!(first.starts_with("FAIL ") && first.contains("1.235e-3") && first.contains("1e-4") && first.ends_with("  2.47"), "{first}");
+        assert!(row.lines().nth(1).unwrap().starts_with("            first record over epsilon at T=0.25; a very long"));
+        // Markdown keeps the whole path and names the command.
+        let md = markdown_for(&[o], "settee regress suite --filter 'a b'");
+        assert!(md.contains(long) && md.contains("Generated by `settee regress suite --filter 'a b'`"));
+    }
+
+    #[test]
+    fn command_lines_are_quoted_where_a_shell_needs_it() {
+        let args: Vec<String> = ["settee", "regress", "../suite", "--filter", "Demos/a b.scn", "--markdown", "it's.md"].map(String::from).to_vec();
+        assert_eq!(command_line(&args), "settee regress ../suite --filter 'Demos/a b.scn' --markdown 'it'\\''s.md'");
     }
 }

@@ -1,14 +1,21 @@
 //! Loading a scene file into an initialised scene.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use settee_core::{Diagnostic, Factory, Scene, Severity};
 use settee_scene::DataPath;
+
+use crate::overrides::Override;
 
 /// A loaded and initialised scene, with the diagnostics of loading.
 pub struct LoadedScene {
     pub scene: Scene,
     pub path: PathBuf,
+    /// Wall-clock time of parsing and creating the components.
+    pub load_time: Duration,
+    /// Wall-clock time of initialisation (links, `init`, `bwdInit`, initial mappings).
+    pub init_time: Duration,
 }
 
 /// Why loading stopped.
@@ -27,6 +34,25 @@ impl LoadFailure {
     }
 }
 
+/// How to load a scene: where data files are searched, Data overrides, progress messages.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Extra directories searched for data files, after the scene's own directory and before
+    /// `SOFA_DATA_PATH`.
+    pub data_dirs: Vec<PathBuf>,
+    /// `--set PATH.data=VALUE` overrides, applied to the parsed scene before any component is
+    /// created (see [`crate::overrides`]).
+    pub overrides: Vec<Override>,
+    /// Show what is being done (loading, initialising) on stderr, when it is a terminal.
+    pub progress: bool,
+}
+
+impl LoadOptions {
+    pub fn with_data_dirs(dirs: &[PathBuf]) -> LoadOptions {
+        LoadOptions { data_dirs: dirs.to_vec(), ..LoadOptions::default() }
+    }
+}
+
 /// The data path: `SOFA_DATA_PATH`, then the given directories.
 pub fn data_path(dirs: &[PathBuf]) -> DataPath {
     DataPath::from_env(dirs.iter().cloned())
@@ -35,17 +61,56 @@ pub fn data_path(dirs: &[PathBuf]) -> DataPath {
 /// Parses, creates and initialises a scene. Fails on any error message (as SOFA's regression
 /// driver does); warnings stay in `scene.messages`.
 pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<LoadedScene, LoadFailure> {
-    let dp = data_path(data_dirs);
-    let mut scene = match settee_scene::load_scene(path, factory, &dp) {
-        Ok(s) => s,
-        Err(e) => {
-            let d = Diagnostic::error(e.to_string()).hint("check that the file is a SOFA XML scene whose root element is a <Node>");
-            return Err(LoadFailure { diagnostics: vec![d] });
+    load_with(path, factory, &LoadOptions::with_data_dirs(data_dirs))
+}
+
+/// A one-line status message on a terminal's stderr, erased when dropped.
+struct Status {
+    on: bool,
+}
+
+impl Status {
+    fn new(wanted: bool) -> Status {
+        use std::io::IsTerminal;
+        Status { on: wanted && std::io::stderr().is_terminal() }
+    }
+    fn say(&self, text: &str) {
+        use std::io::Write;
+        if self.on {
+            eprint!("\r\x1b[K{text}");
+            let _ = std::io::stderr().flush();
         }
+    }
+}
+
+impl Drop for Status {
+    fn drop(&mut self) {
+        self.say("");
+    }
+}
+
+/// [`load`] with options: Data overrides, progress messages.
+pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<LoadedScene, LoadFailure> {
+    let status = Status::new(opts.progress);
+    status.say(&format!("loading {}…", path.display()));
+    let t0 = Instant::now();
+    let dp = data_path(&opts.data_dirs);
+    let parse_failed = |e: &dyn std::fmt::Display| {
+        let d = Diagnostic::error(e.to_string()).hint("check that the file is a SOFA XML scene whose root element is a <Node>");
+        LoadFailure { diagnostics: vec![d] }
     };
+    let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(|e| parse_failed(&e))?;
+    if let Err(diagnostics) = crate::overrides::apply(&mut desc, factory, &opts.overrides) {
+        return Err(LoadFailure { diagnostics });
+    }
+    let mut scene = settee_scene::instantiate(&desc, factory, &dp.dirs);
+    crate::overrides::promote_messages(&mut scene.messages, &opts.overrides);
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });
     }
+    let load_time = t0.elapsed();
+    status.say(&format!("initialising {} ({} components)…", path.display(), scene.components.len()));
+    let t1 = Instant::now();
     if let Err(e) = settee_core::simulation::init_root(&mut scene, factory) {
         let mut diagnostics = scene.messages;
         if !diagnostics.iter().any(|d| d.severity == Severity::Error) {
@@ -56,7 +121,7 @@ pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<Loa
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });
     }
-    Ok(LoadedScene { scene, path: path.to_path_buf() })
+    Ok(LoadedScene { scene, path: path.to_path_buf(), load_time, init_time: t1.elapsed() })
 }
 
 /// Something that watches a run step by step: state dumps, constraint-problem exports, the
@@ -172,5 +237,44 @@ impl RunObserver for ProgressBar {
 impl Drop for ProgressBar {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// The number of steps of `dt` that take a scene starting at `t0` to the simulated time `t_end`
+/// (`--time`): ⌈(t_end − t0)/dt⌉, where a quotient within 1e-9 (relative) of an integer counts as
+/// that integer, so that `--time 1 --dt 0.1` runs 10 steps and not 11.
+pub fn steps_for_time(t_end: f64, t0: f64, dt: f64) -> Result<usize, String> {
+    if !t_end.is_finite() {
+        return Err(format!("--time {t_end}: not a finite time"));
+    }
+    if !(dt.is_finite() && dt > 0.0) {
+        return Err(format!("--time needs a positive time step, and dt = {dt}"));
+    }
+    if t_end <= t0 {
+        return Err(format!("--time {t_end}: the scene starts at t = {t0}; give a later end time"));
+    }
+    let q = (t_end - t0) / dt;
+    let r = q.round();
+    let n = if (q - r).abs() <= 1e-9 * r.max(1.0) { r } else { q.ceil() };
+    if n > 1e12 {
+        return Err(format!("--time {t_end} with dt = {dt} would take {n:e} steps"));
+    }
+    Ok(n as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::steps_for_time;
+
+    #[test]
+    fn end_times_round_up_to_whole_steps_with_a_tolerance() {
+        assert_eq!(steps_for_time(1.0, 0.0, 0.1), Ok(10)); // 1/0.1 = 9.999999999999998
+        assert_eq!(steps_for_time(0.3, 0.0, 0.1), Ok(3)); // 0.3/0.1 = 2.9999999999999996
+        assert_eq!(steps_for_time(1.05, 0.0, 0.1), Ok(11));
+        assert_eq!(steps_for_time(0.07, 0.0, 0.01), Ok(7)); // 0.07/0.01 = 7.000000000000001
+        assert_eq!(steps_for_time(2.0, 1.0, 0.01), Ok(100));
+        assert!(steps_for_time(0.5, 1.0, 0.01).is_err());
+        assert!(steps_for_time(1.0, 0.0, 0.0).is_err());
+        assert!(steps_for_time(f64::NAN, 0.0, 0.01).is_err());
     }
 }
