@@ -109,6 +109,10 @@ pub struct RunSummary {
 pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObserver>]) -> Result<RunSummary, RunError> {
     let dt = scene.root().context.dt;
     let t0 = std::time::Instant::now();
+    // The start-of-simulation event (exporters' `exportAtBegin`), before any observer.
+    if let Err(error) = settee_core::simulation::start(scene) {
+        return Err(RunError::Step { step: 0, time: scene.root().context.time, error });
+    }
     for k in 0..steps {
         for o in observers.iter_mut() {
             o.before_step(scene, k).map_err(|message| RunError::Observer { step: k + 1, message })?;
@@ -120,6 +124,10 @@ pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObs
         for o in observers.iter_mut() {
             o.after_step(scene, k, t_start).map_err(|message| RunError::Observer { step: k + 1, message })?;
         }
+    }
+    // The end-of-simulation event: exporters' `exportAtEnd`, recorders close their files.
+    if let Err(error) = settee_core::simulation::finish(scene) {
+        return Err(RunError::Step { step: steps, time: scene.root().context.time, error });
     }
     let elapsed = t0.elapsed();
     let mut written = Vec::new();
