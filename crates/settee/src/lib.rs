@@ -8,6 +8,7 @@ pub mod doc;
 pub mod dump;
 pub mod regress;
 pub mod run;
+pub mod vtk;
 
 pub use components::factory;
 pub use run::{load, LoadedScene};

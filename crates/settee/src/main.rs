@@ -49,6 +49,13 @@ enum Command {
         /// (format: docs/constraint-solvers.md).
         #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
         export_constraint_problem: Option<Vec<String>>,
+        /// Write every mechanical state as ParaView files into DIR: a .vtu per state and
+        /// exported step, and a <scene>.pvd series listing them with their times.
+        #[arg(long, value_name = "DIR")]
+        vtk: Option<PathBuf>,
+        /// Export every K steps for --vtk (default 1; t = 0 and the last step always).
+        #[arg(long, requires = "vtk", value_name = "K", default_value_t = 1)]
+        vtk_every: usize,
     },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
@@ -95,7 +102,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem } => {
+        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem, vtk, vtk_every } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -106,7 +113,7 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
+            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export, vtk.map(|d| (d, vtk_every)))
         }
         Command::Check { scenes, data_dir } => check(scenes, data_dir),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
@@ -144,6 +151,7 @@ fn run(
     dump_every: Option<usize>,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
+    vtk: Option<(PathBuf, usize)>,
 ) -> ExitCode {
     if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
         if *last > steps {
@@ -186,6 +194,15 @@ fn run(
     }
     if let Some((list, dir)) = export {
         observers.push(Box::new(ExportObserver::new(list, dir, scene_path.clone())));
+    }
+    if let Some((dir, every)) = &vtk {
+        match settee::vtk::VtkSeries::create(scene, &scene_path, dir, *every, steps) {
+            Ok(v) => observers.push(Box::new(v)),
+            Err(e) => {
+                eprintln!("error: --vtk: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if timing {
         observers.push(Box::new(SolverStatsPrinter));
