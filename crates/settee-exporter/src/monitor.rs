@@ -7,12 +7,13 @@
 //! ```text
 //! # Gnuplot File : positions of 2 particle(s) Monitored
 //! # 1st Column : time, others : particle(s) number 0 5
-//! 0.01	0 -0.000981 0	1 -0.000981 0
+//! 0.01→0 -0.000981 0→1 -0.000981 0→
 //! ```
 //!
 //! a line at the end of every step: the time reached, then each monitored DOF's coordinates,
-//! tab-separated, numbers as C++ streams print them. `fileName` defaults to `./<name>`. The
-//! drawing Data (`showPositions`, colours, trajectories, …) are accepted and ignored.
+//! each followed by a tab (→ above), numbers as C++ streams print them. `fileName` defaults to
+//! `./<name>`. The drawing Data (`showPositions`, colours, trajectories, …) are accepted and
+//! ignored.
 
 use std::io::Write;
 
@@ -81,9 +82,34 @@ struct Channel {
 pub struct Monitor {
     state: Option<ComponentId>,
     indices: Vec<usize>,
+    /// (file name, quantity, vector) of each export asked for.
+    wanted: Vec<(String, &'static str, VecId)>,
     channels: Vec<Channel>,
     /// The files written.
     pub files: Vec<std::path::PathBuf>,
+}
+
+impl Monitor {
+    fn open(&mut self, scene: &Scene) -> SimResult {
+        if !self.channels.is_empty() {
+            return Ok(());
+        }
+        for (name, what, vec) in &self.wanted {
+            let path = scene.output_file(name);
+            let mut out = Output::create(&path)
+                .map_err(|e| SimError::new(format!("cannot create {}: {e}", path.display())).hint("check that the directory is writable"))?;
+            let mut head =
+                format!("# Gnuplot File : {what} of {} particle(s) Monitored\n# 1st Column : time, others : particle(s) number ", self.indices.len());
+            for i in &self.indices {
+                head.push_str(&format!("{i} "));
+            }
+            head.push('\n');
+            out.write_all(head.as_bytes()).map_err(|e| SimError::new(format!("cannot write {}: {e}", path.display())))?;
+            self.channels.push(Channel { vec: *vec, out });
+            self.files.push(path);
+        }
+        Ok(())
+    }
 }
 
 impl Component for Monitor {
@@ -111,28 +137,18 @@ impl Component for Monitor {
             (d.get(EXPORT_V), "v", "velocities", VecId::VELOCITY),
             (d.get(EXPORT_F), "f", "forces", VecId::FORCE),
         ];
-        self.channels.clear();
-        for (on, suffix, what, vec) in wanted {
-            if !on {
-                continue;
-            }
-            let path = cx.scene.output_file(&format!("{prefix}_{suffix}.txt"));
-            let mut out = Output::create(&path)
-                .map_err(|e| cx.error(format!("cannot create {}: {e}", path.display())).hint("check that the directory is writable"))?;
-            let mut head =
-                format!("# Gnuplot File : {what} of {} particle(s) Monitored\n# 1st Column : time, others : particle(s) number ", self.indices.len());
-            for i in &self.indices {
-                head.push_str(&format!("{i} "));
-            }
-            head.push('\n');
-            out.write_all(head.as_bytes()).map_err(|e| cx.error(format!("cannot write {}: {e}", path.display())))?;
-            self.channels.push(Channel { vec, out });
-            self.files.push(path);
-        }
+        self.wanted = wanted.into_iter().filter(|w| w.0).map(|(_, suffix, what, vec)| (format!("{prefix}_{suffix}.txt"), what, vec)).collect();
         Ok(())
     }
 
+    /// The files are created when the simulation starts (not at init, so that `settee check`
+    /// writes nothing and the output directory can still be chosen after loading).
+    fn simulation_start(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
+        self.open(scene)
+    }
+
     fn animate_end(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        self.open(scene)?;
         let Some(sid) = self.state.and_then(|s| scene.state_of(s)) else { return Ok(()) };
         let time = scene.node(scene.entry(me).node).context.time;
         let st = scene.store.get(sid);

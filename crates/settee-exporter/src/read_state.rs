@@ -108,7 +108,8 @@ impl ReadState {
         let mut wraps = 0;
         loop {
             if self.next == self.records.len() {
-                if !looping || self.records.is_empty() || wraps > 0 {
+                // Start over only once the last record's time is passed, so that it is shown.
+                if !looping || self.records.is_empty() || wraps > 0 || time <= self.last_read + tol {
                     break;
                 }
                 wraps += 1;
@@ -250,9 +251,10 @@ mod tests {
         assert_eq!(rs.read_next(2.5, 0.01, false), Some(2));
         assert_eq!(rs.read_next(3.0, 0.01, false), None);
         let mut rs = ReadState { records: parse_records("T= 0\nX= 0\nT= 1\nX= 1\n").unwrap(), ..ReadState::default() };
-        assert_eq!(rs.read_next(1.0, 0.01, true), Some(1));
-        // Past the end: the file starts over at t = 1 (its last time), record 0 at 1, record 1 at 2.
-        assert_eq!(rs.read_next(2.0, 0.01, true), Some(1));
+        let seen: Vec<Option<usize>> = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0].iter().map(|&t| rs.read_next(t, 0.01, true)).collect();
+        // Past the end the file starts over shifted by its last time: record 0 at 1 (shown once
+        // t = 1 is passed), record 1 at 2, record 0 again at 2.
+        assert_eq!(seen, [Some(0), None, Some(1), Some(0), Some(1), Some(0), Some(1)]);
         // A time a rounding error short of a record's still reaches it.
         let mut rs = ReadState { records: parse_records("T= 0.1\nX= 0\n").unwrap(), ..ReadState::default() };
         assert_eq!(rs.read_next(0.09999999999999999, 0.001, false), Some(0));

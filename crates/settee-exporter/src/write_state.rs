@@ -77,6 +77,8 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 pub struct WriteState {
     state: Option<ComponentId>,
     out: Option<Output>,
+    /// The file name given in the scene (none: nothing is written).
+    filename: Option<String>,
     path: Option<std::path::PathBuf>,
     times: Vec<f64>,
     period: f64,
@@ -93,6 +95,18 @@ impl WriteState {
     /// The file being written (after init).
     pub fn path(&self) -> Option<&std::path::Path> {
         self.path.as_deref()
+    }
+
+    /// Creates the file, once, under the scene's output directory as it is when the simulation
+    /// starts.
+    fn open(&mut self, scene: &Scene) -> SimResult {
+        let Some(name) = self.filename.as_deref().filter(|_| self.out.is_none() && self.path.is_none()) else { return Ok(()) };
+        let path = scene.output_file(name);
+        let out = Output::create(&path)
+            .map_err(|e| SimError::new(format!("cannot create {}: {e}", path.display())).hint("check that the directory is writable"))?;
+        self.out = Some(out);
+        self.path = Some(path);
+        Ok(())
     }
 
     /// Whether the state is written at `time` (SOFA's schedule, advanced by the call).
@@ -182,15 +196,18 @@ impl Component for WriteState {
             cx.warn("WriteState has no filename: nothing will be written");
             return Ok(());
         }
-        let path = cx.scene.output_file(&filename);
-        let out = Output::create(&path)
-            .map_err(|e| cx.error(format!("cannot create {}: {e}", path.display())).hint("check that the directory is writable"))?;
-        self.out = Some(out);
-        self.path = Some(path);
+        self.filename = Some(filename);
         Ok(())
     }
 
+    /// The file is created when the simulation starts (not at init, so that `settee check`
+    /// writes nothing and the output directory can still be chosen after loading).
+    fn simulation_start(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
+        self.open(scene)
+    }
+
     fn animate_begin(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        self.open(scene)?;
         let (Some(state), true) = (self.state.and_then(|s| scene.state_of(s)), self.out.is_some()) else { return Ok(()) };
         if self.energy_reached {
             return Ok(());
