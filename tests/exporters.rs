@@ -273,3 +273,16 @@ fn monitor_columns_are_the_state_at_each_step() {
     assert!(lines[2].starts_with("0.01\t"));
     assert!(!dir.join("plots/tip_v.txt").exists());
 }
+
+/// A recorder that cannot create its file stops the run before the first step, with the
+/// component's position, instead of running without writing.
+#[test]
+fn an_unwritable_output_stops_the_run_at_its_start() {
+    let (mut l, dir) = load("unwritable", &beam_scene(r#"<WriteState filename="blocker/traj.txt"/>"#));
+    std::fs::write(dir.join("blocker"), "a file, not a directory").unwrap();
+    let err = simulate(&mut l.scene, 3, &mut []).err().expect("the run must fail");
+    let text = err.to_string();
+    assert!(matches!(err, settee::run::RunError::Start(_)), "{text}");
+    assert!(text.contains("unwritable.scn:") && text.contains("cannot create") && text.contains("could not start"), "{text}");
+    assert_eq!(l.scene.root().context.time, 0.0, "no step ran");
+}
