@@ -78,6 +78,10 @@ impl VtkSeries {
     fn export(&mut self, scene: &Scene, step: usize) -> Result<(), String> {
         let time = scene.root().context.time;
         for (i, part) in self.parts.iter().enumerate() {
+            // A state removed since the series started (a contact's) has no more files.
+            if !scene.contains(part.state) || scene.state_of(part.state).is_none() {
+                continue;
+            }
             let name = format!("{}_{step:06}.vtu", part.label);
             let path = self.dir.join(&name);
             std::fs::write(&path, vtu_text(&Self::grid(scene, part), Precision::Full))
