@@ -179,6 +179,20 @@ pub trait Component: Any + Send {
     fn animate_begin(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
         Ok(())
     }
+    /// End-of-step hook (SOFA's AnimateEndEvent), after the time advanced: observers (exporters,
+    /// monitors) record the state reached by the step.
+    fn animate_end(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
+        Ok(())
+    }
+    /// The simulation is about to start (SOFA's SimulationInitDoneEvent): sent once, before the
+    /// first step, by [`crate::simulation::start`].
+    fn simulation_start(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
+        Ok(())
+    }
+    /// The simulation is over (SOFA's `cleanup`): sent by [`crate::simulation::finish`].
+    fn simulation_end(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
+        Ok(())
+    }
 
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;

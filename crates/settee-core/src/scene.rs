@@ -148,6 +148,11 @@ pub struct Scene {
     /// [`crate::mechanics::total_force`]). FreeMotionAnimationLoop registers its constraint
     /// solver's `Λ` here (lagrangian-solvers spec §1.2 S3, §1.8.1).
     pub total_force_contributor: Option<crate::state::VecId>,
+    /// Where components write their output files (exporters, monitors, state writers) when the
+    /// scene gives a relative name. Empty: the current directory, as SOFA does.
+    pub output_dir: PathBuf,
+    /// The start-of-simulation event was sent ([`crate::simulation::start`]).
+    pub started: bool,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -194,6 +199,8 @@ impl Scene {
             deferred: Vec::new(),
             live_data_pass: 0,
             total_force_contributor: None,
+            output_dir: PathBuf::new(),
+            started: false,
         }
     }
 
@@ -495,6 +502,12 @@ impl Scene {
                 self.nodes[n].context = self.nodes[p].context;
             }
         }
+    }
+
+    /// Where a component writes an output file named `name` in the scene: absolute names as
+    /// given, relative ones under [`Scene::output_dir`].
+    pub fn output_file(&self, name: &str) -> PathBuf {
+        self.output_dir.join(name)
     }
 
     /// Resolves a file name as SOFA's data repository does: the component's directory, then the

@@ -125,11 +125,13 @@ pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
     e
 }
 
-/// Performs one step with the scene's animation loop.
+/// Performs one step with the scene's animation loop (sending the start-of-simulation event
+/// first when it was not sent yet).
 pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
     let Some(al) = scene.animation_loop else {
         return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
     };
+    start(scene)?;
     scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
 }
 
@@ -147,6 +149,34 @@ pub fn timed<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scen
 
 /// Sends the start-of-step event to every component, top-down in object order.
 pub fn animate_begin(scene: &mut Scene) -> SimResult {
+    broadcast(scene, |obj, scene, c| obj.animate_begin(scene, c))
+}
+
+/// Sends the end-of-step event to every component, top-down in object order (the animation
+/// loops call it once the time has advanced).
+pub fn animate_end(scene: &mut Scene) -> SimResult {
+    broadcast(scene, |obj, scene, c| obj.animate_end(scene, c))
+}
+
+/// Sends the start-of-simulation event once (SOFA's SimulationInitDoneEvent: exporters write
+/// their `exportAtBegin` files). [`animate`] calls it before the first step.
+pub fn start(scene: &mut Scene) -> SimResult {
+    if scene.started {
+        return Ok(());
+    }
+    scene.started = true;
+    broadcast(scene, |obj, scene, c| obj.simulation_start(scene, c))
+}
+
+/// Sends the end-of-simulation event (SOFA's `cleanup`: exporters write their `exportAtEnd`
+/// files, writers flush). Whoever steps a scene calls it once when done.
+pub fn finish(scene: &mut Scene) -> SimResult {
+    broadcast(scene, |obj, scene, c| obj.simulation_end(scene, c))
+}
+
+/// Calls `f` on every component, top-down in object order; components removed meanwhile and
+/// the one currently running (the animation loop) are skipped.
+fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::component::Component, &mut Scene, ComponentId) -> SimResult) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
         let objs = scene.node(n).objects.clone();
         for c in objs {
@@ -155,7 +185,7 @@ pub fn animate_begin(scene: &mut Scene) -> SimResult {
                 Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
                 Some(_) => {}
             }
-            scene.with_taken(c, |obj, scene| obj.animate_begin(scene, c))?;
+            scene.with_taken(c, |obj, scene| f(obj, scene, c)).map_err(|e| positioned(scene, c, e))?;
         }
     }
     Ok(())
@@ -326,6 +356,7 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     })?;
     end_integration(scene);
     advance_time(scene, dt);
+    timed(scene, "animate end", animate_end)?;
     check_finite(scene)
 }
 
@@ -394,6 +425,7 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
         mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
     })?;
     advance_time(scene, dt);
+    timed(scene, "animate end", animate_end)?;
     check_finite(scene)
 }
 

@@ -21,5 +21,6 @@ pub fn factory() -> Factory {
     settee_mapping::register(&mut f);
     settee_collision::register(&mut f);
     settee_constraint::register(&mut f);
+    settee_exporter::register(&mut f);
     f
 }

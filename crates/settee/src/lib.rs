@@ -18,6 +18,7 @@ pub mod regress;
 pub mod run;
 pub mod simulation;
 pub mod view;
+pub mod vtk;
 
 pub use components::factory;
 

@@ -59,6 +59,13 @@ enum Command {
         /// (format: docs/constraint-solvers.md).
         #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
         export_constraint_problem: Option<Vec<String>>,
+        /// Write every mechanical state as ParaView files into DIR: a .vtu per state and
+        /// exported step, and a <scene>.pvd series listing them with their times.
+        #[arg(long, value_name = "DIR")]
+        vtk: Option<PathBuf>,
+        /// Export every K steps for --vtk (default 1; t = 0 and the last step always).
+        #[arg(long, requires = "vtk", value_name = "K", default_value_t = 1)]
+        vtk_every: usize,
     },
     /// Simulate a scene and write a self-contained HTML page that replays it in 3D (WebGL).
     View {
@@ -176,7 +183,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, time, set, dt, data_dir, dump, dump_mapped, dump_every, dump_final, timing, export_constraint_problem } => {
+        Command::Run { scene, steps, time, set, dt, data_dir, dump, dump_mapped, dump_every, dump_final, timing, export_constraint_problem, vtk, vtk_every } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -192,7 +199,7 @@ fn main() -> ExitCode {
                 None => RunLength::Steps(steps),
             };
             let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true };
-            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export)
+            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export, vtk.map(|d| (d, vtk_every)))
         }
         Command::Check { scenes, data_dir, set } => check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false }),
         Command::Print { scene, data, data_dir, set } => {
@@ -265,6 +272,7 @@ fn run(
     dump_final: bool,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
+    vtk: Option<(PathBuf, usize)>,
 ) -> ExitCode {
     let factory = settee::factory();
     let mut loaded = match settee::load_with(&scene_path, &factory, &load) {
@@ -317,6 +325,15 @@ fn run(
     }
     if let Some((list, dir)) = export {
         observers.push(Box::new(ExportObserver::new(list, dir, scene_path.clone())));
+    }
+    if let Some((dir, every)) = &vtk {
+        match settee::vtk::VtkSeries::create(scene, &scene_path, dir, *every, steps) {
+            Ok(v) => observers.push(Box::new(v)),
+            Err(e) => {
+                eprintln!("error: --vtk: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if timing {
         observers.push(Box::new(SolverStatsPrinter));

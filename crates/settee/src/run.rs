@@ -150,6 +150,11 @@ pub enum RunError {
     Step { step: usize, time: f64, error: settee_core::SimError },
     /// An observer could not do its work (a dump file could not be written, …).
     Observer { step: usize, message: String },
+    /// A component failed at the start of the simulation (an exporter could not create its
+    /// file, …).
+    Start(settee_core::SimError),
+    /// A component failed at the end of the simulation (an exporter's last file, …).
+    End(settee_core::SimError),
 }
 
 impl std::fmt::Display for RunError {
@@ -157,6 +162,8 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Step { step, time, error } => write!(f, "{error}\nerror: step {step} (t = {time}) failed"),
             RunError::Observer { step, message } => write!(f, "error: step {step}: {message}"),
+            RunError::Start(error) => write!(f, "{error}\nerror: the simulation could not start"),
+            RunError::End(error) => write!(f, "{error}\nerror: the simulation could not end cleanly"),
         }
     }
 }
@@ -174,6 +181,8 @@ pub struct RunSummary {
 pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObserver>]) -> Result<RunSummary, RunError> {
     let dt = scene.root().context.dt;
     let t0 = std::time::Instant::now();
+    // The start-of-simulation event (exporters' `exportAtBegin`), before any observer.
+    settee_core::simulation::start(scene).map_err(RunError::Start)?;
     for k in 0..steps {
         for o in observers.iter_mut() {
             o.before_step(scene, k).map_err(|message| RunError::Observer { step: k + 1, message })?;
@@ -186,6 +195,8 @@ pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObs
             o.after_step(scene, k, t_start).map_err(|message| RunError::Observer { step: k + 1, message })?;
         }
     }
+    // The end-of-simulation event: exporters' `exportAtEnd`, recorders close their files.
+    settee_core::simulation::finish(scene).map_err(RunError::End)?;
     let elapsed = t0.elapsed();
     let mut written = Vec::new();
     for o in observers.iter_mut() {
