@@ -81,6 +81,9 @@ enum Command {
         /// Default: `perf/sofa-timings.md` beside the suite directory, when it exists.
         #[arg(long)]
         sofa_timings: Option<PathBuf>,
+        /// Exit non-zero when a scene is unsupported too (failures and errors always do).
+        #[arg(long)]
+        unsupported_fails: bool,
     },
     /// List components with their Data (type, default, help).
     Doc {
@@ -109,8 +112,8 @@ fn main() -> ExitCode {
             run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
         }
         Command::Check { scenes, data_dir } => check(scenes, data_dir),
-        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
-            regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
+        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails } => {
+            regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails)
         }
         Command::Doc { component, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
             Ok(s) => {
@@ -272,6 +275,7 @@ fn regress_cmd(
     only: Option<PathBuf>,
     jobs: Option<usize>,
     sofa_timings: Option<PathBuf>,
+    unsupported_fails: bool,
 ) -> ExitCode {
     let timings = match sofa_timings {
         Some(p) => match regress::SofaTimings::load(&p) {
@@ -340,14 +344,8 @@ fn regress_cmd(
     for o in &outcomes {
         println!("{}", regress::format_row(o));
     }
-    let pass = outcomes.iter().filter(|o| o.status == regress::Status::Pass).count();
-    let unsupported = outcomes.iter().filter(|o| o.status == regress::Status::Unsupported).count();
-    println!(
-        "{pass} passed, {} failed, {unsupported} unsupported ({} scenes, {:.1} s)",
-        outcomes.len() - pass - unsupported,
-        outcomes.len(),
-        t0.elapsed().as_secs_f64()
-    );
+    let tally = regress::Tally::of(&outcomes);
+    println!("{}, {:.1} s", tally.summary(), t0.elapsed().as_secs_f64());
     if let Some(j) = json {
         if let Err(e) = std::fs::write(&j, serde_json::to_string_pretty(&outcomes).unwrap_or_default()) {
             eprintln!("error: cannot write {}: {e}", j.display());
@@ -385,5 +383,9 @@ fn regress_cmd(
         }
         println!("ratchet: every scene of {} passes", r.display());
     }
-    ExitCode::SUCCESS
+    if tally.success(unsupported_fails) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -1,0 +1,91 @@
+//! A runner that never lies: exit codes follow what happened, a closed output pipe is no panic,
+//! bad time steps and Python scenes are refused with their reason, and scenes that load but
+//! cannot do what was meant are warned about. Every test runs the built binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn settee(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_settee")).args(args).output().expect("run settee")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A fresh temporary directory for one test.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("settee-honest-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(path: &Path, text: &str) -> String {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Two particles joined by a spring, falling under gravity, with an implicit solver.
+fn falling_pair(gravity_y: f64) -> String {
+    format!(
+        r#"<Node name="root" dt="0.01" gravity="0 {gravity_y} 0">
+  <EulerImplicitSolver rayleighStiffness="0" rayleighMass="0"/>
+  <CGLinearSolver iterations="50" tolerance="1e-12" threshold="1e-12"/>
+  <MechanicalObject name="dofs" position="0 0 0  1 0 0"/>
+  <UniformMass totalMass="2"/>
+  <SpringForceField spring="0 1 100 0.1 1"/>
+</Node>
+"#
+    )
+}
+
+// ----- regress exit codes ------------------------------------------------------------------------
+
+/// A one-scene suite (`scenes/`, `references/`, a list) whose reference was recorded with
+/// gravity -9.81 and whose scene now has `-gravity`: it passes for 9.81 and fails otherwise.
+fn regress_suite(name: &str, gravity: f64) -> String {
+    let dir = temp_dir(&format!("suite-{name}"));
+    let scene = write(&dir.join("scenes/pair.scn"), &falling_pair(-9.81));
+    let out = settee(&["run", &scene, "--steps", "20", "--dump", dir.join("references").to_str().unwrap()]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    write(&dir.join("scenes/pair.scn"), &falling_pair(-gravity));
+    write(&dir.join("suite.regression-tests"), "references\npair.scn 20 1e-6 0 1\n")
+}
+
+#[test]
+fn regress_exits_non_zero_on_a_failing_scene_and_zero_when_all_pass() {
+    let pass = settee(&["regress", &regress_suite("pass", 9.81)]);
+    let (stdout, stderr) = text(&pass);
+    assert!(pass.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed, 0 failed, 0 errors, 0 unsupported (1 scenes)"), "{stdout}");
+
+    let fail = settee(&["regress", &regress_suite("fail", 5.0)]);
+    let (stdout, stderr) = text(&fail);
+    assert_eq!(fail.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("FAIL") && stdout.contains("0 passed, 1 failed, 0 errors"), "{stdout}");
+}
+
+#[test]
+fn regress_exits_non_zero_on_an_error_and_reports_unsupported_apart() {
+    let list = regress_suite("error", 9.81);
+    let dir = Path::new(&list).parent().unwrap().to_path_buf();
+    // A second scene with no reference (error) and a third with an unknown component.
+    write(&dir.join("scenes/noref.scn"), &falling_pair(-9.81));
+    write(&dir.join("scenes/unknown.scn"), "<Node name=\"root\"><NoSuchComponent/></Node>\n");
+    write(&dir.join("suite.regression-tests"), "references\npair.scn 20 1e-6 0 1\nnoref.scn 20 1e-6 0 1\nunknown.scn 20 1e-6 0 1\n");
+    let out = settee(&["regress", &list]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed, 0 failed, 1 error, 1 unsupported (3 scenes)"), "{stdout}");
+    assert!(stdout.contains("ERROR") && stdout.contains("unsupported"), "{stdout}");
+
+    // Only unsupported: success, unless --unsupported-fails.
+    write(&dir.join("suite.regression-tests"), "references\npair.scn 20 1e-6 0 1\nunknown.scn 20 1e-6 0 1\n");
+    let out = settee(&["regress", &list]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.contains("1 passed, 0 failed, 0 errors, 1 unsupported"), "{:?}", text(&out));
+    let out = settee(&["regress", &list, "--unsupported-fails"]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+}
