@@ -6,6 +6,7 @@ pub mod components;
 pub mod constraint_export;
 pub mod doc;
 pub mod dump;
+pub mod guard;
 pub mod regress;
 pub mod run;
 

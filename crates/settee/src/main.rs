@@ -95,6 +95,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    settee::guard::restore_sigpipe();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {

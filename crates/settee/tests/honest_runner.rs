@@ -3,7 +3,7 @@
 //! cannot do what was meant are warned about. Every test runs the built binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 fn settee(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_settee")).args(args).output().expect("run settee")
@@ -39,6 +39,45 @@ fn falling_pair(gravity_y: f64) -> String {
 </Node>
 "#
     )
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+// ----- closed output pipe ------------------------------------------------------------------------
+
+/// Runs settee with its stdout a pipe whose reading end is closed before settee writes, and
+/// checks it ended quietly: success, or killed by SIGPIPE as `cat` would be; never a panic.
+fn assert_quiet_on_closed_pipe(args: &[&str]) {
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_settee")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn settee");
+    drop(child.stdout.take()); // the reader goes away, as `head` does after its lines
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "settee {args:?} panicked on a closed pipe:\n{stderr}");
+    assert_ne!(out.status.code(), Some(101), "settee {args:?}: {stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(out.status.success() || out.status.signal() == Some(libc_sigpipe()), "settee {args:?}: {:?}\n{stderr}", out.status);
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13 // SIGPIPE on every Unix Settee builds on
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_doc_run_check_and_regress_quietly() {
+    assert_quiet_on_closed_pipe(&["doc"]);
+    assert_quiet_on_closed_pipe(&["doc", "--markdown"]);
+    let chain = manifest_dir().join("../../scenes/hanging_chain.scn");
+    assert_quiet_on_closed_pipe(&["run", chain.to_str().unwrap(), "--steps", "3"]);
+    assert_quiet_on_closed_pipe(&["check", chain.to_str().unwrap()]);
+    let suite = regress_suite("pipe", 9.81);
+    assert_quiet_on_closed_pipe(&["regress", &suite]);
 }
 
 // ----- regress exit codes ------------------------------------------------------------------------
