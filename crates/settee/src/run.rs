@@ -35,6 +35,9 @@ pub fn data_path(dirs: &[PathBuf]) -> DataPath {
 /// Parses, creates and initialises a scene. Fails on any error message (as SOFA's regression
 /// driver does); warnings stay in `scene.messages`.
 pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<LoadedScene, LoadFailure> {
+    if let Some(d) = python_scene(path) {
+        return Err(LoadFailure { diagnostics: vec![d] });
+    }
     let dp = data_path(data_dirs);
     let mut scene = match settee_scene::load_scene(path, factory, &dp) {
         Ok(s) => s,
@@ -57,6 +60,22 @@ pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<Loa
         return Err(LoadFailure { diagnostics: scene.messages });
     }
     Ok(LoadedScene { scene, path: path.to_path_buf() })
+}
+
+/// SOFA's Python scenes (`.py`, `.pyscn`) are programs, not XML: they are refused by name
+/// instead of failing as malformed XML.
+fn python_scene(path: &Path) -> Option<Diagnostic> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    if ext != "py" && ext != "pyscn" {
+        return None;
+    }
+    let pos = settee_core::SourcePos::start_of(std::sync::Arc::new(path.to_path_buf()));
+    Some(
+        Diagnostic::error("Python scenes are not supported: Settee reads SOFA's XML scene files (.scn)")
+            .at(Some(pos))
+            .hint("write the scene as an XML .scn file (the same nodes and components, as elements and attributes)")
+            .unsupported(),
+    )
 }
 
 /// Something that watches a run step by step: state dumps, constraint-problem exports, the

@@ -128,3 +128,26 @@ fn regress_exits_non_zero_on_an_error_and_reports_unsupported_apart() {
     let out = settee(&["regress", &list, "--unsupported-fails"]);
     assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
 }
+
+// ----- check -------------------------------------------------------------------------------------
+
+#[test]
+fn python_scenes_are_refused_by_name_in_run_check_and_regress() {
+    let dir = temp_dir("python");
+    for ext in ["py", "pyscn"] {
+        let scene = write(&dir.join(format!("scene.{ext}")), "import Sofa\n\ndef createScene(root):\n    root.addObject('MechanicalObject')\n");
+        for cmd in ["run", "check"] {
+            let out = settee(&[cmd, &scene]);
+            let (stdout, stderr) = text(&out);
+            let all = format!("{stdout}{stderr}");
+            assert_eq!(out.status.code(), Some(1), "{all}");
+            assert!(all.contains(&format!("scene.{ext}:1:1: error: Python scenes are not supported")), "{all}");
+            assert!(all.contains("hint: ") && !all.to_lowercase().contains("xml parse"), "{all}");
+        }
+    }
+    write(&dir.join("scenes/scene.py"), "import Sofa\n");
+    let list = write(&dir.join("py.regression-tests"), "references\nscene.py 10 1e-4 0 1\n");
+    let out = settee(&["regress", &list]);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("Python scenes are not supported") && stdout.contains("0 errors, 1 unsupported"), "{stdout}");
+}
