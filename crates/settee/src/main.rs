@@ -25,8 +25,8 @@ enum Command {
         /// Number of steps.
         #[arg(long, default_value_t = 100)]
         steps: usize,
-        /// Time step (overrides the root node's dt).
-        #[arg(long)]
+        /// Time step (overrides the root node's dt); must be positive and finite.
+        #[arg(long, allow_negative_numbers = true)]
         dt: Option<f64>,
         /// Extra directory searched for data files (meshes, includes); repeatable.
         #[arg(long = "data-dir")]
@@ -154,6 +154,10 @@ fn run(
             eprintln!("error: --export-constraint-problem asks for step {last} but only {steps} steps are run (--steps)");
             return ExitCode::FAILURE;
         }
+    }
+    if let Some(Err(e)) = dt.map(|dt| settee::run::check_time_step(dt, "--dt")) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
     }
     let factory = settee::factory();
     let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {

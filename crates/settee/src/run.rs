@@ -78,6 +78,24 @@ fn python_scene(path: &Path) -> Option<Diagnostic> {
     )
 }
 
+/// Refuses a time step that cannot advance a simulation: zero, negative, NaN or infinite.
+/// `what` names where it came from (`--dt`, the root node's `dt`).
+pub fn check_time_step(dt: f64, what: &str) -> Result<(), String> {
+    if dt.is_finite() && dt > 0.0 {
+        return Ok(());
+    }
+    let why = if dt.is_nan() {
+        "is not a number"
+    } else if dt.is_infinite() {
+        "is infinite"
+    } else if dt == 0.0 {
+        "is zero: time would not advance"
+    } else {
+        "is negative: time would run backwards"
+    };
+    Err(format!("{what} = {dt} {why}; the time step must be a positive, finite number of seconds"))
+}
+
 /// Something that watches a run step by step: state dumps, constraint-problem exports, the
 /// progress line, exporters and viewers. Each lives in its own module; the stepping loop
 /// ([`simulate`]) only calls them in order. An observer's error stops the run.
@@ -104,6 +122,8 @@ pub enum RunError {
     Step { step: usize, time: f64, error: settee_core::SimError },
     /// An observer could not do its work (a dump file could not be written, …).
     Observer { step: usize, message: String },
+    /// The run could not start (a time step that is not positive and finite, …).
+    Setup(Diagnostic),
 }
 
 impl std::fmt::Display for RunError {
@@ -111,6 +131,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Step { step, time, error } => write!(f, "{error}\nerror: step {step} (t = {time}) failed"),
             RunError::Observer { step, message } => write!(f, "error: step {step}: {message}"),
+            RunError::Setup(d) => write!(f, "{d}"),
         }
     }
 }
@@ -125,8 +146,18 @@ pub struct RunSummary {
 
 /// Steps `scene` `steps` times with its own dt, calling the observers around every step (in
 /// their order) and at the end. Steps are numbered from 1 in errors.
+///
+/// A root time step that is not positive and finite is refused before the first step.
 pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObserver>]) -> Result<RunSummary, RunError> {
     let dt = scene.root().context.dt;
+    if let Err(e) = check_time_step(dt, "dt") {
+        let root = scene.root();
+        let d = Diagnostic::error(e)
+            .at(root.pos.clone())
+            .subject(format!("Node '{}'", root.name))
+            .hint("set the root node's dt (or pass --dt) to a positive value, e.g. dt=\"0.01\"");
+        return Err(RunError::Setup(d));
+    }
     let t0 = std::time::Instant::now();
     for k in 0..steps {
         for o in observers.iter_mut() {

@@ -129,6 +129,32 @@ fn regress_exits_non_zero_on_an_error_and_reports_unsupported_apart() {
     assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
 }
 
+// ----- time steps --------------------------------------------------------------------------------
+
+#[test]
+fn non_positive_or_non_finite_time_steps_are_refused_with_the_reason() {
+    let dir = temp_dir("dt");
+    let scene = write(&dir.join("pair.scn"), &falling_pair(-9.81));
+    for (dt, why) in [("-0.01", "is negative"), ("0", "is zero"), ("nan", "is not a number"), ("inf", "is infinite")] {
+        let out = settee(&["run", &scene, "--steps", "2", "--dt", dt]);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "--dt {dt}: {stderr}");
+        assert!(stderr.contains("error: --dt = ") && stderr.contains(why), "--dt {dt}: {stderr}");
+        assert!(!stderr.contains("unexpected argument"), "--dt {dt} was not parsed as a value: {stderr}");
+    }
+    let out = settee(&["run", &scene, "--steps", "2", "--dt", "0.02"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.contains("2 steps of 0.02 s"), "{:?}", text(&out));
+
+    for (dt, why) in [("0", "is zero"), ("-1", "is negative")] {
+        let scene = write(&dir.join("root_dt.scn"), &falling_pair(-9.81).replace("dt=\"0.01\"", &format!("dt=\"{dt}\"")));
+        let out = settee(&["run", &scene, "--steps", "2"]);
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "dt=\"{dt}\": {stderr}");
+        assert!(stderr.contains("root_dt.scn:1:1: error: Node 'root': dt = ") && stderr.contains(why), "dt=\"{dt}\": {stderr}");
+    }
+}
+
 // ----- check -------------------------------------------------------------------------------------
 
 #[test]
