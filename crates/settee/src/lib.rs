@@ -2,6 +2,7 @@
 //! registered, state dumps in SOFA's regression format, the regression driver and the generated
 //! component reference.
 
+pub mod check;
 pub mod components;
 pub mod constraint_export;
 pub mod doc;

@@ -232,36 +232,13 @@ fn run(
 }
 
 fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
-    let factory = settee::factory();
-    let mut ok = true;
-    for path in scenes {
-        match settee::load(&path, &factory, &data_dir) {
-            Ok(l) => {
-                let warnings: Vec<_> = l.scene.messages.iter().filter(|m| m.severity >= Severity::Warning).collect();
-                for w in &warnings {
-                    println!("{w}");
-                }
-                println!("{}: supported ({} components, {} warnings)", path.display(), l.scene.components.len(), warnings.len());
-            }
-            Err(f) => {
-                ok = false;
-                for d in f.diagnostics.iter().filter(|d| d.severity >= Severity::Warning) {
-                    println!("{d}");
-                }
-                let n = f.diagnostics.iter().filter(|d| d.unsupported).count();
-                println!(
-                    "{}: NOT supported ({} unsupported components/features, {} errors)",
-                    path.display(),
-                    n,
-                    f.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
-                );
-            }
+    match settee::check::check_scenes(&mut std::io::stdout().lock(), &scenes, &settee::factory(), &data_dir) {
+        Ok(v) if v.iter().all(|v| v.is_loaded()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
-    }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
     }
 }
 

@@ -158,6 +158,30 @@ fn non_positive_or_non_finite_time_steps_are_refused_with_the_reason() {
 // ----- check -------------------------------------------------------------------------------------
 
 #[test]
+fn check_says_what_happened_per_scene_and_in_total_and_fails_on_errors() {
+    let dir = temp_dir("check");
+    let good = write(&dir.join("good.scn"), &falling_pair(-9.81));
+    let bad = write(
+        &dir.join("bad.scn"),
+        &falling_pair(-9.81).replace("<UniformMass totalMass=\"2\"/>", "<UniformMass totalMass=\"2\"/>\n  <MeshOBJLoader filename=\"missing.obj\"/>"),
+    );
+    let unknown = write(&dir.join("unknown.scn"), "<Node name=\"root\"><NoSuchComponent/></Node>\n");
+
+    let out = settee(&["check", &good]);
+    let (stdout, _) = text(&out);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("good.scn: loaded, 0 warnings"), "{stdout}");
+    assert!(stdout.ends_with("checked 1 scene: 1 loaded, 0 failed, 0 unsupported; 0 errors, 0 warnings\n"), "{stdout}");
+
+    let out = settee(&["check", &good, &bad, &unknown]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("bad.scn: FAILED: 1 error"), "{stdout}");
+    assert!(stdout.contains("unknown.scn: unsupported: unknown component 'NoSuchComponent'"), "{stdout}");
+    assert!(stdout.contains("checked 3 scenes: 1 loaded, 1 failed, 1 unsupported"), "{stdout}");
+}
+
+#[test]
 fn python_scenes_are_refused_by_name_in_run_check_and_regress() {
     let dir = temp_dir("python");
     for ext in ["py", "pyscn"] {
@@ -177,3 +201,4 @@ fn python_scenes_are_refused_by_name_in_run_check_and_regress() {
     let (stdout, _) = text(&out);
     assert!(stdout.contains("Python scenes are not supported") && stdout.contains("0 errors, 1 unsupported"), "{stdout}");
 }
+
