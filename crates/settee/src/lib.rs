@@ -8,6 +8,7 @@ pub mod constraint_export;
 pub mod doc;
 pub mod dump;
 pub mod guard;
+pub mod lint;
 pub mod regress;
 pub mod run;
 

@@ -59,6 +59,7 @@ pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<Loa
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });
     }
+    crate::lint::warn_unsolved_and_massless(&mut scene);
     Ok(LoadedScene { scene, path: path.to_path_buf() })
 }
 

@@ -202,3 +202,38 @@ fn python_scenes_are_refused_by_name_in_run_check_and_regress() {
     assert!(stdout.contains("Python scenes are not supported") && stdout.contains("0 errors, 1 unsupported"), "{stdout}");
 }
 
+// ----- warnings ----------------------------------------------------------------------------------
+
+#[test]
+fn scenes_that_cannot_do_what_was_meant_get_positioned_warnings_in_check_and_run() {
+    let dir = temp_dir("warnings");
+    let no_solver = write(
+        &dir.join("no_solver.scn"),
+        "<Node name=\"root\" dt=\"0.01\">\n  <Node name=\"ball\">\n    <MechanicalObject name=\"dofs\" position=\"0 0 0\"/>\n    <UniformMass totalMass=\"1\"/>\n  </Node>\n</Node>\n",
+    );
+    let no_mass = write(&dir.join("no_mass.scn"), &falling_pair(-9.81).replace("  <UniformMass totalMass=\"2\"/>\n", ""));
+    let empty_box = write(
+        &dir.join("empty_box.scn"),
+        &falling_pair(-9.81)
+            .replace("<UniformMass totalMass=\"2\"/>", "<UniformMass totalMass=\"2\"/>\n  <BoxROI name=\"box\" box=\"5 5 5 6 6 6\"/>"),
+    );
+    let cases = [
+        (&no_solver, "no_solver.scn:3:5: warning: MechanicalObject 'dofs': this state has a mass but no ODE solver in its node or above it"),
+        (&no_mass, "no_mass.scn:4:3: warning: MechanicalObject 'dofs': an ODE solver integrates this state but it has no mass"),
+        (&empty_box, "empty_box.scn:6:3: warning: BoxROI 'box': the box selects none of the 2 points"),
+    ];
+    for (scene, warning) in cases {
+        let out = settee(&["check", scene]);
+        let (stdout, _) = text(&out);
+        assert!(out.status.success(), "a warning is no failure: {stdout}");
+        assert!(stdout.contains(warning), "check {scene}:\n{stdout}");
+        assert!(stdout.contains("loaded, 1 warning\n"), "check {scene}:\n{stdout}");
+        let out = settee(&["run", scene, "--steps", "2"]);
+        let (_, stderr) = text(&out);
+        assert!(stderr.contains(warning), "run {scene}:\n{stderr}");
+    }
+    // The well-formed scene says nothing.
+    let good = write(&dir.join("good.scn"), &falling_pair(-9.81));
+    let out = settee(&["run", &good, "--steps", "2"]);
+    assert!(out.status.success() && !text(&out).1.contains("warning"), "{:?}", text(&out));
+}
