@@ -148,6 +148,9 @@ pub struct Scene {
     /// [`crate::mechanics::total_force`]). FreeMotionAnimationLoop registers its constraint
     /// solver's `Λ` here (lagrangian-solvers spec §1.2 S3, §1.8.1).
     pub total_force_contributor: Option<crate::state::VecId>,
+    /// What the divergence checks after each step remember (the scene's initial size, the
+    /// kinetic energy so far); set up by `init_root`.
+    pub divergence: crate::divergence::DivergenceGuard,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -194,6 +197,7 @@ impl Scene {
             deferred: Vec::new(),
             live_data_pass: 0,
             total_force_contributor: None,
+            divergence: Default::default(),
         }
     }
 

@@ -237,3 +237,48 @@ fn scenes_that_cannot_do_what_was_meant_get_positioned_warnings_in_check_and_run
     let out = settee(&["run", &good, "--steps", "2"]);
     assert!(out.status.success() && !text(&out).1.contains("warning"), "{:?}", text(&out));
 }
+
+// ----- divergence --------------------------------------------------------------------------------
+
+/// Three particles in a chain of springs far too stiff for the explicit solver's time step.
+fn exploding_chain(stiffness: &str) -> String {
+    format!(
+        r#"<Node name="root" dt="0.1" gravity="0 -9.81 0">
+  <EulerExplicitSolver/>
+  <MechanicalObject name="dofs" position="0 0 0  1 0 0  2 0 0"/>
+  <UniformMass totalMass="1"/>
+  <FixedProjectiveConstraint indices="0"/>
+  <SpringForceField spring="0 1 {stiffness} 0 1   1 2 {stiffness} 0 1"/>
+</Node>
+"#
+    )
+}
+
+#[test]
+fn a_diverging_explicit_scene_stops_early_naming_state_dof_time_and_step() {
+    let dir = temp_dir("divergence");
+    // Huge stiffness: positions leave 1e12 × the scene's size (2) within a few steps.
+    let scene = write(&dir.join("stiff.scn"), &exploding_chain("1e6"));
+    let out = settee(&["run", &scene, "--steps", "1000"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("stiff.scn:3:3: error: MechanicalObject 'dofs': the simulation diverged at step 5 (t = 0.5): position of DOF 1 of state 'dofs' is 5.003e16, beyond 2.000e12"),
+        "{stderr}"
+    );
+    // Milder: the kinetic energy grows ×1e8 over half the run long before any position does.
+    let scene = write(&dir.join("mild.scn"), &exploding_chain("100"));
+    let out = settee(&["run", &scene, "--steps", "1000"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("diverged at step 12 (t = 1.2): the kinetic energy grew to 8.677e9"), "{stderr}");
+    assert!(stderr.contains("fastest: DOF 1 of state 'dofs'"), "{stderr}");
+    // Stable (ω·dt < 2): the same chain runs its 1000 steps.
+    let scene = write(&dir.join("stable.scn"), &exploding_chain("30"));
+    let out = settee(&["run", &scene, "--steps", "1000"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    // A body falling from rest for a long time accelerates steadily: no divergence.
+    let scene = write(&dir.join("fall.scn"), &falling_pair(-9.81));
+    let out = settee(&["run", &scene, "--steps", "20000"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+}
