@@ -49,12 +49,19 @@ enum Command {
         /// (format: docs/constraint-solvers.md).
         #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
         export_constraint_problem: Option<Vec<String>>,
+        /// Leave components of unknown classes out (reported as warnings) instead of refusing
+        /// the scene.
+        #[arg(long)]
+        skip_unknown: bool,
     },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
         scenes: Vec<PathBuf>,
         #[arg(long = "data-dir")]
         data_dir: Vec<PathBuf>,
+        /// Report components of unknown classes as warnings (as `run --skip-unknown` skips them).
+        #[arg(long)]
+        skip_unknown: bool,
     },
     /// Run SOFA's regression lists (a `.regression-tests` file or a directory of them).
     Regress {
@@ -99,7 +106,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem } => {
+        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem, skip_unknown } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -110,9 +117,9 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
+            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export, skip_unknown)
         }
-        Command::Check { scenes, data_dir } => check(scenes, data_dir),
+        Command::Check { scenes, data_dir, skip_unknown } => check(scenes, data_dir, skip_unknown),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails)
         }
@@ -148,6 +155,7 @@ fn run(
     dump_every: Option<usize>,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
+    skip_unknown: bool,
 ) -> ExitCode {
     if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
         if *last > steps {
@@ -159,7 +167,7 @@ fn run(
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
-    let factory = settee::factory();
+    let factory = settee::factory().skip_unknown(skip_unknown);
     let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
         Ok(l) => l,
         Err(f) => {
@@ -231,8 +239,9 @@ fn run(
     ExitCode::SUCCESS
 }
 
-fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
-    match settee::check::check_scenes(&mut std::io::stdout().lock(), &scenes, &settee::factory(), &data_dir) {
+fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>, skip_unknown: bool) -> ExitCode {
+    let factory = settee::factory().skip_unknown(skip_unknown);
+    match settee::check::check_scenes(&mut std::io::stdout().lock(), &scenes, &factory, &data_dir) {
         Ok(v) if v.iter().all(|v| v.is_loaded()) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(e) => {

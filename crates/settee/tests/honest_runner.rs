@@ -282,3 +282,60 @@ fn a_diverging_explicit_scene_stops_early_naming_state_dof_time_and_step() {
     let out = settee(&["run", &scene, "--steps", "20000"]);
     assert!(out.status.success(), "{:?}", text(&out));
 }
+
+// ----- unknown components ------------------------------------------------------------------------
+
+#[test]
+fn skip_unknown_runs_a_scene_without_its_unknown_components_reported_as_warnings() {
+    let dir = temp_dir("unknown");
+    let scene = write(
+        &dir.join("unknown.scn"),
+        &falling_pair(-9.81).replace("<UniformMass totalMass=\"2\"/>", "<UniformMass totalMass=\"2\"/>\n  <SomeExporterFromAPlugin filename=\"x\"/>"),
+    );
+    // Refused without the flag…
+    let out = settee(&["run", &scene, "--steps", "5"]);
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("unknown.scn:6:3: error: unknown component 'SomeExporterFromAPlugin'"), "{stderr}");
+    // …run with it, the unknown component reported at its position.
+    let out = settee(&["run", &scene, "--steps", "5", "--skip-unknown"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("unknown.scn:6:3: warning: unknown component 'SomeExporterFromAPlugin' skipped (--skip-unknown)"), "{stderr}");
+    assert!(stdout.contains("5 steps of 0.01 s"), "{stdout}");
+    let out = settee(&["check", &scene, "--skip-unknown"]);
+    let (stdout, _) = text(&out);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("unknown.scn: loaded, 1 warning"), "{stdout}");
+    let out = settee(&["check", &scene]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).0.contains("unknown.scn: unsupported: unknown component 'SomeExporterFromAPlugin'"), "{:?}", text(&out));
+}
+
+#[test]
+fn gui_helpers_never_block_a_run() {
+    let helpers = [
+        "VisualStyle displayFlags=\"showVisual showBehaviorModels\"",
+        "OglSceneFrame style=\"Arrows\" alignment=\"TopRight\"",
+        "LightManager",
+        "DirectionalLight direction=\"0 0 -1\"",
+        "BackgroundSetting color=\"0 0 0\"",
+        "InteractiveCamera position=\"0 0 10\"",
+        "RecordedCamera position=\"0 0 10\"",
+        "VisualGrid size=\"10\"",
+        "LineAxis size=\"1\"",
+        "OglViewport screenPosition=\"0 0\"",
+        "OrderIndependentTransparencyManager",
+        "VisualBoundingBox",
+        "AddFrameButtonSetting",
+        "MouseButtonSetting button=\"Left\"",
+        "ViewerSetting resolution=\"800 600\"",
+    ];
+    let extra: String = helpers.iter().map(|h| format!("  <{h}/>\n")).collect();
+    let dir = temp_dir("gui");
+    let scene = write(&dir.join("gui.scn"), &falling_pair(-9.81).replace("  <EulerImplicitSolver", &format!("{extra}  <EulerImplicitSolver")));
+    let out = settee(&["run", &scene, "--steps", "3"]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("warning") && !stderr.contains("error"), "{stderr}");
+}
