@@ -46,6 +46,8 @@ pub struct Attr {
 #[derive(Clone, Default)]
 pub struct Factory {
     classes: BTreeMap<&'static str, &'static ComponentClass>,
+    /// Unknown classes are skipped with a warning instead of refused (`--skip-unknown`).
+    skip_unknown: bool,
 }
 
 impl Factory {
@@ -61,6 +63,18 @@ impl Factory {
             panic!("{e}");
         }
         self.classes.insert(class.name, class);
+    }
+
+    /// With `yes`, a component of an unknown class is left out of the scene with a warning
+    /// (at its position) instead of an error, so the rest of the scene can run. Classes SOFA
+    /// itself removed stay errors.
+    pub fn skip_unknown(mut self, yes: bool) -> Factory {
+        self.skip_unknown = yes;
+        self
+    }
+
+    pub fn skips_unknown(&self) -> bool {
+        self.skip_unknown
     }
 
     pub fn register_all(&mut self, classes: &[&'static ComponentClass]) {
@@ -111,6 +125,12 @@ impl Factory {
         let Some(class) = self.class(class_name) else {
             let d = if let Some(message) = removed_class_message(class_name) {
                 Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
+            } else if self.skip_unknown {
+                let why = match crate::names::external_class_origin(class_name) {
+                    Some(origin) => format!("it comes from {origin}, which Settee does not include"),
+                    None => format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")),
+                };
+                Diagnostic::warning(format!("unknown component '{class_name}' skipped (--skip-unknown): the scene runs without it")).hint(why)
             } else if let Some(origin) = crate::names::external_class_origin(class_name) {
                 Diagnostic::error(format!("unsupported component '{class_name}': it comes from {origin}, which Settee does not include"))
                     .hint("remove it from the scene or replace it by a component of SOFA's core modules")

@@ -11,6 +11,7 @@ pub mod constraint_rows;
 pub mod data;
 pub mod data_ref;
 pub mod diag;
+pub mod divergence;
 pub mod factory;
 pub mod gformat;
 pub mod mechanics;

@@ -153,6 +153,9 @@ pub struct Scene {
     pub output_dir: PathBuf,
     /// The start-of-simulation event was sent ([`crate::simulation::start`]).
     pub started: bool,
+    /// What the divergence checks after each step remember (the scene's initial size, the
+    /// kinetic energy so far); set up by `init_root`.
+    pub divergence: crate::divergence::DivergenceGuard,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -201,6 +204,7 @@ impl Scene {
             total_force_contributor: None,
             output_dir: PathBuf::new(),
             started: false,
+            divergence: Default::default(),
         }
     }
 

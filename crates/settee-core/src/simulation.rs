@@ -33,6 +33,7 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
     mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     scene.initialized = true;
+    crate::divergence::start(scene);
     Ok(())
 }
 
@@ -299,7 +300,8 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
     scene.propagate_context();
 }
 
-/// Checks that the main states hold finite numbers; reports the first NaN or infinity.
+/// Checks that the main states hold finite numbers; reports the first NaN or infinity. The
+/// animation loops' steps check more ([`crate::divergence::check_plausible`]).
 pub fn check_finite(scene: &Scene) -> SimResult {
     for st in scene.store.states.values() {
         for id in [VecId::POSITION, VecId::VELOCITY] {
@@ -357,7 +359,7 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     end_integration(scene);
     advance_time(scene, dt);
     timed(scene, "animate end", animate_end)?;
-    check_finite(scene)
+    crate::divergence::check_plausible(scene)
 }
 
 /// What FreeMotionAnimationLoop's step needs to know about its configuration.
@@ -426,7 +428,7 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
     })?;
     advance_time(scene, dt);
     timed(scene, "animate end", animate_end)?;
-    check_finite(scene)
+    crate::divergence::check_plausible(scene)
 }
 
 /// S2: a state whose free position or velocity is unset or empty starts from its position or

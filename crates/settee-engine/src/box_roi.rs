@@ -391,6 +391,25 @@ impl BoxROI {
         if bad {
             cx.warn("some elements refer to points beyond the positions: they are treated as outside");
         }
+        if selecting && warn_empty && pin.is_empty() {
+            let mut lo = [f64::INFINITY; 3];
+            let mut hi = [f64::NEG_INFINITY; 3];
+            for p in &points {
+                for (a, x) in p.iter().enumerate() {
+                    lo[a] = lo[a].min(*x);
+                    hi[a] = hi[a].max(*x);
+                }
+            }
+            let fmt = |v: &[f64]| v[..dims].iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(" ");
+            cx.warn(format!(
+                "the box{} select{} none of the {} points (the points span {} to {}): every output is empty",
+                if region.aligned.len() + region.oriented.len() == 1 { "" } else { "es" },
+                if region.aligned.len() + region.oriented.len() == 1 { "s" } else { "" },
+                points.len(),
+                fmt(&lo),
+                fmt(&hi)
+            ));
+        }
 
         sel.push(("nbIndices", Value::Int(pin.len() as i64)));
         sel.push(("pointsInROI", Value::Reals { arity: cs, v: xin }));
@@ -488,6 +507,25 @@ mod tests {
         assert_eq!(d.indices("triangleIndices").len(), 18);
         assert_eq!(d.indices("edgeIndices").len(), 24 + 9);
         assert!(scene.messages.is_empty(), "{:?}", scene.messages);
+    }
+
+    #[test]
+    fn a_box_that_selects_nothing_is_reported_at_init() {
+        let f = factory();
+        let mut scene = Scene::new("root");
+        let dir = std::path::Path::new(".");
+        f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
+        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        let b = f.create(&mut scene, Scene::ROOT, "BoxROI", None, attrs(&[("name", "box"), ("box", "10 10 10  11 11 11")]), None, dir).unwrap();
+        init_scene(&mut scene).unwrap();
+        assert!(scene.entry(b).data.indices("indices").is_empty());
+        let w: Vec<String> = scene.messages.iter().filter(|m| m.severity == settee_core::Severity::Warning).map(|m| m.to_string()).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("BoxROI 'box'") && w[0].contains("selects none of the 320 points (the points span -9 0 0 to -6 3 19)"), "{w:?}");
+        // A box that selects something says nothing (checked in the other tests), and the
+        // selection recomputed while the scene runs does not repeat the warning.
+        scene.with_taken(b, |obj, scene| obj.data_changed(&mut InitCtx { scene, id: b })).unwrap();
+        assert_eq!(scene.messages.len(), 1);
     }
 
     #[test]

@@ -80,6 +80,26 @@ visual_classes! {
     CYLINDER_VISUAL = "CylinderVisualModel", V, "Cylinders drawn along edges (rendering only).";
     POINT_SPLAT = "PointSplat", V, "Point splats (rendering only).";
     OBJ_EXPORTER = "VisualModelOBJExporter", V, "Exports visual models to OBJ files from the GUI (GUI only).";
+    RECORDED_CAMERA = "RecordedCamera", V, "A camera moving along a predetermined path (rendering only).";
+    VISUAL_BOUNDING_BOX = "VisualBoundingBox", V, "Draws an axis-aligned bounding box (rendering only).";
+    VISUAL_POINT_CLOUD = "VisualPointCloud", V, "Draws a point cloud (rendering only).";
+    VISUAL_VECTOR_FIELD = "VisualVectorField", V, "Draws a vector field (rendering only).";
+    VISUAL_TRANSFORM = "VisualTransform", V, "Moves what is drawn below it (rendering only; no effect on states).";
+    ADD_FRAME_BUTTON = "AddFrameButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    ADD_CAMERA_BUTTON = "AddRecordedCameraButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    OGL_VIEWPORT = "OglViewport", V, "An additional viewport in the main one (rendering only).";
+    OGL_SRGB = "OglRenderingSRGB", V, "sRGB framebuffer of the viewer (rendering only).";
+    OIT_MANAGER = "OrderIndependentTransparencyManager", V, "Order-independent transparency of the viewer (rendering only).";
+    OGL_OIT_SHADER = "OglOITShader", V, "Shader of the order-independent transparency (rendering only).";
+    OGL_SHADOW_SHADER = "OglShadowShader", V, "Shadow shader of the viewer (rendering only).";
+    OGL_TEXTURE = "OglTexture", V, "A texture for a shader (rendering only).";
+    OGL_TEXTURE_POINTER = "OglTexturePointer", V, "A texture reference for a shader (rendering only).";
+    COMPOSITING_LOOP = "CompositingVisualLoop", V.union(Roles::VISUAL_LOOP), "Multipass visual loop of the viewer (rendering only).";
+    VISUAL_MANAGER_PASS = "VisualManagerPass", V, "A render pass of the viewer (rendering only).";
+    VISUAL_MANAGER_SECONDARY_PASS = "VisualManagerSecondaryPass", V, "A render pass of the viewer (rendering only).";
+    POST_PROCESS_MANAGER = "PostProcessManager", V, "A post-processing pass of the viewer (rendering only).";
+    POINT_SPLAT_MODEL = "PointSplatModel", V, "Point splats (rendering only).";
+    SLICED_VOLUMETRIC_MODEL = "SlicedVolumetricModel", V, "Slices of a hexahedral model (rendering only).";
 }
 
 static TEXT_DATA: &[DataDecl] = &[

@@ -7,11 +7,14 @@
 //! ([`regress`]), the generated component reference ([`doc`]), `--set` Data overrides
 //! ([`Override`], [`load_with`]), inspection of initialised scenes and plots.
 
+pub mod check;
 pub mod components;
 pub mod constraint_export;
 pub mod doc;
 pub mod dump;
+pub mod guard;
 pub mod inspect;
+pub mod lint;
 pub mod overrides;
 pub mod plot;
 pub mod regress;
@@ -22,6 +25,6 @@ pub mod vtk;
 
 pub use components::factory;
 
-pub use simulation::Simulation;
 pub use overrides::Override;
 pub use run::{load, load_with, LoadOptions, LoadedScene};
+pub use simulation::Simulation;

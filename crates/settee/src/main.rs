@@ -32,8 +32,8 @@ enum Command {
         /// `@/beam/ode.rayleighStiffness=0.1`, `.dt=0.02`); repeatable.
         #[arg(long = "set", value_name = "PATH.data=VALUE")]
         set: Vec<settee::Override>,
-        /// Time step (overrides the root node's dt).
-        #[arg(long)]
+        /// Time step (overrides the root node's dt); must be positive and finite.
+        #[arg(long, allow_negative_numbers = true)]
         dt: Option<f64>,
         /// Extra directory searched for data files (meshes, includes); repeatable.
         #[arg(long = "data-dir")]
@@ -66,6 +66,10 @@ enum Command {
         /// Export every K steps for --vtk (default 1; t = 0 and the last step always).
         #[arg(long, requires = "vtk", value_name = "K", default_value_t = 1)]
         vtk_every: usize,
+        /// Leave components of unknown classes out (reported as warnings) instead of refusing
+        /// the scene.
+        #[arg(long)]
+        skip_unknown: bool,
     },
     /// Simulate a scene and write a self-contained HTML page that replays it in 3D (WebGL).
     View {
@@ -88,6 +92,9 @@ enum Command {
         /// Override a Data before initialisation (as `run --set`); repeatable.
         #[arg(long = "set", value_name = "PATH.data=VALUE")]
         set: Vec<settee::Override>,
+        /// Report components of unknown classes as warnings (as `run --skip-unknown` skips them).
+        #[arg(long)]
+        skip_unknown: bool,
     },
     /// Print Data values of an initialised scene (`root/beam/box.indices`, `@/beam/dofs.position`).
     Print {
@@ -165,6 +172,9 @@ enum Command {
         /// Default: `perf/sofa-timings.md` beside the suite directory, when it exists.
         #[arg(long)]
         sofa_timings: Option<PathBuf>,
+        /// Exit non-zero when a scene is unsupported too (failures and errors always do).
+        #[arg(long)]
+        unsupported_fails: bool,
     },
     /// List components with their Data (type, default, help). COMPONENT may be a part of a name
     /// (case-insensitive search), or `Node` for the Data of nodes.
@@ -180,10 +190,27 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    settee::guard::restore_sigpipe();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, time, set, dt, data_dir, dump, dump_mapped, dump_every, dump_final, timing, export_constraint_problem, vtk, vtk_every } => {
+        Command::Run {
+            scene,
+            steps,
+            time,
+            set,
+            dt,
+            data_dir,
+            dump,
+            dump_mapped,
+            dump_every,
+            dump_final,
+            timing,
+            export_constraint_problem,
+            vtk,
+            vtk_every,
+            skip_unknown,
+        } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -199,9 +226,11 @@ fn main() -> ExitCode {
                 None => RunLength::Steps(steps),
             };
             let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true };
-            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export, vtk.map(|d| (d, vtk_every)))
+            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export, vtk.map(|d| (d, vtk_every)), skip_unknown)
         }
-        Command::Check { scenes, data_dir, set } => check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false }),
+        Command::Check { scenes, data_dir, set, skip_unknown } => {
+            check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false }, skip_unknown)
+        }
         Command::Print { scene, data, data_dir, set } => {
             settee::inspect::print_command(&scene, &data, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true })
         }
@@ -226,8 +255,8 @@ fn main() -> ExitCode {
             }
         }
         Command::View { scene, steps, output, data_dir } => view(scene, steps, output, data_dir),
-        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
-            regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
+        Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails } => {
+            regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails)
         }
         Command::Doc { component, list, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
             Ok(_) if list => {
@@ -273,8 +302,13 @@ fn run(
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
     vtk: Option<(PathBuf, usize)>,
+    skip_unknown: bool,
 ) -> ExitCode {
-    let factory = settee::factory();
+    if let Some(Err(e)) = dt.map(|dt| settee::run::check_time_step(dt, "--dt")) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    let factory = settee::factory().skip_unknown(skip_unknown);
     let mut loaded = match settee::load_with(&scene_path, &factory, &load) {
         Ok(l) => l,
         Err(f) => {
@@ -398,37 +432,15 @@ fn view(scene: PathBuf, steps: usize, output: Option<PathBuf>, data_dir: Vec<Pat
     }
 }
 
-fn check(scenes: Vec<PathBuf>, load: settee::LoadOptions) -> ExitCode {
-    let factory = settee::factory();
-    let mut ok = true;
-    for path in scenes {
-        match settee::load_with(&path, &factory, &load) {
-            Ok(l) => {
-                let warnings: Vec<_> = l.scene.messages.iter().filter(|m| m.severity >= Severity::Warning).collect();
-                for w in &warnings {
-                    println!("{w}");
-                }
-                println!("{}: supported ({} components, {} warnings)", path.display(), l.scene.components.len(), warnings.len());
-            }
-            Err(f) => {
-                ok = false;
-                for d in f.diagnostics.iter().filter(|d| d.severity >= Severity::Warning) {
-                    println!("{d}");
-                }
-                let n = f.diagnostics.iter().filter(|d| d.unsupported).count();
-                println!(
-                    "{}: NOT supported ({} unsupported components/features, {} errors)",
-                    path.display(),
-                    n,
-                    f.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
-                );
-            }
+fn check(scenes: Vec<PathBuf>, load: settee::LoadOptions, skip_unknown: bool) -> ExitCode {
+    let factory = settee::factory().skip_unknown(skip_unknown);
+    match settee::check::check_scenes(&mut std::io::stdout().lock(), &scenes, &factory, &load) {
+        Ok(v) if v.iter().all(|v| v.is_loaded()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
-    }
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
     }
 }
 
@@ -452,6 +464,7 @@ fn regress_cmd(
     only: Option<PathBuf>,
     jobs: Option<usize>,
     sofa_timings: Option<PathBuf>,
+    unsupported_fails: bool,
 ) -> ExitCode {
     let timings = match sofa_timings {
         Some(p) => match regress::SofaTimings::load(&p) {
@@ -523,14 +536,8 @@ fn regress_cmd(
     for o in &outcomes {
         println!("{}", regress::format_row(o));
     }
-    let pass = outcomes.iter().filter(|o| o.status == regress::Status::Pass).count();
-    let unsupported = outcomes.iter().filter(|o| o.status == regress::Status::Unsupported).count();
-    println!(
-        "{pass} passed, {} failed, {unsupported} unsupported ({} scenes, {:.1} s)",
-        outcomes.len() - pass - unsupported,
-        outcomes.len(),
-        t0.elapsed().as_secs_f64()
-    );
+    let tally = regress::Tally::of(&outcomes);
+    println!("{}, {:.1} s", tally.summary(), t0.elapsed().as_secs_f64());
     if let Some(j) = json {
         if let Err(e) = std::fs::write(&j, serde_json::to_string_pretty(&outcomes).unwrap_or_default()) {
             eprintln!("error: cannot write {}: {e}", j.display());
@@ -568,5 +575,9 @@ fn regress_cmd(
         }
         println!("ratchet: every scene of {} passes", r.display());
     }
-    ExitCode::SUCCESS
+    if tally.success(unsupported_fails) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

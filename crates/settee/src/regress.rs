@@ -43,7 +43,12 @@ impl SuiteLayout {
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
+    /// The run finished but its states differ from the reference beyond epsilon.
     Fail,
+    /// The scene could not be compared: it did not load, a step failed (divergence, a solver
+    /// error), it panicked, or its reference is missing.
+    Error,
+    /// The scene uses a component or feature Settee does not support.
     Unsupported,
 }
 
@@ -52,6 +57,7 @@ impl std::fmt::Display for Status {
         f.write_str(match self {
             Status::Pass => "pass",
             Status::Fail => "FAIL",
+            Status::Error => "ERROR",
             Status::Unsupported => "unsupported",
         })
     }
@@ -152,7 +158,7 @@ pub fn run_entry(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEntr
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| run_entry_inner(factory, layout, entry, &mut out)));
     if let Err(p) = result {
         let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-        out.status = Status::Fail;
+        out.status = Status::Error;
         out.message = Some(format!("panic: {msg}"));
     }
     out.wall_seconds = t0.elapsed().as_secs_f64();
@@ -164,7 +170,7 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
     let loaded = match crate::run::load(&scene_path, factory, &layout.data) {
         Ok(l) => l,
         Err(f) => {
-            out.status = if f.unsupported() { Status::Unsupported } else { Status::Fail };
+            out.status = if f.unsupported() { Status::Unsupported } else { Status::Error };
             out.message = Some(f.first_error());
             return;
         }
@@ -182,6 +188,7 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
                 comparers.push(StateComparer::new(records, n).with_diagnostic_epsilon(entry.epsilon));
             }
             Err(e) => {
+                out.status = Status::Error;
                 out.message = Some(format!("reference of state {} '{}': {e}", s.index, s.name));
                 return;
             }
@@ -196,6 +203,7 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
             c.at_step_start(t, dt, st.read(VecId::POSITION), Some(st.read(VecId::VELOCITY)));
         }
         if let Err(e) = settee_core::simulation::animate(&mut scene, dt) {
+            out.status = Status::Error;
             out.message = Some(format!("step at t = {t}: {e}"));
             return;
         }
@@ -209,10 +217,58 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
     out.max_abs_diff = Some(comparers.iter().map(|c| c.max_abs_diff()).fold(0.0, f64::max));
     out.first_exceeding_time = comparers.iter().filter_map(|c| c.first_exceeding_time()).reduce(f64::min);
     if scene.has_errors() {
+        out.status = Status::Error;
         out.message = scene.messages.iter().find(|m| m.severity == settee_core::Severity::Error).map(|m| m.to_string());
         return;
     }
     out.status = if fails(e, entry.epsilon) { Status::Fail } else { Status::Pass };
+}
+
+/// How many scenes ended in each status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub pass: usize,
+    pub fail: usize,
+    pub error: usize,
+    pub unsupported: usize,
+}
+
+impl Tally {
+    pub fn of(outcomes: &[SceneOutcome]) -> Tally {
+        let mut t = Tally::default();
+        for o in outcomes {
+            match o.status {
+                Status::Pass => t.pass += 1,
+                Status::Fail => t.fail += 1,
+                Status::Error => t.error += 1,
+                Status::Unsupported => t.unsupported += 1,
+            }
+        }
+        t
+    }
+
+    pub fn total(&self) -> usize {
+        self.pass + self.fail + self.error + self.unsupported
+    }
+
+    /// The exit status of `settee regress`: success only when no scene failed or errored, and
+    /// (with `unsupported_fails`) none was unsupported.
+    pub fn success(&self, unsupported_fails: bool) -> bool {
+        self.fail == 0 && self.error == 0 && (!unsupported_fails || self.unsupported == 0)
+    }
+
+    /// `3 passed, 1 failed, 0 errors, 2 unsupported (6 scenes)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} error{}, {} unsupported ({} scenes)",
+            self.pass,
+            self.fail,
+            self.error,
+            if self.error == 1 { "" } else { "s" },
+            self.unsupported,
+            self.total()
+        )
+    }
 }
 
 /// The lists named by a path: the file itself, or every `*.regression-tests` in a directory.
@@ -382,8 +438,7 @@ pub fn command_line(args: &[String]) -> String {
 
 /// The conformance table (Markdown), saying which command generated it.
 pub fn markdown_for(outcomes: &[SceneOutcome], command: &str) -> String {
-    let pass = outcomes.iter().filter(|o| o.status == Status::Pass).count();
-    let unsupported = outcomes.iter().filter(|o| o.status == Status::Unsupported).count();
+    let t = Tally::of(outcomes);
     let mut s = String::new();
     s.push_str("# Conformance with SOFA's regression suite\n\n");
     s.push_str(&format!("Generated by `{command}`: each scene runs the\n"));
@@ -393,9 +448,12 @@ pub fn markdown_for(outcomes: &[SceneOutcome], command: &str) -> String {
     s.push_str("`../shared/perf/sofa-timings.md` and \"ratio\" is Settee's time over SOFA's (below 1: Settee is faster).\n");
     s.push_str("Scenes run in parallel, so times are indicative; see docs/performance.md for careful measurements.\n\n");
     s.push_str(&format!(
-        "**{pass} of {} scenes pass**; {unsupported} use components Settee does not support yet; {} fail.\n\n",
-        outcomes.len(),
-        outcomes.len() - pass - unsupported
+        "**{} of {} scenes pass**; {} use components Settee does not support yet; {} fail; {} stop with an error.\n\n",
+        t.pass,
+        t.total(),
+        t.unsupported,
+        t.fail,
+        t.error
     ));
     s.push_str(
         "| scene | status | error | epsilon | max abs diff | ms/step | SOFA ms/step | ratio | note |\n|---|---|---|---|---|---|---|---|---|\n",
@@ -454,6 +512,22 @@ mod tests {
         }
     }
 
+    fn outcome_with_status(status: Status) -> SceneOutcome {
+        SceneOutcome {
+            scene: "a.scn".into(),
+            status,
+            steps: 1,
+            epsilon: 1e-4,
+            error_by_dof: None,
+            max_abs_diff: None,
+            first_exceeding_time: None,
+            wall_seconds: 0.0,
+            seconds_per_step: None,
+            sofa_seconds_per_step: None,
+            message: None,
+        }
+    }
+
     #[test]
     fn terminal_rows_fit_120_columns_under_their_header() {
         let long = "Component/SolidMechanics/FEM/Hyperelastic/TetrahedronHyperelasticityFEMForceField_MooneyRivlin_long_name.scn";
@@ -479,5 +553,21 @@ mod tests {
     fn command_lines_are_quoted_where_a_shell_needs_it() {
         let args: Vec<String> = ["settee", "regress", "../suite", "--filter", "Demos/a b.scn", "--markdown", "it's.md"].map(String::from).to_vec();
         assert_eq!(command_line(&args), "settee regress ../suite --filter 'Demos/a b.scn' --markdown 'it'\\''s.md'");
+    }
+
+    #[test]
+    fn exit_status_fails_on_failures_and_errors_and_optionally_on_unsupported() {
+        let all = |s: &[Status]| Tally::of(&s.iter().map(|s| outcome_with_status(*s)).collect::<Vec<_>>());
+        let t = all(&[Status::Pass, Status::Unsupported, Status::Pass]);
+        assert_eq!(t, Tally { pass: 2, fail: 0, error: 0, unsupported: 1 });
+        assert!(t.success(false));
+        assert!(!t.success(true));
+        assert!(!all(&[Status::Pass, Status::Fail]).success(false));
+        assert!(!all(&[Status::Pass, Status::Error]).success(false));
+        assert!(all(&[]).success(true));
+        assert_eq!(
+            all(&[Status::Pass, Status::Fail, Status::Error, Status::Unsupported]).summary(),
+            "1 passed, 1 failed, 1 error, 1 unsupported (4 scenes)"
+        );
     }
 }

@@ -91,6 +91,9 @@ impl Drop for Status {
 
 /// [`load`] with options: Data overrides, progress messages.
 pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<LoadedScene, LoadFailure> {
+    if let Some(d) = python_scene(path) {
+        return Err(LoadFailure { diagnostics: vec![d] });
+    }
     let status = Status::new(opts.progress);
     status.say(&format!("loading {}…", path.display()));
     let t0 = Instant::now();
@@ -121,7 +124,42 @@ pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<L
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });
     }
+    crate::lint::warn_unsolved_and_massless(&mut scene);
     Ok(LoadedScene { scene, path: path.to_path_buf(), load_time, init_time: t1.elapsed() })
+}
+
+/// SOFA's Python scenes (`.py`, `.pyscn`) are programs, not XML: they are refused by name
+/// instead of failing as malformed XML.
+fn python_scene(path: &Path) -> Option<Diagnostic> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    if ext != "py" && ext != "pyscn" {
+        return None;
+    }
+    let pos = settee_core::SourcePos::start_of(std::sync::Arc::new(path.to_path_buf()));
+    Some(
+        Diagnostic::error("Python scenes are not supported: Settee reads SOFA's XML scene files (.scn)")
+            .at(Some(pos))
+            .hint("write the scene as an XML .scn file (the same nodes and components, as elements and attributes)")
+            .unsupported(),
+    )
+}
+
+/// Refuses a time step that cannot advance a simulation: zero, negative, NaN or infinite.
+/// `what` names where it came from (`--dt`, the root node's `dt`).
+pub fn check_time_step(dt: f64, what: &str) -> Result<(), String> {
+    if dt.is_finite() && dt > 0.0 {
+        return Ok(());
+    }
+    let why = if dt.is_nan() {
+        "is not a number"
+    } else if dt.is_infinite() {
+        "is infinite"
+    } else if dt == 0.0 {
+        "is zero: time would not advance"
+    } else {
+        "is negative: time would run backwards"
+    };
+    Err(format!("{what} = {dt} {why}; the time step must be a positive, finite number of seconds"))
 }
 
 /// Something that watches a run step by step: state dumps, constraint-problem exports, the
@@ -155,6 +193,8 @@ pub enum RunError {
     Start(settee_core::SimError),
     /// A component failed at the end of the simulation (an exporter's last file, …).
     End(settee_core::SimError),
+    /// The run could not start (a time step that is not positive and finite, …).
+    Setup(Diagnostic),
 }
 
 impl std::fmt::Display for RunError {
@@ -164,6 +204,7 @@ impl std::fmt::Display for RunError {
             RunError::Observer { step, message } => write!(f, "error: step {step}: {message}"),
             RunError::Start(error) => write!(f, "{error}\nerror: the simulation could not start"),
             RunError::End(error) => write!(f, "{error}\nerror: the simulation could not end cleanly"),
+            RunError::Setup(d) => write!(f, "{d}"),
         }
     }
 }
@@ -178,8 +219,18 @@ pub struct RunSummary {
 
 /// Steps `scene` `steps` times with its own dt, calling the observers around every step (in
 /// their order) and at the end. Steps are numbered from 1 in errors.
+///
+/// A root time step that is not positive and finite is refused before the first step.
 pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObserver>]) -> Result<RunSummary, RunError> {
     let dt = scene.root().context.dt;
+    if let Err(e) = check_time_step(dt, "dt") {
+        let root = scene.root();
+        let d = Diagnostic::error(e)
+            .at(root.pos.clone())
+            .subject(format!("Node '{}'", root.name))
+            .hint("set the root node's dt (or pass --dt) to a positive value, e.g. dt=\"0.01\"");
+        return Err(RunError::Setup(d));
+    }
     let t0 = std::time::Instant::now();
     // The start-of-simulation event (exporters' `exportAtBegin`), before any observer.
     settee_core::simulation::start(scene).map_err(RunError::Start)?;
