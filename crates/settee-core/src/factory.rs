@@ -313,12 +313,7 @@ impl Factory {
                 } else if let Some(problem) = scene.entry_mut(id).data.set_text(fi, &a.value) {
                     let fname = scene.entry(id).data.fields[fi].decl.name;
                     let kind = scene.entry(id).data.fields[fi].decl.kind.type_name();
-                    scene.report(
-                        Diagnostic::warning(format!("could not read value of Data '{fname}': {problem}"))
-                            .at(a.pos.clone())
-                            .subject(label.clone())
-                            .hint(format!("'{fname}' expects a {kind}")),
-                    );
+                    scene.report(data_problem(scene.lenient, fname, &kind, &problem).at(a.pos.clone()).subject(label.clone()));
                 }
             }
             if let Some(li) = link_idx {
@@ -532,5 +527,19 @@ mod tests {
     #[test]
     fn distances() {
         assert_eq!(edit_distance("MechanicalObjet", "MechanicalObject"), 1);
+    }
+}
+
+/// The message for a Data text that did not parse cleanly: an error when the text is not a value
+/// of the Data's kind, unless loading is lenient (then a warning, and the Data keeps its default).
+pub fn data_problem(lenient: bool, data: &str, kind: &str, problem: &crate::data::DataProblem) -> Diagnostic {
+    let hint = format!("'{data}' expects a {kind}");
+    if problem.invalid && !lenient {
+        Diagnostic::error(format!("invalid value for Data '{data}': {}", problem.message))
+            .hint(format!("{hint}; `--lenient` (LoadOptions::lenient) reads on with the default value"))
+    } else if problem.invalid {
+        Diagnostic::warning(format!("could not read value of Data '{data}': {}; kept its default", problem.message)).hint(hint)
+    } else {
+        Diagnostic::warning(format!("could not read value of Data '{data}': {}", problem.message)).hint(hint)
     }
 }

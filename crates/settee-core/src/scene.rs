@@ -148,6 +148,9 @@ pub struct Scene {
     /// [`crate::mechanics::total_force`]). FreeMotionAnimationLoop registers its constraint
     /// solver's `Λ` here (lagrangian-solvers spec §1.2 S3, §1.8.1).
     pub total_force_contributor: Option<crate::state::VecId>,
+    /// Data values that do not parse are warnings (the Data keeps its default) instead of
+    /// errors: `--lenient`.
+    pub lenient: bool,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -193,6 +196,7 @@ impl Scene {
             factory: None,
             deferred: Vec::new(),
             live_data_pass: 0,
+            lenient: false,
             total_force_contributor: None,
         }
     }

@@ -10,4 +10,4 @@ pub mod regress;
 pub mod run;
 
 pub use components::factory;
-pub use run::{load, LoadedScene};
+pub use run::{load, load_with, LoadOptions, LoadedScene};

@@ -49,12 +49,18 @@ enum Command {
         /// (format: docs/constraint-solvers.md).
         #[arg(long, num_args = 2, value_names = ["STEP", "DIR"])]
         export_constraint_problem: Option<Vec<String>>,
+        /// Data values that do not parse are warnings (the Data keeps its default), not errors.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
         scenes: Vec<PathBuf>,
         #[arg(long = "data-dir")]
         data_dir: Vec<PathBuf>,
+        /// Data values that do not parse are warnings (the Data keeps its default), not errors.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Run SOFA's regression lists (a `.regression-tests` file or a directory of them).
     Regress {
@@ -95,7 +101,7 @@ fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("off")).init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem } => {
+        Command::Run { scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export_constraint_problem, lenient } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -106,9 +112,10 @@ fn main() -> ExitCode {
                 },
                 _ => None,
             };
-            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export)
+            let options = settee::LoadOptions { lenient };
+            run(scene, steps, dt, data_dir, dump, dump_mapped, dump_every, timing, export, &options)
         }
-        Command::Check { scenes, data_dir } => check(scenes, data_dir),
+        Command::Check { scenes, data_dir, lenient } => check(scenes, data_dir, &settee::LoadOptions { lenient }),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings)
         }
@@ -144,6 +151,7 @@ fn run(
     dump_every: Option<usize>,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
+    options: &settee::LoadOptions,
 ) -> ExitCode {
     if let Some(last) = export.as_ref().and_then(|(l, _)| l.last()) {
         if *last > steps {
@@ -152,7 +160,7 @@ fn run(
         }
     }
     let factory = settee::factory();
-    let mut loaded = match settee::load(&scene_path, &factory, &data_dir) {
+    let mut loaded = match settee::load_with(&scene_path, &factory, &data_dir, options) {
         Ok(l) => l,
         Err(f) => {
             for d in &f.diagnostics {
@@ -223,11 +231,11 @@ fn run(
     ExitCode::SUCCESS
 }
 
-fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
+fn check(scenes: Vec<PathBuf>, data_dir: Vec<PathBuf>, options: &settee::LoadOptions) -> ExitCode {
     let factory = settee::factory();
     let mut ok = true;
     for path in scenes {
-        match settee::load(&path, &factory, &data_dir) {
+        match settee::load_with(&path, &factory, &data_dir, options) {
             Ok(l) => {
                 let warnings: Vec<_> = l.scene.messages.iter().filter(|m| m.severity >= Severity::Warning).collect();
                 for w in &warnings {

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use settee_core::{Diagnostic, Factory, Scene, Severity};
 use settee_scene::DataPath;
+pub use settee_scene::LoadOptions;
 
 /// A loaded and initialised scene, with the diagnostics of loading.
 pub struct LoadedScene {
@@ -35,8 +36,14 @@ pub fn data_path(dirs: &[PathBuf]) -> DataPath {
 /// Parses, creates and initialises a scene. Fails on any error message (as SOFA's regression
 /// driver does); warnings stay in `scene.messages`.
 pub fn load(path: &Path, factory: &Factory, data_dirs: &[PathBuf]) -> Result<LoadedScene, LoadFailure> {
+    load_with(path, factory, data_dirs, &LoadOptions::default())
+}
+
+/// [`load`] with options: `LoadOptions { lenient: true }` makes Data values that do not parse
+/// warnings (the Data keeps its default) instead of errors, as `--lenient` does.
+pub fn load_with(path: &Path, factory: &Factory, data_dirs: &[PathBuf], options: &LoadOptions) -> Result<LoadedScene, LoadFailure> {
     let dp = data_path(data_dirs);
-    let mut scene = match settee_scene::load_scene(path, factory, &dp) {
+    let mut scene = match settee_scene::load_scene_with(path, factory, &dp, options) {
         Ok(s) => s,
         Err(e) => {
             let d = Diagnostic::error(e.to_string()).hint("check that the file is a SOFA XML scene whose root element is a <Node>");
