@@ -5,7 +5,8 @@
 //! read through [`read_file`] / [`read_to_string`]. A scene asking for more than the budget gets a
 //! clear error instead of an abort on allocation failure or a machine swapping for minutes.
 //!
-//! The memory budget defaults to [`DEFAULT_MEMORY_BUDGET`] and is set (in bytes, with an optional
+//! The memory budget defaults to [`DEFAULT_MEMORY_BUDGET`] (or half the machine's memory when that
+//! is less) and is set (in bytes, with an optional
 //! `K`/`M`/`G`/`T` suffix, powers of 1024) by the `SETTEE_MEMORY_BUDGET` environment variable; the
 //! file-size bound defaults to [`DEFAULT_MAX_FILE_SIZE`] and is set by `SETTEE_MAX_FILE_SIZE`.
 
@@ -48,9 +49,23 @@ fn env_size(var: &str, default: u64) -> u64 {
     std::env::var(var).ok().and_then(|v| parse_size(&v)).unwrap_or(default)
 }
 
-/// The memory budget in bytes (`SETTEE_MEMORY_BUDGET`, else 8 GiB).
+/// The memory budget in bytes: `SETTEE_MEMORY_BUDGET`, else 8 GiB or half the machine's memory
+/// when that is less.
 pub fn memory_budget() -> u64 {
-    env_size(MEMORY_BUDGET_ENV, DEFAULT_MEMORY_BUDGET)
+    static DEFAULT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let default = *DEFAULT.get_or_init(|| match physical_memory() {
+        Some(total) => DEFAULT_MEMORY_BUDGET.min(total / 2),
+        None => DEFAULT_MEMORY_BUDGET,
+    });
+    env_size(MEMORY_BUDGET_ENV, default)
+}
+
+/// Total memory from `/proc/meminfo` (Linux); `None` elsewhere.
+fn physical_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The largest file read for a scene, in bytes (`SETTEE_MAX_FILE_SIZE`, else 1 GiB).
@@ -97,38 +112,33 @@ pub fn check_msg(count: u128, bytes_each: u128, what: &str) -> Result<(), String
 
 /// Reads a whole file named by a scene, refusing what is not a regular file (`/dev/zero`, a
 /// directory, a pipe) and files larger than [`max_file_size`], without reading more than the
-/// bound.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+/// bound. The errors do not repeat the path: callers name the file as they did for `fs::read`.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     let limit = max_file_size();
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+    let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err(format!("cannot read '{}': not a regular file", path.display()));
+        return Err(std::io::Error::other("not a regular file"));
     }
     if meta.len() > limit {
-        return Err(too_large(path, meta.len() as u128, limit));
+        return Err(too_large(meta.len() as u128, limit));
     }
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+    let f = std::fs::File::open(path)?;
     let mut out = Vec::with_capacity(meta.len() as usize);
-    f.take(limit + 1).read_to_end(&mut out).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+    f.take(limit + 1).read_to_end(&mut out)?;
     if out.len() as u64 > limit {
-        return Err(too_large(path, out.len() as u128, limit));
+        return Err(too_large(out.len() as u128, limit));
     }
     Ok(out)
 }
 
-fn too_large(path: &Path, size: u128, limit: u64) -> String {
-    format!(
-        "cannot read '{}': it holds {} or more, above the file-size bound of {} ({MAX_FILE_SIZE_ENV} raises it)",
-        path.display(),
-        human(size),
-        human(limit as u128)
-    )
+fn too_large(size: u128, limit: u64) -> std::io::Error {
+    std::io::Error::other(format!("{} or more, above the file-size bound of {} ({MAX_FILE_SIZE_ENV} raises it)", human(size), human(limit as u128)))
 }
 
 /// [`read_file`] as UTF-8 text.
-pub fn read_to_string(path: &Path) -> Result<String, String> {
+pub fn read_to_string(path: &Path) -> std::io::Result<String> {
     let bytes = read_file(path)?;
-    String::from_utf8(bytes).map_err(|e| format!("cannot read '{}': not UTF-8 text ({e})", path.display()))
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text ({e})")))
 }
 
 #[cfg(test)]
@@ -157,7 +167,7 @@ mod tests {
     fn device_files_are_refused_quickly() {
         let t = std::time::Instant::now();
         let e = read_file(Path::new("/dev/zero")).unwrap_err();
-        assert!(e.contains("not a regular file"), "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         assert!(t.elapsed().as_secs() < 1);
         assert!(read_file(Path::new("/nonexistent/settee")).is_err());
     }
