@@ -45,8 +45,10 @@ pub fn load_with(path: &Path, factory: &Factory, data_dirs: &[PathBuf], options:
     let dp = data_path(data_dirs);
     let mut scene = match settee_scene::load_scene_with(path, factory, &dp, options) {
         Ok(s) => s,
-        Err(e) => {
-            let d = Diagnostic::error(e.to_string()).hint("check that the file is a SOFA XML scene whose root element is a <Node>");
+        Err(settee_scene::LoadError::Parse(e)) => {
+            let d = Diagnostic::error(e.detail())
+                .at((!matches!(e, settee_scene::SceneError::Io { .. })).then(|| e.pos_or_file_start()))
+                .hint("check that the file is a SOFA XML scene whose root element is a <Node>");
             return Err(LoadFailure { diagnostics: vec![d] });
         }
     };
