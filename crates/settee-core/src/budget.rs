@@ -42,7 +42,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => (t, 1),
     };
     let x: f64 = num.trim().parse().ok()?;
-    (x.is_finite() && x >= 0.0).then(|| (x * mult as f64) as u64)
+    (x.is_finite() && x >= 0.0).then_some((x * mult as f64) as u64)
 }
 
 fn env_size(var: &str, default: u64) -> u64 {
