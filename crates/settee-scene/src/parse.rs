@@ -488,7 +488,7 @@ fn placeholder(pos: &SourcePos) -> BElem {
 /// value. Nodes are never affected. `name` is always "present" on a
 /// component in SOFA, so `Elem__name=` renames; `type` is ignored.
 fn rec_replace(el: &mut BElem, attr: &str, value: &str, pos: &SourcePos, only_named: Option<&str>) {
-    let selected = only_named.map_or(true, |n| el.name_or_empty() == n);
+    let selected = only_named.is_none_or(|n| el.name_or_empty() == n);
     if selected && matches!(el.kind, ElementKind::Object { .. }) {
         if attr == "name" {
             el.name = Some(value.to_string());
