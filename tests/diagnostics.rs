@@ -42,10 +42,11 @@ fn removed_component_names_its_replacement() {
 fn data_that_does_not_parse_is_reported_with_position_and_expected_type() {
     let (ok, msgs) =
         load_messages("baddata", "<Node name=\"root\">\n  <MechanicalObject position=\"0 0 0\"/>\n  <UniformMass totalMass=\"heavy\"/>\n</Node>\n");
-    // SOFA only warns and keeps the default value; Settee does the same but says where and why.
-    assert!(ok, "{msgs:?}");
+    // SOFA only warns and keeps the default value; Settee refuses the scene, saying where and
+    // why, unless loading is lenient (then it warns and keeps the default, as SOFA does).
+    assert!(!ok, "{msgs:?}");
     let m = msgs.join("\n");
-    assert!(m.contains("baddata.scn:3:"), "{m}");
+    assert!(m.contains("baddata.scn:3:") && m.contains("error:"), "{m}");
     assert!(m.contains("totalMass"), "{m}");
     assert!(m.contains("expects a real"), "{m}");
 }

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 /// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
 /// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
-/// note (`None`) — unless `SETTEE_REQUIRE_SUITE` is set (CI sets it), where it fails instead: a
-/// test that could not compare anything must not count as passed.
+/// note (`None`) — unless `CI` or `SETTEE_REQUIRE_SUITE` is set ([`suite_required`]), where it
+/// fails instead: a test that could not compare anything must not count as passed.
 #[allow(dead_code)] // not every test file needs the suite
 pub fn suite() -> Option<PathBuf> {
     let dir =
@@ -14,13 +14,23 @@ pub fn suite() -> Option<PathBuf> {
         return Some(dir);
     }
     use std::io::Write;
-    let required = std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| !v.is_empty() && v != "0");
-    assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
+    assert!(
+        !suite_required(),
+        "SOFA suite not found at {} (set SETTEE_SUITE) and CI or SETTEE_REQUIRE_SUITE is set: this test needs it",
+        dir.display()
+    );
     // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
     let test = std::thread::current().name().unwrap_or("a test").to_string();
-    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
+    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); skipped: {test}\n", dir.display());
     let _ = std::io::stderr().write_all(note.as_bytes());
     None
+}
+
+/// True when a missing suite must fail the tests that need it: under CI (`CI` set to anything
+/// but `false`/`0`, as CI services set it) or with `SETTEE_REQUIRE_SUITE=1`.
+pub fn suite_required() -> bool {
+    let set = |var: &str| std::env::var(var).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"));
+    set("SETTEE_REQUIRE_SUITE") || set("CI")
 }
 
 /// Writes a scene text into a fresh temporary file and returns its path.

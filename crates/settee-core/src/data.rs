@@ -128,8 +128,32 @@ impl Value {
 #[derive(Debug)]
 pub struct ParseOutcome {
     pub value: Value,
-    /// A problem worth a warning (the value holds what could be read).
+    /// A problem worth a message (the value holds what could be read).
     pub problem: Option<String>,
+    /// The text is not a value of the kind (a token that is not a number, NaN/∞, an index range
+    /// over the memory budget): an error unless loading is lenient. False for problems SOFA
+    /// reads through (a fixed vector given fewer numbers, an option given by its index).
+    pub invalid: bool,
+}
+
+impl ParseOutcome {
+    fn ok(value: Value) -> ParseOutcome {
+        ParseOutcome { value, problem: None, invalid: false }
+    }
+    fn warn(value: Value, problem: Option<String>) -> ParseOutcome {
+        ParseOutcome { value, problem, invalid: false }
+    }
+    fn invalid(value: Value, problem: String) -> ParseOutcome {
+        ParseOutcome { value, problem: Some(problem), invalid: true }
+    }
+}
+
+/// Why a Data text was not read cleanly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataProblem {
+    pub message: String,
+    /// See [`ParseOutcome::invalid`].
+    pub invalid: bool,
 }
 
 /// Arity of coordinates and derivatives for template-dependent kinds.
@@ -151,10 +175,10 @@ pub fn scan_real(token: &str) -> Option<(f64, bool)> {
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
         i += 1;
     }
-    // inf / nan
-    let rest = &token[i..];
+    // inf / nan (compared as bytes: the token may hold any UTF-8 after the sign)
+    let rest = &b[i..];
     for word in ["infinity", "inf", "nan"] {
-        if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
+        if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word.as_bytes()) {
             let neg = token.starts_with('-');
             let v = if word == "nan" {
                 f64::NAN
@@ -231,22 +255,32 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
-/// Reads whitespace-separated reals until a token fails; returns the values and the failing token.
+/// Reads whitespace-separated reals until a token fails; returns the values and what stopped the
+/// reading (a token that is not a number, or a non-finite number, which no Data accepts).
 fn read_reals(text: &str) -> (Vec<f64>, Option<String>) {
     let mut out = Vec::new();
     for tok in text.split_whitespace() {
         match scan_real(tok) {
+            Some((v, _)) if !v.is_finite() => return (out, Some(non_finite(tok))),
             Some((v, true)) => out.push(v),
             // A numeric prefix followed by garbage: the stream reads the number, then fails on
             // the rest at the next extraction.
             Some((v, false)) => {
                 out.push(v);
-                return (out, Some(tok.to_string()));
+                return (out, Some(not_a_number(tok)));
             }
-            None => return (out, Some(tok.to_string())),
+            None => return (out, Some(not_a_number(tok))),
         }
     }
     (out, None)
+}
+
+fn not_a_number(tok: &str) -> String {
+    format!("'{tok}' is not a number")
+}
+
+fn non_finite(tok: &str) -> String {
+    format!("'{tok}' is not a finite number (NaN and infinities are refused)")
 }
 
 /// Parses an index token with SOFA's range syntax (`A`, `A-B`, `A-B-step`).
@@ -260,6 +294,10 @@ fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
         }
         Some([a, b]) | Some([a, b, _]) => {
             let step = if parts.len() == 3 { nums.as_ref().unwrap()[2].max(1) } else { 1 };
+            let count = (a.abs_diff(*b) / step) as u128 + 1;
+            if crate::budget::check(out.len() as u128 + count, std::mem::size_of::<usize>() as u128, "index range").is_err() {
+                return false;
+            }
             if a <= b {
                 let mut i = *a;
                 while i <= *b {
@@ -285,31 +323,30 @@ fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
 /// Parses `text` as a value of `kind`, starting from `current` (SOFA reads into the current value,
 /// so unread parts of fixed-size values keep their previous content).
 pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &Value) -> ParseOutcome {
-    let ok = |value| ParseOutcome { value, problem: None };
+    let ok = ParseOutcome::ok;
     match kind {
         DataKind::Bool => match parse_bool(text) {
             Ok(b) => ok(Value::Bool(b)),
-            Err(e) => ParseOutcome { value: current.clone(), problem: Some(e) },
+            Err(e) => ParseOutcome::invalid(current.clone(), e),
         },
         DataKind::Int => {
             let tok = text.split_whitespace().next().unwrap_or("");
             match scan_int(tok) {
-                Some((v, _)) => ok(Value::Int(v)),
-                // A real where an integer is expected: the stream reads the integer part.
-                None => ParseOutcome {
-                    value: current.clone(),
-                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not an integer")) },
-                },
+                Some((v, true)) => ok(Value::Int(v)),
+                // A real where an integer is expected: the stream would read the integer part.
+                Some((v, false)) => ParseOutcome::invalid(Value::Int(v), format!("'{}' is not an integer", text.trim())),
+                None if text.trim().is_empty() => ok(current.clone()),
+                None => ParseOutcome::invalid(current.clone(), format!("'{}' is not an integer", text.trim())),
             }
         }
         DataKind::Real => {
             let tok = text.split_whitespace().next().unwrap_or("");
             match scan_real(tok) {
-                Some((v, _)) => ok(Value::Real(v)),
-                None => ParseOutcome {
-                    value: current.clone(),
-                    problem: if text.trim().is_empty() { None } else { Some(format!("'{text}' is not a number")) },
-                },
+                Some((v, _)) if !v.is_finite() => ParseOutcome::invalid(current.clone(), non_finite(tok)),
+                Some((v, true)) => ok(Value::Real(v)),
+                Some((v, false)) => ParseOutcome::invalid(Value::Real(v), not_a_number(text.trim())),
+                None if text.trim().is_empty() => ok(current.clone()),
+                None => ParseOutcome::invalid(current.clone(), not_a_number(text.trim())),
             }
         }
         DataKind::Str | DataKind::FileName => ok(Value::Str(text.to_string())),
@@ -320,13 +357,13 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             }
             if let Some((i, true)) = scan_int(t) {
                 if i >= 0 && (i as usize) < names.len() {
-                    return ParseOutcome {
-                        value: Value::Str(names[i as usize].to_string()),
-                        problem: Some(format!("option given by index {i}; prefer its name '{}'", names[i as usize])),
-                    };
+                    return ParseOutcome::warn(
+                        Value::Str(names[i as usize].to_string()),
+                        Some(format!("option given by index {i}; prefer its name '{}'", names[i as usize])),
+                    );
                 }
             }
-            ParseOutcome { value: current.clone(), problem: Some(format!("'{t}' is not one of: {}", names.join(", "))) }
+            ParseOutcome::invalid(current.clone(), format!("'{t}' is not one of: {}", names.join(", ")))
         }
         DataKind::Fixed(_) | DataKind::Coord | DataKind::Deriv => {
             let n = match kind {
@@ -340,15 +377,16 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                 Value::Reals { v, .. } if v.len() == n => v.clone(),
                 _ => vec![0.0; n],
             };
+            if let Some(b) = bad {
+                return ParseOutcome::invalid(Value::Reals { arity: n, v }, b);
+            }
             for (slot, x) in v.iter_mut().zip(vals.iter()) {
                 *slot = *x;
             }
-            let problem = if vals.len() < n && !text.trim().is_empty() {
-                Some(format!("expected {n} numbers, read {} from '{}'", vals.len(), text.trim()))
-            } else {
-                bad.map(|t| format!("'{t}' is not a number"))
-            };
-            ParseOutcome { value: Value::Reals { arity: n, v }, problem }
+            // Fewer numbers than the vector holds: SOFA keeps what it read and the rest.
+            let problem =
+                (vals.len() < n && !text.trim().is_empty()).then(|| format!("expected {n} numbers, read {} from '{}'", vals.len(), text.trim()));
+            ParseOutcome::warn(Value::Reals { arity: n, v }, problem)
         }
         DataKind::Reals | DataKind::RealTuples(_) | DataKind::Coords | DataKind::Derivs => {
             let k = match kind {
@@ -358,9 +396,12 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                 _ => 1,
             };
             let (mut vals, bad) = read_reals(text);
+            if let Some(b) = bad {
+                return ParseOutcome::invalid(current.clone(), b);
+            }
             // A trailing incomplete element is dropped silently, as SOFA's vector reader does.
             vals.truncate(vals.len() / k * k);
-            ParseOutcome { value: Value::Reals { arity: k, v: vals }, problem: bad.map(|t| format!("'{t}' is not a number")) }
+            ok(Value::Reals { arity: k, v: vals })
         }
         DataKind::Indices | DataKind::IndexTuples(_) => {
             let k = if let DataKind::IndexTuples(k) = kind { k } else { 1 };
@@ -371,15 +412,20 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                     bad = Some(tok.to_string());
                 }
             }
-            v.truncate(v.len() / k * k);
-            ParseOutcome {
-                value: Value::Indices { arity: k, v },
-                problem: bad.map(|t| format!("'{t}' is not an index (expected a non-negative integer or a range A-B)")),
+            if let Some(t) = bad {
+                let why = if t.contains('-') && t.split('-').all(|p| p.parse::<usize>().is_ok()) {
+                    format!("index range '{t}' is larger than the memory budget")
+                } else {
+                    format!("'{t}' is not an index (expected a non-negative integer or a range A-B)")
+                };
+                return ParseOutcome::invalid(current.clone(), why);
             }
+            v.truncate(v.len() / k * k);
+            ok(Value::Indices { arity: k, v })
         }
         DataKind::Strings => {
             let t = text.trim();
-            let words = if t.starts_with('[') && t.ends_with(']') {
+            let words = if t.starts_with('[') && t.ends_with(']') && t.len() >= 2 {
                 t[1..t.len() - 1].split(',').map(|w| w.trim().trim_matches('"').to_string()).filter(|w| !w.is_empty()).collect()
             } else {
                 t.split_whitespace().map(str::to_string).collect()
@@ -567,15 +613,19 @@ impl DataSet {
         self.field(name).is_some_and(|f| f.is_set)
     }
 
-    /// Assigns text to a field; returns a problem message if the text did not parse cleanly.
-    pub fn set_text(&mut self, index: usize, text: &str) -> Option<String> {
+    /// Assigns text to a field; returns the problem if the text did not parse cleanly. A text
+    /// that is not a value of the field's kind ([`DataProblem::invalid`]) leaves the field as it
+    /// was.
+    pub fn set_text(&mut self, index: usize, text: &str) -> Option<DataProblem> {
         let arity = self.arity();
         let f = &mut self.fields[index];
         let out = parse_value(f.decl.kind, arity, text, &f.value);
-        f.value = out.value;
-        f.is_set = true;
-        f.version += 1;
-        out.problem
+        if !out.invalid {
+            f.value = out.value;
+            f.is_set = true;
+            f.version += 1;
+        }
+        out.problem.map(|message| DataProblem { message, invalid: out.invalid })
     }
 
     /// Sets a value directly (component outputs); readers linked to it see the change.
@@ -730,8 +780,11 @@ mod tests {
         let out = parse_value(DataKind::Indices, A3, "0 3-5 10-6-2", &Value::Bool(false));
         assert_eq!(out.value, Value::Indices { arity: 1, v: vec![0, 3, 4, 5, 10, 8, 6] });
         let bad = parse_value(DataKind::Indices, A3, "1 x 2", &Value::Bool(false));
-        assert_eq!(bad.value, Value::Indices { arity: 1, v: vec![1, 0, 2] });
-        assert!(bad.problem.is_some());
+        assert_eq!(bad.value, Value::Bool(false));
+        assert!(bad.problem.is_some() && bad.invalid);
+        // A range over the memory budget is refused before it is expanded.
+        let huge = parse_value(DataKind::Indices, A3, "0-99999999999999", &Value::Bool(false));
+        assert!(huge.invalid && huge.problem.unwrap().contains("memory budget"));
     }
 
     #[test]
@@ -741,6 +794,41 @@ mod tests {
         assert_eq!(scan_real(".5"), Some((0.5, true)));
         assert_eq!(scan_real("abc"), None);
         assert_eq!(parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0)).value, Value::Real(0.5));
+    }
+
+    /// Non-ASCII text where a number is expected is an invalid value, not a panic on a char
+    /// boundary (`<Node dt="éè"/>`, `rotation="0 90° 0"`).
+    #[test]
+    fn non_ascii_numbers_are_invalid_not_panics() {
+        assert_eq!(scan_real("éè"), None);
+        assert_eq!(scan_real("-é"), None);
+        assert_eq!(scan_real("9°"), Some((9.0, false)));
+        let r = parse_value(DataKind::Real, A3, "éè", &Value::Real(0.01));
+        assert!(r.invalid && r.value == Value::Real(0.01));
+        let v = parse_value(DataKind::Fixed(3), A3, "0 90° 0", &Value::Reals { arity: 3, v: vec![0.0; 3] });
+        assert!(v.invalid, "{v:?}");
+        assert!(v.problem.unwrap().contains("90°"));
+    }
+
+    /// NaN and infinities are refused in every numeric kind.
+    #[test]
+    fn non_finite_numbers_are_invalid() {
+        for (kind, text) in [
+            (DataKind::Real, "nan"),
+            (DataKind::Real, "-inf"),
+            (DataKind::Fixed(3), "nan 0 0"),
+            (DataKind::Coords, "0 0 0 1 Infinity 0"),
+            (DataKind::Reals, "NaN"),
+        ] {
+            let out = parse_value(kind, A3, text, &default_value(kind, A3));
+            assert!(out.invalid, "{kind:?} {text}");
+            assert!(out.problem.unwrap().contains("finite"), "{kind:?} {text}");
+        }
+        // Partial fixed vectors are read as SOFA reads them, with a warning only.
+        let p = parse_value(DataKind::Fixed(4), A3, "1 0 0", &default_value(DataKind::Fixed(4), A3));
+        assert!(!p.invalid && p.problem.is_some());
+        let i = parse_value(DataKind::Int, A3, "1.5", &Value::Int(3));
+        assert!(i.invalid);
     }
 
     #[test]

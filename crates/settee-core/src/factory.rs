@@ -333,12 +333,7 @@ impl Factory {
                 } else if let Some(problem) = scene.entry_mut(id).data.set_text(fi, &a.value) {
                     let fname = scene.entry(id).data.fields[fi].decl.name;
                     let kind = scene.entry(id).data.fields[fi].decl.kind.type_name();
-                    scene.report(
-                        Diagnostic::warning(format!("could not read value of Data '{fname}': {problem}"))
-                            .at(a.pos.clone())
-                            .subject(label.clone())
-                            .hint(format!("'{fname}' expects a {kind}")),
-                    );
+                    scene.report(data_problem(scene.lenient, fname, &kind, &problem).at(a.pos.clone()).subject(label.clone()));
                 }
             }
             if let Some(li) = link_idx {
@@ -525,6 +520,20 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Declares no links.
 pub static NO_LINKS: &[LinkDecl] = &[];
+
+/// The message for a Data text that did not parse cleanly: an error when the text is not a value
+/// of the Data's kind, unless loading is lenient (then a warning, and the Data keeps its default).
+pub fn data_problem(lenient: bool, data: &str, kind: &str, problem: &crate::data::DataProblem) -> Diagnostic {
+    let hint = format!("'{data}' expects a {kind}");
+    if problem.invalid && !lenient {
+        Diagnostic::error(format!("invalid value for Data '{data}': {}", problem.message))
+            .hint(format!("{hint}; `--lenient` (LoadOptions::lenient) reads on with the default value"))
+    } else if problem.invalid {
+        Diagnostic::warning(format!("could not read value of Data '{data}': {}; kept its default", problem.message)).hint(hint)
+    } else {
+        Diagnostic::warning(format!("could not read value of Data '{data}': {}", problem.message)).hint(hint)
+    }
+}
 
 #[cfg(test)]
 mod tests {

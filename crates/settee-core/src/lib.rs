@@ -4,6 +4,7 @@
 //! Component crates depend on this crate only; they register their classes into a [`Factory`].
 
 pub mod arena;
+pub mod budget;
 pub mod collision;
 pub mod component;
 pub mod constraint;
@@ -25,7 +26,7 @@ pub mod types;
 
 pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk, MechParams, Roles, TemplateRule};
 pub use constraint_rows::ConstraintRows;
-pub use data::{DataDecl, DataKind, DataSet, Value};
+pub use data::{DataDecl, DataKind, DataProblem, DataSet, Value};
 pub use data_ref::{DataRef, DataUse};
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 pub use factory::{Attr, Factory};

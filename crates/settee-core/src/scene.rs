@@ -156,6 +156,9 @@ pub struct Scene {
     /// What the divergence checks after each step remember (the scene's initial size, the
     /// kinetic energy so far); set up by `init_root`.
     pub divergence: crate::divergence::DivergenceGuard,
+    /// Data values that do not parse are warnings (the Data keeps its default) instead of
+    /// errors: `--lenient`.
+    pub lenient: bool,
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -201,6 +204,7 @@ impl Scene {
             factory: None,
             deferred: Vec::new(),
             live_data_pass: 0,
+            lenient: false,
             total_force_contributor: None,
             output_dir: PathBuf::new(),
             started: false,

@@ -46,7 +46,7 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 }
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
+    let bytes = settee_core::budget::read_file(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
     let header = d.get(HEADER_SIZE).max(0) as usize;
     parse(path, &bytes, d.get(FORCE_BINARY), header, d.get(FLIP_NORMALS))
 }

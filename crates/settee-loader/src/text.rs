@@ -6,7 +6,7 @@ use std::path::Path;
 /// Reads a whole file as text (invalid UTF-8 sequences are replaced, as the readers only look at
 /// ASCII keywords and numbers).
 pub fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
+    let bytes = settee_core::budget::read_file(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

@@ -166,7 +166,7 @@ impl UniformMass {
 
     /// Reads a `.rigid` file: `vertexMass`/`mass`, `volm`, `inrt` keywords.
     fn read_rigid_file(&mut self, path: &std::path::Path, cx: &InitCtx) -> SimResult<bool> {
-        let text = std::fs::read_to_string(path).map_err(|e| cx.error(format!("cannot read '{}': {e}", path.display())))?;
+        let text = settee_core::budget::read_to_string(path).map_err(|e| cx.error(format!("cannot read '{}': {e}", path.display())))?;
         let mut mass_given = false;
         for (lineno, line) in text.lines().enumerate().skip(1) {
             let mut toks = line.split_whitespace();

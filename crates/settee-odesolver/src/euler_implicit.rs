@@ -84,17 +84,30 @@ impl Component for EulerImplicitSolver {
             cx.warn("solveConstraint=true is not supported yet: constraint solvers are not called by this ODE solver");
         }
         self.linear_solver = find_linear_solver(cx);
-        if self.linear_solver.is_none() {
+        let Some(ls) = self.linear_solver else {
             return Err(cx
                 .error("no linear solver found in this node or below")
                 .hint("add e.g. <CGLinearSolver iterations=\"25\" tolerance=\"1e-9\" threshold=\"1e-9\"/> next to the solver"));
-        }
-        Ok(())
+        };
+        check_solves_systems(cx, ls)
     }
 
     fn ode_solver(&mut self) -> Option<&mut dyn settee_core::component::OdeSolver> {
         Some(self)
     }
+}
+
+/// Refuses, at init, a linear-solver-role component that cannot solve a system on its own (a
+/// preconditioner, which only serves PCGLinearSolver): stepping would have nothing to call.
+pub fn check_solves_systems(cx: &mut InitCtx, ls: ComponentId) -> SimResult {
+    let solves = cx.scene.components[ls].obj.as_mut().is_none_or(|o| o.linear_solver().is_some());
+    if solves {
+        return Ok(());
+    }
+    let label = cx.scene.entry(ls).label();
+    Err(cx
+        .error(format!("{label} is a preconditioner: it cannot be the linear solver of an ODE solver"))
+        .hint("use it as <PCGLinearSolver preconditioner=\"@...\"/>'s preconditioner, and give the ODE solver a linear solver (e.g. <CGLinearSolver/> or <SparseLDLSolver/>)"))
 }
 
 impl settee_core::component::OdeSolver for EulerImplicitSolver {
@@ -137,7 +150,10 @@ impl settee_core::component::OdeSolver for EulerImplicitSolver {
         };
         let ls = self.linear_solver.ok_or_else(|| SimError::new("EulerImplicitSolver has no linear solver"))?;
         settee_core::simulation::timed(scene, "linear solve", |s| {
-            s.with_taken(ls, |obj, s| obj.linear_solver().expect("linear solver role").solve_system(s, scope, factors, b, x))
+            s.with_taken(ls, |obj, s| match obj.linear_solver() {
+                Some(l) => l.solve_system(s, scope, factors, b, x),
+                None => Err(SimError::new("EulerImplicitSolver: its linear solver cannot solve systems (a preconditioner)")),
+            })
         })?;
 
         if self.first_order {

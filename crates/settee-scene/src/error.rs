@@ -34,6 +34,24 @@ pub enum SceneError {
 }
 
 impl SceneError {
+    /// The message without the position (for diagnostics that carry the position themselves).
+    pub fn detail(&self) -> String {
+        match self {
+            SceneError::Xml { message, .. } => format!("malformed XML: {message}"),
+            SceneError::RootNotNode { tag, reason, .. } => format!("the document root <{tag}> does not define a Node: {reason}"),
+            SceneError::Io { .. } | SceneError::EmptyDocument { .. } => self.to_string(),
+        }
+    }
+
+    /// The position of the error, or the start of the file it concerns.
+    pub fn pos_or_file_start(&self) -> SourcePos {
+        match self {
+            SceneError::Xml { pos, .. } | SceneError::RootNotNode { pos, .. } => pos.clone(),
+            SceneError::Io { path, .. } => SourcePos::start_of(std::sync::Arc::new(path.clone())),
+            SceneError::EmptyDocument { file } => SourcePos::start_of(std::sync::Arc::new(file.clone())),
+        }
+    }
+
     /// The source position of the error, when there is one.
     pub fn pos(&self) -> Option<&SourcePos> {
         match self {

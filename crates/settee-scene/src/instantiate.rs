@@ -27,17 +27,36 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// How a scene is loaded.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// A Data value that does not parse (garbage, NaN/∞, a non-integer where an integer is
+    /// expected) is a warning and the Data keeps its default, instead of an error.
+    pub lenient: bool,
+}
+
 /// Parses a scene file and creates its components (not yet initialised).
 pub fn load_scene(path: &Path, factory: &Factory, data_path: &DataPath) -> Result<Scene, LoadError> {
+    load_scene_with(path, factory, data_path, &LoadOptions::default())
+}
+
+/// [`load_scene`] with options.
+pub fn load_scene_with(path: &Path, factory: &Factory, data_path: &DataPath, options: &LoadOptions) -> Result<Scene, LoadError> {
     let desc = crate::parse_scene_file(path, data_path, &|class| factory.is_registered(class)).map_err(LoadError::Parse)?;
-    Ok(instantiate(&desc, factory, &data_path.dirs))
+    Ok(instantiate_with(&desc, factory, &data_path.dirs, options))
 }
 
 /// Creates the nodes and components of a description, in document order. `data_path` is the
 /// search list for data files: loaders read their files as they are created.
 pub fn instantiate(desc: &SceneDescription, factory: &Factory, data_path: &[PathBuf]) -> Scene {
+    instantiate_with(desc, factory, data_path, &LoadOptions::default())
+}
+
+/// [`instantiate`] with options.
+pub fn instantiate_with(desc: &SceneDescription, factory: &Factory, data_path: &[PathBuf], options: &LoadOptions) -> Scene {
     let root = &desc.root;
     let mut scene = Scene::new(root.name.as_deref().unwrap_or(""));
+    scene.lenient = options.lenient;
     scene.data_path = data_path.to_vec();
     for d in &desc.diagnostics {
         scene.report(d.clone());
@@ -91,22 +110,21 @@ pub static NODE_DATA: &[DataDecl] = &[
 ];
 
 /// Node attributes: the simulation context and activation. Unknown node attributes are ignored
-/// without a message, as SOFA does.
+/// without a message, as SOFA does. A value that does not parse is an error (a warning keeping
+/// the previous value when loading is lenient).
 fn apply_node_attributes(scene: &mut Scene, node: NodeId, element: &Element) {
     let arity = TemplateArity::SCALAR;
     scene.node_mut(node).pos = Some(element.pos.clone());
     for a in &element.attributes {
         let n = scene.node_mut(node);
-        let warn =
-            |what: &str| settee_core::Diagnostic::warning(format!("could not read node attribute '{}': {what}", a.name)).at(Some(a.pos.clone()));
-        let problem = match a.name.as_str() {
+        let (kind, out) = match a.name.as_str() {
             "gravity" => {
                 let cur = Value::Reals { arity: 3, v: n.context.gravity.to_vec() };
                 let out = parse_value(DataKind::Fixed(3), arity, &a.value, &cur);
-                if let Value::Reals { v, .. } = &out.value {
+                if let (Value::Reals { v, .. }, false) = (&out.value, out.invalid) {
                     n.context.gravity = [v[0], v[1], v[2]];
                 }
-                out.problem
+                (DataKind::Fixed(3), out)
             }
             "dt" | "time" => {
                 let out = parse_value(DataKind::Real, arity, &a.value, &Value::Real(0.0));
@@ -117,27 +135,30 @@ fn apply_node_attributes(scene: &mut Scene, node: NodeId, element: &Element) {
                         n.context.time = *r
                     }
                 }
-                out.problem
+                (DataKind::Real, out)
             }
             "animate" | "activated" => {
                 let out = parse_value(DataKind::Bool, arity, &a.value, &Value::Bool(true));
-                if let Value::Bool(b) = out.value {
+                if let (Value::Bool(b), false) = (&out.value, out.invalid) {
                     if a.name == "animate" {
-                        n.context.animate = b
+                        n.context.animate = *b
                     } else {
-                        n.activated = b
+                        n.activated = *b
                     }
                 }
-                out.problem
+                (DataKind::Bool, out)
             }
             "tags" => {
                 n.tags = a.value.split_whitespace().map(str::to_string).collect();
-                None
+                continue;
             }
-            _ => None,
+            _ => continue,
         };
-        if let Some(p) = problem {
-            scene.report(warn(&p));
+        if let Some(message) = out.problem {
+            let problem = settee_core::DataProblem { message, invalid: out.invalid };
+            let d = settee_core::factory::data_problem(scene.lenient, &a.name, &kind.type_name(), &problem);
+            let label = format!("Node '{}'", scene.node(node).name);
+            scene.report(d.at(Some(a.pos.clone())).subject(label));
         }
     }
 }

@@ -27,7 +27,7 @@ pub use datapath::{DataPath, DATA_PATH_ENV};
 pub use diagnostic::{Diagnostic, Severity, SourcePos};
 pub use element::{Attribute, Element, ElementKind, SceneDescription};
 pub use error::SceneError;
-pub use instantiate::{instantiate, load_scene, LoadError};
+pub use instantiate::{instantiate, instantiate_with, load_scene, load_scene_with, LoadError, LoadOptions};
 pub use parse::{parse_scene_file, parse_scene_str};
 pub use settee_core::names::{removed_class_message, renamed_class, resolve_template, template_alias};
 pub use xml::decode_attribute_value;

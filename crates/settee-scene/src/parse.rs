@@ -34,7 +34,7 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 /// (including a missing or malformed *included* file, which SOFA drops with
 /// an error message) is reported in [`SceneDescription::diagnostics`].
 pub fn parse_scene_file(path: &Path, data_path: &DataPath, is_registered: &dyn Fn(&str) -> bool) -> Result<SceneDescription, SceneError> {
-    let bytes = fs::read(path).map_err(|source| SceneError::Io { path: path.to_path_buf(), source })?;
+    let bytes = settee_core::budget::read_file(path).map_err(|source| SceneError::Io { path: path.to_path_buf(), source })?;
     let mut diagnostics = Vec::new();
     let file = Arc::new(path.to_path_buf());
     let text = decode_bytes(&bytes, &file, &mut diagnostics);
@@ -426,7 +426,7 @@ impl Builder<'_> {
             self.error(at, format!("includes nested deeper than {MAX_INCLUDE_DEPTH} levels; {} ignored", path.display()));
             return None;
         }
-        let bytes = match fs::read(path) {
+        let bytes = match settee_core::budget::read_file(path) {
             Ok(b) => b,
             Err(e) => {
                 self.error(at, format!("cannot read included file {}: {e}; ignored", path.display()));
@@ -488,7 +488,7 @@ fn placeholder(pos: &SourcePos) -> BElem {
 /// value. Nodes are never affected. `name` is always "present" on a
 /// component in SOFA, so `Elem__name=` renames; `type` is ignored.
 fn rec_replace(el: &mut BElem, attr: &str, value: &str, pos: &SourcePos, only_named: Option<&str>) {
-    let selected = only_named.map_or(true, |n| el.name_or_empty() == n);
+    let selected = only_named.is_none_or(|n| el.name_or_empty() == n);
     if selected && matches!(el.kind, ElementKind::Object { .. }) {
         if attr == "name" {
             el.name = Some(value.to_string());

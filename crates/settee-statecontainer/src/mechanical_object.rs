@@ -127,6 +127,13 @@ impl Component for MechanicalObject {
         let pos_set = d.is_given(POSITION);
         let size_set = d.is_given(SIZE);
         let size_attr = d.get(SIZE).max(0) as usize;
+        if d.is_given(SIZE) {
+            // A state holds about nine vectors of coordinates or derivatives (position, rest,
+            // free position, velocity, force, dx, …): checked before any is allocated.
+            let per_dof = 8 * (3 * layout.coord_size() + 6 * layout.deriv_size()) as u128;
+            settee_core::budget::check(size_attr as u128, per_dof, &format!("MechanicalObject size={size_attr}"))
+                .map_err(|e| cx.error(e.0.message.clone()).hint(e.0.hint.clone().unwrap_or_default()))?;
+        }
         let rest_scale = d.get(REST_SCALE);
         let (translation, rotation, scale3d) = (d.get(TRANSLATION), d.get(ROTATION), d.get(SCALE3D));
         let (translation2, rotation2) = (d.get(TRANSLATION2), d.get(ROTATION2));

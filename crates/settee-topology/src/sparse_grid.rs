@@ -61,7 +61,7 @@ pub struct Surface {
 /// Reads the `v` and `f`/`l` records of an OBJ file as SOFA's mesh reader does (a facet
 /// vertex `i/j/k` contributes `i - 1`).
 pub fn read_obj_surface(path: &Path) -> Result<Surface, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = settee_core::budget::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut s = Surface::default();
     for (no, line) in text.lines().enumerate() {
         let mut tok = line.split_whitespace();
@@ -185,6 +185,11 @@ impl SparseGrid {
         if n.iter().any(|&a| a < 2) {
             return Err(format!("grid resolution {n:?} has an axis with fewer than 2 points"));
         }
+        // Every regular cell gets a type, a lookup entry and possibly a hexahedron (8 indices),
+        // coefficients and points, copied into the mesh and the published Data: about 256 bytes
+        // each, checked before any of it is allocated.
+        let cells = n.iter().map(|&a| a as u128 - 1).product::<u128>();
+        settee_core::budget::check_msg(cells, 256, &format!("SparseGridTopology grid of {} × {} × {} points", n[0], n[1], n[2]))?;
         let regular = RegularGridGeometry::from_bounds(n, min, max, None);
         let types = voxelize(&regular, min, max, s)?;
         let mut cells: Vec<(usize, CellType)> = Vec::new();

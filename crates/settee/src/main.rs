@@ -70,6 +70,9 @@ enum Command {
         /// the scene.
         #[arg(long)]
         skip_unknown: bool,
+        /// Data values that do not parse are warnings (the Data keeps its default), not errors.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Simulate a scene and write a self-contained HTML page that replays it in 3D (WebGL).
     View {
@@ -95,6 +98,9 @@ enum Command {
         /// Report components of unknown classes as warnings (as `run --skip-unknown` skips them).
         #[arg(long)]
         skip_unknown: bool,
+        /// Data values that do not parse are warnings (the Data keeps its default), not errors.
+        #[arg(long)]
+        lenient: bool,
     },
     /// Print Data values of an initialised scene (`root/beam/box.indices`, `@/beam/dofs.position`).
     Print {
@@ -210,6 +216,7 @@ fn main() -> ExitCode {
             vtk,
             vtk_every,
             skip_unknown,
+            lenient,
         } => {
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
@@ -225,22 +232,28 @@ fn main() -> ExitCode {
                 Some(t) => RunLength::Until(t),
                 None => RunLength::Steps(steps),
             };
-            let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true };
+            let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient };
             run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export, vtk.map(|d| (d, vtk_every)), skip_unknown)
         }
-        Command::Check { scenes, data_dir, set, skip_unknown } => {
-            check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false }, skip_unknown)
+        Command::Check { scenes, data_dir, set, skip_unknown, lenient } => {
+            check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false, lenient }, skip_unknown)
         }
-        Command::Print { scene, data, data_dir, set } => {
-            settee::inspect::print_command(&scene, &data, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true })
-        }
+        Command::Print { scene, data, data_dir, set } => settee::inspect::print_command(
+            &scene,
+            &data,
+            &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient: false },
+        ),
         Command::Tree { scene, data_dir, set } => {
-            settee::inspect::tree_command(&scene, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true })
+            settee::inspect::tree_command(&scene, &settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient: false })
         }
         Command::Plot { inputs, output, dof, coord, state, run, steps, data_dir, set } => {
             use settee::plot::{plot_command, PlotSource};
             let source = match run {
-                Some(scene) => PlotSource::Run { scene, steps, load: settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true } },
+                Some(scene) => PlotSource::Run {
+                    scene,
+                    steps,
+                    load: settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient: false },
+                },
                 None => PlotSource::Files { inputs, dofs: dof, coords: coord, state },
             };
             match plot_command(source, &output) {

@@ -45,6 +45,9 @@ pub struct LoadOptions {
     pub overrides: Vec<Override>,
     /// Show what is being done (loading, initialising) on stderr, when it is a terminal.
     pub progress: bool,
+    /// A Data value that does not parse (garbage, NaN/∞, a non-integer where an integer is
+    /// expected) is a warning and the Data keeps its default, instead of an error: `--lenient`.
+    pub lenient: bool,
 }
 
 impl LoadOptions {
@@ -98,15 +101,17 @@ pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<L
     status.say(&format!("loading {}…", path.display()));
     let t0 = Instant::now();
     let dp = data_path(&opts.data_dirs);
-    let parse_failed = |e: &dyn std::fmt::Display| {
-        let d = Diagnostic::error(e.to_string()).hint("check that the file is a SOFA XML scene whose root element is a <Node>");
+    let parse_failed = |e: settee_scene::SceneError| {
+        let d = Diagnostic::error(e.detail())
+            .at((!matches!(e, settee_scene::SceneError::Io { .. })).then(|| e.pos_or_file_start()))
+            .hint("check that the file is a SOFA XML scene whose root element is a <Node>");
         LoadFailure { diagnostics: vec![d] }
     };
-    let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(|e| parse_failed(&e))?;
+    let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(parse_failed)?;
     if let Err(diagnostics) = crate::overrides::apply(&mut desc, factory, &opts.overrides) {
         return Err(LoadFailure { diagnostics });
     }
-    let mut scene = settee_scene::instantiate(&desc, factory, &dp.dirs);
+    let mut scene = settee_scene::instantiate_with(&desc, factory, &dp.dirs, &settee_scene::LoadOptions { lenient: opts.lenient });
     crate::overrides::promote_messages(&mut scene.messages, &opts.overrides);
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });

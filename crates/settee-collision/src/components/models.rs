@@ -30,7 +30,7 @@ static MODEL_DATA: &[DataDecl] = &[
     decl("contactFriction", Real, "0", "friction coefficient (read by penalty contacts, without effect)"),
     decl("contactRestitution", Real, "0", "restitution coefficient (unused by the responses in Settee)"),
     decl("contactResponse", Str, "", "response for pairs with this model, overriding the contact manager's"),
-    decl("color", Fixed(4), "1 0 0 1", "display color (rendering only)"),
+    decl("color", Str, "1 0 0 1", "display color: 4 numbers or a name, as SOFA's RGBAColor (rendering only)"),
     decl("group", Reals, "", "collision groups: models sharing a group never collide"),
     decl("numberOfContacts", Int, "0", "output: number of contacts involving this model at the last response phase"),
 ];

@@ -82,7 +82,7 @@ fn format_g(x: f64) -> String {
 
 /// Reads a raw row-major `n × n` f64 file.
 fn load_matrix(path: &std::path::Path, n: usize) -> Result<Vec<f64>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = settee_core::budget::read_file(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if bytes.len() != n * n * 8 {
         return Err(format!("{} holds {} bytes, a {n}×{n} matrix of doubles needs {}", path.display(), bytes.len(), n * n * 8));
     }
