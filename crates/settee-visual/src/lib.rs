@@ -287,8 +287,11 @@ mod tests {
         assert!(own(&s).iter().all(|m| m.severity != Severity::Error), "{:?}", s.messages);
         assert!(s.messages.iter().any(|m| m.severity == Severity::Warning && m.message.contains("'tbb'")), "{:?}", s.messages);
 
+        // A value that does not parse is an error at its Data (strict parsing; `--lenient` makes
+        // it a warning).
         let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "TaskSchedulerSettings", &[("nbThreads", "many")]);
-        assert!(s.messages.iter().any(|m| m.severity != Severity::Info && m.message.contains("many")), "{:?}", s.messages);
+        let attrs = vec![settee_core::Attr { name: "nbThreads".into(), value: "many".into(), pos: None }];
+        let _ = f.create(&mut s, Scene::ROOT, "TaskSchedulerSettings", None, attrs, None, std::path::Path::new("."));
+        assert!(s.messages.iter().any(|m| m.severity == Severity::Error && m.message.contains("many")), "{:?}", s.messages);
     }
 }

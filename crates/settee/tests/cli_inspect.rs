@@ -105,7 +105,7 @@ fn set_reports_unknown_paths_data_and_bad_values() {
         ("chain/nope.totalMass=2", "node /chain/ has no component or child node named 'nope'"),
         ("other/mass.totalMass=2", "node / has no child node named 'other' (child nodes: chain; components: DefaultAnimationLoop1"),
         ("chain/mass.totalmass=2", "has no Data 'totalmass'"),
-        ("chain/mass.totalMass=heavy", "could not read value of Data 'totalMass'"),
+        ("chain/mass.totalMass=heavy", "--set chain/mass.totalMass=heavy: invalid value for Data 'totalMass': 'heavy' is not a number"),
         ("root.dt=fast", "--set root.dt=fast"),
         ("chain/mass=2", "no Data name"),
     ];
