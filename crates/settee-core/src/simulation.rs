@@ -300,27 +300,6 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
     scene.propagate_context();
 }
 
-/// Checks that the main states hold finite numbers; reports the first NaN or infinity. The
-/// animation loops' steps check more ([`crate::divergence::check_plausible`]).
-pub fn check_finite(scene: &Scene) -> SimResult {
-    for st in scene.store.states.values() {
-        for id in [VecId::POSITION, VecId::VELOCITY] {
-            if let Some(i) = st.read(id).iter().position(|x| !x.is_finite()) {
-                let what = if id == VecId::POSITION { "position" } else { "velocity" };
-                let dof = i / st.elem_size(id.kind);
-                return Err(SimError::new(format!(
-                    "the simulation diverged: {what} of DOF {dof} of state '{}' is {} at t = {}",
-                    st.name,
-                    st.read(id)[i],
-                    scene.root().context.time
-                ))
-                .hint("reduce dt, increase solver iterations, or check stiffness and mass values"));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Runs the collision pipelines, node by node top-down (SOFA's CollisionVisitor): each
 /// pipeline's reset, detection and response in turn. Structural changes components asked for
 /// while the pipelines ran are applied at the end.
