@@ -49,9 +49,6 @@ pub const RESPONSE_NAMES: &[&str] = &[
 const LAGRANGIAN_RESPONSES: &[&str] =
     &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
-/// The Lagrangian responses Settee implements.
-const SUPPORTED_LAGRANGIAN: &[&str] = &["FrictionContactConstraint", "StickContactConstraint"];
-
 static DATA: &[DataDecl] = &[
     decl(
         "response",
@@ -604,6 +601,15 @@ enum LagrangianLaw {
 }
 
 impl LagrangianLaw {
+    /// The law of a Lagrangian response class with SOFA's default Data; `None` for other classes.
+    fn for_response(class: &str) -> Option<LagrangianLaw> {
+        match class {
+            "FrictionContactConstraint" => Some(LagrangianLaw::Friction { mu: 0.8, tol: 0.0 }),
+            "StickContactConstraint" => Some(LagrangianLaw::Stick { keep_alive: true }),
+            _ => None,
+        }
+    }
+
     fn class(&self) -> &'static str {
         match self {
             LagrangianLaw::Friction { .. } => "FrictionContactConstraint",
@@ -1080,12 +1086,9 @@ impl ContactManagerComponent {
                 if !friction_supports(i1.kind, i2.kind) {
                     return Err(SimError::new(format!("{class} has no response for a {:?}–{:?} pair", i1.kind, i2.kind)));
                 }
-                let law = if class == "StickContactConstraint" {
-                    LagrangianLaw::Stick { keep_alive: true }
-                } else {
-                    LagrangianLaw::Friction { mu: 0.8, tol: 0.0 }
-                };
-                let law = law.with_params(params)?;
+                let law = LagrangianLaw::for_response(class)
+                    .ok_or_else(|| SimError::new(format!("{class} is not a Lagrangian response")))?
+                    .with_params(params)?;
                 let id = self.next_response_id;
                 self.next_response_id += 1;
                 LagrangianResponse::new(scene, m1, m2, law, id).map(Response::Lagrangian)
@@ -1130,12 +1133,7 @@ impl Component for ContactManagerComponent {
         }
         // Parameters of the scene-wide response are checked here, where the error has a place
         // in the scene file; a bad one would otherwise only be reported at each contact.
-        let law = match self.response.as_str() {
-            "FrictionContactConstraint" => Some(LagrangianLaw::Friction { mu: 0.8, tol: 0.0 }),
-            "StickContactConstraint" => Some(LagrangianLaw::Stick { keep_alive: true }),
-            _ => None,
-        };
-        if let Some(law) = law {
+        if let Some(law) = LagrangianLaw::for_response(&self.response) {
             if let Err(e) = law.with_params(&self.params) {
                 let err = cx.error(format!("responseParams: {}", e.0.message));
                 return Err(match &e.0.hint {
@@ -1144,7 +1142,7 @@ impl Component for ContactManagerComponent {
                 });
             }
         }
-        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && !SUPPORTED_LAGRANGIAN.contains(&self.response.as_str()) {
+        if LAGRANGIAN_RESPONSES.contains(&self.response.as_str()) && LagrangianLaw::for_response(&self.response).is_none() {
             return Err(SimError::unsupported(format!(
                 "the {} response is not supported yet (the Lagrangian responses Settee has are FrictionContactConstraint and StickContactConstraint)",
                 self.response
