@@ -317,15 +317,7 @@ impl Progress {
     /// Text of the progress after `done` scenes, `failed` of them not passing.
     pub fn line(&self, o: &SceneOutcome, done: usize, failed: usize) -> String {
         if self.bar {
-            let w = 30;
-            let filled = done * w / self.total.max(1);
-            format!(
-                "[{}{}] {done}/{} scenes, {failed} not passing  {}",
-                "=".repeat(filled),
-                " ".repeat(w - filled),
-                self.total,
-                ellipsize_left(&o.scene, 40)
-            )
+            format!("{} {done}/{} scenes, {failed} not passing  {}", crate::run::bar(done, self.total, 30), self.total, ellipsize_left(&o.scene, 40))
         } else {
             format!("[{done}/{}] {:<11} {} ({:.1} s)", self.total, o.status.to_string(), o.scene, o.wall_seconds)
         }

@@ -261,6 +261,12 @@ pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObs
     Ok(RunSummary { elapsed, written })
 }
 
+/// `[====      ]`: `done` of `total` on `width` characters.
+pub fn bar(done: usize, total: usize, width: usize) -> String {
+    let filled = (done * width / total.max(1)).min(width);
+    format!("[{}{}]", "=".repeat(filled), " ".repeat(width - filled))
+}
+
 /// The progress bar on a terminal's stderr (nothing when stderr is not a terminal).
 pub struct ProgressBar {
     steps: usize,
@@ -286,9 +292,7 @@ impl RunObserver for ProgressBar {
     fn after_step(&mut self, _scene: &mut Scene, k: usize, _t_start: f64) -> Result<(), String> {
         use std::io::Write;
         if k.is_multiple_of(10) || k + 1 == self.steps {
-            let w = 40;
-            let done = (k + 1) * w / self.steps.max(1);
-            eprint!("\r[{}{}] {}/{} steps", "=".repeat(done), " ".repeat(w - done), k + 1, self.steps);
+            eprint!("\r{} {}/{} steps", bar(k + 1, self.steps, 40), k + 1, self.steps);
             let _ = std::io::stderr().flush();
             self.shown = true;
         }
