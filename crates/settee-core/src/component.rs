@@ -60,6 +60,12 @@ impl Roles {
     pub const CONSTRAINT_LAW: Roles = Roles(1 << 27);
     /// A constraint correction: the compliance of an object in constraint space.
     pub const CONSTRAINT_CORRECTION: Roles = Roles(1 << 28);
+    /// A Compliant constraint value: the right-hand side of a compliant state's rows.
+    pub const CONSTRAINT_VALUE: Roles = Roles(1 << 29);
+    /// A Compliant projector: the admissible set of a compliant state's multipliers.
+    pub const COMPLIANT_PROJECTOR: Roles = Roles(1 << 30);
+    /// A KKT solver of the Compliant formulation ([`crate::compliant::KktSolver`]).
+    pub const KKT_SOLVER: Roles = Roles(1 << 31);
 
     pub const fn union(self, o: Roles) -> Roles {
         Roles(self.0 | o.0)
@@ -262,6 +268,17 @@ pub trait Component: Any + Send {
     fn mesh(&self) -> Option<&MeshData> {
         None
     }
+    /// A Compliant constraint value: what it prescribes, as data.
+    fn constraint_value(&self) -> Option<crate::compliant::ValueKind> {
+        None
+    }
+    /// A Compliant projector: the admissible set it projects multipliers onto, as data.
+    fn compliant_projector(&self) -> Option<crate::compliant::Projector> {
+        None
+    }
+    fn kkt_solver(&mut self) -> Option<&mut dyn crate::compliant::KktSolver> {
+        None
+    }
 }
 
 /// Implements the `as_any` boilerplate of [`Component`].
@@ -350,6 +367,18 @@ pub trait ForceField {
     /// True for masses: their `add_dforce` does nothing.
     fn is_mass(&self) -> bool {
         false
+    }
+    /// True when the component is handled as a compliance (SOFA 2021's `isCompliance`): its
+    /// force is not evaluated, its stiffness is not assembled, and its compliance matrix
+    /// ([`ForceField::add_compliance`]) gives rows of the Compliant KKT system.
+    fn is_compliance(&self) -> bool {
+        false
+    }
+    /// Appends the local entries `(row, column, value)` of the compliance matrix `C` on the
+    /// component's (single) state of `rows` scalar rows; no entry at all means a hard
+    /// constraint (`C = 0`).
+    fn add_compliance(&self, _p: &MechParams, _rows: usize, _out: &mut Vec<(usize, usize, f64)>) -> SimResult {
+        Ok(())
     }
 }
 

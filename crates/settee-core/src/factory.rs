@@ -22,7 +22,15 @@ pub static BASE_DATA: &[DataDecl] = &[
 ];
 
 /// Class-name aliases declared by SOFA's registrations (not renames: the class keeps its name).
-pub static REGISTRY_ALIASES: &[(&str, &str)] = &[("VisualModel", "VisualModelImpl"), ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements")];
+pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
+    ("VisualModel", "VisualModelImpl"),
+    ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements"),
+    // The Compliant plugin's registrations (compliant spec §3, §7, §9, §11).
+    ("AssembledSolver", "CompliantImplicitSolver"),
+    ("UnilateralProjector", "UnilateralConstraint"),
+    ("OffsetMapping", "DifferenceFromTargetMapping"),
+    ("CompliantAttachButton", "CompliantAttachButtonSetting"),
+];
 
 /// One attribute to assign.
 /// Checks the typed Data references a class lists against the Data it declares.

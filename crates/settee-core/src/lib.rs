@@ -6,6 +6,7 @@
 pub mod arena;
 pub mod budget;
 pub mod collision;
+pub mod compliant;
 pub mod component;
 pub mod constraint;
 pub mod constraint_rows;

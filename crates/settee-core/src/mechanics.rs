@@ -32,6 +32,8 @@ pub struct MechScope {
     /// Per state slot, the generation of the scope's state in that slot (0: none), for
     /// [`MechScope::contains_state`].
     member: Vec<u32>,
+    /// Per state slot, the scalar size (DOFs × derivative size) when the scope was built.
+    scalar_size: Vec<usize>,
 }
 
 impl MechScope {
@@ -49,6 +51,7 @@ impl MechScope {
             offsets: Vec::new(),
             size: 0,
             member: Vec::new(),
+            scalar_size: Vec::new(),
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
         for n in scene.preorder(node) {
@@ -103,8 +106,22 @@ impl MechScope {
                 s.member.resize(st.index() + 1, 0);
             }
             s.member[st.index()] = st.generation();
+            if s.scalar_size.len() <= st.index() {
+                s.scalar_size.resize(st.index() + 1, 0);
+            }
+            let m = scene.store.get(st);
+            s.scalar_size[st.index()] = m.size * m.layout.deriv_size();
         }
         s
+    }
+
+    /// Scalar size (DOFs × derivative size) of a state of the scope; 0 for other states.
+    pub fn scalar_size(&self, s: StateId) -> usize {
+        if self.contains_state(s) {
+            self.scalar_size[s.index()]
+        } else {
+            0
+        }
     }
 
     /// True when `s` is one of the scope's states (main or mapped).
@@ -401,7 +418,7 @@ pub fn add_force_unscoped(scene: &mut Scene, c: ComponentId, out: VecId, x: VecI
     with_io(scene, None, c, out, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))
 }
 
-fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+pub(crate) fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
     if e.0.subject.is_none() {
         e.0.subject = Some(scene.entry(c).label());
     }
@@ -427,6 +444,11 @@ pub fn compute_force(scene: &mut Scene, scope: &MechScope, f: VecId, x: VecId, v
         st.put(f, fv);
     }
     for &c in &scope.force_fields {
+        // Compliances are not evaluated: their forces are the KKT system's multipliers
+        // (SOFA's computeForce with `neglectingCompliance`, compliant spec §3.3).
+        if scene.obj(c).force_field_ref().is_some_and(|ff| ff.is_compliance()) {
+            continue;
+        }
         with_io(scene, Some(scope), c, f, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))?;
     }
     accumulate_through_mappings(scene, scope, f, None, 0.0)
@@ -443,13 +465,15 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
     for &c in &scope.force_fields {
         // A component may be both: e.g. HexahedronFEMForceFieldAndMass adds its stiffness part,
         // then its mass part, as SOFA's Mass::addMBKdx does.
-        let (rs, pure_mass, has_mass, rm) = {
+        let (rs, pure_mass, has_mass, rm, compliance) = {
             let obj = scene.obj(c);
             let ff = obj.force_field_ref().expect("force field role");
             let rm = obj.mass_ref().map(|m| m.rayleigh_mass()).unwrap_or(0.0);
-            (ff.rayleigh_stiffness(), ff.is_mass(), obj.mass_ref().is_some(), rm)
+            (ff.rayleigh_stiffness(), ff.is_mass(), obj.mass_ref().is_some(), rm, ff.is_compliance())
         };
-        let k_eff = f.k + f.b * rs;
+        // A compliance adds only its damping (and Rayleigh) part: SOFA's MBK·v pass calls it
+        // with stiffness factor 0 (compliant spec §3.4).
+        let k_eff = if compliance { f.b * rs } else { f.k + f.b * rs };
         if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
             with_io(scene, Some(scope), c, df, dx, None, |obj, p, io| obj.force_field().expect("force field role").add_dforce(p, io, k_eff, f.b))?;
         }
@@ -745,6 +769,11 @@ impl BlockProjection {
 }
 
 impl MatrixAccumulator<'_> {
+    /// Scalar rows of state `s` in the scope being assembled (0 outside of it).
+    pub fn rows_of(&self, s: StateId) -> usize {
+        self.scope.scalar_size(s)
+    }
+
     /// Adds `v` at global `(gi, gj)`, through the block projections when there are some.
     fn put(&mut self, gi: usize, gj: usize, v: f64) {
         let r = if self.projection.blocks.is_empty() {
@@ -879,11 +908,14 @@ enum Target {
 }
 
 /// Per state, the rows of its global Jacobian: `(global column, value)` lists.
-type GlobalJacobians = IndexMap<StateId, Vec<Vec<(usize, f64)>>>;
+pub(crate) type GlobalJacobians = IndexMap<StateId, Vec<Vec<(usize, f64)>>>;
 
 /// Rows of the global Jacobian `G_s = ∂x_s/∂x_main` of every state of the scope: identity rows for
 /// main states, `G_out = Σ_i J_i·G_in_i` for mapped states (top-down through the mappings).
-fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobians> {
+///
+/// With `ignore_outside`, an input outside the scope contributes nothing (the Compliant
+/// assembly's "out of scope" parents: a fixed external object); otherwise it is an error.
+pub(crate) fn global_jacobians(scene: &Scene, scope: &MechScope, ignore_outside: bool) -> SimResult<GlobalJacobians> {
     use std::collections::BTreeMap;
     let mut g = GlobalJacobians::default();
     for &(s, off) in &scope.offsets {
@@ -901,6 +933,9 @@ fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobia
         let mut rows: Vec<BTreeMap<usize, f64>> = vec![BTreeMap::new(); n];
         for (input, j) in inputs.iter().zip(&js) {
             let Some(gin) = g.get(input) else {
+                if ignore_outside && !scope.contains_state(*input) {
+                    continue;
+                }
                 return Err(label_error(scene, m, SimError::new("the input state of this mapping is outside of the solver's sub-tree")));
             };
             for (r, row) in j.rows.iter().enumerate().take(n) {
@@ -922,7 +957,7 @@ fn global_jacobians(scene: &Scene, scope: &MechScope) -> SimResult<GlobalJacobia
 /// A multiplicative hasher for small integer keys (the global `(row, column)` pairs of
 /// [`project_mapped`]); std's SipHash costs more than the arithmetic it indexes.
 #[derive(Default, Clone, Copy)]
-struct IndexHasher(u64);
+pub(crate) struct IndexHasher(u64);
 
 impl std::hash::Hasher for IndexHasher {
     fn finish(&self) -> u64 {
@@ -944,17 +979,17 @@ impl std::hash::Hasher for IndexHasher {
     }
 }
 
-type IndexMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IndexHasher>>;
+pub(crate) type IndexMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IndexHasher>>;
 
 /// Projects the contributions kept for mapped states onto the main states: `Gᵀ·K·G`.
 ///
 /// Each global entry receives its terms `ga·v·gb` in the order of the contributions, starting
 /// from 0.0; the entries are then put into the matrix in (row, column) order.
-fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) -> SimResult {
+fn project_mapped(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator, ignore_outside: bool) -> SimResult {
     if acc.mapped.is_empty() {
         return Ok(());
     }
-    let g = global_jacobians(scene, scope)?;
+    let g = global_jacobians(scene, scope, ignore_outside)?;
     let crossed = split_crossed(scene, scope, acc);
     // Jacobian rows per state index (a hash lookup per contribution costs as much as the product).
     let mut by_index: Vec<&[Vec<(usize, f64)>]> = Vec::new();
@@ -1199,6 +1234,9 @@ pub struct AssemblyOptions {
     pub geometric_stiffness: bool,
     pub projective_constraints: bool,
     pub mapped_components: bool,
+    /// Mapping inputs outside the scope carry nothing (instead of being an error): the Compliant
+    /// assembly ignores such "out of scope" parents (compliant spec §4.2).
+    pub ignore_outside_inputs: bool,
 }
 
 impl Default for AssemblyOptions {
@@ -1210,6 +1248,7 @@ impl Default for AssemblyOptions {
             geometric_stiffness: true,
             projective_constraints: true,
             mapped_components: true,
+            ignore_outside_inputs: false,
         }
     }
 }
@@ -1237,7 +1276,8 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
         let p = scene.params(node);
         let obj = scene.obj(c);
         let ff = obj.force_field_ref().expect("force field role");
-        let k_eff = f.k + f.b * ff.rayleigh_stiffness();
+        // A compliance's stiffness is not in the matrix: it enters the KKT system as C.
+        let k_eff = if ff.is_compliance() { f.b * ff.rayleigh_stiffness() } else { f.k + f.b * ff.rayleigh_stiffness() };
         if opts.stiffness && !ff.is_mass() && k_eff != 0.0 {
             ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
         }
@@ -1267,7 +1307,7 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
         }
     }
     if opts.mapped_components {
-        project_mapped(scene, scope, &mut acc)?;
+        project_mapped(scene, scope, &mut acc, opts.ignore_outside_inputs)?;
     }
     // I − P̃ on the projected blocks.
     for (start, ds, p) in std::mem::take(&mut acc.projection.blocks) {

@@ -132,6 +132,7 @@ impl Component for MatrixLinearSystem {
             geometric_stiffness: d.get(ASSEMBLE_GEOMETRIC_STIFFNESS),
             projective_constraints: d.get(APPLY_PROJECTIVE_CONSTRAINTS),
             mapped_components: d.get(APPLY_MAPPED_COMPONENTS),
+            ignore_outside_inputs: false,
         };
         self.enabled = d.get(ENABLE_ASSEMBLY);
         self.builder = None;

@@ -63,6 +63,7 @@ visual_classes! {
     BACKGROUND = "BackgroundSetting", V, "Background colour or image of the viewer (GUI only).";
     VISUAL_LOOP = "DefaultVisualManagerLoop", V.union(Roles::VISUAL_LOOP), "Visual loop of the GUI (rendering only).";
     ATTACH_BUTTON = "ConstraintAttachButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
+    COMPLIANT_ATTACH_BUTTON = "CompliantAttachButtonSetting", V, "Mouse interaction setting of the Compliant plugin's GUI (GUI only; alias CompliantAttachButton).";
     ATTACH_BODY_BUTTON = "AttachBodyButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
     FIX_PICKED_BUTTON = "FixPickedParticleButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
     MOUSE_BUTTON = "MouseButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";

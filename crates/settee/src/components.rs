@@ -22,5 +22,6 @@ pub fn factory() -> Factory {
     settee_collision::register(&mut f);
     settee_constraint::register(&mut f);
     settee_exporter::register(&mut f);
+    settee_compliant::register(&mut f);
     f
 }
