@@ -167,14 +167,21 @@ pub struct CompliantImplicitSolver {
     acc: Vec<f64>,
     /// Constraint rows of the previous step.
     prev_n: usize,
-    /// The last assembled system (for inspection and tests).
+    /// The last assembled system and multipliers (for inspection and tests).
     last: Option<AssembledSystem>,
+    last_lambda: Vec<f64>,
 }
 
 impl CompliantImplicitSolver {
     /// The system assembled at the last step.
     pub fn last_system(&self) -> Option<&AssembledSystem> {
         self.last.as_ref()
+    }
+
+    /// The multipliers of the last dynamics solve, in the system's row order (impulses for the
+    /// `vel` and `dv` formulations, forces for `acc`).
+    pub fn last_lambda(&self) -> &[f64] {
+        &self.last_lambda
     }
 }
 
@@ -480,6 +487,7 @@ impl OdeSolver for CompliantImplicitSolver {
         with_kkt(scene, kkt, |k| k.solve(&sys, &mut x, &rhs))?;
 
         // Write back: multipliers, velocities, positions.
+        self.last_lambda = x[m..].to_vec();
         for blk in &sys.blocks {
             let w = scene.store.get_mut(blk.state).write(lagrange);
             let k = blk.rows.min(w.len());
