@@ -87,7 +87,9 @@ impl DirectKktSolver {
             phi: Vec::new(),
             js: Vec::new(),
             sigma: DirectSolver::new(kind, Ordering::Amd),
-            kkt: DirectSolver::new(kind, Ordering::Amd),
+            // The free DOFs are eliminated before the constraint rows: a constraint pivot is then
+            // −(J A⁻¹ Jᵀ + C' + ε), not the bare −ε a fill-reducing order can pick first.
+            kkt: DirectSolver::new(kind, Ordering::Natural),
         }
     }
 
