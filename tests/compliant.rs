@@ -344,3 +344,215 @@ fn compliant_pendulum_matches_the_derived_numbers() {
         }
     }
 }
+
+// ----- equivalences (issue acceptance 3) ---------------------------------------------------------
+
+/// A chain of `n` links of length 0.1 (`n + 1` particles of mass 0.1) hanging from its first
+/// particle, released from a line tilted by 0.05 rad, each link a distance constraint of the
+/// given compliance.
+fn chain(n: usize, solver: &str, stabilization: &str, compliance: &str, value: &str) -> String {
+    // Hanging from its first particle, tilted by 0.05 rad from the vertical.
+    let (sa, ca) = (0.05f64.sin(), 0.05f64.cos());
+    let pos: Vec<String> = (0..=n).map(|i| format!("{} {} 0", i as f64 * 0.1 * sa, -(i as f64) * 0.1 * ca)).collect();
+    let edges: Vec<String> = (0..n).map(|i| format!("{} {}", i, i + 1)).collect();
+    format!(
+        r#"<Node name="root" dt="0.01" gravity="0 -9.81 0">
+  <CompliantImplicitSolver stabilization="{stabilization}"/>
+  {solver}
+  <MechanicalObject name="chain" position="{}"/>
+  <UniformMass vertexMass="0.1"/>
+  <FixedConstraint indices="0"/>
+  <Node name="links">
+    <MechanicalObject template="Vec1d" name="lengths"/>
+    <EdgeSetTopologyContainer edges="{}"/>
+    <DistanceMapping/>
+    <UniformCompliance template="Vec1d" compliance="{compliance}"/>
+    {value}
+  </Node>
+</Node>"#,
+        pos.join("  "),
+        edges.join("  ")
+    )
+}
+
+/// The largest |length − 0.1| of the chain's links.
+fn worst_link(s: &Scene) -> f64 {
+    x(s, "chain")
+        .chunks(3)
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| {
+            let d = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
+            ((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() - 0.1).abs()
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn hanging_chain_of_20_hard_links_keeps_its_lengths_with_ldlt() {
+    // Post-stabilization re-assembled at the end of the step: the lengths hold to round-off.
+    let mut s = load("chain20_ldlt", &chain(20, "<LDLTSolver/>", "post-stabilization assembly", "0", ""));
+    let mut kkt = load("chain20_ldlt_kkt", &chain(20, r#"<LDLTSolver schur="false"/>"#, "post-stabilization assembly", "0", ""));
+    let mut worst = 0.0f64;
+    for _ in 0..1000 {
+        step(&mut s);
+        step(&mut kkt);
+        worst = worst.max(worst_link(&s)).max(worst_link(&kkt));
+    }
+    assert!(worst < 1e-8, "worst length error {worst:e}");
+    // The chain swung: the tip moved by centimetres.
+    let tip = x(&s, "chain")[60];
+    assert!((tip - 20.0 * 0.1 * 0.05f64.sin()).abs() > 1e-2, "tip x {tip}");
+    // Schur complement and full KKT factorization agree.
+    let (a, b) = (x(&s, "chain"), x(&kkt, "chain"));
+    let d = a.iter().zip(&b).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+    assert!(d < 1e-9, "Schur vs KKT: {d:e}");
+}
+
+#[test]
+fn compliance_to_zero_converges_to_the_hard_constraint() {
+    // The same elastic value (ψ = −φ/h) for every compliance, hard included.
+    let value = "<ConstraintValue/>";
+    let run = |c: &str| {
+        let mut s = load(&format!("chain_c{c}"), &chain(5, "<LDLTSolver/>", "pre-stabilization", c, value));
+        let mut traj = Vec::new();
+        for _ in 0..1000 {
+            step(&mut s);
+            traj.extend(x(&s, "chain"));
+        }
+        (traj, worst_link(&s))
+    };
+    let (hard, hard_err) = run("0");
+    let mut last = f64::INFINITY;
+    for c in ["1e-6", "1e-9", "1e-12"] {
+        let (t, err) = run(c);
+        let d = t.iter().zip(&hard).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        assert!(d < last, "c = {c}: {d:e} does not shrink (previous {last:e})");
+        last = d;
+        if c == "1e-12" {
+            assert!(d < 1e-9, "c = 1e-12 departs from the hard constraint by {d:e}");
+            assert!((err - hard_err).abs() < 1e-9, "{err:e} vs {hard_err:e}");
+        }
+    }
+}
+
+#[test]
+fn stiff_springs_and_compliances_of_one_over_k_agree() {
+    // A vertical chain stretched beyond its rest lengths, oscillating along y under gravity:
+    // SpringForceField of stiffness k against distance constraints of compliance 1/k.
+    let n = 6;
+    let pos: Vec<String> = (0..=n).map(|i| format!("0 {} 0", -(i as f64) * 0.12)).collect();
+    let springs: Vec<String> = (0..n).map(|i| format!("{} {} 1000 0 0.1", i, i + 1)).collect();
+    let edges: Vec<String> = (0..n).map(|i| format!("{} {}", i, i + 1)).collect();
+    let head = |body: &str| {
+        format!(
+            r#"<Node name="root" dt="0.01" gravity="0 -9.81 0">
+  <CompliantImplicitSolver implicitVelocity="0.5"/>
+  <LDLTSolver/>
+  <MechanicalObject name="chain" position="{}"/>
+  <UniformMass vertexMass="0.1"/>
+  <FixedConstraint indices="0"/>
+  {body}
+</Node>"#,
+            pos.join("  ")
+        )
+    };
+    let stiff = head(&format!(r#"<SpringForceField spring="{}"/>"#, springs.join("  ")));
+    let compliant = head(&format!(
+        r#"<Node name="links"><MechanicalObject template="Vec1d" name="l"/><EdgeSetTopologyContainer edges="{}"/><DistanceMapping restLengths="{}"/><UniformCompliance template="Vec1d" compliance="1e-3"/></Node>"#,
+        edges.join("  "),
+        vec!["0.1"; n].join(" ")
+    ));
+    let (mut a, mut b) = (load("springs_k", &stiff), load("springs_c", &compliant));
+    let (mut worst, mut travel) = (0.0f64, 0.0f64);
+    let y0 = x(&a, "chain")[3 * n + 1];
+    for _ in 0..1000 {
+        step(&mut a);
+        step(&mut b);
+        let (p, q) = (x(&a, "chain"), x(&b, "chain"));
+        worst = p.iter().zip(&q).map(|(u, w)| (u - w).abs()).fold(worst, f64::max);
+        travel = travel.max((p[3 * n + 1] - y0).abs());
+    }
+    assert!(worst < 1e-10, "trajectories differ by {worst:e}");
+    assert!(travel > 1e-2, "the chain hardly moved ({travel:e})");
+}
+
+// ----- set-ups that cannot work (issue acceptance 5) ---------------------------------------------
+
+/// Loads `text` and steps until an error; returns it (load errors included).
+fn first_error(name: &str, text: &str) -> String {
+    let path = temp_scene(name, text);
+    let mut s = match settee::load(&path, &settee::factory(), &[]) {
+        Ok(l) => l.scene,
+        Err(f) => return f.first_error(),
+    };
+    for _ in 0..5 {
+        let dt = s.root().context.dt;
+        if let Err(e) = animate(&mut s, dt) {
+            return e.to_string();
+        }
+    }
+    panic!("{name}: no error")
+}
+
+#[test]
+fn a_compliance_without_a_path_to_a_solved_state_is_refused_at_its_line() {
+    // The constraint's state is mapped from an object no solver integrates.
+    let text = r#"<Node name="root" dt="0.01" gravity="0 -1 0">
+  <Node name="obstacle">
+    <MechanicalObject name="wall" position="0 0 0  1 0 0"/>
+  </Node>
+  <Node name="solved">
+    <CompliantImplicitSolver/>
+    <LDLTSolver/>
+    <MechanicalObject name="body" position="0 1 0"/>
+    <UniformMass vertexMass="1"/>
+    <Node name="link">
+      <MechanicalObject template="Vec1d" name="d"/>
+      <EdgeSetTopologyContainer edges="0 1"/>
+      <DistanceMapping input="@/obstacle/wall" output="@d"/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>
+  </Node>
+</Node>"#;
+    let e = first_error("no_path", text);
+    assert!(e.contains("no_path.scn:14:7") && e.contains("UniformCompliance") && e.contains("no mechanical mapping connects"), "{e}");
+    assert!(e.contains("hint:"), "{e}");
+}
+
+#[test]
+fn a_singular_kkt_system_is_refused_at_the_solver() {
+    // The same hard constraint twice: Σ = J A⁻¹ Jᵀ is singular without regularization.
+    let text = r#"<Node name="root" dt="0.01" gravity="0 -1 0">
+  <CompliantImplicitSolver/>
+  <LDLTSolver/>
+  <MechanicalObject name="p" position="0 0 0  1 0 0"/>
+  <UniformMass vertexMass="1"/>
+  <FixedConstraint indices="0"/>
+  <Node name="links">
+    <MechanicalObject template="Vec1d" name="d"/>
+    <EdgeSetTopologyContainer edges="0 1  0 1"/>
+    <DistanceMapping/>
+    <UniformCompliance template="Vec1d" compliance="0"/>
+  </Node>
+</Node>"#;
+    let e = first_error("singular", text);
+    assert!(e.contains("singular.scn:3:3") && e.contains("LDLTSolver") && e.contains("singular"), "{e}");
+    // With a compliance the same system is regular and runs.
+    let ok = text.replace(r#"compliance="0""#, r#"compliance="1e-6""#);
+    let mut s = load("singular_regularised", &ok);
+    for _ in 0..5 {
+        step(&mut s);
+    }
+}
+
+#[test]
+fn a_compliant_solver_without_kkt_solver_is_refused_at_init() {
+    let text = r#"<Node name="root" dt="0.01">
+  <CompliantImplicitSolver/>
+  <MechanicalObject position="0 0 0"/>
+  <UniformMass vertexMass="1"/>
+</Node>"#;
+    let e = first_error("no_kkt", text);
+    assert!(e.contains("no_kkt.scn:2:3") && e.contains("no KKT solver") && e.contains("LDLTSolver"), "{e}");
+}
