@@ -1,7 +1,7 @@
 //! Direct KKT solvers (compliant spec §8.3): `LDLTSolver`, `LLTSolver`, `LUSolver`.
 //!
 //! Schur mode (default): the free block `A` of H is factored by the node's response, then
-//! `Φ = A⁻¹ (J S)ᵀ` and `Σ = C' + J S Φ` (dense, n × n) is factored by the solver's own kind:
+//! `Φ = A⁻¹ (J S)ᵀ` and `Σ = C' + J S Φ` (sparse, n × n) is factored by the solver's own kind:
 //! `λ = Σ⁻¹ (r_n − J S A⁻¹ Sᵀ r_m)`, `v = A⁻¹ Sᵀ r_m + Φ λ`. KKT mode (`schur="false"`): the
 //! regularised KKT matrix `[[A, −(J S)ᵀ],[−J S, −C' − ε I]]` is factored at once. Projectors and
 //! masks are ignored: every constraint is bilateral here, as in SOFA.
@@ -68,8 +68,9 @@ pub struct DirectKktSolver {
     response: Option<Factor>,
     /// Free DOFs (rows of H kept).
     free: Vec<usize>,
-    /// `Φ = A⁻¹ (J S)ᵀ`, column-major: column k (length `free.len()`) for constraint row k.
-    phi: Vec<f64>,
+    /// `Φ = A⁻¹ (J S)ᵀ`, one sparse column per constraint row (entries that are exactly zero,
+    /// outside the reach of the row's DOFs through A, are dropped: Σ stays sparse when A is).
+    phi: Vec<Vec<(usize, f64)>>,
     /// `J S` as rows over the free DOFs.
     js: Vec<Vec<(usize, f64)>>,
     sigma: DirectSolver,
@@ -143,13 +144,6 @@ pub(crate) fn singular_kkt(detail: &str) -> SimError {
     )
 }
 
-/// Factors a dense symmetric (or not) `n × n` matrix, checking that no pivot vanishes.
-fn factor_dense(solver: &mut DirectSolver, n: usize, dense: &[f64]) -> SimResult {
-    let m = CsrMatrix::from_dense(n, n, dense).map_err(|e| SimError::new(e.to_string()))?;
-    solver.factorize(&m).map_err(|e| singular_kkt(&e.to_string()))?;
-    check_pivots(solver, dense.iter().fold(0.0f64, |a, v| a.max(v.abs())))
-}
-
 /// An LDLᵀ whose pivot is negligible next to the matrix's entries is singular up to round-off.
 fn check_pivots(solver: &DirectSolver, scale: f64) -> SimResult {
     if let Some(inv_d) = solver.ldlt_inv_d() {
@@ -172,24 +166,48 @@ impl KktSolver for DirectKktSolver {
             resp.factor(&a)?;
             let n = sys.n;
             self.phi.clear();
-            self.phi.resize(nf * n, 0.0);
             let mut col = vec![0.0; nf];
+            let mut sol = vec![0.0; nf];
             for k in 0..n {
                 col.fill(0.0);
                 for &(c, v) in &self.js[k] {
                     col[c] = v;
                 }
-                resp.solve(&col, &mut self.phi[k * nf..(k + 1) * nf])?;
+                resp.solve(&col, &mut sol)?;
+                self.phi.push(sol.iter().enumerate().filter(|(_, v)| **v != 0.0).map(|(i, v)| (i, *v)).collect());
             }
             if n > 0 {
-                let mut sigma = sys.c.to_dense();
-                for k in 0..n {
-                    for l in 0..n {
-                        let phil = &self.phi[l * nf..(l + 1) * nf];
-                        sigma[k * n + l] += self.js[k].iter().map(|&(c, v)| v * phil[c]).sum::<f64>();
+                // Σ = C' + (J S)·Φ, sparse: the rows of J S that touch each DOF.
+                let mut rows_of_dof: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nf];
+                for (k, row) in self.js.iter().enumerate() {
+                    for &(c, v) in row {
+                        rows_of_dof[c].push((k, v));
                     }
                 }
-                factor_dense(&mut self.sigma, n, &sigma)?;
+                let mut t: Vec<(usize, usize, f64)> = sys.c.iter().collect();
+                let mut acc = vec![0.0; n];
+                let mut touched: Vec<usize> = Vec::new();
+                for (l, phil) in self.phi.iter().enumerate() {
+                    for &(i, p) in phil {
+                        for &(k, v) in &rows_of_dof[i] {
+                            if acc[k] == 0.0 {
+                                touched.push(k);
+                            }
+                            acc[k] += v * p;
+                        }
+                    }
+                    touched.sort_unstable();
+                    touched.dedup();
+                    for &k in &touched {
+                        t.push((k, l, acc[k]));
+                        acc[k] = 0.0;
+                    }
+                    touched.clear();
+                }
+                let sigma = CsrMatrix::from_triplets(n, n, &t).map_err(|e| SimError::new(e.to_string()))?;
+                self.sigma.factorize(&sigma).map_err(|e| singular_kkt(&e.to_string()))?;
+                let scale = sigma.values().iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                check_pivots(&self.sigma, scale)?;
             }
             return Ok(());
         }
@@ -226,10 +244,9 @@ impl KktSolver for DirectKktSolver {
                 let mut r: Vec<f64> = (0..n).map(|k| rhs[m + k] - self.js[k].iter().map(|&(c, w)| w * v[c]).sum::<f64>()).collect();
                 self.sigma.solve_in_place(&mut r).map_err(|e| singular_kkt(&e.to_string()))?;
                 lambda = r;
-                for (k, l) in lambda.iter().enumerate() {
-                    let phik = &self.phi[k * nf..(k + 1) * nf];
-                    for (vi, p) in v.iter_mut().zip(phik) {
-                        *vi += p * l;
+                for (phik, l) in self.phi.iter().zip(&lambda) {
+                    for &(i, p) in phik {
+                        v[i] += p * l;
                     }
                 }
             }
