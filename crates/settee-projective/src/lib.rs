@@ -2,6 +2,7 @@
 //! subspace.
 
 mod fixed;
+pub mod fixed_plane;
 pub mod linear_movement;
 pub mod linear_velocity;
 mod partial_fixed;
@@ -24,6 +25,7 @@ pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&fixed::CLASS);
+    f.register(&fixed_plane::CLASS);
     f.register(&partial_fixed::CLASS);
     f.register(&linear_movement::CLASS);
     f.register(&linear_velocity::CLASS);
