@@ -50,6 +50,10 @@ enum Command {
         /// Also dump the final state, after the last step (T = steps·dt).
         #[arg(long, requires = "dump")]
         dump_final: bool,
+        /// Write every topology container SOFA's WriteTopology selects (mapped nodes included)
+        /// into DIR at every step start, in SOFA's topology reference format.
+        #[arg(long, value_name = "DIR")]
+        dump_topology: Option<PathBuf>,
         /// Print the time per step and per stage, and per step the constraint solvers'
         /// iterations, error, complementarity error and cone violation.
         #[arg(long)]
@@ -211,6 +215,7 @@ fn main() -> ExitCode {
             dump_mapped,
             dump_every,
             dump_final,
+            dump_topology,
             timing,
             export_constraint_problem,
             vtk,
@@ -233,7 +238,8 @@ fn main() -> ExitCode {
                 None => RunLength::Steps(steps),
             };
             let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient };
-            run(scene, length, dt, load, dump, dump_mapped, dump_every, dump_final, timing, export, vtk.map(|d| (d, vtk_every)), skip_unknown)
+            let dumps = Dumps { states: dump, mapped: dump_mapped, every: dump_every, final_state: dump_final, topology: dump_topology };
+            run(scene, length, dt, load, dumps, timing, export, vtk.map(|d| (d, vtk_every)), skip_unknown)
         }
         Command::Check { scenes, data_dir, set, skip_unknown, lenient } => {
             check(scenes, settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: false, lenient }, skip_unknown)
@@ -302,16 +308,23 @@ enum RunLength {
     Until(f64),
 }
 
+/// What `run` dumps: states (`--dump`, `--dump-mapped`, `--dump-every`, `--dump-final`) and
+/// topologies (`--dump-topology`).
+struct Dumps {
+    states: Option<PathBuf>,
+    mapped: bool,
+    every: Option<usize>,
+    final_state: bool,
+    topology: Option<PathBuf>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run(
     scene_path: PathBuf,
     length: RunLength,
     dt: Option<f64>,
     load: settee::LoadOptions,
-    dump: Option<PathBuf>,
-    dump_mapped: bool,
-    dump_every: Option<usize>,
-    dump_final: bool,
+    dumps: Dumps,
     timing: bool,
     export: Option<(Vec<usize>, PathBuf)>,
     vtk: Option<(PathBuf, usize)>,
@@ -361,11 +374,20 @@ fn run(
 
     // Observers run in this order around every step.
     let mut observers: Vec<Box<dyn RunObserver>> = Vec::new();
-    if let Some(dir) = &dump {
-        match settee::dump::DumpObserver::create(scene, &scene_path, dir, dump_mapped, steps, dump_every) {
-            Ok(d) => observers.push(Box::new(d.with_final_state(dump_final))),
+    if let Some(dir) = &dumps.states {
+        match settee::dump::DumpObserver::create(scene, &scene_path, dir, dumps.mapped, steps, dumps.every) {
+            Ok(d) => observers.push(Box::new(d.with_final_state(dumps.final_state))),
             Err(e) => {
                 eprintln!("error: cannot write dumps into {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(dir) = &dumps.topology {
+        match settee::topology_dump::TopologyDumpObserver::create(scene, &scene_path, dir, true) {
+            Ok(d) => observers.push(Box::new(d)),
+            Err(e) => {
+                eprintln!("error: cannot write topology dumps into {}: {e}", dir.display());
                 return ExitCode::FAILURE;
             }
         }
@@ -525,11 +547,6 @@ fn regress_cmd(
         };
         for p in &list.problems {
             eprintln!("warning: {}: {p}", l.display());
-        }
-        // Topology lists compare topologies, not states; they are not run by this driver yet.
-        if l.file_name().is_some_and(|n| n.to_string_lossy().contains("Topology")) {
-            eprintln!("note: {} holds topology-regression scenes; topology comparison is not supported yet", l.display());
-            continue;
         }
         let layout = SuiteLayout::for_list(&list);
         for e in list.entries {

@@ -22,6 +22,8 @@ pub struct SuiteLayout {
     pub scenes: PathBuf,
     pub references: PathBuf,
     pub data: Vec<PathBuf>,
+    /// The list compares topologies (SOFA's `RegressionTopologyScenes`), not states.
+    pub topology: bool,
 }
 
 impl SuiteLayout {
@@ -30,11 +32,12 @@ impl SuiteLayout {
     /// reference directory named by the list (`$REGRESSION_DIR`).
     pub fn for_list(list: &RegressionList) -> SuiteLayout {
         let dir = list.list_dir().to_path_buf();
+        let topology = list.path.file_name().is_some_and(|n| n.to_string_lossy().contains("Topology"));
         if dir.join("scenes").is_dir() {
-            SuiteLayout { scenes: dir.join("scenes"), references: dir.join("references"), data: vec![dir.join("data")] }
+            SuiteLayout { scenes: dir.join("scenes"), references: dir.join("references"), data: vec![dir.join("data")], topology }
         } else {
             let references = list.reference_dir_from_env().unwrap_or_else(|_| dir.join("references"));
-            SuiteLayout { scenes: dir.clone(), references, data: vec![dir.clone(), dir.join("share")] }
+            SuiteLayout { scenes: dir.clone(), references, data: vec![dir.clone(), dir.join("share")], topology }
         }
     }
 }
@@ -177,6 +180,9 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
     };
     let mut scene = loaded.scene;
     let base = layout.references.join(format!("{}.reference", entry.scene));
+    if layout.topology {
+        return run_topology_entry(&mut scene, &base, entry, out);
+    }
     let selected = select_states(&scene, entry.mapped);
     let weights = node_weights(&scene, &selected);
     let mut comparers = Vec::new();
@@ -222,6 +228,56 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
         return;
     }
     out.status = if fails(e, entry.epsilon) { Status::Fail } else { Status::Pass };
+}
+
+/// A topology-list scene (spec §5.8): every container `CompareTopology` selects is compared at
+/// every step start; the scene passes when no element differs and no error was reported. The
+/// outcome's error is the total number of differing elements.
+fn run_topology_entry(scene: &mut settee_core::Scene, base: &std::path::Path, entry: &RegressionEntry, out: &mut SceneOutcome) {
+    use crate::topology_dump::{record_of, select_topologies, Selection, TopologyComparer};
+    let selected = select_topologies(scene, entry.mapped, Selection::Compare);
+    let mut comparers = Vec::new();
+    for t in &selected {
+        let path = settee_regress::reference::topology_reference_path(base, t.index, &t.name);
+        match settee_regress::reference::read_topology_reference(&path) {
+            Ok(r) => comparers.push(TopologyComparer::new(r)),
+            Err(e) => {
+                out.status = Status::Error;
+                out.message = Some(format!("reference of topology {} '{}': {e}", t.index, t.name));
+                return;
+            }
+        }
+    }
+    let dt = scene.root().context.dt;
+    let t_steps = Instant::now();
+    for _ in 0..entry.steps {
+        let t = scene.root().context.time;
+        for (s, c) in selected.iter().zip(comparers.iter_mut()) {
+            c.at_step_start(t, &record_of(scene, s.component, t));
+        }
+        if let Err(e) = settee_core::simulation::animate(scene, dt) {
+            out.status = Status::Error;
+            out.message = Some(format!("step at t = {t}: {e}"));
+            return;
+        }
+    }
+    if entry.steps > 0 {
+        out.seconds_per_step = Some(t_steps.elapsed().as_secs_f64() / entry.steps as f64);
+    }
+    let total: u64 = comparers.iter().map(|c| c.total()).sum();
+    out.error_by_dof = Some(total as f64);
+    out.max_abs_diff = Some(total as f64);
+    if scene.has_errors() {
+        out.status = Status::Error;
+        out.message = scene.messages.iter().find(|m| m.severity == settee_core::Severity::Error).map(|m| m.to_string());
+        return;
+    }
+    if total > 0 {
+        let worst =
+            selected.iter().zip(&comparers).filter(|(_, c)| c.total() > 0).map(|(s, c)| format!("{} {:?}", s.name, c.errors)).collect::<Vec<_>>();
+        out.message = Some(format!("differing elements (edges, triangles, quads, tetrahedra, hexahedra): {}", worst.join("; ")));
+    }
+    out.status = if total == 0 { Status::Pass } else { Status::Fail };
 }
 
 /// How many scenes ended in each status.
