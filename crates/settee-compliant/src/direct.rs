@@ -166,15 +166,22 @@ impl KktSolver for DirectKktSolver {
             resp.factor(&a)?;
             let n = sys.n;
             self.phi.clear();
-            let mut col = vec![0.0; nf];
-            let mut sol = vec![0.0; nf];
-            for k in 0..n {
-                col.fill(0.0);
-                for &(c, v) in &self.js[k] {
-                    col[c] = v;
+            if let Some(inv) = resp.diagonal_inverse() {
+                // A diagonal: Φ has the pattern of (J S)ᵀ.
+                for row in &self.js {
+                    self.phi.push(row.iter().map(|&(c, v)| (c, v * inv[c])).filter(|(_, v)| *v != 0.0).collect());
                 }
-                resp.solve(&col, &mut sol)?;
-                self.phi.push(sol.iter().enumerate().filter(|(_, v)| **v != 0.0).map(|(i, v)| (i, *v)).collect());
+            } else {
+                let mut col = vec![0.0; nf];
+                let mut sol = vec![0.0; nf];
+                for k in 0..n {
+                    col.fill(0.0);
+                    for &(c, v) in &self.js[k] {
+                        col[c] = v;
+                    }
+                    resp.solve(&col, &mut sol)?;
+                    self.phi.push(sol.iter().enumerate().filter(|(_, v)| **v != 0.0).map(|(i, v)| (i, *v)).collect());
+                }
             }
             if n > 0 {
                 // Σ = C' + (J S)·Φ, sparse: the rows of J S that touch each DOF.

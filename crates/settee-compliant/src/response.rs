@@ -123,12 +123,20 @@ pub struct Factor {
     kind: ResponseKind,
     direct: Option<DirectSolver>,
     inv_diag: Vec<f64>,
+    /// A was diagonal (a lumped mass without stiffness): every kind solves it as its diagonal.
+    diagonal: bool,
     a: Option<CsrMatrix>,
 }
 
 impl Factor {
     pub fn new(kind: ResponseKind) -> Factor {
-        Factor { kind, direct: None, inv_diag: Vec::new(), a: None }
+        Factor { kind, direct: None, inv_diag: Vec::new(), diagonal: false, a: None }
+    }
+
+    /// `diag(A)⁻¹` when A is diagonal (or the response is DiagonalResponse): then `A⁻¹ b` is
+    /// an entry-wise product, and solvers can apply it to sparse vectors directly.
+    pub fn diagonal_inverse(&self) -> Option<&[f64]> {
+        (self.diagonal || self.kind == ResponseKind::Diagonal).then_some(self.inv_diag.as_slice())
     }
 
     pub fn kind(&self) -> &ResponseKind {
@@ -137,6 +145,16 @@ impl Factor {
 
     /// Factors `a`. A singular block is an error naming what makes it singular.
     pub fn factor(&mut self, a: &CsrMatrix) -> Result<(), SimError> {
+        self.diagonal = (0..a.nrows()).all(|i| a.row_cols(i).iter().all(|&j| j == i));
+        if self.diagonal && matches!(self.kind, ResponseKind::Direct { .. } | ResponseKind::Cg { .. }) {
+            // Any factorization of a diagonal matrix is its diagonal.
+            let d = a.diagonal();
+            if let Some(i) = d.iter().position(|&v| v == 0.0) {
+                return Err(singular_response(&format!("the diagonal of H is zero at free DOF {i}")));
+            }
+            self.inv_diag = d.iter().map(|&v| 1.0 / v).collect();
+            return Ok(());
+        }
         match self.kind.clone() {
             ResponseKind::Direct { kind, regularize } => {
                 let solver = self.direct.get_or_insert_with(|| DirectSolver::new(kind, Ordering::Amd));
@@ -162,6 +180,12 @@ impl Factor {
 
     /// `x = A⁻¹ b`.
     pub fn solve(&self, b: &[f64], x: &mut [f64]) -> Result<(), SimError> {
+        if self.diagonal {
+            for ((xi, bi), di) in x.iter_mut().zip(b).zip(&self.inv_diag) {
+                *xi = bi * di;
+            }
+            return Ok(());
+        }
         match &self.kind {
             ResponseKind::Direct { .. } => {
                 let s = self.direct.as_ref().ok_or_else(|| SimError::new("the response is not factorized"))?;

@@ -128,7 +128,9 @@ impl AssembledSystem {
     }
 
     /// The free block `A = Sᵀ H S` (rows and columns renumbered over the free DOFs) and the
-    /// map from free index to master row.
+    /// map from free index to master row. Entries that are exactly zero off the diagonal (the
+    /// geometric stiffness of unloaded mappings) are dropped: they carry nothing, and a
+    /// diagonal A keeps its factor diagonal.
     pub fn free_block(&self) -> (CsrMatrix, Vec<usize>) {
         let idx = self.free_indices();
         let mut local = vec![usize::MAX; self.m];
@@ -137,7 +139,7 @@ impl AssembledSystem {
         }
         let mut t = Vec::with_capacity(self.h.nnz());
         for (i, j, v) in self.h.iter() {
-            if local[i] != usize::MAX && local[j] != usize::MAX {
+            if local[i] != usize::MAX && local[j] != usize::MAX && (v != 0.0 || i == j) {
                 t.push((local[i], local[j], v));
             }
         }
