@@ -23,6 +23,7 @@ pub mod simulation;
 pub mod state;
 pub mod testing;
 pub mod topology;
+pub mod topology_change;
 pub mod types;
 
 pub use component::{Component, ComponentClass, CreateArgs, ForceField, ForceIo, LinkDecl, Mapping, Mass, Mbk, MechParams, Roles, TemplateRule};

@@ -1,0 +1,355 @@
+//! Topological changes as data (issue 11): the events a topology container emits when elements
+//! are added or removed while the simulation runs, and the per-element arrays that follow them.
+//!
+//! SOFA's rule is kept exactly, because element numbering is observable (SOFA's topology
+//! references list elements in container order): a removed element is replaced by the current
+//! last one, then the array shrinks ("swap with last"), indices processed in the order given;
+//! added elements are appended. Every holder of per-element data ([`ElementData`]) or of element
+//! indices ([`IndexSubset`]) applies the same events in the same order, so it stays aligned with
+//! the container without knowing how the change was made.
+
+/// The element types, in SOFA's order of events (points first, then edges, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ElementKind {
+    Point,
+    Edge,
+    Triangle,
+    Quad,
+    Tetrahedron,
+    Hexahedron,
+}
+
+impl ElementKind {
+    pub const ALL: [ElementKind; 6] =
+        [ElementKind::Point, ElementKind::Edge, ElementKind::Triangle, ElementKind::Quad, ElementKind::Tetrahedron, ElementKind::Hexahedron];
+
+    /// Vertices per element.
+    pub fn arity(self) -> usize {
+        match self {
+            ElementKind::Point => 1,
+            ElementKind::Edge => 2,
+            ElementKind::Triangle => 3,
+            ElementKind::Quad | ElementKind::Tetrahedron => 4,
+            ElementKind::Hexahedron => 8,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementKind::Point => "point",
+            ElementKind::Edge => "edge",
+            ElementKind::Triangle => "triangle",
+            ElementKind::Quad => "quad",
+            ElementKind::Tetrahedron => "tetrahedron",
+            ElementKind::Hexahedron => "hexahedron",
+        }
+    }
+}
+
+/// One event of a container's change log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologyChange {
+    /// `count` elements appended after the existing ones. New element `k` may be described as
+    /// a weighted combination of existing elements (`ancestors[k]` with `coefs[k]`; both empty,
+    /// or shorter than `count`, for elements without ancestors): per-element data of the new
+    /// element is interpolated from its ancestors'.
+    Added { kind: ElementKind, count: usize, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>> },
+    /// Elements removed one after the other, in the order given, each by swap-with-last.
+    Removed { kind: ElementKind, indices: Vec<usize> },
+    /// Elements renumbered: new element `i` is old element `old_of_new[i]` (a permutation).
+    Renumbered { kind: ElementKind, old_of_new: Vec<usize> },
+}
+
+impl TopologyChange {
+    pub fn kind(&self) -> ElementKind {
+        match self {
+            TopologyChange::Added { kind, .. } | TopologyChange::Removed { kind, .. } | TopologyChange::Renumbered { kind, .. } => *kind,
+        }
+    }
+}
+
+/// Why a change cannot be applied: it names elements that do not exist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeError(pub String);
+
+impl std::fmt::Display for ChangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Checks a change against an array of `len` elements of its kind, before anything is changed.
+pub fn validate(change: &TopologyChange, len: usize) -> Result<(), ChangeError> {
+    let kind = change.kind().name();
+    match change {
+        TopologyChange::Added { count, ancestors, coefs, .. } => {
+            if ancestors.len() > *count || coefs.len() > *count {
+                return Err(ChangeError(format!("{} {kind} ancestor lists for {count} added {kind}s", ancestors.len())));
+            }
+            for (k, a) in ancestors.iter().enumerate() {
+                if let Some(&bad) = a.iter().find(|&&i| i >= len) {
+                    return Err(ChangeError(format!("added {kind} {k} names ancestor {bad}, but there are {len} {kind}s")));
+                }
+                if coefs.get(k).is_some_and(|c| !c.is_empty() && c.len() != a.len()) {
+                    return Err(ChangeError(format!("added {kind} {k} has {} ancestors and {} coefficients", a.len(), coefs[k].len())));
+                }
+            }
+        }
+        TopologyChange::Removed { indices, .. } => {
+            // Each removal shrinks the array: the k-th index must exist after k removals.
+            let mut seen = std::collections::HashSet::with_capacity(indices.len());
+            for (k, &i) in indices.iter().enumerate() {
+                if i >= len - k.min(len) {
+                    return Err(ChangeError(format!(
+                        "removal {} of {} names {kind} {i}, but only {} {kind}s are left at that point",
+                        k + 1,
+                        indices.len(),
+                        len - k.min(len)
+                    )));
+                }
+                if !seen.insert(i) && indices.len() > 1 {
+                    // Removing the same index twice removes two different elements (the second
+                    // time, the one swapped in); SOFA's modifiers never do it, scripts that do
+                    // are wrong.
+                    return Err(ChangeError(format!("{kind} {i} is removed twice in one change")));
+                }
+            }
+        }
+        TopologyChange::Renumbered { old_of_new, .. } => {
+            if old_of_new.len() != len {
+                return Err(ChangeError(format!("a renumbering of {} {kind}s for {len} {kind}s", old_of_new.len())));
+            }
+            let mut seen = vec![false; len];
+            for &o in old_of_new {
+                if o >= len || std::mem::replace(&mut seen[o], true) {
+                    return Err(ChangeError(format!("the {kind} renumbering is not a permutation ({o})")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a new element's value is made from.
+pub struct NewElement<'a, T> {
+    /// Its index in the array after the addition.
+    pub index: usize,
+    pub ancestors: &'a [usize],
+    pub coefs: &'a [f64],
+    /// The values before the addition (the ancestors' values are there).
+    pub values: &'a [T],
+}
+
+/// An array with one value per element of one kind (SOFA's `TopologyData`), kept aligned with
+/// its container by applying the container's changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementData<T> {
+    kind: ElementKind,
+    values: Vec<T>,
+}
+
+impl<T: Clone> ElementData<T> {
+    pub fn new(kind: ElementKind, values: Vec<T>) -> ElementData<T> {
+        ElementData { kind, values }
+    }
+
+    pub fn kind(&self) -> ElementKind {
+        self.kind
+    }
+
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    pub fn values_mut(&mut self) -> &mut Vec<T> {
+        &mut self.values
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Applies the changes of this array's kind, in order (others are skipped); `create` makes
+    /// the value of each added element. Nothing is changed when a change is invalid.
+    pub fn apply(&mut self, changes: &[TopologyChange], mut create: impl FnMut(NewElement<'_, T>) -> T) -> Result<(), ChangeError> {
+        for c in changes.iter().filter(|c| c.kind() == self.kind) {
+            validate(c, self.values.len())?;
+            match c {
+                TopologyChange::Added { count, ancestors, coefs, .. } => {
+                    let base = self.values.len();
+                    let mut new = Vec::with_capacity(*count);
+                    for k in 0..*count {
+                        let a = ancestors.get(k).map(|v| v.as_slice()).unwrap_or(&[]);
+                        let w = coefs.get(k).map(|v| v.as_slice()).unwrap_or(&[]);
+                        new.push(create(NewElement { index: base + k, ancestors: a, coefs: w, values: &self.values }));
+                    }
+                    self.values.extend(new);
+                }
+                TopologyChange::Removed { indices, .. } => {
+                    for &i in indices {
+                        self.values.swap_remove(i);
+                    }
+                }
+                TopologyChange::Renumbered { old_of_new, .. } => {
+                    let old = std::mem::take(&mut self.values);
+                    self.values = old_of_new.iter().map(|&o| old[o].clone()).collect();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where each element of an array of `len` goes when `indices` are removed by swap-with-last:
+/// `Some(new index)` or `None` for a removed element.
+pub fn removal_map(len: usize, indices: &[usize]) -> Vec<Option<usize>> {
+    // at[p] = the original element now at position p.
+    let mut at: Vec<usize> = (0..len).collect();
+    for &i in indices {
+        at.swap_remove(i);
+    }
+    let mut map = vec![None; len];
+    for (p, &orig) in at.iter().enumerate() {
+        map[orig] = Some(p);
+    }
+    map
+}
+
+/// A list of element indices that follows its container (SOFA's `TopologySubsetIndices`: a
+/// projective constraint's fixed points, a ROI's selection): removed elements leave the list,
+/// moved ones are renamed, order kept.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexSubset {
+    pub indices: Vec<usize>,
+}
+
+impl IndexSubset {
+    /// Applies the changes of `kind` to an array of `len` elements (the length before the
+    /// changes); returns the length after them.
+    pub fn apply(&mut self, kind: ElementKind, mut len: usize, changes: &[TopologyChange]) -> Result<usize, ChangeError> {
+        for c in changes.iter().filter(|c| c.kind() == kind) {
+            validate(c, len)?;
+            match c {
+                TopologyChange::Added { count, .. } => len += count,
+                TopologyChange::Removed { indices, .. } => {
+                    let map = removal_map(len, indices);
+                    self.indices = self.indices.iter().filter_map(|&i| map.get(i).copied().flatten()).collect();
+                    len -= indices.len();
+                }
+                TopologyChange::Renumbered { old_of_new, .. } => {
+                    let mut new_of_old = vec![0; len];
+                    for (n, &o) in old_of_new.iter().enumerate() {
+                        new_of_old[o] = n;
+                    }
+                    for i in &mut self.indices {
+                        if let Some(&n) = new_of_old.get(*i) {
+                            *i = n;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn removal_swaps_with_the_last_element_in_the_order_given() {
+        let mut d = ElementData::new(ElementKind::Triangle, vec!['a', 'b', 'c', 'd', 'e']);
+        d.apply(&[TopologyChange::Removed { kind: ElementKind::Triangle, indices: vec![1, 0] }], |_| unreachable!()).unwrap();
+        // Remove 1: [a, e, c, d]; then remove 0: [d, e, c].
+        assert_eq!(d.values(), &['d', 'e', 'c']);
+        assert_eq!(removal_map(5, &[1, 0]), vec![None, None, Some(2), Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn added_elements_are_made_from_their_ancestors() {
+        let mut d = ElementData::new(ElementKind::Point, vec![1.0, 3.0]);
+        let add = TopologyChange::Added { kind: ElementKind::Point, count: 2, ancestors: vec![vec![0, 1]], coefs: vec![vec![0.25, 0.75]] };
+        d.apply(&[add], |e| {
+            e.ancestors.iter().zip(e.coefs).map(|(&a, &w)| w * e.values[a]).sum::<f64>() + if e.ancestors.is_empty() { 9.0 } else { 0.0 }
+        })
+        .unwrap();
+        assert_eq!(d.values(), &[1.0, 3.0, 2.5, 9.0]);
+    }
+
+    #[test]
+    fn changes_naming_missing_elements_are_refused_untouched() {
+        let mut d = ElementData::new(ElementKind::Edge, vec![0, 1, 2]);
+        let e = d.apply(&[TopologyChange::Removed { kind: ElementKind::Edge, indices: vec![0, 2] }], |_| 0).unwrap_err();
+        assert!(e.0.contains("only 2 edges are left"), "{e}");
+        assert_eq!(d.values(), &[0, 1, 2]);
+        let e = d.apply(&[TopologyChange::Added { kind: ElementKind::Edge, count: 1, ancestors: vec![vec![7]], coefs: vec![] }], |_| 0).unwrap_err();
+        assert!(e.0.contains("ancestor 7"), "{e}");
+        // Changes of another kind are not this array's business.
+        d.apply(&[TopologyChange::Removed { kind: ElementKind::Point, indices: vec![99] }], |_| 0).unwrap();
+    }
+
+    /// A random sequence of additions, removals and renumberings.
+    fn changes() -> impl Strategy<Value = (usize, Vec<(u8, Vec<usize>)>)> {
+        (1usize..40, prop::collection::vec((0u8..3, prop::collection::vec(0usize..1000, 0..8)), 0..20))
+    }
+
+    proptest! {
+        /// Every holder applying the same events stays aligned: each element's data follows the
+        /// element, and an index subset keeps naming the same elements.
+        #[test]
+        fn data_and_subsets_follow_their_elements((n0, ops) in changes()) {
+            // The "container": element identities.
+            let mut ids: Vec<usize> = (0..n0).collect();
+            let mut next_id = n0;
+            let mut data = ElementData::new(ElementKind::Tetrahedron, ids.iter().map(|i| i * 10).collect::<Vec<usize>>());
+            let mut subset = IndexSubset { indices: (0..n0).step_by(3).collect() };
+            let mut subset_ids: Vec<usize> = subset.indices.iter().map(|&i| ids[i]).collect();
+            for (op, raw) in ops {
+                let len = ids.len();
+                let change = match op {
+                    0 => TopologyChange::Added { kind: ElementKind::Tetrahedron, count: raw.len(), ancestors: vec![], coefs: vec![] },
+                    1 if len > 0 => {
+                        // Distinct valid indices for a shrinking array.
+                        let mut idx = Vec::new();
+                        for (k, r) in raw.iter().enumerate() {
+                            if k >= len { break; }
+                            let i = r % (len - k);
+                            if !idx.contains(&i) { idx.push(i); }
+                        }
+                        TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices: idx }
+                    }
+                    _ => {
+                        let mut p: Vec<usize> = (0..len).collect();
+                        p.reverse();
+                        TopologyChange::Renumbered { kind: ElementKind::Tetrahedron, old_of_new: p }
+                    }
+                };
+                // Reference model.
+                match &change {
+                    TopologyChange::Added { count, .. } => for _ in 0..*count { ids.push(next_id); next_id += 1; },
+                    TopologyChange::Removed { indices, .. } => for &i in indices {
+                        subset_ids.retain(|&x| x != ids[i]);
+                        ids.swap_remove(i);
+                    },
+                    TopologyChange::Renumbered { old_of_new, .. } => { let old = ids.clone(); ids = old_of_new.iter().map(|&o| old[o]).collect(); }
+                }
+                let changes = [change];
+                data.apply(&changes, |_| usize::MAX).unwrap();
+                let len_after = subset.apply(ElementKind::Tetrahedron, len, &changes).unwrap();
+                prop_assert_eq!(len_after, ids.len());
+                prop_assert_eq!(data.len(), ids.len());
+                for (k, &id) in ids.iter().enumerate() {
+                    if id < n0 { prop_assert_eq!(data.values()[k], id * 10); } else { prop_assert_eq!(data.values()[k], usize::MAX); }
+                }
+                let named: Vec<usize> = subset.indices.iter().map(|&i| ids[i]).collect();
+                prop_assert_eq!(named, subset_ids.clone());
+            }
+        }
+    }
+}
