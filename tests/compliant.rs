@@ -556,3 +556,21 @@ fn a_compliant_solver_without_kkt_solver_is_refused_at_init() {
     let e = first_error("no_kkt", text);
     assert!(e.contains("no_kkt.scn:2:3") && e.contains("no KKT solver") && e.contains("LDLTSolver"), "{e}");
 }
+
+#[test]
+fn a_uniform_mass_without_mass_takes_sofa_2021s_total_mass_of_one_with_a_warning() {
+    // The Compliant plugin's scenes (SOFA v21.06) rely on it: CompliantCloth, stops, …
+    let text = r#"<Node name="root" dt="0.01" gravity="0 -10 0">
+  <EulerExplicitSolver/>
+  <MechanicalObject name="p" position="0 0 0  1 0 0"/>
+  <UniformMass/>
+</Node>"#;
+    let mut s = load("mass_default", text);
+    let w = s.messages.iter().find(|m| m.message.contains("totalMass = 1")).expect("a warning");
+    assert!(w.to_string().contains("mass_default.scn:4:3"), "{w}");
+    step(&mut s);
+    // Free fall: the mass does not change the motion, but it is there (gravity acts).
+    assert!(close(v(&s, "p")[1], -0.1, 1e-12));
+    let e = s.components.values().find(|e| e.class.name == "UniformMass").unwrap();
+    assert_eq!(e.data.field("vertexMass").map(|f| f.value.clone()), Some(settee_core::data::Value::Reals { arity: 1, v: vec![0.5] }));
+}

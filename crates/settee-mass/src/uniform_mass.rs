@@ -267,7 +267,10 @@ impl Component for UniformMass {
                 return Err(cx.error(format!("vertexMass must be positive, got {}", self.mass)));
             }
         } else {
-            return Err(cx.error("neither totalMass nor vertexMass is set").hint("set totalMass=\"…\" (shared by all DOFs) or vertexMass=\"…\""));
+            // SOFA up to v21.06 (the Compliant plugin's scenes) took totalMass = 1; current SOFA
+            // reports an error and leaves the mass invalid. Keep the scenes running, and say so.
+            cx.warn("neither totalMass nor vertexMass is set: totalMass = 1 is used (SOFA v21.06's default; current SOFA refuses this)");
+            self.mass = if count > 0 { 1.0 / count as f64 } else { 1.0 };
         }
         self.rigid.mass = self.mass;
         self.rigid.recalc();
