@@ -10,6 +10,7 @@
 //! stiffness (`add_geometric_stiffness`). A mapping whose output is a visual model (`OglModel`)
 //! is accepted and does nothing: Settee does not render.
 
+pub mod assembled;
 pub mod barycentric;
 pub mod beam_linear;
 pub mod common;
