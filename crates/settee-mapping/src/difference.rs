@@ -198,9 +198,6 @@ impl DifferenceMapping {
         let (ds, ko) = (self.ds, self.out_size);
         let n = self.terms.len() * ko;
         self.jac = self.sizes.iter().map(|&s| SparseRows::new(n, s * ds)).collect();
-        if !self.ports.map_forces {
-            return;
-        }
         for (j, t) in self.terms.iter().enumerate() {
             let mut parts = t.parts.clone();
             parts.sort_by_key(|&(p, k, _)| (p, k));
@@ -381,6 +378,10 @@ impl Mapping for DifferenceMapping {
     }
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        if !self.ports.map_forces {
+            let cols: Vec<usize> = self.sizes.iter().map(|&s| s * self.ds).collect();
+            return Ok(assembled::zeros(self.terms.len() * self.out_size, &cols));
+        }
         Ok(self.jac.clone())
     }
 }

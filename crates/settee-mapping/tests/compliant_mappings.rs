@@ -461,3 +461,32 @@ fn bad_indices_are_positioned_errors() {
     let e = init_error("proj", r#"<MechanicalObject template="Vec1d"/><ProjectionMapping input="@../x" set="2 1 0 0"/>"#);
     assert!(e.contains("set[0] designates element 2, but the input has 2 elements"), "{e}");
 }
+
+/// Velocities are mapped at init, also when forces are not (`isMechanical="false"`).
+#[test]
+fn velocities_are_mapped_whatever_map_forces() {
+    let f = support::factory();
+    for mechanical in ["true", "false"] {
+        let text = format!(
+            r#"<Node name="root" gravity="0 0 0">
+  <MechanicalObject position="0 0 0  1 0 0" velocity="1 2 3  4 5 7"/>
+  <Node name="d">
+    <MechanicalObject/>
+    <DifferenceMapping pairs="0 1" isMechanical="{mechanical}"/>
+  </Node>
+  <Node name="t">
+    <MechanicalObject template="Vec1d"/>
+    <DistanceFromTargetMapping indices="1" targetPositions="0 0 0" isMechanical="{mechanical}"/>
+  </Node>
+</Node>"#
+        );
+        let scene = support::load_text(&format!("velocities-{mechanical}"), &text, &f);
+        let vel = |node: &str| {
+            let n = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == node).unwrap();
+            let s = scene.slot(n, settee_core::Roles::MECHANICAL_STATE).unwrap();
+            scene.store.get(scene.state_of(s).unwrap()).read(VecId::VELOCITY).to_vec()
+        };
+        assert_eq!(vel("d"), [3.0, 3.0, 4.0], "isMechanical={mechanical}");
+        assert_eq!(vel("t"), [4.0], "isMechanical={mechanical}");
+    }
+}
