@@ -490,3 +490,26 @@ fn velocities_are_mapped_whatever_map_forces() {
         assert_eq!(vel("t"), [4.0], "isMechanical={mechanical}");
     }
 }
+
+/// Constraint rows on the output are carried to the inputs as `J_iᵀ·row`.
+#[test]
+fn constraint_rows_follow_the_jacobians() {
+    use settee_core::ConstraintRows;
+    let collect = |r: &ConstraintRows, row: usize| -> Vec<(usize, Vec<f64>)> { r.row(row).map(|(d, b)| (d, b.to_vec())).collect() };
+    // SubsetMultiMapping: output point 0 is point 2 of input 1, point 1 is point 0 of input 0.
+    let mut m = SubsetMultiMapping::build(&[(S0, 2), (S1, 3)], Layout::Vec3, S2, Layout::Vec3, vec![(1, 2), (0, 0)]);
+    let mut out = ConstraintRows::new(3);
+    out.add(4, 0, &[1.0, 2.0, 3.0]);
+    out.add(4, 1, &[-1.0, 0.0, 0.5]);
+    let (mut a, mut b) = (ConstraintRows::new(3), ConstraintRows::new(3));
+    m.apply_jt_constraints(&mut [&mut a, &mut b], &out).unwrap();
+    assert_eq!(collect(&a, 4), [(0, vec![-1.0, 0.0, 0.5])]);
+    assert_eq!(collect(&b, 4), [(2, vec![1.0, 2.0, 3.0])]);
+    // DifferenceMapping (0, 1): a row r on the output gives −r on point 0 and +r on point 1.
+    let mut m = DifferenceMapping::with_pairs(DiffKind::Pairs, &[(S0, 2)], Layout::Vec3, S1, &[(0, 1)]);
+    let mut out = ConstraintRows::new(3);
+    out.add(0, 0, &[1.0, 2.0, 3.0]);
+    let mut a = ConstraintRows::new(3);
+    m.apply_jt_constraints(&mut [&mut a], &out).unwrap();
+    assert_eq!(collect(&a, 0), [(0, vec![-1.0, -2.0, -3.0]), (1, vec![1.0, 2.0, 3.0])]);
+}
