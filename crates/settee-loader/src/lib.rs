@@ -13,9 +13,11 @@
 //! | `MeshOffLoader` | `.off` |
 //! | `SphereLoader` | `.sph` sphere lists |
 //! | `StringMeshCreator` | procedural string of edges |
+//! | `GridMeshCreator` | procedural grid of quads or triangles |
 //! | `TransformEngine` | scale / rotate / translate coordinates |
 
 pub mod gmsh;
+pub mod grid_mesh;
 pub mod loader;
 pub mod mesh;
 pub mod obj;
@@ -42,5 +44,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&off::CLASS);
     f.register(&sphere::CLASS);
     f.register(&string_mesh::CLASS);
+    f.register(&grid_mesh::CLASS);
     f.register(&transform_engine::CLASS);
 }

@@ -371,6 +371,43 @@ fn string_mesh_creator() {
     assert_eq!(m.edges[18], [18, 19]);
 }
 
+#[test]
+fn grid_mesh_creator() {
+    let mut t = TestScene::new(Path::new("."));
+    // 3 × 2 quads: edges are the cell sides once each, in the orientation first met, sorted
+    let q = t.add("GridMeshCreator", &[("name", "quads"), ("filename", "nofile"), ("resolution", "3 2"), ("trianglePattern", "0")]);
+    // rotated by 90° about x (as the Compliant cloth scenes): the grid lies in the xz plane
+    let r = t.add("GridMeshCreator", &[("name", "rot"), ("resolution", "3 3"), ("rotation", "90 0 0 "), ("scale", "1 1 0")]);
+    let a = t.add("GridMeshCreator", &[("name", "alt"), ("resolution", "3 3"), ("trianglePattern", "1")]);
+    let d = t.add("GridMeshCreator", &[("name", "down"), ("resolution", "2 2"), ("trianglePattern", "3")]);
+    let topo = t.add("MeshTopology", &[("src", "@quads")]);
+    t.init();
+    assert_eq!(t.reals(q, "position"), vec![0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.0]);
+    assert_eq!(t.indices(q, "quads"), vec![0, 1, 4, 3, 1, 2, 5, 4]);
+    assert!(t.indices(q, "triangles").is_empty());
+    assert_eq!(t.indices(q, "edges"), vec![0, 1, 1, 2, 1, 4, 2, 5, 3, 0, 4, 3, 5, 4]);
+    let m = t.scene.mesh_of(topo).unwrap();
+    assert_eq!(m.edges.len(), 7);
+    assert_eq!(m.quads.len(), 2);
+
+    let x = t.reals(r, "position");
+    assert_eq!(x.len(), 27);
+    // point 3 is (0, 0.5, 0) before the rotation
+    assert_eq!(x[9], 0.0);
+    assert!(x[10].abs() < 1e-15, "{}", x[10]);
+    assert!((x[11] - 0.5).abs() < 1e-15, "{}", x[11]);
+    // default pattern 2 (upward): two triangles per cell
+    assert_eq!(t.indices(r, "triangles").len(), 8 * 3);
+    assert_eq!(&t.indices(r, "triangles")[..6], &[0, 1, 4, 0, 4, 3]);
+
+    // alternate: cell (1,0) is cut along the other diagonal
+    let tri = t.indices(a, "triangles");
+    assert_eq!(&tri[..12], &[0, 1, 4, 0, 4, 3, 1, 2, 4, 2, 5, 4]);
+    assert_eq!(t.indices(a, "edges").len() / 2, 16);
+    assert_eq!(t.indices(d, "triangles"), vec![0, 1, 2, 1, 3, 2]);
+    assert_eq!(t.indices(d, "edges"), vec![0, 1, 1, 2, 1, 3, 2, 0, 3, 2]);
+}
+
 /// A temporary directory holding `files`.
 fn temp_dir_with(tag: &str, files: &[(&str, &[u8])]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("settee-loader-{tag}-{}", std::process::id()));

@@ -13,6 +13,7 @@ use settee_core::{
     StateId, TemplateRule, VecId,
 };
 
+use crate::assembled::orthogonal_projector;
 use crate::common::{
     apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
     APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, INPUTS, MAPPING_DATA, OUTPUT, V3,
@@ -230,15 +231,8 @@ impl DistanceMapping {
 
     /// `(I − uuᵀ)·s`, entries computed as SOFA does.
     fn stiffness_block(&self, e: usize, s: f64) -> [[f64; 3]; 3] {
-        let u = self.directions[e];
-        let mut b = [[0.0; 3]; 3];
-        for j in 0..3 {
-            for c in 0..3 {
-                b[j][c] = (if j == c { 1.0 } else { 0.0 }) - u[j] * u[c];
-                b[j][c] *= s;
-            }
-        }
-        b
+        let b = orthogonal_projector(&self.directions[e], s);
+        [[b[0], b[1], b[2]], [b[3], b[4], b[5]], [b[6], b[7], b[8]]]
     }
 }
 

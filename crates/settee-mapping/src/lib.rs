@@ -1,6 +1,8 @@
 //! Mechanical mappings (spec forcefields-mappings §5): `IdentityMapping`, `SubsetMapping`,
 //! `BarycentricMapping`, `RigidMapping`, `DistanceMapping`, `DistanceMultiMapping` and
-//! `SquareDistanceMapping`.
+//! `SquareDistanceMapping`, and those the Compliant formulation uses: `DistanceFromTargetMapping`,
+//! `SubsetMultiMapping`, `DifferenceMapping`, `DifferenceMultiMapping`,
+//! `DifferenceFromTargetMapping`, `MaskMapping` and `ProjectionMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -10,19 +12,27 @@
 //! stiffness (`add_geometric_stiffness`). A mapping whose output is a visual model (`OglModel`)
 //! is accepted and does nothing: Settee does not render.
 
+pub mod assembled;
 pub mod barycentric;
 pub mod beam_linear;
 pub mod common;
+pub mod difference;
 pub mod distance;
+pub mod distance_from_target;
 pub mod identity;
+pub mod mask;
 pub mod rigid;
 pub mod subset;
+pub mod subset_multi;
 
 pub use barycentric::BarycentricMapping;
+pub use difference::DifferenceMapping;
 pub use distance::DistanceMapping;
+pub use distance_from_target::DistanceFromTargetMapping;
 pub use identity::IdentityMapping;
 pub use rigid::RigidMapping;
 pub use subset::SubsetMapping;
+pub use subset_multi::SubsetMultiMapping;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
@@ -34,4 +44,11 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&distance::DISTANCE_CLASS);
     f.register(&distance::DISTANCE_MULTI_CLASS);
     f.register(&distance::SQUARE_DISTANCE_CLASS);
+    f.register(&distance_from_target::CLASS);
+    f.register(&subset_multi::CLASS);
+    f.register(&difference::DIFFERENCE_CLASS);
+    f.register(&difference::DIFFERENCE_MULTI_CLASS);
+    f.register(&difference::DIFFERENCE_FROM_TARGET_CLASS);
+    f.register(&mask::MASK_CLASS);
+    f.register(&mask::PROJECTION_CLASS);
 }

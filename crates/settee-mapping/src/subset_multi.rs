@@ -1,0 +1,180 @@
+//! `SubsetMultiMapping`: gathers elements of several input states into one output,
+//! `out[i] = in_{p_i}[k_i]` for the `(p_i, k_i)` couples of `indexPairs` (a rigid input mapped to
+//! a vector output gives its centre). The Compliant tests use it to connect points of different
+//! states before a DistanceMapping.
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::data_ref::{self, DataRef};
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+
+use crate::assembled;
+use crate::common::{
+    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
+};
+
+const TEMPLATES: &[(Layout, Layout)] = &[
+    (Layout::Vec3, Layout::Vec3),
+    (Layout::Vec2, Layout::Vec2),
+    (Layout::Vec1, Layout::Vec1),
+    (Layout::Rigid3, Layout::Rigid3),
+    (Layout::Rigid3, Layout::Vec3),
+];
+
+static DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
+
+const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "SubsetMultiMapping",
+    description: "Maps elements of several input states (couples parent, index) to one output state.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
+    default_template: "Vec3d,Vec3d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DATA],
+    links: &[INPUTS, OUTPUT],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SubsetMultiMapping::default()) },
+    preparse: None,
+    no_src_link: &[],
+    reads: mapping_reads!(INDEX_PAIRS),
+};
+
+/// The mapping.
+#[derive(Default)]
+pub struct SubsetMultiMapping {
+    ports: Ports,
+    /// `(input, element)` of each output element.
+    pairs: Vec<(usize, usize)>,
+    sizes: Vec<usize>,
+    /// Coordinate and derivative sizes of the input and output elements.
+    cs: (usize, usize),
+    ds: (usize, usize),
+    /// One block per input, built at init.
+    jac: Vec<SparseRows>,
+}
+
+impl SubsetMultiMapping {
+    /// A mapping built directly (for tests and programmatic use): the inputs with their sizes.
+    pub fn build(
+        inputs: &[(StateId, usize)],
+        in_layout: Layout,
+        output: StateId,
+        out_layout: Layout,
+        pairs: Vec<(usize, usize)>,
+    ) -> SubsetMultiMapping {
+        let mut m = SubsetMultiMapping {
+            ports: Ports {
+                inputs: inputs.iter().map(|i| i.0).collect(),
+                in_layouts: vec![in_layout; inputs.len()],
+                output: Some(output),
+                out_layout: Some(out_layout),
+                map_forces: true,
+            },
+            pairs,
+            sizes: inputs.iter().map(|i| i.1).collect(),
+            cs: (in_layout.coord_size(), out_layout.coord_size()),
+            ds: (in_layout.deriv_size(), out_layout.deriv_size()),
+            jac: Vec::new(),
+        };
+        m.assemble();
+        m
+    }
+
+    /// Output derivative component `c` of element `i` reads component `c` of its source.
+    fn assemble(&mut self) {
+        let (ki, ko) = self.ds;
+        let n = self.pairs.len() * ko;
+        self.jac = self.sizes.iter().map(|&s| SparseRows::new(n, s * ki)).collect();
+        if !self.ports.map_forces {
+            return;
+        }
+        for (i, &(p, k)) in self.pairs.iter().enumerate() {
+            for c in 0..ko {
+                self.jac[p].rows[i * ko + c].push((k * ki + c, 1.0));
+            }
+        }
+    }
+
+    /// `out[i] = in[p_i][k_i]` on the first `ko` of the `ki` reals of each element.
+    fn gather(&self, out: &mut [f64], inputs: &[&[f64]], (ki, ko): (usize, usize), what: &str) -> SimResult {
+        for (v, &n) in inputs.iter().zip(&self.sizes) {
+            check_len(what, v, n, ki)?;
+        }
+        check_len("the output", out, self.pairs.len(), ko)?;
+        for (i, &(p, k)) in self.pairs.iter().enumerate() {
+            out[i * ko..(i + 1) * ko].copy_from_slice(&inputs[p][k * ki..k * ki + ko]);
+        }
+        Ok(())
+    }
+}
+
+impl Component for SubsetMultiMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, true)?;
+        let Some(out_layout) = self.ports.out_layout else {
+            return Err(cx.error("the output of this mapping must be a MechanicalObject, not a visual model"));
+        };
+        check_layouts(cx, &self.ports, TEMPLATES)?;
+        let in_layout = self.ports.in_layouts[0];
+        self.cs = (in_layout.coord_size(), out_layout.coord_size());
+        self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
+        self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
+        let flat = cx.data().get(INDEX_PAIRS).to_vec();
+        let mut pairs = Vec::with_capacity(flat.len() / 2);
+        for (i, c) in flat.chunks_exact(2).enumerate() {
+            let (p, k) = (c[0], c[1]);
+            if p >= self.sizes.len() {
+                return Err(cx
+                    .error(format!("indexPairs[{i}] = ({p}, {k}) names input {p}, but the mapping has {} inputs", self.sizes.len()))
+                    .hint("the first number of each couple is the position of the parent state in `input`, from 0"));
+            }
+            if k >= self.sizes[p] {
+                return Err(cx
+                    .error(format!("indexPairs[{i}] = ({p}, {k}): input {p} has {} elements", self.sizes[p]))
+                    .hint("the second number of each couple is an element index in that parent state"));
+            }
+            pairs.push((p, k));
+        }
+        self.pairs = pairs;
+        self.assemble();
+        resize_output(cx.scene, &self.ports, self.pairs.len());
+        let apply_rest = cx.data().get(APPLY_REST_POSITION);
+        apply_at_init(self, cx.scene, apply_rest)
+    }
+
+    settee_core::mapping_role!();
+}
+
+impl Mapping for SubsetMultiMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        self.gather(out, inputs, self.cs, "the input positions")
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        self.gather(out, inputs, self.ds, "the input velocities")
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        assembled::mul_transpose(&self.jac, inputs, out)
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        Ok(self.jac.clone())
+    }
+}
