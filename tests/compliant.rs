@@ -214,7 +214,6 @@ fn hard_string(name: &str, n: usize, x0: f64, extra: &str, child_extra: &str) ->
         r#"<Node name="{name}">
     <MechanicalObject name="{name}" position="{}"/>
     <UniformMass vertexMass="1"/>
-    {extra}
     <Node name="{name}_d">
       <MechanicalObject template="Vec1d" name="{name}_ext"/>
       <EdgeSetTopologyContainer edges="{}"/>
@@ -222,6 +221,7 @@ fn hard_string(name: &str, n: usize, x0: f64, extra: &str, child_extra: &str) ->
       <UniformCompliance template="Vec1d" compliance="0"/>
       {child_extra}
     </Node>
+    {extra}
   </Node>"#,
         pos.join("  "),
         edges.join("  ")
@@ -573,4 +573,230 @@ fn a_uniform_mass_without_mass_takes_sofa_2021s_total_mass_of_one_with_a_warning
     assert!(close(v(&s, "p")[1], -0.1, 1e-12));
     let e = s.components.values().find(|e| e.class.name == "UniformMass").unwrap();
     assert_eq!(e.data.field("vertexMass").map(|f| f.value.clone()), Some(settee_core::data::Value::Reals { arity: 1, v: vec![0.5] }));
+}
+
+// ----- §14.3 with multi-mappings and rigid bodies --------------------------------------------------
+
+#[test]
+fn assembly_constrained_hard_string() {
+    // Particle 0 held at the origin by a distance-to-target constraint instead of a projection.
+    let target = r#"<Node name="anchor">
+      <MechanicalObject template="Vec1d" name="anchor_d"/>
+      <DistanceFromTargetMapping indices="0" targetPositions="0 0 0" restLengths="0"/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>"#;
+    let body = hard_string("s", 4, 0.0, target, "");
+    let mut s = load("constrained_string", &assembly_scene("10 0 0", &body));
+    step(&mut s);
+    let sys = system(&s);
+    assert_eq!((sys.n, sys.m), (4, 12));
+    assert!(sys.free.iter().all(|&f| f));
+    let last: Vec<f64> = (0..12).map(|c| sys.j.get(3, c)).collect();
+    let mut want = vec![0.0; 12];
+    want[0] = 1.0;
+    assert_all_close(&last, &want, "J's last row");
+    let (lambda, vel) = lambda_and_v(&s, &sys);
+    assert_all_close(&lambda, &[-30.0, -20.0, -10.0, -40.0], "λ");
+    assert_all_close(&vel, &[0.0; 12], "v");
+}
+
+#[test]
+fn assembly_externally_constrained_hard_string() {
+    // Particle 0 linked to a particle outside the solver's sub-tree: that parent is ignored.
+    let text = r#"<Node name="root" dt="1" gravity="10 0 0">
+  <Node name="outside">
+    <MechanicalObject name="ext" position="-1 0 0"/>
+  </Node>
+  <Node name="solved">
+    <CompliantImplicitSolver implicitVelocity="1" implicitPosition="1"/>
+    <LDLTSolver/>
+    <LDLTResponse/>
+    <Node name="s">
+      <MechanicalObject name="s" position="0 0 0  1 0 0"/>
+      <UniformMass vertexMass="1"/>
+      <Node name="s_d">
+        <MechanicalObject template="Vec1d" name="s_ext"/>
+        <EdgeSetTopologyContainer edges="0 1"/>
+        <DistanceMapping/>
+        <UniformCompliance template="Vec1d" compliance="0"/>
+      </Node>
+    </Node>
+    <Node name="link">
+      <MechanicalObject name="pair"/>
+      <SubsetMultiMapping input="@/outside/ext @/solved/s/s" output="@pair" indexPairs="0 0  1 0"/>
+      <Node name="link_d">
+        <MechanicalObject template="Vec1d" name="link_ext"/>
+        <EdgeSetTopologyContainer edges="0 1"/>
+        <DistanceMapping/>
+        <UniformCompliance template="Vec1d" compliance="0"/>
+      </Node>
+    </Node>
+  </Node>
+</Node>"#;
+    let mut s = load("external_string", text);
+    step(&mut s);
+    let sys = system(&s);
+    assert_eq!((sys.n, sys.m), (2, 6));
+    let last: Vec<f64> = (0..6).map(|c| sys.j.get(1, c)).collect();
+    assert_all_close(&last, &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], "J's last row");
+    let (lambda, _) = lambda_and_v(&s, &sys);
+    assert_all_close(&lambda, &[-10.0, -20.0], "λ");
+}
+
+#[test]
+fn assembly_attached_connected_hard_strings() {
+    let body = format!(
+        r#"{}
+  {}
+  <Node name="link">
+    <MechanicalObject name="pair"/>
+    <SubsetMultiMapping input="@/a/a @/b/b" output="@pair" indexPairs="0 1  1 0"/>
+    <Node name="link_d">
+      <MechanicalObject template="Vec1d" name="link_ext"/>
+      <EdgeSetTopologyContainer edges="0 1"/>
+      <DistanceMapping/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>
+  </Node>"#,
+        hard_string("a", 2, 0.0, r#"<FixedConstraint indices="0"/>"#, ""),
+        hard_string("b", 2, 2.0, "", "")
+    );
+    let mut s = load("connected_strings", &assembly_scene("10 0 0", &body));
+    step(&mut s);
+    let sys = system(&s);
+    let id12: Vec<f64> = (0..144).map(|k| if k % 13 == 0 { 1.0 } else { 0.0 }).collect();
+    assert_all_close(&dense(&sys.h), &id12, "M");
+    assert_eq!(sys.free, (0..12).map(|i| i >= 3).collect::<Vec<_>>(), "P");
+    let (lambda, _) = lambda_and_v(&s, &sys);
+    assert_all_close(&lambda, &[-30.0, -10.0, -20.0], "λ");
+}
+
+#[test]
+fn assembly_rigid_connected_to_string() {
+    let text = r#"<Node name="root" dt="1" gravity="10 0 0">
+  <CompliantImplicitSolver implicitVelocity="1" implicitPosition="1"/>
+  <LDLTSolver/>
+  <LDLTResponse/>
+  <Node name="rigid">
+    <MechanicalObject template="Rigid3d" name="rigid" position="2 0 0  0 0 0 1"/>
+    <UniformMass template="Rigid3d" vertexMass="1 1  1 0 0  0 1 0  0 0 1"/>
+    <Node name="point">
+      <MechanicalObject name="point" position="0 0 0"/>
+      <RigidMapping/>
+    </Node>
+  </Node>
+  <Node name="s">
+    <MechanicalObject name="s" position="0 0 0  1 0 0"/>
+    <UniformMass vertexMass="1"/>
+    <FixedConstraint indices="0"/>
+    <Node name="s_d">
+      <MechanicalObject template="Vec1d" name="s_ext"/>
+      <EdgeSetTopologyContainer edges="0 1"/>
+      <DistanceMapping/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>
+  </Node>
+  <Node name="link">
+    <MechanicalObject name="pair"/>
+    <SubsetMultiMapping input="@/s/s @/rigid/point/point" output="@pair" indexPairs="0 1  1 0"/>
+    <Node name="link_d">
+      <MechanicalObject template="Vec1d" name="link_ext"/>
+      <EdgeSetTopologyContainer edges="0 1"/>
+      <DistanceMapping/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>
+  </Node>
+</Node>"#;
+    let mut s = load("rigid_string", text);
+    step(&mut s);
+    let sys = system(&s);
+    assert_eq!((sys.m, sys.n), (12, 2));
+    let id12: Vec<f64> = (0..144).map(|k| if k % 13 == 0 { 1.0 } else { 0.0 }).collect();
+    assert_all_close(&dense(&sys.h), &id12, "M");
+    assert_eq!(sys.free, (0..12).map(|i| !(6..9).contains(&i)).collect::<Vec<_>>(), "P");
+    let mut j = vec![0.0; 24];
+    j[6] = -1.0;
+    j[9] = 1.0;
+    j[12 + 9] = -1.0;
+    j[12] = 1.0;
+    assert_all_close(&dense(&sys.j), &j, "J");
+    let (lambda, _) = lambda_and_v(&s, &sys);
+    assert_all_close(&lambda, &[-20.0, -10.0], "λ");
+}
+
+/// §14.3 testDecomposedString: two unit masses at (0,0,0) and (2,0,0), rest length 1, stiffness
+/// 1e4 as a stiffness; five ways to write it give the same H.
+#[test]
+fn assembly_decomposed_string_gives_one_h() {
+    let head = |body: &str| {
+        format!(
+            r#"<Node name="root" dt="1" gravity="0 0 0">
+  <CompliantImplicitSolver implicitVelocity="1" implicitPosition="1"/>
+  <LDLTSolver/>
+  <LDLTResponse/>
+  {body}
+</Node>"#
+        )
+    };
+    let two_states = r#"<Node name="p0"><MechanicalObject name="p0" position="0 0 0"/><UniformMass vertexMass="1"/></Node>
+  <Node name="p1"><MechanicalObject name="p1" position="2 0 0"/><UniformMass vertexMass="1"/></Node>"#;
+    let one_state = r#"<MechanicalObject name="p" position="0 0 0  2 0 0"/><UniformMass vertexMass="1"/>"#;
+    let stiffness = r#"<UniformCompliance template="Vec1d" compliance="1e-4" isCompliance="0"/>"#;
+    let variants = [
+        format!(
+            r#"{two_states}
+  <Node name="pair"><MechanicalObject name="pair"/><SubsetMultiMapping input="@/p0/p0 @/p1/p1" output="@pair" indexPairs="0 0  1 0"/>
+    <Node name="d"><MechanicalObject template="Vec1d"/><EdgeSetTopologyContainer edges="0 1"/><DistanceMapping restLengths="1"/>{stiffness}</Node></Node>"#
+        ),
+        format!(
+            r#"{two_states}
+  <Node name="d"><MechanicalObject template="Vec1d"/><EdgeSetTopologyContainer edges="0 1"/>
+    <DistanceMultiMapping input="@/p0/p0 @/p1/p1" output="@." indexPairs="0 0  1 0" restLengths="1"/>{stiffness}</Node>"#
+        ),
+        format!(r#"{one_state}<SpringForceField spring="0 1 1e4 0 1"/>"#),
+        format!(r#"{two_states}<SpringForceField object1="@p0/p0" object2="@p1/p1" spring="0 0 1e4 0 1"/>"#),
+        format!(
+            r#"{one_state}
+  <Node name="d"><MechanicalObject template="Vec1d"/><EdgeSetTopologyContainer edges="0 1"/><DistanceMapping restLengths="1"/>{stiffness}</Node>"#
+        ),
+    ];
+    let k = [1e4, 5000.0, 5000.0];
+    let mut want = vec![0.0; 36];
+    for p in 0..2 {
+        for q in 0..2 {
+            for c in 0..3 {
+                let v = if p == q { k[c] } else { -k[c] };
+                want[(3 * p + c) * 6 + 3 * q + c] = v + if p == q { 1.0 } else { 0.0 };
+            }
+        }
+    }
+    for (i, body) in variants.iter().enumerate() {
+        let mut s = load(&format!("decomposed{i}"), &head(body));
+        step(&mut s);
+        let h = dense(&system(&s).h);
+        assert_eq!(h.len(), 36, "variant {i}");
+        for (a, b) in h.iter().zip(&want) {
+            assert!(close(*a, *b, 100.0 * f64::EPSILON * 1e4), "variant {i}: H = {h:?}");
+        }
+    }
+}
+
+#[test]
+fn empty_mapped_states_are_skipped() {
+    // §14.1 EmptyMState: two mapped Vec1 states of size 0 (a compliance and a stiffness).
+    let text = r#"<Node name="root" dt="0.1" gravity="0 -1 0">
+  <CompliantImplicitSolver/>
+  <LDLTSolver/>
+  <MechanicalObject name="p" position="0 0 0  1 0 0"/>
+  <UniformMass vertexMass="1"/>
+  <Node name="c"><MechanicalObject template="Vec1d" name="c"/><DistanceFromTargetMapping/><UniformCompliance template="Vec1d" compliance="0"/></Node>
+  <Node name="k"><MechanicalObject template="Vec1d" name="k"/><DistanceFromTargetMapping/><UniformCompliance template="Vec1d" compliance="1e-3" isCompliance="0"/></Node>
+</Node>"#;
+    let mut s = load("empty_mstate", text);
+    for _ in 0..3 {
+        step(&mut s);
+    }
+    assert!(!s.has_errors(), "{:?}", s.messages);
+    assert_eq!(system(&s).n, 0);
+    assert!(close(v(&s, "p")[1], -0.3, 1e-12), "{:?}", v(&s, "p"));
 }
