@@ -367,7 +367,6 @@ pub struct KrylovSolver {
     response: Option<Factor>,
     /// The node's preconditioner and its label (`PreconditionedCgSolver` only).
     preconditioner: Option<(Jacobi, String)>,
-    label: String,
     /// Free DOFs and `J S` as rows over them (Schur mode).
     free: Vec<usize>,
     js: Vec<Vec<(usize, f64)>>,
@@ -383,7 +382,6 @@ impl KrylovSolver {
             params: KrylovParams::default(),
             response: None,
             preconditioner: None,
-            label: String::new(),
             free: Vec::new(),
             js: Vec::new(),
             jt: None,
@@ -460,7 +458,7 @@ impl KrylovSolver {
         b[m..].iter_mut().for_each(|v| *v = -*v);
         if let Some((pre, pre_label)) = &self.preconditioner {
             if n > 0 {
-                return Err(preconditioned_with_constraints(&self.label, pre_label, n));
+                return Err(preconditioned_with_constraints(pre_label, n));
             }
             let mut op = |y: &[f64], out: &mut [f64]| -> SimResult { php_mul(sys, y, out) };
             self.stats = Some(pcg(&mut op, &|r: &[f64], z: &mut [f64]| pre.apply(r, z), &b, &mut x[..m], &self.params)?);
@@ -518,11 +516,13 @@ fn php_mul(sys: &AssembledSystem, y: &[f64], out: &mut [f64]) -> SimResult {
     Ok(())
 }
 
-/// The error of a preconditioned full-system solve that meets constraints.
-fn preconditioned_with_constraints(solver: &str, pre: &str, n: usize) -> SimError {
-    let solver = if solver.is_empty() { "PreconditionedCgSolver" } else { solver };
-    SimError::new(format!("{solver} with the preconditioner {pre} can only solve unconstrained systems, and this one has {n} constraint row(s)"))
-        .hint("add a response (e.g. <LDLTResponse/>) next to the solver to iterate on the Schur complement, or remove the preconditioner")
+/// The error of a preconditioned full-system solve that meets constraints (the solver itself
+/// is named by the error's subject, its position added by the ODE solver).
+fn preconditioned_with_constraints(pre: &str, n: usize) -> SimError {
+    SimError::new(format!(
+        "the preconditioner {pre} restricts this solver to unconstrained systems (SOFA throws here), and this one has {n} constraint row(s)"
+    ))
+    .hint("add a response (e.g. <LDLTResponse/>) next to the solver to iterate on the Schur complement, or remove the preconditioner")
 }
 
 impl Component for KrylovSolver {
@@ -536,7 +536,6 @@ impl Component for KrylovSolver {
             return Err(cx.error(format!("iterations = {it}, restart = {restart}: both must be ≥ 0")));
         }
         self.params = KrylovParams { iterations: it as usize, precision, relative, restart: restart as usize };
-        self.label = cx.label();
         self.response = find_response(cx.scene, cx.node()).map(Factor::new);
         if self.method == Method::PreconditionedCg {
             self.preconditioner = find_preconditioner(cx.scene, cx.node()).map(|label| (Jacobi::default(), label));
