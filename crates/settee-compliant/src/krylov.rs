@@ -536,6 +536,12 @@ impl Component for KrylovSolver {
             return Err(cx.error(format!("iterations = {it}, restart = {restart}: both must be ≥ 0")));
         }
         self.params = KrylovParams { iterations: it as usize, precision, relative, restart: restart as usize };
+        Ok(())
+    }
+
+    /// The response and preconditioner are looked up once every component of the node is
+    /// initialised (they may come after the solver and read their Data in `init`).
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.response = find_response(cx.scene, cx.node()).map(Factor::new);
         if self.method == Method::PreconditionedCg {
             self.preconditioner = find_preconditioner(cx.scene, cx.node()).map(|label| (Jacobi::default(), label));

@@ -15,7 +15,7 @@
 use settee_core::compliant::{AssembledSystem, KktSolver, Projector};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimError, SimResult, TemplateRule};
-use settee_linalg::CsrMatrix;
+use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, Ordering};
 
 use crate::direct::projected_rows;
 use crate::projectors;
@@ -217,6 +217,8 @@ pub struct SequentialSolver {
     nncg: bool,
     params: SequentialParams,
     response: Factor,
+    /// iterateOnBilaterals=false: the KKT block, factored with the primal unknowns first.
+    natural: Option<DirectSolver>,
     prep: Option<Prepared>,
     stats: Option<(usize, f64)>,
 }
@@ -227,6 +229,7 @@ impl SequentialSolver {
             nncg,
             params: SequentialParams::default(),
             response: Factor::new(ResponseKind::default_for(true)),
+            natural: None,
             prep: None,
             stats: None,
         }
@@ -240,6 +243,14 @@ impl SequentialSolver {
         s
     }
 
+    /// `x = (primal matrix)⁻¹ b`.
+    fn primal_solve(&self, b: &[f64], x: &mut [f64]) -> SimResult {
+        match &self.natural {
+            Some(d) => d.solve(b, x).map_err(|e| SimError::new(format!("KKT block solve: {e}"))),
+            None => self.response.solve(b, x),
+        }
+    }
+
     fn run(&mut self, sys: &AssembledSystem, x: &mut [f64], rhs: &[f64], correct: bool) -> SimResult {
         let prep = self.prep.as_ref().ok_or_else(|| SimError::new("KKT solver used before factor"))?;
         let (m, nf, np) = (sys.m, prep.free.len(), prep.np());
@@ -247,7 +258,7 @@ impl SequentialSolver {
         let mut b: Vec<f64> = prep.free.iter().map(|&i| rhs[i]).collect();
         b.extend(prep.eliminated.iter().map(|&k| -rhs[m + k]));
         let mut primal = vec![0.0; np];
-        self.response.solve(&b, &mut primal)?;
+        self.primal_solve(&b, &mut primal)?;
         let ng = prep.iterated.len();
         let mut lambda: Vec<f64> = prep.iterated.iter().map(|&k| x[m + k]).collect();
         if !prep.blocks.is_empty() {
@@ -417,7 +428,13 @@ impl Component for SequentialSolver {
             iterate_on_bilaterals: d.get(ON_BILATERALS),
             regularization: d.get(REGULARIZATION),
         };
-        // SOFA adds an LDLTResponse when the node has none.
+        Ok(())
+    }
+
+    /// The response is looked up once every component of the node is initialised (it may come
+    /// after the solver and reads its Data in `init`). SOFA adds an LDLTResponse when the node
+    /// has none.
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.response = Factor::new(find_response(cx.scene, cx.node()).unwrap_or_else(|| ResponseKind::default_for(true)));
         Ok(())
     }
@@ -472,7 +489,18 @@ impl KktSolver for SequentialSolver {
         } else {
             a
         };
-        self.response.factor(&primal)?;
+        self.natural = None;
+        if eliminate {
+            // The KKT block is indefinite: a fill-reducing ordering may meet a −ε pivot of a
+            // constraint row before the DOFs it couples to, and an LDLᵀ without pivoting then
+            // loses everything. Eliminating the (SPD) free block first keeps every pivot away
+            // from zero (the constraint pivots become −(J A⁻¹ Jᵀ + C' + ε)).
+            let mut d = DirectSolver::new(DirectKind::Ldlt, Ordering::Natural);
+            d.factorize(&primal).map_err(|e| crate::direct::singular_kkt(&e.to_string()))?;
+            self.natural = Some(d);
+        } else {
+            self.response.factor(&primal)?;
+        }
         let np = primal.nrows();
         let jp: Vec<Vec<(usize, f64)>> = iterated.iter().map(|&k| js[k].clone()).collect();
         let c: Vec<Vec<(usize, f64)>> =
@@ -485,7 +513,7 @@ impl KktSolver for SequentialSolver {
             for &(cc, v) in &jp[g] {
                 col[cc] = v;
             }
-            self.response.solve(&col, &mut r[g * np..(g + 1) * np])?;
+            self.primal_solve(&col, &mut r[g * np..(g + 1) * np])?;
         }
         // Blocks: one per DOF of each iterated state.
         let mut blocks = Vec::new();
