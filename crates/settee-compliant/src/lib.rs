@@ -9,16 +9,21 @@
 //!   compliant state's rows and the admissible set of its multipliers, read by the assembly as
 //!   data;
 //! * responses ([`response`]): factorizations of the free block of `H`;
-//! * KKT solvers ([`direct`]): `LDLTSolver`, `LLTSolver`, `LUSolver` (Schur complement or full
-//!   KKT);
+//! * KKT solvers: direct ([`direct`]: `LDLTSolver`, `LLTSolver`, `LUSolver`, Schur complement or
+//!   full KKT), Krylov ([`krylov`]: `MinresSolver`, `CgSolver`, `BiCgStabSolver`,
+//!   `PreconditionedCgSolver` with the [`preconditioner`]s) and projected Gauss-Seidel
+//!   ([`sequential`]: `SequentialSolver`, `NNCGSolver`);
 //! * the ODE solver ([`solver`]).
 //!
 //! The assembly itself is shared with the rest of the engine: `settee_core::compliant`.
 
 pub mod compliance;
 pub mod direct;
+pub mod krylov;
+pub mod preconditioner;
 pub mod projectors;
 pub mod response;
+pub mod sequential;
 pub mod solver;
 pub mod values;
 
@@ -31,5 +36,8 @@ pub fn register(f: &mut settee_core::Factory) {
     projectors::register(f);
     response::register(f);
     direct::register(f);
+    krylov::register(f);
+    sequential::register(f);
+    preconditioner::register(f);
     solver::register(f);
 }

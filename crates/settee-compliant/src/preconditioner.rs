@@ -1,0 +1,85 @@
+//! Preconditioners of `PreconditionedCgSolver` (compliant spec §8.6):
+//! `CompliantJacobiPreconditioner`, the inverse of the diagonal of the implicit matrix.
+
+use settee_core::compliant::AssembledSystem;
+use settee_core::data::DataDecl;
+use settee_core::{component_any, Component, ComponentClass, CreateArgs, NodeId, Roles, Scene, TemplateRule};
+
+/// Registers the preconditioner classes.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&JACOBI_PRECONDITIONER);
+}
+
+static NO_DATA: &[DataDecl] = &[];
+static NO_READS: &[settee_core::DataUse] = &[];
+
+pub static JACOBI_PRECONDITIONER: ComponentClass = ComponentClass {
+    name: "CompliantJacobiPreconditioner",
+    description: "Preconditioner of PreconditionedCgSolver: the inverse of the diagonal of the implicit matrix (entries below machine ε give 0).",
+    roles: Roles::NONE,
+    templates: &[],
+    default_template: "",
+    template_rule: TemplateRule::Default,
+    data: &[NO_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(JacobiPreconditioner),
+    preparse: None,
+    no_src_link: &[],
+    reads: NO_READS,
+};
+
+/// The component: found by the `PreconditionedCgSolver` of its node.
+pub struct JacobiPreconditioner;
+
+impl Component for JacobiPreconditioner {
+    component_any!();
+}
+
+/// The label (`Class 'name'` at file:line:col) of the first preconditioner of `node`, if any.
+pub fn find_preconditioner(scene: &Scene, node: NodeId) -> Option<String> {
+    scene.node(node).objects.iter().find_map(|&c| {
+        let e = scene.entry(c);
+        e.obj.as_ref()?.as_any().downcast_ref::<JacobiPreconditioner>()?;
+        Some(match &e.pos {
+            Some(p) => format!("{} ({p})", e.label()),
+            None => e.label(),
+        })
+    })
+}
+
+/// The Jacobi preconditioner: `diag(H)⁻¹`, or `diag(Pᵀ H P + εI)⁻¹` when some DOFs are fixed
+/// (SOFA's construction); entries of magnitude below ε give 0.
+#[derive(Clone, Debug, Default)]
+pub struct Jacobi {
+    inv_diag: Vec<f64>,
+}
+
+impl Jacobi {
+    pub fn compute(&mut self, sys: &AssembledSystem) {
+        let d = sys.h.diagonal();
+        let all_free = sys.free.iter().all(|&f| f);
+        self.inv_diag = (0..sys.m)
+            .map(|i| {
+                let v = if all_free {
+                    d[i]
+                } else if sys.free[i] {
+                    d[i] + f64::EPSILON
+                } else {
+                    f64::EPSILON
+                };
+                if v.abs() < f64::EPSILON {
+                    0.0
+                } else {
+                    1.0 / v
+                }
+            })
+            .collect();
+    }
+
+    /// `z = diag⁻¹ r`.
+    pub fn apply(&self, r: &[f64], z: &mut [f64]) {
+        for ((z, r), d) in z.iter_mut().zip(r).zip(&self.inv_diag) {
+            *z = r * d;
+        }
+    }
+}
