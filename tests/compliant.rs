@@ -800,3 +800,35 @@ fn empty_mapped_states_are_skipped() {
     assert_eq!(system(&s).n, 0);
     assert!(close(v(&s, "p")[1], -0.3, 1e-12), "{:?}", v(&s, "p"));
 }
+
+#[test]
+fn a_response_written_after_its_direct_solver_is_used() {
+    // DiagonalResponse approximates A⁻¹ by diag(A)⁻¹: with a stiff spring coupling the two
+    // particles the result differs from the exact LDLᵀ response, which shows it was read.
+    let scene = |kkt: &str| {
+        format!(
+            r#"<Node name="root" dt="0.01" gravity="0 -10 0">
+  <CompliantImplicitSolver/>
+  {kkt}
+  <MechanicalObject name="p" position="0 0 0  1 0 0"/>
+  <UniformMass vertexMass="1"/>
+  <SpringForceField spring="0 1 1000 0 1"/>
+  <Node name="hold"><MechanicalObject template="Vec1d"/><DistanceFromTargetMapping indices="0" targetPositions="0 0 0" restLengths="0"/><UniformCompliance template="Vec1d" compliance="0"/></Node>
+</Node>"#
+        )
+    };
+    let mut exact = load("resp_exact", &scene("<LDLTSolver/>"));
+    let mut after = load("resp_after", &scene("<LDLTSolver/><DiagonalResponse/>"));
+    let mut before = load("resp_before", &scene("<DiagonalResponse/><LDLTSolver/>"));
+    let mut ldlt_after = load("resp_ldlt_after", &scene("<LDLTSolver/><LDLTResponse/>"));
+    for _ in 0..3 {
+        step(&mut exact);
+        step(&mut after);
+        step(&mut before);
+        step(&mut ldlt_after);
+    }
+    let (e, a, b) = (x(&exact, "p"), x(&after, "p"), x(&before, "p"));
+    assert_eq!(x(&ldlt_after, "p"), e, "an LDLTResponse after the solver is the default exact response");
+    assert_eq!(a, b, "the response's place in the node does not matter");
+    assert!(e.iter().zip(&a).any(|(p, q)| (p - q).abs() > 1e-9), "{e:?} vs {a:?}");
+}

@@ -110,14 +110,21 @@ impl Component for DirectKktSolver {
         let d = cx.data();
         self.schur = d.get(SCHUR);
         self.regularization = d.get(REGULARIZATION);
+        if !self.schur && self.kind == DirectKind::Llt {
+            cx.warn("schur=\"false\": the KKT matrix is indefinite and a Cholesky factorization of it fails as soon as there are constraints");
+        }
+        Ok(())
+    }
+
+    /// The response is read once every component of the node is initialised: it may come after
+    /// the solver (`<LDLTSolver/><LDLTResponse/>`).
+    fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         if self.schur {
             let kind = match find_response(cx.scene, cx.node()) {
                 Some(k) => k,
                 None => ResponseKind::default_for(self.kind != DirectKind::Lu),
             };
             self.response = Some(Factor::new(kind));
-        } else if self.kind == DirectKind::Llt {
-            cx.warn("schur=\"false\": the KKT matrix is indefinite and a Cholesky factorization of it fails as soon as there are constraints");
         }
         Ok(())
     }
