@@ -16,10 +16,12 @@
 //! The assembly itself is shared with the rest of the engine: `settee_core::compliant`.
 
 pub mod compliance;
+pub mod diagonal;
 pub mod direct;
 pub mod projectors;
 pub mod response;
 pub mod solver;
+pub mod stiffness;
 pub mod values;
 
 pub use solver::CompliantImplicitSolver;
@@ -27,6 +29,8 @@ pub use solver::CompliantImplicitSolver;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     compliance::register(f);
+    diagonal::register(f);
+    stiffness::register(f);
     values::register(f);
     projectors::register(f);
     response::register(f);
