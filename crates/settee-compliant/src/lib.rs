@@ -18,6 +18,7 @@
 pub mod compliance;
 pub mod diagonal;
 pub mod direct;
+pub mod nonlinear;
 pub mod projectors;
 pub mod response;
 pub mod solver;
@@ -36,4 +37,5 @@ pub fn register(f: &mut settee_core::Factory) {
     response::register(f);
     direct::register(f);
     solver::register(f);
+    nonlinear::register(f);
 }
