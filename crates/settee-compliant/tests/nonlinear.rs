@@ -48,6 +48,22 @@ fn string(
     gravity: [f64; 3],
     dt: f64,
 ) -> Fixture {
+    string_with(solver_class, solver, positions, velocities, rest, fixed, is_compliance, COMPLIANCE, gravity, dt)
+}
+
+#[allow(clippy::too_many_arguments)] // the scene's parameters
+fn string_with(
+    solver_class: &str,
+    solver: &[(&str, &str)],
+    positions: &[f64],
+    velocities: &[f64],
+    rest: f64,
+    fixed: &[usize],
+    is_compliance: bool,
+    compliance: f64,
+    gravity: [f64; 3],
+    dt: f64,
+) -> Fixture {
     let f = factory();
     let mut s = Scene::new("root");
     s.node_mut(Scene::ROOT).context.gravity = gravity;
@@ -71,7 +87,7 @@ fn string(
     add(&mut s, &f, child, "MechanicalObject", &[("template", "Vec1d")]);
     let rtxt = vec![rest.to_string(); edges.len()].join(" ");
     add(&mut s, &f, child, "DistanceMapping", &[("restLengths", &rtxt)]);
-    add(&mut s, &f, child, "UniformCompliance", &[("compliance", &COMPLIANCE.to_string()), ("isCompliance", if is_compliance { "1" } else { "0" })]);
+    add(&mut s, &f, child, "UniformCompliance", &[("compliance", &compliance.to_string()), ("isCompliance", if is_compliance { "1" } else { "0" })]);
     init_root(&mut s, &f).expect("init");
     assert!(!s.has_errors(), "{:?}", s.messages);
     let dofs = s.state_of(mo).unwrap();
@@ -218,4 +234,55 @@ fn nonlinear_v_shape_converges() {
         let (ex, ev) = fx.backward_errors(&st);
         assert!(ex < 1e-6 && ev < 1e-5, "compliance={is_compliance}: backward errors {ex:e} {ev:e}");
     }
+}
+
+#[test]
+fn hard_v_shape_reaches_the_rest_lengths() {
+    // compliance 0 (hard constraints), no stabilization: the Newton iterations solve φ(x1) = 0,
+    // so after one step both edges have their rest length, the middle particle sits where the
+    // unit circles around (0,0,0) and (0,1,0) meet, (√3/2, 1/2, 0), and x1 = x0 + h·v1.
+    let attrs = [("stabilization", "0")];
+    let mut fx = string_with(
+        "CompliantNonLinearImplicitSolver",
+        &attrs,
+        &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
+        &[0.0; 9],
+        1.0,
+        &[0, 2],
+        true,
+        0.0,
+        [0.0; 3],
+        1.0,
+    );
+    let [x0, _, x1, v1] = fx.step();
+    for (a, b) in [(0, 1), (1, 2)] {
+        let l = (0..3).map(|c| (x1[3 * b + c] - x1[3 * a + c]).powi(2)).sum::<f64>().sqrt();
+        assert!((l - 1.0).abs() < 1e-6, "edge {a}-{b}: length {l}");
+    }
+    for i in 3..6 {
+        assert!((x1[i] - x0[i] - v1[i]).abs() < 1e-12, "x1 − x0 − h v1 = {}", x1[i] - x0[i] - v1[i]);
+    }
+    let expect = [3f64.sqrt() / 2.0, 0.5, 0.0];
+    for c in 0..3 {
+        assert!((x1[3 + c] - expect[c]).abs() < 1e-6, "{:?}", &x1[3..6]);
+    }
+    assert!(fx.solver().last_iterations() > 1, "a nonlinear problem");
+
+    // With the default Data (pre-stabilization, run as a post-stabilization with assembly) the
+    // step runs and the post-stabilization brings the violation well below the initial √2 − 1.
+    let mut fx = string_with(
+        "CompliantNonLinearImplicitSolver",
+        &[],
+        &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
+        &[0.0; 9],
+        1.0,
+        &[0, 2],
+        true,
+        0.0,
+        [0.0; 3],
+        1.0,
+    );
+    let [_, _, x1, _] = fx.step();
+    let l = (0..3).map(|c| (x1[6 + c] - x1[3 + c]).powi(2)).sum::<f64>().sqrt();
+    assert!((l - 1.0).abs() < 0.2, "edge 1-2: length {l}");
 }
