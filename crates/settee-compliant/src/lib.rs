@@ -18,13 +18,16 @@
 //! The assembly itself is shared with the rest of the engine: `settee_core::compliant`.
 
 pub mod compliance;
+pub mod diagonal;
 pub mod direct;
 pub mod krylov;
+pub mod nonlinear;
 pub mod preconditioner;
 pub mod projectors;
 pub mod response;
 pub mod sequential;
 pub mod solver;
+pub mod stiffness;
 pub mod values;
 
 pub use solver::CompliantImplicitSolver;
@@ -32,6 +35,8 @@ pub use solver::CompliantImplicitSolver;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     compliance::register(f);
+    diagonal::register(f);
+    stiffness::register(f);
     values::register(f);
     projectors::register(f);
     response::register(f);
@@ -40,4 +45,5 @@ pub fn register(f: &mut settee_core::Factory) {
     sequential::register(f);
     preconditioner::register(f);
     solver::register(f);
+    nonlinear::register(f);
 }

@@ -26,7 +26,7 @@ const STABILIZATION: &[&str] = &["no stabilization", "pre-stabilization", "post-
 const FORMULATION: &[&str] = &["vel", "dv", "acc"];
 const CONSTRAINT_FORCES: &[&str] = &["no", "add", "clear", "propagate"];
 
-static DATA: &[DataDecl] = &[
+pub(crate) static DATA: &[DataDecl] = &[
     decl("implicitVelocity", Real, "1", "α: weight of the end-of-step forces in the velocity update"),
     decl("implicitPosition", Real, "1", "β: weight of the end-of-step velocity in the position update"),
     decl(
@@ -54,7 +54,7 @@ static DATA: &[DataDecl] = &[
 ];
 
 settee_core::data_refs! {
-    static READS;
+    pub(crate) static READS;
     ALPHA: Real = "implicitVelocity";
     BETA: Real = "implicitPosition";
     STAB: Text = "stabilization";
@@ -87,7 +87,7 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 /// SOFA's `OptionsGroup` reads a text that is not an item name with C's `atoi` (so `"false"` and
 /// `"true"` both select item 0); the deprecated `propagate_lambdas="true"` selects
 /// `constraint_forces="propagate"`.
-fn preparse(attrs: &mut Vec<(String, String)>) {
+pub(crate) fn preparse(attrs: &mut Vec<(String, String)>) {
     fn atoi(s: &str) -> i64 {
         let t = s.trim_start();
         let (sign, digits) = match t.strip_prefix('-') {
@@ -123,7 +123,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-enum Stabilization {
+pub(crate) enum Stabilization {
     None,
     #[default]
     Pre,
@@ -132,7 +132,7 @@ enum Stabilization {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-enum Formulation {
+pub(crate) enum Formulation {
     #[default]
     Vel,
     Dv,
@@ -140,7 +140,7 @@ enum Formulation {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-enum ForceOutput {
+pub(crate) enum ForceOutput {
     #[default]
     No,
     Add,
@@ -151,25 +151,25 @@ enum ForceOutput {
 /// The solver.
 #[derive(Default)]
 pub struct CompliantImplicitSolver {
-    alpha: f64,
-    beta: f64,
-    stabilization: Stabilization,
-    formulation: Formulation,
+    pub(crate) alpha: f64,
+    pub(crate) beta: f64,
+    pub(crate) stabilization: Stabilization,
+    pub(crate) formulation: Formulation,
     warm_start: bool,
     stabilization_damping: f64,
-    forces: ForceOutput,
-    neglecting: bool,
-    kkt: Option<ComponentId>,
+    pub(crate) forces: ForceOutput,
+    pub(crate) neglecting: bool,
+    pub(crate) kkt: Option<ComponentId>,
     /// Multipliers of the last step on every state (compliant states hold λ): warm start and
     /// geometric stiffness.
-    lagrange: Option<VecId>,
+    pub(crate) lagrange: Option<VecId>,
     /// The previous `dv`/`acc` solution (warm start of those formulations).
     acc: Vec<f64>,
     /// Constraint rows of the previous step.
     prev_n: usize,
     /// The last assembled system and multipliers (for inspection and tests).
-    last: Option<AssembledSystem>,
-    last_lambda: Vec<f64>,
+    pub(crate) last: Option<AssembledSystem>,
+    pub(crate) last_lambda: Vec<f64>,
 }
 
 impl CompliantImplicitSolver {
@@ -235,7 +235,7 @@ impl Component for CompliantImplicitSolver {
 }
 
 /// Runs the KKT solver component `kkt` on `f`, labelling its errors with its position.
-fn with_kkt<R>(scene: &mut Scene, kkt: ComponentId, f: impl FnOnce(&mut dyn KktSolver) -> SimResult<R>) -> SimResult<R> {
+pub(crate) fn with_kkt<R>(scene: &mut Scene, kkt: ComponentId, f: impl FnOnce(&mut dyn KktSolver) -> SimResult<R>) -> SimResult<R> {
     let r = scene.with_taken(kkt, |obj, _| match obj.kkt_solver() {
         Some(k) => f(k),
         None => Err(SimError::new("this component is not a KKT solver")),
@@ -262,7 +262,7 @@ impl CompliantImplicitSolver {
 
     /// Step 2 of the spec (§3.3): forces without the compliances, the previous constraint
     /// forces when they feed the geometric stiffness, then each mapping's geometric stiffness.
-    fn compute_forces(&self, scene: &mut Scene, scope: &MechScope, h: f64, lagrange: VecId) -> SimResult {
+    pub(crate) fn compute_forces(&self, scene: &mut Scene, scope: &MechScope, h: f64, lagrange: VecId) -> SimResult {
         mech::compute_force(scene, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY)?;
         if self.prev_n > 0 && !self.neglecting {
             let s = self.force_scale(h);
@@ -287,7 +287,7 @@ impl CompliantImplicitSolver {
     }
 
     /// Assembly and activation masks (steps 3 and 4).
-    fn assemble(&self, scene: &mut Scene, scope: &MechScope, h: f64) -> SimResult<AssembledSystem> {
+    pub(crate) fn assemble(&self, scene: &mut Scene, scope: &MechScope, h: f64) -> SimResult<AssembledSystem> {
         let (a, b) = (self.alpha, self.beta);
         let f = Mbk { m: 1.0, b: -h * a, k: -h * h * a * b };
         let mut sys = assemble_system(scene, scope, f, 1.0 / (h * h * a * b), h)?;
@@ -325,7 +325,7 @@ impl CompliantImplicitSolver {
     }
 
     /// `x += βh·dv` on the main states of the scope (`dv` a global vector over the masters).
-    fn integrate_positions(&self, scene: &mut Scene, scope: &MechScope, h: f64, x: VecId, dv: &[f64]) -> SimResult {
+    pub(crate) fn integrate_positions(&self, scene: &mut Scene, scope: &MechScope, h: f64, x: VecId, dv: &[f64]) -> SimResult {
         let bh = self.beta * h;
         for &(s, off) in &scope.offsets {
             let st = scene.store.get_mut(s);
@@ -533,7 +533,7 @@ impl OdeSolver for CompliantImplicitSolver {
 
 impl CompliantImplicitSolver {
     /// §3.7: the constraint forces `λ/h` (or `λ`) written into the `force` vectors.
-    fn write_constraint_forces(&self, scene: &mut Scene, scope: &MechScope, sys: &AssembledSystem, lagrange: VecId, h: f64) -> SimResult {
+    pub(crate) fn write_constraint_forces(&self, scene: &mut Scene, scope: &MechScope, sys: &AssembledSystem, lagrange: VecId, h: f64) -> SimResult {
         let k = if self.formulation == Formulation::Vel { 1.0 / h } else { 1.0 };
         if self.forces == ForceOutput::Propagate {
             for &s in &scope.states {
@@ -559,7 +559,7 @@ impl CompliantImplicitSolver {
 
     /// §3.5: the correction pass after the dynamics, at the new positions.
     #[allow(clippy::too_many_arguments)] // the step's vectors and the solver components
-    fn post_stabilization(
+    pub(crate) fn post_stabilization(
         &mut self,
         scene: &mut Scene,
         scope: &MechScope,

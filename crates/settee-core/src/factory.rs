@@ -27,6 +27,8 @@ pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
     ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements"),
     // The Compliant plugin's registrations (compliant spec §3, §7, §9, §11).
     ("AssembledSolver", "CompliantImplicitSolver"),
+    ("CompliantNonLinearImplicitSolver", "CompliantNLImplicitSolver"),
+    ("NewtonSolver", "CompliantNLImplicitSolver"),
     ("UnilateralProjector", "UnilateralConstraint"),
     ("OffsetMapping", "DifferenceFromTargetMapping"),
     ("CompliantAttachButton", "CompliantAttachButtonSetting"),

@@ -1,0 +1,640 @@
+//! Diagonal and full compliances (compliant spec §5.2–§5.5): `DiagonalCompliance`,
+//! `FullCompliance`, `LinearDiagonalCompliance` and `DampingCompliance`.
+//!
+//! The diagonal ones share [`RowLaw`]: one stiffness, one compliance and one damping coefficient
+//! per scalar row of the state, precomputed when the parameters change.
+
+use settee_core::component::ForceField;
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, MatrixAccumulator, MechParams, Roles, Scene, SimResult,
+    StateId, TemplateRule,
+};
+
+use crate::compliance::stiffness_of_compliance;
+
+/// Registers the classes of this file.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&DIAGONAL_COMPLIANCE);
+    f.register(&FULL_COMPLIANCE);
+    f.register(&LINEAR_DIAGONAL_COMPLIANCE);
+    f.register(&DAMPING_COMPLIANCE);
+}
+
+/// A diagonal law per scalar row: `f = k∘x` (`k ≤ 0`, SOFA's sign), `B = −d`, `C = c` (rows with
+/// `c = 0` have no entry: hard rows).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RowLaw {
+    pub state: Option<StateId>,
+    pub compliance: bool,
+    pub rayleigh_stiffness: f64,
+    /// Diagonal of `K`, one per scalar row.
+    pub k: Vec<f64>,
+    /// Diagonal of `C`, one per scalar row.
+    pub c: Vec<f64>,
+    /// Damping coefficients, one per scalar row; empty when there is no damping.
+    pub d: Vec<f64>,
+}
+
+impl RowLaw {
+    /// SOFA's damping rule of the diagonal components: row `i` reads entry `min(i, len − 1)`, and
+    /// the list counts only if it has more than one entry or a positive first one.
+    pub fn damping_rows(damping: &[f64], rows: usize) -> Vec<f64> {
+        if damping.len() > 1 || damping.first().is_some_and(|&d| d > 0.0) {
+            (0..rows).map(|i| damping[i.min(damping.len() - 1)]).collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    pub fn add_force(&self, io: &mut ForceIo) {
+        let (f, x) = (&mut io.f[0], io.x[0]);
+        for ((fi, xi), ki) in f.iter_mut().zip(x).zip(&self.k) {
+            *fi += ki * xi;
+        }
+    }
+
+    pub fn add_dforce(&self, io: &mut ForceIo, k_factor: f64, b_factor: f64) {
+        let (f, dx) = (&mut io.f[0], io.x[0]);
+        for (i, (fi, xi)) in f.iter_mut().zip(dx).enumerate() {
+            let mut coef = k_factor * self.k.get(i).copied().unwrap_or(0.0);
+            if let Some(d) = self.d.get(i) {
+                coef -= b_factor * d;
+            }
+            *fi += coef * xi;
+        }
+    }
+
+    pub fn add_k(&self, m: &mut MatrixAccumulator, k_factor: f64) {
+        let Some(s) = self.state else { return };
+        for i in 0..m.rows_of(s).min(self.k.len()) {
+            m.add(s, i, s, i, k_factor * self.k[i]);
+        }
+    }
+
+    pub fn add_b(&self, m: &mut MatrixAccumulator, b_factor: f64) {
+        let Some(s) = self.state else { return };
+        for i in 0..m.rows_of(s).min(self.d.len()) {
+            m.add(s, i, s, i, -b_factor * self.d[i]);
+        }
+    }
+
+    pub fn add_compliance(&self, rows: usize, out: &mut Vec<(usize, usize, f64)>) {
+        out.extend(self.c.iter().take(rows).enumerate().filter(|(_, &c)| c != 0.0).map(|(i, &c)| (i, i, c)));
+    }
+}
+
+/// Implements [`ForceField`] for a component whose `law` field is a [`RowLaw`].
+macro_rules! row_law_force_field {
+    ($t:ty) => {
+        impl ForceField for $t {
+            fn states(&self) -> Vec<StateId> {
+                self.law.state.into_iter().collect()
+            }
+            fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+                self.before_force(p, io.x[0]);
+                self.law.add_force(io);
+                Ok(())
+            }
+            fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
+                self.law.add_dforce(io, k_factor, b_factor);
+                Ok(())
+            }
+            fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+                self.law.add_k(m, k_factor);
+                Ok(())
+            }
+            fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
+                self.law.add_b(m, b_factor);
+                Ok(())
+            }
+            fn rayleigh_stiffness(&self) -> f64 {
+                self.law.rayleigh_stiffness
+            }
+            fn is_compliance(&self) -> bool {
+                self.law.compliance
+            }
+            fn add_compliance(&self, _p: &MechParams, rows: usize, out: &mut Vec<(usize, usize, f64)>) -> SimResult {
+                self.law.add_compliance(rows, out);
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use row_law_force_field;
+
+/// Scalar rows of the component's state.
+fn state_rows(cx: &InitCtx, s: StateId) -> usize {
+    cx.state_size(s) * cx.state_layout(s).deriv_size()
+}
+
+fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
+    if let Some(d) = damping.iter().find(|d| **d < 0.0) {
+        return Err(cx.error(format!("damping contains the negative value {d}")).hint("a viscous damping coefficient is ≥ 0"));
+    }
+    Ok(())
+}
+
+// ----- DiagonalCompliance ------------------------------------------------------------------------
+
+static DIAGONAL_DATA: &[DataDecl] = &[
+    decl("compliance", Derivs, "", "compliance of each DOF, one value per scalar component (0: hard constraint)"),
+    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
+    decl("isCompliance", Bool, "true", "true: handled as a compliance (rows of the KKT system); false: as a stiffness K = −1/c"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+settee_core::data_refs! {
+    static DIAGONAL_READS;
+    DIAG_COMPLIANCE: Reals = "compliance";
+    DIAG_DAMPING: Reals = "damping";
+    DIAG_IS_COMPLIANCE: Bool = "isCompliance";
+    DIAG_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static DIAGONAL_COMPLIANCE: ComponentClass = ComponentClass {
+    name: "DiagonalCompliance",
+    description: "Compliance given per DOF and per component: a compliant constraint (KKT rows) or a stiffness −1/c.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec3d", "Vec6d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[DIAGONAL_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(DiagonalCompliance::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: DIAGONAL_READS,
+};
+
+/// `DiagonalCompliance` (compliant spec §5.2).
+#[derive(Default)]
+pub struct DiagonalCompliance {
+    law: RowLaw,
+    damping: Vec<f64>,
+}
+
+impl DiagonalCompliance {
+    /// Rebuilds the rows from a compliance per scalar row.
+    fn set_compliances(&mut self, c: &[f64]) {
+        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
+        self.law.c = if self.law.compliance { c.to_vec() } else { Vec::new() };
+        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
+    }
+
+    /// Reads the Data shared with LinearDiagonalCompliance.
+    fn read_common(&mut self, cx: &InitCtx) -> SimResult<(StateId, usize)> {
+        let s = cx.require_state()?;
+        self.law.state = Some(s);
+        let d = cx.data();
+        self.law.compliance = d.get(DIAG_IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(DIAG_RAYLEIGH);
+        self.damping = d.get(DIAG_DAMPING).to_vec();
+        check_damping(cx, &self.damping)?;
+        Ok((s, state_rows(cx, s)))
+    }
+
+    fn before_force(&mut self, _p: &MechParams, _x: &[f64]) {}
+}
+
+impl Component for DiagonalCompliance {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let (_, rows) = self.read_common(cx)?;
+        let c = cx.data().get(DIAG_COMPLIANCE).to_vec();
+        if c.len() < rows {
+            return Err(cx
+                .error(format!("compliance has {} values for {rows} scalar rows of the state", c.len()))
+                .hint("give one compliance per DOF and per component (a Vec3 state of n points needs 3n values)"));
+        }
+        if let Some(v) = c.iter().find(|v| **v < 0.0) {
+            return Err(cx.error(format!("compliance contains the negative value {v}")).hint("a compliance is 1/stiffness: give values ≥ 0"));
+        }
+        self.set_compliances(&c[..rows]);
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+row_law_force_field!(DiagonalCompliance);
+
+// ----- LinearDiagonalCompliance ------------------------------------------------------------------
+
+static LINEAR_DATA: &[DataDecl] = &[
+    decl("complianceMin", Real, "0", "compliance of the DOFs whose error is below errorMin"),
+    decl("errorMin", Real, "0", "error |x_i| below which the compliance is complianceMin; above, it grows linearly: complianceMin·|x_i|/errorMin"),
+];
+
+settee_core::data_refs! {
+    static LINEAR_READS;
+    COMPLIANCE_MIN: Real = "complianceMin";
+    ERROR_MIN: Real = "errorMin";
+    LIN_DAMPING: Reals = "damping";
+    LIN_IS_COMPLIANCE: Bool = "isCompliance";
+    LIN_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static LINEAR_DIAGONAL_COMPLIANCE: ComponentClass = ComponentClass {
+    name: "LinearDiagonalCompliance",
+    description: "Diagonal compliance growing linearly with the error |x_i| of each DOF above errorMin, recomputed once per time step.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec3d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[DIAGONAL_DATA, LINEAR_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(LinearDiagonalCompliance::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: LINEAR_READS,
+};
+
+/// `LinearDiagonalCompliance` (compliant spec §5.4).
+#[derive(Default)]
+pub struct LinearDiagonalCompliance {
+    law: RowLaw,
+    damping: Vec<f64>,
+    compliance_min: f64,
+    error_min: f64,
+    /// Scalar rows per DOF.
+    dof_size: usize,
+    /// Simulation time of the last update.
+    last_time: Option<f64>,
+}
+
+impl LinearDiagonalCompliance {
+    /// The compliance of each scalar row for the errors `x` (all rows of a DOF share the value of
+    /// the DOF's norm).
+    pub fn compliances(&self, x: &[f64]) -> Vec<f64> {
+        let ds = self.dof_size.max(1);
+        let mut c = Vec::with_capacity(x.len());
+        for dof in x.chunks(ds) {
+            let e = dof.iter().map(|v| v * v).sum::<f64>().sqrt();
+            let ci = if e < self.error_min { self.compliance_min } else { self.compliance_min * e / self.error_min };
+            c.extend(std::iter::repeat_n(ci, dof.len()));
+        }
+        c
+    }
+
+    fn update(&mut self, time: f64, x: &[f64]) {
+        if self.last_time == Some(time) {
+            return;
+        }
+        self.last_time = Some(time);
+        let c = self.compliances(x);
+        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
+        self.law.c = if self.law.compliance { c.clone() } else { Vec::new() };
+        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
+    }
+
+    fn before_force(&mut self, p: &MechParams, x: &[f64]) {
+        self.update(p.time, x);
+    }
+}
+
+impl Component for LinearDiagonalCompliance {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.law.state = Some(s);
+        let d = cx.data();
+        self.law.compliance = d.get(LIN_IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(LIN_RAYLEIGH);
+        self.damping = d.get(LIN_DAMPING).to_vec();
+        self.compliance_min = d.get(COMPLIANCE_MIN);
+        self.error_min = d.get(ERROR_MIN);
+        check_damping(cx, &self.damping)?;
+        if self.compliance_min < 0.0 {
+            return Err(cx
+                .error(format!("complianceMin = {} is negative", self.compliance_min))
+                .hint("a compliance is 1/stiffness: give a value ≥ 0"));
+        }
+        if self.error_min <= 0.0 {
+            return Err(cx
+                .error(format!("errorMin = {} is not positive", self.error_min))
+                .hint("the compliance grows as complianceMin·|x|/errorMin: give errorMin > 0, e.g. errorMin=\"0.1\""));
+        }
+        self.dof_size = cx.state_layout(s).deriv_size();
+        // Before the first step every DOF has the minimal compliance (SOFA's init).
+        let rows = state_rows(cx, s);
+        let c = vec![self.compliance_min; rows];
+        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
+        self.law.c = if self.law.compliance { c } else { Vec::new() };
+        self.law.d = RowLaw::damping_rows(&self.damping, rows);
+        Ok(())
+    }
+
+    /// The step's compliances from the errors at its start (the assembly reads them next).
+    fn animate_begin(&mut self, scene: &mut Scene, me: settee_core::ComponentId) -> SimResult {
+        if let Some(s) = self.law.state {
+            let x = scene.store.get(s).read(settee_core::VecId::POSITION).to_vec();
+            let time = scene.params(scene.entry(me).node).time;
+            self.update(time, &x);
+        }
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+row_law_force_field!(LinearDiagonalCompliance);
+
+// ----- DampingCompliance -------------------------------------------------------------------------
+
+static DAMPING_DATA: &[DataDecl] = &[
+    decl("damping", Real, "0", "viscous damping coefficient d: compliance C = (dt/d)·I; 0 disables the component"),
+    decl("isCompliance", Bool, "true", "read-only in SOFA: set from damping (false when damping = 0)"),
+    decl("rayleighStiffness", Real, "0", "ignored (forced to 0)"),
+];
+
+settee_core::data_refs! {
+    static DAMPING_READS;
+    DAMPING_COEF: Real = "damping";
+}
+
+pub static DAMPING_COMPLIANCE: ComponentClass = ComponentClass {
+    name: "DampingCompliance",
+    description: "Viscous damping as a compliance C = (dt/damping)·I, to pair with a DampingValue; no force, no stiffness.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec6d", "Vec2d", "Vec1d"],
+    default_template: "Vec6d",
+    template_rule: TemplateRule::FromState,
+    data: &[DAMPING_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(DampingCompliance::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: DAMPING_READS,
+};
+
+/// `DampingCompliance` (compliant spec §5.5).
+#[derive(Default)]
+pub struct DampingCompliance {
+    state: Option<StateId>,
+    damping: f64,
+}
+
+impl Component for DampingCompliance {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.state = Some(cx.require_state()?);
+        self.damping = cx.data().get(DAMPING_COEF);
+        if self.damping < 0.0 {
+            return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
+        }
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+impl ForceField for DampingCompliance {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+    fn add_force(&mut self, _p: &MechParams, _io: &mut ForceIo) -> SimResult {
+        Ok(())
+    }
+    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
+        Ok(())
+    }
+    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k: f64) -> SimResult {
+        Ok(())
+    }
+    /// A compliance only while the damping is non-zero (SOFA switches `isCompliance` off).
+    fn is_compliance(&self) -> bool {
+        self.damping != 0.0
+    }
+    fn add_compliance(&self, p: &MechParams, rows: usize, out: &mut Vec<(usize, usize, f64)>) -> SimResult {
+        if self.damping != 0.0 {
+            let c = p.dt / self.damping;
+            out.extend((0..rows).map(|i| (i, i, c)));
+        }
+        Ok(())
+    }
+}
+
+// ----- FullCompliance ----------------------------------------------------------------------------
+
+static FULL_DATA: &[DataDecl] = &[
+    decl("C", Reals, "", "compliance matrix (symmetric positive semi-definite), dense, row by row; computed as K⁻¹ when its size is wrong"),
+    decl("K", Reals, "", "stiffness matrix (positive sign: f = −K·x), dense, row by row; computed as C⁻¹ when its size is wrong"),
+    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
+    decl("isCompliance", Bool, "true", "true: handled as a compliance (rows of the KKT system); false: as a stiffness"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+settee_core::data_refs! {
+    static FULL_READS;
+    FULL_C: Reals = "C";
+    FULL_K: Reals = "K";
+    FULL_DAMPING: Reals = "damping";
+    FULL_IS_COMPLIANCE: Bool = "isCompliance";
+    FULL_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static FULL_COMPLIANCE: ComponentClass = ComponentClass {
+    name: "FullCompliance",
+    description: "Compliance given as a full matrix C (or a stiffness matrix K, the other one being its inverse).",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec3d", "Vec6d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[FULL_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(FullCompliance::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: FULL_READS,
+};
+
+/// `FullCompliance` (compliant spec §5.3).
+#[derive(Default)]
+pub struct FullCompliance {
+    state: Option<StateId>,
+    compliance: bool,
+    rayleigh_stiffness: f64,
+    n: usize,
+    /// Dense row-major `n×n` compliance.
+    c: Vec<f64>,
+    /// Dense row-major `n×n` stiffness, positive sign.
+    k: Vec<f64>,
+    d: Vec<f64>,
+}
+
+impl FullCompliance {
+    pub fn compliance_matrix(&self) -> &[f64] {
+        &self.c
+    }
+    pub fn stiffness_matrix(&self) -> &[f64] {
+        &self.k
+    }
+}
+
+/// The inverse of the symmetric matrix `a` (row-major `n×n`) by an LDLᵀ factorization without
+/// pivoting; `None` when a pivot vanishes.
+pub(crate) fn invert_symmetric(a: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; n * n];
+    let mut d = vec![0.0; n];
+    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for j in 0..n {
+        let mut dj = a[j * n + j];
+        for k in 0..j {
+            dj -= l[j * n + k] * l[j * n + k] * d[k];
+        }
+        if dj.abs() <= f64::EPSILON * scale * n as f64 || dj == 0.0 {
+            return None;
+        }
+        d[j] = dj;
+        l[j * n + j] = 1.0;
+        for i in j + 1..n {
+            let mut v = a[i * n + j];
+            for k in 0..j {
+                v -= l[i * n + k] * l[j * n + k] * d[k];
+            }
+            l[i * n + j] = v / dj;
+        }
+    }
+    let mut inv = vec![0.0; n * n];
+    for col in 0..n {
+        // L y = e_col, D z = y, Lᵀ x = z.
+        let mut y = vec![0.0; n];
+        y[col] = 1.0;
+        for i in 0..n {
+            for k in 0..i {
+                y[i] -= l[i * n + k] * y[k];
+            }
+        }
+        for i in 0..n {
+            y[i] /= d[i];
+        }
+        for i in (0..n).rev() {
+            for k in i + 1..n {
+                y[i] -= l[k * n + i] * y[k];
+            }
+        }
+        for i in 0..n {
+            inv[i * n + col] = y[i];
+        }
+    }
+    Some(inv)
+}
+
+fn identity(n: usize) -> Vec<f64> {
+    let mut m = vec![0.0; n * n];
+    for i in 0..n {
+        m[i * n + i] = 1.0;
+    }
+    m
+}
+
+impl Component for FullCompliance {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        let n = state_rows(cx, s);
+        self.n = n;
+        let d = cx.data();
+        self.compliance = d.get(FULL_IS_COMPLIANCE);
+        self.rayleigh_stiffness = d.get(FULL_RAYLEIGH);
+        let damping = d.get(FULL_DAMPING).to_vec();
+        let (c, k) = (d.get(FULL_C).to_vec(), d.get(FULL_K).to_vec());
+        check_damping(cx, &damping)?;
+        let (c_ok, k_ok) = (c.len() == n * n, k.len() == n * n);
+        for (name, m, ok) in [("C", &c, c_ok), ("K", &k, k_ok)] {
+            if !m.is_empty() && !ok {
+                cx.warn(format!("{name} has {} values, not {n}×{n} (the state's scalar rows): it is recomputed", m.len()));
+            }
+        }
+        self.c = c;
+        self.k = k;
+        if self.compliance && !c_ok {
+            self.c = if k_ok { invert_symmetric(&self.k, n).unwrap_or_else(|| vec![0.0; n * n]) } else { vec![0.0; n * n] };
+        }
+        if !k_ok {
+            self.k = if c_ok { invert_symmetric(&self.c, n).unwrap_or_else(|| identity(n)) } else { identity(n) };
+        }
+        if !self.compliance {
+            self.c.clear();
+        }
+        self.d = RowLaw::damping_rows(&damping, n);
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+impl ForceField for FullCompliance {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let n = self.n;
+        let (f, x) = (&mut io.f[0], io.x[0]);
+        for i in 0..n.min(f.len()) {
+            f[i] -= (0..n.min(x.len())).map(|j| self.k[i * n + j] * x[j]).sum::<f64>();
+        }
+        Ok(())
+    }
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
+        let n = self.n;
+        let (f, dx) = (&mut io.f[0], io.x[0]);
+        for i in 0..n.min(f.len()) {
+            let mut v = 0.0;
+            if k_factor != 0.0 {
+                v -= k_factor * (0..n.min(dx.len())).map(|j| self.k[i * n + j] * dx[j]).sum::<f64>();
+            }
+            if let Some(d) = self.d.get(i) {
+                v -= b_factor * d * dx[i];
+            }
+            f[i] += v;
+        }
+        Ok(())
+    }
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        let n = self.n.min(m.rows_of(s));
+        for i in 0..n {
+            for j in 0..n {
+                let v = self.k[i * self.n + j];
+                if v != 0.0 {
+                    m.add(s, i, s, j, -k_factor * v);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        for i in 0..m.rows_of(s).min(self.d.len()) {
+            m.add(s, i, s, i, -b_factor * self.d[i]);
+        }
+        Ok(())
+    }
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+    fn is_compliance(&self) -> bool {
+        self.compliance
+    }
+    fn add_compliance(&self, _p: &MechParams, rows: usize, out: &mut Vec<(usize, usize, f64)>) -> SimResult {
+        let n = self.n.min(rows);
+        if self.c.len() == self.n * self.n {
+            for i in 0..n {
+                for j in 0..n {
+                    let v = self.c[i * self.n + j];
+                    if v != 0.0 {
+                        out.push((i, j, v));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,293 @@
+//! Stiffness-only helpers of the Compliant plugin (compliant spec §5.6): `UniformStiffness`,
+//! `DiagonalStiffness` and `CompliantPenaltyForceField`. Like the compliances, they act on the
+//! state's value itself (rest value 0): `f = −k·x`.
+
+use settee_core::component::ForceField;
+use settee_core::data::{decl, DataKind::*};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, MatrixAccumulator, MechParams, Roles, SimResult, StateId,
+    TemplateRule,
+};
+
+use crate::compliance::VEC_TEMPLATES;
+use crate::diagonal::{row_law_force_field, RowLaw};
+
+/// Registers the classes of this file.
+pub fn register(f: &mut settee_core::Factory) {
+    f.register(&UNIFORM_STIFFNESS);
+    f.register(&DIAGONAL_STIFFNESS);
+    f.register(&PENALTY);
+}
+
+/// The compliance of a stiffness `k` when the component is set as a compliance (`1e100` for
+/// `k = 0`, SOFA's "infinitely soft").
+fn compliance_of_stiffness(k: f64) -> f64 {
+    if k != 0.0 {
+        1.0 / k
+    } else {
+        1e100
+    }
+}
+
+// ----- UniformStiffness --------------------------------------------------------------------------
+
+static UNIFORM_DATA: &[DataDecl] = &[
+    decl("stiffness", Real, "0", "stiffness k, the same on every scalar DOF: f = −k·x"),
+    decl("damping", Real, "0", "viscous damping coefficient d: B = −d·I (used when d > 0)"),
+    decl("resizable", Bool, "false", "rebuild the matrices when the state's size changes"),
+    decl("isCompliance", Bool, "false", "true: handled as a compliance C = (1/k)·I (rows of the KKT system)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+settee_core::data_refs! {
+    static UNIFORM_READS;
+    U_STIFFNESS: Real = "stiffness";
+    U_DAMPING: Real = "damping";
+    U_IS_COMPLIANCE: Bool = "isCompliance";
+    U_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static UNIFORM_STIFFNESS: ComponentClass = ComponentClass {
+    name: "UniformStiffness",
+    description: "Uniform stiffness k on every scalar DOF of its state (f = −k·x, rest value 0).",
+    roles: Roles::FORCE_FIELD,
+    templates: VEC_TEMPLATES,
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[UNIFORM_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(UniformStiffness::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: UNIFORM_READS,
+};
+
+/// `UniformStiffness`.
+#[derive(Default)]
+pub struct UniformStiffness {
+    law: RowLaw,
+    stiffness: f64,
+    damping: f64,
+}
+
+impl UniformStiffness {
+    /// The rows for a state of `rows` scalar rows.
+    fn resize(&mut self, rows: usize) {
+        let k = self.stiffness;
+        self.law.k = vec![-k; rows];
+        self.law.c = if self.law.compliance { vec![compliance_of_stiffness(k); rows] } else { Vec::new() };
+        self.law.d = if self.damping > 0.0 { vec![self.damping; rows] } else { Vec::new() };
+    }
+
+    /// The size of the state may change at run time (`resizable`): the rows follow it.
+    fn before_force(&mut self, _p: &MechParams, x: &[f64]) {
+        if x.len() != self.law.k.len() {
+            self.resize(x.len());
+        }
+    }
+}
+
+impl Component for UniformStiffness {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.law.state = Some(s);
+        let d = cx.data();
+        self.stiffness = d.get(U_STIFFNESS);
+        self.damping = d.get(U_DAMPING);
+        self.law.compliance = d.get(U_IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(U_RAYLEIGH);
+        if self.damping < 0.0 {
+            return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
+        }
+        self.resize(cx.state_size(s) * cx.state_layout(s).deriv_size());
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+row_law_force_field!(UniformStiffness);
+
+// ----- DiagonalStiffness -------------------------------------------------------------------------
+
+static DIAGONAL_DATA: &[DataDecl] = &[
+    decl("stiffness", Derivs, "", "stiffness of each DOF, one value per scalar component: f = −k·x"),
+    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
+    decl("isCompliance", Bool, "false", "true: handled as a compliance C = 1/k (rows of the KKT system)"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+settee_core::data_refs! {
+    static DIAGONAL_READS;
+    D_STIFFNESS: Reals = "stiffness";
+    D_DAMPING: Reals = "damping";
+    D_IS_COMPLIANCE: Bool = "isCompliance";
+    D_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static DIAGONAL_STIFFNESS: ComponentClass = ComponentClass {
+    name: "DiagonalStiffness",
+    description: "Stiffness given per DOF and per component (f = −k∘x, rest value 0).",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d", "Vec3d", "Vec6d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[DIAGONAL_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(DiagonalStiffness::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: DIAGONAL_READS,
+};
+
+/// `DiagonalStiffness`.
+#[derive(Default)]
+pub struct DiagonalStiffness {
+    law: RowLaw,
+}
+
+impl DiagonalStiffness {
+    fn before_force(&mut self, _p: &MechParams, _x: &[f64]) {}
+}
+
+impl Component for DiagonalStiffness {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.law.state = Some(s);
+        let rows = cx.state_size(s) * cx.state_layout(s).deriv_size();
+        let d = cx.data();
+        let k = d.get(D_STIFFNESS).to_vec();
+        let damping = d.get(D_DAMPING).to_vec();
+        self.law.compliance = d.get(D_IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(D_RAYLEIGH);
+        if k.len() < rows {
+            return Err(cx
+                .error(format!("stiffness has {} values for {rows} scalar rows of the state", k.len()))
+                .hint("give one stiffness per DOF and per component (a Vec3 state of n points needs 3n values)"));
+        }
+        if let Some(v) = damping.iter().find(|d| **d < 0.0) {
+            return Err(cx.error(format!("damping contains the negative value {v}")).hint("a viscous damping coefficient is ≥ 0"));
+        }
+        let k = &k[..rows];
+        self.law.k = k.iter().map(|k| -k).collect();
+        self.law.c = if self.law.compliance { k.iter().map(|&k| compliance_of_stiffness(k)).collect() } else { Vec::new() };
+        self.law.d = RowLaw::damping_rows(&damping, rows);
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+row_law_force_field!(DiagonalStiffness);
+
+// ----- CompliantPenaltyForceField ----------------------------------------------------------------
+
+static PENALTY_DATA: &[DataDecl] = &[
+    decl("stiffness", Real, "0", "stiffness k applied to the violated (negative) entries: f = −k·x"),
+    decl("damping", Real, "0", "viscous damping d of the violated entries: B = −d"),
+    decl("isCompliance", Bool, "false", "accepted; the component is always a stiffness"),
+    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
+];
+
+settee_core::data_refs! {
+    static PENALTY_READS;
+    P_STIFFNESS: Real = "stiffness";
+    P_DAMPING: Real = "damping";
+    P_RAYLEIGH: Real = "rayleighStiffness";
+}
+
+pub static PENALTY: ComponentClass = ComponentClass {
+    name: "CompliantPenaltyForceField",
+    description: "Penalty on the negative entries of a Vec1 state (f = −k·x where x < 0): a unilateral spring.",
+    roles: Roles::FORCE_FIELD,
+    templates: &["Vec1d"],
+    default_template: "Vec1d",
+    template_rule: TemplateRule::FromState,
+    data: &[PENALTY_DATA],
+    links: &[],
+    create: |_: &CreateArgs| Box::new(CompliantPenaltyForceField::default()),
+    preparse: None,
+    no_src_link: &[],
+    reads: PENALTY_READS,
+};
+
+/// `CompliantPenaltyForceField`: the violated set is decided by `add_force` and used by the
+/// derivatives until the next `add_force`.
+#[derive(Default)]
+pub struct CompliantPenaltyForceField {
+    state: Option<StateId>,
+    stiffness: f64,
+    damping: f64,
+    rayleigh_stiffness: f64,
+    violated: Vec<bool>,
+}
+
+impl CompliantPenaltyForceField {
+    pub fn violated(&self) -> &[bool] {
+        &self.violated
+    }
+}
+
+impl Component for CompliantPenaltyForceField {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        self.state = Some(s);
+        let d = cx.data();
+        self.stiffness = d.get(P_STIFFNESS);
+        self.damping = d.get(P_DAMPING);
+        self.rayleigh_stiffness = d.get(P_RAYLEIGH);
+        self.violated = cx.read_vec(s, settee_core::VecId::POSITION).iter().map(|&x| x < 0.0).collect();
+        Ok(())
+    }
+
+    settee_core::force_field_role!();
+}
+
+impl ForceField for CompliantPenaltyForceField {
+    fn states(&self) -> Vec<StateId> {
+        self.state.into_iter().collect()
+    }
+    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let (f, x) = (&mut io.f[0], io.x[0]);
+        self.violated.clear();
+        for (fi, &xi) in f.iter_mut().zip(x) {
+            let v = xi < 0.0;
+            if v {
+                *fi -= self.stiffness * xi;
+            }
+            self.violated.push(v);
+        }
+        Ok(())
+    }
+    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
+        let (f, dx) = (&mut io.f[0], io.x[0]);
+        let coef = -self.stiffness * k_factor - self.damping * b_factor;
+        for ((fi, xi), _) in f.iter_mut().zip(dx).zip(&self.violated).filter(|(_, &v)| v) {
+            *fi += coef * xi;
+        }
+        Ok(())
+    }
+    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        for i in (0..m.rows_of(s).min(self.violated.len())).filter(|&i| self.violated[i]) {
+            m.add(s, i, s, i, -self.stiffness * k_factor);
+        }
+        Ok(())
+    }
+    fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        for i in (0..m.rows_of(s).min(self.violated.len())).filter(|&i| self.violated[i]) {
+            m.add(s, i, s, i, -self.damping * b_factor);
+        }
+        Ok(())
+    }
+    fn rayleigh_stiffness(&self) -> f64 {
+        self.rayleigh_stiffness
+    }
+}
