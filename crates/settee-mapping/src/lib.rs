@@ -10,12 +10,15 @@
 //! stiffness (`add_geometric_stiffness`). A mapping whose output is a visual model (`OglModel`)
 //! is accepted and does nothing: Settee does not render.
 
+pub mod assembled;
 pub mod barycentric;
 pub mod beam_linear;
 pub mod common;
 pub mod distance;
 pub mod identity;
 pub mod rigid;
+pub mod rigid_joint;
+pub mod se3;
 pub mod subset;
 
 pub use barycentric::BarycentricMapping;
@@ -34,4 +37,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&distance::DISTANCE_CLASS);
     f.register(&distance::DISTANCE_MULTI_CLASS);
     f.register(&distance::SQUARE_DISTANCE_CLASS);
+    f.register(&rigid_joint::JOINT_CLASS);
+    f.register(&rigid_joint::RIGID_RIGID_CLASS);
 }
