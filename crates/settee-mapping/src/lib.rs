@@ -15,11 +15,14 @@ pub mod barycentric;
 pub mod beam_linear;
 pub mod common;
 pub mod distance;
+pub mod dot_product;
 pub mod identity;
+pub mod normalization;
 pub mod rigid;
 pub mod rigid_joint;
 pub mod se3;
 pub mod subset;
+pub mod winch;
 
 pub use barycentric::BarycentricMapping;
 pub use distance::DistanceMapping;
@@ -39,4 +42,9 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&distance::SQUARE_DISTANCE_CLASS);
     f.register(&rigid_joint::JOINT_CLASS);
     f.register(&rigid_joint::RIGID_RIGID_CLASS);
+    f.register(&dot_product::DOT_CLASS);
+    f.register(&dot_product::DOT_MULTI_CLASS);
+    f.register(&dot_product::DOT_TARGET_CLASS);
+    f.register(&normalization::CLASS);
+    f.register(&winch::CLASS);
 }

@@ -318,3 +318,103 @@ fn assembled_rigid_rigid_several_frames_and_stabilized() {
     assert!(r.iter().all(|v| *v == 0.0));
     let _ = S2;
 }
+
+// ----- Dot products -----------------------------------------------------------------------------
+
+use settee_mapping::dot_product::{DotProductMapping, Kind as DotKind};
+use settee_mapping::normalization::NormalizationMapping;
+use settee_mapping::winch::WinchMultiMapping;
+
+fn dot_points() -> Vec<f64> {
+    vec![1.0, 1.0, 1.0, 5.0, 6.0, 7.0, 12.0, -3.0, 6.0, 8.0, -2.0, -4.0]
+}
+
+/// §14.4 DotProductMapping_test: pairs (0,1), (2,3), (0,3) ⇒ (18, 78, 2); J and the geometric
+/// stiffness against finite differences (a self pair (2,2) included: `|x|²`).
+#[test]
+fn dot_product_spec_values() {
+    let x = dot_points();
+    let ends = vec![[(0, 0), (0, 1)], [(0, 2), (0, 3)], [(0, 0), (0, 3)]];
+    let mut m = DotProductMapping::build(DotKind::Pairs, &[(S0, 4)], S1, ends.clone(), vec![]).unwrap();
+    assert_eq!(apply(&mut m, 3, std::slice::from_ref(&x)), vec![18.0, 78.0, 2.0]);
+    check_jacobian(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), (3, 3, Layout::Vec1), 1e-6, 31);
+    check_geometric_stiffness(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), 3, &[0.5, -1.5, 2.0], 1e-7, 37);
+
+    let mut s = DotProductMapping::build(DotKind::Pairs, &[(S0, 4)], S1, vec![[(0, 2), (0, 2)], [(0, 3), (0, 1)]], vec![]).unwrap();
+    assert_eq!(apply(&mut s, 2, std::slice::from_ref(&x)), vec![189.0, 0.0]);
+    check_jacobian(&mut s, &[Layout::Vec3], std::slice::from_ref(&x), (2, 2, Layout::Vec1), 1e-6, 41);
+    check_geometric_stiffness(&mut s, &[Layout::Vec3], std::slice::from_ref(&x), 2, &[0.7, -0.3], 1e-7, 43);
+
+    let e = DotProductMapping::build(DotKind::Pairs, &[(S0, 4)], S1, vec![[(0, 0), (0, 4)]], vec![]).err().unwrap();
+    assert!(e.to_string().contains("product 0 refers to vector 4, but the input has 4 vectors"), "{e}");
+}
+
+/// §14.4 MultiMapping: parents [(1,1,1),(65,3,−51)] and [(23,35,−4),(−100,100,20)], default pairs
+/// (0,i)·(1,i) ⇒ (54, −7220).
+#[test]
+fn dot_product_multi_spec_values() {
+    let x0 = vec![1.0, 1.0, 1.0, 65.0, 3.0, -51.0];
+    let x1 = vec![23.0, 35.0, -4.0, -100.0, 100.0, 20.0];
+    let ends = vec![[(0, 0), (1, 0)], [(0, 1), (1, 1)]];
+    let mut m = DotProductMapping::build(DotKind::Multi, &[(S0, 2), (S1, 2)], S2, ends, vec![]).unwrap();
+    let xs = [x0.clone(), x1.clone()];
+    assert_eq!(apply(&mut m, 2, &xs), vec![54.0, -7220.0]);
+    check_jacobian(&mut m, &[Layout::Vec3, Layout::Vec3], &xs, (2, 2, Layout::Vec1), 1e-6, 47);
+    check_geometric_stiffness(&mut m, &[Layout::Vec3, Layout::Vec3], &xs, 2, &[0.25, -0.5], 1e-7, 53);
+    // Across and inside parents.
+    let mut c = DotProductMapping::build(DotKind::Multi, &[(S0, 2), (S1, 2)], S2, vec![[(1, 1), (0, 0)], [(1, 0), (1, 1)]], vec![]).unwrap();
+    assert_eq!(apply(&mut c, 2, &xs), vec![20.0, -2300.0 + 3500.0 - 80.0]);
+    check_jacobian(&mut c, &[Layout::Vec3, Layout::Vec3], &xs, (2, 2, Layout::Vec1), 1e-6, 59);
+    check_geometric_stiffness(&mut c, &[Layout::Vec3, Layout::Vec3], &xs, 2, &[1.0, 0.5], 1e-7, 61);
+    let e = DotProductMapping::build(DotKind::Multi, &[(S0, 2), (S1, 2)], S2, vec![[(2, 0), (0, 0)]], vec![]).err().unwrap();
+    assert!(e.to_string().contains("refers to input 2, but the mapping has 2 inputs"), "{e}");
+}
+
+/// §14.4 FromTarget: indices (0,1,2), targets (10,−20,30), (1,1,1) (the last repeated) ⇒
+/// (20, 18, 15). Linear: no geometric stiffness.
+#[test]
+fn dot_product_from_target_spec_values() {
+    let x = dot_points();
+    let ends = (0..3).map(|i| [(0, i), (0, i)]).collect();
+    let mut m = DotProductMapping::build(DotKind::FromTarget, &[(S0, 4)], S1, ends, vec![[10.0, -20.0, 30.0], [1.0, 1.0, 1.0]]).unwrap();
+    assert_eq!(apply(&mut m, 3, std::slice::from_ref(&x)), vec![20.0, 18.0, 15.0]);
+    check_jacobian(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), (3, 3, Layout::Vec1), 1e-6, 67);
+    let mut r = vec![0.0; 12];
+    m.apply_djt(&mut [r.as_mut_slice()], &[&[1.0; 12]], &[1.0, 1.0, 1.0], 1.0).unwrap();
+    assert!(r.iter().all(|v| *v == 0.0));
+    let e = DotProductMapping::build(DotKind::FromTarget, &[(S0, 4)], S1, vec![[(0, 0), (0, 0)]], vec![]).err().unwrap();
+    assert!(e.to_string().contains("no targets"), "{e}");
+}
+
+/// §14.4 NormalizationMapping_test: (1,1,1) ⇒ (1,1,1)/√3, (5,6,7) ⇒ (5,6,7)/√110.
+#[test]
+fn normalization_spec_values() {
+    let x = vec![1.0, 1.0, 1.0, 5.0, 6.0, 7.0];
+    let mut m = NormalizationMapping::build(S0, S1, 2, vec![]).unwrap();
+    let out = apply(&mut m, 6, std::slice::from_ref(&x));
+    let expected = [1.0 / 3f64.sqrt(), 1.0 / 3f64.sqrt(), 1.0 / 3f64.sqrt(), 5.0 / 110f64.sqrt(), 6.0 / 110f64.sqrt(), 7.0 / 110f64.sqrt()];
+    for (o, e) in out.iter().zip(expected) {
+        assert!((o - e).abs() < 1e-15, "{out:?}");
+    }
+    check_jacobian(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), (6, 6, Layout::Vec3), 1e-8, 71);
+    // A selection, in another order.
+    let mut s = NormalizationMapping::build(S0, S1, 2, vec![1, 0, 1]).unwrap();
+    let out = apply(&mut s, 9, std::slice::from_ref(&x));
+    assert!((out[0] - expected[3]).abs() < 1e-15 && (out[3] - expected[0]).abs() < 1e-15);
+    check_jacobian(&mut s, &[Layout::Vec3], std::slice::from_ref(&x), (9, 9, Layout::Vec3), 1e-8, 73);
+    let e = NormalizationMapping::build(S0, S1, 2, vec![2]).err().unwrap();
+    assert!(e.to_string().contains("indices[0] = 2, but the input has 2 vectors"), "{e}");
+}
+
+/// §14.4 WinchMultiMapping_test: in0 = 1, in1 = 2, factor 0.25 ⇒ −0.5.
+#[test]
+fn winch_spec_values() {
+    let mut m = WinchMultiMapping::build([(S0, 1), (S1, 1)], S2, 0.25).unwrap();
+    assert_eq!(apply(&mut m, 1, &[vec![1.0], vec![2.0]]), vec![-0.5]);
+    let xs = [vec![1.0, -3.0], vec![2.0, 0.5, 7.0]];
+    let mut w = WinchMultiMapping::build([(S0, 2), (S1, 3)], S2, 0.25).unwrap();
+    assert_eq!(apply(&mut w, 2, &xs), vec![-0.5, 3.125]);
+    check_jacobian(&mut w, &[Layout::Vec1, Layout::Vec1], &xs, (2, 2, Layout::Vec1), 1e-6, 79);
+    let e = WinchMultiMapping::build([(S0, 2), (S1, 1)], S2, 0.25).err().unwrap();
+    assert!(e.to_string().contains("the second input has 1 values but the first has 2"), "{e}");
+}
