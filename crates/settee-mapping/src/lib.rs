@@ -20,6 +20,7 @@ pub mod identity;
 pub mod normalization;
 pub mod rigid;
 pub mod rigid_joint;
+pub mod safe_distance;
 pub mod se3;
 pub mod subset;
 pub mod winch;
@@ -47,4 +48,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&dot_product::DOT_TARGET_CLASS);
     f.register(&normalization::CLASS);
     f.register(&winch::CLASS);
+    f.register(&safe_distance::CLASS);
+    f.register(&safe_distance::FROM_TARGET_CLASS);
 }

@@ -418,3 +418,151 @@ fn winch_spec_values() {
     let e = WinchMultiMapping::build([(S0, 2), (S1, 1)], S2, 0.25).err().unwrap();
     assert!(e.to_string().contains("the second input has 1 values but the first has 2"), "{e}");
 }
+
+// ----- Safe distances ---------------------------------------------------------------------------
+
+use settee_mapping::safe_distance::{Kind as SafeKind, Row, SafeDistanceMapping};
+
+fn norm3(v: &[f64]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// §14.4 SafeDistanceMapping_test: pairs (0,1), (0,2), (0,2), rest (0, 0, 1), GS exact;
+/// x0 = 0, x1 = (325, 23, −54), x2 = (1e-5, −1e-5, 1e-7) ⇒ (|x1|, x2 (difference failsafe:
+/// 3 rows), |x2| − 1): 5 values.
+#[test]
+fn safe_distance_spec_values() {
+    let x = vec![0.0, 0.0, 0.0, 325.0, 23.0, -54.0, 1e-5, -1e-5, 1e-7];
+    let pairs = vec![[0, 1], [0, 2], [0, 2]];
+    let mut m =
+        SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &x, pairs, vec![], vec![], vec![0.0, 0.0, 1.0], GeometricStiffness::Exact).unwrap();
+    assert_eq!(m.modes(), &[Row::Distance, Row::Difference, Row::Distance]);
+    let out = apply(&mut m, 5, std::slice::from_ref(&x));
+    let expected = [norm3(&x[3..6]), 1e-5, -1e-5, 1e-7, norm3(&x[6..9]) - 1.0];
+    for (o, e) in out.iter().zip(expected) {
+        assert!((o - e).abs() < 1e-14 * (1.0 + e.abs()), "{out:?} vs {expected:?}");
+    }
+    // Below ε with a rest length: the arbitrary direction (1,1,1)/√3.
+    let j = m.jacobians().unwrap();
+    let p = 1.0 / 3f64.sqrt();
+    assert_eq!(j[0].rows[4], vec![(0, -p), (1, -p), (2, -p), (6, p), (7, p), (8, p)]);
+    assert_eq!(j[0].rows[2], vec![(1, -1.0), (7, 1.0)]);
+    // The rows that are differentiable there against finite differences, and the exact GS.
+    let mut d =
+        SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &x, vec![[0, 1], [0, 2]], vec![], vec![], vec![0.0, 0.0], GeometricStiffness::Exact)
+            .unwrap();
+    check_jacobian(&mut d, &[Layout::Vec3], std::slice::from_ref(&x), (4, 4, Layout::Vec1), 1e-6, 83);
+    check_geometric_stiffness(&mut d, &[Layout::Vec3], std::slice::from_ref(&x), 4, &[-500.0, 1.0, 2.0, 3.0], 1e-6, 89);
+    let e =
+        SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &x, vec![[0, 3]], vec![], vec![], vec![0.0], GeometricStiffness::Exact).err().unwrap();
+    assert!(e.to_string().contains("pair 0 (0 3) refers to point 3, but the input has 3 points"), "{e}");
+}
+
+/// Away from null lengths, with pairs in both orders: J and the geometric stiffness (Exact)
+/// against finite differences; Stabilized keeps only the rows in tension (f < 0).
+#[test]
+fn safe_distance_regular_configuration() {
+    let x = vec![0.1, 0.2, -0.3, 1.0, -0.5, 0.7, -0.8, 1.1, 0.4, 0.3, 0.3, 0.3];
+    let pairs = vec![[0, 1], [2, 1], [3, 0]];
+    let rest = vec![0.5, 0.0, 1.0];
+    let mut m =
+        SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &x, pairs.clone(), vec![], vec![], rest.clone(), GeometricStiffness::Exact).unwrap();
+    assert_eq!(SafeDistanceMapping::size_of(m.modes()), 3);
+    check_jacobian(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), (3, 3, Layout::Vec1), 1e-6, 97);
+    check_geometric_stiffness(&mut m, &[Layout::Vec3], std::slice::from_ref(&x), 3, &[0.8, -1.3, 0.6], 1e-6, 101);
+    let djt = |gs: GeometricStiffness, f: &[f64]| -> Vec<f64> {
+        let mut m = SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &x, pairs.clone(), vec![], vec![], rest.clone(), gs).unwrap();
+        apply(&mut m, 3, std::slice::from_ref(&x));
+        let mut r = vec![0.0; 12];
+        m.apply_djt(&mut [r.as_mut_slice()], &[&Rng(3).vec(12)], f, 1.0).unwrap();
+        r
+    };
+    assert_eq!(djt(GeometricStiffness::Stabilized, &[0.8, -1.3, 0.6]), djt(GeometricStiffness::Exact, &[0.0, -1.3, 0.0]));
+    assert!(djt(GeometricStiffness::None, &[0.8, -1.3, 0.6]).iter().all(|v| *v == 0.0));
+}
+
+/// The layout follows the configuration when the output vector has the new size, and keeps the
+/// current one otherwise (the state is resized at the next step's start).
+#[test]
+fn safe_distance_layout_switches_with_the_configuration() {
+    let near = vec![0.0, 0.0, 0.0, 1e-5, 0.0, 0.0];
+    let far = vec![0.0, 0.0, 0.0, 2.0, 0.0, 0.0];
+    let mut m =
+        SafeDistanceMapping::build(SafeKind::Pairs, S0, S1, &near, vec![[0, 1]], vec![], vec![], vec![0.0], GeometricStiffness::Exact).unwrap();
+    assert_eq!(m.modes(), &[Row::Difference]);
+    // A 3-value output vector: the difference, even far apart.
+    assert_eq!(apply(&mut m, 3, std::slice::from_ref(&far)), vec![2.0, 0.0, 0.0]);
+    assert_eq!(m.modes(), &[Row::Difference]);
+    // A 1-value output vector: the distance.
+    assert_eq!(apply(&mut m, 1, std::slice::from_ref(&far)), vec![2.0]);
+    assert_eq!(m.modes(), &[Row::Distance]);
+    assert_eq!(m.jacobians().unwrap()[0].rows, vec![vec![(0, -1.0), (3, 1.0)]]);
+    // Back to a null length: the 1-value vector keeps the distance with the fallback direction.
+    assert_eq!(apply(&mut m, 1, std::slice::from_ref(&near)), vec![1e-5]);
+    let mut out = vec![0.0; 2];
+    let e = m.apply(&mut out, &[&near]).expect_err("neither layout has 2 values");
+    assert!(e.to_string().contains("the output has 2 values"), "{e}");
+}
+
+/// §14.4 SafeDistanceFromTargetMapping tests: the difference failsafe (5 values) and given
+/// directions (3 values: the distance is always computed; J is minus the given direction where
+/// the length is null, as in the plugin).
+#[test]
+fn safe_distance_from_target_spec_values() {
+    let x = vec![325.0, 23.0, -54.0, 1e-5, -1e-5, 1e-7];
+    let targets = vec![[0.0; 3]; 3];
+    let idx = vec![[0, 0], [1, 1], [1, 1]];
+    let rest = vec![0.0, 0.0, 1.0];
+    let mut m =
+        SafeDistanceMapping::build(SafeKind::FromTarget, S0, S1, &x, idx.clone(), targets.clone(), vec![], rest.clone(), GeometricStiffness::Exact)
+            .unwrap();
+    let out = apply(&mut m, 5, std::slice::from_ref(&x));
+    let expected = [norm3(&x[..3]), 1e-5, -1e-5, 1e-7, norm3(&x[3..]) - 1.0];
+    for (o, e) in out.iter().zip(expected) {
+        assert!((o - e).abs() < 1e-14 * (1.0 + e.abs()), "{out:?}");
+    }
+    assert_eq!(m.jacobians().unwrap()[0].rows[1], vec![(3, 1.0)]);
+    let dirs = vec![[325.0, 23.0, -54.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]];
+    let mut g = SafeDistanceMapping::build(SafeKind::FromTarget, S0, S1, &x, idx, targets, dirs, rest, GeometricStiffness::Exact).unwrap();
+    let out = apply(&mut g, 3, std::slice::from_ref(&x));
+    let expected = [norm3(&x[..3]), norm3(&x[3..]), norm3(&x[3..]) - 1.0];
+    for (o, e) in out.iter().zip(expected) {
+        assert!((o - e).abs() < 1e-14 * (1.0 + e.abs()), "{out:?}");
+    }
+    let j = g.jacobians().unwrap();
+    assert_eq!(j[0].rows[1], vec![(3, -1.0)]);
+    let n = norm3(&x[..3]);
+    for c in 0..3 {
+        assert!((j[0].rows[0][c].1 - x[c] / n).abs() < 1e-15);
+    }
+    // Regular configuration: J and GS against finite differences.
+    let y = vec![1.0, -0.5, 0.7, -0.8, 1.1, 0.4];
+    let mut r = SafeDistanceMapping::build(
+        SafeKind::FromTarget,
+        S0,
+        S1,
+        &y,
+        vec![[0, 0], [1, 1], [0, 0]],
+        vec![[0.2, 0.1, 0.0], [1.0, 1.0, 1.0], [-1.0, 0.0, 2.0]],
+        vec![],
+        vec![0.3, 0.0, 1.0],
+        GeometricStiffness::Exact,
+    )
+    .unwrap();
+    check_jacobian(&mut r, &[Layout::Vec3], std::slice::from_ref(&y), (3, 3, Layout::Vec1), 1e-6, 103);
+    check_geometric_stiffness(&mut r, &[Layout::Vec3], std::slice::from_ref(&y), 3, &[0.9, -1.1, 0.4], 1e-6, 107);
+    let e = SafeDistanceMapping::build(
+        SafeKind::FromTarget,
+        S0,
+        S1,
+        &y,
+        vec![[0, 0], [1, 1]],
+        vec![[0.0; 3]],
+        vec![],
+        vec![0.0, 0.0],
+        GeometricStiffness::Exact,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("1 targets for 2 indices"), "{e}");
+}
