@@ -69,3 +69,31 @@ pub fn apply_jt(jac: &[SparseRows], inputs: &mut [&mut [f64]], out: &[f64]) -> S
 pub fn empty_like(jac: &[SparseRows]) -> Vec<SparseRows> {
     jac.iter().map(|j| SparseRows::new(j.nrows(), j.ncols)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::common::MAPPING_READS;
+
+    /// The Compliant mapping classes list the references the shared mapping code reads, and their
+    /// reads pass the factory's check.
+    #[test]
+    fn compliant_mapping_classes_list_the_shared_references() {
+        use crate::{dot_product, normalization, rigid_joint, safe_distance, winch};
+        for class in [
+            &rigid_joint::JOINT_CLASS,
+            &rigid_joint::RIGID_RIGID_CLASS,
+            &dot_product::DOT_CLASS,
+            &dot_product::DOT_MULTI_CLASS,
+            &dot_product::DOT_TARGET_CLASS,
+            &normalization::CLASS,
+            &winch::CLASS,
+            &safe_distance::CLASS,
+            &safe_distance::FROM_TARGET_CLASS,
+        ] {
+            for r in MAPPING_READS {
+                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+            }
+            settee_core::factory::check_reads(class).unwrap();
+        }
+    }
+}

@@ -1,6 +1,9 @@
 //! Mechanical mappings (spec forcefields-mappings §5): `IdentityMapping`, `SubsetMapping`,
 //! `BarycentricMapping`, `RigidMapping`, `DistanceMapping`, `DistanceMultiMapping` and
-//! `SquareDistanceMapping`.
+//! `SquareDistanceMapping`; and the Compliant plugin's mappings (spec compliant §9):
+//! `RigidJointMapping`, `AssembledRigidRigidMapping`, `DotProductMapping`,
+//! `DotProductMultiMapping`, `DotProductFromTargetMapping`, `NormalizationMapping`,
+//! `SafeDistanceMapping`, `SafeDistanceFromTargetMapping` and `WinchMultiMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
