@@ -74,6 +74,28 @@ pub fn zeros(nrows: usize, ncols: &[usize]) -> Vec<SparseRows> {
     ncols.iter().map(|&c| SparseRows::new(nrows, c)).collect()
 }
 
+/// Sorts each row by column, sums duplicate columns (a pair whose two ends are the same DOF) and
+/// drops the zero entries.
+pub fn finish_rows(j: &mut SparseRows) {
+    for row in &mut j.rows {
+        row.sort_by_key(|e| e.0);
+        let mut merged: Vec<(usize, f64)> = Vec::with_capacity(row.len());
+        for &(c, v) in row.iter() {
+            match merged.last_mut() {
+                Some(last) if last.0 == c => last.1 += v,
+                _ => merged.push((c, v)),
+            }
+        }
+        merged.retain(|e| e.1 != 0.0);
+        *row = merged;
+    }
+}
+
+/// The Jacobians of a mapping that does not carry forces (`mapForces` false): empty matrices.
+pub fn empty_like(jac: &[SparseRows]) -> Vec<SparseRows> {
+    jac.iter().map(|j| SparseRows::new(j.nrows(), j.ncols)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,11 @@
 //! Mechanical mappings (spec forcefields-mappings §5): `IdentityMapping`, `SubsetMapping`,
 //! `BarycentricMapping`, `RigidMapping`, `DistanceMapping`, `DistanceMultiMapping` and
-//! `SquareDistanceMapping`, and those the Compliant formulation uses: `DistanceFromTargetMapping`,
-//! `SubsetMultiMapping`, `DifferenceMapping`, `DifferenceMultiMapping`,
-//! `DifferenceFromTargetMapping`, `MaskMapping` and `ProjectionMapping`.
+//! `SquareDistanceMapping`, and those the Compliant formulation uses (compliant spec §9):
+//! `DistanceFromTargetMapping`, `SubsetMultiMapping`, `DifferenceMapping`, `DifferenceMultiMapping`,
+//! `DifferenceFromTargetMapping`, `MaskMapping`, `ProjectionMapping`, `RigidJointMapping`,
+//! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
+//! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
+//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -19,11 +22,17 @@ pub mod common;
 pub mod difference;
 pub mod distance;
 pub mod distance_from_target;
+pub mod dot_product;
 pub mod identity;
 pub mod mask;
+pub mod normalization;
 pub mod rigid;
+pub mod rigid_joint;
+pub mod safe_distance;
+pub mod se3;
 pub mod subset;
 pub mod subset_multi;
+pub mod winch;
 
 pub use barycentric::BarycentricMapping;
 pub use difference::DifferenceMapping;
@@ -51,4 +60,13 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&difference::DIFFERENCE_FROM_TARGET_CLASS);
     f.register(&mask::MASK_CLASS);
     f.register(&mask::PROJECTION_CLASS);
+    f.register(&rigid_joint::JOINT_CLASS);
+    f.register(&rigid_joint::RIGID_RIGID_CLASS);
+    f.register(&dot_product::DOT_CLASS);
+    f.register(&dot_product::DOT_MULTI_CLASS);
+    f.register(&dot_product::DOT_TARGET_CLASS);
+    f.register(&normalization::CLASS);
+    f.register(&winch::CLASS);
+    f.register(&safe_distance::CLASS);
+    f.register(&safe_distance::FROM_TARGET_CLASS);
 }

@@ -5,11 +5,13 @@ mod fem_mass;
 pub mod geometry;
 mod mesh_matrix_mass;
 mod nodal_mass_density;
+pub mod rigid_mass;
 mod uniform_mass;
 
 pub use diagonal_mass::DiagonalMass;
 pub use fem_mass::FEMMass;
 pub use mesh_matrix_mass::MeshMatrixMass;
+pub use rigid_mass::CompliantRigidMass;
 pub use uniform_mass::{RigidMass, UniformMass};
 
 /// Registers the classes of this crate.
@@ -19,4 +21,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&mesh_matrix_mass::CLASS);
     f.register(&fem_mass::CLASS);
     f.register(&nodal_mass_density::CLASS);
+    f.register(&rigid_mass::CLASS);
 }

@@ -1,0 +1,472 @@
+//! The Compliant plugin's rigid mappings (spec compliant §9): `RigidJointMapping` (Rigid3 →
+//! Vec6, the relative frame of each pair of frames in logarithm coordinates) and
+//! `AssembledRigidRigidMapping` (Rigid3 → Rigid3, frames at fixed offsets of their parents).
+//!
+//! Velocities follow SOFA's Rigid3 convention: `[v ω]` with ω in world coordinates.
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::data_ref::{self, DataRef};
+use settee_core::types::quat_rotate;
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
+    TemplateRule,
+};
+
+use crate::assembled::{self, finish_rows};
+use crate::common::{
+    apply_at_init, check_layouts, check_len, mapping_reads, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
+    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, M3, MAPPING_DATA, OUTPUT, V3,
+};
+use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
+
+// ----- RigidJointMapping ------------------------------------------------------------------------
+
+static JOINT_DATA: &[DataDecl] = &[
+    decl("pairs", IndexTuples(2), "", "pairs of rigid frames defining joint in source dofs"),
+    decl("rotation", Bool, "true", "compute relative rotation"),
+    decl("translation", Bool, "true", "compute relative translation"),
+    decl(
+        "exact_dlog",
+        Bool,
+        "false",
+        "compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this",
+    ),
+];
+
+const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
+const ROTATION: DataRef<data_ref::Bool> = DataRef::new("rotation");
+const TRANSLATION: DataRef<data_ref::Bool> = DataRef::new("translation");
+const EXACT_DLOG: DataRef<data_ref::Bool> = DataRef::new("exact_dlog");
+
+pub static JOINT_CLASS: ComponentClass = ComponentClass {
+    name: "RigidJointMapping",
+    description:
+        "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Rigid3d,Vec6d"],
+    default_template: "Rigid3d,Vec6d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, JOINT_DATA],
+    links: &[INPUT, OUTPUT],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(RigidJointMapping::default()) },
+    preparse: None,
+    no_src_link: &[],
+    reads: mapping_reads!(PAIRS, ROTATION, TRANSLATION, EXACT_DLOG),
+};
+
+/// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
+/// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
+/// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
+/// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
+pub struct RigidJointMapping {
+    ports: Ports,
+    n_in: usize,
+    pairs: Vec<[usize; 2]>,
+    rotation: bool,
+    translation: bool,
+    exact_dlog: bool,
+    /// Assembled by `apply`.
+    jac: Vec<SparseRows>,
+}
+
+impl Default for RigidJointMapping {
+    fn default() -> Self {
+        RigidJointMapping {
+            ports: Ports::default(),
+            n_in: 0,
+            pairs: Vec::new(),
+            rotation: true,
+            translation: true,
+            exact_dlog: false,
+            jac: Vec::new(),
+        }
+    }
+}
+
+impl RigidJointMapping {
+    /// A mapping built directly (tests, programmatic use).
+    pub fn build(
+        input: StateId,
+        output: StateId,
+        n_in: usize,
+        pairs: Vec<[usize; 2]>,
+        rotation: bool,
+        translation: bool,
+        exact_dlog: bool,
+    ) -> SimResult<Self> {
+        check_pairs(&pairs, n_in).map_err(SimError::new)?;
+        Ok(RigidJointMapping {
+            ports: Ports {
+                inputs: vec![input],
+                in_layouts: vec![Layout::Rigid3],
+                output: Some(output),
+                out_layout: Some(Layout::Vec6),
+                map_forces: true,
+            },
+            n_in,
+            pairs,
+            rotation,
+            translation,
+            exact_dlog,
+            jac: Vec::new(),
+        })
+    }
+}
+
+/// The first pair naming a frame the input does not have, as a message.
+fn check_pairs(pairs: &[[usize; 2]], n: usize) -> Result<(), String> {
+    match pairs.iter().enumerate().find(|(_, p)| p[0] >= n || p[1] >= n) {
+        Some((i, p)) => Err(format!("pair {i} ({} {}) refers to frame {}, but the input has {n} frames", p[0], p[1], p[0].max(p[1]))),
+        None => Ok(()),
+    }
+}
+
+fn push_block(row: &mut [Vec<(usize, f64)>], col: usize, m: &M3, sign: f64) {
+    for (r, line) in m.iter().enumerate() {
+        for (c, &v) in line.iter().enumerate() {
+            row[r].push((col + c, sign * v));
+        }
+    }
+}
+
+impl Component for RigidJointMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, false)?;
+        if self.ports.output.is_none() {
+            return Err(cx.error("the output of this mapping must be a Vec6d MechanicalObject, not a visual model"));
+        }
+        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Vec6)])?;
+        self.n_in = cx.state_size(self.ports.inputs[0]);
+        let d = cx.data();
+        self.pairs = d.get(PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+        self.rotation = d.get(ROTATION);
+        self.translation = d.get(TRANSLATION);
+        self.exact_dlog = d.get(EXACT_DLOG);
+        if self.pairs.is_empty() {
+            return Err(cx
+                .error("no pairs: the mapping has nothing to map")
+                .hint("set pairs=\"p c …\", the indices of the two frames of each joint"));
+        }
+        check_pairs(&self.pairs, self.n_in).map_err(|m| cx.error(m).hint("pairs index the frames of the input state"))?;
+        resize_output(cx.scene, &self.ports, self.pairs.len());
+        let rest = cx.data().get(APPLY_REST_POSITION);
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    settee_core::mapping_role!();
+}
+
+impl Mapping for RigidJointMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        let x = inputs[0];
+        check_len("the input positions", x, self.n_in, 7)?;
+        let n = self.pairs.len();
+        check_len("the output positions", out, n, 6)?;
+        let mut j = SparseRows::new(6 * n, 6 * self.n_in);
+        let zero = [[0.0; 3]; 3];
+        for (i, &[p, c]) in self.pairs.iter().enumerate() {
+            let (gp, gc) = (Frame::at(x, p), Frame::at(x, c));
+            let diff = gp.inverse().mul(&gc);
+            let l = se3::log(diff.q);
+            let o = &mut out[6 * i..6 * i + 6];
+            o.fill(0.0);
+            if self.translation {
+                o[..3].copy_from_slice(&diff.c);
+            }
+            if self.rotation {
+                o[3..].copy_from_slice(&l);
+            }
+
+            let rpt = transpose(&rotation_matrix(gp.q));
+            let t = if self.translation { rpt } else { zero };
+            let chunk = match (self.rotation, self.exact_dlog) {
+                (false, _) => zero,
+                (true, false) => rpt,
+                (true, true) => mat_mul(&dlog(l), &transpose(&rotation_matrix(gc.q))),
+            };
+            let s = sub(gc.c, gp.c);
+            let rows = &mut j.rows[6 * i..6 * i + 6];
+            push_block(&mut rows[..3], 6 * p, &t, -1.0);
+            push_block(&mut rows[..3], 6 * p + 3, &mat_mul(&t, &hat(s)), 1.0);
+            push_block(&mut rows[3..], 6 * p + 3, &chunk, -1.0);
+            push_block(&mut rows[..3], 6 * c, &t, 1.0);
+            push_block(&mut rows[3..], 6 * c + 3, &chunk, 1.0);
+        }
+        finish_rows(&mut j);
+        self.jac = vec![j];
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        assembled::mul(&self.jac, out, inputs)
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        assembled::mul_transpose(&self.jac, inputs, out)
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        if self.jac.is_empty() {
+            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
+        }
+        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+    }
+}
+
+// ----- AssembledRigidRigidMapping ---------------------------------------------------------------
+
+static RIGID_RIGID_DATA: &[DataDecl] = &[
+    decl("source", RealTuples(8), "", "input dof and rigid offset for each output dof"),
+    decl(
+        "geometricStiffness",
+        Options(GEOMETRIC_STIFFNESS_OPTIONS),
+        "None",
+        "assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)",
+    ),
+];
+
+const SOURCE: DataRef<data_ref::Reals> = DataRef::new("source");
+const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
+
+pub static RIGID_RIGID_CLASS: ComponentClass = ComponentClass {
+    name: "AssembledRigidRigidMapping",
+    description: "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Rigid3d,Rigid3d"],
+    default_template: "Rigid3d,Rigid3d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, RIGID_RIGID_DATA],
+    links: &[INPUT, OUTPUT],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(AssembledRigidRigidMapping::default()) },
+    preparse: None,
+    no_src_link: &[],
+    reads: mapping_reads!(SOURCE, GEOMETRIC_STIFFNESS),
+};
+
+/// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
+/// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
+/// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
+/// symmetrizes it and keeps its negative semi-definite part.
+#[derive(Default)]
+pub struct AssembledRigidRigidMapping {
+    ports: Ports,
+    n_in: usize,
+    /// `(parent, offset)` per output frame.
+    source: Vec<(usize, Frame)>,
+    gs: GeometricStiffness,
+    /// Cached by `apply`: `q_k·t_i`.
+    rotated: Vec<V3>,
+    jac: Vec<SparseRows>,
+    /// The output force of the last `update_k` (used by `apply_djt` while not empty).
+    k_force: Vec<f64>,
+}
+
+impl AssembledRigidRigidMapping {
+    /// A mapping built directly (tests, programmatic use).
+    pub fn build(input: StateId, output: StateId, n_in: usize, source: Vec<(usize, Frame)>, gs: GeometricStiffness) -> SimResult<Self> {
+        if let Some((i, (k, _))) = source.iter().enumerate().find(|(_, s)| s.0 >= n_in) {
+            return Err(SimError::new(format!("source {i} refers to frame {k}, but the input has {n_in} frames")));
+        }
+        Ok(AssembledRigidRigidMapping {
+            ports: Ports {
+                inputs: vec![input],
+                in_layouts: vec![Layout::Rigid3],
+                output: Some(output),
+                out_layout: Some(Layout::Rigid3),
+                map_forces: true,
+            },
+            n_in,
+            source,
+            gs,
+            ..Default::default()
+        })
+    }
+
+    fn ready(&self) -> SimResult {
+        if self.rotated.len() != self.source.len() || self.jac.is_empty() {
+            return Err(SimError::new("the mapping was never applied (its Jacobian is not computed)"));
+        }
+        Ok(())
+    }
+
+    /// `(parent, block)` in increasing parent order.
+    #[allow(clippy::needless_range_loop)]
+    fn stiffness_blocks(&self, f_out: &[f64]) -> Vec<(usize, M3)> {
+        let mut per: std::collections::BTreeMap<usize, M3> = std::collections::BTreeMap::new();
+        for (i, r) in self.rotated.iter().enumerate() {
+            let f = v3(&f_out[6 * i..]);
+            let m = mat_mul(&hat(f), &hat(*r));
+            let b = per.entry(self.source[i].0).or_insert([[0.0; 3]; 3]);
+            for a in 0..3 {
+                for c in 0..3 {
+                    b[a][c] += m[a][c];
+                }
+            }
+        }
+        per.into_iter()
+            .map(|(k, mut b)| {
+                if self.gs == GeometricStiffness::Stabilized {
+                    for a in 0..3 {
+                        for c in a + 1..3 {
+                            let s = 0.5 * (b[a][c] + b[c][a]);
+                            b[a][c] = s;
+                            b[c][a] = s;
+                        }
+                    }
+                    b = nsd_projection(&b);
+                }
+                (k, b)
+            })
+            .collect()
+    }
+}
+
+impl Component for AssembledRigidRigidMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, false)?;
+        if self.ports.output.is_none() {
+            return Err(cx.error("the output of this mapping must be a Rigid3d MechanicalObject, not a visual model"));
+        }
+        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Rigid3)])?;
+        self.n_in = cx.state_size(self.ports.inputs[0]);
+        let d = cx.data();
+        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
+        let raw = d.get(SOURCE).to_vec();
+        if raw.is_empty() {
+            return Err(cx
+                .error("source is empty: the mapping has no output frame")
+                .hint("set source=\"index x y z qx qy qz qw …\", one parent index and offset frame per output frame"));
+        }
+        let mut source = Vec::with_capacity(raw.len() / 8);
+        for (i, s) in raw.chunks_exact(8).enumerate() {
+            let k = s[0];
+            if k < 0.0 || k.fract() != 0.0 || k as usize >= self.n_in {
+                return Err(cx
+                    .error(format!("source {i} refers to frame {k}, but the input has {} frames", self.n_in))
+                    .hint("each source entry is `index x y z qx qy qz qw`, the index of a frame of the input"));
+            }
+            source.push((k as usize, Frame::from_slice(&s[1..])));
+        }
+        self.source = source;
+        resize_output(cx.scene, &self.ports, self.source.len());
+        let rest = cx.data().get(APPLY_REST_POSITION);
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    settee_core::mapping_role!();
+}
+
+impl Mapping for AssembledRigidRigidMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    #[allow(clippy::needless_range_loop)] // rows a and 3 + a of the 6×6 block [[I, −[r]×], [0, I]]
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        let x = inputs[0];
+        check_len("the input positions", x, self.n_in, 7)?;
+        let n = self.source.len();
+        check_len("the output positions", out, n, 7)?;
+        let mut j = SparseRows::new(6 * n, 6 * self.n_in);
+        self.rotated.clear();
+        for (i, (k, h)) in self.source.iter().enumerate() {
+            let g = Frame::at(x, *k);
+            g.mul(h).write(&mut out[7 * i..7 * i + 7]);
+            let r = quat_rotate(g.q, h.c);
+            self.rotated.push(r);
+            let m = hat(r);
+            for a in 0..3 {
+                let row = &mut j.rows[6 * i + a];
+                row.push((6 * k + a, 1.0));
+                for (c, &v) in m[a].iter().enumerate() {
+                    row.push((6 * k + 3 + c, -v));
+                }
+                j.rows[6 * i + 3 + a].push((6 * k + 3 + a, 1.0));
+            }
+        }
+        finish_rows(&mut j);
+        self.jac = vec![j];
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        assembled::mul(&self.jac, out, inputs)
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        assembled::mul_transpose(&self.jac, inputs, out)
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        self.ready()?;
+        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+    }
+
+    fn update_k(&mut self, f_out: &[f64]) -> SimResult {
+        self.k_force.clear();
+        if self.ports.map_forces && self.gs != GeometricStiffness::None && f_out.len() >= 6 * self.source.len() {
+            self.k_force.extend_from_slice(&f_out[..6 * self.source.len()]);
+        }
+        Ok(())
+    }
+
+    fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+            return Ok(());
+        }
+        self.ready()?;
+        let f = if self.k_force.is_empty() { f_out } else { &self.k_force };
+        check_len("the output forces", f, self.source.len(), 6)?;
+        check_len("the input displacements", dx_in[0], self.n_in, 6)?;
+        check_len("the input forces", inputs[0], self.n_in, 6)?;
+        for (k, b) in self.stiffness_blocks(f) {
+            let dw = v3(&dx_in[0][6 * k + 3..]);
+            for (a, line) in b.iter().enumerate() {
+                let s: f64 = (0..3).map(|c| line[c] * dw[c]).sum();
+                inputs[0][6 * k + 3 + a] += k_factor * s;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
+        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+            return Ok(());
+        }
+        self.ready()?;
+        check_len("the output forces", f_out, self.source.len(), 6)?;
+        let s = self.ports.inputs[0];
+        for (k, b) in self.stiffness_blocks(f_out) {
+            let data: Vec<f64> = b.iter().flatten().map(|x| x * k_factor).collect();
+            m.add_block(s, 6 * k + 3, s, 6 * k + 3, 3, 3, &data);
+        }
+        Ok(())
+    }
+}

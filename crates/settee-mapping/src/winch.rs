@@ -1,0 +1,159 @@
+//! The Compliant plugin's `WinchMultiMapping` (two Vec1 states → Vec1, spec compliant §9):
+//! `out_j = factor·in1_j − in0_j`, one output per value of the first input (the second must
+//! have at least as many). Linear: `J₀ = −I`, `J₁ = factor·I`.
+
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::data::{decl, DataKind::*};
+use settee_core::data_ref::{self, DataRef};
+use settee_core::{
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
+};
+
+use crate::assembled;
+use crate::common::{
+    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
+};
+
+static DATA: &[DataDecl] = &[decl("factor", Real, "1", "factor representing the ratio between a rotation and an elongation")];
+
+const FACTOR: DataRef<data_ref::Real> = DataRef::new("factor");
+
+pub static CLASS: ComponentClass = ComponentClass {
+    name: "WinchMultiMapping",
+    description: "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
+    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
+    templates: &["Vec1d,Vec1d"],
+    default_template: "Vec1d,Vec1d",
+    template_rule: TemplateRule::FromMapping,
+    data: &[MAPPING_DATA, DATA],
+    links: &[INPUTS, OUTPUT],
+    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(WinchMultiMapping::default()) },
+    preparse: None,
+    no_src_link: &[],
+    reads: mapping_reads!(FACTOR),
+};
+
+#[derive(Default)]
+pub struct WinchMultiMapping {
+    ports: Ports,
+    sizes: Vec<usize>,
+    factor: f64,
+    jac: Vec<SparseRows>,
+}
+
+fn check_sizes(sizes: &[usize]) -> Result<(), String> {
+    if sizes.len() != 2 {
+        return Err(format!("the mapping needs two input states (the length, then the rotation), it has {}", sizes.len()));
+    }
+    if sizes[1] < sizes[0] {
+        return Err(format!("the second input has {} values but the first has {}: one rotation is needed per length", sizes[1], sizes[0]));
+    }
+    Ok(())
+}
+
+impl WinchMultiMapping {
+    /// A mapping built directly (tests, programmatic use): inputs `(state, size)`.
+    pub fn build(inputs: [(StateId, usize); 2], output: StateId, factor: f64) -> SimResult<Self> {
+        let sizes = vec![inputs[0].1, inputs[1].1];
+        check_sizes(&sizes).map_err(SimError::new)?;
+        let mut m = WinchMultiMapping {
+            ports: Ports {
+                inputs: vec![inputs[0].0, inputs[1].0],
+                in_layouts: vec![Layout::Vec1; 2],
+                output: Some(output),
+                out_layout: Some(Layout::Vec1),
+                map_forces: true,
+            },
+            sizes,
+            factor,
+            jac: Vec::new(),
+        };
+        m.assemble();
+        Ok(m)
+    }
+
+    fn assemble(&mut self) {
+        let n = self.sizes[0];
+        self.jac = self
+            .sizes
+            .iter()
+            .enumerate()
+            .map(|(p, &s)| {
+                let mut j = SparseRows::new(n, s);
+                let v = if p == 0 { -1.0 } else { self.factor };
+                if v != 0.0 {
+                    for (k, row) in j.rows.iter_mut().enumerate() {
+                        row.push((k, v));
+                    }
+                }
+                j
+            })
+            .collect();
+    }
+}
+
+impl Component for WinchMultiMapping {
+    component_any!();
+
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.ports = resolve_ports(cx, true)?;
+        if self.ports.output.is_none() {
+            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
+        }
+        check_layouts(cx, &self.ports, &[(Layout::Vec1, Layout::Vec1)])?;
+        self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
+        check_sizes(&self.sizes)
+            .map_err(|m| cx.error(m).hint("input=\"@length @rotation\": two Vec1d states, the second at least as large as the first"))?;
+        self.factor = cx.data().get(FACTOR);
+        self.assemble();
+        resize_output(cx.scene, &self.ports, self.sizes[0]);
+        let rest = cx.data().get(APPLY_REST_POSITION);
+        apply_at_init(self, cx.scene, rest)
+    }
+
+    settee_core::mapping_role!();
+}
+
+impl Mapping for WinchMultiMapping {
+    fn inputs(&self) -> Vec<StateId> {
+        self.ports.inputs.clone()
+    }
+    fn output(&self) -> Option<StateId> {
+        self.ports.output
+    }
+    fn is_mechanical(&self) -> bool {
+        self.ports.is_mechanical()
+    }
+
+    fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        if inputs.len() != 2 {
+            return Err(SimError::new(format!("{} inputs lent, 2 expected", inputs.len())));
+        }
+        let n = self.sizes[0];
+        check_len("the first input's positions", inputs[0], n, 1)?;
+        check_len("the second input's positions", inputs[1], n, 1)?;
+        check_len("the output positions", out, n, 1)?;
+        for (j, o) in out.iter_mut().take(n).enumerate() {
+            *o = self.factor * inputs[1][j] - inputs[0][j];
+        }
+        Ok(())
+    }
+
+    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        assembled::mul(&self.jac, out, inputs)
+    }
+
+    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.ports.map_forces {
+            return Ok(());
+        }
+        assembled::mul_transpose(&self.jac, inputs, out)
+    }
+
+    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        if self.jac.is_empty() {
+            return Err(SimError::new("the mapping is not initialised"));
+        }
+        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+    }
+}
