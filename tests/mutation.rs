@@ -1,4 +1,4 @@
-//! Deterministic mutation test over SOFA's suite scenes (issue 9 §5): every scene is mutated in
+//! Deterministic mutation test over SOFA's suite scenes and the Compliant examples (issue 9 §5): every scene is mutated in
 //! seeded ways (an attribute deleted or duplicated, a value replaced by garbage, NaN, a huge or
 //! negative number, non-ASCII text; the file truncated; two elements swapped; a component
 //! renamed), then loaded (`check`) and, for the smallest scenes that still load, run a few steps.
@@ -252,6 +252,10 @@ fn mutated_suite_scenes_never_crash_and_rejections_are_positioned() {
     let mut files = Vec::new();
     scenes(&suite.join("scenes"), &mut files);
     assert!(files.len() >= 50, "expected the suite's scenes under {}", suite.join("scenes").display());
+    // The Compliant plugin's examples: small scenes, so many of them reach the run cases.
+    let compliant = suite.join("../compliant-scenes");
+    assert!(compliant.is_dir(), "expected the Compliant examples at {}", compliant.display());
+    scenes(&compliant, &mut files);
     let texts: Vec<(PathBuf, String)> = files.iter().filter_map(|p| std::fs::read_to_string(p).ok().map(|t| (p.clone(), t))).collect();
     let mut classes: Vec<String> = texts
         .iter()

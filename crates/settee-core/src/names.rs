@@ -183,6 +183,30 @@ const EXTERNAL_CLASSES: &[(&str, &str)] = &[
     ("WireRestShape", "the external BeamAdapter plugin"),
     ("AdaptiveBeamMapping", "the external BeamAdapter plugin"),
     ("InterventionalRadiologyController", "the external BeamAdapter plugin"),
+    // The Flexible plugin (moved out of SOFA with Compliant in 2021): the Compliant examples that
+    // build their FEM with it (CantileverBeam, FEM-donuts, validations/, pseudoStaticSolver).
+    ("BarycentricShapeFunction", "the external Flexible plugin"),
+    ("ShepardShapeFunction", "the external Flexible plugin"),
+    ("VoronoiShapeFunction", "the external Flexible plugin"),
+    ("TopologyGaussPointSampler", "the external Flexible plugin"),
+    ("ImageGaussPointSampler", "the external Flexible plugin"),
+    ("LinearMapping", "the external Flexible plugin"),
+    ("CorotationalStrainMapping", "the external Flexible plugin"),
+    ("GreenStrainMapping", "the external Flexible plugin"),
+    ("PrincipalStretchesMapping", "the external Flexible plugin"),
+    ("HookeForceField", "the external Flexible plugin"),
+    ("FlexibleCorotationalFEMForceField", "the external Flexible plugin"),
+    ("MassFromDensity", "the external Flexible plugin"),
+    ("ImageDensityMass", "the external Flexible plugin"),
+    // Parts of the Compliant plugin Settee does not implement (compliant spec §8.6, §11).
+    ("CompliantPseudoStaticSolver", "the Compliant plugin's pseudo-static solvers (not implemented by Settee)"),
+    ("ConstantCompliantPseudoStaticSolver", "the Compliant plugin's pseudo-static solvers (not implemented by Settee)"),
+    ("CompliantStaticSolver", "the Compliant plugin's static solver (not implemented by Settee)"),
+    ("ConstantCompliantImplicitSolver", "the Compliant plugin's constant-system solver (not implemented by Settee)"),
+    ("ModulusSolver", "the Compliant plugin's modulus-based KKT solver (not implemented by Settee)"),
+    ("CompliantPostStabilizationAnimationLoop", "the Compliant plugin's contact post-stabilization loop (not implemented by Settee)"),
+    ("CompliantSleepController", "the Compliant plugin's sleep controller (not implemented by Settee)"),
+    ("ComplianceSolver", "the Compliant plugin's 2012 solver, removed from the plugin in 2013"),
 ];
 
 /// Where a component Settee does not include comes from (an external plugin or library), for
