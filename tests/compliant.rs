@@ -832,3 +832,107 @@ fn a_response_written_after_its_direct_solver_is_used() {
     assert_eq!(a, b, "the response's place in the node does not matter");
     assert!(e.iter().zip(&a).any(|(p, q)| (p - q).abs() > 1e-9), "{e:?} vs {a:?}");
 }
+
+// ----- §14.6 scene tests (Python in the plugin, written here directly) ---------------------------
+
+#[test]
+fn uniform_compliance_under_an_identity_mapping_follows_the_implicit_recurrence() {
+    // scene_UniformCompliance.py: a unit mass at (−1, 0, 0) pulled to the origin by a compliance
+    // of 1e-3 on its own position; MINRES (100 iterations, precision 0) on the KKT system, no
+    // stabilization, no warm start. After t ≥ 1, every step: v⁺ = (m v − h k q)/(m + h² k).
+    let text = r#"<Node name="root" dt="0.01" gravity="0 0 0">
+  <CompliantImplicitSolver stabilization="no stabilization" warm_start="false"/>
+  <MinresSolver iterations="100" precision="0"/>
+  <Node name="p">
+    <MechanicalObject name="p" position="-1 0 0"/>
+    <UniformMass vertexMass="1"/>
+    <Node name="sub">
+      <MechanicalObject name="sub" position="0 0 0"/>
+      <IdentityMapping template="Vec3d,Vec3d"/>
+      <UniformCompliance template="Vec3d" compliance="1e-3" damping="0"/>
+    </Node>
+  </Node>
+</Node>"#;
+    let mut s = load("uniform_compliance_py", text);
+    let (m, k, h) = (1.0, 1e3, 0.01);
+    let mut checked = 0;
+    let mut moved = 0.0f64;
+    for _ in 0..200 {
+        let (v0, q0) = (v(&s, "p"), x(&s, "p"));
+        step(&mut s);
+        moved = moved.max((x(&s, "p")[0] + 1.0).abs());
+        if s.root().context.time < 1.0 {
+            continue;
+        }
+        let v1 = v(&s, "p");
+        let err = (0..3).map(|c| ((m * v0[c] - h * k * q0[c]) / (m + h * h * k) - v1[c]).powi(2)).sum::<f64>().sqrt();
+        assert!(err < 1e-14, "t = {}: velocity error {err:e}", s.root().context.time);
+        checked += 1;
+    }
+    assert!(checked > 90 && moved > 0.5, "{checked} steps checked, moved {moved}");
+}
+
+#[test]
+fn constraint_forces_propagate_to_a_rigid_joint_and_its_body() {
+    // After scene_lambda_propagation.py, with the two unit masses hanging from the body by hard
+    // attachments instead of lying on it through contacts: a unit rigid body held to a fixed
+    // ground frame by a hard RigidJointMapping joint, g = (0, −1, 0), constraint_forces =
+    // propagate, SequentialSolver (200 iterations) + DiagonalResponse. Once settled, the joint
+    // carries the weight of all three (0, 3, 0, 0, 0, 0) and the net constraint force on the body
+    // balances its own weight: (0, 1, 0, 0, 0, 0).
+    let text = r#"<Node name="root" dt="0.01" gravity="0 -1 0">
+  <CompliantImplicitSolver constraint_forces="propagate" warm_start="false"/>
+  <SequentialSolver iterations="200" precision="0"/>
+  <DiagonalResponse/>
+  <Node name="ground">
+    <MechanicalObject template="Rigid3d" name="ground" position="0 0 0  0 0 0 1"/>
+    <UniformMass template="Rigid3d" vertexMass="1 1  1 0 0  0 1 0  0 0 1"/>
+    <FixedConstraint indices="0"/>
+  </Node>
+  <Node name="body">
+    <MechanicalObject template="Rigid3d" name="body" position="0 0 0  0 0 0 1"/>
+    <UniformMass template="Rigid3d" vertexMass="1 1  1 0 0  0 1 0  0 0 1"/>
+    <Node name="anchors">
+      <MechanicalObject name="anchors" position="-1 0 0  1 0 0"/>
+      <RigidMapping/>
+    </Node>
+  </Node>
+  <Node name="frames">
+    <MechanicalObject template="Rigid3d" name="frames"/>
+    <SubsetMultiMapping template="Rigid3d,Rigid3d" input="@/ground/ground @/body/body" output="@frames" indexPairs="0 0  1 0"/>
+    <Node name="joint">
+      <MechanicalObject template="Vec6d" name="joint"/>
+      <RigidJointMapping template="Rigid3d,Vec6d" pairs="0 1"/>
+      <UniformCompliance template="Vec6d" compliance="0"/>
+    </Node>
+  </Node>
+  <Node name="masses">
+    <MechanicalObject name="masses" position="-1 0 0  1 0 0"/>
+    <UniformMass vertexMass="1"/>
+  </Node>
+  <Node name="attach">
+    <MechanicalObject name="gaps"/>
+    <DifferenceMultiMapping input="@/body/anchors/anchors @/masses/masses" output="@gaps" pairs="0 0  1 1"/>
+    <UniformCompliance compliance="0"/>
+  </Node>
+</Node>"#;
+    let mut s = load("lambda_propagation", text);
+    let mut checked = 0;
+    for _ in 0..150 {
+        step(&mut s);
+        if s.root().context.time <= 1.0 {
+            continue;
+        }
+        let joint = state(&s, "joint").read(VecId::FORCE).to_vec();
+        let body = state(&s, "body").read(VecId::FORCE).to_vec();
+        assert_eq!(joint.len(), 6);
+        let want_joint = [0.0, 3.0, 0.0, 0.0, 0.0, 0.0];
+        let want_body = [0.0, 1.0, 0.0, 0.0, 0.0, 0.0];
+        for c in 0..6 {
+            assert!(close(joint[c], want_joint[c], 1e-10), "joint force {joint:?}");
+            assert!(close(body[c], want_body[c], 1e-10), "net force on the body {body:?}");
+        }
+        checked += 1;
+    }
+    assert!(checked > 40);
+}
