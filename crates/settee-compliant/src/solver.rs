@@ -234,6 +234,19 @@ impl Component for CompliantImplicitSolver {
     }
 }
 
+/// Step 4 (§3.3): the activation mask of every projected block, from its value and the current
+/// positions of its compliant state.
+fn filter_constraints(scene: &Scene, sys: &mut AssembledSystem) {
+    for blk in &mut sys.blocks {
+        if blk.projector.is_some() {
+            let phi = scene.store.get(blk.state).read(VecId::POSITION);
+            if let Some(mask) = values::filter(&blk.value, phi, blk.dof_size) {
+                blk.mask = mask;
+            }
+        }
+    }
+}
+
 /// Runs the KKT solver component `kkt` on `f`, labelling its errors with its position.
 pub(crate) fn with_kkt<R>(scene: &mut Scene, kkt: ComponentId, f: impl FnOnce(&mut dyn KktSolver) -> SimResult<R>) -> SimResult<R> {
     let r = scene.with_taken(kkt, |obj, _| match obj.kkt_solver() {
@@ -291,14 +304,7 @@ impl CompliantImplicitSolver {
         let (a, b) = (self.alpha, self.beta);
         let f = Mbk { m: 1.0, b: -h * a, k: -h * h * a * b };
         let mut sys = assemble_system(scene, scope, f, 1.0 / (h * h * a * b), h)?;
-        for blk in &mut sys.blocks {
-            if blk.projector.is_some() {
-                let phi = scene.store.get(blk.state).read(VecId::POSITION);
-                if let Some(mask) = values::filter(&blk.value, phi, blk.dof_size) {
-                    blk.mask = mask;
-                }
-            }
-        }
+        filter_constraints(scene, &mut sys);
         Ok(sys)
     }
 
@@ -577,14 +583,7 @@ impl CompliantImplicitSolver {
             sys = self.assemble(scene, scope, h)?;
             with_kkt(scene, kkt, |k| k.factor(&sys))?;
         } else {
-            for blk in &mut sys.blocks {
-                if blk.projector.is_some() {
-                    let phi = scene.store.get(blk.state).read(VecId::POSITION);
-                    if let Some(mask) = values::filter(&blk.value, phi, blk.dof_size) {
-                        blk.mask = mask;
-                    }
-                }
-            }
+            filter_constraints(scene, &mut sys);
         }
         let vs = self.correction(scene, &sys, kkt, h)?;
         self.integrate_positions(scene, scope, h, x, &vs)?;

@@ -286,11 +286,6 @@ pub fn correction(kind: &ValueKind, computed: &[bool], phi: &[f64], u: &[f64], d
     }
 }
 
-/// True for values whose correction pass can be non-zero.
-pub fn needs_correction(kind: &ValueKind) -> bool {
-    matches!(kind, ValueKind::Stabilization { .. } | ValueKind::Holonomic { .. } | ValueKind::Restitution { .. })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -179,11 +179,6 @@ fn compliance_of(scene: &Scene, scope: &MechScope, s: StateId) -> Option<Compone
     scope.force_fields.iter().copied().find(|&c| scene.obj(c).force_field_ref().is_some_and(|ff| ff.is_compliance() && ff.states() == [s]))
 }
 
-/// The first component of `node` with `role`.
-fn first_with(scene: &Scene, node: NodeId, role: Roles) -> Option<ComponentId> {
-    scene.node(node).objects.iter().copied().find(|&c| scene.entry(c).roles().contains(role) && scene.entry(c).obj.is_some())
-}
-
 /// Assembles the system of `scope` (compliant spec §4): `H = m·M + b·B + k·K` with the factors
 /// `f` (compliances contribute `b·B` only), P from the projective constraints, `J` the global
 /// Jacobians of the mapped states that carry a compliance, `C' = c_scale·C`.
@@ -266,13 +261,13 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
                 c_t.push((n + i, n + jj, v * c_scale));
             }
         }
-        let value_c = first_with(scene, node, Roles::CONSTRAINT_VALUE);
+        let value_c = scene.find_local(node, Roles::CONSTRAINT_VALUE);
         let (value, value_is_fallback) = match value_c.and_then(|c| scene.obj(c).constraint_value()) {
             Some(v) => (v, false),
             None if hard => (ValueKind::Stabilization { mask: Vec::new() }, true),
             None => (ValueKind::Elastic, true),
         };
-        let projector = first_with(scene, node, Roles::COMPLIANT_PROJECTOR).and_then(|c| scene.obj(c).compliant_projector());
+        let projector = scene.find_local(node, Roles::COMPLIANT_PROJECTOR).and_then(|c| scene.obj(c).compliant_projector());
         blocks.push(ConstraintBlock {
             state: s,
             node,
