@@ -9,48 +9,6 @@ use settee_core::mechanics::{self, MechScope};
 use settee_core::{Mbk, Scene, VecId};
 use settee_linalg::MatrixBuilder;
 
-/// Compares the assembled matrix with the matrix-free products `A·e_j` on every unconstrained
-/// column; returns the number of columns compared.
-fn assembled_equals_matrix_free(scene: &mut Scene, f: Mbk) -> usize {
-    let scope = MechScope::build(scene, Scene::ROOT);
-    assert!(!scope.mappings.is_empty(), "the scene has no mechanical mapping");
-    mechanics::compute_force(scene, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-    let mut builder = MatrixBuilder::new(scope.size);
-    mechanics::assemble(scene, &scope, f, &mut builder).unwrap();
-    let a = builder.matrix().clone();
-
-    let p = mechanics::alloc_deriv(scene, &scope);
-    let q = mechanics::alloc_deriv(scene, &scope);
-    // Constrained rows: those a projection zeroes.
-    for &s in &scope.main_states {
-        scene.store.get_mut(s).write(p).fill(1.0);
-    }
-    mechanics::project_response(scene, &scope, p).unwrap();
-    let mut ones = Vec::new();
-    mechanics::gather(scene, &scope, p, &mut ones);
-    let mut compared = 0;
-    let mut col = Vec::new();
-    for j in 0..scope.size {
-        if ones[j] == 0.0 {
-            continue;
-        }
-        let mut e = vec![0.0; scope.size];
-        e[j] = 1.0;
-        mechanics::scatter(scene, &scope, p, &e);
-        mechanics::mbk_product(scene, &scope, f, p, q).unwrap();
-        mechanics::gather(scene, &scope, q, &mut col);
-        let scale = col.iter().fold(1.0f64, |m, x| m.max(x.abs()));
-        for (i, &ci) in col.iter().enumerate() {
-            let aij = a.get(i, j);
-            assert!((aij - ci).abs() <= 1e-11 * scale, "A[{i},{j}] = {aij} but (A·e_{j})[{i}] = {ci}");
-        }
-        compared += 1;
-    }
-    mechanics::free_vec(scene, &scope, p);
-    mechanics::free_vec(scene, &scope, q);
-    compared
-}
-
 const F: Mbk = Mbk { m: 1.3, b: -0.02, k: -0.7 };
 
 fn suite_scene(rel: &str) -> Option<String> {
@@ -58,21 +16,13 @@ fn suite_scene(rel: &str) -> Option<String> {
     Some(std::fs::read_to_string(p).unwrap())
 }
 
-/// Lets the system move away from rest so forces (hence geometric stiffness) are non-zero.
-fn run(scene: &mut Scene, steps: usize) {
-    for _ in 0..steps {
-        let dt = scene.root().context.dt;
-        settee_core::simulation::animate(scene, dt).unwrap();
-    }
-}
-
 #[test]
 fn distance_mapping_stabilized_assembles_like_matrix_free() {
     let Some(text) = suite_scene("Component/Mapping/NonLinear/DistanceMapping.scn") else { return };
     let f = support::factory();
     let mut scene = support::load_text("dm", &text, &f);
-    run(&mut scene, 20);
-    assert!(assembled_equals_matrix_free(&mut scene, F) > 0);
+    support::run(&mut scene, 20);
+    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
 }
 
 #[test]
@@ -80,8 +30,8 @@ fn square_distance_mapping_exact_assembles_like_matrix_free() {
     let Some(text) = suite_scene("Component/Mapping/NonLinear/SquareDistanceMapping.scn") else { return };
     let f = support::factory();
     let mut scene = support::load_text("sdm", &text, &f);
-    run(&mut scene, 20);
-    assert!(assembled_equals_matrix_free(&mut scene, F) > 0);
+    support::run(&mut scene, 20);
+    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
 }
 
 #[test]
@@ -91,8 +41,8 @@ fn distance_multi_mapping_assembles_like_matrix_free() {
     let text = text.replace("geometricStiffness=\"0\"", "geometricStiffness=\"Exact\"");
     let f = support::factory();
     let mut scene = support::load_text("dmm", &text, &f);
-    run(&mut scene, 20);
-    assert!(assembled_equals_matrix_free(&mut scene, F) > 0);
+    support::run(&mut scene, 20);
+    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
 }
 
 /// A rigid body carrying points with springs and a mapped mass, then a distance mapping on those
@@ -125,8 +75,8 @@ fn rigid_and_distance_chain_assembles_like_matrix_free() {
     let f = support::factory();
     for gs in ["None", "Exact", "Stabilized"] {
         let mut scene = support::load_text(&format!("chain-{gs}"), &rigid_chain(gs), &f);
-        run(&mut scene, 10);
-        assert_eq!(assembled_equals_matrix_free(&mut scene, F), 12, "geometricStiffness {gs}");
+        support::run(&mut scene, 10);
+        assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 12, "geometricStiffness {gs}");
     }
 }
 
@@ -148,8 +98,8 @@ fn barycentric_mapped_springs_assemble_like_matrix_free() {
   </Node>
 </Node>"#;
     let mut scene = support::load_text("bary", text, &f);
-    run(&mut scene, 5);
-    assert!(assembled_equals_matrix_free(&mut scene, F) > 0);
+    support::run(&mut scene, 5);
+    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
 }
 
 /// SOFA's DistanceMapping scene solved with a direct solver on the assembled system follows the
@@ -166,8 +116,8 @@ fn distance_mapping_scene_with_a_direct_solver() {
     let f = support::factory();
     let mut direct = support::load_text("dm-direct", &direct_text, &f);
     let mut cg = support::load_text("dm-cg", &cg_text, &f);
-    run(&mut direct, 100);
-    run(&mut cg, 100);
+    support::run(&mut direct, 100);
+    support::run(&mut cg, 100);
     let s = support::selected_states(&cg)[0].0.state;
     let (a, b) = (cg.store.get(s).read(VecId::POSITION), direct.store.get(s).read(VecId::POSITION));
     let diff = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));

@@ -4,61 +4,10 @@
 
 mod support;
 
-use settee_core::mechanics::{self, MechScope};
+use settee_core::mechanics::MechScope;
 use settee_core::{Mbk, Scene, VecId};
-use settee_linalg::MatrixBuilder;
-
-/// Compares the assembled matrix with the matrix-free products `A·e_j` on every unconstrained
-/// column; returns the number of columns compared.
-fn assembled_equals_matrix_free(scene: &mut Scene, f: Mbk) -> usize {
-    let scope = MechScope::build(scene, Scene::ROOT);
-    assert!(!scope.mappings.is_empty(), "the scene has no mechanical mapping");
-    mechanics::compute_force(scene, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-    let mut builder = MatrixBuilder::new(scope.size);
-    mechanics::assemble(scene, &scope, f, &mut builder).unwrap();
-    let a = builder.matrix().clone();
-
-    let p = mechanics::alloc_deriv(scene, &scope);
-    let q = mechanics::alloc_deriv(scene, &scope);
-    // Constrained rows: those a projection zeroes.
-    for &s in &scope.main_states {
-        scene.store.get_mut(s).write(p).fill(1.0);
-    }
-    mechanics::project_response(scene, &scope, p).unwrap();
-    let mut ones = Vec::new();
-    mechanics::gather(scene, &scope, p, &mut ones);
-    let mut compared = 0;
-    let mut col = Vec::new();
-    for j in 0..scope.size {
-        if ones[j] == 0.0 {
-            continue;
-        }
-        let mut e = vec![0.0; scope.size];
-        e[j] = 1.0;
-        mechanics::scatter(scene, &scope, p, &e);
-        mechanics::mbk_product(scene, &scope, f, p, q).unwrap();
-        mechanics::gather(scene, &scope, q, &mut col);
-        let scale = col.iter().fold(1.0f64, |m, x| m.max(x.abs()));
-        for (i, &ci) in col.iter().enumerate() {
-            let aij = a.get(i, j);
-            assert!((aij - ci).abs() <= 1e-11 * scale, "A[{i},{j}] = {aij} but (A·e_{j})[{i}] = {ci}");
-        }
-        compared += 1;
-    }
-    mechanics::free_vec(scene, &scope, p);
-    mechanics::free_vec(scene, &scope, q);
-    compared
-}
 
 const F: Mbk = Mbk { m: 1.3, b: -0.02, k: -0.7 };
-
-/// Lets the system move away from rest so forces (hence geometric stiffness) are non-zero.
-fn run(scene: &mut Scene, steps: usize) {
-    for _ in 0..steps {
-        let dt = scene.root().context.dt;
-        settee_core::simulation::animate(scene, dt).unwrap();
-    }
-}
 
 fn points(mapped: &str) -> String {
     format!(
@@ -95,8 +44,8 @@ fn dot_product_and_safe_distance_assemble_like_matrix_free() {
     <RestShapeSpringsForceField stiffness="20"/>"#,
     ] {
         let mut scene = support::load_text("compliant-points", &points(mapped), &f);
-        run(&mut scene, 10);
-        assert_eq!(assembled_equals_matrix_free(&mut scene, F), 12, "{mapped}");
+        support::run(&mut scene, 10);
+        assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 12, "{mapped}");
     }
 }
 
@@ -122,8 +71,8 @@ fn assembled_rigid_rigid_assembles_like_matrix_free() {
 </Node>"#
         );
         let mut scene = support::load_text(&format!("compliant-rigid-rigid-{gs}"), &text, &f);
-        run(&mut scene, 10);
-        assert_eq!(assembled_equals_matrix_free(&mut scene, F), 12, "geometricStiffness {gs}");
+        support::run(&mut scene, 10);
+        assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 12, "geometricStiffness {gs}");
     }
 }
 
@@ -165,12 +114,12 @@ fn multi_mappings_from_scenes() {
         two_states("1 1 1  65 3 -51", "23 35 -4  -100 100 20", "Vec3", r#"<DotProductMultiMapping input="@../xa @../../b/xb" output="@out"/>"#);
     let mut scene = support::load_text("compliant-dot-multi", &text, &f);
     assert_eq!(out_of(&scene), vec![54.0, -7220.0]);
-    run(&mut scene, 3);
-    assert_eq!(assembled_equals_matrix_free(&mut scene, F), 12);
+    support::run(&mut scene, 3);
+    assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 12);
 
     let text = two_states("1 4", "2 -3 5", "Vec1", r#"<WinchMultiMapping input="@../xa @../../b/xb" output="@out" factor="0.25"/>"#);
     let mut scene = support::load_text("compliant-winch", &text, &f);
     assert_eq!(out_of(&scene), vec![-0.5, -4.75]);
-    run(&mut scene, 3);
-    assert_eq!(assembled_equals_matrix_free(&mut scene, F), 5);
+    support::run(&mut scene, 3);
+    assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 5);
 }

@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 
 use settee_core::component::{ForceField, ForceIo, MechParams};
 use settee_core::data::{decl, DataKind::*};
+use settee_core::mechanics::{self, MechScope};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Roles, Scene, SimResult, StateId,
+    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Mbk, Roles, Scene, SimResult, StateId,
     TemplateRule, VecId,
 };
+use settee_linalg::MatrixBuilder;
 
 /// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
 /// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
@@ -377,5 +379,55 @@ impl ForceField for UniformVelocityDamping {
             m.add(s, i, s, i, -self.c * b);
         }
         Ok(())
+    }
+}
+
+/// Compares the assembled matrix with the matrix-free products `A·e_j` on every unconstrained
+/// column; returns the number of columns compared.
+pub fn assembled_equals_matrix_free(scene: &mut Scene, f: Mbk) -> usize {
+    let scope = MechScope::build(scene, Scene::ROOT);
+    assert!(!scope.mappings.is_empty(), "the scene has no mechanical mapping");
+    mechanics::compute_force(scene, &scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
+    let mut builder = MatrixBuilder::new(scope.size);
+    mechanics::assemble(scene, &scope, f, &mut builder).unwrap();
+    let a = builder.matrix().clone();
+
+    let p = mechanics::alloc_deriv(scene, &scope);
+    let q = mechanics::alloc_deriv(scene, &scope);
+    // Constrained rows: those a projection zeroes.
+    for &s in &scope.main_states {
+        scene.store.get_mut(s).write(p).fill(1.0);
+    }
+    mechanics::project_response(scene, &scope, p).unwrap();
+    let mut ones = Vec::new();
+    mechanics::gather(scene, &scope, p, &mut ones);
+    let mut compared = 0;
+    let mut col = Vec::new();
+    for j in 0..scope.size {
+        if ones[j] == 0.0 {
+            continue;
+        }
+        let mut e = vec![0.0; scope.size];
+        e[j] = 1.0;
+        mechanics::scatter(scene, &scope, p, &e);
+        mechanics::mbk_product(scene, &scope, f, p, q).unwrap();
+        mechanics::gather(scene, &scope, q, &mut col);
+        let scale = col.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+        for (i, &ci) in col.iter().enumerate() {
+            let aij = a.get(i, j);
+            assert!((aij - ci).abs() <= 1e-11 * scale, "A[{i},{j}] = {aij} but (A·e_{j})[{i}] = {ci}");
+        }
+        compared += 1;
+    }
+    mechanics::free_vec(scene, &scope, p);
+    mechanics::free_vec(scene, &scope, q);
+    compared
+}
+
+/// Lets the system move away from rest so forces (hence geometric stiffness) are non-zero.
+pub fn run(scene: &mut Scene, steps: usize) {
+    for _ in 0..steps {
+        let dt = scene.root().context.dt;
+        settee_core::simulation::animate(scene, dt).unwrap();
     }
 }
