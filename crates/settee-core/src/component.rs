@@ -182,6 +182,19 @@ pub trait Component: Any + Send {
     fn data_changed(&mut self, _cx: &mut InitCtx) -> SimResult {
         Ok(())
     }
+    /// The topology this component follows (`topology` link, a topological mapping's `input`,
+    /// else the context topology) went through `changes`, in order; the container already holds
+    /// the result. Components holding per-point or per-element data update it here, with the
+    /// shared rules of [`crate::topology_change`] ([`crate::topology_change::ElementData`],
+    /// [`crate::topology_change::IndexSubset`]).
+    fn topology_changed(
+        &mut self,
+        _cx: &mut InitCtx,
+        _topology: crate::ComponentId,
+        _changes: &[crate::topology_change::TopologyChange],
+    ) -> SimResult<crate::topology_change::Follow> {
+        Ok(crate::topology_change::Follow::Unsupported)
+    }
     fn animate_begin(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
         Ok(())
     }

@@ -441,6 +441,11 @@ impl Scene {
         self.components[id].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
     }
 
+    /// Downcasts a component's object, mutably.
+    pub fn get_mut<T: 'static>(&mut self, id: ComponentId) -> Option<&mut T> {
+        self.components[id].obj.as_mut().and_then(|o| o.as_any_mut().downcast_mut::<T>())
+    }
+
     // ----- lookups -------------------------------------------------------------------------
 
     /// First component of `node` (creation order) having `roles`.

@@ -8,9 +8,12 @@
 //! indices ([`IndexSubset`]) applies the same events in the same order, so it stays aligned with
 //! the container without knowing how the change was made.
 
+use crate::{ComponentId, InitCtx, Roles, Scene, SimError, SimResult};
+
 /// The element types, in SOFA's order of events (points first, then edges, …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ElementKind {
+    #[default]
     Point,
     Edge,
     Triangle,
@@ -52,10 +55,14 @@ pub enum TopologyChange {
     /// `count` elements appended after the existing ones. New element `k` may be described as
     /// a weighted combination of existing elements (`ancestors[k]` with `coefs[k]`; both empty,
     /// or shorter than `count`, for elements without ancestors): per-element data of the new
-    /// element is interpolated from its ancestors'.
-    Added { kind: ElementKind, count: usize, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>> },
+    /// element is interpolated from its ancestors'. `elements` holds the new elements' vertices
+    /// (empty for points, and for holders that only count).
+    Added { kind: ElementKind, count: usize, elements: Vec<Vec<usize>>, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>> },
     /// Elements removed one after the other, in the order given, each by swap-with-last.
-    Removed { kind: ElementKind, indices: Vec<usize> },
+    /// `elements` holds each removed element's vertices as they were when it was removed
+    /// (empty for points): a holder that subtracts an element's contribution (a lumped mass,
+    /// springs on its edges) needs them, and the container no longer has them.
+    Removed { kind: ElementKind, indices: Vec<usize>, elements: Vec<Vec<usize>> },
     /// Elements renumbered: new element `i` is old element `old_of_new[i]` (a permutation).
     Renumbered { kind: ElementKind, old_of_new: Vec<usize> },
 }
@@ -257,6 +264,98 @@ impl IndexSubset {
     }
 }
 
+// ----- propagation ---------------------------------------------------------------------------
+
+/// What a component did with a change of the topology it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// Its per-point and per-element data now match the changed topology.
+    Followed,
+    /// It holds nothing that depends on the topology.
+    NotConcerned,
+    /// It does not know how to follow (the default): the step stops with a positioned error
+    /// if the component holds per-point or per-element data (force fields, masses, mappings,
+    /// projective constraints, collision models, engines).
+    Unsupported,
+}
+
+/// Roles whose components hold data indexed by points or elements, so that ignoring a change is
+/// an error rather than silence.
+const DATA_HOLDING: Roles = Roles::FORCE_FIELD
+    .union(Roles::MASS)
+    .union(Roles::PROJECTIVE_CONSTRAINT)
+    .union(Roles::MAPPING)
+    .union(Roles::COLLISION_MODEL)
+    .union(Roles::ENGINE)
+    .union(Roles::CONSTRAINT_LAW);
+
+/// The topology whose changes component `c` follows: its `topology` link, else the `input`
+/// link of a topological mapping (a component whose `input` link designates a topology), else
+/// its node's context topology.
+pub fn followed_topology(scene: &Scene, c: ComponentId) -> Option<ComponentId> {
+    if let Some(&t) = scene.link_targets(c, "topology").first() {
+        return Some(t);
+    }
+    if let Some(&t) = scene.link_targets(c, "input").first() {
+        if scene.entry(t).roles().contains(Roles::TOPOLOGY) {
+            return Some(t);
+        }
+    }
+    scene.context_topology(scene.entry(c).node)
+}
+
+/// Delivers the changes a container just went through (it already holds the changed lists) to
+/// everything that depends on it, in SOFA's order: point changes resize every mechanical state
+/// whose context topology is the container (SOFA's `propagateStateChanges`), then each
+/// component following the container, in scene order, gets the whole log
+/// ([`crate::Component::topology_changed`]). A topological mapping turns the log into changes of
+/// its output container and propagates those in turn.
+pub fn propagate(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]) -> SimResult {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let home = scene.entry(container).node;
+    for n in scene.preorder(home) {
+        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
+        if followed_topology(scene, ms) != Some(container) {
+            continue;
+        }
+        let Some(sid) = scene.state_of(ms) else { continue };
+        for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
+            scene.store.get_mut(sid).apply_point_change(c).map_err(|e| {
+                crate::simulation::positioned(
+                    scene,
+                    ms,
+                    SimError::new(format!("cannot follow a point change of {}: {e}", scene.entry(container).label())),
+                )
+            })?;
+        }
+    }
+    for n in scene.preorder(Scene::ROOT) {
+        for c in scene.node(n).objects.clone() {
+            if c == container || !scene.contains(c) || scene.components[c].obj.is_none() {
+                continue;
+            }
+            if scene.entry(c).roles().contains(Roles::MECHANICAL_STATE) || followed_topology(scene, c) != Some(container) {
+                continue;
+            }
+            let follow = scene
+                .with_taken(c, |obj, scene| obj.topology_changed(&mut InitCtx { scene, id: c }, container, changes))
+                .map_err(|e| crate::simulation::positioned(scene, c, e))?;
+            if follow == Follow::Unsupported && scene.entry(c).roles().intersects(DATA_HOLDING) {
+                let e = SimError::unsupported(format!(
+                    "{} does not follow topological changes, and {} has just changed",
+                    scene.entry(c).label(),
+                    scene.entry(container).label()
+                ))
+                .hint("remove the component from the changing part of the scene, or keep the topology fixed");
+                return Err(crate::simulation::positioned(scene, c, e));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,7 +364,7 @@ mod tests {
     #[test]
     fn removal_swaps_with_the_last_element_in_the_order_given() {
         let mut d = ElementData::new(ElementKind::Triangle, vec!['a', 'b', 'c', 'd', 'e']);
-        d.apply(&[TopologyChange::Removed { kind: ElementKind::Triangle, indices: vec![1, 0] }], |_| unreachable!()).unwrap();
+        d.apply(&[TopologyChange::Removed { kind: ElementKind::Triangle, indices: vec![1, 0], elements: vec![] }], |_| unreachable!()).unwrap();
         // Remove 1: [a, e, c, d]; then remove 0: [d, e, c].
         assert_eq!(d.values(), &['d', 'e', 'c']);
         assert_eq!(removal_map(5, &[1, 0]), vec![None, None, Some(2), Some(0), Some(1)]);
@@ -274,7 +373,7 @@ mod tests {
     #[test]
     fn added_elements_are_made_from_their_ancestors() {
         let mut d = ElementData::new(ElementKind::Point, vec![1.0, 3.0]);
-        let add = TopologyChange::Added { kind: ElementKind::Point, count: 2, ancestors: vec![vec![0, 1]], coefs: vec![vec![0.25, 0.75]] };
+        let add = TopologyChange::Added { kind: ElementKind::Point, count: 2, elements: vec![], ancestors: vec![vec![0, 1]], coefs: vec![vec![0.25, 0.75]] };
         d.apply(&[add], |e| {
             e.ancestors.iter().zip(e.coefs).map(|(&a, &w)| w * e.values[a]).sum::<f64>() + if e.ancestors.is_empty() { 9.0 } else { 0.0 }
         })
@@ -285,13 +384,13 @@ mod tests {
     #[test]
     fn changes_naming_missing_elements_are_refused_untouched() {
         let mut d = ElementData::new(ElementKind::Edge, vec![0, 1, 2]);
-        let e = d.apply(&[TopologyChange::Removed { kind: ElementKind::Edge, indices: vec![0, 2] }], |_| 0).unwrap_err();
+        let e = d.apply(&[TopologyChange::Removed { kind: ElementKind::Edge, indices: vec![0, 2], elements: vec![] }], |_| 0).unwrap_err();
         assert!(e.0.contains("only 2 edges are left"), "{e}");
         assert_eq!(d.values(), &[0, 1, 2]);
-        let e = d.apply(&[TopologyChange::Added { kind: ElementKind::Edge, count: 1, ancestors: vec![vec![7]], coefs: vec![] }], |_| 0).unwrap_err();
+        let e = d.apply(&[TopologyChange::Added { kind: ElementKind::Edge, count: 1, elements: vec![], ancestors: vec![vec![7]], coefs: vec![] }], |_| 0).unwrap_err();
         assert!(e.0.contains("ancestor 7"), "{e}");
         // Changes of another kind are not this array's business.
-        d.apply(&[TopologyChange::Removed { kind: ElementKind::Point, indices: vec![99] }], |_| 0).unwrap();
+        d.apply(&[TopologyChange::Removed { kind: ElementKind::Point, indices: vec![99], elements: vec![] }], |_| 0).unwrap();
     }
 
     /// A random sequence of additions, removals and renumberings.
@@ -313,7 +412,7 @@ mod tests {
             for (op, raw) in ops {
                 let len = ids.len();
                 let change = match op {
-                    0 => TopologyChange::Added { kind: ElementKind::Tetrahedron, count: raw.len(), ancestors: vec![], coefs: vec![] },
+                    0 => TopologyChange::Added { kind: ElementKind::Tetrahedron, count: raw.len(), elements: vec![], ancestors: vec![], coefs: vec![] },
                     1 if len > 0 => {
                         // Distinct valid indices for a shrinking array.
                         let mut idx = Vec::new();
@@ -322,7 +421,7 @@ mod tests {
                             let i = r % (len - k);
                             if !idx.contains(&i) { idx.push(i); }
                         }
-                        TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices: idx }
+                        TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices: idx, elements: vec![] }
                     }
                     _ => {
                         let mut p: Vec<usize> = (0..len).collect();

@@ -13,6 +13,7 @@ pub mod mesh;
 pub mod mesh2point;
 pub mod mesh_topology;
 pub mod polygon_cube;
+pub mod modifier;
 pub mod set_algorithms;
 pub mod set_container;
 pub mod sparse_grid;

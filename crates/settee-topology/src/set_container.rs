@@ -26,6 +26,8 @@
 //! Topological changes (adding/removing elements) are not supported yet: the lists stay as
 //! initialised (or as a topological mapping filled them).
 
+use crate::modifier::DynTopo;
+use settee_core::topology_change::ElementKind;
 use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::topology::{group, points_from_flat};
@@ -49,6 +51,18 @@ pub enum SetKind {
 }
 
 impl SetKind {
+    /// The element kind of the change log.
+    pub fn element_kind(self) -> ElementKind {
+        match self {
+            SetKind::Point => ElementKind::Point,
+            SetKind::Edge => ElementKind::Edge,
+            SetKind::Triangle => ElementKind::Triangle,
+            SetKind::Quad => ElementKind::Quad,
+            SetKind::Tetrahedron => ElementKind::Tetrahedron,
+            SetKind::Hexahedron => ElementKind::Hexahedron,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SetKind::Point => "point",
@@ -213,15 +227,14 @@ pub static CLASSES: [&ComponentClass; 6] = [&POINT_CLASS, &EDGE_CLASS, &TRIANGLE
 /// A `*SetTopologyContainer`.
 pub struct SetTopologyContainer {
     kind: SetKind,
-    /// SOFA's `getNbPoints()` (may exceed the number of positions: containers filled by a
-    /// topological mapping have no positions).
-    nb_points: usize,
-    mesh: MeshData,
+    /// The lists, SOFA's `getNbPoints()` (which may exceed the number of positions: containers
+    /// filled by a topological mapping have no positions) and the shells the modifiers keep.
+    topo: DynTopo,
 }
 
 impl SetTopologyContainer {
     pub fn new(kind: SetKind) -> SetTopologyContainer {
-        SetTopologyContainer { kind, nb_points: 0, mesh: MeshData::default() }
+        SetTopologyContainer { kind, topo: DynTopo::new(kind.element_kind(), 0, MeshData::default()) }
     }
 
     pub fn kind(&self) -> SetKind {
@@ -231,14 +244,45 @@ impl SetTopologyContainer {
     /// Number of points (SOFA's `getNbPoints()`), which [`MeshData`] cannot carry when there
     /// are no positions.
     pub fn nb_points(&self) -> usize {
-        self.nb_points
+        self.topo.nb_points
+    }
+
+    /// The lists and shells, for the modifiers ([`crate::modifier::modify`]).
+    pub fn topo_mut(&mut self) -> &mut DynTopo {
+        &mut self.topo
+    }
+
+    pub fn topo(&self) -> &DynTopo {
+        &self.topo
+    }
+
+    /// Writes the lists back into the Data after a change (so `@container.triangles` links and
+    /// `nbPoints` see the new topology).
+    pub fn write_back(&self, d: &mut DataSet) {
+        let m = &self.topo.mesh;
+        let lists = self.kind.lists();
+        if lists.contains(&"edges") {
+            d.set("edges", flat(&m.edges));
+        }
+        if lists.contains(&"triangles") {
+            d.set("triangles", flat(&m.triangles));
+        }
+        if lists.contains(&"quads") {
+            d.set("quads", flat(&m.quads));
+        }
+        if lists.contains(&"tetrahedra") {
+            d.set("tetrahedra", flat(&m.tetrahedra));
+        }
+        if lists.contains(&"hexahedra") {
+            d.set("hexahedra", flat(&m.hexahedra));
+        }
+        d.set("nbPoints", Value::Int(self.topo.nb_points as i64));
     }
 
     /// Rebuilds the mesh from the Data as they are, without deriving anything (what SOFA's
     /// accessors return between a change of the Data and the next `init`).
     pub fn refresh(&mut self, d: &DataSet) {
-        self.mesh = lists_from_data(self.kind, d);
-        self.nb_points = d.get(NB_POINTS).max(0) as usize;
+        self.topo = DynTopo::new(self.kind.element_kind(), d.get(NB_POINTS).max(0) as usize, lists_from_data(self.kind, d));
     }
 
     fn initialize(&mut self, cx: &mut InitCtx) -> SimResult {
@@ -339,8 +383,7 @@ impl SetTopologyContainer {
             }
         }
         d.set("nbPoints", Value::Int(nb as i64));
-        self.nb_points = nb;
-        self.mesh = mesh;
+        self.topo = DynTopo::new(kind.element_kind(), nb, mesh);
         Ok(())
     }
 
@@ -416,7 +459,7 @@ impl Component for SetTopologyContainer {
     }
 
     fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+        Some(&self.topo.mesh)
     }
 }
 

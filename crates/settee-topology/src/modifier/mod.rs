@@ -1,0 +1,154 @@
+//! SOFA's topology modifiers (`DYN/*SetTopologyModifier.cpp` with the `*Process` methods of the
+//! containers): adding and removing elements of a set container while the simulation runs.
+//!
+//! [`DynTopo`] is a container's element lists plus the adjacency arrays ("shells") SOFA builds
+//! lazily (`create*Array`); the modifiers keep every existing shell up to date, because the
+//! order of a shell decides later results (which faces a topological mapping picks, which
+//! elements become isolated first). Every operation appends its events to [`DynTopo::log`] in
+//! SOFA's order (the warnings SOFA queues before `propagateTopologicalChanges`), each event
+//! carrying the vertices of the elements it adds or removes; the caller delivers the log with
+//! [`settee_core::topology_change::propagate`].
+//!
+//! SOFA sorts every removal list in decreasing order before removing (its `remove*Warning`
+//! methods sort their argument in place), then removes one element after the other by
+//! swap-with-last; removing a point renames the last point in every element that uses it.
+//!
+//! Files follow SOFA's class hierarchy: [`point`], [`edge`], [`triangle`], [`tetrahedron`]
+//! (PointSet ⊂ EdgeSet ⊂ TriangleSet ⊂ TetrahedronSet) and [`quad`], [`hexahedron`]
+//! (EdgeSet ⊂ QuadSet ⊂ HexahedronSet). A lower level's process calls the hooks of the higher
+//! levels first, as SOFA's overrides do before calling their parent's method.
+
+pub mod edge;
+pub mod hexahedron;
+pub mod point;
+pub mod quad;
+pub mod tetrahedron;
+pub mod triangle;
+
+use settee_core::topology_change::{ElementKind, TopologyChange};
+use settee_core::{ComponentId, MeshData, Scene, SimError, SimResult};
+
+use crate::set_container::SetTopologyContainer;
+
+/// A set container's lists and shells (SOFA's `*SetTopologyContainer` members).
+#[derive(Clone, Debug, Default)]
+pub struct DynTopo {
+    /// The container's kind (its highest element type).
+    pub kind: ElementKind,
+    /// SOFA's `getNbPoints()`.
+    pub nb_points: usize,
+    /// The element lists (and the container's rest positions when it has as many as points).
+    pub mesh: MeshData,
+
+    // PointSet/EdgeSet level
+    pub edges_around_vertex: Option<Vec<Vec<usize>>>,
+    // TriangleSet level
+    pub edges_in_triangle: Option<Vec<[usize; 3]>>,
+    pub triangles_around_vertex: Option<Vec<Vec<usize>>>,
+    pub triangles_around_edge: Option<Vec<Vec<usize>>>,
+    // QuadSet level
+    pub edges_in_quad: Option<Vec<[usize; 4]>>,
+    pub quads_around_vertex: Option<Vec<Vec<usize>>>,
+    pub quads_around_edge: Option<Vec<Vec<usize>>>,
+    // TetrahedronSet level
+    pub edges_in_tetrahedron: Option<Vec<[usize; 6]>>,
+    pub triangles_in_tetrahedron: Option<Vec<[usize; 4]>>,
+    pub tetrahedra_around_vertex: Option<Vec<Vec<usize>>>,
+    pub tetrahedra_around_edge: Option<Vec<Vec<usize>>>,
+    pub tetrahedra_around_triangle: Option<Vec<Vec<usize>>>,
+    // HexahedronSet level
+    pub edges_in_hexahedron: Option<Vec<[usize; 12]>>,
+    pub quads_in_hexahedron: Option<Vec<[usize; 6]>>,
+    pub hexahedra_around_vertex: Option<Vec<Vec<usize>>>,
+    pub hexahedra_around_edge: Option<Vec<Vec<usize>>>,
+    pub hexahedra_around_quad: Option<Vec<Vec<usize>>>,
+
+    /// Events of the operations since the log was last taken.
+    pub log: Vec<TopologyChange>,
+}
+
+impl DynTopo {
+    pub fn new(kind: ElementKind, nb_points: usize, mesh: MeshData) -> DynTopo {
+        DynTopo { kind, nb_points, mesh, ..DynTopo::default() }
+    }
+
+    /// Takes the events logged so far.
+    pub fn take_log(&mut self) -> Vec<TopologyChange> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// Number of elements of a kind.
+    pub fn count(&self, kind: ElementKind) -> usize {
+        match kind {
+            ElementKind::Point => self.nb_points,
+            ElementKind::Edge => self.mesh.edges.len(),
+            ElementKind::Triangle => self.mesh.triangles.len(),
+            ElementKind::Quad => self.mesh.quads.len(),
+            ElementKind::Tetrahedron => self.mesh.tetrahedra.len(),
+            ElementKind::Hexahedron => self.mesh.hexahedra.len(),
+        }
+    }
+
+    /// The vertices of element `i` of a kind.
+    pub fn vertices(&self, kind: ElementKind, i: usize) -> Vec<usize> {
+        match kind {
+            ElementKind::Point => vec![i],
+            ElementKind::Edge => self.mesh.edges[i].to_vec(),
+            ElementKind::Triangle => self.mesh.triangles[i].to_vec(),
+            ElementKind::Quad => self.mesh.quads[i].to_vec(),
+            ElementKind::Tetrahedron => self.mesh.tetrahedra[i].to_vec(),
+            ElementKind::Hexahedron => self.mesh.hexahedra[i].to_vec(),
+        }
+    }
+
+    /// Logs the removal of `ids` (already in SOFA's order), with their vertices as they are now.
+    /// Call it before the lists change.
+    pub fn log_removed(&mut self, kind: ElementKind, ids: &[usize]) {
+        if ids.is_empty() {
+            return;
+        }
+        // The vertices each removed element has when its turn comes: earlier removals in the
+        // same list move the last element into their slot.
+        // at[p] = the original element now at position p, for the positions that moved.
+        let mut at: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut len = self.count(kind);
+        let mut elements = Vec::with_capacity(ids.len());
+        for &i in ids {
+            let orig = at.get(&i).copied().unwrap_or(i);
+            elements.push(if kind == ElementKind::Point { Vec::new() } else { self.vertices(kind, orig) });
+            len -= 1;
+            let last = at.get(&len).copied().unwrap_or(len);
+            at.insert(i, last);
+        }
+        self.log.push(TopologyChange::Removed { kind, indices: ids.to_vec(), elements });
+    }
+
+    /// Logs the addition of elements (already appended to the lists).
+    pub fn log_added(&mut self, kind: ElementKind, elements: Vec<Vec<usize>>, count: usize, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
+        if count == 0 {
+            return;
+        }
+        self.log.push(TopologyChange::Added { kind, count, elements, ancestors, coefs });
+    }
+}
+
+/// Runs a modifier operation on the set container `container`, writes the new lists back into
+/// its Data and delivers the logged events to everything following it
+/// ([`settee_core::topology_change::propagate`]).
+pub fn modify(scene: &mut Scene, container: ComponentId, op: impl FnOnce(&mut DynTopo)) -> SimResult {
+    let log = {
+        let label = scene.entry(container).label();
+        let Some(c) = scene.get_mut::<SetTopologyContainer>(container) else {
+            return Err(SimError::unsupported(format!("{label} is not a dynamic topology container: its elements cannot be added or removed"))
+                .hint("use a *SetTopologyContainer (TriangleSetTopologyContainer, TetrahedronSetTopologyContainer, …) with its modifier"));
+        };
+        op(c.topo_mut());
+        c.topo_mut().take_log()
+    };
+    let mut data = std::mem::take(&mut scene.components[container].data);
+    if let Some(c) = scene.get::<SetTopologyContainer>(container) {
+        c.write_back(&mut data);
+    }
+    scene.components[container].data = data;
+    settee_core::topology_change::propagate(scene, container, &log)
+}
