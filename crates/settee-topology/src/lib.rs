@@ -9,6 +9,7 @@ pub mod cube_topology;
 pub mod elements;
 pub mod grid;
 pub mod grid_topology;
+pub mod mapping_changes;
 pub mod mesh;
 pub mod mesh2point;
 pub mod mesh_topology;

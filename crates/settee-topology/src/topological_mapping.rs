@@ -20,6 +20,8 @@
 //!
 //! Topological changes are not propagated (no changes happen yet).
 
+use crate::mapping_changes::{self, IndexMaps};
+use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::component::{link, LinkDecl};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
@@ -84,7 +86,7 @@ macro_rules! mapping_class {
             template_rule: TemplateRule::Default,
             data: $data,
             links: $links,
-            create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalMapping { kind: $kind }) },
+            create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalMapping { kind: $kind, maps: None }) },
             preparse: None,
             no_src_link: &[],
             reads: $reads,
@@ -144,6 +146,8 @@ pub static CLASSES: [&ComponentClass; 5] = [&HEXA2TETRA_CLASS, &HEXA2QUAD_CLASS,
 /// One of the element-extracting topological mappings.
 pub struct TopologicalMapping {
     kind: Kind,
+    /// The index maps between input and output elements, built on the first change.
+    maps: Option<IndexMaps>,
 }
 
 // ----- helpers shared with Mesh2PointTopologicalMapping -----------------------------------------
@@ -478,7 +482,22 @@ impl Component for TopologicalMapping {
     component_any!();
 
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.maps = None;
         self.run(cx)
+    }
+
+    /// The input changed: the output container follows, with the mapping's own rules.
+    fn topology_changed(&mut self, cx: &mut InitCtx, input: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let (_, output) = io_topologies(cx)?;
+        match self.kind {
+            Kind::Tetra2Triangle => mapping_changes::tetra2triangle::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Hexa2Tetra => Err(cx
+                .error("Hexa2TetraTopologicalMapping does not follow topological changes (SOFA's does not either)")
+                .hint("keep the hexahedra fixed, or map them once and change the tetrahedra")),
+        }
     }
 }
 
