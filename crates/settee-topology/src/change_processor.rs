@@ -466,3 +466,71 @@ impl Component for TopologicalChangeProcessor {
         Ok(Follow::NotConcerned)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn processor(script: &str) -> TopologicalChangeProcessor {
+        let lines = script.lines().enumerate().map(|(i, l)| Line { number: i as u32 + 1, text: l.to_string() }).collect();
+        TopologicalChangeProcessor { lines, ..Default::default() }
+    }
+
+    fn texts(v: &[Line]) -> Vec<&str> {
+        v.iter().map(|l| l.text.trim()).collect()
+    }
+
+    #[test]
+    fn blocks_are_read_when_their_time_comes_within_machine_epsilon() {
+        let mut p = processor("T= 0.1\n  REMOVE= 1\n4\nT= 0.2\n  REMOVE= 2\n0 1\n");
+        assert!(p.read_due(0.0, false).is_empty());
+        assert!(p.read_due(0.09, false).is_empty());
+        // 0.01 added ten times is 0.09999999999999999: due.
+        let t: f64 = (0..10).map(|_| 0.01).sum();
+        assert_ne!(t, 0.1);
+        // The `T=` line was read (not due) by an earlier step.
+        assert_eq!(texts(&p.read_due(t, false)), ["REMOVE= 1", "4"]);
+        assert!(p.read_due(0.15, false).is_empty());
+        assert_eq!(texts(&p.read_due(0.2, false)), ["REMOVE= 2", "0 1"]);
+        // The end of the script: nothing more, every later step.
+        assert!(p.read_due(0.3, false).is_empty());
+        assert!(p.read_due(0.4, false).is_empty());
+    }
+
+    #[test]
+    fn when_several_blocks_are_due_only_the_last_is_performed() {
+        // SOFA clears the lines it collected each time it reads another due `T=` line.
+        let mut p = processor("T= 0.1\n  REMOVE= 1\n4\nT= 0.2\n  REMOVE= 1\n3\nT= 0.5\n  REMOVE= 1\n0\n");
+        assert_eq!(texts(&p.read_due(0.25, false)), ["T= 0.2", "REMOVE= 1", "3"]);
+        assert_eq!(texts(&p.read_due(0.5, false)), ["REMOVE= 1", "0"]);
+    }
+
+    #[test]
+    fn a_looping_script_starts_again_shifted_by_its_last_time() {
+        let mut p = processor("T= 0.1\n  REMOVE= 1\n0\n");
+        assert_eq!(texts(&p.read_due(0.1, true)), ["T= 0.1", "REMOVE= 1", "0"]);
+        // At the end, the script restarts with times shifted by 0.1.
+        assert!(p.read_due(0.15, true).is_empty());
+        assert_eq!(texts(&p.read_due(0.2, true)), ["REMOVE= 1", "0"]);
+    }
+
+    #[test]
+    fn bad_index_lists_are_refused_at_their_line_and_column() {
+        let p = processor("T= 0\n  REMOVE= 2\n3 x\n");
+        let e = p.parse_indices(&p.lines[2].clone()).unwrap_err().to_string();
+        assert!(e.contains("`x` is not an element index"), "{e}");
+        let p = processor("T= 0\n  REMOVE= 2\n3 9\n");
+        let line = p.lines[2].clone();
+        let values = p.parse_indices(&line).unwrap();
+        let e = p.check_ids(&line, &values, 2, 5, "triangle").unwrap_err();
+        assert!(e.to_string().contains("triangle 9 does not exist (the topology has 5 triangles)"), "{e}");
+        let pos = e.diagnostic().pos.clone();
+        assert!(pos.is_none(), "no file in this test");
+        let e = p.check_ids(&line, &values, 3, 50, "triangle").unwrap_err();
+        assert!(e.to_string().contains("3 triangles announced, 2 given"), "{e}");
+        let p = processor("1 1\n");
+        let line = p.lines[0].clone();
+        let values = p.parse_indices(&line).unwrap();
+        assert!(p.check_ids(&line, &values, 2, 5, "edge").unwrap_err().to_string().contains("named twice"));
+    }
+}
