@@ -305,13 +305,37 @@ pub fn followed_topology(scene: &Scene, c: ComponentId) -> Option<ComponentId> {
 }
 
 /// Delivers the changes a container just went through (it already holds the changed lists) to
-/// everything that depends on it, in SOFA's order: point changes resize every mechanical state
-/// whose context topology is the container (SOFA's `propagateStateChanges`), then each
-/// component following the container, in scene order, gets the whole log
-/// ([`crate::Component::topology_changed`]). A topological mapping turns the log into changes of
-/// its output container and propagates those in turn.
+/// everything that depends on it, in SOFA's order: every component following the container, in
+/// scene order, gets the whole log ([`crate::Component::topology_changed`]); point changes
+/// resize every mechanical state whose followed topology is the container (SOFA's
+/// `propagateStateChanges`) — **after** the followers for removals, so that a follower still
+/// reads the rest positions of what is removed (a lumped mass subtracting a removed
+/// tetrahedron's share), and **before** them for additions, so that a follower reads the
+/// positions of the points it builds new elements on. A log mixing point additions and removals
+/// resizes the states first. A topological mapping turns the log into changes of its output
+/// container and propagates those in turn (the states are then resized once, by the container
+/// they follow).
 pub fn propagate(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]) -> SimResult {
     if changes.is_empty() {
+        return Ok(());
+    }
+    let point = |c: &&TopologyChange| c.kind() == ElementKind::Point;
+    let adds = changes.iter().filter(point).any(|c| matches!(c, TopologyChange::Added { .. }));
+    let removes = changes.iter().filter(point).any(|c| !matches!(c, TopologyChange::Added { .. }));
+    let states_first = adds || !removes;
+    if states_first {
+        resize_states(scene, container, changes)?;
+    }
+    deliver(scene, container, changes)?;
+    if !states_first {
+        resize_states(scene, container, changes)?;
+    }
+    Ok(())
+}
+
+/// The point events of `changes`, applied to every mechanical state following `container`.
+fn resize_states(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]) -> SimResult {
+    if !changes.iter().any(|c| c.kind() == ElementKind::Point) {
         return Ok(());
     }
     let home = scene.entry(container).node;
@@ -331,6 +355,11 @@ pub fn propagate(scene: &mut Scene, container: ComponentId, changes: &[TopologyC
             })?;
         }
     }
+    Ok(())
+}
+
+/// The log, to every component following `container` but the mechanical states.
+fn deliver(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
         for c in scene.node(n).objects.clone() {
             if c == container || !scene.contains(c) || scene.components[c].obj.is_none() {
