@@ -275,3 +275,63 @@ fn border_changes_of_added(m: &mut DynTopo, first: usize, maps: &mut IndexMaps) 
     }
     (created, local)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Two squares side by side, two triangles each (6 points).
+    fn strip() -> DynTopo {
+        let triangles = vec![[0, 1, 4], [0, 4, 3], [1, 2, 5], [1, 5, 4]];
+        let edges = crate::mesh::edges_from_surface(&triangles, &[]);
+        DynTopo::new(ElementKind::Triangle, 6, MeshData { edges, triangles, ..MeshData::default() })
+    }
+
+    #[test]
+    fn removed_triangles_expose_their_shared_sides_as_borders() {
+        let mut m = strip();
+        triangle::init_shells(&mut m);
+        let mut maps = initial_maps(&mut m);
+        // Border: every edge but the diagonals (0,4), (1,5) and the middle edge (1,4).
+        let border: Vec<[usize; 2]> = maps.loc2glob.iter().map(|&e| m.mesh.edges[e]).collect();
+        assert_eq!(border.len(), 6);
+        assert!(!border.contains(&[4, 1]) && !border.contains(&[1, 4]));
+        // Triangle 3 ([1,5,4]) has sides (5,4) (a border already), (4,1) (shared with triangle
+        // 0) and (1,5) (shared with triangle 2): removing it exposes the last two, in side
+        // order, vertices increasing.
+        let created = border_edges_of_removed(&mut m, &[3], &mut maps);
+        assert_eq!(created, vec![[1, 4], [1, 5]]);
+        assert_eq!(maps.loc2glob.len(), 8);
+        assert_eq!(maps.glob2loc[&maps.loc2glob[7]], 7);
+    }
+
+    proptest! {
+        /// Undoing the log of any sequence of operations gives back the lists as they were.
+        #[test]
+        fn undoing_the_log_restores_the_lists(ops in prop::collection::vec((0u8..3, 0usize..100, 0usize..100), 1..12)) {
+            let mut t = strip();
+            let before = t.clone();
+            for (op, a, b) in ops {
+                match op {
+                    0 if !t.mesh.triangles.is_empty() => {
+                        let n = t.mesh.triangles.len();
+                        triangle::remove_triangles(&mut t, vec![a % n, b % n], true, true);
+                    }
+                    1 if t.nb_points >= 3 => {
+                        let n = t.nb_points;
+                        let (x, y) = (a % n, (a % n + 1 + b % (n - 1)) % n);
+                        let z = (0..n).find(|&z| z != x && z != y).unwrap();
+                        triangle::add_triangles(&mut t, &[[x, y, z]], vec![], vec![]);
+                    }
+                    _ => point::add_points(&mut t, 1 + a % 2, vec![], vec![]),
+                }
+            }
+            let log = t.log.clone();
+            let undone = before_changes(&t, &log).unwrap();
+            prop_assert_eq!(&undone.mesh.triangles, &before.mesh.triangles);
+            prop_assert_eq!(&undone.mesh.edges, &before.mesh.edges);
+            prop_assert_eq!(undone.nb_points, before.nb_points);
+        }
+    }
+}

@@ -99,8 +99,8 @@ pub(crate) fn add_points_process(t: &mut DynTopo, count: usize, ancestors: &[Vec
                     continue;
                 }
                 let c = if w.len() == a.len() { w[j] } else { 1.0 / known.len() as f64 };
-                for d in 0..3 {
-                    p[d] += c * t.mesh.points[i][d];
+                for (x, y) in p.iter_mut().zip(t.mesh.points[i]) {
+                    *x += c * y;
                 }
             }
             t.mesh.points.push(p);
