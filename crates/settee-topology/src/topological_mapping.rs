@@ -21,11 +21,11 @@
 //! Topological changes are not propagated (no changes happen yet).
 
 use crate::mapping_changes::{self, IndexMaps};
-use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::component::{link, LinkDecl};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::scene::LinkTarget;
+use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::{
     component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule,
 };
@@ -53,18 +53,19 @@ static HEXA2TETRA_DATA: &[DataDecl] =
 static HEXA2QUAD_DATA: &[DataDecl] = &[decl("flipNormals", Bool, "false", "reverse the vertex order of the quads created")];
 static TETRA2TRIANGLE_DATA: &[DataDecl] = &[
     decl("flipNormals", Bool, "false", "reverse the orientation of the triangles created: (t0, t2, t1)"),
-    decl("noNewTriangles", Bool, "false", "create no triangles on later tetrahedron changes (no changes happen here)"),
+    decl("noNewTriangles", Bool, "false", "create no triangles when tetrahedra are later added or removed"),
     decl("noInitialTriangles", Bool, "false", "start with an empty output (only triangles created by later changes are added)"),
 ];
 static QUAD2TRIANGLE_DATA: &[DataDecl] =
     &[decl("swapping", Bool, "true", "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)")];
 
 const SWAPPING: DataRef<data_ref::Bool> = DataRef::new("swapping");
-const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
-const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
+pub(crate) const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
+pub(crate) const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
+pub(crate) const NO_NEW_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noNewTriangles");
 static SWAPPING_READS: &[DataUse] = &[SWAPPING.erased()];
 static FLIP_NORMALS_READS: &[DataUse] = &[FLIP_NORMALS.erased()];
-static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased()];
+static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased(), NO_NEW_TRIANGLES.erased()];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
