@@ -321,6 +321,9 @@ pub(crate) fn on_triangles_added(t: &mut DynTopo, count: usize) {
 /// Builds the shells of this level that are not built yet (what SOFA's container builds at
 /// init).
 pub(crate) fn ensure_built(t: &mut DynTopo) {
+    // SOFA's tetrahedron container builds the lower levels' shells first.
+    super::triangle::init_shells(t);
+    super::edge::init_shells(t);
     if t.tetrahedra_around_vertex.is_none() {
         create_tetrahedra_around_vertex(t);
     }
@@ -442,5 +445,185 @@ pub(crate) fn find_edge(t: &DynTopo, a: usize, b: usize) -> Option<usize> {
         Some(s) if a < s.len() => s[a].iter().copied().find(|&k| same(k)),
         Some(_) => None,
         None => (0..t.mesh.edges.len()).find(|&k| same(k)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elements::{hexahedra_to_tetrahedra, triangles_from_tetrahedra_unique};
+    use crate::mesh::edges_from_volume;
+    use proptest::prelude::*;
+    use settee_core::topology_change::TopologyChange;
+    use settee_core::MeshData;
+
+    /// A tetrahedron container as its init leaves it (lower lists derived in SOFA's orders).
+    fn container(tetrahedra: Vec<[usize; 4]>) -> DynTopo {
+        let edges = edges_from_volume(&tetrahedra, &[]);
+        let triangles = triangles_from_tetrahedra_unique(&tetrahedra).0;
+        let nb = tetrahedra.iter().flatten().max().map_or(0, |m| m + 1);
+        DynTopo::new(ElementKind::Tetrahedron, nb, MeshData { tetrahedra, triangles, edges, ..MeshData::default() })
+    }
+
+    fn removed(kind: ElementKind, indices: Vec<usize>, elements: Vec<Vec<usize>>) -> TopologyChange {
+        TopologyChange::Removed { kind, indices, elements }
+    }
+
+    /// Two tetrahedra sharing the face {1, 2, 3}.
+    fn two() -> DynTopo {
+        let t = container(vec![[0, 1, 2, 3], [1, 2, 3, 4]]);
+        assert_eq!(t.mesh.edges, [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3], [1, 4], [2, 4], [3, 4]]);
+        assert_eq!(t.mesh.triangles, [[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1], [2, 3, 4], [1, 4, 3], [1, 2, 4]]);
+        t
+    }
+
+    #[test]
+    fn removing_one_of_two_tetrahedra_removes_its_own_faces_edges_and_vertex() {
+        let mut t = two();
+        remove_tetrahedra(&mut t, vec![0], true);
+        // Faces 1, 2, 3 (only in tetrahedron 0) go in decreasing order by swap-with-last:
+        // 3 ← 6, 2 ← 5, 1 ← 4. Edges 0, 1, 2 likewise: 2 ← 8, 1 ← 7, 0 ← 6. Point 0 ← 4.
+        assert_eq!(t.mesh.tetrahedra, [[1, 2, 3, 0]]);
+        assert_eq!(t.mesh.triangles, [[1, 2, 3], [2, 3, 0], [1, 0, 3], [1, 2, 0]]);
+        assert_eq!(t.mesh.edges, [[1, 0], [2, 0], [3, 0], [1, 2], [1, 3], [2, 3]]);
+        assert_eq!(t.nb_points, 4);
+        let log = t.take_log();
+        assert_eq!(
+            log,
+            [
+                removed(ElementKind::Tetrahedron, vec![0], vec![vec![0, 1, 2, 3]]),
+                removed(ElementKind::Triangle, vec![3, 2, 1], vec![vec![0, 2, 1], vec![0, 1, 3], vec![0, 3, 2]]),
+                removed(ElementKind::Edge, vec![2, 1, 0], vec![vec![0, 3], vec![0, 2], vec![0, 1]]),
+                removed(ElementKind::Point, vec![0], vec![vec![]]),
+            ]
+        );
+        // Shells renamed with the elements: face k of the tetrahedron is opposite vertex k.
+        assert_eq!(t.triangles_in_tetrahedron, Some(vec![[1, 2, 3, 0]]));
+        assert_eq!(t.edges_in_tetrahedron, Some(vec![[3, 4, 0, 5, 1, 2]]));
+        assert_eq!(t.tetrahedra_around_vertex, Some(vec![vec![0]; 4]));
+        assert_eq!(t.tetrahedra_around_triangle, Some(vec![vec![0]; 4]));
+        assert_eq!(t.tetrahedra_around_edge, Some(vec![vec![0]; 6]));
+    }
+
+    #[test]
+    fn removing_without_isolated_items_keeps_the_lower_lists() {
+        let mut t = two();
+        remove_tetrahedra(&mut t, vec![0, 7], false);
+        assert_eq!(t.mesh.tetrahedra, [[1, 2, 3, 4]]);
+        assert_eq!(t.mesh.triangles.len(), 7);
+        assert_eq!(t.mesh.edges.len(), 9);
+        assert_eq!(t.take_log(), [removed(ElementKind::Tetrahedron, vec![0], vec![vec![0, 1, 2, 3]])]);
+        assert_eq!(t.triangles_in_tetrahedron, Some(vec![[4, 5, 6, 0]]));
+        assert_eq!(t.tetrahedra_around_triangle, Some(vec![vec![0], vec![], vec![], vec![], vec![0], vec![0], vec![0]]));
+        assert_eq!(t.tetrahedra_around_vertex, Some(vec![vec![], vec![0], vec![0], vec![0], vec![0]]));
+        // A later triangle removal renames the last triangle in the tetrahedron.
+        on_triangles_removed(&mut t, &[1]);
+        assert_eq!(t.triangles_in_tetrahedron, Some(vec![[4, 5, 1, 0]]));
+        assert_eq!(t.tetrahedra_around_triangle.as_ref().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn the_modifier_data_can_keep_isolated_vertices() {
+        let mut t = two();
+        remove_tetrahedra_with(&mut t, vec![1], true, false);
+        assert_eq!(t.mesh.tetrahedra, [[0, 1, 2, 3]]);
+        assert_eq!(t.nb_points, 5);
+        assert_eq!(t.mesh.triangles.len(), 4);
+        assert_eq!(t.mesh.edges.len(), 6);
+        assert!(t.take_log().iter().all(|c| c.kind() != ElementKind::Point));
+    }
+
+    #[test]
+    fn adding_a_tetrahedron_creates_its_missing_faces_and_edges_in_order() {
+        let mut t = container(vec![[0, 1, 2, 3]]);
+        add_tetrahedra(&mut t, &[[1, 2, 3, 4]]);
+        assert_eq!(t.nb_points, 5);
+        // Faces (2 3 4), (1 4 3), (2 4 1) are new; (1 3 2) is triangle 0. Each new triangle's
+        // missing sides are created first, as (t1 t2), (t2 t0), (t0 t1).
+        assert_eq!(t.mesh.triangles[4..], [[2, 3, 4], [1, 4, 3], [2, 4, 1]]);
+        assert_eq!(t.mesh.edges[6..], [[3, 4], [4, 2], [1, 4]]);
+        let added = |kind, e: Vec<Vec<usize>>| TopologyChange::Added { kind, count: e.len(), elements: e, ancestors: vec![], coefs: vec![] };
+        assert_eq!(
+            t.take_log(),
+            [
+                added(ElementKind::Edge, vec![vec![3, 4]]),
+                added(ElementKind::Edge, vec![vec![4, 2]]),
+                added(ElementKind::Triangle, vec![vec![2, 3, 4]]),
+                added(ElementKind::Edge, vec![vec![1, 4]]),
+                added(ElementKind::Triangle, vec![vec![1, 4, 3]]),
+                added(ElementKind::Triangle, vec![vec![2, 4, 1]]),
+                added(ElementKind::Tetrahedron, vec![vec![1, 2, 3, 4]]),
+            ]
+        );
+        assert_eq!(t.triangles_in_tetrahedron, Some(vec![[0, 1, 2, 3], [4, 5, 6, 0]]));
+        assert_eq!(t.edges_in_tetrahedron, Some(vec![[0, 1, 2, 3, 4, 5], [3, 4, 8, 5, 7, 6]]));
+        assert_eq!(t.tetrahedra_around_triangle.as_ref().unwrap()[0], [0, 1]);
+        assert_eq!(t.tetrahedra_around_vertex.as_ref().unwrap()[4], [1]);
+        check(&t);
+    }
+
+    /// Lists and shells agree: every element's vertices exist, each "in tetrahedron" entry names
+    /// the right sub-element, each "around" shell holds exactly the tetrahedra using it, and
+    /// (after removals with isolated items) every triangle, edge and point is used.
+    fn check(t: &DynTopo) {
+        let n = t.mesh.tetrahedra.len();
+        for tet in &t.mesh.tetrahedra {
+            assert!(tet.iter().all(|&v| v < t.nb_points), "{tet:?} with {} points", t.nb_points);
+        }
+        for e in &t.mesh.edges {
+            assert!(e.iter().all(|&v| v < t.nb_points));
+        }
+        for tri in &t.mesh.triangles {
+            assert!(tri.iter().all(|&v| v < t.nb_points));
+        }
+        let tin = t.triangles_in_tetrahedron.as_ref().unwrap();
+        let ein = t.edges_in_tetrahedron.as_ref().unwrap();
+        assert_eq!((tin.len(), ein.len()), (n, n));
+        let mut tat = vec![Vec::new(); t.mesh.triangles.len()];
+        let mut tae = vec![Vec::new(); t.mesh.edges.len()];
+        let mut tav = vec![Vec::new(); t.nb_points];
+        for (i, tet) in t.mesh.tetrahedra.iter().enumerate() {
+            for (j, f) in FACES.iter().enumerate() {
+                assert_eq!(sorted3(t.mesh.triangles[tin[i][j]]), sorted3([tet[f[0]], tet[f[1]], tet[f[2]]]));
+                tat[tin[i][j]].push(i);
+            }
+            for (j, p) in EDGES.iter().enumerate() {
+                let e = t.mesh.edges[ein[i][j]];
+                assert_eq!([e[0].min(e[1]), e[0].max(e[1])], [tet[p[0]].min(tet[p[1]]), tet[p[0]].max(tet[p[1]])]);
+                tae[ein[i][j]].push(i);
+            }
+            for &v in tet {
+                tav[v].push(i);
+            }
+        }
+        let sorted = |s: &[Vec<usize>]| s.iter().map(|v| { let mut v = v.clone(); v.sort(); v }).collect::<Vec<_>>();
+        assert_eq!(sorted(t.tetrahedra_around_triangle.as_ref().unwrap()), tat);
+        assert_eq!(sorted(t.tetrahedra_around_edge.as_ref().unwrap()), tae);
+        assert_eq!(sorted(t.tetrahedra_around_vertex.as_ref().unwrap()), tav);
+    }
+
+    /// The 12 tetrahedra of a 2×1×1-cell grid (3×2×2 points).
+    fn block() -> DynTopo {
+        let p = |x: usize, y: usize, z: usize| x + 3 * y + 6 * z;
+        let hexa = |x| [p(x, 0, 0), p(x + 1, 0, 0), p(x + 1, 1, 0), p(x, 1, 0), p(x, 0, 1), p(x + 1, 0, 1), p(x + 1, 1, 1), p(x, 1, 1)];
+        container(hexahedra_to_tetrahedra(&[hexa(0), hexa(1)], false, 2, 1))
+    }
+
+    proptest! {
+        #[test]
+        fn random_removals_keep_lists_and_shells_consistent(steps in prop::collection::vec(prop::collection::vec(0usize..100, 1..4), 1..6)) {
+            let mut t = block();
+            for raw in steps {
+                let n = t.mesh.tetrahedra.len();
+                if n == 0 { break; }
+                let ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
+                remove_tetrahedra(&mut t, ids, true);
+                check(&t);
+                // Every remaining triangle, edge and point belongs to a tetrahedron.
+                prop_assert!(t.tetrahedra_around_triangle.as_ref().unwrap().iter().all(|s| !s.is_empty()));
+                prop_assert!(t.tetrahedra_around_edge.as_ref().unwrap().iter().all(|s| !s.is_empty()));
+                prop_assert!(t.tetrahedra_around_vertex.as_ref().unwrap().iter().all(|s| !s.is_empty()));
+            }
+        }
     }
 }
