@@ -151,6 +151,13 @@ pub struct TopologicalMapping {
     maps: Option<IndexMaps>,
 }
 
+impl TopologicalMapping {
+    /// The index maps between input and output elements (None before the first change).
+    pub fn maps(&self) -> Option<&IndexMaps> {
+        self.maps.as_ref()
+    }
+}
+
 // ----- helpers shared with Mesh2PointTopologicalMapping -----------------------------------------
 
 /// The input and output topologies of a topological mapping: the `input`/`output` links, else

@@ -39,8 +39,8 @@ pub fn follow(
 ) -> SimResult<Follow> {
     // Without a triangle modifier for the output SOFA's mapping ignores the changes (it warned
     // at init).
-    let has_modifier = cx.scene.link_targets(cx.id, "modifier").first().is_some()
-        || find_modifier(cx.scene, cx.scene.entry(output).node, SetKind::Triangle).is_some();
+    let has_modifier =
+        !cx.scene.link_targets(cx.id, "modifier").is_empty() || find_modifier(cx.scene, cx.scene.entry(output).node, SetKind::Triangle).is_some();
     if !has_modifier {
         return Ok(Follow::NotConcerned);
     }
@@ -103,12 +103,10 @@ fn initial_maps(state: &InputState, no_initial: bool) -> IndexMaps {
 fn replay(m: &mut IndexMaps, state: &mut InputState, cx: &mut InitCtx, output: ComponentId, changes: &[TopologyChange], opts: Options) -> SimResult {
     for change in changes {
         match change {
-            TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices, .. } => {
-                if !opts.no_new {
-                    let new = tetrahedra_removed(m, state, indices, opts.flip);
-                    if !new.is_empty() {
-                        modifier::modify(cx.scene, output, |t| triangle::add_triangles(t, &new, Vec::new(), Vec::new()))?;
-                    }
+            TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices, .. } if !opts.no_new => {
+                let new = tetrahedra_removed(m, state, indices, opts.flip);
+                if !new.is_empty() {
+                    modifier::modify(cx.scene, output, |t| triangle::add_triangles(t, &new, Vec::new(), Vec::new()))?;
                 }
             }
             TopologyChange::Removed { kind: ElementKind::Triangle, indices, .. } => {
@@ -395,4 +393,108 @@ fn unremove<const K: usize>(v: &mut Vec<[usize; K]>, indices: &[usize], elements
 fn sorted3(mut v: [usize; 3]) -> [usize; 3] {
     v.sort_unstable();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::modifier::tetrahedron::remove_tetrahedra;
+    use crate::test_util::{attrs, init_scene};
+    use proptest::prelude::*;
+    use settee_core::{Factory, NodeId, Scene};
+
+    fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
+        let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
+        assert!(!scene.has_errors(), "{:?}", scene.messages);
+        id
+    }
+
+    /// A tetrahedron container in the root, its border triangles in a child node.
+    fn build(tetrahedra: &[[usize; 4]], extra: &[(&str, &str)]) -> (Scene, ComponentId, ComponentId) {
+        let mut f = Factory::new();
+        crate::register(&mut f);
+        let mut scene = Scene::new("root");
+        let tets: Vec<String> = tetrahedra.iter().flatten().map(|v| v.to_string()).collect();
+        let input = add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyContainer", &[("name", "Tetra"), ("tetrahedra", &tets.join(" "))]);
+        add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyModifier", &[]);
+        let t = scene.add_node(Scene::ROOT, "T");
+        let output = add(&f, &mut scene, t, "TriangleSetTopologyContainer", &[("name", "Tri")]);
+        add(&f, &mut scene, t, "TriangleSetTopologyModifier", &[]);
+        let mut a = vec![("input", "@../Tetra"), ("output", "@Tri")];
+        a.extend_from_slice(extra);
+        add(&f, &mut scene, t, "Tetra2TriangleTopologicalMapping", &a);
+        init_scene(&mut scene).unwrap();
+        (scene, input, output)
+    }
+
+    fn triangles(scene: &Scene, c: ComponentId) -> Vec<[usize; 3]> {
+        scene.mesh_of(c).unwrap().triangles.clone()
+    }
+
+    #[test]
+    fn removing_one_of_two_tetrahedra_exposes_the_shared_face() {
+        let (mut scene, input, output) = build(&[[0, 1, 2, 3], [1, 2, 3, 4]], &[]);
+        assert_eq!(triangles(&scene, output), [[0, 3, 2], [0, 1, 3], [0, 2, 1], [2, 3, 4], [1, 4, 3], [1, 2, 4]]);
+        modifier::modify(&mut scene, input, |t| remove_tetrahedra(t, vec![0], true)).unwrap();
+        // The shared face is added as the remaining tetrahedron orients it, (1 3 2); the three
+        // faces of the removed one go (2 ← 6, 1 ← 5, 0 ← 4), then point 0 takes point 4's place.
+        assert_eq!(triangles(&scene, input), [[1, 2, 3], [2, 3, 0], [1, 0, 3], [1, 2, 0]]);
+        assert_eq!(triangles(&scene, output), [[1, 0, 3], [1, 2, 0], [1, 3, 2], [2, 3, 0]]);
+        let c = scene.get::<SetTopologyContainer>(output).unwrap();
+        assert_eq!(c.nb_points(), 4);
+    }
+
+    #[test]
+    fn options_flip_and_skip_new_triangles() {
+        let (mut scene, input, output) = build(&[[0, 1, 2, 3], [1, 2, 3, 4]], &[("flipNormals", "1"), ("noInitialTriangles", "1")]);
+        assert!(triangles(&scene, output).is_empty());
+        modifier::modify(&mut scene, input, |t| remove_tetrahedra(t, vec![1], true)).unwrap();
+        // Face (1 2 3) seen from tetrahedron 0 is (1 2 3): flipped, (1 3 2).
+        assert_eq!(triangles(&scene, output), [[1, 3, 2]]);
+
+        let (mut scene, input, output) = build(&[[0, 1, 2, 3], [1, 2, 3, 4]], &[("noNewTriangles", "1")]);
+        modifier::modify(&mut scene, input, |t| remove_tetrahedra(t, vec![1], true)).unwrap();
+        assert_eq!(triangles(&scene, output), [[0, 3, 2], [0, 1, 3], [0, 2, 1]]);
+    }
+
+    /// The 12 tetrahedra of a 2×1×1-cell grid.
+    fn block() -> Vec<[usize; 4]> {
+        let p = |x: usize, y: usize, z: usize| x + 3 * y + 6 * z;
+        let hexa = |x| [p(x, 0, 0), p(x + 1, 0, 0), p(x + 1, 1, 0), p(x, 1, 0), p(x, 0, 1), p(x + 1, 0, 1), p(x + 1, 1, 1), p(x, 1, 1)];
+        crate::elements::hexahedra_to_tetrahedra(&[hexa(0), hexa(1)], false, 2, 1)
+    }
+
+    proptest! {
+        /// After random removals the output holds exactly the input's border faces, once each,
+        /// and the mapping's maps pair each output triangle with the input triangle it shows.
+        #[test]
+        fn the_output_is_the_border_of_the_input(steps in prop::collection::vec(prop::collection::vec(0usize..100, 1..4), 1..6)) {
+            let (mut scene, input, output) = build(&block(), &[]);
+            for raw in steps {
+                let n = scene.mesh_of(input).unwrap().tetrahedra.len();
+                if n == 0 { break; }
+                let ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
+                modifier::modify(&mut scene, input, |t| remove_tetrahedra(t, ids, true)).unwrap();
+                let m = scene.mesh_of(input).unwrap();
+                let state = InputState { tetrahedra: m.tetrahedra.clone(), triangles: m.triangles.clone(), nb_points: 0 };
+                let around = state.tetrahedra_around_faces();
+                let mut border: Vec<[usize; 3]> = around.iter().filter(|(_, s)| s.len() == 1).map(|(f, _)| *f).collect();
+                border.sort();
+                let mut out: Vec<[usize; 3]> = triangles(&scene, output).into_iter().map(sorted3).collect();
+                out.sort();
+                prop_assert_eq!(out, border);
+                let np = scene.get::<SetTopologyContainer>(input).unwrap().nb_points();
+                prop_assert_eq!(scene.get::<SetTopologyContainer>(output).unwrap().nb_points(), np);
+                let mapping = scene.node(scene.entry(output).node).objects.iter().copied()
+                    .find(|&c| scene.entry(c).class.name == "Tetra2TriangleTopologicalMapping").unwrap();
+                let maps = scene.get::<crate::topological_mapping::TopologicalMapping>(mapping).unwrap().maps().unwrap();
+                let out = triangles(&scene, output);
+                prop_assert_eq!(maps.loc2glob.len(), out.len());
+                for (loc, &glob) in maps.loc2glob.iter().enumerate() {
+                    prop_assert_eq!(sorted3(m.triangles[glob]), sorted3(out[loc]));
+                    prop_assert_eq!(maps.glob2loc.get(&glob), Some(&loc));
+                }
+            }
+        }
+    }
 }

@@ -596,7 +596,15 @@ mod tests {
                 tav[v].push(i);
             }
         }
-        let sorted = |s: &[Vec<usize>]| s.iter().map(|v| { let mut v = v.clone(); v.sort(); v }).collect::<Vec<_>>();
+        let sorted = |s: &[Vec<usize>]| {
+            s.iter()
+                .map(|v| {
+                    let mut v = v.clone();
+                    v.sort();
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(sorted(t.tetrahedra_around_triangle.as_ref().unwrap()), tat);
         assert_eq!(sorted(t.tetrahedra_around_edge.as_ref().unwrap()), tae);
         assert_eq!(sorted(t.tetrahedra_around_vertex.as_ref().unwrap()), tav);
