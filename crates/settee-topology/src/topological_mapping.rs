@@ -53,18 +53,19 @@ static HEXA2TETRA_DATA: &[DataDecl] =
 static HEXA2QUAD_DATA: &[DataDecl] = &[decl("flipNormals", Bool, "false", "reverse the vertex order of the quads created")];
 static TETRA2TRIANGLE_DATA: &[DataDecl] = &[
     decl("flipNormals", Bool, "false", "reverse the orientation of the triangles created: (t0, t2, t1)"),
-    decl("noNewTriangles", Bool, "false", "create no triangles on later tetrahedron changes (no changes happen here)"),
+    decl("noNewTriangles", Bool, "false", "create no triangles when tetrahedra are later added or removed"),
     decl("noInitialTriangles", Bool, "false", "start with an empty output (only triangles created by later changes are added)"),
 ];
 static QUAD2TRIANGLE_DATA: &[DataDecl] =
     &[decl("swapping", Bool, "true", "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)")];
 
 const SWAPPING: DataRef<data_ref::Bool> = DataRef::new("swapping");
-const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
-const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
+pub(crate) const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
+pub(crate) const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
+pub(crate) const NO_NEW_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noNewTriangles");
 static SWAPPING_READS: &[DataUse] = &[SWAPPING.erased()];
 static FLIP_NORMALS_READS: &[DataUse] = &[FLIP_NORMALS.erased()];
-static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased()];
+static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased(), NO_NEW_TRIANGLES.erased()];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -148,6 +149,13 @@ pub struct TopologicalMapping {
     kind: Kind,
     /// The index maps between input and output elements, built on the first change.
     maps: Option<IndexMaps>,
+}
+
+impl TopologicalMapping {
+    /// The index maps between input and output elements (None before the first change).
+    pub fn maps(&self) -> Option<&IndexMaps> {
+        self.maps.as_ref()
+    }
 }
 
 // ----- helpers shared with Mesh2PointTopologicalMapping -----------------------------------------
