@@ -1,40 +1,406 @@
 //! TriangleSet level (`TriangleSetTopologyModifier`, `TriangleSetTopologyContainer`).
+//!
+//! Shells of this level: `edges_in_triangle` (the edge of each side j, opposite vertex j),
+//! `triangles_around_vertex` and `triangles_around_edge`. SOFA builds all three when the
+//! container is initialised with triangles, and the operations rebuild a missing one when they
+//! need it; they keep every existing one up to date.
 
-use super::DynTopo;
+use super::point::{self, has_level, removal_order};
+use super::{edge, tetrahedron, DynTopo};
+use settee_core::topology_change::ElementKind;
+
+/// Side `j` of a triangle: the two vertices other than `j`, in SOFA's order.
+fn side(t: &[usize; 3], j: usize) -> (usize, usize) {
+    (t[(j + 1) % 3], t[(j + 2) % 3])
+}
+
+/// SOFA's `createEdgesInTriangleArray`: for each side, the first edge (in index order) joining
+/// its two vertices, either way round. When the container has no edges yet they are created
+/// from the triangles (first appearance, oriented as the side). A side without an edge leaves
+/// the shell absent (SOFA reports the inconsistency and clears it; the container's init
+/// already refused such a mesh).
+pub(crate) fn create_edges_in_triangle(t: &mut DynTopo) {
+    if t.mesh.edges.is_empty() {
+        let mut known: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        let mut eit = Vec::with_capacity(t.mesh.triangles.len());
+        for tri in &t.mesh.triangles {
+            let mut sides = [0; 3];
+            for (j, s) in sides.iter_mut().enumerate() {
+                let (a, b) = side(tri, j);
+                let key = (a.min(b), a.max(b));
+                *s = *known.entry(key).or_insert_with(|| {
+                    t.mesh.edges.push([a, b]);
+                    t.mesh.edges.len() - 1
+                });
+            }
+            eit.push(sides);
+        }
+        t.edges_in_triangle = Some(eit);
+        return;
+    }
+    // Edges around each vertex in index order (SOFA's temporary multimap).
+    let mut around: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
+    for (i, e) in t.mesh.edges.iter().enumerate() {
+        around.entry(e[0]).or_default().push(i);
+        around.entry(e[1]).or_default().push(i);
+    }
+    let mut eit = Vec::with_capacity(t.mesh.triangles.len());
+    for tri in &t.mesh.triangles {
+        let mut sides = [0; 3];
+        for (j, s) in sides.iter_mut().enumerate() {
+            let (a, b) = side(tri, j);
+            let found = around.get(&a).and_then(|es| {
+                es.iter().copied().find(|&e| {
+                    let e = t.mesh.edges[e];
+                    (e[0] == a && e[1] == b) || (e[0] == b && e[1] == a)
+                })
+            });
+            match found {
+                Some(e) => *s = e,
+                None => {
+                    t.edges_in_triangle = None;
+                    return;
+                }
+            }
+        }
+        eit.push(sides);
+    }
+    t.edges_in_triangle = Some(eit);
+}
+
+/// SOFA's `createTrianglesAroundVertexArray`: triangles in index order (a triangle naming a
+/// point beyond the count is skipped).
+pub(crate) fn create_triangles_around_vertex(t: &mut DynTopo) {
+    let n = t.nb_points;
+    let mut shells = vec![Vec::new(); n];
+    for (i, tri) in t.mesh.triangles.iter().enumerate() {
+        if tri.iter().any(|&v| v >= n) {
+            continue;
+        }
+        for &v in tri {
+            shells[v].push(i);
+        }
+    }
+    t.triangles_around_vertex = Some(shells);
+}
+
+/// SOFA's `createTrianglesAroundEdgeArray`: a triangle that sees the edge in its own direction
+/// (the edge starts at the side's first vertex) goes first, the others after.
+pub(crate) fn create_triangles_around_edge(t: &mut DynTopo) {
+    if t.mesh.triangles.is_empty() || t.mesh.edges.is_empty() {
+        return;
+    }
+    if t.edges_in_triangle.is_none() {
+        create_edges_in_triangle(t);
+    }
+    let Some(eit) = t.edges_in_triangle.as_ref() else { return };
+    let mut shells: Vec<Vec<usize>> = vec![Vec::new(); t.mesh.edges.len()];
+    for (i, tri) in t.mesh.triangles.iter().enumerate() {
+        let Some(sides) = eit.get(i) else { break };
+        for (j, &e) in sides.iter().enumerate() {
+            let Some(shell) = shells.get_mut(e) else { continue };
+            if t.mesh.edges[e][0] == tri[(j + 1) % 3] {
+                shell.insert(0, i);
+            } else {
+                shell.push(i);
+            }
+        }
+    }
+    t.triangles_around_edge = Some(shells);
+}
+
+/// The shells SOFA's `init` builds for a container holding triangles
+/// (`computeCrossElementBuffers`), built at the first operation if they do not exist yet.
+pub(crate) fn init_shells(t: &mut DynTopo) {
+    if t.mesh.triangles.is_empty() {
+        return;
+    }
+    edge::init_shells(t);
+    if t.edges_in_triangle.is_none() {
+        create_edges_in_triangle(t);
+        if t.edges_around_vertex.is_none() && !t.mesh.edges.is_empty() {
+            // Edges were just derived from the triangles.
+            edge::create_edges_around_vertex(t);
+        }
+    }
+    if t.triangles_around_vertex.is_none() {
+        create_triangles_around_vertex(t);
+    }
+    if t.triangles_around_edge.is_none() {
+        create_triangles_around_edge(t);
+    }
+}
+
+fn init_levels(t: &mut DynTopo) {
+    if has_level(t, ElementKind::Triangle) {
+        init_shells(t);
+    }
+    if has_level(t, ElementKind::Edge) {
+        edge::init_shells(t);
+    }
+}
 
 /// SOFA's `removeTriangles(ids, removeIsolatedEdges, removeIsolatedPoints)` (`removeItems` uses
 /// true, true).
 pub fn remove_triangles(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_edges: bool, remove_isolated_points: bool) {
-    let _ = (t, ids, remove_isolated_edges, remove_isolated_points);
-    todo!()
+    init_levels(t);
+    let ids = removal_order(ids, t.mesh.triangles.len());
+    if ids.is_empty() {
+        return;
+    }
+    t.log_removed(ElementKind::Triangle, &ids);
+    remove_triangles_process(t, &ids, remove_isolated_edges, remove_isolated_points);
+}
+
+/// SOFA's `removeTrianglesProcess` for `ids` already in decreasing order (and logged): each
+/// triangle goes by swap-with-last, leaving the shells of its vertices and edges; the edges
+/// whose triangle shell empties are removed next (without looking for isolated points), then
+/// the points whose triangle shell emptied, each with its own event.
+pub(crate) fn remove_triangles_process(t: &mut DynTopo, ids: &[usize], remove_isolated_edges: bool, remove_isolated_points: bool) {
+    if has_level(t, ElementKind::Tetrahedron) {
+        tetrahedron::on_triangles_removed(t, ids);
+    }
+    if t.mesh.triangles.is_empty() {
+        return;
+    }
+    if !t.mesh.edges.is_empty() && remove_isolated_edges {
+        if t.edges_in_triangle.is_none() {
+            create_edges_in_triangle(t);
+        }
+        if t.triangles_around_edge.is_none() {
+            create_triangles_around_edge(t);
+        }
+    }
+    if remove_isolated_points && t.triangles_around_vertex.is_none() {
+        create_triangles_around_vertex(t);
+    }
+
+    let mut isolated_edges = Vec::new();
+    let mut isolated_points = Vec::new();
+    let mut last = t.mesh.triangles.len();
+    for &i in ids {
+        if i >= last {
+            continue;
+        }
+        last -= 1;
+        let tri = t.mesh.triangles[i];
+        let q = t.mesh.triangles[last];
+        if let Some(tav) = t.triangles_around_vertex.as_mut() {
+            for &v in &tri {
+                if let Some(shell) = tav.get_mut(v) {
+                    shell.retain(|&x| x != i);
+                    if remove_isolated_points && shell.is_empty() {
+                        isolated_points.push(v);
+                    }
+                }
+            }
+        }
+        if let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_ref()) {
+            if let Some(sides) = eit.get(i) {
+                for &e in sides {
+                    if let Some(shell) = tae.get_mut(e) {
+                        shell.retain(|&x| x != i);
+                        if remove_isolated_edges && shell.is_empty() {
+                            isolated_edges.push(e);
+                        }
+                    }
+                }
+            }
+        }
+        if i < last {
+            if let Some(tav) = t.triangles_around_vertex.as_mut() {
+                for &v in &q {
+                    if let Some(shell) = tav.get_mut(v) {
+                        replace(shell, last, i);
+                    }
+                }
+            }
+            if let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_ref()) {
+                if let Some(sides) = eit.get(last) {
+                    for &e in sides {
+                        if let Some(shell) = tae.get_mut(e) {
+                            replace(shell, last, i);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(eit) = t.edges_in_triangle.as_mut() {
+            if last < eit.len() {
+                eit[i] = eit[last];
+                eit.truncate(last);
+            }
+        }
+        t.mesh.triangles.swap_remove(i);
+    }
+
+    if !isolated_edges.is_empty() {
+        let edges = removal_order(isolated_edges, t.mesh.edges.len());
+        t.log_removed(ElementKind::Edge, &edges);
+        edge::remove_edges_process(t, &edges, false);
+    }
+    if !isolated_points.is_empty() {
+        point::remove_points(t, isolated_points);
+    }
+}
+
+/// Renames `from` into `to` in a shell.
+fn replace(shell: &mut [usize], from: usize, to: usize) {
+    for x in shell.iter_mut() {
+        if *x == from {
+            *x = to;
+        }
+    }
 }
 
 /// SOFA's `addTriangles` (with optional ancestors and coefficients).
 pub fn add_triangles(t: &mut DynTopo, triangles: &[[usize; 3]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
-    let _ = (t, triangles, ancestors, coefs);
-    todo!()
+    if triangles.is_empty() {
+        return;
+    }
+    init_levels(t);
+    add_triangles_process(t, triangles);
+    t.log_added(ElementKind::Triangle, triangles.iter().map(|t| t.to_vec()).collect(), triangles.len(), ancestors, coefs);
 }
 
-/// Triangle-level part of a point removal.
+/// SOFA's `addTrianglesProcess`: the triangles one after the other (each side's missing edge
+/// is created, and logged, before the next side is looked at), then the higher level's
+/// triangle shells grow.
+pub(crate) fn add_triangles_process(t: &mut DynTopo, triangles: &[[usize; 3]]) {
+    for tri in triangles {
+        add_triangle_process(t, *tri);
+    }
+    if has_level(t, ElementKind::Tetrahedron) {
+        tetrahedron::on_triangles_added(t, triangles.len());
+    }
+}
+
+/// SOFA's `addTriangleProcess`.
+fn add_triangle_process(t: &mut DynTopo, tri: [usize; 3]) {
+    let id = t.mesh.triangles.len();
+    // The count grows silently when the triangle names a point beyond it.
+    let needed = tri.iter().max().map_or(0, |m| m + 1);
+    if needed > t.nb_points {
+        t.nb_points = needed;
+    }
+    let n = t.nb_points;
+    let tav = t.triangles_around_vertex.get_or_insert_with(Vec::new);
+    if tav.len() < n {
+        tav.resize(n, Vec::new());
+    }
+    for &v in &tri {
+        tav[v].push(id);
+    }
+    let eit = t.edges_in_triangle.get_or_insert_with(Vec::new);
+    if eit.len() < id + 1 {
+        eit.resize(id + 1, [usize::MAX; 3]);
+    }
+    for j in 0..3 {
+        let (a, b) = side(&tri, j);
+        let e = match edge::edge_index(t, a, b) {
+            Some(e) => e,
+            None => {
+                edge::add_edges_process(t, &[[a, b]]);
+                t.log_added(ElementKind::Edge, vec![vec![a, b]], 1, Vec::new(), Vec::new());
+                t.mesh.edges.len() - 1
+            }
+        };
+        if let Some(eit) = t.edges_in_triangle.as_mut() {
+            eit[id][j] = e;
+        }
+        let ne = t.mesh.edges.len();
+        let tae = t.triangles_around_edge.get_or_insert_with(Vec::new);
+        if tae.len() < ne {
+            tae.resize(ne, Vec::new());
+        }
+        tae[e].push(id);
+    }
+    t.mesh.triangles.push(tri);
+}
+
+/// Triangle-level part of a point removal: renames the last point in the triangles around it
+/// and moves its shell (`triangles_around_vertex` is built when missing).
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.mesh.triangles.is_empty() {
+        if let Some(shells) = t.triangles_around_vertex.as_mut() {
+            shells.truncate(t.nb_points.saturating_sub(ids.len()));
+        }
+        return;
+    }
+    if t.triangles_around_vertex.is_none() {
+        create_triangles_around_vertex(t);
+    }
+    let Some(mut shells) = t.triangles_around_vertex.take() else { return };
+    if shells.len() < t.nb_points {
+        shells.resize(t.nb_points, Vec::new());
+    }
+    let mut last = t.nb_points;
+    for &i in ids {
+        if last == 0 {
+            break;
+        }
+        last -= 1;
+        for &q in &shells[last] {
+            if let Some(tri) = t.mesh.triangles.get_mut(q) {
+                for v in tri.iter_mut() {
+                    if *v == last {
+                        *v = i;
+                    }
+                }
+            }
+        }
+        shells[i] = shells[last].clone();
+    }
+    shells.truncate(t.nb_points.saturating_sub(ids.len()));
+    t.triangles_around_vertex = Some(shells);
 }
 
-/// Triangle-level part of an edge removal (`edges_in_triangle`, `triangles_around_edge`).
+/// Triangle-level part of an edge removal (`edges_in_triangle`, `triangles_around_edge`): the
+/// last edge's triangles now name the edge taking its place. Runs before the edge list shrinks.
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.edges_in_triangle.is_none() {
+        return;
+    }
+    if t.triangles_around_edge.is_none() {
+        create_triangles_around_edge(t);
+    }
+    let Some(mut tae) = t.triangles_around_edge.take() else { return };
+    let ne = t.mesh.edges.len();
+    if tae.len() < ne {
+        tae.resize(ne, Vec::new());
+    }
+    let Some(eit) = t.edges_in_triangle.as_mut() else { return };
+    let mut last = ne;
+    for &i in ids {
+        if last == 0 {
+            break;
+        }
+        last -= 1;
+        for &q in &tae[last] {
+            if let Some(sides) = eit.get_mut(q) {
+                if let Some(s) = sides.iter_mut().find(|s| **s == last) {
+                    *s = i;
+                }
+            }
+        }
+        tae[i] = tae[last].clone();
+    }
+    tae.truncate(tae.len().saturating_sub(ids.len()));
+    t.triangles_around_edge = Some(tae);
 }
 
 /// Triangle-level part of a point addition.
-pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+pub(crate) fn on_points_added(t: &mut DynTopo, _count: usize) {
+    let n = t.nb_points;
+    if let Some(shells) = t.triangles_around_vertex.as_mut() {
+        shells.resize(n, Vec::new());
+    }
 }
 
 /// Triangle-level part of an edge addition (`triangles_around_edge` grows).
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    if let Some(tae) = t.triangles_around_edge.as_mut() {
+        let n = tae.len() + count;
+        tae.resize(n, Vec::new());
+    }
 }
