@@ -5,6 +5,7 @@
 //! the topological mappings ([`topological_mapping`], [`mesh2point`], orders in [`elements`]);
 //! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
+pub mod change_processor;
 pub mod cube_topology;
 pub mod elements;
 pub mod grid;
@@ -13,8 +14,8 @@ pub mod mapping_changes;
 pub mod mesh;
 pub mod mesh2point;
 pub mod mesh_topology;
-pub mod polygon_cube;
 pub mod modifier;
+pub mod polygon_cube;
 pub mod set_algorithms;
 pub mod set_container;
 pub mod sparse_grid;
@@ -44,4 +45,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&sparse_grid::CLASS);
     f.register(&sparse_grid_ramification::CLASS);
     f.register(&cube_topology::CLASS);
+    f.register(&change_processor::CLASS);
 }
