@@ -430,3 +430,298 @@ pub(crate) fn on_quads_added(t: &mut DynTopo, count: usize) {
         haq.resize(n, Vec::new());
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::mesh::{edges_from_surface, edges_from_volume, quads_from_hexahedra};
+    use proptest::prelude::*;
+    use settee_core::topology_change::TopologyChange;
+    use settee_core::MeshData;
+
+    /// A hexahedron container as its init leaves it (derived edges and quads, no shells).
+    pub(crate) fn hexa_topo(nb_points: usize, hexahedra: Vec<[usize; 8]>) -> DynTopo {
+        let mesh = MeshData { edges: edges_from_volume(&[], &hexahedra), quads: quads_from_hexahedra(&hexahedra), hexahedra, ..MeshData::default() };
+        DynTopo::new(ElementKind::Hexahedron, nb_points, mesh)
+    }
+
+    /// Two unit cubes side by side along x: A = [0,1,4,3,6,7,10,9], B = [1,2,5,4,7,8,11,10]
+    /// (bottom layer 0..6 on a 3×2 grid, top layer 6..12).
+    fn two_cubes() -> DynTopo {
+        hexa_topo(12, vec![[0, 1, 4, 3, 6, 7, 10, 9], [1, 2, 5, 4, 7, 8, 11, 10]])
+    }
+
+    fn kinds(log: &[TopologyChange]) -> Vec<(ElementKind, bool)> {
+        log.iter().map(|c| (c.kind(), matches!(c, TopologyChange::Added { .. }))).collect()
+    }
+
+    fn sorted_shells(s: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        s.iter()
+            .map(|v| {
+                let mut v = v.clone();
+                v.sort_unstable();
+                v
+            })
+            .collect()
+    }
+
+    /// Every element's vertices exist, every lower face of an element exists, and every shell
+    /// present holds what a fresh build from the lists gives (as sets).
+    pub(crate) fn check_consistent(t: &DynTopo) -> Result<(), String> {
+        let n = t.nb_points;
+        let m = &t.mesh;
+        let bad = |what: &str, i: usize| Err(format!("{what} {i} names a missing point ({n} points)"));
+        for (i, e) in m.edges.iter().enumerate() {
+            if e.iter().any(|&v| v >= n) {
+                return bad("edge", i);
+            }
+        }
+        for (i, q) in m.quads.iter().enumerate() {
+            if q.iter().any(|&v| v >= n) {
+                return bad("quad", i);
+            }
+        }
+        for (i, h) in m.hexahedra.iter().enumerate() {
+            if h.iter().any(|&v| v >= n) {
+                return bad("hexahedron", i);
+            }
+        }
+        let mut fresh = DynTopo::new(t.kind, t.nb_points, t.mesh.clone());
+        for qi in 0..m.quads.len() {
+            let q = m.quads[qi];
+            for j in 0..4 {
+                if edge_index(&mut fresh, q[(j + 1) % 4], q[(j + 2) % 4]).is_none() {
+                    return Err(format!("side {j} of quad {qi} {q:?} has no edge"));
+                }
+            }
+        }
+        for hi in 0..m.hexahedra.len() {
+            let h = m.hexahedra[hi];
+            for f in QUADS_IN_HEXAHEDRON {
+                if quad_index(&mut fresh, f.map(|k| h[k])).is_none() {
+                    return Err(format!("a face of hexahedron {hi} {h:?} has no quad"));
+                }
+            }
+        }
+        quad::ensure_edges_in_quad(&mut fresh);
+        quad::ensure_quads_around_edge(&mut fresh);
+        ensure_hexahedra_around_vertex(&mut fresh);
+        ensure_hexahedra_around_edge(&mut fresh);
+        ensure_hexahedra_around_quad(&mut fresh);
+        macro_rules! same {
+            ($f:ident, $shell:expr) => {
+                if let (Some(a), Some(b)) = (t.$f.as_ref(), fresh.$f.as_ref()) {
+                    let (a, b) = if $shell { (sorted_shells(a), sorted_shells(b)) } else { (a.clone(), b.clone()) };
+                    if a != b {
+                        return Err(format!("{} differs from a fresh build:\n{a:?}\n{b:?}", stringify!($f)));
+                    }
+                }
+            };
+        }
+        same!(edges_around_vertex, true);
+        same!(quads_around_vertex, true);
+        same!(quads_around_edge, true);
+        same!(hexahedra_around_vertex, true);
+        same!(hexahedra_around_edge, true);
+        same!(hexahedra_around_quad, true);
+        if let (Some(a), Some(b)) = (&t.edges_in_quad, &fresh.edges_in_quad) {
+            if a != b {
+                return Err(format!("edges_in_quad differs: {a:?} / {b:?}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (&t.quads_in_hexahedron, &fresh.quads_in_hexahedron) {
+            if a != b {
+                return Err(format!("quads_in_hexahedron differs: {a:?} / {b:?}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (&t.edges_in_hexahedron, &fresh.edges_in_hexahedron) {
+            if a != b {
+                return Err(format!("edges_in_hexahedron differs: {a:?} / {b:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn two_cubes_derive_eleven_quads_and_twenty_edges() {
+        let t = two_cubes();
+        assert_eq!(t.mesh.quads.len(), 11);
+        assert_eq!(t.mesh.quads[3], [1, 4, 10, 7], "the shared face is A's face 3");
+        assert_eq!(t.mesh.edges.len(), 20);
+    }
+
+    /// Removing A: its 4 own vertices, 8 own edges and 5 own faces go, in SOFA's order
+    /// (hexahedra, quads, edges, points, each list decreasing, each element by swap-with-last).
+    #[test]
+    fn removing_one_of_two_cubes() {
+        let mut t = two_cubes();
+        remove_hexahedra(&mut t, vec![0], true);
+        let idx: Vec<(ElementKind, Vec<usize>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            idx,
+            vec![
+                (ElementKind::Hexahedron, vec![0]),
+                (ElementKind::Quad, vec![5, 4, 2, 1, 0]),
+                (ElementKind::Edge, vec![11, 9, 8, 7, 5, 2, 1, 0]),
+                (ElementKind::Point, vec![9, 6, 3, 0]),
+            ]
+        );
+        // Removed elements keep their vertices as they were.
+        let TopologyChange::Removed { elements, .. } = &t.log[1] else { unreachable!() };
+        assert_eq!(elements[0], vec![0, 6, 9, 3]);
+        // Points 9, 6, 3, 0 go: 11 → 9 → 3, 10 → 6, 8 → 0.
+        assert_eq!(t.nb_points, 8);
+        assert_eq!(t.mesh.hexahedra, vec![[1, 2, 5, 4, 7, 0, 3, 6]]);
+        assert_eq!(t.mesh.quads, vec![[1, 4, 5, 2], [7, 0, 3, 6], [1, 2, 0, 7], [1, 4, 6, 7], [2, 5, 3, 0], [4, 6, 3, 5]]);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 5], [2, 0], [1, 4], [1, 7], [4, 5], [4, 6], [5, 3], [7, 0], [0, 3], [7, 6], [6, 3]]);
+        assert_eq!(t.quads_in_hexahedron.as_ref().unwrap()[0], [0, 1, 2, 4, 5, 3]);
+        check_consistent(&t).unwrap();
+    }
+
+    #[test]
+    fn removing_without_isolated_items_keeps_faces_edges_and_points() {
+        let mut t = two_cubes();
+        remove_hexahedra(&mut t, vec![1, 7], false);
+        assert_eq!(kinds(&t.log), vec![(ElementKind::Hexahedron, false)]);
+        assert_eq!(t.mesh.hexahedra, vec![[0, 1, 4, 3, 6, 7, 10, 9]]);
+        assert_eq!((t.mesh.quads.len(), t.mesh.edges.len(), t.nb_points), (11, 20, 12));
+        check_consistent(&t).unwrap();
+    }
+
+    /// Adding B next to A creates B's 5 new faces in face order, each after the edges it
+    /// creates, and reuses the shared face and edges.
+    #[test]
+    fn adding_a_cube_next_to_another() {
+        let mut t = hexa_topo(8, vec![[0, 1, 4, 3, 6, 7, 10, 9]]);
+        t.nb_points = 11;
+        add_hexahedra(&mut t, &[[1, 2, 5, 4, 7, 8, 11, 10]]);
+        let added: Vec<(ElementKind, Vec<Vec<usize>>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Added { kind, elements, .. } => (*kind, elements.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        use ElementKind::{Edge as E, Hexahedron as H, Quad as Q};
+        assert_eq!(
+            added,
+            vec![
+                (E, vec![vec![4, 5]]),
+                (E, vec![vec![5, 2]]),
+                (E, vec![vec![2, 1]]),
+                (Q, vec![vec![1, 4, 5, 2]]),
+                (E, vec![vec![8, 11]]),
+                (E, vec![vec![11, 10]]),
+                (E, vec![vec![7, 8]]),
+                (Q, vec![vec![7, 8, 11, 10]]),
+                (E, vec![vec![2, 8]]),
+                (Q, vec![vec![1, 2, 8, 7]]),
+                (E, vec![vec![5, 11]]),
+                (Q, vec![vec![2, 5, 11, 8]]),
+                (Q, vec![vec![5, 4, 10, 11]]),
+                (H, vec![vec![1, 2, 5, 4, 7, 8, 11, 10]]),
+            ]
+        );
+        assert_eq!(t.nb_points, 12);
+        assert_eq!(t.mesh.quads.len(), 11);
+        assert_eq!(t.mesh.edges.len(), 20);
+        assert_eq!(t.quads_in_hexahedron.as_ref().unwrap()[1], [6, 7, 8, 9, 10, 3]);
+        check_consistent(&t).unwrap();
+    }
+
+    #[test]
+    fn adding_a_quad_creates_its_missing_sides_in_side_order() {
+        let quads = vec![[0, 1, 2, 3]];
+        let mesh = MeshData { edges: edges_from_surface(&[], &quads), quads, ..MeshData::default() };
+        let mut t = DynTopo::new(ElementKind::Quad, 4, mesh);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 3], [0, 3], [0, 1]]);
+        quad::add_quads(&mut t, &[[1, 4, 5, 2]]);
+        assert_eq!(t.mesh.edges[4..], [[4, 5], [5, 2], [1, 4]]);
+        assert_eq!(t.edges_in_quad.as_ref().unwrap()[1], [4, 5, 0, 6]);
+        assert_eq!(t.quads_around_edge.as_ref().unwrap()[0], vec![0, 1]);
+        assert_eq!(t.nb_points, 6);
+        assert_eq!(kinds(&t.log), vec![(ElementKind::Edge, true), (ElementKind::Edge, true), (ElementKind::Edge, true), (ElementKind::Quad, true)]);
+        check_consistent(&t).unwrap();
+    }
+
+    /// Removing quads from a quad container: isolated edges, then isolated points.
+    #[test]
+    fn removing_a_quad_of_two() {
+        let quads = vec![[0, 1, 2, 3], [1, 4, 5, 2]];
+        let mesh = MeshData { edges: edges_from_surface(&[], &quads), quads, ..MeshData::default() };
+        let mut t = DynTopo::new(ElementKind::Quad, 6, mesh);
+        // Edges: [1,2] [2,3] [0,3] [0,1] [4,5] [2,5] [1,4].
+        quad::remove_quads(&mut t, vec![0], true, true);
+        let idx: Vec<(ElementKind, Vec<usize>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(idx, vec![(ElementKind::Quad, vec![0]), (ElementKind::Edge, vec![3, 2, 1]), (ElementKind::Point, vec![3, 0])]);
+        // Edges: remove 3 ([0,1] ← [1,4]), 2 ([0,3] ← [2,5]), 1 ([2,3] ← [4,5]); points: remove 3
+        // (5 → 3), then 0 (4 → 0).
+        assert_eq!(t.mesh.quads, vec![[1, 0, 3, 2]]);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [0, 3], [2, 3], [1, 0]]);
+        assert_eq!(t.nb_points, 4);
+        check_consistent(&t).unwrap();
+    }
+
+    /// A block of nx × ny × nz unit cubes.
+    pub(crate) fn block(nx: usize, ny: usize, nz: usize) -> DynTopo {
+        let id = |i: usize, j: usize, k: usize| i + (nx + 1) * (j + (ny + 1) * k);
+        let mut hexahedra = Vec::new();
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    hexahedra.push([
+                        id(i, j, k),
+                        id(i + 1, j, k),
+                        id(i + 1, j + 1, k),
+                        id(i, j + 1, k),
+                        id(i, j, k + 1),
+                        id(i + 1, j, k + 1),
+                        id(i + 1, j + 1, k + 1),
+                        id(i, j + 1, k + 1),
+                    ]);
+                }
+            }
+        }
+        hexa_topo((nx + 1) * (ny + 1) * (nz + 1), hexahedra)
+    }
+
+    proptest! {
+        /// Random removals (and re-additions of removed cubes) keep a hexahedron container
+        /// consistent.
+        #[test]
+        fn random_removals_and_additions_stay_consistent(ops in prop::collection::vec((any::<bool>(), prop::collection::vec(0usize..1000, 1..4)), 1..6)) {
+            let mut t = block(3, 2, 2);
+            let mut removed: Vec<[usize; 8]> = Vec::new();
+            for (add, raw) in ops {
+                let n = t.mesh.hexahedra.len();
+                if add && !removed.is_empty() {
+                    // Re-adding needs its points: only when no point was removed since.
+                    let h = removed.pop().unwrap();
+                    if h.iter().all(|&v| v < t.nb_points) {
+                        add_hexahedra(&mut t, &[h]);
+                    }
+                } else if n > 0 {
+                    let ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
+                    for &i in &ids { removed.push(t.mesh.hexahedra[i]); }
+                    remove_hexahedra(&mut t, ids, true);
+                }
+                prop_assert!(check_consistent(&t).is_ok(), "{}", check_consistent(&t).unwrap_err());
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! differs for shells SOFA has already modified, and every use below is order-independent:
 //! removal lists are sorted, lookups find a unique element).
 
+pub(crate) use super::edge::edge_index;
 use super::{edge, hexahedron, point, DynTopo};
 use settee_core::topology_change::ElementKind;
 
@@ -15,35 +16,6 @@ use settee_core::topology_change::ElementKind;
 pub(crate) const MISSING: usize = usize::MAX;
 
 // ----- shells --------------------------------------------------------------------------------
-
-/// Builds `edges_around_vertex` from the edge list if it is not there (SOFA's
-/// `createEdgesAroundVertexArray`, run at init for a non-empty container): edges naming a
-/// point beyond `nb_points` are left out, as SOFA does.
-pub(crate) fn ensure_edges_around_vertex(t: &mut DynTopo) {
-    if t.edges_around_vertex.is_some() || t.mesh.edges.is_empty() {
-        return;
-    }
-    let n = t.nb_points;
-    let mut shells = vec![Vec::new(); n];
-    for (i, e) in t.mesh.edges.iter().enumerate() {
-        if e[0] >= n || e[1] >= n {
-            continue;
-        }
-        shells[e[0]].push(i);
-        shells[e[1]].push(i);
-    }
-    t.edges_around_vertex = Some(shells);
-}
-
-/// SOFA's `getEdgeIndex(a, b)`: the first edge around `a` that has `b` as an end.
-pub(crate) fn edge_index(t: &mut DynTopo, a: usize, b: usize) -> Option<usize> {
-    if t.mesh.edges.is_empty() {
-        return None;
-    }
-    ensure_edges_around_vertex(t);
-    let shell = t.edges_around_vertex.as_ref()?.get(a)?;
-    shell.iter().copied().find(|&e| t.mesh.edges.get(e).is_some_and(|v| v[0] == b || v[1] == b))
-}
 
 /// SOFA's `createEdgesInQuadArray`.
 pub(crate) fn ensure_edges_in_quad(t: &mut DynTopo) {
