@@ -153,9 +153,11 @@ pub fn modify(scene: &mut Scene, container: ComponentId, op: impl FnOnce(&mut Dy
         op(c.topo_mut());
         c.topo_mut().take_log()
     };
+    let linked = linked_fields(scene, container);
     let mut data = std::mem::take(&mut scene.components[container].data);
     if let Some(c) = scene.get::<SetTopologyContainer>(container) {
-        c.write_back(&mut data);
+        let wanted: Vec<&'static str> = linked.iter().filter_map(|&i| data.fields.get(i).map(|f| f.decl.name)).collect();
+        c.write_back(&mut data, |name| wanted.contains(&name));
     }
     scene.components[container].data = data;
     settee_core::topology_change::propagate(scene, container, &log)
@@ -181,4 +183,19 @@ fn owning_mapping(scene: &Scene, container: ComponentId) -> Option<ComponentId> 
         }
     }
     found
+}
+
+/// The fields of `container` other components' Data are linked to.
+fn linked_fields(scene: &Scene, container: ComponentId) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (_, e) in scene.components.iter() {
+        for f in &e.data.fields {
+            if let Some(l) = &f.link {
+                if l.component == container && !out.contains(&l.field) {
+                    out.push(l.field);
+                }
+            }
+        }
+    }
+    out
 }
