@@ -404,3 +404,231 @@ pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
         tae.resize(n, Vec::new());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use settee_core::topology_change::TopologyChange;
+    use settee_core::MeshData;
+
+    /// T0 = [0,1,2], T1 = [0,2,3], T2 = [2,1,4] with the edges SOFA derives from them (each
+    /// side (t[j+1], t[j+2]) at its first appearance): E0 [1,2], E1 [2,0], E2 [0,1], E3 [2,3],
+    /// E4 [3,0], E5 [1,4], E6 [4,2].
+    fn fan() -> DynTopo {
+        let triangles = vec![[0, 1, 2], [0, 2, 3], [2, 1, 4]];
+        let edges = vec![[1, 2], [2, 0], [0, 1], [2, 3], [3, 0], [1, 4], [4, 2]];
+        DynTopo::new(ElementKind::Triangle, 5, MeshData { edges, triangles, ..MeshData::default() })
+    }
+
+    #[test]
+    fn shells_are_built_as_sofa_builds_them() {
+        let mut t = fan();
+        init_shells(&mut t);
+        assert_eq!(t.edges_in_triangle, Some(vec![[0, 1, 2], [3, 4, 1], [5, 6, 0]]));
+        assert_eq!(t.triangles_around_vertex, Some(vec![vec![0, 1], vec![0, 2], vec![0, 1, 2], vec![1], vec![2]]));
+        // A triangle seeing the edge in its own direction goes first.
+        assert_eq!(t.triangles_around_edge, Some(vec![vec![0, 2], vec![0, 1], vec![0], vec![1], vec![1], vec![2], vec![2]]));
+        assert_eq!(t.edges_around_vertex, Some(vec![vec![1, 2, 4], vec![0, 2, 5], vec![0, 1, 3, 6], vec![3, 4], vec![5, 6]]));
+    }
+
+    #[test]
+    fn removing_a_triangle_removes_its_isolated_edges_then_points() {
+        let mut t = fan();
+        remove_triangles(&mut t, vec![1], true, true);
+        // T2 takes slot 1; E3 and E4 lose their only triangle and go (4 then 3: E6 takes slot
+        // 4, E5 slot 3); point 3 loses its only triangle and goes (point 4 takes its place).
+        assert_eq!(t.mesh.triangles, vec![[0, 1, 2], [2, 1, 3]]);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 0], [0, 1], [1, 3], [3, 2]]);
+        assert_eq!(t.nb_points, 4);
+        assert_eq!(t.edges_in_triangle, Some(vec![[0, 1, 2], [3, 4, 0]]));
+        assert_eq!(t.triangles_around_vertex, Some(vec![vec![0], vec![0, 1], vec![0, 1], vec![1]]));
+        assert_eq!(t.triangles_around_edge, Some(vec![vec![0, 1], vec![0], vec![0], vec![1], vec![1]]));
+        assert_eq!(t.edges_around_vertex, Some(vec![vec![1, 2], vec![0, 2, 3], vec![0, 1, 4], vec![3, 4]]));
+        assert_eq!(
+            t.log,
+            vec![
+                TopologyChange::Removed { kind: ElementKind::Triangle, indices: vec![1], elements: vec![vec![0, 2, 3]] },
+                TopologyChange::Removed { kind: ElementKind::Edge, indices: vec![4, 3], elements: vec![vec![3, 0], vec![2, 3]] },
+                TopologyChange::Removed { kind: ElementKind::Point, indices: vec![3], elements: vec![vec![]] },
+            ]
+        );
+    }
+
+    #[test]
+    fn removing_without_isolated_items_keeps_edges_and_points() {
+        let mut t = fan();
+        remove_triangles(&mut t, vec![0, 2], false, false);
+        assert_eq!(t.mesh.triangles, vec![[0, 2, 3]]);
+        assert_eq!(t.mesh.edges.len(), 7);
+        assert_eq!(t.nb_points, 5);
+        assert_eq!(t.edges_in_triangle, Some(vec![[3, 4, 1]]));
+        assert_eq!(t.triangles_around_edge, Some(vec![vec![], vec![0], vec![], vec![0], vec![0], vec![], vec![]]));
+        assert_eq!(t.log.len(), 1);
+    }
+
+    #[test]
+    fn adding_a_triangle_creates_its_missing_edges_first() {
+        let triangles = vec![[0, 1, 2]];
+        let edges = vec![[1, 2], [2, 0], [0, 1]];
+        let mut t = DynTopo::new(ElementKind::Triangle, 4, MeshData { edges, triangles, ..MeshData::default() });
+        add_triangles(&mut t, &[[0, 2, 3]], vec![], vec![]);
+        // Sides (2,3) and (3,0) are new edges 3 and 4; side (0,2) is edge 1 ([2,0]).
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 0], [0, 1], [2, 3], [3, 0]]);
+        assert_eq!(t.edges_in_triangle, Some(vec![[0, 1, 2], [3, 4, 1]]));
+        assert_eq!(t.triangles_around_edge, Some(vec![vec![0], vec![0, 1], vec![0], vec![1], vec![1]]));
+        assert_eq!(t.triangles_around_vertex, Some(vec![vec![0, 1], vec![0], vec![0, 1], vec![1]]));
+        let added = |kind, e: Vec<usize>| TopologyChange::Added { kind, count: 1, elements: vec![e], ancestors: vec![], coefs: vec![] };
+        assert_eq!(
+            t.log,
+            vec![added(ElementKind::Edge, vec![2, 3]), added(ElementKind::Edge, vec![3, 0]), added(ElementKind::Triangle, vec![0, 2, 3])]
+        );
+    }
+
+    #[test]
+    fn an_empty_container_grows_its_shells_with_its_first_triangles() {
+        let mut t = DynTopo::new(ElementKind::Triangle, 3, MeshData::default());
+        add_triangles(&mut t, &[[0, 1, 2], [1, 3, 2]], vec![], vec![]);
+        assert_eq!(t.nb_points, 4);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 0], [0, 1], [3, 2], [1, 3]]);
+        assert_eq!(t.edges_in_triangle, Some(vec![[0, 1, 2], [3, 0, 4]]));
+        assert_eq!(t.triangles_around_edge, Some(vec![vec![0, 1], vec![0], vec![0], vec![1], vec![1]]));
+        consistent(&t).unwrap();
+    }
+
+    /// Every element's vertices exist, and every existing shell lists exactly the elements
+    /// using each point/edge (adjacency symmetric with the lists).
+    pub(crate) fn consistent(t: &DynTopo) -> Result<(), String> {
+        let n = t.nb_points;
+        for (i, e) in t.mesh.edges.iter().enumerate() {
+            if e.iter().any(|&v| v >= n) {
+                return Err(format!("edge {i} {e:?} names a point beyond {n}"));
+            }
+        }
+        for (i, tri) in t.mesh.triangles.iter().enumerate() {
+            if tri.iter().any(|&v| v >= n) {
+                return Err(format!("triangle {i} {tri:?} names a point beyond {n}"));
+            }
+        }
+        let check = |name: &str, shells: &Vec<Vec<usize>>, expected: Vec<Vec<usize>>| -> Result<(), String> {
+            if shells.len() != expected.len() {
+                return Err(format!("{name} has {} entries for {}", shells.len(), expected.len()));
+            }
+            for (k, (s, e)) in shells.iter().zip(&expected).enumerate() {
+                let (mut s, mut e) = (s.clone(), e.clone());
+                s.sort_unstable();
+                e.sort_unstable();
+                if s != e {
+                    return Err(format!("{name}[{k}] = {s:?}, the lists say {e:?}"));
+                }
+            }
+            Ok(())
+        };
+        if let Some(eav) = &t.edges_around_vertex {
+            let mut exp = vec![Vec::new(); n];
+            for (i, e) in t.mesh.edges.iter().enumerate() {
+                exp[e[0]].push(i);
+                exp[e[1]].push(i);
+            }
+            check("edges_around_vertex", eav, exp)?;
+        }
+        if let Some(tav) = &t.triangles_around_vertex {
+            let mut exp = vec![Vec::new(); n];
+            for (i, tri) in t.mesh.triangles.iter().enumerate() {
+                for &v in tri {
+                    exp[v].push(i);
+                }
+            }
+            check("triangles_around_vertex", tav, exp)?;
+        }
+        if let Some(eit) = &t.edges_in_triangle {
+            if eit.len() != t.mesh.triangles.len() {
+                return Err(format!("edges_in_triangle has {} entries for {} triangles", eit.len(), t.mesh.triangles.len()));
+            }
+            for (i, (tri, sides)) in t.mesh.triangles.iter().zip(eit).enumerate() {
+                for (j, &e) in sides.iter().enumerate() {
+                    let (a, b) = side(tri, j);
+                    let Some(edge) = t.mesh.edges.get(e) else { return Err(format!("triangle {i} side {j} names edge {e}")) };
+                    if !((edge[0] == a && edge[1] == b) || (edge[0] == b && edge[1] == a)) {
+                        return Err(format!("triangle {i} {tri:?} side {j} is edge {e} {edge:?}"));
+                    }
+                }
+            }
+            if let Some(tae) = &t.triangles_around_edge {
+                let mut exp = vec![Vec::new(); t.mesh.edges.len()];
+                for (i, sides) in eit.iter().enumerate() {
+                    for &e in sides {
+                        exp[e].push(i);
+                    }
+                }
+                check("triangles_around_edge", tae, exp)?;
+            }
+        }
+        Ok(())
+    }
+
+    mod random {
+        use super::super::*;
+        use super::consistent;
+        use proptest::prelude::*;
+        use settee_core::MeshData;
+
+        /// A grid of 3×3 squares, two triangles each (16 points, 18 triangles).
+        fn grid() -> DynTopo {
+            let mut triangles = Vec::new();
+            for y in 0..3 {
+                for x in 0..3 {
+                    let p = y * 4 + x;
+                    triangles.push([p, p + 1, p + 5]);
+                    triangles.push([p, p + 5, p + 4]);
+                }
+            }
+            let edges = crate::mesh::edges_from_surface(&triangles, &[]);
+            let points = (0..16).map(|i| [(i % 4) as f64, (i / 4) as f64, 0.0]).collect();
+            DynTopo::new(ElementKind::Triangle, 16, MeshData { points, edges, triangles, ..MeshData::default() })
+        }
+
+        proptest! {
+            #[test]
+            /// Removals either all remove the isolated edges and points or none does (mixing
+            /// them leaves, as in SOFA, points of kept edges without triangles, which a later
+            /// removal deletes under the edge).
+            fn random_removals_and_additions_keep_the_topology_consistent(
+                isolate in any::<bool>(),
+                ops in prop::collection::vec((0u8..4, prop::collection::vec(0usize..1000, 1..6), any::<bool>()), 1..25)
+            ) {
+                let mut t = grid();
+                for (op, raw, flag) in ops {
+                    match op {
+                        0 | 1 => {
+                            let n = t.mesh.triangles.len();
+                            if n == 0 { continue; }
+                            let ids = raw.iter().map(|r| r % n).collect();
+                            remove_triangles(&mut t, ids, isolate, isolate);
+                        }
+                        2 => {
+                            // New triangles on three distinct existing points (or a new one).
+                            let n = t.nb_points;
+                            if n < 3 { continue; }
+                            let mut tris = Vec::new();
+                            for r in raw.chunks(3).filter(|c| c.len() == 3) {
+                                let a = r[0] % n;
+                                let b = (a + 1 + r[1] % (n - 1)) % n;
+                                let c = if flag { n } else { (0..n).find(|&c| c != a && c != b && (c + r[2]) % 2 == 0).unwrap_or_else(|| (0..n).find(|&c| c != a && c != b).unwrap()) };
+                                tris.push([a, b, c]);
+                            }
+                            add_triangles(&mut t, &tris, vec![], vec![]);
+                        }
+                        _ => {
+                            let count = raw.len();
+                            let a = raw[0] % t.nb_points.max(1);
+                            point::add_points(&mut t, count, vec![vec![a]], vec![vec![1.0]]);
+                        }
+                    }
+                    if let Err(e) = consistent(&t) {
+                        prop_assert!(false, "{e}");
+                    }
+                }
+            }
+        }
+    }
+}
