@@ -6,6 +6,7 @@
 
 pub mod hexa2quad;
 pub mod quad2triangle;
+pub mod replay;
 pub mod tetra2triangle;
 pub mod triangle2edge;
 

@@ -1,51 +1,727 @@
 //! HexahedronSet level (`HexahedronSetTopologyModifier`, `HexahedronSetTopologyContainer`).
+//!
+//! Shells of this level: `quads_in_hexahedron` (face `i` is
+//! [`crate::mesh::QUADS_IN_HEXAHEDRON`]`[i]`), `edges_in_hexahedron` (edge `k` is
+//! [`crate::mesh::EDGES_IN_HEXAHEDRON`]`[k]`), `hexahedra_around_vertex`, `hexahedra_around_edge`,
+//! `hexahedra_around_quad`; built from the lists when first needed (see [`super::quad`]).
 
-use super::DynTopo;
+use super::quad::{self, edge_index, quad_index, rename, MISSING};
+use super::{edge, point, DynTopo};
+use crate::mesh::{EDGES_IN_HEXAHEDRON, QUADS_IN_HEXAHEDRON};
+use settee_core::topology_change::ElementKind;
 
-/// SOFA's `removeHexahedra(ids, removeIsolatedItems)` (`removeItems` uses true).
+// ----- shells --------------------------------------------------------------------------------
+
+/// SOFA's `createHexahedraAroundVertexArray`.
+pub(crate) fn ensure_hexahedra_around_vertex(t: &mut DynTopo) {
+    if t.hexahedra_around_vertex.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    let n = t.nb_points.max(crate::elements::count_points(&t.mesh.hexahedra));
+    let mut shells = vec![Vec::new(); n];
+    for (i, h) in t.mesh.hexahedra.iter().enumerate() {
+        for &v in h {
+            shells[v].push(i);
+        }
+    }
+    t.hexahedra_around_vertex = Some(shells);
+}
+
+/// SOFA's `createQuadsInHexahedronArray` (faces found with `getQuadIndex`).
+pub(crate) fn ensure_quads_in_hexahedron(t: &mut DynTopo) {
+    if t.quads_in_hexahedron.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(t.mesh.hexahedra.len());
+    for hi in 0..t.mesh.hexahedra.len() {
+        let h = t.mesh.hexahedra[hi];
+        let mut row = [MISSING; 6];
+        for (i, slot) in row.iter_mut().enumerate() {
+            *slot = quad_index(t, QUADS_IN_HEXAHEDRON[i].map(|k| h[k])).unwrap_or(MISSING);
+        }
+        out.push(row);
+    }
+    t.quads_in_hexahedron = Some(out);
+}
+
+/// SOFA's `createEdgesInHexahedronArray`.
+pub(crate) fn ensure_edges_in_hexahedron(t: &mut DynTopo) {
+    if t.edges_in_hexahedron.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(t.mesh.hexahedra.len());
+    for hi in 0..t.mesh.hexahedra.len() {
+        let h = t.mesh.hexahedra[hi];
+        let mut row = [MISSING; 12];
+        for (k, slot) in row.iter_mut().enumerate() {
+            let [a, b] = EDGES_IN_HEXAHEDRON[k];
+            *slot = edge_index(t, h[a], h[b]).unwrap_or(MISSING);
+        }
+        out.push(row);
+    }
+    t.edges_in_hexahedron = Some(out);
+}
+
+/// SOFA's `createHexahedraAroundEdgeArray`.
+pub(crate) fn ensure_hexahedra_around_edge(t: &mut DynTopo) {
+    if t.hexahedra_around_edge.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    ensure_edges_in_hexahedron(t);
+    let Some(eih) = t.edges_in_hexahedron.as_ref() else { return };
+    let mut shells = vec![Vec::new(); t.mesh.edges.len()];
+    for (i, row) in eih.iter().enumerate() {
+        for &e in row {
+            if let Some(s) = shells.get_mut(e) {
+                s.push(i);
+            }
+        }
+    }
+    t.hexahedra_around_edge = Some(shells);
+}
+
+/// SOFA's `createHexahedraAroundQuadArray`.
+pub(crate) fn ensure_hexahedra_around_quad(t: &mut DynTopo) {
+    if t.hexahedra_around_quad.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    ensure_quads_in_hexahedron(t);
+    let Some(qih) = t.quads_in_hexahedron.as_ref() else { return };
+    let mut shells = vec![Vec::new(); t.mesh.quads.len()];
+    for (i, row) in qih.iter().enumerate() {
+        for &q in row {
+            if let Some(s) = shells.get_mut(q) {
+                s.push(i);
+            }
+        }
+    }
+    t.hexahedra_around_quad = Some(shells);
+}
+
+// ----- removal -------------------------------------------------------------------------------
+
+/// SOFA's `removeHexahedra(ids)` = `removeHexahedraWarning` + `removeHexahedraProcess(ids,
+/// remove_isolated)` (`removeItems` uses true). `remove_isolated` also stands for the
+/// modifier's `removeIsolated` Data (default true), which SOFA requires for removing the
+/// isolated points; isolated quads and edges go with `remove_isolated` alone. Indices out of
+/// range are dropped (SOFA reports them), repeats are dropped.
 pub fn remove_hexahedra(t: &mut DynTopo, ids: Vec<usize>, remove_isolated: bool) {
-    let _ = (t, ids, remove_isolated);
-    todo!()
+    remove_hexahedra_with(t, ids, remove_isolated, remove_isolated);
 }
 
-/// SOFA's `addHexahedra`.
+/// [`remove_hexahedra`] with the modifier's `removeIsolated` Data given apart.
+pub fn remove_hexahedra_with(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_items: bool, remove_isolated_points: bool) {
+    let n = t.mesh.hexahedra.len();
+    let mut ids: Vec<usize> = ids.into_iter().filter(|&i| i < n).collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    ids.dedup();
+    if ids.is_empty() {
+        return;
+    }
+    t.log_removed(ElementKind::Hexahedron, &ids);
+    remove_hexahedra_process(t, &ids, remove_isolated_items, remove_isolated_items && remove_isolated_points);
+}
+
+/// SOFA's `removeHexahedraProcess`; `ids` sorted decreasing and distinct.
+fn remove_hexahedra_process(t: &mut DynTopo, ids: &[usize], remove_isolated: bool, remove_vertices: bool) {
+    if t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    let remove_edges = remove_isolated && !t.mesh.edges.is_empty();
+    let remove_quads = remove_isolated && !t.mesh.quads.is_empty();
+    if remove_vertices {
+        ensure_hexahedra_around_vertex(t);
+    }
+    if remove_edges {
+        ensure_hexahedra_around_edge(t);
+    }
+    if remove_quads {
+        ensure_hexahedra_around_quad(t);
+    }
+
+    let mut quads_to_remove = Vec::new();
+    let mut edges_to_remove = Vec::new();
+    let mut points_to_remove = Vec::new();
+    for &i in ids {
+        let last = t.mesh.hexahedra.len() - 1;
+        let h = t.mesh.hexahedra[i];
+        if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
+            for &v in &h {
+                if let Some(shell) = hav.get_mut(v) {
+                    shell.retain(|&x| x != i);
+                    if remove_vertices && shell.is_empty() {
+                        points_to_remove.push(v);
+                    }
+                }
+            }
+        }
+        if let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_ref()) {
+            for &e in &eih[i] {
+                if let Some(shell) = hae.get_mut(e) {
+                    shell.retain(|&x| x != i);
+                    if remove_edges && shell.is_empty() {
+                        edges_to_remove.push(e);
+                    }
+                }
+            }
+        }
+        if let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_ref()) {
+            for &q in &qih[i] {
+                if let Some(shell) = haq.get_mut(q) {
+                    shell.retain(|&x| x != i);
+                    if remove_quads && shell.is_empty() {
+                        quads_to_remove.push(q);
+                    }
+                }
+            }
+        }
+        if i < last {
+            // The last hexahedron takes the place of the removed one.
+            let moved = t.mesh.hexahedra[last];
+            if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
+                for &v in &moved {
+                    if let Some(shell) = hav.get_mut(v) {
+                        rename(shell, last, i);
+                    }
+                }
+            }
+            if let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_ref()) {
+                for &e in &eih[last] {
+                    if let Some(shell) = hae.get_mut(e) {
+                        rename(shell, last, i);
+                    }
+                }
+            }
+            if let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_ref()) {
+                for &q in &qih[last] {
+                    if let Some(shell) = haq.get_mut(q) {
+                        rename(shell, last, i);
+                    }
+                }
+            }
+        }
+        if let Some(qih) = t.quads_in_hexahedron.as_mut() {
+            if last < qih.len() {
+                qih[i] = qih[last];
+                qih.truncate(last);
+            }
+        }
+        if let Some(eih) = t.edges_in_hexahedron.as_mut() {
+            if last < eih.len() {
+                eih[i] = eih[last];
+                eih.truncate(last);
+            }
+        }
+        t.mesh.hexahedra.swap_remove(i);
+    }
+
+    // SOFA logs both removals, then removes the quads and the edges without looking for isolated
+    // items; the quad removal does not change the edges, so doing them one after the other
+    // logs the same events.
+    if !quads_to_remove.is_empty() {
+        quad::remove_quads(t, quads_to_remove, false, false);
+    }
+    if !edges_to_remove.is_empty() {
+        edge::remove_edges(t, edges_to_remove, false);
+    }
+    if !points_to_remove.is_empty() {
+        point::remove_points(t, points_to_remove);
+    }
+}
+
+// ----- addition ------------------------------------------------------------------------------
+
+/// SOFA's `addHexahedra`: each hexahedron is appended, creating its missing faces (quads, each
+/// logged with the edges it creates) and then its missing edges (each logged); then the
+/// hexahedra's addition is logged.
 pub fn add_hexahedra(t: &mut DynTopo, hexahedra: &[[usize; 8]]) {
-    let _ = (t, hexahedra);
-    todo!()
+    add_hexahedra_with(t, hexahedra, Vec::new(), Vec::new());
 }
 
-/// Hexahedron-level part of a point removal.
+/// [`add_hexahedra`] with ancestors and coefficients.
+pub fn add_hexahedra_with(t: &mut DynTopo, hexahedra: &[[usize; 8]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
+    if hexahedra.is_empty() {
+        return;
+    }
+    for &h in hexahedra {
+        add_hexahedron_process(t, h);
+    }
+    t.log_added(ElementKind::Hexahedron, hexahedra.iter().map(|h| h.to_vec()).collect(), hexahedra.len(), ancestors, coefs);
+}
+
+/// SOFA's `addHexahedronProcess` (without the optional `checkTopology` assertions).
+fn add_hexahedron_process(t: &mut DynTopo, h: [usize; 8]) {
+    ensure_hexahedra_around_vertex(t);
+    ensure_hexahedra_around_quad(t);
+    ensure_hexahedra_around_edge(t);
+
+    let hi = t.mesh.hexahedra.len();
+    let nb = h.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
+    t.nb_points = nb;
+
+    let hav = t.hexahedra_around_vertex.get_or_insert_with(Vec::new);
+    if hav.len() < nb {
+        hav.resize(nb, Vec::new());
+    }
+    for &v in &h {
+        hav[v].push(hi);
+    }
+
+    let qih = t.quads_in_hexahedron.get_or_insert_with(Vec::new);
+    if qih.len() < hi + 1 {
+        qih.resize(hi + 1, [MISSING; 6]);
+    }
+    for (i, face) in QUADS_IN_HEXAHEDRON.iter().enumerate() {
+        let q = face.map(|k| h[k]);
+        let qi = match quad_index(t, q) {
+            Some(qi) => qi,
+            None => {
+                quad::add_quads(t, &[q]);
+                match quad_index(t, q) {
+                    Some(qi) => qi,
+                    None => continue,
+                }
+            }
+        };
+        if let Some(qih) = t.quads_in_hexahedron.as_mut() {
+            qih[hi][i] = qi;
+        }
+        let nq = t.mesh.quads.len();
+        let haq = t.hexahedra_around_quad.get_or_insert_with(Vec::new);
+        if haq.len() < nq {
+            haq.resize(nq, Vec::new());
+        }
+        haq[qi].push(hi);
+    }
+
+    let eih = t.edges_in_hexahedron.get_or_insert_with(Vec::new);
+    if eih.len() < hi + 1 {
+        eih.resize(hi + 1, [MISSING; 12]);
+    }
+    for (k, &[a, b]) in EDGES_IN_HEXAHEDRON.iter().enumerate() {
+        let e = match edge_index(t, h[a], h[b]) {
+            Some(e) => e,
+            None => {
+                edge::add_edges(t, &[[h[a], h[b]]]);
+                match edge_index(t, h[a], h[b]) {
+                    Some(e) => e,
+                    None => continue,
+                }
+            }
+        };
+        if let Some(eih) = t.edges_in_hexahedron.as_mut() {
+            eih[hi][k] = e;
+        }
+        let ne = t.mesh.edges.len();
+        let hae = t.hexahedra_around_edge.get_or_insert_with(Vec::new);
+        if hae.len() < ne {
+            hae.resize(ne, Vec::new());
+        }
+        hae[e].push(hi);
+    }
+    t.mesh.hexahedra.push(h);
+}
+
+// ----- hooks of the lower levels ---------------------------------------------------------------
+
+/// Hexahedron-level part of a point removal (`ids` sorted decreasing, `t.nb_points` not yet
+/// reduced): hexahedra using the last point are given the removed point's index.
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    ensure_hexahedra_around_vertex(t);
+    let Some(hav) = t.hexahedra_around_vertex.as_mut() else { return };
+    let mut last = t.nb_points;
+    for &p in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = hav.get(last).cloned().unwrap_or_default();
+        for &hi in &shell {
+            if let Some(slot) = t.mesh.hexahedra.get_mut(hi).and_then(|h| h.iter_mut().find(|v| **v == last)) {
+                *slot = p;
+            }
+        }
+        if let Some(slot) = hav.get_mut(p) {
+            *slot = shell;
+        }
+    }
+    let keep = hav.len().saturating_sub(ids.len());
+    hav.truncate(keep);
 }
 
-/// Hexahedron-level part of an edge removal.
+/// Hexahedron-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
+/// shortened).
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.mesh.edges.is_empty() || t.edges_in_hexahedron.is_none() {
+        return;
+    }
+    ensure_hexahedra_around_edge(t);
+    let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_mut()) else { return };
+    let mut last = t.mesh.edges.len();
+    for &e in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = hae.get(last).cloned().unwrap_or_default();
+        for &hi in &shell {
+            if let Some(slot) = eih.get_mut(hi).and_then(|row| row.iter_mut().find(|x| **x == last)) {
+                *slot = e;
+            }
+        }
+        if let Some(slot) = hae.get_mut(e) {
+            *slot = shell;
+        }
+    }
+    let keep = hae.len().saturating_sub(ids.len());
+    hae.truncate(keep);
 }
 
-/// Hexahedron-level part of a quad removal.
+/// Hexahedron-level part of a quad removal (`ids` sorted decreasing, the quad list not yet
+/// shortened).
 pub(crate) fn on_quads_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.mesh.quads.is_empty() || t.quads_in_hexahedron.is_none() {
+        return;
+    }
+    ensure_hexahedra_around_quad(t);
+    let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_mut()) else { return };
+    let mut last = t.mesh.quads.len();
+    for &q in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = haq.get(last).cloned().unwrap_or_default();
+        for &hi in &shell {
+            if let Some(slot) = qih.get_mut(hi).and_then(|row| row.iter_mut().find(|x| **x == last)) {
+                *slot = q;
+            }
+        }
+        if let Some(slot) = haq.get_mut(q) {
+            *slot = shell;
+        }
+    }
+    let keep = haq.len().saturating_sub(ids.len());
+    haq.truncate(keep);
 }
 
-/// Hexahedron-level part of a point addition.
+/// Hexahedron-level part of a point addition: the vertex shells grow to the number of points.
 pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    let nb = t.nb_points;
+    if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
+        let n = (hav.len() + count).max(nb);
+        hav.resize(n, Vec::new());
+    }
 }
 
-/// Hexahedron-level part of an edge addition.
+/// Hexahedron-level part of an edge addition: the edge shells grow to the number of edges.
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    let ne = t.mesh.edges.len();
+    if let Some(hae) = t.hexahedra_around_edge.as_mut() {
+        let n = (hae.len() + count).max(ne);
+        hae.resize(n, Vec::new());
+    }
 }
 
-/// Hexahedron-level part of a quad addition.
+/// Hexahedron-level part of a quad addition (called after the quads are appended): the quad
+/// shells grow to the number of quads.
 pub(crate) fn on_quads_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    let nq = t.mesh.quads.len();
+    if let Some(haq) = t.hexahedra_around_quad.as_mut() {
+        let n = haq.len().max(nq);
+        let _ = count;
+        haq.resize(n, Vec::new());
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::mesh::{edges_from_surface, edges_from_volume, quads_from_hexahedra};
+    use proptest::prelude::*;
+    use settee_core::topology_change::TopologyChange;
+    use settee_core::MeshData;
+
+    /// A hexahedron container as its init leaves it (derived edges and quads, no shells).
+    pub(crate) fn hexa_topo(nb_points: usize, hexahedra: Vec<[usize; 8]>) -> DynTopo {
+        let mesh = MeshData { edges: edges_from_volume(&[], &hexahedra), quads: quads_from_hexahedra(&hexahedra), hexahedra, ..MeshData::default() };
+        DynTopo::new(ElementKind::Hexahedron, nb_points, mesh)
+    }
+
+    /// Two unit cubes side by side along x: A = [0,1,4,3,6,7,10,9], B = [1,2,5,4,7,8,11,10]
+    /// (bottom layer 0..6 on a 3×2 grid, top layer 6..12).
+    fn two_cubes() -> DynTopo {
+        hexa_topo(12, vec![[0, 1, 4, 3, 6, 7, 10, 9], [1, 2, 5, 4, 7, 8, 11, 10]])
+    }
+
+    fn kinds(log: &[TopologyChange]) -> Vec<(ElementKind, bool)> {
+        log.iter().map(|c| (c.kind(), matches!(c, TopologyChange::Added { .. }))).collect()
+    }
+
+    fn sorted_shells(s: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        s.iter()
+            .map(|v| {
+                let mut v = v.clone();
+                v.sort_unstable();
+                v
+            })
+            .collect()
+    }
+
+    /// Every element's vertices exist, every lower face of an element exists, and every shell
+    /// present holds what a fresh build from the lists gives (as sets).
+    pub(crate) fn check_consistent(t: &DynTopo) -> Result<(), String> {
+        let n = t.nb_points;
+        let m = &t.mesh;
+        let bad = |what: &str, i: usize| Err(format!("{what} {i} names a missing point ({n} points)"));
+        for (i, e) in m.edges.iter().enumerate() {
+            if e.iter().any(|&v| v >= n) {
+                return bad("edge", i);
+            }
+        }
+        for (i, q) in m.quads.iter().enumerate() {
+            if q.iter().any(|&v| v >= n) {
+                return bad("quad", i);
+            }
+        }
+        for (i, h) in m.hexahedra.iter().enumerate() {
+            if h.iter().any(|&v| v >= n) {
+                return bad("hexahedron", i);
+            }
+        }
+        let mut fresh = DynTopo::new(t.kind, t.nb_points, t.mesh.clone());
+        for qi in 0..m.quads.len() {
+            let q = m.quads[qi];
+            for j in 0..4 {
+                if edge_index(&mut fresh, q[(j + 1) % 4], q[(j + 2) % 4]).is_none() {
+                    return Err(format!("side {j} of quad {qi} {q:?} has no edge"));
+                }
+            }
+        }
+        for hi in 0..m.hexahedra.len() {
+            let h = m.hexahedra[hi];
+            for f in QUADS_IN_HEXAHEDRON {
+                if quad_index(&mut fresh, f.map(|k| h[k])).is_none() {
+                    return Err(format!("a face of hexahedron {hi} {h:?} has no quad"));
+                }
+            }
+        }
+        quad::ensure_edges_in_quad(&mut fresh);
+        quad::ensure_quads_around_edge(&mut fresh);
+        ensure_hexahedra_around_vertex(&mut fresh);
+        ensure_hexahedra_around_edge(&mut fresh);
+        ensure_hexahedra_around_quad(&mut fresh);
+        macro_rules! same {
+            ($f:ident, $shell:expr) => {
+                if let (Some(a), Some(b)) = (t.$f.as_ref(), fresh.$f.as_ref()) {
+                    let (a, b) = if $shell { (sorted_shells(a), sorted_shells(b)) } else { (a.clone(), b.clone()) };
+                    if a != b {
+                        return Err(format!("{} differs from a fresh build:\n{a:?}\n{b:?}", stringify!($f)));
+                    }
+                }
+            };
+        }
+        same!(edges_around_vertex, true);
+        same!(quads_around_vertex, true);
+        same!(quads_around_edge, true);
+        same!(hexahedra_around_vertex, true);
+        same!(hexahedra_around_edge, true);
+        same!(hexahedra_around_quad, true);
+        if let (Some(a), Some(b)) = (&t.edges_in_quad, &fresh.edges_in_quad) {
+            if a != b {
+                return Err(format!("edges_in_quad differs: {a:?} / {b:?}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (&t.quads_in_hexahedron, &fresh.quads_in_hexahedron) {
+            if a != b {
+                return Err(format!("quads_in_hexahedron differs: {a:?} / {b:?}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (&t.edges_in_hexahedron, &fresh.edges_in_hexahedron) {
+            if a != b {
+                return Err(format!("edges_in_hexahedron differs: {a:?} / {b:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn two_cubes_derive_eleven_quads_and_twenty_edges() {
+        let t = two_cubes();
+        assert_eq!(t.mesh.quads.len(), 11);
+        assert_eq!(t.mesh.quads[3], [1, 4, 10, 7], "the shared face is A's face 3");
+        assert_eq!(t.mesh.edges.len(), 20);
+    }
+
+    /// Removing A: its 4 own vertices, 8 own edges and 5 own faces go, in SOFA's order
+    /// (hexahedra, quads, edges, points, each list decreasing, each element by swap-with-last).
+    #[test]
+    fn removing_one_of_two_cubes() {
+        let mut t = two_cubes();
+        remove_hexahedra(&mut t, vec![0], true);
+        let idx: Vec<(ElementKind, Vec<usize>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            idx,
+            vec![
+                (ElementKind::Hexahedron, vec![0]),
+                (ElementKind::Quad, vec![5, 4, 2, 1, 0]),
+                (ElementKind::Edge, vec![11, 9, 8, 7, 5, 2, 1, 0]),
+                (ElementKind::Point, vec![9, 6, 3, 0]),
+            ]
+        );
+        // Removed elements keep their vertices as they were.
+        let TopologyChange::Removed { elements, .. } = &t.log[1] else { unreachable!() };
+        assert_eq!(elements[0], vec![0, 6, 9, 3]);
+        // Points 9, 6, 3, 0 go: 11 → 9 → 3, 10 → 6, 8 → 0.
+        assert_eq!(t.nb_points, 8);
+        assert_eq!(t.mesh.hexahedra, vec![[1, 2, 5, 4, 7, 0, 3, 6]]);
+        assert_eq!(t.mesh.quads, vec![[1, 4, 5, 2], [7, 0, 3, 6], [1, 2, 0, 7], [1, 4, 6, 7], [2, 5, 3, 0], [4, 6, 3, 5]]);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 5], [2, 0], [1, 4], [1, 7], [4, 5], [4, 6], [5, 3], [7, 0], [0, 3], [7, 6], [6, 3]]);
+        assert_eq!(t.quads_in_hexahedron.as_ref().unwrap()[0], [0, 1, 2, 4, 5, 3]);
+        check_consistent(&t).unwrap();
+    }
+
+    #[test]
+    fn removing_without_isolated_items_keeps_faces_edges_and_points() {
+        let mut t = two_cubes();
+        remove_hexahedra(&mut t, vec![1, 7], false);
+        assert_eq!(kinds(&t.log), vec![(ElementKind::Hexahedron, false)]);
+        assert_eq!(t.mesh.hexahedra, vec![[0, 1, 4, 3, 6, 7, 10, 9]]);
+        assert_eq!((t.mesh.quads.len(), t.mesh.edges.len(), t.nb_points), (11, 20, 12));
+        check_consistent(&t).unwrap();
+    }
+
+    /// Adding B next to A creates B's 5 new faces in face order, each after the edges it
+    /// creates, and reuses the shared face and edges.
+    #[test]
+    fn adding_a_cube_next_to_another() {
+        let mut t = hexa_topo(8, vec![[0, 1, 4, 3, 6, 7, 10, 9]]);
+        t.nb_points = 11;
+        add_hexahedra(&mut t, &[[1, 2, 5, 4, 7, 8, 11, 10]]);
+        let added: Vec<(ElementKind, Vec<Vec<usize>>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Added { kind, elements, .. } => (*kind, elements.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        use ElementKind::{Edge as E, Hexahedron as H, Quad as Q};
+        assert_eq!(
+            added,
+            vec![
+                (E, vec![vec![4, 5]]),
+                (E, vec![vec![5, 2]]),
+                (E, vec![vec![2, 1]]),
+                (Q, vec![vec![1, 4, 5, 2]]),
+                (E, vec![vec![8, 11]]),
+                (E, vec![vec![11, 10]]),
+                (E, vec![vec![7, 8]]),
+                (Q, vec![vec![7, 8, 11, 10]]),
+                (E, vec![vec![2, 8]]),
+                (Q, vec![vec![1, 2, 8, 7]]),
+                (E, vec![vec![5, 11]]),
+                (Q, vec![vec![2, 5, 11, 8]]),
+                (Q, vec![vec![5, 4, 10, 11]]),
+                (H, vec![vec![1, 2, 5, 4, 7, 8, 11, 10]]),
+            ]
+        );
+        assert_eq!(t.nb_points, 12);
+        assert_eq!(t.mesh.quads.len(), 11);
+        assert_eq!(t.mesh.edges.len(), 20);
+        assert_eq!(t.quads_in_hexahedron.as_ref().unwrap()[1], [6, 7, 8, 9, 10, 3]);
+        check_consistent(&t).unwrap();
+    }
+
+    #[test]
+    fn adding_a_quad_creates_its_missing_sides_in_side_order() {
+        let quads = vec![[0, 1, 2, 3]];
+        let mesh = MeshData { edges: edges_from_surface(&[], &quads), quads, ..MeshData::default() };
+        let mut t = DynTopo::new(ElementKind::Quad, 4, mesh);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [2, 3], [0, 3], [0, 1]]);
+        quad::add_quads(&mut t, &[[1, 4, 5, 2]]);
+        assert_eq!(t.mesh.edges[4..], [[4, 5], [5, 2], [1, 4]]);
+        assert_eq!(t.edges_in_quad.as_ref().unwrap()[1], [4, 5, 0, 6]);
+        assert_eq!(t.quads_around_edge.as_ref().unwrap()[0], vec![0, 1]);
+        assert_eq!(t.nb_points, 6);
+        assert_eq!(kinds(&t.log), vec![(ElementKind::Edge, true), (ElementKind::Edge, true), (ElementKind::Edge, true), (ElementKind::Quad, true)]);
+        check_consistent(&t).unwrap();
+    }
+
+    /// Removing quads from a quad container: isolated edges, then isolated points.
+    #[test]
+    fn removing_a_quad_of_two() {
+        let quads = vec![[0, 1, 2, 3], [1, 4, 5, 2]];
+        let mesh = MeshData { edges: edges_from_surface(&[], &quads), quads, ..MeshData::default() };
+        let mut t = DynTopo::new(ElementKind::Quad, 6, mesh);
+        // Edges: [1,2] [2,3] [0,3] [0,1] [4,5] [2,5] [1,4].
+        quad::remove_quads(&mut t, vec![0], true, true);
+        let idx: Vec<(ElementKind, Vec<usize>)> = t
+            .log
+            .iter()
+            .map(|c| match c {
+                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(idx, vec![(ElementKind::Quad, vec![0]), (ElementKind::Edge, vec![3, 2, 1]), (ElementKind::Point, vec![3, 0])]);
+        // Edges: remove 3 ([0,1] ← [1,4]), 2 ([0,3] ← [2,5]), 1 ([2,3] ← [4,5]); points: remove 3
+        // (5 → 3), then 0 (4 → 0).
+        assert_eq!(t.mesh.quads, vec![[1, 0, 3, 2]]);
+        assert_eq!(t.mesh.edges, vec![[1, 2], [0, 3], [2, 3], [1, 0]]);
+        assert_eq!(t.nb_points, 4);
+        check_consistent(&t).unwrap();
+    }
+
+    /// A block of nx × ny × nz unit cubes.
+    pub(crate) fn block(nx: usize, ny: usize, nz: usize) -> DynTopo {
+        let id = |i: usize, j: usize, k: usize| i + (nx + 1) * (j + (ny + 1) * k);
+        let mut hexahedra = Vec::new();
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    hexahedra.push([
+                        id(i, j, k),
+                        id(i + 1, j, k),
+                        id(i + 1, j + 1, k),
+                        id(i, j + 1, k),
+                        id(i, j, k + 1),
+                        id(i + 1, j, k + 1),
+                        id(i + 1, j + 1, k + 1),
+                        id(i, j + 1, k + 1),
+                    ]);
+                }
+            }
+        }
+        hexa_topo((nx + 1) * (ny + 1) * (nz + 1), hexahedra)
+    }
+
+    proptest! {
+        /// Random removals (and re-additions of removed cubes) keep a hexahedron container
+        /// consistent.
+        #[test]
+        fn random_removals_and_additions_stay_consistent(ops in prop::collection::vec((any::<bool>(), prop::collection::vec(0usize..1000, 1..4)), 1..6)) {
+            let mut t = block(3, 2, 2);
+            let mut removed: Vec<[usize; 8]> = Vec::new();
+            for (add, raw) in ops {
+                let n = t.mesh.hexahedra.len();
+                if add && !removed.is_empty() {
+                    // Re-adding needs its points: only when no point was removed since.
+                    let h = removed.pop().unwrap();
+                    if h.iter().all(|&v| v < t.nb_points) {
+                        add_hexahedra(&mut t, &[h]);
+                    }
+                } else if n > 0 {
+                    let ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
+                    for &i in &ids { removed.push(t.mesh.hexahedra[i]); }
+                    remove_hexahedra(&mut t, ids, true);
+                }
+                prop_assert!(check_consistent(&t).is_ok(), "{}", check_consistent(&t).unwrap_err());
+            }
+        }
+    }
 }

@@ -1,40 +1,333 @@
 //! QuadSet level (`QuadSetTopologyModifier`, `QuadSetTopologyContainer`).
+//!
+//! Shells of this level: `edges_in_quad` (the edge of side `j` of quad `q` joins
+//! `q[(j+1)%4]` and `q[(j+2)%4]`), `quads_around_vertex`, `quads_around_edge`. SOFA builds them
+//! all when a non-empty container is initialised; here they are built from the lists the first
+//! time an operation needs them, which gives the same content (the order inside a shell only
+//! differs for shells SOFA has already modified, and every use below is order-independent:
+//! removal lists are sorted, lookups find a unique element).
 
-use super::DynTopo;
+pub(crate) use super::edge::edge_index;
+use super::{edge, hexahedron, point, DynTopo};
+use settee_core::topology_change::ElementKind;
+
+/// Marks a side whose edge is missing from the edge list (an inconsistent container; SOFA
+/// asserts). Entries holding it are skipped by the shell updates.
+pub(crate) const MISSING: usize = usize::MAX;
+
+// ----- shells --------------------------------------------------------------------------------
+
+/// SOFA's `createEdgesInQuadArray`.
+pub(crate) fn ensure_edges_in_quad(t: &mut DynTopo) {
+    if t.edges_in_quad.is_some() || t.mesh.edges.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(t.mesh.quads.len());
+    for qi in 0..t.mesh.quads.len() {
+        let q = t.mesh.quads[qi];
+        let mut row = [MISSING; 4];
+        for (j, slot) in row.iter_mut().enumerate() {
+            *slot = edge_index(t, q[(j + 1) % 4], q[(j + 2) % 4]).unwrap_or(MISSING);
+        }
+        out.push(row);
+    }
+    t.edges_in_quad = Some(out);
+}
+
+/// SOFA's `createQuadsAroundVertexArray`.
+pub(crate) fn ensure_quads_around_vertex(t: &mut DynTopo) {
+    if t.quads_around_vertex.is_some() || t.mesh.quads.is_empty() {
+        return;
+    }
+    let n = t.nb_points.max(crate::elements::count_points(&t.mesh.quads));
+    let mut shells = vec![Vec::new(); n];
+    for (i, q) in t.mesh.quads.iter().enumerate() {
+        for &v in q {
+            shells[v].push(i);
+        }
+    }
+    t.quads_around_vertex = Some(shells);
+}
+
+/// SOFA's `createQuadsAroundEdgeArray` (builds `edges_in_quad` first if needed).
+pub(crate) fn ensure_quads_around_edge(t: &mut DynTopo) {
+    if t.quads_around_edge.is_some() || t.mesh.quads.is_empty() || t.mesh.edges.is_empty() {
+        return;
+    }
+    ensure_edges_in_quad(t);
+    let Some(eiq) = t.edges_in_quad.as_ref() else { return };
+    let mut shells = vec![Vec::new(); t.mesh.edges.len()];
+    for (i, row) in eiq.iter().enumerate() {
+        for &e in row {
+            if let Some(s) = shells.get_mut(e) {
+                s.push(i);
+            }
+        }
+    }
+    t.quads_around_edge = Some(shells);
+}
+
+/// SOFA's `getQuadIndex(a, b, c, d)`: the quad having the four vertices (in any order), found
+/// from the vertex shells; `None` when there is none or more than one, or when the shells do
+/// not exist and there are no quads.
+pub(crate) fn quad_index(t: &mut DynTopo, q: [usize; 4]) -> Option<usize> {
+    ensure_quads_around_vertex(t);
+    let qav = t.quads_around_vertex.as_ref()?;
+    let empty = Vec::new();
+    let shell = |v: usize| qav.get(v).unwrap_or(&empty);
+    let mut found: Vec<usize> = shell(q[0]).clone();
+    for &v in &q[1..] {
+        let s = shell(v);
+        found.retain(|x| s.contains(x));
+    }
+    found.sort_unstable();
+    found.dedup();
+    (found.len() == 1).then(|| found[0])
+}
+
+/// Replaces `from` by `to` in a shell (`std::replace`).
+pub(crate) fn rename(shell: &mut [usize], from: usize, to: usize) {
+    for x in shell.iter_mut().filter(|x| **x == from) {
+        *x = to;
+    }
+}
+
+// ----- removal -------------------------------------------------------------------------------
 
 /// SOFA's `removeQuads(ids, removeIsolatedEdges, removeIsolatedPoints)` (`removeItems` uses
-/// true, true).
+/// true, true). Indices out of range are dropped (SOFA warns), repeats are dropped.
 pub fn remove_quads(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_edges: bool, remove_isolated_points: bool) {
-    let _ = (t, ids, remove_isolated_edges, remove_isolated_points);
-    todo!()
+    let n = t.mesh.quads.len();
+    let mut ids: Vec<usize> = ids.into_iter().filter(|&i| i < n).collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    ids.dedup();
+    if ids.is_empty() {
+        return;
+    }
+    t.log_removed(ElementKind::Quad, &ids);
+    remove_quads_process(t, &ids, remove_isolated_edges, remove_isolated_points);
 }
 
-/// SOFA's `addQuads`.
+/// SOFA's `removeQuadsProcess` (with the hexahedron level's override first). `ids` are sorted
+/// in decreasing order and distinct.
+fn remove_quads_process(t: &mut DynTopo, ids: &[usize], remove_isolated_edges: bool, remove_isolated_points: bool) {
+    if t.mesh.quads.is_empty() {
+        return;
+    }
+    hexahedron::on_quads_removed(t, ids);
+    if !t.mesh.edges.is_empty() && remove_isolated_edges {
+        ensure_edges_in_quad(t);
+        ensure_quads_around_edge(t);
+    }
+    if remove_isolated_points {
+        ensure_quads_around_vertex(t);
+    }
+
+    let mut edges_to_remove = Vec::new();
+    let mut points_to_remove = Vec::new();
+    for &i in ids {
+        let last = t.mesh.quads.len() - 1;
+        let q = t.mesh.quads[i];
+        if let Some(qav) = t.quads_around_vertex.as_mut() {
+            for &v in &q {
+                if let Some(shell) = qav.get_mut(v) {
+                    shell.retain(|&x| x != i);
+                    if remove_isolated_points && shell.is_empty() {
+                        points_to_remove.push(v);
+                    }
+                }
+            }
+        }
+        if let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_ref()) {
+            for &e in &eiq[i] {
+                if let Some(shell) = qae.get_mut(e) {
+                    shell.retain(|&x| x != i);
+                    if remove_isolated_edges && shell.is_empty() {
+                        edges_to_remove.push(e);
+                    }
+                }
+            }
+        }
+        if i < last {
+            // The last quad takes the place of the removed one.
+            let moved = t.mesh.quads[last];
+            if let Some(qav) = t.quads_around_vertex.as_mut() {
+                for &v in &moved {
+                    if let Some(shell) = qav.get_mut(v) {
+                        rename(shell, last, i);
+                    }
+                }
+            }
+            if let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_ref()) {
+                for &e in &eiq[last] {
+                    if let Some(shell) = qae.get_mut(e) {
+                        rename(shell, last, i);
+                    }
+                }
+            }
+        }
+        if let Some(eiq) = t.edges_in_quad.as_mut() {
+            if last < eiq.len() {
+                eiq[i] = eiq[last];
+                eiq.truncate(last);
+            }
+        }
+        t.mesh.quads.swap_remove(i);
+    }
+
+    if !edges_to_remove.is_empty() {
+        edge::remove_edges(t, edges_to_remove, false);
+    }
+    if !points_to_remove.is_empty() {
+        point::remove_points(t, points_to_remove);
+    }
+}
+
+// ----- addition ------------------------------------------------------------------------------
+
+/// SOFA's `addQuads`: each quad is appended (creating its missing edges, each logged as it is
+/// created), then the quads' addition is logged.
 pub fn add_quads(t: &mut DynTopo, quads: &[[usize; 4]]) {
-    let _ = (t, quads);
-    todo!()
+    add_quads_with(t, quads, Vec::new(), Vec::new());
 }
 
-/// Quad-level part of a point removal.
+/// [`add_quads`] with ancestors and coefficients (SOFA's second `addQuads`).
+pub fn add_quads_with(t: &mut DynTopo, quads: &[[usize; 4]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
+    if quads.is_empty() {
+        return;
+    }
+    add_quads_process(t, quads);
+    t.log_added(ElementKind::Quad, quads.iter().map(|q| q.to_vec()).collect(), quads.len(), ancestors, coefs);
+}
+
+/// SOFA's `addQuadsProcess` (with the hexahedron level's override after it).
+fn add_quads_process(t: &mut DynTopo, quads: &[[usize; 4]]) {
+    for &q in quads {
+        add_quad_process(t, q);
+    }
+    hexahedron::on_quads_added(t, quads.len());
+}
+
+/// SOFA's `addQuadProcess` (without the optional `checkTopology` tests).
+fn add_quad_process(t: &mut DynTopo, q: [usize; 4]) {
+    // The shells SOFA has had since init (or since its first quad): build them from the lists
+    // before this quad is appended.
+    ensure_quads_around_vertex(t);
+    ensure_edges_in_quad(t);
+    ensure_quads_around_edge(t);
+
+    let qi = t.mesh.quads.len();
+    let nb = q.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
+    t.nb_points = nb;
+
+    let qav = t.quads_around_vertex.get_or_insert_with(Vec::new);
+    if qav.len() < nb {
+        qav.resize(nb, Vec::new());
+    }
+    for &v in &q {
+        qav[v].push(qi);
+    }
+    let eiq = t.edges_in_quad.get_or_insert_with(Vec::new);
+    if eiq.len() < qi + 1 {
+        eiq.resize(qi + 1, [MISSING; 4]);
+    }
+
+    for j in 0..4 {
+        let (a, b) = (q[(j + 1) % 4], q[(j + 2) % 4]);
+        let e = match edge_index(t, a, b) {
+            Some(e) => e,
+            None => {
+                edge::add_edges(t, &[[a, b]]);
+                match edge_index(t, a, b) {
+                    Some(e) => e,
+                    None => continue,
+                }
+            }
+        };
+        if let Some(eiq) = t.edges_in_quad.as_mut() {
+            eiq[qi][j] = e;
+        }
+        let ne = t.mesh.edges.len();
+        let qae = t.quads_around_edge.get_or_insert_with(Vec::new);
+        if qae.len() < ne {
+            qae.resize(ne, Vec::new());
+        }
+        qae[e].push(qi);
+    }
+    t.mesh.quads.push(q);
+}
+
+// ----- hooks of the lower levels ---------------------------------------------------------------
+
+/// Quad-level part of a point removal (`ids` sorted decreasing, `t.nb_points` not yet
+/// reduced): quads using the last point are given the removed point's index.
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.mesh.quads.is_empty() {
+        return;
+    }
+    ensure_quads_around_vertex(t);
+    let Some(qav) = t.quads_around_vertex.as_mut() else { return };
+    let mut last = t.nb_points;
+    for &p in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = qav.get(last).cloned().unwrap_or_default();
+        for &qi in &shell {
+            if let Some(quad) = t.mesh.quads.get_mut(qi) {
+                for v in quad.iter_mut().filter(|v| **v == last) {
+                    *v = p;
+                }
+            }
+        }
+        if let Some(slot) = qav.get_mut(p) {
+            *slot = shell;
+        }
+    }
+    let keep = qav.len().saturating_sub(ids.len());
+    qav.truncate(keep);
 }
 
-/// Quad-level part of an edge removal.
+/// Quad-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
+/// shortened): the quads around the last edge name the removed edge's index instead.
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    let _ = (t, ids);
-    todo!()
+    if t.edges_in_quad.is_none() {
+        return;
+    }
+    ensure_quads_around_edge(t);
+    let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_mut()) else { return };
+    let mut last = t.mesh.edges.len();
+    for &e in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = qae.get(last).cloned().unwrap_or_default();
+        for &qi in &shell {
+            if let Some(row) = eiq.get_mut(qi) {
+                if let Some(slot) = row.iter_mut().find(|x| **x == last) {
+                    *slot = e;
+                }
+            }
+        }
+        if let Some(slot) = qae.get_mut(e) {
+            *slot = shell;
+        }
+    }
+    let keep = qae.len().saturating_sub(ids.len());
+    qae.truncate(keep);
 }
 
-/// Quad-level part of a point addition.
+/// Quad-level part of a point addition: the vertex shells grow to the number of points.
 pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    let nb = t.nb_points;
+    if let Some(qav) = t.quads_around_vertex.as_mut() {
+        let n = (qav.len() + count).max(nb);
+        qav.resize(n, Vec::new());
+    }
 }
 
-/// Quad-level part of an edge addition.
+/// Quad-level part of an edge addition: the edge shells grow by `count`.
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    let _ = (t, count);
-    todo!()
+    if let Some(qae) = t.quads_around_edge.as_mut() {
+        let n = qae.len() + count;
+        qae.resize(n, Vec::new());
+    }
 }
