@@ -176,9 +176,8 @@ fn owning_mapping(scene: &Scene, container: ComponentId) -> Option<ComponentId> 
             if output != Some(container) {
                 continue;
             }
-            if scene.components[c].obj.is_none() {
-                return None; // the mapping itself is forwarding a change
-            }
+            // Taken out: the mapping itself is forwarding a change.
+            scene.components[c].obj.as_ref()?;
             found = Some(c);
         }
     }
