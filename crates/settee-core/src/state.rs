@@ -414,7 +414,13 @@ mod tests {
         assert_eq!(s.size, 5);
         assert_eq!(s.read(VecId::POSITION), before.read(VecId::POSITION));
         let e = s
-            .apply_point_change(&TopologyChange::Added { kind: ElementKind::Point, count: 1, elements: vec![], ancestors: vec![vec![5]], coefs: vec![] })
+            .apply_point_change(&TopologyChange::Added {
+                kind: ElementKind::Point,
+                count: 1,
+                elements: vec![],
+                ancestors: vec![vec![5]],
+                coefs: vec![],
+            })
             .unwrap_err();
         assert!(e.0.contains("ancestor 5"), "{e}");
         assert_eq!(s.size, 5);

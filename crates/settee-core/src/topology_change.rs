@@ -373,7 +373,13 @@ mod tests {
     #[test]
     fn added_elements_are_made_from_their_ancestors() {
         let mut d = ElementData::new(ElementKind::Point, vec![1.0, 3.0]);
-        let add = TopologyChange::Added { kind: ElementKind::Point, count: 2, elements: vec![], ancestors: vec![vec![0, 1]], coefs: vec![vec![0.25, 0.75]] };
+        let add = TopologyChange::Added {
+            kind: ElementKind::Point,
+            count: 2,
+            elements: vec![],
+            ancestors: vec![vec![0, 1]],
+            coefs: vec![vec![0.25, 0.75]],
+        };
         d.apply(&[add], |e| {
             e.ancestors.iter().zip(e.coefs).map(|(&a, &w)| w * e.values[a]).sum::<f64>() + if e.ancestors.is_empty() { 9.0 } else { 0.0 }
         })
@@ -387,7 +393,9 @@ mod tests {
         let e = d.apply(&[TopologyChange::Removed { kind: ElementKind::Edge, indices: vec![0, 2], elements: vec![] }], |_| 0).unwrap_err();
         assert!(e.0.contains("only 2 edges are left"), "{e}");
         assert_eq!(d.values(), &[0, 1, 2]);
-        let e = d.apply(&[TopologyChange::Added { kind: ElementKind::Edge, count: 1, elements: vec![], ancestors: vec![vec![7]], coefs: vec![] }], |_| 0).unwrap_err();
+        let e = d
+            .apply(&[TopologyChange::Added { kind: ElementKind::Edge, count: 1, elements: vec![], ancestors: vec![vec![7]], coefs: vec![] }], |_| 0)
+            .unwrap_err();
         assert!(e.0.contains("ancestor 7"), "{e}");
         // Changes of another kind are not this array's business.
         d.apply(&[TopologyChange::Removed { kind: ElementKind::Point, indices: vec![99], elements: vec![] }], |_| 0).unwrap();

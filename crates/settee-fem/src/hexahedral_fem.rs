@@ -27,8 +27,8 @@ use settee_core::component::link;
 use settee_core::data::{decl, DataKind::*};
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl,
-    MatrixAccumulator, MechParams, Roles, SimError, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator,
+    MechParams, Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
 use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};

@@ -193,8 +193,16 @@ fn diagonal_mass_on_triangles_with_a_geometry_template() {
     let tris = [[0, 1, 2], [0, 2, 3], [3, 2, 4]];
     let t = numbers(tris.iter().flatten());
     let mk = |t: &str| {
-        build(None, &[], "TriangleSetTopologyContainer", &[("position", p), ("triangles", t)], "DiagonalMass", Some("Vec3d,Vec3d"), &[("massDensity", "3")])
-            .unwrap()
+        build(
+            None,
+            &[],
+            "TriangleSetTopologyContainer",
+            &[("position", p), ("triangles", t)],
+            "DiagonalMass",
+            Some("Vec3d,Vec3d"),
+            &[("massDensity", "3")],
+        )
+        .unwrap()
     };
     let mut b = mk(&t);
     remove(&mut b, K::Triangle, &[0]);

@@ -22,8 +22,8 @@ use settee_core::component::{link, ForceField};
 use settee_core::data::{decl, DataKind::*};
 use settee_core::topology_change::{removal_map, validate, ElementKind, Follow, TopologyChange};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule, VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MechParams, Roles, SimError, SimResult,
+    StateId, TemplateRule, VecId,
 };
 
 static DATA: &[DataDecl] = &[

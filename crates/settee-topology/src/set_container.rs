@@ -27,10 +27,10 @@
 //! initialised (or as a topological mapping filled them).
 
 use crate::modifier::DynTopo;
-use settee_core::topology_change::ElementKind;
 use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::topology::{group, points_from_flat};
+use settee_core::topology_change::ElementKind;
 use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
 
 use crate::elements::{

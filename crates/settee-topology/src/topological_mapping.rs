@@ -21,11 +21,11 @@
 //! Topological changes are not propagated (no changes happen yet).
 
 use crate::mapping_changes::{self, IndexMaps};
-use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::component::{link, LinkDecl};
 use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::data_ref::{self, DataRef, DataUse};
 use settee_core::scene::LinkTarget;
+use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::{
     component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule,
 };

@@ -22,10 +22,8 @@ fn bar(nx: usize, a: f64, b: f64, c: f64) -> (Vec<f64>, Vec<[usize; 8]>) {
 
 fn scene(pts: &[f64], hexa: &[[usize; 8]], method: &str) -> (Harness, ComponentId, ComponentId) {
     let mut h = Harness::new();
-    let topo = h.add(
-        "HexahedronSetTopologyContainer",
-        &[("position", join(pts.iter()).as_str()), ("hexahedra", join(hexa.iter().flatten()).as_str())],
-    );
+    let topo =
+        h.add("HexahedronSetTopologyContainer", &[("position", join(pts.iter()).as_str()), ("hexahedra", join(hexa.iter().flatten()).as_str())]);
     h.add("MechanicalObject", &[]);
     let ff = h.add("HexahedralFEMForceField", &[("youngModulus", "100"), ("poissonRatio", "0.3"), ("method", method)]);
     h.init().unwrap();
