@@ -159,6 +159,17 @@ pub struct Scene {
     /// Data values that do not parse are warnings (the Data keeps its default) instead of
     /// errors: `--lenient`.
     pub lenient: bool,
+    /// Observers outside the scene that look at it at every step start, after the components
+    /// listening to the start of the step ran ([`StepProbe`]).
+    pub step_probes: Vec<Box<dyn StepProbe>>,
+}
+
+/// Looks at the scene at every step start, right after the components listening to the start
+/// of the step (SOFA's AnimateBeginEvent: a TopologicalChangeProcessor) ran — where SOFA's
+/// WriteTopology/CompareTopology, appended at the end of their node, see it.
+pub trait StepProbe: std::any::Any + Send {
+    fn after_animate_begin(&mut self, scene: &Scene);
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -209,6 +220,7 @@ impl Scene {
             output_dir: PathBuf::new(),
             started: false,
             divergence: Default::default(),
+            step_probes: Vec::new(),
         }
     }
 

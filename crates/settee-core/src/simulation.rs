@@ -150,7 +150,13 @@ pub fn timed<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scen
 
 /// Sends the start-of-step event to every component, top-down in object order.
 pub fn animate_begin(scene: &mut Scene) -> SimResult {
-    broadcast(scene, |obj, scene, c| obj.animate_begin(scene, c))
+    broadcast(scene, |obj, scene, c| obj.animate_begin(scene, c))?;
+    let mut probes = std::mem::take(&mut scene.step_probes);
+    for p in &mut probes {
+        p.after_animate_begin(scene);
+    }
+    scene.step_probes = probes;
+    Ok(())
 }
 
 /// Sends the end-of-step event to every component, top-down in object order (the animation

@@ -5,6 +5,7 @@
 //! the topological mappings ([`topological_mapping`], [`mesh2point`], orders in [`elements`]);
 //! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
+pub mod change_processor;
 pub mod cube_topology;
 pub mod elements;
 pub mod grid;
@@ -44,4 +45,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.register(&sparse_grid::CLASS);
     f.register(&sparse_grid_ramification::CLASS);
     f.register(&cube_topology::CLASS);
+    f.register(&change_processor::CLASS);
 }

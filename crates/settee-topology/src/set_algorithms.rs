@@ -1,12 +1,12 @@
 //! The companions of the dynamic containers: `*SetTopologyModifier` and
 //! `*SetGeometryAlgorithms` (`DYN/`).
 //!
-//! In SOFA the modifiers apply topological changes (adding and removing elements, with the
-//! swap-with-last renumbering of §3.6 of the spec) and the geometry algorithms answer geometric
-//! queries (areas, barycentric coordinates, intersections) and draw. Neither changes the element
-//! order at init, so both are accepted here with their Data and do nothing: **topological
-//! changes are not supported yet** (a scene that changes its topology during the simulation, e.g.
-//! with a TopologicalChangeProcessor, keeps its initial elements).
+//! The modifiers mark a container as changeable and carry the options of its changes
+//! (`removeIsolated`, `propagateToDOF`); the changes themselves are the functions of
+//! [`crate::modifier`], run on the container by whoever changes it (a TopologicalChangeProcessor,
+//! a topological mapping following its input). The geometry algorithms answer geometric queries
+//! and draw in SOFA; nothing in the supported scenes asks them, so they are accepted with their
+//! Data. Neither changes anything at init.
 //!
 //! Topological mappings look for the modifiers by class (see [`modifier_kind`]).
 
@@ -27,16 +27,16 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 }
 
 static POINT_MODIFIER_DATA: &[DataDecl] =
-    &[decl("propagateToDOF", Bool, "true", "propagate the changes to the mechanical state (no changes happen here)")];
+    &[decl("propagateToDOF", Bool, "true", "propagate point changes to the mechanical state")];
 static TRIANGLE_MODIFIER_DATA: &[DataDecl] = &[decl("list_Out", Indices, "", "triangles with at least one null value (unused)")];
 static REMOVE_ISOLATED_DATA: &[DataDecl] =
-    &[decl("removeIsolated", Bool, "true", "remove isolated points after element removals (no removals happen here)")];
+    &[decl("removeIsolated", Bool, "true", "remove the points left without elements after a removal")];
 
 macro_rules! modifier_class {
     ($id:ident, $name:literal, $data:expr) => {
         pub static $id: ComponentClass = ComponentClass {
             name: $name,
-            description: "Topology modifier: accepted; topological changes are not supported yet, so it does nothing.",
+            description: "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
             roles: Roles::TOPOLOGY_ALGORITHMS,
             templates: &[],
             default_template: "",

@@ -256,25 +256,22 @@ impl SetTopologyContainer {
         &self.topo
     }
 
-    /// Writes the lists back into the Data after a change (so `@container.triangles` links and
-    /// `nbPoints` see the new topology).
-    pub fn write_back(&self, d: &mut DataSet) {
+    /// Writes the lists back into the Data after a change, so `@container.triangles` links and
+    /// `nbPoints` see the new topology. Only the lists `wanted` names are copied: copying a list
+    /// nobody reads would make every change cost as much as the whole mesh.
+    pub fn write_back(&self, d: &mut DataSet, wanted: impl Fn(&str) -> bool) {
         let m = &self.topo.mesh;
-        let lists = self.kind.lists();
-        if lists.contains(&"edges") {
-            d.set("edges", flat(&m.edges));
-        }
-        if lists.contains(&"triangles") {
-            d.set("triangles", flat(&m.triangles));
-        }
-        if lists.contains(&"quads") {
-            d.set("quads", flat(&m.quads));
-        }
-        if lists.contains(&"tetrahedra") {
-            d.set("tetrahedra", flat(&m.tetrahedra));
-        }
-        if lists.contains(&"hexahedra") {
-            d.set("hexahedra", flat(&m.hexahedra));
+        for name in self.kind.lists() {
+            if !wanted(name) {
+                continue;
+            }
+            match *name {
+                "edges" => d.set("edges", flat(&m.edges)),
+                "triangles" => d.set("triangles", flat(&m.triangles)),
+                "quads" => d.set("quads", flat(&m.quads)),
+                "tetrahedra" => d.set("tetrahedra", flat(&m.tetrahedra)),
+                _ => d.set("hexahedra", flat(&m.hexahedra)),
+            }
         }
         d.set("nbPoints", Value::Int(self.topo.nb_points as i64));
     }

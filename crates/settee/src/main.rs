@@ -384,7 +384,7 @@ fn run(
         }
     }
     if let Some(dir) = &dumps.topology {
-        match settee::topology_dump::TopologyDumpObserver::create(scene, &scene_path, dir, true) {
+        match settee::topology_dump::TopologyDumpObserver::create(&mut *scene, &scene_path, dir, true) {
             Ok(d) => observers.push(Box::new(d)),
             Err(e) => {
                 eprintln!("error: cannot write topology dumps into {}: {e}", dir.display());

@@ -234,7 +234,7 @@ fn run_entry_inner(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEn
 /// every step start; the scene passes when no element differs and no error was reported. The
 /// outcome's error is the total number of differing elements.
 fn run_topology_entry(scene: &mut settee_core::Scene, base: &std::path::Path, entry: &RegressionEntry, out: &mut SceneOutcome) {
-    use crate::topology_dump::{record_of, select_topologies, Selection, TopologyComparer};
+    use crate::topology_dump::{select_topologies, Selection, TopologyComparer, TopologyProbe};
     let selected = select_topologies(scene, entry.mapped, Selection::Compare);
     let mut comparers = Vec::new();
     for t in &selected {
@@ -248,14 +248,13 @@ fn run_topology_entry(scene: &mut settee_core::Scene, base: &std::path::Path, en
             }
         }
     }
+    TopologyProbe::install_comparer(scene, selected.clone(), comparers);
     let dt = scene.root().context.dt;
     let t_steps = Instant::now();
     for _ in 0..entry.steps {
         let t = scene.root().context.time;
-        for (s, c) in selected.iter().zip(comparers.iter_mut()) {
-            c.at_step_start(t, &record_of(scene, s.component, t));
-        }
         if let Err(e) = settee_core::simulation::animate(scene, dt) {
+            TopologyProbe::take(scene);
             out.status = Status::Error;
             out.message = Some(format!("step at t = {t}: {e}"));
             return;
@@ -264,6 +263,8 @@ fn run_topology_entry(scene: &mut settee_core::Scene, base: &std::path::Path, en
     if entry.steps > 0 {
         out.seconds_per_step = Some(t_steps.elapsed().as_secs_f64() / entry.steps as f64);
     }
+    let probe = TopologyProbe::take(scene);
+    let comparers = probe.as_ref().map(|p| p.comparers()).unwrap_or(&[]);
     let total: u64 = comparers.iter().map(|c| c.total()).sum();
     out.error_by_dof = Some(total as f64);
     out.max_abs_diff = Some(total as f64);
@@ -274,7 +275,7 @@ fn run_topology_entry(scene: &mut settee_core::Scene, base: &std::path::Path, en
     }
     if total > 0 {
         let worst =
-            selected.iter().zip(&comparers).filter(|(_, c)| c.total() > 0).map(|(s, c)| format!("{} {:?}", s.name, c.errors)).collect::<Vec<_>>();
+            selected.iter().zip(comparers).filter(|(_, c)| c.total() > 0).map(|(s, c)| format!("{} {:?}", s.name, c.errors)).collect::<Vec<_>>();
         out.message = Some(format!("differing elements (edges, triangles, quads, tetrahedra, hexahedra): {}", worst.join("; ")));
     }
     out.status = if total == 0 { Status::Pass } else { Status::Fail };

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use settee_core::scene::StepProbe;
 use settee_core::{ComponentId, NodeId, Roles, Scene};
 use settee_regress::metric::topology_errors;
 use settee_regress::reference::{topology_reference_path, TopologyDumpWriter, TopologyRecord};
@@ -70,37 +71,100 @@ pub fn dump_path(dir: &Path, scene_file: &Path, t: &SelectedTopology) -> PathBuf
     topology_reference_path(&dir.join(format!("{name}.reference")), t.index, &t.name)
 }
 
+/// Writes or compares the selected containers at every step start, after the components
+/// listening to the step start (a TopologicalChangeProcessor) ran: where SOFA's WriteTopology
+/// and CompareTopology, appended at the end of their node, look.
+pub struct TopologyProbe {
+    selected: Vec<SelectedTopology>,
+    sink: Sink,
+}
+
+enum Sink {
+    Write { writers: Vec<TopologyDumpWriter>, error: Option<String> },
+    Compare(Vec<TopologyComparer>),
+}
+
+impl StepProbe for TopologyProbe {
+    fn after_animate_begin(&mut self, scene: &Scene) {
+        let t = scene.root().context.time;
+        match &mut self.sink {
+            Sink::Write { writers, error } => {
+                for (sel, w) in self.selected.iter().zip(writers.iter_mut()) {
+                    if let Err(e) = w.write(&record_of(scene, sel.component, t)) {
+                        error.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            Sink::Compare(comparers) => {
+                for (sel, c) in self.selected.iter().zip(comparers.iter_mut()) {
+                    c.at_step_start(t, &record_of(scene, sel.component, t));
+                }
+            }
+        }
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+impl TopologyProbe {
+    /// Installs a comparing probe; take it back with [`TopologyProbe::take`].
+    pub fn install_comparer(scene: &mut Scene, selected: Vec<SelectedTopology>, comparers: Vec<TopologyComparer>) {
+        scene.step_probes.push(Box::new(TopologyProbe { selected, sink: Sink::Compare(comparers) }));
+    }
+
+    /// Removes the probe from the scene.
+    pub fn take(scene: &mut Scene) -> Option<TopologyProbe> {
+        let k = scene.step_probes.iter_mut().position(|p| p.as_any_mut().is::<TopologyProbe>())?;
+        let mut b = scene.step_probes.remove(k);
+        let p = b.as_any_mut().downcast_mut::<TopologyProbe>()?;
+        Some(TopologyProbe { selected: std::mem::take(&mut p.selected), sink: std::mem::replace(&mut p.sink, Sink::Compare(Vec::new())) })
+    }
+
+    /// The comparers, after the run.
+    pub fn comparers(&self) -> &[TopologyComparer] {
+        match &self.sink {
+            Sink::Compare(c) => c,
+            Sink::Write { .. } => &[],
+        }
+    }
+}
+
 /// `--dump-topology DIR`: writes every selected container at every step start.
 pub struct TopologyDumpObserver {
-    writers: Vec<(SelectedTopology, TopologyDumpWriter)>,
     paths: Vec<PathBuf>,
 }
 
 impl TopologyDumpObserver {
-    pub fn create(scene: &Scene, scene_file: &Path, dir: &Path, mapped: bool) -> std::io::Result<TopologyDumpObserver> {
+    pub fn create(scene: &mut Scene, scene_file: &Path, dir: &Path, mapped: bool) -> std::io::Result<TopologyDumpObserver> {
         std::fs::create_dir_all(dir)?;
         let (mut writers, mut paths) = (Vec::new(), Vec::new());
-        for t in select_topologies(scene, mapped, Selection::Write) {
-            let p = dump_path(dir, scene_file, &t);
+        let selected = select_topologies(scene, mapped, Selection::Write);
+        for t in &selected {
+            let p = dump_path(dir, scene_file, t);
             let w = TopologyDumpWriter::create(&p).map_err(|e| std::io::Error::other(e.to_string()))?;
-            writers.push((t, w));
+            writers.push(w);
             paths.push(p);
         }
-        Ok(TopologyDumpObserver { writers, paths })
+        scene.step_probes.push(Box::new(TopologyProbe { selected, sink: Sink::Write { writers, error: None } }));
+        Ok(TopologyDumpObserver { paths })
     }
 }
 
 impl crate::run::RunObserver for TopologyDumpObserver {
-    fn before_step(&mut self, scene: &mut Scene, _k: usize) -> Result<(), String> {
-        let t = scene.root().context.time;
-        for (sel, w) in &mut self.writers {
-            w.write(&record_of(scene, sel.component, t)).map_err(|e| e.to_string())?;
-        }
+    fn before_step(&mut self, _scene: &mut Scene, _k: usize) -> Result<(), String> {
         Ok(())
     }
-    fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
-        for (_, w) in std::mem::take(&mut self.writers) {
-            w.finish().map_err(|e| e.to_string())?;
+    fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
+        if let Some(p) = TopologyProbe::take(scene) {
+            if let Sink::Write { writers, error } = p.sink {
+                if let Some(e) = error {
+                    return Err(e);
+                }
+                for w in writers {
+                    w.finish().map_err(|e| e.to_string())?;
+                }
+            }
         }
         Ok(std::mem::take(&mut self.paths))
     }
@@ -176,7 +240,7 @@ mod tests {
         assert_eq!(sel.len(), 1);
         assert_eq!(sel[0].name, "tris");
         let out = dir.join("dump");
-        let mut obs = TopologyDumpObserver::create(&s, &dir.join("two_triangles.scn"), &out, true).unwrap();
+        let mut obs = TopologyDumpObserver::create(&mut s, &dir.join("two_triangles.scn"), &out, true).unwrap();
         for k in 0..3 {
             obs.before_step(&mut s, k).unwrap();
             settee_core::simulation::animate(&mut s, 0.1).unwrap();

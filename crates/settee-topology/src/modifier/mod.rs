@@ -136,6 +136,14 @@ impl DynTopo {
 /// its Data and delivers the logged events to everything following it
 /// ([`settee_core::topology_change::propagate`]).
 pub fn modify(scene: &mut Scene, container: ComponentId, op: impl FnOnce(&mut DynTopo)) -> SimResult {
+    if let Some(m) = owning_mapping(scene, container) {
+        return Err(SimError::new(format!(
+            "{} is filled by {}: changing it directly would leave the mapping's index maps inconsistent",
+            scene.entry(container).label(),
+            scene.entry(m).label()
+        ))
+        .hint("change the mapping's input topology instead; the change reaches this container through the mapping"));
+    }
     let log = {
         let label = scene.entry(container).label();
         let Some(c) = scene.get_mut::<SetTopologyContainer>(container) else {
@@ -145,10 +153,49 @@ pub fn modify(scene: &mut Scene, container: ComponentId, op: impl FnOnce(&mut Dy
         op(c.topo_mut());
         c.topo_mut().take_log()
     };
+    let linked = linked_fields(scene, container);
     let mut data = std::mem::take(&mut scene.components[container].data);
     if let Some(c) = scene.get::<SetTopologyContainer>(container) {
-        c.write_back(&mut data);
+        let wanted: Vec<&'static str> = linked.iter().filter_map(|&i| data.fields.get(i).map(|f| f.decl.name)).collect();
+        c.write_back(&mut data, |name| wanted.contains(&name));
     }
     scene.components[container].data = data;
     settee_core::topology_change::propagate(scene, container, &log)
+}
+
+/// The topological mapping whose output is `container`, unless that mapping is the one changing
+/// it now (it is taken out of the scene while it follows its input).
+fn owning_mapping(scene: &Scene, container: ComponentId) -> Option<ComponentId> {
+    let mut found = None;
+    for n in scene.preorder(Scene::ROOT) {
+        for &c in &scene.node(n).objects {
+            if !scene.entry(c).class.name.ends_with("TopologicalMapping") || scene.entry(c).class.name == "Mesh2PointTopologicalMapping" {
+                continue;
+            }
+            let output = scene.link_targets(c, "output").first().copied().or_else(|| scene.slot(n, settee_core::Roles::TOPOLOGY));
+            if output != Some(container) {
+                continue;
+            }
+            if scene.components[c].obj.is_none() {
+                return None; // the mapping itself is forwarding a change
+            }
+            found = Some(c);
+        }
+    }
+    found
+}
+
+/// The fields of `container` other components' Data are linked to.
+fn linked_fields(scene: &Scene, container: ComponentId) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (_, e) in scene.components.iter() {
+        for f in &e.data.fields {
+            if let Some(l) = &f.link {
+                if l.component == container && !out.contains(&l.field) {
+                    out.push(l.field);
+                }
+            }
+        }
+    }
+    out
 }

@@ -1,0 +1,104 @@
+//! Topological changes while the simulation runs (issue 11): scripted removals and additions,
+//! their propagation, and the errors a bad script or an impossible change gives.
+
+use settee_core::Scene;
+use settee_tests::temp_scene;
+
+fn named(scene: &Scene, name: &str) -> settee_core::ComponentId {
+    scene.components.iter().find(|(_, e)| e.name == name).map(|(id, _)| id).unwrap_or_else(|| panic!("no component {name}"))
+}
+
+/// Runs until the first error; returns it with the time of the failing step.
+fn run_until_error(scene: &mut Scene, steps: usize) -> Option<(f64, settee_core::SimError)> {
+    let dt = scene.root().context.dt;
+    for _ in 0..steps {
+        let t = scene.root().context.time;
+        if let Err(e) = settee_core::simulation::animate(scene, dt) {
+            return Some((t, e));
+        }
+    }
+    None
+}
+
+/// A square of two triangles with a fixed corner, changed by `script`.
+fn sheet(script: &str) -> String {
+    format!(
+        r#"<Node name="root" dt="0.05" gravity="0 -9.81 0">
+    <DefaultAnimationLoop/>
+    <Node name="sheet">
+        <EulerImplicitSolver/>
+        <CGLinearSolver iterations="50" tolerance="1e-12" threshold="1e-12"/>
+        <TriangleSetTopologyContainer name="tris" position="0 0 0  1 0 0  0 1 0  1 1 0" triangles="0 1 2  1 3 2"/>
+        <TriangleSetTopologyModifier/>
+        <MechanicalObject/>
+        <UniformMass totalMass="1"/>
+        <TopologicalChangeProcessor filename="{script}"/>
+    </Node>
+</Node>
+"#
+    )
+}
+
+#[test]
+fn a_script_naming_a_missing_element_stops_at_its_line_and_column() {
+    let path = temp_scene("bad_script_sheet", &sheet("bad.txt"));
+    let script = path.with_file_name("bad.txt");
+    std::fs::write(&script, "T= 0.1\n  REMOVE= 2\n1 7\n").unwrap();
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let (t, e) = run_until_error(&mut scene, 10).expect("the script must be refused");
+    // The step starting at t = 0.1 (after two steps of 0.05), nothing before.
+    assert!((t - 0.1).abs() < 1e-12, "t = {t}");
+    let d = e.diagnostic();
+    let pos = d.pos.as_ref().expect("positioned at the script");
+    assert!(pos.to_string().contains("bad.txt:3:3"), "{e}");
+    assert!(d.message.contains("triangle 7 does not exist (the topology has 2 triangles)"), "{e}");
+    assert!(d.hint.is_some());
+    // Nothing was removed.
+    assert_eq!(scene.mesh_of(named(&scene, "tris")).unwrap().triangles.len(), 2);
+}
+
+#[test]
+fn malformed_scripts_are_refused_with_their_position() {
+    for (text, expected, at) in [
+        ("T= 0\n  REMOVE= two\n1\n", "expected a number of elements", "bad2.txt:2:1"),
+        ("T= 0\n  REMOVE= 2\n1\n", "2 triangles announced, 1 given", "bad2.txt:3:"),
+        ("T= 0\n  ADD= Pentagons 1\n0 1 2\n", "`Pentagons` is not an element type", "bad2.txt:2:1"),
+        ("T= 0\n  ADD= Triangles 1\n0 1 9\n", "point 9 does not exist", "bad2.txt:3:5"),
+        ("T= 0\n  REMOVE= 1\n", "the element list is missing", "bad2.txt:2:1"),
+    ] {
+        let path = temp_scene("bad_script_sheet2", &sheet("bad2.txt"));
+        std::fs::write(path.with_file_name("bad2.txt"), text).unwrap();
+        let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+        let (_, e) = run_until_error(&mut scene, 3).unwrap_or_else(|| panic!("{text:?} must be refused"));
+        let s = e.to_string();
+        assert!(s.contains(expected) && s.contains(at), "{text:?}: {s}");
+    }
+}
+
+#[test]
+fn changing_a_container_filled_by_a_topological_mapping_is_refused() {
+    let path = temp_scene(
+        "mapped_output_change",
+        r#"<Node name="root" dt="0.1">
+    <DefaultAnimationLoop/>
+    <Node name="volume">
+        <TetrahedronSetTopologyContainer name="tetras" position="0 0 0  1 0 0  0 1 0  0 0 1  1 1 1" tetrahedra="0 1 2 3  1 2 3 4"/>
+        <TetrahedronSetTopologyModifier/>
+        <Node name="surface">
+            <TriangleSetTopologyContainer name="tris"/>
+            <TriangleSetTopologyModifier/>
+            <Tetra2TriangleTopologicalMapping input="@../tetras" output="@tris"/>
+            <TopologicalChangeProcessor filename="surface.txt"/>
+        </Node>
+    </Node>
+</Node>
+"#,
+    );
+    std::fs::write(path.with_file_name("surface.txt"), "T= 0\n  REMOVE= 1\n0\n").unwrap();
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let (_, e) = run_until_error(&mut scene, 2).expect("refused");
+    let s = e.to_string();
+    assert!(s.contains("is filled by Tetra2TriangleTopologicalMapping"), "{s}");
+    assert!(s.contains("change the mapping's input topology instead"), "{s}");
+    assert_eq!(scene.mesh_of(named(&scene, "tris")).unwrap().triangles.len(), 6);
+}
