@@ -25,11 +25,6 @@ pub(crate) fn apply_deferred<T: Clone>(data: &mut ElementData<T>, changes: &[Top
     Ok(created.indices)
 }
 
-/// True when the log holds a change of `kind`.
-pub(crate) fn touches(changes: &[TopologyChange], kind: ElementKind) -> bool {
-    changes.iter().any(|c| c.kind() == kind)
-}
-
 /// The error of a change this component cannot apply.
 pub(crate) fn change_error(cx: &InitCtx, e: ChangeError) -> SimError {
     cx.error(format!("cannot follow the topological change: {e}"))

@@ -108,21 +108,21 @@ fn line_integral(a: [f64; 2], b: [f64; 2]) -> f64 {
 
 /// `∫ ∂ₘNᵢ ∂ₗNⱼ` over the reference cube, `Nᵢ = Π_k (1 + sᵢₖ tₖ)/2`.
 fn reference_integral(i: usize, m: usize, j: usize, l: usize) -> f64 {
-    let mut r = 1.0;
-    for k in 0..3 {
-        // Along axis k each factor is linear in t: derivative s/2 on the derived axis, else
-        // (1 + s t)/2.
-        let f = |c: usize, d: usize| -> [f64; 2] {
-            let s = CORNERS[c][k];
-            if d == k {
-                [s * 0.5, 0.0]
-            } else {
-                [0.5, s * 0.5]
-            }
-        };
-        r *= line_integral(f(i, m), f(j, l));
-    }
-    r
+    (0..3)
+        .map(|k| {
+            // Along axis k each factor is linear in t: derivative s/2 on the derived axis, else
+            // (1 + s t)/2.
+            let f = |c: usize, d: usize| -> [f64; 2] {
+                let s = CORNERS[c][k];
+                if d == k {
+                    [s * 0.5, 0.0]
+                } else {
+                    [0.5, s * 0.5]
+                }
+            };
+            line_integral(f(i, m), f(j, l))
+        })
+        .product()
 }
 
 /// The isotropic material matrix entries `(M₀₀, M₀₁, M₃₃)` (SOFA's `computeMaterialStiffness`).

@@ -194,7 +194,7 @@ impl Component for EdgePressureForceField {
             self.selection = indices;
         }
         if !pairs.is_empty() {
-            if pairs.len() % 2 != 0 {
+            if !pairs.len().is_multiple_of(2) {
                 return Err(cx.error(format!("edges has {} indices, not pairs", pairs.len())));
             }
             // The last topology edge with the same vertices, in the same order; 0 when none.

@@ -26,17 +26,16 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
     Box::new(SetAlgorithms)
 }
 
-static POINT_MODIFIER_DATA: &[DataDecl] =
-    &[decl("propagateToDOF", Bool, "true", "propagate point changes to the mechanical state")];
+static POINT_MODIFIER_DATA: &[DataDecl] = &[decl("propagateToDOF", Bool, "true", "propagate point changes to the mechanical state")];
 static TRIANGLE_MODIFIER_DATA: &[DataDecl] = &[decl("list_Out", Indices, "", "triangles with at least one null value (unused)")];
-static REMOVE_ISOLATED_DATA: &[DataDecl] =
-    &[decl("removeIsolated", Bool, "true", "remove the points left without elements after a removal")];
+static REMOVE_ISOLATED_DATA: &[DataDecl] = &[decl("removeIsolated", Bool, "true", "remove the points left without elements after a removal")];
 
 macro_rules! modifier_class {
     ($id:ident, $name:literal, $data:expr) => {
         pub static $id: ComponentClass = ComponentClass {
             name: $name,
-            description: "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
+            description:
+                "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
             roles: Roles::TOPOLOGY_ALGORITHMS,
             templates: &[],
             default_template: "",
