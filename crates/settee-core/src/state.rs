@@ -324,3 +324,105 @@ impl StateStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology_change::{ElementKind, TopologyChange};
+
+    /// A Rigid3 state (coords of 7, derivs of 6) of 5 DOFs with a position, a rest position and a
+    /// velocity whose entries encode (DOF, component).
+    fn state() -> MState {
+        let mut s = MState::new(Layout::Rigid3, ComponentId::first_in_slot(0), NodeId::first_in_slot(0), "dofs".into());
+        s.resize(5);
+        let fill = |v: &mut Vec<f64>, w: usize, base: f64| {
+            for (k, x) in v.iter_mut().enumerate() {
+                *x = base + (k / w) as f64 * 10.0 + (k % w) as f64;
+            }
+        };
+        fill(s.write(VecId::POSITION), 7, 0.0);
+        fill(s.write(VecId::REST_POSITION), 7, 1000.0);
+        fill(s.write(VecId::VELOCITY), 6, 2000.0);
+        s
+    }
+
+    fn dof(s: &MState, id: VecId, i: usize) -> Vec<f64> {
+        let w = s.elem_size(id.kind);
+        s.read(id)[i * w..(i + 1) * w].to_vec()
+    }
+
+    #[test]
+    fn removed_points_leave_every_vector_by_swap_with_last() {
+        let mut s = state();
+        let before = state();
+        let rev = s.revision;
+        // Remove 1 (4 moves into 1), then 3 (the last): [0, 4, 2].
+        s.apply_point_change(&TopologyChange::Removed { kind: ElementKind::Point, indices: vec![1, 3], elements: vec![] }).unwrap();
+        assert_eq!(s.size, 3);
+        assert!(s.revision > rev);
+        for id in [VecId::POSITION, VecId::REST_POSITION, VecId::VELOCITY] {
+            assert_eq!(s.read(id).len(), 3 * s.elem_size(id.kind));
+            for (new, old) in [(0, 0), (1, 4), (2, 2)] {
+                assert_eq!(dof(&s, id, new), dof(&before, id, old), "{id:?} {new}");
+            }
+        }
+        // Vectors never set stay unset.
+        assert!(!s.is_set(VecId::FORCE));
+    }
+
+    #[test]
+    fn added_points_are_weighted_sums_of_their_ancestors() {
+        let mut s = state();
+        let before = state();
+        let add = TopologyChange::Added {
+            kind: ElementKind::Point,
+            count: 3,
+            elements: vec![],
+            ancestors: vec![vec![0, 2], vec![1, 3, 4]],
+            coefs: vec![vec![0.25, 0.75], vec![]],
+        };
+        s.apply_point_change(&add).unwrap();
+        assert_eq!(s.size, 8);
+        for id in [VecId::POSITION, VecId::REST_POSITION, VecId::VELOCITY] {
+            let (a0, a2) = (dof(&before, id, 0), dof(&before, id, 2));
+            let expected: Vec<f64> = a0.iter().zip(&a2).map(|(x, y)| 0.0 + 0.25 * x + 0.75 * y).collect();
+            assert_eq!(dof(&s, id, 5), expected, "{id:?}");
+            // No coefficients: equal weights.
+            let third = 1.0 / 3.0;
+            let expected: Vec<f64> = (0..s.elem_size(id.kind))
+                .map(|c| 0.0 + third * dof(&before, id, 1)[c] + third * dof(&before, id, 3)[c] + third * dof(&before, id, 4)[c])
+                .collect();
+            assert_eq!(dof(&s, id, 6), expected, "{id:?}");
+            // No ancestors: zero.
+            assert!(dof(&s, id, 7).iter().all(|&x| x == 0.0), "{id:?}");
+            // The old DOFs are untouched.
+            assert_eq!(&s.read(id)[..5 * s.elem_size(id.kind)], before.read(id));
+        }
+    }
+
+    #[test]
+    fn renumbered_points_are_permuted_and_bad_changes_refused_untouched() {
+        let mut s = state();
+        let before = state();
+        s.apply_point_change(&TopologyChange::Renumbered { kind: ElementKind::Point, old_of_new: vec![4, 3, 2, 1, 0] }).unwrap();
+        assert_eq!(dof(&s, VecId::VELOCITY, 0), dof(&before, VecId::VELOCITY, 4));
+        assert_eq!(dof(&s, VecId::POSITION, 3), dof(&before, VecId::POSITION, 1));
+
+        let mut s = state();
+        let e = s.apply_point_change(&TopologyChange::Removed { kind: ElementKind::Point, indices: vec![2, 4], elements: vec![] }).unwrap_err();
+        assert!(e.0.contains("only 4 points are left"), "{e}");
+        assert_eq!(s.size, 5);
+        assert_eq!(s.read(VecId::POSITION), before.read(VecId::POSITION));
+        let e = s
+            .apply_point_change(&TopologyChange::Added {
+                kind: ElementKind::Point,
+                count: 1,
+                elements: vec![],
+                ancestors: vec![vec![5]],
+                coefs: vec![],
+            })
+            .unwrap_err();
+        assert!(e.0.contains("ancestor 5"), "{e}");
+        assert_eq!(s.size, 5);
+    }
+}

@@ -6,7 +6,9 @@
 pub mod beam_fem;
 pub mod decompose;
 pub mod element_fem;
+mod follow;
 pub mod hexa;
+pub mod hexahedral_fem;
 pub mod hexahedron_fem;
 pub mod hexahedron_fem_and_mass;
 pub mod hyperelastic;
@@ -21,6 +23,7 @@ pub mod triangular_fem;
 pub mod triangular_fem_optim;
 
 pub use element_fem::ElementFEMForceField;
+pub use hexahedral_fem::HexahedralFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
 pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
@@ -34,6 +37,7 @@ pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&beam_fem::CLASS);
     f.register(&hexahedron_fem::CLASS);
+    f.register(&hexahedral_fem::CLASS);
     f.register(&hexahedron_fem_and_mass::CLASS);
     f.register(&tetrahedron_fem::CLASS);
     f.register(&tetrahedral_corotational::CLASS);

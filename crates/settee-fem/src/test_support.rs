@@ -100,3 +100,49 @@ pub fn perturb(x: &[f64], a: f64, seed: u64) -> Vec<f64> {
     let mut s = seed;
     x.iter().map(|v| v + a * settee_core::testing::lcg(&mut s)).collect()
 }
+
+/// Removes elements of `kind` from the set container `topo` by hand (SOFA's order: sorted in
+/// decreasing order, logged, then swap-with-last) and propagates the change.
+pub fn remove_elements(scene: &mut settee_core::Scene, topo: ComponentId, kind: settee_core::topology_change::ElementKind, ids: &[usize]) {
+    use settee_core::topology_change::ElementKind as K;
+    let mut ids = ids.to_vec();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    settee_topology::modifier::modify(scene, topo, |t| {
+        t.log_removed(kind, &ids);
+        for &i in &ids {
+            match kind {
+                K::Edge => drop(t.mesh.edges.swap_remove(i)),
+                K::Triangle => drop(t.mesh.triangles.swap_remove(i)),
+                K::Quad => drop(t.mesh.quads.swap_remove(i)),
+                K::Tetrahedron => drop(t.mesh.tetrahedra.swap_remove(i)),
+                K::Hexahedron => drop(t.mesh.hexahedra.swap_remove(i)),
+                K::Point => unreachable!("points are not removed by this helper"),
+            }
+        }
+    })
+    .unwrap();
+}
+
+/// Appends elements of `kind` to the set container `topo` by hand and propagates the change.
+pub fn add_elements(scene: &mut settee_core::Scene, topo: ComponentId, kind: settee_core::topology_change::ElementKind, elems: &[Vec<usize>]) {
+    use settee_core::topology_change::ElementKind as K;
+    settee_topology::modifier::modify(scene, topo, |t| {
+        for e in elems {
+            match kind {
+                K::Edge => t.mesh.edges.push([e[0], e[1]]),
+                K::Triangle => t.mesh.triangles.push([e[0], e[1], e[2]]),
+                K::Quad => t.mesh.quads.push([e[0], e[1], e[2], e[3]]),
+                K::Tetrahedron => t.mesh.tetrahedra.push([e[0], e[1], e[2], e[3]]),
+                K::Hexahedron => t.mesh.hexahedra.push(std::array::from_fn(|k| e[k])),
+                K::Point => unreachable!("points are not added by this helper"),
+            }
+        }
+        t.log_added(kind, elems.to_vec(), elems.len(), vec![], vec![]);
+    })
+    .unwrap();
+}
+
+/// Space-separated numbers.
+pub fn join<T: std::fmt::Debug>(v: impl IntoIterator<Item = T>) -> String {
+    v.into_iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(" ")
+}

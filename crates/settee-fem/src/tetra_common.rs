@@ -171,6 +171,56 @@ impl TetraEngine {
         Ok(())
     }
 
+    /// Follows a container's change log (SOFA's `TetrahedronData` with the force field's
+    /// `createTetrahedronInformation`): removed elements leave by swap-with-last, created ones are
+    /// computed as at init from the rest positions `rest`, with the material of their (final)
+    /// index and `localStiffnessFactor[i·M/N]` for the final count `N`. `tetrahedra` is the
+    /// container's list after the changes and `nb_dofs` the state's size. Returns the index and
+    /// cause of a failure; the engine is then left aligned with the container but unusable.
+    #[allow(clippy::too_many_arguments)] // the inputs of SOFA's creation callback, all needed
+    pub fn follow(
+        &mut self,
+        changes: &[settee_core::topology_change::TopologyChange],
+        tetrahedra: Vec<[usize; 4]>,
+        nb_dofs: usize,
+        rest: &[f64],
+        young: &[f64],
+        poisson: &[f64],
+        lsf: &[f64],
+    ) -> Result<(), String> {
+        use settee_core::topology_change::{ElementData, ElementKind};
+        let opts = self.opts;
+        // A well-shaped element stands for the created ones until they are computed.
+        let unit = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        let r = TetraElementRest::new(opts.method, 1.0, 0.3, &unit).map_err(|e| format!("{e}"))?;
+        let placeholder = Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume: 0.0 };
+        let mut data = ElementData::new(ElementKind::Tetrahedron, std::mem::take(&mut self.elements));
+        let created = crate::follow::apply_deferred(&mut data, changes, placeholder);
+        self.elements = std::mem::take(data.values_mut());
+        let created = created.map_err(|e| e.0)?;
+        if self.elements.len() != tetrahedra.len() {
+            return Err(format!("{} tetrahedron data for {} tetrahedra in the topology", self.elements.len(), tetrahedra.len()));
+        }
+        let n = tetrahedra.len();
+        for i in created {
+            let t = &tetrahedra[i];
+            if let Some(&bad) = t.iter().find(|&&v| 3 * v + 3 > rest.len()) {
+                return Err(format!("created tetrahedron {i} {t:?} refers to point {bad} beyond the {} rest positions", rest.len() / 3));
+            }
+            let x0 = gather(rest, t);
+            let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+            let nu = per_element(poisson, i, DEFAULT_POISSON);
+            let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| format!("created tetrahedron {i} {t:?}: {err}"))?;
+            let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
+            self.elements[i] = Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume };
+        }
+        self.tetrahedra = tetrahedra;
+        self.nb_dofs = nb_dofs;
+        self.forces = vec![None; n];
+        self.dforces = vec![[[0.0; 3]; 4]; n];
+        Ok(())
+    }
+
     /// Recomputes the material matrices from new `young` / `poisson` lists (SOFA's
     /// `updateStiffness`).
     pub fn update_materials(&mut self, young: &[f64], poisson: &[f64], lsf: &[f64]) {

@@ -76,6 +76,10 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 pub struct TetrahedralCorotationalFEMForceField {
     engine: TetraEngine,
     rayleigh_stiffness: f64,
+    /// Material lists read at init, for the elements created by topological changes.
+    young: Vec<f64>,
+    poisson: Vec<f64>,
+    local_stiffness_factor: Vec<f64>,
 }
 
 impl TetrahedralCorotationalFEMForceField {
@@ -141,7 +145,26 @@ impl Component for TetrahedralCorotationalFEMForceField {
             cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
         }
         self.engine.build(s, n, mesh.tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| cx.error(format!("tetrahedron {i}: {e}")))?;
+        (self.young, self.poisson, self.local_stiffness_factor) = (young, poisson, lsf);
         Ok(())
+    }
+
+    /// Tetrahedra removed / added / renumbered and points renumbered: see [`TetraEngine::follow`].
+    fn topology_changed(
+        &mut self,
+        cx: &mut InitCtx,
+        topology: settee_core::ComponentId,
+        changes: &[settee_core::topology_change::TopologyChange],
+    ) -> SimResult<settee_core::topology_change::Follow> {
+        let Some(s) = self.engine.state else { return Ok(settee_core::topology_change::Follow::NotConcerned) };
+        let mesh = cx.scene.mesh_of(topology).ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topology).label())))?;
+        let tetrahedra = mesh.tetrahedra.clone();
+        let rest = cx.rest_or_position(s);
+        let n = cx.state_size(s);
+        self.engine
+            .follow(changes, tetrahedra, n, &rest, &self.young, &self.poisson, &self.local_stiffness_factor)
+            .map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
+        Ok(settee_core::topology_change::Follow::Followed)
     }
 
     settee_core::force_field_role!();

@@ -40,6 +40,10 @@ use settee_core::{
     Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
+use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
+use settee_core::ComponentId;
+
+use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};
 use crate::tetra_common::material_lists;
 
 static DATA: &[DataDecl] = &[
@@ -282,6 +286,10 @@ pub struct TriangularFEMForceField {
     principal_stress: bool,
     hosford: f64,
     criteria: f64,
+    /// The material lists (per element, SOFA's `getYoungModulusInElement`), kept for the
+    /// elements created by topological changes.
+    young: Vec<f64>,
+    poisson: Vec<f64>,
 }
 
 impl TriangularFEMForceField {
@@ -293,6 +301,47 @@ impl TriangularFEMForceField {
     }
     pub fn info(&self) -> &[TriangleInfo] {
         &self.info
+    }
+
+    /// The rest data of triangle `i` with vertices `t` (SOFA's `initSmall` / `initLarge` then
+    /// `computeMaterialStiffness`): from the rest positions `x0`, or from the given rest
+    /// coordinates (and, for `large`, the given world-to-local rotation). `None` when degenerate.
+    fn rest_info(&self, i: usize, t: &[usize; 3], x0: &[f64], given: Option<([V3; 3], Option<[V3; 3]>)>) -> Option<TriangleInfo> {
+        let p = |k: usize| -> V3 { [x0[3 * t[k]], x0[3 * t[k] + 1], x0[3 * t[k] + 2]] };
+        let mut ti = TriangleInfo::default();
+        match self.method {
+            Method::Small => {
+                ti.initial_transformation = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+                ti.rest = match given {
+                    Some((g, _)) => g,
+                    None => [[0.0; 3], sub(&p(1), &p(0)), sub(&p(2), &p(0))],
+                };
+                ti.j = strain_displacement_global(&ti.rest[0], &ti.rest[1], &ti.rest[2])?;
+                ti.area = norm(&cross(&ti.rest[1], &ti.rest[2])) * 0.5;
+            }
+            Method::Large => {
+                if let Some((g, Some(r))) = given {
+                    // The given matrix is the world-to-local rotation; the element rotation
+                    // itself is left unset (zero) until the first force evaluation, as in SOFA.
+                    ti.initial_transformation = transpose(&r);
+                    ti.rest = g;
+                } else {
+                    let (pa, pb, pc) = (p(0), p(1), p(2));
+                    let r01 = rotation_large(&pa, &pb, &pc);
+                    ti.initial_transformation = transpose(&r01);
+                    ti.rotation = ti.initial_transformation;
+                    ti.rest = [[0.0; 3], mat_vec(&r01, &sub(&pb, &pa)), mat_vec(&r01, &sub(&pc, &pa))];
+                }
+                ti.j = strain_displacement_local(&ti.rest[1], &ti.rest[2])?;
+                ti.area = ti.rest[1][0] * ti.rest[2][1] * 0.5;
+            }
+        }
+        let e = self.young.get(i).copied().unwrap_or(self.young[0]);
+        let nu = self.poisson.get(i).copied().unwrap_or(self.poisson[0]);
+        let scale = (e / (1.0 - nu * nu)) * ti.area;
+        let base = [[1.0, nu, 0.0], [nu, 1.0, 0.0], [0.0, 0.0, (1.0 - nu) * 0.5]];
+        ti.material = base.map(|r| r.map(|v| v * scale));
+        Some(ti)
     }
 
     fn check(&self, n: usize) -> SimResult {
@@ -464,53 +513,48 @@ impl Component for TriangularFEMForceField {
         }
         let x0 = cx.rest_or_position(s);
         self.triangles = mesh.triangles.clone();
-        self.info = vec![TriangleInfo::default(); nt];
+        self.young = young;
+        self.poisson = poisson;
+        let mut info = Vec::with_capacity(nt);
         for (i, t) in self.triangles.iter().enumerate() {
-            let p = |k: usize| -> V3 { [x0[3 * t[k]], x0[3 * t[k] + 1], x0[3 * t[k] + 2]] };
             let tuple = |v: &[f64]| -> [V3; 3] {
                 let q = &v[9 * i..9 * i + 9];
                 [[q[0], q[1], q[2]], [q[3], q[4], q[5]], [q[6], q[7], q[8]]]
             };
-            let ti = &mut self.info[i];
-            let bad = |cx: &InitCtx| {
+            let given = given_rest.as_ref().map(|r| (tuple(r), given_rot.as_ref().map(|g| tuple(g))));
+            let ti = self.rest_info(i, t, &x0, given).ok_or_else(|| {
                 cx.error(format!("triangle {i} {t:?} is degenerate at rest (null determinant)"))
                     .hint("remove flat triangles from the mesh (or give non-degenerate rotatedInitialElements)")
-            };
-            match self.method {
-                Method::Small => {
-                    ti.initial_transformation = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-                    ti.rest = match &given_rest {
-                        Some(v) => tuple(v),
-                        None => [[0.0; 3], sub(&p(1), &p(0)), sub(&p(2), &p(0))],
-                    };
-                    ti.j = strain_displacement_global(&ti.rest[0], &ti.rest[1], &ti.rest[2]).ok_or_else(|| bad(cx))?;
-                    ti.area = norm(&cross(&ti.rest[1], &ti.rest[2])) * 0.5;
-                }
-                Method::Large => {
-                    if let (Some(r), Some(g)) = (&given_rot, &given_rest) {
-                        // The given matrix is the world-to-local rotation; the element rotation
-                        // itself is left unset (zero) until the first force evaluation, as in SOFA.
-                        ti.initial_transformation = transpose(&tuple(r));
-                        ti.rest = tuple(g);
-                    } else {
-                        let (pa, pb, pc) = (p(0), p(1), p(2));
-                        let r01 = rotation_large(&pa, &pb, &pc);
-                        ti.initial_transformation = transpose(&r01);
-                        ti.rotation = ti.initial_transformation;
-                        ti.rest = [[0.0; 3], mat_vec(&r01, &sub(&pb, &pa)), mat_vec(&r01, &sub(&pc, &pa))];
-                    }
-                    ti.j = strain_displacement_local(&ti.rest[1], &ti.rest[2]).ok_or_else(|| bad(cx))?;
-                    ti.area = ti.rest[1][0] * ti.rest[2][1] * 0.5;
-                }
-            }
-            let e = young.get(i).copied().unwrap_or(young[0]);
-            let nu = poisson.get(i).copied().unwrap_or(poisson[0]);
-            let scale = (e / (1.0 - nu * nu)) * ti.area;
-            let base = [[1.0, nu, 0.0], [nu, 1.0, 0.0], [0.0, 0.0, (1.0 - nu) * 0.5]];
-            ti.material = base.map(|r| r.map(|v| v * scale));
+            })?;
+            info.push(ti);
         }
+        self.info = info;
         self.state = Some(s);
         Ok(())
+    }
+
+    /// Triangles removed / added / renumbered: the per-triangle data follow (SOFA's
+    /// `TriangleData` with `createTriangleInformation` for the new ones, computed from the rest
+    /// positions). Point changes only renumber vertices, which the container's lists carry.
+    fn topology_changed(&mut self, cx: &mut InitCtx, topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
+        let mesh = cx.scene.mesh_of(topology).ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topology).label())))?;
+        let triangles = mesh.triangles.clone();
+        let mut data = ElementData::new(ElementKind::Triangle, std::mem::take(&mut self.info));
+        let created = apply_deferred(&mut data, changes, TriangleInfo::default());
+        self.info = std::mem::take(data.values_mut());
+        let created = created.map_err(|e| change_error(cx, e))?;
+        check_aligned(cx, ElementKind::Triangle, self.info.len(), triangles.len())?;
+        let x0 = rest_for(cx, s, &triangles, &created)?;
+        self.triangles = triangles;
+        for i in created {
+            let t = self.triangles[i];
+            self.info[i] = self.rest_info(i, &t, &x0, None).ok_or_else(|| {
+                cx.error(format!("created triangle {i} {t:?} is degenerate at rest (null determinant)"))
+                    .hint("the topological change created a flat triangle")
+            })?;
+        }
+        Ok(Follow::Followed)
     }
 
     fn force_field(&mut self) -> Option<&mut dyn ForceField> {

@@ -16,6 +16,8 @@ use settee_core::{
     Roles, SimError, SimResult, StateId, TemplateRule, Value,
 };
 
+use settee_core::topology_change::{validate, ChangeError, ElementData, ElementKind, Follow, TopologyChange};
+
 use crate::geometry::{self, mat_vec, ElementType, Geometry};
 use crate::RigidMass;
 
@@ -53,7 +55,7 @@ pub static CLASS: ComponentClass = ComponentClass {
     name: "DiagonalMass",
     description: "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
     roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
+    templates: &["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
     default_template: "Vec3d",
     template_rule: TemplateRule::FromState,
     data: &[DATA],
@@ -88,6 +90,20 @@ pub struct DiagonalMass {
     separate_gravity: bool,
     rayleigh_mass: f64,
     rayleigh_stiffness: f64,
+    /// Rest positions of the geometry as the change log goes (SOFA's handlers measure created
+    /// and removed elements on the rest positions of the moment).
+    rest: Geometry,
+}
+
+/// The element kind of a mass element type.
+fn kind_of(t: ElementType) -> ElementKind {
+    match t {
+        ElementType::Edge => ElementKind::Edge,
+        ElementType::Triangle => ElementKind::Triangle,
+        ElementType::Quad => ElementKind::Quad,
+        ElementType::Tetrahedron => ElementKind::Tetrahedron,
+        ElementType::Hexahedron => ElementKind::Hexahedron,
+    }
 }
 
 /// Masses of the vertices and their sum for density `density` (SOFA's `computeVertexMass`):
@@ -123,6 +139,7 @@ impl DiagonalMass {
             separate_gravity: false,
             rayleigh_mass: 0.0,
             rayleigh_stiffness: 0.0,
+            rest: Geometry::default(),
         }
     }
 
@@ -299,6 +316,7 @@ impl Component for DiagonalMass {
         }
         self.element_type = Some(t);
         self.init_masses(cx, t, &mesh, &geo, ndof);
+        self.rest = if on_rest { geo } else { geometry::read_geometry(cx, gs, true, &mesh, t)? };
 
         let dm = cx.data_mut();
         dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
@@ -307,7 +325,126 @@ impl Component for DiagonalMass {
         Ok(())
     }
 
+    /// SOFA's handlers: a removed point takes its mass out of the total, a created point has no
+    /// mass; each removed (created) element of the mass's element type takes out (adds)
+    /// `ρ·measure/#vertices` on each of its vertices and `ρ·measure` on the total, measured on
+    /// the rest positions. Other element kinds do not change the masses.
+    fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
+        if self.layout == Layout::Rigid3 {
+            // The rigid masses are given per DOF and do not use the topology.
+            if changes.iter().any(|c| c.kind() == ElementKind::Point) {
+                return Err(cx
+                    .error("DiagonalMass<Rigid3d> does not follow point additions or removals")
+                    .hint("keep the rigid DOFs fixed, or use a UniformMass"));
+            }
+            return Ok(Follow::NotConcerned);
+        }
+        let Some(t) = self.element_type else { return Ok(Follow::NotConcerned) };
+        let err = |cx: &InitCtx, e: ChangeError| cx.error(format!("cannot follow the topological change: {e}"));
+        let mut masses = ElementData::new(ElementKind::Point, std::mem::take(&mut self.masses));
+        let mut rest = ElementData::new(ElementKind::Point, std::mem::take(&mut self.rest.points));
+        let r = self.apply_changes(t, changes, &mut masses, &mut rest);
+        self.masses = std::mem::take(masses.values_mut());
+        self.rest.points = std::mem::take(rest.values_mut());
+        r.map_err(|e| err(cx, e))?;
+        let n = cx.state_size(s);
+        if self.masses.len() != n {
+            return Err(cx
+                .error(format!("after the topological change the mass has {} vertex masses but the mechanical state has {n} DOFs", self.masses.len()))
+                .hint("the mass and its mechanical state must follow the same topology"));
+        }
+        let dm = cx.data_mut();
+        dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
+        dm.set("totalMass", Value::Real(self.total_mass));
+        Ok(Follow::Followed)
+    }
+
     settee_core::mass_role!();
+}
+
+impl DiagonalMass {
+    /// Applies the log in order to the vertex masses, the rest geometry and the total mass.
+    fn apply_changes(
+        &mut self,
+        t: ElementType,
+        changes: &[TopologyChange],
+        masses: &mut ElementData<f64>,
+        rest: &mut ElementData<[f64; 3]>,
+    ) -> Result<(), ChangeError> {
+        let kind = kind_of(t);
+        let nv = t.nb_vertices();
+        for c in changes {
+            if c.kind() == ElementKind::Point {
+                if let TopologyChange::Removed { indices, .. } = c {
+                    // One at a time: each removed point's mass is the one at its index then.
+                    for &i in indices {
+                        let one = [TopologyChange::Removed { kind: ElementKind::Point, indices: vec![i], elements: vec![] }];
+                        validate(&one[0], masses.len())?;
+                        self.total_mass -= masses.values()[i];
+                        masses.apply(&one, |_| 0.0)?;
+                        rest.apply(&one, |_| [0.0; 3])?;
+                    }
+                    continue;
+                }
+                masses.apply(std::slice::from_ref(c), |_| 0.0)?;
+                // Created points: the weighted sum of their ancestors, as the state computes
+                // its rest positions.
+                rest.apply(std::slice::from_ref(c), |e| {
+                    let mut p = [0.0; 3];
+                    for (j, &a) in e.ancestors.iter().enumerate() {
+                        let w = e.coefs.get(j).copied().unwrap_or(1.0 / e.ancestors.len() as f64);
+                        for (d, x) in p.iter_mut().enumerate() {
+                            *x += w * e.values[a][d];
+                        }
+                    }
+                    p
+                })?;
+                continue;
+            }
+            if c.kind() != kind || self.rest.dim < t.min_dimension() {
+                continue;
+            }
+            let (elements, sign) = match c {
+                TopologyChange::Added { count, elements, .. } => {
+                    if elements.len() != *count {
+                        return Err(ChangeError(format!("{count} {} added without their vertices", t.name())));
+                    }
+                    (elements, 1.0)
+                }
+                TopologyChange::Removed { indices, elements, .. } => {
+                    if elements.len() != indices.len() {
+                        return Err(ChangeError(format!("{} {} removed without their vertices", indices.len(), t.name())));
+                    }
+                    (elements, -1.0)
+                }
+                TopologyChange::Renumbered { .. } => continue,
+            };
+            if let Some(v) = elements.iter().find(|v| v.len() != nv || v.iter().any(|&i| i >= masses.len())) {
+                return Err(ChangeError(format!("element {v:?} is not one of the {} of {} points", t.name(), masses.len())));
+            }
+            // Lent, not copied: the cost stays proportional to the changed elements.
+            let geo = Geometry { dim: self.rest.dim, points: std::mem::take(rest.values_mut()) };
+            for v in elements {
+                let share = (self.mass_density * geo.measure(t, v)) / nv as f64;
+                let m = masses.values_mut();
+                for &i in v {
+                    if sign > 0.0 {
+                        m[i] += share;
+                    } else {
+                        m[i] -= share;
+                    }
+                }
+                if sign > 0.0 {
+                    self.total_mass += nv as f64 * share;
+                } else {
+                    self.total_mass -= nv as f64 * share;
+                }
+            }
+            *rest.values_mut() = geo.points;
+        }
+        Ok(())
+    }
 }
 
 impl ForceField for DiagonalMass {

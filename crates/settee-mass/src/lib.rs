@@ -2,6 +2,9 @@
 
 mod diagonal_mass;
 mod fem_mass;
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
+mod follow_tests;
 pub mod geometry;
 mod mesh_matrix_mass;
 mod nodal_mass_density;

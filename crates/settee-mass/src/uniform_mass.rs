@@ -44,6 +44,7 @@ settee_core::data_refs! {
     VERTEX_MASS: Reals = "vertexMass";
     TOTAL_MASS: Real = "totalMass";
     FILENAME: Text = "filename";
+    PRESERVE_TOTAL_MASS: Bool = "preserveTotalMass";
 }
 
 pub static CLASS: ComponentClass = ComponentClass {
@@ -134,6 +135,10 @@ pub struct UniformMass {
     rayleigh_mass: f64,
     rayleigh_stiffness: f64,
     valid: bool,
+    /// `totalMass` as SOFA holds it (the given value, else vertexMass × the DOFs carrying mass).
+    total_mass: f64,
+    /// `preserveTotalMass`: under topological changes keep the total (else the vertex mass).
+    preserve_total_mass: bool,
 }
 
 impl UniformMass {
@@ -149,6 +154,8 @@ impl UniformMass {
             rayleigh_mass: 0.0,
             rayleigh_stiffness: 0.0,
             valid: false,
+            total_mass: 0.0,
+            preserve_total_mass: false,
         }
     }
 
@@ -275,9 +282,65 @@ impl Component for UniformMass {
         self.rigid.mass = self.mass;
         self.rigid.recalc();
         self.valid = true;
+        self.total_mass = if total_set { total } else { self.mass * count as f64 };
+        self.preserve_total_mass = cx.data().get(PRESERVE_TOTAL_MASS);
         cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
         cx.data_mut().set("totalMass", settee_core::Value::Real(self.mass * count as f64));
         Ok(())
+    }
+
+    /// SOFA's `indices` follow the points (removed points leave the list, moved ones are renamed,
+    /// added ones join it), then `updateMassOnResize` at the end of the change: with
+    /// `preserveTotalMass` the vertex mass becomes `totalMass / #indices`, else the total becomes
+    /// `#indices × vertexMass` (0 without DOFs).
+    fn topology_changed(
+        &mut self,
+        cx: &mut InitCtx,
+        _topology: settee_core::ComponentId,
+        changes: &[settee_core::topology_change::TopologyChange],
+    ) -> SimResult<settee_core::topology_change::Follow> {
+        use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
+        let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
+        let mut len = self.size;
+        for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
+            if let Some(ix) = self.indices.as_mut() {
+                let mut subset = IndexSubset { indices: std::mem::take(ix) };
+                let r = subset.apply(ElementKind::Point, len, std::slice::from_ref(c));
+                *ix = subset.indices;
+                let after = r.map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
+                if let TopologyChange::Added { .. } = c {
+                    ix.extend(len..after);
+                }
+                len = after;
+            } else {
+                settee_core::topology_change::validate(c, len).map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
+                len = match c {
+                    TopologyChange::Added { count, .. } => len + count,
+                    TopologyChange::Removed { indices, .. } => len - indices.len(),
+                    TopologyChange::Renumbered { .. } => len,
+                };
+            }
+        }
+        let n = cx.state_size(s);
+        if len != n {
+            return Err(cx
+                .error(format!("after the topological change the mass counts {len} DOFs but the mechanical state has {n}"))
+                .hint("the mass and its mechanical state must follow the same topology"));
+        }
+        self.size = n;
+        let count = self.dofs(n).count();
+        if count == 0 {
+            self.total_mass = 0.0;
+        } else if self.preserve_total_mass {
+            self.mass = self.total_mass / count as f64;
+        } else {
+            self.total_mass = count as f64 * self.mass;
+        }
+        self.rigid.mass = self.mass;
+        self.rigid.recalc();
+        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
+        cx.data_mut().set("totalMass", settee_core::Value::Real(self.total_mass));
+        Ok(Follow::Followed)
     }
 
     settee_core::mass_role!();

@@ -1,6 +1,7 @@
 //! Mechanical loads: external forces applied to DOFs.
 
 mod constant_force_field;
+mod edge_pressure_force_field;
 mod interaction_ellipsoid_force_field;
 mod plane_force_field;
 #[cfg(test)]
@@ -9,6 +10,7 @@ mod triangle_pressure_force_field;
 mod uniform_velocity_damping_force_field;
 
 pub use constant_force_field::ConstantForceField;
+pub use edge_pressure_force_field::EdgePressureForceField;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use plane_force_field::PlaneForceField;
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
@@ -17,6 +19,7 @@ pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.register(&constant_force_field::CLASS);
+    f.register(&edge_pressure_force_field::CLASS);
     f.register(&interaction_ellipsoid_force_field::CLASS);
     f.register(&plane_force_field::CLASS);
     f.register(&triangle_pressure_force_field::CLASS);
