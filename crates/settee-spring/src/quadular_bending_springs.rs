@@ -69,14 +69,7 @@ pub struct QuadSpring {
     pub rest_length: f64,
 }
 
-/// The springs of a quad mesh in edge order: `(edge index, [spring; 2])` for each edge shared by
-/// exactly two quads. `rest` holds 3 reals per point.
-pub fn quad_bending_springs(mesh: &MeshData, rest: &[f64]) -> Result<Vec<(usize, [QuadSpring; 2])>, String> {
-    let mut t = tracker(mesh, rest.len() / 3)?;
-    t.fill_rest_lengths(rest)?;
-    Ok(springs_of(&t))
-}
-
+/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
 fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<4>, String> {
     BendingTopology::new(ElementKind::Quad, quad_rule, nb_points, &mesh.edges, &mesh.quads)
 }
@@ -379,7 +372,7 @@ mod tests {
     fn quads_removed_and_added_keep_the_springs_of_the_current_mesh() {
         let (mut s, t, c) = scene("0 1 4 3  1 2 5 4  3 4 7 6  4 5 8 7", None, GRID);
         assert_eq!(s.get::<QuadularBendingSprings>(c).unwrap().springs().len(), 8);
-        let mut change = |s: &mut Scene, f: &dyn Fn(&mut settee_core::MeshData, &mut usize) -> Vec<settee_core::topology_change::TopologyChange>| {
+        let change = |s: &mut Scene, f: &dyn Fn(&mut settee_core::MeshData, &mut usize) -> Vec<settee_core::topology_change::TopologyChange>| {
             let tp = s.get_mut::<SetTopologyContainer>(t).unwrap().topo_mut();
             let (mut m, mut n) = (tp.mesh.clone(), tp.nb_points);
             let log = f(&mut m, &mut n);

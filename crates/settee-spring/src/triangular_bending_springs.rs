@@ -63,14 +63,8 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 /// Below this length a bending spring produces neither force nor stiffness.
 const MIN_LENGTH: f64 = 1.0e-4;
 
-/// The bending springs of a triangle mesh, in edge order: `(edge index, spring)` for each edge
-/// shared by exactly two triangles. `rest` holds 3 reals per point.
-pub fn bending_springs(mesh: &MeshData, rest: &[f64], ks: f64, kd: f64) -> Result<Vec<(usize, LinearSpring)>, String> {
-    let mut t = tracker(mesh, rest.len() / 3)?;
-    t.fill_rest_lengths(rest)?;
-    Ok(springs_of(&t, ks, kd))
-}
-
+/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
+/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
 fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<3>, String> {
     BendingTopology::new(ElementKind::Triangle, triangle_rule, nb_points, &mesh.edges, &mesh.triangles)
 }
