@@ -131,3 +131,138 @@ pub fn check_derivatives(s: &mut Scene, dx: &[f64], eps: f64, tol: f64) {
     check_fd(s, dx, eps, tol);
     check_matrix(s, dx);
 }
+
+/// Hand-made topological changes for the tests of components that follow them, without the
+/// modifiers: SOFA's removal of surface elements (triangles or quads) with the edges and points
+/// they leave isolated, and the addition of surface elements with their missing edges. Each
+/// returns the change log in SOFA's order; the caller sets the lists back into the container
+/// and calls [`crate::topology_change::propagate`].
+pub mod edits {
+    use crate::topology_change::{ElementKind, TopologyChange};
+    use crate::MeshData;
+
+    fn surface(mesh: &MeshData, kind: ElementKind) -> Vec<Vec<usize>> {
+        match kind {
+            ElementKind::Triangle => mesh.triangles.iter().map(|t| t.to_vec()).collect(),
+            ElementKind::Quad => mesh.quads.iter().map(|q| q.to_vec()).collect(),
+            _ => panic!("surface elements only"),
+        }
+    }
+
+    fn set_surface(mesh: &mut MeshData, kind: ElementKind, els: Vec<Vec<usize>>) {
+        match kind {
+            ElementKind::Triangle => mesh.triangles = els.iter().map(|e| [e[0], e[1], e[2]]).collect(),
+            _ => mesh.quads = els.iter().map(|e| [e[0], e[1], e[2], e[3]]).collect(),
+        }
+    }
+
+    fn element_edges(e: &[usize]) -> Vec<[usize; 2]> {
+        let k = e.len();
+        (0..k).map(|j| [e[(j + 1) % k], e[(j + 2) % k]]).collect()
+    }
+
+    fn same_edge(a: [usize; 2], b: [usize; 2]) -> bool {
+        a == b || a == [b[1], b[0]]
+    }
+
+    /// Removes the surface elements `ids` (sorted in decreasing order first), then the edges no
+    /// element uses any more, then the points no edge uses any more, each by swap-with-last.
+    pub fn remove_surface(mesh: &mut MeshData, nb_points: &mut usize, kind: ElementKind, ids: &[usize]) -> Vec<TopologyChange> {
+        let mut log = Vec::new();
+        let mut ids = ids.to_vec();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let mut els = surface(mesh, kind);
+        let removed: Vec<Vec<usize>> = ids.iter().map(|&i| els[i].clone()).collect();
+        log.push(TopologyChange::Removed { kind, indices: ids.clone(), elements: removed.clone() });
+        for &i in &ids {
+            els.swap_remove(i);
+        }
+        set_surface(mesh, kind, els.clone());
+        // Edges of the removed elements that no remaining element has.
+        let mut dead: Vec<usize> = Vec::new();
+        for r in &removed {
+            for e in element_edges(r) {
+                let used = els.iter().any(|el| element_edges(el).iter().any(|&x| same_edge(x, e)));
+                if let Some(i) = mesh.edges.iter().position(|&x| same_edge(x, e)) {
+                    if !used && !dead.contains(&i) {
+                        dead.push(i);
+                    }
+                }
+            }
+        }
+        dead.sort_unstable_by(|a, b| b.cmp(a));
+        if !dead.is_empty() {
+            log.push(TopologyChange::Removed {
+                kind: ElementKind::Edge,
+                indices: dead.clone(),
+                elements: dead.iter().map(|&i| mesh.edges[i].to_vec()).collect(),
+            });
+            let gone: Vec<[usize; 2]> = dead.iter().map(|&i| mesh.edges[i]).collect();
+            for &i in &dead {
+                mesh.edges.swap_remove(i);
+            }
+            let mut pts: Vec<usize> = gone.iter().flatten().copied().filter(|&p| !mesh.edges.iter().flatten().any(|&q| q == p)).collect();
+            pts.sort_unstable_by(|a, b| b.cmp(a));
+            pts.dedup();
+            if !pts.is_empty() {
+                log.push(TopologyChange::Removed { kind: ElementKind::Point, indices: pts.clone(), elements: vec![] });
+                let with_points = mesh.points.len() == *nb_points;
+                for &p in &pts {
+                    let last = *nb_points - 1;
+                    let rename = |v: &mut usize| {
+                        if *v == last {
+                            *v = p
+                        }
+                    };
+                    mesh.edges.iter_mut().flatten().for_each(rename);
+                    mesh.triangles.iter_mut().flatten().for_each(rename);
+                    mesh.quads.iter_mut().flatten().for_each(rename);
+                    if with_points {
+                        mesh.points.swap_remove(p);
+                    }
+                    *nb_points -= 1;
+                }
+            }
+        }
+        log
+    }
+
+    /// Appends `new_points` points (without ancestors: their state values are zero), the edges
+    /// of `elements` not in the mesh yet, then `elements`.
+    pub fn add_surface(
+        mesh: &mut MeshData,
+        nb_points: &mut usize,
+        kind: ElementKind,
+        new_points: usize,
+        elements: &[Vec<usize>],
+    ) -> Vec<TopologyChange> {
+        let mut log = Vec::new();
+        if new_points > 0 {
+            *nb_points += new_points;
+            log.push(TopologyChange::Added { kind: ElementKind::Point, count: new_points, elements: vec![], ancestors: vec![], coefs: vec![] });
+        }
+        let mut new_edges: Vec<Vec<usize>> = Vec::new();
+        for el in elements {
+            for e in element_edges(el) {
+                if !mesh.edges.iter().any(|&x| same_edge(x, e)) {
+                    mesh.edges.push(e);
+                    new_edges.push(e.to_vec());
+                }
+            }
+        }
+        if !new_edges.is_empty() {
+            log.push(TopologyChange::Added {
+                kind: ElementKind::Edge,
+                count: new_edges.len(),
+                elements: new_edges,
+                ancestors: vec![],
+                coefs: vec![],
+            });
+        }
+        let mut els = surface(mesh, kind);
+        els.extend(elements.iter().cloned());
+        set_surface(mesh, kind, els);
+        log.push(TopologyChange::Added { kind, count: elements.len(), elements: elements.to_vec(), ancestors: vec![], coefs: vec![] });
+        log
+    }
+}

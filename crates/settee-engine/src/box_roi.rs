@@ -301,6 +301,22 @@ impl Component for BoxROI {
         }
         Ok(())
     }
+
+    /// A topological change changes the inputs (the linked positions, the topology's lists): as
+    /// SOFA's engine, the selection is recomputed from them with `doUpdate` (now, so that the
+    /// components reading it see the selection of the changed mesh), and kept otherwise.
+    fn topology_changed(
+        &mut self,
+        cx: &mut InitCtx,
+        _topology: ComponentId,
+        _changes: &[settee_core::topology_change::TopologyChange],
+    ) -> SimResult<settee_core::topology_change::Follow> {
+        if cx.data().get(DO_UPDATE) {
+            cx.scene.refresh_links(cx.id);
+            self.select(cx, false)?;
+        }
+        Ok(settee_core::topology_change::Follow::Followed)
+    }
 }
 
 impl BoxROI {

@@ -2,8 +2,10 @@
 
 use settee_core::component::{link, ProjectiveConstraint};
 use settee_core::data::{decl, DataKind::*};
+use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId,
+    TemplateRule, Value,
 };
 
 /// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
@@ -53,6 +55,9 @@ pub struct FixedProjectiveConstraint {
     fix_all: bool,
     project_velocity: bool,
     end_time: f64,
+    /// The state's size as of the last topological change (the length the next point events
+    /// apply to).
+    nb_points: usize,
 }
 
 impl FixedProjectiveConstraint {
@@ -99,7 +104,44 @@ impl Component for FixedProjectiveConstraint {
         if self.fix_all {
             self.indices = (0..n).collect();
         }
+        self.nb_points = n;
         Ok(())
+    }
+
+    /// `indices` linked to an engine's output (BoxConstraint's BoxROI) took a new value: the
+    /// fixed set is the new one, as SOFA's Data reads its parent.
+    fn data_changed(&mut self, cx: &mut InitCtx) -> SimResult {
+        let Some(s) = self.state else { return Ok(()) };
+        if self.fix_all {
+            return Ok(());
+        }
+        let n = cx.state_size(s);
+        let given = cx.data().get(INDICES).to_vec();
+        let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
+        if !out.is_empty() {
+            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
+        }
+        self.indices = valid;
+        Ok(())
+    }
+
+    /// The fixed indices follow point changes as SOFA's `TopologySubsetIndices`: a removed point
+    /// leaves the list, the point moved into its slot is renamed; `fixAll` fixes every point
+    /// after the change.
+    fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
+        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
+        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
+        let n = cx.state_size(s);
+        if len != n {
+            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
+        }
+        self.indices = if self.fix_all { (0..n).collect() } else { subset.indices };
+        self.nb_points = n;
+        if !self.fix_all {
+            cx.data_mut().set("indices", Value::Indices { arity: 1, v: self.indices.clone() });
+        }
+        Ok(Follow::Followed)
     }
 
     fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
@@ -129,5 +171,86 @@ impl ProjectiveConstraint for FixedProjectiveConstraint {
         for &i in &self.indices {
             out.extend((0..ds).map(|c| i * ds + c));
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check Data by name
+mod tests {
+    use settee_core::simulation::{init_root, update_live_data};
+    use settee_core::testing::add;
+    use settee_core::topology_change::{propagate, ElementKind, TopologyChange};
+    use settee_core::{ComponentId, Factory, Scene};
+    use settee_topology::SetTopologyContainer;
+
+    use super::FixedProjectiveConstraint;
+
+    fn factory() -> Factory {
+        let mut f = Factory::new();
+        settee_statecontainer::register(&mut f);
+        settee_topology::register(&mut f);
+        settee_engine::register(&mut f);
+        crate::register(&mut f);
+        f
+    }
+
+    const POS: &str = "0 0 0  1 0 0  2 0 0  3 0 0  4 0 0  5 0 0";
+
+    fn points_changed(s: &mut Scene, t: ComponentId, change: TopologyChange) {
+        let topo = s.get_mut::<SetTopologyContainer>(t).unwrap().topo_mut();
+        match &change {
+            TopologyChange::Removed { indices, .. } => topo.nb_points -= indices.len(),
+            TopologyChange::Added { count, .. } => topo.nb_points += count,
+            TopologyChange::Renumbered { .. } => {}
+        }
+        propagate(s, t, &[change]).unwrap();
+    }
+
+    fn removed(indices: &[usize]) -> TopologyChange {
+        TopologyChange::Removed { kind: ElementKind::Point, indices: indices.to_vec(), elements: vec![] }
+    }
+
+    #[test]
+    fn fixed_points_follow_swap_with_last_renumbering() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let ms = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", POS)]);
+        let t = add(&mut s, &f, Scene::ROOT, "PointSetTopologyContainer", &[("position", POS)]);
+        let c = add(&mut s, &f, Scene::ROOT, "FixedProjectiveConstraint", &[("indices", "0 4 5")]);
+        let all = add(&mut s, &f, Scene::ROOT, "FixedProjectiveConstraint", &[("fixAll", "1")]);
+        init_root(&mut s, &f).unwrap();
+        // Removing 3 moves point 5 into slot 3; removing 1 then moves point 4 into slot 1.
+        points_changed(&mut s, t, removed(&[3, 1]));
+        assert_eq!(s.store.get(s.state_of(ms).unwrap()).size, 4);
+        assert_eq!(s.get::<FixedProjectiveConstraint>(c).unwrap().indices(), &[0, 1, 3]);
+        assert_eq!(s.entry(c).data.indices("indices"), &[0, 1, 3]);
+        assert_eq!(s.get::<FixedProjectiveConstraint>(all).unwrap().indices(), &[0, 1, 2, 3]);
+        // A fixed point removed leaves the list.
+        points_changed(&mut s, t, removed(&[1]));
+        assert_eq!(s.get::<FixedProjectiveConstraint>(c).unwrap().indices(), &[0, 1]);
+        // Added points are free, except with fixAll.
+        points_changed(&mut s, t, TopologyChange::Added { kind: ElementKind::Point, count: 2, elements: vec![], ancestors: vec![], coefs: vec![] });
+        assert_eq!(s.get::<FixedProjectiveConstraint>(c).unwrap().indices(), &[0, 1]);
+        assert_eq!(s.get::<FixedProjectiveConstraint>(all).unwrap().indices(), &[0, 1, 2, 3, 4]);
+    }
+
+    /// BoxConstraint's prefab: a BoxROI whose `indices` feed the constraint.
+    #[test]
+    fn a_box_selection_follows_the_points_too() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", POS)]);
+        let t = add(&mut s, &f, Scene::ROOT, "PointSetTopologyContainer", &[("position", POS)]);
+        let b = add(&mut s, &f, Scene::ROOT, "BoxROI", &[("name", "box"), ("box", "3.5 -1 -1  6 1 1")]);
+        let c = add(&mut s, &f, Scene::ROOT, "FixedProjectiveConstraint", &[("indices", "@box.indices")]);
+        init_root(&mut s, &f).unwrap();
+        assert_eq!(s.get::<FixedProjectiveConstraint>(c).unwrap().indices(), &[4, 5]);
+        // Point 0 removed: point 5 (x = 5) is point 0 now, point 4 keeps its index.
+        points_changed(&mut s, t, removed(&[0]));
+        update_live_data(&mut s).unwrap();
+        let mut got = s.get::<FixedProjectiveConstraint>(c).unwrap().indices().to_vec();
+        got.sort();
+        assert_eq!(got, [0, 4]);
+        assert_eq!(s.entry(b).data.indices("indices"), &[0, 4]);
     }
 }

@@ -1,5 +1,6 @@
 //! Spring force fields.
 
+mod bending_topology;
 mod fast_triangular_bending_springs;
 mod kernel;
 mod mesh_spring_force_field;

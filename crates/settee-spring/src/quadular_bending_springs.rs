@@ -18,6 +18,9 @@ use settee_core::{
     Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
+use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
+
+use crate::bending_topology::{quad_rule, BendingTopology};
 use crate::topo::{self, norm3, sub3};
 
 static DATA: &[DataDecl] = &[
@@ -66,32 +69,14 @@ pub struct QuadSpring {
     pub rest_length: f64,
 }
 
-/// The springs of a quad mesh in edge order: `(edge index, [spring; 2])` for each edge shared by
-/// exactly two quads. `rest` holds 3 reals per point.
-pub fn quad_bending_springs(mesh: &MeshData, rest: &[f64]) -> Result<Vec<(usize, [QuadSpring; 2])>, String> {
-    let ee = topo::element_edges(mesh, &mesh.quads, "quad")?;
-    let mut out: Vec<Option<[QuadSpring; 2]>> = vec![None; mesh.edges.len()];
-    let mut initialized = vec![false; mesh.edges.len()];
-    let pt = |i: usize| &rest[3 * i..3 * i + 3];
-    for (q, t2) in mesh.quads.iter().enumerate() {
-        for &e in &ee.edges_in[q] {
-            if initialized[e] {
-                continue;
-            }
-            initialized[e] = true;
-            let shell = &ee.around_edge[e];
-            if shell.len() != 2 {
-                continue;
-            }
-            let other = if shell[0] == q { shell[1] } else { shell[0] };
-            let t1 = &mesh.quads[other];
-            let i1 = topo::local_edge(&ee.edges_in[other], e).expect("edge of its shell's quad");
-            let i2 = topo::local_edge(&ee.edges_in[q], e).expect("edge of its quad");
-            let pairs = [[t1[i1], t2[(i2 + 3) % 4]], [t1[(i1 + 3) % 4], t2[i2]]];
-            out[e] = Some(pairs.map(|edge| QuadSpring { edge, rest_length: norm3(sub3(pt(edge[0]), pt(edge[1]))) }));
-        }
-    }
-    Ok(out.into_iter().enumerate().filter_map(|(e, s)| s.map(|s| (e, s))).collect())
+/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
+fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<4>, String> {
+    BendingTopology::new(ElementKind::Quad, quad_rule, nb_points, &mesh.edges, &mesh.quads)
+}
+
+fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
+    let active = t.active();
+    active.chunks_exact(2).map(|p| (p[0].0, [0, 1].map(|k| QuadSpring { edge: p[k].1, rest_length: p[k].2 }))).collect()
 }
 
 pub struct QuadularBendingSprings {
@@ -103,11 +88,22 @@ pub struct QuadularBendingSprings {
     /// Per spring, its 3×3 Jacobian of the last `addForce`.
     dfdx: Vec<[f64; 9]>,
     rayleigh_stiffness: f64,
+    /// The per-edge springs, following topological changes.
+    topology: Option<BendingTopology<4>>,
 }
 
 impl QuadularBendingSprings {
     pub fn new() -> QuadularBendingSprings {
-        QuadularBendingSprings { state: None, ks: 0.0, kd: 0.0, springs: Vec::new(), edges: Vec::new(), dfdx: Vec::new(), rayleigh_stiffness: 0.0 }
+        QuadularBendingSprings {
+            state: None,
+            ks: 0.0,
+            kd: 0.0,
+            springs: Vec::new(),
+            edges: Vec::new(),
+            dfdx: Vec::new(),
+            rayleigh_stiffness: 0.0,
+            topology: None,
+        }
     }
 
     /// The springs, two per interior edge, in edge order.
@@ -123,6 +119,15 @@ impl QuadularBendingSprings {
     /// The Jacobian of spring `i` as of the last `addForce`.
     pub fn spring_jacobian(&self, i: usize) -> &[f64; 9] {
         &self.dfdx[i]
+    }
+}
+
+impl QuadularBendingSprings {
+    fn set_springs(&mut self, t: &BendingTopology<4>) {
+        let springs = springs_of(t);
+        self.edges = springs.iter().map(|(e, _)| *e).collect();
+        self.springs = springs.into_iter().flat_map(|(_, s)| s).collect();
+        self.dfdx = vec![[0.0; 9]; self.springs.len()];
     }
 }
 
@@ -147,12 +152,25 @@ impl Component for QuadularBendingSprings {
         }
         let rest = cx.rest_or_position(s);
         topo::check_points(&mesh.quads, rest.len() / 3, "quad").map_err(|m| cx.error(m))?;
-        let springs = quad_bending_springs(&mesh, &rest).map_err(|m| cx.error(m))?;
-        self.edges = springs.iter().map(|(e, _)| *e).collect();
-        self.springs = springs.into_iter().flat_map(|(_, s)| s).collect();
-        self.dfdx = vec![[0.0; 9]; self.springs.len()];
+        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
+        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
+        self.set_springs(&t);
+        self.topology = Some(t);
         self.state = Some(s);
         Ok(())
+    }
+
+    /// SOFA's edge-data handlers (quads added/removed, points removed/renumbered) on the whole
+    /// log; edges follow as edge-indexed data.
+    fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
+        let rest = cx.rest_or_position(s);
+        let mesh = cx.require_mesh()?;
+        t.apply(changes, &rest).and_then(|_| t.check_against(rest.len() / 3, &mesh.edges, &mesh.quads)).map_err(|m| cx.error(m))?;
+        let t = self.topology.take().expect("tracker");
+        self.set_springs(&t);
+        self.topology = Some(t);
+        Ok(Follow::Followed)
     }
 
     settee_core::force_field_role!();
@@ -313,5 +331,69 @@ mod tests {
         let dx = random_vec(27, 13);
         check_fd(&mut s, &dx, 1e-6, 1e-6);
         check_matrix(&mut s, &dx);
+    }
+
+    // ----- topological changes ------------------------------------------------------------
+
+    use settee_core::testing::edits;
+    use settee_core::topology_change::{propagate, ElementKind};
+    use settee_core::ComponentId;
+    use settee_topology::SetTopologyContainer;
+
+    const GRID: &str = "0 0 0  1 0 0  2 0 0  0 1 0  1 1 0.2  2 1 0  0 2 0  1 2 0  2 2 0.1";
+
+    fn summary(ff: &QuadularBendingSprings) -> Vec<(usize, [usize; 2], f64)> {
+        let mut v: Vec<_> =
+            ff.springs().chunks(2).zip(ff.spring_edges()).flat_map(|(p, &e)| p.iter().map(move |q| (e, q.edge, q.rest_length))).collect();
+        v.iter_mut().for_each(|(_, p, _)| p.sort());
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v
+    }
+
+    fn scene(quads: &str, edges: Option<&str>, rest: &str) -> (Scene, ComponentId, ComponentId) {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", rest)]);
+        let mut a = vec![("quads", quads)];
+        if let Some(e) = edges {
+            a.push(("edges", e));
+        }
+        let t = add(&mut s, &f, Scene::ROOT, "QuadSetTopologyContainer", &a);
+        let c = add(&mut s, &f, Scene::ROOT, "QuadularBendingSprings", &[("stiffness", "300"), ("damping", "0")]);
+        init_root(&mut s, &f).unwrap();
+        (s, t, c)
+    }
+
+    fn flat<const N: usize>(v: &[[usize; N]]) -> String {
+        v.iter().flatten().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn quads_removed_and_added_keep_the_springs_of_the_current_mesh() {
+        let (mut s, t, c) = scene("0 1 4 3  1 2 5 4  3 4 7 6  4 5 8 7", None, GRID);
+        assert_eq!(s.get::<QuadularBendingSprings>(c).unwrap().springs().len(), 8);
+        let change = |s: &mut Scene, f: &dyn Fn(&mut settee_core::MeshData, &mut usize) -> Vec<settee_core::topology_change::TopologyChange>| {
+            let tp = s.get_mut::<SetTopologyContainer>(t).unwrap().topo_mut();
+            let (mut m, mut n) = (tp.mesh.clone(), tp.nb_points);
+            let log = f(&mut m, &mut n);
+            (tp.mesh, tp.nb_points) = (m, n);
+            propagate(s, t, &log).unwrap();
+        };
+        // Quad 3 goes with its outer edges and point 8: the inner edges (4, 5) and (4, 7) are on
+        // the border now, (1, 4) and (3, 4) keep their springs.
+        change(&mut s, &|m, n| edits::remove_surface(m, n, ElementKind::Quad, &[3]));
+        let ff = s.get::<QuadularBendingSprings>(c).unwrap();
+        assert_eq!(ff.springs().len(), 4);
+        let rest8: String = GRID.split_whitespace().take(24).collect::<Vec<_>>().join(" ");
+        let mesh = s.mesh_of(t).unwrap().clone();
+        let (fresh, _, fc) = scene(&flat(&mesh.quads), Some(&flat(&mesh.edges)), &rest8);
+        assert_eq!(summary(ff), summary(fresh.get::<QuadularBendingSprings>(fc).unwrap()));
+        // Back again (with a point at the origin: a new point without ancestors is zero).
+        change(&mut s, &|m, n| edits::add_surface(m, n, ElementKind::Quad, 1, &[vec![4, 5, 8, 7]]));
+        let ff = s.get::<QuadularBendingSprings>(c).unwrap();
+        assert_eq!(ff.springs().len(), 8);
+        let mesh = s.mesh_of(t).unwrap().clone();
+        let (fresh, _, fc) = scene(&flat(&mesh.quads), Some(&flat(&mesh.edges)), &format!("{rest8}  0 0 0"));
+        assert_eq!(summary(ff), summary(fresh.get::<QuadularBendingSprings>(fc).unwrap()));
     }
 }

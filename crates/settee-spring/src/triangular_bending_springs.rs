@@ -15,6 +15,9 @@ use settee_core::{
     Roles, SimError, SimResult, StateId, TemplateRule,
 };
 
+use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
+
+use crate::bending_topology::{triangle_rule, BendingTopology};
 use crate::kernel::SpringKernel;
 use crate::spring_force_field::LinearSpring;
 use crate::topo;
@@ -60,31 +63,14 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 /// Below this length a bending spring produces neither force nor stiffness.
 const MIN_LENGTH: f64 = 1.0e-4;
 
-/// The bending springs of a triangle mesh, in edge order: `(edge index, spring)` for each edge
-/// shared by exactly two triangles. `rest` holds 3 reals per point.
-pub fn bending_springs(mesh: &MeshData, rest: &[f64], ks: f64, kd: f64) -> Result<Vec<(usize, LinearSpring)>, String> {
-    let ee = topo::element_edges(mesh, &mesh.triangles, "triangle")?;
-    let mut springs: Vec<Option<LinearSpring>> = vec![None; mesh.edges.len()];
-    let mut initialized = vec![false; mesh.edges.len()];
-    for (t, tri) in mesh.triangles.iter().enumerate() {
-        for &e in &ee.edges_in[t] {
-            if initialized[e] {
-                continue;
-            }
-            initialized[e] = true;
-            let shell = &ee.around_edge[e];
-            if shell.len() != 2 {
-                continue;
-            }
-            let other = if shell[0] == t { shell[1] } else { shell[0] };
-            let i1 = topo::local_edge(&ee.edges_in[other], e).expect("edge of its shell's triangle");
-            let i2 = topo::local_edge(&ee.edges_in[t], e).expect("edge of its triangle");
-            let (m1, m2) = (mesh.triangles[other][i1], tri[i2]);
-            let l = topo::norm3(topo::sub3(&rest[3 * m1..3 * m1 + 3], &rest[3 * m2..3 * m2 + 3]));
-            springs[e] = Some(LinearSpring::new(m1, m2, ks, kd, l));
-        }
-    }
-    Ok(springs.into_iter().enumerate().filter_map(|(e, s)| s.map(|s| (e, s))).collect())
+/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
+/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
+fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<3>, String> {
+    BendingTopology::new(ElementKind::Triangle, triangle_rule, nb_points, &mesh.edges, &mesh.triangles)
+}
+
+fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpring)> {
+    t.active().into_iter().map(|(e, [m1, m2], l)| (e, LinearSpring::new(m1, m2, ks, kd, l))).collect()
 }
 
 pub struct TriangularBendingSprings {
@@ -96,6 +82,10 @@ pub struct TriangularBendingSprings {
     /// Per spring, the 3×3 Jacobian of the last `addForce`.
     dfdx: Vec<f64>,
     rayleigh_stiffness: f64,
+    ks: f64,
+    kd: f64,
+    /// The per-edge springs, following topological changes.
+    topology: Option<BendingTopology<3>>,
 }
 
 impl TriangularBendingSprings {
@@ -107,6 +97,9 @@ impl TriangularBendingSprings {
             edges: Vec::new(),
             dfdx: Vec::new(),
             rayleigh_stiffness: 0.0,
+            ks: 0.0,
+            kd: 0.0,
+            topology: None,
         }
     }
 
@@ -123,6 +116,16 @@ impl TriangularBendingSprings {
     /// The Jacobian of spring `i` (3×3, row-major) as of the last `addForce`.
     pub fn spring_jacobian(&self, i: usize) -> &[f64] {
         &self.dfdx[9 * i..9 * i + 9]
+    }
+}
+
+impl TriangularBendingSprings {
+    fn set_springs(&mut self, t: &BendingTopology<3>) {
+        let springs = springs_of(t, self.ks, self.kd);
+        self.edges = springs.iter().map(|(e, _)| *e).collect();
+        self.springs = springs.into_iter().map(|(_, s)| s).collect();
+        // SOFA zeroes the Jacobian of new edges; every one is recomputed by the next addForce.
+        self.dfdx = vec![0.0; 9 * self.springs.len()];
     }
 }
 
@@ -152,12 +155,26 @@ impl Component for TriangularBendingSprings {
         }
         let rest = cx.rest_or_position(s);
         topo::check_points(&mesh.triangles, rest.len() / 3, "triangle").map_err(|m| cx.error(m))?;
-        let springs = bending_springs(&mesh, &rest, ks, kd).map_err(|m| cx.error(m))?;
-        self.edges = springs.iter().map(|(e, _)| *e).collect();
-        self.springs = springs.into_iter().map(|(_, s)| s).collect();
-        self.dfdx = vec![0.0; 9 * self.springs.len()];
+        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
+        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
+        (self.ks, self.kd) = (ks, kd);
+        self.set_springs(&t);
+        self.topology = Some(t);
         self.state = Some(s);
         Ok(())
+    }
+
+    /// SOFA's edge-data handlers (triangles added/removed, points removed/renumbered) on the
+    /// whole log; edges follow as edge-indexed data.
+    fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
+        let rest = cx.rest_or_position(s);
+        let mesh = cx.require_mesh()?;
+        t.apply(changes, &rest).and_then(|_| t.check_against(rest.len() / 3, &mesh.edges, &mesh.triangles)).map_err(|m| cx.error(m))?;
+        let t = self.topology.take().expect("tracker");
+        self.set_springs(&t);
+        self.topology = Some(t);
+        Ok(Follow::Followed)
     }
 
     settee_core::force_field_role!();
@@ -284,5 +301,117 @@ mod tests {
         add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
         let e = init_root(&mut s, &f).unwrap_err();
         assert!(e.diagnostic().message.contains("no triangles"), "{e}");
+    }
+
+    // ----- topological changes ------------------------------------------------------------
+
+    use settee_core::testing::edits;
+    use settee_core::topology_change::{propagate, ElementKind, TopologyChange};
+    use settee_core::{ComponentId, MeshData};
+    use settee_topology::SetTopologyContainer;
+
+    const FAN_REST: &str = "0 0 0  1 0 0  0.5 0.9 0  -0.5 0.9 0  -1 0 0  -0.5 -0.9 0  0.5 -0.9 0";
+    const FAN: &str = "0 1 2  0 2 3  0 3 4  0 4 5  0 5 6  0 6 1";
+
+    /// Applies a hand-made change to a set container's lists and delivers its log.
+    pub(crate) fn edit(s: &mut Scene, topo: ComponentId, f: impl FnOnce(&mut MeshData, &mut usize) -> Vec<TopologyChange>) {
+        let t = s.get_mut::<SetTopologyContainer>(topo).unwrap().topo_mut();
+        let (mut mesh, mut n) = (t.mesh.clone(), t.nb_points);
+        let log = f(&mut mesh, &mut n);
+        (t.mesh, t.nb_points) = (mesh, n);
+        propagate(s, topo, &log).unwrap();
+    }
+
+    fn flat<const N: usize>(v: &[[usize; N]]) -> String {
+        v.iter().flatten().map(|i| i.to_string()).collect::<Vec<_>>().join(" ")
+    }
+
+    /// `(edge, sorted ends, rest length)` of every spring.
+    fn summary(ff: &TriangularBendingSprings) -> Vec<(usize, [usize; 2], f64)> {
+        let mut v: Vec<_> = ff.spring_edges().iter().zip(ff.springs()).map(|(&e, p)| (e, [p.m1.min(p.m2), p.m1.max(p.m2)], p.initpos)).collect();
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v
+    }
+
+    fn fan_scene() -> (Scene, ComponentId, ComponentId, ComponentId) {
+        let f = factory();
+        let mut s = Scene::new("root");
+        let ms = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", FAN_REST)]);
+        let t = add(&mut s, &f, Scene::ROOT, "TriangleSetTopologyContainer", &[("triangles", FAN)]);
+        let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[("stiffness", "300"), ("damping", "2")]);
+        init_root(&mut s, &f).unwrap();
+        (s, ms, t, c)
+    }
+
+    /// The springs of a new component on the scene's current mesh and rest positions.
+    fn fresh(s: &Scene, ms: ComponentId, t: ComponentId) -> Vec<(usize, [usize; 2], f64)> {
+        let f = factory();
+        let rest = s.store.get(s.state_of(ms).unwrap()).read(settee_core::VecId::REST_POSITION).to_vec();
+        let rest: Vec<String> = rest.iter().map(|x| format!("{x:?}")).collect();
+        let m = s.mesh_of(t).unwrap().clone();
+        let mut n = Scene::new("root");
+        add(&mut n, &f, Scene::ROOT, "MechanicalObject", &[("position", &rest.join(" "))]);
+        add(&mut n, &f, Scene::ROOT, "TriangleSetTopologyContainer", &[("triangles", &flat(&m.triangles)), ("edges", &flat(&m.edges))]);
+        let c = add(&mut n, &f, Scene::ROOT, "TriangularBendingSprings", &[("stiffness", "300"), ("damping", "2")]);
+        init_root(&mut n, &f).unwrap();
+        summary(n.get::<TriangularBendingSprings>(c).unwrap())
+    }
+
+    #[test]
+    fn removed_triangles_take_their_springs_and_points_with_them() {
+        let (mut s, ms, t, c) = fan_scene();
+        assert_eq!(s.get::<TriangularBendingSprings>(c).unwrap().springs().len(), 6);
+        // Triangles 5 (0 6 1) and 0 (0 1 2) leave point 1 isolated: the border edges (1, 2),
+        // (6, 1) and the spoke (0, 1) go, point 1 goes (point 6 takes its index).
+        edit(&mut s, t, |m, n| edits::remove_surface(m, n, ElementKind::Triangle, &[0, 5]));
+        assert_eq!(s.mesh_of(t).unwrap().triangles, vec![[0, 5, 1], [0, 2, 3], [0, 3, 4], [0, 4, 5]]);
+        let ff = s.get::<TriangularBendingSprings>(c).unwrap();
+        // Spokes (0, 3), (0, 4), (0, 5) remain inner edges; (0, 2) and (0, 6) are borders now.
+        assert_eq!(ff.springs().len(), 3);
+        let got = summary(ff);
+        assert_eq!(got, fresh(&s, ms, t));
+        // The spring across (0, 5) joins 4 and the old point 6, now point 1.
+        assert!(got.iter().any(|(_, p, _)| *p == [1, 4]), "{got:?}");
+        // Forces and derivatives stay consistent on the reduced mesh.
+        let x: Vec<f64> = s.store.get(s.state_of(ms).unwrap()).read(settee_core::VecId::POSITION).to_vec();
+        assert_eq!(x.len(), 18);
+        let scope = MechScope::build(&s, Scene::ROOT);
+        let xs: Vec<f64> = x.iter().zip(random_vec(18, 4)).map(|(a, b)| a + 0.2 * b).collect();
+        settee_core::mechanics::scatter(&mut s, &scope, settee_core::VecId::POSITION, &xs);
+        let dx = random_vec(18, 5);
+        check_fd(&mut s, &dx, 1e-6, 1e-6);
+        check_matrix(&mut s, &dx);
+    }
+
+    #[test]
+    fn triangles_added_next_to_removed_ones_get_springs_again() {
+        let (mut s, ms, t, c) = fan_scene();
+        edit(&mut s, t, |m, n| edits::remove_surface(m, n, ElementKind::Triangle, &[5]));
+        assert_eq!(s.get::<TriangularBendingSprings>(c).unwrap().springs().len(), 4);
+        assert_eq!(summary(s.get::<TriangularBendingSprings>(c).unwrap()), fresh(&s, ms, t));
+        // The same triangle back: its edges (0, 6) and (0, 1) were reset by the removal.
+        edit(&mut s, t, |m, n| edits::add_surface(m, n, ElementKind::Triangle, 0, &[vec![0, 6, 1]]));
+        let got = summary(s.get::<TriangularBendingSprings>(c).unwrap());
+        assert_eq!(got.len(), 6);
+        assert_eq!(got, fresh(&s, ms, t));
+    }
+
+    /// SOFA keeps an edge that was on the border when the springs were built "initialized":
+    /// a triangle added across it later does not create a spring there.
+    #[test]
+    fn an_edge_on_the_initial_border_gets_no_spring_from_an_added_triangle() {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0 1 0  1 1 0  1 -1 0")]);
+        let t = add(&mut s, &f, Scene::ROOT, "TriangleSetTopologyContainer", &[("triangles", "0 1 2  1 3 2")]);
+        let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
+        init_root(&mut s, &f).unwrap();
+        assert_eq!(s.get::<TriangularBendingSprings>(c).unwrap().springs().len(), 1);
+        // (1 0 4) shares the initial border edge (0, 1) with triangle 0; a new point is not
+        // needed (point 4 exists).
+        edit(&mut s, t, |m, n| edits::add_surface(m, n, ElementKind::Triangle, 0, &[vec![1, 0, 4]]));
+        let ff = s.get::<TriangularBendingSprings>(c).unwrap();
+        assert_eq!(ff.springs().len(), 1);
+        assert_eq!((ff.springs()[0].m1, ff.springs()[0].m2), (3, 0));
     }
 }

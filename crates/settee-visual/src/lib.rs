@@ -11,6 +11,17 @@ pub struct NoEffect;
 
 impl Component for NoEffect {
     component_any!();
+
+    /// Nothing is kept from the topology (visual models are not rendered; a viewer reads the
+    /// current lists of the container).
+    fn topology_changed(
+        &mut self,
+        _cx: &mut InitCtx,
+        _topology: settee_core::ComponentId,
+        _changes: &[settee_core::topology_change::TopologyChange],
+    ) -> SimResult<settee_core::topology_change::Follow> {
+        Ok(settee_core::topology_change::Follow::NotConcerned)
+    }
 }
 
 fn create(_: &CreateArgs) -> Box<dyn Component> {

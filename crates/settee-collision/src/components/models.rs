@@ -9,6 +9,7 @@ use settee_core::collision::geometry::{point_normals, Vec3};
 use settee_core::collision::{CollisionModel, ModelGeometry, PrimitiveKind};
 use settee_core::component::link;
 use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::{
     component_any, Adjacency, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, Scene,
     SimError, SimResult, StateId, TemplateRule, VecId,
@@ -423,6 +424,47 @@ impl Component for CollisionModelComponent {
             self.normals_done = true;
         }
         self.geometry.validate().map_err(|e| cx.error(e.to_string()))
+    }
+
+    /// The elements are the container's: they are read again from it, with the adjacency and
+    /// the per-triangle flags and normals derived from them; sphere radii follow the points.
+    /// The bounding tree resets itself when the element count changes (SOFA's
+    /// `cubeModel->resize(0)`).
+    fn topology_changed(&mut self, cx: &mut InitCtx, topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let kind = self.geometry.kind;
+        let Some(state) = self.state else { return Ok(Follow::NotConcerned) };
+        if kind == PrimitiveKind::Cube {
+            return Ok(Follow::NotConcerned);
+        }
+        let n = cx.state_size(state);
+        if matches!(kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) {
+            let radius = cx.data().get(RADIUS);
+            let mut radii = ElementData::new(ElementKind::Point, std::mem::take(&mut self.geometry.radius));
+            radii.apply(changes, |_| radius).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
+            self.geometry.radius = radii.values().to_vec();
+        } else if self.topology == Some(topology) {
+            let mesh =
+                cx.scene.mesh_of(topology).cloned().ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topology).label())))?;
+            let adjacency = Arc::new(Adjacency::build(&mesh, n));
+            self.geometry.set_topology(&mesh, Some(adjacency), n).map_err(|e| {
+                cx.error(format!("{} after its change: {e}", cx.scene.entry(topology).label()))
+                    .hint("the topology must describe the points of the model's state")
+            })?;
+            self.mesh = Some(Arc::new(mesh));
+        }
+        self.read_positions(cx.scene);
+        if kind == PrimitiveKind::Triangle {
+            self.geometry.update_triangle_normals();
+            self.normals_done = true;
+        }
+        if kind == PrimitiveKind::Point && self.compute_normals {
+            self.geometry.point_normals = match &self.mesh {
+                Some(mesh) => point_normals(&self.geometry.x, mesh),
+                None => Vec::new(),
+            };
+        }
+        self.geometry.validate().map_err(|e| cx.error(e.to_string()))?;
+        Ok(Follow::Followed)
     }
 
     fn collision_model(&mut self) -> Option<&mut dyn CollisionModel> {

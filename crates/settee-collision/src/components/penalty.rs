@@ -137,6 +137,17 @@ impl Component for PenalityContactForceField {
         Ok(())
     }
 
+    /// The contacts are made again by the contact response at the next collision phase, from
+    /// the changed collision models, before any force is computed: nothing to carry over.
+    fn topology_changed(
+        &mut self,
+        _cx: &mut InitCtx,
+        _topology: settee_core::ComponentId,
+        _changes: &[settee_core::topology_change::TopologyChange],
+    ) -> SimResult<settee_core::topology_change::Follow> {
+        Ok(settee_core::topology_change::Follow::Followed)
+    }
+
     settee_core::force_field_role!();
 }
 
