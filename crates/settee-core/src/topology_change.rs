@@ -333,6 +333,53 @@ pub fn propagate(scene: &mut Scene, container: ComponentId, changes: &[TopologyC
     Ok(())
 }
 
+/// The size a mechanical state following the changed topology has once `changes` are through,
+/// seen by a follower while the log is delivered (`size_now`): [`propagate`] shrinks the states
+/// after the followers but grows them before.
+pub fn state_size_after(changes: &[TopologyChange], size_now: usize) -> usize {
+    let mut adds = false;
+    let mut removed = 0;
+    for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
+        match c {
+            TopologyChange::Added { .. } => adds = true,
+            TopologyChange::Removed { indices, .. } => removed += indices.len(),
+            TopologyChange::Renumbered { .. } => {}
+        }
+    }
+    if adds {
+        size_now
+    } else {
+        size_now.saturating_sub(removed)
+    }
+}
+
+/// A per-point vector (`width` values per point) as the states will hold it once `changes` are
+/// through, for a follower that builds new elements on the final numbering while the log is
+/// delivered (the states still hold the points being removed).
+pub fn points_after(v: &[f64], width: usize, changes: &[TopologyChange]) -> Vec<f64> {
+    let n = v.len() / width.max(1);
+    if state_size_after(changes, n) == n {
+        return v.to_vec();
+    }
+    let mut out = v.to_vec();
+    for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
+        if let TopologyChange::Removed { indices, .. } = c {
+            let mut len = out.len() / width;
+            for &i in indices {
+                if i >= len {
+                    break; // refused by the state itself with a message
+                }
+                len -= 1;
+                if i != len {
+                    out.copy_within(len * width..(len + 1) * width, i * width);
+                }
+                out.truncate(len * width);
+            }
+        }
+    }
+    out
+}
+
 /// The point events of `changes`, applied to every mechanical state following `container`.
 fn resize_states(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]) -> SimResult {
     if !changes.iter().any(|c| c.kind() == ElementKind::Point) {

@@ -1,8 +1,9 @@
 //! Following topological changes (issue 11): the per-element arrays of the FEM force fields are
 //! [`ElementData`]s updated by the container's change log; created elements are computed once
-//! the whole log is applied, from the container's final lists and the state's rest positions
-//! (which the core has already updated for point changes), so that an element created and then
-//! renumbered by a later event of the same log is computed from its final vertices.
+//! the whole log is applied, from the container's final lists and the state's rest positions as
+//! they will be once the log is through ([`settee_core::topology_change::points_after`]: the core
+//! shrinks the states after the followers), so that an element created and then renumbered by a
+//! later event of the same log is computed from its final vertices.
 
 use settee_core::topology_change::{ChangeError, ElementData, ElementKind, IndexSubset, TopologyChange};
 use settee_core::{InitCtx, SimError, SimResult, StateId};
@@ -45,8 +46,14 @@ pub(crate) fn check_aligned(cx: &InitCtx, kind: ElementKind, data_len: usize, co
 
 /// The state's rest positions (positions when unset) and its size, checking every vertex of the
 /// `elements` exists.
-pub(crate) fn rest_for<const N: usize>(cx: &InitCtx, s: StateId, elements: &[[usize; N]], created: &[usize]) -> SimResult<Vec<f64>> {
-    let rest = cx.rest_or_position(s);
+pub(crate) fn rest_for<const N: usize>(
+    cx: &InitCtx,
+    s: StateId,
+    elements: &[[usize; N]],
+    created: &[usize],
+    changes: &[TopologyChange],
+) -> SimResult<Vec<f64>> {
+    let rest = settee_core::topology_change::points_after(&cx.rest_or_position(s), 3, changes);
     let n = rest.len() / 3;
     for &i in created {
         if let Some(&bad) = elements[i].iter().find(|&&v| v >= n) {

@@ -297,7 +297,7 @@ impl Component for HexahedralFEMForceField {
         let hexahedra = mesh.hexahedra.clone();
         let created = apply_deferred(info, changes, HexaInfo::default()).map_err(|e| change_error(cx, e))?;
         check_aligned(cx, ElementKind::Hexahedron, info.len(), hexahedra.len())?;
-        let x0 = rest_for(cx, s, &hexahedra, &created)?;
+        let x0 = rest_for(cx, s, &hexahedra, &created, changes)?;
         self.hexahedra = hexahedra;
         for i in created {
             let h = self.hexahedra[i];

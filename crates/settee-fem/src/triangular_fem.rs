@@ -545,7 +545,7 @@ impl Component for TriangularFEMForceField {
         self.info = std::mem::take(data.values_mut());
         let created = created.map_err(|e| change_error(cx, e))?;
         check_aligned(cx, ElementKind::Triangle, self.info.len(), triangles.len())?;
-        let x0 = rest_for(cx, s, &triangles, &created)?;
+        let x0 = rest_for(cx, s, &triangles, &created, changes)?;
         self.triangles = triangles;
         for i in created {
             let t = self.triangles[i];

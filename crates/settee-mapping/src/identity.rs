@@ -99,19 +99,18 @@ impl Component for IdentityMapping {
     }
 
     /// Point changes resize the input and the output together (every state following the
-    /// changed container is resized before the components hear of it): the mapping then maps
-    /// the new size. A visual model output has no state of its own. An output left at another
+    /// changed container is resized with the same log): the mapping then maps the new size. A visual model output has no state of its own. An output left at another
     /// size (it follows another topology) cannot be mapped one to one any more.
     fn topology_changed(
         &mut self,
         cx: &mut InitCtx,
         _topology: settee_core::ComponentId,
-        _changes: &[settee_core::topology_change::TopologyChange],
+        changes: &[settee_core::topology_change::TopologyChange],
     ) -> SimResult<settee_core::topology_change::Follow> {
         let Some(&input) = self.ports.inputs.first() else { return Ok(settee_core::topology_change::Follow::NotConcerned) };
-        let n = cx.state_size(input);
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(input));
         if let Some(out) = self.ports.output {
-            let m = cx.state_size(out);
+            let m = settee_core::topology_change::state_size_after(changes, cx.state_size(out));
             if m != n {
                 return Err(cx
                     .error(format!("after the topological change the input has {n} elements but the output has {m}"))

@@ -348,7 +348,7 @@ impl Component for DiagonalMass {
         self.masses = std::mem::take(masses.values_mut());
         self.rest.points = std::mem::take(rest.values_mut());
         r.map_err(|e| err(cx, e))?;
-        let n = cx.state_size(s);
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
         if self.masses.len() != n {
             return Err(cx
                 .error(format!("after the topological change the mass has {} vertex masses but the mechanical state has {n} DOFs", self.masses.len()))

@@ -321,7 +321,7 @@ impl Component for UniformMass {
                 };
             }
         }
-        let n = cx.state_size(s);
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
         if len != n {
             return Err(cx
                 .error(format!("after the topological change the mass counts {len} DOFs but the mechanical state has {n}"))

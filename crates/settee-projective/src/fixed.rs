@@ -132,7 +132,7 @@ impl Component for FixedProjectiveConstraint {
         let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
         let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
         let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
-        let n = cx.state_size(s);
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
         if len != n {
             return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
         }

@@ -170,7 +170,9 @@ impl Component for TriangularBendingSprings {
         let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
         let rest = cx.rest_or_position(s);
         let mesh = cx.require_mesh()?;
-        t.apply(changes, &rest).and_then(|_| t.check_against(rest.len() / 3, &mesh.edges, &mesh.triangles)).map_err(|m| cx.error(m))?;
+        t.apply(changes, &rest)
+            .and_then(|_| t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, &mesh.triangles))
+            .map_err(|m| cx.error(m))?;
         let t = self.topology.take().expect("tracker");
         self.set_springs(&t);
         self.topology = Some(t);

@@ -382,7 +382,10 @@ impl Component for CollisionModelComponent {
                         PrimitiveKind::Tetrahedron => !mesh.tetrahedra.is_empty(),
                         _ => true,
                     };
-                    if !ok {
+                    // A dynamic container may start empty and gain its elements while the
+                    // simulation runs (SOFA accepts any empty topology).
+                    let dynamic = cx.scene.entry(t).class.name.ends_with("SetTopologyContainer");
+                    if !ok && !dynamic {
                         let what = match kind {
                             PrimitiveKind::Line => "edges",
                             PrimitiveKind::Triangle => "triangles or quads",
@@ -436,7 +439,7 @@ impl Component for CollisionModelComponent {
         if kind == PrimitiveKind::Cube {
             return Ok(Follow::NotConcerned);
         }
-        let n = cx.state_size(state);
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(state));
         if matches!(kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) {
             let radius = cx.data().get(RADIUS);
             let mut radii = ElementData::new(ElementKind::Point, std::mem::take(&mut self.geometry.radius));
