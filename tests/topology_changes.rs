@@ -102,3 +102,51 @@ fn changing_a_container_filled_by_a_topological_mapping_is_refused() {
     assert!(s.contains("change the mapping's input topology instead"), "{s}");
     assert_eq!(scene.mesh_of(named(&scene, "tris")).unwrap().triangles.len(), 6);
 }
+
+/// Mean displacement along y of the points whose rest height is in `range`.
+fn mean_dy(scene: &Scene, range: std::ops::Range<f64>) -> f64 {
+    let st = scene.store.states.values().find(|m| m.name == "dofs").expect("the beam's state");
+    let (x, x0) = (st.read(settee_core::VecId::POSITION), st.read(settee_core::VecId::REST_POSITION));
+    let (mut sum, mut n) = (0.0, 0);
+    for i in 0..st.size {
+        if range.contains(&x0[3 * i + 1]) {
+            sum += x[3 * i + 1] - x0[3 * i + 1];
+            n += 1;
+        }
+    }
+    sum / n as f64
+}
+
+/// Issue 11's example: the beam hangs while its middle layer is removed over 100 steps; once
+/// the cut is through, the lower half falls and the upper half keeps hanging.
+#[test]
+fn the_cutting_beam_hangs_then_its_lower_half_falls() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenes/cutting/cutting_beam.scn");
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let tetras = named(&scene, "tetras");
+    assert_eq!(scene.mesh_of(tetras).unwrap().tetrahedra.len(), 2592);
+    let dt = scene.root().context.dt;
+    let mut sag_before_cut = 0.0;
+    for step in 0..150 {
+        settee_core::simulation::animate(&mut scene, dt).unwrap_or_else(|e| panic!("step {step}: {e}"));
+        if step == 49 {
+            // Half cut: it still hangs in one piece (a few centimetres of sag).
+            sag_before_cut = mean_dy(&scene, 0.0..5.5);
+            assert!(sag_before_cut < 0.0 && sag_before_cut > -0.5, "{sag_before_cut}");
+        }
+    }
+    // 216 tetrahedra of the middle layer are gone, no point was isolated (the layer's points
+    // belong to the neighbouring layers too).
+    let m = scene.mesh_of(tetras).unwrap();
+    assert_eq!(m.tetrahedra.len(), 2592 - 216);
+    assert_eq!(scene.store.states.values().find(|s| s.name == "dofs").unwrap().size, 7 * 13 * 7);
+    assert!(m.tetrahedra.iter().all(|t| t.iter().all(|&v| v < 7 * 13 * 7)));
+    // Cut through at t = 1.0 s; 0.5 s later the lower half has fallen by well over a metre
+    // (free fall: 1.2 m, less the Rayleigh damping), the upper half stays near its sag.
+    let lower = mean_dy(&scene, 0.0..5.5);
+    let upper = mean_dy(&scene, 7.5..12.5);
+    assert!(lower < -0.5, "lower half: {lower}");
+    assert!(upper > -0.5 && upper < 0.0, "upper half: {upper}");
+    let st = scene.store.states.values().find(|s| s.name == "dofs").unwrap();
+    assert!(st.read(settee_core::VecId::POSITION).iter().all(|v| v.is_finite()));
+}

@@ -18,6 +18,8 @@ pub(crate) fn apply_deferred<T: Clone>(data: &mut ElementData<T>, changes: &[Top
         data.apply(std::slice::from_ref(c), |_| placeholder.clone())?;
         match c {
             TopologyChange::Added { count, .. } => created.indices.extend(len..len + count),
+            // Nothing created yet: nothing to rename (and no need to look at the whole array).
+            _ if created.indices.is_empty() => {}
             _ => {
                 created.apply(kind, len, std::slice::from_ref(c))?;
             }

@@ -181,14 +181,14 @@ impl TetraEngine {
     pub fn follow(
         &mut self,
         changes: &[settee_core::topology_change::TopologyChange],
-        tetrahedra: Vec<[usize; 4]>,
+        tetrahedra: &[[usize; 4]],
         nb_dofs: usize,
-        rest: &[f64],
+        rest: impl FnOnce() -> Vec<f64>,
         young: &[f64],
         poisson: &[f64],
         lsf: &[f64],
     ) -> Result<(), String> {
-        use settee_core::topology_change::{ElementData, ElementKind};
+        use settee_core::topology_change::{ElementData, ElementKind, TopologyChange};
         let opts = self.opts;
         // A well-shaped element stands for the created ones until they are computed.
         let unit = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -198,26 +198,52 @@ impl TetraEngine {
         let created = crate::follow::apply_deferred(&mut data, changes, placeholder);
         self.elements = std::mem::take(data.values_mut());
         let created = created.map_err(|e| e.0)?;
-        if self.elements.len() != tetrahedra.len() {
+        // The vertex lists follow the tetrahedron events from their payloads, so a removal costs
+        // what it removes; renamed points are only known from the container's final lists.
+        if changes.iter().any(|c| c.kind() == ElementKind::Point) {
+            self.tetrahedra = tetrahedra.to_vec();
+        } else {
+            let mut own = ElementData::new(ElementKind::Tetrahedron, std::mem::take(&mut self.tetrahedra));
+            for c in changes.iter().filter(|c| c.kind() == ElementKind::Tetrahedron) {
+                let vertices = match c {
+                    TopologyChange::Added { elements, .. } => elements.clone(),
+                    _ => Vec::new(),
+                };
+                own.apply(std::slice::from_ref(c), |e| {
+                    let k = e.index - e.values.len();
+                    vertices.get(k).and_then(|v| <[usize; 4]>::try_from(v.as_slice()).ok()).unwrap_or([usize::MAX; 4])
+                })
+                .map_err(|e| e.0)?;
+            }
+            self.tetrahedra = std::mem::take(own.values_mut());
+        }
+        if self.elements.len() != tetrahedra.len() || self.tetrahedra.len() != tetrahedra.len() {
             return Err(format!("{} tetrahedron data for {} tetrahedra in the topology", self.elements.len(), tetrahedra.len()));
         }
         let n = tetrahedra.len();
-        for i in created {
-            let t = &tetrahedra[i];
-            if let Some(&bad) = t.iter().find(|&&v| 3 * v + 3 > rest.len()) {
-                return Err(format!("created tetrahedron {i} {t:?} refers to point {bad} beyond the {} rest positions", rest.len() / 3));
+        if !created.is_empty() {
+            let rest = rest();
+            for i in created {
+                let t = &tetrahedra[i];
+                if self.tetrahedra[i] != *t {
+                    self.tetrahedra[i] = *t;
+                }
+                if let Some(&bad) = t.iter().find(|&&v| 3 * v + 3 > rest.len()) {
+                    return Err(format!("created tetrahedron {i} {t:?} refers to point {bad} beyond the {} rest positions", rest.len() / 3));
+                }
+                let x0 = gather(&rest, t);
+                let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
+                let nu = per_element(poisson, i, DEFAULT_POISSON);
+                let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| format!("created tetrahedron {i} {t:?}: {err}"))?;
+                let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
+                self.elements[i] = Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume };
             }
-            let x0 = gather(rest, t);
-            let e = local_factor(lsf, i, n) * per_element(young, i, DEFAULT_YOUNG);
-            let nu = per_element(poisson, i, DEFAULT_POISSON);
-            let r = TetraElementRest::new(opts.method, e, nu, &x0).map_err(|err| format!("created tetrahedron {i} {t:?}: {err}"))?;
-            let volume = crate::tetra::tetra_volume(x0[0], x0[1], x0[2], x0[3]);
-            self.elements[i] = Element { rotation: *r.initial_rotation(), rest: r, plastic: [0.0; 6], volume };
         }
-        self.tetrahedra = tetrahedra;
+        debug_assert_eq!(self.tetrahedra, tetrahedra, "the payloads lead to the container's lists");
         self.nb_dofs = nb_dofs;
-        self.forces = vec![None; n];
-        self.dforces = vec![[[0.0; 3]; 4]; n];
+        // Per-element scratch, fully written by every force computation.
+        self.forces.resize(n, None);
+        self.dforces.resize(n, [[0.0; 3]; 4]);
         Ok(())
     }
 

@@ -158,11 +158,10 @@ impl Component for TetrahedralCorotationalFEMForceField {
     ) -> SimResult<settee_core::topology_change::Follow> {
         let Some(s) = self.engine.state else { return Ok(settee_core::topology_change::Follow::NotConcerned) };
         let mesh = cx.scene.mesh_of(topology).ok_or_else(|| cx.error(format!("{} provides no mesh", cx.scene.entry(topology).label())))?;
-        let tetrahedra = mesh.tetrahedra.clone();
-        let rest = settee_core::topology_change::points_after(&cx.rest_or_position(s), 3, changes);
         let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
+        let rest = || settee_core::topology_change::points_after(&cx.rest_or_position(s), 3, changes);
         self.engine
-            .follow(changes, tetrahedra, n, &rest, &self.young, &self.poisson, &self.local_stiffness_factor)
+            .follow(changes, &mesh.tetrahedra, n, rest, &self.young, &self.poisson, &self.local_stiffness_factor)
             .map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
         Ok(settee_core::topology_change::Follow::Followed)
     }
