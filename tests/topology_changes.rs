@@ -126,12 +126,11 @@ fn the_cutting_beam_hangs_then_its_lower_half_falls() {
     let tetras = named(&scene, "tetras");
     assert_eq!(scene.mesh_of(tetras).unwrap().tetrahedra.len(), 2592);
     let dt = scene.root().context.dt;
-    let mut sag_before_cut = 0.0;
     for step in 0..150 {
         settee_core::simulation::animate(&mut scene, dt).unwrap_or_else(|e| panic!("step {step}: {e}"));
         if step == 49 {
             // Half cut: it still hangs in one piece (a few centimetres of sag).
-            sag_before_cut = mean_dy(&scene, 0.0..5.5);
+            let sag_before_cut = mean_dy(&scene, 0.0..5.5);
             assert!(sag_before_cut < 0.0 && sag_before_cut > -0.5, "{sag_before_cut}");
         }
     }

@@ -60,8 +60,8 @@ fn add_points(b: &mut Built, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
             for (a, c) in ancestors.iter().zip(&coefs) {
                 let mut p = [0.0; 3];
                 for (&i, &w) in a.iter().zip(c) {
-                    for d in 0..3 {
-                        p[d] += w * t.mesh.points[i][d];
+                    for (pd, xd) in p.iter_mut().zip(t.mesh.points[i]) {
+                        *pd += w * xd;
                     }
                 }
                 t.mesh.points.push(p);
