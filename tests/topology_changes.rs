@@ -149,3 +149,121 @@ fn the_cutting_beam_hangs_then_its_lower_half_falls() {
     let st = scene.store.states.values().find(|s| s.name == "dofs").unwrap();
     assert!(st.read(settee_core::VecId::POSITION).iter().all(|v| v.is_finite()));
 }
+
+/// A component holding per-element data that does not follow changes stops the step, positioned
+/// at its line, instead of computing with a stale mesh.
+#[test]
+fn a_component_that_cannot_follow_stops_the_step_at_its_line() {
+    let path = temp_scene(
+        "not_following",
+        r#"<Node name="root" dt="0.1" gravity="0 -9.81 0">
+    <DefaultAnimationLoop/>
+    <Node name="body">
+        <EulerImplicitSolver/>
+        <CGLinearSolver iterations="50" tolerance="1e-12" threshold="1e-12"/>
+        <TetrahedronSetTopologyContainer name="tetras" position="0 0 0  1 0 0  0 1 0  0 0 1  1 1 1" tetrahedra="0 1 2 3  1 2 3 4"/>
+        <TetrahedronSetTopologyModifier/>
+        <MechanicalObject/>
+        <UniformMass totalMass="1"/>
+        <TetrahedronFEMForceField youngModulus="100" poissonRatio="0.3"/>
+        <TopologicalChangeProcessor filename="remove_one.txt"/>
+    </Node>
+</Node>
+"#,
+    );
+    std::fs::write(path.with_file_name("remove_one.txt"), "T= 0.1\n  REMOVE= 1\n1\n").unwrap();
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let (t, e) = run_until_error(&mut scene, 5).expect("refused");
+    assert!((t - 0.1).abs() < 1e-12);
+    let s = e.to_string();
+    assert!(s.contains("not_following.scn:10:9"), "{s}");
+    assert!(s.contains("TetrahedronFEMForceField") && s.contains("does not follow topological changes"), "{s}");
+}
+
+/// The border faces of a tetrahedron list (faces on exactly one tetrahedron), as sorted vertex
+/// triples.
+fn border_faces(tetrahedra: &[[usize; 4]]) -> Vec<[usize; 3]> {
+    let mut count: std::collections::BTreeMap<[usize; 3], usize> = Default::default();
+    for t in tetrahedra {
+        for skip in 0..4 {
+            let mut f = [0; 3];
+            let mut k = 0;
+            for (j, &v) in t.iter().enumerate() {
+                if j != skip {
+                    f[k] = v;
+                    k += 1;
+                }
+            }
+            f.sort_unstable();
+            *count.entry(f).or_default() += 1;
+        }
+    }
+    count.into_iter().filter(|(_, c)| *c == 1).map(|(f, _)| f).collect()
+}
+
+/// A tetrahedral beam with a surface (Tetra2Triangle) carrying its own FEM, the whole stack
+/// following.
+const BEAM_WITH_SURFACE: &str = r#"<Node name="root" dt="0.01" gravity="0 -9.81 0">
+    <DefaultAnimationLoop/>
+    <Node name="beam">
+        <EulerImplicitSolver rayleighStiffness="0.1" rayleighMass="0.1"/>
+        <CGLinearSolver iterations="100" tolerance="1e-10" threshold="1e-10"/>
+        <MeshGmshLoader name="loader" filename="../../scenes/cutting/beam_6x12x6.msh"/>
+        <MechanicalObject name="dofs" src="@loader"/>
+        <TetrahedronSetTopologyContainer name="tetras" src="@loader"/>
+        <TetrahedronSetTopologyModifier/>
+        <DiagonalMass massDensity="1"/>
+        <TetrahedralCorotationalFEMForceField youngModulus="20000" poissonRatio="0.3" method="large"/>
+        <FixedProjectiveConstraint indices="0 1 2 3 4 5 6"/>
+        <Node name="surface">
+            <TriangleSetTopologyContainer name="skin"/>
+            <TriangleSetTopologyModifier/>
+            <Tetra2TriangleTopologicalMapping input="@../tetras" output="@skin"/>
+            <TriangularFEMForceField youngModulus="100" poissonRatio="0.3" method="large"/>
+        </Node>
+    </Node>
+</Node>
+"#;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, ..Default::default() })]
+
+    /// Random removals of tetrahedra while the beam steps: the run never fails or produces a
+    /// NaN, every element of both containers names existing points, and the surface container
+    /// holds exactly the border faces of the volume (parent and child agree through the
+    /// mapping's index maps).
+    #[test]
+    fn random_tetrahedron_removals_keep_every_topology_consistent(
+        removals in proptest::collection::vec(proptest::collection::vec(0usize..100_000, 1..12), 10..25)
+    ) {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/topology-props");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("beam_with_surface.scn");
+        std::fs::write(&path, BEAM_WITH_SURFACE.replace("../../scenes", &format!("{}/scenes", env!("CARGO_MANIFEST_DIR")))).unwrap();
+        let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+        let (tetras, skin) = (named(&scene, "tetras"), named(&scene, "skin"));
+        for raw in removals {
+            let n = scene.mesh_of(tetras).unwrap().tetrahedra.len();
+            if n < 20 {
+                break;
+            }
+            let mut ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            settee_topology::change_processor::remove_items(&mut scene, tetras, settee_core::topology_change::ElementKind::Tetrahedron, ids)
+                .unwrap_or_else(|e| panic!("{e}"));
+            settee_core::simulation::animate(&mut scene, 0.01).unwrap_or_else(|e| panic!("{e}"));
+
+            let volume = scene.mesh_of(tetras).unwrap();
+            let points = scene.store.states.values().find(|s| s.name == "dofs").unwrap().size;
+            proptest::prop_assert!(volume.tetrahedra.iter().flatten().all(|&v| v < points));
+            proptest::prop_assert!(volume.triangles.iter().flatten().chain(volume.edges.iter().flatten()).all(|&v| v < points));
+            let surface = scene.mesh_of(skin).unwrap();
+            let mut got: Vec<[usize; 3]> = surface.triangles.iter().map(|t| { let mut s = *t; s.sort_unstable(); s }).collect();
+            got.sort_unstable();
+            proptest::prop_assert_eq!(got, border_faces(&volume.tetrahedra));
+            let x = scene.store.states.values().find(|s| s.name == "dofs").unwrap().read(settee_core::VecId::POSITION);
+            proptest::prop_assert!(x.iter().all(|v| v.is_finite()));
+        }
+    }
+}
