@@ -267,3 +267,42 @@ proptest::proptest! {
         }
     }
 }
+
+/// FixedPlaneProjectiveConstraint keeps its points through a removal that renumbers them.
+#[test]
+fn fixed_plane_points_follow_a_point_removal() {
+    let path = temp_scene(
+        "fixed_plane_follow",
+        r#"<Node name="root" dt="0.1" gravity="0 0 -9.81">
+    <DefaultAnimationLoop/>
+    <Node name="wire">
+        <EulerImplicitSolver/>
+        <CGLinearSolver iterations="50" tolerance="1e-12" threshold="1e-12"/>
+        <EdgeSetTopologyContainer name="edges" position="0 0 0  1 0 0  2 0 1  3 0 1" edges="0 1  1 2  2 3"/>
+        <EdgeSetTopologyModifier/>
+        <MechanicalObject name="dofs"/>
+        <UniformMass totalMass="1"/>
+        <FixedPlaneProjectiveConstraint name="plane" direction="0 0 1" dmin="-0.5" dmax="0.5"/>
+        <TopologicalChangeProcessor filename="cut_first_edge.txt"/>
+    </Node>
+</Node>
+"#,
+    );
+    std::fs::write(path.with_file_name("cut_first_edge.txt"), "T= 0.1\n  REMOVE= 1\n0\n").unwrap();
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let plane = named(&scene, "plane");
+    let indices = |s: &Scene| s.get::<settee_projective::fixed_plane::FixedPlaneProjectiveConstraint>(plane).unwrap().indices().to_vec();
+    assert_eq!(indices(&scene), [0, 1]);
+    assert!(run_until_error(&mut scene, 4).is_none());
+    // Edge (0, 1) went (edge (2, 3) took its slot), and point 0 with it (isolated): point 3
+    // took its index, so (2, 3) reads (2, 0). Point 1 is
+    // still held in the plane, point 3 (now 0) never was.
+    assert_eq!(scene.mesh_of(named(&scene, "edges")).unwrap().edges, vec![[2, 0], [1, 2]]);
+    assert_eq!(indices(&scene), [1]);
+    let st = scene.store.states.values().find(|s| s.name == "dofs").unwrap();
+    assert_eq!(st.size, 3);
+    let x = st.read(settee_core::VecId::POSITION);
+    // The held point keeps z = 0 under gravity along z; the others fall.
+    assert_eq!(x[5], 0.0);
+    assert!(x[3 * 2 + 2] < 1.0 && x[2] < 1.0);
+}

@@ -9,8 +9,9 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::data::{decl, DataKind::*};
+use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule, VecId,
+    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule, VecId,
 };
 
 use crate::subspace::checked_indices;
@@ -53,6 +54,8 @@ fn create(_: &CreateArgs) -> Box<dyn Component> {
 pub struct FixedPlaneProjectiveConstraint {
     state: Option<StateId>,
     indices: Vec<usize>,
+    /// Points of the state when the indices were last made valid (for following changes).
+    nb_points: usize,
     /// The direction on the translational components (3 reals).
     direction: [f64; 3],
     deriv_size: usize,
@@ -92,7 +95,25 @@ impl Component for FixedPlaneProjectiveConstraint {
                 }
             }
         }
+        self.nb_points = cx.state_size(s);
         Ok(())
+    }
+
+    /// The constrained points follow point changes as SOFA's `TopologySubsetIndices`: a removed
+    /// point leaves the list, the point moved into its slot is renamed. Points added between
+    /// the planes are not added (SOFA selects them at init only).
+    fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
+        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
+        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
+        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
+        if len != n {
+            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
+        }
+        self.indices = subset.indices;
+        self.nb_points = n;
+        cx.data_mut().set("indices", settee_core::data::Value::Indices { arity: 1, v: self.indices.clone() });
+        Ok(Follow::Followed)
     }
 
     fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
@@ -134,7 +155,7 @@ mod tests {
 
     #[test]
     fn increments_lose_their_component_along_the_direction() {
-        let mut c = FixedPlaneProjectiveConstraint { state: None, indices: vec![1], direction: [0.0, 0.0, 1.0], deriv_size: 3 };
+        let mut c = FixedPlaneProjectiveConstraint { state: None, indices: vec![1], nb_points: 3, direction: [0.0, 0.0, 1.0], deriv_size: 3 };
         let p = MechParams { dt: 0.01, time: 0.0, gravity: [0.0; 3] };
         let mut dx = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         c.project_response(&p, &mut dx);
