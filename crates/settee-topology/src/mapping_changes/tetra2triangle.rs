@@ -19,6 +19,7 @@
 //! what they were before it, then replayed event by event, each event being handled against the
 //! lists SOFA's mapping would have seen.
 
+use super::replay::Mirror;
 use super::IndexMaps;
 use crate::modifier::tetrahedron::FACES;
 use crate::modifier::{self, edge, point, triangle};
@@ -51,9 +52,8 @@ pub fn follow(
             .error(format!("the input {} changed, but it is not a dynamic topology container", cx.scene.entry(input).label()))
             .hint("use a TetrahedronSetTopologyContainer as the input"));
     };
-    let topo = c.topo();
-    let mut state = InputState { tetrahedra: topo.mesh.tetrahedra.clone(), triangles: topo.mesh.triangles.clone(), nb_points: topo.nb_points };
-    state.rewind(changes).map_err(|e| cx.error(format!("cannot follow the changes of the input {}: {e}", cx.scene.entry(input).label())))?;
+    let mut state = Mirror::before(c.topo(), changes)
+        .map_err(|e| cx.error(format!("cannot follow the changes of the input {}: {e}", cx.scene.entry(input).label())))?;
 
     let mut m = match maps.take() {
         Some(m) => m,
@@ -85,7 +85,7 @@ struct Options {
 }
 
 /// SOFA's maps after init: the input triangles with exactly one tetrahedron, in input order.
-fn initial_maps(state: &InputState, no_initial: bool) -> IndexMaps {
+fn initial_maps(state: &Mirror, no_initial: bool) -> IndexMaps {
     let mut m = IndexMaps::default();
     if no_initial {
         return m;
@@ -100,7 +100,7 @@ fn initial_maps(state: &InputState, no_initial: bool) -> IndexMaps {
     m
 }
 
-fn replay(m: &mut IndexMaps, state: &mut InputState, cx: &mut InitCtx, output: ComponentId, changes: &[TopologyChange], opts: Options) -> SimResult {
+fn replay(m: &mut IndexMaps, state: &mut Mirror, cx: &mut InitCtx, output: ComponentId, changes: &[TopologyChange], opts: Options) -> SimResult {
     for change in changes {
         match change {
             TopologyChange::Removed { kind: ElementKind::Tetrahedron, indices, .. } if !opts.no_new => {
@@ -121,7 +121,7 @@ fn replay(m: &mut IndexMaps, state: &mut InputState, cx: &mut InitCtx, output: C
             }
             _ => {}
         }
-        state.apply(change);
+        state.apply(change).map_err(|e| cx.error(e))?;
         match change {
             TopologyChange::Added { kind: ElementKind::Tetrahedron, count, .. } if !opts.no_new => {
                 let first = state.tetrahedra.len() - count;
@@ -150,7 +150,7 @@ fn replay(m: &mut IndexMaps, state: &mut InputState, cx: &mut InitCtx, output: C
 /// Tetrahedra `ids` (decreasing, each naming the tetrahedron it had before the removal) are
 /// about to go: the faces they share with exactly one other tetrahedron become border
 /// triangles. Returns the triangles to add to the output; the maps already name them.
-fn tetrahedra_removed(m: &mut IndexMaps, state: &InputState, ids: &[usize], flip: bool) -> Vec<[usize; 3]> {
+fn tetrahedra_removed(m: &mut IndexMaps, state: &Mirror, ids: &[usize], flip: bool) -> Vec<[usize; 3]> {
     let around = state.tetrahedra_around_faces();
     let index = state.triangle_index();
     let mut new = Vec::new();
@@ -187,7 +187,7 @@ fn tetrahedra_removed(m: &mut IndexMaps, state: &InputState, ids: &[usize], flip
 
 /// Input triangles `ids` (decreasing) are about to go: returns the output triangles to remove
 /// (decreasing) and updates the maps for both removals, as SOFA's mapping does.
-fn triangles_removed(m: &mut IndexMaps, state: &InputState, ids: &[usize]) -> Result<Vec<usize>, String> {
+fn triangles_removed(m: &mut IndexMaps, state: &Mirror, ids: &[usize]) -> Result<Vec<usize>, String> {
     let mut local: Vec<usize> = ids.iter().filter_map(|g| m.glob2loc.get(g).copied()).collect();
     local.sort_unstable_by(|a, b| b.cmp(a));
     let n_in = state.triangles.len();
@@ -230,7 +230,7 @@ fn triangles_removed(m: &mut IndexMaps, state: &InputState, ids: &[usize]) -> Re
 
 /// Tetrahedra `added` were appended: returns the border faces to add to the output (as the
 /// input stores them) and the output triangles no longer on the border (decreasing).
-fn tetrahedra_added(m: &mut IndexMaps, state: &InputState, added: std::ops::Range<usize>) -> Result<(Vec<[usize; 3]>, Vec<usize>), String> {
+fn tetrahedra_added(m: &mut IndexMaps, state: &Mirror, added: std::ops::Range<usize>) -> Result<(Vec<[usize; 3]>, Vec<usize>), String> {
     let around = state.tetrahedra_around_faces();
     let index = state.triangle_index();
     let mut new = Vec::new();
@@ -273,86 +273,13 @@ fn tetrahedra_added(m: &mut IndexMaps, state: &InputState, added: std::ops::Rang
     Ok((new, gone))
 }
 
-/// The input's lists as SOFA's mapping sees them at some point of an operation.
-struct InputState {
-    tetrahedra: Vec<[usize; 4]>,
-    triangles: Vec<[usize; 3]>,
-    nb_points: usize,
+/// What the mapping reads from the input's lists.
+trait InputLists {
+    fn tetrahedra_around_faces(&self) -> HashMap<[usize; 3], Vec<usize>>;
+    fn triangle_index(&self) -> HashMap<[usize; 3], usize>;
 }
 
-impl InputState {
-    /// Undoes `changes` (the lists are those after them).
-    fn rewind(&mut self, changes: &[TopologyChange]) -> Result<(), String> {
-        for change in changes.iter().rev() {
-            match change {
-                TopologyChange::Added { kind, count, .. } => match kind {
-                    ElementKind::Point => self.nb_points = self.nb_points.saturating_sub(*count),
-                    ElementKind::Triangle => self.triangles.truncate(self.triangles.len().saturating_sub(*count)),
-                    ElementKind::Tetrahedron => self.tetrahedra.truncate(self.tetrahedra.len().saturating_sub(*count)),
-                    _ => {}
-                },
-                TopologyChange::Removed { kind, indices, elements } => match kind {
-                    ElementKind::Point => {
-                        // Point i was isolated; the last point took its index.
-                        for &i in indices.iter().rev() {
-                            self.nb_points += 1;
-                            let last = self.nb_points - 1;
-                            self.rename(i, last);
-                        }
-                    }
-                    ElementKind::Triangle => unremove(&mut self.triangles, indices, elements)?,
-                    ElementKind::Tetrahedron => unremove(&mut self.tetrahedra, indices, elements)?,
-                    _ => {}
-                },
-                TopologyChange::Renumbered { kind: ElementKind::Point | ElementKind::Triangle | ElementKind::Tetrahedron, .. } => {
-                    return Err("renumbering is not supported by Tetra2TriangleTopologicalMapping".into());
-                }
-                TopologyChange::Renumbered { .. } => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// Applies one change (forward).
-    fn apply(&mut self, change: &TopologyChange) {
-        match change {
-            TopologyChange::Added { kind, count, elements, .. } => match kind {
-                ElementKind::Point => self.nb_points += count,
-                ElementKind::Triangle => self.triangles.extend(elements.iter().filter(|e| e.len() == 3).map(|e| [e[0], e[1], e[2]])),
-                ElementKind::Tetrahedron => self.tetrahedra.extend(elements.iter().filter(|e| e.len() == 4).map(|e| [e[0], e[1], e[2], e[3]])),
-                _ => {}
-            },
-            TopologyChange::Removed { kind, indices, .. } => match kind {
-                ElementKind::Point => {
-                    for &i in indices {
-                        let last = self.nb_points - 1;
-                        self.rename(last, i);
-                        self.nb_points -= 1;
-                    }
-                }
-                ElementKind::Triangle => indices.iter().for_each(|&i| {
-                    self.triangles.swap_remove(i);
-                }),
-                ElementKind::Tetrahedron => indices.iter().for_each(|&i| {
-                    self.tetrahedra.swap_remove(i);
-                }),
-                _ => {}
-            },
-            TopologyChange::Renumbered { .. } => {}
-        }
-    }
-
-    fn rename(&mut self, from: usize, to: usize) {
-        if from == to {
-            return;
-        }
-        for v in self.tetrahedra.iter_mut().flatten().chain(self.triangles.iter_mut().flatten()) {
-            if *v == from {
-                *v = to;
-            }
-        }
-    }
-
+impl InputLists for Mirror {
     /// Tetrahedra around each face (sorted vertices).
     fn tetrahedra_around_faces(&self) -> HashMap<[usize; 3], Vec<usize>> {
         let mut around: HashMap<[usize; 3], Vec<usize>> = HashMap::with_capacity(self.tetrahedra.len() * 2);
@@ -368,26 +295,6 @@ impl InputState {
     fn triangle_index(&self) -> HashMap<[usize; 3], usize> {
         self.triangles.iter().enumerate().rev().map(|(k, t)| (sorted3(*t), k)).collect()
     }
-}
-
-/// Undoes a swap-with-last removal of `indices` whose elements were `elements`.
-fn unremove<const K: usize>(v: &mut Vec<[usize; K]>, indices: &[usize], elements: &[Vec<usize>]) -> Result<(), String> {
-    if elements.len() != indices.len() {
-        return Err("a removal event without the removed elements".into());
-    }
-    for (&i, e) in indices.iter().zip(elements).rev() {
-        let e: [usize; K] = e.as_slice().try_into().map_err(|_| "a removed element with a wrong vertex count".to_string())?;
-        if i == v.len() {
-            v.push(e);
-        } else if i < v.len() {
-            let moved = v[i];
-            v[i] = e;
-            v.push(moved);
-        } else {
-            return Err(format!("removed element {i} is beyond the {} elements", v.len()));
-        }
-    }
-    Ok(())
 }
 
 fn sorted3(mut v: [usize; 3]) -> [usize; 3] {
@@ -476,7 +383,7 @@ mod tests {
                 let ids: Vec<usize> = raw.iter().map(|r| r % n).collect();
                 modifier::modify(&mut scene, input, |t| remove_tetrahedra(t, ids, true)).unwrap();
                 let m = scene.mesh_of(input).unwrap();
-                let state = InputState { tetrahedra: m.tetrahedra.clone(), triangles: m.triangles.clone(), nb_points: 0 };
+                let state = Mirror { tetrahedra: m.tetrahedra.clone(), triangles: m.triangles.clone(), ..Mirror::default() };
                 let around = state.tetrahedra_around_faces();
                 let mut border: Vec<[usize; 3]> = around.iter().filter(|(_, s)| s.len() == 1).map(|(f, _)| *f).collect();
                 border.sort();

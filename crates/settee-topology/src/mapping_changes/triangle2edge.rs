@@ -17,6 +17,7 @@
 //! it was before the operation is rebuilt by undoing the log on a copy of its lists, and the
 //! events are replayed on that copy, which gives the mapping the state SOFA's would have seen.
 
+use super::replay::Mirror;
 use super::IndexMaps;
 use crate::modifier::{edge, point, triangle, DynTopo};
 use crate::set_container::SetTopologyContainer;
@@ -96,62 +97,12 @@ fn triples(elements: &[Vec<usize>]) -> Vec<[usize; 3]> {
     elements.iter().filter(|e| e.len() == 3).map(|e| [e[0], e[1], e[2]]).collect()
 }
 
-/// The input's points, edges and triangles as they were before `changes` (undone from the
-/// last to the first on a copy of the current lists).
+/// The input's points, edges and triangles as they were before `changes` (the shared
+/// [`Mirror`]), as a topology the modifiers' processes can replay the log on.
 fn before_changes(current: &DynTopo, changes: &[TopologyChange]) -> Result<DynTopo, String> {
-    let mut nb = current.nb_points;
-    let mut edges = current.mesh.edges.clone();
-    let mut triangles = current.mesh.triangles.clone();
-    for c in changes.iter().rev() {
-        match c {
-            TopologyChange::Added { kind, count, .. } => match kind {
-                ElementKind::Point => nb = nb.saturating_sub(*count),
-                ElementKind::Edge => edges.truncate(edges.len().saturating_sub(*count)),
-                ElementKind::Triangle => triangles.truncate(triangles.len().saturating_sub(*count)),
-                _ => {}
-            },
-            TopologyChange::Removed { kind, indices, elements } => match kind {
-                ElementKind::Point => {
-                    // The removed point was unused; the last point had taken its number.
-                    for &i in indices.iter().rev() {
-                        let last = nb;
-                        nb += 1;
-                        if i != last {
-                            for v in edges.iter_mut().flat_map(|e| e.iter_mut()).chain(triangles.iter_mut().flat_map(|t| t.iter_mut())) {
-                                if *v == i {
-                                    *v = last;
-                                }
-                            }
-                        }
-                    }
-                }
-                ElementKind::Edge => undo_removal(&mut edges, indices, elements)?,
-                ElementKind::Triangle => undo_removal(&mut triangles, indices, elements)?,
-                _ => {}
-            },
-            TopologyChange::Renumbered { kind: ElementKind::Point, .. } => return Err("a renumbering of the points cannot be followed".into()),
-            TopologyChange::Renumbered { .. } => {}
-        }
-    }
-    let used = edges.iter().flatten().chain(triangles.iter().flatten()).max().map_or(0, |m| m + 1);
-    Ok(DynTopo::new(ElementKind::Triangle, nb.max(used), MeshData { edges, triangles, ..MeshData::default() }))
-}
-
-/// Undoes swap-with-last removals (the last removal first): the removed element goes back to
-/// its slot and the element that had taken the slot goes back to the end.
-fn undo_removal<const K: usize>(list: &mut Vec<[usize; K]>, indices: &[usize], elements: &[Vec<usize>]) -> Result<(), String> {
-    for k in (0..indices.len()).rev() {
-        let e = elements.get(k).filter(|e| e.len() == K).ok_or("a removal without the removed elements' vertices")?;
-        let mut a = [0; K];
-        a.copy_from_slice(e);
-        list.push(a);
-        let last = list.len() - 1;
-        if indices[k] > last {
-            return Err(format!("removal of element {} of {}", indices[k], last + 1));
-        }
-        list.swap(indices[k], last);
-    }
-    Ok(())
+    let m = Mirror::before(current, changes)?;
+    let used = m.edges.iter().flatten().chain(m.triangles.iter().flatten()).max().map_or(0, |v| v + 1);
+    Ok(DynTopo::new(ElementKind::Triangle, m.nb_points.max(used), MeshData { edges: m.edges, triangles: m.triangles, ..MeshData::default() }))
 }
 
 /// The maps SOFA's `init` builds: the border edges of the input, in edge order.
