@@ -212,7 +212,7 @@ const BEAM_WITH_SURFACE: &str = r#"<Node name="root" dt="0.01" gravity="0 -9.81 
         <MechanicalObject name="dofs" src="@loader"/>
         <TetrahedronSetTopologyContainer name="tetras" src="@loader"/>
         <TetrahedronSetTopologyModifier/>
-        <DiagonalMass massDensity="1"/>
+        <DiagonalMass name="mass" massDensity="1"/>
         <TetrahedralCorotationalFEMForceField youngModulus="20000" poissonRatio="0.3" method="large"/>
         <FixedProjectiveConstraint indices="0 1 2 3 4 5 6"/>
         <Node name="surface">
@@ -305,4 +305,73 @@ fn fixed_plane_points_follow_a_point_removal() {
     // The held point keeps z = 0 under gravity along z; the others fall.
     assert_eq!(x[5], 0.0);
     assert!(x[3 * 2 + 2] < 1.0 && x[2] < 1.0);
+}
+
+fn beam_with_surface(tag: &str) -> Scene {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/topology-props");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("beam_with_surface_{tag}.scn"));
+    std::fs::write(&path, BEAM_WITH_SURFACE.replace("../../scenes", &format!("{}/scenes", env!("CARGO_MANIFEST_DIR")))).unwrap();
+    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
+}
+
+fn sorted_surface(scene: &Scene, skin: settee_core::ComponentId) -> Vec<[usize; 3]> {
+    let mut got: Vec<[usize; 3]> = scene
+        .mesh_of(skin)
+        .unwrap()
+        .triangles
+        .iter()
+        .map(|t| {
+            let mut s = *t;
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, ..Default::default() })]
+
+    /// Tetrahedra removed in random batches (their points kept) and then added back, batch by
+    /// batch, while the beam steps: at every stage the surface is the border of the volume, and
+    /// once everything is back the surface is the initial one and DiagonalMass has its initial
+    /// vertex masses and total (added elements put back exactly the share removed ones took).
+    #[test]
+    fn removed_tetrahedra_added_back_restore_the_surface_and_the_mass(
+        batches in proptest::collection::vec(proptest::collection::vec(0usize..100_000, 1..10), 3..10)
+    ) {
+        use settee_topology::modifier::{modify, tetrahedron};
+        let mut scene = beam_with_surface("readd");
+        let (tetras, skin, mass) = (named(&scene, "tetras"), named(&scene, "skin"), named(&scene, "mass"));
+        let masses = |s: &Scene| s.get::<settee_mass::DiagonalMass>(mass).unwrap().vertex_masses();
+        let total = |s: &Scene| s.get::<settee_mass::DiagonalMass>(mass).unwrap().total_mass();
+        let (m0, total0, surface0) = (masses(&scene), total(&scene), sorted_surface(&scene, skin));
+        let mut removed: Vec<Vec<[usize; 4]>> = Vec::new();
+        for raw in batches {
+            let list = scene.mesh_of(tetras).unwrap().tetrahedra.clone();
+            let mut ids: Vec<usize> = raw.iter().map(|r| r % list.len()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            removed.push(ids.iter().map(|&i| list[i]).collect());
+            modify(&mut scene, tetras, |t| tetrahedron::remove_tetrahedra_with(t, ids, true, false)).unwrap_or_else(|e| panic!("{e}"));
+            settee_core::simulation::animate(&mut scene, 0.01).unwrap_or_else(|e| panic!("{e}"));
+            proptest::prop_assert_eq!(sorted_surface(&scene, skin), border_faces(&scene.mesh_of(tetras).unwrap().tetrahedra));
+        }
+        for batch in removed.into_iter().rev() {
+            modify(&mut scene, tetras, |t| tetrahedron::add_tetrahedra(t, &batch)).unwrap_or_else(|e| panic!("{e}"));
+            settee_core::simulation::animate(&mut scene, 0.01).unwrap_or_else(|e| panic!("{e}"));
+            proptest::prop_assert_eq!(sorted_surface(&scene, skin), border_faces(&scene.mesh_of(tetras).unwrap().tetrahedra));
+        }
+        proptest::prop_assert_eq!(sorted_surface(&scene, skin), surface0);
+        proptest::prop_assert!((total(&scene) - total0).abs() <= 1e-9 * total0, "total {} vs {}", total(&scene), total0);
+        let m = masses(&scene);
+        proptest::prop_assert_eq!(m.len(), m0.len());
+        for (a, b) in m.iter().zip(&m0) {
+            proptest::prop_assert!((a - b).abs() <= 1e-12 * total0, "{} vs {}", a, b);
+        }
+        let x = scene.store.states.values().find(|s| s.name == "dofs").unwrap().read(settee_core::VecId::POSITION);
+        proptest::prop_assert!(x.iter().all(|v| v.is_finite()));
+    }
 }
