@@ -375,3 +375,36 @@ proptest::proptest! {
         proptest::prop_assert!(x.iter().all(|v| v.is_finite()));
     }
 }
+
+/// The tetrahedron modifier's `removeIsolated` decides whether a point left without a
+/// tetrahedron goes (SOFA's default) or stays.
+#[test]
+fn remove_isolated_keeps_or_removes_the_points_left_alone() {
+    for (flag, points) in [("1", 4), ("0", 5)] {
+        let path = temp_scene(
+            &format!("remove_isolated_{flag}"),
+            &format!(
+                r#"<Node name="root" dt="0.1">
+    <DefaultAnimationLoop/>
+    <Node name="body">
+        <TetrahedronSetTopologyContainer name="tetras" position="0 0 0  1 0 0  0 1 0  0 0 1  1 1 1" tetrahedra="0 1 2 3  1 2 3 4"/>
+        <TetrahedronSetTopologyModifier removeIsolated="{flag}"/>
+        <MechanicalObject name="dofs"/>
+        <TopologicalChangeProcessor filename="remove_second.txt"/>
+    </Node>
+</Node>
+"#
+            ),
+        );
+        std::fs::write(path.with_file_name("remove_second.txt"), "T= 0\n  REMOVE= 1\n1\n").unwrap();
+        let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+        assert!(run_until_error(&mut scene, 2).is_none());
+        let tetras = named(&scene, "tetras");
+        let m = scene.mesh_of(tetras).unwrap();
+        assert_eq!(m.tetrahedra, vec![[0, 1, 2, 3]]);
+        // The faces and edges of the removed tetrahedron that no other uses go either way.
+        assert_eq!((m.triangles.len(), m.edges.len()), (4, 6));
+        assert_eq!(scene.get::<settee_topology::SetTopologyContainer>(tetras).unwrap().nb_points(), points, "removeIsolated={flag}");
+        assert_eq!(scene.store.states.values().find(|s| s.name == "dofs").unwrap().size, points);
+    }
+}

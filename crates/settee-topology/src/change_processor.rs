@@ -149,7 +149,7 @@ impl TopologicalChangeProcessor {
 
     /// The modifier SOFA's `getContext()->get(topoMod)` finds from the topology's node: the
     /// element kind its `removeItems` removes.
-    fn modifier_kind(scene: &Scene, topology: ComponentId) -> Option<ElementKind> {
+    fn modifier_kind(scene: &Scene, topology: ComponentId) -> Option<(ElementKind, ComponentId)> {
         let mut cur = Some(scene.entry(topology).node);
         while let Some(n) = cur {
             for &c in &scene.node(n).objects {
@@ -162,7 +162,7 @@ impl TopologicalChangeProcessor {
                     "HexahedronSetTopologyModifier" => ElementKind::Hexahedron,
                     _ => continue,
                 };
-                return Some(kind);
+                return Some((kind, c));
             }
             cur = scene.node(n).parent;
         }
@@ -277,13 +277,13 @@ impl TopologicalChangeProcessor {
     }
 
     fn remove(&self, scene: &mut Scene, topology: ComponentId, line: &Line, count: usize, values: &[(usize, usize)]) -> SimResult {
-        let Some(kind) = Self::modifier_kind(scene, topology) else {
+        let Some((kind, modifier)) = Self::modifier_kind(scene, topology) else {
             return Err(SimError::new(format!("no topology modifier in the node of {} or above", scene.entry(topology).label()))
                 .hint("add the container's *SetTopologyModifier next to it"));
         };
         let len = Self::container(scene, topology)?.topo().count(kind);
         let ids = self.check_ids(line, values, count, len, kind.name())?;
-        remove_items(scene, topology, kind, ids)
+        remove_items_with(scene, topology, kind, ids, remove_isolated_points(scene, modifier))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -410,16 +410,32 @@ fn chunks<const K: usize>(flat: &[usize]) -> Vec<[usize; K]> {
     flat.chunks_exact(K).map(|c| std::array::from_fn(|i| c[i])).collect()
 }
 
-/// SOFA's `removeItems` of the modifier of `kind` on a container.
+/// SOFA's `removeItems` of the modifier of `kind` on a container, the modifier's
+/// `removeIsolated` at its default (true).
 pub fn remove_items(scene: &mut Scene, topology: ComponentId, kind: ElementKind, ids: Vec<usize>) -> SimResult {
+    remove_items_with(scene, topology, kind, ids, true)
+}
+
+/// SOFA's `removeItems`, with the `removeIsolated` Data of the tetrahedron and hexahedron
+/// modifiers (points left without a volume element are removed only when it is set).
+pub fn remove_items_with(scene: &mut Scene, topology: ComponentId, kind: ElementKind, ids: Vec<usize>, remove_isolated_points: bool) -> SimResult {
     modifier::modify(scene, topology, |t: &mut DynTopo| match kind {
         ElementKind::Point => modifier::point::remove_points(t, ids),
         ElementKind::Edge => modifier::edge::remove_edges(t, ids, true),
         ElementKind::Triangle => modifier::triangle::remove_triangles(t, ids, true, true),
         ElementKind::Quad => modifier::quad::remove_quads(t, ids, true, true),
-        ElementKind::Tetrahedron => modifier::tetrahedron::remove_tetrahedra(t, ids, true),
-        ElementKind::Hexahedron => modifier::hexahedron::remove_hexahedra(t, ids, true),
+        ElementKind::Tetrahedron => modifier::tetrahedron::remove_tetrahedra_with(t, ids, true, remove_isolated_points),
+        ElementKind::Hexahedron => modifier::hexahedron::remove_hexahedra_with(t, ids, true, remove_isolated_points),
     })
+}
+
+/// The `removeIsolated` Data of a tetrahedron or hexahedron modifier (others have none: true).
+fn remove_isolated_points(scene: &Scene, modifier: ComponentId) -> bool {
+    let e = scene.entry(modifier);
+    match e.class.name {
+        "TetrahedronSetTopologyModifier" | "HexahedronSetTopologyModifier" => e.data.get(crate::set_algorithms::REMOVE_ISOLATED),
+        _ => true,
+    }
 }
 
 impl Component for TopologicalChangeProcessor {

@@ -30,8 +30,17 @@ static POINT_MODIFIER_DATA: &[DataDecl] = &[decl("propagateToDOF", Bool, "true",
 static TRIANGLE_MODIFIER_DATA: &[DataDecl] = &[decl("list_Out", Indices, "", "triangles with at least one null value (unused)")];
 static REMOVE_ISOLATED_DATA: &[DataDecl] = &[decl("removeIsolated", Bool, "true", "remove the points left without elements after a removal")];
 
+// Read by the TopologicalChangeProcessor from the tetrahedron and hexahedron modifiers.
+settee_core::data_refs! {
+    pub(crate) static REMOVE_ISOLATED_READS;
+    REMOVE_ISOLATED: Bool = "removeIsolated";
+}
+
 macro_rules! modifier_class {
     ($id:ident, $name:literal, $data:expr) => {
+        modifier_class!($id, $name, $data, &[]);
+    };
+    ($id:ident, $name:literal, $data:expr, $reads:expr) => {
         pub static $id: ComponentClass = ComponentClass {
             name: $name,
             description:
@@ -45,7 +54,7 @@ macro_rules! modifier_class {
             create,
             preparse: None,
             no_src_link: &[],
-            reads: &[],
+            reads: $reads,
         };
     };
 }
@@ -54,8 +63,13 @@ modifier_class!(POINT_MODIFIER, "PointSetTopologyModifier", &[POINT_MODIFIER_DAT
 modifier_class!(EDGE_MODIFIER, "EdgeSetTopologyModifier", &[POINT_MODIFIER_DATA]);
 modifier_class!(TRIANGLE_MODIFIER, "TriangleSetTopologyModifier", &[POINT_MODIFIER_DATA, TRIANGLE_MODIFIER_DATA]);
 modifier_class!(QUAD_MODIFIER, "QuadSetTopologyModifier", &[POINT_MODIFIER_DATA]);
-modifier_class!(TETRA_MODIFIER, "TetrahedronSetTopologyModifier", &[POINT_MODIFIER_DATA, TRIANGLE_MODIFIER_DATA, REMOVE_ISOLATED_DATA]);
-modifier_class!(HEXA_MODIFIER, "HexahedronSetTopologyModifier", &[POINT_MODIFIER_DATA, REMOVE_ISOLATED_DATA]);
+modifier_class!(
+    TETRA_MODIFIER,
+    "TetrahedronSetTopologyModifier",
+    &[POINT_MODIFIER_DATA, TRIANGLE_MODIFIER_DATA, REMOVE_ISOLATED_DATA],
+    REMOVE_ISOLATED_READS
+);
+modifier_class!(HEXA_MODIFIER, "HexahedronSetTopologyModifier", &[POINT_MODIFIER_DATA, REMOVE_ISOLATED_DATA], REMOVE_ISOLATED_READS);
 
 static POINT_GEO_DATA: &[DataDecl] = &[
     decl("showIndicesScale", Real, "1", "scale of the displayed indices (rendering only)"),
