@@ -408,3 +408,33 @@ fn remove_isolated_keeps_or_removes_the_points_left_alone() {
         assert_eq!(scene.store.states.values().find(|s| s.name == "dofs").unwrap().size, points);
     }
 }
+
+/// `useDataInputs`: the `*ToRemove` lists go once the time passes `timeToRemove`, then every
+/// `interval`.
+#[test]
+fn data_inputs_remove_their_lists_after_time_to_remove() {
+    let path = temp_scene(
+        "data_inputs",
+        r#"<Node name="root" dt="0.05" gravity="0 -9.81 0">
+    <DefaultAnimationLoop/>
+    <Node name="sheet">
+        <TriangleSetTopologyContainer name="tris" position="0 0 0  1 0 0  0 1 0  1 1 0  2 0 0  2 1 0" triangles="0 1 2  1 3 2  1 4 3  4 5 3"/>
+        <TriangleSetTopologyModifier/>
+        <MechanicalObject/>
+        <TopologicalChangeProcessor useDataInputs="1" trianglesToRemove="0" timeToRemove="0.07" interval="0.1"/>
+    </Node>
+</Node>
+"#,
+    );
+    let mut scene = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
+    let tris = named(&scene, "tris");
+    let count = |s: &Scene| s.mesh_of(tris).unwrap().triangles.len();
+    let dt = scene.root().context.dt;
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        settee_core::simulation::animate(&mut scene, dt).unwrap();
+        seen.push(count(&scene));
+    }
+    // Step starts at t = 0, 0.05, 0.1 (> 0.07: remove), 0.15, 0.2 (> 0.17: remove), 0.25.
+    assert_eq!(seen, [4, 4, 3, 3, 2, 2]);
+}
