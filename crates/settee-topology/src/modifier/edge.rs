@@ -183,29 +183,8 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
     if t.edges_around_vertex.is_none() {
         create_edges_around_vertex(t);
     }
-    let Some(mut shells) = t.edges_around_vertex.take() else { return };
-    if shells.len() < t.nb_points {
-        shells.resize(t.nb_points, Vec::new());
-    }
-    let mut last = t.nb_points;
-    for &i in ids {
-        if last == 0 {
-            break;
-        }
-        last -= 1;
-        for &e in &shells[last] {
-            if let Some(edge) = t.mesh.edges.get_mut(e) {
-                if edge[0] == last {
-                    edge[0] = i;
-                } else {
-                    edge[1] = i;
-                }
-            }
-        }
-        shells[i] = shells[last].clone();
-    }
-    shells.truncate(t.nb_points.saturating_sub(ids.len()));
-    t.edges_around_vertex = Some(shells);
+    let Some(shells) = t.edges_around_vertex.as_mut() else { return };
+    super::rename_last_in_rows(shells, &mut t.mesh.edges, t.nb_points, ids);
 }
 
 /// Edge-level part of a point addition (`edges_around_vertex` grows).

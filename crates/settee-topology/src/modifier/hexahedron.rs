@@ -332,22 +332,7 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
     }
     ensure_hexahedra_around_vertex(t);
     let Some(hav) = t.hexahedra_around_vertex.as_mut() else { return };
-    let mut last = t.nb_points;
-    for &p in ids {
-        let Some(l) = last.checked_sub(1) else { break };
-        last = l;
-        let shell = hav.get(last).cloned().unwrap_or_default();
-        for &hi in &shell {
-            if let Some(slot) = t.mesh.hexahedra.get_mut(hi).and_then(|h| h.iter_mut().find(|v| **v == last)) {
-                *slot = p;
-            }
-        }
-        if let Some(slot) = hav.get_mut(p) {
-            *slot = shell;
-        }
-    }
-    let keep = hav.len().saturating_sub(ids.len());
-    hav.truncate(keep);
+    super::rename_last_in_rows(hav, &mut t.mesh.hexahedra, t.nb_points, ids);
 }
 
 /// Hexahedron-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
@@ -358,22 +343,7 @@ pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
     }
     ensure_hexahedra_around_edge(t);
     let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_mut()) else { return };
-    let mut last = t.mesh.edges.len();
-    for &e in ids {
-        let Some(l) = last.checked_sub(1) else { break };
-        last = l;
-        let shell = hae.get(last).cloned().unwrap_or_default();
-        for &hi in &shell {
-            if let Some(slot) = eih.get_mut(hi).and_then(|row| row.iter_mut().find(|x| **x == last)) {
-                *slot = e;
-            }
-        }
-        if let Some(slot) = hae.get_mut(e) {
-            *slot = shell;
-        }
-    }
-    let keep = hae.len().saturating_sub(ids.len());
-    hae.truncate(keep);
+    super::rename_last_in_rows(hae, eih, t.mesh.edges.len(), ids);
 }
 
 /// Hexahedron-level part of a quad removal (`ids` sorted decreasing, the quad list not yet
@@ -384,22 +354,7 @@ pub(crate) fn on_quads_removed(t: &mut DynTopo, ids: &[usize]) {
     }
     ensure_hexahedra_around_quad(t);
     let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_mut()) else { return };
-    let mut last = t.mesh.quads.len();
-    for &q in ids {
-        let Some(l) = last.checked_sub(1) else { break };
-        last = l;
-        let shell = haq.get(last).cloned().unwrap_or_default();
-        for &hi in &shell {
-            if let Some(slot) = qih.get_mut(hi).and_then(|row| row.iter_mut().find(|x| **x == last)) {
-                *slot = q;
-            }
-        }
-        if let Some(slot) = haq.get_mut(q) {
-            *slot = shell;
-        }
-    }
-    let keep = haq.len().saturating_sub(ids.len());
-    haq.truncate(keep);
+    super::rename_last_in_rows(haq, qih, t.mesh.quads.len(), ids);
 }
 
 /// Hexahedron-level part of a point addition: the vertex shells grow to the number of points.

@@ -198,3 +198,28 @@ fn linked_fields(scene: &Scene, container: ComponentId) -> Vec<usize> {
     }
     out
 }
+
+/// A higher level's part of a swap-with-last removal of lower elements (points, edges,
+/// triangles, quads): `ids` in decreasing order, `count` lower elements before the removal.
+/// For each removed index, the rows around the current last element (its `shells` entry)
+/// rename it into the removed index and its shell takes the removed slot; the shells then
+/// shrink by the number removed. `rows` are the higher elements' vertex lists, or their
+/// "edges/faces in element" arrays.
+pub(crate) fn rename_last_in_rows<R: AsMut<[usize]>>(shells: &mut Vec<Vec<usize>>, rows: &mut [R], count: usize, ids: &[usize]) {
+    if shells.len() < count {
+        shells.resize(count, Vec::new());
+    }
+    let mut last = count;
+    for &i in ids {
+        let Some(l) = last.checked_sub(1) else { break };
+        last = l;
+        let shell = std::mem::take(&mut shells[last]);
+        for &k in &shell {
+            if let Some(x) = rows.get_mut(k).and_then(|r| r.as_mut().iter_mut().find(|x| **x == last)) {
+                *x = i;
+            }
+        }
+        shells[i] = shell;
+    }
+    shells.truncate(count.saturating_sub(ids.len()));
+}

@@ -267,24 +267,7 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
     }
     ensure_quads_around_vertex(t);
     let Some(qav) = t.quads_around_vertex.as_mut() else { return };
-    let mut last = t.nb_points;
-    for &p in ids {
-        let Some(l) = last.checked_sub(1) else { break };
-        last = l;
-        let shell = qav.get(last).cloned().unwrap_or_default();
-        for &qi in &shell {
-            if let Some(quad) = t.mesh.quads.get_mut(qi) {
-                for v in quad.iter_mut().filter(|v| **v == last) {
-                    *v = p;
-                }
-            }
-        }
-        if let Some(slot) = qav.get_mut(p) {
-            *slot = shell;
-        }
-    }
-    let keep = qav.len().saturating_sub(ids.len());
-    qav.truncate(keep);
+    super::rename_last_in_rows(qav, &mut t.mesh.quads, t.nb_points, ids);
 }
 
 /// Quad-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
@@ -295,24 +278,7 @@ pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
     }
     ensure_quads_around_edge(t);
     let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_mut()) else { return };
-    let mut last = t.mesh.edges.len();
-    for &e in ids {
-        let Some(l) = last.checked_sub(1) else { break };
-        last = l;
-        let shell = qae.get(last).cloned().unwrap_or_default();
-        for &qi in &shell {
-            if let Some(row) = eiq.get_mut(qi) {
-                if let Some(slot) = row.iter_mut().find(|x| **x == last) {
-                    *slot = e;
-                }
-            }
-        }
-        if let Some(slot) = qae.get_mut(e) {
-            *slot = shell;
-        }
-    }
-    let keep = qae.len().saturating_sub(ids.len());
-    qae.truncate(keep);
+    super::rename_last_in_rows(qae, eiq, t.mesh.edges.len(), ids);
 }
 
 /// Quad-level part of a point addition: the vertex shells grow to the number of points.

@@ -236,19 +236,8 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
         create_tetrahedra_around_vertex(t);
     }
     let Some(shells) = t.tetrahedra_around_vertex.as_mut() else { return };
-    let tets = &mut t.mesh.tetrahedra;
-    for &i in ids {
-        let Some(last) = shells.len().checked_sub(1) else { break };
-        for &k in &shells[last] {
-            if let Some(v) = tets[k].iter_mut().find(|v| **v == last) {
-                *v = i;
-            }
-        }
-        if i < last {
-            shells[i] = std::mem::take(&mut shells[last]);
-        }
-        shells.pop();
-    }
+    let count = shells.len();
+    super::rename_last_in_rows(shells, &mut t.mesh.tetrahedra, count, ids);
 }
 
 /// Tetrahedron-level part of an edge removal (`ids` in decreasing order, the edge list not yet
@@ -261,7 +250,8 @@ pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
         create_tetrahedra_around_edge(t);
     }
     let (Some(shells), Some(ein)) = (t.tetrahedra_around_edge.as_mut(), t.edges_in_tetrahedron.as_mut()) else { return };
-    rename_last(shells, ein, ids);
+    let count = shells.len();
+    super::rename_last_in_rows(shells, ein, count, ids);
 }
 
 /// Tetrahedron-level part of a triangle removal (`ids` in decreasing order, the triangle list
@@ -275,24 +265,8 @@ pub(crate) fn on_triangles_removed(t: &mut DynTopo, ids: &[usize]) {
         create_tetrahedra_around_triangle(t);
     }
     let (Some(shells), Some(tin)) = (t.tetrahedra_around_triangle.as_mut(), t.triangles_in_tetrahedron.as_mut()) else { return };
-    rename_last(shells, tin, ids);
-}
-
-/// Swap-with-last removal of the sub-elements `ids` in an "around" shell and the matching
-/// "in tetrahedron" array.
-fn rename_last<const K: usize>(shells: &mut Vec<Vec<usize>>, inside: &mut [[usize; K]], ids: &[usize]) {
-    for &i in ids {
-        let Some(last) = shells.len().checked_sub(1) else { break };
-        for &k in &shells[last] {
-            if let Some(x) = inside[k].iter_mut().find(|x| **x == last) {
-                *x = i;
-            }
-        }
-        if i < last {
-            shells[i] = std::mem::take(&mut shells[last]);
-        }
-        shells.pop();
-    }
+    let count = shells.len();
+    super::rename_last_in_rows(shells, tin, count, ids);
 }
 
 /// Tetrahedron-level part of a point addition (the points already counted).

@@ -330,29 +330,8 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
     if t.triangles_around_vertex.is_none() {
         create_triangles_around_vertex(t);
     }
-    let Some(mut shells) = t.triangles_around_vertex.take() else { return };
-    if shells.len() < t.nb_points {
-        shells.resize(t.nb_points, Vec::new());
-    }
-    let mut last = t.nb_points;
-    for &i in ids {
-        if last == 0 {
-            break;
-        }
-        last -= 1;
-        for &q in &shells[last] {
-            if let Some(tri) = t.mesh.triangles.get_mut(q) {
-                for v in tri.iter_mut() {
-                    if *v == last {
-                        *v = i;
-                    }
-                }
-            }
-        }
-        shells[i] = shells[last].clone();
-    }
-    shells.truncate(t.nb_points.saturating_sub(ids.len()));
-    t.triangles_around_vertex = Some(shells);
+    let Some(shells) = t.triangles_around_vertex.as_mut() else { return };
+    super::rename_last_in_rows(shells, &mut t.mesh.triangles, t.nb_points, ids);
 }
 
 /// Triangle-level part of an edge removal (`edges_in_triangle`, `triangles_around_edge`): the
@@ -364,29 +343,8 @@ pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
     if t.triangles_around_edge.is_none() {
         create_triangles_around_edge(t);
     }
-    let Some(mut tae) = t.triangles_around_edge.take() else { return };
-    let ne = t.mesh.edges.len();
-    if tae.len() < ne {
-        tae.resize(ne, Vec::new());
-    }
-    let Some(eit) = t.edges_in_triangle.as_mut() else { return };
-    let mut last = ne;
-    for &i in ids {
-        if last == 0 {
-            break;
-        }
-        last -= 1;
-        for &q in &tae[last] {
-            if let Some(sides) = eit.get_mut(q) {
-                if let Some(s) = sides.iter_mut().find(|s| **s == last) {
-                    *s = i;
-                }
-            }
-        }
-        tae[i] = tae[last].clone();
-    }
-    tae.truncate(tae.len().saturating_sub(ids.len()));
-    t.triangles_around_edge = Some(tae);
+    let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_mut()) else { return };
+    super::rename_last_in_rows(tae, eit, t.mesh.edges.len(), ids);
 }
 
 /// Triangle-level part of a point addition.
