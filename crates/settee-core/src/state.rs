@@ -220,16 +220,7 @@ impl MState {
                 v.resize(size * w, 0.0);
             }
             match change {
-                C::Removed { indices, .. } => {
-                    let mut len = size;
-                    for &i in indices {
-                        len -= 1;
-                        if i != len {
-                            v.copy_within(len * w..(len + 1) * w, i * w);
-                        }
-                        v.truncate(len * w);
-                    }
-                }
+                C::Removed { indices, .. } => crate::topology_change::swap_remove_blocks(v, w, indices),
                 C::Added { count, ancestors, coefs, .. } => {
                     for k in 0..*count {
                         let mut value = vec![0.0; w];

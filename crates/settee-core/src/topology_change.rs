@@ -353,6 +353,23 @@ pub fn state_size_after(changes: &[TopologyChange], size_now: usize) -> usize {
     }
 }
 
+/// Removes blocks of `width` values from `v` by swap-with-last, in the order given (the last
+/// block moves into each removed slot). An index beyond the blocks left stops the removal: the
+/// change was validated against the state, which refuses it with a message.
+pub fn swap_remove_blocks(v: &mut Vec<f64>, width: usize, indices: &[usize]) {
+    let mut len = v.len() / width.max(1);
+    for &i in indices {
+        if i >= len {
+            break;
+        }
+        len -= 1;
+        if i != len {
+            v.copy_within(len * width..(len + 1) * width, i * width);
+        }
+        v.truncate(len * width);
+    }
+}
+
 /// A per-point vector (`width` values per point) as the states will hold it once `changes` are
 /// through, for a follower that builds new elements on the final numbering while the log is
 /// delivered (the states still hold the points being removed).
@@ -364,17 +381,7 @@ pub fn points_after(v: &[f64], width: usize, changes: &[TopologyChange]) -> Vec<
     let mut out = v.to_vec();
     for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
         if let TopologyChange::Removed { indices, .. } = c {
-            let mut len = out.len() / width;
-            for &i in indices {
-                if i >= len {
-                    break; // refused by the state itself with a message
-                }
-                len -= 1;
-                if i != len {
-                    out.copy_within(len * width..(len + 1) * width, i * width);
-                }
-                out.truncate(len * width);
-            }
+            swap_remove_blocks(&mut out, width, indices);
         }
     }
     out
