@@ -269,7 +269,7 @@ fn parallel_detection_gives_the_same_contacts_and_motion_on_any_thread_count() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
         pool.install(|| {
             let mut s = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
-            let pipeline = s.find_down(Scene::ROOT, settee_core::Roles::COLLISION_PIPELINE).expect("a pipeline");
+            let pipeline = s.find_down(Scene::ROOT, settee_core::role::COLLISION_PIPELINE).expect("a pipeline");
             let mut contacts = Vec::new();
             let mut chunks = Vec::new();
             // The spheres land after about 25 steps; ten steps of resting contact follow.

@@ -29,7 +29,7 @@ fn scene(template: &str, position: &str, class: &str, attrs: &[(&str, &str)]) ->
 }
 
 fn force_field(s: &Scene, c: ComponentId) -> &dyn ForceField {
-    s.components[c].obj.as_deref().and_then(|o| o.force_field_ref()).expect("a force field")
+    s.role::<dyn ForceField>(c).expect("a force field")
 }
 
 /// The compliance entries `(row, col, value)` of component `c` on `rows` rows.

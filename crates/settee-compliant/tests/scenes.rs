@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use settee_core::{Factory, Roles, Scene, VecId};
+use settee_core::{role, Factory, Scene, VecId};
 
 fn factory() -> Factory {
     let mut f = Factory::new();
@@ -43,8 +43,8 @@ fn load(name: &str, text: &str) -> (Scene, PathBuf) {
 /// Positions of the first mechanical state found under `node_name` (the root when empty).
 fn positions(scene: &Scene) -> Vec<f64> {
     let ms = scene
-        .slot(Scene::ROOT, Roles::MECHANICAL_STATE)
-        .or_else(|| scene.preorder(Scene::ROOT).into_iter().find_map(|n| scene.slot(n, Roles::MECHANICAL_STATE)));
+        .slot(Scene::ROOT, role::MECHANICAL_STATE)
+        .or_else(|| scene.preorder(Scene::ROOT).into_iter().find_map(|n| scene.slot(n, role::MECHANICAL_STATE)));
     let s = scene.state_of(ms.unwrap()).unwrap();
     scene.store.get(s).read(VecId::POSITION).to_vec()
 }

@@ -2,7 +2,7 @@
 //! `W = cf·dt·J·A⁻¹·Jᵀ` with `J` spanning both objects and `A = (1 + dt·rayleighMass)·diag(M)`,
 //! the correction `x = x_free + cf·dt·A⁻¹Jᵀλ`, `v = v_free + cf·A⁻¹Jᵀλ` on both objects.
 
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::{self, IsolatedInteractions};
 use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
@@ -114,7 +114,7 @@ fn compliance(s: &mut Setup) -> SimResult<(DenseMatrix, VecId)> {
     let scope = MechScope::build(&s.scene, Scene::ROOT);
     let lambda = mech::alloc_deriv(&mut s.scene, &scope);
     let cp = cparams(lambda, ConstraintOrder::PosAndVel);
-    s.scene.with_taken(s.correction, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w))?;
+    s.scene.with_role::<dyn ConstraintCorrection, _>(s.correction, |cc, scene| cc.add_compliance_in_constraint_space(scene, &cp, &mut w))?;
     Ok((w, lambda))
 }
 
@@ -147,7 +147,7 @@ fn compliance_spans_every_state_of_the_linear_solver() {
         let want = DT * (-4.0) / (1.003 * 0.75);
         assert!((w.get(1, 3) - want).abs() < 1e-16, "{class}: W[1][3] = {} vs {want}", w.get(1, 3));
         // Both objects are the correction's states.
-        let cs = s.scene.with_taken(s.correction, |obj, _| obj.constraint_correction().unwrap().states());
+        let cs = s.scene.with_role::<dyn ConstraintCorrection, _>(s.correction, |cc, _| cc.states());
         assert_eq!(cs, s.states.to_vec());
     }
 }
@@ -172,8 +172,7 @@ fn motion_correction_solves_again_on_both_objects() {
         .map(|&st| (s.scene.store.get(st).read(VecId::FREE_POSITION).to_vec(), s.scene.store.get(st).read(VecId::FREE_VELOCITY).to_vec()))
         .collect();
     s.scene
-        .with_taken(s.correction, |obj, scene| {
-            let c = obj.constraint_correction().unwrap();
+        .with_role::<dyn ConstraintCorrection, _>(s.correction, |c, scene| {
             c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
             c.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
         })
@@ -203,8 +202,7 @@ fn velocity_correction_ignores_the_compliance_factor() {
     let x0 = s.scene.store.get(s.states[0]).read(VecId::POSITION).to_vec();
     let vf = s.scene.store.get(s.states[0]).read(VecId::FREE_VELOCITY).to_vec();
     s.scene
-        .with_taken(s.correction, |obj, scene| {
-            let c = obj.constraint_correction().unwrap();
+        .with_role::<dyn ConstraintCorrection, _>(s.correction, |c, scene| {
             c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
             c.apply_velocity_correction(scene, &cp, VecId::VELOCITY, VecId::DX, VecId::DX)
         })

@@ -1,7 +1,7 @@
 //! LinearSolverConstraintCorrection on a free particle pair: `W = dt·J·A⁻¹·Jᵀ` with
 //! `A = (1 + dt·rayleighMass)·M`, the correction `x = x_free + dt·A⁻¹Jᵀλ`, `v = v_free + A⁻¹Jᵀλ`.
 
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::{self, IsolatedInteractions};
 use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
@@ -81,7 +81,7 @@ fn compliance(s: &mut Setup) -> SimResult<DenseMatrix> {
     let scope = MechScope::build(&s.scene, Scene::ROOT);
     let lambda = mech::alloc_deriv(&mut s.scene, &scope);
     let cp = cparams(lambda);
-    s.scene.with_taken(s.correction, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w))?;
+    s.scene.with_role::<dyn ConstraintCorrection, _>(s.correction, |cc, scene| cc.add_compliance_in_constraint_space(scene, &cp, &mut w))?;
     Ok(w)
 }
 
@@ -184,8 +184,7 @@ fn motion_correction_is_a_new_solve_with_the_ode_factors() {
         let xf = s.scene.store.get(s.state).read(VecId::FREE_POSITION).to_vec();
         let vf = s.scene.store.get(s.state).read(VecId::FREE_VELOCITY).to_vec();
         s.scene
-            .with_taken(s.correction, |obj, scene| {
-                let c = obj.constraint_correction().unwrap();
+            .with_role::<dyn ConstraintCorrection, _>(s.correction, |c, scene| {
                 c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
                 c.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
             })

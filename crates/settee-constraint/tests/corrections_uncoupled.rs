@@ -1,7 +1,7 @@
 //! UncoupledConstraintCorrection: `W = dt·J·C·Jᵀ` with EulerImplicit's factors, the correction
 //! `x = x_free + dt·C·Jᵀλ`, `v = v_free + C·Jᵀλ`, and the Rigid3 compliance from UniformMass.
 
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation;
 use settee_core::{ComponentId, Factory, Scene, StateId, VecId};
@@ -62,8 +62,7 @@ fn vec3_compliance_motion_and_symmetry() {
     let mut w = DenseMatrix::zeros(4);
     let lambda = [0.5, -1.0, 3.0, 2.0];
     scene
-        .with_taken(c, |obj, scene| {
-            let cc = obj.constraint_correction().unwrap();
+        .with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| {
             cc.add_compliance_in_constraint_space(scene, &cp, &mut w)?;
             cc.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
             cc.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
@@ -103,7 +102,7 @@ fn rigid3_compliance_comes_from_uniform_mass() {
     let lvec = mech::alloc_deriv(&mut scene, &scope);
     let cp = cparams(lvec);
     let mut w = DenseMatrix::zeros(2);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w)).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.add_compliance_in_constraint_space(scene, &cp, &mut w)).unwrap();
     // W = dt·(t_a·t_b/m + r_a·r_b/m).
     assert!((w.get(0, 0) - DT * (1.0 + 4.0) / 2.0).abs() < 1e-16);
     assert!((w.get(1, 1) - DT * (1.0 + 9.0 + 1.0) / 2.0).abs() < 1e-16);
@@ -111,12 +110,12 @@ fn rigid3_compliance_comes_from_uniform_mass() {
     // Rotational correction: a rotation about z rotates the orientation (unit quaternion kept).
     scene.store.get_mut(s).write(VecId::FREE_POSITION).copy_from_slice(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
     scene.store.get_mut(s).write(VecId::FREE_VELOCITY).fill(0.0);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().reset_contact_force(scene)).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.reset_contact_force(scene)).unwrap();
     // A pure torque about z of 2/dt on DOF 1: Δθ = dt·(1/2)·(2/dt) = 1 rad.
     scene.store.get_mut(s).constraint = settee_core::ConstraintRows::new(6);
     let st = scene.store.get_mut(s);
     st.constraint.add(0, 1, &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().apply_contact_force(scene, &cp, &[2.0 / DT])).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.apply_contact_force(scene, &cp, &[2.0 / DT])).unwrap();
     let x = scene.store.get(s).read(VecId::POSITION);
     let (sh, ch) = (0.5f64.sin(), 0.5f64.cos());
     assert!((x[7 + 5] - sh).abs() < 1e-15 && (x[7 + 6] - ch).abs() < 1e-15, "{:?}", &x[7..]);
@@ -130,7 +129,7 @@ fn zero_compliance_makes_the_correction_inert() {
     let scope = MechScope::build(&scene, Scene::ROOT);
     let lvec = mech::alloc_deriv(&mut scene, &scope);
     let mut w = DenseMatrix::zeros(1);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cparams(lvec), &mut w)).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.add_compliance_in_constraint_space(scene, &cparams(lvec), &mut w)).unwrap();
     assert_eq!(w.get(0, 0), 0.0);
     assert!(scene.messages.iter().any(|m| m.to_string().contains("invalid compliance")));
 }

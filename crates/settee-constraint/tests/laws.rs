@@ -341,7 +341,7 @@ fn bilateral_vec3_warm_start_load_and_activate() {
     // λ −= load·W⁻¹·d = 0.5·(1, 1, 1).
     close(&l, &[0.1 - 0.5, 0.2 - 0.5, 0.3 - 0.5], 1e-16);
 
-    s.components[law].data.set("activate", settee_core::Value::Bool(false));
+    s.components[law].data.put(settee_constraint::laws::BilateralLagrangianConstraint::ACTIVATE, false);
     let mut live = s.components[law].obj.take().unwrap();
     {
         let mut cx = settee_core::InitCtx { scene: &mut s, id: law };
@@ -783,6 +783,6 @@ fn laws_are_registered_with_sofa_names_and_templates() {
     ] {
         let class = f.class(name).unwrap_or_else(|| panic!("{name} is not registered"));
         assert_eq!(class.templates, templates, "{name}");
-        assert!(class.roles.contains(settee_core::Roles::CONSTRAINT_LAW));
+        assert!(class.plays(settee_core::role::CONSTRAINT_LAW));
     }
 }

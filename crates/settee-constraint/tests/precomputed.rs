@@ -4,7 +4,7 @@
 //! LinearSolverConstraintCorrection.
 
 use settee_constraint::corrections::PrecomputedConstraintCorrection;
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::{self, IsolatedInteractions};
 use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
@@ -86,7 +86,7 @@ fn free_motion_and_rows(s: &mut Setup) -> VecId {
 
 fn w_of(s: &mut Setup, c: ComponentId, cp: &ConstraintParams) -> DenseMatrix {
     let mut w = DenseMatrix::zeros(NROWS);
-    s.scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, cp, &mut w)).unwrap();
+    s.scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.add_compliance_in_constraint_space(scene, cp, &mut w)).unwrap();
     w
 }
 
@@ -134,8 +134,7 @@ fn w_and_the_motion_equal_the_linear_solver_correction() {
             s.scene.store.get_mut(st).write(lambda_vec).fill(0.0);
         }
         s.scene
-            .with_taken(c, |obj, scene| {
-                let cc = obj.constraint_correction().unwrap();
+            .with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| {
                 cc.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
                 cc.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
             })

@@ -1,11 +1,13 @@
 //! Components and the roles they play in a step.
 //!
-//! A component is a boxed [`Component`]; the roles it can play (force field, mass, solver, …) are
-//! reached through the `as_*` methods, and declared up front as [`Roles`] in its factory class so
-//! lookups never need the object itself. Numerical entry points receive the vectors they work on
-//! as slices lent from the state store.
+//! A component is a boxed [`Component`] with the lifecycle hooks; the roles it plays (force field,
+//! mass, solver, …) are traits, declared with its class (`#[component(roles = [...])]`) and
+//! reached through the scene ([`crate::Scene::role`]). Numerical entry points receive the vectors
+//! they work on as slices lent from the state store.
 
 use std::any::Any;
+
+use crate::role::{RoleId, RolePlay};
 
 use crate::constraint_rows::ConstraintRows;
 use crate::data::DataDecl;
@@ -13,77 +15,6 @@ use crate::diag::SimResult;
 use crate::mechanics::{MatrixAccumulator, MechScope};
 use crate::scene::{InitCtx, Scene};
 use crate::state::{StateId, VecId};
-use crate::topology::MeshData;
-
-/// Bit set of the roles a component class plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
-pub struct Roles(pub u32);
-
-impl Roles {
-    pub const NONE: Roles = Roles(0);
-    pub const MECHANICAL_STATE: Roles = Roles(1 << 0);
-    pub const FORCE_FIELD: Roles = Roles(1 << 1);
-    pub const MASS: Roles = Roles(1 << 2);
-    pub const PROJECTIVE_CONSTRAINT: Roles = Roles(1 << 3);
-    pub const MAPPING: Roles = Roles(1 << 4);
-    pub const ODE_SOLVER: Roles = Roles(1 << 5);
-    pub const LINEAR_SOLVER: Roles = Roles(1 << 6);
-    pub const LINEAR_SYSTEM: Roles = Roles(1 << 7);
-    pub const TOPOLOGY: Roles = Roles(1 << 8);
-    pub const LOADER: Roles = Roles(1 << 9);
-    pub const ENGINE: Roles = Roles(1 << 10);
-    pub const ANIMATION_LOOP: Roles = Roles(1 << 11);
-    /// Rendering, GUI or scene-setting components: recognised, no effect on the simulation.
-    pub const VISUAL: Roles = Roles(1 << 12);
-    pub const ORDERING: Roles = Roles(1 << 13);
-    pub const TOPOLOGY_ALGORITHMS: Roles = Roles(1 << 14);
-    /// A mapping that is mechanical (forces and constraints travel through it).
-    pub const MECHANICAL_MAPPING: Roles = Roles(1 << 15);
-    /// Lagrangian constraint solvers (the constraint problem of FreeMotionAnimationLoop).
-    pub const CONSTRAINT_SOLVER: Roles = Roles(1 << 16);
-    /// Collision models (sphere, point, line, triangle… primitives of a state).
-    pub const COLLISION_MODEL: Roles = Roles(1 << 17);
-    pub const VISUAL_MODEL: Roles = Roles(1 << 18);
-    pub const VISUAL_LOOP: Roles = Roles(1 << 19);
-    /// A pair-interaction force field (acts on `object1` and `object2`).
-    pub const INTERACTION: Roles = Roles(1 << 20);
-    pub const PLUGIN: Roles = Roles(1 << 21);
-    /// A collision pipeline: runs the collision phases of its node ([`CollisionPipeline`]).
-    pub const COLLISION_PIPELINE: Roles = Roles(1 << 22);
-    /// An intersection method (proximity queries between primitives).
-    pub const INTERSECTION: Roles = Roles(1 << 23);
-    pub const BROAD_PHASE: Roles = Roles(1 << 24);
-    pub const NARROW_PHASE: Roles = Roles(1 << 25);
-    /// A contact manager: turns detection outputs into contact responses.
-    pub const CONTACT_MANAGER: Roles = Roles(1 << 26);
-    /// A Lagrangian constraint law (SOFA's BaseConstraintSet): writes constraint rows.
-    pub const CONSTRAINT_LAW: Roles = Roles(1 << 27);
-    /// A constraint correction: the compliance of an object in constraint space.
-    pub const CONSTRAINT_CORRECTION: Roles = Roles(1 << 28);
-    /// A Compliant constraint value: the right-hand side of a compliant state's rows.
-    pub const CONSTRAINT_VALUE: Roles = Roles(1 << 29);
-    /// A Compliant projector: the admissible set of a compliant state's multipliers.
-    pub const COMPLIANT_PROJECTOR: Roles = Roles(1 << 30);
-    /// A KKT solver of the Compliant formulation ([`crate::compliant::KktSolver`]).
-    pub const KKT_SOLVER: Roles = Roles(1 << 31);
-
-    pub const fn union(self, o: Roles) -> Roles {
-        Roles(self.0 | o.0)
-    }
-    pub const fn contains(self, o: Roles) -> bool {
-        self.0 & o.0 == o.0 && o.0 != 0
-    }
-    pub const fn intersects(self, o: Roles) -> bool {
-        self.0 & o.0 != 0
-    }
-}
-
-impl std::ops::BitOr for Roles {
-    type Output = Roles;
-    fn bitor(self, o: Roles) -> Roles {
-        self.union(o)
-    }
-}
 
 /// How a class chooses its template when the scene does not give one (SOFA's `canCreate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,16 +33,16 @@ pub enum TemplateRule {
 #[derive(Debug)]
 pub struct LinkDecl {
     pub name: &'static str,
-    /// Roles the target must have (NONE accepts any component; see `to_node`).
-    pub target: Roles,
+    /// The role the target must play (`None` accepts any component; see `to_node_or_state`).
+    pub target: Option<RoleId>,
     /// True when the link designates nodes (mapping inputs may be written `@..`).
     pub to_node_or_state: bool,
     pub multi: bool,
     pub help: &'static str,
 }
 
-pub const fn link(name: &'static str, target: Roles, help: &'static str) -> LinkDecl {
-    LinkDecl { name, target, to_node_or_state: false, multi: false, help }
+pub const fn link(name: &'static str, target: RoleId, help: &'static str) -> LinkDecl {
+    LinkDecl { name, target: Some(target), to_node_or_state: false, multi: false, help }
 }
 
 /// Everything a constructor may need.
@@ -123,11 +54,12 @@ pub struct CreateArgs<'a> {
 /// Rewrites a component's `(name, value)` attributes before they are parsed.
 pub type PreparseFn = fn(&mut Vec<(String, String)>);
 
-/// A registered component class.
+/// A registered component class: what its `#[component]` declaration says.
 pub struct ComponentClass {
     pub name: &'static str,
     pub description: &'static str,
-    pub roles: Roles,
+    /// The roles it plays, with the casts from its object to each role's trait.
+    pub roles: &'static [RolePlay],
     /// Accepted templates (after alias resolution); empty for classes without template.
     pub templates: &'static [&'static str],
     pub default_template: &'static str,
@@ -139,9 +71,41 @@ pub struct ComponentClass {
     pub preparse: Option<PreparseFn>,
     /// Data names that `src=` must not link (on top of the common ones).
     pub no_src_link: &'static [&'static str],
-    /// The Data the component reads through typed references ([`crate::data_refs!`]); the
-    /// factory checks them against `data` when the class is registered.
-    pub reads: &'static [crate::data_ref::DataUse],
+}
+
+impl ComponentClass {
+    /// Whether the class plays `role`.
+    pub fn plays(&self, role: RoleId) -> bool {
+        self.roles.iter().any(|p| p.role == role)
+    }
+
+    /// Views an object of this class as role `R`.
+    pub fn cast<'a, R: ?Sized + 'static>(&self, obj: &'a dyn Component) -> Option<&'a R> {
+        crate::role::cast(self.roles, obj)
+    }
+
+    /// Views an object of this class as role `R`, mutably.
+    pub fn cast_mut<'a, R: ?Sized + 'static>(&self, obj: &'a mut dyn Component) -> Option<&'a mut R> {
+        crate::role::cast_mut(self.roles, obj)
+    }
+
+    /// The names of its roles, for documentation.
+    pub fn role_names(&self) -> Vec<&'static str> {
+        self.roles.iter().map(|p| p.role.name()).collect()
+    }
+}
+
+/// A struct whose `#[component]` declaration gives the classes it implements (most structs
+/// implement one; the factory registers them with [`crate::Factory::add`]).
+pub trait Declared {
+    const CLASSES: &'static [&'static ComponentClass];
+}
+
+/// The object behind a component as `Any` (written by the `#[component]` declaration), so that
+/// role casts and [`crate::Scene::get`] can reach the concrete type.
+pub trait ComponentAny: Any {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 /// Simulation-wide parameters passed to numerical entry points.
@@ -162,7 +126,9 @@ pub struct Mbk {
 }
 
 /// A component instance.
-pub trait Component: Any + Send {
+/// A component instance: the lifecycle hooks every component may have. What a component does
+/// in a step is given by the role traits it plays (see [`crate::role`]), not by this trait.
+pub trait Component: ComponentAny + Send {
     /// Called at creation, right after the attributes are parsed (SOFA computes some outputs at
     /// parse time, e.g. grid topologies and loaders).
     fn parsed(&mut self, _cx: &mut InitCtx) -> SimResult {
@@ -212,142 +178,6 @@ pub trait Component: Any + Send {
     fn simulation_end(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
         Ok(())
     }
-
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        None
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        None
-    }
-    fn mass(&mut self) -> Option<&mut dyn Mass> {
-        None
-    }
-    fn mass_ref(&self) -> Option<&dyn Mass> {
-        None
-    }
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        None
-    }
-    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
-        None
-    }
-    fn mapping_ref(&self) -> Option<&dyn Mapping> {
-        None
-    }
-    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
-        None
-    }
-    fn linear_solver(&mut self) -> Option<&mut dyn LinearSolver> {
-        None
-    }
-    fn animation_loop(&mut self) -> Option<&mut dyn AnimationLoop> {
-        None
-    }
-    fn constraint_law(&mut self) -> Option<&mut dyn crate::constraint::ConstraintLaw> {
-        None
-    }
-    fn contact_constraint(&mut self) -> Option<&mut dyn crate::constraint::ContactConstraint> {
-        None
-    }
-    fn constraint_correction(&mut self) -> Option<&mut dyn crate::constraint::ConstraintCorrection> {
-        None
-    }
-    fn constraint_solver(&mut self) -> Option<&mut dyn crate::constraint::ConstraintSolver> {
-        None
-    }
-    fn collision_pipeline(&mut self) -> Option<&mut dyn CollisionPipeline> {
-        None
-    }
-    fn collision_model(&mut self) -> Option<&mut dyn crate::collision::CollisionModel> {
-        None
-    }
-    fn collision_model_ref(&self) -> Option<&dyn crate::collision::CollisionModel> {
-        None
-    }
-    fn intersection(&self) -> Option<&dyn crate::collision::IntersectionMethod> {
-        None
-    }
-    fn contact_manager(&mut self) -> Option<&mut dyn crate::collision::ContactManager> {
-        None
-    }
-    /// Mappings whose output points can be placed at run time (contact mappers).
-    fn point_mapper(&mut self) -> Option<&mut dyn crate::collision::PointMapper> {
-        None
-    }
-    /// The mesh of a topology container (valid from creation on).
-    fn mesh(&self) -> Option<&MeshData> {
-        None
-    }
-    /// A Compliant constraint value: what it prescribes, as data.
-    fn constraint_value(&self) -> Option<crate::compliant::ValueKind> {
-        None
-    }
-    /// A Compliant projector: the admissible set it projects multipliers onto, as data.
-    fn compliant_projector(&self) -> Option<crate::compliant::Projector> {
-        None
-    }
-    fn kkt_solver(&mut self) -> Option<&mut dyn crate::compliant::KktSolver> {
-        None
-    }
-}
-
-/// Implements the `as_any` boilerplate of [`Component`].
-#[macro_export]
-macro_rules! component_any {
-    () => {
-        fn as_any(&self) -> &dyn ::std::any::Any {
-            self
-        }
-        fn as_any_mut(&mut self) -> &mut dyn ::std::any::Any {
-            self
-        }
-    };
-}
-
-/// Implements the [`Component`] role accessors of a force field: `force_field` and
-/// `force_field_ref` return `self`.
-#[macro_export]
-macro_rules! force_field_role {
-    () => {
-        fn force_field(&mut self) -> Option<&mut dyn $crate::ForceField> {
-            Some(self)
-        }
-        fn force_field_ref(&self) -> Option<&dyn $crate::ForceField> {
-            Some(self)
-        }
-    };
-}
-
-/// Implements the [`Component`] role accessors of a mass, which is a force field too (its force
-/// is gravity): `force_field`, `force_field_ref`, `mass` and `mass_ref` return `self`.
-#[macro_export]
-macro_rules! mass_role {
-    () => {
-        $crate::force_field_role!();
-        fn mass(&mut self) -> Option<&mut dyn $crate::Mass> {
-            Some(self)
-        }
-        fn mass_ref(&self) -> Option<&dyn $crate::Mass> {
-            Some(self)
-        }
-    };
-}
-
-/// Implements the [`Component`] role accessors of a mapping: `mapping` and `mapping_ref` return
-/// `self`.
-#[macro_export]
-macro_rules! mapping_role {
-    () => {
-        fn mapping(&mut self) -> Option<&mut dyn $crate::Mapping> {
-            Some(self)
-        }
-        fn mapping_ref(&self) -> Option<&dyn $crate::Mapping> {
-            Some(self)
-        }
-    };
 }
 
 /// Vectors lent to a force field: one entry per attached state (a pair attached twice to the same

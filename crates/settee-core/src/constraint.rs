@@ -14,10 +14,11 @@
 //! violation, the resolutions, storing `Jᵀλ`), so that a solver only says how it builds `W` and
 //! how it iterates.
 
-use crate::component::Roles;
+use crate::component::{Mapping, ProjectiveConstraint};
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
 use crate::mechanics::{self, MechScope};
+use crate::role;
 use crate::scene::{ComponentId, Scene};
 use crate::state::{StateId, VecId};
 
@@ -454,7 +455,7 @@ pub fn constraint_laws(scene: &Scene) -> Vec<ComponentId> {
             continue;
         }
         for &c in &scene.node(n).objects {
-            if scene.entry(c).roles().contains(Roles::CONSTRAINT_LAW) {
+            if scene.entry(c).plays(role::CONSTRAINT_LAW) {
                 out.push(c);
             }
         }
@@ -467,7 +468,7 @@ pub fn constraint_corrections(scene: &Scene, node: crate::NodeId) -> Vec<Compone
     let mut out = Vec::new();
     for n in scene.preorder(node) {
         for &c in &scene.node(n).objects {
-            if scene.entry(c).roles().contains(Roles::CONSTRAINT_CORRECTION) {
+            if scene.entry(c).plays(role::CONSTRAINT_CORRECTION) {
                 out.push(c);
             }
         }
@@ -501,16 +502,15 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
     laws.clear();
     let ids = constraint_laws(scene);
     for &c in &ids {
-        scene.with_taken(c, |obj, _| {
-            obj.constraint_law().expect("constraint law role").reset_constraint();
+        scene.with_role::<dyn ConstraintLaw, _>(c, |law, _| {
+            law.reset_constraint();
             Ok(())
         })?;
     }
     let mut counter = 0usize;
     for c in ids {
         let count = scene
-            .with_taken(c, |obj, scene| {
-                let law = obj.constraint_law().expect("constraint law role");
+            .with_role::<dyn ConstraintLaw, _>(c, |law, scene| {
                 let (uniq, _) = dedup_states(&law.states());
                 for s in &uniq {
                     if !scene.store.contains(*s) {
@@ -543,14 +543,14 @@ pub fn project_constraint_rows(scene: &mut Scene) -> SimResult {
     let scope = MechScope::build(scene, Scene::ROOT);
     let p = scene.params(Scene::ROOT);
     for &c in &scope.projective {
-        let s = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role").state();
+        let s = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role").state();
         if scene.store.get(s).mapped || scene.store.get(s).constraint.is_empty() {
             continue;
         }
         let ds = scene.store.get(s).layout.deriv_size();
         let n = scene.store.get(s).size;
         let mut rows = std::mem::take(&mut scene.store.get_mut(s).constraint);
-        let proj = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let proj = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let mut dense = vec![0.0; n * ds];
         rows.map_rows(|entries| {
             for (dof, block) in entries.iter() {
@@ -573,8 +573,7 @@ pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[La
     for lr in laws {
         let out = &mut dfree[lr.first..lr.first + lr.count];
         scene
-            .with_taken(lr.law, |obj, scene| {
-                let law = obj.constraint_law().expect("constraint law role");
+            .with_role::<dyn ConstraintLaw, _>(lr.law, |law, scene| {
                 let (uniq, _) = dedup_states(&law.states());
                 let io = ViolationIo {
                     x: uniq.iter().map(|s| scene.store.get(*s).read(cp.x)).collect(),
@@ -594,8 +593,8 @@ pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &m
     let mut buf: Vec<Box<dyn ConstraintResolution>> = Vec::new();
     for lr in problem.laws.clone() {
         buf.clear();
-        scene.with_taken(lr.law, |obj, _| {
-            obj.constraint_law().expect("constraint law role").resolutions(cp, &mut buf);
+        scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
+            law.resolutions(cp, &mut buf);
             Ok(())
         })?;
         let mut line = lr.first;
@@ -626,8 +625,8 @@ pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &m
 pub fn store_law_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: &[LawRows], lambda: &[f64], converged: bool) -> SimResult {
     for lr in laws {
         let l = &lambda[lr.first..lr.first + lr.count];
-        scene.with_taken(lr.law, |obj, _| {
-            obj.constraint_law().expect("constraint law role").store_lambda(cp, l, converged);
+        scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
+            law.store_lambda(cp, l, converged);
             Ok(())
         })?;
     }
@@ -646,7 +645,7 @@ pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: 
     }
     for lr in laws {
         let (states, stores) = {
-            let law = scene.components[lr.law].obj.as_mut().expect("taken").constraint_law().expect("constraint law role");
+            let law = scene.components[lr.law].role_mut::<dyn ConstraintLaw>().expect("constraint law role");
             (dedup_states(&law.states()).0, law.stores_lambda_in_states())
         };
         if stores {
@@ -707,7 +706,7 @@ pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> 
             continue;
         }
         for (_, e) in scene.components.iter() {
-            let Some(m) = e.obj.as_ref().and_then(|o| o.mapping_ref()) else { continue };
+            let Some(m) = e.role::<dyn Mapping>() else { continue };
             if m.is_mechanical() && m.output() == Some(s) {
                 stack.extend(m.inputs());
             }
@@ -727,13 +726,13 @@ pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
     }
     let mut corrected: Vec<StateId> = Vec::new();
     for c in constraint_corrections(scene, Scene::ROOT) {
-        if let Some(cc) = scene.components[c].obj.as_mut().and_then(|o| o.constraint_correction()) {
+        if let Some(cc) = scene.components[c].role_mut::<dyn ConstraintCorrection>() {
             corrected.extend(cc.states());
         }
     }
     let mut out = Vec::new();
     for law in constraint_laws(scene) {
-        let states = match scene.components[law].obj.as_mut().and_then(|o| o.constraint_law()) {
+        let states = match scene.components[law].role_mut::<dyn ConstraintLaw>() {
             Some(l) => l.states(),
             None => continue,
         };

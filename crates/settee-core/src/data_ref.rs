@@ -1,21 +1,34 @@
-//! Typed access to Data: a component reads its fields through [`DataRef`] constants, declared
-//! with [`crate::data_refs!`] next to its declaration table, and listed in its class
-//! ([`crate::ComponentClass::reads`]). The factory checks every listed reference against the
-//! class's declaration when the class is registered, so a misspelt name or a reference of the
-//! wrong type fails the first test that builds the factory, not a run.
+//! Typed access to Data: a component reads and writes its fields through [`DataRef`] constants,
+//! which only a declaration creates (`#[component(data = {...})]` gives the class one associated
+//! constant per Data, `#[data_group(...)]` one per shared Data). Reading or writing a Data the
+//! class does not declare therefore does not compile:
+//!
+//! ```compile_fail
+//! use settee_core::data_ref::{DataRef, Real};
+//! // There is no way to name a Data outside a declaration.
+//! const NOT_DECLARED: DataRef<Real> = DataRef::new("stiffness");
+//! ```
+//!
+//! The only write by name is [`crate::DataSet::write_value`], checked at run time for generic
+//! code (scene overrides, tools, bindings).
 
 use std::marker::PhantomData;
 
-use crate::data::{DataDecl, DataKind, DataSet, Value};
+use crate::data::{DataKind, DataSet, TemplateArity, Value};
 
 /// A family of Data kinds read the same way, and what reading gives.
 pub trait DataType: 'static {
     type Out<'a>;
+    /// What writing takes.
+    type In;
     /// Name of the family, for messages.
     const NAME: &'static str;
     /// Whether a field of `kind` can be read as this type.
     fn accepts(kind: &DataKind) -> bool;
     fn read(v: &Value) -> Self::Out<'_>;
+    /// The value of a field of `kind` holding `v` (`group`: the reals or indices per element of
+    /// the kind).
+    fn write(v: Self::In, group: usize) -> Value;
 }
 
 /// A real scalar (`f64`); integers are widened.
@@ -36,6 +49,10 @@ pub struct Words;
 
 impl DataType for Real {
     type Out<'a> = f64;
+    type In = f64;
+    fn write(v: f64, _: usize) -> Value {
+        Value::Real(v)
+    }
     const NAME: &'static str = "real";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Real | DataKind::Int)
@@ -51,6 +68,10 @@ impl DataType for Real {
 
 impl DataType for Int {
     type Out<'a> = i64;
+    type In = i64;
+    fn write(v: i64, _: usize) -> Value {
+        Value::Int(v)
+    }
     const NAME: &'static str = "integer";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Int)
@@ -65,6 +86,10 @@ impl DataType for Int {
 
 impl DataType for Bool {
     type Out<'a> = bool;
+    type In = bool;
+    fn write(v: bool, _: usize) -> Value {
+        Value::Bool(v)
+    }
     const NAME: &'static str = "boolean";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Bool)
@@ -76,6 +101,10 @@ impl DataType for Bool {
 
 impl DataType for Text {
     type Out<'a> = &'a str;
+    type In = String;
+    fn write(v: String, _: usize) -> Value {
+        Value::Str(v)
+    }
     const NAME: &'static str = "text";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Str | DataKind::FileName | DataKind::Options(_))
@@ -90,6 +119,10 @@ impl DataType for Text {
 
 impl DataType for Reals {
     type Out<'a> = &'a [f64];
+    type In = Vec<f64>;
+    fn write(v: Vec<f64>, group: usize) -> Value {
+        Value::Reals { arity: group, v }
+    }
     const NAME: &'static str = "real list";
     fn accepts(kind: &DataKind) -> bool {
         matches!(
@@ -107,6 +140,10 @@ impl DataType for Reals {
 
 impl DataType for Vec3 {
     type Out<'a> = [f64; 3];
+    type In = [f64; 3];
+    fn write(v: [f64; 3], _: usize) -> Value {
+        Value::Reals { arity: 3, v: v.to_vec() }
+    }
     const NAME: &'static str = "3-vector";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Fixed(n) if *n >= 3) || matches!(kind, DataKind::Coord | DataKind::Deriv)
@@ -119,6 +156,10 @@ impl DataType for Vec3 {
 
 impl DataType for Indices {
     type Out<'a> = &'a [usize];
+    type In = Vec<usize>;
+    fn write(v: Vec<usize>, group: usize) -> Value {
+        Value::Indices { arity: group, v }
+    }
     const NAME: &'static str = "index list";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Indices | DataKind::IndexTuples(_))
@@ -133,6 +174,10 @@ impl DataType for Indices {
 
 impl DataType for Words {
     type Out<'a> = &'a [String];
+    type In = Vec<String>;
+    fn write(v: Vec<String>, _: usize) -> Value {
+        Value::Strings(v)
+    }
     const NAME: &'static str = "word list";
     fn accepts(kind: &DataKind) -> bool {
         matches!(kind, DataKind::Strings)
@@ -145,7 +190,7 @@ impl DataType for Words {
     }
 }
 
-/// A typed reference to a declared Data field, by name.
+/// A typed reference to a declared Data field, by name. Only declarations create them.
 pub struct DataRef<T> {
     name: &'static str,
     _type: PhantomData<fn() -> T>,
@@ -159,58 +204,52 @@ impl<T> Clone for DataRef<T> {
 impl<T> Copy for DataRef<T> {}
 
 impl<T: DataType> DataRef<T> {
-    pub const fn new(name: &'static str) -> DataRef<T> {
+    /// Used by the `#[component]` and `#[data_group]` declarations.
+    #[doc(hidden)]
+    pub const fn declared(name: &'static str) -> DataRef<T> {
         DataRef { name, _type: PhantomData }
     }
     pub const fn name(self) -> &'static str {
         self.name
     }
-    /// The reference as the factory checks it.
-    pub const fn erased(self) -> DataUse {
-        DataUse { name: self.name, type_name: T::NAME, accepts: T::accepts }
-    }
 }
 
-/// A Data reference of some type, as a class lists the Data it reads.
-#[derive(Clone, Copy)]
-pub struct DataUse {
-    pub name: &'static str,
-    pub type_name: &'static str,
-    pub accepts: fn(&DataKind) -> bool,
-}
-
-impl std::fmt::Debug for DataUse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} '{}'", self.type_name, self.name)
-    }
-}
-
-impl DataUse {
-    /// Checks the reference against declaration tables: the field must be declared (by name or
-    /// alias) with a kind this reference reads.
-    pub fn check(&self, tables: &[&[DataDecl]]) -> Result<(), String> {
-        let decl = tables.iter().flat_map(|t| t.iter()).find(|d| d.name == self.name || d.aliases.contains(&self.name));
-        match decl {
-            None => Err(format!("reads Data '{}', which it does not declare", self.name)),
-            Some(d) if !(self.accepts)(&d.kind) => {
-                Err(format!("reads Data '{}' as a {}, but it is declared as a {}", self.name, self.type_name, d.kind.type_name()))
-            }
-            Some(_) => Ok(()),
-        }
+/// Reals (or indices) per element of a field of `kind`.
+fn group_size(kind: &DataKind, arity: TemplateArity) -> usize {
+    match *kind {
+        DataKind::Fixed(n) | DataKind::RealTuples(n) | DataKind::IndexTuples(n) => n,
+        DataKind::Coords | DataKind::Coord => arity.coord,
+        DataKind::Derivs | DataKind::Deriv => arity.deriv,
+        _ => 1,
     }
 }
 
 impl DataSet {
-    /// Reads a field through a typed reference. The factory has checked the reference against the
-    /// class's declaration; a reference to a field this component lacks is a bug and panics with
-    /// its name.
-    pub fn get<T: DataType>(&self, r: DataRef<T>) -> T::Out<'_> {
-        match self.field(r.name) {
-            // A reference the class does not list is not checked at registration: check it here.
-            Some(f) if T::accepts(&f.decl.kind) => T::read(&f.value),
-            Some(f) => panic!("Data '{}' is declared as a {} but read as a {}", r.name, f.decl.kind.type_name(), T::NAME),
-            None => panic!("Data '{}' is read but not declared (a reference missing from the class's `reads`)", r.name),
+    fn typed_index<T: DataType>(&self, r: DataRef<T>) -> usize {
+        match self.index_of(r.name) {
+            Some(i) if T::accepts(&self.fields[i].decl.kind) => i,
+            Some(i) => panic!("Data '{}' is declared as a {} but used as a {}", r.name, self.fields[i].decl.kind.type_name(), T::NAME),
+            None => panic!("Data '{}' is used on a component whose class does not declare it (a reference of another class)", r.name),
         }
+    }
+
+    /// Reads a field through a typed reference of the class's declaration.
+    pub fn get<T: DataType>(&self, r: DataRef<T>) -> T::Out<'_> {
+        T::read(&self.fields[self.typed_index(r)].value)
+    }
+
+    /// Writes a field through a typed reference of the class's declaration (component outputs);
+    /// readers linked to it see the change.
+    pub fn put<T: DataType>(&mut self, r: DataRef<T>, v: T::In) {
+        let i = self.typed_index(r);
+        let group = group_size(&self.fields[i].decl.kind, self.arity());
+        self.replace(i, T::write(v, group));
+    }
+
+    /// Whether the component has the field (for references of shared groups, which every class
+    /// of a family may or may not include).
+    pub fn has<T: DataType>(&self, r: DataRef<T>) -> bool {
+        self.index_of(r.name).is_some_and(|i| T::accepts(&self.fields[i].decl.kind))
     }
 
     /// Whether the scene gave a value (or a link) for the field.
@@ -219,65 +258,67 @@ impl DataSet {
     }
 }
 
-/// Declares typed Data references and the list a class gives as its `reads`:
-///
-/// ```ignore
-/// settee_core::data_refs! {
-///     pub(crate) static READS;
-///     STIFFNESS: Reals = "stiffness";
-///     DAMPING: Reals = "damping";
-/// }
-/// ```
-#[macro_export]
-macro_rules! data_refs {
-    ($vis:vis static $list:ident; $($(#[$m:meta])* $name:ident : $ty:ident = $field:literal;)*) => {
-        $(
-            $(#[$m])*
-            #[allow(dead_code)]
-            $vis const $name: $crate::data_ref::DataRef<$crate::data_ref::$ty> = $crate::data_ref::DataRef::new($field);
-        )*
-        $vis static $list: &[$crate::data_ref::DataUse] = &[$($name.erased()),*];
-    };
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{decl, decl_alias, TemplateArity};
+    use crate::data::{decl, decl_alias, DataDecl, TemplateArity};
 
     static TABLE: &[DataDecl] = &[
         decl("stiffness", DataKind::Real, "10", ""),
         decl_alias("indices", &["points"], DataKind::Indices, "0 2", ""),
         decl("method", DataKind::Options(&["small", "large"]), "large", ""),
         decl("center", DataKind::Fixed(3), "1 2 3", ""),
+        decl("springs", DataKind::RealTuples(5), "", ""),
     ];
 
-    crate::data_refs! {
-        static READS;
-        STIFFNESS: Real = "stiffness";
-        POINTS: Indices = "points";
-        METHOD: Text = "method";
-        CENTER: Vec3 = "center";
-    }
+    const STIFFNESS: DataRef<Real> = DataRef::declared("stiffness");
+    const POINTS: DataRef<Indices> = DataRef::declared("points");
+    const METHOD: DataRef<Text> = DataRef::declared("method");
+    const CENTER: DataRef<Vec3> = DataRef::declared("center");
+    const SPRINGS: DataRef<Reals> = DataRef::declared("springs");
 
     #[test]
-    fn references_read_typed_values() {
-        let d = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
+    fn references_read_and_write_typed_values() {
+        let mut d = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
         assert_eq!(d.get(STIFFNESS), 10.0);
         assert_eq!(d.get(POINTS), &[0, 2]);
         assert_eq!(d.get(METHOD), "large");
         assert_eq!(d.get(CENTER), [1.0, 2.0, 3.0]);
-        for r in READS {
-            r.check(&[TABLE]).unwrap();
-        }
+        let v0 = d.field("stiffness").unwrap().version;
+        d.put(STIFFNESS, 3.5);
+        assert_eq!(d.get(STIFFNESS), 3.5);
+        assert_eq!(d.field("stiffness").unwrap().version, v0 + 1);
+        // Writing the same value again is not a change.
+        d.put(STIFFNESS, 3.5);
+        assert_eq!(d.field("stiffness").unwrap().version, v0 + 1);
+        // Lists take the grouping of their kind.
+        d.put(SPRINGS, vec![0.0, 1.0, 10.0, 0.5, 1.0]);
+        assert_eq!(d.field("springs").unwrap().value, Value::Reals { arity: 5, v: vec![0.0, 1.0, 10.0, 0.5, 1.0] });
     }
 
     #[test]
-    fn misspelt_and_mistyped_references_are_refused() {
-        let misspelt = DataRef::<Real>::new("stifness").erased();
-        assert_eq!(misspelt.check(&[TABLE]).unwrap_err(), "reads Data 'stifness', which it does not declare");
-        let mistyped = DataRef::<Real>::new("indices").erased();
-        assert_eq!(mistyped.check(&[TABLE]).unwrap_err(), "reads Data 'indices' as a real, but it is declared as a index list");
-        assert!(DataRef::<Reals>::new("method").erased().check(&[TABLE]).is_err());
+    fn writes_by_name_are_checked() {
+        let mut d = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
+        let e = d.write_value("stifness", Value::Real(1.0)).unwrap_err();
+        assert!(matches!(e, crate::data::DataError::Unknown { .. }), "{e}");
+        assert_eq!(e.to_string(), "no Data 'stifness'");
+        let e = d.write_value("stiffness", Value::Str("soft".into())).unwrap_err();
+        assert_eq!(e.to_string(), "Data 'stiffness' is a real, not a string");
+        assert!(d.write_value("method", Value::Str("huge".into())).is_err());
+        assert!(d.write_value("springs", Value::Reals { arity: 1, v: vec![1.0, 2.0] }).is_err(), "not a whole number of springs");
+        assert_eq!(d.get(STIFFNESS), 10.0, "refused writes change nothing");
+        d.write_value("stiffness", Value::Int(4)).unwrap();
+        assert_eq!(d.get(STIFFNESS), 4.0);
+        d.write_value("points", Value::Indices { arity: 1, v: vec![5] }).unwrap();
+        assert_eq!(d.get(POINTS), &[5]);
+        assert!(d.write_text("stiffness", "abc").is_err());
+        assert!(d.write_text("center", "1 2").unwrap().is_some(), "a partial vector reads with a warning");
+    }
+
+    #[test]
+    #[should_panic(expected = "declared as a real but used as a index list")]
+    fn a_reference_of_the_wrong_type_is_a_bug() {
+        let d = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
+        let _ = d.get(DataRef::<Indices>::declared("stiffness"));
     }
 }

@@ -3,6 +3,7 @@
 //! explicit scene is stopped within a few steps of leaving any plausible range, instead of
 //! running on to 1e159 and reporting success.
 
+use crate::component::Mass;
 use crate::diag::{SimError, SimResult};
 use crate::scene::Scene;
 use crate::state::VecId;
@@ -88,10 +89,10 @@ fn kinetic_energy(scene: &Scene, unit: Option<f64>) -> (f64, Option<(crate::Stat
     let mut total = 0.0;
     let mut fastest: Option<(crate::StateId, usize, f64)> = None;
     for (_, e) in scene.components.iter() {
-        if !e.roles().contains(crate::component::Roles::MASS) {
+        if !e.plays(crate::role::MASS) {
             continue;
         }
-        let Some(mass) = e.obj.as_ref().and_then(|o| o.mass_ref()) else { continue };
+        let Some(mass) = e.role::<dyn Mass>() else { continue };
         let sid = mass.state();
         let Some(st) = scene.store.states.get(sid) else { continue };
         let v = st.read(VecId::VELOCITY);

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
+use crate::component::{Component, ComponentClass, LinkDecl, MechParams};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
+use crate::role::{self, RoleId};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
@@ -96,8 +97,19 @@ pub struct ComponentEntry {
 }
 
 impl ComponentEntry {
-    pub fn roles(&self) -> Roles {
-        self.class.roles
+    /// Whether its class plays `role`.
+    pub fn plays(&self, role: RoleId) -> bool {
+        self.class.plays(role)
+    }
+    /// The object as role `R` (`None` when the class does not play it, or while the object is
+    /// taken out).
+    pub fn role<R: ?Sized + 'static>(&self) -> Option<&R> {
+        self.class.cast::<R>(self.obj.as_deref()?)
+    }
+    /// The object as role `R`, mutably.
+    pub fn role_mut<R: ?Sized + 'static>(&mut self) -> Option<&mut R> {
+        let class = self.class;
+        class.cast_mut::<R>(self.obj.as_deref_mut()?)
     }
     /// `Class 'name'`, for messages.
     pub fn label(&self) -> String {
@@ -448,6 +460,28 @@ impl Scene {
         self.components[id].obj.as_deref_mut().expect("component taken out")
     }
 
+    /// Component `id` as role `R` (`None` when its class does not play it, or while it is taken
+    /// out).
+    pub fn role<R: ?Sized + 'static>(&self, id: ComponentId) -> Option<&R> {
+        self.components.get(id)?.role::<R>()
+    }
+
+    /// Component `id` as role `R`, mutably.
+    pub fn role_mut<R: ?Sized + 'static>(&mut self, id: ComponentId) -> Option<&mut R> {
+        self.components.get_mut(id)?.role_mut::<R>()
+    }
+
+    /// Runs `f` with component `id` taken out of its slot and viewed as role `R`, so `f` may use
+    /// the rest of the scene (a solver calling the mechanical stages). Stages call it on
+    /// components their plan lists for that role: a component that does not play it is a bug.
+    pub fn with_role<R: ?Sized + 'static, T>(&mut self, id: ComponentId, f: impl FnOnce(&mut R, &mut Scene) -> T) -> T {
+        let class = self.components[id].class;
+        self.with_taken(id, |obj, scene| {
+            let r = class.cast_mut::<R>(obj).unwrap_or_else(|| panic!("{} does not play the role {}", class.name, std::any::type_name::<R>()));
+            f(r, scene)
+        })
+    }
+
     /// Downcasts a component's object.
     pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
         self.components[id].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
@@ -460,21 +494,21 @@ impl Scene {
 
     // ----- lookups -------------------------------------------------------------------------
 
-    /// First component of `node` (creation order) having `roles`.
-    pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node].objects.iter().copied().find(|c| self.components[c].roles().contains(roles))
+    /// First component of `node` (creation order) playing `role`.
+    pub fn find_local(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.nodes[node].objects.iter().copied().find(|c| self.components[c].plays(role))
     }
 
-    /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
-    pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].roles().contains(roles))
+    /// Last component of `node` playing `role` (SOFA's single slots: the last added wins).
+    pub fn slot(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].plays(role))
     }
 
     /// SOFA's `SearchUp`: local, then each parent recursively.
-    pub fn find_up(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+    pub fn find_up(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
         let mut cur = Some(node);
         while let Some(n) = cur {
-            if let Some(c) = self.find_local(n, roles) {
+            if let Some(c) = self.find_local(n, role) {
                 return Some(c);
             }
             cur = self.nodes[n].parent;
@@ -483,21 +517,21 @@ impl Scene {
     }
 
     /// SOFA's `SearchDown`: local, then children depth-first.
-    pub fn find_down(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.preorder(node).into_iter().find_map(|n| self.find_local(n, roles))
+    pub fn find_down(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.preorder(node).into_iter().find_map(|n| self.find_local(n, role))
     }
 
     /// The context mechanical state of a node: its slot, else the first state of the nearest
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
-        self.slot(node, Roles::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE)))
+        self.slot(node, role::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, role::MECHANICAL_STATE)))
     }
 
     /// The context topology of a node: its slot, else the nearest ancestor's.
     pub fn context_topology(&self, node: NodeId) -> Option<ComponentId> {
         let mut cur = Some(node);
         while let Some(n) = cur {
-            if let Some(c) = self.slot(n, Roles::TOPOLOGY) {
+            if let Some(c) = self.slot(n, role::TOPOLOGY) {
                 return Some(c);
             }
             cur = self.nodes[n].parent;
@@ -511,7 +545,7 @@ impl Scene {
     }
 
     pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
-        self.components[c].obj.as_ref().and_then(|o| o.mesh())
+        self.components[c].role::<dyn role::Topology>().map(|t| t.mesh())
     }
 
     /// Simulation parameters seen from a node.
@@ -544,8 +578,9 @@ impl Scene {
     // ----- paths -------------------------------------------------------------------------------
 
     /// Resolves an object path (without the leading `@`) from `node`, as SOFA's link resolution
-    /// does. `owner` anchors index links (`[-1]`). `want` is the roles the target must have.
-    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Roles) -> Option<LinkTarget> {
+    /// does. `owner` anchors index links (`[-1]`). `want` is the role the target must play
+    /// (`None`: any component, or a node).
+    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Option<RoleId>) -> Option<LinkTarget> {
         let path = path.trim();
         if path.is_empty() || path == "[]" {
             return owner.map(LinkTarget::Component);
@@ -601,18 +636,18 @@ impl Scene {
                 }
             }
         }
+        let Some(want) = want else {
+            return Some(master.map_or(LinkTarget::Node(cur), LinkTarget::Component));
+        };
         if let Some(m) = master {
-            return if want == Roles::NONE || self.components[m].roles().contains(want) { Some(LinkTarget::Component(m)) } else { None };
+            return self.components[m].plays(want).then_some(LinkTarget::Component(m));
         }
-        if want == Roles::NONE {
-            return Some(LinkTarget::Node(cur));
-        }
-        let matching: Vec<ComponentId> = self.nodes[cur].objects.iter().copied().filter(|c| self.components[c].roles().contains(want)).collect();
-        match matching.len() {
-            1 => Some(LinkTarget::Component(matching[0])),
-            0 if want.contains(Roles::MECHANICAL_STATE) => self.context_state(cur).map(LinkTarget::Component),
-            0 if want.contains(Roles::TOPOLOGY) => self.context_topology(cur).map(LinkTarget::Component),
-            0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => self.find_up(cur, want).map(LinkTarget::Component),
+        let mut matching = self.nodes[cur].objects.iter().copied().filter(|c| self.components[c].plays(want));
+        match (matching.next(), matching.next()) {
+            (Some(c), None) => Some(LinkTarget::Component(c)),
+            (None, _) if want == role::MECHANICAL_STATE => self.context_state(cur).map(LinkTarget::Component),
+            (None, _) if want == role::TOPOLOGY => self.context_topology(cur).map(LinkTarget::Component),
+            (None, _) if want == role::ODE_SOLVER || want == role::ANIMATION_LOOP => self.find_up(cur, want).map(LinkTarget::Component),
             _ => None,
         }
     }
@@ -623,14 +658,14 @@ impl Scene {
     /// else the context state of that node (SOFA's defaults `@../` and `@./`).
     pub fn resolve_state_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, visual_ok: bool) -> Option<ComponentId> {
         let is_state = |c: ComponentId| {
-            let r = self.components[c].roles();
-            r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
+            let e = &self.components[c];
+            e.plays(role::MECHANICAL_STATE) || (visual_ok && e.plays(role::VISUAL_MODEL))
         };
-        match self.resolve_path(node, path, owner, Roles::NONE)? {
+        match self.resolve_path(node, path, owner, None)? {
             LinkTarget::Component(c) => is_state(c).then_some(c),
             LinkTarget::Node(n) => self
-                .slot(n, Roles::MECHANICAL_STATE)
-                .or_else(|| if visual_ok { self.slot(n, Roles::VISUAL_MODEL) } else { None })
+                .slot(n, role::MECHANICAL_STATE)
+                .or_else(|| if visual_ok { self.slot(n, role::VISUAL_MODEL) } else { None })
                 .or_else(|| self.context_state(n)),
         }
     }
@@ -799,7 +834,7 @@ impl Scene {
                     match self.resolve_path(node, path, Some(cid), want) {
                         Some(LinkTarget::Component(c)) => targets.push(c),
                         Some(LinkTarget::Node(n)) if decl.to_node_or_state => {
-                            if let Some(s) = self.slot(n, Roles::MECHANICAL_STATE) {
+                            if let Some(s) = self.slot(n, role::MECHANICAL_STATE) {
                                 targets.push(s)
                             }
                         }

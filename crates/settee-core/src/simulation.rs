@@ -2,10 +2,12 @@
 
 use std::time::Instant;
 
-use crate::component::Roles;
+use crate::component::{AnimationLoop, CollisionPipeline, OdeSolver, ProjectiveConstraint};
+use crate::constraint::ConstraintSolver;
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::factory::Factory;
 use crate::mechanics::{self, MechScope};
+use crate::role;
 use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
 use crate::state::VecId;
 
@@ -14,7 +16,7 @@ use crate::state::VecId;
 /// initial projection and propagation through mappings. Errors are reported into the scene's
 /// messages; the first one is returned.
 pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
-    if scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP).is_none() {
+    if scene.find_local(Scene::ROOT, role::ANIMATION_LOOP).is_none() {
         if let Some(id) = factory.create(scene, Scene::ROOT, "DefaultAnimationLoop", None, Vec::new(), None, std::path::Path::new(".")) {
             let objs = &mut scene.node_mut(Scene::ROOT).objects;
             objs.retain(|c| *c != id);
@@ -23,7 +25,7 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
             scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
         }
     }
-    scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
+    scene.animation_loop = scene.find_local(Scene::ROOT, role::ANIMATION_LOOP);
     if scene.factory.is_none() {
         scene.factory = Some(std::sync::Arc::new(factory.clone()));
     }
@@ -133,7 +135,7 @@ pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
         return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
     };
     start(scene)?;
-    scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
+    scene.with_role::<dyn AnimationLoop, _>(al, |l, scene| l.step(scene, dt))
 }
 
 /// Times a stage when timing is enabled.
@@ -236,7 +238,7 @@ pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
         if !node.activated {
             continue;
         }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).plays(role::ODE_SOLVER)).collect();
         if !solvers.is_empty() {
             out.push((n, solvers));
             continue;
@@ -270,17 +272,24 @@ pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId, i
         if !node.activated {
             continue;
         }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).plays(role::ODE_SOLVER)).collect();
         if !solvers.is_empty() {
             let scope = MechScope::build(scene, n);
             for s in solvers {
-                scene.with_taken(s, |obj, scene| obj.ode_solver().expect("ode solver role").solve(scene, &scope, dt, x_result, v_result))?;
+                scene.with_role::<dyn OdeSolver, _>(s, |solver, scene| solver.solve(scene, &scope, dt, x_result, v_result))?;
             }
             continue;
         }
         if isolated == IsolatedInteractions::AddToExternalForce {
-            let interactions: Vec<ComponentId> =
-                node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::FORCE_FIELD.union(Roles::INTERACTION))).collect();
+            let interactions: Vec<ComponentId> = node
+                .objects
+                .iter()
+                .copied()
+                .filter(|c| {
+                    let e = scene.entry(*c);
+                    e.plays(role::FORCE_FIELD) && e.plays(role::INTERACTION)
+                })
+                .collect();
             for c in interactions {
                 mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
             }
@@ -315,10 +324,9 @@ pub fn collision(scene: &mut Scene) -> SimResult {
         if !scene.contains_node(n) {
             continue;
         }
-        let Some(p) = scene.find_local(n, Roles::COLLISION_PIPELINE) else { continue };
+        let Some(p) = scene.find_local(n, role::COLLISION_PIPELINE) else { continue };
         scene
-            .with_taken(p, |obj, scene| -> SimResult {
-                let pipeline = obj.collision_pipeline().expect("collision pipeline role");
+            .with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| -> SimResult {
                 pipeline.reset(scene, p)?;
                 pipeline.detect(scene, p)?;
                 pipeline.respond(scene, p)
@@ -363,7 +371,7 @@ pub struct FreeMotionConfig {
 pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> SimResult {
     use crate::constraint::{ConstraintOrder, ConstraintParams};
     let (c_vec, lambda_vec) = scene
-        .with_taken(cfg.solver, |obj, _| Ok(obj.constraint_solver().expect("constraint solver role").dx_and_lambda()))
+        .with_role::<dyn ConstraintSolver, _>(cfg.solver, |solver, _| Ok(solver.dx_and_lambda()))
         .map_err(|e| positioned(scene, cfg.solver, e))?;
     let order = if cfg.velocity_first { ConstraintOrder::Vel } else { ConstraintOrder::PosAndVel };
     let cp = ConstraintParams {
@@ -388,12 +396,9 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
     timed(scene, "free motion", |s| free_motion(s, dt, order))?;
     timed(scene, "collision", collision)?;
     timed(scene, "constraints", |s| -> SimResult {
-        let r = s.with_taken(cfg.solver, |obj, s| {
-            let solver = obj.constraint_solver().expect("constraint solver role");
-            match order {
-                ConstraintOrder::Vel => solver.solve_constraint(s, &cp, VecId::VELOCITY, None),
-                _ => solver.solve_constraint(s, &cp, VecId::POSITION, Some(VecId::VELOCITY)),
-            }
+        let r = s.with_role::<dyn ConstraintSolver, _>(cfg.solver, |solver, s| match order {
+            ConstraintOrder::Vel => solver.solve_constraint(s, &cp, VecId::VELOCITY, None),
+            _ => solver.solve_constraint(s, &cp, VecId::POSITION, Some(VecId::VELOCITY)),
         });
         r.map_err(|e| positioned(s, cfg.solver, e))?;
         let scope = MechScope::build(s, Scene::ROOT);
@@ -465,7 +470,7 @@ fn project_response_main(scene: &mut Scene, scope: &MechScope, dx: VecId) -> Sim
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let s = pc.state();
         if store.get(s).mapped || !store.get(s).is_set(dx) {
             continue;

@@ -8,7 +8,8 @@
 //! indices ([`IndexSubset`]) applies the same events in the same order, so it stays aligned with
 //! the container without knowing how the change was made.
 
-use crate::{ComponentId, InitCtx, Roles, Scene, SimError, SimResult};
+use crate::role::{self, RoleId};
+use crate::{ComponentId, InitCtx, Scene, SimError, SimResult};
 
 /// The element types, in SOFA's order of events (points first, then edges, …).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -281,13 +282,8 @@ pub enum Follow {
 
 /// Roles whose components hold data indexed by points or elements, so that ignoring a change is
 /// an error rather than silence.
-const DATA_HOLDING: Roles = Roles::FORCE_FIELD
-    .union(Roles::MASS)
-    .union(Roles::PROJECTIVE_CONSTRAINT)
-    .union(Roles::MAPPING)
-    .union(Roles::COLLISION_MODEL)
-    .union(Roles::ENGINE)
-    .union(Roles::CONSTRAINT_LAW);
+const DATA_HOLDING: [RoleId; 7] =
+    [role::FORCE_FIELD, role::MASS, role::PROJECTIVE_CONSTRAINT, role::MAPPING, role::COLLISION_MODEL, role::ENGINE, role::CONSTRAINT_LAW];
 
 /// The topology whose changes component `c` follows: its `topology` link, else the `input`
 /// link of a topological mapping (a component whose `input` link designates a topology), else
@@ -297,7 +293,7 @@ pub fn followed_topology(scene: &Scene, c: ComponentId) -> Option<ComponentId> {
         return Some(t);
     }
     if let Some(&t) = scene.link_targets(c, "input").first() {
-        if scene.entry(t).roles().contains(Roles::TOPOLOGY) {
+        if scene.entry(t).plays(role::TOPOLOGY) {
             return Some(t);
         }
     }
@@ -394,7 +390,7 @@ fn resize_states(scene: &mut Scene, container: ComponentId, changes: &[TopologyC
     }
     let home = scene.entry(container).node;
     for n in scene.preorder(home) {
-        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
+        let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) else { continue };
         if followed_topology(scene, ms) != Some(container) {
             continue;
         }
@@ -419,13 +415,13 @@ fn deliver(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]
             if c == container || !scene.contains(c) || scene.components[c].obj.is_none() {
                 continue;
             }
-            if scene.entry(c).roles().contains(Roles::MECHANICAL_STATE) || followed_topology(scene, c) != Some(container) {
+            if scene.entry(c).plays(role::MECHANICAL_STATE) || followed_topology(scene, c) != Some(container) {
                 continue;
             }
             let follow = scene
                 .with_taken(c, |obj, scene| obj.topology_changed(&mut InitCtx { scene, id: c }, container, changes))
                 .map_err(|e| crate::simulation::positioned(scene, c, e))?;
-            if follow == Follow::Unsupported && scene.entry(c).roles().intersects(DATA_HOLDING) {
+            if follow == Follow::Unsupported && DATA_HOLDING.iter().any(|r| scene.entry(c).plays(*r)) {
                 let e = SimError::unsupported(format!(
                     "{} does not follow topological changes, and {} has just changed",
                     scene.entry(c).label(),

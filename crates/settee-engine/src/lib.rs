@@ -8,6 +8,6 @@ pub use points_from_indices::PointsFromIndices;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&box_roi::CLASS);
-    f.register(&points_from_indices::CLASS);
+    f.add::<BoxROI>();
+    f.add::<PointsFromIndices>();
 }

@@ -21,63 +21,11 @@
 
 use std::f64::consts::PI;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::role::Topology;
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("poissonRatio", Reals, "0.45", "FEM Poisson Ratio in Hooke's law [0,0.5["),
-    decl("youngModulus", Reals, "5000", "FEM Young's Modulus in Hooke's law"),
-    decl("radius", Real, "0.1", "radius of the section"),
-    decl("radiusInner", Real, "0", "inner radius of the section for hollow beams"),
-    decl(
-        "listSegment",
-        Indices,
-        "",
-        "apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology",
-    ),
-    decl("useSymmetricAssembly", Bool, "false", "use symmetric assembly of the matrix K"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] =
-    &[link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the beams; default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RADIUS: Real = "radius";
-    RADIUS_INNER: Real = "radiusInner";
-    USE_SYMMETRIC_ASSEMBLY: Bool = "useSymmetricAssembly";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LIST_SEGMENT: Indices = "listSegment";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BeamFEMForceField",
-    description: "Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Rigid3d"],
-    default_template: "Rigid3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BeamFEMForceField::default())
-}
 
 /// A 12×12 matrix, row-major.
 pub type Mat12 = [[f64; 12]; 12];
@@ -164,6 +112,34 @@ pub struct Beam {
 }
 
 /// The force field.
+#[component(
+    name = "BeamFEMForceField",
+    description = "Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.",
+    roles = [ForceField],
+    templates = ["Rigid3d"],
+    default_template = "Rigid3d",
+    template_rule = FromState,
+    data = {
+        /// FEM Poisson Ratio in Hooke's law [0,0.5[
+        poissonRatio: Reals = "0.45",
+        /// FEM Young's Modulus in Hooke's law
+        youngModulus: Reals = "5000",
+        /// radius of the section
+        radius: Real = "0.1",
+        /// inner radius of the section for hollow beams
+        radiusInner: Real = "0",
+        /// apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology
+        listSegment: Indices,
+        /// use symmetric assembly of the matrix K
+        useSymmetricAssembly: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness (> 0)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// link to the topology container (its edges are the beams; default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct BeamFEMForceField {
     state: Option<StateId>,
@@ -446,8 +422,6 @@ fn make_beam(rest: &[f64], a: usize, b: usize, young: f64, poisson: f64, radius:
 }
 
 impl Component for BeamFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = cx.state_layout(s);
@@ -473,13 +447,13 @@ impl Component for BeamFEMForceField {
         if rest.len() < 7 * n || pos.len() < 7 * n {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 7)));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
         let d = cx.data();
-        let radius = d.get(RADIUS);
-        let radius_inner = d.get(RADIUS_INNER);
-        self.symmetric_assembly = d.get(USE_SYMMETRIC_ASSEMBLY);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let list: Vec<usize> = d.get(LIST_SEGMENT).to_vec();
+        let radius = d.get(Self::RADIUS);
+        let radius_inner = d.get(Self::RADIUS_INNER);
+        self.symmetric_assembly = d.get(Self::USE_SYMMETRIC_ASSEMBLY);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let list: Vec<usize> = d.get(Self::LIST_SEGMENT).to_vec();
         self.active = (0..mesh.edges.len()).collect();
         if !list.is_empty() {
             if list.iter().all(|&i| i < mesh.edges.len()) {
@@ -507,13 +481,6 @@ impl Component for BeamFEMForceField {
         }
         self.rest = rest;
         Ok(())
-    }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
     }
 }
 
@@ -890,9 +857,9 @@ mod tests {
         let rest = h.rest(mo);
         let f = {
             let mut f = vec![0.0; 18];
-            let obj = h.scene.components[ff].obj.as_mut().unwrap();
+            let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
             let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&rest], v: vec![] };
-            obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
+            obj.add_force(&params(), &mut io).unwrap();
             f
         };
         assert!(f.iter().all(|&v| v == 0.0));
@@ -900,10 +867,10 @@ mod tests {
         // would stretch beam 0, which does not act)
         let mut x = rest.clone();
         x[7] += 0.01;
-        let obj = h.scene.components[ff].obj.as_mut().unwrap();
+        let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
         let mut f = vec![0.0; 18];
         let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![] };
-        obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
+        obj.add_force(&params(), &mut io).unwrap();
         let ea = 2e7 * (PI * (0.1 * 0.1)) / 1.0;
         assert!(f[..6].iter().all(|&v| v == 0.0));
         assert!((f[6] + ea * 0.01).abs() < 1e-9 * ea && (f[12] - ea * 0.01).abs() < 1e-9 * ea, "{f:?}");

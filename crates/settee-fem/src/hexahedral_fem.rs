@@ -23,54 +23,15 @@
 //! `Rᵀ·Kᵢⱼ·R` as its differential uses; the two agree while the element is not rotated. This
 //! component assembles what SOFA assembles.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::role::Topology;
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator,
-    MechParams, Roles, SimError, SimResult, StateId, TemplateRule,
+    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId,
 };
 
 use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};
 use crate::hexa::{mat_t_vec, mat_vec, rotation_large, rotation_polar, Mat3, Vec3};
 use crate::tetra_common::{material_lists, per_element};
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Str, "large", "\"large\" (frame of the mean edges) or \"polar\" (polar decomposition) displacements"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl("hexahedronInfo", Str, "", "internal hexahedron data (not readable)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "HexahedralFEMForceField",
-    description: "Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(HexahedralFEMForceField::default())
-}
 
 /// Corner sign pattern of SOFA's hexahedron numbering (x, y, z of corner `i` in `{−1, 1}`).
 const CORNERS: [[f64; 3]; 8] =
@@ -211,6 +172,30 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     f
 }
 
+#[component(
+    name = "HexahedralFEMForceField",
+    description = "Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+        youngModulus: Reals = "5000",
+        /// Poisson's ratio in [0, 0.5), per element like youngModulus
+        poissonRatio: Reals = "0.45",
+        /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
+        method: Str = "large",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+        /// internal hexahedron data (not readable)
+        hexahedronInfo: Str,
+    },
+    links = {
+        /// topology whose hexahedra are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct HexahedralFEMForceField {
     state: Option<StateId>,
@@ -248,8 +233,6 @@ impl HexahedralFEMForceField {
 }
 
 impl Component for HexahedralFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -267,9 +250,9 @@ impl Component for HexahedralFEMForceField {
                 .error(format!("hexahedron {k} {h:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
         let d = cx.data();
-        self.method = match d.get(METHOD) {
+        self.method = match d.get(Self::METHOD) {
             "large" => Method::Large,
             "polar" => Method::Polar,
             other => {
@@ -278,7 +261,7 @@ impl Component for HexahedralFEMForceField {
                 Method::Large
             }
         };
-        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
         self.young = young;
         self.poisson = poisson;
         let x0 = cx.rest_or_position(s);
@@ -308,8 +291,6 @@ impl Component for HexahedralFEMForceField {
         }
         Ok(Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for HexahedralFEMForceField {

@@ -7,11 +7,10 @@
 
 use rayon::prelude::*;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data::Value;
+use settee_core::role::Topology;
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
+    component, data_group, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId,
 };
 
 use crate::hexa::{
@@ -26,57 +25,48 @@ pub(crate) const HEXA_PARALLEL_MIN: usize = 256;
 type ForceItem<'a> = (((&'a HexaElementRest, &'a mut Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
 type DForceItem<'a> = (((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]), &'a [usize; 8]);
 
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl(
-        "method",
-        Options(&["large", "polar", "small"]),
-        "large",
-        "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)",
-    ),
-    decl("updateStiffnessMatrix", Bool, "false", "recompute each element stiffness from its deformed, rotated shape at every force evaluation"),
-    decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
-    decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
-    decl("drawing", Bool, "true", "draw the force field (rendering only)"),
-    decl("drawPercentageOffset", Real, "0.15", "shrink factor of the drawn hexahedra (rendering only)"),
-    decl("stiffnessMatrices", RealTuples(576), "", "output: the 24×24 stiffness matrix of each element (row-major)"),
-    decl("initialPoints", Coords, "", "output: the rest positions used at init"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
-
-// Also read by HexahedronFEMForceFieldAndMass, whose `init` runs this one's.
-settee_core::data_refs! {
-    pub(crate) static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "HexahedronFEMForceField",
-    description: "Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(HexahedronFEMForceField::default())
-}
+/// The Data of `HexahedronFEMForceField`, which `HexahedronFEMForceFieldAndMass` has too (its
+/// `init` runs this one's, which reads and writes them).
+#[data_group(data = {
+    /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+    youngModulus: Reals = "5000",
+    /// Poisson's ratio in [0, 0.5), per element like youngModulus
+    poissonRatio: Reals = "0.45",
+    /// "large" (corotational, mean-edge frame), "polar" (polar decomposition) or "small" (linear)
+    method: Options("large", "polar", "small") = "large",
+    /// recompute each element stiffness from its deformed, rotated shape at every force evaluation
+    updateStiffnessMatrix: Bool = "false",
+    /// GPU only: number of DOFs accumulated per thread (unused)
+    gatherPt: Str,
+    /// GPU only: block size of the gather operation (unused)
+    gatherBsize: Str,
+    /// draw the force field (rendering only)
+    drawing: Bool = "true",
+    /// shrink factor of the drawn hexahedra (rendering only)
+    drawPercentageOffset: Real = "0.15",
+    /// output: the 24×24 stiffness matrix of each element (row-major)
+    stiffnessMatrices: RealTuples(576),
+    /// output: the rest positions used at init
+    initialPoints: Coords,
+    /// Rayleigh damping coefficient related to stiffness (> 0)
+    rayleighStiffness: Real = "0",
+})]
+pub struct HexahedronFemData;
 
 /// The force field.
+#[component(
+    name = "HexahedronFEMForceField",
+    description = "Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [HexahedronFemData],
+    links = {
+        /// topology whose hexahedra are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct HexahedronFEMForceField {
     state: Option<StateId>,
@@ -139,8 +129,6 @@ fn per_element(v: &[f64], i: usize, default: f64) -> f64 {
 }
 
 impl Component for HexahedronFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -166,11 +154,11 @@ impl Component for HexahedronFEMForceField {
         }
 
         let d = cx.data();
-        let young = d.get(YOUNG_MODULUS).to_vec();
-        let poisson = d.get(POISSON_RATIO).to_vec();
-        let method = HexaMethod::from_sofa_name(d.get(METHOD));
-        self.update_stiffness = d.get(UPDATE_STIFFNESS_MATRIX);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let young = d.get(HexahedronFemData::YOUNG_MODULUS).to_vec();
+        let poisson = d.get(HexahedronFemData::POISSON_RATIO).to_vec();
+        let method = HexaMethod::from_sofa_name(d.get(HexahedronFemData::METHOD));
+        self.update_stiffness = d.get(HexahedronFemData::UPDATE_STIFFNESS_MATRIX);
+        self.rayleigh_stiffness = d.get(HexahedronFemData::RAYLEIGH_STIFFNESS);
         if young.is_empty() {
             cx.warn("youngModulus is empty: using 5000");
         }
@@ -209,12 +197,10 @@ impl Component for HexahedronFEMForceField {
 
         let ks: Vec<f64> = self.rests.iter().flat_map(|r| r.stiffness().iter().flatten().copied()).collect();
         let d = cx.data_mut();
-        d.set("stiffnessMatrices", Value::Reals { arity: 576, v: ks });
-        d.set("initialPoints", Value::Reals { arity: 3, v: rest[..3 * n].to_vec() });
+        d.put(HexahedronFemData::STIFFNESS_MATRICES, ks);
+        d.put(HexahedronFemData::INITIAL_POINTS, rest[..3 * n].to_vec());
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 /// The per-hexahedron coefficients of the topology when it is a sparse grid (its `stiffnessCoefs`

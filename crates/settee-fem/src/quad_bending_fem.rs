@@ -28,49 +28,8 @@
 //! nodes). This is reproduced: the assembled matrix is *not* the operator of `add_dforce`.
 //! The `method` Data is accepted and ignored (only the small-displacement element exists).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule, VecId,
-};
-
-static DATA: &[DataDecl] = &[
-    decl("method", Str, "small", "large: large displacements, small: small displacements (only the small-displacement element exists: ignored)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)"),
-    decl("youngModulus", Reals, "1000", "Young modulus in Hooke's law, per element like poissonRatio"),
-    decl("thickness", Real, "1", "Thickness of the elements"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose quads are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    THICKNESS: Real = "thickness";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "QuadBendingFEMForceField",
-    description: "Bending Quad finite elements",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(QuadBendingFEMForceField::default())
-}
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId, VecId};
 
 type V3 = [f64; 3];
 
@@ -186,6 +145,30 @@ fn sub(a: &[f64], b: &[f64]) -> V3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
+#[component(
+    name = "QuadBendingFEMForceField",
+    description = "Bending Quad finite elements",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// large: large displacements, small: small displacements (only the small-displacement element exists: ignored)
+        method: Str = "small",
+        /// Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)
+        poissonRatio: Reals = "0.45",
+        /// Young modulus in Hooke's law, per element like poissonRatio
+        youngModulus: Reals = "1000",
+        /// Thickness of the elements
+        thickness: Real = "1",
+        /// Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose quads are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct QuadBendingFEMForceField {
     state: Option<StateId>,
@@ -217,8 +200,6 @@ impl QuadBendingFEMForceField {
 }
 
 impl Component for QuadBendingFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -237,12 +218,12 @@ impl Component for QuadBendingFEMForceField {
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
         let d = cx.data();
-        let (young, poisson) = (d.get(YOUNG_MODULUS).to_vec(), d.get(POISSON_RATIO).to_vec());
+        let (young, poisson) = (d.get(Self::YOUNG_MODULUS).to_vec(), d.get(Self::POISSON_RATIO).to_vec());
         if young.is_empty() || poisson.is_empty() {
             return Err(cx.error("youngModulus and poissonRatio need at least one value").hint("give one value for all quads or one per quad"));
         }
-        let thickness = d.get(THICKNESS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let thickness = d.get(Self::THICKNESS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };
@@ -262,13 +243,6 @@ impl Component for QuadBendingFEMForceField {
         }
         self.state = Some(s);
         Ok(())
-    }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Scene scaffolding shared by the component tests.
 
 use settee_core::mechanics::{assemble, MechScope};
-use settee_core::{Attr, ComponentId, Factory, ForceIo, InitCtx, Mbk, MechParams, Scene, SimResult, StateId, VecId};
+use settee_core::{Attr, ComponentId, Factory, ForceField, ForceIo, InitCtx, Mbk, MechParams, Scene, SimResult, StateId, VecId};
 use settee_linalg::MatrixBuilder;
 
 pub fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
@@ -70,8 +70,8 @@ impl Harness {
     pub fn force(&mut self, ff: ComponentId, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len()];
         let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![x] };
-        let obj = self.scene.components[ff].obj.as_mut().unwrap();
-        obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
+        let obj = self.scene.role_mut::<dyn ForceField>(ff).unwrap();
+        obj.add_force(&params(), &mut io).unwrap();
         f
     }
 
@@ -79,8 +79,8 @@ impl Harness {
     pub fn dforce(&mut self, ff: ComponentId, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
         let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
-        let obj = self.scene.components[ff].obj.as_mut().unwrap();
-        obj.force_field().unwrap().add_dforce(&params(), &mut io, k, 0.0).unwrap();
+        let obj = self.scene.role_mut::<dyn ForceField>(ff).unwrap();
+        obj.add_dforce(&params(), &mut io, k, 0.0).unwrap();
         df
     }
 

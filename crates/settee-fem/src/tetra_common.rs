@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use settee_core::data_ref::{DataRef, Reals};
-use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
+use settee_core::{data_group, ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
 
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
@@ -110,9 +110,15 @@ pub(crate) fn material_lists(cx: &mut InitCtx, young_modulus: DataRef<Reals>, po
     (young, poisson)
 }
 
-/// A grid topology's points per axis, read from the grid (declared by settee-topology; the
-/// crate's tests check this reference against the grid classes).
-pub(crate) const GRID_N: DataRef<Reals> = DataRef::new("n");
+/// The Data this crate reads from a grid topology: its points per axis. The grid classes of
+/// settee-topology (which this crate's library does not depend on) declare it; this is the same
+/// declaration, giving the typed reference `GridData::N`, and the crate's tests check it against
+/// the grid classes.
+#[data_group(data = {
+    /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+    n: Fixed(3) as Reals = "2 2 2",
+})]
+pub(crate) struct GridData;
 
 /// The number of cells along x and y of a grid topology (`GridTopology` and its subclasses), or
 /// SOFA's fallback `(2, 1)` for other topologies.
@@ -122,7 +128,7 @@ pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize
     if !matches!(e.class.name, "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology") {
         return (2, 1);
     }
-    let n = e.data.get(GRID_N);
+    let n = e.data.get(GridData::N);
     let nx = n.first().copied().unwrap_or(2.0) as usize;
     let ny = n.get(1).copied().unwrap_or(2.0) as usize;
     (nx.saturating_sub(1), ny.saturating_sub(1))
@@ -335,11 +341,23 @@ impl TetraEngine {
 mod tests {
     use super::*;
 
-    /// The grid's Data this crate reads are declared by the grid classes, with these types.
+    /// The grid's Data this crate reads are declared by the grid classes, with the same kind
+    /// (so the typed reference reads them), and read through the reference on a grid.
     #[test]
     fn grid_reference_matches_the_grid_classes() {
-        for class in [&settee_topology::grid_topology::GRID_CLASS, &settee_topology::grid_topology::REGULAR_CLASS] {
-            GRID_N.erased().check(class.data).unwrap();
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        settee_topology::register(&mut f);
+        let ours = GridData::TABLE.iter().find(|d| d.name == GridData::N.name()).expect("declared here");
+        for name in ["GridTopology", "RegularGridTopology"] {
+            let class = f.class(name).unwrap_or_else(|| panic!("{name} is not registered"));
+            let theirs = class.data.iter().flat_map(|t| t.iter()).find(|d| d.name == ours.name).unwrap_or_else(|| panic!("{name} has no Data 'n'"));
+            assert_eq!(theirs.kind, ours.kind, "{name}");
+            assert_eq!(theirs.default, ours.default, "{name}");
         }
+        let mut scene = Scene::new("root");
+        let grid = settee_core::testing::add(&mut scene, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 4 5")]);
+        assert_eq!(scene.entry(grid).data.get(GridData::N), &[3.0, 4.0, 5.0]);
+        assert_eq!(grid_cells(&scene, Some(grid)), (2, 3));
     }
 }

@@ -5,73 +5,59 @@
 //! shape from the state's rest positions, elements strictly the topology's tetrahedra, and
 //! `updateStiffnessMatrix` rewriting every aliased entry of `J` for `large`.
 
-use settee_core::component::link;
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use crate::hexa::Mat3;
 use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
 use crate::tetra_common::{material_lists, TetraEngine};
 
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes) or \"polar\" displacements (anything else: large)"),
-    decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
-    decl(
-        "updateStiffnessMatrix",
-        Bool,
-        "false",
-        "large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation",
-    ),
-    decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar then adds no force)"),
-    decl("drawing", Bool, "true", "draw the force field (rendering only)"),
-    decl("drawColor1", Fixed(4), "0 0 1 1", "colour of faces 1 (rendering only)"),
-    decl("drawColor2", Fixed(4), "0 0.5 1 1", "colour of faces 2 (rendering only)"),
-    decl("drawColor3", Fixed(4), "0 1 1 1", "colour of faces 3 (rendering only)"),
-    decl("drawColor4", Fixed(4), "0.5 1 1 1", "colour of faces 4 (rendering only)"),
-    decl("computeVonMisesStress", Bool, "false", "von Mises stress diagnostics (no effect on the dynamics; not computed here)"),
-    decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
-    decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    COMPUTE_GLOBAL_MATRIX: Bool = "computeGlobalMatrix";
-    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
-    LOCAL_STIFFNESS_FACTOR: Reals = "localStiffnessFactor";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TetrahedralCorotationalFEMForceField",
-    description: "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TetrahedralCorotationalFEMForceField::default())
-}
-
 /// The force field.
+#[component(
+    name = "TetrahedralCorotationalFEMForceField",
+    description = "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+        youngModulus: Reals = "5000",
+        /// Poisson's ratio in [0, 0.5), per element like youngModulus
+        poissonRatio: Reals = "0.45",
+        /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
+        method: Str = "large",
+        /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
+        localStiffnessFactor: Reals,
+        /// large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation
+        updateStiffnessMatrix: Bool = "false",
+        /// SOFA's assembled code path (small/large; polar then adds no force)
+        #[alias("assembling")]
+        computeGlobalMatrix: Bool = "false",
+        /// draw the force field (rendering only)
+        drawing: Bool = "true",
+        /// colour of faces 1 (rendering only)
+        drawColor1: Fixed(4) = "0 0 1 1",
+        /// colour of faces 2 (rendering only)
+        drawColor2: Fixed(4) = "0 0.5 1 1",
+        /// colour of faces 3 (rendering only)
+        drawColor3: Fixed(4) = "0 1 1 1",
+        /// colour of faces 4 (rendering only)
+        drawColor4: Fixed(4) = "0.5 1 1 1",
+        /// von Mises stress diagnostics (no effect on the dynamics; not computed here)
+        computeVonMisesStress: Bool = "false",
+        /// output: von Mises stress per element (not computed)
+        vonMisesPerElement: Reals,
+        /// output: von Mises stress per node (not computed)
+        vonMisesPerNode: Reals,
+        /// Rayleigh damping coefficient related to stiffness (> 0)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose tetrahedra are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct TetrahedralCorotationalFEMForceField {
     engine: TetraEngine,
@@ -102,8 +88,6 @@ impl TetrahedralCorotationalFEMForceField {
 }
 
 impl Component for TetrahedralCorotationalFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -125,22 +109,22 @@ impl Component for TetrahedralCorotationalFEMForceField {
         if rest.len() < 3 * n {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
         let d = cx.data();
-        let method = match d.get(METHOD) {
+        let method = match d.get(Self::METHOD) {
             "small" => TetraMethod::Small,
             "polar" => TetraMethod::Polar,
             _ => TetraMethod::Large,
         };
         let opts = TetraOptions {
             method,
-            assembling: d.get(COMPUTE_GLOBAL_MATRIX),
-            update_stiffness: d.get(UPDATE_STIFFNESS_MATRIX),
+            assembling: d.get(Self::COMPUTE_GLOBAL_MATRIX),
+            update_stiffness: d.get(Self::UPDATE_STIFFNESS_MATRIX),
             large_update: LargeStiffnessUpdate::AllEntries,
             plasticity: Plasticity::DISABLED,
         };
-        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if opts.assembling && method == TetraMethod::Polar {
             cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
         }
@@ -165,8 +149,6 @@ impl Component for TetrahedralCorotationalFEMForceField {
             .map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
         Ok(settee_core::topology_change::Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TetrahedralCorotationalFEMForceField {

@@ -33,84 +33,14 @@
 //! Degenerate triangles (`|det| < ε`) are errors, at init and during the simulation. Principal
 //! stresses (`computePrincipalStress`) are diagnostics; the display Data are accepted.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::ComponentId;
 
 use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};
 use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl(
-        "method",
-        Str,
-        "large",
-        "\"large\": corotational displacements (default); \"small\": small displacements in the world frame (anything else: large, with a warning)",
-    ),
-    decl(
-        "rotatedInitialElements",
-        RealTuples(9),
-        "",
-        "optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)",
-    ),
-    decl(
-        "initialTransformation",
-        RealTuples(9),
-        "",
-        "optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3",
-    ),
-    decl("hosfordExponant", Real, "1", "Exponent in the Hosford yield criteria (diagnostics)"),
-    decl("criteriaValue", Real, "1e+15", "Fracturable threshold used to draw fracturable triangles (diagnostics)"),
-    decl("showStressValue", Bool, "true", "Flag activating rendering of stress values as a color in each triangle (rendering only)"),
-    decl("showStressVector", Bool, "false", "Flag activating rendering of stress directions within each triangle (rendering only)"),
-    decl("showFracturableTriangles", Bool, "false", "Flag activating rendering of triangles to fracture (rendering only)"),
-    decl("computePrincipalStress", Bool, "false", "Compute principal stress for each triangle (diagnostics, no effect on the forces)"),
-    decl("fractureMaxLength", Real, "0", "older SOFA versions: fracture length (accepted, no effect)"),
-    decl("computeVonMisesStress", Int, "0", "older SOFA versions: von Mises stress diagnostics (accepted, no effect)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    COMPUTE_PRINCIPAL_STRESS: Bool = "computePrincipalStress";
-    HOSFORD_EXPONANT: Real = "hosfordExponant";
-    CRITERIA_VALUE: Real = "criteriaValue";
-    ROTATED_INITIAL_ELEMENTS: Reals = "rotatedInitialElements";
-    INITIAL_TRANSFORMATION: Reals = "initialTransformation";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularFEMForceField",
-    description: "Corotational Triangular finite elements for dynamic topology",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularFEMForceField::default())
-}
 
 type V3 = [f64; 3];
 type M3 = [[f64; 3]; 3];
@@ -276,6 +206,48 @@ pub struct TriangleInfo {
     pub difference_to_criteria: f64,
 }
 
+#[component(
+    name = "TriangularFEMForceField",
+    description = "Corotational Triangular finite elements for dynamic topology",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+        youngModulus: Reals = "5000",
+        /// Poisson's ratio in [0, 0.5), per element like youngModulus
+        poissonRatio: Reals = "0.45",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+        /// "large": corotational displacements (default); "small": small displacements in the world frame (anything else: large, with a warning)
+        method: Str = "large",
+        /// optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)
+        rotatedInitialElements: RealTuples(9),
+        /// optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3
+        initialTransformation: RealTuples(9),
+        /// Exponent in the Hosford yield criteria (diagnostics)
+        hosfordExponant: Real = "1",
+        /// Fracturable threshold used to draw fracturable triangles (diagnostics)
+        criteriaValue: Real = "1e+15",
+        /// Flag activating rendering of stress values as a color in each triangle (rendering only)
+        showStressValue: Bool = "true",
+        /// Flag activating rendering of stress directions within each triangle (rendering only)
+        showStressVector: Bool = "false",
+        /// Flag activating rendering of triangles to fracture (rendering only)
+        showFracturableTriangles: Bool = "false",
+        /// Compute principal stress for each triangle (diagnostics, no effect on the forces)
+        computePrincipalStress: Bool = "false",
+        /// older SOFA versions: fracture length (accepted, no effect)
+        fractureMaxLength: Real = "0",
+        /// older SOFA versions: von Mises stress diagnostics (accepted, no effect)
+        computeVonMisesStress: Int = "0",
+    },
+    links = {
+        /// topology whose triangles are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct TriangularFEMForceField {
     state: Option<StateId>,
@@ -460,8 +432,6 @@ fn degenerate(i: usize, t: &[usize; 3]) -> SimError {
 }
 
 impl Component for TriangularFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -479,8 +449,8 @@ impl Component for TriangularFEMForceField {
                 .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
-        let method_name = cx.data().get(METHOD).to_string();
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
+        let method_name = cx.data().get(Self::METHOD).to_string();
         self.method = match method_name.as_str() {
             "small" => Method::Small,
             "large" => Method::Large,
@@ -490,12 +460,12 @@ impl Component for TriangularFEMForceField {
             }
         };
         let d = cx.data();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        self.principal_stress = d.get(COMPUTE_PRINCIPAL_STRESS);
-        self.hosford = d.get(HOSFORD_EXPONANT);
-        self.criteria = d.get(CRITERIA_VALUE);
-        let given_rest = d.is_given(ROTATED_INITIAL_ELEMENTS).then(|| d.get(ROTATED_INITIAL_ELEMENTS).to_vec());
-        let given_rot = d.is_given(INITIAL_TRANSFORMATION).then(|| d.get(INITIAL_TRANSFORMATION).to_vec());
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.principal_stress = d.get(Self::COMPUTE_PRINCIPAL_STRESS);
+        self.hosford = d.get(Self::HOSFORD_EXPONANT);
+        self.criteria = d.get(Self::CRITERIA_VALUE);
+        let given_rest = d.is_given(Self::ROTATED_INITIAL_ELEMENTS).then(|| d.get(Self::ROTATED_INITIAL_ELEMENTS).to_vec());
+        let given_rot = d.is_given(Self::INITIAL_TRANSFORMATION).then(|| d.get(Self::INITIAL_TRANSFORMATION).to_vec());
         let nt = mesh.triangles.len();
         // SOFA reads the given rest data only for `small` (rotatedInitialElements) or for `large`
         // when both are set.
@@ -555,13 +525,6 @@ impl Component for TriangularFEMForceField {
             })?;
         }
         Ok(Follow::Followed)
-    }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
     }
 }
 

@@ -23,55 +23,10 @@
 //! `3×3` blocks `Rᵀ·(J K Jᵀ)ᵢⱼ·R` (`R` the 2×3 frame) with SOFA's `buildStiffnessMatrix`
 //! arithmetic. An XML `method` attribute is ignored (SOFA only warns when it is not `large`).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId, VecId};
 
 use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl("damping", Real, "0", "Ratio damping/stiffness (not used by the force computation, as in SOFA)"),
-    decl("restScale", Real, "1", "Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set"),
-    decl("computePrincipalStress", Bool, "false", "Compute principal stress for each triangle (diagnostics; not computed here)"),
-    decl("stressMaxValue", Real, "0", "output: max stress value computed over the triangulation (not computed)"),
-    decl("showStressVector", Bool, "false", "Flag activating rendering of stress directions within each triangle (rendering only)"),
-    decl("showStressThreshold", Real, "0", "Threshold value to render only stress vectors higher to this threshold (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    REST_SCALE: Real = "restScale";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularFEMForceFieldOptim",
-    description: "Corotational Triangular finite elements",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: Some(drop_method),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularFEMForceFieldOptim::default())
-}
 
 /// `method` is not a Data of this class: SOFA's `parse` reads and ignores it (always corotational).
 fn drop_method(attrs: &mut Vec<(String, String)>) {
@@ -200,6 +155,39 @@ fn transposed(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
     t
 }
 
+#[component(
+    name = "TriangularFEMForceFieldOptim",
+    description = "Corotational Triangular finite elements",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    preparse = drop_method,
+    data = {
+        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+        youngModulus: Reals = "5000",
+        /// Poisson's ratio in [0, 0.5), per element like youngModulus
+        poissonRatio: Reals = "0.45",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+        /// Ratio damping/stiffness (not used by the force computation, as in SOFA)
+        damping: Real = "0",
+        /// Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set
+        restScale: Real = "1",
+        /// Compute principal stress for each triangle (diagnostics; not computed here)
+        computePrincipalStress: Bool = "false",
+        /// output: max stress value computed over the triangulation (not computed)
+        stressMaxValue: Real = "0",
+        /// Flag activating rendering of stress directions within each triangle (rendering only)
+        showStressVector: Bool = "false",
+        /// Threshold value to render only stress vectors higher to this threshold (rendering only)
+        showStressThreshold: Real = "0",
+    },
+    links = {
+        /// topology whose triangles are the elements (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct TriangularFEMForceFieldOptim {
     state: Option<StateId>,
@@ -238,8 +226,6 @@ impl TriangularFEMForceFieldOptim {
 }
 
 impl Component for TriangularFEMForceFieldOptim {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -261,10 +247,10 @@ impl Component for TriangularFEMForceFieldOptim {
                 .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
         let d = cx.data();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let rest_scale = d.is_given(REST_SCALE).then(|| d.get(REST_SCALE));
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let rest_scale = d.is_given(Self::REST_SCALE).then(|| d.get(Self::REST_SCALE));
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };
@@ -294,8 +280,6 @@ impl Component for TriangularFEMForceFieldOptim {
         self.state = Some(s);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TriangularFEMForceFieldOptim {

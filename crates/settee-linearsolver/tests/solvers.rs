@@ -4,43 +4,28 @@
 use std::path::Path;
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::{
-    component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceIo, InitCtx, MatrixAccumulator, Mbk, MechParams,
-    Roles, Scene, SimResult, StateId, TemplateRule, VecId,
+    component, Attr, Component, ComponentId, Factory, ForceIo, InitCtx, LinearSolver, MatrixAccumulator, Mbk, MechParams, Scene, SimResult, StateId,
+    VecId,
 };
 use settee_linalg::{CsrMatrix, Ordering};
 use settee_linearsolver::{cg, minres, pcg, AssembledSpace, CgEnd, CgLinearSolver, CgParams, DirectLinearSolver};
 
 // ----- a force field with a given constant stiffness matrix --------------------------------------
 
-static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness matrix (scalar DOFs)")];
-
-settee_core::data_refs! {
-    static FF_READS;
-    STIFFNESS: Reals = "stiffness";
-}
-
-static FF_CLASS: ComponentClass = ComponentClass {
-    name: "TestMatrixForceField",
-    description: "f = -K (x - x0) with a constant dense K",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[FF_DATA],
-    links: &[],
-    create: ff_create,
-    preparse: None,
-    no_src_link: &[],
-    reads: FF_READS,
-};
-
-fn ff_create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MatrixFf::default())
-}
-
+#[component(
+    name = "TestMatrixForceField",
+    description = "f = -K (x - x0) with a constant dense K",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// dense row-major stiffness matrix (scalar DOFs)
+        stiffness: Reals,
+    },
+)]
 #[derive(Default)]
 struct MatrixFf {
     state: Option<StateId>,
@@ -50,19 +35,17 @@ struct MatrixFf {
 }
 
 impl Component for MatrixFf {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.x0 = cx.rest_or_position(s);
         self.n = self.x0.len();
-        self.k = cx.data().get(STIFFNESS).to_vec();
+        self.k = cx.data().get(Self::STIFFNESS).to_vec();
         if self.k.len() != self.n * self.n {
             return Err(cx.error("stiffness has the wrong size"));
         }
         Ok(())
     }
-    settee_core::force_field_role!();
 }
 
 impl ForceField for MatrixFf {
@@ -109,7 +92,7 @@ fn factory() -> Factory {
     settee_odesolver::register(&mut f);
     settee_animationloop::register(&mut f);
     settee_linearsolver::register(&mut f);
-    f.register(&FF_CLASS);
+    f.add::<MatrixFf>();
     f
 }
 
@@ -235,7 +218,7 @@ fn solve_once(scene: &mut Scene, ls: ComponentId, f: Mbk, rhs_values: &[f64]) ->
     let st = scope.main_states[0];
     scene.store.get_mut(st).write(rhs).copy_from_slice(rhs_values);
     mech::project_response(scene, &scope, rhs)?;
-    let r = scene.with_taken(ls, |obj, s| obj.linear_solver().expect("linear solver").solve_system(s, &scope, f, rhs, sol));
+    let r = scene.with_role::<dyn LinearSolver, _>(ls, |solver, s| solver.solve_system(s, &scope, f, rhs, sol));
     let out = scene.store.get(st).read(sol).to_vec();
     mech::free_vec(scene, &scope, rhs);
     mech::free_vec(scene, &scope, sol);
@@ -665,5 +648,36 @@ fn every_preconditioner_gives_the_converged_solution() {
         let (a, b) = dense_system(FACTORS);
         let expected = dense_solve(&a, &b);
         assert!(max_rel_diff(&x, &expected) < 1e-9, "{pre}: {x:?} vs {expected:?}");
+    }
+}
+
+/// The preconditioner role is defined by this crate, not the core: the scene finds the classes
+/// that play it and hands them out as `dyn Preconditioner`; the preconditioners are not linear
+/// solvers (they cannot solve a system on their own), the direct solvers are both.
+#[test]
+fn preconditioners_play_the_role_this_crate_defines() {
+    use settee_core::role;
+    use settee_linearsolver::{Preconditioner, PRECONDITIONER};
+    let (mut scene, ls, r) =
+        scene_with("PCGLinearSolver", None, &[("preconditioner", "@pre")], &[("JacobiPreconditioner", &[("name", "pre")]), ("SparseLDLSolver", &[])]);
+    r.unwrap();
+    let pre = scene.find_local(Scene::ROOT, PRECONDITIONER).expect("the Jacobi preconditioner");
+    assert_eq!(scene.entry(pre).class.name, "JacobiPreconditioner");
+    assert_eq!(scene.entry(pre).class.role_names(), ["Preconditioner"]);
+    assert!(!scene.entry(pre).plays(role::LINEAR_SOLVER));
+    assert!(scene.role::<dyn LinearSolver>(pre).is_none());
+    // The first linear solver of the node is the direct solver, which is a preconditioner too.
+    let ldl = scene.find_local(Scene::ROOT, role::LINEAR_SOLVER).unwrap();
+    assert_eq!(scene.entry(ldl).class.name, "SparseLDLSolver");
+    assert!(scene.entry(ldl).plays(PRECONDITIONER) && scene.role_mut::<dyn Preconditioner>(ldl).is_some());
+    assert!(!scene.entry(ls).plays(PRECONDITIONER));
+    // Refreshed and applied through the role: z = D⁻¹·r, with a unit diagonal on the fixed rows.
+    let scope = MechScope::build(&scene, Scene::ROOT);
+    scene.with_role::<dyn Preconditioner, _>(pre, |p, s| p.refresh(s, &scope, FACTORS)).unwrap();
+    let (a, _) = dense_system(FACTORS);
+    let mut z = vec![0.0; N];
+    scene.with_role::<dyn Preconditioner, _>(pre, |p, s| p.apply(s, &RHS, &mut z)).unwrap();
+    for i in 0..N {
+        assert_eq!(z[i], (1.0 / a[i * N + i]) * RHS[i], "row {i}");
     }
 }

@@ -17,32 +17,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use settee_core::data::DataSet;
-use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{add_in_group, normalize_groups, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
+use crate::loader::{Format, Source};
+use crate::mesh::{add_in_group, normalize_groups, LoadedMesh};
 use crate::text::{read_text, Cursor, Fields};
 
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshGmshLoader",
-    description: "Loader of Gmsh mesh files (.msh formats 1, 2 and 4.1, ASCII).",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: MESH_LOADER_READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
 
 /// Reads a Gmsh file.
 pub fn read(path: &Path, _d: &DataSet) -> Result<LoadedMesh, String> {

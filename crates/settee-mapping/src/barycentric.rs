@@ -21,57 +21,28 @@ use std::collections::HashMap;
 
 use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
+use settee_core::data::Value;
+use settee_core::role::{MechanicalMapping, MechanicalState, Topology};
 use settee_core::ConstraintRows;
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, InitCtx, Layout, MeshData, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    add, check_layouts, check_len, cross, dot, invert3, mapping_reads, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, INPUT, M3,
-    MAPPING_DATA, OUTPUT, V3,
+    add, check_layouts, check_len, cross, dot, invert3, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, MappingData, Ports, M3, V3,
 };
 
-const USE_REST_POSITION: DataRef<data_ref::Bool> = DataRef::new("useRestPosition");
-
-/// The Data of the `RegularGridTopology` read here (declared by settee-topology; the crate's
-/// tests check these references against that class).
-pub(crate) const GRID_N: DataRef<data_ref::Reals> = DataRef::new("n");
-pub(crate) const GRID_P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
-pub(crate) const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
-pub(crate) const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
-
-static DATA: &[DataDecl] =
-    &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
-
-static LINKS: &[LinkDecl] = &[
-    INPUT,
-    OUTPUT,
-    settee_core::component::link("input_topology", Roles::TOPOLOGY, "Input topology container (usually the surrounding domain)."),
-    settee_core::component::link("output_topology", Roles::TOPOLOGY, "Output topology container (usually the immersed domain)."),
-    settee_core::component::link("mapper", Roles::NONE, "Internal mapper created depending on the type of topology"),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BarycentricMapping",
-    description: "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(USE_REST_POSITION),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BarycentricMapping::default())
-}
+/// The Data of the `RegularGridTopology` read here, as settee-topology's class declares them
+/// (this crate does not depend on it; the crate's tests check this group against that class).
+#[settee_core::data_group(data = {
+    /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+    n: Fixed(3) as Reals = "2 2 2",
+    /// min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)
+    min: Fixed(3) = "0 0 0",
+    /// max end of the diagonal
+    max: Fixed(3) = "1 1 1",
+    /// position of grid point (0,0,0); computed from min/max unless set
+    p0: Fixed(3) = "0 0 0",
+})]
+pub(crate) struct RegularGridData;
 
 /// Which mapper located the points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -99,6 +70,34 @@ pub struct Location {
 pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
 
 /// The mapping.
+#[component(
+    name = "BarycentricMapping",
+    description = "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
+    roles = [Mapping, PointMapper],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec3d"],
+    default_template = "Vec3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// Use the rest position of the input and output models to initialize the mapping
+        useRestPosition: Bool = "false",
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+        /// Input topology container (usually the surrounding domain).
+        input_topology: Topology,
+        /// Output topology container (usually the immersed domain).
+        output_topology: Topology,
+        /// Internal mapper created depending on the type of topology
+        mapper: _,
+    },
+)]
 #[derive(Default)]
 pub struct BarycentricMapping {
     ports: Ports,
@@ -534,10 +533,10 @@ impl GridGeometry {
 /// its points.
 fn grid_geometry(cx: &InitCtx, topo: settee_core::ComponentId, mesh: &MeshData) -> SimResult<GridGeometry> {
     let d = &cx.scene.entry(topo).data;
-    let nr = d.get(GRID_N);
+    let nr = d.get(RegularGridData::N);
     let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
-    let p0 = d.get(GRID_P0);
-    let (min, max) = (d.get(GRID_MIN), d.get(GRID_MAX));
+    let p0 = d.get(RegularGridData::P0);
+    let (min, max) = (d.get(RegularGridData::MIN), d.get(RegularGridData::MAX));
     let mut step = [0.0; 3];
     for a in 0..3 {
         step[a] = if n[a] > 1 { (max[a] - min[a]) / (n[a] - 1) as f64 } else { max[a] - min[a] };
@@ -770,8 +769,6 @@ impl BarycentricMapping {
 }
 
 impl Component for BarycentricMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(output) = self.ports.output else { return Ok(()) };
@@ -800,7 +797,7 @@ impl Component for BarycentricMapping {
             return Ok(());
         }
 
-        let pos_id = if cx.data().get(USE_REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
+        let pos_id = if cx.data().get(Self::USE_REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
         let read = |s: StateId| -> Vec<V3> {
             let st = cx.scene.store.get(s);
             let v = if st.is_set(pos_id) { st.read(pos_id) } else { st.read(VecId::POSITION) };
@@ -866,12 +863,6 @@ impl Component for BarycentricMapping {
         self.elements = MeshData { points: Vec::new(), hexahedra: Vec::new(), ..mesh };
         resize_output(cx.scene, &self.ports, self.stencils.len());
         Ok(())
-    }
-
-    settee_core::mapping_role!();
-
-    fn point_mapper(&mut self) -> Option<&mut dyn PointMapper> {
-        Some(self)
     }
 }
 

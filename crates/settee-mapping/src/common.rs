@@ -2,67 +2,33 @@
 //! their defaults (`@../` and `@./`), the application at init, the geometric-stiffness option and
 //! small 3D vector helpers.
 
-use settee_core::component::{LinkDecl, Mapping, SparseRows};
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::role;
+use settee_core::{InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
-/// SOFA's `BaseMapping` and `Mapping` Data. `isMechanical` is an alias of the three `map*` flags
-/// (SOFA adds it to each), so `isMechanical="false"` clears all three.
-pub static MAPPING_DATA: &[DataDecl] = &[
-    decl_alias("mapForces", &["isMechanical"], Bool, "true", "Are forces mapped ?"),
-    decl_alias("mapConstraints", &["isMechanical"], Bool, "true", "Are constraints mapped ?"),
-    decl_alias("mapMasses", &["isMechanical"], Bool, "true", "Are masses mapped ?"),
-    decl("mapMatrices", Bool, "false", "Are matrix explicit mapped?"),
-    decl("applyRestPosition", Bool, "false", "set to true to apply this mapping to restPosition at init"),
-];
-
-// The Data of [`MAPPING_DATA`] the code shared by every mapping reads (`mapForces` when the
-// ports are resolved, `applyRestPosition` at init); each mapping class lists them through
-// [`mapping_reads!`].
-settee_core::data_refs! {
-    pub(crate) static MAPPING_READS;
-    MAP_FORCES: Bool = "mapForces";
-    APPLY_REST_POSITION: Bool = "applyRestPosition";
-}
-
-/// The `reads` of a mapping class: [`MAPPING_READS`] followed by the class's own references (a
-/// crate test checks that every mapping class lists them).
-macro_rules! mapping_reads {
-    ($($own:expr),* $(,)?) => {
-        &[$crate::common::MAP_FORCES.erased(), $crate::common::APPLY_REST_POSITION.erased(), $($own.erased(),)*]
-    };
-}
-pub(crate) use mapping_reads;
+/// SOFA's `BaseMapping` and `Mapping` Data, included first by every mapping class. `isMechanical`
+/// is an alias of the three `map*` flags (SOFA adds it to each), so `isMechanical="false"` clears
+/// all three. The code shared by every mapping reads `mapForces` (when the ports are resolved)
+/// and `applyRestPosition` (at init).
+#[settee_core::data_group(data = {
+    /// Are forces mapped ?
+    #[alias("isMechanical")]
+    mapForces: Bool = "true",
+    /// Are constraints mapped ?
+    #[alias("isMechanical")]
+    mapConstraints: Bool = "true",
+    /// Are masses mapped ?
+    #[alias("isMechanical")]
+    mapMasses: Bool = "true",
+    /// Are matrix explicit mapped?
+    mapMatrices: Bool = "false",
+    /// set to true to apply this mapping to restPosition at init
+    applyRestPosition: Bool = "false",
+})]
+pub struct MappingData;
 
 /// The `geometricStiffness` option of SOFA's non-linear mappings.
 pub const GEOMETRIC_STIFFNESS_OPTIONS: &[&str] = &["None", "Exact", "Stabilized"];
-
-/// `input` of a single-input mapping.
-pub const INPUT: LinkDecl = LinkDecl {
-    name: "input",
-    target: Roles::MECHANICAL_STATE,
-    to_node_or_state: true,
-    multi: false,
-    help: "Input object to map (default: the state of the parent node, `@../`)",
-};
-
-/// `input` of a multi-mapping: a list of states.
-pub const INPUTS: LinkDecl = LinkDecl {
-    name: "input",
-    target: Roles::MECHANICAL_STATE,
-    to_node_or_state: true,
-    multi: true,
-    help: "Input objects to map (a list of states or nodes)",
-};
-
-/// `output`: a mechanical state or a visual model.
-pub const OUTPUT: LinkDecl = LinkDecl {
-    name: "output",
-    target: Roles::NONE,
-    to_node_or_state: true,
-    multi: false,
-    help: "Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)",
-};
 
 /// The states a mapping connects, as resolved at init.
 #[derive(Clone, Debug, Default)]
@@ -169,7 +135,7 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
             .hint("a mapped node needs its own MechanicalObject (declare it before the mapping)"));
     }
 
-    let mut ports = Ports { map_forces: cx.data().get(MAP_FORCES), ..Default::default() };
+    let mut ports = Ports { map_forces: cx.data().get(MappingData::MAP_FORCES), ..Default::default() };
     for c in inputs {
         let s = cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(c).label())))?;
         let l = cx.state_layout(s);
@@ -187,7 +153,7 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
         ports.in_layouts.push(l);
     }
     let out_entry = cx.scene.entry(output);
-    if out_entry.roles().contains(Roles::MECHANICAL_STATE) {
+    if out_entry.plays(role::MECHANICAL_STATE) {
         let s = cx.scene.state_of(output).ok_or_else(|| cx.error(format!("{} has no state", out_entry.label())))?;
         let l = cx.state_layout(s);
         if let Some(t) = t_out {
@@ -417,35 +383,43 @@ pub fn nsd_projection(a: &M3) -> M3 {
 mod tests {
     use super::*;
 
-    /// Every mapping class lists the references the shared mapping code reads, and its reads
-    /// pass the factory's check.
+    /// Every mapping class of the crate includes SOFA's `BaseMapping` Data first (the code shared
+    /// by every mapping reads `mapForces` and `applyRestPosition` through [`MappingData`]), plays
+    /// the mapping roles and has the `input` and `output` links.
     #[test]
-    fn mapping_classes_list_the_shared_references() {
-        use crate::{barycentric, beam_linear, distance, identity, rigid, subset};
-        for class in [
-            &identity::CLASS,
-            &subset::CLASS,
-            &barycentric::CLASS,
-            &rigid::CLASS,
-            &beam_linear::CLASS,
-            &distance::DISTANCE_CLASS,
-            &distance::DISTANCE_MULTI_CLASS,
-            &distance::SQUARE_DISTANCE_CLASS,
-        ] {
-            for r in MAPPING_READS {
-                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
-            }
-            settee_core::factory::check_reads(class).unwrap();
+    fn every_mapping_class_includes_the_shared_data_first() {
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        crate::register(&mut f);
+        let shared: Vec<&str> = MappingData::TABLE.iter().map(|d| d.name).collect();
+        assert_eq!(shared, ["mapForces", "mapConstraints", "mapMasses", "mapMatrices", "applyRestPosition"]);
+        let mut n = 0;
+        for class in f.classes() {
+            n += 1;
+            let first: Vec<&str> = class.data.first().map(|t| t.iter().map(|d| d.name).collect()).unwrap_or_default();
+            assert_eq!(first, shared, "{}", class.name);
+            assert!(class.plays(role::MAPPING) && class.plays(role::MECHANICAL_MAPPING), "{} plays {:?}", class.name, class.role_names());
+            let links: Vec<&str> = class.links.iter().map(|l| l.name).collect();
+            assert_eq!(links[..2], ["input", "output"], "{}", class.name);
+            assert!(class.links[0].to_node_or_state && class.links[1].to_node_or_state, "{}", class.name);
+            assert_eq!(class.links[0].target, Some(role::MECHANICAL_STATE), "{}", class.name);
+            assert_eq!(class.links[1].target, None, "{}", class.name);
         }
+        assert_eq!(n, 24);
     }
 
     /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these
-    /// types.
+    /// kinds and defaults.
     #[test]
     fn grid_references_match_the_regular_grid_class() {
-        use crate::barycentric::{GRID_MAX, GRID_MIN, GRID_N, GRID_P0};
-        for r in [GRID_N.erased(), GRID_P0.erased(), GRID_MIN.erased(), GRID_MAX.erased()] {
-            r.check(settee_topology::grid_topology::REGULAR_CLASS.data).unwrap();
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        settee_topology::register(&mut f);
+        let class = f.class("RegularGridTopology").expect("RegularGridTopology is registered");
+        for d in crate::barycentric::RegularGridData::TABLE {
+            let theirs = class.data.iter().flat_map(|t| t.iter()).find(|o| o.name == d.name);
+            let theirs = theirs.unwrap_or_else(|| panic!("RegularGridTopology has no Data '{}'", d.name));
+            assert_eq!((theirs.kind, theirs.default, theirs.help), (d.kind, d.default, d.help), "Data '{}'", d.name);
         }
     }
 

@@ -5,105 +5,32 @@
 //! Jacobian; `applyJ`/`applyJT` go through that Jacobian and the geometric stiffness (`applyDJT`)
 //! uses the cached directions until the next `apply`.
 
-use settee_core::component::{link, Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult,
-    StateId, TemplateRule, VecId,
-};
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::role::{MechanicalMapping, MechanicalState, Topology};
+use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::assembled::orthogonal_projector;
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, INPUTS, MAPPING_DATA, OUTPUT, V3,
+    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
-const TEMPLATE_NAMES: &[&str] = &["Vec3d,Vec1d", "Rigid3d,Vec1d"];
 
-static DISTANCE_DATA: &[DataDecl] = &[
-    decl(
-        "computeDistance",
-        Bool,
-        "false",
-        "if 'computeDistance = true', then rest length of each element equal 0, otherwise rest length is the initial length of each of them",
-    ),
-    decl("restLengths", Reals, "", "Rest lengths of the connections"),
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "yellow", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "Stabilized",
-        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
-    ),
-];
-
-static SQUARE_DATA: &[DataDecl] = &[
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "Stabilized",
-        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
-    ),
-];
-
-static MULTI_DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
-
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-const COMPUTE_DISTANCE: DataRef<data_ref::Bool> = DataRef::new("computeDistance");
-const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
-const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
-
-const TOPOLOGY: LinkDecl = link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the mapped pairs)");
-
-pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
-    name: "DistanceMapping",
-    description: "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DISTANCE_DATA],
-    links: &[INPUT, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Distance)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS),
-};
-
-pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
-    name: "SquareDistanceMapping",
-    description: "Maps point positions to the squared distances between the ends of the topology's edges.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, SQUARE_DATA],
-    links: &[INPUT, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Square)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS),
-};
-
-pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
-    name: "DistanceMultiMapping",
-    description: "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DISTANCE_DATA, MULTI_DATA],
-    links: &[INPUTS, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Multi)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS, INDEX_PAIRS),
-};
+/// The Data of `DistanceMapping`, which `DistanceMultiMapping` has too.
+#[settee_core::data_group(data = {
+    /// if 'computeDistance = true', then rest length of each element equal 0, otherwise rest length is the initial length of each of them
+    computeDistance: Bool = "false",
+    /// Rest lengths of the connections
+    restLengths: Reals,
+    /// Scale for object display
+    showObjectScale: Real = "0",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "yellow",
+    /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
+    geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+})]
+pub struct DistanceData;
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +47,64 @@ pub enum Kind {
 type End = (usize, usize);
 
 /// The three mappings (they share everything but the formula and the way ends are named).
+#[component(
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec1d", "Rigid3d,Vec1d"],
+    default_template = "Vec3d,Vec1d",
+    template_rule = FromMapping,
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+        /// link to the topology container (its edges are the mapped pairs)
+        topology: Topology,
+    },
+    class(
+        name = "DistanceMapping",
+        description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
+        create = |_| DistanceMapping::new(Kind::Distance),
+        inherit = [MappingData, DistanceData, Self],
+    ),
+    class(
+        name = "DistanceMultiMapping",
+        description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
+        create = |_| DistanceMapping::new(Kind::Multi),
+        inherit = [MappingData, DistanceData, Self],
+        data = {
+            /// list of couples (parent index + index in the parent)
+            indexPairs: IndexTuples(2),
+        },
+        links = {
+            /// Input objects to map (a list of states or nodes)
+            #[multi]
+            #[node_or_state]
+            input: MechanicalState,
+            /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+            #[node_or_state]
+            output: _,
+            /// link to the topology container (its edges are the mapped pairs)
+            topology: Topology,
+        },
+    ),
+    class(
+        name = "SquareDistanceMapping",
+        description = "Maps point positions to the squared distances between the ends of the topology's edges.",
+        create = |_| DistanceMapping::new(Kind::Square),
+        inherit = [MappingData, Self],
+        data = {
+            /// Scale for object display
+            showObjectScale: Real = "0",
+            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+            showColor: Str = "1 1 0 1",
+            /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
+            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+        },
+    ),
+)]
 pub struct DistanceMapping {
     kind: Kind,
     ports: Ports,
@@ -237,8 +222,6 @@ impl DistanceMapping {
 }
 
 impl Component for DistanceMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
         if self.ports.output.is_none() {
@@ -250,10 +233,12 @@ impl Component for DistanceMapping {
         self.ds = layout.deriv_size();
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let compute_distance = self.kind != Kind::Square && d.get(COMPUTE_DISTANCE);
-        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(REST_LENGTHS).to_vec() };
-        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(INDEX_PAIRS).to_vec() } else { Vec::new() };
+        // Every class declares `geometricStiffness` (SquareDistanceMapping its own, the others
+        // through [`DistanceData`]); only those two have `computeDistance` and `restLengths`.
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let compute_distance = self.kind != Kind::Square && d.get(DistanceData::COMPUTE_DISTANCE);
+        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(DistanceData::REST_LENGTHS).to_vec() };
+        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(Self::INDEX_PAIRS).to_vec() } else { Vec::new() };
 
         let topo = cx.topology().ok_or_else(|| {
             cx.error("no topology found").hint("set topology=\"@path/to/EdgeSetTopologyContainer\" (its edges are the mapped pairs)")
@@ -309,14 +294,12 @@ impl Component for DistanceMapping {
                 .collect()
         };
         if self.kind != Kind::Square {
-            cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
+            cx.data_mut().put(DistanceData::REST_LENGTHS, self.rest.clone());
         }
         resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl DistanceMapping {

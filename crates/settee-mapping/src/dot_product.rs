@@ -5,77 +5,13 @@
 //! `∂(Jᵀf)/∂x_a = f·∂x_b` and vice versa (always assembled, as in the plugin).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
 use crate::assembled::{self, finish_rows};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, v3, Ports, APPLY_REST_POSITION, INPUT, INPUTS,
-    MAPPING_DATA, OUTPUT, V3,
-};
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, v3, MappingData, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
-
-static PAIRS_DATA: &[DataDecl] = &[decl("pairs", IndexTuples(2), "", "index pairs for computing deltas")];
-static MULTI_DATA: &[DataDecl] =
-    &[decl("pairs", IndexTuples(4), "", "index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i")];
-static TARGET_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "indices of the dofs used to compute a dot product"),
-    decl("targets", RealTuples(3), "", "targets to compute the dot products with (the last one is repeated)"),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targets");
-
-pub static DOT_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductMapping",
-    description: "Maps pairs of vectors of one state to their dot products.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PAIRS_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::Pairs)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DOT_MULTI_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductMultiMapping",
-    description: "Maps pairs of vectors taken from several states to their dot products.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, MULTI_DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::Multi)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DOT_TARGET_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductFromTargetMapping",
-    description: "Maps vectors to their dot products with fixed targets.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, TARGET_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::FromTarget)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS),
-};
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +25,60 @@ pub enum Kind {
 pub type End = (usize, usize);
 
 /// The three mappings.
+#[component(
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec1d"],
+    default_template = "Vec3d,Vec1d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+    class(
+        name = "DotProductMapping",
+        description = "Maps pairs of vectors of one state to their dot products.",
+        create = |_| DotProductMapping::new(Kind::Pairs),
+        data = {
+            /// index pairs for computing deltas
+            pairs: IndexTuples(2),
+        },
+    ),
+    class(
+        name = "DotProductMultiMapping",
+        description = "Maps pairs of vectors taken from several states to their dot products.",
+        create = |_| DotProductMapping::new(Kind::Multi),
+        data = {
+            /// index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i
+            pairs: IndexTuples(4),
+        },
+        links = {
+            /// Input objects to map (a list of states or nodes)
+            #[multi]
+            #[node_or_state]
+            input: MechanicalState,
+            /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+            #[node_or_state]
+            output: _,
+        },
+    ),
+    class(
+        name = "DotProductFromTargetMapping",
+        description = "Maps vectors to their dot products with fixed targets.",
+        create = |_| DotProductMapping::new(Kind::FromTarget),
+        data = {
+            /// indices of the dofs used to compute a dot product
+            indices: Indices,
+            /// targets to compute the dot products with (the last one is repeated)
+            targets: RealTuples(3),
+        },
+    ),
+)]
 pub struct DotProductMapping {
     kind: Kind,
     ports: Ports,
@@ -170,8 +160,6 @@ impl DotProductMapping {
 }
 
 impl Component for DotProductMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
         if self.ports.output.is_none() {
@@ -182,11 +170,11 @@ impl Component for DotProductMapping {
         let d = cx.data();
         let (what, hint) = match self.kind {
             Kind::Pairs => {
-                self.ends = d.get(PAIRS).chunks_exact(2).map(|p| [(0, p[0]), (0, p[1])]).collect();
+                self.ends = d.get(Self::PAIRS).chunks_exact(2).map(|p| [(0, p[0]), (0, p[1])]).collect();
                 ("pairs", "set pairs=\"a b …\", the indices of the two vectors of each product")
             }
             Kind::Multi => {
-                self.ends = d.get(PAIRS).chunks_exact(4).map(|p| [(p[0], p[1]), (p[2], p[3])]).collect();
+                self.ends = d.get(Self::PAIRS).chunks_exact(4).map(|p| [(p[0], p[1]), (p[2], p[3])]).collect();
                 if self.ends.is_empty() {
                     if self.sizes.len() != 2 || self.sizes[0] != self.sizes[1] {
                         return Err(cx
@@ -195,13 +183,13 @@ impl Component for DotProductMapping {
                     }
                     self.ends = (0..self.sizes[0]).map(|i| [(0, i), (1, i)]).collect();
                     let flat: Vec<usize> = self.ends.iter().flat_map(|e| [e[0].0, e[0].1, e[1].0, e[1].1]).collect();
-                    cx.data_mut().set("pairs", Value::Indices { arity: 4, v: flat });
+                    cx.data_mut().put(Self::PAIRS, flat);
                 }
                 ("pairs", "set pairs=\"p0 i0 p1 i1 …\", the (parent, index) of both factors of each product")
             }
             Kind::FromTarget => {
-                self.ends = d.get(INDICES).iter().map(|&i| [(0, i), (0, i)]).collect();
-                self.targets = d.get(TARGETS).chunks_exact(3).map(v3).collect();
+                self.ends = d.get(Self::INDICES).iter().map(|&i| [(0, i), (0, i)]).collect();
+                self.targets = d.get(Self::TARGETS).chunks_exact(3).map(v3).collect();
                 ("indices", "set indices=\"i …\" and targets=\"x y z …\"")
             }
         };
@@ -211,14 +199,12 @@ impl Component for DotProductMapping {
         self.check().map_err(|m| cx.error(m).hint(hint))?;
         if self.kind == Kind::FromTarget {
             let flat: Vec<f64> = self.targets.iter().flatten().copied().collect();
-            cx.data_mut().set("targets", Value::Reals { arity: 3, v: flat });
+            cx.data_mut().put(Self::TARGETS, flat);
         }
         resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for DotProductMapping {

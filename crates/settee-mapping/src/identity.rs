@@ -3,13 +3,11 @@
 //! linear velocity, and forces are added to the linear part.
 
 use settee_core::component::{Mapping, SparseRows};
+use settee_core::role::{MechanicalMapping, MechanicalState};
 use settee_core::ConstraintRows;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{component, Component, InitCtx, Layout, SimResult, StateId};
 
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT,
-    MAPPING_DATA, OUTPUT,
-};
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, selection_jacobian, MappingData, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -23,11 +21,13 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid2, Layout::Vec2),
 ];
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "IdentityMapping",
-    description: "Maps each input element to the output element of the same index (rigid inputs give their centre).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &[
+/// The mapping.
+#[component(
+    name = "IdentityMapping",
+    description = "Maps each input element to the output element of the same index (rigid inputs give their centre).",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = [
         "Vec3d,Vec3d",
         "Vec2d,Vec2d",
         "Vec1d,Vec1d",
@@ -38,21 +38,18 @@ pub static CLASS: ComponentClass = ComponentClass {
         "Rigid3d,Vec3d",
         "Rigid2d,Vec2d",
     ],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA],
-    links: &[INPUT, OUTPUT],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(IdentityMapping::default())
-}
-
-/// The mapping.
+    default_template = "Vec3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct IdentityMapping {
     ports: Ports,
@@ -83,8 +80,6 @@ impl IdentityMapping {
 }
 
 impl Component for IdentityMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(out_layout) = self.ports.out_layout else { return Ok(()) };
@@ -94,7 +89,7 @@ impl Component for IdentityMapping {
         self.cs = (in_layout.coord_size(), out_layout.coord_size());
         self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
         resize_output(cx.scene, &self.ports, self.n);
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 
@@ -120,8 +115,6 @@ impl Component for IdentityMapping {
         self.n = n;
         Ok(settee_core::topology_change::Follow::Followed)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for IdentityMapping {

@@ -6,60 +6,13 @@
 //!   (`offset`: none means 0, the last one repeated).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, InitCtx, Layout, SimResult, StateId};
 
 use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT,
-};
-
-static MASK_DATA: &[DataDecl] = &[
-    decl("dofs", Reals, "", "mask for each input dof (one coordinate per element, the last one repeated)"),
-    decl("constant", Bool, "false", "Can the Jacobian and Hessian be precomputed?"),
-];
-
-static PROJECTION_DATA: &[DataDecl] = &[
-    decl("set", Reals, "", "(index, coord) vector describing projection space"),
-    decl("offset", Reals, "", "scalar offset for each projection (if empty: 0, otherwise last value is repeated as needed)"),
-];
-
-const DOFS: DataRef<data_ref::Reals> = DataRef::new("dofs");
-const SET: DataRef<data_ref::Reals> = DataRef::new("set");
-const OFFSET: DataRef<data_ref::Reals> = DataRef::new("offset");
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec6, Layout::Vec1), (Layout::Vec3, Layout::Vec1)];
-
-pub static MASK_CLASS: ComponentClass = ComponentClass {
-    name: "MaskMapping",
-    description: "Maps the components of the input elements whose mask entry is not zero to scalars.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec6d,Vec1d", "Vec3d,Vec1d"],
-    default_template: "Vec6d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, MASK_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(ScalarMapping::new(Kind::Mask)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(DOFS),
-};
-
-pub static PROJECTION_CLASS: ComponentClass = ComponentClass {
-    name: "ProjectionMapping",
-    description: "Maps input elements to their dot products with given vectors, minus offsets.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec6d,Vec1d", "Vec3d,Vec1d"],
-    default_template: "Vec6d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PROJECTION_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(ScalarMapping::new(Kind::Projection)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(SET, OFFSET),
-};
 
 /// Which of the two classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -70,6 +23,44 @@ pub enum Kind {
 }
 
 /// Both mappings: output `i` is `Σ_c w_ic·x[k_i][c] − offset_i`, stored as Jacobian rows.
+#[component(
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec6d,Vec1d", "Vec3d,Vec1d"],
+    default_template = "Vec6d,Vec1d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+    class(
+        name = "MaskMapping",
+        description = "Maps the components of the input elements whose mask entry is not zero to scalars.",
+        create = |_| ScalarMapping::new(Kind::Mask),
+        data = {
+            /// mask for each input dof (one coordinate per element, the last one repeated)
+            dofs: Reals,
+            /// Can the Jacobian and Hessian be precomputed?
+            constant: Bool = "false",
+        },
+    ),
+    class(
+        name = "ProjectionMapping",
+        description = "Maps input elements to their dot products with given vectors, minus offsets.",
+        create = |_| ScalarMapping::new(Kind::Projection),
+        data = {
+            /// (index, coord) vector describing projection space
+            set: Reals,
+            /// scalar offset for each projection (if empty: 0, otherwise last value is repeated as needed)
+            offset: Reals,
+        },
+    ),
+)]
 #[derive(Default)]
 pub struct ScalarMapping {
     kind: Kind,
@@ -145,8 +136,6 @@ fn repeat_last(v: &[f64], n: usize) -> Vec<f64> {
 }
 
 impl Component for ScalarMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         if self.ports.output.is_none() {
@@ -159,7 +148,7 @@ impl Component for ScalarMapping {
         let k = self.k;
         let jac = match self.kind {
             Kind::Mask => {
-                let masks = cx.data().get(DOFS).to_vec();
+                let masks = cx.data().get(Self::DOFS).to_vec();
                 if masks.len() < k || !masks.len().is_multiple_of(k) {
                     return Err(cx
                         .error(format!(
@@ -178,7 +167,7 @@ impl Component for ScalarMapping {
                 j
             }
             Kind::Projection => {
-                let flat = cx.data().get(SET).to_vec();
+                let flat = cx.data().get(Self::SET).to_vec();
                 if !flat.len().is_multiple_of(k + 1) {
                     return Err(cx
                         .error(format!("set holds {} values, not a whole number of (index, {}-vector) couples", flat.len(), k))
@@ -194,17 +183,15 @@ impl Component for ScalarMapping {
                     }
                     set.push((e as usize, c[1..].to_vec()));
                 }
-                self.offsets = repeat_last(cx.data().get(OFFSET), set.len());
+                self.offsets = repeat_last(cx.data().get(Self::OFFSET), set.len());
                 projection_rows(self.n_in, k, &set)
             }
         };
         self.jac = vec![jac];
         resize_output(cx.scene, &self.ports, self.n_out());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
+        let apply_rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, apply_rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for ScalarMapping {

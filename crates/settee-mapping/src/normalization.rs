@@ -4,36 +4,34 @@
 //! plugin would divide by zero).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId};
 
 use crate::assembled::{self, finish_rows};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, v3, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT,
-};
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, v3, MappingData, Ports};
 
-static DATA: &[DataDecl] = &[decl("indices", Indices, "", "indices of vector to normalize (all when empty)")];
-
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "NormalizationMapping",
-    description: "Maps vectors to their normalized (unit) vectors.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(NormalizationMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES),
-};
-
+#[component(
+    name = "NormalizationMapping",
+    description = "Maps vectors to their normalized (unit) vectors.",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec3d"],
+    default_template = "Vec3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// indices of vector to normalize (all when empty)
+        indices: Indices,
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct NormalizationMapping {
     ports: Ports,
@@ -66,8 +64,6 @@ impl NormalizationMapping {
 }
 
 impl Component for NormalizationMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         if self.ports.output.is_none() {
@@ -75,7 +71,7 @@ impl Component for NormalizationMapping {
         }
         check_layouts(cx, &self.ports, &[(Layout::Vec3, Layout::Vec3)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
-        let given = cx.data().get(INDICES).to_vec();
+        let given = cx.data().get(Self::INDICES).to_vec();
         self.indices = if given.is_empty() { (0..self.n_in).collect() } else { given };
         if let Some((k, i)) = self.indices.iter().enumerate().find(|(_, &i)| i >= self.n_in) {
             return Err(cx
@@ -83,11 +79,9 @@ impl Component for NormalizationMapping {
                 .hint("indices select vectors of the input state"));
         }
         resize_output(cx.scene, &self.ports, self.indices.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for NormalizationMapping {

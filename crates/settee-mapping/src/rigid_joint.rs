@@ -5,60 +5,51 @@
 //! Velocities follow SOFA's Rigid3 convention: `[v ω]` with ω in world coordinates.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
+use settee_core::role::{MechanicalMapping, MechanicalState};
 use settee_core::types::quat_rotate;
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
 use crate::assembled::{self, finish_rows};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, M3, MAPPING_DATA, OUTPUT, V3,
+    apply_at_init, check_layouts, check_len, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
 // ----- RigidJointMapping ------------------------------------------------------------------------
 
-static JOINT_DATA: &[DataDecl] = &[
-    decl("pairs", IndexTuples(2), "", "pairs of rigid frames defining joint in source dofs"),
-    decl("rotation", Bool, "true", "compute relative rotation"),
-    decl("translation", Bool, "true", "compute relative translation"),
-    decl(
-        "exact_dlog",
-        Bool,
-        "false",
-        "compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this",
-    ),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const ROTATION: DataRef<data_ref::Bool> = DataRef::new("rotation");
-const TRANSLATION: DataRef<data_ref::Bool> = DataRef::new("translation");
-const EXACT_DLOG: DataRef<data_ref::Bool> = DataRef::new("exact_dlog");
-
-pub static JOINT_CLASS: ComponentClass = ComponentClass {
-    name: "RigidJointMapping",
-    description:
-        "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Vec6d"],
-    default_template: "Rigid3d,Vec6d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, JOINT_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(RigidJointMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS, ROTATION, TRANSLATION, EXACT_DLOG),
-};
-
 /// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
 /// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
 /// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
 /// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
+#[component(
+    name = "RigidJointMapping",
+    description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Rigid3d,Vec6d"],
+    default_template = "Rigid3d,Vec6d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// pairs of rigid frames defining joint in source dofs
+        pairs: IndexTuples(2),
+        /// compute relative rotation
+        rotation: Bool = "true",
+        /// compute relative translation
+        translation: Bool = "true",
+        /// compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this
+        exact_dlog: Bool = "false",
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 pub struct RigidJointMapping {
     ports: Ports,
     n_in: usize,
@@ -131,8 +122,6 @@ fn push_block(row: &mut [Vec<(usize, f64)>], col: usize, m: &M3, sign: f64) {
 }
 
 impl Component for RigidJointMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         if self.ports.output.is_none() {
@@ -141,10 +130,10 @@ impl Component for RigidJointMapping {
         check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Vec6)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
-        self.pairs = d.get(PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
-        self.rotation = d.get(ROTATION);
-        self.translation = d.get(TRANSLATION);
-        self.exact_dlog = d.get(EXACT_DLOG);
+        self.pairs = d.get(Self::PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+        self.rotation = d.get(Self::ROTATION);
+        self.translation = d.get(Self::TRANSLATION);
+        self.exact_dlog = d.get(Self::EXACT_DLOG);
         if self.pairs.is_empty() {
             return Err(cx
                 .error("no pairs: the mapping has nothing to map")
@@ -152,11 +141,9 @@ impl Component for RigidJointMapping {
         }
         check_pairs(&self.pairs, self.n_in).map_err(|m| cx.error(m).hint("pairs index the frames of the input state"))?;
         resize_output(cx.scene, &self.ports, self.pairs.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for RigidJointMapping {
@@ -231,38 +218,34 @@ impl Mapping for RigidJointMapping {
 
 // ----- AssembledRigidRigidMapping ---------------------------------------------------------------
 
-static RIGID_RIGID_DATA: &[DataDecl] = &[
-    decl("source", RealTuples(8), "", "input dof and rigid offset for each output dof"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "None",
-        "assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)",
-    ),
-];
-
-const SOURCE: DataRef<data_ref::Reals> = DataRef::new("source");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-
-pub static RIGID_RIGID_CLASS: ComponentClass = ComponentClass {
-    name: "AssembledRigidRigidMapping",
-    description: "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Rigid3d"],
-    default_template: "Rigid3d,Rigid3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, RIGID_RIGID_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(AssembledRigidRigidMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(SOURCE, GEOMETRIC_STIFFNESS),
-};
-
 /// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
 /// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
 /// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
 /// symmetrizes it and keeps its negative semi-definite part.
+#[component(
+    name = "AssembledRigidRigidMapping",
+    description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Rigid3d,Rigid3d"],
+    default_template = "Rigid3d,Rigid3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// input dof and rigid offset for each output dof
+        source: RealTuples(8),
+        /// assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)
+        geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "None",
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct AssembledRigidRigidMapping {
     ports: Ports,
@@ -338,8 +321,6 @@ impl AssembledRigidRigidMapping {
 }
 
 impl Component for AssembledRigidRigidMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         if self.ports.output.is_none() {
@@ -348,8 +329,8 @@ impl Component for AssembledRigidRigidMapping {
         check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Rigid3)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let raw = d.get(SOURCE).to_vec();
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let raw = d.get(Self::SOURCE).to_vec();
         if raw.is_empty() {
             return Err(cx
                 .error("source is empty: the mapping has no output frame")
@@ -367,11 +348,9 @@ impl Component for AssembledRigidRigidMapping {
         }
         self.source = source;
         resize_output(cx.scene, &self.ports, self.source.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for AssembledRigidRigidMapping {

@@ -11,72 +11,31 @@
 //! at the end of the previous step decide too.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, Scene, SimError,
-    SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Scene, SimError, SimResult, StateId, VecId};
 
 use crate::assembled::{self, finish_rows};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT, V3,
+    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
 
-static COMMON_DATA: &[DataDecl] = &[
-    decl("restLengths", Reals, "", "rest lengths (default: the initial lengths; missing entries repeat the last one)"),
-    decl("epsilonLength", Real, "1e-4", "Threshold to consider a length too close to 0"),
-    decl("geometricStiffness", Options(GEOMETRIC_STIFFNESS_OPTIONS), "Stabilized", "0 -> no GS, 1 -> exact GS, 2 -> stabilized GS (default)"),
-    decl("showObjectScale", Real, "-1", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-];
-static PAIRS_DATA: &[DataDecl] = &[decl("pairs", IndexTuples(2), "", "index pairs for computing distance")];
-static TARGET_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "index of dof to compute the distance"),
-    decl("targets", RealTuples(3), "", "positions the distances are measured from"),
-    decl("directions", RealTuples(3), "", "Given directions (must be colinear with the vector formed by the points)"),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targets");
-const DIRECTIONS: DataRef<data_ref::Reals> = DataRef::new("directions");
-const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
-const EPSILON_LENGTH: DataRef<data_ref::Real> = DataRef::new("epsilonLength");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SafeDistanceMapping",
-    description: "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PAIRS_DATA, COMMON_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SafeDistanceMapping::new(Kind::Pairs)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS, REST_LENGTHS, EPSILON_LENGTH, GEOMETRIC_STIFFNESS),
-};
-
-pub static FROM_TARGET_CLASS: ComponentClass = ComponentClass {
-    name: "SafeDistanceFromTargetMapping",
-    description: "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, TARGET_DATA, COMMON_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SafeDistanceMapping::new(Kind::FromTarget)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS, DIRECTIONS, REST_LENGTHS, EPSILON_LENGTH, GEOMETRIC_STIFFNESS),
-};
+/// The Data both safe-distance mappings have, after their own.
+#[settee_core::data_group(data = {
+    /// rest lengths (default: the initial lengths; missing entries repeat the last one)
+    restLengths: Reals,
+    /// Threshold to consider a length too close to 0
+    epsilonLength: Real = "1e-4",
+    /// 0 -> no GS, 1 -> exact GS, 2 -> stabilized GS (default)
+    geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+    /// Scale for object display
+    showObjectScale: Real = "-1",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "1 1 0 1",
+})]
+pub struct SafeDistanceData;
 
 /// Which of the two classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +54,44 @@ pub enum Row {
 }
 
 /// The two mappings.
+#[component(
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec1d"],
+    default_template = "Vec3d,Vec1d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self, SafeDistanceData],
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+    class(
+        name = "SafeDistanceMapping",
+        description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
+        create = |_| SafeDistanceMapping::new(Kind::Pairs),
+        data = {
+            /// index pairs for computing distance
+            pairs: IndexTuples(2),
+        },
+    ),
+    class(
+        name = "SafeDistanceFromTargetMapping",
+        description = "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
+        create = |_| SafeDistanceMapping::new(Kind::FromTarget),
+        data = {
+            /// index of dof to compute the distance
+            indices: Indices,
+            /// positions the distances are measured from
+            targets: RealTuples(3),
+            /// Given directions (must be colinear with the vector formed by the points)
+            directions: RealTuples(3),
+        },
+    ),
+)]
 pub struct SafeDistanceMapping {
     kind: Kind,
     ports: Ports,
@@ -280,8 +277,6 @@ fn unit(d: V3) -> V3 {
 }
 
 impl Component for SafeDistanceMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         if self.ports.output.is_none() {
@@ -291,18 +286,18 @@ impl Component for SafeDistanceMapping {
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
-        self.eps = d.get(EPSILON_LENGTH);
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let mut rest = d.get(REST_LENGTHS).to_vec();
+        self.eps = d.get(SafeDistanceData::EPSILON_LENGTH);
+        self.gs = GeometricStiffness::from_name(d.get(SafeDistanceData::GEOMETRIC_STIFFNESS));
+        let mut rest = d.get(SafeDistanceData::REST_LENGTHS).to_vec();
         let hint = match self.kind {
             Kind::Pairs => {
-                self.pairs = d.get(PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+                self.pairs = d.get(Self::PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
                 "set pairs=\"a b …\", indices of points of the input"
             }
             Kind::FromTarget => {
-                self.pairs = d.get(INDICES).iter().map(|&i| [i, i]).collect();
-                self.targets = d.get(TARGETS).chunks_exact(3).map(v3).collect();
-                self.directions = d.get(DIRECTIONS).chunks_exact(3).map(|c| unit(v3(c))).collect();
+                self.pairs = d.get(Self::INDICES).iter().map(|&i| [i, i]).collect();
+                self.targets = d.get(Self::TARGETS).chunks_exact(3).map(v3).collect();
+                self.directions = d.get(Self::DIRECTIONS).chunks_exact(3).map(|c| unit(v3(c))).collect();
                 "set indices=\"i …\" (points of the input) and targets=\"x y z …\" (one per index)"
             }
         };
@@ -317,22 +312,20 @@ impl Component for SafeDistanceMapping {
             rest.resize(self.pairs.len(), last);
         }
         self.rest = rest;
-        cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
+        cx.data_mut().put(SafeDistanceData::REST_LENGTHS, self.rest.clone());
         if self.kind == Kind::FromTarget {
             let flat: Vec<f64> = self.directions.iter().flatten().copied().collect();
-            cx.data_mut().set("directions", Value::Reals { arity: 3, v: flat });
+            cx.data_mut().put(Self::DIRECTIONS, flat);
         }
         self.modes = self.layout_for(&x);
         resize_output(cx.scene, &self.ports, Self::size_of(&self.modes));
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
 
     fn animate_begin(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
         self.relayout(scene)
     }
-
-    settee_core::mapping_role!();
 }
 
 fn norm_of(v: V3) -> f64 {

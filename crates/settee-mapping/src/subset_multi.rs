@@ -4,14 +4,11 @@
 //! states before a DistanceMapping.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, InitCtx, Layout, SimResult, StateId};
 
 use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
-};
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -21,26 +18,30 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid3, Layout::Vec3),
 ];
 
-static DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
-
-const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SubsetMultiMapping",
-    description: "Maps elements of several input states (couples parent, index) to one output state.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SubsetMultiMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDEX_PAIRS),
-};
-
 /// The mapping.
+#[component(
+    name = "SubsetMultiMapping",
+    description = "Maps elements of several input states (couples parent, index) to one output state.",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
+    default_template = "Vec3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// list of couples (parent index + index in the parent)
+        indexPairs: IndexTuples(2),
+    },
+    links = {
+        /// Input objects to map (a list of states or nodes)
+        #[multi]
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct SubsetMultiMapping {
     ports: Ports,
@@ -110,8 +111,6 @@ impl SubsetMultiMapping {
 }
 
 impl Component for SubsetMultiMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, true)?;
         let Some(out_layout) = self.ports.out_layout else {
@@ -122,7 +121,7 @@ impl Component for SubsetMultiMapping {
         self.cs = (in_layout.coord_size(), out_layout.coord_size());
         self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
-        let flat = cx.data().get(INDEX_PAIRS).to_vec();
+        let flat = cx.data().get(Self::INDEX_PAIRS).to_vec();
         let mut pairs = Vec::with_capacity(flat.len() / 2);
         for (i, c) in flat.chunks_exact(2).enumerate() {
             let (p, k) = (c[0], c[1]);
@@ -141,11 +140,9 @@ impl Component for SubsetMultiMapping {
         self.pairs = pairs;
         self.assemble();
         resize_output(cx.scene, &self.ports, self.pairs.len());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
+        let apply_rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, apply_rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for SubsetMultiMapping {

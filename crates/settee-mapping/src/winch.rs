@@ -3,36 +3,35 @@
 //! have at least as many). Linear: `J₀ = −I`, `J₁ = factor·I`.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::{MechanicalMapping, MechanicalState};
+use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId};
 
 use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
-};
+use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
 
-static DATA: &[DataDecl] = &[decl("factor", Real, "1", "factor representing the ratio between a rotation and an elongation")];
-
-const FACTOR: DataRef<data_ref::Real> = DataRef::new("factor");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "WinchMultiMapping",
-    description: "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec1d,Vec1d"],
-    default_template: "Vec1d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(WinchMultiMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(FACTOR),
-};
-
+#[component(
+    name = "WinchMultiMapping",
+    description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
+    roles = [Mapping],
+    markers = [MechanicalMapping],
+    templates = ["Vec1d,Vec1d"],
+    default_template = "Vec1d,Vec1d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// factor representing the ratio between a rotation and an elongation
+        factor: Real = "1",
+    },
+    links = {
+        /// Input objects to map (a list of states or nodes)
+        #[multi]
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct WinchMultiMapping {
     ports: Ports,
@@ -93,8 +92,6 @@ impl WinchMultiMapping {
 }
 
 impl Component for WinchMultiMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, true)?;
         if self.ports.output.is_none() {
@@ -104,14 +101,12 @@ impl Component for WinchMultiMapping {
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         check_sizes(&self.sizes)
             .map_err(|m| cx.error(m).hint("input=\"@length @rotation\": two Vec1d states, the second at least as large as the first"))?;
-        self.factor = cx.data().get(FACTOR);
+        self.factor = cx.data().get(Self::FACTOR);
         self.assemble();
         resize_output(cx.scene, &self.ports, self.sizes[0]);
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for WinchMultiMapping {

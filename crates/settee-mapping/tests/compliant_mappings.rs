@@ -333,7 +333,7 @@ fn projection_is_a_dot_product_minus_an_offset() {
 
 fn state_named<'a>(scene: &'a Scene, node: &str) -> &'a [f64] {
     let n = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == node).unwrap_or_else(|| panic!("no node {node}"));
-    let s = scene.slot(n, settee_core::Roles::MECHANICAL_STATE).unwrap_or_else(|| panic!("no state in {node}"));
+    let s = scene.slot(n, settee_core::role::MECHANICAL_STATE).unwrap_or_else(|| panic!("no state in {node}"));
     scene.store.get(scene.state_of(s).unwrap()).read(VecId::POSITION)
 }
 
@@ -483,7 +483,7 @@ fn velocities_are_mapped_whatever_map_forces() {
         let scene = support::load_text(&format!("velocities-{mechanical}"), &text, &f);
         let vel = |node: &str| {
             let n = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == node).unwrap();
-            let s = scene.slot(n, settee_core::Roles::MECHANICAL_STATE).unwrap();
+            let s = scene.slot(n, settee_core::role::MECHANICAL_STATE).unwrap();
             scene.store.get(scene.state_of(s).unwrap()).read(VecId::VELOCITY).to_vec()
         };
         assert_eq!(vel("d"), [3.0, 3.0, 4.0], "isMechanical={mechanical}");

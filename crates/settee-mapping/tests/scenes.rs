@@ -5,8 +5,9 @@
 
 mod support;
 
+use settee_core::component::Mapping;
 use settee_core::mechanics::MechScope;
-use settee_core::{Roles, Scene, VecId};
+use settee_core::{role, Scene, VecId};
 
 fn component<'a>(scene: &'a Scene, class: &str) -> &'a settee_core::scene::ComponentEntry {
     scene.components.values().find(|e| e.class.name == class).unwrap_or_else(|| panic!("no {class}"))
@@ -61,8 +62,8 @@ fn templates_are_deduced_from_input_and_output() {
     // Visual mapping: a MAPPING for the dump selection, but not mechanical.
     let vis =
         scene.components.iter().find(|(_, e)| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").map(|(id, _)| id).unwrap();
-    assert!(scene.components[vis].roles().contains(Roles::MAPPING));
-    let m = scene.obj(vis).mapping_ref().unwrap();
+    assert!(scene.components[vis].plays(role::MAPPING));
+    let m = scene.role::<dyn Mapping>(vis).unwrap();
     assert!(!m.is_mechanical() && m.output().is_none());
 }
 

@@ -207,7 +207,7 @@ fn scene_with_a_sparse_grid_mapper() {
         assert_eq!(locs.len(), 5);
         // the last point is outside the grid: nearest boundary cell, coordinates beyond 1
         assert!(locs[4].coords[0] > 1.0, "{class}: {:?}", locs[4]);
-        let dofs = scene.state_of(scene.slot(scene.entry(map).node, settee_core::Roles::MECHANICAL_STATE).unwrap()).unwrap();
+        let dofs = scene.state_of(scene.slot(scene.entry(map).node, settee_core::role::MECHANICAL_STATE).unwrap()).unwrap();
         let input = b.inputs()[0];
         let x = scene.vec(input, VecId::POSITION).to_vec();
         let mut out = vec![0.0; 15];

@@ -9,11 +9,10 @@
 //! Rigid3d: as in SOFA, the masses are the `vertexMass` list as given (11 numbers per DOF:
 //! `mass volume I00 I01 … I22`, inertia per unit mass); the topology is not used.
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule, Value,
+    component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId,
 };
 
 use settee_core::topology_change::{validate, ChangeError, ElementData, ElementKind, Follow, TopologyChange};
@@ -21,60 +20,53 @@ use settee_core::topology_change::{validate, ChangeError, ElementData, ElementKi
 use crate::geometry::{self, mat_vec, ElementType, Geometry};
 use crate::RigidMass;
 
-static DATA: &[DataDecl] = &[
-    decl("vertexMass", Reals, "", "mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF); output when computed"),
-    decl("massDensity", Real, "1", "mass density of the elements (used when totalMass is not set)"),
-    decl("totalMass", Real, "1", "total mass, spread by element measure (takes precedence over massDensity and vertexMass)"),
-    decl("computeMassOnRest", Bool, "true", "measure the elements at the rest positions (else at the positions)"),
-    decl_alias("filename", &["fileMass"], FileName, "", "Xsp file giving the masses (not supported)"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    VERTEX_MASS: Reals = "vertexMass";
-    TOTAL_MASS: Real = "totalMass";
-    MASS_DENSITY: Real = "massDensity";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
-    FILENAME: Text = "filename";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "DiagonalMass",
-    description: "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> DiagonalMass {
     let layout = args.layout.unwrap_or(Layout::Vec3);
     let geometry = args.template.split(',').nth(1).and_then(|t| Layout::from_name(t.trim())).unwrap_or(layout);
-    Box::new(DiagonalMass::new(layout, geometry))
+    DiagonalMass::new(layout, geometry)
 }
 
 /// Number of reals of one Rigid3d `vertexMass` entry.
 const RIGID3_MASS_SIZE: usize = 11;
 
+#[component(
+    name = "DiagonalMass",
+    description = "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
+    roles = [Mass, ForceField],
+    templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF); output when computed
+        vertexMass: Reals,
+        /// mass density of the elements (used when totalMass is not set)
+        massDensity: Real = "1",
+        /// total mass, spread by element measure (takes precedence over massDensity and vertexMass)
+        totalMass: Real = "1",
+        /// measure the elements at the rest positions (else at the positions)
+        computeMassOnRest: Bool = "true",
+        /// Xsp file giving the masses (not supported)
+        #[alias("fileMass")]
+        filename: FileName,
+        /// display the center of gravity (rendering only)
+        showGravityCenter: Bool = "false",
+        /// axis size factor (rendering only)
+        showAxisSizeFactor: Real = "1",
+        /// add gravity to the velocity directly instead of as a force
+        separateGravity: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (unused by masses)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// state whose positions measure the elements (default: the state of the topology's node)
+        geometryState: MechanicalState,
+    },
+)]
 pub struct DiagonalMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).
@@ -163,13 +155,13 @@ impl DiagonalMass {
 
     fn init_rigid(&mut self, cx: &mut InitCtx, ndof: usize) -> SimResult {
         let d = cx.data();
-        let vm = d.get(VERTEX_MASS).to_vec();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
         if !vm.chunks_exact(RIGID3_MASS_SIZE).remainder().is_empty() {
             return Err(cx
                 .error(format!("vertexMass has {} numbers, not a multiple of {RIGID3_MASS_SIZE}", vm.len()))
                 .hint("a Rigid3d mass is written `mass volume I00 I01 I02 I10 I11 I12 I20 I21 I22` (inertia per unit mass), one per DOF"));
         }
-        let ignored: Vec<&str> = [TOTAL_MASS, MASS_DENSITY].into_iter().filter(|r| d.is_given(*r)).map(|r| r.name()).collect();
+        let ignored: Vec<&str> = [Self::TOTAL_MASS, Self::MASS_DENSITY].into_iter().filter(|r| d.is_given(*r)).map(|r| r.name()).collect();
         self.rigid = vm
             .chunks_exact(RIGID3_MASS_SIZE)
             .map(|c| RigidMass::new(c[0], c[1], [[c[2], c[3], c[4]], [c[5], c[6], c[7]], [c[8], c[9], c[10]]]))
@@ -192,10 +184,10 @@ impl DiagonalMass {
     /// SOFA's `massInitialization` (Vec templates).
     fn init_masses(&mut self, cx: &mut InitCtx, t: ElementType, mesh: &MeshData, geo: &Geometry, ndof: usize) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS));
-        let total = d.get(TOTAL_MASS);
-        let density = d.get(MASS_DENSITY);
-        let mut given = d.get(VERTEX_MASS).to_vec();
+        let (tm_set, md_set, vm_set) = (d.is_given(Self::TOTAL_MASS), d.is_given(Self::MASS_DENSITY), d.is_given(Self::VERTEX_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let density = d.get(Self::MASS_DENSITY);
+        let mut given = d.get(Self::VERTEX_MASS).to_vec();
         // A short vertexMass is padded with its last value (DiagonalMass::init).
         if let Some(&last) = given.last() {
             if given.len() < ndof {
@@ -258,15 +250,13 @@ impl DiagonalMass {
 }
 
 impl Component for DiagonalMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let on_rest = d.get(COMPUTE_MASS_ON_REST);
-        let file = d.get(FILENAME).trim().to_string();
+        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
+        let file = d.get(Self::FILENAME).trim().to_string();
         if !file.is_empty() {
             let mut e = cx
                 .error(format!("filename/fileMass = '{file}': reading masses from an Xsp file is not supported"))
@@ -319,9 +309,9 @@ impl Component for DiagonalMass {
         self.rest = if on_rest { geo } else { geometry::read_geometry(cx, gs, true, &mesh, t)? };
 
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
-        dm.set("massDensity", Value::Real(self.mass_density));
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.masses.clone());
+        dm.put(Self::MASS_DENSITY, self.mass_density);
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(())
     }
 
@@ -355,12 +345,10 @@ impl Component for DiagonalMass {
                 .hint("the mass and its mechanical state must follow the same topology"));
         }
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.masses.clone());
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(Follow::Followed)
     }
-
-    settee_core::mass_role!();
 }
 
 impl DiagonalMass {
@@ -807,7 +795,7 @@ mod tests {
             }
         }
         // acc_from_f inverts add_mdx; kinetic energy = ½ vᵀMv
-        let mass = b.scene.obj(b.mass).mass_ref().unwrap();
+        let mass = b.scene.role::<dyn Mass>(b.mass).unwrap();
         let f = b.mdx(&dx, 1.0);
         let mut a = vec![0.0; n];
         mass.acc_from_f(&mut a, &f).unwrap();
@@ -842,7 +830,7 @@ mod tests {
         assert_eq!(&r[3..6], &[dx[3] * 2.0, dx[4] * 4.0, dx[5] * 8.0]);
         let m = b.matrix(1.0).unwrap();
         assert_close(&r, &dense_mul(&m, &dx), 1e-15);
-        let mass = b.scene.obj(b.mass).mass_ref().unwrap();
+        let mass = b.scene.role::<dyn Mass>(b.mass).unwrap();
         let mut a = vec![0.0; 12];
         mass.acc_from_f(&mut a, &r).unwrap();
         assert_close(&a, &dx, 1e-14);

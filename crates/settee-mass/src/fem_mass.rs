@@ -15,54 +15,21 @@
 
 use std::collections::BTreeMap;
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::Topology;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
+    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, NodeId, Scene, SimError, SimResult,
+    StateId,
 };
 
-use crate::nodal_mass_density::node_density;
+use crate::nodal_mass_density::{node_density, NodalMassDensity};
 
-static DATA: &[DataDecl] = &[
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly (not implemented by SOFA's FEMMass: gravity stays a force)"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("nodalMassDensity", Roles::NONE, "the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FEMMass",
-    description: "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> FEMMass {
     let shape = match args.template.split(',').nth(1).map(str::trim) {
         Some("Hexahedron") => Shape::Hexahedron,
         _ => Shape::Tetrahedron,
     };
-    Box::new(FEMMass::new(shape))
+    FEMMass::new(shape)
 }
 
 /// Reference elements (the same as the element FEM force fields').
@@ -187,6 +154,29 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
 }
 
 /// The mass.
+#[component(
+    name = "FEMMass",
+    description = "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
+    roles = [Mass, ForceField],
+    templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+    default_template = "Vec3d,Tetrahedron",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// add gravity to the velocity directly (not implemented by SOFA's FEMMass: gravity stays a force)
+        separateGravity: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (unused by masses)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)
+        nodalMassDensity: _,
+    },
+)]
 pub struct FEMMass {
     shape: Shape,
     state: Option<StateId>,
@@ -234,13 +224,11 @@ fn find_density_up(scene: &Scene, node: NodeId) -> Option<ComponentId> {
 }
 
 impl Component for FEMMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let separate = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let separate = d.get(Self::SEPARATE_GRAVITY);
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
             return Err(cx
@@ -260,7 +248,7 @@ impl Component for FEMMass {
                 .error(format!("nodalMassDensity points to {}, not to a NodalMassDensity", cx.scene.entry(density_comp).label()))
                 .hint("link a NodalMassDensity component"));
         }
-        let property = cx.scene.entry(density_comp).data.get(crate::nodal_mass_density::PROPERTY).to_vec();
+        let property = cx.scene.entry(density_comp).data.get(NodalMassDensity::PROPERTY).to_vec();
         if separate {
             cx.warn("separateGravity is not implemented by FEMMass (as in SOFA): gravity is still applied as a force");
         }
@@ -305,8 +293,6 @@ impl Component for FEMMass {
         self.state = Some(s);
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
 impl ForceField for FEMMass {

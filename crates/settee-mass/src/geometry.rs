@@ -19,7 +19,8 @@
 
 use std::collections::HashMap;
 
-use settee_core::{ComponentId, InitCtx, Layout, MeshData, Roles, SimResult, StateId, VecId};
+use settee_core::role;
+use settee_core::{ComponentId, InitCtx, Layout, MeshData, SimResult, StateId, VecId};
 
 /// The kind of element a mass integrates over (SOFA's `ElementType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,7 +280,7 @@ pub fn geometry_state(cx: &InitCtx, topology: ComponentId, expected: Layout) -> 
         Some(&c) => c,
         None => {
             let node = cx.scene.entry(topology).node;
-            cx.scene.find_up(node, Roles::MECHANICAL_STATE).ok_or_else(|| {
+            cx.scene.find_up(node, role::MECHANICAL_STATE).ok_or_else(|| {
                 cx.error(format!("no mechanical state found for the geometry of {}", cx.scene.entry(topology).label()))
                     .hint("add a MechanicalObject in the topology's node or set `geometryState=\"@...\"`")
             })?
@@ -433,7 +434,7 @@ mod tests {
 pub(crate) mod testing {
     use settee_core::mechanics::{assemble, MechScope};
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, ComponentId, Factory, ForceIo, Mbk, MechParams, Scene, SimResult, StateId, VecId};
+    use settee_core::{Attr, ComponentId, Factory, ForceField, ForceIo, Mass, Mbk, MechParams, Scene, SimResult, StateId, VecId};
     use settee_linalg::MatrixBuilder;
 
     pub const CUBE_POS: &str = "0 0 0  1 0 0  1 1 0  0 1 0  0 0 1  1 0 1  1 1 1  0 1 1";
@@ -518,7 +519,7 @@ pub(crate) mod testing {
         /// `M·dx` through the mass's `add_mdx`.
         pub fn mdx(&self, dx: &[f64], factor: f64) -> Vec<f64> {
             let mut r = vec![0.0; dx.len()];
-            self.scene.obj(self.mass).mass_ref().unwrap().add_mdx(&mut r, dx, factor);
+            self.scene.role::<dyn Mass>(self.mass).unwrap().add_mdx(&mut r, dx, factor);
             r
         }
         /// The gravity force of the mass with [`params`].
@@ -527,7 +528,7 @@ pub(crate) mod testing {
             let mut f = vec![0.0; n];
             let x = self.scene.store.get(self.state).read(VecId::POSITION).to_vec();
             let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&x] };
-            self.scene.obj_mut(self.mass).force_field().unwrap().add_force(&params(), &mut io).unwrap();
+            self.scene.role_mut::<dyn ForceField>(self.mass).unwrap().add_force(&params(), &mut io).unwrap();
             f
         }
     }

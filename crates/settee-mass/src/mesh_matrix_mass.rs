@@ -15,70 +15,28 @@
 //! Pure edge topologies get no mass (SOFA computes nothing for them). Lumped, DOF `i` has mass
 //! `c·vm_i`; gravity is always `g·vm_i·c`, which is the row sum of the consistent matrix.
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    MeshData, Roles, SimError, SimResult, StateId, TemplateRule, Value,
+    component, data_group, Component, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult,
+    StateId,
 };
 
 use crate::geometry::{self, ElementEdges, ElementType, Geometry};
 
-static DATA: &[DataDecl] = &[
-    decl("massDensity", Reals, "", "mass density: one value, or one per element"),
-    decl("totalMass", Real, "1", "total mass, spread by element measure (takes precedence over the other mass Data)"),
-    decl("vertexMass", Reals, "", "diagonal terms of the mass matrix, per vertex (output; input with lumping or edgeMass)"),
-    decl("edgeMass", Reals, "", "off-diagonal terms of the mass matrix, per topology edge (output; input with vertexMass)"),
-    decl("computeMassOnRest", Bool, "false", "measure the elements at the rest positions (else at the positions at init)"),
-    decl("lumping", Bool, "false", "lump the matrix: each row summed on the diagonal"),
-    decl("printMass", Bool, "false", "print mass diagnostics"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    TOTAL_MASS: Real = "totalMass";
-    MASS_DENSITY: Reals = "massDensity";
-    VERTEX_MASS: Reals = "vertexMass";
-    EDGE_MASS: Reals = "edgeMass";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LUMPING: Bool = "lumping";
-    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
-    PRINT_MASS: Bool = "printMass";
-    PRINT_LOG: Bool = "printLog";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshMatrixMass",
-    description: "Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> MeshMatrixMass {
     let layout = args.layout.unwrap_or(Layout::Vec3);
     let geometry = args.template.split(',').nth(1).and_then(|t| Layout::from_name(t.trim())).unwrap_or(layout);
-    Box::new(MeshMatrixMass::new(layout, geometry))
+    MeshMatrixMass::new(layout, geometry)
 }
+
+/// A typed reference to `printLog`, a Data every component has (`settee_core::factory::BASE_DATA`;
+/// `BaseData` gives no reference to it). Not included in any class: the base table declares it.
+#[data_group(data = {
+    /// if true, emits extra messages at runtime
+    printLog: Bool = "false",
+})]
+struct BasePrintLog;
 
 /// Result of SOFA's `computeMass` for given element densities.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +104,47 @@ pub fn compute_mass(
     out
 }
 
+#[component(
+    name = "MeshMatrixMass",
+    description = "Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.",
+    roles = [Mass, ForceField],
+    templates = ["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// mass density: one value, or one per element
+        massDensity: Reals,
+        /// total mass, spread by element measure (takes precedence over the other mass Data)
+        totalMass: Real = "1",
+        /// diagonal terms of the mass matrix, per vertex (output; input with lumping or edgeMass)
+        vertexMass: Reals,
+        /// off-diagonal terms of the mass matrix, per topology edge (output; input with vertexMass)
+        edgeMass: Reals,
+        /// measure the elements at the rest positions (else at the positions at init)
+        computeMassOnRest: Bool = "false",
+        /// lump the matrix: each row summed on the diagonal
+        lumping: Bool = "false",
+        /// print mass diagnostics
+        printMass: Bool = "false",
+        /// display the center of gravity (rendering only)
+        showGravityCenter: Bool = "false",
+        /// axis size factor (rendering only)
+        showAxisSizeFactor: Real = "1",
+        /// add gravity to the velocity directly instead of as a force
+        separateGravity: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (unused by masses)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// state whose positions measure the elements (default: the state of the topology's node)
+        geometryState: MechanicalState,
+    },
+)]
 pub struct MeshMatrixMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).
@@ -268,11 +267,12 @@ impl MeshMatrixMass {
     /// SOFA's `massInitialization`.
     fn init_masses(&mut self, cx: &mut InitCtx, inp: &Inputs) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set, em_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS), d.is_given(EDGE_MASS));
-        let total = d.get(TOTAL_MASS);
-        let density = d.get(MASS_DENSITY).to_vec();
-        let vm = d.get(VERTEX_MASS).to_vec();
-        let em = d.get(EDGE_MASS).to_vec();
+        let (tm_set, md_set, vm_set, em_set) =
+            (d.is_given(Self::TOTAL_MASS), d.is_given(Self::MASS_DENSITY), d.is_given(Self::VERTEX_MASS), d.is_given(Self::EDGE_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let density = d.get(Self::MASS_DENSITY).to_vec();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
+        let em = d.get(Self::EDGE_MASS).to_vec();
         let np = geometry::nb_points(inp.mesh);
         let mut warnings = Vec::new();
         let check_vm = |w: &mut Vec<String>| -> bool {
@@ -365,15 +365,13 @@ impl MeshMatrixMass {
 }
 
 impl Component for MeshMatrixMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        self.lumping = d.get(LUMPING);
-        let on_rest = d.get(COMPUTE_MASS_ON_REST);
+        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.lumping = d.get(Self::LUMPING);
+        let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
         let s = cx.require_state()?;
         let sl = cx.state_layout(s);
         if sl != self.layout {
@@ -427,7 +425,7 @@ impl Component for MeshMatrixMass {
         let inp = Inputs { t, mesh: &mesh, elem_edges: &elem_edges, geo: &geo, ndof, lumped: self.lumping };
         self.init_masses(cx, &inp);
 
-        if cx.data().get(PRINT_MASS) || cx.data().get(PRINT_LOG) {
+        if cx.data().get(Self::PRINT_MASS) || cx.data().get(BasePrintLog::PRINT_LOG) {
             let (min, max) = self.vertex_mass.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &m| (a.min(m), b.max(m)));
             let msg = format!(
                 "totalMass = {}, {} {}, vertexMass in [{min}, {max}], lumping coefficient {}",
@@ -440,14 +438,12 @@ impl Component for MeshMatrixMass {
             cx.scene.report(d);
         }
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.vertex_mass.clone() });
-        dm.set("edgeMass", Value::Reals { arity: 1, v: self.edge_mass.clone() });
-        dm.set("massDensity", Value::Reals { arity: 1, v: self.mass_density.clone() });
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.vertex_mass.clone());
+        dm.put(Self::EDGE_MASS, self.edge_mass.clone());
+        dm.put(Self::MASS_DENSITY, self.mass_density.clone());
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
 impl ForceField for MeshMatrixMass {
@@ -712,12 +708,12 @@ mod tests {
             assert_close(&b.mdx(&dx, -0.35), &dense_mul(&m2, &dx), 1e-14);
             // kinetic energy = ½ vᵀMv
             let mdx = b.mdx(&dx, 1.0);
-            let ke = b.scene.obj(b.mass).mass_ref().unwrap().kinetic_energy(&dx);
+            let ke = b.scene.role::<dyn Mass>(b.mass).unwrap().kinetic_energy(&dx);
             let expected = 0.5 * dx.iter().zip(&mdx).map(|(x, y)| x * y).sum::<f64>();
             assert!((ke - expected).abs() < 1e-13 * (1.0 + expected.abs()), "{ke} vs {expected}");
         }
-        assert!(!cons.scene.obj(cons.mass).mass_ref().unwrap().is_diagonal());
-        assert!(lump.scene.obj(lump.mass).mass_ref().unwrap().is_diagonal());
+        assert!(!cons.scene.role::<dyn Mass>(cons.mass).unwrap().is_diagonal());
+        assert!(lump.scene.role::<dyn Mass>(lump.mass).unwrap().is_diagonal());
     }
 
     #[test]
@@ -854,12 +850,12 @@ mod tests {
         let topo = [("position", TETRA_POS), ("tetrahedra", "0 1 2 3")];
         let b = on_mesh("MeshMatrixMass", &topo, &[]).unwrap();
         let mut a = vec![0.0; 12];
-        let e = b.scene.obj(b.mass).mass_ref().unwrap().acc_from_f(&mut a, &[1.0; 12]).err().unwrap();
+        let e = b.scene.role::<dyn Mass>(b.mass).unwrap().acc_from_f(&mut a, &[1.0; 12]).err().unwrap();
         assert!(e.to_string().contains("lumped"), "{e}");
         let b = on_mesh("MeshMatrixMass", &topo, &[("lumping", "true")]).unwrap();
         let dx = test_vector(12);
         let f = b.mdx(&dx, 1.0);
-        b.scene.obj(b.mass).mass_ref().unwrap().acc_from_f(&mut a, &f).unwrap();
+        b.scene.role::<dyn Mass>(b.mass).unwrap().acc_from_f(&mut a, &f).unwrap();
         assert_close(&a, &dx, 1e-14);
     }
 

@@ -8,51 +8,35 @@
 //! computed at (each step's `add_force`) and at the start of each step.
 
 use settee_core::component::Mass;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::types::quat_rotate;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
+    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Scene, SimError, SimResult, StateId,
+    VecId,
 };
-
-static DATA: &[DataDecl] = &[
-    decl("mass", Reals, "", "mass of each rigid body"),
-    decl("inertia", RealTuples(3), "", "inertia of each rigid body"),
-    decl("inertia_forces", Bool, "false", "compute (explicit) inertia forces"),
-    decl("draw", Bool, "false", "debug drawing of the inertia matrix"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    MASS: Reals = "mass";
-    INERTIA: Reals = "inertia";
-    INERTIA_FORCES: Bool = "inertia_forces";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RigidMass",
-    description: "Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Rigid3d"],
-    default_template: "Rigid3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CompliantRigidMass::default())
-}
 
 type M3 = [[f64; 3]; 3];
 
 /// The component (named so beside `uniform_mass::RigidMass`, the mass record of UniformMass).
+#[component(
+    name = "RigidMass",
+    description = "Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.",
+    roles = [Mass, ForceField],
+    templates = ["Rigid3d"],
+    default_template = "Rigid3d",
+    template_rule = FromState,
+    data = {
+        /// mass of each rigid body
+        mass: Reals,
+        /// inertia of each rigid body
+        inertia: RealTuples(3),
+        /// compute (explicit) inertia forces
+        inertia_forces: Bool = "false",
+        /// debug drawing of the inertia matrix
+        draw: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct CompliantRigidMass {
     state: Option<StateId>,
@@ -143,8 +127,6 @@ fn check(mass: &[f64], inertia: &[[f64; 3]]) -> Result<(), String> {
 }
 
 impl Component for CompliantRigidMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Rigid3 {
@@ -154,10 +136,10 @@ impl Component for CompliantRigidMass {
         }
         self.state = Some(s);
         let d = cx.data();
-        self.mass = d.get(MASS).to_vec();
-        self.inertia = d.get(INERTIA).chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-        self.inertia_forces = d.get(INERTIA_FORCES);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.mass = d.get(Self::MASS).to_vec();
+        self.inertia = d.get(Self::INERTIA).chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        self.inertia_forces = d.get(Self::INERTIA_FORCES);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
         check(&self.mass, &self.inertia).map_err(|m| {
             cx.error(m).hint("set mass=\"m …\" and inertia=\"I1 I2 I3 …\" (principal inertias in the body frame), one per body; the last ones serve the bodies beyond the lists")
         })?;
@@ -174,8 +156,6 @@ impl Component for CompliantRigidMass {
         }
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
 impl ForceField for CompliantRigidMass {

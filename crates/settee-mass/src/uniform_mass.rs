@@ -1,70 +1,7 @@
 //! `UniformMass`: the same mass on every DOF (a Rigid3 mass with inertia for rigid frames).
 
 use settee_core::component::Mass;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
-};
-
-static DATA: &[DataDecl] = &[
-    decl(
-        "vertexMass",
-        Reals,
-        "",
-        "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF",
-    ),
-    decl(
-        "totalMass",
-        Real,
-        "",
-        "total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs",
-    ),
-    decl("filename", FileName, "unused", "Rigid3 only: .rigid file giving mass, volume and inertia"),
-    decl("indices", Indices, "", "DOFs carrying mass (all when empty)"),
-    decl("localRange", Fixed(2), "-1 -1", "if valid, only the DOFs lo..hi carry mass"),
-    decl("preserveTotalMass", Bool, "false", "keep the total mass constant under topological changes"),
-    decl("compute_mapping_inertia", Bool, "false", "unused"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("showInitialCenterOfGravity", Bool, "false", "rendering only"),
-    decl("showX0", Bool, "false", "rendering only"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LOCAL_RANGE: Reals = "localRange";
-    INDICES: Indices = "indices";
-    VERTEX_MASS: Reals = "vertexMass";
-    TOTAL_MASS: Real = "totalMass";
-    FILENAME: Text = "filename";
-    PRESERVE_TOTAL_MASS: Bool = "preserveTotalMass";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UniformMass",
-    description: "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformMass::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 /// A rigid body's mass: scalar mass and inertia (per unit mass) with its mass-scaled form.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,6 +58,45 @@ fn mat_vec(m: &[[f64; 3]; 3], v: &[f64]) -> [f64; 3] {
 
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
+#[component(
+    name = "UniformMass",
+    description = "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
+    roles = [Mass, ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| UniformMass::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF
+        vertexMass: Reals,
+        /// total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs
+        totalMass: Real,
+        /// Rigid3 only: .rigid file giving mass, volume and inertia
+        filename: FileName = "unused",
+        /// DOFs carrying mass (all when empty)
+        indices: Indices,
+        /// if valid, only the DOFs lo..hi carry mass
+        localRange: Fixed(2) = "-1 -1",
+        /// keep the total mass constant under topological changes
+        preserveTotalMass: Bool = "false",
+        /// unused
+        compute_mapping_inertia: Bool = "false",
+        /// display the center of gravity (rendering only)
+        showGravityCenter: Bool = "false",
+        /// axis size factor (rendering only)
+        showAxisSizeFactor: Real = "1",
+        /// rendering only
+        showInitialCenterOfGravity: Bool = "false",
+        /// rendering only
+        showX0: Bool = "false",
+        /// add gravity to the velocity directly instead of as a force
+        separateGravity: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (unused by masses)
+        rayleighStiffness: Real = "0",
+    },
+)]
 pub struct UniformMass {
     layout: Layout,
     state: Option<StateId>,
@@ -219,19 +195,17 @@ impl UniformMass {
 }
 
 impl Component for UniformMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let n = cx.state_size(s);
         self.size = n;
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let range = d.get(LOCAL_RANGE).to_vec();
-        let indices = d.get(INDICES).to_vec();
+        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let range = d.get(Self::LOCAL_RANGE).to_vec();
+        let indices = d.get(Self::INDICES).to_vec();
         self.indices = if range.len() == 2 && range[0] >= 0.0 && range[1] >= range[0] {
             Some((range[0] as usize..=range[1] as usize).collect())
         } else if !indices.is_empty() {
@@ -240,10 +214,10 @@ impl Component for UniformMass {
             None
         };
         let count = self.dofs(n).count();
-        let vm = d.get(VERTEX_MASS).to_vec();
-        let (total_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(VERTEX_MASS));
-        let total = d.get(TOTAL_MASS);
-        let filename = d.get(FILENAME).to_string();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
+        let (total_set, vm_set) = (d.is_given(Self::TOTAL_MASS), d.is_given(Self::VERTEX_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let filename = d.get(Self::FILENAME).to_string();
 
         let mut file_mass = false;
         if self.layout == Layout::Rigid3 && !filename.is_empty() && filename != "unused" {
@@ -283,9 +257,9 @@ impl Component for UniformMass {
         self.rigid.recalc();
         self.valid = true;
         self.total_mass = if total_set { total } else { self.mass * count as f64 };
-        self.preserve_total_mass = cx.data().get(PRESERVE_TOTAL_MASS);
-        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
-        cx.data_mut().set("totalMass", settee_core::Value::Real(self.mass * count as f64));
+        self.preserve_total_mass = cx.data().get(Self::PRESERVE_TOTAL_MASS);
+        cx.data_mut().put(Self::VERTEX_MASS, vec![self.mass]);
+        cx.data_mut().put(Self::TOTAL_MASS, self.mass * count as f64);
         Ok(())
     }
 
@@ -338,12 +312,10 @@ impl Component for UniformMass {
         }
         self.rigid.mass = self.mass;
         self.rigid.recalc();
-        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
-        cx.data_mut().set("totalMass", settee_core::Value::Real(self.total_mass));
+        cx.data_mut().put(Self::VERTEX_MASS, vec![self.mass]);
+        cx.data_mut().put(Self::TOTAL_MASS, self.total_mass);
         Ok(Follow::Followed)
     }
-
-    settee_core::mass_role!();
 }
 
 impl ForceField for UniformMass {

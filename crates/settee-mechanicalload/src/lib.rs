@@ -18,12 +18,12 @@ pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&constant_force_field::CLASS);
-    f.register(&edge_pressure_force_field::CLASS);
-    f.register(&interaction_ellipsoid_force_field::CLASS);
-    f.register(&plane_force_field::CLASS);
-    f.register(&triangle_pressure_force_field::CLASS);
-    f.register(&uniform_velocity_damping_force_field::CLASS);
+    f.add::<ConstantForceField>();
+    f.add::<EdgePressureForceField>();
+    f.add::<InteractionEllipsoidForceField>();
+    f.add::<PlaneForceField>();
+    f.add::<TrianglePressureForceField>();
+    f.add::<UniformVelocityDampingForceField>();
 }
 
 #[cfg(test)]

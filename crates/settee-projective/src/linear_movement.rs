@@ -13,53 +13,14 @@
 //! Constraint Jacobian rows are projected as responses (SOFA's `projectJacobianMatrix` clears the
 //! column blocks of the DOFs under the same condition as `projectResponse`).
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
 use settee_core::types::{quat_from_euler, quat_mul, Quat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
+
+use crate::ProjectiveBase;
 
 use crate::subspace::{active, checked_indices};
-
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the constrained points"),
-    decl("keyTimes", Reals, "0", "key times for the movements"),
-    // SOFA's default is one zero movement; an empty list is read as that.
-    decl("movements", Derivs, "", "movements corresponding to the key times"),
-    decl("relativeMovements", Bool, "true", "If true, movements are relative to first position, absolute otherwise"),
-    decl("showMovement", Bool, "false", "Visualization of the movement to be applied to constrained dofs (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
-
-settee_core::data_refs! {
-    static READS;
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-    KEY_TIMES: Reals = "keyTimes";
-    MOVEMENTS: Reals = "movements";
-    RELATIVE: Bool = "relativeMovements";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LinearMovementProjectiveConstraint",
-    description: "Impose a motion to given DOFs (translation and rotation).",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LinearMovementProjectiveConstraint::default())
-}
 
 /// Key values (movements or velocities) read from a Data list: one `ds`-sized entry per key
 /// time, an empty list meaning SOFA's default single zero entry.
@@ -85,6 +46,32 @@ pub(crate) fn supported_layout(cx: &InitCtx, s: StateId) -> SimResult<Layout> {
     }
 }
 
+#[component(
+    name = "LinearMovementProjectiveConstraint",
+    description = "Impose a motion to given DOFs (translation and rotation).",
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    data = {
+        /// Indices of the constrained points
+        indices: Indices = "0",
+        /// key times for the movements
+        keyTimes: Reals = "0",
+        // SOFA's default is one zero movement; an empty list is read as that.
+        /// movements corresponding to the key times
+        movements: Derivs,
+        /// If true, movements are relative to first position, absolute otherwise
+        relativeMovements: Bool = "true",
+        /// Visualization of the movement to be applied to constrained dofs (rendering only)
+        showMovement: Bool = "false",
+    },
+    links = {
+        /// link to the topology container
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct LinearMovementProjectiveConstraint {
     state: Option<StateId>,
@@ -175,18 +162,16 @@ impl LinearMovementProjectiveConstraint {
 }
 
 impl Component for LinearMovementProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = supported_layout(cx, s)?;
         let ds = layout.deriv_size();
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        self.relative = d.get(RELATIVE);
-        self.key_times = d.get(KEY_TIMES).to_vec();
-        let given = d.get(INDICES).to_vec();
-        let movements = d.get(MOVEMENTS).to_vec();
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        self.relative = d.get(Self::RELATIVE_MOVEMENTS);
+        self.key_times = d.get(Self::KEY_TIMES).to_vec();
+        let given = d.get(Self::INDICES).to_vec();
+        let movements = d.get(Self::MOVEMENTS).to_vec();
         self.movements = key_values(cx, &movements, ds, self.key_times.len(), "movements")?;
         if self.key_times.windows(2).any(|w| w[1] < w[0]) {
             cx.warn("keyTimes are not in increasing order; the key search assumes they are");
@@ -201,10 +186,6 @@ impl Component for LinearMovementProjectiveConstraint {
         self.found = false;
         self.x0.clear();
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

@@ -14,55 +14,40 @@
 //! SOFA's `projectJacobianMatrix` of this class does nothing: constraint Jacobian rows are not
 //! projected by it. Settee's core projects rows through `project_response`, which zeroes them.
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
+
+use crate::ProjectiveBase;
 
 use crate::linear_movement::{key_values, supported_layout};
 use crate::subspace::{active, checked_indices};
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the constrained points"),
-    decl("keyTimes", Reals, "0", "key times for the movements"),
-    // SOFA's default is one zero velocity; an empty list is read as that.
-    decl("velocities", Derivs, "", "velocities corresponding to the key times"),
-    decl("coordinates", Indices, "", "coordinates on which to apply velocities"),
-    decl("continueAfterEnd", Bool, "false", "If set to true then the last velocity will still be applied after all the key events"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
-
-settee_core::data_refs! {
-    static READS;
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-    KEY_TIMES: Reals = "keyTimes";
-    VELOCITIES: Reals = "velocities";
-    COORDINATES: Indices = "coordinates";
-    CONTINUE_AFTER_END: Bool = "continueAfterEnd";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LinearVelocityProjectiveConstraint",
-    description: "Impose a velocity to given DOFs (translation and rotation).",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LinearVelocityProjectiveConstraint::default())
-}
-
+#[component(
+    name = "LinearVelocityProjectiveConstraint",
+    description = "Impose a velocity to given DOFs (translation and rotation).",
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    data = {
+        /// Indices of the constrained points
+        indices: Indices = "0",
+        /// key times for the movements
+        keyTimes: Reals = "0",
+        /// velocities corresponding to the key times
+        velocities: Derivs,
+        /// coordinates on which to apply velocities
+        coordinates: Indices,
+        /// If set to true then the last velocity will still be applied after all the key events
+        continueAfterEnd: Bool = "false",
+    },
+    links = {
+        /// link to the topology container
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct LinearVelocityProjectiveConstraint {
     state: Option<StateId>,
@@ -147,19 +132,17 @@ impl LinearVelocityProjectiveConstraint {
 }
 
 impl Component for LinearVelocityProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = supported_layout(cx, s)?;
         let ds = layout.deriv_size();
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        self.continue_after_end = d.get(CONTINUE_AFTER_END);
-        self.key_times = d.get(KEY_TIMES).to_vec();
-        self.coordinates = d.get(COORDINATES).to_vec();
-        let given = d.get(INDICES).to_vec();
-        let velocities = d.get(VELOCITIES).to_vec();
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        self.continue_after_end = d.get(Self::CONTINUE_AFTER_END);
+        self.key_times = d.get(Self::KEY_TIMES).to_vec();
+        self.coordinates = d.get(Self::COORDINATES).to_vec();
+        let given = d.get(Self::INDICES).to_vec();
+        let velocities = d.get(Self::VELOCITIES).to_vec();
         if self.key_times.is_empty() {
             return Err(cx.error("keyTimes is empty: at least one key time is needed").hint("give keyTimes and one velocity per key time"));
         }
@@ -180,10 +163,6 @@ impl Component for LinearVelocityProjectiveConstraint {
         self.finished = false;
         self.xp.clear();
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

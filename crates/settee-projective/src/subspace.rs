@@ -12,11 +12,11 @@
 //! listed twice stops the walk from matching any later index, so those DOFs keep identity
 //! blocks. This is reproduced ([`jacobian_flags`]); `projectPosition` uses the list itself.
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
+
+use crate::ProjectiveBase;
 
 // ----- helpers ------------------------------------------------------------------------------------
 
@@ -81,65 +81,48 @@ pub enum Subspace {
     Plane,
 }
 
-static LINE_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the fixed points"),
-    decl("drawSize", Real, "0", "0 -> point based rendering, >0 -> radius of spheres (rendering only)"),
-    decl("origin", Coord, "", "A point in the line"),
-    decl("direction", Coord, "", "Direction of the line"),
-];
-
-static PLANE_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the fixed points"),
-    decl("origin", Coord, "", "A point in the plane"),
-    decl("normal", Coord, "", "Normal vector to the plane"),
-    decl("drawSize", Real, "0", "Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)"),
-];
-
-settee_core::data_refs! {
-    static LINE_READS;
-    END_TIME: Real = "endTime";
-    ORIGIN: Reals = "origin";
-    INDICES: Indices = "indices";
-    DIRECTION: Reals = "direction";
-}
-
-/// The plane reads the line's references but `normal` for `direction`.
-const NORMAL: settee_core::DataRef<settee_core::data_ref::Reals> = settee_core::DataRef::new("normal");
-static PLANE_READS: &[settee_core::DataUse] = &[END_TIME.erased(), ORIGIN.erased(), INDICES.erased(), NORMAL.erased()];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container (followed under topological changes)")];
-
-pub static LINE_CLASS: ComponentClass = ComponentClass {
-    name: "LineProjectiveConstraint",
-    description: "Project particles to a line",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, LINE_DATA],
-    links: LINKS,
-    create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Line)),
-    preparse: None,
-    no_src_link: &[],
-    reads: LINE_READS,
-};
-
-pub static PLANE_CLASS: ComponentClass = ComponentClass {
-    name: "PlaneProjectiveConstraint",
-    description: "Project particles to a plane",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, PLANE_DATA],
-    links: LINKS,
-    create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Plane)),
-    preparse: None,
-    no_src_link: &[],
-    reads: PLANE_READS,
-};
-
 /// `LineProjectiveConstraint` or `PlaneProjectiveConstraint`.
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    links = {
+        /// link to the topology container (followed under topological changes)
+        topology: Topology,
+    },
+    class(
+        name = "LineProjectiveConstraint",
+        description = "Project particles to a line",
+        create = |_| SubspaceProjectiveConstraint::new(Subspace::Line),
+        data = {
+            /// Indices of the fixed points
+            indices: Indices = "0",
+            /// 0 -> point based rendering, >0 -> radius of spheres (rendering only)
+            drawSize: Real = "0",
+            /// A point in the line
+            origin: Coord,
+            /// Direction of the line
+            direction: Coord,
+        },
+    ),
+    class(
+        name = "PlaneProjectiveConstraint",
+        description = "Project particles to a plane",
+        create = |_| SubspaceProjectiveConstraint::new(Subspace::Plane),
+        data = {
+            /// Indices of the fixed points
+            indices: Indices = "0",
+            /// A point in the plane
+            origin: Coord,
+            /// Normal vector to the plane
+            normal: Coord,
+            /// Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)
+            drawSize: Real = "0",
+        },
+    ),
+)]
 pub struct SubspaceProjectiveConstraint {
     kind: Subspace,
     state: Option<StateId>,
@@ -231,30 +214,24 @@ impl SubspaceProjectiveConstraint {
 }
 
 impl Component for SubspaceProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (s, dim) = vector_layout(cx)?;
         self.state = Some(s);
         self.dim = dim;
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        let axis_ref = if self.kind == Subspace::Line { DIRECTION } else { NORMAL };
-        let mut origin = d.get(ORIGIN).to_vec();
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        let axis_ref = if self.kind == Subspace::Line { Self::DIRECTION } else { Self::NORMAL };
+        let mut origin = d.get(Self::ORIGIN).to_vec();
         origin.resize(dim, 0.0);
         let mut axis = d.get(axis_ref).to_vec();
         axis.resize(dim, 0.0);
-        let given = d.get(INDICES).to_vec();
+        let given = d.get(Self::INDICES).to_vec();
         self.origin = origin;
         self.axis = Self::unit_axis(self.kind, axis);
         self.block = Self::projection_block(self.kind, &self.axis);
         self.indices = checked_indices(cx, given, s);
         self.flags = jacobian_flags(&self.indices, cx.state_size(s));
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

@@ -20,19 +20,19 @@ pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
-pub use spring_force_field::{spring_dim, LinearSpring, SpringForceField};
+pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
 pub use triangular_bending_springs::TriangularBendingSprings;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&spring_force_field::CLASS);
-    f.register(&mesh_spring_force_field::CLASS);
-    f.register(&regular_grid_spring_force_field::CLASS);
-    f.register(&triangular_bending_springs::CLASS);
-    f.register(&fast_triangular_bending_springs::CLASS);
-    f.register(&quadular_bending_springs::CLASS);
-    f.register(&quad_bending_springs::CLASS);
-    f.register(&rest_shape_springs_force_field::CLASS);
+    f.add::<SpringForceField>();
+    f.add::<MeshSpringForceField>();
+    f.add::<RegularGridSpringForceField>();
+    f.add::<TriangularBendingSprings>();
+    f.add::<FastTriangularBendingSprings>();
+    f.add::<QuadularBendingSprings>();
+    f.add::<QuadBendingSprings>();
+    f.add::<RestShapeSpringsForceField>();
 }
 
 #[cfg(test)]
@@ -46,12 +46,22 @@ mod tests {
 
     use super::SpringForceField;
 
-    /// The classes whose `init` runs SpringForceField's on their own Data list its references.
+    /// The classes whose `init` runs SpringForceField's on their own Data (or writes its springs)
+    /// declare every SpringForceField Data, with the same kind, before their own.
     #[test]
-    fn classes_built_on_spring_force_field_list_its_references() {
-        for class in [&crate::quad_bending_springs::CLASS, &crate::regular_grid_spring_force_field::CLASS] {
-            for r in crate::spring_force_field::READS {
-                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+    fn classes_built_on_spring_force_field_declare_its_data() {
+        use settee_core::{DataGroup, Declared};
+        let classes = [
+            SpringForceField::CLASSES[0],
+            crate::QuadBendingSprings::CLASSES[0],
+            crate::RegularGridSpringForceField::CLASSES[0],
+            crate::MeshSpringForceField::CLASSES[0],
+        ];
+        for class in classes {
+            let decls: Vec<_> = class.data.iter().flat_map(|t| t.iter()).collect();
+            for (i, r) in <crate::SpringData as DataGroup>::TABLE.iter().enumerate() {
+                let d = decls.get(i).unwrap_or_else(|| panic!("{} has fewer Data than SpringForceField", class.name));
+                assert_eq!((d.name, d.kind, d.default, d.aliases), (r.name, r.kind, r.default, r.aliases), "{}", class.name);
             }
         }
     }

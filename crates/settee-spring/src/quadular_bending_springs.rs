@@ -11,54 +11,14 @@
 //! `K·(kFactor·(dx[e1] − dx[e0]))`. The evaluation order is SOFA's (it differs slightly from
 //! SpringForceField's).
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
 use crate::bending_topology::{quad_rule, BendingTopology};
 use crate::topo::{self, norm3, sub3};
-
-static DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "100000", "uniform stiffness of the springs"),
-    decl("damping", Real, "1", "uniform damping of the springs"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "QuadularBendingSprings",
-    description: "Pairs of crossed bending springs across the interior edges of a quad mesh.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(QuadularBendingSprings::new())
-}
 
 const MIN_LENGTH: f64 = 1.0e-4;
 
@@ -79,6 +39,29 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
     active.chunks_exact(2).map(|p| (p[0].0, [0, 1].map(|k| QuadSpring { edge: p[k].1, rest_length: p[k].2 }))).collect()
 }
 
+#[component(
+    name = "QuadularBendingSprings",
+    description = "Pairs of crossed bending springs across the interior edges of a quad mesh.",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| QuadularBendingSprings::new(),
+    data = {
+        /// uniform stiffness of the springs
+        stiffness: Real = "100000",
+        /// uniform damping of the springs
+        damping: Real = "1",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// quad topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct QuadularBendingSprings {
     state: Option<StateId>,
     ks: f64,
@@ -138,14 +121,12 @@ impl Default for QuadularBendingSprings {
 }
 
 impl Component for QuadularBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        self.ks = d.get(STIFFNESS);
-        self.kd = d.get(DAMPING);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.ks = d.get(Self::STIFFNESS);
+        self.kd = d.get(Self::DAMPING);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("the topology has no quads: no bending springs");
@@ -174,8 +155,6 @@ impl Component for QuadularBendingSprings {
         self.topology = Some(t);
         Ok(Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 fn check(springs: &[QuadSpring], n: usize) -> SimResult {

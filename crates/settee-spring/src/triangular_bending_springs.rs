@@ -8,12 +8,9 @@
 //! SpringForceField's, except that a spring shorter than 1e-4 does nothing; springs are applied
 //! in edge order.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
@@ -21,44 +18,6 @@ use crate::bending_topology::{triangle_rule, BendingTopology};
 use crate::kernel::SpringKernel;
 use crate::spring_force_field::LinearSpring;
 use crate::topo;
-
-static DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "100000", "uniform stiffness of the bending springs"),
-    decl("damping", Real, "1", "uniform damping of the bending springs"),
-    decl("showSprings", Bool, "true", "draw the springs (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularBendingSprings",
-    description: "Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularBendingSprings::new())
-}
 
 /// Below this length a bending spring produces neither force nor stiffness.
 const MIN_LENGTH: f64 = 1.0e-4;
@@ -73,6 +32,31 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
     t.active().into_iter().map(|(e, [m1, m2], l)| (e, LinearSpring::new(m1, m2, ks, kd, l))).collect()
 }
 
+#[component(
+    name = "TriangularBendingSprings",
+    description = "Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| TriangularBendingSprings::new(),
+    data = {
+        /// uniform stiffness of the bending springs
+        stiffness: Real = "100000",
+        /// uniform damping of the bending springs
+        damping: Real = "1",
+        /// draw the springs (rendering only)
+        showSprings: Bool = "true",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// triangle topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct TriangularBendingSprings {
     state: Option<StateId>,
     kernel: SpringKernel,
@@ -136,13 +120,11 @@ impl Default for TriangularBendingSprings {
 }
 
 impl Component for TriangularBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        let (ks, kd) = (d.get(STIFFNESS), d.get(DAMPING));
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let (ks, kd) = (d.get(Self::STIFFNESS), d.get(Self::DAMPING));
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if ks < 0.0 {
             cx.warn(format!("negative stiffness {ks}"));
         }
@@ -178,8 +160,6 @@ impl Component for TriangularBendingSprings {
         self.topology = Some(t);
         Ok(Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TriangularBendingSprings {

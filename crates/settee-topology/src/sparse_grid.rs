@@ -35,12 +35,12 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::role::Topology;
 use settee_core::topology::{group, points_from_flat};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, MeshData, SimError, SimResult};
 
 use crate::grid::{cell_coords, cell_index, hexahedron, hexahedron_count, RegularGridGeometry, Vec3};
-use crate::mesh_topology::MESH_DATA;
+use crate::mesh_topology::MeshTopologyData;
 use crate::polygon_cube::{polygon_intersects_unit_cube, polygon_normal};
 
 /// Filling state of a grid cell.
@@ -529,11 +529,11 @@ fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Res
 /// `triangles`/`quads` Data.
 pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
     let d = cx.data();
-    if !d.get(FACETS).trim().is_empty() {
+    if !d.get(SparseGridData::FACETS).trim().is_empty() {
         return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label()))
             .hint("give the surface as a file, or as position + triangles/quads"));
     }
-    let file = d.get(FILENAME).trim().to_string();
+    let file = d.get(SparseGridData::FILENAME).trim().to_string();
     if !file.is_empty() {
         let lower = file.to_lowercase();
         if lower.ends_with(".raw") || lower.ends_with(".voxel") {
@@ -546,12 +546,12 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
         let path = cx.resolve_file(&file)?;
         return read_obj_surface(&path).map_err(|e| cx.error(e));
     }
-    let vertices = points_from_flat(d.get(POSITION), 3);
+    let vertices = points_from_flat(d.get(MeshTopologyData::POSITION), 3);
     if vertices.is_empty() {
         return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
     }
-    let mut facets: Vec<Vec<usize>> = group::<3>(d.get(TRIANGLES)).iter().map(|t| t.to_vec()).collect();
-    facets.extend(group::<4>(d.get(QUADS)).iter().map(|q| q.to_vec()));
+    let mut facets: Vec<Vec<usize>> = group::<3>(d.get(MeshTopologyData::TRIANGLES)).iter().map(|t| t.to_vec()).collect();
+    facets.extend(group::<4>(d.get(MeshTopologyData::QUADS)).iter().map(|q| q.to_vec()));
     Ok(Surface { vertices, facets })
 }
 
@@ -559,16 +559,16 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
 /// and `nbVirtualFinerLevels`.
 pub(crate) fn finest_params(cx: &InitCtx) -> (FinestParams, u32) {
     let d = cx.data();
-    let nr = d.get(N);
+    let nr = d.get(SparseGridData::N);
     let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
-    let levels = d.get(NB_VIRTUAL_FINER_LEVELS).max(0) as u32;
+    let levels = d.get(SparseGridData::NB_VIRTUAL_FINER_LEVELS).max(0) as u32;
     let params = FinestParams {
         n,
-        min: d.get(MIN),
-        max: d.get(MAX),
-        cell_width: d.get(CELL_WIDTH),
-        fill_weighted: d.get(FILL_WEIGHTED),
-        only_inside_cells: d.get(ONLY_INSIDE_CELLS),
+        min: d.get(SparseGridData::MIN),
+        max: d.get(SparseGridData::MAX),
+        cell_width: d.get(SparseGridData::CELL_WIDTH),
+        fill_weighted: d.get(SparseGridData::FILL_WEIGHTED),
+        only_inside_cells: d.get(SparseGridData::ONLY_INSIDE_CELLS),
     };
     (params, levels)
 }
@@ -583,61 +583,53 @@ pub(crate) fn virtual_finest_params(cx: &InitCtx, p: &FinestParams, levels: u32)
     Ok(FinestParams { n: p.n.map(|a| (a - 1) * scale + 1), cell_width: 0.0, only_inside_cells: false, ..*p })
 }
 
-pub(crate) static SPARSE_DATA: &[DataDecl] = &[
-    decl_alias("filename", &["fileTopology"], FileName, "", "surface mesh (.obj) to voxelise"),
-    decl("fillWeighted", Bool, "true", "weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells"),
-    decl("onlyInsideCells", Bool, "false", "keep only the inside cells (drop the boundary cells)"),
-    decl("n", Fixed(3), "2 2 2", "grid resolution: points per axis (at least 2)"),
-    decl("min", Fixed(3), "0 0 0", "min corner of the grid (with max: both zero → the surface's bounding box + 1%)"),
-    decl("max", Fixed(3), "0 0 0", "max corner of the grid"),
-    decl("cellWidth", Real, "0", "if > 0: cell size; the resolution becomes ceil((max-min)/cellWidth)+1"),
-    decl("nbVirtualFinerLevels", Int, "0", "build the grid by coarsening finer virtual grids (better filling coefficients)"),
-    decl("dataResolution", Fixed(3), "0 0 0", "voxel input: dimension of the voxel file (not supported)"),
-    decl("voxelSize", Fixed(3), "1 1 1", "voxel input: size of one voxel (not supported)"),
-    decl("marchingCubeStep", Int, "1", "voxel input: marching-cubes step (not supported)"),
-    decl("convolutionSize", Int, "0", "voxel input: smoothing kernel size (not supported)"),
-    decl("facets", Str, "", "input surface facets (not supported: use a file or position + triangles/quads)"),
-    decl(COEF_DATA[0], Reals, "", "(output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)"),
-    decl(COEF_DATA[1], Reals, "", "(output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)"),
-    decl(LOCATOR_DATA, Reals, "", "(output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper"),
-];
-
-settee_core::data_refs! {
-    pub(crate) static READS;
-    POSITION: Reals = "position";
-    FACETS: Text = "facets";
-    FILENAME: Text = "filename";
-    TRIANGLES: Indices = "triangles";
-    QUADS: Indices = "quads";
-    N: Reals = "n";
-    NB_VIRTUAL_FINER_LEVELS: Int = "nbVirtualFinerLevels";
-    MIN: Vec3 = "min";
-    MAX: Vec3 = "max";
-    CELL_WIDTH: Real = "cellWidth";
-    FILL_WEIGHTED: Bool = "fillWeighted";
-    ONLY_INSIDE_CELLS: Bool = "onlyInsideCells";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SparseGridTopology",
-    description: "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, SPARSE_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SparseGridTopology { mesh: MeshData::default(), grid: None })
-}
+/// The Data of SOFA's `SparseGridTopology` (also the base of `SparseGridRamificationTopology`),
+/// after the mesh topology's.
+#[settee_core::data_group(data = {
+    /// surface mesh (.obj) to voxelise
+    #[alias("fileTopology")]
+    filename: FileName,
+    /// weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells
+    fillWeighted: Bool = "true",
+    /// keep only the inside cells (drop the boundary cells)
+    onlyInsideCells: Bool = "false",
+    /// grid resolution: points per axis (at least 2)
+    n: Fixed(3) as Reals = "2 2 2",
+    /// min corner of the grid (with max: both zero → the surface's bounding box + 1%)
+    min: Fixed(3) = "0 0 0",
+    /// max corner of the grid
+    max: Fixed(3) = "0 0 0",
+    /// if > 0: cell size; the resolution becomes ceil((max-min)/cellWidth)+1
+    cellWidth: Real = "0",
+    /// build the grid by coarsening finer virtual grids (better filling coefficients)
+    nbVirtualFinerLevels: Int = "0",
+    /// voxel input: dimension of the voxel file (not supported)
+    dataResolution: Fixed(3) = "0 0 0",
+    /// voxel input: size of one voxel (not supported)
+    voxelSize: Fixed(3) = "1 1 1",
+    /// voxel input: marching-cubes step (not supported)
+    marchingCubeStep: Int = "1",
+    /// voxel input: smoothing kernel size (not supported)
+    convolutionSize: Int = "0",
+    /// input surface facets (not supported: use a file or position + triangles/quads)
+    facets: Str,
+    /// (output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)
+    stiffnessCoefs: Reals,
+    /// (output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)
+    massCoefs: Reals,
+    /// (output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper
+    cellLocator: Reals,
+})]
+pub struct SparseGridData;
 
 /// The SparseGridTopology component.
+#[component(
+    name = "SparseGridTopology",
+    description = "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
+    roles = [Topology],
+    inherit = [MeshTopologyData, SparseGridData],
+    create = |_| SparseGridTopology { mesh: MeshData::default(), grid: None },
+)]
 pub struct SparseGridTopology {
     mesh: MeshData,
     grid: Option<SparseGrid>,
@@ -670,21 +662,20 @@ impl SparseGridTopology {
     fn publish(&mut self, cx: &mut InitCtx, grid: SparseGrid) {
         self.mesh = MeshData { points: grid.points.clone(), hexahedra: grid.hexahedra.clone(), ..Default::default() };
         let d = cx.data_mut();
-        d.set("n", Value::Reals { arity: 3, v: grid.n.iter().map(|&a| a as f64).collect() });
-        d.set("min", Value::Reals { arity: 3, v: grid.min.to_vec() });
-        d.set("max", Value::Reals { arity: 3, v: grid.max.to_vec() });
-        d.set("position", Value::Reals { arity: 3, v: grid.points.iter().flatten().copied().collect() });
-        d.set("hexahedra", Value::Indices { arity: 8, v: grid.hexahedra.iter().flatten().copied().collect() });
-        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: grid.stiffness_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: grid.mass_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
+        type S = SparseGridData;
+        d.put(S::N, grid.n.iter().map(|&a| a as f64).collect());
+        d.put(S::MIN, grid.min);
+        d.put(S::MAX, grid.max);
+        d.put(MeshTopologyData::POSITION, grid.points.iter().flatten().copied().collect());
+        d.put(MeshTopologyData::HEXAHEDRA, grid.hexahedra.iter().flatten().copied().collect());
+        d.put(S::STIFFNESS_COEFS, grid.stiffness_coefs.iter().map(|&c| c as f64).collect());
+        d.put(S::MASS_COEFS, grid.mass_coefs.iter().map(|&c| c as f64).collect());
+        d.put(S::CELL_LOCATOR, grid.locator().to_reals());
         self.grid = Some(grid);
     }
 }
 
 impl Component for SparseGridTopology {
-    component_any!();
-
     /// SOFA builds the grid at its first use (`getNbPoints` calls `init`), so a mechanical state
     /// declared before it already sees the points: build now when the inputs allow it.
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
@@ -701,9 +692,11 @@ impl Component for SparseGridTopology {
         }
         Ok(())
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+impl Topology for SparseGridTopology {
+    fn mesh(&self) -> &MeshData {
+        &self.mesh
     }
 }
 
@@ -723,6 +716,13 @@ mod tests {
         }
         let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
         Surface { vertices, facets: quads.iter().map(|q| q.to_vec()).collect() }
+    }
+
+    /// The names other crates read the outputs by are Data of the declaration.
+    #[test]
+    fn output_names_are_declared() {
+        assert_eq!(COEF_DATA, [SparseGridData::STIFFNESS_COEFS.name(), SparseGridData::MASS_COEFS.name()]);
+        assert_eq!(LOCATOR_DATA, SparseGridData::CELL_LOCATOR.name());
     }
 
     #[test]

@@ -46,15 +46,13 @@
 
 use std::collections::BTreeSet;
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, MeshData, SimResult};
 
 use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
-use crate::mesh_topology::MESH_DATA;
-use crate::sparse_grid as sg;
+use crate::mesh_topology::MeshTopologyData;
 use crate::sparse_grid::{
-    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams, SparseGrid, Surface, COEF_DATA, LOCATOR_DATA,
-    SPARSE_DATA,
+    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface,
 };
 
 // Neighbour directions, in SOFA's order: UP (y+1) 0, DOWN 1, RIGHT (x+1) 2, LEFT 3,
@@ -538,53 +536,19 @@ impl RamifiedGrid {
     }
 }
 
-static RAMIFICATION_DATA: &[DataDecl] = &[decl(
-    "finestConnectivity",
-    Bool,
-    "true",
-    "test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them",
-)];
-
-const FINEST_CONNECTIVITY: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("finestConnectivity");
-
-/// The sparse grid's references (its surface and grid parameters are read through
-/// [`read_surface`] and [`finest_params`]) and this class's own.
-static READS: &[settee_core::DataUse] = &[
-    sg::POSITION.erased(),
-    sg::FACETS.erased(),
-    sg::FILENAME.erased(),
-    sg::TRIANGLES.erased(),
-    sg::QUADS.erased(),
-    sg::N.erased(),
-    sg::NB_VIRTUAL_FINER_LEVELS.erased(),
-    sg::MIN.erased(),
-    sg::MAX.erased(),
-    sg::CELL_WIDTH.erased(),
-    sg::FILL_WEIGHTED.erased(),
-    sg::ONLY_INSIDE_CELLS.erased(),
-    FINEST_CONNECTIVITY.erased(),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SparseGridRamificationTopology",
-    description: "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, SPARSE_DATA, RAMIFICATION_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SparseGridRamificationTopology { mesh: MeshData::default(), grid: None })
-}
-
-/// The SparseGridRamificationTopology component.
+/// The SparseGridRamificationTopology component. Its surface and grid parameters are read as
+/// the sparse grid's (`read_surface`, `finest_params`).
+#[component(
+    name = "SparseGridRamificationTopology",
+    description = "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
+    roles = [Topology],
+    inherit = [MeshTopologyData, SparseGridData, Self],
+    create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None },
+    data = {
+        /// test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them
+        finestConnectivity: Bool = "true",
+    },
+)]
 pub struct SparseGridRamificationTopology {
     mesh: MeshData,
     grid: Option<RamifiedGrid>,
@@ -600,7 +564,7 @@ impl SparseGridRamificationTopology {
         let surface = read_surface(cx)?;
         let (params, levels) = finest_params(cx);
         let fine = if levels > 0 { virtual_finest_params(cx, &params, levels)? } else { params };
-        let finest_connectivity = cx.data().get(FINEST_CONNECTIVITY);
+        let finest_connectivity = cx.data().get(Self::FINEST_CONNECTIVITY);
         RamifiedGrid::build(&params, &fine, levels, &surface, finest_connectivity).map_err(|e| cx.error(e).hint("check the surface, min/max and n"))
     }
 
@@ -608,21 +572,20 @@ impl SparseGridRamificationTopology {
         let top = grid.top();
         self.mesh = MeshData { points: top.points.clone(), hexahedra: top.hexahedra.clone(), ..Default::default() };
         let d = cx.data_mut();
-        d.set("n", Value::Reals { arity: 3, v: top.n.iter().map(|&a| a as f64).collect() });
-        d.set("min", Value::Reals { arity: 3, v: top.min.to_vec() });
-        d.set("max", Value::Reals { arity: 3, v: top.max.to_vec() });
-        d.set("position", Value::Reals { arity: 3, v: top.points.iter().flatten().copied().collect() });
-        d.set("hexahedra", Value::Indices { arity: 8, v: top.hexahedra.iter().flatten().copied().collect() });
-        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: top.stiffness_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: top.mass_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
+        type S = SparseGridData;
+        d.put(S::N, top.n.iter().map(|&a| a as f64).collect());
+        d.put(S::MIN, top.min);
+        d.put(S::MAX, top.max);
+        d.put(MeshTopologyData::POSITION, top.points.iter().flatten().copied().collect());
+        d.put(MeshTopologyData::HEXAHEDRA, top.hexahedra.iter().flatten().copied().collect());
+        d.put(S::STIFFNESS_COEFS, top.stiffness_coefs.iter().map(|&c| c as f64).collect());
+        d.put(S::MASS_COEFS, top.mass_coefs.iter().map(|&c| c as f64).collect());
+        d.put(S::CELL_LOCATOR, grid.locator().to_reals());
         self.grid = Some(grid);
     }
 }
 
 impl Component for SparseGridRamificationTopology {
-    component_any!();
-
     /// Built at parse time when possible, as [`SparseGridTopology`](crate::SparseGridTopology).
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         if let Ok(g) = self.build(cx) {
@@ -638,9 +601,11 @@ impl Component for SparseGridRamificationTopology {
         }
         Ok(())
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+impl Topology for SparseGridRamificationTopology {
+    fn mesh(&self) -> &MeshData {
+        &self.mesh
     }
 }
 
@@ -648,13 +613,15 @@ impl Component for SparseGridRamificationTopology {
 mod tests {
     use super::*;
 
-    /// The class reads through the sparse grid's readers: it lists all their references.
+    /// The class has the sparse grid's Data (read through the sparse grid's readers), in the same
+    /// order, then its own.
     #[test]
-    fn lists_the_sparse_grid_references() {
-        for r in sg::READS {
-            assert!(READS.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{r:?} is not listed");
-        }
-        assert_eq!(READS.len(), sg::READS.len() + 1);
+    fn has_the_sparse_grid_data() {
+        use settee_core::component::Declared;
+        let names = |c: &settee_core::ComponentClass| c.data.iter().flat_map(|t| t.iter().map(|d| d.name)).collect::<Vec<_>>();
+        let mut sparse = names(<crate::SparseGridTopology as Declared>::CLASSES[0]);
+        sparse.push("finestConnectivity");
+        assert_eq!(names(<SparseGridRamificationTopology as Declared>::CLASSES[0]), sparse);
     }
 
     /// Adds the closed box surface `[lo, hi]` (6 quads).

@@ -10,8 +10,9 @@
 //!   zone; the resident memory at steps 1,000 and 10,000 is printed (it must not grow).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use settee_core::role;
 use settee_core::simulation::animate;
-use settee_core::{Roles, Scene};
+use settee_core::Scene;
 
 /// `scenes/spheres_on_sheet.scn` grown `k` times along x and z: `k`² times the sheet's quads
 /// and spheres, at the same spacing (so the same number of candidate pairs per primitive).
@@ -62,10 +63,10 @@ fn bench_detection(c: &mut Criterion) {
         assert!(k == 1 || !text.contains("n=\"72 1 72\""), "the scene's sheet changed: update the bench");
         let mut scene = load_text(&format!("sheet{k}"), &text);
         steps(&mut scene, 40); // the spheres have landed
-        let pipeline = scene.find_down(Scene::ROOT, Roles::COLLISION_PIPELINE).expect("a pipeline");
+        let pipeline = scene.find_down(Scene::ROOT, role::COLLISION_PIPELINE).expect("a pipeline");
         let label = format!("{}x", k * k);
         group.bench_with_input(BenchmarkId::new("detect", &label), &(), |b, _| {
-            b.iter(|| scene.with_taken(pipeline, |obj, s| obj.collision_pipeline().unwrap().detect(s, pipeline)).unwrap())
+            b.iter(|| scene.with_role::<dyn settee_core::CollisionPipeline, _>(pipeline, |p, s| p.detect(s, pipeline)).unwrap())
         });
         group.bench_with_input(BenchmarkId::new("stage", &label), &(), |b, _| b.iter(|| settee_core::simulation::collision(&mut scene).unwrap()));
     }

@@ -13,8 +13,9 @@
 //! did only measured work.
 
 use settee_collision::components::pipeline::PipelineComponent;
+use settee_core::role;
 use settee_core::simulation::animate;
-use settee_core::{ComponentId, Roles, Scene};
+use settee_core::{ComponentId, Scene};
 use std::time::Instant;
 
 fn sheet_scene(k: usize) -> String {
@@ -42,7 +43,7 @@ fn sheet_scene(k: usize) -> String {
 
 #[inline(never)]
 fn measured_detect(scene: &mut Scene, p: ComponentId) {
-    scene.with_taken(p, |obj, s| obj.collision_pipeline().unwrap().detect(s, p)).unwrap();
+    scene.with_role::<dyn settee_core::CollisionPipeline, _>(p, |pipeline, s| pipeline.detect(s, p)).unwrap();
 }
 
 #[inline(never)]
@@ -80,7 +81,7 @@ fn main() {
 }
 
 fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
-    let p = scene.find_down(Scene::ROOT, Roles::COLLISION_PIPELINE).unwrap();
+    let p = scene.find_down(Scene::ROOT, role::COLLISION_PIPELINE).unwrap();
     if what == "detect" || what == "both" {
         let mut t = Vec::new();
         for _ in 0..reps {
@@ -106,13 +107,10 @@ fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
             for (i, phase) in t.iter_mut().enumerate() {
                 let t0 = Instant::now();
                 scene
-                    .with_taken(p, |obj, s| {
-                        let pipeline = obj.collision_pipeline().unwrap();
-                        match i {
-                            0 => pipeline.reset(s, p),
-                            1 => pipeline.detect(s, p),
-                            _ => pipeline.respond(s, p),
-                        }
+                    .with_role::<dyn settee_core::CollisionPipeline, _>(p, |pipeline, s| match i {
+                        0 => pipeline.reset(s, p),
+                        1 => pipeline.detect(s, p),
+                        _ => pipeline.respond(s, p),
                     })
                     .unwrap();
                 phase.push(t0.elapsed().as_secs_f64() * 1e3);

@@ -16,18 +16,16 @@
 use std::collections::{BTreeMap, HashMap};
 
 use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
-use settee_core::collision::{ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PrimitiveKind, Vec3};
-use settee_core::constraint::ContactSpec;
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PointMapper, PrimitiveKind, Vec3};
+use settee_core::constraint::{ContactConstraint, ContactSpec};
 use settee_core::diag::Diagnostic;
+use settee_core::factory::BaseData;
 use settee_core::mechanics::apply_mapping;
 use settee_core::simulation::init_subtree;
 use settee_core::types::quat_rotate;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, Declared, InitCtx, NodeId, Scene, SimError, SimResult, StateId, VecId};
 
+use super::models::CollisionModelData;
 use super::penalty::PenalityContactForceField;
 use crate::detection::{PairKeyed, StableOrderMap};
 
@@ -49,70 +47,6 @@ pub const RESPONSE_NAMES: &[&str] = &[
 const LAGRANGIAN_RESPONSES: &[&str] =
     &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
-static DATA: &[DataDecl] = &[
-    decl(
-        "response",
-        Str,
-        "",
-        "response created for colliding pairs: PenalityContactForceField, or FrictionContactConstraint / StickContactConstraint (Lagrangian, for FreeMotionAnimationLoop)",
-    ),
-    decl("responseParams", Str, "", "parameters of the responses, `name1=value1&name2=value2`"),
-];
-
-static RULE_DATA: &[DataDecl] = &[
-    decl(
-        "rules",
-        Str,
-        "",
-        "rules `model1 model2 response` (a model by name, `*` for any, or a collision group number); the first match gives the response",
-    ),
-    decl("variables", Str, "", "names of string Data to create; `$name$` in a response is replaced by its value"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    RESPONSE: Text = "response";
-    RESPONSE_PARAMS: Text = "responseParams";
-}
-
-settee_core::data_refs! {
-    static RULE_READS;
-    RULES: Text = "rules";
-    VARIABLES: Text = "variables";
-}
-
-static RULE_ALL: &[settee_core::DataUse] = &[RESPONSE.erased(), RESPONSE_PARAMS.erased(), RULES.erased(), VARIABLES.erased()];
-
-pub static COLLISION_RESPONSE: ComponentClass = ComponentClass {
-    name: "CollisionResponse",
-    description: "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
-    roles: Roles::CONTACT_MANAGER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(false)),
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-pub static RULE_BASED: ComponentClass = ComponentClass {
-    name: "RuleBasedContactManager",
-    description: "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
-    roles: Roles::CONTACT_MANAGER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA, RULE_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(true)),
-    preparse: None,
-    no_src_link: &[],
-    reads: RULE_ALL,
-};
-
 /// What the managers and responses read of a collision model.
 struct ModelInfo {
     kind: PrimitiveKind,
@@ -131,7 +65,7 @@ struct ModelInfo {
 
 fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
     let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
-    let m = e.obj.as_ref().and_then(|o| o.collision_model_ref()).ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
     let g = m.geometry();
     let state_node = m.state().and_then(|s| scene.store.states.get(s)).map_or(e.node, |s| s.node);
     Ok(ModelInfo {
@@ -150,7 +84,7 @@ fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
 }
 
 fn geometry_of(scene: &Scene, id: ComponentId) -> &ModelGeometry {
-    scene.obj(id).collision_model_ref().expect("collision model role").geometry()
+    scene.role::<dyn CollisionModel>(id).expect("collision model role").geometry()
 }
 
 // ----- contact mappers ----------------------------------------------------------------------------
@@ -220,7 +154,7 @@ impl Mapper {
     /// SOFA's `resize`: removes the previous points and sizes the state for `n`.
     fn resize(&mut self, scene: &mut Scene, n: usize) {
         if let Mapper::Barycentric { created: Some((_, s, map)), .. } | Mapper::Rigid { created: Some((_, s, map)), .. } = self {
-            if let Some(pm) = scene.obj_mut(*map).point_mapper() {
+            if let Some(pm) = scene.role_mut::<dyn PointMapper>(*map) {
                 pm.clear_points();
             }
             scene.store.get_mut(*s).resize(n);
@@ -237,7 +171,7 @@ impl Mapper {
             }
             Mapper::Barycentric { model, created: Some((_, _, map)), .. } => {
                 let point = barycentric_point(geometry_of(scene, *model), p, elem)?;
-                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                let pm = scene.role_mut::<dyn PointMapper>(*map).ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 let index = match point {
                     BaryPoint::Line(e, fx) => pm.add_point_in_line(e, fx)?,
                     BaryPoint::Triangle(t, fx, fy) => pm.add_point_in_triangle(t, fx, fy)?,
@@ -254,7 +188,7 @@ impl Mapper {
                 // SOFA's `Quat::inverseRotate` of the point relative to the frame's origin.
                 let cp = p - c;
                 let local = quat_rotate([-q[0], -q[1], -q[2], q[3]], [cp[0], cp[1], cp[2]]);
-                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                let pm = scene.role_mut::<dyn PointMapper>(*map).ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 Ok((pm.add_point_on_frame(elem, local)?, r))
             }
             Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => {
@@ -311,7 +245,7 @@ fn build_mapper_node(
     if let Some(t) = topology {
         scene.set_link_targets(map, "input_topology", vec![t])?;
     }
-    scene.obj_mut(map).point_mapper().ok_or_else(|| SimError::new(format!("{mapping} cannot place points")))?.points_placed_by_code();
+    scene.role_mut::<dyn PointMapper>(map).ok_or_else(|| SimError::new(format!("{mapping} cannot place points")))?.points_placed_by_code();
     init_subtree(scene, node)?;
     Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
 }
@@ -479,7 +413,7 @@ impl PenaltyResponse {
             None => {
                 let s1 = self.mappers.0.create(scene)?;
                 let s2 = self.mappers.1.create(scene)?;
-                let ff = scene.create_component(Scene::ROOT, super::penalty::CLASS.name, Some("Vec3d"), &[("name", &self.name)])?;
+                let ff = scene.create_component(Scene::ROOT, PenalityContactForceField::CLASSES[0].name, Some("Vec3d"), &[("name", &self.name)])?;
                 scene.detach_component(ff);
                 let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
                 scene.set_link_targets(ff, "object1", vec![o1])?;
@@ -488,15 +422,13 @@ impl PenaltyResponse {
                 // `setInteractionTags`), for tag-filtered solvers and visitors.
                 let mut tags: Vec<String> = Vec::new();
                 for o in [o1, o2] {
-                    if let Some(Value::Strings(t)) = scene.entry(o).data.field("tags").map(|f| f.value.clone()) {
-                        for tag in t {
-                            if !tags.contains(&tag) {
-                                tags.push(tag);
-                            }
+                    for tag in scene.entry(o).data.get(BaseData::TAGS) {
+                        if !tags.contains(tag) {
+                            tags.push(tag.clone());
                         }
                     }
                 }
-                scene.entry_mut(ff).data.set("tags", Value::Strings(tags));
+                scene.entry_mut(ff).data.put(BaseData::TAGS, tags);
                 settee_core::simulation::init_components(scene, &[ff])?;
                 self.force_field = Some(ff);
                 ff
@@ -851,8 +783,8 @@ impl LagrangianResponse {
     }
 }
 
-fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut dyn settee_core::constraint::ContactConstraint> {
-    scene.obj_mut(c).contact_constraint().ok_or_else(|| SimError::new("the contact's constraint does not take contacts"))
+fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut (dyn ContactConstraint + 'static)> {
+    scene.role_mut::<dyn ContactConstraint>(c).ok_or_else(|| SimError::new("the contact's constraint does not take contacts"))
 }
 
 /// The response object of a pair of models.
@@ -980,6 +912,34 @@ enum RuleSide {
 }
 
 /// `CollisionResponse` and `RuleBasedContactManager`.
+#[component(
+    roles = [ContactManager],
+    data = {
+        /// response created for colliding pairs: PenalityContactForceField, or
+        /// FrictionContactConstraint / StickContactConstraint (Lagrangian, for
+        /// FreeMotionAnimationLoop)
+        response: Str,
+        /// parameters of the responses, `name1=value1&name2=value2`
+        responseParams: Str,
+    },
+    class(
+        name = "CollisionResponse",
+        description = "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
+        create = |_| ContactManagerComponent::new(false),
+    ),
+    class(
+        name = "RuleBasedContactManager",
+        description = "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
+        create = |_| ContactManagerComponent::new(true),
+        data = {
+            /// rules `model1 model2 response` (a model by name, `*` for any, or a collision group
+            /// number); the first match gives the response
+            rules: Str,
+            /// names of string Data to create; `$name$` in a response is replaced by its value
+            variables: Str,
+        },
+    ),
+)]
 pub struct ContactManagerComponent {
     rule_based: bool,
     response: String,
@@ -1102,14 +1062,12 @@ impl ContactManagerComponent {
 }
 
 impl Component for ContactManagerComponent {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.response = d.get(RESPONSE).trim().to_string();
-        self.params = d.get(RESPONSE_PARAMS).trim().to_string();
+        self.response = d.get(Self::RESPONSE).trim().to_string();
+        self.params = d.get(Self::RESPONSE_PARAMS).trim().to_string();
         if self.rule_based {
-            let words: Vec<String> = d.get(RULES).split_whitespace().map(str::to_string).collect();
+            let words: Vec<String> = d.get(Self::RULES).split_whitespace().map(str::to_string).collect();
             // Triplets until the stream runs out; an incomplete one is dropped, as SOFA reads it.
             for w in words.chunks_exact(3) {
                 let side = |s: &str| -> RuleSide {
@@ -1121,7 +1079,7 @@ impl Component for ContactManagerComponent {
                 };
                 self.rules.push((side(&w[0]), side(&w[1]), w[2].clone()));
             }
-            for v in d.get(VARIABLES).split_whitespace() {
+            for v in d.get(Self::VARIABLES).split_whitespace() {
                 self.variables.insert(v.to_string(), String::new());
             }
         }
@@ -1149,10 +1107,6 @@ impl Component for ContactManagerComponent {
             )));
         }
         Ok(())
-    }
-
-    fn contact_manager(&mut self) -> Option<&mut dyn ContactManager> {
-        Some(self)
     }
 }
 
@@ -1244,8 +1198,12 @@ impl ContactManager for ContactManagerComponent {
                 }
             }
         }
+        // Collision models of any class; those without the shared Data have no count to show.
         for (m, n) in counts {
-            scene.entry_mut(m).data.set("numberOfContacts", Value::Int(n));
+            let data = &mut scene.entry_mut(m).data;
+            if data.has(CollisionModelData::NUMBER_OF_CONTACTS) {
+                data.put(CollisionModelData::NUMBER_OF_CONTACTS, n);
+            }
         }
         Ok(())
     }
@@ -1253,6 +1211,5 @@ impl ContactManager for ContactManagerComponent {
 
 /// Registers the contact managers and the penalty force field.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&COLLISION_RESPONSE);
-    f.register(&RULE_BASED);
+    f.add::<ContactManagerComponent>();
 }

@@ -8,42 +8,32 @@
 //! solve.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
-use super::{check_indices, coord, quat, quat_inverse, sub, to_euler_vector, v3, RowWriter, LAW_BASE, SINGLE_LINKS};
+use super::{check_indices, coord, quat, quat_inverse, sub, to_euler_vector, v3, LawData, RowWriter};
 use crate::resolution::{Bilateral3DofResolution, BilateralNDofResolution};
 use settee_core::types::quat_mul;
 
-static DATA: &[DataDecl] = &[decl("indices", Indices, "", "Indices of points to fix"), decl("fixAll", Bool, "false", "If true, fix all points")];
-
-settee_core::data_refs! {
-    static READS;
-    INDICES: Indices = "indices";
-    FIX_ALL: Bool = "fixAll";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FixedLagrangianConstraint",
-    description: "Lagrangian-based fixation of DOFs of the model.",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[LAW_BASE, DATA],
-    links: SINGLE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FixedLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec3)))
-}
-
+#[component(
+    name = "FixedLagrangianConstraint",
+    description = "Lagrangian-based fixation of DOFs of the model.",
+    roles = [ConstraintLaw],
+    templates = ["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| FixedLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [LawData],
+    data = {
+        /// Indices of points to fix
+        indices: Indices,
+        /// If true, fix all points
+        fixAll: Bool = "false",
+    },
+    links = {
+        /// the constrained state (default: the node's)
+        mstate: settee_core::role::MechanicalState,
+    },
+)]
 pub struct FixedLagrangianConstraint {
     layout: Layout,
     state: Option<StateId>,
@@ -101,14 +91,12 @@ impl FixedLagrangianConstraint {
 
     fn read_data(&mut self, cx: &InitCtx) {
         let d = cx.data();
-        self.indices = d.get(INDICES).to_vec();
-        self.fix_all = d.get(FIX_ALL);
+        self.indices = d.get(Self::INDICES).to_vec();
+        self.fix_all = d.get(Self::FIX_ALL);
     }
 }
 
 impl Component for FixedLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = cx.state_layout(s);
@@ -139,10 +127,6 @@ impl Component for FixedLagrangianConstraint {
     fn animate_begin(&mut self, scene: &mut Scene, _me: settee_core::ComponentId) -> SimResult {
         self.refresh_rest(scene);
         Ok(())
-    }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
     }
 }
 

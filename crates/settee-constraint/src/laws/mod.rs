@@ -11,10 +11,8 @@
 
 use std::collections::HashMap;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{ConstraintRows, DataDecl, InitCtx, LinkDecl, Roles, SimError, SimResult, StateId};
+use settee_core::{data_group, ConstraintRows, InitCtx, SimError, SimResult, StateId};
 
 pub mod bilateral;
 pub mod fixed;
@@ -32,29 +30,25 @@ pub use unilateral::{ContactBlockInfo, UnilateralContact, UnilateralLagrangianCo
 
 /// Registers the classes of this module.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&fixed::CLASS);
-    f.register(&bilateral::CLASS);
-    f.register(&uniform::CLASS);
-    f.register(&sliding::CLASS);
-    f.register(&unilateral::CLASS);
-    f.register(&stopper::CLASS);
+    f.add::<FixedLagrangianConstraint>();
+    f.add::<BilateralLagrangianConstraint>();
+    f.add::<UniformLagrangianConstraint>();
+    f.add::<SlidingLagrangianConstraint>();
+    f.add::<UnilateralLagrangianConstraint>();
+    f.add::<StopperLagrangianConstraint>();
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
-pub(crate) static LAW_BASE: &[DataDecl] = &[
-    decl("group", Int, "0", "ID of the group containing this constraint (solver filtering)"),
-    decl("constraintIndex", Int, "0", "index of the constraint's first row (set by the solver at each build)"),
-    decl("endTime", Real, "-1", "the constraint stops acting after the given value (-1: never); not consulted by the constraint visitors"),
-];
-
-/// Link of a single-state law.
-pub(crate) static SINGLE_LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "the constrained state (default: the node's)")];
-
-/// Links of a pair law.
-pub(crate) static PAIR_LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-];
+#[data_group(data = {
+    /// ID of the group containing this constraint (solver filtering)
+    group: Int = "0",
+    /// index of the constraint's first row (set by the solver at each build)
+    constraintIndex: Int = "0",
+    /// the constraint stops acting after the given value (-1: never); not consulted by the
+    /// constraint visitors
+    endTime: Real = "-1",
+})]
+pub struct LawData;
 
 /// The two states of a pair law: `object1`/`object2` when set, else the node's state (SOFA's
 /// default link `@./`).

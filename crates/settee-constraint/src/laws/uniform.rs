@@ -7,49 +7,33 @@
 //! one bilateral row block per row, otherwise one block over all rows solved exactly.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
-use super::{RowWriter, LAW_BASE, SINGLE_LINKS};
+use super::{LawData, RowWriter};
 use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
-static DATA: &[DataDecl] = &[
-    decl("iterative", Bool, "true", "Iterate over the bilateral constraints, otherwise a block factorisation is computed."),
-    decl(
-        "constrainToRestPos",
-        Bool,
-        "false",
-        "if false, constrains the pos to be zero / if true constraint the current position to stay at rest position",
-    ),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ITERATIVE: Bool = "iterative";
-    CONSTRAIN_TO_REST_POS: Bool = "constrainToRestPos";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UniformLagrangianConstraint",
-    description: "A constraint equation applied on all dofs.",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec1d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[LAW_BASE, DATA],
-    links: SINGLE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)))
-}
-
+#[component(
+    name = "UniformLagrangianConstraint",
+    description = "A constraint equation applied on all dofs.",
+    roles = [ConstraintLaw],
+    templates = ["Vec1d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    create = |args| UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)),
+    inherit = [LawData],
+    data = {
+        /// Iterate over the bilateral constraints, otherwise a block factorisation is computed.
+        iterative: Bool = "true",
+        /// if false, constrains the pos to be zero / if true constraint the current position to
+        /// stay at rest position
+        constrainToRestPos: Bool = "false",
+    },
+    links = {
+        /// the constrained state (default: the node's)
+        mstate: MechanicalState,
+    },
+)]
 pub struct UniformLagrangianConstraint {
     layout: Layout,
     state: Option<StateId>,
@@ -94,8 +78,6 @@ impl UniformLagrangianConstraint {
 }
 
 impl Component for UniformLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = cx.state_layout(s);
@@ -104,8 +86,8 @@ impl Component for UniformLagrangianConstraint {
         }
         self.state = Some(s);
         let d = cx.data();
-        self.iterative = d.get(ITERATIVE);
-        self.constrain_to_rest = d.get(CONSTRAIN_TO_REST_POS);
+        self.iterative = d.get(Self::ITERATIVE);
+        self.constrain_to_rest = d.get(Self::CONSTRAIN_TO_REST_POS);
         self.refresh_rest(cx.scene);
         Ok(())
     }
@@ -118,10 +100,6 @@ impl Component for UniformLagrangianConstraint {
     fn animate_begin(&mut self, scene: &mut Scene, _me: settee_core::ComponentId) -> SimResult {
         self.refresh_rest(scene);
         Ok(())
-    }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
     }
 }
 

@@ -713,40 +713,35 @@ impl ImprovedJacobi {
         }
     }
 }
-settee_core::data_refs! {
-    pub static IJ_READS;
-    MAX_ITERATIONS: Int = "maxIterations";
-    TOLERANCE: Real = "tolerance";
-    SOR: Real = "sor";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-    SCALE_TOLERANCE: Bool = "scaleTolerance";
-    ALL_VERIFIED: Bool = "allVerified";
-    COMPUTE_GRAPHS: Bool = "computeGraphs";
-    COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
-    USE_SVD: Bool = "useSVDForRegularization";
-    USE_SPECTRAL_CORRECTION: Bool = "useSpectralCorrection";
-    SPECTRAL_CORRECTION_FACTOR: Real = "spectralCorrectionFactor";
-    USE_CONJUGATE_RESIDUE: Bool = "useConjugateResidue";
-    CONJUGATE_RESIDUE_SPEED_FACTOR: Real = "conjugateResidueSpeedFactor";
-    SAFEGUARD: Bool = "safeguard";
-}
-
-pub static IJ_DATA: &[settee_core::DataDecl] = &[
-    settee_core::data::decl("useSpectralCorrection", settee_core::data::DataKind::Bool, "false", "If set to true, the residual fed to the block solves is scaled by spectralCorrectionFactor*min(1, 1.8/|eigenvalue|²max)"),
-    settee_core::data::decl("spectralCorrectionFactor", settee_core::data::DataKind::Real, "1", "Factor used to modulate the spectral correction"),
-    settee_core::data::decl("useConjugateResidue", settee_core::data::DataKind::Bool, "false", "If set to true, beta*(lambda^i - lambda^(i-1)) is added after each block solve, beta = min(1, (i/maxIterations)^conjugateResidueSpeedFactor)"),
-    settee_core::data::decl("conjugateResidueSpeedFactor", settee_core::data::DataKind::Real, "10", "Factor used to modulate the speed in which beta used in the conjugate residue part reaches 1.0. The higher the value, the slower the reach."),
-    settee_core::data::decl("safeguard", settee_core::data::DataKind::Bool, "false", "Settee only: solve with the safeguarded iteration (step from a power-iteration estimate of the spectral radius, momentum with restart, step halving on growth) instead of SOFA's; without it SOFA's iterate is used and abandoned for the safeguarded one only when it diverges"),
-];
+/// ImprovedJacobiConstraintSolver's own Data, after the generic and the built solvers' ones.
+#[settee_core::data_group(data = {
+    /// If set to true, the residual fed to the block solves is scaled by
+    /// spectralCorrectionFactor*min(1, 1.8/|eigenvalue|²max)
+    useSpectralCorrection: Bool = "false",
+    /// Factor used to modulate the spectral correction
+    spectralCorrectionFactor: Real = "1",
+    /// If set to true, beta*(lambda^i - lambda^(i-1)) is added after each block solve, beta =
+    /// min(1, (i/maxIterations)^conjugateResidueSpeedFactor)
+    useConjugateResidue: Bool = "false",
+    /// Factor used to modulate the speed in which beta used in the conjugate residue part reaches
+    /// 1.0. The higher the value, the slower the reach.
+    conjugateResidueSpeedFactor: Real = "10",
+    /// Settee only: solve with the safeguarded iteration (step from a power-iteration estimate of
+    /// the spectral radius, momentum with restart, step halving on growth) instead of SOFA's;
+    /// without it SOFA's iterate is used and abandoned for the safeguarded one only when it
+    /// diverges
+    safeguard: Bool = "false",
+})]
+pub struct ImprovedJacobiData;
 
 impl SolverMethod for ImprovedJacobi {
     fn read_data(&mut self, d: &DataSet) {
         self.options = ImprovedJacobiOptions {
-            use_spectral_correction: d.get(USE_SPECTRAL_CORRECTION),
-            spectral_correction_factor: d.get(SPECTRAL_CORRECTION_FACTOR),
-            use_conjugate_residue: d.get(USE_CONJUGATE_RESIDUE),
-            conjugate_residue_speed_factor: d.get(CONJUGATE_RESIDUE_SPEED_FACTOR),
-            safeguard: d.get(SAFEGUARD),
+            use_spectral_correction: d.get(ImprovedJacobiData::USE_SPECTRAL_CORRECTION),
+            spectral_correction_factor: d.get(ImprovedJacobiData::SPECTRAL_CORRECTION_FACTOR),
+            use_conjugate_residue: d.get(ImprovedJacobiData::USE_CONJUGATE_RESIDUE),
+            conjugate_residue_speed_factor: d.get(ImprovedJacobiData::CONJUGATE_RESIDUE_SPEED_FACTOR),
+            safeguard: d.get(ImprovedJacobiData::SAFEGUARD),
         };
     }
     fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {

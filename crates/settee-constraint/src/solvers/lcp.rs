@@ -20,15 +20,12 @@ use std::collections::{BTreeMap, HashMap};
 use settee_core::constraint::{
     build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
-use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::diag::Diagnostic;
 use settee_core::mechanics::MechScope;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, TemplateRule,
-    VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
 
 use super::generic::UnbuiltOps;
+use crate::corrections::WithCorrection;
 use crate::laws::UnilateralLagrangianConstraint;
 
 /// What an LCP kernel reports.
@@ -445,64 +442,6 @@ impl ForceHistory {
 // ---------------------------------------------------------------------------------------------
 // The component.
 
-static DATA: &[DataDecl] = &[
-    decl("displayDebug", Bool, "false", "Display debug information."),
-    decl("initial_guess", Bool, "true", "activate LCP results history to improve its resolution performances."),
-    decl("build_lcp", Bool, "true", "LCP is not fully built to increase performance in some case."),
-    decl("tolerance", Real, "0.001", "residual error threshold for termination of the Gauss-Seidel algorithm"),
-    decl("maxIt", Int, "1000", "maximal number of iterations of the Gauss-Seidel algorithm"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-    decl("mu", Real, "0.6", "Friction coefficient"),
-    decl("minW", Real, "0", "If not zero, constraints whose self-compliance (i.e. the corresponding value on the diagonal of W) is smaller than this threshold will be ignored"),
-    decl("maxF", Real, "0", "If not zero, constraints whose response force becomes larger than this threshold will be ignored"),
-    decl("multi_grid", Bool, "false", "removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported"),
-    decl("multi_grid_levels", Int, "2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_method", Int, "0", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_spatial_step", Real, "0.2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_local_levels", Int, "2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("constraintForces", Reals, "", "OUTPUT: constraint forces (stored only if computeConstraintForces=True)"),
-    decl("computeConstraintForces", Bool, "false", "enable the storage of the constraintForces."),
-    decl("group", Indices, "0", "list of ID of groups of constraints to be handled by this solver."),
-    decl("graph", Reals, "", "OUTPUT: residual error at each iteration of the last solve (SOFA's graph \"Error\")"),
-    decl("graphViolation", Reals, "", "OUTPUT: sum of the negative normal violations at each iteration of the last built friction solve (SOFA's graph \"Violation\")"),
-    decl("showCellWidth", Real, "0", "Distance between each constraint cells (drawing only)"),
-    decl("showTranslation", Fixed(3), "0 0 0", "Position of the first cell (drawing only)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    DISPLAY_DEBUG: Bool = "displayDebug";
-    INITIAL_GUESS: Bool = "initial_guess";
-    BUILD_LCP: Bool = "build_lcp";
-    TOLERANCE: Real = "tolerance";
-    MAX_IT: Int = "maxIt";
-    REGULARIZATION: Real = "regularizationTerm";
-    MU: Real = "mu";
-    MIN_W: Real = "minW";
-    MAX_F: Real = "maxF";
-    MULTI_GRID: Bool = "multi_grid";
-    COMPUTE_FORCES: Bool = "computeConstraintForces";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LCPConstraintSolver",
-    description: "A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.",
-    roles: Roles::CONSTRAINT_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LcpConstraintSolver::default())
-}
-
 /// The solver's settings for one step.
 #[derive(Clone, Copy, Debug)]
 struct Settings {
@@ -518,6 +457,59 @@ struct Settings {
 }
 
 /// SOFA's `LCPConstraintSolver`.
+#[component(
+    name = "LCPConstraintSolver",
+    description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.",
+    roles = [ConstraintSolver],
+    data = {
+        /// Display debug information.
+        displayDebug: Bool = "false",
+        /// activate LCP results history to improve its resolution performances.
+        initial_guess: Bool = "true",
+        /// LCP is not fully built to increase performance in some case.
+        build_lcp: Bool = "true",
+        /// residual error threshold for termination of the Gauss-Seidel algorithm
+        tolerance: Real = "0.001",
+        /// maximal number of iterations of the Gauss-Seidel algorithm
+        maxIt: Int = "1000",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+        /// Friction coefficient
+        mu: Real = "0.6",
+        /// If not zero, constraints whose self-compliance (i.e. the corresponding value on the
+        /// diagonal of W) is smaller than this threshold will be ignored
+        minW: Real = "0",
+        /// If not zero, constraints whose response force becomes larger than this threshold will be
+        /// ignored
+        maxF: Real = "0",
+        /// removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported
+        multi_grid: Bool = "false",
+        /// removed from SOFA (multigrid resolution): ignored
+        multi_grid_levels: Int = "2",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_method: Int = "0",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_spatial_step: Real = "0.2",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_local_levels: Int = "2",
+        /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
+        constraintForces: Reals,
+        /// enable the storage of the constraintForces.
+        computeConstraintForces: Bool = "false",
+        /// list of ID of groups of constraints to be handled by this solver.
+        group: Indices = "0",
+        /// OUTPUT: residual error at each iteration of the last solve (SOFA's graph "Error")
+        graph: Reals,
+        /// OUTPUT: sum of the negative normal violations at each iteration of the last built friction
+        /// solve (SOFA's graph "Violation")
+        graphViolation: Reals,
+        /// Distance between each constraint cells (drawing only)
+        showCellWidth: Real = "0",
+        /// Position of the first cell (drawing only)
+        showTranslation: Fixed(3) = "0 0 0",
+    },
+)]
 #[derive(Default)]
 pub struct LcpConstraintSolver {
     id: Option<ComponentId>,
@@ -542,15 +534,15 @@ impl LcpConstraintSolver {
         let me = self.id.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         let d = &scene.components[me].data;
         Ok(Settings {
-            initial_guess: d.get(INITIAL_GUESS),
-            build_lcp: d.get(BUILD_LCP),
-            tolerance: d.get(TOLERANCE),
-            max_it: d.get(MAX_IT).max(0) as usize,
-            regularization: d.get(REGULARIZATION),
-            mu: d.get(MU),
-            min_w: d.get(MIN_W),
-            max_f: d.get(MAX_F),
-            compute_forces: d.get(COMPUTE_FORCES),
+            initial_guess: d.get(Self::INITIAL_GUESS),
+            build_lcp: d.get(Self::BUILD_LCP),
+            tolerance: d.get(Self::TOLERANCE),
+            max_it: d.get(Self::MAX_IT).max(0) as usize,
+            regularization: d.get(Self::REGULARIZATION_TERM),
+            mu: d.get(Self::MU),
+            min_w: d.get(Self::MIN_W),
+            max_f: d.get(Self::MAX_F),
+            compute_forces: d.get(Self::COMPUTE_CONSTRAINT_FORCES),
         })
     }
 
@@ -567,7 +559,7 @@ impl LcpConstraintSolver {
         }
         for c in self.live_corrections(scene) {
             scene
-                .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                .with_correction(c, |corr, scene| match corr {
                     Some(cc) => cc.reset_contact_force(scene),
                     None => Ok(()),
                 })
@@ -588,7 +580,7 @@ impl LcpConstraintSolver {
             for c in self.live_corrections(scene) {
                 let w = &mut self.problem.w;
                 scene
-                    .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                    .with_correction(c, |corr, scene| match corr {
                         Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
                         None => Ok(()),
                     })
@@ -648,10 +640,10 @@ impl LcpConstraintSolver {
         }
         let me = self.id.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         let data = &mut scene.components[me].data;
-        data.set("graph", Value::Reals { arity: 1, v: self.outcome.errors.clone() });
-        data.set("graphViolation", Value::Reals { arity: 1, v: self.outcome.violations.clone() });
+        data.put(Self::GRAPH, self.outcome.errors.clone());
+        data.put(Self::GRAPH_VIOLATION, self.outcome.violations.clone());
         if s.compute_forces {
-            data.set("constraintForces", Value::Reals { arity: 1, v: self.problem.lambda.clone() });
+            data.put(Self::CONSTRAINT_FORCES, self.problem.lambda.clone());
         }
         Ok(())
     }
@@ -667,7 +659,7 @@ impl LcpConstraintSolver {
         let corrections = self.live_corrections(scene);
         for &c in &corrections {
             let f = &self.problem.lambda;
-            scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, &mut sequence),
                 None => Ok(()),
             })?;
@@ -681,8 +673,7 @@ impl LcpConstraintSolver {
                 if cclist[row].len() == 2 {
                     break;
                 }
-                let has =
-                    scene.with_taken(cc, |obj, scene| Ok(obj.constraint_correction().is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
+                let has = scene.with_correction(cc, |corr, scene| Ok(corr.is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
                 if has {
                     cclist[row].push(cc);
                 }
@@ -708,7 +699,7 @@ impl LcpConstraintSolver {
             let row = c * step;
             for &cc in &cclist[row] {
                 let w = &mut self.wdiag;
-                scene.with_taken(cc, |obj, scene| match obj.constraint_correction() {
+                scene.with_correction(cc, |corr, scene| match corr {
                     Some(corr) => corr.add_block_diagonal_compliance(scene, cp, w, row, row + nb - 1),
                     None => Ok(()),
                 })?;
@@ -739,7 +730,7 @@ impl LcpConstraintSolver {
             }
             let lambda = &self.problem.lambda;
             scene
-                .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                .with_correction(c, |corr, scene| match corr {
                     Some(cc) => cc.apply_contact_force(scene, cp, lambda),
                     None => Ok(()),
                 })
@@ -786,7 +777,7 @@ struct LcpSceneOps<'a> {
 impl UnbuiltOps for LcpSceneOps<'_> {
     fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         for &c in &self.cclist[block] {
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
                 None => Ok(()),
             })?;
@@ -795,7 +786,7 @@ impl UnbuiltOps for LcpSceneOps<'_> {
     }
     fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
         for &c in &self.cclist[block] {
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
                 None => Ok(()),
             })?;
@@ -805,14 +796,12 @@ impl UnbuiltOps for LcpSceneOps<'_> {
 }
 
 impl Component for LcpConstraintSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.id = Some(cx.id);
         self.node = Some(cx.node());
         self.corrections = settee_core::constraint::constraint_corrections(cx.scene, cx.node());
         let d = cx.data();
-        let (max_it, multi_grid, debug) = (d.get(MAX_IT), d.get(MULTI_GRID), d.get(DISPLAY_DEBUG));
+        let (max_it, multi_grid, debug) = (d.get(Self::MAX_IT), d.get(Self::MULTI_GRID), d.get(Self::DISPLAY_DEBUG));
         if max_it < 0 {
             return Err(cx.error("maxIt must not be negative"));
         }
@@ -823,10 +812,6 @@ impl Component for LcpConstraintSolver {
             cx.warn("displayDebug=true is not supported (in SOFA it re-solves an unbuilt problem with the built kernel): ignored");
         }
         Ok(())
-    }
-
-    fn constraint_solver(&mut self) -> Option<&mut dyn ConstraintSolver> {
-        Some(self)
     }
 }
 

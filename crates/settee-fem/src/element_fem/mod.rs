@@ -16,11 +16,9 @@ pub mod kernel;
 
 use rayon::prelude::*;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::role::Topology;
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
+    component, Component, CreateArgs, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId,
 };
 
 use crate::hexa::{Mat3, Vec3};
@@ -28,94 +26,51 @@ use crate::tetra::{DEFAULT_POISSON, DEFAULT_YOUNG};
 use crate::tetra_common::{material_lists, per_element};
 use kernel::{ElementShape, RotationMethod};
 
-const COMMON_DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl(
-        "computeForceStrategy",
-        Options(&["parallel", "sequenced"]),
-        "parallel",
-        "element loop of addForce: \"parallel\" or \"sequenced\" (same numbers either way)",
-    ),
-    decl(
-        "computeForceDerivStrategy",
-        Options(&["parallel", "sequenced"]),
-        "parallel",
-        "element loop of addDForce: \"parallel\" or \"sequenced\" (same numbers either way)",
-    ),
-    decl("elementSpace", Real, "0.125", "space between the drawn elements (rendering only)"),
-    decl("elementStiffness", Reals, "", "output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINEAR_DATA: &[DataDecl] = COMMON_DATA;
-
-static COROTATIONAL_DATA: &[DataDecl] = &[decl(
-    "rotationMethod",
-    Str,
-    "",
-    "element rotation: \"stable_polar\", \"polar\", \"identity\", or the element's own frame, \"triangle\" (tetrahedra) / \"hexahedron\" (hexahedra), which is the default; an index 0-3 selects in that order",
-)];
-
-settee_core::data_refs! {
-    static LINEAR_READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-/// The corotational force field reads `rotationMethod` too.
-const ROTATION_METHOD: settee_core::DataRef<settee_core::data_ref::Text> = settee_core::DataRef::new("rotationMethod");
-static COROTATIONAL_READS: &[settee_core::DataUse] =
-    &[YOUNG_MODULUS.erased(), POISSON_RATIO.erased(), RAYLEIGH_STIFFNESS.erased(), ROTATION_METHOD.erased()];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose elements are used (default: the context topology)")];
-
-const TEMPLATES: &[&str] = &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"];
-
-pub static LINEAR_CLASS: ComponentClass = ComponentClass {
-    name: "LinearSmallStrainFEMForceField",
-    description: "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
-    roles: Roles::FORCE_FIELD,
-    templates: TEMPLATES,
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[LINEAR_DATA],
-    links: LINKS,
-    create: create_linear,
-    preparse: None,
-    no_src_link: &[],
-    reads: LINEAR_READS,
-};
-
-pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
-    name: "CorotationalFEMForceField",
-    description: "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
-    roles: Roles::FORCE_FIELD,
-    templates: TEMPLATES,
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[COMMON_DATA, COROTATIONAL_DATA],
-    links: LINKS,
-    create: create_corotational,
-    preparse: None,
-    no_src_link: &[],
-    reads: COROTATIONAL_READS,
-};
-
 fn shape_of(args: &CreateArgs) -> ElementShape {
     ElementShape::from_template(args.template).unwrap_or(ElementShape::Tetrahedron)
 }
 
-fn create_linear(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ElementFEMForceField::new(shape_of(args), false))
-}
-
-fn create_corotational(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ElementFEMForceField::new(shape_of(args), true))
-}
-
 /// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+    default_template = "Vec3d,Tetrahedron",
+    template_rule = FromState,
+    data = {
+        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+        youngModulus: Reals = "5000",
+        /// Poisson's ratio in [0, 0.5), per element like youngModulus
+        poissonRatio: Reals = "0.45",
+        /// element loop of addForce: "parallel" or "sequenced" (same numbers either way)
+        computeForceStrategy: Options("parallel", "sequenced") = "parallel",
+        /// element loop of addDForce: "parallel" or "sequenced" (same numbers either way)
+        computeForceDerivStrategy: Options("parallel", "sequenced") = "parallel",
+        /// space between the drawn elements (rendering only)
+        elementSpace: Real = "0.125",
+        /// output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)
+        elementStiffness: Reals,
+        /// Rayleigh damping coefficient related to stiffness (> 0)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose elements are used (default: the context topology)
+        topology: Topology,
+    },
+    class(
+        name = "LinearSmallStrainFEMForceField",
+        description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
+        create = |args| ElementFEMForceField::new(shape_of(args), false),
+    ),
+    class(
+        name = "CorotationalFEMForceField",
+        description = "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
+        create = |args| ElementFEMForceField::new(shape_of(args), true),
+        data = {
+            /// element rotation: "stable_polar", "polar", "identity", or the element's own frame, "triangle" (tetrahedra) / "hexahedron" (hexahedra), which is the default; an index 0-3 selects in that order
+            rotationMethod: Str,
+        },
+    ),
+)]
 pub struct ElementFEMForceField {
     shape: ElementShape,
     corotational: bool,
@@ -219,8 +174,6 @@ fn gather(x: &[f64], nodes: &[usize]) -> [Vec3; 8] {
 }
 
 impl Component for ElementFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -229,7 +182,7 @@ impl Component for ElementFEMForceField {
                 .hint("attach the force field to a Vec3d MechanicalObject"));
         }
         if self.corotational {
-            let text = cx.data().get(ROTATION_METHOD).to_string();
+            let text = cx.data().get(Self::ROTATION_METHOD).to_string();
             self.rotation_method = if text.trim().is_empty() {
                 RotationMethod::default_for(self.shape)
             } else {
@@ -240,7 +193,7 @@ impl Component for ElementFEMForceField {
                 })?
             };
             let name = self.rotation_method.sofa_name();
-            cx.data_mut().set("rotationMethod", Value::Str(name.to_string()));
+            cx.data_mut().put(Self::ROTATION_METHOD, name.to_string());
         }
         let mesh = cx.require_mesh()?;
         let n = self.shape.nodes();
@@ -262,8 +215,8 @@ impl Component for ElementFEMForceField {
         if rest.len() < 3 * ndofs {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {ndofs} DOFs", rest.len() / 3)));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
-        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
+        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
 
         let shape = self.shape;
         let rest_nodes: Vec<Vec3> = elements.iter().map(|&i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]).collect();
@@ -295,11 +248,9 @@ impl Component for ElementFEMForceField {
         self.rest = rest_nodes;
         self.state = Some(s);
         self.nb_dofs = ndofs;
-        cx.data_mut().set("elementStiffness", Value::Reals { arity: d * d, v: self.stiffness.clone() });
+        cx.data_mut().put(Self::ELEMENT_STIFFNESS, self.stiffness.clone());
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for ElementFEMForceField {

@@ -20,57 +20,12 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use crate::hexa::{mat_vec, Mat3, Vec3};
 use crate::tetra::{cross, dot, sub};
 use material::{Material, Prepared, Strain, Sym, MATERIAL_NAMES};
-
-static DATA: &[DataDecl] = &[
-    decl("matrixRegularization", Bool, "false", "regularisation of the stiffness matrix (not used by the force and its differential)"),
-    decl(
-        "materialName",
-        Options(MATERIAL_NAMES),
-        "ArrudaBoyce",
-        "material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented",
-    ),
-    decl("ParameterSet", Reals, "", "the material parameters, in the order given for materialName"),
-    decl("AnisotropyDirections", Coords, "", "fibre directions of anisotropic materials (unused by the isotropic materials)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (and edges) are used (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    MATERIAL_NAME: Text = "materialName";
-    PARAMETER_SET: Reals = "ParameterSet";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TetrahedronHyperelasticityFEMForceField",
-    description: "Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TetrahedronHyperelasticityFEMForceField::default())
-}
 
 /// Local edges of a tetrahedron (SOFA's `edgesInTetrahedronArray`).
 pub const LOCAL_EDGES: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
@@ -183,6 +138,30 @@ pub fn element_edge_tangents(rest: &HyperRest, material: &Material, st: &HyperSt
 }
 
 /// The force field.
+#[component(
+    name = "TetrahedronHyperelasticityFEMForceField",
+    description = "Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// regularisation of the stiffness matrix (not used by the force and its differential)
+        matrixRegularization: Bool = "false",
+        /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
+        materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
+        /// the material parameters, in the order given for materialName
+        ParameterSet: Reals,
+        /// fibre directions of anisotropic materials (unused by the isotropic materials)
+        AnisotropyDirections: Coords,
+        /// Rayleigh damping coefficient related to stiffness (> 0)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose tetrahedra (and edges) are used (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct TetrahedronHyperelasticityFEMForceField {
     state: Option<StateId>,
@@ -283,8 +262,6 @@ pub fn edges_from_tetrahedra(tetrahedra: &[[usize; 4]]) -> Vec<[usize; 2]> {
 }
 
 impl Component for TetrahedronHyperelasticityFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
@@ -293,9 +270,9 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
                 .hint("attach the force field to a Vec3d MechanicalObject"));
         }
         let d = cx.data();
-        let name = d.get(MATERIAL_NAME).to_string();
-        let params = d.get(PARAMETER_SET).to_vec();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let name = d.get(Self::MATERIAL_NAME).to_string();
+        let params = d.get(Self::PARAMETER_SET).to_vec();
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let material = Material::from_sofa(&name, &params).map_err(|e| {
             cx.error(e.to_string()).hint(
                 "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
@@ -349,8 +326,6 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
         *self.tangent.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TetrahedronHyperelasticityFEMForceField {

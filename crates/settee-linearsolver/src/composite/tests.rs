@@ -4,37 +4,26 @@
 use std::path::Path;
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::{
-    component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceIo, InitCtx, MatrixAccumulator, Mbk, MechParams,
-    Roles, Scene, SimResult, StateId, TemplateRule, VecId,
+    component, Attr, Component, ComponentId, Factory, ForceIo, InitCtx, LinearSolver, MatrixAccumulator, Mbk, MechParams, Scene, SimResult, StateId,
+    VecId,
 };
 
 use crate::system::MatrixLinearSystem;
 
-static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness (scalar DOFs)")];
-
-settee_core::data_refs! {
-    static FF_READS;
-    STIFFNESS: Reals = "stiffness";
-}
-
-static FF_CLASS: ComponentClass = ComponentClass {
-    name: "DenseStiffness",
-    description: "f = -K (x - x0)",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[FF_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(DenseFf::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: FF_READS,
-};
-
+#[component(
+    name = "DenseStiffness",
+    description = "f = -K (x - x0)",
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// dense row-major stiffness (scalar DOFs)
+        stiffness: Reals,
+    },
+)]
 #[derive(Default)]
 struct DenseFf {
     state: Option<StateId>,
@@ -43,15 +32,13 @@ struct DenseFf {
 }
 
 impl Component for DenseFf {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.x0 = cx.rest_or_position(s);
-        self.k = cx.data().get(STIFFNESS).to_vec();
+        self.k = cx.data().get(Self::STIFFNESS).to_vec();
         Ok(())
     }
-    settee_core::force_field_role!();
 }
 
 impl ForceField for DenseFf {
@@ -115,7 +102,7 @@ fn factory() -> Factory {
     settee_mass::register(&mut f);
     settee_projective::register(&mut f);
     crate::register(&mut f);
-    f.register(&FF_CLASS);
+    f.add::<DenseFf>();
     f
 }
 
@@ -147,7 +134,7 @@ fn solve(s: &mut Scene, ls: ComponentId) -> Vec<f64> {
     let st = scope.main_states[0];
     s.store.get_mut(st).write(rhs).copy_from_slice(&RHS);
     mech::project_response(s, &scope, rhs).unwrap();
-    s.with_taken(ls, |obj, s| obj.linear_solver().unwrap().solve_system(s, &scope, F, rhs, sol)).unwrap();
+    s.with_role::<dyn LinearSolver, _>(ls, |solver, s| solver.solve_system(s, &scope, F, rhs, sol)).unwrap();
     s.store.get(st).read(sol).to_vec()
 }
 

@@ -6,13 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use settee_core::component::{ForceField, ForceIo, MechParams};
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Mbk, Roles, Scene, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::role::{self, Topology, TopologyAlgorithms};
+use settee_core::{component, Component, Declared, Factory, InitCtx, MatrixAccumulator, Mbk, Scene, SimResult, StateId, VecId};
 use settee_linalg::MatrixBuilder;
+use settee_topology::mesh_topology::{MeshTopology, MeshTopologyData};
 
 /// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
 /// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
@@ -51,12 +49,20 @@ pub fn factory() -> Factory {
     settee_spring::register(&mut f);
     settee_mechanicalload::register(&mut f);
     settee_mapping::register(&mut f);
-    for c in [&EDGE_SET_CONTAINER, &EDGE_SET_GEOMETRY, &REST_SHAPE_SPRINGS, &UNIFORM_VELOCITY_DAMPING] {
+    register_missing::<EdgeSetContainer>(&mut f);
+    register_missing::<NoEffect>(&mut f);
+    register_missing::<RestShapeSprings>(&mut f);
+    register_missing::<UniformVelocityDamping>(&mut f);
+    f
+}
+
+/// Registers the classes of a stand-in whose real class is missing.
+fn register_missing<T: Declared>(f: &mut Factory) {
+    for c in T::CLASSES {
         if f.class(c.name).is_none() {
             f.register(c);
         }
     }
-    f
 }
 
 /// Where the suite is looked for.
@@ -91,10 +97,10 @@ pub fn load_text(name: &str, text: &str, factory: &Factory) -> Scene {
 pub fn selected_states(scene: &Scene) -> Vec<(NodeState, usize)> {
     let mut out: Vec<NodeState> = Vec::new();
     for n in scene.preorder(Scene::ROOT) {
-        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else {
+        let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) else {
             continue;
         };
-        if scene.find_up(n, Roles::ODE_SOLVER).is_none() || scene.find_up(n, Roles::MAPPING).is_some() {
+        if scene.find_up(n, role::ODE_SOLVER).is_none() || scene.find_up(n, role::MAPPING).is_some() {
             continue;
         }
         out.push(NodeState { node: n, name: scene.entry(ms).name.clone(), state: scene.state_of(ms).unwrap() });
@@ -150,81 +156,52 @@ pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
 
 // ----- stand-ins ---------------------------------------------------------------------------------
 
-fn edge_set_create(a: &CreateArgs) -> Box<dyn Component> {
-    (settee_topology::mesh_topology::CLASS.create)(a)
-}
-
-/// Stand-in for SOFA's `EdgeSetTopologyContainer` (static lists: a MeshTopology under that name).
-pub static EDGE_SET_CONTAINER: ComponentClass = ComponentClass {
-    name: "EdgeSetTopologyContainer",
-    description: "test stand-in: a MeshTopology",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[settee_topology::mesh_topology::MESH_DATA],
-    links: &[],
-    create: edge_set_create,
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
-struct NoEffect;
-impl Component for NoEffect {
-    component_any!();
-}
+/// Stand-in for SOFA's `EdgeSetTopologyContainer` (static lists: a MeshTopology under that name,
+/// with MeshTopology's Data).
+#[component(
+    name = "EdgeSetTopologyContainer",
+    description = "test stand-in: a MeshTopology",
+    roles = [Topology],
+    type = MeshTopology,
+    create = |_| MeshTopology::default(),
+    inherit = [MeshTopologyData, Self],
+    data = {
+        /// mesh file to read (.obj/.trian), replacing the element lists
+        #[alias("fileTopology")]
+        filename: FileName,
+    },
+)]
+struct EdgeSetContainer;
 
 fn keep_name_only(attrs: &mut Vec<(String, String)>) {
     attrs.retain(|(n, _)| n == "name");
 }
 
 /// Stand-in for `EdgeSetGeometryAlgorithms` (no numerical effect).
-pub static EDGE_SET_GEOMETRY: ComponentClass = ComponentClass {
-    name: "EdgeSetGeometryAlgorithms",
-    description: "test stand-in",
-    roles: Roles::TOPOLOGY_ALGORITHMS,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[],
-    links: &[],
-    create: |_| Box::new(NoEffect),
-    preparse: Some(keep_name_only),
-    no_src_link: &[],
-    reads: &[],
-};
+#[component(name = "EdgeSetGeometryAlgorithms", description = "test stand-in", markers = [TopologyAlgorithms], preparse = keep_name_only)]
+#[derive(Default)]
+struct NoEffect;
 
-static RSSF_DATA: &[DataDecl] = &[
-    decl("stiffness", Reals, "1", "stiffness per spring (first one used for all when fewer)"),
-    decl("points", Indices, "", "points with a spring (all when empty)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static RSSF_READS;
-    RSSF_STIFFNESS: Reals = "stiffness";
-    RSSF_RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    RSSF_POINTS: Indices = "points";
-}
+impl Component for NoEffect {}
 
 /// Stand-in for `RestShapeSpringsForceField` on vector states: `f_i −= k·(x_i − x0_i)` with the
 /// state's rest positions.
-pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
-    name: "RestShapeSpringsForceField",
-    description: "test stand-in",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[RSSF_DATA],
-    links: &[],
-    create: |_| Box::<RestShapeSprings>::default(),
-    preparse: None,
-    no_src_link: &[],
-    reads: RSSF_READS,
-};
-
+#[component(
+    name = "RestShapeSpringsForceField",
+    description = "test stand-in",
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// stiffness per spring (first one used for all when fewer)
+        stiffness: Reals = "1",
+        /// points with a spring (all when empty)
+        points: Indices,
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 struct RestShapeSprings {
     state: Option<StateId>,
@@ -236,19 +213,17 @@ struct RestShapeSprings {
 }
 
 impl Component for RestShapeSprings {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.dim = cx.state_layout(s).deriv_size();
-        self.k = cx.data().get(RSSF_STIFFNESS).to_vec();
-        self.rs = cx.data().get(RSSF_RAYLEIGH_STIFFNESS);
-        let pts = cx.data().get(RSSF_POINTS).to_vec();
+        self.k = cx.data().get(Self::STIFFNESS).to_vec();
+        self.rs = cx.data().get(Self::RAYLEIGH_STIFFNESS);
+        let pts = cx.data().get(Self::POINTS).to_vec();
         self.points = if pts.is_empty() { (0..cx.state_size(s)).collect() } else { pts };
         self.rest = cx.rest_or_position(s);
         Ok(())
     }
-    settee_core::force_field_role!();
 }
 
 impl RestShapeSprings {
@@ -297,34 +272,23 @@ impl ForceField for RestShapeSprings {
     }
 }
 
-static UVD_DATA: &[DataDecl] = &[
-    decl("dampingCoefficient", Real, "0.1", "velocity damping coefficient"),
-    decl("implicit", Bool, "false", "include the damping in the implicit system"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static UVD_READS;
-    UVD_DAMPING_COEFFICIENT: Real = "dampingCoefficient";
-    UVD_IMPLICIT: Bool = "implicit";
-}
-
 /// Stand-in for `UniformVelocityDampingForceField`: `f −= c·v`, `df −= c·b·dx` when implicit.
-pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
-    name: "UniformVelocityDampingForceField",
-    description: "test stand-in",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[UVD_DATA],
-    links: &[],
-    create: |_| Box::<UniformVelocityDamping>::default(),
-    preparse: None,
-    no_src_link: &[],
-    reads: UVD_READS,
-};
-
+#[component(
+    name = "UniformVelocityDampingForceField",
+    description = "test stand-in",
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// velocity damping coefficient
+        dampingCoefficient: Real = "0.1",
+        /// include the damping in the implicit system
+        implicit: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 struct UniformVelocityDamping {
     state: Option<StateId>,
@@ -335,16 +299,14 @@ struct UniformVelocityDamping {
 }
 
 impl Component for UniformVelocityDamping {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.n = cx.state_size(s) * cx.state_layout(s).deriv_size();
-        self.c = cx.data().get(UVD_DAMPING_COEFFICIENT);
-        self.implicit = cx.data().get(UVD_IMPLICIT);
+        self.c = cx.data().get(Self::DAMPING_COEFFICIENT);
+        self.implicit = cx.data().get(Self::IMPLICIT);
         Ok(())
     }
-    settee_core::force_field_role!();
 }
 
 impl ForceField for UniformVelocityDamping {

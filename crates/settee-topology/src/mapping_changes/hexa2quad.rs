@@ -17,12 +17,10 @@ use super::IndexMaps;
 use crate::mesh::QUADS_IN_HEXAHEDRON;
 use crate::modifier::{modify, point, quad};
 use crate::set_container::SetTopologyContainer;
-use settee_core::data_ref::{self, DataRef};
+use crate::topological_mapping::TopologicalMapping;
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 use settee_core::{ComponentId, InitCtx, SimResult};
 use std::collections::HashMap;
-
-const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
 
 /// Faces of the hexahedra and hexahedra around the quads of `m` (SOFA's `quadsInHexahedron`
 /// and `hexahedraAroundQuad` as built from the lists).
@@ -73,7 +71,7 @@ pub fn follow(
     };
     let mut m = Mirror::before(from.topo(), changes).map_err(|e| cx.error(format!("cannot follow the input's changes: {e}")))?;
     let maps = maps.get_or_insert_with(|| initial_maps(&m));
-    let flip = cx.data().get(FLIP_NORMALS);
+    let flip = cx.data().get(TopologicalMapping::FLIP_NORMALS);
 
     for c in changes {
         match c {

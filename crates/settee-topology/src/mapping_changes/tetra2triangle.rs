@@ -24,7 +24,7 @@ use super::IndexMaps;
 use crate::modifier::tetrahedron::FACES;
 use crate::modifier::{self, edge, point, triangle};
 use crate::set_container::{SetKind, SetTopologyContainer};
-use crate::topological_mapping::{find_modifier, FLIP_NORMALS, NO_INITIAL_TRIANGLES, NO_NEW_TRIANGLES};
+use crate::topological_mapping::{find_modifier, TopologicalMapping};
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 use settee_core::{ComponentId, InitCtx, SimResult};
 use std::collections::HashMap;
@@ -45,8 +45,11 @@ pub fn follow(
     if !has_modifier {
         return Ok(Follow::NotConcerned);
     }
-    let opts =
-        Options { flip: cx.data().get(FLIP_NORMALS), no_new: cx.data().get(NO_NEW_TRIANGLES), no_initial: cx.data().get(NO_INITIAL_TRIANGLES) };
+    let opts = Options {
+        flip: cx.data().get(TopologicalMapping::FLIP_NORMALS),
+        no_new: cx.data().get(TopologicalMapping::NO_NEW_TRIANGLES),
+        no_initial: cx.data().get(TopologicalMapping::NO_INITIAL_TRIANGLES),
+    };
     let Some(c) = cx.scene.get::<SetTopologyContainer>(input) else {
         return Err(cx
             .error(format!("the input {} changed, but it is not a dynamic topology container", cx.scene.entry(input).label()))

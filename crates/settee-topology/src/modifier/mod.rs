@@ -172,7 +172,7 @@ fn owning_mapping(scene: &Scene, container: ComponentId) -> Option<ComponentId> 
             if !scene.entry(c).class.name.ends_with("TopologicalMapping") || scene.entry(c).class.name == "Mesh2PointTopologicalMapping" {
                 continue;
             }
-            let output = scene.link_targets(c, "output").first().copied().or_else(|| scene.slot(n, settee_core::Roles::TOPOLOGY));
+            let output = scene.link_targets(c, "output").first().copied().or_else(|| scene.slot(n, settee_core::role::TOPOLOGY));
             if output != Some(container) {
                 continue;
             }
