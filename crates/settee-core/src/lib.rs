@@ -23,6 +23,7 @@ pub mod divergence;
 pub mod factory;
 pub mod gformat;
 pub mod mechanics;
+pub mod math;
 pub mod names;
 pub mod role;
 pub mod scene;
