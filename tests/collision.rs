@@ -1,25 +1,11 @@
 //! Collision and penalty contact, end to end: analytic equilibria, conservation, contacts made
 //! and broken for thousands of steps without growth, and models that lack what they need.
 
-use settee_core::simulation::animate;
+mod common;
+
+use common::{load, state, steps};
 use settee_core::{Scene, Severity, VecId};
 use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn state<'a>(s: &'a Scene, name: &str) -> &'a settee_core::state::MState {
-    s.store.states.values().find(|m| m.name == name).unwrap_or_else(|| panic!("no state {name}"))
-}
-
-fn steps(s: &mut Scene, n: usize) {
-    let dt = s.root().context.dt;
-    for _ in 0..n {
-        animate(s, dt).expect("step");
-    }
-}
 
 const PIPELINE: &str = r#"
   <CollisionPipeline/>

@@ -3,14 +3,12 @@
 //! the plugin's Pendulum.scn, with a direct KKT solver), the output of a SafeDistanceMapping
 //! resized between steps, and positioned errors for bad indices.
 
+mod common;
+
+use common::load;
 use settee_core::role;
 use settee_core::{Scene, StateId, VecId};
 use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
 
 /// The state of the mechanical object named `name`.
 fn state(scene: &Scene, name: &str) -> StateId {

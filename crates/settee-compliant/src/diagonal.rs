@@ -69,10 +69,15 @@ impl RowLaw {
     }
 
     pub fn add_b(&self, m: &mut MatrixAccumulator, b_factor: f64) {
-        let Some(s) = self.state else { return };
-        for i in 0..m.rows_of(s).min(self.d.len()) {
-            m.add(s, i, s, i, -b_factor * self.d[i]);
-        }
+        add_diagonal_damping(m, self.state, &self.d, b_factor);
+    }
+
+    /// The rows of a compliance `c` per scalar row: `K = −1/c`, `C = c` when the component is a
+    /// compliance, and the damping rows of `damping` ([`RowLaw::damping_rows`]).
+    fn set_compliances(&mut self, c: Vec<f64>, damping: &[f64]) {
+        self.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
+        self.d = RowLaw::damping_rows(damping, c.len());
+        self.c = if self.compliance { c } else { Vec::new() };
     }
 
     pub fn add_compliance(&self, rows: usize, out: &mut Vec<(usize, usize, f64)>) {
@@ -119,12 +124,21 @@ macro_rules! row_law_force_field {
 }
 pub(crate) use row_law_force_field;
 
+/// `B −= b_factor·d` on the diagonal of the state's rows (`d`: one coefficient per scalar row).
+fn add_diagonal_damping(m: &mut MatrixAccumulator, state: Option<StateId>, d: &[f64], b_factor: f64) {
+    let Some(s) = state else { return };
+    for (i, &di) in d.iter().enumerate().take(m.rows_of(s)) {
+        m.add(s, i, s, i, -b_factor * di);
+    }
+}
+
 /// Scalar rows of the component's state.
-fn state_rows(cx: &InitCtx, s: StateId) -> usize {
+pub(crate) fn state_rows(cx: &InitCtx, s: StateId) -> usize {
     cx.state_size(s) * cx.state_layout(s).deriv_size()
 }
 
-fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
+/// No negative entry in a damping list.
+pub(crate) fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
     if let Some(d) = damping.iter().find(|d| **d < 0.0) {
         return Err(cx.error(format!("damping contains the negative value {d}")).hint("a viscous damping coefficient is ≥ 0"));
     }
@@ -162,32 +176,26 @@ pub struct DiagonalCompliance {
     damping: Vec<f64>,
 }
 
+/// Reads [`DiagonalComplianceData`] but `compliance` (shared by DiagonalCompliance and
+/// LinearDiagonalCompliance) into `law` and `damping`; returns the state and its scalar rows.
+fn read_diagonal_data(cx: &InitCtx, law: &mut RowLaw, damping: &mut Vec<f64>) -> SimResult<(StateId, usize)> {
+    let s = cx.require_state()?;
+    law.state = Some(s);
+    let d = cx.data();
+    law.compliance = d.get(DiagonalComplianceData::IS_COMPLIANCE);
+    law.rayleigh_stiffness = d.get(DiagonalComplianceData::RAYLEIGH_STIFFNESS);
+    *damping = d.get(DiagonalComplianceData::DAMPING).to_vec();
+    check_damping(cx, damping)?;
+    Ok((s, state_rows(cx, s)))
+}
+
 impl DiagonalCompliance {
-    /// Rebuilds the rows from a compliance per scalar row.
-    fn set_compliances(&mut self, c: &[f64]) {
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c.to_vec() } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
-    }
-
-    /// Reads the Data shared with LinearDiagonalCompliance.
-    fn read_common(&mut self, cx: &InitCtx) -> SimResult<(StateId, usize)> {
-        let s = cx.require_state()?;
-        self.law.state = Some(s);
-        let d = cx.data();
-        self.law.compliance = d.get(DiagonalComplianceData::IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(DiagonalComplianceData::RAYLEIGH_STIFFNESS);
-        self.damping = d.get(DiagonalComplianceData::DAMPING).to_vec();
-        check_damping(cx, &self.damping)?;
-        Ok((s, state_rows(cx, s)))
-    }
-
     fn before_force(&mut self, _p: &MechParams, _x: &[f64]) {}
 }
 
 impl Component for DiagonalCompliance {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (_, rows) = self.read_common(cx)?;
+        let (_, rows) = read_diagonal_data(cx, &mut self.law, &mut self.damping)?;
         let c = cx.data().get(DiagonalComplianceData::COMPLIANCE).to_vec();
         if c.len() < rows {
             return Err(cx
@@ -197,7 +205,7 @@ impl Component for DiagonalCompliance {
         if let Some(v) = c.iter().find(|v| **v < 0.0) {
             return Err(cx.error(format!("compliance contains the negative value {v}")).hint("a compliance is 1/stiffness: give values ≥ 0"));
         }
-        self.set_compliances(&c[..rows]);
+        self.law.set_compliances(c[..rows].to_vec(), &self.damping);
         Ok(())
     }
 }
@@ -253,10 +261,7 @@ impl LinearDiagonalCompliance {
             return;
         }
         self.last_time = Some(time);
-        let c = self.compliances(x);
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c.clone() } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
+        self.law.set_compliances(self.compliances(x), &self.damping);
     }
 
     fn before_force(&mut self, p: &MechParams, x: &[f64]) {
@@ -266,15 +271,10 @@ impl LinearDiagonalCompliance {
 
 impl Component for LinearDiagonalCompliance {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.law.state = Some(s);
+        let (s, rows) = read_diagonal_data(cx, &mut self.law, &mut self.damping)?;
         let d = cx.data();
-        self.law.compliance = d.get(DiagonalComplianceData::IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(DiagonalComplianceData::RAYLEIGH_STIFFNESS);
-        self.damping = d.get(DiagonalComplianceData::DAMPING).to_vec();
         self.compliance_min = d.get(Self::COMPLIANCE_MIN);
         self.error_min = d.get(Self::ERROR_MIN);
-        check_damping(cx, &self.damping)?;
         if self.compliance_min < 0.0 {
             return Err(cx
                 .error(format!("complianceMin = {} is negative", self.compliance_min))
@@ -287,11 +287,7 @@ impl Component for LinearDiagonalCompliance {
         }
         self.dof_size = cx.state_layout(s).deriv_size();
         // Before the first step every DOF has the minimal compliance (SOFA's init).
-        let rows = state_rows(cx, s);
-        let c = vec![self.compliance_min; rows];
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, rows);
+        self.law.set_compliances(vec![self.compliance_min; rows], &self.damping);
         Ok(())
     }
 
@@ -547,10 +543,7 @@ impl ForceField for FullCompliance {
         Ok(())
     }
     fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
-        let Some(s) = self.state else { return Ok(()) };
-        for i in 0..m.rows_of(s).min(self.d.len()) {
-            m.add(s, i, s, i, -b_factor * self.d[i]);
-        }
+        add_diagonal_damping(m, self.state, &self.d, b_factor);
         Ok(())
     }
     fn rayleigh_stiffness(&self) -> f64 {

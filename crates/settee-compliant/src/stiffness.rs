@@ -5,7 +5,7 @@
 use settee_core::component::ForceField;
 use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
 
-use crate::diagonal::{row_law_force_field, RowLaw};
+use crate::diagonal::{check_damping, row_law_force_field, state_rows, RowLaw};
 
 /// Registers the classes of this file.
 pub fn register(f: &mut settee_core::Factory) {
@@ -83,7 +83,7 @@ impl Component for UniformStiffness {
         if self.damping < 0.0 {
             return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
         }
-        self.resize(cx.state_size(s) * cx.state_layout(s).deriv_size());
+        self.resize(state_rows(cx, s));
         Ok(())
     }
 }
@@ -124,7 +124,7 @@ impl Component for DiagonalStiffness {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.law.state = Some(s);
-        let rows = cx.state_size(s) * cx.state_layout(s).deriv_size();
+        let rows = state_rows(cx, s);
         let d = cx.data();
         let k = d.get(Self::STIFFNESS).to_vec();
         let damping = d.get(Self::DAMPING).to_vec();
@@ -135,9 +135,7 @@ impl Component for DiagonalStiffness {
                 .error(format!("stiffness has {} values for {rows} scalar rows of the state", k.len()))
                 .hint("give one stiffness per DOF and per component (a Vec3 state of n points needs 3n values)"));
         }
-        if let Some(v) = damping.iter().find(|d| **d < 0.0) {
-            return Err(cx.error(format!("damping contains the negative value {v}")).hint("a viscous damping coefficient is ≥ 0"));
-        }
+        check_damping(cx, &damping)?;
         let k = &k[..rows];
         self.law.k = k.iter().map(|k| -k).collect();
         self.law.c = if self.law.compliance { k.iter().map(|&k| compliance_of_stiffness(k)).collect() } else { Vec::new() };

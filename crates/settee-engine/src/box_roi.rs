@@ -13,6 +13,8 @@
 //!   which comes later) and again, with `doUpdate`, at the start of a step whose inputs changed
 //!   (the default `position` is a live link to the context's rest positions).
 
+// SOFA's `normalize` is `normalized`: unchanged when the norm is not above machine epsilon.
+use settee_core::math::{add, cross, dot, normalized, scale, sub};
 use settee_core::role::{self, Engine};
 use settee_core::topology::group;
 use settee_core::{component, Component, ComponentId, InitCtx, Layout, SimResult};
@@ -30,31 +32,6 @@ pub struct OrientedBox {
     width: f64,
     length: f64,
     depth: f64,
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn add(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn scale(a: [f64; 3], s: f64) -> [f64; 3] {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-/// SOFA's `normalize`: unchanged when the norm is not above machine epsilon.
-fn normalized(a: [f64; 3]) -> [f64; 3] {
-    let n = dot(a, a).sqrt();
-    if n > f64::EPSILON {
-        [a[0] / n, a[1] / n, a[2] / n]
-    } else {
-        a
-    }
 }
 
 impl OrientedBox {
@@ -478,44 +455,9 @@ impl BoxROI {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use settee_core::{Attr, Factory, Scene};
-
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
-    }
-
-    fn init_scene(scene: &mut Scene) -> SimResult {
-        scene.resolve_all_links();
-        for n in scene.preorder(Scene::ROOT) {
-            for c in scene.node(n).objects.clone() {
-                scene.pull_links(c);
-                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-                scene.entry_mut(c).initialized = true;
-            }
-        }
-        Ok(())
-    }
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_topology::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    const FEMBAR_GRID: &[(&str, &str)] = &[
-        ("name", "grid"),
-        ("nx", "4"),
-        ("ny", "4"),
-        ("nz", "20"),
-        ("xmin", "-9"),
-        ("xmax", "-6"),
-        ("ymin", "0"),
-        ("ymax", "3"),
-        ("zmin", "0"),
-        ("zmax", "19"),
-    ];
+    use crate::test_support::{attrs, factory, init_scene};
+    use settee_core::Scene;
+    use settee_topology::testing::FEMBAR_GRID;
 
     #[test]
     fn fembar_box_selects_the_z0_layer() {

@@ -2,6 +2,8 @@
 
 pub mod box_roi;
 pub mod points_from_indices;
+#[cfg(test)]
+mod test_support;
 
 pub use box_roi::BoxROI;
 pub use points_from_indices::PointsFromIndices;

@@ -104,27 +104,9 @@ impl Component for PointsFromIndices {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
+    use crate::test_support::{factory, init_scene};
     use settee_core::testing::add;
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    fn init_scene(scene: &mut Scene) -> SimResult {
-        scene.resolve_all_links();
-        for n in scene.preorder(Scene::ROOT) {
-            for c in scene.node(n).objects.clone() {
-                scene.pull_links(c);
-                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-                scene.entry_mut(c).initialized = true;
-            }
-        }
-        Ok(())
-    }
+    use settee_core::Scene;
 
     /// Indices 2, 0, 2 of three points: points 2 and 0 in that order, the repeated one once; a
     /// point within 1e-6 of a listed one is skipped too.

@@ -23,8 +23,9 @@ use std::f64::consts::PI;
 
 use settee_core::role::Topology;
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
+use settee_core::{component, Component, ForceField, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
+use crate::common::force_field_on_one_state;
 use crate::tetra_common::material_lists;
 
 /// A 12×12 matrix, row-major.
@@ -497,15 +498,10 @@ impl BeamFEMForceField {
     }
 }
 
-impl ForceField for BeamFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(BeamFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
+impl BeamFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
         let n = self.n_nodes();
         check("the position vector", x, n, 7)?;
         check("the force vector", f, n, 6)?;
@@ -516,10 +512,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
         let n = self.n_nodes();
         check("the displacement vector", dx, n, 6)?;
         check("the force differential", df, n, 6)?;
@@ -530,7 +523,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         for &i in &self.active {
             let k = self.world_stiffness(i);
@@ -549,16 +542,13 @@ impl ForceField for BeamFEMForceField {
         }
         Ok(())
     }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use settee_core::types::{quat_from_euler, rigid3_integrate};
+    use settee_core::{ForceIo, MechParams};
 
     fn params() -> MechParams {
         MechParams { dt: 0.01, time: 0.0, gravity: [0.0, 0.0, 0.0] }

@@ -20,8 +20,12 @@ use settee_core::component::Mass;
 use settee_core::role::Topology;
 use settee_core::{component, Component, ForceField, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
+use settee_core::math::{norm, sub};
+
+use crate::common::gather;
 use crate::hexa::Vec3;
 use crate::hexahedron_fem::{HexahedronFEMForceField, HexahedronFemData};
+use crate::tetra_common::ElasticData;
 
 /// A 24×24 element mass matrix, row-major, DOF `3·corner + component`.
 pub type ElementMass = [[f64; 24]; 24];
@@ -34,15 +38,9 @@ pub fn integrate_mass(density: f64) -> f64 {
     (t1 * t3 / 72.0 + t2 * t3 / 72.0 + t9 * t3 / 216.0 + t3 / 24.0 + 1.0 / 8.0 + t9 / 72.0 + t1 / 24.0 + t2 / 24.0) * density
 }
 
-#[inline]
-fn dist(a: Vec3, b: Vec3) -> f64 {
-    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
-}
-
 /// `|n1-n0|·|n3-n0|·|n4-n0|`, SOFA's "volume" of a hexahedron for its masses.
 pub fn edge_volume(n: &[Vec3; 8]) -> f64 {
-    dist(n[1], n[0]) * dist(n[3], n[0]) * dist(n[4], n[0])
+    norm(sub(n[1], n[0])) * norm(sub(n[3], n[0])) * norm(sub(n[4], n[0]))
 }
 
 /// SOFA's `computeElementMass` from the rotated rest corners: every `(3i+c, 3j+c)` entry equals
@@ -84,7 +82,7 @@ pub fn element_mass(rotated_rest: &[Vec3; 8], density: f64, mass_coef: f64) -> E
     templates = ["Vec3d"],
     default_template = "Vec3d",
     template_rule = FromState,
-    inherit = [HexahedronFemData],
+    inherit = [ElasticData, HexahedronFemData],
     data = {
         /// 24×24 mass matrix of each element (row-major); computed when not given
         massMatrices: RealTuples(576),
@@ -176,7 +174,7 @@ impl Component for HexahedronFEMForceFieldAndMass {
         // particle masses from the (unrotated) rest corners
         self.particle_masses = vec![0.0; n];
         for (k, e) in elements.iter().enumerate() {
-            let nodes = e.map(|i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]);
+            let nodes = gather(&rest, e);
             let mut volume = edge_volume(&nodes);
             if mass_coefs.is_some() {
                 volume *= mass_coef(k);

@@ -4,6 +4,7 @@
 //! [`tetrahedral_corotational`], [`hyperelastic`]).
 
 pub mod beam_fem;
+mod common;
 pub mod decompose;
 pub mod element_fem;
 mod follow;

@@ -28,8 +28,11 @@
 //! nodes). This is reproduced: the assembled matrix is *not* the operator of `add_dforce`.
 //! The `method` Data is accepted and ignored (only the small-displacement element exists).
 
+use settee_core::math::{at, norm, sub};
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
+
+use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
 
 type V3 = [f64; 3];
 
@@ -136,13 +139,17 @@ fn translational_product(k: &[[f64; 20]; 20], d: &[f64; 20]) -> [[f64; 3]; 4] {
 
 /// Half-sizes `(l, h)` of quad `q` at positions `x`.
 fn half_sizes(x: &[f64], q: &[usize; 4]) -> (f64, f64) {
-    let p = |k: usize| &x[3 * q[k]..3 * q[k] + 3];
+    let p = |k: usize| at(x, q[k]);
     let (lv, hv) = (sub(p(1), p(0)), sub(p(3), p(0)));
-    ((lv[0] * lv[0] + lv[1] * lv[1] + lv[2] * lv[2]).sqrt() / 2.0, (hv[0] * hv[0] + hv[1] * hv[1] + hv[2] * hv[2]).sqrt() / 2.0)
+    (norm(lv) / 2.0, norm(hv) / 2.0)
 }
 
-fn sub(a: &[f64], b: &[f64]) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+/// The four nodes of quad `q` at positions `x` relative to the centroid `(x₀ + x₂)/2`.
+fn centred(x: &[f64], q: &[usize; 4]) -> [V3; 4] {
+    let p = |k: usize| at(x, q[k]);
+    let (a, c) = (p(0), p(2));
+    let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
+    [0, 1, 2, 3].map(|k| sub(p(k), centroid))
 }
 
 #[component(
@@ -190,33 +197,17 @@ impl QuadBendingFEMForceField {
         let (l, h) = self.sizes[i];
         element_stiffness(&self.material[i], l, h)
     }
-
-    fn check(&self, n: usize) -> SimResult {
-        match self.quads.iter().flatten().find(|&&v| v >= n) {
-            Some(v) => Err(SimError::new(format!("a quad refers to point {v} beyond the state's {n} DOFs"))),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Component for QuadBendingFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("no quads found in the topology: no forces");
         }
         let n = cx.state_size(s);
-        if let Some((k, q)) = mesh.quads.iter().enumerate().find(|(_, q)| q.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("quad {k} {q:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
+        check_elements(cx, "quad", &mesh.quads, n)?;
         let d = cx.data();
         let (young, poisson) = (d.get(Self::YOUNG_MODULUS).to_vec(), d.get(Self::POISSON_RATIO).to_vec());
         if young.is_empty() || poisson.is_empty() {
@@ -235,10 +226,7 @@ impl Component for QuadBendingFEMForceField {
             let e = young.get(i).copied().unwrap_or(young[0]);
             let nu = poisson.get(i).copied().unwrap_or(poisson[0]);
             self.material.push(QuadMaterial::new(e, nu, thickness));
-            let p = |k: usize| &x0[3 * q[k]..3 * q[k] + 3];
-            let (a, c) = (p(0), p(2));
-            let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
-            self.rest.push([0, 1, 2, 3].map(|k| sub(p(k), &centroid)));
+            self.rest.push(centred(&x0, q));
             self.sizes.push(half_sizes(&x, q));
         }
         self.state = Some(s);
@@ -246,23 +234,15 @@ impl Component for QuadBendingFEMForceField {
     }
 }
 
-impl ForceField for QuadBendingFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(QuadBendingFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(x.len() / 3)?;
+impl QuadBendingFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_indices(&self.quads, "quad", x.len() / 3)?;
         for (i, q) in self.quads.iter().enumerate() {
-            let p = |k: usize| &x[3 * q[k]..3 * q[k] + 3];
-            let (a, c) = (p(0), p(2));
-            let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
+            let current = centred(x, q);
             let mut d = [0.0; 20];
-            for k in 0..4 {
-                let cur = sub(p(k), &centroid);
+            for (k, cur) in current.iter().enumerate() {
                 for comp in 0..3 {
                     d[5 * k + comp] = self.rest[i][k][comp] - cur[comp];
                 }
@@ -279,11 +259,8 @@ impl ForceField for QuadBendingFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(dx.len() / 3)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, b_factor: f64) -> SimResult {
+        check_indices(&self.quads, "quad", dx.len() / 3)?;
         // SOFA uses the plain kFactor here (no Rayleigh stiffness term).
         let k_plain = if self.rayleigh_stiffness == 0.0 { k_factor } else { k_factor - b_factor * self.rayleigh_stiffness };
         for (i, q) in self.quads.iter().enumerate() {
@@ -302,7 +279,7 @@ impl ForceField for QuadBendingFEMForceField {
     }
 
     /// SOFA's stride-3 extraction of the 5-DOF element matrix, blocks in node order.
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let st = self.state.ok_or_else(|| SimError::new("QuadBendingFEMForceField used before init"))?;
         for (i, q) in self.quads.iter().enumerate() {
             let k = self.stiffness(i);
@@ -319,10 +296,6 @@ impl ForceField for QuadBendingFEMForceField {
             }
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

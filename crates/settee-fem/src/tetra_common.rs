@@ -5,8 +5,9 @@
 use rayon::prelude::*;
 
 use settee_core::data_ref::{DataRef, Reals};
-use settee_core::{data_group, ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
+use settee_core::{data_group, ComponentId, InitCtx, MatrixAccumulator, Scene, SimResult, StateId};
 
+use crate::common::{add_element_blocks, check_len, gather, scatter};
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
     element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
@@ -81,6 +82,16 @@ pub(crate) fn local_factor(lsf: &[f64], i: usize, n: usize) -> f64 {
     }
 }
 
+/// Young's modulus and Poisson's ratio per element: the first Data of the elastic force fields of
+/// this crate (SOFA's `BaseLinearElasticityFEMForceField`), read by [`material_lists`].
+#[data_group(data = {
+    /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+    youngModulus: Reals = "5000",
+    /// Poisson's ratio in [0, 0.5), per element like youngModulus
+    poissonRatio: Reals = "0.45",
+})]
+pub struct ElasticData;
+
 /// Reads `youngModulus` / `poissonRatio` with SOFA's validation (empty → default, negative
 /// Young's modulus → 5000, Poisson's ratio outside `[0, 0.5)` → 0.45), warning as SOFA does.
 pub(crate) fn material_lists(cx: &mut InitCtx, young_modulus: DataRef<Reals>, poisson_ratio: DataRef<Reals>) -> (Vec<f64>, Vec<f64>) {
@@ -132,12 +143,6 @@ pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize
     let nx = n.first().copied().unwrap_or(2.0) as usize;
     let ny = n.get(1).copied().unwrap_or(2.0) as usize;
     (nx.saturating_sub(1), ny.saturating_sub(1))
-}
-
-#[inline(always)]
-fn gather(x: &[f64], t: &[usize; 4]) -> [Vec3; 4] {
-    let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
-    [p(t[0]), p(t[1]), p(t[2]), p(t[3])]
 }
 
 impl TetraEngine {
@@ -264,17 +269,9 @@ impl TetraEngine {
         });
     }
 
-    pub fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
-    }
-
-    pub fn add_force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+    pub fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let opts = self.opts;
         let body = |((el, out), t): ((&mut Element, &mut Option<[Vec3; 4]>), &[usize; 4])| {
             *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
@@ -284,21 +281,13 @@ impl TetraEngine {
         } else {
             self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
-        for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
-            let Some(fe) = fe else { continue };
-            for (&i, v) in t.iter().zip(fe) {
-                let o = &mut f[3 * i..3 * i + 3];
-                o[0] += v[0];
-                o[1] += v[1];
-                o[2] += v[2];
-            }
-        }
+        scatter(f, self.tetrahedra.iter().zip(&self.forces).filter_map(|(t, fe)| fe.as_ref().map(|fe| (t, fe))));
         Ok(())
     }
 
-    pub fn add_dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64) -> SimResult {
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    pub fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let body = |((el, out), t): ((&Element, &mut [Vec3; 4]), &[usize; 4])| {
             *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
         };
@@ -307,18 +296,11 @@ impl TetraEngine {
         } else {
             self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
-        for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
-            for (&i, v) in t.iter().zip(fe) {
-                let o = &mut df[3 * i..3 * i + 3];
-                o[0] += v[0];
-                o[1] += v[1];
-                o[2] += v[2];
-            }
-        }
+        scatter(df, self.tetrahedra.iter().zip(&self.dforces));
         Ok(())
     }
 
-    pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    pub fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
         let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
@@ -327,11 +309,7 @@ impl TetraEngine {
             self.elements.iter().map(block).collect()
         };
         for (t, b) in self.tetrahedra.iter().zip(&blocks) {
-            for (a, &na) in t.iter().enumerate() {
-                for (c, &nc) in t.iter().enumerate() {
-                    m.add_block3(s, na, s, nc, &b[a][c]);
-                }
-            }
+            add_element_blocks(m, s, t, |a, c| &b[a][c]);
         }
         Ok(())
     }

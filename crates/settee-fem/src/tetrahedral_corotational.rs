@@ -6,11 +6,12 @@
 //! `updateStiffnessMatrix` rewriting every aliased entry of `J` for `large`.
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
+use settee_core::{component, Component, ForceField, InitCtx, SimResult};
 
+use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::Mat3;
 use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
-use crate::tetra_common::{material_lists, TetraEngine};
+use crate::tetra_common::{material_lists, ElasticData, TetraEngine};
 
 /// The force field.
 #[component(
@@ -21,10 +22,6 @@ use crate::tetra_common::{material_lists, TetraEngine};
     default_template = "Vec3d",
     template_rule = FromState,
     data = {
-        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
-        youngModulus: Reals = "5000",
-        /// Poisson's ratio in [0, 0.5), per element like youngModulus
-        poissonRatio: Reals = "0.45",
         /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
         method: Str = "large",
         /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
@@ -57,6 +54,7 @@ use crate::tetra_common::{material_lists, TetraEngine};
         /// topology whose tetrahedra are the elements (default: the context topology)
         topology: Topology,
     },
+    inherit = [ElasticData, Self],
 )]
 #[derive(Default)]
 pub struct TetrahedralCorotationalFEMForceField {
@@ -89,27 +87,15 @@ impl TetrahedralCorotationalFEMForceField {
 
 impl Component for TetrahedralCorotationalFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)")?;
         let mesh = cx.require_mesh()?;
         if mesh.tetrahedra.is_empty() {
             cx.warn("no tetrahedra found in the topology: this force field adds no force");
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
+        check_elements(cx, "tetrahedron", &mesh.tetrahedra, n)?;
+        let rest = rest_positions(cx, s, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let d = cx.data();
         let method = match d.get(Self::METHOD) {
             "small" => TetraMethod::Small,
@@ -151,39 +137,13 @@ impl Component for TetrahedralCorotationalFEMForceField {
     }
 }
 
-impl ForceField for TetrahedralCorotationalFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.engine.state.into_iter().collect()
-    }
-
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_force(x, f)
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_dforce(dx, df, k_factor)
-    }
-
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.engine.add_k_to_matrix(m, k_factor)
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-}
+force_field_on_one_state!(TetrahedralCorotationalFEMForceField, via engine);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_support::{max_abs, mul, perturb, Harness};
+    use crate::test_support::{max_abs, perturb, Harness};
     use settee_core::ComponentId;
 
     /// A grid, tetrahedralised by hand with the 6-tetra split, in a MeshTopology.
@@ -219,9 +179,7 @@ mod tests {
                 assert_eq!(max_abs(&h.force(ff, &rest)), 0.0, "{method}");
                 let x = perturb(&rest, 0.1, 1);
                 let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
-                let _ = h.force(ff, &x);
-                let df = h.dforce(ff, &dx, -0.3);
-                let kdx = mul(&h.assembled(0.0, -0.3), &dx);
+                let (df, _, kdx) = h.dforce_and_assembled(ff, &x, &dx, -0.3);
                 let scale = max_abs(&df);
                 for (a, b) in df.iter().zip(&kdx) {
                     assert!((a - b).abs() < 1e-11 * scale, "{method}");

@@ -8,14 +8,13 @@
 //! SOFA's loop does, so the bits of the forces do not depend on the number of threads.
 
 use settee_core::role::Topology;
-use settee_core::{
-    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Scene, SimError, SimResult, StateId,
-};
+use settee_core::{component, Component, ComponentId, ForceField, InitCtx, Scene, SimResult};
 
+use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::decompose::mat_t_mul;
 use crate::hexa::{polar_decomposition, Mat3};
 use crate::tetra::{split_hexahedra, LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
-use crate::tetra_common::{grid_cells, material_lists, TetraEngine};
+use crate::tetra_common::{grid_cells, material_lists, ElasticData, TetraEngine};
 
 /// The force field.
 #[component(
@@ -26,10 +25,6 @@ use crate::tetra_common::{grid_cells, material_lists, TetraEngine};
     default_template = "Vec3d",
     template_rule = FromState,
     data = {
-        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
-        youngModulus: Reals = "5000",
-        /// Poisson's ratio in [0, 0.5), per element like youngModulus
-        poissonRatio: Reals = "0.45",
         /// "small", "large" (frame of the first three nodes), "polar" or "svd" displacements (anything else: large)
         method: Str = "large",
         /// output: the rest positions used at init (always the state's rest positions, as SOFA)
@@ -82,6 +77,7 @@ use crate::tetra_common::{grid_cells, material_lists, TetraEngine};
         /// topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)
         topology: Topology,
     },
+    inherit = [ElasticData, Self],
 )]
 #[derive(Default)]
 pub struct TetrahedronFEMForceField {
@@ -191,12 +187,7 @@ impl TetrahedronFEMForceField {
 
 impl Component for TetrahedronFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)")?;
         let mesh = cx.require_mesh()?;
         let from_topology = !mesh.tetrahedra.is_empty();
         let tetrahedra = if from_topology {
@@ -209,16 +200,9 @@ impl Component for TetrahedronFEMForceField {
                 .hint("use a topology with tetrahedra (MeshTopology, TetrahedronSetTopologyContainer, a Hexa2TetraTopologicalMapping output) or hexahedra (grids)"));
         };
         let n = cx.state_size(s);
-        if let Some((k, t)) = tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
+        check_elements(cx, "tetrahedron", &tetrahedra, n)?;
+        let rest = rest_positions(cx, s, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let opts = Self::read_options(cx);
         let d = cx.data();
         let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
@@ -255,42 +239,16 @@ impl Component for TetrahedronFEMForceField {
         }
         scene.pull_links(me);
         let d = &scene.entry(me).data;
-        let young: Vec<f64> = d.get(Self::YOUNG_MODULUS).iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
+        let young: Vec<f64> = d.get(ElasticData::YOUNG_MODULUS).iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
         let poisson: Vec<f64> =
-            d.get(Self::POISSON_RATIO).iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
+            d.get(ElasticData::POISSON_RATIO).iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
         let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
         self.engine.update_materials(&young, &poisson, &lsf);
         Ok(())
     }
 }
 
-impl ForceField for TetrahedronFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.engine.state.into_iter().collect()
-    }
-
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_force(x, f)
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_dforce(dx, df, k_factor)
-    }
-
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.engine.add_k_to_matrix(m, k_factor)
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-}
+force_field_on_one_state!(TetrahedronFEMForceField, via engine);
 
 #[cfg(test)]
 mod tests;

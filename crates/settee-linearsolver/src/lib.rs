@@ -19,6 +19,8 @@ pub mod precomputed;
 pub mod preconditioner;
 pub mod space;
 pub mod system;
+#[doc(hidden)]
+pub mod testing;
 
 pub use cg::{cg, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;

@@ -19,7 +19,7 @@ use std::path::Path;
 use settee_core::data::DataSet;
 
 use crate::loader::{Format, Source};
-use crate::mesh::{add_in_group, normalize_groups, LoadedMesh};
+use crate::mesh::{add_in_group, add_mid_edges, normalize_groups, LoadedMesh};
 use crate::text::{read_text, Cursor, Fields};
 
 pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
@@ -88,16 +88,7 @@ pub fn parse(path: &Path, text: &str) -> Result<LoadedMesh, String> {
 fn add_element(m: &mut LoadedMesh, etype: i64, tag: i64, nodes: &[usize], edge_set: &mut HashSet<[usize; 2]>) {
     const TRI_EDGES: [[usize; 2]; 3] = [[0, 1], [1, 2], [2, 0]];
     const TET_EDGES: [[usize; 2]; 6] = [[0, 1], [1, 2], [0, 2], [0, 3], [2, 3], [1, 3]];
-    let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| {
-        for (j, e) in local.iter().enumerate() {
-            let (a, b) = (nodes[e[0]], nodes[e[1]]);
-            let edge = [a.min(b), a.max(b)];
-            if edge_set.insert(edge) {
-                m.edges.push(edge);
-                m.high_order_edges.push([nodes[j + first_mid], m.edges.len() - 1, 1, 1]);
-            }
-        }
-    };
+    let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| add_mid_edges(m, nodes, local, first_mid, edge_set);
     match etype {
         1 => {
             add_in_group(&mut m.groups.edges, tag);

@@ -8,6 +8,7 @@ use settee_core::data::DataSet;
 use settee_core::data_ref::{self, DataRef};
 
 use crate::transform;
+use settee_core::math::{cross, sub};
 
 /// The `filename` Data of every file loader (SOFA's `BaseLoader`).
 #[settee_core::data_group(data = {
@@ -402,6 +403,20 @@ fn sorted<const K: usize>(mut e: [usize; K]) -> [usize; K] {
 }
 
 /// Appends the elements of `new` whose sorted vertex set is not in `set` yet (and records them).
+/// The mid-node edges of a quadratic element: each local edge `local[j]` (a pair of corners of
+/// `nodes`) not in `edge_set` yet is appended (sorted) to the edges, with its mid-node
+/// `nodes[first_mid + j]` as a high-order edge.
+pub(crate) fn add_mid_edges(m: &mut LoadedMesh, nodes: &[usize], local: &[[usize; 2]], first_mid: usize, edge_set: &mut HashSet<[usize; 2]>) {
+    for (j, e) in local.iter().enumerate() {
+        let (a, b) = (nodes[e[0]], nodes[e[1]]);
+        let edge = [a.min(b), a.max(b)];
+        if edge_set.insert(edge) {
+            m.edges.push(edge);
+            m.high_order_edges.push([nodes[j + first_mid], m.edges.len() - 1, 1, 1]);
+        }
+    }
+}
+
 fn add_missing<const K: usize>(list: &mut Vec<[usize; K]>, set: &mut HashSet<[usize; K]>, new: &[[usize; K]]) {
     for e in new {
         if set.insert(sorted(*e)) {
@@ -533,14 +548,6 @@ fn update_points(m: &mut LoadedMesh, p: &Processing) {
     remap(&mut m.prisms, &old2new);
     remap(&mut m.pyramids, &old2new);
     remap(&mut m.hexahedra, &old2new);
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
 }
 
 /// SOFA's `Vec::normalize`: divides by the norm when it exceeds the machine epsilon.

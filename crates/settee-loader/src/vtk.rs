@@ -24,7 +24,7 @@ use std::path::Path;
 use settee_core::data::DataSet;
 
 use crate::loader::{Format, Source};
-use crate::mesh::{LoadedMesh, MeshLoaderData};
+use crate::mesh::{add_mid_edges, LoadedMesh, MeshLoaderData};
 use crate::text::{at, parse_f32, parse_f64, parse_i64, read_text, Cursor, Fields};
 
 pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
@@ -502,16 +502,7 @@ fn to_mesh(path: &Path, d: VtkData, flip: bool) -> Result<LoadedMesh, String> {
         if v.len() < need {
             return Err(at(path, d.cells_line, format!("cell {ci} of type {t} needs {need} points, has {}", v.len())));
         }
-        let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| {
-            for (j, e) in local.iter().enumerate() {
-                let (a, b) = (v[e[0]], v[e[1]]);
-                let edge = [a.min(b), a.max(b)];
-                if edge_set.insert(edge) {
-                    m.edges.push(edge);
-                    m.high_order_edges.push([v[j + first_mid], m.edges.len() - 1, 1, 1]);
-                }
-            }
-        };
+        let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| add_mid_edges(m, &v, local, first_mid, &mut edge_set);
         match t {
             0..=2 => {}
             3 => m.edges.push([v[0], v[1]]),

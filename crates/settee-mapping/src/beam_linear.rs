@@ -24,48 +24,37 @@
 #![allow(clippy::needless_range_loop)]
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
 use settee_core::types::{quat_mul, quat_rotate};
-use settee_core::{component, Component, ConstraintRows, InitCtx, Layout, SimError, SimResult, StateId, VecId};
+use settee_core::{Component, ConstraintRows, InitCtx, Layout, SimError, SimResult, StateId, VecId};
 
-use crate::common::{apply_at_init, check_layouts, check_len, cross, resize_output, resolve_ports, sub, v3, MappingData, Ports, V3};
+use crate::common::{check_layouts, check_len, cross, finish_init, mapping_ports, resolve_ports, sub, v3, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
-/// The mapping.
-#[component(
-    name = "BeamLinearMapping",
-    description = "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Rigid3d,Vec3d"],
-    default_template = "Rigid3d,Vec3d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// true if initial coordinates are in the beam local coordinate system (i.e. a point at (10,0,0) is on the DOF number 10, whereas if this is false it is at whatever position on the beam where the distance from the initial DOF is 10)
-        localCoord: Bool = "true",
-    },
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-)]
-#[derive(Default)]
-pub struct BeamLinearMapping {
-    ports: Ports,
-    /// Beam coordinates of the points.
-    points: Vec<V3>,
-    /// Length of each beam (one per input frame; the last repeats the previous one).
-    lengths: Vec<f64>,
-    n_in: usize,
-    /// Cached by `apply`: the point's offset in the first and second frame of its beam.
-    rotated0: Vec<V3>,
-    rotated1: Vec<V3>,
+crate::common::mapping_class! {
+    {
+        name = "BeamLinearMapping",
+        description = "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
+        templates = ["Rigid3d,Vec3d"],
+        default_template = "Rigid3d,Vec3d",
+        data = {
+            /// true if initial coordinates are in the beam local coordinate system (i.e. a point at (10,0,0) is on the DOF number 10, whereas if this is false it is at whatever position on the beam where the distance from the initial DOF is 10)
+            localCoord: Bool = "true",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct BeamLinearMapping {
+        ports: Ports,
+        /// Beam coordinates of the points.
+        points: Vec<V3>,
+        /// Length of each beam (one per input frame; the last repeats the previous one).
+        lengths: Vec<f64>,
+        n_in: usize,
+        /// Cached by `apply`: the point's offset in the first and second frame of its beam.
+        rotated0: Vec<V3>,
+        rotated1: Vec<V3>,
+    }
 }
 
 #[inline]
@@ -92,13 +81,7 @@ impl BeamLinearMapping {
     /// coordinates of the points.
     pub fn build(input: StateId, output: StateId, x_in: &[f64], points: Vec<V3>) -> BeamLinearMapping {
         BeamLinearMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3),
             points,
             lengths: beam_lengths(x_in),
             n_in: x_in.len() / 7,
@@ -211,22 +194,12 @@ impl Component for BeamLinearMapping {
             self.points = points;
         }
         let n = self.points.len();
-        resize_output(cx.scene, &self.ports, n);
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, n, self)
     }
 }
 
 impl Mapping for BeamLinearMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];

@@ -43,6 +43,18 @@ pub struct Ports {
 }
 
 impl Ports {
+    /// The ports of a mapping built directly (tests, programmatic use): every input of
+    /// `in_layout`, a mechanical output of `out_layout`, forces mapped.
+    pub fn direct(inputs: &[StateId], in_layout: Layout, output: StateId, out_layout: Layout) -> Ports {
+        Ports {
+            inputs: inputs.to_vec(),
+            in_layouts: vec![in_layout; inputs.len()],
+            output: Some(output),
+            out_layout: Some(out_layout),
+            map_forces: true,
+        }
+    }
+
     /// A mechanical mapping: its output is a mechanical state (then flagged as mapped). A
     /// mapping to a visual model only matters to the renderer.
     pub fn is_mechanical(&self) -> bool {
@@ -170,6 +182,17 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
     Ok(ports)
 }
 
+/// [`resolve_ports`] for a mapping whose output must be a mechanical state (`what`, e.g.
+/// "a Vec3d MechanicalObject"), then [`check_layouts`] against the templates it implements.
+pub fn resolve_mechanical_ports(cx: &mut InitCtx, multi: bool, what: &str, accepted: &[(Layout, Layout)]) -> SimResult<Ports> {
+    let ports = resolve_ports(cx, multi)?;
+    if ports.output.is_none() {
+        return Err(cx.error(format!("the output of this mapping must be {what}, not a visual model")));
+    }
+    check_layouts(cx, &ports, accepted)?;
+    Ok(ports)
+}
+
 /// Checks that the resolved layouts are among those the class implements.
 pub fn check_layouts(cx: &InitCtx, ports: &Ports, accepted: &[(Layout, Layout)]) -> SimResult {
     let Some(out) = ports.out_layout else { return Ok(()) };
@@ -185,12 +208,24 @@ pub fn check_layouts(cx: &InitCtx, ports: &Ports, accepted: &[(Layout, Layout)])
 
 /// Resizes the output state to `n` elements (SOFA's `toModel->resize`).
 pub fn resize_output(scene: &mut Scene, ports: &Ports, n: usize) {
-    if let Some(s) = ports.output {
+    resize_state(scene, ports.output, n);
+}
+
+fn resize_state(scene: &mut Scene, output: Option<StateId>, n: usize) {
+    if let Some(s) = output {
         let st = scene.store.get_mut(s);
         if st.size != n {
             st.resize(n);
         }
     }
+}
+
+/// The end of a mapping's init: the output resized to `n` elements ([`resize_output`]), then
+/// [`apply_at_init`] with the `applyRestPosition` Data.
+pub fn finish_init(cx: &mut InitCtx, n: usize, map: &mut dyn Mapping) -> SimResult {
+    resize_state(cx.scene, map.output(), n);
+    let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
+    apply_at_init(map, cx.scene, rest)
 }
 
 /// SOFA's `Mapping::init` tail: `apply` on positions, `applyJ` on velocities, and `apply` on rest
@@ -249,37 +284,102 @@ pub fn selection_jacobian(rows_out: usize, ncols: usize, ko: usize, ki: usize, m
     j
 }
 
+/// The `Mapping` methods every mapping writes the same way, from its resolved `ports`:
+/// `inputs`, `output` and `is_mechanical`.
+macro_rules! mapping_ports {
+    () => {
+        fn inputs(&self) -> Vec<settee_core::StateId> {
+            self.ports.inputs.clone()
+        }
+        fn output(&self) -> Option<settee_core::StateId> {
+            self.ports.output
+        }
+        fn is_mechanical(&self) -> bool {
+            self.ports.is_mechanical()
+        }
+    };
+}
+pub(crate) use mapping_ports;
+
+/// Declares a mapping class: `#[component(...)]` with what every mapping class shares (the
+/// mapping roles, templates deduced from the states, SOFA's `BaseMapping` Data first, then the
+/// class's own, and the `input` and `output` links), followed by the class's own keys (a key
+/// given again replaces the shared one):
+///
+/// ```text
+/// mapping_class! { [multi] [with { extra links }] { keys } struct }
+/// ```
+///
+/// `multi` declares a list of inputs; `with` adds links after `output`; among the keys,
+/// `multi_class(...)` is a `class(...)` whose input is a list.
+macro_rules! mapping_class {
+    (multi $($rest:tt)*) => {
+        $crate::common::mapping_class!(@with multi $($rest)*);
+    };
+    (@with $top:ident with { $($extra:tt)* } $($rest:tt)*) => {
+        $crate::common::mapping_class!(@start $top [$($extra)*] $($rest)*);
+    };
+    (@with $top:ident $($rest:tt)*) => {
+        $crate::common::mapping_class!(@start $top [] $($rest)*);
+    };
+    (@start $top:ident [$($extra:tt)*] { $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top
+            [
+                /// Input object to map (default: the state of the parent node, `@../`)
+                #[node_or_state]
+                input: settee_core::role::MechanicalState,
+            ]
+            [
+                /// Input objects to map (a list of states or nodes)
+                #[multi]
+                #[node_or_state]
+                input: settee_core::role::MechanicalState,
+            ]
+            [
+                /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+                #[node_or_state]
+                output: _,
+                $($extra)*
+            ]
+            [] { $($keys)* } $($item)*);
+    };
+    (@munch $top:ident $single:tt [$($multi:tt)*] [$($out:tt)*] [$($done:tt)*] { multi_class($($c:tt)*) $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top $single [$($multi)*] [$($out)*]
+            [$($done)* class(links = { $($multi)* $($out)* }, $($c)*)] { $($keys)* } $($item)*);
+    };
+    (@munch $top:ident $single:tt $multi:tt $out:tt [$($done:tt)*] { $key:tt $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top $single $multi $out [$($done)* $key] { $($keys)* } $($item)*);
+    };
+    (@munch single [$($input:tt)*] $multi:tt $out:tt $done:tt {} $($item:tt)*) => {
+        $crate::common::mapping_class!(@emit [$($input)*] $out $done $($item)*);
+    };
+    (@munch multi $single:tt [$($input:tt)*] $out:tt $done:tt {} $($item:tt)*) => {
+        $crate::common::mapping_class!(@emit [$($input)*] $out $done $($item)*);
+    };
+    (@emit [$($input:tt)*] [$($out:tt)*] [$($keys:tt)*] $($item:tt)*) => {
+        #[settee_core::component(
+            roles = [settee_core::component::Mapping],
+            markers = [settee_core::role::MechanicalMapping],
+            template_rule = FromMapping,
+            inherit = [crate::common::MappingData, Self],
+            links = { $($input)* $($out)* },
+            $($keys)*
+        )]
+        $($item)*
+    };
+    ($($rest:tt)*) => {
+        $crate::common::mapping_class!(@with single $($rest)*);
+    };
+}
+pub(crate) use mapping_class;
+
 // ----- 3D vectors ----------------------------------------------------------------------------------
 
-pub type V3 = [f64; 3];
+pub use settee_core::math::{add, cross, dot, norm, scale, sub, V3};
 
 #[inline]
 pub fn v3(x: &[f64]) -> V3 {
     [x[0], x[1], x[2]]
-}
-#[inline]
-pub fn sub(a: V3, b: V3) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-#[inline]
-pub fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-#[inline]
-pub fn scale(a: V3, k: f64) -> V3 {
-    [a[0] * k, a[1] * k, a[2] * k]
-}
-#[inline]
-pub fn dot(a: V3, b: V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-#[inline]
-pub fn cross(a: V3, b: V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-#[inline]
-pub fn norm(a: V3) -> f64 {
-    dot(a, a).sqrt()
 }
 
 /// A 3×3 matrix, row-major.

@@ -11,11 +11,10 @@
 //!   `targets` means the initial positions.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::{component, Component, InitCtx, Layout, SimResult, StateId, VecId};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId, VecId};
 
-use crate::assembled;
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
+use crate::assembled::{self, assembled_products};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
 const DIFFERENCE_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec3)];
 const TARGET_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1)];
@@ -41,97 +40,78 @@ struct Term {
     target: Option<Vec<f64>>,
 }
 
-/// The three mappings: each output element is a signed sum of input elements and a target.
-///
-/// `constant` is `ConstantAssembledMapping`'s Data: the Jacobian of these mappings never
-/// changes, so it is built at init whatever its value.
-#[component(
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    default_template = "Vec3d,Vec3d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-    class(
-        name = "DifferenceMapping",
-        description = "Maps pairs of input elements (a, b) to the difference of their positions x_b − x_a.",
-        create = |_| DifferenceMapping::new(Kind::Pairs),
-        templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
-        data = {
-            /// index pairs for computing deltas
-            pairs: IndexTuples(2),
-            /// Can the Jacobian and Hessian be precomputed?
-            constant: Bool = "false",
-            /// Scale for object display
-            showObjectScale: Real = "-1",
-            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-            showColor: Str = "1 1 0 1",
-        },
-    ),
-    class(
-        name = "DifferenceMultiMapping",
-        description = "Maps pairs (a, b) of elements of two inputs to the difference of their positions in1[b] − in0[a].",
-        create = |_| DifferenceMapping::new(Kind::Multi),
-        templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
-        data = {
-            /// index pairs for computing deltas
-            pairs: IndexTuples(2),
-            /// Can the Jacobian and Hessian be precomputed?
-            constant: Bool = "false",
-        },
-        links = {
-            /// Input objects to map (a list of states or nodes)
-            #[multi]
-            #[node_or_state]
-            input: MechanicalState,
-            /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-            #[node_or_state]
-            output: _,
-        },
-    ),
-    class(
-        name = "DifferenceFromTargetMapping",
-        description = "Maps input elements to their difference with fixed targets, p − t (or t − p when inverted).",
-        create = |_| DifferenceMapping::new(Kind::FromTarget),
-        templates = ["Vec3d,Vec3d", "Vec1d,Vec1d"],
-        data = {
-            /// indices of the parent points
-            indices: Indices,
-            /// target positions which who computes deltas
-            #[alias("offsets")]
-            targets: Reals,
-            /// target indices in target positions which who computes deltas
-            targetIndices: Indices,
-            /// target-p (rather than p-target)
-            inverted: Bool = "false",
-            /// Can the Jacobian and Hessian be precomputed?
-            constant: Bool = "false",
-            /// Scale for object display
-            showObjectScale: Real = "0",
-            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-            showColor: Str = "1 1 0 1",
-        },
-    ),
-)]
-#[derive(Default)]
-pub struct DifferenceMapping {
-    kind: Kind,
-    ports: Ports,
-    terms: Vec<Term>,
-    sizes: Vec<usize>,
-    inverted: bool,
-    /// Coordinate and derivative sizes of the input elements, and the output element size.
-    cs: usize,
-    ds: usize,
-    out_size: usize,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        default_template = "Vec3d,Vec3d",
+        class(
+            name = "DifferenceMapping",
+            description = "Maps pairs of input elements (a, b) to the difference of their positions x_b − x_a.",
+            create = |_| DifferenceMapping::new(Kind::Pairs),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+                /// Scale for object display
+                showObjectScale: Real = "-1",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+            },
+        ),
+        multi_class(
+            name = "DifferenceMultiMapping",
+            description = "Maps pairs (a, b) of elements of two inputs to the difference of their positions in1[b] − in0[a].",
+            create = |_| DifferenceMapping::new(Kind::Multi),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+            },
+        ),
+        class(
+            name = "DifferenceFromTargetMapping",
+            description = "Maps input elements to their difference with fixed targets, p − t (or t − p when inverted).",
+            create = |_| DifferenceMapping::new(Kind::FromTarget),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d"],
+            data = {
+                /// indices of the parent points
+                indices: Indices,
+                /// target positions which who computes deltas
+                #[alias("offsets")]
+                targets: Reals,
+                /// target indices in target positions which who computes deltas
+                targetIndices: Indices,
+                /// target-p (rather than p-target)
+                inverted: Bool = "false",
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+                /// Scale for object display
+                showObjectScale: Real = "0",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+            },
+        ),
+    }
+    /// The three mappings: each output element is a signed sum of input elements and a target.
+    ///
+    /// `constant` is `ConstantAssembledMapping`'s Data: the Jacobian of these mappings never
+    /// changes, so it is built at init whatever its value.
+    #[derive(Default)]
+    pub struct DifferenceMapping {
+        kind: Kind,
+        ports: Ports,
+        terms: Vec<Term>,
+        sizes: Vec<usize>,
+        inverted: bool,
+        /// Coordinate and derivative sizes of the input elements, and the output element size.
+        cs: usize,
+        ds: usize,
+        out_size: usize,
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl DifferenceMapping {
@@ -170,13 +150,7 @@ impl DifferenceMapping {
     fn direct(kind: Kind, inputs: &[(StateId, usize)], layout: Layout, output: StateId, out_layout: Layout) -> DifferenceMapping {
         DifferenceMapping {
             kind,
-            ports: Ports {
-                inputs: inputs.iter().map(|i| i.0).collect(),
-                in_layouts: vec![layout; inputs.len()],
-                output: Some(output),
-                out_layout: Some(out_layout),
-                map_forces: true,
-            },
+            ports: Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), layout, output, out_layout),
             sizes: inputs.iter().map(|i| i.1).collect(),
             cs: layout.coord_size(),
             ds: layout.deriv_size(),
@@ -285,11 +259,9 @@ impl DifferenceMapping {
 
 impl Component for DifferenceMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        let Some(out_layout) = self.ports.out_layout else {
-            return Err(cx.error("the output of this mapping must be a MechanicalObject, not a visual model"));
-        };
-        check_layouts(cx, &self.ports, if self.kind == Kind::FromTarget { TARGET_TEMPLATES } else { DIFFERENCE_TEMPLATES })?;
+        let templates = if self.kind == Kind::FromTarget { TARGET_TEMPLATES } else { DIFFERENCE_TEMPLATES };
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a MechanicalObject", templates)?;
+        let out_layout = self.ports.out_layout.expect("mechanical output");
         let layout = self.ports.in_layouts[0];
         (self.cs, self.ds, self.out_size) = (layout.coord_size(), layout.deriv_size(), out_layout.deriv_size());
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
@@ -315,22 +287,12 @@ impl Component for DifferenceMapping {
             }
         };
         self.assemble();
-        resize_output(cx.scene, &self.ports, self.terms.len());
-        let apply_rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.terms.len(), self)
     }
 }
 
 impl Mapping for DifferenceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     /// On coordinates: the translation parts (`out_size` reals) of the elements and targets.
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -361,16 +323,7 @@ impl Mapping for DifferenceMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if !self.ports.map_forces {

@@ -6,12 +6,12 @@
 //! uses the cached directions until the next `apply`.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState, Topology};
-use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
-use crate::assembled::orthogonal_projector;
+use crate::assembled::orthogonal_projector3;
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
+    check_len, dot, finish_init, mapping_ports, norm, resolve_mechanical_ports, scale, sub, v3, GeometricStiffness, MappingData, Ports,
     GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
@@ -46,85 +46,67 @@ pub enum Kind {
 /// One end of an edge: input number and element index in that input.
 type End = (usize, usize);
 
-/// The three mappings (they share everything but the formula and the way ends are named).
-#[component(
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec3d,Vec1d", "Rigid3d,Vec1d"],
-    default_template = "Vec3d,Vec1d",
-    template_rule = FromMapping,
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
+crate::common::mapping_class! {
+    with {
         /// link to the topology container (its edges are the mapped pairs)
         topology: Topology,
-    },
-    class(
-        name = "DistanceMapping",
-        description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
-        create = |_| DistanceMapping::new(Kind::Distance),
-        inherit = [MappingData, DistanceData, Self],
-    ),
-    class(
-        name = "DistanceMultiMapping",
-        description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
-        create = |_| DistanceMapping::new(Kind::Multi),
-        inherit = [MappingData, DistanceData, Self],
-        data = {
-            /// list of couples (parent index + index in the parent)
-            indexPairs: IndexTuples(2),
-        },
-        links = {
-            /// Input objects to map (a list of states or nodes)
-            #[multi]
-            #[node_or_state]
-            input: MechanicalState,
-            /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-            #[node_or_state]
-            output: _,
-            /// link to the topology container (its edges are the mapped pairs)
-            topology: Topology,
-        },
-    ),
-    class(
-        name = "SquareDistanceMapping",
-        description = "Maps point positions to the squared distances between the ends of the topology's edges.",
-        create = |_| DistanceMapping::new(Kind::Square),
-        inherit = [MappingData, Self],
-        data = {
-            /// Scale for object display
-            showObjectScale: Real = "0",
-            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-            showColor: Str = "1 1 0 1",
-            /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
-            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
-        },
-    ),
-)]
-pub struct DistanceMapping {
-    kind: Kind,
-    ports: Ports,
-    /// Ends of each mapped edge.
-    ends: Vec<[End; 2]>,
-    rest: Vec<f64>,
-    gs: GeometricStiffness,
-    /// Number of elements of each input.
-    sizes: Vec<usize>,
-    /// Coordinate and derivative sizes of the input elements.
-    cs: usize,
-    ds: usize,
-    /// Cached by `apply`: unit directions (Distance) or `2·(x_b − x_a)` (Square), inverse lengths.
-    directions: Vec<V3>,
-    invlengths: Vec<f64>,
-    /// Cached by `apply`: one Jacobian per input.
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` when it kept at least one edge (SOFA's non-empty
-    /// `m_geometricStiffnessMatrix`); empty otherwise.
-    k_force: Vec<f64>,
+    }
+    {
+        templates = ["Vec3d,Vec1d", "Rigid3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        class(
+            name = "DistanceMapping",
+            description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
+            create = |_| DistanceMapping::new(Kind::Distance),
+            inherit = [MappingData, DistanceData, Self],
+        ),
+        multi_class(
+            name = "DistanceMultiMapping",
+            description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
+            create = |_| DistanceMapping::new(Kind::Multi),
+            inherit = [MappingData, DistanceData, Self],
+            data = {
+                /// list of couples (parent index + index in the parent)
+                indexPairs: IndexTuples(2),
+            },
+        ),
+        class(
+            name = "SquareDistanceMapping",
+            description = "Maps point positions to the squared distances between the ends of the topology's edges.",
+            create = |_| DistanceMapping::new(Kind::Square),
+            inherit = [MappingData, Self],
+            data = {
+                /// Scale for object display
+                showObjectScale: Real = "0",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+                /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
+                geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+            },
+        ),
+    }
+    /// The three mappings (they share everything but the formula and the way ends are named).
+    pub struct DistanceMapping {
+        kind: Kind,
+        ports: Ports,
+        /// Ends of each mapped edge.
+        ends: Vec<[End; 2]>,
+        rest: Vec<f64>,
+        gs: GeometricStiffness,
+        /// Number of elements of each input.
+        sizes: Vec<usize>,
+        /// Coordinate and derivative sizes of the input elements.
+        cs: usize,
+        ds: usize,
+        /// Cached by `apply`: unit directions (Distance) or `2·(x_b − x_a)` (Square), inverse lengths.
+        directions: Vec<V3>,
+        invlengths: Vec<f64>,
+        /// Cached by `apply`: one Jacobian per input.
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` when it kept at least one edge (SOFA's non-empty
+        /// `m_geometricStiffnessMatrix`); empty otherwise.
+        k_force: Vec<f64>,
+    }
 }
 
 impl DistanceMapping {
@@ -157,13 +139,7 @@ impl DistanceMapping {
         gs: GeometricStiffness,
     ) -> DistanceMapping {
         let mut m = DistanceMapping::new(kind);
-        m.ports = Ports {
-            inputs: inputs.iter().map(|i| i.0).collect(),
-            in_layouts: vec![layout; inputs.len()],
-            output: Some(output),
-            out_layout: Some(Layout::Vec1),
-            map_forces: true,
-        };
+        m.ports = Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), layout, output, Layout::Vec1);
         m.sizes = inputs.iter().map(|i| i.1).collect();
         m.cs = layout.coord_size();
         m.ds = layout.deriv_size();
@@ -216,18 +192,13 @@ impl DistanceMapping {
 
     /// `(I − uuᵀ)·s`, entries computed as SOFA does.
     fn stiffness_block(&self, e: usize, s: f64) -> [[f64; 3]; 3] {
-        let b = orthogonal_projector(&self.directions[e], s);
-        [[b[0], b[1], b[2]], [b[3], b[4], b[5]], [b[6], b[7], b[8]]]
+        orthogonal_projector3(&self.directions[e], s)
     }
 }
 
 impl Component for DistanceMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a Vec1d MechanicalObject", TEMPLATES)?;
         let layout = self.ports.in_layouts[0];
         self.cs = layout.coord_size();
         self.ds = layout.deriv_size();
@@ -289,16 +260,14 @@ impl Component for DistanceMapping {
                 .iter()
                 .map(|&[a, b]| {
                     let g = sub(self.pos(&refs, a), self.pos(&refs, b));
-                    dot(g, g).sqrt()
+                    norm(g)
                 })
                 .collect()
         };
         if self.kind != Kind::Square {
             cx.data_mut().put(DistanceData::REST_LENGTHS, self.rest.clone());
         }
-        resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.ends.len(), self)
     }
 }
 
@@ -338,15 +307,7 @@ impl DistanceMapping {
 }
 
 impl Mapping for DistanceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // edge i fills out[i] and its caches
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -362,16 +323,16 @@ impl Mapping for DistanceMapping {
             let mut g = sub(self.pos(inputs, b), self.pos(inputs, a));
             match self.kind {
                 Kind::Square => {
-                    out[i] = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-                    g = [g[0] * 2.0, g[1] * 2.0, g[2] * 2.0];
+                    out[i] = dot(g, g);
+                    g = scale(g, 2.0);
                 }
                 _ => {
-                    let l = dot(g, g).sqrt();
+                    let l = norm(g);
                     out[i] = l - self.rest[i];
                     if l > f64::EPSILON {
                         self.invlengths[i] = 1.0 / l;
                         let inv = self.invlengths[i];
-                        g = [g[0] * inv, g[1] * inv, g[2] * inv];
+                        g = scale(g, inv);
                     } else {
                         self.invlengths[i] = 0.0;
                         let p = 1.0 / 3f64.sqrt();
@@ -380,7 +341,7 @@ impl Mapping for DistanceMapping {
                 }
             }
             self.directions[i] = g;
-            let neg = [-g[0], -g[1], -g[2]];
+            let neg = settee_core::math::neg(g);
             // Entries in increasing column order when both ends are in the same input, as SOFA
             // inserts them (DistanceMultiMapping inserts end 0 then end 1).
             let mut entries = [(a, neg), (b, g)];

@@ -9,68 +9,55 @@
 //! stabilized).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, orthogonal_projector};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, resize_output, resolve_ports, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
-};
+use crate::assembled::{self, assembled_products, orthogonal_projector};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
 
-/// The mapping.
-#[component(
-    name = "DistanceFromTargetMapping",
-    description = "Maps input points to their distances to fixed targets, minus rest lengths.",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
-    default_template = "Vec3d,Vec1d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// Indices of the parent points
-        indices: Indices,
-        /// Positions to compute the distances from (coordinates of the input's template)
-        targetPositions: Reals,
-        /// Rest lengths of the connections (missing ones are 0)
-        restLengths: Reals,
-        /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the points in extension)
-        geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
-        /// Scale for object display
-        showObjectScale: Real = "0",
-        /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-        showColor: Str = "yellow",
-    },
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-)]
-#[derive(Default)]
-pub struct DistanceFromTargetMapping {
-    ports: Ports,
-    indices: Vec<usize>,
-    /// One target per index, `cs` reals each.
-    targets: Vec<f64>,
-    rest: Vec<f64>,
-    gs: GeometricStiffness,
-    n_in: usize,
-    /// Coordinate, derivative and spatial sizes of the input elements.
-    cs: usize,
-    ds: usize,
-    sp: usize,
-    /// Cached by `apply`: unit directions (`ds` reals each), inverse lengths, the Jacobian.
-    directions: Vec<f64>,
-    invlengths: Vec<f64>,
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` when it kept at least one point.
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        name = "DistanceFromTargetMapping",
+        description = "Maps input points to their distances to fixed targets, minus rest lengths.",
+        templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        data = {
+            /// Indices of the parent points
+            indices: Indices,
+            /// Positions to compute the distances from (coordinates of the input's template)
+            targetPositions: Reals,
+            /// Rest lengths of the connections (missing ones are 0)
+            restLengths: Reals,
+            /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the points in extension)
+            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+            /// Scale for object display
+            showObjectScale: Real = "0",
+            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+            showColor: Str = "yellow",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct DistanceFromTargetMapping {
+        ports: Ports,
+        indices: Vec<usize>,
+        /// One target per index, `cs` reals each.
+        targets: Vec<f64>,
+        rest: Vec<f64>,
+        gs: GeometricStiffness,
+        n_in: usize,
+        /// Coordinate, derivative and spatial sizes of the input elements.
+        cs: usize,
+        ds: usize,
+        sp: usize,
+        /// Cached by `apply`: unit directions (`ds` reals each), inverse lengths, the Jacobian.
+        directions: Vec<f64>,
+        invlengths: Vec<f64>,
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` when it kept at least one point.
+        k_force: Vec<f64>,
+    }
 }
 
 impl DistanceFromTargetMapping {
@@ -90,7 +77,7 @@ impl DistanceFromTargetMapping {
         let mut rest = rest;
         rest.resize(indices.len(), 0.0);
         DistanceFromTargetMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![layout], output: Some(output), out_layout: Some(Layout::Vec1), map_forces: true },
+            ports: Ports::direct(&[input], layout, output, Layout::Vec1),
             indices,
             targets,
             rest,
@@ -139,11 +126,7 @@ impl DistanceFromTargetMapping {
 
 impl Component for DistanceFromTargetMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec1d MechanicalObject", TEMPLATES)?;
         let layout = self.ports.in_layouts[0];
         (self.cs, self.ds, self.sp) = (layout.coord_size(), layout.deriv_size(), layout.spatial_size());
         self.n_in = cx.state_size(self.ports.inputs[0]);
@@ -183,22 +166,12 @@ impl Component for DistanceFromTargetMapping {
         self.indices = indices;
         self.targets = targets;
         self.rest = rest;
-        resize_output(cx.scene, &self.ports, self.indices.len());
-        let apply_rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.indices.len(), self)
     }
 }
 
 impl Mapping for DistanceFromTargetMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let (n, cs, ds, sp) = (self.indices.len(), self.cs, self.ds, self.sp);
@@ -227,16 +200,7 @@ impl Mapping for DistanceFromTargetMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     /// SOFA's `updateK`: the stiffness for `f_out` is kept if it has a point (Stabilized: one in
     /// extension); `apply_djt` then uses it in place of the force it is given.

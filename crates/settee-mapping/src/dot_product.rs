@@ -5,11 +5,10 @@
 //! `∂(Jᵀf)/∂x_a = f·∂x_b` and vice versa (always assembled, as in the plugin).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, finish_rows};
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, v3, MappingData, Ports, V3};
+use crate::assembled::{self, assembled_products, finish_rows};
+use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanical_ports, v3, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
 
@@ -24,71 +23,52 @@ pub enum Kind {
 /// One factor of a product: input number and vector index in that input.
 pub type End = (usize, usize);
 
-/// The three mappings.
-#[component(
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec3d,Vec1d"],
-    default_template = "Vec3d,Vec1d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-    class(
-        name = "DotProductMapping",
-        description = "Maps pairs of vectors of one state to their dot products.",
-        create = |_| DotProductMapping::new(Kind::Pairs),
-        data = {
-            /// index pairs for computing deltas
-            pairs: IndexTuples(2),
-        },
-    ),
-    class(
-        name = "DotProductMultiMapping",
-        description = "Maps pairs of vectors taken from several states to their dot products.",
-        create = |_| DotProductMapping::new(Kind::Multi),
-        data = {
-            /// index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i
-            pairs: IndexTuples(4),
-        },
-        links = {
-            /// Input objects to map (a list of states or nodes)
-            #[multi]
-            #[node_or_state]
-            input: MechanicalState,
-            /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-            #[node_or_state]
-            output: _,
-        },
-    ),
-    class(
-        name = "DotProductFromTargetMapping",
-        description = "Maps vectors to their dot products with fixed targets.",
-        create = |_| DotProductMapping::new(Kind::FromTarget),
-        data = {
-            /// indices of the dofs used to compute a dot product
-            indices: Indices,
-            /// targets to compute the dot products with (the last one is repeated)
-            targets: RealTuples(3),
-        },
-    ),
-)]
-pub struct DotProductMapping {
-    kind: Kind,
-    ports: Ports,
-    sizes: Vec<usize>,
-    /// The two factors of each product (FromTarget: the first one only).
-    ends: Vec<[End; 2]>,
-    /// FromTarget: the target of each product.
-    targets: Vec<V3>,
-    jac: Vec<SparseRows>,
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        templates = ["Vec3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        class(
+            name = "DotProductMapping",
+            description = "Maps pairs of vectors of one state to their dot products.",
+            create = |_| DotProductMapping::new(Kind::Pairs),
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+            },
+        ),
+        multi_class(
+            name = "DotProductMultiMapping",
+            description = "Maps pairs of vectors taken from several states to their dot products.",
+            create = |_| DotProductMapping::new(Kind::Multi),
+            data = {
+                /// index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i
+                pairs: IndexTuples(4),
+            },
+        ),
+        class(
+            name = "DotProductFromTargetMapping",
+            description = "Maps vectors to their dot products with fixed targets.",
+            create = |_| DotProductMapping::new(Kind::FromTarget),
+            data = {
+                /// indices of the dofs used to compute a dot product
+                indices: Indices,
+                /// targets to compute the dot products with (the last one is repeated)
+                targets: RealTuples(3),
+            },
+        ),
+    }
+    /// The three mappings.
+    pub struct DotProductMapping {
+        kind: Kind,
+        ports: Ports,
+        sizes: Vec<usize>,
+        /// The two factors of each product (FromTarget: the first one only).
+        ends: Vec<[End; 2]>,
+        /// FromTarget: the target of each product.
+        targets: Vec<V3>,
+        jac: Vec<SparseRows>,
+        k_force: Vec<f64>,
+    }
 }
 
 impl DotProductMapping {
@@ -108,13 +88,7 @@ impl DotProductMapping {
     /// the factors of each product and, for FromTarget, the targets (the last one repeated).
     pub fn build(kind: Kind, inputs: &[(StateId, usize)], output: StateId, ends: Vec<[End; 2]>, targets: Vec<V3>) -> SimResult<DotProductMapping> {
         let mut m = DotProductMapping::new(kind);
-        m.ports = Ports {
-            inputs: inputs.iter().map(|i| i.0).collect(),
-            in_layouts: vec![Layout::Vec3; inputs.len()],
-            output: Some(output),
-            out_layout: Some(Layout::Vec1),
-            map_forces: true,
-        };
+        m.ports = Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), Layout::Vec3, output, Layout::Vec1);
         m.sizes = inputs.iter().map(|i| i.1).collect();
         m.ends = ends;
         m.targets = targets;
@@ -161,11 +135,7 @@ impl DotProductMapping {
 
 impl Component for DotProductMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a Vec1d MechanicalObject", TEMPLATES)?;
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         let d = cx.data();
         let (what, hint) = match self.kind {
@@ -201,22 +171,12 @@ impl Component for DotProductMapping {
             let flat: Vec<f64> = self.targets.iter().flatten().copied().collect();
             cx.data_mut().put(Self::TARGETS, flat);
         }
-        resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.ends.len(), self)
     }
 }
 
 impl Mapping for DotProductMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         self.ds_ok(inputs)?;
@@ -226,7 +186,7 @@ impl Mapping for DotProductMapping {
         for (k, &[(pa, ia), (pb, ib)]) in self.ends.iter().enumerate() {
             let a = v3(&inputs[pa][3 * ia..]);
             let b = if self.kind == Kind::FromTarget { self.targets[k] } else { v3(&inputs[pb][3 * ib..]) };
-            out[k] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+            out[k] = dot(a, b);
             for c in 0..3 {
                 jac[pa].rows[k].push((3 * ia + c, b[c]));
                 if self.kind != Kind::FromTarget {
@@ -241,22 +201,10 @@ impl Mapping for DotProductMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        if self.jac.is_empty() {
-            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
-        }
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+        assembled::built(self.ports.map_forces, &self.jac, assembled::NOT_APPLIED)
     }
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {

@@ -5,60 +5,49 @@
 //! Velocities follow SOFA's Rigid3 convention: `[v ω]` with ω in world coordinates.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
 use settee_core::types::quat_rotate;
-use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, finish_rows};
+use crate::assembled::{self, assembled_products, finish_rows};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
-    GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
+    check_len, finish_init, mapping_ports, nsd_projection, resolve_mechanical_ports, sub, v3, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
+    M3, V3,
 };
 use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
 // ----- RigidJointMapping ------------------------------------------------------------------------
 
-/// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
-/// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
-/// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
-/// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
-#[component(
-    name = "RigidJointMapping",
-    description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Rigid3d,Vec6d"],
-    default_template = "Rigid3d,Vec6d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// pairs of rigid frames defining joint in source dofs
-        pairs: IndexTuples(2),
-        /// compute relative rotation
-        rotation: Bool = "true",
-        /// compute relative translation
-        translation: Bool = "true",
-        /// compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this
-        exact_dlog: Bool = "false",
-    },
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-)]
-pub struct RigidJointMapping {
-    ports: Ports,
-    n_in: usize,
-    pairs: Vec<[usize; 2]>,
-    rotation: bool,
-    translation: bool,
-    exact_dlog: bool,
-    /// Assembled by `apply`.
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        name = "RigidJointMapping",
+        description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
+        templates = ["Rigid3d,Vec6d"],
+        default_template = "Rigid3d,Vec6d",
+        data = {
+            /// pairs of rigid frames defining joint in source dofs
+            pairs: IndexTuples(2),
+            /// compute relative rotation
+            rotation: Bool = "true",
+            /// compute relative translation
+            translation: Bool = "true",
+            /// compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this
+            exact_dlog: Bool = "false",
+        },
+    }
+    /// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
+    /// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
+    /// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
+    /// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
+    pub struct RigidJointMapping {
+        ports: Ports,
+        n_in: usize,
+        pairs: Vec<[usize; 2]>,
+        rotation: bool,
+        translation: bool,
+        exact_dlog: bool,
+        /// Assembled by `apply`.
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl Default for RigidJointMapping {
@@ -88,13 +77,7 @@ impl RigidJointMapping {
     ) -> SimResult<Self> {
         check_pairs(&pairs, n_in).map_err(SimError::new)?;
         Ok(RigidJointMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec6),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec6),
             n_in,
             pairs,
             rotation,
@@ -123,11 +106,7 @@ fn push_block(row: &mut [Vec<(usize, f64)>], col: usize, m: &M3, sign: f64) {
 
 impl Component for RigidJointMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec6d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Vec6)])?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec6d MechanicalObject", &[(Layout::Rigid3, Layout::Vec6)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
         self.pairs = d.get(Self::PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
@@ -140,22 +119,12 @@ impl Component for RigidJointMapping {
                 .hint("set pairs=\"p c …\", the indices of the two frames of each joint"));
         }
         check_pairs(&self.pairs, self.n_in).map_err(|m| cx.error(m).hint("pairs index the frames of the input state"))?;
-        resize_output(cx.scene, &self.ports, self.pairs.len());
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.pairs.len(), self)
     }
 }
 
 impl Mapping for RigidJointMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];
@@ -197,67 +166,45 @@ impl Mapping for RigidJointMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        if self.jac.is_empty() {
-            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
-        }
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+        assembled::built(self.ports.map_forces, &self.jac, assembled::NOT_APPLIED)
     }
 }
 
 // ----- AssembledRigidRigidMapping ---------------------------------------------------------------
 
-/// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
-/// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
-/// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
-/// symmetrizes it and keeps its negative semi-definite part.
-#[component(
-    name = "AssembledRigidRigidMapping",
-    description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Rigid3d,Rigid3d"],
-    default_template = "Rigid3d,Rigid3d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// input dof and rigid offset for each output dof
-        source: RealTuples(8),
-        /// assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)
-        geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "None",
-    },
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-)]
-#[derive(Default)]
-pub struct AssembledRigidRigidMapping {
-    ports: Ports,
-    n_in: usize,
-    /// `(parent, offset)` per output frame.
-    source: Vec<(usize, Frame)>,
-    gs: GeometricStiffness,
-    /// Cached by `apply`: `q_k·t_i`.
-    rotated: Vec<V3>,
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` (used by `apply_djt` while not empty).
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        name = "AssembledRigidRigidMapping",
+        description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
+        templates = ["Rigid3d,Rigid3d"],
+        default_template = "Rigid3d,Rigid3d",
+        data = {
+            /// input dof and rigid offset for each output dof
+            source: RealTuples(8),
+            /// assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)
+            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "None",
+        },
+    }
+    /// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
+    /// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
+    /// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
+    /// symmetrizes it and keeps its negative semi-definite part.
+    #[derive(Default)]
+    pub struct AssembledRigidRigidMapping {
+        ports: Ports,
+        n_in: usize,
+        /// `(parent, offset)` per output frame.
+        source: Vec<(usize, Frame)>,
+        gs: GeometricStiffness,
+        /// Cached by `apply`: `q_k·t_i`.
+        rotated: Vec<V3>,
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` (used by `apply_djt` while not empty).
+        k_force: Vec<f64>,
+    }
 }
 
 impl AssembledRigidRigidMapping {
@@ -267,13 +214,7 @@ impl AssembledRigidRigidMapping {
             return Err(SimError::new(format!("source {i} refers to frame {k}, but the input has {n_in} frames")));
         }
         Ok(AssembledRigidRigidMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Rigid3),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Rigid3),
             n_in,
             source,
             gs,
@@ -322,11 +263,7 @@ impl AssembledRigidRigidMapping {
 
 impl Component for AssembledRigidRigidMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Rigid3d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Rigid3)])?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Rigid3d MechanicalObject", &[(Layout::Rigid3, Layout::Rigid3)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
         self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
@@ -347,22 +284,12 @@ impl Component for AssembledRigidRigidMapping {
             source.push((k as usize, Frame::from_slice(&s[1..])));
         }
         self.source = source;
-        resize_output(cx.scene, &self.ports, self.source.len());
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.source.len(), self)
     }
 }
 
 impl Mapping for AssembledRigidRigidMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // rows a and 3 + a of the 6×6 block [[I, −[r]×], [0, I]]
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -392,20 +319,11 @@ impl Mapping for AssembledRigidRigidMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         self.ready()?;
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+        Ok(assembled::carried(self.ports.map_forces, &self.jac))
     }
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {

@@ -11,13 +11,12 @@
 //! at the end of the previous step decide too.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::{component, Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Scene, SimError, SimResult, StateId, VecId};
 
-use crate::assembled::{self, finish_rows};
+use crate::assembled::{self, assembled_products, finish_rows, orthogonal_projector3};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
-    GEOMETRIC_STIFFNESS_OPTIONS, V3,
+    apply_at_init, check_len, dot, finish_init, mapping_ports, norm, resize_output, resolve_mechanical_ports, sub, v3, GeometricStiffness,
+    MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
@@ -53,65 +52,56 @@ pub enum Row {
     Difference,
 }
 
-/// The two mappings.
-#[component(
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec3d,Vec1d"],
-    default_template = "Vec3d,Vec1d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self, SafeDistanceData],
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-    class(
-        name = "SafeDistanceMapping",
-        description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
-        create = |_| SafeDistanceMapping::new(Kind::Pairs),
-        data = {
-            /// index pairs for computing distance
-            pairs: IndexTuples(2),
-        },
-    ),
-    class(
-        name = "SafeDistanceFromTargetMapping",
-        description = "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
-        create = |_| SafeDistanceMapping::new(Kind::FromTarget),
-        data = {
-            /// index of dof to compute the distance
-            indices: Indices,
-            /// positions the distances are measured from
-            targets: RealTuples(3),
-            /// Given directions (must be colinear with the vector formed by the points)
-            directions: RealTuples(3),
-        },
-    ),
-)]
-pub struct SafeDistanceMapping {
-    kind: Kind,
-    ports: Ports,
-    n_in: usize,
-    /// `(a, b)` per pair; FromTarget: `(index, index)`.
-    pairs: Vec<[usize; 2]>,
-    targets: Vec<V3>,
-    /// FromTarget: unit directions given for the first pairs.
-    directions: Vec<V3>,
-    rest: Vec<f64>,
-    eps: f64,
-    gs: GeometricStiffness,
-    /// The current output layout.
-    modes: Vec<Row>,
-    /// Cached by `apply`: directions (unit, or the fallback one), inverse lengths (0 when the
-    /// length is at most ε), the Jacobian.
-    dirs: Vec<V3>,
-    invlengths: Vec<f64>,
-    jac: Vec<SparseRows>,
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        templates = ["Vec3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        inherit = [MappingData, Self, SafeDistanceData],
+        class(
+            name = "SafeDistanceMapping",
+            description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
+            create = |_| SafeDistanceMapping::new(Kind::Pairs),
+            data = {
+                /// index pairs for computing distance
+                pairs: IndexTuples(2),
+            },
+        ),
+        class(
+            name = "SafeDistanceFromTargetMapping",
+            description = "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
+            create = |_| SafeDistanceMapping::new(Kind::FromTarget),
+            data = {
+                /// index of dof to compute the distance
+                indices: Indices,
+                /// positions the distances are measured from
+                targets: RealTuples(3),
+                /// Given directions (must be colinear with the vector formed by the points)
+                directions: RealTuples(3),
+            },
+        ),
+    }
+    /// The two mappings.
+    pub struct SafeDistanceMapping {
+        kind: Kind,
+        ports: Ports,
+        n_in: usize,
+        /// `(a, b)` per pair; FromTarget: `(index, index)`.
+        pairs: Vec<[usize; 2]>,
+        targets: Vec<V3>,
+        /// FromTarget: unit directions given for the first pairs.
+        directions: Vec<V3>,
+        rest: Vec<f64>,
+        eps: f64,
+        gs: GeometricStiffness,
+        /// The current output layout.
+        modes: Vec<Row>,
+        /// Cached by `apply`: directions (unit, or the fallback one), inverse lengths (0 when the
+        /// length is at most ε), the Jacobian.
+        dirs: Vec<V3>,
+        invlengths: Vec<f64>,
+        jac: Vec<SparseRows>,
+        k_force: Vec<f64>,
+    }
 }
 
 impl SafeDistanceMapping {
@@ -150,8 +140,7 @@ impl SafeDistanceMapping {
         gs: GeometricStiffness,
     ) -> SimResult<SafeDistanceMapping> {
         let mut m = SafeDistanceMapping::new(kind);
-        m.ports =
-            Ports { inputs: vec![input], in_layouts: vec![Layout::Vec3], output: Some(output), out_layout: Some(Layout::Vec1), map_forces: true };
+        m.ports = Ports::direct(&[input], Layout::Vec3, output, Layout::Vec1);
         m.n_in = x.len() / 3;
         m.pairs = pairs;
         m.targets = targets;
@@ -206,7 +195,7 @@ impl SafeDistanceMapping {
             .map(|k| {
                 let g = self.gap(x, k);
                 let given = self.kind == Kind::FromTarget && k < self.directions.len();
-                if dot(g, g).sqrt() > self.eps || self.rest[k] != 0.0 || given {
+                if norm(g) > self.eps || self.rest[k] != 0.0 || given {
                     Row::Distance
                 } else {
                     Row::Difference
@@ -236,15 +225,7 @@ impl SafeDistanceMapping {
             if self.invlengths[k] == 0.0 || !self.gs.keeps(f) {
                 continue;
             }
-            let u = self.dirs[k];
-            let s = f * self.invlengths[k];
-            let mut b = [[0.0; 3]; 3];
-            for (j, line) in b.iter_mut().enumerate() {
-                for (c, x) in line.iter_mut().enumerate() {
-                    *x = ((if j == c { 1.0 } else { 0.0 }) - u[j] * u[c]) * s;
-                }
-            }
-            out.push((k, b));
+            out.push((k, orthogonal_projector3(&self.dirs[k], f * self.invlengths[k])));
         }
         out
     }
@@ -268,7 +249,7 @@ impl SafeDistanceMapping {
 }
 
 fn unit(d: V3) -> V3 {
-    let n = dot(d, d).sqrt();
+    let n = norm(d);
     if n == 0.0 {
         d
     } else {
@@ -278,11 +259,7 @@ fn unit(d: V3) -> V3 {
 
 impl Component for SafeDistanceMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec1d MechanicalObject", TEMPLATES)?;
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
@@ -307,7 +284,7 @@ impl Component for SafeDistanceMapping {
         self.check().map_err(|m| cx.error(m).hint(hint))?;
         let x = cx.read_vec(input, VecId::POSITION).to_vec();
         if rest.is_empty() {
-            rest = (0..self.pairs.len()).map(|k| norm_of(self.gap(&x, k))).collect();
+            rest = (0..self.pairs.len()).map(|k| norm(self.gap(&x, k))).collect();
         } else if let Some(&last) = rest.last() {
             rest.resize(self.pairs.len(), last);
         }
@@ -318,9 +295,7 @@ impl Component for SafeDistanceMapping {
             cx.data_mut().put(Self::DIRECTIONS, flat);
         }
         self.modes = self.layout_for(&x);
-        resize_output(cx.scene, &self.ports, Self::size_of(&self.modes));
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, Self::size_of(&self.modes), self)
     }
 
     fn animate_begin(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
@@ -328,20 +303,8 @@ impl Component for SafeDistanceMapping {
     }
 }
 
-fn norm_of(v: V3) -> f64 {
-    dot(v, v).sqrt()
-}
-
 impl Mapping for SafeDistanceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // component c of the direction fills column 3·index + c
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -369,7 +332,7 @@ impl Mapping for SafeDistanceMapping {
         for k in 0..n {
             let [a, b] = self.pairs[k];
             let g = self.gap(x, k);
-            let l = norm_of(g);
+            let l = norm(g);
             let (u, inv) = if l > self.eps {
                 (g.map(|c| c / l), 1.0 / l)
             } else if self.kind == Kind::FromTarget && k < self.directions.len() {
@@ -414,20 +377,11 @@ impl Mapping for SafeDistanceMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         self.ready()?;
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
+        Ok(assembled::carried(self.ports.map_forces, &self.jac))
     }
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {

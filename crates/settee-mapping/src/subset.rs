@@ -3,71 +3,63 @@
 //! within `radius` builds them at init.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState, Topology};
+use settee_core::role::Topology;
 use settee_core::ConstraintRows;
-use settee_core::{component, Component, InitCtx, Layout, SimResult, StateId, VecId};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId, VecId};
 
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, selection_jacobian, MappingData, Ports};
+use crate::common::{apply_at_init, check_layouts, check_len, mapping_ports, resize_output, resolve_ports, selection_jacobian, MappingData, Ports};
 
 /// SOFA's `sofa::InvalidID` as an unsigned Data value.
 const INVALID: i64 = u32::MAX as i64;
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Rigid3)];
 
-/// The mapping.
-#[component(
-    name = "SubsetMapping",
-    description = "Maps a subset of the input elements: out[i] = in[indices[i]].",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],
-    default_template = "Vec3d,Vec3d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// list of input indices
-        indices: Indices,
-        /// first index (use if indices are sequential)
-        first: Int = "4294967295",
-        /// last index (use if indices are sequential)
-        last: Int = "4294967295",
-        /// search radius to find corresponding points in case no indices are given
-        radius: Real = "1e-5",
-        /// Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)
-        handleTopologyChange: Bool = "true",
-        /// True to ignore points that are not found in the input model, they will be treated as fixed points
-        ignoreNotFound: Bool = "false",
-        /// True to resize the output MechanicalState to match the size of indices
-        resizeToModel: Bool = "false",
-    },
-    links = {
-        /// Input object to map (default: the state of the parent node, `@../`)
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
+crate::common::mapping_class! {
+    with {
         /// link to the topology container
         topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct SubsetMapping {
-    ports: Ports,
-    /// Input index of each output element (`None`: not found, the element keeps its rest position).
-    indices: Vec<Option<usize>>,
-    n_in: usize,
-    cs: usize,
-    ds: usize,
-    /// Rest positions of the output at init (used for elements without input).
-    rest_out: Vec<f64>,
+    }
+    {
+        name = "SubsetMapping",
+        description = "Maps a subset of the input elements: out[i] = in[indices[i]].",
+        templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],
+        default_template = "Vec3d,Vec3d",
+        data = {
+            /// list of input indices
+            indices: Indices,
+            /// first index (use if indices are sequential)
+            first: Int = "4294967295",
+            /// last index (use if indices are sequential)
+            last: Int = "4294967295",
+            /// search radius to find corresponding points in case no indices are given
+            radius: Real = "1e-5",
+            /// Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)
+            handleTopologyChange: Bool = "true",
+            /// True to ignore points that are not found in the input model, they will be treated as fixed points
+            ignoreNotFound: Bool = "false",
+            /// True to resize the output MechanicalState to match the size of indices
+            resizeToModel: Bool = "false",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct SubsetMapping {
+        ports: Ports,
+        /// Input index of each output element (`None`: not found, the element keeps its rest position).
+        indices: Vec<Option<usize>>,
+        n_in: usize,
+        cs: usize,
+        ds: usize,
+        /// Rest positions of the output at init (used for elements without input).
+        rest_out: Vec<f64>,
+    }
 }
 
 impl SubsetMapping {
     /// A mapping with explicit indices (for tests and programmatic use).
     pub fn with_indices(input: StateId, output: StateId, layout: Layout, n_in: usize, indices: Vec<usize>) -> SubsetMapping {
         SubsetMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![layout], output: Some(output), out_layout: Some(layout), map_forces: true },
+            ports: Ports::direct(&[input], layout, output, layout),
             indices: indices.into_iter().map(Some).collect(),
             n_in,
             cs: layout.coord_size(),
@@ -153,15 +145,7 @@ impl Component for SubsetMapping {
 }
 
 impl Mapping for SubsetMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let k = self.cs;

@@ -3,41 +3,29 @@
 //! have at least as many). Linear: `J₀ = −I`, `J₁ = factor·I`.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use crate::assembled;
-use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
+use crate::assembled::{self, assembled_products};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
-#[component(
-    name = "WinchMultiMapping",
-    description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
-    roles = [Mapping],
-    markers = [MechanicalMapping],
-    templates = ["Vec1d,Vec1d"],
-    default_template = "Vec1d,Vec1d",
-    template_rule = FromMapping,
-    inherit = [MappingData, Self],
-    data = {
-        /// factor representing the ratio between a rotation and an elongation
-        factor: Real = "1",
-    },
-    links = {
-        /// Input objects to map (a list of states or nodes)
-        #[multi]
-        #[node_or_state]
-        input: MechanicalState,
-        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
-        #[node_or_state]
-        output: _,
-    },
-)]
-#[derive(Default)]
-pub struct WinchMultiMapping {
-    ports: Ports,
-    sizes: Vec<usize>,
-    factor: f64,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    multi {
+        name = "WinchMultiMapping",
+        description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
+        templates = ["Vec1d,Vec1d"],
+        default_template = "Vec1d,Vec1d",
+        data = {
+            /// factor representing the ratio between a rotation and an elongation
+            factor: Real = "1",
+        },
+    }
+    #[derive(Default)]
+    pub struct WinchMultiMapping {
+        ports: Ports,
+        sizes: Vec<usize>,
+        factor: f64,
+        jac: Vec<SparseRows>,
+    }
 }
 
 fn check_sizes(sizes: &[usize]) -> Result<(), String> {
@@ -56,13 +44,7 @@ impl WinchMultiMapping {
         let sizes = vec![inputs[0].1, inputs[1].1];
         check_sizes(&sizes).map_err(SimError::new)?;
         let mut m = WinchMultiMapping {
-            ports: Ports {
-                inputs: vec![inputs[0].0, inputs[1].0],
-                in_layouts: vec![Layout::Vec1; 2],
-                output: Some(output),
-                out_layout: Some(Layout::Vec1),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[inputs[0].0, inputs[1].0], Layout::Vec1, output, Layout::Vec1),
             sizes,
             factor,
             jac: Vec::new(),
@@ -93,32 +75,18 @@ impl WinchMultiMapping {
 
 impl Component for WinchMultiMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, true)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Vec1, Layout::Vec1)])?;
+        self.ports = resolve_mechanical_ports(cx, true, "a Vec1d MechanicalObject", &[(Layout::Vec1, Layout::Vec1)])?;
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         check_sizes(&self.sizes)
             .map_err(|m| cx.error(m).hint("input=\"@length @rotation\": two Vec1d states, the second at least as large as the first"))?;
         self.factor = cx.data().get(Self::FACTOR);
         self.assemble();
-        resize_output(cx.scene, &self.ports, self.sizes[0]);
-        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.sizes[0], self)
     }
 }
 
 impl Mapping for WinchMultiMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         if inputs.len() != 2 {
@@ -134,16 +102,7 @@ impl Mapping for WinchMultiMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if self.jac.is_empty() {

@@ -93,10 +93,7 @@ fn a_mapping_without_own_output_state_is_an_error() {
     <IdentityMapping/>
   </Node>
 </Node>"#;
-    let dir = std::env::temp_dir().join(format!("settee-mapping-{}-noout", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("noout.scn");
-    std::fs::write(&p, text).unwrap();
+    let p = settee_testkit::temp_scene("noout", text);
     let mut scene = settee_scene::load_scene(&p, &f, &settee_scene::DataPath::default()).unwrap();
     let r = settee_core::simulation::init_root(&mut scene, &f);
     let e = r.expect_err("the mapping's input and output are the same state");

@@ -7,6 +7,7 @@ mod support;
 
 use proptest::prelude::*;
 use settee_core::component::Mapping;
+use settee_core::math::dot_n as dot;
 use settee_core::{MeshData, StateId, VecId};
 use settee_mapping::barycentric::{BarycentricMapping, MapperKind, SparseLocator};
 use settee_topology::sparse_grid::{FinestParams, SparseGrid, Surface};
@@ -47,10 +48,6 @@ fn locator(g: &SparseGrid) -> SparseLocator {
 
 fn mesh(g: &SparseGrid) -> MeshData {
     MeshData { points: g.points.clone(), hexahedra: g.hexahedra.clone(), ..Default::default() }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[test]

@@ -17,6 +17,7 @@ use settee_core::{
 
 use settee_core::topology_change::{validate, ChangeError, ElementData, ElementKind, Follow, TopologyChange};
 
+use crate::common::{self, GravityCenterData, MassData};
 use crate::geometry::{self, mat_vec, ElementType, Geometry};
 use crate::RigidMass;
 
@@ -49,16 +50,6 @@ const RIGID3_MASS_SIZE: usize = 11;
         /// Xsp file giving the masses (not supported)
         #[alias("fileMass")]
         filename: FileName,
-        /// display the center of gravity (rendering only)
-        showGravityCenter: Bool = "false",
-        /// axis size factor (rendering only)
-        showAxisSizeFactor: Real = "1",
-        /// add gravity to the velocity directly instead of as a force
-        separateGravity: Bool = "false",
-        /// Rayleigh damping coefficient related to mass
-        rayleighMass: Real = "0",
-        /// Rayleigh damping coefficient related to stiffness (unused by masses)
-        rayleighStiffness: Real = "0",
     },
     links = {
         /// topology whose elements carry the mass (default: the context topology)
@@ -66,6 +57,7 @@ const RIGID3_MASS_SIZE: usize = 11;
         /// state whose positions measure the elements (default: the state of the topology's node)
         geometryState: MechanicalState,
     },
+    inherit = [Self, GravityCenterData, MassData],
 )]
 pub struct DiagonalMass {
     layout: Layout,
@@ -252,9 +244,7 @@ impl DiagonalMass {
 impl Component for DiagonalMass {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
         let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
         let file = d.get(Self::FILENAME).trim().to_string();
         if !file.is_empty() {
@@ -264,39 +254,17 @@ impl Component for DiagonalMass {
             e.0.unsupported = true;
             return Err(e);
         }
-        let s = cx.require_state()?;
-        let sl = cx.state_layout(s);
-        if sl != self.layout {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this mass is {}", sl.name(), self.layout.name()))
-                .hint("remove the template attribute so that it is deduced from the state"));
-        }
+        let s = common::state_of_layout(cx, self.layout, "remove the template attribute so that it is deduced from the state")?;
         self.state = Some(s);
         let ndof = cx.state_size(s);
         if self.layout == Layout::Rigid3 {
             return self.init_rigid(cx, ndof);
         }
 
-        let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors").hint(
-                "DiagonalMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
-            )
-        })?;
-        let mesh = cx.require_mesh()?;
-        let t = ElementType::of(&mesh).ok_or_else(|| {
-            cx.error(format!("{} is empty (no hexahedra, tetrahedra, quads, triangles or edges)", cx.scene.entry(topo).label()))
-                .hint("DiagonalMass needs elements to integrate the mass over; use UniformMass for point sets")
-        })?;
+        let (topo, mesh, t) = common::element_topology(cx, "DiagonalMass")?;
         let gs = geometry::geometry_state(cx, topo, self.geometry_layout)?;
         let geo = geometry::read_geometry(cx, gs, on_rest, &mesh, t)?;
-        for k in 0..t.count(&mesh) {
-            let v = t.vertices(&mesh, k);
-            if let Some(&bad) = v.iter().find(|&&i| i >= ndof) {
-                return Err(cx
-                    .error(format!("{} {k} {v:?} refers to point {bad}, but the mechanical state has {ndof} DOFs", t.name()))
-                    .hint("the topology and the MechanicalObject must describe the same points"));
-            }
-        }
+        common::check_element_vertices(cx, t, &mesh, ndof)?;
         if geo.dim < t.min_dimension() {
             cx.warn(format!(
                 "the topology has {} but the geometry is {}-dimensional: SOFA computes no mass for them, every vertex mass is 0",
@@ -435,53 +403,22 @@ impl DiagonalMass {
     }
 }
 
-impl ForceField for DiagonalMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(DiagonalMass);
 
+impl DiagonalMass {
     /// Gravity: `f_i += g·m_i` (linear part only for rigids).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         if self.layout == Layout::Rigid3 {
-            for (i, m) in self.rigid.iter().enumerate().take(n) {
-                for c in 0..3 {
-                    f[i * 6 + c] += p.gravity[c] * m.mass;
-                }
-            }
-            return Ok(());
-        }
-        for (i, &m) in self.masses.iter().enumerate().take(n) {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m;
-            }
+            common::add_weights(io.f[0], self.layout, p.gravity, |n| self.rigid.iter().map(|m| m.mass).enumerate().take(n), |g, m| g * m);
+        } else {
+            common::add_weights(io.f[0], self.layout, p.gravity, |n| self.masses.iter().copied().enumerate().take(n), |g, m| g * m);
         }
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for DiagonalMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| true, separate_gravity: |m| m.separate_gravity);
 
     /// `res_i += dx_i·m_i`, times `factor` afterwards when `factor ≠ 1`.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
@@ -527,11 +464,7 @@ impl Mass for DiagonalMass {
         let ds = self.layout.deriv_size();
         if self.layout == Layout::Rigid3 {
             for (i, m) in self.rigid.iter().enumerate().take(a.len() / 6) {
-                let ang = mat_vec(&m.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
-                for c in 0..3 {
-                    a[i * 6 + c] = f[i * 6 + c] / m.mass;
-                    a[i * 6 + 3 + c] = ang[c];
-                }
+                m.acc_from_f(a, f, i);
             }
             return Ok(());
         }
@@ -545,51 +478,22 @@ impl Mass for DiagonalMass {
 
     /// `v_i += g·h` on every DOF.
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
         let s = self.state.ok_or_else(|| SimError::new("DiagonalMass used before init"))?;
         if self.layout == Layout::Rigid3 {
             for (i, m) in self.rigid.iter().enumerate() {
-                let mm = m.mass * factor;
-                for c in 0..3 {
-                    acc.add(s, i * 6 + c, s, i * 6 + c, mm);
-                }
-                let mut block = [0.0; 9];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        block[r * 3 + c] = m.inertia_mass[r][c] * factor;
-                    }
-                }
-                acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+                m.add_to_matrix(acc, s, i, factor);
             }
             return Ok(());
         }
         let ds = self.layout.deriv_size();
         for (i, &m) in self.masses.iter().enumerate() {
-            let mm = m * factor;
-            for c in 0..ds {
-                acc.add(s, i * ds + c, s, i * ds + c, mm);
-            }
+            common::add_diagonal(acc, s, i, ds, m * factor);
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        true
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ v_i·(m_i v_i)`.

@@ -22,6 +22,10 @@ use settee_core::{
     StateId,
 };
 
+use settee_fem::decompose::determinant;
+use settee_fem::element_fem::kernel::{jacobian, ElementShape};
+
+use crate::common;
 use crate::nodal_mass_density::{node_density, NodalMassDensity};
 
 fn create(args: &CreateArgs) -> FEMMass {
@@ -39,18 +43,6 @@ pub enum Shape {
     Hexahedron,
 }
 
-/// Corners of the reference hexahedron `[-1, 1]³` in SOFA's node order.
-const HEXA_CORNERS: [[f64; 3]; 8] = [
-    [-1.0, -1.0, -1.0],
-    [1.0, -1.0, -1.0],
-    [1.0, 1.0, -1.0],
-    [-1.0, 1.0, -1.0],
-    [-1.0, -1.0, 1.0],
-    [1.0, -1.0, 1.0],
-    [1.0, 1.0, 1.0],
-    [-1.0, 1.0, 1.0],
-];
-
 impl Shape {
     pub fn name(self) -> &'static str {
         match self {
@@ -59,22 +51,20 @@ impl Shape {
         }
     }
 
-    pub fn nodes(self) -> usize {
+    /// The element FEM's reference element.
+    fn element(self) -> ElementShape {
         match self {
-            Shape::Tetrahedron => 4,
-            Shape::Hexahedron => 8,
+            Shape::Tetrahedron => ElementShape::Tetrahedron,
+            Shape::Hexahedron => ElementShape::Hexahedron,
         }
     }
 
+    pub fn nodes(self) -> usize {
+        self.element().nodes()
+    }
+
     fn quadrature(self) -> Vec<([f64; 3], f64)> {
-        match self {
-            Shape::Tetrahedron => vec![([0.25, 0.25, 0.25], 1.0 / 6.0)],
-            Shape::Hexahedron => {
-                // SOFA's constant for √3
-                let s = 1.0 / 1.73205080757;
-                HEXA_CORNERS.iter().map(|c| ([c[0] * s, c[1] * s, c[2] * s], 1.0)).collect()
-            }
-        }
+        self.element().quadrature()
     }
 
     fn shape_functions(self, q: [f64; 3]) -> Vec<f64> {
@@ -97,41 +87,14 @@ impl Shape {
     }
 
     fn reference_gradients(self, q: [f64; 3]) -> Vec<[f64; 3]> {
-        match self {
-            Shape::Tetrahedron => vec![[-1.0, -1.0, -1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-            Shape::Hexahedron => {
-                let [x, y, z] = q;
-                HEXA_CORNERS
-                    .iter()
-                    .map(|&[xr, yr, zr]| {
-                        [
-                            0.125 * (xr * (1.0 + y * yr) * (1.0 + z * zr)),
-                            0.125 * (yr * (1.0 + x * xr) * (1.0 + z * zr)),
-                            0.125 * (zr * (1.0 + x * xr) * (1.0 + y * yr)),
-                        ]
-                    })
-                    .collect()
-            }
-        }
+        self.element().reference_gradients(q)
     }
 }
 
 /// `|det J|` of the reference-to-physical map `J = Σ_i X_i ⊗ ∇_ref N_i` (Sarrus' rule in SOFA's
 /// term order).
 fn abs_det_jacobian(nodes: &[[f64; 3]], grads: &[[f64; 3]]) -> f64 {
-    let mut m = [[0.0; 3]; 3];
-    for (x, g) in nodes.iter().zip(grads) {
-        for a in 0..3 {
-            for b in 0..3 {
-                m[a][b] += x[a] * g[b];
-            }
-        }
-    }
-    let det = m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
-        - m[0][0] * m[2][1] * m[1][2]
-        - m[1][0] * m[0][1] * m[2][2]
-        - m[2][0] * m[1][1] * m[0][2];
-    det.abs()
+    determinant(&jacobian(nodes, grads)).abs()
 }
 
 /// The `N×N` (row-major) mass matrix of one element with node positions `nodes` and node
@@ -295,13 +258,11 @@ impl Component for FEMMass {
     }
 }
 
-impl ForceField for FEMMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(FEMMass);
 
+impl FEMMass {
     /// Gravity: `f_i += M_ij·g` entry by entry.
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         let f = &mut io.f[0];
         let g = p.gravity;
         for (i, row) in &self.rows {
@@ -314,24 +275,10 @@ impl ForceField for FEMMass {
         }
         Ok(())
     }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
-    }
 }
 
 impl Mass for FEMMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| false, separate_gravity: |_| false);
 
     /// `res_i += (factor·M_ij)·dx_j` entry by entry.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
@@ -374,16 +321,6 @@ impl Mass for FEMMass {
             }
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        false
-    }
-    fn separate_gravity(&self) -> bool {
-        false
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ_ij M_ij v_i·v_j`.

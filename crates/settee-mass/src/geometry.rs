@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 
+use settee_core::math::{cross, dot, sub};
 use settee_core::role;
 use settee_core::{ComponentId, InitCtx, Layout, MeshData, SimResult, StateId, VecId};
 
@@ -112,6 +113,15 @@ impl ElementType {
             ElementType::Hexahedron => &mesh.hexahedra[k],
         }
     }
+
+    /// The first element (in order) with a vertex index of `n` or more: its index, its vertices
+    /// and that vertex.
+    pub fn first_vertex_beyond(self, mesh: &MeshData, n: usize) -> Option<(usize, &[usize], usize)> {
+        (0..self.count(mesh)).find_map(|k| {
+            let v = self.vertices(mesh, k);
+            v.iter().find(|&&i| i >= n).map(|&bad| (k, v, bad))
+        })
+    }
 }
 
 /// Edge `j` of a triangle joins its vertices `j+1` and `j+2` (the edge opposite vertex `j`).
@@ -177,23 +187,6 @@ pub struct Geometry {
     pub points: Vec<[f64; 3]>,
 }
 
-type P = [f64; 3];
-
-#[inline]
-fn sub(a: &P, b: &P) -> P {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline]
-fn cross(a: &P, b: &P) -> P {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-#[inline]
-fn dot(a: &P, b: &P) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
 impl Geometry {
     /// Reads the coordinates of a state of layout `layout` (flat, element-major).
     pub fn from_coords(coords: &[f64], layout: Layout) -> Geometry {
@@ -220,7 +213,7 @@ impl Geometry {
 
     /// `Edge::length`.
     pub fn edge_length(&self, a: usize, b: usize) -> f64 {
-        let d = sub(&self.points[b], &self.points[a]);
+        let d = sub(self.points[b], self.points[a]);
         let mut n2 = d[0] * d[0];
         for c in d.iter().take(self.dim).skip(1) {
             n2 += c * c;
@@ -230,10 +223,10 @@ impl Geometry {
 
     /// `Triangle::area`: unsigned in 3D, signed (shoelace) in 2D.
     pub fn triangle_area(&self, a: usize, b: usize, c: usize) -> f64 {
-        let (n0, n1, n2) = (&self.points[a], &self.points[b], &self.points[c]);
+        let (n0, n1, n2) = (self.points[a], self.points[b], self.points[c]);
         if self.dim >= 3 {
-            let cr = cross(&sub(n1, n0), &sub(n2, n0));
-            0.5 * dot(&cr, &cr).sqrt()
+            let cr = cross(sub(n1, n0), sub(n2, n0));
+            0.5 * dot(cr, cr).sqrt()
         } else {
             0.5 * (n0[0] * n1[1] + n1[0] * n2[1] + n2[0] * n0[1] - n1[0] * n0[1] - n2[0] * n1[1] - n0[0] * n2[1])
         }
@@ -246,8 +239,8 @@ impl Geometry {
 
     /// `Tetrahedron::volume` (absolute value of the signed volume).
     pub fn tetra_volume(&self, a: usize, b: usize, c: usize, d: usize) -> f64 {
-        let (n0, n1, n2, n3) = (&self.points[a], &self.points[b], &self.points[c], &self.points[d]);
-        (dot(&cross(&sub(n1, n0), &sub(n2, n0)), &sub(n3, n0)) / 6.0).abs()
+        let (n0, n1, n2, n3) = (self.points[a], self.points[b], self.points[c], self.points[d]);
+        (dot(cross(sub(n1, n0), sub(n2, n0)), sub(n3, n0)) / 6.0).abs()
     }
 
     /// `Hexahedron::volume`: sum of six tetrahedra.
@@ -312,13 +305,10 @@ pub fn read_geometry(cx: &InitCtx, s: StateId, on_rest: bool, mesh: &MeshData, t
     };
     let g = Geometry::from_coords(coords, layout);
     let n = g.len();
-    for k in 0..t.count(mesh) {
-        let v = t.vertices(mesh, k);
-        if let Some(&bad) = v.iter().find(|&&i| i >= n) {
-            return Err(cx
-                .error(format!("{} {k} {v:?} refers to point {bad}, but the geometry state has {n} points", t.name()))
-                .hint("the topology and the MechanicalObject must describe the same points (is the MechanicalObject initialised before the mass?)"));
-        }
+    if let Some((k, v, bad)) = t.first_vertex_beyond(mesh, n) {
+        return Err(cx
+            .error(format!("{} {k} {v:?} refers to point {bad}, but the geometry state has {n} points", t.name()))
+            .hint("the topology and the MechanicalObject must describe the same points (is the MechanicalObject initialised before the mass?)"));
     }
     Ok(g)
 }

@@ -1,5 +1,6 @@
 //! Masses.
 
+mod common;
 mod diagonal_mass;
 mod fem_mass;
 #[cfg(test)]

@@ -22,6 +22,7 @@ use settee_core::{
     StateId,
 };
 
+use crate::common::{self, GravityCenterData, MassData};
 use crate::geometry::{self, ElementEdges, ElementType, Geometry};
 
 fn create(args: &CreateArgs) -> MeshMatrixMass {
@@ -127,16 +128,6 @@ pub fn compute_mass(
         lumping: Bool = "false",
         /// print mass diagnostics
         printMass: Bool = "false",
-        /// display the center of gravity (rendering only)
-        showGravityCenter: Bool = "false",
-        /// axis size factor (rendering only)
-        showAxisSizeFactor: Real = "1",
-        /// add gravity to the velocity directly instead of as a force
-        separateGravity: Bool = "false",
-        /// Rayleigh damping coefficient related to mass
-        rayleighMass: Real = "0",
-        /// Rayleigh damping coefficient related to stiffness (unused by masses)
-        rayleighStiffness: Real = "0",
     },
     links = {
         /// topology whose elements carry the mass (default: the context topology)
@@ -144,6 +135,7 @@ pub fn compute_mass(
         /// state whose positions measure the elements (default: the state of the topology's node)
         geometryState: MechanicalState,
     },
+    inherit = [Self, GravityCenterData, MassData],
 )]
 pub struct MeshMatrixMass {
     layout: Layout,
@@ -367,31 +359,14 @@ impl MeshMatrixMass {
 impl Component for MeshMatrixMass {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
         self.lumping = d.get(Self::LUMPING);
         let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
-        let s = cx.require_state()?;
-        let sl = cx.state_layout(s);
-        if sl != self.layout {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this mass is {}", sl.name(), self.layout.name()))
-                .hint("MeshMatrixMass supports Vec1d, Vec2d and Vec3d states"));
-        }
+        let s = common::state_of_layout(cx, self.layout, "MeshMatrixMass supports Vec1d, Vec2d and Vec3d states")?;
         self.state = Some(s);
         let ndof = cx.state_size(s);
 
-        let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors").hint(
-                "MeshMatrixMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
-            )
-        })?;
-        let mesh = cx.require_mesh()?;
-        let t = ElementType::of(&mesh).ok_or_else(|| {
-            cx.error(format!("{} is empty (no hexahedra, tetrahedra, quads, triangles or edges)", cx.scene.entry(topo).label()))
-                .hint("MeshMatrixMass needs elements to integrate the mass over; use UniformMass for point sets")
-        })?;
+        let (topo, mesh, t) = common::element_topology(cx, "MeshMatrixMass")?;
         let gs = geometry::geometry_state(cx, topo, self.geometry_layout)?;
         let geo = geometry::read_geometry(cx, gs, on_rest, &mesh, t)?;
         if let Some((k, e)) = mesh.edges.iter().enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndof)) {
@@ -399,14 +374,7 @@ impl Component for MeshMatrixMass {
                 .error(format!("edge {k} {e:?} refers to a point beyond the {ndof} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        for k in 0..t.count(&mesh) {
-            let v = t.vertices(&mesh, k);
-            if let Some(&bad) = v.iter().find(|&&i| i >= ndof) {
-                return Err(cx
-                    .error(format!("{} {k} {v:?} refers to point {bad}, but the mechanical state has {ndof} DOFs", t.name()))
-                    .hint("the topology and the MechanicalObject must describe the same points"));
-            }
-        }
+        common::check_element_vertices(cx, t, &mesh, ndof)?;
         let elem_edges = geometry::edges_in_elements(&mesh, t).map_err(|m| {
             cx.error(format!("{} {} has an edge ({}, {}) that is not in the topology's edge list", t.name(), m.element, m.a, m.b))
                 .hint("give the topology every edge of its elements, or let it derive the edges (leave `edges` empty)")
@@ -446,46 +414,20 @@ impl Component for MeshMatrixMass {
     }
 }
 
-impl ForceField for MeshMatrixMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(MeshMatrixMass);
 
+impl MeshMatrixMass {
     /// Gravity `f_i += g·vm_i·c`, lumped or not (`c·vm_i` is the row sum of the consistent
     /// matrix, so this is `M·g`).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
-        for (i, &m) in self.vertex_mass.iter().enumerate().take(n) {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m * self.coeff;
-            }
-        }
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let coeff = self.coeff;
+        common::add_weights(io.f[0], self.layout, p.gravity, |n| self.vertex_mass.iter().copied().enumerate().take(n), |g, m| g * m * coeff);
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for MeshMatrixMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |m| m.lumping, separate_gravity: |m| m.separate_gravity);
 
     /// Lumped: `res_i += dx_i·vm_i·c·factor`. Consistent: `res_i += dx_i·vm_i·factor` for every
     /// DOF, then for each edge `(a,b)`: `res_a += dx_b·em·factor`, `res_b += dx_a·em·factor`.
@@ -567,13 +509,7 @@ impl Mass for MeshMatrixMass {
 
     /// `v_i += g·h` on every DOF.
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     /// Lumped: `vm_i·c` on the diagonal; consistent: `vm_i` on the diagonal and `em_e·I` on the
@@ -583,18 +519,12 @@ impl Mass for MeshMatrixMass {
         let ds = self.layout.deriv_size();
         if self.lumping {
             for (i, &m) in self.vertex_mass.iter().enumerate() {
-                let v = (m * self.coeff) * factor;
-                for c in 0..ds {
-                    acc.add(s, i * ds + c, s, i * ds + c, v);
-                }
+                common::add_diagonal(acc, s, i, ds, (m * self.coeff) * factor);
             }
             return Ok(());
         }
         for (i, &m) in self.vertex_mass.iter().enumerate() {
-            let v = m * factor;
-            for c in 0..ds {
-                acc.add(s, i * ds + c, s, i * ds + c, v);
-            }
+            common::add_diagonal(acc, s, i, ds, m * factor);
         }
         for (e, &em) in self.edges.iter().zip(&self.edge_mass) {
             let v = em * factor;
@@ -607,16 +537,6 @@ impl Mass for MeshMatrixMass {
             }
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        self.lumping
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½[Σ (v_i·v_i) vm_i c_L + Σ_e 2 (v_a·v_b) em_e]`, `c_L = c` when lumped (no edge term)

@@ -9,6 +9,9 @@
 
 use settee_core::component::Mass;
 use settee_core::types::quat_rotate;
+
+use crate::common;
+use crate::geometry::mat_vec;
 use settee_core::{
     component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Scene, SimError, SimResult, StateId,
     VecId,
@@ -101,14 +104,6 @@ impl CompliantRigidMass {
     }
 }
 
-fn mat_vec(m: &M3, v: &[f64]) -> [f64; 3] {
-    [
-        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
-    ]
-}
-
 /// Masses given, positive; one inertia (three positive values) per mass.
 fn check(mass: &[f64], inertia: &[[f64; 3]]) -> Result<(), String> {
     if mass.is_empty() {
@@ -158,14 +153,12 @@ impl Component for CompliantRigidMass {
     }
 }
 
-impl ForceField for CompliantRigidMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(CompliantRigidMass, |_| 0.0);
 
+impl CompliantRigidMass {
     /// Gravity `m·g` on the linear part; with `inertia_forces`, `−ω × (R·diag(I)·Rᵀ·ω)` on the
     /// angular part.
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         if let Some(x) = io.x.first() {
             self.update_orientations(x);
         }
@@ -180,7 +173,7 @@ impl ForceField for CompliantRigidMass {
                 if let Some(v) = io.v.first() {
                     let w = &v[6 * i + 3..6 * i + 6];
                     let iw = mat_vec(&self.rot_mass[i], w);
-                    let t = [w[1] * iw[2] - w[2] * iw[1], w[2] * iw[0] - w[0] * iw[2], w[0] * iw[1] - w[1] * iw[0]];
+                    let t = settee_core::math::cross([w[0], w[1], w[2]], iw);
                     for c in 0..3 {
                         f[6 * i + 3 + c] -= t[c];
                     }
@@ -189,20 +182,10 @@ impl ForceField for CompliantRigidMass {
         }
         Ok(())
     }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn is_mass(&self) -> bool {
-        true
-    }
 }
 
 impl Mass for CompliantRigidMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| false, separate_gravity: |_| false);
 
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
         for i in 0..self.frames(res.len().min(dx.len())) {
@@ -228,11 +211,7 @@ impl Mass for CompliantRigidMass {
     }
 
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        for e in v.chunks_exact_mut(6) {
-            for c in 0..3 {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, 6, 3, g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
@@ -246,16 +225,6 @@ impl Mass for CompliantRigidMass {
             acc.add_block(s, 6 * i + 3, s, 6 * i + 3, 3, 3, &block);
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        false
-    }
-    fn separate_gravity(&self) -> bool {
-        false
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ (m·|v|² + ωᵀ·R·diag(I)·Rᵀ·ω)`.

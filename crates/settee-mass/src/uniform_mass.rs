@@ -3,6 +3,9 @@
 use settee_core::component::Mass;
 use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
+use crate::common::{self, MassData};
+use crate::geometry::mat_vec;
+
 /// A rigid body's mass: scalar mass and inertia (per unit mass) with its mass-scaled form.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RigidMass {
@@ -27,6 +30,32 @@ impl RigidMass {
         }
         self.inv_inertia_mass = invert3(&self.inertia_mass).unwrap_or([[0.0; 3]; 3]);
     }
+
+    /// `a = M⁻¹·f` on DOF `i` of Rigid3 vectors: `f/m` on the linear part, the inverse
+    /// mass-scaled inertia times the torque on the angular part.
+    pub(crate) fn acc_from_f(&self, a: &mut [f64], f: &[f64], i: usize) {
+        let ang = mat_vec(&self.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
+        for c in 0..3 {
+            a[i * 6 + c] = f[i * 6 + c] / self.mass;
+            a[i * 6 + 3 + c] = ang[c];
+        }
+    }
+
+    /// `factor·M` on the 6×6 block of DOF `i` of state `s`: the mass on the linear diagonal, the
+    /// mass-scaled inertia on the angular block.
+    pub(crate) fn add_to_matrix(&self, acc: &mut MatrixAccumulator, s: StateId, i: usize, factor: f64) {
+        let m = self.mass * factor;
+        for c in 0..3 {
+            acc.add(s, i * 6 + c, s, i * 6 + c, m);
+        }
+        let mut block = [0.0; 9];
+        for r in 0..3 {
+            for c in 0..3 {
+                block[r * 3 + c] = self.inertia_mass[r][c] * factor;
+            }
+        }
+        acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+    }
 }
 
 fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
@@ -46,14 +75,6 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     r[2][1] = (m[2][0] * m[0][1] - m[0][0] * m[2][1]) / det;
     r[2][2] = (m[0][0] * m[1][1] - m[1][0] * m[0][1]) / det;
     Some(r)
-}
-
-fn mat_vec(m: &[[f64; 3]; 3], v: &[f64]) -> [f64; 3] {
-    [
-        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
-    ]
 }
 
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -89,13 +110,8 @@ const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.
         showInitialCenterOfGravity: Bool = "false",
         /// rendering only
         showX0: Bool = "false",
-        /// add gravity to the velocity directly instead of as a force
-        separateGravity: Bool = "false",
-        /// Rayleigh damping coefficient related to mass
-        rayleighMass: Real = "0",
-        /// Rayleigh damping coefficient related to stiffness (unused by masses)
-        rayleighStiffness: Real = "0",
     },
+    inherit = [Self, MassData],
 )]
 pub struct UniformMass {
     layout: Layout,
@@ -201,9 +217,7 @@ impl Component for UniformMass {
         let n = cx.state_size(s);
         self.size = n;
         let d = cx.data();
-        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
         let range = d.get(Self::LOCAL_RANGE).to_vec();
         let indices = d.get(Self::INDICES).to_vec();
         self.indices = if range.len() == 2 && range[0] >= 0.0 && range[1] >= range[0] {
@@ -318,47 +332,19 @@ impl Component for UniformMass {
     }
 }
 
-impl ForceField for UniformMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(UniformMass);
 
+impl UniformMass {
     /// Gravity: `f_i += g·m` on the DOFs carrying mass (linear part only for rigids).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         let m = self.mass;
-        let idx: Vec<usize> = self.dofs(n).collect();
-        for i in idx {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m;
-            }
-        }
+        common::add_weights(io.f[0], self.layout, p.gravity, |n| self.dofs(n).map(|i| (i, m)), |g, m| g * m);
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for UniformMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| true, separate_gravity: |m| m.separate_gravity);
 
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
         if !self.valid {
@@ -401,11 +387,7 @@ impl Mass for UniformMass {
         let n = a.len() / ds;
         if self.layout == Layout::Rigid3 {
             for i in self.dofs(n) {
-                let ang = mat_vec(&self.rigid.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
-                for c in 0..3 {
-                    a[i * 6 + c] = f[i * 6 + c] / self.rigid.mass;
-                    a[i * 6 + 3 + c] = ang[c];
-                }
+                self.rigid.acc_from_f(a, f, i);
             }
             return Ok(());
         }
@@ -418,13 +400,7 @@ impl Mass for UniformMass {
     }
 
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
@@ -435,36 +411,14 @@ impl Mass for UniformMass {
         let ds = self.layout.deriv_size();
         for i in self.dofs(self.size) {
             if self.layout == Layout::Rigid3 {
-                let m = self.rigid.mass * factor;
-                for c in 0..3 {
-                    acc.add(s, i * 6 + c, s, i * 6 + c, m);
-                }
-                let mut block = [0.0; 9];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        block[r * 3 + c] = self.rigid.inertia_mass[r][c] * factor;
-                    }
-                }
-                acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+                self.rigid.add_to_matrix(acc, s, i, factor);
             } else {
-                let m = self.mass * factor;
-                for c in 0..ds {
-                    acc.add(s, i * ds + c, s, i * ds + c, m);
-                }
+                common::add_diagonal(acc, s, i, ds, self.mass * factor);
             }
         }
         Ok(())
     }
 
-    fn is_diagonal(&self) -> bool {
-        true
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
-    }
     fn kinetic_energy(&self, v: &[f64]) -> f64 {
         let ds = self.layout.deriv_size();
         let n = v.len() / ds;

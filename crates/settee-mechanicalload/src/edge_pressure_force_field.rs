@@ -23,29 +23,8 @@ use settee_core::role::{MechanicalState, Topology};
 use settee_core::topology_change::{removal_map, validate, ElementKind, Follow, TopologyChange};
 use settee_core::{component, Component, ComponentId, ForceIo, InitCtx, MechParams, SimError, SimResult, StateId, VecId};
 
-type V3 = [f64; 3];
-
-fn sub(a: V3, b: V3) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn norm(v: V3) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-}
-/// Divided by its norm when the norm exceeds machine epsilon.
-fn normalized(v: V3) -> V3 {
-    let n = norm(v);
-    if n > f64::EPSILON {
-        [v[0] / n, v[1] / n, v[2] / n]
-    } else {
-        v
-    }
-}
-fn cross(a: V3, b: V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-fn point(x: &[f64], i: usize) -> V3 {
-    [x[3 * i], x[3 * i + 1], x[3 * i + 2]]
-}
+// `normalized`: divided by its norm when the norm exceeds machine epsilon; `at`: point `i`.
+use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
 
 #[component(
     name = "EdgePressureForceField",
@@ -286,11 +265,8 @@ impl ForceField for EdgePressureForceField {
 mod tests {
     use super::*;
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, Factory, Scene};
-
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
-    }
+    use settee_core::{Factory, Scene};
+    use settee_topology::testing::attrs;
 
     /// A 3×2 grid of points in the plane z = 0 with the edges of an edge set container.
     fn scene(ff: &[(&str, &str)]) -> (Scene, ComponentId, ComponentId, StateId) {

@@ -97,9 +97,7 @@ pub struct InteractionEllipsoidForceField {
     contacts: Vec<EllipsoidContact>,
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
+use settee_core::math::sub;
 
 fn v3(s: &[f64]) -> [f64; 3] {
     [s[0], s[1], s[2]]

@@ -101,14 +101,7 @@ impl PlaneForceField {
 
 impl Component for PlaneForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
-        }
+        let s = crate::state_of_template(cx, self.layout)?;
         self.state = Some(s);
         let d = cx.data();
         // Default (0, 1, 0) cut to the positional size; given values overwrite it in order.

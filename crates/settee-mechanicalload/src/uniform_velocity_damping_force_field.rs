@@ -49,14 +49,7 @@ impl UniformVelocityDampingForceField {
 
 impl Component for UniformVelocityDampingForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
-        }
+        let s = crate::state_of_template(cx, self.layout)?;
         self.state = Some(s);
         self.size = cx.state_size(s) * self.layout.deriv_size();
         let d = cx.data();

@@ -261,32 +261,11 @@ mod tests {
             self.calls.push(factors);
             let mut b = settee_linalg::MatrixBuilder::new(0);
             mech::assemble(scene, scope, factors, &mut b)?;
-            let n = scope.size;
-            let mut a = b.matrix().to_dense();
+            let a = b.matrix().to_dense();
             let mut r = Vec::new();
             mech::gather(scene, scope, rhs, &mut r);
-            for k in 0..n {
-                let p = (k..n).max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs())).unwrap();
-                for c in 0..n {
-                    a.swap(k * n + c, p * n + c);
-                }
-                r.swap(k, p);
-                for i in k + 1..n {
-                    let l = a[i * n + k] / a[k * n + k];
-                    for c in k..n {
-                        a[i * n + c] -= l * a[k * n + c];
-                    }
-                    r[i] -= l * r[k];
-                }
-            }
-            for k in (0..n).rev() {
-                let mut v = r[k];
-                for c in k + 1..n {
-                    v -= a[k * n + c] * r[c];
-                }
-                r[k] = v / a[k * n + k];
-            }
-            mech::scatter(scene, scope, solution, &r);
+            let x = settee_linearsolver::testing::dense_solve(&a, &r);
+            mech::scatter(scene, scope, solution, &x);
             Ok(())
         }
     }

@@ -2,9 +2,10 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::role::Topology;
-use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
+use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::{component, data_group, Component, ComponentId, InitCtx, MechParams, SimResult, StateId};
 
+use crate::subspace::{dof_rows, follow_points, zero_dofs};
 use crate::ProjectiveBase;
 
 /// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
@@ -55,21 +56,25 @@ impl FixedProjectiveConstraint {
     }
 
     fn zero(&self, v: &mut [f64]) {
-        let ds = self.deriv_size;
         if self.fix_all {
             v.fill(0.0);
             return;
         }
-        for &i in &self.indices {
-            if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
-                e.fill(0.0);
-            }
-        }
+        zero_dofs(v, &self.indices, self.deriv_size);
     }
 
     pub fn indices(&self) -> &[usize] {
         &self.indices
     }
+}
+
+/// The indices below `n`; the others are dropped with a warning.
+fn within(cx: &mut InitCtx, given: Vec<usize>, n: usize) -> Vec<usize> {
+    let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
+    if !out.is_empty() {
+        cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
+    }
+    valid
 }
 
 impl Component for FixedProjectiveConstraint {
@@ -83,11 +88,7 @@ impl Component for FixedProjectiveConstraint {
         self.project_velocity = d.get(FixedData::ACTIVATE_PROJECT_VELOCITY);
         self.end_time = d.get(ProjectiveBase::END_TIME);
         let given = d.get(FixedData::INDICES).to_vec();
-        let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
-        if !out.is_empty() {
-            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
-        }
-        self.indices = valid;
+        self.indices = within(cx, given, n);
         if self.fix_all {
             self.indices = (0..n).collect();
         }
@@ -104,11 +105,7 @@ impl Component for FixedProjectiveConstraint {
         }
         let n = cx.state_size(s);
         let given = cx.data().get(FixedData::INDICES).to_vec();
-        let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
-        if !out.is_empty() {
-            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
-        }
-        self.indices = valid;
+        self.indices = within(cx, given, n);
         Ok(())
     }
 
@@ -117,13 +114,8 @@ impl Component for FixedProjectiveConstraint {
     /// after the change.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
-        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
-        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
-        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
-        if len != n {
-            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
-        }
-        self.indices = if self.fix_all { (0..n).collect() } else { subset.indices };
+        let (indices, n) = follow_points(cx, s, std::mem::take(&mut self.indices), self.nb_points, changes)?;
+        self.indices = if self.fix_all { (0..n).collect() } else { indices };
         self.nb_points = n;
         if !self.fix_all {
             cx.data_mut().put(FixedData::INDICES, self.indices.clone());
@@ -148,11 +140,8 @@ impl ProjectiveConstraint for FixedProjectiveConstraint {
     }
     fn project_position(&mut self, _p: &MechParams, _x: &mut [f64]) {}
     fn projected_rows(&self, p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        if !self.active(p) {
-            return;
-        }
-        for &i in &self.indices {
-            out.extend((0..ds).map(|c| i * ds + c));
+        if self.active(p) {
+            dof_rows(&self.indices, ds, out);
         }
     }
 }

@@ -9,12 +9,12 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::role::Topology;
-use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
+use settee_core::topology_change::{Follow, TopologyChange};
 use settee_core::{component, Component, ComponentId, InitCtx, MechParams, SimResult, StateId, VecId};
 
 use crate::ProjectiveBase;
 
-use crate::subspace::checked_indices;
+use crate::subspace::{checked_indices, follow_points};
 
 #[component(
     name = "FixedPlaneProjectiveConstraint",
@@ -91,14 +91,7 @@ impl Component for FixedPlaneProjectiveConstraint {
     /// the planes are not added (SOFA selects them at init only).
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
-        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
-        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
-        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
-        if len != n {
-            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
-        }
-        self.indices = subset.indices;
-        self.nb_points = n;
+        (self.indices, self.nb_points) = follow_points(cx, s, std::mem::take(&mut self.indices), self.nb_points, changes)?;
         cx.data_mut().put(Self::INDICES, self.indices.clone());
         Ok(Follow::Followed)
     }

@@ -11,7 +11,7 @@ use settee_core::{component, Component, InitCtx, MechParams, SimResult, StateId}
 
 use crate::ProjectiveBase;
 
-use crate::subspace::{active, checked_indices, vector_layout};
+use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
 
 #[component(
     name = "PointProjectiveConstraint",
@@ -104,9 +104,7 @@ impl ProjectiveConstraint for PointProjectiveConstraint {
     }
     fn projected_rows(&self, p: &MechParams, ds: usize, out: &mut Vec<usize>) {
         if active(self.end_time, p) {
-            for &i in &self.indices {
-                out.extend((0..ds).map(|c| i * ds + c));
-            }
+            dof_rows(&self.indices, ds, out);
         }
     }
 }

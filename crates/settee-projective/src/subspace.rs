@@ -14,6 +14,7 @@
 
 use settee_core::component::ProjectiveConstraint;
 use settee_core::role::Topology;
+use settee_core::topology_change::{ElementKind, IndexSubset, TopologyChange};
 use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
 
 use crate::ProjectiveBase;
@@ -44,6 +45,42 @@ pub(crate) fn checked_indices(cx: &mut InitCtx, given: Vec<usize>, s: StateId) -
         cx.warn(format!("indices {out:?} are not valid for a state of {n} DOFs and are removed"));
     }
     valid
+}
+
+/// Zeroes the `ds` components of each listed DOF of `v` (indices beyond `v` are skipped).
+pub(crate) fn zero_dofs(v: &mut [f64], indices: &[usize], ds: usize) {
+    for &i in indices {
+        if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
+            e.fill(0.0);
+        }
+    }
+}
+
+/// Appends the `ds` rows of each listed DOF, DOF by DOF.
+pub(crate) fn dof_rows(indices: &[usize], ds: usize, out: &mut Vec<usize>) {
+    for &i in indices {
+        out.extend((0..ds).map(|c| i * ds + c));
+    }
+}
+
+/// Point indices following point changes as SOFA's `TopologySubsetIndices` (a removed point
+/// leaves the list, the point moved into its slot is renamed), from a state of `nb_points`
+/// points. Returns the new indices and the state's new size, or an error when the changes do
+/// not leave as many points as the state `s` will have.
+pub(crate) fn follow_points(
+    cx: &InitCtx,
+    s: StateId,
+    indices: Vec<usize>,
+    nb_points: usize,
+    changes: &[TopologyChange],
+) -> SimResult<(Vec<usize>, usize)> {
+    let mut subset = IndexSubset { indices };
+    let len = subset.apply(ElementKind::Point, nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
+    let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
+    if len != n {
+        return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
+    }
+    Ok((subset.indices, n))
 }
 
 /// Which of the `n` DOFs get the projection block in SOFA's Jacobian: the DOFs and the sorted

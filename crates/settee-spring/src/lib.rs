@@ -38,13 +38,12 @@ pub fn register(f: &mut settee_core::Factory) {
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use std::path::Path;
-
     use settee_core::mechanics::{self as mech, MechScope};
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, StateId, VecId};
+    use settee_core::{Mbk, Scene, StateId, VecId};
 
     use super::SpringForceField;
+    use crate::test_support::*;
 
     /// The classes whose `init` runs SpringForceField's on their own Data (or writes its springs)
     /// declare every SpringForceField Data, with the same kind, before their own.
@@ -64,48 +63,6 @@ mod tests {
                 assert_eq!((d.name, d.kind, d.default, d.aliases), (r.name, r.kind, r.default, r.aliases), "{}", class.name);
             }
         }
-    }
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_animationloop::register(&mut f);
-        super::register(&mut f);
-        f
-    }
-
-    fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-        let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-        let attrs =
-            attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-        let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
-
-    fn forces(s: &mut Scene, scope: &MechScope) -> Vec<f64> {
-        mech::compute_force(s, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-        let mut out = Vec::new();
-        mech::gather(s, scope, VecId::FORCE, &mut out);
-        out
-    }
-
-    /// `df = k·K·dx` through the generic `addMBKdx` stage (at the last `addForce` configuration).
-    fn dforce(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64) -> Vec<f64> {
-        mech::scatter(s, scope, VecId::DX, dx);
-        for &st in &scope.states {
-            s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
-        }
-        mech::add_mbkdx(s, scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b: 0.0, k }, true).unwrap();
-        let mut out = Vec::new();
-        mech::gather(s, scope, VecId::DFORCE, &mut out);
-        out
-    }
-
-    /// Deterministic pseudo-random numbers in [-1, 1).
-    fn lcg(seed: &mut u64) -> f64 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 
     /// Central differences of the force against `addDForce`, and the assembled matrix against

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use settee_core::component::ForceField;
 use settee_core::role::{Interaction, MechanicalState, Topology};
-use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimResult, StateId};
+use settee_core::{component, Component, InitCtx, Layout, MeshData, SimResult};
 
 use crate::spring_force_field::{self as sff, LinearSpring, SpringData, SpringForceField};
 
@@ -250,23 +250,7 @@ impl Component for MeshSpringForceField {
     }
 }
 
-impl ForceField for MeshSpringForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.inner.states()
-    }
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        self.inner.add_force(p, io)
-    }
-    fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        self.inner.add_dforce(p, io, k_factor, b_factor)
-    }
-    fn add_k_to_matrix(&self, p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.inner.add_k_to_matrix(p, m, k_factor)
-    }
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.inner.rayleigh_stiffness()
-    }
-}
+crate::spring_force_field::inner_springs_force_field!(MeshSpringForceField);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name

@@ -17,7 +17,7 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
-use crate::bending_topology::{quad_rule, BendingTopology};
+use crate::bending_topology::{quad_rule, BendingSprings, BendingTopology, SpringRule};
 use crate::topo::{self, norm3, sub3};
 
 const MIN_LENGTH: f64 = 1.0e-4;
@@ -27,11 +27,6 @@ const MIN_LENGTH: f64 = 1.0e-4;
 pub struct QuadSpring {
     pub edge: [usize; 2],
     pub rest_length: f64,
-}
-
-/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
-fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<4>, String> {
-    BendingTopology::new(ElementKind::Quad, quad_rule, nb_points, &mesh.edges, &mesh.quads)
 }
 
 fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
@@ -105,7 +100,18 @@ impl QuadularBendingSprings {
     }
 }
 
-impl QuadularBendingSprings {
+/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
+impl BendingSprings<4> for QuadularBendingSprings {
+    const KIND: ElementKind = ElementKind::Quad;
+    const WHAT: &'static str = "quad";
+    const RULE: SpringRule<4> = quad_rule;
+
+    fn elements(mesh: &MeshData) -> &[[usize; 4]] {
+        &mesh.quads
+    }
+    fn tracker(&mut self) -> (Option<StateId>, &mut Option<BendingTopology<4>>) {
+        (self.state, &mut self.topology)
+    }
     fn set_springs(&mut self, t: &BendingTopology<4>) {
         let springs = springs_of(t);
         self.edges = springs.iter().map(|(e, _)| *e).collect();
@@ -131,12 +137,7 @@ impl Component for QuadularBendingSprings {
         if mesh.quads.is_empty() {
             cx.warn("the topology has no quads: no bending springs");
         }
-        let rest = cx.rest_or_position(s);
-        topo::check_points(&mesh.quads, rest.len() / 3, "quad").map_err(|m| cx.error(m))?;
-        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
-        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
-        self.set_springs(&t);
-        self.topology = Some(t);
+        self.build_springs(cx, s, &mesh)?;
         self.state = Some(s);
         Ok(())
     }
@@ -144,16 +145,7 @@ impl Component for QuadularBendingSprings {
     /// SOFA's edge-data handlers (quads added/removed, points removed/renumbered) on the whole
     /// log; edges follow as edge-indexed data.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
-        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
-        let rest = cx.rest_or_position(s);
-        let mesh = cx.require_mesh()?;
-        t.apply(changes, &rest)
-            .and_then(|_| t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, &mesh.quads))
-            .map_err(|m| cx.error(m))?;
-        let t = self.topology.take().expect("tracker");
-        self.set_springs(&t);
-        self.topology = Some(t);
-        Ok(Follow::Followed)
+        self.follow_changes(cx, changes)
     }
 }
 

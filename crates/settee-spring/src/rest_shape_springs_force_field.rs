@@ -223,12 +223,8 @@ impl Component for RestShapeSpringsForceField {
     /// Everything happens in `bwdInit`, as in SOFA (after the external state is initialised).
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
+        if let Some(e) = crate::topo::template_error(cx, s, self.layout) {
+            return Err(e);
         }
         self.state = Some(s);
         let ext: Option<ComponentId> = cx.link_targets("external_rest_shape").first().copied();

@@ -301,6 +301,37 @@ impl Component for SpringForceField {
     }
 }
 
+/// `ForceField` of a component whose springs are a [`SpringForceField`] in its `inner` field:
+/// every method is the inner force field's.
+macro_rules! inner_springs_force_field {
+    ($t:ty) => {
+        impl settee_core::component::ForceField for $t {
+            fn states(&self) -> Vec<settee_core::StateId> {
+                self.inner.states()
+            }
+            fn add_force(&mut self, p: &settee_core::MechParams, io: &mut settee_core::ForceIo) -> settee_core::SimResult {
+                self.inner.add_force(p, io)
+            }
+            fn add_dforce(
+                &mut self,
+                p: &settee_core::MechParams,
+                io: &mut settee_core::ForceIo,
+                k_factor: f64,
+                b_factor: f64,
+            ) -> settee_core::SimResult {
+                self.inner.add_dforce(p, io, k_factor, b_factor)
+            }
+            fn add_k_to_matrix(&self, p: &settee_core::MechParams, m: &mut settee_core::MatrixAccumulator, k_factor: f64) -> settee_core::SimResult {
+                self.inner.add_k_to_matrix(p, m, k_factor)
+            }
+            fn rayleigh_stiffness(&self) -> f64 {
+                self.inner.rayleigh_stiffness()
+            }
+        }
+    };
+}
+pub(crate) use inner_springs_force_field;
+
 impl ForceField for SpringForceField {
     fn states(&self) -> Vec<StateId> {
         self.s1.into_iter().chain(self.s2).collect()

@@ -14,19 +14,13 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
-use crate::bending_topology::{triangle_rule, BendingTopology};
+use crate::bending_topology::{triangle_rule, BendingSprings, BendingTopology, SpringRule};
 use crate::kernel::SpringKernel;
 use crate::spring_force_field::LinearSpring;
 use crate::topo;
 
 /// Below this length a bending spring produces neither force nor stiffness.
 const MIN_LENGTH: f64 = 1.0e-4;
-
-/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
-/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
-fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<3>, String> {
-    BendingTopology::new(ElementKind::Triangle, triangle_rule, nb_points, &mesh.edges, &mesh.triangles)
-}
 
 fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpring)> {
     t.active().into_iter().map(|(e, [m1, m2], l)| (e, LinearSpring::new(m1, m2, ks, kd, l))).collect()
@@ -103,7 +97,19 @@ impl TriangularBendingSprings {
     }
 }
 
-impl TriangularBendingSprings {
+/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
+/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
+impl BendingSprings<3> for TriangularBendingSprings {
+    const KIND: ElementKind = ElementKind::Triangle;
+    const WHAT: &'static str = "triangle";
+    const RULE: SpringRule<3> = triangle_rule;
+
+    fn elements(mesh: &MeshData) -> &[[usize; 3]] {
+        &mesh.triangles
+    }
+    fn tracker(&mut self) -> (Option<StateId>, &mut Option<BendingTopology<3>>) {
+        (self.state, &mut self.topology)
+    }
     fn set_springs(&mut self, t: &BendingTopology<3>) {
         let springs = springs_of(t, self.ks, self.kd);
         self.edges = springs.iter().map(|(e, _)| *e).collect();
@@ -135,13 +141,8 @@ impl Component for TriangularBendingSprings {
         if mesh.triangles.is_empty() {
             return Err(cx.error("the topology has no triangles").hint("TriangularBendingSprings needs a triangle topology"));
         }
-        let rest = cx.rest_or_position(s);
-        topo::check_points(&mesh.triangles, rest.len() / 3, "triangle").map_err(|m| cx.error(m))?;
-        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
-        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
         (self.ks, self.kd) = (ks, kd);
-        self.set_springs(&t);
-        self.topology = Some(t);
+        self.build_springs(cx, s, &mesh)?;
         self.state = Some(s);
         Ok(())
     }
@@ -149,16 +150,7 @@ impl Component for TriangularBendingSprings {
     /// SOFA's edge-data handlers (triangles added/removed, points removed/renumbered) on the
     /// whole log; edges follow as edge-indexed data.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
-        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
-        let rest = cx.rest_or_position(s);
-        let mesh = cx.require_mesh()?;
-        t.apply(changes, &rest)
-            .and_then(|_| t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, &mesh.triangles))
-            .map_err(|m| cx.error(m))?;
-        let t = self.topology.take().expect("tracker");
-        self.set_springs(&t);
-        self.topology = Some(t);
-        Ok(Follow::Followed)
+        self.follow_changes(cx, changes)
     }
 }
 

@@ -389,15 +389,8 @@ impl Topology for CubeTopology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene, VecId};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FLOAT_BOUNDS};
+    use settee_core::{Scene, VecId};
 
     /// The collision box of BeamFEMForceField.scn: with ny = nz = 2 the numbering is the full
     /// lattice `x + nx(y + ny z)`.
@@ -505,14 +498,7 @@ mod tests {
 
     #[test]
     fn float_bounds_and_errors() {
-        let mut a = vec![
-            ("xmin".to_string(), "-0.1".to_string()),
-            ("ymin".to_string(), "0".to_string()),
-            ("zmin".to_string(), "0".to_string()),
-            ("xmax".to_string(), "0.1".to_string()),
-            ("ymax".to_string(), "1".to_string()),
-            ("zmax".to_string(), "2".to_string()),
-        ];
+        let mut a = owned_attrs(FLOAT_BOUNDS);
         preparse(&mut a);
         let min = &a.iter().find(|(k, _)| k == "min").unwrap().1;
         assert_eq!(min, &format!("{:?} 0.0 0.0", -0.1f32 as f64));

@@ -231,28 +231,8 @@ impl Topology for GridTopology {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene, VecId};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    const FEMBAR_GRID: &[(&str, &str)] = &[
-        ("name", "grid"),
-        ("nx", "4"),
-        ("ny", "4"),
-        ("nz", "20"),
-        ("xmin", "-9"),
-        ("xmax", "-6"),
-        ("ymin", "0"),
-        ("ymax", "3"),
-        ("zmin", "0"),
-        ("zmax", "19"),
-    ];
+    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FEMBAR_GRID, FLOAT_BOUNDS};
+    use settee_core::{Scene, VecId};
 
     #[test]
     fn fembar_grid_feeds_a_mechanical_object_declared_before_it() {
@@ -328,16 +308,8 @@ mod tests {
 
     #[test]
     fn float_attributes_are_single_precision() {
-        let mut a = vec![
-            ("xmin".to_string(), "-0.1".to_string()),
-            ("ymin".to_string(), "0".to_string()),
-            ("zmin".to_string(), "0".to_string()),
-            ("xmax".to_string(), "0.1".to_string()),
-            ("ymax".to_string(), "1".to_string()),
-            ("zmax".to_string(), "2".to_string()),
-            ("scale".to_string(), "2".to_string()),
-            ("min".to_string(), "5 5 5".to_string()),
-        ];
+        let mut a = owned_attrs(FLOAT_BOUNDS);
+        a.extend(owned_attrs(&[("scale", "2"), ("min", "5 5 5")]));
         preparse_regular(&mut a);
         let min = &a.iter().find(|(k, _)| k == "min").unwrap().1;
         let read: Vec<f64> = min.split_whitespace().map(|t| t.parse().unwrap()).collect();

@@ -20,6 +20,7 @@ pub mod set_algorithms;
 pub mod set_container;
 pub mod sparse_grid;
 pub mod sparse_grid_ramification;
+pub mod testing;
 pub mod topological_mapping;
 
 #[cfg(test)]
@@ -38,6 +39,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<MeshTopology>();
     f.add::<GridTopology>();
     f.add::<SetTopologyContainer>();
+    f.add::<set_algorithms::SetModifier>();
     f.add::<set_algorithms::SetAlgorithms>();
     f.add::<topological_mapping::TopologicalMapping>();
     f.add::<mesh2point::Mesh2PointTopologicalMapping>();

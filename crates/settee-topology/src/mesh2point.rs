@@ -57,14 +57,8 @@ use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_coun
 )]
 pub struct Mesh2PointTopologicalMapping;
 
-type V3 = [f64; 3];
+use settee_core::math::{add, scale, V3};
 
-fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn scale(a: V3, s: f64) -> V3 {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
 fn coords(flat: &[f64]) -> Vec<V3> {
     flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
 }

@@ -220,15 +220,8 @@ impl Topology for MeshTopology {
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene};
+    use settee_core::Scene;
 
     #[test]
     fn derives_lists_and_feeds_src_links() {
@@ -320,7 +313,7 @@ mod tests {
     /// SOFA's cube.obj (12 triangles on 8 points): the 18 edges are derived from the triangles.
     #[test]
     fn reads_the_suite_cube() {
-        let Some(suite) = crate::test_util::suite() else { return };
+        let Some(suite) = settee_testkit::suite() else { return };
         let f = factory();
         let mut scene = Scene::new("root");
         let data = suite.join("data");

@@ -1,12 +1,13 @@
 //! Comparison with SOFA's topology references (the suite is read at test time, see
-//! [`crate::test_util::suite`]; the tests skip without it unless `SETTEE_REQUIRE_SUITE` is set).
+//! [`settee_testkit::suite`]; the tests skip without it unless `SETTEE_REQUIRE_SUITE` is set).
 
 use std::path::Path;
 
 use settee_core::{Attr, ComponentId, Factory, NodeId, Scene};
 use settee_regress::reference::read_topology_reference;
 
-use crate::test_util::{init_scene, suite};
+use crate::test_util::init_scene;
+use settee_testkit::suite;
 
 fn factory() -> Factory {
     let mut f = Factory::new();

@@ -118,68 +118,36 @@ pub struct TetrahedronGeometryData;
 })]
 pub struct HexahedronGeometryData;
 
-/// A modifier or geometry-algorithms component (no behaviour).
+/// A topology modifier (no behaviour of its own: see [`crate::modifier`]).
+#[component(
+    markers = [TopologyAlgorithms],
+    create = |_| SetModifier,
+    description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
+    class(name = "PointSetTopologyModifier", inherit = [PointModifierData]),
+    class(name = "EdgeSetTopologyModifier", inherit = [PointModifierData]),
+    class(name = "TriangleSetTopologyModifier", inherit = [PointModifierData, TriangleModifierData]),
+    class(name = "QuadSetTopologyModifier", inherit = [PointModifierData]),
+    class(name = "TetrahedronSetTopologyModifier", inherit = [PointModifierData, TriangleModifierData, RemoveIsolatedData]),
+    class(name = "HexahedronSetTopologyModifier", inherit = [PointModifierData, RemoveIsolatedData]),
+)]
+pub struct SetModifier;
+
+impl Component for SetModifier {}
+
+/// A geometry-algorithms component (no behaviour).
 #[component(
     markers = [TopologyAlgorithms],
     create = |_| SetAlgorithms,
-    class(name = "PointSetTopologyModifier", description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).", inherit = [PointModifierData]),
-    class(name = "EdgeSetTopologyModifier", description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).", inherit = [PointModifierData]),
-    class(name = "TriangleSetTopologyModifier", description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).", inherit = [PointModifierData, TriangleModifierData]),
-    class(name = "QuadSetTopologyModifier", description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).", inherit = [PointModifierData]),
-    class(
-        name = "TetrahedronSetTopologyModifier",
-        description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
-        inherit = [PointModifierData, TriangleModifierData, RemoveIsolatedData],
-    ),
-    class(name = "HexahedronSetTopologyModifier", description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).", inherit = [PointModifierData, RemoveIsolatedData]),
-    class(
-        name = "PointSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d", "Vec1d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData],
-    ),
-    class(
-        name = "EdgeSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Rigid2d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData, EdgeGeometryData],
-    ),
-    class(
-        name = "TriangleSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData],
-    ),
-    class(
-        name = "QuadSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData],
-    ),
-    class(
-        name = "TetrahedronSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData, TetrahedronGeometryData],
-    ),
-    class(
-        name = "HexahedronSetGeometryAlgorithms",
-        description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
-        templates = ["Vec3d", "Vec2d"],
-        default_template = "Vec3d",
-        template_rule = FromState,
-        inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData, HexahedronGeometryData],
-    ),
+    description = "Geometric queries on a topology: accepted; it has no effect on the simulation here.",
+    templates = ["Vec3d", "Vec2d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    class(name = "PointSetGeometryAlgorithms", templates = ["Vec3d", "Vec2d", "Vec1d"], inherit = [PointGeometryData]),
+    class(name = "EdgeSetGeometryAlgorithms", templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Rigid2d"], inherit = [PointGeometryData, EdgeGeometryData]),
+    class(name = "TriangleSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData]),
+    class(name = "QuadSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData]),
+    class(name = "TetrahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData, TetrahedronGeometryData]),
+    class(name = "HexahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData, HexahedronGeometryData]),
 )]
 pub struct SetAlgorithms;
 

@@ -460,15 +460,8 @@ impl Topology for SetTopologyContainer {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene};
+    use settee_core::Scene;
 
     fn one(class: &str, a: &[(&str, &str)]) -> (Scene, settee_core::ComponentId, settee_core::SimResult) {
         let f = factory();

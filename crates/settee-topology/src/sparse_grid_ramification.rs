@@ -47,12 +47,13 @@
 use std::collections::BTreeSet;
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, InitCtx, MeshData, SimResult};
+use settee_core::{component, InitCtx, MeshData, SimResult};
 
 use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
 use crate::mesh_topology::MeshTopologyData;
 use crate::sparse_grid::{
-    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface,
+    coarse_type, coarser_geometry, finer_children, finest_params, grid_component, publish_level, published_level, read_surface,
+    virtual_finest_params, BuildsGrid, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface,
 };
 
 // Neighbour directions, in SOFA's order: UP (y+1) 0, DOWN 1, RIGHT (x+1) 2, LEFT 3,
@@ -208,10 +209,8 @@ impl Level {
     /// the parents of this level's branches.
     pub fn coarsen(&mut self) -> Result<Level, String> {
         let nf = self.n;
-        let n = [nf[0] / 2 + 1, nf[1] / 2 + 1, nf[2] / 2 + 1];
         let min = self.min;
-        let max = [0, 1, 2].map(|a| min[a] + ((n[a] - 1) as f64 * 2.0) * self.regular.d[a]);
-        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let (n, max, regular) = coarser_geometry(nf, min, &self.regular);
         let mut regular_to_cell = vec![None; (n[0] - 1) * (n[1] - 1) * (n[2] - 1)];
         let mut cell_to_regular = Vec::new();
         let mut cell_types = Vec::new();
@@ -220,39 +219,13 @@ impl Level {
         for i in 0..n[0] - 1 {
             for j in 0..n[1] - 1 {
                 for k in 0..n[2] - 1 {
-                    let children: [Option<usize>; 8] = std::array::from_fn(|idx| {
-                        let (cx, cy, cz) = (2 * i + (idx & 1), 2 * j + (idx & 2) / 2, 2 * k + (idx & 4) / 4);
-                        if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
-                            self.regular_to_cell[cell_index(nf, cx, cy, cz)]
-                        } else {
-                            None
-                        }
-                    });
-                    let (mut inside, mut outside) = (true, true);
-                    for c in children {
-                        match c {
-                            None => inside = false,
-                            // the finer per-hexahedron type at the unramified index
-                            Some(c) => match self.types.get(c).copied().unwrap_or(CellType::Outside) {
-                                CellType::Boundary => {
-                                    inside = false;
-                                    outside = false;
-                                }
-                                CellType::Inside => outside = false,
-                                CellType::Outside => {}
-                            },
-                        }
-                        if !inside && !outside {
-                            break;
-                        }
-                    }
-                    if outside {
-                        continue;
-                    }
+                    let children = finer_children(nf, &self.regular_to_cell, i, j, k);
+                    // the finer per-hexahedron type at the unramified index
+                    let Some(t) = coarse_type(children, |c| self.types.get(c).copied().unwrap_or(CellType::Outside)) else { continue };
                     let r = cell_index(n, i, j, k);
                     regular_to_cell[r] = Some(cell_to_regular.len());
                     cell_to_regular.push(r);
-                    cell_types.push(if inside { CellType::Inside } else { CellType::Boundary });
+                    cell_types.push(t);
                     cell_corners.push(hexahedron(n, i, j, k).map(|p| regular.point_at(p)));
                     cell_children.push(children);
                 }
@@ -559,6 +532,10 @@ impl SparseGridRamificationTopology {
     pub fn grid(&self) -> Option<&RamifiedGrid> {
         self.grid.as_ref()
     }
+}
+
+impl BuildsGrid for SparseGridRamificationTopology {
+    type Grid = RamifiedGrid;
 
     fn build(&self, cx: &InitCtx) -> SimResult<RamifiedGrid> {
         let surface = read_surface(cx)?;
@@ -570,44 +547,12 @@ impl SparseGridRamificationTopology {
 
     fn publish(&mut self, cx: &mut InitCtx, grid: RamifiedGrid) {
         let top = grid.top();
-        self.mesh = MeshData { points: top.points.clone(), hexahedra: top.hexahedra.clone(), ..Default::default() };
-        let d = cx.data_mut();
-        type S = SparseGridData;
-        d.put(S::N, top.n.iter().map(|&a| a as f64).collect());
-        d.put(S::MIN, top.min);
-        d.put(S::MAX, top.max);
-        d.put(MeshTopologyData::POSITION, top.points.iter().flatten().copied().collect());
-        d.put(MeshTopologyData::HEXAHEDRA, top.hexahedra.iter().flatten().copied().collect());
-        d.put(S::STIFFNESS_COEFS, top.stiffness_coefs.iter().map(|&c| c as f64).collect());
-        d.put(S::MASS_COEFS, top.mass_coefs.iter().map(|&c| c as f64).collect());
-        d.put(S::CELL_LOCATOR, grid.locator().to_reals());
+        self.mesh = publish_level(cx, published_level!(top), grid.locator());
         self.grid = Some(grid);
     }
 }
 
-impl Component for SparseGridRamificationTopology {
-    /// Built at parse time when possible, as [`SparseGridTopology`](crate::SparseGridTopology).
-    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
-        if let Ok(g) = self.build(cx) {
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if self.grid.is_none() {
-            let g = self.build(cx)?;
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-}
-
-impl Topology for SparseGridRamificationTopology {
-    fn mesh(&self) -> &MeshData {
-        &self.mesh
-    }
-}
+grid_component!(SparseGridRamificationTopology);
 
 #[cfg(test)]
 mod tests {
@@ -624,20 +569,6 @@ mod tests {
         assert_eq!(names(<SparseGridRamificationTopology as Declared>::CLASSES[0]), sparse);
     }
 
-    /// Adds the closed box surface `[lo, hi]` (6 quads).
-    fn add_box(s: &mut Surface, lo: Vec3, hi: Vec3) {
-        let first = s.vertices.len();
-        for z in [lo[2], hi[2]] {
-            for y in [lo[1], hi[1]] {
-                for x in [lo[0], hi[0]] {
-                    s.vertices.push([x, y, z]);
-                }
-            }
-        }
-        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
-        s.facets.extend(quads.iter().map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()));
-    }
-
     fn params(n: [usize; 3], max: Vec3) -> FinestParams {
         FinestParams { n, min: [0.0; 3], max, cell_width: 0.0, fill_weighted: true, only_inside_cells: false }
     }
@@ -648,8 +579,8 @@ mod tests {
     #[test]
     fn two_parts_in_one_cell_duplicate_the_cell() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.9, 0.9, 0.9]);
-        add_box(&mut s, [2.1, 0.1, 0.1], [2.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.9, 0.9, 0.9]);
+        s.add_box([2.1, 0.1, 0.1], [2.9, 0.9, 0.9]);
         let p = params([2, 2, 2], [4.0, 1.0, 1.0]);
         let fine = FinestParams { n: [5, 5, 5], ..p };
 
@@ -695,8 +626,8 @@ mod tests {
     #[test]
     fn finest_connectivity_separates_touching_cells() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
-        add_box(&mut s, [1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
+        s.add_box([1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
         let p = params([2, 2, 2], [2.0, 2.0, 2.0]);
         let fine = FinestParams { n: [3, 3, 3], ..p };
         let joined = RamifiedGrid::build(&p, &fine, 1, &s, false).unwrap();
@@ -709,7 +640,7 @@ mod tests {
         assert_eq!(joined.levels[0].points.len(), 12);
 
         // a bridge crossing the face joins them again
-        add_box(&mut s, [0.3, 0.4, 0.4], [1.7, 0.6, 0.6]);
+        s.add_box([0.3, 0.4, 0.4], [1.7, 0.6, 0.6]);
         let bridged = RamifiedGrid::build(&p, &fine, 1, &s, true).unwrap();
         assert_eq!(bridged.top().hexahedra.len(), 1);
     }
@@ -719,8 +650,8 @@ mod tests {
     #[test]
     fn finest_level_ramification_keeps_the_cells() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
-        add_box(&mut s, [1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
+        s.add_box([1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
         let p = params([3, 2, 2], [2.0, 1.0, 1.0]);
         let plain = RamifiedGrid::build(&p, &p, 0, &s, false).unwrap();
         let ramified = RamifiedGrid::build(&p, &p, 0, &s, true).unwrap();
@@ -749,7 +680,7 @@ mod tests {
     /// give their mechanical objects SOFA's point counts and positions at T = 0.
     #[test]
     fn ramification_scene_matches_sofa_at_t0() {
-        let Some(root) = crate::test_util::suite() else {
+        let Some(root) = settee_testkit::suite() else {
             return;
         };
         let mut f = settee_core::Factory::new();

@@ -462,11 +462,12 @@ impl Component for TopologicalMapping {
     /// The input changed: the output container follows, with the mapping's own rules.
     fn topology_changed(&mut self, cx: &mut InitCtx, input: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let (_, output) = io_topologies(cx)?;
+        let following = mapping_changes::Following { maps: &mut self.maps, input, output, changes };
         match self.kind {
-            Kind::Tetra2Triangle => mapping_changes::tetra2triangle::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Tetra2Triangle => mapping_changes::tetra2triangle::follow(cx, following),
+            Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(cx, following),
+            Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(cx, following),
+            Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(cx, following),
             Kind::Hexa2Tetra => Err(cx
                 .error("Hexa2TetraTopologicalMapping does not follow topological changes (SOFA's does not either)")
                 .hint("keep the hexahedra fixed, or map them once and change the tetrahedra")),
@@ -478,21 +479,8 @@ impl Component for TopologicalMapping {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::set_container::SetTopologyContainer;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{ComponentId, Factory, NodeId, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
-        let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
+    use crate::test_util::{add, factory, hexa_quad_triangle_chain, init_scene};
+    use settee_core::{ComponentId, Scene};
 
     fn signed_volume(p: &[[f64; 3]], t: [usize; 4]) -> f64 {
         let d = |i: usize| [p[t[i]][0] - p[t[0]][0], p[t[i]][1] - p[t[0]][1], p[t[i]][2] - p[t[0]][2]];
@@ -664,22 +652,7 @@ mod tests {
         let f = factory();
         let mut scene = Scene::new("root");
         // two hexahedra side by side
-        add(
-            &f,
-            &mut scene,
-            Scene::ROOT,
-            "HexahedronSetTopologyContainer",
-            &[("name", "Hexa_topo"), ("hexahedra", "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10")],
-        );
-        add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyModifier", &[]);
-        let qn = scene.add_node(Scene::ROOT, "Q");
-        let quads = add(&f, &mut scene, qn, "QuadSetTopologyContainer", &[("name", "Quad_topo")]);
-        add(&f, &mut scene, qn, "QuadSetTopologyModifier", &[]);
-        add(&f, &mut scene, qn, "Hexa2QuadTopologicalMapping", &[("input", "@../Hexa_topo"), ("output", "@Quad_topo")]);
-        let tn = scene.add_node(qn, "T");
-        let tris = add(&f, &mut scene, tn, "TriangleSetTopologyContainer", &[("name", "Triangle_topo")]);
-        add(&f, &mut scene, tn, "TriangleSetTopologyModifier", &[]);
-        add(&f, &mut scene, tn, "Quad2TriangleTopologicalMapping", &[("input", "@../Quad_topo"), ("output", "@Triangle_topo")]);
+        let ([_, quads, tris], tn) = hexa_quad_triangle_chain(&f, &mut scene, "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10");
         let en = scene.add_node(tn, "E");
         let edges = add(&f, &mut scene, en, "EdgeSetTopologyContainer", &[("name", "Edge_topo")]);
         add(&f, &mut scene, en, "EdgeSetTopologyModifier", &[]);

@@ -101,3 +101,18 @@ pub(crate) fn apply_correction(
     st.write(dx).copy_from_slice(&incr[..n * ds]);
     Ok(())
 }
+
+/// The non-empty Jacobian rows of a state, as `(row, [(dof, block)])`.
+pub(crate) type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
+
+/// The non-empty rows of state `s`'s Jacobian, copied out of the scene.
+pub(crate) fn rows_of(scene: &Scene, s: StateId) -> Rows {
+    scene
+        .store
+        .get(s)
+        .constraint
+        .rows()
+        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
+        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
+        .collect()
+}

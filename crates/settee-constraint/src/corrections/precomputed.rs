@@ -13,7 +13,7 @@ use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintP
 use settee_core::mechanics::MechScope;
 use settee_core::{component, Component, ComponentId, InitCtx, NodeId, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, Apply};
+use super::common::{apply_correction, rows_of, Apply, Rows};
 
 /// SOFA's default `ostream` formatting of a double (`%g`, 6 significant digits).
 fn format_g(x: f64) -> String {
@@ -61,19 +61,6 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
         }
         s
     }
-}
-
-type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
-
-fn rows_of(scene: &Scene, s: StateId) -> Rows {
-    scene
-        .store
-        .get(s)
-        .constraint
-        .rows()
-        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
-        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
-        .collect()
 }
 
 #[component(

@@ -6,7 +6,7 @@ use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatri
 use settee_core::role::{self, Topology};
 use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, Apply};
+use super::common::{apply_correction, ode_factors, rows_of, Apply, Rows};
 
 /// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
 /// `_computeDx`).
@@ -68,19 +68,6 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
         r += a[i] * b[i];
     }
     r
-}
-
-type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
-
-fn rows_of(scene: &Scene, s: StateId) -> Rows {
-    scene
-        .store
-        .get(s)
-        .constraint
-        .rows()
-        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
-        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
-        .collect()
 }
 
 #[component(

@@ -8,9 +8,9 @@
 //! solve.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{check_indices, coord, quat, quat_inverse, sub, to_euler_vector, v3, LawData, RowWriter};
+use super::{check_indices, coord, quat, quat_inverse, read_rest, state_of, sub, to_euler_vector, v3, LawData, RowWriter};
 use crate::resolution::{Bilateral3DofResolution, BilateralNDofResolution};
 use settee_core::types::quat_mul;
 
@@ -79,14 +79,7 @@ impl FixedLagrangianConstraint {
     }
 
     fn refresh_rest(&mut self, scene: &Scene) {
-        if let Some(s) = self.state {
-            if scene.store.contains(s) {
-                let st = scene.store.get(s);
-                let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
-                self.rest.clear();
-                self.rest.extend_from_slice(st.read(id));
-            }
-        }
+        read_rest(scene, self.state, &mut self.rest);
     }
 
     fn read_data(&mut self, cx: &InitCtx) {
@@ -98,11 +91,7 @@ impl FixedLagrangianConstraint {
 
 impl Component for FixedLagrangianConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = cx.state_layout(s);
-        if layout != self.layout {
-            return Err(cx.error(format!("the state is {} but the constraint's template is {}", layout.name(), self.layout.name())));
-        }
+        let s = state_of(cx, self.layout)?;
         self.state = Some(s);
         self.read_data(cx);
         let n = cx.state_size(s);
@@ -143,15 +132,7 @@ impl ConstraintLaw for FixedLagrangianConstraint {
         self.dofs = if self.fix_all { (0..n).collect() } else { self.indices.clone() };
         check_indices("fixed index", &self.dofs, n)?;
         let mut w = RowWriter::default();
-        let mut e = vec![0.0; ds];
-        for (i, &dof) in self.dofs.iter().enumerate() {
-            let cid = first_row + i * ds;
-            for j in 0..ds {
-                e.fill(0.0);
-                e[j] = 1.0;
-                w.set(0, cid + j, dof, &e);
-            }
-        }
+        w.set_unit_rows(first_row, ds, self.dofs.iter().copied());
         w.flush(&mut io.rows)?;
         Ok(self.dofs.len() * ds)
     }

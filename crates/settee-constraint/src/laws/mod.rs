@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{data_group, ConstraintRows, InitCtx, SimError, SimResult, StateId};
+use settee_core::{data_group, ConstraintRows, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
 pub mod bilateral;
 pub mod fixed;
@@ -66,6 +66,48 @@ pub(crate) fn pair_states(cx: &InitCtx) -> SimResult<(StateId, StateId)> {
     Ok((pick("object1")?, pick("object2")?))
 }
 
+/// [`pair_states`], each checked to be of the law's `layout` (`object1`/`object2` named in the
+/// error otherwise).
+pub(crate) fn pair_states_of(cx: &InitCtx, layout: Layout) -> SimResult<(StateId, StateId)> {
+    let (s1, s2) = pair_states(cx)?;
+    for (name, s) in [("object1", s1), ("object2", s2)] {
+        let l = cx.state_layout(s);
+        if l != layout {
+            return Err(cx.error(format!("{name} is {} but the constraint's template is {}", l.name(), layout.name())));
+        }
+    }
+    Ok((s1, s2))
+}
+
+/// The node's state of a single-state law, checked to be of the law's `layout`.
+pub(crate) fn state_of(cx: &InitCtx, layout: Layout) -> SimResult<StateId> {
+    let s = cx.require_state()?;
+    let l = cx.state_layout(s);
+    if l != layout {
+        return Err(cx.error(format!("the state is {} but the constraint's template is {}", l.name(), layout.name())));
+    }
+    Ok(s)
+}
+
+/// The layout of a law with Vec3 and Rigid3 templates: Rigid3 when asked, else Vec3.
+pub(crate) fn vec3_or_rigid3(layout: Option<Layout>) -> Layout {
+    match layout {
+        Some(Layout::Rigid3) => Layout::Rigid3,
+        _ => Layout::Vec3,
+    }
+}
+
+/// Refills `rest` with the state's rest positions (its positions when it has none), when the
+/// state exists.
+pub(crate) fn read_rest(scene: &Scene, state: Option<StateId>, rest: &mut Vec<f64>) {
+    if let Some(s) = state.filter(|s| scene.store.contains(*s)) {
+        let st = scene.store.get(s);
+        let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
+        rest.clear();
+        rest.extend_from_slice(st.read(id));
+    }
+}
+
 /// Index of the second state's vectors in a build or violation io (0 when both are the same).
 pub(crate) fn second(s1: StateId, s2: StateId) -> usize {
     if s1 == s2 {
@@ -103,6 +145,20 @@ impl RowWriter {
         match self.at.get(&(k, row, dof)) {
             Some(&i) => self.entries[i].3.copy_from_slice(block),
             None => self.push(k, row, dof, block),
+        }
+    }
+
+    /// One unit row per derivative component (`ds` of them) of each DOF of `dofs`, in io state 0:
+    /// the `i`-th DOF's rows start at `first_row + i·ds`.
+    pub fn set_unit_rows(&mut self, first_row: usize, ds: usize, dofs: impl IntoIterator<Item = usize>) {
+        let mut e = vec![0.0; ds];
+        for (i, dof) in dofs.into_iter().enumerate() {
+            let cid = first_row + i * ds;
+            for j in 0..ds {
+                e.fill(0.0);
+                e[j] = 1.0;
+                self.set(0, cid + j, dof, &e);
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams
 use settee_core::role::MechanicalState;
 use settee_core::{component, Component, ComponentId, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{coord, cross, dot, neg, norm, normalized, pair_states, scale, second, sub, v3, LawData, RowWriter, V3};
+use super::{coord, cross, dot, neg, norm, normalized, pair_states_of, scale, second, sub, v3, vec3_or_rigid3, LawData, RowWriter, V3};
 use crate::resolution::{BilateralResolution, UnilateralResolution};
 
 #[component(
@@ -23,13 +23,7 @@ use crate::resolution::{BilateralResolution, UnilateralResolution};
     templates = ["Vec3d", "Rigid3d"],
     default_template = "Vec3d",
     template_rule = FromPair,
-    create = |args| {
-        let layout = match args.layout {
-            Some(Layout::Rigid3) => Layout::Rigid3,
-            _ => Layout::Vec3,
-        };
-        SlidingLagrangianConstraint::empty(layout)
-    },
+    create = |args| SlidingLagrangianConstraint::empty(vec3_or_rigid3(args.layout)),
     inherit = [LawData],
     data = {
         /// index of the spliding point on the first model
@@ -128,13 +122,7 @@ fn index(cx: &InitCtx, name: &str, v: i64) -> SimResult<usize> {
 
 impl Component for SlidingLagrangianConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (s1, s2) = pair_states(cx)?;
-        for (name, s) in [("object1", s1), ("object2", s2)] {
-            let l = cx.state_layout(s);
-            if l != self.layout {
-                return Err(cx.error(format!("{name} is {} but the constraint's template is {}", l.name(), self.layout.name())));
-            }
-        }
+        let (s1, s2) = pair_states_of(cx, self.layout)?;
         self.s1 = Some(s1);
         self.s2 = Some(s2);
         let d = cx.data();

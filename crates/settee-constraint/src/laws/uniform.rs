@@ -8,9 +8,9 @@
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
 use settee_core::role::MechanicalState;
-use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{LawData, RowWriter};
+use super::{read_rest, state_of, LawData, RowWriter};
 use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
 #[component(
@@ -64,12 +64,7 @@ impl UniformLagrangianConstraint {
         if !self.constrain_to_rest {
             return;
         }
-        if let Some(s) = self.state.filter(|s| scene.store.contains(*s)) {
-            let st = scene.store.get(s);
-            let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
-            self.rest.clear();
-            self.rest.extend_from_slice(st.read(id));
-        }
+        read_rest(scene, self.state, &mut self.rest);
     }
 
     fn rest_at(&self, i: usize) -> SimResult<f64> {
@@ -79,11 +74,7 @@ impl UniformLagrangianConstraint {
 
 impl Component for UniformLagrangianConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = cx.state_layout(s);
-        if layout != self.layout {
-            return Err(cx.error(format!("the state is {} but the constraint's template is {}", layout.name(), self.layout.name())));
-        }
+        let s = state_of(cx, self.layout)?;
         self.state = Some(s);
         let d = cx.data();
         self.iterative = d.get(Self::ITERATIVE);
@@ -113,14 +104,7 @@ impl ConstraintLaw for UniformLagrangianConstraint {
         let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
         let n = x.len() / ds;
         let mut w = RowWriter::default();
-        let mut e = vec![0.0; ds];
-        for i in 0..n {
-            for j in 0..ds {
-                e.fill(0.0);
-                e[j] = 1.0;
-                w.set(0, first_row + i * ds + j, i, &e);
-            }
-        }
+        w.set_unit_rows(first_row, ds, 0..n);
         self.current.clear();
         self.current.extend_from_slice(x);
         w.flush(&mut io.rows)?;

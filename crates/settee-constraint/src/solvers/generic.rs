@@ -83,6 +83,28 @@ pub trait SolverMethod: Default + Send + Sync + 'static {
     }
 }
 
+/// A built [`SolverMethod`] without Data of its own, whose solve is the plain function `$solve`
+/// of the problem: `built_method!(/// doc, Name, function)`.
+macro_rules! built_method {
+    ($(#[$doc:meta])* $name:ident, $solve:path) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        pub struct $name;
+
+        impl $crate::solvers::generic::SolverMethod for $name {
+            fn solve(
+                &mut self,
+                p: &mut settee_core::constraint::ConstraintProblem,
+                _: &$crate::solvers::generic::UnbuiltProblem,
+                _: &mut dyn $crate::solvers::generic::UnbuiltOps,
+            ) -> settee_core::SimResult<$crate::solvers::generic::SolveOutcome> {
+                Ok($solve(p))
+            }
+        }
+    };
+}
+pub(crate) use built_method;
+
 /// A GenericConstraintSolver descendant: the shared machinery and its algorithm. The shared
 /// Data are those of every GenericConstraintSolver descendant (spec §2.3.1); the built solvers
 /// add [`BuiltData`]. (`GenericConstraintSolver` itself is refused by the factory with SOFA's
@@ -541,6 +563,49 @@ pub fn init_resolutions(p: &mut ConstraintProblem) -> usize {
         i += r.nb_lines().max(1);
     }
     i
+}
+
+/// The start of every solve: clears the error history; an empty problem is solved at once (zero
+/// error and iterations), its outcome returned.
+pub fn empty_problem(p: &mut ConstraintProblem) -> Option<SolveOutcome> {
+    p.error_history.clear();
+    if p.n != 0 {
+        return None;
+    }
+    p.current_error = 0.0;
+    p.current_iterations = 0;
+    Some(SolveOutcome::default())
+}
+
+/// SOFA's end test of an iteration: every block verified with `allVerified`, else the summed
+/// `error` below `tol` — and `may_stop` (the methods that never stop at their first iteration
+/// pass `i > 0`).
+pub fn iteration_converged(p: &ConstraintProblem, verified: bool, error: f64, tol: f64, may_stop: bool) -> bool {
+    if p.all_verified {
+        verified
+    } else {
+        error < tol && may_stop
+    }
+}
+
+/// SOFA's successive over-relaxation after a sweep, when `sor ≠ 1`: `λ = sor·λ + (1 − sor)·λ₀`
+/// with `before` the λ₀ of the sweep's start.
+pub fn over_relax(p: &mut ConstraintProblem, before: &[f64]) {
+    if p.sor != 1.0 {
+        let sor = p.sor;
+        for (f, t) in p.lambda.iter_mut().zip(before) {
+            *f = sor * *f + (1.0 - sor) * t;
+        }
+    }
+}
+
+/// `Σ aᵢ·bᵢ` summed from index 0 (SOFA's FullVector dot product).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut r = 0.0;
+    for i in 0..a.len() {
+        r += a[i] * b[i];
+    }
+    r
 }
 
 /// SOFA's `result_output`: error, iterations + 1.

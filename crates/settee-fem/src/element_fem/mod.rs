@@ -17,13 +17,12 @@ pub mod kernel;
 use rayon::prelude::*;
 
 use settee_core::role::Topology;
-use settee_core::{
-    component, Component, CreateArgs, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId,
-};
+use settee_core::{component, Component, CreateArgs, ForceField, InitCtx, MatrixAccumulator, SimResult, StateId};
 
+use crate::common::{add_element_blocks, check_elements, check_len, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{DEFAULT_POISSON, DEFAULT_YOUNG};
-use crate::tetra_common::{material_lists, per_element};
+use crate::tetra_common::{material_lists, per_element, ElasticData};
 use kernel::{ElementShape, RotationMethod};
 
 fn shape_of(args: &CreateArgs) -> ElementShape {
@@ -37,10 +36,6 @@ fn shape_of(args: &CreateArgs) -> ElementShape {
     default_template = "Vec3d,Tetrahedron",
     template_rule = FromState,
     data = {
-        /// Young's modulus, per element (element i uses entry i when present, else entry 0)
-        youngModulus: Reals = "5000",
-        /// Poisson's ratio in [0, 0.5), per element like youngModulus
-        poissonRatio: Reals = "0.45",
         /// element loop of addForce: "parallel" or "sequenced" (same numbers either way)
         computeForceStrategy: Options("parallel", "sequenced") = "parallel",
         /// element loop of addDForce: "parallel" or "sequenced" (same numbers either way)
@@ -56,6 +51,7 @@ fn shape_of(args: &CreateArgs) -> ElementShape {
         /// topology whose elements are used (default: the context topology)
         topology: Topology,
     },
+    inherit = [ElasticData, Self],
     class(
         name = "LinearSmallStrainFEMForceField",
         description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
@@ -139,14 +135,6 @@ impl ElementFEMForceField {
         3 * self.shape.nodes()
     }
 
-    fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
-    }
-
     /// Subtracts `factor·e` of every element from the node vector `out`, element by element.
     fn dispatch(&self, out: &mut [f64], factor: Option<f64>) {
         let n = self.shape.nodes();
@@ -175,12 +163,7 @@ fn gather(x: &[f64], nodes: &[usize]) -> [Vec3; 8] {
 
 impl Component for ElementFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         if self.corotational {
             let text = cx.data().get(Self::ROTATION_METHOD).to_string();
             self.rotation_method = if text.trim().is_empty() {
@@ -206,16 +189,9 @@ impl Component for ElementFEMForceField {
             cx.warn(format!("the topology {label} has no {}: this force field does nothing", self.shape.name().to_lowercase()));
         }
         let ndofs = cx.state_size(s);
-        if let Some((k, e)) = elements.chunks_exact(n).enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndofs)) {
-            return Err(cx
-                .error(format!("{} {k} {e:?} refers to a point beyond the {ndofs} DOFs of the mechanical state", self.shape.name().to_lowercase()))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * ndofs {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {ndofs} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
+        check_elements(cx, &self.shape.name().to_lowercase(), elements.chunks_exact(n), ndofs)?;
+        let rest = rest_positions(cx, s, ndofs)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
 
         let shape = self.shape;
@@ -253,17 +229,12 @@ impl Component for ElementFEMForceField {
     }
 }
 
-impl ForceField for ElementFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(ElementFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+impl ElementFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let n = self.shape.nodes();
         let d = 3 * n;
         let elements = &self.elements;
@@ -297,12 +268,9 @@ impl ForceField for ElementFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let n = self.shape.nodes();
         let d = 3 * n;
         let elements = &self.elements;
@@ -334,7 +302,7 @@ impl ForceField for ElementFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let n = self.shape.nodes();
         let d = 3 * n;
@@ -355,17 +323,9 @@ impl ForceField for ElementFEMForceField {
             (0..self.nb_elements()).map(block).collect()
         };
         for (nodes, b) in self.elements.chunks_exact(n).zip(&blocks) {
-            for (a, &na) in nodes.iter().enumerate() {
-                for (c, &nc) in nodes.iter().enumerate() {
-                    m.add_block3(s, na, s, nc, &b[a * n + c]);
-                }
-            }
+            add_element_blocks(m, s, nodes, |a, c| &b[a * n + c]);
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

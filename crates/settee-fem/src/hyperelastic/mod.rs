@@ -21,11 +21,12 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
+use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimResult, StateId};
 
-use crate::hexa::{mat_vec, Mat3, Vec3};
-use crate::tetra::{cross, dot, sub};
+use crate::common::{check_elements, check_len, force_field_on_one_state, gather, rest_positions, scatter, vec3_state};
+use crate::hexa::{mat_t_vec, mat_vec, Mat3, Vec3};
 use material::{Material, Prepared, Strain, Sym, MATERIAL_NAMES};
+use settee_core::math::{cross, dot, sub};
 
 /// Local edges of a tetrahedron (SOFA's `edgesInTetrahedronArray`).
 pub const LOCAL_EDGES: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
@@ -203,14 +204,6 @@ impl TetrahedronHyperelasticityFEMForceField {
         &self.states[i]
     }
 
-    fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
-    }
-
     /// The per-edge tangent of the current state (SOFA's `updateTangentMatrix`).
     fn compute_tangent(&self) -> Vec<Mat3> {
         let Some(material) = self.material.as_ref() else { return Vec::new() };
@@ -263,12 +256,7 @@ pub fn edges_from_tetrahedra(tetrahedra: &[[usize; 4]]) -> Vec<[usize; 2]> {
 
 impl Component for TetrahedronHyperelasticityFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let d = cx.data();
         let name = d.get(Self::MATERIAL_NAME).to_string();
         let params = d.get(Self::PARAMETER_SET).to_vec();
@@ -285,11 +273,7 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
                 .hint("use a tetrahedral topology (MeshTopology with tetrahedra, a Hexa2TetraTopologicalMapping output, …)"));
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
+        check_elements(cx, "tetrahedron", &mesh.tetrahedra, n)?;
         let edges = if mesh.edges.is_empty() { edges_from_tetrahedra(&mesh.tetrahedra) } else { mesh.edges.clone() };
         // SOFA's getEdgeIndex: the first edge (lowest index) joining the two vertices
         let mut index = std::collections::HashMap::with_capacity(edges.len());
@@ -310,11 +294,8 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
             }
             edges_in_tetra.push(te);
         }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        self.rests = mesh.tetrahedra.iter().map(|t| HyperRest::new(&t.map(|i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]))).collect();
+        let rest = rest_positions(cx, s, n)?;
+        self.rests = mesh.tetrahedra.iter().map(|t| HyperRest::new(&gather(&rest, t))).collect();
         self.states = vec![HyperState::default(); mesh.tetrahedra.len()];
         self.forces = vec![[[0.0; 3]; 4]; mesh.tetrahedra.len()];
         self.tetrahedra = mesh.tetrahedra;
@@ -328,54 +309,36 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
     }
 }
 
-impl ForceField for TetrahedronHyperelasticityFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(TetrahedronHyperelasticityFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+impl TetrahedronHyperelasticityFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let Some(material) = self.material else { return Ok(()) };
         self.rests.par_iter().zip(self.states.par_iter_mut()).zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(
             |(((r, st), out), t)| {
-                let (s, fe) = element_force(r, &material, &t.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]]));
+                let (s, fe) = element_force(r, &material, &gather(x, t));
                 *st = s;
                 *out = fe;
             },
         );
-        for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
-            for (&i, v) in t.iter().zip(fe) {
-                // SOFA: f -= F·(S·sv)·V0; `v` holds the negated product.
-                for c in 0..3 {
-                    f[3 * i + c] += v[c];
-                }
-            }
-        }
+        // SOFA: f -= F·(S·sv)·V0; the element forces hold the negated products.
+        scatter(f, self.tetrahedra.iter().zip(&self.forces));
         *self.tangent.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let edges = &self.edges;
         self.with_tangent(|tangent| {
             for (e, m) in edges.iter().zip(tangent) {
                 let (v0, v1) = (e[0], e[1]);
                 let delta = [dx[3 * v0] - dx[3 * v1], dx[3 * v0 + 1] - dx[3 * v1 + 1], dx[3 * v0 + 2] - dx[3 * v1 + 2]];
                 let dv0 = mat_vec(m, delta);
-                let dv1 = [
-                    delta[0] * m[0][0] + delta[1] * m[1][0] + delta[2] * m[2][0],
-                    delta[0] * m[0][1] + delta[1] * m[1][1] + delta[2] * m[2][1],
-                    delta[0] * m[0][2] + delta[1] * m[1][2] + delta[2] * m[2][2],
-                ];
+                let dv1 = mat_t_vec(m, delta);
                 for c in 0..3 {
                     df[3 * v0 + c] += dv1[c] * k_factor;
                 }
@@ -389,7 +352,7 @@ impl ForceField for TetrahedronHyperelasticityFEMForceField {
 
     /// Per edge `(v0, v1)`: blocks `(v0,v0) += k·Dᵀ`, `(v0,v1) -= k·Dᵀ`, `(v1,v0) -= k·D`,
     /// `(v1,v1) += k·D` (SOFA's `addKToMatrix`).
-    fn add_k_to_matrix(&self, _p: &MechParams, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         self.with_tangent(|tangent| {
             for (e, m) in self.edges.iter().zip(tangent) {
@@ -413,10 +376,6 @@ impl ForceField for TetrahedronHyperelasticityFEMForceField {
             }
         });
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 
