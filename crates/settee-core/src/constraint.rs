@@ -17,7 +17,7 @@
 use crate::component::{Mapping, ProjectiveConstraint};
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
-use crate::mechanics::{self, MechScope};
+use crate::mechanics;
 use crate::role;
 use crate::scene::{ComponentId, Scene};
 use crate::state::{StateId, VecId};
@@ -446,21 +446,9 @@ pub fn add_jt_lambda(scene: &mut Scene, s: StateId, lambda_vec: VecId, lambda: &
     st.revision += 1;
 }
 
-/// The constraint laws of the scene in SOFA's traversal order (top-down through every node,
-/// mappings included, object order inside a node).
-pub fn constraint_laws(scene: &Scene) -> Vec<ComponentId> {
-    let mut out = Vec::new();
-    for n in scene.preorder(Scene::ROOT) {
-        if !scene.node(n).activated {
-            continue;
-        }
-        for &c in &scene.node(n).objects {
-            if scene.entry(c).plays(role::CONSTRAINT_LAW) {
-                out.push(c);
-            }
-        }
-    }
-    out
+/// The constraint laws of the scene in SOFA's traversal order (see [`Scene::constraint_laws`]).
+pub fn constraint_laws(scene: &mut Scene) -> Vec<ComponentId> {
+    scene.constraint_laws().to_vec()
 }
 
 /// The constraint corrections below `node`, in scene order (SOFA's solver link order).
@@ -500,15 +488,15 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
         st.constraint.clear();
     }
     laws.clear();
-    let ids = constraint_laws(scene);
-    for &c in &ids {
+    let ids = scene.constraint_laws();
+    for &c in ids.iter() {
         scene.with_role::<dyn ConstraintLaw, _>(c, |law, _| {
             law.reset_constraint();
             Ok(())
         })?;
     }
     let mut counter = 0usize;
-    for c in ids {
+    for &c in ids.iter() {
         let count = scene
             .with_role::<dyn ConstraintLaw, _>(c, |law, scene| {
                 let (uniq, _) = dedup_states(&law.states());
@@ -532,7 +520,7 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
         laws.push(LawRows { law: c, first: counter, count });
         counter += count;
     }
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::propagate_constraint_rows_up(scene, &scope)?;
     Ok(counter)
 }
@@ -540,7 +528,7 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
 /// SOFA's `applyProjectiveConstraintOnConstraintMatrix`: every projective constraint of an
 /// independent state projects each row of that state as it projects a response.
 pub fn project_constraint_rows(scene: &mut Scene) -> SimResult {
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     let p = scene.params(Scene::ROOT);
     for &c in &scope.projective {
         let s = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role").state();
@@ -654,7 +642,7 @@ pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: 
             }
         }
     }
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::accumulate_up(scene, &scope, cp.lambda)
 }
 
@@ -722,7 +710,7 @@ pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> 
 pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
     let mut simulated: Vec<StateId> = Vec::new();
     for (node, _) in crate::simulation::solver_nodes(scene) {
-        simulated.extend(MechScope::build(scene, node).main_states);
+        simulated.extend(scene.scope(node).main_states.iter().copied());
     }
     let mut corrected: Vec<StateId> = Vec::new();
     for c in constraint_corrections(scene, Scene::ROOT) {
@@ -731,7 +719,7 @@ pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
         }
     }
     let mut out = Vec::new();
-    for law in constraint_laws(scene) {
+    for &law in scene.constraint_laws().iter() {
         let states = match scene.components[law].role_mut::<dyn ConstraintLaw>() {
             Some(l) => l.states(),
             None => continue,

@@ -188,6 +188,7 @@ impl Factory {
             refreshed: 0,
         });
         scene.node_mut(node).objects.push(id);
+        scene.touch();
 
         // Class-specific attribute rewriting.
         if let Some(pre) = class.preparse {

@@ -38,7 +38,10 @@ pub struct MechScope {
 }
 
 impl MechScope {
-    /// Collects the mechanical components of `node`'s subtree.
+    /// Collects the mechanical components of `node`'s subtree, in SOFA's visiting order, with
+    /// the contact objects spliced in where the contact nodes would sit: a contact mapping (and
+    /// its state) at the end of its model's node subtree, a contact force field after the
+    /// objects of the node it acts in ([`crate::plan::ContactStore`]).
     pub fn build(scene: &Scene, node: NodeId) -> MechScope {
         let mut s = MechScope {
             node,
@@ -55,33 +58,74 @@ impl MechScope {
             scalar_size: Vec::new(),
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
-        for n in scene.preorder(node) {
-            if let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) {
-                if let Some(st) = scene.state_of(ms) {
-                    s.states.push(st);
-                    if scene.store.get(st).mapped {
-                        s.mapped_states.push(st);
-                    } else {
-                        s.main_states.push(st);
+        let add_state = |s: &mut MechScope, st: StateId| {
+            s.states.push(st);
+            if scene.store.get(st).mapped {
+                s.mapped_states.push(st);
+            } else {
+                s.main_states.push(st);
+            }
+        };
+        let add_component = |s: &mut MechScope, ffs: &mut Vec<(Vec<StateId>, ComponentId)>, c: ComponentId| {
+            let e = scene.entry(c);
+            // Only components that are ready: taken out ones are running, uninitialised ones
+            // are not part of the simulation.
+            if e.obj.is_none() || !e.initialized {
+                return;
+            }
+            if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
+                s.mappings.push(c);
+            }
+            if let Some(ff) = e.role::<dyn ForceField>() {
+                ffs.push((ff.states(), c));
+            }
+            if e.plays(role::MASS) {
+                s.masses.push(c);
+            }
+            if e.plays(role::PROJECTIVE_CONSTRAINT) {
+                s.projective.push(c);
+            }
+        };
+        // Depth first; `Exit(n)` comes after the whole subtree of `n`.
+        enum Visit {
+            Enter(NodeId),
+            Exit(NodeId),
+        }
+        let contacts = &scene.contacts;
+        let mut stack = vec![Visit::Enter(node)];
+        while let Some(v) = stack.pop() {
+            match v {
+                Visit::Enter(n) => {
+                    let nd = scene.node(n);
+                    if !nd.activated {
+                        continue;
+                    }
+                    if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+                        add_state(&mut s, st);
+                    }
+                    for &c in &nd.objects {
+                        add_component(&mut s, &mut ffs, c);
+                    }
+                    if !contacts.is_empty() {
+                        for c in contacts.attached_at(n) {
+                            add_component(&mut s, &mut ffs, c);
+                        }
+                    }
+                    stack.push(Visit::Exit(n));
+                    for c in nd.children.iter().rev() {
+                        stack.push(Visit::Enter(*c));
                     }
                 }
-            }
-            for &c in &scene.node(n).objects {
-                let e = scene.entry(c);
-                if e.obj.is_none() {
-                    continue;
-                }
-                if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
-                    s.mappings.push(c);
-                }
-                if let Some(ff) = e.role::<dyn ForceField>() {
-                    ffs.push((ff.states(), c));
-                }
-                if e.plays(role::MASS) {
-                    s.masses.push(c);
-                }
-                if e.plays(role::PROJECTIVE_CONSTRAINT) {
-                    s.projective.push(c);
+                Visit::Exit(n) => {
+                    if contacts.is_empty() {
+                        continue;
+                    }
+                    for m in contacts.mappers_at(n) {
+                        if let Some(st) = scene.entry(m).state {
+                            add_state(&mut s, st);
+                        }
+                        add_component(&mut s, &mut ffs, m);
+                    }
                 }
             }
         }
@@ -113,6 +157,12 @@ impl MechScope {
             s.scalar_size[st.index()] = m.size * m.layout.deriv_size();
         }
         s
+    }
+
+    /// Whether the states of the scope still have the sizes it was built with (a topological
+    /// change or a contact's new points change them between structural changes).
+    pub fn sizes_match(&self, scene: &Scene) -> bool {
+        self.states.iter().all(|st| scene.store.states.get(*st).is_some_and(|m| m.size * m.layout.deriv_size() == self.scalar_size[st.index()]))
     }
 
     /// Scalar size (DOFs × derivative size) of a state of the scope; 0 for other states.

@@ -174,6 +174,12 @@ pub struct Scene {
     /// Observers outside the scene that look at it at every step start, after the components
     /// listening to the start of the step ran ([`StepProbe`]).
     pub step_probes: Vec<Box<dyn StepProbe>>,
+    /// Bumped by every structural change (nodes, components, activation): the step plan is
+    /// compiled again when it moved ([`Scene::touch`]).
+    pub structure_version: u64,
+    /// Where the objects of the contact responses act ([`crate::plan`]).
+    pub contacts: crate::plan::ContactStore,
+    pub(crate) plan: crate::plan::Plan,
 }
 
 /// Looks at the scene at every step start, right after the components listening to the start
@@ -233,6 +239,9 @@ impl Scene {
             started: false,
             divergence: Default::default(),
             step_probes: Vec::new(),
+            structure_version: 0,
+            contacts: Default::default(),
+            plan: Default::default(),
         }
     }
 
@@ -256,6 +265,7 @@ impl Scene {
             pos: None,
         });
         self.nodes[parent].children.push(id);
+        self.touch();
         id
     }
 
@@ -343,6 +353,8 @@ impl Scene {
     /// stale too; whoever removes a component removes what depends on it.
     pub fn remove_component(&mut self, id: ComponentId) -> bool {
         let Some(entry) = self.components.remove(id) else { return false };
+        self.touch();
+        self.contacts.forget(id);
         if let Some(node) = self.nodes.get_mut(entry.node) {
             node.objects.retain(|c| *c != id);
         }
@@ -371,6 +383,7 @@ impl Scene {
             p.children.retain(|c| *c != id);
         }
         self.nodes.remove(id);
+        self.touch();
         true
     }
 
@@ -383,6 +396,7 @@ impl Scene {
         if let Some(n) = self.nodes.get_mut(node) {
             n.objects.retain(|c| *c != id);
         }
+        self.touch();
         true
     }
 
@@ -392,6 +406,44 @@ impl Scene {
         self.detach_component(id);
         self.components[id].node = node;
         self.nodes[node].objects.push(id);
+        self.touch();
+    }
+
+    /// Adds a component built by code, of class `class`, that belongs to no node's object list:
+    /// a contact response's mapping, force field or law, which the step plan places through
+    /// [`Scene::contacts`]. `node` is its context (gravity, time step, messages). The object
+    /// is neither parsed nor initialised; its Data hold their defaults.
+    pub fn insert_unattached(
+        &mut self,
+        node: NodeId,
+        class: &'static ComponentClass,
+        obj: Box<dyn Component>,
+        layout: Option<Layout>,
+        name: &str,
+    ) -> ComponentId {
+        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+        let mut tables: Vec<&'static [crate::data::DataDecl]> = vec![crate::factory::BASE_DATA];
+        tables.extend_from_slice(class.data);
+        let mut data = DataSet::from_decls(&tables, arity);
+        data.put(crate::factory::BaseData::NAME, name.to_string());
+        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
+        let id = self.components.insert(ComponentEntry {
+            class,
+            template: layout.map(|l| l.name().to_string()).unwrap_or_default(),
+            layout,
+            name: name.to_string(),
+            node,
+            data,
+            links,
+            obj: Some(obj),
+            state: None,
+            pos: None,
+            dir: PathBuf::new(),
+            initialized: false,
+            refreshed: 0,
+        });
+        self.touch();
+        id
     }
 
     /// Sets the targets of an object link from code (the link then has no text to resolve).

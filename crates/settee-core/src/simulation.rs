@@ -7,6 +7,7 @@ use crate::constraint::ConstraintSolver;
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::factory::Factory;
 use crate::mechanics::{self, MechScope};
+use crate::plan::SolveItem;
 use crate::role;
 use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
 use crate::state::VecId;
@@ -21,6 +22,7 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
             let objs = &mut scene.node_mut(Scene::ROOT).objects;
             objs.retain(|c| *c != id);
             objs.insert(0, id);
+            scene.touch();
             scene.entry_mut(id).name = "DefaultAnimationLoop".into();
             scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
         }
@@ -31,7 +33,7 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
     }
     scene.resolve_all_links();
     init_nodes(scene, &scene.preorder(Scene::ROOT))?;
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     scene.initialized = true;
@@ -47,7 +49,7 @@ pub fn init_subtree(scene: &mut Scene, node: NodeId) -> SimResult {
     let comps: Vec<ComponentId> = order.iter().flat_map(|n| scene.node(*n).objects.clone()).collect();
     scene.resolve_links(&comps);
     init_nodes(scene, &order)?;
-    let scope = MechScope::build(scene, node);
+    let scope = scene.scope(node);
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)
 }
 
@@ -266,36 +268,22 @@ pub enum IsolatedInteractions {
 /// top-down, a node holding ODE solvers is solved (its solvers in declaration order) and not
 /// descended into; in the other nodes, interaction force fields are handled as `isolated` says.
 pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId, isolated: IsolatedInteractions) -> SimResult {
-    let mut stack = vec![Scene::ROOT];
-    while let Some(n) = stack.pop() {
-        let node = scene.node(n);
-        if !node.activated {
-            continue;
-        }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).plays(role::ODE_SOLVER)).collect();
-        if !solvers.is_empty() {
-            let scope = MechScope::build(scene, n);
-            for s in solvers {
-                scene.with_role::<dyn OdeSolver, _>(s, |solver, scene| solver.solve(scene, &scope, dt, x_result, v_result))?;
+    let plan = scene.solve_plan();
+    for item in plan.iter() {
+        match item {
+            SolveItem::Solve { node, solvers } => {
+                let scope = scene.scope(*node);
+                for &s in solvers {
+                    scene.with_role::<dyn OdeSolver, _>(s, |solver, scene| solver.solve(scene, &scope, dt, x_result, v_result))?;
+                }
             }
-            continue;
-        }
-        if isolated == IsolatedInteractions::AddToExternalForce {
-            let interactions: Vec<ComponentId> = node
-                .objects
-                .iter()
-                .copied()
-                .filter(|c| {
-                    let e = scene.entry(*c);
-                    e.plays(role::FORCE_FIELD) && e.plays(role::INTERACTION)
-                })
-                .collect();
-            for c in interactions {
-                mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
+            SolveItem::Isolated { interactions, .. } => {
+                if isolated == IsolatedInteractions::AddToExternalForce {
+                    for &c in interactions {
+                        mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
+                    }
+                }
             }
-        }
-        for c in scene.node(n).children.iter().rev() {
-            stack.push(*c);
         }
     }
     Ok(())
@@ -316,15 +304,18 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
 }
 
 /// Runs the collision pipelines, node by node top-down (SOFA's CollisionVisitor): each
-/// pipeline's reset, detection and response in turn. Structural changes components asked for
-/// while the pipelines ran are applied at the end.
+/// pipeline's reset, detection and response in turn. Structural changes asked for meanwhile (the
+/// objects of contacts that ended) wait for the next step's sync point.
 pub fn collision(scene: &mut Scene) -> SimResult {
-    for n in scene.preorder(Scene::ROOT) {
-        // A pipeline above may have removed this node (a contact's mapper node).
-        if !scene.contains_node(n) {
+    let pipelines = scene.role_index(role::COLLISION_PIPELINE);
+    let mut last_node = None;
+    for &p in pipelines.iter() {
+        // One pipeline per node: the first one (SOFA's context pipeline).
+        let node = scene.entry(p).node;
+        if last_node == Some(node) {
             continue;
         }
-        let Some(p) = scene.find_local(n, role::COLLISION_PIPELINE) else { continue };
+        last_node = Some(node);
         scene
             .with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| -> SimResult {
                 pipeline.reset(scene, p)?;
@@ -333,7 +324,6 @@ pub fn collision(scene: &mut Scene) -> SimResult {
             })
             .map_err(|e| positioned(scene, p, e))?;
     }
-    scene.apply_deferred();
     Ok(())
 }
 
@@ -344,7 +334,7 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     timed(scene, "live data", update_live_data)?;
     timed(scene, "collision", collision)?;
     timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     timed(scene, "project & propagate", |s| -> SimResult {
         mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
         mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
@@ -391,7 +381,7 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
     timed(scene, "live data", update_live_data)?;
     scale_lambda(scene, lambda_vec, dt);
     // S9: the mappings' geometric stiffness for the previous step's constraint force Λ/dt.
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
     timed(scene, "free motion", |s| free_motion(s, dt, order))?;
     timed(scene, "collision", collision)?;
@@ -401,7 +391,7 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
             _ => solver.solve_constraint(s, &cp, VecId::POSITION, Some(VecId::VELOCITY)),
         });
         r.map_err(|e| positioned(s, cfg.solver, e))?;
-        let scope = MechScope::build(s, Scene::ROOT);
+        let scope = s.scope(Scene::ROOT);
         if order == ConstraintOrder::Vel {
             for &st in &scope.main_states {
                 mechanics::v_op_state(s, st, VecId::POSITION, Some(VecId::POSITION), Some(VecId::VELOCITY), dt);
@@ -411,7 +401,7 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
         mechanics::propagate_dx(s, &scope, c_vec)
     })?;
     end_integration(scene);
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     timed(scene, "project & propagate", |s| -> SimResult {
         mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
         mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
@@ -452,7 +442,7 @@ fn scale_lambda(scene: &mut Scene, lambda: VecId, dt: f64) {
 /// position order every state gets `x_free = x + dt·v_free`.
 fn free_motion(scene: &mut Scene, dt: f64, order: crate::constraint::ConstraintOrder) -> SimResult {
     solve_all(scene, dt, VecId::FREE_POSITION, VecId::FREE_VELOCITY, IsolatedInteractions::Ignore)?;
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     project_response_main(scene, &scope, VecId::FREE_VELOCITY)?;
     mechanics::propagate_dx(scene, &scope, VecId::FREE_VELOCITY)?;
     if order != crate::constraint::ConstraintOrder::Vel {

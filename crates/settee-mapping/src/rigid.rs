@@ -94,6 +94,13 @@ impl RigidMapping {
         }
     }
 
+    /// A contact mapper (SOFA's `RigidContactMapper`): maps the contact points a collision
+    /// response fixes on the `n_in` frames of `input` into `output`. Built by code, it needs no
+    /// `init`; its geometric stiffness is the Data's default (none).
+    pub fn contact_points(input: StateId, output: StateId, n_in: usize) -> RigidMapping {
+        RigidMapping::build(input, output, n_in, Vec::new(), Vec::new(), GeometricStiffness::from_name("None"))
+    }
+
     /// Rotated points of the last `apply`.
     pub fn rotated_points(&self) -> &[V3] {
         &self.rotated

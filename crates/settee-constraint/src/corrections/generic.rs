@@ -57,9 +57,9 @@ impl GenericConstraintCorrection {
     }
 
     /// The system the linear solver solves: the subtree of its node.
-    fn scope(&mut self, scene: &Scene) -> SimResult<MechScope> {
+    fn scope(&mut self, scene: &mut Scene) -> SimResult<std::sync::Arc<MechScope>> {
         let (_, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         self.states.clone_from(&scope.main_states);
         Ok(scope)
     }

@@ -83,9 +83,9 @@ impl LinearSolverConstraintCorrection {
 
     /// The scope the linear solver solves over (the subtree of its node) and this state's offset
     /// in it.
-    fn scope(&self, scene: &Scene) -> SimResult<(MechScope, usize)> {
+    fn scope(&self, scene: &mut Scene) -> SimResult<(std::sync::Arc<MechScope>, usize)> {
         let (me, s, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         let off = scope.offset(s).ok_or_else(|| {
             step_error(scene, me, format!("the corrected state is not an unknown of the linear solver {}", scene.entry(ls).label()))
                 .hint("the state must be an independent (not mapped) state below the linear solver's node")

@@ -188,7 +188,11 @@ impl BilateralLagrangianConstraint {
 
 impl Component for BilateralLagrangianConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (s1, s2) = pair_states(cx)?;
+        // Built by code between two states (a stick contact), else from the links.
+        let (s1, s2) = match (self.s1, self.s2) {
+            (Some(a), Some(b)) => (a, b),
+            _ => pair_states(cx)?,
+        };
         for (name, s) in [("object1", s1), ("object2", s2)] {
             let l = cx.state_layout(s);
             if l != self.layout {
