@@ -89,7 +89,8 @@ fn kinetic_energy(scene: &Scene, unit: Option<f64>) -> (f64, Option<(crate::Stat
     let mut total = 0.0;
     let mut fastest: Option<(crate::StateId, usize, f64)> = None;
     for (_, e) in scene.components.iter() {
-        if !e.plays(crate::role::MASS) {
+        // Only masses that are part of the simulation: initialised, in active nodes.
+        if !e.plays(crate::role::MASS) || !e.initialized || !scene.node_active(e.node) {
             continue;
         }
         let Some(mass) = e.role::<dyn Mass>() else { continue };

@@ -308,6 +308,25 @@ impl Scene {
         format!("/{}", parts.join("/"))
     }
 
+    /// Whether `node` and every node above it are activated (a deactivated node and its subtree
+    /// take no part in the simulation, as SOFA skips them).
+    pub fn node_active(&self, node: NodeId) -> bool {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            match self.nodes.get(n) {
+                Some(nd) if nd.activated => cur = nd.parent,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether component `c` takes part in the simulation: it exists, it was initialised, and
+    /// its node is active. The step's stages only reach such components.
+    pub fn is_live(&self, c: ComponentId) -> bool {
+        self.components.get(c).is_some_and(|e| e.initialized && e.obj.is_some() && self.node_active(e.node))
+    }
+
     /// Depth-first pre-order of active nodes below `start` (inclusive).
     pub fn preorder(&self, start: NodeId) -> Vec<NodeId> {
         let mut out = Vec::new();

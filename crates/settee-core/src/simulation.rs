@@ -32,6 +32,14 @@ pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
         scene.factory = Some(std::sync::Arc::new(factory.clone()));
     }
     scene.resolve_all_links();
+    if !scene.root().activated {
+        let pos = scene.root().pos.clone();
+        scene.report(
+            Diagnostic::warning("the root node is deactivated (activated=\"0\"): nothing in the scene is initialised or simulated")
+                .at(pos)
+                .hint("remove activated=\"0\" from the root node"),
+        );
+    }
     init_nodes(scene, &scene.preorder(Scene::ROOT))?;
     let scope = scene.scope(Scene::ROOT);
     mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
@@ -136,6 +144,11 @@ pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
     let Some(al) = scene.animation_loop else {
         return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
     };
+    if !scene.is_live(al) {
+        // A deactivated root (or loop node): SOFA's step visits nothing; time still passes.
+        advance_time(scene, dt);
+        return Ok(());
+    }
     start(scene)?;
     scene.with_role::<dyn AnimationLoop, _>(al, |l, scene| l.step(scene, dt))
 }
@@ -194,6 +207,7 @@ fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::component::Com
             match scene.components.get(c) {
                 None => continue,                       // removed by a component before it
                 Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
+                Some(e) if !e.initialized => continue,  // never initialised: not part of the simulation
                 Some(_) => {}
             }
             scene.with_taken(c, |obj, scene| f(obj, scene, c)).map_err(|e| positioned(scene, c, e))?;
