@@ -49,8 +49,14 @@ pub struct EulerImplicitSolver {
 
 /// The linear solver an ODE solver uses: its `linearSolver` link, else the first linear solver
 /// found searching down from its node.
+/// The `linearSolver` link, else the first linear solver below the node; else a preconditioner
+/// there, which [`check_solves_systems`] then refuses with the reason (a common mistake).
 pub fn find_linear_solver(cx: &InitCtx) -> Option<ComponentId> {
-    cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_down(cx.node(), role::LINEAR_SOLVER))
+    cx.link_targets("linearSolver")
+        .first()
+        .copied()
+        .or_else(|| cx.scene.find_down(cx.node(), role::LINEAR_SOLVER))
+        .or_else(|| cx.scene.find_down(cx.node(), settee_linearsolver::PRECONDITIONER))
 }
 
 impl Component for EulerImplicitSolver {
