@@ -1,11 +1,13 @@
 //! Animation loops. `DefaultAnimationLoop` runs SOFA's plain step: begin event, ODE solvers,
 //! projection, propagation through mappings, end of integration, time advance.
 //! `FreeMotionAnimationLoop` runs the free motion, collision detection and the Lagrangian
-//! constraint problem (`settee_core::simulation::free_motion_step`).
+//! constraint problem ([`free_motion_step`]). The steps themselves are in [`steps`].
 
 use settee_core::component::AnimationLoop;
 use settee_core::role;
-use settee_core::simulation::FreeMotionConfig;
+pub mod steps;
+
+pub use steps::{default_step, free_motion_step, FreeMotionConfig};
 use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
 
 #[component(
@@ -46,7 +48,7 @@ impl Component for DefaultAnimationLoop {
 
 impl AnimationLoop for DefaultAnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
-        settee_core::simulation::default_step(scene, dt)
+        default_step(scene, dt)
     }
 }
 
@@ -122,7 +124,7 @@ impl AnimationLoop for FreeMotionAnimationLoop {
             .solver
             .filter(|s| scene.contains(*s))
             .ok_or_else(|| SimError::new("FreeMotionAnimationLoop has no constraint solver (was it removed?)"))?;
-        settee_core::simulation::free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
+        free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
     }
 }
 

@@ -30,6 +30,8 @@
 //!         /// help text
 //!         object1: MechanicalState,
 //!         #[multi] #[node_or_state] input: MechanicalState,
+//!         #[search_up] ODESolver: OdeSolver,        // a node without one: its ancestors'
+
 //!         output: _,
 //!     },
 //!     preparse = my_preparse, no_src_link = ["position"],
@@ -62,6 +64,7 @@ struct LinkEntry {
     target: Option<Path>,
     multi: bool,
     node_or_state: bool,
+    search_up: bool,
     help: String,
 }
 
@@ -231,14 +234,16 @@ fn parse_links(input: ParseStream) -> syn::Result<Vec<LinkEntry>> {
     let mut out = Vec::new();
     while !content.is_empty() {
         let attrs = content.call(Attribute::parse_outer)?;
-        let (mut multi, mut node_or_state) = (false, false);
+        let (mut multi, mut node_or_state, mut search_up) = (false, false, false);
         for a in &attrs {
             if a.path().is_ident("multi") {
                 multi = true;
             } else if a.path().is_ident("node_or_state") {
                 node_or_state = true;
+            } else if a.path().is_ident("search_up") {
+                search_up = true;
             } else if !a.path().is_ident("doc") {
-                return Err(syn::Error::new_spanned(a, "expected a doc comment, #[multi] or #[node_or_state]"));
+                return Err(syn::Error::new_spanned(a, "expected a doc comment, #[multi], #[node_or_state] or #[search_up]"));
             }
         }
         let name = if content.peek(LitStr) {
@@ -254,7 +259,7 @@ fn parse_links(input: ParseStream) -> syn::Result<Vec<LinkEntry>> {
         } else {
             Some(content.parse::<Path>()?)
         };
-        out.push(LinkEntry { name, target, multi, node_or_state, help: doc_text(&attrs) });
+        out.push(LinkEntry { name, target, multi, node_or_state, search_up, help: doc_text(&attrs) });
         if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }
@@ -424,7 +429,7 @@ fn link_table(links: &[LinkEntry]) -> TokenStream2 {
     let decls = links.iter().map(|l| {
         let name = &l.name;
         let help = &l.help;
-        let (multi, nos) = (l.multi, l.node_or_state);
+        let (multi, nos, up) = (l.multi, l.node_or_state, l.search_up);
         let target = match &l.target {
             Some(p) => {
                 let label = p.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
@@ -432,7 +437,7 @@ fn link_table(links: &[LinkEntry]) -> TokenStream2 {
             }
             None => quote!(None),
         };
-        quote!(#core::component::LinkDecl { name: #name, target: #target, to_node_or_state: #nos, multi: #multi, help: #help })
+        quote!(#core::component::LinkDecl { name: #name, target: #target, to_node_or_state: #nos, multi: #multi, search_up: #up, help: #help })
     });
     quote!(&[#(#decls),*])
 }

@@ -32,6 +32,7 @@ use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
         /// inverse of the linear system matrix
         linearSolver: LinearSolver,
         /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
         ODESolver: OdeSolver,
     },
 )]

@@ -52,6 +52,7 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
         /// inverse of the linear system matrix
         linearSolver: LinearSolver,
         /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
         ODESolver: OdeSolver,
     },
 )]

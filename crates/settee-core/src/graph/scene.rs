@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::component::{Component, ComponentClass, LinkDecl, MechParams};
+use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
-use crate::role::{self, RoleId};
+use crate::graph::role::{self, RoleId};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
@@ -167,7 +167,7 @@ pub struct Scene {
     pub started: bool,
     /// What the divergence checks after each step remember (the scene's initial size, the
     /// kinetic energy so far); set up by `init_root`.
-    pub divergence: crate::divergence::DivergenceGuard,
+    pub divergence: DivergenceGuard,
     /// Data values that do not parse are warnings (the Data keeps its default) instead of
     /// errors: `--lenient`.
     pub lenient: bool,
@@ -180,6 +180,22 @@ pub struct Scene {
     /// Where the objects of the contact responses act ([`crate::plan`]).
     pub contacts: crate::plan::ContactStore,
     pub(crate) plan: crate::plan::Plan,
+}
+
+/// What the divergence checks (`crate::divergence`) remember between steps; reset by
+/// `init_root`, set up at the first check.
+#[derive(Clone, Debug, Default)]
+pub struct DivergenceGuard {
+    /// Steps checked since the scene was initialised.
+    pub steps: usize,
+    /// The scene's initial size: the largest extent of the initial bounding box of every
+    /// state's positions, or the largest initial coordinate, floored at 1.
+    pub scale: Option<f64>,
+    /// Kinetic energy of every state at unit velocity, times (scale/dt)²: the energy of the
+    /// whole scene crossing its own size in one step. Growth below it is never divergence.
+    pub(crate) energy_floor: f64,
+    /// Running maximum of the kinetic energy after each checked step (index 0: initial).
+    pub(crate) energy_max: Vec<f64>,
 }
 
 /// Looks at the scene at every step start, right after the components listening to the start
@@ -718,7 +734,6 @@ impl Scene {
             (Some(c), None) => Some(LinkTarget::Component(c)),
             (None, _) if want == role::MECHANICAL_STATE => self.context_state(cur).map(LinkTarget::Component),
             (None, _) if want == role::TOPOLOGY => self.context_topology(cur).map(LinkTarget::Component),
-            (None, _) if want == role::ODE_SOLVER || want == role::ANIMATION_LOOP => self.find_up(cur, want).map(LinkTarget::Component),
             _ => None,
         }
     }
@@ -902,7 +917,15 @@ impl Scene {
                 for word in text.split_whitespace() {
                     let path = word.strip_prefix('@').unwrap_or(word);
                     let want = decl.target;
-                    match self.resolve_path(node, path, Some(cid), want) {
+                    let found = self.resolve_path(node, path, Some(cid), want).or_else(|| {
+                        // A node without the role: its ancestors', for links that search up.
+                        let role = want.filter(|_| decl.search_up)?;
+                        match self.resolve_path(node, path, Some(cid), None)? {
+                            LinkTarget::Node(n) => self.find_up(n, role).map(LinkTarget::Component),
+                            LinkTarget::Component(_) => None,
+                        }
+                    });
+                    match found {
                         Some(LinkTarget::Component(c)) => targets.push(c),
                         Some(LinkTarget::Node(n)) if decl.to_node_or_state => {
                             if let Some(s) = self.slot(n, role::MECHANICAL_STATE) {
@@ -957,6 +980,20 @@ pub fn vec_id_of_data(name: &str) -> Option<VecId> {
         "derivX" => VecId::DX,
         _ => return None,
     })
+}
+
+/// Gives an error the component's label and scene position when it has none.
+pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if !scene.contains(c) {
+        return e;
+    }
+    if e.0.subject.is_none() {
+        e.0.subject = Some(scene.entry(c).label());
+    }
+    if e.0.pos.is_none() {
+        e.0.pos = scene.entry(c).pos.clone();
+    }
+    e
 }
 
 /// SOFA's data-file lookup: `dir/name`; absolute names only as given; otherwise each data-path

@@ -6,9 +6,10 @@
 //! the constraint laws in traversal order. [`Plan`] keeps them, keyed by the scene's structure
 //! version ([`crate::Scene::structure_version`], bumped by every change of nodes, components or
 //! activation) and by the contact store's version ([`ContactStore`]). A stage asks the scene for
-//! what it needs ([`crate::Scene::scope`], [`crate::Scene::solve_plan`],
-//! [`crate::Scene::constraint_laws`]); the scene recompiles what is stale, at the first request
-//! after a change, and hands out shared lists the stage can hold while it mutates the scene.
+//! what it needs (the role index [`Scene::role_index`]; the mechanics' scopes and solve items,
+//! the Lagrangian stages' laws, each compiled by its own layer through [`Scene::compiled`]); the
+//! scene recompiles what is stale, at the first request after a change, and hands out shared
+//! lists the stage can hold while it mutates the scene.
 //!
 //! Contacts are data: a contact response keeps its pairs itself and tells the store where the
 //! objects of each pair act (the mappings that place contact points, at the end of their model's
@@ -16,11 +17,11 @@
 //! lists splice them in there, which is where SOFA's contact nodes would sit in the graph, so
 //! the order of every sum is SOFA's.
 
+use std::any::{Any, TypeId};
 use std::sync::Arc;
 
-use crate::mechanics::MechScope;
-use crate::role::{self, RoleId};
-use crate::scene::{ComponentId, NodeId, Scene};
+use crate::graph::role::RoleId;
+use crate::graph::scene::{ComponentId, NodeId, Scene};
 
 /// Where the objects of the contacts of a collision response act, as the step plan splices them
 /// into the graph's order.
@@ -110,27 +111,14 @@ impl ContactStore {
     }
 }
 
-/// One item of the solve stage, in SOFA's SolveVisitor order.
-#[derive(Clone, Debug)]
-pub enum SolveItem {
-    /// A node holding ODE solvers: they integrate its subtree, in declaration order.
-    Solve { node: NodeId, solvers: Vec<ComponentId> },
-    /// A node without solver: its interaction force fields (and the contact force fields attached
-    /// to it) act as isolated interactions.
-    Isolated { node: NodeId, interactions: Vec<ComponentId> },
-}
-
-/// What the scene compiled for its current structure.
+/// What the scene compiled for its current structure: lists of any type, each keyed by its type
+/// and a number (a node's), dropped together when the structure or the contacts change.
 #[derive(Default)]
 pub struct Plan {
     structure: u64,
     contacts: u64,
     compiled: bool,
-    scopes: Vec<(NodeId, Arc<MechScope>)>,
-    solve: Option<Arc<[SolveItem]>>,
-    laws: Option<Arc<[ComponentId]>>,
-    /// Per role asked for: the live components playing it, in scene order.
-    roles: Vec<(RoleId, Arc<[ComponentId]>)>,
+    entries: Vec<(TypeId, u64, Arc<dyn Any + Send + Sync>)>,
     /// How many times a list was compiled (tests and benchmarks look at it).
     pub compilations: u64,
 }
@@ -139,14 +127,22 @@ impl Plan {
     /// Drops what was compiled for another structure.
     fn validate(&mut self, structure: u64, contacts: u64) {
         if !self.compiled || self.structure != structure || self.contacts != contacts {
-            self.scopes.clear();
-            self.solve = None;
-            self.laws = None;
-            self.roles.clear();
+            self.entries.clear();
             self.structure = structure;
             self.contacts = contacts;
             self.compiled = true;
         }
+    }
+}
+
+/// A list of components in scene order (what [`Scene::role_index`] gives).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ComponentList(pub Vec<ComponentId>);
+
+impl std::ops::Deref for ComponentList {
+    type Target = [ComponentId];
+    fn deref(&self) -> &[ComponentId] {
+        &self.0
     }
 }
 
@@ -157,108 +153,64 @@ impl Scene {
         self.structure_version += 1;
     }
 
-    fn plan_key(&self) -> (u64, u64) {
-        (self.structure_version, self.contacts.version())
-    }
-
-    /// The scope of the solver at `node`, compiled once per structure (and re-read when a state
-    /// of the scope changed size).
-    pub fn scope(&mut self, node: NodeId) -> Arc<MechScope> {
-        let (s, c) = self.plan_key();
+    /// A list compiled from the graph for its current structure: `build` runs at the first
+    /// request after a structural change (or a change of the contacts), and again when `fresh`
+    /// says the kept one no longer fits (a state changed size); `key` tells apart lists of one
+    /// type (the scope of each solver node).
+    pub fn compiled<T: Any + Send + Sync>(&mut self, key: u64, fresh: impl FnOnce(&T, &Scene) -> bool, build: impl FnOnce(&Scene) -> T) -> Arc<T> {
+        let (s, c) = (self.structure_version, self.contacts.version());
         self.plan.validate(s, c);
-        if let Some((_, sc)) = self.plan.scopes.iter().find(|(n, _)| *n == node) {
-            if sc.sizes_match(self) {
-                return sc.clone();
+        let t = TypeId::of::<T>();
+        let found = self.plan.entries.iter().position(|(ty, k, _)| *ty == t && *k == key);
+        if let Some(i) = found {
+            let kept = self.plan.entries[i].2.clone().downcast::<T>().expect("an entry of its type");
+            if fresh(&kept, self) {
+                return kept;
             }
         }
-        let built = Arc::new(MechScope::build(self, node));
+        let built = Arc::new(build(self));
         self.plan.compilations += 1;
-        match self.plan.scopes.iter_mut().find(|(n, _)| *n == node) {
-            Some(slot) => slot.1 = built.clone(),
-            None => self.plan.scopes.push((node, built.clone())),
+        let entry: Arc<dyn Any + Send + Sync> = built.clone();
+        match found {
+            Some(i) => self.plan.entries[i].2 = entry,
+            None => self.plan.entries.push((t, key, entry)),
         }
         built
-    }
-
-    /// The solve stage's items (SOFA's SolveVisitor order), compiled once per structure.
-    pub fn solve_plan(&mut self) -> Arc<[SolveItem]> {
-        let (s, c) = self.plan_key();
-        self.plan.validate(s, c);
-        if let Some(p) = &self.plan.solve {
-            return p.clone();
-        }
-        let mut items = Vec::new();
-        let mut stack = vec![Scene::ROOT];
-        while let Some(n) = stack.pop() {
-            let node = self.node(n);
-            if !node.activated {
-                continue;
-            }
-            let solvers: Vec<ComponentId> =
-                node.objects.iter().copied().filter(|c| self.entry(*c).plays(role::ODE_SOLVER) && self.entry(*c).initialized).collect();
-            if !solvers.is_empty() {
-                items.push(SolveItem::Solve { node: n, solvers });
-                continue;
-            }
-            let is_interaction = |c: &ComponentId| {
-                let e = self.entry(*c);
-                e.initialized && e.plays(role::FORCE_FIELD) && e.plays(role::INTERACTION)
-            };
-            let mut interactions: Vec<ComponentId> = node.objects.iter().copied().filter(is_interaction).collect();
-            interactions.extend(self.contacts.attached_at(n).filter(is_interaction));
-            items.push(SolveItem::Isolated { node: n, interactions });
-            for c in node.children.iter().rev() {
-                stack.push(*c);
-            }
-        }
-        self.plan.compilations += 1;
-        let items: Arc<[SolveItem]> = items.into();
-        self.plan.solve = Some(items.clone());
-        items
-    }
-
-    /// The constraint laws in SOFA's traversal order (top-down through every active node,
-    /// object order inside a node, then the contact laws attached to it), compiled once per
-    /// structure.
-    pub fn constraint_laws(&mut self) -> Arc<[ComponentId]> {
-        let (s, c) = self.plan_key();
-        self.plan.validate(s, c);
-        if let Some(l) = &self.plan.laws {
-            return l.clone();
-        }
-        let mut out = Vec::new();
-        for n in self.preorder(Scene::ROOT) {
-            let is_law = |c: &ComponentId| self.entry(*c).initialized && self.entry(*c).plays(role::CONSTRAINT_LAW);
-            out.extend(self.node(n).objects.iter().copied().filter(is_law));
-            out.extend(self.contacts.attached_at(n).filter(is_law));
-        }
-        self.plan.compilations += 1;
-        let laws: Arc<[ComponentId]> = out.into();
-        self.plan.laws = Some(laws.clone());
-        laws
     }
 
     /// The role index: every initialised component of an active node playing `role`, in scene
     /// order (top-down, object order inside a node), compiled once per structure. Any role, the
     /// core's or another crate's, has one.
-    pub fn role_index(&mut self, role: RoleId) -> Arc<[ComponentId]> {
-        let (s, c) = self.plan_key();
-        self.plan.validate(s, c);
-        if let Some((_, l)) = self.plan.roles.iter().find(|(r, _)| *r == role) {
-            return l.clone();
-        }
-        let mut out = Vec::new();
-        for n in self.preorder(Scene::ROOT) {
-            out.extend(self.node(n).objects.iter().copied().filter(|c| self.entry(*c).initialized && self.entry(*c).plays(role)));
-        }
-        self.plan.compilations += 1;
-        let list: Arc<[ComponentId]> = out.into();
-        self.plan.roles.push((role, list.clone()));
-        list
+    pub fn role_index(&mut self, role: RoleId) -> Arc<ComponentList> {
+        let key = role_key(role);
+        self.compiled(
+            key,
+            |_, _| true,
+            |scene| {
+                let mut out = Vec::new();
+                for n in scene.preorder(Scene::ROOT) {
+                    out.extend(scene.node(n).objects.iter().copied().filter(|c| scene.entry(*c).initialized && scene.entry(*c).plays(role)));
+                }
+                ComponentList(out)
+            },
+        )
     }
 
     /// How many lists the plan compiled so far.
     pub fn plan_compilations(&self) -> u64 {
         self.plan.compilations
     }
+}
+
+/// A role as a key of [`Scene::compiled`] (its type's hash).
+fn role_key(role: RoleId) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    role.type_id().hash(&mut h);
+    h.finish()
+}
+
+/// A node as a key of [`Scene::compiled`].
+pub fn node_key(node: NodeId) -> u64 {
+    ((node.generation() as u64) << 32) | node.index() as u64
 }

@@ -4,9 +4,17 @@
 
 use settee_linalg::MatrixBuilder;
 
-use crate::component::{ForceField, ForceIo, Mapping, Mass, Mbk, MechParams, ProjectiveConstraint};
+pub mod dense;
+pub mod plan;
+pub mod roles;
+
+pub use dense::{ConstraintJacobian, DenseMatrix};
+pub use plan::{SolveItem, SolvePlan};
+pub use roles::*;
+
+use crate::graph::component::MechParams;
 use crate::diag::{SimError, SimResult};
-use crate::role;
+use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::{StateId, VecId, VecKind};
 use crate::types::Layout;
@@ -79,10 +87,10 @@ impl MechScope {
             if let Some(ff) = e.role::<dyn ForceField>() {
                 ffs.push((ff.states(), c));
             }
-            if e.plays(role::MASS) {
+            if e.plays(crate::mechanics::MASS) {
                 s.masses.push(c);
             }
-            if e.plays(role::PROJECTIVE_CONSTRAINT) {
+            if e.plays(crate::mechanics::PROJECTIVE_CONSTRAINT) {
                 s.projective.push(c);
             }
         };
@@ -555,7 +563,7 @@ pub fn total_force(scene: &Scene, s: StateId) -> std::borrow::Cow<'_, [f64]> {
 
 /// SOFA's `MechanicalComputeGeometricStiffness(f)`: every mechanical mapping of the scope,
 /// top-down, computes and keeps its geometric stiffness for its output's vector `f`
-/// ([`crate::component::Mapping::update_k`]). A state without `f` gives an empty vector.
+/// ([`crate::mechanics::Mapping::update_k`]). A state without `f` gives an empty vector.
 pub fn update_geometric_stiffness(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
     for &m in &scope.mappings {
         let (_, output) = mapping_io(scene, m);
@@ -776,7 +784,7 @@ pub struct MatrixAccumulator<'a> {
 }
 
 /// The block-diagonal projection `P̃` of the projective constraints that give blocks
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]): contributions are added as
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]): contributions are added as
 /// `P̃·A·P̃` and `I − P̃` is added at the end of the assembly.
 #[derive(Default)]
 struct BlockProjection {
@@ -1177,7 +1185,7 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
     // SOFA projects mapped matrices only when the solver's sub-tree holds a mapping of any kind
     // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
     // interaction force field has on a state outside the sub-tree are dropped.
-    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(role::MAPPING)));
+    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(crate::mechanics::MAPPING)));
     let top = top_most_states(scene, scope);
     let none: &[StateId] = &[];
     let differ = |si: StateId, sj: StateId| {
@@ -1308,7 +1316,7 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
 }
 
 /// [`assemble`] restricted to the contributions `opts` selects. Block projections
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) turn the matrix into
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) turn the matrix into
 /// `P̃·A·P̃ + (I − P̃)`; they are applied to every contribution as it is added.
 pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &AssemblyOptions, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
@@ -1375,7 +1383,7 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
 }
 
 /// True when a projective constraint of the scope projects blocks of its DOFs
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
 pub fn has_block_projections(scene: &mut Scene, scope: &MechScope) -> bool {
     !block_projection(scene, scope).blocks.is_empty()
 }
