@@ -7,12 +7,11 @@ use settee_core::component::AnimationLoop;
 use settee_core::role;
 pub mod steps;
 
-pub use steps::{default_step, free_motion_step, FreeMotionConfig};
 use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
+pub use steps::{default_step, free_motion_step, FreeMotionConfig};
 
+/// Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.
 #[component(
-    name = "DefaultAnimationLoop",
-    description = "Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.",
     roles = [AnimationLoop],
     data = {
         /// solve independent ODE systems in parallel (same result as sequential)
@@ -52,9 +51,8 @@ impl AnimationLoop for DefaultAnimationLoop {
     }
 }
 
+/// Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.
 #[component(
-    name = "FreeMotionAnimationLoop",
-    description = "Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.",
     roles = [AnimationLoop],
     data = {
         /// pose the constraint problem at velocity level (order VEL); no position-level pass follows

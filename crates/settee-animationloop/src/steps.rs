@@ -3,9 +3,11 @@
 
 use settee_core::constraint::ConstraintSolver;
 use settee_core::mechanics::{self, MechScope, ProjectiveConstraint};
-use settee_core::simulation::{advance_time, animate_begin, animate_end, collision, end_integration, solve_all, timed, update_live_data, IsolatedInteractions};
-use settee_core::{ComponentId, Scene, SimResult, VecId};
 use settee_core::scene::positioned;
+use settee_core::simulation::{
+    advance_time, animate_begin, animate_end, collision, end_integration, solve_all, timed, update_live_data, IsolatedInteractions,
+};
+use settee_core::{ComponentId, Scene, SimResult, VecId};
 
 /// The step of SOFA's DefaultAnimationLoop.
 pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {

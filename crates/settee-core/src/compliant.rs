@@ -11,9 +11,9 @@
 
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
-use crate::mechanics::{ForceField, Mbk};
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::mechanics::{self, label_error, AssemblyOptions, MechScope};
+use crate::mechanics::{ForceField, Mbk};
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::StateId;
 
@@ -281,8 +281,10 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
             None if hard => (ValueKind::Stabilization { mask: Vec::new() }, true),
             None => (ValueKind::Elastic, true),
         };
-        let projector =
-            scene.find_local(node, crate::compliant::COMPLIANT_PROJECTOR).and_then(|c| scene.role::<dyn CompliantProjector>(c)).map(|p| p.projector());
+        let projector = scene
+            .find_local(node, crate::compliant::COMPLIANT_PROJECTOR)
+            .and_then(|c| scene.role::<dyn CompliantProjector>(c))
+            .map(|p| p.projector());
         blocks.push(ConstraintBlock {
             state: s,
             node,

@@ -14,10 +14,10 @@
 //! violation, the resolutions, storing `Jᵀλ`), so that a solver only says how it builds `W` and
 //! how it iterates.
 
-use crate::mechanics::{Mapping, ProjectiveConstraint};
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
 use crate::mechanics;
+use crate::mechanics::{Mapping, ProjectiveConstraint};
 // Solver-side types of the constraint stages, defined with the linear-solver role they serve.
 pub use crate::mechanics::{ConstraintJacobian, DenseMatrix, IntegrationFactors};
 use crate::scene::{ComponentId, Scene};
@@ -333,15 +333,19 @@ impl Scene {
     /// The constraint laws in SOFA's traversal order (top-down through every active node, object
     /// order inside a node, then the contact laws attached to it), compiled once per structure.
     pub fn constraint_laws(&mut self) -> std::sync::Arc<LawList> {
-        self.compiled(0, |_, _| true, |scene| {
-            let mut out = Vec::new();
-            for n in scene.preorder(Scene::ROOT) {
-                let is_law = |c: &ComponentId| scene.entry(*c).initialized && scene.entry(*c).plays(CONSTRAINT_LAW);
-                out.extend(scene.node(n).objects.iter().copied().filter(is_law));
-                out.extend(scene.contacts.attached_at(n).filter(is_law));
-            }
-            LawList(out)
-        })
+        self.compiled(
+            0,
+            |_, _| true,
+            |scene| {
+                let mut out = Vec::new();
+                for n in scene.preorder(Scene::ROOT) {
+                    let is_law = |c: &ComponentId| scene.entry(*c).initialized && scene.entry(*c).plays(CONSTRAINT_LAW);
+                    out.extend(scene.node(n).objects.iter().copied().filter(is_law));
+                    out.extend(scene.contacts.attached_at(n).filter(is_law));
+                }
+                LawList(out)
+            },
+        )
     }
 }
 

@@ -3,8 +3,8 @@
 //! explicit scene is stopped within a few steps of leaving any plausible range, instead of
 //! running on to 1e159 and reporting success.
 
-use crate::mechanics::Mass;
 use crate::diag::{SimError, SimResult};
+use crate::mechanics::Mass;
 use crate::scene::Scene;
 use crate::state::VecId;
 

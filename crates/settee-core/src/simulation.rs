@@ -2,12 +2,12 @@
 
 use std::time::Instant;
 
-use crate::mechanics::{AnimationLoop, OdeSolver};
 use crate::collision::CollisionPipeline;
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::factory::Factory;
 use crate::mechanics;
 use crate::mechanics::SolveItem;
+use crate::mechanics::{AnimationLoop, OdeSolver};
 use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
 use crate::state::VecId;
 

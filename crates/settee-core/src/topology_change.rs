@@ -8,8 +8,8 @@
 //! indices ([`IndexSubset`]) applies the same events in the same order, so it stays aligned with
 //! the container without knowing how the change was made.
 
-pub use crate::graph::topology::{ChangeError, ElementKind, Follow, TopologyChange};
 use crate::graph::role::{self, RoleId};
+pub use crate::graph::topology::{ChangeError, ElementKind, Follow, TopologyChange};
 use crate::{ComponentId, InitCtx, Scene, SimError, SimResult};
 
 /// Checks a change against an array of `len` elements of its kind, before anything is changed.
@@ -193,11 +193,17 @@ impl IndexSubset {
 
 // ----- propagation ---------------------------------------------------------------------------
 
-
 /// Roles whose components hold data indexed by points or elements, so that ignoring a change is
 /// an error rather than silence.
-const DATA_HOLDING: [RoleId; 7] =
-    [crate::mechanics::FORCE_FIELD, crate::mechanics::MASS, crate::mechanics::PROJECTIVE_CONSTRAINT, crate::mechanics::MAPPING, crate::collision::COLLISION_MODEL, role::ENGINE, crate::constraint::CONSTRAINT_LAW];
+const DATA_HOLDING: [RoleId; 7] = [
+    crate::mechanics::FORCE_FIELD,
+    crate::mechanics::MASS,
+    crate::mechanics::PROJECTIVE_CONSTRAINT,
+    crate::mechanics::MAPPING,
+    crate::collision::COLLISION_MODEL,
+    role::ENGINE,
+    crate::constraint::CONSTRAINT_LAW,
+];
 
 /// The topology whose changes component `c` follows: its `topology` link, else the `input`
 /// link of a topological mapping (a component whose `input` link designates a topology), else
@@ -453,7 +459,6 @@ mod tests {
         }
     }
 }
-
 
 impl crate::graph::state::MState {
     /// Follows a change of the points of its topology: removed points leave every vector by

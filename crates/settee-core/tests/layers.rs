@@ -18,7 +18,8 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The graph's modules, also reachable by their short paths (`crate::scene`).
-const GRAPH_MODULES: &[&str] = &["arena", "component_graph", "constraint_rows", "data", "data_ref", "factory", "names", "plan", "scene", "state", "topology", "types"];
+const GRAPH_MODULES: &[&str] =
+    &["arena", "component_graph", "constraint_rows", "data", "data_ref", "factory", "names", "plan", "scene", "state", "topology", "types"];
 
 fn layer_of(module: &str) -> Option<(usize, &'static str)> {
     let module = if GRAPH_MODULES.contains(&module) || module == "arena_key" { "graph" } else { module };

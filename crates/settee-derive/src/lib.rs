@@ -8,12 +8,14 @@
 //! several classes share (SOFA's base classes: every mapping's `mapForces`, every collision
 //! model's `contactStiffness`).
 //!
-//! The grammar, with every key optional except `name` (or one `class(...)` per class):
+//! The grammar, with every key optional. A struct that implements one class is named after it
+//! and described by the first paragraph of its doc comment, unless `name`/`description` say
+//! otherwise; a struct behind several classes declares each in a `class(...)` group:
 //!
 //! ```text
+//! /// Linear springs between pairs of DOFs.
 //! #[component(
-//!     name = "SpringForceField",
-//!     description = "Linear springs between pairs of DOFs.",
+//!     name = "SpringForceField",            // default: the struct's name
 //!     roles = [ForceField],                 // role traits the struct implements
 //!     markers = [Interaction],              // marker role traits (implemented here)
 //!     templates = ["Vec3d", "Rigid3d"], default_template = "Vec3d", template_rule = FromPair,
@@ -96,6 +98,27 @@ struct ClassKeys {
 struct Declaration {
     shared: ClassKeys,
     classes: Vec<ClassKeys>,
+}
+
+/// The first paragraph of a doc comment, its lines joined by spaces.
+fn first_paragraph(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let syn::Meta::NameValue(nv) = &a.meta {
+            if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
+                let t = s.value();
+                let t = t.trim();
+                if t.is_empty() {
+                    if lines.is_empty() {
+                        continue;
+                    }
+                    break;
+                }
+                lines.push(t.to_string());
+            }
+        }
+    }
+    lines.join(" ")
 }
 
 fn doc_text(attrs: &[Attribute]) -> String {
@@ -467,6 +490,11 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
     let generic = !item.generics.params.is_empty();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     let Declaration { shared, mut classes } = decl;
+    // One class: its name defaults to the struct's, its description to the first paragraph of
+    // the struct's doc comment (a component reads as a documented Rust type).
+    let single = classes.is_empty();
+    let own_name = LitStr::new(&ident.to_string(), ident.span());
+    let own_description = LitStr::new(&first_paragraph(&item.attrs), Span::call_site());
     if classes.is_empty() {
         classes.push(ClassKeys::default());
     }
@@ -487,8 +515,19 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
     for (k, c) in classes.iter().enumerate() {
         let get = |f: fn(&ClassKeys) -> bool| f(c);
         let _ = get;
-        let name = c.name.as_ref().or(shared.name.as_ref()).ok_or_else(|| syn::Error::new(Span::call_site(), "the class needs a name"))?;
-        let description = c.description.clone().or(shared.description.clone()).unwrap_or_else(|| LitStr::new("", Span::call_site()));
+        let name = c
+            .name
+            .as_ref()
+            .or(shared.name.as_ref())
+            .or(single.then_some(&own_name))
+            .ok_or_else(|| syn::Error::new(Span::call_site(), "each class(...) needs a name"))?;
+        let description = c.description.clone().or(shared.description.clone()).unwrap_or_else(|| {
+            if single {
+                own_description.clone()
+            } else {
+                LitStr::new("", Span::call_site())
+            }
+        });
         let concrete: TokenStream2 = match c.ty.as_ref().or(shared.ty.as_ref()) {
             Some(t) => quote!(#t),
             None if generic => return Err(syn::Error::new_spanned(ident, "a generic component names its concrete type: `type = X<Y>`")),

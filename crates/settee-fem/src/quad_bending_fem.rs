@@ -145,9 +145,8 @@ fn sub(a: &[f64], b: &[f64]) -> V3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
+/// Bending Quad finite elements
 #[component(
-    name = "QuadBendingFEMForceField",
-    description = "Bending Quad finite elements",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

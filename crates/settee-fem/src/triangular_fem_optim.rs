@@ -155,9 +155,8 @@ fn transposed(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
     t
 }
 
+/// Corotational Triangular finite elements
 #[component(
-    name = "TriangularFEMForceFieldOptim",
-    description = "Corotational Triangular finite elements",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

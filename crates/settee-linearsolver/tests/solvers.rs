@@ -14,9 +14,9 @@ use settee_linearsolver::{cg, minres, pcg, AssembledSpace, CgEnd, CgLinearSolver
 
 // ----- a force field with a given constant stiffness matrix --------------------------------------
 
+/// f = -K (x - x0) with a constant dense K
 #[component(
     name = "TestMatrixForceField",
-    description = "f = -K (x - x0) with a constant dense K",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

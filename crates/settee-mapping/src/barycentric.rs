@@ -69,10 +69,10 @@ pub struct Location {
 /// The locations of the output points and their stencils.
 pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
 
+/// Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.
+///
 /// The mapping.
 #[component(
-    name = "BarycentricMapping",
-    description = "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d"],

@@ -32,10 +32,10 @@ use crate::common::{apply_at_init, check_layouts, check_len, cross, resize_outpu
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
+/// Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.
+///
 /// The mapping.
 #[component(
-    name = "BeamLinearMapping",
-    description = "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec3d"],

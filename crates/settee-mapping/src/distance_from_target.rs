@@ -19,10 +19,10 @@ use crate::common::{
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
 
+/// Maps input points to their distances to fixed targets, minus rest lengths.
+///
 /// The mapping.
 #[component(
-    name = "DistanceFromTargetMapping",
-    description = "Maps input points to their distances to fixed targets, minus rest lengths.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],

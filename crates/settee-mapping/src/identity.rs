@@ -21,10 +21,10 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid2, Layout::Vec2),
 ];
 
+/// Maps each input element to the output element of the same index (rigid inputs give their centre).
+///
 /// The mapping.
 #[component(
-    name = "IdentityMapping",
-    description = "Maps each input element to the output element of the same index (rigid inputs give their centre).",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = [

@@ -10,9 +10,8 @@ use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, St
 use crate::assembled::{self, finish_rows};
 use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, v3, MappingData, Ports};
 
+/// Maps vectors to their normalized (unit) vectors.
 #[component(
-    name = "NormalizationMapping",
-    description = "Maps vectors to their normalized (unit) vectors.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d"],

@@ -19,10 +19,10 @@ use crate::common::{
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
+/// Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.
+///
 /// The mapping.
 #[component(
-    name = "RigidMapping",
-    description = "Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec3d"],

@@ -18,13 +18,13 @@ use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
 // ----- RigidJointMapping ------------------------------------------------------------------------
 
+/// Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).
+///
 /// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
 /// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
 /// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
 /// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
 #[component(
-    name = "RigidJointMapping",
-    description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec6d"],
@@ -218,13 +218,13 @@ impl Mapping for RigidJointMapping {
 
 // ----- AssembledRigidRigidMapping ---------------------------------------------------------------
 
+/// Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.
+///
 /// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
 /// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
 /// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
 /// symmetrizes it and keeps its negative semi-definite part.
 #[component(
-    name = "AssembledRigidRigidMapping",
-    description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Rigid3d"],

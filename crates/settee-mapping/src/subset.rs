@@ -14,10 +14,10 @@ const INVALID: i64 = u32::MAX as i64;
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Rigid3)];
 
+/// Maps a subset of the input elements: out[i] = in[indices[i]].
+///
 /// The mapping.
 #[component(
-    name = "SubsetMapping",
-    description = "Maps a subset of the input elements: out[i] = in[indices[i]].",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],

@@ -18,10 +18,10 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid3, Layout::Vec3),
 ];
 
+/// Maps elements of several input states (couples parent, index) to one output state.
+///
 /// The mapping.
 #[component(
-    name = "SubsetMultiMapping",
-    description = "Maps elements of several input states (couples parent, index) to one output state.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],

@@ -9,9 +9,8 @@ use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, St
 use crate::assembled;
 use crate::common::{apply_at_init, check_layouts, check_len, resize_output, resolve_ports, MappingData, Ports};
 
+/// Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.
 #[component(
-    name = "WinchMultiMapping",
-    description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
     roles = [Mapping],
     markers = [MechanicalMapping],
     templates = ["Vec1d,Vec1d"],

@@ -47,9 +47,8 @@ fn point(x: &[f64], i: usize) -> V3 {
     [x[3 * i], x[3 * i + 1], x[3 * i + 2]]
 }
 
+/// Pressure forces on a set of edges.
 #[component(
-    name = "EdgePressureForceField",
-    description = "Pressure forces on a set of edges.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -5,9 +5,8 @@ use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::role;
 use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 
+/// Implicit time integrator using backward Euler, with Rayleigh damping.
 #[component(
-    name = "EulerImplicitSolver",
-    description = "Implicit time integrator using backward Euler, with Rayleigh damping.",
     roles = [OdeSolver],
     data = {
         /// Rayleigh damping coefficient related to stiffness, > 0

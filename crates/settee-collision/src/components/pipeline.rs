@@ -48,11 +48,11 @@ struct Phase;
 
 impl Component for Phase {}
 
+/// Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.
+///
 /// `BruteForceDetection`: SOFA's shorthand that adds a BruteForceBroadPhase and a BVHNarrowPhase
 /// to its node (before itself) and does nothing else.
 #[component(
-    name = "BruteForceDetection",
-    description = "Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.",
     create = |_| BruteForceDetection,
 )]
 struct BruteForceDetection;
@@ -146,10 +146,11 @@ fn subtree_components(scene: &Scene, node: NodeId) -> Vec<ComponentId> {
 
 // ----- CollisionPipeline --------------------------------------------------------------------------
 
+/// One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.
+///
 /// A SubCollisionPipeline: its links and Data describe a set-up the composite runs.
 #[component(
     name = "SubCollisionPipeline",
-    description = "One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.",
     create = |_| SubPipelineComponent,
     data = {
         /// depth of the bounding-volume trees

@@ -15,9 +15,8 @@ use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeS
 use super::common::{ode_factors, step_error, with_linear_solver};
 use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
 
+/// Component computing constraint forces within a simulated body using the compliance method.
 #[component(
-    name = "GenericConstraintCorrection",
-    description = "Component computing constraint forces within a simulated body using the compliance method.",
     roles = [ConstraintCorrection],
     data = {
         /// Factor applied to the position factor and velocity factor used to calculate compliance

@@ -33,9 +33,8 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
     })
 }
 
+/// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
 #[component(
-    name = "LinearSolverConstraintCorrection",
-    description = "Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

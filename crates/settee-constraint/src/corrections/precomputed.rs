@@ -76,9 +76,8 @@ fn rows_of(scene: &Scene, s: StateId) -> Rows {
         .collect()
 }
 
+/// Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object
 #[component(
-    name = "PrecomputedConstraintCorrection",
-    description = "Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

@@ -83,9 +83,8 @@ fn rows_of(scene: &Scene, s: StateId) -> Rows {
         .collect()
 }
 
+/// Component computing constraint forces within a simulated body using the compliance method.
 #[component(
-    name = "UncoupledConstraintCorrection",
-    description = "Component computing constraint forces within a simulated body using the compliance method.",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

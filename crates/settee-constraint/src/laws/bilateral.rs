@@ -18,9 +18,8 @@ use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, St
 use super::{angular_displacement, check_indices, coord, pair_states, quat, quat_diff, rotate, second, sub, v3, LawData, RowWriter, V3};
 use crate::resolution::Bilateral3DofResolution;
 
+/// BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).
 #[component(
-    name = "BilateralLagrangianConstraint",
-    description = "BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).",
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d", "Rigid3d"],
     default_template = "Vec3d",

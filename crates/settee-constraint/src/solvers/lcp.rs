@@ -455,10 +455,11 @@ struct Settings {
     compute_forces: bool,
 }
 
+/// A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.
+///
 /// SOFA's `LCPConstraintSolver`.
 #[component(
     name = "LCPConstraintSolver",
-    description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.",
     roles = [ConstraintSolver],
     data = {
         /// Display debug information.

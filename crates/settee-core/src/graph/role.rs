@@ -11,7 +11,6 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 
-
 /// Identifies a role: the trait object type of its trait, and a name for messages.
 #[derive(Clone, Copy)]
 pub struct RoleId {

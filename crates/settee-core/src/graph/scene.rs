@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
+use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
 use crate::graph::role::{self, RoleId};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;

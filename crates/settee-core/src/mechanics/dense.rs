@@ -129,4 +129,3 @@ impl ConstraintJacobian {
         Ok(())
     }
 }
-

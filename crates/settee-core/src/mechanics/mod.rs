@@ -12,8 +12,8 @@ pub use dense::{ConstraintJacobian, DenseMatrix};
 pub use plan::{SolveItem, SolvePlan};
 pub use roles::*;
 
-use crate::graph::component::MechParams;
 use crate::diag::{SimError, SimResult};
+use crate::graph::component::MechParams;
 use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::{StateId, VecId, VecKind};
@@ -1185,7 +1185,8 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
     // SOFA projects mapped matrices only when the solver's sub-tree holds a mapping of any kind
     // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
     // interaction force field has on a state outside the sub-tree are dropped.
-    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(crate::mechanics::MAPPING)));
+    let any_mapping =
+        scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(crate::mechanics::MAPPING)));
     let top = top_most_states(scene, scope);
     let none: &[StateId] = &[];
     let differ = |si: StateId, sj: StateId| {

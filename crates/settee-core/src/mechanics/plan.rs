@@ -38,32 +38,37 @@ impl Scene {
 
     /// The solve stage's items (SOFA's SolveVisitor order), compiled once per structure.
     pub fn solve_plan(&mut self) -> Arc<SolvePlan> {
-        self.compiled(0, |_, _| true, |scene| {
-            let mut items = Vec::new();
-            let mut stack = vec![Scene::ROOT];
-            while let Some(n) = stack.pop() {
-                let node = scene.node(n);
-                if !node.activated {
-                    continue;
+        self.compiled(
+            0,
+            |_, _| true,
+            |scene| {
+                let mut items = Vec::new();
+                let mut stack = vec![Scene::ROOT];
+                while let Some(n) = stack.pop() {
+                    let node = scene.node(n);
+                    if !node.activated {
+                        continue;
+                    }
+                    let live = |c: &ComponentId| scene.entry(*c).initialized;
+                    let solvers: Vec<ComponentId> =
+                        node.objects.iter().copied().filter(|c| live(c) && scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
+                    if !solvers.is_empty() {
+                        items.push(SolveItem::Solve { node: n, solvers });
+                        continue;
+                    }
+                    let is_interaction = |c: &ComponentId| {
+                        let e = scene.entry(*c);
+                        e.initialized && e.plays(crate::mechanics::FORCE_FIELD) && e.plays(role::INTERACTION)
+                    };
+                    let mut interactions: Vec<ComponentId> = node.objects.iter().copied().filter(is_interaction).collect();
+                    interactions.extend(scene.contacts.attached_at(n).filter(is_interaction));
+                    items.push(SolveItem::Isolated { node: n, interactions });
+                    for c in node.children.iter().rev() {
+                        stack.push(*c);
+                    }
                 }
-                let live = |c: &ComponentId| scene.entry(*c).initialized;
-                let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| live(c) && scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
-                if !solvers.is_empty() {
-                    items.push(SolveItem::Solve { node: n, solvers });
-                    continue;
-                }
-                let is_interaction = |c: &ComponentId| {
-                    let e = scene.entry(*c);
-                    e.initialized && e.plays(crate::mechanics::FORCE_FIELD) && e.plays(role::INTERACTION)
-                };
-                let mut interactions: Vec<ComponentId> = node.objects.iter().copied().filter(is_interaction).collect();
-                interactions.extend(scene.contacts.attached_at(n).filter(is_interaction));
-                items.push(SolveItem::Isolated { node: n, interactions });
-                for c in node.children.iter().rev() {
-                    stack.push(*c);
-                }
-            }
-            SolvePlan(items)
-        })
+                SolvePlan(items)
+            },
+        )
     }
 }

@@ -3,9 +3,9 @@
 //! receive the vectors they work on as slices lent from the state store.
 
 use crate::diag::SimResult;
+use crate::graph::component::MechParams;
 use crate::graph::constraint_rows::ConstraintRows;
 use crate::graph::role::RoleId;
-use crate::graph::component::MechParams;
 use crate::graph::scene::Scene;
 use crate::graph::state::{StateId, VecId};
 use crate::mechanics::dense::{ConstraintJacobian, DenseMatrix};
@@ -220,14 +220,7 @@ pub trait LinearSolver {
 
     /// `W += factor·J·A⁻¹·Jᵀ` with the current system (SOFA's `addJMInvJt`), `J` in the scope's
     /// global scalar columns.
-    fn add_jminvjt(
-        &mut self,
-        _scene: &mut Scene,
-        _scope: &MechScope,
-        _j: &ConstraintJacobian,
-        _factor: f64,
-        _w: &mut DenseMatrix,
-    ) -> SimResult {
+    fn add_jminvjt(&mut self, _scene: &mut Scene, _scope: &MechScope, _j: &ConstraintJacobian, _factor: f64, _w: &mut DenseMatrix) -> SimResult {
         Err(crate::SimError::unsupported("this linear solver cannot compute J·A⁻¹·Jᵀ for a constraint correction"))
     }
 }
@@ -252,4 +245,3 @@ pub struct IntegrationFactors {
     pub position: f64,
     pub velocity: f64,
 }
-

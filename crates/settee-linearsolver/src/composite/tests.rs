@@ -12,9 +12,9 @@ use settee_core::{
 
 use crate::system::MatrixLinearSystem;
 
+/// f = -K (x - x0)
 #[component(
     name = "DenseStiffness",
-    description = "f = -K (x - x0)",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

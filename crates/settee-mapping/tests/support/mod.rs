@@ -156,11 +156,12 @@ pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
 
 // ----- stand-ins ---------------------------------------------------------------------------------
 
+/// test stand-in: a MeshTopology
+///
 /// Stand-in for SOFA's `EdgeSetTopologyContainer` (static lists: a MeshTopology under that name,
 /// with MeshTopology's Data).
 #[component(
     name = "EdgeSetTopologyContainer",
-    description = "test stand-in: a MeshTopology",
     roles = [Topology],
     type = MeshTopology,
     create = |_| MeshTopology::default(),
@@ -184,11 +185,12 @@ struct NoEffect;
 
 impl Component for NoEffect {}
 
+/// test stand-in
+///
 /// Stand-in for `RestShapeSpringsForceField` on vector states: `f_i −= k·(x_i − x0_i)` with the
 /// state's rest positions.
 #[component(
     name = "RestShapeSpringsForceField",
-    description = "test stand-in",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d"],
     default_template = "Vec3d",
@@ -272,10 +274,11 @@ impl ForceField for RestShapeSprings {
     }
 }
 
+/// test stand-in
+///
 /// Stand-in for `UniformVelocityDampingForceField`: `f −= c·v`, `df −= c·b·dx` when implicit.
 #[component(
     name = "UniformVelocityDampingForceField",
-    description = "test stand-in",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",
