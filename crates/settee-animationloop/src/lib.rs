@@ -1,16 +1,17 @@
 //! Animation loops. `DefaultAnimationLoop` runs SOFA's plain step: begin event, ODE solvers,
 //! projection, propagation through mappings, end of integration, time advance.
 //! `FreeMotionAnimationLoop` runs the free motion, collision detection and the Lagrangian
-//! constraint problem (`settee_core::simulation::free_motion_step`).
+//! constraint problem ([`free_motion_step`]). The steps themselves are in [`steps`].
 
 use settee_core::component::AnimationLoop;
 use settee_core::role;
-use settee_core::simulation::FreeMotionConfig;
-use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
+pub mod steps;
 
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
+pub use steps::{default_step, free_motion_step, FreeMotionConfig};
+
+/// Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.
 #[component(
-    name = "DefaultAnimationLoop",
-    description = "Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.",
     roles = [AnimationLoop],
     data = {
         /// solve independent ODE systems in parallel (same result as sequential)
@@ -46,13 +47,12 @@ impl Component for DefaultAnimationLoop {
 
 impl AnimationLoop for DefaultAnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
-        settee_core::simulation::default_step(scene, dt)
+        default_step(scene, dt)
     }
 }
 
+/// Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.
 #[component(
-    name = "FreeMotionAnimationLoop",
-    description = "Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.",
     roles = [AnimationLoop],
     data = {
         /// pose the constraint problem at velocity level (order VEL); no position-level pass follows
@@ -122,7 +122,7 @@ impl AnimationLoop for FreeMotionAnimationLoop {
             .solver
             .filter(|s| scene.contains(*s))
             .ok_or_else(|| SimError::new("FreeMotionAnimationLoop has no constraint solver (was it removed?)"))?;
-        settee_core::simulation::free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
+        free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
     }
 }
 

@@ -59,10 +59,10 @@ impl DiagonalLaw {
 
 // ----- UniformCompliance ---------------------------------------------------------------------------
 
+/// Uniform compliance c on every scalar DOF of its state: a compliant constraint (KKT rows) or a stiffness −1/c.
+///
 /// `UniformCompliance` (compliant spec §5.1).
 #[component(
-    name = "UniformCompliance",
-    description = "Uniform compliance c on every scalar DOF of its state: a compliant constraint (KKT rows) or a stiffness −1/c.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",

@@ -160,10 +160,10 @@ pub(crate) fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
 })]
 pub struct DiagonalComplianceData;
 
+/// Compliance given per DOF and per component: a compliant constraint (KKT rows) or a stiffness −1/c.
+///
 /// `DiagonalCompliance` (compliant spec §5.2).
 #[component(
-    name = "DiagonalCompliance",
-    description = "Compliance given per DOF and per component: a compliant constraint (KKT rows) or a stiffness −1/c.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -214,10 +214,10 @@ row_law_force_field!(DiagonalCompliance);
 
 // ----- LinearDiagonalCompliance ------------------------------------------------------------------
 
+/// Diagonal compliance growing linearly with the error |x_i| of each DOF above errorMin, recomputed once per time step.
+///
 /// `LinearDiagonalCompliance` (compliant spec §5.4).
 #[component(
-    name = "LinearDiagonalCompliance",
-    description = "Diagonal compliance growing linearly with the error |x_i| of each DOF above errorMin, recomputed once per time step.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d"],
     default_template = "Vec1d",
@@ -306,10 +306,10 @@ row_law_force_field!(LinearDiagonalCompliance);
 
 // ----- DampingCompliance -------------------------------------------------------------------------
 
+/// Viscous damping as a compliance C = (dt/damping)·I, to pair with a DampingValue; no force, no stiffness.
+///
 /// `DampingCompliance` (compliant spec §5.5).
 #[component(
-    name = "DampingCompliance",
-    description = "Viscous damping as a compliance C = (dt/damping)·I, to pair with a DampingValue; no force, no stiffness.",
     roles = [ForceField],
     templates = ["Vec6d", "Vec2d", "Vec1d"],
     default_template = "Vec6d",
@@ -368,10 +368,10 @@ impl ForceField for DampingCompliance {
 
 // ----- FullCompliance ----------------------------------------------------------------------------
 
+/// Compliance given as a full matrix C (or a stiffness matrix K, the other one being its inverse).
+///
 /// `FullCompliance` (compliant spec §5.3).
 #[component(
-    name = "FullCompliance",
-    description = "Compliance given as a full matrix C (or a stiffness matrix K, the other one being its inverse).",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",

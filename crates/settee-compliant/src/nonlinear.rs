@@ -36,10 +36,10 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<CompliantNLImplicitSolver>();
 }
 
+/// Implicit Compliant integrator with Newton iterations (and line search) on the nonlinear implicit equations.
+///
 /// The solver.
 #[component(
-    name = "CompliantNLImplicitSolver",
-    description = "Implicit Compliant integrator with Newton iterations (and line search) on the nonlinear implicit equations.",
     roles = [OdeSolver],
     inherit = [CompliantImplicitSolverData, Self],
     preparse = solver::preparse,

@@ -9,10 +9,11 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<JacobiPreconditioner>();
 }
 
+/// Preconditioner of PreconditionedCgSolver: the inverse of the diagonal of the implicit matrix (entries below machine ε give 0).
+///
 /// The component: found by the `PreconditionedCgSolver` of its node.
 #[component(
     name = "CompliantJacobiPreconditioner",
-    description = "Preconditioner of PreconditionedCgSolver: the inverse of the diagonal of the implicit matrix (entries below machine ε give 0).",
     create = |_| JacobiPreconditioner,
 )]
 pub struct JacobiPreconditioner;

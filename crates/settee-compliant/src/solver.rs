@@ -111,10 +111,10 @@ pub(crate) enum ForceOutput {
     Propagate,
 }
 
+/// Implicit integrator of the Compliant formulation: soft and hard constraints in one assembled KKT system, solved by the KKT solver of its node.
+///
 /// The solver.
 #[component(
-    name = "CompliantImplicitSolver",
-    description = "Implicit integrator of the Compliant formulation: soft and hard constraints in one assembled KKT system, solved by the KKT solver of its node.",
     roles = [OdeSolver],
     inherit = [CompliantImplicitSolverData],
     preparse = preparse,

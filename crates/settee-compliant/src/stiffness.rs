@@ -26,10 +26,10 @@ fn compliance_of_stiffness(k: f64) -> f64 {
 
 // ----- UniformStiffness --------------------------------------------------------------------------
 
+/// Uniform stiffness k on every scalar DOF of its state (f = −k·x, rest value 0).
+///
 /// `UniformStiffness`.
 #[component(
-    name = "UniformStiffness",
-    description = "Uniform stiffness k on every scalar DOF of its state (f = −k·x, rest value 0).",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -92,10 +92,10 @@ row_law_force_field!(UniformStiffness);
 
 // ----- DiagonalStiffness -------------------------------------------------------------------------
 
+/// Stiffness given per DOF and per component (f = −k∘x, rest value 0).
+///
 /// `DiagonalStiffness`.
 #[component(
-    name = "DiagonalStiffness",
-    description = "Stiffness given per DOF and per component (f = −k∘x, rest value 0).",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -148,11 +148,11 @@ row_law_force_field!(DiagonalStiffness);
 
 // ----- CompliantPenaltyForceField ----------------------------------------------------------------
 
+/// Penalty on the negative entries of a Vec1 state (f = −k·x where x < 0): a unilateral spring.
+///
 /// `CompliantPenaltyForceField`: the violated set is decided by `add_force` and used by the
 /// derivatives until the next `add_force`.
 #[component(
-    name = "CompliantPenaltyForceField",
-    description = "Penalty on the negative entries of a Vec1 state (f = −k·x where x < 0): a unilateral spring.",
     roles = [ForceField],
     templates = ["Vec1d"],
     default_template = "Vec1d",

@@ -11,10 +11,9 @@
 
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
-use crate::component::{ForceField, Mbk};
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::mechanics::{self, label_error, AssemblyOptions, MechScope};
-use crate::role;
+use crate::mechanics::{ForceField, Mbk};
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::StateId;
 
@@ -276,14 +275,16 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
                 c_t.push((n + i, n + jj, v * c_scale));
             }
         }
-        let value_c = scene.find_local(node, role::CONSTRAINT_VALUE);
+        let value_c = scene.find_local(node, crate::compliant::CONSTRAINT_VALUE);
         let (value, value_is_fallback) = match value_c.and_then(|c| scene.role::<dyn ConstraintValue>(c)).map(|v| v.value_kind()) {
             Some(v) => (v, false),
             None if hard => (ValueKind::Stabilization { mask: Vec::new() }, true),
             None => (ValueKind::Elastic, true),
         };
-        let projector =
-            scene.find_local(node, role::COMPLIANT_PROJECTOR).and_then(|c| scene.role::<dyn CompliantProjector>(c)).map(|p| p.projector());
+        let projector = scene
+            .find_local(node, crate::compliant::COMPLIANT_PROJECTOR)
+            .and_then(|c| scene.role::<dyn CompliantProjector>(c))
+            .map(|p| p.projector());
         blocks.push(ConstraintBlock {
             state: s,
             node,
@@ -378,3 +379,7 @@ mod tests {
         assert_eq!(s.block_of_row(3), None);
     }
 }
+
+pub const CONSTRAINT_VALUE: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintValue>("ConstraintValue");
+pub const COMPLIANT_PROJECTOR: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn CompliantProjector>("CompliantProjector");
+pub const KKT_SOLVER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn KktSolver>("KktSolver");

@@ -3,8 +3,8 @@
 //! explicit scene is stopped within a few steps of leaving any plausible range, instead of
 //! running on to 1e159 and reporting success.
 
-use crate::component::Mass;
 use crate::diag::{SimError, SimResult};
+use crate::mechanics::Mass;
 use crate::scene::Scene;
 use crate::state::VecId;
 
@@ -17,20 +17,7 @@ pub const ENERGY_GROWTH: f64 = 1e8;
 /// from zero).
 pub const ENERGY_WARMUP_STEPS: usize = 10;
 
-/// What the checks remember between steps; reset by `init_root`, set up at the first check.
-#[derive(Clone, Debug, Default)]
-pub struct DivergenceGuard {
-    /// Steps checked since the scene was initialised.
-    pub steps: usize,
-    /// The scene's initial size: the largest extent of the initial bounding box of every
-    /// state's positions, or the largest initial coordinate, floored at 1.
-    pub scale: Option<f64>,
-    /// Kinetic energy of every state at unit velocity, times (scale/dt)²: the energy of the
-    /// whole scene crossing its own size in one step. Growth below it is never divergence.
-    energy_floor: f64,
-    /// Running maximum of the kinetic energy after each checked step (index 0: initial).
-    energy_max: Vec<f64>,
-}
+pub use crate::graph::scene::DivergenceGuard;
 
 impl DivergenceGuard {
     /// The largest plausible |coordinate|.
@@ -89,7 +76,8 @@ fn kinetic_energy(scene: &Scene, unit: Option<f64>) -> (f64, Option<(crate::Stat
     let mut total = 0.0;
     let mut fastest: Option<(crate::StateId, usize, f64)> = None;
     for (_, e) in scene.components.iter() {
-        if !e.plays(crate::role::MASS) {
+        // Only masses that are part of the simulation: initialised, in active nodes.
+        if !e.plays(crate::mechanics::MASS) || !e.initialized || !scene.node_active(e.node) {
             continue;
         }
         let Some(mass) = e.role::<dyn Mass>() else { continue };

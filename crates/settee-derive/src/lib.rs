@@ -8,12 +8,14 @@
 //! several classes share (SOFA's base classes: every mapping's `mapForces`, every collision
 //! model's `contactStiffness`).
 //!
-//! The grammar, with every key optional except `name` (or one `class(...)` per class):
+//! The grammar, with every key optional. A struct that implements one class is named after it
+//! and described by the first paragraph of its doc comment, unless `name`/`description` say
+//! otherwise; a struct behind several classes declares each in a `class(...)` group:
 //!
 //! ```text
+//! /// Linear springs between pairs of DOFs.
 //! #[component(
-//!     name = "SpringForceField",
-//!     description = "Linear springs between pairs of DOFs.",
+//!     name = "SpringForceField",            // default: the struct's name
 //!     roles = [ForceField],                 // role traits the struct implements
 //!     markers = [Interaction],              // marker role traits (implemented here)
 //!     templates = ["Vec3d", "Rigid3d"], default_template = "Vec3d", template_rule = FromPair,
@@ -30,6 +32,8 @@
 //!         /// help text
 //!         object1: MechanicalState,
 //!         #[multi] #[node_or_state] input: MechanicalState,
+//!         #[search_up] ODESolver: OdeSolver,        // a node without one: its ancestors'
+
 //!         output: _,
 //!     },
 //!     preparse = my_preparse, no_src_link = ["position"],
@@ -62,6 +66,7 @@ struct LinkEntry {
     target: Option<Path>,
     multi: bool,
     node_or_state: bool,
+    search_up: bool,
     help: String,
 }
 
@@ -93,6 +98,27 @@ struct ClassKeys {
 struct Declaration {
     shared: ClassKeys,
     classes: Vec<ClassKeys>,
+}
+
+/// The first paragraph of a doc comment, its lines joined by spaces.
+fn first_paragraph(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let syn::Meta::NameValue(nv) = &a.meta {
+            if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
+                let t = s.value();
+                let t = t.trim();
+                if t.is_empty() {
+                    if lines.is_empty() {
+                        continue;
+                    }
+                    break;
+                }
+                lines.push(t.to_string());
+            }
+        }
+    }
+    lines.join(" ")
 }
 
 fn doc_text(attrs: &[Attribute]) -> String {
@@ -231,14 +257,16 @@ fn parse_links(input: ParseStream) -> syn::Result<Vec<LinkEntry>> {
     let mut out = Vec::new();
     while !content.is_empty() {
         let attrs = content.call(Attribute::parse_outer)?;
-        let (mut multi, mut node_or_state) = (false, false);
+        let (mut multi, mut node_or_state, mut search_up) = (false, false, false);
         for a in &attrs {
             if a.path().is_ident("multi") {
                 multi = true;
             } else if a.path().is_ident("node_or_state") {
                 node_or_state = true;
+            } else if a.path().is_ident("search_up") {
+                search_up = true;
             } else if !a.path().is_ident("doc") {
-                return Err(syn::Error::new_spanned(a, "expected a doc comment, #[multi] or #[node_or_state]"));
+                return Err(syn::Error::new_spanned(a, "expected a doc comment, #[multi], #[node_or_state] or #[search_up]"));
             }
         }
         let name = if content.peek(LitStr) {
@@ -254,7 +282,7 @@ fn parse_links(input: ParseStream) -> syn::Result<Vec<LinkEntry>> {
         } else {
             Some(content.parse::<Path>()?)
         };
-        out.push(LinkEntry { name, target, multi, node_or_state, help: doc_text(&attrs) });
+        out.push(LinkEntry { name, target, multi, node_or_state, search_up, help: doc_text(&attrs) });
         if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }
@@ -424,7 +452,7 @@ fn link_table(links: &[LinkEntry]) -> TokenStream2 {
     let decls = links.iter().map(|l| {
         let name = &l.name;
         let help = &l.help;
-        let (multi, nos) = (l.multi, l.node_or_state);
+        let (multi, nos, up) = (l.multi, l.node_or_state, l.search_up);
         let target = match &l.target {
             Some(p) => {
                 let label = p.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
@@ -432,7 +460,7 @@ fn link_table(links: &[LinkEntry]) -> TokenStream2 {
             }
             None => quote!(None),
         };
-        quote!(#core::component::LinkDecl { name: #name, target: #target, to_node_or_state: #nos, multi: #multi, help: #help })
+        quote!(#core::component::LinkDecl { name: #name, target: #target, to_node_or_state: #nos, multi: #multi, search_up: #up, help: #help })
     });
     quote!(&[#(#decls),*])
 }
@@ -462,6 +490,11 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
     let generic = !item.generics.params.is_empty();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     let Declaration { shared, mut classes } = decl;
+    // One class: its name defaults to the struct's, its description to the first paragraph of
+    // the struct's doc comment (a component reads as a documented Rust type).
+    let single = classes.is_empty();
+    let own_name = LitStr::new(&ident.to_string(), ident.span());
+    let own_description = LitStr::new(&first_paragraph(&item.attrs), Span::call_site());
     if classes.is_empty() {
         classes.push(ClassKeys::default());
     }
@@ -482,8 +515,19 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
     for (k, c) in classes.iter().enumerate() {
         let get = |f: fn(&ClassKeys) -> bool| f(c);
         let _ = get;
-        let name = c.name.as_ref().or(shared.name.as_ref()).ok_or_else(|| syn::Error::new(Span::call_site(), "the class needs a name"))?;
-        let description = c.description.clone().or(shared.description.clone()).unwrap_or_else(|| LitStr::new("", Span::call_site()));
+        let name = c
+            .name
+            .as_ref()
+            .or(shared.name.as_ref())
+            .or(single.then_some(&own_name))
+            .ok_or_else(|| syn::Error::new(Span::call_site(), "each class(...) needs a name"))?;
+        let description = c.description.clone().or(shared.description.clone()).unwrap_or_else(|| {
+            if single {
+                own_description.clone()
+            } else {
+                LitStr::new("", Span::call_site())
+            }
+        });
         let concrete: TokenStream2 = match c.ty.as_ref().or(shared.ty.as_ref()) {
             Some(t) => quote!(#t),
             None if generic => return Err(syn::Error::new_spanned(ident, "a generic component names its concrete type: `type = X<Y>`")),

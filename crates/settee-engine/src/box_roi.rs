@@ -133,10 +133,10 @@ fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
     idx.iter().flat_map(|&i| elements[i]).collect()
 }
 
+/// Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.
+///
 /// The BoxROI engine.
 #[component(
-    name = "BoxROI",
-    description = "Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.",
     markers = [Engine],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
     default_template = "Vec3d",

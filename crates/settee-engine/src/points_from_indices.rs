@@ -32,10 +32,10 @@ pub fn select(position: &[f64], indices: &[usize]) -> Result<Vec<f64>, usize> {
     Ok(out)
 }
 
+/// Find the points given a list of indices.
+///
 /// The PointsFromIndices engine.
 #[component(
-    name = "PointsFromIndices",
-    description = "Find the points given a list of indices.",
     markers = [Engine],
     templates = ["Vec3d"],
     default_template = "Vec3d",

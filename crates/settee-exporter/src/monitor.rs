@@ -27,10 +27,10 @@ struct Channel {
     out: Output,
 }
 
+/// Writes the positions, velocities or forces of chosen DOFs at every step as gnuplot columns (<fileName>_x.txt, _v.txt, _f.txt).
+///
 /// The Monitor component.
 #[component(
-    name = "Monitor",
-    description = "Writes the positions, velocities or forces of chosen DOFs at every step as gnuplot columns (<fileName>_x.txt, _v.txt, _f.txt).",
     templates = ["Vec3d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",
     template_rule = FromState,

@@ -48,10 +48,10 @@ pub fn parse_records(text: &str) -> Result<Vec<Record>, String> {
     Ok(out)
 }
 
+/// Replays a state file written by WriteState into the context mechanical state.
+///
 /// The ReadState component.
 #[component(
-    name = "ReadState",
-    description = "Replays a state file written by WriteState into the context mechanical state.",
     data = {
         /// State file to read (gzip-compressed when it ends in .gz), as WriteState writes it
         filename: FileName,

@@ -98,10 +98,11 @@ pub fn numbered_file_name(filename: &str, xml: bool, overwrite: bool, k: usize) 
     }
 }
 
+/// Exports a mesh and its points to VTK files (XML .vtu or legacy .vtk) for ParaView.
+///
 /// The VTKExporter component.
 #[component(
     name = "VTKExporter",
-    description = "Exports a mesh and its points to VTK files (XML .vtu or legacy .vtk) for ParaView.",
     inherit = [ExporterData, Self],
     no_src_link = ["position"],
     data = {

@@ -25,10 +25,10 @@ use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, S
 use crate::common::{context_state, push_g6, Output};
 use std::io::Write;
 
+/// Writes the context mechanical state to a file (SOFA's T= / X= / V= text format) at given times or periodically.
+///
 /// The WriteState component.
 #[component(
-    name = "WriteState",
-    description = "Writes the context mechanical state to a file (SOFA's T= / X= / V= text format) at given times or periodically.",
     data = {
         /// File to write (gzip-compressed when it ends in .gz)
         filename: FileName,

@@ -112,10 +112,10 @@ pub struct Beam {
     pub quat: Quat,
 }
 
+/// Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.
+///
 /// The force field.
 #[component(
-    name = "BeamFEMForceField",
-    description = "Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.",
     roles = [ForceField],
     templates = ["Rigid3d"],
     default_template = "Rigid3d",

@@ -155,9 +155,8 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     f
 }
 
+/// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
 #[component(
-    name = "HexahedralFEMForceField",
-    description = "Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -49,10 +49,10 @@ type DForceItem<'a> = (((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]), &'a
 })]
 pub struct HexahedronFemData;
 
+/// Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.
+///
 /// The force field.
 #[component(
-    name = "HexahedronFEMForceField",
-    description = "Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

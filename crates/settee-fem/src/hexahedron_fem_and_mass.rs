@@ -73,11 +73,11 @@ pub fn element_mass(rotated_rest: &[Vec3; 8], density: f64, mass_coef: f64) -> E
     m
 }
 
+/// HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).
+///
 /// The force field and mass. It has the Data of [`HexahedronFEMForceField`] (whose `init` it
 /// runs), then its own.
 #[component(
-    name = "HexahedronFEMForceFieldAndMass",
-    description = "HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).",
     roles = [ForceField, Mass],
     templates = ["Vec3d"],
     default_template = "Vec3d",

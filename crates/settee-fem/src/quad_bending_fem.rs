@@ -152,9 +152,8 @@ fn centred(x: &[f64], q: &[usize; 4]) -> [V3; 4] {
     [0, 1, 2, 3].map(|k| sub(p(k), centroid))
 }
 
+/// Bending Quad finite elements
 #[component(
-    name = "QuadBendingFEMForceField",
-    description = "Bending Quad finite elements",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

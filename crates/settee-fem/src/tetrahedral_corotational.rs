@@ -13,10 +13,10 @@ use crate::hexa::Mat3;
 use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
 use crate::tetra_common::{material_lists, ElasticData, TetraEngine};
 
+/// Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.
+///
 /// The force field.
 #[component(
-    name = "TetrahedralCorotationalFEMForceField",
-    description = "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

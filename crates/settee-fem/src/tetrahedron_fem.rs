@@ -16,10 +16,10 @@ use crate::hexa::{polar_decomposition, Mat3};
 use crate::tetra::{split_hexahedra, LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
 use crate::tetra_common::{grid_cells, material_lists, ElasticData, TetraEngine};
 
+/// Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.
+///
 /// The force field.
 #[component(
-    name = "TetrahedronFEMForceField",
-    description = "Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

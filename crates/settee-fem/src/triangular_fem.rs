@@ -171,9 +171,8 @@ pub struct TriangleInfo {
     pub difference_to_criteria: f64,
 }
 
+/// Corotational Triangular finite elements for dynamic topology
 #[component(
-    name = "TriangularFEMForceField",
-    description = "Corotational Triangular finite elements for dynamic topology",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

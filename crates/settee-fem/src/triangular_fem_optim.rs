@@ -126,9 +126,8 @@ fn to_world(f: &[V3; 2], b: &[[f64; 2]; 2]) -> [[f64; 3]; 3] {
     r
 }
 
+/// Corotational Triangular finite elements
 #[component(
-    name = "TriangularFEMForceFieldOptim",
-    description = "Corotational Triangular finite elements",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -334,10 +334,11 @@ impl BtdFactor {
     }
 }
 
+/// Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.
+///
 /// The solver component.
 #[component(
     name = "BTDLinearSolver",
-    description = "Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.",
     roles = [LinearSolver],
     templates = ["BTDMatrix6d"],
     default_template = "BTDMatrix6d",

@@ -151,11 +151,12 @@ pub(crate) fn read_positive_or_default(cx: &mut InitCtx, r: settee_core::DataRef
     v
 }
 
+/// Linear system solver using the conjugate gradient iterative algorithm
+///
 /// SOFA's `CGLinearSolver`. Its templates are those of SOFA's iterative `MatrixLinearSolver`s
 /// (CG, MinRes): matrix-free first, then the assembled matrix types.
 #[component(
     name = "CGLinearSolver",
-    description = "Linear system solver using the conjugate gradient iterative algorithm",
     roles = [LinearSolver],
     templates = [
         "GraphScattered",

@@ -74,10 +74,10 @@ pub(crate) fn build_side_system(scene: &mut Scene, c: ComponentId, scope: &sette
 /// The class name of [`CompositeLinearSystem`].
 const COMPOSITE: &str = "CompositeLinearSystem";
 
+/// Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems
+///
 /// A `CompositeLinearSystem`.
 #[component(
-    name = "CompositeLinearSystem",
-    description = "Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems",
     markers = [LinearSystem],
     templates = [
         "CompressedRowSparseMatrixd",

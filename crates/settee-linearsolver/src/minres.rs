@@ -109,11 +109,11 @@ fn create(args: &CreateArgs) -> MinResLinearSolver {
     MinResLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() }
 }
 
+/// Linear system solver using the MINRES iterative algorithm
+///
 /// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
 /// iterative `MatrixLinearSolver`s).
 #[component(
-    name = "MinResLinearSolver",
-    description = "Linear system solver using the MINRES iterative algorithm",
     roles = [LinearSolver],
     templates = [
         "GraphScattered",

@@ -64,11 +64,12 @@ pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, toleran
     })
 }
 
+/// Linear system solver using the preconditioned conjugate gradient iterative algorithm
+///
 /// SOFA's `PCGLinearSolver`: the `preconditioner` link accepts any component, and init checks that
 /// it plays the [`Preconditioner`] role (so that linking another kind of solver is a clear error).
 #[component(
     name = "PCGLinearSolver",
-    description = "Linear system solver using the preconditioned conjugate gradient iterative algorithm",
     roles = [LinearSolver],
     templates = ["GraphScattered"],
     default_template = "GraphScattered",

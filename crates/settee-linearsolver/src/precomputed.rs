@@ -10,11 +10,11 @@ use settee_linalg::{dense_inverse, gemv_transposed, transpose_dense, MatrixBuild
 use crate::common::{step_error, unsupported, MatrixSolverData};
 use crate::preconditioner::Preconditioner;
 
+/// Linear solver based on the dense inverse of the system matrix of the first step, reused for every later step.
+///
 /// Inverts the first step's matrix densely, then only multiplies: the matrix is frozen, as in
 /// SOFA (which disables the assembly of its system after the first inversion).
 #[component(
-    name = "PrecomputedLinearSolver",
-    description = "Linear solver based on the dense inverse of the system matrix of the first step, reused for every later step.",
     roles = [LinearSolver],
     templates = ["CompressedRowSparseMatrixd"],
     default_template = "CompressedRowSparseMatrixd",
@@ -82,12 +82,12 @@ impl LinearSolver for PrecomputedLinearSolver {
 
 // ----- PrecomputedWarpPreconditioner -------------------------------------------------------------
 
+/// Preconditioner using a precomputed inverse of the system matrix, warped by the rotations of the elements.
+///
 /// In SOFA the linear system of this preconditioner is a `PrecomputedMatrixSystem`, which never
 /// assembles: the precomputation sees an empty matrix and the preconditioner returns zero, so the
 /// PCG it preconditions makes no update at all. Settee reproduces that (and says so).
 #[component(
-    name = "PrecomputedWarpPreconditioner",
-    description = "Preconditioner using a precomputed inverse of the system matrix, warped by the rotations of the elements.",
     roles = [Preconditioner],
     templates = ["Vec3d"],
     default_template = "Vec3d",
@@ -139,10 +139,10 @@ impl Preconditioner for PrecomputedWarpPreconditioner {
     }
 }
 
+/// Linear system that never assembles its matrix (used by PrecomputedWarpPreconditioner).
+///
 /// `PrecomputedMatrixSystem`: accepted, never assembles.
 #[component(
-    name = "PrecomputedMatrixSystem",
-    description = "Linear system that never assembles its matrix (used by PrecomputedWarpPreconditioner).",
     markers = [LinearSystem],
     templates = ["CompressedRowSparseMatrixd"],
     default_template = "CompressedRowSparseMatrixd",

@@ -53,10 +53,10 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
 
 // ----- Jacobi ------------------------------------------------------------------------------------
 
+/// Linear solver based on a diagonal matrix (Jacobi preconditioner): z_i = r_i / A_ii.
+///
 /// Keeps the inverted diagonal of the system matrix (constrained rows have a unit diagonal).
 #[component(
-    name = "JacobiPreconditioner",
-    description = "Linear solver based on a diagonal matrix (Jacobi preconditioner): z_i = r_i / A_ii.",
     roles = [Preconditioner],
     templates = ["DiagonalMatrix"],
     default_template = "DiagonalMatrix",
@@ -97,10 +97,10 @@ impl Preconditioner for JacobiPreconditioner {
 
 // ----- Block Jacobi --------------------------------------------------------------------------------
 
+/// Linear solver based on the inverted 3x3 diagonal blocks of the system matrix (block Jacobi preconditioner).
+///
 /// Keeps the inverses of the 3×3 diagonal blocks.
 #[component(
-    name = "BlockJacobiPreconditioner",
-    description = "Linear solver based on the inverted 3x3 diagonal blocks of the system matrix (block Jacobi preconditioner).",
     roles = [Preconditioner],
     templates = ["BlockDiagonalMatrix3"],
     default_template = "BlockDiagonalMatrix3",
@@ -162,10 +162,11 @@ impl Preconditioner for BlockJacobiPreconditioner {
 
 // ----- SSOR ------------------------------------------------------------------------------------------
 
+/// Linear solver / preconditioner based on Symmetric Successive Over-Relaxation (SSOR).
+///
 /// SSOR sweeps over the assembled matrix.
 #[component(
     name = "SSORPreconditioner",
-    description = "Linear solver / preconditioner based on Symmetric Successive Over-Relaxation (SSOR).",
     roles = [Preconditioner],
     templates = ["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
     default_template = "CompressedRowSparseMatrixd",
@@ -246,11 +247,11 @@ impl Preconditioner for SsorPreconditioner {
 
 // ----- Warp --------------------------------------------------------------------------------------------
 
+/// Preconditioner applying a direct solver in the frame of the elements' rotations: z = R·S⁻¹·Rᵀ·r.
+///
 /// With a rotation system refreshed at every step (`assemblingRate` 1), the rotations are the
 /// identity and the preconditioner is the exact inverse of the current system.
 #[component(
-    name = "WarpPreconditioner",
-    description = "Preconditioner applying a direct solver in the frame of the elements' rotations: z = R·S⁻¹·Rᵀ·r.",
     roles = [Preconditioner],
     templates = ["RotationMatrix"],
     default_template = "RotationMatrix",
@@ -325,11 +326,11 @@ impl Preconditioner for WarpPreconditioner {
 
 // ----- RotationMatrixSystem ------------------------------------------------------------------------------
 
+/// Linear system holding the rotations of a WarpPreconditioner; rebuilds the main assembled system at its assembling rate.
+///
 /// Accepted: with `assemblingRate` 1 (checked by the WarpPreconditioner) the rotations are the
 /// identity. Its `assemblingRate` is also read by the WarpPreconditioner.
 #[component(
-    name = "RotationMatrixSystem",
-    description = "Linear system holding the rotations of a WarpPreconditioner; rebuilds the main assembled system at its assembling rate.",
     markers = [LinearSystem],
     templates = ["RotationMatrixd"],
     default_template = "RotationMatrixd",

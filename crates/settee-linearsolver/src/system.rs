@@ -139,11 +139,11 @@ impl Component for MatrixLinearSystem {
 
 // ----- PreconditionedMatrixFreeSystem -----------------------------------------------------------
 
+/// Matrix-free linear system that also assembles the system of a preconditioner
+///
 /// An accepted `PreconditionedMatrixFreeSystem` (PCG without preconditioner needs nothing from it).
 /// Its `assemblingRate` is also read by the PCGLinearSolver.
 #[component(
-    name = "PreconditionedMatrixFreeSystem",
-    description = "Matrix-free linear system that also assembles the system of a preconditioner",
     markers = [LinearSystem],
     templates = ["GraphScattered"],
     default_template = "GraphScattered",

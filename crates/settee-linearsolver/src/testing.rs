@@ -7,11 +7,12 @@ use std::path::Path;
 use settee_core::component::ForceField;
 use settee_core::{component, Attr, Component, ComponentId, Factory, ForceIo, InitCtx, MatrixAccumulator, MechParams, Scene, SimResult, StateId};
 
+/// f = -K (x - x0) with a constant dense K
+///
 /// `TestMatrixForceField`: `f = −K (x − x0)` with a constant dense row-major `K` over the
 /// state's scalar DOFs (`stiffness`), `x0` the rest positions (or the positions).
 #[component(
     name = "TestMatrixForceField",
-    description = "f = -K (x - x0) with a constant dense K",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -54,10 +54,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Spheres, String> {
     Ok(s)
 }
 
+/// Loader of sphere lists (.sph files): centres and radii.
+///
 /// The SphereLoader component.
 #[component(
-    name = "SphereLoader",
-    description = "Loader of sphere lists (.sph files): centres and radii.",
     markers = [Loader],
     inherit = [FileData, Self],
     data = {

@@ -90,10 +90,10 @@ fn apply(ops: &[Op], layout: Layout, x: &mut [f64]) {
     }
 }
 
+/// Engine transforming (scale, rotation, translation) a list of coordinates.
+///
 /// The TransformEngine component.
 #[component(
-    name = "TransformEngine",
-    description = "Engine transforming (scale, rotation, translation) a list of coordinates.",
     markers = [Engine],
     templates = ["Vec3d", "Vec1d", "Vec2d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

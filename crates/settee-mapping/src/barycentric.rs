@@ -69,10 +69,10 @@ pub struct Location {
 /// The locations of the output points and their stencils.
 pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
 
+/// Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.
+///
 /// The mapping.
 #[component(
-    name = "BarycentricMapping",
-    description = "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d"],
@@ -867,6 +867,27 @@ impl Component for BarycentricMapping {
 }
 
 impl BarycentricMapping {
+    /// A contact mapper (SOFA's `BarycentricContactMapper`): maps the contact points a collision
+    /// response places in the elements of the input topology (`elements`) from the `n_in` points
+    /// of `input` into `output`, with the weights of the mesh mapper. Built by code, it needs no
+    /// `init`.
+    pub fn contact_points(input: StateId, output: StateId, n_in: usize, elements: &MeshData) -> BarycentricMapping {
+        BarycentricMapping {
+            ports: Ports {
+                inputs: vec![input],
+                in_layouts: vec![Layout::Vec3],
+                output: Some(output),
+                out_layout: Some(Layout::Vec3),
+                map_forces: true,
+            },
+            n_in,
+            mapper: MapperKind::Mesh,
+            elements: MeshData { points: Vec::new(), hexahedra: Vec::new(), ..elements.clone() },
+            placed_by_code: true,
+            ..BarycentricMapping::default()
+        }
+    }
+
     fn push_point(&mut self, element: usize, coords: V3, stencil: Vec<(usize, f64)>) -> usize {
         self.locations.push(Location { element, coords });
         self.stencils.push(stencil);

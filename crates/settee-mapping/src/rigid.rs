@@ -19,10 +19,10 @@ use crate::common::{
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
+/// Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.
+///
 /// The mapping.
 #[component(
-    name = "RigidMapping",
-    description = "Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec3d"],
@@ -92,6 +92,13 @@ impl RigidMapping {
             gs,
             rotated: Vec::new(),
         }
+    }
+
+    /// A contact mapper (SOFA's `RigidContactMapper`): maps the contact points a collision
+    /// response fixes on the `n_in` frames of `input` into `output`. Built by code, it needs no
+    /// `init`; its geometric stiffness is the Data's default (none).
+    pub fn contact_points(input: StateId, output: StateId, n_in: usize) -> RigidMapping {
+        RigidMapping::build(input, output, n_in, Vec::new(), Vec::new(), GeometricStiffness::from_name("None"))
     }
 
     /// Rotated points of the last `apply`.

@@ -30,9 +30,8 @@ fn create(args: &CreateArgs) -> DiagonalMass {
 /// Number of reals of one Rigid3d `vertexMass` entry.
 const RIGID3_MASS_SIZE: usize = 11;
 
+/// Lumped (diagonal) mass matrix integrating a density over the elements of the topology.
 #[component(
-    name = "DiagonalMass",
-    description = "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
     default_template = "Vec3d",

@@ -116,10 +116,10 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
     m
 }
 
+/// Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.
+///
 /// The mass.
 #[component(
-    name = "FEMMass",
-    description = "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
     roles = [Mass, ForceField],
     templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
     default_template = "Vec3d,Tetrahedron",

@@ -105,9 +105,8 @@ pub fn compute_mass(
     out
 }
 
+/// Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.
 #[component(
-    name = "MeshMatrixMass",
-    description = "Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.",
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
     default_template = "Vec3d",

@@ -5,11 +5,11 @@
 
 use settee_core::{component, Component};
 
+/// Definition of a nodal mass density (one value per DOF).
+///
 /// The component holds no state: its `property` Data is read by the masses that use it
 /// (`NodalMassDensity::PROPERTY`).
 #[component(
-    name = "NodalMassDensity",
-    description = "Definition of a nodal mass density (one value per DOF).",
     data = {
         /// mass density of each node (nodes beyond the list take its last value)
         property: Reals = "1",

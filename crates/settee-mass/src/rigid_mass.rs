@@ -19,10 +19,11 @@ use settee_core::{
 
 type M3 = [[f64; 3]; 3];
 
+/// Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.
+///
 /// The component (named so beside `uniform_mass::RigidMass`, the mass record of UniformMass).
 #[component(
     name = "RigidMass",
-    description = "Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.",
     roles = [Mass, ForceField],
     templates = ["Rigid3d"],
     default_template = "Rigid3d",

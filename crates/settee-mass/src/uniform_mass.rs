@@ -79,9 +79,8 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
+/// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
 #[component(
-    name = "UniformMass",
-    description = "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
     roles = [Mass, ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

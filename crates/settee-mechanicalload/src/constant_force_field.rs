@@ -8,9 +8,8 @@ use settee_core::component::ForceField;
 use settee_core::role::Topology;
 use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
+/// Constant forces applied to a set of DOFs.
 #[component(
-    name = "ConstantForceField",
-    description = "Constant forces applied to a set of DOFs.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

@@ -26,9 +26,8 @@ use settee_core::{component, Component, ComponentId, ForceIo, InitCtx, MechParam
 // `normalized`: divided by its norm when the norm exceeds machine epsilon; `at`: point `i`.
 use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
 
+/// Pressure forces on a set of edges.
 #[component(
-    name = "EdgePressureForceField",
-    description = "Pressure forces on a set of edges.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

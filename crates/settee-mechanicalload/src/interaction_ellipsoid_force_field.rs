@@ -42,9 +42,8 @@ struct Ellipsoid {
     inv_r2: [f64; 3],
 }
 
+/// Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.
 #[component(
-    name = "InteractionEllipsoidForceField",
-    description = "Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d,Rigid3d"],

@@ -19,9 +19,8 @@ fn pos_size(layout: Layout) -> usize {
     }
 }
 
+/// Penalty forces keeping DOFs on the positive side of a plane.
 #[component(
-    name = "PlaneForceField",
-    description = "Penalty forces keeping DOFs on the positive side of a plane.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",

@@ -38,9 +38,8 @@ pub fn parse_matsym3(text: &str) -> Result<MatSym3, String> {
     Ok(m)
 }
 
+/// Pressure forces on a set of triangles.
 #[component(
-    name = "TrianglePressureForceField",
-    description = "Pressure forces on a set of triangles.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

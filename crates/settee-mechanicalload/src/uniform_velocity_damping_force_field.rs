@@ -9,9 +9,8 @@ use settee_core::component::ForceField;
 use settee_core::role::MechanicalState;
 use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
+/// Uniform viscous damping force −c·v on every DOF.
 #[component(
-    name = "UniformVelocityDampingForceField",
-    description = "Uniform viscous damping force −c·v on every DOF.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

@@ -11,9 +11,8 @@ use settee_core::role;
 use settee_core::simulation::timed;
 use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 
+/// A simple explicit time integrator (symplectic Euler by default).
 #[component(
-    name = "EulerExplicitSolver",
-    description = "A simple explicit time integrator (symplectic Euler by default).",
     roles = [OdeSolver],
     data = {
         /// if true (default), velocities are updated before positions (semi-implicit Euler, more robust); if false, positions are updated with the old velocities (standard Euler)

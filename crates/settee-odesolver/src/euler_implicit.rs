@@ -5,9 +5,8 @@ use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::role;
 use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 
+/// Implicit time integrator using backward Euler, with Rayleigh damping.
 #[component(
-    name = "EulerImplicitSolver",
-    description = "Implicit time integrator using backward Euler, with Rayleigh damping.",
     roles = [OdeSolver],
     data = {
         /// Rayleigh damping coefficient related to stiffness, > 0
@@ -49,8 +48,14 @@ pub struct EulerImplicitSolver {
 
 /// The linear solver an ODE solver uses: its `linearSolver` link, else the first linear solver
 /// found searching down from its node.
+/// The `linearSolver` link, else the first linear solver below the node; else a preconditioner
+/// there, which [`check_solves_systems`] then refuses with the reason (a common mistake).
 pub fn find_linear_solver(cx: &InitCtx) -> Option<ComponentId> {
-    cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_down(cx.node(), role::LINEAR_SOLVER))
+    cx.link_targets("linearSolver")
+        .first()
+        .copied()
+        .or_else(|| cx.scene.find_down(cx.node(), role::LINEAR_SOLVER))
+        .or_else(|| cx.scene.find_down(cx.node(), settee_linearsolver::PRECONDITIONER))
 }
 
 impl Component for EulerImplicitSolver {

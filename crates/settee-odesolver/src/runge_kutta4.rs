@@ -10,9 +10,8 @@ use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::timed;
 use settee_core::{component, Component, Scene, SimResult, VecId, VecKind};
 
+/// A popular explicit time integrator (classical 4th-order Runge-Kutta; requires diagonal masses).
 #[component(
-    name = "RungeKutta4Solver",
-    description = "A popular explicit time integrator (classical 4th-order Runge-Kutta; requires diagonal masses).",
     roles = [OdeSolver],
 )]
 #[derive(Default)]

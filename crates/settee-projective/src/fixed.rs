@@ -23,9 +23,8 @@ use crate::ProjectiveBase;
 })]
 pub struct FixedData;
 
+/// Fixes DOFs: their increments (and optionally velocities) are projected to zero.
 #[component(
-    name = "FixedProjectiveConstraint",
-    description = "Fixes DOFs: their increments (and optionally velocities) are projected to zero.",
     roles = [ProjectiveConstraint],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

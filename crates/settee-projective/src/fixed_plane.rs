@@ -16,9 +16,8 @@ use crate::ProjectiveBase;
 
 use crate::subspace::{checked_indices, follow_points};
 
+/// Blocks the motion along a direction of the DOFs lying between two planes normal to it.
 #[component(
-    name = "FixedPlaneProjectiveConstraint",
-    description = "Blocks the motion along a direction of the DOFs lying between two planes normal to it.",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",

@@ -38,8 +38,9 @@ pub fn register(f: &mut settee_core::Factory) {
 
 #[cfg(test)]
 mod tests {
+    use settee_animationloop::default_step;
     use settee_core::mechanics::{self as mech, MechScope};
-    use settee_core::simulation::{default_step, init_root};
+    use settee_core::simulation::init_root;
     use settee_core::testing::{add, assembled};
     use settee_core::{Factory, Scene, VecId};
 

@@ -130,9 +130,8 @@ impl KeyedDofs {
     }
 }
 
+/// Impose a motion to given DOFs (translation and rotation).
 #[component(
-    name = "LinearMovementProjectiveConstraint",
-    description = "Impose a motion to given DOFs (translation and rotation).",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",

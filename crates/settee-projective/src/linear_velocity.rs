@@ -23,9 +23,8 @@ use crate::ProjectiveBase;
 use crate::linear_movement::{key_values, supported_layout, KeyData, KeyedDofs};
 use crate::subspace::active;
 
+/// Impose a velocity to given DOFs (translation and rotation).
 #[component(
-    name = "LinearVelocityProjectiveConstraint",
-    description = "Impose a velocity to given DOFs (translation and rotation).",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
     default_template = "Vec3d",

@@ -16,9 +16,8 @@ use crate::ProjectiveBase;
 
 use crate::subspace::{active, checked_indices};
 
+/// Attach given particles to their initial positions, in some directions only.
 #[component(
-    name = "PartialFixedProjectiveConstraint",
-    description = "Attach given particles to their initial positions, in some directions only.",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d", "Rigid2d"],
     default_template = "Vec3d",

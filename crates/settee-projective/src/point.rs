@@ -13,9 +13,8 @@ use crate::ProjectiveBase;
 
 use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
 
+/// Project particles to a point
 #[component(
-    name = "PointProjectiveConstraint",
-    description = "Project particles to a point",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d"],
     default_template = "Vec3d",

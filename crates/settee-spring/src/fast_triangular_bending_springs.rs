@@ -116,9 +116,8 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
     Ok(springs.into_iter().enumerate().filter_map(|(e, s)| s.map(|s| (e, s))).collect())
 }
 
+/// Linear bending forces (Volino's model) across the interior edges of a triangle mesh.
 #[component(
-    name = "FastTriangularBendingSprings",
-    description = "Linear bending forces (Volino's model) across the interior edges of a triangle mesh.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -117,9 +117,8 @@ pub fn mesh_springs(mesh: &MeshData, p: &MeshSpringParams, rest: &dyn Fn(usize) 
     springs
 }
 
+/// Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.
 #[component(
-    name = "MeshSpringForceField",
-    description = "Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d"],

@@ -63,9 +63,8 @@ fn bound(x: f64) -> Option<usize> {
     (x >= 0.0).then_some(x as usize)
 }
 
+/// Bending springs joining the opposite edges of adjacent quads.
 #[component(
-    name = "QuadBendingSprings",
-    description = "Bending springs joining the opposite edges of adjacent quads.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec2d", "Vec3d"],

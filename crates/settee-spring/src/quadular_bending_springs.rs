@@ -34,9 +34,8 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
     active.chunks_exact(2).map(|p| (p[0].0, [0, 1].map(|k| QuadSpring { edge: p[k].1, rest_length: p[k].2 }))).collect()
 }
 
+/// Pairs of crossed bending springs across the interior edges of a quad mesh.
 #[component(
-    name = "QuadularBendingSprings",
-    description = "Pairs of crossed bending springs across the interior edges of a quad mesh.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

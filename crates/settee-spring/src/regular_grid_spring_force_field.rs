@@ -172,9 +172,8 @@ fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
     Ok(GridCells { n, d: step })
 }
 
+/// Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.
 #[component(
-    name = "RegularGridSpringForceField",
-    description = "Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],

@@ -72,9 +72,8 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
     }
 }
 
+/// Springs pulling DOFs back to their rest position or to the position of an external state.
 #[component(
-    name = "RestShapeSpringsForceField",
-    description = "Springs pulling DOFs back to their rest position or to the position of an external state.",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Rigid3d"],
     default_template = "Vec3d",

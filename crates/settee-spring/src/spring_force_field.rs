@@ -77,9 +77,8 @@ pub fn spring_dim(layout: Layout) -> usize {
     }
 }
 
+/// Linear springs between pairs of DOFs of one or two mechanical states.
 #[component(
-    name = "SpringForceField",
-    description = "Linear springs between pairs of DOFs of one or two mechanical states.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],

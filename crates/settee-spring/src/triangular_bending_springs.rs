@@ -26,9 +26,8 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
     t.active().into_iter().map(|(e, [m1, m2], l)| (e, LinearSpring::new(m1, m2, ks, kd, l))).collect()
 }
 
+/// Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.
 #[component(
-    name = "TriangularBendingSprings",
-    description = "Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -40,10 +40,10 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
     }
 }
 
+/// Container of the state vectors (positions, velocities, forces, …) of a set of degrees of freedom.
+///
 /// The state container component.
 #[component(
-    name = "MechanicalObject",
-    description = "Container of the state vectors (positions, velocities, forces, …) of a set of degrees of freedom.",
     markers = [MechanicalState],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     default_template = "Vec3d",

@@ -42,10 +42,10 @@ struct Line {
     text: String,
 }
 
+/// Replays a script of element additions and removals on a dynamic topology at given times.
+///
 /// The TopologicalChangeProcessor component.
 #[component(
-    name = "TopologicalChangeProcessor",
-    description = "Replays a script of element additions and removals on a dynamic topology at given times.",
     data = {
         /// script of topological changes (times and element lists)
         filename: FileName,

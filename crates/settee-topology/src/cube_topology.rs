@@ -309,10 +309,10 @@ impl CubeGrid {
     }
 }
 
+/// Surface topology of a cube in 3D (points, edges and quads).
+///
 /// The component.
 #[component(
-    name = "CubeTopology",
-    description = "Surface topology of a cube in 3D (points, edges and quads).",
     roles = [Topology],
     inherit = [MeshTopologyData, Self],
     preparse = preparse,

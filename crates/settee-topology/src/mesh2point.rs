@@ -22,10 +22,10 @@ use settee_core::{component, Component, InitCtx, SimResult};
 
 use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_count, NewElements};
 
+/// Creates output points from the input's points and elements at given local coordinates.
+///
 /// The Mesh2PointTopologicalMapping component.
 #[component(
-    name = "Mesh2PointTopologicalMapping",
-    description = "Creates output points from the input's points and elements at given local coordinates.",
     markers = [TopologyAlgorithms],
     create = |_| Mesh2PointTopologicalMapping,
     data = {

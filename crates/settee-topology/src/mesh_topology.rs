@@ -55,10 +55,10 @@ use crate::mesh::{complete_lists, DerivedLists};
 })]
 pub struct MeshTopologyData;
 
+/// Generic constant topology given by explicit element lists (typically linked from a mesh loader).
+///
 /// The MeshTopology component.
 #[component(
-    name = "MeshTopology",
-    description = "Generic constant topology given by explicit element lists (typically linked from a mesh loader).",
     roles = [Topology],
     inherit = [MeshTopologyData, Self],
     data = {

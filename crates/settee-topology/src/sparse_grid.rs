@@ -661,10 +661,10 @@ pub(crate) fn virtual_finest_params(cx: &InitCtx, p: &FinestParams, levels: u32)
 })]
 pub struct SparseGridData;
 
+/// Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.
+///
 /// The SparseGridTopology component.
 #[component(
-    name = "SparseGridTopology",
-    description = "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
     roles = [Topology],
     inherit = [MeshTopologyData, SparseGridData],
     create = |_| SparseGridTopology { mesh: MeshData::default(), grid: None },

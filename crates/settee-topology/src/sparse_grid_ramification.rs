@@ -509,11 +509,11 @@ impl RamifiedGrid {
     }
 }
 
+/// Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.
+///
 /// The SparseGridRamificationTopology component. Its surface and grid parameters are read as
 /// the sparse grid's (`read_surface`, `finest_params`).
 #[component(
-    name = "SparseGridRamificationTopology",
-    description = "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
     roles = [Topology],
     inherit = [MeshTopologyData, SparseGridData, Self],
     create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None },

@@ -84,13 +84,13 @@ impl Component for NoEffect {
     }
 }
 
+/// Display 3D camera-oriented text (rendering only; Settee does not render).
+///
 /// `Visual3DText`: camera-facing text drawn by SOFA's viewer. Unlike the classes above, its Data
 /// are declared and parsed (so typos and bad values are reported), though none of them can change
 /// a simulated number. It is a visual model in SOFA but holds no points, so it never serves as a
 /// mapping output.
 #[component(
-    name = "Visual3DText",
-    description = "Display 3D camera-oriented text (rendering only; Settee does not render).",
     markers = [Visual],
     data = {
         /// Display the object or not (rendering only)
@@ -112,10 +112,10 @@ pub struct Visual3DText;
 
 impl Component for Visual3DText {}
 
+/// Declares the SOFA modules a scene needs. Accepted and recorded; Settee's components are built in.
+///
 /// `RequiredPlugin`: accepted and recorded; every component Settee knows is built in.
 #[component(
-    name = "RequiredPlugin",
-    description = "Declares the SOFA modules a scene needs. Accepted and recorded; Settee's components are built in.",
     markers = [Plugin],
     data = {
         /// names of the SOFA modules or plugins to load (Settee has every supported component built in)
@@ -145,14 +145,14 @@ impl Component for RequiredPlugin {
     }
 }
 
+/// Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).
+///
 /// `TaskSchedulerSettings`: sets up SOFA's global task scheduler (thread count, scheduler type).
 /// The scheduler only decides how SOFA spreads work over threads, never a simulated number, and
 /// Settee's threads are chosen by whoever runs the scene; so the Data are read and kept, and an
 /// unknown scheduler type gets the warning SOFA's error becomes here (SOFA marks the component
 /// invalid and goes on).
 #[component(
-    name = "TaskSchedulerSettings",
-    description = "Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).",
     markers = [Visual],
     data = {
         /// threads of SOFA's task scheduler (0: one per core); no effect here: Settee's thread count is set by the runner

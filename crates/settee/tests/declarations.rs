@@ -20,10 +20,10 @@ trait Thermostat {
 
 const THERMOSTAT: RoleId = RoleId::of::<dyn Thermostat>("Thermostat");
 
+/// Adds a constant velocity to the first DOF of the node's state every step (test only).
+///
 /// A component of this test crate playing the new role, with Data of its own.
 #[component(
-    name = "TestThermostat",
-    description = "Adds a constant velocity to the first DOF of the node's state every step (test only).",
     roles = [Thermostat],
     data = {
         /// velocity added to the first DOF's x every step

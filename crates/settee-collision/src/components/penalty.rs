@@ -28,10 +28,10 @@ pub struct PenaltyContact {
     pub pen: f64,
 }
 
+/// Penalty contact: repulsive springs along the contact normals between the contact points of two states.
+///
 /// The force field; `contacts` are set by the penalty response each step.
 #[component(
-    name = "PenalityContactForceField",
-    description = "Penalty contact: repulsive springs along the contact normals between the contact points of two states.",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d"],

@@ -48,11 +48,11 @@ struct Phase;
 
 impl Component for Phase {}
 
+/// Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.
+///
 /// `BruteForceDetection`: SOFA's shorthand that adds a BruteForceBroadPhase and a BVHNarrowPhase
 /// to its node (before itself) and does nothing else.
 #[component(
-    name = "BruteForceDetection",
-    description = "Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.",
     create = |_| BruteForceDetection,
 )]
 struct BruteForceDetection;
@@ -146,10 +146,11 @@ fn subtree_components(scene: &Scene, node: NodeId) -> Vec<ComponentId> {
 
 // ----- CollisionPipeline --------------------------------------------------------------------------
 
+/// One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.
+///
 /// A SubCollisionPipeline: its links and Data describe a set-up the composite runs.
 #[component(
     name = "SubCollisionPipeline",
-    description = "One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.",
     create = |_| SubPipelineComponent,
     data = {
         /// depth of the bounding-volume trees
@@ -211,6 +212,12 @@ pub struct PipelineComponent {
     composite: bool,
 }
 
+/// A bounding-tree depth from scene text (the tree itself never builds more levels than its
+/// elements can fill, see [`crate::detection::tree`]).
+fn tree_depth(depth: i64) -> u32 {
+    depth.clamp(0, u32::MAX as i64) as u32
+}
+
 impl PipelineComponent {
     /// CollisionPipeline's hidden sub-pipeline: every model of the subtree, the first
     /// intersection method, phases and contact manager found in the same order.
@@ -237,7 +244,7 @@ impl PipelineComponent {
         if models.is_empty() {
             return Ok(None);
         }
-        Ok(Some(SubPipeline::new(cx.scene, models, i, b, n, m, depth as u32)))
+        Ok(Some(SubPipeline::new(cx.scene, models, i, b, n, m, tree_depth(depth))))
     }
 
     fn sub(cx: &mut InitCtx, s: ComponentId) -> SimResult<SubPipeline> {
@@ -257,7 +264,7 @@ impl PipelineComponent {
         };
         let (i, m, b, n) = (one("intersectionMethod")?, one("contactManager")?, one("broadPhaseDetection")?, one("narrowPhaseDetection")?);
         let models = scene.link_targets(s, "collisionModels").to_vec();
-        let depth = e.data.get(SubPipelineComponent::DEPTH).max(0) as u32;
+        let depth = tree_depth(e.data.get(SubPipelineComponent::DEPTH));
         Ok(SubPipeline::new(scene, models, i, b, n, m, depth))
     }
 }

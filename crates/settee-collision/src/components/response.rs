@@ -1,29 +1,39 @@
 //! Contact responses (spec §9): the contact managers `CollisionResponse` and
 //! `RuleBasedContactManager`, and the penalty response with its contact mappers.
 //!
-//! A contact object lives for one pair of collision models as long as the pair produces
-//! outputs at every step. Its contact points live in states given by a *mapper* per side: the
-//! model's own state for point and sphere models (identity), or a child node of the model's node
-//! holding a Vec3d state and a `BarycentricMapping` for line and triangle models. The penalty
-//! response adds a `PenalityContactForceField` between the two states; it is detached from the
-//! graph at every reset phase and attached again at the response phase — in the simulated
-//! model's node when the other is an obstacle (integrated implicitly with that object), in the
-//! pipeline's node when both are simulated (an explicit external force under
-//! DefaultAnimationLoop). The Lagrangian response `FrictionContactConstraint` keeps an
-//! `UnilateralLagrangianConstraint` between the two states instead, filled with the step's
-//! contacts and solved by FreeMotionAnimationLoop's constraint solver.
+//! Contacts are data of the contact manager: a contact lives for one pair of collision models as
+//! long as the pair produces outputs at every step, and keeps its contact points (persistent
+//! ids, the mapped points on each body, normals, distances) and the objects that act on them.
+//! Its contact points live in states given by a *mapper* per side: the model's own state for
+//! point and sphere models (identity), or a Vec3d state mapped from the model's state by a
+//! `BarycentricMapping` (line, triangle, tetrahedron models) or a `RigidMapping` (rigid
+//! spheres). The penalty response puts a `PenalityContactForceField` between the two states;
+//! the Lagrangian responses an `UnilateralLagrangianConstraint` (FrictionContactConstraint) or a
+//! `BilateralLagrangianConstraint` (StickContactConstraint), filled with the step's contacts and
+//! solved by FreeMotionAnimationLoop's constraint solver.
+//!
+//! None of these objects is in the graph: they are built here in code (no factory, no class
+//! name), belong to no node, and are placed in the step's order through the scene's
+//! [`settee_core::plan::ContactStore`] — a mapping at the end of its model's node subtree, a
+//! force field or law after the objects of the node SOFA would attach it to (the simulated
+//! model's node when the other is an obstacle, integrated implicitly with that object; the
+//! pipeline's node when both are simulated, an explicit external force under
+//! DefaultAnimationLoop). That is where SOFA's contact nodes sit, so every sum keeps SOFA's order.
 
 use std::collections::{BTreeMap, HashMap};
 
+use settee_constraint::laws::{BilateralLagrangianConstraint, UnilateralLagrangianConstraint};
 use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
 use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PointMapper, PrimitiveKind, Vec3};
 use settee_core::constraint::{ContactConstraint, ContactSpec};
 use settee_core::diag::Diagnostic;
 use settee_core::factory::BaseData;
 use settee_core::mechanics::apply_mapping;
-use settee_core::simulation::init_subtree;
+use settee_core::scene::Deferred;
+use settee_core::state::MState;
 use settee_core::types::quat_rotate;
-use settee_core::{component, Component, ComponentId, Declared, InitCtx, NodeId, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, ComponentClass, ComponentId, Declared, InitCtx, Layout, NodeId, Scene, SimError, SimResult, StateId, VecId};
+use settee_mapping::{BarycentricMapping, RigidMapping};
 
 use super::models::CollisionModelData;
 use super::penalty::PenalityContactForceField;
@@ -94,13 +104,15 @@ enum Mapper {
     /// Point and Vec3d sphere models: the model's own state; a point is its element (vertex or
     /// sphere), and a sphere contributes its radius to the contact distance.
     Identity { model: ComponentId, state: StateId, sphere: bool },
-    /// Line and triangle models: a child node of the model's node with a Vec3d state mapped
-    /// barycentrically from the model's state on the model's topology.
-    Barycentric { model: ComponentId, parent: NodeId, topology: Option<ComponentId>, created: Option<(NodeId, StateId, ComponentId)> },
-    /// Rigid spheres: a child node of the rigid state's node with a Vec3d state attached to the
-    /// frames by a `RigidMapping`; a point keeps its coordinates in the sphere's frame, and the
-    /// sphere contributes its radius to the contact distance.
-    Rigid { model: ComponentId, parent: NodeId, created: Option<(NodeId, StateId, ComponentId)> },
+    /// Line, triangle and tetrahedron models: a Vec3d state mapped barycentrically from the
+    /// model's state (`input`) on the model's topology, anchored at the end of the model's node
+    /// subtree (`anchor`).
+    Barycentric { model: ComponentId, input: StateId, anchor: NodeId, topology: Option<ComponentId>, created: Option<(StateId, ComponentId)> },
+    /// Rigid spheres: a Vec3d state attached to the frames of the rigid state (`input`) by a
+    /// `RigidMapping`, anchored at the end of the rigid state's node subtree; a point keeps its
+    /// coordinates in the sphere's frame, and the sphere contributes its radius to the contact
+    /// distance.
+    Rigid { model: ComponentId, input: StateId, anchor: NodeId, created: Option<(StateId, ComponentId)> },
 }
 
 impl Mapper {
@@ -110,9 +122,9 @@ impl Mapper {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
             PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => {
-                Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None })
+                Ok(Mapper::Barycentric { model: id, input: state, anchor: info.node, topology: info.topology, created: None })
             }
-            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, parent: info.state_node, created: None }),
+            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, input: state, anchor: info.state_node, created: None }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
     }
@@ -121,39 +133,23 @@ impl Mapper {
     fn create(&mut self, scene: &mut Scene) -> SimResult<StateId> {
         match self {
             Mapper::Identity { state, .. } => Ok(*state),
-            Mapper::Barycentric { created: Some((_, s, _)), .. } | Mapper::Rigid { created: Some((_, s, _)), .. } => Ok(*s),
-            Mapper::Rigid { parent, created, .. } => {
-                let node = scene.add_node(*parent, "contactPoints");
-                match build_mapper_node(scene, node, "RigidMapping", "Rigid3d,Vec3d", None) {
-                    Ok((s, map)) => {
-                        *created = Some((node, s, map));
-                        Ok(s)
-                    }
-                    Err(e) => {
-                        scene.remove_node(node);
-                        Err(e)
-                    }
-                }
+            Mapper::Barycentric { created: Some((s, _)), .. } | Mapper::Rigid { created: Some((s, _)), .. } => Ok(*s),
+            Mapper::Rigid { input, anchor, created, .. } => {
+                let (s, map) = new_contact_mapper(scene, *anchor, *input, None)?;
+                *created = Some((s, map));
+                Ok(s)
             }
-            Mapper::Barycentric { parent, topology, created, .. } => {
-                let node = scene.add_node(*parent, "contactPoints");
-                match build_mapper_node(scene, node, "BarycentricMapping", "Vec3d,Vec3d", *topology) {
-                    Ok((s, map)) => {
-                        *created = Some((node, s, map));
-                        Ok(s)
-                    }
-                    Err(e) => {
-                        scene.remove_node(node);
-                        Err(e)
-                    }
-                }
+            Mapper::Barycentric { input, anchor, topology, created, .. } => {
+                let (s, map) = new_contact_mapper(scene, *anchor, *input, Some(*topology))?;
+                *created = Some((s, map));
+                Ok(s)
             }
         }
     }
 
     /// SOFA's `resize`: removes the previous points and sizes the state for `n`.
     fn resize(&mut self, scene: &mut Scene, n: usize) {
-        if let Mapper::Barycentric { created: Some((_, s, map)), .. } | Mapper::Rigid { created: Some((_, s, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((s, map)), .. } | Mapper::Rigid { created: Some((s, map)), .. } = self {
             if let Some(pm) = scene.role_mut::<dyn PointMapper>(*map) {
                 pm.clear_points();
             }
@@ -169,7 +165,7 @@ impl Mapper {
                 let r = if *sphere { geometry_of(scene, *model).radius.get(elem).copied().unwrap_or(0.0) } else { 0.0 };
                 Ok((elem, r))
             }
-            Mapper::Barycentric { model, created: Some((_, _, map)), .. } => {
+            Mapper::Barycentric { model, created: Some((_, map)), .. } => {
                 let point = barycentric_point(geometry_of(scene, *model), p, elem)?;
                 let pm = scene.role_mut::<dyn PointMapper>(*map).ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 let index = match point {
@@ -180,7 +176,7 @@ impl Mapper {
                 };
                 Ok((index, 0.0))
             }
-            Mapper::Rigid { model, created: Some((_, _, map)), .. } => {
+            Mapper::Rigid { model, created: Some((_, map)), .. } => {
                 let g = geometry_of(scene, *model);
                 let (Some(c), Some(q), Some(&r)) = (g.x.get(elem), g.orientations.get(elem), g.radius.get(elem)) else {
                     return Err(SimError::new(format!("contact on sphere {elem} of '{}', which has {} spheres", g.name, g.len())));
@@ -199,7 +195,7 @@ impl Mapper {
 
     /// SOFA's `update`: maps positions and velocities to the contact points.
     fn update(&mut self, scene: &mut Scene) -> SimResult {
-        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, map)), .. } | Mapper::Rigid { created: Some((_, map)), .. } = self {
             apply_mapping(scene, *map, VecId::POSITION, VecId::VELOCITY)?;
         }
         Ok(())
@@ -209,45 +205,64 @@ impl Mapper {
     fn state(&self) -> Option<StateId> {
         match self {
             Mapper::Identity { state, .. } => Some(*state),
-            Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } => created.map(|(_, s, _)| s),
+            Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } => created.map(|(s, _)| s),
         }
     }
 
     /// SOFA's `updateXfree`: maps the free positions and velocities to the contact points.
     fn update_xfree(&mut self, scene: &mut Scene) -> SimResult {
-        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, map)), .. } | Mapper::Rigid { created: Some((_, map)), .. } = self {
             apply_mapping(scene, *map, VecId::FREE_POSITION, VecId::FREE_VELOCITY)?;
         }
         Ok(())
     }
 
-    /// SOFA's `cleanup`: deletes the mapper's node.
+    /// SOFA's `cleanup`: the mapping and its state are destroyed.
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } = self {
-            if let Some((node, _, _)) = created.take() {
-                scene.remove_node(node);
+            if let Some((_, map)) = created.take() {
+                destroy(scene, map);
             }
         }
     }
 }
 
-/// Fills a mapper's node: a Vec3d state mapped by `mapping` (of template `template`) from the
-/// parent's state — on `topology` for barycentric mappers — with no point yet.
-fn build_mapper_node(
-    scene: &mut Scene,
-    node: NodeId,
-    mapping: &str,
-    template: &str,
-    topology: Option<ComponentId>,
-) -> SimResult<(StateId, ComponentId)> {
-    let mo = scene.create_component(node, "MechanicalObject", Some("Vec3d"), &[("name", "contactPoints")])?;
-    let map = scene.create_component(node, mapping, Some(template), &[("input", "@.."), ("output", "@.")])?;
-    if let Some(t) = topology {
-        scene.set_link_targets(map, "input_topology", vec![t])?;
+/// A contact mapper built in code: a Vec3d state, with no point yet, mapped from `input` by a
+/// `BarycentricMapping` on the elements of `topology` (`Some`: the model's topology, else the
+/// input's context topology) or, for `None`, a `RigidMapping`. The mapping owns the state and
+/// sits at the end of `anchor`'s subtree in the step's order.
+fn new_contact_mapper(scene: &mut Scene, anchor: NodeId, input: StateId, topology: Option<Option<ComponentId>>) -> SimResult<(StateId, ComponentId)> {
+    let n_in = scene.store.get(input).size;
+    let elements = match topology {
+        Some(topology) => {
+            let in_node = scene.store.get(input).node;
+            let topo = topology.or_else(|| scene.context_topology(in_node)).ok_or_else(|| SimError::new("no topology to place contact points in"))?;
+            Some(scene.mesh_of(topo).cloned().ok_or_else(|| SimError::new(format!("{} provides no mesh", scene.entry(topo).label())))?)
+        }
+        None => None,
+    };
+    // The state an empty Vec3d MechanicalObject gives: one DOF at the origin, at rest. Its
+    // owner is the mapping, set once the mapping exists.
+    let mut st = MState::new(Layout::Vec3, scene.store.get(input).owner, anchor, "contactPoints".to_string());
+    st.resize(1);
+    for id in [VecId::POSITION, VecId::VELOCITY, VecId::REST_POSITION] {
+        st.set_vec(id, vec![0.0; 3]);
     }
-    scene.role_mut::<dyn PointMapper>(map).ok_or_else(|| SimError::new(format!("{mapping} cannot place points")))?.points_placed_by_code();
-    init_subtree(scene, node)?;
-    Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
+    st.write(VecId::FORCE);
+    st.write(VecId::DX);
+    st.mapped = true;
+    let s = scene.store.add(st);
+    let (class, obj): (&'static ComponentClass, Box<dyn Component>) = match &elements {
+        Some(mesh) => (BarycentricMapping::CLASSES[0], Box::new(BarycentricMapping::contact_points(input, s, n_in, mesh))),
+        None => (RigidMapping::CLASSES[0], Box::new(RigidMapping::contact_points(input, s, n_in))),
+    };
+    let map = scene.insert_unattached(anchor, class, obj, Some(Layout::Vec3), "contactPoints");
+    scene.store.get_mut(s).owner = map;
+    let e = scene.entry_mut(map);
+    e.state = Some(s);
+    e.initialized = true;
+    scene.contacts.add_mapper(anchor, map);
+    Ok((s, map))
 }
 
 /// A contact point in an element of a line or triangle model.
@@ -413,11 +428,14 @@ impl PenaltyResponse {
             None => {
                 let s1 = self.mappers.0.create(scene)?;
                 let s2 = self.mappers.1.create(scene)?;
-                let ff = scene.create_component(Scene::ROOT, PenalityContactForceField::CLASSES[0].name, Some("Vec3d"), &[("name", &self.name)])?;
-                scene.detach_component(ff);
+                let ff = scene.insert_unattached(
+                    Scene::ROOT,
+                    PenalityContactForceField::CLASSES[0],
+                    Box::new(PenalityContactForceField::between(s1, s2)),
+                    Some(Layout::Vec3),
+                    &self.name,
+                );
                 let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
-                scene.set_link_targets(ff, "object1", vec![o1])?;
-                scene.set_link_targets(ff, "object2", vec![o2])?;
                 // The force field carries the tags of both contact-point states (SOFA's
                 // `setInteractionTags`), for tag-filtered solvers and visitors.
                 let mut tags: Vec<String> = Vec::new();
@@ -496,24 +514,17 @@ impl PenaltyResponse {
         self.mappers.1.update(scene)
     }
 
-    /// SOFA's `createResponse`: attaches the force field to `node`.
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) {
+    /// SOFA's `createResponse`: the force field acts after the objects of `node` this step.
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) {
         if let Some(ff) = self.force_field {
-            scene.attach_component(ff, node);
+            attach(scene, owner, node, ff);
         }
     }
 
-    /// SOFA's `removeResponse`: detaches the force field.
-    fn detach(&mut self, scene: &mut Scene) {
-        if let Some(ff) = self.force_field {
-            scene.detach_component(ff);
-        }
-    }
-
-    /// SOFA's `cleanup`: destroys the force field and the mappers' nodes.
+    /// SOFA's `cleanup`: destroys the force field and the mappers.
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Some(ff) = self.force_field.take() {
-            scene.remove_component(ff);
+            destroy(scene, ff);
         }
         self.mappers.0.cleanup(scene);
         self.mappers.1.cleanup(scene);
@@ -677,15 +688,13 @@ impl LagrangianResponse {
         }
         let s1 = self.mappers.0.create(scene)?;
         let s2 = if self.shared_mapper() { s1 } else { self.mappers.1.create(scene)? };
-        let class = match self.law {
-            LagrangianLaw::Friction { .. } => "UnilateralLagrangianConstraint",
-            LagrangianLaw::Stick { .. } => "BilateralLagrangianConstraint",
+        let (class, law): (&'static ComponentClass, Box<dyn Component>) = match self.law {
+            LagrangianLaw::Friction { .. } => (UnilateralLagrangianConstraint::CLASSES[0], Box::new(UnilateralLagrangianConstraint::between(s1, s2))),
+            LagrangianLaw::Stick { .. } => {
+                (BilateralLagrangianConstraint::CLASSES[0], Box::new(BilateralLagrangianConstraint::new(Layout::Vec3, s1, s2)?))
+            }
         };
-        let c = scene.create_component(Scene::ROOT, class, Some("Vec3d"), &[("name", &self.name)])?;
-        scene.detach_component(c);
-        let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
-        scene.set_link_targets(c, "object1", vec![o1])?;
-        scene.set_link_targets(c, "object2", vec![o2])?;
+        let c = scene.insert_unattached(Scene::ROOT, class, law, Some(Layout::Vec3), &self.name);
         settee_core::simulation::init_components(scene, &[c])?;
         if let LagrangianLaw::Friction { tol, .. } = self.law {
             contact_constraint(scene, c)?.set_custom_tolerance(tol);
@@ -696,11 +705,12 @@ impl LagrangianResponse {
 
     /// SOFA's `createResponse`: unless a kept-alive stick contact has no outputs (its constraint
     /// then stays as it was), places the contact points (`activateMappers`), maps the current
-    /// and free states to them and fills the constraint; then attaches it to `node`.
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+    /// and free states to them and fills the constraint; then it acts after the objects of
+    /// `node` this step.
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) -> SimResult {
         if self.kept.is_empty() && self.law.keep_alive() {
             if let Some(c) = self.constraint {
-                scene.attach_component(c, node);
+                attach(scene, owner, node, c);
             }
             return Ok(());
         }
@@ -758,25 +768,22 @@ impl LagrangianResponse {
         for spec in contacts {
             law.add_contact(spec)?;
         }
-        scene.attach_component(c, node);
+        attach(scene, owner, node, c);
         Ok(())
     }
 
-    /// SOFA's `removeResponse`: the constraint is detached; FrictionContact also drops its
-    /// contact points.
-    fn detach(&mut self, scene: &mut Scene) {
+    /// SOFA's `removeResponse` (the reset phase): the constraint stops acting until attached
+    /// again; FrictionContact also drops its contact points.
+    fn reset(&mut self, scene: &mut Scene) {
         if matches!(self.law, LagrangianLaw::Friction { .. }) {
             self.mappers.0.resize(scene, 0);
             self.mappers.1.resize(scene, 0);
-        }
-        if let Some(c) = self.constraint {
-            scene.detach_component(c);
         }
     }
 
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Some(c) = self.constraint.take() {
-            scene.remove_component(c);
+            destroy(scene, c);
         }
         self.mappers.0.cleanup(scene);
         self.mappers.1.cleanup(scene);
@@ -810,19 +817,19 @@ impl Response {
             Response::Lagrangian(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
         }
     }
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) -> SimResult {
         match self {
             Response::Penalty(r) => {
-                r.attach(scene, node);
+                r.attach(scene, owner, node);
                 Ok(())
             }
-            Response::Lagrangian(r) => r.attach(scene, node),
+            Response::Lagrangian(r) => r.attach(scene, owner, node),
         }
     }
-    fn detach(&mut self, scene: &mut Scene) {
-        match self {
-            Response::Penalty(r) => r.detach(scene),
-            Response::Lagrangian(r) => r.detach(scene),
+    /// The reset phase: the response's objects stop acting until attached again.
+    fn reset(&mut self, scene: &mut Scene) {
+        if let Response::Lagrangian(r) = self {
+            r.reset(scene);
         }
     }
     fn cleanup(&mut self, scene: &mut Scene) {
@@ -831,6 +838,20 @@ impl Response {
             Response::Lagrangian(r) => r.cleanup(scene),
         }
     }
+}
+
+/// A contact object of a pair that ended: it leaves the step's order now, and the arena at the
+/// next sync point (structural changes made while a stage walks the scene wait for it).
+fn destroy(scene: &mut Scene, c: ComponentId) {
+    scene.contacts.forget(c);
+    scene.defer(Deferred::RemoveComponent(c));
+}
+
+/// A contact object acts after the objects of `node` in this step's order (its context becomes
+/// that node's, as when SOFA adds it there).
+fn attach(scene: &mut Scene, owner: ComponentId, node: NodeId, c: ComponentId) {
+    scene.entry_mut(c).node = node;
+    scene.contacts.attach(owner, node, c);
 }
 
 fn penalty_ff(scene: &mut Scene, ff: ComponentId) -> &mut PenalityContactForceField {
@@ -951,6 +972,8 @@ pub struct ContactManagerComponent {
     failures: HashMap<String, u32>,
     /// Ids given to Lagrangian responses, in creation order.
     next_response_id: i64,
+    /// Its own id: the owner of the contact objects it places in the scene's order.
+    me: Option<ComponentId>,
 }
 
 impl ContactManagerComponent {
@@ -964,6 +987,7 @@ impl ContactManagerComponent {
             contacts: StableOrderMap::new(),
             failures: HashMap::new(),
             next_response_id: 0,
+            me: None,
         }
     }
 
@@ -1063,6 +1087,7 @@ impl ContactManagerComponent {
 
 impl Component for ContactManagerComponent {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.me = Some(cx.id);
         let d = cx.data();
         self.response = d.get(Self::RESPONSE).trim().to_string();
         self.params = d.get(Self::RESPONSE_PARAMS).trim().to_string();
@@ -1112,15 +1137,17 @@ impl Component for ContactManagerComponent {
 
 impl ContactManager for ContactManagerComponent {
     fn detach_responses(&mut self, scene: &mut Scene) -> SimResult {
+        scene.contacts.begin_attach(self.me.expect("initialised"));
         for e in self.contacts.entries_mut() {
             if let Some(r) = &mut e.response {
-                r.detach(scene);
+                r.reset(scene);
             }
         }
         Ok(())
     }
 
     fn respond(&mut self, scene: &mut Scene, outputs: &[ContactOutputs], contact: f64, pipeline_node: NodeId) -> SimResult {
+        let me = self.me.expect("initialised");
         // New or continuing contacts, in outputs-map order.
         for o in outputs {
             let (i, created) = self.contacts.insert(o.key, || ContactEntry { key: o.key, response: None });
@@ -1167,7 +1194,7 @@ impl ContactManager for ContactManagerComponent {
         self.contacts.erase_where(|e| !live.contains(&e.key) && !e.response.as_ref().is_some_and(Response::keep_alive), |e| dead.push(e));
         for mut e in dead {
             if let Some(r) = &mut e.response {
-                r.detach(scene);
+                r.reset(scene);
                 r.cleanup(scene);
             }
         }
@@ -1184,9 +1211,9 @@ impl ContactManager for ContactManagerComponent {
                 *counts.entry(models.1).or_insert(0) += 1;
             }
             if !m1.simulated {
-                r.attach(scene, m2.node)?;
+                r.attach(scene, me, m2.node)?;
             } else if !m2.simulated {
-                r.attach(scene, m1.node)?;
+                r.attach(scene, me, m1.node)?;
             } else {
                 deferred.push(e.key);
             }
@@ -1194,10 +1221,11 @@ impl ContactManager for ContactManagerComponent {
         for key in deferred {
             if let Some(i) = self.contacts.position(key) {
                 if let Some(r) = &mut self.contacts.entries_mut()[i].response {
-                    r.attach(scene, pipeline_node)?;
+                    r.attach(scene, me, pipeline_node)?;
                 }
             }
         }
+        scene.contacts.end_attach();
         // Collision models of any class; those without the shared Data have no count to show.
         for (m, n) in counts {
             let data = &mut scene.entry_mut(m).data;

@@ -15,9 +15,8 @@ use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeS
 use super::common::{ode_factors, step_error, with_linear_solver};
 use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
 
+/// Component computing constraint forces within a simulated body using the compliance method.
 #[component(
-    name = "GenericConstraintCorrection",
-    description = "Component computing constraint forces within a simulated body using the compliance method.",
     roles = [ConstraintCorrection],
     data = {
         /// Factor applied to the position factor and velocity factor used to calculate compliance
@@ -32,6 +31,7 @@ use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
         /// inverse of the linear system matrix
         linearSolver: LinearSolver,
         /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
         ODESolver: OdeSolver,
     },
 )]
@@ -57,9 +57,9 @@ impl GenericConstraintCorrection {
     }
 
     /// The system the linear solver solves: the subtree of its node.
-    fn scope(&mut self, scene: &Scene) -> SimResult<MechScope> {
+    fn scope(&mut self, scene: &mut Scene) -> SimResult<std::sync::Arc<MechScope>> {
         let (_, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         self.states.clone_from(&scope.main_states);
         Ok(scope)
     }

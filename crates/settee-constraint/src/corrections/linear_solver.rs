@@ -33,9 +33,8 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
     })
 }
 
+/// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
 #[component(
-    name = "LinearSolverConstraintCorrection",
-    description = "Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",
@@ -52,6 +51,7 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
         /// inverse of the linear system matrix
         linearSolver: LinearSolver,
         /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
         ODESolver: OdeSolver,
     },
 )]
@@ -83,9 +83,9 @@ impl LinearSolverConstraintCorrection {
 
     /// The scope the linear solver solves over (the subtree of its node) and this state's offset
     /// in it.
-    fn scope(&self, scene: &Scene) -> SimResult<(MechScope, usize)> {
+    fn scope(&self, scene: &mut Scene) -> SimResult<(std::sync::Arc<MechScope>, usize)> {
         let (me, s, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         let off = scope.offset(s).ok_or_else(|| {
             step_error(scene, me, format!("the corrected state is not an unknown of the linear solver {}", scene.entry(ls).label()))
                 .hint("the state must be an independent (not mapped) state below the linear solver's node")

@@ -63,9 +63,8 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
+/// Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object
 #[component(
-    name = "PrecomputedConstraintCorrection",
-    description = "Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

@@ -70,9 +70,8 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     r
 }
 
+/// Component computing constraint forces within a simulated body using the compliance method.
 #[component(
-    name = "UncoupledConstraintCorrection",
-    description = "Component computing constraint forces within a simulated body using the compliance method.",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

@@ -18,9 +18,8 @@ use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, St
 use super::{angular_displacement, check_indices, coord, pair_states, quat, quat_diff, rotate, second, sub, v3, LawData, RowWriter, V3};
 use crate::resolution::Bilateral3DofResolution;
 
+/// BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).
 #[component(
-    name = "BilateralLagrangianConstraint",
-    description = "BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).",
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d", "Rigid3d"],
     default_template = "Vec3d",
@@ -188,7 +187,11 @@ impl BilateralLagrangianConstraint {
 
 impl Component for BilateralLagrangianConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (s1, s2) = pair_states(cx)?;
+        // Built by code between two states (a stick contact), else from the links.
+        let (s1, s2) = match (self.s1, self.s2) {
+            (Some(a), Some(b)) => (a, b),
+            _ => pair_states(cx)?,
+        };
         for (name, s) in [("object1", s1), ("object2", s2)] {
             let l = cx.state_layout(s);
             if l != self.layout {

@@ -14,9 +14,8 @@ use super::{check_indices, coord, quat, quat_inverse, read_rest, state_of, sub, 
 use crate::resolution::{Bilateral3DofResolution, BilateralNDofResolution};
 use settee_core::types::quat_mul;
 
+/// Lagrangian-based fixation of DOFs of the model.
 #[component(
-    name = "FixedLagrangianConstraint",
-    description = "Lagrangian-based fixation of DOFs of the model.",
     roles = [ConstraintLaw],
     templates = ["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     default_template = "Vec3d",

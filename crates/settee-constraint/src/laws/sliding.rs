@@ -16,9 +16,8 @@ use settee_core::{component, Component, ComponentId, InitCtx, Layout, Scene, Sim
 use super::{coord, cross, dot, neg, norm, normalized, pair_states_of, scale, second, sub, v3, vec3_or_rigid3, LawData, RowWriter, V3};
 use crate::resolution::{BilateralResolution, UnilateralResolution};
 
+/// Lagrangian-based partial fixation of DOFs of the model: a point slides on a segment.
 #[component(
-    name = "SlidingLagrangianConstraint",
-    description = "Lagrangian-based partial fixation of DOFs of the model: a point slides on a segment.",
     roles = [ConstraintLaw],
     templates = ["Vec3d", "Rigid3d"],
     default_template = "Vec3d",

@@ -47,9 +47,8 @@ impl ConstraintResolution for StopperResolution {
     }
 }
 
+/// Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].
 #[component(
-    name = "StopperLagrangianConstraint",
-    description = "Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].",
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
     default_template = "Vec1d",

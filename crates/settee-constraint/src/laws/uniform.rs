@@ -13,9 +13,8 @@ use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimRes
 use super::{read_rest, state_of, LawData, RowWriter};
 use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
+/// A constraint equation applied on all dofs.
 #[component(
-    name = "UniformLagrangianConstraint",
-    description = "A constraint equation applied on all dofs.",
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
     default_template = "Vec1d",

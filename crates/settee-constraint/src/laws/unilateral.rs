@@ -80,9 +80,8 @@ pub struct ContactBlockInfo {
     pub ids: Vec<i64>,
 }
 
+/// Lagrangian-based inequality constraint
 #[component(
-    name = "UnilateralLagrangianConstraint",
-    description = "Lagrangian-based inequality constraint",
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -21,7 +21,6 @@ use settee_core::constraint::{
     build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
 use settee_core::diag::Diagnostic;
-use settee_core::mechanics::MechScope;
 use settee_core::{component, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
 
 use super::generic::UnbuiltOps;
@@ -456,10 +455,11 @@ struct Settings {
     compute_forces: bool,
 }
 
+/// A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.
+///
 /// SOFA's `LCPConstraintSolver`.
 #[component(
     name = "LCPConstraintSolver",
-    description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.",
     roles = [ConstraintSolver],
     data = {
         /// Display debug information.
@@ -554,7 +554,8 @@ impl LcpConstraintSolver {
     /// every correction's `resetContactForce`.
     fn prepare_states(&mut self, scene: &mut Scene) -> SimResult {
         let node = self.node.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
-        for s in MechScope::build(scene, node).states {
+        let scope = scene.scope(node);
+        for &s in &scope.states {
             scene.store.get_mut(s).write(VecId::DX).fill(0.0);
         }
         for c in self.live_corrections(scene) {

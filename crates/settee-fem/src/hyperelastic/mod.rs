@@ -138,10 +138,10 @@ pub fn element_edge_tangents(rest: &HyperRest, material: &Material, st: &HyperSt
     out
 }
 
+/// Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.
+///
 /// The force field.
 #[component(
-    name = "TetrahedronHyperelasticityFEMForceField",
-    description = "Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.",
     roles = [ForceField],
     templates = ["Vec3d"],
     default_template = "Vec3d",

@@ -11,8 +11,6 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 
-use crate::component::Component;
-
 /// Identifies a role: the trait object type of its trait, and a name for messages.
 #[derive(Clone, Copy)]
 pub struct RoleId {
@@ -86,14 +84,14 @@ fn find<R: ?Sized + 'static>(plays: &[RolePlay]) -> Option<&'static Caster<R>> {
     plays.iter().find(|p| p.role.type_id() == t).and_then(|p| p.caster::<R>())
 }
 
-/// Views `obj` as role `R` if its class plays it.
-pub fn cast<'a, R: ?Sized + 'static>(plays: &[RolePlay], obj: &'a dyn Component) -> Option<&'a R> {
-    find::<R>(plays).and_then(|c| (c.get)(obj.as_any()))
+/// Views `obj` (a component as `Any`) as role `R` if its class plays it.
+pub fn cast<'a, R: ?Sized + 'static>(plays: &[RolePlay], obj: &'a dyn Any) -> Option<&'a R> {
+    find::<R>(plays).and_then(|c| (c.get)(obj))
 }
 
 /// Views `obj` as role `R` if its class plays it, mutably.
-pub fn cast_mut<'a, R: ?Sized + 'static>(plays: &[RolePlay], obj: &'a mut dyn Component) -> Option<&'a mut R> {
-    find::<R>(plays).and_then(|c| (c.get_mut)(obj.as_any_mut()))
+pub fn cast_mut<'a, R: ?Sized + 'static>(plays: &[RolePlay], obj: &'a mut dyn Any) -> Option<&'a mut R> {
+    find::<R>(plays).and_then(|c| (c.get_mut)(obj))
 }
 
 // ----- marker roles ------------------------------------------------------------------------------
@@ -130,10 +128,10 @@ pub trait NarrowPhase {}
 /// A topology container: it gives a mesh.
 pub trait Topology {
     /// The mesh (valid from creation on).
-    fn mesh(&self) -> &crate::topology::MeshData;
+    fn mesh(&self) -> &crate::graph::topology::MeshData;
 }
 
-// ----- the roles the core's stages use -------------------------------------------------------
+// ----- the graph's own roles ------------------------------------------------------------------
 
 macro_rules! role_ids {
     ($($konst:ident = $name:literal $t:ty;)*) => {
@@ -157,23 +155,4 @@ role_ids! {
     BROAD_PHASE = "BroadPhase" dyn BroadPhase;
     NARROW_PHASE = "NarrowPhase" dyn NarrowPhase;
     TOPOLOGY = "Topology" dyn Topology;
-    FORCE_FIELD = "ForceField" dyn crate::component::ForceField;
-    MASS = "Mass" dyn crate::component::Mass;
-    PROJECTIVE_CONSTRAINT = "ProjectiveConstraint" dyn crate::component::ProjectiveConstraint;
-    MAPPING = "Mapping" dyn crate::component::Mapping;
-    ODE_SOLVER = "OdeSolver" dyn crate::component::OdeSolver;
-    LINEAR_SOLVER = "LinearSolver" dyn crate::component::LinearSolver;
-    ANIMATION_LOOP = "AnimationLoop" dyn crate::component::AnimationLoop;
-    COLLISION_PIPELINE = "CollisionPipeline" dyn crate::component::CollisionPipeline;
-    CONSTRAINT_LAW = "ConstraintLaw" dyn crate::constraint::ConstraintLaw;
-    CONTACT_CONSTRAINT = "ContactConstraint" dyn crate::constraint::ContactConstraint;
-    CONSTRAINT_CORRECTION = "ConstraintCorrection" dyn crate::constraint::ConstraintCorrection;
-    CONSTRAINT_SOLVER = "ConstraintSolver" dyn crate::constraint::ConstraintSolver;
-    COLLISION_MODEL = "CollisionModel" dyn crate::collision::CollisionModel;
-    INTERSECTION = "IntersectionMethod" dyn crate::collision::IntersectionMethod;
-    CONTACT_MANAGER = "ContactManager" dyn crate::collision::ContactManager;
-    POINT_MAPPER = "PointMapper" dyn crate::collision::PointMapper;
-    CONSTRAINT_VALUE = "ConstraintValue" dyn crate::compliant::ConstraintValue;
-    COMPLIANT_PROJECTOR = "CompliantProjector" dyn crate::compliant::CompliantProjector;
-    KKT_SOLVER = "KktSolver" dyn crate::compliant::KktSolver;
 }

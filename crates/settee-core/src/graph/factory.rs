@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::component::{ComponentClass, CreateArgs, Declared, LinkDecl, TemplateRule};
 use crate::data::{decl, DataDecl, DataKind, DataLinkTarget, DataSet};
 use crate::diag::{Diagnostic, SourcePos};
+use crate::graph::component::{ComponentClass, CreateArgs, Declared, LinkDecl, TemplateRule};
+use crate::graph::role;
 use crate::names::{removed_class_message, renamed_class, resolve_template};
-use crate::role;
 use crate::scene::{ComponentEntry, ComponentId, InitCtx, LinkField, LinkTarget, NodeId, Scene};
 use crate::state::MState;
 use crate::types::Layout;
@@ -188,6 +188,7 @@ impl Factory {
             refreshed: 0,
         });
         scene.node_mut(node).objects.push(id);
+        scene.touch();
 
         // Class-specific attribute rewriting.
         if let Some(pre) = class.preparse {

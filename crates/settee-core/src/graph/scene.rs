@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::component::{Component, ComponentClass, LinkDecl, MechParams};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
-use crate::role::{self, RoleId};
+use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
+use crate::graph::role::{self, RoleId};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
@@ -167,13 +167,35 @@ pub struct Scene {
     pub started: bool,
     /// What the divergence checks after each step remember (the scene's initial size, the
     /// kinetic energy so far); set up by `init_root`.
-    pub divergence: crate::divergence::DivergenceGuard,
+    pub divergence: DivergenceGuard,
     /// Data values that do not parse are warnings (the Data keeps its default) instead of
     /// errors: `--lenient`.
     pub lenient: bool,
     /// Observers outside the scene that look at it at every step start, after the components
     /// listening to the start of the step ran ([`StepProbe`]).
     pub step_probes: Vec<Box<dyn StepProbe>>,
+    /// Bumped by every structural change (nodes, components, activation): the step plan is
+    /// compiled again when it moved ([`Scene::touch`]).
+    pub structure_version: u64,
+    /// Where the objects of the contact responses act ([`crate::plan`]).
+    pub contacts: crate::plan::ContactStore,
+    pub(crate) plan: crate::plan::Plan,
+}
+
+/// What the divergence checks (`crate::divergence`) remember between steps; reset by
+/// `init_root`, set up at the first check.
+#[derive(Clone, Debug, Default)]
+pub struct DivergenceGuard {
+    /// Steps checked since the scene was initialised.
+    pub steps: usize,
+    /// The scene's initial size: the largest extent of the initial bounding box of every
+    /// state's positions, or the largest initial coordinate, floored at 1.
+    pub scale: Option<f64>,
+    /// Kinetic energy of every state at unit velocity, times (scale/dt)²: the energy of the
+    /// whole scene crossing its own size in one step. Growth below it is never divergence.
+    pub(crate) energy_floor: f64,
+    /// Running maximum of the kinetic energy after each checked step (index 0: initial).
+    pub(crate) energy_max: Vec<f64>,
 }
 
 /// Looks at the scene at every step start, right after the components listening to the start
@@ -233,6 +255,9 @@ impl Scene {
             started: false,
             divergence: Default::default(),
             step_probes: Vec::new(),
+            structure_version: 0,
+            contacts: Default::default(),
+            plan: Default::default(),
         }
     }
 
@@ -256,6 +281,7 @@ impl Scene {
             pos: None,
         });
         self.nodes[parent].children.push(id);
+        self.touch();
         id
     }
 
@@ -296,6 +322,25 @@ impl Scene {
         }
         parts.reverse();
         format!("/{}", parts.join("/"))
+    }
+
+    /// Whether `node` and every node above it are activated (a deactivated node and its subtree
+    /// take no part in the simulation, as SOFA skips them).
+    pub fn node_active(&self, node: NodeId) -> bool {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            match self.nodes.get(n) {
+                Some(nd) if nd.activated => cur = nd.parent,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether component `c` takes part in the simulation: it exists, it was initialised, and
+    /// its node is active. The step's stages only reach such components.
+    pub fn is_live(&self, c: ComponentId) -> bool {
+        self.components.get(c).is_some_and(|e| e.initialized && e.obj.is_some() && self.node_active(e.node))
     }
 
     /// Depth-first pre-order of active nodes below `start` (inclusive).
@@ -343,6 +388,8 @@ impl Scene {
     /// stale too; whoever removes a component removes what depends on it.
     pub fn remove_component(&mut self, id: ComponentId) -> bool {
         let Some(entry) = self.components.remove(id) else { return false };
+        self.touch();
+        self.contacts.forget(id);
         if let Some(node) = self.nodes.get_mut(entry.node) {
             node.objects.retain(|c| *c != id);
         }
@@ -371,6 +418,7 @@ impl Scene {
             p.children.retain(|c| *c != id);
         }
         self.nodes.remove(id);
+        self.touch();
         true
     }
 
@@ -383,6 +431,7 @@ impl Scene {
         if let Some(n) = self.nodes.get_mut(node) {
             n.objects.retain(|c| *c != id);
         }
+        self.touch();
         true
     }
 
@@ -392,6 +441,44 @@ impl Scene {
         self.detach_component(id);
         self.components[id].node = node;
         self.nodes[node].objects.push(id);
+        self.touch();
+    }
+
+    /// Adds a component built by code, of class `class`, that belongs to no node's object list:
+    /// a contact response's mapping, force field or law, which the step plan places through
+    /// [`Scene::contacts`]. `node` is its context (gravity, time step, messages). The object
+    /// is neither parsed nor initialised; its Data hold their defaults.
+    pub fn insert_unattached(
+        &mut self,
+        node: NodeId,
+        class: &'static ComponentClass,
+        obj: Box<dyn Component>,
+        layout: Option<Layout>,
+        name: &str,
+    ) -> ComponentId {
+        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+        let mut tables: Vec<&'static [crate::data::DataDecl]> = vec![crate::factory::BASE_DATA];
+        tables.extend_from_slice(class.data);
+        let mut data = DataSet::from_decls(&tables, arity);
+        data.put(crate::factory::BaseData::NAME, name.to_string());
+        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
+        let id = self.components.insert(ComponentEntry {
+            class,
+            template: layout.map(|l| l.name().to_string()).unwrap_or_default(),
+            layout,
+            name: name.to_string(),
+            node,
+            data,
+            links,
+            obj: Some(obj),
+            state: None,
+            pos: None,
+            dir: PathBuf::new(),
+            initialized: false,
+            refreshed: 0,
+        });
+        self.touch();
+        id
     }
 
     /// Sets the targets of an object link from code (the link then has no text to resolve).
@@ -647,7 +734,6 @@ impl Scene {
             (Some(c), None) => Some(LinkTarget::Component(c)),
             (None, _) if want == role::MECHANICAL_STATE => self.context_state(cur).map(LinkTarget::Component),
             (None, _) if want == role::TOPOLOGY => self.context_topology(cur).map(LinkTarget::Component),
-            (None, _) if want == role::ODE_SOLVER || want == role::ANIMATION_LOOP => self.find_up(cur, want).map(LinkTarget::Component),
             _ => None,
         }
     }
@@ -831,7 +917,15 @@ impl Scene {
                 for word in text.split_whitespace() {
                     let path = word.strip_prefix('@').unwrap_or(word);
                     let want = decl.target;
-                    match self.resolve_path(node, path, Some(cid), want) {
+                    let found = self.resolve_path(node, path, Some(cid), want).or_else(|| {
+                        // A node without the role: its ancestors', for links that search up.
+                        let role = want.filter(|_| decl.search_up)?;
+                        match self.resolve_path(node, path, Some(cid), None)? {
+                            LinkTarget::Node(n) => self.find_up(n, role).map(LinkTarget::Component),
+                            LinkTarget::Component(_) => None,
+                        }
+                    });
+                    match found {
                         Some(LinkTarget::Component(c)) => targets.push(c),
                         Some(LinkTarget::Node(n)) if decl.to_node_or_state => {
                             if let Some(s) = self.slot(n, role::MECHANICAL_STATE) {
@@ -886,6 +980,20 @@ pub fn vec_id_of_data(name: &str) -> Option<VecId> {
         "derivX" => VecId::DX,
         _ => return None,
     })
+}
+
+/// Gives an error the component's label and scene position when it has none.
+pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if !scene.contains(c) {
+        return e;
+    }
+    if e.0.subject.is_none() {
+        e.0.subject = Some(scene.entry(c).label());
+    }
+    if e.0.pos.is_none() {
+        e.0.pos = scene.entry(c).pos.clone();
+    }
+    e
 }
 
 /// SOFA's data-file lookup: `dir/name`; absolute names only as given; otherwise each data-path

@@ -4,9 +4,17 @@
 
 use settee_linalg::MatrixBuilder;
 
-use crate::component::{ForceField, ForceIo, Mapping, Mass, Mbk, MechParams, ProjectiveConstraint};
+pub mod dense;
+pub mod plan;
+pub mod roles;
+
+pub use dense::{ConstraintJacobian, DenseMatrix};
+pub use plan::{SolveItem, SolvePlan};
+pub use roles::*;
+
 use crate::diag::{SimError, SimResult};
-use crate::role;
+use crate::graph::component::MechParams;
+use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::{StateId, VecId, VecKind};
 use crate::types::Layout;
@@ -38,7 +46,10 @@ pub struct MechScope {
 }
 
 impl MechScope {
-    /// Collects the mechanical components of `node`'s subtree.
+    /// Collects the mechanical components of `node`'s subtree, in SOFA's visiting order, with
+    /// the contact objects spliced in where the contact nodes would sit: a contact mapping (and
+    /// its state) at the end of its model's node subtree, a contact force field after the
+    /// objects of the node it acts in ([`crate::plan::ContactStore`]).
     pub fn build(scene: &Scene, node: NodeId) -> MechScope {
         let mut s = MechScope {
             node,
@@ -55,33 +66,74 @@ impl MechScope {
             scalar_size: Vec::new(),
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
-        for n in scene.preorder(node) {
-            if let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) {
-                if let Some(st) = scene.state_of(ms) {
-                    s.states.push(st);
-                    if scene.store.get(st).mapped {
-                        s.mapped_states.push(st);
-                    } else {
-                        s.main_states.push(st);
+        let add_state = |s: &mut MechScope, st: StateId| {
+            s.states.push(st);
+            if scene.store.get(st).mapped {
+                s.mapped_states.push(st);
+            } else {
+                s.main_states.push(st);
+            }
+        };
+        let add_component = |s: &mut MechScope, ffs: &mut Vec<(Vec<StateId>, ComponentId)>, c: ComponentId| {
+            let e = scene.entry(c);
+            // Only components that are ready: taken out ones are running, uninitialised ones
+            // are not part of the simulation.
+            if e.obj.is_none() || !e.initialized {
+                return;
+            }
+            if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
+                s.mappings.push(c);
+            }
+            if let Some(ff) = e.role::<dyn ForceField>() {
+                ffs.push((ff.states(), c));
+            }
+            if e.plays(crate::mechanics::MASS) {
+                s.masses.push(c);
+            }
+            if e.plays(crate::mechanics::PROJECTIVE_CONSTRAINT) {
+                s.projective.push(c);
+            }
+        };
+        // Depth first; `Exit(n)` comes after the whole subtree of `n`.
+        enum Visit {
+            Enter(NodeId),
+            Exit(NodeId),
+        }
+        let contacts = &scene.contacts;
+        let mut stack = vec![Visit::Enter(node)];
+        while let Some(v) = stack.pop() {
+            match v {
+                Visit::Enter(n) => {
+                    let nd = scene.node(n);
+                    if !nd.activated {
+                        continue;
+                    }
+                    if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+                        add_state(&mut s, st);
+                    }
+                    for &c in &nd.objects {
+                        add_component(&mut s, &mut ffs, c);
+                    }
+                    if !contacts.is_empty() {
+                        for c in contacts.attached_at(n) {
+                            add_component(&mut s, &mut ffs, c);
+                        }
+                    }
+                    stack.push(Visit::Exit(n));
+                    for c in nd.children.iter().rev() {
+                        stack.push(Visit::Enter(*c));
                     }
                 }
-            }
-            for &c in &scene.node(n).objects {
-                let e = scene.entry(c);
-                if e.obj.is_none() {
-                    continue;
-                }
-                if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
-                    s.mappings.push(c);
-                }
-                if let Some(ff) = e.role::<dyn ForceField>() {
-                    ffs.push((ff.states(), c));
-                }
-                if e.plays(role::MASS) {
-                    s.masses.push(c);
-                }
-                if e.plays(role::PROJECTIVE_CONSTRAINT) {
-                    s.projective.push(c);
+                Visit::Exit(n) => {
+                    if contacts.is_empty() {
+                        continue;
+                    }
+                    for m in contacts.mappers_at(n) {
+                        if let Some(st) = scene.entry(m).state {
+                            add_state(&mut s, st);
+                        }
+                        add_component(&mut s, &mut ffs, m);
+                    }
                 }
             }
         }
@@ -113,6 +165,12 @@ impl MechScope {
             s.scalar_size[st.index()] = m.size * m.layout.deriv_size();
         }
         s
+    }
+
+    /// Whether the states of the scope still have the sizes it was built with (a topological
+    /// change or a contact's new points change them between structural changes).
+    pub fn sizes_match(&self, scene: &Scene) -> bool {
+        self.states.iter().all(|st| scene.store.states.get(*st).is_some_and(|m| m.size * m.layout.deriv_size() == self.scalar_size[st.index()]))
     }
 
     /// Scalar size (DOFs × derivative size) of a state of the scope; 0 for other states.
@@ -505,7 +563,7 @@ pub fn total_force(scene: &Scene, s: StateId) -> std::borrow::Cow<'_, [f64]> {
 
 /// SOFA's `MechanicalComputeGeometricStiffness(f)`: every mechanical mapping of the scope,
 /// top-down, computes and keeps its geometric stiffness for its output's vector `f`
-/// ([`crate::component::Mapping::update_k`]). A state without `f` gives an empty vector.
+/// ([`crate::mechanics::Mapping::update_k`]). A state without `f` gives an empty vector.
 pub fn update_geometric_stiffness(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
     for &m in &scope.mappings {
         let (_, output) = mapping_io(scene, m);
@@ -726,7 +784,7 @@ pub struct MatrixAccumulator<'a> {
 }
 
 /// The block-diagonal projection `P̃` of the projective constraints that give blocks
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]): contributions are added as
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]): contributions are added as
 /// `P̃·A·P̃` and `I − P̃` is added at the end of the assembly.
 #[derive(Default)]
 struct BlockProjection {
@@ -1127,7 +1185,8 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
     // SOFA projects mapped matrices only when the solver's sub-tree holds a mapping of any kind
     // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
     // interaction force field has on a state outside the sub-tree are dropped.
-    let any_mapping = scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(role::MAPPING)));
+    let any_mapping =
+        scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(crate::mechanics::MAPPING)));
     let top = top_most_states(scene, scope);
     let none: &[StateId] = &[];
     let differ = |si: StateId, sj: StateId| {
@@ -1258,7 +1317,7 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
 }
 
 /// [`assemble`] restricted to the contributions `opts` selects. Block projections
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) turn the matrix into
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) turn the matrix into
 /// `P̃·A·P̃ + (I − P̃)`; they are applied to every contribution as it is added.
 pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &AssemblyOptions, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
@@ -1325,7 +1384,7 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
 }
 
 /// True when a projective constraint of the scope projects blocks of its DOFs
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
 pub fn has_block_projections(scene: &mut Scene, scope: &MechScope) -> bool {
     !block_projection(scene, scope).blocks.is_empty()
 }
