@@ -142,6 +142,16 @@ pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
 
 /// Times a stage when timing is enabled.
 pub fn timed<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scene) -> R) -> R {
+    if let Some(observe) = scene.stage_observer {
+        observe(stage, true);
+        let r = timed_inner(scene, stage, f);
+        observe(stage, false);
+        return r;
+    }
+    timed_inner(scene, stage, f)
+}
+
+fn timed_inner<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scene) -> R) -> R {
     if !scene.timing_enabled {
         return f(scene);
     }

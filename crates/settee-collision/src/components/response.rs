@@ -20,7 +20,7 @@
 //! pipeline's node when both are simulated, an explicit external force under
 //! DefaultAnimationLoop). That is where SOFA's contact nodes sit, so every sum keeps SOFA's order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use settee_constraint::laws::{BilateralLagrangianConstraint, UnilateralLagrangianConstraint};
 use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
@@ -64,11 +64,8 @@ struct ModelInfo {
     /// The node of the model's state (where a rigid mapper's node goes).
     state_node: NodeId,
     name: String,
-    simulated: bool,
     state: Option<StateId>,
     topology: Option<ComponentId>,
-    contact_distance: f64,
-    contact_stiffness: f64,
     contact_response: String,
     groups: Vec<i64>,
 }
@@ -83,14 +80,26 @@ fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
         node: e.node,
         state_node,
         name: e.name.clone(),
-        simulated: g.simulated,
         state: m.state(),
         topology: m.topology(),
-        contact_distance: g.contact_distance,
-        contact_stiffness: g.contact_stiffness,
         contact_response: m.contact_response().to_string(),
         groups: g.groups.clone(),
     })
+}
+
+/// Where a model's contacts go: its node, and whether it is simulated (read at every step, so
+/// without the strings of [`ModelInfo`]).
+fn placement(scene: &Scene, id: ComponentId) -> SimResult<(NodeId, bool)> {
+    let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    Ok((e.node, m.geometry().simulated))
+}
+
+/// A model's `contactDistance` and `contactStiffness`, read at every step.
+fn contact_law_of(scene: &Scene, id: ComponentId) -> SimResult<(f64, f64)> {
+    let m = scene.role::<dyn CollisionModel>(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let g = m.geometry();
+    Ok((g.contact_distance, g.contact_stiffness))
 }
 
 fn geometry_of(scene: &Scene, id: ComponentId) -> &ModelGeometry {
@@ -494,8 +503,8 @@ impl PenaltyResponse {
         penalty_ff(scene, ff).clear(size);
         self.mappers.0.resize(scene, size);
         self.mappers.1.resize(scene, size);
-        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-        let d0 = intersection_contact + i1.contact_distance + i2.contact_distance;
+        let ((distance1, stiffness1), (distance2, stiffness2)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+        let d0 = intersection_contact + distance1 + distance2;
         for (i, o) in outputs.iter().enumerate() {
             if old[i] < 0 {
                 continue;
@@ -504,7 +513,7 @@ impl PenaltyResponse {
             let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
             let (j2, r2) = self.mappers.1.add_point(scene, &o.point[1], e2)?;
             let distance = d0 + r1 + r2;
-            let mut stiffness = i1.contact_stiffness * i2.contact_stiffness;
+            let mut stiffness = stiffness1 * stiffness2;
             if distance != 0.0 {
                 stiffness /= distance;
             }
@@ -606,6 +615,8 @@ struct LagrangianResponse {
     id: i64,
     /// Outputs kept by the deduplication of the last `set_detection_outputs`.
     kept: Vec<DetectionOutput>,
+    /// The contacts handed to the constraint at every step (kept for its capacity).
+    specs: Vec<ContactSpec>,
     intersection_contact: f64,
 }
 
@@ -638,6 +649,7 @@ impl LagrangianResponse {
             law,
             id,
             kept: Vec::new(),
+            specs: Vec::new(),
             intersection_contact: 0.0,
         })
     }
@@ -656,8 +668,8 @@ impl LagrangianResponse {
         self.intersection_contact = intersection_contact;
         match self.law {
             LagrangianLaw::Friction { .. } => {
-                let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-                if i1.contact_stiffness == 0.0 || i2.contact_stiffness == 0.0 {
+                let ((_, stiffness1), (_, stiffness2)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+                if stiffness1 == 0.0 || stiffness2 == 0.0 {
                     scene.report(
                         Diagnostic::error("the contact is disabled: a collision model has contactStiffness 0")
                             .subject(format!("contact {}", self.name)),
@@ -724,13 +736,14 @@ impl LagrangianResponse {
             self.mappers.0.resize(scene, n);
             self.mappers.1.resize(scene, n);
         }
-        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-        let d0 = self.intersection_contact + i1.contact_distance + i2.contact_distance;
+        let ((distance1, _), (distance2, _)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+        let d0 = self.intersection_contact + distance1 + distance2;
         let mu = match self.law {
             LagrangianLaw::Friction { mu, .. } => mu,
             LagrangianLaw::Stick { .. } => 0.0,
         };
-        let mut contacts = Vec::with_capacity(n);
+        let mut contacts = std::mem::take(&mut self.specs);
+        contacts.clear();
         for o in &self.kept {
             let (e1, e2) = o.elem;
             let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
@@ -765,9 +778,10 @@ impl LagrangianResponse {
             }
         }
         let law = contact_constraint(scene, c)?;
-        for spec in contacts {
+        for spec in contacts.drain(..) {
             law.add_contact(spec)?;
         }
+        self.specs = contacts;
         attach(scene, owner, node, c);
         Ok(())
     }
@@ -974,6 +988,18 @@ pub struct ContactManagerComponent {
     next_response_id: i64,
     /// Its own id: the owner of the contact objects it places in the scene's order.
     me: Option<ComponentId>,
+    /// Buffers of `respond`, kept so that a step with the same contacts allocates nothing.
+    scratch: RespondScratch,
+}
+
+/// The working lists of one `respond`, emptied and refilled at every step.
+#[derive(Default)]
+struct RespondScratch {
+    live: Vec<(usize, usize)>,
+    dead: Vec<ContactEntry>,
+    deferred: Vec<(usize, usize)>,
+    /// Contacts per collision model, sorted by model id before they are written.
+    counts: Vec<(ComponentId, i64)>,
 }
 
 impl ContactManagerComponent {
@@ -988,6 +1014,7 @@ impl ContactManagerComponent {
             failures: HashMap::new(),
             next_response_id: 0,
             me: None,
+            scratch: RespondScratch::default(),
         }
     }
 
@@ -1182,17 +1209,20 @@ impl ContactManager for ContactManagerComponent {
         }
         // Contacts whose pair has no output this step are destroyed, unless kept alive
         // (StickContactConstraint's `keepAlive`): those keep their last contacts.
-        let live: Vec<(usize, usize)> = outputs.iter().map(|o| o.key).collect();
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.live.clear();
+        sc.live.extend(outputs.iter().map(|o| o.key));
         for e in self.contacts.entries_mut() {
-            if !live.contains(&e.key) {
+            if !sc.live.contains(&e.key) {
                 if let Some(r) = e.response.as_mut().filter(|r| r.keep_alive()) {
                     r.set_detection_outputs(scene, &[], contact)?;
                 }
             }
         }
-        let mut dead = Vec::new();
+        let live = &sc.live;
+        let dead = &mut sc.dead;
         self.contacts.erase_where(|e| !live.contains(&e.key) && !e.response.as_ref().is_some_and(Response::keep_alive), |e| dead.push(e));
-        for mut e in dead {
+        for mut e in sc.dead.drain(..) {
             if let Some(r) = &mut e.response {
                 r.reset(scene);
                 r.cleanup(scene);
@@ -1200,25 +1230,25 @@ impl ContactManager for ContactManagerComponent {
         }
         // Attach: contacts with an obstacle in the simulated model's node, the others after
         // them in the pipeline's node.
-        let mut deferred = Vec::new();
-        let mut counts: BTreeMap<ComponentId, i64> = BTreeMap::new();
+        sc.deferred.clear();
+        sc.counts.clear();
         for e in self.contacts.entries_mut() {
             let Some(r) = &mut e.response else { continue };
             let models = r.models();
-            let (m1, m2) = (model_info(scene, models.0)?, model_info(scene, models.1)?);
-            *counts.entry(models.0).or_insert(0) += 1;
+            let ((node1, simulated1), (node2, simulated2)) = (placement(scene, models.0)?, placement(scene, models.1)?);
+            count_contact(&mut sc.counts, models.0);
             if models.1 != models.0 {
-                *counts.entry(models.1).or_insert(0) += 1;
+                count_contact(&mut sc.counts, models.1);
             }
-            if !m1.simulated {
-                r.attach(scene, me, m2.node)?;
-            } else if !m2.simulated {
-                r.attach(scene, me, m1.node)?;
+            if !simulated1 {
+                r.attach(scene, me, node2)?;
+            } else if !simulated2 {
+                r.attach(scene, me, node1)?;
             } else {
-                deferred.push(e.key);
+                sc.deferred.push(e.key);
             }
         }
-        for key in deferred {
+        for &key in &sc.deferred {
             if let Some(i) = self.contacts.position(key) {
                 if let Some(r) = &mut self.contacts.entries_mut()[i].response {
                     r.attach(scene, me, pipeline_node)?;
@@ -1226,14 +1256,25 @@ impl ContactManager for ContactManagerComponent {
             }
         }
         scene.contacts.end_attach();
-        // Collision models of any class; those without the shared Data have no count to show.
-        for (m, n) in counts {
+        // Collision models of any class, in id order; those without the shared Data have no
+        // count to show.
+        sc.counts.sort_unstable_by_key(|&(m, _)| m);
+        for &(m, n) in &sc.counts {
             let data = &mut scene.entry_mut(m).data;
             if data.has(CollisionModelData::NUMBER_OF_CONTACTS) {
                 data.put(CollisionModelData::NUMBER_OF_CONTACTS, n);
             }
         }
+        self.scratch = sc;
         Ok(())
+    }
+}
+
+/// One more contact on collision model `m`.
+fn count_contact(counts: &mut Vec<(ComponentId, i64)>, m: ComponentId) {
+    match counts.iter_mut().find(|(id, _)| *id == m) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((m, 1)),
     }
 }
 

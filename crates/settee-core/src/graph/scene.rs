@@ -144,11 +144,15 @@ pub struct Scene {
     pub data_path: Vec<PathBuf>,
     pub timers: StageTimers,
     pub timing_enabled: bool,
+    /// Told when a timed stage of the step begins (`true`) and ends (`false`): a profiler, or a
+    /// test counting what one stage allocates.
+    pub stage_observer: Option<fn(stage: &'static str, begins: bool)>,
     /// The animation loop chosen at init.
     pub animation_loop: Option<ComponentId>,
     pub initialized: bool,
-    /// The factory the scene was created with: components created while the scene runs
-    /// (contact responses, topology changes) go through it by class name.
+    /// The factory the scene was created with, for the defaults SOFA adds at init by class name
+    /// (a collision pipeline's broad and narrow phases, a FreeMotionAnimationLoop's constraint
+    /// solver) and for programs that build scenes; contacts do not use it.
     pub factory: Option<Arc<Factory>>,
     /// Structural changes requested while the graph is being walked, applied at the next sync
     /// point of the step ([`Scene::apply_deferred`]).
@@ -195,7 +199,48 @@ pub struct DivergenceGuard {
     /// whole scene crossing its own size in one step. Growth below it is never divergence.
     pub(crate) energy_floor: f64,
     /// Running maximum of the kinetic energy after each checked step (index 0: initial).
-    pub(crate) energy_max: Vec<f64>,
+    pub(crate) energy_max: RunningMax,
+}
+
+/// The running maximum of a sequence, kept as the steps where it rose: memory grows with the
+/// number of new maxima, not with the number of steps (a scene in a steady state stops rising).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunningMax {
+    len: usize,
+    /// `(k, m)`: from index `k` on, the maximum is `m` (until the next rise).
+    pub(crate) rises: Vec<(usize, f64)>,
+}
+
+impl RunningMax {
+    /// Appends a value; the entry at the new index is the maximum so far.
+    pub(crate) fn push(&mut self, value: f64) {
+        match self.rises.last() {
+            Some(&(_, m)) if value <= m => {}
+            _ => self.rises.push((self.len, value)),
+        }
+        self.len += 1;
+    }
+
+    pub(crate) fn last(&self) -> Option<f64> {
+        self.rises.last().map(|&(_, m)| m)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The maximum of the values up to index `k` (`k < len`).
+    pub(crate) fn at(&self, k: usize) -> f64 {
+        let i = self.rises.partition_point(|&(start, _)| start <= k);
+        self.rises[i - 1].1
+    }
+
+    /// Starts again from one value.
+    pub(crate) fn reset(&mut self, value: f64) {
+        self.rises.clear();
+        self.len = 0;
+        self.push(value);
+    }
 }
 
 /// Looks at the scene at every step start, right after the components listening to the start
@@ -244,6 +289,7 @@ impl Scene {
             data_path: Vec::new(),
             timers: StageTimers::default(),
             timing_enabled: false,
+            stage_observer: None,
             animation_loop: None,
             initialized: false,
             factory: None,
