@@ -23,7 +23,7 @@ use std::f64::consts::PI;
 
 use settee_core::role::Topology;
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{component, Component, ForceField, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
 use crate::common::force_field_on_one_state;
 use crate::tetra_common::material_lists;
@@ -112,45 +112,45 @@ pub struct Beam {
     pub quat: Quat,
 }
 
-/// Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.
-///
-/// The force field.
-#[component(
-    roles = [ForceField],
-    templates = ["Rigid3d"],
-    default_template = "Rigid3d",
-    template_rule = FromState,
-    data = {
-        /// FEM Poisson Ratio in Hooke's law [0,0.5[
-        poissonRatio: Reals = "0.45",
-        /// FEM Young's Modulus in Hooke's law
-        youngModulus: Reals = "5000",
-        /// radius of the section
-        radius: Real = "0.1",
-        /// inner radius of the section for hollow beams
-        radiusInner: Real = "0",
-        /// apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology
-        listSegment: Indices,
-        /// use symmetric assembly of the matrix K
-        useSymmetricAssembly: Bool = "false",
-        /// Rayleigh damping coefficient related to stiffness (> 0)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// link to the topology container (its edges are the beams; default: the context topology)
-        topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct BeamFEMForceField {
-    state: Option<StateId>,
-    /// Rest coordinates (7 reals per node).
-    rest: Vec<f64>,
-    pub beams: Vec<Beam>,
-    /// The indices of the beams that act (all of them, or `listSegment`), in SOFA's order.
-    active: Vec<usize>,
-    symmetric_assembly: bool,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        templates = ["Rigid3d"],
+        default_template = "Rigid3d",
+        data = {
+            /// FEM Poisson Ratio in Hooke's law [0,0.5[
+            poissonRatio: Reals = "0.45",
+            /// FEM Young's Modulus in Hooke's law
+            youngModulus: Reals = "5000",
+            /// radius of the section
+            radius: Real = "0.1",
+            /// inner radius of the section for hollow beams
+            radiusInner: Real = "0",
+            /// apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology
+            listSegment: Indices,
+            /// use symmetric assembly of the matrix K
+            useSymmetricAssembly: Bool = "false",
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// link to the topology container (its edges are the beams; default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct BeamFEMForceField {
+        state: Option<StateId>,
+        /// Rest coordinates (7 reals per node).
+        rest: Vec<f64>,
+        pub beams: Vec<Beam>,
+        /// The indices of the beams that act (all of them, or `listSegment`), in SOFA's order.
+        active: Vec<usize>,
+        symmetric_assembly: bool,
+        rayleigh_stiffness: f64,
+    }
 }
 
 // ----- quaternion helpers with SOFA's exact arithmetic -------------------------------------------
@@ -548,6 +548,7 @@ impl BeamFEMForceField {
 mod tests {
     use super::*;
     use settee_core::types::{quat_from_euler, rigid3_integrate};
+    use settee_core::ForceField;
     use settee_core::{ForceIo, MechParams};
 
     fn params() -> MechParams {

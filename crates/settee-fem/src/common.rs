@@ -8,6 +8,27 @@ use settee_core::{ForceIo, InitCtx, Layout, MatrixAccumulator, SimError, SimResu
 
 use crate::hexa::{Mat3, Vec3};
 
+/// Declares a force-field class of this crate: `#[component(...)]` with what they share (the
+/// `ForceField` role, the `Vec3d` template deduced from the state), followed by the class's own
+/// keys (a key given again replaces the shared one) and the struct:
+///
+/// ```text
+/// force_field_class! { { keys } struct }
+/// ```
+macro_rules! force_field_class {
+    ({ $($keys:tt)* } $($item:tt)*) => {
+        #[settee_core::component(
+            roles = [settee_core::ForceField],
+            templates = ["Vec3d"],
+            default_template = "Vec3d",
+            template_rule = FromState,
+            $($keys)*
+        )]
+        $($item)*
+    };
+}
+pub(crate) use force_field_class;
+
 /// `impl ForceField` for a force field of this crate acting on one state. The vectors lent to it
 /// go to the inherent methods of the type (or of its field `via`, when given):
 /// `fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult`,

@@ -25,7 +25,7 @@
 
 use settee_core::role::Topology;
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
-use settee_core::{component, Component, ComponentId, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, ComponentId, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
 
 use settee_core::math::{norm, sub};
 
@@ -155,35 +155,33 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     f
 }
 
-/// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
-        method: Str = "large",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
-        /// internal hexahedron data (not readable)
-        hexahedronInfo: Str,
-    },
-    links = {
-        /// topology whose hexahedra are the elements (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-)]
-#[derive(Default)]
-pub struct HexahedralFEMForceField {
-    state: Option<StateId>,
-    method: Method,
-    hexahedra: Vec<[usize; 8]>,
-    info: Option<ElementData<HexaInfo>>,
-    young: Vec<f64>,
-    poisson: Vec<f64>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
+            method: Str = "large",
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// internal hexahedron data (not readable)
+            hexahedronInfo: Str,
+        },
+        links = {
+            /// topology whose hexahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
+    #[derive(Default)]
+    pub struct HexahedralFEMForceField {
+        state: Option<StateId>,
+        method: Method,
+        hexahedra: Vec<[usize; 8]>,
+        info: Option<ElementData<HexaInfo>>,
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl HexahedralFEMForceField {

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use settee_core::data::Value;
 use settee_core::role::Topology;
-use settee_core::{component, data_group, Component, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{data_group, Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
 
 use crate::common::{add_element_blocks, check_elements, check_len, force_field_on_one_state, gather, rest_positions, scatter, vec3_state};
 use crate::hexa::{
@@ -49,33 +49,31 @@ type DForceItem<'a> = (((&'a HexaElementRest, &'a Mat3), &'a mut [Vec3; 8]), &'a
 })]
 pub struct HexahedronFemData;
 
-/// Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.
-///
-/// The force field.
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    inherit = [ElasticData, HexahedronFemData],
-    links = {
-        /// topology whose hexahedra are the elements (default: the context topology)
-        topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct HexahedronFEMForceField {
-    state: Option<StateId>,
-    /// Number of DOFs of the state at init (every element index is below it).
-    nb_dofs: usize,
-    elements: Vec<[usize; 8]>,
-    rests: Vec<HexaElementRest>,
-    /// Element rotations of the last `add_force` (initial rotations before the first one).
-    rotations: Vec<Mat3>,
-    update_stiffness: bool,
-    rayleigh_stiffness: f64,
-    /// Per-element results, scattered sequentially afterwards.
-    scratch: Vec<[Vec3; 8]>,
+crate::common::force_field_class! {
+    {
+        inherit = [ElasticData, HexahedronFemData],
+        links = {
+            /// topology whose hexahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct HexahedronFEMForceField {
+        state: Option<StateId>,
+        /// Number of DOFs of the state at init (every element index is below it).
+        nb_dofs: usize,
+        elements: Vec<[usize; 8]>,
+        rests: Vec<HexaElementRest>,
+        /// Element rotations of the last `add_force` (initial rotations before the first one).
+        rotations: Vec<Mat3>,
+        update_stiffness: bool,
+        rayleigh_stiffness: f64,
+        /// Per-element results, scattered sequentially afterwards.
+        scratch: Vec<[Vec3; 8]>,
+    }
 }
 
 impl HexahedronFEMForceField {
@@ -245,6 +243,7 @@ mod tests {
     use super::*;
     use crate::test_support::{bits, max_abs, on_grid, perturb, Harness};
     use settee_core::ComponentId;
+    use settee_core::ForceField;
 
     fn setup(grid: &[(&str, &str)], ff_attrs: &[(&str, &str)]) -> SimResult<(Harness, ComponentId, Vec<f64>)> {
         on_grid(grid, "HexahedronFEMForceField", ff_attrs)

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use settee_core::component::Mass;
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
+use settee_core::{Component, ForceField, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use settee_core::math::{norm, sub};
 
@@ -73,46 +73,45 @@ pub fn element_mass(rotated_rest: &[Vec3; 8], density: f64, mass_coef: f64) -> E
     m
 }
 
-/// HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).
-///
-/// The force field and mass. It has the Data of [`HexahedronFEMForceField`] (whose `init` it
-/// runs), then its own.
-#[component(
-    roles = [ForceField, Mass],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    inherit = [ElasticData, HexahedronFemData],
-    data = {
-        /// 24×24 mass matrix of each element (row-major); computed when not given
-        massMatrices: RealTuples(576),
-        /// mass density (kg·m⁻³)
-        density: Real = "1",
-        /// use row-sum lumped masses in M·dx
-        lumpedMass: Bool = "false",
-        /// add gravity to the velocity directly instead of as a force
-        separateGravity: Bool = "false",
-        /// Rayleigh damping coefficient related to mass
-        rayleighMass: Real = "0",
-    },
-    links = {
-        /// topology whose hexahedra are the elements (default: the context topology)
-        topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct HexahedronFEMForceFieldAndMass {
-    ff: HexahedronFEMForceField,
-    state: Option<StateId>,
-    nb_dofs: usize,
-    /// Per-node masses used for gravity.
-    particle_masses: Vec<f64>,
-    element_masses: Vec<Box<ElementMass>>,
-    /// Row sums of the element matrices, per node and component (`lumpedMass`).
-    lumped_masses: Vec<[f64; 3]>,
-    lumped: bool,
-    separate_gravity: bool,
-    rayleigh_mass: f64,
+crate::common::force_field_class! {
+    {
+        roles = [ForceField, Mass],
+        inherit = [ElasticData, HexahedronFemData],
+        data = {
+            /// 24×24 mass matrix of each element (row-major); computed when not given
+            massMatrices: RealTuples(576),
+            /// mass density (kg·m⁻³)
+            density: Real = "1",
+            /// use row-sum lumped masses in M·dx
+            lumpedMass: Bool = "false",
+            /// add gravity to the velocity directly instead of as a force
+            separateGravity: Bool = "false",
+            /// Rayleigh damping coefficient related to mass
+            rayleighMass: Real = "0",
+        },
+        links = {
+            /// topology whose hexahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).
+    ///
+    /// The force field and mass. It has the Data of [`HexahedronFEMForceField`] (whose `init` it
+    /// runs), then its own.
+    #[derive(Default)]
+    pub struct HexahedronFEMForceFieldAndMass {
+        ff: HexahedronFEMForceField,
+        state: Option<StateId>,
+        nb_dofs: usize,
+        /// Per-node masses used for gravity.
+        particle_masses: Vec<f64>,
+        element_masses: Vec<Box<ElementMass>>,
+        /// Row sums of the element matrices, per node and component (`lumpedMass`).
+        lumped_masses: Vec<[f64; 3]>,
+        lumped: bool,
+        separate_gravity: bool,
+        rayleigh_mass: f64,
+    }
 }
 
 impl HexahedronFEMForceFieldAndMass {

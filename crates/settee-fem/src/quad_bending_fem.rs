@@ -30,7 +30,7 @@
 
 use settee_core::math::{at, norm, sub};
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
 
@@ -152,39 +152,37 @@ fn centred(x: &[f64], q: &[usize; 4]) -> [V3; 4] {
     [0, 1, 2, 3].map(|k| sub(p(k), centroid))
 }
 
-/// Bending Quad finite elements
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// large: large displacements, small: small displacements (only the small-displacement element exists: ignored)
-        method: Str = "small",
-        /// Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)
-        poissonRatio: Reals = "0.45",
-        /// Young modulus in Hooke's law, per element like poissonRatio
-        youngModulus: Reals = "1000",
-        /// Thickness of the elements
-        thickness: Real = "1",
-        /// Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// topology whose quads are the elements (default: the context topology)
-        topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct QuadBendingFEMForceField {
-    state: Option<StateId>,
-    quads: Vec<[usize; 4]>,
-    material: Vec<QuadMaterial>,
-    /// Rest positions of the four nodes relative to the rest centroid `(X₀ + X₂)/2`.
-    rest: Vec<[V3; 4]>,
-    /// Half-sizes `(l, h)` from the positions of the last `add_force`.
-    sizes: Vec<(f64, f64)>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// large: large displacements, small: small displacements (only the small-displacement element exists: ignored)
+            method: Str = "small",
+            /// Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)
+            poissonRatio: Reals = "0.45",
+            /// Young modulus in Hooke's law, per element like poissonRatio
+            youngModulus: Reals = "1000",
+            /// Thickness of the elements
+            thickness: Real = "1",
+            /// Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose quads are the elements (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Bending Quad finite elements
+    #[derive(Default)]
+    pub struct QuadBendingFEMForceField {
+        state: Option<StateId>,
+        quads: Vec<[usize; 4]>,
+        material: Vec<QuadMaterial>,
+        /// Rest positions of the four nodes relative to the rest centroid `(X₀ + X₂)/2`.
+        rest: Vec<[V3; 4]>,
+        /// Half-sizes `(l, h)` from the positions of the last `add_force`.
+        sizes: Vec<(f64, f64)>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl QuadBendingFEMForceField {

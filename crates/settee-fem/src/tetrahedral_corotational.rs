@@ -6,64 +6,62 @@
 //! `updateStiffnessMatrix` rewriting every aliased entry of `J` for `large`.
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, InitCtx, SimResult};
+use settee_core::{Component, InitCtx, SimResult};
 
 use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::Mat3;
 use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
 use crate::tetra_common::{material_lists, ElasticData, TetraEngine};
 
-/// Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.
-///
-/// The force field.
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
-        method: Str = "large",
-        /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
-        localStiffnessFactor: Reals,
-        /// large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation
-        updateStiffnessMatrix: Bool = "false",
-        /// SOFA's assembled code path (small/large; polar then adds no force)
-        #[alias("assembling")]
-        computeGlobalMatrix: Bool = "false",
-        /// draw the force field (rendering only)
-        drawing: Bool = "true",
-        /// colour of faces 1 (rendering only)
-        drawColor1: Fixed(4) = "0 0 1 1",
-        /// colour of faces 2 (rendering only)
-        drawColor2: Fixed(4) = "0 0.5 1 1",
-        /// colour of faces 3 (rendering only)
-        drawColor3: Fixed(4) = "0 1 1 1",
-        /// colour of faces 4 (rendering only)
-        drawColor4: Fixed(4) = "0.5 1 1 1",
-        /// von Mises stress diagnostics (no effect on the dynamics; not computed here)
-        computeVonMisesStress: Bool = "false",
-        /// output: von Mises stress per element (not computed)
-        vonMisesPerElement: Reals,
-        /// output: von Mises stress per node (not computed)
-        vonMisesPerNode: Reals,
-        /// Rayleigh damping coefficient related to stiffness (> 0)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// topology whose tetrahedra are the elements (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-)]
-#[derive(Default)]
-pub struct TetrahedralCorotationalFEMForceField {
-    engine: TetraEngine,
-    rayleigh_stiffness: f64,
-    /// Material lists read at init, for the elements created by topological changes.
-    young: Vec<f64>,
-    poisson: Vec<f64>,
-    local_stiffness_factor: Vec<f64>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
+            method: Str = "large",
+            /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
+            localStiffnessFactor: Reals,
+            /// large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation
+            updateStiffnessMatrix: Bool = "false",
+            /// SOFA's assembled code path (small/large; polar then adds no force)
+            #[alias("assembling")]
+            computeGlobalMatrix: Bool = "false",
+            /// draw the force field (rendering only)
+            drawing: Bool = "true",
+            /// colour of faces 1 (rendering only)
+            drawColor1: Fixed(4) = "0 0 1 1",
+            /// colour of faces 2 (rendering only)
+            drawColor2: Fixed(4) = "0 0.5 1 1",
+            /// colour of faces 3 (rendering only)
+            drawColor3: Fixed(4) = "0 1 1 1",
+            /// colour of faces 4 (rendering only)
+            drawColor4: Fixed(4) = "0.5 1 1 1",
+            /// von Mises stress diagnostics (no effect on the dynamics; not computed here)
+            computeVonMisesStress: Bool = "false",
+            /// output: von Mises stress per element (not computed)
+            vonMisesPerElement: Reals,
+            /// output: von Mises stress per node (not computed)
+            vonMisesPerNode: Reals,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedralCorotationalFEMForceField {
+        engine: TetraEngine,
+        rayleigh_stiffness: f64,
+        /// Material lists read at init, for the elements created by topological changes.
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+        local_stiffness_factor: Vec<f64>,
+    }
 }
 
 impl TetrahedralCorotationalFEMForceField {

@@ -8,7 +8,7 @@
 //! SOFA's loop does, so the bits of the forces do not depend on the number of threads.
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ComponentId, ForceField, InitCtx, Scene, SimResult};
+use settee_core::{Component, ComponentId, InitCtx, Scene, SimResult};
 
 use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::decompose::mat_t_mul;
@@ -16,80 +16,78 @@ use crate::hexa::{polar_decomposition, Mat3};
 use crate::tetra::{split_hexahedra, LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
 use crate::tetra_common::{grid_cells, material_lists, ElasticData, TetraEngine};
 
-/// Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.
-///
-/// The force field.
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// "small", "large" (frame of the first three nodes), "polar" or "svd" displacements (anything else: large)
-        method: Str = "large",
-        /// output: the rest positions used at init (always the state's rest positions, as SOFA)
-        initialPoints: Coords,
-        /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
-        localStiffnessFactor: Reals,
-        /// large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation
-        updateStiffnessMatrix: Bool = "false",
-        /// SOFA's assembled code path (small/large; polar and svd then add no force)
-        #[alias("assembling")]
-        computeGlobalMatrix: Bool = "false",
-        /// plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)
-        plasticMaxThreshold: Real = "0",
-        /// plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)
-        plasticYieldThreshold: Real = "9.99999974737875e-05",
-        /// plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)
-        plasticCreep: Real = "0.8999999761581421",
-        /// GPU only: number of DOFs accumulated per thread (unused)
-        gatherPt: Str,
-        /// GPU only: block size of the gather operation (unused)
-        gatherBsize: Str,
-        /// draw heterogeneous tetrahedra in different colours (rendering only)
-        drawHeterogeneousTetra: Bool = "false",
-        /// von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)
-        computeVonMisesStress: Int = "0",
-        /// output: von Mises stress per element (not computed)
-        vonMisesPerElement: Reals,
-        /// output: von Mises stress per node (not computed)
-        vonMisesPerNode: Reals,
-        /// output: colours of the von Mises stress (rendering only)
-        vonMisesStressColors: RealTuples(4),
-        /// colour map of the stress display (rendering only)
-        showStressColorMap: Str = "Blue to Red",
-        /// alpha of the stress display (rendering only)
-        showStressAlpha: Real = "1",
-        /// draw von Mises stress per node (rendering only)
-        showVonMisesStressPerNode: Bool = "false",
-        /// draw elements coloured by nodal von Mises stress (rendering only)
-        showVonMisesStressPerNodeColorMap: Bool = "false",
-        /// draw elements coloured by their von Mises stress (rendering only)
-        showVonMisesStressPerElement: Bool = "false",
-        /// gap between drawn elements in [0, 1] (rendering only)
-        showElementGapScale: Real = "0.333",
-        /// recompute the material matrices from youngModulus/poissonRatio at the beginning of every step
-        updateStiffness: Bool = "false",
-        /// Rayleigh damping coefficient related to stiffness (> 0)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-)]
-#[derive(Default)]
-pub struct TetrahedronFEMForceField {
-    engine: TetraEngine,
-    rayleigh_stiffness: f64,
-    /// `updateStiffness`: material matrices recomputed at each step.
-    update_materials: bool,
-    /// Elements around each node (ascending element index) when the elements are the
-    /// topology's tetrahedra (SOFA's `getTetrahedraAroundVertex`); empty for split hexahedra.
-    around_node: Vec<Vec<usize>>,
-    /// Last element index touching each node at init (SOFA's `_rotationIdx`).
-    rotation_idx: Vec<usize>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "small", "large" (frame of the first three nodes), "polar" or "svd" displacements (anything else: large)
+            method: Str = "large",
+            /// output: the rest positions used at init (always the state's rest positions, as SOFA)
+            initialPoints: Coords,
+            /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
+            localStiffnessFactor: Reals,
+            /// large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation
+            updateStiffnessMatrix: Bool = "false",
+            /// SOFA's assembled code path (small/large; polar and svd then add no force)
+            #[alias("assembling")]
+            computeGlobalMatrix: Bool = "false",
+            /// plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)
+            plasticMaxThreshold: Real = "0",
+            /// plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)
+            plasticYieldThreshold: Real = "9.99999974737875e-05",
+            /// plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)
+            plasticCreep: Real = "0.8999999761581421",
+            /// GPU only: number of DOFs accumulated per thread (unused)
+            gatherPt: Str,
+            /// GPU only: block size of the gather operation (unused)
+            gatherBsize: Str,
+            /// draw heterogeneous tetrahedra in different colours (rendering only)
+            drawHeterogeneousTetra: Bool = "false",
+            /// von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)
+            computeVonMisesStress: Int = "0",
+            /// output: von Mises stress per element (not computed)
+            vonMisesPerElement: Reals,
+            /// output: von Mises stress per node (not computed)
+            vonMisesPerNode: Reals,
+            /// output: colours of the von Mises stress (rendering only)
+            vonMisesStressColors: RealTuples(4),
+            /// colour map of the stress display (rendering only)
+            showStressColorMap: Str = "Blue to Red",
+            /// alpha of the stress display (rendering only)
+            showStressAlpha: Real = "1",
+            /// draw von Mises stress per node (rendering only)
+            showVonMisesStressPerNode: Bool = "false",
+            /// draw elements coloured by nodal von Mises stress (rendering only)
+            showVonMisesStressPerNodeColorMap: Bool = "false",
+            /// draw elements coloured by their von Mises stress (rendering only)
+            showVonMisesStressPerElement: Bool = "false",
+            /// gap between drawn elements in [0, 1] (rendering only)
+            showElementGapScale: Real = "0.333",
+            /// recompute the material matrices from youngModulus/poissonRatio at the beginning of every step
+            updateStiffness: Bool = "false",
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedronFEMForceField {
+        engine: TetraEngine,
+        rayleigh_stiffness: f64,
+        /// `updateStiffness`: material matrices recomputed at each step.
+        update_materials: bool,
+        /// Elements around each node (ascending element index) when the elements are the
+        /// topology's tetrahedra (SOFA's `getTetrahedraAroundVertex`); empty for split hexahedra.
+        around_node: Vec<Vec<usize>>,
+        /// Last element index touching each node at init (SOFA's `_rotationIdx`).
+        rotation_idx: Vec<usize>,
+    }
 }
 
 impl TetrahedronFEMForceField {

@@ -34,7 +34,7 @@
 //! stresses (`computePrincipalStress`) are diagnostics; the display Data are accepted.
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::ComponentId;
@@ -171,58 +171,56 @@ pub struct TriangleInfo {
     pub difference_to_criteria: f64,
 }
 
-/// Corotational Triangular finite elements for dynamic topology
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
-        /// "large": corotational displacements (default); "small": small displacements in the world frame (anything else: large, with a warning)
-        method: Str = "large",
-        /// optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)
-        rotatedInitialElements: RealTuples(9),
-        /// optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3
-        initialTransformation: RealTuples(9),
-        /// Exponent in the Hosford yield criteria (diagnostics)
-        hosfordExponant: Real = "1",
-        /// Fracturable threshold used to draw fracturable triangles (diagnostics)
-        criteriaValue: Real = "1e+15",
-        /// Flag activating rendering of stress values as a color in each triangle (rendering only)
-        showStressValue: Bool = "true",
-        /// Flag activating rendering of stress directions within each triangle (rendering only)
-        showStressVector: Bool = "false",
-        /// Flag activating rendering of triangles to fracture (rendering only)
-        showFracturableTriangles: Bool = "false",
-        /// Compute principal stress for each triangle (diagnostics, no effect on the forces)
-        computePrincipalStress: Bool = "false",
-        /// older SOFA versions: fracture length (accepted, no effect)
-        fractureMaxLength: Real = "0",
-        /// older SOFA versions: von Mises stress diagnostics (accepted, no effect)
-        computeVonMisesStress: Int = "0",
-    },
-    links = {
-        /// topology whose triangles are the elements (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-)]
-#[derive(Default)]
-pub struct TriangularFEMForceField {
-    state: Option<StateId>,
-    method: Method,
-    triangles: Vec<[usize; 3]>,
-    info: Vec<TriangleInfo>,
-    rayleigh_stiffness: f64,
-    principal_stress: bool,
-    hosford: f64,
-    criteria: f64,
-    /// The material lists (per element, SOFA's `getYoungModulusInElement`), kept for the
-    /// elements created by topological changes.
-    young: Vec<f64>,
-    poisson: Vec<f64>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// "large": corotational displacements (default); "small": small displacements in the world frame (anything else: large, with a warning)
+            method: Str = "large",
+            /// optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)
+            rotatedInitialElements: RealTuples(9),
+            /// optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3
+            initialTransformation: RealTuples(9),
+            /// Exponent in the Hosford yield criteria (diagnostics)
+            hosfordExponant: Real = "1",
+            /// Fracturable threshold used to draw fracturable triangles (diagnostics)
+            criteriaValue: Real = "1e+15",
+            /// Flag activating rendering of stress values as a color in each triangle (rendering only)
+            showStressValue: Bool = "true",
+            /// Flag activating rendering of stress directions within each triangle (rendering only)
+            showStressVector: Bool = "false",
+            /// Flag activating rendering of triangles to fracture (rendering only)
+            showFracturableTriangles: Bool = "false",
+            /// Compute principal stress for each triangle (diagnostics, no effect on the forces)
+            computePrincipalStress: Bool = "false",
+            /// older SOFA versions: fracture length (accepted, no effect)
+            fractureMaxLength: Real = "0",
+            /// older SOFA versions: von Mises stress diagnostics (accepted, no effect)
+            computeVonMisesStress: Int = "0",
+        },
+        links = {
+            /// topology whose triangles are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Corotational Triangular finite elements for dynamic topology
+    #[derive(Default)]
+    pub struct TriangularFEMForceField {
+        state: Option<StateId>,
+        method: Method,
+        triangles: Vec<[usize; 3]>,
+        info: Vec<TriangleInfo>,
+        rayleigh_stiffness: f64,
+        principal_stress: bool,
+        hosford: f64,
+        criteria: f64,
+        /// The material lists (per element, SOFA's `getYoungModulusInElement`), kept for the
+        /// elements created by topological changes.
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+    }
 }
 
 impl TriangularFEMForceField {

@@ -25,7 +25,7 @@
 
 use settee_core::math::{at, cross, dot, normalized, sub};
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
 use crate::decompose::transpose;
@@ -126,45 +126,43 @@ fn to_world(f: &[V3; 2], b: &[[f64; 2]; 2]) -> [[f64; 3]; 3] {
     r
 }
 
-/// Corotational Triangular finite elements
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    preparse = drop_method,
-    data = {
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
-        /// Ratio damping/stiffness (not used by the force computation, as in SOFA)
-        damping: Real = "0",
-        /// Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set
-        restScale: Real = "1",
-        /// Compute principal stress for each triangle (diagnostics; not computed here)
-        computePrincipalStress: Bool = "false",
-        /// output: max stress value computed over the triangulation (not computed)
-        stressMaxValue: Real = "0",
-        /// Flag activating rendering of stress directions within each triangle (rendering only)
-        showStressVector: Bool = "false",
-        /// Threshold value to render only stress vectors higher to this threshold (rendering only)
-        showStressThreshold: Real = "0",
-    },
-    links = {
-        /// topology whose triangles are the elements (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-)]
-#[derive(Default)]
-pub struct TriangularFEMForceFieldOptim {
-    state: Option<StateId>,
-    triangles: Vec<[usize; 3]>,
-    rest: Vec<TriangleRest>,
-    /// Current frames (SOFA's `TriangleState::frame`), from the last `add_force`.
-    frames: Vec<[V3; 2]>,
-    /// Stored stress-like vectors of the last `add_force`.
-    stress: Vec<[f64; 3]>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        preparse = drop_method,
+        data = {
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// Ratio damping/stiffness (not used by the force computation, as in SOFA)
+            damping: Real = "0",
+            /// Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set
+            restScale: Real = "1",
+            /// Compute principal stress for each triangle (diagnostics; not computed here)
+            computePrincipalStress: Bool = "false",
+            /// output: max stress value computed over the triangulation (not computed)
+            stressMaxValue: Real = "0",
+            /// Flag activating rendering of stress directions within each triangle (rendering only)
+            showStressVector: Bool = "false",
+            /// Threshold value to render only stress vectors higher to this threshold (rendering only)
+            showStressThreshold: Real = "0",
+        },
+        links = {
+            /// topology whose triangles are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Corotational Triangular finite elements
+    #[derive(Default)]
+    pub struct TriangularFEMForceFieldOptim {
+        state: Option<StateId>,
+        triangles: Vec<[usize; 3]>,
+        rest: Vec<TriangleRest>,
+        /// Current frames (SOFA's `TriangleState::frame`), from the last `add_force`.
+        frames: Vec<[V3; 2]>,
+        /// Stored stress-like vectors of the last `add_force`.
+        stress: Vec<[f64; 3]>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl TriangularFEMForceFieldOptim {

@@ -4,9 +4,9 @@
 use settee_core::component::LinearSolver;
 use settee_core::mechanics::MechScope;
 use settee_core::role::LinearSystem;
-use settee_core::{component, Component, ComponentId, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
+use settee_core::{Component, ComponentId, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
-use crate::common::{step_warning, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
+use crate::common::{iterative_solver_component, step_warning, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// Parameters of [`cg`].
@@ -151,54 +151,45 @@ pub(crate) fn read_positive_or_default(cx: &mut InitCtx, r: settee_core::DataRef
     v
 }
 
-/// Linear system solver using the conjugate gradient iterative algorithm
-///
-/// SOFA's `CGLinearSolver`. Its templates are those of SOFA's iterative `MatrixLinearSolver`s
-/// (CG, MinRes): matrix-free first, then the assembled matrix types.
-#[component(
-    name = "CGLinearSolver",
-    roles = [LinearSolver],
-    templates = [
-        "GraphScattered",
-        "FullMatrix",
-        "SparseMatrix",
-        "CompressedRowSparseMatrixd",
-        "CompressedRowSparseMatrixMat2x2d",
-        "CompressedRowSparseMatrixMat3x3d",
-        "CompressedRowSparseMatrixMat4x4d",
-        "CompressedRowSparseMatrixMat6x6d",
-        "CompressedRowSparseMatrixMat8x8d",
-    ],
-    default_template = "GraphScattered",
-    create = create,
-    inherit = [MatrixSolverData],
-    data = {
-        /// Maximum number of iterations of the Conjugate Gradient solution
-        iterations: Int = "25",
-        /// Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)
-        tolerance: Real = "1e-5",
-        /// Minimum value of the denominator (pT A p)^ in the conjugate Gradient solution
-        threshold: Real = "1e-5",
-        /// Use previous solution as initial solution
-        warmStart: Bool = "false",
-        /// Graph of residuals at each iteration (output, not filled by Settee)
-        graph: Str,
-    },
-    links = {
-        /// The linear system to solve
-        linearSystem: LinearSystem,
-    },
-)]
-#[derive(Default)]
-pub struct CgLinearSolver {
-    assembled: bool,
-    params: CgParams,
-    /// SOFA's `timeStepCount`: number of completed solves.
-    time_step_count: u64,
-    system: AssembledSystem,
-    me: Option<ComponentId>,
-    last: Option<CgReport>,
-    reported: Vec<&'static str>,
+iterative_solver_component! {
+    /// Linear system solver using the conjugate gradient iterative algorithm
+    ///
+    /// SOFA's `CGLinearSolver`. Its templates are those of SOFA's iterative `MatrixLinearSolver`s
+    /// (CG, MinRes): matrix-free first, then the assembled matrix types.
+    #[component(
+        name = "CGLinearSolver",
+        roles = [LinearSolver],
+        default_template = "GraphScattered",
+        create = create,
+        inherit = [MatrixSolverData],
+        data = {
+            /// Maximum number of iterations of the Conjugate Gradient solution
+            iterations: Int = "25",
+            /// Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)
+            tolerance: Real = "1e-5",
+            /// Minimum value of the denominator (pT A p)^ in the conjugate Gradient solution
+            threshold: Real = "1e-5",
+            /// Use previous solution as initial solution
+            warmStart: Bool = "false",
+            /// Graph of residuals at each iteration (output, not filled by Settee)
+            graph: Str,
+        },
+        links = {
+            /// The linear system to solve
+            linearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct CgLinearSolver {
+        assembled: bool,
+        params: CgParams,
+        /// SOFA's `timeStepCount`: number of completed solves.
+        time_step_count: u64,
+        system: AssembledSystem,
+        me: Option<ComponentId>,
+        last: Option<CgReport>,
+        reported: Vec<&'static str>,
+    }
 }
 
 impl CgLinearSolver {

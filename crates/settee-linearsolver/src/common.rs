@@ -115,3 +115,51 @@ impl AssembledSystem {
         r
     }
 }
+
+/// `#[component(...)]` with the templates of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes):
+/// matrix-free first, then the assembled matrix types.
+macro_rules! iterative_solver_component {
+    ($(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
+        #[settee_core::component(
+            templates = [
+                "GraphScattered",
+                "FullMatrix",
+                "SparseMatrix",
+                "CompressedRowSparseMatrixd",
+                "CompressedRowSparseMatrixMat2x2d",
+                "CompressedRowSparseMatrixMat3x3d",
+                "CompressedRowSparseMatrixMat4x4d",
+                "CompressedRowSparseMatrixMat6x6d",
+                "CompressedRowSparseMatrixMat8x8d",
+            ],
+            $($key)*
+        )]
+        $(#[doc = $doc])*
+        $item
+    };
+}
+pub(crate) use iterative_solver_component;
+
+/// `#[component(...)]` with the templates of SOFA's assembled linear systems (the compressed
+/// row block sizes, then the dense and sparse matrices), followed by `extra` ones.
+macro_rules! linear_system_component {
+    ([$($extra:literal),*] $(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
+        #[settee_core::component(
+            templates = [
+                "CompressedRowSparseMatrixd",
+                "CompressedRowSparseMatrixMat2x2d",
+                "CompressedRowSparseMatrixMat3x3d",
+                "CompressedRowSparseMatrixMat4x4d",
+                "CompressedRowSparseMatrixMat6x6d",
+                "CompressedRowSparseMatrixMat8x8d",
+                "FullMatrix",
+                "SparseMatrix",
+                $($extra),*
+            ],
+            $($key)*
+        )]
+        $(#[doc = $doc])*
+        $item
+    };
+}
+pub(crate) use linear_system_component;

@@ -10,9 +10,9 @@
 //! their `assemble*`/`apply*` Data (e.g. stiffness-only or mass-only matrices for inspection).
 
 use settee_core::role::LinearSystem;
-use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimResult};
+use settee_core::{Component, ComponentId, InitCtx, Scene, SimResult};
 
-use crate::common::unsupported;
+use crate::common::{linear_system_component, unsupported};
 use crate::system::{BaseSystemData, MatrixLinearSystem};
 
 /// The classes whose matrix a composite can build ([`MatrixLinearSystem`]).
@@ -74,35 +74,28 @@ pub(crate) fn build_side_system(scene: &mut Scene, c: ComponentId, scope: &sette
 /// The class name of [`CompositeLinearSystem`].
 const COMPOSITE: &str = "CompositeLinearSystem";
 
-/// Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems
-///
-/// A `CompositeLinearSystem`.
-#[component(
-    markers = [LinearSystem],
-    templates = [
-        "CompressedRowSparseMatrixd",
-        "CompressedRowSparseMatrixMat2x2d",
-        "CompressedRowSparseMatrixMat3x3d",
-        "CompressedRowSparseMatrixMat4x4d",
-        "CompressedRowSparseMatrixMat6x6d",
-        "CompressedRowSparseMatrixMat8x8d",
-        "FullMatrix",
-        "SparseMatrix",
-    ],
-    default_template = "CompressedRowSparseMatrixd",
-    inherit = [BaseSystemData],
-    links = {
-        /// List of linear systems to assemble
-        #[multi]
-        linearSystems: LinearSystem,
-        /// Among the list of linear systems, which one is to be used by the linear solver
-        solverLinearSystem: LinearSystem,
-    },
-)]
-#[derive(Default)]
-pub struct CompositeLinearSystem {
-    systems: Vec<ComponentId>,
-    solver_system: Option<ComponentId>,
+linear_system_component! {
+    []
+    /// Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems
+    ///
+    /// A `CompositeLinearSystem`.
+    #[component(
+        markers = [LinearSystem],
+        default_template = "CompressedRowSparseMatrixd",
+        inherit = [BaseSystemData],
+        links = {
+            /// List of linear systems to assemble
+            #[multi]
+            linearSystems: LinearSystem,
+            /// Among the list of linear systems, which one is to be used by the linear solver
+            solverLinearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct CompositeLinearSystem {
+        systems: Vec<ComponentId>,
+        solver_system: Option<ComponentId>,
+    }
 }
 
 impl CompositeLinearSystem {

@@ -3,10 +3,10 @@
 use settee_core::component::LinearSolver;
 use settee_core::mechanics::MechScope;
 use settee_core::role::LinearSystem;
-use settee_core::{component, Component, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
+use settee_core::{Component, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
 use crate::cg::read_iterations;
-use crate::common::{AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
+use crate::common::{iterative_solver_component, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// What one [`minres`] call did.
@@ -109,46 +109,37 @@ fn create(args: &CreateArgs) -> MinResLinearSolver {
     MinResLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() }
 }
 
-/// Linear system solver using the MINRES iterative algorithm
-///
-/// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
-/// iterative `MatrixLinearSolver`s).
-#[component(
-    roles = [LinearSolver],
-    templates = [
-        "GraphScattered",
-        "FullMatrix",
-        "SparseMatrix",
-        "CompressedRowSparseMatrixd",
-        "CompressedRowSparseMatrixMat2x2d",
-        "CompressedRowSparseMatrixMat3x3d",
-        "CompressedRowSparseMatrixMat4x4d",
-        "CompressedRowSparseMatrixMat6x6d",
-        "CompressedRowSparseMatrixMat8x8d",
-    ],
-    default_template = "GraphScattered",
-    create = create,
-    inherit = [MatrixSolverData],
-    data = {
-        /// maximum number of iterations of the Conjugate Gradient solution
-        iterations: Int = "25",
-        /// desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)
-        tolerance: Real = "1e-5",
-        /// Graph of residuals at each iteration (output, not filled by Settee)
-        graph: Str,
-    },
-    links = {
-        /// The linear system to solve
-        linearSystem: LinearSystem,
-    },
-)]
-#[derive(Default)]
-pub struct MinResLinearSolver {
-    assembled: bool,
-    iterations: u64,
-    tolerance: f64,
-    system: AssembledSystem,
-    last: Option<MinResReport>,
+iterative_solver_component! {
+    /// Linear system solver using the MINRES iterative algorithm
+    ///
+    /// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
+    /// iterative `MatrixLinearSolver`s).
+    #[component(
+        roles = [LinearSolver],
+        default_template = "GraphScattered",
+        create = create,
+        inherit = [MatrixSolverData],
+        data = {
+            /// maximum number of iterations of the Conjugate Gradient solution
+            iterations: Int = "25",
+            /// desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)
+            tolerance: Real = "1e-5",
+            /// Graph of residuals at each iteration (output, not filled by Settee)
+            graph: Str,
+        },
+        links = {
+            /// The linear system to solve
+            linearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct MinResLinearSolver {
+        assembled: bool,
+        iterations: u64,
+        tolerance: f64,
+        system: AssembledSystem,
+        last: Option<MinResReport>,
+    }
 }
 
 impl MinResLinearSolver {

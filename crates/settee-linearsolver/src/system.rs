@@ -8,7 +8,7 @@ use settee_core::role::LinearSystem;
 use settee_core::{component, data_group, Component, InitCtx, Mbk, Scene, SimResult};
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
-use crate::common::unsupported;
+use crate::common::{linear_system_component, unsupported};
 
 /// Data of SOFA's `BaseMatrixLinearSystem`.
 #[data_group(data = {
@@ -19,57 +19,49 @@ use crate::common::unsupported;
 })]
 pub struct BaseSystemData;
 
-/// An accepted `MatrixLinearSystem`: the solvers assemble `P(mM + bB + kK)P` themselves. A
-/// system built alongside the solved one by a `CompositeLinearSystem` keeps its own matrix
-/// ([`MatrixLinearSystem::build`]), restricted by its Data.
-///
-/// Templates: the assembled-system ones (`MatrixLinearSystem` has no GraphScattered instance in
-/// Settee).
-#[component(
-    markers = [LinearSystem],
-    templates = [
-        "CompressedRowSparseMatrixd",
-        "CompressedRowSparseMatrixMat2x2d",
-        "CompressedRowSparseMatrixMat3x3d",
-        "CompressedRowSparseMatrixMat4x4d",
-        "CompressedRowSparseMatrixMat6x6d",
-        "CompressedRowSparseMatrixMat8x8d",
-        "FullMatrix",
-        "SparseMatrix",
-        "GraphScattered",
-    ],
-    default_template = "CompressedRowSparseMatrixd",
-    inherit = [BaseSystemData],
-    data = {
-        /// If true, the stiffness is added to the global matrix
-        assembleStiffness: Bool = "true",
-        /// If true, the mass is added to the global matrix
-        assembleMass: Bool = "true",
-        /// If true, the damping is added to the global matrix
-        assembleDamping: Bool = "true",
-        /// If true, the geometric stiffness of mappings is added to the global matrix
-        assembleGeometricStiffness: Bool = "true",
-        /// If true, projective constraints are applied on the global matrix
-        applyProjectiveConstraints: Bool = "true",
-        /// If true, mapped components contribute to the global matrix
-        applyMappedComponents: Bool = "true",
-        /// If true, indices are verified before being added in to the global matrix, favoring security over speed
-        checkIndices: Bool = "false",
-        /// If true, independent matrices (global matrix vs mapped matrices) are assembled in parallel
-        parallelAssemblyIndependentMatrices: Bool = "false",
-    },
-    class(name = "MatrixLinearSystem", description = "Linear system"),
-    class(
-        name = "ConstantSparsityPatternSystem",
-        description = "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
-    ),
-)]
-#[derive(Default)]
-pub struct MatrixLinearSystem {
-    options: AssemblyOptions,
-    enabled: bool,
-    builder: Option<MatrixBuilder>,
-    builds: usize,
+linear_system_component! {
+    ["GraphScattered"]
+    /// An accepted `MatrixLinearSystem`: the solvers assemble `P(mM + bB + kK)P` themselves. A
+    /// system built alongside the solved one by a `CompositeLinearSystem` keeps its own matrix
+    /// ([`MatrixLinearSystem::build`]), restricted by its Data.
+    ///
+    /// Templates: the assembled-system ones (`MatrixLinearSystem` has no GraphScattered instance in
+    /// Settee).
+    #[component(
+        markers = [LinearSystem],
+        default_template = "CompressedRowSparseMatrixd",
+        inherit = [BaseSystemData],
+        data = {
+            /// If true, the stiffness is added to the global matrix
+            assembleStiffness: Bool = "true",
+            /// If true, the mass is added to the global matrix
+            assembleMass: Bool = "true",
+            /// If true, the damping is added to the global matrix
+            assembleDamping: Bool = "true",
+            /// If true, the geometric stiffness of mappings is added to the global matrix
+            assembleGeometricStiffness: Bool = "true",
+            /// If true, projective constraints are applied on the global matrix
+            applyProjectiveConstraints: Bool = "true",
+            /// If true, mapped components contribute to the global matrix
+            applyMappedComponents: Bool = "true",
+            /// If true, indices are verified before being added in to the global matrix, favoring security over speed
+            checkIndices: Bool = "false",
+            /// If true, independent matrices (global matrix vs mapped matrices) are assembled in parallel
+            parallelAssemblyIndependentMatrices: Bool = "false",
+        },
+        class(name = "MatrixLinearSystem", description = "Linear system"),
+        class(
+            name = "ConstantSparsityPatternSystem",
+            description = "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
+        ),
+    )]
+    #[derive(Default)]
+    pub struct MatrixLinearSystem {
+        options: AssemblyOptions,
+        enabled: bool,
+        builder: Option<MatrixBuilder>,
+        builds: usize,
+    }
 }
 
 impl MatrixLinearSystem {

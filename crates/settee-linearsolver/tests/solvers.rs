@@ -121,13 +121,18 @@ fn csr(a: &[f64]) -> CsrMatrix {
     CsrMatrix::from_dense(N, N, a).unwrap()
 }
 
+/// The test system as a CSR matrix, its right-hand side and its dense solution.
+fn assembled_system() -> (CsrMatrix, Vec<f64>, Vec<f64>) {
+    let (a, b) = dense_system(FACTORS);
+    let exact = dense_solve(&a, &b);
+    (csr(&a), b, exact)
+}
+
 // ----- pure algorithms -----------------------------------------------------------------------------
 
 #[test]
 fn cg_converges_to_the_dense_solution() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let params = CgParams { iterations: 100, tolerance: 1e-14, threshold: 1e-30, warm_start: false };
     let rep = cg(&mut sp, AssembledSpace::X, AssembledSpace::B, &params, true).unwrap();
@@ -219,9 +224,7 @@ fn cg_with_zero_rhs_leaves_zero() {
 
 #[test]
 fn pcg_without_preconditioner_converges_and_warm_starts() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-28, None).unwrap();
     assert!(rep.updates > 0);
@@ -239,9 +242,7 @@ fn pcg_without_preconditioner_converges_and_warm_starts() {
 
 #[test]
 fn minres_converges_to_the_dense_solution() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let rep = minres(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-14).unwrap();
     assert!(rep.updates > 0);

@@ -120,13 +120,37 @@ pub fn built(map_forces: bool, jac: &[SparseRows], not_built: &str) -> SimResult
     Ok(carried(map_forces, jac))
 }
 
+/// Keeps `j` (merged by [`finish_rows`]) as the one Jacobian block of a mapping (`apply`'s last step).
+pub fn store(jac: &mut Vec<SparseRows>, mut j: SparseRows) -> SimResult {
+    finish_rows(&mut j);
+    *jac = vec![j];
+    Ok(())
+}
+
 /// What [`built`] says of a mapping whose Jacobian is built by `apply`, before the first one.
 pub const NOT_APPLIED: &str = "the Jacobian is not computed yet (the mapping was never applied)";
 
 /// The `Mapping` methods of an assembled mapping (fields `ports` and `jac`): `applyJ` as
 /// [`mul`] and `applyJT` as [`mul_transpose`] (nothing when forces are not mapped). With
-/// `apply_jt`, that one only.
+/// `apply_jt`, that one only. With `applied`, also `jacobians`: the blocks built by `apply`
+/// ([`built`] with [`NOT_APPLIED`]); with `ready`, also `jacobians` as [`carried`] once
+/// `self.ready()` passes.
 macro_rules! assembled_products {
+    (applied) => {
+        $crate::assembled::assembled_products!();
+
+        fn jacobians(&self) -> settee_core::SimResult<Vec<settee_core::component::SparseRows>> {
+            $crate::assembled::built(self.ports.map_forces, &self.jac, $crate::assembled::NOT_APPLIED)
+        }
+    };
+    (ready) => {
+        $crate::assembled::assembled_products!();
+
+        fn jacobians(&self) -> settee_core::SimResult<Vec<settee_core::component::SparseRows>> {
+            self.ready()?;
+            Ok($crate::assembled::carried(self.ports.map_forces, &self.jac))
+        }
+    };
     () => {
         fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> settee_core::SimResult {
             $crate::assembled::mul(&self.jac, out, inputs)

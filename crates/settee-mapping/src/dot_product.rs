@@ -7,7 +7,7 @@
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, assembled_products, finish_rows};
+use crate::assembled::{assembled_products, finish_rows};
 use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanical_ports, v3, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
@@ -201,11 +201,7 @@ impl Mapping for DotProductMapping {
         Ok(())
     }
 
-    assembled_products!();
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        assembled::built(self.ports.map_forces, &self.jac, assembled::NOT_APPLIED)
-    }
+    assembled_products!(applied);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

@@ -6,7 +6,7 @@
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::{Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use crate::assembled::{self, assembled_products, finish_rows, orthogonal_projector3};
+use crate::assembled::{self, assembled_products, orthogonal_projector3};
 use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanical_ports, scale, v3, Ports};
 
 crate::common::mapping_class! {
@@ -80,14 +80,8 @@ impl Mapping for NormalizationMapping {
                 j.rows[3 * k + r].extend(line.iter().enumerate().map(|(c, &x)| (3 * i + c, x)));
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    assembled_products!();
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        assembled::built(self.ports.map_forces, &self.jac, assembled::NOT_APPLIED)
-    }
+    assembled_products!(applied);
 }

@@ -13,8 +13,8 @@ use settee_core::ConstraintRows;
 use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, MappingData, Ports,
-    GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
+    apply_at_init, check_layouts, check_len, cross, mapping_ports, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness,
+    MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
@@ -78,20 +78,7 @@ fn quat(x: &[f64], k: usize) -> [f64; 4] {
 impl RigidMapping {
     /// A mapping built directly (for tests): local points, their frames, the number of frames.
     pub fn build(input: StateId, output: StateId, n_in: usize, points: Vec<V3>, frame: Vec<usize>, gs: GeometricStiffness) -> RigidMapping {
-        RigidMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
-            points,
-            frame,
-            n_in,
-            gs,
-            rotated: Vec::new(),
-        }
+        RigidMapping { ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3), points, frame, n_in, gs, rotated: Vec::new() }
     }
 
     /// A contact mapper (SOFA's `RigidContactMapper`): maps the contact points a collision
@@ -240,15 +227,7 @@ impl PointMapper for RigidMapping {
 }
 
 impl Mapping for RigidMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];

@@ -8,7 +8,7 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::types::quat_rotate;
 use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, assembled_products, finish_rows};
+use crate::assembled::{self, assembled_products};
 use crate::common::{
     check_len, finish_init, mapping_ports, nsd_projection, resolve_mechanical_ports, sub, v3, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
     M3, V3,
@@ -161,16 +161,10 @@ impl Mapping for RigidJointMapping {
             push_block(&mut rows[..3], 6 * c, &t, 1.0);
             push_block(&mut rows[3..], 6 * c + 3, &chunk, 1.0);
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    assembled_products!();
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        assembled::built(self.ports.map_forces, &self.jac, assembled::NOT_APPLIED)
-    }
+    assembled_products!(applied);
 }
 
 // ----- AssembledRigidRigidMapping ---------------------------------------------------------------
@@ -314,17 +308,10 @@ impl Mapping for AssembledRigidRigidMapping {
                 j.rows[6 * i + 3 + a].push((6 * k + 3 + a, 1.0));
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    assembled_products!();
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        self.ready()?;
-        Ok(assembled::carried(self.ports.map_forces, &self.jac))
-    }
+    assembled_products!(ready);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

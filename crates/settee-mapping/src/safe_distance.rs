@@ -13,7 +13,7 @@
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::{Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Scene, SimError, SimResult, StateId, VecId};
 
-use crate::assembled::{self, assembled_products, finish_rows, orthogonal_projector3};
+use crate::assembled::{self, assembled_products, orthogonal_projector3};
 use crate::common::{
     apply_at_init, check_len, dot, finish_init, mapping_ports, norm, resize_output, resolve_mechanical_ports, sub, v3, GeometricStiffness,
     MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, V3,
@@ -372,17 +372,10 @@ impl Mapping for SafeDistanceMapping {
                 }
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    assembled_products!();
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        self.ready()?;
-        Ok(assembled::carried(self.ports.map_forces, &self.jac))
-    }
+    assembled_products!(ready);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

@@ -251,9 +251,7 @@ mod tests {
     const REST: &str = "0 0 0  1 0 0  0.5 1 0  0.5 -1 0";
 
     fn pair(position: &str, k: &str) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("rest_position", REST), ("position", position)]);
+        let (f, mut s) = state_scene(&[("rest_position", REST), ("position", position)]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  1 0 3")]);
         let c = add(&mut s, &f, Scene::ROOT, "FastTriangularBendingSprings", &[("bendingStiffness", k)]);
         init_root(&mut s, &f).unwrap();
@@ -315,9 +313,7 @@ mod tests {
 
     #[test]
     fn too_close_vertices_make_no_spring() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0.5 1 0  0.5 -1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0.5 1 0  0.5 -1 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  1 0 3")]);
         let c = add(&mut s, &f, Scene::ROOT, "FastTriangularBendingSprings", &[("minDistValidity", "2.5")]);
         init_root(&mut s, &f).unwrap();

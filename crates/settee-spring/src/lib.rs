@@ -111,9 +111,7 @@ mod tests {
 
     #[test]
     fn stiffness_is_the_force_derivative_on_one_state() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0.1 0  1.2 1 0.3  -0.1 0.9 -0.4")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0.1 0  1.2 1 0.3  -0.1 0.9 -0.4")]);
         add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", SPRINGS)]);
         init_root(&mut s, &f).unwrap();
         check_derivatives(&mut s);
@@ -141,15 +139,8 @@ mod tests {
 
     #[test]
     fn stiffness_of_rigid_frames_acts_on_centers() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")],
-        );
+        let (f, mut s) =
+            state_scene(&[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 1 50 0 0.8  1 2 30 0 1.1  0 2 10 0 0.2")]);
         init_root(&mut s, &f).unwrap();
         assert_eq!(s.entry(c).template, "Rigid3d");
@@ -213,9 +204,7 @@ mod tests {
 
     #[test]
     fn per_spring_lists_are_resized_with_their_last_value() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  3 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  3 0 0")]);
         let c = add(
             &mut s,
             &f,
@@ -238,9 +227,7 @@ mod tests {
 
     #[test]
     fn out_of_range_spring_is_an_init_error() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0")]);
         add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 2 10 0 1")]);
         let e = init_root(&mut s, &f).unwrap_err();
         assert!(e.diagnostic().message.contains("beyond"), "{e}");

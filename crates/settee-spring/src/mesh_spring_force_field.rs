@@ -262,9 +262,7 @@ mod tests {
     use crate::test_support::*;
 
     fn grid_scene(ff: &[(&str, &str)]) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "2 2 2"), ("min", "0 0 0"), ("max", "1 1 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "MeshSpringForceField", ff);
         init_root(&mut s, &f).unwrap();
@@ -362,19 +360,11 @@ mod tests {
 
     #[test]
     fn tetrahedra_springs_have_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
         // Rest: a cube corner split in tetrahedra; positions: perturbed.
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[
-                ("rest_position", "0 0 0  1 0 0  0 1 0  0 0 1  1 1 1"),
-                ("position", "0.1 0 -0.05  1.2 0.1 0  -0.1 0.9 0.2  0.05 0.1 1.3  1.1 0.8 1.2"),
-            ],
-        );
+        let (f, mut s) = state_scene(&[
+            ("rest_position", "0 0 0  1 0 0  0 1 0  0 0 1  1 1 1"),
+            ("position", "0.1 0 -0.05  1.2 0.1 0  -0.1 0.9 0.2  0.05 0.1 1.3  1.1 0.8 1.2"),
+        ]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("tetrahedra", "0 1 2 3  1 2 3 4")]);
         let c = add(&mut s, &f, Scene::ROOT, "MeshSpringForceField", &[("tetrahedraStiffness", "50"), ("linesStiffness", "0")]);
         init_root(&mut s, &f).unwrap();

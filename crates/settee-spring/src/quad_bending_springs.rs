@@ -164,9 +164,7 @@ mod tests {
         // localRange: both ends below min, or both above max, drop the spring.
         assert_eq!(quad_bending_pairs(&[[0, 1, 2, 3], [1, 4, 5, 2]], [Some(5), None]), [(5, 3)]);
         assert_eq!(quad_bending_pairs(&[[0, 1, 2, 3], [1, 4, 5, 2]], [None, Some(3)]), [(4, 0), (5, 3)]);
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  1 1 0  0 1 0  2.5 0 0  2 1 0.5")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  1 1 0  0 1 0  2.5 0 0  2 1 0.5")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("quads", "0 1 2 3  1 4 5 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadBendingSprings", &[("stiffness", "20 7"), ("damping", "1")]);
         init_root(&mut s, &f).unwrap();
@@ -184,9 +182,7 @@ mod tests {
 
     #[test]
     fn explicit_springs_come_first_and_derivatives_are_consistent() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 1 3"), ("min", "0 0 0"), ("max", "2 0 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadBendingSprings", &[("stiffness", "40"), ("damping", "0"), ("spring", "0 8 5 0 1")]);
         init_root(&mut s, &f).unwrap();

@@ -287,9 +287,7 @@ mod tests {
 
     #[test]
     fn grid_of_quads_has_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 1 3"), ("min", "0 0 0"), ("max", "2 0 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadularBendingSprings", &[("stiffness", "300"), ("damping", "1")]);
         init_root(&mut s, &f).unwrap();
@@ -323,9 +321,7 @@ mod tests {
     }
 
     fn scene(quads: &str, edges: Option<&str>, rest: &str) -> (Scene, ComponentId, ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", rest)]);
+        let (f, mut s) = state_scene(&[("position", rest)]);
         let mut a = vec![("quads", quads)];
         if let Some(e) = edges {
             a.push(("edges", e));

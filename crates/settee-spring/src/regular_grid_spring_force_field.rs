@@ -478,9 +478,7 @@ mod tests {
 
     #[test]
     fn other_topologies_give_explicit_springs_only() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0 1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0 1 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2")]);
         let c = add(&mut s, &f, Scene::ROOT, "RegularGridSpringForceField", &[("spring", "0 1 10 0 2")]);
         init_root(&mut s, &f).unwrap();

@@ -399,9 +399,7 @@ mod tests {
     const POS: &str = "0.1 -0.2 0.3  1.5 0 0  0 1 -1";
 
     fn scene(ff: &[(&str, &str)]) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("rest_position", REST), ("position", POS)]);
+        let (f, mut s) = state_scene(&[("rest_position", REST), ("position", POS)]);
         let c = add(&mut s, &f, Scene::ROOT, "RestShapeSpringsForceField", ff);
         init_root(&mut s, &f).unwrap();
         (s, c)
@@ -523,9 +521,7 @@ mod tests {
 
     #[test]
     fn vec1_springs() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1d"), ("rest_position", "1 2"), ("position", "1.5 1")]);
+        let (f, mut s) = state_scene(&[("template", "Vec1d"), ("rest_position", "1 2"), ("position", "1.5 1")]);
         add(&mut s, &f, Scene::ROOT, "RestShapeSpringsForceField", &[("stiffness", "1e4")]);
         init_root(&mut s, &f).unwrap();
         let scope = MechScope::build(&s, Scene::ROOT);

@@ -234,20 +234,12 @@ mod tests {
 
     #[test]
     fn fan_of_triangles_has_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
         // A hexagonal fan around point 0, lifted out of plane; border edges have no spring.
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[
-                ("rest_position", "0 0 0  1 0 0  0.5 0.9 0  -0.5 0.9 0  -1 0 0  -0.5 -0.9 0  0.5 -0.9 0"),
-                ("position", "0 0 0.3  1 0.1 0  0.4 0.9 0.2  -0.5 1 -0.1  -1.1 0 0.1  -0.5 -0.8 0.3  0.6 -0.9 -0.2"),
-                ("velocity", "0 0 0  0.1 0 0  0 0.2 0  0 0 0.3  0 0 0  0.1 0.1 0  0 0 -0.1"),
-            ],
-        );
+        let (f, mut s) = state_scene(&[
+            ("rest_position", "0 0 0  1 0 0  0.5 0.9 0  -0.5 0.9 0  -1 0 0  -0.5 -0.9 0  0.5 -0.9 0"),
+            ("position", "0 0 0.3  1 0.1 0  0.4 0.9 0.2  -0.5 1 -0.1  -1.1 0 0.1  -0.5 -0.8 0.3  0.6 -0.9 -0.2"),
+            ("velocity", "0 0 0  0.1 0 0  0 0.2 0  0 0 0.3  0 0 0  0.1 0.1 0  0 0 -0.1"),
+        ]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  0 2 3  0 3 4  0 4 5  0 5 6  0 6 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[("stiffness", "300"), ("damping", "2")]);
         init_root(&mut s, &f).unwrap();
@@ -267,9 +259,7 @@ mod tests {
 
     #[test]
     fn a_mesh_without_triangles_is_an_error() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("edges", "0 1")]);
         add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
         let e = init_root(&mut s, &f).unwrap_err();
@@ -373,9 +363,7 @@ mod tests {
     /// a triangle added across it later does not create a spring there.
     #[test]
     fn an_edge_on_the_initial_border_gets_no_spring_from_an_added_triangle() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0 1 0  1 1 0  1 -1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0 1 0  1 1 0  1 -1 0")]);
         let t = add(&mut s, &f, Scene::ROOT, "TriangleSetTopologyContainer", &[("triangles", "0 1 2  1 3 2")]);
         let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
         init_root(&mut s, &f).unwrap();

@@ -5,12 +5,19 @@
 use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, IntersectionMethod, ModelGeometry};
 use settee_core::component::CollisionPipeline;
 use settee_core::role::{self, BroadPhase, NarrowPhase};
-use settee_core::{component, Component, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
+use settee_core::{component, data_group, Component, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
 
 use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
 use crate::Vec3;
 
 // ----- broad and narrow phases -------------------------------------------------------------------
+
+/// The Data of every broad phase (SOFA's `BroadPhaseDetection`).
+#[data_group(data = {
+    /// if min.x < max.x: models whose bounding box does not meet this box are ignored
+    "box" as BOX: Fixed(6) = "0 0 0 0 0 0",
+})]
+pub struct BroadPhaseData;
 
 /// A broad or narrow phase component: its class and Data configure the pipeline's detection.
 #[component(
@@ -19,19 +26,13 @@ use crate::Vec3;
         name = "BruteForceBroadPhase",
         description = "Broad phase testing every pair of models' root boxes.",
         markers = [BroadPhase],
-        data = {
-            /// if min.x < max.x: models whose bounding box does not meet this box are ignored
-            "box" as BOX: Fixed(6) = "0 0 0 0 0 0",
-        },
+        inherit = [BroadPhaseData],
     ),
     class(
         name = "ParallelBruteForceBroadPhase",
         description = "BruteForceBroadPhase on several threads (same pairs; self pairs first).",
         markers = [BroadPhase],
-        data = {
-            /// if min.x < max.x: models whose bounding box does not meet this box are ignored
-            "box" as BOX: Fixed(6) = "0 0 0 0 0 0",
-        },
+        inherit = [BroadPhaseData],
     ),
     class(
         name = "BVHNarrowPhase",
@@ -95,7 +96,7 @@ impl SubPipeline {
         depth: u32,
     ) -> SubPipeline {
         let b = scene.entry(broad);
-        let bx = b.data.get(Phase::BOX);
+        let bx = b.data.get(BroadPhaseData::BOX);
         let broad_phase =
             if b.class.name == "ParallelBruteForceBroadPhase" { BroadPhaseKind::ParallelBruteForce } else { BroadPhaseKind::BruteForce };
         let narrow_phase =

@@ -88,12 +88,7 @@ fn gs_state(w: &Block33, mu: f64, d: &mut [f64; 3], f: &mut [f64; 3]) {
     }
     let d1 = w[1] * f[0] + w[3] * f[1] + w[4] * f[2] + d[1];
     let d2 = w[2] * f[0] + w[4] * f[1] + w[5] * f[2] + d[2];
-    f[1] -= 2.0 * d1 / (w[3] + w[5]);
-    f[2] -= 2.0 * d2 / (w[3] + w[5]);
-    let (mut ft, mut fs) = (f[1], f[2]);
-    project_cone(mu, f[0], &mut ft, &mut fs);
-    f[1] = ft;
-    f[2] = fs;
+    tangential_step(w, mu, f, d1, d2);
     d[0] += w[0] * f[0] + w[1] * f[1] + w[2] * f[2];
     d[1] += w[1] * f[0] + w[3] * f[1] + w[4] * f[2];
     d[2] += w[2] * f[0] + w[4] * f[1] + w[5] * f[2];
@@ -113,13 +108,20 @@ fn new_gs_state(w: &Block33, mu: f64, d: &mut [f64; 3], f: &mut [f64; 3]) {
     }
     let d1 = w[1] * (f[0] - f1[0]) + d[1];
     let d2 = w[2] * (f[0] - f1[0]) + d[2];
+    tangential_step(w, mu, f, d1, d2);
+    add_block_times(w, d, [f[0] - f1[0], f[1] - f1[1], f[2] - f1[2]]);
+}
+
+/// The tangential part of a Gauss-Seidel step on a contact of normal force `f[0]`: a step on the
+/// tangential displacements `(d1, d2)` with the mean tangential diagonal, then the projection on
+/// the friction cone.
+fn tangential_step(w: &Block33, mu: f64, f: &mut [f64; 3], d1: f64, d2: f64) {
     f[1] -= 2.0 * d1 / (w[3] + w[5]);
     f[2] -= 2.0 * d2 / (w[3] + w[5]);
     let (mut ft, mut fs) = (f[1], f[2]);
     project_cone(mu, f[0], &mut ft, &mut fs);
     f[1] = ft;
     f[2] = fs;
-    add_block_times(w, d, [f[0] - f1[0], f[1] - f1[1], f[2] - f1[2]]);
 }
 
 fn add_block_times(w: &Block33, d: &mut [f64; 3], df: [f64; 3]) {
@@ -280,8 +282,7 @@ pub fn nlcp_gauss_seidel_unbuilt(
     let nc = n / 3;
     let blocks: Vec<Block33> = (0..nc).map(|c| block33(wdiag, 3 * c)).collect();
     let mut d = vec![0.0; n];
-    let mut out = LcpOutcome::default();
-    for it in 0..max_iterations {
+    unbuilt_sweeps(nc, tolerance, max_iterations, || {
         let mut error = 0.0;
         for &row in sequence.iter().step_by(3) {
             let c = row / 3;
@@ -305,8 +306,18 @@ pub fn nlcp_gauss_seidel_unbuilt(
             }
             f[r..r + 3].copy_from_slice(&fc);
         }
+        Ok(error)
+    })
+}
+
+/// The sweeps of the unbuilt Gauss-Seidel kernels: `sweep` (which returns its error) until
+/// `error < tolerance·(contacts + 1)`, at most `max_iterations` times.
+fn unbuilt_sweeps(contacts: usize, tolerance: f64, max_iterations: usize, mut sweep: impl FnMut() -> SimResult<f64>) -> SimResult<LcpOutcome> {
+    let mut out = LcpOutcome::default();
+    for it in 0..max_iterations {
+        let error = sweep()?;
         out.errors.push(error);
-        if error < tolerance * (nc + 1) as f64 {
+        if error < tolerance * (contacts + 1) as f64 {
             out.converged = true;
             out.iterations = it + 1;
             return Ok(out);
@@ -333,8 +344,7 @@ pub fn lcp_gauss_seidel_unbuilt(
     }
     let w11: Vec<f64> = (0..n).map(|c| wdiag.get(c, c)).collect();
     let mut d = vec![0.0; n];
-    let mut out = LcpOutcome::default();
-    for it in 0..max_iterations {
+    unbuilt_sweeps(n, tolerance, max_iterations, || {
         let mut error = 0.0;
         for &c in sequence {
             if c >= n {
@@ -355,15 +365,8 @@ pub fn lcp_gauss_seidel_unbuilt(
             }
             f[c] = fc;
         }
-        out.errors.push(error);
-        if error < tolerance * (n + 1) as f64 {
-            out.converged = true;
-            out.iterations = it + 1;
-            return Ok(out);
-        }
-    }
-    out.iterations = max_iterations;
-    Ok(out)
+        Ok(error)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

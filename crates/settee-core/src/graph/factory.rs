@@ -254,13 +254,7 @@ impl Factory {
         let deduced = match class.template_rule {
             TemplateRule::Default => None,
             TemplateRule::FromState | TemplateRule::FromPair => {
-                let st = attrs
-                    .iter()
-                    .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Some(role::MECHANICAL_STATE)))
-                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
-                    .or_else(|| scene.context_state(node));
-                st.and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
+                attached_state(scene, node, attrs).and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
             }
             TemplateRule::FromMapping => mapping_template(scene, node, attrs),
         };
@@ -281,18 +275,10 @@ impl Factory {
 
     fn template_fits(&self, scene: &Scene, node: NodeId, class: &ComponentClass, t: &str, attrs: &[Attr]) -> bool {
         match class.template_rule {
-            TemplateRule::FromState | TemplateRule::FromPair => {
-                let st = attrs
-                    .iter()
-                    .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Some(role::MECHANICAL_STATE)))
-                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
-                    .or_else(|| scene.context_state(node));
-                match st.and_then(|c| scene.entry(c).layout) {
-                    Some(l) => l.name() == t.split(',').next().unwrap_or(""),
-                    None => true,
-                }
-            }
+            TemplateRule::FromState | TemplateRule::FromPair => match attached_state(scene, node, attrs).and_then(|c| scene.entry(c).layout) {
+                Some(l) => l.name() == t.split(',').next().unwrap_or(""),
+                None => true,
+            },
             _ => true,
         }
     }
@@ -545,6 +531,17 @@ pub fn data_problem(lenient: bool, data: &str, kind: &str, problem: &crate::data
     } else {
         Diagnostic::warning(format!("could not read value of Data '{data}': {}", problem.message)).hint(hint)
     }
+}
+
+/// The state a component being created attaches to: its `mstate` (or `object1`) link, else the
+/// node's context state.
+fn attached_state(scene: &Scene, node: NodeId, attrs: &[Attr]) -> Option<ComponentId> {
+    attrs
+        .iter()
+        .find(|a| a.name == "mstate" || a.name == "object1")
+        .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Some(role::MECHANICAL_STATE)))
+        .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
+        .or_else(|| scene.context_state(node))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::diag::{SimError, SimResult};
 use crate::graph::component::MechParams;
 use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
-use crate::state::{StateId, VecId, VecKind};
+use crate::state::{MState, StateId, VecId, VecKind};
 use crate::types::Layout;
 
 /// The mechanical components reachable from a solver's node, in SOFA's processing order.
@@ -616,39 +616,41 @@ fn mapping_io(scene: &Scene, m: ComponentId) -> (Vec<StateId>, Option<StateId>) 
     (map.inputs(), map.output())
 }
 
-/// `dx = P·dx` for every projective constraint of the scope.
-pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+/// Calls `f` with every projective constraint of the scope, its node's parameters and its state.
+pub fn for_each_projective(scene: &mut Scene, scope: &MechScope, mut f: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState)) {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let Scene { components, store, .. } = &mut *scene;
         let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let s = pc.state();
-        let mut v = store.get_mut(s).take(dx);
-        pc.project_response(&p, &mut v);
-        store.get_mut(s).put(dx, v);
+        f(&p, pc, store.get_mut(s));
     }
+}
+
+/// `dx = P·dx` for every projective constraint of the scope.
+pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+    for_each_projective(scene, scope, |p, pc, st| {
+        let mut v = st.take(dx);
+        pc.project_response(p, &mut v);
+        st.put(dx, v);
+    });
     Ok(())
 }
 
 /// Projects positions then velocities (constraints read the context time).
 pub fn project_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
-    for &c in &scope.projective {
-        let node = scene.entry(c).node;
-        let p = scene.params(node);
-        let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
-        let s = pc.state();
-        if store.get(s).mapped {
-            continue;
+    for_each_projective(scene, scope, |p, pc, st| {
+        if st.mapped {
+            return;
         }
-        let mut xv = store.get_mut(s).take(x);
-        pc.project_position(&p, &mut xv);
-        store.get_mut(s).put(x, xv);
-        let mut vv = store.get_mut(s).take(v);
-        pc.project_velocity(&p, &mut vv);
-        store.get_mut(s).put(v, vv);
-    }
+        let mut xv = st.take(x);
+        pc.project_position(p, &mut xv);
+        st.put(x, xv);
+        let mut vv = st.take(v);
+        pc.project_velocity(p, &mut vv);
+        st.put(v, vv);
+    });
     Ok(())
 }
 

@@ -17,7 +17,7 @@ pub mod kernel;
 use rayon::prelude::*;
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, CreateArgs, ForceField, InitCtx, MatrixAccumulator, SimResult, StateId};
+use settee_core::{Component, CreateArgs, InitCtx, MatrixAccumulator, SimResult, StateId};
 
 use crate::common::{add_element_blocks, check_elements, check_len, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::{Mat3, Vec3};
@@ -29,66 +29,66 @@ fn shape_of(args: &CreateArgs) -> ElementShape {
     ElementShape::from_template(args.template).unwrap_or(ElementShape::Tetrahedron)
 }
 
-/// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
-    default_template = "Vec3d,Tetrahedron",
-    template_rule = FromState,
-    data = {
-        /// element loop of addForce: "parallel" or "sequenced" (same numbers either way)
-        computeForceStrategy: Options("parallel", "sequenced") = "parallel",
-        /// element loop of addDForce: "parallel" or "sequenced" (same numbers either way)
-        computeForceDerivStrategy: Options("parallel", "sequenced") = "parallel",
-        /// space between the drawn elements (rendering only)
-        elementSpace: Real = "0.125",
-        /// output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)
-        elementStiffness: Reals,
-        /// Rayleigh damping coefficient related to stiffness (> 0)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// topology whose elements are used (default: the context topology)
-        topology: Topology,
-    },
-    inherit = [ElasticData, Self],
-    class(
-        name = "LinearSmallStrainFEMForceField",
-        description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
-        create = |args| ElementFEMForceField::new(shape_of(args), false),
-    ),
-    class(
-        name = "CorotationalFEMForceField",
-        description = "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
-        create = |args| ElementFEMForceField::new(shape_of(args), true),
+crate::common::force_field_class! {
+    {
+        templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+        default_template = "Vec3d,Tetrahedron",
         data = {
-            /// element rotation: "stable_polar", "polar", "identity", or the element's own frame, "triangle" (tetrahedra) / "hexahedron" (hexahedra), which is the default; an index 0-3 selects in that order
-            rotationMethod: Str,
+            /// element loop of addForce: "parallel" or "sequenced" (same numbers either way)
+            computeForceStrategy: Options("parallel", "sequenced") = "parallel",
+            /// element loop of addDForce: "parallel" or "sequenced" (same numbers either way)
+            computeForceDerivStrategy: Options("parallel", "sequenced") = "parallel",
+            /// space between the drawn elements (rendering only)
+            elementSpace: Real = "0.125",
+            /// output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)
+            elementStiffness: Reals,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
         },
-    ),
-)]
-pub struct ElementFEMForceField {
-    shape: ElementShape,
-    corotational: bool,
-    rotation_method: RotationMethod,
-    state: Option<StateId>,
-    nb_dofs: usize,
-    /// Element node indices, `N` per element.
-    elements: Vec<usize>,
-    /// Rest positions of the element nodes, `N` per element.
-    rest: Vec<Vec3>,
-    /// Element stiffness matrices, `(3N)²` reals per element.
-    stiffness: Vec<f64>,
-    /// Their transposes, laid out for [`kernel::mat_vec_flat_t`]; empty when every matrix is
-    /// exactly symmetric (then `stiffness` serves as its own transpose).
-    stiffness_t: Vec<f64>,
-    /// Rest frames computed at init (corotational).
-    initial_frames: Vec<Mat3>,
-    /// Rotations of the last `add_force` (identity before the first one).
-    rotations: Vec<Mat3>,
-    rayleigh_stiffness: f64,
-    /// Per-element results, `3N` reals per element, dispatched sequentially afterwards.
-    scratch: Vec<f64>,
+        links = {
+            /// topology whose elements are used (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+        class(
+            name = "LinearSmallStrainFEMForceField",
+            description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
+            create = |args| ElementFEMForceField::new(shape_of(args), false),
+        ),
+        class(
+            name = "CorotationalFEMForceField",
+            description = "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
+            create = |args| ElementFEMForceField::new(shape_of(args), true),
+            data = {
+                /// element rotation: "stable_polar", "polar", "identity", or the element's own frame, "triangle" (tetrahedra) / "hexahedron" (hexahedra), which is the default; an index 0-3 selects in that order
+                rotationMethod: Str,
+            },
+        ),
+    }
+    /// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
+    pub struct ElementFEMForceField {
+        shape: ElementShape,
+        corotational: bool,
+        rotation_method: RotationMethod,
+        state: Option<StateId>,
+        nb_dofs: usize,
+        /// Element node indices, `N` per element.
+        elements: Vec<usize>,
+        /// Rest positions of the element nodes, `N` per element.
+        rest: Vec<Vec3>,
+        /// Element stiffness matrices, `(3N)²` reals per element.
+        stiffness: Vec<f64>,
+        /// Their transposes, laid out for [`kernel::mat_vec_flat_t`]; empty when every matrix is
+        /// exactly symmetric (then `stiffness` serves as its own transpose).
+        stiffness_t: Vec<f64>,
+        /// Rest frames computed at init (corotational).
+        initial_frames: Vec<Mat3>,
+        /// Rotations of the last `add_force` (identity before the first one).
+        rotations: Vec<Mat3>,
+        rayleigh_stiffness: f64,
+        /// Per-element results, `3N` reals per element, dispatched sequentially afterwards.
+        scratch: Vec<f64>,
+    }
 }
 
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];

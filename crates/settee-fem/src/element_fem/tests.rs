@@ -1,6 +1,7 @@
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 use super::*;
 use crate::test_support::{max_abs, perturb, Harness};
+use settee_core::ForceField;
 use settee_core::{ComponentId, NodeId, Scene};
 
 /// Creates a component with a template in `node`.

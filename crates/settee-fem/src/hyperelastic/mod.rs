@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use settee_core::role::Topology;
-use settee_core::{component, Component, ForceField, InitCtx, MatrixAccumulator, SimResult, StateId};
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimResult, StateId};
 
 use crate::common::{check_elements, check_len, force_field_on_one_state, gather, rest_positions, scatter, vec3_state};
 use crate::hexa::{mat_t_vec, mat_vec, Mat3, Vec3};
@@ -138,47 +138,45 @@ pub fn element_edge_tangents(rest: &HyperRest, material: &Material, st: &HyperSt
     out
 }
 
-/// Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.
-///
-/// The force field.
-#[component(
-    roles = [ForceField],
-    templates = ["Vec3d"],
-    default_template = "Vec3d",
-    template_rule = FromState,
-    data = {
-        /// regularisation of the stiffness matrix (not used by the force and its differential)
-        matrixRegularization: Bool = "false",
-        /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
-        materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
-        /// the material parameters, in the order given for materialName
-        ParameterSet: Reals,
-        /// fibre directions of anisotropic materials (unused by the isotropic materials)
-        AnisotropyDirections: Coords,
-        /// Rayleigh damping coefficient related to stiffness (> 0)
-        rayleighStiffness: Real = "0",
-    },
-    links = {
-        /// topology whose tetrahedra (and edges) are used (default: the context topology)
-        topology: Topology,
-    },
-)]
-#[derive(Default)]
-pub struct TetrahedronHyperelasticityFEMForceField {
-    state: Option<StateId>,
-    nb_dofs: usize,
-    material: Option<Material>,
-    tetrahedra: Vec<[usize; 4]>,
-    edges: Vec<[usize; 2]>,
-    /// Topology edge of each local edge of each tetrahedron, and whether it is oriented like
-    /// the local edge.
-    edges_in_tetra: Vec<[(usize, bool); 6]>,
-    rests: Vec<HyperRest>,
-    states: Vec<HyperState>,
-    forces: Vec<[Vec3; 4]>,
-    /// Per-edge tangent, rebuilt lazily after each `add_force` (`None` when stale).
-    tangent: Mutex<Option<Vec<Mat3>>>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// regularisation of the stiffness matrix (not used by the force and its differential)
+            matrixRegularization: Bool = "false",
+            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
+            materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
+            /// the material parameters, in the order given for materialName
+            ParameterSet: Reals,
+            /// fibre directions of anisotropic materials (unused by the isotropic materials)
+            AnisotropyDirections: Coords,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra (and edges) are used (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedronHyperelasticityFEMForceField {
+        state: Option<StateId>,
+        nb_dofs: usize,
+        material: Option<Material>,
+        tetrahedra: Vec<[usize; 4]>,
+        edges: Vec<[usize; 2]>,
+        /// Topology edge of each local edge of each tetrahedron, and whether it is oriented like
+        /// the local edge.
+        edges_in_tetra: Vec<[(usize, bool); 6]>,
+        rests: Vec<HyperRest>,
+        states: Vec<HyperState>,
+        forces: Vec<[Vec3; 4]>,
+        /// Per-edge tangent, rebuilt lazily after each `add_force` (`None` when stale).
+        tangent: Mutex<Option<Vec<Mat3>>>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl TetrahedronHyperelasticityFEMForceField {
