@@ -2,7 +2,7 @@
 //! in `settee_core::simulation`, `settee_core::mechanics` and `settee_core::constraint`).
 
 use settee_core::constraint::ConstraintSolver;
-use settee_core::mechanics::{self, MechScope, ProjectiveConstraint};
+use settee_core::mechanics::{self, MechScope};
 use settee_core::scene::positioned;
 use settee_core::simulation::{
     advance_time, animate_begin, animate_end, collision, end_integration, solve_all, timed, update_live_data, IsolatedInteractions,
@@ -138,18 +138,13 @@ fn free_motion(scene: &mut Scene, dt: f64, order: settee_core::constraint::Const
 /// Projects a derivative vector with the projective constraints of independent states only (the
 /// projection visitor stops at mappings).
 fn project_response_main(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
-    for &c in &scope.projective {
-        let node = scene.entry(c).node;
-        let p = scene.params(node);
-        let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
-        let s = pc.state();
-        if store.get(s).mapped || !store.get(s).is_set(dx) {
-            continue;
+    mechanics::for_each_projective(scene, scope, |p, pc, st| {
+        if st.mapped || !st.is_set(dx) {
+            return;
         }
-        let mut v = store.get_mut(s).take(dx);
-        pc.project_response(&p, &mut v);
-        store.get_mut(s).put(dx, v);
-    }
+        let mut v = st.take(dx);
+        pc.project_response(p, &mut v);
+        st.put(dx, v);
+    });
     Ok(())
 }
