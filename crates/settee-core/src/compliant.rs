@@ -331,6 +331,10 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
     Ok(AssembledSystem { dt, m, n, h, free, j, c, masters: scope.offsets.clone(), mechanical, blocks })
 }
 
+pub const CONSTRAINT_VALUE: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintValue>("ConstraintValue");
+pub const COMPLIANT_PROJECTOR: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn CompliantProjector>("CompliantProjector");
+pub const KKT_SOLVER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn KktSolver>("KktSolver");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,7 +383,3 @@ mod tests {
         assert_eq!(s.block_of_row(3), None);
     }
 }
-
-pub const CONSTRAINT_VALUE: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintValue>("ConstraintValue");
-pub const COMPLIANT_PROJECTOR: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn CompliantProjector>("CompliantProjector");
-pub const KKT_SOLVER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn KktSolver>("KktSolver");
