@@ -2,20 +2,10 @@
 //! algorithm) against SparseLDLSolver, and the static deflection of a cantilever under its own
 //! weight against beam theory.
 
-use settee_core::{Scene, VecId};
-use settee_tests::temp_scene;
+mod common;
 
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn step(scene: &mut Scene, n: usize) {
-    let dt = scene.root().context.dt;
-    for _ in 0..n {
-        settee_core::simulation::animate(scene, dt).expect("step");
-    }
-}
+use common::{load, steps as step};
+use settee_core::VecId;
 
 /// A chain of `n + 1` Rigid3 nodes one unit apart along x, clamped at node 0.
 fn chain_scene(n: usize, solver: &str, gravity: f64, dt: f64, young: f64) -> String {

@@ -1,25 +1,11 @@
 //! Collision and penalty contact, end to end: analytic equilibria, conservation, contacts made
 //! and broken for thousands of steps without growth, and models that lack what they need.
 
-use settee_core::simulation::animate;
+mod common;
+
+use common::{load, state, steps};
 use settee_core::{Scene, Severity, VecId};
 use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn state<'a>(s: &'a Scene, name: &str) -> &'a settee_core::state::MState {
-    s.store.states.values().find(|m| m.name == name).unwrap_or_else(|| panic!("no state {name}"))
-}
-
-fn steps(s: &mut Scene, n: usize) {
-    let dt = s.root().context.dt;
-    for _ in 0..n {
-        animate(s, dt).expect("step");
-    }
-}
 
 const PIPELINE: &str = r#"
   <CollisionPipeline/>
@@ -58,11 +44,14 @@ fn a_ball_resting_on_a_plane_settles_at_the_penalty_equilibrium() {
     assert!((x[1] - 1.49).abs() < 1e-9, "rests at y = {}", x[1]);
     assert!((x[0] - 1.0).abs() < 1e-12 && (x[2] + 2.0).abs() < 1e-12, "{x:?}");
     assert!(state(&s, "ball").read(VecId::VELOCITY)[1].abs() < 1e-9);
-    // One penalty force field, attached in the ball's node (an obstacle contact is implicit).
-    let ffs: Vec<_> = s.components.values().filter(|e| e.class.name == "PenalityContactForceField").collect();
+    // One penalty force field, acting after the objects of the ball's node (an obstacle contact
+    // is implicit): contacts are data of the response, in no node's object list.
+    let ffs: Vec<_> = s.components.iter().filter(|(_, e)| e.class.name == "PenalityContactForceField").map(|(id, _)| id).collect();
     assert_eq!(ffs.len(), 1);
-    assert_eq!(s.node(ffs[0].node).name, "ball");
-    assert!(s.node(ffs[0].node).objects.iter().any(|c| s.entry(*c).class.name == "PenalityContactForceField"));
+    let ball = s.entry(ffs[0]).node;
+    assert_eq!(s.node(ball).name, "ball");
+    assert_eq!(s.contacts.attached_at(ball).collect::<Vec<_>>(), ffs);
+    assert!(s.nodes.values().all(|n| !n.objects.contains(&ffs[0])));
 }
 
 #[test]
@@ -89,9 +78,12 @@ fn a_rigid_ball_rests_with_its_radius_counted_twice_as_in_sofa() {
     assert!((x[1] - 2.49).abs() < 1e-9, "rests at y = {}", x[1]);
     // No torque: the force acts along the normal through the centre.
     assert_eq!(&x[3..7], &[0.0, 0.0, 0.0, 1.0]);
-    // The contact points live in a child node of the ball's node, mapped rigidly.
-    let map = s.components.values().find(|e| e.class.name == "RigidMapping").expect("the rigid contact mapper");
-    assert_eq!(s.node(s.node(map.node).parent.unwrap()).name, "ball");
+    // The contact points are mapped rigidly from the ball's frame, by a mapping placed at the end
+    // of the ball's node (where SOFA's contact node would be), in no node's object list.
+    let (map, e) = s.components.iter().find(|(_, e)| e.class.name == "RigidMapping").expect("the rigid contact mapper");
+    assert_eq!(s.node(e.node).name, "ball");
+    assert_eq!(s.contacts.mappers_at(e.node).collect::<Vec<_>>(), [map]);
+    assert!(s.nodes.values().all(|n| !n.objects.contains(&map)));
 }
 
 #[test]
@@ -180,11 +172,12 @@ fn contacts_made_and_broken_for_ten_thousand_steps_leave_no_trace() {
     assert!(early.2 >= 3 && late.2 >= 3, "contacts made {} and {} times in the windows", early.2, late.2);
     // Same range of live objects early and late: nothing accumulates.
     assert_eq!((early.0, early.1), (late.0, late.1));
-    // Without a contact the scene is back to what was loaded; with one, one mapper node (state
-    // and mapping) and the force field.
+    // Without a contact the scene is back to what was loaded; with one, its two objects (the
+    // plane side's contact mapping, owning the contact points' state, and the force field). No
+    // node is ever made.
     assert_eq!(early.0, baseline.components);
-    assert_eq!(early.1, baseline.components + 3);
-    assert!(s.nodes.len() <= baseline.nodes + 1 && s.store.states.len() <= baseline.states + 1);
+    assert_eq!(early.1, baseline.components + 2);
+    assert!(s.nodes.len() == baseline.nodes && s.store.states.len() <= baseline.states + 1);
 }
 
 #[test]
@@ -269,7 +262,7 @@ fn parallel_detection_gives_the_same_contacts_and_motion_on_any_thread_count() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
         pool.install(|| {
             let mut s = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene;
-            let pipeline = s.find_down(Scene::ROOT, settee_core::Roles::COLLISION_PIPELINE).expect("a pipeline");
+            let pipeline = s.find_down(Scene::ROOT, settee_core::role::COLLISION_PIPELINE).expect("a pipeline");
             let mut contacts = Vec::new();
             let mut chunks = Vec::new();
             // The spheres land after about 25 steps; ten steps of resting contact follow.

@@ -2,20 +2,14 @@
 //! spec §14.1–§14.3), the primary example scenes against the numbers derived in the spec's §13,
 //! equivalences between stiffness and compliance, and the set-ups that cannot work.
 
+mod common;
+
+use common::{load, state};
 use settee_compliant::CompliantImplicitSolver;
 use settee_core::compliant::AssembledSystem;
 use settee_core::simulation::animate;
 use settee_core::{Scene, VecId};
 use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn state<'a>(s: &'a Scene, name: &str) -> &'a settee_core::state::MState {
-    s.store.states.values().find(|m| m.name == name).unwrap_or_else(|| panic!("no state {name}"))
-}
 
 fn x(s: &Scene, name: &str) -> Vec<f64> {
     state(s, name).read(VecId::POSITION).to_vec()
@@ -225,6 +219,23 @@ fn hard_string(name: &str, n: usize, x0: f64, extra: &str, child_extra: &str) ->
   </Node>"#,
         pos.join("  "),
         edges.join("  ")
+    )
+}
+
+/// A node `link` joining two particles by a hard distance (compliance 0): `pair` picks them from
+/// `input` by `index_pairs` (SubsetMultiMapping).
+fn hard_link(input: &str, index_pairs: &str) -> String {
+    format!(
+        r#"<Node name="link">
+    <MechanicalObject name="pair"/>
+    <SubsetMultiMapping input="{input}" output="@pair" indexPairs="{index_pairs}"/>
+    <Node name="link_d">
+      <MechanicalObject template="Vec1d" name="link_ext"/>
+      <EdgeSetTopologyContainer edges="0 1"/>
+      <DistanceMapping/>
+      <UniformCompliance template="Vec1d" compliance="0"/>
+    </Node>
+  </Node>"#
     )
 }
 
@@ -603,7 +614,8 @@ fn assembly_constrained_hard_string() {
 #[test]
 fn assembly_externally_constrained_hard_string() {
     // Particle 0 linked to a particle outside the solver's sub-tree: that parent is ignored.
-    let text = r#"<Node name="root" dt="1" gravity="10 0 0">
+    let text = format!(
+        r#"<Node name="root" dt="1" gravity="10 0 0">
   <Node name="outside">
     <MechanicalObject name="ext" position="-1 0 0"/>
   </Node>
@@ -611,29 +623,14 @@ fn assembly_externally_constrained_hard_string() {
     <CompliantImplicitSolver implicitVelocity="1" implicitPosition="1"/>
     <LDLTSolver/>
     <LDLTResponse/>
-    <Node name="s">
-      <MechanicalObject name="s" position="0 0 0  1 0 0"/>
-      <UniformMass vertexMass="1"/>
-      <Node name="s_d">
-        <MechanicalObject template="Vec1d" name="s_ext"/>
-        <EdgeSetTopologyContainer edges="0 1"/>
-        <DistanceMapping/>
-        <UniformCompliance template="Vec1d" compliance="0"/>
-      </Node>
-    </Node>
-    <Node name="link">
-      <MechanicalObject name="pair"/>
-      <SubsetMultiMapping input="@/outside/ext @/solved/s/s" output="@pair" indexPairs="0 0  1 0"/>
-      <Node name="link_d">
-        <MechanicalObject template="Vec1d" name="link_ext"/>
-        <EdgeSetTopologyContainer edges="0 1"/>
-        <DistanceMapping/>
-        <UniformCompliance template="Vec1d" compliance="0"/>
-      </Node>
-    </Node>
+    {}
+    {}
   </Node>
-</Node>"#;
-    let mut s = load("external_string", text);
+</Node>"#,
+        hard_string("s", 2, 0.0, "", ""),
+        hard_link("@/outside/ext @/solved/s/s", "0 0  1 0")
+    );
+    let mut s = load("external_string", &text);
     step(&mut s);
     let sys = system(&s);
     assert_eq!((sys.n, sys.m), (2, 6));
@@ -646,20 +643,10 @@ fn assembly_externally_constrained_hard_string() {
 #[test]
 fn assembly_attached_connected_hard_strings() {
     let body = format!(
-        r#"{}
-  {}
-  <Node name="link">
-    <MechanicalObject name="pair"/>
-    <SubsetMultiMapping input="@/a/a @/b/b" output="@pair" indexPairs="0 1  1 0"/>
-    <Node name="link_d">
-      <MechanicalObject template="Vec1d" name="link_ext"/>
-      <EdgeSetTopologyContainer edges="0 1"/>
-      <DistanceMapping/>
-      <UniformCompliance template="Vec1d" compliance="0"/>
-    </Node>
-  </Node>"#,
+        "{}\n  {}\n  {}",
         hard_string("a", 2, 0.0, r#"<FixedConstraint indices="0"/>"#, ""),
-        hard_string("b", 2, 2.0, "", "")
+        hard_string("b", 2, 2.0, "", ""),
+        hard_link("@/a/a @/b/b", "0 1  1 0")
     );
     let mut s = load("connected_strings", &assembly_scene("10 0 0", &body));
     step(&mut s);
@@ -673,7 +660,8 @@ fn assembly_attached_connected_hard_strings() {
 
 #[test]
 fn assembly_rigid_connected_to_string() {
-    let text = r#"<Node name="root" dt="1" gravity="10 0 0">
+    let text = format!(
+        r#"<Node name="root" dt="1" gravity="10 0 0">
   <CompliantImplicitSolver implicitVelocity="1" implicitPosition="1"/>
   <LDLTSolver/>
   <LDLTResponse/>
@@ -696,18 +684,11 @@ fn assembly_rigid_connected_to_string() {
       <UniformCompliance template="Vec1d" compliance="0"/>
     </Node>
   </Node>
-  <Node name="link">
-    <MechanicalObject name="pair"/>
-    <SubsetMultiMapping input="@/s/s @/rigid/point/point" output="@pair" indexPairs="0 1  1 0"/>
-    <Node name="link_d">
-      <MechanicalObject template="Vec1d" name="link_ext"/>
-      <EdgeSetTopologyContainer edges="0 1"/>
-      <DistanceMapping/>
-      <UniformCompliance template="Vec1d" compliance="0"/>
-    </Node>
-  </Node>
-</Node>"#;
-    let mut s = load("rigid_string", text);
+  {}
+</Node>"#,
+        hard_link("@/s/s @/rigid/point/point", "0 1  1 0")
+    );
+    let mut s = load("rigid_string", &text);
     step(&mut s);
     let sys = system(&s);
     assert_eq!((sys.m, sys.n), (12, 2));

@@ -3,18 +3,17 @@
 //! the plugin's Pendulum.scn, with a direct KKT solver), the output of a SafeDistanceMapping
 //! resized between steps, and positioned errors for bad indices.
 
-use settee_core::{Roles, Scene, StateId, VecId};
-use settee_tests::temp_scene;
+mod common;
 
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
+use common::load;
+use settee_core::role;
+use settee_core::{Scene, StateId, VecId};
+use settee_tests::temp_scene;
 
 /// The state of the mechanical object named `name`.
 fn state(scene: &Scene, name: &str) -> StateId {
     for n in scene.preorder(Scene::ROOT) {
-        if let Some(c) = scene.slot(n, Roles::MECHANICAL_STATE) {
+        if let Some(c) = scene.slot(n, role::MECHANICAL_STATE) {
             if scene.entry(c).name == name {
                 return scene.state_of(c).expect("state");
             }

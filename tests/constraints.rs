@@ -2,26 +2,13 @@
 //! solvers): analytic contact and friction answers, a bilateral pendulum over 10,000 steps, and
 //! the set-ups that cannot work being reported.
 
+mod common;
+
+use common::{load, state, steps};
 use settee_core::data::Value;
 use settee_core::simulation::animate;
 use settee_core::{Scene, Severity, VecId};
 use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn state<'a>(s: &'a Scene, name: &str) -> &'a settee_core::state::MState {
-    s.store.states.values().find(|m| m.name == name).unwrap_or_else(|| panic!("no state {name}"))
-}
-
-fn steps(s: &mut Scene, n: usize) {
-    let dt = s.root().context.dt;
-    for _ in 0..n {
-        animate(s, dt).expect("step");
-    }
-}
 
 /// The multipliers of the last solve of the scene's constraint solver.
 fn multipliers(s: &Scene) -> Vec<f64> {

@@ -2,14 +2,11 @@
 //! and removed again, with ids that go stale instead of being reused silently, and interaction
 //! force fields whose two states belong to different solvers.
 
+mod common;
+
+use common::load;
 use settee_core::simulation::{animate, init_subtree};
 use settee_core::{Scene, VecId};
-use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
 
 fn find_node(scene: &Scene, name: &str) -> settee_core::NodeId {
     scene.nodes.iter().find(|(_, n)| n.name == name).map(|(id, _)| id).unwrap_or_else(|| panic!("no node {name}"))

@@ -11,7 +11,8 @@ use std::rc::Rc;
 use quick_xml::events::Event;
 use settee::run::{simulate, RunObserver};
 use settee_core::gformat::{format_g6, round_g6};
-use settee_core::{Roles, Scene, VecId};
+use settee_core::role;
+use settee_core::{Scene, VecId};
 
 /// A small clamped hexahedral beam; `extra` is put in the beam's node.
 fn beam_scene(extra: &str) -> String {
@@ -114,7 +115,7 @@ fn vtk_exporter_files_read_back_to_the_state() {
     let exporter = r#"<VTKExporter name="exp" filename="out/beam" edges="0" hexas="1" exportAtBegin="1" exportAtEnd="1"
                  exportEveryNumberOfSteps="2" pointsDataFields="v=dofs.velocity"/>"#;
     let (mut l, dir) = load("vtk-exporter", &beam_scene(exporter));
-    let grid = l.scene.components.iter().find(|(_, e)| e.roles().contains(Roles::TOPOLOGY)).map(|(c, _)| c).unwrap();
+    let grid = l.scene.components.iter().find(|(_, e)| e.plays(role::TOPOLOGY)).map(|(c, _)| c).unwrap();
     let hexas: Vec<f64> = l.scene.mesh_of(grid).unwrap().hexahedra.iter().flatten().map(|&i| i as f64).collect();
     assert_eq!(hexas.len(), 6 * 8);
     let mut expected = vec![positions(&l.scene)];

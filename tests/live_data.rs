@@ -2,14 +2,11 @@
 //! moves recomputes its outputs at the start of the step, and Data linked to them follow.
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 
+mod common;
+
+use common::load;
 use settee_core::simulation::animate;
 use settee_core::Scene;
-use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
 
 fn data_of<'a>(s: &'a Scene, name: &str) -> &'a settee_core::DataSet {
     &s.components.values().find(|e| e.name == name).unwrap_or_else(|| panic!("no {name}")).data

@@ -1,20 +1,10 @@
 //! End-to-end mechanics with analytic answers.
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 
+mod common;
+
+use common::{load, steps as step};
 use settee_core::{Scene, VecId};
-use settee_tests::temp_scene;
-
-fn load(name: &str, text: &str) -> Scene {
-    let path = temp_scene(name, text);
-    settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|f| panic!("{}", f.first_error())).scene
-}
-
-fn step(scene: &mut Scene, n: usize) {
-    let dt = scene.root().context.dt;
-    for _ in 0..n {
-        settee_core::simulation::animate(scene, dt).expect("step");
-    }
-}
 
 fn position(scene: &Scene) -> Vec<f64> {
     scene.store.nth(0).read(VecId::POSITION).to_vec()

@@ -317,3 +317,104 @@ fn mutated_suite_scenes_never_crash_and_rejections_are_positioned() {
     assert!(n_check >= CHECK_CASES, "only {n_check} check cases");
     assert!(n_run >= RUN_CASES, "only {n_run} run cases (too few mutated scenes loaded)");
 }
+
+/// Sizes and activation, mutated on purpose rather than at random: every Node deactivated
+/// (`activated="0"`, the root included), and every size-like Data of every class the scenes use
+/// (integer Data, and the resolutions `n`/`resolution`) set to a huge, a negative and the
+/// largest 32-bit value. A size goes through the memory budget before anything is allocated,
+/// and a deactivated node is skipped as SOFA skips it: positioned errors or clean runs, never a
+/// panic, an abort or a hang.
+#[test]
+fn activation_and_every_size_like_data_never_crash() {
+    let Some(suite) = settee_tests::suite() else { return };
+    std::env::set_var(settee_core::budget::MEMORY_BUDGET_ENV, "512M");
+    let t0 = Instant::now();
+    let mut files = Vec::new();
+    scenes(&suite.join("scenes"), &mut files);
+    scenes(&suite.join("../compliant-scenes"), &mut files);
+    let factory = settee::factory();
+    let tmp = std::env::temp_dir().join(format!("settee-mutation-sizes-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut failures = Vec::new();
+    let mut covered: Vec<(String, &'static str)> = Vec::new();
+    let (mut n_check, mut n_run, mut n_activation) = (0, 0, 0);
+    let serial = std::cell::Cell::new(0usize);
+    let case = |mutated: String, what: String, orig: &Path, run: bool, failures: &mut Vec<String>| -> usize {
+        let dirs = vec![suite.join("data"), orig.parent().unwrap().to_path_buf()];
+        serial.set(serial.get() + 1);
+        let p = tmp.join(format!("c{:05}.scn", serial.get()));
+        std::fs::write(&p, &mutated).unwrap();
+        let label = format!("{} [{what}]", orig.strip_prefix(&suite).unwrap_or(orig).display());
+        let (p2, d2) = (p.clone(), dirs.clone());
+        let mut ran = 0;
+        match guarded(&label, move || check_case(&p2, &d2)) {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) | Err(e) => failures.push(format!("check {label}: {e}")),
+        }
+        if run {
+            ran = 1;
+            match guarded(&label, move || run_case(&p, &dirs)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) | Err(e) => failures.push(format!("run {label}: {e}")),
+            }
+        }
+        ran
+    };
+    for orig in &files {
+        let Ok(text) = std::fs::read_to_string(orig) else { continue };
+        // Every node deactivated in turn (at most 4 per scene), the root first.
+        let nodes: Vec<usize> = text.match_indices("<Node").map(|(i, _)| i + "<Node".len()).collect();
+        for &at in nodes.iter().take(4) {
+            let mutated = format!("{} activated=\"0\"{}", &text[..at], &text[at..]);
+            n_check += 1;
+            n_activation += 1;
+            n_run += case(mutated, format!("activated=\"0\" on the node at byte {at}"), orig, true, &mut failures);
+        }
+        // Every size-like Data of the classes of this scene not covered by an earlier scene.
+        for (s, e) in element_lines(&text) {
+            let line = &text[s..e];
+            let class_name = line.trim().trim_start_matches('<').split(|c: char| c.is_whitespace() || c == '/').next().unwrap_or("");
+            let Some(class) = factory.class(class_name) else { continue };
+            let sizes = class.data.iter().flat_map(|t| t.iter()).filter(|d| {
+                matches!(d.kind, settee_core::DataKind::Int)
+                    || (matches!(d.kind, settee_core::DataKind::Fixed(_)) && ["n", "resolution"].contains(&d.name))
+            });
+            for d in sizes {
+                if covered.iter().any(|(c, n)| c == class.name && *n == d.name) {
+                    continue;
+                }
+                covered.push((class.name.to_string(), d.name));
+                let lt = s + line.find('<').unwrap() + 1 + class_name.len();
+                for value in ["182445946", "-1", "4294967295"] {
+                    let v = match d.kind {
+                        settee_core::DataKind::Fixed(k) => vec![value; k].join(" "),
+                        _ => value.to_string(),
+                    };
+                    // Replace the attribute when the element has it, else add it.
+                    let existing = attributes(line).into_iter().find(|a| line[a.whole.0..a.whole.1].starts_with(&format!("{}=", d.name)));
+                    let mutated = match existing {
+                        Some(a) => format!("{}{}{}", &text[..s + a.value.0], v, &text[s + a.value.1..]),
+                        None => format!("{} {}=\"{v}\"{}", &text[..lt], d.name, &text[lt..]),
+                    };
+                    n_check += 1;
+                    n_run += case(mutated, format!("{}.{}={v}", class.name, d.name), orig, true, &mut failures);
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!(
+        "size and activation mutations: {n_check} check cases ({n_activation} deactivated nodes, {} size-like Data of {} classes), {n_run} runs, {:.1} s",
+        covered.len(),
+        {
+            let mut c: Vec<&String> = covered.iter().map(|(c, _)| c).collect();
+            c.sort();
+            c.dedup();
+            c.len()
+        },
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(failures.is_empty(), "{} cases failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(n_activation >= 100, "only {n_activation} deactivation cases");
+    assert!(covered.len() >= 40, "only {} size-like Data covered", covered.len());
+}

@@ -1,44 +1,29 @@
 //! Animation loops. `DefaultAnimationLoop` runs SOFA's plain step: begin event, ODE solvers,
 //! projection, propagation through mappings, end of integration, time advance.
 //! `FreeMotionAnimationLoop` runs the free motion, collision detection and the Lagrangian
-//! constraint problem (`settee_core::simulation::free_motion_step`).
+//! constraint problem ([`free_motion_step`]). The steps themselves are in [`steps`].
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::simulation::FreeMotionConfig;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, Scene, SimError, SimResult, TemplateRule,
-};
+use settee_core::component::AnimationLoop;
+use settee_core::role;
+pub mod steps;
 
-static DATA: &[DataDecl] = &[
-    decl("parallelODESolving", Bool, "false", "solve independent ODE systems in parallel (same result as sequential)"),
-    decl("computeBoundingBox", Bool, "true", "compute bounding boxes after the step (rendering only)"),
-];
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
+pub use steps::{default_step, free_motion_step, FreeMotionConfig};
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "DefaultAnimationLoop",
-    description: "Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.",
-    roles: Roles::ANIMATION_LOOP,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(DefaultAnimationLoop)
-}
-
+/// Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.
+#[component(
+    roles = [AnimationLoop],
+    data = {
+        /// solve independent ODE systems in parallel (same result as sequential)
+        parallelODESolving: Bool = "false",
+        /// compute bounding boxes after the step (rendering only)
+        computeBoundingBox: Bool = "true",
+    },
+)]
+#[derive(Default)]
 pub struct DefaultAnimationLoop;
 
 impl Component for DefaultAnimationLoop {
-    component_any!();
-
     /// Lagrangian constraints and constraint solvers take no part in this loop's step (as in
     /// SOFA); a scene that has them almost certainly wants FreeMotionAnimationLoop.
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
@@ -47,7 +32,7 @@ impl Component for DefaultAnimationLoop {
             .preorder(Scene::ROOT)
             .into_iter()
             .flat_map(|n| scene.node(n).objects.clone())
-            .find(|c| scene.entry(*c).roles().intersects(Roles::CONSTRAINT_SOLVER.union(Roles::CONSTRAINT_LAW)));
+            .find(|c| scene.entry(*c).plays(role::CONSTRAINT_SOLVER) || scene.entry(*c).plays(role::CONSTRAINT_LAW));
         if let Some(c) = ignored {
             let (label, pos) = (scene.entry(c).label(), scene.entry(c).pos.clone());
             cx.scene.report(
@@ -58,51 +43,34 @@ impl Component for DefaultAnimationLoop {
         }
         Ok(())
     }
-    fn animation_loop(&mut self) -> Option<&mut dyn settee_core::component::AnimationLoop> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::AnimationLoop for DefaultAnimationLoop {
+impl AnimationLoop for DefaultAnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
-        settee_core::simulation::default_step(scene, dt)
+        default_step(scene, dt)
     }
 }
 
-static FREE_MOTION_DATA: &[DataDecl] = &[
-    decl("solveVelocityConstraintFirst", Bool, "false", "pose the constraint problem at velocity level (order VEL); no position-level pass follows"),
-    decl("threadSafeVisitor", Bool, "false", "how dx and dforce are allocated (no numerical effect)"),
-    decl("parallelCollisionDetectionAndFreeMotion", Bool, "false", "run collision detection concurrently with the free motion (same results)"),
-    decl("parallelODESolving", Bool, "false", "solve independent ODE systems in parallel (same results as sequential)"),
-    decl("computeBoundingBox", Bool, "true", "compute bounding boxes after the step (rendering only)"),
-];
-
-static FREE_MOTION_LINKS: &[LinkDecl] = &[link("constraintSolver", Roles::CONSTRAINT_SOLVER, "constraint solver used by the loop")];
-
-settee_core::data_refs! {
-    static FREE_MOTION_READS;
-    SOLVE_VELOCITY_FIRST: Bool = "solveVelocityConstraintFirst";
-}
-
-pub static FREE_MOTION_CLASS: ComponentClass = ComponentClass {
-    name: "FreeMotionAnimationLoop",
-    description: "Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.",
-    roles: Roles::ANIMATION_LOOP,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FREE_MOTION_DATA],
-    links: FREE_MOTION_LINKS,
-    create: create_free_motion,
-    preparse: None,
-    no_src_link: &[],
-    reads: FREE_MOTION_READS,
-};
-
-fn create_free_motion(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FreeMotionAnimationLoop::default())
-}
-
+/// Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.
+#[component(
+    roles = [AnimationLoop],
+    data = {
+        /// pose the constraint problem at velocity level (order VEL); no position-level pass follows
+        solveVelocityConstraintFirst: Bool = "false",
+        /// how dx and dforce are allocated (no numerical effect)
+        threadSafeVisitor: Bool = "false",
+        /// run collision detection concurrently with the free motion (same results)
+        parallelCollisionDetectionAndFreeMotion: Bool = "false",
+        /// solve independent ODE systems in parallel (same results as sequential)
+        parallelODESolving: Bool = "false",
+        /// compute bounding boxes after the step (rendering only)
+        computeBoundingBox: Bool = "true",
+    },
+    links = {
+        /// constraint solver used by the loop
+        constraintSolver: settee_core::constraint::ConstraintSolver,
+    },
+)]
 #[derive(Default)]
 pub struct FreeMotionAnimationLoop {
     solver: Option<ComponentId>,
@@ -110,14 +78,12 @@ pub struct FreeMotionAnimationLoop {
 }
 
 impl Component for FreeMotionAnimationLoop {
-    component_any!();
-
     /// The `constraintSolver` link, else the first constraint solver below the loop's node, else
     /// (as SOFA) a BlockGaussSeidelConstraintSolver with default Data, created with a warning.
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.velocity_first = cx.data().get(SOLVE_VELOCITY_FIRST);
+        self.velocity_first = cx.data().get(Self::SOLVE_VELOCITY_CONSTRAINT_FIRST);
         let node = cx.node();
-        self.solver = cx.link_targets("constraintSolver").first().copied().or_else(|| cx.scene.find_down(node, Roles::CONSTRAINT_SOLVER));
+        self.solver = cx.link_targets("constraintSolver").first().copied().or_else(|| cx.scene.find_down(node, role::CONSTRAINT_SOLVER));
         if self.solver.is_none() {
             let id = cx.scene.create_component(node, "BlockGaussSeidelConstraintSolver", None, &[])?;
             settee_core::simulation::init_components(cx.scene, &[id])?;
@@ -148,24 +114,20 @@ impl Component for FreeMotionAnimationLoop {
         }
         Ok(())
     }
-
-    fn animation_loop(&mut self) -> Option<&mut dyn settee_core::component::AnimationLoop> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::AnimationLoop for FreeMotionAnimationLoop {
+impl AnimationLoop for FreeMotionAnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
         let solver = self
             .solver
             .filter(|s| scene.contains(*s))
             .ok_or_else(|| SimError::new("FreeMotionAnimationLoop has no constraint solver (was it removed?)"))?;
-        settee_core::simulation::free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
+        free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
     }
 }
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&CLASS);
-    f.register(&FREE_MOTION_CLASS);
+    f.add::<DefaultAnimationLoop>();
+    f.add::<FreeMotionAnimationLoop>();
 }

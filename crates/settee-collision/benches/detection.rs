@@ -11,49 +11,12 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use settee_collision::detection::{Detection, DetectionSettings};
+use settee_collision::testing::{closest_on_triangle, height_field};
 use settee_collision::{Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind, Vec3};
 use std::time::Duration;
 
 struct SphereTriangleProximity {
     alarm: f64,
-}
-
-/// Closest point to `p` on triangle (a, b, c), by Voronoi regions.
-fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(&ap);
-    let d2 = ac.dot(&ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let d3 = ab.dot(&bp);
-    let d4 = ac.dot(&bp);
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let d5 = ab.dot(&cp);
-    let d6 = ac.dot(&cp);
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
 }
 
 impl IntersectionMethod for SphereTriangleProximity {
@@ -99,21 +62,7 @@ fn scene(scale: usize) -> Vec<ModelGeometry> {
     let m = ((1000 * scale) as f64).sqrt().ceil() as usize;
     let h = 0.1;
     let bump = |x: f64, y: f64| 0.05 * (3.0 * x).sin() * (2.0 * y).cos();
-    let mut surf = ModelGeometry::new(PrimitiveKind::Triangle, "surface", 1);
-    for j in 0..=n {
-        for i in 0..=n {
-            let (x, y) = (i as f64 * h, j as f64 * h);
-            surf.x.push(Vec3::new(x, y, bump(x, y)));
-        }
-    }
-    let id = |i: usize, j: usize| j * (n + 1) + i;
-    for j in 0..n {
-        for i in 0..n {
-            surf.triangles.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            surf.triangles.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
-    surf.topology_triangles = surf.triangles.len();
+    let surf = height_field("surface", 1, n, n, h, bump);
     let mut balls = ModelGeometry::new(PrimitiveKind::Sphere, "spheres", 2);
     let spacing = n as f64 * h / m as f64;
     for j in 0..m {

@@ -8,6 +8,8 @@
 pub mod components;
 pub mod detection;
 pub mod intersection;
+#[doc(hidden)]
+pub mod testing;
 
 pub use detection::{Detection, DetectionError, DetectionSettings, PairOutputs};
 pub use settee_core::collision::{geometry, output};

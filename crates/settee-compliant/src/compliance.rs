@@ -5,19 +5,12 @@
 //! output of a mapping (DistanceMapping, DifferenceMapping…) that measures it.
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, MatrixAccumulator, MechParams, Roles, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
 
 /// Registers the compliance classes.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&UNIFORM_COMPLIANCE);
+    f.add::<UniformCompliance>();
 }
-
-/// Templates of the compliances: the state's (vector states only).
-pub(crate) const VEC_TEMPLATES: &[&str] = &["Vec1d", "Vec2d", "Vec3d", "Vec6d"];
 
 /// SOFA's stiffness of a compliance `c` (compliant spec §5.1): `−1/c` inside `(ε, 1/ε)`, 0 above,
 /// `−1/ε` below, with ε the machine epsilon.
@@ -66,42 +59,27 @@ impl DiagonalLaw {
 
 // ----- UniformCompliance ---------------------------------------------------------------------------
 
-static UNIFORM_DATA: &[DataDecl] = &[
-    decl("compliance", Real, "0", "compliance c (1/stiffness), the same on every scalar DOF; 0 is a hard constraint"),
-    decl("damping", Real, "0", "viscous damping coefficient d: B = −d·I, assembled into the implicit matrix (not the note's damping ratio)"),
-    decl("resizable", Bool, "false", "rebuild the matrices when the state's size changes"),
-    decl("isCompliance", Bool, "true", "true: handled as a compliance (rows of the KKT system, force not evaluated); false: as a stiffness K = −1/c"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (forced to 0 for a hard compliance)"),
-];
-
-settee_core::data_refs! {
-    static UNIFORM_READS;
-    COMPLIANCE: Real = "compliance";
-    DAMPING: Real = "damping";
-    IS_COMPLIANCE: Bool = "isCompliance";
-    RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static UNIFORM_COMPLIANCE: ComponentClass = ComponentClass {
-    name: "UniformCompliance",
-    description: "Uniform compliance c on every scalar DOF of its state: a compliant constraint (KKT rows) or a stiffness −1/c.",
-    roles: Roles::FORCE_FIELD,
-    templates: VEC_TEMPLATES,
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[UNIFORM_DATA],
-    links: &[],
-    create: create_uniform,
-    preparse: None,
-    no_src_link: &[],
-    reads: UNIFORM_READS,
-};
-
-fn create_uniform(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformCompliance::default())
-}
-
+/// Uniform compliance c on every scalar DOF of its state: a compliant constraint (KKT rows) or a stiffness −1/c.
+///
 /// `UniformCompliance` (compliant spec §5.1).
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    data = {
+        /// compliance c (1/stiffness), the same on every scalar DOF; 0 is a hard constraint
+        compliance: Real = "0",
+        /// viscous damping coefficient d: B = −d·I, assembled into the implicit matrix (not the note's damping ratio)
+        damping: Real = "0",
+        /// rebuild the matrices when the state's size changes
+        resizable: Bool = "false",
+        /// true: handled as a compliance (rows of the KKT system, force not evaluated); false: as a stiffness K = −1/c
+        isCompliance: Bool = "true",
+        /// Rayleigh damping coefficient related to stiffness (forced to 0 for a hard compliance)
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct UniformCompliance {
     law: DiagonalLaw,
@@ -116,15 +94,13 @@ impl UniformCompliance {
 }
 
 impl Component for UniformCompliance {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.law.state = Some(cx.require_state()?);
         let d = cx.data();
-        self.compliance = d.get(COMPLIANCE);
-        self.damping = d.get(DAMPING);
-        self.law.compliance = d.get(IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(RAYLEIGH);
+        self.compliance = d.get(Self::COMPLIANCE);
+        self.damping = d.get(Self::DAMPING);
+        self.law.compliance = d.get(Self::IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if self.compliance < 0.0 {
             return Err(cx.error(format!("compliance = {} is negative", self.compliance)).hint("a compliance is 1/stiffness: give a value ≥ 0"));
         }
@@ -137,8 +113,6 @@ impl Component for UniformCompliance {
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for UniformCompliance {

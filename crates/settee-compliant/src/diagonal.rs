@@ -5,20 +5,16 @@
 //! per scalar row of the state, precomputed when the parameters change.
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, MatrixAccumulator, MechParams, Roles, Scene, SimResult,
-    StateId, TemplateRule,
-};
+use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, Scene, SimResult, StateId};
 
 use crate::compliance::stiffness_of_compliance;
 
 /// Registers the classes of this file.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&DIAGONAL_COMPLIANCE);
-    f.register(&FULL_COMPLIANCE);
-    f.register(&LINEAR_DIAGONAL_COMPLIANCE);
-    f.register(&DAMPING_COMPLIANCE);
+    f.add::<DiagonalCompliance>();
+    f.add::<FullCompliance>();
+    f.add::<LinearDiagonalCompliance>();
+    f.add::<DampingCompliance>();
 }
 
 /// A diagonal law per scalar row: `f = k∘x` (`k ≤ 0`, SOFA's sign), `B = −d`, `C = c` (rows with
@@ -73,10 +69,15 @@ impl RowLaw {
     }
 
     pub fn add_b(&self, m: &mut MatrixAccumulator, b_factor: f64) {
-        let Some(s) = self.state else { return };
-        for i in 0..m.rows_of(s).min(self.d.len()) {
-            m.add(s, i, s, i, -b_factor * self.d[i]);
-        }
+        add_diagonal_damping(m, self.state, &self.d, b_factor);
+    }
+
+    /// The rows of a compliance `c` per scalar row: `K = −1/c`, `C = c` when the component is a
+    /// compliance, and the damping rows of `damping` ([`RowLaw::damping_rows`]).
+    fn set_compliances(&mut self, c: Vec<f64>, damping: &[f64]) {
+        self.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
+        self.d = RowLaw::damping_rows(damping, c.len());
+        self.c = if self.compliance { c } else { Vec::new() };
     }
 
     pub fn add_compliance(&self, rows: usize, out: &mut Vec<(usize, usize, f64)>) {
@@ -123,12 +124,21 @@ macro_rules! row_law_force_field {
 }
 pub(crate) use row_law_force_field;
 
+/// `B −= b_factor·d` on the diagonal of the state's rows (`d`: one coefficient per scalar row).
+fn add_diagonal_damping(m: &mut MatrixAccumulator, state: Option<StateId>, d: &[f64], b_factor: f64) {
+    let Some(s) = state else { return };
+    for (i, &di) in d.iter().enumerate().take(m.rows_of(s)) {
+        m.add(s, i, s, i, -b_factor * di);
+    }
+}
+
 /// Scalar rows of the component's state.
-fn state_rows(cx: &InitCtx, s: StateId) -> usize {
+pub(crate) fn state_rows(cx: &InitCtx, s: StateId) -> usize {
     cx.state_size(s) * cx.state_layout(s).deriv_size()
 }
 
-fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
+/// No negative entry in a damping list.
+pub(crate) fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
     if let Some(d) = damping.iter().find(|d| **d < 0.0) {
         return Err(cx.error(format!("damping contains the negative value {d}")).hint("a viscous damping coefficient is ≥ 0"));
     }
@@ -137,72 +147,56 @@ fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
 
 // ----- DiagonalCompliance ------------------------------------------------------------------------
 
-static DIAGONAL_DATA: &[DataDecl] = &[
-    decl("compliance", Derivs, "", "compliance of each DOF, one value per scalar component (0: hard constraint)"),
-    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
-    decl("isCompliance", Bool, "true", "true: handled as a compliance (rows of the KKT system); false: as a stiffness K = −1/c"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
+/// The Data of `DiagonalCompliance`, which `LinearDiagonalCompliance` has too (before its own).
+#[settee_core::data_group(data = {
+    /// compliance of each DOF, one value per scalar component (0: hard constraint)
+    compliance: Derivs,
+    /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
+    damping: Reals = "0",
+    /// true: handled as a compliance (rows of the KKT system); false: as a stiffness K = −1/c
+    isCompliance: Bool = "true",
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+})]
+pub struct DiagonalComplianceData;
 
-settee_core::data_refs! {
-    static DIAGONAL_READS;
-    DIAG_COMPLIANCE: Reals = "compliance";
-    DIAG_DAMPING: Reals = "damping";
-    DIAG_IS_COMPLIANCE: Bool = "isCompliance";
-    DIAG_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static DIAGONAL_COMPLIANCE: ComponentClass = ComponentClass {
-    name: "DiagonalCompliance",
-    description: "Compliance given per DOF and per component: a compliant constraint (KKT rows) or a stiffness −1/c.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec3d", "Vec6d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[DIAGONAL_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(DiagonalCompliance::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: DIAGONAL_READS,
-};
-
+/// Compliance given per DOF and per component: a compliant constraint (KKT rows) or a stiffness −1/c.
+///
 /// `DiagonalCompliance` (compliant spec §5.2).
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec3d", "Vec6d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    inherit = [DiagonalComplianceData],
+)]
 #[derive(Default)]
 pub struct DiagonalCompliance {
     law: RowLaw,
     damping: Vec<f64>,
 }
 
+/// Reads [`DiagonalComplianceData`] but `compliance` (shared by DiagonalCompliance and
+/// LinearDiagonalCompliance) into `law` and `damping`; returns the state and its scalar rows.
+fn read_diagonal_data(cx: &InitCtx, law: &mut RowLaw, damping: &mut Vec<f64>) -> SimResult<(StateId, usize)> {
+    let s = cx.require_state()?;
+    law.state = Some(s);
+    let d = cx.data();
+    law.compliance = d.get(DiagonalComplianceData::IS_COMPLIANCE);
+    law.rayleigh_stiffness = d.get(DiagonalComplianceData::RAYLEIGH_STIFFNESS);
+    *damping = d.get(DiagonalComplianceData::DAMPING).to_vec();
+    check_damping(cx, damping)?;
+    Ok((s, state_rows(cx, s)))
+}
+
 impl DiagonalCompliance {
-    /// Rebuilds the rows from a compliance per scalar row.
-    fn set_compliances(&mut self, c: &[f64]) {
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c.to_vec() } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
-    }
-
-    /// Reads the Data shared with LinearDiagonalCompliance.
-    fn read_common(&mut self, cx: &InitCtx) -> SimResult<(StateId, usize)> {
-        let s = cx.require_state()?;
-        self.law.state = Some(s);
-        let d = cx.data();
-        self.law.compliance = d.get(DIAG_IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(DIAG_RAYLEIGH);
-        self.damping = d.get(DIAG_DAMPING).to_vec();
-        check_damping(cx, &self.damping)?;
-        Ok((s, state_rows(cx, s)))
-    }
-
     fn before_force(&mut self, _p: &MechParams, _x: &[f64]) {}
 }
 
 impl Component for DiagonalCompliance {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (_, rows) = self.read_common(cx)?;
-        let c = cx.data().get(DIAG_COMPLIANCE).to_vec();
+        let (_, rows) = read_diagonal_data(cx, &mut self.law, &mut self.damping)?;
+        let c = cx.data().get(DiagonalComplianceData::COMPLIANCE).to_vec();
         if c.len() < rows {
             return Err(cx
                 .error(format!("compliance has {} values for {rows} scalar rows of the state", c.len()))
@@ -211,47 +205,31 @@ impl Component for DiagonalCompliance {
         if let Some(v) = c.iter().find(|v| **v < 0.0) {
             return Err(cx.error(format!("compliance contains the negative value {v}")).hint("a compliance is 1/stiffness: give values ≥ 0"));
         }
-        self.set_compliances(&c[..rows]);
+        self.law.set_compliances(c[..rows].to_vec(), &self.damping);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 row_law_force_field!(DiagonalCompliance);
 
 // ----- LinearDiagonalCompliance ------------------------------------------------------------------
 
-static LINEAR_DATA: &[DataDecl] = &[
-    decl("complianceMin", Real, "0", "compliance of the DOFs whose error is below errorMin"),
-    decl("errorMin", Real, "0", "error |x_i| below which the compliance is complianceMin; above, it grows linearly: complianceMin·|x_i|/errorMin"),
-];
-
-settee_core::data_refs! {
-    static LINEAR_READS;
-    COMPLIANCE_MIN: Real = "complianceMin";
-    ERROR_MIN: Real = "errorMin";
-    LIN_DAMPING: Reals = "damping";
-    LIN_IS_COMPLIANCE: Bool = "isCompliance";
-    LIN_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static LINEAR_DIAGONAL_COMPLIANCE: ComponentClass = ComponentClass {
-    name: "LinearDiagonalCompliance",
-    description: "Diagonal compliance growing linearly with the error |x_i| of each DOF above errorMin, recomputed once per time step.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec3d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[DIAGONAL_DATA, LINEAR_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(LinearDiagonalCompliance::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: LINEAR_READS,
-};
-
+/// Diagonal compliance growing linearly with the error |x_i| of each DOF above errorMin, recomputed once per time step.
+///
 /// `LinearDiagonalCompliance` (compliant spec §5.4).
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec3d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    inherit = [DiagonalComplianceData, Self],
+    data = {
+        /// compliance of the DOFs whose error is below errorMin
+        complianceMin: Real = "0",
+        /// error |x_i| below which the compliance is complianceMin; above, it grows linearly: complianceMin·|x_i|/errorMin
+        errorMin: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct LinearDiagonalCompliance {
     law: RowLaw,
@@ -283,10 +261,7 @@ impl LinearDiagonalCompliance {
             return;
         }
         self.last_time = Some(time);
-        let c = self.compliances(x);
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c.clone() } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, c.len());
+        self.law.set_compliances(self.compliances(x), &self.damping);
     }
 
     fn before_force(&mut self, p: &MechParams, x: &[f64]) {
@@ -295,18 +270,11 @@ impl LinearDiagonalCompliance {
 }
 
 impl Component for LinearDiagonalCompliance {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.law.state = Some(s);
+        let (s, rows) = read_diagonal_data(cx, &mut self.law, &mut self.damping)?;
         let d = cx.data();
-        self.law.compliance = d.get(LIN_IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(LIN_RAYLEIGH);
-        self.damping = d.get(LIN_DAMPING).to_vec();
-        self.compliance_min = d.get(COMPLIANCE_MIN);
-        self.error_min = d.get(ERROR_MIN);
-        check_damping(cx, &self.damping)?;
+        self.compliance_min = d.get(Self::COMPLIANCE_MIN);
+        self.error_min = d.get(Self::ERROR_MIN);
         if self.compliance_min < 0.0 {
             return Err(cx
                 .error(format!("complianceMin = {} is negative", self.compliance_min))
@@ -319,11 +287,7 @@ impl Component for LinearDiagonalCompliance {
         }
         self.dof_size = cx.state_layout(s).deriv_size();
         // Before the first step every DOF has the minimal compliance (SOFA's init).
-        let rows = state_rows(cx, s);
-        let c = vec![self.compliance_min; rows];
-        self.law.k = c.iter().map(|&c| stiffness_of_compliance(c)).collect();
-        self.law.c = if self.law.compliance { c } else { Vec::new() };
-        self.law.d = RowLaw::damping_rows(&self.damping, rows);
+        self.law.set_compliances(vec![self.compliance_min; rows], &self.damping);
         Ok(())
     }
 
@@ -336,41 +300,29 @@ impl Component for LinearDiagonalCompliance {
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 row_law_force_field!(LinearDiagonalCompliance);
 
 // ----- DampingCompliance -------------------------------------------------------------------------
 
-static DAMPING_DATA: &[DataDecl] = &[
-    decl("damping", Real, "0", "viscous damping coefficient d: compliance C = (dt/d)·I; 0 disables the component"),
-    decl("isCompliance", Bool, "true", "read-only in SOFA: set from damping (false when damping = 0)"),
-    decl("rayleighStiffness", Real, "0", "ignored (forced to 0)"),
-];
-
-settee_core::data_refs! {
-    static DAMPING_READS;
-    DAMPING_COEF: Real = "damping";
-}
-
-pub static DAMPING_COMPLIANCE: ComponentClass = ComponentClass {
-    name: "DampingCompliance",
-    description: "Viscous damping as a compliance C = (dt/damping)·I, to pair with a DampingValue; no force, no stiffness.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec6d", "Vec2d", "Vec1d"],
-    default_template: "Vec6d",
-    template_rule: TemplateRule::FromState,
-    data: &[DAMPING_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(DampingCompliance::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: DAMPING_READS,
-};
-
+/// Viscous damping as a compliance C = (dt/damping)·I, to pair with a DampingValue; no force, no stiffness.
+///
 /// `DampingCompliance` (compliant spec §5.5).
+#[component(
+    roles = [ForceField],
+    templates = ["Vec6d", "Vec2d", "Vec1d"],
+    default_template = "Vec6d",
+    template_rule = FromState,
+    data = {
+        /// viscous damping coefficient d: compliance C = (dt/d)·I; 0 disables the component
+        damping: Real = "0",
+        /// read-only in SOFA: set from damping (false when damping = 0)
+        isCompliance: Bool = "true",
+        /// ignored (forced to 0)
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct DampingCompliance {
     state: Option<StateId>,
@@ -378,18 +330,14 @@ pub struct DampingCompliance {
 }
 
 impl Component for DampingCompliance {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.state = Some(cx.require_state()?);
-        self.damping = cx.data().get(DAMPING_COEF);
+        self.damping = cx.data().get(Self::DAMPING);
         if self.damping < 0.0 {
             return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for DampingCompliance {
@@ -420,39 +368,27 @@ impl ForceField for DampingCompliance {
 
 // ----- FullCompliance ----------------------------------------------------------------------------
 
-static FULL_DATA: &[DataDecl] = &[
-    decl("C", Reals, "", "compliance matrix (symmetric positive semi-definite), dense, row by row; computed as K⁻¹ when its size is wrong"),
-    decl("K", Reals, "", "stiffness matrix (positive sign: f = −K·x), dense, row by row; computed as C⁻¹ when its size is wrong"),
-    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
-    decl("isCompliance", Bool, "true", "true: handled as a compliance (rows of the KKT system); false: as a stiffness"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static FULL_READS;
-    FULL_C: Reals = "C";
-    FULL_K: Reals = "K";
-    FULL_DAMPING: Reals = "damping";
-    FULL_IS_COMPLIANCE: Bool = "isCompliance";
-    FULL_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static FULL_COMPLIANCE: ComponentClass = ComponentClass {
-    name: "FullCompliance",
-    description: "Compliance given as a full matrix C (or a stiffness matrix K, the other one being its inverse).",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec3d", "Vec6d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[FULL_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(FullCompliance::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: FULL_READS,
-};
-
+/// Compliance given as a full matrix C (or a stiffness matrix K, the other one being its inverse).
+///
 /// `FullCompliance` (compliant spec §5.3).
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec3d", "Vec6d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    data = {
+        /// compliance matrix (symmetric positive semi-definite), dense, row by row; computed as K⁻¹ when its size is wrong
+        C: Reals,
+        /// stiffness matrix (positive sign: f = −K·x), dense, row by row; computed as C⁻¹ when its size is wrong
+        K: Reals,
+        /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
+        damping: Reals = "0",
+        /// true: handled as a compliance (rows of the KKT system); false: as a stiffness
+        isCompliance: Bool = "true",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct FullCompliance {
     state: Option<StateId>,
@@ -533,18 +469,16 @@ fn identity(n: usize) -> Vec<f64> {
 }
 
 impl Component for FullCompliance {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let n = state_rows(cx, s);
         self.n = n;
         let d = cx.data();
-        self.compliance = d.get(FULL_IS_COMPLIANCE);
-        self.rayleigh_stiffness = d.get(FULL_RAYLEIGH);
-        let damping = d.get(FULL_DAMPING).to_vec();
-        let (c, k) = (d.get(FULL_C).to_vec(), d.get(FULL_K).to_vec());
+        self.compliance = d.get(Self::IS_COMPLIANCE);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let damping = d.get(Self::DAMPING).to_vec();
+        let (c, k) = (d.get(Self::C).to_vec(), d.get(Self::K).to_vec());
         check_damping(cx, &damping)?;
         let (c_ok, k_ok) = (c.len() == n * n, k.len() == n * n);
         for (name, m, ok) in [("C", &c, c_ok), ("K", &k, k_ok)] {
@@ -566,8 +500,6 @@ impl Component for FullCompliance {
         self.d = RowLaw::damping_rows(&damping, n);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for FullCompliance {
@@ -611,10 +543,7 @@ impl ForceField for FullCompliance {
         Ok(())
     }
     fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
-        let Some(s) = self.state else { return Ok(()) };
-        for i in 0..m.rows_of(s).min(self.d.len()) {
-            m.add(s, i, s, i, -b_factor * self.d[i]);
-        }
+        add_diagonal_damping(m, self.state, &self.d, b_factor);
         Ok(())
     }
     fn rayleigh_stiffness(&self) -> f64 {

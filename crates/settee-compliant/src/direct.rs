@@ -7,60 +7,45 @@
 //! masks are ignored: every constraint is bilateral here, as in SOFA.
 
 use settee_core::compliant::{AssembledSystem, KktSolver};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, SimError, SimResult};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, Ordering};
 
 use crate::response::{find_response, Factor, ResponseKind};
 
 /// Registers the direct KKT solvers.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&LDLT_SOLVER);
-    f.register(&LLT_SOLVER);
-    f.register(&LU_SOLVER);
+    f.add::<DirectKktSolver>();
 }
-
-static DATA: &[DataDecl] = &[
-    decl("schur", Bool, "true", "solve through the Schur complement (needs a response; an LDLTResponse is made when the node has none)"),
-    decl("regularization", Real, "2.220446049250313e-16", "KKT mode: ε subtracted on every constraint diagonal entry"),
-    decl("trackSparsityPattern", Bool, "false", "reuse the symbolic analysis while the pattern is unchanged (always done)"),
-    decl("debug", Bool, "false", "print the matrices (accepted, no effect)"),
-];
-settee_core::data_refs! {
-    static READS;
-    SCHUR: Bool = "schur";
-    REGULARIZATION: Real = "regularization";
-}
-
-macro_rules! direct_class {
-    ($stat:ident, $name:literal, $kind:expr, $desc:literal) => {
-        pub static $stat: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::KKT_SOLVER,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: &[DATA],
-            links: &[],
-            create: |_: &CreateArgs| Box::new(DirectKktSolver::new($kind)),
-            preparse: None,
-            no_src_link: &[],
-            reads: READS,
-        };
-    };
-}
-
-direct_class!(
-    LDLT_SOLVER,
-    "LDLTSolver",
-    DirectKind::Ldlt,
-    "KKT solver of the Compliant formulation: sparse LDLᵀ (Schur complement or full KKT system)."
-);
-direct_class!(LLT_SOLVER, "LLTSolver", DirectKind::Llt, "KKT solver of the Compliant formulation: sparse Cholesky of the Schur complement.");
-direct_class!(LU_SOLVER, "LUSolver", DirectKind::Lu, "KKT solver of the Compliant formulation: sparse LU (Schur complement or full KKT system).");
 
 /// A direct KKT solver.
+#[component(
+    roles = [KktSolver],
+    data = {
+        /// solve through the Schur complement (needs a response; an LDLTResponse is made when the node has none)
+        schur: Bool = "true",
+        /// KKT mode: ε subtracted on every constraint diagonal entry
+        regularization: Real = "2.220446049250313e-16",
+        /// reuse the symbolic analysis while the pattern is unchanged (always done)
+        trackSparsityPattern: Bool = "false",
+        /// print the matrices (accepted, no effect)
+        debug: Bool = "false",
+    },
+    class(
+        name = "LDLTSolver",
+        description = "KKT solver of the Compliant formulation: sparse LDLᵀ (Schur complement or full KKT system).",
+        create = |_| DirectKktSolver::new(DirectKind::Ldlt),
+    ),
+    class(
+        name = "LLTSolver",
+        description = "KKT solver of the Compliant formulation: sparse Cholesky of the Schur complement.",
+        create = |_| DirectKktSolver::new(DirectKind::Llt),
+    ),
+    class(
+        name = "LUSolver",
+        description = "KKT solver of the Compliant formulation: sparse LU (Schur complement or full KKT system).",
+        create = |_| DirectKktSolver::new(DirectKind::Lu),
+    ),
+)]
 pub struct DirectKktSolver {
     kind: DirectKind,
     schur: bool,
@@ -104,12 +89,10 @@ impl DirectKktSolver {
 }
 
 impl Component for DirectKktSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.schur = d.get(SCHUR);
-        self.regularization = d.get(REGULARIZATION);
+        self.schur = d.get(Self::SCHUR);
+        self.regularization = d.get(Self::REGULARIZATION);
         if !self.schur && self.kind == DirectKind::Llt {
             cx.warn("schur=\"false\": the KKT matrix is indefinite and a Cholesky factorization of it fails as soon as there are constraints");
         }
@@ -127,10 +110,6 @@ impl Component for DirectKktSolver {
             self.response = Some(Factor::new(kind));
         }
         Ok(())
-    }
-
-    fn kkt_solver(&mut self) -> Option<&mut dyn KktSolver> {
-        Some(self)
     }
 }
 

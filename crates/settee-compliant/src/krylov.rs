@@ -10,8 +10,7 @@
 //! Every constraint is bilateral here: projectors and masks are ignored, as in SOFA.
 
 use settee_core::compliant::{AssembledSystem, KktSolver};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, SimError, SimResult};
 use settee_linalg::CsrMatrix;
 
 use crate::direct::projected_rows;
@@ -20,27 +19,7 @@ use crate::response::{find_response, Factor, ResponseKind};
 
 /// Registers the Krylov KKT solvers.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&MINRES_SOLVER);
-    f.register(&CG_SOLVER);
-    f.register(&BICGSTAB_SOLVER);
-    f.register(&PRECONDITIONED_CG_SOLVER);
-}
-
-static DATA: &[DataDecl] = &[
-    decl("iterations", Int, "10", "iteration bound"),
-    decl("precision", Real, "1e-3", "residual norm threshold"),
-    decl("relative", Bool, "false", "multiply the threshold by the norm of the right-hand side iterated on"),
-    decl("restart", Int, "0", "MINRES: recompute the true residual every `restart` iterations (0: never)"),
-    decl("verbose", Bool, "false", "log the iterations and residual (accepted; they are kept as the solver's statistics)"),
-    decl("parallel", Bool, "false", "OpenMP block products in SOFA (accepted, no effect)"),
-    decl("debug", Bool, "false", "print the matrices (accepted, no effect)"),
-];
-settee_core::data_refs! {
-    static READS;
-    ITERATIONS: Int = "iterations";
-    PRECISION: Real = "precision";
-    RELATIVE: Bool = "relative";
-    RESTART: Int = "restart";
+    f.add::<KrylovSolver>();
 }
 
 /// The Krylov method.
@@ -52,50 +31,6 @@ pub enum Method {
     /// CG, preconditioned by the node's preconditioner for unconstrained full-system solves.
     PreconditionedCg,
 }
-
-macro_rules! krylov_class {
-    ($stat:ident, $name:literal, $method:expr, $desc:literal) => {
-        pub static $stat: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::KKT_SOLVER,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: &[DATA],
-            links: &[],
-            create: |_: &CreateArgs| Box::new(KrylovSolver::new($method)),
-            preparse: None,
-            no_src_link: &[],
-            reads: READS,
-        };
-    };
-}
-
-krylov_class!(
-    MINRES_SOLVER,
-    "MinresSolver",
-    Method::Minres,
-    "KKT solver of the Compliant formulation: MINRES on the Schur complement (with a response in the node) or on the full KKT system."
-);
-krylov_class!(
-    CG_SOLVER,
-    "CgSolver",
-    Method::Cg,
-    "KKT solver of the Compliant formulation: conjugate gradients on the Schur complement (with a response) or on the full KKT system."
-);
-krylov_class!(
-    BICGSTAB_SOLVER,
-    "BiCgStabSolver",
-    Method::BiCgStab,
-    "KKT solver of the Compliant formulation: BiCGSTAB on the Schur complement (with a response) or on the full KKT system."
-);
-krylov_class!(
-    PRECONDITIONED_CG_SOLVER,
-    "PreconditionedCgSolver",
-    Method::PreconditionedCg,
-    "KKT solver of the Compliant formulation: CgSolver with the node's preconditioner on unconstrained systems."
-);
 
 /// Iteration bound and thresholds of one solve.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -360,6 +295,45 @@ pub fn bicgstab(a: &mut Operator, b: &[f64], x: &mut [f64], p: &KrylovParams) ->
 }
 
 /// A Krylov KKT solver.
+#[component(
+    roles = [KktSolver],
+    data = {
+        /// iteration bound
+        iterations: Int = "10",
+        /// residual norm threshold
+        precision: Real = "1e-3",
+        /// multiply the threshold by the norm of the right-hand side iterated on
+        relative: Bool = "false",
+        /// MINRES: recompute the true residual every `restart` iterations (0: never)
+        restart: Int = "0",
+        /// log the iterations and residual (accepted; they are kept as the solver's statistics)
+        verbose: Bool = "false",
+        /// OpenMP block products in SOFA (accepted, no effect)
+        parallel: Bool = "false",
+        /// print the matrices (accepted, no effect)
+        debug: Bool = "false",
+    },
+    class(
+        name = "MinresSolver",
+        description = "KKT solver of the Compliant formulation: MINRES on the Schur complement (with a response in the node) or on the full KKT system.",
+        create = |_| KrylovSolver::new(Method::Minres),
+    ),
+    class(
+        name = "CgSolver",
+        description = "KKT solver of the Compliant formulation: conjugate gradients on the Schur complement (with a response) or on the full KKT system.",
+        create = |_| KrylovSolver::new(Method::Cg),
+    ),
+    class(
+        name = "BiCgStabSolver",
+        description = "KKT solver of the Compliant formulation: BiCGSTAB on the Schur complement (with a response) or on the full KKT system.",
+        create = |_| KrylovSolver::new(Method::BiCgStab),
+    ),
+    class(
+        name = "PreconditionedCgSolver",
+        description = "KKT solver of the Compliant formulation: CgSolver with the node's preconditioner on unconstrained systems.",
+        create = |_| KrylovSolver::new(Method::PreconditionedCg),
+    ),
+)]
 pub struct KrylovSolver {
     method: Method,
     params: KrylovParams,
@@ -526,12 +500,10 @@ fn preconditioned_with_constraints(pre: &str, n: usize) -> SimError {
 }
 
 impl Component for KrylovSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let (it, restart) = (d.get(ITERATIONS), d.get(RESTART));
-        let (precision, relative) = (d.get(PRECISION), d.get(RELATIVE));
+        let (it, restart) = (d.get(Self::ITERATIONS), d.get(Self::RESTART));
+        let (precision, relative) = (d.get(Self::PRECISION), d.get(Self::RELATIVE));
         if it < 0 || restart < 0 {
             return Err(cx.error(format!("iterations = {it}, restart = {restart}: both must be ≥ 0")));
         }
@@ -547,10 +519,6 @@ impl Component for KrylovSolver {
             self.preconditioner = find_preconditioner(cx.scene, cx.node()).map(|label| (Jacobi::default(), label));
         }
         Ok(())
-    }
-
-    fn kkt_solver(&mut self) -> Option<&mut dyn KktSolver> {
-        Some(self)
     }
 }
 

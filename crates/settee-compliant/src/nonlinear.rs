@@ -25,62 +25,35 @@
 
 use settee_core::compliant::AssembledSystem;
 use settee_core::component::OdeSolver;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
-    VecKind,
-};
+use settee_core::{component, Component, InitCtx, Mbk, Scene, SimError, SimResult, StateId, VecId, VecKind};
 
-use crate::solver::{self, CompliantImplicitSolver, Formulation, Stabilization};
+use crate::solver::{self, CompliantImplicitSolver, CompliantImplicitSolverData, Formulation, Stabilization};
 use crate::values;
 
 /// Registers the class.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&CLASS);
+    f.add::<CompliantNLImplicitSolver>();
 }
 
-static DATA: &[DataDecl] = &[
-    decl("precision", Real, "1e-6", "stop criterion of the Newton iterations: infinity norm of the residual"),
-    decl("relative", Bool, "false", "the precision is relative to the residual of the first guess"),
-    decl("iterations", Int, "10", "maximum number of Newton iterations (1: the linearized step only)"),
-    decl(
-        "newtonStepLength",
-        Real,
-        "1",
-        "part of the Newton correction applied at once, repeated while the residual decreases; 1 performs a line search",
-    ),
-];
-
-settee_core::data_refs! {
-    static READS;
-    PRECISION: Real = "precision";
-    RELATIVE: Bool = "relative";
-    ITERATIONS: Int = "iterations";
-    STEP_LENGTH: Real = "newtonStepLength";
-    NEGLECTING: Bool = "neglecting_compliance_forces_in_geometric_stiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "CompliantNLImplicitSolver",
-    description: "Implicit Compliant integrator with Newton iterations (and line search) on the nonlinear implicit equations.",
-    roles: Roles::ODE_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[solver::DATA, DATA],
-    links: &[],
-    create,
-    preparse: Some(solver::preparse),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CompliantNLImplicitSolver::default())
-}
-
+/// Implicit Compliant integrator with Newton iterations (and line search) on the nonlinear implicit equations.
+///
 /// The solver.
+#[component(
+    roles = [OdeSolver],
+    inherit = [CompliantImplicitSolverData, Self],
+    preparse = solver::preparse,
+    data = {
+        /// stop criterion of the Newton iterations: infinity norm of the residual
+        precision: Real = "1e-6",
+        /// the precision is relative to the residual of the first guess
+        relative: Bool = "false",
+        /// maximum number of Newton iterations (1: the linearized step only)
+        iterations: Int = "10",
+        /// part of the Newton correction applied at once, repeated while the residual decreases; 1 performs a line search
+        newtonStepLength: Real = "1",
+    },
+)]
 #[derive(Default)]
 pub struct CompliantNLImplicitSolver {
     base: CompliantImplicitSolver,
@@ -105,19 +78,17 @@ impl CompliantNLImplicitSolver {
 }
 
 impl Component for CompliantNLImplicitSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.base.init(cx)?;
         let d = cx.data();
-        if !d.is_given(NEGLECTING) {
+        if !d.is_given(CompliantImplicitSolverData::NEGLECTING_COMPLIANCE_FORCES_IN_GEOMETRIC_STIFFNESS) {
             // The constraint forces' geometric stiffness matters to Newton's convergence.
             self.base.neglecting = false;
         }
-        self.precision = d.get(PRECISION);
-        self.relative = d.get(RELATIVE);
-        let it = d.get(ITERATIONS);
-        self.step_length = d.get(STEP_LENGTH);
+        self.precision = d.get(Self::PRECISION);
+        self.relative = d.get(Self::RELATIVE);
+        let it = d.get(Self::ITERATIONS);
+        self.step_length = d.get(Self::NEWTON_STEP_LENGTH);
         if it < 0 {
             return Err(cx.error(format!("iterations = {it} is negative")).hint("give the maximum number of Newton iterations, e.g. 10"));
         }
@@ -131,10 +102,6 @@ impl Component for CompliantNLImplicitSolver {
             self.base.stabilization = Stabilization::PostAssembly;
         }
         Ok(())
-    }
-
-    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
-        Some(self)
     }
 }
 

@@ -2,44 +2,29 @@
 //! `CompliantJacobiPreconditioner`, the inverse of the diagonal of the implicit matrix.
 
 use settee_core::compliant::AssembledSystem;
-use settee_core::data::DataDecl;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, NodeId, Roles, Scene, TemplateRule};
+use settee_core::{component, Component, NodeId, Scene};
 
 /// Registers the preconditioner classes.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&JACOBI_PRECONDITIONER);
+    f.add::<JacobiPreconditioner>();
 }
 
-static NO_DATA: &[DataDecl] = &[];
-static NO_READS: &[settee_core::DataUse] = &[];
-
-pub static JACOBI_PRECONDITIONER: ComponentClass = ComponentClass {
-    name: "CompliantJacobiPreconditioner",
-    description: "Preconditioner of PreconditionedCgSolver: the inverse of the diagonal of the implicit matrix (entries below machine ε give 0).",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[NO_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(JacobiPreconditioner),
-    preparse: None,
-    no_src_link: &[],
-    reads: NO_READS,
-};
-
+/// Preconditioner of PreconditionedCgSolver: the inverse of the diagonal of the implicit matrix (entries below machine ε give 0).
+///
 /// The component: found by the `PreconditionedCgSolver` of its node.
+#[component(
+    name = "CompliantJacobiPreconditioner",
+    create = |_| JacobiPreconditioner,
+)]
 pub struct JacobiPreconditioner;
 
-impl Component for JacobiPreconditioner {
-    component_any!();
-}
+impl Component for JacobiPreconditioner {}
 
 /// The label (`Class 'name'` at file:line:col) of the first preconditioner of `node`, if any.
 pub fn find_preconditioner(scene: &Scene, node: NodeId) -> Option<String> {
     scene.node(node).objects.iter().find_map(|&c| {
         let e = scene.entry(c);
-        e.obj.as_ref()?.as_any().downcast_ref::<JacobiPreconditioner>()?;
+        scene.get::<JacobiPreconditioner>(c)?;
         Some(match &e.pos {
             Some(p) => format!("{} ({p})", e.label()),
             None => e.label(),

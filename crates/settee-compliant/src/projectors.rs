@@ -2,72 +2,54 @@
 //! sequential (projected Gauss-Seidel) solvers. Direct and Krylov solvers treat every
 //! constraint as bilateral, as SOFA's do.
 
-use settee_core::compliant::Projector;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::compliant::{CompliantProjector, Projector};
+use settee_core::{component, Component, InitCtx, SimResult};
 
 /// Registers the projector classes.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&UNILATERAL);
-    f.register(&NEGATIVE_UNILATERAL);
-    f.register(&RESISTANCE);
-    f.register(&CLOSURE);
+    f.add::<ProjectorComponent>();
 }
-
-static NO_DATA: &[DataDecl] = &[];
-static RESISTANCE_DATA: &[DataDecl] = &[decl("threshold", Real, "0", "bound t: each multiplier is clamped to [−t, t]")];
-settee_core::data_refs! {
-    static RESISTANCE_READS;
-    THRESHOLD: Real = "threshold";
-}
-static NO_READS: &[settee_core::DataUse] = &[];
-
-macro_rules! projector_class {
-    ($stat:ident, $name:literal, $_aliases:expr, $desc:literal, $data:expr, $reads:expr) => {
-        pub static $stat: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::COMPLIANT_PROJECTOR,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: &[$data],
-            links: &[],
-            create: |_: &CreateArgs| Box::new(ProjectorComponent { class: $name, projector: Projector::Closure }),
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-projector_class!(UNILATERAL, "UnilateralConstraint", &[], "Unilateral constraint: every multiplier is projected onto λ ≥ 0.", NO_DATA, NO_READS);
-projector_class!(NEGATIVE_UNILATERAL, "NegativeUnilateralConstraint", &[], "Every multiplier is projected onto λ ≤ 0.", NO_DATA, NO_READS);
-projector_class!(
-    RESISTANCE,
-    "ResistanceConstraint",
-    &[],
-    "Multipliers clamped to [−threshold, threshold] (zero in the correction pass).",
-    RESISTANCE_DATA,
-    RESISTANCE_READS
-);
-projector_class!(CLOSURE, "ClosureConstraint", &[], "A bilateral constraint tagged as a loop closure: no projection.", NO_DATA, NO_READS);
 
 /// A projector component: its Data, read at init into a [`Projector`].
+#[component(
+    roles = [CompliantProjector],
+    class(
+        name = "UnilateralConstraint",
+        description = "Unilateral constraint: every multiplier is projected onto λ ≥ 0.",
+        create = |_| ProjectorComponent { class: "UnilateralConstraint", projector: Projector::Closure },
+    ),
+    class(
+        name = "NegativeUnilateralConstraint",
+        description = "Every multiplier is projected onto λ ≤ 0.",
+        create = |_| ProjectorComponent { class: "NegativeUnilateralConstraint", projector: Projector::Closure },
+    ),
+    class(
+        name = "ResistanceConstraint",
+        description = "Multipliers clamped to [−threshold, threshold] (zero in the correction pass).",
+        create = |_| ProjectorComponent { class: "ResistanceConstraint", projector: Projector::Closure },
+        data = {
+            /// bound t: each multiplier is clamped to [−t, t]
+            threshold: Real = "0",
+        },
+    ),
+    class(
+        name = "ClosureConstraint",
+        description = "A bilateral constraint tagged as a loop closure: no projection.",
+        create = |_| ProjectorComponent { class: "ClosureConstraint", projector: Projector::Closure },
+    ),
+)]
 pub struct ProjectorComponent {
     class: &'static str,
     projector: Projector,
 }
 
 impl Component for ProjectorComponent {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.projector = match self.class {
             "UnilateralConstraint" => Projector::Unilateral,
             "NegativeUnilateralConstraint" => Projector::NegativeUnilateral,
             "ResistanceConstraint" => {
-                let t = cx.data().get(THRESHOLD);
+                let t = cx.data().get(Self::THRESHOLD);
                 if t < 0.0 {
                     return Err(cx.error(format!("threshold = {t} is negative")));
                 }
@@ -77,9 +59,11 @@ impl Component for ProjectorComponent {
         };
         Ok(())
     }
+}
 
-    fn compliant_projector(&self) -> Option<Projector> {
-        Some(self.projector.clone())
+impl CompliantProjector for ProjectorComponent {
+    fn projector(&self) -> Projector {
+        self.projector.clone()
     }
 }
 

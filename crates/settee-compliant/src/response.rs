@@ -1,15 +1,12 @@
 //! Responses (compliant spec §8.2): factorizations of the free block `A = Sᵀ H S` used by the
 //! Schur-complement and sequential KKT solvers.
 
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, NodeId, Scene, SimError, SimResult};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, Ordering};
 
 /// Registers the response classes.
 pub fn register(f: &mut settee_core::Factory) {
-    for c in [&LDLT_RESPONSE, &LLT_RESPONSE, &LU_RESPONSE, &DIAGONAL_RESPONSE, &LUMPED_RESPONSE, &EIGEN_CG_RESPONSE] {
-        f.register(c);
-    }
+    f.add::<Response>();
 }
 
 /// Which factorization of A, as data.
@@ -32,80 +29,92 @@ impl ResponseKind {
     }
 }
 
-static DIRECT_DATA: &[DataDecl] = &[
-    decl("regularize", Real, "2.220446049250313e-16", "added to the diagonal only when the first factorization fails"),
-    decl("constant", Bool, "false", "factor once and reuse (accepted; Settee refactors every step)"),
-    decl("trackSparsityPattern", Bool, "false", "reuse the symbolic analysis while the pattern is unchanged (always done)"),
-];
-static DIAGONAL_DATA: &[DataDecl] = &[decl("constant", Bool, "false", "factor once and reuse (accepted; Settee refactors every step)")];
-static CG_DATA: &[DataDecl] = &[
-    decl("regularize", Real, "2.220446049250313e-16", "unused by CG"),
-    decl("constant", Bool, "false", "accepted"),
-    decl("trackSparsityPattern", Bool, "false", "accepted"),
-    decl("iterations", Int, "100", "CG iterations"),
-    decl("tolerance", Real, "1e-6", "CG residual tolerance"),
-];
-settee_core::data_refs! {
-    static DIRECT_READS;
-    REGULARIZE: Real = "regularize";
-}
-settee_core::data_refs! {
-    static CG_READS;
-    CG_ITERATIONS: Int = "iterations";
-    CG_TOLERANCE: Real = "tolerance";
-}
-static NO_READS: &[settee_core::DataUse] = &[];
+/// The Data of the direct responses (`LDLTResponse`, `LLTResponse`, `LUResponse`).
+#[settee_core::data_group(data = {
+    /// added to the diagonal only when the first factorization fails
+    regularize: Real = "2.220446049250313e-16",
+    /// factor once and reuse (accepted; Settee refactors every step)
+    constant: Bool = "false",
+    /// reuse the symbolic analysis while the pattern is unchanged (always done)
+    trackSparsityPattern: Bool = "false",
+})]
+pub struct DirectResponseData;
 
-/// Role marker: responses are found by the KKT solvers of their node.
-const RESPONSE_ROLES: Roles = Roles::NONE;
-
-macro_rules! response_class {
-    ($stat:ident, $name:literal, $desc:literal, $data:expr, $reads:expr) => {
-        pub static $stat: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: RESPONSE_ROLES,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: &[$data],
-            links: &[],
-            create: |_: &CreateArgs| Box::new(Response { class: $name, kind: ResponseKind::Diagonal }),
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-response_class!(LDLT_RESPONSE, "LDLTResponse", "Response of the KKT solvers: sparse LDLᵀ of the free block of H.", DIRECT_DATA, DIRECT_READS);
-response_class!(LLT_RESPONSE, "LLTResponse", "Response of the KKT solvers: sparse Cholesky LLᵀ of the free block of H.", DIRECT_DATA, DIRECT_READS);
-response_class!(LU_RESPONSE, "LUResponse", "Response of the KKT solvers: sparse LU of the free block of H.", DIRECT_DATA, DIRECT_READS);
-response_class!(DIAGONAL_RESPONSE, "DiagonalResponse", "Response of the KKT solvers: the inverse of the diagonal of H.", DIAGONAL_DATA, NO_READS);
-response_class!(LUMPED_RESPONSE, "LumpedResponse", "As SOFA codes it, the same as DiagonalResponse.", DIAGONAL_DATA, NO_READS);
-response_class!(EIGEN_CG_RESPONSE, "EigenCGResponse", "Response of the KKT solvers: conjugate gradients on the free block of H.", CG_DATA, CG_READS);
-
-/// A response component: its Data, read at init into a [`ResponseKind`].
+/// A response component: its Data, read at init into a [`ResponseKind`]. Responses play no
+/// role: they are found by the KKT solvers of their node ([`find_response`]).
+#[component(
+    class(
+        name = "LDLTResponse",
+        description = "Response of the KKT solvers: sparse LDLᵀ of the free block of H.",
+        create = |_| Response { class: "LDLTResponse", kind: ResponseKind::Diagonal },
+        inherit = [DirectResponseData],
+    ),
+    class(
+        name = "LLTResponse",
+        description = "Response of the KKT solvers: sparse Cholesky LLᵀ of the free block of H.",
+        create = |_| Response { class: "LLTResponse", kind: ResponseKind::Diagonal },
+        inherit = [DirectResponseData],
+    ),
+    class(
+        name = "LUResponse",
+        description = "Response of the KKT solvers: sparse LU of the free block of H.",
+        create = |_| Response { class: "LUResponse", kind: ResponseKind::Diagonal },
+        inherit = [DirectResponseData],
+    ),
+    class(
+        name = "DiagonalResponse",
+        description = "Response of the KKT solvers: the inverse of the diagonal of H.",
+        create = |_| Response { class: "DiagonalResponse", kind: ResponseKind::Diagonal },
+        data = {
+            /// factor once and reuse (accepted; Settee refactors every step)
+            constant: Bool = "false",
+        },
+    ),
+    class(
+        name = "LumpedResponse",
+        description = "As SOFA codes it, the same as DiagonalResponse.",
+        create = |_| Response { class: "LumpedResponse", kind: ResponseKind::Diagonal },
+        data = {
+            /// factor once and reuse (accepted; Settee refactors every step)
+            constant: Bool = "false",
+        },
+    ),
+    class(
+        name = "EigenCGResponse",
+        description = "Response of the KKT solvers: conjugate gradients on the free block of H.",
+        create = |_| Response { class: "EigenCGResponse", kind: ResponseKind::Diagonal },
+        data = {
+            /// unused by CG
+            regularize: Real = "2.220446049250313e-16",
+            /// accepted
+            constant: Bool = "false",
+            /// accepted
+            trackSparsityPattern: Bool = "false",
+            /// CG iterations
+            iterations: Int = "100",
+            /// CG residual tolerance
+            tolerance: Real = "1e-6",
+        },
+    ),
+)]
 pub struct Response {
     class: &'static str,
     kind: ResponseKind,
 }
 
 impl Component for Response {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
         self.kind = match self.class {
-            "LDLTResponse" => ResponseKind::Direct { kind: DirectKind::Ldlt, regularize: d.get(REGULARIZE) },
-            "LLTResponse" => ResponseKind::Direct { kind: DirectKind::Llt, regularize: d.get(REGULARIZE) },
-            "LUResponse" => ResponseKind::Direct { kind: DirectKind::Lu, regularize: d.get(REGULARIZE) },
+            "LDLTResponse" => ResponseKind::Direct { kind: DirectKind::Ldlt, regularize: d.get(DirectResponseData::REGULARIZE) },
+            "LLTResponse" => ResponseKind::Direct { kind: DirectKind::Llt, regularize: d.get(DirectResponseData::REGULARIZE) },
+            "LUResponse" => ResponseKind::Direct { kind: DirectKind::Lu, regularize: d.get(DirectResponseData::REGULARIZE) },
             "EigenCGResponse" => {
-                let it = d.get(CG_ITERATIONS);
+                let it = d.get(Self::ITERATIONS);
                 if it < 1 {
                     return Err(cx.error(format!("iterations = {it}: CG needs at least one iteration")));
                 }
-                ResponseKind::Cg { iterations: it as usize, tolerance: d.get(CG_TOLERANCE) }
+                ResponseKind::Cg { iterations: it as usize, tolerance: d.get(Self::TOLERANCE) }
             }
             _ => ResponseKind::Diagonal,
         };
@@ -115,7 +124,7 @@ impl Component for Response {
 
 /// The response of `node`: the first response component there (`None` when there is none).
 pub fn find_response(scene: &Scene, node: NodeId) -> Option<ResponseKind> {
-    scene.node(node).objects.iter().find_map(|&c| scene.entry(c).obj.as_ref()?.as_any().downcast_ref::<Response>().map(|r| r.kind.clone()))
+    scene.node(node).objects.iter().find_map(|&c| scene.get::<Response>(c).map(|r| r.kind.clone()))
 }
 
 /// A factorized free block.

@@ -13,8 +13,7 @@
 //! the part of A for the remaining rows.
 
 use settee_core::compliant::{AssembledSystem, KktSolver, Projector};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, SimError, SimResult};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, Ordering};
 
 use crate::direct::projected_rows;
@@ -23,64 +22,8 @@ use crate::response::{find_response, Factor, ResponseKind};
 
 /// Registers the sequential solvers.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&SEQUENTIAL_SOLVER);
-    f.register(&NNCG_SOLVER);
+    f.add::<SequentialSolver>();
 }
-
-static DATA: &[DataDecl] = &[
-    decl("iterations", Int, "10", "iteration bound"),
-    decl("precision", Real, "1e-3", "stop when sqrt(Σ‖Δλ_b‖²) / n is at most this"),
-    decl("relative", Bool, "false", "multiply the precision by the norm of the constraint right-hand side"),
-    decl("omega", Real, "1", "SOR factor (1: Gauss-Seidel)"),
-    decl("iterateOnBilaterals", Bool, "true", "iterate on the constraints without projector too (false: factor them with the dynamics)"),
-    decl(
-        "regularization",
-        Real,
-        "2.220446049250313e-16",
-        "iterateOnBilaterals=false: ε subtracted on the bilateral diagonal of the factored KKT block",
-    ),
-    decl("debug", Bool, "false", "print the matrices (accepted, no effect)"),
-];
-static NNCG_DATA: &[DataDecl] = &[decl("verbose", Bool, "false", "report restarts (accepted, no effect)")];
-settee_core::data_refs! {
-    static READS;
-    ITERATIONS: Int = "iterations";
-    PRECISION: Real = "precision";
-    RELATIVE: Bool = "relative";
-    OMEGA: Real = "omega";
-    ON_BILATERALS: Bool = "iterateOnBilaterals";
-    REGULARIZATION: Real = "regularization";
-}
-
-pub static SEQUENTIAL_SOLVER: ComponentClass = ComponentClass {
-    name: "SequentialSolver",
-    description: "KKT solver of the Compliant formulation: projected block Gauss-Seidel (sequential impulses), honouring projectors and masks.",
-    roles: Roles::KKT_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(SequentialSolver::new(false)),
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-pub static NNCG_SOLVER: ComponentClass = ComponentClass {
-    name: "NNCGSolver",
-    description: "KKT solver of the Compliant formulation: nonsmooth nonlinear conjugate gradient on the projected Gauss-Seidel sweep.",
-    roles: Roles::KKT_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA, NNCG_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(SequentialSolver::new(true)),
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
 
 /// Settings of the sequential solvers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -213,6 +156,39 @@ impl Prepared {
 }
 
 /// `SequentialSolver` (and `NNCGSolver` when `nncg`).
+#[component(
+    roles = [KktSolver],
+    data = {
+        /// iteration bound
+        iterations: Int = "10",
+        /// stop when sqrt(Σ‖Δλ_b‖²) / n is at most this
+        precision: Real = "1e-3",
+        /// multiply the precision by the norm of the constraint right-hand side
+        relative: Bool = "false",
+        /// SOR factor (1: Gauss-Seidel)
+        omega: Real = "1",
+        /// iterate on the constraints without projector too (false: factor them with the dynamics)
+        iterateOnBilaterals: Bool = "true",
+        /// iterateOnBilaterals=false: ε subtracted on the bilateral diagonal of the factored KKT block
+        regularization: Real = "2.220446049250313e-16",
+        /// print the matrices (accepted, no effect)
+        debug: Bool = "false",
+    },
+    class(
+        name = "SequentialSolver",
+        description = "KKT solver of the Compliant formulation: projected block Gauss-Seidel (sequential impulses), honouring projectors and masks.",
+        create = |_| SequentialSolver::new(false),
+    ),
+    class(
+        name = "NNCGSolver",
+        description = "KKT solver of the Compliant formulation: nonsmooth nonlinear conjugate gradient on the projected Gauss-Seidel sweep.",
+        create = |_| SequentialSolver::new(true),
+        data = {
+            /// report restarts (accepted, no effect)
+            verbose: Bool = "false",
+        },
+    ),
+)]
 pub struct SequentialSolver {
     nncg: bool,
     params: SequentialParams,
@@ -412,21 +388,19 @@ fn nncg(prep: &Prepared, p: &SequentialParams, q: &[f64], lambda: &mut [f64], ep
 }
 
 impl Component for SequentialSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let it = d.get(ITERATIONS);
+        let it = d.get(Self::ITERATIONS);
         if it < 0 {
             return Err(cx.error(format!("iterations = {it} is negative")));
         }
         self.params = SequentialParams {
             iterations: it as usize,
-            precision: d.get(PRECISION),
-            relative: d.get(RELATIVE),
-            omega: d.get(OMEGA),
-            iterate_on_bilaterals: d.get(ON_BILATERALS),
-            regularization: d.get(REGULARIZATION),
+            precision: d.get(Self::PRECISION),
+            relative: d.get(Self::RELATIVE),
+            omega: d.get(Self::OMEGA),
+            iterate_on_bilaterals: d.get(Self::ITERATE_ON_BILATERALS),
+            regularization: d.get(Self::REGULARIZATION),
         };
         Ok(())
     }
@@ -437,10 +411,6 @@ impl Component for SequentialSolver {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.response = Factor::new(find_response(cx.scene, cx.node()).unwrap_or_else(|| ResponseKind::default_for(true)));
         Ok(())
-    }
-
-    fn kkt_solver(&mut self) -> Option<&mut dyn KktSolver> {
-        Some(self)
     }
 }
 

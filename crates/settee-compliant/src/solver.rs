@@ -8,81 +8,44 @@
 
 use settee_core::compliant::{assemble_system, AssembledSystem, KktSolver};
 use settee_core::component::OdeSolver;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimError, SimResult, TemplateRule,
-    VecId, VecKind,
-};
+use settee_core::role;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId, VecKind};
 
 use crate::values;
 
 /// Registers the class.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&CLASS);
+    f.add::<CompliantImplicitSolver>();
 }
 
 const STABILIZATION: &[&str] = &["no stabilization", "pre-stabilization", "post-stabilization rhs", "post-stabilization assembly"];
 const FORMULATION: &[&str] = &["vel", "dv", "acc"];
 const CONSTRAINT_FORCES: &[&str] = &["no", "add", "clear", "propagate"];
 
-pub(crate) static DATA: &[DataDecl] = &[
-    decl("implicitVelocity", Real, "1", "α: weight of the end-of-step forces in the velocity update"),
-    decl("implicitPosition", Real, "1", "β: weight of the end-of-step velocity in the position update"),
-    decl(
-        "stabilization",
-        Options(STABILIZATION),
-        "pre-stabilization",
-        "how hard constraints are stabilised (a correction pass before or after the dynamics)",
-    ),
-    decl("formulation", Options(FORMULATION), "vel", "unknown of the dynamics: the velocity (vel), its change (dv) or the acceleration (acc)"),
-    decl("warm_start", Bool, "true", "iterative KKT solvers start from the previous solution"),
-    decl("stabilization_damping", Real, "1e-7", "diagonal relaxation of the correction pass (iterative solvers only)"),
-    decl(
-        "constraint_forces",
-        Options(CONSTRAINT_FORCES),
-        "no",
-        "write the constraint forces into the force vectors: add, clear (replace) or propagate to the independent states",
-    ),
-    decl(
-        "neglecting_compliance_forces_in_geometric_stiffness",
-        Bool,
-        "true",
-        "if false, last step's constraint forces are added to the forces the mappings' geometric stiffness is computed from",
-    ),
-    decl("debug", Bool, "false", "print the matrices (accepted, no effect)"),
-];
-
-settee_core::data_refs! {
-    pub(crate) static READS;
-    ALPHA: Real = "implicitVelocity";
-    BETA: Real = "implicitPosition";
-    STAB: Text = "stabilization";
-    FORM: Text = "formulation";
-    WARM: Bool = "warm_start";
-    STAB_DAMPING: Real = "stabilization_damping";
-    FORCES: Text = "constraint_forces";
-    NEGLECTING: Bool = "neglecting_compliance_forces_in_geometric_stiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "CompliantImplicitSolver",
-    description: "Implicit integrator of the Compliant formulation: soft and hard constraints in one assembled KKT system, solved by the KKT solver of its node.",
-    roles: Roles::ODE_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CompliantImplicitSolver::default())
-}
+/// The Data of `CompliantImplicitSolver`, which `CompliantNLImplicitSolver` has too (before its
+/// own).
+#[settee_core::data_group(data = {
+    /// α: weight of the end-of-step forces in the velocity update
+    implicitVelocity: Real = "1",
+    /// β: weight of the end-of-step velocity in the position update
+    implicitPosition: Real = "1",
+    /// how hard constraints are stabilised (a correction pass before or after the dynamics)
+    stabilization: Options(STABILIZATION) = "pre-stabilization",
+    /// unknown of the dynamics: the velocity (vel), its change (dv) or the acceleration (acc)
+    formulation: Options(FORMULATION) = "vel",
+    /// iterative KKT solvers start from the previous solution
+    warm_start: Bool = "true",
+    /// diagonal relaxation of the correction pass (iterative solvers only)
+    stabilization_damping: Real = "1e-7",
+    /// write the constraint forces into the force vectors: add, clear (replace) or propagate to the independent states
+    constraint_forces: Options(CONSTRAINT_FORCES) = "no",
+    /// if false, last step's constraint forces are added to the forces the mappings' geometric stiffness is computed from
+    neglecting_compliance_forces_in_geometric_stiffness: Bool = "true",
+    /// print the matrices (accepted, no effect)
+    debug: Bool = "false",
+})]
+pub struct CompliantImplicitSolverData;
 
 /// SOFA's `OptionsGroup` reads a text that is not an item name with C's `atoi` (so `"false"` and
 /// `"true"` both select item 0); the deprecated `propagate_lambdas="true"` selects
@@ -148,7 +111,14 @@ pub(crate) enum ForceOutput {
     Propagate,
 }
 
+/// Implicit integrator of the Compliant formulation: soft and hard constraints in one assembled KKT system, solved by the KKT solver of its node.
+///
 /// The solver.
+#[component(
+    roles = [OdeSolver],
+    inherit = [CompliantImplicitSolverData],
+    preparse = preparse,
+)]
 #[derive(Default)]
 pub struct CompliantImplicitSolver {
     pub(crate) alpha: f64,
@@ -186,32 +156,31 @@ impl CompliantImplicitSolver {
 }
 
 impl Component for CompliantImplicitSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        type D = CompliantImplicitSolverData;
         let d = cx.data();
-        self.alpha = d.get(ALPHA);
-        self.beta = d.get(BETA);
-        self.stabilization = match d.get(STAB) {
+        self.alpha = d.get(D::IMPLICIT_VELOCITY);
+        self.beta = d.get(D::IMPLICIT_POSITION);
+        self.stabilization = match d.get(D::STABILIZATION) {
             "no stabilization" => Stabilization::None,
             "post-stabilization rhs" => Stabilization::PostRhs,
             "post-stabilization assembly" => Stabilization::PostAssembly,
             _ => Stabilization::Pre,
         };
-        self.formulation = match d.get(FORM) {
+        self.formulation = match d.get(D::FORMULATION) {
             "dv" => Formulation::Dv,
             "acc" => Formulation::Acc,
             _ => Formulation::Vel,
         };
-        self.forces = match d.get(FORCES) {
+        self.forces = match d.get(D::CONSTRAINT_FORCES) {
             "add" => ForceOutput::Add,
             "clear" => ForceOutput::Clear,
             "propagate" => ForceOutput::Propagate,
             _ => ForceOutput::No,
         };
-        self.warm_start = d.get(WARM);
-        self.stabilization_damping = d.get(STAB_DAMPING);
-        self.neglecting = d.get(NEGLECTING);
+        self.warm_start = d.get(D::WARM_START);
+        self.stabilization_damping = d.get(D::STABILIZATION_DAMPING);
+        self.neglecting = d.get(D::NEGLECTING_COMPLIANCE_FORCES_IN_GEOMETRIC_STIFFNESS);
         for (name, v) in [("implicitVelocity", self.alpha), ("implicitPosition", self.beta)] {
             if !(v > 0.0 && v <= 1.0) {
                 return Err(cx
@@ -220,17 +189,13 @@ impl Component for CompliantImplicitSolver {
             }
         }
         let node = cx.node();
-        self.kkt = cx.scene.node(node).objects.iter().copied().find(|&c| cx.scene.entry(c).roles().contains(Roles::KKT_SOLVER));
+        self.kkt = cx.scene.find_local(node, role::KKT_SOLVER);
         if self.kkt.is_none() {
             return Err(cx
                 .error("no KKT solver in this node")
                 .hint("add a KKT solver next to the CompliantImplicitSolver, e.g. <LDLTSolver/> (direct) or <MinresSolver/> (iterative)"));
         }
         Ok(())
-    }
-
-    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
-        Some(self)
     }
 }
 
@@ -249,7 +214,8 @@ fn filter_constraints(scene: &Scene, sys: &mut AssembledSystem) {
 
 /// Runs the KKT solver component `kkt` on `f`, labelling its errors with its position.
 pub(crate) fn with_kkt<R>(scene: &mut Scene, kkt: ComponentId, f: impl FnOnce(&mut dyn KktSolver) -> SimResult<R>) -> SimResult<R> {
-    let r = scene.with_taken(kkt, |obj, _| match obj.kkt_solver() {
+    let class = scene.entry(kkt).class;
+    let r = scene.with_taken(kkt, |obj, _| match class.cast_mut::<dyn KktSolver>(obj) {
         Some(k) => f(k),
         None => Err(SimError::new("this component is not a KKT solver")),
     });

@@ -3,20 +3,15 @@
 //! state's value itself (rest value 0): `f = −k·x`.
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, MatrixAccumulator, MechParams, Roles, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
 
-use crate::compliance::VEC_TEMPLATES;
-use crate::diagonal::{row_law_force_field, RowLaw};
+use crate::diagonal::{check_damping, row_law_force_field, state_rows, RowLaw};
 
 /// Registers the classes of this file.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&UNIFORM_STIFFNESS);
-    f.register(&DIAGONAL_STIFFNESS);
-    f.register(&PENALTY);
+    f.add::<UniformStiffness>();
+    f.add::<DiagonalStiffness>();
+    f.add::<CompliantPenaltyForceField>();
 }
 
 /// The compliance of a stiffness `k` when the component is set as a compliance (`1e100` for
@@ -31,38 +26,27 @@ fn compliance_of_stiffness(k: f64) -> f64 {
 
 // ----- UniformStiffness --------------------------------------------------------------------------
 
-static UNIFORM_DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "0", "stiffness k, the same on every scalar DOF: f = −k·x"),
-    decl("damping", Real, "0", "viscous damping coefficient d: B = −d·I (used when d > 0)"),
-    decl("resizable", Bool, "false", "rebuild the matrices when the state's size changes"),
-    decl("isCompliance", Bool, "false", "true: handled as a compliance C = (1/k)·I (rows of the KKT system)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static UNIFORM_READS;
-    U_STIFFNESS: Real = "stiffness";
-    U_DAMPING: Real = "damping";
-    U_IS_COMPLIANCE: Bool = "isCompliance";
-    U_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static UNIFORM_STIFFNESS: ComponentClass = ComponentClass {
-    name: "UniformStiffness",
-    description: "Uniform stiffness k on every scalar DOF of its state (f = −k·x, rest value 0).",
-    roles: Roles::FORCE_FIELD,
-    templates: VEC_TEMPLATES,
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[UNIFORM_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(UniformStiffness::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: UNIFORM_READS,
-};
-
+/// Uniform stiffness k on every scalar DOF of its state (f = −k·x, rest value 0).
+///
 /// `UniformStiffness`.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    data = {
+        /// stiffness k, the same on every scalar DOF: f = −k·x
+        stiffness: Real = "0",
+        /// viscous damping coefficient d: B = −d·I (used when d > 0)
+        damping: Real = "0",
+        /// rebuild the matrices when the state's size changes
+        resizable: Bool = "false",
+        /// true: handled as a compliance C = (1/k)·I (rows of the KKT system)
+        isCompliance: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct UniformStiffness {
     law: RowLaw,
@@ -88,61 +72,45 @@ impl UniformStiffness {
 }
 
 impl Component for UniformStiffness {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.law.state = Some(s);
         let d = cx.data();
-        self.stiffness = d.get(U_STIFFNESS);
-        self.damping = d.get(U_DAMPING);
-        self.law.compliance = d.get(U_IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(U_RAYLEIGH);
+        self.stiffness = d.get(Self::STIFFNESS);
+        self.damping = d.get(Self::DAMPING);
+        self.law.compliance = d.get(Self::IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if self.damping < 0.0 {
             return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
         }
-        self.resize(cx.state_size(s) * cx.state_layout(s).deriv_size());
+        self.resize(state_rows(cx, s));
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 row_law_force_field!(UniformStiffness);
 
 // ----- DiagonalStiffness -------------------------------------------------------------------------
 
-static DIAGONAL_DATA: &[DataDecl] = &[
-    decl("stiffness", Derivs, "", "stiffness of each DOF, one value per scalar component: f = −k·x"),
-    decl("damping", Reals, "0", "viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)"),
-    decl("isCompliance", Bool, "false", "true: handled as a compliance C = 1/k (rows of the KKT system)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static DIAGONAL_READS;
-    D_STIFFNESS: Reals = "stiffness";
-    D_DAMPING: Reals = "damping";
-    D_IS_COMPLIANCE: Bool = "isCompliance";
-    D_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static DIAGONAL_STIFFNESS: ComponentClass = ComponentClass {
-    name: "DiagonalStiffness",
-    description: "Stiffness given per DOF and per component (f = −k∘x, rest value 0).",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec3d", "Vec6d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[DIAGONAL_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(DiagonalStiffness::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: DIAGONAL_READS,
-};
-
+/// Stiffness given per DOF and per component (f = −k∘x, rest value 0).
+///
 /// `DiagonalStiffness`.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec3d", "Vec6d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    data = {
+        /// stiffness of each DOF, one value per scalar component: f = −k·x
+        stiffness: Derivs,
+        /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
+        damping: Reals = "0",
+        /// true: handled as a compliance C = 1/k (rows of the KKT system)
+        isCompliance: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct DiagonalStiffness {
     law: RowLaw,
@@ -153,70 +121,53 @@ impl DiagonalStiffness {
 }
 
 impl Component for DiagonalStiffness {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.law.state = Some(s);
-        let rows = cx.state_size(s) * cx.state_layout(s).deriv_size();
+        let rows = state_rows(cx, s);
         let d = cx.data();
-        let k = d.get(D_STIFFNESS).to_vec();
-        let damping = d.get(D_DAMPING).to_vec();
-        self.law.compliance = d.get(D_IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(D_RAYLEIGH);
+        let k = d.get(Self::STIFFNESS).to_vec();
+        let damping = d.get(Self::DAMPING).to_vec();
+        self.law.compliance = d.get(Self::IS_COMPLIANCE);
+        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if k.len() < rows {
             return Err(cx
                 .error(format!("stiffness has {} values for {rows} scalar rows of the state", k.len()))
                 .hint("give one stiffness per DOF and per component (a Vec3 state of n points needs 3n values)"));
         }
-        if let Some(v) = damping.iter().find(|d| **d < 0.0) {
-            return Err(cx.error(format!("damping contains the negative value {v}")).hint("a viscous damping coefficient is ≥ 0"));
-        }
+        check_damping(cx, &damping)?;
         let k = &k[..rows];
         self.law.k = k.iter().map(|k| -k).collect();
         self.law.c = if self.law.compliance { k.iter().map(|&k| compliance_of_stiffness(k)).collect() } else { Vec::new() };
         self.law.d = RowLaw::damping_rows(&damping, rows);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 row_law_force_field!(DiagonalStiffness);
 
 // ----- CompliantPenaltyForceField ----------------------------------------------------------------
 
-static PENALTY_DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "0", "stiffness k applied to the violated (negative) entries: f = −k·x"),
-    decl("damping", Real, "0", "viscous damping d of the violated entries: B = −d"),
-    decl("isCompliance", Bool, "false", "accepted; the component is always a stiffness"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static PENALTY_READS;
-    P_STIFFNESS: Real = "stiffness";
-    P_DAMPING: Real = "damping";
-    P_RAYLEIGH: Real = "rayleighStiffness";
-}
-
-pub static PENALTY: ComponentClass = ComponentClass {
-    name: "CompliantPenaltyForceField",
-    description: "Penalty on the negative entries of a Vec1 state (f = −k·x where x < 0): a unilateral spring.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[PENALTY_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(CompliantPenaltyForceField::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: PENALTY_READS,
-};
-
+/// Penalty on the negative entries of a Vec1 state (f = −k·x where x < 0): a unilateral spring.
+///
 /// `CompliantPenaltyForceField`: the violated set is decided by `add_force` and used by the
 /// derivatives until the next `add_force`.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    data = {
+        /// stiffness k applied to the violated (negative) entries: f = −k·x
+        stiffness: Real = "0",
+        /// viscous damping d of the violated entries: B = −d
+        damping: Real = "0",
+        /// accepted; the component is always a stiffness
+        isCompliance: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct CompliantPenaltyForceField {
     state: Option<StateId>,
@@ -233,20 +184,16 @@ impl CompliantPenaltyForceField {
 }
 
 impl Component for CompliantPenaltyForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let d = cx.data();
-        self.stiffness = d.get(P_STIFFNESS);
-        self.damping = d.get(P_DAMPING);
-        self.rayleigh_stiffness = d.get(P_RAYLEIGH);
+        self.stiffness = d.get(Self::STIFFNESS);
+        self.damping = d.get(Self::DAMPING);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         self.violated = cx.read_vec(s, settee_core::VecId::POSITION).iter().map(|&x| x < 0.0).collect();
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for CompliantPenaltyForceField {

@@ -4,102 +4,87 @@
 //! The components only carry their Data; the assembly reads them as a [`ValueKind`], and the
 //! functions of this module compute the right-hand sides from it.
 
-use settee_core::compliant::ValueKind;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::compliant::{ConstraintValue, ValueKind};
+use settee_core::{component, Component, InitCtx, SimResult};
 
 /// Registers the constraint value classes.
 pub fn register(f: &mut settee_core::Factory) {
-    for c in CLASSES {
-        f.register(c);
-    }
+    f.add::<Value>();
 }
-
-static CLASSES: &[&ComponentClass] = &[&CONSTRAINT_VALUE, &STABILIZATION, &HOLONOMIC, &RESTITUTION, &VELOCITY, &OFFSETTED, &DAMPING, &BAUMGARTE];
 
 /// The velocity under which a Restitution contact is taken as resting (SOFA's hard-coded value).
 const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
 
-static NO_DATA: &[DataDecl] = &[];
-static MASK_DATA: &[DataDecl] = &[decl("mask", Strings, "", "per-block activation (violated blocks); computed each step when empty")];
-static RESTITUTION_DATA: &[DataDecl] = &[
-    decl("mask", Strings, "", "per-block activation (violated blocks); computed each step when empty"),
-    decl("restitution", Real, "0", "restitution coefficient e: a violated block leaves with −e times its incoming normal velocity"),
-];
-static VELOCITY_DATA: &[DataDecl] = &[decl("velocities", Reals, "", "prescribed velocities, one per scalar row of the state")];
-static OFFSET_DATA: &[DataDecl] = &[decl("offset", Real, "0", "offset added to the violation: ψ = −(φ + offset)/h")];
-static BAUMGARTE_DATA: &[DataDecl] = &[decl("alpha", Real, "0", "Baumgarte factor: ψ = −alpha·φ")];
-
-settee_core::data_refs! {
-    static READS_MASK;
-    MASK: Words = "mask";
-}
-settee_core::data_refs! {
-    static READS_RESTITUTION;
-    RESTITUTION_MASK: Words = "mask";
-    RESTITUTION_COEF: Real = "restitution";
-}
-settee_core::data_refs! {
-    static READS_VELOCITY;
-    VELOCITIES: Reals = "velocities";
-}
-settee_core::data_refs! {
-    static READS_OFFSET;
-    OFFSET: Real = "offset";
-}
-settee_core::data_refs! {
-    static READS_ALPHA;
-    ALPHA: Real = "alpha";
-}
-static READS_NONE: &[settee_core::DataUse] = &[];
-
-macro_rules! value_class {
-    ($stat:ident, $name:literal, $desc:literal, $data:expr, $reads:expr) => {
-        pub static $stat: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::CONSTRAINT_VALUE,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: &[$data],
-            links: &[],
-            create: |_: &CreateArgs| Box::new(Value { class: $name, kind: ValueKind::Elastic }),
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-value_class!(
-    CONSTRAINT_VALUE,
-    "ConstraintValue",
-    "Elastic constraint value: ψ = −φ/h, no correction (the default of an elastic compliance).",
-    NO_DATA,
-    READS_NONE
-);
-value_class!(
-    STABILIZATION,
-    "Stabilization",
-    "Hard constraint value stabilised by a correction pass: ψ = 0 with stabilization on, −φ/h otherwise (the default of a hard compliance).",
-    MASK_DATA,
-    READS_MASK
-);
-value_class!(
-    HOLONOMIC,
-    "HolonomicConstraintValue",
-    "Stabilization whose dynamics value is always that of the stabilised case.",
-    MASK_DATA,
-    READS_MASK
-);
-value_class!(RESTITUTION, "Restitution", "Constraint value of a unilateral contact with restitution.", RESTITUTION_DATA, READS_RESTITUTION);
-value_class!(VELOCITY, "VelocityConstraintValue", "Prescribes the velocities of the constraint rows.", VELOCITY_DATA, READS_VELOCITY);
-value_class!(OFFSETTED, "OffsettedConstraintValue", "Elastic constraint value with an offset: ψ = −(φ + offset)/h.", OFFSET_DATA, READS_OFFSET);
-value_class!(DAMPING, "DampingValue", "Constraint value of a damper: ψ = −u (pair it with DampingCompliance).", NO_DATA, READS_NONE);
-value_class!(BAUMGARTE, "BaumgarteStabilization", "Baumgarte-stabilised constraint value: ψ = −alpha·φ.", BAUMGARTE_DATA, READS_ALPHA);
-
 /// A constraint value component: its Data, read at init into a [`ValueKind`].
+#[component(
+    roles = [ConstraintValue],
+    class(
+        name = "ConstraintValue",
+        description = "Elastic constraint value: ψ = −φ/h, no correction (the default of an elastic compliance).",
+        create = |_| Value { class: "ConstraintValue", kind: ValueKind::Elastic },
+    ),
+    class(
+        name = "Stabilization",
+        description = "Hard constraint value stabilised by a correction pass: ψ = 0 with stabilization on, −φ/h otherwise (the default of a hard compliance).",
+        create = |_| Value { class: "Stabilization", kind: ValueKind::Elastic },
+        data = {
+            /// per-block activation (violated blocks); computed each step when empty
+            mask: Strings,
+        },
+    ),
+    class(
+        name = "HolonomicConstraintValue",
+        description = "Stabilization whose dynamics value is always that of the stabilised case.",
+        create = |_| Value { class: "HolonomicConstraintValue", kind: ValueKind::Elastic },
+        data = {
+            /// per-block activation (violated blocks); computed each step when empty
+            mask: Strings,
+        },
+    ),
+    class(
+        name = "Restitution",
+        description = "Constraint value of a unilateral contact with restitution.",
+        create = |_| Value { class: "Restitution", kind: ValueKind::Elastic },
+        data = {
+            /// per-block activation (violated blocks); computed each step when empty
+            mask: Strings,
+            /// restitution coefficient e: a violated block leaves with −e times its incoming normal velocity
+            restitution: Real = "0",
+        },
+    ),
+    class(
+        name = "VelocityConstraintValue",
+        description = "Prescribes the velocities of the constraint rows.",
+        create = |_| Value { class: "VelocityConstraintValue", kind: ValueKind::Elastic },
+        data = {
+            /// prescribed velocities, one per scalar row of the state
+            velocities: Reals,
+        },
+    ),
+    class(
+        name = "OffsettedConstraintValue",
+        description = "Elastic constraint value with an offset: ψ = −(φ + offset)/h.",
+        create = |_| Value { class: "OffsettedConstraintValue", kind: ValueKind::Elastic },
+        data = {
+            /// offset added to the violation: ψ = −(φ + offset)/h
+            offset: Real = "0",
+        },
+    ),
+    class(
+        name = "DampingValue",
+        description = "Constraint value of a damper: ψ = −u (pair it with DampingCompliance).",
+        create = |_| Value { class: "DampingValue", kind: ValueKind::Elastic },
+    ),
+    class(
+        name = "BaumgarteStabilization",
+        description = "Baumgarte-stabilised constraint value: ψ = −alpha·φ.",
+        create = |_| Value { class: "BaumgarteStabilization", kind: ValueKind::Elastic },
+        data = {
+            /// Baumgarte factor: ψ = −alpha·φ
+            alpha: Real = "0",
+        },
+    ),
+)]
 pub struct Value {
     class: &'static str,
     kind: ValueKind,
@@ -118,13 +103,10 @@ fn parse_mask(words: &[String]) -> Result<Vec<bool>, String> {
 }
 
 impl Component for Value {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
         let words: &[String] = match self.class {
-            "Stabilization" | "HolonomicConstraintValue" => d.get(MASK),
-            "Restitution" => d.get(RESTITUTION_MASK),
+            "Stabilization" | "HolonomicConstraintValue" | "Restitution" => d.get(Self::MASK),
             _ => &[],
         };
         let mask = parse_mask(words).map_err(|e| cx.error(e))?;
@@ -133,23 +115,25 @@ impl Component for Value {
             "Stabilization" => ValueKind::Stabilization { mask },
             "HolonomicConstraintValue" => ValueKind::Holonomic { mask },
             "Restitution" => {
-                let e = d.get(RESTITUTION_COEF);
+                let e = d.get(Self::RESTITUTION);
                 if !(0.0..=1.0).contains(&e) {
                     cx.warn(format!("restitution = {e} is outside [0, 1]"));
                 }
                 ValueKind::Restitution { mask, restitution: e }
             }
-            "VelocityConstraintValue" => ValueKind::Velocity { velocities: d.get(VELOCITIES).to_vec() },
-            "OffsettedConstraintValue" => ValueKind::Offsetted { offset: d.get(OFFSET) },
+            "VelocityConstraintValue" => ValueKind::Velocity { velocities: d.get(Self::VELOCITIES).to_vec() },
+            "OffsettedConstraintValue" => ValueKind::Offsetted { offset: d.get(Self::OFFSET) },
             "DampingValue" => ValueKind::Damping,
-            "BaumgarteStabilization" => ValueKind::Baumgarte { alpha: d.get(ALPHA) },
+            "BaumgarteStabilization" => ValueKind::Baumgarte { alpha: d.get(Self::ALPHA) },
             other => unreachable!("value class {other}"),
         };
         Ok(())
     }
+}
 
-    fn constraint_value(&self) -> Option<ValueKind> {
-        Some(self.kind.clone())
+impl ConstraintValue for Value {
+    fn value_kind(&self) -> ValueKind {
+        self.kind.clone()
     }
 }
 

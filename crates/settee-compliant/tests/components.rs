@@ -2,34 +2,42 @@
 //! finite differences of the force, the assembled K and B, the compliance entries and the
 //! damping rules.
 
+mod support;
+
 use settee_core::component::ForceField;
 use settee_core::mechanics::MechScope;
 use settee_core::simulation::init_root;
 use settee_core::testing::{self, add, assert_close, check_derivatives, dforce_mbk, forces};
-use settee_core::{ComponentId, Factory, Scene};
+use settee_core::{ComponentId, Scene, SimResult};
+use support::factory;
 
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_animationloop::register(&mut f);
-    settee_compliant::register(&mut f);
-    f
-}
-
-/// A root with one state of `template` at `position` and one component of `class`.
-fn scene(template: &str, position: &str, class: &str, attrs: &[(&str, &str)]) -> (Scene, ComponentId) {
+/// A root (dt 0.01) with one state of `template` at `position` and one component of `class`,
+/// and the result of its init.
+fn build(template: &str, position: &str, class: &str, attrs: &[(&str, &str)]) -> (Scene, ComponentId, SimResult) {
     let f = factory();
     let mut s = Scene::new("root");
     s.node_mut(Scene::ROOT).context.dt = 0.01;
     add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", template), ("position", position)]);
     let c = add(&mut s, &f, Scene::ROOT, class, attrs);
-    init_root(&mut s, &f).expect("init");
+    let r = init_root(&mut s, &f);
+    (s, c, r)
+}
+
+/// [`build`], initialised without error.
+fn scene(template: &str, position: &str, class: &str, attrs: &[(&str, &str)]) -> (Scene, ComponentId) {
+    let (s, c, r) = build(template, position, class, attrs);
+    r.expect("init");
     assert!(!s.has_errors(), "{:?}", s.messages);
     (s, c)
 }
 
+/// The init error of [`build`] (`why`: the reason the init must fail).
+fn init_error(template: &str, position: &str, class: &str, attrs: &[(&str, &str)], why: &str) -> String {
+    build(template, position, class, attrs).2.expect_err(why).to_string()
+}
+
 fn force_field(s: &Scene, c: ComponentId) -> &dyn ForceField {
-    s.components[c].obj.as_deref().and_then(|o| o.force_field_ref()).expect("a force field")
+    s.role::<dyn ForceField>(c).expect("a force field")
 }
 
 /// The compliance entries `(row, col, value)` of component `c` on `rows` rows.
@@ -94,12 +102,8 @@ fn diagonal_stiffness_damping_is_clamped_per_row() {
 
 #[test]
 fn diagonal_stiffness_too_few_values_is_an_error() {
-    let f = factory();
-    let mut s = Scene::new("root");
-    add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec3d"), ("position", "0 0 0 1 1 1")]);
-    add(&mut s, &f, Scene::ROOT, "DiagonalStiffness", &[("stiffness", "1 2 3")]);
-    let e = init_root(&mut s, &f).expect_err("3 values for 6 rows");
-    assert!(e.to_string().contains("3 values for 6 scalar rows"), "{e}");
+    let e = init_error("Vec3d", "0 0 0 1 1 1", "DiagonalStiffness", &[("stiffness", "1 2 3")], "3 values for 6 rows");
+    assert!(e.contains("3 values for 6 scalar rows"), "{e}");
 }
 
 #[test]
@@ -200,12 +204,8 @@ fn linear_diagonal_compliance_uses_the_norm_of_each_dof() {
 
 #[test]
 fn linear_diagonal_compliance_needs_a_positive_error_min() {
-    let f = factory();
-    let mut s = Scene::new("root");
-    add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1d"), ("position", "0")]);
-    add(&mut s, &f, Scene::ROOT, "LinearDiagonalCompliance", &[("complianceMin", "1e-5")]);
-    let e = init_root(&mut s, &f).expect_err("errorMin = 0");
-    assert!(e.to_string().contains("errorMin"), "{e}");
+    let e = init_error("Vec1d", "0", "LinearDiagonalCompliance", &[("complianceMin", "1e-5")], "errorMin = 0");
+    assert!(e.contains("errorMin"), "{e}");
 }
 
 #[test]

@@ -17,8 +17,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        settee_testkit::lcg(&mut self.0)
     }
 }
 

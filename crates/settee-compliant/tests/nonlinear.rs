@@ -2,22 +2,13 @@
 //! one backward-Euler step, an explicit step backwards with the forces at the end state (the
 //! compliance counted as a stiffness) returns to the start.
 
+mod support;
+
 use settee_compliant::nonlinear::CompliantNLImplicitSolver;
 use settee_core::simulation::{animate, init_root};
 use settee_core::testing::add;
-use settee_core::{ComponentId, Factory, Scene, StateId, VecId};
-
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_projective::register(&mut f);
-    settee_mapping::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_animationloop::register(&mut f);
-    settee_compliant::register(&mut f);
-    f
-}
+use settee_core::{ComponentId, Scene, StateId, VecId};
+use support::factory;
 
 const COMPLIANCE: f64 = 1e-3;
 
@@ -35,24 +26,10 @@ struct Fixture {
 }
 
 /// A string of particles (§14 fixture): `positions` (3 per particle), unit mass per particle,
-/// consecutive edges with rest length `rest`, a DistanceMapping and a UniformCompliance c = 1e-3.
+/// consecutive edges with rest length `rest`, a DistanceMapping and a UniformCompliance
+/// `compliance` ([`COMPLIANCE`] but for hard strings).
 #[allow(clippy::too_many_arguments)] // the scene's parameters
 fn string(
-    solver_class: &str,
-    solver: &[(&str, &str)],
-    positions: &[f64],
-    velocities: &[f64],
-    rest: f64,
-    fixed: &[usize],
-    is_compliance: bool,
-    gravity: [f64; 3],
-    dt: f64,
-) -> Fixture {
-    string_with(solver_class, solver, positions, velocities, rest, fixed, is_compliance, COMPLIANCE, gravity, dt)
-}
-
-#[allow(clippy::too_many_arguments)] // the scene's parameters
-fn string_with(
     solver_class: &str,
     solver: &[(&str, &str)],
     positions: &[f64],
@@ -150,21 +127,28 @@ impl Fixture {
 
 const ONE_ITERATION: &[(&str, &str)] = &[("iterations", "1"), ("precision", "1e-6"), ("stabilization", "0")];
 
+/// The §14.1 spring along x: particle 0 fixed at the origin, particle 1 at `x` moving at `v`,
+/// rest length 1, no gravity, dt = 0.1, one iteration of CompliantNLImplicitSolver.
+fn linear_spring(x: f64, v: f64, is_compliance: bool) -> Fixture {
+    string(
+        "CompliantNLImplicitSolver",
+        ONE_ITERATION,
+        &[0., 0., 0., x, 0., 0.],
+        &[0., 0., 0., v, 0., 0.],
+        1.0,
+        &[0],
+        is_compliance,
+        COMPLIANCE,
+        [0.0; 3],
+        0.1,
+    )
+}
+
 #[test]
 fn linear_v100_one_iteration_is_the_linear_step() {
     // §14.1 numbers: v = 1/11, x = 1 + 0.1/11.
     for is_compliance in [false, true] {
-        let mut fx = string(
-            "CompliantNLImplicitSolver",
-            ONE_ITERATION,
-            &[0., 0., 0., 1., 0., 0.],
-            &[0., 0., 0., 1., 0., 0.],
-            1.0,
-            &[0],
-            is_compliance,
-            [0.0; 3],
-            0.1,
-        );
+        let mut fx = linear_spring(1.0, 1.0, is_compliance);
         let st = fx.step();
         assert!((st[3][3] - 1.0 / 11.0).abs() < 1e-12, "v = {}", st[3][3]);
         assert!((st[2][3] - (1.0 + 0.1 / 11.0)).abs() < 1e-12, "x = {}", st[2][3]);
@@ -176,8 +160,7 @@ fn linear_v100_one_iteration_is_the_linear_step() {
 #[test]
 fn linear_x200_one_iteration_returns_backwards() {
     for is_compliance in [false, true] {
-        let mut fx =
-            string("CompliantNLImplicitSolver", ONE_ITERATION, &[0., 0., 0., 2., 0., 0.], &[0.0; 6], 1.0, &[0], is_compliance, [0.0; 3], 0.1);
+        let mut fx = linear_spring(2.0, 0.0, is_compliance);
         let st = fx.step();
         assert!((st[3][3] + 100.0 / 11.0).abs() < 1e-9, "v = {}", st[3][3]);
         assert!(st[2][3] > 1.0, "the spring must not invert: x = {}", st[2][3]);
@@ -197,8 +180,18 @@ fn gravity_orthogonal_to_the_spring_converges_in_three_iterations() {
             ("stabilization", "0"),
             ("neglecting_compliance_forces_in_geometric_stiffness", "0"),
         ];
-        let mut fx =
-            string("CompliantNLImplicitSolver", &attrs, &[0., 0., 0., 1., 0., 0.], &[0.0; 6], 1.0, &[0], is_compliance, [0.0, 100.0, 0.0], 4.1);
+        let mut fx = string(
+            "CompliantNLImplicitSolver",
+            &attrs,
+            &[0., 0., 0., 1., 0., 0.],
+            &[0.0; 6],
+            1.0,
+            &[0],
+            is_compliance,
+            COMPLIANCE,
+            [0.0, 100.0, 0.0],
+            4.1,
+        );
         let st = fx.step();
         let (ex, ev) = fx.backward_errors(&st);
         let s = fx.solver();
@@ -218,7 +211,8 @@ fn gravity_case_with_one_iteration_is_not_converged() {
     // The same scene with the linearized step only fails the backward check: the Newton
     // iterations are what makes the test above pass.
     let attrs = [("iterations", "1"), ("stabilization", "0")];
-    let mut fx = string("CompliantNLImplicitSolver", &attrs, &[0., 0., 0., 1., 0., 0.], &[0.0; 6], 1.0, &[0], false, [0.0, 100.0, 0.0], 4.1);
+    let mut fx =
+        string("CompliantNLImplicitSolver", &attrs, &[0., 0., 0., 1., 0., 0.], &[0.0; 6], 1.0, &[0], false, COMPLIANCE, [0.0, 100.0, 0.0], 4.1);
     let st = fx.step();
     let (ex, ev) = fx.backward_errors(&st);
     assert!(ex.max(ev) > 1e-3, "backward errors {ex:e} {ev:e}");
@@ -229,11 +223,23 @@ fn nonlinear_v_shape_converges() {
     // §14.5: 3 particles, both ends fixed, the middle one pulled by the stretched second spring.
     for is_compliance in [false, true] {
         let attrs = [("iterations", "10"), ("precision", "1e-6"), ("stabilization", "0")];
-        let mut fx = string("NewtonSolver", &attrs, &[0., 0., 0., 1., 0., 0., 0., 1., 0.], &[0.0; 9], 1.0, &[0, 2], is_compliance, [0.0; 3], 1.0);
+        let mut fx =
+            string("NewtonSolver", &attrs, &[0., 0., 0., 1., 0., 0., 0., 1., 0.], &[0.0; 9], 1.0, &[0, 2], is_compliance, COMPLIANCE, [0.0; 3], 1.0);
         let st = fx.step();
         let (ex, ev) = fx.backward_errors(&st);
         assert!(ex < 1e-6 && ev < 1e-5, "compliance={is_compliance}: backward errors {ex:e} {ev:e}");
     }
+}
+
+/// The hard V: particles (0,0,0), (1,0,0), (0,1,0) at rest, the two ends fixed, edges of rest
+/// length 1 with compliance 0, no gravity, dt = 1, the solver's Data `attrs`.
+fn hard_v_shape(attrs: &[(&str, &str)]) -> Fixture {
+    string("CompliantNonLinearImplicitSolver", attrs, &[0., 0., 0., 1., 0., 0., 0., 1., 0.], &[0.0; 9], 1.0, &[0, 2], true, 0.0, [0.0; 3], 1.0)
+}
+
+/// The distance between particles `a` and `b` of `x`.
+fn length(x: &[f64], a: usize, b: usize) -> f64 {
+    (0..3).map(|c| (x[3 * b + c] - x[3 * a + c]).powi(2)).sum::<f64>().sqrt()
 }
 
 #[test]
@@ -242,21 +248,10 @@ fn hard_v_shape_reaches_the_rest_lengths() {
     // so after one step both edges have their rest length, the middle particle sits where the
     // unit circles around (0,0,0) and (0,1,0) meet, (√3/2, 1/2, 0), and x1 = x0 + h·v1.
     let attrs = [("stabilization", "0")];
-    let mut fx = string_with(
-        "CompliantNonLinearImplicitSolver",
-        &attrs,
-        &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
-        &[0.0; 9],
-        1.0,
-        &[0, 2],
-        true,
-        0.0,
-        [0.0; 3],
-        1.0,
-    );
+    let mut fx = hard_v_shape(&attrs);
     let [x0, _, x1, v1] = fx.step();
     for (a, b) in [(0, 1), (1, 2)] {
-        let l = (0..3).map(|c| (x1[3 * b + c] - x1[3 * a + c]).powi(2)).sum::<f64>().sqrt();
+        let l = length(&x1, a, b);
         assert!((l - 1.0).abs() < 1e-6, "edge {a}-{b}: length {l}");
     }
     for i in 3..6 {
@@ -270,19 +265,8 @@ fn hard_v_shape_reaches_the_rest_lengths() {
 
     // With the default Data (pre-stabilization, run as a post-stabilization with assembly) the
     // step runs and the post-stabilization brings the violation well below the initial √2 − 1.
-    let mut fx = string_with(
-        "CompliantNonLinearImplicitSolver",
-        &[],
-        &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
-        &[0.0; 9],
-        1.0,
-        &[0, 2],
-        true,
-        0.0,
-        [0.0; 3],
-        1.0,
-    );
+    let mut fx = hard_v_shape(&[]);
     let [_, _, x1, _] = fx.step();
-    let l = (0..3).map(|c| (x1[6 + c] - x1[3 + c]).powi(2)).sum::<f64>().sqrt();
+    let l = length(&x1, 1, 2);
     assert!((l - 1.0).abs() < 0.2, "edge 1-2: length {l}");
 }

@@ -3,32 +3,18 @@
 //! on a small hanging chain, and the positioned error of a preconditioned CG meeting
 //! constraints.
 
+mod support;
+
 use std::path::PathBuf;
 
-use settee_core::{Factory, Roles, Scene, VecId};
-
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_projective::register(&mut f);
-    settee_mapping::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_mechanicalload::register(&mut f);
-    settee_animationloop::register(&mut f);
-    settee_compliant::register(&mut f);
-    f
-}
+use settee_core::{role, Scene, VecId};
+use support::factory;
 
 /// Writes a scene under a unique name (tests run in parallel).
 fn write(name: &str, text: &str) -> PathBuf {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("settee-compliant-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}-{k}.scn"));
-    std::fs::write(&p, text).unwrap();
-    p
+    settee_testkit::temp_scene(&format!("{name}-{k}"), text)
 }
 
 fn load(name: &str, text: &str) -> (Scene, PathBuf) {
@@ -43,8 +29,8 @@ fn load(name: &str, text: &str) -> (Scene, PathBuf) {
 /// Positions of the first mechanical state found under `node_name` (the root when empty).
 fn positions(scene: &Scene) -> Vec<f64> {
     let ms = scene
-        .slot(Scene::ROOT, Roles::MECHANICAL_STATE)
-        .or_else(|| scene.preorder(Scene::ROOT).into_iter().find_map(|n| scene.slot(n, Roles::MECHANICAL_STATE)));
+        .slot(Scene::ROOT, role::MECHANICAL_STATE)
+        .or_else(|| scene.preorder(Scene::ROOT).into_iter().find_map(|n| scene.slot(n, role::MECHANICAL_STATE)));
     let s = scene.state_of(ms.unwrap()).unwrap();
     scene.store.get(s).read(VecId::POSITION).to_vec()
 }

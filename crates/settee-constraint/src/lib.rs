@@ -9,6 +9,8 @@ pub mod laws;
 pub mod metrics;
 pub mod resolution;
 pub mod solvers;
+#[doc(hidden)]
+pub mod testing;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {

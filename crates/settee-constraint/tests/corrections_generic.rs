@@ -2,29 +2,18 @@
 //! `W = cf·dt·J·A⁻¹·Jᵀ` with `J` spanning both objects and `A = (1 + dt·rayleighMass)·diag(M)`,
 //! the correction `x = x_free + cf·dt·A⁻¹Jᵀλ`, `v = v_free + cf·A⁻¹Jᵀλ` on both objects.
 
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
-use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::simulation::{self, IsolatedInteractions};
-use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
+mod common;
 
-const DT: f64 = 0.01;
+use common::{
+    add, assert_w, compliance_of, correct_motion, cparams, euler_implicit, factory, failure, free_motion_and_rows, lambda_vector, root, DT,
+    RAYLEIGH_MASS,
+};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, DenseMatrix};
+use settee_core::simulation;
+use settee_core::{ComponentId, Scene, SimResult, StateId, VecId};
+
 const MASSES: [f64; 2] = [2.5, 0.75];
-const RAYLEIGH_MASS: f64 = 0.3;
 const NROWS: usize = 4;
-
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
-}
-
-fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    settee_core::testing::add(scene, f, node, class, attrs)
-}
 
 struct Setup {
     scene: Scene,
@@ -36,11 +25,8 @@ struct Setup {
 /// pair of mass 2.5 each, one single particle of mass 0.75), no gravity.
 fn build(solver_class: &str, correction: &[(&str, &str)]) -> SimResult<Setup> {
     let f = factory();
-    let mut scene = Scene::new("root");
-    scene.node_mut(Scene::ROOT).context.dt = DT;
-    scene.node_mut(Scene::ROOT).context.gravity = [0.0; 3];
-    let rm = RAYLEIGH_MASS.to_string();
-    add(&mut scene, &f, Scene::ROOT, "EulerImplicitSolver", &[("rayleighMass", &rm), ("rayleighStiffness", "0")]);
+    let mut scene = root(DT, [0.0; 3]);
+    euler_implicit(&mut scene, &f, Scene::ROOT);
     add(&mut scene, &f, Scene::ROOT, solver_class, &[]);
     let correction = add(&mut scene, &f, Scene::ROOT, "GenericConstraintCorrection", correction);
     let a = scene.add_node(Scene::ROOT, "a");
@@ -94,46 +80,14 @@ fn expected_w(cf: f64) -> Vec<f64> {
     w
 }
 
-fn cparams(lambda: VecId, order: ConstraintOrder) -> ConstraintParams {
-    ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, dx: VecId::DX, lambda, order, dt: DT, time: 0.0 }
-}
-
 /// Free motion, the rows written by hand on both objects, then W; returns W and a Λ vector.
 fn compliance(s: &mut Setup) -> SimResult<(DenseMatrix, VecId)> {
-    simulation::solve_all(&mut s.scene, DT, VecId::FREE_POSITION, VecId::FREE_VELOCITY, IsolatedInteractions::AddToExternalForce)?;
-    for (o, &st) in s.states.iter().enumerate() {
-        let st = s.scene.store.get_mut(st);
-        st.constraint = settee_core::ConstraintRows::new(3);
-        for &(oo, r, dof, b) in ROWS {
-            if oo == o {
-                st.constraint.add(r, dof, &b);
-            }
-        }
-    }
-    let mut w = DenseMatrix::zeros(NROWS);
-    let scope = MechScope::build(&s.scene, Scene::ROOT);
-    let lambda = mech::alloc_deriv(&mut s.scene, &scope);
-    let cp = cparams(lambda, ConstraintOrder::PosAndVel);
-    s.scene.with_taken(s.correction, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w))?;
+    let rows: Vec<_> = ROWS.iter().map(|&(o, r, dof, b)| (s.states[o], r, dof, b)).collect();
+    free_motion_and_rows(&mut s.scene, DT, &rows)?;
+    let lambda = lambda_vector(&mut s.scene, false);
+    let cp = cparams(lambda, ConstraintOrder::PosAndVel, DT);
+    let w = compliance_of(&mut s.scene, s.correction, &cp, NROWS)?;
     Ok((w, lambda))
-}
-
-fn assert_w(w: &DenseMatrix, cf: f64, regularization: f64) {
-    let e = expected_w(cf);
-    for r in 0..NROWS {
-        for c in 0..NROWS {
-            let mut want = e[r * NROWS + c];
-            if r == c && r != 2 {
-                want += regularization;
-            }
-            let got = w.get(r, c);
-            assert!((got - want).abs() <= 1e-15 * want.abs().max(1e-3), "W[{r}][{c}] = {got}, expected {want}");
-        }
-    }
-    for k in 0..NROWS {
-        assert_eq!(w.get(2, k), 0.0);
-        assert_eq!(w.get(k, 2), 0.0);
-    }
 }
 
 #[test]
@@ -141,13 +95,13 @@ fn compliance_spans_every_state_of_the_linear_solver() {
     for class in ["SparseLDLSolver", "EigenSimplicialLLT", "EigenSparseLU"] {
         let mut s = build(class, &[]).unwrap();
         let (w, _) = compliance(&mut s).unwrap();
-        assert_w(&w, 1.0, 0.0);
+        assert_w(&w, &expected_w(1.0), 0.0);
         // The coupling row 1 = (0,1,0 | 0,0,0 | 0,0,-1) and row 3 = (0,0,0 | 2,0,1 | 0.5,-0.25,4):
         // W[1][3] = dt·(-1·4)/(1.003·0.75), through object b only.
         let want = DT * (-4.0) / (1.003 * 0.75);
         assert!((w.get(1, 3) - want).abs() < 1e-16, "{class}: W[1][3] = {} vs {want}", w.get(1, 3));
         // Both objects are the correction's states.
-        let cs = s.scene.with_taken(s.correction, |obj, _| obj.constraint_correction().unwrap().states());
+        let cs = s.scene.with_role::<dyn ConstraintCorrection, _>(s.correction, |cc, _| cc.states());
         assert_eq!(cs, s.states.to_vec());
     }
 }
@@ -156,7 +110,7 @@ fn compliance_spans_every_state_of_the_linear_solver() {
 fn compliance_factor_and_regularization() {
     let mut s = build("SparseLDLSolver", &[("complianceFactor", "0.5"), ("regularizationTerm", "0.125")]).unwrap();
     let (w, _) = compliance(&mut s).unwrap();
-    assert_w(&w, 0.5, 0.125);
+    assert_w(&w, &expected_w(0.5), 0.125);
 }
 
 #[test]
@@ -164,20 +118,14 @@ fn motion_correction_solves_again_on_both_objects() {
     let cf = 0.5;
     let mut s = build("SparseLDLSolver", &[("complianceFactor", "0.5")]).unwrap();
     let (_, lambda_vec) = compliance(&mut s).unwrap();
-    let cp = cparams(lambda_vec, ConstraintOrder::PosAndVel);
+    let cp = cparams(lambda_vec, ConstraintOrder::PosAndVel, DT);
     let lambda = [0.5, -1.0, 7.0, 2.0];
     let free: Vec<(Vec<f64>, Vec<f64>)> = s
         .states
         .iter()
         .map(|&st| (s.scene.store.get(st).read(VecId::FREE_POSITION).to_vec(), s.scene.store.get(st).read(VecId::FREE_VELOCITY).to_vec()))
         .collect();
-    s.scene
-        .with_taken(s.correction, |obj, scene| {
-            let c = obj.constraint_correction().unwrap();
-            c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
-            c.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
-        })
-        .unwrap();
+    correct_motion(&mut s.scene, s.correction, &cp, &lambda).unwrap();
     let (j, a) = dense_j();
     for k in 0..9 {
         let (o, i) = if k < 6 { (0, k) } else { (1, k - 6) };
@@ -198,13 +146,12 @@ fn motion_correction_solves_again_on_both_objects() {
 fn velocity_correction_ignores_the_compliance_factor() {
     let mut s = build("SparseLDLSolver", &[("complianceFactor", "0.5")]).unwrap();
     let (_, lambda_vec) = compliance(&mut s).unwrap();
-    let cp = cparams(lambda_vec, ConstraintOrder::Vel);
+    let cp = cparams(lambda_vec, ConstraintOrder::Vel, DT);
     let lambda = [1.0, 0.0, 0.0, 0.0];
     let x0 = s.scene.store.get(s.states[0]).read(VecId::POSITION).to_vec();
     let vf = s.scene.store.get(s.states[0]).read(VecId::FREE_VELOCITY).to_vec();
     s.scene
-        .with_taken(s.correction, |obj, scene| {
-            let c = obj.constraint_correction().unwrap();
+        .with_role::<dyn ConstraintCorrection, _>(s.correction, |c, scene| {
             c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
             c.apply_velocity_correction(scene, &cp, VecId::VELOCITY, VecId::DX, VecId::DX)
         })
@@ -223,10 +170,6 @@ fn velocity_correction_ignores_the_compliance_factor() {
 
 #[test]
 fn a_matrix_free_solver_is_refused() {
-    let r = build("CGLinearSolver", &[]);
-    let err = match r {
-        Err(e) => e.to_string(),
-        Ok(s) => s.scene.messages.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("\n"),
-    };
+    let err = failure(build("CGLinearSolver", &[]).map(|s| s.scene));
     assert!(err.contains("GraphScattered"), "{err}");
 }

@@ -1,24 +1,15 @@
 //! LinearSolverConstraintCorrection on a free particle pair: `W = dt·J·A⁻¹·Jᵀ` with
 //! `A = (1 + dt·rayleighMass)·M`, the correction `x = x_free + dt·A⁻¹Jᵀλ`, `v = v_free + A⁻¹Jᵀλ`.
 
+mod common;
+
+use common::{
+    add, assert_w, compliance_of, correct_motion, cparams, euler_implicit, factory, failure, free_motion_and_rows, init, lambda_vector,
+    particle_pair, root, DT, MASS, RAYLEIGH_MASS,
+};
 use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
-use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::simulation::{self, IsolatedInteractions};
-use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
-
-const DT: f64 = 0.01;
-const MASS: f64 = 2.5;
-const RAYLEIGH_MASS: f64 = 0.3;
-
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
-}
+use settee_core::simulation;
+use settee_core::{ComponentId, Scene, SimResult, StateId, VecId};
 
 struct Setup {
     scene: Scene,
@@ -26,27 +17,16 @@ struct Setup {
     correction: ComponentId,
 }
 
-fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    settee_core::testing::add(scene, f, node, class, attrs)
-}
-
 /// Two Vec3 particles (free, no gravity) solved by EulerImplicitSolver + `solver`.
 fn build(solver: &[(&str, &str)], solver_class: &str, correction: &[(&str, &str)]) -> SimResult<Setup> {
     let f = factory();
-    let mut scene = Scene::new("root");
-    scene.node_mut(Scene::ROOT).context.dt = DT;
-    scene.node_mut(Scene::ROOT).context.gravity = [0.0; 3];
+    let mut scene = root(DT, [0.0; 3]);
     let n = scene.add_node(Scene::ROOT, "object");
-    let rm = RAYLEIGH_MASS.to_string();
-    add(&mut scene, &f, n, "EulerImplicitSolver", &[("rayleighMass", &rm), ("rayleighStiffness", "0")]);
+    euler_implicit(&mut scene, &f, n);
     add(&mut scene, &f, n, solver_class, solver);
-    let ms = add(&mut scene, &f, n, "MechanicalObject", &[("template", "Vec3d"), ("position", "0 0 0  1 0.5 -2"), ("velocity", "1 -2 0.5  0 3 -1")]);
-    let m = MASS.to_string();
-    add(&mut scene, &f, n, "UniformMass", &[("vertexMass", &m)]);
+    let ms = particle_pair(&mut scene, &f, n, MASS);
     let correction = add(&mut scene, &f, n, "LinearSolverConstraintCorrection", correction);
-    scene.propagate_context();
-    simulation::init_root(&mut scene, &f)?;
-    let state = scene.state_of(ms).unwrap();
+    let state = init(&mut scene, &f, ms)?;
     Ok(Setup { scene, state, correction })
 }
 
@@ -65,24 +45,16 @@ fn dense_j() -> Vec<[f64; 6]> {
     j
 }
 
-fn cparams(lambda: VecId) -> ConstraintParams {
-    ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, dx: VecId::DX, lambda, order: ConstraintOrder::PosAndVel, dt: DT, time: 0.0 }
+fn pos_cparams(lambda: VecId) -> ConstraintParams {
+    cparams(lambda, ConstraintOrder::PosAndVel, DT)
 }
 
 /// Free motion, then rows written by hand; returns W.
 fn compliance(s: &mut Setup) -> SimResult<DenseMatrix> {
-    simulation::solve_all(&mut s.scene, DT, VecId::FREE_POSITION, VecId::FREE_VELOCITY, IsolatedInteractions::AddToExternalForce)?;
-    let st = s.scene.store.get_mut(s.state);
-    st.constraint = settee_core::ConstraintRows::new(3);
-    for &(r, dof, b) in ROWS {
-        st.constraint.add(r, dof, &b);
-    }
-    let mut w = DenseMatrix::zeros(NROWS);
-    let scope = MechScope::build(&s.scene, Scene::ROOT);
-    let lambda = mech::alloc_deriv(&mut s.scene, &scope);
-    let cp = cparams(lambda);
-    s.scene.with_taken(s.correction, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w))?;
-    Ok(w)
+    let rows: Vec<_> = ROWS.iter().map(|&(r, dof, b)| (s.state, r, dof, b)).collect();
+    free_motion_and_rows(&mut s.scene, DT, &rows)?;
+    let lambda = lambda_vector(&mut s.scene, false);
+    compliance_of(&mut s.scene, s.correction, &pos_cparams(lambda), NROWS)
 }
 
 fn expected_w() -> Vec<f64> {
@@ -98,30 +70,11 @@ fn expected_w() -> Vec<f64> {
     w
 }
 
-fn assert_w(w: &DenseMatrix, regularization: f64) {
-    let e = expected_w();
-    for r in 0..NROWS {
-        for s in 0..NROWS {
-            let mut want = e[r * NROWS + s];
-            if r == s && r != 2 {
-                want += regularization;
-            }
-            let got = w.get(r, s);
-            assert!((got - want).abs() <= 1e-15 * want.abs().max(1e-3), "W[{r}][{s}] = {got}, expected {want}");
-        }
-    }
-    // Row and column 2 have no entry: nothing is added there.
-    for k in 0..NROWS {
-        assert_eq!(w.get(2, k), 0.0);
-        assert_eq!(w.get(k, 2), 0.0);
-    }
-}
-
 #[test]
 fn sparse_ldl_compliance_is_dt_j_ainv_jt_and_exactly_symmetric() {
     let mut s = build(&[], "SparseLDLSolver", &[]).unwrap();
     let w = compliance(&mut s).unwrap();
-    assert_w(&w, 0.0);
+    assert_w(&w, &expected_w(), 0.0);
     // W[0][0] = dt·|(1,2,3)|²/((1 + dt·rm)·m) = 0.01·14/(1.003·2.5).
     assert!((w.get(0, 0) - 0.01 * 14.0 / (1.003 * 2.5)).abs() < 1e-16);
     for r in 0..NROWS {
@@ -136,7 +89,7 @@ fn eigen_solvers_use_the_generic_loop_with_the_same_values() {
     for class in ["EigenSparseLU", "EigenSimplicialLLT", "EigenSimplicialLDLT"] {
         let mut s = build(&[], class, &[]).unwrap();
         let w = compliance(&mut s).unwrap();
-        assert_w(&w, 0.0);
+        assert_w(&w, &expected_w(), 0.0);
     }
 }
 
@@ -166,7 +119,7 @@ fn assert_w_close(w: &DenseMatrix, tol: f64) {
 fn regularization_goes_on_the_non_empty_rows() {
     let mut s = build(&[], "SparseLDLSolver", &[("regularizationTerm", "0.125")]).unwrap();
     let w = compliance(&mut s).unwrap();
-    assert_w(&w, 0.125);
+    assert_w(&w, &expected_w(), 0.125);
 }
 
 #[test]
@@ -174,22 +127,12 @@ fn motion_correction_is_a_new_solve_with_the_ode_factors() {
     for class in ["SparseLDLSolver", "EigenSparseLU"] {
         let mut s = build(&[], class, &[]).unwrap();
         compliance(&mut s).unwrap();
-        let scope = MechScope::build(&s.scene, Scene::ROOT);
-        let lambda_vec = mech::alloc_deriv(&mut s.scene, &scope);
-        for &st in &scope.main_states {
-            s.scene.store.get_mut(st).write(lambda_vec).fill(0.0);
-        }
-        let cp = cparams(lambda_vec);
+        let lambda_vec = lambda_vector(&mut s.scene, true);
+        let cp = pos_cparams(lambda_vec);
         let lambda = [0.5, -1.0, 7.0, 2.0];
         let xf = s.scene.store.get(s.state).read(VecId::FREE_POSITION).to_vec();
         let vf = s.scene.store.get(s.state).read(VecId::FREE_VELOCITY).to_vec();
-        s.scene
-            .with_taken(s.correction, |obj, scene| {
-                let c = obj.constraint_correction().unwrap();
-                c.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
-                c.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
-            })
-            .unwrap();
+        correct_motion(&mut s.scene, s.correction, &cp, &lambda).unwrap();
         let j = dense_j();
         let a = (1.0 + DT * RAYLEIGH_MASS) * MASS;
         let st = s.scene.store.get(s.state);
@@ -221,10 +164,6 @@ fn invalid_set_ups_are_positioned_errors() {
     assert!(err.contains("no linear solver"), "{err}");
 
     // A matrix-free CG is refused.
-    let r = build(&[], "CGLinearSolver", &[]);
-    let err = match r {
-        Err(e) => e.to_string(),
-        Ok(s) => s.scene.messages.iter().map(|m| m.to_string()).collect::<Vec<_>>().join("\n"),
-    };
+    let err = failure(build(&[], "CGLinearSolver", &[]).map(|s| s.scene));
     assert!(err.contains("GraphScattered"), "{err}");
 }

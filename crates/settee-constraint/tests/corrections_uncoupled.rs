@@ -1,42 +1,30 @@
 //! UncoupledConstraintCorrection: `W = dt·J·C·Jᵀ` with EulerImplicit's factors, the correction
 //! `x = x_free + dt·C·Jᵀλ`, `v = v_free + C·Jᵀλ`, and the Rigid3 compliance from UniformMass.
 
-use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
+mod common;
+
+use common::{add, compliance_of, cparams, factory, init, lambda_vector, root};
+use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::simulation;
-use settee_core::{ComponentId, Factory, Scene, StateId, VecId};
+use settee_core::{ComponentId, Scene, StateId, VecId};
 
 const DT: f64 = 0.02;
 
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
-}
-
 fn build(template: &str, position: &str, mass: &[(&str, &str)], correction: &[(&str, &str)]) -> (Scene, StateId, ComponentId) {
     let f = factory();
-    let mut scene = Scene::new("root");
-    scene.node_mut(Scene::ROOT).context.dt = DT;
-    scene.node_mut(Scene::ROOT).context.gravity = [0.0; 3];
+    let mut scene = root(DT, [0.0; 3]);
     let n = scene.add_node(Scene::ROOT, "object");
-    settee_core::testing::add(&mut scene, &f, n, "EulerImplicitSolver", &[]);
-    settee_core::testing::add(&mut scene, &f, n, "SparseLDLSolver", &[]);
-    let ms = settee_core::testing::add(&mut scene, &f, n, "MechanicalObject", &[("template", template), ("position", position)]);
-    settee_core::testing::add(&mut scene, &f, n, "UniformMass", mass);
-    let c = settee_core::testing::add(&mut scene, &f, n, "UncoupledConstraintCorrection", correction);
-    scene.propagate_context();
-    simulation::init_root(&mut scene, &f).unwrap();
-    let s = scene.state_of(ms).unwrap();
+    add(&mut scene, &f, n, "EulerImplicitSolver", &[]);
+    add(&mut scene, &f, n, "SparseLDLSolver", &[]);
+    let ms = add(&mut scene, &f, n, "MechanicalObject", &[("template", template), ("position", position)]);
+    add(&mut scene, &f, n, "UniformMass", mass);
+    let c = add(&mut scene, &f, n, "UncoupledConstraintCorrection", correction);
+    let s = init(&mut scene, &f, ms).unwrap();
     (scene, s, c)
 }
 
-fn cparams(lambda: VecId) -> ConstraintParams {
-    ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, dx: VecId::DX, lambda, order: ConstraintOrder::PosAndVel, dt: DT, time: 0.0 }
+fn pos_cparams(lambda: VecId) -> ConstraintParams {
+    cparams(lambda, ConstraintOrder::PosAndVel, DT)
 }
 
 #[test]
@@ -58,12 +46,11 @@ fn vec3_compliance_motion_and_symmetry() {
     let scope = MechScope::build(&scene, Scene::ROOT);
     let lvec = mech::alloc_deriv(&mut scene, &scope);
     scene.store.get_mut(s).write(lvec).fill(0.0);
-    let cp = cparams(lvec);
+    let cp = pos_cparams(lvec);
     let mut w = DenseMatrix::zeros(4);
     let lambda = [0.5, -1.0, 3.0, 2.0];
     scene
-        .with_taken(c, |obj, scene| {
-            let cc = obj.constraint_correction().unwrap();
+        .with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| {
             cc.add_compliance_in_constraint_space(scene, &cp, &mut w)?;
             cc.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
             cc.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
@@ -101,9 +88,8 @@ fn rigid3_compliance_comes_from_uniform_mass() {
     st.constraint.add(1, 1, &[0.0, 1.0, 0.0, 3.0, 0.0, 1.0]);
     let scope = MechScope::build(&scene, Scene::ROOT);
     let lvec = mech::alloc_deriv(&mut scene, &scope);
-    let cp = cparams(lvec);
-    let mut w = DenseMatrix::zeros(2);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cp, &mut w)).unwrap();
+    let cp = pos_cparams(lvec);
+    let w = compliance_of(&mut scene, c, &cp, 2).unwrap();
     // W = dt·(t_a·t_b/m + r_a·r_b/m).
     assert!((w.get(0, 0) - DT * (1.0 + 4.0) / 2.0).abs() < 1e-16);
     assert!((w.get(1, 1) - DT * (1.0 + 9.0 + 1.0) / 2.0).abs() < 1e-16);
@@ -111,12 +97,12 @@ fn rigid3_compliance_comes_from_uniform_mass() {
     // Rotational correction: a rotation about z rotates the orientation (unit quaternion kept).
     scene.store.get_mut(s).write(VecId::FREE_POSITION).copy_from_slice(&[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
     scene.store.get_mut(s).write(VecId::FREE_VELOCITY).fill(0.0);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().reset_contact_force(scene)).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.reset_contact_force(scene)).unwrap();
     // A pure torque about z of 2/dt on DOF 1: Δθ = dt·(1/2)·(2/dt) = 1 rad.
     scene.store.get_mut(s).constraint = settee_core::ConstraintRows::new(6);
     let st = scene.store.get_mut(s);
     st.constraint.add(0, 1, &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().apply_contact_force(scene, &cp, &[2.0 / DT])).unwrap();
+    scene.with_role::<dyn ConstraintCorrection, _>(c, |cc, scene| cc.apply_contact_force(scene, &cp, &[2.0 / DT])).unwrap();
     let x = scene.store.get(s).read(VecId::POSITION);
     let (sh, ch) = (0.5f64.sin(), 0.5f64.cos());
     assert!((x[7 + 5] - sh).abs() < 1e-15 && (x[7 + 6] - ch).abs() < 1e-15, "{:?}", &x[7..]);
@@ -127,10 +113,8 @@ fn zero_compliance_makes_the_correction_inert() {
     let (mut scene, s, c) = build("Vec3d", "0 0 0", &[("vertexMass", "1")], &[("defaultCompliance", "0")]);
     scene.store.get_mut(s).constraint = settee_core::ConstraintRows::new(3);
     scene.store.get_mut(s).constraint.add(0, 0, &[1.0, 0.0, 0.0]);
-    let scope = MechScope::build(&scene, Scene::ROOT);
-    let lvec = mech::alloc_deriv(&mut scene, &scope);
-    let mut w = DenseMatrix::zeros(1);
-    scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, &cparams(lvec), &mut w)).unwrap();
+    let lvec = lambda_vector(&mut scene, false);
+    let w = compliance_of(&mut scene, c, &pos_cparams(lvec), 1).unwrap();
     assert_eq!(w.get(0, 0), 0.0);
     assert!(scene.messages.iter().any(|m| m.to_string().contains("invalid compliance")));
 }

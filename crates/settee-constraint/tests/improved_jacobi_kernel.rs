@@ -5,6 +5,8 @@
 //! problems large enough to take the parallel path, with mixed block sizes so that every
 //! grouping of blocks occurs.
 
+mod common;
+
 use settee_constraint::resolution::{BilateralResolution, UnilateralResolution, UnilateralWithFrictionResolution};
 use settee_constraint::solvers::improved_jacobi::{spectral_factor, PAR_MIN_ROWS};
 use settee_constraint::solvers::{improved_jacobi, ImprovedJacobiOptions};
@@ -27,36 +29,20 @@ fn problem(seed: u64, blocks: usize) -> ConstraintProblem {
     let n: usize = sizes.iter().sum();
     let cols = n / 2;
     let b: Vec<f64> = (0..n * cols).map(|_| rng.next() - 0.5).collect();
-    let mut w = DenseMatrix::zeros(n);
-    for i in 0..n {
-        for j in 0..n {
-            let mut acc = 0.0;
-            for c in 0..cols {
-                acc += b[i * cols + c] * b[j * cols + c];
+    let w = settee_constraint::testing::gram(&b, n, cols, |i, j, acc| acc + if i == j { 0.05 } else { 0.0 });
+    let dfree: Vec<f64> = (0..n).map(|_| rng.next() - 0.7).collect();
+    let res: Vec<Box<dyn ConstraintResolution>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(k, &nb)| -> Box<dyn ConstraintResolution> {
+            match (nb, k % 2) {
+                (3, _) => Box::new(UnilateralWithFrictionResolution::new(0.4)),
+                (_, 0) => Box::new(UnilateralResolution::new()),
+                _ => Box::new(BilateralResolution::new(None)),
             }
-            w.data[i * n + j] = acc + if i == j { 0.05 } else { 0.0 };
-        }
-    }
-    let mut p = ConstraintProblem::default();
-    p.clear(n);
-    p.w = w;
-    p.dfree = (0..n).map(|_| rng.next() - 0.7).collect();
-    let mut line = 0;
-    for (k, &nb) in sizes.iter().enumerate() {
-        let r: Box<dyn ConstraintResolution> = match (nb, k % 2) {
-            (3, _) => Box::new(UnilateralWithFrictionResolution::new(0.4)),
-            (_, 0) => Box::new(UnilateralResolution::new()),
-            _ => Box::new(BilateralResolution::new(None)),
-        };
-        p.resolutions[line] = Some(r);
-        line += nb;
-    }
-    p.tolerance = 1e-12;
-    p.max_iterations = 60;
-    p.scale_tolerance = true;
-    p.all_verified = false;
-    p.sor = 1.0;
-    p
+        })
+        .collect();
+    common::problem(w, &dfree, res, 1e-12, 60, true).0
 }
 
 /// SOFA's `ImprovedJacobiConstraintSolver::doSolve`, written the plain way (lagrangian-solvers

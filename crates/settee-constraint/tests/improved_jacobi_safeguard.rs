@@ -5,6 +5,8 @@
 //! must not depend on the thread count, and the solver must leave SOFA's iterate only when
 //! that one fails (with one warning).
 
+mod common;
+
 use settee_constraint::resolution::{BilateralResolution, UnilateralResolution, UnilateralWithFrictionResolution};
 use settee_constraint::solvers::generic::{NoUnbuilt, UnbuiltProblem};
 use settee_constraint::solvers::improved_jacobi::{
@@ -14,23 +16,8 @@ use settee_constraint::solvers::{block_gauss_seidel, improved_jacobi, ImprovedJa
 use settee_core::constraint::{ConstraintProblem, ConstraintResolution, DenseMatrix};
 
 fn problem(w: &DenseMatrix, dfree: &[f64], res: Vec<Box<dyn ConstraintResolution>>, tol: f64, max_it: usize) -> ConstraintProblem {
-    let n = w.n;
-    let mut p = ConstraintProblem::default();
-    p.clear(n);
-    p.w = w.clone();
-    p.dfree = dfree.to_vec();
-    let mut line = 0;
-    for r in res {
-        let nb = r.nb_lines();
-        p.resolutions[line] = Some(r);
-        line += nb;
-    }
-    assert_eq!(line, n);
-    p.tolerance = tol;
-    p.max_iterations = max_it;
-    p.scale_tolerance = false;
-    p.all_verified = false;
-    p.sor = 1.0;
+    let (p, line) = common::problem(w.clone(), dfree, res, tol, max_it, false);
+    assert_eq!(line, w.n);
     p
 }
 
@@ -113,17 +100,7 @@ fn lcg(state: &mut u64) -> f64 {
 fn positive_wishart(n: usize, k: usize, c: f64, seed: u64) -> DenseMatrix {
     let mut s = seed;
     let b: Vec<f64> = (0..n * k).map(|_| 0.2 + lcg(&mut s)).collect();
-    let mut w = DenseMatrix::zeros(n);
-    for i in 0..n {
-        for j in 0..n {
-            let mut t = 0.0;
-            for l in 0..k {
-                t += b[i * k + l] * b[j * k + l];
-            }
-            w.data[i * n + j] = t / k as f64 + if i == j { c } else { 0.0 };
-        }
-    }
-    w
+    settee_constraint::testing::gram(&b, n, k, |i, j, t| t / k as f64 + if i == j { c } else { 0.0 })
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {

@@ -4,12 +4,12 @@
 //! `store_law_lambdas`).
 
 use settee_core::constraint::{
-    build_constraint_matrix, collect_resolutions, constraint_violation, store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem,
-    DenseMatrix,
+    build_constraint_matrix, collect_resolutions, constraint_violation, store_law_lambdas, ConstraintBuildIo, ConstraintLaw, ConstraintOrder,
+    ConstraintParams, ConstraintProblem, DenseMatrix, ViolationIo,
 };
 use settee_core::simulation::init_root;
 use settee_core::testing::add;
-use settee_core::{ComponentId, Factory, Scene, StateId, VecId};
+use settee_core::{ComponentId, ConstraintRows, Factory, NodeId, Scene, StateId, VecId};
 
 fn factory() -> Factory {
     let mut f = Factory::new();
@@ -33,6 +33,96 @@ fn state(s: &Scene, c: ComponentId) -> StateId {
 
 fn set(s: &mut Scene, st: StateId, id: VecId, v: &[f64]) {
     s.store.get_mut(st).set_vec(id, v.to_vec());
+}
+
+type Attrs<'a> = &'a [(&'a str, &'a str)];
+
+/// A scene with two child nodes of the root, `A` and `B`.
+fn scene_ab() -> (Scene, NodeId, NodeId) {
+    let mut s = Scene::new("root");
+    let a = s.add_node(Scene::ROOT, "A");
+    let b = s.add_node(Scene::ROOT, "B");
+    (s, a, b)
+}
+
+/// A scene with one MechanicalObject (`mo`) and one law (`class`, `law`) at the root,
+/// initialised; returns the scene, the law and the store id of the state.
+fn one_state(f: &Factory, mo: Attrs, class: &str, law: Attrs) -> (Scene, ComponentId, StateId) {
+    let mut s = Scene::new("root");
+    let m = add(&mut s, f, Scene::ROOT, "MechanicalObject", mo);
+    let law = add(&mut s, f, Scene::ROOT, class, law);
+    let [st] = init_states(&mut s, f, [m]);
+    (s, law, st)
+}
+
+/// Two child nodes of the root named `nodes`, each with a MechanicalObject named `name` (then
+/// the attributes `mos`), and a law of `class` at the root between them (`object1` and
+/// `object2` set, then the attributes `law`). Returns the scene, the law and the two
+/// MechanicalObjects, before init.
+fn pair_scene(f: &Factory, nodes: [&str; 2], name: &str, mos: [Attrs; 2], class: &str, law: Attrs) -> (Scene, ComponentId, [ComponentId; 2]) {
+    let mut s = Scene::new("root");
+    let [a, b] = nodes.map(|n| s.add_node(Scene::ROOT, n));
+    let mut object = |node, attrs: Attrs| {
+        let all: Vec<(&str, &str)> = [("name", name)].into_iter().chain(attrs.iter().copied()).collect();
+        add(&mut s, f, node, "MechanicalObject", &all)
+    };
+    let objects = [object(a, mos[0]), object(b, mos[1])];
+    let links = nodes.map(|n| format!("@{n}/{name}"));
+    let all: Vec<(&str, &str)> = [("object1", links[0].as_str()), ("object2", links[1].as_str())].into_iter().chain(law.iter().copied()).collect();
+    let law = add(&mut s, f, Scene::ROOT, class, &all);
+    (s, law, objects)
+}
+
+/// Nodes `A` and `B` of the root, each with a MechanicalObject (attributes `mos[k]`) and a law of
+/// `class` (attributes `laws[k]`), initialised; returns the scene and the two states.
+fn laws_in_ab(f: &Factory, class: &str, mos: [Attrs; 2], laws: [Attrs; 2]) -> (Scene, [StateId; 2]) {
+    let (mut s, a, b) = scene_ab();
+    let mut objects = Vec::new();
+    for ((node, mo), law) in [a, b].into_iter().zip(mos).zip(laws) {
+        objects.push(add(&mut s, f, node, "MechanicalObject", mo));
+        add(&mut s, f, node, class, law);
+    }
+    let states = init_states(&mut s, f, [objects[0], objects[1]]);
+    (s, states)
+}
+
+/// Initialises the scene and returns the store ids of the MechanicalObjects `mos`.
+fn init_states<const N: usize>(s: &mut Scene, f: &Factory, mos: [ComponentId; N]) -> [StateId; N] {
+    init_root(s, f).unwrap();
+    mos.map(|m| state(s, m))
+}
+
+/// Sets the free positions of `st` to its current positions.
+fn free_at_current(s: &mut Scene, st: StateId) {
+    let x = s.store.get(st).read(VecId::POSITION).to_vec();
+    set(s, st, VecId::FREE_POSITION, &x);
+}
+
+/// `v` on the diagonal of an `n`×`n` matrix, zero elsewhere.
+fn diag(n: usize, v: f64) -> DenseMatrix {
+    DenseMatrix { n, data: (0..n * n).map(|k| if k % (n + 1) == 0 { v } else { 0.0 }).collect() }
+}
+
+/// The multipliers written by every resolution's `init` (the warm start).
+fn warm_start(pb: &mut ConstraintProblem, w: &DenseMatrix) -> Vec<f64> {
+    let mut l = vec![0.0; w.n];
+    for (line, _) in pb.blocks() {
+        pb.resolutions[line].as_mut().unwrap().init(line, w, &mut l);
+    }
+    l
+}
+
+/// Builds the rows of a law between two states with 3-real derivatives at `x`, from row
+/// `first_row`; returns the row count and the rows of both states.
+fn build_rows(law: &mut impl ConstraintLaw, c: &ConstraintParams, x: [&[f64]; 2], first_row: usize) -> (usize, [ConstraintRows; 2]) {
+    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
+    let n = law.build_constraint_matrix(c, &mut ConstraintBuildIo { x: x.to_vec(), rows: vec![&mut r1, &mut r2] }, first_row).unwrap();
+    (n, [r1, r2])
+}
+
+/// The violation of a law at positions `x` and velocities `v` of its two states, written over `d`.
+fn violation(law: &mut impl ConstraintLaw, c: &ConstraintParams, x: [&[f64]; 2], v: [&[f64]; 2], rows: &[ConstraintRows; 2], d: &mut [f64]) {
+    law.constraint_violation(c, &ViolationIo { x: x.to_vec(), v: v.to_vec(), rows: vec![&rows[0], &rows[1]] }, d).unwrap();
 }
 
 /// A row of a state as `(dof, block)` pairs.
@@ -96,15 +186,8 @@ fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
 #[test]
 fn fixed_vec3_rows_violation_and_blocks() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("position", "0 0 0  1 0 0  2 0 0"), ("rest_position", "0 0.5 0  1 0 0  2 1 -1")]);
-    add(&mut s, &f, a, "FixedLagrangianConstraint", &[("indices", "0 2")]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("position", "5 5 5")]);
-    add(&mut s, &f, b, "FixedLagrangianConstraint", &[("fixAll", "true")]);
-    init_root(&mut s, &f).unwrap();
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let mos: [Attrs; 2] = [&[("position", "0 0 0  1 0 0  2 0 0"), ("rest_position", "0 0.5 0  1 0 0  2 1 -1")], &[("position", "5 5 5")]];
+    let (mut s, [sa, sb]) = laws_in_ab(&f, "FixedLagrangianConstraint", mos, [&[("indices", "0 2")], &[("fixAll", "true")]]);
     set(&mut s, sa, VecId::FREE_POSITION, &[0.1, 0.2, 0.3, 9.0, 9.0, 9.0, 2.5, 1.25, -0.5]);
     set(&mut s, sb, VecId::FREE_POSITION, &[5.0, 4.0, 7.5]);
 
@@ -124,11 +207,7 @@ fn fixed_vec3_rows_violation_and_blocks() {
 #[test]
 fn fixed_vec3_warm_starts_from_stored_multipliers() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
-    add(&mut s, &f, Scene::ROOT, "FixedLagrangianConstraint", &[("indices", "1 0")]);
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, mo);
+    let (mut s, _, st) = one_state(&f, &[("position", "0 0 0  1 0 0")], "FixedLagrangianConstraint", &[("indices", "1 0")]);
     set(&mut s, st, VecId::FREE_POSITION, &[0.0, -1.0, 0.0, 1.0, 0.0, 2.0]);
     let c = pos_cp();
     let pb = pose(&mut s, &c);
@@ -139,11 +218,8 @@ fn fixed_vec3_warm_starts_from_stored_multipliers() {
     store_law_lambdas(&mut s, &c, &pb.laws, &lambda, true).unwrap();
 
     let mut pb = pose(&mut s, &c);
-    let w = DenseMatrix { n: 6, data: (0..36).map(|k| if k % 7 == 0 { 2.0 } else { 0.0 }).collect() };
-    let mut l = vec![0.0; 6];
-    for (line, _) in pb.blocks() {
-        pb.resolutions[line].as_mut().unwrap().init(line, &w, &mut l);
-    }
+    let w = diag(6, 2.0);
+    let mut l = warm_start(&mut pb, &w);
     assert_eq!(l, lambda);
     // One Gauss-Seidel update of the first block with W = 2·I: λ −= d/2.
     let mut d = vec![2.0, -4.0, 6.0, 0.0, 0.0, 0.0];
@@ -157,14 +233,11 @@ fn fixed_vec3_warm_starts_from_stored_multipliers() {
 #[test]
 fn fixed_rigid3_rows_and_euler_violation() {
     let f = factory();
-    let mut s = Scene::new("root");
     let qr = axis_angle([0.0, 0.0, 1.0], std::f64::consts::FRAC_PI_2);
     let rest = format!("1 2 3 {} {} {} {}", qr[0], qr[1], qr[2], qr[3]);
-    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", &rest), ("rest_position", &rest)]);
-    let law = add(&mut s, &f, Scene::ROOT, "FixedLagrangianConstraint", &[("indices", "0")]);
+    let mo = [("template", "Rigid3d"), ("position", &rest), ("rest_position", &rest)];
+    let (mut s, law, st) = one_state(&f, &mo, "FixedLagrangianConstraint", &[("indices", "0")]);
     assert_eq!(s.entry(law).template, "Rigid3d");
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, mo);
     // Free pose: translated by (0.5, 0, −0.5) and turned by 0.2 rad about x (world frame).
     let q = qmul(axis_angle([1.0, 0.0, 0.0], 0.2), qr);
     set(&mut s, st, VecId::FREE_POSITION, &[1.5, 2.0, 2.5, q[0], q[1], q[2], q[3]]);
@@ -179,27 +252,15 @@ fn fixed_rigid3_rows_and_euler_violation() {
     let c = pos_cp();
     store_law_lambdas(&mut s, &c, &pb.laws, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], true).unwrap();
     let mut pb = pose(&mut s, &c);
-    let w = DenseMatrix { n: 6, data: (0..36).map(|k| if k % 7 == 0 { 1.0 } else { 0.0 }).collect() };
-    let mut l = vec![0.0; 6];
-    for (line, _) in pb.blocks() {
-        pb.resolutions[line].as_mut().unwrap().init(line, &w, &mut l);
-    }
-    assert_eq!(l, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(warm_start(&mut pb, &diag(6, 1.0)), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 }
 
 /// Vec1 and Vec2 give one N-line block per DOF (no warm start).
 #[test]
 fn fixed_vec1_and_vec2_blocks() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
-    let m1 = add(&mut s, &f, a, "MechanicalObject", &[("template", "Vec1d"), ("position", "1 2 3")]);
-    add(&mut s, &f, a, "FixedLagrangianConstraint", &[("indices", "2 0")]);
-    let m2 = add(&mut s, &f, b, "MechanicalObject", &[("template", "Vec2d"), ("position", "1 2  3 4")]);
-    add(&mut s, &f, b, "FixedLagrangianConstraint", &[("fixAll", "1")]);
-    init_root(&mut s, &f).unwrap();
-    let (s1, s2) = (state(&s, m1), state(&s, m2));
+    let mos: [Attrs; 2] = [&[("template", "Vec1d"), ("position", "1 2 3")], &[("template", "Vec2d"), ("position", "1 2  3 4")]];
+    let (mut s, [s1, s2]) = laws_in_ab(&f, "FixedLagrangianConstraint", mos, [&[("indices", "2 0")], &[("fixAll", "1")]]);
     set(&mut s, s1, VecId::FREE_POSITION, &[1.5, 2.0, 2.0]);
     set(&mut s, s2, VecId::FREE_POSITION, &[0.0, 2.0, 3.0, 5.0]);
     let pb = pose(&mut s, &pos_cp());
@@ -230,28 +291,11 @@ fn fixed_rejects_out_of_range_index() {
 #[test]
 fn bilateral_vec3_rows_violation_and_blocks() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "mstate"), ("position", "0 0 0  1 0 0  2 0 0")]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "mstate"), ("position", "0 1 0  1 1 0")]);
-    let law = add(
-        &mut s,
-        &f,
-        Scene::ROOT,
-        "BilateralLagrangianConstraint",
-        &[
-            ("template", "Vec3"),
-            ("object1", "@A/mstate"),
-            ("object2", "@B/mstate"),
-            ("first_point", "2 0"),
-            ("second_point", "1 0 1"),
-            ("rest_vector", "0.5 0 0"),
-        ],
-    );
+    let mos: [Attrs; 2] = [&[("position", "0 0 0  1 0 0  2 0 0")], &[("position", "0 1 0  1 1 0")]];
+    let attrs = [("template", "Vec3"), ("first_point", "2 0"), ("second_point", "1 0 1"), ("rest_vector", "0.5 0 0")];
+    let (mut s, law, mos) = pair_scene(&f, ["A", "B"], "mstate", mos, "BilateralLagrangianConstraint", &attrs);
     assert_eq!(s.entry(law).template, "Vec3d");
-    init_root(&mut s, &f).unwrap();
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let [sa, sb] = init_states(&mut s, &f, mos);
     set(&mut s, sa, VecId::FREE_POSITION, &[0.0, 0.0, 0.25, 9.0, 9.0, 9.0, 2.0, 0.5, 0.0]);
     set(&mut s, sb, VecId::FREE_POSITION, &[-1.0, 2.0, 0.5, 3.0, 1.0, 0.0]);
     let pb = pose(&mut s, &pos_cp());
@@ -271,11 +315,8 @@ fn bilateral_vec3_rows_violation_and_blocks() {
 #[test]
 fn bilateral_vec3_on_one_state_adds_then_sets() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 2 3")]);
-    add(&mut s, &f, Scene::ROOT, "BilateralLagrangianConstraint", &[("first_point", "0 1"), ("second_point", "1 1")]);
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, mo);
+    let law = [("first_point", "0 1"), ("second_point", "1 1")];
+    let (mut s, _, st) = one_state(&f, &[("position", "0 0 0  1 2 3")], "BilateralLagrangianConstraint", &law);
     set(&mut s, st, VecId::FREE_POSITION, &[0.5, 0.0, 0.0, 1.0, 2.0, 4.0]);
     let pb = pose(&mut s, &pos_cp());
     let rows = rows_of(&s, st);
@@ -292,20 +333,10 @@ fn bilateral_vec3_on_one_state_adds_then_sets() {
 #[test]
 fn bilateral_vec3_velocity_violation() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("position", "1 0 0")]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("position", "1 0.5 0")]);
-    add(
-        &mut s,
-        &f,
-        Scene::ROOT,
-        "BilateralLagrangianConstraint",
-        &[("object1", "@A/m"), ("object2", "@B/m"), ("first_point", "0"), ("second_point", "0"), ("rest_vector", "0 0.25 1")],
-    );
-    init_root(&mut s, &f).unwrap();
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let mos: [Attrs; 2] = [&[("position", "1 0 0")], &[("position", "1 0.5 0")]];
+    let attrs = [("first_point", "0"), ("second_point", "0"), ("rest_vector", "0 0.25 1")];
+    let (mut s, _, mos) = pair_scene(&f, ["A", "B"], "m", mos, "BilateralLagrangianConstraint", &attrs);
+    let [sa, sb] = init_states(&mut s, &f, mos);
     for (st, v) in [(sa, [0.0, 0.0, 0.0]), (sb, [2.0, -1.0, 0.5])] {
         set(&mut s, st, VecId::FREE_POSITION, &[7.0, 7.0, 7.0]);
         set(&mut s, st, VecId::FREE_VELOCITY, &v);
@@ -320,11 +351,8 @@ fn bilateral_vec3_velocity_violation() {
 #[test]
 fn bilateral_vec3_warm_start_load_and_activate() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
-    let law = add(&mut s, &f, Scene::ROOT, "BilateralLagrangianConstraint", &[("first_point", "0"), ("second_point", "1"), ("load", "0.5")]);
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, mo);
+    let attrs = [("first_point", "0"), ("second_point", "1"), ("load", "0.5")];
+    let (mut s, law, st) = one_state(&f, &[("position", "0 0 0  1 0 0")], "BilateralLagrangianConstraint", &attrs);
     set(&mut s, st, VecId::FREE_POSITION, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
     let c = pos_cp();
     let pb = pose(&mut s, &c);
@@ -341,7 +369,7 @@ fn bilateral_vec3_warm_start_load_and_activate() {
     // λ −= load·W⁻¹·d = 0.5·(1, 1, 1).
     close(&l, &[0.1 - 0.5, 0.2 - 0.5, 0.3 - 0.5], 1e-16);
 
-    s.components[law].data.set("activate", settee_core::Value::Bool(false));
+    s.components[law].data.put(settee_constraint::laws::BilateralLagrangianConstraint::ACTIVATE, false);
     let mut live = s.components[law].obj.take().unwrap();
     {
         let mut cx = settee_core::InitCtx { scene: &mut s, id: law };
@@ -359,36 +387,17 @@ fn bilateral_vec3_warm_start_load_and_activate() {
 #[test]
 fn bilateral_rigid3_rows_and_world_rotation_violation() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
     let q1 = axis_angle([0.0, 0.0, 1.0], 0.3);
     let q2 = qmul(axis_angle([1.0, 0.0, 0.0], 0.2), q1);
     let pose1 = format!("1 0 0 {} {} {} {}", q1[0], q1[1], q1[2], q1[3]);
     let pose2 = format!("1.5 1 -1 {} {} {} {}", q2[0], q2[1], q2[2], q2[3]);
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("template", "Rigid3"), ("position", &pose1)]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("template", "Rigid3"), ("position", &pose2)]);
-    let law = add(
-        &mut s,
-        &f,
-        Scene::ROOT,
-        "BilateralLagrangianConstraint",
-        &[
-            ("template", "Rigid3"),
-            ("object1", "@A/m"),
-            ("object2", "@B/m"),
-            ("first_point", "0"),
-            ("second_point", "0"),
-            ("rest_vector", "0 1 0 0 0 0.05"),
-        ],
-    );
+    let mos: [Attrs; 2] = [&[("template", "Rigid3"), ("position", &pose1)], &[("template", "Rigid3"), ("position", &pose2)]];
+    let attrs = [("template", "Rigid3"), ("first_point", "0"), ("second_point", "0"), ("rest_vector", "0 1 0 0 0 0.05")];
+    let (mut s, law, mos) = pair_scene(&f, ["A", "B"], "m", mos, "BilateralLagrangianConstraint", &attrs);
     assert_eq!(s.entry(law).template, "Rigid3d");
-    init_root(&mut s, &f).unwrap();
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
-    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
-    let xb = s.store.get(sb).read(VecId::POSITION).to_vec();
-    set(&mut s, sa, VecId::FREE_POSITION, &xa);
-    set(&mut s, sb, VecId::FREE_POSITION, &xb);
+    let [sa, sb] = init_states(&mut s, &f, mos);
+    free_at_current(&mut s, sa);
+    free_at_current(&mut s, sb);
     let pb = pose(&mut s, &pos_cp());
     assert_eq!(pb.n, 6);
     let ra: Vec<(usize, Row)> = (0..6).map(|r| (r, vec![(0, unit(6, r).iter().map(|v| -v).collect())])).collect();
@@ -405,37 +414,18 @@ fn bilateral_rigid3_rows_and_world_rotation_violation() {
 #[test]
 fn bilateral_rigid3_keeps_initial_orientation_difference() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
     let q1 = axis_angle([0.0, 1.0, 0.0], 0.7);
     let q2 = axis_angle([1.0, 0.0, 0.0], -0.4);
     let pose1 = format!("0 0 0 {} {} {} {}", q1[0], q1[1], q1[2], q1[3]);
     let pose2 = format!("2 0 1 {} {} {} {}", q2[0], q2[1], q2[2], q2[3]);
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("template", "Rigid3d"), ("position", &pose1)]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("template", "Rigid3d"), ("position", &pose2)]);
-    add(
-        &mut s,
-        &f,
-        Scene::ROOT,
-        "BilateralLagrangianConstraint",
-        &[
-            ("template", "Rigid3d"),
-            ("object1", "@A/m"),
-            ("object2", "@B/m"),
-            ("first_point", "0"),
-            ("second_point", "0"),
-            ("keepOrientationDifference", "true"),
-            ("rest_vector", "9 9 9 9 9 9"),
-        ],
-    );
-    init_root(&mut s, &f).unwrap();
+    let mos: [Attrs; 2] = [&[("template", "Rigid3d"), ("position", &pose1)], &[("template", "Rigid3d"), ("position", &pose2)]];
+    let attrs =
+        [("template", "Rigid3d"), ("first_point", "0"), ("second_point", "0"), ("keepOrientationDifference", "true"), ("rest_vector", "9 9 9 9 9 9")];
+    let (mut s, _, mos) = pair_scene(&f, ["A", "B"], "m", mos, "BilateralLagrangianConstraint", &attrs);
+    let [sa, sb] = init_states(&mut s, &f, mos);
     assert!(s.messages.iter().any(|m| m.message.contains("rest_vector will be ignored")));
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
-    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
-    let xb = s.store.get(sb).read(VecId::POSITION).to_vec();
-    set(&mut s, sa, VecId::FREE_POSITION, &xa);
-    set(&mut s, sb, VecId::FREE_POSITION, &xb);
+    free_at_current(&mut s, sa);
+    free_at_current(&mut s, sb);
     let pb = pose(&mut s, &pos_cp());
     close(&pb.dfree, &[0.0; 6], 1e-15);
     let q2b = qmul(axis_angle([0.0, 0.0, 1.0], 0.1), q2);
@@ -450,22 +440,19 @@ fn bilateral_rigid3_keeps_initial_orientation_difference() {
 #[test]
 fn bilateral_add_contact_rest_is_q_minus_p() {
     use settee_constraint::laws::BilateralLagrangianConstraint;
-    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
-    use settee_core::{ConstraintRows, Layout};
+    use settee_core::Layout;
     let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
     let mut law = BilateralLagrangianConstraint::new(Layout::Vec3, s1, s2).unwrap();
     let x1 = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0];
     let x2 = [3.0, 2.0, 1.0];
     law.add_contact(1, 0, &x2[0..3], &x1[3..6]).unwrap();
     assert!(law.add_contact(0, 0, &x2[0..2], &x1[0..3]).is_err());
-    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
     let c = pos_cp();
-    let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&x1, &x2], rows: vec![&mut r1, &mut r2] }, 10).unwrap();
+    let (n, rows) = build_rows(&mut law, &c, [&x1, &x2], 10);
     assert_eq!(n, 3);
-    assert_eq!(r1.rows().map(|(r, _)| r).collect::<Vec<_>>(), vec![10, 11, 12]);
+    assert_eq!(rows[0].rows().map(|(r, _)| r).collect::<Vec<_>>(), vec![10, 11, 12]);
     let mut d = [7.0; 3];
-    let io = ViolationIo { x: vec![&x1, &x2], v: vec![&[0.0; 6], &[0.0; 3]], rows: vec![&r1, &r2] };
-    law.constraint_violation(&c, &io, &mut d).unwrap();
+    violation(&mut law, &c, [&x1, &x2], [&[0.0; 6], &[0.0; 3]], &rows, &mut d);
     // rest = q − p = x1[1] − x2[0]; violation = x2[0] − x1[1] − rest = −2·rest.
     close(&d, &[4.0, 2.0, 0.0], 0.0);
     let mut res = Vec::new();
@@ -481,16 +468,13 @@ fn bilateral_add_contact_rest_is_q_minus_p() {
 #[test]
 fn uniform_vec1_rows_violations_and_blocks() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
+    let (mut s, a, b) = scene_ab();
     let m1 = add(&mut s, &f, a, "MechanicalObject", &[("template", "Vec1"), ("position", "0.1 -0.2 0.3")]);
     let law = add(&mut s, &f, a, "UniformLagrangianConstraint", &[("template", "Vec1")]);
     assert_eq!(s.entry(law).template, "Vec1d");
     let m2 = add(&mut s, &f, b, "MechanicalObject", &[("template", "Vec1"), ("position", "1 2"), ("rest_position", "0.5 0.25")]);
     add(&mut s, &f, b, "UniformLagrangianConstraint", &[("iterative", "false"), ("constrainToRestPos", "true")]);
-    init_root(&mut s, &f).unwrap();
-    let (s1, s2) = (state(&s, m1), state(&s, m2));
+    let [s1, s2] = init_states(&mut s, &f, [m1, m2]);
     set(&mut s, s1, VecId::FREE_POSITION, &[0.5, 0.0, -1.0]);
     set(&mut s, s1, VecId::FREE_VELOCITY, &[1.0, 2.0, 3.0]);
     set(&mut s, s2, VecId::FREE_POSITION, &[1.5, 1.0]);
@@ -513,11 +497,7 @@ fn uniform_vec1_rows_violations_and_blocks() {
 #[test]
 fn uniform_block_resolution_is_exact() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let m = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1"), ("position", "1 2")]);
-    add(&mut s, &f, Scene::ROOT, "UniformLagrangianConstraint", &[("iterative", "0")]);
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, m);
+    let (mut s, _, st) = one_state(&f, &[("template", "Vec1"), ("position", "1 2")], "UniformLagrangianConstraint", &[("iterative", "0")]);
     set(&mut s, st, VecId::FREE_POSITION, &[1.0, 2.0]);
     let mut pb = pose(&mut s, &pos_cp());
     let w = DenseMatrix { n: 2, data: vec![2.0, 1.0, 1.0, 2.0] };
@@ -541,20 +521,10 @@ fn uniform_block_resolution_is_exact() {
 #[test]
 fn sliding_rows_violation_blocks_and_force() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "Point");
-    let b = s.add_node(Scene::ROOT, "Line");
-    let mo_p = add(&mut s, &f, a, "MechanicalObject", &[("name", "points"), ("position", "9 9 9  0.5 1 0")]);
-    let mo_l = add(&mut s, &f, b, "MechanicalObject", &[("name", "points"), ("position", "2 0 0  7 7 7  0 0 0")]);
-    let law = add(
-        &mut s,
-        &f,
-        Scene::ROOT,
-        "SlidingLagrangianConstraint",
-        &[("template", "Vec3"), ("object1", "@Point/points"), ("object2", "@Line/points"), ("sliding_point", "1"), ("axis_1", "2"), ("axis_2", "0")],
-    );
-    init_root(&mut s, &f).unwrap();
-    let (sp, sl) = (state(&s, mo_p), state(&s, mo_l));
+    let mos: [Attrs; 2] = [&[("position", "9 9 9  0.5 1 0")], &[("position", "2 0 0  7 7 7  0 0 0")]];
+    let attrs = [("template", "Vec3"), ("sliding_point", "1"), ("axis_1", "2"), ("axis_2", "0")];
+    let (mut s, law, mos) = pair_scene(&f, ["Point", "Line"], "points", mos, "SlidingLagrangianConstraint", &attrs);
+    let [sp, sl] = init_states(&mut s, &f, mos);
     set(&mut s, sp, VecId::FREE_POSITION, &[0.0, 0.0, 0.0, 3.0, 0.5, 0.25]);
     set(&mut s, sl, VecId::FREE_POSITION, &[2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     let c = pos_cp();
@@ -582,7 +552,7 @@ fn sliding_rows_violation_blocks_and_force() {
     close(&pb.dfree, &[0.375, -0.25, 3.0, -1.0], 0.0);
     assert_eq!(blocks(&pb), vec![(0, 1), (1, 1), (2, 1), (3, 1)]);
     // Rows 0–1 are bilateral, 2–3 unilateral (a negative multiplier is clamped to 0).
-    let w = DenseMatrix { n: 4, data: (0..16).map(|k| if k % 5 == 0 { 1.0 } else { 0.0 }).collect() };
+    let w = diag(4, 1.0);
     let mut l = vec![0.0; 4];
     let mut d = vec![1.0; 4];
     let dfree = d.clone();
@@ -606,21 +576,19 @@ fn sliding_rows_violation_blocks_and_force() {
 #[test]
 fn sliding_degenerate_axis_and_point_on_axis() {
     use settee_constraint::laws::SlidingLagrangianConstraint;
-    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
-    use settee_core::{ConstraintRows, Layout};
+    use settee_core::Layout;
     let c = pos_cp();
     let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
 
     let mut law = SlidingLagrangianConstraint::new(Layout::Vec3, s1, s2, 0, 0, 1).unwrap();
     let xp = [0.5, 0.25, 2.0];
     let xl = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
-    let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&xp, &xl], rows: vec![&mut r1, &mut r2] }, 0).unwrap();
+    let (n, rows) = build_rows(&mut law, &c, [&xp, &xl], 0);
     assert_eq!(n, 3);
-    let e2: Vec<(usize, Row)> = r2.rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
+    let e2: Vec<(usize, Row)> = rows[1].rows().map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect())).collect();
     assert_eq!(e2, vec![(0, vec![(0, vec![-1.0, -0.0, -0.0])]), (1, vec![(0, vec![0.0, -1.0, 0.0])]), (2, vec![(0, vec![0.0, 0.0, -1.0])])]);
     let mut d = [0.0; 3];
-    law.constraint_violation(&c, &ViolationIo { x: vec![&xp, &xl], v: vec![&[0.0; 3], &[0.0; 6]], rows: vec![&r1, &r2] }, &mut d).unwrap();
+    violation(&mut law, &c, [&xp, &xl], [&[0.0; 3], &[0.0; 6]], &rows, &mut d);
     close(&d, &[-0.5, -0.75, 1.0], 0.0);
     let mut res = Vec::new();
     law.resolutions(&c, &mut res);
@@ -630,8 +598,7 @@ fn sliding_degenerate_axis_and_point_on_axis() {
     let mut law = SlidingLagrangianConstraint::new(Layout::Vec3, s1, s2, 0, 0, 1).unwrap();
     let xp = [0.5, 0.0, 0.0];
     let xl = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
-    let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
-    law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&xp, &xl], rows: vec![&mut r1, &mut r2] }, 0).unwrap();
+    build_rows(&mut law, &c, [&xp, &xl], 0);
     assert_eq!(law.directions(), &[[0.0, 0.0, -1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [-1.0, -0.0, -0.0]]);
 }
 
@@ -646,14 +613,9 @@ fn sliding_degenerate_axis_and_point_on_axis() {
 fn unilateral_rows_blocks_and_status() {
     use settee_constraint::laws::UnilateralLagrangianConstraint;
     let f = factory();
-    let mut s = Scene::new("root");
-    let a = s.add_node(Scene::ROOT, "A");
-    let b = s.add_node(Scene::ROOT, "B");
-    let mo_a = add(&mut s, &f, a, "MechanicalObject", &[("name", "m"), ("position", "5 5 5  0 0 0")]);
-    let mo_b = add(&mut s, &f, b, "MechanicalObject", &[("name", "m"), ("position", "0 0 0.0625  6 5 5")]);
-    let law = add(&mut s, &f, Scene::ROOT, "UnilateralLagrangianConstraint", &[("object1", "@A/m"), ("object2", "@B/m")]);
-    init_root(&mut s, &f).unwrap();
-    let (sa, sb) = (state(&s, mo_a), state(&s, mo_b));
+    let mos: [Attrs; 2] = [&[("position", "5 5 5  0 0 0")], &[("position", "0 0 0.0625  6 5 5")]];
+    let (mut s, law, mos) = pair_scene(&f, ["A", "B"], "m", mos, "UnilateralLagrangianConstraint", &[]);
+    let [sa, sb] = init_states(&mut s, &f, mos);
     s.with_taken(law, |obj, scene| {
         let u = obj.as_any_mut().downcast_mut::<UnilateralLagrangianConstraint>().unwrap();
         u.set_custom_tolerance(1e-4);
@@ -667,8 +629,7 @@ fn unilateral_rows_blocks_and_status() {
         Ok::<(), settee_core::SimError>(())
     })
     .unwrap();
-    let xa = s.store.get(sa).read(VecId::POSITION).to_vec();
-    set(&mut s, sa, VecId::FREE_POSITION, &xa);
+    free_at_current(&mut s, sa);
     set(&mut s, sb, VecId::FREE_POSITION, &[0.25, 0.125, 0.0, 6.0, 5.0, 5.0]);
     let c = pos_cp();
     let pb = pose(&mut s, &c);
@@ -714,19 +675,15 @@ fn unilateral_rows_blocks_and_status() {
 #[test]
 fn unilateral_violation_cases() {
     use settee_constraint::laws::UnilateralLagrangianConstraint;
-    use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ViolationIo};
-    use settee_core::ConstraintRows;
     let (s1, s2) = (StateId::first_in_slot(0), StateId::first_in_slot(1));
     let x1 = [0.0, 0.0, 0.0];
     let run = |p: [f64; 3], pf: [f64; 3], c: ConstraintParams, v2: [f64; 3]| -> Vec<f64> {
         let mut law = UnilateralLagrangianConstraint::between(s1, s2);
         law.add_contact_with_points(0.3, [0.0, 0.0, 1.0], p, [0.0; 3], 0.125, 0, 0, 1, 1);
-        let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
-        let n = law.build_constraint_matrix(&c, &mut ConstraintBuildIo { x: vec![&x1, &p], rows: vec![&mut r1, &mut r2] }, 5).unwrap();
+        let (n, rows) = build_rows(&mut law, &c, [&x1, &p], 5);
         assert_eq!(n, 3);
         let mut d = vec![9.0; 3];
-        let io = ViolationIo { x: vec![&x1, &pf], v: vec![&[0.0; 3], &v2], rows: vec![&r1, &r2] };
-        law.constraint_violation(&c, &io, &mut d).unwrap();
+        violation(&mut law, &c, [&x1, &pf], [&[0.0; 3], &v2], &rows, &mut d);
         d
     };
     // delta = 0.125, dfree = −0.125 → τ = 0.5.
@@ -746,11 +703,8 @@ fn unilateral_violation_cases() {
 #[test]
 fn stopper_row_violation_and_two_sided_resolution() {
     let f = factory();
-    let mut s = Scene::new("root");
-    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1"), ("position", "0 0 0")]);
-    add(&mut s, &f, Scene::ROOT, "StopperLagrangianConstraint", &[("index", "2"), ("min", "-0.5"), ("max", "1")]);
-    init_root(&mut s, &f).unwrap();
-    let st = state(&s, mo);
+    let attrs = [("index", "2"), ("min", "-0.5"), ("max", "1")];
+    let (mut s, _, st) = one_state(&f, &[("template", "Vec1"), ("position", "0 0 0")], "StopperLagrangianConstraint", &attrs);
     set(&mut s, st, VecId::FREE_POSITION, &[9.0, 9.0, 1.5]);
     let mut pb = pose(&mut s, &pos_cp());
     assert_eq!(rows_of(&s, st), vec![(0, vec![(2, vec![1.0])])]);
@@ -783,6 +737,6 @@ fn laws_are_registered_with_sofa_names_and_templates() {
     ] {
         let class = f.class(name).unwrap_or_else(|| panic!("{name} is not registered"));
         assert_eq!(class.templates, templates, "{name}");
-        assert!(class.roles.contains(settee_core::Roles::CONSTRAINT_LAW));
+        assert!(class.plays(settee_core::role::CONSTRAINT_LAW));
     }
 }

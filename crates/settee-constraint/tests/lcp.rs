@@ -3,6 +3,8 @@
 //! the Coulomb cone, agreement with BlockGaussSeidel and between the built and unbuilt paths,
 //! the `minW`/`maxF` filters and the persistent-id warm start.
 
+mod common;
+
 use settee_constraint::resolution::{UnilateralResolution, UnilateralWithFrictionResolution};
 use settee_constraint::solvers::generic::DenseUnbuilt;
 use settee_constraint::solvers::lcp::{BlockInfo, ForceHistory};
@@ -10,7 +12,7 @@ use settee_constraint::solvers::{
     block_gauss_seidel, gauss_seidel_lcp1, lcp_gauss_seidel_unbuilt, nlcp_gauss_seidel, nlcp_gauss_seidel_unbuilt, NlcpOptions,
 };
 use settee_core::arena::Arena;
-use settee_core::constraint::{ConstraintProblem, ConstraintResolution, DenseMatrix};
+use settee_core::constraint::{ConstraintResolution, DenseMatrix};
 use settee_core::ComponentId;
 
 /// `W = J·M⁻¹·Jᵀ` for `n` rows over 12 DOFs with a fixed pseudo-random J and masses in [1, 2]:
@@ -46,21 +48,7 @@ fn opts(mu: f64, tol: f64) -> NlcpOptions {
 }
 
 fn bgs(w: &DenseMatrix, dfree: &[f64], res: Vec<Box<dyn ConstraintResolution>>, tol: f64) -> Vec<f64> {
-    let n = w.n;
-    let mut p = ConstraintProblem::default();
-    p.clear(n);
-    p.w = w.clone();
-    p.dfree = dfree.to_vec();
-    let mut line = 0;
-    for r in res {
-        let nb = r.nb_lines();
-        p.resolutions[line] = Some(r);
-        line += nb;
-    }
-    p.tolerance = tol;
-    p.max_iterations = 10000;
-    p.scale_tolerance = false;
-    p.sor = 1.0;
+    let (mut p, _) = common::problem(w.clone(), dfree, res, tol, 10000, false);
     assert!(block_gauss_seidel(&mut p).converged);
     p.lambda
 }

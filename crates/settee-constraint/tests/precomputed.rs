@@ -4,24 +4,15 @@
 //! LinearSolverConstraintCorrection.
 
 use settee_constraint::corrections::PrecomputedConstraintCorrection;
+mod common;
+
+use common::{
+    add, compliance_of, correct_motion, cparams, euler_implicit, factory, free_motion_and_rows, init, lambda_vector, particle_pair, root, DT, MASS,
+    RAYLEIGH_MASS,
+};
 use settee_core::constraint::{ConstraintOrder, ConstraintParams, DenseMatrix};
-use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::simulation::{self, IsolatedInteractions};
-use settee_core::{ComponentId, Factory, NodeId, Scene, SimResult, StateId, VecId};
-
-const DT: f64 = 0.01;
-const MASS: f64 = 2.5;
-const RAYLEIGH_MASS: f64 = 0.3;
-
-fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
-}
+use settee_core::mechanics::MechScope;
+use settee_core::{ComponentId, Scene, SimResult, StateId, VecId};
 
 struct Setup {
     scene: Scene,
@@ -30,28 +21,17 @@ struct Setup {
     linear: ComponentId,
 }
 
-fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    settee_core::testing::add(scene, f, node, class, attrs)
-}
-
 /// Two Vec3 particles under gravity (the precomputation turns it off), both corrections on them.
 fn build(precomputed: &[(&str, &str)]) -> SimResult<Setup> {
     let f = factory();
-    let mut scene = Scene::new("root");
-    scene.node_mut(Scene::ROOT).context.dt = DT;
-    scene.node_mut(Scene::ROOT).context.gravity = [0.0, -9.81, 0.0];
+    let mut scene = root(DT, [0.0, -9.81, 0.0]);
     let n = scene.add_node(Scene::ROOT, "object");
-    let rm = RAYLEIGH_MASS.to_string();
-    add(&mut scene, &f, n, "EulerImplicitSolver", &[("rayleighMass", &rm), ("rayleighStiffness", "0")]);
+    euler_implicit(&mut scene, &f, n);
     add(&mut scene, &f, n, "SparseLDLSolver", &[]);
-    let ms = add(&mut scene, &f, n, "MechanicalObject", &[("template", "Vec3d"), ("position", "0 0 0  1 0.5 -2"), ("velocity", "1 -2 0.5  0 3 -1")]);
-    let m = MASS.to_string();
-    add(&mut scene, &f, n, "UniformMass", &[("vertexMass", &m)]);
+    let ms = particle_pair(&mut scene, &f, n, MASS);
     let precomputed = add(&mut scene, &f, n, "PrecomputedConstraintCorrection", precomputed);
     let linear = add(&mut scene, &f, n, "LinearSolverConstraintCorrection", &[]);
-    scene.propagate_context();
-    simulation::init_root(&mut scene, &f)?;
-    let state = scene.state_of(ms).unwrap();
+    let state = init(&mut scene, &f, ms)?;
     Ok(Setup { scene, state, precomputed, linear })
 }
 
@@ -64,30 +44,19 @@ const ROWS: &[(usize, usize, [f64; 3])] =
     &[(0, 0, [1.0, 2.0, 3.0]), (1, 0, [0.0, 1.0, 0.0]), (1, 1, [0.0, 0.0, -1.0]), (3, 1, [2.0, 0.0, 1.0]), (3, 0, [0.5, -0.25, 0.0])];
 const NROWS: usize = 4;
 
-fn cparams(lambda: VecId) -> ConstraintParams {
-    ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, dx: VecId::DX, lambda, order: ConstraintOrder::PosAndVel, dt: DT, time: 0.0 }
+fn pos_cparams(lambda: VecId) -> ConstraintParams {
+    cparams(lambda, ConstraintOrder::PosAndVel, DT)
 }
 
 /// Free motion and J written by hand.
-fn free_motion_and_rows(s: &mut Setup) -> VecId {
-    simulation::solve_all(&mut s.scene, DT, VecId::FREE_POSITION, VecId::FREE_VELOCITY, IsolatedInteractions::AddToExternalForce).unwrap();
-    let st = s.scene.store.get_mut(s.state);
-    st.constraint = settee_core::ConstraintRows::new(3);
-    for &(r, dof, b) in ROWS {
-        st.constraint.add(r, dof, &b);
-    }
-    let scope = MechScope::build(&s.scene, Scene::ROOT);
-    let lambda = mech::alloc_deriv(&mut s.scene, &scope);
-    for &st in &scope.main_states {
-        s.scene.store.get_mut(st).write(lambda).fill(0.0);
-    }
-    lambda
+fn motion_and_rows(s: &mut Setup) -> VecId {
+    let rows: Vec<_> = ROWS.iter().map(|&(r, dof, b)| (s.state, r, dof, b)).collect();
+    free_motion_and_rows(&mut s.scene, DT, &rows).unwrap();
+    lambda_vector(&mut s.scene, true)
 }
 
 fn w_of(s: &mut Setup, c: ComponentId, cp: &ConstraintParams) -> DenseMatrix {
-    let mut w = DenseMatrix::zeros(NROWS);
-    s.scene.with_taken(c, |obj, scene| obj.constraint_correction().unwrap().add_compliance_in_constraint_space(scene, cp, &mut w)).unwrap();
-    w
+    compliance_of(&mut s.scene, c, cp, NROWS).unwrap()
 }
 
 #[test]
@@ -113,8 +82,8 @@ fn the_precomputed_matrix_is_dt_times_the_inverse_system() {
 #[test]
 fn w_and_the_motion_equal_the_linear_solver_correction() {
     let mut s = build(&[]).unwrap();
-    let lambda_vec = free_motion_and_rows(&mut s);
-    let cp = cparams(lambda_vec);
+    let lambda_vec = motion_and_rows(&mut s);
+    let cp = pos_cparams(lambda_vec);
     let p = s.precomputed;
     let wp = w_of(&mut s, p, &cp);
     let l = s.linear;
@@ -133,13 +102,7 @@ fn w_and_the_motion_equal_the_linear_solver_correction() {
         for &st in &MechScope::build(&s.scene, Scene::ROOT).main_states {
             s.scene.store.get_mut(st).write(lambda_vec).fill(0.0);
         }
-        s.scene
-            .with_taken(c, |obj, scene| {
-                let cc = obj.constraint_correction().unwrap();
-                cc.compute_motion_correction_from_lambda(scene, &cp, &lambda)?;
-                cc.apply_motion_correction(scene, &cp, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX)
-            })
-            .unwrap();
+        correct_motion(&mut s.scene, c, &cp, &lambda).unwrap();
         let st = s.scene.store.get(s.state);
         results.push((st.read(VecId::POSITION).to_vec(), st.read(VecId::VELOCITY).to_vec()));
     }
@@ -156,14 +119,14 @@ fn w_and_the_motion_equal_the_linear_solver_correction() {
 #[test]
 fn regularization_is_added_once_per_jacobian_entry() {
     let mut s = build(&[("regularizationTerm", "0.125")]).unwrap();
-    let lambda_vec = free_motion_and_rows(&mut s);
-    let cp = cparams(lambda_vec);
+    let lambda_vec = motion_and_rows(&mut s);
+    let cp = pos_cparams(lambda_vec);
     let p = s.precomputed;
     let wr = w_of(&mut s, p, &cp);
     let mut s0 = build(&[]).unwrap();
-    let l0 = free_motion_and_rows(&mut s0);
+    let l0 = motion_and_rows(&mut s0);
     let p0 = s0.precomputed;
-    let w0 = w_of(&mut s0, p0, &cparams(l0));
+    let w0 = w_of(&mut s0, p0, &pos_cparams(l0));
     // Rows 0: one entry, 1: two, 2: none, 3: two.
     for (r, count) in [(0, 1.0), (1, 2.0), (2, 0.0), (3, 2.0)] {
         assert!((wr.get(r, r) - (w0.get(r, r) + count * 0.125)).abs() < 1e-15, "row {r}");

@@ -3,28 +3,16 @@
 //! solves, single contacts), invariants (complementarity, Coulomb cone) and SOFA's quirks
 //! (iteration counts, termination on singular W).
 
+mod common;
+
 use settee_constraint::resolution::{Bilateral3DofResolution, BilateralResolution, UnilateralResolution, UnilateralWithFrictionResolution};
 use settee_constraint::solvers::block_gauss_seidel;
 use settee_core::constraint::{ConstraintProblem, ConstraintResolution, DenseMatrix};
 
 /// A problem with W, dfree, the given resolutions (in row order) and the solver settings.
 fn problem(n: usize, w: &[f64], dfree: &[f64], res: Vec<Box<dyn ConstraintResolution>>, tol: f64, max_it: usize) -> ConstraintProblem {
-    let mut p = ConstraintProblem::default();
-    p.clear(n);
-    p.w = DenseMatrix { n, data: w.to_vec() };
-    p.dfree = dfree.to_vec();
-    let mut line = 0;
-    for r in res {
-        let nb = r.nb_lines();
-        p.resolutions[line] = Some(r);
-        line += nb;
-    }
+    let (p, line) = common::problem(DenseMatrix { n, data: w.to_vec() }, dfree, res, tol, max_it, true);
     assert_eq!(line, n);
-    p.tolerance = tol;
-    p.max_iterations = max_it;
-    p.scale_tolerance = true;
-    p.all_verified = false;
-    p.sor = 1.0;
     p
 }
 
@@ -32,20 +20,7 @@ fn problem(n: usize, w: &[f64], dfree: &[f64], res: Vec<Box<dyn ConstraintResolu
 fn direct(n: usize, w: &[f64], dfree: &[f64]) -> Vec<f64> {
     let mut a = w.to_vec();
     let mut b: Vec<f64> = dfree.iter().map(|v| -v).collect();
-    for k in 0..n {
-        let p = (k..n).max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs())).unwrap();
-        for j in 0..n {
-            a.swap(k * n + j, p * n + j);
-        }
-        b.swap(k, p);
-        for i in k + 1..n {
-            let f = a[i * n + k] / a[k * n + k];
-            for j in k..n {
-                a[i * n + j] -= f * a[k * n + j];
-            }
-            b[i] -= f * b[k];
-        }
-    }
+    settee_linearsolver::testing::eliminate(&mut a, &mut b);
     let mut x = vec![0.0; n];
     for i in (0..n).rev() {
         let s: f64 = (i + 1..n).map(|j| a[i * n + j] * x[j]).sum();

@@ -11,9 +11,9 @@
 
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
-use crate::component::{Mbk, Roles};
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::mechanics::{self, label_error, AssemblyOptions, MechScope};
+use crate::mechanics::{ForceField, Mbk};
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::state::StateId;
 
@@ -154,6 +154,16 @@ impl AssembledSystem {
     }
 }
 
+/// A Compliant constraint value: what it prescribes, as data.
+pub trait ConstraintValue {
+    fn value_kind(&self) -> ValueKind;
+}
+
+/// A Compliant projector: the admissible set it projects multipliers onto, as data.
+pub trait CompliantProjector {
+    fn projector(&self) -> Projector;
+}
+
 /// A KKT solver (compliant spec §8): solves `[[H, −Jᵀ],[J, C']]·[v; λ] = [r_m; r_n]` with the
 /// rows of fixed DOFs removed (their `v` is 0).
 pub trait KktSolver {
@@ -176,7 +186,7 @@ pub trait KktSolver {
 /// The compliance component of a mapped state: the first force field acting on `s` alone that
 /// is a compliance.
 fn compliance_of(scene: &Scene, scope: &MechScope, s: StateId) -> Option<ComponentId> {
-    scope.force_fields.iter().copied().find(|&c| scene.obj(c).force_field_ref().is_some_and(|ff| ff.is_compliance() && ff.states() == [s]))
+    scope.force_fields.iter().copied().find(|&c| scene.role::<dyn ForceField>(c).is_some_and(|ff| ff.is_compliance() && ff.states() == [s]))
 }
 
 /// Assembles the system of `scope` (compliant spec §4): `H = m·M + b·B + k·K` with the factors
@@ -251,7 +261,11 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
         }
         let mut local = Vec::new();
         let p = scene.params(scene.entry(comp).node);
-        scene.obj(comp).force_field_ref().expect("force field role").add_compliance(&p, rows, &mut local).map_err(|e| label_error(scene, comp, e))?;
+        scene
+            .role::<dyn ForceField>(comp)
+            .expect("force field role")
+            .add_compliance(&p, rows, &mut local)
+            .map_err(|e| label_error(scene, comp, e))?;
         let hard = local.iter().all(|&(_, _, v)| v == 0.0);
         for (i, jj, v) in local {
             if i >= rows || jj >= rows {
@@ -261,13 +275,16 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
                 c_t.push((n + i, n + jj, v * c_scale));
             }
         }
-        let value_c = scene.find_local(node, Roles::CONSTRAINT_VALUE);
-        let (value, value_is_fallback) = match value_c.and_then(|c| scene.obj(c).constraint_value()) {
+        let value_c = scene.find_local(node, crate::compliant::CONSTRAINT_VALUE);
+        let (value, value_is_fallback) = match value_c.and_then(|c| scene.role::<dyn ConstraintValue>(c)).map(|v| v.value_kind()) {
             Some(v) => (v, false),
             None if hard => (ValueKind::Stabilization { mask: Vec::new() }, true),
             None => (ValueKind::Elastic, true),
         };
-        let projector = scene.find_local(node, Roles::COMPLIANT_PROJECTOR).and_then(|c| scene.obj(c).compliant_projector());
+        let projector = scene
+            .find_local(node, crate::compliant::COMPLIANT_PROJECTOR)
+            .and_then(|c| scene.role::<dyn CompliantProjector>(c))
+            .map(|p| p.projector());
         blocks.push(ConstraintBlock {
             state: s,
             node,
@@ -313,6 +330,10 @@ pub fn assemble_system(scene: &mut Scene, scope: &MechScope, f: Mbk, c_scale: f6
     }
     Ok(AssembledSystem { dt, m, n, h, free, j, c, masters: scope.offsets.clone(), mechanical, blocks })
 }
+
+pub const CONSTRAINT_VALUE: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintValue>("ConstraintValue");
+pub const COMPLIANT_PROJECTOR: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn CompliantProjector>("CompliantProjector");
+pub const KKT_SOLVER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn KktSolver>("KktSolver");
 
 #[cfg(test)]
 mod tests {

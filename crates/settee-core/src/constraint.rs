@@ -14,10 +14,12 @@
 //! violation, the resolutions, storing `Jᵀλ`), so that a solver only says how it builds `W` and
 //! how it iterates.
 
-use crate::component::Roles;
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
-use crate::mechanics::{self, MechScope};
+use crate::mechanics;
+use crate::mechanics::{Mapping, ProjectiveConstraint};
+// Solver-side types of the constraint stages, defined with the linear-solver role they serve.
+pub use crate::mechanics::{ConstraintJacobian, DenseMatrix, IntegrationFactors};
 use crate::scene::{ComponentId, Scene};
 use crate::state::{StateId, VecId};
 
@@ -43,132 +45,6 @@ pub struct ConstraintParams {
     pub dt: f64,
     /// Context time during the step (SOFA keeps `t0` until the end of the step).
     pub time: f64,
-}
-
-/// A dense square matrix stored by rows (the compliance `W`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DenseMatrix {
-    pub n: usize,
-    pub data: Vec<f64>,
-}
-
-impl DenseMatrix {
-    pub fn zeros(n: usize) -> DenseMatrix {
-        DenseMatrix { n, data: vec![0.0; n * n] }
-    }
-    /// Resizes to `n × n` and zero-fills, keeping the allocation.
-    pub fn clear(&mut self, n: usize) {
-        self.n = n;
-        self.data.clear();
-        self.data.resize(n * n, 0.0);
-    }
-    #[inline]
-    pub fn get(&self, i: usize, j: usize) -> f64 {
-        self.data[i * self.n + j]
-    }
-    #[inline]
-    pub fn set(&mut self, i: usize, j: usize, v: f64) {
-        self.data[i * self.n + j] = v;
-    }
-    #[inline]
-    pub fn add(&mut self, i: usize, j: usize, v: f64) {
-        self.data[i * self.n + j] += v;
-    }
-    #[inline]
-    pub fn row(&self, i: usize) -> &[f64] {
-        &self.data[i * self.n..(i + 1) * self.n]
-    }
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-}
-
-/// Constraint rows in the global scalar columns of a linear system (SOFA's `SparseMatrix` `J`
-/// handed to `addJMInvJt`): the non-empty rows in increasing constraint index, each with its
-/// entries in increasing column. Entries equal to zero are kept (they make a row non-empty, as
-/// in SOFA).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ConstraintJacobian {
-    /// Number of columns (the system size).
-    pub ncols: usize,
-    pub rows: Vec<(usize, Vec<(usize, f64)>)>,
-}
-
-impl ConstraintJacobian {
-    /// Adds the rows of one state whose DOF `k`, component `r` is global column
-    /// `offset + k·deriv_size + r`; entries landing on an existing (row, column) are summed.
-    pub fn add_state_rows(&mut self, rows: &ConstraintRows, offset: usize) {
-        let ds = rows.deriv_size;
-        for (r, entries) in rows.rows() {
-            let pos = match self.rows.binary_search_by_key(&r, |(id, _)| *id) {
-                Ok(p) => p,
-                Err(p) => {
-                    self.rows.insert(p, (r, Vec::new()));
-                    p
-                }
-            };
-            let line = &mut self.rows[pos].1;
-            for (dof, block) in entries {
-                for (c, &v) in block.iter().enumerate() {
-                    let col = offset + dof * ds + c;
-                    match line.binary_search_by_key(&col, |(cc, _)| *cc) {
-                        Ok(p) => line[p].1 += v,
-                        Err(p) => line.insert(p, (col, v)),
-                    }
-                }
-            }
-        }
-    }
-
-    /// The row with id `r`, if not empty.
-    pub fn row(&self, r: usize) -> Option<&[(usize, f64)]> {
-        self.rows.binary_search_by_key(&r, |(id, _)| *id).ok().map(|p| self.rows[p].1.as_slice())
-    }
-
-    /// Writes row `r` densely into `out` (`ncols` long, zero elsewhere).
-    pub fn dense_row(&self, r: usize, out: &mut Vec<f64>) {
-        out.clear();
-        out.resize(self.ncols, 0.0);
-        if let Some(line) = self.row(r) {
-            for &(c, v) in line {
-                out[c] = v;
-            }
-        }
-    }
-
-    /// SOFA's generic `MatrixLinearSolver::addJMInvJt`: for every row index `r < w.n` (empty
-    /// rows included, unless `skip_empty`), `y = solve(Jᵣᵀ)`, then for every non-empty row `s`:
-    /// `W[s][r] += factor·(Jₛ·y)` (accumulated from 0 over the row's entries, then scaled). Not
-    /// symmetrised. `solve(rhs, y)` writes `y` (`ncols` long).
-    pub fn add_jminvjt_generic(
-        &self,
-        w: &mut DenseMatrix,
-        factor: f64,
-        skip_empty: bool,
-        mut solve: impl FnMut(&[f64], &mut Vec<f64>) -> SimResult,
-    ) -> SimResult {
-        let mut rhs = Vec::new();
-        let mut y = Vec::new();
-        for r in 0..w.n {
-            if skip_empty && self.row(r).is_none() {
-                continue;
-            }
-            self.dense_row(r, &mut rhs);
-            solve(&rhs, &mut y)?;
-            for (s, line) in &self.rows {
-                if *s >= w.n {
-                    continue;
-                }
-                let mut acc = 0.0;
-                for &(c, v) in line {
-                    acc += v * y[c];
-                }
-                acc *= factor;
-                w.add(*s, r, acc);
-            }
-        }
-        Ok(())
-    }
 }
 
 /// What a resolution enforces on its block, for exports of the problem and for the solution
@@ -342,14 +218,6 @@ pub trait ConstraintLaw {
     }
 }
 
-/// The ODE solver's integration factors: how a linear-system solution changes position and
-/// velocity (lagrangian-constraints spec §0.2).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct IntegrationFactors {
-    pub position: f64,
-    pub velocity: f64,
-}
-
 impl IntegrationFactors {
     /// SOFA's `correctionFactor`: the position factor for POS and POS_AND_VEL, the velocity
     /// factor for VEL.
@@ -445,21 +313,40 @@ pub fn add_jt_lambda(scene: &mut Scene, s: StateId, lambda_vec: VecId, lambda: &
     st.revision += 1;
 }
 
-/// The constraint laws of the scene in SOFA's traversal order (top-down through every node,
-/// mappings included, object order inside a node).
-pub fn constraint_laws(scene: &Scene) -> Vec<ComponentId> {
-    let mut out = Vec::new();
-    for n in scene.preorder(Scene::ROOT) {
-        if !scene.node(n).activated {
-            continue;
-        }
-        for &c in &scene.node(n).objects {
-            if scene.entry(c).roles().contains(Roles::CONSTRAINT_LAW) {
-                out.push(c);
-            }
-        }
+/// The constraint laws of the scene in SOFA's traversal order (see [`Scene::constraint_laws`]).
+pub fn constraint_laws(scene: &mut Scene) -> Vec<ComponentId> {
+    scene.constraint_laws().to_vec()
+}
+
+/// The constraint laws in SOFA's traversal order.
+#[derive(Debug, Default)]
+pub struct LawList(pub Vec<ComponentId>);
+
+impl std::ops::Deref for LawList {
+    type Target = [ComponentId];
+    fn deref(&self) -> &[ComponentId] {
+        &self.0
     }
-    out
+}
+
+impl Scene {
+    /// The constraint laws in SOFA's traversal order (top-down through every active node, object
+    /// order inside a node, then the contact laws attached to it), compiled once per structure.
+    pub fn constraint_laws(&mut self) -> std::sync::Arc<LawList> {
+        self.compiled(
+            0,
+            |_, _| true,
+            |scene| {
+                let mut out = Vec::new();
+                for n in scene.preorder(Scene::ROOT) {
+                    let is_law = |c: &ComponentId| scene.entry(*c).initialized && scene.entry(*c).plays(CONSTRAINT_LAW);
+                    out.extend(scene.node(n).objects.iter().copied().filter(is_law));
+                    out.extend(scene.contacts.attached_at(n).filter(is_law));
+                }
+                LawList(out)
+            },
+        )
+    }
 }
 
 /// The constraint corrections below `node`, in scene order (SOFA's solver link order).
@@ -467,7 +354,7 @@ pub fn constraint_corrections(scene: &Scene, node: crate::NodeId) -> Vec<Compone
     let mut out = Vec::new();
     for n in scene.preorder(node) {
         for &c in &scene.node(n).objects {
-            if scene.entry(c).roles().contains(Roles::CONSTRAINT_CORRECTION) {
+            if scene.entry(c).plays(crate::constraint::CONSTRAINT_CORRECTION) {
                 out.push(c);
             }
         }
@@ -499,18 +386,17 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
         st.constraint.clear();
     }
     laws.clear();
-    let ids = constraint_laws(scene);
-    for &c in &ids {
-        scene.with_taken(c, |obj, _| {
-            obj.constraint_law().expect("constraint law role").reset_constraint();
+    let ids = scene.constraint_laws();
+    for &c in ids.iter() {
+        scene.with_role::<dyn ConstraintLaw, _>(c, |law, _| {
+            law.reset_constraint();
             Ok(())
         })?;
     }
     let mut counter = 0usize;
-    for c in ids {
+    for &c in ids.iter() {
         let count = scene
-            .with_taken(c, |obj, scene| {
-                let law = obj.constraint_law().expect("constraint law role");
+            .with_role::<dyn ConstraintLaw, _>(c, |law, scene| {
                 let (uniq, _) = dedup_states(&law.states());
                 for s in &uniq {
                     if !scene.store.contains(*s) {
@@ -528,11 +414,11 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
                 }
                 r
             })
-            .map_err(|e| crate::simulation::positioned(scene, c, e))?;
+            .map_err(|e| crate::graph::scene::positioned(scene, c, e))?;
         laws.push(LawRows { law: c, first: counter, count });
         counter += count;
     }
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::propagate_constraint_rows_up(scene, &scope)?;
     Ok(counter)
 }
@@ -540,17 +426,17 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
 /// SOFA's `applyProjectiveConstraintOnConstraintMatrix`: every projective constraint of an
 /// independent state projects each row of that state as it projects a response.
 pub fn project_constraint_rows(scene: &mut Scene) -> SimResult {
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     let p = scene.params(Scene::ROOT);
     for &c in &scope.projective {
-        let s = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role").state();
+        let s = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role").state();
         if scene.store.get(s).mapped || scene.store.get(s).constraint.is_empty() {
             continue;
         }
         let ds = scene.store.get(s).layout.deriv_size();
         let n = scene.store.get(s).size;
         let mut rows = std::mem::take(&mut scene.store.get_mut(s).constraint);
-        let proj = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let proj = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let mut dense = vec![0.0; n * ds];
         rows.map_rows(|entries| {
             for (dof, block) in entries.iter() {
@@ -573,8 +459,7 @@ pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[La
     for lr in laws {
         let out = &mut dfree[lr.first..lr.first + lr.count];
         scene
-            .with_taken(lr.law, |obj, scene| {
-                let law = obj.constraint_law().expect("constraint law role");
+            .with_role::<dyn ConstraintLaw, _>(lr.law, |law, scene| {
                 let (uniq, _) = dedup_states(&law.states());
                 let io = ViolationIo {
                     x: uniq.iter().map(|s| scene.store.get(*s).read(cp.x)).collect(),
@@ -583,7 +468,7 @@ pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[La
                 };
                 law.constraint_violation(cp, &io, out)
             })
-            .map_err(|e| crate::simulation::positioned(scene, lr.law, e))?;
+            .map_err(|e| crate::graph::scene::positioned(scene, lr.law, e))?;
     }
     Ok(())
 }
@@ -594,15 +479,15 @@ pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &m
     let mut buf: Vec<Box<dyn ConstraintResolution>> = Vec::new();
     for lr in problem.laws.clone() {
         buf.clear();
-        scene.with_taken(lr.law, |obj, _| {
-            obj.constraint_law().expect("constraint law role").resolutions(cp, &mut buf);
+        scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
+            law.resolutions(cp, &mut buf);
             Ok(())
         })?;
         let mut line = lr.first;
         for r in buf.drain(..) {
             let nb = r.nb_lines();
             if nb == 0 || line + nb > lr.first + lr.count {
-                return Err(crate::simulation::positioned(
+                return Err(crate::graph::scene::positioned(
                     scene,
                     lr.law,
                     SimError::new(format!("the constraint's resolutions cover more rows than the {} it wrote", lr.count)),
@@ -612,7 +497,7 @@ pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &m
             line += nb;
         }
         if line != lr.first + lr.count {
-            return Err(crate::simulation::positioned(
+            return Err(crate::graph::scene::positioned(
                 scene,
                 lr.law,
                 SimError::new(format!("the constraint wrote {} rows but gave resolutions for {}", lr.count, line - lr.first)),
@@ -626,8 +511,8 @@ pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &m
 pub fn store_law_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: &[LawRows], lambda: &[f64], converged: bool) -> SimResult {
     for lr in laws {
         let l = &lambda[lr.first..lr.first + lr.count];
-        scene.with_taken(lr.law, |obj, _| {
-            obj.constraint_law().expect("constraint law role").store_lambda(cp, l, converged);
+        scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
+            law.store_lambda(cp, l, converged);
             Ok(())
         })?;
     }
@@ -646,7 +531,7 @@ pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: 
     }
     for lr in laws {
         let (states, stores) = {
-            let law = scene.components[lr.law].obj.as_mut().expect("taken").constraint_law().expect("constraint law role");
+            let law = scene.components[lr.law].role_mut::<dyn ConstraintLaw>().expect("constraint law role");
             (dedup_states(&law.states()).0, law.stores_lambda_in_states())
         };
         if stores {
@@ -655,7 +540,7 @@ pub fn store_constraint_lambdas(scene: &mut Scene, cp: &ConstraintParams, laws: 
             }
         }
     }
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::accumulate_up(scene, &scope, cp.lambda)
 }
 
@@ -707,7 +592,7 @@ pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> 
             continue;
         }
         for (_, e) in scene.components.iter() {
-            let Some(m) = e.obj.as_ref().and_then(|o| o.mapping_ref()) else { continue };
+            let Some(m) = e.role::<dyn Mapping>() else { continue };
             if m.is_mechanical() && m.output() == Some(s) {
                 stack.extend(m.inputs());
             }
@@ -722,18 +607,21 @@ pub fn independent_states_of(scene: &Scene, states: &[StateId]) -> Vec<StateId> 
 /// not reported.
 pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
     let mut simulated: Vec<StateId> = Vec::new();
-    for (node, _) in crate::simulation::solver_nodes(scene) {
-        simulated.extend(MechScope::build(scene, node).main_states);
+    let plan = scene.solve_plan();
+    for item in plan.iter() {
+        if let mechanics::SolveItem::Solve { node, .. } = item {
+            simulated.extend(scene.scope(*node).main_states.iter().copied());
+        }
     }
     let mut corrected: Vec<StateId> = Vec::new();
     for c in constraint_corrections(scene, Scene::ROOT) {
-        if let Some(cc) = scene.components[c].obj.as_mut().and_then(|o| o.constraint_correction()) {
+        if let Some(cc) = scene.components[c].role_mut::<dyn ConstraintCorrection>() {
             corrected.extend(cc.states());
         }
     }
     let mut out = Vec::new();
-    for law in constraint_laws(scene) {
-        let states = match scene.components[law].obj.as_mut().and_then(|o| o.constraint_law()) {
+    for &law in scene.constraint_laws().iter() {
+        let states = match scene.components[law].role_mut::<dyn ConstraintLaw>() {
             Some(l) => l.states(),
             None => continue,
         };
@@ -745,3 +633,8 @@ pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
     }
     out
 }
+
+pub const CONSTRAINT_LAW: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintLaw>("ConstraintLaw");
+pub const CONTACT_CONSTRAINT: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ContactConstraint>("ContactConstraint");
+pub const CONSTRAINT_CORRECTION: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintCorrection>("ConstraintCorrection");
+pub const CONSTRAINT_SOLVER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintSolver>("ConstraintSolver");

@@ -4,6 +4,7 @@
 //! running on to 1e159 and reporting success.
 
 use crate::diag::{SimError, SimResult};
+use crate::mechanics::Mass;
 use crate::scene::Scene;
 use crate::state::VecId;
 
@@ -16,20 +17,7 @@ pub const ENERGY_GROWTH: f64 = 1e8;
 /// from zero).
 pub const ENERGY_WARMUP_STEPS: usize = 10;
 
-/// What the checks remember between steps; reset by `init_root`, set up at the first check.
-#[derive(Clone, Debug, Default)]
-pub struct DivergenceGuard {
-    /// Steps checked since the scene was initialised.
-    pub steps: usize,
-    /// The scene's initial size: the largest extent of the initial bounding box of every
-    /// state's positions, or the largest initial coordinate, floored at 1.
-    pub scale: Option<f64>,
-    /// Kinetic energy of every state at unit velocity, times (scale/dt)²: the energy of the
-    /// whole scene crossing its own size in one step. Growth below it is never divergence.
-    energy_floor: f64,
-    /// Running maximum of the kinetic energy after each checked step (index 0: initial).
-    energy_max: Vec<f64>,
-}
+pub use crate::graph::scene::DivergenceGuard;
 
 impl DivergenceGuard {
     /// The largest plausible |coordinate|.
@@ -43,13 +31,13 @@ impl DivergenceGuard {
     /// from rest, never trips, while exponential growth does within a few steps), and above the
     /// floor.
     pub fn observe_energy(&mut self, ke: f64) -> Option<f64> {
-        let prev = self.energy_max.last().copied().unwrap_or(0.0);
+        let prev = self.energy_max.last().unwrap_or(0.0);
         self.energy_max.push(prev.max(ke));
         let k = self.energy_max.len() - 1;
         if k < ENERGY_WARMUP_STEPS {
             return None;
         }
-        let reference = self.energy_max[k / 2];
+        let reference = self.energy_max.at(k / 2);
         (ke > ENERGY_GROWTH * reference && ke > self.energy_floor).then_some(reference)
     }
 
@@ -78,7 +66,7 @@ impl DivergenceGuard {
         let dt = scene.root().context.dt.abs();
         let speed = if dt > 0.0 { scale / dt } else { scale };
         self.energy_floor = kinetic_energy(scene, Some(1.0)).0 * speed * speed;
-        self.energy_max = vec![kinetic_energy(scene, None).0];
+        self.energy_max.reset(kinetic_energy(scene, None).0);
     }
 }
 
@@ -88,10 +76,11 @@ fn kinetic_energy(scene: &Scene, unit: Option<f64>) -> (f64, Option<(crate::Stat
     let mut total = 0.0;
     let mut fastest: Option<(crate::StateId, usize, f64)> = None;
     for (_, e) in scene.components.iter() {
-        if !e.roles().contains(crate::component::Roles::MASS) {
+        // Only masses that are part of the simulation: initialised, in active nodes.
+        if !e.plays(crate::mechanics::MASS) || !e.initialized || !scene.node_active(e.node) {
             continue;
         }
-        let Some(mass) = e.obj.as_ref().and_then(|o| o.mass_ref()) else { continue };
+        let Some(mass) = e.role::<dyn Mass>() else { continue };
         let sid = mass.state();
         let Some(st) = scene.store.states.get(sid) else { continue };
         let v = st.read(VecId::VELOCITY);
@@ -209,6 +198,27 @@ mod tests {
         let mut g = DivergenceGuard { energy_floor: 1e30, ..Default::default() };
         g.energy_max.push(1e-20);
         assert!((1..20).all(|k| g.observe_energy(10f64.powi(k)).is_none()));
+    }
+
+    #[test]
+    fn the_running_maximum_reads_as_the_full_history_would() {
+        let mut seq = crate::graph::scene::RunningMax::default();
+        let mut full: Vec<f64> = Vec::new();
+        let mut x = 0.5f64;
+        for k in 0..2000usize {
+            // a bouncing, slowly rising signal with plateaus
+            x = (x * 3.7 * (1.0 - x)).clamp(0.0, 1.0);
+            let v = (k / 300) as f64 + x;
+            let m = full.last().map_or(v, |&p: &f64| p.max(v));
+            full.push(m);
+            seq.push(m);
+            assert_eq!(seq.len(), full.len());
+            for j in [0, k / 2, k] {
+                assert_eq!(seq.at(j), full[j], "index {j} after {k}");
+            }
+        }
+        // Memory follows the rises, not the steps.
+        assert!(seq.rises.len() < 200, "{} rises kept", seq.rises.len());
     }
 
     #[test]

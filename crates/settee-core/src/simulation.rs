@@ -2,10 +2,12 @@
 
 use std::time::Instant;
 
-use crate::component::Roles;
+use crate::collision::CollisionPipeline;
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::factory::Factory;
-use crate::mechanics::{self, MechScope};
+use crate::mechanics;
+use crate::mechanics::SolveItem;
+use crate::mechanics::{AnimationLoop, OdeSolver};
 use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
 use crate::state::VecId;
 
@@ -14,22 +16,31 @@ use crate::state::VecId;
 /// initial projection and propagation through mappings. Errors are reported into the scene's
 /// messages; the first one is returned.
 pub fn init_root(scene: &mut Scene, factory: &Factory) -> SimResult {
-    if scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP).is_none() {
+    if scene.find_local(Scene::ROOT, crate::mechanics::ANIMATION_LOOP).is_none() {
         if let Some(id) = factory.create(scene, Scene::ROOT, "DefaultAnimationLoop", None, Vec::new(), None, std::path::Path::new(".")) {
             let objs = &mut scene.node_mut(Scene::ROOT).objects;
             objs.retain(|c| *c != id);
             objs.insert(0, id);
+            scene.touch();
             scene.entry_mut(id).name = "DefaultAnimationLoop".into();
             scene.report(Diagnostic::new(crate::diag::Severity::Info, "no animation loop in the root node: a DefaultAnimationLoop was added"));
         }
     }
-    scene.animation_loop = scene.find_local(Scene::ROOT, Roles::ANIMATION_LOOP);
+    scene.animation_loop = scene.find_local(Scene::ROOT, crate::mechanics::ANIMATION_LOOP);
     if scene.factory.is_none() {
         scene.factory = Some(std::sync::Arc::new(factory.clone()));
     }
     scene.resolve_all_links();
+    if !scene.root().activated {
+        let pos = scene.root().pos.clone();
+        scene.report(
+            Diagnostic::warning("the root node is deactivated (activated=\"0\"): nothing in the scene is initialised or simulated")
+                .at(pos)
+                .hint("remove activated=\"0\" from the root node"),
+        );
+    }
     init_nodes(scene, &scene.preorder(Scene::ROOT))?;
-    let scope = MechScope::build(scene, Scene::ROOT);
+    let scope = scene.scope(Scene::ROOT);
     mechanics::project_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)?;
     scene.initialized = true;
@@ -45,7 +56,7 @@ pub fn init_subtree(scene: &mut Scene, node: NodeId) -> SimResult {
     let comps: Vec<ComponentId> = order.iter().flat_map(|n| scene.node(*n).objects.clone()).collect();
     scene.resolve_links(&comps);
     init_nodes(scene, &order)?;
-    let scope = MechScope::build(scene, node);
+    let scope = scene.scope(node);
     mechanics::propagate_position_velocity(scene, &scope, VecId::POSITION, VecId::VELOCITY)
 }
 
@@ -112,19 +123,7 @@ fn bwd_init_one(scene: &mut Scene, c: ComponentId, first_error: &mut Option<SimE
     }
 }
 
-/// Gives an error the component's label and scene position when it has none.
-pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
-    if !scene.contains(c) {
-        return e;
-    }
-    if e.0.subject.is_none() {
-        e.0.subject = Some(scene.entry(c).label());
-    }
-    if e.0.pos.is_none() {
-        e.0.pos = scene.entry(c).pos.clone();
-    }
-    e
-}
+pub use crate::graph::scene::positioned;
 
 /// Performs one step with the scene's animation loop (sending the start-of-simulation event
 /// first when it was not sent yet).
@@ -132,12 +131,27 @@ pub fn animate(scene: &mut Scene, dt: f64) -> SimResult {
     let Some(al) = scene.animation_loop else {
         return Err(SimError::new("the scene has no animation loop (was it initialised?)"));
     };
+    if !scene.is_live(al) {
+        // A deactivated root (or loop node): SOFA's step visits nothing; time still passes.
+        advance_time(scene, dt);
+        return Ok(());
+    }
     start(scene)?;
-    scene.with_taken(al, |obj, scene| obj.animation_loop().expect("animation loop role").step(scene, dt))
+    scene.with_role::<dyn AnimationLoop, _>(al, |l, scene| l.step(scene, dt))
 }
 
 /// Times a stage when timing is enabled.
 pub fn timed<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scene) -> R) -> R {
+    if let Some(observe) = scene.stage_observer {
+        observe(stage, true);
+        let r = timed_inner(scene, stage, f);
+        observe(stage, false);
+        return r;
+    }
+    timed_inner(scene, stage, f)
+}
+
+fn timed_inner<R>(scene: &mut Scene, stage: &'static str, f: impl FnOnce(&mut Scene) -> R) -> R {
     if !scene.timing_enabled {
         return f(scene);
     }
@@ -183,13 +197,14 @@ pub fn finish(scene: &mut Scene) -> SimResult {
 
 /// Calls `f` on every component, top-down in object order; components removed meanwhile and
 /// the one currently running (the animation loop) are skipped.
-fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::component::Component, &mut Scene, ComponentId) -> SimResult) -> SimResult {
+fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::graph::component::Component, &mut Scene, ComponentId) -> SimResult) -> SimResult {
     for n in scene.preorder(Scene::ROOT) {
         let objs = scene.node(n).objects.clone();
         for c in objs {
             match scene.components.get(c) {
                 None => continue,                       // removed by a component before it
                 Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
+                Some(e) if !e.initialized => continue,  // never initialised: not part of the simulation
                 Some(_) => {}
             }
             scene.with_taken(c, |obj, scene| f(obj, scene, c)).map_err(|e| positioned(scene, c, e))?;
@@ -199,7 +214,7 @@ fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::component::Com
 }
 
 /// Keeps linked Data live: every component whose linked Data changed pulls the new values and
-/// is told ([`crate::component::Component::data_changed`]), the components it reads from first
+/// is told ([`crate::graph::component::Component::data_changed`]), the components it reads from first
 /// (an engine recomputes before the components reading its outputs), each once per pass.
 pub fn update_live_data(scene: &mut Scene) -> SimResult {
     scene.live_data_pass += 1;
@@ -236,7 +251,7 @@ pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
         if !node.activated {
             continue;
         }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
+        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
         if !solvers.is_empty() {
             out.push((n, solvers));
             continue;
@@ -264,29 +279,22 @@ pub enum IsolatedInteractions {
 /// top-down, a node holding ODE solvers is solved (its solvers in declaration order) and not
 /// descended into; in the other nodes, interaction force fields are handled as `isolated` says.
 pub fn solve_all(scene: &mut Scene, dt: f64, x_result: VecId, v_result: VecId, isolated: IsolatedInteractions) -> SimResult {
-    let mut stack = vec![Scene::ROOT];
-    while let Some(n) = stack.pop() {
-        let node = scene.node(n);
-        if !node.activated {
-            continue;
-        }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)).collect();
-        if !solvers.is_empty() {
-            let scope = MechScope::build(scene, n);
-            for s in solvers {
-                scene.with_taken(s, |obj, scene| obj.ode_solver().expect("ode solver role").solve(scene, &scope, dt, x_result, v_result))?;
+    let plan = scene.solve_plan();
+    for item in plan.iter() {
+        match item {
+            SolveItem::Solve { node, solvers } => {
+                let scope = scene.scope(*node);
+                for &s in solvers {
+                    scene.with_role::<dyn OdeSolver, _>(s, |solver, scene| solver.solve(scene, &scope, dt, x_result, v_result))?;
+                }
             }
-            continue;
-        }
-        if isolated == IsolatedInteractions::AddToExternalForce {
-            let interactions: Vec<ComponentId> =
-                node.objects.iter().copied().filter(|c| scene.entry(*c).roles().contains(Roles::FORCE_FIELD.union(Roles::INTERACTION))).collect();
-            for c in interactions {
-                mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
+            SolveItem::Isolated { interactions, .. } => {
+                if isolated == IsolatedInteractions::AddToExternalForce {
+                    for &c in interactions {
+                        mechanics::add_force_unscoped(scene, c, VecId::EXTERNAL_FORCE, VecId::POSITION, VecId::VELOCITY)?;
+                    }
+                }
             }
-        }
-        for c in scene.node(n).children.iter().rev() {
-            stack.push(*c);
         }
     }
     Ok(())
@@ -307,172 +315,25 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
 }
 
 /// Runs the collision pipelines, node by node top-down (SOFA's CollisionVisitor): each
-/// pipeline's reset, detection and response in turn. Structural changes components asked for
-/// while the pipelines ran are applied at the end.
+/// pipeline's reset, detection and response in turn. Structural changes asked for meanwhile (the
+/// objects of contacts that ended) wait for the next step's sync point.
 pub fn collision(scene: &mut Scene) -> SimResult {
-    for n in scene.preorder(Scene::ROOT) {
-        // A pipeline above may have removed this node (a contact's mapper node).
-        if !scene.contains_node(n) {
+    let pipelines = scene.role_index(crate::collision::COLLISION_PIPELINE);
+    let mut last_node = None;
+    for &p in pipelines.iter() {
+        // One pipeline per node: the first one (SOFA's context pipeline).
+        let node = scene.entry(p).node;
+        if last_node == Some(node) {
             continue;
         }
-        let Some(p) = scene.find_local(n, Roles::COLLISION_PIPELINE) else { continue };
+        last_node = Some(node);
         scene
-            .with_taken(p, |obj, scene| -> SimResult {
-                let pipeline = obj.collision_pipeline().expect("collision pipeline role");
+            .with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| -> SimResult {
                 pipeline.reset(scene, p)?;
                 pipeline.detect(scene, p)?;
                 pipeline.respond(scene, p)
             })
             .map_err(|e| positioned(scene, p, e))?;
-    }
-    scene.apply_deferred();
-    Ok(())
-}
-
-/// The step of SOFA's DefaultAnimationLoop.
-pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
-    timed(scene, "animate begin", animate_begin)?;
-    scene.apply_deferred();
-    timed(scene, "live data", update_live_data)?;
-    timed(scene, "collision", collision)?;
-    timed(scene, "solve", |s| solve_all(s, dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
-    let scope = MechScope::build(scene, Scene::ROOT);
-    timed(scene, "project & propagate", |s| -> SimResult {
-        mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
-        mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
-    })?;
-    end_integration(scene);
-    advance_time(scene, dt);
-    timed(scene, "animate end", animate_end)?;
-    crate::divergence::check_plausible(scene)
-}
-
-/// What FreeMotionAnimationLoop's step needs to know about its configuration.
-#[derive(Clone, Copy, Debug)]
-pub struct FreeMotionConfig {
-    /// The constraint solver (its `C` and `Λ` vectors, its solve).
-    pub solver: ComponentId,
-    /// `solveVelocityConstraintFirst`: pose the problem at velocity level.
-    pub velocity_first: bool,
-}
-
-/// The step of SOFA's FreeMotionAnimationLoop (lagrangian-solvers spec §1.2): the unconstrained
-/// ("free") motion into `freePosition`/`freeVelocity`, collision detection on the start-of-step
-/// positions, the constraint problem solved and applied by the constraint solver, then the usual
-/// end of step. The context time stays `t0` until the end, as in SOFA.
-pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> SimResult {
-    use crate::constraint::{ConstraintOrder, ConstraintParams};
-    let (c_vec, lambda_vec) = scene
-        .with_taken(cfg.solver, |obj, _| Ok(obj.constraint_solver().expect("constraint solver role").dx_and_lambda()))
-        .map_err(|e| positioned(scene, cfg.solver, e))?;
-    let order = if cfg.velocity_first { ConstraintOrder::Vel } else { ConstraintOrder::PosAndVel };
-    let cp = ConstraintParams {
-        x: VecId::FREE_POSITION,
-        v: VecId::FREE_VELOCITY,
-        dx: c_vec,
-        lambda: lambda_vec,
-        order,
-        dt,
-        time: scene.root().context.time,
-    };
-    init_free_vectors(scene);
-    // S3: Λ counts in every state's total forces (the non-linear mappings' geometric stiffness).
-    scene.total_force_contributor = Some(lambda_vec);
-    timed(scene, "animate begin", animate_begin)?;
-    scene.apply_deferred();
-    timed(scene, "live data", update_live_data)?;
-    scale_lambda(scene, lambda_vec, dt);
-    // S9: the mappings' geometric stiffness for the previous step's constraint force Λ/dt.
-    let scope = MechScope::build(scene, Scene::ROOT);
-    mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
-    timed(scene, "free motion", |s| free_motion(s, dt, order))?;
-    timed(scene, "collision", collision)?;
-    timed(scene, "constraints", |s| -> SimResult {
-        let r = s.with_taken(cfg.solver, |obj, s| {
-            let solver = obj.constraint_solver().expect("constraint solver role");
-            match order {
-                ConstraintOrder::Vel => solver.solve_constraint(s, &cp, VecId::VELOCITY, None),
-                _ => solver.solve_constraint(s, &cp, VecId::POSITION, Some(VecId::VELOCITY)),
-            }
-        });
-        r.map_err(|e| positioned(s, cfg.solver, e))?;
-        let scope = MechScope::build(s, Scene::ROOT);
-        if order == ConstraintOrder::Vel {
-            for &st in &scope.main_states {
-                mechanics::v_op_state(s, st, VecId::POSITION, Some(VecId::POSITION), Some(VecId::VELOCITY), dt);
-            }
-        }
-        project_response_main(s, &scope, c_vec)?;
-        mechanics::propagate_dx(s, &scope, c_vec)
-    })?;
-    end_integration(scene);
-    let scope = MechScope::build(scene, Scene::ROOT);
-    timed(scene, "project & propagate", |s| -> SimResult {
-        mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
-        mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
-    })?;
-    advance_time(scene, dt);
-    timed(scene, "animate end", animate_end)?;
-    crate::divergence::check_plausible(scene)
-}
-
-/// S2: a state whose free position or velocity is unset or empty starts from its position or
-/// velocity (the first step, or a state created since).
-fn init_free_vectors(scene: &mut Scene) {
-    for st in scene.store.states.values_mut() {
-        for (free, from) in [(VecId::FREE_POSITION, VecId::POSITION), (VecId::FREE_VELOCITY, VecId::VELOCITY)] {
-            if !st.is_set(free) || st.read(free).is_empty() {
-                let v = st.read(from).to_vec();
-                st.set_vec(free, v);
-            }
-        }
-    }
-}
-
-/// S8: `Λ := Λ/dt` on every state (the previous step's impulse becomes a force).
-fn scale_lambda(scene: &mut Scene, lambda: VecId, dt: f64) {
-    for st in scene.store.states.values_mut() {
-        if st.is_set(lambda) && !st.read(lambda).is_empty() {
-            // SOFA's `vOp(Λ, null, Λ, 1/dt)`: a product by the inverse, not a division.
-            let inv = 1.0 / dt;
-            for x in st.write(lambda).iter_mut() {
-                *x *= inv;
-            }
-        }
-    }
-}
-
-/// `computeFreeMotion` (spec §1.3): every ODE solver writes the free vectors (interaction force
-/// fields of solver-less nodes are not computed), `v_free` is projected and mapped down, and in
-/// position order every state gets `x_free = x + dt·v_free`.
-fn free_motion(scene: &mut Scene, dt: f64, order: crate::constraint::ConstraintOrder) -> SimResult {
-    solve_all(scene, dt, VecId::FREE_POSITION, VecId::FREE_VELOCITY, IsolatedInteractions::Ignore)?;
-    let scope = MechScope::build(scene, Scene::ROOT);
-    project_response_main(scene, &scope, VecId::FREE_VELOCITY)?;
-    mechanics::propagate_dx(scene, &scope, VecId::FREE_VELOCITY)?;
-    if order != crate::constraint::ConstraintOrder::Vel {
-        for &s in &scope.states {
-            mechanics::v_op_state(scene, s, VecId::FREE_POSITION, Some(VecId::POSITION), Some(VecId::FREE_VELOCITY), dt);
-        }
-    }
-    Ok(())
-}
-
-/// Projects a derivative vector with the projective constraints of independent states only (the
-/// projection visitor stops at mappings).
-fn project_response_main(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
-    for &c in &scope.projective {
-        let node = scene.entry(c).node;
-        let p = scene.params(node);
-        let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
-        let s = pc.state();
-        if store.get(s).mapped || !store.get(s).is_set(dx) {
-            continue;
-        }
-        let mut v = store.get_mut(s).take(dx);
-        pc.project_response(&p, &mut v);
-        store.get_mut(s).put(dx, v);
     }
     Ok(())
 }

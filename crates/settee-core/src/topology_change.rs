@@ -8,82 +8,9 @@
 //! indices ([`IndexSubset`]) applies the same events in the same order, so it stays aligned with
 //! the container without knowing how the change was made.
 
-use crate::{ComponentId, InitCtx, Roles, Scene, SimError, SimResult};
-
-/// The element types, in SOFA's order of events (points first, then edges, …).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ElementKind {
-    #[default]
-    Point,
-    Edge,
-    Triangle,
-    Quad,
-    Tetrahedron,
-    Hexahedron,
-}
-
-impl ElementKind {
-    pub const ALL: [ElementKind; 6] =
-        [ElementKind::Point, ElementKind::Edge, ElementKind::Triangle, ElementKind::Quad, ElementKind::Tetrahedron, ElementKind::Hexahedron];
-
-    /// Vertices per element.
-    pub fn arity(self) -> usize {
-        match self {
-            ElementKind::Point => 1,
-            ElementKind::Edge => 2,
-            ElementKind::Triangle => 3,
-            ElementKind::Quad | ElementKind::Tetrahedron => 4,
-            ElementKind::Hexahedron => 8,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ElementKind::Point => "point",
-            ElementKind::Edge => "edge",
-            ElementKind::Triangle => "triangle",
-            ElementKind::Quad => "quad",
-            ElementKind::Tetrahedron => "tetrahedron",
-            ElementKind::Hexahedron => "hexahedron",
-        }
-    }
-}
-
-/// One event of a container's change log.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TopologyChange {
-    /// `count` elements appended after the existing ones. New element `k` may be described as
-    /// a weighted combination of existing elements (`ancestors[k]` with `coefs[k]`; both empty,
-    /// or shorter than `count`, for elements without ancestors): per-element data of the new
-    /// element is interpolated from its ancestors'. `elements` holds the new elements' vertices
-    /// (empty for points, and for holders that only count).
-    Added { kind: ElementKind, count: usize, elements: Vec<Vec<usize>>, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>> },
-    /// Elements removed one after the other, in the order given, each by swap-with-last.
-    /// `elements` holds each removed element's vertices as they were when it was removed
-    /// (empty for points): a holder that subtracts an element's contribution (a lumped mass,
-    /// springs on its edges) needs them, and the container no longer has them.
-    Removed { kind: ElementKind, indices: Vec<usize>, elements: Vec<Vec<usize>> },
-    /// Elements renumbered: new element `i` is old element `old_of_new[i]` (a permutation).
-    Renumbered { kind: ElementKind, old_of_new: Vec<usize> },
-}
-
-impl TopologyChange {
-    pub fn kind(&self) -> ElementKind {
-        match self {
-            TopologyChange::Added { kind, .. } | TopologyChange::Removed { kind, .. } | TopologyChange::Renumbered { kind, .. } => *kind,
-        }
-    }
-}
-
-/// Why a change cannot be applied: it names elements that do not exist.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChangeError(pub String);
-
-impl std::fmt::Display for ChangeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+use crate::graph::role::{self, RoleId};
+pub use crate::graph::topology::{ChangeError, ElementKind, Follow, TopologyChange};
+use crate::{ComponentId, InitCtx, Scene, SimError, SimResult};
 
 /// Checks a change against an array of `len` elements of its kind, before anything is changed.
 pub fn validate(change: &TopologyChange, len: usize) -> Result<(), ChangeError> {
@@ -266,28 +193,17 @@ impl IndexSubset {
 
 // ----- propagation ---------------------------------------------------------------------------
 
-/// What a component did with a change of the topology it reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Follow {
-    /// Its per-point and per-element data now match the changed topology.
-    Followed,
-    /// It holds nothing that depends on the topology.
-    NotConcerned,
-    /// It does not know how to follow (the default): the step stops with a positioned error
-    /// if the component holds per-point or per-element data (force fields, masses, mappings,
-    /// projective constraints, collision models, engines).
-    Unsupported,
-}
-
 /// Roles whose components hold data indexed by points or elements, so that ignoring a change is
 /// an error rather than silence.
-const DATA_HOLDING: Roles = Roles::FORCE_FIELD
-    .union(Roles::MASS)
-    .union(Roles::PROJECTIVE_CONSTRAINT)
-    .union(Roles::MAPPING)
-    .union(Roles::COLLISION_MODEL)
-    .union(Roles::ENGINE)
-    .union(Roles::CONSTRAINT_LAW);
+const DATA_HOLDING: [RoleId; 7] = [
+    crate::mechanics::FORCE_FIELD,
+    crate::mechanics::MASS,
+    crate::mechanics::PROJECTIVE_CONSTRAINT,
+    crate::mechanics::MAPPING,
+    crate::collision::COLLISION_MODEL,
+    role::ENGINE,
+    crate::constraint::CONSTRAINT_LAW,
+];
 
 /// The topology whose changes component `c` follows: its `topology` link, else the `input`
 /// link of a topological mapping (a component whose `input` link designates a topology), else
@@ -297,7 +213,7 @@ pub fn followed_topology(scene: &Scene, c: ComponentId) -> Option<ComponentId> {
         return Some(t);
     }
     if let Some(&t) = scene.link_targets(c, "input").first() {
-        if scene.entry(t).roles().contains(Roles::TOPOLOGY) {
+        if scene.entry(t).plays(role::TOPOLOGY) {
             return Some(t);
         }
     }
@@ -394,14 +310,14 @@ fn resize_states(scene: &mut Scene, container: ComponentId, changes: &[TopologyC
     }
     let home = scene.entry(container).node;
     for n in scene.preorder(home) {
-        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
+        let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) else { continue };
         if followed_topology(scene, ms) != Some(container) {
             continue;
         }
         let Some(sid) = scene.state_of(ms) else { continue };
         for c in changes.iter().filter(|c| c.kind() == ElementKind::Point) {
             scene.store.get_mut(sid).apply_point_change(c).map_err(|e| {
-                crate::simulation::positioned(
+                crate::graph::scene::positioned(
                     scene,
                     ms,
                     SimError::new(format!("cannot follow a point change of {}: {e}", scene.entry(container).label())),
@@ -419,24 +335,79 @@ fn deliver(scene: &mut Scene, container: ComponentId, changes: &[TopologyChange]
             if c == container || !scene.contains(c) || scene.components[c].obj.is_none() {
                 continue;
             }
-            if scene.entry(c).roles().contains(Roles::MECHANICAL_STATE) || followed_topology(scene, c) != Some(container) {
+            if scene.entry(c).plays(role::MECHANICAL_STATE) || followed_topology(scene, c) != Some(container) {
                 continue;
             }
             let follow = scene
                 .with_taken(c, |obj, scene| obj.topology_changed(&mut InitCtx { scene, id: c }, container, changes))
-                .map_err(|e| crate::simulation::positioned(scene, c, e))?;
-            if follow == Follow::Unsupported && scene.entry(c).roles().intersects(DATA_HOLDING) {
+                .map_err(|e| crate::graph::scene::positioned(scene, c, e))?;
+            if follow == Follow::Unsupported && DATA_HOLDING.iter().any(|r| scene.entry(c).plays(*r)) {
                 let e = SimError::unsupported(format!(
                     "{} does not follow topological changes, and {} has just changed",
                     scene.entry(c).label(),
                     scene.entry(container).label()
                 ))
                 .hint("remove the component from the changing part of the scene, or keep the topology fixed");
-                return Err(crate::simulation::positioned(scene, c, e));
+                return Err(crate::graph::scene::positioned(scene, c, e));
             }
         }
     }
     Ok(())
+}
+
+impl crate::graph::state::MState {
+    /// Follows a change of the points of its topology: removed points leave every vector by
+    /// swap-with-last (SOFA's order), added points are appended, each the weighted sum of its
+    /// ancestors (zero without ancestors), renumbered points are permuted.
+    pub fn apply_point_change(&mut self, change: &TopologyChange) -> Result<(), ChangeError> {
+        use TopologyChange as C;
+        validate(change, self.size)?;
+        self.revision += 1;
+        let size = self.size;
+        let (cs, ds) = (self.layout.coord_size(), self.layout.deriv_size());
+        let each = |v: &mut Vec<f64>, w: usize| {
+            if v.len() != size * w {
+                // An unset or stale vector: only its length matters.
+                v.resize(size * w, 0.0);
+            }
+            match change {
+                C::Removed { indices, .. } => swap_remove_blocks(v, w, indices),
+                C::Added { count, ancestors, coefs, .. } => {
+                    for k in 0..*count {
+                        let mut value = vec![0.0; w];
+                        let a = ancestors.get(k).map(|a| a.as_slice()).unwrap_or(&[]);
+                        let c = coefs.get(k).map(|c| c.as_slice()).unwrap_or(&[]);
+                        for (j, &anc) in a.iter().enumerate() {
+                            // SOFA's default coefficients: equal weights.
+                            let wj = c.get(j).copied().unwrap_or(1.0 / a.len() as f64);
+                            for (d, x) in value.iter_mut().enumerate() {
+                                *x += wj * v[anc * w + d];
+                            }
+                        }
+                        v.extend_from_slice(&value);
+                    }
+                }
+                C::Renumbered { old_of_new, .. } => {
+                    let old = v.clone();
+                    for (n, &o) in old_of_new.iter().enumerate() {
+                        v[n * w..(n + 1) * w].copy_from_slice(&old[o * w..(o + 1) * w]);
+                    }
+                }
+            }
+        };
+        for v in self.coords.iter_mut().flatten() {
+            each(v, cs);
+        }
+        for v in self.derivs.iter_mut().flatten() {
+            each(v, ds);
+        }
+        self.size = match change {
+            C::Removed { indices, .. } => size - indices.len(),
+            C::Added { count, .. } => size + count,
+            C::Renumbered { .. } => size,
+        };
+        Ok(())
+    }
 }
 
 #[cfg(test)]

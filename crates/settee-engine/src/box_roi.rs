@@ -13,99 +13,11 @@
 //!   which comes later) and again, with `doUpdate`, at the start of a step whose inputs changed
 //!   (the default `position` is a live link to the context's rest positions).
 
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+// SOFA's `normalize` is `normalized`: unchanged when the norm is not above machine epsilon.
+use settee_core::math::{add, cross, dot, normalized, scale, sub};
+use settee_core::role::{self, Engine};
 use settee_core::topology::group;
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, TemplateRule};
-
-static DATA: &[DataDecl] = &[
-    decl("box", RealTuples(6), "", "axis-aligned boxes `xmin ymin zmin xmax ymax zmax` (default: one box 0 0 0 1 1 1 when no box is given)"),
-    decl(
-        "orientedBox",
-        RealTuples(10),
-        "",
-        "oriented boxes `p0 p1 p2 depth`: the parallelogram (p0, p1, p2, p0+p2-p1) extruded by depth/2 on each side",
-    ),
-    decl("position", Coords, "", "rest positions of the points (default: the rest positions of the context mechanical state)"),
-    decl("edges", IndexTuples(2), "", "edge topology (default: the node's topology)"),
-    decl("triangles", IndexTuples(3), "", "triangle topology (default: the node's topology)"),
-    decl_alias("quads", &["quad"], IndexTuples(4), "", "quad topology (default: the node's topology)"),
-    decl("tetrahedra", IndexTuples(4), "", "tetrahedron topology (default: the node's topology)"),
-    decl("hexahedra", IndexTuples(8), "", "hexahedron topology (default: the node's topology)"),
-    decl("computeEdges", Bool, "true", "compute the edges inside the ROI"),
-    decl("computeTriangles", Bool, "true", "compute the triangles inside the ROI"),
-    decl_alias("computeQuads", &["computeQuad"], Bool, "true", "compute the quads inside the ROI"),
-    decl("computeTetrahedra", Bool, "true", "compute the tetrahedra inside the ROI"),
-    decl("computeHexahedra", Bool, "true", "compute the hexahedra inside the ROI"),
-    decl("strict", Bool, "true", "an element is inside when all its points are (else: when its centre is)"),
-    decl("indices", Indices, "0", "output: indices of the points inside the ROI"),
-    decl("edgeIndices", Indices, "", "output: indices of the edges inside the ROI"),
-    decl("triangleIndices", Indices, "", "output: indices of the triangles inside the ROI"),
-    decl("quadIndices", Indices, "", "output: indices of the quads inside the ROI"),
-    decl("tetrahedronIndices", Indices, "", "output: indices of the tetrahedra inside the ROI"),
-    decl("hexahedronIndices", Indices, "", "output: indices of the hexahedra inside the ROI"),
-    decl("pointsInROI", Coords, "", "output: points inside the ROI"),
-    decl("edgesInROI", IndexTuples(2), "", "output: edges inside the ROI"),
-    decl("trianglesInROI", IndexTuples(3), "", "output: triangles inside the ROI"),
-    decl_alias("quadsInROI", &["quadInROI"], IndexTuples(4), "", "output: quads inside the ROI"),
-    decl("tetrahedraInROI", IndexTuples(4), "", "output: tetrahedra inside the ROI"),
-    decl("hexahedraInROI", IndexTuples(8), "", "output: hexahedra inside the ROI"),
-    decl("nbIndices", Int, "0", "output: number of selected points"),
-    decl("pointsOutROI", Coords, "", "output: points outside the ROI"),
-    decl("edgesOutROI", IndexTuples(2), "", "output: edges outside the ROI"),
-    decl("trianglesOutROI", IndexTuples(3), "", "output: triangles outside the ROI"),
-    decl("tetrahedraOutROI", IndexTuples(4), "", "output: tetrahedra outside the ROI"),
-    decl("indicesOut", Indices, "", "output: indices of the points outside the ROI"),
-    decl("edgeOutIndices", Indices, "", "output: indices of the edges outside the ROI"),
-    decl("triangleOutIndices", Indices, "", "output: indices of the triangles outside the ROI"),
-    decl("tetrahedronOutIndices", Indices, "", "output: indices of the tetrahedra outside the ROI"),
-    decl_alias("drawROI", &["drawBoxes"], Bool, "false", "draw the boxes (rendering only)"),
-    decl("drawPoints", Bool, "false", "draw the points inside (rendering only)"),
-    decl("drawEdges", Bool, "false", "draw the edges inside (rendering only)"),
-    decl("drawTriangles", Bool, "false", "draw the triangles inside (rendering only)"),
-    decl("drawQuads", Bool, "false", "draw the quads inside (rendering only)"),
-    decl("drawTetrahedra", Bool, "false", "draw the tetrahedra inside (rendering only)"),
-    decl("drawHexahedra", Bool, "false", "draw the hexahedra inside (rendering only)"),
-    decl("drawSize", Real, "1", "rendering size (rendering only)"),
-    decl("doUpdate", Bool, "true", "update the selection at the beginning of a step when an input changed"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    BOX: Reals = "box";
-    ORIENTED_BOX: Reals = "orientedBox";
-    POSITION: Reals = "position";
-    EDGES: Indices = "edges";
-    TRIANGLES: Indices = "triangles";
-    QUADS: Indices = "quads";
-    TETRAHEDRA: Indices = "tetrahedra";
-    HEXAHEDRA: Indices = "hexahedra";
-    COMPUTE_EDGES: Bool = "computeEdges";
-    COMPUTE_TRIANGLES: Bool = "computeTriangles";
-    COMPUTE_QUADS: Bool = "computeQuads";
-    COMPUTE_TETRAHEDRA: Bool = "computeTetrahedra";
-    COMPUTE_HEXAHEDRA: Bool = "computeHexahedra";
-    STRICT: Bool = "strict";
-    DO_UPDATE: Bool = "doUpdate";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BoxROI",
-    description: "Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.",
-    roles: Roles::ENGINE,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BoxROI { layout: args.layout.unwrap_or(Layout::Vec3) })
-}
+use settee_core::{component, Component, ComponentId, InitCtx, Layout, SimResult};
 
 /// An oriented box prepared for point tests (SOFA's `computeOrientedBoxes`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,31 +32,6 @@ pub struct OrientedBox {
     width: f64,
     length: f64,
     depth: f64,
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn add(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn scale(a: [f64; 3], s: f64) -> [f64; 3] {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-/// SOFA's `normalize`: unchanged when the norm is not above machine epsilon.
-fn normalized(a: [f64; 3]) -> [f64; 3] {
-    let n = dot(a, a).sqrt();
-    if n > f64::EPSILON {
-        [a[0] / n, a[1] / n, a[2] / n]
-    } else {
-        a
-    }
 }
 
 impl OrientedBox {
@@ -242,15 +129,116 @@ fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: 
     (inside, outside)
 }
 
-fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Value {
-    Value::Indices { arity: K, v: idx.iter().flat_map(|&i| elements[i]).collect() }
+fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
+    idx.iter().flat_map(|&i| elements[i]).collect()
 }
 
-fn indices(v: Vec<usize>) -> Value {
-    Value::Indices { arity: 1, v }
-}
-
+/// Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.
+///
 /// The BoxROI engine.
+#[component(
+    markers = [Engine],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| BoxROI { layout: args.layout.unwrap_or(Layout::Vec3) },
+    data = {
+        /// axis-aligned boxes `xmin ymin zmin xmax ymax zmax` (default: one box 0 0 0 1 1 1 when no
+        /// box is given)
+        "box" as BOX: RealTuples(6),
+        /// oriented boxes `p0 p1 p2 depth`: the parallelogram (p0, p1, p2, p0+p2-p1) extruded by
+        /// depth/2 on each side
+        orientedBox: RealTuples(10),
+        /// rest positions of the points (default: the rest positions of the context mechanical state)
+        position: Coords,
+        /// edge topology (default: the node's topology)
+        edges: IndexTuples(2),
+        /// triangle topology (default: the node's topology)
+        triangles: IndexTuples(3),
+        /// quad topology (default: the node's topology)
+        #[alias("quad")]
+        quads: IndexTuples(4),
+        /// tetrahedron topology (default: the node's topology)
+        tetrahedra: IndexTuples(4),
+        /// hexahedron topology (default: the node's topology)
+        hexahedra: IndexTuples(8),
+        /// compute the edges inside the ROI
+        computeEdges: Bool = "true",
+        /// compute the triangles inside the ROI
+        computeTriangles: Bool = "true",
+        /// compute the quads inside the ROI
+        #[alias("computeQuad")]
+        computeQuads: Bool = "true",
+        /// compute the tetrahedra inside the ROI
+        computeTetrahedra: Bool = "true",
+        /// compute the hexahedra inside the ROI
+        computeHexahedra: Bool = "true",
+        /// an element is inside when all its points are (else: when its centre is)
+        strict: Bool = "true",
+        /// output: indices of the points inside the ROI
+        indices: Indices = "0",
+        /// output: indices of the edges inside the ROI
+        edgeIndices: Indices,
+        /// output: indices of the triangles inside the ROI
+        triangleIndices: Indices,
+        /// output: indices of the quads inside the ROI
+        quadIndices: Indices,
+        /// output: indices of the tetrahedra inside the ROI
+        tetrahedronIndices: Indices,
+        /// output: indices of the hexahedra inside the ROI
+        hexahedronIndices: Indices,
+        /// output: points inside the ROI
+        pointsInROI: Coords,
+        /// output: edges inside the ROI
+        edgesInROI: IndexTuples(2),
+        /// output: triangles inside the ROI
+        trianglesInROI: IndexTuples(3),
+        /// output: quads inside the ROI
+        #[alias("quadInROI")]
+        quadsInROI: IndexTuples(4),
+        /// output: tetrahedra inside the ROI
+        tetrahedraInROI: IndexTuples(4),
+        /// output: hexahedra inside the ROI
+        hexahedraInROI: IndexTuples(8),
+        /// output: number of selected points
+        nbIndices: Int = "0",
+        /// output: points outside the ROI
+        pointsOutROI: Coords,
+        /// output: edges outside the ROI
+        edgesOutROI: IndexTuples(2),
+        /// output: triangles outside the ROI
+        trianglesOutROI: IndexTuples(3),
+        /// output: tetrahedra outside the ROI
+        tetrahedraOutROI: IndexTuples(4),
+        /// output: indices of the points outside the ROI
+        indicesOut: Indices,
+        /// output: indices of the edges outside the ROI
+        edgeOutIndices: Indices,
+        /// output: indices of the triangles outside the ROI
+        triangleOutIndices: Indices,
+        /// output: indices of the tetrahedra outside the ROI
+        tetrahedronOutIndices: Indices,
+        /// draw the boxes (rendering only)
+        #[alias("drawBoxes")]
+        drawROI: Bool = "false",
+        /// draw the points inside (rendering only)
+        drawPoints: Bool = "false",
+        /// draw the edges inside (rendering only)
+        drawEdges: Bool = "false",
+        /// draw the triangles inside (rendering only)
+        drawTriangles: Bool = "false",
+        /// draw the quads inside (rendering only)
+        drawQuads: Bool = "false",
+        /// draw the tetrahedra inside (rendering only)
+        drawTetrahedra: Bool = "false",
+        /// draw the hexahedra inside (rendering only)
+        drawHexahedra: Bool = "false",
+        /// rendering size (rendering only)
+        drawSize: Real = "1",
+        /// update the selection at the beginning of a step when an input changed
+        doUpdate: Bool = "true",
+    },
+)]
 pub struct BoxROI {
     layout: Layout,
 }
@@ -259,30 +247,28 @@ impl BoxROI {
     /// The component whose Data feeds `position` when it is not set, and the Data name.
     fn position_source(cx: &InitCtx) -> Option<(ComponentId, &'static str)> {
         let node = cx.node();
-        if let Some(ms) = cx.scene.find_local(node, Roles::MECHANICAL_STATE) {
+        if let Some(ms) = cx.scene.find_local(node, role::MECHANICAL_STATE) {
             return Some((ms, "rest_position"));
         }
-        if let Some(l) = cx.scene.find_local(node, Roles::LOADER) {
+        if let Some(l) = cx.scene.find_local(node, role::LOADER) {
             return Some((l, "position"));
         }
-        cx.scene.find_up(node, Roles::MECHANICAL_STATE).map(|ms| (ms, "rest_position"))
+        cx.scene.find_up(node, role::MECHANICAL_STATE).map(|ms| (ms, "rest_position"))
     }
 }
 
 impl Component for BoxROI {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         // Without `position`, the positions of the context are linked in, as SOFA's `setParent`
         // does: the selection follows them when they change (see `data_changed`).
         let mut warned = false;
-        if !cx.data().is_given(POSITION) {
+        if !cx.data().is_given(Self::POSITION) {
             let Some((src, field)) = Self::position_source(cx) else {
                 return Err(cx
                     .error("no positions: `position` is not set and there is no MechanicalObject or mesh loader in this node or above")
                     .hint("set `position=\"@dofs.rest_position\"` or add a MechanicalObject before the BoxROI"));
             };
-            if cx.scene.entry(src).roles().contains(Roles::MECHANICAL_STATE) && !cx.scene.entry(src).initialized {
+            if cx.scene.entry(src).plays(role::MECHANICAL_STATE) && !cx.scene.entry(src).initialized {
                 warned = true;
                 cx.warn(format!(
                     "{} is declared after this BoxROI: its rest positions are not known yet and the selection is empty",
@@ -296,7 +282,7 @@ impl Component for BoxROI {
 
     /// SOFA's `doUpdate`: the selection is recomputed when an input changed.
     fn data_changed(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().get(DO_UPDATE) {
+        if cx.data().get(Self::DO_UPDATE) {
             self.select(cx, false)?;
         }
         Ok(())
@@ -311,7 +297,7 @@ impl Component for BoxROI {
         _topology: ComponentId,
         _changes: &[settee_core::topology_change::TopologyChange],
     ) -> SimResult<settee_core::topology_change::Follow> {
-        if cx.data().get(DO_UPDATE) {
+        if cx.data().get(Self::DO_UPDATE) {
             cx.scene.refresh_links(cx.id);
             self.select(cx, false)?;
         }
@@ -324,20 +310,32 @@ impl BoxROI {
     fn select(&mut self, cx: &mut InitCtx, warn_empty: bool) -> SimResult {
         let layout = self.layout;
         let (cs, dims) = (layout.coord_size(), layout.spatial_size());
-        let positions: Vec<f64> = cx.data().get(POSITION).to_vec();
+        let positions: Vec<f64> = cx.data().get(Self::POSITION).to_vec();
         let points: Vec<Vec<f64>> = positions.chunks_exact(cs).map(|c| c[..dims].to_vec()).collect();
 
         // Topology inputs.
         let d = cx.data();
-        let flags = [d.get(COMPUTE_EDGES), d.get(COMPUTE_TRIANGLES), d.get(COMPUTE_QUADS), d.get(COMPUTE_TETRAHEDRA), d.get(COMPUTE_HEXAHEDRA)];
-        let strict = d.get(STRICT);
-        let mut edges = group::<2>(d.get(EDGES));
-        let mut triangles = group::<3>(d.get(TRIANGLES));
-        let mut quads = group::<4>(d.get(QUADS));
-        let mut tetrahedra = group::<4>(d.get(TETRAHEDRA));
-        let mut hexahedra = group::<8>(d.get(HEXAHEDRA));
-        let set = [d.is_given(EDGES), d.is_given(TRIANGLES), d.is_given(QUADS), d.is_given(TETRAHEDRA), d.is_given(HEXAHEDRA)];
-        if let Some(mesh) = cx.scene.find_local(cx.node(), Roles::TOPOLOGY).and_then(|t| cx.scene.mesh_of(t)) {
+        let flags = [
+            d.get(Self::COMPUTE_EDGES),
+            d.get(Self::COMPUTE_TRIANGLES),
+            d.get(Self::COMPUTE_QUADS),
+            d.get(Self::COMPUTE_TETRAHEDRA),
+            d.get(Self::COMPUTE_HEXAHEDRA),
+        ];
+        let strict = d.get(Self::STRICT);
+        let mut edges = group::<2>(d.get(Self::EDGES));
+        let mut triangles = group::<3>(d.get(Self::TRIANGLES));
+        let mut quads = group::<4>(d.get(Self::QUADS));
+        let mut tetrahedra = group::<4>(d.get(Self::TETRAHEDRA));
+        let mut hexahedra = group::<8>(d.get(Self::HEXAHEDRA));
+        let set = [
+            d.is_given(Self::EDGES),
+            d.is_given(Self::TRIANGLES),
+            d.is_given(Self::QUADS),
+            d.is_given(Self::TETRAHEDRA),
+            d.is_given(Self::HEXAHEDRA),
+        ];
+        if let Some(mesh) = cx.scene.find_local(cx.node(), role::TOPOLOGY).and_then(|t| cx.scene.mesh_of(t)) {
             if !set[0] && flags[0] {
                 edges = mesh.edges.clone();
             }
@@ -357,8 +355,8 @@ impl BoxROI {
 
         // Boxes.
         let d = cx.data();
-        let mut boxes: Vec<[f64; 6]> = d.get(BOX).chunks_exact(6).map(|b| [b[0], b[1], b[2], b[3], b[4], b[5]]).collect();
-        if !d.is_given(BOX) && !d.is_given(ORIENTED_BOX) {
+        let mut boxes: Vec<[f64; 6]> = d.get(Self::BOX).chunks_exact(6).map(|b| [b[0], b[1], b[2], b[3], b[4], b[5]]).collect();
+        if !d.is_given(Self::BOX) && !d.is_given(Self::ORIENTED_BOX) {
             boxes.push([0.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
         }
         for b in &mut boxes {
@@ -368,16 +366,16 @@ impl BoxROI {
                 }
             }
         }
-        let oriented: Vec<OrientedBox> = if dims == 3 { d.get(ORIENTED_BOX).chunks_exact(10).map(OrientedBox::new).collect() } else { Vec::new() };
-        if dims != 3 && d.is_given(ORIENTED_BOX) {
+        let oriented: Vec<OrientedBox> =
+            if dims == 3 { d.get(Self::ORIENTED_BOX).chunks_exact(10).map(OrientedBox::new).collect() } else { Vec::new() };
+        if dims != 3 && d.is_given(Self::ORIENTED_BOX) {
             cx.warn(format!("oriented boxes are not supported in {dims}D"));
         }
         let region = Region { aligned: boxes.clone(), oriented, dims };
         let out = cx.data_mut();
-        out.set("box", Value::Reals { arity: 6, v: boxes.iter().flatten().copied().collect() });
+        out.put(Self::BOX, boxes.iter().flatten().copied().collect());
 
         // Selection (SOFA clears every output first).
-        let mut sel: Vec<(&str, Value)> = Vec::new();
         let (mut pin, mut pout) = (Vec::new(), Vec::new());
         let (mut xin, mut xout) = (Vec::new(), Vec::new());
         let selecting = !points.is_empty() && (!region.aligned.is_empty() || !region.oriented.is_empty());
@@ -427,31 +425,28 @@ impl BoxROI {
             ));
         }
 
-        sel.push(("nbIndices", Value::Int(pin.len() as i64)));
-        sel.push(("pointsInROI", Value::Reals { arity: cs, v: xin }));
-        sel.push(("pointsOutROI", Value::Reals { arity: cs, v: xout }));
-        sel.push(("indices", indices(pin)));
-        sel.push(("indicesOut", indices(pout)));
-        sel.push(("edgesInROI", pick(&edges, &ein)));
-        sel.push(("edgesOutROI", pick(&edges, &eout)));
-        sel.push(("edgeIndices", indices(ein)));
-        sel.push(("edgeOutIndices", indices(eout)));
-        sel.push(("trianglesInROI", pick(&triangles, &tin)));
-        sel.push(("trianglesOutROI", pick(&triangles, &tout)));
-        sel.push(("triangleIndices", indices(tin)));
-        sel.push(("triangleOutIndices", indices(tout)));
-        sel.push(("quadsInROI", pick(&quads, &qin)));
-        sel.push(("quadIndices", indices(qin)));
-        sel.push(("tetrahedraInROI", pick(&tetrahedra, &tetin)));
-        sel.push(("tetrahedraOutROI", pick(&tetrahedra, &tetout)));
-        sel.push(("tetrahedronIndices", indices(tetin)));
-        sel.push(("tetrahedronOutIndices", indices(tetout)));
-        sel.push(("hexahedraInROI", pick(&hexahedra, &hin)));
-        sel.push(("hexahedronIndices", indices(hin)));
         let out = cx.data_mut();
-        for (name, v) in sel {
-            out.set(name, v);
-        }
+        out.put(Self::NB_INDICES, pin.len() as i64);
+        out.put(Self::POINTS_IN_ROI, xin);
+        out.put(Self::POINTS_OUT_ROI, xout);
+        out.put(Self::INDICES, pin);
+        out.put(Self::INDICES_OUT, pout);
+        out.put(Self::EDGES_IN_ROI, pick(&edges, &ein));
+        out.put(Self::EDGES_OUT_ROI, pick(&edges, &eout));
+        out.put(Self::EDGE_INDICES, ein);
+        out.put(Self::EDGE_OUT_INDICES, eout);
+        out.put(Self::TRIANGLES_IN_ROI, pick(&triangles, &tin));
+        out.put(Self::TRIANGLES_OUT_ROI, pick(&triangles, &tout));
+        out.put(Self::TRIANGLE_INDICES, tin);
+        out.put(Self::TRIANGLE_OUT_INDICES, tout);
+        out.put(Self::QUADS_IN_ROI, pick(&quads, &qin));
+        out.put(Self::QUAD_INDICES, qin);
+        out.put(Self::TETRAHEDRA_IN_ROI, pick(&tetrahedra, &tetin));
+        out.put(Self::TETRAHEDRA_OUT_ROI, pick(&tetrahedra, &tetout));
+        out.put(Self::TETRAHEDRON_INDICES, tetin);
+        out.put(Self::TETRAHEDRON_OUT_INDICES, tetout);
+        out.put(Self::HEXAHEDRA_IN_ROI, pick(&hexahedra, &hin));
+        out.put(Self::HEXAHEDRON_INDICES, hin);
         Ok(())
     }
 }
@@ -460,44 +455,9 @@ impl BoxROI {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use settee_core::{Attr, Factory, Scene};
-
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
-    }
-
-    fn init_scene(scene: &mut Scene) -> SimResult {
-        scene.resolve_all_links();
-        for n in scene.preorder(Scene::ROOT) {
-            for c in scene.node(n).objects.clone() {
-                scene.pull_links(c);
-                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-                scene.entry_mut(c).initialized = true;
-            }
-        }
-        Ok(())
-    }
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_topology::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    const FEMBAR_GRID: &[(&str, &str)] = &[
-        ("name", "grid"),
-        ("nx", "4"),
-        ("ny", "4"),
-        ("nz", "20"),
-        ("xmin", "-9"),
-        ("xmax", "-6"),
-        ("ymin", "0"),
-        ("ymax", "3"),
-        ("zmin", "0"),
-        ("zmax", "19"),
-    ];
+    use crate::test_support::{attrs, factory, init_scene};
+    use settee_core::Scene;
+    use settee_topology::testing::FEMBAR_GRID;
 
     #[test]
     fn fembar_box_selects_the_z0_layer() {

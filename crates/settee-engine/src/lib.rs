@@ -2,12 +2,14 @@
 
 pub mod box_roi;
 pub mod points_from_indices;
+#[cfg(test)]
+mod test_support;
 
 pub use box_roi::BoxROI;
 pub use points_from_indices::PointsFromIndices;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&box_roi::CLASS);
-    f.register(&points_from_indices::CLASS);
+    f.add::<BoxROI>();
+    f.add::<PointsFromIndices>();
 }

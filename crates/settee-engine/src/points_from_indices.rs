@@ -7,39 +7,8 @@
 //! the output is left as it was, as in SOFA. An index beyond the positions is an error (SOFA
 //! reads past its array).
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
-
-static DATA: &[DataDecl] = &[
-    decl("position", Coords, "", "Position coordinates of the degrees of freedom (default: the context Vec3 state's positions)"),
-    decl("indices", Indices, "", "Indices of the points"),
-    decl("indices_position", Coords, "", "output: Coordinates of the points contained in indices"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    POSITION: Reals = "position";
-    INDICES: Indices = "indices";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PointsFromIndices",
-    description: "Find the points given a list of indices.",
-    roles: Roles::ENGINE,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PointsFromIndices)
-}
+use settee_core::role::{self, Engine};
+use settee_core::{component, Component, ComponentId, InitCtx, SimResult};
 
 /// SOFA's `Vec` equality: every component differs by less than 1e-6.
 fn same_point(a: &[f64], b: &[f64]) -> bool {
@@ -63,7 +32,23 @@ pub fn select(position: &[f64], indices: &[usize]) -> Result<Vec<f64>, usize> {
     Ok(out)
 }
 
+/// Find the points given a list of indices.
+///
 /// The PointsFromIndices engine.
+#[component(
+    markers = [Engine],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    create = |_| PointsFromIndices,
+    data = {
+        /// Position coordinates of the degrees of freedom (default: the context Vec3 state's positions)
+        position: Coords,
+        /// Indices of the points
+        indices: Indices,
+        /// output: Coordinates of the points contained in indices
+        indices_position: Coords,
+    },
+)]
 pub struct PointsFromIndices;
 
 impl PointsFromIndices {
@@ -74,7 +59,7 @@ impl PointsFromIndices {
         while let Some(n) = cur {
             let found = scene.node(n).objects.iter().copied().find(|&c| {
                 let e = scene.entry(c);
-                e.roles().contains(Roles::MECHANICAL_STATE) && e.template == "Vec3d"
+                e.plays(role::MECHANICAL_STATE) && e.template == "Vec3d"
             });
             if found.is_some() {
                 return found;
@@ -86,25 +71,23 @@ impl PointsFromIndices {
 
     fn update(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let position = d.get(POSITION);
+        let position = d.get(Self::POSITION);
         if position.is_empty() {
             return Ok(());
         }
-        let indices = d.get(INDICES);
+        let indices = d.get(Self::INDICES);
         let n = position.len() / 3;
         let out = select(position, indices).map_err(|i| {
             cx.error(format!("index {i} is beyond the {n} points of `position`")).hint("indices must be smaller than the number of positions")
         })?;
-        cx.data_mut().set("indices_position", Value::Reals { arity: 3, v: out });
+        cx.data_mut().put(Self::INDICES_POSITION, out);
         Ok(())
     }
 }
 
 impl Component for PointsFromIndices {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().get(POSITION).is_empty() && !cx.data().is_given(POSITION) {
+        if cx.data().get(Self::POSITION).is_empty() && !cx.data().is_given(Self::POSITION) {
             if let Some(ms) = Self::context_vec3_state(cx) {
                 cx.scene.link_data(cx.id, "position", ms, "position")?;
             }
@@ -121,27 +104,9 @@ impl Component for PointsFromIndices {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
+    use crate::test_support::{factory, init_scene};
     use settee_core::testing::add;
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    fn init_scene(scene: &mut Scene) -> SimResult {
-        scene.resolve_all_links();
-        for n in scene.preorder(Scene::ROOT) {
-            for c in scene.node(n).objects.clone() {
-                scene.pull_links(c);
-                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-                scene.entry_mut(c).initialized = true;
-            }
-        }
-        Ok(())
-    }
+    use settee_core::Scene;
 
     /// Indices 2, 0, 2 of three points: points 2 and 0 in that order, the repeated one once; a
     /// point within 1e-6 of a listed one is skipped too.

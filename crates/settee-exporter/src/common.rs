@@ -7,7 +7,8 @@ use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
-use settee_core::{ComponentId, NodeId, Roles, Scene};
+use settee_core::role;
+use settee_core::{ComponentId, NodeId, Scene};
 
 /// An output file: gzip-compressed when its name ends in `.gz`.
 pub enum Output {
@@ -69,7 +70,7 @@ pub fn read_text(path: &Path) -> io::Result<String> {
 /// The mechanical state a component of `node` observes: the node's own, else the nearest
 /// ancestor's (SOFA's `getContext()->getMechanicalState()`).
 pub fn context_state(scene: &Scene, node: NodeId) -> Option<ComponentId> {
-    scene.context_state(node).filter(|c| scene.entry(*c).roles().contains(Roles::MECHANICAL_STATE))
+    scene.context_state(node).filter(|c| scene.entry(*c).plays(role::MECHANICAL_STATE))
 }
 
 /// Appends `values` in SOFA's default stream format (`%g`, 6 significant digits), separated by

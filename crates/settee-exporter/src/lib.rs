@@ -18,8 +18,8 @@ pub mod write_state;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&vtk_exporter::CLASS);
-    f.register(&write_state::CLASS);
-    f.register(&read_state::CLASS);
-    f.register(&monitor::CLASS);
+    f.add::<vtk_exporter::VtkExporter>();
+    f.add::<write_state::WriteState>();
+    f.add::<read_state::ReadState>();
+    f.add::<monitor::Monitor>();
 }

@@ -17,59 +17,9 @@
 
 use std::io::Write;
 
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Roles, Scene, SimError, SimResult, TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult, VecId};
 
 use crate::common::{context_state, push_g6, Output};
-
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "Indices of the DOFs to monitor"),
-    decl("ExportPositions", Bool, "false", "Write the monitored positions to <fileName>_x.txt"),
-    decl("ExportVelocities", Bool, "false", "Write the monitored velocities to <fileName>_v.txt"),
-    decl("ExportForces", Bool, "false", "Write the monitored forces to <fileName>_f.txt"),
-    decl("fileName", FileName, "", "Prefix of the files written (default: ./<name>)"),
-    decl("showPositions", Bool, "false", "Draw the monitored positions (GUI only, ignored)"),
-    decl("PositionsColor", Str, "", "Colour of the positions (GUI only, ignored)"),
-    decl("showVelocities", Bool, "false", "Draw the monitored velocities (GUI only, ignored)"),
-    decl("VelocitiesColor", Str, "", "Colour of the velocities (GUI only, ignored)"),
-    decl("showForces", Bool, "false", "Draw the monitored forces (GUI only, ignored)"),
-    decl("ForcesColor", Str, "", "Colour of the forces (GUI only, ignored)"),
-    decl("showMinThreshold", Real, "0.01", "Smallest vector drawn (GUI only, ignored)"),
-    decl("showTrajectories", Bool, "false", "Draw the trajectories (GUI only, ignored)"),
-    decl("TrajectoriesPrecision", Real, "0.1", "Time between two trajectory points (GUI only, ignored)"),
-    decl("TrajectoriesColor", Str, "", "Colour of the trajectories (GUI only, ignored)"),
-    decl("sizeFactor", Real, "1", "Scale of the arrows drawn (GUI only, ignored)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    INDICES: Indices = "indices";
-    EXPORT_X: Bool = "ExportPositions";
-    EXPORT_V: Bool = "ExportVelocities";
-    EXPORT_F: Bool = "ExportForces";
-    FILE_NAME: Text = "fileName";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "Monitor",
-    description: "Writes the positions, velocities or forces of chosen DOFs at every step as gnuplot columns (<fileName>_x.txt, _v.txt, _f.txt).",
-    roles: Roles::NONE,
-    templates: &["Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(Monitor::default())
-}
 
 /// One exported quantity: its vector, its file.
 struct Channel {
@@ -77,7 +27,48 @@ struct Channel {
     out: Output,
 }
 
+/// Writes the positions, velocities or forces of chosen DOFs at every step as gnuplot columns (<fileName>_x.txt, _v.txt, _f.txt).
+///
 /// The Monitor component.
+#[component(
+    templates = ["Vec3d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// Indices of the DOFs to monitor
+        indices: Indices,
+        /// Write the monitored positions to <fileName>_x.txt
+        ExportPositions: Bool = "false",
+        /// Write the monitored velocities to <fileName>_v.txt
+        ExportVelocities: Bool = "false",
+        /// Write the monitored forces to <fileName>_f.txt
+        ExportForces: Bool = "false",
+        /// Prefix of the files written (default: ./<name>)
+        fileName: FileName,
+        /// Draw the monitored positions (GUI only, ignored)
+        showPositions: Bool = "false",
+        /// Colour of the positions (GUI only, ignored)
+        PositionsColor: Str,
+        /// Draw the monitored velocities (GUI only, ignored)
+        showVelocities: Bool = "false",
+        /// Colour of the velocities (GUI only, ignored)
+        VelocitiesColor: Str,
+        /// Draw the monitored forces (GUI only, ignored)
+        showForces: Bool = "false",
+        /// Colour of the forces (GUI only, ignored)
+        ForcesColor: Str,
+        /// Smallest vector drawn (GUI only, ignored)
+        showMinThreshold: Real = "0.01",
+        /// Draw the trajectories (GUI only, ignored)
+        showTrajectories: Bool = "false",
+        /// Time between two trajectory points (GUI only, ignored)
+        TrajectoriesPrecision: Real = "0.1",
+        /// Colour of the trajectories (GUI only, ignored)
+        TrajectoriesColor: Str,
+        /// Scale of the arrows drawn (GUI only, ignored)
+        sizeFactor: Real = "1",
+    },
+)]
 #[derive(Default)]
 pub struct Monitor {
     state: Option<ComponentId>,
@@ -113,8 +104,6 @@ impl Monitor {
 }
 
 impl Component for Monitor {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.state = context_state(cx.scene, cx.node());
         let Some(sid) = self.state.and_then(|s| cx.scene.state_of(s)) else {
@@ -122,20 +111,20 @@ impl Component for Monitor {
         };
         let n = cx.scene.store.get(sid).size;
         let d = cx.data();
-        self.indices = d.get(INDICES).to_vec();
+        self.indices = d.get(Self::INDICES).to_vec();
         if let Some(i) = self.indices.iter().find(|&&i| i >= n) {
             return Err(cx
                 .error(format!("index {i} is beyond the {n} DOFs of the monitored state"))
                 .hint("indices must be smaller than the state's size"));
         }
-        let prefix = match d.get(FILE_NAME) {
+        let prefix = match d.get(Self::FILE_NAME) {
             "" => format!("./{}", cx.entry().name),
             p => p.to_string(),
         };
         let wanted = [
-            (d.get(EXPORT_X), "x", "positions", VecId::POSITION),
-            (d.get(EXPORT_V), "v", "velocities", VecId::VELOCITY),
-            (d.get(EXPORT_F), "f", "forces", VecId::FORCE),
+            (d.get(Self::EXPORT_POSITIONS), "x", "positions", VecId::POSITION),
+            (d.get(Self::EXPORT_VELOCITIES), "v", "velocities", VecId::VELOCITY),
+            (d.get(Self::EXPORT_FORCES), "f", "forces", VecId::FORCE),
         ];
         self.wanted = wanted.into_iter().filter(|w| w.0).map(|(_, suffix, what, vec)| (format!("{prefix}_{suffix}.txt"), what, vec)).collect();
         Ok(())

@@ -11,53 +11,10 @@
 //! a record one step late. With `loop`, the file starts over when it is exhausted, its times
 //! shifted by the last time read. `interval` is accepted and, as in SOFA, unused.
 
-use settee_core::data::{decl, DataKind::*};
 use settee_core::types::{quat_from_euler, quat_mul, quat_rotate, Layout};
-use settee_core::{
-    component_any, mechanics, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MechScope, Roles, Scene, SimError, SimResult,
-    TemplateRule, VecId,
-};
+use settee_core::{component, mechanics, Component, ComponentId, InitCtx, MechScope, Scene, SimError, SimResult, VecId};
 
 use crate::common::{context_state, read_text};
-
-static DATA: &[DataDecl] = &[
-    decl("filename", FileName, "", "State file to read (gzip-compressed when it ends in .gz), as WriteState writes it"),
-    decl("interval", Real, "0", "Time between inputs (accepted, unused, as in SOFA)"),
-    decl("shift", Real, "0", "Added to the scene's time to find the record to read"),
-    decl("loop", Bool, "false", "Start the file over when its end is reached"),
-    decl("scalePos", Real, "1", "Scale applied to the positions read"),
-    decl("rotation", Fixed(3), "0 0 0", "Rotation (Euler angles, degrees) applied to the positions read"),
-    decl("translation", Fixed(3), "0 0 0", "Translation applied to the positions read"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FILENAME: Text = "filename";
-    SHIFT: Real = "shift";
-    LOOP: Bool = "loop";
-    SCALE: Real = "scalePos";
-    ROTATION: Vec3 = "rotation";
-    TRANSLATION: Vec3 = "translation";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "ReadState",
-    description: "Replays a state file written by WriteState into the context mechanical state.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ReadState::default())
-}
 
 /// One record of a state file: its time and its lines (`X= …`, `V= …`).
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +48,27 @@ pub fn parse_records(text: &str) -> Result<Vec<Record>, String> {
     Ok(out)
 }
 
+/// Replays a state file written by WriteState into the context mechanical state.
+///
 /// The ReadState component.
+#[component(
+    data = {
+        /// State file to read (gzip-compressed when it ends in .gz), as WriteState writes it
+        filename: FileName,
+        /// Time between inputs (accepted, unused, as in SOFA)
+        interval: Real = "0",
+        /// Added to the scene's time to find the record to read
+        shift: Real = "0",
+        /// Start the file over when its end is reached
+        "loop" as LOOP: Bool = "false",
+        /// Scale applied to the positions read
+        scalePos: Real = "1",
+        /// Rotation (Euler angles, degrees) applied to the positions read
+        rotation: Fixed(3) = "0 0 0",
+        /// Translation applied to the positions read
+        translation: Fixed(3) = "0 0 0",
+    },
+)]
 #[derive(Default)]
 pub struct ReadState {
     state: Option<ComponentId>,
@@ -132,7 +109,8 @@ impl ReadState {
         let node = scene.entry(me).node;
         let ctx = scene.node(node).context;
         let d = &scene.entry(me).data;
-        let (shift, looping, scale, rot, tr) = (d.get(SHIFT), d.get(LOOP), d.get(SCALE), d.get(ROTATION), d.get(TRANSLATION));
+        let (shift, looping, scale, rot, tr) =
+            (d.get(Self::SHIFT), d.get(Self::LOOP), d.get(Self::SCALE_POS), d.get(Self::ROTATION), d.get(Self::TRANSLATION));
         let Some(r) = self.read_next(ctx.time + shift, 0.1 * ctx.dt, looping) else { return Ok(()) };
         let rec = &self.records[r];
         let st = scene.store.get_mut(sid);
@@ -199,14 +177,12 @@ fn transform(x: &mut [f64], layout: Layout, scale: f64, rot_deg: [f64; 3], tr: [
 }
 
 impl Component for ReadState {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.state = context_state(cx.scene, cx.node());
         if self.state.is_none() {
             return Err(cx.error("ReadState found no mechanical state in its context").hint("put it in the node of the MechanicalObject to drive"));
         }
-        let name = cx.data().get(FILENAME).to_string();
+        let name = cx.data().get(Self::FILENAME).to_string();
         if name.is_empty() {
             return Err(cx.error("ReadState has no filename").hint("set filename to a file written by WriteState"));
         }

@@ -14,80 +14,27 @@
 //! SOFA names them: XML `name<k>.vtu` (`name.vtu` becomes `name<k>.vtu`), legacy
 //! `name_<k>.vtk` — or the same name each time with `overwrite`.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::data::Value;
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::scene::LinkTarget;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, Scene, SimError, SimResult, TemplateRule,
-    VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult, VecId};
 
 use crate::vtk::{self, CellSelection, DataArray, Grid, Precision};
 
 /// The Data every SOFA simulation exporter has (BaseSimulationExporter).
-pub static EXPORTER_DATA: &[DataDecl] = &[
-    decl("filename", FileName, "", "Path or file name to write; the component's name when empty"),
-    decl("exportEveryNumberOfSteps", Int, "0", "Export every this many steps, at the end of the step (0: never)"),
-    decl("exportAtBegin", Bool, "false", "Export once the simulation is initialised, before the first step"),
-    decl("exportAtEnd", Bool, "false", "Export when the simulation ends"),
-    decl("enable", Bool, "true", "Enable or disable the exports"),
-];
-
-static DATA: &[DataDecl] = &[
-    decl("XMLformat", Bool, "true", "Write XML unstructured grids (.vtu); false: the legacy VTK text format"),
-    decl("position", RealTuples(3), "", "Points to write (default: the mechanical state's positions, else the topology's points)"),
-    decl("edges", Bool, "true", "Write the topology's edges"),
-    decl("triangles", Bool, "false", "Write the topology's triangles"),
-    decl("quads", Bool, "false", "Write the topology's quads"),
-    decl("tetras", Bool, "false", "Write the topology's tetrahedra"),
-    decl("hexas", Bool, "false", "Write the topology's hexahedra"),
-    decl("pointsDataFields", Strings, "", "Data written as point arrays: [name=]object.field"),
-    decl("cellsDataFields", Strings, "", "Data written as cell arrays: [name=]object.field"),
-    decl("overwrite", Bool, "false", "Write the same file at each export instead of numbering the files"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "Topology to export (default: the context topology)"),
-    link("mstate", Roles::MECHANICAL_STATE, "Mechanical state whose positions are exported (default: the context state)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FILENAME: Text = "filename";
-    EVERY: Int = "exportEveryNumberOfSteps";
-    AT_BEGIN: Bool = "exportAtBegin";
-    AT_END: Bool = "exportAtEnd";
-    ENABLE: Bool = "enable";
-    XML: Bool = "XMLformat";
-    POSITION: Reals = "position";
-    EDGES: Bool = "edges";
-    TRIANGLES: Bool = "triangles";
-    QUADS: Bool = "quads";
-    TETRAS: Bool = "tetras";
-    HEXAS: Bool = "hexas";
-    POINTS_DATA: Words = "pointsDataFields";
-    CELLS_DATA: Words = "cellsDataFields";
-    OVERWRITE: Bool = "overwrite";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "VTKExporter",
-    description: "Exports a mesh and its points to VTK files (XML .vtu or legacy .vtk) for ParaView.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[EXPORTER_DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &["position"],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(VtkExporter::default())
-}
+#[settee_core::data_group(data = {
+    /// Path or file name to write; the component's name when empty
+    filename: FileName,
+    /// Export every this many steps, at the end of the step (0: never)
+    exportEveryNumberOfSteps: Int = "0",
+    /// Export once the simulation is initialised, before the first step
+    exportAtBegin: Bool = "false",
+    /// Export when the simulation ends
+    exportAtEnd: Bool = "false",
+    /// Enable or disable the exports
+    enable: Bool = "true",
+})]
+pub struct ExporterData;
 
 /// The step counter and file naming every SOFA simulation exporter shares.
 #[derive(Default, Debug)]
@@ -151,7 +98,42 @@ pub fn numbered_file_name(filename: &str, xml: bool, overwrite: bool, k: usize) 
     }
 }
 
+/// Exports a mesh and its points to VTK files (XML .vtu or legacy .vtk) for ParaView.
+///
 /// The VTKExporter component.
+#[component(
+    name = "VTKExporter",
+    inherit = [ExporterData, Self],
+    no_src_link = ["position"],
+    data = {
+        /// Write XML unstructured grids (.vtu); false: the legacy VTK text format
+        "XMLformat" as XML_FORMAT: Bool = "true",
+        /// Points to write (default: the mechanical state's positions, else the topology's points)
+        position: RealTuples(3),
+        /// Write the topology's edges
+        edges: Bool = "true",
+        /// Write the topology's triangles
+        triangles: Bool = "false",
+        /// Write the topology's quads
+        quads: Bool = "false",
+        /// Write the topology's tetrahedra
+        tetras: Bool = "false",
+        /// Write the topology's hexahedra
+        hexas: Bool = "false",
+        /// Data written as point arrays: [name=]object.field
+        pointsDataFields: Strings,
+        /// Data written as cell arrays: [name=]object.field
+        cellsDataFields: Strings,
+        /// Write the same file at each export instead of numbering the files
+        overwrite: Bool = "false",
+    },
+    links = {
+        /// Topology to export (default: the context topology)
+        topology: Topology,
+        /// Mechanical state whose positions are exported (default: the context state)
+        mstate: MechanicalState,
+    },
+)]
 #[derive(Default)]
 pub struct VtkExporter {
     schedule: ExportSchedule,
@@ -178,7 +160,7 @@ impl VtkExporter {
 
     fn array(&self, scene: &Scene, me: ComponentId, f: &FieldRef) -> SimResult<DataArray> {
         let node = scene.entry(me).node;
-        let obj = match scene.resolve_path(node, &f.object, Some(me), Roles::NONE) {
+        let obj = match scene.resolve_path(node, &f.object, Some(me), None) {
             Some(LinkTarget::Component(c)) => c,
             _ => {
                 return Err(SimError::new(format!("no object '{}' for the exported Data '{}.{}'", f.object, f.object, f.field))
@@ -206,14 +188,20 @@ impl VtkExporter {
     /// Writes the next file.
     fn write(&mut self, scene: &Scene, me: ComponentId) -> SimResult {
         let d = &scene.entry(me).data;
-        let (xml, overwrite) = (d.get(XML), d.get(OVERWRITE));
-        let sel = CellSelection { edges: d.get(EDGES), triangles: d.get(TRIANGLES), quads: d.get(QUADS), tetras: d.get(TETRAS), hexas: d.get(HEXAS) };
-        let filename = match d.get(FILENAME) {
+        let (xml, overwrite) = (d.get(Self::XML_FORMAT), d.get(Self::OVERWRITE));
+        let sel = CellSelection {
+            edges: d.get(Self::EDGES),
+            triangles: d.get(Self::TRIANGLES),
+            quads: d.get(Self::QUADS),
+            tetras: d.get(Self::TETRAS),
+            hexas: d.get(Self::HEXAS),
+        };
+        let filename = match d.get(ExporterData::FILENAME) {
             "" => scene.entry(me).name.clone(),
             f => f.to_string(),
         };
-        let points: Vec<[f64; 3]> = if d.is_given(POSITION) {
-            settee_core::topology::points_from_flat(d.get(POSITION), 3)
+        let points: Vec<[f64; 3]> = if d.is_given(Self::POSITION) {
+            settee_core::topology::points_from_flat(d.get(Self::POSITION), 3)
         } else if let Some(st) = self.state.and_then(|s| scene.state_of(s)) {
             let st = scene.store.get(st);
             settee_core::topology::points_from_flat(st.read(VecId::POSITION), st.layout.coord_size())
@@ -246,8 +234,6 @@ impl VtkExporter {
 }
 
 impl Component for VtkExporter {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let node = cx.node();
         self.state = cx.link_targets("mstate").first().copied().or_else(|| crate::common::context_state(cx.scene, node));
@@ -257,7 +243,7 @@ impl Component for VtkExporter {
                 .error("VTKExporter found no topology to export")
                 .hint("put it in a node with a topology (MeshTopology, a grid, …) or set topology=\"@path\""));
         }
-        let (p, c) = (cx.data().get(POINTS_DATA).to_vec(), cx.data().get(CELLS_DATA).to_vec());
+        let (p, c) = (cx.data().get(Self::POINTS_DATA_FIELDS).to_vec(), cx.data().get(Self::CELLS_DATA_FIELDS).to_vec());
         self.points_fields = Self::parse_fields(cx, &p, "pointsDataFields")?;
         self.cells_fields = Self::parse_fields(cx, &c, "cellsDataFields")?;
         Ok(())
@@ -265,7 +251,7 @@ impl Component for VtkExporter {
 
     fn simulation_start(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let d = &scene.entry(me).data;
-        if d.get(ENABLE) && d.get(AT_BEGIN) {
+        if d.get(ExporterData::ENABLE) && d.get(ExporterData::EXPORT_AT_BEGIN) {
             self.write(scene, me)?;
         }
         Ok(())
@@ -273,7 +259,7 @@ impl Component for VtkExporter {
 
     fn animate_end(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let d = &scene.entry(me).data;
-        if d.get(ENABLE) && self.schedule.step(d.get(EVERY)) {
+        if d.get(ExporterData::ENABLE) && self.schedule.step(d.get(ExporterData::EXPORT_EVERY_NUMBER_OF_STEPS)) {
             self.write(scene, me)?;
         }
         Ok(())
@@ -281,7 +267,7 @@ impl Component for VtkExporter {
 
     fn simulation_end(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let d = &scene.entry(me).data;
-        if d.get(ENABLE) && d.get(AT_END) {
+        if d.get(ExporterData::ENABLE) && d.get(ExporterData::EXPORT_AT_END) {
             self.write(scene, me)?;
         }
         Ok(())

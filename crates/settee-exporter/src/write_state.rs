@@ -18,61 +18,43 @@
 //! stops the recording once the kinetic energy, measured every `keperiod`, changes by less than
 //! it. `DOFsX`/`DOFsV` are accepted and, as in SOFA, unused.
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Roles, Scene, SimError, SimResult, TemplateRule, VecId,
-};
+use settee_core::component::Mass;
+use settee_core::role;
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult, VecId};
 
 use crate::common::{context_state, push_g6, Output};
 use std::io::Write;
 
-static DATA: &[DataDecl] = &[
-    decl("filename", FileName, "", "File to write (gzip-compressed when it ends in .gz)"),
-    decl("writeX", Bool, "true", "Write the positions (X=)"),
-    decl("writeX0", Bool, "false", "Write the rest positions (X0=)"),
-    decl("writeV", Bool, "false", "Write the velocities (V=)"),
-    decl("writeF", Bool, "false", "Write the forces (F=)"),
-    decl("time", Reals, "", "Times of the exports (default: t = 0); with period, the time of the first"),
-    decl("period", Real, "0", "Time between exports after the last of `time` (default without `time`: every step)"),
-    decl("DOFsX", Indices, "", "Position DOFs to write (accepted, unused, as in SOFA)"),
-    decl("DOFsV", Indices, "", "Velocity DOFs to write (accepted, unused, as in SOFA)"),
-    decl("stopAt", Real, "0", "Stop writing once the kinetic energy changes by less than this between two measures (0: never)"),
-    decl("keperiod", Real, "0", "Time between two measures of the kinetic energy (for stopAt)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FILENAME: Text = "filename";
-    WRITE_X: Bool = "writeX";
-    WRITE_X0: Bool = "writeX0";
-    WRITE_V: Bool = "writeV";
-    WRITE_F: Bool = "writeF";
-    TIME: Reals = "time";
-    PERIOD: Real = "period";
-    STOP_AT: Real = "stopAt";
-    KE_PERIOD: Real = "keperiod";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "WriteState",
-    description: "Writes the context mechanical state to a file (SOFA's T= / X= / V= text format) at given times or periodically.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(WriteState::default())
-}
-
+/// Writes the context mechanical state to a file (SOFA's T= / X= / V= text format) at given times or periodically.
+///
 /// The WriteState component.
+#[component(
+    data = {
+        /// File to write (gzip-compressed when it ends in .gz)
+        filename: FileName,
+        /// Write the positions (X=)
+        writeX: Bool = "true",
+        /// Write the rest positions (X0=)
+        writeX0: Bool = "false",
+        /// Write the velocities (V=)
+        writeV: Bool = "false",
+        /// Write the forces (F=)
+        writeF: Bool = "false",
+        /// Times of the exports (default: t = 0); with period, the time of the first
+        time: Reals,
+        /// Time between exports after the last of `time` (default without `time`: every step)
+        period: Real = "0",
+        /// Position DOFs to write (accepted, unused, as in SOFA)
+        DOFsX: Indices,
+        /// Velocity DOFs to write (accepted, unused, as in SOFA)
+        DOFsV: Indices,
+        /// Stop writing once the kinetic energy changes by less than this between two measures (0:
+        /// never)
+        stopAt: Real = "0",
+        /// Time between two measures of the kinetic energy (for stopAt)
+        keperiod: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct WriteState {
     state: Option<ComponentId>,
@@ -134,11 +116,11 @@ impl WriteState {
             return Ok(false);
         }
         let node = scene.entry(me).node;
-        let Some(mass) = scene.find_local(node, Roles::MASS) else {
+        let Some(mass) = scene.find_local(node, role::MASS) else {
             return Err(SimError::new("WriteState cannot measure the kinetic energy for stopAt: its node has no mass")
                 .hint("add a mass to the node or remove stopAt"));
         };
-        let m = scene.obj(mass).mass_ref().expect("mass role");
+        let m = scene.role::<dyn Mass>(mass).expect("mass role");
         let ke = m.kinetic_energy(scene.vec(m.state(), VecId::VELOCITY));
         if (ke - self.saved_energy).abs() < stop_at {
             return Ok(true);
@@ -150,8 +132,6 @@ impl WriteState {
 }
 
 impl Component for WriteState {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let node = cx.node();
         self.state = context_state(cx.scene, node);
@@ -160,11 +140,11 @@ impl Component for WriteState {
         }
         let dt = cx.params().dt;
         let d = cx.data();
-        let (time_given, period_given) = (d.is_given(TIME), d.is_given(PERIOD));
-        let mut times = d.get(TIME).to_vec();
-        self.period = d.get(PERIOD);
-        self.time_to_test_energy = d.get(KE_PERIOD);
-        let filename = d.get(FILENAME).to_string();
+        let (time_given, period_given) = (d.is_given(Self::TIME), d.is_given(Self::PERIOD));
+        let mut times = d.get(Self::TIME).to_vec();
+        self.period = d.get(Self::PERIOD);
+        self.time_to_test_energy = d.get(Self::KEPERIOD);
+        let filename = d.get(Self::FILENAME).to_string();
         self.periodic = false;
         if period_given {
             self.periodic = true;
@@ -190,7 +170,7 @@ impl Component for WriteState {
                 return Err(cx.error(format!("export time {t} is not positive")).hint("export times must be positive (the first one may be 0)"));
             }
         }
-        cx.data_mut().set("time", Value::Reals { arity: 1, v: times.clone() });
+        cx.data_mut().put(Self::TIME, times.clone());
         self.times = times;
         if filename.is_empty() {
             cx.warn("WriteState has no filename: nothing will be written");
@@ -215,7 +195,7 @@ impl Component for WriteState {
         let node = scene.entry(me).node;
         let (time, dt) = (scene.node(node).context.time, scene.node(node).context.dt);
         let d = &scene.entry(me).data;
-        let (stop_at, ke_period) = (d.get(STOP_AT), d.get(KE_PERIOD));
+        let (stop_at, ke_period) = (d.get(Self::STOP_AT), d.get(Self::KEPERIOD));
         if stop_at > 0.0 && self.kinetic_energy_settled(scene, me, time, stop_at, ke_period)? {
             self.energy_reached = true;
             return Ok(());
@@ -229,10 +209,10 @@ impl Component for WriteState {
         rec.push_str(&settee_core::gformat::format_g6(time));
         rec.push('\n');
         for (flag, label, id) in [
-            (d.get(WRITE_X), "X", VecId::POSITION),
-            (d.get(WRITE_X0), "X0", VecId::REST_POSITION),
-            (d.get(WRITE_V), "V", VecId::VELOCITY),
-            (d.get(WRITE_F), "F", VecId::FORCE),
+            (d.get(Self::WRITE_X), "X", VecId::POSITION),
+            (d.get(Self::WRITE_X0), "X0", VecId::REST_POSITION),
+            (d.get(Self::WRITE_V), "V", VecId::VELOCITY),
+            (d.get(Self::WRITE_F), "F", VecId::FORCE),
         ] {
             if flag {
                 rec.push_str("  ");

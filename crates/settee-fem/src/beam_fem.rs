@@ -21,63 +21,12 @@
 
 use std::f64::consts::PI;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::role::Topology;
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
+use crate::common::force_field_on_one_state;
 use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("poissonRatio", Reals, "0.45", "FEM Poisson Ratio in Hooke's law [0,0.5["),
-    decl("youngModulus", Reals, "5000", "FEM Young's Modulus in Hooke's law"),
-    decl("radius", Real, "0.1", "radius of the section"),
-    decl("radiusInner", Real, "0", "inner radius of the section for hollow beams"),
-    decl(
-        "listSegment",
-        Indices,
-        "",
-        "apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology",
-    ),
-    decl("useSymmetricAssembly", Bool, "false", "use symmetric assembly of the matrix K"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] =
-    &[link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the beams; default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RADIUS: Real = "radius";
-    RADIUS_INNER: Real = "radiusInner";
-    USE_SYMMETRIC_ASSEMBLY: Bool = "useSymmetricAssembly";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LIST_SEGMENT: Indices = "listSegment";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BeamFEMForceField",
-    description: "Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Rigid3d"],
-    default_template: "Rigid3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BeamFEMForceField::default())
-}
 
 /// A 12×12 matrix, row-major.
 pub type Mat12 = [[f64; 12]; 12];
@@ -163,17 +112,45 @@ pub struct Beam {
     pub quat: Quat,
 }
 
-/// The force field.
-#[derive(Default)]
-pub struct BeamFEMForceField {
-    state: Option<StateId>,
-    /// Rest coordinates (7 reals per node).
-    rest: Vec<f64>,
-    pub beams: Vec<Beam>,
-    /// The indices of the beams that act (all of them, or `listSegment`), in SOFA's order.
-    active: Vec<usize>,
-    symmetric_assembly: bool,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        templates = ["Rigid3d"],
+        default_template = "Rigid3d",
+        data = {
+            /// FEM Poisson Ratio in Hooke's law [0,0.5[
+            poissonRatio: Reals = "0.45",
+            /// FEM Young's Modulus in Hooke's law
+            youngModulus: Reals = "5000",
+            /// radius of the section
+            radius: Real = "0.1",
+            /// inner radius of the section for hollow beams
+            radiusInner: Real = "0",
+            /// apply the forcefield to a subset list of beam segments. If no segment defined, forcefield applies to the whole topology
+            listSegment: Indices,
+            /// use symmetric assembly of the matrix K
+            useSymmetricAssembly: Bool = "false",
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// link to the topology container (its edges are the beams; default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct BeamFEMForceField {
+        state: Option<StateId>,
+        /// Rest coordinates (7 reals per node).
+        rest: Vec<f64>,
+        pub beams: Vec<Beam>,
+        /// The indices of the beams that act (all of them, or `listSegment`), in SOFA's order.
+        active: Vec<usize>,
+        symmetric_assembly: bool,
+        rayleigh_stiffness: f64,
+    }
 }
 
 // ----- quaternion helpers with SOFA's exact arithmetic -------------------------------------------
@@ -446,8 +423,6 @@ fn make_beam(rest: &[f64], a: usize, b: usize, young: f64, poisson: f64, radius:
 }
 
 impl Component for BeamFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = cx.state_layout(s);
@@ -473,13 +448,13 @@ impl Component for BeamFEMForceField {
         if rest.len() < 7 * n || pos.len() < 7 * n {
             return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 7)));
         }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        let (young, poisson) = material_lists(cx, Self::YOUNG_MODULUS, Self::POISSON_RATIO);
         let d = cx.data();
-        let radius = d.get(RADIUS);
-        let radius_inner = d.get(RADIUS_INNER);
-        self.symmetric_assembly = d.get(USE_SYMMETRIC_ASSEMBLY);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let list: Vec<usize> = d.get(LIST_SEGMENT).to_vec();
+        let radius = d.get(Self::RADIUS);
+        let radius_inner = d.get(Self::RADIUS_INNER);
+        self.symmetric_assembly = d.get(Self::USE_SYMMETRIC_ASSEMBLY);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let list: Vec<usize> = d.get(Self::LIST_SEGMENT).to_vec();
         self.active = (0..mesh.edges.len()).collect();
         if !list.is_empty() {
             if list.iter().all(|&i| i < mesh.edges.len()) {
@@ -508,13 +483,6 @@ impl Component for BeamFEMForceField {
         self.rest = rest;
         Ok(())
     }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
 }
 
 fn check(what: &str, v: &[f64], n: usize, k: usize) -> SimResult {
@@ -530,15 +498,10 @@ impl BeamFEMForceField {
     }
 }
 
-impl ForceField for BeamFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(BeamFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
+impl BeamFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
         let n = self.n_nodes();
         check("the position vector", x, n, 7)?;
         check("the force vector", f, n, 6)?;
@@ -549,10 +512,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
         let n = self.n_nodes();
         check("the displacement vector", dx, n, 6)?;
         check("the force differential", df, n, 6)?;
@@ -563,7 +523,7 @@ impl ForceField for BeamFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         for &i in &self.active {
             let k = self.world_stiffness(i);
@@ -582,16 +542,14 @@ impl ForceField for BeamFEMForceField {
         }
         Ok(())
     }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use settee_core::types::{quat_from_euler, rigid3_integrate};
+    use settee_core::ForceField;
+    use settee_core::{ForceIo, MechParams};
 
     fn params() -> MechParams {
         MechParams { dt: 0.01, time: 0.0, gravity: [0.0, 0.0, 0.0] }
@@ -890,9 +848,9 @@ mod tests {
         let rest = h.rest(mo);
         let f = {
             let mut f = vec![0.0; 18];
-            let obj = h.scene.components[ff].obj.as_mut().unwrap();
+            let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
             let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&rest], v: vec![] };
-            obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
+            obj.add_force(&params(), &mut io).unwrap();
             f
         };
         assert!(f.iter().all(|&v| v == 0.0));
@@ -900,10 +858,10 @@ mod tests {
         // would stretch beam 0, which does not act)
         let mut x = rest.clone();
         x[7] += 0.01;
-        let obj = h.scene.components[ff].obj.as_mut().unwrap();
+        let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
         let mut f = vec![0.0; 18];
         let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![] };
-        obj.force_field().unwrap().add_force(&params(), &mut io).unwrap();
+        obj.add_force(&params(), &mut io).unwrap();
         let ea = 2e7 * (PI * (0.1 * 0.1)) / 1.0;
         assert!(f[..6].iter().all(|&v| v == 0.0));
         assert!((f[6] + ea * 0.01).abs() < 1e-9 * ea && (f[12] - ea * 0.01).abs() < 1e-9 * ea, "{f:?}");

@@ -9,6 +9,8 @@
 // `a = c * a` forms keep SOFA's/Eigen's operand order visible.
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord, clippy::assign_op_pattern)]
 
+use settee_core::math::cross;
+
 use crate::hexa::Mat3;
 
 /// Threshold below which a squared singular value counts as zero (SOFA's
@@ -18,13 +20,7 @@ pub const ZERO_TOLERANCE: f64 = 1e-8;
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// Determinant by the rule of Sarrus in SOFA's term order.
-#[inline]
-pub fn determinant(m: &Mat3) -> f64 {
-    m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
-        - m[0][0] * m[2][1] * m[1][2]
-        - m[1][0] * m[0][1] * m[2][2]
-        - m[2][0] * m[1][1] * m[0][2]
-}
+pub use settee_linalg::det3 as determinant;
 
 /// `a · b` (3×3 product, each entry summed over k = 0, 1, 2).
 #[inline]
@@ -67,30 +63,9 @@ pub fn transpose(m: &Mat3) -> Mat3 {
     [[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]]
 }
 
-/// Inverse through the adjugate divided by the determinant; `None` when `|det| ≤ ε`
-/// (SOFA's `invertMatrix` for 3×3 matrices).
-pub fn invert(m: &Mat3) -> Option<Mat3> {
-    let det = determinant(m);
-    if !(det.abs() > f64::EPSILON) || !det.is_finite() {
-        return None;
-    }
-    let mut r = [[0.0; 3]; 3];
-    r[0][0] = (m[1][1] * m[2][2] - m[2][1] * m[1][2]) / det;
-    r[1][0] = (m[1][2] * m[2][0] - m[2][2] * m[1][0]) / det;
-    r[2][0] = (m[1][0] * m[2][1] - m[2][0] * m[1][1]) / det;
-    r[0][1] = (m[2][1] * m[0][2] - m[0][1] * m[2][2]) / det;
-    r[1][1] = (m[2][2] * m[0][0] - m[0][2] * m[2][0]) / det;
-    r[2][1] = (m[2][0] * m[0][1] - m[0][0] * m[2][1]) / det;
-    r[0][2] = (m[0][1] * m[1][2] - m[1][1] * m[0][2]) / det;
-    r[1][2] = (m[0][2] * m[1][0] - m[1][2] * m[0][0]) / det;
-    r[2][2] = (m[0][0] * m[1][1] - m[1][0] * m[0][1]) / det;
-    Some(r)
-}
-
-#[inline]
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
+/// Inverse through the adjugate divided by the determinant; `None` when `|det| ≤ ε` or the
+/// determinant is not finite (SOFA's `invertMatrix` for 3×3 matrices).
+pub use settee_linalg::invert3 as invert;
 
 /// Eigen-decomposition of a symmetric 3×3 matrix by tridiagonalisation (one Householder
 /// reflection) and the implicit QL algorithm (at most 32 iterations per eigenvalue); SOFA's
@@ -526,17 +501,8 @@ fn tridiagonal_qr_step(diag: &mut [f64; 3], sub: &mut [f64; 2], start: usize, en
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::quat_to_mat;
     use proptest::prelude::*;
-
-    fn rot(q: [f64; 4]) -> Mat3 {
-        let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-        let [w, x, y, z] = [q[0] / l, q[1] / l, q[2] / l, q[3] / l];
-        [
-            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-            [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-            [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
-        ]
-    }
 
     #[test]
     fn eigen_of_diagonal_and_known_matrix() {
@@ -544,7 +510,7 @@ mod tests {
         assert_eq!(e.values, [1.0, 2.0, 3.0]);
         assert!(e.converged);
         // a rotated diagonal matrix
-        let r = rot([0.8, 0.1, -0.4, 0.3]);
+        let r = quat_to_mat([0.8, 0.1, -0.4, 0.3]);
         let d = [[0.5, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 7.0]];
         let a = mat_mul(&mat_mul(&r, &d), &transpose(&r));
         let e = self_adjoint_eigen(&a);
@@ -581,7 +547,7 @@ mod tests {
             q in prop::array::uniform4(-1.0f64..1.0).prop_filter("norm", |q| q.iter().map(|v| v * v).sum::<f64>() > 0.1),
             s in prop::array::uniform3(0.3f64..3.0),
         ) {
-            let r = rot(q);
+            let r = quat_to_mat(q);
             let d = [[s[0], 0.0, 0.0], [0.0, s[1], 0.0], [0.0, 0.0, s[2]]];
             let f = mat_mul(&r, &d);
             let (u, sv, v, bad) = svd_stable(&f);
@@ -603,7 +569,7 @@ mod tests {
             q in prop::array::uniform4(-1.0f64..1.0).prop_filter("norm", |q| q.iter().map(|v| v * v).sum::<f64>() > 0.1),
             l in prop::array::uniform3(-5.0f64..5.0),
         ) {
-            let r = rot(q);
+            let r = quat_to_mat(q);
             let d = [[l[0], 0.0, 0.0], [0.0, l[1], 0.0], [0.0, 0.0, l[2]]];
             let a = mat_mul(&mat_mul(&r, &d), &transpose(&r));
             let e = self_adjoint_eigen(&a);

@@ -67,7 +67,7 @@ pub(crate) fn rest_for<const N: usize>(
 
 #[cfg(test)]
 mod tests {
-    use crate::test_support::{add_elements, join, max_abs, perturb, remove_elements, Harness};
+    use crate::test_support::{add_elements, container_scene, grid_hexahedra, grid_points, max_abs, perturb, remove_elements, Harness};
     use crate::triangular_fem::TriangularFEMForceField;
     use crate::TetrahedralCorotationalFEMForceField;
     use settee_core::topology_change::ElementKind;
@@ -75,45 +75,14 @@ mod tests {
 
     /// `nx×ny×nz` boxes, each split in 6 tetrahedra.
     fn tetra_beam(nx: usize, ny: usize, nz: usize) -> (Vec<f64>, Vec<[usize; 4]>) {
-        let mut pts = Vec::new();
-        for z in 0..=nz {
-            for y in 0..=ny {
-                for x in 0..=nx {
-                    pts.extend([x as f64 * 0.5, y as f64 * 0.4, z as f64 * 0.3]);
-                }
-            }
-        }
-        let id = |x: usize, y: usize, z: usize| x + (nx + 1) * (y + (ny + 1) * z);
-        let mut tets = Vec::new();
-        for z in 0..nz {
-            for y in 0..ny {
-                for x in 0..nx {
-                    let h = [
-                        id(x, y, z),
-                        id(x + 1, y, z),
-                        id(x + 1, y + 1, z),
-                        id(x, y + 1, z),
-                        id(x, y, z + 1),
-                        id(x + 1, y, z + 1),
-                        id(x + 1, y + 1, z + 1),
-                        id(x, y + 1, z + 1),
-                    ];
-                    for t in [[0, 5, 1, 6], [0, 1, 3, 6], [1, 3, 6, 2], [6, 3, 0, 7], [6, 7, 0, 5], [7, 5, 4, 0]] {
-                        tets.push(t.map(|k| h[k]));
-                    }
-                }
-            }
-        }
-        (pts, tets)
+        let split = [[0, 5, 1, 6], [0, 1, 3, 6], [1, 3, 6, 2], [6, 3, 0, 7], [6, 7, 0, 5], [7, 5, 4, 0]];
+        let tets = grid_hexahedra([nx, ny, nz]).iter().flat_map(|h| split.map(|t| t.map(|k| h[k]))).collect();
+        (grid_points([nx, ny, nz], [0.5, 0.4, 0.3]), tets)
     }
 
     fn tetra_scene(pts: &[f64], tets: &[[usize; 4]], method: &str) -> (Harness, ComponentId, ComponentId) {
-        let mut h = Harness::new();
-        let topo = h.add("TetrahedronSetTopologyContainer", &[("position", &join(pts.iter())), ("tetrahedra", &join(tets.iter().flatten()))]);
-        h.add("MechanicalObject", &[]);
-        let ff = h.add("TetrahedralCorotationalFEMForceField", &[("youngModulus", "360"), ("poissonRatio", "0.3"), ("method", method)]);
-        h.init().unwrap();
-        (h, topo, ff)
+        let ff = [("youngModulus", "360"), ("poissonRatio", "0.3"), ("method", method)];
+        container_scene("TetrahedronSetTopologyContainer", pts, "tetrahedra", tets.iter().flatten(), "TetrahedralCorotationalFEMForceField", &ff)
     }
 
     fn swap_removed<T: Clone>(v: &[T], ids: &[usize]) -> Vec<T> {
@@ -153,12 +122,8 @@ mod tests {
     }
 
     fn triangle_scene(pts: &[f64], tris: &[[usize; 3]], method: &str) -> (Harness, ComponentId, ComponentId) {
-        let mut h = Harness::new();
-        let topo = h.add("TriangleSetTopologyContainer", &[("position", &join(pts.iter())), ("triangles", &join(tris.iter().flatten()))]);
-        h.add("MechanicalObject", &[]);
-        let ff = h.add("TriangularFEMForceField", &[("youngModulus", "60"), ("poissonRatio", "0.3"), ("method", method)]);
-        h.init().unwrap();
-        (h, topo, ff)
+        let ff = [("youngModulus", "60"), ("poissonRatio", "0.3"), ("method", method)];
+        container_scene("TriangleSetTopologyContainer", pts, "triangles", tris.iter().flatten(), "TriangularFEMForceField", &ff)
     }
 
     #[test]

@@ -33,6 +33,10 @@
 
 use std::fmt;
 
+use settee_core::math::{add, cross, norm, normalized, scale, sub};
+
+use crate::decompose::{determinant, invert, transpose};
+
 /// A 3-vector.
 pub type Vec3 = [f64; 3];
 /// A 3×3 matrix, row-major (`m[row][col]`).
@@ -160,43 +164,6 @@ impl std::error::Error for HexaError {}
 // ---------------------------------------------------------------------------------------
 // Small vector / matrix helpers with SOFA's evaluation order.
 
-#[inline]
-fn sub(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline]
-fn add(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-
-#[inline]
-fn scale(a: Vec3, s: f64) -> Vec3 {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
-
-#[inline]
-fn norm(a: Vec3) -> f64 {
-    (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
-}
-
-#[inline]
-fn cross(a: Vec3, b: Vec3) -> Vec3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-/// Divides by the norm when the norm exceeds machine epsilon; leaves the vector unchanged
-/// otherwise (SOFA's `Vec::normalize`).
-#[inline]
-fn normalized(a: Vec3) -> Vec3 {
-    let n = norm(a);
-    if n > f64::EPSILON {
-        [a[0] / n, a[1] / n, a[2] / n]
-    } else {
-        a
-    }
-}
-
 /// `m · v` with each row summed left to right.
 #[inline]
 pub fn mat_vec(m: &Mat3, v: Vec3) -> Vec3 {
@@ -215,39 +182,6 @@ pub fn mat_t_vec(m: &Mat3, v: Vec3) -> Vec3 {
         m[0][1] * v[0] + m[1][1] * v[1] + m[2][1] * v[2],
         m[0][2] * v[0] + m[1][2] * v[1] + m[2][2] * v[2],
     ]
-}
-
-#[inline]
-fn transpose(m: &Mat3) -> Mat3 {
-    [[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]]
-}
-
-/// Determinant by the rule of Sarrus in SOFA's term order.
-#[inline]
-fn determinant(m: &Mat3) -> f64 {
-    m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
-        - m[0][0] * m[2][1] * m[1][2]
-        - m[1][0] * m[0][1] * m[2][2]
-        - m[2][0] * m[1][1] * m[0][2]
-}
-
-/// Inverse through the adjugate divided by `det`; `None` when `|det| <= ε` (or NaN).
-#[inline]
-fn invert(m: &Mat3, det: f64) -> Option<Mat3> {
-    if !(det.abs() > f64::EPSILON) || !det.is_finite() {
-        return None;
-    }
-    let mut r = [[0.0; 3]; 3];
-    r[0][0] = (m[1][1] * m[2][2] - m[2][1] * m[1][2]) / det;
-    r[1][0] = (m[1][2] * m[2][0] - m[2][2] * m[1][0]) / det;
-    r[2][0] = (m[1][0] * m[2][1] - m[2][0] * m[1][1]) / det;
-    r[0][1] = (m[2][1] * m[0][2] - m[0][1] * m[2][2]) / det;
-    r[1][1] = (m[2][2] * m[0][0] - m[0][2] * m[2][0]) / det;
-    r[2][1] = (m[2][0] * m[0][1] - m[0][0] * m[2][1]) / det;
-    r[0][2] = (m[0][1] * m[1][2] - m[1][1] * m[0][2]) / det;
-    r[1][2] = (m[0][2] * m[1][0] - m[1][2] * m[0][0]) / det;
-    r[2][2] = (m[0][0] * m[1][1] - m[1][0] * m[0][1]) / det;
-    Some(r)
 }
 
 /// Largest absolute column sum.
@@ -441,7 +375,7 @@ fn stiffness_impl(nodes: &[Vec3; 8], material: &HexaMaterial, stiffness_factor: 
             j[c][2] = lz[c] / 2.0;
         }
         det_j = determinant(&j);
-        j_inv = invert(&j, det_j).ok_or(HexaError::SingularJacobian { gauss_point: None, det: det_j })?;
+        j_inv = invert(&j).ok_or(HexaError::SingularJacobian { gauss_point: None, det: det_j })?;
     }
 
     let inv_sqrt3 = 1.0 / 3.0f64.sqrt();
@@ -455,7 +389,7 @@ fn stiffness_impl(nodes: &[Vec3; 8], material: &HexaMaterial, stiffness_factor: 
                 if !parallel {
                     let j = general_jacobian(nodes, x1, x2, x3);
                     det_j = determinant(&j);
-                    j_inv = invert(&j, det_j).ok_or(HexaError::SingularJacobian { gauss_point: Some(gauss_point), det: det_j })?;
+                    j_inv = invert(&j).ok_or(HexaError::SingularJacobian { gauss_point: Some(gauss_point), det: det_j })?;
                 }
                 gauss_point += 1;
 
@@ -723,6 +657,7 @@ pub fn element_stiffness_blocks(rest: &HexaElementRest, rotation: &Mat3, k_facto
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{arb_perturbation, arb_quat, quat_to_mat};
     use proptest::prelude::*;
 
     fn unit_cube() -> [Vec3; 8] {
@@ -742,16 +677,6 @@ mod tests {
             n[i] = [n[i][0] * a + t[0] + p[i][0], n[i][1] * b + t[1] + p[i][1], n[i][2] * c + t[2] + p[i][2]];
         }
         n
-    }
-
-    fn quat_to_mat(q: [f64; 4]) -> Mat3 {
-        let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-        let [w, x, y, z] = [q[0] / l, q[1] / l, q[2] / l, q[3] / l];
-        [
-            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-            [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-            [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
-        ]
     }
 
     fn max_abs(f: &[Vec3; 8]) -> f64 {
@@ -913,21 +838,13 @@ mod tests {
         assert!((max_abs(&f_upd) / max_abs(&f_fixed) - 1.0).abs() < 0.2);
     }
 
-    fn arb_perturbation() -> impl Strategy<Value = [Vec3; 8]> {
-        prop::array::uniform8(prop::array::uniform3(-0.15f64..0.15))
-    }
-
-    fn arb_quat() -> impl Strategy<Value = [f64; 4]> {
-        prop::array::uniform4(-1.0f64..1.0).prop_filter("non-degenerate", |q| q.iter().map(|v| v * v).sum::<f64>() > 0.05)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
         /// A rigid motion of the element gives (numerically) zero force for large and polar.
         #[test]
         fn rigid_motion_gives_zero_force(
-            p in arb_perturbation(),
+            p in arb_perturbation::<8>(),
             q in arb_quat(),
             t in prop::array::uniform3(-20.0f64..20.0),
             origin in prop::array::uniform3(-10.0f64..10.0),
@@ -959,7 +876,7 @@ mod tests {
         /// K_e is exactly symmetric and annihilates the 6 rigid-body modes.
         #[test]
         fn stiffness_symmetric_with_rigid_null_space(
-            p in arb_perturbation(),
+            p in arb_perturbation::<8>(),
             origin in prop::array::uniform3(-10.0f64..10.0),
             dims in prop::array::uniform3(0.5f64..2.0),
             nu in 0.0f64..0.49,
@@ -1003,9 +920,9 @@ mod tests {
         /// element_dforce equals the assembled blocks applied to dx, for every method.
         #[test]
         fn dforce_matches_blocks(
-            p in arb_perturbation(),
+            p in arb_perturbation::<8>(),
             q in arb_quat(),
-            pert in arb_perturbation(),
+            pert in arb_perturbation::<8>(),
             dx in prop::array::uniform8(prop::array::uniform3(-1.0f64..1.0)),
             kf in -2.0f64..2.0,
         ) {
@@ -1043,7 +960,7 @@ mod tests {
         /// Small method: force is linear, -K·u, and consistent with dforce.
         #[test]
         fn small_force_is_minus_k_u(
-            p in arb_perturbation(),
+            p in arb_perturbation::<8>(),
             u in prop::array::uniform8(prop::array::uniform3(-0.1f64..0.1)),
         ) {
             let rest_pos = distorted(1.0, 1.0, 1.0, [0.0; 3], &p);
@@ -1061,7 +978,7 @@ mod tests {
 
         /// The polar rotation is orthogonal with determinant +1 for well-shaped elements.
         #[test]
-        fn polar_rotation_is_proper_orthogonal(p in arb_perturbation(), q in arb_quat()) {
+        fn polar_rotation_is_proper_orthogonal(p in arb_perturbation::<8>(), q in arb_quat()) {
             let g = quat_to_mat(q);
             let base = distorted(1.0, 2.0, 0.7, [0.3, 0.1, -0.4], &p);
             let mut x = [[0.0; 3]; 8];

@@ -23,58 +23,17 @@
 //! `Rᵀ·Kᵢⱼ·R` as its differential uses; the two agree while the element is not rotated. This
 //! component assembles what SOFA assembles.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::role::Topology;
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator,
-    MechParams, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{Component, ComponentId, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
 
+use settee_core::math::{norm, sub};
+
+use crate::common::{check_elements, check_indices, force_field_on_one_state, gather, vec3_state};
+use crate::decompose::transpose;
 use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};
-use crate::hexa::{mat_t_vec, mat_vec, rotation_large, rotation_polar, Mat3, Vec3};
-use crate::tetra_common::{material_lists, per_element};
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Str, "large", "\"large\" (frame of the mean edges) or \"polar\" (polar decomposition) displacements"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl("hexahedronInfo", Str, "", "internal hexahedron data (not readable)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "HexahedralFEMForceField",
-    description: "Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(HexahedralFEMForceField::default())
-}
-
-/// Corner sign pattern of SOFA's hexahedron numbering (x, y, z of corner `i` in `{−1, 1}`).
-const CORNERS: [[f64; 3]; 8] =
-    [[-1., -1., -1.], [1., -1., -1.], [1., 1., -1.], [-1., 1., -1.], [-1., -1., 1.], [1., -1., 1.], [1., 1., 1.], [-1., 1., 1.]];
+use crate::hexa::{mat_t_vec, mat_vec, rotation_large, rotation_polar, Mat3, Vec3, CORNER_SIGNS};
+use crate::tetra_common::{material_lists, per_element, ElasticData};
 
 /// Rotation method.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,7 +72,7 @@ fn reference_integral(i: usize, m: usize, j: usize, l: usize) -> f64 {
             // Along axis k each factor is linear in t: derivative s/2 on the derived axis, else
             // (1 + s t)/2.
             let f = |c: usize, d: usize| -> [f64; 2] {
-                let s = CORNERS[c][k];
+                let s = CORNER_SIGNS[c][k];
                 if d == k {
                     [s * 0.5, 0.0]
                 } else {
@@ -131,13 +90,6 @@ fn material(young: f64, poisson: f64) -> (f64, f64, f64) {
     let off = poisson / (1.0 - poisson);
     let shear = (1.0 - 2.0 * poisson) / (2.0 * (1.0 - poisson));
     (scale, off * scale, shear * scale)
-}
-
-fn norm(v: Vec3) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-}
-fn sub(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
 /// The 3×3 block `(i, j)` of the element stiffness before the volume factor.
@@ -190,14 +142,6 @@ fn frame(method: Method, nodes: &[Vec3; 8]) -> Mat3 {
     }
 }
 
-fn transpose(m: &Mat3) -> Mat3 {
-    [[m[0][0], m[1][0], m[2][0]], [m[0][1], m[1][1], m[2][1]], [m[0][2], m[1][2], m[2][2]]]
-}
-
-fn gather(x: &[f64], h: &[usize; 8]) -> [Vec3; 8] {
-    h.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]])
-}
-
 /// `K·d` with each row summed in column order.
 fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     let mut f = [0.0; 24];
@@ -211,15 +155,33 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     f
 }
 
-#[derive(Default)]
-pub struct HexahedralFEMForceField {
-    state: Option<StateId>,
-    method: Method,
-    hexahedra: Vec<[usize; 8]>,
-    info: Option<ElementData<HexaInfo>>,
-    young: Vec<f64>,
-    poisson: Vec<f64>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
+            method: Str = "large",
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// internal hexahedron data (not readable)
+            hexahedronInfo: Str,
+        },
+        links = {
+            /// topology whose hexahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
+    #[derive(Default)]
+    pub struct HexahedralFEMForceField {
+        state: Option<StateId>,
+        method: Method,
+        hexahedra: Vec<[usize; 8]>,
+        info: Option<ElementData<HexaInfo>>,
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl HexahedralFEMForceField {
@@ -238,38 +200,20 @@ impl HexahedralFEMForceField {
         let nu = per_element(&self.poisson, i, 0.45);
         HexaInfo { rotated_rest: nodes.map(|p| mat_vec(&r, p)), rotation: [[0.0; 3]; 3], stiffness: element_stiffness(&nodes, e, nu) }
     }
-
-    fn check(&self, n: usize) -> SimResult {
-        match self.hexahedra.iter().flatten().find(|&&v| v >= n) {
-            Some(v) => Err(SimError::new(format!("a hexahedron refers to point {v} beyond the state's {n} DOFs"))),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Component for HexahedralFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let mesh = cx.require_mesh()?;
         if mesh.hexahedra.is_empty() {
             return Err(cx.error("the topology has no hexahedra").hint("HexahedralFEMForceField needs a topology with hexahedra"));
         }
         let n = cx.state_size(s);
-        if let Some((k, h)) = mesh.hexahedra.iter().enumerate().find(|(_, h)| h.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("hexahedron {k} {h:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        check_elements(cx, "hexahedron", &mesh.hexahedra, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let d = cx.data();
-        self.method = match d.get(METHOD) {
+        self.method = match d.get(Self::METHOD) {
             "large" => Method::Large,
             "polar" => Method::Polar,
             other => {
@@ -278,7 +222,7 @@ impl Component for HexahedralFEMForceField {
                 Method::Large
             }
         };
-        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
         self.young = young;
         self.poisson = poisson;
         let x0 = cx.rest_or_position(s);
@@ -308,20 +252,13 @@ impl Component for HexahedralFEMForceField {
         }
         Ok(Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for HexahedralFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(HexahedralFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(x.len() / 3)?;
+impl HexahedralFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_indices(&self.hexahedra, "hexahedron", x.len() / 3)?;
         let Some(info) = self.info.as_mut() else { return Ok(()) };
         for (h, hi) in self.hexahedra.iter().zip(info.values_mut().iter_mut()) {
             let nodes = gather(x, h);
@@ -345,11 +282,8 @@ impl ForceField for HexahedralFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(dx.len() / 3)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_indices(&self.hexahedra, "hexahedron", dx.len() / 3)?;
         let Some(info) = self.info.as_ref() else { return Ok(()) };
         for (h, hi) in self.hexahedra.iter().zip(info.values()) {
             let mut d = [0.0; 24];
@@ -368,7 +302,7 @@ impl ForceField for HexahedralFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let st = self.state.ok_or_else(|| SimError::new("HexahedralFEMForceField used before init"))?;
         let Some(info) = self.info.as_ref() else { return Ok(()) };
         for (h, hi) in self.hexahedra.iter().zip(info.values()) {
@@ -399,10 +333,6 @@ impl ForceField for HexahedralFEMForceField {
             }
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

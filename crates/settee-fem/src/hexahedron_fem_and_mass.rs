@@ -16,83 +16,16 @@
 
 use rayon::prelude::*;
 
-use settee_core::component::{link, Mass};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef, DataUse};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::Mass;
+use settee_core::role::Topology;
+use settee_core::{Component, ForceField, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
+use settee_core::math::{norm, sub};
+
+use crate::common::gather;
 use crate::hexa::Vec3;
-use crate::hexahedron_fem::{self as hexa_ff, HexahedronFEMForceField};
-
-static DATA: &[DataDecl] = &[
-    // HexahedronFEMForceField
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl(
-        "method",
-        Options(&["large", "polar", "small"]),
-        "large",
-        "\"large\" (corotational, mean-edge frame), \"polar\" (polar decomposition) or \"small\" (linear)",
-    ),
-    decl("updateStiffnessMatrix", Bool, "false", "recompute each element stiffness from its deformed, rotated shape at every force evaluation"),
-    decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
-    decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
-    decl("drawing", Bool, "true", "draw the force field (rendering only)"),
-    decl("drawPercentageOffset", Real, "0.15", "shrink factor of the drawn hexahedra (rendering only)"),
-    decl("stiffnessMatrices", RealTuples(576), "", "output: the 24×24 stiffness matrix of each element (row-major)"),
-    decl("initialPoints", Coords, "", "output: the rest positions used at init"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-    // mass
-    decl("massMatrices", RealTuples(576), "", "24×24 mass matrix of each element (row-major); computed when not given"),
-    decl("density", Real, "1", "mass density (kg·m⁻³)"),
-    decl("lumpedMass", Bool, "false", "use row-sum lumped masses in M·dx"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose hexahedra are the elements (default: the context topology)")];
-
-const DENSITY: DataRef<data_ref::Real> = DataRef::new("density");
-const LUMPED_MASS: DataRef<data_ref::Bool> = DataRef::new("lumpedMass");
-const SEPARATE_GRAVITY: DataRef<data_ref::Bool> = DataRef::new("separateGravity");
-const RAYLEIGH_MASS: DataRef<data_ref::Real> = DataRef::new("rayleighMass");
-const MASS_MATRICES: DataRef<data_ref::Reals> = DataRef::new("massMatrices");
-
-/// The force field's references (its `init` reads this component's Data) and the mass's own.
-static READS: &[DataUse] = &[
-    hexa_ff::YOUNG_MODULUS.erased(),
-    hexa_ff::POISSON_RATIO.erased(),
-    hexa_ff::METHOD.erased(),
-    hexa_ff::UPDATE_STIFFNESS_MATRIX.erased(),
-    hexa_ff::RAYLEIGH_STIFFNESS.erased(),
-    DENSITY.erased(),
-    LUMPED_MASS.erased(),
-    SEPARATE_GRAVITY.erased(),
-    RAYLEIGH_MASS.erased(),
-    MASS_MATRICES.erased(),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "HexahedronFEMForceFieldAndMass",
-    description: "HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).",
-    roles: Roles::FORCE_FIELD.union(Roles::MASS),
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(HexahedronFEMForceFieldAndMass::default())
-}
+use crate::hexahedron_fem::{HexahedronFEMForceField, HexahedronFemData};
+use crate::tetra_common::ElasticData;
 
 /// A 24×24 element mass matrix, row-major, DOF `3·corner + component`.
 pub type ElementMass = [[f64; 24]; 24];
@@ -105,15 +38,9 @@ pub fn integrate_mass(density: f64) -> f64 {
     (t1 * t3 / 72.0 + t2 * t3 / 72.0 + t9 * t3 / 216.0 + t3 / 24.0 + 1.0 / 8.0 + t9 / 72.0 + t1 / 24.0 + t2 / 24.0) * density
 }
 
-#[inline]
-fn dist(a: Vec3, b: Vec3) -> f64 {
-    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
-}
-
 /// `|n1-n0|·|n3-n0|·|n4-n0|`, SOFA's "volume" of a hexahedron for its masses.
 pub fn edge_volume(n: &[Vec3; 8]) -> f64 {
-    dist(n[1], n[0]) * dist(n[3], n[0]) * dist(n[4], n[0])
+    norm(sub(n[1], n[0])) * norm(sub(n[3], n[0])) * norm(sub(n[4], n[0]))
 }
 
 /// SOFA's `computeElementMass` from the rotated rest corners: every `(3i+c, 3j+c)` entry equals
@@ -146,20 +73,45 @@ pub fn element_mass(rotated_rest: &[Vec3; 8], density: f64, mass_coef: f64) -> E
     m
 }
 
-/// The force field and mass.
-#[derive(Default)]
-pub struct HexahedronFEMForceFieldAndMass {
-    ff: HexahedronFEMForceField,
-    state: Option<StateId>,
-    nb_dofs: usize,
-    /// Per-node masses used for gravity.
-    particle_masses: Vec<f64>,
-    element_masses: Vec<Box<ElementMass>>,
-    /// Row sums of the element matrices, per node and component (`lumpedMass`).
-    lumped_masses: Vec<[f64; 3]>,
-    lumped: bool,
-    separate_gravity: bool,
-    rayleigh_mass: f64,
+crate::common::force_field_class! {
+    {
+        roles = [ForceField, Mass],
+        inherit = [ElasticData, HexahedronFemData],
+        data = {
+            /// 24×24 mass matrix of each element (row-major); computed when not given
+            massMatrices: RealTuples(576),
+            /// mass density (kg·m⁻³)
+            density: Real = "1",
+            /// use row-sum lumped masses in M·dx
+            lumpedMass: Bool = "false",
+            /// add gravity to the velocity directly instead of as a force
+            separateGravity: Bool = "false",
+            /// Rayleigh damping coefficient related to mass
+            rayleighMass: Real = "0",
+        },
+        links = {
+            /// topology whose hexahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// HexahedronFEMForceField that is also the mass of its state (SOFA's element mass matrices and particle masses for gravity).
+    ///
+    /// The force field and mass. It has the Data of [`HexahedronFEMForceField`] (whose `init` it
+    /// runs), then its own.
+    #[derive(Default)]
+    pub struct HexahedronFEMForceFieldAndMass {
+        ff: HexahedronFEMForceField,
+        state: Option<StateId>,
+        nb_dofs: usize,
+        /// Per-node masses used for gravity.
+        particle_masses: Vec<f64>,
+        element_masses: Vec<Box<ElementMass>>,
+        /// Row sums of the element matrices, per node and component (`lumpedMass`).
+        lumped_masses: Vec<[f64; 3]>,
+        lumped: bool,
+        separate_gravity: bool,
+        rayleigh_mass: f64,
+    }
 }
 
 impl HexahedronFEMForceFieldAndMass {
@@ -182,19 +134,17 @@ impl HexahedronFEMForceFieldAndMass {
 }
 
 impl Component for HexahedronFEMForceFieldAndMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ff.init(cx)?;
         let s = cx.require_state()?;
         let n = cx.state_size(s);
         let rest = cx.rest_or_position(s);
         let d = cx.data();
-        let density = d.get(DENSITY);
-        self.lumped = d.get(LUMPED_MASS);
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        let given = d.get(MASS_MATRICES).to_vec();
+        let density = d.get(Self::DENSITY);
+        self.lumped = d.get(Self::LUMPED_MASS);
+        self.separate_gravity = d.get(Self::SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        let given = d.get(Self::MASS_MATRICES).to_vec();
         let elements = self.ff.elements().to_vec();
         if !given.len().is_multiple_of(576) {
             cx.warn(format!("massMatrices has {} values, not a multiple of 24×24: the incomplete matrix is ignored", given.len()));
@@ -223,7 +173,7 @@ impl Component for HexahedronFEMForceFieldAndMass {
         // particle masses from the (unrotated) rest corners
         self.particle_masses = vec![0.0; n];
         for (k, e) in elements.iter().enumerate() {
-            let nodes = e.map(|i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]);
+            let nodes = gather(&rest, e);
             let mut volume = edge_volume(&nodes);
             if mass_coefs.is_some() {
                 volume *= mass_coef(k);
@@ -250,11 +200,9 @@ impl Component for HexahedronFEMForceFieldAndMass {
         self.state = Some(s);
         self.nb_dofs = n;
         let flat: Vec<f64> = self.element_masses.iter().flat_map(|m| m.iter().flatten().copied()).collect();
-        cx.data_mut().set("massMatrices", Value::Reals { arity: 576, v: flat });
+        cx.data_mut().put(Self::MASS_MATRICES, flat);
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
 impl ForceField for HexahedronFEMForceFieldAndMass {
@@ -399,12 +347,19 @@ impl Mass for HexahedronFEMForceFieldAndMass {
 mod tests {
     use super::*;
 
-    /// The force field's `init` reads this component's Data: its references are all listed.
+    /// The force field's `init` reads and writes this component's Data: the class has every Data
+    /// of `HexahedronFEMForceField`, with the same kind, in the same order, before its own.
     #[test]
-    fn lists_the_force_field_references() {
-        for r in hexa_ff::READS {
-            assert!(READS.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{r:?} is not listed");
-        }
+    fn has_the_force_field_data() {
+        use settee_core::component::Declared;
+        let fields = |classes: &[&settee_core::ComponentClass]| -> Vec<(&'static str, settee_core::DataKind)> {
+            classes[0].data.iter().flat_map(|t| t.iter()).map(|d| (d.name, d.kind)).collect()
+        };
+        let ff = fields(HexahedronFEMForceField::CLASSES);
+        let both = fields(HexahedronFEMForceFieldAndMass::CLASSES);
+        assert!(!ff.is_empty());
+        assert_eq!(&both[..ff.len()], &ff[..]);
+        assert_eq!(both.len(), ff.len() + 5);
     }
     use crate::test_support::{max_abs, mul, perturb, Harness};
     use settee_core::ComponentId;

@@ -4,6 +4,7 @@
 //! [`tetrahedral_corotational`], [`hyperelastic`]).
 
 pub mod beam_fem;
+mod common;
 pub mod decompose;
 pub mod element_fem;
 mod follow;
@@ -35,16 +36,15 @@ pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&beam_fem::CLASS);
-    f.register(&hexahedron_fem::CLASS);
-    f.register(&hexahedral_fem::CLASS);
-    f.register(&hexahedron_fem_and_mass::CLASS);
-    f.register(&tetrahedron_fem::CLASS);
-    f.register(&tetrahedral_corotational::CLASS);
-    f.register(&hyperelastic::CLASS);
-    f.register(&triangular_fem_optim::CLASS);
-    f.register(&triangular_fem::CLASS);
-    f.register(&quad_bending_fem::CLASS);
-    f.register(&element_fem::LINEAR_CLASS);
-    f.register(&element_fem::COROTATIONAL_CLASS);
+    f.add::<beam_fem::BeamFEMForceField>();
+    f.add::<HexahedronFEMForceField>();
+    f.add::<HexahedralFEMForceField>();
+    f.add::<HexahedronFEMForceFieldAndMass>();
+    f.add::<TetrahedronFEMForceField>();
+    f.add::<TetrahedralCorotationalFEMForceField>();
+    f.add::<TetrahedronHyperelasticityFEMForceField>();
+    f.add::<TriangularFEMForceFieldOptim>();
+    f.add::<triangular_fem::TriangularFEMForceField>();
+    f.add::<quad_bending_fem::QuadBendingFEMForceField>();
+    f.add::<ElementFEMForceField>();
 }

@@ -28,49 +28,11 @@
 //! nodes). This is reproduced: the assembled matrix is *not* the operator of `add_dforce`.
 //! The `method` Data is accepted and ignored (only the small-displacement element exists).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::math::{at, norm, sub};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
-static DATA: &[DataDecl] = &[
-    decl("method", Str, "small", "large: large displacements, small: small displacements (only the small-displacement element exists: ignored)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)"),
-    decl("youngModulus", Reals, "1000", "Young modulus in Hooke's law, per element like poissonRatio"),
-    decl("thickness", Real, "1", "Thickness of the elements"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose quads are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    THICKNESS: Real = "thickness";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "QuadBendingFEMForceField",
-    description: "Bending Quad finite elements",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(QuadBendingFEMForceField::default())
-}
+use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
 
 type V3 = [f64; 3];
 
@@ -177,25 +139,50 @@ fn translational_product(k: &[[f64; 20]; 20], d: &[f64; 20]) -> [[f64; 3]; 4] {
 
 /// Half-sizes `(l, h)` of quad `q` at positions `x`.
 fn half_sizes(x: &[f64], q: &[usize; 4]) -> (f64, f64) {
-    let p = |k: usize| &x[3 * q[k]..3 * q[k] + 3];
+    let p = |k: usize| at(x, q[k]);
     let (lv, hv) = (sub(p(1), p(0)), sub(p(3), p(0)));
-    ((lv[0] * lv[0] + lv[1] * lv[1] + lv[2] * lv[2]).sqrt() / 2.0, (hv[0] * hv[0] + hv[1] * hv[1] + hv[2] * hv[2]).sqrt() / 2.0)
+    (norm(lv) / 2.0, norm(hv) / 2.0)
 }
 
-fn sub(a: &[f64], b: &[f64]) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+/// The four nodes of quad `q` at positions `x` relative to the centroid `(x₀ + x₂)/2`.
+fn centred(x: &[f64], q: &[usize; 4]) -> [V3; 4] {
+    let p = |k: usize| at(x, q[k]);
+    let (a, c) = (p(0), p(2));
+    let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
+    [0, 1, 2, 3].map(|k| sub(p(k), centroid))
 }
 
-#[derive(Default)]
-pub struct QuadBendingFEMForceField {
-    state: Option<StateId>,
-    quads: Vec<[usize; 4]>,
-    material: Vec<QuadMaterial>,
-    /// Rest positions of the four nodes relative to the rest centroid `(X₀ + X₂)/2`.
-    rest: Vec<[V3; 4]>,
-    /// Half-sizes `(l, h)` from the positions of the last `add_force`.
-    sizes: Vec<(f64, f64)>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// large: large displacements, small: small displacements (only the small-displacement element exists: ignored)
+            method: Str = "small",
+            /// Poisson ratio in Hooke's law, per element (element i uses entry i when present, else entry 0)
+            poissonRatio: Reals = "0.45",
+            /// Young modulus in Hooke's law, per element like poissonRatio
+            youngModulus: Reals = "1000",
+            /// Thickness of the elements
+            thickness: Real = "1",
+            /// Rayleigh damping coefficient related to stiffness (used by the assembled matrix only, as in SOFA)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose quads are the elements (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Bending Quad finite elements
+    #[derive(Default)]
+    pub struct QuadBendingFEMForceField {
+        state: Option<StateId>,
+        quads: Vec<[usize; 4]>,
+        material: Vec<QuadMaterial>,
+        /// Rest positions of the four nodes relative to the rest centroid `(X₀ + X₂)/2`.
+        rest: Vec<[V3; 4]>,
+        /// Half-sizes `(l, h)` from the positions of the last `add_force`.
+        sizes: Vec<(f64, f64)>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl QuadBendingFEMForceField {
@@ -207,42 +194,24 @@ impl QuadBendingFEMForceField {
         let (l, h) = self.sizes[i];
         element_stiffness(&self.material[i], l, h)
     }
-
-    fn check(&self, n: usize) -> SimResult {
-        match self.quads.iter().flatten().find(|&&v| v >= n) {
-            Some(v) => Err(SimError::new(format!("a quad refers to point {v} beyond the state's {n} DOFs"))),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Component for QuadBendingFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("no quads found in the topology: no forces");
         }
         let n = cx.state_size(s);
-        if let Some((k, q)) = mesh.quads.iter().enumerate().find(|(_, q)| q.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("quad {k} {q:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
+        check_elements(cx, "quad", &mesh.quads, n)?;
         let d = cx.data();
-        let (young, poisson) = (d.get(YOUNG_MODULUS).to_vec(), d.get(POISSON_RATIO).to_vec());
+        let (young, poisson) = (d.get(Self::YOUNG_MODULUS).to_vec(), d.get(Self::POISSON_RATIO).to_vec());
         if young.is_empty() || poisson.is_empty() {
             return Err(cx.error("youngModulus and poissonRatio need at least one value").hint("give one value for all quads or one per quad"));
         }
-        let thickness = d.get(THICKNESS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let thickness = d.get(Self::THICKNESS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };
@@ -254,41 +223,23 @@ impl Component for QuadBendingFEMForceField {
             let e = young.get(i).copied().unwrap_or(young[0]);
             let nu = poisson.get(i).copied().unwrap_or(poisson[0]);
             self.material.push(QuadMaterial::new(e, nu, thickness));
-            let p = |k: usize| &x0[3 * q[k]..3 * q[k] + 3];
-            let (a, c) = (p(0), p(2));
-            let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
-            self.rest.push([0, 1, 2, 3].map(|k| sub(p(k), &centroid)));
+            self.rest.push(centred(&x0, q));
             self.sizes.push(half_sizes(&x, q));
         }
         self.state = Some(s);
         Ok(())
     }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
 }
 
-impl ForceField for QuadBendingFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(QuadBendingFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(x.len() / 3)?;
+impl QuadBendingFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_indices(&self.quads, "quad", x.len() / 3)?;
         for (i, q) in self.quads.iter().enumerate() {
-            let p = |k: usize| &x[3 * q[k]..3 * q[k] + 3];
-            let (a, c) = (p(0), p(2));
-            let centroid = [(a[0] + c[0]) / 2.0, (a[1] + c[1]) / 2.0, (a[2] + c[2]) / 2.0];
+            let current = centred(x, q);
             let mut d = [0.0; 20];
-            for k in 0..4 {
-                let cur = sub(p(k), &centroid);
+            for (k, cur) in current.iter().enumerate() {
                 for comp in 0..3 {
                     d[5 * k + comp] = self.rest[i][k][comp] - cur[comp];
                 }
@@ -305,11 +256,8 @@ impl ForceField for QuadBendingFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(dx.len() / 3)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, b_factor: f64) -> SimResult {
+        check_indices(&self.quads, "quad", dx.len() / 3)?;
         // SOFA uses the plain kFactor here (no Rayleigh stiffness term).
         let k_plain = if self.rayleigh_stiffness == 0.0 { k_factor } else { k_factor - b_factor * self.rayleigh_stiffness };
         for (i, q) in self.quads.iter().enumerate() {
@@ -328,7 +276,7 @@ impl ForceField for QuadBendingFEMForceField {
     }
 
     /// SOFA's stride-3 extraction of the 5-DOF element matrix, blocks in node order.
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let st = self.state.ok_or_else(|| SimError::new("QuadBendingFEMForceField used before init"))?;
         for (i, q) in self.quads.iter().enumerate() {
             let k = self.stiffness(i);
@@ -345,10 +293,6 @@ impl ForceField for QuadBendingFEMForceField {
             }
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

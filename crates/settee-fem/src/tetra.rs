@@ -135,33 +135,9 @@ impl Default for TetraOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small vector helpers with SOFA's evaluation order.
+// Small vector helpers with SOFA's evaluation order: `settee_core::math`.
 
-#[inline]
-pub(crate) fn sub(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline]
-pub(crate) fn cross(a: Vec3, b: Vec3) -> Vec3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-#[inline]
-pub(crate) fn dot(a: Vec3, b: Vec3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-/// SOFA's `Vec::normalized`: divided by the norm when it exceeds machine epsilon, else unchanged.
-#[inline]
-fn normalized(a: Vec3) -> Vec3 {
-    let n = dot(a, a).sqrt();
-    if n > f64::EPSILON {
-        [a[0] / n, a[1] / n, a[2] / n]
-    } else {
-        a
-    }
-}
+use settee_core::math::{cross, dot, normalized, sub};
 
 /// Absolute volume `|((b-a)×(c-a))·(d-a)| / 6` (SOFA's `geometry::Tetrahedron::volume`).
 pub fn tetra_volume(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> f64 {
@@ -750,21 +726,9 @@ pub fn split_hexahedra(hexahedra: &[[usize; 8]], cells: (usize, usize)) -> Vec<[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{arb_perturbation, arb_quat, quat_to_mat};
     use proptest::prelude::*;
-
-    fn quat_to_mat(q: [f64; 4]) -> Mat3 {
-        let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
-        let [w, x, y, z] = [q[0] / l, q[1] / l, q[2] / l, q[3] / l];
-        [
-            [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-            [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-            [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
-        ]
-    }
-
-    fn add(a: Vec3, b: Vec3) -> Vec3 {
-        [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-    }
+    use settee_core::math::add;
 
     fn max_abs(f: &[Vec3; 4]) -> f64 {
         f.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()))
@@ -920,21 +884,13 @@ mod tests {
         assert_eq!(split_hexahedra(&[hexa[0], hexa[0]], (2, 1))[6], [0, 5, 1, 6]);
     }
 
-    fn arb_perturbation() -> impl Strategy<Value = [Vec3; 4]> {
-        prop::array::uniform4(prop::array::uniform3(-0.15f64..0.15))
-    }
-
-    fn arb_quat() -> impl Strategy<Value = [f64; 4]> {
-        prop::array::uniform4(-1.0f64..1.0).prop_filter("non-degenerate", |q| q.iter().map(|v| v * v).sum::<f64>() > 0.05)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
         /// A rigid motion gives (numerically) zero force for large, polar and svd.
         #[test]
         fn rigid_motion_gives_zero_force(
-            p in arb_perturbation(),
+            p in arb_perturbation::<4>(),
             q in arb_quat(),
             t in prop::array::uniform3(-20.0f64..20.0),
             origin in prop::array::uniform3(-10.0f64..10.0),
@@ -962,9 +918,9 @@ mod tests {
         /// small force is -K·u.
         #[test]
         fn dforce_matches_blocks(
-            p in arb_perturbation(),
+            p in arb_perturbation::<4>(),
             q in arb_quat(),
-            pert in arb_perturbation(),
+            pert in arb_perturbation::<4>(),
             dx in prop::array::uniform4(prop::array::uniform3(-1.0f64..1.0)),
             kf in -2.0f64..2.0,
         ) {
@@ -997,7 +953,7 @@ mod tests {
         /// order in the strain: tested close to a rotated rest state).
         #[test]
         fn dforce_matches_finite_differences_near_rest(
-            p in arb_perturbation(),
+            p in arb_perturbation::<4>(),
             q in arb_quat(),
             dir in prop::array::uniform4(prop::array::uniform3(-1.0f64..1.0)),
         ) {

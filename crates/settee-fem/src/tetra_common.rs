@@ -5,8 +5,9 @@
 use rayon::prelude::*;
 
 use settee_core::data_ref::{DataRef, Reals};
-use settee_core::{ComponentId, InitCtx, MatrixAccumulator, Scene, SimError, SimResult, StateId};
+use settee_core::{data_group, ComponentId, InitCtx, MatrixAccumulator, Scene, SimResult, StateId};
 
+use crate::common::{add_element_blocks, check_len, gather, scatter};
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
     element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
@@ -81,6 +82,16 @@ pub(crate) fn local_factor(lsf: &[f64], i: usize, n: usize) -> f64 {
     }
 }
 
+/// Young's modulus and Poisson's ratio per element: the first Data of the elastic force fields of
+/// this crate (SOFA's `BaseLinearElasticityFEMForceField`), read by [`material_lists`].
+#[data_group(data = {
+    /// Young's modulus, per element (element i uses entry i when present, else entry 0)
+    youngModulus: Reals = "5000",
+    /// Poisson's ratio in [0, 0.5), per element like youngModulus
+    poissonRatio: Reals = "0.45",
+})]
+pub struct ElasticData;
+
 /// Reads `youngModulus` / `poissonRatio` with SOFA's validation (empty → default, negative
 /// Young's modulus → 5000, Poisson's ratio outside `[0, 0.5)` → 0.45), warning as SOFA does.
 pub(crate) fn material_lists(cx: &mut InitCtx, young_modulus: DataRef<Reals>, poisson_ratio: DataRef<Reals>) -> (Vec<f64>, Vec<f64>) {
@@ -110,9 +121,15 @@ pub(crate) fn material_lists(cx: &mut InitCtx, young_modulus: DataRef<Reals>, po
     (young, poisson)
 }
 
-/// A grid topology's points per axis, read from the grid (declared by settee-topology; the
-/// crate's tests check this reference against the grid classes).
-pub(crate) const GRID_N: DataRef<Reals> = DataRef::new("n");
+/// The Data this crate reads from a grid topology: its points per axis. The grid classes of
+/// settee-topology (which this crate's library does not depend on) declare it; this is the same
+/// declaration, giving the typed reference `GridData::N`, and the crate's tests check it against
+/// the grid classes.
+#[data_group(data = {
+    /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+    n: Fixed(3) as Reals = "2 2 2",
+})]
+pub(crate) struct GridData;
 
 /// The number of cells along x and y of a grid topology (`GridTopology` and its subclasses), or
 /// SOFA's fallback `(2, 1)` for other topologies.
@@ -122,16 +139,10 @@ pub(crate) fn grid_cells(scene: &Scene, topology: Option<ComponentId>) -> (usize
     if !matches!(e.class.name, "GridTopology" | "RegularGridTopology" | "CylinderGridTopology" | "SphereGridTopology") {
         return (2, 1);
     }
-    let n = e.data.get(GRID_N);
+    let n = e.data.get(GridData::N);
     let nx = n.first().copied().unwrap_or(2.0) as usize;
     let ny = n.get(1).copied().unwrap_or(2.0) as usize;
     (nx.saturating_sub(1), ny.saturating_sub(1))
-}
-
-#[inline(always)]
-fn gather(x: &[f64], t: &[usize; 4]) -> [Vec3; 4] {
-    let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
-    [p(t[0]), p(t[1]), p(t[2]), p(t[3])]
 }
 
 impl TetraEngine {
@@ -258,17 +269,9 @@ impl TetraEngine {
         });
     }
 
-    pub fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
-    }
-
-    pub fn add_force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+    pub fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let opts = self.opts;
         let body = |((el, out), t): ((&mut Element, &mut Option<[Vec3; 4]>), &[usize; 4])| {
             *out = element_force(&mut el.rest, &opts, &gather(x, t), &mut el.plastic, &mut el.rotation);
@@ -278,21 +281,13 @@ impl TetraEngine {
         } else {
             self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
-        for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
-            let Some(fe) = fe else { continue };
-            for (&i, v) in t.iter().zip(fe) {
-                let o = &mut f[3 * i..3 * i + 3];
-                o[0] += v[0];
-                o[1] += v[1];
-                o[2] += v[2];
-            }
-        }
+        scatter(f, self.tetrahedra.iter().zip(&self.forces).filter_map(|(t, fe)| fe.as_ref().map(|fe| (t, fe))));
         Ok(())
     }
 
-    pub fn add_dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64) -> SimResult {
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    pub fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let body = |((el, out), t): ((&Element, &mut [Vec3; 4]), &[usize; 4])| {
             *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
         };
@@ -301,18 +296,11 @@ impl TetraEngine {
         } else {
             self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
-        for (t, fe) in self.tetrahedra.iter().zip(&self.dforces) {
-            for (&i, v) in t.iter().zip(fe) {
-                let o = &mut df[3 * i..3 * i + 3];
-                o[0] += v[0];
-                o[1] += v[1];
-                o[2] += v[2];
-            }
-        }
+        scatter(df, self.tetrahedra.iter().zip(&self.dforces));
         Ok(())
     }
 
-    pub fn add_k_to_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    pub fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
         let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
@@ -321,11 +309,7 @@ impl TetraEngine {
             self.elements.iter().map(block).collect()
         };
         for (t, b) in self.tetrahedra.iter().zip(&blocks) {
-            for (a, &na) in t.iter().enumerate() {
-                for (c, &nc) in t.iter().enumerate() {
-                    m.add_block3(s, na, s, nc, &b[a][c]);
-                }
-            }
+            add_element_blocks(m, s, t, |a, c| &b[a][c]);
         }
         Ok(())
     }
@@ -335,11 +319,23 @@ impl TetraEngine {
 mod tests {
     use super::*;
 
-    /// The grid's Data this crate reads are declared by the grid classes, with these types.
+    /// The grid's Data this crate reads are declared by the grid classes, with the same kind
+    /// (so the typed reference reads them), and read through the reference on a grid.
     #[test]
     fn grid_reference_matches_the_grid_classes() {
-        for class in [&settee_topology::grid_topology::GRID_CLASS, &settee_topology::grid_topology::REGULAR_CLASS] {
-            GRID_N.erased().check(class.data).unwrap();
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        settee_topology::register(&mut f);
+        let ours = GridData::TABLE.iter().find(|d| d.name == GridData::N.name()).expect("declared here");
+        for name in ["GridTopology", "RegularGridTopology"] {
+            let class = f.class(name).unwrap_or_else(|| panic!("{name} is not registered"));
+            let theirs = class.data.iter().flat_map(|t| t.iter()).find(|d| d.name == ours.name).unwrap_or_else(|| panic!("{name} has no Data 'n'"));
+            assert_eq!(theirs.kind, ours.kind, "{name}");
+            assert_eq!(theirs.default, ours.default, "{name}");
         }
+        let mut scene = Scene::new("root");
+        let grid = settee_core::testing::add(&mut scene, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 4 5")]);
+        assert_eq!(scene.entry(grid).data.get(GridData::N), &[3.0, 4.0, 5.0]);
+        assert_eq!(grid_cells(&scene, Some(grid)), (2, 3));
     }
 }

@@ -5,81 +5,63 @@
 //! shape from the state's rest positions, elements strictly the topology's tetrahedra, and
 //! `updateStiffnessMatrix` rewriting every aliased entry of `J` for `large`.
 
-use settee_core::component::link;
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, SimResult};
 
+use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::Mat3;
 use crate::tetra::{LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
-use crate::tetra_common::{material_lists, TetraEngine};
+use crate::tetra_common::{material_lists, ElasticData, TetraEngine};
 
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes) or \"polar\" displacements (anything else: large)"),
-    decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
-    decl(
-        "updateStiffnessMatrix",
-        Bool,
-        "false",
-        "large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation",
-    ),
-    decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar then adds no force)"),
-    decl("drawing", Bool, "true", "draw the force field (rendering only)"),
-    decl("drawColor1", Fixed(4), "0 0 1 1", "colour of faces 1 (rendering only)"),
-    decl("drawColor2", Fixed(4), "0 0.5 1 1", "colour of faces 2 (rendering only)"),
-    decl("drawColor3", Fixed(4), "0 1 1 1", "colour of faces 3 (rendering only)"),
-    decl("drawColor4", Fixed(4), "0.5 1 1 1", "colour of faces 4 (rendering only)"),
-    decl("computeVonMisesStress", Bool, "false", "von Mises stress diagnostics (no effect on the dynamics; not computed here)"),
-    decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
-    decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    COMPUTE_GLOBAL_MATRIX: Bool = "computeGlobalMatrix";
-    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
-    LOCAL_STIFFNESS_FACTOR: Reals = "localStiffnessFactor";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TetrahedralCorotationalFEMForceField",
-    description: "Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TetrahedralCorotationalFEMForceField::default())
-}
-
-/// The force field.
-#[derive(Default)]
-pub struct TetrahedralCorotationalFEMForceField {
-    engine: TetraEngine,
-    rayleigh_stiffness: f64,
-    /// Material lists read at init, for the elements created by topological changes.
-    young: Vec<f64>,
-    poisson: Vec<f64>,
-    local_stiffness_factor: Vec<f64>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
+            method: Str = "large",
+            /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
+            localStiffnessFactor: Reals,
+            /// large/polar: rebuild the strain-displacement matrix from the deformed element at every force evaluation
+            updateStiffnessMatrix: Bool = "false",
+            /// SOFA's assembled code path (small/large; polar then adds no force)
+            #[alias("assembling")]
+            computeGlobalMatrix: Bool = "false",
+            /// draw the force field (rendering only)
+            drawing: Bool = "true",
+            /// colour of faces 1 (rendering only)
+            drawColor1: Fixed(4) = "0 0 1 1",
+            /// colour of faces 2 (rendering only)
+            drawColor2: Fixed(4) = "0 0.5 1 1",
+            /// colour of faces 3 (rendering only)
+            drawColor3: Fixed(4) = "0 1 1 1",
+            /// colour of faces 4 (rendering only)
+            drawColor4: Fixed(4) = "0.5 1 1 1",
+            /// von Mises stress diagnostics (no effect on the dynamics; not computed here)
+            computeVonMisesStress: Bool = "false",
+            /// output: von Mises stress per element (not computed)
+            vonMisesPerElement: Reals,
+            /// output: von Mises stress per node (not computed)
+            vonMisesPerNode: Reals,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedralCorotationalFEMForceField {
+        engine: TetraEngine,
+        rayleigh_stiffness: f64,
+        /// Material lists read at init, for the elements created by topological changes.
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+        local_stiffness_factor: Vec<f64>,
+    }
 }
 
 impl TetrahedralCorotationalFEMForceField {
@@ -102,45 +84,31 @@ impl TetrahedralCorotationalFEMForceField {
 }
 
 impl Component for TetrahedralCorotationalFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)")?;
         let mesh = cx.require_mesh()?;
         if mesh.tetrahedra.is_empty() {
             cx.warn("no tetrahedra found in the topology: this force field adds no force");
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        check_elements(cx, "tetrahedron", &mesh.tetrahedra, n)?;
+        let rest = rest_positions(cx, s, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let d = cx.data();
-        let method = match d.get(METHOD) {
+        let method = match d.get(Self::METHOD) {
             "small" => TetraMethod::Small,
             "polar" => TetraMethod::Polar,
             _ => TetraMethod::Large,
         };
         let opts = TetraOptions {
             method,
-            assembling: d.get(COMPUTE_GLOBAL_MATRIX),
-            update_stiffness: d.get(UPDATE_STIFFNESS_MATRIX),
+            assembling: d.get(Self::COMPUTE_GLOBAL_MATRIX),
+            update_stiffness: d.get(Self::UPDATE_STIFFNESS_MATRIX),
             large_update: LargeStiffnessUpdate::AllEntries,
             plasticity: Plasticity::DISABLED,
         };
-        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if opts.assembling && method == TetraMethod::Polar {
             cx.warn("computeGlobalMatrix is not supported with method \"polar\": like SOFA, this force field adds no force");
         }
@@ -165,43 +133,15 @@ impl Component for TetrahedralCorotationalFEMForceField {
             .map_err(|e| cx.error(format!("cannot follow the topological change: {e}")))?;
         Ok(settee_core::topology_change::Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for TetrahedralCorotationalFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.engine.state.into_iter().collect()
-    }
-
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_force(x, f)
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_dforce(dx, df, k_factor)
-    }
-
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.engine.add_k_to_matrix(m, k_factor)
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-}
+force_field_on_one_state!(TetrahedralCorotationalFEMForceField, via engine);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_support::{max_abs, mul, perturb, Harness};
+    use crate::test_support::{max_abs, perturb, Harness};
     use settee_core::ComponentId;
 
     /// A grid, tetrahedralised by hand with the 6-tetra split, in a MeshTopology.
@@ -237,9 +177,7 @@ mod tests {
                 assert_eq!(max_abs(&h.force(ff, &rest)), 0.0, "{method}");
                 let x = perturb(&rest, 0.1, 1);
                 let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
-                let _ = h.force(ff, &x);
-                let df = h.dforce(ff, &dx, -0.3);
-                let kdx = mul(&h.assembled(0.0, -0.3), &dx);
+                let (df, _, kdx) = h.dforce_and_assembled(ff, &x, &dx, -0.3);
                 let scale = max_abs(&df);
                 for (a, b) in df.iter().zip(&kdx) {
                     assert!((a - b).abs() < 1e-11 * scale, "{method}");

@@ -7,111 +7,87 @@
 //! Element work runs in parallel; results are accumulated sequentially in element order, as
 //! SOFA's loop does, so the bits of the forces do not depend on the number of threads.
 
-use settee_core::component::link;
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator,
-    MechParams, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{Component, ComponentId, InitCtx, Scene, SimResult};
 
+use crate::common::{check_elements, force_field_on_one_state, rest_positions, vec3_state};
 use crate::decompose::mat_t_mul;
 use crate::hexa::{polar_decomposition, Mat3};
 use crate::tetra::{split_hexahedra, LargeStiffnessUpdate, Plasticity, TetraMethod, TetraOptions};
-use crate::tetra_common::{grid_cells, material_lists, TetraEngine};
+use crate::tetra_common::{grid_cells, material_lists, ElasticData, TetraEngine};
 
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("method", Str, "large", "\"small\", \"large\" (frame of the first three nodes), \"polar\" or \"svd\" displacements (anything else: large)"),
-    decl("initialPoints", Coords, "", "output: the rest positions used at init (always the state's rest positions, as SOFA)"),
-    decl("localStiffnessFactor", Reals, "", "per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N"),
-    decl(
-        "updateStiffnessMatrix",
-        Bool,
-        "false",
-        "large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation",
-    ),
-    decl_alias("computeGlobalMatrix", &["assembling"], Bool, "false", "SOFA's assembled code path (small/large; polar and svd then add no force)"),
-    decl("plasticMaxThreshold", Real, "0", "plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)"),
-    decl(
-        "plasticYieldThreshold",
-        Real,
-        "9.99999974737875e-05",
-        "plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)",
-    ),
-    decl("plasticCreep", Real, "0.8999999761581421", "plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)"),
-    decl("gatherPt", Str, "", "GPU only: number of DOFs accumulated per thread (unused)"),
-    decl("gatherBsize", Str, "", "GPU only: block size of the gather operation (unused)"),
-    decl("drawHeterogeneousTetra", Bool, "false", "draw heterogeneous tetrahedra in different colours (rendering only)"),
-    decl(
-        "computeVonMisesStress",
-        Int,
-        "0",
-        "von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)",
-    ),
-    decl("vonMisesPerElement", Reals, "", "output: von Mises stress per element (not computed)"),
-    decl("vonMisesPerNode", Reals, "", "output: von Mises stress per node (not computed)"),
-    decl("vonMisesStressColors", RealTuples(4), "", "output: colours of the von Mises stress (rendering only)"),
-    decl("showStressColorMap", Str, "Blue to Red", "colour map of the stress display (rendering only)"),
-    decl("showStressAlpha", Real, "1", "alpha of the stress display (rendering only)"),
-    decl("showVonMisesStressPerNode", Bool, "false", "draw von Mises stress per node (rendering only)"),
-    decl("showVonMisesStressPerNodeColorMap", Bool, "false", "draw elements coloured by nodal von Mises stress (rendering only)"),
-    decl("showVonMisesStressPerElement", Bool, "false", "draw elements coloured by their von Mises stress (rendering only)"),
-    decl("showElementGapScale", Real, "0.333", "gap between drawn elements in [0, 1] (rendering only)"),
-    decl("updateStiffness", Bool, "false", "recompute the material matrices from youngModulus/poissonRatio at the beginning of every step"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] =
-    &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    METHOD: Text = "method";
-    COMPUTE_GLOBAL_MATRIX: Bool = "computeGlobalMatrix";
-    UPDATE_STIFFNESS_MATRIX: Bool = "updateStiffnessMatrix";
-    PLASTIC_MAX_THRESHOLD: Real = "plasticMaxThreshold";
-    PLASTIC_YIELD_THRESHOLD: Real = "plasticYieldThreshold";
-    PLASTIC_CREEP: Real = "plasticCreep";
-    LOCAL_STIFFNESS_FACTOR: Reals = "localStiffnessFactor";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    UPDATE_STIFFNESS: Bool = "updateStiffness";
-    COMPUTE_VON_MISES_STRESS: Int = "computeVonMisesStress";
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TetrahedronFEMForceField",
-    description: "Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TetrahedronFEMForceField::default())
-}
-
-/// The force field.
-#[derive(Default)]
-pub struct TetrahedronFEMForceField {
-    engine: TetraEngine,
-    rayleigh_stiffness: f64,
-    /// `updateStiffness`: material matrices recomputed at each step.
-    update_materials: bool,
-    /// Elements around each node (ascending element index) when the elements are the
-    /// topology's tetrahedra (SOFA's `getTetrahedraAroundVertex`); empty for split hexahedra.
-    around_node: Vec<Vec<usize>>,
-    /// Last element index touching each node at init (SOFA's `_rotationIdx`).
-    rotation_idx: Vec<usize>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// "small", "large" (frame of the first three nodes), "polar" or "svd" displacements (anything else: large)
+            method: Str = "large",
+            /// output: the rest positions used at init (always the state's rest positions, as SOFA)
+            initialPoints: Coords,
+            /// per-element factor on Young's modulus: with N elements and M values, element i uses entry i*M/N
+            localStiffnessFactor: Reals,
+            /// large/polar/svd: rebuild the strain-displacement matrix from the deformed element at every force evaluation
+            updateStiffnessMatrix: Bool = "false",
+            /// SOFA's assembled code path (small/large; polar and svd then add no force)
+            #[alias("assembling")]
+            computeGlobalMatrix: Bool = "false",
+            /// plasticity: maximum norm of the plastic strain (plasticity disabled when <= 0)
+            plasticMaxThreshold: Real = "0",
+            /// plasticity: yield threshold on the norm of the (unnormalised) elastic strain (SOFA's default 0.0001f)
+            plasticYieldThreshold: Real = "9.99999974737875e-05",
+            /// plasticity: creep factor in [0, 1] (SOFA's default 0.9f; depends on dt)
+            plasticCreep: Real = "0.8999999761581421",
+            /// GPU only: number of DOFs accumulated per thread (unused)
+            gatherPt: Str,
+            /// GPU only: block size of the gather operation (unused)
+            gatherBsize: Str,
+            /// draw heterogeneous tetrahedra in different colours (rendering only)
+            drawHeterogeneousTetra: Bool = "false",
+            /// von Mises stress diagnostics: 0 none, 1 corotational strain, 2 Green strain (no effect on the dynamics; not computed here)
+            computeVonMisesStress: Int = "0",
+            /// output: von Mises stress per element (not computed)
+            vonMisesPerElement: Reals,
+            /// output: von Mises stress per node (not computed)
+            vonMisesPerNode: Reals,
+            /// output: colours of the von Mises stress (rendering only)
+            vonMisesStressColors: RealTuples(4),
+            /// colour map of the stress display (rendering only)
+            showStressColorMap: Str = "Blue to Red",
+            /// alpha of the stress display (rendering only)
+            showStressAlpha: Real = "1",
+            /// draw von Mises stress per node (rendering only)
+            showVonMisesStressPerNode: Bool = "false",
+            /// draw elements coloured by nodal von Mises stress (rendering only)
+            showVonMisesStressPerNodeColorMap: Bool = "false",
+            /// draw elements coloured by their von Mises stress (rendering only)
+            showVonMisesStressPerElement: Bool = "false",
+            /// gap between drawn elements in [0, 1] (rendering only)
+            showElementGapScale: Real = "0.333",
+            /// recompute the material matrices from youngModulus/poissonRatio at the beginning of every step
+            updateStiffness: Bool = "false",
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra (or hexahedra, split in 6) are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedronFEMForceField {
+        engine: TetraEngine,
+        rayleigh_stiffness: f64,
+        /// `updateStiffness`: material matrices recomputed at each step.
+        update_materials: bool,
+        /// Elements around each node (ascending element index) when the elements are the
+        /// topology's tetrahedra (SOFA's `getTetrahedraAroundVertex`); empty for split hexahedra.
+        around_node: Vec<Vec<usize>>,
+        /// Last element index touching each node at init (SOFA's `_rotationIdx`).
+        rotation_idx: Vec<usize>,
+    }
 }
 
 impl TetrahedronFEMForceField {
@@ -185,11 +161,14 @@ impl TetrahedronFEMForceField {
 
     fn read_options(cx: &mut InitCtx) -> TetraOptions {
         let d = cx.data();
-        let name = d.get(METHOD).to_string();
-        let assembling = d.get(COMPUTE_GLOBAL_MATRIX);
-        let update_stiffness = d.get(UPDATE_STIFFNESS_MATRIX);
-        let plasticity =
-            Plasticity { max_threshold: d.get(PLASTIC_MAX_THRESHOLD), yield_threshold: d.get(PLASTIC_YIELD_THRESHOLD), creep: d.get(PLASTIC_CREEP) };
+        let name = d.get(Self::METHOD).to_string();
+        let assembling = d.get(Self::COMPUTE_GLOBAL_MATRIX);
+        let update_stiffness = d.get(Self::UPDATE_STIFFNESS_MATRIX);
+        let plasticity = Plasticity {
+            max_threshold: d.get(Self::PLASTIC_MAX_THRESHOLD),
+            yield_threshold: d.get(Self::PLASTIC_YIELD_THRESHOLD),
+            creep: d.get(Self::PLASTIC_CREEP),
+        };
         let method = TetraMethod::from_sofa_name(&name).unwrap_or_else(|| {
             cx.warn(format!("unknown method \"{name}\": using \"large\" (choices: small, large, polar, svd)"));
             TetraMethod::Large
@@ -205,15 +184,8 @@ impl TetrahedronFEMForceField {
 }
 
 impl Component for TetrahedronFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject (use a mapping for rigid frames)")?;
         let mesh = cx.require_mesh()?;
         let from_topology = !mesh.tetrahedra.is_empty();
         let tetrahedra = if from_topology {
@@ -226,22 +198,15 @@ impl Component for TetrahedronFEMForceField {
                 .hint("use a topology with tetrahedra (MeshTopology, TetrahedronSetTopologyContainer, a Hexa2TetraTopologicalMapping output) or hexahedra (grids)"));
         };
         let n = cx.state_size(s);
-        if let Some((k, t)) = tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        check_elements(cx, "tetrahedron", &tetrahedra, n)?;
+        let rest = rest_positions(cx, s, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let opts = Self::read_options(cx);
         let d = cx.data();
-        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        self.update_materials = d.get(UPDATE_STIFFNESS);
-        if d.get(COMPUTE_VON_MISES_STRESS) == 1 && opts.method == TetraMethod::Small {
+        let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.update_materials = d.get(Self::UPDATE_STIFFNESS);
+        if d.get(Self::COMPUTE_VON_MISES_STRESS) == 1 && opts.method == TetraMethod::Small {
             cx.warn("computeVonMisesStress=1 (corotational strain) is not available with method \"small\" (SOFA marks the component invalid but keeps computing forces)");
         }
         self.engine.build(s, n, tetrahedra, &rest, &young, &poisson, &lsf, opts).map_err(|(i, e)| {
@@ -262,7 +227,7 @@ impl Component for TetrahedronFEMForceField {
                 }
             }
         }
-        cx.data_mut().set("initialPoints", Value::Reals { arity: 3, v: rest[..3 * n].to_vec() });
+        cx.data_mut().put(Self::INITIAL_POINTS, rest[..3 * n].to_vec());
         Ok(())
     }
 
@@ -272,44 +237,16 @@ impl Component for TetrahedronFEMForceField {
         }
         scene.pull_links(me);
         let d = &scene.entry(me).data;
-        let young: Vec<f64> = d.get(YOUNG_MODULUS).iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
+        let young: Vec<f64> = d.get(ElasticData::YOUNG_MODULUS).iter().map(|&y| if y < 0.0 { crate::tetra::DEFAULT_YOUNG } else { y }).collect();
         let poisson: Vec<f64> =
-            d.get(POISSON_RATIO).iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
-        let lsf = d.get(LOCAL_STIFFNESS_FACTOR).to_vec();
+            d.get(ElasticData::POISSON_RATIO).iter().map(|&p| if (0.0..0.5).contains(&p) { p } else { crate::tetra::DEFAULT_POISSON }).collect();
+        let lsf = d.get(Self::LOCAL_STIFFNESS_FACTOR).to_vec();
         self.engine.update_materials(&young, &poisson, &lsf);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for TetrahedronFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.engine.state.into_iter().collect()
-    }
-
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_force(x, f)
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.engine.add_dforce(dx, df, k_factor)
-    }
-
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.engine.add_k_to_matrix(m, k_factor)
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-}
+force_field_on_one_state!(TetrahedronFEMForceField, via engine);
 
 #[cfg(test)]
 mod tests;

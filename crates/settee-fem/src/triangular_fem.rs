@@ -33,133 +33,28 @@
 //! Degenerate triangles (`|det| < ε`) are errors, at init and during the simulation. Principal
 //! stresses (`computePrincipalStress`) are diagnostics; the display Data are accepted.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::ComponentId;
 
+use settee_core::math::{at, cross, norm, sub};
+
+use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
+use crate::decompose::transpose;
 use crate::follow::{apply_deferred, change_error, check_aligned, rest_for};
-use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl(
-        "method",
-        Str,
-        "large",
-        "\"large\": corotational displacements (default); \"small\": small displacements in the world frame (anything else: large, with a warning)",
-    ),
-    decl(
-        "rotatedInitialElements",
-        RealTuples(9),
-        "",
-        "optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)",
-    ),
-    decl(
-        "initialTransformation",
-        RealTuples(9),
-        "",
-        "optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3",
-    ),
-    decl("hosfordExponant", Real, "1", "Exponent in the Hosford yield criteria (diagnostics)"),
-    decl("criteriaValue", Real, "1e+15", "Fracturable threshold used to draw fracturable triangles (diagnostics)"),
-    decl("showStressValue", Bool, "true", "Flag activating rendering of stress values as a color in each triangle (rendering only)"),
-    decl("showStressVector", Bool, "false", "Flag activating rendering of stress directions within each triangle (rendering only)"),
-    decl("showFracturableTriangles", Bool, "false", "Flag activating rendering of triangles to fracture (rendering only)"),
-    decl("computePrincipalStress", Bool, "false", "Compute principal stress for each triangle (diagnostics, no effect on the forces)"),
-    decl("fractureMaxLength", Real, "0", "older SOFA versions: fracture length (accepted, no effect)"),
-    decl("computeVonMisesStress", Int, "0", "older SOFA versions: von Mises stress diagnostics (accepted, no effect)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    METHOD: Text = "method";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    COMPUTE_PRINCIPAL_STRESS: Bool = "computePrincipalStress";
-    HOSFORD_EXPONANT: Real = "hosfordExponant";
-    CRITERIA_VALUE: Real = "criteriaValue";
-    ROTATED_INITIAL_ELEMENTS: Reals = "rotatedInitialElements";
-    INITIAL_TRANSFORMATION: Reals = "initialTransformation";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularFEMForceField",
-    description: "Corotational Triangular finite elements for dynamic topology",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularFEMForceField::default())
-}
+use crate::hexa::mat_vec;
+use crate::tetra_common::{material_lists, ElasticData};
 
 type V3 = [f64; 3];
 type M3 = [[f64; 3]; 3];
 /// Strain–displacement matrix: rows `(a.x, a.y, b.x, b.y, c.x, c.y)`, columns `(exx, eyy, gxy)`.
 pub type StrainDisplacement = [[f64; 3]; 6];
 
-fn sub(a: &[f64], b: &[f64]) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn cross(a: &V3, b: &V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-fn norm(v: &V3) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-}
-/// Divides by the norm when it exceeds machine epsilon, else leaves the vector unchanged.
-fn normalized(mut v: V3) -> V3 {
-    let n = norm(&v);
-    if n > f64::EPSILON {
-        for x in v.iter_mut() {
-            *x /= n;
-        }
-    }
-    v
-}
-/// `m·v`, each row summed left to right.
-fn mat_vec(m: &M3, v: &V3) -> V3 {
-    let row = |r: &[f64; 3]| r[0] * v[0] + r[1] * v[1] + r[2] * v[2];
-    [row(&m[0]), row(&m[1]), row(&m[2])]
-}
-fn transpose(m: &M3) -> M3 {
-    let mut t = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            t[i][j] = m[j][i];
-        }
-    }
-    t
-}
-
 /// World-to-local rotation of triangle `(pa, pb, pc)`: rows `ex` along `ab`, `ey` in the plane,
 /// `ez` normal.
-pub fn rotation_large(pa: &[f64], pb: &[f64], pc: &[f64]) -> M3 {
-    let ex = normalized(sub(pb, pa));
-    let ac = sub(pc, pa);
-    let ez = normalized(cross(&ex, &ac));
-    let ey = cross(&ez, &ex);
-    [ex, ey, ez]
-}
+pub use crate::tetra::rotation_large;
 
 /// `J` of a triangle given in its local frame (`a` at the origin, `b = (bₓ, 0)`, `c = (cₓ, cᵧ)`),
 /// or `None` when `|bₓ·cᵧ| < ε`.
@@ -186,7 +81,7 @@ pub fn strain_displacement_local(b: &V3, c: &V3) -> Option<StrainDisplacement> {
 /// `J` from the world `x, y` components of the vertices, normalised by the 3D doubled area
 /// `|ab × ac|`, or `None` when that area is below ε.
 pub fn strain_displacement_global(pa: &V3, pb: &V3, pc: &V3) -> Option<StrainDisplacement> {
-    let det = norm(&cross(&sub(pb, pa), &sub(pc, pa)));
+    let det = norm(cross(sub(*pb, *pa), sub(*pc, *pa)));
     if det.abs() < f64::EPSILON {
         return None;
     }
@@ -276,20 +171,56 @@ pub struct TriangleInfo {
     pub difference_to_criteria: f64,
 }
 
-#[derive(Default)]
-pub struct TriangularFEMForceField {
-    state: Option<StateId>,
-    method: Method,
-    triangles: Vec<[usize; 3]>,
-    info: Vec<TriangleInfo>,
-    rayleigh_stiffness: f64,
-    principal_stress: bool,
-    hosford: f64,
-    criteria: f64,
-    /// The material lists (per element, SOFA's `getYoungModulusInElement`), kept for the
-    /// elements created by topological changes.
-    young: Vec<f64>,
-    poisson: Vec<f64>,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// "large": corotational displacements (default); "small": small displacements in the world frame (anything else: large, with a warning)
+            method: Str = "large",
+            /// optional rest data: the three local rest coordinates of every triangle (replaces the rest positions)
+            rotatedInitialElements: RealTuples(9),
+            /// optional rest data (large, with rotatedInitialElements): the rest rotation of every triangle, row-major 3×3
+            initialTransformation: RealTuples(9),
+            /// Exponent in the Hosford yield criteria (diagnostics)
+            hosfordExponant: Real = "1",
+            /// Fracturable threshold used to draw fracturable triangles (diagnostics)
+            criteriaValue: Real = "1e+15",
+            /// Flag activating rendering of stress values as a color in each triangle (rendering only)
+            showStressValue: Bool = "true",
+            /// Flag activating rendering of stress directions within each triangle (rendering only)
+            showStressVector: Bool = "false",
+            /// Flag activating rendering of triangles to fracture (rendering only)
+            showFracturableTriangles: Bool = "false",
+            /// Compute principal stress for each triangle (diagnostics, no effect on the forces)
+            computePrincipalStress: Bool = "false",
+            /// older SOFA versions: fracture length (accepted, no effect)
+            fractureMaxLength: Real = "0",
+            /// older SOFA versions: von Mises stress diagnostics (accepted, no effect)
+            computeVonMisesStress: Int = "0",
+        },
+        links = {
+            /// topology whose triangles are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+    }
+    /// Corotational Triangular finite elements for dynamic topology
+    #[derive(Default)]
+    pub struct TriangularFEMForceField {
+        state: Option<StateId>,
+        method: Method,
+        triangles: Vec<[usize; 3]>,
+        info: Vec<TriangleInfo>,
+        rayleigh_stiffness: f64,
+        principal_stress: bool,
+        hosford: f64,
+        criteria: f64,
+        /// The material lists (per element, SOFA's `getYoungModulusInElement`), kept for the
+        /// elements created by topological changes.
+        young: Vec<f64>,
+        poisson: Vec<f64>,
+    }
 }
 
 impl TriangularFEMForceField {
@@ -307,17 +238,17 @@ impl TriangularFEMForceField {
     /// `computeMaterialStiffness`): from the rest positions `x0`, or from the given rest
     /// coordinates (and, for `large`, the given world-to-local rotation). `None` when degenerate.
     fn rest_info(&self, i: usize, t: &[usize; 3], x0: &[f64], given: Option<([V3; 3], Option<[V3; 3]>)>) -> Option<TriangleInfo> {
-        let p = |k: usize| -> V3 { [x0[3 * t[k]], x0[3 * t[k] + 1], x0[3 * t[k] + 2]] };
+        let p = |k: usize| at(x0, t[k]);
         let mut ti = TriangleInfo::default();
         match self.method {
             Method::Small => {
                 ti.initial_transformation = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
                 ti.rest = match given {
                     Some((g, _)) => g,
-                    None => [[0.0; 3], sub(&p(1), &p(0)), sub(&p(2), &p(0))],
+                    None => [[0.0; 3], sub(p(1), p(0)), sub(p(2), p(0))],
                 };
                 ti.j = strain_displacement_global(&ti.rest[0], &ti.rest[1], &ti.rest[2])?;
-                ti.area = norm(&cross(&ti.rest[1], &ti.rest[2])) * 0.5;
+                ti.area = norm(cross(ti.rest[1], ti.rest[2])) * 0.5;
             }
             Method::Large => {
                 if let Some((g, Some(r))) = given {
@@ -327,10 +258,10 @@ impl TriangularFEMForceField {
                     ti.rest = g;
                 } else {
                     let (pa, pb, pc) = (p(0), p(1), p(2));
-                    let r01 = rotation_large(&pa, &pb, &pc);
+                    let r01 = rotation_large(pa, pb, pc);
                     ti.initial_transformation = transpose(&r01);
                     ti.rotation = ti.initial_transformation;
-                    ti.rest = [[0.0; 3], mat_vec(&r01, &sub(&pb, &pa)), mat_vec(&r01, &sub(&pc, &pa))];
+                    ti.rest = [[0.0; 3], mat_vec(&r01, sub(pb, pa)), mat_vec(&r01, sub(pc, pa))];
                 }
                 ti.j = strain_displacement_local(&ti.rest[1], &ti.rest[2])?;
                 ti.area = ti.rest[1][0] * ti.rest[2][1] * 0.5;
@@ -342,13 +273,6 @@ impl TriangularFEMForceField {
         let base = [[1.0, nu, 0.0], [nu, 1.0, 0.0], [0.0, 0.0, (1.0 - nu) * 0.5]];
         ti.material = base.map(|r| r.map(|v| v * scale));
         Some(ti)
-    }
-
-    fn check(&self, n: usize) -> SimResult {
-        match self.triangles.iter().flatten().find(|&&v| v >= n) {
-            Some(v) => Err(SimError::new(format!("a triangle refers to point {v} beyond the state's {n} DOFs"))),
-            None => Ok(()),
-        }
     }
 
     /// Largest absolute principal stress and Hosford criterion of the stored stress (SOFA's
@@ -366,10 +290,10 @@ impl TriangularFEMForceField {
     fn accumulate_large(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &mut self.info[i];
-            let (pa, pb, pc) = (&x[3 * t[0]..3 * t[0] + 3], &x[3 * t[1]..3 * t[1] + 3], &x[3 * t[2]..3 * t[2] + 3]);
+            let (pa, pb, pc) = (at(x, t[0]), at(x, t[1]), at(x, t[2]));
             let r02 = rotation_large(pa, pb, pc);
-            let lb = mat_vec(&r02, &sub(pb, pa));
-            let lc = mat_vec(&r02, &sub(pc, pa));
+            let lb = mat_vec(&r02, sub(pb, pa));
+            let lc = mat_vec(&r02, sub(pc, pa));
             let d = [0.0, 0.0, ti.rest[1][0] - lb[0], 0.0, ti.rest[2][0] - lc[0], ti.rest[2][1] - lc[1]];
             let j = strain_displacement_local(&lb, &lc).ok_or_else(|| degenerate(i, t))?;
             let strain = strain_reduced(&j, &d);
@@ -377,7 +301,7 @@ impl TriangularFEMForceField {
             let fl = force_reduced(&j, &stress);
             let r20 = transpose(&r02);
             for (k, &v) in t.iter().enumerate() {
-                let fw = mat_vec(&r20, &[fl[2 * k], fl[2 * k + 1], 0.0]);
+                let fw = mat_vec(&r20, [fl[2 * k], fl[2 * k + 1], 0.0]);
                 for c in 0..3 {
                     f[3 * v + c] += fw[c];
                 }
@@ -393,13 +317,13 @@ impl TriangularFEMForceField {
     fn accumulate_small(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &mut self.info[i];
-            let pa = &x[3 * t[0]..3 * t[0] + 3];
-            let (db, dc) = (sub(&x[3 * t[1]..3 * t[1] + 3], pa), sub(&x[3 * t[2]..3 * t[2] + 3], pa));
+            let pa = at(x, t[0]);
+            let (db, dc) = (sub(at(x, t[1]), pa), sub(at(x, t[2]), pa));
             let (r1, r2) = (ti.rest[1], ti.rest[2]);
             let d = [0.0, 0.0, r1[0] - db[0], r1[1] - db[1], r2[0] - dc[0], r2[1] - dc[1]];
             let j = strain_displacement_global(&[0.0; 3], &db, &dc).ok_or_else(|| degenerate(i, t))?;
             let strain = strain_full(&j, &d);
-            let stress = mat_vec(&ti.material, &strain);
+            let stress = mat_vec(&ti.material, strain);
             let fl = force_full(&j, &stress);
             for (k, &v) in t.iter().enumerate() {
                 f[3 * v] += fl[2 * k];
@@ -460,27 +384,16 @@ fn degenerate(i: usize, t: &[usize; 3]) -> SimError {
 }
 
 impl Component for TriangularFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let mesh = cx.require_mesh()?;
         if mesh.triangles.is_empty() {
             cx.warn("no triangles found in the topology: no forces");
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
-        let method_name = cx.data().get(METHOD).to_string();
+        check_elements(cx, "triangle", &mesh.triangles, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
+        let method_name = cx.data().get(Self::METHOD).to_string();
         self.method = match method_name.as_str() {
             "small" => Method::Small,
             "large" => Method::Large,
@@ -490,12 +403,12 @@ impl Component for TriangularFEMForceField {
             }
         };
         let d = cx.data();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        self.principal_stress = d.get(COMPUTE_PRINCIPAL_STRESS);
-        self.hosford = d.get(HOSFORD_EXPONANT);
-        self.criteria = d.get(CRITERIA_VALUE);
-        let given_rest = d.is_given(ROTATED_INITIAL_ELEMENTS).then(|| d.get(ROTATED_INITIAL_ELEMENTS).to_vec());
-        let given_rot = d.is_given(INITIAL_TRANSFORMATION).then(|| d.get(INITIAL_TRANSFORMATION).to_vec());
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.principal_stress = d.get(Self::COMPUTE_PRINCIPAL_STRESS);
+        self.hosford = d.get(Self::HOSFORD_EXPONANT);
+        self.criteria = d.get(Self::CRITERIA_VALUE);
+        let given_rest = d.is_given(Self::ROTATED_INITIAL_ELEMENTS).then(|| d.get(Self::ROTATED_INITIAL_ELEMENTS).to_vec());
+        let given_rot = d.is_given(Self::INITIAL_TRANSFORMATION).then(|| d.get(Self::INITIAL_TRANSFORMATION).to_vec());
         let nt = mesh.triangles.len();
         // SOFA reads the given rest data only for `small` (rotatedInitialElements) or for `large`
         // when both are set.
@@ -556,25 +469,13 @@ impl Component for TriangularFEMForceField {
         }
         Ok(Follow::Followed)
     }
-
-    fn force_field(&mut self) -> Option<&mut dyn ForceField> {
-        Some(self)
-    }
-    fn force_field_ref(&self) -> Option<&dyn ForceField> {
-        Some(self)
-    }
 }
 
-impl ForceField for TriangularFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(TriangularFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(x.len() / 3)?;
+impl TriangularFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_indices(&self.triangles, "triangle", x.len() / 3)?;
         match self.method {
             Method::Large => self.accumulate_large(x, f)?,
             Method::Small => self.accumulate_small(x, f)?,
@@ -589,24 +490,21 @@ impl ForceField for TriangularFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(dx.len() / 3)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_indices(&self.triangles, "triangle", dx.len() / 3)?;
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &self.info[i];
-            let node = |k: usize| -> V3 { [dx[3 * t[k]], dx[3 * t[k] + 1], dx[3 * t[k] + 2]] };
+            let node = |k: usize| at(dx, t[k]);
             match self.method {
                 Method::Large => {
                     let r02 = transpose(&ti.rotation);
-                    let (u0, u1, u2) = (mat_vec(&r02, &node(0)), mat_vec(&r02, &node(1)), mat_vec(&r02, &node(2)));
+                    let (u0, u1, u2) = (mat_vec(&r02, node(0)), mat_vec(&r02, node(1)), mat_vec(&r02, node(2)));
                     let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
                     let strain = strain_reduced(&ti.j, &d);
                     let stress = stress_reduced(&ti.material, &strain);
                     let fl = force_reduced(&ti.j, &stress);
                     for (k, &v) in t.iter().enumerate() {
-                        let fw = mat_vec(&ti.rotation, &[-fl[2 * k], -fl[2 * k + 1], 0.0]);
+                        let fw = mat_vec(&ti.rotation, [-fl[2 * k], -fl[2 * k + 1], 0.0]);
                         for c in 0..3 {
                             df[3 * v + c] += fw[c] * k_factor;
                         }
@@ -616,7 +514,7 @@ impl ForceField for TriangularFEMForceField {
                     let (u0, u1, u2) = (node(0), node(1), node(2));
                     let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
                     let strain = strain_full(&ti.j, &d);
-                    let stress = mat_vec(&ti.material, &strain);
+                    let stress = mat_vec(&ti.material, strain);
                     let fl = force_full(&ti.j, &stress);
                     for (k, &v) in t.iter().enumerate() {
                         df[3 * v] += -fl[2 * k] * k_factor;
@@ -630,7 +528,7 @@ impl ForceField for TriangularFEMForceField {
     }
 
     /// Blocks `(n1, n2)` of every triangle in SOFA's order.
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let st = self.state.ok_or_else(|| SimError::new("TriangularFEMForceField used before init"))?;
         for (i, t) in self.triangles.iter().enumerate() {
             let blocks = Self::element_blocks(&self.info[i], k_factor);
@@ -641,10 +539,6 @@ impl ForceField for TriangularFEMForceField {
             }
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

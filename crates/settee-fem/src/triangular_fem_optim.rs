@@ -23,55 +23,13 @@
 //! `3×3` blocks `Rᵀ·(J K Jᵀ)ᵢⱼ·R` (`R` the 2×3 frame) with SOFA's `buildStiffnessMatrix`
 //! arithmetic. An XML `method` attribute is ignored (SOFA only warns when it is not `large`).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::math::{at, cross, dot, normalized, sub};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
-use crate::tetra_common::material_lists;
-
-static DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-    decl("damping", Real, "0", "Ratio damping/stiffness (not used by the force computation, as in SOFA)"),
-    decl("restScale", Real, "1", "Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set"),
-    decl("computePrincipalStress", Bool, "false", "Compute principal stress for each triangle (diagnostics; not computed here)"),
-    decl("stressMaxValue", Real, "0", "output: max stress value computed over the triangulation (not computed)"),
-    decl("showStressVector", Bool, "false", "Flag activating rendering of stress directions within each triangle (rendering only)"),
-    decl("showStressThreshold", Real, "0", "Threshold value to render only stress vectors higher to this threshold (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose triangles are the elements (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    REST_SCALE: Real = "restScale";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularFEMForceFieldOptim",
-    description: "Corotational Triangular finite elements",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: Some(drop_method),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularFEMForceFieldOptim::default())
-}
+use crate::common::{check_elements, check_indices, force_field_on_one_state, vec3_state};
+use crate::decompose::transpose;
+use crate::tetra_common::{material_lists, ElasticData};
 
 /// `method` is not a Data of this class: SOFA's `parse` reads and ignores it (always corotational).
 fn drop_method(attrs: &mut Vec<(String, String)>) {
@@ -80,33 +38,11 @@ fn drop_method(attrs: &mut Vec<(String, String)>) {
 
 type V3 = [f64; 3];
 
-fn sub(a: &[f64], b: &[f64]) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn dot(a: &V3, b: &V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: &V3, b: &V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-/// SOFA's `normalize`: divides by the norm when it exceeds machine epsilon, else unchanged.
-fn normalize(v: &mut V3) {
-    let n = dot(v, v).sqrt();
-    if n > f64::EPSILON {
-        for x in v.iter_mut() {
-            *x /= n;
-        }
-    }
-}
-
-/// The in-plane frame `[X, Y]` of edges `ab`, `ac`.
+/// The in-plane frame `[X, Y]` of edges `ab`, `ac` (SOFA's `normalize` of `ab` and of
+/// `(ab × ac) × ab`).
 pub fn triangle_frame(ab: &V3, ac: &V3) -> [V3; 2] {
-    let mut x = *ab;
-    let n = cross(ab, ac);
-    let mut y = cross(&n, ab);
-    normalize(&mut x);
-    normalize(&mut y);
-    [x, y]
+    let n = cross(*ab, *ac);
+    [normalized(*ab), normalized(cross(n, *ab))]
 }
 
 /// `X·s + Y·t`.
@@ -190,26 +126,43 @@ fn to_world(f: &[V3; 2], b: &[[f64; 2]; 2]) -> [[f64; 3]; 3] {
     r
 }
 
-fn transposed(m: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
-    let mut t = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            t[i][j] = m[j][i];
-        }
+crate::common::force_field_class! {
+    {
+        preparse = drop_method,
+        data = {
+            /// Rayleigh damping coefficient related to stiffness
+            rayleighStiffness: Real = "0",
+            /// Ratio damping/stiffness (not used by the force computation, as in SOFA)
+            damping: Real = "0",
+            /// Scale factor applied to rest positions (to simulate pre-stretched materials); used only when set
+            restScale: Real = "1",
+            /// Compute principal stress for each triangle (diagnostics; not computed here)
+            computePrincipalStress: Bool = "false",
+            /// output: max stress value computed over the triangulation (not computed)
+            stressMaxValue: Real = "0",
+            /// Flag activating rendering of stress directions within each triangle (rendering only)
+            showStressVector: Bool = "false",
+            /// Threshold value to render only stress vectors higher to this threshold (rendering only)
+            showStressThreshold: Real = "0",
+        },
+        links = {
+            /// topology whose triangles are the elements (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
     }
-    t
-}
-
-#[derive(Default)]
-pub struct TriangularFEMForceFieldOptim {
-    state: Option<StateId>,
-    triangles: Vec<[usize; 3]>,
-    rest: Vec<TriangleRest>,
-    /// Current frames (SOFA's `TriangleState::frame`), from the last `add_force`.
-    frames: Vec<[V3; 2]>,
-    /// Stored stress-like vectors of the last `add_force`.
-    stress: Vec<[f64; 3]>,
-    rayleigh_stiffness: f64,
+    /// Corotational Triangular finite elements
+    #[derive(Default)]
+    pub struct TriangularFEMForceFieldOptim {
+        state: Option<StateId>,
+        triangles: Vec<[usize; 3]>,
+        rest: Vec<TriangleRest>,
+        /// Current frames (SOFA's `TriangleState::frame`), from the last `add_force`.
+        frames: Vec<[V3; 2]>,
+        /// Stored stress-like vectors of the last `add_force`.
+        stress: Vec<[f64; 3]>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl TriangularFEMForceFieldOptim {
@@ -228,25 +181,11 @@ impl TriangularFEMForceFieldOptim {
     pub fn stress(&self, i: usize) -> [f64; 3] {
         self.stress[i]
     }
-
-    fn check(&self, n: usize) -> SimResult {
-        match self.triangles.iter().flatten().find(|&&v| v >= n) {
-            Some(v) => Err(SimError::new(format!("a triangle refers to point {v} beyond the state's {n} DOFs"))),
-            None => Ok(()),
-        }
-    }
 }
 
 impl Component for TriangularFEMForceFieldOptim {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let mesh = cx.require_mesh()?;
         if mesh.triangles.is_empty() {
             if mesh.quads.is_empty() {
@@ -256,15 +195,11 @@ impl Component for TriangularFEMForceFieldOptim {
             }
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.triangles.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("triangle {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
+        check_elements(cx, "triangle", &mesh.triangles, n)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let d = cx.data();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let rest_scale = d.is_given(REST_SCALE).then(|| d.get(REST_SCALE));
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let rest_scale = d.is_given(Self::REST_SCALE).then(|| d.get(Self::REST_SCALE));
         let x0 = cx.rest_or_position(s);
         let x = cx.read_vec(s, VecId::POSITION).to_vec();
         let x = if x.len() >= 3 * n { x } else { x0.clone() };
@@ -272,10 +207,10 @@ impl Component for TriangularFEMForceFieldOptim {
         self.rest.clear();
         self.frames.clear();
         for (i, t) in self.triangles.iter().enumerate() {
-            let p = |v: &[f64], k: usize| -> [f64; 3] { [v[3 * t[k]], v[3 * t[k] + 1], v[3 * t[k] + 2]] };
+            let p = |v: &[f64], k: usize| at(v, t[k]);
             let a = p(&x0, 0);
-            let mut ab = sub(&p(&x0, 1), &a);
-            let mut ac = sub(&p(&x0, 2), &a);
+            let mut ab = sub(p(&x0, 1), a);
+            let mut ac = sub(p(&x0, 2), a);
             if let Some(r) = rest_scale {
                 for k in 0..3 {
                     ab[k] *= r;
@@ -283,42 +218,35 @@ impl Component for TriangularFEMForceFieldOptim {
                 }
             }
             let f0 = triangle_frame(&ab, &ac);
-            let (bx, cxx, cy) = (dot(&f0[0], &ab), dot(&f0[0], &ac), dot(&f0[1], &ac));
+            let (bx, cxx, cy) = (dot(f0[0], ab), dot(f0[0], ac), dot(f0[1], ac));
             let e = young.get(i).copied().unwrap_or(young[0]);
             let nu = poisson.get(i).copied().unwrap_or(poisson[0]);
             self.rest.push(TriangleRest { bx, cx: cxx, cy, ss: 0.5 / (bx * cy), mu: e / (1.0 + nu), gamma: (e * nu) / (1.0 - nu * nu) });
             let a = p(&x, 0);
-            self.frames.push(triangle_frame(&sub(&p(&x, 1), &a), &sub(&p(&x, 2), &a)));
+            self.frames.push(triangle_frame(&sub(p(&x, 1), a), &sub(p(&x, 2), a)));
         }
         self.stress = vec![[0.0; 3]; self.triangles.len()];
         self.state = Some(s);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for TriangularFEMForceFieldOptim {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(TriangularFEMForceFieldOptim);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(x.len() / 3)?;
+impl TriangularFEMForceFieldOptim {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_indices(&self.triangles, "triangle", x.len() / 3)?;
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &self.rest[i];
-            let a = &x[3 * t[0]..3 * t[0] + 3];
-            let ab = sub(&x[3 * t[1]..3 * t[1] + 3], a);
-            let ac = sub(&x[3 * t[2]..3 * t[2] + 3], a);
+            let a = at(x, t[0]);
+            let ab = sub(at(x, t[1]), a);
+            let ac = sub(at(x, t[2]), a);
             let fr = triangle_frame(&ab, &ac);
             self.frames[i] = fr;
             // Displacement in the element frame (rest − current); dby = 0 by construction.
-            let dbx = ti.bx - dot(&fr[0], &ab);
-            let dcx = ti.cx - dot(&fr[0], &ac);
-            let dcy = ti.cy - dot(&fr[1], &ac);
+            let dbx = ti.bx - dot(fr[0], ab);
+            let dcx = ti.cx - dot(fr[0], ac);
+            let dcy = ti.cy - dot(fr[1], ac);
             let strain = [ti.cy * dbx, ti.bx * dcy, ti.bx * dcx - ti.cx * dbx];
             let s = ti.stress(strain, ti.ss);
             let (fb, fc) = ti.nodal(&fr, s);
@@ -332,19 +260,16 @@ impl ForceField for TriangularFEMForceFieldOptim {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check(dx.len() / 3)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_indices(&self.triangles, "triangle", dx.len() / 3)?;
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &self.rest[i];
             let fr = &self.frames[i];
-            let da = &dx[3 * t[0]..3 * t[0] + 3];
-            let dab = sub(&dx[3 * t[1]..3 * t[1] + 3], da);
-            let dac = sub(&dx[3 * t[2]..3 * t[2] + 3], da);
-            let (dbx, dby) = (dot(&fr[0], &dab), dot(&fr[1], &dab));
-            let (dcx, dcy) = (dot(&fr[0], &dac), dot(&fr[1], &dac));
+            let da = at(dx, t[0]);
+            let dab = sub(at(dx, t[1]), da);
+            let dac = sub(at(dx, t[2]), da);
+            let (dbx, dby) = (dot(fr[0], dab), dot(fr[1], dab));
+            let (dcx, dcy) = (dot(fr[0], dac), dot(fr[1], dac));
             let strain = [ti.cy * dbx, ti.bx * dcy - ti.cx * dby, ti.bx * dcx - ti.cx * dbx + ti.cy * dby];
             let s = ti.stress(strain, ti.ss * k_factor);
             let (fb, fc) = ti.nodal(fr, s);
@@ -358,7 +283,7 @@ impl ForceField for TriangularFEMForceFieldOptim {
     }
 
     /// Blocks `kFactor·Rᵀ·Bᵢⱼ·R` in SOFA's order: `aa, ab, ba, ac, ca, bb, bc, cb, cc`.
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let st = self.state.ok_or_else(|| SimError::new("TriangularFEMForceFieldOptim used before init"))?;
         for (i, t) in self.triangles.iter().enumerate() {
             let fr = &self.frames[i];
@@ -369,19 +294,15 @@ impl ForceField for TriangularFEMForceFieldOptim {
             let m12 = to_world(fr, &b12);
             m.add_block3(st, t[0], st, t[0], &scaled(to_world(fr, &b00)));
             m.add_block3(st, t[0], st, t[1], &scaled(m01));
-            m.add_block3(st, t[1], st, t[0], &scaled(transposed(&m01)));
+            m.add_block3(st, t[1], st, t[0], &scaled(transpose(&m01)));
             m.add_block3(st, t[0], st, t[2], &scaled(m02));
-            m.add_block3(st, t[2], st, t[0], &scaled(transposed(&m02)));
+            m.add_block3(st, t[2], st, t[0], &scaled(transpose(&m02)));
             m.add_block3(st, t[1], st, t[1], &scaled(to_world(fr, &b11)));
             m.add_block3(st, t[1], st, t[2], &scaled(m12));
-            m.add_block3(st, t[2], st, t[1], &scaled(transposed(&m12)));
+            m.add_block3(st, t[2], st, t[1], &scaled(transpose(&m12)));
             m.add_block3(st, t[2], st, t[2], &scaled(to_world(fr, &b22)));
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

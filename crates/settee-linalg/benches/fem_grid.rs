@@ -20,8 +20,11 @@
 //! zeros (as `settee-linearsolver`'s `copy_non_zeros` hands it over).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
-use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, MatrixBuilder, Ordering};
+use settee_linalg::{DirectKind, DirectSolver, MatrixBuilder, Ordering};
 use std::time::Duration;
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 /// A hexahedral grid of `nx × ny × nz` nodes (`(nx-1)(ny-1)(nz-1)` elements).
 struct Grid {
@@ -32,32 +35,7 @@ struct Grid {
 
 impl Grid {
     fn new(nx: usize, ny: usize, nz: usize) -> Self {
-        let id = |x: usize, y: usize, z: usize| (z * ny + y) * nx + x;
-        let mut elements = Vec::new();
-        for z in 0..nz - 1 {
-            for y in 0..ny - 1 {
-                for x in 0..nx - 1 {
-                    elements.push([
-                        id(x, y, z),
-                        id(x + 1, y, z),
-                        id(x + 1, y + 1, z),
-                        id(x, y + 1, z),
-                        id(x, y, z + 1),
-                        id(x + 1, y, z + 1),
-                        id(x + 1, y + 1, z + 1),
-                        id(x, y + 1, z + 1),
-                    ]);
-                }
-            }
-        }
-        let mut fixed = Vec::new();
-        for y in 0..ny {
-            for x in 0..nx {
-                let n = id(x, y, 0);
-                fixed.extend([3 * n, 3 * n + 1, 3 * n + 2]);
-            }
-        }
-        Self { nodes: nx * ny * nz, elements, fixed }
+        Self { nodes: nx * ny * nz, elements: common::hex_grid_elements(nx, ny, nz), fixed: common::hex_grid_fixed(nx, ny) }
     }
 
     fn n(&self) -> usize {
@@ -67,45 +45,10 @@ impl Grid {
     /// One assembly cycle; `step` varies the values (not the pattern).
     fn assemble(&self, b: &mut MatrixBuilder, step: usize) {
         b.clear_values();
-        let s = 1.0 + 1e-3 * step as f64;
-        for (e, nodes) in self.elements.iter().enumerate() {
-            // Element stiffness = (8 I - 1 1ᵀ) ⊗ S_e, a Kronecker product of
-            // two positive semi-definite matrices.
-            let t = s * (1.0 + 0.1 * ((e % 7) as f64));
-            let se = [[2.0 * t, 0.3 * t, 0.1 * t], [0.3 * t, 2.5 * t, 0.2 * t], [0.1 * t, 0.2 * t, 3.0 * t]];
-            for (a, &na) in nodes.iter().enumerate() {
-                for (c, &nc) in nodes.iter().enumerate() {
-                    let w = if a == c { 7.0 } else { -1.0 };
-                    let blk = se.map(|r| r.map(|v| w * v));
-                    b.add_block3(3 * na, 3 * nc, &blk).unwrap();
-                }
-            }
-        }
-        for i in 0..self.n() {
-            b.add(i, i, 0.5).unwrap();
-        }
-        b.finish();
-        b.apply_dirichlet(&self.fixed).unwrap();
+        // Element stiffness = (8 I - 1 1ᵀ) ⊗ S_e, a Kronecker product of
+        // two positive semi-definite matrices.
+        common::assemble_hex_grid(b, &self.elements, self.n(), 1.0 + 1e-3 * step as f64, 0.5, &self.fixed);
     }
-}
-
-/// `settee-linearsolver`'s `copy_non_zeros`: drops the stored exact zeros.
-fn copy_non_zeros(a: &CsrMatrix) -> CsrMatrix {
-    let n = a.nrows();
-    let mut row_ptr = Vec::with_capacity(n + 1);
-    let mut col_idx = Vec::with_capacity(a.nnz());
-    let mut values = Vec::with_capacity(a.nnz());
-    row_ptr.push(0);
-    for i in 0..n {
-        for (c, v) in a.row(i) {
-            if v != 0.0 {
-                col_idx.push(c);
-                values.push(v);
-            }
-        }
-        row_ptr.push(col_idx.len());
-    }
-    CsrMatrix::try_from_parts(n, a.ncols(), row_ptr, col_idx, values).unwrap()
 }
 
 fn rhs(n: usize) -> Vec<f64> {
@@ -117,7 +60,7 @@ fn bench_grid(c: &mut Criterion, label: &str, nx: usize, ny: usize, nz: usize, b
     let n = grid.n();
     let mut builder = MatrixBuilder::new(n);
     grid.assemble(&mut builder, 0);
-    let a = copy_non_zeros(builder.matrix());
+    let a = builder.matrix().without_zeros();
     let b = rhs(n);
 
     let mut group = c.benchmark_group(format!("fem_grid_{label}"));
@@ -158,7 +101,7 @@ fn bench_grid(c: &mut Criterion, label: &str, nx: usize, ny: usize, nz: usize, b
             bch.iter(|| {
                 grid.assemble(&mut builder, step);
                 step += 1;
-                let m = copy_non_zeros(builder.matrix());
+                let m = builder.matrix().without_zeros();
                 solver.factorize(&m).unwrap();
                 solver.solve(&b, &mut x).unwrap();
                 black_box(x[0])

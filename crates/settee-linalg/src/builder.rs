@@ -1,7 +1,7 @@
 //! Assembly of global matrices with a sparsity pattern reused between steps.
 
 use crate::csr::CsrMatrix;
-use crate::error::{LinalgError, Result};
+use crate::error::{dense_len, LinalgError, Result};
 
 /// Assembles a [`CsrMatrix`] from scattered additions, reusing its sparsity
 /// pattern from one assembly ("cycle") to the next.
@@ -282,14 +282,7 @@ impl MatrixBuilder {
     /// entries row-major. Nothing is inserted on error (wrong `data` length
     /// or block out of range).
     pub fn add_block(&mut self, i0: usize, j0: usize, rows: usize, cols: usize, data: &[f64]) -> Result<()> {
-        let len = rows.checked_mul(cols).ok_or(LinalgError::DimensionMismatch {
-            what: "block data (rows * cols overflows)",
-            expected: usize::MAX,
-            found: data.len(),
-        })?;
-        if data.len() != len {
-            return Err(LinalgError::DimensionMismatch { what: "block data (rows * cols)", expected: len, found: data.len() });
-        }
+        let len = dense_len(rows, cols, data.len(), "block data (rows * cols overflows)", "block data (rows * cols)")?;
         self.check_block(i0, j0, rows, cols)?;
         if len == 0 {
             return Ok(());

@@ -1,6 +1,6 @@
 //! Compressed sparse row (CSR / SOFA "CRS") matrices of `f64`.
 
-use crate::error::{LinalgError, Result};
+use crate::error::{dense_len, LinalgError, Result};
 
 /// A sparse matrix in compressed-row storage.
 ///
@@ -106,14 +106,7 @@ impl CsrMatrix {
     /// Builds a matrix from a dense row-major array, storing only the entries
     /// that are not exactly `0.0`.
     pub fn from_dense(nrows: usize, ncols: usize, dense: &[f64]) -> Result<Self> {
-        let expected = nrows.checked_mul(ncols).ok_or(LinalgError::DimensionMismatch {
-            what: "dense matrix (nrows * ncols overflows)",
-            expected: usize::MAX,
-            found: dense.len(),
-        })?;
-        if dense.len() != expected {
-            return Err(LinalgError::DimensionMismatch { what: "dense row-major data", expected, found: dense.len() });
-        }
+        dense_len(nrows, ncols, dense.len(), "dense matrix (nrows * ncols overflows)", "dense row-major data")?;
         let mut row_ptr = Vec::with_capacity(nrows + 1);
         let mut col_idx = Vec::new();
         let mut values = Vec::new();
@@ -129,6 +122,25 @@ impl CsrMatrix {
             row_ptr.push(col_idx.len());
         }
         Ok(Self { nrows, ncols, row_ptr, col_idx, values })
+    }
+
+    /// The matrix without its stored entries that are exactly `0.0` (the other entries in the
+    /// same order; SOFA's `copyNonZeros` + `compress`).
+    pub fn without_zeros(&self) -> CsrMatrix {
+        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
+        let mut col_idx = Vec::with_capacity(self.nnz());
+        let mut values = Vec::with_capacity(self.nnz());
+        row_ptr.push(0);
+        for i in 0..self.nrows {
+            for (c, v) in self.row(i) {
+                if v != 0.0 {
+                    col_idx.push(c);
+                    values.push(v);
+                }
+            }
+            row_ptr.push(col_idx.len());
+        }
+        CsrMatrix { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
     }
 
     /// Consumes the matrix and returns `(nrows, ncols, row_ptr, col_idx, values)`.

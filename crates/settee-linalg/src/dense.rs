@@ -4,6 +4,7 @@
 /// Determinant of a 3x3 matrix, with SOFA's term order
 /// (`sofa::type::determinant(Mat<3,3>)`):
 /// `m00 m11 m22 + m10 m21 m02 + m20 m01 m12 − m00 m21 m12 − m10 m01 m22 − m20 m11 m02`.
+#[inline]
 pub fn det3(m: &[[f64; 3]; 3]) -> f64 {
     m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
         - m[0][0] * m[2][1] * m[1][2]
@@ -15,6 +16,7 @@ pub fn det3(m: &[[f64; 3]; 3]) -> f64 {
 /// same expressions as SOFA's `invertMatrix(Mat<3,3>&, const Mat<3,3>&)`.
 /// Returns `None` when `|det| <= f64::EPSILON` (SOFA's `equalsZero`) or when
 /// the determinant is not finite.
+#[inline]
 pub fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     let det = det3(m);
     if det.abs() <= f64::EPSILON || !det.is_finite() {

@@ -67,3 +67,14 @@ pub enum LinalgError {
 
 /// Convenience alias.
 pub type Result<T, E = LinalgError> = core::result::Result<T, E>;
+
+/// The length `rows · cols` of a dense array that `found` values must fill: a
+/// [`LinalgError::DimensionMismatch`] naming `overflow` when the product overflows, `what` when
+/// `found` differs.
+pub(crate) fn dense_len(rows: usize, cols: usize, found: usize, overflow: &'static str, what: &'static str) -> Result<usize> {
+    let expected = rows.checked_mul(cols).ok_or(LinalgError::DimensionMismatch { what: overflow, expected: usize::MAX, found })?;
+    if found != expected {
+        return Err(LinalgError::DimensionMismatch { what, expected, found });
+    }
+    Ok(expected)
+}

@@ -1,6 +1,7 @@
 #![allow(clippy::needless_range_loop)]
 mod common;
 
+use common::Uniform;
 use settee_linalg::{CsrMatrix, LinalgError, MatrixBuilder};
 
 /// Emulates a FEM-like assembly: per "element" (pairs of nodes), 3x3 blocks,

@@ -1,7 +1,7 @@
 #![allow(clippy::needless_range_loop)]
 mod common;
 
-use common::{dense_solve, laplacian_1d, random_spd, random_vec, rel_err};
+use common::{dense_solve, laplacian_1d, random_spd, random_vec, rel_err, Uniform};
 use proptest::prelude::*;
 use settee_linalg::{dense_inverse, det3, invert3, mul3_vec, mul3t_vec, CsrMatrix, DirectKind, DirectSolver, LinalgError, MatrixBuilder, Ordering};
 
@@ -16,19 +16,26 @@ fn solve_with(kind: DirectKind, ord: Ordering, a: &CsrMatrix, b: &[f64]) -> Vec<
     x
 }
 
+/// Every kind with every ordering solves `a·x = b` as dense Gauss elimination does, to `tol`
+/// (relative); `case` names the system in the messages.
+fn assert_all_kinds_match_dense(a: &CsrMatrix, b: &[f64], tol: f64, case: &str) {
+    let n = a.nrows();
+    let xd = dense_solve(n, &a.to_dense(), b);
+    for kind in KINDS {
+        for ord in ORDERINGS {
+            let x = solve_with(kind, ord, a, b);
+            let e = rel_err(&x, &xd);
+            assert!(e < tol, "{case} {kind:?}/{ord:?}: err {e}");
+        }
+    }
+}
+
 #[test]
 fn laplacian_1d_all_kinds_match_dense_gauss() {
     for n in [1usize, 2, 3, 10, 57] {
         let a = laplacian_1d(n);
         let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() + 1.0).collect();
-        let xd = dense_solve(n, &a.to_dense(), &b);
-        for kind in KINDS {
-            for ord in ORDERINGS {
-                let x = solve_with(kind, ord, &a, &b);
-                let e = rel_err(&x, &xd);
-                assert!(e < 1e-12, "n={n} {kind:?}/{ord:?}: err {e}");
-            }
-        }
+        assert_all_kinds_match_dense(&a, &b, 1e-12, &format!("n={n}"));
     }
 }
 
@@ -54,14 +61,7 @@ fn random_spd_all_kinds_match_dense_gauss() {
         let a = random_spd(n, per_row, 0.5, seed);
         assert!(a.is_symmetric(0.0));
         let b = random_vec(n, seed + 100);
-        let xd = dense_solve(n, &a.to_dense(), &b);
-        for kind in KINDS {
-            for ord in ORDERINGS {
-                let x = solve_with(kind, ord, &a, &b);
-                let e = rel_err(&x, &xd);
-                assert!(e < 1e-11, "seed={seed} {kind:?}/{ord:?}: err {e}");
-            }
-        }
+        assert_all_kinds_match_dense(&a, &b, 1e-11, &format!("seed={seed}"));
     }
 }
 
@@ -371,44 +371,10 @@ fn solver_and_builder_are_send_sync() {
 /// the nodes of the `z = 0` end, explicit zeros dropped), the structure of
 /// SOFA's FEM systems. `shift` is subtracted from the diagonal of the free DOFs.
 fn hex_grid_matrix(nx: usize, ny: usize, nz: usize, shift: f64) -> CsrMatrix {
-    let id = |x: usize, y: usize, z: usize| (z * ny + y) * nx + x;
     let n = 3 * nx * ny * nz;
     let mut b = MatrixBuilder::new(n);
-    let mut e = 0;
-    for z in 0..nz - 1 {
-        for y in 0..ny - 1 {
-            for x in 0..nx - 1 {
-                let nodes = [
-                    id(x, y, z),
-                    id(x + 1, y, z),
-                    id(x + 1, y + 1, z),
-                    id(x, y + 1, z),
-                    id(x, y, z + 1),
-                    id(x + 1, y, z + 1),
-                    id(x + 1, y + 1, z + 1),
-                    id(x, y + 1, z + 1),
-                ];
-                let t = 1.0 + 0.1 * ((e % 7) as f64);
-                e += 1;
-                let se = [[2.0 * t, 0.3 * t, 0.1 * t], [0.3 * t, 2.5 * t, 0.2 * t], [0.1 * t, 0.2 * t, 3.0 * t]];
-                for &na in &nodes {
-                    for &nc in &nodes {
-                        let w = if na == nc { 7.0 } else { -1.0 };
-                        b.add_block3(3 * na, 3 * nc, &se.map(|r| r.map(|v| w * v))).unwrap();
-                    }
-                }
-            }
-        }
-    }
-    for i in 0..n {
-        b.add(i, i, 0.5 - shift).unwrap();
-    }
-    b.finish();
-    let fixed: Vec<usize> = (0..nx * ny).flat_map(|k| [3 * k, 3 * k + 1, 3 * k + 2]).collect();
-    b.apply_dirichlet(&fixed).unwrap();
-    let a = b.matrix();
-    let trip: Vec<_> = a.iter().filter(|&(_, _, v)| v != 0.0).collect();
-    CsrMatrix::from_triplets(n, n, &trip).unwrap()
+    common::assemble_hex_grid(&mut b, &common::hex_grid_elements(nx, ny, nz), n, 1.0, 0.5 - shift, &common::hex_grid_fixed(nx, ny));
+    b.matrix().without_zeros()
 }
 
 #[test]

@@ -19,47 +19,13 @@
 // Dense 3×3, 6×6 and 12×12 block arithmetic is written with explicit indices, as the formulas.
 #![allow(clippy::needless_range_loop)]
 
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::LinearSolver;
 use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
-};
+use settee_core::role::LinearSystem;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult, VecId};
 use settee_linalg::CsrMatrix;
 
-use crate::common::{step_error, step_warning, AssembledSystem, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
-
-static DATA: &[DataDecl] = &[
-    decl("verbose", Bool, "false", "Dump system state at each iteration"),
-    decl("showProblem", Bool, "false", "display debug information about subpartSolve computation"),
-    decl("subpartSolve", Bool, "false", "Allows for the computation of a subpart of the system"),
-    decl("verification", Bool, "false", "verification of the subpartSolve"),
-];
-
-static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
-
-settee_core::data_refs! {
-    static READS;
-    SUBPART_SOLVE: Bool = "subpartSolve";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BTDLinearSolver",
-    description: "Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.",
-    roles: Roles::LINEAR_SOLVER,
-    templates: &["BTDMatrix6d"],
-    default_template: "BTDMatrix6d",
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BtdLinearSolver::default())
-}
+use crate::common::{step_error, step_warning, AssembledSystem, MatrixSolverData};
 
 /// Block size of `BTDMatrix6d`.
 pub const BS: usize = 6;
@@ -368,7 +334,30 @@ impl BtdFactor {
     }
 }
 
+/// Linear system solver using Thomas Algorithm for Block Tridiagonal matrices.
+///
 /// The solver component.
+#[component(
+    name = "BTDLinearSolver",
+    roles = [LinearSolver],
+    templates = ["BTDMatrix6d"],
+    default_template = "BTDMatrix6d",
+    inherit = [MatrixSolverData],
+    data = {
+        /// Dump system state at each iteration
+        verbose: Bool = "false",
+        /// display debug information about subpartSolve computation
+        showProblem: Bool = "false",
+        /// Allows for the computation of a subpart of the system
+        subpartSolve: Bool = "false",
+        /// verification of the subpartSolve
+        verification: Bool = "false",
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+    },
+)]
 #[derive(Default)]
 pub struct BtdLinearSolver {
     system: AssembledSystem,
@@ -384,24 +373,18 @@ impl BtdLinearSolver {
 }
 
 impl Component for BtdLinearSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.system.set_link(cx);
         self.factor = None;
-        if cx.data().get(SUBPART_SOLVE) {
+        if cx.data().get(Self::SUBPART_SOLVE) {
             cx.warn("subpartSolve only matters to constraint corrections, which Settee does not have yet: the full system is solved");
         }
         Ok(())
     }
-
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::LinearSolver for BtdLinearSolver {
+impl LinearSolver for BtdLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let me = self.me;
         if !scope.size.is_multiple_of(BS) {

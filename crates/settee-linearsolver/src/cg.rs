@@ -1,13 +1,12 @@
 //! `CGLinearSolver`: SOFA's conjugate gradient (mechanics spec §4.2), matrix-free
 //! (`GraphScattered`) or on an assembled matrix.
 
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::LinearSolver;
 use settee_core::mechanics::MechScope;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimResult, TemplateRule, Value, VecId,
-};
+use settee_core::role::LinearSystem;
+use settee_core::{Component, ComponentId, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
-use crate::common::{step_warning, AssembledSystem, GRAPH_SCATTERED, ITERATIVE_LINKS, ITERATIVE_TEMPLATES, MATRIX_SOLVER_DATA};
+use crate::common::{iterative_solver_component, step_warning, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// Parameters of [`cg`].
@@ -130,45 +129,8 @@ fn cg_inner<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, p: S::V, q: S::V, r: S:
     Ok(rep)
 }
 
-/// `CGLinearSolver`'s own Data (after the `MatrixLinearSolver` base).
-static DATA: &[DataDecl] = &[
-    decl("iterations", Int, "25", "Maximum number of iterations of the Conjugate Gradient solution"),
-    decl(
-        "tolerance",
-        Real,
-        "1e-5",
-        "Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)",
-    ),
-    decl("threshold", Real, "1e-5", "Minimum value of the denominator (pT A p)^ in the conjugate Gradient solution"),
-    decl("warmStart", Bool, "false", "Use previous solution as initial solution"),
-    decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ITERATIONS: Int = "iterations";
-    TOLERANCE: Real = "tolerance";
-    THRESHOLD: Real = "threshold";
-    WARM_START: Bool = "warmStart";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "CGLinearSolver",
-    description: "Linear system solver using the conjugate gradient iterative algorithm",
-    roles: Roles::LINEAR_SOLVER,
-    templates: ITERATIVE_TEMPLATES,
-    default_template: GRAPH_SCATTERED,
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, DATA],
-    links: ITERATIVE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CgLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() })
+fn create(args: &CreateArgs) -> CgLinearSolver {
+    CgLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() }
 }
 
 /// Reads SOFA's unsigned `iterations`.
@@ -183,22 +145,51 @@ pub(crate) fn read_positive_or_default(cx: &mut InitCtx, r: settee_core::DataRef
     let (v, name) = (cx.data().get(r), r.name());
     if v < 0.0 {
         cx.warn(format!("'{name}' must be a positive value: default value used: 1e-5"));
-        cx.data_mut().set(name, Value::Real(1e-5));
+        cx.data_mut().put(r, 1e-5);
         return 1e-5;
     }
     v
 }
 
-#[derive(Default)]
-pub struct CgLinearSolver {
-    assembled: bool,
-    params: CgParams,
-    /// SOFA's `timeStepCount`: number of completed solves.
-    time_step_count: u64,
-    system: AssembledSystem,
-    me: Option<ComponentId>,
-    last: Option<CgReport>,
-    reported: Vec<&'static str>,
+iterative_solver_component! {
+    /// Linear system solver using the conjugate gradient iterative algorithm
+    ///
+    /// SOFA's `CGLinearSolver`. Its templates are those of SOFA's iterative `MatrixLinearSolver`s
+    /// (CG, MinRes): matrix-free first, then the assembled matrix types.
+    #[component(
+        name = "CGLinearSolver",
+        roles = [LinearSolver],
+        default_template = "GraphScattered",
+        create = create,
+        inherit = [MatrixSolverData],
+        data = {
+            /// Maximum number of iterations of the Conjugate Gradient solution
+            iterations: Int = "25",
+            /// Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)
+            tolerance: Real = "1e-5",
+            /// Minimum value of the denominator (pT A p)^ in the conjugate Gradient solution
+            threshold: Real = "1e-5",
+            /// Use previous solution as initial solution
+            warmStart: Bool = "false",
+            /// Graph of residuals at each iteration (output, not filled by Settee)
+            graph: Str,
+        },
+        links = {
+            /// The linear system to solve
+            linearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct CgLinearSolver {
+        assembled: bool,
+        params: CgParams,
+        /// SOFA's `timeStepCount`: number of completed solves.
+        time_step_count: u64,
+        system: AssembledSystem,
+        me: Option<ComponentId>,
+        last: Option<CgReport>,
+        reported: Vec<&'static str>,
+    }
 }
 
 impl CgLinearSolver {
@@ -219,28 +210,22 @@ impl CgLinearSolver {
 }
 
 impl Component for CgLinearSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.system.set_link(cx);
         self.params = CgParams {
-            iterations: read_iterations(cx, ITERATIONS)?,
-            tolerance: read_positive_or_default(cx, TOLERANCE),
-            threshold: read_positive_or_default(cx, THRESHOLD),
-            warm_start: cx.data().get(WARM_START),
+            iterations: read_iterations(cx, Self::ITERATIONS)?,
+            tolerance: read_positive_or_default(cx, Self::TOLERANCE),
+            threshold: read_positive_or_default(cx, Self::THRESHOLD),
+            warm_start: cx.data().get(Self::WARM_START),
         };
         self.time_step_count = 0;
         self.last = None;
         Ok(())
     }
-
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::LinearSolver for CgLinearSolver {
+impl LinearSolver for CgLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let first = self.time_step_count == 0;
         let params = self.params;

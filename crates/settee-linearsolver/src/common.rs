@@ -1,45 +1,22 @@
-//! Pieces shared by the linear solvers: base Data, links, template lists, the assembled system
-//! they solve on, and step-time diagnostics.
+//! Pieces shared by the linear solvers: base Data, the assembled system they solve on, and
+//! step-time diagnostics.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::data_group;
 use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
-use settee_core::{ComponentId, DataDecl, Diagnostic, LinkDecl, Mbk, Roles, Scene, SimError, SimResult, VecId};
+use settee_core::{ComponentId, Diagnostic, Mbk, Scene, SimError, SimResult, VecId};
 use settee_linalg::MatrixBuilder;
 
 use crate::space::AssembledSpace;
 
 /// Data of SOFA's `MatrixLinearSolver` base class.
-pub(crate) static MATRIX_SOLVER_DATA: &[DataDecl] = &[decl(
-    "parallelInverseProduct",
-    Bool,
-    "false",
-    "Parallelize the computation of the product J*M^{-1}*J^T where M is the matrix of the linear system and J is any matrix with compatible dimensions",
-)];
+#[data_group(data = {
+    /// Parallelize the computation of the product J*M^{-1}*J^T where M is the matrix of the linear system and J is any matrix with compatible dimensions
+    parallelInverseProduct: Bool = "false",
+})]
+pub struct MatrixSolverData;
 
-pub(crate) const LINEAR_SYSTEM_LINK: LinkDecl = link("linearSystem", Roles::LINEAR_SYSTEM, "The linear system to solve");
-pub(crate) const ORDERING_LINK: LinkDecl = link("orderingMethod", Roles::ORDERING, "Ordering method used by this component");
-
-pub(crate) static ITERATIVE_LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
-
+/// The template of the matrix-free iterative solvers (the first of their templates).
 pub(crate) const GRAPH_SCATTERED: &str = "GraphScattered";
-
-/// Templates of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes): matrix-free first, then the
-/// assembled matrix types.
-pub(crate) static ITERATIVE_TEMPLATES: &[&str] = &[
-    GRAPH_SCATTERED,
-    "FullMatrix",
-    "SparseMatrix",
-    "CompressedRowSparseMatrixd",
-    "CompressedRowSparseMatrixMat2x2d",
-    "CompressedRowSparseMatrixMat3x3d",
-    "CompressedRowSparseMatrixMat4x4d",
-    "CompressedRowSparseMatrixMat6x6d",
-    "CompressedRowSparseMatrixMat8x8d",
-];
-
-/// Templates of the direct sparse solvers.
-pub(crate) static DIRECT_TEMPLATES: &[&str] = &["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"];
 
 /// Marks an error as "not supported by Settee" (listed by `settee check`).
 pub(crate) fn unsupported(mut e: SimError) -> SimError {
@@ -138,3 +115,51 @@ impl AssembledSystem {
         r
     }
 }
+
+/// `#[component(...)]` with the templates of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes):
+/// matrix-free first, then the assembled matrix types.
+macro_rules! iterative_solver_component {
+    ($(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
+        #[settee_core::component(
+            templates = [
+                "GraphScattered",
+                "FullMatrix",
+                "SparseMatrix",
+                "CompressedRowSparseMatrixd",
+                "CompressedRowSparseMatrixMat2x2d",
+                "CompressedRowSparseMatrixMat3x3d",
+                "CompressedRowSparseMatrixMat4x4d",
+                "CompressedRowSparseMatrixMat6x6d",
+                "CompressedRowSparseMatrixMat8x8d",
+            ],
+            $($key)*
+        )]
+        $(#[doc = $doc])*
+        $item
+    };
+}
+pub(crate) use iterative_solver_component;
+
+/// `#[component(...)]` with the templates of SOFA's assembled linear systems (the compressed
+/// row block sizes, then the dense and sparse matrices), followed by `extra` ones.
+macro_rules! linear_system_component {
+    ([$($extra:literal),*] $(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
+        #[settee_core::component(
+            templates = [
+                "CompressedRowSparseMatrixd",
+                "CompressedRowSparseMatrixMat2x2d",
+                "CompressedRowSparseMatrixMat3x3d",
+                "CompressedRowSparseMatrixMat4x4d",
+                "CompressedRowSparseMatrixMat6x6d",
+                "CompressedRowSparseMatrixMat8x8d",
+                "FullMatrix",
+                "SparseMatrix",
+                $($extra),*
+            ],
+            $($key)*
+        )]
+        $(#[doc = $doc])*
+        $item
+    };
+}
+pub(crate) use linear_system_component;

@@ -9,58 +9,11 @@
 //! factors and over the same scope (SOFA's solve context: the linear solver's node), honouring
 //! their `assemble*`/`apply*` Data (e.g. stiffness-only or mass-only matrices for inspection).
 
-use settee_core::component::LinkDecl;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, Roles, Scene, SimResult, TemplateRule};
+use settee_core::role::LinearSystem;
+use settee_core::{Component, ComponentId, InitCtx, Scene, SimResult};
 
-use crate::common::unsupported;
-use crate::system::MatrixLinearSystem;
-
-static DATA: &[DataDecl] = &[
-    decl("matrixSize", Fixed(2), "0 0", "Size of the global matrix (output)"),
-    decl("enableAssembly", Bool, "true", "Allows to assemble the system matrix"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    LinkDecl {
-        name: "linearSystems",
-        target: Roles::LINEAR_SYSTEM,
-        to_node_or_state: false,
-        multi: true,
-        help: "List of linear systems to assemble",
-    },
-    LinkDecl {
-        name: "solverLinearSystem",
-        target: Roles::LINEAR_SYSTEM,
-        to_node_or_state: false,
-        multi: false,
-        help: "Among the list of linear systems, which one is to be used by the linear solver",
-    },
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "CompositeLinearSystem",
-    description: "Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems",
-    roles: Roles::LINEAR_SYSTEM,
-    templates: &[
-        "CompressedRowSparseMatrixd",
-        "CompressedRowSparseMatrixMat2x2d",
-        "CompressedRowSparseMatrixMat3x3d",
-        "CompressedRowSparseMatrixMat4x4d",
-        "CompressedRowSparseMatrixMat6x6d",
-        "CompressedRowSparseMatrixMat8x8d",
-        "FullMatrix",
-        "SparseMatrix",
-    ],
-    default_template: "CompressedRowSparseMatrixd",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: LINKS,
-    create: |_| Box::new(CompositeLinearSystem::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
+use crate::common::{linear_system_component, unsupported};
+use crate::system::{BaseSystemData, MatrixLinearSystem};
 
 /// The classes whose matrix a composite can build ([`MatrixLinearSystem`]).
 fn is_assembled_system(scene: &Scene, c: ComponentId) -> bool {
@@ -88,7 +41,7 @@ fn members(scene: &Scene, c: ComponentId) -> (Vec<ComponentId>, Option<Component
 /// True when `system` is built by a composite without being the system its solver solves
 /// (such a system may select partial contributions: nothing is solved with it).
 pub(crate) fn is_side_system(scene: &Scene, system: ComponentId) -> bool {
-    scene.components.keys().filter(|&c| scene.entry(c).class.name == CLASS.name).any(|c| {
+    scene.components.keys().filter(|&c| scene.entry(c).class.name == COMPOSITE).any(|c| {
         let (list, solver) = members(scene, c);
         list.contains(&system) && solver != Some(system)
     })
@@ -97,7 +50,7 @@ pub(crate) fn is_side_system(scene: &Scene, system: ComponentId) -> bool {
 /// The systems a solver whose `linearSystem` link targets `system` builds besides its own: the
 /// other members of a composite, none otherwise.
 pub(crate) fn side_systems(scene: &Scene, system: ComponentId) -> Vec<ComponentId> {
-    if scene.entry(system).class.name != CLASS.name {
+    if scene.entry(system).class.name != COMPOSITE {
         return Vec::new();
     }
     let (list, solver) = members(scene, system);
@@ -118,11 +71,31 @@ pub(crate) fn build_side_system(scene: &mut Scene, c: ComponentId, scope: &sette
     })
 }
 
-/// A `CompositeLinearSystem`.
-#[derive(Default)]
-pub struct CompositeLinearSystem {
-    systems: Vec<ComponentId>,
-    solver_system: Option<ComponentId>,
+/// The class name of [`CompositeLinearSystem`].
+const COMPOSITE: &str = "CompositeLinearSystem";
+
+linear_system_component! {
+    []
+    /// Component acting like a linear system, but delegating the linear system functionalities to a list of real linear systems
+    ///
+    /// A `CompositeLinearSystem`.
+    #[component(
+        markers = [LinearSystem],
+        default_template = "CompressedRowSparseMatrixd",
+        inherit = [BaseSystemData],
+        links = {
+            /// List of linear systems to assemble
+            #[multi]
+            linearSystems: LinearSystem,
+            /// Among the list of linear systems, which one is to be used by the linear solver
+            solverLinearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct CompositeLinearSystem {
+        systems: Vec<ComponentId>,
+        solver_system: Option<ComponentId>,
+    }
 }
 
 impl CompositeLinearSystem {
@@ -137,8 +110,6 @@ impl CompositeLinearSystem {
 }
 
 impl Component for CompositeLinearSystem {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (list, solver) = members(cx.scene, cx.id);
         if list.is_empty() {

@@ -8,98 +8,16 @@
 //! the solution into the states.
 
 use rayon::prelude::*;
+use settee_core::component::LinearSolver;
 use settee_core::constraint::{ConstraintJacobian, DenseMatrix};
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
-    TemplateRule, Value, VecId,
-};
+use settee_core::role::LinearSystem;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, LinalgError, Ordering};
 
-use crate::common::{step_error, AssembledSystem, DIRECT_TEMPLATES, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA, ORDERING_LINK};
+use crate::common::{step_error, AssembledSystem, MatrixSolverData};
 use crate::ordering::resolve_ordering;
-
-static LDL_DATA: &[DataDecl] = &[
-    decl(
-        "precomputeSymbolicDecomposition",
-        Bool,
-        "true",
-        "If true the solver will reuse the precomputed symbolic decomposition. Otherwise it will recompute it at each step.",
-    ),
-    decl(
-        "L_nnz",
-        Int,
-        "0",
-        "Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved.",
-    ),
-];
-
-settee_core::data_refs! {
-    static LDL_READS;
-    PRECOMPUTE_SYMBOLIC_DECOMPOSITION: Bool = "precomputeSymbolicDecomposition";
-}
-
-static LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK, ORDERING_LINK];
-
-const fn class(
-    name: &'static str,
-    description: &'static str,
-    data: &'static [&'static [DataDecl]],
-    create: fn(&CreateArgs) -> Box<dyn Component>,
-    reads: &'static [settee_core::DataUse],
-) -> ComponentClass {
-    ComponentClass {
-        name,
-        description,
-        roles: Roles::LINEAR_SOLVER,
-        templates: DIRECT_TEMPLATES,
-        default_template: "CompressedRowSparseMatrixd",
-        template_rule: TemplateRule::Default,
-        data,
-        links: LINKS,
-        create,
-        preparse: None,
-        no_src_link: &[],
-        reads,
-    }
-}
-
-pub static SPARSE_LDL: ComponentClass = class(
-    "SparseLDLSolver",
-    "Direct Linear Solver using a Sparse LDL^T factorization.",
-    &[MATRIX_SOLVER_DATA, LDL_DATA],
-    |_| Box::new(DirectLinearSolver::new(DirectKind::Ldlt, true)),
-    LDL_READS,
-);
-pub static EIGEN_LDLT: ComponentClass = class(
-    "EigenSimplicialLDLT",
-    "Direct Linear Solver using a Simplicial LDLT factorization of the Eigen library",
-    &[MATRIX_SOLVER_DATA],
-    |_| Box::new(DirectLinearSolver::new(DirectKind::Ldlt, false)),
-    &[],
-);
-pub static EIGEN_LLT: ComponentClass = class(
-    "EigenSimplicialLLT",
-    "Direct Linear Solver using a Simplicial LLT factorization of the Eigen library",
-    &[MATRIX_SOLVER_DATA],
-    |_| Box::new(DirectLinearSolver::new(DirectKind::Llt, false)),
-    &[],
-);
-pub static EIGEN_LU: ComponentClass = class(
-    "EigenSparseLU",
-    "Direct Linear Solver using a Sparse LU factorization of the Eigen library",
-    &[MATRIX_SOLVER_DATA],
-    |_| Box::new(DirectLinearSolver::new(DirectKind::Lu, false)),
-    &[],
-);
-pub static EIGEN_QR: ComponentClass = class(
-    "EigenSparseQR",
-    "Direct Linear Solver using a Sparse QR factorization of the Eigen library",
-    &[MATRIX_SOLVER_DATA],
-    |_| Box::new(DirectLinearSolver::new(DirectKind::Qr, false)),
-    &[],
-);
+use crate::preconditioner::Preconditioner;
 
 /// Copies the entries of `a` that are not exactly zero (SOFA's `copyNonZeros` + `compress`).
 pub fn copy_non_zeros(a: &CsrMatrix) -> Result<CsrMatrix, LinalgError> {
@@ -120,7 +38,51 @@ pub fn copy_non_zeros(a: &CsrMatrix) -> Result<CsrMatrix, LinalgError> {
     CsrMatrix::try_from_parts(n, a.ncols(), row_ptr, col_idx, values)
 }
 
-/// One of the direct sparse solvers.
+/// One of the direct sparse solvers. They also serve as exact preconditioners of
+/// `PCGLinearSolver` (and inside a `WarpPreconditioner`).
+#[component(
+    roles = [LinearSolver, Preconditioner],
+    templates = ["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
+    default_template = "CompressedRowSparseMatrixd",
+    inherit = [MatrixSolverData],
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+        /// Ordering method used by this component
+        orderingMethod: settee_core::role::Ordering,
+    },
+    class(
+        name = "SparseLDLSolver",
+        description = "Direct Linear Solver using a Sparse LDL^T factorization.",
+        create = |_| DirectLinearSolver::new(DirectKind::Ldlt, true),
+        data = {
+            /// If true the solver will reuse the precomputed symbolic decomposition. Otherwise it will recompute it at each step.
+            precomputeSymbolicDecomposition: Bool = "true",
+            /// Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved.
+            L_nnz: Int = "0",
+        },
+    ),
+    class(
+        name = "EigenSimplicialLDLT",
+        description = "Direct Linear Solver using a Simplicial LDLT factorization of the Eigen library",
+        create = |_| DirectLinearSolver::new(DirectKind::Ldlt, false),
+    ),
+    class(
+        name = "EigenSimplicialLLT",
+        description = "Direct Linear Solver using a Simplicial LLT factorization of the Eigen library",
+        create = |_| DirectLinearSolver::new(DirectKind::Llt, false),
+    ),
+    class(
+        name = "EigenSparseLU",
+        description = "Direct Linear Solver using a Sparse LU factorization of the Eigen library",
+        create = |_| DirectLinearSolver::new(DirectKind::Lu, false),
+    ),
+    class(
+        name = "EigenSparseQR",
+        description = "Direct Linear Solver using a Sparse QR factorization of the Eigen library",
+        create = |_| DirectLinearSolver::new(DirectKind::Qr, false),
+    ),
+)]
 pub struct DirectLinearSolver {
     kind: DirectKind,
     /// SparseLDLSolver: has `precomputeSymbolicDecomposition` and `L_nnz`.
@@ -163,21 +125,15 @@ impl DirectLinearSolver {
 }
 
 impl Component for DirectLinearSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.system.set_link(cx);
         let (ordering, _) = resolve_ordering(cx)?;
         self.ordering = ordering;
-        self.reuse_symbolic = !self.has_ldl_data || cx.data().get(PRECOMPUTE_SYMBOLIC_DECOMPOSITION);
+        self.reuse_symbolic = !self.has_ldl_data || cx.data().get(Self::PRECOMPUTE_SYMBOLIC_DECOMPOSITION);
         self.solver = None;
         self.factorizations = 0;
         Ok(())
-    }
-
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
     }
 }
 
@@ -194,7 +150,7 @@ fn describe(e: &LinalgError) -> (&'static str, String) {
     (hint, e.to_string())
 }
 
-impl settee_core::component::LinearSolver for DirectLinearSolver {
+impl LinearSolver for DirectLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         self.assemble_and_factorize(scene, scope, factors)?;
         let me = self.me;
@@ -381,14 +337,14 @@ impl DirectLinearSolver {
         self.factorizations += 1;
         if self.has_ldl_data {
             if let (Some(n), Some(c)) = (solver.l_nnz(), me) {
-                scene.entry_mut(c).data.set("L_nnz", Value::Int(n as i64));
+                scene.entry_mut(c).data.put(Self::L_NNZ, n as i64);
             }
         }
         Ok(())
     }
 }
 
-impl crate::preconditioner::Preconditioner for DirectLinearSolver {
+impl Preconditioner for DirectLinearSolver {
     fn refresh(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         self.assemble_and_factorize(scene, scope, factors)
     }

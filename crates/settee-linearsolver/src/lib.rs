@@ -19,6 +19,8 @@ pub mod precomputed;
 pub mod preconditioner;
 pub mod space;
 pub mod system;
+#[doc(hidden)]
+pub mod testing;
 
 pub use cg::{cg, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;
@@ -26,32 +28,26 @@ pub use direct::{copy_non_zeros, DirectLinearSolver};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
 pub use pcg::{pcg, PcgLinearSolver, PcgReport};
+pub use preconditioner::{Preconditioner, PRECONDITIONER};
 pub use space::{AssembledSpace, GraphSpace, VectorSpace};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&btd::CLASS);
-    f.register(&cg::CLASS);
-    f.register(&pcg::CLASS);
-    f.register(&minres::CLASS);
-    f.register(&direct::SPARSE_LDL);
-    f.register(&direct::EIGEN_LDLT);
-    f.register(&direct::EIGEN_LLT);
-    f.register(&direct::EIGEN_LU);
-    f.register(&direct::EIGEN_QR);
-    f.register(&ordering::NATURAL);
-    f.register(&ordering::AMD);
-    f.register(&ordering::COLAMD);
-    f.register(&system::MATRIX_LINEAR_SYSTEM);
-    f.register(&system::CONSTANT_SPARSITY_PATTERN_SYSTEM);
-    f.register(&system::PRECONDITIONED_MATRIX_FREE_SYSTEM);
-    f.register(&composite::CLASS);
-    f.register(&preconditioner::JACOBI);
-    f.register(&preconditioner::BLOCK_JACOBI);
-    f.register(&preconditioner::SSOR);
-    f.register(&preconditioner::WARP);
-    f.register(&preconditioner::ROTATION_MATRIX_SYSTEM);
-    f.register(&precomputed::PRECOMPUTED_LINEAR_SOLVER);
-    f.register(&precomputed::PRECOMPUTED_WARP);
-    f.register(&precomputed::PRECOMPUTED_MATRIX_SYSTEM);
+    f.add::<btd::BtdLinearSolver>();
+    f.add::<CgLinearSolver>();
+    f.add::<PcgLinearSolver>();
+    f.add::<MinResLinearSolver>();
+    f.add::<DirectLinearSolver>();
+    f.add::<OrderingMethod>();
+    f.add::<system::MatrixLinearSystem>();
+    f.add::<system::PreconditionedMatrixFreeSystem>();
+    f.add::<CompositeLinearSystem>();
+    f.add::<preconditioner::JacobiPreconditioner>();
+    f.add::<preconditioner::BlockJacobiPreconditioner>();
+    f.add::<preconditioner::SsorPreconditioner>();
+    f.add::<preconditioner::WarpPreconditioner>();
+    f.add::<preconditioner::RotationMatrixSystem>();
+    f.add::<precomputed::PrecomputedLinearSolver>();
+    f.add::<precomputed::PrecomputedWarpPreconditioner>();
+    f.add::<precomputed::PrecomputedMatrixSystem>();
 }

@@ -1,11 +1,12 @@
 //! `MinResLinearSolver`: MINRES without preconditioner (port of tminres), mechanics spec §4.4.
 
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::LinearSolver;
 use settee_core::mechanics::MechScope;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Mbk, Roles, Scene, SimResult, TemplateRule, VecId};
+use settee_core::role::LinearSystem;
+use settee_core::{Component, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
 use crate::cg::read_iterations;
-use crate::common::{AssembledSystem, GRAPH_SCATTERED, ITERATIVE_LINKS, ITERATIVE_TEMPLATES, MATRIX_SOLVER_DATA};
+use crate::common::{iterative_solver_component, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// What one [`minres`] call did.
@@ -104,49 +105,41 @@ pub fn minres<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, max_iter: u64, tol: f
     })
 }
 
-static DATA: &[DataDecl] = &[
-    decl("iterations", Int, "25", "maximum number of iterations of the Conjugate Gradient solution"),
-    decl(
-        "tolerance",
-        Real,
-        "1e-5",
-        "desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)",
-    ),
-    decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ITERATIONS: Int = "iterations";
-    TOLERANCE: Real = "tolerance";
+fn create(args: &CreateArgs) -> MinResLinearSolver {
+    MinResLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() }
 }
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MinResLinearSolver",
-    description: "Linear system solver using the MINRES iterative algorithm",
-    roles: Roles::LINEAR_SOLVER,
-    templates: ITERATIVE_TEMPLATES,
-    default_template: GRAPH_SCATTERED,
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, DATA],
-    links: ITERATIVE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MinResLinearSolver { assembled: args.template != GRAPH_SCATTERED && !args.template.is_empty(), ..Default::default() })
-}
-
-#[derive(Default)]
-pub struct MinResLinearSolver {
-    assembled: bool,
-    iterations: u64,
-    tolerance: f64,
-    system: AssembledSystem,
-    last: Option<MinResReport>,
+iterative_solver_component! {
+    /// Linear system solver using the MINRES iterative algorithm
+    ///
+    /// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
+    /// iterative `MatrixLinearSolver`s).
+    #[component(
+        roles = [LinearSolver],
+        default_template = "GraphScattered",
+        create = create,
+        inherit = [MatrixSolverData],
+        data = {
+            /// maximum number of iterations of the Conjugate Gradient solution
+            iterations: Int = "25",
+            /// desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)
+            tolerance: Real = "1e-5",
+            /// Graph of residuals at each iteration (output, not filled by Settee)
+            graph: Str,
+        },
+        links = {
+            /// The linear system to solve
+            linearSystem: LinearSystem,
+        },
+    )]
+    #[derive(Default)]
+    pub struct MinResLinearSolver {
+        assembled: bool,
+        iterations: u64,
+        tolerance: f64,
+        system: AssembledSystem,
+        last: Option<MinResReport>,
+    }
 }
 
 impl MinResLinearSolver {
@@ -156,22 +149,16 @@ impl MinResLinearSolver {
 }
 
 impl Component for MinResLinearSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.system.set_link(cx);
-        self.iterations = read_iterations(cx, ITERATIONS)?;
-        self.tolerance = cx.data().get(TOLERANCE);
+        self.iterations = read_iterations(cx, Self::ITERATIONS)?;
+        self.tolerance = cx.data().get(Self::TOLERANCE);
         self.last = None;
         Ok(())
     }
-
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::LinearSolver for MinResLinearSolver {
+impl LinearSolver for MinResLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let (it, tol) = (self.iterations, self.tolerance);
         let rep = if self.assembled {

@@ -2,44 +2,30 @@
 //! `COLAMDOrderingMethod` (mechanics spec §4.5). They only carry the choice; direct solvers read it
 //! at init through their `orderingMethod` link or from their node.
 
-use settee_core::{component_any, Component, ComponentClass, ComponentId, CreateArgs, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::role;
+use settee_core::{component, Component, ComponentId, InitCtx, SimResult};
 use settee_linalg::Ordering;
 
 /// An ordering-method component.
+#[component(
+    markers = [role::Ordering],
+    class(name = "NaturalOrderingMethod", description = "Natural order (no permutation).", create = |_| OrderingMethod { ordering: Ordering::Natural }),
+    class(
+        name = "AMDOrderingMethod",
+        description = "Approximate minimum degree ordering implemented in the Eigen library.",
+        create = |_| OrderingMethod { ordering: Ordering::Amd },
+    ),
+    class(
+        name = "COLAMDOrderingMethod",
+        description = "Column approximate minimum degree ordering implemented in the Eigen library.",
+        create = |_| OrderingMethod { ordering: Ordering::Colamd },
+    ),
+)]
 pub struct OrderingMethod {
     pub ordering: Ordering,
 }
 
-impl Component for OrderingMethod {
-    component_any!();
-}
-
-const fn class(name: &'static str, description: &'static str, create: fn(&CreateArgs) -> Box<dyn Component>) -> ComponentClass {
-    ComponentClass {
-        name,
-        description,
-        roles: Roles::ORDERING,
-        templates: &[],
-        default_template: "",
-        template_rule: TemplateRule::Default,
-        data: &[],
-        links: &[],
-        create,
-        preparse: None,
-        no_src_link: &[],
-        reads: &[],
-    }
-}
-
-pub static NATURAL: ComponentClass =
-    class("NaturalOrderingMethod", "Natural order (no permutation).", |_| Box::new(OrderingMethod { ordering: Ordering::Natural }));
-pub static AMD: ComponentClass = class("AMDOrderingMethod", "Approximate minimum degree ordering implemented in the Eigen library.", |_| {
-    Box::new(OrderingMethod { ordering: Ordering::Amd })
-});
-pub static COLAMD: ComponentClass =
-    class("COLAMDOrderingMethod", "Column approximate minimum degree ordering implemented in the Eigen library.", |_| {
-        Box::new(OrderingMethod { ordering: Ordering::Colamd })
-    });
+impl Component for OrderingMethod {}
 
 /// SOFA's name of an ordering (as `OrderingMethod::methodName`).
 pub fn ordering_name(o: Ordering) -> &'static str {
@@ -62,7 +48,7 @@ pub fn resolve_ordering(cx: &InitCtx) -> SimResult<(Ordering, Option<ComponentId
                 .error("link 'orderingMethod' does not designate an ordering method")
                 .hint("point it to a NaturalOrderingMethod, AMDOrderingMethod or COLAMDOrderingMethod, or remove it (AMD is then used)"))
         }
-        None => cx.scene.find_local(cx.node(), Roles::ORDERING),
+        None => cx.scene.find_local(cx.node(), role::ORDERING),
     };
     match chosen {
         None => Ok((Ordering::Amd, None)),

@@ -2,17 +2,16 @@
 //! preconditioned CG with warm start, with or without a preconditioner
 //! (see [`crate::preconditioner`]).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::LinearSolver;
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
-};
+use settee_core::role::LinearSystem;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult, VecId};
 
 use crate::cg::read_iterations;
-use crate::common::{unsupported, GRAPH_SCATTERED, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
-use crate::preconditioner::as_preconditioner;
+use crate::common::{unsupported, MatrixSolverData};
+use crate::preconditioner::{Preconditioner, PRECONDITIONER};
 use crate::space::{with_temps, GraphSpace, VectorSpace};
+use crate::system::PreconditionedMatrixFreeSystem;
 
 /// What one [`pcg`] call did.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,47 +64,33 @@ pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, toleran
     })
 }
 
-static DATA: &[DataDecl] = &[
-    decl("iterations", Int, "25", "Maximum number of iterations after which the iterative descent of the Conjugate Gradient must stop"),
-    decl(
-        "tolerance",
-        Real,
-        "1e-5",
-        "Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)",
-    ),
-    decl("use_precond", Bool, "true", "Use a preconditioner"),
-    decl("graph", Str, "", "Graph of residuals at each iteration (output, not filled by Settee)"),
-];
-
-static LINKS: &[LinkDecl] =
-    &[LINEAR_SYSTEM_LINK, link("preconditioner", Roles::LINEAR_SOLVER, "Link towards the linear solver used to precondition the conjugate gradient")];
-
-settee_core::data_refs! {
-    static READS;
-    TOLERANCE: Real = "tolerance";
-    USE_PRECOND: Bool = "use_precond";
-    ITERATIONS: Int = "iterations";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PCGLinearSolver",
-    description: "Linear system solver using the preconditioned conjugate gradient iterative algorithm",
-    roles: Roles::LINEAR_SOLVER,
-    templates: &[GRAPH_SCATTERED],
-    default_template: GRAPH_SCATTERED,
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PcgLinearSolver::default())
-}
-
+/// Linear system solver using the preconditioned conjugate gradient iterative algorithm
+///
+/// SOFA's `PCGLinearSolver`: the `preconditioner` link accepts any component, and init checks that
+/// it plays the [`Preconditioner`] role (so that linking another kind of solver is a clear error).
+#[component(
+    name = "PCGLinearSolver",
+    roles = [LinearSolver],
+    templates = ["GraphScattered"],
+    default_template = "GraphScattered",
+    inherit = [MatrixSolverData],
+    data = {
+        /// Maximum number of iterations after which the iterative descent of the Conjugate Gradient must stop
+        iterations: Int = "25",
+        /// Desired accuracy of the Conjugate Gradient solution evaluating: |r|²/|b|² (ratio of current residual norm over initial residual norm)
+        tolerance: Real = "1e-5",
+        /// Use a preconditioner
+        use_precond: Bool = "true",
+        /// Graph of residuals at each iteration (output, not filled by Settee)
+        graph: Str,
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+        /// Link towards the linear solver used to precondition the conjugate gradient
+        preconditioner: _,
+    },
+)]
 #[derive(Default)]
 pub struct PcgLinearSolver {
     iterations: u64,
@@ -126,16 +111,13 @@ impl PcgLinearSolver {
 }
 
 impl Component for PcgLinearSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.iterations = read_iterations(cx, ITERATIONS)?;
-        self.tolerance = cx.data().get(TOLERANCE);
+        self.iterations = read_iterations(cx, Self::ITERATIONS)?;
+        self.tolerance = cx.data().get(Self::TOLERANCE);
         self.preconditioner = None;
-        if cx.data().get(USE_PRECOND) {
+        if cx.data().get(Self::USE_PRECOND) {
             if let Some(&p) = cx.link_targets("preconditioner").first() {
-                let ok = cx.scene.components[p].obj.as_mut().is_some_and(|o| as_preconditioner(o.as_mut()).is_some());
-                if !ok {
+                if !cx.scene.entry(p).plays(PRECONDITIONER) {
                     return Err(unsupported(
                         cx.error(format!("{} cannot be used as a preconditioner yet", cx.scene.entry(p).label()))
                             .hint("supported preconditioners: JacobiPreconditioner, BlockJacobiPreconditioner, SSORPreconditioner, WarpPreconditioner and the direct solvers"),
@@ -149,18 +131,15 @@ impl Component for PcgLinearSolver {
             cx.link_targets("linearSystem").first().copied().or_else(|| {
                 cx.scene.node(cx.node()).objects.iter().copied().find(|c| cx.scene.entry(*c).class.name == "PreconditionedMatrixFreeSystem")
             });
-        self.assembling_rate = system.map_or(1, |s| cx.scene.entry(s).data.get(crate::system::ASSEMBLING_RATE).max(0) as u64);
+        let rate = PreconditionedMatrixFreeSystem::ASSEMBLING_RATE;
+        self.assembling_rate = system.map(|s| &cx.scene.entry(s).data).filter(|d| d.has(rate)).map_or(1, |d| d.get(rate).max(0) as u64);
         self.refresh_counter = self.assembling_rate;
         self.last = None;
         Ok(())
     }
-
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::LinearSolver for PcgLinearSolver {
+impl LinearSolver for PcgLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let Some(p) = self.preconditioner else {
             let mut sp = GraphSpace::new(scene, scope, factors);
@@ -169,7 +148,7 @@ impl settee_core::component::LinearSolver for PcgLinearSolver {
         };
         self.refresh_counter += 1;
         if self.refresh_counter >= self.assembling_rate {
-            scene.with_taken(p, |obj, scene| as_preconditioner(obj).expect("checked at init").refresh(scene, scope, factors))?;
+            scene.with_role::<dyn Preconditioner, _>(p, |pc, scene| pc.refresh(scene, scope, factors))?;
             self.refresh_counter = 0;
         }
         let (rg, zg) = (&mut self.r_global, &mut self.z_global);
@@ -177,7 +156,7 @@ impl settee_core::component::LinearSolver for PcgLinearSolver {
             mech::gather(sp.scene, sp.scope, r, rg);
             zg.clear();
             zg.resize(rg.len(), 0.0);
-            sp.scene.with_taken(p, |obj, scene| as_preconditioner(obj).expect("checked at init").apply(scene, rg, zg))?;
+            sp.scene.with_role::<dyn Preconditioner, _>(p, |pc, scene| pc.apply(scene, rg, zg))?;
             mech::scatter(sp.scene, sp.scope, z, zg);
             Ok(())
         };

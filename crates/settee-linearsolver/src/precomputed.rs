@@ -1,39 +1,35 @@
 //! `PrecomputedLinearSolver` (mechanics spec §4.5) and `PrecomputedWarpPreconditioner` with its
 //! `PrecomputedMatrixSystem` (§4.3.1).
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::LinearSolver;
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule, VecId,
-};
+use settee_core::role::LinearSystem;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult, VecId};
 use settee_linalg::{dense_inverse, gemv_transposed, transpose_dense, MatrixBuilder};
 
-use crate::common::{step_error, unsupported, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
+use crate::common::{step_error, unsupported, MatrixSolverData};
 use crate::preconditioner::Preconditioner;
 
-static PRECOMPUTED_DATA: &[DataDecl] = &[
-    decl("jmjt_twostep", Bool, "true", "Use two step algorithm to compute JMinvJt"),
-    decl("use_file", Bool, "true", "Dump the inverted system matrix into a file to reuse it (Settee recomputes it: same numbers)"),
-];
-
-pub static PRECOMPUTED_LINEAR_SOLVER: ComponentClass = ComponentClass {
-    name: "PrecomputedLinearSolver",
-    description: "Linear solver based on the dense inverse of the system matrix of the first step, reused for every later step.",
-    roles: Roles::LINEAR_SOLVER,
-    templates: &["CompressedRowSparseMatrixd"],
-    default_template: "CompressedRowSparseMatrixd",
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, PRECOMPUTED_DATA],
-    links: &[LINEAR_SYSTEM_LINK],
-    create: |_| Box::new(PrecomputedLinearSolver::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
+/// Linear solver based on the dense inverse of the system matrix of the first step, reused for every later step.
+///
 /// Inverts the first step's matrix densely, then only multiplies: the matrix is frozen, as in
 /// SOFA (which disables the assembly of its system after the first inversion).
+#[component(
+    roles = [LinearSolver],
+    templates = ["CompressedRowSparseMatrixd"],
+    default_template = "CompressedRowSparseMatrixd",
+    inherit = [MatrixSolverData],
+    data = {
+        /// Use two step algorithm to compute JMinvJt
+        jmjt_twostep: Bool = "true",
+        /// Dump the inverted system matrix into a file to reuse it (Settee recomputes it: same numbers)
+        use_file: Bool = "true",
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+    },
+)]
 #[derive(Default)]
 pub struct PrecomputedLinearSolver {
     me: Option<ComponentId>,
@@ -46,19 +42,15 @@ pub struct PrecomputedLinearSolver {
 }
 
 impl Component for PrecomputedLinearSolver {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.minv.clear();
         self.n = 0;
         Ok(())
     }
-    fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-        Some(self)
-    }
 }
 
-impl settee_core::component::LinearSolver for PrecomputedLinearSolver {
+impl LinearSolver for PrecomputedLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         if self.minv.is_empty() {
             let mut builder = MatrixBuilder::new(scope.size);
@@ -90,39 +82,39 @@ impl settee_core::component::LinearSolver for PrecomputedLinearSolver {
 
 // ----- PrecomputedWarpPreconditioner -------------------------------------------------------------
 
-static WARP_DATA: &[DataDecl] = &[
-    decl("jmjt_twostep", Bool, "true", "Use two step algorithm to compute JMinvJt"),
-    decl("use_file", Bool, "true", "Dump system matrix in a file"),
-    decl("share_matrix", Bool, "true", "Share the compliance matrix in memory if they are related to the same file (same geometry)"),
-    decl("use_rotations", Bool, "true", "Use Rotations around the preconditioner"),
-    decl("draw_rotations_scale", Real, "0", "Scale rotations in draw function (rendering only)"),
-];
-
-static WARP_LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK, link("linearSolver", Roles::LINEAR_SOLVER, "linear solver used to precompute the inverse")];
-
-pub static PRECOMPUTED_WARP: ComponentClass = ComponentClass {
-    name: "PrecomputedWarpPreconditioner",
-    description: "Preconditioner using a precomputed inverse of the system matrix, warped by the rotations of the elements.",
-    roles: Roles::LINEAR_SOLVER,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::Default,
-    data: &[MATRIX_SOLVER_DATA, WARP_DATA],
-    links: WARP_LINKS,
-    create: |_| Box::new(PrecomputedWarpPreconditioner),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
+/// Preconditioner using a precomputed inverse of the system matrix, warped by the rotations of the elements.
+///
 /// In SOFA the linear system of this preconditioner is a `PrecomputedMatrixSystem`, which never
 /// assembles: the precomputation sees an empty matrix and the preconditioner returns zero, so the
 /// PCG it preconditions makes no update at all. Settee reproduces that (and says so).
+#[component(
+    roles = [Preconditioner],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    inherit = [MatrixSolverData],
+    data = {
+        /// Use two step algorithm to compute JMinvJt
+        jmjt_twostep: Bool = "true",
+        /// Dump system matrix in a file
+        use_file: Bool = "true",
+        /// Share the compliance matrix in memory if they are related to the same file (same geometry)
+        share_matrix: Bool = "true",
+        /// Use Rotations around the preconditioner
+        use_rotations: Bool = "true",
+        /// Scale rotations in draw function (rendering only)
+        draw_rotations_scale: Real = "0",
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+        /// linear solver used to precompute the inverse
+        linearSolver: LinearSolver,
+    },
+)]
 #[derive(Default)]
 pub struct PrecomputedWarpPreconditioner;
 
 impl Component for PrecomputedWarpPreconditioner {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         if let Some(&s) = cx.link_targets("linearSystem").first() {
             if cx.scene.entry(s).class.name != "PrecomputedMatrixSystem" {
@@ -147,23 +139,15 @@ impl Preconditioner for PrecomputedWarpPreconditioner {
     }
 }
 
-pub static PRECOMPUTED_MATRIX_SYSTEM: ComponentClass = ComponentClass {
-    name: "PrecomputedMatrixSystem",
-    description: "Linear system that never assembles its matrix (used by PrecomputedWarpPreconditioner).",
-    roles: Roles::LINEAR_SYSTEM,
-    templates: &["CompressedRowSparseMatrixd"],
-    default_template: "CompressedRowSparseMatrixd",
-    template_rule: TemplateRule::Default,
-    data: &[],
-    links: &[],
-    create: |_| Box::new(PrecomputedMatrixSystem),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
+/// Linear system that never assembles its matrix (used by PrecomputedWarpPreconditioner).
+///
+/// `PrecomputedMatrixSystem`: accepted, never assembles.
+#[component(
+    markers = [LinearSystem],
+    templates = ["CompressedRowSparseMatrixd"],
+    default_template = "CompressedRowSparseMatrixd",
+)]
+#[derive(Default)]
 pub struct PrecomputedMatrixSystem;
 
-impl Component for PrecomputedMatrixSystem {
-    component_any!();
-}
+impl Component for PrecomputedMatrixSystem {}

@@ -6,18 +6,19 @@
 //! schedule of the PCG's `PreconditionedMatrixFreeSystem` (`assemblingRate`), and applies
 //! `z = P⁻¹·r` to global vectors (the main states' DOFs in scope order).
 
-use settee_core::component::link;
-use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::component::{ForceField, LinearSolver};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimResult, TemplateRule,
-};
+use settee_core::role::{self, LinearSystem, RoleId};
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult};
 use settee_linalg::{invert3, CsrMatrix, MatrixBuilder};
 
-use crate::common::{step_error, unsupported, LINEAR_SYSTEM_LINK, MATRIX_SOLVER_DATA};
+use crate::common::{step_error, unsupported, MatrixSolverData};
 use crate::direct::DirectLinearSolver;
 
-/// What PCG needs from a preconditioner.
+/// The preconditioner role: what `PCGLinearSolver` (and a `WarpPreconditioner`, for the direct
+/// solver it applies in the rotated frame) needs from a preconditioner. Classes list it in
+/// `roles = [Preconditioner]`; the scene finds them with [`PRECONDITIONER`] and hands them out
+/// as `dyn Preconditioner` (`scene.role_mut::<dyn Preconditioner>(id)`).
 pub trait Preconditioner {
     /// Rebuilds the preconditioner's matrix with the ODE factors.
     fn refresh(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult;
@@ -25,25 +26,15 @@ pub trait Preconditioner {
     fn apply(&mut self, scene: &mut Scene, r: &[f64], z: &mut [f64]) -> SimResult;
 }
 
-/// The preconditioner role of a component, if it has one.
-pub fn as_preconditioner(obj: &mut dyn Component) -> Option<&mut dyn Preconditioner> {
-    let any = obj.as_any_mut();
-    if any.is::<JacobiPreconditioner>() {
-        return any.downcast_mut::<JacobiPreconditioner>().map(|p| p as &mut dyn Preconditioner);
-    }
-    if any.is::<BlockJacobiPreconditioner>() {
-        return any.downcast_mut::<BlockJacobiPreconditioner>().map(|p| p as &mut dyn Preconditioner);
-    }
-    if any.is::<SsorPreconditioner>() {
-        return any.downcast_mut::<SsorPreconditioner>().map(|p| p as &mut dyn Preconditioner);
-    }
-    if any.is::<WarpPreconditioner>() {
-        return any.downcast_mut::<WarpPreconditioner>().map(|p| p as &mut dyn Preconditioner);
-    }
-    if any.is::<crate::precomputed::PrecomputedWarpPreconditioner>() {
-        return any.downcast_mut::<crate::precomputed::PrecomputedWarpPreconditioner>().map(|p| p as &mut dyn Preconditioner);
-    }
-    any.downcast_mut::<DirectLinearSolver>().map(|p| p as &mut dyn Preconditioner)
+/// The [`Preconditioner`] role, for lookups (`scene.find_local(node, PRECONDITIONER)`,
+/// `entry.plays(PRECONDITIONER)`).
+pub const PRECONDITIONER: RoleId = RoleId::of::<dyn Preconditioner>("Preconditioner");
+
+/// Runs `f` with preconditioner `id` taken out of the scene and viewed as a [`Preconditioner`];
+/// `None` when its class does not play the role.
+fn with_preconditioner<T>(scene: &mut Scene, id: ComponentId, f: impl FnOnce(&mut dyn Preconditioner, &mut Scene) -> T) -> Option<T> {
+    let class = scene.entry(id).class;
+    scene.with_taken(id, |obj, scene| class.cast_mut::<dyn Preconditioner>(obj).map(|p| f(p, scene)))
 }
 
 /// Assembles `P(mM + bB + kK)P` into `builder` and returns the matrix.
@@ -60,46 +51,21 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
     Ok(())
 }
 
-const fn class(
-    name: &'static str,
-    description: &'static str,
-    templates: &'static [&'static str],
-    data: &'static [&'static [DataDecl]],
-    links: &'static [LinkDecl],
-    create: fn(&CreateArgs) -> Box<dyn Component>,
-    reads: &'static [settee_core::DataUse],
-) -> ComponentClass {
-    ComponentClass {
-        name,
-        description,
-        roles: Roles::LINEAR_SOLVER,
-        templates,
-        default_template: templates[0],
-        template_rule: TemplateRule::Default,
-        data,
-        links,
-        create,
-        preparse: None,
-        no_src_link: &[],
-        reads,
-    }
-}
-
-static PRECONDITIONER_LINKS: &[LinkDecl] = &[LINEAR_SYSTEM_LINK];
-
 // ----- Jacobi ------------------------------------------------------------------------------------
 
-pub static JACOBI: ComponentClass = class(
-    "JacobiPreconditioner",
-    "Linear solver based on a diagonal matrix (Jacobi preconditioner): z_i = r_i / A_ii.",
-    &["DiagonalMatrix"],
-    &[MATRIX_SOLVER_DATA],
-    PRECONDITIONER_LINKS,
-    |_| Box::new(JacobiPreconditioner::default()),
-    &[],
-);
-
+/// Linear solver based on a diagonal matrix (Jacobi preconditioner): z_i = r_i / A_ii.
+///
 /// Keeps the inverted diagonal of the system matrix (constrained rows have a unit diagonal).
+#[component(
+    roles = [Preconditioner],
+    templates = ["DiagonalMatrix"],
+    default_template = "DiagonalMatrix",
+    inherit = [MatrixSolverData],
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+    },
+)]
 #[derive(Default)]
 pub struct JacobiPreconditioner {
     me: Option<ComponentId>,
@@ -108,7 +74,6 @@ pub struct JacobiPreconditioner {
 }
 
 impl Component for JacobiPreconditioner {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         Ok(())
@@ -132,17 +97,19 @@ impl Preconditioner for JacobiPreconditioner {
 
 // ----- Block Jacobi --------------------------------------------------------------------------------
 
-pub static BLOCK_JACOBI: ComponentClass = class(
-    "BlockJacobiPreconditioner",
-    "Linear solver based on the inverted 3x3 diagonal blocks of the system matrix (block Jacobi preconditioner).",
-    &["BlockDiagonalMatrix3"],
-    &[MATRIX_SOLVER_DATA],
-    PRECONDITIONER_LINKS,
-    |_| Box::new(BlockJacobiPreconditioner::default()),
-    &[],
-);
-
+/// Linear solver based on the inverted 3x3 diagonal blocks of the system matrix (block Jacobi preconditioner).
+///
 /// Keeps the inverses of the 3×3 diagonal blocks.
+#[component(
+    roles = [Preconditioner],
+    templates = ["BlockDiagonalMatrix3"],
+    default_template = "BlockDiagonalMatrix3",
+    inherit = [MatrixSolverData],
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+    },
+)]
 #[derive(Default)]
 pub struct BlockJacobiPreconditioner {
     me: Option<ComponentId>,
@@ -151,7 +118,6 @@ pub struct BlockJacobiPreconditioner {
 }
 
 impl Component for BlockJacobiPreconditioner {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         Ok(())
@@ -196,24 +162,25 @@ impl Preconditioner for BlockJacobiPreconditioner {
 
 // ----- SSOR ------------------------------------------------------------------------------------------
 
-static SSOR_DATA: &[DataDecl] = &[decl("omega", Real, "1", "Omega coefficient")];
-
-settee_core::data_refs! {
-    static SSOR_READS;
-    OMEGA: Real = "omega";
-}
-
-pub static SSOR: ComponentClass = class(
-    "SSORPreconditioner",
-    "Linear solver / preconditioner based on Symmetric Successive Over-Relaxation (SSOR).",
-    &["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
-    &[MATRIX_SOLVER_DATA, SSOR_DATA],
-    PRECONDITIONER_LINKS,
-    |args| Box::new(SsorPreconditioner { blocks3: args.template == "CompressedRowSparseMatrixMat3x3d", ..Default::default() }),
-    SSOR_READS,
-);
-
+/// Linear solver / preconditioner based on Symmetric Successive Over-Relaxation (SSOR).
+///
 /// SSOR sweeps over the assembled matrix.
+#[component(
+    name = "SSORPreconditioner",
+    roles = [Preconditioner],
+    templates = ["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
+    default_template = "CompressedRowSparseMatrixd",
+    create = |args| SsorPreconditioner { blocks3: args.template == "CompressedRowSparseMatrixMat3x3d", ..Default::default() },
+    inherit = [MatrixSolverData],
+    data = {
+        /// Omega coefficient
+        omega: Real = "1",
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+    },
+)]
 #[derive(Default)]
 pub struct SsorPreconditioner {
     me: Option<ComponentId>,
@@ -224,10 +191,9 @@ pub struct SsorPreconditioner {
 }
 
 impl Component for SsorPreconditioner {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
-        self.omega = cx.data().get(OMEGA);
+        self.omega = cx.data().get(Self::OMEGA);
         if self.blocks3 {
             return Err(unsupported(
                 cx.error("the CompressedRowSparseMatrixMat3x3d variant of SSOR is not supported yet")
@@ -281,26 +247,28 @@ impl Preconditioner for SsorPreconditioner {
 
 // ----- Warp --------------------------------------------------------------------------------------------
 
-static WARP_DATA: &[DataDecl] = &[
-    decl("useRotationFinder", Int, "0", "deprecated: the rotations come from the RotationMatrixSystem"),
-    decl_alias("update_step", &[], Int, "1", "deprecated: use assemblingRate of the RotationMatrixSystem"),
-];
-
-static WARP_LINKS: &[LinkDecl] =
-    &[LINEAR_SYSTEM_LINK, link("linearSolver", Roles::LINEAR_SOLVER, "the direct linear solver applied in the rotated frame")];
-
-pub static WARP: ComponentClass = class(
-    "WarpPreconditioner",
-    "Preconditioner applying a direct solver in the frame of the elements' rotations: z = R·S⁻¹·Rᵀ·r.",
-    &["RotationMatrix"],
-    &[MATRIX_SOLVER_DATA, WARP_DATA],
-    WARP_LINKS,
-    |_| Box::new(WarpPreconditioner::default()),
-    &[],
-);
-
+/// Preconditioner applying a direct solver in the frame of the elements' rotations: z = R·S⁻¹·Rᵀ·r.
+///
 /// With a rotation system refreshed at every step (`assemblingRate` 1), the rotations are the
 /// identity and the preconditioner is the exact inverse of the current system.
+#[component(
+    roles = [Preconditioner],
+    templates = ["RotationMatrix"],
+    default_template = "RotationMatrix",
+    inherit = [MatrixSolverData],
+    data = {
+        /// deprecated: the rotations come from the RotationMatrixSystem
+        useRotationFinder: Int = "0",
+        /// deprecated: use assemblingRate of the RotationMatrixSystem
+        update_step: Int = "1",
+    },
+    links = {
+        /// The linear system to solve
+        linearSystem: LinearSystem,
+        /// the direct linear solver applied in the rotated frame
+        linearSolver: LinearSolver,
+    },
+)]
 #[derive(Default)]
 pub struct WarpPreconditioner {
     me: Option<ComponentId>,
@@ -308,13 +276,15 @@ pub struct WarpPreconditioner {
 }
 
 impl Component for WarpPreconditioner {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.solver = cx.link_targets("linearSolver").first().copied().or_else(|| {
-            cx.scene.node(cx.node()).objects.iter().copied().find(|c| {
-                *c != cx.id && cx.scene.entry(*c).class.name != "PCGLinearSolver" && cx.scene.entry(*c).roles().contains(Roles::LINEAR_SOLVER)
-            })
+            cx.scene
+                .node(cx.node())
+                .objects
+                .iter()
+                .copied()
+                .find(|c| *c != cx.id && cx.scene.entry(*c).class.name != "PCGLinearSolver" && cx.scene.entry(*c).plays(role::LINEAR_SOLVER))
         });
         let Some(s) = self.solver else {
             return Err(cx
@@ -329,7 +299,7 @@ impl Component for WarpPreconditioner {
         }
         if let Some(sys) = cx.link_targets("linearSystem").first() {
             let e = cx.scene.entry(*sys);
-            if e.class.name == "RotationMatrixSystem" && e.data.get(ASSEMBLING_RATE) != 1 {
+            if e.class.name == "RotationMatrixSystem" && e.data.get(RotationMatrixSystem::ASSEMBLING_RATE) != 1 {
                 return Err(unsupported(
                     cx.error(
                         "a RotationMatrixSystem with assemblingRate other than 1 is not supported yet (it needs the rotations of the force fields)",
@@ -345,56 +315,42 @@ impl Component for WarpPreconditioner {
 impl Preconditioner for WarpPreconditioner {
     fn refresh(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         let s = self.solver.ok_or_else(|| step_error(scene, self.me, "WarpPreconditioner used before init"))?;
-        scene.with_taken(s, |obj, scene| match as_preconditioner(obj) {
-            Some(p) => p.refresh(scene, scope, factors),
-            None => Err(step_error(scene, Some(s), "not a direct solver")),
-        })
+        with_preconditioner(scene, s, |p, scene| p.refresh(scene, scope, factors))
+            .unwrap_or_else(|| Err(step_error(scene, Some(s), "not a direct solver")))
     }
     fn apply(&mut self, scene: &mut Scene, r: &[f64], z: &mut [f64]) -> SimResult {
         let s = self.solver.ok_or_else(|| step_error(scene, self.me, "WarpPreconditioner used before init"))?;
-        scene.with_taken(s, |obj, scene| match as_preconditioner(obj) {
-            Some(p) => p.apply(scene, r, z),
-            None => Err(step_error(scene, Some(s), "not a direct solver")),
-        })
+        with_preconditioner(scene, s, |p, scene| p.apply(scene, r, z)).unwrap_or_else(|| Err(step_error(scene, Some(s), "not a direct solver")))
     }
 }
 
 // ----- RotationMatrixSystem ------------------------------------------------------------------------------
 
-static ROTATION_SYSTEM_DATA: &[DataDecl] = &[decl("assemblingRate", Int, "1", "Rate of update of the rotations")];
-
-settee_core::data_refs! {
-    static ROTATION_SYSTEM_READS;
-    /// Also read by the WarpPreconditioner from its RotationMatrixSystem.
-    ASSEMBLING_RATE: Int = "assemblingRate";
-}
-
-pub static ROTATION_MATRIX_SYSTEM: ComponentClass = ComponentClass {
-    name: "RotationMatrixSystem",
-    description: "Linear system holding the rotations of a WarpPreconditioner; rebuilds the main assembled system at its assembling rate.",
-    roles: Roles::LINEAR_SYSTEM,
-    templates: &["RotationMatrixd"],
-    default_template: "RotationMatrixd",
-    template_rule: TemplateRule::Default,
-    data: &[ROTATION_SYSTEM_DATA],
-    links: &[
-        link("mainSystem", Roles::LINEAR_SYSTEM, "the assembled system rebuilt at the assembling rate"),
-        link("rotationFinder", Roles::FORCE_FIELD, "component giving the rotations"),
-    ],
-    create: |_| Box::new(RotationMatrixSystem),
-    preparse: None,
-    no_src_link: &[],
-    reads: ROTATION_SYSTEM_READS,
-};
-
+/// Linear system holding the rotations of a WarpPreconditioner; rebuilds the main assembled system at its assembling rate.
+///
 /// Accepted: with `assemblingRate` 1 (checked by the WarpPreconditioner) the rotations are the
-/// identity.
+/// identity. Its `assemblingRate` is also read by the WarpPreconditioner.
+#[component(
+    markers = [LinearSystem],
+    templates = ["RotationMatrixd"],
+    default_template = "RotationMatrixd",
+    data = {
+        /// Rate of update of the rotations
+        assemblingRate: Int = "1",
+    },
+    links = {
+        /// the assembled system rebuilt at the assembling rate
+        mainSystem: LinearSystem,
+        /// component giving the rotations
+        rotationFinder: ForceField,
+    },
+)]
+#[derive(Default)]
 pub struct RotationMatrixSystem;
 
 impl Component for RotationMatrixSystem {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if cx.data().get(ASSEMBLING_RATE) < 1 {
+        if cx.data().get(Self::ASSEMBLING_RATE) < 1 {
             return Err(cx.error("assemblingRate must be at least 1"));
         }
         Ok(())

@@ -1,103 +1,11 @@
 //! Linear solvers on hand-built scenes and on plain CRS matrices, checked against dense solutions.
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 
-use std::path::Path;
-
-use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceIo, InitCtx, MatrixAccumulator, Mbk, MechParams,
-    Roles, Scene, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{ComponentId, Factory, LinearSolver, Mbk, Scene, SimResult, VecId};
 use settee_linalg::{CsrMatrix, Ordering};
+use settee_linearsolver::testing::{add_at_root as add, dense_solve, MatrixForceField};
 use settee_linearsolver::{cg, minres, pcg, AssembledSpace, CgEnd, CgLinearSolver, CgParams, DirectLinearSolver};
-
-// ----- a force field with a given constant stiffness matrix --------------------------------------
-
-static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness matrix (scalar DOFs)")];
-
-settee_core::data_refs! {
-    static FF_READS;
-    STIFFNESS: Reals = "stiffness";
-}
-
-static FF_CLASS: ComponentClass = ComponentClass {
-    name: "TestMatrixForceField",
-    description: "f = -K (x - x0) with a constant dense K",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[FF_DATA],
-    links: &[],
-    create: ff_create,
-    preparse: None,
-    no_src_link: &[],
-    reads: FF_READS,
-};
-
-fn ff_create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MatrixFf::default())
-}
-
-#[derive(Default)]
-struct MatrixFf {
-    state: Option<StateId>,
-    n: usize,
-    k: Vec<f64>,
-    x0: Vec<f64>,
-}
-
-impl Component for MatrixFf {
-    component_any!();
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.state = Some(s);
-        self.x0 = cx.rest_or_position(s);
-        self.n = self.x0.len();
-        self.k = cx.data().get(STIFFNESS).to_vec();
-        if self.k.len() != self.n * self.n {
-            return Err(cx.error("stiffness has the wrong size"));
-        }
-        Ok(())
-    }
-    settee_core::force_field_role!();
-}
-
-impl ForceField for MatrixFf {
-    fn states(&self) -> Vec<StateId> {
-        vec![self.state.unwrap()]
-    }
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let x = io.x[0];
-        for (i, row) in self.k.chunks_exact(self.n).enumerate() {
-            let s: f64 = row.iter().zip(x).zip(&self.x0).map(|((k, x), x0)| k * (x - x0)).sum();
-            io.f[0][i] -= s;
-        }
-        Ok(())
-    }
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let dx = io.x[0];
-        for (i, row) in self.k.chunks_exact(self.n).enumerate() {
-            let s: f64 = row.iter().zip(dx).map(|(k, d)| k * d).sum();
-            io.f[0][i] -= k_factor * s;
-        }
-        Ok(())
-    }
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        let s = self.state.unwrap();
-        for i in 0..self.n {
-            for j in 0..self.n {
-                let v = self.k[i * self.n + j];
-                if v != 0.0 {
-                    m.add(s, i, s, j, -k_factor * v);
-                }
-            }
-        }
-        Ok(())
-    }
-}
 
 // ----- helpers -----------------------------------------------------------------------------------
 
@@ -109,14 +17,8 @@ fn factory() -> Factory {
     settee_odesolver::register(&mut f);
     settee_animationloop::register(&mut f);
     settee_linearsolver::register(&mut f);
-    f.register(&FF_CLASS);
+    f.add::<MatrixForceField>();
     f
-}
-
-fn add(scene: &mut Scene, f: &Factory, class: &str, template: Option<&str>, attrs: &[(&str, &str)]) -> ComponentId {
-    let attrs = attrs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-    f.create(scene, Scene::ROOT, class, template, attrs, None, Path::new("."))
-        .unwrap_or_else(|| panic!("could not create {class}: {:?}", scene.messages))
 }
 
 const NODES: usize = 4;
@@ -193,35 +95,6 @@ fn dense_system(f: Mbk) -> (Vec<f64>, Vec<f64>) {
     (a, b)
 }
 
-/// Gaussian elimination with partial pivoting.
-fn dense_solve(a: &[f64], b: &[f64]) -> Vec<f64> {
-    let n = b.len();
-    let mut m = a.to_vec();
-    let mut x = b.to_vec();
-    for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| m[i * n + c].abs().total_cmp(&m[j * n + c].abs())).unwrap();
-        for k in 0..n {
-            m.swap(c * n + k, p * n + k);
-        }
-        x.swap(c, p);
-        for r in c + 1..n {
-            let f = m[r * n + c] / m[c * n + c];
-            for k in c..n {
-                m[r * n + k] -= f * m[c * n + k];
-            }
-            x[r] -= f * x[c];
-        }
-    }
-    for r in (0..n).rev() {
-        let mut s = x[r];
-        for k in r + 1..n {
-            s -= m[r * n + k] * x[k];
-        }
-        x[r] = s / m[r * n + r];
-    }
-    x
-}
-
 fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
     let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-300);
     a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
@@ -235,7 +108,7 @@ fn solve_once(scene: &mut Scene, ls: ComponentId, f: Mbk, rhs_values: &[f64]) ->
     let st = scope.main_states[0];
     scene.store.get_mut(st).write(rhs).copy_from_slice(rhs_values);
     mech::project_response(scene, &scope, rhs)?;
-    let r = scene.with_taken(ls, |obj, s| obj.linear_solver().expect("linear solver").solve_system(s, &scope, f, rhs, sol));
+    let r = scene.with_role::<dyn LinearSolver, _>(ls, |solver, s| solver.solve_system(s, &scope, f, rhs, sol));
     let out = scene.store.get(st).read(sol).to_vec();
     mech::free_vec(scene, &scope, rhs);
     mech::free_vec(scene, &scope, sol);
@@ -248,13 +121,18 @@ fn csr(a: &[f64]) -> CsrMatrix {
     CsrMatrix::from_dense(N, N, a).unwrap()
 }
 
+/// The test system as a CSR matrix, its right-hand side and its dense solution.
+fn assembled_system() -> (CsrMatrix, Vec<f64>, Vec<f64>) {
+    let (a, b) = dense_system(FACTORS);
+    let exact = dense_solve(&a, &b);
+    (csr(&a), b, exact)
+}
+
 // ----- pure algorithms -----------------------------------------------------------------------------
 
 #[test]
 fn cg_converges_to_the_dense_solution() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let params = CgParams { iterations: 100, tolerance: 1e-14, threshold: 1e-30, warm_start: false };
     let rep = cg(&mut sp, AssembledSpace::X, AssembledSpace::B, &params, true).unwrap();
@@ -346,9 +224,7 @@ fn cg_with_zero_rhs_leaves_zero() {
 
 #[test]
 fn pcg_without_preconditioner_converges_and_warm_starts() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let rep = pcg(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-28, None).unwrap();
     assert!(rep.updates > 0);
@@ -366,9 +242,7 @@ fn pcg_without_preconditioner_converges_and_warm_starts() {
 
 #[test]
 fn minres_converges_to_the_dense_solution() {
-    let (a, b) = dense_system(FACTORS);
-    let exact = dense_solve(&a, &b);
-    let m = csr(&a);
+    let (m, b, exact) = assembled_system();
     let mut sp = AssembledSpace::new(&m, vec![0.0; N], b.clone()).unwrap();
     let rep = minres(&mut sp, AssembledSpace::X, AssembledSpace::B, 200, 1e-14).unwrap();
     assert!(rep.updates > 0);
@@ -665,5 +539,36 @@ fn every_preconditioner_gives_the_converged_solution() {
         let (a, b) = dense_system(FACTORS);
         let expected = dense_solve(&a, &b);
         assert!(max_rel_diff(&x, &expected) < 1e-9, "{pre}: {x:?} vs {expected:?}");
+    }
+}
+
+/// The preconditioner role is defined by this crate, not the core: the scene finds the classes
+/// that play it and hands them out as `dyn Preconditioner`; the preconditioners are not linear
+/// solvers (they cannot solve a system on their own), the direct solvers are both.
+#[test]
+fn preconditioners_play_the_role_this_crate_defines() {
+    use settee_core::role;
+    use settee_linearsolver::{Preconditioner, PRECONDITIONER};
+    let (mut scene, ls, r) =
+        scene_with("PCGLinearSolver", None, &[("preconditioner", "@pre")], &[("JacobiPreconditioner", &[("name", "pre")]), ("SparseLDLSolver", &[])]);
+    r.unwrap();
+    let pre = scene.find_local(Scene::ROOT, PRECONDITIONER).expect("the Jacobi preconditioner");
+    assert_eq!(scene.entry(pre).class.name, "JacobiPreconditioner");
+    assert_eq!(scene.entry(pre).class.role_names(), ["Preconditioner"]);
+    assert!(!scene.entry(pre).plays(role::LINEAR_SOLVER));
+    assert!(scene.role::<dyn LinearSolver>(pre).is_none());
+    // The first linear solver of the node is the direct solver, which is a preconditioner too.
+    let ldl = scene.find_local(Scene::ROOT, role::LINEAR_SOLVER).unwrap();
+    assert_eq!(scene.entry(ldl).class.name, "SparseLDLSolver");
+    assert!(scene.entry(ldl).plays(PRECONDITIONER) && scene.role_mut::<dyn Preconditioner>(ldl).is_some());
+    assert!(!scene.entry(ls).plays(PRECONDITIONER));
+    // Refreshed and applied through the role: z = D⁻¹·r, with a unit diagonal on the fixed rows.
+    let scope = MechScope::build(&scene, Scene::ROOT);
+    scene.with_role::<dyn Preconditioner, _>(pre, |p, s| p.refresh(s, &scope, FACTORS)).unwrap();
+    let (a, _) = dense_system(FACTORS);
+    let mut z = vec![0.0; N];
+    scene.with_role::<dyn Preconditioner, _>(pre, |p, s| p.apply(s, &RHS, &mut z)).unwrap();
+    for i in 0..N {
+        assert_eq!(z[i], (1.0 / a[i * N + i]) * RHS[i], "row {i}");
     }
 }

@@ -17,32 +17,12 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use settee_core::data::DataSet;
-use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{add_in_group, normalize_groups, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
+use crate::loader::{Format, Source};
+use crate::mesh::{add_in_group, add_mid_edges, normalize_groups, LoadedMesh};
 use crate::text::{read_text, Cursor, Fields};
 
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshGmshLoader",
-    description: "Loader of Gmsh mesh files (.msh formats 1, 2 and 4.1, ASCII).",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: MESH_LOADER_READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: true };
 
 /// Reads a Gmsh file.
 pub fn read(path: &Path, _d: &DataSet) -> Result<LoadedMesh, String> {
@@ -108,16 +88,7 @@ pub fn parse(path: &Path, text: &str) -> Result<LoadedMesh, String> {
 fn add_element(m: &mut LoadedMesh, etype: i64, tag: i64, nodes: &[usize], edge_set: &mut HashSet<[usize; 2]>) {
     const TRI_EDGES: [[usize; 2]; 3] = [[0, 1], [1, 2], [2, 0]];
     const TET_EDGES: [[usize; 2]; 6] = [[0, 1], [1, 2], [0, 2], [0, 3], [2, 3], [1, 3]];
-    let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| {
-        for (j, e) in local.iter().enumerate() {
-            let (a, b) = (nodes[e[0]], nodes[e[1]]);
-            let edge = [a.min(b), a.max(b)];
-            if edge_set.insert(edge) {
-                m.edges.push(edge);
-                m.high_order_edges.push([nodes[j + first_mid], m.edges.len() - 1, 1, 1]);
-            }
-        }
-    };
+    let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| add_mid_edges(m, nodes, local, first_mid, edge_set);
     match etype {
         1 => {
             add_in_group(&mut m.groups.edges, tag);

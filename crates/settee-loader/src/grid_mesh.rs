@@ -7,40 +7,12 @@
 
 use std::collections::BTreeSet;
 
-use settee_core::data::{decl, DataKind::*, DataSet};
-use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
+use settee_core::data::DataSet;
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{mesh_loader_reads, LoadedMesh, FILE_DATA, MESH_LOADER_DATA, NO_SRC_LINK};
+use crate::loader::{Format, MeshLoader, Source};
+use crate::mesh::LoadedMesh;
 
-const RESOLUTION: settee_core::DataRef<settee_core::data_ref::Reals> = settee_core::DataRef::new("resolution");
-const TRIANGLE_PATTERN: settee_core::DataRef<settee_core::data_ref::Int> = settee_core::DataRef::new("trianglePattern");
-
-static DATA: &[DataDecl] = &[
-    decl("resolution", Fixed(2), "2 2", "Number of vertices in each direction"),
-    decl("trianglePattern", Int, "2", "0: no triangles, 1: alternate triangles, 2: upward triangles, 3: downward triangles"),
-];
-
-static FORMAT: Format = Format { source: Source::Generated(generate), subelements_by_default: false };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "GridMeshCreator",
-    description: "Procedural creation of a two-dimensional mesh (a grid of quads or triangles in the unit square).",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA, DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: mesh_loader_reads!(RESOLUTION, TRIANGLE_PATTERN),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::Generated(generate), subelements_by_default: false };
 
 /// The edges met so far, each in the orientation of its first occurrence.
 #[derive(Default)]
@@ -61,8 +33,8 @@ impl UniqueEdges {
 
 /// The grid's points, cells and edges.
 pub fn generate(d: &DataSet) -> Result<LoadedMesh, String> {
-    let res = d.get(RESOLUTION);
-    let pattern = d.get(TRIANGLE_PATTERN);
+    let res = d.get(MeshLoader::GRID_RESOLUTION);
+    let pattern = d.get(MeshLoader::TRIANGLE_PATTERN);
     let (rx, ry) = (res.first().copied().unwrap_or(2.0), res.get(1).copied().unwrap_or(2.0));
     for r in [rx, ry] {
         if !(0.0..=10_000.0).contains(&r) || r.fract() != 0.0 {

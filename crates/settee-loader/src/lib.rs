@@ -37,13 +37,7 @@ pub use transform_engine::TransformEngine;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&gmsh::CLASS);
-    f.register(&obj::CLASS);
-    f.register(&vtk::CLASS);
-    f.register(&stl::CLASS);
-    f.register(&off::CLASS);
-    f.register(&sphere::CLASS);
-    f.register(&string_mesh::CLASS);
-    f.register(&grid_mesh::CLASS);
-    f.register(&transform_engine::CLASS);
+    f.add::<MeshLoader>();
+    f.add::<SphereLoader>();
+    f.add::<TransformEngine>();
 }

@@ -11,9 +11,10 @@
 use std::path::Path;
 
 use settee_core::data::scan_real;
-use settee_core::{component_any, Component, DataSet, InitCtx, SimResult};
+use settee_core::role::Loader;
+use settee_core::{component, Component, DataSet, InitCtx, SimResult};
 
-use crate::mesh::{process, LoadedMesh, Processing, CREATE_SUBELEMENTS, FILENAME};
+use crate::mesh::{process, FileData, LoadedMesh, MeshLoaderData, Processing};
 
 /// Reads a file into raw buffers; the Data give the reader options (`flipNormals`, …).
 pub type ReadFn = fn(&Path, &DataSet) -> Result<LoadedMesh, String>;
@@ -53,7 +54,99 @@ const MESH_INPUTS: &[&str] = &[
     "highOrderHexahedronPositions",
 ];
 
-/// A mesh loader component.
+/// A mesh loader component: one struct for every mesh format, the class choosing the format.
+/// Every class has the Data of a file loader ([`FileData`]) and of SOFA's `MeshLoader`
+/// ([`MeshLoaderData`]), then its own.
+#[component(
+    markers = [Loader],
+    inherit = [FileData, MeshLoaderData, Self],
+    preparse = preparse_scale,
+    no_src_link = ["flipNormals", "triangulate", "createSubelements", "onlyAttachedPoints", "translation", "rotation", "scale3d", "transformation"],
+    class(
+        name = "MeshGmshLoader",
+        description = "Loader of Gmsh mesh files (.msh formats 1, 2 and 4.1, ASCII).",
+        create = |_| MeshLoader::new(&crate::gmsh::FORMAT),
+    ),
+    class(
+        name = "MeshOBJLoader",
+        description = "Loader of Wavefront OBJ mesh files.",
+        create = |_| MeshLoader::new(&crate::obj::FORMAT),
+        data = {
+            /// duplicate the vertices having several texture coordinates or normals
+            handleSeams: Bool = "false",
+            /// read the material library (only the material names are used)
+            loadMaterial: Bool = "true",
+            /// default material (rendering only)
+            #[alias("material")]
+            defaultMaterial: Str,
+            /// output: names of the materials of the library
+            materials: Strings,
+            /// output: vertex references of each face
+            faceList: Str,
+            /// output: texture coordinate references of each face
+            texcoordsIndex: Str,
+            /// vertex positions definition (not filled, as in SOFA)
+            positionsDefinition: RealTuples(3),
+            /// output: texture coordinates of the file
+            texcoordsDefinition: RealTuples(2),
+            /// output: normal references of each face
+            normalsIndex: Str,
+            /// output: normals of the file
+            normalsDefinition: RealTuples(3),
+            /// output: texture coordinates of the vertices
+            texcoords: RealTuples(2),
+            /// export the face indices of each material (not supported)
+            computeMaterialFaces: Bool = "false",
+            /// output (handleSeams): position of the file each vertex comes from
+            vertPosIdx: Indices,
+            /// output (handleSeams): normal index of each vertex
+            vertNormIdx: Indices,
+        },
+    ),
+    class(
+        name = "MeshVTKLoader",
+        description = "Loader of VTK mesh files (legacy ASCII and XML ASCII unstructured grids / poly data).",
+        create = |_| MeshLoader::new(&crate::vtk::FORMAT),
+    ),
+    class(
+        name = "MeshSTLLoader",
+        description = "Loader of STL surface meshes (ASCII or binary).",
+        create = |_| MeshLoader::new(&crate::stl::FORMAT),
+        data = {
+            /// size of the header of a binary file (before the facet count)
+            headerSize: Int = "80",
+            /// read the file as binary even if it starts with `solid`
+            forceBinary: Bool = "false",
+            /// merge duplicated positions with a map (same result either way)
+            mergePositionUsingMap: Bool = "true",
+        },
+    ),
+    class(
+        name = "MeshOffLoader",
+        description = "Loader of OFF mesh files.",
+        create = |_| MeshLoader::new(&crate::off::FORMAT),
+    ),
+    class(
+        name = "StringMeshCreator",
+        description = "Procedural creation of a one-dimensional mesh (a string of points and edges along x).",
+        create = |_| MeshLoader::new(&crate::string_mesh::FORMAT),
+        data = {
+            /// number of vertices
+            "resolution" as STRING_RESOLUTION: Int = "2",
+        },
+    ),
+    class(
+        name = "GridMeshCreator",
+        description = "Procedural creation of a two-dimensional mesh (a grid of quads or triangles in the unit square).",
+        create = |_| MeshLoader::new(&crate::grid_mesh::FORMAT),
+        data = {
+            /// Number of vertices in each direction
+            "resolution" as GRID_RESOLUTION: Fixed(2) = "2 2",
+            /// 0: no triangles, 1: alternate triangles, 2: upward triangles, 3: downward triangles
+            trianglePattern: Int = "2",
+        },
+    ),
+)]
 pub struct MeshLoader {
     format: &'static Format,
     /// The buffers as read (before processing); `None` when the file could not be read.
@@ -63,8 +156,8 @@ pub struct MeshLoader {
 }
 
 impl MeshLoader {
-    pub fn boxed(format: &'static Format) -> Box<dyn Component> {
-        Box::new(MeshLoader { format, raw: None, raw_from_data: false })
+    pub fn new(format: &'static Format) -> MeshLoader {
+        MeshLoader { format, raw: None, raw_from_data: false }
     }
 
     /// The raw buffers (after `parsed`), for tests and tools.
@@ -73,13 +166,13 @@ impl MeshLoader {
     }
 
     fn load(&mut self, cx: &mut InitCtx) -> SimResult {
-        if self.format.subelements_by_default && !cx.data().is_given(CREATE_SUBELEMENTS) {
-            cx.data_mut().set("createSubelements", settee_core::Value::Bool(true));
+        if self.format.subelements_by_default && !cx.data().is_given(MeshLoaderData::CREATE_SUBELEMENTS) {
+            cx.data_mut().put(MeshLoaderData::CREATE_SUBELEMENTS, true);
         }
         let mesh = match &self.format.source {
             Source::Generated(generate) => generate(cx.data()).map_err(|e| cx.error(e))?,
             Source::File(read) => {
-                let name = cx.data().get(FILENAME).trim().to_string();
+                let name = cx.data().get(FileData::FILENAME).trim().to_string();
                 if name.is_empty() {
                     self.raw_from_data = true;
                     let m = LoadedMesh::from_data(cx.data());
@@ -124,8 +217,6 @@ impl MeshLoader {
 }
 
 impl Component for MeshLoader {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         self.load(cx)?;
         self.update(cx)

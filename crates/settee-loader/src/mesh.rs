@@ -4,13 +4,18 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
-use settee_core::DataDecl;
+use settee_core::data::DataSet;
+use settee_core::data_ref::{self, DataRef};
 
 use crate::transform;
+use settee_core::math::{cross, sub};
 
 /// The `filename` Data of every file loader (SOFA's `BaseLoader`).
-pub static FILE_DATA: &[DataDecl] = &[decl("filename", FileName, "", "file to load (resolved against the scene directory, then the data path)")];
+#[settee_core::data_group(data = {
+    /// file to load (resolved against the scene directory, then the data path)
+    filename: FileName,
+})]
+pub struct FileData;
 
 /// Data of SOFA's `MeshLoader`, shared by every mesh loader.
 ///
@@ -18,131 +23,80 @@ pub static FILE_DATA: &[DataDecl] = &[decl("filename", FileName, "", "file to lo
 /// flat, each element written as its vertex count followed by its vertices (VTK's cell layout);
 /// the `*Groups` lists are text, each group printed as SOFA prints a `PrimitiveGroup`
 /// (`groupName materialName materialId first count`).
-pub static MESH_LOADER_DATA: &[DataDecl] = &[
-    decl("position", RealTuples(3), "", "vertices of the mesh loaded"),
-    decl("polylines", Indices, "", "polylines of the mesh loaded (flat: vertex count, then the vertices, for each polyline)"),
-    decl("edges", IndexTuples(2), "", "edges of the mesh loaded"),
-    decl("triangles", IndexTuples(3), "", "triangles of the mesh loaded"),
-    decl("quads", IndexTuples(4), "", "quads of the mesh loaded"),
-    decl("polygons", Indices, "", "polygons of the mesh loaded (flat: vertex count, then the vertices, for each polygon)"),
-    decl("highOrderEdgePositions", IndexTuples(4), "", "high order edge points of the mesh loaded (point, edge, 1, 1)"),
-    decl("highOrderTrianglePositions", IndexTuples(5), "", "high order triangle points of the mesh loaded"),
-    decl("highOrderQuadPositions", IndexTuples(6), "", "high order quad points of the mesh loaded"),
-    decl_alias("tetrahedra", &["tetras"], IndexTuples(4), "", "tetrahedra of the mesh loaded"),
-    decl_alias("hexahedra", &["hexas"], IndexTuples(8), "", "hexahedra of the mesh loaded"),
-    decl_alias("prisms", &["pentas", "pentahedra"], IndexTuples(6), "", "prisms of the mesh loaded"),
-    decl("highOrderTetrahedronPositions", IndexTuples(6), "", "high order tetrahedron points of the mesh loaded"),
-    decl("highOrderHexahedronPositions", IndexTuples(8), "", "high order hexahedron points of the mesh loaded"),
-    decl("pyramids", IndexTuples(5), "", "pyramids of the mesh loaded"),
-    decl("normals", RealTuples(3), "", "vertex normals (read from the file, else computed at init from triangles and quads)"),
-    decl("edgesGroups", Str, "", "groups of edges"),
-    decl("trianglesGroups", Str, "", "groups of triangles"),
-    decl("quadsGroups", Str, "", "groups of quads"),
-    decl("polygonsGroups", Str, "", "groups of polygons"),
-    decl("tetrahedraGroups", Str, "", "groups of tetrahedra"),
-    decl("hexahedraGroups", Str, "", "groups of hexahedra"),
-    decl_alias("prismsGroups", &["pentahedraGroups"], Str, "", "groups of prisms"),
-    decl("pyramidsGroups", Str, "", "groups of pyramids"),
-    decl("flipNormals", Bool, "false", "reverse the vertex order of the triangles and quads read"),
-    decl("triangulate", Bool, "false", "divide all quads (and polygons) into triangles"),
-    decl("createSubelements", Bool, "false", "add the missing boundary elements (faces of volumes, edges of faces); MeshGmshLoader: true unless set"),
-    decl("onlyAttachedPoints", Bool, "false", "only keep the points used by an element (renumbered in increasing order)"),
-    decl("translation", Fixed(3), "0 0 0", "translation of the points"),
-    decl("rotation", Fixed(3), "0 0 0", "rotation of the points, Euler angles in degrees (x applied first, then y, then z)"),
-    decl("scale3d", Fixed(3), "1 1 1", "scale of the points in 3 dimensions (attribute `scale=\"s\"` multiplies it by s)"),
-    decl(
-        "transformation",
-        Fixed(16),
-        "1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1",
-        "4×4 homogeneous matrix (row-major) applied to the points; when not the identity it replaces translation, rotation and scale3d",
-    ),
-];
+#[settee_core::data_group(data = {
+    /// vertices of the mesh loaded
+    position: RealTuples(3),
+    /// polylines of the mesh loaded (flat: vertex count, then the vertices, for each polyline)
+    polylines: Indices,
+    /// edges of the mesh loaded
+    edges: IndexTuples(2),
+    /// triangles of the mesh loaded
+    triangles: IndexTuples(3),
+    /// quads of the mesh loaded
+    quads: IndexTuples(4),
+    /// polygons of the mesh loaded (flat: vertex count, then the vertices, for each polygon)
+    polygons: Indices,
+    /// high order edge points of the mesh loaded (point, edge, 1, 1)
+    highOrderEdgePositions: IndexTuples(4),
+    /// high order triangle points of the mesh loaded
+    highOrderTrianglePositions: IndexTuples(5),
+    /// high order quad points of the mesh loaded
+    highOrderQuadPositions: IndexTuples(6),
+    /// tetrahedra of the mesh loaded
+    #[alias("tetras")]
+    tetrahedra: IndexTuples(4),
+    /// hexahedra of the mesh loaded
+    #[alias("hexas")]
+    hexahedra: IndexTuples(8),
+    /// prisms of the mesh loaded
+    #[alias("pentas", "pentahedra")]
+    prisms: IndexTuples(6),
+    /// high order tetrahedron points of the mesh loaded
+    highOrderTetrahedronPositions: IndexTuples(6),
+    /// high order hexahedron points of the mesh loaded
+    highOrderHexahedronPositions: IndexTuples(8),
+    /// pyramids of the mesh loaded
+    pyramids: IndexTuples(5),
+    /// vertex normals (read from the file, else computed at init from triangles and quads)
+    normals: RealTuples(3),
+    /// groups of edges
+    edgesGroups: Str,
+    /// groups of triangles
+    trianglesGroups: Str,
+    /// groups of quads
+    quadsGroups: Str,
+    /// groups of polygons
+    polygonsGroups: Str,
+    /// groups of tetrahedra
+    tetrahedraGroups: Str,
+    /// groups of hexahedra
+    hexahedraGroups: Str,
+    /// groups of prisms
+    #[alias("pentahedraGroups")]
+    prismsGroups: Str,
+    /// groups of pyramids
+    pyramidsGroups: Str,
+    /// reverse the vertex order of the triangles and quads read
+    flipNormals: Bool = "false",
+    /// divide all quads (and polygons) into triangles
+    triangulate: Bool = "false",
+    /// add the missing boundary elements (faces of volumes, edges of faces); MeshGmshLoader: true unless set
+    createSubelements: Bool = "false",
+    /// only keep the points used by an element (renumbered in increasing order)
+    onlyAttachedPoints: Bool = "false",
+    /// translation of the points
+    translation: Fixed(3) = "0 0 0",
+    /// rotation of the points, Euler angles in degrees (x applied first, then y, then z)
+    rotation: Fixed(3) = "0 0 0",
+    /// scale of the points in 3 dimensions (attribute `scale="s"` multiplies it by s)
+    scale3d: Fixed(3) = "1 1 1",
+    /// 4×4 homogeneous matrix (row-major) applied to the points; when not the identity it replaces translation, rotation and scale3d
+    transformation: Fixed(16) = "1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1",
+})]
+pub struct MeshLoaderData;
 
-// The Data every mesh loader (a `MeshLoader` component) reads: `filename`, the mesh buffers
-// when no file is given, the processing options and whether the groups are given. Each mesh
-// loader class lists these and its own.
-settee_core::data_refs! {
-    pub static MESH_LOADER_READS;
-    FILENAME: Text = "filename";
-    POSITION: Reals = "position";
-    POLYLINES: Indices = "polylines";
-    EDGES: Indices = "edges";
-    TRIANGLES: Indices = "triangles";
-    QUADS: Indices = "quads";
-    POLYGONS: Indices = "polygons";
-    HIGH_ORDER_EDGE_POSITIONS: Indices = "highOrderEdgePositions";
-    HIGH_ORDER_TRIANGLE_POSITIONS: Indices = "highOrderTrianglePositions";
-    HIGH_ORDER_QUAD_POSITIONS: Indices = "highOrderQuadPositions";
-    TETRAHEDRA: Indices = "tetrahedra";
-    HEXAHEDRA: Indices = "hexahedra";
-    PRISMS: Indices = "prisms";
-    PYRAMIDS: Indices = "pyramids";
-    HIGH_ORDER_TETRAHEDRON_POSITIONS: Indices = "highOrderTetrahedronPositions";
-    HIGH_ORDER_HEXAHEDRON_POSITIONS: Indices = "highOrderHexahedronPositions";
-    NORMALS: Reals = "normals";
-    EDGES_GROUPS: Text = "edgesGroups";
-    TRIANGLES_GROUPS: Text = "trianglesGroups";
-    QUADS_GROUPS: Text = "quadsGroups";
-    POLYGONS_GROUPS: Text = "polygonsGroups";
-    TETRAHEDRA_GROUPS: Text = "tetrahedraGroups";
-    HEXAHEDRA_GROUPS: Text = "hexahedraGroups";
-    PRISMS_GROUPS: Text = "prismsGroups";
-    PYRAMIDS_GROUPS: Text = "pyramidsGroups";
-    FLIP_NORMALS: Bool = "flipNormals";
-    TRIANGULATE: Bool = "triangulate";
-    CREATE_SUBELEMENTS: Bool = "createSubelements";
-    ONLY_ATTACHED_POINTS: Bool = "onlyAttachedPoints";
-    TRANSLATION: Vec3 = "translation";
-    ROTATION: Vec3 = "rotation";
-    SCALE3D: Vec3 = "scale3d";
-    TRANSFORMATION: Reals = "transformation";
-}
-
-/// The `reads` of a mesh loader class with Data of its own: [`MESH_LOADER_READS`] followed by
-/// the class's references (a crate test checks that every mesh loader class lists them all).
-macro_rules! mesh_loader_reads {
-    ($($own:expr),* $(,)?) => {
-        &[
-            $crate::mesh::FILENAME.erased(),
-            $crate::mesh::POSITION.erased(),
-            $crate::mesh::POLYLINES.erased(),
-            $crate::mesh::EDGES.erased(),
-            $crate::mesh::TRIANGLES.erased(),
-            $crate::mesh::QUADS.erased(),
-            $crate::mesh::POLYGONS.erased(),
-            $crate::mesh::HIGH_ORDER_EDGE_POSITIONS.erased(),
-            $crate::mesh::HIGH_ORDER_TRIANGLE_POSITIONS.erased(),
-            $crate::mesh::HIGH_ORDER_QUAD_POSITIONS.erased(),
-            $crate::mesh::TETRAHEDRA.erased(),
-            $crate::mesh::HEXAHEDRA.erased(),
-            $crate::mesh::PRISMS.erased(),
-            $crate::mesh::PYRAMIDS.erased(),
-            $crate::mesh::HIGH_ORDER_TETRAHEDRON_POSITIONS.erased(),
-            $crate::mesh::HIGH_ORDER_HEXAHEDRON_POSITIONS.erased(),
-            $crate::mesh::NORMALS.erased(),
-            $crate::mesh::EDGES_GROUPS.erased(),
-            $crate::mesh::TRIANGLES_GROUPS.erased(),
-            $crate::mesh::QUADS_GROUPS.erased(),
-            $crate::mesh::POLYGONS_GROUPS.erased(),
-            $crate::mesh::TETRAHEDRA_GROUPS.erased(),
-            $crate::mesh::HEXAHEDRA_GROUPS.erased(),
-            $crate::mesh::PRISMS_GROUPS.erased(),
-            $crate::mesh::PYRAMIDS_GROUPS.erased(),
-            $crate::mesh::FLIP_NORMALS.erased(),
-            $crate::mesh::TRIANGULATE.erased(),
-            $crate::mesh::CREATE_SUBELEMENTS.erased(),
-            $crate::mesh::ONLY_ATTACHED_POINTS.erased(),
-            $crate::mesh::TRANSLATION.erased(),
-            $crate::mesh::ROTATION.erased(),
-            $crate::mesh::SCALE3D.erased(),
-            $crate::mesh::TRANSFORMATION.erased(),
-            $($own.erased(),)*
-        ]
-    };
-}
-pub(crate) use mesh_loader_reads;
-
-/// Mesh-loader Data that `src=` never links (SOFA disables their auto-link).
+/// Mesh-loader Data that `src=` never links (SOFA disables their auto-link); the declaration of
+/// [`crate::MeshLoader`] lists the same names.
 pub static NO_SRC_LINK: &[&str] =
     &["flipNormals", "triangulate", "createSubelements", "onlyAttachedPoints", "translation", "rotation", "scale3d", "transformation"];
 
@@ -198,6 +152,59 @@ pub struct Groups {
     pub pyramids: Vec<PrimitiveGroup>,
 }
 
+/// A loader-specific output: a Data of the loader's class and the value it receives.
+#[derive(Clone)]
+pub enum Extra {
+    Reals(DataRef<data_ref::Reals>, Vec<f64>),
+    Indices(DataRef<data_ref::Indices>, Vec<usize>),
+    Text(DataRef<data_ref::Text>, String),
+    Words(DataRef<data_ref::Words>, Vec<String>),
+}
+
+impl Extra {
+    /// The name of the Data it goes to.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Extra::Reals(r, _) => r.name(),
+            Extra::Indices(r, _) => r.name(),
+            Extra::Text(r, _) => r.name(),
+            Extra::Words(r, _) => r.name(),
+        }
+    }
+
+    fn write(&self, d: &mut DataSet) {
+        match self {
+            Extra::Reals(r, v) => d.put(*r, v.clone()),
+            Extra::Indices(r, v) => d.put(*r, v.clone()),
+            Extra::Text(r, v) => d.put(*r, v.clone()),
+            Extra::Words(r, v) => d.put(*r, v.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Extra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Extra::Reals(r, v) => write!(f, "{}: {v:?}", r.name()),
+            Extra::Indices(r, v) => write!(f, "{}: {v:?}", r.name()),
+            Extra::Text(r, v) => write!(f, "{}: {v:?}", r.name()),
+            Extra::Words(r, v) => write!(f, "{}: {v:?}", r.name()),
+        }
+    }
+}
+
+impl PartialEq for Extra {
+    fn eq(&self, o: &Extra) -> bool {
+        match (self, o) {
+            (Extra::Reals(a, x), Extra::Reals(b, y)) => a.name() == b.name() && x == y,
+            (Extra::Indices(a, x), Extra::Indices(b, y)) => a.name() == b.name() && x == y,
+            (Extra::Text(a, x), Extra::Text(b, y)) => a.name() == b.name() && x == y,
+            (Extra::Words(a, x), Extra::Words(b, y)) => a.name() == b.name() && x == y,
+            _ => false,
+        }
+    }
+}
+
 /// The outputs of a mesh loader.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadedMesh {
@@ -219,7 +226,7 @@ pub struct LoadedMesh {
     pub normals: Vec<[f64; 3]>,
     pub groups: Groups,
     /// Loader-specific outputs (texture coordinates, …), written as they are.
-    pub extra: Vec<(&'static str, Value)>,
+    pub extra: Vec<Extra>,
     /// Problems that do not prevent loading (SOFA's warnings), reported by the component.
     pub warnings: Vec<String>,
 }
@@ -264,22 +271,22 @@ impl LoadedMesh {
     /// Reads the mesh held in the Data of a component (attributes or links, when no file is read).
     pub fn from_data(d: &DataSet) -> LoadedMesh {
         LoadedMesh {
-            positions: tuples_f(d.get(POSITION)),
-            polylines: unflatten(d.get(POLYLINES)),
-            edges: tuples(d.get(EDGES)),
-            triangles: tuples(d.get(TRIANGLES)),
-            quads: tuples(d.get(QUADS)),
-            polygons: unflatten(d.get(POLYGONS)),
-            high_order_edges: tuples(d.get(HIGH_ORDER_EDGE_POSITIONS)),
-            high_order_triangles: tuples(d.get(HIGH_ORDER_TRIANGLE_POSITIONS)),
-            high_order_quads: tuples(d.get(HIGH_ORDER_QUAD_POSITIONS)),
-            tetrahedra: tuples(d.get(TETRAHEDRA)),
-            hexahedra: tuples(d.get(HEXAHEDRA)),
-            prisms: tuples(d.get(PRISMS)),
-            pyramids: tuples(d.get(PYRAMIDS)),
-            high_order_tetrahedra: tuples(d.get(HIGH_ORDER_TETRAHEDRON_POSITIONS)),
-            high_order_hexahedra: tuples(d.get(HIGH_ORDER_HEXAHEDRON_POSITIONS)),
-            normals: tuples_f(d.get(NORMALS)),
+            positions: tuples_f(d.get(MeshLoaderData::POSITION)),
+            polylines: unflatten(d.get(MeshLoaderData::POLYLINES)),
+            edges: tuples(d.get(MeshLoaderData::EDGES)),
+            triangles: tuples(d.get(MeshLoaderData::TRIANGLES)),
+            quads: tuples(d.get(MeshLoaderData::QUADS)),
+            polygons: unflatten(d.get(MeshLoaderData::POLYGONS)),
+            high_order_edges: tuples(d.get(MeshLoaderData::HIGH_ORDER_EDGE_POSITIONS)),
+            high_order_triangles: tuples(d.get(MeshLoaderData::HIGH_ORDER_TRIANGLE_POSITIONS)),
+            high_order_quads: tuples(d.get(MeshLoaderData::HIGH_ORDER_QUAD_POSITIONS)),
+            tetrahedra: tuples(d.get(MeshLoaderData::TETRAHEDRA)),
+            hexahedra: tuples(d.get(MeshLoaderData::HEXAHEDRA)),
+            prisms: tuples(d.get(MeshLoaderData::PRISMS)),
+            pyramids: tuples(d.get(MeshLoaderData::PYRAMIDS)),
+            high_order_tetrahedra: tuples(d.get(MeshLoaderData::HIGH_ORDER_TETRAHEDRON_POSITIONS)),
+            high_order_hexahedra: tuples(d.get(MeshLoaderData::HIGH_ORDER_HEXAHEDRON_POSITIONS)),
+            normals: tuples_f(d.get(MeshLoaderData::NORMALS)),
             ..LoadedMesh::default()
         }
     }
@@ -287,39 +294,40 @@ impl LoadedMesh {
     /// Writes the mesh into the Data of a component. Groups are written only when the mesh has
     /// some or the Data is not given by the scene.
     pub fn write(&self, d: &mut DataSet) {
-        d.set("position", flat_f(&self.positions));
-        d.set("polylines", Value::Indices { arity: 1, v: flatten(&self.polylines) });
-        d.set("edges", flat(&self.edges));
-        d.set("triangles", flat(&self.triangles));
-        d.set("quads", flat(&self.quads));
-        d.set("polygons", Value::Indices { arity: 1, v: flatten(&self.polygons) });
-        d.set("highOrderEdgePositions", flat(&self.high_order_edges));
-        d.set("highOrderTrianglePositions", flat(&self.high_order_triangles));
-        d.set("highOrderQuadPositions", flat(&self.high_order_quads));
-        d.set("tetrahedra", flat(&self.tetrahedra));
-        d.set("hexahedra", flat(&self.hexahedra));
-        d.set("prisms", flat(&self.prisms));
-        d.set("pyramids", flat(&self.pyramids));
-        d.set("highOrderTetrahedronPositions", flat(&self.high_order_tetrahedra));
-        d.set("highOrderHexahedronPositions", flat(&self.high_order_hexahedra));
-        d.set("normals", flat_f(&self.normals));
+        type M = MeshLoaderData;
+        d.put(M::POSITION, flat_f(&self.positions));
+        d.put(M::POLYLINES, flatten(&self.polylines));
+        d.put(M::EDGES, flat(&self.edges));
+        d.put(M::TRIANGLES, flat(&self.triangles));
+        d.put(M::QUADS, flat(&self.quads));
+        d.put(M::POLYGONS, flatten(&self.polygons));
+        d.put(M::HIGH_ORDER_EDGE_POSITIONS, flat(&self.high_order_edges));
+        d.put(M::HIGH_ORDER_TRIANGLE_POSITIONS, flat(&self.high_order_triangles));
+        d.put(M::HIGH_ORDER_QUAD_POSITIONS, flat(&self.high_order_quads));
+        d.put(M::TETRAHEDRA, flat(&self.tetrahedra));
+        d.put(M::HEXAHEDRA, flat(&self.hexahedra));
+        d.put(M::PRISMS, flat(&self.prisms));
+        d.put(M::PYRAMIDS, flat(&self.pyramids));
+        d.put(M::HIGH_ORDER_TETRAHEDRON_POSITIONS, flat(&self.high_order_tetrahedra));
+        d.put(M::HIGH_ORDER_HEXAHEDRON_POSITIONS, flat(&self.high_order_hexahedra));
+        d.put(M::NORMALS, flat_f(&self.normals));
         let g = &self.groups;
         for (field, list) in [
-            (EDGES_GROUPS, &g.edges),
-            (TRIANGLES_GROUPS, &g.triangles),
-            (QUADS_GROUPS, &g.quads),
-            (POLYGONS_GROUPS, &g.polygons),
-            (TETRAHEDRA_GROUPS, &g.tetrahedra),
-            (HEXAHEDRA_GROUPS, &g.hexahedra),
-            (PRISMS_GROUPS, &g.prisms),
-            (PYRAMIDS_GROUPS, &g.pyramids),
+            (M::EDGES_GROUPS, &g.edges),
+            (M::TRIANGLES_GROUPS, &g.triangles),
+            (M::QUADS_GROUPS, &g.quads),
+            (M::POLYGONS_GROUPS, &g.polygons),
+            (M::TETRAHEDRA_GROUPS, &g.tetrahedra),
+            (M::HEXAHEDRA_GROUPS, &g.hexahedra),
+            (M::PRISMS_GROUPS, &g.prisms),
+            (M::PYRAMIDS_GROUPS, &g.pyramids),
         ] {
             if !list.is_empty() || !d.is_given(field) {
-                d.set(field.name(), Value::Str(groups_text(list)));
+                d.put(field, groups_text(list));
             }
         }
-        for (name, v) in &self.extra {
-            d.set(name, v.clone());
+        for e in &self.extra {
+            e.write(d);
         }
     }
 }
@@ -332,12 +340,12 @@ pub fn tuples_f(v: &[f64]) -> Vec<[f64; 3]> {
     v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
 }
 
-pub fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
-    Value::Indices { arity: K, v: v.iter().flatten().copied().collect() }
+pub fn flat<const K: usize>(v: &[[usize; K]]) -> Vec<usize> {
+    v.iter().flatten().copied().collect()
 }
 
-pub fn flat_f(v: &[[f64; 3]]) -> Value {
-    Value::Reals { arity: 3, v: v.iter().flatten().copied().collect() }
+pub fn flat_f(v: &[[f64; 3]]) -> Vec<f64> {
+    v.iter().flatten().copied().collect()
 }
 
 fn flatten(v: &[Vec<usize>]) -> Vec<usize> {
@@ -377,14 +385,14 @@ pub struct Processing {
 impl Processing {
     pub fn from_data(d: &DataSet) -> Processing {
         Processing {
-            flip_normals: d.get(FLIP_NORMALS),
-            triangulate: d.get(TRIANGULATE),
-            create_subelements: d.get(CREATE_SUBELEMENTS),
-            only_attached_points: d.get(ONLY_ATTACHED_POINTS),
-            translation: d.get(TRANSLATION),
-            rotation: d.get(ROTATION),
-            scale: d.get(SCALE3D),
-            transformation: transform::from_flat(d.get(TRANSFORMATION)),
+            flip_normals: d.get(MeshLoaderData::FLIP_NORMALS),
+            triangulate: d.get(MeshLoaderData::TRIANGULATE),
+            create_subelements: d.get(MeshLoaderData::CREATE_SUBELEMENTS),
+            only_attached_points: d.get(MeshLoaderData::ONLY_ATTACHED_POINTS),
+            translation: d.get(MeshLoaderData::TRANSLATION),
+            rotation: d.get(MeshLoaderData::ROTATION),
+            scale: d.get(MeshLoaderData::SCALE3D),
+            transformation: transform::from_flat(d.get(MeshLoaderData::TRANSFORMATION)),
         }
     }
 }
@@ -395,6 +403,20 @@ fn sorted<const K: usize>(mut e: [usize; K]) -> [usize; K] {
 }
 
 /// Appends the elements of `new` whose sorted vertex set is not in `set` yet (and records them).
+/// The mid-node edges of a quadratic element: each local edge `local[j]` (a pair of corners of
+/// `nodes`) not in `edge_set` yet is appended (sorted) to the edges, with its mid-node
+/// `nodes[first_mid + j]` as a high-order edge.
+pub(crate) fn add_mid_edges(m: &mut LoadedMesh, nodes: &[usize], local: &[[usize; 2]], first_mid: usize, edge_set: &mut HashSet<[usize; 2]>) {
+    for (j, e) in local.iter().enumerate() {
+        let (a, b) = (nodes[e[0]], nodes[e[1]]);
+        let edge = [a.min(b), a.max(b)];
+        if edge_set.insert(edge) {
+            m.edges.push(edge);
+            m.high_order_edges.push([nodes[j + first_mid], m.edges.len() - 1, 1, 1]);
+        }
+    }
+}
+
 fn add_missing<const K: usize>(list: &mut Vec<[usize; K]>, set: &mut HashSet<[usize; K]>, new: &[[usize; K]]) {
     for e in new {
         if set.insert(sorted(*e)) {
@@ -528,14 +550,6 @@ fn update_points(m: &mut LoadedMesh, p: &Processing) {
     remap(&mut m.hexahedra, &old2new);
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
 /// SOFA's `Vec::normalize`: divides by the norm when it exceeds the machine epsilon.
 pub fn normalize(v: &mut [f64; 3]) {
     let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
@@ -593,19 +607,29 @@ fn update_normals(m: &mut LoadedMesh) {
 mod tests {
     use super::*;
 
-    /// Every mesh loader class (a `MeshLoader` component) lists the references the shared
-    /// loading code reads, with the same types.
+    /// Every mesh loader class (a `MeshLoader` component) has the Data the shared loading code
+    /// reads: the file loader's and SOFA's `MeshLoader` Data first, then its own; and the same
+    /// preparse and Data that `src=` does not link.
     #[test]
-    fn mesh_loader_classes_list_the_shared_references() {
-        for class in [&crate::gmsh::CLASS, &crate::obj::CLASS, &crate::vtk::CLASS, &crate::stl::CLASS, &crate::off::CLASS, &crate::string_mesh::CLASS]
-        {
-            for r in MESH_LOADER_READS {
-                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
-            }
-            settee_core::factory::check_reads(class).unwrap();
+    fn mesh_loader_classes_have_the_shared_data() {
+        use settee_core::component::Declared;
+        use settee_core::DataGroup;
+        let names = |t: &[settee_core::DataDecl]| t.iter().map(|d| d.name).collect::<Vec<_>>();
+        let classes = <crate::MeshLoader as Declared>::CLASSES;
+        let class_names: Vec<&str> = classes.iter().map(|c| c.name).collect();
+        assert_eq!(
+            class_names,
+            ["MeshGmshLoader", "MeshOBJLoader", "MeshVTKLoader", "MeshSTLLoader", "MeshOffLoader", "StringMeshCreator", "GridMeshCreator"]
+        );
+        for class in classes {
+            assert_eq!(names(class.data[0]), names(FileData::TABLE), "{}", class.name);
+            assert_eq!(names(class.data[1]), names(MeshLoaderData::TABLE), "{}", class.name);
+            assert!(class.plays(settee_core::role::LOADER), "{}", class.name);
+            assert!(class.preparse.is_some(), "{}", class.name);
+            assert_eq!(class.no_src_link, NO_SRC_LINK, "{}", class.name);
         }
-        let own = |class: &settee_core::ComponentClass| class.reads.len() - MESH_LOADER_READS.len();
-        assert_eq!([own(&crate::obj::CLASS), own(&crate::stl::CLASS), own(&crate::string_mesh::CLASS)], [2, 2, 1]);
+        let own = |k: usize| classes[k].data[2..].iter().map(|t| t.len()).sum::<usize>();
+        assert_eq!([own(0), own(1), own(2), own(3), own(4), own(5), own(6)], [0, 14, 0, 3, 0, 1, 2]);
     }
 
     fn no_op() -> Processing {

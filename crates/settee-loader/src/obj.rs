@@ -19,53 +19,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
-use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
+use settee_core::data::DataSet;
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{mesh_loader_reads, normalize, LoadedMesh, PrimitiveGroup, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, NO_SRC_LINK, TRIANGULATE};
-
-const HANDLE_SEAMS: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("handleSeams");
-const LOAD_MATERIAL: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("loadMaterial");
+use crate::loader::{Format, MeshLoader, Source};
+use crate::mesh::{normalize, Extra, LoadedMesh, MeshLoaderData, PrimitiveGroup};
 use crate::text::{at, read_text, Fields};
 
-static DATA: &[DataDecl] = &[
-    decl("handleSeams", Bool, "false", "duplicate the vertices having several texture coordinates or normals"),
-    decl("loadMaterial", Bool, "true", "read the material library (only the material names are used)"),
-    decl_alias("defaultMaterial", &["material"], Str, "", "default material (rendering only)"),
-    decl("materials", Strings, "", "output: names of the materials of the library"),
-    decl("faceList", Str, "", "output: vertex references of each face"),
-    decl("texcoordsIndex", Str, "", "output: texture coordinate references of each face"),
-    decl("positionsDefinition", RealTuples(3), "", "vertex positions definition (not filled, as in SOFA)"),
-    decl("texcoordsDefinition", RealTuples(2), "", "output: texture coordinates of the file"),
-    decl("normalsIndex", Str, "", "output: normal references of each face"),
-    decl("normalsDefinition", RealTuples(3), "", "output: normals of the file"),
-    decl("texcoords", RealTuples(2), "", "output: texture coordinates of the vertices"),
-    decl("computeMaterialFaces", Bool, "false", "export the face indices of each material (not supported)"),
-    decl("vertPosIdx", Indices, "", "output (handleSeams): position of the file each vertex comes from"),
-    decl("vertNormIdx", Indices, "", "output (handleSeams): normal index of each vertex"),
-];
-
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshOBJLoader",
-    description: "Loader of Wavefront OBJ mesh files.",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA, DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: mesh_loader_reads!(HANDLE_SEAMS, LOAD_MATERIAL),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
 
 /// Reader options taken from the Data.
 #[derive(Clone, Copy, Debug, Default)]
@@ -78,10 +38,10 @@ pub struct ObjOptions {
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let opts = ObjOptions {
-        handle_seams: d.get(HANDLE_SEAMS),
-        triangulate: d.get(TRIANGULATE),
-        flip_normals: d.get(FLIP_NORMALS),
-        load_material: d.get(LOAD_MATERIAL),
+        handle_seams: d.get(MeshLoader::HANDLE_SEAMS),
+        triangulate: d.get(MeshLoaderData::TRIANGULATE),
+        flip_normals: d.get(MeshLoaderData::FLIP_NORMALS),
+        load_material: d.get(MeshLoader::LOAD_MATERIAL),
     };
     let text = read_text(path)?;
     parse(path, &text, opts)
@@ -334,20 +294,20 @@ pub fn parse(path: &Path, text: &str, o: ObjOptions) -> Result<LoadedMesh, Strin
         }
         m.positions = vertices;
         m.normals = vnormals;
-        m.extra.push(("vertPosIdx", Value::Indices { arity: 1, v: pos_idx }));
-        m.extra.push(("vertNormIdx", Value::Indices { arity: 1, v: norm_idx }));
+        m.extra.push(Extra::Indices(MeshLoader::VERT_POS_IDX, pos_idx));
+        m.extra.push(Extra::Indices(MeshLoader::VERT_NORM_IDX, norm_idx));
     }
 
     let faces_v: Vec<Vec<i64>> = faces.iter().map(|f| f.v.clone()).collect();
     let faces_t: Vec<Vec<i64>> = faces.iter().map(|f| f.t.clone()).collect();
     let faces_n: Vec<Vec<i64>> = faces.iter().map(|f| f.n.clone()).collect();
-    m.extra.push(("texcoords", Value::Reals { arity: 2, v: vertex_texcoords.iter().flatten().copied().collect() }));
-    m.extra.push(("texcoordsDefinition", Value::Reals { arity: 2, v: texcoords.iter().flatten().copied().collect() }));
-    m.extra.push(("normalsDefinition", Value::Reals { arity: 3, v: normals.iter().flatten().copied().collect() }));
-    m.extra.push(("faceList", Value::Str(nested_text(&faces_v))));
-    m.extra.push(("texcoordsIndex", Value::Str(nested_text(&faces_t))));
-    m.extra.push(("normalsIndex", Value::Str(nested_text(&faces_n))));
-    m.extra.push(("materials", Value::Strings(materials)));
+    m.extra.push(Extra::Reals(MeshLoader::TEXCOORDS, vertex_texcoords.iter().flatten().copied().collect()));
+    m.extra.push(Extra::Reals(MeshLoader::TEXCOORDS_DEFINITION, texcoords.iter().flatten().copied().collect()));
+    m.extra.push(Extra::Reals(MeshLoader::NORMALS_DEFINITION, normals.iter().flatten().copied().collect()));
+    m.extra.push(Extra::Text(MeshLoader::FACE_LIST, nested_text(&faces_v)));
+    m.extra.push(Extra::Text(MeshLoader::TEXCOORDS_INDEX, nested_text(&faces_t)));
+    m.extra.push(Extra::Text(MeshLoader::NORMALS_INDEX, nested_text(&faces_n)));
+    m.extra.push(Extra::Words(MeshLoader::MATERIALS, materials));
     Ok(m)
 }
 
@@ -372,8 +332,8 @@ vn 0 0 1\nvn 0 0 -1\ng top\nf 1/1/1 2/2/1 3/3/1 4/4/1\ng bottom\nf 1/5/2 -2/3/2 
         assert_eq!(m.groups.quads, vec![PrimitiveGroup::new(0, 1, "", "top", -1)]);
         assert_eq!(m.groups.triangles, vec![PrimitiveGroup::new(0, 1, "", "bottom", -1)]);
         // vertex 0 gets the first non-zero coordinate… (0,0) is replaced by (0.5,0.5): it is "zero"
-        let tc = m.extra.iter().find(|(n, _)| *n == "texcoords").unwrap();
-        let Value::Reals { v, .. } = &tc.1 else { panic!() };
+        let tc = m.extra.iter().find(|e| e.name() == "texcoords").unwrap();
+        let Extra::Reals(_, v) = tc else { panic!() };
         assert_eq!(&v[..2], &[0.5, 0.5]);
         // normals of the shared vertices cancel out; vertex 1 only has +z
         assert_eq!(m.normals[1], [0.0, 0.0, 1.0]);
@@ -395,7 +355,7 @@ vn 0 0 1\nvn 0 0 -1\ng top\nf 1/1/1 2/2/1 3/3/1 4/4/1\ng bottom\nf 1/5/2 -2/3/2 
         // position 0: (t0,n0), (t4,n1); position 1: (−1,−1) from the edge, (t1,n0);
         // position 2: (−1,−1), (t1,n1), (t2,n0); position 3: (t2,n1), (t3,n0); position 4: unused.
         assert_eq!(m.positions.len(), 9);
-        let Value::Indices { v: pos_idx, .. } = &m.extra.iter().find(|(n, _)| *n == "vertPosIdx").unwrap().1 else { panic!() };
+        let Extra::Indices(_, pos_idx) = m.extra.iter().find(|e| e.name() == "vertPosIdx").unwrap() else { panic!() };
         assert_eq!(pos_idx, &vec![0, 0, 1, 1, 2, 2, 2, 3, 3]);
         assert_eq!(m.edges, vec![[2, 4]]);
         assert_eq!(m.quads, vec![[0, 3, 6, 8]]);

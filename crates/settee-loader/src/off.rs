@@ -5,36 +5,16 @@
 use std::path::Path;
 
 use settee_core::data::DataSet;
-use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{LoadedMesh, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
+use crate::loader::{Format, Source};
+use crate::mesh::{LoadedMesh, MeshLoaderData};
 use crate::text::{at, read_text, Fields};
 
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshOffLoader",
-    description: "Loader of OFF mesh files.",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: MESH_LOADER_READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let text = read_text(path)?;
-    parse(path, &text, d.get(FLIP_NORMALS))
+    parse(path, &text, d.get(MeshLoaderData::FLIP_NORMALS))
 }
 
 pub fn parse(path: &Path, text: &str, flip: bool) -> Result<LoadedMesh, String> {

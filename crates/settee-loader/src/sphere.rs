@@ -7,48 +7,12 @@
 
 use std::path::Path;
 
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::role::Loader;
+use settee_core::{component, Component, InitCtx, SimResult};
 
-use crate::mesh::FILE_DATA;
+use crate::mesh::FileData;
 use crate::text::{read_text, Cursor};
 use crate::transform;
-
-static DATA: &[DataDecl] = &[
-    decl_alias("position", &["sphere_centers"], RealTuples(3), "", "sphere centres"),
-    decl("listRadius", Reals, "", "radius of each sphere"),
-    decl_alias("scale", &["scale3d"], Fixed(3), "1 1 1", "scale applied to the sphere centres"),
-    decl("rotation", Fixed(3), "0 0 0", "rotation of the centres, Euler angles in degrees"),
-    decl("translation", Fixed(3), "0 0 0", "translation applied to the centres"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    SCALE: Vec3 = "scale";
-    ROTATION: Vec3 = "rotation";
-    TRANSLATION: Vec3 = "translation";
-    FILENAME: Text = "filename";
-    POSITION: Reals = "position";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SphereLoader",
-    description: "Loader of sphere lists (.sph files): centres and radii.",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SphereLoader::default())
-}
 
 /// The spheres of a file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,7 +54,27 @@ pub fn parse(path: &Path, text: &str) -> Result<Spheres, String> {
     Ok(s)
 }
 
+/// Loader of sphere lists (.sph files): centres and radii.
+///
 /// The SphereLoader component.
+#[component(
+    markers = [Loader],
+    inherit = [FileData, Self],
+    data = {
+        /// sphere centres
+        #[alias("sphere_centers")]
+        position: RealTuples(3),
+        /// radius of each sphere
+        listRadius: Reals,
+        /// scale applied to the sphere centres
+        #[alias("scale3d")]
+        scale: Fixed(3) = "1 1 1",
+        /// rotation of the centres, Euler angles in degrees
+        rotation: Fixed(3) = "0 0 0",
+        /// translation applied to the centres
+        translation: Fixed(3) = "0 0 0",
+    },
+)]
 #[derive(Default)]
 pub struct SphereLoader {
     saved: Option<Vec<[f64; 3]>>,
@@ -100,7 +84,7 @@ impl SphereLoader {
     fn apply_transform(&self, cx: &mut InitCtx) {
         let Some(saved) = &self.saved else { return };
         let d = cx.data();
-        let (s, r, t) = (d.get(SCALE), d.get(ROTATION), d.get(TRANSLATION));
+        let (s, r, t) = (d.get(Self::SCALE), d.get(Self::ROTATION), d.get(Self::TRANSLATION));
         let moved = transform::vec_differs(s, [1.0; 3]) || transform::vec_differs(r, [0.0; 3]) || transform::vec_differs(t, [0.0; 3]);
         let centers: Vec<[f64; 3]> = if moved {
             let m = transform::trs(t, r, s);
@@ -108,18 +92,16 @@ impl SphereLoader {
         } else {
             saved.clone()
         };
-        cx.data_mut().set("position", Value::Reals { arity: 3, v: centers.iter().flatten().copied().collect() });
+        cx.data_mut().put(Self::POSITION, centers.iter().flatten().copied().collect());
     }
 }
 
 impl Component for SphereLoader {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
-        let name = cx.data().get(FILENAME).trim().to_string();
+        let name = cx.data().get(FileData::FILENAME).trim().to_string();
         if name.is_empty() {
             cx.warn("no file to load (Data 'filename' is not set)");
-            self.saved = Some(crate::mesh::tuples_f(cx.data().get(POSITION)));
+            self.saved = Some(crate::mesh::tuples_f(cx.data().get(Self::POSITION)));
         } else {
             let path = cx.resolve_file(&name)?;
             let spheres = read_text(&path).and_then(|t| parse(&path, &t));
@@ -128,12 +110,12 @@ impl Component for SphereLoader {
                     for w in &sp.warnings {
                         cx.warn(w.clone());
                     }
-                    cx.data_mut().set("listRadius", Value::Reals { arity: 1, v: sp.radii });
+                    cx.data_mut().put(Self::LIST_RADIUS, sp.radii);
                     self.saved = Some(sp.centers);
                 }
                 Err(e) => {
-                    cx.data_mut().set("position", Value::Reals { arity: 3, v: vec![] });
-                    cx.data_mut().set("listRadius", Value::Reals { arity: 1, v: vec![] });
+                    cx.data_mut().put(Self::POSITION, vec![]);
+                    cx.data_mut().put(Self::LIST_RADIUS, vec![]);
                     return Err(cx.error(e).hint("the file is malformed or truncated; fix it or load another file"));
                 }
             }

@@ -8,47 +8,18 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use settee_core::data::{decl, DataKind::*, DataSet};
-use settee_core::{Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
+use settee_core::data::DataSet;
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{mesh_loader_reads, LoadedMesh, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, NO_SRC_LINK};
-
-const HEADER_SIZE: settee_core::DataRef<settee_core::data_ref::Int> = settee_core::DataRef::new("headerSize");
-const FORCE_BINARY: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("forceBinary");
+use crate::loader::{Format, MeshLoader, Source};
+use crate::mesh::{LoadedMesh, MeshLoaderData};
 use crate::text::{at, Fields};
 
-static DATA: &[DataDecl] = &[
-    decl("headerSize", Int, "80", "size of the header of a binary file (before the facet count)"),
-    decl("forceBinary", Bool, "false", "read the file as binary even if it starts with `solid`"),
-    decl("mergePositionUsingMap", Bool, "true", "merge duplicated positions with a map (same result either way)"),
-];
-
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshSTLLoader",
-    description: "Loader of STL surface meshes (ASCII or binary).",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA, DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: mesh_loader_reads!(HEADER_SIZE, FORCE_BINARY),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let bytes = settee_core::budget::read_file(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
-    let header = d.get(HEADER_SIZE).max(0) as usize;
-    parse(path, &bytes, d.get(FORCE_BINARY), header, d.get(FLIP_NORMALS))
+    let header = d.get(MeshLoader::HEADER_SIZE).max(0) as usize;
+    parse(path, &bytes, d.get(MeshLoader::FORCE_BINARY), header, d.get(MeshLoaderData::FLIP_NORMALS))
 }
 
 /// Merges exactly equal points (−0 and +0 are equal, as with C++ comparisons).

@@ -6,50 +6,11 @@
 //! The output is computed at creation (so components created later see it through links, as
 //! SOFA's lazy engines do) and again at init, from the then-current inputs.
 
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::role::Engine;
 use settee_core::types::{quat_mul, quat_rotate, Quat};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, Layout, SimResult};
 
 use crate::transform::{self, EQUALITY_THRESHOLD};
-
-static DATA: &[DataDecl] = &[
-    decl("input_position", Coords, "", "input array of coordinates"),
-    decl("output_position", Coords, "", "output array of coordinates"),
-    decl("translation", Fixed(3), "0 0 0", "translation vector (x, y, z)"),
-    decl("rotation", Fixed(3), "0 0 0", "rotation, Euler angles in degrees (x applied first)"),
-    decl("quaternion", Fixed(4), "0 0 0 1", "rotation quaternion (qx, qy, qz, qw), applied after `rotation`"),
-    decl("scale", Fixed(3), "1 1 1", "scale factors"),
-    decl("inverse", Bool, "false", "apply the inverse transformation"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    QUATERNION: Reals = "quaternion";
-    SCALE: Vec3 = "scale";
-    ROTATION: Vec3 = "rotation";
-    TRANSLATION: Vec3 = "translation";
-    INVERSE: Bool = "inverse";
-    INPUT_POSITION: Reals = "input_position";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TransformEngine",
-    description: "Engine transforming (scale, rotation, translation) a list of coordinates.",
-    roles: Roles::ENGINE,
-    templates: &["Vec3d", "Vec1d", "Vec2d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TransformEngine { layout: args.layout.unwrap_or(Layout::Vec3) })
-}
 
 /// One operation of the chain.
 #[derive(Clone, Copy, Debug)]
@@ -129,7 +90,31 @@ fn apply(ops: &[Op], layout: Layout, x: &mut [f64]) {
     }
 }
 
+/// Engine transforming (scale, rotation, translation) a list of coordinates.
+///
 /// The TransformEngine component.
+#[component(
+    markers = [Engine],
+    templates = ["Vec3d", "Vec1d", "Vec2d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    create = |args| TransformEngine { layout: args.layout.unwrap_or(Layout::Vec3) },
+    data = {
+        /// input array of coordinates
+        input_position: Coords,
+        /// output array of coordinates
+        output_position: Coords,
+        /// translation vector (x, y, z)
+        translation: Fixed(3) = "0 0 0",
+        /// rotation, Euler angles in degrees (x applied first)
+        rotation: Fixed(3) = "0 0 0",
+        /// rotation quaternion (qx, qy, qz, qw), applied after `rotation`
+        quaternion: Fixed(4) = "0 0 0 1",
+        /// scale factors
+        scale: Fixed(3) = "1 1 1",
+        /// apply the inverse transformation
+        inverse: Bool = "false",
+    },
+)]
 pub struct TransformEngine {
     layout: Layout,
 }
@@ -137,23 +122,21 @@ pub struct TransformEngine {
 impl TransformEngine {
     fn update(&self, cx: &mut InitCtx) {
         let d = cx.data();
-        let q = d.get(QUATERNION);
+        let q = d.get(Self::QUATERNION);
         let q: Quat =
             [q.first().copied().unwrap_or(0.0), q.get(1).copied().unwrap_or(0.0), q.get(2).copied().unwrap_or(0.0), q.get(3).copied().unwrap_or(1.0)];
-        let ops = operations(d.get(SCALE), d.get(ROTATION), q, d.get(TRANSLATION), d.get(INVERSE));
+        let ops = operations(d.get(Self::SCALE), d.get(Self::ROTATION), q, d.get(Self::TRANSLATION), d.get(Self::INVERSE));
         let cs = self.layout.coord_size();
-        let mut out = d.get(INPUT_POSITION).to_vec();
+        let mut out = d.get(Self::INPUT_POSITION).to_vec();
         out.truncate(out.len() / cs * cs);
         for x in out.chunks_exact_mut(cs) {
             apply(&ops, self.layout, x);
         }
-        cx.data_mut().set("output_position", Value::Reals { arity: cs, v: out });
+        cx.data_mut().put(Self::OUTPUT_POSITION, out);
     }
 }
 
 impl Component for TransformEngine {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         self.update(cx);
         Ok(())

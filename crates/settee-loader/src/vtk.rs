@@ -22,36 +22,16 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use settee_core::data::DataSet;
-use settee_core::{Component, ComponentClass, CreateArgs, Roles, TemplateRule};
 
-use crate::loader::{preparse_scale, Format, MeshLoader, Source};
-use crate::mesh::{LoadedMesh, FILE_DATA, FLIP_NORMALS, MESH_LOADER_DATA, MESH_LOADER_READS, NO_SRC_LINK};
+use crate::loader::{Format, Source};
+use crate::mesh::{add_mid_edges, LoadedMesh, MeshLoaderData};
 use crate::text::{at, parse_f32, parse_f64, parse_i64, read_text, Cursor, Fields};
 
-static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshVTKLoader",
-    description: "Loader of VTK mesh files (legacy ASCII and XML ASCII unstructured grids / poly data).",
-    roles: Roles::LOADER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[FILE_DATA, MESH_LOADER_DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse_scale),
-    no_src_link: NO_SRC_LINK,
-    reads: MESH_LOADER_READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    MeshLoader::boxed(&FORMAT)
-}
+pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
     let text = read_text(path)?;
-    parse(path, &text, d.get(FLIP_NORMALS))
+    parse(path, &text, d.get(MeshLoaderData::FLIP_NORMALS))
 }
 
 /// The arrays SOFA's VTK readers collect.
@@ -522,16 +502,7 @@ fn to_mesh(path: &Path, d: VtkData, flip: bool) -> Result<LoadedMesh, String> {
         if v.len() < need {
             return Err(at(path, d.cells_line, format!("cell {ci} of type {t} needs {need} points, has {}", v.len())));
         }
-        let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| {
-            for (j, e) in local.iter().enumerate() {
-                let (a, b) = (v[e[0]], v[e[1]]);
-                let edge = [a.min(b), a.max(b)];
-                if edge_set.insert(edge) {
-                    m.edges.push(edge);
-                    m.high_order_edges.push([v[j + first_mid], m.edges.len() - 1, 1, 1]);
-                }
-            }
-        };
+        let mut mid_edges = |m: &mut LoadedMesh, local: &[[usize; 2]], first_mid: usize| add_mid_edges(m, &v, local, first_mid, &mut edge_set);
         match t {
             0..=2 => {}
             3 => m.edges.push([v[0], v[1]]),

@@ -6,7 +6,7 @@
 use settee_core::component::SparseRows;
 use settee_core::{SimError, SimResult};
 
-use crate::common::check_len;
+use crate::common::{check_len, M3, V3};
 
 /// `out = Σ_p J_p·in_p` (each product a row sum started from 0, the inputs added in order).
 /// Nothing is written while the Jacobians are not built (SOFA skips an empty Jacobian).
@@ -69,6 +69,12 @@ pub fn orthogonal_projector(u: &[f64], s: f64) -> Vec<f64> {
     b
 }
 
+/// [`orthogonal_projector`] of a 3D direction, as a 3×3 matrix.
+pub fn orthogonal_projector3(u: &V3, s: f64) -> M3 {
+    let b = orthogonal_projector(u, s);
+    [[b[0], b[1], b[2]], [b[3], b[4], b[5]], [b[6], b[7], b[8]]]
+}
+
 /// Zero Jacobians (a mapping with `mapForces` off takes no part in the assembly).
 pub fn zeros(nrows: usize, ncols: &[usize]) -> Vec<SparseRows> {
     ncols.iter().map(|&c| SparseRows::new(nrows, c)).collect()
@@ -95,6 +101,72 @@ pub fn finish_rows(j: &mut SparseRows) {
 pub fn empty_like(jac: &[SparseRows]) -> Vec<SparseRows> {
     jac.iter().map(|j| SparseRows::new(j.nrows(), j.ncols)).collect()
 }
+
+/// The Jacobians a mapping gives from its built blocks: the blocks when it carries forces,
+/// empty matrices of the same shape otherwise ([`empty_like`]).
+pub fn carried(map_forces: bool, jac: &[SparseRows]) -> Vec<SparseRows> {
+    if map_forces {
+        jac.to_vec()
+    } else {
+        empty_like(jac)
+    }
+}
+
+/// [`carried`], or the error `not_built` while the blocks are not built.
+pub fn built(map_forces: bool, jac: &[SparseRows], not_built: &str) -> SimResult<Vec<SparseRows>> {
+    if jac.is_empty() {
+        return Err(SimError::new(not_built));
+    }
+    Ok(carried(map_forces, jac))
+}
+
+/// Keeps `j` (merged by [`finish_rows`]) as the one Jacobian block of a mapping (`apply`'s last step).
+pub fn store(jac: &mut Vec<SparseRows>, mut j: SparseRows) -> SimResult {
+    finish_rows(&mut j);
+    *jac = vec![j];
+    Ok(())
+}
+
+/// What [`built`] says of a mapping whose Jacobian is built by `apply`, before the first one.
+pub const NOT_APPLIED: &str = "the Jacobian is not computed yet (the mapping was never applied)";
+
+/// The `Mapping` methods of an assembled mapping (fields `ports` and `jac`): `applyJ` as
+/// [`mul`] and `applyJT` as [`mul_transpose`] (nothing when forces are not mapped). With
+/// `apply_jt`, that one only. With `applied`, also `jacobians`: the blocks built by `apply`
+/// ([`built`] with [`NOT_APPLIED`]); with `ready`, also `jacobians` as [`carried`] once
+/// `self.ready()` passes.
+macro_rules! assembled_products {
+    (applied) => {
+        $crate::assembled::assembled_products!();
+
+        fn jacobians(&self) -> settee_core::SimResult<Vec<settee_core::component::SparseRows>> {
+            $crate::assembled::built(self.ports.map_forces, &self.jac, $crate::assembled::NOT_APPLIED)
+        }
+    };
+    (ready) => {
+        $crate::assembled::assembled_products!();
+
+        fn jacobians(&self) -> settee_core::SimResult<Vec<settee_core::component::SparseRows>> {
+            self.ready()?;
+            Ok($crate::assembled::carried(self.ports.map_forces, &self.jac))
+        }
+    };
+    () => {
+        fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> settee_core::SimResult {
+            $crate::assembled::mul(&self.jac, out, inputs)
+        }
+        $crate::assembled::assembled_products!(apply_jt);
+    };
+    (apply_jt) => {
+        fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> settee_core::SimResult {
+            if !self.ports.map_forces {
+                return Ok(());
+            }
+            $crate::assembled::mul_transpose(&self.jac, inputs, out)
+        }
+    };
+}
+pub(crate) use assembled_products;
 
 #[cfg(test)]
 mod tests {

@@ -21,57 +21,29 @@ use std::collections::HashMap;
 
 use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
+use settee_core::data::Value;
+use settee_core::role::{MechanicalMapping, MechanicalState, Topology};
 use settee_core::ConstraintRows;
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, InitCtx, Layout, MeshData, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    add, check_layouts, check_len, cross, dot, invert3, mapping_reads, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, Ports, INPUT, M3,
-    MAPPING_DATA, OUTPUT, V3,
+    add, check_layouts, check_len, cross, dot, invert3, mapping_ports, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, MappingData,
+    Ports, M3, V3,
 };
 
-const USE_REST_POSITION: DataRef<data_ref::Bool> = DataRef::new("useRestPosition");
-
-/// The Data of the `RegularGridTopology` read here (declared by settee-topology; the crate's
-/// tests check these references against that class).
-pub(crate) const GRID_N: DataRef<data_ref::Reals> = DataRef::new("n");
-pub(crate) const GRID_P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
-pub(crate) const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
-pub(crate) const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
-
-static DATA: &[DataDecl] =
-    &[decl("useRestPosition", Bool, "false", "Use the rest position of the input and output models to initialize the mapping")];
-
-static LINKS: &[LinkDecl] = &[
-    INPUT,
-    OUTPUT,
-    settee_core::component::link("input_topology", Roles::TOPOLOGY, "Input topology container (usually the surrounding domain)."),
-    settee_core::component::link("output_topology", Roles::TOPOLOGY, "Output topology container (usually the immersed domain)."),
-    settee_core::component::link("mapper", Roles::NONE, "Internal mapper created depending on the type of topology"),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BarycentricMapping",
-    description: "Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(USE_REST_POSITION),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BarycentricMapping::default())
-}
+/// The Data of the `RegularGridTopology` read here, as settee-topology's class declares them
+/// (this crate does not depend on it; the crate's tests check this group against that class).
+#[settee_core::data_group(data = {
+    /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+    n: Fixed(3) as Reals = "2 2 2",
+    /// min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)
+    min: Fixed(3) = "0 0 0",
+    /// max end of the diagonal
+    max: Fixed(3) = "1 1 1",
+    /// position of grid point (0,0,0); computed from min/max unless set
+    p0: Fixed(3) = "0 0 0",
+})]
+pub(crate) struct RegularGridData;
 
 /// Which mapper located the points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -98,7 +70,35 @@ pub struct Location {
 /// The locations of the output points and their stencils.
 pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
 
+/// Maps points inside the elements of the input topology with barycentric (trilinear for hexahedra) weights.
+///
 /// The mapping.
+#[component(
+    roles = [Mapping, PointMapper],
+    markers = [MechanicalMapping],
+    templates = ["Vec3d,Vec3d"],
+    default_template = "Vec3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// Use the rest position of the input and output models to initialize the mapping
+        useRestPosition: Bool = "false",
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+        /// Input topology container (usually the surrounding domain).
+        input_topology: Topology,
+        /// Output topology container (usually the immersed domain).
+        output_topology: Topology,
+        /// Internal mapper created depending on the type of topology
+        mapper: _,
+    },
+)]
 #[derive(Default)]
 pub struct BarycentricMapping {
     ports: Ports,
@@ -204,59 +204,57 @@ fn singular(kind: &str, i: usize) -> SimError {
         .hint("check the input topology's element lists and the input positions")
 }
 
-fn tetra_elements(x: &[V3], tetras: &[[usize; 4]]) -> SimResult<Elements> {
-    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: tetra_distance };
-    for (i, t) in tetras.iter().enumerate() {
-        let p0 = pt(x, t[0]);
-        let b = basis(sub(pt(x, t[1]), p0), sub(pt(x, t[2]), p0), sub(pt(x, t[3]), p0)).ok_or_else(|| singular("tetrahedron", i))?;
-        e.nodes.push(t.to_vec());
+/// The elements of `list`: `shape` gives each element's basis (`None` when degenerate) and centre
+/// from its nodes and its first point.
+fn elements<const N: usize>(
+    x: &[V3],
+    list: &[[usize; N]],
+    kind: &str,
+    distance: fn(V3) -> f64,
+    shape: impl Fn(&[usize; N], V3) -> (Option<M3>, V3),
+) -> SimResult<Elements> {
+    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance };
+    for (i, n) in list.iter().enumerate() {
+        let (b, c) = shape(n, pt(x, n[0]));
+        let b = b.ok_or_else(|| singular(kind, i))?;
+        e.nodes.push(n.to_vec());
         e.bases.push(b);
-        e.centers.push(scale(add(add(add(p0, pt(x, t[1])), pt(x, t[2])), pt(x, t[3])), 0.25));
+        e.centers.push(c);
     }
     Ok(e)
 }
 
+fn tetra_elements(x: &[V3], tetras: &[[usize; 4]]) -> SimResult<Elements> {
+    elements(x, tetras, "tetrahedron", tetra_distance, |t, p0| {
+        let b = basis(sub(pt(x, t[1]), p0), sub(pt(x, t[2]), p0), sub(pt(x, t[3]), p0));
+        (b, scale(add(add(add(p0, pt(x, t[1])), pt(x, t[2])), pt(x, t[3])), 0.25))
+    })
+}
+
 fn hexa_elements(x: &[V3], hexas: &[[usize; 8]]) -> SimResult<Elements> {
-    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: hexa_distance };
-    for (i, h) in hexas.iter().enumerate() {
-        let p0 = pt(x, h[0]);
-        let b = basis(sub(pt(x, h[1]), p0), sub(pt(x, h[3]), p0), sub(pt(x, h[4]), p0)).ok_or_else(|| singular("hexahedron", i))?;
+    elements(x, hexas, "hexahedron", hexa_distance, |h, p0| {
+        let b = basis(sub(pt(x, h[1]), p0), sub(pt(x, h[3]), p0), sub(pt(x, h[4]), p0));
         let mut c = p0;
         for &k in &h[1..] {
             c = add(c, pt(x, k));
         }
-        e.nodes.push(h.to_vec());
-        e.bases.push(b);
-        e.centers.push(scale(c, 0.125));
-    }
-    Ok(e)
+        (b, scale(c, 0.125))
+    })
 }
 
 fn triangle_elements(x: &[V3], tris: &[[usize; 3]]) -> SimResult<Elements> {
-    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: triangle_distance };
-    for (i, t) in tris.iter().enumerate() {
-        let p0 = pt(x, t[0]);
+    elements(x, tris, "triangle", triangle_distance, |t, p0| {
         let (a, b) = (sub(pt(x, t[1]), p0), sub(pt(x, t[2]), p0));
-        let m = basis(a, b, cross(a, b)).ok_or_else(|| singular("triangle", i))?;
         let s = add(add(p0, pt(x, t[1])), pt(x, t[2]));
-        e.nodes.push(t.to_vec());
-        e.bases.push(m);
-        e.centers.push([s[0] / 3.0, s[1] / 3.0, s[2] / 3.0]);
-    }
-    Ok(e)
+        (basis(a, b, cross(a, b)), [s[0] / 3.0, s[1] / 3.0, s[2] / 3.0])
+    })
 }
 
 fn quad_elements(x: &[V3], quads: &[[usize; 4]]) -> SimResult<Elements> {
-    let mut e = Elements { nodes: Vec::new(), bases: Vec::new(), centers: Vec::new(), distance: quad_distance };
-    for (i, q) in quads.iter().enumerate() {
-        let p0 = pt(x, q[0]);
+    elements(x, quads, "quad", quad_distance, |q, p0| {
         let (a, b) = (sub(pt(x, q[1]), p0), sub(pt(x, q[3]), p0));
-        let m = basis(a, b, cross(a, b)).ok_or_else(|| singular("quad", i))?;
-        e.nodes.push(q.to_vec());
-        e.bases.push(m);
-        e.centers.push(scale(add(add(add(p0, pt(x, q[1])), pt(x, q[2])), pt(x, q[3])), 0.25));
-    }
-    Ok(e)
+        (basis(a, b, cross(a, b)), scale(add(add(add(p0, pt(x, q[1])), pt(x, q[2])), pt(x, q[3])), 0.25))
+    })
 }
 
 /// SOFA's element test: local coordinates from the first node, the element's distance, the
@@ -275,61 +273,49 @@ fn check_element(els: &Elements, e: usize, p: V3, x: &[V3], best: &mut (f64, Opt
 
 // ----- mappers -----------------------------------------------------------------------------------
 
-/// The Mesh mapper (MeshTopology and other constant topologies): exhaustive search.
-fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
+/// One kind of element of the Mesh mapper: the elements, their nodes and their stencil.
+type Kind<'a, const N: usize> = (&'a Elements, &'a [[usize; N]], fn([usize; N], V3) -> Vec<(usize, f64)>);
+
+/// The Mesh mapper's exhaustive search over two element kinds (tetrahedra then hexahedra, or
+/// triangles then quads): an element of the second kind wins when it is strictly better than the
+/// best of the first; element indices of the second kind follow those of the first.
+fn locate_in_two_kinds<const A: usize, const B: usize>(first: Kind<A>, second: Kind<B>, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
     let mut locs = Vec::with_capacity(xout.len());
     let mut stencils = Vec::with_capacity(xout.len());
+    let nt = first.1.len();
+    for &p in xout {
+        let mut bt = (1e10, None, [0.0; 3]);
+        for t in 0..nt {
+            check_element(first.0, t, p, xin, &mut bt);
+        }
+        let mut bs = (bt.0, None, [0.0; 3]);
+        for q in 0..second.1.len() {
+            check_element(second.0, q, p, xin, &mut bs);
+        }
+        let (element, coords) = match (bs.1, bt.1) {
+            (Some(q), _) => (nt + q, bs.2),
+            (None, Some(t)) => (t, bt.2),
+            (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
+        };
+        locs.push(Location { element, coords });
+        stencils.push(if element < nt { (first.2)(first.1[element], coords) } else { (second.2)(second.1[element - nt], coords) });
+    }
+    Ok((locs, stencils))
+}
+
+/// The Mesh mapper (MeshTopology and other constant topologies): exhaustive search.
+fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
     if !mesh.tetrahedra.is_empty() || !mesh.hexahedra.is_empty() {
         let tets = tetra_elements(xin, &mesh.tetrahedra)?;
         let hexs = hexa_elements(xin, &mesh.hexahedra)?;
-        let nt = mesh.tetrahedra.len();
-        for &p in xout {
-            let mut bt = (1e10, None, [0.0; 3]);
-            for t in 0..nt {
-                check_element(&tets, t, p, xin, &mut bt);
-            }
-            let mut bh = (bt.0, None, [0.0; 3]);
-            for h in 0..mesh.hexahedra.len() {
-                check_element(&hexs, h, p, xin, &mut bh);
-            }
-            let (element, coords) = match (bh.1, bt.1) {
-                (Some(h), _) => (nt + h, bh.2),
-                (None, Some(t)) => (t, bt.2),
-                (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
-            };
-            locs.push(Location { element, coords });
-            stencils.push(if element < nt {
-                tetra_stencil(mesh.tetrahedra[element], coords)
-            } else {
-                hexa_stencil_mesh(mesh.hexahedra[element - nt], coords)
-            });
-        }
+        locate_in_two_kinds((&tets, &mesh.tetrahedra, tetra_stencil), (&hexs, &mesh.hexahedra, hexa_stencil_mesh), xin, xout)
     } else if !mesh.triangles.is_empty() || !mesh.quads.is_empty() {
         let tris = triangle_elements(xin, &mesh.triangles)?;
         let quads = quad_elements(xin, &mesh.quads)?;
-        let nt = mesh.triangles.len();
-        for &p in xout {
-            let mut bt = (1e10, None, [0.0; 3]);
-            for t in 0..nt {
-                check_element(&tris, t, p, xin, &mut bt);
-            }
-            let mut bq = (bt.0, None, [0.0; 3]);
-            for q in 0..mesh.quads.len() {
-                check_element(&quads, q, p, xin, &mut bq);
-            }
-            let (element, coords) = match (bq.1, bt.1) {
-                (Some(q), _) => (nt + q, bq.2),
-                (None, Some(t)) => (t, bt.2),
-                (None, None) => return Err(SimError::new(format!("point {p:?} is too far (> 1e5) from every element of the input topology"))),
-            };
-            locs.push(Location { element, coords });
-            stencils.push(if element < nt {
-                triangle_stencil(mesh.triangles[element], coords)
-            } else {
-                quad_stencil_mesh(mesh.quads[element - nt], coords)
-            });
-        }
+        locate_in_two_kinds((&tris, &mesh.triangles, triangle_stencil), (&quads, &mesh.quads, quad_stencil_mesh), xin, xout)
     } else if !mesh.edges.is_empty() {
+        let mut locs = Vec::with_capacity(xout.len());
+        let mut stencils = Vec::with_capacity(xout.len());
         let lengths: Vec<f64> = mesh.edges.iter().map(|e| norm(sub(xin[e[1]], xin[e[0]]))).collect();
         let units: Vec<V3> = mesh
             .edges
@@ -358,10 +344,10 @@ fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
             locs.push(Location { element: e, coords: [coef, 0.0, 0.0] });
             stencils.push(edge_stencil(mesh.edges[e], coef));
         }
+        Ok((locs, stencils))
     } else {
-        return Err(SimError::new("the input topology has no elements (no tetrahedra, hexahedra, triangles, quads or edges)"));
+        Err(SimError::new("the input topology has no elements (no tetrahedra, hexahedra, triangles, quads or edges)"))
     }
-    Ok((locs, stencils))
 }
 
 /// Dynamic-container mappers: SOFA's spatial hash over the elements, cell size = mean edge length.
@@ -477,9 +463,9 @@ impl GridGeometry {
         x + self.n[0] * (y + self.n[1] * z)
     }
 
-    /// SOFA's `findCube`: the cell `(ix, iy, iz)` containing `pos` (each `floor` of the grid
-    /// coordinate in `0..=n-2`) and the local coordinates, `None` outside the grid.
-    pub fn find(&self, pos: V3) -> Option<([usize; 3], V3)> {
+    /// The cell of `pos` and the local coordinates: per axis, `snap` turns the `floor` of the grid
+    /// coordinate into the cell index (`None`: no cell).
+    fn cell_of(&self, pos: V3, snap: impl Fn(f64, usize) -> Option<f64>) -> Option<([usize; 3], V3)> {
         let p = sub(pos, self.p0);
         let steps = [[self.d[0], 0.0, 0.0], [0.0, self.d[1], 0.0], [0.0, 0.0, self.d[2]]];
         let mut cellc = [0usize; 3];
@@ -488,31 +474,23 @@ impl GridGeometry {
             let s = steps[a];
             let inv2 = 1.0 / dot(s, s);
             let g = dot(p, s) * inv2;
-            let i = g.floor();
-            if !(i >= 0.0 && i <= self.n[a] as f64 - 2.0) {
-                return None;
-            }
+            let i = snap(g.floor(), a)?;
             cellc[a] = i as usize;
             f[a] = g - i;
         }
         Some((cellc, f))
     }
 
+    /// SOFA's `findCube`: the cell `(ix, iy, iz)` containing `pos` (each `floor` of the grid
+    /// coordinate in `0..=n-2`) and the local coordinates, `None` outside the grid.
+    pub fn find(&self, pos: V3) -> Option<([usize; 3], V3)> {
+        self.cell_of(pos, |i, a| (i >= 0.0 && i <= self.n[a] as f64 - 2.0).then_some(i))
+    }
+
     /// SOFA's `findCube`, then `findNearestCube`: the cell `(ix, iy, iz)` and the local coordinates.
     pub fn locate(&self, pos: V3) -> ([usize; 3], V3) {
-        let p = sub(pos, self.p0);
-        let steps = [[self.d[0], 0.0, 0.0], [0.0, self.d[1], 0.0], [0.0, 0.0, self.d[2]]];
-        let mut cellc = [0usize; 3];
-        let mut f = [0.0; 3];
-        for a in 0..3 {
-            let s = steps[a];
-            let inv2 = 1.0 / dot(s, s);
-            let g = dot(p, s) * inv2;
-            let i = (g.floor() as i64).clamp(0, self.n[a] as i64 - 2);
-            cellc[a] = i as usize;
-            f[a] = g - i as f64;
-        }
-        (cellc, f)
+        let nearest = self.cell_of(pos, |i, a| Some((i as i64).clamp(0, self.n[a] as i64 - 2) as f64));
+        nearest.expect("the nearest cell always exists")
     }
 
     /// Corners of cell `(x, y, z)` in SOFA's hexahedron order.
@@ -534,10 +512,10 @@ impl GridGeometry {
 /// its points.
 fn grid_geometry(cx: &InitCtx, topo: settee_core::ComponentId, mesh: &MeshData) -> SimResult<GridGeometry> {
     let d = &cx.scene.entry(topo).data;
-    let nr = d.get(GRID_N);
+    let nr = d.get(RegularGridData::N);
     let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
-    let p0 = d.get(GRID_P0);
-    let (min, max) = (d.get(GRID_MIN), d.get(GRID_MAX));
+    let p0 = d.get(RegularGridData::P0);
+    let (min, max) = (d.get(RegularGridData::MIN), d.get(RegularGridData::MAX));
     let mut step = [0.0; 3];
     for a in 0..3 {
         step[a] = if n[a] > 1 { (max[a] - min[a]) / (n[a] - 1) as f64 } else { max[a] - min[a] };
@@ -722,13 +700,7 @@ impl BarycentricMapping {
     /// A mapping with given stencils (for tests and programmatic use).
     pub fn with_stencils(input: StateId, output: StateId, n_in: usize, stencils: Vec<Vec<(usize, f64)>>) -> BarycentricMapping {
         BarycentricMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Vec3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Vec3, output, Layout::Vec3),
             n_in,
             mapper: MapperKind::None,
             locations: Vec::new(),
@@ -770,8 +742,6 @@ impl BarycentricMapping {
 }
 
 impl Component for BarycentricMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(output) = self.ports.output else { return Ok(()) };
@@ -800,7 +770,7 @@ impl Component for BarycentricMapping {
             return Ok(());
         }
 
-        let pos_id = if cx.data().get(USE_REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
+        let pos_id = if cx.data().get(Self::USE_REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
         let read = |s: StateId| -> Vec<V3> {
             let st = cx.scene.store.get(s);
             let v = if st.is_set(pos_id) { st.read(pos_id) } else { st.read(VecId::POSITION) };
@@ -867,15 +837,24 @@ impl Component for BarycentricMapping {
         resize_output(cx.scene, &self.ports, self.stencils.len());
         Ok(())
     }
-
-    settee_core::mapping_role!();
-
-    fn point_mapper(&mut self) -> Option<&mut dyn PointMapper> {
-        Some(self)
-    }
 }
 
 impl BarycentricMapping {
+    /// A contact mapper (SOFA's `BarycentricContactMapper`): maps the contact points a collision
+    /// response places in the elements of the input topology (`elements`) from the `n_in` points
+    /// of `input` into `output`, with the weights of the mesh mapper. Built by code, it needs no
+    /// `init`.
+    pub fn contact_points(input: StateId, output: StateId, n_in: usize, elements: &MeshData) -> BarycentricMapping {
+        BarycentricMapping {
+            ports: Ports::direct(&[input], Layout::Vec3, output, Layout::Vec3),
+            n_in,
+            mapper: MapperKind::Mesh,
+            elements: MeshData { points: Vec::new(), hexahedra: Vec::new(), ..elements.clone() },
+            placed_by_code: true,
+            ..BarycentricMapping::default()
+        }
+    }
+
     fn push_point(&mut self, element: usize, coords: V3, stencil: Vec<(usize, f64)>) -> usize {
         self.locations.push(Location { element, coords });
         self.stencils.push(stencil);
@@ -933,15 +912,7 @@ fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {
 }
 
 impl Mapping for BarycentricMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         self.apply_j(out, inputs)

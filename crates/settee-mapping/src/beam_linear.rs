@@ -24,61 +24,37 @@
 #![allow(clippy::needless_range_loop)]
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
 use settee_core::types::{quat_mul, quat_rotate};
-use settee_core::{
-    component_any, Component, ComponentClass, ConstraintRows, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{Component, ConstraintRows, InitCtx, Layout, SimError, SimResult, StateId, VecId};
 
-use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, mapping_reads, resize_output, resolve_ports, sub, v3, Ports, APPLY_REST_POSITION, INPUT,
-    MAPPING_DATA, OUTPUT, V3,
-};
-
-static DATA: &[DataDecl] = &[decl(
-    "localCoord",
-    Bool,
-    "true",
-    "true if initial coordinates are in the beam local coordinate system (i.e. a point at (10,0,0) is on the DOF number 10, whereas if this is false it is at whatever position on the beam where the distance from the initial DOF is 10)",
-)];
+use crate::common::{check_layouts, check_len, cross, finish_init, mapping_ports, resolve_ports, sub, v3, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
-const LOCAL_COORD: DataRef<data_ref::Bool> = DataRef::new("localCoord");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BeamLinearMapping",
-    description: "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Vec3d"],
-    default_template: "Rigid3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(LOCAL_COORD),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(BeamLinearMapping::default())
-}
-
-/// The mapping.
-#[derive(Default)]
-pub struct BeamLinearMapping {
-    ports: Ports,
-    /// Beam coordinates of the points.
-    points: Vec<V3>,
-    /// Length of each beam (one per input frame; the last repeats the previous one).
-    lengths: Vec<f64>,
-    n_in: usize,
-    /// Cached by `apply`: the point's offset in the first and second frame of its beam.
-    rotated0: Vec<V3>,
-    rotated1: Vec<V3>,
+crate::common::mapping_class! {
+    {
+        name = "BeamLinearMapping",
+        description = "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
+        templates = ["Rigid3d,Vec3d"],
+        default_template = "Rigid3d,Vec3d",
+        data = {
+            /// true if initial coordinates are in the beam local coordinate system (i.e. a point at (10,0,0) is on the DOF number 10, whereas if this is false it is at whatever position on the beam where the distance from the initial DOF is 10)
+            localCoord: Bool = "true",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct BeamLinearMapping {
+        ports: Ports,
+        /// Beam coordinates of the points.
+        points: Vec<V3>,
+        /// Length of each beam (one per input frame; the last repeats the previous one).
+        lengths: Vec<f64>,
+        n_in: usize,
+        /// Cached by `apply`: the point's offset in the first and second frame of its beam.
+        rotated0: Vec<V3>,
+        rotated1: Vec<V3>,
+    }
 }
 
 #[inline]
@@ -105,13 +81,7 @@ impl BeamLinearMapping {
     /// coordinates of the points.
     pub fn build(input: StateId, output: StateId, x_in: &[f64], points: Vec<V3>) -> BeamLinearMapping {
         BeamLinearMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3),
             points,
             lengths: beam_lengths(x_in),
             n_in: x_in.len() / 7,
@@ -177,8 +147,6 @@ fn beam_lengths(x: &[f64]) -> Vec<f64> {
 }
 
 impl Component for BeamLinearMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(output) = self.ports.output else {
@@ -197,7 +165,7 @@ impl Component for BeamLinearMapping {
         self.lengths = beam_lengths(&xin[..7 * self.n_in]);
         let n_out = cx.state_size(output);
         let xout: Vec<V3> = cx.read_vec(output, VecId::POSITION).chunks_exact(3).take(n_out).map(v3).collect();
-        if cx.data().get(LOCAL_COORD) {
+        if cx.data().get(Self::LOCAL_COORD) {
             self.points = xout;
         } else {
             let c0 = v3(&xin);
@@ -226,29 +194,12 @@ impl Component for BeamLinearMapping {
             self.points = points;
         }
         let n = self.points.len();
-        resize_output(cx.scene, &self.ports, n);
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
-    }
-
-    fn mapping(&mut self) -> Option<&mut dyn Mapping> {
-        Some(self)
-    }
-    fn mapping_ref(&self) -> Option<&dyn Mapping> {
-        Some(self)
+        finish_init(cx, n, self)
     }
 }
 
 impl Mapping for BeamLinearMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];

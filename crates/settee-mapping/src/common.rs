@@ -2,67 +2,33 @@
 //! their defaults (`@../` and `@./`), the application at init, the geometric-stiffness option and
 //! small 3D vector helpers.
 
-use settee_core::component::{LinkDecl, Mapping, SparseRows};
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::role;
+use settee_core::{InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
-/// SOFA's `BaseMapping` and `Mapping` Data. `isMechanical` is an alias of the three `map*` flags
-/// (SOFA adds it to each), so `isMechanical="false"` clears all three.
-pub static MAPPING_DATA: &[DataDecl] = &[
-    decl_alias("mapForces", &["isMechanical"], Bool, "true", "Are forces mapped ?"),
-    decl_alias("mapConstraints", &["isMechanical"], Bool, "true", "Are constraints mapped ?"),
-    decl_alias("mapMasses", &["isMechanical"], Bool, "true", "Are masses mapped ?"),
-    decl("mapMatrices", Bool, "false", "Are matrix explicit mapped?"),
-    decl("applyRestPosition", Bool, "false", "set to true to apply this mapping to restPosition at init"),
-];
-
-// The Data of [`MAPPING_DATA`] the code shared by every mapping reads (`mapForces` when the
-// ports are resolved, `applyRestPosition` at init); each mapping class lists them through
-// [`mapping_reads!`].
-settee_core::data_refs! {
-    pub(crate) static MAPPING_READS;
-    MAP_FORCES: Bool = "mapForces";
-    APPLY_REST_POSITION: Bool = "applyRestPosition";
-}
-
-/// The `reads` of a mapping class: [`MAPPING_READS`] followed by the class's own references (a
-/// crate test checks that every mapping class lists them).
-macro_rules! mapping_reads {
-    ($($own:expr),* $(,)?) => {
-        &[$crate::common::MAP_FORCES.erased(), $crate::common::APPLY_REST_POSITION.erased(), $($own.erased(),)*]
-    };
-}
-pub(crate) use mapping_reads;
+/// SOFA's `BaseMapping` and `Mapping` Data, included first by every mapping class. `isMechanical`
+/// is an alias of the three `map*` flags (SOFA adds it to each), so `isMechanical="false"` clears
+/// all three. The code shared by every mapping reads `mapForces` (when the ports are resolved)
+/// and `applyRestPosition` (at init).
+#[settee_core::data_group(data = {
+    /// Are forces mapped ?
+    #[alias("isMechanical")]
+    mapForces: Bool = "true",
+    /// Are constraints mapped ?
+    #[alias("isMechanical")]
+    mapConstraints: Bool = "true",
+    /// Are masses mapped ?
+    #[alias("isMechanical")]
+    mapMasses: Bool = "true",
+    /// Are matrix explicit mapped?
+    mapMatrices: Bool = "false",
+    /// set to true to apply this mapping to restPosition at init
+    applyRestPosition: Bool = "false",
+})]
+pub struct MappingData;
 
 /// The `geometricStiffness` option of SOFA's non-linear mappings.
 pub const GEOMETRIC_STIFFNESS_OPTIONS: &[&str] = &["None", "Exact", "Stabilized"];
-
-/// `input` of a single-input mapping.
-pub const INPUT: LinkDecl = LinkDecl {
-    name: "input",
-    target: Roles::MECHANICAL_STATE,
-    to_node_or_state: true,
-    multi: false,
-    help: "Input object to map (default: the state of the parent node, `@../`)",
-};
-
-/// `input` of a multi-mapping: a list of states.
-pub const INPUTS: LinkDecl = LinkDecl {
-    name: "input",
-    target: Roles::MECHANICAL_STATE,
-    to_node_or_state: true,
-    multi: true,
-    help: "Input objects to map (a list of states or nodes)",
-};
-
-/// `output`: a mechanical state or a visual model.
-pub const OUTPUT: LinkDecl = LinkDecl {
-    name: "output",
-    target: Roles::NONE,
-    to_node_or_state: true,
-    multi: false,
-    help: "Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)",
-};
 
 /// The states a mapping connects, as resolved at init.
 #[derive(Clone, Debug, Default)]
@@ -77,6 +43,18 @@ pub struct Ports {
 }
 
 impl Ports {
+    /// The ports of a mapping built directly (tests, programmatic use): every input of
+    /// `in_layout`, a mechanical output of `out_layout`, forces mapped.
+    pub fn direct(inputs: &[StateId], in_layout: Layout, output: StateId, out_layout: Layout) -> Ports {
+        Ports {
+            inputs: inputs.to_vec(),
+            in_layouts: vec![in_layout; inputs.len()],
+            output: Some(output),
+            out_layout: Some(out_layout),
+            map_forces: true,
+        }
+    }
+
     /// A mechanical mapping: its output is a mechanical state (then flagged as mapped). A
     /// mapping to a visual model only matters to the renderer.
     pub fn is_mechanical(&self) -> bool {
@@ -169,7 +147,7 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
             .hint("a mapped node needs its own MechanicalObject (declare it before the mapping)"));
     }
 
-    let mut ports = Ports { map_forces: cx.data().get(MAP_FORCES), ..Default::default() };
+    let mut ports = Ports { map_forces: cx.data().get(MappingData::MAP_FORCES), ..Default::default() };
     for c in inputs {
         let s = cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(c).label())))?;
         let l = cx.state_layout(s);
@@ -187,7 +165,7 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
         ports.in_layouts.push(l);
     }
     let out_entry = cx.scene.entry(output);
-    if out_entry.roles().contains(Roles::MECHANICAL_STATE) {
+    if out_entry.plays(role::MECHANICAL_STATE) {
         let s = cx.scene.state_of(output).ok_or_else(|| cx.error(format!("{} has no state", out_entry.label())))?;
         let l = cx.state_layout(s);
         if let Some(t) = t_out {
@@ -201,6 +179,17 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
         ports.out_layout = Some(l);
         cx.scene.store.get_mut(s).mapped = true;
     }
+    Ok(ports)
+}
+
+/// [`resolve_ports`] for a mapping whose output must be a mechanical state (`what`, e.g.
+/// "a Vec3d MechanicalObject"), then [`check_layouts`] against the templates it implements.
+pub fn resolve_mechanical_ports(cx: &mut InitCtx, multi: bool, what: &str, accepted: &[(Layout, Layout)]) -> SimResult<Ports> {
+    let ports = resolve_ports(cx, multi)?;
+    if ports.output.is_none() {
+        return Err(cx.error(format!("the output of this mapping must be {what}, not a visual model")));
+    }
+    check_layouts(cx, &ports, accepted)?;
     Ok(ports)
 }
 
@@ -219,12 +208,24 @@ pub fn check_layouts(cx: &InitCtx, ports: &Ports, accepted: &[(Layout, Layout)])
 
 /// Resizes the output state to `n` elements (SOFA's `toModel->resize`).
 pub fn resize_output(scene: &mut Scene, ports: &Ports, n: usize) {
-    if let Some(s) = ports.output {
+    resize_state(scene, ports.output, n);
+}
+
+fn resize_state(scene: &mut Scene, output: Option<StateId>, n: usize) {
+    if let Some(s) = output {
         let st = scene.store.get_mut(s);
         if st.size != n {
             st.resize(n);
         }
     }
+}
+
+/// The end of a mapping's init: the output resized to `n` elements ([`resize_output`]), then
+/// [`apply_at_init`] with the `applyRestPosition` Data.
+pub fn finish_init(cx: &mut InitCtx, n: usize, map: &mut dyn Mapping) -> SimResult {
+    resize_state(cx.scene, map.output(), n);
+    let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
+    apply_at_init(map, cx.scene, rest)
 }
 
 /// SOFA's `Mapping::init` tail: `apply` on positions, `applyJ` on velocities, and `apply` on rest
@@ -283,37 +284,102 @@ pub fn selection_jacobian(rows_out: usize, ncols: usize, ko: usize, ki: usize, m
     j
 }
 
+/// The `Mapping` methods every mapping writes the same way, from its resolved `ports`:
+/// `inputs`, `output` and `is_mechanical`.
+macro_rules! mapping_ports {
+    () => {
+        fn inputs(&self) -> Vec<settee_core::StateId> {
+            self.ports.inputs.clone()
+        }
+        fn output(&self) -> Option<settee_core::StateId> {
+            self.ports.output
+        }
+        fn is_mechanical(&self) -> bool {
+            self.ports.is_mechanical()
+        }
+    };
+}
+pub(crate) use mapping_ports;
+
+/// Declares a mapping class: `#[component(...)]` with what every mapping class shares (the
+/// mapping roles, templates deduced from the states, SOFA's `BaseMapping` Data first, then the
+/// class's own, and the `input` and `output` links), followed by the class's own keys (a key
+/// given again replaces the shared one):
+///
+/// ```text
+/// mapping_class! { [multi] [with { extra links }] { keys } struct }
+/// ```
+///
+/// `multi` declares a list of inputs; `with` adds links after `output`; among the keys,
+/// `multi_class(...)` is a `class(...)` whose input is a list.
+macro_rules! mapping_class {
+    (multi $($rest:tt)*) => {
+        $crate::common::mapping_class!(@with multi $($rest)*);
+    };
+    (@with $top:ident with { $($extra:tt)* } $($rest:tt)*) => {
+        $crate::common::mapping_class!(@start $top [$($extra)*] $($rest)*);
+    };
+    (@with $top:ident $($rest:tt)*) => {
+        $crate::common::mapping_class!(@start $top [] $($rest)*);
+    };
+    (@start $top:ident [$($extra:tt)*] { $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top
+            [
+                /// Input object to map (default: the state of the parent node, `@../`)
+                #[node_or_state]
+                input: settee_core::role::MechanicalState,
+            ]
+            [
+                /// Input objects to map (a list of states or nodes)
+                #[multi]
+                #[node_or_state]
+                input: settee_core::role::MechanicalState,
+            ]
+            [
+                /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+                #[node_or_state]
+                output: _,
+                $($extra)*
+            ]
+            [] { $($keys)* } $($item)*);
+    };
+    (@munch $top:ident $single:tt [$($multi:tt)*] [$($out:tt)*] [$($done:tt)*] { multi_class($($c:tt)*) $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top $single [$($multi)*] [$($out)*]
+            [$($done)* class(links = { $($multi)* $($out)* }, $($c)*)] { $($keys)* } $($item)*);
+    };
+    (@munch $top:ident $single:tt $multi:tt $out:tt [$($done:tt)*] { $key:tt $($keys:tt)* } $($item:tt)*) => {
+        $crate::common::mapping_class!(@munch $top $single $multi $out [$($done)* $key] { $($keys)* } $($item)*);
+    };
+    (@munch single [$($input:tt)*] $multi:tt $out:tt $done:tt {} $($item:tt)*) => {
+        $crate::common::mapping_class!(@emit [$($input)*] $out $done $($item)*);
+    };
+    (@munch multi $single:tt [$($input:tt)*] $out:tt $done:tt {} $($item:tt)*) => {
+        $crate::common::mapping_class!(@emit [$($input)*] $out $done $($item)*);
+    };
+    (@emit [$($input:tt)*] [$($out:tt)*] [$($keys:tt)*] $($item:tt)*) => {
+        #[settee_core::component(
+            roles = [settee_core::component::Mapping],
+            markers = [settee_core::role::MechanicalMapping],
+            template_rule = FromMapping,
+            inherit = [crate::common::MappingData, Self],
+            links = { $($input)* $($out)* },
+            $($keys)*
+        )]
+        $($item)*
+    };
+    ($($rest:tt)*) => {
+        $crate::common::mapping_class!(@with single $($rest)*);
+    };
+}
+pub(crate) use mapping_class;
+
 // ----- 3D vectors ----------------------------------------------------------------------------------
 
-pub type V3 = [f64; 3];
+pub use settee_core::math::{add, cross, dot, norm, scale, sub, V3};
 
 #[inline]
 pub fn v3(x: &[f64]) -> V3 {
     [x[0], x[1], x[2]]
-}
-#[inline]
-pub fn sub(a: V3, b: V3) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-#[inline]
-pub fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-#[inline]
-pub fn scale(a: V3, k: f64) -> V3 {
-    [a[0] * k, a[1] * k, a[2] * k]
-}
-#[inline]
-pub fn dot(a: V3, b: V3) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-#[inline]
-pub fn cross(a: V3, b: V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-#[inline]
-pub fn norm(a: V3) -> f64 {
-    dot(a, a).sqrt()
 }
 
 /// A 3×3 matrix, row-major.
@@ -417,35 +483,43 @@ pub fn nsd_projection(a: &M3) -> M3 {
 mod tests {
     use super::*;
 
-    /// Every mapping class lists the references the shared mapping code reads, and its reads
-    /// pass the factory's check.
+    /// Every mapping class of the crate includes SOFA's `BaseMapping` Data first (the code shared
+    /// by every mapping reads `mapForces` and `applyRestPosition` through [`MappingData`]), plays
+    /// the mapping roles and has the `input` and `output` links.
     #[test]
-    fn mapping_classes_list_the_shared_references() {
-        use crate::{barycentric, beam_linear, distance, identity, rigid, subset};
-        for class in [
-            &identity::CLASS,
-            &subset::CLASS,
-            &barycentric::CLASS,
-            &rigid::CLASS,
-            &beam_linear::CLASS,
-            &distance::DISTANCE_CLASS,
-            &distance::DISTANCE_MULTI_CLASS,
-            &distance::SQUARE_DISTANCE_CLASS,
-        ] {
-            for r in MAPPING_READS {
-                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
-            }
-            settee_core::factory::check_reads(class).unwrap();
+    fn every_mapping_class_includes_the_shared_data_first() {
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        crate::register(&mut f);
+        let shared: Vec<&str> = MappingData::TABLE.iter().map(|d| d.name).collect();
+        assert_eq!(shared, ["mapForces", "mapConstraints", "mapMasses", "mapMatrices", "applyRestPosition"]);
+        let mut n = 0;
+        for class in f.classes() {
+            n += 1;
+            let first: Vec<&str> = class.data.first().map(|t| t.iter().map(|d| d.name).collect()).unwrap_or_default();
+            assert_eq!(first, shared, "{}", class.name);
+            assert!(class.plays(role::MAPPING) && class.plays(role::MECHANICAL_MAPPING), "{} plays {:?}", class.name, class.role_names());
+            let links: Vec<&str> = class.links.iter().map(|l| l.name).collect();
+            assert_eq!(links[..2], ["input", "output"], "{}", class.name);
+            assert!(class.links[0].to_node_or_state && class.links[1].to_node_or_state, "{}", class.name);
+            assert_eq!(class.links[0].target, Some(role::MECHANICAL_STATE), "{}", class.name);
+            assert_eq!(class.links[1].target, None, "{}", class.name);
         }
+        assert_eq!(n, 24);
     }
 
     /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these
-    /// types.
+    /// kinds and defaults.
     #[test]
     fn grid_references_match_the_regular_grid_class() {
-        use crate::barycentric::{GRID_MAX, GRID_MIN, GRID_N, GRID_P0};
-        for r in [GRID_N.erased(), GRID_P0.erased(), GRID_MIN.erased(), GRID_MAX.erased()] {
-            r.check(settee_topology::grid_topology::REGULAR_CLASS.data).unwrap();
+        use settee_core::data::DataGroup;
+        let mut f = settee_core::Factory::new();
+        settee_topology::register(&mut f);
+        let class = f.class("RegularGridTopology").expect("RegularGridTopology is registered");
+        for d in crate::barycentric::RegularGridData::TABLE {
+            let theirs = class.data.iter().flat_map(|t| t.iter()).find(|o| o.name == d.name);
+            let theirs = theirs.unwrap_or_else(|| panic!("RegularGridTopology has no Data '{}'", d.name));
+            assert_eq!((theirs.kind, theirs.default, theirs.help), (d.kind, d.default, d.help), "Data '{}'", d.name);
         }
     }
 

@@ -11,93 +11,13 @@
 //!   `targets` means the initial positions.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule, VecId};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId, VecId};
 
-use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUT, INPUTS, MAPPING_DATA,
-    OUTPUT,
-};
-
-/// `ConstantAssembledMapping`'s Data: the Jacobian of these mappings never changes, so it is
-/// built at init whatever its value.
-const CONSTANT: DataDecl = decl("constant", Bool, "false", "Can the Jacobian and Hessian be precomputed?");
-
-static DIFFERENCE_DATA: &[DataDecl] = &[
-    decl("pairs", IndexTuples(2), "", "index pairs for computing deltas"),
-    CONSTANT,
-    decl("showObjectScale", Real, "-1", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-];
-
-static MULTI_DATA: &[DataDecl] = &[decl("pairs", IndexTuples(2), "", "index pairs for computing deltas"), CONSTANT];
-
-static TARGET_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "indices of the parent points"),
-    decl_alias("targets", &["offsets"], Reals, "", "target positions which who computes deltas"),
-    decl("targetIndices", Indices, "", "target indices in target positions which who computes deltas"),
-    decl("inverted", Bool, "false", "target-p (rather than p-target)"),
-    CONSTANT,
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targets");
-const TARGET_INDICES: DataRef<data_ref::Indices> = DataRef::new("targetIndices");
-const INVERTED: DataRef<data_ref::Bool> = DataRef::new("inverted");
+use crate::assembled::{self, assembled_products};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
 const DIFFERENCE_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec3)];
-const DIFFERENCE_NAMES: &[&str] = &["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"];
 const TARGET_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1)];
-
-pub static DIFFERENCE_CLASS: ComponentClass = ComponentClass {
-    name: "DifferenceMapping",
-    description: "Maps pairs of input elements (a, b) to the difference of their positions x_b − x_a.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: DIFFERENCE_NAMES,
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DIFFERENCE_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DifferenceMapping::new(Kind::Pairs)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DIFFERENCE_MULTI_CLASS: ComponentClass = ComponentClass {
-    name: "DifferenceMultiMapping",
-    description: "Maps pairs (a, b) of elements of two inputs to the difference of their positions in1[b] − in0[a].",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: DIFFERENCE_NAMES,
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, MULTI_DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DifferenceMapping::new(Kind::Multi)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DIFFERENCE_FROM_TARGET_CLASS: ComponentClass = ComponentClass {
-    name: "DifferenceFromTargetMapping",
-    description: "Maps input elements to their difference with fixed targets, p − t (or t − p when inverted).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d", "Vec1d,Vec1d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, TARGET_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DifferenceMapping::new(Kind::FromTarget)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS, TARGET_INDICES, INVERTED),
-};
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -120,19 +40,78 @@ struct Term {
     target: Option<Vec<f64>>,
 }
 
-/// The three mappings: each output element is a signed sum of input elements and a target.
-#[derive(Default)]
-pub struct DifferenceMapping {
-    kind: Kind,
-    ports: Ports,
-    terms: Vec<Term>,
-    sizes: Vec<usize>,
-    inverted: bool,
-    /// Coordinate and derivative sizes of the input elements, and the output element size.
-    cs: usize,
-    ds: usize,
-    out_size: usize,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        default_template = "Vec3d,Vec3d",
+        class(
+            name = "DifferenceMapping",
+            description = "Maps pairs of input elements (a, b) to the difference of their positions x_b − x_a.",
+            create = |_| DifferenceMapping::new(Kind::Pairs),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+                /// Scale for object display
+                showObjectScale: Real = "-1",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+            },
+        ),
+        multi_class(
+            name = "DifferenceMultiMapping",
+            description = "Maps pairs (a, b) of elements of two inputs to the difference of their positions in1[b] − in0[a].",
+            create = |_| DifferenceMapping::new(Kind::Multi),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+            },
+        ),
+        class(
+            name = "DifferenceFromTargetMapping",
+            description = "Maps input elements to their difference with fixed targets, p − t (or t − p when inverted).",
+            create = |_| DifferenceMapping::new(Kind::FromTarget),
+            templates = ["Vec3d,Vec3d", "Vec1d,Vec1d"],
+            data = {
+                /// indices of the parent points
+                indices: Indices,
+                /// target positions which who computes deltas
+                #[alias("offsets")]
+                targets: Reals,
+                /// target indices in target positions which who computes deltas
+                targetIndices: Indices,
+                /// target-p (rather than p-target)
+                inverted: Bool = "false",
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+                /// Scale for object display
+                showObjectScale: Real = "0",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+            },
+        ),
+    }
+    /// The three mappings: each output element is a signed sum of input elements and a target.
+    ///
+    /// `constant` is `ConstantAssembledMapping`'s Data: the Jacobian of these mappings never
+    /// changes, so it is built at init whatever its value.
+    #[derive(Default)]
+    pub struct DifferenceMapping {
+        kind: Kind,
+        ports: Ports,
+        terms: Vec<Term>,
+        sizes: Vec<usize>,
+        inverted: bool,
+        /// Coordinate and derivative sizes of the input elements, and the output element size.
+        cs: usize,
+        ds: usize,
+        out_size: usize,
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl DifferenceMapping {
@@ -171,13 +150,7 @@ impl DifferenceMapping {
     fn direct(kind: Kind, inputs: &[(StateId, usize)], layout: Layout, output: StateId, out_layout: Layout) -> DifferenceMapping {
         DifferenceMapping {
             kind,
-            ports: Ports {
-                inputs: inputs.iter().map(|i| i.0).collect(),
-                in_layouts: vec![layout; inputs.len()],
-                output: Some(output),
-                out_layout: Some(out_layout),
-                map_forces: true,
-            },
+            ports: Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), layout, output, out_layout),
             sizes: inputs.iter().map(|i| i.1).collect(),
             cs: layout.coord_size(),
             ds: layout.deriv_size(),
@@ -238,10 +211,10 @@ impl DifferenceMapping {
     fn target_terms(&mut self, cx: &mut InitCtx) -> SimResult<Vec<Term>> {
         let d = cx.data();
         let (cs, n_in) = (self.cs, self.sizes[0]);
-        let given = d.get(INDICES).to_vec();
-        let mut targets = d.get(TARGETS).to_vec();
-        let target_indices = d.get(TARGET_INDICES).to_vec();
-        self.inverted = d.get(INVERTED);
+        let given = d.get(Self::INDICES).to_vec();
+        let mut targets = d.get(Self::TARGETS).to_vec();
+        let target_indices = d.get(Self::TARGET_INDICES).to_vec();
+        self.inverted = d.get(Self::INVERTED);
         if let Some((k, &i)) = given.iter().enumerate().find(|(_, &i)| i >= n_in) {
             return Err(cx
                 .error(format!("indices[{k}] = {i}, but the input has {n_in} elements"))
@@ -257,7 +230,7 @@ impl DifferenceMapping {
             // No targets: the initial positions of the selected elements.
             let x = cx.read_vec(self.ports.inputs[0], VecId::POSITION);
             targets = selected.iter().flat_map(|&k| x[k * cs..(k + 1) * cs].to_vec()).collect();
-            cx.data_mut().set("targets", Value::Reals { arity: cs, v: targets.clone() });
+            cx.data_mut().put(Self::TARGETS, targets.clone());
         }
         let n_targets = targets.len() / cs;
         if !target_indices.is_empty() && target_indices.len() < selected.len() {
@@ -285,14 +258,10 @@ impl DifferenceMapping {
 }
 
 impl Component for DifferenceMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        let Some(out_layout) = self.ports.out_layout else {
-            return Err(cx.error("the output of this mapping must be a MechanicalObject, not a visual model"));
-        };
-        check_layouts(cx, &self.ports, if self.kind == Kind::FromTarget { TARGET_TEMPLATES } else { DIFFERENCE_TEMPLATES })?;
+        let templates = if self.kind == Kind::FromTarget { TARGET_TEMPLATES } else { DIFFERENCE_TEMPLATES };
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a MechanicalObject", templates)?;
+        let out_layout = self.ports.out_layout.expect("mechanical output");
         let layout = self.ports.in_layouts[0];
         (self.cs, self.ds, self.out_size) = (layout.coord_size(), layout.deriv_size(), out_layout.deriv_size());
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
@@ -304,12 +273,12 @@ impl Component for DifferenceMapping {
         self.terms = match self.kind {
             Kind::FromTarget => self.target_terms(cx)?,
             _ => {
-                let flat = cx.data().get(PAIRS).to_vec();
+                let flat = cx.data().get(Self::PAIRS).to_vec();
                 let mut pairs = self.read_pairs(cx, &flat)?;
                 if self.kind == Kind::Multi && pairs.is_empty() && self.sizes[0] == self.sizes[1] {
                     pairs = (0..self.sizes[0]).map(|i| (i, i)).collect();
                     let v = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
-                    cx.data_mut().set("pairs", Value::Indices { arity: 2, v });
+                    cx.data_mut().put(Self::PAIRS, v);
                 }
                 if pairs.is_empty() {
                     cx.warn("no pairs: the output is empty");
@@ -318,24 +287,12 @@ impl Component for DifferenceMapping {
             }
         };
         self.assemble();
-        resize_output(cx.scene, &self.ports, self.terms.len());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.terms.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for DifferenceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     /// On coordinates: the translation parts (`out_size` reals) of the elements and targets.
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -366,16 +323,7 @@ impl Mapping for DifferenceMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if !self.ports.map_forces {

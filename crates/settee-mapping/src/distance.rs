@@ -5,105 +5,32 @@
 //! Jacobian; `applyJ`/`applyJT` go through that Jacobian and the geometric stiffness (`applyDJT`)
 //! uses the cached directions until the next `apply`.
 
-use settee_core::component::{link, Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MatrixAccumulator, Roles, SimError, SimResult,
-    StateId, TemplateRule, VecId,
-};
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
-use crate::assembled::orthogonal_projector;
+use crate::assembled::orthogonal_projector3;
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, INPUTS, MAPPING_DATA, OUTPUT, V3,
+    check_len, dot, finish_init, mapping_ports, norm, resolve_mechanical_ports, scale, sub, v3, GeometricStiffness, MappingData, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
-const TEMPLATE_NAMES: &[&str] = &["Vec3d,Vec1d", "Rigid3d,Vec1d"];
 
-static DISTANCE_DATA: &[DataDecl] = &[
-    decl(
-        "computeDistance",
-        Bool,
-        "false",
-        "if 'computeDistance = true', then rest length of each element equal 0, otherwise rest length is the initial length of each of them",
-    ),
-    decl("restLengths", Reals, "", "Rest lengths of the connections"),
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "yellow", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "Stabilized",
-        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
-    ),
-];
-
-static SQUARE_DATA: &[DataDecl] = &[
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "Stabilized",
-        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)",
-    ),
-];
-
-static MULTI_DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
-
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-const COMPUTE_DISTANCE: DataRef<data_ref::Bool> = DataRef::new("computeDistance");
-const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
-const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
-
-const TOPOLOGY: LinkDecl = link("topology", Roles::TOPOLOGY, "link to the topology container (its edges are the mapped pairs)");
-
-pub static DISTANCE_CLASS: ComponentClass = ComponentClass {
-    name: "DistanceMapping",
-    description: "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DISTANCE_DATA],
-    links: &[INPUT, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Distance)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS),
-};
-
-pub static SQUARE_DISTANCE_CLASS: ComponentClass = ComponentClass {
-    name: "SquareDistanceMapping",
-    description: "Maps point positions to the squared distances between the ends of the topology's edges.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, SQUARE_DATA],
-    links: &[INPUT, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Square)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS),
-};
-
-pub static DISTANCE_MULTI_CLASS: ComponentClass = ComponentClass {
-    name: "DistanceMultiMapping",
-    description: "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: TEMPLATE_NAMES,
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DISTANCE_DATA, MULTI_DATA],
-    links: &[INPUTS, OUTPUT, TOPOLOGY],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceMapping::new(Kind::Multi)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(GEOMETRIC_STIFFNESS, COMPUTE_DISTANCE, REST_LENGTHS, INDEX_PAIRS),
-};
+/// The Data of `DistanceMapping`, which `DistanceMultiMapping` has too.
+#[settee_core::data_group(data = {
+    /// if 'computeDistance = true', then rest length of each element equal 0, otherwise rest length is the initial length of each of them
+    computeDistance: Bool = "false",
+    /// Rest lengths of the connections
+    restLengths: Reals,
+    /// Scale for object display
+    showObjectScale: Real = "0",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "yellow",
+    /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
+    geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+})]
+pub struct DistanceData;
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,27 +46,67 @@ pub enum Kind {
 /// One end of an edge: input number and element index in that input.
 type End = (usize, usize);
 
-/// The three mappings (they share everything but the formula and the way ends are named).
-pub struct DistanceMapping {
-    kind: Kind,
-    ports: Ports,
-    /// Ends of each mapped edge.
-    ends: Vec<[End; 2]>,
-    rest: Vec<f64>,
-    gs: GeometricStiffness,
-    /// Number of elements of each input.
-    sizes: Vec<usize>,
-    /// Coordinate and derivative sizes of the input elements.
-    cs: usize,
-    ds: usize,
-    /// Cached by `apply`: unit directions (Distance) or `2·(x_b − x_a)` (Square), inverse lengths.
-    directions: Vec<V3>,
-    invlengths: Vec<f64>,
-    /// Cached by `apply`: one Jacobian per input.
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` when it kept at least one edge (SOFA's non-empty
-    /// `m_geometricStiffnessMatrix`); empty otherwise.
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    with {
+        /// link to the topology container (its edges are the mapped pairs)
+        topology: Topology,
+    }
+    {
+        templates = ["Vec3d,Vec1d", "Rigid3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        class(
+            name = "DistanceMapping",
+            description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
+            create = |_| DistanceMapping::new(Kind::Distance),
+            inherit = [MappingData, DistanceData, Self],
+        ),
+        multi_class(
+            name = "DistanceMultiMapping",
+            description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
+            create = |_| DistanceMapping::new(Kind::Multi),
+            inherit = [MappingData, DistanceData, Self],
+            data = {
+                /// list of couples (parent index + index in the parent)
+                indexPairs: IndexTuples(2),
+            },
+        ),
+        class(
+            name = "SquareDistanceMapping",
+            description = "Maps point positions to the squared distances between the ends of the topology's edges.",
+            create = |_| DistanceMapping::new(Kind::Square),
+            inherit = [MappingData, Self],
+            data = {
+                /// Scale for object display
+                showObjectScale: Real = "0",
+                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+                showColor: Str = "1 1 0 1",
+                /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
+                geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+            },
+        ),
+    }
+    /// The three mappings (they share everything but the formula and the way ends are named).
+    pub struct DistanceMapping {
+        kind: Kind,
+        ports: Ports,
+        /// Ends of each mapped edge.
+        ends: Vec<[End; 2]>,
+        rest: Vec<f64>,
+        gs: GeometricStiffness,
+        /// Number of elements of each input.
+        sizes: Vec<usize>,
+        /// Coordinate and derivative sizes of the input elements.
+        cs: usize,
+        ds: usize,
+        /// Cached by `apply`: unit directions (Distance) or `2·(x_b − x_a)` (Square), inverse lengths.
+        directions: Vec<V3>,
+        invlengths: Vec<f64>,
+        /// Cached by `apply`: one Jacobian per input.
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` when it kept at least one edge (SOFA's non-empty
+        /// `m_geometricStiffnessMatrix`); empty otherwise.
+        k_force: Vec<f64>,
+    }
 }
 
 impl DistanceMapping {
@@ -172,13 +139,7 @@ impl DistanceMapping {
         gs: GeometricStiffness,
     ) -> DistanceMapping {
         let mut m = DistanceMapping::new(kind);
-        m.ports = Ports {
-            inputs: inputs.iter().map(|i| i.0).collect(),
-            in_layouts: vec![layout; inputs.len()],
-            output: Some(output),
-            out_layout: Some(Layout::Vec1),
-            map_forces: true,
-        };
+        m.ports = Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), layout, output, Layout::Vec1);
         m.sizes = inputs.iter().map(|i| i.1).collect();
         m.cs = layout.coord_size();
         m.ds = layout.deriv_size();
@@ -231,29 +192,24 @@ impl DistanceMapping {
 
     /// `(I − uuᵀ)·s`, entries computed as SOFA does.
     fn stiffness_block(&self, e: usize, s: f64) -> [[f64; 3]; 3] {
-        let b = orthogonal_projector(&self.directions[e], s);
-        [[b[0], b[1], b[2]], [b[3], b[4], b[5]], [b[6], b[7], b[8]]]
+        orthogonal_projector3(&self.directions[e], s)
     }
 }
 
 impl Component for DistanceMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a Vec1d MechanicalObject", TEMPLATES)?;
         let layout = self.ports.in_layouts[0];
         self.cs = layout.coord_size();
         self.ds = layout.deriv_size();
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let compute_distance = self.kind != Kind::Square && d.get(COMPUTE_DISTANCE);
-        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(REST_LENGTHS).to_vec() };
-        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(INDEX_PAIRS).to_vec() } else { Vec::new() };
+        // Every class declares `geometricStiffness` (SquareDistanceMapping its own, the others
+        // through [`DistanceData`]); only those two have `computeDistance` and `restLengths`.
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let compute_distance = self.kind != Kind::Square && d.get(DistanceData::COMPUTE_DISTANCE);
+        let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(DistanceData::REST_LENGTHS).to_vec() };
+        let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(Self::INDEX_PAIRS).to_vec() } else { Vec::new() };
 
         let topo = cx.topology().ok_or_else(|| {
             cx.error("no topology found").hint("set topology=\"@path/to/EdgeSetTopologyContainer\" (its edges are the mapped pairs)")
@@ -304,19 +260,15 @@ impl Component for DistanceMapping {
                 .iter()
                 .map(|&[a, b]| {
                     let g = sub(self.pos(&refs, a), self.pos(&refs, b));
-                    dot(g, g).sqrt()
+                    norm(g)
                 })
                 .collect()
         };
         if self.kind != Kind::Square {
-            cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
+            cx.data_mut().put(DistanceData::REST_LENGTHS, self.rest.clone());
         }
-        resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.ends.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl DistanceMapping {
@@ -355,15 +307,7 @@ impl DistanceMapping {
 }
 
 impl Mapping for DistanceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // edge i fills out[i] and its caches
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -379,16 +323,16 @@ impl Mapping for DistanceMapping {
             let mut g = sub(self.pos(inputs, b), self.pos(inputs, a));
             match self.kind {
                 Kind::Square => {
-                    out[i] = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
-                    g = [g[0] * 2.0, g[1] * 2.0, g[2] * 2.0];
+                    out[i] = dot(g, g);
+                    g = scale(g, 2.0);
                 }
                 _ => {
-                    let l = dot(g, g).sqrt();
+                    let l = norm(g);
                     out[i] = l - self.rest[i];
                     if l > f64::EPSILON {
                         self.invlengths[i] = 1.0 / l;
                         let inv = self.invlengths[i];
-                        g = [g[0] * inv, g[1] * inv, g[2] * inv];
+                        g = scale(g, inv);
                     } else {
                         self.invlengths[i] = 0.0;
                         let p = 1.0 / 3f64.sqrt();
@@ -397,7 +341,7 @@ impl Mapping for DistanceMapping {
                 }
             }
             self.directions[i] = g;
-            let neg = [-g[0], -g[1], -g[2]];
+            let neg = settee_core::math::neg(g);
             // Entries in increasing column order when both ends are in the same input, as SOFA
             // inserts them (DistanceMultiMapping inserts end 0 then end 1).
             let mut entries = [(a, neg), (b, g)];

@@ -9,75 +9,55 @@
 //! stabilized).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, orthogonal_projector};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, GeometricStiffness, Ports, APPLY_REST_POSITION,
-    GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT,
-};
+use crate::assembled::{self, assembled_products, orthogonal_projector};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "Indices of the parent points"),
-    decl("targetPositions", Reals, "", "Positions to compute the distances from (coordinates of the input's template)"),
-    decl("restLengths", Reals, "", "Rest lengths of the connections (missing ones are 0)"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "Stabilized",
-        "Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the points in extension)",
-    ),
-    decl("showObjectScale", Real, "0", "Scale for object display"),
-    decl("showColor", Str, "yellow", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-];
-
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targetPositions");
-const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "DistanceFromTargetMapping",
-    description: "Maps input points to their distances to fixed targets, minus rest lengths.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DistanceFromTargetMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS, REST_LENGTHS, GEOMETRIC_STIFFNESS),
-};
-
-/// The mapping.
-#[derive(Default)]
-pub struct DistanceFromTargetMapping {
-    ports: Ports,
-    indices: Vec<usize>,
-    /// One target per index, `cs` reals each.
-    targets: Vec<f64>,
-    rest: Vec<f64>,
-    gs: GeometricStiffness,
-    n_in: usize,
-    /// Coordinate, derivative and spatial sizes of the input elements.
-    cs: usize,
-    ds: usize,
-    sp: usize,
-    /// Cached by `apply`: unit directions (`ds` reals each), inverse lengths, the Jacobian.
-    directions: Vec<f64>,
-    invlengths: Vec<f64>,
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` when it kept at least one point.
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        name = "DistanceFromTargetMapping",
+        description = "Maps input points to their distances to fixed targets, minus rest lengths.",
+        templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        data = {
+            /// Indices of the parent points
+            indices: Indices,
+            /// Positions to compute the distances from (coordinates of the input's template)
+            targetPositions: Reals,
+            /// Rest lengths of the connections (missing ones are 0)
+            restLengths: Reals,
+            /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the points in extension)
+            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+            /// Scale for object display
+            showObjectScale: Real = "0",
+            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+            showColor: Str = "yellow",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct DistanceFromTargetMapping {
+        ports: Ports,
+        indices: Vec<usize>,
+        /// One target per index, `cs` reals each.
+        targets: Vec<f64>,
+        rest: Vec<f64>,
+        gs: GeometricStiffness,
+        n_in: usize,
+        /// Coordinate, derivative and spatial sizes of the input elements.
+        cs: usize,
+        ds: usize,
+        sp: usize,
+        /// Cached by `apply`: unit directions (`ds` reals each), inverse lengths, the Jacobian.
+        directions: Vec<f64>,
+        invlengths: Vec<f64>,
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` when it kept at least one point.
+        k_force: Vec<f64>,
+    }
 }
 
 impl DistanceFromTargetMapping {
@@ -97,7 +77,7 @@ impl DistanceFromTargetMapping {
         let mut rest = rest;
         rest.resize(indices.len(), 0.0);
         DistanceFromTargetMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![layout], output: Some(output), out_layout: Some(Layout::Vec1), map_forces: true },
+            ports: Ports::direct(&[input], layout, output, Layout::Vec1),
             indices,
             targets,
             rest,
@@ -145,22 +125,16 @@ impl DistanceFromTargetMapping {
 }
 
 impl Component for DistanceFromTargetMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec1d MechanicalObject", TEMPLATES)?;
         let layout = self.ports.in_layouts[0];
         (self.cs, self.ds, self.sp) = (layout.coord_size(), layout.deriv_size(), layout.spatial_size());
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let mut indices = d.get(INDICES).to_vec();
-        let targets = d.get(TARGETS).to_vec();
-        let mut rest = d.get(REST_LENGTHS).to_vec();
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let mut indices = d.get(Self::INDICES).to_vec();
+        let targets = d.get(Self::TARGET_POSITIONS).to_vec();
+        let mut rest = d.get(Self::REST_LENGTHS).to_vec();
 
         let cs = self.cs;
         if !targets.len().is_multiple_of(cs) {
@@ -187,29 +161,17 @@ impl Component for DistanceFromTargetMapping {
         }
         // Missing rest lengths are 0 (extra ones are dropped).
         rest.resize(indices.len(), 0.0);
-        cx.data_mut().set("indices", Value::Indices { arity: 1, v: indices.clone() });
-        cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: rest.clone() });
+        cx.data_mut().put(Self::INDICES, indices.clone());
+        cx.data_mut().put(Self::REST_LENGTHS, rest.clone());
         self.indices = indices;
         self.targets = targets;
         self.rest = rest;
-        resize_output(cx.scene, &self.ports, self.indices.len());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.indices.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for DistanceFromTargetMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let (n, cs, ds, sp) = (self.indices.len(), self.cs, self.ds, self.sp);
@@ -238,16 +200,7 @@ impl Mapping for DistanceFromTargetMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     /// SOFA's `updateK`: the stiffness for `f_out` is kept if it has a point (Stabilized: one in
     /// extension); `apply_djt` then uses it in place of the force it is given.

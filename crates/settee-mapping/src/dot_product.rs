@@ -5,77 +5,12 @@
 //! `∂(Jᵀf)/∂x_a = f·∂x_b` and vice versa (always assembled, as in the plugin).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, finish_rows};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, v3, Ports, APPLY_REST_POSITION, INPUT, INPUTS,
-    MAPPING_DATA, OUTPUT, V3,
-};
+use crate::assembled::{assembled_products, finish_rows};
+use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanical_ports, v3, Ports, V3};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
-
-static PAIRS_DATA: &[DataDecl] = &[decl("pairs", IndexTuples(2), "", "index pairs for computing deltas")];
-static MULTI_DATA: &[DataDecl] =
-    &[decl("pairs", IndexTuples(4), "", "index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i")];
-static TARGET_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "indices of the dofs used to compute a dot product"),
-    decl("targets", RealTuples(3), "", "targets to compute the dot products with (the last one is repeated)"),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targets");
-
-pub static DOT_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductMapping",
-    description: "Maps pairs of vectors of one state to their dot products.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PAIRS_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::Pairs)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DOT_MULTI_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductMultiMapping",
-    description: "Maps pairs of vectors taken from several states to their dot products.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, MULTI_DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::Multi)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS),
-};
-
-pub static DOT_TARGET_CLASS: ComponentClass = ComponentClass {
-    name: "DotProductFromTargetMapping",
-    description: "Maps vectors to their dot products with fixed targets.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, TARGET_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(DotProductMapping::new(Kind::FromTarget)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS),
-};
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,17 +23,52 @@ pub enum Kind {
 /// One factor of a product: input number and vector index in that input.
 pub type End = (usize, usize);
 
-/// The three mappings.
-pub struct DotProductMapping {
-    kind: Kind,
-    ports: Ports,
-    sizes: Vec<usize>,
-    /// The two factors of each product (FromTarget: the first one only).
-    ends: Vec<[End; 2]>,
-    /// FromTarget: the target of each product.
-    targets: Vec<V3>,
-    jac: Vec<SparseRows>,
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        templates = ["Vec3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        class(
+            name = "DotProductMapping",
+            description = "Maps pairs of vectors of one state to their dot products.",
+            create = |_| DotProductMapping::new(Kind::Pairs),
+            data = {
+                /// index pairs for computing deltas
+                pairs: IndexTuples(2),
+            },
+        ),
+        multi_class(
+            name = "DotProductMultiMapping",
+            description = "Maps pairs of vectors taken from several states to their dot products.",
+            create = |_| DotProductMapping::new(Kind::Multi),
+            data = {
+                /// index pairs for computing deltas: (parent, index) (parent, index); empty: (0, i) (1, i) for every i
+                pairs: IndexTuples(4),
+            },
+        ),
+        class(
+            name = "DotProductFromTargetMapping",
+            description = "Maps vectors to their dot products with fixed targets.",
+            create = |_| DotProductMapping::new(Kind::FromTarget),
+            data = {
+                /// indices of the dofs used to compute a dot product
+                indices: Indices,
+                /// targets to compute the dot products with (the last one is repeated)
+                targets: RealTuples(3),
+            },
+        ),
+    }
+    /// The three mappings.
+    pub struct DotProductMapping {
+        kind: Kind,
+        ports: Ports,
+        sizes: Vec<usize>,
+        /// The two factors of each product (FromTarget: the first one only).
+        ends: Vec<[End; 2]>,
+        /// FromTarget: the target of each product.
+        targets: Vec<V3>,
+        jac: Vec<SparseRows>,
+        k_force: Vec<f64>,
+    }
 }
 
 impl DotProductMapping {
@@ -118,13 +88,7 @@ impl DotProductMapping {
     /// the factors of each product and, for FromTarget, the targets (the last one repeated).
     pub fn build(kind: Kind, inputs: &[(StateId, usize)], output: StateId, ends: Vec<[End; 2]>, targets: Vec<V3>) -> SimResult<DotProductMapping> {
         let mut m = DotProductMapping::new(kind);
-        m.ports = Ports {
-            inputs: inputs.iter().map(|i| i.0).collect(),
-            in_layouts: vec![Layout::Vec3; inputs.len()],
-            output: Some(output),
-            out_layout: Some(Layout::Vec1),
-            map_forces: true,
-        };
+        m.ports = Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), Layout::Vec3, output, Layout::Vec1);
         m.sizes = inputs.iter().map(|i| i.1).collect();
         m.ends = ends;
         m.targets = targets;
@@ -170,23 +134,17 @@ impl DotProductMapping {
 }
 
 impl Component for DotProductMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, self.kind == Kind::Multi)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, self.kind == Kind::Multi, "a Vec1d MechanicalObject", TEMPLATES)?;
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         let d = cx.data();
         let (what, hint) = match self.kind {
             Kind::Pairs => {
-                self.ends = d.get(PAIRS).chunks_exact(2).map(|p| [(0, p[0]), (0, p[1])]).collect();
+                self.ends = d.get(Self::PAIRS).chunks_exact(2).map(|p| [(0, p[0]), (0, p[1])]).collect();
                 ("pairs", "set pairs=\"a b …\", the indices of the two vectors of each product")
             }
             Kind::Multi => {
-                self.ends = d.get(PAIRS).chunks_exact(4).map(|p| [(p[0], p[1]), (p[2], p[3])]).collect();
+                self.ends = d.get(Self::PAIRS).chunks_exact(4).map(|p| [(p[0], p[1]), (p[2], p[3])]).collect();
                 if self.ends.is_empty() {
                     if self.sizes.len() != 2 || self.sizes[0] != self.sizes[1] {
                         return Err(cx
@@ -195,13 +153,13 @@ impl Component for DotProductMapping {
                     }
                     self.ends = (0..self.sizes[0]).map(|i| [(0, i), (1, i)]).collect();
                     let flat: Vec<usize> = self.ends.iter().flat_map(|e| [e[0].0, e[0].1, e[1].0, e[1].1]).collect();
-                    cx.data_mut().set("pairs", Value::Indices { arity: 4, v: flat });
+                    cx.data_mut().put(Self::PAIRS, flat);
                 }
                 ("pairs", "set pairs=\"p0 i0 p1 i1 …\", the (parent, index) of both factors of each product")
             }
             Kind::FromTarget => {
-                self.ends = d.get(INDICES).iter().map(|&i| [(0, i), (0, i)]).collect();
-                self.targets = d.get(TARGETS).chunks_exact(3).map(v3).collect();
+                self.ends = d.get(Self::INDICES).iter().map(|&i| [(0, i), (0, i)]).collect();
+                self.targets = d.get(Self::TARGETS).chunks_exact(3).map(v3).collect();
                 ("indices", "set indices=\"i …\" and targets=\"x y z …\"")
             }
         };
@@ -211,26 +169,14 @@ impl Component for DotProductMapping {
         self.check().map_err(|m| cx.error(m).hint(hint))?;
         if self.kind == Kind::FromTarget {
             let flat: Vec<f64> = self.targets.iter().flatten().copied().collect();
-            cx.data_mut().set("targets", Value::Reals { arity: 3, v: flat });
+            cx.data_mut().put(Self::TARGETS, flat);
         }
-        resize_output(cx.scene, &self.ports, self.ends.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.ends.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for DotProductMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         self.ds_ok(inputs)?;
@@ -240,7 +186,7 @@ impl Mapping for DotProductMapping {
         for (k, &[(pa, ia), (pb, ib)]) in self.ends.iter().enumerate() {
             let a = v3(&inputs[pa][3 * ia..]);
             let b = if self.kind == Kind::FromTarget { self.targets[k] } else { v3(&inputs[pb][3 * ib..]) };
-            out[k] = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+            out[k] = dot(a, b);
             for c in 0..3 {
                 jac[pa].rows[k].push((3 * ia + c, b[c]));
                 if self.kind != Kind::FromTarget {
@@ -255,23 +201,7 @@ impl Mapping for DotProductMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        if self.jac.is_empty() {
-            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
-        }
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
-    }
+    assembled_products!(applied);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

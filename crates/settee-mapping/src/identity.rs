@@ -4,12 +4,9 @@
 
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::ConstraintRows;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId};
 
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT,
-    MAPPING_DATA, OUTPUT,
-};
+use crate::common::{check_layouts, check_len, finish_init, mapping_ports, resolve_ports, selection_jacobian, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -23,51 +20,40 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid2, Layout::Vec2),
 ];
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "IdentityMapping",
-    description: "Maps each input element to the output element of the same index (rigid inputs give their centre).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &[
-        "Vec3d,Vec3d",
-        "Vec2d,Vec2d",
-        "Vec1d,Vec1d",
-        "Vec6d,Vec3d",
-        "Vec6d,Vec6d",
-        "Rigid3d,Rigid3d",
-        "Rigid2d,Rigid2d",
-        "Rigid3d,Vec3d",
-        "Rigid2d,Vec2d",
-    ],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA],
-    links: &[INPUT, OUTPUT],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(IdentityMapping::default())
-}
-
-/// The mapping.
-#[derive(Default)]
-pub struct IdentityMapping {
-    ports: Ports,
-    /// Number of mapped elements (the input size at init).
-    n: usize,
-    /// Coordinate and derivative sizes of the input and output elements.
-    cs: (usize, usize),
-    ds: (usize, usize),
+crate::common::mapping_class! {
+    {
+        name = "IdentityMapping",
+        description = "Maps each input element to the output element of the same index (rigid inputs give their centre).",
+        templates = [
+            "Vec3d,Vec3d",
+            "Vec2d,Vec2d",
+            "Vec1d,Vec1d",
+            "Vec6d,Vec3d",
+            "Vec6d,Vec6d",
+            "Rigid3d,Rigid3d",
+            "Rigid2d,Rigid2d",
+            "Rigid3d,Vec3d",
+            "Rigid2d,Vec2d",
+        ],
+        default_template = "Vec3d,Vec3d",
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct IdentityMapping {
+        ports: Ports,
+        /// Number of mapped elements (the input size at init).
+        n: usize,
+        /// Coordinate and derivative sizes of the input and output elements.
+        cs: (usize, usize),
+        ds: (usize, usize),
+    }
 }
 
 impl IdentityMapping {
     /// A mapping between two states of `n` elements (for tests and programmatic use).
     pub fn between(input: StateId, in_layout: Layout, output: StateId, out_layout: Layout, n: usize) -> IdentityMapping {
         IdentityMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![in_layout], output: Some(output), out_layout: Some(out_layout), map_forces: true },
+            ports: Ports::direct(&[input], in_layout, output, out_layout),
             n,
             cs: (in_layout.coord_size(), out_layout.coord_size()),
             ds: (in_layout.deriv_size(), out_layout.deriv_size()),
@@ -83,8 +69,6 @@ impl IdentityMapping {
 }
 
 impl Component for IdentityMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(out_layout) = self.ports.out_layout else { return Ok(()) };
@@ -93,9 +77,7 @@ impl Component for IdentityMapping {
         self.n = cx.state_size(self.ports.inputs[0]);
         self.cs = (in_layout.coord_size(), out_layout.coord_size());
         self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
-        resize_output(cx.scene, &self.ports, self.n);
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.n, self)
     }
 
     /// Point changes resize the input and the output together (every state following the
@@ -120,20 +102,10 @@ impl Component for IdentityMapping {
         self.n = n;
         Ok(settee_core::topology_change::Follow::Followed)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for IdentityMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         check_len("the input positions", inputs[0], self.n, self.cs.0)?;

@@ -45,28 +45,25 @@ pub use subset_multi::SubsetMultiMapping;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&identity::CLASS);
-    f.register(&subset::CLASS);
-    f.register(&barycentric::CLASS);
-    f.register(&rigid::CLASS);
-    f.register(&beam_linear::CLASS);
-    f.register(&distance::DISTANCE_CLASS);
-    f.register(&distance::DISTANCE_MULTI_CLASS);
-    f.register(&distance::SQUARE_DISTANCE_CLASS);
-    f.register(&distance_from_target::CLASS);
-    f.register(&subset_multi::CLASS);
-    f.register(&difference::DIFFERENCE_CLASS);
-    f.register(&difference::DIFFERENCE_MULTI_CLASS);
-    f.register(&difference::DIFFERENCE_FROM_TARGET_CLASS);
-    f.register(&mask::MASK_CLASS);
-    f.register(&mask::PROJECTION_CLASS);
-    f.register(&rigid_joint::JOINT_CLASS);
-    f.register(&rigid_joint::RIGID_RIGID_CLASS);
-    f.register(&dot_product::DOT_CLASS);
-    f.register(&dot_product::DOT_MULTI_CLASS);
-    f.register(&dot_product::DOT_TARGET_CLASS);
-    f.register(&normalization::CLASS);
-    f.register(&winch::CLASS);
-    f.register(&safe_distance::CLASS);
-    f.register(&safe_distance::FROM_TARGET_CLASS);
+    f.add::<identity::IdentityMapping>();
+    f.add::<subset::SubsetMapping>();
+    f.add::<barycentric::BarycentricMapping>();
+    f.add::<rigid::RigidMapping>();
+    f.add::<beam_linear::BeamLinearMapping>();
+    // DistanceMapping, DistanceMultiMapping, SquareDistanceMapping.
+    f.add::<distance::DistanceMapping>();
+    f.add::<distance_from_target::DistanceFromTargetMapping>();
+    f.add::<subset_multi::SubsetMultiMapping>();
+    // DifferenceMapping, DifferenceMultiMapping, DifferenceFromTargetMapping.
+    f.add::<difference::DifferenceMapping>();
+    // MaskMapping, ProjectionMapping.
+    f.add::<mask::ScalarMapping>();
+    f.add::<rigid_joint::RigidJointMapping>();
+    f.add::<rigid_joint::AssembledRigidRigidMapping>();
+    // DotProductMapping, DotProductMultiMapping, DotProductFromTargetMapping.
+    f.add::<dot_product::DotProductMapping>();
+    f.add::<normalization::NormalizationMapping>();
+    f.add::<winch::WinchMultiMapping>();
+    // SafeDistanceMapping, SafeDistanceFromTargetMapping.
+    f.add::<safe_distance::SafeDistanceMapping>();
 }

@@ -6,60 +6,12 @@
 //!   (`offset`: none means 0, the last one repeated).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId};
 
-use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT,
-};
-
-static MASK_DATA: &[DataDecl] = &[
-    decl("dofs", Reals, "", "mask for each input dof (one coordinate per element, the last one repeated)"),
-    decl("constant", Bool, "false", "Can the Jacobian and Hessian be precomputed?"),
-];
-
-static PROJECTION_DATA: &[DataDecl] = &[
-    decl("set", Reals, "", "(index, coord) vector describing projection space"),
-    decl("offset", Reals, "", "scalar offset for each projection (if empty: 0, otherwise last value is repeated as needed)"),
-];
-
-const DOFS: DataRef<data_ref::Reals> = DataRef::new("dofs");
-const SET: DataRef<data_ref::Reals> = DataRef::new("set");
-const OFFSET: DataRef<data_ref::Reals> = DataRef::new("offset");
+use crate::assembled::{self, assembled_products};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec6, Layout::Vec1), (Layout::Vec3, Layout::Vec1)];
-
-pub static MASK_CLASS: ComponentClass = ComponentClass {
-    name: "MaskMapping",
-    description: "Maps the components of the input elements whose mask entry is not zero to scalars.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec6d,Vec1d", "Vec3d,Vec1d"],
-    default_template: "Vec6d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, MASK_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(ScalarMapping::new(Kind::Mask)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(DOFS),
-};
-
-pub static PROJECTION_CLASS: ComponentClass = ComponentClass {
-    name: "ProjectionMapping",
-    description: "Maps input elements to their dot products with given vectors, minus offsets.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec6d,Vec1d", "Vec3d,Vec1d"],
-    default_template: "Vec6d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PROJECTION_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(ScalarMapping::new(Kind::Projection)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(SET, OFFSET),
-};
 
 /// Which of the two classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -69,16 +21,44 @@ pub enum Kind {
     Projection,
 }
 
-/// Both mappings: output `i` is `Σ_c w_ic·x[k_i][c] − offset_i`, stored as Jacobian rows.
-#[derive(Default)]
-pub struct ScalarMapping {
-    kind: Kind,
-    ports: Ports,
-    n_in: usize,
-    /// Element size of the input (coordinates and derivatives are the same for vectors).
-    k: usize,
-    offsets: Vec<f64>,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        templates = ["Vec6d,Vec1d", "Vec3d,Vec1d"],
+        default_template = "Vec6d,Vec1d",
+        class(
+            name = "MaskMapping",
+            description = "Maps the components of the input elements whose mask entry is not zero to scalars.",
+            create = |_| ScalarMapping::new(Kind::Mask),
+            data = {
+                /// mask for each input dof (one coordinate per element, the last one repeated)
+                dofs: Reals,
+                /// Can the Jacobian and Hessian be precomputed?
+                constant: Bool = "false",
+            },
+        ),
+        class(
+            name = "ProjectionMapping",
+            description = "Maps input elements to their dot products with given vectors, minus offsets.",
+            create = |_| ScalarMapping::new(Kind::Projection),
+            data = {
+                /// (index, coord) vector describing projection space
+                set: Reals,
+                /// scalar offset for each projection (if empty: 0, otherwise last value is repeated as needed)
+                offset: Reals,
+            },
+        ),
+    }
+    /// Both mappings: output `i` is `Σ_c w_ic·x[k_i][c] − offset_i`, stored as Jacobian rows.
+    #[derive(Default)]
+    pub struct ScalarMapping {
+        kind: Kind,
+        ports: Ports,
+        n_in: usize,
+        /// Element size of the input (coordinates and derivatives are the same for vectors).
+        k: usize,
+        offsets: Vec<f64>,
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl ScalarMapping {
@@ -104,13 +84,7 @@ impl ScalarMapping {
     }
 
     fn direct(kind: Kind, (input, n_in): (StateId, usize), layout: Layout, output: StateId) -> ScalarMapping {
-        ScalarMapping {
-            kind,
-            ports: Ports { inputs: vec![input], in_layouts: vec![layout], output: Some(output), out_layout: Some(Layout::Vec1), map_forces: true },
-            n_in,
-            k: layout.deriv_size(),
-            ..Default::default()
-        }
+        ScalarMapping { kind, ports: Ports::direct(&[input], layout, output, Layout::Vec1), n_in, k: layout.deriv_size(), ..Default::default() }
     }
 
     fn n_out(&self) -> usize {
@@ -145,21 +119,15 @@ fn repeat_last(v: &[f64], n: usize) -> Vec<f64> {
 }
 
 impl Component for ScalarMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec1d MechanicalObject", TEMPLATES)?;
         let layout = self.ports.in_layouts[0];
         self.k = layout.deriv_size();
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let k = self.k;
         let jac = match self.kind {
             Kind::Mask => {
-                let masks = cx.data().get(DOFS).to_vec();
+                let masks = cx.data().get(Self::DOFS).to_vec();
                 if masks.len() < k || !masks.len().is_multiple_of(k) {
                     return Err(cx
                         .error(format!(
@@ -178,7 +146,7 @@ impl Component for ScalarMapping {
                 j
             }
             Kind::Projection => {
-                let flat = cx.data().get(SET).to_vec();
+                let flat = cx.data().get(Self::SET).to_vec();
                 if !flat.len().is_multiple_of(k + 1) {
                     return Err(cx
                         .error(format!("set holds {} values, not a whole number of (index, {}-vector) couples", flat.len(), k))
@@ -194,29 +162,17 @@ impl Component for ScalarMapping {
                     }
                     set.push((e as usize, c[1..].to_vec()));
                 }
-                self.offsets = repeat_last(cx.data().get(OFFSET), set.len());
+                self.offsets = repeat_last(cx.data().get(Self::OFFSET), set.len());
                 projection_rows(self.n_in, k, &set)
             }
         };
         self.jac = vec![jac];
-        resize_output(cx.scene, &self.ports, self.n_out());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.n_out(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for ScalarMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         check_len("the input positions", inputs[0], self.n_in, self.k)?;
@@ -227,16 +183,7 @@ impl Mapping for ScalarMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if !self.ports.map_forces {

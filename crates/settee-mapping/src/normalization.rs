@@ -4,43 +4,30 @@
 //! plugin would divide by zero).
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use crate::assembled::{self, finish_rows};
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, v3, Ports, APPLY_REST_POSITION, INPUT, MAPPING_DATA, OUTPUT,
-};
+use crate::assembled::{self, assembled_products, orthogonal_projector3};
+use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanical_ports, scale, v3, Ports};
 
-static DATA: &[DataDecl] = &[decl("indices", Indices, "", "indices of vector to normalize (all when empty)")];
-
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "NormalizationMapping",
-    description: "Maps vectors to their normalized (unit) vectors.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(NormalizationMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES),
-};
-
-#[derive(Default)]
-pub struct NormalizationMapping {
-    ports: Ports,
-    n_in: usize,
-    /// The input vector of each output vector.
-    indices: Vec<usize>,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        name = "NormalizationMapping",
+        description = "Maps vectors to their normalized (unit) vectors.",
+        templates = ["Vec3d,Vec3d"],
+        default_template = "Vec3d,Vec3d",
+        data = {
+            /// indices of vector to normalize (all when empty)
+            indices: Indices,
+        },
+    }
+    #[derive(Default)]
+    pub struct NormalizationMapping {
+        ports: Ports,
+        n_in: usize,
+        /// The input vector of each output vector.
+        indices: Vec<usize>,
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl NormalizationMapping {
@@ -50,56 +37,27 @@ impl NormalizationMapping {
         if let Some((k, i)) = indices.iter().enumerate().find(|(_, &i)| i >= n_in) {
             return Err(SimError::new(format!("indices[{k}] = {i}, but the input has {n_in} vectors")));
         }
-        Ok(NormalizationMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Vec3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
-            n_in,
-            indices,
-            jac: Vec::new(),
-        })
+        Ok(NormalizationMapping { ports: Ports::direct(&[input], Layout::Vec3, output, Layout::Vec3), n_in, indices, jac: Vec::new() })
     }
 }
 
 impl Component for NormalizationMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec3d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Vec3, Layout::Vec3)])?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec3d MechanicalObject", &[(Layout::Vec3, Layout::Vec3)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
-        let given = cx.data().get(INDICES).to_vec();
+        let given = cx.data().get(Self::INDICES).to_vec();
         self.indices = if given.is_empty() { (0..self.n_in).collect() } else { given };
         if let Some((k, i)) = self.indices.iter().enumerate().find(|(_, &i)| i >= self.n_in) {
             return Err(cx
                 .error(format!("indices[{k}] = {i}, but the input has {} vectors", self.n_in))
                 .hint("indices select vectors of the input state"));
         }
-        resize_output(cx.scene, &self.ports, self.indices.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.indices.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for NormalizationMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];
@@ -109,42 +67,21 @@ impl Mapping for NormalizationMapping {
         let mut j = SparseRows::new(3 * n, 3 * self.n_in);
         for (k, &i) in self.indices.iter().enumerate() {
             let v = v3(&x[3 * i..]);
-            let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+            let l2 = dot(v, v);
             if l2 == 0.0 {
                 out[3 * k..3 * k + 3].copy_from_slice(&v);
                 continue;
             }
             let l = l2.sqrt();
             let inv = 1.0 / l;
-            let u = [v[0] * inv, v[1] * inv, v[2] * inv];
+            let u = scale(v, inv);
             out[3 * k..3 * k + 3].copy_from_slice(&u);
-            for r in 0..3 {
-                for c in 0..3 {
-                    let d = if r == c { 1.0 } else { 0.0 };
-                    j.rows[3 * k + r].push((3 * i + c, (d - u[r] * u[c]) * inv));
-                }
+            for (r, line) in orthogonal_projector3(&u, inv).iter().enumerate() {
+                j.rows[3 * k + r].extend(line.iter().enumerate().map(|(c, &x)| (3 * i + c, x)));
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        if self.jac.is_empty() {
-            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
-        }
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
-    }
+    assembled_products!(applied);
 }

@@ -5,77 +5,58 @@
 //! `x_i = c_k + r_i`; `applyJ`: `v_i = v_k − r_i × ω_k`; `applyJT`: `f_k += f_i`,
 //! `τ_k += r_i × f_i`; geometric stiffness (`Exact`): `τ_k −= kFactor·f_i × (dω_k × r_i)`.
 
+use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
+use settee_core::role::{MechanicalMapping, MechanicalState};
 use settee_core::types::quat_rotate;
 use settee_core::ConstraintRows;
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, mapping_reads, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, M3, MAPPING_DATA, OUTPUT, V3,
+    apply_at_init, check_layouts, check_len, cross, mapping_ports, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness,
+    MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
-
-static DATA: &[DataDecl] = &[
-    decl("initialPoints", RealTuples(3), "", "Local Coordinates of the points"),
-    decl("index", Int, "0", "input DOF index"),
-    decl_alias("filename", &["fileRigidMapping"], FileName, "", "Xsp file where rigid mapping information can be loaded from."),
-    decl("useX0", Bool, "false", "Use x0 instead of local copy of initial positions (to support topo changes)"),
-    decl("indexFromEnd", Bool, "false", "input DOF index starts from the end of input DOFs vector"),
-    decl("rigidIndexPerPoint", Indices, "", "For each mapped point, the index of the Rigid it is mapped from"),
-    decl("globalToLocalCoords", Bool, "false", "are the output DOFs initially expressed in global coordinates"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "None",
-        "Method used to compute the geometric stiffness: None (not computed), Exact (non-symmetric), or Stabilized (symmetrized, negative semi-definite)",
-    ),
-];
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
-const FILENAME: DataRef<data_ref::Text> = DataRef::new("filename");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-const INITIAL_POINTS: DataRef<data_ref::Reals> = DataRef::new("initialPoints");
-const INDEX: DataRef<data_ref::Int> = DataRef::new("index");
-const INDEX_FROM_END: DataRef<data_ref::Bool> = DataRef::new("indexFromEnd");
-const RIGID_INDEX_PER_POINT: DataRef<data_ref::Indices> = DataRef::new("rigidIndexPerPoint");
-const USE_X0: DataRef<data_ref::Bool> = DataRef::new("useX0");
-const GLOBAL_TO_LOCAL_COORDS: DataRef<data_ref::Bool> = DataRef::new("globalToLocalCoords");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RigidMapping",
-    description: "Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Vec3d"],
-    default_template: "Rigid3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(
-        FILENAME,
-        GEOMETRIC_STIFFNESS,
-        INITIAL_POINTS,
-        INDEX,
-        INDEX_FROM_END,
-        RIGID_INDEX_PER_POINT,
-        USE_X0,
-        GLOBAL_TO_LOCAL_COORDS
-    ),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(RigidMapping::default())
-}
-
+/// Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.
+///
 /// The mapping.
+#[component(
+    roles = [Mapping, PointMapper],
+    markers = [MechanicalMapping],
+    templates = ["Rigid3d,Vec3d"],
+    default_template = "Rigid3d,Vec3d",
+    template_rule = FromMapping,
+    inherit = [MappingData, Self],
+    data = {
+        /// Local Coordinates of the points
+        initialPoints: RealTuples(3),
+        /// input DOF index
+        index: Int = "0",
+        /// Xsp file where rigid mapping information can be loaded from.
+        #[alias("fileRigidMapping")]
+        filename: FileName,
+        /// Use x0 instead of local copy of initial positions (to support topo changes)
+        useX0: Bool = "false",
+        /// input DOF index starts from the end of input DOFs vector
+        indexFromEnd: Bool = "false",
+        /// For each mapped point, the index of the Rigid it is mapped from
+        rigidIndexPerPoint: Indices,
+        /// are the output DOFs initially expressed in global coordinates
+        globalToLocalCoords: Bool = "false",
+        /// Method used to compute the geometric stiffness: None (not computed), Exact (non-symmetric), or Stabilized (symmetrized, negative semi-definite)
+        geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "None",
+    },
+    links = {
+        /// Input object to map (default: the state of the parent node, `@../`)
+        #[node_or_state]
+        input: MechanicalState,
+        /// Output object to map: a mechanical state, or a visual model (default: the state of this node, `@./`)
+        #[node_or_state]
+        output: _,
+    },
+)]
 #[derive(Default)]
 pub struct RigidMapping {
     ports: Ports,
@@ -97,20 +78,14 @@ fn quat(x: &[f64], k: usize) -> [f64; 4] {
 impl RigidMapping {
     /// A mapping built directly (for tests): local points, their frames, the number of frames.
     pub fn build(input: StateId, output: StateId, n_in: usize, points: Vec<V3>, frame: Vec<usize>, gs: GeometricStiffness) -> RigidMapping {
-        RigidMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec3),
-                map_forces: true,
-            },
-            points,
-            frame,
-            n_in,
-            gs,
-            rotated: Vec::new(),
-        }
+        RigidMapping { ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3), points, frame, n_in, gs, rotated: Vec::new() }
+    }
+
+    /// A contact mapper (SOFA's `RigidContactMapper`): maps the contact points a collision
+    /// response fixes on the `n_in` frames of `input` into `output`. Built by code, it needs no
+    /// `init`; its geometric stiffness is the Data's default (none).
+    pub fn contact_points(input: StateId, output: StateId, n_in: usize) -> RigidMapping {
+        RigidMapping::build(input, output, n_in, Vec::new(), Vec::new(), GeometricStiffness::from_name("None"))
     }
 
     /// Rotated points of the last `apply`.
@@ -170,8 +145,6 @@ fn inverse_rotate(q: [f64; 4], v: V3) -> V3 {
 }
 
 impl Component for RigidMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(output) = self.ports.output else { return Ok(()) };
@@ -179,17 +152,17 @@ impl Component for RigidMapping {
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
-        if !d.get(FILENAME).is_empty() {
+        if !d.get(Self::FILENAME).is_empty() {
             return Err(SimError::unsupported("RigidMapping: loading the points from a file (filename) is not supported yet")
                 .hint("give the points as the output MechanicalObject's positions (or initialPoints)"));
         }
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let mut points: Vec<V3> = d.get(INITIAL_POINTS).chunks_exact(3).map(v3).collect();
-        let index = d.get(INDEX).max(0) as usize;
-        let from_end = d.get(INDEX_FROM_END);
-        let per_point: Vec<usize> = d.get(RIGID_INDEX_PER_POINT).to_vec();
-        let use_x0 = d.get(USE_X0);
-        let global = d.get(GLOBAL_TO_LOCAL_COORDS);
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let mut points: Vec<V3> = d.get(Self::INITIAL_POINTS).chunks_exact(3).map(v3).collect();
+        let index = d.get(Self::INDEX).max(0) as usize;
+        let from_end = d.get(Self::INDEX_FROM_END);
+        let per_point: Vec<usize> = d.get(Self::RIGID_INDEX_PER_POINT).to_vec();
+        let use_x0 = d.get(Self::USE_X0);
+        let global = d.get(Self::GLOBAL_TO_LOCAL_COORDS);
 
         let xout = cx.read_vec(output, VecId::POSITION).to_vec();
         let n_out = cx.state_size(output);
@@ -215,31 +188,25 @@ impl Component for RigidMapping {
                 .error(format!("point {i} is attached to rigid frame {k}, but the input has {} frames", self.n_in))
                 .hint("check index, indexFromEnd and rigidIndexPerPoint"));
         }
-        if global && d.get(INITIAL_POINTS).is_empty() && !use_x0 {
+        if global && d.get(Self::INITIAL_POINTS).is_empty() && !use_x0 {
             let xin = cx.read_vec(input, VecId::POSITION);
             for (i, p) in points.iter_mut().enumerate() {
                 let k = frame[i];
                 *p = inverse_rotate(quat(xin, k), sub(*p, v3(&xin[7 * k..])));
             }
         }
-        cx.data_mut().set("initialPoints", Value::Reals { arity: 3, v: points.iter().flatten().copied().collect() });
+        cx.data_mut().put(Self::INITIAL_POINTS, points.iter().flatten().copied().collect());
         self.points = points;
         self.frame = frame;
         resize_output(cx.scene, &self.ports, n);
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
-    }
-
-    settee_core::mapping_role!();
-
-    fn point_mapper(&mut self) -> Option<&mut dyn settee_core::collision::PointMapper> {
-        Some(self)
     }
 }
 
 /// Points attached to frames at run time, as SOFA's rigid contact mapper adds them
 /// (`RigidMapping::addPoint`: local coordinates and the frame index).
-impl settee_core::collision::PointMapper for RigidMapping {
+impl PointMapper for RigidMapping {
     fn points_placed_by_code(&mut self) {}
     fn clear_points(&mut self) {
         self.points.clear();
@@ -260,15 +227,7 @@ impl settee_core::collision::PointMapper for RigidMapping {
 }
 
 impl Mapping for RigidMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];

@@ -5,69 +5,49 @@
 //! Velocities follow SOFA's Rigid3 convention: `[v ω]` with ω in world coordinates.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
 use settee_core::types::quat_rotate;
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, SimError, SimResult, StateId,
-    TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
-use crate::assembled::{self, finish_rows};
+use crate::assembled::{self, assembled_products};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, M3, MAPPING_DATA, OUTPUT, V3,
+    check_len, finish_init, mapping_ports, nsd_projection, resolve_mechanical_ports, sub, v3, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
+    M3, V3,
 };
 use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
 // ----- RigidJointMapping ------------------------------------------------------------------------
 
-static JOINT_DATA: &[DataDecl] = &[
-    decl("pairs", IndexTuples(2), "", "pairs of rigid frames defining joint in source dofs"),
-    decl("rotation", Bool, "true", "compute relative rotation"),
-    decl("translation", Bool, "true", "compute relative translation"),
-    decl(
-        "exact_dlog",
-        Bool,
-        "false",
-        "compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this",
-    ),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const ROTATION: DataRef<data_ref::Bool> = DataRef::new("rotation");
-const TRANSLATION: DataRef<data_ref::Bool> = DataRef::new("translation");
-const EXACT_DLOG: DataRef<data_ref::Bool> = DataRef::new("exact_dlog");
-
-pub static JOINT_CLASS: ComponentClass = ComponentClass {
-    name: "RigidJointMapping",
-    description:
-        "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Vec6d"],
-    default_template: "Rigid3d,Vec6d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, JOINT_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(RigidJointMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS, ROTATION, TRANSLATION, EXACT_DLOG),
-};
-
-/// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
-/// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
-/// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
-/// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
-pub struct RigidJointMapping {
-    ports: Ports,
-    n_in: usize,
-    pairs: Vec<[usize; 2]>,
-    rotation: bool,
-    translation: bool,
-    exact_dlog: bool,
-    /// Assembled by `apply`.
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    {
+        name = "RigidJointMapping",
+        description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
+        templates = ["Rigid3d,Vec6d"],
+        default_template = "Rigid3d,Vec6d",
+        data = {
+            /// pairs of rigid frames defining joint in source dofs
+            pairs: IndexTuples(2),
+            /// compute relative rotation
+            rotation: Bool = "true",
+            /// compute relative translation
+            translation: Bool = "true",
+            /// compute exact rotation dlog. more precise if you know what you're doing, but gets unstable past half turn. for 1d and isotropic 3d springs, you don't need this
+            exact_dlog: Bool = "false",
+        },
+    }
+    /// `RigidJointMapping`: for each pair `(p, c)`, the relative frame `g_p⁻¹·g_c` mapped to
+    /// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
+    /// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
+    /// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
+    pub struct RigidJointMapping {
+        ports: Ports,
+        n_in: usize,
+        pairs: Vec<[usize; 2]>,
+        rotation: bool,
+        translation: bool,
+        exact_dlog: bool,
+        /// Assembled by `apply`.
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl Default for RigidJointMapping {
@@ -97,13 +77,7 @@ impl RigidJointMapping {
     ) -> SimResult<Self> {
         check_pairs(&pairs, n_in).map_err(SimError::new)?;
         Ok(RigidJointMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Vec6),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec6),
             n_in,
             pairs,
             rotation,
@@ -131,44 +105,26 @@ fn push_block(row: &mut [Vec<(usize, f64)>], col: usize, m: &M3, sign: f64) {
 }
 
 impl Component for RigidJointMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec6d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Vec6)])?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec6d MechanicalObject", &[(Layout::Rigid3, Layout::Vec6)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
-        self.pairs = d.get(PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
-        self.rotation = d.get(ROTATION);
-        self.translation = d.get(TRANSLATION);
-        self.exact_dlog = d.get(EXACT_DLOG);
+        self.pairs = d.get(Self::PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+        self.rotation = d.get(Self::ROTATION);
+        self.translation = d.get(Self::TRANSLATION);
+        self.exact_dlog = d.get(Self::EXACT_DLOG);
         if self.pairs.is_empty() {
             return Err(cx
                 .error("no pairs: the mapping has nothing to map")
                 .hint("set pairs=\"p c …\", the indices of the two frames of each joint"));
         }
         check_pairs(&self.pairs, self.n_in).map_err(|m| cx.error(m).hint("pairs index the frames of the input state"))?;
-        resize_output(cx.scene, &self.ports, self.pairs.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.pairs.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for RigidJointMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let x = inputs[0];
@@ -205,76 +161,44 @@ impl Mapping for RigidJointMapping {
             push_block(&mut rows[..3], 6 * c, &t, 1.0);
             push_block(&mut rows[3..], 6 * c + 3, &chunk, 1.0);
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        if self.jac.is_empty() {
-            return Err(SimError::new("the Jacobian is not computed yet (the mapping was never applied)"));
-        }
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
-    }
+    assembled_products!(applied);
 }
 
 // ----- AssembledRigidRigidMapping ---------------------------------------------------------------
 
-static RIGID_RIGID_DATA: &[DataDecl] = &[
-    decl("source", RealTuples(8), "", "input dof and rigid offset for each output dof"),
-    decl(
-        "geometricStiffness",
-        Options(GEOMETRIC_STIFFNESS_OPTIONS),
-        "None",
-        "assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)",
-    ),
-];
-
-const SOURCE: DataRef<data_ref::Reals> = DataRef::new("source");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-
-pub static RIGID_RIGID_CLASS: ComponentClass = ComponentClass {
-    name: "AssembledRigidRigidMapping",
-    description: "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Rigid3d,Rigid3d"],
-    default_template: "Rigid3d,Rigid3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, RIGID_RIGID_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(AssembledRigidRigidMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(SOURCE, GEOMETRIC_STIFFNESS),
-};
-
-/// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
-/// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
-/// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
-/// symmetrizes it and keeps its negative semi-definite part.
-#[derive(Default)]
-pub struct AssembledRigidRigidMapping {
-    ports: Ports,
-    n_in: usize,
-    /// `(parent, offset)` per output frame.
-    source: Vec<(usize, Frame)>,
-    gs: GeometricStiffness,
-    /// Cached by `apply`: `q_k·t_i`.
-    rotated: Vec<V3>,
-    jac: Vec<SparseRows>,
-    /// The output force of the last `update_k` (used by `apply_djt` while not empty).
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        name = "AssembledRigidRigidMapping",
+        description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
+        templates = ["Rigid3d,Rigid3d"],
+        default_template = "Rigid3d,Rigid3d",
+        data = {
+            /// input dof and rigid offset for each output dof
+            source: RealTuples(8),
+            /// assemble (and use) geometric stiffness (0=no GS, 1=non symmetric, 2=symmetrized)
+            geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "None",
+        },
+    }
+    /// `AssembledRigidRigidMapping`: output frame `i` is `g_k·h_i`; its velocity is
+    /// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
+    /// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
+    /// symmetrizes it and keeps its negative semi-definite part.
+    #[derive(Default)]
+    pub struct AssembledRigidRigidMapping {
+        ports: Ports,
+        n_in: usize,
+        /// `(parent, offset)` per output frame.
+        source: Vec<(usize, Frame)>,
+        gs: GeometricStiffness,
+        /// Cached by `apply`: `q_k·t_i`.
+        rotated: Vec<V3>,
+        jac: Vec<SparseRows>,
+        /// The output force of the last `update_k` (used by `apply_djt` while not empty).
+        k_force: Vec<f64>,
+    }
 }
 
 impl AssembledRigidRigidMapping {
@@ -284,13 +208,7 @@ impl AssembledRigidRigidMapping {
             return Err(SimError::new(format!("source {i} refers to frame {k}, but the input has {n_in} frames")));
         }
         Ok(AssembledRigidRigidMapping {
-            ports: Ports {
-                inputs: vec![input],
-                in_layouts: vec![Layout::Rigid3],
-                output: Some(output),
-                out_layout: Some(Layout::Rigid3),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Rigid3),
             n_in,
             source,
             gs,
@@ -338,18 +256,12 @@ impl AssembledRigidRigidMapping {
 }
 
 impl Component for AssembledRigidRigidMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Rigid3d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Rigid3, Layout::Rigid3)])?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Rigid3d MechanicalObject", &[(Layout::Rigid3, Layout::Rigid3)])?;
         self.n_in = cx.state_size(self.ports.inputs[0]);
         let d = cx.data();
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let raw = d.get(SOURCE).to_vec();
+        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        let raw = d.get(Self::SOURCE).to_vec();
         if raw.is_empty() {
             return Err(cx
                 .error("source is empty: the mapping has no output frame")
@@ -366,24 +278,12 @@ impl Component for AssembledRigidRigidMapping {
             source.push((k as usize, Frame::from_slice(&s[1..])));
         }
         self.source = source;
-        resize_output(cx.scene, &self.ports, self.source.len());
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.source.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for AssembledRigidRigidMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // rows a and 3 + a of the 6×6 block [[I, −[r]×], [0, I]]
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -408,26 +308,10 @@ impl Mapping for AssembledRigidRigidMapping {
                 j.rows[6 * i + 3 + a].push((6 * k + 3 + a, 1.0));
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        self.ready()?;
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
-    }
+    assembled_products!(ready);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

@@ -11,72 +11,30 @@
 //! at the end of the previous step decide too.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, MatrixAccumulator, Roles, Scene, SimError,
-    SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Scene, SimError, SimResult, StateId, VecId};
 
-use crate::assembled::{self, finish_rows};
+use crate::assembled::{self, assembled_products, orthogonal_projector3};
 use crate::common::{
-    apply_at_init, check_layouts, check_len, dot, mapping_reads, resize_output, resolve_ports, sub, v3, GeometricStiffness, Ports,
-    APPLY_REST_POSITION, GEOMETRIC_STIFFNESS_OPTIONS, INPUT, MAPPING_DATA, OUTPUT, V3,
+    apply_at_init, check_len, dot, finish_init, mapping_ports, norm, resize_output, resolve_mechanical_ports, sub, v3, GeometricStiffness,
+    MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
 
-static COMMON_DATA: &[DataDecl] = &[
-    decl("restLengths", Reals, "", "rest lengths (default: the initial lengths; missing entries repeat the last one)"),
-    decl("epsilonLength", Real, "1e-4", "Threshold to consider a length too close to 0"),
-    decl("geometricStiffness", Options(GEOMETRIC_STIFFNESS_OPTIONS), "Stabilized", "0 -> no GS, 1 -> exact GS, 2 -> stabilized GS (default)"),
-    decl("showObjectScale", Real, "-1", "Scale for object display"),
-    decl("showColor", Str, "1 1 0 1", "Color for object display. (default=[1.0,1.0,0.0,1.0])"),
-];
-static PAIRS_DATA: &[DataDecl] = &[decl("pairs", IndexTuples(2), "", "index pairs for computing distance")];
-static TARGET_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "index of dof to compute the distance"),
-    decl("targets", RealTuples(3), "", "positions the distances are measured from"),
-    decl("directions", RealTuples(3), "", "Given directions (must be colinear with the vector formed by the points)"),
-];
-
-const PAIRS: DataRef<data_ref::Indices> = DataRef::new("pairs");
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const TARGETS: DataRef<data_ref::Reals> = DataRef::new("targets");
-const DIRECTIONS: DataRef<data_ref::Reals> = DataRef::new("directions");
-const REST_LENGTHS: DataRef<data_ref::Reals> = DataRef::new("restLengths");
-const EPSILON_LENGTH: DataRef<data_ref::Real> = DataRef::new("epsilonLength");
-const GEOMETRIC_STIFFNESS: DataRef<data_ref::Text> = DataRef::new("geometricStiffness");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SafeDistanceMapping",
-    description: "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, PAIRS_DATA, COMMON_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SafeDistanceMapping::new(Kind::Pairs)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(PAIRS, REST_LENGTHS, EPSILON_LENGTH, GEOMETRIC_STIFFNESS),
-};
-
-pub static FROM_TARGET_CLASS: ComponentClass = ComponentClass {
-    name: "SafeDistanceFromTargetMapping",
-    description: "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec1d"],
-    default_template: "Vec3d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, TARGET_DATA, COMMON_DATA],
-    links: &[INPUT, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SafeDistanceMapping::new(Kind::FromTarget)) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, TARGETS, DIRECTIONS, REST_LENGTHS, EPSILON_LENGTH, GEOMETRIC_STIFFNESS),
-};
+/// The Data both safe-distance mappings have, after their own.
+#[settee_core::data_group(data = {
+    /// rest lengths (default: the initial lengths; missing entries repeat the last one)
+    restLengths: Reals,
+    /// Threshold to consider a length too close to 0
+    epsilonLength: Real = "1e-4",
+    /// 0 -> no GS, 1 -> exact GS, 2 -> stabilized GS (default)
+    geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
+    /// Scale for object display
+    showObjectScale: Real = "-1",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "1 1 0 1",
+})]
+pub struct SafeDistanceData;
 
 /// Which of the two classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,27 +52,56 @@ pub enum Row {
     Difference,
 }
 
-/// The two mappings.
-pub struct SafeDistanceMapping {
-    kind: Kind,
-    ports: Ports,
-    n_in: usize,
-    /// `(a, b)` per pair; FromTarget: `(index, index)`.
-    pairs: Vec<[usize; 2]>,
-    targets: Vec<V3>,
-    /// FromTarget: unit directions given for the first pairs.
-    directions: Vec<V3>,
-    rest: Vec<f64>,
-    eps: f64,
-    gs: GeometricStiffness,
-    /// The current output layout.
-    modes: Vec<Row>,
-    /// Cached by `apply`: directions (unit, or the fallback one), inverse lengths (0 when the
-    /// length is at most ε), the Jacobian.
-    dirs: Vec<V3>,
-    invlengths: Vec<f64>,
-    jac: Vec<SparseRows>,
-    k_force: Vec<f64>,
+crate::common::mapping_class! {
+    {
+        templates = ["Vec3d,Vec1d"],
+        default_template = "Vec3d,Vec1d",
+        inherit = [MappingData, Self, SafeDistanceData],
+        class(
+            name = "SafeDistanceMapping",
+            description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
+            create = |_| SafeDistanceMapping::new(Kind::Pairs),
+            data = {
+                /// index pairs for computing distance
+                pairs: IndexTuples(2),
+            },
+        ),
+        class(
+            name = "SafeDistanceFromTargetMapping",
+            description = "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
+            create = |_| SafeDistanceMapping::new(Kind::FromTarget),
+            data = {
+                /// index of dof to compute the distance
+                indices: Indices,
+                /// positions the distances are measured from
+                targets: RealTuples(3),
+                /// Given directions (must be colinear with the vector formed by the points)
+                directions: RealTuples(3),
+            },
+        ),
+    }
+    /// The two mappings.
+    pub struct SafeDistanceMapping {
+        kind: Kind,
+        ports: Ports,
+        n_in: usize,
+        /// `(a, b)` per pair; FromTarget: `(index, index)`.
+        pairs: Vec<[usize; 2]>,
+        targets: Vec<V3>,
+        /// FromTarget: unit directions given for the first pairs.
+        directions: Vec<V3>,
+        rest: Vec<f64>,
+        eps: f64,
+        gs: GeometricStiffness,
+        /// The current output layout.
+        modes: Vec<Row>,
+        /// Cached by `apply`: directions (unit, or the fallback one), inverse lengths (0 when the
+        /// length is at most ε), the Jacobian.
+        dirs: Vec<V3>,
+        invlengths: Vec<f64>,
+        jac: Vec<SparseRows>,
+        k_force: Vec<f64>,
+    }
 }
 
 impl SafeDistanceMapping {
@@ -153,8 +140,7 @@ impl SafeDistanceMapping {
         gs: GeometricStiffness,
     ) -> SimResult<SafeDistanceMapping> {
         let mut m = SafeDistanceMapping::new(kind);
-        m.ports =
-            Ports { inputs: vec![input], in_layouts: vec![Layout::Vec3], output: Some(output), out_layout: Some(Layout::Vec1), map_forces: true };
+        m.ports = Ports::direct(&[input], Layout::Vec3, output, Layout::Vec1);
         m.n_in = x.len() / 3;
         m.pairs = pairs;
         m.targets = targets;
@@ -209,7 +195,7 @@ impl SafeDistanceMapping {
             .map(|k| {
                 let g = self.gap(x, k);
                 let given = self.kind == Kind::FromTarget && k < self.directions.len();
-                if dot(g, g).sqrt() > self.eps || self.rest[k] != 0.0 || given {
+                if norm(g) > self.eps || self.rest[k] != 0.0 || given {
                     Row::Distance
                 } else {
                     Row::Difference
@@ -239,15 +225,7 @@ impl SafeDistanceMapping {
             if self.invlengths[k] == 0.0 || !self.gs.keeps(f) {
                 continue;
             }
-            let u = self.dirs[k];
-            let s = f * self.invlengths[k];
-            let mut b = [[0.0; 3]; 3];
-            for (j, line) in b.iter_mut().enumerate() {
-                for (c, x) in line.iter_mut().enumerate() {
-                    *x = ((if j == c { 1.0 } else { 0.0 }) - u[j] * u[c]) * s;
-                }
-            }
-            out.push((k, b));
+            out.push((k, orthogonal_projector3(&self.dirs[k], f * self.invlengths[k])));
         }
         out
     }
@@ -271,7 +249,7 @@ impl SafeDistanceMapping {
 }
 
 fn unit(d: V3) -> V3 {
-    let n = dot(d, d).sqrt();
+    let n = norm(d);
     if n == 0.0 {
         d
     } else {
@@ -280,29 +258,23 @@ fn unit(d: V3) -> V3 {
 }
 
 impl Component for SafeDistanceMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, false)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, false, "a Vec1d MechanicalObject", TEMPLATES)?;
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
-        self.eps = d.get(EPSILON_LENGTH);
-        self.gs = GeometricStiffness::from_name(d.get(GEOMETRIC_STIFFNESS));
-        let mut rest = d.get(REST_LENGTHS).to_vec();
+        self.eps = d.get(SafeDistanceData::EPSILON_LENGTH);
+        self.gs = GeometricStiffness::from_name(d.get(SafeDistanceData::GEOMETRIC_STIFFNESS));
+        let mut rest = d.get(SafeDistanceData::REST_LENGTHS).to_vec();
         let hint = match self.kind {
             Kind::Pairs => {
-                self.pairs = d.get(PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+                self.pairs = d.get(Self::PAIRS).chunks_exact(2).map(|p| [p[0], p[1]]).collect();
                 "set pairs=\"a b …\", indices of points of the input"
             }
             Kind::FromTarget => {
-                self.pairs = d.get(INDICES).iter().map(|&i| [i, i]).collect();
-                self.targets = d.get(TARGETS).chunks_exact(3).map(v3).collect();
-                self.directions = d.get(DIRECTIONS).chunks_exact(3).map(|c| unit(v3(c))).collect();
+                self.pairs = d.get(Self::INDICES).iter().map(|&i| [i, i]).collect();
+                self.targets = d.get(Self::TARGETS).chunks_exact(3).map(v3).collect();
+                self.directions = d.get(Self::DIRECTIONS).chunks_exact(3).map(|c| unit(v3(c))).collect();
                 "set indices=\"i …\" (points of the input) and targets=\"x y z …\" (one per index)"
             }
         };
@@ -312,43 +284,27 @@ impl Component for SafeDistanceMapping {
         self.check().map_err(|m| cx.error(m).hint(hint))?;
         let x = cx.read_vec(input, VecId::POSITION).to_vec();
         if rest.is_empty() {
-            rest = (0..self.pairs.len()).map(|k| norm_of(self.gap(&x, k))).collect();
+            rest = (0..self.pairs.len()).map(|k| norm(self.gap(&x, k))).collect();
         } else if let Some(&last) = rest.last() {
             rest.resize(self.pairs.len(), last);
         }
         self.rest = rest;
-        cx.data_mut().set("restLengths", Value::Reals { arity: 1, v: self.rest.clone() });
+        cx.data_mut().put(SafeDistanceData::REST_LENGTHS, self.rest.clone());
         if self.kind == Kind::FromTarget {
             let flat: Vec<f64> = self.directions.iter().flatten().copied().collect();
-            cx.data_mut().set("directions", Value::Reals { arity: 3, v: flat });
+            cx.data_mut().put(Self::DIRECTIONS, flat);
         }
         self.modes = self.layout_for(&x);
-        resize_output(cx.scene, &self.ports, Self::size_of(&self.modes));
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, Self::size_of(&self.modes), self)
     }
 
     fn animate_begin(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
         self.relayout(scene)
     }
-
-    settee_core::mapping_role!();
-}
-
-fn norm_of(v: V3) -> f64 {
-    dot(v, v).sqrt()
 }
 
 impl Mapping for SafeDistanceMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     #[allow(clippy::needless_range_loop)] // component c of the direction fills column 3·index + c
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
@@ -376,7 +332,7 @@ impl Mapping for SafeDistanceMapping {
         for k in 0..n {
             let [a, b] = self.pairs[k];
             let g = self.gap(x, k);
-            let l = norm_of(g);
+            let l = norm(g);
             let (u, inv) = if l > self.eps {
                 (g.map(|c| c / l), 1.0 / l)
             } else if self.kind == Kind::FromTarget && k < self.directions.len() {
@@ -416,26 +372,10 @@ impl Mapping for SafeDistanceMapping {
                 }
             }
         }
-        finish_rows(&mut j);
-        self.jac = vec![j];
-        Ok(())
+        assembled::store(&mut self.jac, j)
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
-
-    fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        self.ready()?;
-        Ok(if self.ports.map_forces { self.jac.clone() } else { assembled::empty_like(&self.jac) })
-    }
+    assembled_products!(ready);
 
     fn update_k(&mut self, f_out: &[f64]) -> SimResult {
         self.k_force.clear();

@@ -4,7 +4,7 @@
 
 use settee_core::types::{quat_mul, quat_rotate, Quat};
 
-use crate::common::{norm, M3, V3};
+use crate::common::{norm, scale, M3, V3};
 
 /// The orientation of frame `k` of a flat Rigid3 coordinate vector.
 #[inline]
@@ -100,8 +100,7 @@ pub fn log(q: Quat) -> V3 {
     if sin_half < f64::EPSILON {
         return v;
     }
-    let k = theta / sin_half;
-    [v[0] * k, v[1] * k, v[2] * k]
+    scale(v, theta / sin_half)
 }
 
 /// The quaternion of a rotation vector.

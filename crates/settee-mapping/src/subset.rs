@@ -2,80 +2,64 @@
 //! (spec §5.3). Without `indices`, a `first`/`last` range or, failing that, a nearest-point search
 //! within `radius` builds them at init.
 
-use settee_core::component::{link, Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef};
+use settee_core::component::{Mapping, SparseRows};
+use settee_core::role::Topology;
 use settee_core::ConstraintRows;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule, VecId};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId, VecId};
 
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, selection_jacobian, Ports, APPLY_REST_POSITION, INPUT,
-    MAPPING_DATA, OUTPUT,
-};
-
-const INDICES: DataRef<data_ref::Indices> = DataRef::new("indices");
-const FIRST: DataRef<data_ref::Int> = DataRef::new("first");
-const LAST: DataRef<data_ref::Int> = DataRef::new("last");
-const RADIUS: DataRef<data_ref::Real> = DataRef::new("radius");
-const IGNORE_NOT_FOUND: DataRef<data_ref::Bool> = DataRef::new("ignoreNotFound");
+use crate::common::{apply_at_init, check_layouts, check_len, mapping_ports, resize_output, resolve_ports, selection_jacobian, MappingData, Ports};
 
 /// SOFA's `sofa::InvalidID` as an unsigned Data value.
 const INVALID: i64 = u32::MAX as i64;
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "list of input indices"),
-    decl("first", Int, "4294967295", "first index (use if indices are sequential)"),
-    decl("last", Int, "4294967295", "last index (use if indices are sequential)"),
-    decl("radius", Real, "1e-5", "search radius to find corresponding points in case no indices are given"),
-    decl(
-        "handleTopologyChange",
-        Bool,
-        "true",
-        "Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)",
-    ),
-    decl("ignoreNotFound", Bool, "false", "True to ignore points that are not found in the input model, they will be treated as fixed points"),
-    decl("resizeToModel", Bool, "false", "True to resize the output MechanicalState to match the size of indices"),
-];
-
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Rigid3)];
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SubsetMapping",
-    description: "Maps a subset of the input elements: out[i] = in[indices[i]].",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUT, OUTPUT, link("topology", Roles::TOPOLOGY, "link to the topology container")],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDICES, FIRST, LAST, RADIUS, IGNORE_NOT_FOUND),
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SubsetMapping::default())
-}
-
-/// The mapping.
-#[derive(Default)]
-pub struct SubsetMapping {
-    ports: Ports,
-    /// Input index of each output element (`None`: not found, the element keeps its rest position).
-    indices: Vec<Option<usize>>,
-    n_in: usize,
-    cs: usize,
-    ds: usize,
-    /// Rest positions of the output at init (used for elements without input).
-    rest_out: Vec<f64>,
+crate::common::mapping_class! {
+    with {
+        /// link to the topology container
+        topology: Topology,
+    }
+    {
+        name = "SubsetMapping",
+        description = "Maps a subset of the input elements: out[i] = in[indices[i]].",
+        templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],
+        default_template = "Vec3d,Vec3d",
+        data = {
+            /// list of input indices
+            indices: Indices,
+            /// first index (use if indices are sequential)
+            first: Int = "4294967295",
+            /// last index (use if indices are sequential)
+            last: Int = "4294967295",
+            /// search radius to find corresponding points in case no indices are given
+            radius: Real = "1e-5",
+            /// Enable support of topological changes for indices (disable if it is linked from SubsetTopologicalMapping::pointD2S)
+            handleTopologyChange: Bool = "true",
+            /// True to ignore points that are not found in the input model, they will be treated as fixed points
+            ignoreNotFound: Bool = "false",
+            /// True to resize the output MechanicalState to match the size of indices
+            resizeToModel: Bool = "false",
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct SubsetMapping {
+        ports: Ports,
+        /// Input index of each output element (`None`: not found, the element keeps its rest position).
+        indices: Vec<Option<usize>>,
+        n_in: usize,
+        cs: usize,
+        ds: usize,
+        /// Rest positions of the output at init (used for elements without input).
+        rest_out: Vec<f64>,
+    }
 }
 
 impl SubsetMapping {
     /// A mapping with explicit indices (for tests and programmatic use).
     pub fn with_indices(input: StateId, output: StateId, layout: Layout, n_in: usize, indices: Vec<usize>) -> SubsetMapping {
         SubsetMapping {
-            ports: Ports { inputs: vec![input], in_layouts: vec![layout], output: Some(output), out_layout: Some(layout), map_forces: true },
+            ports: Ports::direct(&[input], layout, output, layout),
             indices: indices.into_iter().map(Some).collect(),
             n_in,
             cs: layout.coord_size(),
@@ -90,8 +74,6 @@ impl SubsetMapping {
 }
 
 impl Component for SubsetMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
         let Some(out_layout) = self.ports.out_layout else { return Ok(()) };
@@ -103,10 +85,10 @@ impl Component for SubsetMapping {
         self.cs = out_layout.coord_size();
         self.ds = out_layout.deriv_size();
         let d = cx.data();
-        let given: Vec<usize> = d.get(INDICES).to_vec();
-        let (first, last) = (d.get(FIRST), d.get(LAST));
-        let radius = d.get(RADIUS);
-        let ignore_not_found = d.get(IGNORE_NOT_FOUND);
+        let given: Vec<usize> = d.get(Self::INDICES).to_vec();
+        let (first, last) = (d.get(Self::FIRST), d.get(Self::LAST));
+        let radius = d.get(Self::RADIUS);
+        let ignore_not_found = d.get(Self::IGNORE_NOT_FOUND);
 
         let mut indices: Vec<Option<usize>> = Vec::new();
         if given.is_empty() && first != INVALID {
@@ -153,27 +135,17 @@ impl Component for SubsetMapping {
             }
         }
         let written: Vec<usize> = indices.iter().map(|i| i.unwrap_or(INVALID as usize)).collect();
-        cx.data_mut().set("indices", Value::Indices { arity: 1, v: written });
+        cx.data_mut().put(Self::INDICES, written);
         self.indices = indices;
         resize_output(cx.scene, &self.ports, self.indices.len());
         self.rest_out = cx.rest_or_position(output);
-        let rest = cx.data().get(APPLY_REST_POSITION);
+        let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for SubsetMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         let k = self.cs;

@@ -4,14 +4,10 @@
 //! states before a DistanceMapping.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimResult, StateId, TemplateRule};
+use settee_core::{Component, InitCtx, Layout, SimResult, StateId};
 
-use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
-};
+use crate::assembled::assembled_products;
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -21,37 +17,30 @@ const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Rigid3, Layout::Vec3),
 ];
 
-static DATA: &[DataDecl] = &[decl("indexPairs", IndexTuples(2), "", "list of couples (parent index + index in the parent)")];
-
-const INDEX_PAIRS: DataRef<data_ref::Indices> = DataRef::new("indexPairs");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SubsetMultiMapping",
-    description: "Maps elements of several input states (couples parent, index) to one output state.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
-    default_template: "Vec3d,Vec3d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SubsetMultiMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(INDEX_PAIRS),
-};
-
-/// The mapping.
-#[derive(Default)]
-pub struct SubsetMultiMapping {
-    ports: Ports,
-    /// `(input, element)` of each output element.
-    pairs: Vec<(usize, usize)>,
-    sizes: Vec<usize>,
-    /// Coordinate and derivative sizes of the input and output elements.
-    cs: (usize, usize),
-    ds: (usize, usize),
-    /// One block per input, built at init.
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    multi {
+        name = "SubsetMultiMapping",
+        description = "Maps elements of several input states (couples parent, index) to one output state.",
+        templates = ["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
+        default_template = "Vec3d,Vec3d",
+        data = {
+            /// list of couples (parent index + index in the parent)
+            indexPairs: IndexTuples(2),
+        },
+    }
+    /// The mapping.
+    #[derive(Default)]
+    pub struct SubsetMultiMapping {
+        ports: Ports,
+        /// `(input, element)` of each output element.
+        pairs: Vec<(usize, usize)>,
+        sizes: Vec<usize>,
+        /// Coordinate and derivative sizes of the input and output elements.
+        cs: (usize, usize),
+        ds: (usize, usize),
+        /// One block per input, built at init.
+        jac: Vec<SparseRows>,
+    }
 }
 
 impl SubsetMultiMapping {
@@ -64,13 +53,7 @@ impl SubsetMultiMapping {
         pairs: Vec<(usize, usize)>,
     ) -> SubsetMultiMapping {
         let mut m = SubsetMultiMapping {
-            ports: Ports {
-                inputs: inputs.iter().map(|i| i.0).collect(),
-                in_layouts: vec![in_layout; inputs.len()],
-                output: Some(output),
-                out_layout: Some(out_layout),
-                map_forces: true,
-            },
+            ports: Ports::direct(&inputs.iter().map(|i| i.0).collect::<Vec<_>>(), in_layout, output, out_layout),
             pairs,
             sizes: inputs.iter().map(|i| i.1).collect(),
             cs: (in_layout.coord_size(), out_layout.coord_size()),
@@ -110,19 +93,14 @@ impl SubsetMultiMapping {
 }
 
 impl Component for SubsetMultiMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, true)?;
-        let Some(out_layout) = self.ports.out_layout else {
-            return Err(cx.error("the output of this mapping must be a MechanicalObject, not a visual model"));
-        };
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.ports = resolve_mechanical_ports(cx, true, "a MechanicalObject", TEMPLATES)?;
+        let out_layout = self.ports.out_layout.expect("mechanical output");
         let in_layout = self.ports.in_layouts[0];
         self.cs = (in_layout.coord_size(), out_layout.coord_size());
         self.ds = (in_layout.deriv_size(), out_layout.deriv_size());
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
-        let flat = cx.data().get(INDEX_PAIRS).to_vec();
+        let flat = cx.data().get(Self::INDEX_PAIRS).to_vec();
         let mut pairs = Vec::with_capacity(flat.len() / 2);
         for (i, c) in flat.chunks_exact(2).enumerate() {
             let (p, k) = (c[0], c[1]);
@@ -140,24 +118,12 @@ impl Component for SubsetMultiMapping {
         }
         self.pairs = pairs;
         self.assemble();
-        resize_output(cx.scene, &self.ports, self.pairs.len());
-        let apply_rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, apply_rest)
+        finish_init(cx, self.pairs.len(), self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for SubsetMultiMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         self.gather(out, inputs, self.cs, "the input positions")
@@ -167,12 +133,7 @@ impl Mapping for SubsetMultiMapping {
         self.gather(out, inputs, self.ds, "the input velocities")
     }
 
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!(apply_jt);
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         Ok(self.jac.clone())

@@ -3,42 +3,29 @@
 //! have at least as many). Linear: `J₀ = −I`, `J₁ = factor·I`.
 
 use settee_core::component::{Mapping, SparseRows};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use crate::assembled;
-use crate::common::{
-    apply_at_init, check_layouts, check_len, mapping_reads, resize_output, resolve_ports, Ports, APPLY_REST_POSITION, INPUTS, MAPPING_DATA, OUTPUT,
-};
+use crate::assembled::{self, assembled_products};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
 
-static DATA: &[DataDecl] = &[decl("factor", Real, "1", "factor representing the ratio between a rotation and an elongation")];
-
-const FACTOR: DataRef<data_ref::Real> = DataRef::new("factor");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "WinchMultiMapping",
-    description: "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
-    roles: Roles::MAPPING.union(Roles::MECHANICAL_MAPPING),
-    templates: &["Vec1d,Vec1d"],
-    default_template: "Vec1d,Vec1d",
-    template_rule: TemplateRule::FromMapping,
-    data: &[MAPPING_DATA, DATA],
-    links: &[INPUTS, OUTPUT],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(WinchMultiMapping::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: mapping_reads!(FACTOR),
-};
-
-#[derive(Default)]
-pub struct WinchMultiMapping {
-    ports: Ports,
-    sizes: Vec<usize>,
-    factor: f64,
-    jac: Vec<SparseRows>,
+crate::common::mapping_class! {
+    multi {
+        name = "WinchMultiMapping",
+        description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
+        templates = ["Vec1d,Vec1d"],
+        default_template = "Vec1d,Vec1d",
+        data = {
+            /// factor representing the ratio between a rotation and an elongation
+            factor: Real = "1",
+        },
+    }
+    #[derive(Default)]
+    pub struct WinchMultiMapping {
+        ports: Ports,
+        sizes: Vec<usize>,
+        factor: f64,
+        jac: Vec<SparseRows>,
+    }
 }
 
 fn check_sizes(sizes: &[usize]) -> Result<(), String> {
@@ -57,13 +44,7 @@ impl WinchMultiMapping {
         let sizes = vec![inputs[0].1, inputs[1].1];
         check_sizes(&sizes).map_err(SimError::new)?;
         let mut m = WinchMultiMapping {
-            ports: Ports {
-                inputs: vec![inputs[0].0, inputs[1].0],
-                in_layouts: vec![Layout::Vec1; 2],
-                output: Some(output),
-                out_layout: Some(Layout::Vec1),
-                map_forces: true,
-            },
+            ports: Ports::direct(&[inputs[0].0, inputs[1].0], Layout::Vec1, output, Layout::Vec1),
             sizes,
             factor,
             jac: Vec::new(),
@@ -93,37 +74,19 @@ impl WinchMultiMapping {
 }
 
 impl Component for WinchMultiMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.ports = resolve_ports(cx, true)?;
-        if self.ports.output.is_none() {
-            return Err(cx.error("the output of this mapping must be a Vec1d MechanicalObject, not a visual model"));
-        }
-        check_layouts(cx, &self.ports, &[(Layout::Vec1, Layout::Vec1)])?;
+        self.ports = resolve_mechanical_ports(cx, true, "a Vec1d MechanicalObject", &[(Layout::Vec1, Layout::Vec1)])?;
         self.sizes = self.ports.inputs.iter().map(|s| cx.state_size(*s)).collect();
         check_sizes(&self.sizes)
             .map_err(|m| cx.error(m).hint("input=\"@length @rotation\": two Vec1d states, the second at least as large as the first"))?;
-        self.factor = cx.data().get(FACTOR);
+        self.factor = cx.data().get(Self::FACTOR);
         self.assemble();
-        resize_output(cx.scene, &self.ports, self.sizes[0]);
-        let rest = cx.data().get(APPLY_REST_POSITION);
-        apply_at_init(self, cx.scene, rest)
+        finish_init(cx, self.sizes[0], self)
     }
-
-    settee_core::mapping_role!();
 }
 
 impl Mapping for WinchMultiMapping {
-    fn inputs(&self) -> Vec<StateId> {
-        self.ports.inputs.clone()
-    }
-    fn output(&self) -> Option<StateId> {
-        self.ports.output
-    }
-    fn is_mechanical(&self) -> bool {
-        self.ports.is_mechanical()
-    }
+    mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         if inputs.len() != 2 {
@@ -139,16 +102,7 @@ impl Mapping for WinchMultiMapping {
         Ok(())
     }
 
-    fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        assembled::mul(&self.jac, out, inputs)
-    }
-
-    fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        assembled::mul_transpose(&self.jac, inputs, out)
-    }
+    assembled_products!();
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
         if self.jac.is_empty() {

@@ -16,33 +16,29 @@ fn suite_scene(rel: &str) -> Option<String> {
     Some(std::fs::read_to_string(p).unwrap())
 }
 
+/// The suite scene `rel`, edited by `edit`, after 20 steps: its assembled matrix equals the
+/// matrix-free products on some columns.
+fn suite_scene_assembles_like_matrix_free(rel: &str, name: &str, edit: fn(String) -> String) {
+    let Some(text) = suite_scene(rel) else { return };
+    assert!(support::columns_after_steps(name, &edit(text), &support::factory(), 20, F) > 0);
+}
+
 #[test]
 fn distance_mapping_stabilized_assembles_like_matrix_free() {
-    let Some(text) = suite_scene("Component/Mapping/NonLinear/DistanceMapping.scn") else { return };
-    let f = support::factory();
-    let mut scene = support::load_text("dm", &text, &f);
-    support::run(&mut scene, 20);
-    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
+    suite_scene_assembles_like_matrix_free("Component/Mapping/NonLinear/DistanceMapping.scn", "dm", |text| text);
 }
 
 #[test]
 fn square_distance_mapping_exact_assembles_like_matrix_free() {
-    let Some(text) = suite_scene("Component/Mapping/NonLinear/SquareDistanceMapping.scn") else { return };
-    let f = support::factory();
-    let mut scene = support::load_text("sdm", &text, &f);
-    support::run(&mut scene, 20);
-    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
+    suite_scene_assembles_like_matrix_free("Component/Mapping/NonLinear/SquareDistanceMapping.scn", "sdm", |text| text);
 }
 
 #[test]
 fn distance_multi_mapping_assembles_like_matrix_free() {
-    let Some(text) = suite_scene("Component/Mapping/NonLinear/DistanceMultiMapping.scn") else { return };
     // Exercise the geometric stiffness too (the scene disables it).
-    let text = text.replace("geometricStiffness=\"0\"", "geometricStiffness=\"Exact\"");
-    let f = support::factory();
-    let mut scene = support::load_text("dmm", &text, &f);
-    support::run(&mut scene, 20);
-    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
+    suite_scene_assembles_like_matrix_free("Component/Mapping/NonLinear/DistanceMultiMapping.scn", "dmm", |text| {
+        text.replace("geometricStiffness=\"0\"", "geometricStiffness=\"Exact\"")
+    });
 }
 
 /// A rigid body carrying points with springs and a mapped mass, then a distance mapping on those
@@ -74,9 +70,7 @@ fn rigid_chain(gs: &str) -> String {
 fn rigid_and_distance_chain_assembles_like_matrix_free() {
     let f = support::factory();
     for gs in ["None", "Exact", "Stabilized"] {
-        let mut scene = support::load_text(&format!("chain-{gs}"), &rigid_chain(gs), &f);
-        support::run(&mut scene, 10);
-        assert_eq!(support::assembled_equals_matrix_free(&mut scene, F), 12, "geometricStiffness {gs}");
+        assert_eq!(support::columns_after_steps(&format!("chain-{gs}"), &rigid_chain(gs), &f, 10, F), 12, "geometricStiffness {gs}");
     }
 }
 
@@ -97,9 +91,7 @@ fn barycentric_mapped_springs_assemble_like_matrix_free() {
     <UniformMass vertexMass="0.2"/>
   </Node>
 </Node>"#;
-    let mut scene = support::load_text("bary", text, &f);
-    support::run(&mut scene, 5);
-    assert!(support::assembled_equals_matrix_free(&mut scene, F) > 0);
+    assert!(support::columns_after_steps("bary", text, &f, 5, F) > 0);
 }
 
 /// SOFA's DistanceMapping scene solved with a direct solver on the assembled system follows the

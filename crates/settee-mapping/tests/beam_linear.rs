@@ -3,13 +3,10 @@
 
 use proptest::prelude::*;
 use settee_core::component::Mapping;
+use settee_core::math::dot_n as dot;
 use settee_core::types::{quat_from_euler, rigid3_integrate};
 use settee_core::{ConstraintRows, StateId};
 use settee_mapping::beam_linear::{rfloor, BeamLinearMapping};
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 fn vec_strategy(n: usize, r: f64) -> impl Strategy<Value = Vec<f64>> {
     prop::collection::vec(-r..r, n)

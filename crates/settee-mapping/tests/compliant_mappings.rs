@@ -11,53 +11,35 @@
 mod support;
 
 use settee_core::component::Mapping;
-use settee_core::{Layout, Scene, StateId, VecId};
+use settee_core::math::dot_n as dot;
+use settee_core::{Layout, Scene, VecId};
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::difference::Kind as DiffKind;
 use settee_mapping::mask::ScalarMapping;
 use settee_mapping::{DifferenceMapping, DistanceFromTargetMapping, SubsetMultiMapping};
-
-const S0: StateId = StateId::first_in_slot(0);
-const S1: StateId = StateId::first_in_slot(1);
-const S2: StateId = StateId::first_in_slot(2);
+use support::{jtf, S0, S1, S2};
 
 // ----- helpers ---------------------------------------------------------------------------------
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
 
 /// A small deterministic generator of values in [−r, r].
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        settee_testkit::lcg(&mut self.0)
     }
     fn vec(&mut self, n: usize, r: f64) -> Vec<f64> {
         (0..n).map(|_| r * self.next()).collect()
     }
 }
 
+/// `apply` into NaN values: every output value must be written.
 fn apply(m: &mut dyn Mapping, n_out: usize, x: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![f64::NAN; n_out];
-    let ins: Vec<&[f64]> = x.iter().map(|v| v.as_slice()).collect();
-    m.apply(&mut out, &ins).unwrap();
-    out
+    support::map_into(m, false, vec![f64::NAN; n_out], x)
 }
 
+/// `apply_j` into NaN values: every output value must be written.
 fn jv(m: &mut dyn Mapping, n_out: usize, v: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![f64::NAN; n_out];
-    let ins: Vec<&[f64]> = v.iter().map(|x| x.as_slice()).collect();
-    m.apply_j(&mut out, &ins).unwrap();
-    out
-}
-
-fn jtf(m: &mut dyn Mapping, sizes: &[usize], f: &[f64]) -> Vec<Vec<f64>> {
-    let mut ins: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n]).collect();
-    let mut s: Vec<&mut [f64]> = ins.iter_mut().map(|v| v.as_mut_slice()).collect();
-    m.apply_jt(&mut s, f).unwrap();
-    ins
+    support::map_into(m, true, vec![f64::NAN; n_out], v)
 }
 
 /// Coordinates displaced by `s·v` (translation part only for rigid elements, whose rotational
@@ -108,13 +90,10 @@ fn check_linearization(m: &mut dyn Mapping, layout: Layout, x: &[Vec<f64>], n_ou
     assert!((lhs - rhs).abs() < 1e-12 * (1.0 + lhs.abs()), "⟨Jv,f⟩ = {lhs} but ⟨v,Jᵀf⟩ = {rhs}");
     let js = m.jacobians().unwrap();
     assert_eq!(js.len(), x.len());
-    let mut jv2 = vec![0.0; n_out];
     for (j, v) in js.iter().zip(&v) {
         assert_eq!((j.nrows(), j.ncols), (n_out, v.len()));
-        let mut t = vec![0.0; n_out];
-        j.mul(&mut t, v);
-        jv2.iter_mut().zip(t).for_each(|(o, t)| *o += t);
     }
+    let jv2 = support::jacobians_times(&js, &v, n_out);
     for (p, q) in a.iter().zip(&jv2) {
         assert!((p - q).abs() < 1e-14 * (1.0 + p.abs()), "apply_j {p} vs assembled J·v {q}");
     }
@@ -333,7 +312,7 @@ fn projection_is_a_dot_product_minus_an_offset() {
 
 fn state_named<'a>(scene: &'a Scene, node: &str) -> &'a [f64] {
     let n = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == node).unwrap_or_else(|| panic!("no node {node}"));
-    let s = scene.slot(n, settee_core::Roles::MECHANICAL_STATE).unwrap_or_else(|| panic!("no state in {node}"));
+    let s = scene.slot(n, settee_core::role::MECHANICAL_STATE).unwrap_or_else(|| panic!("no state in {node}"));
     scene.store.get(scene.state_of(s).unwrap()).read(VecId::POSITION)
 }
 
@@ -420,10 +399,7 @@ fn init_error(name: &str, body: &str) -> String {
     let text = format!(
         "<Node name=\"root\">\n  <MechanicalObject name=\"x\" position=\"0 0 0  1 0 0\"/>\n  <Node name=\"b\"><MechanicalObject name=\"y\" position=\"0 0 0\"/></Node>\n  <Node name=\"m\">\n    {body}\n  </Node>\n</Node>"
     );
-    let dir = std::env::temp_dir().join(format!("settee-mapping-{}-err-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.scn"));
-    std::fs::write(&p, text).unwrap();
+    let p = settee_testkit::temp_scene(name, &text);
     let mut scene = settee_scene::load_scene(&p, &f, &settee_scene::DataPath::default()).unwrap();
     let e = settee_core::simulation::init_root(&mut scene, &f).expect_err("bad indices must stop the init");
     let msg = e.to_string();
@@ -483,7 +459,7 @@ fn velocities_are_mapped_whatever_map_forces() {
         let scene = support::load_text(&format!("velocities-{mechanical}"), &text, &f);
         let vel = |node: &str| {
             let n = scene.preorder(Scene::ROOT).into_iter().find(|&n| scene.node(n).name == node).unwrap();
-            let s = scene.slot(n, settee_core::Roles::MECHANICAL_STATE).unwrap();
+            let s = scene.slot(n, settee_core::role::MECHANICAL_STATE).unwrap();
             scene.store.get(scene.state_of(s).unwrap()).read(VecId::VELOCITY).to_vec()
         };
         assert_eq!(vel("d"), [3.0, 3.0, 4.0], "isMechanical={mechanical}");

@@ -5,16 +5,16 @@
 
 #![allow(clippy::needless_range_loop)] // small matrices written with indices
 
+mod support;
+
 use settee_core::component::Mapping;
+use settee_core::math::dot_n as dot;
 use settee_core::types::{quat_from_euler, quat_mul, quat_rotate};
-use settee_core::{Layout, StateId};
+use settee_core::Layout;
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::rigid_joint::{AssembledRigidRigidMapping, RigidJointMapping};
 use settee_mapping::se3::{self, Frame};
-
-const S0: StateId = StateId::first_in_slot(0);
-const S1: StateId = StateId::first_in_slot(1);
-const S2: StateId = StateId::first_in_slot(2);
+use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
 
 /// A small deterministic generator (xorshift) for the test vectors.
 struct Rng(u64);
@@ -28,31 +28,6 @@ impl Rng {
     fn vec(&mut self, n: usize) -> Vec<f64> {
         (0..n).map(|_| self.next()).collect()
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn apply(m: &mut dyn Mapping, n_out: usize, x: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![0.0; n_out];
-    let ins: Vec<&[f64]> = x.iter().map(|v| v.as_slice()).collect();
-    m.apply(&mut out, &ins).unwrap();
-    out
-}
-
-fn jv(m: &mut dyn Mapping, n_out: usize, v: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![0.0; n_out];
-    let ins: Vec<&[f64]> = v.iter().map(|x| x.as_slice()).collect();
-    m.apply_j(&mut out, &ins).unwrap();
-    out
-}
-
-fn jtf(m: &mut dyn Mapping, sizes: &[usize], f: &[f64]) -> Vec<Vec<f64>> {
-    let mut ins: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n]).collect();
-    let mut s: Vec<&mut [f64]> = ins.iter_mut().map(|v| v.as_mut_slice()).collect();
-    m.apply_jt(&mut s, f).unwrap();
-    ins
 }
 
 /// `x ⊕ h·v` element by element (the rigid exponential map for Rigid3).
@@ -109,16 +84,11 @@ fn check_jacobian(m: &mut dyn Mapping, ins: &[Layout], x: &[Vec<f64>], outs: (us
         assert!((lhs - rhs).abs() <= 1e-11 * (1.0 + lhs.abs()), "⟨Jv,f⟩ = {lhs} but ⟨v,Jᵀf⟩ = {rhs}");
         let js = m.jacobians().unwrap();
         assert_eq!(js.len(), v.len());
-        let mut sum = vec![0.0; n_deriv];
         for (j, vi) in js.iter().zip(&v) {
             assert_eq!(j.ncols, vi.len());
             assert_eq!(j.nrows(), n_deriv);
-            let mut t = vec![0.0; n_deriv];
-            j.mul(&mut t, vi);
-            for (s, y) in sum.iter_mut().zip(t) {
-                *s += y;
-            }
         }
+        let sum = jacobians_times(&js, &v, n_deriv);
         for (p, q) in a.iter().zip(&sum) {
             assert!((p - q).abs() <= 1e-12 * (1.0 + p.abs()), "apply_j {p} vs J·v {q}");
         }

@@ -6,47 +6,21 @@
 //! * `apply_djt` equals the finite difference of `Jᵀ(x)·f` (geometric stiffness, `Exact`);
 //! * constraint rows carried up (`apply_jt_constraints`) satisfy `(Jᵀr)·v = r·(J·v)` row by row.
 
+mod support;
+
 use proptest::prelude::*;
 use settee_core::component::Mapping;
+use settee_core::math::dot_n as dot;
 use settee_core::types::{quat_from_euler, rigid3_integrate};
-use settee_core::{ConstraintRows, Layout, StateId};
+use settee_core::{ConstraintRows, Layout};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::distance::{DistanceMapping, Kind};
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
-
-const S0: StateId = StateId::first_in_slot(0);
-const S1: StateId = StateId::first_in_slot(1);
-const S2: StateId = StateId::first_in_slot(2);
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
 
 fn norm_inf(a: &[f64]) -> f64 {
     a.iter().fold(0.0, |m, x| m.max(x.abs()))
-}
-
-/// `apply_j(v)` for each input given alone (the others zero), summed: checks multi-input too.
-fn jv(m: &mut dyn Mapping, n_out: usize, v: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![0.0; n_out];
-    let ins: Vec<&[f64]> = v.iter().map(|x| x.as_slice()).collect();
-    m.apply_j(&mut out, &ins).unwrap();
-    out
-}
-
-fn jtf(m: &mut dyn Mapping, sizes: &[usize], f: &[f64]) -> Vec<Vec<f64>> {
-    let mut ins: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n]).collect();
-    let mut slices: Vec<&mut [f64]> = ins.iter_mut().map(|v| v.as_mut_slice()).collect();
-    m.apply_jt(&mut slices, f).unwrap();
-    ins
-}
-
-fn apply(m: &mut dyn Mapping, n_out: usize, x: &[Vec<f64>]) -> Vec<f64> {
-    let mut out = vec![0.0; n_out];
-    let ins: Vec<&[f64]> = x.iter().map(|v| v.as_slice()).collect();
-    m.apply(&mut out, &ins).unwrap();
-    out
 }
 
 /// Adjointness and Jacobian consistency at the current (already applied) configuration.
@@ -59,15 +33,10 @@ fn check_linear_parts(m: &mut dyn Mapping, n_out: usize, dsizes: &[usize], v: &[
     prop_assert!((lhs - rhs).abs() <= 1e-10 * scale, "⟨Jv,f⟩ = {lhs} but ⟨v,Jᵀf⟩ = {rhs}");
     let js = m.jacobians().unwrap();
     prop_assert_eq!(js.len(), v.len());
-    let mut jv2 = vec![0.0; n_out];
     for (j, vi) in js.iter().zip(v) {
         prop_assert_eq!(j.ncols, vi.len());
-        let mut t = vec![0.0; n_out];
-        j.mul(&mut t, vi);
-        for (o, x) in jv2.iter_mut().zip(t) {
-            *o += x;
-        }
     }
+    let jv2 = jacobians_times(&js, v, n_out);
     for (x, y) in a.iter().zip(&jv2) {
         prop_assert!((x - y).abs() <= 1e-12 * (1.0 + x.abs()), "apply_j {x} vs J·v {y}");
     }

@@ -5,8 +5,9 @@
 
 mod support;
 
+use settee_core::component::Mapping;
 use settee_core::mechanics::MechScope;
-use settee_core::{Roles, Scene, VecId};
+use settee_core::{role, Scene, VecId};
 
 fn component<'a>(scene: &'a Scene, class: &str) -> &'a settee_core::scene::ComponentEntry {
     scene.components.values().find(|e| e.class.name == class).unwrap_or_else(|| panic!("no {class}"))
@@ -61,8 +62,8 @@ fn templates_are_deduced_from_input_and_output() {
     // Visual mapping: a MAPPING for the dump selection, but not mechanical.
     let vis =
         scene.components.iter().find(|(_, e)| e.class.name == "IdentityMapping" && scene.node(e.node).name == "visual").map(|(id, _)| id).unwrap();
-    assert!(scene.components[vis].roles().contains(Roles::MAPPING));
-    let m = scene.obj(vis).mapping_ref().unwrap();
+    assert!(scene.components[vis].plays(role::MAPPING));
+    let m = scene.role::<dyn Mapping>(vis).unwrap();
     assert!(!m.is_mechanical() && m.output().is_none());
 }
 
@@ -92,10 +93,7 @@ fn a_mapping_without_own_output_state_is_an_error() {
     <IdentityMapping/>
   </Node>
 </Node>"#;
-    let dir = std::env::temp_dir().join(format!("settee-mapping-{}-noout", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("noout.scn");
-    std::fs::write(&p, text).unwrap();
+    let p = settee_testkit::temp_scene("noout", text);
     let mut scene = settee_scene::load_scene(&p, &f, &settee_scene::DataPath::default()).unwrap();
     let r = settee_core::simulation::init_root(&mut scene, &f);
     let e = r.expect_err("the mapping's input and output are the same state");

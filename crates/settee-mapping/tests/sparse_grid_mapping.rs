@@ -7,6 +7,7 @@ mod support;
 
 use proptest::prelude::*;
 use settee_core::component::Mapping;
+use settee_core::math::dot_n as dot;
 use settee_core::{MeshData, StateId, VecId};
 use settee_mapping::barycentric::{BarycentricMapping, MapperKind, SparseLocator};
 use settee_topology::sparse_grid::{FinestParams, SparseGrid, Surface};
@@ -47,10 +48,6 @@ fn locator(g: &SparseGrid) -> SparseLocator {
 
 fn mesh(g: &SparseGrid) -> MeshData {
     MeshData { points: g.points.clone(), hexahedra: g.hexahedra.clone(), ..Default::default() }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[test]
@@ -207,7 +204,7 @@ fn scene_with_a_sparse_grid_mapper() {
         assert_eq!(locs.len(), 5);
         // the last point is outside the grid: nearest boundary cell, coordinates beyond 1
         assert!(locs[4].coords[0] > 1.0, "{class}: {:?}", locs[4]);
-        let dofs = scene.state_of(scene.slot(scene.entry(map).node, settee_core::Roles::MECHANICAL_STATE).unwrap()).unwrap();
+        let dofs = scene.state_of(scene.slot(scene.entry(map).node, settee_core::role::MECHANICAL_STATE).unwrap()).unwrap();
         let input = b.inputs()[0];
         let x = scene.vec(input, VecId::POSITION).to_vec();
         let mut out = vec![0.0; 15];

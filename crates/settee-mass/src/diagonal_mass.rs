@@ -9,72 +9,55 @@
 //! Rigid3d: as in SOFA, the masses are the `vertexMass` list as given (11 numbers per DOF:
 //! `mass volume I00 I01 … I22`, inertia per unit mass); the topology is not used.
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule, Value,
+    component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId,
 };
 
 use settee_core::topology_change::{validate, ChangeError, ElementData, ElementKind, Follow, TopologyChange};
 
+use crate::common::{self, GravityCenterData, MassData};
 use crate::geometry::{self, mat_vec, ElementType, Geometry};
 use crate::RigidMass;
 
-static DATA: &[DataDecl] = &[
-    decl("vertexMass", Reals, "", "mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF); output when computed"),
-    decl("massDensity", Real, "1", "mass density of the elements (used when totalMass is not set)"),
-    decl("totalMass", Real, "1", "total mass, spread by element measure (takes precedence over massDensity and vertexMass)"),
-    decl("computeMassOnRest", Bool, "true", "measure the elements at the rest positions (else at the positions)"),
-    decl_alias("filename", &["fileMass"], FileName, "", "Xsp file giving the masses (not supported)"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    VERTEX_MASS: Reals = "vertexMass";
-    TOTAL_MASS: Real = "totalMass";
-    MASS_DENSITY: Real = "massDensity";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
-    FILENAME: Text = "filename";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "DiagonalMass",
-    description: "Lumped (diagonal) mass matrix integrating a density over the elements of the topology.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> DiagonalMass {
     let layout = args.layout.unwrap_or(Layout::Vec3);
     let geometry = args.template.split(',').nth(1).and_then(|t| Layout::from_name(t.trim())).unwrap_or(layout);
-    Box::new(DiagonalMass::new(layout, geometry))
+    DiagonalMass::new(layout, geometry)
 }
 
 /// Number of reals of one Rigid3d `vertexMass` entry.
 const RIGID3_MASS_SIZE: usize = 11;
 
+/// Lumped (diagonal) mass matrix integrating a density over the elements of the topology.
+#[component(
+    roles = [Mass, ForceField],
+    templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF); output when computed
+        vertexMass: Reals,
+        /// mass density of the elements (used when totalMass is not set)
+        massDensity: Real = "1",
+        /// total mass, spread by element measure (takes precedence over massDensity and vertexMass)
+        totalMass: Real = "1",
+        /// measure the elements at the rest positions (else at the positions)
+        computeMassOnRest: Bool = "true",
+        /// Xsp file giving the masses (not supported)
+        #[alias("fileMass")]
+        filename: FileName,
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// state whose positions measure the elements (default: the state of the topology's node)
+        geometryState: MechanicalState,
+    },
+    inherit = [Self, GravityCenterData, MassData],
+)]
 pub struct DiagonalMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).
@@ -163,13 +146,13 @@ impl DiagonalMass {
 
     fn init_rigid(&mut self, cx: &mut InitCtx, ndof: usize) -> SimResult {
         let d = cx.data();
-        let vm = d.get(VERTEX_MASS).to_vec();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
         if !vm.chunks_exact(RIGID3_MASS_SIZE).remainder().is_empty() {
             return Err(cx
                 .error(format!("vertexMass has {} numbers, not a multiple of {RIGID3_MASS_SIZE}", vm.len()))
                 .hint("a Rigid3d mass is written `mass volume I00 I01 I02 I10 I11 I12 I20 I21 I22` (inertia per unit mass), one per DOF"));
         }
-        let ignored: Vec<&str> = [TOTAL_MASS, MASS_DENSITY].into_iter().filter(|r| d.is_given(*r)).map(|r| r.name()).collect();
+        let ignored: Vec<&str> = [Self::TOTAL_MASS, Self::MASS_DENSITY].into_iter().filter(|r| d.is_given(*r)).map(|r| r.name()).collect();
         self.rigid = vm
             .chunks_exact(RIGID3_MASS_SIZE)
             .map(|c| RigidMass::new(c[0], c[1], [[c[2], c[3], c[4]], [c[5], c[6], c[7]], [c[8], c[9], c[10]]]))
@@ -192,10 +175,10 @@ impl DiagonalMass {
     /// SOFA's `massInitialization` (Vec templates).
     fn init_masses(&mut self, cx: &mut InitCtx, t: ElementType, mesh: &MeshData, geo: &Geometry, ndof: usize) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS));
-        let total = d.get(TOTAL_MASS);
-        let density = d.get(MASS_DENSITY);
-        let mut given = d.get(VERTEX_MASS).to_vec();
+        let (tm_set, md_set, vm_set) = (d.is_given(Self::TOTAL_MASS), d.is_given(Self::MASS_DENSITY), d.is_given(Self::VERTEX_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let density = d.get(Self::MASS_DENSITY);
+        let mut given = d.get(Self::VERTEX_MASS).to_vec();
         // A short vertexMass is padded with its last value (DiagonalMass::init).
         if let Some(&last) = given.last() {
             if given.len() < ndof {
@@ -258,15 +241,11 @@ impl DiagonalMass {
 }
 
 impl Component for DiagonalMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let on_rest = d.get(COMPUTE_MASS_ON_REST);
-        let file = d.get(FILENAME).trim().to_string();
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
+        let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
+        let file = d.get(Self::FILENAME).trim().to_string();
         if !file.is_empty() {
             let mut e = cx
                 .error(format!("filename/fileMass = '{file}': reading masses from an Xsp file is not supported"))
@@ -274,39 +253,17 @@ impl Component for DiagonalMass {
             e.0.unsupported = true;
             return Err(e);
         }
-        let s = cx.require_state()?;
-        let sl = cx.state_layout(s);
-        if sl != self.layout {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this mass is {}", sl.name(), self.layout.name()))
-                .hint("remove the template attribute so that it is deduced from the state"));
-        }
+        let s = common::state_of_layout(cx, self.layout, "remove the template attribute so that it is deduced from the state")?;
         self.state = Some(s);
         let ndof = cx.state_size(s);
         if self.layout == Layout::Rigid3 {
             return self.init_rigid(cx, ndof);
         }
 
-        let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors").hint(
-                "DiagonalMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
-            )
-        })?;
-        let mesh = cx.require_mesh()?;
-        let t = ElementType::of(&mesh).ok_or_else(|| {
-            cx.error(format!("{} is empty (no hexahedra, tetrahedra, quads, triangles or edges)", cx.scene.entry(topo).label()))
-                .hint("DiagonalMass needs elements to integrate the mass over; use UniformMass for point sets")
-        })?;
+        let (topo, mesh, t) = common::element_topology(cx, "DiagonalMass")?;
         let gs = geometry::geometry_state(cx, topo, self.geometry_layout)?;
         let geo = geometry::read_geometry(cx, gs, on_rest, &mesh, t)?;
-        for k in 0..t.count(&mesh) {
-            let v = t.vertices(&mesh, k);
-            if let Some(&bad) = v.iter().find(|&&i| i >= ndof) {
-                return Err(cx
-                    .error(format!("{} {k} {v:?} refers to point {bad}, but the mechanical state has {ndof} DOFs", t.name()))
-                    .hint("the topology and the MechanicalObject must describe the same points"));
-            }
-        }
+        common::check_element_vertices(cx, t, &mesh, ndof)?;
         if geo.dim < t.min_dimension() {
             cx.warn(format!(
                 "the topology has {} but the geometry is {}-dimensional: SOFA computes no mass for them, every vertex mass is 0",
@@ -319,9 +276,9 @@ impl Component for DiagonalMass {
         self.rest = if on_rest { geo } else { geometry::read_geometry(cx, gs, true, &mesh, t)? };
 
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
-        dm.set("massDensity", Value::Real(self.mass_density));
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.masses.clone());
+        dm.put(Self::MASS_DENSITY, self.mass_density);
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(())
     }
 
@@ -355,12 +312,10 @@ impl Component for DiagonalMass {
                 .hint("the mass and its mechanical state must follow the same topology"));
         }
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.masses.clone() });
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.masses.clone());
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(Follow::Followed)
     }
-
-    settee_core::mass_role!();
 }
 
 impl DiagonalMass {
@@ -447,53 +402,22 @@ impl DiagonalMass {
     }
 }
 
-impl ForceField for DiagonalMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(DiagonalMass);
 
+impl DiagonalMass {
     /// Gravity: `f_i += g·m_i` (linear part only for rigids).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         if self.layout == Layout::Rigid3 {
-            for (i, m) in self.rigid.iter().enumerate().take(n) {
-                for c in 0..3 {
-                    f[i * 6 + c] += p.gravity[c] * m.mass;
-                }
-            }
-            return Ok(());
-        }
-        for (i, &m) in self.masses.iter().enumerate().take(n) {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m;
-            }
+            common::add_weights(io.f[0], self.layout, p.gravity, |n| self.rigid.iter().map(|m| m.mass).enumerate().take(n), |g, m| g * m);
+        } else {
+            common::add_weights(io.f[0], self.layout, p.gravity, |n| self.masses.iter().copied().enumerate().take(n), |g, m| g * m);
         }
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for DiagonalMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| true, separate_gravity: |m| m.separate_gravity);
 
     /// `res_i += dx_i·m_i`, times `factor` afterwards when `factor ≠ 1`.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
@@ -539,11 +463,7 @@ impl Mass for DiagonalMass {
         let ds = self.layout.deriv_size();
         if self.layout == Layout::Rigid3 {
             for (i, m) in self.rigid.iter().enumerate().take(a.len() / 6) {
-                let ang = mat_vec(&m.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
-                for c in 0..3 {
-                    a[i * 6 + c] = f[i * 6 + c] / m.mass;
-                    a[i * 6 + 3 + c] = ang[c];
-                }
+                m.acc_from_f(a, f, i);
             }
             return Ok(());
         }
@@ -557,51 +477,22 @@ impl Mass for DiagonalMass {
 
     /// `v_i += g·h` on every DOF.
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
         let s = self.state.ok_or_else(|| SimError::new("DiagonalMass used before init"))?;
         if self.layout == Layout::Rigid3 {
             for (i, m) in self.rigid.iter().enumerate() {
-                let mm = m.mass * factor;
-                for c in 0..3 {
-                    acc.add(s, i * 6 + c, s, i * 6 + c, mm);
-                }
-                let mut block = [0.0; 9];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        block[r * 3 + c] = m.inertia_mass[r][c] * factor;
-                    }
-                }
-                acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+                m.add_to_matrix(acc, s, i, factor);
             }
             return Ok(());
         }
         let ds = self.layout.deriv_size();
         for (i, &m) in self.masses.iter().enumerate() {
-            let mm = m * factor;
-            for c in 0..ds {
-                acc.add(s, i * ds + c, s, i * ds + c, mm);
-            }
+            common::add_diagonal(acc, s, i, ds, m * factor);
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        true
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ v_i·(m_i v_i)`.
@@ -807,7 +698,7 @@ mod tests {
             }
         }
         // acc_from_f inverts add_mdx; kinetic energy = ½ vᵀMv
-        let mass = b.scene.obj(b.mass).mass_ref().unwrap();
+        let mass = b.scene.role::<dyn Mass>(b.mass).unwrap();
         let f = b.mdx(&dx, 1.0);
         let mut a = vec![0.0; n];
         mass.acc_from_f(&mut a, &f).unwrap();
@@ -842,7 +733,7 @@ mod tests {
         assert_eq!(&r[3..6], &[dx[3] * 2.0, dx[4] * 4.0, dx[5] * 8.0]);
         let m = b.matrix(1.0).unwrap();
         assert_close(&r, &dense_mul(&m, &dx), 1e-15);
-        let mass = b.scene.obj(b.mass).mass_ref().unwrap();
+        let mass = b.scene.role::<dyn Mass>(b.mass).unwrap();
         let mut a = vec![0.0; 12];
         mass.acc_from_f(&mut a, &r).unwrap();
         assert_close(&a, &dx, 1e-14);

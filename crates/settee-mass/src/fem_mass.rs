@@ -15,54 +15,25 @@
 
 use std::collections::BTreeMap;
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::Topology;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule,
+    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, NodeId, Scene, SimError, SimResult,
+    StateId,
 };
 
-use crate::nodal_mass_density::node_density;
+use settee_fem::decompose::determinant;
+use settee_fem::element_fem::kernel::{jacobian, ElementShape};
 
-static DATA: &[DataDecl] = &[
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly (not implemented by SOFA's FEMMass: gravity stays a force)"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
+use crate::common;
+use crate::nodal_mass_density::{node_density, NodalMassDensity};
 
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("nodalMassDensity", Roles::NONE, "the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FEMMass",
-    description: "Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> FEMMass {
     let shape = match args.template.split(',').nth(1).map(str::trim) {
         Some("Hexahedron") => Shape::Hexahedron,
         _ => Shape::Tetrahedron,
     };
-    Box::new(FEMMass::new(shape))
+    FEMMass::new(shape)
 }
 
 /// Reference elements (the same as the element FEM force fields').
@@ -72,18 +43,6 @@ pub enum Shape {
     Hexahedron,
 }
 
-/// Corners of the reference hexahedron `[-1, 1]³` in SOFA's node order.
-const HEXA_CORNERS: [[f64; 3]; 8] = [
-    [-1.0, -1.0, -1.0],
-    [1.0, -1.0, -1.0],
-    [1.0, 1.0, -1.0],
-    [-1.0, 1.0, -1.0],
-    [-1.0, -1.0, 1.0],
-    [1.0, -1.0, 1.0],
-    [1.0, 1.0, 1.0],
-    [-1.0, 1.0, 1.0],
-];
-
 impl Shape {
     pub fn name(self) -> &'static str {
         match self {
@@ -92,22 +51,20 @@ impl Shape {
         }
     }
 
-    pub fn nodes(self) -> usize {
+    /// The element FEM's reference element.
+    fn element(self) -> ElementShape {
         match self {
-            Shape::Tetrahedron => 4,
-            Shape::Hexahedron => 8,
+            Shape::Tetrahedron => ElementShape::Tetrahedron,
+            Shape::Hexahedron => ElementShape::Hexahedron,
         }
     }
 
+    pub fn nodes(self) -> usize {
+        self.element().nodes()
+    }
+
     fn quadrature(self) -> Vec<([f64; 3], f64)> {
-        match self {
-            Shape::Tetrahedron => vec![([0.25, 0.25, 0.25], 1.0 / 6.0)],
-            Shape::Hexahedron => {
-                // SOFA's constant for √3
-                let s = 1.0 / 1.73205080757;
-                HEXA_CORNERS.iter().map(|c| ([c[0] * s, c[1] * s, c[2] * s], 1.0)).collect()
-            }
-        }
+        self.element().quadrature()
     }
 
     fn shape_functions(self, q: [f64; 3]) -> Vec<f64> {
@@ -130,41 +87,14 @@ impl Shape {
     }
 
     fn reference_gradients(self, q: [f64; 3]) -> Vec<[f64; 3]> {
-        match self {
-            Shape::Tetrahedron => vec![[-1.0, -1.0, -1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
-            Shape::Hexahedron => {
-                let [x, y, z] = q;
-                HEXA_CORNERS
-                    .iter()
-                    .map(|&[xr, yr, zr]| {
-                        [
-                            0.125 * (xr * (1.0 + y * yr) * (1.0 + z * zr)),
-                            0.125 * (yr * (1.0 + x * xr) * (1.0 + z * zr)),
-                            0.125 * (zr * (1.0 + x * xr) * (1.0 + y * yr)),
-                        ]
-                    })
-                    .collect()
-            }
-        }
+        self.element().reference_gradients(q)
     }
 }
 
 /// `|det J|` of the reference-to-physical map `J = Σ_i X_i ⊗ ∇_ref N_i` (Sarrus' rule in SOFA's
 /// term order).
 fn abs_det_jacobian(nodes: &[[f64; 3]], grads: &[[f64; 3]]) -> f64 {
-    let mut m = [[0.0; 3]; 3];
-    for (x, g) in nodes.iter().zip(grads) {
-        for a in 0..3 {
-            for b in 0..3 {
-                m[a][b] += x[a] * g[b];
-            }
-        }
-    }
-    let det = m[0][0] * m[1][1] * m[2][2] + m[1][0] * m[2][1] * m[0][2] + m[2][0] * m[0][1] * m[1][2]
-        - m[0][0] * m[2][1] * m[1][2]
-        - m[1][0] * m[0][1] * m[2][2]
-        - m[2][0] * m[1][1] * m[0][2];
-    det.abs()
+    determinant(&jacobian(nodes, grads)).abs()
 }
 
 /// The `N×N` (row-major) mass matrix of one element with node positions `nodes` and node
@@ -186,7 +116,30 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
     m
 }
 
+/// Finite-element mass (inertia and body force): consistent mass matrix of tetrahedra or hexahedra from a nodal density.
+///
 /// The mass.
+#[component(
+    roles = [Mass, ForceField],
+    templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+    default_template = "Vec3d,Tetrahedron",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// add gravity to the velocity directly (not implemented by SOFA's FEMMass: gravity stays a force)
+        separateGravity: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (unused by masses)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// the NodalMassDensity to integrate (default: the first one found in the node or its ancestors)
+        nodalMassDensity: _,
+    },
+)]
 pub struct FEMMass {
     shape: Shape,
     state: Option<StateId>,
@@ -234,13 +187,11 @@ fn find_density_up(scene: &Scene, node: NodeId) -> Option<ComponentId> {
 }
 
 impl Component for FEMMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let separate = d.get(SEPARATE_GRAVITY);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let separate = d.get(Self::SEPARATE_GRAVITY);
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Vec3 {
             return Err(cx
@@ -260,7 +211,7 @@ impl Component for FEMMass {
                 .error(format!("nodalMassDensity points to {}, not to a NodalMassDensity", cx.scene.entry(density_comp).label()))
                 .hint("link a NodalMassDensity component"));
         }
-        let property = cx.scene.entry(density_comp).data.get(crate::nodal_mass_density::PROPERTY).to_vec();
+        let property = cx.scene.entry(density_comp).data.get(NodalMassDensity::PROPERTY).to_vec();
         if separate {
             cx.warn("separateGravity is not implemented by FEMMass (as in SOFA): gravity is still applied as a force");
         }
@@ -305,17 +256,13 @@ impl Component for FEMMass {
         self.state = Some(s);
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
-impl ForceField for FEMMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(FEMMass);
 
+impl FEMMass {
     /// Gravity: `f_i += M_ij·g` entry by entry.
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         let f = &mut io.f[0];
         let g = p.gravity;
         for (i, row) in &self.rows {
@@ -328,24 +275,10 @@ impl ForceField for FEMMass {
         }
         Ok(())
     }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
-    }
 }
 
 impl Mass for FEMMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| false, separate_gravity: |_| false);
 
     /// `res_i += (factor·M_ij)·dx_j` entry by entry.
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
@@ -388,16 +321,6 @@ impl Mass for FEMMass {
             }
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        false
-    }
-    fn separate_gravity(&self) -> bool {
-        false
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ_ij M_ij v_i·v_j`.

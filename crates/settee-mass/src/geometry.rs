@@ -19,7 +19,9 @@
 
 use std::collections::HashMap;
 
-use settee_core::{ComponentId, InitCtx, Layout, MeshData, Roles, SimResult, StateId, VecId};
+use settee_core::math::{cross, dot, sub};
+use settee_core::role;
+use settee_core::{ComponentId, InitCtx, Layout, MeshData, SimResult, StateId, VecId};
 
 /// The kind of element a mass integrates over (SOFA's `ElementType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +113,15 @@ impl ElementType {
             ElementType::Hexahedron => &mesh.hexahedra[k],
         }
     }
+
+    /// The first element (in order) with a vertex index of `n` or more: its index, its vertices
+    /// and that vertex.
+    pub fn first_vertex_beyond(self, mesh: &MeshData, n: usize) -> Option<(usize, &[usize], usize)> {
+        (0..self.count(mesh)).find_map(|k| {
+            let v = self.vertices(mesh, k);
+            v.iter().find(|&&i| i >= n).map(|&bad| (k, v, bad))
+        })
+    }
 }
 
 /// Edge `j` of a triangle joins its vertices `j+1` and `j+2` (the edge opposite vertex `j`).
@@ -176,23 +187,6 @@ pub struct Geometry {
     pub points: Vec<[f64; 3]>,
 }
 
-type P = [f64; 3];
-
-#[inline]
-fn sub(a: &P, b: &P) -> P {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline]
-fn cross(a: &P, b: &P) -> P {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-#[inline]
-fn dot(a: &P, b: &P) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
 impl Geometry {
     /// Reads the coordinates of a state of layout `layout` (flat, element-major).
     pub fn from_coords(coords: &[f64], layout: Layout) -> Geometry {
@@ -219,7 +213,7 @@ impl Geometry {
 
     /// `Edge::length`.
     pub fn edge_length(&self, a: usize, b: usize) -> f64 {
-        let d = sub(&self.points[b], &self.points[a]);
+        let d = sub(self.points[b], self.points[a]);
         let mut n2 = d[0] * d[0];
         for c in d.iter().take(self.dim).skip(1) {
             n2 += c * c;
@@ -229,10 +223,10 @@ impl Geometry {
 
     /// `Triangle::area`: unsigned in 3D, signed (shoelace) in 2D.
     pub fn triangle_area(&self, a: usize, b: usize, c: usize) -> f64 {
-        let (n0, n1, n2) = (&self.points[a], &self.points[b], &self.points[c]);
+        let (n0, n1, n2) = (self.points[a], self.points[b], self.points[c]);
         if self.dim >= 3 {
-            let cr = cross(&sub(n1, n0), &sub(n2, n0));
-            0.5 * dot(&cr, &cr).sqrt()
+            let cr = cross(sub(n1, n0), sub(n2, n0));
+            0.5 * dot(cr, cr).sqrt()
         } else {
             0.5 * (n0[0] * n1[1] + n1[0] * n2[1] + n2[0] * n0[1] - n1[0] * n0[1] - n2[0] * n1[1] - n0[0] * n2[1])
         }
@@ -245,8 +239,8 @@ impl Geometry {
 
     /// `Tetrahedron::volume` (absolute value of the signed volume).
     pub fn tetra_volume(&self, a: usize, b: usize, c: usize, d: usize) -> f64 {
-        let (n0, n1, n2, n3) = (&self.points[a], &self.points[b], &self.points[c], &self.points[d]);
-        (dot(&cross(&sub(n1, n0), &sub(n2, n0)), &sub(n3, n0)) / 6.0).abs()
+        let (n0, n1, n2, n3) = (self.points[a], self.points[b], self.points[c], self.points[d]);
+        (dot(cross(sub(n1, n0), sub(n2, n0)), sub(n3, n0)) / 6.0).abs()
     }
 
     /// `Hexahedron::volume`: sum of six tetrahedra.
@@ -279,7 +273,7 @@ pub fn geometry_state(cx: &InitCtx, topology: ComponentId, expected: Layout) -> 
         Some(&c) => c,
         None => {
             let node = cx.scene.entry(topology).node;
-            cx.scene.find_up(node, Roles::MECHANICAL_STATE).ok_or_else(|| {
+            cx.scene.find_up(node, role::MECHANICAL_STATE).ok_or_else(|| {
                 cx.error(format!("no mechanical state found for the geometry of {}", cx.scene.entry(topology).label()))
                     .hint("add a MechanicalObject in the topology's node or set `geometryState=\"@...\"`")
             })?
@@ -311,13 +305,10 @@ pub fn read_geometry(cx: &InitCtx, s: StateId, on_rest: bool, mesh: &MeshData, t
     };
     let g = Geometry::from_coords(coords, layout);
     let n = g.len();
-    for k in 0..t.count(mesh) {
-        let v = t.vertices(mesh, k);
-        if let Some(&bad) = v.iter().find(|&&i| i >= n) {
-            return Err(cx
-                .error(format!("{} {k} {v:?} refers to point {bad}, but the geometry state has {n} points", t.name()))
-                .hint("the topology and the MechanicalObject must describe the same points (is the MechanicalObject initialised before the mass?)"));
-        }
+    if let Some((k, v, bad)) = t.first_vertex_beyond(mesh, n) {
+        return Err(cx
+            .error(format!("{} {k} {v:?} refers to point {bad}, but the geometry state has {n} points", t.name()))
+            .hint("the topology and the MechanicalObject must describe the same points (is the MechanicalObject initialised before the mass?)"));
     }
     Ok(g)
 }
@@ -433,7 +424,7 @@ mod tests {
 pub(crate) mod testing {
     use settee_core::mechanics::{assemble, MechScope};
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, ComponentId, Factory, ForceIo, Mbk, MechParams, Scene, SimResult, StateId, VecId};
+    use settee_core::{Attr, ComponentId, Factory, ForceField, ForceIo, Mass, Mbk, MechParams, Scene, SimResult, StateId, VecId};
     use settee_linalg::MatrixBuilder;
 
     pub const CUBE_POS: &str = "0 0 0  1 0 0  1 1 0  0 1 0  0 0 1  1 0 1  1 1 1  0 1 1";
@@ -518,7 +509,7 @@ pub(crate) mod testing {
         /// `M·dx` through the mass's `add_mdx`.
         pub fn mdx(&self, dx: &[f64], factor: f64) -> Vec<f64> {
             let mut r = vec![0.0; dx.len()];
-            self.scene.obj(self.mass).mass_ref().unwrap().add_mdx(&mut r, dx, factor);
+            self.scene.role::<dyn Mass>(self.mass).unwrap().add_mdx(&mut r, dx, factor);
             r
         }
         /// The gravity force of the mass with [`params`].
@@ -527,7 +518,7 @@ pub(crate) mod testing {
             let mut f = vec![0.0; n];
             let x = self.scene.store.get(self.state).read(VecId::POSITION).to_vec();
             let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&x] };
-            self.scene.obj_mut(self.mass).force_field().unwrap().add_force(&params(), &mut io).unwrap();
+            self.scene.role_mut::<dyn ForceField>(self.mass).unwrap().add_force(&params(), &mut io).unwrap();
             f
         }
     }

@@ -1,5 +1,6 @@
 //! Masses.
 
+mod common;
 mod diagonal_mass;
 mod fem_mass;
 #[cfg(test)]
@@ -19,10 +20,10 @@ pub use uniform_mass::{RigidMass, UniformMass};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&uniform_mass::CLASS);
-    f.register(&diagonal_mass::CLASS);
-    f.register(&mesh_matrix_mass::CLASS);
-    f.register(&fem_mass::CLASS);
-    f.register(&nodal_mass_density::CLASS);
-    f.register(&rigid_mass::CLASS);
+    f.add::<UniformMass>();
+    f.add::<DiagonalMass>();
+    f.add::<MeshMatrixMass>();
+    f.add::<FEMMass>();
+    f.add::<nodal_mass_density::NodalMassDensity>();
+    f.add::<CompliantRigidMass>();
 }

@@ -15,70 +15,29 @@
 //! Pure edge topologies get no mass (SOFA computes nothing for them). Lumped, DOF `i` has mass
 //! `c·vm_i`; gravity is always `g·vm_i·c`, which is the row sum of the consistent matrix.
 
-use settee_core::component::{link, LinkDecl, Mass};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{CreateArgs, Mass};
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    MeshData, Roles, SimError, SimResult, StateId, TemplateRule, Value,
+    component, data_group, Component, Diagnostic, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult,
+    StateId,
 };
 
+use crate::common::{self, GravityCenterData, MassData};
 use crate::geometry::{self, ElementEdges, ElementType, Geometry};
 
-static DATA: &[DataDecl] = &[
-    decl("massDensity", Reals, "", "mass density: one value, or one per element"),
-    decl("totalMass", Real, "1", "total mass, spread by element measure (takes precedence over the other mass Data)"),
-    decl("vertexMass", Reals, "", "diagonal terms of the mass matrix, per vertex (output; input with lumping or edgeMass)"),
-    decl("edgeMass", Reals, "", "off-diagonal terms of the mass matrix, per topology edge (output; input with vertexMass)"),
-    decl("computeMassOnRest", Bool, "false", "measure the elements at the rest positions (else at the positions at init)"),
-    decl("lumping", Bool, "false", "lump the matrix: each row summed on the diagonal"),
-    decl("printMass", Bool, "false", "print mass diagnostics"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("topology", Roles::TOPOLOGY, "topology whose elements carry the mass (default: the context topology)"),
-    link("geometryState", Roles::MECHANICAL_STATE, "state whose positions measure the elements (default: the state of the topology's node)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    TOTAL_MASS: Real = "totalMass";
-    MASS_DENSITY: Reals = "massDensity";
-    VERTEX_MASS: Reals = "vertexMass";
-    EDGE_MASS: Reals = "edgeMass";
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LUMPING: Bool = "lumping";
-    COMPUTE_MASS_ON_REST: Bool = "computeMassOnRest";
-    PRINT_MASS: Bool = "printMass";
-    PRINT_LOG: Bool = "printLog";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshMatrixMass",
-    description: "Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
+fn create(args: &CreateArgs) -> MeshMatrixMass {
     let layout = args.layout.unwrap_or(Layout::Vec3);
     let geometry = args.template.split(',').nth(1).and_then(|t| Layout::from_name(t.trim())).unwrap_or(layout);
-    Box::new(MeshMatrixMass::new(layout, geometry))
+    MeshMatrixMass::new(layout, geometry)
 }
+
+/// A typed reference to `printLog`, a Data every component has (`settee_core::factory::BASE_DATA`;
+/// `BaseData` gives no reference to it). Not included in any class: the base table declares it.
+#[data_group(data = {
+    /// if true, emits extra messages at runtime
+    printLog: Bool = "false",
+})]
+struct BasePrintLog;
 
 /// Result of SOFA's `computeMass` for given element densities.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +105,37 @@ pub fn compute_mass(
     out
 }
 
+/// Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.
+#[component(
+    roles = [Mass, ForceField],
+    templates = ["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = create,
+    data = {
+        /// mass density: one value, or one per element
+        massDensity: Reals,
+        /// total mass, spread by element measure (takes precedence over the other mass Data)
+        totalMass: Real = "1",
+        /// diagonal terms of the mass matrix, per vertex (output; input with lumping or edgeMass)
+        vertexMass: Reals,
+        /// off-diagonal terms of the mass matrix, per topology edge (output; input with vertexMass)
+        edgeMass: Reals,
+        /// measure the elements at the rest positions (else at the positions at init)
+        computeMassOnRest: Bool = "false",
+        /// lump the matrix: each row summed on the diagonal
+        lumping: Bool = "false",
+        /// print mass diagnostics
+        printMass: Bool = "false",
+    },
+    links = {
+        /// topology whose elements carry the mass (default: the context topology)
+        topology: Topology,
+        /// state whose positions measure the elements (default: the state of the topology's node)
+        geometryState: MechanicalState,
+    },
+    inherit = [Self, GravityCenterData, MassData],
+)]
 pub struct MeshMatrixMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).
@@ -268,11 +258,12 @@ impl MeshMatrixMass {
     /// SOFA's `massInitialization`.
     fn init_masses(&mut self, cx: &mut InitCtx, inp: &Inputs) {
         let d = cx.data();
-        let (tm_set, md_set, vm_set, em_set) = (d.is_given(TOTAL_MASS), d.is_given(MASS_DENSITY), d.is_given(VERTEX_MASS), d.is_given(EDGE_MASS));
-        let total = d.get(TOTAL_MASS);
-        let density = d.get(MASS_DENSITY).to_vec();
-        let vm = d.get(VERTEX_MASS).to_vec();
-        let em = d.get(EDGE_MASS).to_vec();
+        let (tm_set, md_set, vm_set, em_set) =
+            (d.is_given(Self::TOTAL_MASS), d.is_given(Self::MASS_DENSITY), d.is_given(Self::VERTEX_MASS), d.is_given(Self::EDGE_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let density = d.get(Self::MASS_DENSITY).to_vec();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
+        let em = d.get(Self::EDGE_MASS).to_vec();
         let np = geometry::nb_points(inp.mesh);
         let mut warnings = Vec::new();
         let check_vm = |w: &mut Vec<String>| -> bool {
@@ -365,35 +356,16 @@ impl MeshMatrixMass {
 }
 
 impl Component for MeshMatrixMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        self.lumping = d.get(LUMPING);
-        let on_rest = d.get(COMPUTE_MASS_ON_REST);
-        let s = cx.require_state()?;
-        let sl = cx.state_layout(s);
-        if sl != self.layout {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this mass is {}", sl.name(), self.layout.name()))
-                .hint("MeshMatrixMass supports Vec1d, Vec2d and Vec3d states"));
-        }
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
+        self.lumping = d.get(Self::LUMPING);
+        let on_rest = d.get(Self::COMPUTE_MASS_ON_REST);
+        let s = common::state_of_layout(cx, self.layout, "MeshMatrixMass supports Vec1d, Vec2d and Vec3d states")?;
         self.state = Some(s);
         let ndof = cx.state_size(s);
 
-        let topo = cx.topology().ok_or_else(|| {
-            cx.error("no topology found in this node or its ancestors").hint(
-                "MeshMatrixMass integrates over the elements of a topology: add one (MeshTopology, RegularGridTopology…) or set `topology=\"@...\"`",
-            )
-        })?;
-        let mesh = cx.require_mesh()?;
-        let t = ElementType::of(&mesh).ok_or_else(|| {
-            cx.error(format!("{} is empty (no hexahedra, tetrahedra, quads, triangles or edges)", cx.scene.entry(topo).label()))
-                .hint("MeshMatrixMass needs elements to integrate the mass over; use UniformMass for point sets")
-        })?;
+        let (topo, mesh, t) = common::element_topology(cx, "MeshMatrixMass")?;
         let gs = geometry::geometry_state(cx, topo, self.geometry_layout)?;
         let geo = geometry::read_geometry(cx, gs, on_rest, &mesh, t)?;
         if let Some((k, e)) = mesh.edges.iter().enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndof)) {
@@ -401,14 +373,7 @@ impl Component for MeshMatrixMass {
                 .error(format!("edge {k} {e:?} refers to a point beyond the {ndof} DOFs of the mechanical state"))
                 .hint("the topology and the MechanicalObject must describe the same points"));
         }
-        for k in 0..t.count(&mesh) {
-            let v = t.vertices(&mesh, k);
-            if let Some(&bad) = v.iter().find(|&&i| i >= ndof) {
-                return Err(cx
-                    .error(format!("{} {k} {v:?} refers to point {bad}, but the mechanical state has {ndof} DOFs", t.name()))
-                    .hint("the topology and the MechanicalObject must describe the same points"));
-            }
-        }
+        common::check_element_vertices(cx, t, &mesh, ndof)?;
         let elem_edges = geometry::edges_in_elements(&mesh, t).map_err(|m| {
             cx.error(format!("{} {} has an edge ({}, {}) that is not in the topology's edge list", t.name(), m.element, m.a, m.b))
                 .hint("give the topology every edge of its elements, or let it derive the edges (leave `edges` empty)")
@@ -427,7 +392,7 @@ impl Component for MeshMatrixMass {
         let inp = Inputs { t, mesh: &mesh, elem_edges: &elem_edges, geo: &geo, ndof, lumped: self.lumping };
         self.init_masses(cx, &inp);
 
-        if cx.data().get(PRINT_MASS) || cx.data().get(PRINT_LOG) {
+        if cx.data().get(Self::PRINT_MASS) || cx.data().get(BasePrintLog::PRINT_LOG) {
             let (min, max) = self.vertex_mass.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &m| (a.min(m), b.max(m)));
             let msg = format!(
                 "totalMass = {}, {} {}, vertexMass in [{min}, {max}], lumping coefficient {}",
@@ -440,56 +405,28 @@ impl Component for MeshMatrixMass {
             cx.scene.report(d);
         }
         let dm = cx.data_mut();
-        dm.set("vertexMass", Value::Reals { arity: 1, v: self.vertex_mass.clone() });
-        dm.set("edgeMass", Value::Reals { arity: 1, v: self.edge_mass.clone() });
-        dm.set("massDensity", Value::Reals { arity: 1, v: self.mass_density.clone() });
-        dm.set("totalMass", Value::Real(self.total_mass));
+        dm.put(Self::VERTEX_MASS, self.vertex_mass.clone());
+        dm.put(Self::EDGE_MASS, self.edge_mass.clone());
+        dm.put(Self::MASS_DENSITY, self.mass_density.clone());
+        dm.put(Self::TOTAL_MASS, self.total_mass);
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
-impl ForceField for MeshMatrixMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(MeshMatrixMass);
 
+impl MeshMatrixMass {
     /// Gravity `f_i += g·vm_i·c`, lumped or not (`c·vm_i` is the row sum of the consistent
     /// matrix, so this is `M·g`).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
-        for (i, &m) in self.vertex_mass.iter().enumerate().take(n) {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m * self.coeff;
-            }
-        }
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        let coeff = self.coeff;
+        common::add_weights(io.f[0], self.layout, p.gravity, |n| self.vertex_mass.iter().copied().enumerate().take(n), |g, m| g * m * coeff);
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for MeshMatrixMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |m| m.lumping, separate_gravity: |m| m.separate_gravity);
 
     /// Lumped: `res_i += dx_i·vm_i·c·factor`. Consistent: `res_i += dx_i·vm_i·factor` for every
     /// DOF, then for each edge `(a,b)`: `res_a += dx_b·em·factor`, `res_b += dx_a·em·factor`.
@@ -571,13 +508,7 @@ impl Mass for MeshMatrixMass {
 
     /// `v_i += g·h` on every DOF.
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     /// Lumped: `vm_i·c` on the diagonal; consistent: `vm_i` on the diagonal and `em_e·I` on the
@@ -587,18 +518,12 @@ impl Mass for MeshMatrixMass {
         let ds = self.layout.deriv_size();
         if self.lumping {
             for (i, &m) in self.vertex_mass.iter().enumerate() {
-                let v = (m * self.coeff) * factor;
-                for c in 0..ds {
-                    acc.add(s, i * ds + c, s, i * ds + c, v);
-                }
+                common::add_diagonal(acc, s, i, ds, (m * self.coeff) * factor);
             }
             return Ok(());
         }
         for (i, &m) in self.vertex_mass.iter().enumerate() {
-            let v = m * factor;
-            for c in 0..ds {
-                acc.add(s, i * ds + c, s, i * ds + c, v);
-            }
+            common::add_diagonal(acc, s, i, ds, m * factor);
         }
         for (e, &em) in self.edges.iter().zip(&self.edge_mass) {
             let v = em * factor;
@@ -611,16 +536,6 @@ impl Mass for MeshMatrixMass {
             }
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        self.lumping
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½[Σ (v_i·v_i) vm_i c_L + Σ_e 2 (v_a·v_b) em_e]`, `c_L = c` when lumped (no edge term)
@@ -712,12 +627,12 @@ mod tests {
             assert_close(&b.mdx(&dx, -0.35), &dense_mul(&m2, &dx), 1e-14);
             // kinetic energy = ½ vᵀMv
             let mdx = b.mdx(&dx, 1.0);
-            let ke = b.scene.obj(b.mass).mass_ref().unwrap().kinetic_energy(&dx);
+            let ke = b.scene.role::<dyn Mass>(b.mass).unwrap().kinetic_energy(&dx);
             let expected = 0.5 * dx.iter().zip(&mdx).map(|(x, y)| x * y).sum::<f64>();
             assert!((ke - expected).abs() < 1e-13 * (1.0 + expected.abs()), "{ke} vs {expected}");
         }
-        assert!(!cons.scene.obj(cons.mass).mass_ref().unwrap().is_diagonal());
-        assert!(lump.scene.obj(lump.mass).mass_ref().unwrap().is_diagonal());
+        assert!(!cons.scene.role::<dyn Mass>(cons.mass).unwrap().is_diagonal());
+        assert!(lump.scene.role::<dyn Mass>(lump.mass).unwrap().is_diagonal());
     }
 
     #[test]
@@ -854,12 +769,12 @@ mod tests {
         let topo = [("position", TETRA_POS), ("tetrahedra", "0 1 2 3")];
         let b = on_mesh("MeshMatrixMass", &topo, &[]).unwrap();
         let mut a = vec![0.0; 12];
-        let e = b.scene.obj(b.mass).mass_ref().unwrap().acc_from_f(&mut a, &[1.0; 12]).err().unwrap();
+        let e = b.scene.role::<dyn Mass>(b.mass).unwrap().acc_from_f(&mut a, &[1.0; 12]).err().unwrap();
         assert!(e.to_string().contains("lumped"), "{e}");
         let b = on_mesh("MeshMatrixMass", &topo, &[("lumping", "true")]).unwrap();
         let dx = test_vector(12);
         let f = b.mdx(&dx, 1.0);
-        b.scene.obj(b.mass).mass_ref().unwrap().acc_from_f(&mut a, &f).unwrap();
+        b.scene.role::<dyn Mass>(b.mass).unwrap().acc_from_f(&mut a, &f).unwrap();
         assert_close(&a, &dx, 1e-14);
     }
 

@@ -3,42 +3,22 @@
 //! Node `i` has density `property[i]`; nodes beyond the list take its **last** value, and an
 //! empty list means the default density 1 (SOFA's `BaseNodalProperty::getNodeProperty`).
 
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, Roles, TemplateRule};
+use settee_core::{component, Component};
 
-static DATA: &[DataDecl] = &[decl("property", Reals, "1", "mass density of each node (nodes beyond the list take its last value)")];
-
-settee_core::data_refs! {
-    pub(crate) static READS;
-    /// Read by the masses that use this component (`FEMMass`).
-    PROPERTY: Reals = "property";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "NodalMassDensity",
-    description: "Definition of a nodal mass density (one value per DOF).",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(NodalMassDensity)
-}
-
-/// The component holds no state: its `property` Data is read by the masses that use it.
+/// Definition of a nodal mass density (one value per DOF).
+///
+/// The component holds no state: its `property` Data is read by the masses that use it
+/// (`NodalMassDensity::PROPERTY`).
+#[component(
+    data = {
+        /// mass density of each node (nodes beyond the list take its last value)
+        property: Reals = "1",
+    },
+)]
+#[derive(Default)]
 pub struct NodalMassDensity;
 
-impl Component for NodalMassDensity {
-    component_any!();
-}
+impl Component for NodalMassDensity {}
 
 /// Density used when the list is empty.
 pub const DEFAULT_DENSITY: f64 = 1.0;

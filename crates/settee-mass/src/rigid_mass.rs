@@ -8,51 +8,39 @@
 //! computed at (each step's `add_force`) and at the start of each step.
 
 use settee_core::component::Mass;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::types::quat_rotate;
+
+use crate::common;
+use crate::geometry::mat_vec;
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams,
-    Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
+    component, Component, ComponentId, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Scene, SimError, SimResult, StateId,
+    VecId,
 };
-
-static DATA: &[DataDecl] = &[
-    decl("mass", Reals, "", "mass of each rigid body"),
-    decl("inertia", RealTuples(3), "", "inertia of each rigid body"),
-    decl("inertia_forces", Bool, "false", "compute (explicit) inertia forces"),
-    decl("draw", Bool, "false", "debug drawing of the inertia matrix"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    MASS: Reals = "mass";
-    INERTIA: Reals = "inertia";
-    INERTIA_FORCES: Bool = "inertia_forces";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RigidMass",
-    description: "Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Rigid3d"],
-    default_template: "Rigid3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CompliantRigidMass::default())
-}
 
 type M3 = [[f64; 3]; 3];
 
+/// Mass and principal inertia of rigid bodies, the rotational mass R·diag(I)·Rᵀ following each body's orientation.
+///
 /// The component (named so beside `uniform_mass::RigidMass`, the mass record of UniformMass).
+#[component(
+    name = "RigidMass",
+    roles = [Mass, ForceField],
+    templates = ["Rigid3d"],
+    default_template = "Rigid3d",
+    template_rule = FromState,
+    data = {
+        /// mass of each rigid body
+        mass: Reals,
+        /// inertia of each rigid body
+        inertia: RealTuples(3),
+        /// compute (explicit) inertia forces
+        inertia_forces: Bool = "false",
+        /// debug drawing of the inertia matrix
+        draw: Bool = "false",
+        /// Rayleigh damping coefficient related to mass
+        rayleighMass: Real = "0",
+    },
+)]
 #[derive(Default)]
 pub struct CompliantRigidMass {
     state: Option<StateId>,
@@ -117,14 +105,6 @@ impl CompliantRigidMass {
     }
 }
 
-fn mat_vec(m: &M3, v: &[f64]) -> [f64; 3] {
-    [
-        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
-    ]
-}
-
 /// Masses given, positive; one inertia (three positive values) per mass.
 fn check(mass: &[f64], inertia: &[[f64; 3]]) -> Result<(), String> {
     if mass.is_empty() {
@@ -143,8 +123,6 @@ fn check(mass: &[f64], inertia: &[[f64; 3]]) -> Result<(), String> {
 }
 
 impl Component for CompliantRigidMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != Layout::Rigid3 {
@@ -154,10 +132,10 @@ impl Component for CompliantRigidMass {
         }
         self.state = Some(s);
         let d = cx.data();
-        self.mass = d.get(MASS).to_vec();
-        self.inertia = d.get(INERTIA).chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
-        self.inertia_forces = d.get(INERTIA_FORCES);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
+        self.mass = d.get(Self::MASS).to_vec();
+        self.inertia = d.get(Self::INERTIA).chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        self.inertia_forces = d.get(Self::INERTIA_FORCES);
+        self.rayleigh_mass = d.get(Self::RAYLEIGH_MASS);
         check(&self.mass, &self.inertia).map_err(|m| {
             cx.error(m).hint("set mass=\"m …\" and inertia=\"I1 I2 I3 …\" (principal inertias in the body frame), one per body; the last ones serve the bodies beyond the lists")
         })?;
@@ -174,18 +152,14 @@ impl Component for CompliantRigidMass {
         }
         Ok(())
     }
-
-    settee_core::mass_role!();
 }
 
-impl ForceField for CompliantRigidMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(CompliantRigidMass, |_| 0.0);
 
+impl CompliantRigidMass {
     /// Gravity `m·g` on the linear part; with `inertia_forces`, `−ω × (R·diag(I)·Rᵀ·ω)` on the
     /// angular part.
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         if let Some(x) = io.x.first() {
             self.update_orientations(x);
         }
@@ -200,7 +174,7 @@ impl ForceField for CompliantRigidMass {
                 if let Some(v) = io.v.first() {
                     let w = &v[6 * i + 3..6 * i + 6];
                     let iw = mat_vec(&self.rot_mass[i], w);
-                    let t = [w[1] * iw[2] - w[2] * iw[1], w[2] * iw[0] - w[0] * iw[2], w[0] * iw[1] - w[1] * iw[0]];
+                    let t = settee_core::math::cross([w[0], w[1], w[2]], iw);
                     for c in 0..3 {
                         f[6 * i + 3 + c] -= t[c];
                     }
@@ -209,20 +183,10 @@ impl ForceField for CompliantRigidMass {
         }
         Ok(())
     }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn is_mass(&self) -> bool {
-        true
-    }
 }
 
 impl Mass for CompliantRigidMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| false, separate_gravity: |_| false);
 
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
         for i in 0..self.frames(res.len().min(dx.len())) {
@@ -248,11 +212,7 @@ impl Mass for CompliantRigidMass {
     }
 
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        for e in v.chunks_exact_mut(6) {
-            for c in 0..3 {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, 6, 3, g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
@@ -266,16 +226,6 @@ impl Mass for CompliantRigidMass {
             acc.add_block(s, 6 * i + 3, s, 6 * i + 3, 3, 3, &block);
         }
         Ok(())
-    }
-
-    fn is_diagonal(&self) -> bool {
-        false
-    }
-    fn separate_gravity(&self) -> bool {
-        false
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
     }
 
     /// `½ Σ (m·|v|² + ωᵀ·R·diag(I)·Rᵀ·ω)`.

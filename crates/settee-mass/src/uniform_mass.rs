@@ -1,70 +1,10 @@
 //! `UniformMass`: the same mass on every DOF (a Rigid3 mass with inertia for rigid frames).
 
 use settee_core::component::Mass;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
-static DATA: &[DataDecl] = &[
-    decl(
-        "vertexMass",
-        Reals,
-        "",
-        "mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF",
-    ),
-    decl(
-        "totalMass",
-        Real,
-        "",
-        "total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs",
-    ),
-    decl("filename", FileName, "unused", "Rigid3 only: .rigid file giving mass, volume and inertia"),
-    decl("indices", Indices, "", "DOFs carrying mass (all when empty)"),
-    decl("localRange", Fixed(2), "-1 -1", "if valid, only the DOFs lo..hi carry mass"),
-    decl("preserveTotalMass", Bool, "false", "keep the total mass constant under topological changes"),
-    decl("compute_mapping_inertia", Bool, "false", "unused"),
-    decl("showGravityCenter", Bool, "false", "display the center of gravity (rendering only)"),
-    decl("showAxisSizeFactor", Real, "1", "axis size factor (rendering only)"),
-    decl("showInitialCenterOfGravity", Bool, "false", "rendering only"),
-    decl("showX0", Bool, "false", "rendering only"),
-    decl("separateGravity", Bool, "false", "add gravity to the velocity directly instead of as a force"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (unused by masses)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    SEPARATE_GRAVITY: Bool = "separateGravity";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LOCAL_RANGE: Reals = "localRange";
-    INDICES: Indices = "indices";
-    VERTEX_MASS: Reals = "vertexMass";
-    TOTAL_MASS: Real = "totalMass";
-    FILENAME: Text = "filename";
-    PRESERVE_TOTAL_MASS: Bool = "preserveTotalMass";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UniformMass",
-    description: "The same mass on every degree of freedom (with a rotational inertia for rigid frames).",
-    roles: Roles::MASS.union(Roles::FORCE_FIELD),
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformMass::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+use crate::common::{self, MassData};
+use crate::geometry::mat_vec;
 
 /// A rigid body's mass: scalar mass and inertia (per unit mass) with its mass-scaled form.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,6 +30,32 @@ impl RigidMass {
         }
         self.inv_inertia_mass = invert3(&self.inertia_mass).unwrap_or([[0.0; 3]; 3]);
     }
+
+    /// `a = M⁻¹·f` on DOF `i` of Rigid3 vectors: `f/m` on the linear part, the inverse
+    /// mass-scaled inertia times the torque on the angular part.
+    pub(crate) fn acc_from_f(&self, a: &mut [f64], f: &[f64], i: usize) {
+        let ang = mat_vec(&self.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
+        for c in 0..3 {
+            a[i * 6 + c] = f[i * 6 + c] / self.mass;
+            a[i * 6 + 3 + c] = ang[c];
+        }
+    }
+
+    /// `factor·M` on the 6×6 block of DOF `i` of state `s`: the mass on the linear diagonal, the
+    /// mass-scaled inertia on the angular block.
+    pub(crate) fn add_to_matrix(&self, acc: &mut MatrixAccumulator, s: StateId, i: usize, factor: f64) {
+        let m = self.mass * factor;
+        for c in 0..3 {
+            acc.add(s, i * 6 + c, s, i * 6 + c, m);
+        }
+        let mut block = [0.0; 9];
+        for r in 0..3 {
+            for c in 0..3 {
+                block[r * 3 + c] = self.inertia_mass[r][c] * factor;
+            }
+        }
+        acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+    }
 }
 
 fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
@@ -111,16 +77,41 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     Some(r)
 }
 
-fn mat_vec(m: &[[f64; 3]; 3], v: &[f64]) -> [f64; 3] {
-    [
-        m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
-        m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
-        m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
-    ]
-}
-
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
+/// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
+#[component(
+    roles = [Mass, ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| UniformMass::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF
+        vertexMass: Reals,
+        /// total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs
+        totalMass: Real,
+        /// Rigid3 only: .rigid file giving mass, volume and inertia
+        filename: FileName = "unused",
+        /// DOFs carrying mass (all when empty)
+        indices: Indices,
+        /// if valid, only the DOFs lo..hi carry mass
+        localRange: Fixed(2) = "-1 -1",
+        /// keep the total mass constant under topological changes
+        preserveTotalMass: Bool = "false",
+        /// unused
+        compute_mapping_inertia: Bool = "false",
+        /// display the center of gravity (rendering only)
+        showGravityCenter: Bool = "false",
+        /// axis size factor (rendering only)
+        showAxisSizeFactor: Real = "1",
+        /// rendering only
+        showInitialCenterOfGravity: Bool = "false",
+        /// rendering only
+        showX0: Bool = "false",
+    },
+    inherit = [Self, MassData],
+)]
 pub struct UniformMass {
     layout: Layout,
     state: Option<StateId>,
@@ -219,19 +210,15 @@ impl UniformMass {
 }
 
 impl Component for UniformMass {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let n = cx.state_size(s);
         self.size = n;
         let d = cx.data();
-        self.separate_gravity = d.get(SEPARATE_GRAVITY);
-        self.rayleigh_mass = d.get(RAYLEIGH_MASS);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let range = d.get(LOCAL_RANGE).to_vec();
-        let indices = d.get(INDICES).to_vec();
+        (self.separate_gravity, self.rayleigh_mass, self.rayleigh_stiffness) = MassData::read(d);
+        let range = d.get(Self::LOCAL_RANGE).to_vec();
+        let indices = d.get(Self::INDICES).to_vec();
         self.indices = if range.len() == 2 && range[0] >= 0.0 && range[1] >= range[0] {
             Some((range[0] as usize..=range[1] as usize).collect())
         } else if !indices.is_empty() {
@@ -240,10 +227,10 @@ impl Component for UniformMass {
             None
         };
         let count = self.dofs(n).count();
-        let vm = d.get(VERTEX_MASS).to_vec();
-        let (total_set, vm_set) = (d.is_given(TOTAL_MASS), d.is_given(VERTEX_MASS));
-        let total = d.get(TOTAL_MASS);
-        let filename = d.get(FILENAME).to_string();
+        let vm = d.get(Self::VERTEX_MASS).to_vec();
+        let (total_set, vm_set) = (d.is_given(Self::TOTAL_MASS), d.is_given(Self::VERTEX_MASS));
+        let total = d.get(Self::TOTAL_MASS);
+        let filename = d.get(Self::FILENAME).to_string();
 
         let mut file_mass = false;
         if self.layout == Layout::Rigid3 && !filename.is_empty() && filename != "unused" {
@@ -283,9 +270,9 @@ impl Component for UniformMass {
         self.rigid.recalc();
         self.valid = true;
         self.total_mass = if total_set { total } else { self.mass * count as f64 };
-        self.preserve_total_mass = cx.data().get(PRESERVE_TOTAL_MASS);
-        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
-        cx.data_mut().set("totalMass", settee_core::Value::Real(self.mass * count as f64));
+        self.preserve_total_mass = cx.data().get(Self::PRESERVE_TOTAL_MASS);
+        cx.data_mut().put(Self::VERTEX_MASS, vec![self.mass]);
+        cx.data_mut().put(Self::TOTAL_MASS, self.mass * count as f64);
         Ok(())
     }
 
@@ -338,55 +325,25 @@ impl Component for UniformMass {
         }
         self.rigid.mass = self.mass;
         self.rigid.recalc();
-        cx.data_mut().set("vertexMass", settee_core::Value::Reals { arity: 1, v: vec![self.mass] });
-        cx.data_mut().set("totalMass", settee_core::Value::Real(self.total_mass));
+        cx.data_mut().put(Self::VERTEX_MASS, vec![self.mass]);
+        cx.data_mut().put(Self::TOTAL_MASS, self.total_mass);
         Ok(Follow::Followed)
     }
-
-    settee_core::mass_role!();
 }
 
-impl ForceField for UniformMass {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+common::mass_force_field!(UniformMass);
 
+impl UniformMass {
     /// Gravity: `f_i += g·m` on the DOFs carrying mass (linear part only for rigids).
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        if self.separate_gravity {
-            return Ok(());
-        }
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        let f = &mut io.f[0];
-        let n = f.len() / ds;
+    fn weight(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
         let m = self.mass;
-        let idx: Vec<usize> = self.dofs(n).collect();
-        for i in idx {
-            for c in 0..k {
-                f[i * ds + c] += p.gravity[c] * m;
-            }
-        }
+        common::add_weights(io.f[0], self.layout, p.gravity, |n| self.dofs(n).map(|i| (i, m)), |g, m| g * m);
         Ok(())
-    }
-
-    fn add_dforce(&mut self, _p: &MechParams, _io: &mut ForceIo, _k: f64, _b: f64) -> SimResult {
-        Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
-    }
-
-    fn is_mass(&self) -> bool {
-        true
     }
 }
 
 impl Mass for UniformMass {
-    fn state(&self) -> StateId {
-        self.state.expect("initialised")
-    }
+    common::mass_items!(is_diagonal: |_| true, separate_gravity: |m| m.separate_gravity);
 
     fn add_mdx(&self, res: &mut [f64], dx: &[f64], factor: f64) {
         if !self.valid {
@@ -429,11 +386,7 @@ impl Mass for UniformMass {
         let n = a.len() / ds;
         if self.layout == Layout::Rigid3 {
             for i in self.dofs(n) {
-                let ang = mat_vec(&self.rigid.inv_inertia_mass, &f[i * 6 + 3..i * 6 + 6]);
-                for c in 0..3 {
-                    a[i * 6 + c] = f[i * 6 + c] / self.rigid.mass;
-                    a[i * 6 + 3 + c] = ang[c];
-                }
+                self.rigid.acc_from_f(a, f, i);
             }
             return Ok(());
         }
@@ -446,13 +399,7 @@ impl Mass for UniformMass {
     }
 
     fn add_gravity_to_v(&self, v: &mut [f64], g: [f64; 3], dt: f64) {
-        let ds = self.layout.deriv_size();
-        let k = self.layout.spatial_size();
-        for e in v.chunks_exact_mut(ds) {
-            for c in 0..k {
-                e[c] += g[c] * dt;
-            }
-        }
+        common::add_gravity_to_v(v, self.layout.deriv_size(), self.layout.spatial_size(), g, dt);
     }
 
     fn add_m_to_matrix(&self, acc: &mut MatrixAccumulator, factor: f64) -> SimResult {
@@ -463,36 +410,14 @@ impl Mass for UniformMass {
         let ds = self.layout.deriv_size();
         for i in self.dofs(self.size) {
             if self.layout == Layout::Rigid3 {
-                let m = self.rigid.mass * factor;
-                for c in 0..3 {
-                    acc.add(s, i * 6 + c, s, i * 6 + c, m);
-                }
-                let mut block = [0.0; 9];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        block[r * 3 + c] = self.rigid.inertia_mass[r][c] * factor;
-                    }
-                }
-                acc.add_block(s, i * 6 + 3, s, i * 6 + 3, 3, 3, &block);
+                self.rigid.add_to_matrix(acc, s, i, factor);
             } else {
-                let m = self.mass * factor;
-                for c in 0..ds {
-                    acc.add(s, i * ds + c, s, i * ds + c, m);
-                }
+                common::add_diagonal(acc, s, i, ds, self.mass * factor);
             }
         }
         Ok(())
     }
 
-    fn is_diagonal(&self) -> bool {
-        true
-    }
-    fn separate_gravity(&self) -> bool {
-        self.separate_gravity
-    }
-    fn rayleigh_mass(&self) -> f64 {
-        self.rayleigh_mass
-    }
     fn kinetic_energy(&self, v: &[f64]) -> f64 {
         let ds = self.layout.deriv_size();
         let n = v.len() / ds;

@@ -4,56 +4,40 @@
 //! on every index), `totalForce` (shared equally by the indices). With none of them set the force
 //! is zero (SOFA warns). `indices` defaults to every DOF; `indexFromEnd` counts them from the end.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule, Value,
-};
+use settee_core::component::ForceField;
+use settee_core::role::Topology;
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "", "indices of the DOFs the forces are applied to (all DOFs when empty)"),
-    decl("indexFromEnd", Bool, "false", "indices count from the end of the state: index k is DOF n−1−k"),
-    decl("forces", Derivs, "", "one force per index"),
-    decl("force", Deriv, "", "force applied to every index when `forces` is not given"),
-    decl("totalForce", Deriv, "", "total force, shared equally by the indices (used when neither `forces` nor `force` is given)"),
-    decl("showArrowSize", Real, "0", "size of the drawn arrows (rendering only)"),
-    decl("showColor", Fixed(4), "0.2 0.9 0.3 1", "color of the drawn arrows (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (no effect: this force field has no stiffness)"),
-];
-
-static LINKS: &[LinkDecl] =
-    &[link("topology", Roles::TOPOLOGY, "topology giving the number of points (default: the context topology, else the state size)")];
-
-settee_core::data_refs! {
-    static READS;
-    INDEX_FROM_END: Bool = "indexFromEnd";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    INDICES: Indices = "indices";
-    FORCES: Reals = "forces";
-    FORCE: Reals = "force";
-    TOTAL_FORCE: Reals = "totalForce";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "ConstantForceField",
-    description: "Constant forces applied to a set of DOFs.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ConstantForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
-
+/// Constant forces applied to a set of DOFs.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| ConstantForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// indices of the DOFs the forces are applied to (all DOFs when empty)
+        indices: Indices,
+        /// indices count from the end of the state: index k is DOF n−1−k
+        indexFromEnd: Bool = "false",
+        /// one force per index
+        forces: Derivs,
+        /// force applied to every index when `forces` is not given
+        force: Deriv,
+        /// total force, shared equally by the indices (used when neither `forces` nor `force` is given)
+        totalForce: Deriv,
+        /// size of the drawn arrows (rendering only)
+        showArrowSize: Real = "0",
+        /// color of the drawn arrows (rendering only)
+        showColor: Fixed(4) = "0.2 0.9 0.3 1",
+        /// Rayleigh damping coefficient related to stiffness (no effect: this force field has no stiffness)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// topology giving the number of points (default: the context topology, else the state size)
+        topology: Topology,
+    },
+)]
 pub struct ConstantForceField {
     layout: Layout,
     state: Option<StateId>,
@@ -81,8 +65,6 @@ impl ConstantForceField {
 }
 
 impl Component for ConstantForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
@@ -92,10 +74,10 @@ impl Component for ConstantForceField {
             cx.topology().and_then(|t| cx.scene.mesh_of(t)).map(|m| m.nb_points()).filter(|&n| n > 0).unwrap_or_else(|| cx.state_size(s));
 
         let d = cx.data();
-        self.index_from_end = d.get(INDEX_FROM_END);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let given = d.get(INDICES).to_vec();
-        let indices: Vec<usize> = if d.is_given(INDICES) && !given.is_empty() {
+        self.index_from_end = d.get(Self::INDEX_FROM_END);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let given = d.get(Self::INDICES).to_vec();
+        let indices: Vec<usize> = if d.is_given(Self::INDICES) && !given.is_empty() {
             if given.len() > system_size {
                 return Err(cx.error(format!("{} indices given for {system_size} DOFs", given.len())));
             }
@@ -112,8 +94,8 @@ impl Component for ConstantForceField {
         let forces: Vec<f64>;
         let total: Vec<f64>;
         let mut single: Option<Vec<f64>> = None;
-        if d.is_given(FORCES) {
-            let f = d.get(FORCES).to_vec();
+        if d.is_given(Self::FORCES) {
+            let f = d.get(Self::FORCES).to_vec();
             if nan(&f) {
                 return Err(cx.error("invalid vector `forces`: it contains NaN"));
             }
@@ -131,14 +113,14 @@ impl Component for ConstantForceField {
             forces = f;
             total = t;
         } else {
-            let one = if d.is_given(FORCE) {
-                let f = d.get(FORCE).to_vec();
+            let one = if d.is_given(Self::FORCE) {
+                let f = d.get(Self::FORCE).to_vec();
                 if nan(&f) {
                     return Err(cx.error("invalid `force`: it contains NaN"));
                 }
                 f
-            } else if d.is_given(TOTAL_FORCE) {
-                let t = d.get(TOTAL_FORCE).to_vec();
+            } else if d.is_given(Self::TOTAL_FORCE) {
+                let t = d.get(Self::TOTAL_FORCE).to_vec();
                 if nan(&t) {
                     return Err(cx.error("invalid `totalForce`: it contains NaN"));
                 }
@@ -147,7 +129,7 @@ impl Component for ConstantForceField {
                 }
                 t.iter().map(|x| x / n as f64).collect()
             } else {
-                let zero = d.get(FORCE).to_vec();
+                let zero = d.get(Self::FORCE).to_vec();
                 cx.warn("no force given (set one of forces, force or totalForce): the force is zero");
                 zero
             };
@@ -161,16 +143,14 @@ impl Component for ConstantForceField {
         self.indices = indices;
         self.forces = forces;
         let dm = cx.data_mut();
-        dm.set("indices", Value::Indices { arity: 1, v: self.indices.clone() });
-        dm.set("forces", Value::Reals { arity: ds, v: self.forces.clone() });
-        dm.set("totalForce", Value::Reals { arity: ds, v: total });
+        dm.put(Self::INDICES, self.indices.clone());
+        dm.put(Self::FORCES, self.forces.clone());
+        dm.put(Self::TOTAL_FORCE, total);
         if let Some(one) = single {
-            dm.set("force", Value::Reals { arity: ds, v: one });
+            dm.put(Self::FORCE, one);
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for ConstantForceField {

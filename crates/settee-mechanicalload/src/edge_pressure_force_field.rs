@@ -18,88 +18,51 @@
 //! edges leave the selection, keeping its order; the edge moved into a removed slot is renamed;
 //! new edges are not selected).
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::topology_change::{removal_map, validate, ElementKind, Follow, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MechParams, Roles, SimError, SimResult,
-    StateId, TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, ForceIo, InitCtx, MechParams, SimError, SimResult, StateId, VecId};
 
-static DATA: &[DataDecl] = &[
-    decl("pressure", Deriv, "0 0 0", "pressure force per unit length (a vector)"),
-    decl("edgeIndices", Indices, "", "indices of the edges where the pressure is applied"),
-    decl("edges", Indices, "", "edges (vertex pairs) where the pressure is applied"),
-    decl("normal", Fixed(3), "0 0 0", "normal of the slab selecting edges (with dmin, dmax)"),
-    decl("dmin", Real, "0", "minimum distance from the origin along the normal"),
-    decl("dmax", Real, "0", "maximum distance from the origin along the normal"),
-    decl("arrowSizeCoef", Real, "0", "size of the drawn arrows (rendering only)"),
-    decl("p_intensity", Reals, "", "pressure intensity on the edge normals (when pressure is zero)"),
-    decl("binormal", Fixed(3), "0 0 0", "binormal of the 2D plane (intensity mode)"),
-    decl("showForces", Bool, "false", "draw the edge pressures (rendering only)"),
-    decl("edgePressureMap", Str, "", "internal per-edge data (not readable)"),
-];
+// `normalized`: divided by its norm when the norm exceeds machine epsilon; `at`: point `i`.
+use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
 
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's context state)"),
-    link("topology", Roles::TOPOLOGY, "edge topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    PRESSURE: Vec3 = "pressure";
-    EDGE_INDICES: Indices = "edgeIndices";
-    EDGES: Indices = "edges";
-    NORMAL: Reals = "normal";
-    DMIN: Real = "dmin";
-    DMAX: Real = "dmax";
-    INTENSITY: Reals = "p_intensity";
-    BINORMAL: Reals = "binormal";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "EdgePressureForceField",
-    description: "Pressure forces on a set of edges.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(EdgePressureForceField::default())
-}
-
-type V3 = [f64; 3];
-
-fn sub(a: V3, b: V3) -> V3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn norm(v: V3) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-}
-/// Divided by its norm when the norm exceeds machine epsilon.
-fn normalized(v: V3) -> V3 {
-    let n = norm(v);
-    if n > f64::EPSILON {
-        [v[0] / n, v[1] / n, v[2] / n]
-    } else {
-        v
-    }
-}
-fn cross(a: V3, b: V3) -> V3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-fn point(x: &[f64], i: usize) -> V3 {
-    [x[3 * i], x[3 * i + 1], x[3 * i + 2]]
-}
-
+/// Pressure forces on a set of edges.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// pressure force per unit length (a vector)
+        pressure: Deriv as Vec3 = "0 0 0",
+        /// indices of the edges where the pressure is applied
+        edgeIndices: Indices,
+        /// edges (vertex pairs) where the pressure is applied
+        edges: Indices,
+        /// normal of the slab selecting edges (with dmin, dmax)
+        normal: Fixed(3) as Reals = "0 0 0",
+        /// minimum distance from the origin along the normal
+        dmin: Real = "0",
+        /// maximum distance from the origin along the normal
+        dmax: Real = "0",
+        /// size of the drawn arrows (rendering only)
+        arrowSizeCoef: Real = "0",
+        /// pressure intensity on the edge normals (when pressure is zero)
+        p_intensity: Reals,
+        /// binormal of the 2D plane (intensity mode)
+        binormal: Fixed(3) as Reals = "0 0 0",
+        /// draw the edge pressures (rendering only)
+        showForces: Bool = "false",
+        /// internal per-edge data (not readable)
+        edgePressureMap: Str,
+    },
+    links = {
+        /// mechanical state (default: the node's context state)
+        mstate: MechanicalState,
+        /// edge topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct EdgePressureForceField {
     state: Option<StateId>,
@@ -157,8 +120,6 @@ impl EdgePressureForceField {
 }
 
 impl Component for EdgePressureForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != settee_core::Layout::Vec3 {
@@ -172,13 +133,13 @@ impl Component for EdgePressureForceField {
             return Err(cx.error(format!("edge {k} {e:?} refers to a point beyond the {n} DOFs of the mechanical state")));
         }
         let d = cx.data();
-        self.pressure = d.get(PRESSURE);
-        self.intensity = d.get(INTENSITY).to_vec();
-        let normal = d.get(NORMAL).to_vec();
-        let (dmin, dmax) = (d.get(DMIN), d.get(DMAX));
-        let indices = d.get(EDGE_INDICES).to_vec();
-        let pairs = d.get(EDGES).to_vec();
-        let binormal = d.is_given(BINORMAL).then(|| d.get(BINORMAL).to_vec());
+        self.pressure = d.get(Self::PRESSURE);
+        self.intensity = d.get(Self::P_INTENSITY).to_vec();
+        let normal = d.get(Self::NORMAL).to_vec();
+        let (dmin, dmax) = (d.get(Self::DMIN), d.get(Self::DMAX));
+        let indices = d.get(Self::EDGE_INDICES).to_vec();
+        let pairs = d.get(Self::EDGES).to_vec();
+        let binormal = d.is_given(Self::BINORMAL).then(|| d.get(Self::BINORMAL).to_vec());
         if dmin != dmax && normal.len() == 3 {
             let inside = |i: usize| {
                 let p = point(&self.rest, i);
@@ -267,8 +228,6 @@ impl Component for EdgePressureForceField {
         }
         Ok(Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for EdgePressureForceField {
@@ -305,11 +264,8 @@ impl ForceField for EdgePressureForceField {
 mod tests {
     use super::*;
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, Factory, Scene};
-
-    fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-        pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
-    }
+    use settee_core::{Factory, Scene};
+    use settee_topology::testing::attrs;
 
     /// A 3×2 grid of points in the plane z = 0 with the edges of an edge set container.
     fn scene(ff: &[(&str, &str)]) -> (Scene, ComponentId, ComponentId, StateId) {
@@ -336,7 +292,7 @@ mod tests {
         let mut f = vec![0.0; x.len()];
         let p = MechParams { dt: 0.01, time: 0.0, gravity: [0.0; 3] };
         let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&x] };
-        scene.obj_mut(c).force_field().unwrap().add_force(&p, &mut io).unwrap();
+        scene.role_mut::<dyn ForceField>(c).unwrap().add_force(&p, &mut io).unwrap();
         f
     }
 

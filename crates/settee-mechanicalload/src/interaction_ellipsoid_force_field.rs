@@ -19,73 +19,10 @@
 //! does not hold (an empty slice) counts as zero, and forces on `object2` are only written where a
 //! vector is lent.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::ForceField;
+use settee_core::role::{Interaction, MechanicalState};
 use settee_core::types::{quat_rotate, Quat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule, VecId,
-};
-
-static DATA: &[DataDecl] = &[
-    decl(
-        "contacts",
-        RealTuples(10),
-        "",
-        "Contacts: particle index and 3×3 stiffness per contact (output; Settee keeps them in the component, see `contacts()`)",
-    ),
-    decl("center", Coords, "", "ellipsoid center"),
-    decl("vradius", Coords, "", "ellipsoid radius"),
-    decl("stiffness", Real, "500", "force stiffness (positive to repulse outward, negative inward)"),
-    decl("damping", Real, "5", "force damping"),
-    decl("color", Str, "0 0.5 1 1", "ellipsoid color. (default=[0.0,0.5,1.0,1.0]) (rendering only)"),
-    decl("draw", Bool, "true", "enable/disable drawing of the ellipsoid (rendering only)"),
-    decl("object2_dof_index", Int, "0", "Dof index of object 2 where the forcefield is attached"),
-    decl("object2_forces", Bool, "true", "enable/disable propagation of forces to object 2"),
-    decl(
-        "object2_invert",
-        Bool,
-        "false",
-        "inverse transform from object 2 (use when object 1 is in local coordinates within a frame defined by object 2)",
-    ),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "the Vec3 particles (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "the Rigid3 state carrying the ellipsoids (default: the node's mechanical state)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    OBJECT2_FORCES: Bool = "object2_forces";
-    OBJECT2_INVERT: Bool = "object2_invert";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    OBJECT2_DOF_INDEX: Int = "object2_dof_index";
-    CENTER: Reals = "center";
-    VRADIUS: Reals = "vradius";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "InteractionEllipsoidForceField",
-    description: "Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec3d,Rigid3d"],
-    default_template: "Vec3d,Rigid3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(InteractionEllipsoidForceField::default())
-}
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId, VecId};
 
 /// One particle inside (or outside, for a negative stiffness) its nearest ellipsoid at the last
 /// `addForce`.
@@ -105,6 +42,44 @@ struct Ellipsoid {
     inv_r2: [f64; 3],
 }
 
+/// Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec3d,Rigid3d"],
+    default_template = "Vec3d,Rigid3d",
+    template_rule = FromPair,
+    data = {
+        /// Contacts: particle index and 3×3 stiffness per contact (output; Settee keeps them in the component, see `contacts()`)
+        contacts: RealTuples(10),
+        /// ellipsoid center
+        center: Coords,
+        /// ellipsoid radius
+        vradius: Coords,
+        /// force stiffness (positive to repulse outward, negative inward)
+        stiffness: Real = "500",
+        /// force damping
+        damping: Real = "5",
+        /// ellipsoid color. (default=[0.0,0.5,1.0,1.0]) (rendering only)
+        color: Str = "0 0.5 1 1",
+        /// enable/disable drawing of the ellipsoid (rendering only)
+        draw: Bool = "true",
+        /// Dof index of object 2 where the forcefield is attached
+        object2_dof_index: Int = "0",
+        /// enable/disable propagation of forces to object 2
+        object2_forces: Bool = "true",
+        /// inverse transform from object 2 (use when object 1 is in local coordinates within a frame defined by object 2)
+        object2_invert: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// the Vec3 particles (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// the Rigid3 state carrying the ellipsoids (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 #[derive(Default)]
 pub struct InteractionEllipsoidForceField {
     s1: Option<StateId>,
@@ -121,9 +96,7 @@ pub struct InteractionEllipsoidForceField {
     contacts: Vec<EllipsoidContact>,
 }
 
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
+use settee_core::math::sub;
 
 fn v3(s: &[f64]) -> [f64; 3] {
     [s[0], s[1], s[2]]
@@ -219,8 +192,6 @@ impl InteractionEllipsoidForceField {
 }
 
 impl Component for InteractionEllipsoidForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let context = cx.scene.context_state(cx.node());
         let mut states = [None, None];
@@ -242,14 +213,14 @@ impl Component for InteractionEllipsoidForceField {
         self.s2 = states[1];
 
         let d = cx.data();
-        self.stiffness = d.get(STIFFNESS);
-        self.damping = d.get(DAMPING);
-        self.object2_forces = d.get(OBJECT2_FORCES);
-        self.object2_invert = d.get(OBJECT2_INVERT);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let dof = d.get(OBJECT2_DOF_INDEX);
-        let centers: Vec<[f64; 3]> = d.get(CENTER).chunks_exact(3).map(v3).collect();
-        let radii: Vec<[f64; 3]> = d.get(VRADIUS).chunks_exact(3).map(v3).collect();
+        self.stiffness = d.get(Self::STIFFNESS);
+        self.damping = d.get(Self::DAMPING);
+        self.object2_forces = d.get(Self::OBJECT2_FORCES);
+        self.object2_invert = d.get(Self::OBJECT2_INVERT);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let dof = d.get(Self::OBJECT2_DOF_INDEX);
+        let centers: Vec<[f64; 3]> = d.get(Self::CENTER).chunks_exact(3).map(v3).collect();
+        let radii: Vec<[f64; 3]> = d.get(Self::VRADIUS).chunks_exact(3).map(v3).collect();
         if dof < 0 {
             return Err(cx.error(format!("object2_dof_index {dof} is negative")));
         }
@@ -277,8 +248,6 @@ impl Component for InteractionEllipsoidForceField {
         self.frame_q = q;
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for InteractionEllipsoidForceField {

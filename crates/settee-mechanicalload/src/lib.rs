@@ -16,41 +16,38 @@ pub use plane_force_field::PlaneForceField;
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
 pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 
+/// The mechanical state of a single-state force field (`mstate` link, else the context state),
+/// which must have the force field's template `layout`.
+pub(crate) fn state_of_template(cx: &settee_core::InitCtx, layout: settee_core::Layout) -> settee_core::SimResult<settee_core::StateId> {
+    let s = cx.require_state()?;
+    if cx.state_layout(s) != layout {
+        return Err(cx.error(format!(
+            "the mechanical state is a {} state but the force field has template {}",
+            cx.state_layout(s).name(),
+            layout.name()
+        )));
+    }
+    Ok(s)
+}
+
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&constant_force_field::CLASS);
-    f.register(&edge_pressure_force_field::CLASS);
-    f.register(&interaction_ellipsoid_force_field::CLASS);
-    f.register(&plane_force_field::CLASS);
-    f.register(&triangle_pressure_force_field::CLASS);
-    f.register(&uniform_velocity_damping_force_field::CLASS);
+    f.add::<ConstantForceField>();
+    f.add::<EdgePressureForceField>();
+    f.add::<InteractionEllipsoidForceField>();
+    f.add::<PlaneForceField>();
+    f.add::<TrianglePressureForceField>();
+    f.add::<UniformVelocityDampingForceField>();
 }
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use std::path::Path;
-
     use settee_core::mechanics::{self as mech, MechScope};
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, SimResult, VecId};
+    use settee_core::{ComponentId, Mbk, Scene, SimResult, VecId};
 
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_animationloop::register(&mut f);
-        super::register(&mut f);
-        f
-    }
-
-    fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-        let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-        let attrs =
-            attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-        let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
+    use crate::test_support::{add, factory};
 
     /// The force vector computed on a single state with one ConstantForceField.
     fn force_of(mo: &[(&str, &str)], cff: &[(&str, &str)]) -> SimResult<(Vec<f64>, Scene, ComponentId)> {

@@ -7,59 +7,9 @@
 //! on the contacts; the assembled stiffness is `−k·n·nᵀ` per contact. No damping matrix.
 //! Only the positional part of each DOF is acted on (the centre of rigid frames).
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule, Value,
-};
-
-static DATA: &[DataDecl] = &[
-    decl("normal", Reals, "", "plane normal, one value per spatial coordinate (default 0 1 0; not normalised)"),
-    decl("d", Real, "0", "plane offset: the plane is x·normal = d"),
-    decl("stiffness", Real, "500", "penalty stiffness"),
-    decl("damping", Real, "5", "damping, proportional to the penetration"),
-    decl("maxForce", Real, "0", "if positive, the largest force applied to a DOF"),
-    decl("bilateral", Bool, "false", "act on both sides of the plane"),
-    decl("localRange", Fixed(2), "-1 -1", "optional range [first last] of the DOFs acted on (negative: unbounded)"),
-    decl("showPlane", Bool, "false", "draw the plane (rendering only)"),
-    decl("planeColor", Fixed(4), "0 0.5 0.2 1", "colour of the drawn plane (rendering only)"),
-    decl("showPlaneSize", Real, "10", "size of the drawn plane (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)")];
-
-settee_core::data_refs! {
-    static READS;
-    NORMAL: Reals = "normal";
-    D: Real = "d";
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    MAX_FORCE: Real = "maxForce";
-    BILATERAL: Bool = "bilateral";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LOCAL_RANGE: Reals = "localRange";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PlaneForceField",
-    description: "Penalty forces keeping DOFs on the positive side of a plane.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PlaneForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+use settee_core::component::ForceField;
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 /// Number of positional components of a DOF (SOFA's `CPos`/`DPos` size).
 fn pos_size(layout: Layout) -> usize {
@@ -69,6 +19,42 @@ fn pos_size(layout: Layout) -> usize {
     }
 }
 
+/// Penalty forces keeping DOFs on the positive side of a plane.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| PlaneForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// plane normal, one value per spatial coordinate (default 0 1 0; not normalised)
+        normal: Reals,
+        /// plane offset: the plane is x·normal = d
+        d: Real = "0",
+        /// penalty stiffness
+        stiffness: Real = "500",
+        /// damping, proportional to the penetration
+        damping: Real = "5",
+        /// if positive, the largest force applied to a DOF
+        maxForce: Real = "0",
+        /// act on both sides of the plane
+        bilateral: Bool = "false",
+        /// optional range [first last] of the DOFs acted on (negative: unbounded)
+        localRange: Fixed(2) = "-1 -1",
+        /// draw the plane (rendering only)
+        showPlane: Bool = "false",
+        /// colour of the drawn plane (rendering only)
+        planeColor: Fixed(4) = "0 0.5 0.2 1",
+        /// size of the drawn plane (rendering only)
+        showPlaneSize: Real = "10",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+    },
+)]
 pub struct PlaneForceField {
     layout: Layout,
     state: Option<StateId>,
@@ -113,60 +99,49 @@ impl PlaneForceField {
 }
 
 impl Component for PlaneForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
-        }
+        let s = crate::state_of_template(cx, self.layout)?;
         self.state = Some(s);
         let d = cx.data();
         // Default (0, 1, 0) cut to the positional size; given values overwrite it in order.
         let np = pos_size(self.layout);
         let mut normal: Vec<f64> = [0.0, 1.0, 0.0].into_iter().chain(std::iter::repeat(0.0)).take(np).collect();
-        for (slot, v) in normal.iter_mut().zip(d.get(NORMAL)) {
+        for (slot, v) in normal.iter_mut().zip(d.get(Self::NORMAL)) {
             *slot = *v;
         }
         self.normal = normal;
-        self.d = d.get(D);
-        self.stiffness = d.get(STIFFNESS);
-        self.damping = d.get(DAMPING);
-        self.max_force = d.get(MAX_FORCE);
-        self.bilateral = d.get(BILATERAL);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let r = d.get(LOCAL_RANGE);
-        let range_set = d.is_given(LOCAL_RANGE);
+        self.d = d.get(Self::D);
+        self.stiffness = d.get(Self::STIFFNESS);
+        self.damping = d.get(Self::DAMPING);
+        self.max_force = d.get(Self::MAX_FORCE);
+        self.bilateral = d.get(Self::BILATERAL);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let r = d.get(Self::LOCAL_RANGE);
+        let range_set = d.is_given(Self::LOCAL_RANGE);
         self.range = [r.first().copied().unwrap_or(-1.0) as i64, r.get(1).copied().unwrap_or(-1.0) as i64];
         if self.stiffness < 0.0 {
             cx.warn(format!("stiffness {} is negative: continuing with the default 500", self.stiffness));
             self.stiffness = 500.0;
-            cx.data_mut().set("stiffness", Value::Real(500.0));
+            cx.data_mut().put(Self::STIFFNESS, 500.0);
         }
         if self.damping < 0.0 {
             cx.warn(format!("damping {} is negative: continuing with the default 5", self.damping));
             self.damping = 5.0;
-            cx.data_mut().set("damping", Value::Real(5.0));
+            cx.data_mut().put(Self::DAMPING, 5.0);
         }
         if self.max_force < 0.0 {
             cx.warn(format!("maxForce {} is negative: continuing with 0 (no limit)", self.max_force));
             self.max_force = 0.0;
-            cx.data_mut().set("maxForce", Value::Real(0.0));
+            cx.data_mut().put(Self::MAX_FORCE, 0.0);
         }
         let [a, b] = self.range;
         if range_set && (a < 0 || b < 0 || a > b) {
             cx.warn(format!("localRange [{a} {b}] is not two indices in increasing order: no local range"));
             self.range = [-1, -1];
-            cx.data_mut().set("localRange", Value::Reals { arity: 2, v: vec![-1.0, -1.0] });
+            cx.data_mut().put(Self::LOCAL_RANGE, vec![-1.0, -1.0]);
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for PlaneForceField {

@@ -12,59 +12,9 @@
 //! `normal`, `dmin` and `dmax` (triangle selection by a slab, removed from SOFA in v24.06) are
 //! accepted and ignored, as SOFA ignores unknown attributes.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule,
-};
-
-static DATA: &[DataDecl] = &[
-    decl("pressure", Deriv, "0 0 0", "pressure force per unit area (a vector)"),
-    decl("cauchyStress", Str, "", "symmetric Cauchy stress applied to the triangles' area vectors when useConstantForce is false (9 values, row by row; the lower triangle is kept)"),
-    decl("triangleList", Indices, "", "indices of the triangles the pressure acts on"),
-    decl("showForces", Bool, "false", "draw the loaded triangles (rendering only)"),
-    decl("useConstantForce", Bool, "true", "the force is the pressure times the rest area (else: the Cauchy stress on the current area vector)"),
-    decl("normal", Fixed(3), "0 0 0", "removed from SOFA in v24.06 (selection of triangles by a slab): ignored"),
-    decl("dmin", Real, "0", "removed from SOFA in v24.06: ignored"),
-    decl("dmax", Real, "0", "removed from SOFA in v24.06: ignored"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (no effect: no stiffness)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's context state)"),
-    link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    USE_CONSTANT_FORCE: Bool = "useConstantForce";
-    CAUCHY_STRESS: Text = "cauchyStress";
-    PRESSURE: Vec3 = "pressure";
-    TRIANGLE_LIST: Indices = "triangleList";
-    NORMAL: Reals = "normal";
-    DMIN: Real = "dmin";
-    DMAX: Real = "dmax";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TrianglePressureForceField",
-    description: "Pressure forces on a set of triangles.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TrianglePressureForceField::new())
-}
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 /// A symmetric 3×3 matrix stored `[xx, xy, yy, xz, yz, zz]` (SOFA's `MatSym<3>`).
 pub type MatSym3 = [f64; 6];
@@ -88,6 +38,40 @@ pub fn parse_matsym3(text: &str) -> Result<MatSym3, String> {
     Ok(m)
 }
 
+/// Pressure forces on a set of triangles.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| TrianglePressureForceField::new(),
+    data = {
+        /// pressure force per unit area (a vector)
+        pressure: Deriv as Vec3 = "0 0 0",
+        /// symmetric Cauchy stress applied to the triangles' area vectors when useConstantForce is false (9 values, row by row; the lower triangle is kept)
+        cauchyStress: Str,
+        /// indices of the triangles the pressure acts on
+        triangleList: Indices,
+        /// draw the loaded triangles (rendering only)
+        showForces: Bool = "false",
+        /// the force is the pressure times the rest area (else: the Cauchy stress on the current area vector)
+        useConstantForce: Bool = "true",
+        /// removed from SOFA in v24.06 (selection of triangles by a slab): ignored
+        normal: Fixed(3) as Reals = "0 0 0",
+        /// removed from SOFA in v24.06: ignored
+        dmin: Real = "0",
+        /// removed from SOFA in v24.06: ignored
+        dmax: Real = "0",
+        /// Rayleigh damping coefficient related to stiffness (no effect: no stiffness)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's context state)
+        mstate: MechanicalState,
+        /// triangle topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct TrianglePressureForceField {
     state: Option<StateId>,
     /// The loaded triangles (vertex indices).
@@ -116,8 +100,6 @@ impl Default for TrianglePressureForceField {
 }
 
 impl Component for TrianglePressureForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         if cx.state_layout(s) != settee_core::Layout::Vec3 {
@@ -125,14 +107,14 @@ impl Component for TrianglePressureForceField {
         }
         self.state = Some(s);
         let d = cx.data();
-        if d.is_given(NORMAL) || d.is_given(DMIN) || d.is_given(DMAX) {
+        if d.is_given(Self::NORMAL) || d.is_given(Self::DMIN) || d.is_given(Self::DMAX) {
             cx.warn("normal/dmin/dmax (selection of triangles by a slab) were removed from SOFA in v24.06 and are ignored: list the triangles in triangleList (e.g. from a BoxROI)");
         }
         let d = cx.data();
-        self.constant = d.get(USE_CONSTANT_FORCE);
-        self.cauchy = parse_matsym3(d.get(CAUCHY_STRESS)).map_err(|m| cx.error(format!("cauchyStress: {m}")))?;
-        let pressure = d.get(PRESSURE);
-        let list = d.get(TRIANGLE_LIST).to_vec();
+        self.constant = d.get(Self::USE_CONSTANT_FORCE);
+        self.cauchy = parse_matsym3(d.get(Self::CAUCHY_STRESS)).map_err(|m| cx.error(format!("cauchyStress: {m}")))?;
+        let pressure = d.get(Self::PRESSURE);
+        let list = d.get(Self::TRIANGLE_LIST).to_vec();
         self.triangles.clear();
         self.forces.clear();
         if list.is_empty() {
@@ -160,8 +142,6 @@ impl Component for TrianglePressureForceField {
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TrianglePressureForceField {

@@ -5,47 +5,31 @@
 //! adds `−bFactor·c·dx` and the assembled damping is `−c` on the diagonal (times `bFactor`).
 //! Without it the force is explicit: no derivative at all. There is no stiffness.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
-static DATA: &[DataDecl] = &[
-    decl_alias("dampingCoefficient", &["damping"], Real, "0.1", "velocity damping coefficient"),
-    decl("implicit", Bool, "false", "contribute the damping matrix df/dv (else the force is explicit only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (no effect: no stiffness)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)")];
-
-settee_core::data_refs! {
-    static READS;
-    DAMPING_COEFFICIENT: Real = "dampingCoefficient";
-    IMPLICIT: Bool = "implicit";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UniformVelocityDampingForceField",
-    description: "Uniform viscous damping force −c·v on every DOF.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformVelocityDampingForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
-
+/// Uniform viscous damping force −c·v on every DOF.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| UniformVelocityDampingForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// velocity damping coefficient
+        #[alias("damping")]
+        dampingCoefficient: Real = "0.1",
+        /// contribute the damping matrix df/dv (else the force is explicit only)
+        implicit: Bool = "false",
+        /// Rayleigh damping coefficient related to stiffness (no effect: no stiffness)
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+    },
+)]
 pub struct UniformVelocityDampingForceField {
     layout: Layout,
     state: Option<StateId>,
@@ -63,27 +47,16 @@ impl UniformVelocityDampingForceField {
 }
 
 impl Component for UniformVelocityDampingForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
-        }
+        let s = crate::state_of_template(cx, self.layout)?;
         self.state = Some(s);
         self.size = cx.state_size(s) * self.layout.deriv_size();
         let d = cx.data();
-        self.coefficient = d.get(DAMPING_COEFFICIENT);
-        self.implicit = d.get(IMPLICIT);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.coefficient = d.get(Self::DAMPING_COEFFICIENT);
+        self.implicit = d.get(Self::IMPLICIT);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for UniformVelocityDampingForceField {

@@ -5,61 +5,28 @@
 //! of the assembled, projected mass matrix by the linked linear solver), then one `vMultiOp`:
 //! symplectic `v' = v + h·acc; x' = x + h·v'`, else `x' = x + h·v; v' = v + h·acc`.
 
-use settee_core::component::{link, OdeSolver};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{LinearSolver, OdeSolver};
 use settee_core::mechanics::{self as mech, MechScope};
+use settee_core::role;
 use settee_core::simulation::timed;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 
-static DATA: &[DataDecl] = &[
-    decl(
-        "symplectic",
-        Bool,
-        "true",
-        "if true (default), velocities are updated before positions (semi-implicit Euler, more robust); if false, positions are updated with the old velocities (standard Euler)",
-    ),
-    decl("threadSafeVisitor", Bool, "false", "allocation detail of SOFA, no numerical effect"),
-    decl(
-        "optimizedForDiagonalMatrix",
-        Bool,
-        "true",
-        "removed from SOFA (PR #4628) and ignored: the diagonal path is chosen automatically from the masses",
-    ),
-];
-
-static LINKS: &[LinkDecl] = &[link(
-    "linearSolver",
-    Roles::LINEAR_SOLVER,
-    "linear solver used to solve M·a = f when a mass is not diagonal (default: the first linear solver found from the node upwards)",
-)];
-
-settee_core::data_refs! {
-    static READS;
-    SYMPLECTIC: Bool = "symplectic";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "EulerExplicitSolver",
-    description: "A simple explicit time integrator (symplectic Euler by default).",
-    roles: Roles::ODE_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(EulerExplicitSolver::default())
-}
-
+/// A simple explicit time integrator (symplectic Euler by default).
+#[component(
+    roles = [OdeSolver],
+    data = {
+        /// if true (default), velocities are updated before positions (semi-implicit Euler, more robust); if false, positions are updated with the old velocities (standard Euler)
+        symplectic: Bool = "true",
+        /// allocation detail of SOFA, no numerical effect
+        threadSafeVisitor: Bool = "false",
+        /// removed from SOFA (PR #4628) and ignored: the diagonal path is chosen automatically from the masses
+        optimizedForDiagonalMatrix: Bool = "true",
+    },
+    links = {
+        /// linear solver used to solve M·a = f when a mass is not diagonal (default: the first linear solver found from the node upwards)
+        linearSolver: LinearSolver,
+    },
+)]
 #[derive(Default)]
 pub struct EulerExplicitSolver {
     symplectic: bool,
@@ -67,17 +34,11 @@ pub struct EulerExplicitSolver {
 }
 
 impl Component for EulerExplicitSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.symplectic = cx.data().get(SYMPLECTIC);
+        self.symplectic = cx.data().get(Self::SYMPLECTIC);
         // SOFA: the `linearSolver` link, else `getContext()->get<LinearSolver>()` (upward search).
-        self.linear_solver = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_up(cx.node(), Roles::LINEAR_SOLVER));
+        self.linear_solver = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_up(cx.node(), role::LINEAR_SOLVER));
         Ok(())
-    }
-
-    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
-        Some(self)
     }
 }
 
@@ -107,10 +68,10 @@ impl OdeSolver for EulerExplicitSolver {
             };
             let factors = Mbk { m: 1.0, b: 0.0, k: 0.0 };
             timed(scene, "linear solve", |s| {
-                s.with_taken(ls, |obj, s| match obj.linear_solver() {
-                    Some(l) => l.solve_system(s, scope, factors, f, acc),
-                    None => Err(SimError::new("EulerExplicitSolver: the linked linearSolver is not a linear solver")),
-                })
+                if s.role::<dyn LinearSolver>(ls).is_none() {
+                    return Err(SimError::new("EulerExplicitSolver: the linked linearSolver is not a linear solver"));
+                }
+                s.with_role::<dyn LinearSolver, _>(ls, |l, s| l.solve_system(s, scope, factors, f, acc))
             })?;
         }
 

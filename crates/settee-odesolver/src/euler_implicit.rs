@@ -1,56 +1,38 @@
 //! `EulerImplicitSolver`: backward (semi-implicit) Euler with Rayleigh damping, SOFA's scheme.
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::{LinearSolver, OdeSolver};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Mbk, Roles, Scene, SimError, SimResult,
-    TemplateRule, VecId,
-};
+use settee_core::role;
+use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimError, SimResult, VecId};
 
-static DATA: &[DataDecl] = &[
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness, > 0"),
-    decl("rayleighMass", Real, "0", "Rayleigh damping coefficient related to mass, > 0"),
-    decl("vdamping", Real, "0", "velocity decay coefficient (no decay if null)"),
-    decl("firstOrder", Bool, "false", "use a first-order ODE (velocities are the unknowns, no inertia)"),
-    decl("trapezoidalScheme", Bool, "false", "use the trapezoidal rule (factor 0.5) instead of backward Euler"),
-    decl("solveConstraint", Bool, "false", "apply the node's constraint solvers after the update"),
-    decl("threadSafeVisitor", Bool, "false", "allocation detail of SOFA, no numerical effect"),
-    decl("computeResidual", Bool, "false", "compute the residual of the step (output only)"),
-    decl("residual", Real, "1.7976931348623157e308", "residual norm of the last step (output)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("linearSolver", Roles::LINEAR_SOLVER, "linear solver used to solve the implicit system")];
-
-settee_core::data_refs! {
-    static READS;
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    RAYLEIGH_MASS: Real = "rayleighMass";
-    VDAMPING: Real = "vdamping";
-    FIRST_ORDER: Bool = "firstOrder";
-    TRAPEZOIDAL_SCHEME: Bool = "trapezoidalScheme";
-    SOLVE_CONSTRAINT: Bool = "solveConstraint";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "EulerImplicitSolver",
-    description: "Implicit time integrator using backward Euler, with Rayleigh damping.",
-    roles: Roles::ODE_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(EulerImplicitSolver::default())
-}
-
+/// Implicit time integrator using backward Euler, with Rayleigh damping.
+#[component(
+    roles = [OdeSolver],
+    data = {
+        /// Rayleigh damping coefficient related to stiffness, > 0
+        rayleighStiffness: Real = "0",
+        /// Rayleigh damping coefficient related to mass, > 0
+        rayleighMass: Real = "0",
+        /// velocity decay coefficient (no decay if null)
+        vdamping: Real = "0",
+        /// use a first-order ODE (velocities are the unknowns, no inertia)
+        firstOrder: Bool = "false",
+        /// use the trapezoidal rule (factor 0.5) instead of backward Euler
+        trapezoidalScheme: Bool = "false",
+        /// apply the node's constraint solvers after the update
+        solveConstraint: Bool = "false",
+        /// allocation detail of SOFA, no numerical effect
+        threadSafeVisitor: Bool = "false",
+        /// compute the residual of the step (output only)
+        computeResidual: Bool = "false",
+        /// residual norm of the last step (output)
+        residual: Real = "1.7976931348623157e308",
+    },
+    links = {
+        /// linear solver used to solve the implicit system
+        linearSolver: LinearSolver,
+    },
+)]
 #[derive(Default)]
 pub struct EulerImplicitSolver {
     r_k: f64,
@@ -66,21 +48,25 @@ pub struct EulerImplicitSolver {
 
 /// The linear solver an ODE solver uses: its `linearSolver` link, else the first linear solver
 /// found searching down from its node.
+/// The `linearSolver` link, else the first linear solver below the node; else a preconditioner
+/// there, which [`check_solves_systems`] then refuses with the reason (a common mistake).
 pub fn find_linear_solver(cx: &InitCtx) -> Option<ComponentId> {
-    cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_down(cx.node(), Roles::LINEAR_SOLVER))
+    cx.link_targets("linearSolver")
+        .first()
+        .copied()
+        .or_else(|| cx.scene.find_down(cx.node(), role::LINEAR_SOLVER))
+        .or_else(|| cx.scene.find_down(cx.node(), settee_linearsolver::PRECONDITIONER))
 }
 
 impl Component for EulerImplicitSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        self.r_k = d.get(RAYLEIGH_STIFFNESS);
-        self.r_m = d.get(RAYLEIGH_MASS);
-        self.vdamping = d.get(VDAMPING);
-        self.first_order = d.get(FIRST_ORDER);
-        self.trapezoidal = d.get(TRAPEZOIDAL_SCHEME);
-        if d.get(SOLVE_CONSTRAINT) {
+        self.r_k = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.r_m = d.get(Self::RAYLEIGH_MASS);
+        self.vdamping = d.get(Self::VDAMPING);
+        self.first_order = d.get(Self::FIRST_ORDER);
+        self.trapezoidal = d.get(Self::TRAPEZOIDAL_SCHEME);
+        if d.get(Self::SOLVE_CONSTRAINT) {
             cx.warn("solveConstraint=true is not supported yet: constraint solvers are not called by this ODE solver");
         }
         self.linear_solver = find_linear_solver(cx);
@@ -91,16 +77,12 @@ impl Component for EulerImplicitSolver {
         };
         check_solves_systems(cx, ls)
     }
-
-    fn ode_solver(&mut self) -> Option<&mut dyn settee_core::component::OdeSolver> {
-        Some(self)
-    }
 }
 
 /// Refuses, at init, a linear-solver-role component that cannot solve a system on its own (a
 /// preconditioner, which only serves PCGLinearSolver): stepping would have nothing to call.
 pub fn check_solves_systems(cx: &mut InitCtx, ls: ComponentId) -> SimResult {
-    let solves = cx.scene.components[ls].obj.as_mut().is_none_or(|o| o.linear_solver().is_some());
+    let solves = cx.scene.entry(ls).obj.is_none() || cx.scene.role::<dyn LinearSolver>(ls).is_some();
     if solves {
         return Ok(());
     }
@@ -110,7 +92,7 @@ pub fn check_solves_systems(cx: &mut InitCtx, ls: ComponentId) -> SimResult {
         .hint("use it as <PCGLinearSolver preconditioner=\"@...\"/>'s preconditioner, and give the ODE solver a linear solver (e.g. <CGLinearSolver/> or <SparseLDLSolver/>)"))
 }
 
-impl settee_core::component::OdeSolver for EulerImplicitSolver {
+impl OdeSolver for EulerImplicitSolver {
     /// SOFA: `dt` and 1 whatever the scheme (the unknown is a velocity increment).
     fn integration_factors(&self, dt: f64) -> settee_core::constraint::IntegrationFactors {
         settee_core::constraint::IntegrationFactors { position: dt, velocity: 1.0 }
@@ -150,10 +132,10 @@ impl settee_core::component::OdeSolver for EulerImplicitSolver {
         };
         let ls = self.linear_solver.ok_or_else(|| SimError::new("EulerImplicitSolver has no linear solver"))?;
         settee_core::simulation::timed(scene, "linear solve", |s| {
-            s.with_taken(ls, |obj, s| match obj.linear_solver() {
-                Some(l) => l.solve_system(s, scope, factors, b, x),
-                None => Err(SimError::new("EulerImplicitSolver: its linear solver cannot solve systems (a preconditioner)")),
-            })
+            if s.role::<dyn LinearSolver>(ls).is_none() {
+                return Err(SimError::new("EulerImplicitSolver: its linear solver cannot solve systems (a preconditioner)"));
+            }
+            s.with_role::<dyn LinearSolver, _>(ls, |l, s| l.solve_system(s, scope, factors, b, x))
         })?;
 
         if self.first_order {

@@ -6,22 +6,21 @@ mod runge_kutta4;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&euler_implicit::CLASS);
-    f.register(&euler_explicit::CLASS);
-    f.register(&runge_kutta4::CLASS);
+    f.add::<euler_implicit::EulerImplicitSolver>();
+    f.add::<euler_explicit::EulerExplicitSolver>();
+    f.add::<runge_kutta4::RungeKutta4Solver>();
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
-    use settee_core::component::Mass;
-    use settee_core::data::{decl, DataKind::*};
+    use settee_core::component::{LinearSolver, Mass};
     use settee_core::mechanics::{self as mech, MechScope};
     use settee_core::simulation::{animate, init_root};
     use settee_core::{
-        component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceField, ForceIo, InitCtx, MatrixAccumulator,
-        Mbk, MechParams, NodeId, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId, VecKind,
+        Attr, Component, ComponentId, Factory, ForceField, ForceIo, InitCtx, MatrixAccumulator, Mbk, MechParams, NodeId, Scene, SimError, SimResult,
+        StateId, VecId, VecKind,
     };
 
     fn factory() -> Factory {
@@ -33,8 +32,8 @@ mod tests {
         settee_spring::register(&mut f);
         settee_mechanicalload::register(&mut f);
         super::register(&mut f);
-        f.register(&TEST_MASS);
-        f.register(&TEST_SOLVER);
+        f.add::<TestCoupledMass>();
+        f.add::<TestDenseSolver>();
         f
     }
 
@@ -148,26 +147,19 @@ mod tests {
     }
 
     // A non-diagonal test mass: M = m·[[2,1],[1,2]] ⊗ I3 on a two-particle Vec3 state.
-    static TEST_MASS_DATA: &[DataDecl] = &[decl("m", Real, "1", "scale")];
-    settee_core::data_refs! {
-        static TEST_MASS_READS;
-        M: Real = "m";
-    }
-    static TEST_MASS: ComponentClass = ComponentClass {
-        name: "TestCoupledMass",
-        description: "test only",
-        roles: Roles::MASS.union(Roles::FORCE_FIELD),
-        templates: &["Vec3d"],
-        default_template: "Vec3d",
-        template_rule: TemplateRule::FromState,
-        data: &[TEST_MASS_DATA],
-        links: &[],
-        create: |_: &CreateArgs| Box::new(TestCoupledMass { state: None, m: 1.0 }),
-        preparse: None,
-        no_src_link: &[],
-        reads: TEST_MASS_READS,
-    };
-
+    #[settee_core::component(
+        name = "TestCoupledMass",
+        description = "test only",
+        roles = [Mass, ForceField],
+        templates = ["Vec3d"],
+        default_template = "Vec3d",
+        template_rule = FromState,
+        create = |_| TestCoupledMass { state: None, m: 1.0 },
+        data = {
+            /// scale
+            m: Real = "1",
+        },
+    )]
     struct TestCoupledMass {
         state: Option<StateId>,
         m: f64,
@@ -180,13 +172,11 @@ mod tests {
     }
 
     impl Component for TestCoupledMass {
-        component_any!();
         fn init(&mut self, cx: &mut InitCtx) -> SimResult {
             self.state = Some(cx.require_state()?);
-            self.m = cx.data().get(M);
+            self.m = cx.data().get(Self::M);
             Ok(())
         }
-        settee_core::mass_role!();
     }
 
     impl ForceField for TestCoupledMass {
@@ -254,63 +244,28 @@ mod tests {
     }
 
     // A dense test linear solver: assembles P(mM + bB + kK)P and solves by Gaussian elimination.
-    static TEST_SOLVER: ComponentClass = ComponentClass {
-        name: "TestDenseSolver",
-        description: "test only",
-        roles: Roles::LINEAR_SOLVER,
-        templates: &[],
-        default_template: "",
-        template_rule: TemplateRule::Default,
-        data: &[],
-        links: &[],
-        create: |_: &CreateArgs| Box::new(TestDenseSolver { calls: Vec::new() }),
-        preparse: None,
-        no_src_link: &[],
-        reads: &[],
-    };
-
+    #[settee_core::component(
+        name = "TestDenseSolver",
+        description = "test only",
+        roles = [LinearSolver],
+        create = |_| TestDenseSolver { calls: Vec::new() },
+    )]
     struct TestDenseSolver {
         calls: Vec<Mbk>,
     }
 
-    impl Component for TestDenseSolver {
-        component_any!();
-        fn linear_solver(&mut self) -> Option<&mut dyn settee_core::component::LinearSolver> {
-            Some(self)
-        }
-    }
+    impl Component for TestDenseSolver {}
 
-    impl settee_core::component::LinearSolver for TestDenseSolver {
+    impl LinearSolver for TestDenseSolver {
         fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
             self.calls.push(factors);
             let mut b = settee_linalg::MatrixBuilder::new(0);
             mech::assemble(scene, scope, factors, &mut b)?;
-            let n = scope.size;
-            let mut a = b.matrix().to_dense();
+            let a = b.matrix().to_dense();
             let mut r = Vec::new();
             mech::gather(scene, scope, rhs, &mut r);
-            for k in 0..n {
-                let p = (k..n).max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs())).unwrap();
-                for c in 0..n {
-                    a.swap(k * n + c, p * n + c);
-                }
-                r.swap(k, p);
-                for i in k + 1..n {
-                    let l = a[i * n + k] / a[k * n + k];
-                    for c in k..n {
-                        a[i * n + c] -= l * a[k * n + c];
-                    }
-                    r[i] -= l * r[k];
-                }
-            }
-            for k in (0..n).rev() {
-                let mut v = r[k];
-                for c in k + 1..n {
-                    v -= a[k * n + c] * r[c];
-                }
-                r[k] = v / a[k * n + k];
-            }
-            mech::scatter(scene, scope, solution, &r);
+            let x = settee_linearsolver::testing::dense_solve(&a, &r);
+            mech::scatter(scene, scope, solution, &x);
             Ok(())
         }
     }

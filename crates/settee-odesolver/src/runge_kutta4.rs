@@ -8,38 +8,16 @@
 use settee_core::component::OdeSolver;
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::simulation::timed;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, Roles, Scene, SimResult, TemplateRule, VecId, VecKind};
+use settee_core::{component, Component, Scene, SimResult, VecId, VecKind};
 
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RungeKutta4Solver",
-    description: "A popular explicit time integrator (classical 4th-order Runge-Kutta; requires diagonal masses).",
-    roles: Roles::ODE_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(RungeKutta4Solver)
-}
-
+/// A popular explicit time integrator (classical 4th-order Runge-Kutta; requires diagonal masses).
+#[component(
+    roles = [OdeSolver],
+)]
 #[derive(Default)]
 pub struct RungeKutta4Solver;
 
-impl Component for RungeKutta4Solver {
-    component_any!();
-
-    fn ode_solver(&mut self) -> Option<&mut dyn OdeSolver> {
-        Some(self)
-    }
-}
-
+impl Component for RungeKutta4Solver {}
 /// SOFA's `MechanicalOperations::computeAcc(t, a, x, v)` (visitor engine): the forces are
 /// computed into the state's `force` vector.
 fn compute_acc(scene: &mut Scene, scope: &MechScope, a: VecId, x: VecId, v: VecId) -> SimResult {

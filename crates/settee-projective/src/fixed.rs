@@ -1,51 +1,40 @@
 //! `FixedProjectiveConstraint`: fixes a set of DOFs by zeroing their increments.
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId,
-    TemplateRule, Value,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::topology_change::{Follow, TopologyChange};
+use settee_core::{component, data_group, Component, ComponentId, InitCtx, MechParams, SimResult, StateId};
+
+use crate::subspace::{dof_rows, follow_points, zero_dofs};
+use crate::ProjectiveBase;
 
 /// Data of `FixedProjectiveConstraint`, inherited by `PartialFixedProjectiveConstraint`.
-pub(crate) static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "indices of the fixed DOFs"),
-    decl("fixAll", Bool, "false", "fix every DOF"),
-    decl("activate_projectVelocity", Bool, "false", "also zero the velocity of fixed DOFs when velocities are projected"),
-    decl("showObject", Bool, "true", "display the fixed DOFs (rendering only)"),
-    decl("drawSize", Real, "0", "size of the displayed DOFs (rendering only)"),
-];
+#[data_group(data = {
+    /// indices of the fixed DOFs
+    indices: Indices = "0",
+    /// fix every DOF
+    fixAll: Bool = "false",
+    /// also zero the velocity of fixed DOFs when velocities are projected
+    activate_projectVelocity: Bool = "false",
+    /// display the fixed DOFs (rendering only)
+    showObject: Bool = "true",
+    /// size of the displayed DOFs (rendering only)
+    drawSize: Real = "0",
+})]
+pub struct FixedData;
 
-pub(crate) static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology followed under topological changes")];
-
-settee_core::data_refs! {
-    static READS;
-    FIX_ALL: Bool = "fixAll";
-    ACTIVATE_PROJECT_VELOCITY: Bool = "activate_projectVelocity";
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FixedProjectiveConstraint",
-    description: "Fixes DOFs: their increments (and optionally velocities) are projected to zero.",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FixedProjectiveConstraint::default())
-}
-
+/// Fixes DOFs: their increments (and optionally velocities) are projected to zero.
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase, FixedData],
+    links = {
+        /// topology followed under topological changes
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct FixedProjectiveConstraint {
     state: Option<StateId>,
@@ -66,16 +55,11 @@ impl FixedProjectiveConstraint {
     }
 
     fn zero(&self, v: &mut [f64]) {
-        let ds = self.deriv_size;
         if self.fix_all {
             v.fill(0.0);
             return;
         }
-        for &i in &self.indices {
-            if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
-                e.fill(0.0);
-            }
-        }
+        zero_dofs(v, &self.indices, self.deriv_size);
     }
 
     pub fn indices(&self) -> &[usize] {
@@ -83,24 +67,27 @@ impl FixedProjectiveConstraint {
     }
 }
 
-impl Component for FixedProjectiveConstraint {
-    component_any!();
+/// The indices below `n`; the others are dropped with a warning.
+fn within(cx: &mut InitCtx, given: Vec<usize>, n: usize) -> Vec<usize> {
+    let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
+    if !out.is_empty() {
+        cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
+    }
+    valid
+}
 
+impl Component for FixedProjectiveConstraint {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         self.deriv_size = cx.state_layout(s).deriv_size();
         let n = cx.state_size(s);
         let d = cx.data();
-        self.fix_all = d.get(FIX_ALL);
-        self.project_velocity = d.get(ACTIVATE_PROJECT_VELOCITY);
-        self.end_time = d.get(END_TIME);
-        let given = d.get(INDICES).to_vec();
-        let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
-        if !out.is_empty() {
-            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
-        }
-        self.indices = valid;
+        self.fix_all = d.get(FixedData::FIX_ALL);
+        self.project_velocity = d.get(FixedData::ACTIVATE_PROJECT_VELOCITY);
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        let given = d.get(FixedData::INDICES).to_vec();
+        self.indices = within(cx, given, n);
         if self.fix_all {
             self.indices = (0..n).collect();
         }
@@ -116,12 +103,8 @@ impl Component for FixedProjectiveConstraint {
             return Ok(());
         }
         let n = cx.state_size(s);
-        let given = cx.data().get(INDICES).to_vec();
-        let (valid, out): (Vec<usize>, Vec<usize>) = given.into_iter().partition(|&i| i < n);
-        if !out.is_empty() {
-            cx.warn(format!("indices {out:?} are beyond the {n} DOFs of the state and are ignored"));
-        }
-        self.indices = valid;
+        let given = cx.data().get(FixedData::INDICES).to_vec();
+        self.indices = within(cx, given, n);
         Ok(())
     }
 
@@ -130,22 +113,13 @@ impl Component for FixedProjectiveConstraint {
     /// after the change.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
-        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
-        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
-        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
-        if len != n {
-            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
-        }
-        self.indices = if self.fix_all { (0..n).collect() } else { subset.indices };
+        let (indices, n) = follow_points(cx, s, std::mem::take(&mut self.indices), self.nb_points, changes)?;
+        self.indices = if self.fix_all { (0..n).collect() } else { indices };
         self.nb_points = n;
         if !self.fix_all {
-            cx.data_mut().set("indices", Value::Indices { arity: 1, v: self.indices.clone() });
+            cx.data_mut().put(FixedData::INDICES, self.indices.clone());
         }
         Ok(Follow::Followed)
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 
@@ -165,11 +139,8 @@ impl ProjectiveConstraint for FixedProjectiveConstraint {
     }
     fn project_position(&mut self, _p: &MechParams, _x: &mut [f64]) {}
     fn projected_rows(&self, p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        if !self.active(p) {
-            return;
-        }
-        for &i in &self.indices {
-            out.extend((0..ds).map(|c| i * ds + c));
+        if self.active(p) {
+            dof_rows(&self.indices, ds, out);
         }
     }
 }

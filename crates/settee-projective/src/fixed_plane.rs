@@ -8,48 +8,36 @@
 //! diagonal, as SOFA's `applyConstraint` does.
 
 use settee_core::component::ProjectiveConstraint;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::topology_change::{ElementKind, Follow, IndexSubset, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::role::Topology;
+use settee_core::topology_change::{Follow, TopologyChange};
+use settee_core::{component, Component, ComponentId, InitCtx, MechParams, SimResult, StateId, VecId};
 
-use crate::subspace::checked_indices;
+use crate::ProjectiveBase;
 
-static DATA: &[DataDecl] = &[
-    decl("direction", Coord, "", "normal direction of the planes"),
-    decl("dmin", Real, "0", "minimum plane distance from the origin"),
-    decl("dmax", Real, "0", "maximum plane distance from the origin"),
-    decl("indices", Indices, "", "indices of the fixed points (those between the planes are added at init when dmin ≠ dmax)"),
-];
+use crate::subspace::{checked_indices, follow_points};
 
-settee_core::data_refs! {
-    static READS;
-    DIRECTION: Reals = "direction";
-    DMIN: Real = "dmin";
-    DMAX: Real = "dmax";
-    INDICES: Indices = "indices";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FixedPlaneProjectiveConstraint",
-    description: "Blocks the motion along a direction of the DOFs lying between two planes normal to it.",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: crate::fixed::LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FixedPlaneProjectiveConstraint::default())
-}
-
+/// Blocks the motion along a direction of the DOFs lying between two planes normal to it.
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    data = {
+        /// normal direction of the planes
+        direction: Coord,
+        /// minimum plane distance from the origin
+        dmin: Real = "0",
+        /// maximum plane distance from the origin
+        dmax: Real = "0",
+        /// indices of the fixed points (those between the planes are added at init when dmin ≠ dmax)
+        indices: Indices,
+    },
+    links = {
+        /// topology followed under topological changes
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct FixedPlaneProjectiveConstraint {
     state: Option<StateId>,
@@ -69,17 +57,15 @@ impl FixedPlaneProjectiveConstraint {
 }
 
 impl Component for FixedPlaneProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let layout = cx.state_layout(s);
         self.deriv_size = layout.deriv_size();
         let d = cx.data();
-        let dir = d.get(DIRECTION).to_vec();
-        let (dmin, dmax) = (d.get(DMIN), d.get(DMAX));
-        let given = d.get(INDICES).to_vec();
+        let dir = d.get(Self::DIRECTION).to_vec();
+        let (dmin, dmax) = (d.get(Self::DMIN), d.get(Self::DMAX));
+        let given = d.get(Self::INDICES).to_vec();
         if dir.len() < 3 || dir[..3].iter().all(|&c| c == 0.0) {
             return Err(cx.error("direction is missing or zero").hint("give the planes' normal, e.g. direction=\"0 0 1\""));
         }
@@ -104,20 +90,9 @@ impl Component for FixedPlaneProjectiveConstraint {
     /// the planes are not added (SOFA selects them at init only).
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let Some(s) = self.state else { return Ok(Follow::NotConcerned) };
-        let mut subset = IndexSubset { indices: std::mem::take(&mut self.indices) };
-        let len = subset.apply(ElementKind::Point, self.nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
-        let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
-        if len != n {
-            return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
-        }
-        self.indices = subset.indices;
-        self.nb_points = n;
-        cx.data_mut().set("indices", settee_core::data::Value::Indices { arity: 1, v: self.indices.clone() });
+        (self.indices, self.nb_points) = follow_points(cx, s, std::mem::take(&mut self.indices), self.nb_points, changes)?;
+        cx.data_mut().put(Self::INDICES, self.indices.clone());
         Ok(Follow::Followed)
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

@@ -9,7 +9,7 @@ mod partial_fixed;
 pub mod point;
 pub mod subspace;
 
-pub use fixed::FixedProjectiveConstraint;
+pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
@@ -17,27 +17,30 @@ pub use point::PointProjectiveConstraint;
 pub use subspace::{Subspace, SubspaceProjectiveConstraint};
 
 /// Data every projective constraint has.
-pub static PROJECTIVE_BASE: &[settee_core::DataDecl] = &[
-    settee_core::data::decl("endTime", settee_core::DataKind::Real, "-1", "the constraint stops acting after this time (-1: never)"),
-    settee_core::data::decl("group", settee_core::DataKind::Int, "0", "ID of the group containing this constraint"),
-];
+#[settee_core::data_group(data = {
+    /// the constraint stops acting after this time (-1: never)
+    endTime: Real = "-1",
+    /// ID of the group containing this constraint
+    group: Int = "0",
+})]
+pub struct ProjectiveBase;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&fixed::CLASS);
-    f.register(&fixed_plane::CLASS);
-    f.register(&partial_fixed::CLASS);
-    f.register(&linear_movement::CLASS);
-    f.register(&linear_velocity::CLASS);
-    f.register(&point::CLASS);
-    f.register(&subspace::LINE_CLASS);
-    f.register(&subspace::PLANE_CLASS);
+    f.add::<FixedProjectiveConstraint>();
+    f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
+    f.add::<PartialFixedProjectiveConstraint>();
+    f.add::<LinearMovementProjectiveConstraint>();
+    f.add::<LinearVelocityProjectiveConstraint>();
+    f.add::<PointProjectiveConstraint>();
+    f.add::<SubspaceProjectiveConstraint>();
 }
 
 #[cfg(test)]
 mod tests {
+    use settee_animationloop::default_step;
     use settee_core::mechanics::{self as mech, MechScope};
-    use settee_core::simulation::{default_step, init_root};
+    use settee_core::simulation::init_root;
     use settee_core::testing::{add, assembled};
     use settee_core::{Factory, Scene, VecId};
 

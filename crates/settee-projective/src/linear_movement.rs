@@ -13,53 +13,14 @@
 //! Constraint Jacobian rows are projected as responses (SOFA's `projectJacobianMatrix` clears the
 //! column blocks of the DOFs under the same condition as `projectResponse`).
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
 use settee_core::types::{quat_from_euler, quat_mul, Quat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
 
-use crate::subspace::{active, checked_indices};
+use crate::ProjectiveBase;
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the constrained points"),
-    decl("keyTimes", Reals, "0", "key times for the movements"),
-    // SOFA's default is one zero movement; an empty list is read as that.
-    decl("movements", Derivs, "", "movements corresponding to the key times"),
-    decl("relativeMovements", Bool, "true", "If true, movements are relative to first position, absolute otherwise"),
-    decl("showMovement", Bool, "false", "Visualization of the movement to be applied to constrained dofs (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
-
-settee_core::data_refs! {
-    static READS;
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-    KEY_TIMES: Reals = "keyTimes";
-    MOVEMENTS: Reals = "movements";
-    RELATIVE: Bool = "relativeMovements";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LinearMovementProjectiveConstraint",
-    description: "Impose a motion to given DOFs (translation and rotation).",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LinearMovementProjectiveConstraint::default())
-}
+use crate::subspace::{active, checked_indices, dof_rows, zero_dofs};
 
 /// Key values (movements or velocities) read from a Data list: one `ds`-sized entry per key
 /// time, an empty list meaning SOFA's default single zero entry.
@@ -85,21 +46,116 @@ pub(crate) fn supported_layout(cx: &InitCtx, s: StateId) -> SimResult<Layout> {
     }
 }
 
+/// The Data both keyed constraints (LinearMovement, LinearVelocity) start with.
+#[settee_core::data_group(data = {
+    /// Indices of the constrained points
+    indices: Indices = "0",
+    /// key times for the movements
+    keyTimes: Reals = "0",
+})]
+pub struct KeyData;
+
+/// What both keyed constraints (LinearMovement, LinearVelocity) keep: the constrained DOFs, the
+/// key times with one value (movement or velocity) per key, and the keys around the current time
+/// (kept between calls, as in SOFA).
+#[derive(Default)]
+pub(crate) struct KeyedDofs {
+    pub state: Option<StateId>,
+    pub layout: Option<Layout>,
+    pub indices: Vec<usize>,
+    pub key_times: Vec<f64>,
+    /// One derivative per key time, flat.
+    pub values: Vec<f64>,
+    pub end_time: f64,
+    /// The last key at or before the current time, and its value.
+    pub prev_t: f64,
+    pub prev: Vec<f64>,
+    /// The first key after it, and its value.
+    pub next_t: f64,
+    pub next: Vec<f64>,
+}
+
+impl KeyedDofs {
+    pub(crate) fn ds(&self) -> usize {
+        self.layout.map_or(0, Layout::deriv_size)
+    }
+
+    /// The end of both `init`s, once the key values are read: warns about unordered key times,
+    /// keeps the valid indices (`given`), the state and its layout, and resets the keys.
+    pub(crate) fn finish_init(&mut self, cx: &mut InitCtx, s: StateId, layout: Layout, given: Vec<usize>) {
+        if self.key_times.windows(2).any(|w| w[1] < w[0]) {
+            cx.warn("keyTimes are not in increasing order; the key search assumes they are");
+        }
+        self.indices = checked_indices(cx, given, s);
+        self.state = Some(s);
+        self.layout = Some(layout);
+        let ds = layout.deriv_size();
+        self.prev_t = 0.0;
+        self.next_t = 0.0;
+        self.prev = vec![0.0; ds];
+        self.next = vec![0.0; ds];
+    }
+
+    /// The key loop of SOFA's `findKeyTimes` at a time `t` within the key times: `prev` is the
+    /// last key at or before `t`, `next` the first key after it (both start at the first key);
+    /// true when there is a key after `t`.
+    pub(crate) fn search(&mut self, t: f64) -> bool {
+        let ds = self.ds();
+        self.next_t = self.key_times[0];
+        self.prev_t = self.key_times[0];
+        for (k, &kt) in self.key_times.iter().enumerate() {
+            let v = &self.values[k * ds..(k + 1) * ds];
+            if kt <= t {
+                self.prev_t = kt;
+                self.prev.copy_from_slice(v);
+            } else {
+                self.next_t = kt;
+                self.next.copy_from_slice(v);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Zeroes the increments of the DOFs.
+    pub(crate) fn zero(&self, dx: &mut [f64]) {
+        zero_dofs(dx, &self.indices, self.ds());
+    }
+
+    /// Every derivative component of every DOF (none for a state of another size).
+    pub(crate) fn rows(&self, ds: usize, out: &mut Vec<usize>) {
+        if ds == self.ds() {
+            dof_rows(&self.indices, ds, out);
+        }
+    }
+}
+
+/// Impose a motion to given DOFs (translation and rotation).
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase, KeyData, Self],
+    data = {
+        // SOFA's default is one zero movement; an empty list is read as that.
+        /// movements corresponding to the key times
+        movements: Derivs,
+        /// If true, movements are relative to first position, absolute otherwise
+        relativeMovements: Bool = "true",
+        /// Visualization of the movement to be applied to constrained dofs (rendering only)
+        showMovement: Bool = "false",
+    },
+    links = {
+        /// link to the topology container
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct LinearMovementProjectiveConstraint {
-    state: Option<StateId>,
-    layout: Option<Layout>,
-    indices: Vec<usize>,
-    key_times: Vec<f64>,
-    /// One derivative per key time, flat.
-    movements: Vec<f64>,
+    /// The DOFs, the key times and movements, the keys around the current time.
+    dofs: KeyedDofs,
     relative: bool,
-    end_time: f64,
-    /// Key times and movements around the current time (kept between calls, as in SOFA).
-    prev_t: f64,
-    next_t: f64,
-    prev_m: Vec<f64>,
-    next_m: Vec<f64>,
     /// SOFA's `finished`: a key time after the current time was found.
     found: bool,
     /// Positions captured at the first position projection (empty before).
@@ -126,122 +182,85 @@ pub fn slerp2(a: Quat, b: Quat, t: f64) -> Quat {
 impl LinearMovementProjectiveConstraint {
     /// The constrained DOFs (indices beyond the state removed).
     pub fn indices(&self) -> &[usize] {
-        &self.indices
-    }
-
-    fn ds(&self) -> usize {
-        self.layout.map_or(0, Layout::deriv_size)
+        &self.dofs.indices
     }
 
     /// SOFA's `findKeyTimes` at time `t`: `prev` is the last key at or before `t`, `next` the
     /// first key after it; `found` only when both exist.
     fn find_key_times(&mut self, t: f64) {
         self.found = false;
-        let (Some(&first), Some(&last)) = (self.key_times.first(), self.key_times.last()) else {
+        let (Some(&first), Some(&last)) = (self.dofs.key_times.first(), self.dofs.key_times.last()) else {
             return;
         };
         if !(t >= first && t <= last) {
             return;
         }
-        let ds = self.ds();
-        self.next_t = first;
-        self.prev_t = first;
-        for (k, &kt) in self.key_times.iter().enumerate() {
-            let m = &self.movements[k * ds..(k + 1) * ds];
-            if kt <= t {
-                self.prev_t = kt;
-                self.prev_m.copy_from_slice(m);
-            } else {
-                self.next_t = kt;
-                self.next_m.copy_from_slice(m);
-                self.found = true;
-                break;
-            }
-        }
+        self.found = self.dofs.search(t);
     }
 
     /// Searches the keys for the context time and tells whether the motion is imposed now.
     fn update(&mut self, p: &MechParams) -> bool {
         self.find_key_times(p.time);
-        self.found && self.next_t != self.prev_t
+        self.found && self.dofs.next_t != self.dofs.prev_t
     }
 
     /// The interpolated movement at time `t` and the interpolation factor.
     fn movement(&self, t: f64) -> (Vec<f64>, f64) {
-        let s = (t - self.prev_t) / (self.next_t - self.prev_t);
-        let m = self.prev_m.iter().zip(&self.next_m).map(|(&a, &b)| a + (b - a) * s).collect();
+        let k = &self.dofs;
+        let s = (t - k.prev_t) / (k.next_t - k.prev_t);
+        let m = k.prev.iter().zip(&k.next).map(|(&a, &b)| a + (b - a) * s).collect();
         (m, s)
     }
 }
 
 impl Component for LinearMovementProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = supported_layout(cx, s)?;
         let ds = layout.deriv_size();
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        self.relative = d.get(RELATIVE);
-        self.key_times = d.get(KEY_TIMES).to_vec();
-        let given = d.get(INDICES).to_vec();
-        let movements = d.get(MOVEMENTS).to_vec();
-        self.movements = key_values(cx, &movements, ds, self.key_times.len(), "movements")?;
-        if self.key_times.windows(2).any(|w| w[1] < w[0]) {
-            cx.warn("keyTimes are not in increasing order; the key search assumes they are");
-        }
-        self.indices = checked_indices(cx, given, s);
-        self.state = Some(s);
-        self.layout = Some(layout);
-        self.prev_t = 0.0;
-        self.next_t = 0.0;
-        self.prev_m = vec![0.0; ds];
-        self.next_m = vec![0.0; ds];
+        self.dofs.end_time = d.get(ProjectiveBase::END_TIME);
+        self.relative = d.get(Self::RELATIVE_MOVEMENTS);
+        self.dofs.key_times = d.get(KeyData::KEY_TIMES).to_vec();
+        let given = d.get(KeyData::INDICES).to_vec();
+        let movements = d.get(Self::MOVEMENTS).to_vec();
+        self.dofs.values = key_values(cx, &movements, ds, self.dofs.key_times.len(), "movements")?;
+        self.dofs.finish_init(cx, s, layout, given);
         self.found = false;
         self.x0.clear();
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 
 impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
     fn state(&self) -> StateId {
-        self.state.expect("initialised")
+        self.dofs.state.expect("initialised")
     }
 
     fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
-        if !active(self.end_time, p) || !self.update(p) {
-            return;
-        }
-        let ds = self.ds();
-        for &i in &self.indices {
-            if let Some(e) = dx.get_mut(i * ds..(i + 1) * ds) {
-                e.fill(0.0);
-            }
+        if active(self.dofs.end_time, p) && self.update(p) {
+            self.dofs.zero(dx);
         }
     }
 
     fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
-        if !active(self.end_time, p) || !self.update(p) {
+        if !active(self.dofs.end_time, p) || !self.update(p) {
             return;
         }
-        let ds = self.ds();
-        let inv = 1.0 / (self.next_t - self.prev_t);
-        for &i in &self.indices {
+        let k = &self.dofs;
+        let ds = k.ds();
+        let inv = 1.0 / (k.next_t - k.prev_t);
+        for &i in &k.indices {
             if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
                 for (c, ec) in e.iter_mut().enumerate() {
-                    *ec = (self.next_m[c] - self.prev_m[c]) * inv;
+                    *ec = (k.next[c] - k.prev[c]) * inv;
                 }
             }
         }
     }
 
     fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
-        if !active(self.end_time, p) {
+        if !active(self.dofs.end_time, p) {
             return;
         }
         if self.x0.is_empty() {
@@ -250,15 +269,16 @@ impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
         if !self.update(p) {
             return;
         }
-        let layout = self.layout.expect("initialised");
+        let layout = self.dofs.layout.expect("initialised");
         let cs = layout.coord_size();
         let (m, s) = self.movement(p.time);
+        let (prev, next) = (&self.dofs.prev, &self.dofs.next);
         let rotation = (layout == Layout::Rigid3).then(|| {
-            let qa = quat_from_euler([self.prev_m[3], self.prev_m[4], self.prev_m[5]]);
-            let qb = quat_from_euler([self.next_m[3], self.next_m[4], self.next_m[5]]);
+            let qa = quat_from_euler([prev[3], prev[4], prev[5]]);
+            let qb = quat_from_euler([next[3], next[4], next[5]]);
             slerp2(qa, qb, s)
         });
-        for &i in &self.indices {
+        for &i in &self.dofs.indices {
             let (Some(xi), Some(x0)) = (x.get_mut(i * cs..(i + 1) * cs), self.x0.get(i * cs..(i + 1) * cs)) else {
                 continue;
             };
@@ -281,37 +301,36 @@ impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
 
     /// Every derivative component of every constrained DOF, at any time.
     fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        if ds != self.ds() {
-            return;
-        }
-        for &i in &self.indices {
-            out.extend((0..ds).map(|c| i * ds + c));
-        }
+        self.dofs.rows(ds, out);
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn params(time: f64) -> MechParams {
         MechParams { dt: 0.1, time, gravity: [0.0; 3] }
     }
 
-    fn constraint(layout: Layout, indices: &[usize], key_times: &[f64], movements: &[f64]) -> LinearMovementProjectiveConstraint {
+    /// Keyed DOFs of a state in slot 0, acting for ever, keys not searched yet.
+    pub(crate) fn keyed(layout: Layout, indices: &[usize], key_times: &[f64], values: &[f64]) -> KeyedDofs {
         let ds = layout.deriv_size();
-        LinearMovementProjectiveConstraint {
+        KeyedDofs {
             state: Some(StateId::first_in_slot(0)),
             layout: Some(layout),
             indices: indices.to_vec(),
             key_times: key_times.to_vec(),
-            movements: movements.to_vec(),
-            relative: true,
+            values: values.to_vec(),
             end_time: -1.0,
-            prev_m: vec![0.0; ds],
-            next_m: vec![0.0; ds],
+            prev: vec![0.0; ds],
+            next: vec![0.0; ds],
             ..Default::default()
         }
+    }
+
+    fn constraint(layout: Layout, indices: &[usize], key_times: &[f64], movements: &[f64]) -> LinearMovementProjectiveConstraint {
+        LinearMovementProjectiveConstraint { dofs: keyed(layout, indices, key_times, movements), relative: true, ..Default::default() }
     }
 
     /// Vec3, keys 0 → 1 → 3 with movements 0, (2,0,0), (2,4,−6); DOF 1 constrained, starting at

@@ -14,71 +14,42 @@
 //! SOFA's `projectJacobianMatrix` of this class does nothing: constraint Jacobian rows are not
 //! projected by it. Settee's core projects rows through `project_response`, which zeroes them.
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, MechParams, SimResult, StateId};
 
-use crate::linear_movement::{key_values, supported_layout};
-use crate::subspace::{active, checked_indices};
+use crate::ProjectiveBase;
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the constrained points"),
-    decl("keyTimes", Reals, "0", "key times for the movements"),
-    // SOFA's default is one zero velocity; an empty list is read as that.
-    decl("velocities", Derivs, "", "velocities corresponding to the key times"),
-    decl("coordinates", Indices, "", "coordinates on which to apply velocities"),
-    decl("continueAfterEnd", Bool, "false", "If set to true then the last velocity will still be applied after all the key events"),
-];
+use crate::linear_movement::{key_values, supported_layout, KeyData, KeyedDofs};
+use crate::subspace::active;
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
-
-settee_core::data_refs! {
-    static READS;
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-    KEY_TIMES: Reals = "keyTimes";
-    VELOCITIES: Reals = "velocities";
-    COORDINATES: Indices = "coordinates";
-    CONTINUE_AFTER_END: Bool = "continueAfterEnd";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LinearVelocityProjectiveConstraint",
-    description: "Impose a velocity to given DOFs (translation and rotation).",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LinearVelocityProjectiveConstraint::default())
-}
-
+/// Impose a velocity to given DOFs (translation and rotation).
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase, KeyData, Self],
+    data = {
+        /// velocities corresponding to the key times
+        velocities: Derivs,
+        /// coordinates on which to apply velocities
+        coordinates: Indices,
+        /// If set to true then the last velocity will still be applied after all the key events
+        continueAfterEnd: Bool = "false",
+    },
+    links = {
+        /// link to the topology container
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct LinearVelocityProjectiveConstraint {
-    state: Option<StateId>,
-    layout: Option<Layout>,
-    indices: Vec<usize>,
-    key_times: Vec<f64>,
-    /// One derivative per key time, flat.
-    velocities: Vec<f64>,
+    /// The DOFs, the key times and velocities, the keys around the current time.
+    dofs: KeyedDofs,
     /// Components written (empty: all).
     coordinates: Vec<usize>,
     continue_after_end: bool,
-    end_time: f64,
-    prev_t: f64,
-    next_t: f64,
-    prev_v: Vec<f64>,
-    next_v: Vec<f64>,
     /// The last key time has been passed; the keys are not searched any more.
     finished: bool,
     /// Positions written by the last position projection (captured at the first one).
@@ -88,38 +59,22 @@ pub struct LinearVelocityProjectiveConstraint {
 impl LinearVelocityProjectiveConstraint {
     /// The constrained DOFs (indices beyond the state removed).
     pub fn indices(&self) -> &[usize] {
-        &self.indices
-    }
-
-    fn ds(&self) -> usize {
-        self.layout.map_or(0, Layout::deriv_size)
+        &self.dofs.indices
     }
 
     /// SOFA's `findKeyTimes` at time `t`; returns true once `t` is past the last key.
     fn find_key_times(&mut self, t: f64) -> bool {
-        let (Some(&first), Some(&last)) = (self.key_times.first(), self.key_times.last()) else {
+        let k = &mut self.dofs;
+        let (Some(&first), Some(&last)) = (k.key_times.first(), k.key_times.last()) else {
             return false;
         };
         if t > last {
-            self.prev_v.clone_from(&self.next_v);
-            self.next_t = f64::INFINITY;
+            k.prev.clone_from(&k.next);
+            k.next_t = f64::INFINITY;
             return true;
         }
         if t >= first && t <= last {
-            let ds = self.ds();
-            self.next_t = first;
-            self.prev_t = first;
-            for (k, &kt) in self.key_times.iter().enumerate() {
-                let v = &self.velocities[k * ds..(k + 1) * ds];
-                if kt <= t {
-                    self.prev_t = kt;
-                    self.prev_v.copy_from_slice(v);
-                } else {
-                    self.next_t = kt;
-                    self.next_v.copy_from_slice(v);
-                    return false;
-                }
-            }
+            k.search(t);
         }
         false
     }
@@ -130,95 +85,76 @@ impl LinearVelocityProjectiveConstraint {
         }
     }
 
+    /// Acting (`endTime`), keys searched for the context time, and imposing the velocity.
+    fn imposing_at(&mut self, p: &MechParams) -> bool {
+        if !active(self.dofs.end_time, p) {
+            return false;
+        }
+        self.update(p);
+        self.imposing()
+    }
+
     /// SOFA's `isConstraintActive`.
     fn imposing(&self) -> bool {
-        (!self.finished || self.continue_after_end) && self.next_t != self.prev_t
+        (!self.finished || self.continue_after_end) && self.dofs.next_t != self.dofs.prev_t
     }
 
     /// The imposed velocity at time `t`: interpolated between the keys, the last one once
     /// finished.
     fn velocity(&self, t: f64) -> Vec<f64> {
+        let k = &self.dofs;
         if self.finished {
-            return self.prev_v.clone();
+            return k.prev.clone();
         }
-        let s = (t - self.prev_t) / (self.next_t - self.prev_t);
-        self.prev_v.iter().zip(&self.next_v).map(|(&a, &b)| (b - a) * s + a).collect()
+        let s = (t - k.prev_t) / (k.next_t - k.prev_t);
+        k.prev.iter().zip(&k.next).map(|(&a, &b)| (b - a) * s + a).collect()
     }
 }
 
 impl Component for LinearVelocityProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = supported_layout(cx, s)?;
         let ds = layout.deriv_size();
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        self.continue_after_end = d.get(CONTINUE_AFTER_END);
-        self.key_times = d.get(KEY_TIMES).to_vec();
-        self.coordinates = d.get(COORDINATES).to_vec();
-        let given = d.get(INDICES).to_vec();
-        let velocities = d.get(VELOCITIES).to_vec();
-        if self.key_times.is_empty() {
+        self.dofs.end_time = d.get(ProjectiveBase::END_TIME);
+        self.continue_after_end = d.get(Self::CONTINUE_AFTER_END);
+        self.dofs.key_times = d.get(KeyData::KEY_TIMES).to_vec();
+        self.coordinates = d.get(Self::COORDINATES).to_vec();
+        let given = d.get(KeyData::INDICES).to_vec();
+        let velocities = d.get(Self::VELOCITIES).to_vec();
+        if self.dofs.key_times.is_empty() {
             return Err(cx.error("keyTimes is empty: at least one key time is needed").hint("give keyTimes and one velocity per key time"));
         }
-        self.velocities = key_values(cx, &velocities, ds, self.key_times.len(), "velocities")?;
+        self.dofs.values = key_values(cx, &velocities, ds, self.dofs.key_times.len(), "velocities")?;
         if let Some(&c) = self.coordinates.iter().find(|&&c| c >= ds) {
             return Err(cx.error(format!("coordinate {c} does not exist: the state's derivatives have {ds} components")));
         }
-        if self.key_times.windows(2).any(|w| w[1] < w[0]) {
-            cx.warn("keyTimes are not in increasing order; the key search assumes they are");
-        }
-        self.indices = checked_indices(cx, given, s);
-        self.state = Some(s);
-        self.layout = Some(layout);
-        self.prev_t = 0.0;
-        self.next_t = 0.0;
-        self.prev_v = vec![0.0; ds];
-        self.next_v = vec![0.0; ds];
+        self.dofs.finish_init(cx, s, layout, given);
         self.finished = false;
         self.xp.clear();
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 
 impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
     fn state(&self) -> StateId {
-        self.state.expect("initialised")
+        self.dofs.state.expect("initialised")
     }
 
     fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
-        if !active(self.end_time, p) {
-            return;
-        }
-        self.update(p);
-        if !self.imposing() {
-            return;
-        }
-        let ds = self.ds();
-        for &i in &self.indices {
-            if let Some(e) = dx.get_mut(i * ds..(i + 1) * ds) {
-                e.fill(0.0);
-            }
+        if self.imposing_at(p) {
+            self.dofs.zero(dx);
         }
     }
 
     fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
-        if !active(self.end_time, p) {
-            return;
-        }
-        self.update(p);
-        if !self.imposing() {
+        if !self.imposing_at(p) {
             return;
         }
         let u = self.velocity(p.time);
-        let ds = self.ds();
-        for &i in &self.indices {
+        let ds = self.dofs.ds();
+        for &i in &self.dofs.indices {
             let Some(e) = v.get_mut(i * ds..(i + 1) * ds) else { continue };
             if self.coordinates.is_empty() {
                 e.copy_from_slice(&u);
@@ -231,7 +167,7 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
     }
 
     fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
-        if !active(self.end_time, p) {
+        if !active(self.dofs.end_time, p) {
             return;
         }
         if self.xp.is_empty() {
@@ -241,11 +177,11 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
         if !self.imposing() {
             return;
         }
-        let layout = self.layout.expect("initialised");
+        let layout = self.dofs.layout.expect("initialised");
         let cs = layout.coord_size();
         let u = self.velocity(p.time);
         let h = p.dt;
-        for &i in &self.indices {
+        for &i in &self.dofs.indices {
             let (Some(xi), Some(xp)) = (x.get_mut(i * cs..(i + 1) * cs), self.xp.get_mut(i * cs..(i + 1) * cs)) else {
                 continue;
             };
@@ -265,11 +201,8 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
 
     /// Every derivative component of every constrained DOF, while the velocity is imposed.
     fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        if ds != self.ds() || !self.imposing() {
-            return;
-        }
-        for &i in &self.indices {
-            out.extend((0..ds).map(|c| i * ds + c));
+        if self.imposing() {
+            self.dofs.rows(ds, out);
         }
     }
 }
@@ -277,24 +210,15 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::linear_movement::tests::keyed;
+    use settee_core::Layout;
 
     fn params(time: f64, dt: f64) -> MechParams {
         MechParams { dt, time, gravity: [0.0; 3] }
     }
 
     fn constraint(layout: Layout, key_times: &[f64], velocities: &[f64]) -> LinearVelocityProjectiveConstraint {
-        let ds = layout.deriv_size();
-        LinearVelocityProjectiveConstraint {
-            state: Some(StateId::first_in_slot(0)),
-            layout: Some(layout),
-            indices: vec![0],
-            key_times: key_times.to_vec(),
-            velocities: velocities.to_vec(),
-            end_time: -1.0,
-            prev_v: vec![0.0; ds],
-            next_v: vec![0.0; ds],
-            ..Default::default()
-        }
+        LinearVelocityProjectiveConstraint { dofs: keyed(layout, &[0], key_times, velocities), ..Default::default() }
     }
 
     /// Vec3, keys 0 → 1 with velocities (0,0,0) → (2,4,0), dt 0.25: the position advances by
@@ -320,7 +244,7 @@ mod tests {
         // (0) and prevT at 1: still active, with u = (v1 − v1)·(0/−1) + v1 = v1 = (2, 4, 0).
         c.project_position(&params(1.0, 0.25), &mut x);
         assert_eq!(x, [1.25, 2.5, 0.0]);
-        assert_eq!((c.prev_t, c.next_t), (1.0, 0.0));
+        assert_eq!((c.dofs.prev_t, c.dofs.next_t), (1.0, 0.0));
         // After it: finished and, without continueAfterEnd, free.
         let mut dx = vec![1.0; 3];
         c.project_response(&params(1.25, 0.25), &mut dx);

@@ -8,50 +8,33 @@
 //! component are cleared with a unit diagonal. With `fixAll` every DOF is fixed.
 
 use settee_core::component::ProjectiveConstraint;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MechParams, Roles, SimResult, StateId, TemplateRule};
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, MechParams, SimResult, StateId};
+
+use crate::fixed::FixedData;
+use crate::ProjectiveBase;
 
 use crate::subspace::{active, checked_indices};
 
-static DATA: &[DataDecl] = &[
-    // One flag per derivative component; the default text is cut to the template's size.
-    decl(
-        "fixedDirections",
-        Deriv,
-        "1 1 1 1 1 1",
-        "Defines the directions in which the particles are fixed: true (or 1) for fixed, false (or 0) for free",
-    ),
-    decl("projectVelocity", Bool, "false", "activate project velocity to maintain a constant velocity"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FIXED_DIRECTIONS: Reals = "fixedDirections";
-    FIX_ALL: Bool = "fixAll";
-    PROJECT_VELOCITY: Bool = "projectVelocity";
-    END_TIME: Real = "endTime";
-    INDICES: Indices = "indices";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PartialFixedProjectiveConstraint",
-    description: "Attach given particles to their initial positions, in some directions only.",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d", "Rigid2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, crate::fixed::DATA, DATA],
-    links: crate::fixed::LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PartialFixedProjectiveConstraint::default())
-}
-
+/// Attach given particles to their initial positions, in some directions only.
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d", "Rigid2d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase, FixedData, Self],
+    data = {
+        // One flag per derivative component; the default text is cut to the template's size.
+        /// Defines the directions in which the particles are fixed: true (or 1) for fixed, false (or 0) for free
+        fixedDirections: Deriv = "1 1 1 1 1 1",
+        /// activate project velocity to maintain a constant velocity
+        projectVelocity: Bool = "false",
+    },
+    links = {
+        /// topology followed under topological changes
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct PartialFixedProjectiveConstraint {
     state: Option<StateId>,
@@ -99,18 +82,16 @@ impl PartialFixedProjectiveConstraint {
 }
 
 impl Component for PartialFixedProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         self.state = Some(s);
         let d = cx.data();
         // SOFA reads each flag as a C++ bool; any non-zero number counts as blocked.
-        self.fixed = d.get(FIXED_DIRECTIONS).iter().map(|&x| x != 0.0).collect();
-        self.fix_all = d.get(FIX_ALL);
-        self.project_velocity = d.get(PROJECT_VELOCITY);
-        self.end_time = d.get(END_TIME);
-        let given = d.get(INDICES).to_vec();
+        self.fixed = d.get(Self::FIXED_DIRECTIONS).iter().map(|&x| x != 0.0).collect();
+        self.fix_all = d.get(FixedData::FIX_ALL);
+        self.project_velocity = d.get(Self::PROJECT_VELOCITY);
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        let given = d.get(FixedData::INDICES).to_vec();
         let ds = cx.state_layout(s).deriv_size();
         if self.fixed.len() != ds {
             return Err(cx.error(format!("fixedDirections has {} flags but the state's derivatives have {ds} components", self.fixed.len())));
@@ -120,10 +101,6 @@ impl Component for PartialFixedProjectiveConstraint {
             self.indices = (0..cx.state_size(s)).collect();
         }
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

@@ -5,50 +5,36 @@
 //! fixed DOFs. With `fixAll` every DOF is projected in vectors, while the matrix still clears
 //! only the listed `indices` (SOFA's behaviour).
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, MechParams, SimResult, StateId};
 
-use crate::subspace::{active, checked_indices, vector_layout};
+use crate::ProjectiveBase;
 
-static DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the points to project"),
-    decl("point", Coord, "", "Target of the projection"),
-    decl("fixAll", Bool, "false", "filter all the DOF to implement a fixed object"),
-    decl("drawSize", Real, "0", "Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)"),
-];
+use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
 
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container (followed under topological changes)")];
-
-settee_core::data_refs! {
-    static READS;
-    FIX_ALL: Bool = "fixAll";
-    END_TIME: Real = "endTime";
-    POINT: Reals = "point";
-    INDICES: Indices = "indices";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PointProjectiveConstraint",
-    description: "Project particles to a point",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PointProjectiveConstraint::default())
-}
-
+/// Project particles to a point
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    data = {
+        /// Indices of the points to project
+        indices: Indices = "0",
+        /// Target of the projection
+        point: Coord,
+        /// filter all the DOF to implement a fixed object
+        fixAll: Bool = "false",
+        /// Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)
+        drawSize: Real = "0",
+    },
+    links = {
+        /// link to the topology container (followed under topological changes)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct PointProjectiveConstraint {
     state: Option<StateId>,
@@ -81,25 +67,19 @@ impl PointProjectiveConstraint {
 }
 
 impl Component for PointProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (s, dim) = vector_layout(cx)?;
         self.state = Some(s);
         self.dim = dim;
         let d = cx.data();
-        self.fix_all = d.get(FIX_ALL);
-        self.end_time = d.get(END_TIME);
-        let mut point = d.get(POINT).to_vec();
+        self.fix_all = d.get(Self::FIX_ALL);
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        let mut point = d.get(Self::POINT).to_vec();
         point.resize(dim, 0.0);
         self.point = point;
-        let given = d.get(INDICES).to_vec();
+        let given = d.get(Self::INDICES).to_vec();
         self.indices = checked_indices(cx, given, s);
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 
@@ -123,9 +103,7 @@ impl ProjectiveConstraint for PointProjectiveConstraint {
     }
     fn projected_rows(&self, p: &MechParams, ds: usize, out: &mut Vec<usize>) {
         if active(self.end_time, p) {
-            for &i in &self.indices {
-                out.extend((0..ds).map(|c| i * ds + c));
-            }
+            dof_rows(&self.indices, ds, out);
         }
     }
 }

@@ -12,11 +12,12 @@
 //! listed twice stops the walk from matching any later index, so those DOFs keep identity
 //! blocks. This is reproduced ([`jacobian_flags`]); `projectPosition` uses the list itself.
 
-use settee_core::component::{link, ProjectiveConstraint};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MechParams, Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ProjectiveConstraint;
+use settee_core::role::Topology;
+use settee_core::topology_change::{ElementKind, IndexSubset, TopologyChange};
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
+
+use crate::ProjectiveBase;
 
 // ----- helpers ------------------------------------------------------------------------------------
 
@@ -44,6 +45,42 @@ pub(crate) fn checked_indices(cx: &mut InitCtx, given: Vec<usize>, s: StateId) -
         cx.warn(format!("indices {out:?} are not valid for a state of {n} DOFs and are removed"));
     }
     valid
+}
+
+/// Zeroes the `ds` components of each listed DOF of `v` (indices beyond `v` are skipped).
+pub(crate) fn zero_dofs(v: &mut [f64], indices: &[usize], ds: usize) {
+    for &i in indices {
+        if let Some(e) = v.get_mut(i * ds..(i + 1) * ds) {
+            e.fill(0.0);
+        }
+    }
+}
+
+/// Appends the `ds` rows of each listed DOF, DOF by DOF.
+pub(crate) fn dof_rows(indices: &[usize], ds: usize, out: &mut Vec<usize>) {
+    for &i in indices {
+        out.extend((0..ds).map(|c| i * ds + c));
+    }
+}
+
+/// Point indices following point changes as SOFA's `TopologySubsetIndices` (a removed point
+/// leaves the list, the point moved into its slot is renamed), from a state of `nb_points`
+/// points. Returns the new indices and the state's new size, or an error when the changes do
+/// not leave as many points as the state `s` will have.
+pub(crate) fn follow_points(
+    cx: &InitCtx,
+    s: StateId,
+    indices: Vec<usize>,
+    nb_points: usize,
+    changes: &[TopologyChange],
+) -> SimResult<(Vec<usize>, usize)> {
+    let mut subset = IndexSubset { indices };
+    let len = subset.apply(ElementKind::Point, nb_points, changes).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
+    let n = settee_core::topology_change::state_size_after(changes, cx.state_size(s));
+    if len != n {
+        return Err(cx.error(format!("the point changes leave {len} points but the mechanical state has {n}")));
+    }
+    Ok((subset.indices, n))
 }
 
 /// Which of the `n` DOFs get the projection block in SOFA's Jacobian: the DOFs and the sorted
@@ -81,65 +118,48 @@ pub enum Subspace {
     Plane,
 }
 
-static LINE_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the fixed points"),
-    decl("drawSize", Real, "0", "0 -> point based rendering, >0 -> radius of spheres (rendering only)"),
-    decl("origin", Coord, "", "A point in the line"),
-    decl("direction", Coord, "", "Direction of the line"),
-];
-
-static PLANE_DATA: &[DataDecl] = &[
-    decl("indices", Indices, "0", "Indices of the fixed points"),
-    decl("origin", Coord, "", "A point in the plane"),
-    decl("normal", Coord, "", "Normal vector to the plane"),
-    decl("drawSize", Real, "0", "Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)"),
-];
-
-settee_core::data_refs! {
-    static LINE_READS;
-    END_TIME: Real = "endTime";
-    ORIGIN: Reals = "origin";
-    INDICES: Indices = "indices";
-    DIRECTION: Reals = "direction";
-}
-
-/// The plane reads the line's references but `normal` for `direction`.
-const NORMAL: settee_core::DataRef<settee_core::data_ref::Reals> = settee_core::DataRef::new("normal");
-static PLANE_READS: &[settee_core::DataUse] = &[END_TIME.erased(), ORIGIN.erased(), INDICES.erased(), NORMAL.erased()];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container (followed under topological changes)")];
-
-pub static LINE_CLASS: ComponentClass = ComponentClass {
-    name: "LineProjectiveConstraint",
-    description: "Project particles to a line",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, LINE_DATA],
-    links: LINKS,
-    create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Line)),
-    preparse: None,
-    no_src_link: &[],
-    reads: LINE_READS,
-};
-
-pub static PLANE_CLASS: ComponentClass = ComponentClass {
-    name: "PlaneProjectiveConstraint",
-    description: "Project particles to a plane",
-    roles: Roles::PROJECTIVE_CONSTRAINT,
-    templates: &["Vec3d", "Vec2d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[crate::PROJECTIVE_BASE, PLANE_DATA],
-    links: LINKS,
-    create: |_: &CreateArgs| Box::new(SubspaceProjectiveConstraint::new(Subspace::Plane)),
-    preparse: None,
-    no_src_link: &[],
-    reads: PLANE_READS,
-};
-
 /// `LineProjectiveConstraint` or `PlaneProjectiveConstraint`.
+#[component(
+    roles = [ProjectiveConstraint],
+    templates = ["Vec3d", "Vec2d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    inherit = [ProjectiveBase],
+    links = {
+        /// link to the topology container (followed under topological changes)
+        topology: Topology,
+    },
+    class(
+        name = "LineProjectiveConstraint",
+        description = "Project particles to a line",
+        create = |_| SubspaceProjectiveConstraint::new(Subspace::Line),
+        data = {
+            /// Indices of the fixed points
+            indices: Indices = "0",
+            /// 0 -> point based rendering, >0 -> radius of spheres (rendering only)
+            drawSize: Real = "0",
+            /// A point in the line
+            origin: Coord,
+            /// Direction of the line
+            direction: Coord,
+        },
+    ),
+    class(
+        name = "PlaneProjectiveConstraint",
+        description = "Project particles to a plane",
+        create = |_| SubspaceProjectiveConstraint::new(Subspace::Plane),
+        data = {
+            /// Indices of the fixed points
+            indices: Indices = "0",
+            /// A point in the plane
+            origin: Coord,
+            /// Normal vector to the plane
+            normal: Coord,
+            /// Size of the rendered particles (0 -> point based rendering, >0 -> radius of spheres; rendering only)
+            drawSize: Real = "0",
+        },
+    ),
+)]
 pub struct SubspaceProjectiveConstraint {
     kind: Subspace,
     state: Option<StateId>,
@@ -231,30 +251,24 @@ impl SubspaceProjectiveConstraint {
 }
 
 impl Component for SubspaceProjectiveConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (s, dim) = vector_layout(cx)?;
         self.state = Some(s);
         self.dim = dim;
         let d = cx.data();
-        self.end_time = d.get(END_TIME);
-        let axis_ref = if self.kind == Subspace::Line { DIRECTION } else { NORMAL };
-        let mut origin = d.get(ORIGIN).to_vec();
+        self.end_time = d.get(ProjectiveBase::END_TIME);
+        let axis_ref = if self.kind == Subspace::Line { Self::DIRECTION } else { Self::NORMAL };
+        let mut origin = d.get(Self::ORIGIN).to_vec();
         origin.resize(dim, 0.0);
         let mut axis = d.get(axis_ref).to_vec();
         axis.resize(dim, 0.0);
-        let given = d.get(INDICES).to_vec();
+        let given = d.get(Self::INDICES).to_vec();
         self.origin = origin;
         self.axis = Self::unit_axis(self.kind, axis);
         self.block = Self::projection_block(self.kind, &self.axis);
         self.indices = checked_indices(cx, given, s);
         self.flags = jacobian_flags(&self.indices, cx.state_size(s));
         Ok(())
-    }
-
-    fn projective(&mut self) -> Option<&mut dyn ProjectiveConstraint> {
-        Some(self)
     }
 }
 

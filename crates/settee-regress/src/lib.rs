@@ -14,8 +14,6 @@ pub use settee_core::gformat;
 pub mod list;
 pub mod metric;
 pub mod reference;
-#[cfg(test)]
-mod test_suite;
 
 pub use error::RegressError;
 pub use gformat::{format_g, format_g6};

@@ -335,7 +335,7 @@ mod tests {
         assert!(s.should_write(0.499, 0.1));
     }
 
-    use crate::test_suite::suite;
+    use settee_testkit::suite;
 
     #[test]
     fn real_state_list() {

@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn real_reference_against_itself() {
-        let Some(suite) = crate::test_suite::suite() else {
+        let Some(suite) = settee_testkit::suite() else {
             return;
         };
         let path = suite.join("references/Component/LinearSolver/Direct/FEMBAR_SparseLDLSolver.scn.reference_0_DoFs_mstate.txt.gz");

@@ -429,19 +429,35 @@ pub struct StateDumpWriter<W: Write = BufWriter<File>> {
     sink: GzRecordSink<W>,
 }
 
-impl StateDumpWriter<BufWriter<File>> {
-    /// Creates (truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, RegressError> {
-        Ok(StateDumpWriter { sink: GzRecordSink::new(path.to_owned(), create_file(path)?) })
-    }
+/// `create`, `from_writer` and `finish` of a dump writer (a struct whose `sink` is a
+/// [`GzRecordSink`]).
+macro_rules! dump_writer_sink {
+    ($writer:ident) => {
+        impl $writer<BufWriter<File>> {
+            /// Creates (truncates) the file at `path`.
+            pub fn create(path: &Path) -> Result<Self, RegressError> {
+                Ok($writer { sink: GzRecordSink::new(path.to_owned(), create_file(path)?) })
+            }
+        }
+
+        impl<W: Write> $writer<W> {
+            /// Writes into an arbitrary sink (e.g. a `Vec<u8>` in tests).
+            pub fn from_writer(inner: W) -> Self {
+                $writer { sink: GzRecordSink::new(PathBuf::from("<writer>"), inner) }
+            }
+
+            /// Ends the gzip stream and returns the inner writer.
+            pub fn finish(self) -> Result<W, RegressError> {
+                self.sink.finish()
+            }
+        }
+    };
 }
 
-impl<W: Write> StateDumpWriter<W> {
-    /// Writes into an arbitrary sink (e.g. a `Vec<u8>` in tests).
-    pub fn from_writer(inner: W) -> Self {
-        StateDumpWriter { sink: GzRecordSink::new(PathBuf::from("<writer>"), inner) }
-    }
+dump_writer_sink!(StateDumpWriter);
+dump_writer_sink!(TopologyDumpWriter);
 
+impl<W: Write> StateDumpWriter<W> {
     /// Writes one record (see [`format_state_record`]) and flushes it.
     pub fn write_record(&mut self, time: f64, x: &[f64], v: Option<&[f64]>) -> Result<(), RegressError> {
         self.sink.write_text(&format_state_record(time, x, v))
@@ -451,11 +467,6 @@ impl<W: Write> StateDumpWriter<W> {
     pub fn write(&mut self, rec: &StateRecord) -> Result<(), RegressError> {
         self.write_record(rec.time, &rec.x, rec.v.as_deref())
     }
-
-    /// Ends the gzip stream and returns the inner writer.
-    pub fn finish(self) -> Result<W, RegressError> {
-        self.sink.finish()
-    }
 }
 
 /// Writes topology dump records (gzip text, one sync flush per record).
@@ -463,19 +474,7 @@ pub struct TopologyDumpWriter<W: Write = BufWriter<File>> {
     sink: GzRecordSink<W>,
 }
 
-impl TopologyDumpWriter<BufWriter<File>> {
-    /// Creates (truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, RegressError> {
-        Ok(TopologyDumpWriter { sink: GzRecordSink::new(path.to_owned(), create_file(path)?) })
-    }
-}
-
 impl<W: Write> TopologyDumpWriter<W> {
-    /// Writes into an arbitrary sink.
-    pub fn from_writer(inner: W) -> Self {
-        TopologyDumpWriter { sink: GzRecordSink::new(PathBuf::from("<writer>"), inner) }
-    }
-
     /// Writes one record (see [`format_topology_record`]) and flushes it.
     ///
     /// Fails with [`RegressError::Length`] if an index list is not a multiple of its arity.
@@ -486,11 +485,6 @@ impl<W: Write> TopologyDumpWriter<W> {
             }
         }
         self.sink.write_text(&format_topology_record(rec))
-    }
-
-    /// Ends the gzip stream and returns the inner writer.
-    pub fn finish(self) -> Result<W, RegressError> {
-        self.sink.finish()
     }
 }
 
@@ -504,7 +498,7 @@ mod tests {
         dir
     }
 
-    use crate::test_suite::suite;
+    use settee_testkit::suite;
 
     #[test]
     fn file_names() {

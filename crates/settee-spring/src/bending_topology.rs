@@ -22,7 +22,10 @@ use std::collections::HashMap;
 
 use settee_core::topology_change::{removal_map, validate, ElementData, ElementKind, TopologyChange};
 
-use crate::topo::{norm3, sub3};
+use settee_core::topology_change::Follow;
+use settee_core::{InitCtx, MeshData, SimResult, StateId};
+
+use crate::topo::{self, norm3, sub3};
 
 /// The springs an edge gets from the two elements around it: `t1` (the other element) with the
 /// edge at local index `i1`, and `t2` (the element visiting the edge) with local index `i2`.
@@ -297,6 +300,52 @@ fn apply_to_list<const N: usize>(list: &mut Vec<[usize; N]>, c: &TopologyChange,
 }
 
 /// Triangles: one spring from the other triangle's vertex opposite the edge to this one's.
+/// A bending-spring force field whose springs live in a [`BendingTopology`] of its elements
+/// (TriangularBendingSprings, QuadularBendingSprings): built at init from the mesh and the rest
+/// positions, and following the topological changes (SOFA's edge-data handlers: elements
+/// added/removed, points removed/renumbered, on the whole log; edges follow as edge-indexed data).
+pub(crate) trait BendingSprings<const K: usize> {
+    /// The kind of the elements.
+    const KIND: ElementKind;
+    /// Their name in messages.
+    const WHAT: &'static str;
+    /// Which springs two elements sharing an edge make.
+    const RULE: SpringRule<K>;
+    /// The elements of a mesh.
+    fn elements(mesh: &MeshData) -> &[[usize; K]];
+    /// The state the springs act on (after init) and where the tracker is kept.
+    fn tracker(&mut self) -> (Option<StateId>, &mut Option<BendingTopology<K>>);
+    /// Takes the springs of the tracker.
+    fn set_springs(&mut self, t: &BendingTopology<K>);
+
+    /// Builds the tracker (and the springs) from `mesh` and the rest positions of `s`.
+    fn build_springs(&mut self, cx: &InitCtx, s: StateId, mesh: &MeshData) -> SimResult {
+        let rest = cx.rest_or_position(s);
+        topo::check_points(Self::elements(mesh), rest.len() / 3, Self::WHAT).map_err(|m| cx.error(m))?;
+        let mut t = BendingTopology::new(Self::KIND, Self::RULE, rest.len() / 3, &mesh.edges, Self::elements(mesh)).map_err(|m| cx.error(m))?;
+        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
+        self.set_springs(&t);
+        *self.tracker().1 = Some(t);
+        Ok(())
+    }
+
+    /// Follows the changes of the topology (`Component::topology_changed`).
+    fn follow_changes(&mut self, cx: &mut InitCtx, changes: &[TopologyChange]) -> SimResult<Follow> {
+        let (Some(s), Some(t)) = self.tracker() else { return Ok(Follow::NotConcerned) };
+        let rest = cx.rest_or_position(s);
+        let mesh = cx.require_mesh()?;
+        t.apply(changes, &rest)
+            .and_then(|_| {
+                t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, Self::elements(&mesh))
+            })
+            .map_err(|m| cx.error(m))?;
+        let t = self.tracker().1.take().expect("tracker");
+        self.set_springs(&t);
+        *self.tracker().1 = Some(t);
+        Ok(Follow::Followed)
+    }
+}
+
 pub(crate) fn triangle_rule(t1: &[usize; 3], i1: usize, t2: &[usize; 3], i2: usize) -> Vec<[usize; 2]> {
     vec![[t1[i1], t2[i2]]]
 }

@@ -12,51 +12,11 @@
 //! `A`, `B` and `C` only: the rows and columns of `D` are left out (SOFA loops over the spatial
 //! dimension, 3, instead of the 4 vertices), so the assembled matrix differs from `addDForce`.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
 
 use crate::topo::{self, cross3, dot3, norm3, sub3};
-
-static DATA: &[DataDecl] = &[
-    decl("bendingStiffness", Real, "1", "bending stiffness of the material"),
-    decl("minDistValidity", Real, "0.000001", "distance under which a spring is not valid"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    BENDING_STIFFNESS: Real = "bendingStiffness";
-    MIN_DIST_VALIDITY: Real = "minDistValidity";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FastTriangularBendingSprings",
-    description: "Linear bending forces (Volino's model) across the interior edges of a triangle mesh.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FastTriangularBendingSprings::new())
-}
 
 /// One bending element: vertices `A, B, C, D`, weights and stiffness.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,6 +116,28 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
     Ok(springs.into_iter().enumerate().filter_map(|(e, s)| s.map(|s| (e, s))).collect())
 }
 
+/// Linear bending forces (Volino's model) across the interior edges of a triangle mesh.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| FastTriangularBendingSprings::new(),
+    data = {
+        /// bending stiffness of the material
+        bendingStiffness: Real = "1",
+        /// distance under which a spring is not valid
+        minDistValidity: Real = "0.000001",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// triangle topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct FastTriangularBendingSprings {
     state: Option<StateId>,
     springs: Vec<EdgeSpring>,
@@ -186,13 +168,11 @@ impl Default for FastTriangularBendingSprings {
 }
 
 impl Component for FastTriangularBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        let (k, min_dist) = (d.get(BENDING_STIFFNESS), d.get(MIN_DIST_VALIDITY));
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let (k, min_dist) = (d.get(Self::BENDING_STIFFNESS), d.get(Self::MIN_DIST_VALIDITY));
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.triangles.is_empty() {
             cx.warn("the topology has no triangles: no bending forces");
@@ -205,8 +185,6 @@ impl Component for FastTriangularBendingSprings {
         self.state = Some(s);
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 fn check(springs: &[EdgeSpring], n: usize) -> SimResult {
@@ -273,9 +251,7 @@ mod tests {
     const REST: &str = "0 0 0  1 0 0  0.5 1 0  0.5 -1 0";
 
     fn pair(position: &str, k: &str) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("rest_position", REST), ("position", position)]);
+        let (f, mut s) = state_scene(&[("rest_position", REST), ("position", position)]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  1 0 3")]);
         let c = add(&mut s, &f, Scene::ROOT, "FastTriangularBendingSprings", &[("bendingStiffness", k)]);
         init_root(&mut s, &f).unwrap();
@@ -337,9 +313,7 @@ mod tests {
 
     #[test]
     fn too_close_vertices_make_no_spring() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0.5 1 0  0.5 -1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0.5 1 0  0.5 -1 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  1 0 3")]);
         let c = add(&mut s, &f, Scene::ROOT, "FastTriangularBendingSprings", &[("minDistValidity", "2.5")]);
         init_root(&mut s, &f).unwrap();

@@ -20,82 +20,49 @@ pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
-pub use spring_force_field::{spring_dim, LinearSpring, SpringForceField};
+pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
 pub use triangular_bending_springs::TriangularBendingSprings;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&spring_force_field::CLASS);
-    f.register(&mesh_spring_force_field::CLASS);
-    f.register(&regular_grid_spring_force_field::CLASS);
-    f.register(&triangular_bending_springs::CLASS);
-    f.register(&fast_triangular_bending_springs::CLASS);
-    f.register(&quadular_bending_springs::CLASS);
-    f.register(&quad_bending_springs::CLASS);
-    f.register(&rest_shape_springs_force_field::CLASS);
+    f.add::<SpringForceField>();
+    f.add::<MeshSpringForceField>();
+    f.add::<RegularGridSpringForceField>();
+    f.add::<TriangularBendingSprings>();
+    f.add::<FastTriangularBendingSprings>();
+    f.add::<QuadularBendingSprings>();
+    f.add::<QuadBendingSprings>();
+    f.add::<RestShapeSpringsForceField>();
 }
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use std::path::Path;
-
     use settee_core::mechanics::{self as mech, MechScope};
     use settee_core::simulation::init_root;
-    use settee_core::{Attr, ComponentId, Factory, Mbk, NodeId, Scene, StateId, VecId};
+    use settee_core::{Mbk, Scene, StateId, VecId};
 
     use super::SpringForceField;
+    use crate::test_support::*;
 
-    /// The classes whose `init` runs SpringForceField's on their own Data list its references.
+    /// The classes whose `init` runs SpringForceField's on their own Data (or writes its springs)
+    /// declare every SpringForceField Data, with the same kind, before their own.
     #[test]
-    fn classes_built_on_spring_force_field_list_its_references() {
-        for class in [&crate::quad_bending_springs::CLASS, &crate::regular_grid_spring_force_field::CLASS] {
-            for r in crate::spring_force_field::READS {
-                assert!(class.reads.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{} does not list {r:?}", class.name);
+    fn classes_built_on_spring_force_field_declare_its_data() {
+        use settee_core::{DataGroup, Declared};
+        let classes = [
+            SpringForceField::CLASSES[0],
+            crate::QuadBendingSprings::CLASSES[0],
+            crate::RegularGridSpringForceField::CLASSES[0],
+            crate::MeshSpringForceField::CLASSES[0],
+        ];
+        for class in classes {
+            let decls: Vec<_> = class.data.iter().flat_map(|t| t.iter()).collect();
+            for (i, r) in <crate::SpringData as DataGroup>::TABLE.iter().enumerate() {
+                let d = decls.get(i).unwrap_or_else(|| panic!("{} has fewer Data than SpringForceField", class.name));
+                assert_eq!((d.name, d.kind, d.default, d.aliases), (r.name, r.kind, r.default, r.aliases), "{}", class.name);
             }
         }
-    }
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_animationloop::register(&mut f);
-        super::register(&mut f);
-        f
-    }
-
-    fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-        let template = attrs.iter().find(|(n, _)| *n == "template").map(|(_, v)| *v);
-        let attrs =
-            attrs.iter().filter(|(n, _)| *n != "template").map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-        let id = f.create(scene, node, class, template, attrs, None, Path::new(".")).expect("component created");
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
-
-    fn forces(s: &mut Scene, scope: &MechScope) -> Vec<f64> {
-        mech::compute_force(s, scope, VecId::FORCE, VecId::POSITION, VecId::VELOCITY).unwrap();
-        let mut out = Vec::new();
-        mech::gather(s, scope, VecId::FORCE, &mut out);
-        out
-    }
-
-    /// `df = k·K·dx` through the generic `addMBKdx` stage (at the last `addForce` configuration).
-    fn dforce(s: &mut Scene, scope: &MechScope, dx: &[f64], k: f64) -> Vec<f64> {
-        mech::scatter(s, scope, VecId::DX, dx);
-        for &st in &scope.states {
-            s.store.get_mut(st).write(VecId::DFORCE).fill(0.0);
-        }
-        mech::add_mbkdx(s, scope, VecId::DFORCE, VecId::DX, Mbk { m: 0.0, b: 0.0, k }, true).unwrap();
-        let mut out = Vec::new();
-        mech::gather(s, scope, VecId::DFORCE, &mut out);
-        out
-    }
-
-    /// Deterministic pseudo-random numbers in [-1, 1).
-    fn lcg(seed: &mut u64) -> f64 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 
     /// Central differences of the force against `addDForce`, and the assembled matrix against
@@ -144,9 +111,7 @@ mod tests {
 
     #[test]
     fn stiffness_is_the_force_derivative_on_one_state() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0.1 0  1.2 1 0.3  -0.1 0.9 -0.4")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0.1 0  1.2 1 0.3  -0.1 0.9 -0.4")]);
         add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", SPRINGS)]);
         init_root(&mut s, &f).unwrap();
         check_derivatives(&mut s);
@@ -174,15 +139,8 @@ mod tests {
 
     #[test]
     fn stiffness_of_rigid_frames_acts_on_centers() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")],
-        );
+        let (f, mut s) =
+            state_scene(&[("template", "Rigid3d"), ("position", "0 0 0 0 0 0 1  1 0.1 0.2 0 0 0.38268343 0.92387953  0.3 1.1 -0.5 0 0 0 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 1 50 0 0.8  1 2 30 0 1.1  0 2 10 0 0.2")]);
         init_root(&mut s, &f).unwrap();
         assert_eq!(s.entry(c).template, "Rigid3d");
@@ -246,9 +204,7 @@ mod tests {
 
     #[test]
     fn per_spring_lists_are_resized_with_their_last_value() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  3 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  3 0 0")]);
         let c = add(
             &mut s,
             &f,
@@ -271,9 +227,7 @@ mod tests {
 
     #[test]
     fn out_of_range_spring_is_an_init_error() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0")]);
         add(&mut s, &f, Scene::ROOT, "SpringForceField", &[("spring", "0 2 10 0 1")]);
         let e = init_root(&mut s, &f).unwrap_err();
         assert!(e.diagnostic().message.contains("beyond"), "{e}");

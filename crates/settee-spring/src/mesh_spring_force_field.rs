@@ -12,81 +12,11 @@
 
 use std::collections::HashSet;
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{Interaction, MechanicalState, Topology};
+use settee_core::{component, Component, InitCtx, Layout, MeshData, SimResult};
 
-use crate::spring_force_field::{self as sff, LinearSpring, SpringForceField};
-
-static DATA: &[DataDecl] = &[
-    decl_alias("linesStiffness", &["stiffness"], Real, "0", "stiffness of the springs on the edges"),
-    decl_alias("linesDamping", &["damping"], Real, "0", "damping of the springs on the edges"),
-    decl_alias("trianglesStiffness", &["stiffness"], Real, "0", "stiffness of the springs on the triangles' vertex pairs"),
-    decl_alias("trianglesDamping", &["damping"], Real, "0", "damping of the springs on the triangles' vertex pairs"),
-    decl_alias("quadsStiffness", &["stiffness"], Real, "0", "stiffness of the springs on the quads' vertex pairs (sides and diagonals)"),
-    decl_alias("quadsDamping", &["damping"], Real, "0", "damping of the springs on the quads' vertex pairs"),
-    decl_alias("tetrahedraStiffness", &["stiffness", "tetrasStiffness"], Real, "0", "stiffness of the springs on the tetrahedra's vertex pairs"),
-    decl_alias("tetrahedraDamping", &["damping", "tetrasDamping"], Real, "0", "damping of the springs on the tetrahedra's vertex pairs"),
-    decl_alias("cubesStiffness", &["stiffness"], Real, "0", "stiffness of the springs on the hexahedra's 28 corner pairs"),
-    decl_alias("cubesDamping", &["damping"], Real, "0", "damping of the springs on the hexahedra's 28 corner pairs"),
-    decl("noCompression", Bool, "false", "the generated springs only act when stretched"),
-    decl(
-        "localRange",
-        Fixed(2),
-        "-1 -1",
-        "optional DOF range [min max]: springs with an end below min, or both ends above max, are not created (negative: no bound)",
-    ),
-    decl("drawMinElongationRange", Real, "8", "min elongation of the colour range (rendering only)"),
-    decl("drawMaxElongationRange", Real, "15", "max elongation of the colour range (rendering only)"),
-    decl("drawSpringSize", Real, "8", "size of the drawn springs (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-    link("topology", Roles::TOPOLOGY, "topology whose elements become springs (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    SPRINGS_INDICES1: Indices = "springsIndices1";
-    SPRINGS_INDICES2: Indices = "springsIndices2";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    LOCAL_RANGE: Reals = "localRange";
-    NO_COMPRESSION: Bool = "noCompression";
-    LINES_STIFFNESS: Real = "linesStiffness";
-    LINES_DAMPING: Real = "linesDamping";
-    TRIANGLES_STIFFNESS: Real = "trianglesStiffness";
-    TRIANGLES_DAMPING: Real = "trianglesDamping";
-    QUADS_STIFFNESS: Real = "quadsStiffness";
-    QUADS_DAMPING: Real = "quadsDamping";
-    TETRAHEDRA_STIFFNESS: Real = "tetrahedraStiffness";
-    TETRAHEDRA_DAMPING: Real = "tetrahedraDamping";
-    CUBES_STIFFNESS: Real = "cubesStiffness";
-    CUBES_DAMPING: Real = "cubesDamping";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshSpringForceField",
-    description: "Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec1d", "Vec2d", "Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[sff::DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MeshSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+use crate::spring_force_field::{self as sff, LinearSpring, SpringData, SpringForceField};
 
 /// Stiffness and damping of one element kind.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,6 +117,66 @@ pub fn mesh_springs(mesh: &MeshData, p: &MeshSpringParams, rest: &dyn Fn(usize) 
     springs
 }
 
+/// Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec1d", "Vec2d", "Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| MeshSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [SpringData, Self],
+    data = {
+        /// stiffness of the springs on the edges
+        #[alias("stiffness")]
+        linesStiffness: Real = "0",
+        /// damping of the springs on the edges
+        #[alias("damping")]
+        linesDamping: Real = "0",
+        /// stiffness of the springs on the triangles' vertex pairs
+        #[alias("stiffness")]
+        trianglesStiffness: Real = "0",
+        /// damping of the springs on the triangles' vertex pairs
+        #[alias("damping")]
+        trianglesDamping: Real = "0",
+        /// stiffness of the springs on the quads' vertex pairs (sides and diagonals)
+        #[alias("stiffness")]
+        quadsStiffness: Real = "0",
+        /// damping of the springs on the quads' vertex pairs
+        #[alias("damping")]
+        quadsDamping: Real = "0",
+        /// stiffness of the springs on the tetrahedra's vertex pairs
+        #[alias("stiffness", "tetrasStiffness")]
+        tetrahedraStiffness: Real = "0",
+        /// damping of the springs on the tetrahedra's vertex pairs
+        #[alias("damping", "tetrasDamping")]
+        tetrahedraDamping: Real = "0",
+        /// stiffness of the springs on the hexahedra's 28 corner pairs
+        #[alias("stiffness")]
+        cubesStiffness: Real = "0",
+        /// damping of the springs on the hexahedra's 28 corner pairs
+        #[alias("damping")]
+        cubesDamping: Real = "0",
+        /// the generated springs only act when stretched
+        noCompression: Bool = "false",
+        /// optional DOF range [min max]: springs with an end below min, or both ends above max, are not created (negative: no bound)
+        localRange: Fixed(2) = "-1 -1",
+        /// min elongation of the colour range (rendering only)
+        drawMinElongationRange: Real = "8",
+        /// max elongation of the colour range (rendering only)
+        drawMaxElongationRange: Real = "15",
+        /// size of the drawn springs (rendering only)
+        drawSpringSize: Real = "8",
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+        /// topology whose elements become springs (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct MeshSpringForceField {
     inner: SpringForceField,
 }
@@ -212,26 +202,24 @@ fn bound(x: f64) -> Option<usize> {
 }
 
 impl Component for MeshSpringForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let layout = cx.entry().layout.unwrap_or(Layout::Vec3);
         let d = cx.data();
-        if !d.get(SPRINGS_INDICES1).is_empty() || !d.get(SPRINGS_INDICES2).is_empty() {
+        if !d.get(SpringData::SPRINGS_INDICES1).is_empty() || !d.get(SpringData::SPRINGS_INDICES2).is_empty() {
             cx.warn("springs given through indices1/indices2 are ignored (disabled in SOFA since v24.12): the springs come from the mesh");
         }
         let (s1, s2) = sff::resolve_pair(cx, layout)?;
         let d = cx.data();
-        let rayleigh = d.get(RAYLEIGH_STIFFNESS);
+        let rayleigh = d.get(SpringData::RAYLEIGH_STIFFNESS);
         let coeffs = |k, c| KindCoefficients { stiffness: d.get(k), damping: d.get(c) };
-        let range = d.get(LOCAL_RANGE);
+        let range = d.get(Self::LOCAL_RANGE);
         let params = MeshSpringParams {
-            lines: coeffs(LINES_STIFFNESS, LINES_DAMPING),
-            triangles: coeffs(TRIANGLES_STIFFNESS, TRIANGLES_DAMPING),
-            quads: coeffs(QUADS_STIFFNESS, QUADS_DAMPING),
-            tetrahedra: coeffs(TETRAHEDRA_STIFFNESS, TETRAHEDRA_DAMPING),
-            cubes: coeffs(CUBES_STIFFNESS, CUBES_DAMPING),
-            no_compression: d.get(NO_COMPRESSION),
+            lines: coeffs(Self::LINES_STIFFNESS, Self::LINES_DAMPING),
+            triangles: coeffs(Self::TRIANGLES_STIFFNESS, Self::TRIANGLES_DAMPING),
+            quads: coeffs(Self::QUADS_STIFFNESS, Self::QUADS_DAMPING),
+            tetrahedra: coeffs(Self::TETRAHEDRA_STIFFNESS, Self::TETRAHEDRA_DAMPING),
+            cubes: coeffs(Self::CUBES_STIFFNESS, Self::CUBES_DAMPING),
+            no_compression: d.get(Self::NO_COMPRESSION),
             local_range: [bound(range.first().copied().unwrap_or(-1.0)), bound(range.get(1).copied().unwrap_or(-1.0))],
         };
         let springs = if s1 == s2 {
@@ -259,27 +247,9 @@ impl Component for MeshSpringForceField {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.inner.bwd_init(cx)
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for MeshSpringForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.inner.states()
-    }
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        self.inner.add_force(p, io)
-    }
-    fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        self.inner.add_dforce(p, io, k_factor, b_factor)
-    }
-    fn add_k_to_matrix(&self, p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.inner.add_k_to_matrix(p, m, k_factor)
-    }
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.inner.rayleigh_stiffness()
-    }
-}
+crate::spring_force_field::inner_springs_force_field!(MeshSpringForceField);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
@@ -292,9 +262,7 @@ mod tests {
     use crate::test_support::*;
 
     fn grid_scene(ff: &[(&str, &str)]) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "2 2 2"), ("min", "0 0 0"), ("max", "1 1 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "MeshSpringForceField", ff);
         init_root(&mut s, &f).unwrap();
@@ -392,19 +360,11 @@ mod tests {
 
     #[test]
     fn tetrahedra_springs_have_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
         // Rest: a cube corner split in tetrahedra; positions: perturbed.
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[
-                ("rest_position", "0 0 0  1 0 0  0 1 0  0 0 1  1 1 1"),
-                ("position", "0.1 0 -0.05  1.2 0.1 0  -0.1 0.9 0.2  0.05 0.1 1.3  1.1 0.8 1.2"),
-            ],
-        );
+        let (f, mut s) = state_scene(&[
+            ("rest_position", "0 0 0  1 0 0  0 1 0  0 0 1  1 1 1"),
+            ("position", "0.1 0 -0.05  1.2 0.1 0  -0.1 0.9 0.2  0.05 0.1 1.3  1.1 0.8 1.2"),
+        ]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("tetrahedra", "0 1 2 3  1 2 3 4")]);
         let c = add(&mut s, &f, Scene::ROOT, "MeshSpringForceField", &[("tetrahedraStiffness", "50"), ("linesStiffness", "0")]);
         init_root(&mut s, &f).unwrap();

@@ -11,65 +11,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::data_ref::{self, DataRef, DataUse};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, Roles,
-    SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{Interaction, MechanicalState, Topology};
+use settee_core::{component, Component, InitCtx, Layout, SimResult, VecId};
 
-use crate::spring_force_field::{self as sff, LinearSpring, SpringForceField};
-
-static DATA: &[DataDecl] = &[decl(
-    "localRange",
-    Fixed(2),
-    "-1 -1",
-    "optional DOF range [min max]: springs with both ends below min, or both ends above max, are not created (negative: no bound)",
-)];
-
-static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-    link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
-];
-
-const LOCAL_RANGE: DataRef<data_ref::Reals> = DataRef::new("localRange");
-
-/// The base SpringForceField's references (its `init` reads this component's Data) and this
-/// class's own.
-static READS: &[DataUse] = &[
-    sff::RAYLEIGH_STIFFNESS.erased(),
-    sff::FILE_SPRINGS.erased(),
-    sff::SPRING.erased(),
-    sff::SPRINGS_INDICES1.erased(),
-    sff::SPRINGS_INDICES2.erased(),
-    sff::LENGTHS.erased(),
-    sff::DAMPING.erased(),
-    sff::STIFFNESS.erased(),
-    sff::ELONGATION_ONLY.erased(),
-    sff::ENABLED.erased(),
-    LOCAL_RANGE.erased(),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "QuadBendingSprings",
-    description: "Bending springs joining the opposite edges of adjacent quads.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec2d", "Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[sff::DATA, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(QuadBendingSprings::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+use crate::spring_force_field::{self as sff, LinearSpring, SpringData, SpringForceField};
 
 /// The bending vertex pairs of a quad list, in creation order (`local_range` as SOFA's
 /// `localRange`, `None` for an unbounded side).
@@ -117,6 +63,28 @@ fn bound(x: f64) -> Option<usize> {
     (x >= 0.0).then_some(x as usize)
 }
 
+/// Bending springs joining the opposite edges of adjacent quads.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec2d", "Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| QuadBendingSprings::new(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [SpringData, Self],
+    data = {
+        /// optional DOF range [min max]: springs with both ends below min, or both ends above max, are not created (negative: no bound)
+        localRange: Fixed(2) = "-1 -1",
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+        /// quad topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct QuadBendingSprings {
     inner: SpringForceField,
 }
@@ -133,18 +101,16 @@ impl QuadBendingSprings {
 }
 
 impl Component for QuadBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let layout = cx.entry().layout.unwrap_or(Layout::Vec3);
         let (s1, s2) = sff::resolve_pair(cx, layout)?;
         let mesh = cx.require_mesh()?;
         let d = cx.data();
-        let range = d.get(LOCAL_RANGE);
+        let range = d.get(Self::LOCAL_RANGE);
         let local_range = [bound(range.first().copied().unwrap_or(-1.0)), bound(range.get(1).copied().unwrap_or(-1.0))];
-        let ks = d.get(sff::STIFFNESS).first().copied().unwrap_or(100.0);
-        let kd = d.get(sff::DAMPING).first().copied().unwrap_or(5.0);
-        let explicit = d.is_given(sff::SPRING);
+        let ks = d.get(SpringData::STIFFNESS).first().copied().unwrap_or(100.0);
+        let kd = d.get(SpringData::DAMPING).first().copied().unwrap_or(5.0);
+        let explicit = d.is_given(SpringData::SPRING);
         let pairs = quad_bending_pairs(&mesh.quads, local_range);
         // The base SpringForceField: the explicit springs (or those of the index lists).
         self.inner.init(cx)?;
@@ -168,7 +134,7 @@ impl Component for QuadBendingSprings {
             springs.push(LinearSpring::new(a, b, ks, kd, n2.sqrt()));
         }
         sff::write_spring_data(cx.data_mut(), &springs);
-        let rayleigh = cx.data().get(sff::RAYLEIGH_STIFFNESS);
+        let rayleigh = cx.data().get(SpringData::RAYLEIGH_STIFFNESS);
         self.inner = SpringForceField::from_springs(layout, s1, s2, springs, rayleigh);
         Ok(())
     }
@@ -176,27 +142,9 @@ impl Component for QuadBendingSprings {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.inner.bwd_init(cx)
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for QuadBendingSprings {
-    fn states(&self) -> Vec<StateId> {
-        self.inner.states()
-    }
-    fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
-        self.inner.add_force(p, io)
-    }
-    fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        self.inner.add_dforce(p, io, k_factor, b_factor)
-    }
-    fn add_k_to_matrix(&self, p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        self.inner.add_k_to_matrix(p, m, k_factor)
-    }
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.inner.rayleigh_stiffness()
-    }
-}
+crate::spring_force_field::inner_springs_force_field!(QuadBendingSprings);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
@@ -216,9 +164,7 @@ mod tests {
         // localRange: both ends below min, or both above max, drop the spring.
         assert_eq!(quad_bending_pairs(&[[0, 1, 2, 3], [1, 4, 5, 2]], [Some(5), None]), [(5, 3)]);
         assert_eq!(quad_bending_pairs(&[[0, 1, 2, 3], [1, 4, 5, 2]], [None, Some(3)]), [(4, 0), (5, 3)]);
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  1 1 0  0 1 0  2.5 0 0  2 1 0.5")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  1 1 0  0 1 0  2.5 0 0  2 1 0.5")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("quads", "0 1 2 3  1 4 5 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadBendingSprings", &[("stiffness", "20 7"), ("damping", "1")]);
         init_root(&mut s, &f).unwrap();
@@ -236,9 +182,7 @@ mod tests {
 
     #[test]
     fn explicit_springs_come_first_and_derivatives_are_consistent() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 1 3"), ("min", "0 0 0"), ("max", "2 0 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadBendingSprings", &[("stiffness", "40"), ("damping", "0"), ("spring", "0 8 5 0 1")]);
         init_root(&mut s, &f).unwrap();

@@ -11,54 +11,14 @@
 //! `K·(kFactor·(dx[e1] − dx[e0]))`. The evaluation order is SOFA's (it differs slightly from
 //! SpringForceField's).
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
-use crate::bending_topology::{quad_rule, BendingTopology};
+use crate::bending_topology::{quad_rule, BendingSprings, BendingTopology, SpringRule};
 use crate::topo::{self, norm3, sub3};
-
-static DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "100000", "uniform stiffness of the springs"),
-    decl("damping", Real, "1", "uniform damping of the springs"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("topology", Roles::TOPOLOGY, "quad topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "QuadularBendingSprings",
-    description: "Pairs of crossed bending springs across the interior edges of a quad mesh.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(QuadularBendingSprings::new())
-}
 
 const MIN_LENGTH: f64 = 1.0e-4;
 
@@ -69,16 +29,33 @@ pub struct QuadSpring {
     pub rest_length: f64,
 }
 
-/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
-fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<4>, String> {
-    BendingTopology::new(ElementKind::Quad, quad_rule, nb_points, &mesh.edges, &mesh.quads)
-}
-
 fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
     let active = t.active();
     active.chunks_exact(2).map(|p| (p[0].0, [0, 1].map(|k| QuadSpring { edge: p[k].1, rest_length: p[k].2 }))).collect()
 }
 
+/// Pairs of crossed bending springs across the interior edges of a quad mesh.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| QuadularBendingSprings::new(),
+    data = {
+        /// uniform stiffness of the springs
+        stiffness: Real = "100000",
+        /// uniform damping of the springs
+        damping: Real = "1",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// quad topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct QuadularBendingSprings {
     state: Option<StateId>,
     ks: f64,
@@ -122,7 +99,18 @@ impl QuadularBendingSprings {
     }
 }
 
-impl QuadularBendingSprings {
+/// The springs of a quad mesh: two crossed springs for each edge shared by exactly two quads.
+impl BendingSprings<4> for QuadularBendingSprings {
+    const KIND: ElementKind = ElementKind::Quad;
+    const WHAT: &'static str = "quad";
+    const RULE: SpringRule<4> = quad_rule;
+
+    fn elements(mesh: &MeshData) -> &[[usize; 4]] {
+        &mesh.quads
+    }
+    fn tracker(&mut self) -> (Option<StateId>, &mut Option<BendingTopology<4>>) {
+        (self.state, &mut self.topology)
+    }
     fn set_springs(&mut self, t: &BendingTopology<4>) {
         let springs = springs_of(t);
         self.edges = springs.iter().map(|(e, _)| *e).collect();
@@ -138,24 +126,17 @@ impl Default for QuadularBendingSprings {
 }
 
 impl Component for QuadularBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        self.ks = d.get(STIFFNESS);
-        self.kd = d.get(DAMPING);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        self.ks = d.get(Self::STIFFNESS);
+        self.kd = d.get(Self::DAMPING);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("the topology has no quads: no bending springs");
         }
-        let rest = cx.rest_or_position(s);
-        topo::check_points(&mesh.quads, rest.len() / 3, "quad").map_err(|m| cx.error(m))?;
-        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
-        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
-        self.set_springs(&t);
-        self.topology = Some(t);
+        self.build_springs(cx, s, &mesh)?;
         self.state = Some(s);
         Ok(())
     }
@@ -163,19 +144,8 @@ impl Component for QuadularBendingSprings {
     /// SOFA's edge-data handlers (quads added/removed, points removed/renumbered) on the whole
     /// log; edges follow as edge-indexed data.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
-        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
-        let rest = cx.rest_or_position(s);
-        let mesh = cx.require_mesh()?;
-        t.apply(changes, &rest)
-            .and_then(|_| t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, &mesh.quads))
-            .map_err(|m| cx.error(m))?;
-        let t = self.topology.take().expect("tracker");
-        self.set_springs(&t);
-        self.topology = Some(t);
-        Ok(Follow::Followed)
+        self.follow_changes(cx, changes)
     }
-
-    settee_core::force_field_role!();
 }
 
 fn check(springs: &[QuadSpring], n: usize) -> SimResult {
@@ -317,9 +287,7 @@ mod tests {
 
     #[test]
     fn grid_of_quads_has_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+        let (f, mut s) = state_scene(&[]);
         add(&mut s, &f, Scene::ROOT, "RegularGridTopology", &[("n", "3 1 3"), ("min", "0 0 0"), ("max", "2 0 2")]);
         let id = add(&mut s, &f, Scene::ROOT, "QuadularBendingSprings", &[("stiffness", "300"), ("damping", "1")]);
         init_root(&mut s, &f).unwrap();
@@ -353,9 +321,7 @@ mod tests {
     }
 
     fn scene(quads: &str, edges: Option<&str>, rest: &str) -> (Scene, ComponentId, ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", rest)]);
+        let (f, mut s) = state_scene(&[("position", rest)]);
         let mut a = vec![("quads", quads)];
         if let Some(e) = edges {
             a.push(("edges", e));

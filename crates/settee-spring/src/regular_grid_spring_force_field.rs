@@ -15,78 +15,26 @@
 //! only take part in `addForce`/`addDForce`. Assembled solvers therefore see no grid stiffness.
 
 use settee_core::component::ForceField;
-use settee_core::data::{decl_alias, DataKind::*};
-use settee_core::data_ref::{self, DataRef, DataUse};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Roles,
-    SimResult, StateId, TemplateRule,
-};
+use settee_core::role::{self, Interaction, MechanicalState};
+use settee_core::{component, data_group, Component, ComponentId, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimResult, StateId};
 
 use crate::kernel::{SpringKernel, SPRING_MIN_LENGTH};
-use crate::spring_force_field::{self as sff, LinearSpring, SpringForceField};
+use crate::spring_force_field::{LinearSpring, SpringData, SpringForceField};
 
-static DATA: &[DataDecl] = &[
-    decl_alias("linesStiffness", &["stiffness"], Real, "100", "stiffness of the springs along the grid lines (divided by their length)"),
-    decl_alias("linesDamping", &["damping"], Real, "5", "damping of the springs along the grid lines (divided by their length)"),
-    decl_alias("quadsStiffness", &["stiffness"], Real, "100", "stiffness of the face-diagonal springs (divided by their length)"),
-    decl_alias("quadsDamping", &["damping"], Real, "5", "damping of the face-diagonal springs (divided by their length)"),
-    decl_alias("cubesStiffness", &["stiffness"], Real, "100", "stiffness of the cell-diagonal springs (divided by their length)"),
-    decl_alias("cubesDamping", &["damping"], Real, "5", "damping of the cell-diagonal springs (divided by their length)"),
-];
-
-const LINES_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("linesStiffness");
-const LINES_DAMPING: DataRef<data_ref::Real> = DataRef::new("linesDamping");
-const QUADS_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("quadsStiffness");
-const QUADS_DAMPING: DataRef<data_ref::Real> = DataRef::new("quadsDamping");
-const CUBES_STIFFNESS: DataRef<data_ref::Real> = DataRef::new("cubesStiffness");
-const CUBES_DAMPING: DataRef<data_ref::Real> = DataRef::new("cubesDamping");
-
-/// The base SpringForceField's references (its `init` reads this component's Data) and this
-/// class's own.
-static READS: &[DataUse] = &[
-    sff::RAYLEIGH_STIFFNESS.erased(),
-    sff::FILE_SPRINGS.erased(),
-    sff::SPRING.erased(),
-    sff::SPRINGS_INDICES1.erased(),
-    sff::SPRINGS_INDICES2.erased(),
-    sff::LENGTHS.erased(),
-    sff::DAMPING.erased(),
-    sff::STIFFNESS.erased(),
-    sff::ELONGATION_ONLY.erased(),
-    sff::ENABLED.erased(),
-    LINES_STIFFNESS.erased(),
-    LINES_DAMPING.erased(),
-    QUADS_STIFFNESS.erased(),
-    QUADS_DAMPING.erased(),
-    CUBES_STIFFNESS.erased(),
-    CUBES_DAMPING.erased(),
-];
-
-/// The Data of the `RegularGridTopology` read here (declared by settee-topology; the crate's
-/// tests check these references against that class).
-const GRID_CELL_WIDTH: DataRef<data_ref::Real> = DataRef::new("cellWidth");
-const GRID_N: DataRef<data_ref::Reals> = DataRef::new("n");
-const GRID_MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
-const GRID_MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RegularGridSpringForceField",
-    description: "Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[sff::DATA, DATA],
-    links: sff::LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(RegularGridSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+/// The Data of the `RegularGridTopology` read here, as settee-topology declares them (this crate
+/// does not depend on it; the tests check these references against that class). Included in no
+/// class of this crate.
+#[data_group(data = {
+    /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+    n: Fixed(3) as Reals = "2 2 2",
+    /// min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)
+    min: Fixed(3) = "0 0 0",
+    /// max end of the diagonal
+    max: Fixed(3) = "1 1 1",
+    /// if non-zero: size of the cells; the resolution becomes ceil((max-min)/cellWidth)+1 at init
+    cellWidth: Real = "0",
+})]
+struct RegularGridTopologyData;
 
 /// Resolution and cell vectors of a regular grid (`d[a]` is the step along axis `a`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -208,14 +156,14 @@ pub fn grid_springs(g: &GridCells, c: &GridSpringCoefficients) -> Vec<LinearSpri
 /// longer show: such grids are refused.
 fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
     let d = &cx.scene.entry(topo).data;
-    if d.get(GRID_CELL_WIDTH) != 0.0 {
+    if d.get(RegularGridTopologyData::CELL_WIDTH) != 0.0 {
         return Err(cx
             .error("RegularGridSpringForceField on a RegularGridTopology sized by `cellWidth` is not supported yet")
             .hint("give the grid's resolution with `n` (or nx ny nz) instead of cellWidth"));
     }
-    let nr = d.get(GRID_N);
+    let nr = d.get(RegularGridTopologyData::N);
     let n = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0).max(1.0) as usize);
-    let (min, max) = (d.get(GRID_MIN), d.get(GRID_MAX));
+    let (min, max) = (d.get(RegularGridTopologyData::MIN), d.get(RegularGridTopologyData::MAX));
     let mut step = [0.0; 3];
     for a in 0..3 {
         let cells = n[a] as i64 - 1;
@@ -224,6 +172,42 @@ fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
     Ok(GridCells { n, d: step })
 }
 
+/// Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| RegularGridSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [SpringData, Self],
+    data = {
+        /// stiffness of the springs along the grid lines (divided by their length)
+        #[alias("stiffness")]
+        linesStiffness: Real = "100",
+        /// damping of the springs along the grid lines (divided by their length)
+        #[alias("damping")]
+        linesDamping: Real = "5",
+        /// stiffness of the face-diagonal springs (divided by their length)
+        #[alias("stiffness")]
+        quadsStiffness: Real = "100",
+        /// damping of the face-diagonal springs (divided by their length)
+        #[alias("damping")]
+        quadsDamping: Real = "5",
+        /// stiffness of the cell-diagonal springs (divided by their length)
+        #[alias("stiffness")]
+        cubesStiffness: Real = "100",
+        /// damping of the cell-diagonal springs (divided by their length)
+        #[alias("damping")]
+        cubesDamping: Real = "5",
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 pub struct RegularGridSpringForceField {
     /// The explicit springs (SpringForceField's Data).
     inner: SpringForceField,
@@ -269,8 +253,6 @@ impl RegularGridSpringForceField {
 }
 
 impl Component for RegularGridSpringForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.inner.init(cx)?;
         self.grid.clear();
@@ -280,7 +262,7 @@ impl Component for RegularGridSpringForceField {
         // state's node, else of its ancestors.
         let state_comp = cx.link_targets("object1").first().copied().or_else(|| cx.scene.context_state(cx.node()));
         let Some(state_node) = state_comp.map(|c| cx.scene.entry(c).node) else { return Ok(()) };
-        let Some(topo) = cx.scene.find_up(state_node, Roles::TOPOLOGY) else {
+        let Some(topo) = cx.scene.find_up(state_node, role::TOPOLOGY) else {
             cx.warn("no topology found: only the explicit springs act");
             return Ok(());
         };
@@ -299,9 +281,9 @@ impl Component for RegularGridSpringForceField {
         }
         let d = cx.data();
         let coeffs = GridSpringCoefficients {
-            lines: (d.get(LINES_STIFFNESS), d.get(LINES_DAMPING)),
-            quads: (d.get(QUADS_STIFFNESS), d.get(QUADS_DAMPING)),
-            cubes: (d.get(CUBES_STIFFNESS), d.get(CUBES_DAMPING)),
+            lines: (d.get(Self::LINES_STIFFNESS), d.get(Self::LINES_DAMPING)),
+            quads: (d.get(Self::QUADS_STIFFNESS), d.get(Self::QUADS_DAMPING)),
+            cubes: (d.get(Self::CUBES_STIFFNESS), d.get(Self::CUBES_DAMPING)),
         };
         self.grid = grid_springs(&cells, &coeffs);
         self.dfdx = vec![0.0; self.grid.len() * self.kernel.nn()];
@@ -312,8 +294,6 @@ impl Component for RegularGridSpringForceField {
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.inner.bwd_init(cx)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for RegularGridSpringForceField {
@@ -362,12 +342,24 @@ mod tests {
 
     use super::RegularGridSpringForceField;
 
-    /// The grid's Data read here are declared by RegularGridTopology, with these types.
+    /// The grid's Data read here are declared by RegularGridTopology, with these kinds and
+    /// defaults, and read with these types.
     #[test]
     fn grid_references_match_the_regular_grid_class() {
-        for r in [super::GRID_CELL_WIDTH.erased(), super::GRID_N.erased(), super::GRID_MIN.erased(), super::GRID_MAX.erased()] {
-            r.check(settee_topology::grid_topology::REGULAR_CLASS.data).unwrap();
+        use super::RegularGridTopologyData as G;
+        use settee_core::data::{DataSet, TemplateArity};
+        use settee_core::{DataGroup, Declared};
+        let class = settee_topology::GridTopology::CLASSES.iter().find(|c| c.name == "RegularGridTopology").expect("RegularGridTopology");
+        let decls: Vec<_> = class.data.iter().flat_map(|t| t.iter()).collect();
+        for r in <G as DataGroup>::TABLE {
+            let d = decls.iter().find(|d| d.name == r.name).unwrap_or_else(|| panic!("RegularGridTopology has no Data '{}'", r.name));
+            assert_eq!((d.kind, d.default), (r.kind, r.default), "{}", r.name);
         }
+        // The typed references accept the class's Data (a reference of the wrong type panics).
+        let d = DataSet::from_decls(class.data, TemplateArity::SCALAR);
+        assert_eq!(d.get(G::CELL_WIDTH), 0.0);
+        assert_eq!(d.get(G::N), &[2.0, 2.0, 2.0]);
+        assert_eq!((d.get(G::MIN), d.get(G::MAX)), ([0.0; 3], [1.0; 3]));
     }
     use crate::test_support::*;
 
@@ -486,9 +478,7 @@ mod tests {
 
     #[test]
     fn other_topologies_give_explicit_springs_only() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0 1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0 1 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2")]);
         let c = add(&mut s, &f, Scene::ROOT, "RegularGridSpringForceField", &[("spring", "0 1 10 0 2")]);
         init_root(&mut s, &f).unwrap();

@@ -23,63 +23,12 @@
 //! beginning of each step (SOFA reads it in every `addForce`; a rest-shape state moved by another
 //! solver during the same step is therefore seen one step late here).
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
 use settee_core::types::{quat_mul, quat_normalize};
 use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
+    component, Component, ComponentId, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, Scene, SimError, SimResult, StateId, VecId,
 };
-
-static DATA: &[DataDecl] = &[
-    decl("points", Indices, "", "DOFs held by the springs (empty: all)"),
-    decl("stiffness", Reals, "", "stiffness of each spring (the first value beyond the list; empty: 100)"),
-    decl("angularStiffness", Reals, "", "rotational stiffness of each spring (Rigid3; padded with 100 to the length of `stiffness`)"),
-    decl("pivot_points", Reals, "", "global pivot points (Rigid3; unused, as in SOFA)"),
-    decl("external_points", Indices, "", "DOFs of the external rest shape matching `points` (empty: all of them)"),
-    decl("recompute_indices", Bool, "true", "rebuild the index lists at every addForce"),
-    decl("activeDirections", Strings, "", "per coordinate (7 for Rigid3): whether the spring acts along it (default: all)"),
-    decl("drawSpring", Bool, "false", "draw the springs (rendering only)"),
-    decl("springColor", Fixed(4), "0 1 0 1", "colour of the drawn springs (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("external_rest_shape", Roles::MECHANICAL_STATE, "state whose position is the rest shape (default: the state's own rest position)"),
-    link("topology", Roles::TOPOLOGY, "topology (only used by SOFA for topological changes)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    POINTS: Indices = "points";
-    EXTERNAL_POINTS: Indices = "external_points";
-    RECOMPUTE_INDICES: Bool = "recompute_indices";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    STIFFNESS: Reals = "stiffness";
-    ANGULAR_STIFFNESS: Reals = "angularStiffness";
-    PIVOT_POINTS: Reals = "pivot_points";
-    ACTIVE_DIRECTIONS: Words = "activeDirections";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "RestShapeSpringsForceField",
-    description: "Springs pulling DOFs back to their rest position or to the position of an external state.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec3d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(RestShapeSpringsForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
 
 type Quat = [f64; 4];
 
@@ -123,6 +72,44 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
     }
 }
 
+/// Springs pulling DOFs back to their rest position or to the position of an external state.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec1d", "Vec3d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| RestShapeSpringsForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    data = {
+        /// DOFs held by the springs (empty: all)
+        points: Indices,
+        /// stiffness of each spring (the first value beyond the list; empty: 100)
+        stiffness: Reals,
+        /// rotational stiffness of each spring (Rigid3; padded with 100 to the length of `stiffness`)
+        angularStiffness: Reals,
+        /// global pivot points (Rigid3; unused, as in SOFA)
+        pivot_points: Reals,
+        /// DOFs of the external rest shape matching `points` (empty: all of them)
+        external_points: Indices,
+        /// rebuild the index lists at every addForce
+        recompute_indices: Bool = "true",
+        /// per coordinate (7 for Rigid3): whether the spring acts along it (default: all)
+        activeDirections: Strings,
+        /// draw the springs (rendering only)
+        drawSpring: Bool = "false",
+        /// colour of the drawn springs (rendering only)
+        springColor: Fixed(4) = "0 1 0 1",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// state whose position is the rest shape (default: the state's own rest position)
+        external_rest_shape: MechanicalState,
+        /// topology (only used by SOFA for topological changes)
+        topology: Topology,
+    },
+)]
 pub struct RestShapeSpringsForceField {
     layout: Layout,
     state: Option<StateId>,
@@ -232,17 +219,11 @@ fn parse_flags(words: &[String], n: usize) -> Result<Vec<bool>, String> {
 }
 
 impl Component for RestShapeSpringsForceField {
-    component_any!();
-
     /// Everything happens in `bwdInit`, as in SOFA (after the external state is initialised).
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
-        if cx.state_layout(s) != self.layout {
-            return Err(cx.error(format!(
-                "the mechanical state is a {} state but the force field has template {}",
-                cx.state_layout(s).name(),
-                self.layout.name()
-            )));
+        if let Some(e) = crate::topo::template_error(cx, s, self.layout) {
+            return Err(e);
         }
         self.state = Some(s);
         let ext: Option<ComponentId> = cx.link_targets("external_rest_shape").first().copied();
@@ -257,29 +238,30 @@ impl Component for RestShapeSpringsForceField {
             None => None,
         };
         let d = cx.data();
-        self.points = d.get(POINTS).to_vec();
-        self.external_points = d.get(EXTERNAL_POINTS).to_vec();
-        self.recompute = d.get(RECOMPUTE_INDICES);
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        let mut k = d.get(STIFFNESS).to_vec();
+        self.points = d.get(Self::POINTS).to_vec();
+        self.external_points = d.get(Self::EXTERNAL_POINTS).to_vec();
+        self.recompute = d.get(Self::RECOMPUTE_INDICES);
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let mut k = d.get(Self::STIFFNESS).to_vec();
         if k.is_empty() {
             k.push(100.0);
         }
-        let mut ka = d.get(ANGULAR_STIFFNESS).to_vec();
+        let mut ka = d.get(Self::ANGULAR_STIFFNESS).to_vec();
         if self.layout.is_rigid() {
             ka.resize(k.len(), 100.0);
         }
-        if d.is_given(PIVOT_POINTS) && !d.get(PIVOT_POINTS).is_empty() {
+        if d.is_given(Self::PIVOT_POINTS) && !d.get(Self::PIVOT_POINTS).is_empty() {
             cx.warn("pivot_points is ignored (as in SOFA, where it is unused)");
         }
         let d = cx.data();
-        self.active = parse_flags(d.get(ACTIVE_DIRECTIONS), self.layout.coord_size()).map_err(|m| cx.error(format!("activeDirections: {m}")))?;
+        self.active =
+            parse_flags(d.get(Self::ACTIVE_DIRECTIONS), self.layout.coord_size()).map_err(|m| cx.error(format!("activeDirections: {m}")))?;
         self.stiffness = k.clone();
         self.angular_stiffness = ka.clone();
         let dm = cx.data_mut();
-        dm.set("stiffness", settee_core::Value::Reals { arity: 1, v: k });
+        dm.put(Self::STIFFNESS, k);
         if self.layout.is_rigid() {
-            dm.set("angularStiffness", settee_core::Value::Reals { arity: 1, v: ka });
+            dm.put(Self::ANGULAR_STIFFNESS, ka);
         }
         self.read_rest(cx.scene);
         let n = cx.state_size(s);
@@ -296,8 +278,6 @@ impl Component for RestShapeSpringsForceField {
         }
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for RestShapeSpringsForceField {
@@ -419,9 +399,7 @@ mod tests {
     const POS: &str = "0.1 -0.2 0.3  1.5 0 0  0 1 -1";
 
     fn scene(ff: &[(&str, &str)]) -> (Scene, settee_core::ComponentId) {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("rest_position", REST), ("position", POS)]);
+        let (f, mut s) = state_scene(&[("rest_position", REST), ("position", POS)]);
         let c = add(&mut s, &f, Scene::ROOT, "RestShapeSpringsForceField", ff);
         init_root(&mut s, &f).unwrap();
         (s, c)
@@ -543,9 +521,7 @@ mod tests {
 
     #[test]
     fn vec1_springs() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Vec1d"), ("rest_position", "1 2"), ("position", "1.5 1")]);
+        let (f, mut s) = state_scene(&[("template", "Vec1d"), ("rest_position", "1 2"), ("position", "1.5 1")]);
         add(&mut s, &f, Scene::ROOT, "RestShapeSpringsForceField", &[("stiffness", "1e4")]);
         init_root(&mut s, &f).unwrap();
         let scope = MechScope::build(&s, Scene::ROOT);

@@ -8,85 +8,45 @@
 //! ignored, as in SOFA). Only the positional part (`CPos`/`DPos`) of each DOF is acted on: the
 //! centre of rigid frames, every component of `Vec6d`.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, decl_alias, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, DataSet, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule, Value,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{Interaction, MechanicalState};
+use settee_core::{component, data_group, Component, DataSet, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 use crate::kernel::{SpringKernel, SPRING_MIN_LENGTH};
 
-pub(crate) static DATA: &[DataDecl] = &[
-    decl(
-        "stiffness",
-        Reals,
-        "100",
-        "stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)",
-    ),
-    decl("damping", Reals, "5", "damping of the springs created from the index lists (resized to the number of springs by repeating the last value)"),
-    decl(
-        "spring",
-        RealTuples(5),
-        "",
-        "springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists",
-    ),
-    decl_alias("springsIndices1", &["indices1"], Indices, "", "indices of the spring ends in the first state"),
-    decl_alias("springsIndices2", &["indices2"], Indices, "", "indices of the spring ends in the second state"),
-    decl_alias(
-        "lengths",
-        &["length"],
-        Reals,
-        "",
-        "rest lengths of the springs created from the index lists (empty: 0; resized by repeating the last value)",
-    ),
-    decl("elongationOnly", Strings, "0", "per spring: only act when stretched (resized by repeating the last value)"),
-    decl("enabled", Strings, "1", "per spring: whether the spring acts (resized by repeating the last value)"),
-    decl("fileSprings", FileName, "", "file of springs (SOFA .xs3 format, not supported yet)"),
-    decl("showArrowSize", Real, "0.01", "size of the drawn springs (rendering only)"),
-    decl("drawMode", Int, "0", "how springs are drawn: 0 line, 1 cylinder, 2 arrow (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-pub(crate) static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-];
-
-// Also read by the classes built on SpringForceField (QuadBendingSprings,
-// RegularGridSpringForceField), whose `init` runs this one's.
-settee_core::data_refs! {
-    pub(crate) static READS;
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    FILE_SPRINGS: Text = "fileSprings";
-    SPRING: Reals = "spring";
-    SPRINGS_INDICES1: Indices = "springsIndices1";
-    SPRINGS_INDICES2: Indices = "springsIndices2";
-    LENGTHS: Reals = "lengths";
-    DAMPING: Reals = "damping";
-    STIFFNESS: Reals = "stiffness";
-    ELONGATION_ONLY: Words = "elongationOnly";
-    ENABLED: Words = "enabled";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SpringForceField",
-    description: "Linear springs between pairs of DOFs of one or two mechanical states.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SpringForceField::new(args.layout.unwrap_or(Layout::Vec3)))
-}
+/// SpringForceField's Data, inherited by the classes built on it (QuadBendingSprings,
+/// RegularGridSpringForceField, MeshSpringForceField), whose `init` runs this one's or writes
+/// its springs.
+#[data_group(data = {
+    /// stiffness of the springs created from the index lists (resized to the number of springs by repeating the last value)
+    stiffness: Reals = "100",
+    /// damping of the springs created from the index lists (resized to the number of springs by repeating the last value)
+    damping: Reals = "5",
+    /// springs `m1 m2 ks kd L` (index in object1, index in object2, stiffness, damping, rest length); takes precedence over the index lists
+    spring: RealTuples(5),
+    /// indices of the spring ends in the first state
+    #[alias("indices1")]
+    springsIndices1: Indices,
+    /// indices of the spring ends in the second state
+    #[alias("indices2")]
+    springsIndices2: Indices,
+    /// rest lengths of the springs created from the index lists (empty: 0; resized by repeating the last value)
+    #[alias("length")]
+    lengths: Reals,
+    /// per spring: only act when stretched (resized by repeating the last value)
+    elongationOnly: Strings = "0",
+    /// per spring: whether the spring acts (resized by repeating the last value)
+    enabled: Strings = "1",
+    /// file of springs (SOFA .xs3 format, not supported yet)
+    fileSprings: FileName,
+    /// size of the drawn springs (rendering only)
+    showArrowSize: Real = "0.01",
+    /// how springs are drawn: 0 line, 1 cylinder, 2 arrow (rendering only)
+    drawMode: Int = "0",
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+})]
+pub struct SpringData;
 
 /// SOFA's `LinearSpring`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -117,6 +77,22 @@ pub fn spring_dim(layout: Layout) -> usize {
     }
 }
 
+/// Linear springs between pairs of DOFs of one or two mechanical states.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| SpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [SpringData],
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 pub struct SpringForceField {
     layout: Layout,
     /// Positional dimension N, coordinate and derivative sizes.
@@ -215,14 +191,14 @@ pub(crate) fn resolve_pair(cx: &InitCtx, layout: Layout) -> SimResult<(StateId, 
 pub(crate) fn write_spring_data(dm: &mut DataSet, springs: &[LinearSpring]) {
     let flag = |b: bool| if b { "1".to_string() } else { "0".to_string() };
     let v: Vec<f64> = springs.iter().flat_map(|s| [s.m1 as f64, s.m2 as f64, s.ks, s.kd, s.initpos]).collect();
-    dm.set("spring", Value::Reals { arity: 5, v });
-    dm.set("springsIndices1", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m1).collect() });
-    dm.set("springsIndices2", Value::Indices { arity: 1, v: springs.iter().map(|s| s.m2).collect() });
-    dm.set("lengths", Value::Reals { arity: 1, v: springs.iter().map(|s| s.initpos).collect() });
-    dm.set("stiffness", Value::Reals { arity: 1, v: springs.iter().map(|s| s.ks).collect() });
-    dm.set("damping", Value::Reals { arity: 1, v: springs.iter().map(|s| s.kd).collect() });
-    dm.set("elongationOnly", Value::Strings(springs.iter().map(|s| flag(s.elongation_only)).collect()));
-    dm.set("enabled", Value::Strings(springs.iter().map(|s| flag(s.enabled)).collect()));
+    dm.put(SpringData::SPRING, v);
+    dm.put(SpringData::SPRINGS_INDICES1, springs.iter().map(|s| s.m1).collect());
+    dm.put(SpringData::SPRINGS_INDICES2, springs.iter().map(|s| s.m2).collect());
+    dm.put(SpringData::LENGTHS, springs.iter().map(|s| s.initpos).collect());
+    dm.put(SpringData::STIFFNESS, springs.iter().map(|s| s.ks).collect());
+    dm.put(SpringData::DAMPING, springs.iter().map(|s| s.kd).collect());
+    dm.put(SpringData::ELONGATION_ONLY, springs.iter().map(|s| flag(s.elongation_only)).collect());
+    dm.put(SpringData::ENABLED, springs.iter().map(|s| flag(s.enabled)).collect());
 }
 
 /// Reads a per-spring boolean list (`0`/`1`, `true`/`false`).
@@ -253,23 +229,21 @@ fn spring_index(x: f64, what: &str, i: usize) -> Result<usize, String> {
 }
 
 impl Component for SpringForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (s1, s2) = resolve_pair(cx, self.layout)?;
         self.s1 = Some(s1);
         self.s2 = Some(s2);
 
         let d = cx.data();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
-        if d.is_given(FILE_SPRINGS) && !d.get(FILE_SPRINGS).trim().is_empty() {
-            return Err(SimError::unsupported(format!("spring files (fileSprings=\"{}\") are not supported yet", d.get(FILE_SPRINGS)))
+        self.rayleigh_stiffness = d.get(SpringData::RAYLEIGH_STIFFNESS);
+        if d.is_given(SpringData::FILE_SPRINGS) && !d.get(SpringData::FILE_SPRINGS).trim().is_empty() {
+            return Err(SimError::unsupported(format!("spring files (fileSprings=\"{}\") are not supported yet", d.get(SpringData::FILE_SPRINGS)))
                 .hint("list the springs in the `spring` Data (`m1 m2 ks kd L` per spring) or use indices1/indices2"));
         }
 
         let mut springs = Vec::new();
-        if d.is_given(SPRING) {
-            let t = d.get(SPRING).to_vec();
+        if d.is_given(SpringData::SPRING) {
+            let t = d.get(SpringData::SPRING).to_vec();
             for (i, e) in t.chunks_exact(5).enumerate() {
                 let m1 = spring_index(e[0], "first", i).map_err(|m| cx.error(m))?;
                 let m2 = spring_index(e[1], "second", i).map_err(|m| cx.error(m))?;
@@ -278,18 +252,18 @@ impl Component for SpringForceField {
             // The index lists are derived from the springs (SOFA's updateTopologyIndicesFromSprings).
             write_spring_data(cx.data_mut(), &springs);
         } else {
-            let i1 = d.get(SPRINGS_INDICES1).to_vec();
-            let i2 = d.get(SPRINGS_INDICES2).to_vec();
+            let i1 = d.get(SpringData::SPRINGS_INDICES1).to_vec();
+            let i2 = d.get(SpringData::SPRINGS_INDICES2).to_vec();
             if i1.len() != i2.len() {
                 let msg = format!("indices1 has {} entries and indices2 {}: no springs are created", i1.len(), i2.len());
                 cx.warn(msg);
             } else if !i1.is_empty() {
                 let n = i1.len();
-                let lengths = resized(d.get(LENGTHS).to_vec(), n, 0.0);
-                let kd = resized(d.get(DAMPING).to_vec(), n, 5.0);
-                let ks = resized(d.get(STIFFNESS).to_vec(), n, 100.0);
-                let elong = parse_bools(d.get(ELONGATION_ONLY)).map_err(|m| cx.error(format!("elongationOnly: {m}")))?;
-                let enabled = parse_bools(d.get(ENABLED)).map_err(|m| cx.error(format!("enabled: {m}")))?;
+                let lengths = resized(d.get(SpringData::LENGTHS).to_vec(), n, 0.0);
+                let kd = resized(d.get(SpringData::DAMPING).to_vec(), n, 5.0);
+                let ks = resized(d.get(SpringData::STIFFNESS).to_vec(), n, 100.0);
+                let elong = parse_bools(d.get(SpringData::ELONGATION_ONLY)).map_err(|m| cx.error(format!("elongationOnly: {m}")))?;
+                let enabled = parse_bools(d.get(SpringData::ENABLED)).map_err(|m| cx.error(format!("enabled: {m}")))?;
                 let elong = resized(elong, n, false);
                 let enabled = resized(enabled, n, true);
                 for i in 0..n {
@@ -305,10 +279,10 @@ impl Component for SpringForceField {
                 }
                 let v: Vec<f64> = springs.iter().flat_map(|s| [s.m1 as f64, s.m2 as f64, s.ks, s.kd, s.initpos]).collect();
                 let dm = cx.data_mut();
-                dm.set("spring", Value::Reals { arity: 5, v });
-                dm.set("lengths", Value::Reals { arity: 1, v: lengths });
-                dm.set("stiffness", Value::Reals { arity: 1, v: ks });
-                dm.set("damping", Value::Reals { arity: 1, v: kd });
+                dm.put(SpringData::SPRING, v);
+                dm.put(SpringData::LENGTHS, lengths);
+                dm.put(SpringData::STIFFNESS, ks);
+                dm.put(SpringData::DAMPING, kd);
             }
         }
         self.springs = springs;
@@ -324,9 +298,38 @@ impl Component for SpringForceField {
         self.check_bounds(n1, n2)
             .map_err(|e| cx.error(e.0.message).hint("spring indices are 0-based DOF indices of object1 (first) and object2 (second)"))
     }
-
-    settee_core::force_field_role!();
 }
+
+/// `ForceField` of a component whose springs are a [`SpringForceField`] in its `inner` field:
+/// every method is the inner force field's.
+macro_rules! inner_springs_force_field {
+    ($t:ty) => {
+        impl settee_core::component::ForceField for $t {
+            fn states(&self) -> Vec<settee_core::StateId> {
+                self.inner.states()
+            }
+            fn add_force(&mut self, p: &settee_core::MechParams, io: &mut settee_core::ForceIo) -> settee_core::SimResult {
+                self.inner.add_force(p, io)
+            }
+            fn add_dforce(
+                &mut self,
+                p: &settee_core::MechParams,
+                io: &mut settee_core::ForceIo,
+                k_factor: f64,
+                b_factor: f64,
+            ) -> settee_core::SimResult {
+                self.inner.add_dforce(p, io, k_factor, b_factor)
+            }
+            fn add_k_to_matrix(&self, p: &settee_core::MechParams, m: &mut settee_core::MatrixAccumulator, k_factor: f64) -> settee_core::SimResult {
+                self.inner.add_k_to_matrix(p, m, k_factor)
+            }
+            fn rayleigh_stiffness(&self) -> f64 {
+                self.inner.rayleigh_stiffness()
+            }
+        }
+    };
+}
+pub(crate) use inner_springs_force_field;
 
 impl ForceField for SpringForceField {
     fn states(&self) -> Vec<StateId> {

@@ -12,3 +12,12 @@ pub fn factory() -> Factory {
     crate::register(&mut f);
     f
 }
+
+/// The factory of these tests and a root scene holding a `MechanicalObject` of `attrs` (the
+/// setup most tests start from).
+pub fn state_scene(attrs: &[(&str, &str)]) -> (Factory, settee_core::Scene) {
+    let f = factory();
+    let mut s = settee_core::Scene::new("root");
+    add(&mut s, &f, settee_core::Scene::ROOT, "MechanicalObject", attrs);
+    (f, s)
+}

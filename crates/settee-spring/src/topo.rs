@@ -103,11 +103,15 @@ pub(crate) fn cross3(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
 /// state), checked against the force field's template.
 pub(crate) fn state_with_layout(cx: &settee_core::InitCtx, layout: settee_core::Layout) -> settee_core::SimResult<settee_core::StateId> {
     let s = cx.require_state()?;
-    let l = cx.state_layout(s);
-    if l != layout {
-        return Err(cx
-            .error(format!("the mechanical state is a {} state but the force field has template {}", l.name(), layout.name()))
-            .hint(format!("{} needs a {} mechanical state", cx.entry().class.name, layout.name())));
+    match template_error(cx, s, layout) {
+        Some(e) => Err(e.hint(format!("{} needs a {} mechanical state", cx.entry().class.name, layout.name()))),
+        None => Ok(s),
     }
-    Ok(s)
+}
+
+/// The error for a state `s` whose template is not the force field's `layout` (`None` when it
+/// is).
+pub(crate) fn template_error(cx: &settee_core::InitCtx, s: settee_core::StateId, layout: settee_core::Layout) -> Option<settee_core::SimError> {
+    let l = cx.state_layout(s);
+    (l != layout).then(|| cx.error(format!("the mechanical state is a {} state but the force field has template {}", l.name(), layout.name())))
 }

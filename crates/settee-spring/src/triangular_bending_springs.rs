@@ -8,71 +8,48 @@
 //! SpringForceField's, except that a spring shorter than 1e-4 does nothing; springs are applied
 //! in edge order.
 
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams, MeshData,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
 
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 
-use crate::bending_topology::{triangle_rule, BendingTopology};
+use crate::bending_topology::{triangle_rule, BendingSprings, BendingTopology, SpringRule};
 use crate::kernel::SpringKernel;
 use crate::spring_force_field::LinearSpring;
 use crate::topo;
 
-static DATA: &[DataDecl] = &[
-    decl("stiffness", Real, "100000", "uniform stiffness of the bending springs"),
-    decl("damping", Real, "1", "uniform damping of the bending springs"),
-    decl("showSprings", Bool, "true", "draw the springs (rendering only)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("mstate", Roles::MECHANICAL_STATE, "mechanical state (default: the node's)"),
-    link("topology", Roles::TOPOLOGY, "triangle topology (default: the context topology)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    STIFFNESS: Real = "stiffness";
-    DAMPING: Real = "damping";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TriangularBendingSprings",
-    description: "Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TriangularBendingSprings::new())
-}
-
 /// Below this length a bending spring produces neither force nor stiffness.
 const MIN_LENGTH: f64 = 1.0e-4;
-
-/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
-/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
-fn tracker(mesh: &MeshData, nb_points: usize) -> Result<BendingTopology<3>, String> {
-    BendingTopology::new(ElementKind::Triangle, triangle_rule, nb_points, &mesh.edges, &mesh.triangles)
-}
 
 fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpring)> {
     t.active().into_iter().map(|(e, [m1, m2], l)| (e, LinearSpring::new(m1, m2, ks, kd, l))).collect()
 }
 
+/// Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.
+#[component(
+    roles = [ForceField],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |_| TriangularBendingSprings::new(),
+    data = {
+        /// uniform stiffness of the bending springs
+        stiffness: Real = "100000",
+        /// uniform damping of the bending springs
+        damping: Real = "1",
+        /// draw the springs (rendering only)
+        showSprings: Bool = "true",
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// mechanical state (default: the node's)
+        mstate: MechanicalState,
+        /// triangle topology (default: the context topology)
+        topology: Topology,
+    },
+)]
 pub struct TriangularBendingSprings {
     state: Option<StateId>,
     kernel: SpringKernel,
@@ -119,7 +96,19 @@ impl TriangularBendingSprings {
     }
 }
 
-impl TriangularBendingSprings {
+/// The springs of a triangle mesh: for each edge shared by exactly two triangles, from the
+/// vertex of the other triangle opposite the edge to that of the first triangle visiting it.
+impl BendingSprings<3> for TriangularBendingSprings {
+    const KIND: ElementKind = ElementKind::Triangle;
+    const WHAT: &'static str = "triangle";
+    const RULE: SpringRule<3> = triangle_rule;
+
+    fn elements(mesh: &MeshData) -> &[[usize; 3]] {
+        &mesh.triangles
+    }
+    fn tracker(&mut self) -> (Option<StateId>, &mut Option<BendingTopology<3>>) {
+        (self.state, &mut self.topology)
+    }
     fn set_springs(&mut self, t: &BendingTopology<3>) {
         let springs = springs_of(t, self.ks, self.kd);
         self.edges = springs.iter().map(|(e, _)| *e).collect();
@@ -136,13 +125,11 @@ impl Default for TriangularBendingSprings {
 }
 
 impl Component for TriangularBendingSprings {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
-        let (ks, kd) = (d.get(STIFFNESS), d.get(DAMPING));
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let (ks, kd) = (d.get(Self::STIFFNESS), d.get(Self::DAMPING));
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         if ks < 0.0 {
             cx.warn(format!("negative stiffness {ks}"));
         }
@@ -153,13 +140,8 @@ impl Component for TriangularBendingSprings {
         if mesh.triangles.is_empty() {
             return Err(cx.error("the topology has no triangles").hint("TriangularBendingSprings needs a triangle topology"));
         }
-        let rest = cx.rest_or_position(s);
-        topo::check_points(&mesh.triangles, rest.len() / 3, "triangle").map_err(|m| cx.error(m))?;
-        let mut t = tracker(&mesh, rest.len() / 3).map_err(|m| cx.error(m))?;
-        t.fill_rest_lengths(&rest).map_err(|m| cx.error(m))?;
         (self.ks, self.kd) = (ks, kd);
-        self.set_springs(&t);
-        self.topology = Some(t);
+        self.build_springs(cx, s, &mesh)?;
         self.state = Some(s);
         Ok(())
     }
@@ -167,19 +149,8 @@ impl Component for TriangularBendingSprings {
     /// SOFA's edge-data handlers (triangles added/removed, points removed/renumbered) on the
     /// whole log; edges follow as edge-indexed data.
     fn topology_changed(&mut self, cx: &mut InitCtx, _topology: settee_core::ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
-        let (Some(s), Some(t)) = (self.state, self.topology.as_mut()) else { return Ok(Follow::NotConcerned) };
-        let rest = cx.rest_or_position(s);
-        let mesh = cx.require_mesh()?;
-        t.apply(changes, &rest)
-            .and_then(|_| t.check_against(settee_core::topology_change::state_size_after(changes, rest.len() / 3), &mesh.edges, &mesh.triangles))
-            .map_err(|m| cx.error(m))?;
-        let t = self.topology.take().expect("tracker");
-        self.set_springs(&t);
-        self.topology = Some(t);
-        Ok(Follow::Followed)
+        self.follow_changes(cx, changes)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for TriangularBendingSprings {
@@ -263,20 +234,12 @@ mod tests {
 
     #[test]
     fn fan_of_triangles_has_consistent_derivatives() {
-        let f = factory();
-        let mut s = Scene::new("root");
         // A hexagonal fan around point 0, lifted out of plane; border edges have no spring.
-        add(
-            &mut s,
-            &f,
-            Scene::ROOT,
-            "MechanicalObject",
-            &[
-                ("rest_position", "0 0 0  1 0 0  0.5 0.9 0  -0.5 0.9 0  -1 0 0  -0.5 -0.9 0  0.5 -0.9 0"),
-                ("position", "0 0 0.3  1 0.1 0  0.4 0.9 0.2  -0.5 1 -0.1  -1.1 0 0.1  -0.5 -0.8 0.3  0.6 -0.9 -0.2"),
-                ("velocity", "0 0 0  0.1 0 0  0 0.2 0  0 0 0.3  0 0 0  0.1 0.1 0  0 0 -0.1"),
-            ],
-        );
+        let (f, mut s) = state_scene(&[
+            ("rest_position", "0 0 0  1 0 0  0.5 0.9 0  -0.5 0.9 0  -1 0 0  -0.5 -0.9 0  0.5 -0.9 0"),
+            ("position", "0 0 0.3  1 0.1 0  0.4 0.9 0.2  -0.5 1 -0.1  -1.1 0 0.1  -0.5 -0.8 0.3  0.6 -0.9 -0.2"),
+            ("velocity", "0 0 0  0.1 0 0  0 0.2 0  0 0 0.3  0 0 0  0.1 0.1 0  0 0 -0.1"),
+        ]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("triangles", "0 1 2  0 2 3  0 3 4  0 4 5  0 5 6  0 6 1")]);
         let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[("stiffness", "300"), ("damping", "2")]);
         init_root(&mut s, &f).unwrap();
@@ -296,9 +259,7 @@ mod tests {
 
     #[test]
     fn a_mesh_without_triangles_is_an_error() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0")]);
         add(&mut s, &f, Scene::ROOT, "MeshTopology", &[("edges", "0 1")]);
         add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
         let e = init_root(&mut s, &f).unwrap_err();
@@ -402,9 +363,7 @@ mod tests {
     /// a triangle added across it later does not create a spring there.
     #[test]
     fn an_edge_on_the_initial_border_gets_no_spring_from_an_added_triangle() {
-        let f = factory();
-        let mut s = Scene::new("root");
-        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  0 1 0  1 1 0  1 -1 0")]);
+        let (f, mut s) = state_scene(&[("position", "0 0 0  1 0 0  0 1 0  1 1 0  1 -1 0")]);
         let t = add(&mut s, &f, Scene::ROOT, "TriangleSetTopologyContainer", &[("triangles", "0 1 2  1 3 2")]);
         let c = add(&mut s, &f, Scene::ROOT, "TriangularBendingSprings", &[]);
         init_root(&mut s, &f).unwrap();

@@ -6,5 +6,5 @@ pub use mechanical_object::MechanicalObject;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&mechanical_object::CLASS);
+    f.add::<MechanicalObject>();
 }

@@ -1,78 +1,9 @@
 //! `MechanicalObject`: holds positions, velocities, forces and the other state vectors.
 //! The vectors live in the scene's state store; this component fills them at init.
 
-use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::role::{self, MechanicalState, Topology};
 use settee_core::types::{quat_from_euler, quat_mul, quat_rotate, Layout};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, SimResult, TemplateRule, VecId};
-
-static DATA: &[DataDecl] = &[
-    decl("position", Coords, "", "position coordinates of the degrees of freedom"),
-    decl("velocity", Derivs, "", "velocity coordinates of the degrees of freedom"),
-    decl("force", Derivs, "", "force vector of the degrees of freedom"),
-    decl("rest_position", Coords, "", "rest position coordinates of the degrees of freedom"),
-    decl("externalForce", Derivs, "", "external forces, cleared at the end of every step"),
-    decl("derivX", Derivs, "", "dx vector of the degrees of freedom"),
-    decl("free_position", Coords, "", "free motion position coordinates"),
-    decl("free_velocity", Derivs, "", "free motion velocity coordinates"),
-    decl("reset_position", Coords, "", "reset position coordinates"),
-    decl("reset_velocity", Derivs, "", "reset velocity coordinates"),
-    decl("restScale", Real, "1", "optional scaling of rest position coordinates (to simulate pre-existing internal stress)"),
-    decl("useTopology", Bool, "true", "use the node's mesh topology to initialise positions when no topology link is given"),
-    decl("translation", Fixed(3), "0 0 0", "translation of the DOFs (attributes dx dy dz set one component)"),
-    decl("rotation", Fixed(3), "0 0 0", "rotation of the DOFs, Euler angles in degrees (attributes rx ry rz)"),
-    decl("scale3d", Fixed(3), "1 1 1", "scale of the DOFs in 3 dimensions (attributes sx sy sz, or scale)"),
-    decl("translation2", Fixed(3), "0 0 0", "translation applied after the rest position is stored (dx2 dy2 dz2)"),
-    decl("rotation2", Fixed(3), "0 0 0", "rotation applied after the rest position is stored (rx2 ry2 rz2)"),
-    decl("size", Int, "1", "number of DOFs"),
-    decl("reserve", Int, "0", "capacity hint for the vectors"),
-    decl("showObject", Bool, "false", "display the DOFs (rendering only)"),
-    decl("showObjectScale", Real, "0.1", "scale of the displayed DOFs (rendering only)"),
-    decl("showIndices", Bool, "false", "display the DOF indices (rendering only)"),
-    decl("showIndicesScale", Real, "1", "scale of the displayed indices (rendering only)"),
-    decl("showVectors", Bool, "false", "display velocities (rendering only)"),
-    decl("showVectorsScale", Real, "0.0001", "scale of the displayed velocities (rendering only)"),
-    decl("drawMode", Int, "0", "display mode (rendering only)"),
-    decl_alias("showColor", &["color"], Str, "white", "display colour (rendering only)"),
-];
-
-static LINKS: &[LinkDecl] = &[settee_core::component::link("topology", Roles::TOPOLOGY, "topology whose points initialise the positions")];
-
-settee_core::data_refs! {
-    static READS;
-    POSITION: Reals = "position";
-    VELOCITY: Reals = "velocity";
-    REST_POSITION: Reals = "rest_position";
-    SIZE: Int = "size";
-    REST_SCALE: Real = "restScale";
-    TRANSLATION: Vec3 = "translation";
-    ROTATION: Vec3 = "rotation";
-    SCALE3D: Vec3 = "scale3d";
-    TRANSLATION2: Vec3 = "translation2";
-    ROTATION2: Vec3 = "rotation2";
-    USE_TOPOLOGY: Bool = "useTopology";
-    FREE_POSITION: Reals = "free_position";
-    FREE_VELOCITY: Reals = "free_velocity";
-    EXTERNAL_FORCE: Reals = "externalForce";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MechanicalObject",
-    description: "Container of the state vectors (positions, velocities, forces, …) of a set of degrees of freedom.",
-    roles: Roles::MECHANICAL_STATE,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: Some(preparse),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MechanicalObject { layout: args.layout.unwrap_or(Layout::Vec3) })
-}
+use settee_core::{component, Component, InitCtx, SimResult, VecId};
 
 /// SOFA reads the shorthand attributes as single-precision floats; the value they denote is that
 /// float, printed here exactly so the Data parser reads the same number.
@@ -109,39 +40,107 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
     }
 }
 
+/// Container of the state vectors (positions, velocities, forces, …) of a set of degrees of freedom.
+///
 /// The state container component.
+#[component(
+    markers = [MechanicalState],
+    templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
+    default_template = "Vec3d",
+    create = |args| MechanicalObject { layout: args.layout.unwrap_or(Layout::Vec3) },
+    preparse = preparse,
+    data = {
+        /// position coordinates of the degrees of freedom
+        position: Coords,
+        /// velocity coordinates of the degrees of freedom
+        velocity: Derivs,
+        /// force vector of the degrees of freedom
+        force: Derivs,
+        /// rest position coordinates of the degrees of freedom
+        rest_position: Coords,
+        /// external forces, cleared at the end of every step
+        externalForce: Derivs,
+        /// dx vector of the degrees of freedom
+        derivX: Derivs,
+        /// free motion position coordinates
+        free_position: Coords,
+        /// free motion velocity coordinates
+        free_velocity: Derivs,
+        /// reset position coordinates
+        reset_position: Coords,
+        /// reset velocity coordinates
+        reset_velocity: Derivs,
+        /// optional scaling of rest position coordinates (to simulate pre-existing internal stress)
+        restScale: Real = "1",
+        /// use the node's mesh topology to initialise positions when no topology link is given
+        useTopology: Bool = "true",
+        /// translation of the DOFs (attributes dx dy dz set one component)
+        translation: Fixed(3) = "0 0 0",
+        /// rotation of the DOFs, Euler angles in degrees (attributes rx ry rz)
+        rotation: Fixed(3) = "0 0 0",
+        /// scale of the DOFs in 3 dimensions (attributes sx sy sz, or scale)
+        scale3d: Fixed(3) = "1 1 1",
+        /// translation applied after the rest position is stored (dx2 dy2 dz2)
+        translation2: Fixed(3) = "0 0 0",
+        /// rotation applied after the rest position is stored (rx2 ry2 rz2)
+        rotation2: Fixed(3) = "0 0 0",
+        /// number of DOFs
+        size: Int = "1",
+        /// capacity hint for the vectors
+        reserve: Int = "0",
+        /// display the DOFs (rendering only)
+        showObject: Bool = "false",
+        /// scale of the displayed DOFs (rendering only)
+        showObjectScale: Real = "0.1",
+        /// display the DOF indices (rendering only)
+        showIndices: Bool = "false",
+        /// scale of the displayed indices (rendering only)
+        showIndicesScale: Real = "1",
+        /// display velocities (rendering only)
+        showVectors: Bool = "false",
+        /// scale of the displayed velocities (rendering only)
+        showVectorsScale: Real = "0.0001",
+        /// display mode (rendering only)
+        drawMode: Int = "0",
+        /// display colour (rendering only)
+        #[alias("color")]
+        showColor: Str = "white",
+    },
+    links = {
+        /// topology whose points initialise the positions
+        topology: Topology,
+    },
+)]
 pub struct MechanicalObject {
     layout: Layout,
 }
 
 impl Component for MechanicalObject {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let layout = self.layout;
         let (cs, ds) = (layout.coord_size(), layout.deriv_size());
         let d = cx.data();
-        let mut pos = d.get(POSITION).to_vec();
-        let mut vel = d.get(VELOCITY).to_vec();
-        let rest = d.get(REST_POSITION).to_vec();
-        let pos_set = d.is_given(POSITION);
-        let size_set = d.is_given(SIZE);
-        let size_attr = d.get(SIZE).max(0) as usize;
-        if d.is_given(SIZE) {
+        let mut pos = d.get(Self::POSITION).to_vec();
+        let mut vel = d.get(Self::VELOCITY).to_vec();
+        let rest = d.get(Self::REST_POSITION).to_vec();
+        let pos_set = d.is_given(Self::POSITION);
+        let size_set = d.is_given(Self::SIZE);
+        let size_attr = d.get(Self::SIZE).max(0) as usize;
+        if d.is_given(Self::SIZE) {
             // A state holds about nine vectors of coordinates or derivatives (position, rest,
             // free position, velocity, force, dx, …): checked before any is allocated.
             let per_dof = 8 * (3 * layout.coord_size() + 6 * layout.deriv_size()) as u128;
             settee_core::budget::check(size_attr as u128, per_dof, &format!("MechanicalObject size={size_attr}"))
                 .map_err(|e| cx.error(e.0.message.clone()).hint(e.0.hint.clone().unwrap_or_default()))?;
         }
-        let rest_scale = d.get(REST_SCALE);
-        let (translation, rotation, scale3d) = (d.get(TRANSLATION), d.get(ROTATION), d.get(SCALE3D));
-        let (translation2, rotation2) = (d.get(TRANSLATION2), d.get(ROTATION2));
+        let rest_scale = d.get(Self::REST_SCALE);
+        let (translation, rotation, scale3d) = (d.get(Self::TRANSLATION), d.get(Self::ROTATION), d.get(Self::SCALE3D));
+        let (translation2, rotation2) = (d.get(Self::TRANSLATION2), d.get(Self::ROTATION2));
 
         // Topology: explicit link, else the node's own mesh topology.
         let topology = cx.link_targets("topology").first().copied().or_else(|| {
-            if cx.data().get(USE_TOPOLOGY) {
-                cx.scene.find_local(cx.node(), Roles::TOPOLOGY)
+            if cx.data().get(Self::USE_TOPOLOGY) {
+                cx.scene.find_local(cx.node(), role::TOPOLOGY)
             } else {
                 None
             }
@@ -206,7 +205,9 @@ impl Component for MechanicalObject {
         st.set_vec(VecId::REST_POSITION, rest);
         st.write(VecId::FORCE);
         st.write(VecId::DX);
-        for (field, id) in [(FREE_POSITION, VecId::FREE_POSITION), (FREE_VELOCITY, VecId::FREE_VELOCITY), (EXTERNAL_FORCE, VecId::EXTERNAL_FORCE)] {
+        for (field, id) in
+            [(Self::FREE_POSITION, VecId::FREE_POSITION), (Self::FREE_VELOCITY, VecId::FREE_VELOCITY), (Self::EXTERNAL_FORCE, VecId::EXTERNAL_FORCE)]
+        {
             let v = cx.data().get(field).to_vec();
             if v.len() == size * st_elem(layout, id) && !v.is_empty() {
                 cx.scene.store.get_mut(s).set_vec(id, v);

@@ -27,67 +27,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::diag::{Diagnostic, SourcePos};
+use settee_core::role::Topology;
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Roles, Scene, SimError, SimResult, TemplateRule,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
 
 use crate::modifier::{self, DynTopo};
 use crate::set_container::SetTopologyContainer;
-
-static DATA: &[DataDecl] = &[
-    decl("filename", FileName, "", "script of topological changes (times and element lists)"),
-    decl("listChanges", Indices, "", "0 for adding, 1 for removing, 2 for cutting, with indices (unused by SOFA)"),
-    decl("interval", Real, "0", "time between two removals of the Data lists (useDataInputs)"),
-    decl("shift", Real, "0", "added to the node time before it is compared with the script's times"),
-    decl("loop", Bool, "false", "re-read the script from the start when its end is reached"),
-    decl("useDataInputs", Bool, "false", "remove the *ToRemove lists at timeToRemove instead of reading a script"),
-    decl("timeToRemove", Real, "0", "time after which the *ToRemove lists are removed (useDataInputs)"),
-    decl("pointsToRemove", Indices, "", "points to remove (useDataInputs)"),
-    decl("edgesToRemove", Indices, "", "edges to remove (useDataInputs)"),
-    decl("trianglesToRemove", Indices, "", "triangles to remove (useDataInputs)"),
-    decl("quadsToRemove", Indices, "", "quads to remove (useDataInputs)"),
-    decl("tetrahedraToRemove", Indices, "", "tetrahedra to remove (useDataInputs)"),
-    decl("hexahedraToRemove", Indices, "", "hexahedra to remove (useDataInputs)"),
-    decl("saveIndicesAtInit", Bool, "false", "incisions: save the elements to cut at init (INCISE= is not supported)"),
-    decl("epsilonSnapPath", Real, "0.1", "incisions: snapping distance along the path (INCISE= is not supported)"),
-    decl("epsilonSnapBorder", Real, "0.25", "incisions: snapping distance to the border (INCISE= is not supported)"),
-    decl("draw", Bool, "false", "draw the incision path (rendering only)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FILENAME: Text = "filename";
-    SHIFT: Real = "shift";
-    LOOP: Bool = "loop";
-    USE_DATA_INPUTS: Bool = "useDataInputs";
-    INTERVAL: Real = "interval";
-    TIME_TO_REMOVE: Real = "timeToRemove";
-    POINTS_TO_REMOVE: Indices = "pointsToRemove";
-    EDGES_TO_REMOVE: Indices = "edgesToRemove";
-    TRIANGLES_TO_REMOVE: Indices = "trianglesToRemove";
-    QUADS_TO_REMOVE: Indices = "quadsToRemove";
-    TETRAHEDRA_TO_REMOVE: Indices = "tetrahedraToRemove";
-    HEXAHEDRA_TO_REMOVE: Indices = "hexahedraToRemove";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TopologicalChangeProcessor",
-    description: "Replays a script of element additions and removals on a dynamic topology at given times.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[link("topology", Roles::TOPOLOGY, "the topology container to change (default: the context topology)")],
-    create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalChangeProcessor::default()) },
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
 
 /// One line of the script, with its number (1-based) for messages.
 #[derive(Clone, Debug)]
@@ -96,6 +42,51 @@ struct Line {
     text: String,
 }
 
+/// Replays a script of element additions and removals on a dynamic topology at given times.
+///
+/// The TopologicalChangeProcessor component.
+#[component(
+    data = {
+        /// script of topological changes (times and element lists)
+        filename: FileName,
+        /// 0 for adding, 1 for removing, 2 for cutting, with indices (unused by SOFA)
+        listChanges: Indices,
+        /// time between two removals of the Data lists (useDataInputs)
+        interval: Real = "0",
+        /// added to the node time before it is compared with the script's times
+        shift: Real = "0",
+        /// re-read the script from the start when its end is reached
+        "loop" as LOOP: Bool = "false",
+        /// remove the *ToRemove lists at timeToRemove instead of reading a script
+        useDataInputs: Bool = "false",
+        /// time after which the *ToRemove lists are removed (useDataInputs)
+        timeToRemove: Real = "0",
+        /// points to remove (useDataInputs)
+        pointsToRemove: Indices,
+        /// edges to remove (useDataInputs)
+        edgesToRemove: Indices,
+        /// triangles to remove (useDataInputs)
+        trianglesToRemove: Indices,
+        /// quads to remove (useDataInputs)
+        quadsToRemove: Indices,
+        /// tetrahedra to remove (useDataInputs)
+        tetrahedraToRemove: Indices,
+        /// hexahedra to remove (useDataInputs)
+        hexahedraToRemove: Indices,
+        /// incisions: save the elements to cut at init (INCISE= is not supported)
+        saveIndicesAtInit: Bool = "false",
+        /// incisions: snapping distance along the path (INCISE= is not supported)
+        epsilonSnapPath: Real = "0.1",
+        /// incisions: snapping distance to the border (INCISE= is not supported)
+        epsilonSnapBorder: Real = "0.25",
+        /// draw the incision path (rendering only)
+        draw: Bool = "false",
+    },
+    links = {
+        /// the topology container to change (default: the context topology)
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct TopologicalChangeProcessor {
     file: Option<Arc<PathBuf>>,
@@ -172,8 +163,8 @@ impl TopologicalChangeProcessor {
     fn process_script(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let Some(topology) = self.topology else { return Ok(()) };
         let d = &scene.entry(me).data;
-        let time = scene.params(scene.entry(me).node).time + d.get(SHIFT);
-        let do_loop = d.get(LOOP);
+        let time = scene.params(scene.entry(me).node).time + d.get(Self::SHIFT);
+        let do_loop = d.get(Self::LOOP);
         let lines = self.read_due(time, do_loop);
         let mut k = 0;
         while k < lines.len() {
@@ -371,19 +362,19 @@ impl TopologicalChangeProcessor {
         let node = scene.entry(me).node;
         let time = scene.params(node).time;
         let d = &scene.entry(me).data;
-        if d.get(TIME_TO_REMOVE) >= time {
+        if d.get(Self::TIME_TO_REMOVE) >= time {
             return Ok(());
         }
         let lists: Vec<(ElementKind, Vec<usize>)> = vec![
-            (ElementKind::Hexahedron, d.get(HEXAHEDRA_TO_REMOVE).to_vec()),
-            (ElementKind::Tetrahedron, d.get(TETRAHEDRA_TO_REMOVE).to_vec()),
-            (ElementKind::Quad, d.get(QUADS_TO_REMOVE).to_vec()),
-            (ElementKind::Triangle, d.get(TRIANGLES_TO_REMOVE).to_vec()),
-            (ElementKind::Edge, d.get(EDGES_TO_REMOVE).to_vec()),
-            (ElementKind::Point, d.get(POINTS_TO_REMOVE).to_vec()),
+            (ElementKind::Hexahedron, d.get(Self::HEXAHEDRA_TO_REMOVE).to_vec()),
+            (ElementKind::Tetrahedron, d.get(Self::TETRAHEDRA_TO_REMOVE).to_vec()),
+            (ElementKind::Quad, d.get(Self::QUADS_TO_REMOVE).to_vec()),
+            (ElementKind::Triangle, d.get(Self::TRIANGLES_TO_REMOVE).to_vec()),
+            (ElementKind::Edge, d.get(Self::EDGES_TO_REMOVE).to_vec()),
+            (ElementKind::Point, d.get(Self::POINTS_TO_REMOVE).to_vec()),
         ];
-        let interval = d.get(INTERVAL);
-        let next = if interval != 0.0 { d.get(TIME_TO_REMOVE) + interval } else { f64::INFINITY };
+        let interval = d.get(Self::INTERVAL);
+        let next = if interval != 0.0 { d.get(Self::TIME_TO_REMOVE) + interval } else { f64::INFINITY };
         for (kind, ids) in lists {
             if ids.is_empty() {
                 continue;
@@ -401,7 +392,7 @@ impl TopologicalChangeProcessor {
             }
             remove_items(scene, topology, kind, ids)?;
         }
-        scene.components[me].data.set("timeToRemove", settee_core::data::Value::Real(next));
+        scene.components[me].data.put(Self::TIME_TO_REMOVE, next);
         Ok(())
     }
 }
@@ -433,14 +424,12 @@ pub fn remove_items_with(scene: &mut Scene, topology: ComponentId, kind: Element
 fn remove_isolated_points(scene: &Scene, modifier: ComponentId) -> bool {
     let e = scene.entry(modifier);
     match e.class.name {
-        "TetrahedronSetTopologyModifier" | "HexahedronSetTopologyModifier" => e.data.get(crate::set_algorithms::REMOVE_ISOLATED),
+        "TetrahedronSetTopologyModifier" | "HexahedronSetTopologyModifier" => e.data.get(crate::set_algorithms::RemoveIsolatedData::REMOVE_ISOLATED),
         _ => true,
     }
 }
 
 impl Component for TopologicalChangeProcessor {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.topology = cx.topology();
         if self.topology.is_none() {
@@ -452,10 +441,10 @@ impl Component for TopologicalChangeProcessor {
         self.cursor = 0;
         self.next_time = 0.0;
         self.loop_time = 0.0;
-        if cx.data().get(USE_DATA_INPUTS) {
+        if cx.data().get(Self::USE_DATA_INPUTS) {
             return Ok(());
         }
-        let name = cx.data().get(FILENAME).trim().to_string();
+        let name = cx.data().get(Self::FILENAME).trim().to_string();
         if name.is_empty() {
             return Err(cx
                 .error("no script: `filename` is empty")
@@ -470,7 +459,7 @@ impl Component for TopologicalChangeProcessor {
     }
 
     fn animate_begin(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
-        if scene.entry(me).data.get(USE_DATA_INPUTS) {
+        if scene.entry(me).data.get(Self::USE_DATA_INPUTS) {
             self.process_data_inputs(scene, me)
         } else {
             self.process_script(scene, me)

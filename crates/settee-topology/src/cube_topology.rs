@@ -14,55 +14,10 @@
 //! that order at each point. Quads: the faces z=0, z=max, y=0, y=max, x=0, x=max, each with
 //! SOFA's vertex order (outward normals).
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
+use settee_core::role::Topology;
+use settee_core::{component, Component, InitCtx, MeshData, SimResult};
 
-use crate::mesh_topology::MESH_DATA;
-
-static DATA: &[DataDecl] = &[
-    decl("nx", Int, "0", "x grid resolution"),
-    decl("ny", Int, "0", "y grid resolution"),
-    decl("nz", Int, "0", "z grid resolution"),
-    decl(
-        "internalPoints",
-        Bool,
-        "false",
-        "include internal points (allow a one-to-one mapping between points from RegularGridTopology and CubeTopology)",
-    ),
-    decl("splitNormals", Bool, "false", "split corner points to have planar normals"),
-    decl("min", Fixed(3), "0 0 0", "Min"),
-    decl("max", Fixed(3), "1 1 1", "Max"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    NX: Int = "nx";
-    NY: Int = "ny";
-    NZ: Int = "nz";
-    MIN: Vec3 = "min";
-    MAX: Vec3 = "max";
-    INTERNAL_POINTS: Bool = "internalPoints";
-    SPLIT_NORMALS: Bool = "splitNormals";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "CubeTopology",
-    description: "Surface topology of a cube in 3D (points, edges and quads).",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, DATA],
-    links: &[],
-    create,
-    preparse: Some(preparse),
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CubeTopology::default())
-}
+use crate::mesh_topology::MeshTopologyData;
 
 /// Largest number of points accepted (a typo in nx, ny, nz must not exhaust memory).
 const MAX_POINTS: i64 = 50_000_000;
@@ -354,7 +309,30 @@ impl CubeGrid {
     }
 }
 
+/// Surface topology of a cube in 3D (points, edges and quads).
+///
 /// The component.
+#[component(
+    roles = [Topology],
+    inherit = [MeshTopologyData, Self],
+    preparse = preparse,
+    data = {
+        /// x grid resolution
+        nx: Int = "0",
+        /// y grid resolution
+        ny: Int = "0",
+        /// z grid resolution
+        nz: Int = "0",
+        /// include internal points (allow a one-to-one mapping between points from RegularGridTopology and CubeTopology)
+        internalPoints: Bool = "false",
+        /// split corner points to have planar normals
+        splitNormals: Bool = "false",
+        /// Min
+        min: Fixed(3) = "0 0 0",
+        /// Max
+        max: Fixed(3) = "1 1 1",
+    },
+)]
 #[derive(Default)]
 pub struct CubeTopology {
     mesh: MeshData,
@@ -368,13 +346,13 @@ impl CubeTopology {
 
     fn build(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let n = [d.get(NX), d.get(NY), d.get(NZ)];
+        let n = [d.get(Self::NX), d.get(Self::NY), d.get(Self::NZ)];
         if n.iter().any(|&a| a < 0) {
             return Err(cx
                 .error(format!("negative resolution nx={} ny={} nz={}", n[0], n[1], n[2]))
                 .hint("nx, ny and nz are numbers of points per axis (≥ 1)"));
         }
-        let grid = CubeGrid::new(n, d.get(MIN), d.get(MAX), d.get(INTERNAL_POINTS), d.get(SPLIT_NORMALS));
+        let grid = CubeGrid::new(n, d.get(Self::MIN), d.get(Self::MAX), d.get(Self::INTERNAL_POINTS), d.get(Self::SPLIT_NORMALS));
         let count = grid.nb_points();
         if !(0..=MAX_POINTS).contains(&count) || n.iter().any(|&a| a > MAX_POINTS) {
             return Err(cx
@@ -383,9 +361,9 @@ impl CubeTopology {
         }
         let mesh = if n.contains(&0) { MeshData::default() } else { grid.mesh() };
         let d = cx.data_mut();
-        d.set("position", Value::Reals { arity: 3, v: mesh.points.iter().flatten().copied().collect() });
-        d.set("edges", Value::Indices { arity: 2, v: mesh.edges.iter().flatten().copied().collect() });
-        d.set("quads", Value::Indices { arity: 4, v: mesh.quads.iter().flatten().copied().collect() });
+        d.put(MeshTopologyData::POSITION, mesh.points.iter().flatten().copied().collect());
+        d.put(MeshTopologyData::EDGES, mesh.edges.iter().flatten().copied().collect());
+        d.put(MeshTopologyData::QUADS, mesh.quads.iter().flatten().copied().collect());
         self.mesh = mesh;
         self.grid = Some(grid);
         Ok(())
@@ -393,8 +371,6 @@ impl CubeTopology {
 }
 
 impl Component for CubeTopology {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         self.build(cx)
     }
@@ -402,24 +378,19 @@ impl Component for CubeTopology {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.build(cx)
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+impl Topology for CubeTopology {
+    fn mesh(&self) -> &MeshData {
+        &self.mesh
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene, VecId};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FLOAT_BOUNDS};
+    use settee_core::{Scene, VecId};
 
     /// The collision box of BeamFEMForceField.scn: with ny = nz = 2 the numbering is the full
     /// lattice `x + nx(y + ny z)`.
@@ -527,14 +498,7 @@ mod tests {
 
     #[test]
     fn float_bounds_and_errors() {
-        let mut a = vec![
-            ("xmin".to_string(), "-0.1".to_string()),
-            ("ymin".to_string(), "0".to_string()),
-            ("zmin".to_string(), "0".to_string()),
-            ("xmax".to_string(), "0.1".to_string()),
-            ("ymax".to_string(), "1".to_string()),
-            ("zmax".to_string(), "2".to_string()),
-        ];
+        let mut a = owned_attrs(FLOAT_BOUNDS);
         preparse(&mut a);
         let min = &a.iter().find(|(k, _)| k == "min").unwrap().1;
         assert_eq!(min, &format!("{:?} 0.0 0.0", -0.1f32 as f64));

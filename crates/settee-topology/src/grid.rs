@@ -81,14 +81,19 @@ pub fn hexahedron(n: [usize; 3], x: usize, y: usize, z: usize) -> [usize; 8] {
 /// All hexahedra of the grid, x fastest, then y, then z.
 pub fn hexahedra(n: [usize; 3]) -> Vec<[usize; 8]> {
     let mut out = Vec::with_capacity(hexahedron_count(n));
-    for z in 0..n[2].saturating_sub(1) {
-        for y in 0..n[1].saturating_sub(1) {
-            for x in 0..n[0].saturating_sub(1) {
-                out.push(hexahedron(n, x, y, z));
+    push_lattice(&mut out, n.map(|a| a.saturating_sub(1)), |x, y, z| hexahedron(n, x, y, z));
+    out
+}
+
+/// Appends `f(x, y, z)` for every `x < m[0]`, `y < m[1]`, `z < m[2]`: z outermost, x fastest.
+fn push_lattice<T>(out: &mut Vec<T>, m: [usize; 3], f: impl Fn(usize, usize, usize) -> T) {
+    for z in 0..m[2] {
+        for y in 0..m[1] {
+            for x in 0..m[0] {
+                out.push(f(x, y, z));
             }
         }
     }
-    out
 }
 
 /// All grid faces as quads: the XY faces of every z layer, then the XZ faces, then the YZ
@@ -98,27 +103,9 @@ pub fn quads(n: [usize; 3]) -> Vec<[usize; 4]> {
     let (mx, my, mz) = (nx.saturating_sub(1), ny.saturating_sub(1), nz.saturating_sub(1));
     let p = |a, b, c| point_index(n, a, b, c);
     let mut out = Vec::with_capacity(mx * my * nz + mx * ny * mz + nx * my * mz);
-    for z in 0..nz {
-        for y in 0..my {
-            for x in 0..mx {
-                out.push([p(x, y, z), p(x + 1, y, z), p(x + 1, y + 1, z), p(x, y + 1, z)]);
-            }
-        }
-    }
-    for z in 0..mz {
-        for y in 0..ny {
-            for x in 0..mx {
-                out.push([p(x, y, z), p(x + 1, y, z), p(x + 1, y, z + 1), p(x, y, z + 1)]);
-            }
-        }
-    }
-    for z in 0..mz {
-        for y in 0..my {
-            for x in 0..nx {
-                out.push([p(x, y, z), p(x, y + 1, z), p(x, y + 1, z + 1), p(x, y, z + 1)]);
-            }
-        }
-    }
+    push_lattice(&mut out, [mx, my, nz], |x, y, z| [p(x, y, z), p(x + 1, y, z), p(x + 1, y + 1, z), p(x, y + 1, z)]);
+    push_lattice(&mut out, [mx, ny, mz], |x, y, z| [p(x, y, z), p(x + 1, y, z), p(x + 1, y, z + 1), p(x, y, z + 1)]);
+    push_lattice(&mut out, [nx, my, mz], |x, y, z| [p(x, y, z), p(x, y + 1, z), p(x, y + 1, z + 1), p(x, y, z + 1)]);
     out
 }
 
@@ -159,27 +146,9 @@ pub fn axis_edges(n: [usize; 3]) -> Vec<[usize; 2]> {
     let (mx, my, mz) = (nx.saturating_sub(1), ny.saturating_sub(1), nz.saturating_sub(1));
     let p = |a, b, c| point_index(n, a, b, c);
     let mut out = Vec::with_capacity(mx * ny * nz + nx * my * nz + nx * ny * mz);
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..mx {
-                out.push([p(x, y, z), p(x + 1, y, z)]);
-            }
-        }
-    }
-    for z in 0..nz {
-        for y in 0..my {
-            for x in 0..nx {
-                out.push([p(x, y, z), p(x, y + 1, z)]);
-            }
-        }
-    }
-    for z in 0..mz {
-        for y in 0..ny {
-            for x in 0..nx {
-                out.push([p(x, y, z), p(x, y, z + 1)]);
-            }
-        }
-    }
+    push_lattice(&mut out, [mx, ny, nz], |x, y, z| [p(x, y, z), p(x + 1, y, z)]);
+    push_lattice(&mut out, [nx, my, nz], |x, y, z| [p(x, y, z), p(x, y + 1, z)]);
+    push_lattice(&mut out, [nx, ny, mz], |x, y, z| [p(x, y, z), p(x, y, z + 1)]);
     out
 }
 
@@ -404,27 +373,19 @@ impl RegularGridGeometry {
     /// (`None` if outside, or if the grid has an axis with fewer than 2 points).
     /// Cell `ix = floor(gx)` is inside iff `0 <= ix <= nx-2` (same for y, z).
     pub fn find_cube(&self, pos: Vec3) -> Option<(usize, Vec3)> {
-        if self.n.iter().any(|&a| a < 2) {
-            return None;
-        }
-        let g = self.grid_coords(pos);
-        let mut ic = [0usize; 3];
-        let mut frac = [0.0; 3];
-        for a in 0..3 {
-            let i = g[a].floor() as i64;
-            if i < 0 || i > self.n[a] as i64 - 2 {
-                return None;
-            }
-            ic[a] = i as usize;
-            frac[a] = g[a] - i as f64;
-        }
-        Some((cell_index(self.n, ic[0], ic[1], ic[2]), frac))
+        self.locate(pos, |i, last| (0..=last).contains(&i).then_some(i))
     }
 
     /// Like [`find_cube`](Self::find_cube) but the cell indices are clamped to the grid, so
     /// the fractional coordinates may fall outside `[0, 1]` (extrapolation).
     /// `None` only if an axis has fewer than 2 points.
     pub fn find_nearest_cube(&self, pos: Vec3) -> Option<(usize, Vec3)> {
+        self.locate(pos, |i, last| Some(i.clamp(0, last)))
+    }
+
+    /// The cell of `pos` and the coordinates of `pos` relative to it, the cell index along each
+    /// axis being `pick(floor(g), n - 2)` for the grid coordinate `g` (`None`: outside).
+    fn locate(&self, pos: Vec3, pick: impl Fn(i64, i64) -> Option<i64>) -> Option<(usize, Vec3)> {
         if self.n.iter().any(|&a| a < 2) {
             return None;
         }
@@ -432,7 +393,7 @@ impl RegularGridGeometry {
         let mut ic = [0usize; 3];
         let mut frac = [0.0; 3];
         for a in 0..3 {
-            let i = (g[a].floor() as i64).clamp(0, self.n[a] as i64 - 2);
+            let i = pick(g[a].floor() as i64, self.n[a] as i64 - 2)?;
             ic[a] = i as usize;
             frac[a] = g[a] - i as f64;
         }

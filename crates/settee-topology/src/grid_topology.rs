@@ -5,100 +5,12 @@
 //! in the same node reads the grid's points at its own init, which comes first), and again at the
 //! grid's init, where `cellWidth` and the resolution check apply.
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef, DataUse};
+use settee_core::role::Topology;
 use settee_core::topology::points_from_flat;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, MeshData, SimResult};
 
 use crate::grid::{float_attribute_bounds, grid_lists, point_count, sanitize_resolution, GridListFlags, RegularGridGeometry, RegularGridParams};
-use crate::mesh_topology::MESH_DATA;
-
-static GRID_DATA: &[DataDecl] = &[
-    decl("n", Fixed(3), "2 2 2", "grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)"),
-    decl("computeHexaList", Bool, "true", "build the list of hexahedra"),
-    decl("computeQuadList", Bool, "true", "build the list of quads"),
-    decl("computeTriangleList", Bool, "true", "build the list of triangles (two per quad; edges then come from them)"),
-    decl("computeEdgeList", Bool, "true", "build the list of edges"),
-    decl("computePointList", Bool, "true", "build the list of points"),
-    decl("createTexCoords", Bool, "false", "generate texture coordinates (rendering only)"),
-];
-
-static REGULAR_DATA: &[DataDecl] = &[
-    decl("min", Fixed(3), "0 0 0", "min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)"),
-    decl("max", Fixed(3), "1 1 1", "max end of the diagonal"),
-    decl("p0", Fixed(3), "0 0 0", "position of grid point (0,0,0); computed from min/max unless set"),
-    decl("cellWidth", Real, "0", "if non-zero: size of the cells; the resolution becomes ceil((max-min)/cellWidth)+1 at init"),
-];
-
-settee_core::data_refs! {
-    pub static GRID_READS;
-    /// Points per axis (also read from a grid by the force fields and mappings that use its cells).
-    N: Reals = "n";
-    COMPUTE_HEXA_LIST: Bool = "computeHexaList";
-    COMPUTE_QUAD_LIST: Bool = "computeQuadList";
-    COMPUTE_TRIANGLE_LIST: Bool = "computeTriangleList";
-    COMPUTE_EDGE_LIST: Bool = "computeEdgeList";
-    POSITION: Reals = "position";
-}
-
-/// The regular grid's own Data (also read from a regular grid by the components that use its
-/// geometry).
-pub const MIN: DataRef<data_ref::Vec3> = DataRef::new("min");
-pub const MAX: DataRef<data_ref::Vec3> = DataRef::new("max");
-pub const P0: DataRef<data_ref::Vec3> = DataRef::new("p0");
-pub const CELL_WIDTH: DataRef<data_ref::Real> = DataRef::new("cellWidth");
-
-/// A regular grid reads the grid's Data and its own.
-pub static REGULAR_READS: &[DataUse] = &[
-    N.erased(),
-    COMPUTE_HEXA_LIST.erased(),
-    COMPUTE_QUAD_LIST.erased(),
-    COMPUTE_TRIANGLE_LIST.erased(),
-    COMPUTE_EDGE_LIST.erased(),
-    POSITION.erased(),
-    MIN.erased(),
-    MAX.erased(),
-    P0.erased(),
-    CELL_WIDTH.erased(),
-];
-
-pub static GRID_CLASS: ComponentClass = ComponentClass {
-    name: "GridTopology",
-    description: "Structured grid of hexahedra whose point positions are given (`position`) or zero.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, GRID_DATA],
-    links: &[],
-    create: create_grid,
-    preparse: Some(preparse_grid),
-    no_src_link: &[],
-    reads: GRID_READS,
-};
-
-pub static REGULAR_CLASS: ComponentClass = ComponentClass {
-    name: "RegularGridTopology",
-    description: "Regular grid of hexahedra between `min` and `max` with `n` points per axis.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, GRID_DATA, REGULAR_DATA],
-    links: &[],
-    create: create_regular,
-    preparse: Some(preparse_regular),
-    no_src_link: &[],
-    reads: REGULAR_READS,
-};
-
-fn create_grid(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(GridTopology { regular: false, mesh: MeshData::default(), geometry: None })
-}
-
-fn create_regular(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(GridTopology { regular: true, mesh: MeshData::default(), geometry: None })
-}
+use crate::mesh_topology::MeshTopologyData;
 
 /// Largest number of grid points accepted (a typo in `n` or `cellWidth` must not exhaust memory).
 const MAX_POINTS: usize = 50_000_000;
@@ -163,7 +75,51 @@ fn preparse_regular(attrs: &mut Vec<(String, String)>) {
     attrs.push(("max".into(), format!("{:?} {:?} {:?}", max[0], max[1], max[2])));
 }
 
-/// A grid topology (plain or regular).
+/// A grid topology (plain or regular). Its `n` is also read from a grid by the force fields and
+/// mappings that use its cells (`GridTopology::N`), and a regular grid's `min`, `max`, `p0` and
+/// `cellWidth` by the components that use its geometry.
+#[component(
+    roles = [Topology],
+    inherit = [MeshTopologyData, Self],
+    data = {
+        /// grid resolution: number of points per axis (attributes nx ny nz set it when all three are given)
+        n: Fixed(3) as Reals = "2 2 2",
+        /// build the list of hexahedra
+        computeHexaList: Bool = "true",
+        /// build the list of quads
+        computeQuadList: Bool = "true",
+        /// build the list of triangles (two per quad; edges then come from them)
+        computeTriangleList: Bool = "true",
+        /// build the list of edges
+        computeEdgeList: Bool = "true",
+        /// build the list of points
+        computePointList: Bool = "true",
+        /// generate texture coordinates (rendering only)
+        createTexCoords: Bool = "false",
+    },
+    class(
+        name = "GridTopology",
+        description = "Structured grid of hexahedra whose point positions are given (`position`) or zero.",
+        create = |_| GridTopology { regular: false, mesh: MeshData::default(), geometry: None },
+        preparse = preparse_grid,
+    ),
+    class(
+        name = "RegularGridTopology",
+        description = "Regular grid of hexahedra between `min` and `max` with `n` points per axis.",
+        create = |_| GridTopology { regular: true, mesh: MeshData::default(), geometry: None },
+        preparse = preparse_regular,
+        data = {
+            /// min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)
+            min: Fixed(3) = "0 0 0",
+            /// max end of the diagonal
+            max: Fixed(3) = "1 1 1",
+            /// position of grid point (0,0,0); computed from min/max unless set
+            p0: Fixed(3) = "0 0 0",
+            /// if non-zero: size of the cells; the resolution becomes ceil((max-min)/cellWidth)+1 at init
+            cellWidth: Real = "0",
+        },
+    ),
+)]
 pub struct GridTopology {
     regular: bool,
     mesh: MeshData,
@@ -178,22 +134,22 @@ impl GridTopology {
 
     fn build(&mut self, cx: &mut InitCtx, at_init: bool) -> SimResult {
         let d = cx.data();
-        let nr = d.get(N);
+        let nr = d.get(Self::N);
         // `as` saturates, like reading an out-of-range integer fails in SOFA.
         let n_raw = [0, 1, 2].map(|a| nr.get(a).copied().unwrap_or(2.0) as i32);
         let flags = GridListFlags {
-            hexahedra: d.get(COMPUTE_HEXA_LIST),
-            quads: d.get(COMPUTE_QUAD_LIST),
-            triangles: d.get(COMPUTE_TRIANGLE_LIST),
-            edges: d.get(COMPUTE_EDGE_LIST),
+            hexahedra: d.get(Self::COMPUTE_HEXA_LIST),
+            quads: d.get(Self::COMPUTE_QUAD_LIST),
+            triangles: d.get(Self::COMPUTE_TRIANGLE_LIST),
+            edges: d.get(Self::COMPUTE_EDGE_LIST),
         };
         let (n, points, reset) = if self.regular {
             let params = RegularGridParams {
                 n: n_raw,
-                min: d.get(MIN),
-                max: d.get(MAX),
-                p0: d.is_given(P0).then(|| d.get(P0)),
-                cell_width: if at_init { d.get(CELL_WIDTH) } else { 0.0 },
+                min: d.get(Self::MIN),
+                max: d.get(Self::MAX),
+                p0: d.is_given(Self::P0).then(|| d.get(Self::P0)),
+                cell_width: if at_init { d.get(Self::CELL_WIDTH) } else { 0.0 },
             };
             let mut n = params.n;
             if params.cell_width != 0.0 {
@@ -207,7 +163,7 @@ impl GridTopology {
         } else {
             let (n, reset) = sanitize_resolution(n_raw);
             too_large(cx, n)?;
-            let mut points = points_from_flat(d.get(POSITION), 3);
+            let mut points = points_from_flat(d.get(MeshTopologyData::POSITION), 3);
             points.resize(point_count(n), [0.0; 3]);
             (n, points, reset)
         };
@@ -229,16 +185,17 @@ impl GridTopology {
 
         let d = cx.data_mut();
         if at_init {
-            d.set("n", Value::Reals { arity: 3, v: n.iter().map(|&a| a as f64).collect() });
+            d.put(Self::N, n.iter().map(|&a| a as f64).collect());
         }
         if let Some(g) = &self.geometry {
-            d.set("p0", Value::Reals { arity: 3, v: g.p0.to_vec() });
+            d.put(Self::P0, g.p0);
         }
-        d.set("position", Value::Reals { arity: 3, v: mesh.points.iter().flatten().copied().collect() });
-        d.set("edges", Value::Indices { arity: 2, v: mesh.edges.iter().flatten().copied().collect() });
-        d.set("triangles", Value::Indices { arity: 3, v: mesh.triangles.iter().flatten().copied().collect() });
-        d.set("quads", Value::Indices { arity: 4, v: mesh.quads.iter().flatten().copied().collect() });
-        d.set("hexahedra", Value::Indices { arity: 8, v: mesh.hexahedra.iter().flatten().copied().collect() });
+        type M = MeshTopologyData;
+        d.put(M::POSITION, mesh.points.iter().flatten().copied().collect());
+        d.put(M::EDGES, mesh.edges.iter().flatten().copied().collect());
+        d.put(M::TRIANGLES, mesh.triangles.iter().flatten().copied().collect());
+        d.put(M::QUADS, mesh.quads.iter().flatten().copied().collect());
+        d.put(M::HEXAHEDRA, mesh.hexahedra.iter().flatten().copied().collect());
         self.mesh = mesh;
         Ok(())
     }
@@ -255,8 +212,6 @@ fn too_large(cx: &InitCtx, n: [usize; 3]) -> SimResult {
 }
 
 impl Component for GridTopology {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         self.build(cx, false)
     }
@@ -264,9 +219,11 @@ impl Component for GridTopology {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.build(cx, true)
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+impl Topology for GridTopology {
+    fn mesh(&self) -> &MeshData {
+        &self.mesh
     }
 }
 
@@ -274,28 +231,8 @@ impl Component for GridTopology {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene, VecId};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    const FEMBAR_GRID: &[(&str, &str)] = &[
-        ("name", "grid"),
-        ("nx", "4"),
-        ("ny", "4"),
-        ("nz", "20"),
-        ("xmin", "-9"),
-        ("xmax", "-6"),
-        ("ymin", "0"),
-        ("ymax", "3"),
-        ("zmin", "0"),
-        ("zmax", "19"),
-    ];
+    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FEMBAR_GRID, FLOAT_BOUNDS};
+    use settee_core::{Scene, VecId};
 
     #[test]
     fn fembar_grid_feeds_a_mechanical_object_declared_before_it() {
@@ -371,16 +308,8 @@ mod tests {
 
     #[test]
     fn float_attributes_are_single_precision() {
-        let mut a = vec![
-            ("xmin".to_string(), "-0.1".to_string()),
-            ("ymin".to_string(), "0".to_string()),
-            ("zmin".to_string(), "0".to_string()),
-            ("xmax".to_string(), "0.1".to_string()),
-            ("ymax".to_string(), "1".to_string()),
-            ("zmax".to_string(), "2".to_string()),
-            ("scale".to_string(), "2".to_string()),
-            ("min".to_string(), "5 5 5".to_string()),
-        ];
+        let mut a = owned_attrs(FLOAT_BOUNDS);
+        a.extend(owned_attrs(&[("scale", "2"), ("min", "5 5 5")]));
         preparse_regular(&mut a);
         let min = &a.iter().find(|(k, _)| k == "min").unwrap().1;
         let read: Vec<f64> = min.split_whitespace().map(|t| t.parse().unwrap()).collect();

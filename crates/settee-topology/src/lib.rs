@@ -20,6 +20,7 @@ pub mod set_algorithms;
 pub mod set_container;
 pub mod sparse_grid;
 pub mod sparse_grid_ramification;
+pub mod testing;
 pub mod topological_mapping;
 
 #[cfg(test)]
@@ -35,15 +36,15 @@ pub use sparse_grid_ramification::SparseGridRamificationTopology;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&mesh_topology::CLASS);
-    f.register(&grid_topology::GRID_CLASS);
-    f.register(&grid_topology::REGULAR_CLASS);
-    f.register_all(&set_container::CLASSES);
-    f.register_all(&set_algorithms::CLASSES);
-    f.register_all(&topological_mapping::CLASSES);
-    f.register(&mesh2point::CLASS);
-    f.register(&sparse_grid::CLASS);
-    f.register(&sparse_grid_ramification::CLASS);
-    f.register(&cube_topology::CLASS);
-    f.register(&change_processor::CLASS);
+    f.add::<MeshTopology>();
+    f.add::<GridTopology>();
+    f.add::<SetTopologyContainer>();
+    f.add::<set_algorithms::SetModifier>();
+    f.add::<set_algorithms::SetAlgorithms>();
+    f.add::<topological_mapping::TopologicalMapping>();
+    f.add::<mesh2point::Mesh2PointTopologicalMapping>();
+    f.add::<SparseGridTopology>();
+    f.add::<SparseGridRamificationTopology>();
+    f.add::<cube_topology::CubeTopology>();
+    f.add::<change_processor::TopologicalChangeProcessor>();
 }

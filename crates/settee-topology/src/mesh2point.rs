@@ -17,82 +17,71 @@
 //! positions happens here (SOFA's `Mesh2PointMechanicalMapping` does that); topological changes
 //! are not propagated.
 
-use settee_core::data::{decl, DataKind::*};
-use settee_core::Roles;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, SimResult, TemplateRule};
+use settee_core::role::{Topology, TopologyAlgorithms};
+use settee_core::{component, Component, InitCtx, SimResult};
 
-use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_count, NewElements, IO_LINKS};
+use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_count, NewElements};
 
-static DATA: &[DataDecl] = &[
-    decl("pointBaryCoords", RealTuples(3), "", "offsets of the output points created from each input point"),
-    decl("edgeBaryCoords", RealTuples(3), "", "coordinates (first one used) of the output points created from each input edge"),
-    decl("triangleBaryCoords", RealTuples(3), "", "barycentric coordinates (first two used) of the output points created from each input triangle"),
-    decl("quadBaryCoords", RealTuples(3), "", "local coordinates (first two used) of the output points created from each input quad"),
-    decl("tetraBaryCoords", RealTuples(3), "", "barycentric coordinates of the output points created from each input tetrahedron"),
-    decl("hexaBaryCoords", RealTuples(3), "", "local coordinates of the output points created from each input hexahedron"),
-    decl("copyEdges", Bool, "false", "copy the input edges onto the points created from the input points (needs pointBaryCoords)"),
-    decl("copyTriangles", Bool, "false", "copy the input triangles onto the points created from the input points (needs pointBaryCoords)"),
-    decl("copyTetrahedra", Bool, "false", "copy the input tetrahedra onto the points created from the input points (needs pointBaryCoords)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    POINT_BARY_COORDS: Reals = "pointBaryCoords";
-    EDGE_BARY_COORDS: Reals = "edgeBaryCoords";
-    TRIANGLE_BARY_COORDS: Reals = "triangleBaryCoords";
-    QUAD_BARY_COORDS: Reals = "quadBaryCoords";
-    TETRA_BARY_COORDS: Reals = "tetraBaryCoords";
-    HEXA_BARY_COORDS: Reals = "hexaBaryCoords";
-    COPY_EDGES: Bool = "copyEdges";
-    COPY_TRIANGLES: Bool = "copyTriangles";
-    COPY_TETRAHEDRA: Bool = "copyTetrahedra";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "Mesh2PointTopologicalMapping",
-    description: "Creates output points from the input's points and elements at given local coordinates.",
-    roles: Roles::TOPOLOGY_ALGORITHMS,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: IO_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(Mesh2PointTopologicalMapping)
-}
-
+/// Creates output points from the input's points and elements at given local coordinates.
+///
 /// The Mesh2PointTopologicalMapping component.
+#[component(
+    markers = [TopologyAlgorithms],
+    create = |_| Mesh2PointTopologicalMapping,
+    data = {
+        /// offsets of the output points created from each input point
+        pointBaryCoords: RealTuples(3),
+        /// coordinates (first one used) of the output points created from each input edge
+        edgeBaryCoords: RealTuples(3),
+        /// barycentric coordinates (first two used) of the output points created from each input triangle
+        triangleBaryCoords: RealTuples(3),
+        /// local coordinates (first two used) of the output points created from each input quad
+        quadBaryCoords: RealTuples(3),
+        /// barycentric coordinates of the output points created from each input tetrahedron
+        tetraBaryCoords: RealTuples(3),
+        /// local coordinates of the output points created from each input hexahedron
+        hexaBaryCoords: RealTuples(3),
+        /// copy the input edges onto the points created from the input points (needs pointBaryCoords)
+        copyEdges: Bool = "false",
+        /// copy the input triangles onto the points created from the input points (needs pointBaryCoords)
+        copyTriangles: Bool = "false",
+        /// copy the input tetrahedra onto the points created from the input points (needs pointBaryCoords)
+        copyTetrahedra: Bool = "false",
+    },
+    links = {
+        /// input topology (default: the parent node's topology, `@../`)
+        input: Topology,
+        /// output topology container (default: this node's topology, `@./`)
+        output: Topology,
+    },
+)]
 pub struct Mesh2PointTopologicalMapping;
 
-type V3 = [f64; 3];
+use settee_core::math::{add, scale, V3};
 
-fn add(a: V3, b: V3) -> V3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-fn scale(a: V3, s: f64) -> V3 {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
 fn coords(flat: &[f64]) -> Vec<V3> {
     flat.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
 }
 
 impl Component for Mesh2PointTopologicalMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let (input, output) = io_topologies(cx)?;
         let from = mesh_of(cx, input)?;
         let d = cx.data();
-        let [pb, eb, tb, qb, teb, hb] =
-            [POINT_BARY_COORDS, EDGE_BARY_COORDS, TRIANGLE_BARY_COORDS, QUAD_BARY_COORDS, TETRA_BARY_COORDS, HEXA_BARY_COORDS]
-                .map(|r| coords(d.get(r)));
-        let copies = [("copyEdges", d.get(COPY_EDGES)), ("copyTriangles", d.get(COPY_TRIANGLES)), ("copyTetrahedra", d.get(COPY_TETRAHEDRA))];
+        let [pb, eb, tb, qb, teb, hb] = [
+            Self::POINT_BARY_COORDS,
+            Self::EDGE_BARY_COORDS,
+            Self::TRIANGLE_BARY_COORDS,
+            Self::QUAD_BARY_COORDS,
+            Self::TETRA_BARY_COORDS,
+            Self::HEXA_BARY_COORDS,
+        ]
+        .map(|r| coords(d.get(r)));
+        let copies = [
+            ("copyEdges", d.get(Self::COPY_EDGES)),
+            ("copyTriangles", d.get(Self::COPY_TRIANGLES)),
+            ("copyTetrahedra", d.get(Self::COPY_TETRAHEDRA)),
+        ];
         if pb.is_empty() {
             if let Some((name, _)) = copies.iter().find(|(_, on)| *on) {
                 return Err(cx.error(format!("{name} requires at least one item in pointBaryCoords")).hint("add e.g. pointBaryCoords=\"0 0 0\""));

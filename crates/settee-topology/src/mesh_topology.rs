@@ -9,67 +9,64 @@
 //! triangulated), otherwise a triangle fan `(v0, v[j-1], v[j])`; normals and texture coordinates
 //! are ignored. Missing edges (and triangles/quads) are then derived as for any MeshTopology.
 
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::role::Topology;
 use settee_core::topology::{group, points_from_flat};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, DataSet, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule,
-};
+use settee_core::{component, Component, DataSet, InitCtx, MeshData, SimError, SimResult};
 
 use crate::mesh::{complete_lists, DerivedLists};
 
 /// The Data every mesh topology container has (SOFA's `MeshTopology`, base of the grids).
-pub static MESH_DATA: &[DataDecl] = &[
-    decl_alias("position", &["points"], RealTuples(3), "", "list of point positions"),
-    decl_alias("edges", &["lines"], IndexTuples(2), "", "list of edge indices"),
-    decl("triangles", IndexTuples(3), "", "list of triangle indices"),
-    decl("quads", IndexTuples(4), "", "list of quad indices"),
-    decl_alias("tetrahedra", &["tetras"], IndexTuples(4), "", "list of tetrahedron indices"),
-    decl_alias("hexahedra", &["hexas"], IndexTuples(8), "", "list of hexahedron indices"),
-    decl("prisms", IndexTuples(6), "", "list of prism indices (stored, unused)"),
-    decl("pyramids", IndexTuples(5), "", "list of pyramid indices (stored, unused)"),
-    decl_alias("uv", &["texcoords"], RealTuples(2), "", "list of uv coordinates (rendering only)"),
-    decl("computeAllBuffers", Bool, "false", "compute all cross-element buffers at init (no effect here)"),
-    decl("drawEdges", Bool, "false", "draw the edges (rendering only)"),
-    decl("drawTriangles", Bool, "false", "draw the triangles (rendering only)"),
-    decl("drawQuads", Bool, "false", "draw the quads (rendering only)"),
-    decl("drawTetrahedra", Bool, "false", "draw the tetrahedra (rendering only)"),
-    decl("drawHexahedra", Bool, "false", "draw the hexahedra (rendering only)"),
-];
+#[settee_core::data_group(data = {
+    /// list of point positions
+    #[alias("points")]
+    position: RealTuples(3),
+    /// list of edge indices
+    #[alias("lines")]
+    edges: IndexTuples(2),
+    /// list of triangle indices
+    triangles: IndexTuples(3),
+    /// list of quad indices
+    quads: IndexTuples(4),
+    /// list of tetrahedron indices
+    #[alias("tetras")]
+    tetrahedra: IndexTuples(4),
+    /// list of hexahedron indices
+    #[alias("hexas")]
+    hexahedra: IndexTuples(8),
+    /// list of prism indices (stored, unused)
+    prisms: IndexTuples(6),
+    /// list of pyramid indices (stored, unused)
+    pyramids: IndexTuples(5),
+    /// list of uv coordinates (rendering only)
+    #[alias("texcoords")]
+    uv: RealTuples(2),
+    /// compute all cross-element buffers at init (no effect here)
+    computeAllBuffers: Bool = "false",
+    /// draw the edges (rendering only)
+    drawEdges: Bool = "false",
+    /// draw the triangles (rendering only)
+    drawTriangles: Bool = "false",
+    /// draw the quads (rendering only)
+    drawQuads: Bool = "false",
+    /// draw the tetrahedra (rendering only)
+    drawTetrahedra: Bool = "false",
+    /// draw the hexahedra (rendering only)
+    drawHexahedra: Bool = "false",
+})]
+pub struct MeshTopologyData;
 
-static FILE_DATA: &[DataDecl] =
-    &[decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (.obj/.trian), replacing the element lists")];
-
-settee_core::data_refs! {
-    static READS;
-    POSITION: Reals = "position";
-    EDGES: Indices = "edges";
-    TRIANGLES: Indices = "triangles";
-    QUADS: Indices = "quads";
-    TETRAHEDRA: Indices = "tetrahedra";
-    HEXAHEDRA: Indices = "hexahedra";
-    FILENAME: Text = "filename";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "MeshTopology",
-    description: "Generic constant topology given by explicit element lists (typically linked from a mesh loader).",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, FILE_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(MeshTopology::default())
-}
-
+/// Generic constant topology given by explicit element lists (typically linked from a mesh loader).
+///
 /// The MeshTopology component.
+#[component(
+    roles = [Topology],
+    inherit = [MeshTopologyData, Self],
+    data = {
+        /// mesh file to read (.obj/.trian), replacing the element lists
+        #[alias("fileTopology")]
+        filename: FileName,
+    },
+)]
 #[derive(Default)]
 pub struct MeshTopology {
     mesh: MeshData,
@@ -82,30 +79,30 @@ pub struct MeshTopology {
 /// Reads the element lists of a mesh-topology DataSet.
 pub fn mesh_from_data(d: &DataSet) -> MeshData {
     MeshData {
-        points: points_from_flat(d.get(POSITION), 3),
-        edges: group::<2>(d.get(EDGES)),
-        triangles: group::<3>(d.get(TRIANGLES)),
-        quads: group::<4>(d.get(QUADS)),
-        tetrahedra: group::<4>(d.get(TETRAHEDRA)),
-        hexahedra: group::<8>(d.get(HEXAHEDRA)),
+        points: points_from_flat(d.get(MeshTopologyData::POSITION), 3),
+        edges: group::<2>(d.get(MeshTopologyData::EDGES)),
+        triangles: group::<3>(d.get(MeshTopologyData::TRIANGLES)),
+        quads: group::<4>(d.get(MeshTopologyData::QUADS)),
+        tetrahedra: group::<4>(d.get(MeshTopologyData::TETRAHEDRA)),
+        hexahedra: group::<8>(d.get(MeshTopologyData::HEXAHEDRA)),
     }
 }
 
-fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
-    Value::Indices { arity: K, v: v.iter().flatten().copied().collect() }
+fn flat<const K: usize>(v: &[[usize; K]]) -> Vec<usize> {
+    v.iter().flatten().copied().collect()
 }
 
 /// Writes the lists of `mesh` selected by `which` into the Data of the component (so that Data
 /// links such as `@topo.edges` see the derived lists).
 pub fn write_lists(d: &mut DataSet, mesh: &MeshData, which: DerivedLists) {
     if which.edges {
-        d.set("edges", flat(&mesh.edges));
+        d.put(MeshTopologyData::EDGES, flat(&mesh.edges));
     }
     if which.triangles {
-        d.set("triangles", flat(&mesh.triangles));
+        d.put(MeshTopologyData::TRIANGLES, flat(&mesh.triangles));
     }
     if which.quads {
-        d.set("quads", flat(&mesh.quads));
+        d.put(MeshTopologyData::QUADS, flat(&mesh.quads));
     }
 }
 
@@ -126,7 +123,7 @@ impl MeshTopology {
     /// Loads `filename` (when set and not loaded yet) into the Data, replacing every list as
     /// SOFA's `clear()` + `load()` do.
     fn load_file(&mut self, cx: &mut InitCtx) -> SimResult {
-        let file = cx.data().get(FILENAME).trim().to_string();
+        let file = cx.data().get(Self::FILENAME).trim().to_string();
         if file.is_empty() || self.loaded.as_deref() == Some(file.as_str()) {
             return Ok(());
         }
@@ -140,14 +137,15 @@ impl MeshTopology {
             }
         })?;
         let d = cx.data_mut();
-        d.set("position", Value::Reals { arity: 3, v: mesh.points.iter().flatten().copied().collect() });
-        d.set("edges", flat(&mesh.edges));
-        d.set("triangles", flat(&mesh.triangles));
-        d.set("quads", flat(&mesh.quads));
-        for (name, arity) in [("tetrahedra", 4), ("hexahedra", 8), ("prisms", 6), ("pyramids", 5)] {
-            d.set(name, Value::Indices { arity, v: Vec::new() });
+        type M = MeshTopologyData;
+        d.put(M::POSITION, mesh.points.iter().flatten().copied().collect());
+        d.put(M::EDGES, flat(&mesh.edges));
+        d.put(M::TRIANGLES, flat(&mesh.triangles));
+        d.put(M::QUADS, flat(&mesh.quads));
+        for field in [M::TETRAHEDRA, M::HEXAHEDRA, M::PRISMS, M::PYRAMIDS] {
+            d.put(field, Vec::new());
         }
-        d.set("uv", Value::Reals { arity: 2, v: Vec::new() });
+        d.put(M::UV, Vec::new());
         // The file's lists are inputs, not lists derived by this component.
         self.derived = DerivedLists::default();
         self.loaded = Some(file);
@@ -198,8 +196,6 @@ impl MeshTopology {
 }
 
 impl Component for MeshTopology {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         // SOFA reads the file at init; reading it here too lets the components created later
         // (a MechanicalObject taking the topology's positions) see it, as they see a loader's.
@@ -213,24 +209,19 @@ impl Component for MeshTopology {
         self.compute(cx);
         self.check_indices(cx)
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
+impl Topology for MeshTopology {
+    fn mesh(&self) -> &MeshData {
+        &self.mesh
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene};
+    use settee_core::Scene;
 
     #[test]
     fn derives_lists_and_feeds_src_links() {
@@ -322,7 +313,7 @@ mod tests {
     /// SOFA's cube.obj (12 triangles on 8 points): the 18 edges are derived from the triangles.
     #[test]
     fn reads_the_suite_cube() {
-        let Some(suite) = crate::test_util::suite() else { return };
+        let Some(suite) = settee_testkit::suite() else { return };
         let f = factory();
         let mut scene = Scene::new("root");
         let data = suite.join("data");

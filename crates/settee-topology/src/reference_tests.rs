@@ -1,12 +1,13 @@
 //! Comparison with SOFA's topology references (the suite is read at test time, see
-//! [`crate::test_util::suite`]; the tests skip without it unless `SETTEE_REQUIRE_SUITE` is set).
+//! [`settee_testkit::suite`]; the tests skip without it unless `SETTEE_REQUIRE_SUITE` is set).
 
 use std::path::Path;
 
 use settee_core::{Attr, ComponentId, Factory, NodeId, Scene};
 use settee_regress::reference::read_topology_reference;
 
-use crate::test_util::{init_scene, suite};
+use crate::test_util::init_scene;
+use settee_testkit::suite;
 
 fn factory() -> Factory {
     let mut f = Factory::new();
@@ -108,7 +109,7 @@ fn topology_scenes_match_sofa_at_t0() {
         }
         let mut i = 0;
         for n in scene.preorder(Scene::ROOT) {
-            let Some(topo) = scene.slot(n, settee_core::Roles::TOPOLOGY) else {
+            let Some(topo) = scene.slot(n, settee_core::role::TOPOLOGY) else {
                 continue;
             };
             let name = &scene.entry(topo).name;
@@ -173,7 +174,7 @@ fn sparse_grid_scene_matches_sofa_at_t0() {
     assert_eq!(grids.len(), 3);
     for (i, g) in grids.into_iter().enumerate() {
         let node = scene.entry(g).node;
-        let mo = scene.slot(node, settee_core::Roles::MECHANICAL_STATE).unwrap();
+        let mo = scene.slot(node, settee_core::role::MECHANICAL_STATE).unwrap();
         let x = scene.vec(scene.state_of(mo).unwrap(), settee_core::VecId::POSITION).to_vec();
         let file = root.join("references").join(format!("{s}.reference_{i}_MechanicalObject1_mstate.txt.gz"));
         let r = &settee_regress::reference::read_state_reference(&file).unwrap()[0];

@@ -27,11 +27,12 @@
 //! initialised (or as a topological mapping filled them).
 
 use crate::modifier::DynTopo;
-use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
-use settee_core::data_ref::{self, DataRef, DataUse};
+use settee_core::data::DataSet;
+use settee_core::data_ref::{self, DataRef};
+use settee_core::role::Topology;
 use settee_core::topology::{group, points_from_flat};
 use settee_core::topology_change::ElementKind;
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, Component, InitCtx, MeshData, SimError, SimResult};
 
 use crate::elements::{
     count_points, hexahedra_around_quads, missing_tetrahedron_edge, tetrahedra_around_triangles, triangles_around_edges,
@@ -118,113 +119,105 @@ pub fn upper_element_type(m: &MeshData) -> SetKind {
     }
 }
 
-static POINT_DATA: &[DataDecl] = &[
-    decl_alias("position", &["points"], RealTuples(3), "", "initial position of the points"),
-    decl("nbPoints", Int, "0", "number of points"),
-    decl("checkTopology", Bool, "false", "check the topology after changes (no effect here)"),
-    decl_alias("filename", &["fileTopology"], FileName, "", "mesh file to read (not supported: use a loader and src=\"@loader\")"),
-];
-static EDGE_DATA: &[DataDecl] = &[
-    decl("edges", IndexTuples(2), "", "list of edge indices"),
-    decl("checkConnexity", Bool, "false", "check that the mesh is connected (no effect here)"),
-];
-static TRIANGLE_DATA: &[DataDecl] = &[decl("triangles", IndexTuples(3), "", "list of triangle indices")];
-static QUAD_DATA: &[DataDecl] = &[decl("quads", IndexTuples(4), "", "list of quad indices")];
-static TETRA_DATA: &[DataDecl] = &[
-    decl("createTriangleArray", Bool, "false", "force the creation of the triangles of the tetrahedra (they are always created here)"),
-    decl_alias("tetrahedra", &["tetras"], IndexTuples(4), "", "list of tetrahedron indices"),
-];
-static HEXA_DATA: &[DataDecl] = &[
-    decl("createQuadArray", Bool, "false", "force the creation of the quads of the hexahedra (they are always created here)"),
-    decl_alias("hexahedra", &["hexas"], IndexTuples(8), "", "list of hexahedron indices"),
-];
+/// The Data of `PointSetTopologyContainer`, base of every container (also read from an output
+/// container by the topological mappings).
+#[settee_core::data_group(data = {
+    /// initial position of the points
+    #[alias("points")]
+    position: RealTuples(3),
+    /// number of points
+    nbPoints: Int = "0",
+    /// check the topology after changes (no effect here)
+    checkTopology: Bool = "false",
+    /// mesh file to read (not supported: use a loader and src="@loader")
+    #[alias("fileTopology")]
+    filename: FileName,
+})]
+pub struct PointSetData;
 
-// Also read from an output container by the topological mappings.
-settee_core::data_refs! {
-    pub(crate) static POINT_READS;
-    POSITION: Reals = "position";
-    NB_POINTS: Int = "nbPoints";
-    FILENAME: Text = "filename";
-}
+/// The Data `EdgeSetTopologyContainer` adds.
+#[settee_core::data_group(data = {
+    /// list of edge indices
+    edges: IndexTuples(2),
+    /// check that the mesh is connected (no effect here)
+    checkConnexity: Bool = "false",
+})]
+pub struct EdgeSetData;
 
-/// The element lists, read by the containers that have them.
-const EDGES: DataRef<data_ref::Indices> = DataRef::new("edges");
-const TRIANGLES: DataRef<data_ref::Indices> = DataRef::new("triangles");
-const QUADS: DataRef<data_ref::Indices> = DataRef::new("quads");
-const TETRAHEDRA: DataRef<data_ref::Indices> = DataRef::new("tetrahedra");
-const HEXAHEDRA: DataRef<data_ref::Indices> = DataRef::new("hexahedra");
+/// The Data `TriangleSetTopologyContainer` adds.
+#[settee_core::data_group(data = {
+    /// list of triangle indices
+    triangles: IndexTuples(3),
+})]
+pub struct TriangleSetData;
 
-static EDGE_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased()];
-static TRIANGLE_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), TRIANGLES.erased()];
-static QUAD_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), QUADS.erased()];
-static TETRA_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), TRIANGLES.erased(), TETRAHEDRA.erased()];
-static HEXA_READS: &[DataUse] = &[POSITION.erased(), NB_POINTS.erased(), FILENAME.erased(), EDGES.erased(), QUADS.erased(), HEXAHEDRA.erased()];
+/// The Data `QuadSetTopologyContainer` adds.
+#[settee_core::data_group(data = {
+    /// list of quad indices
+    quads: IndexTuples(4),
+})]
+pub struct QuadSetData;
 
-macro_rules! container_class {
-    ($id:ident, $name:literal, $kind:expr, $data:expr, $reads:expr, $desc:literal) => {
-        pub static $id: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::TOPOLOGY,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: $data,
-            links: &[],
-            create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(SetTopologyContainer::new($kind)) },
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
+/// The Data `TetrahedronSetTopologyContainer` adds.
+#[settee_core::data_group(data = {
+    /// force the creation of the triangles of the tetrahedra (they are always created here)
+    createTriangleArray: Bool = "false",
+    /// list of tetrahedron indices
+    #[alias("tetras")]
+    tetrahedra: IndexTuples(4),
+})]
+pub struct TetrahedronSetData;
 
-container_class!(
-    POINT_CLASS,
-    "PointSetTopologyContainer",
-    SetKind::Point,
-    &[POINT_DATA],
-    POINT_READS,
-    "Topology container of a point set (dynamic in SOFA; static here)."
-);
-container_class!(EDGE_CLASS, "EdgeSetTopologyContainer", SetKind::Edge, &[POINT_DATA, EDGE_DATA], EDGE_READS, "Topology container of an edge set.");
-container_class!(
-    TRIANGLE_CLASS,
-    "TriangleSetTopologyContainer",
-    SetKind::Triangle,
-    &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA],
-    TRIANGLE_READS,
-    "Topology container of a triangle set (edges derived from the triangles when not given)."
-);
-container_class!(
-    QUAD_CLASS,
-    "QuadSetTopologyContainer",
-    SetKind::Quad,
-    &[POINT_DATA, EDGE_DATA, QUAD_DATA],
-    QUAD_READS,
-    "Topology container of a quad set (edges derived from the quads when not given)."
-);
-container_class!(
-    TETRA_CLASS,
-    "TetrahedronSetTopologyContainer",
-    SetKind::Tetrahedron,
-    &[POINT_DATA, EDGE_DATA, TRIANGLE_DATA, TETRA_DATA],
-    TETRA_READS,
-    "Topology container of a tetrahedron set (edges and triangles derived when not given)."
-);
-container_class!(
-    HEXA_CLASS,
-    "HexahedronSetTopologyContainer",
-    SetKind::Hexahedron,
-    &[POINT_DATA, EDGE_DATA, QUAD_DATA, HEXA_DATA],
-    HEXA_READS,
-    "Topology container of a hexahedron set (edges and quads derived when not given)."
-);
-
-/// All container classes.
-pub static CLASSES: [&ComponentClass; 6] = [&POINT_CLASS, &EDGE_CLASS, &TRIANGLE_CLASS, &QUAD_CLASS, &TETRA_CLASS, &HEXA_CLASS];
+/// The Data `HexahedronSetTopologyContainer` adds.
+#[settee_core::data_group(data = {
+    /// force the creation of the quads of the hexahedra (they are always created here)
+    createQuadArray: Bool = "false",
+    /// list of hexahedron indices
+    #[alias("hexas")]
+    hexahedra: IndexTuples(8),
+})]
+pub struct HexahedronSetData;
 
 /// A `*SetTopologyContainer`.
+#[component(
+    roles = [Topology],
+    class(
+        name = "PointSetTopologyContainer",
+        description = "Topology container of a point set (dynamic in SOFA; static here).",
+        create = |_| SetTopologyContainer::new(SetKind::Point),
+        inherit = [PointSetData],
+    ),
+    class(
+        name = "EdgeSetTopologyContainer",
+        description = "Topology container of an edge set.",
+        create = |_| SetTopologyContainer::new(SetKind::Edge),
+        inherit = [PointSetData, EdgeSetData],
+    ),
+    class(
+        name = "TriangleSetTopologyContainer",
+        description = "Topology container of a triangle set (edges derived from the triangles when not given).",
+        create = |_| SetTopologyContainer::new(SetKind::Triangle),
+        inherit = [PointSetData, EdgeSetData, TriangleSetData],
+    ),
+    class(
+        name = "QuadSetTopologyContainer",
+        description = "Topology container of a quad set (edges derived from the quads when not given).",
+        create = |_| SetTopologyContainer::new(SetKind::Quad),
+        inherit = [PointSetData, EdgeSetData, QuadSetData],
+    ),
+    class(
+        name = "TetrahedronSetTopologyContainer",
+        description = "Topology container of a tetrahedron set (edges and triangles derived when not given).",
+        create = |_| SetTopologyContainer::new(SetKind::Tetrahedron),
+        inherit = [PointSetData, EdgeSetData, TriangleSetData, TetrahedronSetData],
+    ),
+    class(
+        name = "HexahedronSetTopologyContainer",
+        description = "Topology container of a hexahedron set (edges and quads derived when not given).",
+        create = |_| SetTopologyContainer::new(SetKind::Hexahedron),
+        inherit = [PointSetData, EdgeSetData, QuadSetData, HexahedronSetData],
+    ),
+)]
 pub struct SetTopologyContainer {
     kind: SetKind,
     /// The lists, SOFA's `getNbPoints()` (which may exceed the number of positions: containers
@@ -265,34 +258,28 @@ impl SetTopologyContainer {
             if !wanted(name) {
                 continue;
             }
-            match *name {
-                "edges" => d.set("edges", flat(&m.edges)),
-                "triangles" => d.set("triangles", flat(&m.triangles)),
-                "quads" => d.set("quads", flat(&m.quads)),
-                "tetrahedra" => d.set("tetrahedra", flat(&m.tetrahedra)),
-                _ => d.set("hexahedra", flat(&m.hexahedra)),
-            }
+            put_list(d, name, m);
         }
-        d.set("nbPoints", Value::Int(self.topo.nb_points as i64));
+        d.put(PointSetData::NB_POINTS, self.topo.nb_points as i64);
     }
 
     /// Rebuilds the mesh from the Data as they are, without deriving anything (what SOFA's
     /// accessors return between a change of the Data and the next `init`).
     pub fn refresh(&mut self, d: &DataSet) {
-        self.topo = DynTopo::new(self.kind.element_kind(), d.get(NB_POINTS).max(0) as usize, lists_from_data(self.kind, d));
+        self.topo = DynTopo::new(self.kind.element_kind(), d.get(PointSetData::NB_POINTS).max(0) as usize, lists_from_data(self.kind, d));
     }
 
     fn initialize(&mut self, cx: &mut InitCtx) -> SimResult {
         let kind = self.kind;
         let d = cx.data();
-        let file = d.get(FILENAME).trim().to_string();
+        let file = d.get(PointSetData::FILENAME).trim().to_string();
         if !file.is_empty() {
             return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
                 .hint("load the file with a loader (MeshGmshLoader, MeshOBJLoader, …) and write src=\"@loader\""));
         }
         let mut mesh = lists_from_data(kind, d);
-        let mut nb = d.get(NB_POINTS).max(0) as usize;
-        let positions_set = d.is_given(POSITION);
+        let mut nb = d.get(PointSetData::NB_POINTS).max(0) as usize;
+        let positions_set = d.is_given(PointSetData::POSITION);
 
         // Number of points.
         let own_count = match kind {
@@ -373,13 +360,9 @@ impl SetTopologyContainer {
 
         let d = cx.data_mut();
         for name in &derived {
-            match *name {
-                "edges" => d.set("edges", flat(&mesh.edges)),
-                "triangles" => d.set("triangles", flat(&mesh.triangles)),
-                _ => d.set("quads", flat(&mesh.quads)),
-            }
+            put_list(d, name, &mesh);
         }
-        d.set("nbPoints", Value::Int(nb as i64));
+        d.put(PointSetData::NB_POINTS, nb as i64);
         self.topo = DynTopo::new(kind.element_kind(), nb, mesh);
         Ok(())
     }
@@ -423,27 +406,38 @@ impl SetTopologyContainer {
     }
 }
 
-/// Flat index value of a list.
-pub(crate) fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
-    Value::Indices { arity: K, v: v.iter().flatten().copied().collect() }
+/// Flat indices of a list.
+fn flat<const K: usize>(v: &[[usize; K]]) -> Vec<usize> {
+    v.iter().flatten().copied().collect()
+}
+
+/// Writes the element list `name` of `m` into the Data of a container that has it.
+fn put_list(d: &mut DataSet, name: &str, m: &MeshData) {
+    match name {
+        "edges" => d.put(EdgeSetData::EDGES, flat(&m.edges)),
+        "triangles" => d.put(TriangleSetData::TRIANGLES, flat(&m.triangles)),
+        "quads" => d.put(QuadSetData::QUADS, flat(&m.quads)),
+        "tetrahedra" => d.put(TetrahedronSetData::TETRAHEDRA, flat(&m.tetrahedra)),
+        _ => d.put(HexahedronSetData::HEXAHEDRA, flat(&m.hexahedra)),
+    }
 }
 
 /// The positions and element lists a container of `kind` holds, read from its Data.
 fn lists_from_data(kind: SetKind, d: &DataSet) -> MeshData {
     let has = |r: DataRef<data_ref::Indices>| kind.lists().contains(&r.name());
+    let (edges, triangles, quads) = (EdgeSetData::EDGES, TriangleSetData::TRIANGLES, QuadSetData::QUADS);
+    let (tetrahedra, hexahedra) = (TetrahedronSetData::TETRAHEDRA, HexahedronSetData::HEXAHEDRA);
     MeshData {
-        points: points_from_flat(d.get(POSITION), 3),
-        edges: if has(EDGES) { group::<2>(d.get(EDGES)) } else { Vec::new() },
-        triangles: if has(TRIANGLES) { group::<3>(d.get(TRIANGLES)) } else { Vec::new() },
-        quads: if has(QUADS) { group::<4>(d.get(QUADS)) } else { Vec::new() },
-        tetrahedra: if has(TETRAHEDRA) { group::<4>(d.get(TETRAHEDRA)) } else { Vec::new() },
-        hexahedra: if has(HEXAHEDRA) { group::<8>(d.get(HEXAHEDRA)) } else { Vec::new() },
+        points: points_from_flat(d.get(PointSetData::POSITION), 3),
+        edges: if has(edges) { group::<2>(d.get(edges)) } else { Vec::new() },
+        triangles: if has(triangles) { group::<3>(d.get(triangles)) } else { Vec::new() },
+        quads: if has(quads) { group::<4>(d.get(quads)) } else { Vec::new() },
+        tetrahedra: if has(tetrahedra) { group::<4>(d.get(tetrahedra)) } else { Vec::new() },
+        hexahedra: if has(hexahedra) { group::<8>(d.get(hexahedra)) } else { Vec::new() },
     }
 }
 
 impl Component for SetTopologyContainer {
-    component_any!();
-
     /// Positions and given lists are readable from creation on (SOFA's accessors read the Data);
     /// nothing is derived before `init`.
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
@@ -454,9 +448,11 @@ impl Component for SetTopologyContainer {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.initialize(cx)
     }
+}
 
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.topo.mesh)
+impl Topology for SetTopologyContainer {
+    fn mesh(&self) -> &MeshData {
+        &self.topo.mesh
     }
 }
 
@@ -464,15 +460,8 @@ impl Component for SetTopologyContainer {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
+    use crate::test_util::{attrs, factory, init_scene};
+    use settee_core::Scene;
 
     fn one(class: &str, a: &[(&str, &str)]) -> (Scene, settee_core::ComponentId, settee_core::SimResult) {
         let f = factory();

@@ -35,12 +35,13 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use settee_core::data::{decl, decl_alias, DataKind::*, Value};
+use settee_core::math::sub;
+use settee_core::role::Topology;
 use settee_core::topology::{group, points_from_flat};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimError, SimResult, TemplateRule};
+use settee_core::{component, InitCtx, MeshData, SimError, SimResult};
 
 use crate::grid::{cell_coords, cell_index, hexahedron, hexahedron_count, RegularGridGeometry, Vec3};
-use crate::mesh_topology::MESH_DATA;
+use crate::mesh_topology::MeshTopologyData;
 use crate::polygon_cube::{polygon_intersects_unit_cube, polygon_normal};
 
 /// Filling state of a grid cell.
@@ -56,6 +57,23 @@ pub enum CellType {
 pub struct Surface {
     pub vertices: Vec<Vec3>,
     pub facets: Vec<Vec<usize>>,
+}
+
+impl Surface {
+    /// Adds the closed surface of the box `[lo, hi]`: its 8 corners (x fastest, then y, then z)
+    /// and its 6 faces as quads with outward normals.
+    pub fn add_box(&mut self, lo: Vec3, hi: Vec3) {
+        let first = self.vertices.len();
+        for z in [lo[2], hi[2]] {
+            for y in [lo[1], hi[1]] {
+                for x in [lo[0], hi[0]] {
+                    self.vertices.push([x, y, z]);
+                }
+            }
+        }
+        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
+        self.facets.extend(quads.iter().map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()));
+    }
 }
 
 /// Reads the `v` and `f`/`l` records of an OBJ file as SOFA's mesh reader does (a facet
@@ -150,10 +168,6 @@ pub struct SparseGrid {
     pub sparse_to_regular: Vec<usize>,
 }
 
-fn sub(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
 impl SparseGrid {
     /// Builds the grid from a surface (steps 1–5 of the module documentation).
     pub fn from_surface(p: &FinestParams, s: &Surface) -> Result<SparseGrid, String> {
@@ -205,46 +219,17 @@ impl SparseGrid {
     /// The next coarser grid (SOFA's `buildFromFiner`).
     pub fn coarsen(&self) -> SparseGrid {
         let nf = self.n;
-        let n = [nf[0] / 2 + 1, nf[1] / 2 + 1, nf[2] / 2 + 1];
         let min = self.min;
-        let max = [0, 1, 2].map(|a| min[a] + ((n[a] - 1) as f64 * 2.0) * self.regular.d[a]);
-        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let (n, max, regular) = coarser_geometry(nf, min, &self.regular);
         let mut cells = Vec::new();
         let mut coefs = Vec::new();
         let mut mass = Vec::new();
         for i in 0..n[0] - 1 {
             for j in 0..n[1] - 1 {
                 for k in 0..n[2] - 1 {
-                    let (x, y, z) = (2 * i, 2 * j, 2 * k);
-                    let children: [Option<usize>; 8] = std::array::from_fn(|idx| {
-                        let (cx, cy, cz) = (x + (idx & 1), y + (idx & 2) / 2, z + (idx & 4) / 4);
-                        if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
-                            self.regular_to_sparse[cell_index(nf, cx, cy, cz)]
-                        } else {
-                            None
-                        }
-                    });
-                    let (mut inside, mut outside) = (true, true);
-                    for c in children {
-                        match c {
-                            None => inside = false,
-                            Some(c) => match self.types[c] {
-                                CellType::Boundary => {
-                                    inside = false;
-                                    outside = false;
-                                }
-                                CellType::Inside => outside = false,
-                                CellType::Outside => {}
-                            },
-                        }
-                        if !inside && !outside {
-                            break;
-                        }
-                    }
-                    if outside {
-                        continue;
-                    }
-                    cells.push((cell_index(n, i, j, k), if inside { CellType::Inside } else { CellType::Boundary }));
+                    let children = finer_children(nf, &self.regular_to_sparse, i, j, k);
+                    let Some(t) = coarse_type(children, |c| self.types[c]) else { continue };
+                    cells.push((cell_index(n, i, j, k), t));
                     let (mut s, mut m) = (0.0f32, 0.0f32);
                     for c in children.into_iter().flatten() {
                         s += self.stiffness_coefs[c];
@@ -373,6 +358,60 @@ impl SparseGrid {
             nearest: (0..self.hexahedra.len()).filter(|&h| self.types[h] == CellType::Boundary).map(corners).collect(),
             fallback: (!self.hexahedra.is_empty()).then(|| corners(0)),
         }
+    }
+}
+
+/// The next coarser regular grid over the same corner `min` (SOFA's `buildFromFiner`): `n/2 + 1`
+/// points per axis for `nf` finer ones, cells twice as wide as the finer `regular` ones. Returns
+/// the points per axis, the max corner and the geometry.
+pub(crate) fn coarser_geometry(nf: [usize; 3], min: Vec3, finer: &RegularGridGeometry) -> ([usize; 3], Vec3, RegularGridGeometry) {
+    let n = [nf[0] / 2 + 1, nf[1] / 2 + 1, nf[2] / 2 + 1];
+    let max = [0, 1, 2].map(|a| min[a] + ((n[a] - 1) as f64 * 2.0) * finer.d[a]);
+    let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+    (n, max, regular)
+}
+
+/// The 8 finer cells of coarse cell `(i, j, k)` (child `idx` at `(2i + idx&1, 2j + (idx&2)/2,
+/// 2k + (idx&4)/4)`), as `cell_of` (indexed by finer regular cell) gives them; `None` beyond
+/// the finer grid.
+pub(crate) fn finer_children(nf: [usize; 3], cell_of: &[Option<usize>], i: usize, j: usize, k: usize) -> [Option<usize>; 8] {
+    std::array::from_fn(|idx| {
+        let (cx, cy, cz) = (2 * i + (idx & 1), 2 * j + (idx & 2) / 2, 2 * k + (idx & 4) / 4);
+        if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
+            cell_of[cell_index(nf, cx, cy, cz)]
+        } else {
+            None
+        }
+    })
+}
+
+/// The type of a coarse cell from its children's (`type_of` a present child): `None` (the cell
+/// is not kept) when every child is absent or OUTSIDE, INSIDE when all 8 are INSIDE, else
+/// BOUNDARY.
+pub(crate) fn coarse_type(children: [Option<usize>; 8], type_of: impl Fn(usize) -> CellType) -> Option<CellType> {
+    let (mut inside, mut outside) = (true, true);
+    for c in children {
+        match c {
+            None => inside = false,
+            Some(c) => match type_of(c) {
+                CellType::Boundary => {
+                    inside = false;
+                    outside = false;
+                }
+                CellType::Inside => outside = false,
+                CellType::Outside => {}
+            },
+        }
+        if !inside && !outside {
+            break;
+        }
+    }
+    if outside {
+        None
+    } else if inside {
+        Some(CellType::Inside)
+    } else {
+        Some(CellType::Boundary)
     }
 }
 
@@ -529,11 +568,11 @@ fn voxelize(g: &RegularGridGeometry, gmin: Vec3, gmax: Vec3, s: &Surface) -> Res
 /// `triangles`/`quads` Data.
 pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
     let d = cx.data();
-    if !d.get(FACETS).trim().is_empty() {
+    if !d.get(SparseGridData::FACETS).trim().is_empty() {
         return Err(SimError::unsupported(format!("{}: the `facets` input is not supported", cx.label()))
             .hint("give the surface as a file, or as position + triangles/quads"));
     }
-    let file = d.get(FILENAME).trim().to_string();
+    let file = d.get(SparseGridData::FILENAME).trim().to_string();
     if !file.is_empty() {
         let lower = file.to_lowercase();
         if lower.ends_with(".raw") || lower.ends_with(".voxel") {
@@ -546,12 +585,12 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
         let path = cx.resolve_file(&file)?;
         return read_obj_surface(&path).map_err(|e| cx.error(e));
     }
-    let vertices = points_from_flat(d.get(POSITION), 3);
+    let vertices = points_from_flat(d.get(MeshTopologyData::POSITION), 3);
     if vertices.is_empty() {
         return Err(cx.error("no surface: neither a file nor vertices are given").hint("set fileTopology=\"mesh/….obj\""));
     }
-    let mut facets: Vec<Vec<usize>> = group::<3>(d.get(TRIANGLES)).iter().map(|t| t.to_vec()).collect();
-    facets.extend(group::<4>(d.get(QUADS)).iter().map(|q| q.to_vec()));
+    let mut facets: Vec<Vec<usize>> = group::<3>(d.get(MeshTopologyData::TRIANGLES)).iter().map(|t| t.to_vec()).collect();
+    facets.extend(group::<4>(d.get(MeshTopologyData::QUADS)).iter().map(|q| q.to_vec()));
     Ok(Surface { vertices, facets })
 }
 
@@ -559,16 +598,16 @@ pub(crate) fn read_surface(cx: &InitCtx) -> SimResult<Surface> {
 /// and `nbVirtualFinerLevels`.
 pub(crate) fn finest_params(cx: &InitCtx) -> (FinestParams, u32) {
     let d = cx.data();
-    let nr = d.get(N);
+    let nr = d.get(SparseGridData::N);
     let n = [0, 1, 2].map(|a| (nr.get(a).copied().unwrap_or(2.0) as i64).max(2) as usize);
-    let levels = d.get(NB_VIRTUAL_FINER_LEVELS).max(0) as u32;
+    let levels = d.get(SparseGridData::NB_VIRTUAL_FINER_LEVELS).max(0) as u32;
     let params = FinestParams {
         n,
-        min: d.get(MIN),
-        max: d.get(MAX),
-        cell_width: d.get(CELL_WIDTH),
-        fill_weighted: d.get(FILL_WEIGHTED),
-        only_inside_cells: d.get(ONLY_INSIDE_CELLS),
+        min: d.get(SparseGridData::MIN),
+        max: d.get(SparseGridData::MAX),
+        cell_width: d.get(SparseGridData::CELL_WIDTH),
+        fill_weighted: d.get(SparseGridData::FILL_WEIGHTED),
+        only_inside_cells: d.get(SparseGridData::ONLY_INSIDE_CELLS),
     };
     (params, levels)
 }
@@ -583,61 +622,53 @@ pub(crate) fn virtual_finest_params(cx: &InitCtx, p: &FinestParams, levels: u32)
     Ok(FinestParams { n: p.n.map(|a| (a - 1) * scale + 1), cell_width: 0.0, only_inside_cells: false, ..*p })
 }
 
-pub(crate) static SPARSE_DATA: &[DataDecl] = &[
-    decl_alias("filename", &["fileTopology"], FileName, "", "surface mesh (.obj) to voxelise"),
-    decl("fillWeighted", Bool, "true", "weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells"),
-    decl("onlyInsideCells", Bool, "false", "keep only the inside cells (drop the boundary cells)"),
-    decl("n", Fixed(3), "2 2 2", "grid resolution: points per axis (at least 2)"),
-    decl("min", Fixed(3), "0 0 0", "min corner of the grid (with max: both zero → the surface's bounding box + 1%)"),
-    decl("max", Fixed(3), "0 0 0", "max corner of the grid"),
-    decl("cellWidth", Real, "0", "if > 0: cell size; the resolution becomes ceil((max-min)/cellWidth)+1"),
-    decl("nbVirtualFinerLevels", Int, "0", "build the grid by coarsening finer virtual grids (better filling coefficients)"),
-    decl("dataResolution", Fixed(3), "0 0 0", "voxel input: dimension of the voxel file (not supported)"),
-    decl("voxelSize", Fixed(3), "1 1 1", "voxel input: size of one voxel (not supported)"),
-    decl("marchingCubeStep", Int, "1", "voxel input: marching-cubes step (not supported)"),
-    decl("convolutionSize", Int, "0", "voxel input: smoothing kernel size (not supported)"),
-    decl("facets", Str, "", "input surface facets (not supported: use a file or position + triangles/quads)"),
-    decl(COEF_DATA[0], Reals, "", "(output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)"),
-    decl(COEF_DATA[1], Reals, "", "(output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)"),
-    decl(LOCATOR_DATA, Reals, "", "(output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper"),
-];
+/// The Data of SOFA's `SparseGridTopology` (also the base of `SparseGridRamificationTopology`),
+/// after the mesh topology's.
+#[settee_core::data_group(data = {
+    /// surface mesh (.obj) to voxelise
+    #[alias("fileTopology")]
+    filename: FileName,
+    /// weight the cells by their filling: 0.5 for boundary cells, 1 for inside cells
+    fillWeighted: Bool = "true",
+    /// keep only the inside cells (drop the boundary cells)
+    onlyInsideCells: Bool = "false",
+    /// grid resolution: points per axis (at least 2)
+    n: Fixed(3) as Reals = "2 2 2",
+    /// min corner of the grid (with max: both zero → the surface's bounding box + 1%)
+    min: Fixed(3) = "0 0 0",
+    /// max corner of the grid
+    max: Fixed(3) = "0 0 0",
+    /// if > 0: cell size; the resolution becomes ceil((max-min)/cellWidth)+1
+    cellWidth: Real = "0",
+    /// build the grid by coarsening finer virtual grids (better filling coefficients)
+    nbVirtualFinerLevels: Int = "0",
+    /// voxel input: dimension of the voxel file (not supported)
+    dataResolution: Fixed(3) = "0 0 0",
+    /// voxel input: size of one voxel (not supported)
+    voxelSize: Fixed(3) = "1 1 1",
+    /// voxel input: marching-cubes step (not supported)
+    marchingCubeStep: Int = "1",
+    /// voxel input: smoothing kernel size (not supported)
+    convolutionSize: Int = "0",
+    /// input surface facets (not supported: use a file or position + triangles/quads)
+    facets: Str,
+    /// (output, Settee only) stiffness coefficient of each hexahedron (SOFA's getStiffnessCoef)
+    stiffnessCoefs: Reals,
+    /// (output, Settee only) mass coefficient of each hexahedron (SOFA's getMassCoef)
+    massCoefs: Reals,
+    /// (output, Settee only) cell lookup tables of the built grid, read by BarycentricMapping's SparseGrid mapper
+    cellLocator: Reals,
+})]
+pub struct SparseGridData;
 
-settee_core::data_refs! {
-    pub(crate) static READS;
-    POSITION: Reals = "position";
-    FACETS: Text = "facets";
-    FILENAME: Text = "filename";
-    TRIANGLES: Indices = "triangles";
-    QUADS: Indices = "quads";
-    N: Reals = "n";
-    NB_VIRTUAL_FINER_LEVELS: Int = "nbVirtualFinerLevels";
-    MIN: Vec3 = "min";
-    MAX: Vec3 = "max";
-    CELL_WIDTH: Real = "cellWidth";
-    FILL_WEIGHTED: Bool = "fillWeighted";
-    ONLY_INSIDE_CELLS: Bool = "onlyInsideCells";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SparseGridTopology",
-    description: "Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, SPARSE_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SparseGridTopology { mesh: MeshData::default(), grid: None })
-}
-
+/// Hexahedra of the regular-grid cells that contain matter of a closed surface mesh.
+///
 /// The SparseGridTopology component.
+#[component(
+    roles = [Topology],
+    inherit = [MeshTopologyData, SparseGridData],
+    create = |_| SparseGridTopology { mesh: MeshData::default(), grid: None },
+)]
 pub struct SparseGridTopology {
     mesh: MeshData,
     grid: Option<SparseGrid>,
@@ -648,6 +679,96 @@ impl SparseGridTopology {
     pub fn grid(&self) -> Option<&SparseGrid> {
         self.grid.as_ref()
     }
+}
+
+/// A built level as the sparse-grid components publish it: the top level of a
+/// [`RamifiedGrid`](crate::sparse_grid_ramification::RamifiedGrid) or a [`SparseGrid`].
+pub(crate) struct PublishedLevel<'a> {
+    pub n: [usize; 3],
+    pub min: Vec3,
+    pub max: Vec3,
+    pub points: &'a [Vec3],
+    pub hexahedra: &'a [[usize; 8]],
+    pub stiffness_coefs: &'a [f32],
+    pub mass_coefs: &'a [f32],
+}
+
+/// The [`PublishedLevel`] of a grid level (any value with the fields of a [`SparseGrid`]).
+macro_rules! published_level {
+    ($g:expr) => {
+        $crate::sparse_grid::PublishedLevel {
+            n: $g.n,
+            min: $g.min,
+            max: $g.max,
+            points: &$g.points,
+            hexahedra: &$g.hexahedra,
+            stiffness_coefs: &$g.stiffness_coefs,
+            mass_coefs: &$g.mass_coefs,
+        }
+    };
+}
+pub(crate) use published_level;
+
+/// Writes a built level into the sparse grid's output Data (with the cell lookup tables of
+/// `locator`) and returns the component's mesh: the level's points and hexahedra.
+pub(crate) fn publish_level(cx: &mut InitCtx, level: PublishedLevel, locator: CellLocator) -> MeshData {
+    let mesh = MeshData { points: level.points.to_vec(), hexahedra: level.hexahedra.to_vec(), ..Default::default() };
+    let d = cx.data_mut();
+    type S = SparseGridData;
+    d.put(S::N, level.n.iter().map(|&a| a as f64).collect());
+    d.put(S::MIN, level.min);
+    d.put(S::MAX, level.max);
+    d.put(MeshTopologyData::POSITION, level.points.iter().flatten().copied().collect());
+    d.put(MeshTopologyData::HEXAHEDRA, level.hexahedra.iter().flatten().copied().collect());
+    d.put(S::STIFFNESS_COEFS, level.stiffness_coefs.iter().map(|&c| c as f64).collect());
+    d.put(S::MASS_COEFS, level.mass_coefs.iter().map(|&c| c as f64).collect());
+    d.put(S::CELL_LOCATOR, locator.to_reals());
+    mesh
+}
+
+/// A component built from a surface voxelised into a grid (both sparse grids).
+pub(crate) trait BuildsGrid {
+    type Grid;
+    /// Builds the grid from the Data and the surface.
+    fn build(&self, cx: &InitCtx) -> SimResult<Self::Grid>;
+    /// Keeps the grid and writes its outputs.
+    fn publish(&mut self, cx: &mut InitCtx, grid: Self::Grid);
+}
+
+/// `Component` and `Topology` of a sparse-grid component (a [`BuildsGrid`] with `mesh` and
+/// `grid: Option<_>` fields); the topology is the published mesh.
+macro_rules! grid_component {
+    ($t:ty) => {
+        impl settee_core::Component for $t {
+            /// SOFA builds the grid at its first use (`getNbPoints` calls `init`), so a mechanical
+            /// state declared before it already sees the points: build now when the inputs allow it.
+            fn parsed(&mut self, cx: &mut settee_core::InitCtx) -> settee_core::SimResult {
+                if let Ok(g) = $crate::sparse_grid::BuildsGrid::build(self, cx) {
+                    $crate::sparse_grid::BuildsGrid::publish(self, cx, g);
+                }
+                Ok(())
+            }
+
+            fn init(&mut self, cx: &mut settee_core::InitCtx) -> settee_core::SimResult {
+                if self.grid.is_none() {
+                    let g = $crate::sparse_grid::BuildsGrid::build(self, cx)?;
+                    $crate::sparse_grid::BuildsGrid::publish(self, cx, g);
+                }
+                Ok(())
+            }
+        }
+
+        impl settee_core::role::Topology for $t {
+            fn mesh(&self) -> &settee_core::MeshData {
+                &self.mesh
+            }
+        }
+    };
+}
+pub(crate) use grid_component;
+
+impl BuildsGrid for SparseGridTopology {
+    type Grid = SparseGrid;
 
     fn build(&self, cx: &InitCtx) -> SimResult<SparseGrid> {
         let surface = read_surface(cx)?;
@@ -668,44 +789,12 @@ impl SparseGridTopology {
     }
 
     fn publish(&mut self, cx: &mut InitCtx, grid: SparseGrid) {
-        self.mesh = MeshData { points: grid.points.clone(), hexahedra: grid.hexahedra.clone(), ..Default::default() };
-        let d = cx.data_mut();
-        d.set("n", Value::Reals { arity: 3, v: grid.n.iter().map(|&a| a as f64).collect() });
-        d.set("min", Value::Reals { arity: 3, v: grid.min.to_vec() });
-        d.set("max", Value::Reals { arity: 3, v: grid.max.to_vec() });
-        d.set("position", Value::Reals { arity: 3, v: grid.points.iter().flatten().copied().collect() });
-        d.set("hexahedra", Value::Indices { arity: 8, v: grid.hexahedra.iter().flatten().copied().collect() });
-        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: grid.stiffness_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: grid.mass_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
+        self.mesh = publish_level(cx, published_level!(grid), grid.locator());
         self.grid = Some(grid);
     }
 }
 
-impl Component for SparseGridTopology {
-    component_any!();
-
-    /// SOFA builds the grid at its first use (`getNbPoints` calls `init`), so a mechanical state
-    /// declared before it already sees the points: build now when the inputs allow it.
-    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
-        if let Ok(g) = self.build(cx) {
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if self.grid.is_none() {
-            let g = self.build(cx)?;
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
-    }
-}
+grid_component!(SparseGridTopology);
 
 #[cfg(test)]
 mod tests {
@@ -713,16 +802,16 @@ mod tests {
 
     /// A closed cube surface of side 2 centred at the origin (12 triangles).
     fn cube() -> Surface {
-        let mut vertices = Vec::new();
-        for z in [-1.0, 1.0] {
-            for y in [-1.0, 1.0] {
-                for x in [-1.0, 1.0] {
-                    vertices.push([x, y, z]);
-                }
-            }
-        }
-        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
-        Surface { vertices, facets: quads.iter().map(|q| q.to_vec()).collect() }
+        let mut s = Surface::default();
+        s.add_box([-1.0; 3], [1.0; 3]);
+        s
+    }
+
+    /// The names other crates read the outputs by are Data of the declaration.
+    #[test]
+    fn output_names_are_declared() {
+        assert_eq!(COEF_DATA, [SparseGridData::STIFFNESS_COEFS.name(), SparseGridData::MASS_COEFS.name()]);
+        assert_eq!(LOCATOR_DATA, SparseGridData::CELL_LOCATOR.name());
     }
 
     #[test]

@@ -46,15 +46,14 @@
 
 use std::collections::BTreeSet;
 
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, MeshData, Roles, SimResult, TemplateRule};
+use settee_core::role::Topology;
+use settee_core::{component, InitCtx, MeshData, SimResult};
 
 use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
-use crate::mesh_topology::MESH_DATA;
-use crate::sparse_grid as sg;
+use crate::mesh_topology::MeshTopologyData;
 use crate::sparse_grid::{
-    finest_params, read_surface, virtual_finest_params, CellLocator, CellType, FinestParams, SparseGrid, Surface, COEF_DATA, LOCATOR_DATA,
-    SPARSE_DATA,
+    coarse_type, coarser_geometry, finer_children, finest_params, grid_component, publish_level, published_level, read_surface,
+    virtual_finest_params, BuildsGrid, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface,
 };
 
 // Neighbour directions, in SOFA's order: UP (y+1) 0, DOWN 1, RIGHT (x+1) 2, LEFT 3,
@@ -210,10 +209,8 @@ impl Level {
     /// the parents of this level's branches.
     pub fn coarsen(&mut self) -> Result<Level, String> {
         let nf = self.n;
-        let n = [nf[0] / 2 + 1, nf[1] / 2 + 1, nf[2] / 2 + 1];
         let min = self.min;
-        let max = [0, 1, 2].map(|a| min[a] + ((n[a] - 1) as f64 * 2.0) * self.regular.d[a]);
-        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let (n, max, regular) = coarser_geometry(nf, min, &self.regular);
         let mut regular_to_cell = vec![None; (n[0] - 1) * (n[1] - 1) * (n[2] - 1)];
         let mut cell_to_regular = Vec::new();
         let mut cell_types = Vec::new();
@@ -222,39 +219,13 @@ impl Level {
         for i in 0..n[0] - 1 {
             for j in 0..n[1] - 1 {
                 for k in 0..n[2] - 1 {
-                    let children: [Option<usize>; 8] = std::array::from_fn(|idx| {
-                        let (cx, cy, cz) = (2 * i + (idx & 1), 2 * j + (idx & 2) / 2, 2 * k + (idx & 4) / 4);
-                        if cx < nf[0] - 1 && cy < nf[1] - 1 && cz < nf[2] - 1 {
-                            self.regular_to_cell[cell_index(nf, cx, cy, cz)]
-                        } else {
-                            None
-                        }
-                    });
-                    let (mut inside, mut outside) = (true, true);
-                    for c in children {
-                        match c {
-                            None => inside = false,
-                            // the finer per-hexahedron type at the unramified index
-                            Some(c) => match self.types.get(c).copied().unwrap_or(CellType::Outside) {
-                                CellType::Boundary => {
-                                    inside = false;
-                                    outside = false;
-                                }
-                                CellType::Inside => outside = false,
-                                CellType::Outside => {}
-                            },
-                        }
-                        if !inside && !outside {
-                            break;
-                        }
-                    }
-                    if outside {
-                        continue;
-                    }
+                    let children = finer_children(nf, &self.regular_to_cell, i, j, k);
+                    // the finer per-hexahedron type at the unramified index
+                    let Some(t) = coarse_type(children, |c| self.types.get(c).copied().unwrap_or(CellType::Outside)) else { continue };
                     let r = cell_index(n, i, j, k);
                     regular_to_cell[r] = Some(cell_to_regular.len());
                     cell_to_regular.push(r);
-                    cell_types.push(if inside { CellType::Inside } else { CellType::Boundary });
+                    cell_types.push(t);
                     cell_corners.push(hexahedron(n, i, j, k).map(|p| regular.point_at(p)));
                     cell_children.push(children);
                 }
@@ -538,53 +509,19 @@ impl RamifiedGrid {
     }
 }
 
-static RAMIFICATION_DATA: &[DataDecl] = &[decl(
-    "finestConnectivity",
-    Bool,
-    "true",
-    "test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them",
-)];
-
-const FINEST_CONNECTIVITY: settee_core::DataRef<settee_core::data_ref::Bool> = settee_core::DataRef::new("finestConnectivity");
-
-/// The sparse grid's references (its surface and grid parameters are read through
-/// [`read_surface`] and [`finest_params`]) and this class's own.
-static READS: &[settee_core::DataUse] = &[
-    sg::POSITION.erased(),
-    sg::FACETS.erased(),
-    sg::FILENAME.erased(),
-    sg::TRIANGLES.erased(),
-    sg::QUADS.erased(),
-    sg::N.erased(),
-    sg::NB_VIRTUAL_FINER_LEVELS.erased(),
-    sg::MIN.erased(),
-    sg::MAX.erased(),
-    sg::CELL_WIDTH.erased(),
-    sg::FILL_WEIGHTED.erased(),
-    sg::ONLY_INSIDE_CELLS.erased(),
-    FINEST_CONNECTIVITY.erased(),
-];
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SparseGridRamificationTopology",
-    description: "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MESH_DATA, SPARSE_DATA, RAMIFICATION_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(SparseGridRamificationTopology { mesh: MeshData::default(), grid: None })
-}
-
-/// The SparseGridRamificationTopology component.
+/// Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.
+///
+/// The SparseGridRamificationTopology component. Its surface and grid parameters are read as
+/// the sparse grid's (`read_surface`, `finest_params`).
+#[component(
+    roles = [Topology],
+    inherit = [MeshTopologyData, SparseGridData, Self],
+    create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None },
+    data = {
+        /// test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them
+        finestConnectivity: Bool = "true",
+    },
+)]
 pub struct SparseGridRamificationTopology {
     mesh: MeshData,
     grid: Option<RamifiedGrid>,
@@ -595,80 +532,41 @@ impl SparseGridRamificationTopology {
     pub fn grid(&self) -> Option<&RamifiedGrid> {
         self.grid.as_ref()
     }
+}
+
+impl BuildsGrid for SparseGridRamificationTopology {
+    type Grid = RamifiedGrid;
 
     fn build(&self, cx: &InitCtx) -> SimResult<RamifiedGrid> {
         let surface = read_surface(cx)?;
         let (params, levels) = finest_params(cx);
         let fine = if levels > 0 { virtual_finest_params(cx, &params, levels)? } else { params };
-        let finest_connectivity = cx.data().get(FINEST_CONNECTIVITY);
+        let finest_connectivity = cx.data().get(Self::FINEST_CONNECTIVITY);
         RamifiedGrid::build(&params, &fine, levels, &surface, finest_connectivity).map_err(|e| cx.error(e).hint("check the surface, min/max and n"))
     }
 
     fn publish(&mut self, cx: &mut InitCtx, grid: RamifiedGrid) {
         let top = grid.top();
-        self.mesh = MeshData { points: top.points.clone(), hexahedra: top.hexahedra.clone(), ..Default::default() };
-        let d = cx.data_mut();
-        d.set("n", Value::Reals { arity: 3, v: top.n.iter().map(|&a| a as f64).collect() });
-        d.set("min", Value::Reals { arity: 3, v: top.min.to_vec() });
-        d.set("max", Value::Reals { arity: 3, v: top.max.to_vec() });
-        d.set("position", Value::Reals { arity: 3, v: top.points.iter().flatten().copied().collect() });
-        d.set("hexahedra", Value::Indices { arity: 8, v: top.hexahedra.iter().flatten().copied().collect() });
-        d.set(COEF_DATA[0], Value::Reals { arity: 1, v: top.stiffness_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(COEF_DATA[1], Value::Reals { arity: 1, v: top.mass_coefs.iter().map(|&c| c as f64).collect() });
-        d.set(LOCATOR_DATA, Value::Reals { arity: 1, v: grid.locator().to_reals() });
+        self.mesh = publish_level(cx, published_level!(top), grid.locator());
         self.grid = Some(grid);
     }
 }
 
-impl Component for SparseGridRamificationTopology {
-    component_any!();
-
-    /// Built at parse time when possible, as [`SparseGridTopology`](crate::SparseGridTopology).
-    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
-        if let Ok(g) = self.build(cx) {
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        if self.grid.is_none() {
-            let g = self.build(cx)?;
-            self.publish(cx, g);
-        }
-        Ok(())
-    }
-
-    fn mesh(&self) -> Option<&MeshData> {
-        Some(&self.mesh)
-    }
-}
+grid_component!(SparseGridRamificationTopology);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The class reads through the sparse grid's readers: it lists all their references.
+    /// The class has the sparse grid's Data (read through the sparse grid's readers), in the same
+    /// order, then its own.
     #[test]
-    fn lists_the_sparse_grid_references() {
-        for r in sg::READS {
-            assert!(READS.iter().any(|o| o.name == r.name && o.type_name == r.type_name), "{r:?} is not listed");
-        }
-        assert_eq!(READS.len(), sg::READS.len() + 1);
-    }
-
-    /// Adds the closed box surface `[lo, hi]` (6 quads).
-    fn add_box(s: &mut Surface, lo: Vec3, hi: Vec3) {
-        let first = s.vertices.len();
-        for z in [lo[2], hi[2]] {
-            for y in [lo[1], hi[1]] {
-                for x in [lo[0], hi[0]] {
-                    s.vertices.push([x, y, z]);
-                }
-            }
-        }
-        let quads = [[0, 2, 3, 1], [4, 5, 7, 6], [0, 1, 5, 4], [2, 6, 7, 3], [0, 4, 6, 2], [1, 3, 7, 5]];
-        s.facets.extend(quads.iter().map(|q| q.iter().map(|&i| first + i).collect::<Vec<_>>()));
+    fn has_the_sparse_grid_data() {
+        use settee_core::component::Declared;
+        let names = |c: &settee_core::ComponentClass| c.data.iter().flat_map(|t| t.iter().map(|d| d.name)).collect::<Vec<_>>();
+        let mut sparse = names(<crate::SparseGridTopology as Declared>::CLASSES[0]);
+        sparse.push("finestConnectivity");
+        assert_eq!(names(<SparseGridRamificationTopology as Declared>::CLASSES[0]), sparse);
     }
 
     fn params(n: [usize; 3], max: Vec3) -> FinestParams {
@@ -681,8 +579,8 @@ mod tests {
     #[test]
     fn two_parts_in_one_cell_duplicate_the_cell() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.9, 0.9, 0.9]);
-        add_box(&mut s, [2.1, 0.1, 0.1], [2.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.9, 0.9, 0.9]);
+        s.add_box([2.1, 0.1, 0.1], [2.9, 0.9, 0.9]);
         let p = params([2, 2, 2], [4.0, 1.0, 1.0]);
         let fine = FinestParams { n: [5, 5, 5], ..p };
 
@@ -728,8 +626,8 @@ mod tests {
     #[test]
     fn finest_connectivity_separates_touching_cells() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
-        add_box(&mut s, [1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
+        s.add_box([1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
         let p = params([2, 2, 2], [2.0, 2.0, 2.0]);
         let fine = FinestParams { n: [3, 3, 3], ..p };
         let joined = RamifiedGrid::build(&p, &fine, 1, &s, false).unwrap();
@@ -742,7 +640,7 @@ mod tests {
         assert_eq!(joined.levels[0].points.len(), 12);
 
         // a bridge crossing the face joins them again
-        add_box(&mut s, [0.3, 0.4, 0.4], [1.7, 0.6, 0.6]);
+        s.add_box([0.3, 0.4, 0.4], [1.7, 0.6, 0.6]);
         let bridged = RamifiedGrid::build(&p, &fine, 1, &s, true).unwrap();
         assert_eq!(bridged.top().hexahedra.len(), 1);
     }
@@ -752,8 +650,8 @@ mod tests {
     #[test]
     fn finest_level_ramification_keeps_the_cells() {
         let mut s = Surface::default();
-        add_box(&mut s, [0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
-        add_box(&mut s, [1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
+        s.add_box([0.1, 0.1, 0.1], [0.4, 0.9, 0.9]);
+        s.add_box([1.6, 0.1, 0.1], [1.9, 0.9, 0.9]);
         let p = params([3, 2, 2], [2.0, 1.0, 1.0]);
         let plain = RamifiedGrid::build(&p, &p, 0, &s, false).unwrap();
         let ramified = RamifiedGrid::build(&p, &p, 0, &s, true).unwrap();
@@ -782,7 +680,7 @@ mod tests {
     /// give their mechanical objects SOFA's point counts and positions at T = 0.
     #[test]
     fn ramification_scene_matches_sofa_at_t0() {
-        let Some(root) = crate::test_util::suite() else {
+        let Some(root) = settee_testkit::suite() else {
             return;
         };
         let mut f = settee_core::Factory::new();

@@ -1,46 +1,48 @@
-//! Helpers for the tests of this crate: attribute lists and a minimal scene initialisation.
+//! Helpers for the tests of this crate: attribute lists, a factory, adding components and a
+//! minimal scene initialisation ([`crate::testing`]).
 
-use std::path::PathBuf;
+use settee_core::{ComponentId, Factory, NodeId, Scene};
 
-use settee_core::{Attr, InitCtx, Scene, SimResult};
+pub use crate::testing::{attrs, init_scene, FEMBAR_GRID};
 
-pub fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-    pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
+/// Attributes as the preparse functions see them.
+pub fn owned_attrs(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
 }
 
-/// `init` of every component, top-down in object order (SOFA's init visitor, without the
-/// animation loop and the bottom-up pass).
-pub fn init_scene(scene: &mut Scene) -> SimResult {
-    scene.resolve_all_links();
-    for n in scene.preorder(Scene::ROOT) {
-        for c in scene.node(n).objects.clone() {
-            scene.pull_links(c);
-            scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-            scene.entry_mut(c).initialized = true;
-        }
-    }
-    Ok(())
+/// Float bounds `xmin..zmax` = (-0.1, 0, 0)..(0.1, 1, 2), which the grid preparsers read in
+/// single precision.
+pub const FLOAT_BOUNDS: &[(&str, &str)] = &[("xmin", "-0.1"), ("ymin", "0"), ("zmin", "0"), ("xmax", "0.1"), ("ymax", "1"), ("zmax", "2")];
+
+/// A factory with this crate's classes and the mechanical state.
+pub fn factory() -> Factory {
+    let mut f = Factory::new();
+    crate::register(&mut f);
+    settee_statecontainer::register(&mut f);
+    f
 }
 
-/// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
-/// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
-/// note (`None`) — unless `CI` or `SETTEE_REQUIRE_SUITE` is set, where it fails instead: a
-/// test that could not compare anything must not count as passed.
-pub fn suite() -> Option<PathBuf> {
-    let dir = std::env::var_os("SETTEE_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"));
-    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
-        return Some(dir);
-    }
-    use std::io::Write;
-    // CI services set `CI`; `.ci/run` also sets SETTEE_REQUIRE_SUITE.
-    let required =
-        ["SETTEE_REQUIRE_SUITE", "CI"].iter().any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")));
-    assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and CI or SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
-    // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current().name().unwrap_or("a test").to_string();
-    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
-    let _ = std::io::stderr().write_all(note.as_bytes());
-    None
+/// Creates a component of `class` (files resolved against `.`); panics on errors.
+pub fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
+    let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
+    assert!(!scene.has_errors(), "{:?}", scene.messages);
+    id
+}
+
+/// Hexahedra (`hexahedra`, with their modifier) in the root, their border quads in the child
+/// `Q` (Hexa2QuadTopologicalMapping), those quads' triangles in `Q/T`
+/// (Quad2TriangleTopologicalMapping); not initialised. Returns the hexahedron, quad and
+/// triangle containers and the node `T`.
+pub fn hexa_quad_triangle_chain(f: &Factory, scene: &mut Scene, hexahedra: &str) -> ([ComponentId; 3], NodeId) {
+    let hexa = add(f, scene, Scene::ROOT, "HexahedronSetTopologyContainer", &[("name", "Hexa_topo"), ("hexahedra", hexahedra)]);
+    add(f, scene, Scene::ROOT, "HexahedronSetTopologyModifier", &[]);
+    let qn = scene.add_node(Scene::ROOT, "Q");
+    let quads = add(f, scene, qn, "QuadSetTopologyContainer", &[("name", "Quad_topo")]);
+    add(f, scene, qn, "QuadSetTopologyModifier", &[]);
+    add(f, scene, qn, "Hexa2QuadTopologicalMapping", &[("input", "@../Hexa_topo"), ("output", "@Quad_topo")]);
+    let tn = scene.add_node(qn, "T");
+    let tris = add(f, scene, tn, "TriangleSetTopologyContainer", &[("name", "Triangle_topo")]);
+    add(f, scene, tn, "TriangleSetTopologyModifier", &[]);
+    add(f, scene, tn, "Quad2TriangleTopologicalMapping", &[("input", "@../Quad_topo"), ("output", "@Triangle_topo")]);
+    ([hexa, quads, tris], tn)
 }

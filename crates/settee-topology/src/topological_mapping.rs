@@ -21,14 +21,11 @@
 //! Topological changes are not propagated (no changes happen yet).
 
 use crate::mapping_changes::{self, IndexMaps};
-use settee_core::component::{link, LinkDecl};
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::data_ref::{self, DataRef, DataUse};
+use settee_core::data::Value;
+use settee_core::role::{self, Topology, TopologyAlgorithms};
 use settee_core::scene::LinkTarget;
 use settee_core::topology_change::{Follow, TopologyChange};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, MeshData, Roles, Scene, SimResult, TemplateRule,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, MeshData, Scene, SimResult};
 
 use crate::elements::{
     count_points, hexahedra_around_quads, hexahedra_to_tetrahedra, on_border, quads_to_triangles, tetrahedra_around_triangles,
@@ -36,36 +33,7 @@ use crate::elements::{
 };
 use crate::grid_topology::GridTopology;
 use crate::set_algorithms::modifier_kind;
-use crate::set_container::{flat, upper_element_type, SetKind, SetTopologyContainer};
-
-pub(crate) static IO_LINKS: &[LinkDecl] = &[
-    link("input", Roles::TOPOLOGY, "input topology (default: the parent node's topology, `@../`)"),
-    link("output", Roles::TOPOLOGY, "output topology container (default: this node's topology, `@./`)"),
-];
-static TETRA2TRIANGLE_LINKS: &[LinkDecl] = &[
-    link("input", Roles::TOPOLOGY, "input topology (default: the parent node's topology, `@../`)"),
-    link("output", Roles::TOPOLOGY, "output topology container (default: this node's topology, `@./`)"),
-    link("modifier", Roles::TOPOLOGY_ALGORITHMS, "modifier of the output topology (default: found in the output's context)"),
-];
-
-static HEXA2TETRA_DATA: &[DataDecl] =
-    &[decl("swapping", Bool, "false", "exchange the corners of the hexahedra by grid position (alternating split, avoids a directional bias)")];
-static HEXA2QUAD_DATA: &[DataDecl] = &[decl("flipNormals", Bool, "false", "reverse the vertex order of the quads created")];
-static TETRA2TRIANGLE_DATA: &[DataDecl] = &[
-    decl("flipNormals", Bool, "false", "reverse the orientation of the triangles created: (t0, t2, t1)"),
-    decl("noNewTriangles", Bool, "false", "create no triangles when tetrahedra are later added or removed"),
-    decl("noInitialTriangles", Bool, "false", "start with an empty output (only triangles created by later changes are added)"),
-];
-static QUAD2TRIANGLE_DATA: &[DataDecl] =
-    &[decl("swapping", Bool, "true", "alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)")];
-
-const SWAPPING: DataRef<data_ref::Bool> = DataRef::new("swapping");
-pub(crate) const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
-pub(crate) const NO_INITIAL_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noInitialTriangles");
-pub(crate) const NO_NEW_TRIANGLES: DataRef<data_ref::Bool> = DataRef::new("noNewTriangles");
-static SWAPPING_READS: &[DataUse] = &[SWAPPING.erased()];
-static FLIP_NORMALS_READS: &[DataUse] = &[FLIP_NORMALS.erased()];
-static TETRA2TRIANGLE_READS: &[DataUse] = &[FLIP_NORMALS.erased(), NO_INITIAL_TRIANGLES.erased(), NO_NEW_TRIANGLES.erased()];
+use crate::set_container::{upper_element_type, PointSetData, SetKind, SetTopologyContainer};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -76,75 +44,69 @@ enum Kind {
     Triangle2Edge,
 }
 
-macro_rules! mapping_class {
-    ($id:ident, $name:literal, $kind:expr, $data:expr, $reads:expr, $links:expr, $desc:literal) => {
-        pub static $id: ComponentClass = ComponentClass {
-            name: $name,
-            description: $desc,
-            roles: Roles::TOPOLOGY_ALGORITHMS,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: $data,
-            links: $links,
-            create: |_: &CreateArgs| -> Box<dyn Component> { Box::new(TopologicalMapping { kind: $kind, maps: None }) },
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-mapping_class!(
-    HEXA2TETRA_CLASS,
-    "Hexa2TetraTopologicalMapping",
-    Kind::Hexa2Tetra,
-    &[HEXA2TETRA_DATA],
-    SWAPPING_READS,
-    IO_LINKS,
-    "Fills a tetrahedron container with 6 tetrahedra per hexahedron of the input."
-);
-mapping_class!(
-    HEXA2QUAD_CLASS,
-    "Hexa2QuadTopologicalMapping",
-    Kind::Hexa2Quad,
-    &[HEXA2QUAD_DATA],
-    FLIP_NORMALS_READS,
-    IO_LINKS,
-    "Fills a quad container with the boundary quads of a hexahedral input."
-);
-mapping_class!(
-    TETRA2TRIANGLE_CLASS,
-    "Tetra2TriangleTopologicalMapping",
-    Kind::Tetra2Triangle,
-    &[TETRA2TRIANGLE_DATA],
-    TETRA2TRIANGLE_READS,
-    TETRA2TRIANGLE_LINKS,
-    "Fills a triangle container with the boundary triangles of a tetrahedral input."
-);
-mapping_class!(
-    QUAD2TRIANGLE_CLASS,
-    "Quad2TriangleTopologicalMapping",
-    Kind::Quad2Triangle,
-    &[QUAD2TRIANGLE_DATA],
-    SWAPPING_READS,
-    IO_LINKS,
-    "Fills a triangle container with 2 triangles per quad of the input."
-);
-mapping_class!(
-    TRIANGLE2EDGE_CLASS,
-    "Triangle2EdgeTopologicalMapping",
-    Kind::Triangle2Edge,
-    &[],
-    &[],
-    IO_LINKS,
-    "Fills an edge container with the boundary edges of a triangular input."
-);
-
-/// All the classes of this module.
-pub static CLASSES: [&ComponentClass; 5] = [&HEXA2TETRA_CLASS, &HEXA2QUAD_CLASS, &TETRA2TRIANGLE_CLASS, &QUAD2TRIANGLE_CLASS, &TRIANGLE2EDGE_CLASS];
-
 /// One of the element-extracting topological mappings.
+#[component(
+    markers = [TopologyAlgorithms],
+    links = {
+        /// input topology (default: the parent node's topology, `@../`)
+        input: Topology,
+        /// output topology container (default: this node's topology, `@./`)
+        output: Topology,
+    },
+    class(
+        name = "Hexa2TetraTopologicalMapping",
+        description = "Fills a tetrahedron container with 6 tetrahedra per hexahedron of the input.",
+        create = |_| TopologicalMapping { kind: Kind::Hexa2Tetra, maps: None },
+        data = {
+            /// exchange the corners of the hexahedra by grid position (alternating split, avoids a directional bias)
+            swapping: Bool = "false",
+        },
+    ),
+    class(
+        name = "Hexa2QuadTopologicalMapping",
+        description = "Fills a quad container with the boundary quads of a hexahedral input.",
+        create = |_| TopologicalMapping { kind: Kind::Hexa2Quad, maps: None },
+        data = {
+            /// reverse the vertex order of the quads created
+            flipNormals: Bool = "false",
+        },
+    ),
+    class(
+        name = "Tetra2TriangleTopologicalMapping",
+        description = "Fills a triangle container with the boundary triangles of a tetrahedral input.",
+        create = |_| TopologicalMapping { kind: Kind::Tetra2Triangle, maps: None },
+        data = {
+            /// reverse the orientation of the triangles created: (t0, t2, t1)
+            flipNormals: Bool = "false",
+            /// create no triangles when tetrahedra are later added or removed
+            noNewTriangles: Bool = "false",
+            /// start with an empty output (only triangles created by later changes are added)
+            noInitialTriangles: Bool = "false",
+        },
+        links = {
+            /// input topology (default: the parent node's topology, `@../`)
+            input: Topology,
+            /// output topology container (default: this node's topology, `@./`)
+            output: Topology,
+            /// modifier of the output topology (default: found in the output's context)
+            modifier: TopologyAlgorithms,
+        },
+    ),
+    class(
+        name = "Quad2TriangleTopologicalMapping",
+        description = "Fills a triangle container with 2 triangles per quad of the input.",
+        create = |_| TopologicalMapping { kind: Kind::Quad2Triangle, maps: None },
+        data = {
+            /// alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)
+            swapping: Bool = "true",
+        },
+    ),
+    class(
+        name = "Triangle2EdgeTopologicalMapping",
+        description = "Fills an edge container with the boundary edges of a triangular input.",
+        create = |_| TopologicalMapping { kind: Kind::Triangle2Edge, maps: None },
+    ),
+)]
 pub struct TopologicalMapping {
     kind: Kind,
     /// The index maps between input and output elements, built on the first change.
@@ -170,7 +132,7 @@ pub(crate) fn io_topologies(cx: &InitCtx) -> SimResult<(ComponentId, ComponentId
                     cx.error(format!("the {name} link does not point to a topology")).hint(format!("set `{name}=\"@path/to/{what}\"`"))
                 });
             }
-            match cx.scene.resolve_path(cx.node(), default, Some(cx.id), Roles::TOPOLOGY) {
+            match cx.scene.resolve_path(cx.node(), default, Some(cx.id), Some(role::TOPOLOGY)) {
                 Some(LinkTarget::Component(c)) => Ok(c),
                 _ => Err(cx
                     .error(format!("no {name} topology: `{name}` is not set and `@{default}` designates no single topology"))
@@ -219,7 +181,7 @@ pub fn topology_type(scene: &Scene, id: ComponentId) -> SetKind {
 /// Cells per axis `(nx-1, ny-1)` of a grid topology (`None` for other topologies).
 pub fn grid_cells(scene: &Scene, id: ComponentId) -> Option<(i64, i64)> {
     scene.get::<GridTopology>(id)?;
-    let n = scene.entry(id).data.get(crate::grid_topology::N);
+    let n = scene.entry(id).data.get(GridTopology::N);
     Some((n.first().copied().unwrap_or(2.0) as i64 - 1, n.get(1).copied().unwrap_or(2.0) as i64 - 1))
 }
 
@@ -276,7 +238,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
     }
     let clears_points = !matches!(kind, Some(k) if k != SetKind::Point);
     let d = &cx.scene.entry(out).data;
-    let mut positions: Vec<f64> = if clears_points { Vec::new() } else { d.get(crate::set_container::POSITION).to_vec() };
+    let mut positions: Vec<f64> = if clears_points { Vec::new() } else { d.get(PointSetData::POSITION).to_vec() };
     if clears_points {
         writes.push(("uv", Value::Reals { arity: 2, v: Vec::new() }));
     }
@@ -311,7 +273,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
 
     // Point count: clear() (point sets and other topologies restart from 0), setNbPoints, then
     // each addPoint grows it to the number of positions and each addXxx to the indices it adds.
-    let old_nb = if clears_points { 0 } else { d.get(crate::set_container::NB_POINTS).max(0) as usize };
+    let old_nb = if clears_points { 0 } else { d.get(PointSetData::NB_POINTS).max(0) as usize };
     let nb = [
         new.nb_points.unwrap_or(old_nb),
         if new.positions.is_empty() { 0 } else { positions.len() / 3 },
@@ -336,7 +298,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
         }
     }
     if kind.is_some() {
-        e.data.set("nbPoints", Value::Int(nb as i64));
+        e.data.put(PointSetData::NB_POINTS, nb as i64);
     }
 
     if init_output {
@@ -351,6 +313,11 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
             cx.scene.with_taken(out, |obj, scene| obj.init(&mut InitCtx { scene, id: out }))
         }
     }
+}
+
+/// Flat index value of a list, for the direct writes of [`fill_output`].
+fn flat<const K: usize>(v: &[[usize; K]]) -> Value {
+    Value::Indices { arity: K, v: v.iter().flatten().copied().collect() }
 }
 
 fn set_class_prefix(list: &str) -> &'static str {
@@ -419,13 +386,13 @@ impl TopologicalMapping {
         match self.kind {
             Kind::Hexa2Tetra => {
                 let (nx, ny) = grid_cells(cx.scene, input).unwrap_or((2, 1));
-                new.tetrahedra = hexahedra_to_tetrahedra(&from.hexahedra, cx.data().get(SWAPPING), nx.max(0) as usize, ny.max(0) as usize);
+                new.tetrahedra = hexahedra_to_tetrahedra(&from.hexahedra, cx.data().get(Self::SWAPPING), nx.max(0) as usize, ny.max(0) as usize);
             }
             Kind::Hexa2Quad => {
                 self.check_types(cx, input, output, SetKind::Hexahedron, SetKind::Quad)?;
                 let counts =
                     hexahedra_around_quads(&from.quads, &from.hexahedra).map_err(|e| inconsistent(cx, input, "quads around hexahedra", e))?;
-                let flip = cx.data().get(FLIP_NORMALS);
+                let flip = cx.data().get(Self::FLIP_NORMALS);
                 new.quads = on_border(&counts)
                     .into_iter()
                     .map(|i| {
@@ -447,12 +414,12 @@ impl TopologicalMapping {
                         "no TriangleSetTopologyModifier found in the output topology's context ({name}); dynamic topological changes will not be supported"
                     ));
                 }
-                if cx.data().get(NO_INITIAL_TRIANGLES) {
+                if cx.data().get(Self::NO_INITIAL_TRIANGLES) {
                     init_output = false;
                 } else {
                     let counts = tetrahedra_around_triangles(&from.triangles, &from.tetrahedra)
                         .map_err(|e| inconsistent(cx, input, "tetrahedra around triangles", e))?;
-                    let flip = cx.data().get(FLIP_NORMALS);
+                    let flip = cx.data().get(Self::FLIP_NORMALS);
                     new.triangles = on_border(&counts)
                         .into_iter()
                         .map(|i| {
@@ -473,7 +440,7 @@ impl TopologicalMapping {
                     return Err(cx.error("the input topology is only 1D: it cannot be mapped into a triangulation"));
                 }
                 let scale = if nx == 0 { ny } else { nx };
-                new.triangles = quads_to_triangles(&from.quads, cx.data().get(SWAPPING), scale.max(1) as usize);
+                new.triangles = quads_to_triangles(&from.quads, cx.data().get(Self::SWAPPING), scale.max(1) as usize);
             }
             Kind::Triangle2Edge => {
                 self.check_types(cx, input, output, SetKind::Triangle, SetKind::Edge)?;
@@ -487,8 +454,6 @@ impl TopologicalMapping {
 }
 
 impl Component for TopologicalMapping {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.maps = None;
         self.run(cx)
@@ -497,11 +462,12 @@ impl Component for TopologicalMapping {
     /// The input changed: the output container follows, with the mapping's own rules.
     fn topology_changed(&mut self, cx: &mut InitCtx, input: ComponentId, changes: &[TopologyChange]) -> SimResult<Follow> {
         let (_, output) = io_topologies(cx)?;
+        let following = mapping_changes::Following { maps: &mut self.maps, input, output, changes };
         match self.kind {
-            Kind::Tetra2Triangle => mapping_changes::tetra2triangle::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(&mut self.maps, cx, input, output, changes),
-            Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(&mut self.maps, cx, input, output, changes),
+            Kind::Tetra2Triangle => mapping_changes::tetra2triangle::follow(cx, following),
+            Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(cx, following),
+            Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(cx, following),
+            Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(cx, following),
             Kind::Hexa2Tetra => Err(cx
                 .error("Hexa2TetraTopologicalMapping does not follow topological changes (SOFA's does not either)")
                 .hint("keep the hexahedra fixed, or map them once and change the tetrahedra")),
@@ -513,21 +479,8 @@ impl Component for TopologicalMapping {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::set_container::SetTopologyContainer;
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{ComponentId, Factory, NodeId, Scene};
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
-        let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
+    use crate::test_util::{add, factory, hexa_quad_triangle_chain, init_scene};
+    use settee_core::{ComponentId, Scene};
 
     fn signed_volume(p: &[[f64; 3]], t: [usize; 4]) -> f64 {
         let d = |i: usize| [p[t[i]][0] - p[t[0]][0], p[t[i]][1] - p[t[0]][1], p[t[i]][2] - p[t[0]][2]];
@@ -699,22 +652,7 @@ mod tests {
         let f = factory();
         let mut scene = Scene::new("root");
         // two hexahedra side by side
-        add(
-            &f,
-            &mut scene,
-            Scene::ROOT,
-            "HexahedronSetTopologyContainer",
-            &[("name", "Hexa_topo"), ("hexahedra", "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10")],
-        );
-        add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyModifier", &[]);
-        let qn = scene.add_node(Scene::ROOT, "Q");
-        let quads = add(&f, &mut scene, qn, "QuadSetTopologyContainer", &[("name", "Quad_topo")]);
-        add(&f, &mut scene, qn, "QuadSetTopologyModifier", &[]);
-        add(&f, &mut scene, qn, "Hexa2QuadTopologicalMapping", &[("input", "@../Hexa_topo"), ("output", "@Quad_topo")]);
-        let tn = scene.add_node(qn, "T");
-        let tris = add(&f, &mut scene, tn, "TriangleSetTopologyContainer", &[("name", "Triangle_topo")]);
-        add(&f, &mut scene, tn, "TriangleSetTopologyModifier", &[]);
-        add(&f, &mut scene, tn, "Quad2TriangleTopologicalMapping", &[("input", "@../Quad_topo"), ("output", "@Triangle_topo")]);
+        let ([_, quads, tris], tn) = hexa_quad_triangle_chain(&f, &mut scene, "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10");
         let en = scene.add_node(tn, "E");
         let edges = add(&f, &mut scene, en, "EdgeSetTopologyContainer", &[("name", "Edge_topo")]);
         add(&f, &mut scene, en, "EdgeSetTopologyModifier", &[]);

@@ -3,15 +3,75 @@
 //! unmodified; they take no part in the simulation. Their attributes are accepted without
 //! checking, since none of them can change a simulated number.
 
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, SimResult, TemplateRule};
+use settee_core::role::{Plugin, Visual, VisualLoop, VisualModel};
+use settee_core::{component, Component, InitCtx, SimResult};
+
+/// Visual components accept any attribute: only their name is kept.
+fn keep_name_only(attrs: &mut Vec<(String, String)>) {
+    attrs.retain(|(n, _)| n == "name");
+}
 
 /// A component without effect on the simulation.
+#[component(
+    markers = [Visual],
+    preparse = keep_name_only,
+    class(name = "OglModel", description = "OpenGL visual model (rendering only; Settee does not render).", markers = [VisualModel]),
+    class(name = "VisualModelImpl", description = "Generic visual model (rendering only).", markers = [VisualModel]),
+    class(name = "VisualStyle", description = "Display flags of the GUI (rendering only)."),
+    class(name = "VisualGrid", description = "A grid drawn in the viewer (rendering only)."),
+    class(name = "LineAxis", description = "Axes drawn in the viewer (rendering only)."),
+    class(name = "OglSceneFrame", description = "Frame drawn in a corner of the viewer (rendering only)."),
+    class(name = "OglLabel", description = "Text drawn in the viewer (rendering only)."),
+    class(name = "OglGrid", description = "Grid drawn in the viewer (rendering only)."),
+    class(name = "ColorMap", description = "Color map for rendering (rendering only)."),
+    class(name = "InteractiveCamera", description = "Camera of the GUI (rendering only)."),
+    class(name = "Camera", description = "Camera of the GUI (rendering only)."),
+    class(name = "BackgroundSetting", description = "Background colour or image of the viewer (GUI only)."),
+    class(name = "DefaultVisualManagerLoop", description = "Visual loop of the GUI (rendering only).", markers = [VisualLoop]),
+    class(name = "ConstraintAttachButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "CompliantAttachButtonSetting", description = "Mouse interaction setting of the Compliant plugin's GUI (GUI only; alias CompliantAttachButton)."),
+    class(name = "AttachBodyButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "FixPickedParticleButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "MouseButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "ViewerSetting", description = "Viewer settings of the GUI (GUI only)."),
+    class(name = "StatsSetting", description = "Statistics settings of the GUI (GUI only)."),
+    class(name = "SofaDefaultPathSetting", description = "Default paths of the GUI (GUI only)."),
+    class(name = "GlobalSystemMatrixImage", description = "Displays the global system matrix as an image (GUI only)."),
+    class(name = "TrailRenderer", description = "Draws the trail of points (rendering only)."),
+    class(name = "LightManager", description = "Lights of the viewer (rendering only)."),
+    class(name = "DirectionalLight", description = "A light of the viewer (rendering only)."),
+    class(name = "PositionalLight", description = "A light of the viewer (rendering only)."),
+    class(name = "SpotLight", description = "A light of the viewer (rendering only)."),
+    class(name = "ClipPlane", description = "Clipping plane of the viewer (rendering only)."),
+    class(name = "OglShader", description = "Shader of the viewer (rendering only)."),
+    class(name = "CylinderVisualModel", description = "Cylinders drawn along edges (rendering only)."),
+    class(name = "PointSplat", description = "Point splats (rendering only)."),
+    class(name = "VisualModelOBJExporter", description = "Exports visual models to OBJ files from the GUI (GUI only)."),
+    class(name = "RecordedCamera", description = "A camera moving along a predetermined path (rendering only)."),
+    class(name = "VisualBoundingBox", description = "Draws an axis-aligned bounding box (rendering only)."),
+    class(name = "VisualPointCloud", description = "Draws a point cloud (rendering only)."),
+    class(name = "VisualVectorField", description = "Draws a vector field (rendering only)."),
+    class(name = "VisualTransform", description = "Moves what is drawn below it (rendering only; no effect on states)."),
+    class(name = "AddFrameButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "AddRecordedCameraButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "OglViewport", description = "An additional viewport in the main one (rendering only)."),
+    class(name = "OglRenderingSRGB", description = "sRGB framebuffer of the viewer (rendering only)."),
+    class(name = "OrderIndependentTransparencyManager", description = "Order-independent transparency of the viewer (rendering only)."),
+    class(name = "OglOITShader", description = "Shader of the order-independent transparency (rendering only)."),
+    class(name = "OglShadowShader", description = "Shadow shader of the viewer (rendering only)."),
+    class(name = "OglTexture", description = "A texture for a shader (rendering only)."),
+    class(name = "OglTexturePointer", description = "A texture reference for a shader (rendering only)."),
+    class(name = "CompositingVisualLoop", description = "Multipass visual loop of the viewer (rendering only).", markers = [VisualLoop]),
+    class(name = "VisualManagerPass", description = "A render pass of the viewer (rendering only)."),
+    class(name = "VisualManagerSecondaryPass", description = "A render pass of the viewer (rendering only)."),
+    class(name = "PostProcessManager", description = "A post-processing pass of the viewer (rendering only)."),
+    class(name = "PointSplatModel", description = "Point splats (rendering only)."),
+    class(name = "SlicedVolumetricModel", description = "Slices of a hexahedral model (rendering only)."),
+)]
+#[derive(Default)]
 pub struct NoEffect;
 
 impl Component for NoEffect {
-    component_any!();
-
     /// Nothing is kept from the topology (visual models are not rendered; a viewer reads the
     /// current lists of the container).
     fn topology_changed(
@@ -24,187 +84,89 @@ impl Component for NoEffect {
     }
 }
 
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(NoEffect)
-}
-
-/// Visual components accept any attribute: only their name is kept.
-fn keep_name_only(attrs: &mut Vec<(String, String)>) {
-    attrs.retain(|(n, _)| n == "name");
-}
-
-macro_rules! visual_classes {
-    ($( $ident:ident = $name:literal, $roles:expr, $desc:literal; )*) => {
-        $(
-            pub static $ident: ComponentClass = ComponentClass {
-                name: $name,
-                description: $desc,
-                roles: $roles,
-                templates: &[],
-                default_template: "",
-                template_rule: TemplateRule::Default,
-                data: &[],
-                links: &[],
-                create,
-                preparse: Some(keep_name_only),
-                no_src_link: &[],
-                reads: &[],
-            };
-        )*
-        /// Every class of this crate except `RequiredPlugin`.
-        pub static VISUAL_CLASSES: &[&ComponentClass] = &[$(&$ident),*];
-    };
-}
-
-const V: Roles = Roles::VISUAL;
-const VM: Roles = Roles::VISUAL.union(Roles::VISUAL_MODEL);
-
-visual_classes! {
-    OGL_MODEL = "OglModel", VM, "OpenGL visual model (rendering only; Settee does not render).";
-    VISUAL_MODEL = "VisualModelImpl", VM, "Generic visual model (rendering only).";
-    VISUAL_STYLE = "VisualStyle", V, "Display flags of the GUI (rendering only).";
-    VISUAL_GRID = "VisualGrid", V, "A grid drawn in the viewer (rendering only).";
-    LINE_AXIS = "LineAxis", V, "Axes drawn in the viewer (rendering only).";
-    OGL_SCENE_FRAME = "OglSceneFrame", V, "Frame drawn in a corner of the viewer (rendering only).";
-    OGL_LABEL = "OglLabel", V, "Text drawn in the viewer (rendering only).";
-    OGL_GRID = "OglGrid", V, "Grid drawn in the viewer (rendering only).";
-    OGL_COLOR_MAP = "ColorMap", V, "Color map for rendering (rendering only).";
-    INTERACTIVE_CAMERA = "InteractiveCamera", V, "Camera of the GUI (rendering only).";
-    CAMERA = "Camera", V, "Camera of the GUI (rendering only).";
-    BACKGROUND = "BackgroundSetting", V, "Background colour or image of the viewer (GUI only).";
-    VISUAL_LOOP = "DefaultVisualManagerLoop", V.union(Roles::VISUAL_LOOP), "Visual loop of the GUI (rendering only).";
-    ATTACH_BUTTON = "ConstraintAttachButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    COMPLIANT_ATTACH_BUTTON = "CompliantAttachButtonSetting", V, "Mouse interaction setting of the Compliant plugin's GUI (GUI only; alias CompliantAttachButton).";
-    ATTACH_BODY_BUTTON = "AttachBodyButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    FIX_PICKED_BUTTON = "FixPickedParticleButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    MOUSE_BUTTON = "MouseButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    VIEWER_SETTING = "ViewerSetting", V, "Viewer settings of the GUI (GUI only).";
-    STATS_SETTING = "StatsSetting", V, "Statistics settings of the GUI (GUI only).";
-    DEFAULT_PATH_SETTING = "SofaDefaultPathSetting", V, "Default paths of the GUI (GUI only).";
-    MATRIX_IMAGE = "GlobalSystemMatrixImage", V, "Displays the global system matrix as an image (GUI only).";
-    TRAIL_RENDERER = "TrailRenderer", V, "Draws the trail of points (rendering only).";
-    LIGHT_MANAGER = "LightManager", V, "Lights of the viewer (rendering only).";
-    DIRECTIONAL_LIGHT = "DirectionalLight", V, "A light of the viewer (rendering only).";
-    POSITIONAL_LIGHT = "PositionalLight", V, "A light of the viewer (rendering only).";
-    SPOT_LIGHT = "SpotLight", V, "A light of the viewer (rendering only).";
-    CLIP_PLANE = "ClipPlane", V, "Clipping plane of the viewer (rendering only).";
-    OGL_SHADER = "OglShader", V, "Shader of the viewer (rendering only).";
-    CYLINDER_VISUAL = "CylinderVisualModel", V, "Cylinders drawn along edges (rendering only).";
-    POINT_SPLAT = "PointSplat", V, "Point splats (rendering only).";
-    OBJ_EXPORTER = "VisualModelOBJExporter", V, "Exports visual models to OBJ files from the GUI (GUI only).";
-    RECORDED_CAMERA = "RecordedCamera", V, "A camera moving along a predetermined path (rendering only).";
-    VISUAL_BOUNDING_BOX = "VisualBoundingBox", V, "Draws an axis-aligned bounding box (rendering only).";
-    VISUAL_POINT_CLOUD = "VisualPointCloud", V, "Draws a point cloud (rendering only).";
-    VISUAL_VECTOR_FIELD = "VisualVectorField", V, "Draws a vector field (rendering only).";
-    VISUAL_TRANSFORM = "VisualTransform", V, "Moves what is drawn below it (rendering only; no effect on states).";
-    ADD_FRAME_BUTTON = "AddFrameButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    ADD_CAMERA_BUTTON = "AddRecordedCameraButtonSetting", V, "Mouse interaction setting of the GUI (GUI only).";
-    OGL_VIEWPORT = "OglViewport", V, "An additional viewport in the main one (rendering only).";
-    OGL_SRGB = "OglRenderingSRGB", V, "sRGB framebuffer of the viewer (rendering only).";
-    OIT_MANAGER = "OrderIndependentTransparencyManager", V, "Order-independent transparency of the viewer (rendering only).";
-    OGL_OIT_SHADER = "OglOITShader", V, "Shader of the order-independent transparency (rendering only).";
-    OGL_SHADOW_SHADER = "OglShadowShader", V, "Shadow shader of the viewer (rendering only).";
-    OGL_TEXTURE = "OglTexture", V, "A texture for a shader (rendering only).";
-    OGL_TEXTURE_POINTER = "OglTexturePointer", V, "A texture reference for a shader (rendering only).";
-    COMPOSITING_LOOP = "CompositingVisualLoop", V.union(Roles::VISUAL_LOOP), "Multipass visual loop of the viewer (rendering only).";
-    VISUAL_MANAGER_PASS = "VisualManagerPass", V, "A render pass of the viewer (rendering only).";
-    VISUAL_MANAGER_SECONDARY_PASS = "VisualManagerSecondaryPass", V, "A render pass of the viewer (rendering only).";
-    POST_PROCESS_MANAGER = "PostProcessManager", V, "A post-processing pass of the viewer (rendering only).";
-    POINT_SPLAT_MODEL = "PointSplatModel", V, "Point splats (rendering only).";
-    SLICED_VOLUMETRIC_MODEL = "SlicedVolumetricModel", V, "Slices of a hexahedral model (rendering only).";
-}
-
-static TEXT_DATA: &[DataDecl] = &[
-    decl("enable", Bool, "true", "Display the object or not (rendering only)"),
-    decl("text", Str, "", "Test to display (rendering only)"),
-    decl("position", Fixed(3), "0 0 0", "3d position (rendering only)"),
-    decl("scale", Real, "1", "text scale (rendering only)"),
-    decl("color", Str, "1 1 1 1", "text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)"),
-    decl("depthTest", Bool, "true", "perform depth test (rendering only)"),
-];
-
+/// Display 3D camera-oriented text (rendering only; Settee does not render).
+///
 /// `Visual3DText`: camera-facing text drawn by SOFA's viewer. Unlike the classes above, its Data
 /// are declared and parsed (so typos and bad values are reported), though none of them can change
 /// a simulated number. It is a visual model in SOFA but holds no points, so it never serves as a
 /// mapping output.
-pub static VISUAL_3D_TEXT: ComponentClass = ComponentClass {
-    name: "Visual3DText",
-    description: "Display 3D camera-oriented text (rendering only; Settee does not render).",
-    roles: Roles::VISUAL,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[TEXT_DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
+#[component(
+    markers = [Visual],
+    data = {
+        /// Display the object or not (rendering only)
+        enable: Bool = "true",
+        /// Test to display (rendering only)
+        text: Str,
+        /// 3d position (rendering only)
+        position: Fixed(3) = "0 0 0",
+        /// text scale (rendering only)
+        scale: Real = "1",
+        /// text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)
+        color: Str = "1 1 1 1",
+        /// perform depth test (rendering only)
+        depthTest: Bool = "true",
+    },
+)]
+#[derive(Default)]
+pub struct Visual3DText;
 
-static PLUGIN_DATA: &[DataDecl] = &[
-    decl("pluginName", Strings, "", "names of the SOFA modules or plugins to load (Settee has every supported component built in)"),
-    decl("suffixMap", Strings, "", "standard->custom suffixes pairs (unused by Settee)"),
-    decl("stopAfterFirstNameFound", Bool, "false", "unused by Settee"),
-    decl("stopAfterFirstSuffixFound", Bool, "true", "unused by Settee"),
-    decl("requireOne", Bool, "false", "unused by Settee"),
-    decl("requireAll", Bool, "true", "unused by Settee"),
-    decl("loadedPlugins", Strings, "", "plugins reported as loaded (output)"),
-];
+impl Component for Visual3DText {}
 
+/// Declares the SOFA modules a scene needs. Accepted and recorded; Settee's components are built in.
+///
 /// `RequiredPlugin`: accepted and recorded; every component Settee knows is built in.
+#[component(
+    markers = [Plugin],
+    data = {
+        /// names of the SOFA modules or plugins to load (Settee has every supported component built in)
+        pluginName: Strings,
+        /// standard->custom suffixes pairs (unused by Settee)
+        suffixMap: Strings,
+        /// unused by Settee
+        stopAfterFirstNameFound: Bool = "false",
+        /// unused by Settee
+        stopAfterFirstSuffixFound: Bool = "true",
+        /// unused by Settee
+        requireOne: Bool = "false",
+        /// unused by Settee
+        requireAll: Bool = "true",
+        /// plugins reported as loaded (output)
+        loadedPlugins: Strings,
+    },
+)]
+#[derive(Default)]
 pub struct RequiredPlugin;
 
 impl Component for RequiredPlugin {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let names = cx.data().get(PLUGIN_NAME).to_vec();
-        cx.data_mut().set("loadedPlugins", settee_core::Value::Strings(names));
+        let names = cx.data().get(Self::PLUGIN_NAME).to_vec();
+        cx.data_mut().put(Self::LOADED_PLUGINS, names);
         Ok(())
     }
 }
 
-settee_core::data_refs! {
-    static PLUGIN_READS;
-    PLUGIN_NAME: Words = "pluginName";
-}
-
-pub static REQUIRED_PLUGIN: ComponentClass = ComponentClass {
-    name: "RequiredPlugin",
-    description: "Declares the SOFA modules a scene needs. Accepted and recorded; Settee's components are built in.",
-    roles: Roles::PLUGIN,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[PLUGIN_DATA],
-    links: &[],
-    create: |_| Box::new(RequiredPlugin),
-    preparse: None,
-    no_src_link: &[],
-    reads: PLUGIN_READS,
-};
-
-static TASK_SCHEDULER_DATA: &[DataDecl] = &[
-    decl("nbThreads", Int, "0", "threads of SOFA's task scheduler (0: one per core); no effect here: Settee's thread count is set by the runner"),
-    decl("taskSchedulerType", Str, "_default", "type of task scheduler (SOFA knows '_default'); no effect here"),
-];
-
-settee_core::data_refs! {
-    static TASK_SCHEDULER_READS;
-    SCHEDULER_TYPE: Text = "taskSchedulerType";
-}
-
+/// Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).
+///
 /// `TaskSchedulerSettings`: sets up SOFA's global task scheduler (thread count, scheduler type).
 /// The scheduler only decides how SOFA spreads work over threads, never a simulated number, and
 /// Settee's threads are chosen by whoever runs the scene; so the Data are read and kept, and an
 /// unknown scheduler type gets the warning SOFA's error becomes here (SOFA marks the component
 /// invalid and goes on).
+#[component(
+    markers = [Visual],
+    data = {
+        /// threads of SOFA's task scheduler (0: one per core); no effect here: Settee's thread count is set by the runner
+        nbThreads: Int = "0",
+        /// type of task scheduler (SOFA knows '_default'); no effect here
+        taskSchedulerType: Str = "_default",
+    },
+)]
+#[derive(Default)]
 pub struct TaskSchedulerSettings;
 
 impl Component for TaskSchedulerSettings {
-    component_any!();
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let kind = cx.data().get(SCHEDULER_TYPE).trim().to_string();
+        let kind = cx.data().get(Self::TASK_SCHEDULER_TYPE).trim().to_string();
         if !kind.is_empty() && kind != "_default" {
             cx.warn(format!("unknown task scheduler type '{kind}' (SOFA knows '_default'); the setting has no effect in Settee anyway"));
         }
@@ -212,35 +174,21 @@ impl Component for TaskSchedulerSettings {
     }
 }
 
-pub static TASK_SCHEDULER_SETTINGS: ComponentClass = ComponentClass {
-    name: "TaskSchedulerSettings",
-    description: "Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).",
-    roles: Roles::VISUAL,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[TASK_SCHEDULER_DATA],
-    links: &[],
-    create: |_| Box::new(TaskSchedulerSettings),
-    preparse: None,
-    no_src_link: &[],
-    reads: TASK_SCHEDULER_READS,
-};
-
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register_all(VISUAL_CLASSES);
-    f.register(&VISUAL_3D_TEXT);
-    f.register(&REQUIRED_PLUGIN);
-    f.register(&TASK_SCHEDULER_SETTINGS);
+    f.add::<NoEffect>();
+    f.add::<Visual3DText>();
+    f.add::<RequiredPlugin>();
+    f.add::<TaskSchedulerSettings>();
 }
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
+    use settee_core::role;
     use settee_core::simulation::init_root;
     use settee_core::testing::add;
-    use settee_core::{Factory, Roles, Scene, Severity};
+    use settee_core::{Factory, Scene, Severity};
 
     fn factory() -> Factory {
         let mut f = Factory::new();
@@ -257,7 +205,7 @@ mod tests {
         let c = add(&mut s, &f, Scene::ROOT, "Visual3DText", &[("text", "ArrudaBoyce"), ("position", "3 0 -0.5"), ("scale", "0.2")]);
         init_root(&mut s, &f).unwrap();
         let e = s.entry(c);
-        assert_eq!(e.roles(), Roles::VISUAL);
+        assert_eq!(e.class.role_names(), ["Visual"]);
         assert_eq!(e.data.str("text"), "ArrudaBoyce");
         assert_eq!(e.data.reals("position"), [3.0, 0.0, -0.5]);
         assert_eq!(e.data.real("scale"), 0.2);
@@ -291,7 +239,7 @@ mod tests {
         let e = s.entry(c);
         assert_eq!(e.data.int("nbThreads"), 8);
         assert_eq!(e.data.str("taskSchedulerType"), "_default");
-        assert!(!e.roles().intersects(Roles::MECHANICAL_STATE | Roles::FORCE_FIELD | Roles::ODE_SOLVER));
+        assert!([role::MECHANICAL_STATE, role::FORCE_FIELD, role::ODE_SOLVER].iter().all(|r| !e.plays(*r)));
 
         let mut s = Scene::new("root");
         add(&mut s, &f, Scene::ROOT, "TaskSchedulerSettings", &[("taskSchedulerType", "tbb")]);

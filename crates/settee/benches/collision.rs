@@ -10,33 +10,14 @@
 //!   zone; the resident memory at steps 1,000 and 10,000 is printed (it must not grow).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use settee_core::role;
 use settee_core::simulation::animate;
-use settee_core::{Roles, Scene};
+use settee_core::Scene;
 
-/// `scenes/spheres_on_sheet.scn` grown `k` times along x and z: `k`² times the sheet's quads
-/// and spheres, at the same spacing (so the same number of candidate pairs per primitive).
-fn sheet_scene(k: usize) -> String {
-    let sheet = 71 * k + 1;
-    let spheres = 32 * k;
-    let kf = k as f64;
-    let base =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/spheres_on_sheet.scn")).expect("scenes/spheres_on_sheet.scn");
-    base.replace(
-        "n=\"72 1 72\" min=\"-10 0 -10\" max=\"10 0 10\"",
-        &format!("n=\"{sheet} 1 {sheet}\" min=\"{} 0 {}\" max=\"{} 0 {}\"", -10.0 * kf, -10.0 * kf, 10.0 * kf, 10.0 * kf),
-    )
-    .replace(
-        "n=\"32 1 32\" min=\"-7.93 0.5 -8.07\" max=\"8.07 0.5 7.93\"",
-        &format!(
-            "n=\"{spheres} 1 {spheres}\" min=\"{} 0.5 {}\" max=\"{} 0.5 {}\"",
-            -8.0 * kf + 0.07,
-            -8.0 * kf - 0.07,
-            8.0 * kf + 0.07,
-            8.0 * kf - 0.07
-        ),
-    )
-    .replace("totalMass=\"10.24\"", &format!("totalMass=\"{}\"", 0.01 * (spheres * spheres) as f64))
-}
+#[path = "support/sheet.rs"]
+mod sheet;
+
+use sheet::sheet_scene;
 
 fn load_text(name: &str, text: &str) -> Scene {
     let dir = std::env::temp_dir().join(format!("settee-bench-{}", std::process::id()));
@@ -62,10 +43,10 @@ fn bench_detection(c: &mut Criterion) {
         assert!(k == 1 || !text.contains("n=\"72 1 72\""), "the scene's sheet changed: update the bench");
         let mut scene = load_text(&format!("sheet{k}"), &text);
         steps(&mut scene, 40); // the spheres have landed
-        let pipeline = scene.find_down(Scene::ROOT, Roles::COLLISION_PIPELINE).expect("a pipeline");
+        let pipeline = scene.find_down(Scene::ROOT, role::COLLISION_PIPELINE).expect("a pipeline");
         let label = format!("{}x", k * k);
         group.bench_with_input(BenchmarkId::new("detect", &label), &(), |b, _| {
-            b.iter(|| scene.with_taken(pipeline, |obj, s| obj.collision_pipeline().unwrap().detect(s, pipeline)).unwrap())
+            b.iter(|| scene.with_role::<dyn settee_core::CollisionPipeline, _>(pipeline, |p, s| p.detect(s, pipeline)).unwrap())
         });
         group.bench_with_input(BenchmarkId::new("stage", &label), &(), |b, _| b.iter(|| settee_core::simulation::collision(&mut scene).unwrap()));
     }

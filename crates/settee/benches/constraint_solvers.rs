@@ -27,7 +27,7 @@ fn impact_problem() -> ExportedProblem {
         animate(scene, dt).expect("step");
     }
     let id = settee::constraint_export::constraint_solvers(scene)[0];
-    let solver = scene.components[id].obj.as_mut().unwrap().constraint_solver().unwrap();
+    let solver = scene.role_mut::<dyn settee_core::constraint::ConstraintSolver>(id).unwrap();
     ExportedProblem::from_problem(solver.last_problem().expect("a built solver"))
 }
 

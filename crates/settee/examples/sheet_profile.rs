@@ -13,36 +13,19 @@
 //! did only measured work.
 
 use settee_collision::components::pipeline::PipelineComponent;
+use settee_core::role;
 use settee_core::simulation::animate;
-use settee_core::{ComponentId, Roles, Scene};
+use settee_core::{ComponentId, Scene};
 use std::time::Instant;
 
-fn sheet_scene(k: usize) -> String {
-    let sheet = 71 * k + 1;
-    let spheres = 32 * k;
-    let kf = k as f64;
-    let base =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/spheres_on_sheet.scn")).expect("scenes/spheres_on_sheet.scn");
-    base.replace(
-        "n=\"72 1 72\" min=\"-10 0 -10\" max=\"10 0 10\"",
-        &format!("n=\"{sheet} 1 {sheet}\" min=\"{} 0 {}\" max=\"{} 0 {}\"", -10.0 * kf, -10.0 * kf, 10.0 * kf, 10.0 * kf),
-    )
-    .replace(
-        "n=\"32 1 32\" min=\"-7.93 0.5 -8.07\" max=\"8.07 0.5 7.93\"",
-        &format!(
-            "n=\"{spheres} 1 {spheres}\" min=\"{} 0.5 {}\" max=\"{} 0.5 {}\"",
-            -8.0 * kf + 0.07,
-            -8.0 * kf - 0.07,
-            8.0 * kf + 0.07,
-            8.0 * kf - 0.07
-        ),
-    )
-    .replace("totalMass=\"10.24\"", &format!("totalMass=\"{}\"", 0.01 * (spheres * spheres) as f64))
-}
+#[path = "../benches/support/sheet.rs"]
+mod sheet;
+
+use sheet::sheet_scene;
 
 #[inline(never)]
 fn measured_detect(scene: &mut Scene, p: ComponentId) {
-    scene.with_taken(p, |obj, s| obj.collision_pipeline().unwrap().detect(s, p)).unwrap();
+    scene.with_role::<dyn settee_core::CollisionPipeline, _>(p, |pipeline, s| pipeline.detect(s, p)).unwrap();
 }
 
 #[inline(never)]
@@ -80,7 +63,7 @@ fn main() {
 }
 
 fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
-    let p = scene.find_down(Scene::ROOT, Roles::COLLISION_PIPELINE).unwrap();
+    let p = scene.find_down(Scene::ROOT, role::COLLISION_PIPELINE).unwrap();
     if what == "detect" || what == "both" {
         let mut t = Vec::new();
         for _ in 0..reps {
@@ -106,13 +89,10 @@ fn measure(scene: &mut Scene, k: usize, reps: usize, what: &str) {
             for (i, phase) in t.iter_mut().enumerate() {
                 let t0 = Instant::now();
                 scene
-                    .with_taken(p, |obj, s| {
-                        let pipeline = obj.collision_pipeline().unwrap();
-                        match i {
-                            0 => pipeline.reset(s, p),
-                            1 => pipeline.detect(s, p),
-                            _ => pipeline.respond(s, p),
-                        }
+                    .with_role::<dyn settee_core::CollisionPipeline, _>(p, |pipeline, s| match i {
+                        0 => pipeline.reset(s, p),
+                        1 => pipeline.detect(s, p),
+                        _ => pipeline.respond(s, p),
                     })
                     .unwrap();
                 phase.push(t0.elapsed().as_secs_f64() * 1e3);

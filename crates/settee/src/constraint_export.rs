@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 
 use settee_constraint::export::{self, ExportedProblem};
 use settee_constraint::metrics::{problem_metrics, SolutionMetrics};
-use settee_core::{ComponentId, Roles, Scene};
+use settee_core::role;
+use settee_core::{ComponentId, Scene};
 
 /// The constraint solvers of a scene, in component order.
 pub fn constraint_solvers(scene: &Scene) -> Vec<ComponentId> {
-    scene.components.iter().filter(|(_, e)| e.roles().contains(Roles::CONSTRAINT_SOLVER)).map(|(id, _)| id).collect()
+    scene.components.iter().filter(|(_, e)| e.plays(role::CONSTRAINT_SOLVER)).map(|(id, _)| id).collect()
 }
 
 /// Runs `f` on a solver's last problem, if it keeps one.
 fn with_problem<R>(scene: &mut Scene, id: ComponentId, f: impl FnOnce(&settee_core::constraint::ConstraintProblem) -> R) -> Option<R> {
-    let obj = scene.components[id].obj.as_mut()?;
-    let solver = obj.constraint_solver()?;
+    let solver = scene.role::<dyn settee_core::constraint::ConstraintSolver>(id)?;
     solver.last_problem().map(f)
 }
 

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use settee_core::{ComponentId, NodeId, Roles, Scene, StateId, VecId};
+use settee_core::role;
+use settee_core::{ComponentId, NodeId, Scene, StateId, VecId};
 use settee_regress::list::ExportSchedule;
 use settee_regress::reference::StateDumpWriter;
 
@@ -22,11 +23,11 @@ pub struct SelectedState {
 pub fn select_states(scene: &Scene, mapped: bool) -> Vec<SelectedState> {
     let mut out = Vec::new();
     for n in scene.preorder(Scene::ROOT) {
-        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else { continue };
-        if scene.find_up(n, Roles::ODE_SOLVER).is_none() {
+        let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) else { continue };
+        if scene.find_up(n, role::ODE_SOLVER).is_none() {
             continue;
         }
-        if !mapped && scene.find_up(n, Roles::MAPPING).is_some() {
+        if !mapped && scene.find_up(n, role::MAPPING).is_some() {
             continue;
         }
         let Some(state) = scene.state_of(ms) else { continue };

@@ -29,3 +29,9 @@ pub use components::factory;
 pub use overrides::Override;
 pub use run::{load, load_with, LoadOptions, LoadedScene};
 pub use simulation::Simulation;
+
+/// `docs/writing-components.md`, whose complete example component is compiled and run as a
+/// doc-test (`cargo test -p settee --doc`), so the guide stays true of the code.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/writing-components.md")]
+pub struct WritingComponentsGuide;

@@ -3,7 +3,8 @@
 //! any mass. They are scene diagnostics at the state's position, so `check` and `run` show them.
 
 use settee_core::mechanics::MechScope;
-use settee_core::{Diagnostic, NodeId, Roles, Scene, StateId};
+use settee_core::role;
+use settee_core::{Diagnostic, NodeId, Scene, StateId};
 
 /// Adds the warnings of this module to `scene.messages`.
 pub fn warn_unsolved_and_massless(scene: &mut Scene) {
@@ -53,7 +54,7 @@ fn active(scene: &Scene, mut node: NodeId) -> bool {
 fn solver_above(scene: &Scene, mut node: NodeId) -> bool {
     loop {
         let n = scene.node(node);
-        if n.objects.iter().any(|c| scene.entry(*c).roles().contains(Roles::ODE_SOLVER)) {
+        if n.objects.iter().any(|c| scene.entry(*c).plays(role::ODE_SOLVER)) {
             return true;
         }
         match n.parent {
@@ -73,10 +74,9 @@ fn loads_on(scene: &Scene, st: StateId, node: NodeId) -> (bool, bool) {
     let mut has_force = false;
     for &c in scope.masses.iter().chain(&scope.force_fields) {
         let e = scene.entry(c);
-        let Some(obj) = e.obj.as_ref() else { continue };
-        if e.roles().contains(Roles::MASS) {
-            has_mass |= obj.mass_ref().is_some_and(|m| ours(m.state()));
-        } else if let Some(ff) = obj.force_field_ref() {
+        if let Some(m) = e.role::<dyn settee_core::Mass>() {
+            has_mass |= ours(m.state());
+        } else if let Some(ff) = e.role::<dyn settee_core::ForceField>() {
             has_force |= ff.states().into_iter().any(ours);
         }
     }

@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
-use settee_core::{Roles, Scene, VecId};
+use settee_core::role;
+use settee_core::{Scene, VecId};
 
 /// One line of a chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,10 +221,10 @@ pub struct EnergyRecorder(pub std::rc::Rc<std::cell::RefCell<EnergyRecord>>);
 pub fn kinetic_energy(scene: &Scene) -> f64 {
     let mut e = 0.0;
     for (_, entry) in scene.components.iter() {
-        if !entry.roles().contains(Roles::MASS) {
+        if !entry.plays(role::MASS) {
             continue;
         }
-        let Some(m) = entry.obj.as_ref().and_then(|o| o.mass_ref()) else { continue };
+        let Some(m) = entry.role::<dyn settee_core::Mass>() else { continue };
         let s = m.state();
         if scene.store.contains(s) {
             e += m.kinetic_energy(scene.store.get(s).read(VecId::VELOCITY));

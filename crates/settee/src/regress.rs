@@ -88,6 +88,23 @@ pub struct SceneOutcome {
 }
 
 impl SceneOutcome {
+    /// The outcome of a scene not run yet: `status`, no measure, no message.
+    pub fn pending(scene: String, status: Status, steps: usize, epsilon: f64) -> SceneOutcome {
+        SceneOutcome {
+            scene,
+            status,
+            steps,
+            epsilon,
+            error_by_dof: None,
+            max_abs_diff: None,
+            first_exceeding_time: None,
+            wall_seconds: 0.0,
+            seconds_per_step: None,
+            sofa_seconds_per_step: None,
+            message: None,
+        }
+    }
+
     /// Settee's time per step over SOFA's (below 1: Settee is faster).
     pub fn speed_ratio(&self) -> Option<f64> {
         Some(self.seconds_per_step? / self.sofa_seconds_per_step?)
@@ -145,19 +162,7 @@ impl SofaTimings {
 /// Runs one list entry.
 pub fn run_entry(factory: &Factory, layout: &SuiteLayout, entry: &RegressionEntry) -> SceneOutcome {
     let t0 = Instant::now();
-    let mut out = SceneOutcome {
-        scene: entry.scene.clone(),
-        status: Status::Fail,
-        steps: entry.steps,
-        epsilon: entry.epsilon,
-        error_by_dof: None,
-        max_abs_diff: None,
-        first_exceeding_time: None,
-        wall_seconds: 0.0,
-        seconds_per_step: None,
-        sofa_seconds_per_step: None,
-        message: None,
-    };
+    let mut out = SceneOutcome::pending(entry.scene.clone(), Status::Fail, entry.steps, entry.epsilon);
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| run_entry_inner(factory, layout, entry, &mut out)));
     if let Err(p) = result {
         let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -562,19 +567,7 @@ mod tests {
     }
 
     fn outcome_with_status(status: Status) -> SceneOutcome {
-        SceneOutcome {
-            scene: "a.scn".into(),
-            status,
-            steps: 1,
-            epsilon: 1e-4,
-            error_by_dof: None,
-            max_abs_diff: None,
-            first_exceeding_time: None,
-            wall_seconds: 0.0,
-            seconds_per_step: None,
-            sofa_seconds_per_step: None,
-            message: None,
-        }
+        SceneOutcome::pending("a.scn".into(), status, 1, 1e-4)
     }
 
     #[test]

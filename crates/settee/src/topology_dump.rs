@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use settee_core::role;
 use settee_core::scene::StepProbe;
-use settee_core::{ComponentId, NodeId, Roles, Scene};
+use settee_core::{ComponentId, NodeId, Scene};
 use settee_regress::metric::topology_errors;
 use settee_regress::reference::{topology_reference_path, TopologyDumpWriter, TopologyRecord};
 
@@ -35,14 +36,14 @@ pub fn select_topologies(scene: &Scene, mapped: bool, selection: Selection) -> V
     let mut out = Vec::new();
     for n in scene.preorder(Scene::ROOT) {
         let topo = match selection {
-            Selection::Compare => scene.slot(n, Roles::TOPOLOGY),
-            Selection::Write => scene.slot(n, Roles::TOPOLOGY).or_else(|| scene.find_up(n, Roles::TOPOLOGY)),
+            Selection::Compare => scene.slot(n, role::TOPOLOGY),
+            Selection::Write => scene.slot(n, role::TOPOLOGY).or_else(|| scene.find_up(n, role::TOPOLOGY)),
         };
         let Some(topo) = topo else { continue };
-        if scene.obj(topo).mesh().is_none() {
+        if scene.role::<dyn settee_core::role::Topology>(topo).map(|t| t.mesh()).is_none() {
             continue;
         }
-        if !mapped && scene.find_up(n, Roles::MAPPING).is_some() {
+        if !mapped && scene.find_up(n, role::MAPPING).is_some() {
             continue;
         }
         let name = scene.entry(topo).name.clone();
@@ -55,7 +56,7 @@ pub fn select_topologies(scene: &Scene, mapped: bool, selection: Selection) -> V
 pub fn record_of(scene: &Scene, c: ComponentId, time: f64) -> TopologyRecord {
     let flat = |v: &mut Vec<u32>, it: &mut dyn Iterator<Item = usize>| v.extend(it.map(|i| i as u32));
     let mut r = TopologyRecord { time, ..TopologyRecord::default() };
-    if let Some(m) = scene.obj(c).mesh() {
+    if let Some(m) = scene.role::<dyn settee_core::role::Topology>(c).map(|t| t.mesh()) {
         flat(&mut r.edges, &mut m.edges.iter().flatten().copied());
         flat(&mut r.triangles, &mut m.triangles.iter().flatten().copied());
         flat(&mut r.quads, &mut m.quads.iter().flatten().copied());

@@ -22,7 +22,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use base64::Engine;
-use settee_core::{ComponentId, MeshData, NodeId, Roles, Scene, StateId, VecId};
+use settee_core::role;
+use settee_core::{ComponentId, MeshData, NodeId, Scene, StateId, VecId};
 
 use crate::run::{simulate, RunObserver};
 
@@ -194,9 +195,9 @@ fn collision_models(scene: &Scene, n: NodeId) -> Vec<(ComponentId, Option<StateI
         .objects
         .iter()
         .copied()
-        .filter(|&c| scene.entry(c).roles().contains(Roles::COLLISION_MODEL))
+        .filter(|&c| scene.entry(c).plays(role::COLLISION_MODEL))
         .filter_map(|c| {
-            let cm = scene.entry(c).obj.as_ref()?.collision_model_ref()?;
+            let cm = scene.role::<dyn settee_core::collision::CollisionModel>(c)?;
             Some((c, cm.state(), cm.topology()))
         })
         .collect()
@@ -223,14 +224,14 @@ pub fn select(scene: &Scene) -> (Vec<Track>, Vec<Layer>) {
         }
         let node = scene.node_path(n);
         let cms = collision_models(scene, n);
-        if let Some(state) = scene.slot(n, Roles::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+        if let Some(state) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
             let size = scene.store.get(state).size;
             if size == 0 {
                 continue;
             }
             // The node's own topology, then its collision models', then an ancestor's whose
             // points are this state's.
-            let mut candidates: Vec<ComponentId> = scene.slot(n, Roles::TOPOLOGY).into_iter().collect();
+            let mut candidates: Vec<ComponentId> = scene.slot(n, role::TOPOLOGY).into_iter().collect();
             candidates.extend(cms.iter().filter(|(_, s, _)| *s == Some(state)).filter_map(|(_, _, t)| *t));
             if let Some(t) = scene.context_topology(n).filter(|t| !candidates.contains(t)) {
                 if scene.mesh_of(t).is_some_and(|m| m.points.len() == size) {

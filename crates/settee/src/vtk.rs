@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use settee_core::{ComponentId, Roles, Scene, VecId};
+use settee_core::role;
+use settee_core::{ComponentId, Scene, VecId};
 use settee_exporter::vtk::{pvd_text, vtu_text, CellSelection, Grid, Precision, SeriesEntry};
 
 use crate::run::RunObserver;
@@ -40,7 +41,7 @@ impl VtkSeries {
         let mut parts: Vec<Part> = Vec::new();
         for n in scene.preorder(Scene::ROOT) {
             for &c in &scene.node(n).objects {
-                if !scene.entry(c).roles().contains(Roles::MECHANICAL_STATE) || scene.state_of(c).is_none() {
+                if !scene.entry(c).plays(role::MECHANICAL_STATE) || scene.state_of(c).is_none() {
                     continue;
                 }
                 // The node path below the root, then the state's name: `Beam_beamMO`.

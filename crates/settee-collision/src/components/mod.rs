@@ -13,5 +13,5 @@ pub fn register(f: &mut settee_core::Factory) {
     intersections::register(f);
     pipeline::register(f);
     response::register(f);
-    f.register(&penalty::CLASS);
+    f.add::<penalty::PenalityContactForceField>();
 }

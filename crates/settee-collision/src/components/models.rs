@@ -7,230 +7,142 @@ use std::sync::Arc;
 
 use settee_core::collision::geometry::{point_normals, Vec3};
 use settee_core::collision::{CollisionModel, ModelGeometry, PrimitiveKind};
-use settee_core::component::link;
-use settee_core::data::{decl, decl_alias, DataKind::*};
+use settee_core::role::Topology;
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
-use settee_core::{
-    component_any, Adjacency, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, MeshData, Roles, Scene,
-    SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{component, data_group, Adjacency, Component, ComponentId, InitCtx, Layout, MeshData, Scene, SimError, SimResult, StateId, VecId};
 
-/// Data of every collision model (SOFA's `CollisionModel`).
-static MODEL_DATA: &[DataDecl] = &[
-    decl("active", Bool, "true", "inactive models take no part in detection"),
-    decl("moving", Bool, "true", "false: the bounding tree is built once and never updated (obstacles)"),
-    decl("simulated", Bool, "true", "false: an obstacle; no pair between two obstacles, responses go to the other model's node"),
-    decl("selfCollision", Bool, "false", "allow collisions between models of the same node, this one included"),
-    decl_alias("contactDistance", &["proximity"], Real, "0", "skin thickness added to the alarm and contact distances of every pair with this model"),
-    decl(
-        "contactStiffness",
-        Real,
-        "10",
-        "stiffness of penalty contacts (their stiffness is the product of both models' values over the contact distance)",
+/// Data of every collision model (SOFA's `CollisionModel`): every collision-model class includes
+/// it, and the contact managers write `numberOfContacts` through it.
+#[data_group(data = {
+    /// inactive models take no part in detection
+    active: Bool = "true",
+    /// false: the bounding tree is built once and never updated (obstacles)
+    moving: Bool = "true",
+    /// false: an obstacle; no pair between two obstacles, responses go to the other model's node
+    simulated: Bool = "true",
+    /// allow collisions between models of the same node, this one included
+    selfCollision: Bool = "false",
+    /// skin thickness added to the alarm and contact distances of every pair with this model
+    #[alias("proximity")]
+    contactDistance: Real = "0",
+    /// stiffness of penalty contacts (their stiffness is the product of both models' values over
+    /// the contact distance)
+    contactStiffness: Real = "10",
+    /// friction coefficient (read by penalty contacts, without effect)
+    contactFriction: Real = "0",
+    /// restitution coefficient (unused by the responses in Settee)
+    contactRestitution: Real = "0",
+    /// response for pairs with this model, overriding the contact manager's
+    contactResponse: Str,
+    /// display color: 4 numbers or a name, as SOFA's RGBAColor (rendering only)
+    color: Str = "1 0 0 1",
+    /// collision groups: models sharing a group never collide
+    group: Reals,
+    /// output: number of contacts involving this model at the last response phase
+    numberOfContacts: Int = "0",
+})]
+pub struct CollisionModelData;
+
+/// Data of the point, line and triangle models.
+#[data_group(data = {
+    /// both sides of the primitives collide (LocalMinDistance filters, NewProximity normals)
+    bothSide: Bool = "false",
+})]
+pub struct BothSideData;
+
+/// A collision model: its settings and the geometry snapshot it gives detection.
+#[component(
+    roles = [CollisionModel],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    class(
+        name = "SphereCollisionModel",
+        description = "Spheres centred on the DOFs of a Vec3d or Rigid3d state (radius or listRadius).",
+        templates = ["Vec3d", "Rigid3d"],
+        create = |args| {
+            let kind = if args.layout == Some(Layout::Rigid3) { PrimitiveKind::RigidSphere } else { PrimitiveKind::Sphere };
+            CollisionModelComponent::new(kind)
+        },
+        inherit = [CollisionModelData, Self],
+        data = {
+            /// radius of each sphere (empty: every sphere has `radius`)
+            listRadius: Reals,
+            /// radius of the spheres not in listRadius
+            radius: Real = "1",
+            /// draw impostors (rendering only)
+            showImpostors: Bool = "true",
+        },
     ),
-    decl("contactFriction", Real, "0", "friction coefficient (read by penalty contacts, without effect)"),
-    decl("contactRestitution", Real, "0", "restitution coefficient (unused by the responses in Settee)"),
-    decl("contactResponse", Str, "", "response for pairs with this model, overriding the contact manager's"),
-    decl("color", Str, "1 0 0 1", "display color: 4 numbers or a name, as SOFA's RGBAColor (rendering only)"),
-    decl("group", Reals, "", "collision groups: models sharing a group never collide"),
-    decl("numberOfContacts", Int, "0", "output: number of contacts involving this model at the last response phase"),
-];
-
-static BOTH_SIDE: &[DataDecl] =
-    &[decl("bothSide", Bool, "false", "both sides of the primitives collide (LocalMinDistance filters, NewProximity normals)")];
-
-static TOPOLOGY_LINK: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology of the primitives (default: the node's)")];
-
-static SPHERE_DATA: &[DataDecl] = &[
-    decl("listRadius", Reals, "", "radius of each sphere (empty: every sphere has `radius`)"),
-    decl("radius", Real, "1", "radius of the spheres not in listRadius"),
-    decl("showImpostors", Bool, "true", "draw impostors (rendering only)"),
-];
-
-static POINT_DATA: &[DataDecl] = &[
-    decl("computeNormals", Bool, "false", "compute vertex normals at each update (needed by Tetrahedron–Point)"),
-    decl("displayFreePosition", Bool, "false", "draw the free positions (rendering only)"),
-];
-
-static LINE_DATA: &[DataDecl] = &[decl("displayFreePosition", Bool, "false", "draw the free positions (rendering only)")];
-
-static TRIANGLE_DATA: &[DataDecl] = &[
-    decl("computeNormals", Bool, "true", "recompute the triangle normals at each update"),
-    decl("useCurvature", Bool, "false", "store normal cones in the bounding tree (self-collision pruning, not supported: no effect)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ACTIVE: Bool = "active";
-    MOVING: Bool = "moving";
-    SIMULATED: Bool = "simulated";
-    SELF_COLLISION: Bool = "selfCollision";
-    CONTACT_DISTANCE: Real = "contactDistance";
-    CONTACT_STIFFNESS: Real = "contactStiffness";
-    CONTACT_RESPONSE: Text = "contactResponse";
-    GROUP: Reals = "group";
-}
-
-settee_core::data_refs! {
-    static SPHERE_READS;
-    LIST_RADIUS: Reals = "listRadius";
-    RADIUS: Real = "radius";
-}
-
-settee_core::data_refs! {
-    static BOTH_SIDE_READS;
-    BOTH_SIDE_REF: Bool = "bothSide";
-}
-
-settee_core::data_refs! {
-    static NORMALS_READS;
-    COMPUTE_NORMALS: Bool = "computeNormals";
-}
-
-macro_rules! model_class {
-    ($name:ident, $class:literal, $desc:literal, $templates:expr, $data:expr, $links:expr, $reads:expr, $create:ident) => {
-        pub static $name: ComponentClass = ComponentClass {
-            name: $class,
-            description: $desc,
-            roles: Roles::COLLISION_MODEL,
-            templates: $templates,
-            default_template: "Vec3d",
-            template_rule: TemplateRule::FromState,
-            data: $data,
-            links: $links,
-            create: $create,
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-static SPHERE_ALL_READS: &[settee_core::DataUse] = &[
-    ACTIVE.erased(),
-    MOVING.erased(),
-    SIMULATED.erased(),
-    SELF_COLLISION.erased(),
-    CONTACT_DISTANCE.erased(),
-    CONTACT_STIFFNESS.erased(),
-    CONTACT_RESPONSE.erased(),
-    GROUP.erased(),
-    LIST_RADIUS.erased(),
-    RADIUS.erased(),
-];
-static POINT_ALL_READS: &[settee_core::DataUse] = &[
-    ACTIVE.erased(),
-    MOVING.erased(),
-    SIMULATED.erased(),
-    SELF_COLLISION.erased(),
-    CONTACT_DISTANCE.erased(),
-    CONTACT_STIFFNESS.erased(),
-    CONTACT_RESPONSE.erased(),
-    GROUP.erased(),
-    BOTH_SIDE_REF.erased(),
-    COMPUTE_NORMALS.erased(),
-];
-static LINE_ALL_READS: &[settee_core::DataUse] = &[
-    ACTIVE.erased(),
-    MOVING.erased(),
-    SIMULATED.erased(),
-    SELF_COLLISION.erased(),
-    CONTACT_DISTANCE.erased(),
-    CONTACT_STIFFNESS.erased(),
-    CONTACT_RESPONSE.erased(),
-    GROUP.erased(),
-    BOTH_SIDE_REF.erased(),
-];
-static TRIANGLE_ALL_READS: &[settee_core::DataUse] = POINT_ALL_READS;
-
-model_class!(
-    SPHERE,
-    "SphereCollisionModel",
-    "Spheres centred on the DOFs of a Vec3d or Rigid3d state (radius or listRadius).",
-    &["Vec3d", "Rigid3d"],
-    &[MODEL_DATA, SPHERE_DATA],
-    &[],
-    SPHERE_ALL_READS,
-    create_sphere
-);
-model_class!(
-    POINT,
-    "PointCollisionModel",
-    "The DOFs of a Vec3d state as collision points.",
-    &["Vec3d"],
-    &[MODEL_DATA, BOTH_SIDE, POINT_DATA],
-    TOPOLOGY_LINK,
-    POINT_ALL_READS,
-    create_point
-);
-model_class!(
-    LINE,
-    "LineCollisionModel",
-    "The edges of a topology as collision segments.",
-    &["Vec3d"],
-    &[MODEL_DATA, BOTH_SIDE, LINE_DATA],
-    TOPOLOGY_LINK,
-    LINE_ALL_READS,
-    create_line
-);
-model_class!(
-    TRIANGLE,
-    "TriangleCollisionModel",
-    "The triangles (and quads, split in two) of a topology as collision triangles.",
-    &["Vec3d"],
-    &[MODEL_DATA, BOTH_SIDE, TRIANGLE_DATA],
-    TOPOLOGY_LINK,
-    TRIANGLE_ALL_READS,
-    create_triangle
-);
-model_class!(
-    TETRAHEDRON,
-    "TetrahedronCollisionModel",
-    "The tetrahedra of a topology as collision volumes (Tetrahedron–Point only).",
-    &["Vec3d"],
-    &[MODEL_DATA],
-    TOPOLOGY_LINK,
-    READS,
-    create_tetra
-);
-
-/// SOFA's `CubeCollisionModel` declared in a scene: a bounding-volume model whose boxes are only
-/// ever set by code, so a declared one has no element and takes part in nothing.
-pub static CUBE: ComponentClass = ComponentClass {
-    name: "CubeCollisionModel",
-    description: "Axis-aligned boxes (the levels of bounding trees); a declared one has no element.",
-    roles: Roles::COLLISION_MODEL,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[MODEL_DATA],
-    links: &[],
-    create: create_cube,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create_sphere(args: &CreateArgs) -> Box<dyn Component> {
-    let kind = if args.layout == Some(Layout::Rigid3) { PrimitiveKind::RigidSphere } else { PrimitiveKind::Sphere };
-    Box::new(CollisionModelComponent::new(kind))
-}
-fn create_point(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CollisionModelComponent::new(PrimitiveKind::Point))
-}
-fn create_line(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CollisionModelComponent::new(PrimitiveKind::Line))
-}
-fn create_triangle(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CollisionModelComponent::new(PrimitiveKind::Triangle))
-}
-fn create_tetra(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CollisionModelComponent::new(PrimitiveKind::Tetrahedron))
-}
-fn create_cube(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(CollisionModelComponent::new(PrimitiveKind::Cube))
-}
-
+    class(
+        name = "PointCollisionModel",
+        description = "The DOFs of a Vec3d state as collision points.",
+        create = |_| CollisionModelComponent::new(PrimitiveKind::Point),
+        inherit = [CollisionModelData, BothSideData, Self],
+        data = {
+            /// compute vertex normals at each update (needed by Tetrahedron–Point)
+            computeNormals: Bool = "false",
+            /// draw the free positions (rendering only)
+            displayFreePosition: Bool = "false",
+        },
+        links = {
+            /// topology of the primitives (default: the node's)
+            topology: Topology,
+        },
+    ),
+    class(
+        name = "LineCollisionModel",
+        description = "The edges of a topology as collision segments.",
+        create = |_| CollisionModelComponent::new(PrimitiveKind::Line),
+        inherit = [CollisionModelData, BothSideData, Self],
+        data = {
+            /// draw the free positions (rendering only)
+            displayFreePosition: Bool = "false",
+        },
+        links = {
+            /// topology of the primitives (default: the node's)
+            topology: Topology,
+        },
+    ),
+    class(
+        name = "TriangleCollisionModel",
+        description = "The triangles (and quads, split in two) of a topology as collision triangles.",
+        create = |_| CollisionModelComponent::new(PrimitiveKind::Triangle),
+        inherit = [CollisionModelData, BothSideData, Self],
+        data = {
+            /// recompute the triangle normals at each update
+            computeNormals: Bool = "true",
+            /// store normal cones in the bounding tree (self-collision pruning, not supported: no
+            /// effect)
+            useCurvature: Bool = "false",
+        },
+        links = {
+            /// topology of the primitives (default: the node's)
+            topology: Topology,
+        },
+    ),
+    class(
+        name = "TetrahedronCollisionModel",
+        description = "The tetrahedra of a topology as collision volumes (Tetrahedron–Point only).",
+        create = |_| CollisionModelComponent::new(PrimitiveKind::Tetrahedron),
+        inherit = [CollisionModelData],
+        links = {
+            /// topology of the primitives (default: the node's)
+            topology: Topology,
+        },
+    ),
+    // SOFA's `CubeCollisionModel` declared in a scene: a bounding-volume model whose boxes are
+    // only ever set by code, so a declared one has no element and takes part in nothing.
+    class(
+        name = "CubeCollisionModel",
+        description = "Axis-aligned boxes (the levels of bounding trees); a declared one has no element.",
+        templates = [],
+        default_template = "",
+        template_rule = Default,
+        create = |_| CollisionModelComponent::new(PrimitiveKind::Cube),
+        inherit = [CollisionModelData],
+    ),
+)]
 /// A collision model: its settings and the geometry snapshot it gives detection.
 pub struct CollisionModelComponent {
     geometry: ModelGeometry,
@@ -298,29 +210,27 @@ fn class_of(kind: PrimitiveKind) -> &'static str {
 }
 
 impl Component for CollisionModelComponent {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let kind = self.geometry.kind;
         let node = cx.node();
         let d = cx.data();
         let mut g = ModelGeometry::new(kind, cx.entry().name.clone(), node.to_bits());
-        g.active = d.get(ACTIVE);
-        g.moving = d.get(MOVING);
-        g.simulated = d.get(SIMULATED);
-        g.self_collision = d.get(SELF_COLLISION);
-        g.contact_distance = d.get(CONTACT_DISTANCE);
-        g.contact_stiffness = d.get(CONTACT_STIFFNESS);
-        let mut groups: Vec<i64> = d.get(GROUP).iter().map(|v| *v as i64).collect();
+        g.active = d.get(CollisionModelData::ACTIVE);
+        g.moving = d.get(CollisionModelData::MOVING);
+        g.simulated = d.get(CollisionModelData::SIMULATED);
+        g.self_collision = d.get(CollisionModelData::SELF_COLLISION);
+        g.contact_distance = d.get(CollisionModelData::CONTACT_DISTANCE);
+        g.contact_stiffness = d.get(CollisionModelData::CONTACT_STIFFNESS);
+        let mut groups: Vec<i64> = d.get(CollisionModelData::GROUP).iter().map(|v| *v as i64).collect();
         groups.sort_unstable();
         groups.dedup();
         g.groups = groups;
-        self.contact_response = d.get(CONTACT_RESPONSE).trim().to_string();
+        self.contact_response = d.get(CollisionModelData::CONTACT_RESPONSE).trim().to_string();
         if matches!(kind, PrimitiveKind::Point | PrimitiveKind::Line | PrimitiveKind::Triangle) {
-            g.both_side = d.get(BOTH_SIDE_REF);
+            g.both_side = d.get(BothSideData::BOTH_SIDE);
         }
         if matches!(kind, PrimitiveKind::Point | PrimitiveKind::Triangle) {
-            self.compute_normals = d.get(COMPUTE_NORMALS);
+            self.compute_normals = d.get(Self::COMPUTE_NORMALS);
         }
         self.geometry = g;
         if kind == PrimitiveKind::Cube {
@@ -346,8 +256,8 @@ impl Component for CollisionModelComponent {
         // Sphere radii.
         if matches!(kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) {
             let d = cx.data();
-            let list = d.get(LIST_RADIUS).to_vec();
-            let radius = d.get(RADIUS);
+            let list = d.get(Self::LIST_RADIUS).to_vec();
+            let radius = d.get(Self::RADIUS);
             if !list.is_empty() && list.len() != n {
                 return Err(cx
                     .error(format!("listRadius has {} radii for {n} spheres (one per DOF of the state)", list.len()))
@@ -414,7 +324,7 @@ impl Component for CollisionModelComponent {
         if kind == PrimitiveKind::Point {
             let mut cur = Some(node);
             while let Some(nd) = cur {
-                if cx.scene.node(nd).objects.iter().any(|c| cx.scene.entry(*c).class.name == LINE.name) {
+                if cx.scene.node(nd).objects.iter().any(|c| cx.scene.entry(*c).class.name == class_of(PrimitiveKind::Line)) {
                     self.geometry.has_line_model = true;
                     break;
                 }
@@ -441,7 +351,7 @@ impl Component for CollisionModelComponent {
         }
         let n = settee_core::topology_change::state_size_after(changes, cx.state_size(state));
         if matches!(kind, PrimitiveKind::Sphere | PrimitiveKind::RigidSphere) {
-            let radius = cx.data().get(RADIUS);
+            let radius = cx.data().get(Self::RADIUS);
             let mut radii = ElementData::new(ElementKind::Point, std::mem::take(&mut self.geometry.radius));
             radii.apply(changes, |_| radius).map_err(|e| cx.error(format!("cannot follow the point changes: {e}")))?;
             self.geometry.radius = radii.values().to_vec();
@@ -468,13 +378,6 @@ impl Component for CollisionModelComponent {
         }
         self.geometry.validate().map_err(|e| cx.error(e.to_string()))?;
         Ok(Follow::Followed)
-    }
-
-    fn collision_model(&mut self) -> Option<&mut dyn CollisionModel> {
-        Some(self)
-    }
-    fn collision_model_ref(&self) -> Option<&dyn CollisionModel> {
-        Some(self)
     }
 }
 
@@ -524,7 +427,5 @@ impl CollisionModel for CollisionModelComponent {
 
 /// Registers the collision model classes.
 pub fn register(f: &mut settee_core::Factory) {
-    for c in [&SPHERE, &POINT, &LINE, &TRIANGLE, &TETRAHEDRON, &CUBE] {
-        f.register(c);
-    }
+    f.add::<CollisionModelComponent>();
 }

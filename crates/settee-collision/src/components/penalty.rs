@@ -4,39 +4,9 @@
 //! declared in a scene (then it has no contact until code adds some).
 
 use settee_core::collision::Vec3;
-use settee_core::component::{link, ForceField};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceIo, InitCtx, LinkDecl, MatrixAccumulator, MechParams, Roles, SimError,
-    SimResult, StateId, TemplateRule,
-};
-
-static DATA: &[DataDecl] = &[decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness")];
-
-static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PenalityContactForceField",
-    description: "Penalty contact: repulsive springs along the contact normals between the contact points of two states.",
-    roles: Roles::FORCE_FIELD.union(Roles::INTERACTION),
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[DATA],
-    links: LINKS,
-    create: |_: &CreateArgs| Box::new(PenalityContactForceField::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
+use settee_core::component::ForceField;
+use settee_core::role::{Interaction, MechanicalState};
+use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
 
 /// One penalty contact (SOFA's `PenalityContactForceField::Contact`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,7 +28,26 @@ pub struct PenaltyContact {
     pub pen: f64,
 }
 
+/// Penalty contact: repulsive springs along the contact normals between the contact points of two states.
+///
 /// The force field; `contacts` are set by the penalty response each step.
+#[component(
+    roles = [ForceField],
+    markers = [Interaction],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    data = {
+        /// Rayleigh damping coefficient related to stiffness
+        rayleighStiffness: Real = "0",
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 #[derive(Default)]
 pub struct PenalityContactForceField {
     s1: Option<StateId>,
@@ -119,10 +108,8 @@ fn sub3(x: &[f64], i: usize, y: &[f64], j: usize) -> [f64; 3] {
 }
 
 impl Component for PenalityContactForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
         if self.s1.is_none() || self.s2.is_none() {
             let pick = |name: &str| -> SimResult<StateId> {
                 let c = match cx.link_targets(name).first() {
@@ -147,8 +134,6 @@ impl Component for PenalityContactForceField {
     ) -> SimResult<settee_core::topology_change::Follow> {
         Ok(settee_core::topology_change::Follow::Followed)
     }
-
-    settee_core::force_field_role!();
 }
 
 impl ForceField for PenalityContactForceField {

@@ -2,105 +2,67 @@
 //! model of its subtree), `CompositeCollisionPipeline` with its `SubCollisionPipeline`s, and the
 //! broad- and narrow-phase components whose class and Data choose how detection runs.
 
-use settee_core::collision::{ContactOutputs, ModelGeometry};
-use settee_core::component::{link, CollisionPipeline};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, NodeId, Roles, Scene, SimError, SimResult,
-    TemplateRule,
-};
+use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, IntersectionMethod, ModelGeometry};
+use settee_core::component::CollisionPipeline;
+use settee_core::role::{self, BroadPhase, NarrowPhase};
+use settee_core::{component, data_group, Component, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
 
 use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
 use crate::Vec3;
 
 // ----- broad and narrow phases -------------------------------------------------------------------
 
-static BROAD_DATA: &[DataDecl] =
-    &[decl("box", Fixed(6), "0 0 0 0 0 0", "if min.x < max.x: models whose bounding box does not meet this box are ignored")];
-
-settee_core::data_refs! {
-    static BROAD_READS;
-    BOX: Reals = "box";
-}
-
-macro_rules! phase_class {
-    ($name:ident, $class:literal, $desc:literal, $roles:expr, $data:expr, $reads:expr) => {
-        pub static $name: ComponentClass = ComponentClass {
-            name: $class,
-            description: $desc,
-            roles: $roles,
-            templates: &[],
-            default_template: "",
-            template_rule: TemplateRule::Default,
-            data: $data,
-            links: &[],
-            create: |_: &CreateArgs| Box::new(Phase),
-            preparse: None,
-            no_src_link: &[],
-            reads: $reads,
-        };
-    };
-}
-
-phase_class!(
-    BRUTE_FORCE,
-    "BruteForceBroadPhase",
-    "Broad phase testing every pair of models' root boxes.",
-    Roles::BROAD_PHASE,
-    &[BROAD_DATA],
-    BROAD_READS
-);
-phase_class!(
-    PARALLEL_BRUTE_FORCE,
-    "ParallelBruteForceBroadPhase",
-    "BruteForceBroadPhase on several threads (same pairs; self pairs first).",
-    Roles::BROAD_PHASE,
-    &[BROAD_DATA],
-    BROAD_READS
-);
-phase_class!(BVH, "BVHNarrowPhase", "Narrow phase traversing the models' bounding-volume trees.", Roles::NARROW_PHASE, &[], &[]);
-phase_class!(
-    PARALLEL_BVH,
-    "ParallelBVHNarrowPhase",
-    "BVHNarrowPhase on several threads (same outputs in the same order).",
-    Roles::NARROW_PHASE,
-    &[],
-    &[]
-);
+/// The Data of every broad phase (SOFA's `BroadPhaseDetection`).
+#[data_group(data = {
+    /// if min.x < max.x: models whose bounding box does not meet this box are ignored
+    "box" as BOX: Fixed(6) = "0 0 0 0 0 0",
+})]
+pub struct BroadPhaseData;
 
 /// A broad or narrow phase component: its class and Data configure the pipeline's detection.
+#[component(
+    create = |_| Phase,
+    class(
+        name = "BruteForceBroadPhase",
+        description = "Broad phase testing every pair of models' root boxes.",
+        markers = [BroadPhase],
+        inherit = [BroadPhaseData],
+    ),
+    class(
+        name = "ParallelBruteForceBroadPhase",
+        description = "BruteForceBroadPhase on several threads (same pairs; self pairs first).",
+        markers = [BroadPhase],
+        inherit = [BroadPhaseData],
+    ),
+    class(
+        name = "BVHNarrowPhase",
+        description = "Narrow phase traversing the models' bounding-volume trees.",
+        markers = [NarrowPhase],
+    ),
+    class(
+        name = "ParallelBVHNarrowPhase",
+        description = "BVHNarrowPhase on several threads (same outputs in the same order).",
+        markers = [NarrowPhase],
+    ),
+)]
 struct Phase;
 
-impl Component for Phase {
-    component_any!();
-}
+impl Component for Phase {}
 
+/// Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.
+///
 /// `BruteForceDetection`: SOFA's shorthand that adds a BruteForceBroadPhase and a BVHNarrowPhase
 /// to its node (before itself) and does nothing else.
-pub static BRUTE_FORCE_DETECTION: ComponentClass = ComponentClass {
-    name: "BruteForceDetection",
-    description: "Shorthand adding a BruteForceBroadPhase and a BVHNarrowPhase to the node.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(BruteForceDetection),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
+#[component(
+    create = |_| BruteForceDetection,
+)]
 struct BruteForceDetection;
 
 impl Component for BruteForceDetection {
-    component_any!();
-
     fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
         let node = cx.node();
         let me = cx.id;
-        for class in [BRUTE_FORCE.name, BVH.name] {
+        for class in ["BruteForceBroadPhase", "BVHNarrowPhase"] {
             let c = cx.scene.create_component(node, class, None, &[])?;
             // Placed before the shorthand, as SOFA creates them first.
             let objs = &mut cx.scene.node_mut(node).objects;
@@ -134,9 +96,11 @@ impl SubPipeline {
         depth: u32,
     ) -> SubPipeline {
         let b = scene.entry(broad);
-        let bx = b.data.get(BOX);
-        let broad_phase = if b.class.name == PARALLEL_BRUTE_FORCE.name { BroadPhaseKind::ParallelBruteForce } else { BroadPhaseKind::BruteForce };
-        let narrow_phase = if scene.entry(narrow).class.name == PARALLEL_BVH.name { NarrowPhaseKind::ParallelBvh } else { NarrowPhaseKind::Bvh };
+        let bx = b.data.get(BroadPhaseData::BOX);
+        let broad_phase =
+            if b.class.name == "ParallelBruteForceBroadPhase" { BroadPhaseKind::ParallelBruteForce } else { BroadPhaseKind::BruteForce };
+        let narrow_phase =
+            if scene.entry(narrow).class.name == "ParallelBVHNarrowPhase" { NarrowPhaseKind::ParallelBvh } else { NarrowPhaseKind::Bvh };
         let settings = DetectionSettings {
             // BVHNarrowPhase needs deep trees (spec §2.3).
             depth,
@@ -150,16 +114,16 @@ impl SubPipeline {
     }
 
     fn reset(&mut self, scene: &mut Scene) -> SimResult {
-        scene.with_taken(self.manager, |obj, scene| obj.contact_manager().expect("contact manager role").detach_responses(scene))
+        scene.with_role::<dyn ContactManager, _>(self.manager, |manager, scene| manager.detach_responses(scene))
     }
 
     fn detect(&mut self, scene: &mut Scene) -> SimResult {
         for &m in &self.models {
-            scene.with_taken(m, |obj, scene| obj.collision_model().expect("collision model role").update_geometry(scene))?;
+            scene.with_role::<dyn CollisionModel, _>(m, |model, scene| model.update_geometry(scene))?;
         }
         let geometries: Vec<&ModelGeometry> =
-            self.models.iter().map(|m| scene.obj(*m).collision_model_ref().expect("collision model role").geometry()).collect();
-        let method = scene.obj(self.intersection).intersection().expect("intersection role");
+            self.models.iter().map(|m| scene.role::<dyn CollisionModel>(*m).expect("collision model role").geometry()).collect();
+        let method = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role");
         self.detection.run(&geometries, method, &self.settings).map_err(|e| SimError::new(e.to_string()))?;
         Ok(())
     }
@@ -171,10 +135,8 @@ impl SubPipeline {
             .iter()
             .map(|p| ContactOutputs { model1: self.models[p.model1], model2: self.models[p.model2], key: (p.model1, p.model2), outputs: &p.outputs })
             .collect();
-        let contact = scene.obj(self.intersection).intersection().expect("intersection role").contact_distance();
-        scene.with_taken(self.manager, |obj, scene| {
-            obj.contact_manager().expect("contact manager role").respond(scene, &outputs, contact, pipeline_node)
-        })
+        let contact = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role").contact_distance();
+        scene.with_role::<dyn ContactManager, _>(self.manager, |manager, scene| manager.respond(scene, &outputs, contact, pipeline_node))
     }
 }
 
@@ -185,116 +147,91 @@ fn subtree_components(scene: &Scene, node: NodeId) -> Vec<ComponentId> {
 
 // ----- CollisionPipeline --------------------------------------------------------------------------
 
-static PIPELINE_DATA: &[DataDecl] = &[
-    decl("verbose", Bool, "false", "print messages about the phases"),
-    decl("draw", Bool, "false", "draw the bounding trees (rendering only)"),
-    decl("depth", Int, "6", "depth of the bounding-volume trees (a negative value means 6)"),
-    decl("parallelDetection", Bool, "false", "run the detection of the sub-pipelines concurrently (same results)"),
-];
-
-settee_core::data_refs! {
-    static PIPELINE_READS;
-    DEPTH: Int = "depth";
-}
-
-pub static COLLISION_PIPELINE: ComponentClass = ComponentClass {
-    name: "CollisionPipeline",
-    description: "Collision pipeline over every collision model of its subtree: bounding trees, broad and narrow phase, contact responses.",
-    roles: Roles::COLLISION_PIPELINE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[PIPELINE_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(PipelineComponent { subs: Vec::new(), composite: false }),
-    preparse: None,
-    no_src_link: &[],
-    reads: PIPELINE_READS,
-};
-
-static COMPOSITE_DATA: &[DataDecl] =
-    &[decl("parallelDetection", Bool, "false", "run the detection of the sub-pipelines concurrently (same results)")];
-
-static COMPOSITE_LINKS: &[LinkDecl] = &[LinkDecl {
-    name: "subCollisionPipelines",
-    target: Roles::NONE,
-    to_node_or_state: false,
-    multi: true,
-    help: "the sub-pipelines, in the order their phases run",
-}];
-
-pub static COMPOSITE_PIPELINE: ComponentClass = ComponentClass {
-    name: "CompositeCollisionPipeline",
-    description: "Collision pipeline running several independent sub-pipelines (each with its own models, methods and contact manager).",
-    roles: Roles::COLLISION_PIPELINE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[COMPOSITE_DATA],
-    links: COMPOSITE_LINKS,
-    create: |_: &CreateArgs| Box::new(PipelineComponent { subs: Vec::new(), composite: true }),
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
-static SUB_DATA: &[DataDecl] = &[decl("depth", Int, "6", "depth of the bounding-volume trees")];
-
-static SUB_LINKS: &[LinkDecl] = &[
-    LinkDecl {
-        name: "collisionModels",
-        target: Roles::COLLISION_MODEL,
-        to_node_or_state: false,
-        multi: true,
-        help: "the collision models handled, in this order",
-    },
-    link("intersectionMethod", Roles::INTERSECTION, "intersection method"),
-    link("contactManager", Roles::CONTACT_MANAGER, "contact manager"),
-    link("broadPhaseDetection", Roles::BROAD_PHASE, "broad phase"),
-    link("narrowPhaseDetection", Roles::NARROW_PHASE, "narrow phase"),
-];
-
-pub static SUB_PIPELINE: ComponentClass = ComponentClass {
-    name: "SubCollisionPipeline",
-    description: "One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.",
-    roles: Roles::NONE,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[SUB_DATA],
-    links: SUB_LINKS,
-    create: |_: &CreateArgs| Box::new(SubPipelineComponent),
-    preparse: None,
-    no_src_link: &[],
-    reads: PIPELINE_READS,
-};
-
+/// One detection set-up of a CompositeCollisionPipeline: its collision models, intersection method, phases and contact manager.
+///
 /// A SubCollisionPipeline: its links and Data describe a set-up the composite runs.
+#[component(
+    name = "SubCollisionPipeline",
+    create = |_| SubPipelineComponent,
+    data = {
+        /// depth of the bounding-volume trees
+        depth: Int = "6",
+    },
+    links = {
+        /// the collision models handled, in this order
+        #[multi]
+        collisionModels: CollisionModel,
+        /// intersection method
+        intersectionMethod: IntersectionMethod,
+        /// contact manager
+        contactManager: ContactManager,
+        /// broad phase
+        broadPhaseDetection: BroadPhase,
+        /// narrow phase
+        narrowPhaseDetection: NarrowPhase,
+    },
+)]
 struct SubPipelineComponent;
 
-impl Component for SubPipelineComponent {
-    component_any!();
-}
+impl Component for SubPipelineComponent {}
 
 /// `CollisionPipeline` and `CompositeCollisionPipeline`.
+#[component(
+    roles = [CollisionPipeline],
+    class(
+        name = "CollisionPipeline",
+        description = "Collision pipeline over every collision model of its subtree: bounding trees, broad and narrow phase, contact responses.",
+        create = |_| PipelineComponent { subs: Vec::new(), composite: false },
+        data = {
+            /// print messages about the phases
+            verbose: Bool = "false",
+            /// draw the bounding trees (rendering only)
+            draw: Bool = "false",
+            /// depth of the bounding-volume trees (a negative value means 6)
+            depth: Int = "6",
+            /// run the detection of the sub-pipelines concurrently (same results)
+            parallelDetection: Bool = "false",
+        },
+    ),
+    class(
+        name = "CompositeCollisionPipeline",
+        description = "Collision pipeline running several independent sub-pipelines (each with its own models, methods and contact manager).",
+        create = |_| PipelineComponent { subs: Vec::new(), composite: true },
+        data = {
+            /// run the detection of the sub-pipelines concurrently (same results)
+            parallelDetection: Bool = "false",
+        },
+        links = {
+            /// the sub-pipelines, in the order their phases run
+            #[multi]
+            subCollisionPipelines: _,
+        },
+    ),
+)]
 pub struct PipelineComponent {
     subs: Vec<SubPipeline>,
     composite: bool,
+}
+
+/// A bounding-tree depth from scene text (the tree itself never builds more levels than its
+/// elements can fill, see [`crate::detection::tree`]).
+fn tree_depth(depth: i64) -> u32 {
+    depth.clamp(0, u32::MAX as i64) as u32
 }
 
 impl PipelineComponent {
     /// CollisionPipeline's hidden sub-pipeline: every model of the subtree, the first
     /// intersection method, phases and contact manager found in the same order.
     fn single(cx: &mut InitCtx) -> SimResult<Option<SubPipeline>> {
-        let mut depth = cx.data().get(DEPTH);
+        let mut depth = cx.data().get(Self::DEPTH);
         if depth < 0 {
             cx.warn(format!("depth {depth} is negative: 6 is used"));
             depth = 6;
         }
         let comps = subtree_components(cx.scene, cx.node());
-        let first = |r: Roles| comps.iter().copied().find(|c| cx.scene.entry(*c).roles().contains(r));
-        let models: Vec<ComponentId> = comps.iter().copied().filter(|c| cx.scene.entry(*c).roles().contains(Roles::COLLISION_MODEL)).collect();
-        let parts = (first(Roles::INTERSECTION), first(Roles::BROAD_PHASE), first(Roles::NARROW_PHASE), first(Roles::CONTACT_MANAGER));
+        let first = |r: RoleId| comps.iter().copied().find(|c| cx.scene.entry(*c).plays(r));
+        let models: Vec<ComponentId> = comps.iter().copied().filter(|c| cx.scene.entry(*c).plays(role::COLLISION_MODEL)).collect();
+        let parts = (first(role::INTERSECTION), first(role::BROAD_PHASE), first(role::NARROW_PHASE), first(role::CONTACT_MANAGER));
         let (Some(i), Some(b), Some(n), Some(m)) = parts else {
             let missing: Vec<&str> =
                 [("an intersection method", parts.0), ("a broad phase", parts.1), ("a narrow phase", parts.2), ("a contact manager", parts.3)]
@@ -308,13 +245,13 @@ impl PipelineComponent {
         if models.is_empty() {
             return Ok(None);
         }
-        Ok(Some(SubPipeline::new(cx.scene, models, i, b, n, m, depth as u32)))
+        Ok(Some(SubPipeline::new(cx.scene, models, i, b, n, m, tree_depth(depth))))
     }
 
     fn sub(cx: &mut InitCtx, s: ComponentId) -> SimResult<SubPipeline> {
         let scene = &*cx.scene;
         let e = scene.entry(s);
-        if e.class.name != SUB_PIPELINE.name {
+        if e.class.name != SubPipelineComponent::CLASSES[0].name {
             return Err(cx.error(format!("subCollisionPipelines names {}, which is not a SubCollisionPipeline", e.label())));
         }
         let one = |name: &str| -> SimResult<ComponentId> {
@@ -328,7 +265,7 @@ impl PipelineComponent {
         };
         let (i, m, b, n) = (one("intersectionMethod")?, one("contactManager")?, one("broadPhaseDetection")?, one("narrowPhaseDetection")?);
         let models = scene.link_targets(s, "collisionModels").to_vec();
-        let depth = e.data.get(DEPTH).max(0) as u32;
+        let depth = tree_depth(e.data.get(SubPipelineComponent::DEPTH));
         Ok(SubPipeline::new(scene, models, i, b, n, m, depth))
     }
 }
@@ -342,8 +279,6 @@ impl PipelineComponent {
 }
 
 impl Component for PipelineComponent {
-    component_any!();
-
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         // After every model and method of the subtree is initialised.
         self.subs.clear();
@@ -360,10 +295,6 @@ impl Component for PipelineComponent {
             self.subs.push(sub);
         }
         Ok(())
-    }
-
-    fn collision_pipeline(&mut self) -> Option<&mut dyn CollisionPipeline> {
-        Some(self)
     }
 }
 
@@ -384,9 +315,8 @@ impl CollisionPipeline for PipelineComponent {
 
 /// Registers the pipeline and phase classes.
 pub fn register(f: &mut settee_core::Factory) {
-    for c in
-        [&COLLISION_PIPELINE, &COMPOSITE_PIPELINE, &SUB_PIPELINE, &BRUTE_FORCE, &PARALLEL_BRUTE_FORCE, &BVH, &PARALLEL_BVH, &BRUTE_FORCE_DETECTION]
-    {
-        f.register(c);
-    }
+    f.add::<PipelineComponent>();
+    f.add::<SubPipelineComponent>();
+    f.add::<Phase>();
+    f.add::<BruteForceDetection>();
 }

@@ -1,33 +1,41 @@
 //! Contact responses (spec §9): the contact managers `CollisionResponse` and
 //! `RuleBasedContactManager`, and the penalty response with its contact mappers.
 //!
-//! A contact object lives for one pair of collision models as long as the pair produces
-//! outputs at every step. Its contact points live in states given by a *mapper* per side: the
-//! model's own state for point and sphere models (identity), or a child node of the model's node
-//! holding a Vec3d state and a `BarycentricMapping` for line and triangle models. The penalty
-//! response adds a `PenalityContactForceField` between the two states; it is detached from the
-//! graph at every reset phase and attached again at the response phase — in the simulated
-//! model's node when the other is an obstacle (integrated implicitly with that object), in the
-//! pipeline's node when both are simulated (an explicit external force under
-//! DefaultAnimationLoop). The Lagrangian response `FrictionContactConstraint` keeps an
-//! `UnilateralLagrangianConstraint` between the two states instead, filled with the step's
-//! contacts and solved by FreeMotionAnimationLoop's constraint solver.
+//! Contacts are data of the contact manager: a contact lives for one pair of collision models as
+//! long as the pair produces outputs at every step, and keeps its contact points (persistent
+//! ids, the mapped points on each body, normals, distances) and the objects that act on them.
+//! Its contact points live in states given by a *mapper* per side: the model's own state for
+//! point and sphere models (identity), or a Vec3d state mapped from the model's state by a
+//! `BarycentricMapping` (line, triangle, tetrahedron models) or a `RigidMapping` (rigid
+//! spheres). The penalty response puts a `PenalityContactForceField` between the two states;
+//! the Lagrangian responses an `UnilateralLagrangianConstraint` (FrictionContactConstraint) or a
+//! `BilateralLagrangianConstraint` (StickContactConstraint), filled with the step's contacts and
+//! solved by FreeMotionAnimationLoop's constraint solver.
+//!
+//! None of these objects is in the graph: they are built here in code (no factory, no class
+//! name), belong to no node, and are placed in the step's order through the scene's
+//! [`settee_core::plan::ContactStore`] — a mapping at the end of its model's node subtree, a
+//! force field or law after the objects of the node SOFA would attach it to (the simulated
+//! model's node when the other is an obstacle, integrated implicitly with that object; the
+//! pipeline's node when both are simulated, an explicit external force under
+//! DefaultAnimationLoop). That is where SOFA's contact nodes sit, so every sum keeps SOFA's order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
+use settee_constraint::laws::{BilateralLagrangianConstraint, UnilateralLagrangianConstraint};
 use settee_core::collision::kernels::{cross, dot, invert3, mat3_mul, norm2};
-use settee_core::collision::{ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PrimitiveKind, Vec3};
-use settee_core::constraint::ContactSpec;
-use settee_core::data::{decl, DataKind::*, Value};
+use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, DetectionOutput, ModelGeometry, PointMapper, PrimitiveKind, Vec3};
+use settee_core::constraint::{ContactConstraint, ContactSpec};
 use settee_core::diag::Diagnostic;
+use settee_core::factory::BaseData;
 use settee_core::mechanics::apply_mapping;
-use settee_core::simulation::init_subtree;
+use settee_core::scene::Deferred;
+use settee_core::state::MState;
 use settee_core::types::quat_rotate;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentClass, ComponentId, Declared, InitCtx, Layout, NodeId, Scene, SimError, SimResult, StateId, VecId};
+use settee_mapping::{BarycentricMapping, RigidMapping};
 
+use super::models::CollisionModelData;
 use super::penalty::PenalityContactForceField;
 use crate::detection::{PairKeyed, StableOrderMap};
 
@@ -49,70 +57,6 @@ pub const RESPONSE_NAMES: &[&str] = &[
 const LAGRANGIAN_RESPONSES: &[&str] =
     &["FrictionContactConstraint", "StickContactConstraint", "AugmentedLagrangianResponseConstraint", "PersistentFrictionContact"];
 
-static DATA: &[DataDecl] = &[
-    decl(
-        "response",
-        Str,
-        "",
-        "response created for colliding pairs: PenalityContactForceField, or FrictionContactConstraint / StickContactConstraint (Lagrangian, for FreeMotionAnimationLoop)",
-    ),
-    decl("responseParams", Str, "", "parameters of the responses, `name1=value1&name2=value2`"),
-];
-
-static RULE_DATA: &[DataDecl] = &[
-    decl(
-        "rules",
-        Str,
-        "",
-        "rules `model1 model2 response` (a model by name, `*` for any, or a collision group number); the first match gives the response",
-    ),
-    decl("variables", Str, "", "names of string Data to create; `$name$` in a response is replaced by its value"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    RESPONSE: Text = "response";
-    RESPONSE_PARAMS: Text = "responseParams";
-}
-
-settee_core::data_refs! {
-    static RULE_READS;
-    RULES: Text = "rules";
-    VARIABLES: Text = "variables";
-}
-
-static RULE_ALL: &[settee_core::DataUse] = &[RESPONSE.erased(), RESPONSE_PARAMS.erased(), RULES.erased(), VARIABLES.erased()];
-
-pub static COLLISION_RESPONSE: ComponentClass = ComponentClass {
-    name: "CollisionResponse",
-    description: "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
-    roles: Roles::CONTACT_MANAGER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(false)),
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-pub static RULE_BASED: ComponentClass = ComponentClass {
-    name: "RuleBasedContactManager",
-    description: "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
-    roles: Roles::CONTACT_MANAGER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA, RULE_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(ContactManagerComponent::new(true)),
-    preparse: None,
-    no_src_link: &[],
-    reads: RULE_ALL,
-};
-
 /// What the managers and responses read of a collision model.
 struct ModelInfo {
     kind: PrimitiveKind,
@@ -120,18 +64,15 @@ struct ModelInfo {
     /// The node of the model's state (where a rigid mapper's node goes).
     state_node: NodeId,
     name: String,
-    simulated: bool,
     state: Option<StateId>,
     topology: Option<ComponentId>,
-    contact_distance: f64,
-    contact_stiffness: f64,
     contact_response: String,
     groups: Vec<i64>,
 }
 
 fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
     let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
-    let m = e.obj.as_ref().and_then(|o| o.collision_model_ref()).ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
     let g = m.geometry();
     let state_node = m.state().and_then(|s| scene.store.states.get(s)).map_or(e.node, |s| s.node);
     Ok(ModelInfo {
@@ -139,18 +80,30 @@ fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
         node: e.node,
         state_node,
         name: e.name.clone(),
-        simulated: g.simulated,
         state: m.state(),
         topology: m.topology(),
-        contact_distance: g.contact_distance,
-        contact_stiffness: g.contact_stiffness,
         contact_response: m.contact_response().to_string(),
         groups: g.groups.clone(),
     })
 }
 
+/// Where a model's contacts go: its node, and whether it is simulated (read at every step, so
+/// without the strings of [`ModelInfo`]).
+fn placement(scene: &Scene, id: ComponentId) -> SimResult<(NodeId, bool)> {
+    let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    Ok((e.node, m.geometry().simulated))
+}
+
+/// A model's `contactDistance` and `contactStiffness`, read at every step.
+fn contact_law_of(scene: &Scene, id: ComponentId) -> SimResult<(f64, f64)> {
+    let m = scene.role::<dyn CollisionModel>(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let g = m.geometry();
+    Ok((g.contact_distance, g.contact_stiffness))
+}
+
 fn geometry_of(scene: &Scene, id: ComponentId) -> &ModelGeometry {
-    scene.obj(id).collision_model_ref().expect("collision model role").geometry()
+    scene.role::<dyn CollisionModel>(id).expect("collision model role").geometry()
 }
 
 // ----- contact mappers ----------------------------------------------------------------------------
@@ -160,13 +113,15 @@ enum Mapper {
     /// Point and Vec3d sphere models: the model's own state; a point is its element (vertex or
     /// sphere), and a sphere contributes its radius to the contact distance.
     Identity { model: ComponentId, state: StateId, sphere: bool },
-    /// Line and triangle models: a child node of the model's node with a Vec3d state mapped
-    /// barycentrically from the model's state on the model's topology.
-    Barycentric { model: ComponentId, parent: NodeId, topology: Option<ComponentId>, created: Option<(NodeId, StateId, ComponentId)> },
-    /// Rigid spheres: a child node of the rigid state's node with a Vec3d state attached to the
-    /// frames by a `RigidMapping`; a point keeps its coordinates in the sphere's frame, and the
-    /// sphere contributes its radius to the contact distance.
-    Rigid { model: ComponentId, parent: NodeId, created: Option<(NodeId, StateId, ComponentId)> },
+    /// Line, triangle and tetrahedron models: a Vec3d state mapped barycentrically from the
+    /// model's state (`input`) on the model's topology, anchored at the end of the model's node
+    /// subtree (`anchor`).
+    Barycentric { model: ComponentId, input: StateId, anchor: NodeId, topology: Option<ComponentId>, created: Option<(StateId, ComponentId)> },
+    /// Rigid spheres: a Vec3d state attached to the frames of the rigid state (`input`) by a
+    /// `RigidMapping`, anchored at the end of the rigid state's node subtree; a point keeps its
+    /// coordinates in the sphere's frame, and the sphere contributes its radius to the contact
+    /// distance.
+    Rigid { model: ComponentId, input: StateId, anchor: NodeId, created: Option<(StateId, ComponentId)> },
 }
 
 impl Mapper {
@@ -176,9 +131,9 @@ impl Mapper {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
             PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => {
-                Ok(Mapper::Barycentric { model: id, parent: info.node, topology: info.topology, created: None })
+                Ok(Mapper::Barycentric { model: id, input: state, anchor: info.node, topology: info.topology, created: None })
             }
-            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, parent: info.state_node, created: None }),
+            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, input: state, anchor: info.state_node, created: None }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
     }
@@ -187,40 +142,24 @@ impl Mapper {
     fn create(&mut self, scene: &mut Scene) -> SimResult<StateId> {
         match self {
             Mapper::Identity { state, .. } => Ok(*state),
-            Mapper::Barycentric { created: Some((_, s, _)), .. } | Mapper::Rigid { created: Some((_, s, _)), .. } => Ok(*s),
-            Mapper::Rigid { parent, created, .. } => {
-                let node = scene.add_node(*parent, "contactPoints");
-                match build_mapper_node(scene, node, "RigidMapping", "Rigid3d,Vec3d", None) {
-                    Ok((s, map)) => {
-                        *created = Some((node, s, map));
-                        Ok(s)
-                    }
-                    Err(e) => {
-                        scene.remove_node(node);
-                        Err(e)
-                    }
-                }
+            Mapper::Barycentric { created: Some((s, _)), .. } | Mapper::Rigid { created: Some((s, _)), .. } => Ok(*s),
+            Mapper::Rigid { input, anchor, created, .. } => {
+                let (s, map) = new_contact_mapper(scene, *anchor, *input, None)?;
+                *created = Some((s, map));
+                Ok(s)
             }
-            Mapper::Barycentric { parent, topology, created, .. } => {
-                let node = scene.add_node(*parent, "contactPoints");
-                match build_mapper_node(scene, node, "BarycentricMapping", "Vec3d,Vec3d", *topology) {
-                    Ok((s, map)) => {
-                        *created = Some((node, s, map));
-                        Ok(s)
-                    }
-                    Err(e) => {
-                        scene.remove_node(node);
-                        Err(e)
-                    }
-                }
+            Mapper::Barycentric { input, anchor, topology, created, .. } => {
+                let (s, map) = new_contact_mapper(scene, *anchor, *input, Some(*topology))?;
+                *created = Some((s, map));
+                Ok(s)
             }
         }
     }
 
     /// SOFA's `resize`: removes the previous points and sizes the state for `n`.
     fn resize(&mut self, scene: &mut Scene, n: usize) {
-        if let Mapper::Barycentric { created: Some((_, s, map)), .. } | Mapper::Rigid { created: Some((_, s, map)), .. } = self {
-            if let Some(pm) = scene.obj_mut(*map).point_mapper() {
+        if let Mapper::Barycentric { created: Some((s, map)), .. } | Mapper::Rigid { created: Some((s, map)), .. } = self {
+            if let Some(pm) = scene.role_mut::<dyn PointMapper>(*map) {
                 pm.clear_points();
             }
             scene.store.get_mut(*s).resize(n);
@@ -235,9 +174,9 @@ impl Mapper {
                 let r = if *sphere { geometry_of(scene, *model).radius.get(elem).copied().unwrap_or(0.0) } else { 0.0 };
                 Ok((elem, r))
             }
-            Mapper::Barycentric { model, created: Some((_, _, map)), .. } => {
+            Mapper::Barycentric { model, created: Some((_, map)), .. } => {
                 let point = barycentric_point(geometry_of(scene, *model), p, elem)?;
-                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                let pm = scene.role_mut::<dyn PointMapper>(*map).ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 let index = match point {
                     BaryPoint::Line(e, fx) => pm.add_point_in_line(e, fx)?,
                     BaryPoint::Triangle(t, fx, fy) => pm.add_point_in_triangle(t, fx, fy)?,
@@ -246,7 +185,7 @@ impl Mapper {
                 };
                 Ok((index, 0.0))
             }
-            Mapper::Rigid { model, created: Some((_, _, map)), .. } => {
+            Mapper::Rigid { model, created: Some((_, map)), .. } => {
                 let g = geometry_of(scene, *model);
                 let (Some(c), Some(q), Some(&r)) = (g.x.get(elem), g.orientations.get(elem), g.radius.get(elem)) else {
                     return Err(SimError::new(format!("contact on sphere {elem} of '{}', which has {} spheres", g.name, g.len())));
@@ -254,7 +193,7 @@ impl Mapper {
                 // SOFA's `Quat::inverseRotate` of the point relative to the frame's origin.
                 let cp = p - c;
                 let local = quat_rotate([-q[0], -q[1], -q[2], q[3]], [cp[0], cp[1], cp[2]]);
-                let pm = scene.obj_mut(*map).point_mapper().ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
+                let pm = scene.role_mut::<dyn PointMapper>(*map).ok_or_else(|| SimError::new("the contact mapping cannot place points"))?;
                 Ok((pm.add_point_on_frame(elem, local)?, r))
             }
             Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => {
@@ -265,7 +204,7 @@ impl Mapper {
 
     /// SOFA's `update`: maps positions and velocities to the contact points.
     fn update(&mut self, scene: &mut Scene) -> SimResult {
-        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, map)), .. } | Mapper::Rigid { created: Some((_, map)), .. } = self {
             apply_mapping(scene, *map, VecId::POSITION, VecId::VELOCITY)?;
         }
         Ok(())
@@ -275,45 +214,64 @@ impl Mapper {
     fn state(&self) -> Option<StateId> {
         match self {
             Mapper::Identity { state, .. } => Some(*state),
-            Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } => created.map(|(_, s, _)| s),
+            Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } => created.map(|(s, _)| s),
         }
     }
 
     /// SOFA's `updateXfree`: maps the free positions and velocities to the contact points.
     fn update_xfree(&mut self, scene: &mut Scene) -> SimResult {
-        if let Mapper::Barycentric { created: Some((_, _, map)), .. } | Mapper::Rigid { created: Some((_, _, map)), .. } = self {
+        if let Mapper::Barycentric { created: Some((_, map)), .. } | Mapper::Rigid { created: Some((_, map)), .. } = self {
             apply_mapping(scene, *map, VecId::FREE_POSITION, VecId::FREE_VELOCITY)?;
         }
         Ok(())
     }
 
-    /// SOFA's `cleanup`: deletes the mapper's node.
+    /// SOFA's `cleanup`: the mapping and its state are destroyed.
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } = self {
-            if let Some((node, _, _)) = created.take() {
-                scene.remove_node(node);
+            if let Some((_, map)) = created.take() {
+                destroy(scene, map);
             }
         }
     }
 }
 
-/// Fills a mapper's node: a Vec3d state mapped by `mapping` (of template `template`) from the
-/// parent's state — on `topology` for barycentric mappers — with no point yet.
-fn build_mapper_node(
-    scene: &mut Scene,
-    node: NodeId,
-    mapping: &str,
-    template: &str,
-    topology: Option<ComponentId>,
-) -> SimResult<(StateId, ComponentId)> {
-    let mo = scene.create_component(node, "MechanicalObject", Some("Vec3d"), &[("name", "contactPoints")])?;
-    let map = scene.create_component(node, mapping, Some(template), &[("input", "@.."), ("output", "@.")])?;
-    if let Some(t) = topology {
-        scene.set_link_targets(map, "input_topology", vec![t])?;
+/// A contact mapper built in code: a Vec3d state, with no point yet, mapped from `input` by a
+/// `BarycentricMapping` on the elements of `topology` (`Some`: the model's topology, else the
+/// input's context topology) or, for `None`, a `RigidMapping`. The mapping owns the state and
+/// sits at the end of `anchor`'s subtree in the step's order.
+fn new_contact_mapper(scene: &mut Scene, anchor: NodeId, input: StateId, topology: Option<Option<ComponentId>>) -> SimResult<(StateId, ComponentId)> {
+    let n_in = scene.store.get(input).size;
+    let elements = match topology {
+        Some(topology) => {
+            let in_node = scene.store.get(input).node;
+            let topo = topology.or_else(|| scene.context_topology(in_node)).ok_or_else(|| SimError::new("no topology to place contact points in"))?;
+            Some(scene.mesh_of(topo).cloned().ok_or_else(|| SimError::new(format!("{} provides no mesh", scene.entry(topo).label())))?)
+        }
+        None => None,
+    };
+    // The state an empty Vec3d MechanicalObject gives: one DOF at the origin, at rest. Its
+    // owner is the mapping, set once the mapping exists.
+    let mut st = MState::new(Layout::Vec3, scene.store.get(input).owner, anchor, "contactPoints".to_string());
+    st.resize(1);
+    for id in [VecId::POSITION, VecId::VELOCITY, VecId::REST_POSITION] {
+        st.set_vec(id, vec![0.0; 3]);
     }
-    scene.obj_mut(map).point_mapper().ok_or_else(|| SimError::new(format!("{mapping} cannot place points")))?.points_placed_by_code();
-    init_subtree(scene, node)?;
-    Ok((scene.state_of(mo).expect("a MechanicalObject has a state"), map))
+    st.write(VecId::FORCE);
+    st.write(VecId::DX);
+    st.mapped = true;
+    let s = scene.store.add(st);
+    let (class, obj): (&'static ComponentClass, Box<dyn Component>) = match &elements {
+        Some(mesh) => (BarycentricMapping::CLASSES[0], Box::new(BarycentricMapping::contact_points(input, s, n_in, mesh))),
+        None => (RigidMapping::CLASSES[0], Box::new(RigidMapping::contact_points(input, s, n_in))),
+    };
+    let map = scene.insert_unattached(anchor, class, obj, Some(Layout::Vec3), "contactPoints");
+    scene.store.get_mut(s).owner = map;
+    let e = scene.entry_mut(map);
+    e.state = Some(s);
+    e.initialized = true;
+    scene.contacts.add_mapper(anchor, map);
+    Ok((s, map))
 }
 
 /// A contact point in an element of a line or triangle model.
@@ -479,24 +437,25 @@ impl PenaltyResponse {
             None => {
                 let s1 = self.mappers.0.create(scene)?;
                 let s2 = self.mappers.1.create(scene)?;
-                let ff = scene.create_component(Scene::ROOT, super::penalty::CLASS.name, Some("Vec3d"), &[("name", &self.name)])?;
-                scene.detach_component(ff);
+                let ff = scene.insert_unattached(
+                    Scene::ROOT,
+                    PenalityContactForceField::CLASSES[0],
+                    Box::new(PenalityContactForceField::between(s1, s2)),
+                    Some(Layout::Vec3),
+                    &self.name,
+                );
                 let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
-                scene.set_link_targets(ff, "object1", vec![o1])?;
-                scene.set_link_targets(ff, "object2", vec![o2])?;
                 // The force field carries the tags of both contact-point states (SOFA's
                 // `setInteractionTags`), for tag-filtered solvers and visitors.
                 let mut tags: Vec<String> = Vec::new();
                 for o in [o1, o2] {
-                    if let Some(Value::Strings(t)) = scene.entry(o).data.field("tags").map(|f| f.value.clone()) {
-                        for tag in t {
-                            if !tags.contains(&tag) {
-                                tags.push(tag);
-                            }
+                    for tag in scene.entry(o).data.get(BaseData::TAGS) {
+                        if !tags.contains(tag) {
+                            tags.push(tag.clone());
                         }
                     }
                 }
-                scene.entry_mut(ff).data.set("tags", Value::Strings(tags));
+                scene.entry_mut(ff).data.put(BaseData::TAGS, tags);
                 settee_core::simulation::init_components(scene, &[ff])?;
                 self.force_field = Some(ff);
                 ff
@@ -544,8 +503,8 @@ impl PenaltyResponse {
         penalty_ff(scene, ff).clear(size);
         self.mappers.0.resize(scene, size);
         self.mappers.1.resize(scene, size);
-        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-        let d0 = intersection_contact + i1.contact_distance + i2.contact_distance;
+        let ((distance1, stiffness1), (distance2, stiffness2)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+        let d0 = intersection_contact + distance1 + distance2;
         for (i, o) in outputs.iter().enumerate() {
             if old[i] < 0 {
                 continue;
@@ -554,7 +513,7 @@ impl PenaltyResponse {
             let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
             let (j2, r2) = self.mappers.1.add_point(scene, &o.point[1], e2)?;
             let distance = d0 + r1 + r2;
-            let mut stiffness = i1.contact_stiffness * i2.contact_stiffness;
+            let mut stiffness = stiffness1 * stiffness2;
             if distance != 0.0 {
                 stiffness /= distance;
             }
@@ -564,24 +523,17 @@ impl PenaltyResponse {
         self.mappers.1.update(scene)
     }
 
-    /// SOFA's `createResponse`: attaches the force field to `node`.
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) {
+    /// SOFA's `createResponse`: the force field acts after the objects of `node` this step.
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) {
         if let Some(ff) = self.force_field {
-            scene.attach_component(ff, node);
+            attach(scene, owner, node, ff);
         }
     }
 
-    /// SOFA's `removeResponse`: detaches the force field.
-    fn detach(&mut self, scene: &mut Scene) {
-        if let Some(ff) = self.force_field {
-            scene.detach_component(ff);
-        }
-    }
-
-    /// SOFA's `cleanup`: destroys the force field and the mappers' nodes.
+    /// SOFA's `cleanup`: destroys the force field and the mappers.
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Some(ff) = self.force_field.take() {
-            scene.remove_component(ff);
+            destroy(scene, ff);
         }
         self.mappers.0.cleanup(scene);
         self.mappers.1.cleanup(scene);
@@ -663,6 +615,8 @@ struct LagrangianResponse {
     id: i64,
     /// Outputs kept by the deduplication of the last `set_detection_outputs`.
     kept: Vec<DetectionOutput>,
+    /// The contacts handed to the constraint at every step (kept for its capacity).
+    specs: Vec<ContactSpec>,
     intersection_contact: f64,
 }
 
@@ -695,6 +649,7 @@ impl LagrangianResponse {
             law,
             id,
             kept: Vec::new(),
+            specs: Vec::new(),
             intersection_contact: 0.0,
         })
     }
@@ -713,8 +668,8 @@ impl LagrangianResponse {
         self.intersection_contact = intersection_contact;
         match self.law {
             LagrangianLaw::Friction { .. } => {
-                let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-                if i1.contact_stiffness == 0.0 || i2.contact_stiffness == 0.0 {
+                let ((_, stiffness1), (_, stiffness2)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+                if stiffness1 == 0.0 || stiffness2 == 0.0 {
                     scene.report(
                         Diagnostic::error("the contact is disabled: a collision model has contactStiffness 0")
                             .subject(format!("contact {}", self.name)),
@@ -745,15 +700,13 @@ impl LagrangianResponse {
         }
         let s1 = self.mappers.0.create(scene)?;
         let s2 = if self.shared_mapper() { s1 } else { self.mappers.1.create(scene)? };
-        let class = match self.law {
-            LagrangianLaw::Friction { .. } => "UnilateralLagrangianConstraint",
-            LagrangianLaw::Stick { .. } => "BilateralLagrangianConstraint",
+        let (class, law): (&'static ComponentClass, Box<dyn Component>) = match self.law {
+            LagrangianLaw::Friction { .. } => (UnilateralLagrangianConstraint::CLASSES[0], Box::new(UnilateralLagrangianConstraint::between(s1, s2))),
+            LagrangianLaw::Stick { .. } => {
+                (BilateralLagrangianConstraint::CLASSES[0], Box::new(BilateralLagrangianConstraint::new(Layout::Vec3, s1, s2)?))
+            }
         };
-        let c = scene.create_component(Scene::ROOT, class, Some("Vec3d"), &[("name", &self.name)])?;
-        scene.detach_component(c);
-        let (o1, o2) = (scene.store.get(s1).owner, scene.store.get(s2).owner);
-        scene.set_link_targets(c, "object1", vec![o1])?;
-        scene.set_link_targets(c, "object2", vec![o2])?;
+        let c = scene.insert_unattached(Scene::ROOT, class, law, Some(Layout::Vec3), &self.name);
         settee_core::simulation::init_components(scene, &[c])?;
         if let LagrangianLaw::Friction { tol, .. } = self.law {
             contact_constraint(scene, c)?.set_custom_tolerance(tol);
@@ -764,11 +717,12 @@ impl LagrangianResponse {
 
     /// SOFA's `createResponse`: unless a kept-alive stick contact has no outputs (its constraint
     /// then stays as it was), places the contact points (`activateMappers`), maps the current
-    /// and free states to them and fills the constraint; then attaches it to `node`.
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+    /// and free states to them and fills the constraint; then it acts after the objects of
+    /// `node` this step.
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) -> SimResult {
         if self.kept.is_empty() && self.law.keep_alive() {
             if let Some(c) = self.constraint {
-                scene.attach_component(c, node);
+                attach(scene, owner, node, c);
             }
             return Ok(());
         }
@@ -782,13 +736,14 @@ impl LagrangianResponse {
             self.mappers.0.resize(scene, n);
             self.mappers.1.resize(scene, n);
         }
-        let (i1, i2) = (model_info(scene, self.models.0)?, model_info(scene, self.models.1)?);
-        let d0 = self.intersection_contact + i1.contact_distance + i2.contact_distance;
+        let ((distance1, _), (distance2, _)) = (contact_law_of(scene, self.models.0)?, contact_law_of(scene, self.models.1)?);
+        let d0 = self.intersection_contact + distance1 + distance2;
         let mu = match self.law {
             LagrangianLaw::Friction { mu, .. } => mu,
             LagrangianLaw::Stick { .. } => 0.0,
         };
-        let mut contacts = Vec::with_capacity(n);
+        let mut contacts = std::mem::take(&mut self.specs);
+        contacts.clear();
         for o in &self.kept {
             let (e1, e2) = o.elem;
             let (j1, r1) = self.mappers.0.add_point(scene, &o.point[0], e1)?;
@@ -823,36 +778,34 @@ impl LagrangianResponse {
             }
         }
         let law = contact_constraint(scene, c)?;
-        for spec in contacts {
+        for spec in contacts.drain(..) {
             law.add_contact(spec)?;
         }
-        scene.attach_component(c, node);
+        self.specs = contacts;
+        attach(scene, owner, node, c);
         Ok(())
     }
 
-    /// SOFA's `removeResponse`: the constraint is detached; FrictionContact also drops its
-    /// contact points.
-    fn detach(&mut self, scene: &mut Scene) {
+    /// SOFA's `removeResponse` (the reset phase): the constraint stops acting until attached
+    /// again; FrictionContact also drops its contact points.
+    fn reset(&mut self, scene: &mut Scene) {
         if matches!(self.law, LagrangianLaw::Friction { .. }) {
             self.mappers.0.resize(scene, 0);
             self.mappers.1.resize(scene, 0);
-        }
-        if let Some(c) = self.constraint {
-            scene.detach_component(c);
         }
     }
 
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Some(c) = self.constraint.take() {
-            scene.remove_component(c);
+            destroy(scene, c);
         }
         self.mappers.0.cleanup(scene);
         self.mappers.1.cleanup(scene);
     }
 }
 
-fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut dyn settee_core::constraint::ContactConstraint> {
-    scene.obj_mut(c).contact_constraint().ok_or_else(|| SimError::new("the contact's constraint does not take contacts"))
+fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut (dyn ContactConstraint + 'static)> {
+    scene.role_mut::<dyn ContactConstraint>(c).ok_or_else(|| SimError::new("the contact's constraint does not take contacts"))
 }
 
 /// The response object of a pair of models.
@@ -878,19 +831,19 @@ impl Response {
             Response::Lagrangian(r) => r.set_detection_outputs(scene, outputs, intersection_contact),
         }
     }
-    fn attach(&mut self, scene: &mut Scene, node: NodeId) -> SimResult {
+    fn attach(&mut self, scene: &mut Scene, owner: ComponentId, node: NodeId) -> SimResult {
         match self {
             Response::Penalty(r) => {
-                r.attach(scene, node);
+                r.attach(scene, owner, node);
                 Ok(())
             }
-            Response::Lagrangian(r) => r.attach(scene, node),
+            Response::Lagrangian(r) => r.attach(scene, owner, node),
         }
     }
-    fn detach(&mut self, scene: &mut Scene) {
-        match self {
-            Response::Penalty(r) => r.detach(scene),
-            Response::Lagrangian(r) => r.detach(scene),
+    /// The reset phase: the response's objects stop acting until attached again.
+    fn reset(&mut self, scene: &mut Scene) {
+        if let Response::Lagrangian(r) = self {
+            r.reset(scene);
         }
     }
     fn cleanup(&mut self, scene: &mut Scene) {
@@ -899,6 +852,20 @@ impl Response {
             Response::Lagrangian(r) => r.cleanup(scene),
         }
     }
+}
+
+/// A contact object of a pair that ended: it leaves the step's order now, and the arena at the
+/// next sync point (structural changes made while a stage walks the scene wait for it).
+fn destroy(scene: &mut Scene, c: ComponentId) {
+    scene.contacts.forget(c);
+    scene.defer(Deferred::RemoveComponent(c));
+}
+
+/// A contact object acts after the objects of `node` in this step's order (its context becomes
+/// that node's, as when SOFA adds it there).
+fn attach(scene: &mut Scene, owner: ComponentId, node: NodeId, c: ComponentId) {
+    scene.entry_mut(c).node = node;
+    scene.contacts.attach(owner, node, c);
 }
 
 fn penalty_ff(scene: &mut Scene, ff: ComponentId) -> &mut PenalityContactForceField {
@@ -980,6 +947,34 @@ enum RuleSide {
 }
 
 /// `CollisionResponse` and `RuleBasedContactManager`.
+#[component(
+    roles = [ContactManager],
+    data = {
+        /// response created for colliding pairs: PenalityContactForceField, or
+        /// FrictionContactConstraint / StickContactConstraint (Lagrangian, for
+        /// FreeMotionAnimationLoop)
+        response: Str,
+        /// parameters of the responses, `name1=value1&name2=value2`
+        responseParams: Str,
+    },
+    class(
+        name = "CollisionResponse",
+        description = "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
+        create = |_| ContactManagerComponent::new(false),
+    ),
+    class(
+        name = "RuleBasedContactManager",
+        description = "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
+        create = |_| ContactManagerComponent::new(true),
+        data = {
+            /// rules `model1 model2 response` (a model by name, `*` for any, or a collision group
+            /// number); the first match gives the response
+            rules: Str,
+            /// names of string Data to create; `$name$` in a response is replaced by its value
+            variables: Str,
+        },
+    ),
+)]
 pub struct ContactManagerComponent {
     rule_based: bool,
     response: String,
@@ -991,6 +986,20 @@ pub struct ContactManagerComponent {
     failures: HashMap<String, u32>,
     /// Ids given to Lagrangian responses, in creation order.
     next_response_id: i64,
+    /// Its own id: the owner of the contact objects it places in the scene's order.
+    me: Option<ComponentId>,
+    /// Buffers of `respond`, kept so that a step with the same contacts allocates nothing.
+    scratch: RespondScratch,
+}
+
+/// The working lists of one `respond`, emptied and refilled at every step.
+#[derive(Default)]
+struct RespondScratch {
+    live: Vec<(usize, usize)>,
+    dead: Vec<ContactEntry>,
+    deferred: Vec<(usize, usize)>,
+    /// Contacts per collision model, sorted by model id before they are written.
+    counts: Vec<(ComponentId, i64)>,
 }
 
 impl ContactManagerComponent {
@@ -1004,6 +1013,8 @@ impl ContactManagerComponent {
             contacts: StableOrderMap::new(),
             failures: HashMap::new(),
             next_response_id: 0,
+            me: None,
+            scratch: RespondScratch::default(),
         }
     }
 
@@ -1102,14 +1113,13 @@ impl ContactManagerComponent {
 }
 
 impl Component for ContactManagerComponent {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        self.me = Some(cx.id);
         let d = cx.data();
-        self.response = d.get(RESPONSE).trim().to_string();
-        self.params = d.get(RESPONSE_PARAMS).trim().to_string();
+        self.response = d.get(Self::RESPONSE).trim().to_string();
+        self.params = d.get(Self::RESPONSE_PARAMS).trim().to_string();
         if self.rule_based {
-            let words: Vec<String> = d.get(RULES).split_whitespace().map(str::to_string).collect();
+            let words: Vec<String> = d.get(Self::RULES).split_whitespace().map(str::to_string).collect();
             // Triplets until the stream runs out; an incomplete one is dropped, as SOFA reads it.
             for w in words.chunks_exact(3) {
                 let side = |s: &str| -> RuleSide {
@@ -1121,7 +1131,7 @@ impl Component for ContactManagerComponent {
                 };
                 self.rules.push((side(&w[0]), side(&w[1]), w[2].clone()));
             }
-            for v in d.get(VARIABLES).split_whitespace() {
+            for v in d.get(Self::VARIABLES).split_whitespace() {
                 self.variables.insert(v.to_string(), String::new());
             }
         }
@@ -1150,23 +1160,21 @@ impl Component for ContactManagerComponent {
         }
         Ok(())
     }
-
-    fn contact_manager(&mut self) -> Option<&mut dyn ContactManager> {
-        Some(self)
-    }
 }
 
 impl ContactManager for ContactManagerComponent {
     fn detach_responses(&mut self, scene: &mut Scene) -> SimResult {
+        scene.contacts.begin_attach(self.me.expect("initialised"));
         for e in self.contacts.entries_mut() {
             if let Some(r) = &mut e.response {
-                r.detach(scene);
+                r.reset(scene);
             }
         }
         Ok(())
     }
 
     fn respond(&mut self, scene: &mut Scene, outputs: &[ContactOutputs], contact: f64, pipeline_node: NodeId) -> SimResult {
+        let me = self.me.expect("initialised");
         // New or continuing contacts, in outputs-map order.
         for o in outputs {
             let (i, created) = self.contacts.insert(o.key, || ContactEntry { key: o.key, response: None });
@@ -1201,58 +1209,76 @@ impl ContactManager for ContactManagerComponent {
         }
         // Contacts whose pair has no output this step are destroyed, unless kept alive
         // (StickContactConstraint's `keepAlive`): those keep their last contacts.
-        let live: Vec<(usize, usize)> = outputs.iter().map(|o| o.key).collect();
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.live.clear();
+        sc.live.extend(outputs.iter().map(|o| o.key));
         for e in self.contacts.entries_mut() {
-            if !live.contains(&e.key) {
+            if !sc.live.contains(&e.key) {
                 if let Some(r) = e.response.as_mut().filter(|r| r.keep_alive()) {
                     r.set_detection_outputs(scene, &[], contact)?;
                 }
             }
         }
-        let mut dead = Vec::new();
+        let live = &sc.live;
+        let dead = &mut sc.dead;
         self.contacts.erase_where(|e| !live.contains(&e.key) && !e.response.as_ref().is_some_and(Response::keep_alive), |e| dead.push(e));
-        for mut e in dead {
+        for mut e in sc.dead.drain(..) {
             if let Some(r) = &mut e.response {
-                r.detach(scene);
+                r.reset(scene);
                 r.cleanup(scene);
             }
         }
         // Attach: contacts with an obstacle in the simulated model's node, the others after
         // them in the pipeline's node.
-        let mut deferred = Vec::new();
-        let mut counts: BTreeMap<ComponentId, i64> = BTreeMap::new();
+        sc.deferred.clear();
+        sc.counts.clear();
         for e in self.contacts.entries_mut() {
             let Some(r) = &mut e.response else { continue };
             let models = r.models();
-            let (m1, m2) = (model_info(scene, models.0)?, model_info(scene, models.1)?);
-            *counts.entry(models.0).or_insert(0) += 1;
+            let ((node1, simulated1), (node2, simulated2)) = (placement(scene, models.0)?, placement(scene, models.1)?);
+            count_contact(&mut sc.counts, models.0);
             if models.1 != models.0 {
-                *counts.entry(models.1).or_insert(0) += 1;
+                count_contact(&mut sc.counts, models.1);
             }
-            if !m1.simulated {
-                r.attach(scene, m2.node)?;
-            } else if !m2.simulated {
-                r.attach(scene, m1.node)?;
+            if !simulated1 {
+                r.attach(scene, me, node2)?;
+            } else if !simulated2 {
+                r.attach(scene, me, node1)?;
             } else {
-                deferred.push(e.key);
+                sc.deferred.push(e.key);
             }
         }
-        for key in deferred {
+        for &key in &sc.deferred {
             if let Some(i) = self.contacts.position(key) {
                 if let Some(r) = &mut self.contacts.entries_mut()[i].response {
-                    r.attach(scene, pipeline_node)?;
+                    r.attach(scene, me, pipeline_node)?;
                 }
             }
         }
-        for (m, n) in counts {
-            scene.entry_mut(m).data.set("numberOfContacts", Value::Int(n));
+        scene.contacts.end_attach();
+        // Collision models of any class, in id order; those without the shared Data have no
+        // count to show.
+        sc.counts.sort_unstable_by_key(|&(m, _)| m);
+        for &(m, n) in &sc.counts {
+            let data = &mut scene.entry_mut(m).data;
+            if data.has(CollisionModelData::NUMBER_OF_CONTACTS) {
+                data.put(CollisionModelData::NUMBER_OF_CONTACTS, n);
+            }
         }
+        self.scratch = sc;
         Ok(())
+    }
+}
+
+/// One more contact on collision model `m`.
+fn count_contact(counts: &mut Vec<(ComponentId, i64)>, m: ComponentId) {
+    match counts.iter_mut().find(|(id, _)| *id == m) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((m, 1)),
     }
 }
 
 /// Registers the contact managers and the penalty force field.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&COLLISION_RESPONSE);
-    f.register(&RULE_BASED);
+    f.add::<ContactManagerComponent>();
 }

@@ -4,6 +4,7 @@
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
 use crate::intersection::{IntersectionMethod, PairSupport};
 use crate::output::DetectionOutput;
+use crate::testing::{closest_on_triangle, height_field};
 
 use super::tree::{BoundingTree, Span};
 
@@ -20,44 +21,6 @@ impl TestProximity {
     pub fn new(alarm: f64) -> Self {
         TestProximity { alarm, discrete_boxes: false }
     }
-}
-
-/// Closest point to `p` on triangle (a, b, c) (Ericson's region tests).
-pub(crate) fn closest_on_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> Vec3 {
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(&ap);
-    let d2 = ac.dot(&ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let d3 = ab.dot(&bp);
-    let d4 = ac.dot(&bp);
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let d5 = ab.dot(&cp);
-    let d6 = ac.dot(&cp);
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
 }
 
 fn closest_on_segment(p: Vec3, a: Vec3, b: Vec3) -> Vec3 {
@@ -161,22 +124,7 @@ pub(crate) fn points(name: &str, node: u64, pts: &[Vec3]) -> ModelGeometry {
 /// A triangulated `nx × ny` grid of squares of side `h` in the plane z = `z`, with a bump
 /// `amp·sin(x)·cos(y)`.
 pub(crate) fn surface(name: &str, node: u64, nx: usize, ny: usize, h: f64, amp: f64) -> ModelGeometry {
-    let mut g = ModelGeometry::new(PrimitiveKind::Triangle, name, node);
-    for j in 0..=ny {
-        for i in 0..=nx {
-            let (x, y) = (i as f64 * h, j as f64 * h);
-            g.x.push(Vec3::new(x, y, amp * x.sin() * y.cos()));
-        }
-    }
-    let id = |i: usize, j: usize| j * (nx + 1) + i;
-    for j in 0..ny {
-        for i in 0..nx {
-            g.triangles.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            g.triangles.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
-    g.topology_triangles = g.triangles.len();
-    g
+    height_field(name, node, nx, ny, h, |x, y| amp * x.sin() * y.cos())
 }
 
 /// Deterministic pseudo-random numbers in [0, 1) (SplitMix64).

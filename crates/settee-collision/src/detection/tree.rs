@@ -95,6 +95,9 @@ pub struct BoundingTree {
 /// Above this many leaf boxes, leaf boxes are computed in parallel chunks when asked to.
 const PARALLEL_LEAVES: usize = 1 << 14;
 
+/// The deepest level a tree can fill (see `build`).
+const MAX_FILLED_DEPTH: u32 = 64;
+
 impl BoundingTree {
     pub fn new() -> BoundingTree {
         BoundingTree::default()
@@ -311,7 +314,11 @@ impl BoundingTree {
     /// two halves along their longest side, after a stable sort of their leaf boxes by
     /// `min + max` on that axis.
     fn build(&mut self, depth: u32) {
-        let levels = depth as usize + 1;
+        // A box with more than 4 leaf boxes splits in halves, so no tree has a box below level
+        // 64 (2⁶⁴ leaf boxes would be split down to 4 by then): deeper levels would stay empty.
+        // Keeping at most 64 of them gives the same tree for any depth a scene asks for, in
+        // bounded memory and time.
+        let levels = depth.min(MAX_FILLED_DEPTH) as usize + 1;
         self.cubes.resize_with(levels, Vec::new);
         self.cubes.truncate(levels);
         for l in &mut self.cubes {
@@ -320,7 +327,7 @@ impl BoundingTree {
         let n = self.leaves.len() as u32;
         let root = union_box(&self.leaves, 0, n);
         self.cubes[0].push(root);
-        for lvl in 0..depth as usize {
+        for lvl in 0..levels - 1 {
             let (upper, lower) = self.cubes.split_at_mut(lvl + 1);
             let level = &mut upper[lvl];
             let next = &mut lower[0];

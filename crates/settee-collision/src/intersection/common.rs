@@ -104,6 +104,32 @@ pub(crate) fn stored_triangle_normal(g: &ModelGeometry, i: usize) -> Vec3 {
     }
 }
 
+/// The vertices of triangle `i` of a triangle model.
+pub(crate) fn triangle_points(g: &ModelGeometry, i: usize) -> [Vec3; 3] {
+    let t = g.triangles[i];
+    [g.x[t[0]], g.x[t[1]], g.x[t[2]]]
+}
+
+/// The ends of line `i` of a line model.
+pub(crate) fn line_points(g: &ModelGeometry, i: usize) -> [Vec3; 2] {
+    let [a, b] = g.edges[i];
+    [g.x[a], g.x[b]]
+}
+
+/// The projection `Q = p1 + AB·α + AC·β` of `p` on the plane of triangle `e` of `g` when it is
+/// strictly inside (α, β ≥ 1e-6, α + β ≤ 0.999999; the NaN α, β of a degenerate triangle pass,
+/// AS IMPLEMENTED), else `None` (MinProximity and LocalMinDistance Triangle–Point).
+pub(crate) fn strict_triangle_projection(g: &ModelGeometry, e: usize, p: &Vec3) -> Option<Vec3> {
+    let [p1, p2, p3] = triangle_points(g, e);
+    let (sys, ab, ac) = super::kernels::Normal2::triangle(&p1, &p2, &p3, p);
+    let alpha = sys.alpha();
+    let beta = sys.beta();
+    if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
+        return None;
+    }
+    Some(p1 + ab * alpha + ac * beta)
+}
+
 /// Sets `elem` and subtracts the contact distance on the outputs appended since `start` (the
 /// tail of every NewProximity pair function).
 pub(crate) fn finish(out: &mut [DetectionOutput], elem: (usize, usize), contact: f64) {
@@ -164,3 +190,58 @@ pub(crate) fn sphere_sphere_discrete(
     });
     1
 }
+
+/// [`IntersectionMethod`](super::IntersectionMethod) for a proximity method (a type with
+/// `alarm_distance` and `contact_distance` fields, a `table(&self, k1, k2)` of its pairs and a
+/// `run(&self, g1, e1, g2, e2, out)` computing a pair the table runs): the proximity box test
+/// with the method's alarm distance, SOFA's lookup in the table, and no output for an element
+/// out of range or a pair the table does not run.
+macro_rules! proximity_intersection_method {
+    ($method:ty, $name:literal) => {
+        impl $crate::intersection::IntersectionMethod for $method {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn alarm_distance(&self) -> f64 {
+                self.alarm_distance
+            }
+
+            fn contact_distance(&self) -> f64 {
+                self.contact_distance
+            }
+
+            fn boxes_overlap(
+                &self,
+                a: &$crate::geometry::Aabb,
+                ga: &$crate::geometry::ModelGeometry,
+                b: &$crate::geometry::Aabb,
+                gb: &$crate::geometry::ModelGeometry,
+                _same_box: bool,
+            ) -> bool {
+                $crate::intersection::common::proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
+            }
+
+            fn support(&self, k1: $crate::geometry::PrimitiveKind, k2: $crate::geometry::PrimitiveKind) -> $crate::intersection::PairSupport {
+                $crate::intersection::common::lookup(|a, b| self.table(a, b), k1, k2)
+            }
+
+            fn intersect(
+                &self,
+                g1: &$crate::geometry::ModelGeometry,
+                e1: usize,
+                g2: &$crate::geometry::ModelGeometry,
+                e2: usize,
+                out: &mut Vec<$crate::output::DetectionOutput>,
+            ) -> usize {
+                if !$crate::intersection::common::in_range(g1, e1, g2, e2)
+                    || self.table(g1.kind, g2.kind) != Some($crate::intersection::common::Entry::Run)
+                {
+                    return 0;
+                }
+                self.run(g1, e1, g2, e2, out)
+            }
+        }
+    };
+}
+pub(crate) use proximity_intersection_method;

@@ -6,11 +6,12 @@
 //! pairs run the `DiscreteIntersection` sphere code with the method's own distances (spec §7.1).
 #![allow(clippy::manual_range_contains)]
 
-use super::common::{bigger_model_id, discrete_table, in_range, lookup, proximity_boxes_overlap, radius, sphere_sphere_discrete, Entry};
+use super::common::{
+    bigger_model_id, discrete_table, proximity_intersection_method, radius, sphere_sphere_discrete, strict_triangle_projection, Entry,
+};
 use super::discrete::tetrahedron_point;
 use super::kernels::{cross, div, dot, norm, norm2, normalize, normalized, Normal2};
-use super::{IntersectionMethod, PairSupport};
-use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
+use crate::geometry::{ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
 /// `LocalMinDistance`.
@@ -49,7 +50,7 @@ impl LocalMinDistance {
         LocalMinDistance::default()
     }
 
-    fn table(k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
+    fn table(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
         use PrimitiveKind::*;
         match (k1, k2) {
             (Sphere, Point) | (Point, Point) | (Line, Line) | (Line, Point) | (Line, Sphere) | (Triangle, Point) | (Triangle, Sphere) => {
@@ -237,16 +238,10 @@ impl LocalMinDistance {
     fn triangle_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         let sphere = g2.kind == PrimitiveKind::Sphere;
         let (alarm, contact) = self.distances_with_radius(g2, e2, g1, sphere);
-        let t = g1.triangles[e1];
-        let (p1, p2, p3) = (g1.x[t[0]], g1.x[t[1]], g1.x[t[2]]);
         let p = g2.x[e2];
-        let (sys, ab, ac) = Normal2::triangle(&p1, &p2, &p3, &p);
-        let alpha = sys.alpha();
-        let beta = sys.beta();
-        if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
+        let Some(q) = strict_triangle_projection(g1, e1, &p) else {
             return 0;
-        }
-        let q = p1 + ab * alpha + ac * beta;
+        };
         let pq = q - p;
         if norm2(&pq) >= alarm * alarm {
             return 0;
@@ -335,32 +330,12 @@ impl LocalMinDistance {
     }
 }
 
-impl IntersectionMethod for LocalMinDistance {
-    fn name(&self) -> &'static str {
-        "LocalMinDistance"
-    }
+proximity_intersection_method!(LocalMinDistance, "LocalMinDistance");
 
-    fn alarm_distance(&self) -> f64 {
-        self.alarm_distance
-    }
-
-    fn contact_distance(&self) -> f64 {
-        self.contact_distance
-    }
-
-    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
-        proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
-    }
-
-    fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport {
-        lookup(Self::table, k1, k2)
-    }
-
-    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
+impl LocalMinDistance {
+    /// A pair the table runs, both elements in range.
+    fn run(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
-        if !in_range(g1, e1, g2, e2) || Self::table(g1.kind, g2.kind) != Some(Entry::Run) {
-            return 0;
-        }
         match (g1.kind, g2.kind) {
             (Sphere, Sphere) | (Sphere, Point) | (Point, Point) => self.point_like(g1, e1, g2, e2, out),
             // Entries of DiscreteIntersection's constructor, never overridden: the discrete

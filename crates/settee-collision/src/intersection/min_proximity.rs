@@ -11,13 +11,12 @@
 #![allow(clippy::manual_range_contains)]
 
 use super::common::{
-    contact_point_by_normal, discrete_table, guarded_unit, in_range, is_sphere, lookup, proximity_boxes_overlap, radius, sphere_sphere_discrete,
-    stored_triangle_normal, Entry,
+    contact_point_by_normal, discrete_table, guarded_unit, is_sphere, line_points, proximity_intersection_method, radius, sphere_sphere_discrete,
+    stored_triangle_normal, strict_triangle_projection, triangle_points, Entry,
 };
 use super::discrete::tetrahedron_point;
 use super::kernels::{dot, norm2, Normal2};
-use super::{IntersectionMethod, PairSupport};
-use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind};
+use crate::geometry::{ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
 /// `MinProximityIntersection`: closest points of primitives within the alarm distance;
@@ -90,9 +89,13 @@ impl MinProximityIntersection {
 
     /// Point–Point: `PQ = Q − P`; none if `|PQ|² ≥ alarm²`.
     fn point_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
+        self.closest(g1, e1, g2, e2, [g1.x[e1], g2.x[e2]], out)
+    }
+
+    /// The end of Point–Point and Line–Line from the closest points `P` of `e1` and `Q` of `e2`:
+    /// `PQ = Q − P`; none if `|PQ|² ≥ alarm²`; id = bigger-model id.
+    fn closest(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, [p, q]: [Vec3; 2], out: &mut Vec<DetectionOutput>) -> usize {
         let alarm = self.alarm(g1, g2);
-        let p = g1.x[e1];
-        let q = g2.x[e2];
         let pq = q - p;
         if norm2(&pq) >= alarm * alarm {
             return 0;
@@ -108,13 +111,55 @@ impl MinProximityIntersection {
         1
     }
 
+    /// The end of Triangle–Point and Line–Point from the closest point `Q` of the mesh element
+    /// `e1` to the point `P = x₂[e2]`: `QP = P − Q`; none if `|QP|² ≥ alarm²`; id = point index.
+    fn to_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, q: Vec3, out: &mut Vec<DetectionOutput>) -> usize {
+        let alarm = self.alarm(g2, g1);
+        let p = g2.x[e2];
+        let qp = p - q;
+        if norm2(&qp) >= alarm * alarm {
+            return 0;
+        }
+        let (normal, value) = guarded_unit(&qp);
+        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [q, p], normal, value: value - self.contact(g2, g1) });
+        1
+    }
+
+    /// The end of the pairs with a sphere: sphere `es` of `gs` (centre `C`, radius `r`) against
+    /// the point `X` of the other element (model `go`), the sphere first in the pair when
+    /// `sphere_first`. The normal goes from the first element to the second (`X − C` or
+    /// `C − X`); none if its length² ≥ `(alarm + r + cd(sphere) + cd(other))²`; the sphere's
+    /// point is its contact point along the normal seen from it; id = sphere index.
+    #[allow(clippy::too_many_arguments)]
+    fn sphere_end(
+        &self,
+        gs: &ModelGeometry,
+        es: usize,
+        go: &ModelGeometry,
+        x: Vec3,
+        sphere_first: bool,
+        elem: (usize, usize),
+        out: &mut Vec<DetectionOutput>,
+    ) -> usize {
+        let r = radius(gs, es);
+        let alarm = self.alarm_distance + r + gs.contact_distance + go.contact_distance;
+        let c = gs.x[es];
+        let d = if sphere_first { x - c } else { c - x };
+        if norm2(&d) >= alarm * alarm {
+            return 0;
+        }
+        let contact = self.contact_distance + r + gs.contact_distance + go.contact_distance;
+        let (normal, value) = guarded_unit(&d);
+        let point = if sphere_first { [contact_point_by_normal(gs, es, &-normal), x] } else { [x, contact_point_by_normal(gs, es, &normal)] };
+        out.push(DetectionOutput { elem, id: es as i64, point, normal, value: value - contact });
+        1
+    }
+
     /// Line–Line: closest points of the two lines; `|det| > 1e-15` required for the solve
     /// (else α = β = 0.5), then α, β must lie in [1e-6, 0.999999].
     fn line_line(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let alarm = self.alarm(g1, g2);
-        let [i1, i2] = g1.edges[e1];
-        let [j1, j2] = g2.edges[e2];
-        let (e1p1, e1p2, e2p1, e2p2) = (g1.x[i1], g1.x[i2], g2.x[j1], g2.x[j2]);
+        let [e1p1, e1p2] = line_points(g1, e1);
+        let [e2p1, e2p2] = line_points(g2, e2);
         let (sys, ab, cd, _ac) = Normal2::lines(&e1p1, &e1p2, &e2p1, &e2p2);
         let (mut alpha, mut beta) = (0.5, 0.5);
         if sys.det < -1.0e-15 || sys.det > 1.0e-15 {
@@ -125,59 +170,29 @@ impl MinProximityIntersection {
                 return 0;
             }
         }
-        let p = e1p1 + ab * alpha;
-        let q = e2p1 + cd * beta;
-        let pq = q - p;
-        if norm2(&pq) >= alarm * alarm {
-            return 0;
-        }
-        let (normal, value) = guarded_unit(&pq);
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: super::common::bigger_model_id(g1, e1, g2, e2),
-            point: [p, q],
-            normal,
-            value: value - self.contact(g1, g2),
-        });
-        1
+        self.closest(g1, e1, g2, e2, [e1p1 + ab * alpha, e2p1 + cd * beta], out)
     }
 
     /// Triangle–Point: projection on the triangle's plane, rejected unless strictly inside
     /// (α, β ≥ 1e-6, α + β ≤ 0.999999); a degenerate triangle gives NaN α, β that pass (AS
     /// IMPLEMENTED).
     fn triangle_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let alarm = self.alarm(g2, g1);
-        let t = g1.triangles[e1];
-        let (p1, p2, p3) = (g1.x[t[0]], g1.x[t[1]], g1.x[t[2]]);
-        let p = g2.x[e2];
-        let (sys, ab, ac) = Normal2::triangle(&p1, &p2, &p3, &p);
-        let alpha = sys.alpha();
-        let beta = sys.beta();
-        if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
+        let Some(q) = strict_triangle_projection(g1, e1, &g2.x[e2]) else {
             return 0;
+        };
+        let n = self.to_point(g1, e1, g2, e2, q, out);
+        if n == 1 && self.use_surface_normals {
+            out.last_mut().expect("the output just pushed").normal = stored_triangle_normal(g1, e1);
         }
-        let q = p1 + ab * alpha + ac * beta;
-        let qp = p - q;
-        if norm2(&qp) >= alarm * alarm {
-            return 0;
-        }
-        let (mut normal, value) = guarded_unit(&qp);
-        if self.use_surface_normals {
-            normal = stored_triangle_normal(g1, e1);
-        }
-        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [q, p], normal, value: value - self.contact(g2, g1) });
-        1
+        n
     }
 
     /// Line–Point: the projection parameter is clamped to the segment (Q = an end when α ≤ 0
     /// or α ≥ 1).
     fn line_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let alarm = self.alarm(g2, g1);
-        let [i1, i2] = g1.edges[e1];
-        let (a, b) = (g1.x[i1], g1.x[i2]);
-        let p = g2.x[e2];
+        let [a, b] = line_points(g1, e1);
         let ab = b - a;
-        let ap = p - a;
+        let ap = g2.x[e2] - a;
         let alpha = dot(&ap, &ab) / dot(&ab, &ab);
         let q = if alpha <= 0.0 {
             a
@@ -186,46 +201,20 @@ impl MinProximityIntersection {
         } else {
             a + ab * alpha
         };
-        let qp = p - q;
-        if norm2(&qp) >= alarm * alarm {
-            return 0;
-        }
-        let (normal, value) = guarded_unit(&qp);
-        out.push(DetectionOutput { elem: (e1, e2), id: e2 as i64, point: [q, p], normal, value: value - self.contact(g2, g1) });
-        1
+        self.to_point(g1, e1, g2, e2, q, out)
     }
 
     /// Sphere–Point (Vec3 or rigid sphere): `point[0]` is the sphere's contact point along
     /// −normal (the centre for a `Vec3` sphere, `c + r·normal` for a rigid one); id = sphere
     /// index.
     fn sphere_point(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let r = radius(g1, e1);
-        let alarm = self.alarm_distance + r + g1.contact_distance + g2.contact_distance;
-        let p = g1.x[e1];
-        let q = g2.x[e2];
-        let pq = q - p;
-        if norm2(&pq) >= alarm * alarm {
-            return 0;
-        }
-        let contact = self.contact_distance + r + g1.contact_distance + g2.contact_distance;
-        let (normal, value) = guarded_unit(&pq);
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e1 as i64,
-            point: [contact_point_by_normal(g1, e1, &-normal), q],
-            normal,
-            value: value - contact,
-        });
-        1
+        self.sphere_end(g1, e1, g2, g2.x[e2], true, (e1, e2), out)
     }
 
     /// Triangle–Sphere: the same projection as Triangle–Point written with
     /// `x13 = p1 − p2, x23 = p1 − p3, x03 = p1 − c` and `Q = p1 − x13·α − x23·β`.
     fn triangle_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let r = radius(g2, e2);
-        let alarm = self.alarm_distance + r + g2.contact_distance + g1.contact_distance;
-        let t = g1.triangles[e1];
-        let (p1, p2, p3) = (g1.x[t[0]], g1.x[t[1]], g1.x[t[2]]);
+        let [p1, p2, p3] = triangle_points(g1, e1);
         let c = g2.x[e2];
         let x13 = p1 - p2;
         let x23 = p1 - p3;
@@ -236,21 +225,7 @@ impl MinProximityIntersection {
         if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
             return 0;
         }
-        let q = p1 - x13 * alpha - x23 * beta;
-        let qp = c - q;
-        if norm2(&qp) >= alarm * alarm {
-            return 0;
-        }
-        let contact = self.contact_distance + r + g2.contact_distance + g1.contact_distance;
-        let (normal, value) = guarded_unit(&qp);
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e2 as i64,
-            point: [q, contact_point_by_normal(g2, e2, &normal)],
-            normal,
-            value: value - contact,
-        });
-        1
+        self.sphere_end(g2, e2, g1, p1 - x13 * alpha - x23 * beta, false, (e1, e2), out)
     }
 
     /// Line–Sphere, AS IMPLEMENTED: α is the projection parameter of the centre measured from
@@ -258,10 +233,7 @@ impl MinProximityIntersection {
     /// [1e-6, 0.999999]) but `Q = p1 − x32·α` starts from p1, so Q is the mirror of the closest
     /// point about the segment's midpoint.
     fn line_sphere(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
-        let r = radius(g2, e2);
-        let alarm = self.alarm_distance + r + g2.contact_distance + g1.contact_distance;
-        let [i1, i2] = g1.edges[e1];
-        let (p1, p2) = (g1.x[i1], g1.x[i2]);
+        let [p1, p2] = line_points(g1, e1);
         let c = g2.x[e2];
         let x32 = p1 - p2;
         let x31 = c - p2;
@@ -269,50 +241,16 @@ impl MinProximityIntersection {
         if alpha < 0.000001 || alpha > 0.999999 {
             return 0;
         }
-        let q = p1 - x32 * alpha;
-        let qp = c - q;
-        if norm2(&qp) >= alarm * alarm {
-            return 0;
-        }
-        let contact = self.contact_distance + r + g2.contact_distance + g1.contact_distance;
-        let (normal, value) = guarded_unit(&qp);
-        out.push(DetectionOutput {
-            elem: (e1, e2),
-            id: e2 as i64,
-            point: [q, contact_point_by_normal(g2, e2, &normal)],
-            normal,
-            value: value - contact,
-        });
-        1
+        self.sphere_end(g2, e2, g1, p1 - x32 * alpha, false, (e1, e2), out)
     }
 }
 
-impl IntersectionMethod for MinProximityIntersection {
-    fn name(&self) -> &'static str {
-        "MinProximityIntersection"
-    }
+proximity_intersection_method!(MinProximityIntersection, "MinProximityIntersection");
 
-    fn alarm_distance(&self) -> f64 {
-        self.alarm_distance
-    }
-
-    fn contact_distance(&self) -> f64 {
-        self.contact_distance
-    }
-
-    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
-        proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
-    }
-
-    fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport {
-        lookup(|a, b| self.table(a, b), k1, k2)
-    }
-
-    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
+impl MinProximityIntersection {
+    /// A pair the table runs, both elements in range.
+    fn run(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
-        if !in_range(g1, e1, g2, e2) || self.table(g1.kind, g2.kind) != Some(Entry::Run) {
-            return 0;
-        }
         match (g1.kind, g2.kind) {
             (k1, k2) if is_sphere(k1) && is_sphere(k2) => {
                 let alarm = self.alarm(g1, g2);

@@ -8,13 +8,13 @@
 #![allow(clippy::manual_range_contains)]
 
 use super::common::{
-    bigger_model_id, contact_point_by_normal, discrete_table, finish, in_range, is_sphere, lookup, output, proximity_boxes_overlap, radius, Entry,
+    bigger_model_id, contact_point_by_normal, discrete_table, finish, in_range, is_sphere, line_points, output, proximity_intersection_method,
+    radius, triangle_points, Entry,
 };
 use super::discrete::tetrahedron_point;
 use super::kernels::{div, dot, norm2, Normal2};
-use super::{IntersectionMethod, PairSupport};
 use crate::geometry::triangle_flags::{E12, E23, E31, P1, P2, P3};
-use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
+use crate::geometry::{ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
 /// `NewProximityIntersection`: proximity between the vertices, edges and faces of meshes, each
@@ -52,13 +52,25 @@ pub struct StoredNormalWrite {
 /// `doIntersectionPointPoint`: `pq = q − p`; none if `|pq|² ≥ dist2`; no guard against a zero
 /// distance.
 fn point_point(dist2: f64, p: &Vec3, q: &Vec3, id: i64, out: &mut Vec<DetectionOutput>) -> usize {
+    push_closest(dist2, *p, *q, id, false, out)
+}
+
+/// The common end of the building blocks: `p` on the first element, `q` on the second,
+/// `pq = q − p`; none if `|pq|² ≥ dist2`, else one output with `value = |pq|` and the normal
+/// `pq/|pq|` (no guard against a zero distance); with `swap` the point `q` comes first and the
+/// normal is reversed.
+fn push_closest(dist2: f64, p: Vec3, q: Vec3, id: i64, swap: bool, out: &mut Vec<DetectionOutput>) -> usize {
     let pq = q - p;
     let n2 = norm2(&pq);
     if n2 >= dist2 {
         return 0;
     }
     let value = n2.sqrt();
-    out.push(output(id, *p, *q, div(&pq, value), value));
+    if swap {
+        out.push(output(id, q, p, div(&-pq, value), value));
+    } else {
+        out.push(output(id, p, q, div(&pq, value), value));
+    }
     1
 }
 
@@ -69,19 +81,7 @@ fn line_point(dist2: f64, p1: &Vec3, p2: &Vec3, q: &Vec3, id: i64, swap: bool, o
     let aq = q - p1;
     // Same as SOFA's `if (alpha < 0) alpha = 0; else if (alpha > 1) alpha = 1;`, NaN included.
     let alpha = (dot(&aq, &ab) / dot(&ab, &ab)).clamp(0.0, 1.0);
-    let p = p1 + ab * alpha;
-    let pq = q - p;
-    let n2 = norm2(&pq);
-    if n2 >= dist2 {
-        return 0;
-    }
-    let value = n2.sqrt();
-    if swap {
-        out.push(output(id, *q, p, div(&-pq, value), value));
-    } else {
-        out.push(output(id, p, *q, div(&pq, value), value));
-    }
-    1
+    push_closest(dist2, p1 + ab * alpha, *q, id, swap, out)
 }
 
 /// `doIntersectionLineLine`: `|det| > 1e-12` for the solve (else α = β = 0.5), then α, β must
@@ -96,16 +96,7 @@ fn line_line(dist2: f64, p1: &Vec3, p2: &Vec3, q1: &Vec3, q2: &Vec3, id: i64, ou
             return 0;
         }
     }
-    let p = p1 + ab * alpha;
-    let q = q1 + cd * beta;
-    let pq = q - p;
-    let n2 = norm2(&pq);
-    if n2 >= dist2 {
-        return 0;
-    }
-    let value = n2.sqrt();
-    out.push(output(id, p, q, div(&pq, value), value));
-    1
+    push_closest(dist2, p1 + ab * alpha, q1 + cd * beta, id, false, out)
 }
 
 /// `doIntersectionTrianglePoint`: the closest point of the triangle to `q` with machine-epsilon
@@ -114,81 +105,64 @@ fn line_line(dist2: f64, p1: &Vec3, p2: &Vec3, q1: &Vec3, q2: &Vec3, id: i64, ou
 #[allow(clippy::too_many_arguments)]
 fn triangle_point(dist2: f64, flags: u32, p1: &Vec3, p2: &Vec3, p3: &Vec3, q: &Vec3, id: i64, swap: bool, out: &mut Vec<DetectionOutput>) -> usize {
     let (sys, ab, ac) = Normal2::triangle(p1, p2, p3, q);
-    let eps = f64::EPSILON;
-    let mut alpha = sys.alpha();
-    let mut beta = sys.beta();
-    if alpha < eps || beta < eps || alpha + beta > 1.0 - eps {
+    let snap = Snap { eps: f64::EPSILON, corner_ac: f64::EPSILON, edge_from: f64::EPSILON, ac_edge: E31, bc_edge: E23 };
+    let Some((alpha, beta)) = snap.owned(&sys, flags) else {
+        return 0;
+    };
+    push_closest(dist2, p1 + ab * alpha + ac * beta, *q, id, swap, out)
+}
+
+/// The thresholds and edge flags with which a triangle test moves the projection `(α, β)` of a
+/// point onto the triangle's border, SOFA's `doIntersectionTrianglePoint` (machine epsilon) or
+/// its Triangle–Sphere variant (fixed thresholds and other flags, AS IMPLEMENTED).
+struct Snap {
+    /// Inside when `α ≥ eps`, `β ≥ eps` and `α + β ≤ 1 − eps`; the same thresholds on the edges.
+    eps: f64,
+    /// Corner A needs `pAB < eps` and `pAC < corner_ac`.
+    corner_ac: f64,
+    /// The AB and AC edges need `pAB ≥ edge_from` (resp. `pAC`).
+    edge_from: f64,
+    /// The flag owning the AC edge.
+    ac_edge: u32,
+    /// The flag owning the BC edge.
+    bc_edge: u32,
+}
+
+impl Snap {
+    /// `(α, β)` of the closest point: the projection when inside, else the point of the edge or
+    /// corner it lies on, when the triangle owns that edge or vertex (`flags`); else `None`.
+    fn owned(&self, sys: &Normal2, flags: u32) -> Option<(f64, f64)> {
+        let eps = self.eps;
+        let alpha = sys.alpha();
+        let beta = sys.beta();
+        if !(alpha < eps || beta < eps || alpha + beta > 1.0 - eps) {
+            return Some((alpha, beta));
+        }
         // The closest point is on an edge or a corner.
         let p_ab = sys.b0 / sys.a00;
         let p_ac = sys.b1 / sys.a11;
-        if p_ab < eps && p_ac < eps {
-            if flags & P1 == 0 {
-                return 0;
-            }
-            alpha = 0.0;
-            beta = 0.0;
-        } else if p_ab < 1.0 - eps && p_ab >= eps && beta < eps {
-            if flags & E12 == 0 {
-                return 0;
-            }
-            alpha = p_ab;
-            beta = 0.0;
-        } else if p_ac < 1.0 - eps && p_ac >= eps && alpha < eps {
-            if flags & E31 == 0 {
-                return 0;
-            }
-            alpha = 0.0;
-            beta = p_ac;
+        let (flag, at) = if p_ab < eps && p_ac < self.corner_ac {
+            (P1, (0.0, 0.0))
+        } else if p_ab < 1.0 - eps && p_ab >= self.edge_from && beta < eps {
+            (E12, (p_ab, 0.0))
+        } else if p_ac < 1.0 - eps && p_ac >= self.edge_from && alpha < eps {
+            (self.ac_edge, (0.0, p_ac))
         } else {
             let p_bc = (sys.b1 - sys.b0 + sys.a00 - sys.a01) / (sys.a00 + sys.a11 - 2.0 * sys.a01);
             if p_bc < eps {
-                if flags & P2 == 0 {
-                    return 0;
-                }
-                alpha = 1.0;
-                beta = 0.0;
+                (P2, (1.0, 0.0))
             } else if p_bc > 1.0 - eps {
-                if flags & P3 == 0 {
-                    return 0;
-                }
-                alpha = 0.0;
-                beta = 1.0;
+                (P3, (0.0, 1.0))
             } else {
-                if flags & E23 == 0 {
-                    return 0;
-                }
-                alpha = 1.0 - p_bc;
-                beta = p_bc;
+                (self.bc_edge, (1.0 - p_bc, p_bc))
             }
-        }
+        };
+        (flags & flag != 0).then_some(at)
     }
-    let p = p1 + ab * alpha + ac * beta;
-    let pq = q - p;
-    let n2 = norm2(&pq);
-    if n2 >= dist2 {
-        return 0;
-    }
-    let value = n2.sqrt();
-    if swap {
-        out.push(output(id, *q, p, div(&-pq, value), value));
-    } else {
-        out.push(output(id, p, *q, div(&pq, value), value));
-    }
-    1
 }
 
 fn flags_of(g: &ModelGeometry, i: usize) -> u32 {
     g.triangle_flags.get(i).copied().unwrap_or(0)
-}
-
-fn triangle_points(g: &ModelGeometry, i: usize) -> [Vec3; 3] {
-    let t = g.triangles[i];
-    [g.x[t[0]], g.x[t[1]], g.x[t[2]]]
-}
-
-fn line_points(g: &ModelGeometry, i: usize) -> [Vec3; 2] {
-    let [a, b] = g.edges[i];
-    [g.x[a], g.x[b]]
 }
 
 impl NewProximityIntersection {
@@ -196,7 +170,7 @@ impl NewProximityIntersection {
         NewProximityIntersection::default()
     }
 
-    fn table(k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
+    fn table(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> Option<Entry> {
         use PrimitiveKind::*;
         match (k1, k2) {
             (Point, Point)
@@ -402,52 +376,12 @@ impl NewProximityIntersection {
         let [p1, p2, p3] = triangle_points(g1, e1);
         let c = g2.x[e2];
         let (sys, ab, ac) = Normal2::triangle(&p1, &p2, &p3, &c);
-        let mut alpha = sys.alpha();
-        let mut beta = sys.beta();
-        if alpha < 0.000001 || beta < 0.000001 || alpha + beta > 0.999999 {
-            let p_ab = sys.b0 / sys.a00;
-            let p_ac = sys.b1 / sys.a11;
-            if p_ab < 0.000001 && p_ac < 0.0000001 {
-                if flags & P1 == 0 {
-                    return 0;
-                }
-                alpha = 0.0;
-                beta = 0.0;
-            } else if p_ab < 0.999999 && beta < 0.000001 {
-                if flags & E12 == 0 {
-                    return 0;
-                }
-                alpha = p_ab;
-                beta = 0.0;
-            } else if p_ac < 0.999999 && alpha < 0.000001 {
-                if flags & E12 == 0 {
-                    return 0;
-                }
-                alpha = 0.0;
-                beta = p_ac;
-            } else {
-                let p_bc = (sys.b1 - sys.b0 + sys.a00 - sys.a01) / (sys.a00 + sys.a11 - 2.0 * sys.a01);
-                if p_bc < 0.000001 {
-                    if flags & P2 == 0 {
-                        return 0;
-                    }
-                    alpha = 1.0;
-                    beta = 0.0;
-                } else if p_bc > 0.999999 {
-                    if flags & P3 == 0 {
-                        return 0;
-                    }
-                    alpha = 0.0;
-                    beta = 1.0;
-                } else {
-                    if flags & E31 == 0 {
-                        return 0;
-                    }
-                    alpha = 1.0 - p_bc;
-                    beta = p_bc;
-                }
-            }
-        }
+        // No lower bound on the edge parameters: `p ≥ −∞` holds for every value but NaN, which
+        // the upper bound `p < 0.999999` already rejects.
+        let snap = Snap { eps: 0.000001, corner_ac: 0.0000001, edge_from: f64::NEG_INFINITY, ac_edge: E12, bc_edge: E31 };
+        let Some((alpha, beta)) = snap.owned(&sys, flags) else {
+            return 0;
+        };
         let p = p1 + ab * alpha + ac * beta;
         let pq = c - p;
         let n2 = norm2(&pq);
@@ -471,34 +405,13 @@ fn neighbours(g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize) -> b
     a.iter().any(|v| b.contains(v))
 }
 
-impl IntersectionMethod for NewProximityIntersection {
-    fn name(&self) -> &'static str {
-        "NewProximityIntersection"
-    }
+proximity_intersection_method!(NewProximityIntersection, "NewProximityIntersection");
 
-    fn alarm_distance(&self) -> f64 {
-        self.alarm_distance
-    }
-
-    fn contact_distance(&self) -> f64 {
-        self.contact_distance
-    }
-
-    fn boxes_overlap(&self, a: &Aabb, ga: &ModelGeometry, b: &Aabb, gb: &ModelGeometry, _same_box: bool) -> bool {
-        proximity_boxes_overlap(self.alarm_distance, a, ga, b, gb)
-    }
-
-    fn support(&self, k1: PrimitiveKind, k2: PrimitiveKind) -> PairSupport {
-        lookup(Self::table, k1, k2)
-    }
-
-    /// Two triangle models are "the same model" (neighbour pruning of Triangle–Triangle) when
-    /// `g1` and `g2` are the same reference.
-    fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
+impl NewProximityIntersection {
+    /// A pair the table runs, both elements in range. Two triangle models are "the same model"
+    /// (neighbour pruning of Triangle–Triangle) when `g1` and `g2` are the same reference.
+    fn run(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         use PrimitiveKind::*;
-        if !in_range(g1, e1, g2, e2) || Self::table(g1.kind, g2.kind) != Some(Entry::Run) {
-            return 0;
-        }
         match (g1.kind, g2.kind) {
             (k1, k2) if is_sphere(k1) && is_sphere(k2) => self.sphere_sphere(g1, e1, g2, e2, out),
             (Point, Point) => self.point_point(g1, e1, g2, e2, out),

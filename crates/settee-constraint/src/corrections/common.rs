@@ -2,10 +2,8 @@
 //! and the per-state application of a correction (`x = x_free ⊕ p·c`, `v = v_free + q·c`).
 
 use settee_core::constraint::{ConstraintParams, IntegrationFactors};
-use settee_core::{ComponentId, Diagnostic, NodeId, Roles, Scene, SimError, SimResult, StateId, VecId};
-
-/// Templates of the per-state corrections (SOFA instantiates Vec1, Vec2, Vec3 and Rigid3).
-pub(crate) static STATE_TEMPLATES: &[&str] = &["Vec3d", "Vec2d", "Vec1d", "Rigid3d"];
+use settee_core::role;
+use settee_core::{ComponentId, Diagnostic, LinearSolver, NodeId, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
 /// An error about component `me` raised during a step, positioned at its element.
 pub(crate) fn step_error(scene: &Scene, me: ComponentId, message: impl Into<String>) -> SimError {
@@ -16,12 +14,25 @@ pub(crate) fn step_error(scene: &Scene, me: ComponentId, message: impl Into<Stri
 /// SOFA's `ODESolver` link default of the linear-solver corrections: the first ODE solver of
 /// the node, else the first found searching down from the root.
 pub(crate) fn ode_solver_local_or_root(scene: &Scene, node: NodeId) -> Option<ComponentId> {
-    scene.find_local(node, Roles::ODE_SOLVER).or_else(|| scene.find_down(Scene::ROOT, Roles::ODE_SOLVER))
+    scene.find_local(node, role::ODE_SOLVER).or_else(|| scene.find_down(Scene::ROOT, role::ODE_SOLVER))
+}
+
+/// Runs `f` with the linear solver `ls` taken out of the scene (so that it may use the rest of
+/// it); an error when `ls` is not a linear solver.
+pub(crate) fn with_linear_solver<T>(
+    scene: &mut Scene,
+    ls: ComponentId,
+    f: impl FnOnce(&mut (dyn LinearSolver + 'static), &mut Scene) -> SimResult<T>,
+) -> SimResult<T> {
+    if !scene.entry(ls).plays(role::LINEAR_SOLVER) {
+        return Err(SimError::new("the linearSolver link does not point to a linear solver"));
+    }
+    scene.with_role::<dyn LinearSolver, _>(ls, f)
 }
 
 /// The ODE solver's integration factors at `dt`.
 pub(crate) fn ode_factors(scene: &mut Scene, ode: ComponentId, dt: f64) -> IntegrationFactors {
-    match scene.components[ode].obj.as_mut().and_then(|o| o.ode_solver()) {
+    match scene.role::<dyn OdeSolver>(ode) {
         Some(s) => s.integration_factors(dt),
         // The ODE solver is the one running (taken out of the scene): SOFA's "no ODE solver".
         None => IntegrationFactors { position: 1.0, velocity: 1.0 },
@@ -89,4 +100,19 @@ pub(crate) fn apply_correction(
     }
     st.write(dx).copy_from_slice(&incr[..n * ds]);
     Ok(())
+}
+
+/// The non-empty Jacobian rows of a state, as `(row, [(dof, block)])`.
+pub(crate) type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
+
+/// The non-empty rows of state `s`'s Jacobian, copied out of the scene.
+pub(crate) fn rows_of(scene: &Scene, s: StateId) -> Rows {
+    scene
+        .store
+        .get(s)
+        .constraint
+        .rows()
+        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
+        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
+        .collect()
 }

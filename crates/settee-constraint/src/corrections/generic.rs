@@ -9,48 +9,32 @@
 //! nothing to the diagonal blocks.
 
 use settee_core::constraint::{ConstraintCorrection, ConstraintJacobian, ConstraintOrder, ConstraintParams, DenseMatrix};
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::MechScope;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{ode_factors, step_error};
-use super::linear_solver::{resolve_linear_solver, resolve_ode_solver, LINEAR_SOLVER_LINK, ODE_SOLVER_LINK};
+use super::common::{ode_factors, step_error, with_linear_solver};
+use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
 
-static DATA: &[DataDecl] = &[
-    decl("complianceFactor", Real, "1", "Factor applied to the position factor and velocity factor used to calculate compliance matrix"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-];
-
-static LINKS: &[LinkDecl] = &[LINEAR_SOLVER_LINK, ODE_SOLVER_LINK];
-
-settee_core::data_refs! {
-    static READS;
-    COMPLIANCE_FACTOR: Real = "complianceFactor";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "GenericConstraintCorrection",
-    description: "Component computing constraint forces within a simulated body using the compliance method.",
-    roles: Roles::CONSTRAINT_CORRECTION,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(GenericConstraintCorrection::default())
-}
-
+/// Component computing constraint forces within a simulated body using the compliance method.
+#[component(
+    roles = [ConstraintCorrection],
+    data = {
+        /// Factor applied to the position factor and velocity factor used to calculate compliance
+        /// matrix
+        complianceFactor: Real = "1",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+    },
+    links = {
+        /// Link towards the linear solver used to compute the compliance matrix, requiring the
+        /// inverse of the linear system matrix
+        linearSolver: LinearSolver,
+        /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
+        ODESolver: OdeSolver,
+    },
+)]
 #[derive(Default)]
 pub struct GenericConstraintCorrection {
     me: Option<ComponentId>,
@@ -73,9 +57,9 @@ impl GenericConstraintCorrection {
     }
 
     /// The system the linear solver solves: the subtree of its node.
-    fn scope(&mut self, scene: &Scene) -> SimResult<MechScope> {
+    fn scope(&mut self, scene: &mut Scene) -> SimResult<std::sync::Arc<MechScope>> {
         let (_, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         self.states.clone_from(&scope.main_states);
         Ok(scope)
     }
@@ -124,32 +108,23 @@ impl GenericConstraintCorrection {
 
     fn solve_again(&self, scene: &mut Scene, scope: &MechScope, rhs: VecId, solution: VecId) -> SimResult {
         let (_, ls, _) = self.ids()?;
-        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.solve_again(scene, scope, rhs, solution),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        })
+        with_linear_solver(scene, ls, |solver, scene| solver.solve_again(scene, scope, rhs, solution))
     }
 }
 
 impl Component for GenericConstraintCorrection {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.linear_solver = Some(resolve_linear_solver(cx)?);
         self.ode = Some(resolve_ode_solver(cx)?);
         let d = cx.data();
-        self.compliance_factor = d.get(COMPLIANCE_FACTOR);
-        self.regularization = d.get(REGULARIZATION_TERM);
+        self.compliance_factor = d.get(Self::COMPLIANCE_FACTOR);
+        self.regularization = d.get(Self::REGULARIZATION_TERM);
         let scope = self.scope(cx.scene)?;
         if scope.main_states.is_empty() {
             cx.warn("the linear solver's node has no independent mechanical state: this correction corrects nothing");
         }
         Ok(())
-    }
-
-    fn constraint_correction(&mut self) -> Option<&mut dyn ConstraintCorrection> {
-        Some(self)
     }
 }
 
@@ -181,10 +156,7 @@ impl ConstraintCorrection for GenericConstraintCorrection {
             return Ok(());
         }
         let j = &self.jacobian;
-        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.add_jminvjt(scene, &scope, j, factor, w),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        })?;
+        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, j, factor, w))?;
         if self.regularization > f64::EPSILON {
             for (r, line) in &self.jacobian.rows {
                 if !line.is_empty() {

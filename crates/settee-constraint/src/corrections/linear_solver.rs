@@ -2,61 +2,17 @@
 //! `W = factor·J·A⁻¹·Jᵀ` of one state through the linear solver that solved its free motion, and
 //! the motion `A⁻¹·Jᵀλ` by solving again with the same system.
 
-use settee_core::component::link;
 use settee_core::constraint::{ConstraintCorrection, ConstraintJacobian, ConstraintParams, DenseMatrix};
-use settee_core::data::{decl, DataKind::*};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, LinkDecl, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::role;
+use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, ode_solver_local_or_root, step_error, Apply, STATE_TEMPLATES};
-
-static DATA: &[DataDecl] = &[
-    decl("wire_optimization", Bool, "false", "constraints are reordered along a wire-like topology (from tip to base)"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-];
-
-pub(crate) const LINEAR_SOLVER_LINK: LinkDecl = link(
-    "linearSolver",
-    Roles::LINEAR_SOLVER,
-    "Link towards the linear solver used to compute the compliance matrix, requiring the inverse of the linear system matrix",
-);
-pub(crate) const ODE_SOLVER_LINK: LinkDecl =
-    link("ODESolver", Roles::ODE_SOLVER, "Link towards the ODE solver used to recover the integration factors");
-
-static LINKS: &[LinkDecl] = &[LINEAR_SOLVER_LINK, ODE_SOLVER_LINK];
-
-settee_core::data_refs! {
-    static READS;
-    WIRE_OPTIMIZATION: Bool = "wire_optimization";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LinearSolverConstraintCorrection",
-    description: "Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object",
-    roles: Roles::CONSTRAINT_CORRECTION,
-    templates: STATE_TEMPLATES,
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LinearSolverConstraintCorrection::default())
-}
+use super::common::{apply_correction, ode_factors, ode_solver_local_or_root, step_error, with_linear_solver, Apply};
 
 /// The linear solver a correction uses: its `linearSolver` link, else the first linear solver of
 /// its node; a matrix-free (`GraphScattered`) one is refused as SOFA does.
 pub(crate) fn resolve_linear_solver(cx: &InitCtx) -> SimResult<ComponentId> {
-    let ls = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_local(cx.node(), Roles::LINEAR_SOLVER)).ok_or_else(|| {
+    let ls = cx.link_targets("linearSolver").first().copied().or_else(|| cx.scene.find_local(cx.node(), role::LINEAR_SOLVER)).ok_or_else(|| {
         cx.error("no linear solver found in this node")
             .hint("put the object's linear solver (e.g. SparseLDLSolver) in the same node or set linearSolver=\"@...\"")
     })?;
@@ -77,6 +33,28 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
     })
 }
 
+/// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
+#[component(
+    roles = [ConstraintCorrection],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// constraints are reordered along a wire-like topology (from tip to base)
+        wire_optimization: Bool = "false",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+    },
+    links = {
+        /// Link towards the linear solver used to compute the compliance matrix, requiring the
+        /// inverse of the linear system matrix
+        linearSolver: LinearSolver,
+        /// Link towards the ODE solver used to recover the integration factors
+        #[search_up]
+        ODESolver: OdeSolver,
+    },
+)]
 #[derive(Default)]
 pub struct LinearSolverConstraintCorrection {
     me: Option<ComponentId>,
@@ -105,9 +83,9 @@ impl LinearSolverConstraintCorrection {
 
     /// The scope the linear solver solves over (the subtree of its node) and this state's offset
     /// in it.
-    fn scope(&self, scene: &Scene) -> SimResult<(MechScope, usize)> {
+    fn scope(&self, scene: &mut Scene) -> SimResult<(std::sync::Arc<MechScope>, usize)> {
         let (me, s, ls, _) = self.ids()?;
-        let scope = MechScope::build(scene, scene.entry(ls).node);
+        let scope = scene.scope(scene.entry(ls).node);
         let off = scope.offset(s).ok_or_else(|| {
             step_error(scene, me, format!("the corrected state is not an unknown of the linear solver {}", scene.entry(ls).label()))
                 .hint("the state must be an independent (not mapped) state below the linear solver's node")
@@ -126,10 +104,7 @@ impl LinearSolverConstraintCorrection {
             scene.store.get_mut(st).write(force).fill(0.0);
         }
         scene.store.get_mut(s).write(force).copy_from_slice(&self.unbuilt_force);
-        let r = scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.solve_again(scene, &scope, force, disp),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        });
+        let r = with_linear_solver(scene, ls, |solver, scene| solver.solve_again(scene, &scope, force, disp));
         if r.is_ok() {
             self.unbuilt_disp.clear();
             self.unbuilt_disp.extend_from_slice(scene.store.get(s).read(disp));
@@ -142,23 +117,17 @@ impl LinearSolverConstraintCorrection {
 }
 
 impl Component for LinearSolverConstraintCorrection {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.state = Some(cx.require_state()?);
         self.linear_solver = Some(resolve_linear_solver(cx)?);
         self.ode = Some(resolve_ode_solver(cx)?);
         let d = cx.data();
-        self.regularization = d.get(REGULARIZATION_TERM);
-        if d.get(WIRE_OPTIMIZATION) {
+        self.regularization = d.get(Self::REGULARIZATION_TERM);
+        if d.get(Self::WIRE_OPTIMIZATION) {
             cx.warn("wire_optimization only reorders constraints for UnbuiltGaussSeidelConstraintSolver with a BTDLinearSolver; it is ignored here");
         }
         Ok(())
-    }
-
-    fn constraint_correction(&mut self) -> Option<&mut dyn ConstraintCorrection> {
-        Some(self)
     }
 }
 
@@ -183,10 +152,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
             return Ok(());
         }
         let j = &self.jacobian;
-        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.add_jminvjt(scene, &scope, j, factor, w),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        })?;
+        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, j, factor, w))?;
         if self.regularization > f64::EPSILON {
             for (r, _) in &self.jacobian.rows {
                 w.add(*r, *r, self.regularization);
@@ -198,10 +164,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
     fn compute_motion_correction(&mut self, scene: &mut Scene, _cp: &ConstraintParams, dx: VecId, f: VecId) -> SimResult {
         let (_, _, ls, _) = self.ids()?;
         let (scope, _) = self.scope(scene)?;
-        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.solve_again(scene, &scope, f, dx),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        })
+        with_linear_solver(scene, ls, |solver, scene| solver.solve_again(scene, &scope, f, dx))
     }
 
     fn apply_motion_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, x: VecId, v: VecId, dx: VecId, correction: VecId) -> SimResult {
@@ -241,10 +204,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
             scene.store.get_mut(st).write(VecId::DX).fill(0.0);
         }
         settee_core::constraint::add_jt_lambda(scene, s, force, lambda);
-        let r = scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.solve_again(scene, &scope, force, VecId::DX),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        });
+        let r = with_linear_solver(scene, ls, |solver, scene| solver.solve_again(scene, &scope, force, VecId::DX));
         mech::free_vec(scene, &scope, force);
         r?;
         let f = ode_factors(scene, ode, cp.dt);
@@ -289,10 +249,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         if j.rows.is_empty() {
             return Ok(());
         }
-        scene.with_taken(ls, |obj, scene| match obj.linear_solver() {
-            Some(solver) => solver.add_jminvjt(scene, &scope, &j, factor, w),
-            None => Err(SimError::new("the linearSolver link does not point to a linear solver")),
-        })?;
+        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, &j, factor, w))?;
         if self.regularization > f64::EPSILON {
             for (r, _) in &j.rows {
                 w.add(*r, *r, self.regularization);

@@ -10,57 +10,10 @@
 use std::sync::Arc;
 
 use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintParams, DenseMatrix};
-use settee_core::data::{decl, decl_alias, DataKind::*};
 use settee_core::mechanics::MechScope;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, NodeId, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, Apply};
-
-static DATA: &[DataDecl] = &[
-    decl(
-        "rotations",
-        Bool,
-        "false",
-        "rotate the constraints and the response with the nodes' rotations; inert with FreeMotionAnimationLoop (SOFA rotates a discarded copy of J), accepted and ignored",
-    ),
-    decl("restDeformations", Bool, "false", "Rigid3: rotations relative to the rest orientation (only with rotations)"),
-    decl("recompute", Bool, "false", "if true, always recompute the compliance (no file loading)"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-    decl("debugViewFrameScale", Real, "1", "Scale on computed node's frame (drawing only)"),
-    decl_alias("fileCompliance", &["filePrefix"], FileName, "", "Precomputed compliance matrix data file"),
-    decl("fileDir", Str, "", "If not empty, the compliance will be saved in this repertory"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ROTATIONS: Bool = "rotations";
-    RECOMPUTE: Bool = "recompute";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-    FILE_COMPLIANCE: Text = "fileCompliance";
-    FILE_DIR: Text = "fileDir";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "PrecomputedConstraintCorrection",
-    description: "Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object",
-    roles: Roles::CONSTRAINT_CORRECTION,
-    templates: &["Vec3d", "Vec1d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(PrecomputedConstraintCorrection::default())
-}
+use super::common::{apply_correction, rows_of, Apply, Rows};
 
 /// SOFA's default `ostream` formatting of a double (`%g`, 6 significant digits).
 fn format_g(x: f64) -> String {
@@ -110,19 +63,32 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
-type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
-
-fn rows_of(scene: &Scene, s: StateId) -> Rows {
-    scene
-        .store
-        .get(s)
-        .constraint
-        .rows()
-        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
-        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
-        .collect()
-}
-
+/// Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object
+#[component(
+    roles = [ConstraintCorrection],
+    templates = ["Vec3d", "Vec1d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// rotate the constraints and the response with the nodes' rotations; inert with
+        /// FreeMotionAnimationLoop (SOFA rotates a discarded copy of J), accepted and ignored
+        rotations: Bool = "false",
+        /// Rigid3: rotations relative to the rest orientation (only with rotations)
+        restDeformations: Bool = "false",
+        /// if true, always recompute the compliance (no file loading)
+        recompute: Bool = "false",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+        /// Scale on computed node's frame (drawing only)
+        debugViewFrameScale: Real = "1",
+        /// Precomputed compliance matrix data file
+        #[alias("filePrefix")]
+        fileCompliance: FileName,
+        /// If not empty, the compliance will be saved in this repertory
+        fileDir: Str,
+    },
+)]
 #[derive(Default)]
 pub struct PrecomputedConstraintCorrection {
     me: Option<ComponentId>,
@@ -269,18 +235,17 @@ impl PrecomputedConstraintCorrection {
             (st.read(VecId::POSITION).to_vec(), st.read(VecId::VELOCITY).to_vec())
         };
         let step = |scene: &mut Scene| -> SimResult {
-            scene.with_taken(ode, |obj, scene| match obj.ode_solver() {
-                Some(o) => o.solve(scene, &scope, dt, VecId::POSITION, VecId::VELOCITY),
-                None => Err(SimError::new("the EulerImplicitSolver is not an ODE solver")),
-            })
+            if !scene.entry(ode).plays(settee_core::role::ODE_SOLVER) {
+                return Err(SimError::new("the EulerImplicitSolver is not an ODE solver"));
+            }
+            scene.with_role::<dyn OdeSolver, _>(ode, |o, scene| o.solve(scene, &scope, dt, VecId::POSITION, VecId::VELOCITY))
         };
         let mut result = (|| -> SimResult<Vec<f64>> {
             scene.store.get_mut(s).write(VecId::EXTERNAL_FORCE).fill(0.0);
             step(scene)?;
             // SOFA: fact = (1/dt)·positionIntegrationFactor (= 1 for EulerImplicit).
             let fact = 1.0 / dt;
-            let fact =
-                scene.components[ode].obj.as_mut().and_then(|o| o.ode_solver()).map(|o| fact * o.integration_factors(dt).position).unwrap_or(fact);
+            let fact = scene.role::<dyn OdeSolver>(ode).map(|o| fact * o.integration_factors(dt).position).unwrap_or(fact);
             let mut c = vec![0.0; nb * nb];
             for f in 0..nb_nodes {
                 for i in 0..ds {
@@ -316,15 +281,13 @@ impl PrecomputedConstraintCorrection {
 }
 
 impl Component for PrecomputedConstraintCorrection {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         self.state = Some(cx.require_state()?);
         self.node = Some(cx.node());
         let d = cx.data();
-        self.regularization = d.get(REGULARIZATION_TERM);
-        if d.get(ROTATIONS) {
+        self.regularization = d.get(Self::REGULARIZATION_TERM);
+        if d.get(Self::ROTATIONS) {
             cx.warn("rotations has no effect with FreeMotionAnimationLoop (as in SOFA, the rotated constraints are discarded)");
         }
         Ok(())
@@ -343,7 +306,7 @@ impl Component for PrecomputedConstraintCorrection {
         let dt = cx.scene.node(node).context.dt;
         let (file, dir, recompute) = {
             let d = cx.data();
-            (d.get(FILE_COMPLIANCE).to_string(), d.get(FILE_DIR).to_string(), d.get(RECOMPUTE))
+            (d.get(Self::FILE_COMPLIANCE).to_string(), d.get(Self::FILE_DIR).to_string(), d.get(Self::RECOMPUTE))
         };
         let default_name = format!("{}-{}-{}.comp", cx.scene.node(node).name, nb, format_g(dt));
         self.file_name = default_name.clone();
@@ -390,10 +353,6 @@ impl Component for PrecomputedConstraintCorrection {
         }
         self.compliance = Some(Arc::new(c));
         Ok(())
-    }
-
-    fn constraint_correction(&mut self) -> Option<&mut dyn ConstraintCorrection> {
-        Some(self)
     }
 }
 

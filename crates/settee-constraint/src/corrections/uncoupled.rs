@@ -2,54 +2,11 @@
 //! one scalar per DOF (vector types) or a translational scalar and a symmetric rotational 3×3
 //! shared by every rigid DOF (Rigid3).
 
-use settee_core::component::link;
 use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatrix};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, Roles, Scene, SimError, SimResult,
-    StateId, TemplateRule, Value, VecId,
-};
+use settee_core::role::{self, Topology};
+use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, Apply, STATE_TEMPLATES};
-
-static DATA: &[DataDecl] = &[
-    decl("compliance", Reals, "", "Compliance value on each dof. If Rigid compliance (7 values): 1st value for translations, 6 others for upper-triangular part of symmetric 3x3 rotation compliance matrix"),
-    decl("defaultCompliance", Real, "1e-5", "Default compliance value for new dof or if all should have the same (in which case compliance vector should be empty)"),
-    decl("verbose", Bool, "false", "Dump the constraint matrix at each iteration"),
-    decl("correctionVelocityFactor", Real, "1", "Factor applied to the constraint forces when correcting the velocities"),
-    decl("correctionPositionFactor", Real, "1", "Factor applied to the constraint forces when correcting the positions"),
-    decl("useOdeSolverIntegrationFactors", Bool, "true", "Use odeSolver integration factors instead of correctionVelocityFactor and correctionPositionFactor"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "link to the topology container")];
-
-settee_core::data_refs! {
-    static READS;
-    COMPLIANCE: Reals = "compliance";
-    DEFAULT_COMPLIANCE: Real = "defaultCompliance";
-    CORRECTION_VELOCITY_FACTOR: Real = "correctionVelocityFactor";
-    CORRECTION_POSITION_FACTOR: Real = "correctionPositionFactor";
-    USE_ODE_SOLVER_INTEGRATION_FACTORS: Bool = "useOdeSolverIntegrationFactors";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UncoupledConstraintCorrection",
-    description: "Component computing constraint forces within a simulated body using the compliance method.",
-    roles: Roles::CONSTRAINT_CORRECTION,
-    templates: STATE_TEMPLATES,
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UncoupledConstraintCorrection::default())
-}
+use super::common::{apply_correction, ode_factors, rows_of, Apply, Rows};
 
 /// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
 /// `_computeDx`).
@@ -113,24 +70,35 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     r
 }
 
-/// Whether the scene gave a value to the Data `name` (SOFA's `isSet`).
-fn data_given(cx: &InitCtx, name: &str) -> bool {
-    cx.data().field(name).is_some_and(|f| f.is_set)
-}
-
-type Rows = Vec<(usize, Vec<(usize, Vec<f64>)>)>;
-
-fn rows_of(scene: &Scene, s: StateId) -> Rows {
-    scene
-        .store
-        .get(s)
-        .constraint
-        .rows()
-        .map(|(r, e)| (r, e.map(|(d, b)| (d, b.to_vec())).collect()))
-        .filter(|(_, e): &(usize, Vec<_>)| !e.is_empty())
-        .collect()
-}
-
+/// Component computing constraint forces within a simulated body using the compliance method.
+#[component(
+    roles = [ConstraintCorrection],
+    templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    data = {
+        /// Compliance value on each dof. If Rigid compliance (7 values): 1st value for
+        /// translations, 6 others for upper-triangular part of symmetric 3x3 rotation compliance
+        /// matrix
+        compliance: Reals,
+        /// Default compliance value for new dof or if all should have the same (in which case
+        /// compliance vector should be empty)
+        defaultCompliance: Real = "1e-5",
+        /// Dump the constraint matrix at each iteration
+        verbose: Bool = "false",
+        /// Factor applied to the constraint forces when correcting the velocities
+        correctionVelocityFactor: Real = "1",
+        /// Factor applied to the constraint forces when correcting the positions
+        correctionPositionFactor: Real = "1",
+        /// Use odeSolver integration factors instead of correctionVelocityFactor and
+        /// correctionPositionFactor
+        useOdeSolverIntegrationFactors: Bool = "true",
+    },
+    links = {
+        /// link to the topology container
+        topology: Topology,
+    },
+)]
 #[derive(Default)]
 pub struct UncoupledConstraintCorrection {
     me: Option<ComponentId>,
@@ -198,7 +166,7 @@ impl UncoupledConstraintCorrection {
     /// Rigid3: the 7 compliance values from the node's UniformMass (spec §1.2).
     fn derive_rigid(&mut self, cx: &mut InitCtx) {
         self.rigid_pending = false;
-        let given = cx.data().get(COMPLIANCE).to_vec();
+        let given = cx.data().get(Self::COMPLIANCE).to_vec();
         if given.len() == 7 {
             self.compliance.comp = given;
             self.check_valid(cx);
@@ -210,10 +178,10 @@ impl UncoupledConstraintCorrection {
             ode_factor = dt * dt;
         }
         let mut comp = Vec::with_capacity(7);
-        let mass = cx.scene.find_local(cx.node(), Roles::MASS).filter(|m| cx.scene.entry(*m).class.name == "UniformMass");
+        let mass = cx.scene.find_local(cx.node(), role::MASS).filter(|m| cx.scene.entry(*m).class.name == "UniformMass");
         // m and the inverse inertia of one rigid DOF, asked from the mass itself.
         let rigid = mass.and_then(|m| {
-            let mass = cx.scene.components[m].obj.as_ref()?.mass_ref()?;
+            let mass = cx.scene.role::<dyn Mass>(m)?;
             let mut mm = [0.0; 6];
             mass.add_mdx(&mut mm, &[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 1.0);
             let mut inv = [[0.0; 3]; 3];
@@ -228,29 +196,27 @@ impl UncoupledConstraintCorrection {
             }
             Some((mm[0], inv))
         });
-        if data_given(cx, DEFAULT_COMPLIANCE.name()) {
+        if cx.data().is_given(Self::DEFAULT_COMPLIANCE) {
             comp.push(self.compliance.comp0);
         } else if let Some((m, _)) = rigid {
             comp.push(ode_factor / m);
         } else {
             cx.warn("no UniformMass found in the node to derive the translational compliance: this correction contributes nothing");
         }
-        let inv = match (data_given(cx, DEFAULT_COMPLIANCE.name()), rigid) {
+        let inv = match (cx.data().is_given(Self::DEFAULT_COMPLIANCE), rigid) {
             (false, Some((_, inv))) => inv,
             _ => [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         };
         for (r, c) in [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)] {
             comp.push(ode_factor * inv[r][c]);
         }
-        cx.data_mut().set("compliance", Value::Reals { arity: 1, v: comp.clone() });
+        cx.data_mut().put(Self::COMPLIANCE, comp.clone());
         self.compliance.comp = comp;
         self.check_valid(cx);
     }
 }
 
 impl Component for UncoupledConstraintCorrection {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
         let s = cx.require_state()?;
@@ -261,28 +227,29 @@ impl Component for UncoupledConstraintCorrection {
         }
         self.layout = Some(layout);
         let d = cx.data();
-        self.position_factor = d.get(CORRECTION_POSITION_FACTOR);
-        self.velocity_factor = d.get(CORRECTION_VELOCITY_FACTOR);
-        self.use_ode = d.get(USE_ODE_SOLVER_INTEGRATION_FACTORS);
-        self.ode = cx.scene.find_up(cx.node(), Roles::ODE_SOLVER);
+        self.position_factor = d.get(Self::CORRECTION_POSITION_FACTOR);
+        self.velocity_factor = d.get(Self::CORRECTION_VELOCITY_FACTOR);
+        self.use_ode = d.get(Self::USE_ODE_SOLVER_INTEGRATION_FACTORS);
+        self.ode = cx.scene.find_up(cx.node(), role::ODE_SOLVER);
         if self.ode.is_none() && self.use_ode {
             cx.warn("no ODE solver found above this node: useOdeSolverIntegrationFactors is set to false");
             self.use_ode = false;
-            cx.data_mut().set("useOdeSolverIntegrationFactors", Value::Bool(false));
+            cx.data_mut().put(Self::USE_ODE_SOLVER_INTEGRATION_FACTORS, false);
         }
         let d = cx.data();
         let n = cx.state_size(s);
-        self.compliance = Compliance { rigid: layout == Layout::Rigid3, comp: d.get(COMPLIANCE).to_vec(), comp0: d.get(DEFAULT_COMPLIANCE) };
+        self.compliance =
+            Compliance { rigid: layout == Layout::Rigid3, comp: d.get(Self::COMPLIANCE).to_vec(), comp0: d.get(Self::DEFAULT_COMPLIANCE) };
         if layout == Layout::Rigid3 {
-            let mass = cx.scene.find_local(cx.node(), Roles::MASS);
+            let mass = cx.scene.find_local(cx.node(), role::MASS);
             self.rigid_pending = true;
             if mass.is_none_or(|m| cx.scene.entry(m).initialized) {
                 self.derive_rigid(cx);
             }
             return Ok(());
         }
-        let default_set = data_given(cx, DEFAULT_COMPLIANCE.name());
-        if !default_set && !data_given(cx, COMPLIANCE.name()) {
+        let default_set = cx.data().is_given(Self::DEFAULT_COMPLIANCE);
+        if !default_set && !cx.data().is_given(Self::COMPLIANCE) {
             cx.warn("neither defaultCompliance nor compliance is set: the default compliance 1e-5 is used");
         }
         let c = &mut self.compliance;
@@ -295,7 +262,7 @@ impl Component for UncoupledConstraintCorrection {
             }
             c.comp = vec![c.comp0; n];
             let v = c.comp.clone();
-            cx.data_mut().set("compliance", Value::Reals { arity: 1, v });
+            cx.data_mut().put(Self::COMPLIANCE, v);
         }
         self.check_valid(cx);
         Ok(())
@@ -306,10 +273,6 @@ impl Component for UncoupledConstraintCorrection {
             self.derive_rigid(cx);
         }
         Ok(())
-    }
-
-    fn constraint_correction(&mut self) -> Option<&mut dyn ConstraintCorrection> {
-        Some(self)
     }
 }
 

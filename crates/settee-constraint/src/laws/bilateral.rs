@@ -8,72 +8,56 @@
 //! whatever the order (the rotation part is the world-frame rotation vector from 1 to 2), two
 //! 3-line blocks per pair without warm start; `activate` and `load` only act on Vec3, as in SOFA.
 
-use settee_core::component::link;
-use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::types::{quat_mul, quat_normalize};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, LinkDecl, Roles, SimError, SimResult, StateId, TemplateRule,
-    Value, VecId,
+use settee_core::constraint::{
+    ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ContactConstraint, ViolationIo,
 };
+use settee_core::role::{MechanicalState, Topology};
+use settee_core::types::{quat_mul, quat_normalize};
+use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId, VecId};
 
-use super::{angular_displacement, check_indices, coord, pair_states, quat, quat_diff, rotate, second, sub, v3, RowWriter, LAW_BASE, V3};
+use super::{angular_displacement, check_indices, coord, pair_states, quat, quat_diff, rotate, second, sub, v3, LawData, RowWriter, V3};
 use crate::resolution::Bilateral3DofResolution;
 
-static DATA: &[DataDecl] = &[
-    decl("first_point", Indices, "", "index of the constraint on the first model (object1)"),
-    decl("second_point", Indices, "", "index of the constraint on the second model (object2)"),
-    decl("rest_vector", Derivs, "", "Relative position to maintain between attached points (optional)"),
-    decl("activate", Bool, "true", "control constraint activation (true by default)"),
-    decl("keepOrientationDifference", Bool, "false", "keep the initial difference in orientation (only for rigids)"),
-    decl(
-        "load",
-        Real,
-        "1",
-        "Apply this factor to the constraint force to enable incremental loading. This value should be in the interval [0.0, 1.0].",
-    ),
-];
-
-static LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-    link("topology1", Roles::TOPOLOGY, "link to the first topology container"),
-    link("topology2", Roles::TOPOLOGY, "link to the second topology container"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    FIRST_POINT: Indices = "first_point";
-    SECOND_POINT: Indices = "second_point";
-    REST_VECTOR: Reals = "rest_vector";
-    ACTIVATE: Bool = "activate";
-    KEEP_ORIENTATION_DIFFERENCE: Bool = "keepOrientationDifference";
-    LOAD: Real = "load";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "BilateralLagrangianConstraint",
-    description: "BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec3d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[LAW_BASE, DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    let layout = match args.layout {
-        Some(Layout::Rigid3) => Layout::Rigid3,
-        _ => Layout::Vec3,
-    };
-    Box::new(BilateralLagrangianConstraint::empty(layout))
-}
-
+/// BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).
+#[component(
+    roles = [ConstraintLaw, ContactConstraint],
+    templates = ["Vec3d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| {
+        let layout = match args.layout {
+            Some(Layout::Rigid3) => Layout::Rigid3,
+            _ => Layout::Vec3,
+        };
+        BilateralLagrangianConstraint::empty(layout)
+    },
+    inherit = [LawData],
+    data = {
+        /// index of the constraint on the first model (object1)
+        first_point: Indices,
+        /// index of the constraint on the second model (object2)
+        second_point: Indices,
+        /// Relative position to maintain between attached points (optional)
+        rest_vector: Derivs,
+        /// control constraint activation (true by default)
+        activate: Bool = "true",
+        /// keep the initial difference in orientation (only for rigids)
+        keepOrientationDifference: Bool = "false",
+        /// Apply this factor to the constraint force to enable incremental loading. This value
+        /// should be in the interval [0.0, 1.0].
+        load: Real = "1",
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+        /// link to the first topology container
+        topology1: Topology,
+        /// link to the second topology container
+        topology2: Topology,
+    },
+)]
 pub struct BilateralLagrangianConstraint {
     layout: Layout,
     s1: Option<StateId>,
@@ -168,12 +152,12 @@ impl BilateralLagrangianConstraint {
 
     fn read_data(&mut self, cx: &mut InitCtx) {
         let d = cx.data();
-        self.m1 = d.get(FIRST_POINT).to_vec();
-        self.m2 = d.get(SECOND_POINT).to_vec();
-        self.rest = d.get(REST_VECTOR).to_vec();
-        self.activate = d.get(ACTIVATE);
-        self.keep_orientation_difference = d.get(KEEP_ORIENTATION_DIFFERENCE);
-        let load = d.get(LOAD);
+        self.m1 = d.get(Self::FIRST_POINT).to_vec();
+        self.m2 = d.get(Self::SECOND_POINT).to_vec();
+        self.rest = d.get(Self::REST_VECTOR).to_vec();
+        self.activate = d.get(Self::ACTIVATE);
+        self.keep_orientation_difference = d.get(Self::KEEP_ORIENTATION_DIFFERENCE);
+        let load = d.get(Self::LOAD);
         // SOFA's callback on `load` clamps it to [0, 1] with a warning.
         let clamped = if load < 0.0 {
             cx.warn(format!("The load cannot be negative. Setting it back to 0.0. Input value is {load}"));
@@ -185,7 +169,7 @@ impl BilateralLagrangianConstraint {
             load
         };
         if clamped != load {
-            cx.data_mut().set("load", Value::Real(clamped));
+            cx.data_mut().put(Self::LOAD, clamped);
         }
         self.load = clamped;
     }
@@ -202,10 +186,12 @@ impl BilateralLagrangianConstraint {
 }
 
 impl Component for BilateralLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (s1, s2) = pair_states(cx)?;
+        // Built by code between two states (a stick contact), else from the links.
+        let (s1, s2) = match (self.s1, self.s2) {
+            (Some(a), Some(b)) => (a, b),
+            _ => pair_states(cx)?,
+        };
         for (name, s) in [("object1", s1), ("object2", s2)] {
             let l = cx.state_layout(s);
             if l != self.layout {
@@ -227,7 +213,7 @@ impl Component for BilateralLagrangianConstraint {
         if !self.rest.is_empty() {
             cx.warn("keepOrientationDifference is activated, rest_vector will be ignored! ");
             self.rest.clear();
-            cx.data_mut().set("rest_vector", Value::Reals { arity: 6, v: Vec::new() });
+            cx.data_mut().put(Self::REST_VECTOR, Vec::new());
         }
         let (s1, s2) = self.s1.zip(self.s2).ok_or_else(|| cx.error("the bilateral constraint has no states"))?;
         let x1 = cx.read_vec(s1, VecId::POSITION);
@@ -251,18 +237,10 @@ impl Component for BilateralLagrangianConstraint {
         self.read_data(cx);
         Ok(())
     }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
-    }
-
-    fn contact_constraint(&mut self) -> Option<&mut dyn settee_core::constraint::ContactConstraint> {
-        Some(self)
-    }
 }
 
 /// StickContactConstraint's view of the law: pairs of contact points refilled by the response.
-impl settee_core::constraint::ContactConstraint for BilateralLagrangianConstraint {
+impl ContactConstraint for BilateralLagrangianConstraint {
     fn clear_contacts(&mut self) {
         BilateralLagrangianConstraint::clear_contacts(self);
     }

@@ -8,42 +8,31 @@
 //! solve.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{check_indices, coord, quat, quat_inverse, sub, to_euler_vector, v3, RowWriter, LAW_BASE, SINGLE_LINKS};
+use super::{check_indices, coord, quat, quat_inverse, read_rest, state_of, sub, to_euler_vector, v3, LawData, RowWriter};
 use crate::resolution::{Bilateral3DofResolution, BilateralNDofResolution};
 use settee_core::types::quat_mul;
 
-static DATA: &[DataDecl] = &[decl("indices", Indices, "", "Indices of points to fix"), decl("fixAll", Bool, "false", "If true, fix all points")];
-
-settee_core::data_refs! {
-    static READS;
-    INDICES: Indices = "indices";
-    FIX_ALL: Bool = "fixAll";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "FixedLagrangianConstraint",
-    description: "Lagrangian-based fixation of DOFs of the model.",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[LAW_BASE, DATA],
-    links: SINGLE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(FixedLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec3)))
-}
-
+/// Lagrangian-based fixation of DOFs of the model.
+#[component(
+    roles = [ConstraintLaw],
+    templates = ["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromState,
+    create = |args| FixedLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec3)),
+    inherit = [LawData],
+    data = {
+        /// Indices of points to fix
+        indices: Indices,
+        /// If true, fix all points
+        fixAll: Bool = "false",
+    },
+    links = {
+        /// the constrained state (default: the node's)
+        mstate: settee_core::role::MechanicalState,
+    },
+)]
 pub struct FixedLagrangianConstraint {
     layout: Layout,
     state: Option<StateId>,
@@ -89,32 +78,19 @@ impl FixedLagrangianConstraint {
     }
 
     fn refresh_rest(&mut self, scene: &Scene) {
-        if let Some(s) = self.state {
-            if scene.store.contains(s) {
-                let st = scene.store.get(s);
-                let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
-                self.rest.clear();
-                self.rest.extend_from_slice(st.read(id));
-            }
-        }
+        read_rest(scene, self.state, &mut self.rest);
     }
 
     fn read_data(&mut self, cx: &InitCtx) {
         let d = cx.data();
-        self.indices = d.get(INDICES).to_vec();
-        self.fix_all = d.get(FIX_ALL);
+        self.indices = d.get(Self::INDICES).to_vec();
+        self.fix_all = d.get(Self::FIX_ALL);
     }
 }
 
 impl Component for FixedLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = cx.state_layout(s);
-        if layout != self.layout {
-            return Err(cx.error(format!("the state is {} but the constraint's template is {}", layout.name(), self.layout.name())));
-        }
+        let s = state_of(cx, self.layout)?;
         self.state = Some(s);
         self.read_data(cx);
         let n = cx.state_size(s);
@@ -140,10 +116,6 @@ impl Component for FixedLagrangianConstraint {
         self.refresh_rest(scene);
         Ok(())
     }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
-    }
 }
 
 impl ConstraintLaw for FixedLagrangianConstraint {
@@ -159,15 +131,7 @@ impl ConstraintLaw for FixedLagrangianConstraint {
         self.dofs = if self.fix_all { (0..n).collect() } else { self.indices.clone() };
         check_indices("fixed index", &self.dofs, n)?;
         let mut w = RowWriter::default();
-        let mut e = vec![0.0; ds];
-        for (i, &dof) in self.dofs.iter().enumerate() {
-            let cid = first_row + i * ds;
-            for j in 0..ds {
-                e.fill(0.0);
-                e[j] = 1.0;
-                w.set(0, cid + j, dof, &e);
-            }
-        }
+        w.set_unit_rows(first_row, ds, self.dofs.iter().copied());
         w.flush(&mut io.rows)?;
         Ok(self.dofs.len() * ds)
     }

@@ -11,10 +11,8 @@
 
 use std::collections::HashMap;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
-use settee_core::{ConstraintRows, DataDecl, InitCtx, LinkDecl, Roles, SimError, SimResult, StateId};
+use settee_core::{data_group, ConstraintRows, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
 pub mod bilateral;
 pub mod fixed;
@@ -32,29 +30,25 @@ pub use unilateral::{ContactBlockInfo, UnilateralContact, UnilateralLagrangianCo
 
 /// Registers the classes of this module.
 pub fn register(f: &mut settee_core::Factory) {
-    f.register(&fixed::CLASS);
-    f.register(&bilateral::CLASS);
-    f.register(&uniform::CLASS);
-    f.register(&sliding::CLASS);
-    f.register(&unilateral::CLASS);
-    f.register(&stopper::CLASS);
+    f.add::<FixedLagrangianConstraint>();
+    f.add::<BilateralLagrangianConstraint>();
+    f.add::<UniformLagrangianConstraint>();
+    f.add::<SlidingLagrangianConstraint>();
+    f.add::<UnilateralLagrangianConstraint>();
+    f.add::<StopperLagrangianConstraint>();
 }
 
 /// Data of every law (SOFA's `BaseConstraintSet` and `(Pair)LagrangianConstraint`).
-pub(crate) static LAW_BASE: &[DataDecl] = &[
-    decl("group", Int, "0", "ID of the group containing this constraint (solver filtering)"),
-    decl("constraintIndex", Int, "0", "index of the constraint's first row (set by the solver at each build)"),
-    decl("endTime", Real, "-1", "the constraint stops acting after the given value (-1: never); not consulted by the constraint visitors"),
-];
-
-/// Link of a single-state law.
-pub(crate) static SINGLE_LINKS: &[LinkDecl] = &[link("mstate", Roles::MECHANICAL_STATE, "the constrained state (default: the node's)")];
-
-/// Links of a pair law.
-pub(crate) static PAIR_LINKS: &[LinkDecl] = &[
-    link("object1", Roles::MECHANICAL_STATE, "first state (default: the node's mechanical state)"),
-    link("object2", Roles::MECHANICAL_STATE, "second state (default: the node's mechanical state)"),
-];
+#[data_group(data = {
+    /// ID of the group containing this constraint (solver filtering)
+    group: Int = "0",
+    /// index of the constraint's first row (set by the solver at each build)
+    constraintIndex: Int = "0",
+    /// the constraint stops acting after the given value (-1: never); not consulted by the
+    /// constraint visitors
+    endTime: Real = "-1",
+})]
+pub struct LawData;
 
 /// The two states of a pair law: `object1`/`object2` when set, else the node's state (SOFA's
 /// default link `@./`).
@@ -70,6 +64,48 @@ pub(crate) fn pair_states(cx: &InitCtx) -> SimResult<(StateId, StateId)> {
         cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{name} is not a mechanical state")))
     };
     Ok((pick("object1")?, pick("object2")?))
+}
+
+/// [`pair_states`], each checked to be of the law's `layout` (`object1`/`object2` named in the
+/// error otherwise).
+pub(crate) fn pair_states_of(cx: &InitCtx, layout: Layout) -> SimResult<(StateId, StateId)> {
+    let (s1, s2) = pair_states(cx)?;
+    for (name, s) in [("object1", s1), ("object2", s2)] {
+        let l = cx.state_layout(s);
+        if l != layout {
+            return Err(cx.error(format!("{name} is {} but the constraint's template is {}", l.name(), layout.name())));
+        }
+    }
+    Ok((s1, s2))
+}
+
+/// The node's state of a single-state law, checked to be of the law's `layout`.
+pub(crate) fn state_of(cx: &InitCtx, layout: Layout) -> SimResult<StateId> {
+    let s = cx.require_state()?;
+    let l = cx.state_layout(s);
+    if l != layout {
+        return Err(cx.error(format!("the state is {} but the constraint's template is {}", l.name(), layout.name())));
+    }
+    Ok(s)
+}
+
+/// The layout of a law with Vec3 and Rigid3 templates: Rigid3 when asked, else Vec3.
+pub(crate) fn vec3_or_rigid3(layout: Option<Layout>) -> Layout {
+    match layout {
+        Some(Layout::Rigid3) => Layout::Rigid3,
+        _ => Layout::Vec3,
+    }
+}
+
+/// Refills `rest` with the state's rest positions (its positions when it has none), when the
+/// state exists.
+pub(crate) fn read_rest(scene: &Scene, state: Option<StateId>, rest: &mut Vec<f64>) {
+    if let Some(s) = state.filter(|s| scene.store.contains(*s)) {
+        let st = scene.store.get(s);
+        let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
+        rest.clear();
+        rest.extend_from_slice(st.read(id));
+    }
 }
 
 /// Index of the second state's vectors in a build or violation io (0 when both are the same).
@@ -109,6 +145,20 @@ impl RowWriter {
         match self.at.get(&(k, row, dof)) {
             Some(&i) => self.entries[i].3.copy_from_slice(block),
             None => self.push(k, row, dof, block),
+        }
+    }
+
+    /// One unit row per derivative component (`ds` of them) of each DOF of `dofs`, in io state 0:
+    /// the `i`-th DOF's rows start at `first_row + i·ds`.
+    pub fn set_unit_rows(&mut self, first_row: usize, ds: usize, dofs: impl IntoIterator<Item = usize>) {
+        let mut e = vec![0.0; ds];
+        for (i, dof) in dofs.into_iter().enumerate() {
+            let cid = first_row + i * ds;
+            for j in 0..ds {
+                e.fill(0.0);
+                e[j] = 1.0;
+                self.set(0, cid + j, dof, &e);
+            }
         }
     }
 

@@ -10,52 +10,37 @@
 //! `Λ` and publishes `force = Σ dir·λ` instead (SOFA overrides `storeLambda`).
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId,
-    TemplateRule, Value,
-};
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, ComponentId, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{coord, cross, dot, neg, norm, normalized, pair_states, scale, second, sub, v3, RowWriter, LAW_BASE, PAIR_LINKS, V3};
+use super::{coord, cross, dot, neg, norm, normalized, pair_states_of, scale, second, sub, v3, vec3_or_rigid3, LawData, RowWriter, V3};
 use crate::resolution::{BilateralResolution, UnilateralResolution};
 
-static DATA: &[DataDecl] = &[
-    decl("sliding_point", Int, "0", "index of the spliding point on the first model"),
-    decl("axis_1", Int, "0", "index of one end of the sliding axis"),
-    decl("axis_2", Int, "0", "index of the other end of the sliding axis"),
-    decl("force", Deriv, "", "force (impulse) used to solve the constraint"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    SLIDING_POINT: Int = "sliding_point";
-    AXIS_1: Int = "axis_1";
-    AXIS_2: Int = "axis_2";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "SlidingLagrangianConstraint",
-    description: "Lagrangian-based partial fixation of DOFs of the model: a point slides on a segment.",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec3d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[LAW_BASE, DATA],
-    links: PAIR_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    let layout = match args.layout {
-        Some(Layout::Rigid3) => Layout::Rigid3,
-        _ => Layout::Vec3,
-    };
-    Box::new(SlidingLagrangianConstraint::empty(layout))
-}
-
+/// Lagrangian-based partial fixation of DOFs of the model: a point slides on a segment.
+#[component(
+    roles = [ConstraintLaw],
+    templates = ["Vec3d", "Rigid3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    create = |args| SlidingLagrangianConstraint::empty(vec3_or_rigid3(args.layout)),
+    inherit = [LawData],
+    data = {
+        /// index of the spliding point on the first model
+        sliding_point: Int = "0",
+        /// index of one end of the sliding axis
+        axis_1: Int = "0",
+        /// index of the other end of the sliding axis
+        axis_2: Int = "0",
+        /// force (impulse) used to solve the constraint
+        force: Deriv,
+    },
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 pub struct SlidingLagrangianConstraint {
     layout: Layout,
     s1: Option<StateId>,
@@ -135,20 +120,12 @@ fn index(cx: &InitCtx, name: &str, v: i64) -> SimResult<usize> {
 }
 
 impl Component for SlidingLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let (s1, s2) = pair_states(cx)?;
-        for (name, s) in [("object1", s1), ("object2", s2)] {
-            let l = cx.state_layout(s);
-            if l != self.layout {
-                return Err(cx.error(format!("{name} is {} but the constraint's template is {}", l.name(), self.layout.name())));
-            }
-        }
+        let (s1, s2) = pair_states_of(cx, self.layout)?;
         self.s1 = Some(s1);
         self.s2 = Some(s2);
         let d = cx.data();
-        let (a, b, c) = (d.get(SLIDING_POINT), d.get(AXIS_1), d.get(AXIS_2));
+        let (a, b, c) = (d.get(Self::SLIDING_POINT), d.get(Self::AXIS_1), d.get(Self::AXIS_2));
         self.m1 = index(cx, "sliding_point", a)?;
         self.m2a = index(cx, "axis_1", b)?;
         self.m2b = index(cx, "axis_2", c)?;
@@ -158,12 +135,8 @@ impl Component for SlidingLagrangianConstraint {
     /// Publishes the last solve's force in the `force` Data.
     fn animate_begin(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let v = self.block(self.force);
-        scene.components[me].data.set("force", Value::Reals { arity: v.len(), v });
+        scene.components[me].data.put(Self::FORCE, v);
         Ok(())
-    }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
     }
 }
 

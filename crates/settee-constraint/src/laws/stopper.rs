@@ -3,44 +3,10 @@
 //! `[min, max]` with one two-sided row.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, DenseMatrix, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use super::{RowWriter, LAW_BASE, SINGLE_LINKS};
-
-static DATA: &[DataDecl] = &[
-    decl("index", Int, "0", "index of the stop constraint"),
-    decl("min", Real, "-100", "minimum value accepted"),
-    decl("max", Real, "100", "maximum value accepted"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    INDEX: Int = "index";
-    MIN: Real = "min";
-    MAX: Real = "max";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "StopperLagrangianConstraint",
-    description: "Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec1d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[LAW_BASE, DATA],
-    links: SINGLE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(StopperLagrangianConstraint::default())
-}
+use super::{LawData, RowWriter};
 
 /// The stopper's one-row law (SOFA's `StopperLagrangianConstraintResolution1Dof`): `init`
 /// caches `w = W_ll` and zeroes the multiplier; each update removes the row's own force from
@@ -81,6 +47,26 @@ impl ConstraintResolution for StopperResolution {
     }
 }
 
+/// Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].
+#[component(
+    roles = [ConstraintLaw],
+    templates = ["Vec1d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    inherit = [LawData],
+    data = {
+        /// index of the stop constraint
+        index: Int = "0",
+        /// minimum value accepted
+        min: Real = "-100",
+        /// maximum value accepted
+        max: Real = "100",
+    },
+    links = {
+        /// the constrained state (default: the node's)
+        mstate: MechanicalState,
+    },
+)]
 #[derive(Default)]
 pub struct StopperLagrangianConstraint {
     state: Option<StateId>,
@@ -97,8 +83,6 @@ impl StopperLagrangianConstraint {
 }
 
 impl Component for StopperLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let s = cx.require_state()?;
         let layout = cx.state_layout(s);
@@ -107,15 +91,11 @@ impl Component for StopperLagrangianConstraint {
         }
         self.state = Some(s);
         let d = cx.data();
-        let index = d.get(INDEX);
+        let index = d.get(Self::INDEX);
         self.index = usize::try_from(index).map_err(|_| cx.error(format!("index must be a DOF index, not {index}")))?;
-        self.min = d.get(MIN);
-        self.max = d.get(MAX);
+        self.min = d.get(Self::MIN);
+        self.max = d.get(Self::MAX);
         Ok(())
-    }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
     }
 }
 

@@ -7,49 +7,32 @@
 //! one bilateral row block per row, otherwise one block over all rows solved exactly.
 
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Layout, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{RowWriter, LAW_BASE, SINGLE_LINKS};
+use super::{read_rest, state_of, LawData, RowWriter};
 use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
-static DATA: &[DataDecl] = &[
-    decl("iterative", Bool, "true", "Iterate over the bilateral constraints, otherwise a block factorisation is computed."),
-    decl(
-        "constrainToRestPos",
-        Bool,
-        "false",
-        "if false, constrains the pos to be zero / if true constraint the current position to stay at rest position",
-    ),
-];
-
-settee_core::data_refs! {
-    static READS;
-    ITERATIVE: Bool = "iterative";
-    CONSTRAIN_TO_REST_POS: Bool = "constrainToRestPos";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UniformLagrangianConstraint",
-    description: "A constraint equation applied on all dofs.",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec1d"],
-    default_template: "Vec1d",
-    template_rule: TemplateRule::FromState,
-    data: &[LAW_BASE, DATA],
-    links: SINGLE_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)))
-}
-
+/// A constraint equation applied on all dofs.
+#[component(
+    roles = [ConstraintLaw],
+    templates = ["Vec1d"],
+    default_template = "Vec1d",
+    template_rule = FromState,
+    create = |args| UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)),
+    inherit = [LawData],
+    data = {
+        /// Iterate over the bilateral constraints, otherwise a block factorisation is computed.
+        iterative: Bool = "true",
+        /// if false, constrains the pos to be zero / if true constraint the current position to
+        /// stay at rest position
+        constrainToRestPos: Bool = "false",
+    },
+    links = {
+        /// the constrained state (default: the node's)
+        mstate: MechanicalState,
+    },
+)]
 pub struct UniformLagrangianConstraint {
     layout: Layout,
     state: Option<StateId>,
@@ -80,12 +63,7 @@ impl UniformLagrangianConstraint {
         if !self.constrain_to_rest {
             return;
         }
-        if let Some(s) = self.state.filter(|s| scene.store.contains(*s)) {
-            let st = scene.store.get(s);
-            let id = if st.is_set(VecId::REST_POSITION) { VecId::REST_POSITION } else { VecId::POSITION };
-            self.rest.clear();
-            self.rest.extend_from_slice(st.read(id));
-        }
+        read_rest(scene, self.state, &mut self.rest);
     }
 
     fn rest_at(&self, i: usize) -> SimResult<f64> {
@@ -94,18 +72,12 @@ impl UniformLagrangianConstraint {
 }
 
 impl Component for UniformLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = cx.state_layout(s);
-        if layout != self.layout {
-            return Err(cx.error(format!("the state is {} but the constraint's template is {}", layout.name(), self.layout.name())));
-        }
+        let s = state_of(cx, self.layout)?;
         self.state = Some(s);
         let d = cx.data();
-        self.iterative = d.get(ITERATIVE);
-        self.constrain_to_rest = d.get(CONSTRAIN_TO_REST_POS);
+        self.iterative = d.get(Self::ITERATIVE);
+        self.constrain_to_rest = d.get(Self::CONSTRAIN_TO_REST_POS);
         self.refresh_rest(cx.scene);
         Ok(())
     }
@@ -119,10 +91,6 @@ impl Component for UniformLagrangianConstraint {
         self.refresh_rest(scene);
         Ok(())
     }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
-    }
 }
 
 impl ConstraintLaw for UniformLagrangianConstraint {
@@ -135,14 +103,7 @@ impl ConstraintLaw for UniformLagrangianConstraint {
         let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
         let n = x.len() / ds;
         let mut w = RowWriter::default();
-        let mut e = vec![0.0; ds];
-        for i in 0..n {
-            for j in 0..ds {
-                e.fill(0.0);
-                e[j] = 1.0;
-                w.set(0, first_row + i * ds + j, i, &e);
-            }
-        }
+        w.set_unit_rows(first_row, ds, 0..n);
         self.current.clear();
         self.current.extend_from_slice(x);
         w.flush(&mut io.rows)?;

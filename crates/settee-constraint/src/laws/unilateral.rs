@@ -18,38 +18,14 @@
 //! one unilateral row. The component can also be declared in a scene (`object1`, `object2`); it
 //! then has no contact until code adds some.
 
-use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ViolationIo};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, InitCtx, Roles, Scene, SimError, SimResult, StateId, TemplateRule, VecId,
+use settee_core::constraint::{
+    ConstraintBuildIo, ConstraintLaw, ConstraintOrder, ConstraintParams, ConstraintResolution, ContactConstraint, ViolationIo,
 };
+use settee_core::role::MechanicalState;
+use settee_core::{component, Component, InitCtx, Scene, SimError, SimResult, StateId, VecId};
 
-use super::{coord, cross, dot, neg, norm, pair_states, second, sub, v3, RowWriter, LAW_BASE, PAIR_LINKS, V3};
+use super::{coord, cross, dot, neg, norm, pair_states, second, sub, v3, LawData, RowWriter, V3};
 use crate::resolution::{UnilateralResolution, UnilateralWithFrictionResolution};
-
-static DATA: &[DataDecl] = &[];
-
-settee_core::data_refs! {
-    static READS;
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "UnilateralLagrangianConstraint",
-    description: "Lagrangian-based inequality constraint",
-    roles: Roles::CONSTRAINT_LAW,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromPair,
-    data: &[LAW_BASE, DATA],
-    links: PAIR_LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(UnilateralLagrangianConstraint::default())
-}
 
 /// One contact (SOFA's `BaseContactLagrangianConstraint::Contact`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,6 +80,20 @@ pub struct ContactBlockInfo {
     pub ids: Vec<i64>,
 }
 
+/// Lagrangian-based inequality constraint
+#[component(
+    roles = [ConstraintLaw, ContactConstraint],
+    templates = ["Vec3d"],
+    default_template = "Vec3d",
+    template_rule = FromPair,
+    inherit = [LawData],
+    links = {
+        /// first state (default: the node's mechanical state)
+        object1: MechanicalState,
+        /// second state (default: the node's mechanical state)
+        object2: MechanicalState,
+    },
+)]
 #[derive(Default)]
 pub struct UnilateralLagrangianConstraint {
     s1: Option<StateId>,
@@ -274,8 +264,6 @@ impl UnilateralLagrangianConstraint {
 }
 
 impl Component for UnilateralLagrangianConstraint {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         if self.s1.is_none() || self.s2.is_none() {
             let (s1, s2) = pair_states(cx)?;
@@ -289,14 +277,6 @@ impl Component for UnilateralLagrangianConstraint {
             }
         }
         Ok(())
-    }
-
-    fn constraint_law(&mut self) -> Option<&mut dyn ConstraintLaw> {
-        Some(self)
-    }
-
-    fn contact_constraint(&mut self) -> Option<&mut dyn settee_core::constraint::ContactConstraint> {
-        Some(self)
     }
 }
 
@@ -362,7 +342,7 @@ impl ConstraintLaw for UnilateralLagrangianConstraint {
 }
 
 /// The contact response's view of the law: contacts given every step with their points.
-impl settee_core::constraint::ContactConstraint for UnilateralLagrangianConstraint {
+impl ContactConstraint for UnilateralLagrangianConstraint {
     fn clear_contacts(&mut self) {
         UnilateralLagrangianConstraint::clear_contacts(self, 0);
     }

@@ -2,9 +2,8 @@
 //! (lagrangian-solvers spec §2.6, SOFA's `SOLVER/BlockGaussSeidelConstraintSolver.cpp`).
 
 use settee_core::constraint::ConstraintProblem;
-use settee_core::SimResult;
 
-use super::generic::{init_resolutions, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
+use super::generic::{built_method, empty_problem, init_resolutions, iteration_converged, over_relax, result_output, SolveOutcome};
 
 /// One block's error after its resolution (the sweep's error measure): for a multi-line block
 /// `Σ_l sqrt(Σ_m (W_lm Δλ_m)²)`, each line checked against `tol`; for one line `|W_jj Δλ_j|`; a
@@ -98,13 +97,10 @@ pub fn gauss_seidel_sweep(p: &mut ConstraintProblem, measure_error: bool, tol: f
 /// SOFA's `BlockGaussSeidelConstraintSolver::doSolve` on a built problem (no timeout).
 /// Fills `current_error`, `current_iterations` (sweeps + 1) and `error_history`.
 pub fn block_gauss_seidel(p: &mut ConstraintProblem) -> SolveOutcome {
-    let n = p.n;
-    p.error_history.clear();
-    if n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return SolveOutcome::default();
+    if let Some(done) = empty_problem(p) {
+        return done;
     }
+    let n = p.n;
     let tol = p.effective_tolerance();
     init_resolutions(p);
     let mut temp = if p.sor != 1.0 { vec![0.0; n] } else { Vec::new() };
@@ -120,18 +116,8 @@ pub fn block_gauss_seidel(p: &mut ConstraintProblem) -> SolveOutcome {
         error = 0.0;
         gauss_seidel_sweep(p, true, tol, &mut error, &mut verified);
         p.error_history.push(error);
-        if p.sor != 1.0 {
-            let sor = p.sor;
-            for (f, t) in p.lambda.iter_mut().zip(&temp) {
-                *f = sor * *f + (1.0 - sor) * t;
-            }
-        }
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol {
+        over_relax(p, &temp);
+        if iteration_converged(p, verified, error, tol, true) {
             converged = true;
             break;
         }
@@ -139,12 +125,8 @@ pub fn block_gauss_seidel(p: &mut ConstraintProblem) -> SolveOutcome {
     result_output(p, error, count, converged)
 }
 
-/// The BlockGaussSeidelConstraintSolver algorithm.
-#[derive(Default)]
-pub struct BlockGaussSeidel;
-
-impl SolverMethod for BlockGaussSeidel {
-    fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {
-        Ok(block_gauss_seidel(p))
-    }
-}
+built_method!(
+    /// The BlockGaussSeidelConstraintSolver algorithm.
+    BlockGaussSeidel,
+    block_gauss_seidel
+);

@@ -7,65 +7,30 @@ use settee_core::constraint::{
     build_constraint_matrix, collect_resolutions, constraint_corrections, constraint_violation, project_constraint_rows, store_constraint_lambdas,
     store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
-use settee_core::data::{decl, decl_alias, DataKind::*, DataSet, Value};
+use settee_core::data::DataSet;
 use settee_core::mechanics::MechScope;
-use settee_core::{component_any, Component, ComponentId, DataDecl, InitCtx, NodeId, Scene, SimError, SimResult, StateId, VecId, VecKind};
+use settee_core::{component, data_group, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, StateId, VecId, VecKind};
 
-/// Data of every GenericConstraintSolver descendant (spec §2.3.1).
-pub static GENERIC_DATA: &[DataDecl] = &[
-    decl_alias("maxIterations", &["maxIt"], Int, "1000", "maximal number of iterations of iterative algorithm"),
-    decl("tolerance", Real, "0.001", "residual error threshold for termination of the Gauss-Seidel algorithm"),
-    decl("sor", Real, "1", "Successive Over Relaxation parameter (0-2)"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-    decl("scaleTolerance", Bool, "true", "Scale the error tolerance with the number of constraints"),
-    decl("allVerified", Bool, "false", "All constraints must be verified (each constraint's error < tolerance)"),
-    decl("computeGraphs", Bool, "false", "Compute graphs of errors and forces during resolution"),
-    decl("graphErrors", Reals, "", "output: sum of the constraints' errors at each iteration (when computeGraphs)"),
-    decl("currentNumConstraints", Int, "0", "OUTPUT: current number of constraints"),
-    decl("currentNumConstraintGroups", Int, "0", "OUTPUT: current number of constraint groups"),
-    decl("currentIterations", Int, "0", "OUTPUT: current number of iterations"),
-    decl("currentError", Real, "0", "OUTPUT: current error"),
-    decl("constraintForces", Reals, "", "OUTPUT: constraint forces (stored only if computeConstraintForces=True)"),
-    decl("computeConstraintForces", Bool, "false", "enable the storage of the constraintForces."),
-];
+use super::improved_jacobi::ImprovedJacobiData;
+use super::{BlockGaussSeidel, ImprovedJacobi, Nncg, PreconditionedConjugateResidual, UnbuiltGaussSeidel};
+use crate::corrections::WithCorrection;
 
-/// Data of the solvers that assemble W (spec §2.4).
-pub static BUILT_DATA: &[DataDecl] = &[
-    decl("multithreading", Bool, "false", "Build compliances concurrently (accumulated in link order here: same bits as a sequential build)"),
-    decl("useSVDForRegularization", Bool, "false", "Use SVD decomposition of the compliance matrix to project singular values smaller than regularization to the regularization term. Only works with built"),
-    decl("svdSingularValueNullSpaceCriteriaFactor", Real, "0.01", "Fraction of the highest singular value bellow which a singular value will be supposed to belong to the nullspace"),
-    decl("svdSingularVectorNullSpaceCriteriaFactor", Real, "0.001", "Absolute value bellow which a component of a normalized base vector will be considered null"),
-];
-
-settee_core::data_refs! {
-    pub static GENERIC_READS;
-    MAX_ITERATIONS: Int = "maxIterations";
-    TOLERANCE: Real = "tolerance";
-    SOR: Real = "sor";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-    SCALE_TOLERANCE: Bool = "scaleTolerance";
-    ALL_VERIFIED: Bool = "allVerified";
-    COMPUTE_GRAPHS: Bool = "computeGraphs";
-    COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
-}
-
-/// The reads of a built solver: the generic ones and its own.
-pub mod built_reads {
-    settee_core::data_refs! {
-        pub static BUILT_READS;
-        MAX_ITERATIONS: Int = "maxIterations";
-        TOLERANCE: Real = "tolerance";
-        SOR: Real = "sor";
-        REGULARIZATION_TERM: Real = "regularizationTerm";
-        SCALE_TOLERANCE: Bool = "scaleTolerance";
-        ALL_VERIFIED: Bool = "allVerified";
-        COMPUTE_GRAPHS: Bool = "computeGraphs";
-        COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
-        USE_SVD: Bool = "useSVDForRegularization";
-        SVD_VALUE_FACTOR: Real = "svdSingularValueNullSpaceCriteriaFactor";
-        SVD_VECTOR_FACTOR: Real = "svdSingularVectorNullSpaceCriteriaFactor";
-    }
-}
+/// Data of the solvers that assemble W (spec §2.4), after the generic ones.
+#[data_group(data = {
+    /// Build compliances concurrently (accumulated in link order here: same bits as a sequential
+    /// build)
+    multithreading: Bool = "false",
+    /// Use SVD decomposition of the compliance matrix to project singular values smaller than
+    /// regularization to the regularization term. Only works with built
+    useSVDForRegularization: Bool = "false",
+    /// Fraction of the highest singular value bellow which a singular value will be supposed to
+    /// belong to the nullspace
+    svdSingularValueNullSpaceCriteriaFactor: Real = "0.01",
+    /// Absolute value bellow which a component of a normalized base vector will be considered
+    /// null
+    svdSingularVectorNullSpaceCriteriaFactor: Real = "0.001",
+})]
+pub struct BuiltData;
 
 /// What a solve reports besides the problem's fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,7 +83,96 @@ pub trait SolverMethod: Default + Send + Sync + 'static {
     }
 }
 
-/// A GenericConstraintSolver descendant: the shared machinery and its algorithm.
+/// A built [`SolverMethod`] without Data of its own, whose solve is the plain function `$solve`
+/// of the problem: `built_method!(/// doc, Name, function)`.
+macro_rules! built_method {
+    ($(#[$doc:meta])* $name:ident, $solve:path) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        pub struct $name;
+
+        impl $crate::solvers::generic::SolverMethod for $name {
+            fn solve(
+                &mut self,
+                p: &mut settee_core::constraint::ConstraintProblem,
+                _: &$crate::solvers::generic::UnbuiltProblem,
+                _: &mut dyn $crate::solvers::generic::UnbuiltOps,
+            ) -> settee_core::SimResult<$crate::solvers::generic::SolveOutcome> {
+                Ok($solve(p))
+            }
+        }
+    };
+}
+pub(crate) use built_method;
+
+/// A GenericConstraintSolver descendant: the shared machinery and its algorithm. The shared
+/// Data are those of every GenericConstraintSolver descendant (spec §2.3.1); the built solvers
+/// add [`BuiltData`]. (`GenericConstraintSolver` itself is refused by the factory with SOFA's
+/// migration message, `settee_core::names`.)
+#[component(
+    roles = [ConstraintSolver],
+    data = {
+        /// maximal number of iterations of iterative algorithm
+        #[alias("maxIt")]
+        maxIterations: Int = "1000",
+        /// residual error threshold for termination of the Gauss-Seidel algorithm
+        tolerance: Real = "0.001",
+        /// Successive Over Relaxation parameter (0-2)
+        sor: Real = "1",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+        /// Scale the error tolerance with the number of constraints
+        scaleTolerance: Bool = "true",
+        /// All constraints must be verified (each constraint's error < tolerance)
+        allVerified: Bool = "false",
+        /// Compute graphs of errors and forces during resolution
+        computeGraphs: Bool = "false",
+        /// output: sum of the constraints' errors at each iteration (when computeGraphs)
+        graphErrors: Reals,
+        /// OUTPUT: current number of constraints
+        currentNumConstraints: Int = "0",
+        /// OUTPUT: current number of constraint groups
+        currentNumConstraintGroups: Int = "0",
+        /// OUTPUT: current number of iterations
+        currentIterations: Int = "0",
+        /// OUTPUT: current error
+        currentError: Real = "0",
+        /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
+        constraintForces: Reals,
+        /// enable the storage of the constraintForces.
+        computeConstraintForces: Bool = "false",
+    },
+    class(
+        name = "BlockGaussSeidelConstraintSolver",
+        description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using a Block Gauss-Seidel iterative method",
+        type = GenericConstraintSolver<BlockGaussSeidel>,
+        inherit = [Self, BuiltData],
+    ),
+    class(
+        name = "NNCGConstraintSolver",
+        description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using the Non-smooth Non-linear Conjugate Gradient method",
+        type = GenericConstraintSolver<Nncg>,
+        inherit = [Self, BuiltData],
+    ),
+    class(
+        name = "PreconditionedConjugateResidual",
+        description = "A Constraint Solver treating every constraint as bilateral, solved by a Jacobi-preconditioned conjugate residual method",
+        type = GenericConstraintSolver<PreconditionedConjugateResidual>,
+        inherit = [Self, BuiltData],
+    ),
+    class(
+        name = "UnbuiltGaussSeidelConstraintSolver",
+        description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using an Unbuilt Gauss-Seidel iterative method",
+        type = GenericConstraintSolver<UnbuiltGaussSeidel>,
+    ),
+    class(
+        name = "ImprovedJacobiConstraintSolver",
+        description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using a Projected Jacobi iterative method",
+        type = GenericConstraintSolver<ImprovedJacobi>,
+        inherit = [Self, BuiltData, ImprovedJacobiData],
+    ),
+)]
 #[derive(Default)]
 pub struct GenericConstraintSolver<M: SolverMethod> {
     pub method: M,
@@ -204,7 +258,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
             for &(_, c) in &corrections {
                 let w = &mut self.problem.w;
                 scene
-                    .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                    .with_correction(c, |corr, scene| match corr {
                         Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
                         None => Ok(()),
                     })
@@ -223,7 +277,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
             for &(_, c) in &corrections {
                 let f = &self.problem.lambda;
                 let seq = &mut self.unbuilt.sequence;
-                scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+                scene.with_correction(c, |corr, scene| match corr {
                     Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, seq),
                     None => Ok(()),
                 })?;
@@ -234,8 +288,8 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                 let mut handled = false;
                 for &(j, cc) in &corrections {
                     let w = &mut self.problem.w;
-                    let has = scene.with_taken(cc, |obj, scene| -> SimResult<bool> {
-                        let Some(corr) = obj.constraint_correction() else { return Ok(false) };
+                    let has = scene.with_correction(cc, |corr, scene| -> SimResult<bool> {
+                        let Some(corr) = corr else { return Ok(false) };
                         if !corr.has_constraint_number(scene, c) {
                             return Ok(false);
                         }
@@ -266,8 +320,8 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
         for (_, c) in self.active_corrections(scene) {
             let lambda = &self.problem.lambda;
             scene
-                .with_taken(c, |obj, scene| -> SimResult {
-                    let Some(cc) = obj.constraint_correction() else { return Ok(()) };
+                .with_correction(c, |corr, scene| -> SimResult {
+                    let Some(cc) = corr else { return Ok(()) };
                     cc.compute_motion_correction_from_lambda(scene, &cp, lambda)?;
                     match cp.order {
                         ConstraintOrder::PosAndVel => {
@@ -316,28 +370,26 @@ pub fn svd_regularization(w: &mut DenseMatrix, regularization: f64, value_factor
 }
 
 /// Writes the solve's outputs into the solver's Data (SOFA's `solveSystem` tail).
-fn publish(data: &mut DataSet, p: &ConstraintProblem, compute_forces: bool, graphs: bool) {
-    data.set("currentError", Value::Real(p.current_error));
-    data.set("currentIterations", Value::Int(p.current_iterations as i64));
-    data.set("currentNumConstraints", Value::Int(p.n as i64));
-    data.set("currentNumConstraintGroups", Value::Int(p.blocks().len() as i64));
+fn publish<M: SolverMethod>(data: &mut DataSet, p: &ConstraintProblem, compute_forces: bool, graphs: bool) {
+    data.put(GenericConstraintSolver::<M>::CURRENT_ERROR, p.current_error);
+    data.put(GenericConstraintSolver::<M>::CURRENT_ITERATIONS, p.current_iterations as i64);
+    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINTS, p.n as i64);
+    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.blocks().len() as i64);
     if compute_forces {
-        data.set("constraintForces", Value::Reals { arity: 1, v: p.lambda.clone() });
+        data.put(GenericConstraintSolver::<M>::CONSTRAINT_FORCES, p.lambda.clone());
     }
     if graphs {
-        data.set("graphErrors", Value::Reals { arity: 1, v: p.error_history.clone() });
+        data.put(GenericConstraintSolver::<M>::GRAPH_ERRORS, p.error_history.clone());
     }
 }
 
 impl<M: SolverMethod> Component for GenericConstraintSolver<M> {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.id = Some(cx.id);
         self.node = Some(cx.node());
         self.corrections = constraint_corrections(cx.scene, cx.node());
         let d = cx.data();
-        if d.get(MAX_ITERATIONS) < 0 {
+        if d.get(Self::MAX_ITERATIONS) < 0 {
             return Err(cx.error("maxIterations must not be negative"));
         }
         Ok(())
@@ -358,10 +410,6 @@ impl<M: SolverMethod> Component for GenericConstraintSolver<M> {
         }
         Ok(())
     }
-
-    fn constraint_solver(&mut self) -> Option<&mut dyn ConstraintSolver> {
-        Some(self)
-    }
 }
 
 impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
@@ -379,9 +427,10 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         self.prepare_states(scene)?;
         let (regularization, compute_forces, graphs) = {
             let d = &scene.components[me].data;
-            self.svd =
-                (M::BUILT && d.get(built_reads::USE_SVD)).then(|| (d.get(built_reads::SVD_VALUE_FACTOR), d.get(built_reads::SVD_VECTOR_FACTOR)));
-            (d.get(REGULARIZATION_TERM), d.get(COMPUTE_CONSTRAINT_FORCES), d.get(COMPUTE_GRAPHS))
+            self.svd = (M::BUILT && d.get(BuiltData::USE_SVD_FOR_REGULARIZATION)).then(|| {
+                (d.get(BuiltData::SVD_SINGULAR_VALUE_NULL_SPACE_CRITERIA_FACTOR), d.get(BuiltData::SVD_SINGULAR_VECTOR_NULL_SPACE_CRITERIA_FACTOR))
+            });
+            (d.get(Self::REGULARIZATION_TERM), d.get(Self::COMPUTE_CONSTRAINT_FORCES), d.get(Self::COMPUTE_GRAPHS))
         };
         let cp_own = ConstraintParams { lambda: self.lambda.unwrap(), dx: self.dx.unwrap(), ..*cp };
         self.build_system(scene, &cp_own, regularization)?;
@@ -389,11 +438,11 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         {
             let d = &scene.components[me].data;
             let p = &mut self.problem;
-            p.tolerance = d.get(TOLERANCE);
-            p.max_iterations = d.get(MAX_ITERATIONS).max(0) as usize;
-            p.scale_tolerance = d.get(SCALE_TOLERANCE);
-            p.all_verified = d.get(ALL_VERIFIED);
-            p.sor = d.get(SOR);
+            p.tolerance = d.get(Self::TOLERANCE);
+            p.max_iterations = d.get(Self::MAX_ITERATIONS).max(0) as usize;
+            p.scale_tolerance = d.get(Self::SCALE_TOLERANCE);
+            p.all_verified = d.get(Self::ALL_VERIFIED);
+            p.sor = d.get(Self::SOR);
             self.method.read_data(d);
         }
         if M::BUILT && !self.warned_singular {
@@ -443,7 +492,7 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             let laws = self.problem.laws.clone();
             store_law_lambdas(scene, &cp_own, &laws, &self.problem.lambda, outcome.converged)?;
         }
-        publish(&mut scene.components[me].data, &self.problem, compute_forces, graphs);
+        publish::<M>(&mut scene.components[me].data, &self.problem, compute_forces, graphs);
         self.apply_correction(scene, &cp_own, res1, res2)
     }
 }
@@ -459,7 +508,7 @@ impl UnbuiltOps for SceneUnbuilt<'_> {
     fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         for &j in &self.cclist[block] {
             let c = self.corrections[j];
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
                 None => Ok(()),
             })?;
@@ -469,7 +518,7 @@ impl UnbuiltOps for SceneUnbuilt<'_> {
     fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
         for &j in &self.cclist[block] {
             let c = self.corrections[j];
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
                 None => Ok(()),
             })?;
@@ -514,6 +563,49 @@ pub fn init_resolutions(p: &mut ConstraintProblem) -> usize {
         i += r.nb_lines().max(1);
     }
     i
+}
+
+/// The start of every solve: clears the error history; an empty problem is solved at once (zero
+/// error and iterations), its outcome returned.
+pub fn empty_problem(p: &mut ConstraintProblem) -> Option<SolveOutcome> {
+    p.error_history.clear();
+    if p.n != 0 {
+        return None;
+    }
+    p.current_error = 0.0;
+    p.current_iterations = 0;
+    Some(SolveOutcome::default())
+}
+
+/// SOFA's end test of an iteration: every block verified with `allVerified`, else the summed
+/// `error` below `tol` — and `may_stop` (the methods that never stop at their first iteration
+/// pass `i > 0`).
+pub fn iteration_converged(p: &ConstraintProblem, verified: bool, error: f64, tol: f64, may_stop: bool) -> bool {
+    if p.all_verified {
+        verified
+    } else {
+        error < tol && may_stop
+    }
+}
+
+/// SOFA's successive over-relaxation after a sweep, when `sor ≠ 1`: `λ = sor·λ + (1 − sor)·λ₀`
+/// with `before` the λ₀ of the sweep's start.
+pub fn over_relax(p: &mut ConstraintProblem, before: &[f64]) {
+    if p.sor != 1.0 {
+        let sor = p.sor;
+        for (f, t) in p.lambda.iter_mut().zip(before) {
+            *f = sor * *f + (1.0 - sor) * t;
+        }
+    }
+}
+
+/// `Σ aᵢ·bᵢ` summed from index 0 (SOFA's FullVector dot product).
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut r = 0.0;
+    for i in 0..a.len() {
+        r += a[i] * b[i];
+    }
+    r
 }
 
 /// SOFA's `result_output`: error, iterations + 1.

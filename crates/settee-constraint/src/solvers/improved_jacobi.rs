@@ -17,7 +17,7 @@ use settee_core::constraint::{ConstraintProblem, ConstraintResolution, DenseMatr
 use settee_core::data::DataSet;
 use settee_core::SimResult;
 
-use super::generic::{init_resolutions, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
+use super::generic::{empty_problem, init_resolutions, iteration_converged, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
 
 /// Options of the improved Jacobi iteration (SOFA's Data, defaults off / 1 / off / 10).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,13 +81,10 @@ pub const OSCILLATION_FRACTION: f64 = 0.1;
 /// diverging Jacobi step bounded). The tests only read the error, so an iterate that does not diverge gets
 /// SOFA's bits.
 pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, stop_on_divergence: bool) -> (SolveOutcome, bool) {
-    let n = p.n;
-    p.error_history.clear();
-    if n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return (SolveOutcome::default(), false);
+    if let Some(done) = empty_problem(p) {
+        return (done, false);
     }
+    let n = p.n;
     p.d.copy_from_slice(&p.dfree);
     p.lambda.fill(0.0);
     let mut last_f = vec![0.0; n];
@@ -99,16 +96,7 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
     let blocks = p.blocks();
     let covered = blocks.last().map_or(0, |(j, nb)| j + nb);
     // The diagonal blocks, for the block solves run on local copies.
-    let local_w: Vec<DenseMatrix> = blocks
-        .iter()
-        .map(|&(j, nb)| {
-            let mut m = DenseMatrix::zeros(nb);
-            for l in 0..nb {
-                m.data[l * nb..(l + 1) * nb].copy_from_slice(&p.w.row(j + l)[j..j + nb]);
-            }
-            m
-        })
-        .collect();
+    let local_w = diagonal_blocks(&p.w, &blocks);
     let rho = if opt.use_spectral_correction { spectral_factor(&p.w, opt.spectral_correction_factor) } else { 1.0 };
     let mut error = 0.0;
     let mut converged = false;
@@ -178,22 +166,13 @@ pub fn sofa_iteration(p: &mut ConstraintProblem, opt: &ImprovedJacobiOptions, st
         d_next[..covered].copy_from_slice(&p.d[..covered]);
         fused_error_and_residual(&p.w, &groups, &delta, &delta_new, &mut d_next[..covered], &mut block_err, tol * tol);
         delta[..covered].copy_from_slice(&delta_new[..covered]);
-        error = 0.0;
-        let mut verified = true;
-        for &(e, ok) in &block_err {
-            verified = verified && ok;
-            error += e.sqrt();
-        }
+        let (summed, verified) = summed_block_error(&block_err);
+        error = summed;
         p.error_history.push(error);
         if stop_on_divergence && (!error.is_finite() || error > DIVERGENCE_GROWTH * p.error_history[0].max(tol)) {
             return (result_output(p, error, count, false), true);
         }
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol && i > 0 {
+        if iteration_converged(p, verified, error, tol, i > 0) {
             converged = true;
             break;
         }
@@ -361,6 +340,33 @@ fn row_dot(row: &[f64], x: &[f64]) -> f64 {
         t += r * v;
     }
     t
+}
+
+/// Copies of the diagonal blocks of `w`, one per block `(start, lines)`, for block solves run
+/// on local copies.
+fn diagonal_blocks(w: &DenseMatrix, blocks: &[(usize, usize)]) -> Vec<DenseMatrix> {
+    blocks
+        .iter()
+        .map(|&(j, nb)| {
+            let mut m = DenseMatrix::zeros(nb);
+            for l in 0..nb {
+                m.data[l * nb..(l + 1) * nb].copy_from_slice(&w.row(j + l)[j..j + nb]);
+            }
+            m
+        })
+        .collect()
+}
+
+/// SOFA's error of an iteration from the blocks' `(squared error, verified)`: the sum of the
+/// blocks' errors, in block order, and whether every block is verified.
+fn summed_block_error(block_err: &[(f64, bool)]) -> (f64, bool) {
+    let mut error = 0.0;
+    let mut verified = true;
+    for &(e, ok) in block_err {
+        verified = verified && ok;
+        error += e.sqrt();
+    }
+    (error, verified)
 }
 
 /// `out = W·x`, each row computed by one thread with [`row_dot`]'s fixed order, rows in
@@ -537,29 +543,17 @@ pub fn safeguarded_jacobi(p: &mut ConstraintProblem) -> (SolveOutcome, Safeguard
 /// [`safeguarded_jacobi`] with the spectral-radius estimate `L` (step `1/L`) given instead of
 /// computed, e.g. a deliberately low one to exercise the halving.
 pub fn safeguarded_jacobi_with(p: &mut ConstraintProblem, given_estimate: Option<f64>) -> (SolveOutcome, SafeguardReport) {
-    let n = p.n;
-    p.error_history.clear();
     let mut report = SafeguardReport { omega: 1.0, ..Default::default() };
-    if n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return (SolveOutcome::default(), report);
+    if let Some(done) = empty_problem(p) {
+        return (done, report);
     }
+    let n = p.n;
     let parallel = n >= PAR_MIN_ROWS;
     p.lambda.fill(0.0);
     let tol = p.effective_tolerance();
     init_resolutions(p);
     let blocks = p.blocks();
-    let local_w: Vec<DenseMatrix> = blocks
-        .iter()
-        .map(|&(j, nb)| {
-            let mut m = DenseMatrix::zeros(nb);
-            for l in 0..nb {
-                m.data[l * nb..(l + 1) * nb].copy_from_slice(&p.w.row(j + l)[j..j + nb]);
-            }
-            m
-        })
-        .collect();
+    let local_w = diagonal_blocks(&p.w, &blocks);
     let l = match given_estimate {
         Some(l) => l,
         None => {
@@ -648,23 +642,14 @@ pub fn safeguarded_jacobi_with(p: &mut ConstraintProblem, given_estimate: Option
                 block_err.iter_mut().zip(blocks.iter()).for_each(one);
             }
         }
-        error = 0.0;
-        let mut verified = true;
-        for &(s, ok) in &block_err {
-            verified = verified && ok;
-            error += s.sqrt();
-        }
+        let (summed, verified) = summed_block_error(&block_err);
+        error = summed;
         p.error_history.push(error);
         if error < best_error {
             best_error = error;
             best_x.copy_from_slice(&x);
         }
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol && k > 0 {
+        if iteration_converged(p, verified, error, tol, k > 0) {
             converged = true;
             break;
         }
@@ -713,40 +698,35 @@ impl ImprovedJacobi {
         }
     }
 }
-settee_core::data_refs! {
-    pub static IJ_READS;
-    MAX_ITERATIONS: Int = "maxIterations";
-    TOLERANCE: Real = "tolerance";
-    SOR: Real = "sor";
-    REGULARIZATION_TERM: Real = "regularizationTerm";
-    SCALE_TOLERANCE: Bool = "scaleTolerance";
-    ALL_VERIFIED: Bool = "allVerified";
-    COMPUTE_GRAPHS: Bool = "computeGraphs";
-    COMPUTE_CONSTRAINT_FORCES: Bool = "computeConstraintForces";
-    USE_SVD: Bool = "useSVDForRegularization";
-    USE_SPECTRAL_CORRECTION: Bool = "useSpectralCorrection";
-    SPECTRAL_CORRECTION_FACTOR: Real = "spectralCorrectionFactor";
-    USE_CONJUGATE_RESIDUE: Bool = "useConjugateResidue";
-    CONJUGATE_RESIDUE_SPEED_FACTOR: Real = "conjugateResidueSpeedFactor";
-    SAFEGUARD: Bool = "safeguard";
-}
-
-pub static IJ_DATA: &[settee_core::DataDecl] = &[
-    settee_core::data::decl("useSpectralCorrection", settee_core::data::DataKind::Bool, "false", "If set to true, the residual fed to the block solves is scaled by spectralCorrectionFactor*min(1, 1.8/|eigenvalue|²max)"),
-    settee_core::data::decl("spectralCorrectionFactor", settee_core::data::DataKind::Real, "1", "Factor used to modulate the spectral correction"),
-    settee_core::data::decl("useConjugateResidue", settee_core::data::DataKind::Bool, "false", "If set to true, beta*(lambda^i - lambda^(i-1)) is added after each block solve, beta = min(1, (i/maxIterations)^conjugateResidueSpeedFactor)"),
-    settee_core::data::decl("conjugateResidueSpeedFactor", settee_core::data::DataKind::Real, "10", "Factor used to modulate the speed in which beta used in the conjugate residue part reaches 1.0. The higher the value, the slower the reach."),
-    settee_core::data::decl("safeguard", settee_core::data::DataKind::Bool, "false", "Settee only: solve with the safeguarded iteration (step from a power-iteration estimate of the spectral radius, momentum with restart, step halving on growth) instead of SOFA's; without it SOFA's iterate is used and abandoned for the safeguarded one only when it diverges"),
-];
+/// ImprovedJacobiConstraintSolver's own Data, after the generic and the built solvers' ones.
+#[settee_core::data_group(data = {
+    /// If set to true, the residual fed to the block solves is scaled by
+    /// spectralCorrectionFactor*min(1, 1.8/|eigenvalue|²max)
+    useSpectralCorrection: Bool = "false",
+    /// Factor used to modulate the spectral correction
+    spectralCorrectionFactor: Real = "1",
+    /// If set to true, beta*(lambda^i - lambda^(i-1)) is added after each block solve, beta =
+    /// min(1, (i/maxIterations)^conjugateResidueSpeedFactor)
+    useConjugateResidue: Bool = "false",
+    /// Factor used to modulate the speed in which beta used in the conjugate residue part reaches
+    /// 1.0. The higher the value, the slower the reach.
+    conjugateResidueSpeedFactor: Real = "10",
+    /// Settee only: solve with the safeguarded iteration (step from a power-iteration estimate of
+    /// the spectral radius, momentum with restart, step halving on growth) instead of SOFA's;
+    /// without it SOFA's iterate is used and abandoned for the safeguarded one only when it
+    /// diverges
+    safeguard: Bool = "false",
+})]
+pub struct ImprovedJacobiData;
 
 impl SolverMethod for ImprovedJacobi {
     fn read_data(&mut self, d: &DataSet) {
         self.options = ImprovedJacobiOptions {
-            use_spectral_correction: d.get(USE_SPECTRAL_CORRECTION),
-            spectral_correction_factor: d.get(SPECTRAL_CORRECTION_FACTOR),
-            use_conjugate_residue: d.get(USE_CONJUGATE_RESIDUE),
-            conjugate_residue_speed_factor: d.get(CONJUGATE_RESIDUE_SPEED_FACTOR),
-            safeguard: d.get(SAFEGUARD),
+            use_spectral_correction: d.get(ImprovedJacobiData::USE_SPECTRAL_CORRECTION),
+            spectral_correction_factor: d.get(ImprovedJacobiData::SPECTRAL_CORRECTION_FACTOR),
+            use_conjugate_residue: d.get(ImprovedJacobiData::USE_CONJUGATE_RESIDUE),
+            conjugate_residue_speed_factor: d.get(ImprovedJacobiData::CONJUGATE_RESIDUE_SPEED_FACTOR),
+            safeguard: d.get(ImprovedJacobiData::SAFEGUARD),
         };
     }
     fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {

@@ -20,15 +20,11 @@ use std::collections::{BTreeMap, HashMap};
 use settee_core::constraint::{
     build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
-use settee_core::data::{decl, DataKind::*, Value};
 use settee_core::diag::Diagnostic;
-use settee_core::mechanics::MechScope;
-use settee_core::{
-    component_any, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, InitCtx, NodeId, Roles, Scene, SimError, SimResult, TemplateRule,
-    VecId,
-};
+use settee_core::{component, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
 
 use super::generic::UnbuiltOps;
+use crate::corrections::WithCorrection;
 use crate::laws::UnilateralLagrangianConstraint;
 
 /// What an LCP kernel reports.
@@ -92,12 +88,7 @@ fn gs_state(w: &Block33, mu: f64, d: &mut [f64; 3], f: &mut [f64; 3]) {
     }
     let d1 = w[1] * f[0] + w[3] * f[1] + w[4] * f[2] + d[1];
     let d2 = w[2] * f[0] + w[4] * f[1] + w[5] * f[2] + d[2];
-    f[1] -= 2.0 * d1 / (w[3] + w[5]);
-    f[2] -= 2.0 * d2 / (w[3] + w[5]);
-    let (mut ft, mut fs) = (f[1], f[2]);
-    project_cone(mu, f[0], &mut ft, &mut fs);
-    f[1] = ft;
-    f[2] = fs;
+    tangential_step(w, mu, f, d1, d2);
     d[0] += w[0] * f[0] + w[1] * f[1] + w[2] * f[2];
     d[1] += w[1] * f[0] + w[3] * f[1] + w[4] * f[2];
     d[2] += w[2] * f[0] + w[4] * f[1] + w[5] * f[2];
@@ -117,13 +108,20 @@ fn new_gs_state(w: &Block33, mu: f64, d: &mut [f64; 3], f: &mut [f64; 3]) {
     }
     let d1 = w[1] * (f[0] - f1[0]) + d[1];
     let d2 = w[2] * (f[0] - f1[0]) + d[2];
+    tangential_step(w, mu, f, d1, d2);
+    add_block_times(w, d, [f[0] - f1[0], f[1] - f1[1], f[2] - f1[2]]);
+}
+
+/// The tangential part of a Gauss-Seidel step on a contact of normal force `f[0]`: a step on the
+/// tangential displacements `(d1, d2)` with the mean tangential diagonal, then the projection on
+/// the friction cone.
+fn tangential_step(w: &Block33, mu: f64, f: &mut [f64; 3], d1: f64, d2: f64) {
     f[1] -= 2.0 * d1 / (w[3] + w[5]);
     f[2] -= 2.0 * d2 / (w[3] + w[5]);
     let (mut ft, mut fs) = (f[1], f[2]);
     project_cone(mu, f[0], &mut ft, &mut fs);
     f[1] = ft;
     f[2] = fs;
-    add_block_times(w, d, [f[0] - f1[0], f[1] - f1[1], f[2] - f1[2]]);
 }
 
 fn add_block_times(w: &Block33, d: &mut [f64; 3], df: [f64; 3]) {
@@ -284,8 +282,7 @@ pub fn nlcp_gauss_seidel_unbuilt(
     let nc = n / 3;
     let blocks: Vec<Block33> = (0..nc).map(|c| block33(wdiag, 3 * c)).collect();
     let mut d = vec![0.0; n];
-    let mut out = LcpOutcome::default();
-    for it in 0..max_iterations {
+    unbuilt_sweeps(nc, tolerance, max_iterations, || {
         let mut error = 0.0;
         for &row in sequence.iter().step_by(3) {
             let c = row / 3;
@@ -309,8 +306,18 @@ pub fn nlcp_gauss_seidel_unbuilt(
             }
             f[r..r + 3].copy_from_slice(&fc);
         }
+        Ok(error)
+    })
+}
+
+/// The sweeps of the unbuilt Gauss-Seidel kernels: `sweep` (which returns its error) until
+/// `error < tolerance·(contacts + 1)`, at most `max_iterations` times.
+fn unbuilt_sweeps(contacts: usize, tolerance: f64, max_iterations: usize, mut sweep: impl FnMut() -> SimResult<f64>) -> SimResult<LcpOutcome> {
+    let mut out = LcpOutcome::default();
+    for it in 0..max_iterations {
+        let error = sweep()?;
         out.errors.push(error);
-        if error < tolerance * (nc + 1) as f64 {
+        if error < tolerance * (contacts + 1) as f64 {
             out.converged = true;
             out.iterations = it + 1;
             return Ok(out);
@@ -337,8 +344,7 @@ pub fn lcp_gauss_seidel_unbuilt(
     }
     let w11: Vec<f64> = (0..n).map(|c| wdiag.get(c, c)).collect();
     let mut d = vec![0.0; n];
-    let mut out = LcpOutcome::default();
-    for it in 0..max_iterations {
+    unbuilt_sweeps(n, tolerance, max_iterations, || {
         let mut error = 0.0;
         for &c in sequence {
             if c >= n {
@@ -359,15 +365,8 @@ pub fn lcp_gauss_seidel_unbuilt(
             }
             f[c] = fc;
         }
-        out.errors.push(error);
-        if error < tolerance * (n + 1) as f64 {
-            out.converged = true;
-            out.iterations = it + 1;
-            return Ok(out);
-        }
-    }
-    out.iterations = max_iterations;
-    Ok(out)
+        Ok(error)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -445,64 +444,6 @@ impl ForceHistory {
 // ---------------------------------------------------------------------------------------------
 // The component.
 
-static DATA: &[DataDecl] = &[
-    decl("displayDebug", Bool, "false", "Display debug information."),
-    decl("initial_guess", Bool, "true", "activate LCP results history to improve its resolution performances."),
-    decl("build_lcp", Bool, "true", "LCP is not fully built to increase performance in some case."),
-    decl("tolerance", Real, "0.001", "residual error threshold for termination of the Gauss-Seidel algorithm"),
-    decl("maxIt", Int, "1000", "maximal number of iterations of the Gauss-Seidel algorithm"),
-    decl("regularizationTerm", Real, "0", "Add regularization factor times the identity matrix to the compliance W when solving constraints"),
-    decl("mu", Real, "0.6", "Friction coefficient"),
-    decl("minW", Real, "0", "If not zero, constraints whose self-compliance (i.e. the corresponding value on the diagonal of W) is smaller than this threshold will be ignored"),
-    decl("maxF", Real, "0", "If not zero, constraints whose response force becomes larger than this threshold will be ignored"),
-    decl("multi_grid", Bool, "false", "removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported"),
-    decl("multi_grid_levels", Int, "2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_method", Int, "0", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_spatial_step", Real, "0.2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("merge_local_levels", Int, "2", "removed from SOFA (multigrid resolution): ignored"),
-    decl("constraintForces", Reals, "", "OUTPUT: constraint forces (stored only if computeConstraintForces=True)"),
-    decl("computeConstraintForces", Bool, "false", "enable the storage of the constraintForces."),
-    decl("group", Indices, "0", "list of ID of groups of constraints to be handled by this solver."),
-    decl("graph", Reals, "", "OUTPUT: residual error at each iteration of the last solve (SOFA's graph \"Error\")"),
-    decl("graphViolation", Reals, "", "OUTPUT: sum of the negative normal violations at each iteration of the last built friction solve (SOFA's graph \"Violation\")"),
-    decl("showCellWidth", Real, "0", "Distance between each constraint cells (drawing only)"),
-    decl("showTranslation", Fixed(3), "0 0 0", "Position of the first cell (drawing only)"),
-];
-
-settee_core::data_refs! {
-    static READS;
-    DISPLAY_DEBUG: Bool = "displayDebug";
-    INITIAL_GUESS: Bool = "initial_guess";
-    BUILD_LCP: Bool = "build_lcp";
-    TOLERANCE: Real = "tolerance";
-    MAX_IT: Int = "maxIt";
-    REGULARIZATION: Real = "regularizationTerm";
-    MU: Real = "mu";
-    MIN_W: Real = "minW";
-    MAX_F: Real = "maxF";
-    MULTI_GRID: Bool = "multi_grid";
-    COMPUTE_FORCES: Bool = "computeConstraintForces";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "LCPConstraintSolver",
-    description: "A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.",
-    roles: Roles::CONSTRAINT_SOLVER,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[DATA],
-    links: &[],
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(LcpConstraintSolver::default())
-}
-
 /// The solver's settings for one step.
 #[derive(Clone, Copy, Debug)]
 struct Settings {
@@ -517,7 +458,61 @@ struct Settings {
     compute_forces: bool,
 }
 
+/// A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.
+///
 /// SOFA's `LCPConstraintSolver`.
+#[component(
+    name = "LCPConstraintSolver",
+    roles = [ConstraintSolver],
+    data = {
+        /// Display debug information.
+        displayDebug: Bool = "false",
+        /// activate LCP results history to improve its resolution performances.
+        initial_guess: Bool = "true",
+        /// LCP is not fully built to increase performance in some case.
+        build_lcp: Bool = "true",
+        /// residual error threshold for termination of the Gauss-Seidel algorithm
+        tolerance: Real = "0.001",
+        /// maximal number of iterations of the Gauss-Seidel algorithm
+        maxIt: Int = "1000",
+        /// Add regularization factor times the identity matrix to the compliance W when solving
+        /// constraints
+        regularizationTerm: Real = "0",
+        /// Friction coefficient
+        mu: Real = "0.6",
+        /// If not zero, constraints whose self-compliance (i.e. the corresponding value on the
+        /// diagonal of W) is smaller than this threshold will be ignored
+        minW: Real = "0",
+        /// If not zero, constraints whose response force becomes larger than this threshold will be
+        /// ignored
+        maxF: Real = "0",
+        /// removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported
+        multi_grid: Bool = "false",
+        /// removed from SOFA (multigrid resolution): ignored
+        multi_grid_levels: Int = "2",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_method: Int = "0",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_spatial_step: Real = "0.2",
+        /// removed from SOFA (multigrid resolution): ignored
+        merge_local_levels: Int = "2",
+        /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
+        constraintForces: Reals,
+        /// enable the storage of the constraintForces.
+        computeConstraintForces: Bool = "false",
+        /// list of ID of groups of constraints to be handled by this solver.
+        group: Indices = "0",
+        /// OUTPUT: residual error at each iteration of the last solve (SOFA's graph "Error")
+        graph: Reals,
+        /// OUTPUT: sum of the negative normal violations at each iteration of the last built friction
+        /// solve (SOFA's graph "Violation")
+        graphViolation: Reals,
+        /// Distance between each constraint cells (drawing only)
+        showCellWidth: Real = "0",
+        /// Position of the first cell (drawing only)
+        showTranslation: Fixed(3) = "0 0 0",
+    },
+)]
 #[derive(Default)]
 pub struct LcpConstraintSolver {
     id: Option<ComponentId>,
@@ -542,15 +537,15 @@ impl LcpConstraintSolver {
         let me = self.id.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         let d = &scene.components[me].data;
         Ok(Settings {
-            initial_guess: d.get(INITIAL_GUESS),
-            build_lcp: d.get(BUILD_LCP),
-            tolerance: d.get(TOLERANCE),
-            max_it: d.get(MAX_IT).max(0) as usize,
-            regularization: d.get(REGULARIZATION),
-            mu: d.get(MU),
-            min_w: d.get(MIN_W),
-            max_f: d.get(MAX_F),
-            compute_forces: d.get(COMPUTE_FORCES),
+            initial_guess: d.get(Self::INITIAL_GUESS),
+            build_lcp: d.get(Self::BUILD_LCP),
+            tolerance: d.get(Self::TOLERANCE),
+            max_it: d.get(Self::MAX_IT).max(0) as usize,
+            regularization: d.get(Self::REGULARIZATION_TERM),
+            mu: d.get(Self::MU),
+            min_w: d.get(Self::MIN_W),
+            max_f: d.get(Self::MAX_F),
+            compute_forces: d.get(Self::COMPUTE_CONSTRAINT_FORCES),
         })
     }
 
@@ -562,12 +557,13 @@ impl LcpConstraintSolver {
     /// every correction's `resetContactForce`.
     fn prepare_states(&mut self, scene: &mut Scene) -> SimResult {
         let node = self.node.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
-        for s in MechScope::build(scene, node).states {
+        let scope = scene.scope(node);
+        for &s in &scope.states {
             scene.store.get_mut(s).write(VecId::DX).fill(0.0);
         }
         for c in self.live_corrections(scene) {
             scene
-                .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                .with_correction(c, |corr, scene| match corr {
                     Some(cc) => cc.reset_contact_force(scene),
                     None => Ok(()),
                 })
@@ -588,7 +584,7 @@ impl LcpConstraintSolver {
             for c in self.live_corrections(scene) {
                 let w = &mut self.problem.w;
                 scene
-                    .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                    .with_correction(c, |corr, scene| match corr {
                         Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
                         None => Ok(()),
                     })
@@ -648,10 +644,10 @@ impl LcpConstraintSolver {
         }
         let me = self.id.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         let data = &mut scene.components[me].data;
-        data.set("graph", Value::Reals { arity: 1, v: self.outcome.errors.clone() });
-        data.set("graphViolation", Value::Reals { arity: 1, v: self.outcome.violations.clone() });
+        data.put(Self::GRAPH, self.outcome.errors.clone());
+        data.put(Self::GRAPH_VIOLATION, self.outcome.violations.clone());
         if s.compute_forces {
-            data.set("constraintForces", Value::Reals { arity: 1, v: self.problem.lambda.clone() });
+            data.put(Self::CONSTRAINT_FORCES, self.problem.lambda.clone());
         }
         Ok(())
     }
@@ -667,7 +663,7 @@ impl LcpConstraintSolver {
         let corrections = self.live_corrections(scene);
         for &c in &corrections {
             let f = &self.problem.lambda;
-            scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, &mut sequence),
                 None => Ok(()),
             })?;
@@ -681,8 +677,7 @@ impl LcpConstraintSolver {
                 if cclist[row].len() == 2 {
                     break;
                 }
-                let has =
-                    scene.with_taken(cc, |obj, scene| Ok(obj.constraint_correction().is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
+                let has = scene.with_correction(cc, |corr, scene| Ok(corr.is_some_and(|corr| corr.has_constraint_number(scene, row))))?;
                 if has {
                     cclist[row].push(cc);
                 }
@@ -708,7 +703,7 @@ impl LcpConstraintSolver {
             let row = c * step;
             for &cc in &cclist[row] {
                 let w = &mut self.wdiag;
-                scene.with_taken(cc, |obj, scene| match obj.constraint_correction() {
+                scene.with_correction(cc, |corr, scene| match corr {
                     Some(corr) => corr.add_block_diagonal_compliance(scene, cp, w, row, row + nb - 1),
                     None => Ok(()),
                 })?;
@@ -739,7 +734,7 @@ impl LcpConstraintSolver {
             }
             let lambda = &self.problem.lambda;
             scene
-                .with_taken(c, |obj, scene| match obj.constraint_correction() {
+                .with_correction(c, |corr, scene| match corr {
                     Some(cc) => cc.apply_contact_force(scene, cp, lambda),
                     None => Ok(()),
                 })
@@ -786,7 +781,7 @@ struct LcpSceneOps<'a> {
 impl UnbuiltOps for LcpSceneOps<'_> {
     fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         for &c in &self.cclist[block] {
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
                 None => Ok(()),
             })?;
@@ -795,7 +790,7 @@ impl UnbuiltOps for LcpSceneOps<'_> {
     }
     fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
         for &c in &self.cclist[block] {
-            self.scene.with_taken(c, |obj, scene| match obj.constraint_correction() {
+            self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
                 None => Ok(()),
             })?;
@@ -805,14 +800,12 @@ impl UnbuiltOps for LcpSceneOps<'_> {
 }
 
 impl Component for LcpConstraintSolver {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.id = Some(cx.id);
         self.node = Some(cx.node());
         self.corrections = settee_core::constraint::constraint_corrections(cx.scene, cx.node());
         let d = cx.data();
-        let (max_it, multi_grid, debug) = (d.get(MAX_IT), d.get(MULTI_GRID), d.get(DISPLAY_DEBUG));
+        let (max_it, multi_grid, debug) = (d.get(Self::MAX_IT), d.get(Self::MULTI_GRID), d.get(Self::DISPLAY_DEBUG));
         if max_it < 0 {
             return Err(cx.error("maxIt must not be negative"));
         }
@@ -823,10 +816,6 @@ impl Component for LcpConstraintSolver {
             cx.warn("displayDebug=true is not supported (in SOFA it re-solves an unbuilt problem with the built kernel): ignored");
         }
         Ok(())
-    }
-
-    fn constraint_solver(&mut self) -> Option<&mut dyn ConstraintSolver> {
-        Some(self)
     }
 }
 

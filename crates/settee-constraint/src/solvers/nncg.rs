@@ -2,30 +2,18 @@
 //! sweep (lagrangian-solvers spec §2.8, `SOLVER/NNCGConstraintSolver.cpp`).
 
 use settee_core::constraint::ConstraintProblem;
-use settee_core::SimResult;
 
 use super::block_gauss_seidel::gauss_seidel_sweep;
-use super::generic::{init_resolutions, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut r = 0.0;
-    for i in 0..a.len() {
-        r += a[i] * b[i];
-    }
-    r
-}
+use super::generic::{built_method, dot, empty_problem, init_resolutions, iteration_converged, result_output, SolveOutcome};
 
 /// SOFA's `NNCGConstraintSolver::doSolve`: a first unmeasured sweep, then up to
 /// `max_iterations − 1` measured sweeps each followed by the conjugate-direction update
 /// (restart when β > 1). A step with `‖Δλ‖ < tol` stops without flagging convergence.
 pub fn nncg(p: &mut ConstraintProblem) -> SolveOutcome {
-    let n = p.n;
-    p.error_history.clear();
-    if n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return SolveOutcome::default();
+    if let Some(done) = empty_problem(p) {
+        return done;
     }
+    let n = p.n;
     let mut lam = vec![0.0; n];
     let mut delta = vec![0.0; n];
     let mut delta_new = vec![0.0; n];
@@ -51,12 +39,7 @@ pub fn nncg(p: &mut ConstraintProblem) -> SolveOutcome {
         error = 0.0;
         gauss_seidel_sweep(p, true, tol, &mut error, &mut verified);
         p.error_history.push(error);
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol {
+        if iteration_converged(p, verified, error, tol, true) {
             converged = true;
             break;
         }
@@ -80,12 +63,8 @@ pub fn nncg(p: &mut ConstraintProblem) -> SolveOutcome {
     result_output(p, error, count, converged)
 }
 
-/// The NNCGConstraintSolver algorithm.
-#[derive(Default)]
-pub struct Nncg;
-
-impl SolverMethod for Nncg {
-    fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {
-        Ok(nncg(p))
-    }
-}
+built_method!(
+    /// The NNCGConstraintSolver algorithm.
+    Nncg,
+    nncg
+);

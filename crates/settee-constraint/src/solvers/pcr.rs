@@ -4,17 +4,8 @@
 //! SOFA's FullVector/FullMatrix order (`a + b·f`, dot products summed from index 0).
 
 use settee_core::constraint::ConstraintProblem;
-use settee_core::SimResult;
 
-use super::generic::{result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut r = 0.0;
-    for i in 0..a.len() {
-        r += a[i] * b[i];
-    }
-    r
-}
+use super::generic::{built_method, dot, empty_problem, iteration_converged, result_output, SolveOutcome};
 
 fn mat_vec(n: usize, m: &[f64], v: &[f64], out: &mut [f64]) {
     for i in 0..n {
@@ -30,13 +21,10 @@ fn mat_vec(n: usize, m: &[f64], v: &[f64], out: &mut [f64]) {
 /// The error reproduces SOFA's indexing slip: every line of every block adds `r[i]²`, `i` the
 /// iteration index, not the line's own residual.
 pub fn preconditioned_conjugate_residual(p: &mut ConstraintProblem) -> SolveOutcome {
-    let n = p.n;
-    p.error_history.clear();
-    if n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return SolveOutcome::default();
+    if let Some(done) = empty_problem(p) {
+        return done;
     }
+    let n = p.n;
     let w = &p.w;
     let mut mw = vec![0.0; n * n];
     for j in 0..n {
@@ -96,12 +84,7 @@ pub fn preconditioned_conjugate_residual(p: &mut ConstraintProblem) -> SolveOutc
             error += e.sqrt();
         }
         p.error_history.push(error);
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol && i > 0 {
+        if iteration_converged(p, verified, error, tol, i > 0) {
             converged = true;
             break;
         }
@@ -115,12 +98,8 @@ pub fn preconditioned_conjugate_residual(p: &mut ConstraintProblem) -> SolveOutc
     result_output(p, error, count, converged)
 }
 
-/// The PreconditionedConjugateResidual algorithm.
-#[derive(Default)]
-pub struct PreconditionedConjugateResidual;
-
-impl SolverMethod for PreconditionedConjugateResidual {
-    fn solve(&mut self, p: &mut ConstraintProblem, _: &UnbuiltProblem, _: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {
-        Ok(preconditioned_conjugate_residual(p))
-    }
-}
+built_method!(
+    /// The PreconditionedConjugateResidual algorithm.
+    PreconditionedConjugateResidual,
+    preconditioned_conjugate_residual
+);

@@ -158,17 +158,7 @@ mod tests {
             ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
         };
         let b: Vec<f64> = (0..n * cols).map(|_| next()).collect();
-        let mut w = DenseMatrix::zeros(n);
-        for i in 0..n {
-            for j in 0..n {
-                let mut acc = 0.0;
-                for c in 0..cols {
-                    acc += b[i * cols + c] * b[j * cols + c];
-                }
-                w.data[i * n + j] = acc;
-            }
-        }
-        w
+        crate::testing::gram(&b, n, cols, |_, _, acc| acc)
     }
 
     #[test]

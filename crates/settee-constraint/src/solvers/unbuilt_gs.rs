@@ -6,7 +6,9 @@ use settee_core::constraint::ConstraintProblem;
 use settee_core::SimResult;
 
 use super::block_gauss_seidel::block_error;
-use super::generic::{init_resolutions, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem};
+use super::generic::{
+    empty_problem, init_resolutions, iteration_converged, over_relax, result_output, SolveOutcome, SolverMethod, UnbuiltOps, UnbuiltProblem,
+};
 
 /// SOFA's `UnbuiltGaussSeidelConstraintSolver::doSolve` (no timeout). `sequence` is the row
 /// visiting order (block starts, each followed by its other rows); `ops` gives the blocks'
@@ -14,11 +16,8 @@ use super::generic::{init_resolutions, result_output, SolveOutcome, SolverMethod
 /// wrote. `current_iterations` is the index of the breaking sweep + 1 (sweeps performed when
 /// converged, `max_iterations + 1` otherwise).
 pub fn unbuilt_gauss_seidel(p: &mut ConstraintProblem, sequence: &[usize], ops: &mut dyn UnbuiltOps) -> SimResult<SolveOutcome> {
-    p.error_history.clear();
-    if p.n == 0 {
-        p.current_error = 0.0;
-        p.current_iterations = 0;
-        return Ok(SolveOutcome::default());
+    if let Some(done) = empty_problem(p) {
+        return Ok(done);
     }
     let tol = p.effective_tolerance();
     let rows = init_resolutions(p);
@@ -62,18 +61,8 @@ pub fn unbuilt_gauss_seidel(p: &mut ConstraintProblem, sequence: &[usize], ops: 
             pos += nb;
         }
         p.error_history.push(error);
-        if p.sor != 1.0 {
-            let sor = p.sor;
-            for (f, t) in p.lambda.iter_mut().zip(&temp) {
-                *f = sor * *f + (1.0 - sor) * t;
-            }
-        }
-        if p.all_verified {
-            if verified {
-                converged = true;
-                break;
-            }
-        } else if error < tol {
+        over_relax(p, &temp);
+        if iteration_converged(p, verified, error, tol, true) {
             converged = true;
             break;
         }

@@ -11,6 +11,10 @@ pub mod output;
 pub use geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
 pub use output::DetectionOutput;
 
+use crate::diag::SimResult;
+use crate::graph::role::RoleId;
+use crate::graph::scene::Scene;
+
 /// How an intersection method handles a pair of primitive kinds (SOFA's `IntersectorMap::get`,
 /// spec §5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,3 +128,21 @@ pub trait PointMapper {
         Err(crate::SimError::unsupported("this mapping cannot map points attached to frames"))
     }
 }
+
+/// A collision pipeline (SOFA's `Pipeline`): the three collision phases of its node, run in
+/// this order by [`crate::simulation::collision`]. `me` is the pipeline's own id (it is taken out
+/// of the scene while it runs).
+pub trait CollisionPipeline {
+    /// Detaches last step's contact responses from the scene.
+    fn reset(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+    /// Bounding trees, broad phase, narrow phase.
+    fn detect(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+    /// Creates, updates or removes contact responses and attaches them to the scene.
+    fn respond(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+}
+
+pub const COLLISION_PIPELINE: RoleId = RoleId::of::<dyn CollisionPipeline>("CollisionPipeline");
+pub const COLLISION_MODEL: RoleId = RoleId::of::<dyn CollisionModel>("CollisionModel");
+pub const INTERSECTION: RoleId = RoleId::of::<dyn IntersectionMethod>("IntersectionMethod");
+pub const CONTACT_MANAGER: RoleId = RoleId::of::<dyn ContactManager>("ContactManager");
+pub const POINT_MAPPER: RoleId = RoleId::of::<dyn PointMapper>("PointMapper");

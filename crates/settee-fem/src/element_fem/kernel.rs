@@ -15,6 +15,8 @@
 //! Sums are evaluated in SOFA's order (left to right, first term not added to zero), so results
 //! agree with SOFA's to round-off level.
 
+use settee_core::math::{add, sub};
+
 use crate::decompose;
 use crate::hexa::{polar_decomposition, Mat3, Vec3};
 
@@ -25,16 +27,7 @@ fn inv_sqrt3() -> f64 {
 
 /// Corner coordinates of the reference hexahedron `[-1, 1]³`, SOFA's node order (bottom face
 /// `z = -1` counter-clockwise seen from +z, then the top face).
-pub const HEXA_CORNERS: [[f64; 3]; 8] = [
-    [-1.0, -1.0, -1.0],
-    [1.0, -1.0, -1.0],
-    [1.0, 1.0, -1.0],
-    [-1.0, 1.0, -1.0],
-    [-1.0, -1.0, 1.0],
-    [1.0, -1.0, 1.0],
-    [1.0, 1.0, 1.0],
-    [-1.0, 1.0, 1.0],
-];
+pub use crate::hexa::CORNER_SIGNS as HEXA_CORNERS;
 
 /// The element types of the element FEM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,58 +324,15 @@ impl RotationMethod {
     }
 }
 
-#[inline]
-fn sub(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline]
-fn add(a: Vec3, b: Vec3) -> Vec3 {
-    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
-}
-
-#[inline]
-fn cross(a: Vec3, b: Vec3) -> Vec3 {
-    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-}
-
-/// Divides by the norm when it exceeds machine epsilon (else leaves the vector unchanged).
-#[inline]
-fn normalized(v: Vec3) -> Vec3 {
-    let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    if n > f64::EPSILON {
-        [v[0] / n, v[1] / n, v[2] / n]
-    } else {
-        v
-    }
-}
-
-/// Frame whose rows are `x = normalize(p1 - p0)`, `z = normalize(x × (p2 - p0))`, `y = z × x`.
-pub fn triangle_frame(p0: Vec3, p1: Vec3, p2: Vec3) -> Mat3 {
-    let x = normalized(sub(p1, p0));
-    let y = sub(p2, p0);
-    let z = normalized(cross(x, y));
-    let y = cross(z, x);
-    [x, y, z]
-}
+/// Frame whose rows are `x = normalize(p1 - p0)`, `z = normalize(x × (p2 - p0))`, `y = z × x`
+/// (the tetrahedron's `large` frame).
+pub use crate::tetra::rotation_large as triangle_frame;
 
 /// Frame of a hexahedron: rows `x = normalize(mean x-edge)`, `z = normalize(x × mean y-edge)`,
-/// `y = z × x`, the mean edges summed in SOFA's order.
+/// `y = z × x`, the mean edges summed in SOFA's order (the hexahedron's `large` frame of its
+/// first eight nodes).
 pub fn hexahedron_frame(n: &[Vec3]) -> Mat3 {
-    let mut ex = sub(n[1], n[0]);
-    ex = sub(add(ex, n[2]), n[3]);
-    ex = sub(add(ex, n[5]), n[4]);
-    ex = sub(add(ex, n[6]), n[7]);
-    let ex = [ex[0] * 0.25, ex[1] * 0.25, ex[2] * 0.25];
-    let mut ey = sub(n[3], n[0]);
-    ey = sub(add(ey, n[2]), n[1]);
-    ey = sub(add(ey, n[7]), n[4]);
-    ey = sub(add(ey, n[6]), n[5]);
-    let ey = [ey[0] * 0.25, ey[1] * 0.25, ey[2] * 0.25];
-    let x = normalized(ex);
-    let z = normalized(cross(x, ey));
-    let y = cross(z, x);
-    [x, y, z]
+    crate::hexa::rotation_large(n[..8].try_into().expect("a hexahedron has eight nodes"))
 }
 
 /// Mean of the nodes (summed from zero, then divided by the count).
@@ -414,12 +364,6 @@ fn covariance(x: &[Vec3], rest: &[Vec3]) -> Mat3 {
     h
 }
 
-/// `aᵀ·b`, each entry summed over k = 0, 1, 2.
-#[inline]
-fn mat_t_mul(a: &Mat3, b: &Mat3) -> Mat3 {
-    decompose::mat_t_mul(a, b)
-}
-
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// The rotation of an element. `initial` is the frame of the rest element computed at init by
@@ -427,8 +371,8 @@ const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 pub fn element_rotation(method: RotationMethod, initial: &Mat3, x: &[Vec3], rest: &[Vec3]) -> Mat3 {
     match method {
         RotationMethod::Identity => IDENTITY,
-        RotationMethod::Triangle => mat_t_mul(&triangle_frame(x[0], x[1], x[2]), initial),
-        RotationMethod::Hexahedron => mat_t_mul(&hexahedron_frame(x), initial),
+        RotationMethod::Triangle => decompose::mat_t_mul(&triangle_frame(x[0], x[1], x[2]), initial),
+        RotationMethod::Hexahedron => decompose::mat_t_mul(&hexahedron_frame(x), initial),
         RotationMethod::Polar => polar_decomposition(&covariance(x, rest)),
         RotationMethod::StablePolar => decompose::polar_decomposition_stable(&covariance(x, rest)),
     }
@@ -443,25 +387,8 @@ pub fn initial_frame(method: RotationMethod, rest: &[Vec3]) -> Mat3 {
 
 // ----- element forces ------------------------------------------------------------------------
 
-/// `r·v` for a row-major rotation.
-#[inline]
-pub fn rot(r: &Mat3, v: Vec3) -> Vec3 {
-    [
-        r[0][0] * v[0] + r[0][1] * v[1] + r[0][2] * v[2],
-        r[1][0] * v[0] + r[1][1] * v[1] + r[1][2] * v[2],
-        r[2][0] * v[0] + r[2][1] * v[1] + r[2][2] * v[2],
-    ]
-}
-
-/// `rᵀ·v`.
-#[inline]
-pub fn rot_t(r: &Mat3, v: Vec3) -> Vec3 {
-    [
-        r[0][0] * v[0] + r[1][0] * v[1] + r[2][0] * v[2],
-        r[0][1] * v[0] + r[1][1] * v[1] + r[2][1] * v[2],
-        r[0][2] * v[0] + r[1][2] * v[1] + r[2][2] * v[2],
-    ]
-}
+/// `r·v` for a row-major rotation, and `rᵀ·v` (each sum left to right).
+pub use crate::hexa::{mat_t_vec as rot_t, mat_vec as rot};
 
 /// Linear small strain: `out = K·(x - X)`; `kt` is `Kᵀ` (see [`mat_vec_flat_t`]).
 #[inline]
@@ -562,6 +489,7 @@ pub fn stiffness_block(r: Option<&Mat3>, k: &[f64], dofs: usize, a: usize, b: us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use settee_core::math::{cross, normalized};
 
     fn unit_cube() -> Vec<Vec3> {
         HEXA_CORNERS.iter().map(|c| [(c[0] + 1.0) / 2.0, (c[1] + 1.0) / 2.0, (c[2] + 1.0) / 2.0]).collect()

@@ -16,128 +16,79 @@ pub mod kernel;
 
 use rayon::prelude::*;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*, Value};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{Component, CreateArgs, InitCtx, MatrixAccumulator, SimResult, StateId};
 
+use crate::common::{add_element_blocks, check_elements, check_len, force_field_on_one_state, rest_positions, vec3_state};
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{DEFAULT_POISSON, DEFAULT_YOUNG};
-use crate::tetra_common::{material_lists, per_element};
+use crate::tetra_common::{material_lists, per_element, ElasticData};
 use kernel::{ElementShape, RotationMethod};
-
-const COMMON_DATA: &[DataDecl] = &[
-    decl("youngModulus", Reals, "5000", "Young's modulus, per element (element i uses entry i when present, else entry 0)"),
-    decl("poissonRatio", Reals, "0.45", "Poisson's ratio in [0, 0.5), per element like youngModulus"),
-    decl(
-        "computeForceStrategy",
-        Options(&["parallel", "sequenced"]),
-        "parallel",
-        "element loop of addForce: \"parallel\" or \"sequenced\" (same numbers either way)",
-    ),
-    decl(
-        "computeForceDerivStrategy",
-        Options(&["parallel", "sequenced"]),
-        "parallel",
-        "element loop of addDForce: \"parallel\" or \"sequenced\" (same numbers either way)",
-    ),
-    decl("elementSpace", Real, "0.125", "space between the drawn elements (rendering only)"),
-    decl("elementStiffness", Reals, "", "output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINEAR_DATA: &[DataDecl] = COMMON_DATA;
-
-static COROTATIONAL_DATA: &[DataDecl] = &[decl(
-    "rotationMethod",
-    Str,
-    "",
-    "element rotation: \"stable_polar\", \"polar\", \"identity\", or the element's own frame, \"triangle\" (tetrahedra) / \"hexahedron\" (hexahedra), which is the default; an index 0-3 selects in that order",
-)];
-
-settee_core::data_refs! {
-    static LINEAR_READS;
-    YOUNG_MODULUS: Reals = "youngModulus";
-    POISSON_RATIO: Reals = "poissonRatio";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-/// The corotational force field reads `rotationMethod` too.
-const ROTATION_METHOD: settee_core::DataRef<settee_core::data_ref::Text> = settee_core::DataRef::new("rotationMethod");
-static COROTATIONAL_READS: &[settee_core::DataUse] =
-    &[YOUNG_MODULUS.erased(), POISSON_RATIO.erased(), RAYLEIGH_STIFFNESS.erased(), ROTATION_METHOD.erased()];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose elements are used (default: the context topology)")];
-
-const TEMPLATES: &[&str] = &["Vec3d,Tetrahedron", "Vec3d,Hexahedron"];
-
-pub static LINEAR_CLASS: ComponentClass = ComponentClass {
-    name: "LinearSmallStrainFEMForceField",
-    description: "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
-    roles: Roles::FORCE_FIELD,
-    templates: TEMPLATES,
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[LINEAR_DATA],
-    links: LINKS,
-    create: create_linear,
-    preparse: None,
-    no_src_link: &[],
-    reads: LINEAR_READS,
-};
-
-pub static COROTATIONAL_CLASS: ComponentClass = ComponentClass {
-    name: "CorotationalFEMForceField",
-    description: "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
-    roles: Roles::FORCE_FIELD,
-    templates: TEMPLATES,
-    default_template: "Vec3d,Tetrahedron",
-    template_rule: TemplateRule::FromState,
-    data: &[COMMON_DATA, COROTATIONAL_DATA],
-    links: LINKS,
-    create: create_corotational,
-    preparse: None,
-    no_src_link: &[],
-    reads: COROTATIONAL_READS,
-};
 
 fn shape_of(args: &CreateArgs) -> ElementShape {
     ElementShape::from_template(args.template).unwrap_or(ElementShape::Tetrahedron)
 }
 
-fn create_linear(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ElementFEMForceField::new(shape_of(args), false))
-}
-
-fn create_corotational(args: &CreateArgs) -> Box<dyn Component> {
-    Box::new(ElementFEMForceField::new(shape_of(args), true))
-}
-
-/// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
-pub struct ElementFEMForceField {
-    shape: ElementShape,
-    corotational: bool,
-    rotation_method: RotationMethod,
-    state: Option<StateId>,
-    nb_dofs: usize,
-    /// Element node indices, `N` per element.
-    elements: Vec<usize>,
-    /// Rest positions of the element nodes, `N` per element.
-    rest: Vec<Vec3>,
-    /// Element stiffness matrices, `(3N)²` reals per element.
-    stiffness: Vec<f64>,
-    /// Their transposes, laid out for [`kernel::mat_vec_flat_t`]; empty when every matrix is
-    /// exactly symmetric (then `stiffness` serves as its own transpose).
-    stiffness_t: Vec<f64>,
-    /// Rest frames computed at init (corotational).
-    initial_frames: Vec<Mat3>,
-    /// Rotations of the last `add_force` (identity before the first one).
-    rotations: Vec<Mat3>,
-    rayleigh_stiffness: f64,
-    /// Per-element results, `3N` reals per element, dispatched sequentially afterwards.
-    scratch: Vec<f64>,
+crate::common::force_field_class! {
+    {
+        templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
+        default_template = "Vec3d,Tetrahedron",
+        data = {
+            /// element loop of addForce: "parallel" or "sequenced" (same numbers either way)
+            computeForceStrategy: Options("parallel", "sequenced") = "parallel",
+            /// element loop of addDForce: "parallel" or "sequenced" (same numbers either way)
+            computeForceDerivStrategy: Options("parallel", "sequenced") = "parallel",
+            /// space between the drawn elements (rendering only)
+            elementSpace: Real = "0.125",
+            /// output: the stiffness matrix of each element, row-major 3N×3N (N nodes per element)
+            elementStiffness: Reals,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose elements are used (default: the context topology)
+            topology: Topology,
+        },
+        inherit = [ElasticData, Self],
+        class(
+            name = "LinearSmallStrainFEMForceField",
+            description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
+            create = |args| ElementFEMForceField::new(shape_of(args), false),
+        ),
+        class(
+            name = "CorotationalFEMForceField",
+            description = "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
+            create = |args| ElementFEMForceField::new(shape_of(args), true),
+            data = {
+                /// element rotation: "stable_polar", "polar", "identity", or the element's own frame, "triangle" (tetrahedra) / "hexahedron" (hexahedra), which is the default; an index 0-3 selects in that order
+                rotationMethod: Str,
+            },
+        ),
+    }
+    /// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
+    pub struct ElementFEMForceField {
+        shape: ElementShape,
+        corotational: bool,
+        rotation_method: RotationMethod,
+        state: Option<StateId>,
+        nb_dofs: usize,
+        /// Element node indices, `N` per element.
+        elements: Vec<usize>,
+        /// Rest positions of the element nodes, `N` per element.
+        rest: Vec<Vec3>,
+        /// Element stiffness matrices, `(3N)²` reals per element.
+        stiffness: Vec<f64>,
+        /// Their transposes, laid out for [`kernel::mat_vec_flat_t`]; empty when every matrix is
+        /// exactly symmetric (then `stiffness` serves as its own transpose).
+        stiffness_t: Vec<f64>,
+        /// Rest frames computed at init (corotational).
+        initial_frames: Vec<Mat3>,
+        /// Rotations of the last `add_force` (identity before the first one).
+        rotations: Vec<Mat3>,
+        rayleigh_stiffness: f64,
+        /// Per-element results, `3N` reals per element, dispatched sequentially afterwards.
+        scratch: Vec<f64>,
+    }
 }
 
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -184,14 +135,6 @@ impl ElementFEMForceField {
         3 * self.shape.nodes()
     }
 
-    fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
-    }
-
     /// Subtracts `factor·e` of every element from the node vector `out`, element by element.
     fn dispatch(&self, out: &mut [f64], factor: Option<f64>) {
         let n = self.shape.nodes();
@@ -219,17 +162,10 @@ fn gather(x: &[f64], nodes: &[usize]) -> [Vec3; 8] {
 }
 
 impl Component for ElementFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         if self.corotational {
-            let text = cx.data().get(ROTATION_METHOD).to_string();
+            let text = cx.data().get(Self::ROTATION_METHOD).to_string();
             self.rotation_method = if text.trim().is_empty() {
                 RotationMethod::default_for(self.shape)
             } else {
@@ -240,7 +176,7 @@ impl Component for ElementFEMForceField {
                 })?
             };
             let name = self.rotation_method.sofa_name();
-            cx.data_mut().set("rotationMethod", Value::Str(name.to_string()));
+            cx.data_mut().put(Self::ROTATION_METHOD, name.to_string());
         }
         let mesh = cx.require_mesh()?;
         let n = self.shape.nodes();
@@ -253,17 +189,10 @@ impl Component for ElementFEMForceField {
             cx.warn(format!("the topology {label} has no {}: this force field does nothing", self.shape.name().to_lowercase()));
         }
         let ndofs = cx.state_size(s);
-        if let Some((k, e)) = elements.chunks_exact(n).enumerate().find(|(_, e)| e.iter().any(|&i| i >= ndofs)) {
-            return Err(cx
-                .error(format!("{} {k} {e:?} refers to a point beyond the {ndofs} DOFs of the mechanical state", self.shape.name().to_lowercase()))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * ndofs {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {ndofs} DOFs", rest.len() / 3)));
-        }
-        let (young, poisson) = material_lists(cx, YOUNG_MODULUS, POISSON_RATIO);
-        self.rayleigh_stiffness = cx.data().get(RAYLEIGH_STIFFNESS);
+        check_elements(cx, &self.shape.name().to_lowercase(), elements.chunks_exact(n), ndofs)?;
+        let rest = rest_positions(cx, s, ndofs)?;
+        let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
+        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
 
         let shape = self.shape;
         let rest_nodes: Vec<Vec3> = elements.iter().map(|&i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]).collect();
@@ -295,24 +224,17 @@ impl Component for ElementFEMForceField {
         self.rest = rest_nodes;
         self.state = Some(s);
         self.nb_dofs = ndofs;
-        cx.data_mut().set("elementStiffness", Value::Reals { arity: d * d, v: self.stiffness.clone() });
+        cx.data_mut().put(Self::ELEMENT_STIFFNESS, self.stiffness.clone());
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for ElementFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(ElementFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+impl ElementFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let n = self.shape.nodes();
         let d = 3 * n;
         let elements = &self.elements;
@@ -346,12 +268,9 @@ impl ForceField for ElementFEMForceField {
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let n = self.shape.nodes();
         let d = 3 * n;
         let elements = &self.elements;
@@ -383,7 +302,7 @@ impl ForceField for ElementFEMForceField {
         Ok(())
     }
 
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let n = self.shape.nodes();
         let d = 3 * n;
@@ -404,17 +323,9 @@ impl ForceField for ElementFEMForceField {
             (0..self.nb_elements()).map(block).collect()
         };
         for (nodes, b) in self.elements.chunks_exact(n).zip(&blocks) {
-            for (a, &na) in nodes.iter().enumerate() {
-                for (c, &nc) in nodes.iter().enumerate() {
-                    m.add_block3(s, na, s, nc, &b[a * n + c]);
-                }
-            }
+            add_element_blocks(m, s, nodes, |a, c| &b[a * n + c]);
         }
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

@@ -1,6 +1,7 @@
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 use super::*;
-use crate::test_support::{max_abs, mul, perturb, Harness};
+use crate::test_support::{max_abs, perturb, Harness};
+use settee_core::ForceField;
 use settee_core::{ComponentId, NodeId, Scene};
 
 /// Creates a component with a template in `node`.
@@ -139,11 +140,7 @@ fn dforce_equals_assembled_matrix_times_dx() {
             assert_eq!(field(&mut h, ff).rayleigh_stiffness(), 0.1);
             let x = perturb(&rest, 0.002, 3);
             let dx = perturb(&vec![0.0; x.len()], 1e-3, 5);
-            let _ = h.force(ff, &x);
-            let k = -0.37;
-            let df = h.dforce(ff, &dx, k);
-            let a = h.assembled(0.0, k);
-            let kdx = mul(&a, &dx);
+            let (df, a, kdx) = h.dforce_and_assembled(ff, &x, &dx, -0.37);
             let scale = max_abs(&df);
             assert!(scale > 1.0, "{class} {t}");
             for (i, (u, v)) in df.iter().zip(&kdx).enumerate() {
@@ -188,28 +185,13 @@ fn results_do_not_depend_on_thread_count() {
             assert!(n >= crate::hexahedron_fem::HEXA_PARALLEL_MIN, "{class} {template}: {n} elements");
             let x = perturb(&rest, 0.0003, 1);
             let dx = perturb(&vec![0.0; x.len()], 1.0, 2);
-            let mut run = |threads: usize| {
-                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                pool.install(|| {
-                    let before = crate::element_loop_counts();
-                    let f = h.force(ff, &x);
-                    let df = h.dforce(ff, &dx, 0.5);
-                    let k = h.assembled(0.0, -0.5);
-                    let after = crate::element_loop_counts();
-                    ((bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()), (after.0 - before.0, after.1 - before.1))
-                })
-            };
-            let (one, loops1) = run(1);
-            let (three, loops3) = run(3);
+            let (one, loops1) = h.bits_on_threads(ff, &x, &dx, 0.5, 1);
+            let (three, loops3) = h.bits_on_threads(ff, &x, &dx, 0.5, 3);
             assert_eq!(loops1, (3, 0), "{class} {template}, one thread: (loops, parallel)");
             assert_eq!(loops3, (3, 3), "{class} {template}, three threads: (loops, parallel)");
             assert_eq!(one, three, "{class} {template}");
         }
     }
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

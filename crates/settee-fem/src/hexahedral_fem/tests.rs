@@ -1,33 +1,16 @@
 use super::*;
 use crate::hexa::{HexaMaterial, HexaMethod};
-use crate::test_support::{add_elements, join, max_abs, mul, perturb, remove_elements, Harness};
+use crate::test_support::{add_elements, container_scene, grid_hexahedra, grid_points, max_abs, mul, perturb, remove_elements, Harness};
 use settee_core::topology_change::ElementKind;
 
 /// `nx` boxes of size `a×b×c` along x: points and hexahedra in SOFA's corner order.
 fn bar(nx: usize, a: f64, b: f64, c: f64) -> (Vec<f64>, Vec<[usize; 8]>) {
-    let mut pts = Vec::new();
-    for z in 0..2 {
-        for y in 0..2 {
-            for x in 0..=nx {
-                pts.extend([x as f64 * a, y as f64 * b, z as f64 * c]);
-            }
-        }
-    }
-    let id = |x: usize, y: usize, z: usize| x + (nx + 1) * (y + 2 * z);
-    let hexa = (0..nx)
-        .map(|x| [id(x, 0, 0), id(x + 1, 0, 0), id(x + 1, 1, 0), id(x, 1, 0), id(x, 0, 1), id(x + 1, 0, 1), id(x + 1, 1, 1), id(x, 1, 1)])
-        .collect();
-    (pts, hexa)
+    (grid_points([nx, 1, 1], [a, b, c]), grid_hexahedra([nx, 1, 1]))
 }
 
 fn scene(pts: &[f64], hexa: &[[usize; 8]], method: &str) -> (Harness, ComponentId, ComponentId) {
-    let mut h = Harness::new();
-    let topo =
-        h.add("HexahedronSetTopologyContainer", &[("position", join(pts.iter()).as_str()), ("hexahedra", join(hexa.iter().flatten()).as_str())]);
-    h.add("MechanicalObject", &[]);
-    let ff = h.add("HexahedralFEMForceField", &[("youngModulus", "100"), ("poissonRatio", "0.3"), ("method", method)]);
-    h.init().unwrap();
-    (h, topo, ff)
+    let ff = [("youngModulus", "100"), ("poissonRatio", "0.3"), ("method", method)];
+    container_scene("HexahedronSetTopologyContainer", pts, "hexahedra", hexa.iter().flatten(), "HexahedralFEMForceField", &ff)
 }
 
 /// On a cube the closed-form box stiffness is the exact integral of the trilinear element: it

@@ -188,6 +188,13 @@ pub struct Prepared {
     pub ogden: Option<OgdenState>,
 }
 
+impl Prepared {
+    /// What the stress and elasticity formulas read: `C⁻¹`, `C`, `I₁ = tr C` and `J`.
+    fn terms(&self) -> (Sym, Sym, f64, f64) {
+        (self.inv_c, self.strain.c, self.strain.tr_c, self.strain.j)
+    }
+}
+
 /// Ogden's precomputed variables (SOFA's `Ogden::precomputeVariables`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct OgdenState {
@@ -287,12 +294,8 @@ impl Material {
 
     /// The second Piola–Kirchhoff stress (SOFA's `deriveSPKTensor`).
     pub fn spk(&self, p: &Prepared) -> Sym {
-        let s = &p.strain;
         let id = Sym::IDENTITY;
-        let inv = p.inv_c;
-        let c = s.c;
-        let i1 = s.tr_c;
-        let j = s.j;
+        let (inv, c, i1, j) = p.terms();
         match *self {
             Material::StVenantKirchhoff { mu, lambda } => {
                 let tr_e = 0.5 * (i1 - 3.0);
@@ -327,12 +330,8 @@ impl Material {
     /// `dS[H]`, the elasticity tensor applied to the symmetric direction `h` (SOFA's
     /// `applyElasticityTensor`).
     pub fn apply_elasticity(&self, p: &Prepared, h: &Sym) -> Sym {
-        let s = &p.strain;
         let id = Sym::IDENTITY;
-        let inv = p.inv_c;
-        let c = s.c;
-        let i1 = s.tr_c;
-        let j = s.j;
+        let (inv, c, i1, j) = p.terms();
         match *self {
             Material::StVenantKirchhoff { mu, lambda } => {
                 let tr_h = h.trace();

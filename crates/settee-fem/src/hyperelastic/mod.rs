@@ -20,57 +20,13 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use settee_core::component::link;
-use settee_core::data::{decl, DataKind::*};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, ForceField, ForceIo, InitCtx, Layout, LinkDecl, MatrixAccumulator, MechParams,
-    Roles, SimError, SimResult, StateId, TemplateRule,
-};
+use settee_core::role::Topology;
+use settee_core::{Component, InitCtx, MatrixAccumulator, SimResult, StateId};
 
-use crate::hexa::{mat_vec, Mat3, Vec3};
-use crate::tetra::{cross, dot, sub};
+use crate::common::{check_elements, check_len, force_field_on_one_state, gather, rest_positions, scatter, vec3_state};
+use crate::hexa::{mat_t_vec, mat_vec, Mat3, Vec3};
 use material::{Material, Prepared, Strain, Sym, MATERIAL_NAMES};
-
-static DATA: &[DataDecl] = &[
-    decl("matrixRegularization", Bool, "false", "regularisation of the stiffness matrix (not used by the force and its differential)"),
-    decl(
-        "materialName",
-        Options(MATERIAL_NAMES),
-        "ArrudaBoyce",
-        "material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented",
-    ),
-    decl("ParameterSet", Reals, "", "the material parameters, in the order given for materialName"),
-    decl("AnisotropyDirections", Coords, "", "fibre directions of anisotropic materials (unused by the isotropic materials)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness (> 0)"),
-];
-
-static LINKS: &[LinkDecl] = &[link("topology", Roles::TOPOLOGY, "topology whose tetrahedra (and edges) are used (default: the context topology)")];
-
-settee_core::data_refs! {
-    static READS;
-    MATERIAL_NAME: Text = "materialName";
-    PARAMETER_SET: Reals = "ParameterSet";
-    RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-}
-
-pub static CLASS: ComponentClass = ComponentClass {
-    name: "TetrahedronHyperelasticityFEMForceField",
-    description: "Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[DATA],
-    links: LINKS,
-    create,
-    preparse: None,
-    no_src_link: &[],
-    reads: READS,
-};
-
-fn create(_: &CreateArgs) -> Box<dyn Component> {
-    Box::new(TetrahedronHyperelasticityFEMForceField::default())
-}
+use settee_core::math::{cross, dot, sub};
 
 /// Local edges of a tetrahedron (SOFA's `edgesInTetrahedronArray`).
 pub const LOCAL_EDGES: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
@@ -182,23 +138,45 @@ pub fn element_edge_tangents(rest: &HyperRest, material: &Material, st: &HyperSt
     out
 }
 
-/// The force field.
-#[derive(Default)]
-pub struct TetrahedronHyperelasticityFEMForceField {
-    state: Option<StateId>,
-    nb_dofs: usize,
-    material: Option<Material>,
-    tetrahedra: Vec<[usize; 4]>,
-    edges: Vec<[usize; 2]>,
-    /// Topology edge of each local edge of each tetrahedron, and whether it is oriented like
-    /// the local edge.
-    edges_in_tetra: Vec<[(usize, bool); 6]>,
-    rests: Vec<HyperRest>,
-    states: Vec<HyperState>,
-    forces: Vec<[Vec3; 4]>,
-    /// Per-edge tangent, rebuilt lazily after each `add_force` (`None` when stale).
-    tangent: Mutex<Option<Vec<Mat3>>>,
-    rayleigh_stiffness: f64,
+crate::common::force_field_class! {
+    {
+        data = {
+            /// regularisation of the stiffness matrix (not used by the force and its differential)
+            matrixRegularization: Bool = "false",
+            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
+            materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
+            /// the material parameters, in the order given for materialName
+            ParameterSet: Reals,
+            /// fibre directions of anisotropic materials (unused by the isotropic materials)
+            AnisotropyDirections: Coords,
+            /// Rayleigh damping coefficient related to stiffness (> 0)
+            rayleighStiffness: Real = "0",
+        },
+        links = {
+            /// topology whose tetrahedra (and edges) are used (default: the context topology)
+            topology: Topology,
+        },
+    }
+    /// Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.
+    ///
+    /// The force field.
+    #[derive(Default)]
+    pub struct TetrahedronHyperelasticityFEMForceField {
+        state: Option<StateId>,
+        nb_dofs: usize,
+        material: Option<Material>,
+        tetrahedra: Vec<[usize; 4]>,
+        edges: Vec<[usize; 2]>,
+        /// Topology edge of each local edge of each tetrahedron, and whether it is oriented like
+        /// the local edge.
+        edges_in_tetra: Vec<[(usize, bool); 6]>,
+        rests: Vec<HyperRest>,
+        states: Vec<HyperState>,
+        forces: Vec<[Vec3; 4]>,
+        /// Per-edge tangent, rebuilt lazily after each `add_force` (`None` when stale).
+        tangent: Mutex<Option<Vec<Mat3>>>,
+        rayleigh_stiffness: f64,
+    }
 }
 
 impl TetrahedronHyperelasticityFEMForceField {
@@ -222,14 +200,6 @@ impl TetrahedronHyperelasticityFEMForceField {
     /// State of tetrahedron `i` from the last `add_force`.
     pub fn element_state(&self, i: usize) -> &HyperState {
         &self.states[i]
-    }
-
-    fn check_len(&self, what: &str, v: &[f64]) -> SimResult {
-        if v.len() < 3 * self.nb_dofs {
-            return Err(SimError::new(format!("{what} has {} values but the force field was initialised for {} DOFs", v.len(), self.nb_dofs))
-                .hint("the mechanical state was resized after init, which this force field does not follow"));
-        }
-        Ok(())
     }
 
     /// The per-edge tangent of the current state (SOFA's `updateTangentMatrix`).
@@ -283,19 +253,12 @@ pub fn edges_from_tetrahedra(tetrahedra: &[[usize; 4]]) -> Vec<[usize; 2]> {
 }
 
 impl Component for TetrahedronHyperelasticityFEMForceField {
-    component_any!();
-
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        if cx.state_layout(s) != Layout::Vec3 {
-            return Err(cx
-                .error(format!("the mechanical state has template {}, but this force field needs Vec3d", cx.state_layout(s).name()))
-                .hint("attach the force field to a Vec3d MechanicalObject"));
-        }
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let d = cx.data();
-        let name = d.get(MATERIAL_NAME).to_string();
-        let params = d.get(PARAMETER_SET).to_vec();
-        self.rayleigh_stiffness = d.get(RAYLEIGH_STIFFNESS);
+        let name = d.get(Self::MATERIAL_NAME).to_string();
+        let params = d.get(Self::PARAMETER_SET).to_vec();
+        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let material = Material::from_sofa(&name, &params).map_err(|e| {
             cx.error(e.to_string()).hint(
                 "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
@@ -308,11 +271,7 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
                 .hint("use a tetrahedral topology (MeshTopology with tetrahedra, a Hexa2TetraTopologicalMapping output, …)"));
         }
         let n = cx.state_size(s);
-        if let Some((k, t)) = mesh.tetrahedra.iter().enumerate().find(|(_, t)| t.iter().any(|&i| i >= n)) {
-            return Err(cx
-                .error(format!("tetrahedron {k} {t:?} refers to a point beyond the {n} DOFs of the mechanical state"))
-                .hint("the topology and the MechanicalObject must describe the same points"));
-        }
+        check_elements(cx, "tetrahedron", &mesh.tetrahedra, n)?;
         let edges = if mesh.edges.is_empty() { edges_from_tetrahedra(&mesh.tetrahedra) } else { mesh.edges.clone() };
         // SOFA's getEdgeIndex: the first edge (lowest index) joining the two vertices
         let mut index = std::collections::HashMap::with_capacity(edges.len());
@@ -333,11 +292,8 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
             }
             edges_in_tetra.push(te);
         }
-        let rest = cx.rest_or_position(s);
-        if rest.len() < 3 * n {
-            return Err(cx.error(format!("the mechanical state has {} rest coordinates for {n} DOFs", rest.len() / 3)));
-        }
-        self.rests = mesh.tetrahedra.iter().map(|t| HyperRest::new(&t.map(|i| [rest[3 * i], rest[3 * i + 1], rest[3 * i + 2]]))).collect();
+        let rest = rest_positions(cx, s, n)?;
+        self.rests = mesh.tetrahedra.iter().map(|t| HyperRest::new(&gather(&rest, t))).collect();
         self.states = vec![HyperState::default(); mesh.tetrahedra.len()];
         self.forces = vec![[[0.0; 3]; 4]; mesh.tetrahedra.len()];
         self.tetrahedra = mesh.tetrahedra;
@@ -349,58 +305,38 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
         *self.tangent.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }
-
-    settee_core::force_field_role!();
 }
 
-impl ForceField for TetrahedronHyperelasticityFEMForceField {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
+force_field_on_one_state!(TetrahedronHyperelasticityFEMForceField);
 
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let (Some(x), Some(f)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the position vector", x)?;
-        self.check_len("the force vector", f)?;
+impl TetrahedronHyperelasticityFEMForceField {
+    fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
+        check_len("the position vector", x, self.nb_dofs)?;
+        check_len("the force vector", f, self.nb_dofs)?;
         let Some(material) = self.material else { return Ok(()) };
         self.rests.par_iter().zip(self.states.par_iter_mut()).zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(
             |(((r, st), out), t)| {
-                let (s, fe) = element_force(r, &material, &t.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]]));
+                let (s, fe) = element_force(r, &material, &gather(x, t));
                 *st = s;
                 *out = fe;
             },
         );
-        for (t, fe) in self.tetrahedra.iter().zip(&self.forces) {
-            for (&i, v) in t.iter().zip(fe) {
-                // SOFA: f -= F·(S·sv)·V0; `v` holds the negated product.
-                for c in 0..3 {
-                    f[3 * i + c] += v[c];
-                }
-            }
-        }
+        // SOFA: f -= F·(S·sv)·V0; the element forces hold the negated products.
+        scatter(f, self.tetrahedra.iter().zip(&self.forces));
         *self.tangent.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }
 
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b_factor: f64) -> SimResult {
-        let (Some(dx), Some(df)) = (io.x.first().copied(), io.f.first_mut()) else {
-            return Err(SimError::new("no vectors lent to the force field"));
-        };
-        self.check_len("the displacement vector", dx)?;
-        self.check_len("the force-differential vector", df)?;
+    fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
+        check_len("the displacement vector", dx, self.nb_dofs)?;
+        check_len("the force-differential vector", df, self.nb_dofs)?;
         let edges = &self.edges;
         self.with_tangent(|tangent| {
             for (e, m) in edges.iter().zip(tangent) {
                 let (v0, v1) = (e[0], e[1]);
                 let delta = [dx[3 * v0] - dx[3 * v1], dx[3 * v0 + 1] - dx[3 * v1 + 1], dx[3 * v0 + 2] - dx[3 * v1 + 2]];
                 let dv0 = mat_vec(m, delta);
-                let dv1 = [
-                    delta[0] * m[0][0] + delta[1] * m[1][0] + delta[2] * m[2][0],
-                    delta[0] * m[0][1] + delta[1] * m[1][1] + delta[2] * m[2][1],
-                    delta[0] * m[0][2] + delta[1] * m[1][2] + delta[2] * m[2][2],
-                ];
+                let dv1 = mat_t_vec(m, delta);
                 for c in 0..3 {
                     df[3 * v0 + c] += dv1[c] * k_factor;
                 }
@@ -414,7 +350,7 @@ impl ForceField for TetrahedronHyperelasticityFEMForceField {
 
     /// Per edge `(v0, v1)`: blocks `(v0,v0) += k·Dᵀ`, `(v0,v1) -= k·Dᵀ`, `(v1,v0) -= k·D`,
     /// `(v1,v1) += k·D` (SOFA's `addKToMatrix`).
-    fn add_k_to_matrix(&self, _p: &MechParams, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
+    fn k_matrix(&self, acc: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         self.with_tangent(|tangent| {
             for (e, m) in self.edges.iter().zip(tangent) {
@@ -438,10 +374,6 @@ impl ForceField for TetrahedronHyperelasticityFEMForceField {
             }
         });
         Ok(())
-    }
-
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rayleigh_stiffness
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_support::{max_abs, mul, perturb, Harness};
+use crate::test_support::{grid_hexahedra, grid_points, join, max_abs, mul, perturb, Harness};
 use settee_core::ComponentId;
 
 /// The materials and parameters of SOFA's TetrahedronHyperelasticityFEMForceField.scn.
@@ -14,34 +14,9 @@ const SCENE_MATERIALS: &[(&str, &str)] = &[
 /// A 2×2×2-cell block tetrahedralised with the 6-tetra split, in a MeshTopology.
 fn setup(material: &str, params: &str) -> (Harness, ComponentId, Vec<f64>) {
     let mut h = Harness::new();
-    let (nx, ny, nz) = (3usize, 3usize, 3usize);
-    let mut pos = String::new();
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                pos += &format!("{} {} {} ", x as f64 * 0.5, y as f64 * 0.5, z as f64 * 1.35);
-            }
-        }
-    }
-    let id = |x: usize, y: usize, z: usize| x + nx * (y + ny * z);
-    let mut hexa = Vec::new();
-    for z in 0..nz - 1 {
-        for y in 0..ny - 1 {
-            for x in 0..nx - 1 {
-                hexa.push([
-                    id(x, y, z),
-                    id(x + 1, y, z),
-                    id(x + 1, y + 1, z),
-                    id(x, y + 1, z),
-                    id(x, y, z + 1),
-                    id(x + 1, y, z + 1),
-                    id(x + 1, y + 1, z + 1),
-                    id(x, y + 1, z + 1),
-                ]);
-            }
-        }
-    }
-    let tets = crate::tetra::split_hexahedra(&hexa, (nx - 1, ny - 1));
+    let cells = [2, 2, 2];
+    let pos = join(grid_points(cells, [0.5, 0.5, 1.35]));
+    let tets = crate::tetra::split_hexahedra(&grid_hexahedra(cells), (cells[0], cells[1]));
     let t: Vec<String> = tets.iter().flatten().map(|i| i.to_string()).collect();
     h.add("MeshTopology", &[("position", pos.as_str()), ("tetrahedra", t.join(" ").as_str())]);
     let mo = h.add("MechanicalObject", &[]);
@@ -92,18 +67,11 @@ fn dforce_matches_finite_differences() {
         let (mut h, ff, rest) = setup(m, p);
         let x = perturb(&rest, 0.05, 17);
         let dir = perturb(&vec![0.0; x.len()], 1.0, 23);
-        let eps = 1e-6;
-        let xp: Vec<f64> = x.iter().zip(&dir).map(|(a, d)| a + eps * d).collect();
-        let xm: Vec<f64> = x.iter().zip(&dir).map(|(a, d)| a - eps * d).collect();
-        let fp = h.force(ff, &xp);
-        let fm = h.force(ff, &xm);
-        let _ = h.force(ff, &x);
-        let df = h.dforce(ff, &dir, 1.0);
+        let (fd, df) = h.central_differences(ff, &x, &dir, 1e-6);
         let scale = max_abs(&df);
         assert!(scale > 1.0, "{m}");
         for i in 0..x.len() {
-            let fd = (fp[i] - fm[i]) / (2.0 * eps);
-            assert!((fd - df[i]).abs() < 2e-5 * scale, "{m} row {i}: {fd} vs {}", df[i]);
+            assert!((fd[i] - df[i]).abs() < 2e-5 * scale, "{m} row {i}: {} vs {}", fd[i], df[i]);
         }
     }
 }

@@ -1,14 +1,8 @@
 use super::*;
-use crate::test_support::{max_abs, perturb, Harness};
+use crate::test_support::{max_abs, on_mesh, perturb, Harness};
 
 fn setup(points: &str, quads: &str, ff: &[(&str, &str)]) -> (Harness, settee_core::ComponentId, Vec<f64>) {
-    let mut h = Harness::new();
-    let mo = h.add("MechanicalObject", &[("position", points)]);
-    h.add("MeshTopology", &[("quads", quads)]);
-    let c = h.add("QuadBendingFEMForceField", ff);
-    h.init().unwrap();
-    let rest = h.rest(mo);
-    (h, c, rest)
+    on_mesh(points, "quads", quads, "QuadBendingFEMForceField", ff)
 }
 
 /// Two 2 × 1.5 rectangles side by side in the xy plane.
@@ -85,17 +79,11 @@ fn dforce_matches_finite_differences_and_is_symmetric() {
         let n = rest.len();
         for seed in 1..3 {
             let dx = perturb(&vec![0.0; n], 1.0, seed);
-            let eps = 1e-6;
-            let xp: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x + eps * d).collect();
-            let xm: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x - eps * d).collect();
-            let (fp, fm) = (h.force(ff, &xp), h.force(ff, &xm));
-            h.force(ff, &rest);
-            let df = h.dforce(ff, &dx, 1.0);
+            let (fd, df) = h.central_differences(ff, &rest, &dx, 1e-6);
             let scale = max_abs(&df);
             assert!(scale > 1.0);
             for i in 0..n {
-                let fd = (fp[i] - fm[i]) / (2.0 * eps);
-                assert!((fd - df[i]).abs() < 1e-6 * scale, "{i}: {fd} vs {}", df[i]);
+                assert!((fd[i] - df[i]).abs() < 1e-6 * scale, "{i}: {} vs {}", fd[i], df[i]);
             }
         }
         let cols: Vec<Vec<f64>> = (0..n)

@@ -1,17 +1,11 @@
 #![allow(clippy::disallowed_methods)] // tests check output Data by name
 use super::*;
-use crate::test_support::{max_abs, mul, perturb, Harness};
+use crate::test_support::{max_abs, on_grid, perturb, Harness};
 use settee_linalg::{DirectKind, DirectSolver, Ordering};
 
 /// A grid with a TetrahedronFEMForceField on its hexahedra (split in 6).
 fn grid_setup(grid: &[(&str, &str)], ff: &[(&str, &str)]) -> (Harness, ComponentId, Vec<f64>) {
-    let mut h = Harness::new();
-    let mo = h.add("MechanicalObject", &[("name", "dofs")]);
-    h.add("RegularGridTopology", grid);
-    let ffc = h.add("TetrahedronFEMForceField", ff);
-    h.init().unwrap();
-    let rest = h.rest(mo);
-    (h, ffc, rest)
+    on_grid(grid, "TetrahedronFEMForceField", ff).unwrap()
 }
 
 const BEAM: &[(&str, &str)] = &[("n", "3 3 8"), ("min", "0 0 0"), ("max", "1 1 2.7")];
@@ -104,11 +98,7 @@ fn dforce_equals_assembled_matrix_times_dx() {
         let (mut h, ff, rest) = grid_setup(BEAM, &a);
         let x = perturb(&rest, 0.1, 7);
         let dx = perturb(&vec![0.0; x.len()], 1.0, 11);
-        let k = -1.7;
-        let _ = h.force(ff, &x);
-        let df = h.dforce(ff, &dx, k);
-        let m = h.assembled(0.0, k);
-        let kdx = mul(&m, &dx);
+        let (df, m, kdx) = h.dforce_and_assembled(ff, &x, &dx, -1.7);
         let scale = max_abs(&df);
         assert!(scale > 1.0, "{extra:?}");
         for (i, (a, b)) in df.iter().zip(&kdx).enumerate() {
@@ -217,26 +207,11 @@ fn results_do_not_depend_on_thread_count() {
     assert!(n >= crate::tetra_common::TETRA_PARALLEL_MIN, "{n} tetrahedra");
     let x = perturb(&rest, 0.01, 3);
     let dx = perturb(&vec![0.0; x.len()], 1.0, 5);
-    let mut run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| {
-            let before = crate::element_loop_counts();
-            let f = h.force(ff, &x);
-            let df = h.dforce(ff, &dx, 0.37);
-            let k = h.assembled(0.0, -0.5);
-            let after = crate::element_loop_counts();
-            ((bits(&f), bits(&df), bits(k.values()), k.col_idx().to_vec()), (after.0 - before.0, after.1 - before.1))
-        })
-    };
-    let (one, loops1) = run(1);
-    let (four, loops4) = run(4);
+    let (one, loops1) = h.bits_on_threads(ff, &x, &dx, 0.37, 1);
+    let (four, loops4) = h.bits_on_threads(ff, &x, &dx, 0.37, 4);
     assert_eq!(loops1, (3, 0), "one thread: (loops, parallel)");
     assert_eq!(loops4, (3, 3), "four threads: (loops, parallel)");
     assert_eq!(one, four);
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

@@ -1,35 +1,9 @@
 use super::*;
-use crate::test_support::{max_abs, mul, perturb, Harness};
+use crate::test_support::{check_dforce_is_symmetric_assembled_stiffness, max_abs, mul, on_mesh, perturb, rigid, text, Harness, STRIP, STRIP_TRIS};
 
 /// A mesh of triangles given inline, with the force field on it.
 fn setup(points: &str, triangles: &str, ff: &[(&str, &str)]) -> (Harness, settee_core::ComponentId, Vec<f64>) {
-    let mut h = Harness::new();
-    let mo = h.add("MechanicalObject", &[("position", points)]);
-    h.add("MeshTopology", &[("triangles", triangles)]);
-    let c = h.add("TriangularFEMForceField", ff);
-    h.init().unwrap();
-    let rest = h.rest(mo);
-    (h, c, rest)
-}
-
-/// A bent strip of four triangles (not planar).
-const STRIP: &str = "0 0 0  1 0 0  2 0.1 0.3  0 1 0.2  1 1.1 0  2 1 -0.2";
-const STRIP_TRIS: &str = "0 1 3  1 4 3  1 2 4  2 5 4";
-
-/// Rotation by angle `t` about the unit axis `u`, applied to every point, plus a translation.
-fn rigid(x: &[f64], u: [f64; 3], t: f64, shift: [f64; 3]) -> Vec<f64> {
-    let (c, s) = (t.cos(), t.sin());
-    x.chunks(3)
-        .flat_map(|p| {
-            let d = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
-            let cr = [u[1] * p[2] - u[2] * p[1], u[2] * p[0] - u[0] * p[2], u[0] * p[1] - u[1] * p[0]];
-            (0..3).map(move |k| p[k] * c + cr[k] * s + u[k] * d * (1.0 - c) + shift[k])
-        })
-        .collect()
-}
-
-fn text(v: &[f64]) -> String {
-    v.iter().map(|x| format!("{x:.17e}")).collect::<Vec<_>>().join(" ")
+    on_mesh(points, "triangles", triangles, "TriangularFEMForceField", ff)
 }
 
 #[test]
@@ -141,29 +115,7 @@ fn simple_shear_gives_shear_modulus() {
 #[test]
 fn large_dforce_equals_symmetric_assembled_stiffness() {
     let (mut h, ff, rest) = setup(STRIP, STRIP_TRIS, &[("youngModulus", "600 800 900 700"), ("poissonRatio", "0.3")]);
-    let x = perturb(&rest, 0.15, 7);
-    h.force(ff, &x);
-    let k = 2.5;
-    let a = h.assembled(0.0, k);
-    let n = rest.len();
-    for seed in 1..4 {
-        let dx = perturb(&vec![0.0; n], 1.0, seed);
-        let df = h.dforce(ff, &dx, k);
-        let kdx = mul(&a, &dx);
-        let scale = max_abs(&df);
-        assert!(scale > 1.0);
-        for (p, q) in df.iter().zip(&kdx) {
-            assert!((p - q).abs() < 1e-12 * scale, "{p} vs {q}");
-        }
-    }
-    let d = a.to_dense();
-    for i in 0..n {
-        for j in 0..n {
-            assert!((d[i * n + j] - d[j * n + i]).abs() < 1e-12 * max_abs(&d), "({i}, {j})");
-        }
-    }
-    let t: Vec<f64> = (0..n).map(|i| [0.3, -1.2, 0.7][i % 3]).collect();
-    assert!(max_abs(&h.dforce(ff, &t, 1.0)) < 1e-11);
+    check_dforce_is_symmetric_assembled_stiffness(&mut h, ff, &rest);
 }
 
 /// At rest the stress vanishes, so the tangent is exactly the linear stiffness: central finite
@@ -174,17 +126,11 @@ fn dforce_matches_finite_differences_at_rest() {
     for method in ["large", "small"] {
         let (mut h, ff, rest) = setup(STRIP, STRIP_TRIS, &[("youngModulus", "600"), ("poissonRatio", "0.45"), ("method", method)]);
         let dx = perturb(&vec![0.0; rest.len()], 1.0, 3);
-        let eps = 1e-6;
-        let xp: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x + eps * d).collect();
-        let xm: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x - eps * d).collect();
-        let (fp, fm) = (h.force(ff, &xp), h.force(ff, &xm));
-        h.force(ff, &rest);
-        let df = h.dforce(ff, &dx, 1.0);
+        let (fd, df) = h.central_differences(ff, &rest, &dx, 1e-6);
         let scale = max_abs(&df);
         assert!(scale > 1.0);
         for i in 0..df.len() {
-            let fd = (fp[i] - fm[i]) / (2.0 * eps);
-            assert!((fd - df[i]).abs() < 1e-6 * scale, "{method} {i}: {fd} vs {}", df[i]);
+            assert!((fd[i] - df[i]).abs() < 1e-6 * scale, "{method} {i}: {} vs {}", fd[i], df[i]);
         }
         let kdx = mul(&h.assembled(0.0, 1.0), &dx);
         if method == "large" {

@@ -1,31 +1,9 @@
 use super::*;
-use crate::test_support::{max_abs, mul, perturb, Harness};
+use crate::test_support::{check_dforce_is_symmetric_assembled_stiffness, max_abs, on_mesh, perturb, rigid, text, Harness, STRIP, STRIP_TRIS};
 
 /// A mesh of triangles given inline, with the force field on it.
 fn setup(points: &str, triangles: &str, ff: &[(&str, &str)]) -> (Harness, settee_core::ComponentId, Vec<f64>) {
-    let mut h = Harness::new();
-    let mo = h.add("MechanicalObject", &[("position", points)]);
-    h.add("MeshTopology", &[("triangles", triangles)]);
-    let c = h.add("TriangularFEMForceFieldOptim", ff);
-    h.init().unwrap();
-    let rest = h.rest(mo);
-    (h, c, rest)
-}
-
-/// A bent strip of four triangles (not planar).
-const STRIP: &str = "0 0 0  1 0 0  2 0.1 0.3  0 1 0.2  1 1.1 0  2 1 -0.2";
-const STRIP_TRIS: &str = "0 1 3  1 4 3  1 2 4  2 5 4";
-
-/// Rotation by angle `t` about the unit axis `u`, applied to every point, plus a translation.
-fn rigid(x: &[f64], u: [f64; 3], t: f64, shift: [f64; 3]) -> Vec<f64> {
-    let (c, s) = (t.cos(), t.sin());
-    x.chunks(3)
-        .flat_map(|p| {
-            let d = u[0] * p[0] + u[1] * p[1] + u[2] * p[2];
-            let cr = [u[1] * p[2] - u[2] * p[1], u[2] * p[0] - u[0] * p[2], u[0] * p[1] - u[1] * p[0]];
-            (0..3).map(move |k| p[k] * c + cr[k] * s + u[k] * d * (1.0 - c) + shift[k])
-        })
-        .collect()
+    on_mesh(points, "triangles", triangles, "TriangularFEMForceFieldOptim", ff)
 }
 
 #[test]
@@ -65,8 +43,7 @@ fn uniaxial_strain_gives_plane_stress_hooke_forces() {
     // Rotated and translated copy of both configurations: same forces, rotated.
     let u = [0.48, -0.6, 0.64];
     let (rr, xr) = (rigid(&rest, u, 1.1, [1.0, 2.0, 3.0]), rigid(&x, u, 1.1, [1.0, 2.0, 3.0]));
-    let text: Vec<String> = rr.iter().map(|v| format!("{v:.17e}")).collect();
-    let (mut h2, ff2, _) = setup(&text.join(" "), "0 1 2", &[("youngModulus", "600"), ("poissonRatio", "0.3")]);
+    let (mut h2, ff2, _) = setup(&text(&rr), "0 1 2", &[("youngModulus", "600"), ("poissonRatio", "0.3")]);
     let f2 = h2.force(ff2, &xr);
     let expected = rigid(&expected, u, 1.1, [0.0; 3]);
     for (a, b) in f2.iter().zip(&expected) {
@@ -95,29 +72,7 @@ fn simple_shear_gives_shear_modulus() {
 #[test]
 fn dforce_equals_assembled_stiffness_product() {
     let (mut h, ff, rest) = setup(STRIP, STRIP_TRIS, &[("youngModulus", "600 800 900 700"), ("poissonRatio", "0.3")]);
-    let x = perturb(&rest, 0.15, 7);
-    h.force(ff, &x);
-    let k = 2.5;
-    let a = h.assembled(0.0, k);
-    let n = rest.len();
-    for seed in 1..4 {
-        let dx = perturb(&vec![0.0; n], 1.0, seed);
-        let df = h.dforce(ff, &dx, k);
-        let kdx = mul(&a, &dx);
-        let scale = max_abs(&df);
-        assert!(scale > 1.0);
-        for (p, q) in df.iter().zip(&kdx) {
-            assert!((p - q).abs() < 1e-12 * scale, "{p} vs {q}");
-        }
-    }
-    let d = a.to_dense();
-    for i in 0..n {
-        for j in 0..n {
-            assert!((d[i * n + j] - d[j * n + i]).abs() < 1e-12 * max_abs(&d), "({i}, {j})");
-        }
-    }
-    let t: Vec<f64> = (0..n).map(|i| [0.3, -1.2, 0.7][i % 3]).collect();
-    assert!(max_abs(&h.dforce(ff, &t, 1.0)) < 1e-11);
+    check_dforce_is_symmetric_assembled_stiffness(&mut h, ff, &rest);
 }
 
 /// At rest the stress vanishes, so the corotational tangent is exactly the linear stiffness:
@@ -126,16 +81,10 @@ fn dforce_equals_assembled_stiffness_product() {
 fn dforce_matches_finite_differences_at_rest() {
     let (mut h, ff, rest) = setup(STRIP, STRIP_TRIS, &[("youngModulus", "600"), ("poissonRatio", "0.45")]);
     let dx = perturb(&vec![0.0; rest.len()], 1.0, 3);
-    let eps = 1e-6;
-    let xp: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x + eps * d).collect();
-    let xm: Vec<f64> = rest.iter().zip(&dx).map(|(x, d)| x - eps * d).collect();
-    let (fp, fm) = (h.force(ff, &xp), h.force(ff, &xm));
-    h.force(ff, &rest);
-    let df = h.dforce(ff, &dx, 1.0);
+    let (fd, df) = h.central_differences(ff, &rest, &dx, 1e-6);
     let scale = max_abs(&df);
     for i in 0..df.len() {
-        let fd = (fp[i] - fm[i]) / (2.0 * eps);
-        assert!((fd - df[i]).abs() < 1e-6 * scale, "{i}: {fd} vs {}", df[i]);
+        assert!((fd[i] - df[i]).abs() < 1e-6 * scale, "{i}: {} vs {}", fd[i], df[i]);
     }
 }
 

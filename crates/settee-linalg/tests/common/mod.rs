@@ -4,26 +4,21 @@
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
 /// Small deterministic generator (SplitMix64).
-pub struct Rng(pub u64);
+pub use settee_testkit::SplitMix as Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+/// Uniform reals from a [`Rng`].
+pub trait Uniform {
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
+    fn unit(&mut self) -> f64;
     /// Uniform in [lo, hi).
-    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * self.unit()
     }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+}
+
+impl Uniform for Rng {
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -120,4 +115,56 @@ pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
     a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / scale
+}
+
+/// The hexahedra of a grid of `nx × ny × nz` nodes (node `(x, y, z)` is
+/// `(z·ny + y)·nx + x`), in SOFA's corner order, x fastest.
+pub fn hex_grid_elements(nx: usize, ny: usize, nz: usize) -> Vec<[usize; 8]> {
+    let id = |x: usize, y: usize, z: usize| (z * ny + y) * nx + x;
+    let mut elements = Vec::new();
+    for z in 0..nz - 1 {
+        for y in 0..ny - 1 {
+            for x in 0..nx - 1 {
+                elements.push([
+                    id(x, y, z),
+                    id(x + 1, y, z),
+                    id(x + 1, y + 1, z),
+                    id(x, y + 1, z),
+                    id(x, y, z + 1),
+                    id(x + 1, y, z + 1),
+                    id(x + 1, y + 1, z + 1),
+                    id(x, y + 1, z + 1),
+                ]);
+            }
+        }
+    }
+    elements
+}
+
+/// The 3 DOFs of every node of the `z = 0` end of that grid.
+pub fn hex_grid_fixed(nx: usize, ny: usize) -> Vec<usize> {
+    (0..nx * ny).flat_map(|k| [3 * k, 3 * k + 1, 3 * k + 2]).collect()
+}
+
+/// The global matrix of FEM-like hexahedra with 3 DOFs a node, the structure of SOFA's FEM
+/// systems: per element `e`, the 8×8 node blocks of `(8 I - 1 1ᵀ) ⊗ S_e` (`S_e` a fixed SPD
+/// 3×3 matrix times `scale·(1 + 0.1·(e mod 7))`) through `add_block3`, row-major over the
+/// element's node pairs, then `diag` on the diagonal of the `n` DOFs, `finish`, and
+/// `apply_dirichlet` on `fixed`.
+pub fn assemble_hex_grid(b: &mut MatrixBuilder, elements: &[[usize; 8]], n: usize, scale: f64, diag: f64, fixed: &[usize]) {
+    for (e, nodes) in elements.iter().enumerate() {
+        let t = scale * (1.0 + 0.1 * ((e % 7) as f64));
+        let se = [[2.0 * t, 0.3 * t, 0.1 * t], [0.3 * t, 2.5 * t, 0.2 * t], [0.1 * t, 0.2 * t, 3.0 * t]];
+        for (a, &na) in nodes.iter().enumerate() {
+            for (c, &nc) in nodes.iter().enumerate() {
+                let w = if a == c { 7.0 } else { -1.0 };
+                b.add_block3(3 * na, 3 * nc, &se.map(|r| r.map(|v| w * v))).unwrap();
+            }
+        }
+    }
+    for i in 0..n {
+        b.add(i, i, diag).unwrap();
+    }
+    b.finish();
+    b.apply_dirichlet(fixed).unwrap();
 }

@@ -1,89 +1,11 @@
 //! CompositeLinearSystem, and the assembly of block projections (line/plane constraints) checked
 //! against the matrix-free product, on a 4-node scene with a constant stiffness.
 
-use std::path::Path;
-
-use settee_core::component::ForceField;
-use settee_core::data::{decl, DataKind};
 use settee_core::mechanics::{self as mech, MechScope};
-use settee_core::{
-    component_any, Attr, Component, ComponentClass, ComponentId, CreateArgs, DataDecl, Factory, ForceIo, InitCtx, MatrixAccumulator, Mbk, MechParams,
-    Roles, Scene, SimResult, StateId, TemplateRule, VecId,
-};
+use settee_core::{ComponentId, Factory, LinearSolver, Mbk, Scene, SimResult, VecId};
 
 use crate::system::MatrixLinearSystem;
-
-static FF_DATA: &[DataDecl] = &[decl("stiffness", DataKind::Reals, "", "dense row-major stiffness (scalar DOFs)")];
-
-settee_core::data_refs! {
-    static FF_READS;
-    STIFFNESS: Reals = "stiffness";
-}
-
-static FF_CLASS: ComponentClass = ComponentClass {
-    name: "DenseStiffness",
-    description: "f = -K (x - x0)",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[FF_DATA],
-    links: &[],
-    create: |_: &CreateArgs| Box::new(DenseFf::default()),
-    preparse: None,
-    no_src_link: &[],
-    reads: FF_READS,
-};
-
-#[derive(Default)]
-struct DenseFf {
-    state: Option<StateId>,
-    k: Vec<f64>,
-    x0: Vec<f64>,
-}
-
-impl Component for DenseFf {
-    component_any!();
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.state = Some(s);
-        self.x0 = cx.rest_or_position(s);
-        self.k = cx.data().get(STIFFNESS).to_vec();
-        Ok(())
-    }
-    settee_core::force_field_role!();
-}
-
-impl ForceField for DenseFf {
-    fn states(&self) -> Vec<StateId> {
-        vec![self.state.unwrap()]
-    }
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let n = self.x0.len();
-        for (i, row) in self.k.chunks_exact(n).enumerate() {
-            io.f[0][i] -= row.iter().zip(io.x[0]).zip(&self.x0).map(|((k, x), x0)| k * (x - x0)).sum::<f64>();
-        }
-        Ok(())
-    }
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b: f64) -> SimResult {
-        let n = self.x0.len();
-        for (i, row) in self.k.chunks_exact(n).enumerate() {
-            io.f[0][i] -= k_factor * row.iter().zip(io.x[0]).map(|(k, d)| k * d).sum::<f64>();
-        }
-        Ok(())
-    }
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        let (s, n) = (self.state.unwrap(), self.x0.len());
-        for i in 0..n {
-            for j in 0..n {
-                if self.k[i * n + j] != 0.0 {
-                    m.add(s, i, s, j, -k_factor * self.k[i * n + j]);
-                }
-            }
-        }
-        Ok(())
-    }
-}
+use crate::testing::{add_at_root, MatrixForceField};
 
 const N: usize = 12;
 const MASS: f64 = 2.0;
@@ -115,13 +37,12 @@ fn factory() -> Factory {
     settee_mass::register(&mut f);
     settee_projective::register(&mut f);
     crate::register(&mut f);
-    f.register(&FF_CLASS);
+    f.add::<MatrixForceField>();
     f
 }
 
 fn add(scene: &mut Scene, f: &Factory, class: &str, attrs: &[(&str, &str)]) -> ComponentId {
-    let attrs = attrs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect();
-    f.create(scene, Scene::ROOT, class, None, attrs, None, Path::new(".")).unwrap_or_else(|| panic!("could not create {class}: {:?}", scene.messages))
+    add_at_root(scene, f, class, None, attrs)
 }
 
 /// Four nodes, uniform mass, the dense stiffness, `constraints`, then `objects` (systems, solver).
@@ -135,7 +56,7 @@ fn scene(constraints: &[(&str, &[(&str, &str)])], objects: &[(&str, &[(&str, &st
         add(&mut s, &f, c, a);
     }
     let k: Vec<String> = stiffness().iter().map(|v| format!("{v:e}")).collect();
-    add(&mut s, &f, "DenseStiffness", &[("stiffness", &k.join(" "))]);
+    add(&mut s, &f, "TestMatrixForceField", &[("stiffness", &k.join(" "))]);
     let r = settee_core::simulation::init_root(&mut s, &f);
     (s, ids, r)
 }
@@ -147,7 +68,7 @@ fn solve(s: &mut Scene, ls: ComponentId) -> Vec<f64> {
     let st = scope.main_states[0];
     s.store.get_mut(st).write(rhs).copy_from_slice(&RHS);
     mech::project_response(s, &scope, rhs).unwrap();
-    s.with_taken(ls, |obj, s| obj.linear_solver().unwrap().solve_system(s, &scope, F, rhs, sol)).unwrap();
+    s.with_role::<dyn LinearSolver, _>(ls, |solver, s| solver.solve_system(s, &scope, F, rhs, sol)).unwrap();
     s.store.get(st).read(sol).to_vec()
 }
 

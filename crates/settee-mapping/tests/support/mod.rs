@@ -1,41 +1,19 @@
-//! Test support: a factory with the component crates the mapping scenes need, minimal stand-ins
-//! for components of other crates (registered only when the real class is missing), and a
-//! regression runner comparing a scene with SOFA's reference states.
+//! Test support: where SOFA's suite is ([`settee_testkit::suite`]), a factory with the component
+//! crates the mapping scenes need, a regression runner comparing a scene with SOFA's reference
+//! states, and a mapping's products on plain vectors.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
-use settee_core::component::{ForceField, ForceIo, MechParams};
-use settee_core::data::{decl, DataKind::*};
+use settee_core::component::Mapping;
 use settee_core::mechanics::{self, MechScope};
-use settee_core::{
-    component_any, Component, ComponentClass, CreateArgs, DataDecl, Factory, InitCtx, MatrixAccumulator, Mbk, Roles, Scene, SimResult, StateId,
-    TemplateRule, VecId,
-};
+use settee_core::role;
+use settee_core::{Factory, Mbk, Scene, StateId, VecId};
 use settee_linalg::MatrixBuilder;
 
-/// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
-/// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
-/// note (`None`) — unless `CI` or `SETTEE_REQUIRE_SUITE` is set, where it fails instead: a
-/// test that could not compare anything must not count as passed.
-pub fn suite() -> Option<PathBuf> {
-    let dir = suite_dir();
-    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
-        return Some(dir);
-    }
-    use std::io::Write;
-    // CI services set `CI`; `.ci/run` also sets SETTEE_REQUIRE_SUITE.
-    let required =
-        ["SETTEE_REQUIRE_SUITE", "CI"].iter().any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")));
-    assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and CI or SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
-    // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current().name().unwrap_or("a test").to_string();
-    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
-    let _ = std::io::stderr().write_all(note.as_bytes());
-    None
-}
+pub use settee_testkit::suite;
 
-/// Every component crate the mapping scenes use, this crate, and the stand-ins.
+/// Every component crate the mapping scenes use, and this crate.
 pub fn factory() -> Factory {
     let mut f = Factory::new();
     settee_statecontainer::register(&mut f);
@@ -51,19 +29,12 @@ pub fn factory() -> Factory {
     settee_spring::register(&mut f);
     settee_mechanicalload::register(&mut f);
     settee_mapping::register(&mut f);
-    for c in [&EDGE_SET_CONTAINER, &EDGE_SET_GEOMETRY, &REST_SHAPE_SPRINGS, &UNIFORM_VELOCITY_DAMPING] {
-        if f.class(c.name).is_none() {
-            f.register(c);
-        }
-    }
     f
 }
 
 /// Where the suite is looked for.
 fn suite_dir() -> PathBuf {
-    std::env::var_os("SETTEE_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"))
+    std::env::var_os("SETTEE_SUITE").map(PathBuf::from).unwrap_or_else(|| settee_testkit::shared().join("sofa-suite"))
 }
 
 /// Loads and initialises a scene file; panics with the scene's errors. Files are also searched in
@@ -79,11 +50,7 @@ pub fn load(path: &Path, factory: &Factory) -> Scene {
 
 /// Loads a scene given as text.
 pub fn load_text(name: &str, text: &str, factory: &Factory) -> Scene {
-    let dir = std::env::temp_dir().join(format!("settee-mapping-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.scn"));
-    std::fs::write(&p, text).unwrap();
-    load(&p, factory)
+    load(&settee_testkit::temp_scene(name, text), factory)
 }
 
 /// SOFA's dump selection: the node's own state, below an ODE solver, with no mapping in the node
@@ -91,10 +58,10 @@ pub fn load_text(name: &str, text: &str, factory: &Factory) -> Scene {
 pub fn selected_states(scene: &Scene) -> Vec<(NodeState, usize)> {
     let mut out: Vec<NodeState> = Vec::new();
     for n in scene.preorder(Scene::ROOT) {
-        let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) else {
+        let Some(ms) = scene.slot(n, role::MECHANICAL_STATE) else {
             continue;
         };
-        if scene.find_up(n, Roles::ODE_SOLVER).is_none() || scene.find_up(n, Roles::MAPPING).is_some() {
+        if scene.find_up(n, role::ODE_SOLVER).is_none() || scene.find_up(n, role::MAPPING).is_some() {
             continue;
         }
         out.push(NodeState { node: n, name: scene.entry(ms).name.clone(), state: scene.state_of(ms).unwrap() });
@@ -148,240 +115,6 @@ pub fn regression_error(scene_rel: &str, steps: usize) -> Option<(f64, f64)> {
     Some((settee_regress::metric::error_by_dof(&pairs), max))
 }
 
-// ----- stand-ins ---------------------------------------------------------------------------------
-
-fn edge_set_create(a: &CreateArgs) -> Box<dyn Component> {
-    (settee_topology::mesh_topology::CLASS.create)(a)
-}
-
-/// Stand-in for SOFA's `EdgeSetTopologyContainer` (static lists: a MeshTopology under that name).
-pub static EDGE_SET_CONTAINER: ComponentClass = ComponentClass {
-    name: "EdgeSetTopologyContainer",
-    description: "test stand-in: a MeshTopology",
-    roles: Roles::TOPOLOGY,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[settee_topology::mesh_topology::MESH_DATA],
-    links: &[],
-    create: edge_set_create,
-    preparse: None,
-    no_src_link: &[],
-    reads: &[],
-};
-
-struct NoEffect;
-impl Component for NoEffect {
-    component_any!();
-}
-
-fn keep_name_only(attrs: &mut Vec<(String, String)>) {
-    attrs.retain(|(n, _)| n == "name");
-}
-
-/// Stand-in for `EdgeSetGeometryAlgorithms` (no numerical effect).
-pub static EDGE_SET_GEOMETRY: ComponentClass = ComponentClass {
-    name: "EdgeSetGeometryAlgorithms",
-    description: "test stand-in",
-    roles: Roles::TOPOLOGY_ALGORITHMS,
-    templates: &[],
-    default_template: "",
-    template_rule: TemplateRule::Default,
-    data: &[],
-    links: &[],
-    create: |_| Box::new(NoEffect),
-    preparse: Some(keep_name_only),
-    no_src_link: &[],
-    reads: &[],
-};
-
-static RSSF_DATA: &[DataDecl] = &[
-    decl("stiffness", Reals, "1", "stiffness per spring (first one used for all when fewer)"),
-    decl("points", Indices, "", "points with a spring (all when empty)"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static RSSF_READS;
-    RSSF_STIFFNESS: Reals = "stiffness";
-    RSSF_RAYLEIGH_STIFFNESS: Real = "rayleighStiffness";
-    RSSF_POINTS: Indices = "points";
-}
-
-/// Stand-in for `RestShapeSpringsForceField` on vector states: `f_i −= k·(x_i − x0_i)` with the
-/// state's rest positions.
-pub static REST_SHAPE_SPRINGS: ComponentClass = ComponentClass {
-    name: "RestShapeSpringsForceField",
-    description: "test stand-in",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[RSSF_DATA],
-    links: &[],
-    create: |_| Box::<RestShapeSprings>::default(),
-    preparse: None,
-    no_src_link: &[],
-    reads: RSSF_READS,
-};
-
-#[derive(Default)]
-struct RestShapeSprings {
-    state: Option<StateId>,
-    k: Vec<f64>,
-    points: Vec<usize>,
-    dim: usize,
-    rest: Vec<f64>,
-    rs: f64,
-}
-
-impl Component for RestShapeSprings {
-    component_any!();
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.state = Some(s);
-        self.dim = cx.state_layout(s).deriv_size();
-        self.k = cx.data().get(RSSF_STIFFNESS).to_vec();
-        self.rs = cx.data().get(RSSF_RAYLEIGH_STIFFNESS);
-        let pts = cx.data().get(RSSF_POINTS).to_vec();
-        self.points = if pts.is_empty() { (0..cx.state_size(s)).collect() } else { pts };
-        self.rest = cx.rest_or_position(s);
-        Ok(())
-    }
-    settee_core::force_field_role!();
-}
-
-impl RestShapeSprings {
-    fn k(&self, i: usize) -> f64 {
-        self.k[if i < self.k.len() { i } else { 0 }]
-    }
-}
-
-impl ForceField for RestShapeSprings {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let d = self.dim;
-        for (i, &p) in self.points.iter().enumerate() {
-            let k = self.k(i);
-            for c in 0..d {
-                let dx = io.x[0][p * d + c] - self.rest[p * d + c];
-                io.f[0][p * d + c] -= dx * k;
-            }
-        }
-        Ok(())
-    }
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, _b: f64) -> SimResult {
-        let d = self.dim;
-        for (i, &p) in self.points.iter().enumerate() {
-            let k = self.k(i);
-            for c in 0..d {
-                io.f[0][p * d + c] -= io.x[0][p * d + c] * k * k_factor;
-            }
-        }
-        Ok(())
-    }
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        let s = self.state.unwrap();
-        let d = self.dim;
-        for (i, &p) in self.points.iter().enumerate() {
-            for c in 0..d {
-                m.add(s, p * d + c, s, p * d + c, -k_factor * self.k(i));
-            }
-        }
-        Ok(())
-    }
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.rs
-    }
-}
-
-static UVD_DATA: &[DataDecl] = &[
-    decl("dampingCoefficient", Real, "0.1", "velocity damping coefficient"),
-    decl("implicit", Bool, "false", "include the damping in the implicit system"),
-    decl("rayleighStiffness", Real, "0", "Rayleigh damping coefficient related to stiffness"),
-];
-
-settee_core::data_refs! {
-    static UVD_READS;
-    UVD_DAMPING_COEFFICIENT: Real = "dampingCoefficient";
-    UVD_IMPLICIT: Bool = "implicit";
-}
-
-/// Stand-in for `UniformVelocityDampingForceField`: `f −= c·v`, `df −= c·b·dx` when implicit.
-pub static UNIFORM_VELOCITY_DAMPING: ComponentClass = ComponentClass {
-    name: "UniformVelocityDampingForceField",
-    description: "test stand-in",
-    roles: Roles::FORCE_FIELD,
-    templates: &["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template: "Vec3d",
-    template_rule: TemplateRule::FromState,
-    data: &[UVD_DATA],
-    links: &[],
-    create: |_| Box::<UniformVelocityDamping>::default(),
-    preparse: None,
-    no_src_link: &[],
-    reads: UVD_READS,
-};
-
-#[derive(Default)]
-struct UniformVelocityDamping {
-    state: Option<StateId>,
-    c: f64,
-    implicit: bool,
-    /// Number of scalar DOFs of the state.
-    n: usize,
-}
-
-impl Component for UniformVelocityDamping {
-    component_any!();
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        self.state = Some(s);
-        self.n = cx.state_size(s) * cx.state_layout(s).deriv_size();
-        self.c = cx.data().get(UVD_DAMPING_COEFFICIENT);
-        self.implicit = cx.data().get(UVD_IMPLICIT);
-        Ok(())
-    }
-    settee_core::force_field_role!();
-}
-
-impl ForceField for UniformVelocityDamping {
-    fn states(&self) -> Vec<StateId> {
-        self.state.into_iter().collect()
-    }
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        for (f, v) in io.f[0].iter_mut().zip(io.v[0]) {
-            *f -= v * self.c;
-        }
-        Ok(())
-    }
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, _k: f64, b: f64) -> SimResult {
-        if !self.implicit || b == 0.0 {
-            return Ok(());
-        }
-        let bf = b * self.c;
-        for (f, dx) in io.f[0].iter_mut().zip(io.x[0]) {
-            *f -= dx * bf;
-        }
-        Ok(())
-    }
-    fn add_k_to_matrix(&self, _p: &MechParams, _m: &mut MatrixAccumulator, _k: f64) -> SimResult {
-        Ok(())
-    }
-    fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b: f64) -> SimResult {
-        if !self.implicit {
-            return Ok(());
-        }
-        let s = self.state.unwrap();
-        for i in 0..self.n {
-            m.add(s, i, s, i, -self.c * b);
-        }
-        Ok(())
-    }
-}
-
 /// Compares the assembled matrix with the matrix-free products `A·e_j` on every unconstrained
 /// column; returns the number of columns compared.
 pub fn assembled_equals_matrix_free(scene: &mut Scene, f: Mbk) -> usize {
@@ -422,6 +155,60 @@ pub fn assembled_equals_matrix_free(scene: &mut Scene, f: Mbk) -> usize {
     mechanics::free_vec(scene, &scope, p);
     mechanics::free_vec(scene, &scope, q);
     compared
+}
+
+// ----- a mapping's products on plain vectors ----------------------------------------------------
+
+/// State ids for mappings built directly (their states are not in a scene).
+pub const S0: StateId = StateId::first_in_slot(0);
+pub const S1: StateId = StateId::first_in_slot(1);
+pub const S2: StateId = StateId::first_in_slot(2);
+
+/// `apply` on the inputs `x` (positions), or `apply_j` (`velocities`), into `out` as given (NaN
+/// values: every value must be written).
+pub fn map_into(m: &mut dyn Mapping, velocities: bool, mut out: Vec<f64>, x: &[Vec<f64>]) -> Vec<f64> {
+    let ins: Vec<&[f64]> = x.iter().map(|v| v.as_slice()).collect();
+    if velocities { m.apply_j(&mut out, &ins) } else { m.apply(&mut out, &ins) }.unwrap();
+    out
+}
+
+/// `apply` on the inputs `x`, into an output of `n_out` values set to 0 first.
+pub fn apply(m: &mut dyn Mapping, n_out: usize, x: &[Vec<f64>]) -> Vec<f64> {
+    map_into(m, false, vec![0.0; n_out], x)
+}
+
+/// `apply_j` on the input velocities `v`, into an output of `n_out` values set to 0 first.
+pub fn jv(m: &mut dyn Mapping, n_out: usize, v: &[Vec<f64>]) -> Vec<f64> {
+    map_into(m, true, vec![0.0; n_out], v)
+}
+
+/// `apply_jt` of the output force `f` into zero input forces of the given sizes.
+pub fn jtf(m: &mut dyn Mapping, sizes: &[usize], f: &[f64]) -> Vec<Vec<f64>> {
+    let mut ins: Vec<Vec<f64>> = sizes.iter().map(|&n| vec![0.0; n]).collect();
+    let mut s: Vec<&mut [f64]> = ins.iter_mut().map(|v| v.as_mut_slice()).collect();
+    m.apply_jt(&mut s, f).unwrap();
+    ins
+}
+
+/// `Σ_i J_i·v_i` with the assembled Jacobian blocks, each product added in input order.
+pub fn jacobians_times(js: &[settee_core::component::SparseRows], v: &[Vec<f64>], n_out: usize) -> Vec<f64> {
+    let mut sum = vec![0.0; n_out];
+    for (j, vi) in js.iter().zip(v) {
+        let mut t = vec![0.0; n_out];
+        j.mul(&mut t, vi);
+        for (s, y) in sum.iter_mut().zip(t) {
+            *s += y;
+        }
+    }
+    sum
+}
+
+/// Loads `text` (as file `name`), runs `steps` steps, then [`assembled_equals_matrix_free`]: the
+/// number of columns compared.
+pub fn columns_after_steps(name: &str, text: &str, factory: &Factory, steps: usize, f: Mbk) -> usize {
+    let mut scene = load_text(name, text, factory);
+    run(&mut scene, steps);
+    assembled_equals_matrix_free(&mut scene, f)
 }
 
 /// Lets the system move away from rest so forces (hence geometric stiffness) are non-zero.

@@ -41,7 +41,7 @@ fn check_consistency(b: &mut Built) -> Vec<f64> {
     let m2 = b.matrix(-0.35).unwrap();
     assert_close(&b.mdx(&dx, -0.35), &dense_mul(&m2, &dx), 1e-14);
     let mdx = b.mdx(&dx, 1.0);
-    let ke = b.scene.obj(b.mass).mass_ref().unwrap().kinetic_energy(&dx);
+    let ke = b.scene.role::<dyn Mass>(b.mass).unwrap().kinetic_energy(&dx);
     let expected = 0.5 * dx.iter().zip(&mdx).map(|(x, y)| x * y).sum::<f64>();
     assert!((ke - expected).abs() < 1e-13 * expected.abs().max(1.0));
     m
@@ -106,5 +106,5 @@ fn missing_density_is_an_error_and_acc_from_f_refuses() {
     assert!(e.to_string().contains("NodalMassDensity") && e.diagnostic().hint.is_some(), "{e}");
     let b = fem_mass("Vec3,Hexahedron", "MeshTopology", &[("position", CUBE_POS), ("hexahedra", HEXA)], "1").unwrap();
     let mut a = vec![0.0; 24];
-    assert!(b.scene.obj(b.mass).mass_ref().unwrap().acc_from_f(&mut a, &[1.0; 24]).is_err());
+    assert!(b.scene.role::<dyn Mass>(b.mass).unwrap().acc_from_f(&mut a, &[1.0; 24]).is_err());
 }

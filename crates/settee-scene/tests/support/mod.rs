@@ -1,33 +1,11 @@
-//! Where the tests of this crate find SOFA's suite.
+//! Where the tests of this crate find SOFA's suite ([`settee_testkit::suite`]).
 
 use std::path::PathBuf;
 
-/// The SOFA suite: `$SETTEE_SUITE`, else `../shared/sofa-suite` beside the repository, when it
-/// holds `scenes/`, `references/` and `data/`. When it does not, the calling test skips with a
-/// note (`None`) — unless `CI` or `SETTEE_REQUIRE_SUITE` is set, where it fails instead: a
-/// test that could not compare anything must not count as passed.
-#[allow(dead_code)] // not every test file needs it
-pub fn suite() -> Option<PathBuf> {
-    let dir = suite_dir();
-    if ["scenes", "references", "data"].iter().all(|d| dir.join(d).is_dir()) {
-        return Some(dir);
-    }
-    use std::io::Write;
-    // CI services set `CI`; `.ci/run` also sets SETTEE_REQUIRE_SUITE.
-    let required =
-        ["SETTEE_REQUIRE_SUITE", "CI"].iter().any(|k| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")));
-    assert!(!required, "SOFA suite not found at {} (set SETTEE_SUITE) and CI or SETTEE_REQUIRE_SUITE is set: this test needs it", dir.display());
-    // Written to the stream itself, in one piece: the test harness would capture `eprintln!`.
-    let test = std::thread::current().name().unwrap_or("a test").to_string();
-    let note = format!("note: SOFA suite not found at {} (set SETTEE_SUITE); test skipped: {test}\n", dir.display());
-    let _ = std::io::stderr().write_all(note.as_bytes());
-    None
-}
+pub use settee_testkit::suite;
 
 /// Where the suite is looked for.
 #[allow(dead_code)] // not every test file needs it
 pub fn suite_dir() -> PathBuf {
-    std::env::var_os("SETTEE_SUITE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join("../shared/sofa-suite"))
+    std::env::var_os("SETTEE_SUITE").map(PathBuf::from).unwrap_or_else(|| settee_testkit::shared().join("sofa-suite"))
 }

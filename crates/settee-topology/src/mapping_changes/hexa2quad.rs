@@ -13,16 +13,14 @@
 //! Other events (additions among them) do not change the output, as in SOFA.
 
 use super::replay::{face_key, Mirror};
-use super::IndexMaps;
+use super::{Following, IndexMaps};
 use crate::mesh::QUADS_IN_HEXAHEDRON;
 use crate::modifier::{modify, point, quad};
 use crate::set_container::SetTopologyContainer;
-use settee_core::data_ref::{self, DataRef};
+use crate::topological_mapping::TopologicalMapping;
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 use settee_core::{ComponentId, InitCtx, SimResult};
 use std::collections::HashMap;
-
-const FLIP_NORMALS: DataRef<data_ref::Bool> = DataRef::new("flipNormals");
 
 /// Faces of the hexahedra and hexahedra around the quads of `m` (SOFA's `quadsInHexahedron`
 /// and `hexahedraAroundQuad` as built from the lists).
@@ -61,19 +59,11 @@ fn quad_count(cx: &InitCtx, id: ComponentId) -> usize {
 
 /// Follows the input's changes (`maps` is None until the first change: build it then from the
 /// input as it was before the change, which is the input at init).
-pub fn follow(
-    maps: &mut Option<IndexMaps>,
-    cx: &mut InitCtx,
-    input: ComponentId,
-    output: ComponentId,
-    changes: &[TopologyChange],
-) -> SimResult<Follow> {
-    let Some(from) = cx.scene.get::<SetTopologyContainer>(input) else {
-        return Err(cx.error(format!("the input {} is not a dynamic topology container", cx.scene.entry(input).label())));
-    };
-    let mut m = Mirror::before(from.topo(), changes).map_err(|e| cx.error(format!("cannot follow the input's changes: {e}")))?;
+pub fn follow(cx: &mut InitCtx, following: Following) -> SimResult<Follow> {
+    let Following { maps, input, output, changes } = following;
+    let mut m = Mirror::of_input(cx, input, changes)?;
     let maps = maps.get_or_insert_with(|| initial_maps(&m));
-    let flip = cx.data().get(FLIP_NORMALS);
+    let flip = cx.data().get(TopologicalMapping::FLIP_NORMALS);
 
     for c in changes {
         match c {
@@ -163,38 +153,16 @@ mod tests {
     use crate::mesh::QUADS_IN_HEXAHEDRON;
     use crate::modifier::{hexahedron, modify, quad};
     use crate::set_container::SetTopologyContainer;
-    use crate::test_util::{attrs, init_scene};
+    use crate::test_util::{add, factory, hexa_quad_triangle_chain, init_scene};
     use proptest::prelude::*;
-    use settee_core::{ComponentId, Factory, NodeId, Scene};
+    use settee_core::{ComponentId, Scene};
     use std::collections::HashMap;
-
-    fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        f
-    }
-
-    fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
-        let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
 
     /// Hexahedra → Hexa2Quad → quads → Quad2Triangle → triangles.
     fn chain(hexahedra: &str) -> (Scene, ComponentId, ComponentId, ComponentId) {
         let f = factory();
         let mut scene = Scene::new("root");
-        let hexa = add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyContainer", &[("name", "Hexa_topo"), ("hexahedra", hexahedra)]);
-        add(&f, &mut scene, Scene::ROOT, "HexahedronSetTopologyModifier", &[]);
-        let qn = scene.add_node(Scene::ROOT, "Q");
-        let quads = add(&f, &mut scene, qn, "QuadSetTopologyContainer", &[("name", "Quad_topo")]);
-        add(&f, &mut scene, qn, "QuadSetTopologyModifier", &[]);
-        add(&f, &mut scene, qn, "Hexa2QuadTopologicalMapping", &[("input", "@../Hexa_topo"), ("output", "@Quad_topo")]);
-        let tn = scene.add_node(qn, "T");
-        let tris = add(&f, &mut scene, tn, "TriangleSetTopologyContainer", &[("name", "Triangle_topo")]);
-        add(&f, &mut scene, tn, "TriangleSetTopologyModifier", &[]);
-        add(&f, &mut scene, tn, "Quad2TriangleTopologicalMapping", &[("input", "@../Quad_topo"), ("output", "@Triangle_topo")]);
+        let ([hexa, quads, tris], _) = hexa_quad_triangle_chain(&f, &mut scene, hexahedra);
         init_scene(&mut scene).unwrap();
         (scene, hexa, quads, tris)
     }
@@ -250,25 +218,9 @@ mod tests {
     }
 
     fn block_text(nx: usize, ny: usize, nz: usize) -> String {
-        let id = |i: usize, j: usize, k: usize| i + (nx + 1) * (j + (ny + 1) * k);
         let mut s = String::new();
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    for v in [
-                        id(i, j, k),
-                        id(i + 1, j, k),
-                        id(i + 1, j + 1, k),
-                        id(i, j + 1, k),
-                        id(i, j, k + 1),
-                        id(i + 1, j, k + 1),
-                        id(i + 1, j + 1, k + 1),
-                        id(i, j + 1, k + 1),
-                    ] {
-                        s += &format!("{v} ");
-                    }
-                }
-            }
+        for v in crate::grid::hexahedra([nx + 1, ny + 1, nz + 1]).into_iter().flatten() {
+            s += &format!("{v} ");
         }
         s
     }

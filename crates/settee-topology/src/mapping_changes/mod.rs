@@ -12,6 +12,19 @@ pub mod triangle2edge;
 
 use std::collections::HashMap;
 
+use settee_core::topology_change::TopologyChange;
+use settee_core::ComponentId;
+
+/// What a topological mapping follows: its index maps (`None` until the first change: each
+/// `follow` builds them then from the input and output as they were at init), its input and
+/// output containers, and the input's events.
+pub struct Following<'a> {
+    pub maps: &'a mut Option<IndexMaps>,
+    pub input: ComponentId,
+    pub output: ComponentId,
+    pub changes: &'a [TopologyChange],
+}
+
 /// The index maps SOFA's topological mappings keep between their input and output elements.
 #[derive(Clone, Debug, Default)]
 pub struct IndexMaps {

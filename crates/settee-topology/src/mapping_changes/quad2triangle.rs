@@ -9,11 +9,11 @@
 //! * points removed or added: the same points go from, or are added to, the output.
 
 use super::replay::Mirror;
-use super::IndexMaps;
+use super::{Following, IndexMaps};
 use crate::modifier::{modify, point, triangle};
 use crate::set_container::SetTopologyContainer;
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
-use settee_core::{ComponentId, InitCtx, SimResult};
+use settee_core::{InitCtx, SimResult};
 
 /// The maps at init: quad `i` shows as triangles `2i` and `2i + 1`.
 pub(crate) fn initial_maps(nb_quads: usize) -> IndexMaps {
@@ -37,17 +37,9 @@ fn get(in2out: &[Vec<usize>], k: usize) -> Option<&Vec<usize>> {
 
 /// Follows the input's changes (`maps` is None until the first change: build it then from the
 /// input as it was before the change, which is the input at init).
-pub fn follow(
-    maps: &mut Option<IndexMaps>,
-    cx: &mut InitCtx,
-    input: ComponentId,
-    output: ComponentId,
-    changes: &[TopologyChange],
-) -> SimResult<Follow> {
-    let Some(from) = cx.scene.get::<SetTopologyContainer>(input) else {
-        return Err(cx.error(format!("the input {} is not a dynamic topology container", cx.scene.entry(input).label())));
-    };
-    let mut m = Mirror::before(from.topo(), changes).map_err(|e| cx.error(format!("cannot follow the input's changes: {e}")))?;
+pub fn follow(cx: &mut InitCtx, following: Following) -> SimResult<Follow> {
+    let Following { maps, input, output, changes } = following;
+    let mut m = Mirror::of_input(cx, input, changes)?;
     let maps = maps.get_or_insert_with(|| initial_maps(m.quads.len()));
 
     for c in changes {

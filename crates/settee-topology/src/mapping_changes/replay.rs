@@ -9,7 +9,9 @@
 //! Every topological mapping uses this one mirror.
 
 use crate::modifier::DynTopo;
+use crate::set_container::SetTopologyContainer;
 use settee_core::topology_change::{ElementKind, TopologyChange};
+use settee_core::{ComponentId, InitCtx, SimResult};
 
 /// The point count and element lists of an input topology at some point of its log.
 #[derive(Clone, Debug, Default)]
@@ -61,6 +63,15 @@ macro_rules! on_list {
 }
 
 impl Mirror {
+    /// The lists of the mapping's input container `input` before `changes` (an error when the
+    /// input is not a dynamic container, or the log does not undo).
+    pub fn of_input(cx: &InitCtx, input: ComponentId, changes: &[TopologyChange]) -> SimResult<Mirror> {
+        let Some(from) = cx.scene.get::<SetTopologyContainer>(input) else {
+            return Err(cx.error(format!("the input {} is not a dynamic topology container", cx.scene.entry(input).label())));
+        };
+        Mirror::before(from.topo(), changes).map_err(|e| cx.error(format!("cannot follow the input's changes: {e}")))
+    }
+
     /// The lists of `t` as they are.
     pub fn of(t: &DynTopo) -> Mirror {
         let m = &t.mesh;

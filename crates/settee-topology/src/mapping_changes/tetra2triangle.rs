@@ -20,24 +20,19 @@
 //! lists SOFA's mapping would have seen.
 
 use super::replay::Mirror;
-use super::IndexMaps;
+use super::{Following, IndexMaps};
 use crate::modifier::tetrahedron::FACES;
 use crate::modifier::{self, edge, point, triangle};
 use crate::set_container::{SetKind, SetTopologyContainer};
-use crate::topological_mapping::{find_modifier, FLIP_NORMALS, NO_INITIAL_TRIANGLES, NO_NEW_TRIANGLES};
+use crate::topological_mapping::{find_modifier, TopologicalMapping};
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
 use settee_core::{ComponentId, InitCtx, SimResult};
 use std::collections::HashMap;
 
 /// Follows the input's changes (`maps` is None until the first change: build it then from the
 /// input and output as they were at init).
-pub fn follow(
-    maps: &mut Option<IndexMaps>,
-    cx: &mut InitCtx,
-    input: ComponentId,
-    output: ComponentId,
-    changes: &[TopologyChange],
-) -> SimResult<Follow> {
+pub fn follow(cx: &mut InitCtx, following: Following) -> SimResult<Follow> {
+    let Following { maps, input, output, changes } = following;
     // Without a triangle modifier for the output SOFA's mapping ignores the changes (it warned
     // at init).
     let has_modifier =
@@ -45,8 +40,11 @@ pub fn follow(
     if !has_modifier {
         return Ok(Follow::NotConcerned);
     }
-    let opts =
-        Options { flip: cx.data().get(FLIP_NORMALS), no_new: cx.data().get(NO_NEW_TRIANGLES), no_initial: cx.data().get(NO_INITIAL_TRIANGLES) };
+    let opts = Options {
+        flip: cx.data().get(TopologicalMapping::FLIP_NORMALS),
+        no_new: cx.data().get(TopologicalMapping::NO_NEW_TRIANGLES),
+        no_initial: cx.data().get(TopologicalMapping::NO_INITIAL_TRIANGLES),
+    };
     let Some(c) = cx.scene.get::<SetTopologyContainer>(input) else {
         return Err(cx
             .error(format!("the input {} changed, but it is not a dynamic topology container", cx.scene.entry(input).label()))
@@ -306,15 +304,9 @@ fn sorted3(mut v: [usize; 3]) -> [usize; 3] {
 mod tests {
     use super::*;
     use crate::modifier::tetrahedron::remove_tetrahedra;
-    use crate::test_util::{attrs, init_scene};
+    use crate::test_util::{add, init_scene};
     use proptest::prelude::*;
-    use settee_core::{Factory, NodeId, Scene};
-
-    fn add(f: &Factory, scene: &mut Scene, node: NodeId, class: &str, a: &[(&str, &str)]) -> ComponentId {
-        let id = f.create(scene, node, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
-        assert!(!scene.has_errors(), "{:?}", scene.messages);
-        id
-    }
+    use settee_core::{Factory, Scene};
 
     /// A tetrahedron container in the root, its border triangles in a child node.
     fn build(tetrahedra: &[[usize; 4]], extra: &[(&str, &str)]) -> (Scene, ComponentId, ComponentId) {

@@ -18,7 +18,7 @@
 //! events are replayed on that copy, which gives the mapping the state SOFA's would have seen.
 
 use super::replay::Mirror;
-use super::IndexMaps;
+use super::{Following, IndexMaps};
 use crate::modifier::{edge, point, triangle, DynTopo};
 use crate::set_container::SetTopologyContainer;
 use settee_core::topology_change::{ElementKind, Follow, TopologyChange};
@@ -26,13 +26,8 @@ use settee_core::{ComponentId, InitCtx, MeshData, SimResult};
 
 /// Follows the input's changes (`maps` is None until the first change: build it then from the
 /// input and output as they were at init).
-pub fn follow(
-    maps: &mut Option<IndexMaps>,
-    cx: &mut InitCtx,
-    input: ComponentId,
-    output: ComponentId,
-    changes: &[TopologyChange],
-) -> SimResult<Follow> {
+pub fn follow(cx: &mut InitCtx, following: Following) -> SimResult<Follow> {
+    let Following { maps, input, output, changes } = following;
     let Some(current) = cx.scene.get::<SetTopologyContainer>(input).map(|c| c.topo().clone()) else {
         return Err(cx.error("the input of Triangle2EdgeTopologicalMapping is not a dynamic triangle container: it cannot change"));
     };

@@ -97,29 +97,7 @@ pub(crate) fn remove_edges_process(t: &mut DynTopo, ids: &[usize], remove_isolat
             continue;
         }
         last -= 1;
-        let e = t.mesh.edges[i];
-        let q = t.mesh.edges[last];
-        if let Some(shells) = t.edges_around_vertex.as_mut() {
-            for &p in &e {
-                if let Some(shell) = shells.get_mut(p) {
-                    shell.retain(|&x| x != i);
-                    if remove_isolated_points && shell.is_empty() {
-                        isolated.push(p);
-                    }
-                }
-            }
-            if i < last {
-                for &p in &q {
-                    if let Some(shell) = shells.get_mut(p) {
-                        for x in shell.iter_mut() {
-                            if *x == last {
-                                *x = i;
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        super::leave_shells(t.edges_around_vertex.as_mut(), Some(&t.mesh.edges), i, last, remove_isolated_points, &mut isolated);
         t.mesh.edges.swap_remove(i);
     }
     if !isolated.is_empty() {

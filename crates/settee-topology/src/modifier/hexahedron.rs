@@ -5,7 +5,7 @@
 //! [`crate::mesh::EDGES_IN_HEXAHEDRON`]`[k]`), `hexahedra_around_vertex`, `hexahedra_around_edge`,
 //! `hexahedra_around_quad`; built from the lists when first needed (see [`super::quad`]).
 
-use super::quad::{self, edge_index, quad_index, rename, MISSING};
+use super::quad::{self, edge_index, quad_index, MISSING};
 use super::{edge, point, DynTopo};
 use crate::mesh::{EDGES_IN_HEXAHEDRON, QUADS_IN_HEXAHEDRON};
 use settee_core::topology_change::ElementKind;
@@ -18,13 +18,7 @@ pub(crate) fn ensure_hexahedra_around_vertex(t: &mut DynTopo) {
         return;
     }
     let n = t.nb_points.max(crate::elements::count_points(&t.mesh.hexahedra));
-    let mut shells = vec![Vec::new(); n];
-    for (i, h) in t.mesh.hexahedra.iter().enumerate() {
-        for &v in h {
-            shells[v].push(i);
-        }
-    }
-    t.hexahedra_around_vertex = Some(shells);
+    t.hexahedra_around_vertex = Some(super::shells_from_rows(n, &t.mesh.hexahedra));
 }
 
 /// SOFA's `createQuadsInHexahedronArray` (faces found with `getQuadIndex`).
@@ -69,15 +63,7 @@ pub(crate) fn ensure_hexahedra_around_edge(t: &mut DynTopo) {
     }
     ensure_edges_in_hexahedron(t);
     let Some(eih) = t.edges_in_hexahedron.as_ref() else { return };
-    let mut shells = vec![Vec::new(); t.mesh.edges.len()];
-    for (i, row) in eih.iter().enumerate() {
-        for &e in row {
-            if let Some(s) = shells.get_mut(e) {
-                s.push(i);
-            }
-        }
-    }
-    t.hexahedra_around_edge = Some(shells);
+    t.hexahedra_around_edge = Some(super::shells_from_rows(t.mesh.edges.len(), eih));
 }
 
 /// SOFA's `createHexahedraAroundQuadArray`.
@@ -87,15 +73,7 @@ pub(crate) fn ensure_hexahedra_around_quad(t: &mut DynTopo) {
     }
     ensure_quads_in_hexahedron(t);
     let Some(qih) = t.quads_in_hexahedron.as_ref() else { return };
-    let mut shells = vec![Vec::new(); t.mesh.quads.len()];
-    for (i, row) in qih.iter().enumerate() {
-        for &q in row {
-            if let Some(s) = shells.get_mut(q) {
-                s.push(i);
-            }
-        }
-    }
-    t.hexahedra_around_quad = Some(shells);
+    t.hexahedra_around_quad = Some(super::shells_from_rows(t.mesh.quads.len(), qih));
 }
 
 // ----- removal -------------------------------------------------------------------------------
@@ -111,10 +89,7 @@ pub fn remove_hexahedra(t: &mut DynTopo, ids: Vec<usize>, remove_isolated: bool)
 
 /// [`remove_hexahedra`] with the modifier's `removeIsolated` Data given apart.
 pub fn remove_hexahedra_with(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_items: bool, remove_isolated_points: bool) {
-    let n = t.mesh.hexahedra.len();
-    let mut ids: Vec<usize> = ids.into_iter().filter(|&i| i < n).collect();
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    ids.dedup();
+    let ids = point::removal_order(ids, t.mesh.hexahedra.len());
     if ids.is_empty() {
         return;
     }
@@ -143,75 +118,13 @@ fn remove_hexahedra_process(t: &mut DynTopo, ids: &[usize], remove_isolated: boo
     let mut edges_to_remove = Vec::new();
     let mut points_to_remove = Vec::new();
     for &i in ids {
+        // The last hexahedron takes the place of the removed one.
         let last = t.mesh.hexahedra.len() - 1;
-        let h = t.mesh.hexahedra[i];
-        if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
-            for &v in &h {
-                if let Some(shell) = hav.get_mut(v) {
-                    shell.retain(|&x| x != i);
-                    if remove_vertices && shell.is_empty() {
-                        points_to_remove.push(v);
-                    }
-                }
-            }
-        }
-        if let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_ref()) {
-            for &e in &eih[i] {
-                if let Some(shell) = hae.get_mut(e) {
-                    shell.retain(|&x| x != i);
-                    if remove_edges && shell.is_empty() {
-                        edges_to_remove.push(e);
-                    }
-                }
-            }
-        }
-        if let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_ref()) {
-            for &q in &qih[i] {
-                if let Some(shell) = haq.get_mut(q) {
-                    shell.retain(|&x| x != i);
-                    if remove_quads && shell.is_empty() {
-                        quads_to_remove.push(q);
-                    }
-                }
-            }
-        }
-        if i < last {
-            // The last hexahedron takes the place of the removed one.
-            let moved = t.mesh.hexahedra[last];
-            if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
-                for &v in &moved {
-                    if let Some(shell) = hav.get_mut(v) {
-                        rename(shell, last, i);
-                    }
-                }
-            }
-            if let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_ref()) {
-                for &e in &eih[last] {
-                    if let Some(shell) = hae.get_mut(e) {
-                        rename(shell, last, i);
-                    }
-                }
-            }
-            if let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_ref()) {
-                for &q in &qih[last] {
-                    if let Some(shell) = haq.get_mut(q) {
-                        rename(shell, last, i);
-                    }
-                }
-            }
-        }
-        if let Some(qih) = t.quads_in_hexahedron.as_mut() {
-            if last < qih.len() {
-                qih[i] = qih[last];
-                qih.truncate(last);
-            }
-        }
-        if let Some(eih) = t.edges_in_hexahedron.as_mut() {
-            if last < eih.len() {
-                eih[i] = eih[last];
-                eih.truncate(last);
-            }
-        }
+        super::leave_shells(t.hexahedra_around_vertex.as_mut(), Some(&t.mesh.hexahedra), i, last, remove_vertices, &mut points_to_remove);
+        super::leave_shells(t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_deref(), i, last, remove_edges, &mut edges_to_remove);
+        super::leave_shells(t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_deref(), i, last, remove_quads, &mut quads_to_remove);
+        super::swap_remove_row(t.quads_in_hexahedron.as_mut(), i, last);
+        super::swap_remove_row(t.edges_in_hexahedron.as_mut(), i, last);
         t.mesh.hexahedra.swap_remove(i);
     }
 
@@ -221,12 +134,7 @@ fn remove_hexahedra_process(t: &mut DynTopo, ids: &[usize], remove_isolated: boo
     if !quads_to_remove.is_empty() {
         quad::remove_quads(t, quads_to_remove, false, false);
     }
-    if !edges_to_remove.is_empty() {
-        edge::remove_edges(t, edges_to_remove, false);
-    }
-    if !points_to_remove.is_empty() {
-        point::remove_points(t, points_to_remove);
-    }
+    super::remove_isolated(t, edges_to_remove, points_to_remove);
 }
 
 // ----- addition ------------------------------------------------------------------------------
@@ -259,65 +167,19 @@ fn add_hexahedron_process(t: &mut DynTopo, h: [usize; 8]) {
     let nb = h.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
     t.nb_points = nb;
 
-    let hav = t.hexahedra_around_vertex.get_or_insert_with(Vec::new);
-    if hav.len() < nb {
-        hav.resize(nb, Vec::new());
-    }
-    for &v in &h {
-        hav[v].push(hi);
-    }
+    super::attach(&mut t.hexahedra_around_vertex, nb, &h, hi);
 
-    let qih = t.quads_in_hexahedron.get_or_insert_with(Vec::new);
-    if qih.len() < hi + 1 {
-        qih.resize(hi + 1, [MISSING; 6]);
-    }
+    super::reserve_row(&mut t.quads_in_hexahedron, hi, MISSING);
     for (i, face) in QUADS_IN_HEXAHEDRON.iter().enumerate() {
         let q = face.map(|k| h[k]);
-        let qi = match quad_index(t, q) {
-            Some(qi) => qi,
-            None => {
-                quad::add_quads(t, &[q]);
-                match quad_index(t, q) {
-                    Some(qi) => qi,
-                    None => continue,
-                }
-            }
-        };
-        if let Some(qih) = t.quads_in_hexahedron.as_mut() {
-            qih[hi][i] = qi;
-        }
-        let nq = t.mesh.quads.len();
-        let haq = t.hexahedra_around_quad.get_or_insert_with(Vec::new);
-        if haq.len() < nq {
-            haq.resize(nq, Vec::new());
-        }
-        haq[qi].push(hi);
+        let Some(qi) = super::find_or_add(t, |t| quad_index(t, q), |t| quad::add_quads(t, &[q])) else { continue };
+        super::record_item(t.quads_in_hexahedron.as_mut(), &mut t.hexahedra_around_quad, t.mesh.quads.len(), hi, i, qi);
     }
 
-    let eih = t.edges_in_hexahedron.get_or_insert_with(Vec::new);
-    if eih.len() < hi + 1 {
-        eih.resize(hi + 1, [MISSING; 12]);
-    }
+    super::reserve_row(&mut t.edges_in_hexahedron, hi, MISSING);
     for (k, &[a, b]) in EDGES_IN_HEXAHEDRON.iter().enumerate() {
-        let e = match edge_index(t, h[a], h[b]) {
-            Some(e) => e,
-            None => {
-                edge::add_edges(t, &[[h[a], h[b]]]);
-                match edge_index(t, h[a], h[b]) {
-                    Some(e) => e,
-                    None => continue,
-                }
-            }
-        };
-        if let Some(eih) = t.edges_in_hexahedron.as_mut() {
-            eih[hi][k] = e;
-        }
-        let ne = t.mesh.edges.len();
-        let hae = t.hexahedra_around_edge.get_or_insert_with(Vec::new);
-        if hae.len() < ne {
-            hae.resize(ne, Vec::new());
-        }
-        hae[e].push(hi);
+        let Some(e) = super::find_or_add(t, |t| edge_index(t, h[a], h[b]), |t| edge::add_edges(t, &[[h[a], h[b]]])) else { continue };
+        super::record_item(t.edges_in_hexahedron.as_mut(), &mut t.hexahedra_around_edge, t.mesh.edges.len(), hi, k, e);
     }
     t.mesh.hexahedra.push(h);
 }
@@ -408,6 +270,26 @@ pub(crate) mod tests {
 
     fn kinds(log: &[TopologyChange]) -> Vec<(ElementKind, bool)> {
         log.iter().map(|c| (c.kind(), matches!(c, TopologyChange::Added { .. }))).collect()
+    }
+
+    /// The kind and indices of each event of a log of removals.
+    fn removed_indices(log: &[TopologyChange]) -> Vec<(ElementKind, Vec<usize>)> {
+        log.iter()
+            .map(|c| match c {
+                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    /// The kind and elements of each event of a log of additions.
+    fn added_elements(log: &[TopologyChange]) -> Vec<(ElementKind, Vec<Vec<usize>>)> {
+        log.iter()
+            .map(|c| match c {
+                TopologyChange::Added { kind, elements, .. } => (*kind, elements.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
     }
 
     fn sorted_shells(s: &[Vec<usize>]) -> Vec<Vec<usize>> {
@@ -511,14 +393,7 @@ pub(crate) mod tests {
     fn removing_one_of_two_cubes() {
         let mut t = two_cubes();
         remove_hexahedra(&mut t, vec![0], true);
-        let idx: Vec<(ElementKind, Vec<usize>)> = t
-            .log
-            .iter()
-            .map(|c| match c {
-                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
-                other => panic!("unexpected {other:?}"),
-            })
-            .collect();
+        let idx = removed_indices(&t.log);
         assert_eq!(
             idx,
             vec![
@@ -557,14 +432,7 @@ pub(crate) mod tests {
         let mut t = hexa_topo(8, vec![[0, 1, 4, 3, 6, 7, 10, 9]]);
         t.nb_points = 11;
         add_hexahedra(&mut t, &[[1, 2, 5, 4, 7, 8, 11, 10]]);
-        let added: Vec<(ElementKind, Vec<Vec<usize>>)> = t
-            .log
-            .iter()
-            .map(|c| match c {
-                TopologyChange::Added { kind, elements, .. } => (*kind, elements.clone()),
-                other => panic!("unexpected {other:?}"),
-            })
-            .collect();
+        let added = added_elements(&t.log);
         use ElementKind::{Edge as E, Hexahedron as H, Quad as Q};
         assert_eq!(
             added,
@@ -615,14 +483,7 @@ pub(crate) mod tests {
         let mut t = DynTopo::new(ElementKind::Quad, 6, mesh);
         // Edges: [1,2] [2,3] [0,3] [0,1] [4,5] [2,5] [1,4].
         quad::remove_quads(&mut t, vec![0], true, true);
-        let idx: Vec<(ElementKind, Vec<usize>)> = t
-            .log
-            .iter()
-            .map(|c| match c {
-                TopologyChange::Removed { kind, indices, .. } => (*kind, indices.clone()),
-                other => panic!("unexpected {other:?}"),
-            })
-            .collect();
+        let idx = removed_indices(&t.log);
         assert_eq!(idx, vec![(ElementKind::Quad, vec![0]), (ElementKind::Edge, vec![3, 2, 1]), (ElementKind::Point, vec![3, 0])]);
         // Edges: remove 3 ([0,1] ← [1,4]), 2 ([0,3] ← [2,5]), 1 ([2,3] ← [4,5]); points: remove 3
         // (5 → 3), then 0 (4 → 0).
@@ -634,25 +495,7 @@ pub(crate) mod tests {
 
     /// A block of nx × ny × nz unit cubes.
     pub(crate) fn block(nx: usize, ny: usize, nz: usize) -> DynTopo {
-        let id = |i: usize, j: usize, k: usize| i + (nx + 1) * (j + (ny + 1) * k);
-        let mut hexahedra = Vec::new();
-        for k in 0..nz {
-            for j in 0..ny {
-                for i in 0..nx {
-                    hexahedra.push([
-                        id(i, j, k),
-                        id(i + 1, j, k),
-                        id(i + 1, j + 1, k),
-                        id(i, j + 1, k),
-                        id(i, j, k + 1),
-                        id(i + 1, j, k + 1),
-                        id(i + 1, j + 1, k + 1),
-                        id(i, j + 1, k + 1),
-                    ]);
-                }
-            }
-        }
-        hexa_topo((nx + 1) * (ny + 1) * (nz + 1), hexahedra)
+        hexa_topo((nx + 1) * (ny + 1) * (nz + 1), crate::grid::hexahedra([nx + 1, ny + 1, nz + 1]))
     }
 
     proptest! {

@@ -172,7 +172,7 @@ fn owning_mapping(scene: &Scene, container: ComponentId) -> Option<ComponentId> 
             if !scene.entry(c).class.name.ends_with("TopologicalMapping") || scene.entry(c).class.name == "Mesh2PointTopologicalMapping" {
                 continue;
             }
-            let output = scene.link_targets(c, "output").first().copied().or_else(|| scene.slot(n, settee_core::Roles::TOPOLOGY));
+            let output = scene.link_targets(c, "output").first().copied().or_else(|| scene.slot(n, settee_core::role::TOPOLOGY));
             if output != Some(container) {
                 continue;
             }
@@ -222,4 +222,132 @@ pub(crate) fn rename_last_in_rows<R: AsMut<[usize]>>(shells: &mut Vec<Vec<usize>
         shells[i] = shell;
     }
     shells.truncate(count.saturating_sub(ids.len()));
+}
+
+/// Replaces `from` by `to` in a shell (`std::replace`).
+pub(crate) fn rename(shell: &mut [usize], from: usize, to: usize) {
+    for x in shell.iter_mut().filter(|x| **x == from) {
+        *x = to;
+    }
+}
+
+/// One shell kind's part of the swap-with-last removal of element `i` (`last`: the index of the
+/// last element before this removal). Element `i` leaves the shells of its lower items (row `i`
+/// of `rows`: its vertices, edges or faces); with `collect`, an item whose shell empties goes to
+/// `isolated`. Then, when `i < last`, the last element, which takes `i`'s place, is renamed `i`
+/// in the shells of its own items (row `last`). Missing shells, rows or items are skipped.
+pub(crate) fn leave_shells<R: AsRef<[usize]>>(
+    shells: Option<&mut Vec<Vec<usize>>>,
+    rows: Option<&[R]>,
+    i: usize,
+    last: usize,
+    collect: bool,
+    isolated: &mut Vec<usize>,
+) {
+    let (Some(shells), Some(rows)) = (shells, rows) else { return };
+    if let Some(items) = rows.get(i) {
+        for &v in items.as_ref() {
+            if let Some(shell) = shells.get_mut(v) {
+                shell.retain(|&x| x != i);
+                if collect && shell.is_empty() {
+                    isolated.push(v);
+                }
+            }
+        }
+    }
+    if i < last {
+        if let Some(items) = rows.get(last) {
+            for &v in items.as_ref() {
+                if let Some(shell) = shells.get_mut(v) {
+                    rename(shell, last, i);
+                }
+            }
+        }
+    }
+}
+
+/// Moves row `last` of an "items in element" array into slot `i` and drops the last row (the
+/// array follows the swap-with-last removal of element `i`); nothing when the array does not
+/// exist or does not reach `last`.
+pub(crate) fn swap_remove_row<R: Copy>(rows: Option<&mut Vec<R>>, i: usize, last: usize) {
+    if let Some(rows) = rows {
+        if last < rows.len() {
+            rows[i] = rows[last];
+            rows.truncate(last);
+        }
+    }
+}
+
+/// The shells of `count` lower items from the rows naming them: shell `v` lists, in element
+/// order, the elements whose row holds `v` (an item beyond `count` is skipped).
+pub(crate) fn shells_from_rows<R: AsRef<[usize]>>(count: usize, rows: &[R]) -> Vec<Vec<usize>> {
+    let mut shells = vec![Vec::new(); count];
+    for (i, row) in rows.iter().enumerate() {
+        for &v in row.as_ref() {
+            if let Some(s) = shells.get_mut(v) {
+                s.push(i);
+            }
+        }
+    }
+    shells
+}
+
+/// Adds `element` to the shells of `items`, creating the shells and growing them to at least
+/// `count` first.
+pub(crate) fn attach(shells: &mut Option<Vec<Vec<usize>>>, count: usize, items: &[usize], element: usize) {
+    let shells = shells.get_or_insert_with(Vec::new);
+    if shells.len() < count {
+        shells.resize(count, Vec::new());
+    }
+    for &v in items {
+        shells[v].push(element);
+    }
+}
+
+/// Gives an "items in element" array (created when missing) a row for `element`, filled with
+/// `missing` when it is new.
+pub(crate) fn reserve_row<const N: usize>(rows: &mut Option<Vec<[usize; N]>>, element: usize, missing: usize) {
+    let rows = rows.get_or_insert_with(Vec::new);
+    if rows.len() < element + 1 {
+        rows.resize(element + 1, [missing; N]);
+    }
+}
+
+/// Records lower item `item` as slot `slot` of `element` (when the "items in element" array
+/// exists) and `element` in the item's shell (grown to `count` items), as SOFA's
+/// `add*Process` does for each face or edge of a new element.
+pub(crate) fn record_item<const N: usize>(
+    rows: Option<&mut Vec<[usize; N]>>,
+    shells: &mut Option<Vec<Vec<usize>>>,
+    count: usize,
+    element: usize,
+    slot: usize,
+    item: usize,
+) {
+    if let Some(rows) = rows {
+        rows[element][slot] = item;
+    }
+    attach(shells, count, &[item], element);
+}
+
+/// The index `find` gives, else the one it gives after `add` created the item (SOFA's
+/// `get*Index`, then `add*` when it is missing); `None` when even then there is none.
+pub(crate) fn find_or_add(t: &mut DynTopo, find: impl Fn(&mut DynTopo) -> Option<usize>, add: impl FnOnce(&mut DynTopo)) -> Option<usize> {
+    if let Some(k) = find(t) {
+        return Some(k);
+    }
+    add(t);
+    find(t)
+}
+
+/// The end of an element removal: the edges, then the points, it left isolated (each list sorted
+/// and removed as SOFA's `removeEdges` and `removePoints` do, when not empty; the edges without
+/// looking for isolated points).
+pub(crate) fn remove_isolated(t: &mut DynTopo, edges: Vec<usize>, points: Vec<usize>) {
+    if !edges.is_empty() {
+        edge::remove_edges(t, edges, false);
+    }
+    if !points.is_empty() {
+        point::remove_points(t, points);
+    }
 }

@@ -40,13 +40,7 @@ pub(crate) fn ensure_quads_around_vertex(t: &mut DynTopo) {
         return;
     }
     let n = t.nb_points.max(crate::elements::count_points(&t.mesh.quads));
-    let mut shells = vec![Vec::new(); n];
-    for (i, q) in t.mesh.quads.iter().enumerate() {
-        for &v in q {
-            shells[v].push(i);
-        }
-    }
-    t.quads_around_vertex = Some(shells);
+    t.quads_around_vertex = Some(super::shells_from_rows(n, &t.mesh.quads));
 }
 
 /// SOFA's `createQuadsAroundEdgeArray` (builds `edges_in_quad` first if needed).
@@ -56,15 +50,7 @@ pub(crate) fn ensure_quads_around_edge(t: &mut DynTopo) {
     }
     ensure_edges_in_quad(t);
     let Some(eiq) = t.edges_in_quad.as_ref() else { return };
-    let mut shells = vec![Vec::new(); t.mesh.edges.len()];
-    for (i, row) in eiq.iter().enumerate() {
-        for &e in row {
-            if let Some(s) = shells.get_mut(e) {
-                s.push(i);
-            }
-        }
-    }
-    t.quads_around_edge = Some(shells);
+    t.quads_around_edge = Some(super::shells_from_rows(t.mesh.edges.len(), eiq));
 }
 
 /// SOFA's `getQuadIndex(a, b, c, d)`: the quad having the four vertices (in any order), found
@@ -85,22 +71,12 @@ pub(crate) fn quad_index(t: &mut DynTopo, q: [usize; 4]) -> Option<usize> {
     (found.len() == 1).then(|| found[0])
 }
 
-/// Replaces `from` by `to` in a shell (`std::replace`).
-pub(crate) fn rename(shell: &mut [usize], from: usize, to: usize) {
-    for x in shell.iter_mut().filter(|x| **x == from) {
-        *x = to;
-    }
-}
-
 // ----- removal -------------------------------------------------------------------------------
 
 /// SOFA's `removeQuads(ids, removeIsolatedEdges, removeIsolatedPoints)` (`removeItems` uses
 /// true, true). Indices out of range are dropped (SOFA warns), repeats are dropped.
 pub fn remove_quads(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_edges: bool, remove_isolated_points: bool) {
-    let n = t.mesh.quads.len();
-    let mut ids: Vec<usize> = ids.into_iter().filter(|&i| i < n).collect();
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    ids.dedup();
+    let ids = point::removal_order(ids, t.mesh.quads.len());
     if ids.is_empty() {
         return;
     }
@@ -126,61 +102,15 @@ fn remove_quads_process(t: &mut DynTopo, ids: &[usize], remove_isolated_edges: b
     let mut edges_to_remove = Vec::new();
     let mut points_to_remove = Vec::new();
     for &i in ids {
+        // The last quad takes the place of the removed one.
         let last = t.mesh.quads.len() - 1;
-        let q = t.mesh.quads[i];
-        if let Some(qav) = t.quads_around_vertex.as_mut() {
-            for &v in &q {
-                if let Some(shell) = qav.get_mut(v) {
-                    shell.retain(|&x| x != i);
-                    if remove_isolated_points && shell.is_empty() {
-                        points_to_remove.push(v);
-                    }
-                }
-            }
-        }
-        if let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_ref()) {
-            for &e in &eiq[i] {
-                if let Some(shell) = qae.get_mut(e) {
-                    shell.retain(|&x| x != i);
-                    if remove_isolated_edges && shell.is_empty() {
-                        edges_to_remove.push(e);
-                    }
-                }
-            }
-        }
-        if i < last {
-            // The last quad takes the place of the removed one.
-            let moved = t.mesh.quads[last];
-            if let Some(qav) = t.quads_around_vertex.as_mut() {
-                for &v in &moved {
-                    if let Some(shell) = qav.get_mut(v) {
-                        rename(shell, last, i);
-                    }
-                }
-            }
-            if let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_ref()) {
-                for &e in &eiq[last] {
-                    if let Some(shell) = qae.get_mut(e) {
-                        rename(shell, last, i);
-                    }
-                }
-            }
-        }
-        if let Some(eiq) = t.edges_in_quad.as_mut() {
-            if last < eiq.len() {
-                eiq[i] = eiq[last];
-                eiq.truncate(last);
-            }
-        }
+        super::leave_shells(t.quads_around_vertex.as_mut(), Some(&t.mesh.quads), i, last, remove_isolated_points, &mut points_to_remove);
+        super::leave_shells(t.quads_around_edge.as_mut(), t.edges_in_quad.as_deref(), i, last, remove_isolated_edges, &mut edges_to_remove);
+        super::swap_remove_row(t.edges_in_quad.as_mut(), i, last);
         t.mesh.quads.swap_remove(i);
     }
 
-    if !edges_to_remove.is_empty() {
-        edge::remove_edges(t, edges_to_remove, false);
-    }
-    if !points_to_remove.is_empty() {
-        point::remove_points(t, points_to_remove);
-    }
+    super::remove_isolated(t, edges_to_remove, points_to_remove);
 }
 
 // ----- addition ------------------------------------------------------------------------------
@@ -220,39 +150,13 @@ fn add_quad_process(t: &mut DynTopo, q: [usize; 4]) {
     let nb = q.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
     t.nb_points = nb;
 
-    let qav = t.quads_around_vertex.get_or_insert_with(Vec::new);
-    if qav.len() < nb {
-        qav.resize(nb, Vec::new());
-    }
-    for &v in &q {
-        qav[v].push(qi);
-    }
-    let eiq = t.edges_in_quad.get_or_insert_with(Vec::new);
-    if eiq.len() < qi + 1 {
-        eiq.resize(qi + 1, [MISSING; 4]);
-    }
+    super::attach(&mut t.quads_around_vertex, nb, &q, qi);
+    super::reserve_row(&mut t.edges_in_quad, qi, MISSING);
 
     for j in 0..4 {
         let (a, b) = (q[(j + 1) % 4], q[(j + 2) % 4]);
-        let e = match edge_index(t, a, b) {
-            Some(e) => e,
-            None => {
-                edge::add_edges(t, &[[a, b]]);
-                match edge_index(t, a, b) {
-                    Some(e) => e,
-                    None => continue,
-                }
-            }
-        };
-        if let Some(eiq) = t.edges_in_quad.as_mut() {
-            eiq[qi][j] = e;
-        }
-        let ne = t.mesh.edges.len();
-        let qae = t.quads_around_edge.get_or_insert_with(Vec::new);
-        if qae.len() < ne {
-            qae.resize(ne, Vec::new());
-        }
-        qae[e].push(qi);
+        let Some(e) = super::find_or_add(t, |t| edge_index(t, a, b), |t| edge::add_edges(t, &[[a, b]])) else { continue };
+        super::record_item(t.edges_in_quad.as_mut(), &mut t.quads_around_edge, t.mesh.edges.len(), qi, j, e);
     }
     t.mesh.quads.push(q);
 }

@@ -26,12 +26,9 @@ pub fn remove_tetrahedra(t: &mut DynTopo, ids: Vec<usize>, remove_isolated: bool
 /// `removeTetrahedra` with the modifier's `removeIsolated` Data (`remove_isolated_vertices`):
 /// isolated vertices go only when both flags are set; isolated triangles and edges go with
 /// `remove_isolated_items` alone.
-pub fn remove_tetrahedra_with(t: &mut DynTopo, mut ids: Vec<usize>, remove_isolated_items: bool, remove_isolated_vertices: bool) {
+pub fn remove_tetrahedra_with(t: &mut DynTopo, ids: Vec<usize>, remove_isolated_items: bool, remove_isolated_vertices: bool) {
     // SOFA drops out-of-range indices (with a warning) and sorts the rest in decreasing order.
-    let n = t.mesh.tetrahedra.len();
-    ids.retain(|&i| i < n);
-    ids.sort_unstable_by(|a, b| b.cmp(a));
-    ids.dedup();
+    let ids = super::point::removal_order(ids, t.mesh.tetrahedra.len());
     ensure_built(t);
     t.log_removed(ElementKind::Tetrahedron, &ids);
     remove_process(t, &ids, remove_isolated_items, remove_isolated_vertices);
@@ -60,63 +57,12 @@ fn remove_process(t: &mut DynTopo, ids: &[usize], remove_isolated_items: bool, r
     let mut vertices_out = Vec::new();
     let mut last = t.mesh.tetrahedra.len() - 1;
     for &i in ids {
-        let removed = t.mesh.tetrahedra[i];
-        let moved = t.mesh.tetrahedra[last];
-        // Leave the shells of the removed tetrahedron's vertices, edges and faces; those left
-        // empty are isolated.
-        if let Some(shells) = t.tetrahedra_around_vertex.as_mut() {
-            for v in removed {
-                if let Some(s) = shells.get_mut(v) {
-                    s.retain(|&x| x != i);
-                    if rm_vertices && s.is_empty() {
-                        vertices_out.push(v);
-                    }
-                }
-            }
-        }
-        if let (Some(shells), Some(ein)) = (t.tetrahedra_around_edge.as_mut(), t.edges_in_tetrahedron.as_ref()) {
-            for e in ein[i] {
-                let s = &mut shells[e];
-                s.retain(|&x| x != i);
-                if rm_edges && s.is_empty() {
-                    edges_out.push(e);
-                }
-            }
-        }
-        if let (Some(shells), Some(tin)) = (t.tetrahedra_around_triangle.as_mut(), t.triangles_in_tetrahedron.as_ref()) {
-            for f in tin[i] {
-                let s = &mut shells[f];
-                s.retain(|&x| x != i);
-                if rm_triangles && s.is_empty() {
-                    triangles_out.push(f);
-                }
-            }
-        }
-        // The last tetrahedron takes the removed one's place: rename it in its shells.
-        if i < last {
-            let rename = |s: &mut Vec<usize>| {
-                for x in s.iter_mut().filter(|x| **x == last) {
-                    *x = i;
-                }
-            };
-            if let Some(shells) = t.tetrahedra_around_vertex.as_mut() {
-                for v in moved {
-                    if let Some(s) = shells.get_mut(v) {
-                        rename(s);
-                    }
-                }
-            }
-            if let (Some(shells), Some(ein)) = (t.tetrahedra_around_edge.as_mut(), t.edges_in_tetrahedron.as_ref()) {
-                for e in ein[last] {
-                    rename(&mut shells[e]);
-                }
-            }
-            if let (Some(shells), Some(tin)) = (t.tetrahedra_around_triangle.as_mut(), t.triangles_in_tetrahedron.as_ref()) {
-                for f in tin[last] {
-                    rename(&mut shells[f]);
-                }
-            }
-        }
+        // Leave the shells of the removed tetrahedron's vertices, edges and faces (those left
+        // empty are isolated); the last tetrahedron takes the removed one's place: rename it in
+        // its shells.
+        super::leave_shells(t.tetrahedra_around_vertex.as_mut(), Some(&t.mesh.tetrahedra), i, last, rm_vertices, &mut vertices_out);
+        super::leave_shells(t.tetrahedra_around_edge.as_mut(), t.edges_in_tetrahedron.as_deref(), i, last, rm_edges, &mut edges_out);
+        super::leave_shells(t.tetrahedra_around_triangle.as_mut(), t.triangles_in_tetrahedron.as_deref(), i, last, rm_triangles, &mut triangles_out);
         if let Some(tin) = t.triangles_in_tetrahedron.as_mut() {
             tin.swap_remove(i);
         }
@@ -132,12 +78,7 @@ fn remove_process(t: &mut DynTopo, ids: &[usize], remove_isolated_items: bool, r
     if !triangles_out.is_empty() {
         super::triangle::remove_triangles(t, triangles_out, false, false);
     }
-    if !edges_out.is_empty() {
-        super::edge::remove_edges(t, edges_out, false);
-    }
-    if !vertices_out.is_empty() {
-        super::point::remove_points(t, vertices_out);
-    }
+    super::remove_isolated(t, edges_out, vertices_out);
 }
 
 /// SOFA's `addTetrahedra`: appends each tetrahedron, creating its missing faces (oriented as
@@ -160,67 +101,21 @@ fn add_one(t: &mut DynTopo, tet: [usize; 4]) {
             t.nb_points = v + 1;
         }
     }
-    let nb_points = t.nb_points;
-    let tav = t.tetrahedra_around_vertex.get_or_insert_with(Vec::new);
-    if tav.len() < nb_points {
-        tav.resize(nb_points, Vec::new());
-    }
-    for v in tet {
-        tav[v].push(index);
-    }
+    super::attach(&mut t.tetrahedra_around_vertex, t.nb_points, &tet, index);
 
-    let tin = t.triangles_in_tetrahedron.get_or_insert_with(Vec::new);
-    if tin.len() < index + 1 {
-        tin.resize(index + 1, [usize::MAX; 4]);
-    }
+    super::reserve_row(&mut t.triangles_in_tetrahedron, index, usize::MAX);
     for (j, f) in FACES.iter().enumerate() {
         let face = [tet[f[0]], tet[f[1]], tet[f[2]]];
-        let tri = match find_triangle(t, face) {
-            Some(k) => k,
-            None => {
-                super::triangle::add_triangles(t, &[face], Vec::new(), Vec::new());
-                match find_triangle(t, face) {
-                    Some(k) => k,
-                    None => continue,
-                }
-            }
-        };
-        if let Some(tin) = t.triangles_in_tetrahedron.as_mut() {
-            tin[index][j] = tri;
-        }
-        let nt = t.mesh.triangles.len();
-        let tat = t.tetrahedra_around_triangle.get_or_insert_with(Vec::new);
-        if tat.len() < nt {
-            tat.resize(nt, Vec::new());
-        }
-        tat[tri].push(index);
+        let add = |t: &mut DynTopo| super::triangle::add_triangles(t, &[face], Vec::new(), Vec::new());
+        let Some(tri) = super::find_or_add(t, |t| find_triangle(t, face), add) else { continue };
+        super::record_item(t.triangles_in_tetrahedron.as_mut(), &mut t.tetrahedra_around_triangle, t.mesh.triangles.len(), index, j, tri);
     }
 
-    let ein = t.edges_in_tetrahedron.get_or_insert_with(Vec::new);
-    if ein.len() < index + 1 {
-        ein.resize(index + 1, [usize::MAX; 6]);
-    }
+    super::reserve_row(&mut t.edges_in_tetrahedron, index, usize::MAX);
     for (j, p) in EDGES.iter().enumerate() {
         let (a, b) = (tet[p[0]], tet[p[1]]);
-        let edge = match find_edge(t, a, b) {
-            Some(k) => k,
-            None => {
-                super::edge::add_edges(t, &[[a, b]]);
-                match find_edge(t, a, b) {
-                    Some(k) => k,
-                    None => continue,
-                }
-            }
-        };
-        if let Some(ein) = t.edges_in_tetrahedron.as_mut() {
-            ein[index][j] = edge;
-        }
-        let ne = t.mesh.edges.len();
-        let tae = t.tetrahedra_around_edge.get_or_insert_with(Vec::new);
-        if tae.len() < ne {
-            tae.resize(ne, Vec::new());
-        }
-        tae[edge].push(index);
+        let Some(edge) = super::find_or_add(t, |t| find_edge(t, a, b), |t| super::edge::add_edges(t, &[[a, b]])) else { continue };
+        super::record_item(t.edges_in_tetrahedron.as_mut(), &mut t.tetrahedra_around_edge, t.mesh.edges.len(), index, j, edge);
     }
 
     t.mesh.tetrahedra.push(tet);
@@ -317,13 +212,7 @@ pub(crate) fn ensure_built(t: &mut DynTopo) {
 
 fn create_tetrahedra_around_vertex(t: &mut DynTopo) {
     let n = t.nb_points.max(t.mesh.tetrahedra.iter().flatten().map(|&v| v + 1).max().unwrap_or(0));
-    let mut s = vec![Vec::new(); n];
-    for (i, tet) in t.mesh.tetrahedra.iter().enumerate() {
-        for &v in tet {
-            s[v].push(i);
-        }
-    }
-    t.tetrahedra_around_vertex = Some(s);
+    t.tetrahedra_around_vertex = Some(super::shells_from_rows(n, &t.mesh.tetrahedra));
 }
 
 /// Face `j` of each tetrahedron = the triangle with the vertices of [`FACES`]`[j]` (either
@@ -370,13 +259,7 @@ fn create_tetrahedra_around_edge(t: &mut DynTopo) {
         create_edges_in_tetrahedron(t);
     }
     let Some(ein) = t.edges_in_tetrahedron.as_ref() else { return };
-    let mut s = vec![Vec::new(); t.mesh.edges.len()];
-    for (i, row) in ein.iter().enumerate() {
-        for &e in row {
-            s[e].push(i);
-        }
-    }
-    t.tetrahedra_around_edge = Some(s);
+    t.tetrahedra_around_edge = Some(super::shells_from_rows(t.mesh.edges.len(), ein));
 }
 
 fn create_tetrahedra_around_triangle(t: &mut DynTopo) {
@@ -384,13 +267,7 @@ fn create_tetrahedra_around_triangle(t: &mut DynTopo) {
         create_triangles_in_tetrahedron(t);
     }
     let Some(tin) = t.triangles_in_tetrahedron.as_ref() else { return };
-    let mut s = vec![Vec::new(); t.mesh.triangles.len()];
-    for (i, row) in tin.iter().enumerate() {
-        for &f in row {
-            s[f].push(i);
-        }
-    }
-    t.tetrahedra_around_triangle = Some(s);
+    t.tetrahedra_around_triangle = Some(super::shells_from_rows(t.mesh.triangles.len(), tin));
 }
 
 fn sorted3(mut v: [usize; 3]) -> [usize; 3] {

@@ -183,54 +183,9 @@ pub(crate) fn remove_triangles_process(t: &mut DynTopo, ids: &[usize], remove_is
             continue;
         }
         last -= 1;
-        let tri = t.mesh.triangles[i];
-        let q = t.mesh.triangles[last];
-        if let Some(tav) = t.triangles_around_vertex.as_mut() {
-            for &v in &tri {
-                if let Some(shell) = tav.get_mut(v) {
-                    shell.retain(|&x| x != i);
-                    if remove_isolated_points && shell.is_empty() {
-                        isolated_points.push(v);
-                    }
-                }
-            }
-        }
-        if let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_ref()) {
-            if let Some(sides) = eit.get(i) {
-                for &e in sides {
-                    if let Some(shell) = tae.get_mut(e) {
-                        shell.retain(|&x| x != i);
-                        if remove_isolated_edges && shell.is_empty() {
-                            isolated_edges.push(e);
-                        }
-                    }
-                }
-            }
-        }
-        if i < last {
-            if let Some(tav) = t.triangles_around_vertex.as_mut() {
-                for &v in &q {
-                    if let Some(shell) = tav.get_mut(v) {
-                        replace(shell, last, i);
-                    }
-                }
-            }
-            if let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_ref()) {
-                if let Some(sides) = eit.get(last) {
-                    for &e in sides {
-                        if let Some(shell) = tae.get_mut(e) {
-                            replace(shell, last, i);
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(eit) = t.edges_in_triangle.as_mut() {
-            if last < eit.len() {
-                eit[i] = eit[last];
-                eit.truncate(last);
-            }
-        }
+        super::leave_shells(t.triangles_around_vertex.as_mut(), Some(&t.mesh.triangles), i, last, remove_isolated_points, &mut isolated_points);
+        super::leave_shells(t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_deref(), i, last, remove_isolated_edges, &mut isolated_edges);
+        super::swap_remove_row(t.edges_in_triangle.as_mut(), i, last);
         t.mesh.triangles.swap_remove(i);
     }
 
@@ -241,15 +196,6 @@ pub(crate) fn remove_triangles_process(t: &mut DynTopo, ids: &[usize], remove_is
     }
     if !isolated_points.is_empty() {
         point::remove_points(t, isolated_points);
-    }
-}
-
-/// Renames `from` into `to` in a shell.
-fn replace(shell: &mut [usize], from: usize, to: usize) {
-    for x in shell.iter_mut() {
-        if *x == from {
-            *x = to;
-        }
     }
 }
 
@@ -283,18 +229,8 @@ fn add_triangle_process(t: &mut DynTopo, tri: [usize; 3]) {
     if needed > t.nb_points {
         t.nb_points = needed;
     }
-    let n = t.nb_points;
-    let tav = t.triangles_around_vertex.get_or_insert_with(Vec::new);
-    if tav.len() < n {
-        tav.resize(n, Vec::new());
-    }
-    for &v in &tri {
-        tav[v].push(id);
-    }
-    let eit = t.edges_in_triangle.get_or_insert_with(Vec::new);
-    if eit.len() < id + 1 {
-        eit.resize(id + 1, [usize::MAX; 3]);
-    }
+    super::attach(&mut t.triangles_around_vertex, t.nb_points, &tri, id);
+    super::reserve_row(&mut t.edges_in_triangle, id, usize::MAX);
     for j in 0..3 {
         let (a, b) = side(&tri, j);
         let e = match edge::edge_index(t, a, b) {
@@ -305,15 +241,7 @@ fn add_triangle_process(t: &mut DynTopo, tri: [usize; 3]) {
                 t.mesh.edges.len() - 1
             }
         };
-        if let Some(eit) = t.edges_in_triangle.as_mut() {
-            eit[id][j] = e;
-        }
-        let ne = t.mesh.edges.len();
-        let tae = t.triangles_around_edge.get_or_insert_with(Vec::new);
-        if tae.len() < ne {
-            tae.resize(ne, Vec::new());
-        }
-        tae[e].push(id);
+        super::record_item(t.edges_in_triangle.as_mut(), &mut t.triangles_around_edge, t.mesh.edges.len(), id, j, e);
     }
     t.mesh.triangles.push(tri);
 }

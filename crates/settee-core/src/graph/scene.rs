@@ -10,10 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::component::{Component, ComponentClass, LinkDecl, MechParams, Roles};
 use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
+use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
+use crate::graph::role::{self, RoleId};
 use crate::state::{StateId, StateStore, VecId};
 use crate::topology::MeshData;
 use crate::types::Layout;
@@ -96,8 +97,19 @@ pub struct ComponentEntry {
 }
 
 impl ComponentEntry {
-    pub fn roles(&self) -> Roles {
-        self.class.roles
+    /// Whether its class plays `role`.
+    pub fn plays(&self, role: RoleId) -> bool {
+        self.class.plays(role)
+    }
+    /// The object as role `R` (`None` when the class does not play it, or while the object is
+    /// taken out).
+    pub fn role<R: ?Sized + 'static>(&self) -> Option<&R> {
+        self.class.cast::<R>(self.obj.as_deref()?)
+    }
+    /// The object as role `R`, mutably.
+    pub fn role_mut<R: ?Sized + 'static>(&mut self) -> Option<&mut R> {
+        let class = self.class;
+        class.cast_mut::<R>(self.obj.as_deref_mut()?)
     }
     /// `Class 'name'`, for messages.
     pub fn label(&self) -> String {
@@ -132,11 +144,15 @@ pub struct Scene {
     pub data_path: Vec<PathBuf>,
     pub timers: StageTimers,
     pub timing_enabled: bool,
+    /// Told when a timed stage of the step begins (`true`) and ends (`false`): a profiler, or a
+    /// test counting what one stage allocates.
+    pub stage_observer: Option<fn(stage: &'static str, begins: bool)>,
     /// The animation loop chosen at init.
     pub animation_loop: Option<ComponentId>,
     pub initialized: bool,
-    /// The factory the scene was created with: components created while the scene runs
-    /// (contact responses, topology changes) go through it by class name.
+    /// The factory the scene was created with, for the defaults SOFA adds at init by class name
+    /// (a collision pipeline's broad and narrow phases, a FreeMotionAnimationLoop's constraint
+    /// solver) and for programs that build scenes; contacts do not use it.
     pub factory: Option<Arc<Factory>>,
     /// Structural changes requested while the graph is being walked, applied at the next sync
     /// point of the step ([`Scene::apply_deferred`]).
@@ -155,13 +171,76 @@ pub struct Scene {
     pub started: bool,
     /// What the divergence checks after each step remember (the scene's initial size, the
     /// kinetic energy so far); set up by `init_root`.
-    pub divergence: crate::divergence::DivergenceGuard,
+    pub divergence: DivergenceGuard,
     /// Data values that do not parse are warnings (the Data keeps its default) instead of
     /// errors: `--lenient`.
     pub lenient: bool,
     /// Observers outside the scene that look at it at every step start, after the components
     /// listening to the start of the step ran ([`StepProbe`]).
     pub step_probes: Vec<Box<dyn StepProbe>>,
+    /// Bumped by every structural change (nodes, components, activation): the step plan is
+    /// compiled again when it moved ([`Scene::touch`]).
+    pub structure_version: u64,
+    /// Where the objects of the contact responses act ([`crate::plan`]).
+    pub contacts: crate::plan::ContactStore,
+    pub(crate) plan: crate::plan::Plan,
+}
+
+/// What the divergence checks (`crate::divergence`) remember between steps; reset by
+/// `init_root`, set up at the first check.
+#[derive(Clone, Debug, Default)]
+pub struct DivergenceGuard {
+    /// Steps checked since the scene was initialised.
+    pub steps: usize,
+    /// The scene's initial size: the largest extent of the initial bounding box of every
+    /// state's positions, or the largest initial coordinate, floored at 1.
+    pub scale: Option<f64>,
+    /// Kinetic energy of every state at unit velocity, times (scale/dt)²: the energy of the
+    /// whole scene crossing its own size in one step. Growth below it is never divergence.
+    pub(crate) energy_floor: f64,
+    /// Running maximum of the kinetic energy after each checked step (index 0: initial).
+    pub(crate) energy_max: RunningMax,
+}
+
+/// The running maximum of a sequence, kept as the steps where it rose: memory grows with the
+/// number of new maxima, not with the number of steps (a scene in a steady state stops rising).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunningMax {
+    len: usize,
+    /// `(k, m)`: from index `k` on, the maximum is `m` (until the next rise).
+    pub(crate) rises: Vec<(usize, f64)>,
+}
+
+impl RunningMax {
+    /// Appends a value; the entry at the new index is the maximum so far.
+    pub(crate) fn push(&mut self, value: f64) {
+        match self.rises.last() {
+            Some(&(_, m)) if value <= m => {}
+            _ => self.rises.push((self.len, value)),
+        }
+        self.len += 1;
+    }
+
+    pub(crate) fn last(&self) -> Option<f64> {
+        self.rises.last().map(|&(_, m)| m)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The maximum of the values up to index `k` (`k < len`).
+    pub(crate) fn at(&self, k: usize) -> f64 {
+        let i = self.rises.partition_point(|&(start, _)| start <= k);
+        self.rises[i - 1].1
+    }
+
+    /// Starts again from one value.
+    pub(crate) fn reset(&mut self, value: f64) {
+        self.rises.clear();
+        self.len = 0;
+        self.push(value);
+    }
 }
 
 /// Looks at the scene at every step start, right after the components listening to the start
@@ -210,6 +289,7 @@ impl Scene {
             data_path: Vec::new(),
             timers: StageTimers::default(),
             timing_enabled: false,
+            stage_observer: None,
             animation_loop: None,
             initialized: false,
             factory: None,
@@ -221,6 +301,9 @@ impl Scene {
             started: false,
             divergence: Default::default(),
             step_probes: Vec::new(),
+            structure_version: 0,
+            contacts: Default::default(),
+            plan: Default::default(),
         }
     }
 
@@ -244,6 +327,7 @@ impl Scene {
             pos: None,
         });
         self.nodes[parent].children.push(id);
+        self.touch();
         id
     }
 
@@ -284,6 +368,25 @@ impl Scene {
         }
         parts.reverse();
         format!("/{}", parts.join("/"))
+    }
+
+    /// Whether `node` and every node above it are activated (a deactivated node and its subtree
+    /// take no part in the simulation, as SOFA skips them).
+    pub fn node_active(&self, node: NodeId) -> bool {
+        let mut cur = Some(node);
+        while let Some(n) = cur {
+            match self.nodes.get(n) {
+                Some(nd) if nd.activated => cur = nd.parent,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether component `c` takes part in the simulation: it exists, it was initialised, and
+    /// its node is active. The step's stages only reach such components.
+    pub fn is_live(&self, c: ComponentId) -> bool {
+        self.components.get(c).is_some_and(|e| e.initialized && e.obj.is_some() && self.node_active(e.node))
     }
 
     /// Depth-first pre-order of active nodes below `start` (inclusive).
@@ -331,6 +434,8 @@ impl Scene {
     /// stale too; whoever removes a component removes what depends on it.
     pub fn remove_component(&mut self, id: ComponentId) -> bool {
         let Some(entry) = self.components.remove(id) else { return false };
+        self.touch();
+        self.contacts.forget(id);
         if let Some(node) = self.nodes.get_mut(entry.node) {
             node.objects.retain(|c| *c != id);
         }
@@ -359,6 +464,7 @@ impl Scene {
             p.children.retain(|c| *c != id);
         }
         self.nodes.remove(id);
+        self.touch();
         true
     }
 
@@ -371,6 +477,7 @@ impl Scene {
         if let Some(n) = self.nodes.get_mut(node) {
             n.objects.retain(|c| *c != id);
         }
+        self.touch();
         true
     }
 
@@ -380,6 +487,44 @@ impl Scene {
         self.detach_component(id);
         self.components[id].node = node;
         self.nodes[node].objects.push(id);
+        self.touch();
+    }
+
+    /// Adds a component built by code, of class `class`, that belongs to no node's object list:
+    /// a contact response's mapping, force field or law, which the step plan places through
+    /// [`Scene::contacts`]. `node` is its context (gravity, time step, messages). The object
+    /// is neither parsed nor initialised; its Data hold their defaults.
+    pub fn insert_unattached(
+        &mut self,
+        node: NodeId,
+        class: &'static ComponentClass,
+        obj: Box<dyn Component>,
+        layout: Option<Layout>,
+        name: &str,
+    ) -> ComponentId {
+        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+        let mut tables: Vec<&'static [crate::data::DataDecl]> = vec![crate::factory::BASE_DATA];
+        tables.extend_from_slice(class.data);
+        let mut data = DataSet::from_decls(&tables, arity);
+        data.put(crate::factory::BaseData::NAME, name.to_string());
+        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
+        let id = self.components.insert(ComponentEntry {
+            class,
+            template: layout.map(|l| l.name().to_string()).unwrap_or_default(),
+            layout,
+            name: name.to_string(),
+            node,
+            data,
+            links,
+            obj: Some(obj),
+            state: None,
+            pos: None,
+            dir: PathBuf::new(),
+            initialized: false,
+            refreshed: 0,
+        });
+        self.touch();
+        id
     }
 
     /// Sets the targets of an object link from code (the link then has no text to resolve).
@@ -448,6 +593,28 @@ impl Scene {
         self.components[id].obj.as_deref_mut().expect("component taken out")
     }
 
+    /// Component `id` as role `R` (`None` when its class does not play it, or while it is taken
+    /// out).
+    pub fn role<R: ?Sized + 'static>(&self, id: ComponentId) -> Option<&R> {
+        self.components.get(id)?.role::<R>()
+    }
+
+    /// Component `id` as role `R`, mutably.
+    pub fn role_mut<R: ?Sized + 'static>(&mut self, id: ComponentId) -> Option<&mut R> {
+        self.components.get_mut(id)?.role_mut::<R>()
+    }
+
+    /// Runs `f` with component `id` taken out of its slot and viewed as role `R`, so `f` may use
+    /// the rest of the scene (a solver calling the mechanical stages). Stages call it on
+    /// components their plan lists for that role: a component that does not play it is a bug.
+    pub fn with_role<R: ?Sized + 'static, T>(&mut self, id: ComponentId, f: impl FnOnce(&mut R, &mut Scene) -> T) -> T {
+        let class = self.components[id].class;
+        self.with_taken(id, |obj, scene| {
+            let r = class.cast_mut::<R>(obj).unwrap_or_else(|| panic!("{} does not play the role {}", class.name, std::any::type_name::<R>()));
+            f(r, scene)
+        })
+    }
+
     /// Downcasts a component's object.
     pub fn get<T: 'static>(&self, id: ComponentId) -> Option<&T> {
         self.components[id].obj.as_ref().and_then(|o| o.as_any().downcast_ref::<T>())
@@ -460,21 +627,21 @@ impl Scene {
 
     // ----- lookups -------------------------------------------------------------------------
 
-    /// First component of `node` (creation order) having `roles`.
-    pub fn find_local(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node].objects.iter().copied().find(|c| self.components[c].roles().contains(roles))
+    /// First component of `node` (creation order) playing `role`.
+    pub fn find_local(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.nodes[node].objects.iter().copied().find(|c| self.components[c].plays(role))
     }
 
-    /// Last component of `node` having `roles` (SOFA's single slots: the last added wins).
-    pub fn slot(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].roles().contains(roles))
+    /// Last component of `node` playing `role` (SOFA's single slots: the last added wins).
+    pub fn slot(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].plays(role))
     }
 
     /// SOFA's `SearchUp`: local, then each parent recursively.
-    pub fn find_up(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
+    pub fn find_up(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
         let mut cur = Some(node);
         while let Some(n) = cur {
-            if let Some(c) = self.find_local(n, roles) {
+            if let Some(c) = self.find_local(n, role) {
                 return Some(c);
             }
             cur = self.nodes[n].parent;
@@ -483,21 +650,21 @@ impl Scene {
     }
 
     /// SOFA's `SearchDown`: local, then children depth-first.
-    pub fn find_down(&self, node: NodeId, roles: Roles) -> Option<ComponentId> {
-        self.preorder(node).into_iter().find_map(|n| self.find_local(n, roles))
+    pub fn find_down(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
+        self.preorder(node).into_iter().find_map(|n| self.find_local(n, role))
     }
 
     /// The context mechanical state of a node: its slot, else the first state of the nearest
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
-        self.slot(node, Roles::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, Roles::MECHANICAL_STATE)))
+        self.slot(node, role::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, role::MECHANICAL_STATE)))
     }
 
     /// The context topology of a node: its slot, else the nearest ancestor's.
     pub fn context_topology(&self, node: NodeId) -> Option<ComponentId> {
         let mut cur = Some(node);
         while let Some(n) = cur {
-            if let Some(c) = self.slot(n, Roles::TOPOLOGY) {
+            if let Some(c) = self.slot(n, role::TOPOLOGY) {
                 return Some(c);
             }
             cur = self.nodes[n].parent;
@@ -511,7 +678,7 @@ impl Scene {
     }
 
     pub fn mesh_of(&self, c: ComponentId) -> Option<&MeshData> {
-        self.components[c].obj.as_ref().and_then(|o| o.mesh())
+        self.components[c].role::<dyn role::Topology>().map(|t| t.mesh())
     }
 
     /// Simulation parameters seen from a node.
@@ -544,8 +711,9 @@ impl Scene {
     // ----- paths -------------------------------------------------------------------------------
 
     /// Resolves an object path (without the leading `@`) from `node`, as SOFA's link resolution
-    /// does. `owner` anchors index links (`[-1]`). `want` is the roles the target must have.
-    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Roles) -> Option<LinkTarget> {
+    /// does. `owner` anchors index links (`[-1]`). `want` is the role the target must play
+    /// (`None`: any component, or a node).
+    pub fn resolve_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, want: Option<RoleId>) -> Option<LinkTarget> {
         let path = path.trim();
         if path.is_empty() || path == "[]" {
             return owner.map(LinkTarget::Component);
@@ -601,18 +769,17 @@ impl Scene {
                 }
             }
         }
+        let Some(want) = want else {
+            return Some(master.map_or(LinkTarget::Node(cur), LinkTarget::Component));
+        };
         if let Some(m) = master {
-            return if want == Roles::NONE || self.components[m].roles().contains(want) { Some(LinkTarget::Component(m)) } else { None };
+            return self.components[m].plays(want).then_some(LinkTarget::Component(m));
         }
-        if want == Roles::NONE {
-            return Some(LinkTarget::Node(cur));
-        }
-        let matching: Vec<ComponentId> = self.nodes[cur].objects.iter().copied().filter(|c| self.components[c].roles().contains(want)).collect();
-        match matching.len() {
-            1 => Some(LinkTarget::Component(matching[0])),
-            0 if want.contains(Roles::MECHANICAL_STATE) => self.context_state(cur).map(LinkTarget::Component),
-            0 if want.contains(Roles::TOPOLOGY) => self.context_topology(cur).map(LinkTarget::Component),
-            0 if want.intersects(Roles::ODE_SOLVER | Roles::ANIMATION_LOOP) => self.find_up(cur, want).map(LinkTarget::Component),
+        let mut matching = self.nodes[cur].objects.iter().copied().filter(|c| self.components[c].plays(want));
+        match (matching.next(), matching.next()) {
+            (Some(c), None) => Some(LinkTarget::Component(c)),
+            (None, _) if want == role::MECHANICAL_STATE => self.context_state(cur).map(LinkTarget::Component),
+            (None, _) if want == role::TOPOLOGY => self.context_topology(cur).map(LinkTarget::Component),
             _ => None,
         }
     }
@@ -623,14 +790,14 @@ impl Scene {
     /// else the context state of that node (SOFA's defaults `@../` and `@./`).
     pub fn resolve_state_path(&self, node: NodeId, path: &str, owner: Option<ComponentId>, visual_ok: bool) -> Option<ComponentId> {
         let is_state = |c: ComponentId| {
-            let r = self.components[c].roles();
-            r.contains(Roles::MECHANICAL_STATE) || (visual_ok && r.contains(Roles::VISUAL_MODEL))
+            let e = &self.components[c];
+            e.plays(role::MECHANICAL_STATE) || (visual_ok && e.plays(role::VISUAL_MODEL))
         };
-        match self.resolve_path(node, path, owner, Roles::NONE)? {
+        match self.resolve_path(node, path, owner, None)? {
             LinkTarget::Component(c) => is_state(c).then_some(c),
             LinkTarget::Node(n) => self
-                .slot(n, Roles::MECHANICAL_STATE)
-                .or_else(|| if visual_ok { self.slot(n, Roles::VISUAL_MODEL) } else { None })
+                .slot(n, role::MECHANICAL_STATE)
+                .or_else(|| if visual_ok { self.slot(n, role::VISUAL_MODEL) } else { None })
                 .or_else(|| self.context_state(n)),
         }
     }
@@ -796,10 +963,18 @@ impl Scene {
                 for word in text.split_whitespace() {
                     let path = word.strip_prefix('@').unwrap_or(word);
                     let want = decl.target;
-                    match self.resolve_path(node, path, Some(cid), want) {
+                    let found = self.resolve_path(node, path, Some(cid), want).or_else(|| {
+                        // A node without the role: its ancestors', for links that search up.
+                        let role = want.filter(|_| decl.search_up)?;
+                        match self.resolve_path(node, path, Some(cid), None)? {
+                            LinkTarget::Node(n) => self.find_up(n, role).map(LinkTarget::Component),
+                            LinkTarget::Component(_) => None,
+                        }
+                    });
+                    match found {
                         Some(LinkTarget::Component(c)) => targets.push(c),
                         Some(LinkTarget::Node(n)) if decl.to_node_or_state => {
-                            if let Some(s) = self.slot(n, Roles::MECHANICAL_STATE) {
+                            if let Some(s) = self.slot(n, role::MECHANICAL_STATE) {
                                 targets.push(s)
                             }
                         }
@@ -851,6 +1026,20 @@ pub fn vec_id_of_data(name: &str) -> Option<VecId> {
         "derivX" => VecId::DX,
         _ => return None,
     })
+}
+
+/// Gives an error the component's label and scene position when it has none.
+pub fn positioned(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
+    if !scene.contains(c) {
+        return e;
+    }
+    if e.0.subject.is_none() {
+        e.0.subject = Some(scene.entry(c).label());
+    }
+    if e.0.pos.is_none() {
+        e.0.pos = scene.entry(c).pos.clone();
+    }
+    e
 }
 
 /// SOFA's data-file lookup: `dir/name`; absolute names only as given; otherwise each data-path

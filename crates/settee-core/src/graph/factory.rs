@@ -4,13 +4,23 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::component::{ComponentClass, CreateArgs, LinkDecl, Roles, TemplateRule};
 use crate::data::{decl, DataDecl, DataKind, DataLinkTarget, DataSet};
 use crate::diag::{Diagnostic, SourcePos};
+use crate::graph::component::{ComponentClass, CreateArgs, Declared, LinkDecl, TemplateRule};
+use crate::graph::role;
 use crate::names::{removed_class_message, renamed_class, resolve_template};
 use crate::scene::{ComponentEntry, ComponentId, InitCtx, LinkField, LinkTarget, NodeId, Scene};
 use crate::state::MState;
 use crate::types::Layout;
+
+/// Typed references to the Data every component has ([`BASE_DATA`]).
+pub struct BaseData;
+
+impl BaseData {
+    pub const NAME: crate::DataRef<crate::data_ref::Text> = crate::DataRef::declared("name");
+    pub const TAGS: crate::DataRef<crate::data_ref::Words> = crate::DataRef::declared("tags");
+    pub const PRINT_LOG: crate::DataRef<crate::data_ref::Bool> = crate::DataRef::declared("printLog");
+}
 
 /// Data every component has.
 pub static BASE_DATA: &[DataDecl] = &[
@@ -35,16 +45,6 @@ pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
 ];
 
 /// One attribute to assign.
-/// Checks the typed Data references a class lists against the Data it declares.
-pub fn check_reads(class: &ComponentClass) -> Result<(), String> {
-    let mut tables: Vec<&[DataDecl]> = vec![BASE_DATA];
-    tables.extend(class.data.iter().copied());
-    for r in class.reads {
-        r.check(&tables).map_err(|e| format!("component class {} {e}", class.name))?;
-    }
-    Ok(())
-}
-
 #[derive(Clone, Debug)]
 pub struct Attr {
     pub name: String,
@@ -65,14 +65,16 @@ impl Factory {
         Factory::default()
     }
 
-    /// Registers a class after checking the Data it reads against its declaration (see
-    /// [`crate::data_ref`]); a class that reads an undeclared or mistyped Data is a bug, refused
-    /// here with a panic that names it, so the first test building the factory fails.
+    /// Registers a class.
     pub fn register(&mut self, class: &'static ComponentClass) {
-        if let Err(e) = check_reads(class) {
-            panic!("{e}");
-        }
         self.classes.insert(class.name, class);
+    }
+
+    /// Registers the classes a struct's `#[component]` declaration gives.
+    pub fn add<T: Declared>(&mut self) {
+        for c in T::CLASSES {
+            self.register(c);
+        }
     }
 
     /// With `yes`, a component of an unknown class is left out of the scene with a warning
@@ -121,7 +123,6 @@ impl Factory {
     /// parses the attributes and runs the class's `parsed` hook. Problems are reported into the
     /// scene's messages; `None` when the component could not be created.
     #[allow(clippy::too_many_arguments)] // mirrors an XML element: class, template, attributes, position, directory
-    #[allow(clippy::disallowed_methods)] // generic: reads the common `name` Data of whatever class it creates
     pub fn create(
         &self,
         scene: &mut Scene,
@@ -187,6 +188,7 @@ impl Factory {
             refreshed: 0,
         });
         scene.node_mut(node).objects.push(id);
+        scene.touch();
 
         // Class-specific attribute rewriting.
         if let Some(pre) = class.preparse {
@@ -205,7 +207,7 @@ impl Factory {
         self.parse_attributes(scene, id, attrs);
 
         // Default name: class name + per-node, per-class counter of unnamed components.
-        if scene.entry(id).data.str("name").is_empty() {
+        if scene.entry(id).data.get(BaseData::NAME).is_empty() {
             let k = scene
                 .node(node)
                 .objects
@@ -213,12 +215,12 @@ impl Factory {
                 .filter(|c| scene.entry(**c).class.name == class.name && scene.entry(**c).data.field("name").is_some_and(|f| !f.is_set))
                 .count();
             let name = format!("{}{}", class.name, k);
-            scene.entry_mut(id).data.set("name", crate::data::Value::Str(name));
+            scene.entry_mut(id).data.put(BaseData::NAME, name);
         }
-        let name = scene.entry(id).data.str("name").to_string();
+        let name = scene.entry(id).data.get(BaseData::NAME).to_string();
         scene.entry_mut(id).name = name.clone();
 
-        if class.roles.contains(Roles::MECHANICAL_STATE) {
+        if class.plays(role::MECHANICAL_STATE) {
             let l = layout.unwrap_or(Layout::Vec3);
             let s = scene.store.add(MState::new(l, id, node, name));
             scene.entry_mut(id).state = Some(s);
@@ -252,13 +254,7 @@ impl Factory {
         let deduced = match class.template_rule {
             TemplateRule::Default => None,
             TemplateRule::FromState | TemplateRule::FromPair => {
-                let st = attrs
-                    .iter()
-                    .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
-                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
-                    .or_else(|| scene.context_state(node));
-                st.and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
+                attached_state(scene, node, attrs).and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
             }
             TemplateRule::FromMapping => mapping_template(scene, node, attrs),
         };
@@ -279,18 +275,10 @@ impl Factory {
 
     fn template_fits(&self, scene: &Scene, node: NodeId, class: &ComponentClass, t: &str, attrs: &[Attr]) -> bool {
         match class.template_rule {
-            TemplateRule::FromState | TemplateRule::FromPair => {
-                let st = attrs
-                    .iter()
-                    .find(|a| a.name == "mstate" || a.name == "object1")
-                    .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Roles::MECHANICAL_STATE))
-                    .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
-                    .or_else(|| scene.context_state(node));
-                match st.and_then(|c| scene.entry(c).layout) {
-                    Some(l) => l.name() == t.split(',').next().unwrap_or(""),
-                    None => true,
-                }
-            }
+            TemplateRule::FromState | TemplateRule::FromPair => match attached_state(scene, node, attrs).and_then(|c| scene.entry(c).layout) {
+                Some(l) => l.name() == t.split(',').next().unwrap_or(""),
+                None => true,
+            },
             _ => true,
         }
     }
@@ -370,7 +358,7 @@ impl Factory {
             );
             return;
         };
-        let target = match scene.resolve_path(node, path, Some(id), Roles::NONE) {
+        let target = match scene.resolve_path(node, path, Some(id), None) {
             Some(LinkTarget::Component(c)) => Some(c),
             _ => None,
         };
@@ -475,7 +463,7 @@ fn mapping_template(scene: &Scene, node: NodeId, attrs: &[Attr]) -> Option<Strin
     };
     let layout_of = |c: ComponentId| -> Option<String> {
         let e = scene.entry(c);
-        if e.roles().contains(Roles::VISUAL_MODEL) && !e.roles().contains(Roles::MECHANICAL_STATE) {
+        if e.plays(role::VISUAL_MODEL) && !e.plays(role::MECHANICAL_STATE) {
             return Some(Layout::Vec3.name().to_string());
         }
         e.layout.map(|l| l.name().to_string())
@@ -543,6 +531,17 @@ pub fn data_problem(lenient: bool, data: &str, kind: &str, problem: &crate::data
     } else {
         Diagnostic::warning(format!("could not read value of Data '{data}': {}", problem.message)).hint(hint)
     }
+}
+
+/// The state a component being created attaches to: its `mstate` (or `object1`) link, else the
+/// node's context state.
+fn attached_state(scene: &Scene, node: NodeId, attrs: &[Attr]) -> Option<ComponentId> {
+    attrs
+        .iter()
+        .find(|a| a.name == "mstate" || a.name == "object1")
+        .and_then(|a| scene.resolve_path(node, a.value.trim_start_matches('@'), None, Some(role::MECHANICAL_STATE)))
+        .and_then(|t| if let LinkTarget::Component(c) = t { Some(c) } else { None })
+        .or_else(|| scene.context_state(node))
 }
 
 #[cfg(test)]

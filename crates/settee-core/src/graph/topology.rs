@@ -136,3 +136,93 @@ mod adjacency_tests {
         assert_eq!(a.triangles_around_vertex.len(), 3);
     }
 }
+
+// ----- topological changes, as data (their rules: `crate::topology_change`) -----------------
+
+/// The element types, in SOFA's order of events (points first, then edges, …).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ElementKind {
+    #[default]
+    Point,
+    Edge,
+    Triangle,
+    Quad,
+    Tetrahedron,
+    Hexahedron,
+}
+
+impl ElementKind {
+    pub const ALL: [ElementKind; 6] =
+        [ElementKind::Point, ElementKind::Edge, ElementKind::Triangle, ElementKind::Quad, ElementKind::Tetrahedron, ElementKind::Hexahedron];
+
+    /// Vertices per element.
+    pub fn arity(self) -> usize {
+        match self {
+            ElementKind::Point => 1,
+            ElementKind::Edge => 2,
+            ElementKind::Triangle => 3,
+            ElementKind::Quad | ElementKind::Tetrahedron => 4,
+            ElementKind::Hexahedron => 8,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementKind::Point => "point",
+            ElementKind::Edge => "edge",
+            ElementKind::Triangle => "triangle",
+            ElementKind::Quad => "quad",
+            ElementKind::Tetrahedron => "tetrahedron",
+            ElementKind::Hexahedron => "hexahedron",
+        }
+    }
+}
+
+/// One event of a container's change log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologyChange {
+    /// `count` elements appended after the existing ones. New element `k` may be described as
+    /// a weighted combination of existing elements (`ancestors[k]` with `coefs[k]`; both empty,
+    /// or shorter than `count`, for elements without ancestors): per-element data of the new
+    /// element is interpolated from its ancestors'. `elements` holds the new elements' vertices
+    /// (empty for points, and for holders that only count).
+    Added { kind: ElementKind, count: usize, elements: Vec<Vec<usize>>, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>> },
+    /// Elements removed one after the other, in the order given, each by swap-with-last.
+    /// `elements` holds each removed element's vertices as they were when it was removed
+    /// (empty for points): a holder that subtracts an element's contribution (a lumped mass,
+    /// springs on its edges) needs them, and the container no longer has them.
+    Removed { kind: ElementKind, indices: Vec<usize>, elements: Vec<Vec<usize>> },
+    /// Elements renumbered: new element `i` is old element `old_of_new[i]` (a permutation).
+    Renumbered { kind: ElementKind, old_of_new: Vec<usize> },
+}
+
+impl TopologyChange {
+    pub fn kind(&self) -> ElementKind {
+        match self {
+            TopologyChange::Added { kind, .. } | TopologyChange::Removed { kind, .. } | TopologyChange::Renumbered { kind, .. } => *kind,
+        }
+    }
+}
+
+/// Why a change cannot be applied: it names elements that do not exist.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChangeError(pub String);
+
+impl std::fmt::Display for ChangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a component did with a change of the topology it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// Its per-point and per-element data now match the changed topology.
+    Followed,
+    /// It holds nothing that depends on the topology.
+    NotConcerned,
+    /// It does not know how to follow (the default): the step stops with a positioned error
+    /// if the component holds per-point or per-element data (force fields, masses, mappings,
+    /// projective constraints, collision models, engines).
+    Unsupported,
+}

@@ -4,10 +4,19 @@
 
 use settee_linalg::MatrixBuilder;
 
-use crate::component::{ForceIo, Mbk, MechParams, Roles};
+pub mod dense;
+pub mod plan;
+pub mod roles;
+
+pub use dense::{ConstraintJacobian, DenseMatrix};
+pub use plan::{SolveItem, SolvePlan};
+pub use roles::*;
+
 use crate::diag::{SimError, SimResult};
+use crate::graph::component::MechParams;
+use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
-use crate::state::{StateId, VecId, VecKind};
+use crate::state::{MState, StateId, VecId, VecKind};
 use crate::types::Layout;
 
 /// The mechanical components reachable from a solver's node, in SOFA's processing order.
@@ -37,7 +46,10 @@ pub struct MechScope {
 }
 
 impl MechScope {
-    /// Collects the mechanical components of `node`'s subtree.
+    /// Collects the mechanical components of `node`'s subtree, in SOFA's visiting order, with
+    /// the contact objects spliced in where the contact nodes would sit: a contact mapping (and
+    /// its state) at the end of its model's node subtree, a contact force field after the
+    /// objects of the node it acts in ([`crate::plan::ContactStore`]).
     pub fn build(scene: &Scene, node: NodeId) -> MechScope {
         let mut s = MechScope {
             node,
@@ -54,34 +66,74 @@ impl MechScope {
             scalar_size: Vec::new(),
         };
         let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
-        for n in scene.preorder(node) {
-            if let Some(ms) = scene.slot(n, Roles::MECHANICAL_STATE) {
-                if let Some(st) = scene.state_of(ms) {
-                    s.states.push(st);
-                    if scene.store.get(st).mapped {
-                        s.mapped_states.push(st);
-                    } else {
-                        s.main_states.push(st);
-                    }
-                }
+        let add_state = |s: &mut MechScope, st: StateId| {
+            s.states.push(st);
+            if scene.store.get(st).mapped {
+                s.mapped_states.push(st);
+            } else {
+                s.main_states.push(st);
             }
-            for &c in &scene.node(n).objects {
-                let e = scene.entry(c);
-                let roles = e.roles();
-                let Some(obj) = e.obj.as_ref() else { continue };
-                if roles.contains(Roles::MECHANICAL_MAPPING) && obj.mapping_ref().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
-                    s.mappings.push(c);
-                }
-                if roles.contains(Roles::FORCE_FIELD) {
-                    if let Some(ff) = obj.force_field_ref() {
-                        ffs.push((ff.states(), c));
+        };
+        let add_component = |s: &mut MechScope, ffs: &mut Vec<(Vec<StateId>, ComponentId)>, c: ComponentId| {
+            let e = scene.entry(c);
+            // Only components that are ready: taken out ones are running, uninitialised ones
+            // are not part of the simulation.
+            if e.obj.is_none() || !e.initialized {
+                return;
+            }
+            if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
+                s.mappings.push(c);
+            }
+            if let Some(ff) = e.role::<dyn ForceField>() {
+                ffs.push((ff.states(), c));
+            }
+            if e.plays(crate::mechanics::MASS) {
+                s.masses.push(c);
+            }
+            if e.plays(crate::mechanics::PROJECTIVE_CONSTRAINT) {
+                s.projective.push(c);
+            }
+        };
+        // Depth first; `Exit(n)` comes after the whole subtree of `n`.
+        enum Visit {
+            Enter(NodeId),
+            Exit(NodeId),
+        }
+        let contacts = &scene.contacts;
+        let mut stack = vec![Visit::Enter(node)];
+        while let Some(v) = stack.pop() {
+            match v {
+                Visit::Enter(n) => {
+                    let nd = scene.node(n);
+                    if !nd.activated {
+                        continue;
+                    }
+                    if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+                        add_state(&mut s, st);
+                    }
+                    for &c in &nd.objects {
+                        add_component(&mut s, &mut ffs, c);
+                    }
+                    if !contacts.is_empty() {
+                        for c in contacts.attached_at(n) {
+                            add_component(&mut s, &mut ffs, c);
+                        }
+                    }
+                    stack.push(Visit::Exit(n));
+                    for c in nd.children.iter().rev() {
+                        stack.push(Visit::Enter(*c));
                     }
                 }
-                if roles.contains(Roles::MASS) {
-                    s.masses.push(c);
-                }
-                if roles.contains(Roles::PROJECTIVE_CONSTRAINT) {
-                    s.projective.push(c);
+                Visit::Exit(n) => {
+                    if contacts.is_empty() {
+                        continue;
+                    }
+                    for m in contacts.mappers_at(n) {
+                        if let Some(st) = scene.entry(m).state {
+                            add_state(&mut s, st);
+                        }
+                        add_component(&mut s, &mut ffs, m);
+                    }
                 }
             }
         }
@@ -113,6 +165,12 @@ impl MechScope {
             s.scalar_size[st.index()] = m.size * m.layout.deriv_size();
         }
         s
+    }
+
+    /// Whether the states of the scope still have the sizes it was built with (a topological
+    /// change or a contact's new points change them between structural changes).
+    pub fn sizes_match(&self, scene: &Scene) -> bool {
+        self.states.iter().all(|st| scene.store.states.get(*st).is_some_and(|m| m.size * m.layout.deriv_size() == self.scalar_size[st.index()]))
     }
 
     /// Scalar size (DOFs × derivative size) of a state of the scope; 0 for other states.
@@ -327,20 +385,17 @@ fn with_io(
     out: VecId,
     r1: VecId,
     r2: Option<VecId>,
-    call: impl FnOnce(&mut dyn crate::component::Component, &MechParams, &mut ForceIo) -> SimResult,
+    call: impl FnOnce(&mut dyn ForceField, &MechParams, &mut ForceIo) -> SimResult,
 ) -> SimResult {
     let node = scene.components[c].node;
     let params = scene.params(node);
-    let states = {
-        let obj = scene.components[c].obj.as_ref().expect("component taken out");
-        unique(&obj.force_field_ref().map(|f| f.states()).unwrap_or_default())
-    };
+    let states = { unique(&scene.components[c].role::<dyn ForceField>().map(|f| f.states()).unwrap_or_default()) };
     if scope.is_none_or(|sc| states.iter().all(|s| sc.contains_state(*s))) {
         // Every state is solved here (the usual case): lend the vectors themselves.
         let mut outs: Vec<Vec<f64>> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
         let result = {
             let Scene { components, store, .. } = scene;
-            let obj = components[c].obj.as_deref_mut().expect("component taken out");
+            let obj = components[c].role_mut::<dyn ForceField>().expect("force field role");
             let mut io = ForceIo {
                 f: outs.iter_mut().map(|v| v.as_mut_slice()).collect(),
                 x: states.iter().map(|s| store.get(*s).read(r1)).collect(),
@@ -384,7 +439,7 @@ fn with_io(
         .collect();
     let result = {
         let Scene { components, store, .. } = scene;
-        let obj = components[c].obj.as_deref_mut().expect("component taken out");
+        let obj = components[c].role_mut::<dyn ForceField>().expect("force field role");
         let read = |k: usize, id: VecId| -> &[f64] {
             let st = store.get(states[k]);
             if inside[k] || id.is_static() {
@@ -415,7 +470,7 @@ fn with_io(
 /// state is written): SOFA's addForce of an interaction force field found in a node without
 /// solver (see [`crate::simulation::IsolatedInteractions`]).
 pub fn add_force_unscoped(scene: &mut Scene, c: ComponentId, out: VecId, x: VecId, v: VecId) -> SimResult {
-    with_io(scene, None, c, out, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))
+    with_io(scene, None, c, out, x, Some(v), |ff, p, io| ff.add_force(p, io))
 }
 
 pub(crate) fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
@@ -446,10 +501,10 @@ pub fn compute_force(scene: &mut Scene, scope: &MechScope, f: VecId, x: VecId, v
     for &c in &scope.force_fields {
         // Compliances are not evaluated: their forces are the KKT system's multipliers
         // (SOFA's computeForce with `neglectingCompliance`, compliant spec §3.3).
-        if scene.obj(c).force_field_ref().is_some_and(|ff| ff.is_compliance()) {
+        if scene.role::<dyn ForceField>(c).is_some_and(|ff| ff.is_compliance()) {
             continue;
         }
-        with_io(scene, Some(scope), c, f, x, Some(v), |obj, p, io| obj.force_field().expect("force field role").add_force(p, io))?;
+        with_io(scene, Some(scope), c, f, x, Some(v), |ff, p, io| ff.add_force(p, io))?;
     }
     accumulate_through_mappings(scene, scope, f, None, 0.0)
 }
@@ -466,24 +521,24 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
         // A component may be both: e.g. HexahedronFEMForceFieldAndMass adds its stiffness part,
         // then its mass part, as SOFA's Mass::addMBKdx does.
         let (rs, pure_mass, has_mass, rm, compliance) = {
-            let obj = scene.obj(c);
-            let ff = obj.force_field_ref().expect("force field role");
-            let rm = obj.mass_ref().map(|m| m.rayleigh_mass()).unwrap_or(0.0);
-            (ff.rayleigh_stiffness(), ff.is_mass(), obj.mass_ref().is_some(), rm, ff.is_compliance())
+            let ff = scene.role::<dyn ForceField>(c).expect("force field role");
+            let mass = scene.role::<dyn Mass>(c);
+            let rm = mass.map(|m| m.rayleigh_mass()).unwrap_or(0.0);
+            (ff.rayleigh_stiffness(), ff.is_mass(), mass.is_some(), rm, ff.is_compliance())
         };
         // A compliance adds only its damping (and Rayleigh) part: SOFA's MBK·v pass calls it
         // with stiffness factor 0 (compliant spec §3.4).
         let k_eff = if compliance { f.b * rs } else { f.k + f.b * rs };
         if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
-            with_io(scene, Some(scope), c, df, dx, None, |obj, p, io| obj.force_field().expect("force field role").add_dforce(p, io, k_eff, f.b))?;
+            with_io(scene, Some(scope), c, df, dx, None, |ff, p, io| ff.add_dforce(p, io, k_eff, f.b))?;
         }
         if has_mass {
             let m_eff = f.m - f.b * rm;
             if m_eff != 0.0 {
-                let s = scene.obj(c).mass_ref().expect("mass role").state();
+                let s = scene.role::<dyn Mass>(c).expect("mass role").state();
                 let st = scene.store.get_mut(s);
                 let mut dfv = st.take(df);
-                scene.obj(c).mass_ref().expect("mass role").add_mdx(&mut dfv, scene.store.get(s).read(dx), m_eff);
+                scene.role::<dyn Mass>(c).expect("mass role").add_mdx(&mut dfv, scene.store.get(s).read(dx), m_eff);
                 scene.store.get_mut(s).put(df, dfv);
             }
         }
@@ -508,13 +563,13 @@ pub fn total_force(scene: &Scene, s: StateId) -> std::borrow::Cow<'_, [f64]> {
 
 /// SOFA's `MechanicalComputeGeometricStiffness(f)`: every mechanical mapping of the scope,
 /// top-down, computes and keeps its geometric stiffness for its output's vector `f`
-/// ([`crate::component::Mapping::update_k`]). A state without `f` gives an empty vector.
+/// ([`crate::mechanics::Mapping::update_k`]). A state without `f` gives an empty vector.
 pub fn update_geometric_stiffness(scene: &mut Scene, scope: &MechScope, f: VecId) -> SimResult {
     for &m in &scope.mappings {
         let (_, output) = mapping_io(scene, m);
         let Some(output) = output else { continue };
         let fout = scene.store.get(output).read(f).to_vec();
-        let map = scene.components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
+        let map = scene.components[m].role_mut::<dyn Mapping>().expect("mapping role");
         map.update_k(&fout).map_err(|e| label_error(scene, m, e))?;
     }
     Ok(())
@@ -535,7 +590,7 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
         let mut fins: Vec<Vec<f64>> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
         let r = {
             let Scene { components, store, .. } = &mut *scene;
-            let map = components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
+            let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
             let mut slices: Vec<&mut [f64]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
             let mut r = map.apply_jt(&mut slices, &fout);
             if r.is_ok() && k != 0.0 {
@@ -557,43 +612,45 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
 }
 
 fn mapping_io(scene: &Scene, m: ComponentId) -> (Vec<StateId>, Option<StateId>) {
-    let map = scene.obj(m).mapping_ref().expect("mapping role");
+    let map = scene.role::<dyn Mapping>(m).expect("mapping role");
     (map.inputs(), map.output())
 }
 
-/// `dx = P·dx` for every projective constraint of the scope.
-pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+/// Calls `f` with every projective constraint of the scope, its node's parameters and its state.
+pub fn for_each_projective(scene: &mut Scene, scope: &MechScope, mut f: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState)) {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let s = pc.state();
-        let mut v = store.get_mut(s).take(dx);
-        pc.project_response(&p, &mut v);
-        store.get_mut(s).put(dx, v);
+        f(&p, pc, store.get_mut(s));
     }
+}
+
+/// `dx = P·dx` for every projective constraint of the scope.
+pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
+    for_each_projective(scene, scope, |p, pc, st| {
+        let mut v = st.take(dx);
+        pc.project_response(p, &mut v);
+        st.put(dx, v);
+    });
     Ok(())
 }
 
 /// Projects positions then velocities (constraints read the context time).
 pub fn project_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
-    for &c in &scope.projective {
-        let node = scene.entry(c).node;
-        let p = scene.params(node);
-        let Scene { components, store, .. } = &mut *scene;
-        let pc = components[c].obj.as_mut().expect("taken").projective().expect("projective role");
-        let s = pc.state();
-        if store.get(s).mapped {
-            continue;
+    for_each_projective(scene, scope, |p, pc, st| {
+        if st.mapped {
+            return;
         }
-        let mut xv = store.get_mut(s).take(x);
-        pc.project_position(&p, &mut xv);
-        store.get_mut(s).put(x, xv);
-        let mut vv = store.get_mut(s).take(v);
-        pc.project_velocity(&p, &mut vv);
-        store.get_mut(s).put(v, vv);
-    }
+        let mut xv = st.take(x);
+        pc.project_position(p, &mut xv);
+        st.put(x, xv);
+        let mut vv = st.take(v);
+        pc.project_velocity(p, &mut vv);
+        st.put(v, vv);
+    });
     Ok(())
 }
 
@@ -627,7 +684,7 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
     let mut out = scene.store.get_mut(output).take(id);
     let r = {
         let Scene { components, store, .. } = &mut *scene;
-        let map = components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
+        let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
         let ins: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(id)).collect();
         if positions {
             map.apply(&mut out, &ins)
@@ -651,7 +708,7 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
         let out = std::mem::take(&mut scene.store.get_mut(output).constraint);
         let mut ins: Vec<crate::ConstraintRows> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
         let r = {
-            let map = scene.components[m].obj.as_mut().expect("taken").mapping().expect("mapping role");
+            let map = scene.components[m].role_mut::<dyn Mapping>().expect("mapping role");
             let mut refs: Vec<&mut crate::ConstraintRows> = ins.iter_mut().collect();
             map.apply_jt_constraints(&mut refs, &out)
         };
@@ -668,7 +725,7 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
 pub fn acc_from_f(scene: &mut Scene, scope: &MechScope, a: VecId, f: VecId) -> SimResult {
     for &c in &scope.masses {
         let Scene { components, store, .. } = &mut *scene;
-        let mass = components[c].obj.as_ref().expect("taken").mass_ref().expect("mass role");
+        let mass = components[c].role::<dyn Mass>().expect("mass role");
         let s = mass.state();
         let mut av = store.get_mut(s).take(a);
         let r = mass.acc_from_f(&mut av, store.get(s).read(f));
@@ -684,7 +741,7 @@ pub fn add_separate_gravity(scene: &mut Scene, scope: &MechScope, dt: f64, v: Ve
         let node = scene.entry(c).node;
         let g = scene.params(node).gravity;
         let Scene { components, store, .. } = &mut *scene;
-        let mass = components[c].obj.as_ref().expect("taken").mass_ref().expect("mass role");
+        let mass = components[c].role::<dyn Mass>().expect("mass role");
         if mass.separate_gravity() {
             let s = mass.state();
             let mut vv = store.get_mut(s).take(v);
@@ -697,7 +754,7 @@ pub fn add_separate_gravity(scene: &mut Scene, scope: &MechScope, dt: f64, v: Ve
 /// True when every mass of the scope is diagonal and none sits on a mapped state.
 pub fn masses_are_diagonal(scene: &Scene, scope: &MechScope) -> bool {
     scope.masses.iter().all(|&c| {
-        let m = scene.obj(c).mass_ref().expect("mass role");
+        let m = scene.role::<dyn Mass>(c).expect("mass role");
         m.is_diagonal() && !scene.store.get(m.state()).mapped
     })
 }
@@ -729,7 +786,7 @@ pub struct MatrixAccumulator<'a> {
 }
 
 /// The block-diagonal projection `P̃` of the projective constraints that give blocks
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]): contributions are added as
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]): contributions are added as
 /// `P̃·A·P̃` and `I − P̃` is added at the end of the assembly.
 #[derive(Default)]
 struct BlockProjection {
@@ -924,7 +981,7 @@ pub(crate) fn global_jacobians(scene: &Scene, scope: &MechScope, ignore_outside:
         g.insert(s, (0..n).map(|r| vec![(off + r, 1.0)]).collect());
     }
     for &m in &scope.mappings {
-        let map = scene.obj(m).mapping_ref().expect("mapping role");
+        let map = scene.role::<dyn Mapping>(m).expect("mapping role");
         let Some(out) = map.output() else { continue };
         let inputs = map.inputs();
         let js = map.jacobians().map_err(|e| label_error(scene, m, e))?;
@@ -1104,7 +1161,7 @@ fn top_most_states(scene: &Scene, scope: &MechScope) -> IndexMap<StateId, Vec<St
         top.insert(s, vec![s]);
     }
     for &m in &scope.mappings {
-        let map = scene.obj(m).mapping_ref().expect("mapping role");
+        let map = scene.role::<dyn Mapping>(m).expect("mapping role");
         let Some(out) = map.output() else { continue };
         let mut t: Vec<StateId> = Vec::new();
         for input in map.inputs() {
@@ -1131,7 +1188,7 @@ fn split_crossed(scene: &Scene, scope: &MechScope, acc: &mut MatrixAccumulator) 
     // (`MappingGraph::hasAnyMapping`, visual mappings included); without one, the blocks an
     // interaction force field has on a state outside the sub-tree are dropped.
     let any_mapping =
-        scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).roles().contains(Roles::MAPPING)));
+        scene.preorder(scope.node).into_iter().any(|n| scene.node(n).objects.iter().any(|&c| scene.entry(c).plays(crate::mechanics::MAPPING)));
     let top = top_most_states(scene, scope);
     let none: &[StateId] = &[];
     let differ = |si: StateId, sj: StateId| {
@@ -1262,7 +1319,7 @@ pub fn assemble(scene: &mut Scene, scope: &MechScope, f: Mbk, builder: &mut Matr
 }
 
 /// [`assemble`] restricted to the contributions `opts` selects. Block projections
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) turn the matrix into
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) turn the matrix into
 /// `P̃·A·P̃ + (I − P̃)`; they are applied to every contribution as it is added.
 pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &AssemblyOptions, builder: &mut MatrixBuilder) -> SimResult {
     if builder.nrows() != scope.size {
@@ -1274,14 +1331,13 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
     for &c in &scope.force_fields {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let obj = scene.obj(c);
-        let ff = obj.force_field_ref().expect("force field role");
+        let ff = scene.role::<dyn ForceField>(c).expect("force field role");
         // A compliance's stiffness is not in the matrix: it enters the KKT system as C.
         let k_eff = if ff.is_compliance() { f.b * ff.rayleigh_stiffness() } else { f.k + f.b * ff.rayleigh_stiffness() };
         if opts.stiffness && !ff.is_mass() && k_eff != 0.0 {
             ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
         }
-        if let (Some(m), true) = (obj.mass_ref(), opts.mass) {
+        if let (Some(m), true) = (scene.role::<dyn Mass>(c), opts.mass) {
             let m_eff = f.m - f.b * m.rayleigh_mass();
             if m_eff != 0.0 {
                 m.add_m_to_matrix(&mut acc, m_eff).map_err(|e| label_error(scene, c, e))?;
@@ -1296,7 +1352,7 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
     }
     if opts.geometric_stiffness && f.k != 0.0 {
         for &m in &scope.mappings {
-            let map = scene.obj(m).mapping_ref().expect("mapping role");
+            let map = scene.role::<dyn Mapping>(m).expect("mapping role");
             let Some(out) = map.output() else { continue };
             // SOFA's `buildGeometricStiffnessMatrix` reads the output's total forces.
             let f_out = total_force(scene, out);
@@ -1330,7 +1386,7 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
 }
 
 /// True when a projective constraint of the scope projects blocks of its DOFs
-/// ([`crate::component::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
+/// ([`crate::mechanics::ProjectiveConstraint::projection_blocks`]) rather than only fixing rows.
 pub fn has_block_projections(scene: &mut Scene, scope: &MechScope) -> bool {
     !block_projection(scene, scope).blocks.is_empty()
 }
@@ -1342,16 +1398,13 @@ pub fn projected_rows(scene: &mut Scene, scope: &MechScope) -> Vec<usize> {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let pc_state = {
-            let obj = scene.components[c].obj.as_mut().expect("taken");
-            obj.projective().expect("projective role").state()
-        };
+        let pc_state = scene.role::<dyn ProjectiveConstraint>(c).expect("projective role").state();
         let Some(off) = scope.offset(pc_state) else {
             continue;
         };
         let ds = scene.store.get(pc_state).layout.deriv_size();
         let mut local = Vec::new();
-        scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role").projected_rows(&p, ds, &mut local);
+        scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role").projected_rows(&p, ds, &mut local);
         rows.extend(local.into_iter().map(|r| r + off));
     }
     rows
@@ -1364,7 +1417,7 @@ fn block_projection(scene: &mut Scene, scope: &MechScope) -> BlockProjection {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
-        let pc = scene.components[c].obj.as_mut().expect("taken").projective().expect("projective role");
+        let pc = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let st = pc.state();
         let Some(off) = scope.offset(st) else {
             continue;

@@ -87,8 +87,8 @@ pub struct MState {
     pub mapped: bool,
     /// Constraint Jacobian rows written on this state (SOFA's `constraintJacobian` MatrixDeriv).
     pub constraint: crate::constraint_rows::ConstraintRows,
-    coords: Vec<Option<Vec<f64>>>,
-    derivs: Vec<Option<Vec<f64>>>,
+    pub(crate) coords: Vec<Option<Vec<f64>>>,
+    pub(crate) derivs: Vec<Option<Vec<f64>>>,
     /// Bumped whenever a vector may have been changed (written, replaced, resized, freed): Data
     /// linked to a state vector (`@dofs.position`) compare it to know when to pull again.
     pub revision: u64,
@@ -201,61 +201,6 @@ impl MState {
         for v in self.derivs.iter_mut().flatten() {
             v.resize(n * ds, 0.0);
         }
-    }
-}
-
-impl MState {
-    /// Follows a change of the points of its topology: removed points leave every vector by
-    /// swap-with-last (SOFA's order), added points are appended, each the weighted sum of its
-    /// ancestors (zero without ancestors), renumbered points are permuted.
-    pub fn apply_point_change(&mut self, change: &crate::topology_change::TopologyChange) -> Result<(), crate::topology_change::ChangeError> {
-        use crate::topology_change::TopologyChange as C;
-        crate::topology_change::validate(change, self.size)?;
-        self.revision += 1;
-        let size = self.size;
-        let (cs, ds) = (self.layout.coord_size(), self.layout.deriv_size());
-        let each = |v: &mut Vec<f64>, w: usize| {
-            if v.len() != size * w {
-                // An unset or stale vector: only its length matters.
-                v.resize(size * w, 0.0);
-            }
-            match change {
-                C::Removed { indices, .. } => crate::topology_change::swap_remove_blocks(v, w, indices),
-                C::Added { count, ancestors, coefs, .. } => {
-                    for k in 0..*count {
-                        let mut value = vec![0.0; w];
-                        let a = ancestors.get(k).map(|a| a.as_slice()).unwrap_or(&[]);
-                        let c = coefs.get(k).map(|c| c.as_slice()).unwrap_or(&[]);
-                        for (j, &anc) in a.iter().enumerate() {
-                            // SOFA's default coefficients: equal weights.
-                            let wj = c.get(j).copied().unwrap_or(1.0 / a.len() as f64);
-                            for (d, x) in value.iter_mut().enumerate() {
-                                *x += wj * v[anc * w + d];
-                            }
-                        }
-                        v.extend_from_slice(&value);
-                    }
-                }
-                C::Renumbered { old_of_new, .. } => {
-                    let old = v.clone();
-                    for (n, &o) in old_of_new.iter().enumerate() {
-                        v[n * w..(n + 1) * w].copy_from_slice(&old[o * w..(o + 1) * w]);
-                    }
-                }
-            }
-        };
-        for v in self.coords.iter_mut().flatten() {
-            each(v, cs);
-        }
-        for v in self.derivs.iter_mut().flatten() {
-            each(v, ds);
-        }
-        self.size = match change {
-            C::Removed { indices, .. } => size - indices.len(),
-            C::Added { count, .. } => size + count,
-            C::Renumbered { .. } => size,
-        };
-        Ok(())
     }
 }
 

@@ -79,6 +79,35 @@ pub struct DataDecl {
     pub help: &'static str,
 }
 
+/// Data several classes share (SOFA's base classes), declared with `#[data_group(...)]`; a class
+/// includes the table with `inherit = [Group]`.
+pub trait DataGroup {
+    const TABLE: &'static [DataDecl];
+}
+
+/// Why a write by name was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataError {
+    /// The component declares no Data of that name (nor alias).
+    Unknown { name: String, known: Vec<&'static str> },
+    /// The value is not of the Data's kind.
+    WrongType { name: String, expected: String, given: &'static str },
+    /// The text is not a value of the Data's kind.
+    Invalid { name: String, message: String },
+}
+
+impl std::fmt::Display for DataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataError::Unknown { name, .. } => write!(f, "no Data '{name}'"),
+            DataError::WrongType { name, expected, given } => write!(f, "Data '{name}' is a {expected}, not a {given}"),
+            DataError::Invalid { name, message } => write!(f, "invalid value for Data '{name}': {message}"),
+        }
+    }
+}
+
+impl std::error::Error for DataError {}
+
 /// Shorthand used by component declaration tables.
 pub const fn decl(name: &'static str, kind: DataKind, default: &'static str, help: &'static str) -> DataDecl {
     DataDecl { name, aliases: &[], kind, default, help }
@@ -110,6 +139,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// The name of the value's variant, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Real(_) => "real",
+            Value::Str(_) => "string",
+            Value::Reals { .. } => "real list",
+            Value::Indices { .. } => "index list",
+            Value::Strings(_) => "word list",
+        }
+    }
+
     /// Number of elements (groups) for list values, 1 for scalars.
     pub fn len(&self) -> usize {
         match self {
@@ -628,15 +670,46 @@ impl DataSet {
         out.problem.map(|message| DataProblem { message, invalid: out.invalid })
     }
 
-    /// Sets a value directly (component outputs); readers linked to it see the change.
-    pub fn set(&mut self, name: &str, value: Value) {
-        if let Some(i) = self.index_of(name) {
-            let f = &mut self.fields[i];
-            if f.value != value {
-                f.value = value;
-                f.version += 1;
-            }
+    /// Replaces the value of field `index` (readers linked to it see the change). The caller
+    /// has checked that the value fits the field's kind.
+    pub(crate) fn replace(&mut self, index: usize, value: Value) {
+        let f = &mut self.fields[index];
+        if f.value != value {
+            f.value = value;
+            f.version += 1;
         }
+    }
+
+    /// The one checked write by name, for generic code (scene overrides, tools, bindings): an
+    /// unknown name or a value of another kind is an error, and nothing changes. Components
+    /// write their own Data through the typed references of their declaration
+    /// ([`DataSet::put`]).
+    pub fn write_value(&mut self, name: &str, value: Value) -> Result<(), DataError> {
+        let i = self.index_of(name).ok_or_else(|| self.unknown(name))?;
+        let kind = self.fields[i].decl.kind;
+        let value = fit_value(kind, self.arity(), value).map_err(|given| DataError::WrongType {
+            name: name.to_string(),
+            expected: kind.type_name(),
+            given,
+        })?;
+        self.replace(i, value);
+        self.fields[i].is_set = true;
+        Ok(())
+    }
+
+    /// Writes a field by name from text in SOFA's syntax: an unknown name or a text that is not
+    /// a value of the field's kind is an error; a text SOFA reads through with a warning
+    /// (fewer numbers than a vector holds) gives that warning.
+    pub fn write_text(&mut self, name: &str, text: &str) -> Result<Option<DataProblem>, DataError> {
+        let i = self.index_of(name).ok_or_else(|| self.unknown(name))?;
+        match self.set_text(i, text) {
+            Some(p) if p.invalid => Err(DataError::Invalid { name: name.to_string(), message: p.message }),
+            other => Ok(other),
+        }
+    }
+
+    fn unknown(&self, name: &str) -> DataError {
+        DataError::Unknown { name: name.to_string(), known: self.fields.iter().map(|f| f.decl.name).collect() }
     }
 
     fn value(&self, name: &str) -> &Value {
@@ -708,6 +781,57 @@ impl DataSet {
         let r = self.reals(name);
         [r.first().copied().unwrap_or(0.0), r.get(1).copied().unwrap_or(0.0), r.get(2).copied().unwrap_or(0.0)]
     }
+}
+
+/// `value` as a value of `kind`: integers widen to reals, reals with an integer value narrow to
+/// integers, a scalar becomes a one-element list; anything else of another family is refused
+/// (the error names what was given).
+pub fn fit_value(kind: DataKind, arity: TemplateArity, value: Value) -> Result<Value, &'static str> {
+    let given = value.type_name();
+    let group = |k: DataKind| match k {
+        DataKind::Fixed(n) => n,
+        DataKind::RealTuples(n) | DataKind::IndexTuples(n) => n,
+        DataKind::Coords | DataKind::Coord => arity.coord,
+        DataKind::Derivs | DataKind::Deriv => arity.deriv,
+        _ => 1,
+    };
+    let out = match (kind, value) {
+        (DataKind::Bool, Value::Bool(b)) => Value::Bool(b),
+        (DataKind::Bool, Value::Int(i)) => Value::Bool(i != 0),
+        (DataKind::Int, Value::Int(i)) => Value::Int(i),
+        (DataKind::Int, Value::Real(r)) if r.fract() == 0.0 && r.is_finite() => Value::Int(r as i64),
+        (DataKind::Real, Value::Real(r)) if r.is_finite() => Value::Real(r),
+        (DataKind::Real, Value::Int(i)) => Value::Real(i as f64),
+        (DataKind::Str | DataKind::FileName, Value::Str(t)) => Value::Str(t),
+        (DataKind::Options(names), Value::Str(t)) if names.contains(&t.as_str()) => Value::Str(t),
+        (DataKind::Strings, Value::Strings(w)) => Value::Strings(w),
+        (
+            k @ (DataKind::Fixed(_)
+            | DataKind::Reals
+            | DataKind::RealTuples(_)
+            | DataKind::Coords
+            | DataKind::Derivs
+            | DataKind::Coord
+            | DataKind::Deriv),
+            Value::Reals { v, .. },
+        ) if v.iter().all(|x| x.is_finite()) => {
+            let g = group(k).max(1);
+            let fixed = matches!(k, DataKind::Fixed(_) | DataKind::Coord | DataKind::Deriv);
+            if v.len() % g != 0 || (fixed && v.len() != g) {
+                return Err(given);
+            }
+            Value::Reals { arity: g, v }
+        }
+        (k @ (DataKind::Indices | DataKind::IndexTuples(_)), Value::Indices { v, .. }) => {
+            let g = group(k).max(1);
+            if v.len() % g != 0 {
+                return Err(given);
+            }
+            Value::Indices { arity: g, v }
+        }
+        _ => return Err(given),
+    };
+    Ok(out)
 }
 
 /// The empty value of a kind, before its default text is parsed.

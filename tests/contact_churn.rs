@@ -1,0 +1,204 @@
+//! Contacts are data: a pair of models coming into contact and separating again, every few
+//! steps for thousands of steps, creates nothing in the graph (no node, no factory call) and
+//! leaves the memory as it was. A counting allocator (this test binary's global allocator)
+//! measures the allocations of the steps, those of the collision stage (detection and the
+//! response that keeps the contacts) apart, and the bytes alive.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use settee_core::Scene;
+
+/// Counts allocations of this thread while `COUNTING` is set.
+struct Counting;
+
+// Per thread: the two tests run on two threads at once, each counting its own scene.
+thread_local! {
+    static ON_TEST_THREAD: Cell<bool> = const { Cell::new(false) };
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    /// Allocations made inside the step's "collision" stage.
+    static IN_COLLISION: Cell<bool> = const { Cell::new(false) };
+    static COLLISION_ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    /// Bytes this thread allocated and has not freed yet.
+    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
+}
+
+fn bump(c: &'static std::thread::LocalKey<Cell<u64>>) {
+    c.with(|c| c.set(c.get() + 1));
+}
+
+/// Counts one allocation of `bytes` (negative: a release) made on this thread.
+fn count(allocations: u64, bytes: i64) {
+    // `try_with`: the allocator also runs while a thread's locals are being destroyed.
+    let _ = ON_TEST_THREAD.try_with(|on| {
+        if !on.get() {
+            return;
+        }
+        LIVE_BYTES.with(|b| b.set(b.get() + bytes));
+        if allocations > 0 && COUNTING.with(Cell::get) {
+            bump(&ALLOCATIONS);
+            if IN_COLLISION.with(Cell::get) {
+                bump(&COLLISION_ALLOCATIONS);
+            }
+        }
+    });
+}
+
+/// The scene's stage observer: marks the collision stage.
+fn observe_stage(stage: &'static str, begins: bool) {
+    if stage == "collision" {
+        IN_COLLISION.with(|t| t.set(begins));
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(1, layout.size() as i64);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(0, -(layout.size() as i64));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(1, new_size as i64 - layout.size() as i64);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A ball on a spring bouncing on a plane: its contact with the plane appears and vanishes
+/// every few steps, forever (the benchmark `collision/churn_10000_steps`).
+fn churn_scene(response: &str, animation_loop: &str) -> String {
+    format!(
+        r#"<Node name="root" dt="0.01" gravity="0 0 0">
+  {animation_loop}
+  <CollisionPipeline/>
+  <BruteForceBroadPhase/>
+  <BVHNarrowPhase/>
+  <NewProximityIntersection alarmDistance="1" contactDistance="0.5"/>
+  <CollisionResponse response="{response}"/>
+  <Node name="ball">
+    <EulerExplicitSolver symplectic="true"/>
+    <MechanicalObject name="ball" position="1 2.6 -2" velocity="0 -8 0"/>
+    <UniformMass totalMass="1"/>
+    <RestShapeSpringsForceField stiffness="40"/>
+    <SphereCollisionModel radius="1" contactStiffness="10"/>
+    {correction}
+  </Node>
+  <Node name="plane">
+    <MechanicalObject position="-5 0 -5  5 0 -5  5 0 5  -5 0 5"/>
+    <MeshTopology triangles="0 2 1  0 3 2"/>
+    <TriangleCollisionModel simulated="0" moving="0" contactStiffness="300"/>
+  </Node>
+</Node>"#,
+        correction = if animation_loop.is_empty() { "" } else { "<UncoupledConstraintCorrection/>" }
+    )
+}
+
+fn load(name: &str, text: &str) -> Scene {
+    let path = std::env::temp_dir().join(format!("settee-churn-{}-{name}.scn", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let l = settee::load(&path, &settee::factory(), &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let _ = std::fs::remove_file(&path);
+    l.scene
+}
+
+/// What a run of steps did.
+struct Run {
+    /// Allocations in all, and those of the collision stage.
+    allocations: u64,
+    collision_allocations: u64,
+    /// Steps with a contact.
+    touching: usize,
+    /// The most components alive at once.
+    most: usize,
+    /// The most allocations of one step where a contact appeared or vanished, and of one where
+    /// the contacts stayed as they were.
+    churn_step: u64,
+    calm_step: u64,
+    /// The most allocations of the collision stage in a step where the contacts stayed as they
+    /// were, with a contact and without.
+    calm_collision_touching: u64,
+    calm_collision_apart: u64,
+}
+
+/// Steps `n` times, counting allocations step by step.
+fn steps(scene: &mut Scene, n: usize) -> Run {
+    let dt = scene.root().context.dt;
+    let mut r = Run {
+        allocations: 0,
+        collision_allocations: 0,
+        touching: 0,
+        most: 0,
+        churn_step: 0,
+        calm_step: 0,
+        calm_collision_touching: 0,
+        calm_collision_apart: 0,
+    };
+    for _ in 0..n {
+        let before = scene.contacts.acting();
+        ALLOCATIONS.with(|c| c.set(0));
+        COLLISION_ALLOCATIONS.with(|c| c.set(0));
+        COUNTING.with(|c| c.set(true));
+        settee_core::simulation::animate(scene, dt).unwrap();
+        COUNTING.with(|c| c.set(false));
+        let a = ALLOCATIONS.with(Cell::get);
+        let after = scene.contacts.acting();
+        r.allocations += a;
+        let in_collision = COLLISION_ALLOCATIONS.with(Cell::get);
+        r.collision_allocations += in_collision;
+        r.touching += usize::from(after > 0);
+        r.most = r.most.max(scene.live_counts().components);
+        if (before > 0) != (after > 0) {
+            r.churn_step = r.churn_step.max(a);
+        } else {
+            r.calm_step = r.calm_step.max(a);
+            let calm = if after > 0 { &mut r.calm_collision_touching } else { &mut r.calm_collision_apart };
+            *calm = (*calm).max(in_collision);
+        }
+    }
+    r
+}
+
+fn check_churn(name: &str, response: &str, animation_loop: &str) {
+    ON_TEST_THREAD.with(|t| t.set(true));
+    let mut scene = load(name, &churn_scene(response, animation_loop));
+    scene.stage_observer = Some(observe_stage);
+    // Warm up: the first contacts size the store, the plan and the solvers' buffers.
+    let nodes = scene.live_counts().nodes;
+    let warm = steps(&mut scene, 1_000);
+    let live_before = LIVE_BYTES.with(Cell::get);
+    let Run { allocations, collision_allocations, touching, most, churn_step, calm_step, calm_collision_touching, calm_collision_apart } =
+        steps(&mut scene, 4_000);
+    let growth = LIVE_BYTES.with(Cell::get) - live_before;
+    let most_warm = warm.most;
+    // The contact really churns: it is there on some steps and not on others.
+    assert!(touching > 100 && touching < 3_900, "{name}: the ball touched the plane on {touching} of 4000 steps");
+    // Nothing accumulates in the graph: a contact's objects live only while it does.
+    assert!(most <= most_warm, "{name}: {most} components alive at once, {most_warm} during the warm-up");
+    eprintln!(
+        "{name}: {allocations} allocations in 4000 steps ({collision_allocations} in the collision stage), {touching} with a contact; at most {churn_step} in a step where the contact appeared or vanished, {calm_step} in another; live memory grew by {growth} bytes; the collision stage of a calm step allocated at most {calm_collision_touching} with a contact, {calm_collision_apart} without"
+    );
+    // The memory stays flat: 4000 more steps of churn keep no more than a few pages alive.
+    assert!(growth <= 16 * 1024, "{name}: {growth} bytes more alive after 4000 steps of churn");
+    // No node is ever made for a contact, and the objects of a contact live only while it does.
+    assert_eq!(scene.live_counts().nodes, nodes, "{name}: contacts made nodes");
+}
+
+#[test]
+fn penalty_contacts_churn_and_leave_the_memory_flat() {
+    check_churn("penalty", "PenalityContactForceField", "");
+}
+
+#[test]
+fn lagrangian_contacts_churn_and_leave_the_memory_flat() {
+    check_churn(
+        "lagrangian",
+        "FrictionContactConstraint",
+        r#"<FreeMotionAnimationLoop/><BlockGaussSeidelConstraintSolver maxIterations="100" tolerance="1e-8"/>"#,
+    );
+}
