@@ -124,6 +124,9 @@ struct Run {
     /// were, with a contact and without.
     calm_collision_touching: u64,
     calm_collision_apart: u64,
+    /// Steps where a contact appeared or vanished, and the step plans compiled in all.
+    churn_events: u64,
+    compilations: u64,
 }
 
 /// Steps `n` times, counting allocations step by step.
@@ -138,9 +141,12 @@ fn steps(scene: &mut Scene, n: usize) -> Run {
         calm_step: 0,
         calm_collision_touching: 0,
         calm_collision_apart: 0,
+        churn_events: 0,
+        compilations: 0,
     };
     for _ in 0..n {
         let before = scene.contacts.acting();
+        let compiled_before = scene.plan_compilations();
         ALLOCATIONS.with(|c| c.set(0));
         COLLISION_ALLOCATIONS.with(|c| c.set(0));
         COUNTING.with(|c| c.set(true));
@@ -153,8 +159,10 @@ fn steps(scene: &mut Scene, n: usize) -> Run {
         r.collision_allocations += in_collision;
         r.touching += usize::from(after > 0);
         r.most = r.most.max(scene.live_counts().components);
+        r.compilations += scene.plan_compilations() - compiled_before;
         if (before > 0) != (after > 0) {
             r.churn_step = r.churn_step.max(a);
+            r.churn_events += 1;
         } else {
             r.calm_step = r.calm_step.max(a);
             let calm = if after > 0 { &mut r.calm_collision_touching } else { &mut r.calm_collision_apart };
@@ -172,8 +180,18 @@ fn check_churn(name: &str, response: &str, animation_loop: &str) {
     let nodes = scene.live_counts().nodes;
     let warm = steps(&mut scene, 1_000);
     let live_before = LIVE_BYTES.with(Cell::get);
-    let Run { allocations, collision_allocations, touching, most, churn_step, calm_step, calm_collision_touching, calm_collision_apart } =
-        steps(&mut scene, 4_000);
+    let Run {
+        allocations,
+        collision_allocations,
+        touching,
+        most,
+        churn_step,
+        calm_step,
+        calm_collision_touching,
+        calm_collision_apart,
+        churn_events,
+        compilations,
+    } = steps(&mut scene, 4_000);
     let growth = LIVE_BYTES.with(Cell::get) - live_before;
     let most_warm = warm.most;
     // The contact really churns: it is there on some steps and not on others.
@@ -183,6 +201,12 @@ fn check_churn(name: &str, response: &str, animation_loop: &str) {
     eprintln!(
         "{name}: {allocations} allocations in 4000 steps ({collision_allocations} in the collision stage), {touching} with a contact; at most {churn_step} in a step where the contact appeared or vanished, {calm_step} in another; live memory grew by {growth} bytes; the collision stage of a calm step allocated at most {calm_collision_touching} with a contact, {calm_collision_apart} without"
     );
+    eprintln!("{name}: {compilations} step-plan lists compiled in 4000 steps, {churn_events} of which saw a contact appear or vanish");
+    // The step's order is compiled when the structure changes (a contact appearing, its
+    // objects removed at the next sync point), not rediscovered at every step: a few lists per
+    // change, far fewer than one per step.
+    assert!(churn_events > 50, "{name}: only {churn_events} contacts appeared or vanished");
+    assert!(compilations <= 8 * churn_events, "{name}: {compilations} plan lists compiled for {churn_events} changes");
     // The memory stays flat: 4000 more steps of churn keep no more than a few pages alive.
     assert!(growth <= 16 * 1024, "{name}: {growth} bytes more alive after 4000 steps of churn");
     // No node is ever made for a contact, and the objects of a contact live only while it does.

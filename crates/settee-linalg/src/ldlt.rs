@@ -936,41 +936,19 @@ fn update_block<const SIMD: bool, M: RowMap, const NB: usize>(
         map.sub(dst, ld, &cols, j0, i, &acc);
         i += 8;
     }
-    tail_tiles::<SIMD, M, NB>(dst, ld, map, &cols, j0, i, m, a, lda, a0 + i, wpb);
-}
-
-/// The last `m - i` (fewer than 8) rows of a block of target columns: tiles of 4, 2 and 1 rows,
-/// the first one reading row `row` of `src` (leading dimension `lds`).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn tail_tiles<const SIMD: bool, M: RowMap, const NB: usize>(
-    dst: &mut [f64],
-    ld: usize,
-    map: M,
-    cols: &[usize; NB],
-    j0: usize,
-    mut i: usize,
-    m: usize,
-    src: &[f64],
-    lds: usize,
-    mut row: usize,
-    wpb: &[f64],
-) {
     if i + 4 <= m {
-        let acc = tile_any::<SIMD, 4, NB>(src, lds, row, wpb);
-        map.sub(dst, ld, cols, j0, i, &acc);
+        let acc = tile_any::<SIMD, 4, NB>(a, lda, a0 + i, wpb);
+        map.sub(dst, ld, &cols, j0, i, &acc);
         i += 4;
-        row += 4;
     }
     if i + 2 <= m {
-        let acc = tile_any::<SIMD, 2, NB>(src, lds, row, wpb);
-        map.sub(dst, ld, cols, j0, i, &acc);
+        let acc = tile_any::<SIMD, 2, NB>(a, lda, a0 + i, wpb);
+        map.sub(dst, ld, &cols, j0, i, &acc);
         i += 2;
-        row += 2;
     }
     if i < m {
-        let acc = tile_any::<SIMD, 1, NB>(src, lds, row, wpb);
-        map.sub(dst, ld, cols, j0, i, &acc);
+        let acc = tile_any::<SIMD, 1, NB>(a, lda, a0 + i, wpb);
+        map.sub(dst, ld, &cols, j0, i, &acc);
     }
 }
 
@@ -980,25 +958,6 @@ const NB_PANEL: usize = 32;
 /// Updates whose `A` part has at least this many values (and more than one
 /// block of target columns) first copy it into contiguous 8-row panels.
 const PACK_MIN: usize = 4096;
-
-/// Calls `$block::<SIMD, M, NB>(args…, j0, wpb)` on the blocks of `NB = min(NR, k − j0)` columns
-/// `j0, j0 + NR, …` below `k`, `wpb` the block's part of the packed `W` (`cd` values a column).
-macro_rules! for_column_blocks {
-    ($k:expr, $cd:expr, $wp:expr, $block:ident::<$simd:ident, $m:ident>($($arg:expr),*)) => {{
-        let mut j0 = 0;
-        while j0 < $k {
-            let jn = NR.min($k - j0);
-            let wpb = &$wp[j0 * $cd..(j0 + jn) * $cd];
-            match jn {
-                4 => $block::<$simd, $m, 4>($($arg,)* j0, wpb),
-                3 => $block::<$simd, $m, 3>($($arg,)* j0, wpb),
-                2 => $block::<$simd, $m, 2>($($arg,)* j0, wpb),
-                _ => $block::<$simd, $m, 1>($($arg,)* j0, wpb),
-            }
-            j0 += jn;
-        }
-    }};
-}
 
 /// The update `dst(map(i), map(j) - col_shift) -= Σ_t A(a0 + i, t) W(j, t)`
 /// for `j < k`, `j <= i < m`, `t < cd`, where column `t` of `A` is
@@ -1043,10 +1002,32 @@ fn syrk_update<const SIMD: bool, M: RowMap>(
             }
         }
         let full = m / 8;
-        for_column_blocks!(k, cd, wp, packed_block::<SIMD, M>(dst, ld, map, col_shift, ap, cd, m, full));
+        let mut j0 = 0;
+        while j0 < k {
+            let jn = NR.min(k - j0);
+            let wpb = &wp[j0 * cd..(j0 + jn) * cd];
+            match jn {
+                4 => packed_block::<SIMD, M, 4>(dst, ld, map, col_shift, ap, cd, m, full, j0, wpb),
+                3 => packed_block::<SIMD, M, 3>(dst, ld, map, col_shift, ap, cd, m, full, j0, wpb),
+                2 => packed_block::<SIMD, M, 2>(dst, ld, map, col_shift, ap, cd, m, full, j0, wpb),
+                _ => packed_block::<SIMD, M, 1>(dst, ld, map, col_shift, ap, cd, m, full, j0, wpb),
+            }
+            j0 += jn;
+        }
         return;
     }
-    for_column_blocks!(k, cd, wp, update_block::<SIMD, M>(dst, ld, map, col_shift, a, lda, a0, m));
+    let mut j0 = 0;
+    while j0 < k {
+        let jn = NR.min(k - j0);
+        let wpb = &wp[j0 * cd..(j0 + jn) * cd];
+        match jn {
+            4 => update_block::<SIMD, M, 4>(dst, ld, map, col_shift, a, lda, a0, m, j0, wpb),
+            3 => update_block::<SIMD, M, 3>(dst, ld, map, col_shift, a, lda, a0, m, j0, wpb),
+            2 => update_block::<SIMD, M, 2>(dst, ld, map, col_shift, a, lda, a0, m, j0, wpb),
+            _ => update_block::<SIMD, M, 1>(dst, ld, map, col_shift, a, lda, a0, m, j0, wpb),
+        }
+        j0 += jn;
+    }
 }
 
 /// [`update_block`] on `A` packed in 8-row panels (`full` complete ones);
@@ -1070,10 +1051,23 @@ fn packed_block<const SIMD: bool, M: RowMap, const NB: usize>(
         let acc = tile_any::<SIMD, 8, NB>(&ap[p * 8 * cd..(p + 1) * 8 * cd], 8, 0, wpb);
         map.sub(dst, ld, &cols, j0, 8 * p, &acc);
     }
-    let i = 8 * full;
+    let mut i = 8 * full;
     if i < m {
         let pan = &ap[full * 8 * cd..(full + 1) * 8 * cd];
-        tail_tiles::<SIMD, M, NB>(dst, ld, map, &cols, j0, i, m, pan, 8, 0, wpb);
+        if i + 4 <= m {
+            let acc = tile_any::<SIMD, 4, NB>(pan, 8, i - 8 * full, wpb);
+            map.sub(dst, ld, &cols, j0, i, &acc);
+            i += 4;
+        }
+        if i + 2 <= m {
+            let acc = tile_any::<SIMD, 2, NB>(pan, 8, i - 8 * full, wpb);
+            map.sub(dst, ld, &cols, j0, i, &acc);
+            i += 2;
+        }
+        if i < m {
+            let acc = tile_any::<SIMD, 1, NB>(pan, 8, i - 8 * full, wpb);
+            map.sub(dst, ld, &cols, j0, i, &acc);
+        }
     }
 }
 
