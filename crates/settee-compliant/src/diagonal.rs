@@ -312,7 +312,6 @@ row_law_force_field!(LinearDiagonalCompliance);
 #[component(
     roles = [ForceField],
     templates = ["Vec6d", "Vec2d", "Vec1d"],
-    default_template = "Vec6d",
     template_rule = FromState,
     data = {
         /// viscous damping coefficient d: compliance C = (dt/d)·I; 0 disables the component

@@ -155,7 +155,6 @@ row_law_force_field!(DiagonalStiffness);
 #[component(
     roles = [ForceField],
     templates = ["Vec1d"],
-    default_template = "Vec1d",
     template_rule = FromState,
     data = {
         /// stiffness k applied to the violated (negative) entries: f = −k·x

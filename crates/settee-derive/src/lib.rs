@@ -18,7 +18,8 @@
 //!     name = "SpringForceField",            // default: the struct's name
 //!     roles = [ForceField],                 // role traits the struct implements
 //!     markers = [Interaction],              // marker role traits (implemented here)
-//!     templates = ["Vec3d", "Rigid3d"], default_template = "Vec3d", template_rule = FromPair,
+//!     templates = ["Vec3d", "Rigid3d"], template_rule = FromPair,
+//!     default_template = "Vec3d",           // default: Vec3d when listed, else the first
 //!     create = |args| SpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
 //!     inherit = [SomeGroup, Self],          // Data tables in order (`Self`: this declaration's own)
 //!     data = {
@@ -552,7 +553,12 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
             }},
         };
         let templates = c.templates.clone().or(shared.templates.clone()).unwrap_or_default();
-        let default_template = c.default_template.clone().or(shared.default_template.clone()).unwrap_or_else(|| LitStr::new("", Span::call_site()));
+        // SOFA registers Vec3d as the default template of the classes that offer it; else the
+        // first template listed is the default.
+        let default_template = c.default_template.clone().or(shared.default_template.clone()).unwrap_or_else(|| {
+            let offered = templates.iter().find(|t| t.value() == "Vec3d").or(templates.first());
+            offered.cloned().unwrap_or_else(|| LitStr::new("", Span::call_site()))
+        });
         let rule = c.template_rule.clone().or(shared.template_rule.clone()).unwrap_or_else(|| Ident::new("Default", Span::call_site()));
         let preparse = match c.preparse.as_ref().or(shared.preparse.as_ref()) {
             Some(p) => quote!(Some(#p)),

@@ -139,7 +139,6 @@ fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
 #[component(
     markers = [Engine],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| BoxROI { layout: args.layout.unwrap_or(Layout::Vec3) },
     data = {

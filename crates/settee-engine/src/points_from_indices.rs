@@ -38,7 +38,6 @@ pub fn select(position: &[f64], indices: &[usize]) -> Result<Vec<f64>, usize> {
 #[component(
     markers = [Engine],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     create = |_| PointsFromIndices,
     data = {
         /// Position coordinates of the degrees of freedom (default: the context Vec3 state's positions)

@@ -32,7 +32,6 @@ struct Channel {
 /// The Monitor component.
 #[component(
     templates = ["Vec3d", "Vec6d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// Indices of the DOFs to monitor

@@ -341,7 +341,6 @@ impl BtdFactor {
     name = "BTDLinearSolver",
     roles = [LinearSolver],
     templates = ["BTDMatrix6d"],
-    default_template = "BTDMatrix6d",
     inherit = [MatrixSolverData],
     data = {
         /// Dump system state at each iteration

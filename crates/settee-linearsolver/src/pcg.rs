@@ -72,7 +72,6 @@ pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, toleran
     name = "PCGLinearSolver",
     roles = [LinearSolver],
     templates = ["GraphScattered"],
-    default_template = "GraphScattered",
     inherit = [MatrixSolverData],
     data = {
         /// Maximum number of iterations after which the iterative descent of the Conjugate Gradient must stop

@@ -17,7 +17,6 @@ use crate::preconditioner::Preconditioner;
 #[component(
     roles = [LinearSolver],
     templates = ["CompressedRowSparseMatrixd"],
-    default_template = "CompressedRowSparseMatrixd",
     inherit = [MatrixSolverData],
     data = {
         /// Use two step algorithm to compute JMinvJt
@@ -90,7 +89,6 @@ impl LinearSolver for PrecomputedLinearSolver {
 #[component(
     roles = [Preconditioner],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     inherit = [MatrixSolverData],
     data = {
         /// Use two step algorithm to compute JMinvJt
@@ -145,7 +143,6 @@ impl Preconditioner for PrecomputedWarpPreconditioner {
 #[component(
     markers = [LinearSystem],
     templates = ["CompressedRowSparseMatrixd"],
-    default_template = "CompressedRowSparseMatrixd",
 )]
 #[derive(Default)]
 pub struct PrecomputedMatrixSystem;

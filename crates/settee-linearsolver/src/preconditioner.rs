@@ -59,7 +59,6 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
 #[component(
     roles = [Preconditioner],
     templates = ["DiagonalMatrix"],
-    default_template = "DiagonalMatrix",
     inherit = [MatrixSolverData],
     links = {
         /// The linear system to solve
@@ -103,7 +102,6 @@ impl Preconditioner for JacobiPreconditioner {
 #[component(
     roles = [Preconditioner],
     templates = ["BlockDiagonalMatrix3"],
-    default_template = "BlockDiagonalMatrix3",
     inherit = [MatrixSolverData],
     links = {
         /// The linear system to solve
@@ -169,7 +167,6 @@ impl Preconditioner for BlockJacobiPreconditioner {
     name = "SSORPreconditioner",
     roles = [Preconditioner],
     templates = ["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
-    default_template = "CompressedRowSparseMatrixd",
     create = |args| SsorPreconditioner { blocks3: args.template == "CompressedRowSparseMatrixMat3x3d", ..Default::default() },
     inherit = [MatrixSolverData],
     data = {
@@ -254,7 +251,6 @@ impl Preconditioner for SsorPreconditioner {
 #[component(
     roles = [Preconditioner],
     templates = ["RotationMatrix"],
-    default_template = "RotationMatrix",
     inherit = [MatrixSolverData],
     data = {
         /// deprecated: the rotations come from the RotationMatrixSystem
@@ -333,7 +329,6 @@ impl Preconditioner for WarpPreconditioner {
 #[component(
     markers = [LinearSystem],
     templates = ["RotationMatrixd"],
-    default_template = "RotationMatrixd",
     data = {
         /// Rate of update of the rotations
         assemblingRate: Int = "1",

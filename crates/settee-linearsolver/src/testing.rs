@@ -15,7 +15,6 @@ use settee_core::{component, Attr, Component, ComponentId, Factory, ForceIo, Ini
     name = "TestMatrixForceField",
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// dense row-major stiffness matrix (scalar DOFs)

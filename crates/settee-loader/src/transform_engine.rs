@@ -96,7 +96,6 @@ fn apply(ops: &[Op], layout: Layout, x: &mut [f64]) {
 #[component(
     markers = [Engine],
     templates = ["Vec3d", "Vec1d", "Vec2d", "Rigid2d", "Rigid3d"],
-    default_template = "Vec3d",
     create = |args| TransformEngine { layout: args.layout.unwrap_or(Layout::Vec3) },
     data = {
         /// input array of coordinates

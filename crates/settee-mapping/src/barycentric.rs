@@ -77,7 +77,6 @@ pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d"],
-    default_template = "Vec3d,Vec3d",
     template_rule = FromMapping,
     inherit = [MappingData, Self],
     data = {

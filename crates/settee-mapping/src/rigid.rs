@@ -26,7 +26,6 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec3d"],
-    default_template = "Rigid3d,Vec3d",
     template_rule = FromMapping,
     inherit = [MappingData, Self],
     data = {

@@ -34,7 +34,6 @@ const RIGID3_MASS_SIZE: usize = 11;
 #[component(
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = create,
     data = {

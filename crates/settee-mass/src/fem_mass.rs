@@ -122,7 +122,6 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
 #[component(
     roles = [Mass, ForceField],
     templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
-    default_template = "Vec3d,Tetrahedron",
     template_rule = FromState,
     create = create,
     data = {

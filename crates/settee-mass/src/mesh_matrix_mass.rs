@@ -109,7 +109,6 @@ pub fn compute_mass(
 #[component(
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = create,
     data = {

@@ -26,7 +26,6 @@ type M3 = [[f64; 3]; 3];
     name = "RigidMass",
     roles = [Mass, ForceField],
     templates = ["Rigid3d"],
-    default_template = "Rigid3d",
     template_rule = FromState,
     data = {
         /// mass of each rigid body

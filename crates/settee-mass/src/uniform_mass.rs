@@ -83,7 +83,6 @@ const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.
 #[component(
     roles = [Mass, ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| UniformMass::new(args.layout.unwrap_or(Layout::Vec3)),
     data = {

@@ -12,7 +12,6 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
 #[component(
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| ConstantForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     data = {

@@ -30,7 +30,6 @@ use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
 #[component(
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// pressure force per unit length (a vector)

@@ -47,7 +47,6 @@ struct Ellipsoid {
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d,Rigid3d"],
-    default_template = "Vec3d,Rigid3d",
     template_rule = FromPair,
     data = {
         /// Contacts: particle index and 3×3 stiffness per contact (output; Settee keeps them in the component, see `contacts()`)

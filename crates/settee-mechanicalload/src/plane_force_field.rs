@@ -23,7 +23,6 @@ fn pos_size(layout: Layout) -> usize {
 #[component(
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| PlaneForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     data = {

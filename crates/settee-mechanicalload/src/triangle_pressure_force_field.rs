@@ -42,7 +42,6 @@ pub fn parse_matsym3(text: &str) -> Result<MatSym3, String> {
 #[component(
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |_| TrianglePressureForceField::new(),
     data = {

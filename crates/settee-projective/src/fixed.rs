@@ -27,7 +27,6 @@ pub struct FixedData;
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     inherit = [ProjectiveBase, FixedData],
     links = {

@@ -20,7 +20,6 @@ use crate::subspace::{checked_indices, follow_points};
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec6d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     inherit = [ProjectiveBase],
     data = {

@@ -134,7 +134,6 @@ impl KeyedDofs {
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     inherit = [ProjectiveBase, KeyData, Self],
     data = {

@@ -20,7 +20,6 @@ use crate::subspace::{active, checked_indices};
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d", "Rigid2d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     inherit = [ProjectiveBase, FixedData, Self],
     data = {

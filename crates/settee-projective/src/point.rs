@@ -17,7 +17,6 @@ use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     inherit = [ProjectiveBase],
     data = {

@@ -120,7 +120,6 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
 #[component(
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |_| FastTriangularBendingSprings::new(),
     data = {

@@ -122,7 +122,6 @@ pub fn mesh_springs(mesh: &MeshData, p: &MeshSpringParams, rest: &dyn Fn(usize) 
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| MeshSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     inherit = [SpringData, Self],

@@ -68,7 +68,6 @@ fn bound(x: f64) -> Option<usize> {
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec2d", "Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| QuadBendingSprings::new(args.layout.unwrap_or(Layout::Vec3)),
     inherit = [SpringData, Self],

@@ -38,7 +38,6 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
 #[component(
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |_| QuadularBendingSprings::new(),
     data = {

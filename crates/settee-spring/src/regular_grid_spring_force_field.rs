@@ -177,7 +177,6 @@ fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| RegularGridSpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     inherit = [SpringData, Self],

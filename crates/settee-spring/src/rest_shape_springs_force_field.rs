@@ -76,7 +76,6 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
 #[component(
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| RestShapeSpringsForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     data = {

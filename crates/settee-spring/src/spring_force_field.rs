@@ -82,7 +82,6 @@ pub fn spring_dim(layout: Layout) -> usize {
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| SpringForceField::new(args.layout.unwrap_or(Layout::Vec3)),
     inherit = [SpringData],

@@ -30,7 +30,6 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
 #[component(
     roles = [ForceField],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |_| TriangularBendingSprings::new(),
     data = {

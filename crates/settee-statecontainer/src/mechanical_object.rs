@@ -46,7 +46,6 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
 #[component(
     markers = [MechanicalState],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
-    default_template = "Vec3d",
     create = |args| MechanicalObject { layout: args.layout.unwrap_or(Layout::Vec3) },
     preparse = preparse,
     data = {

@@ -35,7 +35,6 @@ pub struct PenaltyContact {
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     data = {
         /// Rayleigh damping coefficient related to stiffness

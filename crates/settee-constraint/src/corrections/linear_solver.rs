@@ -37,7 +37,6 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
 #[component(
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// constraints are reordered along a wire-like topology (from tip to base)

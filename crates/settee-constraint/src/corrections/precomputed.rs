@@ -67,7 +67,6 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
 #[component(
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec1d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// rotate the constraints and the response with the nodes' rotations; inert with

@@ -74,7 +74,6 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 #[component(
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     data = {
         /// Compliance value on each dof. If Rigid compliance (7 values): 1st value for

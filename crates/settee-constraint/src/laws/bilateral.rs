@@ -22,7 +22,6 @@ use crate::resolution::Bilateral3DofResolution;
 #[component(
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| {
         let layout = match args.layout {

@@ -18,7 +18,6 @@ use settee_core::types::quat_mul;
 #[component(
     roles = [ConstraintLaw],
     templates = ["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromState,
     create = |args| FixedLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec3)),
     inherit = [LawData],

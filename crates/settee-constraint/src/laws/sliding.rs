@@ -20,7 +20,6 @@ use crate::resolution::{BilateralResolution, UnilateralResolution};
 #[component(
     roles = [ConstraintLaw],
     templates = ["Vec3d", "Rigid3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     create = |args| SlidingLagrangianConstraint::empty(vec3_or_rigid3(args.layout)),
     inherit = [LawData],

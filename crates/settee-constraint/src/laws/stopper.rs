@@ -51,7 +51,6 @@ impl ConstraintResolution for StopperResolution {
 #[component(
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
-    default_template = "Vec1d",
     template_rule = FromState,
     inherit = [LawData],
     data = {

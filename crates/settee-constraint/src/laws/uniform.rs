@@ -17,7 +17,6 @@ use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 #[component(
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
-    default_template = "Vec1d",
     template_rule = FromState,
     create = |args| UniformLagrangianConstraint::empty(args.layout.unwrap_or(Layout::Vec1)),
     inherit = [LawData],

@@ -84,7 +84,6 @@ pub struct ContactBlockInfo {
 #[component(
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d"],
-    default_template = "Vec3d",
     template_rule = FromPair,
     inherit = [LawData],
     links = {
