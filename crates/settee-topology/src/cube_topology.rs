@@ -380,37 +380,21 @@ impl Component for CubeTopology {
     }
 }
 
-impl Topology for CubeTopology {
-    fn mesh(&self) -> &MeshData {
-        &self.mesh
-    }
-}
+mesh_field_topology!(CubeTopology);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FLOAT_BOUNDS};
+    use crate::test_util::{attrs, create, factory_and_scene, init_scene, owned_attrs, FLOAT_BOUNDS};
     use settee_core::{Scene, VecId};
 
     /// The collision box of BeamFEMForceField.scn: with ny = nz = 2 the numbering is the full
     /// lattice `x + nx(y + ny z)`.
     #[test]
     fn beam_scene_box_feeds_its_mechanical_object() {
-        let f = factory();
-        let mut scene = Scene::new("root");
-        let dir = std::path::Path::new(".");
-        let c = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "CubeTopology",
-                None,
-                attrs(&[("nx", "15"), ("ny", "2"), ("nz", "2"), ("min", "0 -0.1 -0.1"), ("max", "7 0.1 0.1")]),
-                None,
-                dir,
-            )
-            .unwrap();
-        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
+        let (f, mut scene) = factory_and_scene();
+        let c = create(&f, &mut scene, "CubeTopology", &[("nx", "15"), ("ny", "2"), ("nz", "2"), ("min", "0 -0.1 -0.1"), ("max", "7 0.1 0.1")]);
+        let mo = create(&f, &mut scene, "MechanicalObject", &[]);
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         init_scene(&mut scene).unwrap();
         let m = scene.mesh_of(c).unwrap().clone();
@@ -503,8 +487,7 @@ mod tests {
         let min = &a.iter().find(|(k, _)| k == "min").unwrap().1;
         assert_eq!(min, &format!("{:?} 0.0 0.0", -0.1f32 as f64));
 
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let dir = std::path::Path::new(".");
         f.create(&mut scene, Scene::ROOT, "CubeTopology", None, attrs(&[("nx", "-2"), ("ny", "2"), ("nz", "2")]), None, dir);
         assert!(scene.has_errors());

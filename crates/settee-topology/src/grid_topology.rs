@@ -221,26 +221,20 @@ impl Component for GridTopology {
     }
 }
 
-impl Topology for GridTopology {
-    fn mesh(&self) -> &MeshData {
-        &self.mesh
-    }
-}
+mesh_field_topology!(GridTopology);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, factory, init_scene, owned_attrs, FEMBAR_GRID, FLOAT_BOUNDS};
+    use crate::test_util::{attrs, create, factory, factory_and_scene, init_scene, owned_attrs, FEMBAR_GRID, FLOAT_BOUNDS};
     use settee_core::{Scene, VecId};
 
     #[test]
     fn fembar_grid_feeds_a_mechanical_object_declared_before_it() {
-        let f = factory();
-        let mut scene = Scene::new("root");
-        let dir = std::path::Path::new(".");
-        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "DoFs")]), None, dir).unwrap();
-        let grid = f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        let (f, mut scene) = factory_and_scene();
+        let mo = create(&f, &mut scene, "MechanicalObject", &[("name", "DoFs")]);
+        let grid = create(&f, &mut scene, "RegularGridTopology", FEMBAR_GRID);
         assert!(!scene.has_errors() && scene.messages.is_empty(), "{:?}", scene.messages);
         init_scene(&mut scene).unwrap();
 
@@ -271,10 +265,9 @@ mod tests {
 
     #[test]
     fn resolution_linked_from_a_parent_grid() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let dir = std::path::Path::new(".");
-        f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(FEMBAR_GRID), None, dir).unwrap();
+        create(&f, &mut scene, "RegularGridTopology", FEMBAR_GRID);
         let child = scene.add_node(Scene::ROOT, "child");
         let g = f
             .create(
@@ -331,19 +324,9 @@ mod tests {
         let f = factory();
         let dir = std::path::Path::new(".");
         let mut scene = Scene::new("root");
-        let g = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "RegularGridTopology",
-                None,
-                attrs(&[("min", "0 0 0"), ("max", "1 2 0.5"), ("cellWidth", "0.5")]),
-                None,
-                dir,
-            )
-            .unwrap();
-        let bad = f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(&[("n", "0 3 3"), ("max", "2 2 2")]), None, dir).unwrap();
-        let plain = f.create(&mut scene, Scene::ROOT, "GridTopology", None, attrs(&[("n", "2 2 1"), ("position", "1 2 3")]), None, dir).unwrap();
+        let g = create(&f, &mut scene, "RegularGridTopology", &[("min", "0 0 0"), ("max", "1 2 0.5"), ("cellWidth", "0.5")]);
+        let bad = create(&f, &mut scene, "RegularGridTopology", &[("n", "0 3 3"), ("max", "2 2 2")]);
+        let plain = create(&f, &mut scene, "GridTopology", &[("n", "2 2 1"), ("position", "1 2 3")]);
         let huge = f.create(&mut scene, Scene::ROOT, "RegularGridTopology", None, attrs(&[("n", "100000 100000 100000")]), None, dir);
         assert!(huge.is_some());
         assert!(scene.has_errors(), "the huge grid is reported at parse time");

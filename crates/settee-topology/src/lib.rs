@@ -5,6 +5,17 @@
 //! the topological mappings ([`topological_mapping`], [`mesh2point`], orders in [`elements`]);
 //! and `SparseGridTopology` ([`sparse_grid`], voxelisation test in [`polygon_cube`]).
 
+/// `Topology` for a static container whose lists are its `mesh` field.
+macro_rules! mesh_field_topology {
+    ($container:ty) => {
+        impl settee_core::role::Topology for $container {
+            fn mesh(&self) -> &settee_core::MeshData {
+                &self.mesh
+            }
+        }
+    };
+}
+
 pub mod change_processor;
 pub mod cube_topology;
 pub mod elements;

@@ -166,26 +166,20 @@ impl Component for Mesh2PointTopologicalMapping {
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use crate::test_util::{attrs, init_scene};
-    use settee_core::{Factory, Scene, VecId};
+    use crate::test_util::{attrs, create, init_scene};
+    use settee_core::{Scene, VecId};
 
     #[test]
     fn points_then_edge_midpoints_feed_a_later_mechanical_object() {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
+        let f = settee_statecontainer::factory_with(&[crate::register]);
         let mut scene = Scene::new("root");
         let dir = std::path::Path::new(".");
-        f.create(
+        create(
+            &f,
             &mut scene,
-            Scene::ROOT,
             "TetrahedronSetTopologyContainer",
-            None,
-            attrs(&[("name", "Container1"), ("position", "0 0 0 2 0 0 0 2 0 0 0 2"), ("tetrahedra", "0 1 2 3")]),
-            None,
-            dir,
-        )
-        .unwrap();
+            &[("name", "Container1"), ("position", "0 0 0 2 0 0 0 2 0 0 0 2"), ("tetrahedra", "0 1 2 3")],
+        );
         let child = scene.add_node(Scene::ROOT, "points");
         let c2 = f.create(&mut scene, child, "PointSetTopologyContainer", None, attrs(&[("name", "Container2")]), None, dir).unwrap();
         f.create(

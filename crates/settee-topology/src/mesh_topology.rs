@@ -211,36 +211,21 @@ impl Component for MeshTopology {
     }
 }
 
-impl Topology for MeshTopology {
-    fn mesh(&self) -> &MeshData {
-        &self.mesh
-    }
-}
+mesh_field_topology!(MeshTopology);
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
-    use crate::test_util::{attrs, factory, init_scene};
+    use crate::test_util::{attrs, create, factory_and_scene, init_scene};
     use settee_core::Scene;
 
     #[test]
     fn derives_lists_and_feeds_src_links() {
-        let f = factory();
-        let mut scene = Scene::new("root");
-        let dir = std::path::Path::new(".");
-        let a = f
-            .create(
-                &mut scene,
-                Scene::ROOT,
-                "MeshTopology",
-                None,
-                attrs(&[("name", "a"), ("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"), ("tetras", "0 1 2 3 1 2 3 4")]),
-                None,
-                dir,
-            )
-            .unwrap();
-        let b = f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("name", "b"), ("src", "@a")]), None, dir).unwrap();
-        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "dofs")]), None, dir).unwrap();
+        let (f, mut scene) = factory_and_scene();
+        let a =
+            create(&f, &mut scene, "MeshTopology", &[("name", "a"), ("position", "0 0 0 1 0 0 0 1 0 0 0 1 1 1 1"), ("tetras", "0 1 2 3 1 2 3 4")]);
+        let b = create(&f, &mut scene, "MeshTopology", &[("name", "b"), ("src", "@a")]);
+        let mo = create(&f, &mut scene, "MechanicalObject", &[("name", "dofs")]);
         assert!(!scene.has_errors(), "{:?}", scene.messages);
         init_scene(&mut scene).unwrap();
         let ma = scene.mesh_of(a).unwrap().clone();
@@ -259,10 +244,8 @@ mod tests {
 
     #[test]
     fn bad_indices_and_files_are_errors() {
-        let f = factory();
-        let mut scene = Scene::new("root");
-        let dir = std::path::Path::new(".");
-        f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("position", "0 0 0 1 0 0"), ("edges", "0 1 1 2")]), None, dir).unwrap();
+        let (f, mut scene) = factory_and_scene();
+        create(&f, &mut scene, "MeshTopology", &[("position", "0 0 0 1 0 0"), ("edges", "0 1 1 2")]);
         let e = init_scene(&mut scene).unwrap_err();
         assert!(e.to_string().contains("point 2"), "{e}");
 
@@ -291,8 +274,7 @@ mod tests {
         let obj = "# test\no x\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0.5 1.5 0\nv 9 9 9\nvn 0 0 1\n\
                    usemtl M\nf 1//1 2//1 3//1 4//1\nf 4 3 5 1 2\nl 3 1\n";
         std::fs::write(tmp.join("m.obj"), obj).unwrap();
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let t = f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "m.obj")]), None, &tmp).unwrap();
         let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[("name", "dofs")]), None, &tmp).unwrap();
         assert!(!scene.has_errors(), "{:?}", scene.messages);
@@ -314,8 +296,7 @@ mod tests {
     #[test]
     fn reads_the_suite_cube() {
         let Some(suite) = settee_testkit::suite() else { return };
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let data = suite.join("data");
         let t = f.create(&mut scene, Scene::ROOT, "MeshTopology", None, attrs(&[("filename", "mesh/cube.obj")]), None, &data).unwrap();
         assert!(!scene.has_errors(), "{:?}", scene.messages);

@@ -10,11 +10,7 @@ use crate::test_util::init_scene;
 use settee_testkit::suite;
 
 fn factory() -> Factory {
-    let mut f = Factory::new();
-    crate::register(&mut f);
-    settee_statecontainer::register(&mut f);
-    settee_loader::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[crate::register, settee_loader::register])
 }
 
 fn add(f: &Factory, scene: &mut Scene, node: NodeId, dir: &Path, class: &str, a: &[(&str, &str)]) -> ComponentId {

@@ -460,12 +460,11 @@ impl Topology for SetTopologyContainer {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use super::*;
-    use crate::test_util::{attrs, factory, init_scene};
+    use crate::test_util::{attrs, create, factory_and_scene, init_scene};
     use settee_core::Scene;
 
     fn one(class: &str, a: &[(&str, &str)]) -> (Scene, settee_core::ComponentId, settee_core::SimResult) {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let id = f.create(&mut scene, Scene::ROOT, class, None, attrs(a), None, std::path::Path::new(".")).unwrap();
         let r = init_scene(&mut scene);
         (scene, id, r)
@@ -543,20 +542,9 @@ mod tests {
 
     #[test]
     fn mechanical_object_takes_the_container_positions() {
-        let f = factory();
-        let mut scene = Scene::new("root");
-        let dir = std::path::Path::new(".");
-        f.create(
-            &mut scene,
-            Scene::ROOT,
-            "TriangleSetTopologyContainer",
-            None,
-            attrs(&[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]),
-            None,
-            dir,
-        )
-        .unwrap();
-        let mo = f.create(&mut scene, Scene::ROOT, "MechanicalObject", None, attrs(&[]), None, dir).unwrap();
+        let (f, mut scene) = factory_and_scene();
+        create(&f, &mut scene, "TriangleSetTopologyContainer", &[("position", "0 0 0 1 0 0 0 1 0"), ("triangles", "0 1 2")]);
+        let mo = create(&f, &mut scene, "MechanicalObject", &[]);
         init_scene(&mut scene).unwrap();
         assert_eq!(scene.store.get(scene.state_of(mo).unwrap()).size, 3);
     }

@@ -16,10 +16,17 @@ pub const FLOAT_BOUNDS: &[(&str, &str)] = &[("xmin", "-0.1"), ("ymin", "0"), ("z
 
 /// A factory with this crate's classes and the mechanical state.
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    crate::register(&mut f);
-    settee_statecontainer::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[crate::register])
+}
+
+/// The factory of these tests and an empty root scene.
+pub fn factory_and_scene() -> (Factory, Scene) {
+    (factory(), Scene::new("root"))
+}
+
+/// Creates a component of `class` in the root (files resolved against `.`), whatever it reports.
+pub fn create(f: &Factory, scene: &mut Scene, class: &str, a: &[(&str, &str)]) -> ComponentId {
+    f.create(scene, Scene::ROOT, class, None, attrs(a), None, std::path::Path::new(".")).unwrap()
 }
 
 /// Creates a component of `class` (files resolved against `.`); panics on errors.

@@ -479,7 +479,7 @@ impl Component for TopologicalMapping {
 #[allow(clippy::disallowed_methods)] // tests check output Data by name
 mod tests {
     use crate::set_container::SetTopologyContainer;
-    use crate::test_util::{add, factory, hexa_quad_triangle_chain, init_scene};
+    use crate::test_util::{add, factory_and_scene, hexa_quad_triangle_chain, init_scene};
     use settee_core::{ComponentId, Scene};
 
     fn signed_volume(p: &[[f64; 3]], t: [usize; 4]) -> f64 {
@@ -491,8 +491,7 @@ mod tests {
     /// A 2×2×2-cell grid (3 points per axis) in the parent node and a tetrahedron container
     /// filled by Hexa2TetraTopologicalMapping in a child node (the cantilever-beam layout).
     fn hexa2tetra(swapping: &str) -> (Scene, ComponentId, ComponentId) {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let grid = add(&f, &mut scene, Scene::ROOT, "RegularGridTopology", &[("name", "grid"), ("n", "3 3 3"), ("min", "0 0 0"), ("max", "2 2 2")]);
         add(&f, &mut scene, Scene::ROOT, "MechanicalObject", &[]);
         let child = scene.add_node(Scene::ROOT, "fem");
@@ -547,8 +546,7 @@ mod tests {
     #[test]
     fn hexa2tetra_into_a_mesh_topology_of_a_child_node() {
         // TetrahedronHyperelasticityFEMForceField.scn: input="@../" output="@Container" (MeshTopology)
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(&f, &mut scene, Scene::ROOT, "RegularGridTopology", &[("name", "hexaGrid"), ("n", "3 3 8"), ("min", "0 0 0"), ("max", "1 1 2.7")]);
         add(&f, &mut scene, Scene::ROOT, "MechanicalObject", &[]);
         let child = scene.add_node(Scene::ROOT, "tetras");
@@ -568,8 +566,7 @@ mod tests {
     /// One tetrahedron (positive volume) in the parent node; the child's triangle container is
     /// filled by Tetra2TriangleTopologicalMapping with the given extra attributes.
     fn tetra2triangle(extra: &[(&str, &str)], tets: &str) -> (Scene, ComponentId, ComponentId) {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(
             &f,
             &mut scene,
@@ -634,8 +631,7 @@ mod tests {
 
     #[test]
     fn output_declared_after_the_mapping_and_default_links() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyContainer", &[("tetrahedra", "0 1 2 3")]);
         let t = scene.add_node(Scene::ROOT, "T");
         add(&f, &mut scene, t, "Tetra2TriangleTopologicalMapping", &[]);
@@ -649,8 +645,7 @@ mod tests {
 
     #[test]
     fn hexa2quad_quad2triangle_triangle2edge() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         // two hexahedra side by side
         let ([_, quads, tris], tn) = hexa_quad_triangle_chain(&f, &mut scene, "0 1 4 3 6 7 10 9  1 2 5 4 7 8 11 10");
         let en = scene.add_node(tn, "E");
@@ -682,8 +677,7 @@ mod tests {
 
     #[test]
     fn triangle2edge_keeps_border_edges_in_input_order() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(&f, &mut scene, Scene::ROOT, "TriangleSetTopologyContainer", &[("name", "Triangle_topo"), ("triangles", "0 1 2 2 1 3")]);
         let en = scene.add_node(Scene::ROOT, "E");
         let out = add(&f, &mut scene, en, "EdgeSetTopologyContainer", &[("name", "Edge_topo")]);
@@ -696,8 +690,7 @@ mod tests {
 
     #[test]
     fn quad2triangle_on_a_grid_uses_its_width() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(&f, &mut scene, Scene::ROOT, "RegularGridTopology", &[("name", "grid"), ("n", "4 3 1")]);
         let tn = scene.add_node(Scene::ROOT, "T");
         let out = add(&f, &mut scene, tn, "TriangleSetTopologyContainer", &[("name", "Triangle_topo")]);
@@ -714,8 +707,7 @@ mod tests {
 
     #[test]
     fn type_and_modifier_errors() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         add(&f, &mut scene, Scene::ROOT, "TetrahedronSetTopologyContainer", &[("name", "tets"), ("tetrahedra", "0 1 2 3")]);
         let tn = scene.add_node(Scene::ROOT, "T");
         add(&f, &mut scene, tn, "TriangleSetTopologyContainer", &[("name", "tris")]);

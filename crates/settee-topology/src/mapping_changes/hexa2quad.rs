@@ -153,15 +153,14 @@ mod tests {
     use crate::mesh::QUADS_IN_HEXAHEDRON;
     use crate::modifier::{hexahedron, modify, quad};
     use crate::set_container::SetTopologyContainer;
-    use crate::test_util::{add, factory, hexa_quad_triangle_chain, init_scene};
+    use crate::test_util::{add, factory_and_scene, hexa_quad_triangle_chain, init_scene};
     use proptest::prelude::*;
     use settee_core::{ComponentId, Scene};
     use std::collections::HashMap;
 
     /// Hexahedra → Hexa2Quad → quads → Quad2Triangle → triangles.
     fn chain(hexahedra: &str) -> (Scene, ComponentId, ComponentId, ComponentId) {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let ([hexa, quads, tris], _) = hexa_quad_triangle_chain(&f, &mut scene, hexahedra);
         init_scene(&mut scene).unwrap();
         (scene, hexa, quads, tris)
@@ -263,8 +262,7 @@ mod tests {
 
     #[test]
     fn quads_added_to_the_input_are_split_in_the_output() {
-        let f = factory();
-        let mut scene = Scene::new("root");
+        let (f, mut scene) = factory_and_scene();
         let qs = add(&f, &mut scene, Scene::ROOT, "QuadSetTopologyContainer", &[("name", "Quad_topo"), ("quads", "0 1 2 3")]);
         add(&f, &mut scene, Scene::ROOT, "QuadSetTopologyModifier", &[]);
         let tn = scene.add_node(Scene::ROOT, "T");

@@ -4,7 +4,7 @@
 //! were attached). SOFA builds it when the container is initialised with edges, and whenever
 //! an operation needs it and it is missing; the modifiers keep it up to date.
 
-use super::point::{self, has_level, removal_order};
+use super::point::{self, has_level, removal_order, AdditionHook, RemovalHook};
 use super::{hexahedron, quad, tetrahedron, triangle, DynTopo};
 use settee_core::topology_change::ElementKind;
 
@@ -72,18 +72,14 @@ fn init_levels(t: &mut DynTopo) {
 /// swap-with-last, and the points left without edges are removed (when asked) in decreasing
 /// order, with their own event.
 pub(crate) fn remove_edges_process(t: &mut DynTopo, ids: &[usize], remove_isolated_points: bool) {
-    if has_level(t, ElementKind::Tetrahedron) {
-        tetrahedron::on_edges_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Hexahedron) {
-        hexahedron::on_edges_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Triangle) {
-        triangle::on_edges_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Quad) {
-        quad::on_edges_removed(t, ids);
-    }
+    use ElementKind::*;
+    let hooks: [(ElementKind, RemovalHook); 4] = [
+        (Tetrahedron, tetrahedron::on_edges_removed),
+        (Hexahedron, hexahedron::on_edges_removed),
+        (Triangle, triangle::on_edges_removed),
+        (Quad, quad::on_edges_removed),
+    ];
+    point::run_hooks(t, &hooks, |t, hook| hook(t, ids));
     if t.mesh.edges.is_empty() {
         return;
     }
@@ -91,12 +87,7 @@ pub(crate) fn remove_edges_process(t: &mut DynTopo, ids: &[usize], remove_isolat
         create_edges_around_vertex(t);
     }
     let mut isolated = Vec::new();
-    let mut last = t.mesh.edges.len();
-    for &i in ids {
-        if i >= last {
-            continue;
-        }
-        last -= 1;
+    for (i, last) in super::swaps(ids, t.mesh.edges.len()) {
         super::leave_shells(t.edges_around_vertex.as_mut(), Some(&t.mesh.edges), i, last, remove_isolated_points, &mut isolated);
         t.mesh.edges.swap_remove(i);
     }
@@ -107,12 +98,11 @@ pub(crate) fn remove_edges_process(t: &mut DynTopo, ids: &[usize], remove_isolat
 
 /// SOFA's `addEdges`.
 pub fn add_edges(t: &mut DynTopo, edges: &[[usize; 2]]) {
-    if edges.is_empty() {
-        return;
-    }
-    init_levels(t);
-    add_edges_process(t, edges);
-    t.log_added(ElementKind::Edge, edges.iter().map(|e| e.to_vec()).collect(), edges.len(), Vec::new(), Vec::new());
+    let process = |t: &mut DynTopo, edges: &[[usize; 2]]| {
+        init_levels(t);
+        add_edges_process(t, edges);
+    };
+    super::add_logged(t, ElementKind::Edge, edges, Vec::new(), Vec::new(), process);
 }
 
 /// SOFA's `addEdgesProcess` chain: each edge is appended and attached to the shells of its
@@ -134,35 +124,26 @@ pub(crate) fn add_edges_process(t: &mut DynTopo, edges: &[[usize; 2]]) {
         shells[e[1]].push(id);
         t.mesh.edges.push(*e);
     }
-    if has_level(t, ElementKind::Triangle) {
-        triangle::on_edges_added(t, edges.len());
-    }
-    if has_level(t, ElementKind::Quad) {
-        quad::on_edges_added(t, edges.len());
-    }
-    if has_level(t, ElementKind::Tetrahedron) {
-        tetrahedron::on_edges_added(t, edges.len());
-    }
-    if has_level(t, ElementKind::Hexahedron) {
-        hexahedron::on_edges_added(t, edges.len());
-    }
+    use ElementKind::*;
+    let hooks: [(ElementKind, AdditionHook); 4] = [
+        (Triangle, triangle::on_edges_added),
+        (Quad, quad::on_edges_added),
+        (Tetrahedron, tetrahedron::on_edges_added),
+        (Hexahedron, hexahedron::on_edges_added),
+    ];
+    let n = edges.len();
+    point::run_hooks(t, &hooks, |t, hook| hook(t, n));
 }
 
 /// Edge-level part of a point removal (called by [`super::point::remove_points`] for each
 /// level, higher levels first): renames the last point in the edges and `edges_around_vertex`.
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.edges.is_empty() {
-        // Nothing names the points; a shell that exists keeps one entry per point.
-        if let Some(shells) = t.edges_around_vertex.as_mut() {
-            shells.truncate(t.nb_points.saturating_sub(ids.len()));
+    let ensure = |t: &mut DynTopo| {
+        if t.edges_around_vertex.is_none() {
+            create_edges_around_vertex(t);
         }
-        return;
-    }
-    if t.edges_around_vertex.is_none() {
-        create_edges_around_vertex(t);
-    }
-    let Some(shells) = t.edges_around_vertex.as_mut() else { return };
-    super::rename_last_in_rows(shells, &mut t.mesh.edges, t.nb_points, ids);
+    };
+    super::rename_removed_points(t, ids, ensure, |t| (&mut t.edges_around_vertex, &mut t.mesh.edges));
 }
 
 /// Edge-level part of a point addition (`edges_around_vertex` grows).

@@ -6,7 +6,7 @@
 //! `hexahedra_around_quad`; built from the lists when first needed (see [`super::quad`]).
 
 use super::quad::{self, edge_index, quad_index, MISSING};
-use super::{edge, point, DynTopo};
+use super::{point, DynTopo};
 use crate::mesh::{EDGES_IN_HEXAHEDRON, QUADS_IN_HEXAHEDRON};
 use settee_core::topology_change::ElementKind;
 
@@ -14,11 +14,7 @@ use settee_core::topology_change::ElementKind;
 
 /// SOFA's `createHexahedraAroundVertexArray`.
 pub(crate) fn ensure_hexahedra_around_vertex(t: &mut DynTopo) {
-    if t.hexahedra_around_vertex.is_some() || t.mesh.hexahedra.is_empty() {
-        return;
-    }
-    let n = t.nb_points.max(crate::elements::count_points(&t.mesh.hexahedra));
-    t.hexahedra_around_vertex = Some(super::shells_from_rows(n, &t.mesh.hexahedra));
+    super::ensure_around_vertex(&mut t.hexahedra_around_vertex, &t.mesh.hexahedra, t.nb_points);
 }
 
 /// SOFA's `createQuadsInHexahedronArray` (faces found with `getQuadIndex`).
@@ -26,15 +22,8 @@ pub(crate) fn ensure_quads_in_hexahedron(t: &mut DynTopo) {
     if t.quads_in_hexahedron.is_some() || t.mesh.hexahedra.is_empty() {
         return;
     }
-    let mut out = Vec::with_capacity(t.mesh.hexahedra.len());
-    for hi in 0..t.mesh.hexahedra.len() {
-        let h = t.mesh.hexahedra[hi];
-        let mut row = [MISSING; 6];
-        for (i, slot) in row.iter_mut().enumerate() {
-            *slot = quad_index(t, QUADS_IN_HEXAHEDRON[i].map(|k| h[k])).unwrap_or(MISSING);
-        }
-        out.push(row);
-    }
+    let n = t.mesh.hexahedra.len();
+    let out = super::item_rows(t, n, |t, hi, i| quad_index(t, QUADS_IN_HEXAHEDRON[i].map(|k| t.mesh.hexahedra[hi][k])));
     t.quads_in_hexahedron = Some(out);
 }
 
@@ -43,37 +32,40 @@ pub(crate) fn ensure_edges_in_hexahedron(t: &mut DynTopo) {
     if t.edges_in_hexahedron.is_some() || t.mesh.hexahedra.is_empty() {
         return;
     }
-    let mut out = Vec::with_capacity(t.mesh.hexahedra.len());
-    for hi in 0..t.mesh.hexahedra.len() {
-        let h = t.mesh.hexahedra[hi];
-        let mut row = [MISSING; 12];
-        for (k, slot) in row.iter_mut().enumerate() {
-            let [a, b] = EDGES_IN_HEXAHEDRON[k];
-            *slot = edge_index(t, h[a], h[b]).unwrap_or(MISSING);
-        }
-        out.push(row);
-    }
+    let n = t.mesh.hexahedra.len();
+    let out = super::item_rows(t, n, |t, hi, k| {
+        let (h, [a, b]) = (t.mesh.hexahedra[hi], EDGES_IN_HEXAHEDRON[k]);
+        edge_index(t, h[a], h[b])
+    });
     t.edges_in_hexahedron = Some(out);
+}
+
+/// The shells of the hexahedra around lower items, when missing and there are hexahedra: from
+/// the "items in hexahedron" rows (built by `ensure_rows`), for `count` items.
+fn ensure_around_items<const N: usize>(
+    t: &mut DynTopo,
+    count: fn(&DynTopo) -> usize,
+    ensure_rows: fn(&mut DynTopo),
+    parts: for<'a> fn(&'a mut DynTopo) -> super::ItemRows<'a, N>,
+) {
+    if parts(t).0.is_some() || t.mesh.hexahedra.is_empty() {
+        return;
+    }
+    ensure_rows(t);
+    let n = count(t);
+    let (shells, rows) = parts(t);
+    let Some(rows) = rows.as_ref() else { return };
+    *shells = Some(super::shells_from_rows(n, rows));
 }
 
 /// SOFA's `createHexahedraAroundEdgeArray`.
 pub(crate) fn ensure_hexahedra_around_edge(t: &mut DynTopo) {
-    if t.hexahedra_around_edge.is_some() || t.mesh.hexahedra.is_empty() {
-        return;
-    }
-    ensure_edges_in_hexahedron(t);
-    let Some(eih) = t.edges_in_hexahedron.as_ref() else { return };
-    t.hexahedra_around_edge = Some(super::shells_from_rows(t.mesh.edges.len(), eih));
+    ensure_around_items(t, |t| t.mesh.edges.len(), ensure_edges_in_hexahedron, |t| (&mut t.hexahedra_around_edge, &mut t.edges_in_hexahedron));
 }
 
 /// SOFA's `createHexahedraAroundQuadArray`.
 pub(crate) fn ensure_hexahedra_around_quad(t: &mut DynTopo) {
-    if t.hexahedra_around_quad.is_some() || t.mesh.hexahedra.is_empty() {
-        return;
-    }
-    ensure_quads_in_hexahedron(t);
-    let Some(qih) = t.quads_in_hexahedron.as_ref() else { return };
-    t.hexahedra_around_quad = Some(super::shells_from_rows(t.mesh.quads.len(), qih));
+    ensure_around_items(t, |t| t.mesh.quads.len(), ensure_quads_in_hexahedron, |t| (&mut t.hexahedra_around_quad, &mut t.quads_in_hexahedron));
 }
 
 // ----- removal -------------------------------------------------------------------------------
@@ -148,13 +140,12 @@ pub fn add_hexahedra(t: &mut DynTopo, hexahedra: &[[usize; 8]]) {
 
 /// [`add_hexahedra`] with ancestors and coefficients.
 pub fn add_hexahedra_with(t: &mut DynTopo, hexahedra: &[[usize; 8]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
-    if hexahedra.is_empty() {
-        return;
-    }
-    for &h in hexahedra {
-        add_hexahedron_process(t, h);
-    }
-    t.log_added(ElementKind::Hexahedron, hexahedra.iter().map(|h| h.to_vec()).collect(), hexahedra.len(), ancestors, coefs);
+    let process = |t: &mut DynTopo, hexahedra: &[[usize; 8]]| {
+        for &h in hexahedra {
+            add_hexahedron_process(t, h);
+        }
+    };
+    super::add_logged(t, ElementKind::Hexahedron, hexahedra, ancestors, coefs, process);
 }
 
 /// SOFA's `addHexahedronProcess` (without the optional `checkTopology` assertions).
@@ -164,10 +155,7 @@ fn add_hexahedron_process(t: &mut DynTopo, h: [usize; 8]) {
     ensure_hexahedra_around_edge(t);
 
     let hi = t.mesh.hexahedra.len();
-    let nb = h.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
-    t.nb_points = nb;
-
-    super::attach(&mut t.hexahedra_around_vertex, nb, &h, hi);
+    super::attach_new(t, &h, hi, |t| &mut t.hexahedra_around_vertex);
 
     super::reserve_row(&mut t.quads_in_hexahedron, hi, MISSING);
     for (i, face) in QUADS_IN_HEXAHEDRON.iter().enumerate() {
@@ -176,11 +164,8 @@ fn add_hexahedron_process(t: &mut DynTopo, h: [usize; 8]) {
         super::record_item(t.quads_in_hexahedron.as_mut(), &mut t.hexahedra_around_quad, t.mesh.quads.len(), hi, i, qi);
     }
 
-    super::reserve_row(&mut t.edges_in_hexahedron, hi, MISSING);
-    for (k, &[a, b]) in EDGES_IN_HEXAHEDRON.iter().enumerate() {
-        let Some(e) = super::find_or_add(t, |t| edge_index(t, h[a], h[b]), |t| edge::add_edges(t, &[[h[a], h[b]]])) else { continue };
-        super::record_item(t.edges_in_hexahedron.as_mut(), &mut t.hexahedra_around_edge, t.mesh.edges.len(), hi, k, e);
-    }
+    let ends = EDGES_IN_HEXAHEDRON.map(|[a, b]| [h[a], h[b]]);
+    super::record_edges(t, hi, ends, |t| (&mut t.hexahedra_around_edge, &mut t.edges_in_hexahedron));
     t.mesh.hexahedra.push(h);
 }
 
@@ -189,63 +174,41 @@ fn add_hexahedron_process(t: &mut DynTopo, h: [usize; 8]) {
 /// Hexahedron-level part of a point removal (`ids` sorted decreasing, `t.nb_points` not yet
 /// reduced): hexahedra using the last point are given the removed point's index.
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.hexahedra.is_empty() {
-        return;
-    }
-    ensure_hexahedra_around_vertex(t);
-    let Some(hav) = t.hexahedra_around_vertex.as_mut() else { return };
-    super::rename_last_in_rows(hav, &mut t.mesh.hexahedra, t.nb_points, ids);
+    super::rename_points_in(t, ids, ensure_hexahedra_around_vertex, |t| (&mut t.hexahedra_around_vertex, &mut t.mesh.hexahedra));
 }
 
 /// Hexahedron-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
 /// shortened).
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.edges.is_empty() || t.edges_in_hexahedron.is_none() {
-        return;
+    let n = t.mesh.edges.len();
+    if n > 0 {
+        super::rename_removed_items(t, ids, Some(n), ensure_hexahedra_around_edge, |t| (&mut t.hexahedra_around_edge, &mut t.edges_in_hexahedron));
     }
-    ensure_hexahedra_around_edge(t);
-    let (Some(hae), Some(eih)) = (t.hexahedra_around_edge.as_mut(), t.edges_in_hexahedron.as_mut()) else { return };
-    super::rename_last_in_rows(hae, eih, t.mesh.edges.len(), ids);
 }
 
 /// Hexahedron-level part of a quad removal (`ids` sorted decreasing, the quad list not yet
 /// shortened).
 pub(crate) fn on_quads_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.quads.is_empty() || t.quads_in_hexahedron.is_none() {
-        return;
+    let n = t.mesh.quads.len();
+    if n > 0 {
+        super::rename_removed_items(t, ids, Some(n), ensure_hexahedra_around_quad, |t| (&mut t.hexahedra_around_quad, &mut t.quads_in_hexahedron));
     }
-    ensure_hexahedra_around_quad(t);
-    let (Some(haq), Some(qih)) = (t.hexahedra_around_quad.as_mut(), t.quads_in_hexahedron.as_mut()) else { return };
-    super::rename_last_in_rows(haq, qih, t.mesh.quads.len(), ids);
 }
 
 /// Hexahedron-level part of a point addition: the vertex shells grow to the number of points.
 pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    let nb = t.nb_points;
-    if let Some(hav) = t.hexahedra_around_vertex.as_mut() {
-        let n = (hav.len() + count).max(nb);
-        hav.resize(n, Vec::new());
-    }
+    super::grow_shells(&mut t.hexahedra_around_vertex, count, t.nb_points);
 }
 
 /// Hexahedron-level part of an edge addition: the edge shells grow to the number of edges.
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    let ne = t.mesh.edges.len();
-    if let Some(hae) = t.hexahedra_around_edge.as_mut() {
-        let n = (hae.len() + count).max(ne);
-        hae.resize(n, Vec::new());
-    }
+    super::grow_shells(&mut t.hexahedra_around_edge, count, t.mesh.edges.len());
 }
 
 /// Hexahedron-level part of a quad addition (called after the quads are appended): the quad
 /// shells grow to the number of quads.
-pub(crate) fn on_quads_added(t: &mut DynTopo, count: usize) {
-    let nq = t.mesh.quads.len();
-    if let Some(haq) = t.hexahedra_around_quad.as_mut() {
-        let n = haq.len().max(nq);
-        let _ = count;
-        haq.resize(n, Vec::new());
-    }
+pub(crate) fn on_quads_added(t: &mut DynTopo, _count: usize) {
+    super::grow_shells(&mut t.hexahedra_around_quad, 0, t.mesh.quads.len());
 }
 
 #[cfg(test)]

@@ -304,6 +304,152 @@ pub(crate) fn attach(shells: &mut Option<Vec<Vec<usize>>>, count: usize, items: 
     }
 }
 
+/// A level's vertex shells and its elements.
+pub(crate) type PointRows<'a, const N: usize> = (&'a mut Option<Vec<Vec<usize>>>, &'a mut Vec<[usize; N]>);
+
+/// A level's shells around lower items and its "items in element" rows.
+pub(crate) type ItemRows<'a, const N: usize> = (&'a mut Option<Vec<Vec<usize>>>, &'a mut Option<Vec<[usize; N]>>);
+
+/// A level's part of a removal of lower items (`ids` in decreasing order, the item list not yet
+/// changed), when it has "items in element" rows: its shells around the items are built
+/// (`ensure`), then the elements around the last item name each removed item's index instead.
+/// `count`: the number of items (`None`: the shells' length).
+pub(crate) fn rename_removed_items<const N: usize>(
+    t: &mut DynTopo,
+    ids: &[usize],
+    count: Option<usize>,
+    ensure: fn(&mut DynTopo),
+    parts: for<'a> fn(&'a mut DynTopo) -> ItemRows<'a, N>,
+) {
+    if parts(t).1.is_none() {
+        return;
+    }
+    ensure(t);
+    let (Some(shells), Some(rows)) = parts(t) else { return };
+    let count = count.unwrap_or(shells.len());
+    rename_last_in_rows(shells, rows, count, ids);
+}
+
+/// A removal by swap-with-last of `ids` (decreasing) from `len` elements: `(i, last)` for each
+/// id naming an element, `last` being the element that takes its place.
+pub(crate) fn swaps(ids: &[usize], len: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut last = len;
+    ids.iter().filter_map(move |&i| {
+        if i >= last {
+            return None;
+        }
+        last -= 1;
+        Some((i, last))
+    })
+}
+
+/// The part of a point removal (`ids` in decreasing order, the point count not yet reduced) of
+/// a level whose vertex shells keep one entry per point even without elements (edges,
+/// triangles): without elements the shells are only shortened; else they are built when
+/// missing (`ensure`) and the last point takes each removed point's index in the elements.
+pub(crate) fn rename_removed_points<const N: usize>(
+    t: &mut DynTopo,
+    ids: &[usize],
+    ensure: fn(&mut DynTopo),
+    parts: for<'a> fn(&'a mut DynTopo) -> PointRows<'a, N>,
+) {
+    let nb = t.nb_points;
+    if parts(t).1.is_empty() {
+        // Nothing names the points; a shell that exists keeps one entry per point.
+        if let Some(shells) = parts(t).0.as_mut() {
+            shells.truncate(nb.saturating_sub(ids.len()));
+        }
+        return;
+    }
+    rename_points_in(t, ids, ensure, parts);
+}
+
+/// SOFA's `add*` operations: nothing for no elements; else `process` appends them (with what it
+/// creates on the way), then their addition is logged.
+pub(crate) fn add_logged<const N: usize>(
+    t: &mut DynTopo,
+    kind: ElementKind,
+    elements: &[[usize; N]],
+    ancestors: Vec<Vec<usize>>,
+    coefs: Vec<Vec<f64>>,
+    process: fn(&mut DynTopo, &[[usize; N]]),
+) {
+    if elements.is_empty() {
+        return;
+    }
+    process(t, elements);
+    t.log_added(kind, elements.iter().map(|e| e.to_vec()).collect(), elements.len(), ancestors, coefs);
+}
+
+/// SOFA's `create*AroundVertexArray` of the quad and hexahedron levels: when missing and there
+/// are elements, the shells of every point (at least `nb_points`) around them.
+pub(crate) fn ensure_around_vertex<const N: usize>(shells: &mut Option<Vec<Vec<usize>>>, rows: &[[usize; N]], nb_points: usize) {
+    if shells.is_some() || rows.is_empty() {
+        return;
+    }
+    let n = nb_points.max(crate::elements::count_points(rows));
+    *shells = Some(shells_from_rows(n, rows));
+}
+
+/// An "items in element" array of `count` elements: slot `i` of element `e` is `item(t, e, i)`,
+/// [`quad::MISSING`] when the item is not found.
+pub(crate) fn item_rows<const N: usize>(t: &mut DynTopo, count: usize, item: fn(&mut DynTopo, usize, usize) -> Option<usize>) -> Vec<[usize; N]> {
+    (0..count).map(|e| std::array::from_fn(|i| item(t, e, i).unwrap_or(quad::MISSING))).collect()
+}
+
+/// The part of a point removal (`ids` in decreasing order, the point count not yet reduced) of
+/// a level with elements: its vertex shells are built (`ensure`), then the last point takes
+/// each removed point's index in the elements around it.
+pub(crate) fn rename_points_in<const N: usize>(
+    t: &mut DynTopo,
+    ids: &[usize],
+    ensure: fn(&mut DynTopo),
+    parts: for<'a> fn(&'a mut DynTopo) -> PointRows<'a, N>,
+) {
+    if parts(t).1.is_empty() {
+        return;
+    }
+    ensure(t);
+    let nb = t.nb_points;
+    let (Some(shells), rows) = parts(t) else { return };
+    rename_last_in_rows(shells, rows, nb, ids);
+}
+
+/// The edges of a new element `index` (slot `j` joining `ends[j]`): its row is reserved, then
+/// each edge is found, or added (and logged) when missing, and recorded in the row and in the
+/// edge's shell.
+pub(crate) fn record_edges<const N: usize>(
+    t: &mut DynTopo,
+    index: usize,
+    ends: impl IntoIterator<Item = [usize; 2]>,
+    parts: for<'a> fn(&'a mut DynTopo) -> ItemRows<'a, N>,
+) {
+    reserve_row(parts(t).1, index, quad::MISSING);
+    for (j, [a, b]) in ends.into_iter().enumerate() {
+        let Some(e) = find_or_add(t, |t| edge::edge_index(t, a, b), |t| edge::add_edges(t, &[[a, b]])) else { continue };
+        let n = t.mesh.edges.len();
+        let (shells, rows) = parts(t);
+        record_item(rows.as_mut(), shells, n, index, j, e);
+    }
+}
+
+/// A new element `index` on the points `vertices` (quads, hexahedra): the point count covers
+/// them, and each lists the element in its shell.
+pub(crate) fn attach_new(t: &mut DynTopo, vertices: &[usize], index: usize, shells: fn(&mut DynTopo) -> &mut Option<Vec<Vec<usize>>>) {
+    let nb = vertices.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
+    t.nb_points = nb;
+    attach(shells(t), nb, vertices, index);
+}
+
+/// Grows shells that exist by `count` entries, and to at least `at_least` (the hooks of an
+/// addition at a lower level).
+pub(crate) fn grow_shells(shells: &mut Option<Vec<Vec<usize>>>, count: usize, at_least: usize) {
+    if let Some(s) = shells.as_mut() {
+        let n = (s.len() + count).max(at_least);
+        s.resize(n, Vec::new());
+    }
+}
+
 /// Gives an "items in element" array (created when missing) a row for `element`, filled with
 /// `missing` when it is new.
 pub(crate) fn reserve_row<const N: usize>(rows: &mut Option<Vec<[usize; N]>>, element: usize, missing: usize) {

@@ -23,6 +23,22 @@ pub(crate) fn has_level(t: &DynTopo, level: ElementKind) -> bool {
     }
 }
 
+/// A level's part of a removal of lower items (their ids in decreasing order).
+pub(crate) type RemovalHook = fn(&mut DynTopo, &[usize]);
+
+/// A level's part of an addition of lower items (their count).
+pub(crate) type AdditionHook = fn(&mut DynTopo, usize);
+
+/// Calls the hooks of the levels `t`'s container has, in the order given: each level's part of
+/// a change made at a lower level.
+pub(crate) fn run_hooks<H: Copy>(t: &mut DynTopo, hooks: &[(ElementKind, H)], call: impl Fn(&mut DynTopo, H)) {
+    for &(level, hook) in hooks {
+        if has_level(t, level) {
+            call(t, hook);
+        }
+    }
+}
+
 /// The ids of a removal as SOFA's `remove*Warning` leaves them: in decreasing order. Ids naming
 /// no element (`>= len`) are dropped (SOFA's `removeTriangles`/`removeEdges` filter them with a
 /// warning) and so are repeats (removing an index twice would remove the element swapped in).
@@ -48,21 +64,15 @@ pub fn remove_points(t: &mut DynTopo, ids: Vec<usize>) {
 /// SOFA's `removePointsProcess` chain for `ids` already in decreasing order: each level renames
 /// the last point into the removed one (most-derived level first), then the count shrinks.
 pub(crate) fn remove_points_process(t: &mut DynTopo, ids: &[usize]) {
-    if has_level(t, ElementKind::Tetrahedron) {
-        tetrahedron::on_points_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Hexahedron) {
-        hexahedron::on_points_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Triangle) {
-        triangle::on_points_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Quad) {
-        quad::on_points_removed(t, ids);
-    }
-    if has_level(t, ElementKind::Edge) {
-        edge::on_points_removed(t, ids);
-    }
+    use ElementKind::*;
+    let hooks: [(ElementKind, RemovalHook); 5] = [
+        (Tetrahedron, tetrahedron::on_points_removed),
+        (Hexahedron, hexahedron::on_points_removed),
+        (Triangle, triangle::on_points_removed),
+        (Quad, quad::on_points_removed),
+        (Edge, edge::on_points_removed),
+    ];
+    run_hooks(t, &hooks, |t, hook| hook(t, ids));
     if t.mesh.points.len() == t.nb_points {
         for &i in ids {
             if i < t.mesh.points.len() {
@@ -107,21 +117,15 @@ pub(crate) fn add_points_process(t: &mut DynTopo, count: usize, ancestors: &[Vec
         }
     }
     t.nb_points += count;
-    if has_level(t, ElementKind::Edge) {
-        edge::on_points_added(t, count);
-    }
-    if has_level(t, ElementKind::Triangle) {
-        triangle::on_points_added(t, count);
-    }
-    if has_level(t, ElementKind::Quad) {
-        quad::on_points_added(t, count);
-    }
-    if has_level(t, ElementKind::Tetrahedron) {
-        tetrahedron::on_points_added(t, count);
-    }
-    if has_level(t, ElementKind::Hexahedron) {
-        hexahedron::on_points_added(t, count);
-    }
+    use ElementKind::*;
+    let hooks: [(ElementKind, AdditionHook); 5] = [
+        (Edge, edge::on_points_added),
+        (Triangle, triangle::on_points_added),
+        (Quad, quad::on_points_added),
+        (Tetrahedron, tetrahedron::on_points_added),
+        (Hexahedron, hexahedron::on_points_added),
+    ];
+    run_hooks(t, &hooks, |t, hook| hook(t, count));
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! removal lists are sorted, lookups find a unique element).
 
 pub(crate) use super::edge::edge_index;
-use super::{edge, hexahedron, point, DynTopo};
+use super::{hexahedron, point, DynTopo};
 use settee_core::topology_change::ElementKind;
 
 /// Marks a side whose edge is missing from the edge list (an inconsistent container; SOFA
@@ -22,25 +22,17 @@ pub(crate) fn ensure_edges_in_quad(t: &mut DynTopo) {
     if t.edges_in_quad.is_some() || t.mesh.edges.is_empty() {
         return;
     }
-    let mut out = Vec::with_capacity(t.mesh.quads.len());
-    for qi in 0..t.mesh.quads.len() {
+    let n = t.mesh.quads.len();
+    let out = super::item_rows(t, n, |t, qi, j| {
         let q = t.mesh.quads[qi];
-        let mut row = [MISSING; 4];
-        for (j, slot) in row.iter_mut().enumerate() {
-            *slot = edge_index(t, q[(j + 1) % 4], q[(j + 2) % 4]).unwrap_or(MISSING);
-        }
-        out.push(row);
-    }
+        edge_index(t, q[(j + 1) % 4], q[(j + 2) % 4])
+    });
     t.edges_in_quad = Some(out);
 }
 
 /// SOFA's `createQuadsAroundVertexArray`.
 pub(crate) fn ensure_quads_around_vertex(t: &mut DynTopo) {
-    if t.quads_around_vertex.is_some() || t.mesh.quads.is_empty() {
-        return;
-    }
-    let n = t.nb_points.max(crate::elements::count_points(&t.mesh.quads));
-    t.quads_around_vertex = Some(super::shells_from_rows(n, &t.mesh.quads));
+    super::ensure_around_vertex(&mut t.quads_around_vertex, &t.mesh.quads, t.nb_points);
 }
 
 /// SOFA's `createQuadsAroundEdgeArray` (builds `edges_in_quad` first if needed).
@@ -123,11 +115,7 @@ pub fn add_quads(t: &mut DynTopo, quads: &[[usize; 4]]) {
 
 /// [`add_quads`] with ancestors and coefficients (SOFA's second `addQuads`).
 pub fn add_quads_with(t: &mut DynTopo, quads: &[[usize; 4]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
-    if quads.is_empty() {
-        return;
-    }
-    add_quads_process(t, quads);
-    t.log_added(ElementKind::Quad, quads.iter().map(|q| q.to_vec()).collect(), quads.len(), ancestors, coefs);
+    super::add_logged(t, ElementKind::Quad, quads, ancestors, coefs, add_quads_process);
 }
 
 /// SOFA's `addQuadsProcess` (with the hexahedron level's override after it).
@@ -147,17 +135,9 @@ fn add_quad_process(t: &mut DynTopo, q: [usize; 4]) {
     ensure_quads_around_edge(t);
 
     let qi = t.mesh.quads.len();
-    let nb = q.iter().map(|&v| v + 1).max().unwrap_or(0).max(t.nb_points);
-    t.nb_points = nb;
-
-    super::attach(&mut t.quads_around_vertex, nb, &q, qi);
-    super::reserve_row(&mut t.edges_in_quad, qi, MISSING);
-
-    for j in 0..4 {
-        let (a, b) = (q[(j + 1) % 4], q[(j + 2) % 4]);
-        let Some(e) = super::find_or_add(t, |t| edge_index(t, a, b), |t| edge::add_edges(t, &[[a, b]])) else { continue };
-        super::record_item(t.edges_in_quad.as_mut(), &mut t.quads_around_edge, t.mesh.edges.len(), qi, j, e);
-    }
+    super::attach_new(t, &q, qi, |t| &mut t.quads_around_vertex);
+    let ends = (0..4).map(|j| [q[(j + 1) % 4], q[(j + 2) % 4]]);
+    super::record_edges(t, qi, ends, |t| (&mut t.quads_around_edge, &mut t.edges_in_quad));
     t.mesh.quads.push(q);
 }
 
@@ -166,38 +146,22 @@ fn add_quad_process(t: &mut DynTopo, q: [usize; 4]) {
 /// Quad-level part of a point removal (`ids` sorted decreasing, `t.nb_points` not yet
 /// reduced): quads using the last point are given the removed point's index.
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.quads.is_empty() {
-        return;
-    }
-    ensure_quads_around_vertex(t);
-    let Some(qav) = t.quads_around_vertex.as_mut() else { return };
-    super::rename_last_in_rows(qav, &mut t.mesh.quads, t.nb_points, ids);
+    super::rename_points_in(t, ids, ensure_quads_around_vertex, |t| (&mut t.quads_around_vertex, &mut t.mesh.quads));
 }
 
 /// Quad-level part of an edge removal (`ids` sorted decreasing, the edge list not yet
 /// shortened): the quads around the last edge name the removed edge's index instead.
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.edges_in_quad.is_none() {
-        return;
-    }
-    ensure_quads_around_edge(t);
-    let (Some(qae), Some(eiq)) = (t.quads_around_edge.as_mut(), t.edges_in_quad.as_mut()) else { return };
-    super::rename_last_in_rows(qae, eiq, t.mesh.edges.len(), ids);
+    let n = t.mesh.edges.len();
+    super::rename_removed_items(t, ids, Some(n), ensure_quads_around_edge, |t| (&mut t.quads_around_edge, &mut t.edges_in_quad));
 }
 
 /// Quad-level part of a point addition: the vertex shells grow to the number of points.
 pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    let nb = t.nb_points;
-    if let Some(qav) = t.quads_around_vertex.as_mut() {
-        let n = (qav.len() + count).max(nb);
-        qav.resize(n, Vec::new());
-    }
+    super::grow_shells(&mut t.quads_around_vertex, count, t.nb_points);
 }
 
 /// Quad-level part of an edge addition: the edge shells grow by `count`.
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    if let Some(qae) = t.quads_around_edge.as_mut() {
-        let n = qae.len() + count;
-        qae.resize(n, Vec::new());
-    }
+    super::grow_shells(&mut t.quads_around_edge, count, 0);
 }

@@ -138,51 +138,39 @@ pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
 /// Tetrahedron-level part of an edge removal (`ids` in decreasing order, the edge list not yet
 /// changed): the last edge takes each removed edge's index in the tetrahedra around it.
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.edges_in_tetrahedron.is_none() {
-        return;
-    }
-    if t.tetrahedra_around_edge.is_none() {
-        create_tetrahedra_around_edge(t);
-    }
-    let (Some(shells), Some(ein)) = (t.tetrahedra_around_edge.as_mut(), t.edges_in_tetrahedron.as_mut()) else { return };
-    let count = shells.len();
-    super::rename_last_in_rows(shells, ein, count, ids);
+    let ensure = |t: &mut DynTopo| {
+        if t.tetrahedra_around_edge.is_none() {
+            create_tetrahedra_around_edge(t);
+        }
+    };
+    super::rename_removed_items(t, ids, None, ensure, |t| (&mut t.tetrahedra_around_edge, &mut t.edges_in_tetrahedron));
 }
 
 /// Tetrahedron-level part of a triangle removal (`ids` in decreasing order, the triangle list
 /// not yet changed): the last triangle takes each removed triangle's index in the tetrahedra
 /// around it.
 pub(crate) fn on_triangles_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.triangles_in_tetrahedron.is_none() {
-        return;
-    }
-    if t.tetrahedra_around_triangle.is_none() {
-        create_tetrahedra_around_triangle(t);
-    }
-    let (Some(shells), Some(tin)) = (t.tetrahedra_around_triangle.as_mut(), t.triangles_in_tetrahedron.as_mut()) else { return };
-    let count = shells.len();
-    super::rename_last_in_rows(shells, tin, count, ids);
+    let ensure = |t: &mut DynTopo| {
+        if t.tetrahedra_around_triangle.is_none() {
+            create_tetrahedra_around_triangle(t);
+        }
+    };
+    super::rename_removed_items(t, ids, None, ensure, |t| (&mut t.tetrahedra_around_triangle, &mut t.triangles_in_tetrahedron));
 }
 
 /// Tetrahedron-level part of a point addition (the points already counted).
 pub(crate) fn on_points_added(t: &mut DynTopo, count: usize) {
-    if let Some(s) = t.tetrahedra_around_vertex.as_mut() {
-        s.resize(s.len() + count, Vec::new());
-    }
+    super::grow_shells(&mut t.tetrahedra_around_vertex, count, 0);
 }
 
 /// Tetrahedron-level part of an edge addition.
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    if let Some(s) = t.tetrahedra_around_edge.as_mut() {
-        s.resize(s.len() + count, Vec::new());
-    }
+    super::grow_shells(&mut t.tetrahedra_around_edge, count, 0);
 }
 
 /// Tetrahedron-level part of a triangle addition.
 pub(crate) fn on_triangles_added(t: &mut DynTopo, count: usize) {
-    if let Some(s) = t.tetrahedra_around_triangle.as_mut() {
-        s.resize(s.len() + count, Vec::new());
-    }
+    super::grow_shells(&mut t.tetrahedra_around_triangle, count, 0);
 }
 
 // ----- shells (SOFA's create*Array of TetrahedronSetTopologyContainer) -----------------------

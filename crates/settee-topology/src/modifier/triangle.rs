@@ -177,12 +177,7 @@ pub(crate) fn remove_triangles_process(t: &mut DynTopo, ids: &[usize], remove_is
 
     let mut isolated_edges = Vec::new();
     let mut isolated_points = Vec::new();
-    let mut last = t.mesh.triangles.len();
-    for &i in ids {
-        if i >= last {
-            continue;
-        }
-        last -= 1;
+    for (i, last) in super::swaps(ids, t.mesh.triangles.len()) {
         super::leave_shells(t.triangles_around_vertex.as_mut(), Some(&t.mesh.triangles), i, last, remove_isolated_points, &mut isolated_points);
         super::leave_shells(t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_deref(), i, last, remove_isolated_edges, &mut isolated_edges);
         super::swap_remove_row(t.edges_in_triangle.as_mut(), i, last);
@@ -201,12 +196,11 @@ pub(crate) fn remove_triangles_process(t: &mut DynTopo, ids: &[usize], remove_is
 
 /// SOFA's `addTriangles` (with optional ancestors and coefficients).
 pub fn add_triangles(t: &mut DynTopo, triangles: &[[usize; 3]], ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) {
-    if triangles.is_empty() {
-        return;
-    }
-    init_levels(t);
-    add_triangles_process(t, triangles);
-    t.log_added(ElementKind::Triangle, triangles.iter().map(|t| t.to_vec()).collect(), triangles.len(), ancestors, coefs);
+    let process = |t: &mut DynTopo, triangles: &[[usize; 3]]| {
+        init_levels(t);
+        add_triangles_process(t, triangles);
+    };
+    super::add_logged(t, ElementKind::Triangle, triangles, ancestors, coefs, process);
 }
 
 /// SOFA's `addTrianglesProcess`: the triangles one after the other (each side's missing edge
@@ -249,30 +243,24 @@ fn add_triangle_process(t: &mut DynTopo, tri: [usize; 3]) {
 /// Triangle-level part of a point removal: renames the last point in the triangles around it
 /// and moves its shell (`triangles_around_vertex` is built when missing).
 pub(crate) fn on_points_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.mesh.triangles.is_empty() {
-        if let Some(shells) = t.triangles_around_vertex.as_mut() {
-            shells.truncate(t.nb_points.saturating_sub(ids.len()));
+    let ensure = |t: &mut DynTopo| {
+        if t.triangles_around_vertex.is_none() {
+            create_triangles_around_vertex(t);
         }
-        return;
-    }
-    if t.triangles_around_vertex.is_none() {
-        create_triangles_around_vertex(t);
-    }
-    let Some(shells) = t.triangles_around_vertex.as_mut() else { return };
-    super::rename_last_in_rows(shells, &mut t.mesh.triangles, t.nb_points, ids);
+    };
+    super::rename_removed_points(t, ids, ensure, |t| (&mut t.triangles_around_vertex, &mut t.mesh.triangles));
 }
 
 /// Triangle-level part of an edge removal (`edges_in_triangle`, `triangles_around_edge`): the
 /// last edge's triangles now name the edge taking its place. Runs before the edge list shrinks.
 pub(crate) fn on_edges_removed(t: &mut DynTopo, ids: &[usize]) {
-    if t.edges_in_triangle.is_none() {
-        return;
-    }
-    if t.triangles_around_edge.is_none() {
-        create_triangles_around_edge(t);
-    }
-    let (Some(tae), Some(eit)) = (t.triangles_around_edge.as_mut(), t.edges_in_triangle.as_mut()) else { return };
-    super::rename_last_in_rows(tae, eit, t.mesh.edges.len(), ids);
+    let ensure = |t: &mut DynTopo| {
+        if t.triangles_around_edge.is_none() {
+            create_triangles_around_edge(t);
+        }
+    };
+    let n = t.mesh.edges.len();
+    super::rename_removed_items(t, ids, Some(n), ensure, |t| (&mut t.triangles_around_edge, &mut t.edges_in_triangle));
 }
 
 /// Triangle-level part of a point addition.
@@ -285,10 +273,7 @@ pub(crate) fn on_points_added(t: &mut DynTopo, _count: usize) {
 
 /// Triangle-level part of an edge addition (`triangles_around_edge` grows).
 pub(crate) fn on_edges_added(t: &mut DynTopo, count: usize) {
-    if let Some(tae) = t.triangles_around_edge.as_mut() {
-        let n = tae.len() + count;
-        tae.resize(n, Vec::new());
-    }
+    super::grow_shells(&mut t.triangles_around_edge, count, 0);
 }
 
 #[cfg(test)]
