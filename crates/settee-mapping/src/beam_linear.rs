@@ -27,7 +27,10 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::types::{quat_mul, quat_rotate};
 use settee_core::{Component, ConstraintRows, InitCtx, Layout, SimError, SimResult, StateId, VecId};
 
-use crate::common::{check_layouts, check_len, cross, finish_init, mapping_ports, resolve_ports, sub, v3, Ports, V3};
+use crate::common::{
+    check_layouts, check_len, cross, finish_init, frames_to_points, mapping_ports, push_point_block, resolve_ports, sub, v3, FramesToPoints, Ports,
+    V3,
+};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
@@ -112,13 +115,6 @@ impl BeamLinearMapping {
         }
         (j as usize, p[0] - j as f64)
     }
-
-    fn ready(&self) -> SimResult {
-        if self.rotated0.len() != self.points.len() {
-            return Err(SimError::new("the mapping was never applied (its rotated points are not computed)"));
-        }
-        Ok(())
-    }
 }
 
 /// Lengths between consecutive frames: the norm of SOFA's rigid-coordinate difference, which
@@ -198,14 +194,14 @@ impl Component for BeamLinearMapping {
     }
 }
 
+frames_to_points!(BeamLinearMapping, rotated0);
+
 impl Mapping for BeamLinearMapping {
     mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        let x = inputs[0];
-        check_len("the input positions", x, self.n_in, 7)?;
-        check_len("the output positions", out, self.points.len(), 3)?;
         let n = self.points.len();
+        let x = self.checked_positions(out, inputs)?;
         self.rotated0.resize(n, [0.0; 3]);
         self.rotated1.resize(n, [0.0; 3]);
         for i in 0..n {
@@ -229,10 +225,7 @@ impl Mapping for BeamLinearMapping {
     }
 
     fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        self.ready()?;
-        let v = inputs[0];
-        check_len("the input velocities", v, self.n_in, 6)?;
-        check_len("the output velocities", out, self.points.len(), 3)?;
+        let v = self.checked_velocities(out, inputs)?;
         for i in 0..self.points.len() {
             let (j, t) = self.locate(i, self.n_in);
             let w0 = cross(self.rotated0[i], v3(&v[6 * j + 3..]));
@@ -248,14 +241,8 @@ impl Mapping for BeamLinearMapping {
     }
 
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        self.ready()?;
-        let f = &mut *inputs[0];
+        let Some(f) = self.checked_forces(inputs, out)? else { return Ok(()) };
         let n_frames = f.len() / 6;
-        check_len("the input forces", f, self.n_in, 6)?;
-        check_len("the output forces", out, self.points.len(), 3)?;
         for i in 0..self.points.len() {
             let (j, t) = self.locate(i, n_frames);
             let fi = v3(&out[3 * i..]);
@@ -281,10 +268,9 @@ impl Mapping for BeamLinearMapping {
     /// Each constraint row entry `(i, n)` on point `i` becomes the entries
     /// `(1−s)·(n, r0 × n)` on frame `j` and `s·(n, r1 × n)` on frame `j+1`, in the row's order.
     fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
-        if !self.ports.map_forces {
+        if !self.transposed_ready()? {
             return Ok(());
         }
-        self.ready()?;
         let input = &mut *inputs[0];
         for (row, entries) in out.rows() {
             for (i, n) in entries {
@@ -311,27 +297,15 @@ impl Mapping for BeamLinearMapping {
     /// weights only the cross-product part; Settee gives the Jacobian of `applyJ`, so that the
     /// assembled and matrix-free paths agree.)
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        let n = self.points.len();
-        let mut jac = SparseRows::new(3 * n, 6 * self.n_in);
-        if !self.ports.map_forces {
+        let (mut jac, fill) = self.jacobian_to_fill()?;
+        if !fill {
             return Ok(vec![jac]);
         }
-        self.ready()?;
-        for i in 0..n {
+        for i in 0..self.points.len() {
             let (j, t) = self.locate(i, self.n_in);
             let s = smooth(t);
             for (frame, w, r) in [(j, 1.0 - s, self.rotated0[i]), (j + 1, s, self.rotated1[i])] {
-                // −[r]× row by row: (0, r2, −r1), (−r2, 0, r0), (r1, −r0, 0)
-                let m = [[0.0, r[2], -r[1]], [-r[2], 0.0, r[0]], [r[1], -r[0], 0.0]];
-                for a in 0..3 {
-                    let row = &mut jac.rows[3 * i + a];
-                    row.push((6 * frame + a, w));
-                    for c in 0..3 {
-                        if m[a][c] != 0.0 {
-                            row.push((6 * frame + 3 + c, m[a][c] * w));
-                        }
-                    }
-                }
+                push_point_block(&mut jac, i, frame, r, w);
             }
         }
         Ok(vec![jac])

@@ -27,6 +27,16 @@ use settee_core::{InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 })]
 pub struct MappingData;
 
+/// Drawing Data of the compliant mappings (rendering only), as SOFA's
+/// DifferenceFromTargetMapping and SquareDistanceMapping declare them (scale `0`).
+#[settee_core::data_group(data = {
+    /// Scale for object display
+    showObjectScale: Real = "0",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "1 1 0 1",
+})]
+pub struct DrawData;
+
 /// The `geometricStiffness` option of SOFA's non-linear mappings.
 pub const GEOMETRIC_STIFFNESS_OPTIONS: &[&str] = &["None", "Exact", "Stabilized"];
 
@@ -269,6 +279,129 @@ pub fn check_len(what: &str, v: &[f64], n: usize, k: usize) -> SimResult {
     Ok(())
 }
 
+/// The output force `apply_djt` differentiates: the one `update_k` kept, else `f_out`; checked
+/// (`n_out` elements of `k_out` values) with the displacement and the force of the single input
+/// (`n_in` elements of `k_in`).
+pub fn djt_force<'a>(
+    k_force: &'a [f64],
+    f_out: &'a [f64],
+    (n_out, k_out): (usize, usize),
+    dx: &[f64],
+    f_in: &[f64],
+    (n_in, k_in): (usize, usize),
+) -> SimResult<&'a [f64]> {
+    let f = if k_force.is_empty() { f_out } else { k_force };
+    check_len("the output forces", f, n_out, k_out)?;
+    check_len("the input displacements", dx, n_in, k_in)?;
+    check_len("the input forces", f_in, n_in, k_in)?;
+    Ok(f)
+}
+
+/// [`check_len`] of a Rigid3 input (`n_in` frames of `k` values) and a Vec3 output (`n_out`
+/// points), `what` naming both vectors ("velocities": "the input velocities", "the output
+/// velocities").
+pub fn check_frames_and_points(what: &str, input: &[f64], n_in: usize, k: usize, output: &[f64], n_out: usize) -> SimResult {
+    if input.len() < n_in * k {
+        return check_len(&format!("the input {what}"), input, n_in, k);
+    }
+    check_len(&format!("the output {what}"), output, n_out, 3)
+}
+
+/// See [`FramesToPoints::sizes`].
+pub struct FramePointSizes {
+    pub frames: usize,
+    pub points: usize,
+    pub rotated: usize,
+    pub map_forces: bool,
+}
+
+/// Rigid3 → Vec3 mappings placing points from the input frames (RigidMapping,
+/// BeamLinearMapping): the checks their products start with.
+pub trait FramesToPoints {
+    /// The sizes: frames of the input, points of the output, points rotated by the last `apply`
+    /// (one per output point once applied); and whether forces (and matrices) travel through
+    /// the mapping.
+    fn sizes(&self) -> FramePointSizes;
+
+    fn n_frames(&self) -> usize {
+        self.sizes().frames
+    }
+
+    fn n_points(&self) -> usize {
+        self.sizes().points
+    }
+
+    /// An error when `apply` never computed the rotated points.
+    fn ready(&self) -> SimResult {
+        let s = self.sizes();
+        if s.rotated != s.points {
+            return Err(SimError::new("the mapping was never applied (its rotated points are not computed)"));
+        }
+        Ok(())
+    }
+
+    /// Whether a transposed product (forces, constraints, matrices) acts: not when forces are not
+    /// mapped; an error when the rotated points are not computed.
+    fn transposed_ready(&self) -> SimResult<bool> {
+        if !self.sizes().map_forces {
+            return Ok(false);
+        }
+        self.ready()?;
+        Ok(true)
+    }
+
+    /// The input positions of `apply`, checked with the output.
+    fn checked_positions<'a>(&self, out: &[f64], inputs: &[&'a [f64]]) -> SimResult<&'a [f64]> {
+        let x = inputs[0];
+        check_frames_and_points("positions", x, self.n_frames(), 7, out, self.n_points())?;
+        Ok(x)
+    }
+
+    /// The input velocities of `apply_j`, checked with the output.
+    fn checked_velocities<'a>(&self, out: &[f64], inputs: &[&'a [f64]]) -> SimResult<&'a [f64]> {
+        self.ready()?;
+        let v = inputs[0];
+        check_frames_and_points("velocities", v, self.n_frames(), 6, out, self.n_points())?;
+        Ok(v)
+    }
+
+    /// The input forces of `apply_jt`, checked with the output; `None` when forces are not mapped.
+    fn checked_forces<'a>(&self, inputs: &'a mut [&mut [f64]], out: &[f64]) -> SimResult<Option<&'a mut [f64]>> {
+        if !self.transposed_ready()? {
+            return Ok(None);
+        }
+        let f = &mut *inputs[0];
+        check_frames_and_points("forces", f, self.n_frames(), 6, out, self.n_points())?;
+        Ok(Some(f))
+    }
+
+    /// The Jacobian (3 rows per point, 6 columns per frame), empty, and whether it is filled
+    /// ([`Self::transposed_ready`]).
+    fn jacobian_to_fill(&self) -> SimResult<(SparseRows, bool)> {
+        let jac = SparseRows::new(3 * self.n_points(), 6 * self.n_frames());
+        let fill = self.transposed_ready()?;
+        Ok((jac, fill))
+    }
+}
+
+/// Appends to rows `3i..3i+3` of `jac` the block `w·[I | −[r]×]` of input frame `frame`: the
+/// Jacobian of a point at `r` from the frame's origin, weighted; the zero entries of `[r]×` are
+/// left out.
+#[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
+pub fn push_point_block(jac: &mut SparseRows, i: usize, frame: usize, r: V3, w: f64) {
+    // −[r]× row by row: (0, r2, −r1), (−r2, 0, r0), (r1, −r0, 0)
+    let m = [[0.0, r[2], -r[1]], [-r[2], 0.0, r[0]], [r[1], -r[0], 0.0]];
+    for a in 0..3 {
+        let row = &mut jac.rows[3 * i + a];
+        row.push((6 * frame + a, w));
+        for c in 0..3 {
+            if m[a][c] != 0.0 {
+                row.push((6 * frame + 3 + c, m[a][c] * w));
+            }
+        }
+    }
+}
+
 /// `[(c, v)]` rows of the identity-like Jacobian of `n` elements: output component `k < ko` of
 /// element `i` reads input component `k` of element `map(i)`.
 pub fn selection_jacobian(rows_out: usize, ncols: usize, ko: usize, ki: usize, map: impl Fn(usize) -> Option<usize>) -> SparseRows {
@@ -300,6 +433,20 @@ macro_rules! mapping_ports {
     };
 }
 pub(crate) use mapping_ports;
+
+/// [`FramesToPoints`] for a mapping with `n_in` frames, `points`, `ports` and the rotated points
+/// of its last `apply` in the field named.
+macro_rules! frames_to_points {
+    ($mapping:ty, $rotated:ident) => {
+        impl $crate::common::FramesToPoints for $mapping {
+            fn sizes(&self) -> $crate::common::FramePointSizes {
+                let map_forces = self.ports.map_forces;
+                $crate::common::FramePointSizes { frames: self.n_in, points: self.points.len(), rotated: self.$rotated.len(), map_forces }
+            }
+        }
+    };
+}
+pub(crate) use frames_to_points;
 
 /// Declares a mapping class: `#[component(...)]` with what every mapping class shares (the
 /// mapping roles, templates deduced from the states, SOFA's `BaseMapping` Data first, then the

@@ -14,7 +14,7 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::{Component, InitCtx, Layout, SimResult, StateId, VecId};
 
 use crate::assembled::{self, assembled_products};
-use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, Ports};
+use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, DrawData, MappingData, Ports};
 
 const DIFFERENCE_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec3)];
 const TARGET_TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec3), (Layout::Vec1, Layout::Vec1)];
@@ -40,6 +40,16 @@ struct Term {
     target: Option<Vec<f64>>,
 }
 
+/// Drawing Data of the compliant mappings (rendering only), as SOFA's DifferenceMapping and
+/// SafeDistanceMapping declare them: nothing drawn by default (scale `-1`).
+#[settee_core::data_group(data = {
+    /// Scale for object display
+    showObjectScale: Real = "-1",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "1 1 0 1",
+})]
+pub struct HiddenDrawData;
+
 crate::common::mapping_class! {
     {
         default_template = "Vec3d,Vec3d",
@@ -53,11 +63,8 @@ crate::common::mapping_class! {
                 pairs: IndexTuples(2),
                 /// Can the Jacobian and Hessian be precomputed?
                 constant: Bool = "false",
-                /// Scale for object display
-                showObjectScale: Real = "-1",
-                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-                showColor: Str = "1 1 0 1",
             },
+            inherit = [MappingData, Self, HiddenDrawData],
         ),
         multi_class(
             name = "DifferenceMultiMapping",
@@ -88,11 +95,8 @@ crate::common::mapping_class! {
                 inverted: Bool = "false",
                 /// Can the Jacobian and Hessian be precomputed?
                 constant: Bool = "false",
-                /// Scale for object display
-                showObjectScale: Real = "0",
-                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-                showColor: Str = "1 1 0 1",
             },
+            inherit = [MappingData, Self, DrawData],
         ),
     }
     /// The three mappings: each output element is a signed sum of input elements and a target.

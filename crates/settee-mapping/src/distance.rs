@@ -11,9 +11,10 @@ use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimRe
 
 use crate::assembled::orthogonal_projector3;
 use crate::common::{
-    check_len, dot, finish_init, mapping_ports, norm, resolve_mechanical_ports, scale, sub, v3, GeometricStiffness, MappingData, Ports,
+    check_len, dot, finish_init, mapping_ports, norm, resolve_mechanical_ports, scale, sub, v3, DrawData, GeometricStiffness, MappingData, Ports,
     GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
+use crate::distance_from_target::YellowDrawData;
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
 
@@ -23,14 +24,15 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::
     computeDistance: Bool = "false",
     /// Rest lengths of the connections
     restLengths: Reals,
-    /// Scale for object display
-    showObjectScale: Real = "0",
-    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "yellow",
+})]
+pub struct DistanceData;
+
+/// The last Data of the three distance mappings.
+#[settee_core::data_group(data = {
     /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
     geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
 })]
-pub struct DistanceData;
+pub struct DistanceStiffnessData;
 
 /// Which of the three classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,13 +60,13 @@ crate::common::mapping_class! {
             name = "DistanceMapping",
             description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
             create = |_| DistanceMapping::new(Kind::Distance),
-            inherit = [MappingData, DistanceData, Self],
+            inherit = [MappingData, DistanceData, YellowDrawData, DistanceStiffnessData, Self],
         ),
         multi_class(
             name = "DistanceMultiMapping",
             description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
             create = |_| DistanceMapping::new(Kind::Multi),
-            inherit = [MappingData, DistanceData, Self],
+            inherit = [MappingData, DistanceData, YellowDrawData, DistanceStiffnessData, Self],
             data = {
                 /// list of couples (parent index + index in the parent)
                 indexPairs: IndexTuples(2),
@@ -74,15 +76,7 @@ crate::common::mapping_class! {
             name = "SquareDistanceMapping",
             description = "Maps point positions to the squared distances between the ends of the topology's edges.",
             create = |_| DistanceMapping::new(Kind::Square),
-            inherit = [MappingData, Self],
-            data = {
-                /// Scale for object display
-                showObjectScale: Real = "0",
-                /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-                showColor: Str = "1 1 0 1",
-                /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the edges in extension)
-                geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
-            },
+            inherit = [MappingData, DrawData, DistanceStiffnessData],
         ),
     }
     /// The three mappings (they share everything but the formula and the way ends are named).
@@ -206,7 +200,7 @@ impl Component for DistanceMapping {
         let d = cx.data();
         // Every class declares `geometricStiffness` (SquareDistanceMapping its own, the others
         // through [`DistanceData`]); only those two have `computeDistance` and `restLengths`.
-        self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        self.gs = GeometricStiffness::from_name(d.get(DistanceStiffnessData::GEOMETRIC_STIFFNESS));
         let compute_distance = self.kind != Kind::Square && d.get(DistanceData::COMPUTE_DISTANCE);
         let given_rest: Vec<f64> = if self.kind == Kind::Square { Vec::new() } else { d.get(DistanceData::REST_LENGTHS).to_vec() };
         let pairs: Vec<usize> = if self.kind == Kind::Multi { d.get(Self::INDEX_PAIRS).to_vec() } else { Vec::new() };

@@ -12,9 +12,21 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId};
 
 use crate::assembled::{self, assembled_products, orthogonal_projector};
-use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_ports, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS};
+use crate::common::{
+    check_len, finish_init, mapping_ports, resolve_mechanical_ports, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
+};
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::Vec1, Layout::Vec1), (Layout::Rigid3, Layout::Vec1)];
+
+/// Drawing Data of the compliant mappings (rendering only), as SOFA's DistanceMapping and
+/// DistanceFromTargetMapping declare them (scale `0`, the colour by name).
+#[settee_core::data_group(data = {
+    /// Scale for object display
+    showObjectScale: Real = "0",
+    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
+    showColor: Str = "yellow",
+})]
+pub struct YellowDrawData;
 
 crate::common::mapping_class! {
     {
@@ -31,11 +43,8 @@ crate::common::mapping_class! {
             restLengths: Reals,
             /// Method used to compute the geometric stiffness: None (not computed), Exact, or Stabilized (only the points in extension)
             geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
-            /// Scale for object display
-            showObjectScale: Real = "0",
-            /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-            showColor: Str = "yellow",
         },
+        inherit = [MappingData, Self, YellowDrawData],
     }
     /// The mapping.
     #[derive(Default)]

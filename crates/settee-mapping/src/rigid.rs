@@ -13,8 +13,8 @@ use settee_core::ConstraintRows;
 use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, mapping_ports, nsd_projection, resize_output, resolve_ports, sub, v3, GeometricStiffness,
-    MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
+    apply_at_init, check_layouts, check_len, cross, frames_to_points, mapping_ports, nsd_projection, push_point_block, resize_output, resolve_ports,
+    sub, v3, FramesToPoints, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
@@ -90,13 +90,6 @@ impl RigidMapping {
     /// Rotated points of the last `apply`.
     pub fn rotated_points(&self) -> &[V3] {
         &self.rotated
-    }
-
-    fn ready(&self) -> SimResult {
-        if self.rotated.len() != self.points.len() {
-            return Err(SimError::new("the mapping was never applied (its rotated points are not computed)"));
-        }
-        Ok(())
     }
 
     /// `Σ_i [f_i]×[r_i]×` per frame (symmetrized and projected when stabilized), as
@@ -225,13 +218,13 @@ impl PointMapper for RigidMapping {
     }
 }
 
+frames_to_points!(RigidMapping, rotated);
+
 impl Mapping for RigidMapping {
     mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        let x = inputs[0];
-        check_len("the input positions", x, self.n_in, 7)?;
-        check_len("the output positions", out, self.points.len(), 3)?;
+        let x = self.checked_positions(out, inputs)?;
         self.rotated.resize(self.points.len(), [0.0; 3]);
         for (i, p) in self.points.iter().enumerate() {
             let k = self.frame[i];
@@ -246,10 +239,7 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
-        self.ready()?;
-        let v = inputs[0];
-        check_len("the input velocities", v, self.n_in, 6)?;
-        check_len("the output velocities", out, self.points.len(), 3)?;
+        let v = self.checked_velocities(out, inputs)?;
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
             let lin = v3(&v[6 * k..]);
@@ -263,13 +253,7 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
-        if !self.ports.map_forces {
-            return Ok(());
-        }
-        self.ready()?;
-        let f = &mut *inputs[0];
-        check_len("the input forces", f, self.n_in, 6)?;
-        check_len("the output forces", out, self.points.len(), 3)?;
+        let Some(f) = self.checked_forces(inputs, out)? else { return Ok(()) };
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
             let fi = v3(&out[3 * i..]);
@@ -285,10 +269,9 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
-        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+        if self.gs == GeometricStiffness::None || !self.transposed_ready()? {
             return Ok(());
         }
-        self.ready()?;
         let df = &mut *inputs[0];
         let dx = dx_in[0];
         check_len("the input displacements", dx, self.n_in, 6)?;
@@ -325,10 +308,9 @@ impl Mapping for RigidMapping {
     /// entries of the frame's points and of their moments `r × f` (SOFA's `applyJT` on a
     /// MatrixDeriv, grouped instead of rescanned per frame: same additions in the same order).
     fn apply_jt_constraints(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
-        if !self.ports.map_forces {
+        if !self.transposed_ready()? {
             return Ok(());
         }
-        self.ready()?;
         let mut groups: Vec<(usize, V3, V3)> = Vec::new();
         for (row, entries) in out.rows() {
             groups.clear();
@@ -361,36 +343,23 @@ impl Mapping for RigidMapping {
         Ok(())
     }
 
-    #[allow(clippy::needless_range_loop)] // row a of the 3×6 block [I | −[r]×]
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
-        let n = self.points.len();
-        let mut j = SparseRows::new(3 * n, 6 * self.n_in);
-        if !self.ports.map_forces {
+        let (mut j, fill) = self.jacobian_to_fill()?;
+        if !fill {
             return Ok(vec![j]);
         }
-        self.ready()?;
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
             // [I | −[r]×]: v_i = v_k − r × ω_k.
-            let m = cross_matrix(*r);
-            for a in 0..3 {
-                let row = &mut j.rows[3 * i + a];
-                row.push((6 * k + a, 1.0));
-                for c in 0..3 {
-                    if m[a][c] != 0.0 {
-                        row.push((6 * k + 3 + c, -m[a][c]));
-                    }
-                }
-            }
+            push_point_block(&mut j, i, k, *r, 1.0);
         }
         Ok(vec![j])
     }
 
     fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
-        if !self.ports.map_forces || self.gs == GeometricStiffness::None {
+        if self.gs == GeometricStiffness::None || !self.transposed_ready()? {
             return Ok(());
         }
-        self.ready()?;
         check_len("the output forces", f_out, self.points.len(), 3)?;
         let s = self.ports.inputs[0];
         for (k, b) in self.stiffness_blocks(f_out) {

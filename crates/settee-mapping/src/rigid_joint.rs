@@ -10,8 +10,8 @@ use settee_core::{Component, InitCtx, Layout, MatrixAccumulator, SimError, SimRe
 
 use crate::assembled::{self, assembled_products};
 use crate::common::{
-    check_len, finish_init, mapping_ports, nsd_projection, resolve_mechanical_ports, sub, v3, GeometricStiffness, Ports, GEOMETRIC_STIFFNESS_OPTIONS,
-    M3, V3,
+    check_len, djt_force, finish_init, mapping_ports, nsd_projection, resolve_mechanical_ports, sub, v3, GeometricStiffness, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
@@ -326,10 +326,7 @@ impl Mapping for AssembledRigidRigidMapping {
             return Ok(());
         }
         self.ready()?;
-        let f = if self.k_force.is_empty() { f_out } else { &self.k_force };
-        check_len("the output forces", f, self.source.len(), 6)?;
-        check_len("the input displacements", dx_in[0], self.n_in, 6)?;
-        check_len("the input forces", inputs[0], self.n_in, 6)?;
+        let f = djt_force(&self.k_force, f_out, (self.source.len(), 6), dx_in[0], inputs[0], (self.n_in, 6))?;
         for (k, b) in self.stiffness_blocks(f) {
             let dw = v3(&dx_in[0][6 * k + 3..]);
             for (a, line) in b.iter().enumerate() {

@@ -15,9 +15,10 @@ use settee_core::{Component, ComponentId, InitCtx, Layout, MatrixAccumulator, Sc
 
 use crate::assembled::{self, assembled_products, orthogonal_projector3};
 use crate::common::{
-    apply_at_init, check_len, dot, finish_init, mapping_ports, norm, resize_output, resolve_mechanical_ports, sub, v3, GeometricStiffness,
+    apply_at_init, check_len, djt_force, dot, finish_init, mapping_ports, norm, resize_output, resolve_mechanical_ports, sub, v3, GeometricStiffness,
     MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, V3,
 };
+use crate::difference::HiddenDrawData;
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
 
@@ -29,10 +30,6 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1)];
     epsilonLength: Real = "1e-4",
     /// 0 -> no GS, 1 -> exact GS, 2 -> stabilized GS (default)
     geometricStiffness: Options(GEOMETRIC_STIFFNESS_OPTIONS) = "Stabilized",
-    /// Scale for object display
-    showObjectScale: Real = "-1",
-    /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "1 1 0 1",
 })]
 pub struct SafeDistanceData;
 
@@ -56,7 +53,7 @@ crate::common::mapping_class! {
     {
         templates = ["Vec3d,Vec1d"],
         default_template = "Vec3d,Vec1d",
-        inherit = [MappingData, Self, SafeDistanceData],
+        inherit = [MappingData, Self, SafeDistanceData, HiddenDrawData],
         class(
             name = "SafeDistanceMapping",
             description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
@@ -396,10 +393,7 @@ impl Mapping for SafeDistanceMapping {
             return Ok(());
         }
         self.ready()?;
-        let f = if self.k_force.is_empty() { f_out } else { &self.k_force };
-        check_len("the output forces", f, Self::size_of(&self.modes), 1)?;
-        check_len("the input displacements", dx_in[0], self.n_in, 3)?;
-        check_len("the input forces", inputs[0], self.n_in, 3)?;
+        let f = djt_force(&self.k_force, f_out, (Self::size_of(&self.modes), 1), dx_in[0], inputs[0], (self.n_in, 3))?;
         for (k, b) in self.stiffness_blocks(f) {
             let [a, bb] = self.pairs[k];
             let dx = match self.kind {

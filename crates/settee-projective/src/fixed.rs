@@ -156,12 +156,7 @@ mod tests {
     use super::FixedProjectiveConstraint;
 
     fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_topology::register(&mut f);
-        settee_engine::register(&mut f);
-        crate::register(&mut f);
-        f
+        settee_statecontainer::factory_with(&[settee_topology::register, settee_engine::register, crate::register])
     }
 
     const POS: &str = "0 0 0  1 0 0  2 0 0  3 0 0  4 0 0  5 0 0";

@@ -30,8 +30,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<FixedProjectiveConstraint>();
     f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
     f.add::<PartialFixedProjectiveConstraint>();
+    // Both keyed constraints (one declaration).
     f.add::<LinearMovementProjectiveConstraint>();
-    f.add::<LinearVelocityProjectiveConstraint>();
     f.add::<PointProjectiveConstraint>();
     f.add::<SubspaceProjectiveConstraint>();
 }
@@ -47,11 +47,7 @@ mod tests {
     use crate::PartialFixedProjectiveConstraint;
 
     fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_spring::register(&mut f);
-        super::register(&mut f);
-        f
+        settee_statecontainer::factory_with(&[settee_spring::register, super::register])
     }
 
     /// Two Vec3 DOFs at (0,0,0) and (3,4,0) joined by a spring at rest (ks 25, L 5): the stiffness

@@ -130,35 +130,136 @@ impl KeyedDofs {
     }
 }
 
-/// Impose a motion to given DOFs (translation and rotation).
+/// What differs between the keyed constraints: the kind's own Data and state, and how the key
+/// values act on the DOFs.
+pub trait KeyedKind: Default + Send + Sync + 'static {
+    /// What the key values are called in messages.
+    const VALUES: &'static str;
+    /// Reads the kind's Data at init (with the checks that come before the key values are read)
+    /// and returns the key values given.
+    fn read(c: &mut Keyed<Self>, cx: &mut InitCtx, ds: usize) -> SimResult<Vec<f64>>;
+    /// Checks the kind's Data once the key values are read, and resets its state.
+    fn finish(c: &mut Keyed<Self>, cx: &mut InitCtx, ds: usize) -> SimResult;
+    /// Searches the keys for the time of `p`; true when the DOFs' increments are zeroed and their
+    /// velocity imposed.
+    fn imposes_at(c: &mut Keyed<Self>, p: &MechParams) -> bool;
+    /// Writes the imposed velocity of the DOFs (when [`Self::imposes_at`]).
+    fn set_velocity(c: &Keyed<Self>, p: &MechParams, v: &mut [f64]);
+    /// The position projection.
+    fn project_position(c: &mut Keyed<Self>, p: &MechParams, x: &mut [f64]);
+    /// The assembled matrix clears the rows and columns of the DOFs now.
+    fn clears_rows(c: &Keyed<Self>) -> bool;
+}
+
+/// The keyed constraints: the DOFs, the key times and values, the keys around the current time,
+/// and what the kind keeps.
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
     template_rule = FromState,
     inherit = [ProjectiveBase, KeyData, Self],
-    data = {
-        // SOFA's default is one zero movement; an empty list is read as that.
-        /// movements corresponding to the key times
-        movements: Derivs,
-        /// If true, movements are relative to first position, absolute otherwise
-        relativeMovements: Bool = "true",
-        /// Visualization of the movement to be applied to constrained dofs (rendering only)
-        showMovement: Bool = "false",
-    },
     links = {
         /// link to the topology container
         topology: Topology,
     },
+    class(
+        name = "LinearMovementProjectiveConstraint",
+        description = "Impose a motion to given DOFs (translation and rotation).",
+        type = Keyed<Movement>,
+        data = {
+            // SOFA's default is one zero movement; an empty list is read as that.
+            /// movements corresponding to the key times
+            movements: Derivs,
+            /// If true, movements are relative to first position, absolute otherwise
+            relativeMovements: Bool = "true",
+            /// Visualization of the movement to be applied to constrained dofs (rendering only)
+            showMovement: Bool = "false",
+        },
+    ),
+    class(
+        name = "LinearVelocityProjectiveConstraint",
+        description = "Impose a velocity to given DOFs (translation and rotation).",
+        type = Keyed<crate::linear_velocity::Velocity>,
+        data = {
+            /// velocities corresponding to the key times
+            velocities: Derivs,
+            /// coordinates on which to apply velocities
+            coordinates: Indices,
+            /// If set to true then the last velocity will still be applied after all the key events
+            continueAfterEnd: Bool = "false",
+        },
+    ),
 )]
 #[derive(Default)]
-pub struct LinearMovementProjectiveConstraint {
-    /// The DOFs, the key times and movements, the keys around the current time.
-    dofs: KeyedDofs,
+pub struct Keyed<K: KeyedKind> {
+    /// The DOFs, the key times and values, the keys around the current time.
+    pub(crate) dofs: KeyedDofs,
+    pub(crate) kind: K,
+}
+
+/// Impose a motion to given DOFs (translation and rotation).
+pub type LinearMovementProjectiveConstraint = Keyed<Movement>;
+
+/// What `LinearMovementProjectiveConstraint` keeps besides the keys.
+#[derive(Default)]
+pub struct Movement {
     relative: bool,
     /// SOFA's `finished`: a key time after the current time was found.
     found: bool,
     /// Positions captured at the first position projection (empty before).
     x0: Vec<f64>,
+}
+
+impl<K: KeyedKind> Keyed<K> {
+    /// The constrained DOFs (indices beyond the state removed).
+    pub fn indices(&self) -> &[usize] {
+        &self.dofs.indices
+    }
+}
+
+impl<K: KeyedKind> Component for Keyed<K> {
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let s = cx.require_state()?;
+        let layout = supported_layout(cx, s)?;
+        let ds = layout.deriv_size();
+        let d = cx.data();
+        self.dofs.end_time = d.get(ProjectiveBase::END_TIME);
+        self.dofs.key_times = d.get(KeyData::KEY_TIMES).to_vec();
+        let given = d.get(KeyData::INDICES).to_vec();
+        let values = K::read(self, cx, ds)?;
+        self.dofs.values = key_values(cx, &values, ds, self.dofs.key_times.len(), K::VALUES)?;
+        K::finish(self, cx, ds)?;
+        self.dofs.finish_init(cx, s, layout, given);
+        Ok(())
+    }
+}
+
+impl<K: KeyedKind> ProjectiveConstraint for Keyed<K> {
+    fn state(&self) -> StateId {
+        self.dofs.state.expect("initialised")
+    }
+
+    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
+        if K::imposes_at(self, p) {
+            self.dofs.zero(dx);
+        }
+    }
+
+    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
+        if K::imposes_at(self, p) {
+            K::set_velocity(self, p, v);
+        }
+    }
+
+    fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
+        K::project_position(self, p, x);
+    }
+
+    fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
+        if K::clears_rows(self) {
+            self.dofs.rows(ds, out);
+        }
+    }
 }
 
 /// SOFA's `Quat::slerp2`: spherical interpolation from `a` (t = 0) to `b` (t = 1), without
@@ -178,29 +279,24 @@ pub fn slerp2(a: Quat, b: Quat, t: f64) -> Quat {
     [a[0] * ra + b[0] * rb, a[1] * ra + b[1] * rb, a[2] * ra + b[2] * rb, a[3] * ra + b[3] * rb]
 }
 
-impl LinearMovementProjectiveConstraint {
-    /// The constrained DOFs (indices beyond the state removed).
-    pub fn indices(&self) -> &[usize] {
-        &self.dofs.indices
-    }
-
+impl Keyed<Movement> {
     /// SOFA's `findKeyTimes` at time `t`: `prev` is the last key at or before `t`, `next` the
     /// first key after it; `found` only when both exist.
     fn find_key_times(&mut self, t: f64) {
-        self.found = false;
+        self.kind.found = false;
         let (Some(&first), Some(&last)) = (self.dofs.key_times.first(), self.dofs.key_times.last()) else {
             return;
         };
         if !(t >= first && t <= last) {
             return;
         }
-        self.found = self.dofs.search(t);
+        self.kind.found = self.dofs.search(t);
     }
 
     /// Searches the keys for the context time and tells whether the motion is imposed now.
     fn update(&mut self, p: &MechParams) -> bool {
         self.find_key_times(p.time);
-        self.found && self.dofs.next_t != self.dofs.prev_t
+        self.kind.found && self.dofs.next_t != self.dofs.prev_t
     }
 
     /// The interpolated movement at time `t` and the interpolation factor.
@@ -212,41 +308,27 @@ impl LinearMovementProjectiveConstraint {
     }
 }
 
-impl Component for LinearMovementProjectiveConstraint {
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = supported_layout(cx, s)?;
-        let ds = layout.deriv_size();
+impl KeyedKind for Movement {
+    const VALUES: &'static str = "movements";
+
+    fn read(c: &mut Keyed<Self>, cx: &mut InitCtx, _ds: usize) -> SimResult<Vec<f64>> {
         let d = cx.data();
-        self.dofs.end_time = d.get(ProjectiveBase::END_TIME);
-        self.relative = d.get(Self::RELATIVE_MOVEMENTS);
-        self.dofs.key_times = d.get(KeyData::KEY_TIMES).to_vec();
-        let given = d.get(KeyData::INDICES).to_vec();
-        let movements = d.get(Self::MOVEMENTS).to_vec();
-        self.dofs.values = key_values(cx, &movements, ds, self.dofs.key_times.len(), "movements")?;
-        self.dofs.finish_init(cx, s, layout, given);
-        self.found = false;
-        self.x0.clear();
+        c.kind.relative = d.get(Keyed::<Self>::RELATIVE_MOVEMENTS);
+        Ok(d.get(Keyed::<Self>::MOVEMENTS).to_vec())
+    }
+
+    fn finish(c: &mut Keyed<Self>, _cx: &mut InitCtx, _ds: usize) -> SimResult {
+        c.kind.found = false;
+        c.kind.x0.clear();
         Ok(())
     }
-}
 
-impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
-    fn state(&self) -> StateId {
-        self.dofs.state.expect("initialised")
+    fn imposes_at(c: &mut Keyed<Self>, p: &MechParams) -> bool {
+        active(c.dofs.end_time, p) && c.update(p)
     }
 
-    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
-        if active(self.dofs.end_time, p) && self.update(p) {
-            self.dofs.zero(dx);
-        }
-    }
-
-    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
-        if !active(self.dofs.end_time, p) || !self.update(p) {
-            return;
-        }
-        let k = &self.dofs;
+    fn set_velocity(c: &Keyed<Self>, _p: &MechParams, v: &mut [f64]) {
+        let k = &c.dofs;
         let ds = k.ds();
         let inv = 1.0 / (k.next_t - k.prev_t);
         for &i in &k.indices {
@@ -258,40 +340,41 @@ impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
         }
     }
 
-    fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
-        if !active(self.dofs.end_time, p) {
+    fn project_position(c: &mut Keyed<Self>, p: &MechParams, x: &mut [f64]) {
+        if !active(c.dofs.end_time, p) {
             return;
         }
-        if self.x0.is_empty() {
-            self.x0 = x.to_vec();
+        if c.kind.x0.is_empty() {
+            c.kind.x0 = x.to_vec();
         }
-        if !self.update(p) {
+        if !c.update(p) {
             return;
         }
-        let layout = self.dofs.layout.expect("initialised");
+        let layout = c.dofs.layout.expect("initialised");
         let cs = layout.coord_size();
-        let (m, s) = self.movement(p.time);
-        let (prev, next) = (&self.dofs.prev, &self.dofs.next);
+        let (m, s) = c.movement(p.time);
+        let (prev, next) = (&c.dofs.prev, &c.dofs.next);
         let rotation = (layout == Layout::Rigid3).then(|| {
             let qa = quat_from_euler([prev[3], prev[4], prev[5]]);
             let qb = quat_from_euler([next[3], next[4], next[5]]);
             slerp2(qa, qb, s)
         });
-        for &i in &self.dofs.indices {
-            let (Some(xi), Some(x0)) = (x.get_mut(i * cs..(i + 1) * cs), self.x0.get(i * cs..(i + 1) * cs)) else {
+        let relative = c.kind.relative;
+        for &i in &c.dofs.indices {
+            let (Some(xi), Some(x0)) = (x.get_mut(i * cs..(i + 1) * cs), c.kind.x0.get(i * cs..(i + 1) * cs)) else {
                 continue;
             };
             match rotation {
                 Some(r) => {
                     for c in 0..3 {
-                        xi[c] = if self.relative { x0[c] + m[c] } else { m[c] };
+                        xi[c] = if relative { x0[c] + m[c] } else { m[c] };
                     }
-                    let q = if self.relative { quat_mul([x0[3], x0[4], x0[5], x0[6]], r) } else { r };
+                    let q = if relative { quat_mul([x0[3], x0[4], x0[5], x0[6]], r) } else { r };
                     xi[3..7].copy_from_slice(&q);
                 }
                 None => {
                     for c in 0..cs {
-                        xi[c] = if self.relative { x0[c] + m[c] } else { m[c] };
+                        xi[c] = if relative { x0[c] + m[c] } else { m[c] };
                     }
                 }
             }
@@ -299,8 +382,8 @@ impl ProjectiveConstraint for LinearMovementProjectiveConstraint {
     }
 
     /// Every derivative component of every constrained DOF, at any time.
-    fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        self.dofs.rows(ds, out);
+    fn clears_rows(_c: &Keyed<Self>) -> bool {
+        true
     }
 }
 
@@ -329,7 +412,8 @@ pub(crate) mod tests {
     }
 
     fn constraint(layout: Layout, indices: &[usize], key_times: &[f64], movements: &[f64]) -> LinearMovementProjectiveConstraint {
-        LinearMovementProjectiveConstraint { dofs: keyed(layout, indices, key_times, movements), relative: true, ..Default::default() }
+        let kind = Movement { relative: true, ..Default::default() };
+        LinearMovementProjectiveConstraint { dofs: keyed(layout, indices, key_times, movements), kind }
     }
 
     /// Vec3, keys 0 → 1 → 3 with movements 0, (2,0,0), (2,4,−6); DOF 1 constrained, starting at
@@ -357,7 +441,7 @@ pub(crate) mod tests {
         assert_eq!(dx, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
 
         // Absolute movements: the position is the movement itself.
-        c.relative = false;
+        c.kind.relative = false;
         c.project_position(&params(2.0), &mut x);
         assert_eq!(&x[3..], [2.0, 2.0, -3.0]);
     }

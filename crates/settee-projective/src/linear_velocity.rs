@@ -14,38 +14,17 @@
 //! SOFA's `projectJacobianMatrix` of this class does nothing: constraint Jacobian rows are not
 //! projected by it. Settee's core projects rows through `project_response`, which zeroes them.
 
-use settee_core::component::ProjectiveConstraint;
-use settee_core::role::Topology;
-use settee_core::{component, Component, InitCtx, MechParams, SimResult, StateId};
+use settee_core::{InitCtx, MechParams, SimResult};
 
-use crate::ProjectiveBase;
-
-use crate::linear_movement::{key_values, supported_layout, KeyData, KeyedDofs};
+use crate::linear_movement::{Keyed, KeyedKind};
 use crate::subspace::active;
 
 /// Impose a velocity to given DOFs (translation and rotation).
-#[component(
-    roles = [ProjectiveConstraint],
-    templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d"],
-    template_rule = FromState,
-    inherit = [ProjectiveBase, KeyData, Self],
-    data = {
-        /// velocities corresponding to the key times
-        velocities: Derivs,
-        /// coordinates on which to apply velocities
-        coordinates: Indices,
-        /// If set to true then the last velocity will still be applied after all the key events
-        continueAfterEnd: Bool = "false",
-    },
-    links = {
-        /// link to the topology container
-        topology: Topology,
-    },
-)]
+pub type LinearVelocityProjectiveConstraint = Keyed<Velocity>;
+
+/// What `LinearVelocityProjectiveConstraint` keeps besides the keys.
 #[derive(Default)]
-pub struct LinearVelocityProjectiveConstraint {
-    /// The DOFs, the key times and velocities, the keys around the current time.
-    dofs: KeyedDofs,
+pub struct Velocity {
     /// Components written (empty: all).
     coordinates: Vec<usize>,
     continue_after_end: bool,
@@ -55,12 +34,7 @@ pub struct LinearVelocityProjectiveConstraint {
     xp: Vec<f64>,
 }
 
-impl LinearVelocityProjectiveConstraint {
-    /// The constrained DOFs (indices beyond the state removed).
-    pub fn indices(&self) -> &[usize] {
-        &self.dofs.indices
-    }
-
+impl Keyed<Velocity> {
     /// SOFA's `findKeyTimes` at time `t`; returns true once `t` is past the last key.
     fn find_key_times(&mut self, t: f64) -> bool {
         let k = &mut self.dofs;
@@ -79,30 +53,21 @@ impl LinearVelocityProjectiveConstraint {
     }
 
     fn update(&mut self, p: &MechParams) {
-        if !self.finished {
-            self.finished = self.find_key_times(p.time);
+        if !self.kind.finished {
+            self.kind.finished = self.find_key_times(p.time);
         }
-    }
-
-    /// Acting (`endTime`), keys searched for the context time, and imposing the velocity.
-    fn imposing_at(&mut self, p: &MechParams) -> bool {
-        if !active(self.dofs.end_time, p) {
-            return false;
-        }
-        self.update(p);
-        self.imposing()
     }
 
     /// SOFA's `isConstraintActive`.
     fn imposing(&self) -> bool {
-        (!self.finished || self.continue_after_end) && self.dofs.next_t != self.dofs.prev_t
+        (!self.kind.finished || self.kind.continue_after_end) && self.dofs.next_t != self.dofs.prev_t
     }
 
     /// The imposed velocity at time `t`: interpolated between the keys, the last one once
     /// finished.
     fn velocity(&self, t: f64) -> Vec<f64> {
         let k = &self.dofs;
-        if self.finished {
+        if self.kind.finished {
             return k.prev.clone();
         }
         let s = (t - k.prev_t) / (k.next_t - k.prev_t);
@@ -110,88 +75,81 @@ impl LinearVelocityProjectiveConstraint {
     }
 }
 
-impl Component for LinearVelocityProjectiveConstraint {
-    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = cx.require_state()?;
-        let layout = supported_layout(cx, s)?;
-        let ds = layout.deriv_size();
+impl KeyedKind for Velocity {
+    const VALUES: &'static str = "velocities";
+
+    fn read(c: &mut Keyed<Self>, cx: &mut InitCtx, _ds: usize) -> SimResult<Vec<f64>> {
         let d = cx.data();
-        self.dofs.end_time = d.get(ProjectiveBase::END_TIME);
-        self.continue_after_end = d.get(Self::CONTINUE_AFTER_END);
-        self.dofs.key_times = d.get(KeyData::KEY_TIMES).to_vec();
-        self.coordinates = d.get(Self::COORDINATES).to_vec();
-        let given = d.get(KeyData::INDICES).to_vec();
-        let velocities = d.get(Self::VELOCITIES).to_vec();
-        if self.dofs.key_times.is_empty() {
+        c.kind.continue_after_end = d.get(Keyed::<Self>::CONTINUE_AFTER_END);
+        c.kind.coordinates = d.get(Keyed::<Self>::COORDINATES).to_vec();
+        let velocities = d.get(Keyed::<Self>::VELOCITIES).to_vec();
+        if c.dofs.key_times.is_empty() {
             return Err(cx.error("keyTimes is empty: at least one key time is needed").hint("give keyTimes and one velocity per key time"));
         }
-        self.dofs.values = key_values(cx, &velocities, ds, self.dofs.key_times.len(), "velocities")?;
-        if let Some(&c) = self.coordinates.iter().find(|&&c| c >= ds) {
-            return Err(cx.error(format!("coordinate {c} does not exist: the state's derivatives have {ds} components")));
+        Ok(velocities)
+    }
+
+    fn finish(c: &mut Keyed<Self>, cx: &mut InitCtx, ds: usize) -> SimResult {
+        if let Some(&k) = c.kind.coordinates.iter().find(|&&k| k >= ds) {
+            return Err(cx.error(format!("coordinate {k} does not exist: the state's derivatives have {ds} components")));
         }
-        self.dofs.finish_init(cx, s, layout, given);
-        self.finished = false;
-        self.xp.clear();
+        c.kind.finished = false;
+        c.kind.xp.clear();
         Ok(())
     }
-}
 
-impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
-    fn state(&self) -> StateId {
-        self.dofs.state.expect("initialised")
+    /// Acting (`endTime`), keys searched for the context time, and imposing the velocity.
+    fn imposes_at(c: &mut Keyed<Self>, p: &MechParams) -> bool {
+        if !active(c.dofs.end_time, p) {
+            return false;
+        }
+        c.update(p);
+        c.imposing()
     }
 
-    fn project_response(&mut self, p: &MechParams, dx: &mut [f64]) {
-        if self.imposing_at(p) {
-            self.dofs.zero(dx);
-        }
-    }
-
-    fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
-        if !self.imposing_at(p) {
-            return;
-        }
-        let u = self.velocity(p.time);
-        let ds = self.dofs.ds();
-        for &i in &self.dofs.indices {
+    fn set_velocity(c: &Keyed<Self>, p: &MechParams, v: &mut [f64]) {
+        let u = c.velocity(p.time);
+        let ds = c.dofs.ds();
+        for &i in &c.dofs.indices {
             let Some(e) = v.get_mut(i * ds..(i + 1) * ds) else { continue };
-            if self.coordinates.is_empty() {
+            if c.kind.coordinates.is_empty() {
                 e.copy_from_slice(&u);
             } else {
-                for &c in &self.coordinates {
-                    e[c] = u[c];
+                for &k in &c.kind.coordinates {
+                    e[k] = u[k];
                 }
             }
         }
     }
 
-    fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
-        if !active(self.dofs.end_time, p) {
+    fn project_position(c: &mut Keyed<Self>, p: &MechParams, x: &mut [f64]) {
+        if !active(c.dofs.end_time, p) {
             return;
         }
-        if self.xp.is_empty() {
-            self.xp = x.to_vec();
+        if c.kind.xp.is_empty() {
+            c.kind.xp = x.to_vec();
         }
-        self.update(p);
-        if !self.imposing() {
+        c.update(p);
+        if !c.imposing() {
             return;
         }
-        let layout = self.dofs.layout.expect("initialised");
+        let layout = c.dofs.layout.expect("initialised");
         let cs = layout.coord_size();
-        let u = self.velocity(p.time);
+        let u = c.velocity(p.time);
         let h = p.dt;
-        for &i in &self.dofs.indices {
-            let (Some(xi), Some(xp)) = (x.get_mut(i * cs..(i + 1) * cs), self.xp.get_mut(i * cs..(i + 1) * cs)) else {
+        let Velocity { coordinates, xp, .. } = &mut c.kind;
+        for &i in &c.dofs.indices {
+            let (Some(xi), Some(xp)) = (x.get_mut(i * cs..(i + 1) * cs), xp.get_mut(i * cs..(i + 1) * cs)) else {
                 continue;
             };
-            if self.coordinates.is_empty() {
+            if coordinates.is_empty() {
                 // Coord + Deriv·h: the product first, then the (Rigid3: exponential-map) sum.
                 xi.copy_from_slice(xp);
                 layout.coord_add_scaled(xi, &u, h);
             } else {
                 // SOFA indexes the coordinate and the derivative by the same component number.
-                for &c in &self.coordinates {
-                    xi[c] = xp[c] + u[c] * h;
+                for &k in coordinates.iter() {
+                    xi[k] = xp[k] + u[k] * h;
                 }
             }
             xp.copy_from_slice(xi);
@@ -199,10 +157,8 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
     }
 
     /// Every derivative component of every constrained DOF, while the velocity is imposed.
-    fn projected_rows(&self, _p: &MechParams, ds: usize, out: &mut Vec<usize>) {
-        if self.imposing() {
-            self.dofs.rows(ds, out);
-        }
+    fn clears_rows(c: &Keyed<Self>) -> bool {
+        c.imposing()
     }
 }
 
@@ -210,6 +166,7 @@ impl ProjectiveConstraint for LinearVelocityProjectiveConstraint {
 mod tests {
     use super::*;
     use crate::linear_movement::tests::keyed;
+    use settee_core::component::ProjectiveConstraint;
     use settee_core::Layout;
 
     fn params(time: f64, dt: f64) -> MechParams {
@@ -247,7 +204,7 @@ mod tests {
         // After it: finished and, without continueAfterEnd, free.
         let mut dx = vec![1.0; 3];
         c.project_response(&params(1.25, 0.25), &mut dx);
-        assert!(c.finished);
+        assert!(c.kind.finished);
         assert_eq!(dx, [1.0; 3]);
         let mut rows = Vec::new();
         c.projected_rows(&params(1.25, 0.25), 3, &mut rows);
@@ -259,8 +216,8 @@ mod tests {
     #[test]
     fn continue_after_end_and_coordinates() {
         let mut c = constraint(Layout::Vec3, &[0.0, 1.0], &[0.0, 0.0, 0.0, 2.0, 4.0, 6.0]);
-        c.continue_after_end = true;
-        c.coordinates = vec![1];
+        c.kind.continue_after_end = true;
+        c.kind.coordinates = vec![1];
         let mut x = vec![10.0, 0.0, 0.0];
         c.project_position(&params(0.0, 0.5), &mut x); // u = 0
         c.project_position(&params(0.5, 0.5), &mut x); // u = (1, 2, 3): y += 1

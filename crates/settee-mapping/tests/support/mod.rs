@@ -15,21 +15,20 @@ pub use settee_testkit::suite;
 
 /// Every component crate the mapping scenes use, and this crate.
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_projective::register(&mut f);
-    settee_animationloop::register(&mut f);
-    settee_visual::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_loader::register(&mut f);
-    settee_engine::register(&mut f);
-    settee_spring::register(&mut f);
-    settee_mechanicalload::register(&mut f);
-    settee_mapping::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[
+        settee_mass::register,
+        settee_projective::register,
+        settee_animationloop::register,
+        settee_visual::register,
+        settee_linearsolver::register,
+        settee_odesolver::register,
+        settee_topology::register,
+        settee_loader::register,
+        settee_engine::register,
+        settee_spring::register,
+        settee_mechanicalload::register,
+        settee_mapping::register,
+    ])
 }
 
 /// Where the suite is looked for.
