@@ -7,9 +7,5 @@ pub use settee_topology::testing::{attrs, init_scene};
 
 /// This crate's classes, the topologies and the mechanical state.
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    crate::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_statecontainer::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[crate::register, settee_topology::register])
 }

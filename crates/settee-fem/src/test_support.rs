@@ -1,14 +1,12 @@
 //! Scene scaffolding shared by the component tests.
 
 use settee_core::mechanics::{assemble, MechScope};
-use settee_core::{Attr, ComponentId, Factory, ForceField, ForceIo, InitCtx, Mbk, MechParams, Scene, SimResult, StateId, VecId};
+use settee_core::{ComponentId, Factory, ForceField, ForceIo, Mbk, MechParams, Scene, SimResult, StateId, VecId};
 use settee_linalg::MatrixBuilder;
 
 use crate::hexa::{Mat3, Vec3, CORNER_SIGNS};
 
-pub fn attrs(pairs: &[(&str, &str)]) -> Vec<Attr> {
-    pairs.iter().map(|(n, v)| Attr { name: n.to_string(), value: v.to_string(), pos: None }).collect()
-}
+pub use settee_topology::testing::attrs;
 
 pub fn params() -> MechParams {
     MechParams { dt: 0.01, time: 0.0, gravity: [0.0, -9.81, 0.0] }
@@ -22,10 +20,7 @@ pub struct Harness {
 
 impl Harness {
     pub fn new() -> Harness {
-        let mut factory = Factory::new();
-        crate::register(&mut factory);
-        settee_topology::register(&mut factory);
-        settee_statecontainer::register(&mut factory);
+        let factory = settee_statecontainer::factory_with(&[crate::register, settee_topology::register]);
         Harness { factory, scene: Scene::new("root") }
     }
 
@@ -43,16 +38,7 @@ impl Harness {
 
     /// Initialises every component in scene order.
     pub fn init(&mut self) -> SimResult {
-        let scene = &mut self.scene;
-        scene.resolve_all_links();
-        for n in scene.preorder(Scene::ROOT) {
-            for c in scene.node(n).objects.clone() {
-                scene.pull_links(c);
-                scene.with_taken(c, |obj, scene| obj.init(&mut InitCtx { scene, id: c }))?;
-                scene.entry_mut(c).initialized = true;
-            }
-        }
-        Ok(())
+        settee_topology::testing::init_scene(&mut self.scene)
     }
 
     pub fn state(&self, mo: ComponentId) -> StateId {

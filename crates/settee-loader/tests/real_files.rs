@@ -23,11 +23,7 @@ macro_rules! suite_or_skip {
 }
 
 fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_loader::register(&mut f);
-    settee_statecontainer::register(&mut f);
-    settee_topology::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[settee_loader::register, settee_topology::register])
 }
 
 /// A scene whose components resolve files against `dir`.

@@ -263,15 +263,12 @@ impl ForceField for EdgePressureForceField {
 mod tests {
     use super::*;
     use settee_core::simulation::init_root;
-    use settee_core::{Factory, Scene};
+    use settee_core::Scene;
     use settee_topology::testing::attrs;
 
     /// A 3×2 grid of points in the plane z = 0 with the edges of an edge set container.
     fn scene(ff: &[(&str, &str)]) -> (Scene, ComponentId, ComponentId, StateId) {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        settee_topology::register(&mut f);
+        let f = settee_statecontainer::factory_with(&[crate::register, settee_topology::register]);
         let mut scene = Scene::new("root");
         let dir = std::path::Path::new(".");
         let pos = "0 0 0  1 0 0  3 0 0  0 2 0  1 2 0  3 2 0";

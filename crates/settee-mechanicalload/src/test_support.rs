@@ -5,11 +5,5 @@ pub use settee_core::testing::*;
 use settee_core::Factory;
 
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_engine::register(&mut f);
-    settee_animationloop::register(&mut f);
-    crate::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[settee_topology::register, settee_engine::register, settee_animationloop::register, crate::register])
 }

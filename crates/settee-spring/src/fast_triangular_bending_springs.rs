@@ -12,6 +12,7 @@
 //! `A`, `B` and `C` only: the rows and columns of `D` are left out (SOFA loops over the spatial
 //! dimension, 3, instead of the 4 vertices), so the assembled matrix differs from `addDForce`.
 
+use crate::RayleighStiffnessData;
 use settee_core::component::ForceField;
 use settee_core::role::{MechanicalState, Topology};
 use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
@@ -127,9 +128,8 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
         bendingStiffness: Real = "1",
         /// distance under which a spring is not valid
         minDistValidity: Real = "0.000001",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
+    inherit = [Self, RayleighStiffnessData],
     links = {
         /// mechanical state (default: the node's)
         mstate: MechanicalState,
@@ -171,7 +171,7 @@ impl Component for FastTriangularBendingSprings {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
         let (k, min_dist) = (d.get(Self::BENDING_STIFFNESS), d.get(Self::MIN_DIST_VALIDITY));
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = d.get(RayleighStiffnessData::RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.triangles.is_empty() {
             cx.warn("the topology has no triangles: no bending forces");

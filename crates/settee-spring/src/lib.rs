@@ -23,6 +23,14 @@ pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceFi
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
 pub use triangular_bending_springs::TriangularBendingSprings;
 
+/// SOFA's ForceField Data `rayleighStiffness`, as the force fields of this crate that end with it
+/// declare it.
+#[settee_core::data_group(data = {
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+})]
+pub struct RayleighStiffnessData;
+
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<SpringForceField>();

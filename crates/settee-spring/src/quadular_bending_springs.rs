@@ -11,6 +11,7 @@
 //! `K·(kFactor·(dx[e1] − dx[e0]))`. The evaluation order is SOFA's (it differs slightly from
 //! SpringForceField's).
 
+use crate::RayleighStiffnessData;
 use settee_core::component::ForceField;
 use settee_core::role::{MechanicalState, Topology};
 use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
@@ -45,9 +46,8 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
         stiffness: Real = "100000",
         /// uniform damping of the springs
         damping: Real = "1",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
+    inherit = [Self, RayleighStiffnessData],
     links = {
         /// mechanical state (default: the node's)
         mstate: MechanicalState,
@@ -130,7 +130,7 @@ impl Component for QuadularBendingSprings {
         let d = cx.data();
         self.ks = d.get(Self::STIFFNESS);
         self.kd = d.get(Self::DAMPING);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = d.get(RayleighStiffnessData::RAYLEIGH_STIFFNESS);
         let mesh = cx.require_mesh()?;
         if mesh.quads.is_empty() {
             cx.warn("the topology has no quads: no bending springs");

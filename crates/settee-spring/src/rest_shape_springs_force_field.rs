@@ -23,6 +23,7 @@
 //! beginning of each step (SOFA reads it in every `addForce`; a rest-shape state moved by another
 //! solver during the same step is therefore seen one step late here).
 
+use crate::RayleighStiffnessData;
 use settee_core::component::ForceField;
 use settee_core::role::{MechanicalState, Topology};
 use settee_core::types::{quat_mul, quat_normalize};
@@ -97,9 +98,8 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
         drawSpring: Bool = "false",
         /// colour of the drawn springs (rendering only)
         springColor: Fixed(4) = "0 1 0 1",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
+    inherit = [Self, RayleighStiffnessData],
     links = {
         /// mechanical state (default: the node's)
         mstate: MechanicalState,
@@ -240,7 +240,7 @@ impl Component for RestShapeSpringsForceField {
         self.points = d.get(Self::POINTS).to_vec();
         self.external_points = d.get(Self::EXTERNAL_POINTS).to_vec();
         self.recompute = d.get(Self::RECOMPUTE_INDICES);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = d.get(RayleighStiffnessData::RAYLEIGH_STIFFNESS);
         let mut k = d.get(Self::STIFFNESS).to_vec();
         if k.is_empty() {
             k.push(100.0);

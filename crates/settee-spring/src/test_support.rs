@@ -5,12 +5,7 @@ pub use settee_core::testing::*;
 use settee_core::Factory;
 
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_topology::register(&mut f);
-    settee_animationloop::register(&mut f);
-    crate::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[settee_topology::register, settee_animationloop::register, crate::register])
 }
 
 /// The factory of these tests and a root scene holding a `MechanicalObject` of `attrs` (the

@@ -8,6 +8,7 @@
 //! SpringForceField's, except that a spring shorter than 1e-4 does nothing; springs are applied
 //! in edge order.
 
+use crate::RayleighStiffnessData;
 use settee_core::component::ForceField;
 use settee_core::role::{MechanicalState, Topology};
 use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, MeshData, SimError, SimResult, StateId};
@@ -39,9 +40,8 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
         damping: Real = "1",
         /// draw the springs (rendering only)
         showSprings: Bool = "true",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
+    inherit = [Self, RayleighStiffnessData],
     links = {
         /// mechanical state (default: the node's)
         mstate: MechanicalState,
@@ -128,7 +128,7 @@ impl Component for TriangularBendingSprings {
         let s = topo::state_with_layout(cx, Layout::Vec3)?;
         let d = cx.data();
         let (ks, kd) = (d.get(Self::STIFFNESS), d.get(Self::DAMPING));
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = d.get(RayleighStiffnessData::RAYLEIGH_STIFFNESS);
         if ks < 0.0 {
             cx.warn(format!("negative stiffness {ks}"));
         }
