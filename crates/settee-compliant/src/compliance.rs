@@ -5,7 +5,9 @@
 //! output of a mapping (DistanceMapping, DifferenceMapping…) that measures it.
 
 use settee_core::component::ForceField;
-use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
+use settee_core::{component, Component, DataSet, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
+
+use crate::diagonal::row_law_force_field;
 
 /// Registers the compliance classes.
 pub fn register(f: &mut settee_core::Factory) {
@@ -25,34 +27,74 @@ pub fn stiffness_of_compliance(c: f64) -> f64 {
     }
 }
 
-/// A diagonal law per scalar row: compliance `c_i` and viscous damping `d_i` (`B = −d·I`).
-/// Shared by the diagonal compliances.
+/// SOFA's ForceField base Data as the compliances declare them: a compliance by default.
+#[settee_core::data_group(data = {
+    /// true: handled as a compliance (rows of the KKT system); false: as a stiffness K = −C⁻¹ (−1/c per row)
+    isCompliance: Bool = "true",
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+})]
+pub struct ComplianceFlagsData;
+
+impl ComplianceFlagsData {
+    /// `isCompliance` and `rayleighStiffness`.
+    pub(crate) fn read(d: &DataSet) -> (bool, f64) {
+        (d.get(Self::IS_COMPLIANCE), d.get(Self::RAYLEIGH_STIFFNESS))
+    }
+}
+
+/// The same uniform compliance `c` and viscous damping `d` (`B = −d·I`) on every scalar row.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DiagonalLaw {
     pub state: Option<StateId>,
     pub compliance: bool,
     pub rayleigh_stiffness: f64,
+    pub c: f64,
+    pub d: f64,
 }
 
 impl DiagonalLaw {
-    fn add_force(&self, io: &mut ForceIo, c: impl Fn(usize) -> f64) {
+    pub fn add_force(&self, io: &mut ForceIo) {
         let (f, x) = (&mut io.f[0], io.x[0]);
-        for (i, (fi, xi)) in f.iter_mut().zip(x).enumerate() {
-            *fi += stiffness_of_compliance(c(i)) * xi;
+        for (fi, xi) in f.iter_mut().zip(x) {
+            *fi += stiffness_of_compliance(self.c) * xi;
         }
     }
 
-    fn add_dforce(&self, io: &mut ForceIo, k_factor: f64, b_factor: f64, c: impl Fn(usize) -> f64, d: impl Fn(usize) -> f64) {
+    pub fn add_dforce(&self, io: &mut ForceIo, k_factor: f64, b_factor: f64) {
         let (f, dx) = (&mut io.f[0], io.x[0]);
-        for (i, (fi, xi)) in f.iter_mut().zip(dx).enumerate() {
+        for (fi, xi) in f.iter_mut().zip(dx) {
             let mut coef = 0.0;
             if k_factor != 0.0 {
-                coef += k_factor * stiffness_of_compliance(c(i));
+                coef += k_factor * stiffness_of_compliance(self.c);
             }
             if b_factor != 0.0 {
-                coef -= b_factor * d(i);
+                coef -= b_factor * self.d;
             }
             *fi += coef * xi;
+        }
+    }
+
+    pub fn add_k(&self, m: &mut MatrixAccumulator, k_factor: f64) {
+        let Some(s) = self.state else { return };
+        let k = k_factor * stiffness_of_compliance(self.c);
+        for i in 0..m.rows_of(s) {
+            m.add(s, i, s, i, k);
+        }
+    }
+
+    pub fn add_b(&self, m: &mut MatrixAccumulator, b_factor: f64) {
+        let Some(s) = self.state else { return };
+        if self.d > 0.0 {
+            for i in 0..m.rows_of(s) {
+                m.add(s, i, s, i, -b_factor * self.d);
+            }
+        }
+    }
+
+    pub fn add_compliance(&self, rows: usize, out: &mut Vec<(usize, usize, f64)>) {
+        if self.c != 0.0 {
+            out.extend((0..rows).map(|i| (i, i, self.c)));
         }
     }
 }
@@ -67,6 +109,7 @@ impl DiagonalLaw {
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
     template_rule = FromState,
+    inherit = [Self, ComplianceFlagsData],
     data = {
         /// compliance c (1/stiffness), the same on every scalar DOF; 0 is a hard constraint
         compliance: Real = "0",
@@ -74,40 +117,35 @@ impl DiagonalLaw {
         damping: Real = "0",
         /// rebuild the matrices when the state's size changes
         resizable: Bool = "false",
-        /// true: handled as a compliance (rows of the KKT system, force not evaluated); false: as a stiffness K = −1/c
-        isCompliance: Bool = "true",
-        /// Rayleigh damping coefficient related to stiffness (forced to 0 for a hard compliance)
-        rayleighStiffness: Real = "0",
     },
 )]
 #[derive(Default)]
 pub struct UniformCompliance {
     law: DiagonalLaw,
-    compliance: f64,
-    damping: f64,
 }
 
 impl UniformCompliance {
     pub fn compliance(&self) -> f64 {
-        self.compliance
+        self.law.c
     }
+
+    fn before_force(&mut self, _p: &MechParams, _x: &[f64]) {}
 }
 
 impl Component for UniformCompliance {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.law.state = Some(cx.require_state()?);
         let d = cx.data();
-        self.compliance = d.get(Self::COMPLIANCE);
-        self.damping = d.get(Self::DAMPING);
-        self.law.compliance = d.get(Self::IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
-        if self.compliance < 0.0 {
-            return Err(cx.error(format!("compliance = {} is negative", self.compliance)).hint("a compliance is 1/stiffness: give a value ≥ 0"));
+        self.law.c = d.get(Self::COMPLIANCE);
+        self.law.d = d.get(Self::DAMPING);
+        (self.law.compliance, self.law.rayleigh_stiffness) = ComplianceFlagsData::read(d);
+        if self.law.c < 0.0 {
+            return Err(cx.error(format!("compliance = {} is negative", self.law.c)).hint("a compliance is 1/stiffness: give a value ≥ 0"));
         }
-        if self.damping < 0.0 {
-            return Err(cx.error(format!("damping = {} is negative", self.damping)));
+        if self.law.d < 0.0 {
+            return Err(cx.error(format!("damping = {} is negative", self.law.d)));
         }
-        if self.law.compliance && self.compliance <= f64::EPSILON && self.law.rayleigh_stiffness != 0.0 {
+        if self.law.compliance && self.law.c <= f64::EPSILON && self.law.rayleigh_stiffness != 0.0 {
             cx.warn("rayleighStiffness is ignored for a hard compliance (compliance ≈ 0): set to 0");
             self.law.rayleigh_stiffness = 0.0;
         }
@@ -115,47 +153,4 @@ impl Component for UniformCompliance {
     }
 }
 
-impl ForceField for UniformCompliance {
-    fn states(&self) -> Vec<StateId> {
-        self.law.state.into_iter().collect()
-    }
-    fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
-        let c = self.compliance;
-        self.law.add_force(io, |_| c);
-        Ok(())
-    }
-    fn add_dforce(&mut self, _p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
-        let (c, d) = (self.compliance, self.damping);
-        self.law.add_dforce(io, k_factor, b_factor, |_| c, |_| d);
-        Ok(())
-    }
-    fn add_k_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
-        let Some(s) = self.law.state else { return Ok(()) };
-        let k = k_factor * stiffness_of_compliance(self.compliance);
-        for i in 0..m.rows_of(s) {
-            m.add(s, i, s, i, k);
-        }
-        Ok(())
-    }
-    fn add_b_to_matrix(&self, _p: &MechParams, m: &mut MatrixAccumulator, b_factor: f64) -> SimResult {
-        let Some(s) = self.law.state else { return Ok(()) };
-        if self.damping > 0.0 {
-            for i in 0..m.rows_of(s) {
-                m.add(s, i, s, i, -b_factor * self.damping);
-            }
-        }
-        Ok(())
-    }
-    fn rayleigh_stiffness(&self) -> f64 {
-        self.law.rayleigh_stiffness
-    }
-    fn is_compliance(&self) -> bool {
-        self.law.compliance
-    }
-    fn add_compliance(&self, _p: &MechParams, rows: usize, out: &mut Vec<(usize, usize, f64)>) -> SimResult {
-        if self.compliance != 0.0 {
-            out.extend((0..rows).map(|i| (i, i, self.compliance)));
-        }
-        Ok(())
-    }
-}
+row_law_force_field!(UniformCompliance);

@@ -7,7 +7,7 @@
 use settee_core::component::ForceField;
 use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, Scene, SimResult, StateId};
 
-use crate::compliance::stiffness_of_compliance;
+use crate::compliance::{stiffness_of_compliance, ComplianceFlagsData};
 
 /// Registers the classes of this file.
 pub fn register(f: &mut settee_core::Factory) {
@@ -85,7 +85,8 @@ impl RowLaw {
     }
 }
 
-/// Implements [`ForceField`] for a component whose `law` field is a [`RowLaw`].
+/// Implements [`ForceField`] for a component whose `law` field is a [`RowLaw`] (or the uniform
+/// [`DiagonalLaw`](crate::compliance::DiagonalLaw)).
 macro_rules! row_law_force_field {
     ($t:ty) => {
         impl ForceField for $t {
@@ -147,16 +148,17 @@ pub(crate) fn check_damping(cx: &InitCtx, damping: &[f64]) -> SimResult {
 
 // ----- DiagonalCompliance ------------------------------------------------------------------------
 
-/// The Data of `DiagonalCompliance`, which `LinearDiagonalCompliance` has too (before its own).
+/// The damping list of the diagonal and full compliances and of `DiagonalStiffness`.
+#[settee_core::data_group(data = {
+    /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
+    damping: Reals = "0",
+})]
+pub struct RowDampingData;
+
+/// The first Data of `DiagonalCompliance`, which `LinearDiagonalCompliance` has too.
 #[settee_core::data_group(data = {
     /// compliance of each DOF, one value per scalar component (0: hard constraint)
     compliance: Derivs,
-    /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
-    damping: Reals = "0",
-    /// true: handled as a compliance (rows of the KKT system); false: as a stiffness K = −1/c
-    isCompliance: Bool = "true",
-    /// Rayleigh damping coefficient related to stiffness
-    rayleighStiffness: Real = "0",
 })]
 pub struct DiagonalComplianceData;
 
@@ -168,7 +170,7 @@ pub struct DiagonalComplianceData;
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
     template_rule = FromState,
-    inherit = [DiagonalComplianceData],
+    inherit = [DiagonalComplianceData, RowDampingData, ComplianceFlagsData],
 )]
 #[derive(Default)]
 pub struct DiagonalCompliance {
@@ -176,15 +178,14 @@ pub struct DiagonalCompliance {
     damping: Vec<f64>,
 }
 
-/// Reads [`DiagonalComplianceData`] but `compliance` (shared by DiagonalCompliance and
+/// Reads [`RowDampingData`] and [`ComplianceFlagsData`] (shared by DiagonalCompliance and
 /// LinearDiagonalCompliance) into `law` and `damping`; returns the state and its scalar rows.
 fn read_diagonal_data(cx: &InitCtx, law: &mut RowLaw, damping: &mut Vec<f64>) -> SimResult<(StateId, usize)> {
     let s = cx.require_state()?;
     law.state = Some(s);
     let d = cx.data();
-    law.compliance = d.get(DiagonalComplianceData::IS_COMPLIANCE);
-    law.rayleigh_stiffness = d.get(DiagonalComplianceData::RAYLEIGH_STIFFNESS);
-    *damping = d.get(DiagonalComplianceData::DAMPING).to_vec();
+    (law.compliance, law.rayleigh_stiffness) = ComplianceFlagsData::read(d);
+    *damping = d.get(RowDampingData::DAMPING).to_vec();
     check_damping(cx, damping)?;
     Ok((s, state_rows(cx, s)))
 }
@@ -222,7 +223,7 @@ row_law_force_field!(DiagonalCompliance);
     templates = ["Vec1d", "Vec3d"],
     default_template = "Vec1d",
     template_rule = FromState,
-    inherit = [DiagonalComplianceData, Self],
+    inherit = [DiagonalComplianceData, RowDampingData, ComplianceFlagsData, Self],
     data = {
         /// compliance of the DOFs whose error is below errorMin
         complianceMin: Real = "0",
@@ -375,17 +376,12 @@ impl ForceField for DampingCompliance {
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
     template_rule = FromState,
+    inherit = [Self, RowDampingData, ComplianceFlagsData],
     data = {
         /// compliance matrix (symmetric positive semi-definite), dense, row by row; computed as K⁻¹ when its size is wrong
         C: Reals,
         /// stiffness matrix (positive sign: f = −K·x), dense, row by row; computed as C⁻¹ when its size is wrong
         K: Reals,
-        /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
-        damping: Reals = "0",
-        /// true: handled as a compliance (rows of the KKT system); false: as a stiffness
-        isCompliance: Bool = "true",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
 )]
 #[derive(Default)]
@@ -474,9 +470,8 @@ impl Component for FullCompliance {
         let n = state_rows(cx, s);
         self.n = n;
         let d = cx.data();
-        self.compliance = d.get(Self::IS_COMPLIANCE);
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
-        let damping = d.get(Self::DAMPING).to_vec();
+        (self.compliance, self.rayleigh_stiffness) = ComplianceFlagsData::read(d);
+        let damping = d.get(RowDampingData::DAMPING).to_vec();
         let (c, k) = (d.get(Self::C).to_vec(), d.get(Self::K).to_vec());
         check_damping(cx, &damping)?;
         let (c_ok, k_ok) = (c.len() == n * n, k.len() == n * n);

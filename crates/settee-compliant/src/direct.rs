@@ -20,6 +20,7 @@ pub fn register(f: &mut settee_core::Factory) {
 /// A direct KKT solver.
 #[component(
     roles = [KktSolver],
+    inherit = [Self, KktSolverData],
     data = {
         /// solve through the Schur complement (needs a response; an LDLTResponse is made when the node has none)
         schur: Bool = "true",
@@ -27,8 +28,6 @@ pub fn register(f: &mut settee_core::Factory) {
         regularization: Real = "2.220446049250313e-16",
         /// reuse the symbolic analysis while the pattern is unchanged (always done)
         trackSparsityPattern: Bool = "false",
-        /// print the matrices (accepted, no effect)
-        debug: Bool = "false",
     },
     class(
         name = "LDLTSolver",
@@ -121,6 +120,33 @@ pub(crate) fn projected_rows(sys: &AssembledSystem, free: &[usize]) -> Vec<Vec<(
     }
     (0..sys.n).map(|r| sys.j.row(r).filter(|&(c, _)| local[c] != usize::MAX).map(|(c, v)| (local[c], v)).collect()).collect()
 }
+
+/// The primal part of a KKT solution: `x[..m]` is zero but at the free DOFs, which take `v`.
+pub(crate) fn scatter_free(x: &mut [f64], m: usize, free: &[usize], v: &[f64]) {
+    x[..m].fill(0.0);
+    for (k, &i) in free.iter().enumerate() {
+        x[i] = v[k];
+    }
+}
+
+/// The Data of Compliant's KKT solver base (`KKTSolver`), which every KKT solver has last.
+#[settee_core::data_group(data = {
+    /// print the matrices (accepted, no effect)
+    debug: Bool = "false",
+})]
+pub struct KktSolverData;
+
+/// The Data of Compliant's iterative KKT solver base (`IterativeSolver`), which the Krylov and
+/// sequential solvers have first.
+#[settee_core::data_group(data = {
+    /// iteration bound
+    iterations: Int = "10",
+    /// stop threshold: the residual norm (Krylov solvers), sqrt(Σ‖Δλ_b‖²) / n (sequential solvers)
+    precision: Real = "1e-3",
+    /// multiply the threshold by the norm of the right-hand side iterated on
+    relative: Bool = "false",
+})]
+pub struct IterativeSolverData;
 
 /// An error for a KKT system that cannot be factorized.
 pub(crate) fn singular_kkt(detail: &str) -> SimError {
@@ -250,10 +276,7 @@ impl KktSolver for DirectKktSolver {
             v.copy_from_slice(&r[..nf]);
             lambda.copy_from_slice(&r[nf..]);
         }
-        x[..m].fill(0.0);
-        for (k, &i) in self.free.iter().enumerate() {
-            x[i] = v[k];
-        }
+        scatter_free(x, m, &self.free, &v);
         x[m..m + n].copy_from_slice(&lambda);
         Ok(())
     }

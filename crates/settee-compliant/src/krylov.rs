@@ -13,7 +13,7 @@ use settee_core::compliant::{AssembledSystem, KktSolver};
 use settee_core::{component, Component, InitCtx, SimError, SimResult};
 use settee_linalg::CsrMatrix;
 
-use crate::direct::projected_rows;
+use crate::direct::{projected_rows, scatter_free, IterativeSolverData, KktSolverData};
 use crate::preconditioner::{find_preconditioner, Jacobi};
 use crate::response::{find_response, Factor, ResponseKind};
 
@@ -297,21 +297,14 @@ pub fn bicgstab(a: &mut Operator, b: &[f64], x: &mut [f64], p: &KrylovParams) ->
 /// A Krylov KKT solver.
 #[component(
     roles = [KktSolver],
+    inherit = [IterativeSolverData, Self, KktSolverData],
     data = {
-        /// iteration bound
-        iterations: Int = "10",
-        /// residual norm threshold
-        precision: Real = "1e-3",
-        /// multiply the threshold by the norm of the right-hand side iterated on
-        relative: Bool = "false",
         /// MINRES: recompute the true residual every `restart` iterations (0: never)
         restart: Int = "0",
         /// log the iterations and residual (accepted; they are kept as the solver's statistics)
         verbose: Bool = "false",
         /// OpenMP block products in SOFA (accepted, no effect)
         parallel: Bool = "false",
-        /// print the matrices (accepted, no effect)
-        debug: Bool = "false",
     },
     class(
         name = "MinresSolver",
@@ -417,10 +410,7 @@ impl KrylovSolver {
         } else {
             self.stats = Some((0, 0.0));
         }
-        x[..m].fill(0.0);
-        for (k, &i) in self.free.iter().enumerate() {
-            x[i] = v[k];
-        }
+        scatter_free(x, m, &self.free, &v);
         x[m..m + n].copy_from_slice(&lambda);
         Ok(())
     }
@@ -502,8 +492,8 @@ fn preconditioned_with_constraints(pre: &str, n: usize) -> SimError {
 impl Component for KrylovSolver {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let (it, restart) = (d.get(Self::ITERATIONS), d.get(Self::RESTART));
-        let (precision, relative) = (d.get(Self::PRECISION), d.get(Self::RELATIVE));
+        let (it, restart) = (d.get(IterativeSolverData::ITERATIONS), d.get(Self::RESTART));
+        let (precision, relative) = (d.get(IterativeSolverData::PRECISION), d.get(IterativeSolverData::RELATIVE));
         if it < 0 || restart < 0 {
             return Err(cx.error(format!("iterations = {it}, restart = {restart}: both must be ≥ 0")));
         }

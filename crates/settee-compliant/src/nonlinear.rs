@@ -119,6 +119,14 @@ impl Iterate {
     }
 }
 
+/// What a Newton update reads: the scope of the system, the start of the step and the KKT
+/// system of the current iterate.
+struct Newton<'a> {
+    scope: &'a MechScope,
+    st: &'a Start,
+    sys: &'a AssembledSystem,
+}
+
 /// What the residual needs from the start of the step.
 struct Start {
     h: f64,
@@ -245,18 +253,16 @@ impl CompliantNLImplicitSolver {
 
     /// Applies `it + λ·d` for a decreasing λ until `‖r‖∞` decreases enough; `None` when no step
     /// improves (the scene is then left at `it`).
-    #[allow(clippy::too_many_arguments)] // the step's context
     fn line_search(
         &self,
         scene: &mut Scene,
-        scope: &MechScope,
-        st: &Start,
+        nw: &Newton,
         it: &Iterate,
         norm: f64,
         d: &mut [f64],
         stpmax: f64,
-        sys: &AssembledSystem,
     ) -> SimResult<Option<(Iterate, Vec<f64>, f64)>> {
+        let (scope, st, sys) = (nw.scope, nw.st, nw.sys);
         const SUFFICIENT: f64 = 1e-4;
         let min_step = f64::EPSILON.powf(0.25);
         let len = d.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -280,17 +286,8 @@ impl CompliantNLImplicitSolver {
 
     /// Applies `s·d` repeatedly (at most `1/s` times) while `‖r‖∞` decreases; `None` when the
     /// first sub-step already increases it (the scene is then left at `it`).
-    #[allow(clippy::too_many_arguments)] // the step's context
-    fn sub_steps(
-        &self,
-        scene: &mut Scene,
-        scope: &MechScope,
-        st: &Start,
-        it: &Iterate,
-        norm: f64,
-        d: &[f64],
-        sys: &AssembledSystem,
-    ) -> SimResult<Option<(Iterate, Vec<f64>, f64)>> {
+    fn sub_steps(&self, scene: &mut Scene, nw: &Newton, it: &Iterate, norm: f64, d: &[f64]) -> SimResult<Option<(Iterate, Vec<f64>, f64)>> {
+        let (scope, st, sys) = (nw.scope, nw.st, nw.sys);
         let s = self.step_length;
         let mut cur = it.axpy(s, d);
         let (mut r, mut nr) = self.residual(scene, scope, st, &cur, sys)?;
@@ -384,10 +381,11 @@ impl OdeSolver for CompliantNLImplicitSolver {
                 }
             }
             num += 1;
+            let nw = Newton { scope, st: &st, sys: &sys };
             let step = if self.step_length == 1.0 {
-                self.line_search(scene, scope, &st, &it, norm, &mut d, stpmax, &sys)?
+                self.line_search(scene, &nw, &it, norm, &mut d, stpmax)?
             } else {
-                self.sub_steps(scene, scope, &st, &it, norm, &d, &sys)?
+                self.sub_steps(scene, &nw, &it, norm, &d)?
             };
             match step {
                 Some((next, r, nr)) => (it, res, norm) = (next, r, nr),

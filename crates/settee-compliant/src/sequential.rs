@@ -16,7 +16,7 @@ use settee_core::compliant::{AssembledSystem, KktSolver, Projector};
 use settee_core::{component, Component, InitCtx, SimError, SimResult};
 use settee_linalg::{CsrMatrix, DirectKind, DirectSolver, Ordering};
 
-use crate::direct::projected_rows;
+use crate::direct::{projected_rows, scatter_free, IterativeSolverData, KktSolverData};
 use crate::projectors;
 use crate::response::{find_response, Factor, ResponseKind};
 
@@ -158,22 +158,7 @@ impl Prepared {
 /// `SequentialSolver` (and `NNCGSolver` when `nncg`).
 #[component(
     roles = [KktSolver],
-    data = {
-        /// iteration bound
-        iterations: Int = "10",
-        /// stop when sqrt(Σ‖Δλ_b‖²) / n is at most this
-        precision: Real = "1e-3",
-        /// multiply the precision by the norm of the constraint right-hand side
-        relative: Bool = "false",
-        /// SOR factor (1: Gauss-Seidel)
-        omega: Real = "1",
-        /// iterate on the constraints without projector too (false: factor them with the dynamics)
-        iterateOnBilaterals: Bool = "true",
-        /// iterateOnBilaterals=false: ε subtracted on the bilateral diagonal of the factored KKT block
-        regularization: Real = "2.220446049250313e-16",
-        /// print the matrices (accepted, no effect)
-        debug: Bool = "false",
-    },
+    inherit = [IterativeSolverData, SequentialSolverData, KktSolverData, Self],
     class(
         name = "SequentialSolver",
         description = "KKT solver of the Compliant formulation: projected block Gauss-Seidel (sequential impulses), honouring projectors and masks.",
@@ -198,6 +183,18 @@ pub struct SequentialSolver {
     prep: Option<Prepared>,
     stats: Option<(usize, f64)>,
 }
+
+/// The Data of `SequentialSolver` (and `NNCGSolver`) between the iterative solvers' and the KKT
+/// solvers' ones.
+#[settee_core::data_group(data = {
+    /// SOR factor (1: Gauss-Seidel)
+    omega: Real = "1",
+    /// iterate on the constraints without projector too (false: factor them with the dynamics)
+    iterateOnBilaterals: Bool = "true",
+    /// iterateOnBilaterals=false: ε subtracted on the bilateral diagonal of the factored KKT block
+    regularization: Real = "2.220446049250313e-16",
+})]
+pub struct SequentialSolverData;
 
 impl SequentialSolver {
     pub fn new(nncg: bool) -> SequentialSolver {
@@ -250,10 +247,7 @@ impl SequentialSolver {
         } else {
             self.stats = Some((0, 0.0));
         }
-        x[..m].fill(0.0);
-        for (k, &i) in prep.free.iter().enumerate() {
-            x[i] = primal[k];
-        }
+        scatter_free(x, m, &prep.free, &primal);
         for (k, &row) in prep.eliminated.iter().enumerate() {
             x[m + row] = primal[nf + k];
         }
@@ -390,17 +384,17 @@ fn nncg(prep: &Prepared, p: &SequentialParams, q: &[f64], lambda: &mut [f64], ep
 impl Component for SequentialSolver {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let d = cx.data();
-        let it = d.get(Self::ITERATIONS);
+        let it = d.get(IterativeSolverData::ITERATIONS);
         if it < 0 {
             return Err(cx.error(format!("iterations = {it} is negative")));
         }
         self.params = SequentialParams {
             iterations: it as usize,
-            precision: d.get(Self::PRECISION),
-            relative: d.get(Self::RELATIVE),
-            omega: d.get(Self::OMEGA),
-            iterate_on_bilaterals: d.get(Self::ITERATE_ON_BILATERALS),
-            regularization: d.get(Self::REGULARIZATION),
+            precision: d.get(IterativeSolverData::PRECISION),
+            relative: d.get(IterativeSolverData::RELATIVE),
+            omega: d.get(SequentialSolverData::OMEGA),
+            iterate_on_bilaterals: d.get(SequentialSolverData::ITERATE_ON_BILATERALS),
+            regularization: d.get(SequentialSolverData::REGULARIZATION),
         };
         Ok(())
     }

@@ -3,15 +3,31 @@
 //! state's value itself (rest value 0): `f = −k·x`.
 
 use settee_core::component::ForceField;
-use settee_core::{component, Component, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
+use settee_core::{component, Component, DataSet, ForceIo, InitCtx, MatrixAccumulator, MechParams, SimResult, StateId};
 
-use crate::diagonal::{check_damping, row_law_force_field, state_rows, RowLaw};
+use crate::diagonal::{check_damping, row_law_force_field, state_rows, RowDampingData, RowLaw};
 
 /// Registers the classes of this file.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<UniformStiffness>();
     f.add::<DiagonalStiffness>();
     f.add::<CompliantPenaltyForceField>();
+}
+
+/// SOFA's ForceField base Data as the stiffnesses declare them: a stiffness by default.
+#[settee_core::data_group(data = {
+    /// true: handled as a compliance C = 1/k (rows of the KKT system)
+    isCompliance: Bool = "false",
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+})]
+pub struct StiffnessFlagsData;
+
+impl StiffnessFlagsData {
+    /// `isCompliance` and `rayleighStiffness`.
+    fn read(d: &DataSet) -> (bool, f64) {
+        (d.get(Self::IS_COMPLIANCE), d.get(Self::RAYLEIGH_STIFFNESS))
+    }
 }
 
 /// The compliance of a stiffness `k` when the component is set as a compliance (`1e100` for
@@ -34,6 +50,7 @@ fn compliance_of_stiffness(k: f64) -> f64 {
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
     template_rule = FromState,
+    inherit = [Self, StiffnessFlagsData],
     data = {
         /// stiffness k, the same on every scalar DOF: f = −k·x
         stiffness: Real = "0",
@@ -41,10 +58,6 @@ fn compliance_of_stiffness(k: f64) -> f64 {
         damping: Real = "0",
         /// rebuild the matrices when the state's size changes
         resizable: Bool = "false",
-        /// true: handled as a compliance C = (1/k)·I (rows of the KKT system)
-        isCompliance: Bool = "false",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
 )]
 #[derive(Default)]
@@ -78,8 +91,7 @@ impl Component for UniformStiffness {
         let d = cx.data();
         self.stiffness = d.get(Self::STIFFNESS);
         self.damping = d.get(Self::DAMPING);
-        self.law.compliance = d.get(Self::IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        (self.law.compliance, self.law.rayleigh_stiffness) = StiffnessFlagsData::read(d);
         if self.damping < 0.0 {
             return Err(cx.error(format!("damping = {} is negative", self.damping)).hint("a viscous damping coefficient is ≥ 0"));
         }
@@ -100,15 +112,10 @@ row_law_force_field!(UniformStiffness);
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
     template_rule = FromState,
+    inherit = [Self, RowDampingData, StiffnessFlagsData],
     data = {
         /// stiffness of each DOF, one value per scalar component: f = −k·x
         stiffness: Derivs,
-        /// viscous damping per scalar row (B = −d·I); row i reads entry min(i, size − 1)
-        damping: Reals = "0",
-        /// true: handled as a compliance C = 1/k (rows of the KKT system)
-        isCompliance: Bool = "false",
-        /// Rayleigh damping coefficient related to stiffness
-        rayleighStiffness: Real = "0",
     },
 )]
 #[derive(Default)]
@@ -127,9 +134,8 @@ impl Component for DiagonalStiffness {
         let rows = state_rows(cx, s);
         let d = cx.data();
         let k = d.get(Self::STIFFNESS).to_vec();
-        let damping = d.get(Self::DAMPING).to_vec();
-        self.law.compliance = d.get(Self::IS_COMPLIANCE);
-        self.law.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        let damping = d.get(RowDampingData::DAMPING).to_vec();
+        (self.law.compliance, self.law.rayleigh_stiffness) = StiffnessFlagsData::read(d);
         if k.len() < rows {
             return Err(cx
                 .error(format!("stiffness has {} values for {rows} scalar rows of the state", k.len()))

@@ -32,8 +32,10 @@ fn scene(template: &str, position: &str, class: &str, attrs: &[(&str, &str)]) ->
 }
 
 /// The init error of [`build`] (`why`: the reason the init must fail).
-fn init_error(template: &str, position: &str, class: &str, attrs: &[(&str, &str)], why: &str) -> String {
-    build(template, position, class, attrs).2.expect_err(why).to_string()
+/// Init fails (`why`: what the test expects) with an error containing `needle`.
+fn assert_init_error(template: &str, position: &str, class: &str, attrs: &[(&str, &str)], why: &str, needle: &str) {
+    let e = build(template, position, class, attrs).2.expect_err(why).to_string();
+    assert!(e.contains(needle), "{e}");
 }
 
 fn force_field(s: &Scene, c: ComponentId) -> &dyn ForceField {
@@ -102,8 +104,7 @@ fn diagonal_stiffness_damping_is_clamped_per_row() {
 
 #[test]
 fn diagonal_stiffness_too_few_values_is_an_error() {
-    let e = init_error("Vec3d", "0 0 0 1 1 1", "DiagonalStiffness", &[("stiffness", "1 2 3")], "3 values for 6 rows");
-    assert!(e.contains("3 values for 6 scalar rows"), "{e}");
+    assert_init_error("Vec3d", "0 0 0 1 1 1", "DiagonalStiffness", &[("stiffness", "1 2 3")], "3 values for 6 rows", "3 values for 6 scalar rows");
 }
 
 #[test]
@@ -204,8 +205,7 @@ fn linear_diagonal_compliance_uses_the_norm_of_each_dof() {
 
 #[test]
 fn linear_diagonal_compliance_needs_a_positive_error_min() {
-    let e = init_error("Vec1d", "0", "LinearDiagonalCompliance", &[("complianceMin", "1e-5")], "errorMin = 0");
-    assert!(e.contains("errorMin"), "{e}");
+    assert_init_error("Vec1d", "0", "LinearDiagonalCompliance", &[("complianceMin", "1e-5")], "errorMin = 0", "errorMin");
 }
 
 #[test]

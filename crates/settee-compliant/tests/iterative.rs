@@ -128,6 +128,15 @@ fn kkt_residual(sys: &AssembledSystem, x: &[f64], rhs: &[f64]) -> f64 {
 
 const TIGHT: KrylovParams = KrylovParams { iterations: 500, precision: 1e-12, relative: false, restart: 0 };
 
+/// [`mixed`], its right-hand side of seed 3, the LDLᵀ solution and its largest magnitude.
+fn mixed_reference() -> (AssembledSystem, Vec<f64>, Vec<f64>, f64) {
+    let sys = mixed();
+    let r = rhs(&sys, 3);
+    let reference = ldlt(&sys, &r);
+    let scale = reference.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    (sys, r, reference, scale)
+}
+
 fn mixed() -> AssembledSystem {
     // 8 masters, two fixed; a hard block of 2 rows and a soft block of 2 rows.
     system(7, 8, &[1, 5], &[(2, 0.0), (2, 0.05)])
@@ -144,10 +153,7 @@ fn reference_solution_solves_the_kkt_system() {
 
 #[test]
 fn krylov_solvers_reach_the_ldlt_solution_in_both_modes() {
-    let sys = mixed();
-    let r = rhs(&sys, 3);
-    let reference = ldlt(&sys, &r);
-    let scale = reference.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    let (sys, r, reference, scale) = mixed_reference();
     for method in [Method::Minres, Method::Cg, Method::BiCgStab] {
         for response in [Some(ResponseKind::default_for(true)), None] {
             let schur = response.is_some();
@@ -289,10 +295,7 @@ fn the_damping_of_the_correction_pass_relaxes_the_constraints() {
 
 #[test]
 fn sequential_solvers_reach_the_ldlt_solution_on_bilateral_constraints() {
-    let sys = mixed();
-    let r = rhs(&sys, 3);
-    let reference = ldlt(&sys, &r);
-    let scale = reference.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    let (sys, r, reference, scale) = mixed_reference();
     for nncg in [false, true] {
         for on_bilaterals in [true, false] {
             for omega in [1.0, 1.3] {
