@@ -101,15 +101,12 @@ pub fn problem_metrics(p: &ConstraintProblem) -> SolutionMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolution::tests::mat;
     use crate::resolution::{BilateralResolution, UnilateralWithFrictionResolution};
-
-    fn w_of(n: usize, v: &[f64]) -> DenseMatrix {
-        DenseMatrix { n, data: v.to_vec() }
-    }
 
     #[test]
     fn violation_is_dfree_plus_w_lambda() {
-        let w = w_of(2, &[2.0, 1.0, 1.0, 3.0]);
+        let w = mat(2, &[2.0, 1.0, 1.0, 3.0]);
         assert_eq!(violation(&w, &[-1.0, 0.5], &[1.0, 2.0]), vec![-1.0 + 2.0 + 2.0, 0.5 + 1.0 + 6.0]);
     }
 

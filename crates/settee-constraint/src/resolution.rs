@@ -384,10 +384,11 @@ impl Ldlt {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn mat(n: usize, v: &[f64]) -> DenseMatrix {
+    /// The `n×n` matrix of the row-major values `v` (the unit tests' hand-written W).
+    pub(crate) fn mat(n: usize, v: &[f64]) -> DenseMatrix {
         DenseMatrix { n, data: v.to_vec() }
     }
 

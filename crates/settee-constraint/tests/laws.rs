@@ -12,10 +12,7 @@ use settee_core::testing::add;
 use settee_core::{ComponentId, ConstraintRows, Factory, NodeId, Scene, StateId, VecId};
 
 fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[settee_constraint::register])
 }
 
 fn cp(order: ConstraintOrder, dt: f64) -> ConstraintParams {

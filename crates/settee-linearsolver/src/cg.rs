@@ -6,7 +6,7 @@ use settee_core::mechanics::MechScope;
 use settee_core::role::LinearSystem;
 use settee_core::{Component, ComponentId, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
-use crate::common::{iterative_solver_component, step_warning, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
+use crate::common::{iterative_solver_component, step_warning, AssembledSystem, MatrixSolverData, ResidualGraphData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// Parameters of [`cg`].
@@ -158,10 +158,6 @@ iterative_solver_component! {
     /// (CG, MinRes): matrix-free first, then the assembled matrix types.
     #[component(
         name = "CGLinearSolver",
-        roles = [LinearSolver],
-        default_template = "GraphScattered",
-        create = create,
-        inherit = [MatrixSolverData],
         data = {
             /// Maximum number of iterations of the Conjugate Gradient solution
             iterations: Int = "25",
@@ -171,12 +167,6 @@ iterative_solver_component! {
             threshold: Real = "1e-5",
             /// Use previous solution as initial solution
             warmStart: Bool = "false",
-            /// Graph of residuals at each iteration (output, not filled by Settee)
-            graph: Str,
-        },
-        links = {
-            /// The linear system to solve
-            linearSystem: LinearSystem,
         },
     )]
     #[derive(Default)]

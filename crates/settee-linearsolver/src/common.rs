@@ -15,6 +15,13 @@ use crate::space::AssembledSpace;
 })]
 pub struct MatrixSolverData;
 
+/// The residual graph of SOFA's iterative linear solvers (CG, MinRes, PCG), after their own Data.
+#[data_group(data = {
+    /// Graph of residuals at each iteration (output, not filled by Settee)
+    graph: Str,
+})]
+pub struct ResidualGraphData;
+
 /// The template of the matrix-free iterative solvers (the first of their templates).
 pub(crate) const GRAPH_SCATTERED: &str = "GraphScattered";
 
@@ -116,11 +123,21 @@ impl AssembledSystem {
     }
 }
 
-/// `#[component(...)]` with the templates of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes):
-/// matrix-free first, then the assembled matrix types.
+/// `#[component(...)]` of SOFA's iterative `MatrixLinearSolver`s (CG, MinRes): the
+/// [`LinearSolver`](settee_core::LinearSolver) role, their templates (matrix-free first, then the
+/// assembled matrix types) made by the module's `create`, the base Data around the class's own
+/// and the `linearSystem` link.
 macro_rules! iterative_solver_component {
     ($(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
         #[settee_core::component(
+            roles = [LinearSolver],
+            default_template = "GraphScattered",
+            create = create,
+            inherit = [MatrixSolverData, Self, ResidualGraphData],
+            links = {
+                /// The linear system to solve
+                linearSystem: LinearSystem,
+            },
             templates = [
                 "GraphScattered",
                 "FullMatrix",

@@ -6,7 +6,7 @@ use settee_core::role::LinearSystem;
 use settee_core::{Component, CreateArgs, InitCtx, Mbk, Scene, SimResult, VecId};
 
 use crate::cg::read_iterations;
-use crate::common::{iterative_solver_component, AssembledSystem, MatrixSolverData, GRAPH_SCATTERED};
+use crate::common::{iterative_solver_component, AssembledSystem, MatrixSolverData, ResidualGraphData, GRAPH_SCATTERED};
 use crate::space::{with_temps, AssembledSpace, GraphSpace, VectorSpace};
 
 /// What one [`minres`] call did.
@@ -115,21 +115,11 @@ iterative_solver_component! {
     /// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
     /// iterative `MatrixLinearSolver`s).
     #[component(
-        roles = [LinearSolver],
-        default_template = "GraphScattered",
-        create = create,
-        inherit = [MatrixSolverData],
         data = {
             /// maximum number of iterations of the Conjugate Gradient solution
             iterations: Int = "25",
             /// desired precision of the Conjugate Gradient Solution (ratio of current residual norm over initial residual norm)
             tolerance: Real = "1e-5",
-            /// Graph of residuals at each iteration (output, not filled by Settee)
-            graph: Str,
-        },
-        links = {
-            /// The linear system to solve
-            linearSystem: LinearSystem,
         },
     )]
     #[derive(Default)]

@@ -10,13 +10,13 @@ use settee_linearsolver::{cg, minres, pcg, AssembledSpace, CgEnd, CgLinearSolver
 // ----- helpers -----------------------------------------------------------------------------------
 
 fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_projective::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_animationloop::register(&mut f);
-    settee_linearsolver::register(&mut f);
+    let mut f = settee_statecontainer::factory_with(&[
+        settee_mass::register,
+        settee_projective::register,
+        settee_odesolver::register,
+        settee_animationloop::register,
+        settee_linearsolver::register,
+    ]);
     f.add::<MatrixForceField>();
     f
 }

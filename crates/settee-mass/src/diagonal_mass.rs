@@ -645,28 +645,12 @@ mod tests {
     #[test]
     fn planar_and_line_geometries() {
         // Vec2d: signed shoelace area (a clockwise triangle has a negative mass, as in SOFA)
-        let b = build(
-            Some("Vec2d"),
-            &[("position", "0 0  2 0  0 1")],
-            "MeshTopology",
-            &[("triangles", "0 1 2")],
-            "DiagonalMass",
-            None,
-            &[("massDensity", "3")],
-        )
-        .unwrap();
-        assert_close(&dm(&b).vertex_masses(), &[1.0; 3], 1e-15);
-        let b = build(
-            Some("Vec2d"),
-            &[("position", "0 0  2 0  0 1")],
-            "MeshTopology",
-            &[("triangles", "0 2 1")],
-            "DiagonalMass",
-            None,
-            &[("massDensity", "3")],
-        )
-        .unwrap();
-        assert_close(&dm(&b).vertex_masses(), &[-1.0; 3], 1e-15);
+        for (triangles, mass) in [("0 1 2", 1.0), ("0 2 1", -1.0)] {
+            let position = [("position", "0 0  2 0  0 1")];
+            let b =
+                build(Some("Vec2d"), &position, "MeshTopology", &[("triangles", triangles)], "DiagonalMass", None, &[("massDensity", "3")]).unwrap();
+            assert_close(&dm(&b).vertex_masses(), &[mass; 3], 1e-15);
+        }
         // Vec1d on edges: half of each length to each end
         let b =
             build(Some("Vec1d"), &[("position", "0 1 3")], "MeshTopology", &[("edges", "0 1  1 2")], "DiagonalMass", None, &[("massDensity", "2")])

@@ -442,12 +442,7 @@ pub(crate) mod testing {
     }
 
     pub fn factory() -> Factory {
-        let mut f = Factory::new();
-        crate::register(&mut f);
-        settee_statecontainer::register(&mut f);
-        settee_topology::register(&mut f);
-        settee_animationloop::register(&mut f);
-        f
+        settee_statecontainer::factory_with(&[crate::register, settee_topology::register, settee_animationloop::register])
     }
 
     pub struct Built {

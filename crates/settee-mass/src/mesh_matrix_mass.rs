@@ -155,6 +155,20 @@ pub struct MeshMatrixMass {
     rayleigh_stiffness: f64,
 }
 
+/// Whether the mass list `name` has one value per `what` of the topology (`n`) and none negative;
+/// a warning in `w` when not.
+fn check_masses(w: &mut Vec<String>, name: &str, values: &[f64], n: usize, what: &str) -> bool {
+    if values.len() != n {
+        w.push(format!("{name} has {} values for the {n} {what} of the topology", values.len()));
+        false
+    } else if let Some(i) = values.iter().position(|&m| m < 0.0) {
+        w.push(format!("{name}[{i}] = {} is negative", values[i]));
+        false
+    } else {
+        true
+    }
+}
+
 /// What the mass Data let `massInitialization` do.
 struct Inputs<'a> {
     t: ElementType,
@@ -265,17 +279,7 @@ impl MeshMatrixMass {
         let em = d.get(Self::EDGE_MASS).to_vec();
         let np = geometry::nb_points(inp.mesh);
         let mut warnings = Vec::new();
-        let check_vm = |w: &mut Vec<String>| -> bool {
-            if vm.len() != np {
-                w.push(format!("vertexMass has {} values for the {np} points of the topology", vm.len()));
-                false
-            } else if let Some(i) = vm.iter().position(|&m| m < 0.0) {
-                w.push(format!("vertexMass[{i}] = {} is negative", vm[i]));
-                false
-            } else {
-                true
-            }
-        };
+        let check_vm = |w: &mut Vec<String>| check_masses(w, "vertexMass", &vm, np, "points");
         if tm_set || (!md_set && !vm_set) {
             if tm_set && (md_set || vm_set) {
                 warnings.push("totalMass overrides the other mass information (vertexMass or massDensity)".into());
@@ -306,17 +310,7 @@ impl MeshMatrixMass {
                 }
             }
         } else if em_set || inp.lumped {
-            let check_em = |w: &mut Vec<String>| -> bool {
-                if em.len() != inp.mesh.edges.len() {
-                    w.push(format!("edgeMass has {} values for the {} edges of the topology", em.len(), inp.mesh.edges.len()));
-                    false
-                } else if let Some(i) = em.iter().position(|&m| m < 0.0) {
-                    w.push(format!("edgeMass[{i}] = {} is negative", em[i]));
-                    false
-                } else {
-                    true
-                }
-            };
+            let check_em = |w: &mut Vec<String>| check_masses(w, "edgeMass", &em, inp.mesh.edges.len(), "edges");
             // SOFA checks vertexMass first, edgeMass only if vertexMass is valid.
             let ok = check_vm(&mut warnings) && (!em_set || check_em(&mut warnings));
             if !ok {

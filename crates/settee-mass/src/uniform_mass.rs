@@ -1,9 +1,11 @@
 //! `UniformMass`: the same mass on every DOF (a Rigid3 mass with inertia for rigid frames).
 
 use settee_core::component::Mass;
-use settee_core::{component, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId};
+use settee_core::{
+    component, data_group, Component, ForceField, ForceIo, InitCtx, Layout, MatrixAccumulator, MechParams, SimError, SimResult, StateId,
+};
 
-use crate::common::{self, MassData};
+use crate::common::{self, GravityCenterData, MassData};
 use crate::geometry::mat_vec;
 
 /// A rigid body's mass: scalar mass and inertia (per unit mass) with its mass-scaled form.
@@ -79,6 +81,16 @@ fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 
 const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
 
+/// The drawing Data of `UniformMass` after those of the masses that display their center of
+/// gravity ([`GravityCenterData`]).
+#[data_group(data = {
+    /// rendering only
+    showInitialCenterOfGravity: Bool = "false",
+    /// rendering only
+    showX0: Bool = "false",
+})]
+pub struct UniformMassDrawData;
+
 /// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
 #[component(
     roles = [Mass, ForceField],
@@ -100,16 +112,8 @@ const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.
         preserveTotalMass: Bool = "false",
         /// unused
         compute_mapping_inertia: Bool = "false",
-        /// display the center of gravity (rendering only)
-        showGravityCenter: Bool = "false",
-        /// axis size factor (rendering only)
-        showAxisSizeFactor: Real = "1",
-        /// rendering only
-        showInitialCenterOfGravity: Bool = "false",
-        /// rendering only
-        showX0: Bool = "false",
     },
-    inherit = [Self, MassData],
+    inherit = [Self, GravityCenterData, UniformMassDrawData, MassData],
 )]
 pub struct UniformMass {
     layout: Layout,

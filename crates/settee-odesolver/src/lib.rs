@@ -24,14 +24,14 @@ mod tests {
     };
 
     fn factory() -> Factory {
-        let mut f = Factory::new();
-        settee_statecontainer::register(&mut f);
-        settee_mass::register(&mut f);
-        settee_projective::register(&mut f);
-        settee_animationloop::register(&mut f);
-        settee_spring::register(&mut f);
-        settee_mechanicalload::register(&mut f);
-        super::register(&mut f);
+        let mut f = settee_statecontainer::factory_with(&[
+            settee_mass::register,
+            settee_projective::register,
+            settee_animationloop::register,
+            settee_spring::register,
+            settee_mechanicalload::register,
+            super::register,
+        ]);
         f.add::<TestCoupledMass>();
         f.add::<TestDenseSolver>();
         f

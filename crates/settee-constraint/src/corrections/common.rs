@@ -1,7 +1,8 @@
 //! Pieces the constraint corrections share: the templates, the ODE-solver lookup and factors,
 //! and the per-state application of a correction (`x = x_free ⊕ p·c`, `v = v_free + q·c`).
 
-use settee_core::constraint::{ConstraintParams, IntegrationFactors};
+use settee_core::constraint::{ConstraintJacobian, ConstraintParams, DenseMatrix, IntegrationFactors};
+use settee_core::mechanics::MechScope;
 use settee_core::role;
 use settee_core::{ComponentId, Diagnostic, LinearSolver, NodeId, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
@@ -28,6 +29,47 @@ pub(crate) fn with_linear_solver<T>(
         return Err(SimError::new("the linearSolver link does not point to a linear solver"));
     }
     scene.with_role::<dyn LinearSolver, _>(ls, f)
+}
+
+/// `W += factor·J·A⁻¹·Jᵀ` through the linear solver `ls` over `scope`, after checking that the
+/// rows of `J` are inside `W` (an error about `me` otherwise); `false` when `J` has no row (then
+/// nothing is added).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_jminvjt(
+    scene: &mut Scene,
+    me: ComponentId,
+    ls: ComponentId,
+    scope: &MechScope,
+    j: &ConstraintJacobian,
+    factor: f64,
+    w: &mut DenseMatrix,
+) -> SimResult<bool> {
+    if let Some((r, _)) = j.rows.last() {
+        if *r >= w.n {
+            return Err(step_error(scene, me, format!("constraint row {r} is beyond the {} rows of the compliance matrix", w.n)));
+        }
+    }
+    if j.rows.is_empty() {
+        return Ok(false);
+    }
+    with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, scope, j, factor, w))?;
+    Ok(true)
+}
+
+/// SOFA's `regularizationTerm`: `term` added on the diagonal of `W` at `rows` when it exceeds ε.
+pub(crate) fn regularize(w: &mut DenseMatrix, rows: impl IntoIterator<Item = usize>, term: f64) {
+    if term > f64::EPSILON {
+        for r in rows {
+            w.add(r, r, term);
+        }
+    }
+}
+
+/// SOFA's `resetContactForce`: the vector `v` of state `s` (where the correction accumulates the
+/// contact forces) zeroed.
+pub(crate) fn reset_contact_force(scene: &mut Scene, s: StateId, v: VecId) -> SimResult {
+    scene.store.get_mut(s).write(v).fill(0.0);
+    Ok(())
 }
 
 /// The ODE solver's integration factors at `dt`.

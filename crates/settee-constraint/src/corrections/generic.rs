@@ -10,47 +10,34 @@
 
 use settee_core::constraint::{ConstraintCorrection, ConstraintJacobian, ConstraintOrder, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::MechScope;
-use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{ode_factors, step_error, with_linear_solver};
-use super::linear_solver::{resolve_linear_solver, resolve_ode_solver};
+use super::common::{add_jminvjt, ode_factors, regularize, step_error, with_linear_solver};
+use super::linear_solver::{linear_solver_correction, RegularizationData, SolverLinks};
 
-/// Component computing constraint forces within a simulated body using the compliance method.
-#[component(
-    roles = [ConstraintCorrection],
-    data = {
-        /// Factor applied to the position factor and velocity factor used to calculate compliance
-        /// matrix
-        complianceFactor: Real = "1",
-        /// Add regularization factor times the identity matrix to the compliance W when solving
-        /// constraints
-        regularizationTerm: Real = "0",
-    },
-    links = {
-        /// Link towards the linear solver used to compute the compliance matrix, requiring the
-        /// inverse of the linear system matrix
-        linearSolver: LinearSolver,
-        /// Link towards the ODE solver used to recover the integration factors
-        #[search_up]
-        ODESolver: OdeSolver,
-    },
-)]
-#[derive(Default)]
-pub struct GenericConstraintCorrection {
-    me: Option<ComponentId>,
-    linear_solver: Option<ComponentId>,
-    ode: Option<ComponentId>,
-    compliance_factor: f64,
-    regularization: f64,
-    /// The independent states of the linear solver's scope (refreshed at every compliance).
-    states: Vec<StateId>,
-    /// `J` of the last compliance, in the linear solver's global columns (SOFA's `J_local`).
-    jacobian: ConstraintJacobian,
+linear_solver_correction! {
+    /// Component computing constraint forces within a simulated body using the compliance method.
+    #[component(
+        data = {
+            /// Factor applied to the position factor and velocity factor used to calculate compliance
+            /// matrix
+            complianceFactor: Real = "1",
+        },
+    )]
+    #[derive(Default)]
+    pub struct GenericConstraintCorrection {
+        solver: SolverLinks,
+        compliance_factor: f64,
+        /// The independent states of the linear solver's scope (refreshed at every compliance).
+        states: Vec<StateId>,
+        /// `J` of the last compliance, in the linear solver's global columns (SOFA's `J_local`).
+        jacobian: ConstraintJacobian,
+    }
 }
 
 impl GenericConstraintCorrection {
     fn ids(&self) -> SimResult<(ComponentId, ComponentId, ComponentId)> {
-        match (self.me, self.linear_solver, self.ode) {
+        match (self.solver.me, self.solver.linear_solver, self.solver.ode) {
             (Some(me), Some(ls), Some(ode)) => Ok((me, ls, ode)),
             _ => Err(SimError::new("GenericConstraintCorrection used before init")),
         }
@@ -114,12 +101,8 @@ impl GenericConstraintCorrection {
 
 impl Component for GenericConstraintCorrection {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.me = Some(cx.id);
-        self.linear_solver = Some(resolve_linear_solver(cx)?);
-        self.ode = Some(resolve_ode_solver(cx)?);
-        let d = cx.data();
-        self.compliance_factor = d.get(Self::COMPLIANCE_FACTOR);
-        self.regularization = d.get(Self::REGULARIZATION_TERM);
+        self.solver.init(cx)?;
+        self.compliance_factor = cx.data().get(Self::COMPLIANCE_FACTOR);
         let scope = self.scope(cx.scene)?;
         if scope.main_states.is_empty() {
             cx.warn("the linear solver's node has no independent mechanical state: this correction corrects nothing");
@@ -147,22 +130,9 @@ impl ConstraintCorrection for GenericConstraintCorrection {
         for &(s, off) in &scope.offsets {
             self.jacobian.add_state_rows(&scene.store.get(s).constraint, off);
         }
-        if let Some((r, _)) = self.jacobian.rows.last() {
-            if *r >= w.n {
-                return Err(step_error(scene, me, format!("constraint row {r} is beyond the {} rows of the compliance matrix", w.n)));
-            }
-        }
-        if self.jacobian.rows.is_empty() {
-            return Ok(());
-        }
-        let j = &self.jacobian;
-        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, j, factor, w))?;
-        if self.regularization > f64::EPSILON {
-            for (r, line) in &self.jacobian.rows {
-                if !line.is_empty() {
-                    w.add(*r, *r, self.regularization);
-                }
-            }
+        if add_jminvjt(scene, me, ls, &scope, &self.jacobian, factor, w)? {
+            let rows = self.jacobian.rows.iter().filter(|(_, line)| !line.is_empty()).map(|(r, _)| *r);
+            regularize(w, rows, self.solver.regularization);
         }
         Ok(())
     }

@@ -5,9 +5,11 @@
 use settee_core::constraint::{ConstraintCorrection, ConstraintJacobian, ConstraintParams, DenseMatrix};
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::role;
-use settee_core::{component, Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{data_group, Component, ComponentId, InitCtx, LinearSolver, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, ode_solver_local_or_root, step_error, with_linear_solver, Apply};
+use super::common::{
+    add_jminvjt, apply_correction, ode_factors, ode_solver_local_or_root, regularize, reset_contact_force, step_error, with_linear_solver, Apply,
+};
 
 /// The linear solver a correction uses: its `linearSolver` link, else the first linear solver of
 /// its node; a matrix-free (`GraphScattered`) one is refused as SOFA does.
@@ -33,48 +35,90 @@ pub(crate) fn resolve_ode_solver(cx: &InitCtx) -> SimResult<ComponentId> {
     })
 }
 
-/// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
-#[component(
-    roles = [ConstraintCorrection],
-    templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
-    template_rule = FromState,
-    data = {
-        /// constraints are reordered along a wire-like topology (from tip to base)
-        wire_optimization: Bool = "false",
-        /// Add regularization factor times the identity matrix to the compliance W when solving
-        /// constraints
-        regularizationTerm: Real = "0",
-    },
-    links = {
-        /// Link towards the linear solver used to compute the compliance matrix, requiring the
-        /// inverse of the linear system matrix
-        linearSolver: LinearSolver,
-        /// Link towards the ODE solver used to recover the integration factors
-        #[search_up]
-        ODESolver: OdeSolver,
-    },
-)]
+/// SOFA's `regularizationTerm` of the corrections that solve with a linear solver.
+#[data_group(data = {
+    /// Add regularization factor times the identity matrix to the compliance W when solving
+    /// constraints
+    regularizationTerm: Real = "0",
+})]
+pub struct RegularizationData;
+
+/// `#[component(...)]` of the corrections that solve with a linear solver
+/// (`LinearSolverConstraintCorrection`, `GenericConstraintCorrection`): the correction role, the
+/// class's Data then [`RegularizationData`], and the `linearSolver` and `ODESolver` links that
+/// [`SolverLinks`] resolves.
+macro_rules! linear_solver_correction {
+    ($(#[doc = $doc:literal])* #[component($($key:tt)*)] $item:item) => {
+        #[settee_core::component(
+            roles = [ConstraintCorrection],
+            inherit = [Self, RegularizationData],
+            links = {
+                /// Link towards the linear solver used to compute the compliance matrix, requiring the
+                /// inverse of the linear system matrix
+                linearSolver: LinearSolver,
+                /// Link towards the ODE solver used to recover the integration factors
+                #[search_up]
+                ODESolver: OdeSolver,
+            },
+            $($key)*
+        )]
+        $(#[doc = $doc])*
+        $item
+    };
+}
+pub(crate) use linear_solver_correction;
+
+/// What the corrections that solve with a linear solver hold in common: their id, the linear
+/// and ODE solvers they use and their `regularizationTerm`.
 #[derive(Default)]
-pub struct LinearSolverConstraintCorrection {
-    me: Option<ComponentId>,
-    state: Option<StateId>,
-    linear_solver: Option<ComponentId>,
-    ode: Option<ComponentId>,
-    regularization: f64,
-    /// `J` of the last compliance, in the solver's global columns.
-    jacobian: ConstraintJacobian,
-    /// The unbuilt path: `Jᵀf` accumulated on this state (its DOFs), the displacement
-    /// `A⁻¹Jᵀf` of the last solve, and whether the force changed since.
-    unbuilt_force: Vec<f64>,
-    unbuilt_disp: Vec<f64>,
-    unbuilt_stale: bool,
-    /// The ODE solver's position integration factor of the current solve.
-    unbuilt_position_factor: f64,
+pub(crate) struct SolverLinks {
+    pub me: Option<ComponentId>,
+    pub linear_solver: Option<ComponentId>,
+    pub ode: Option<ComponentId>,
+    pub regularization: f64,
+}
+
+impl SolverLinks {
+    /// Resolves the links ([`resolve_linear_solver`], [`resolve_ode_solver`]) and reads
+    /// [`RegularizationData`].
+    pub fn init(&mut self, cx: &InitCtx) -> SimResult {
+        self.me = Some(cx.id);
+        self.linear_solver = Some(resolve_linear_solver(cx)?);
+        self.ode = Some(resolve_ode_solver(cx)?);
+        self.regularization = cx.data().get(RegularizationData::REGULARIZATION_TERM);
+        Ok(())
+    }
+}
+
+linear_solver_correction! {
+    /// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
+    #[component(
+        templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
+        template_rule = FromState,
+        data = {
+            /// constraints are reordered along a wire-like topology (from tip to base)
+            wire_optimization: Bool = "false",
+        },
+    )]
+    #[derive(Default)]
+    pub struct LinearSolverConstraintCorrection {
+        solver: SolverLinks,
+        state: Option<StateId>,
+        /// `J` of the last compliance, in the solver's global columns.
+        jacobian: ConstraintJacobian,
+        /// The unbuilt path: `Jᵀf` accumulated on this state (its DOFs), the displacement
+        /// `A⁻¹Jᵀf` of the last solve, and whether the force changed since.
+        unbuilt_force: Vec<f64>,
+        unbuilt_disp: Vec<f64>,
+        unbuilt_stale: bool,
+        /// The ODE solver's position integration factor of the current solve.
+        unbuilt_position_factor: f64,
+    }
 }
 
 impl LinearSolverConstraintCorrection {
     fn ids(&self) -> SimResult<(ComponentId, StateId, ComponentId, ComponentId)> {
-        match (self.me, self.state, self.linear_solver, self.ode) {
+        match (self.solver.me, self.state, self.solver.linear_solver, self.solver.ode) {
             (Some(me), Some(s), Some(ls), Some(ode)) => Ok((me, s, ls, ode)),
             _ => Err(SimError::new("LinearSolverConstraintCorrection used before init")),
         }
@@ -117,13 +161,9 @@ impl LinearSolverConstraintCorrection {
 
 impl Component for LinearSolverConstraintCorrection {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        self.me = Some(cx.id);
         self.state = Some(cx.require_state()?);
-        self.linear_solver = Some(resolve_linear_solver(cx)?);
-        self.ode = Some(resolve_ode_solver(cx)?);
-        let d = cx.data();
-        self.regularization = d.get(Self::REGULARIZATION_TERM);
-        if d.get(Self::WIRE_OPTIMIZATION) {
+        self.solver.init(cx)?;
+        if cx.data().get(Self::WIRE_OPTIMIZATION) {
             cx.warn("wire_optimization only reorders constraints for UnbuiltGaussSeidelConstraintSolver with a BTDLinearSolver; it is ignored here");
         }
         Ok(())
@@ -142,20 +182,8 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         self.jacobian.ncols = scope.size;
         self.jacobian.rows.clear();
         self.jacobian.add_state_rows(&scene.store.get(s).constraint, off);
-        if let Some((r, _)) = self.jacobian.rows.last() {
-            if *r >= w.n {
-                return Err(step_error(scene, me, format!("constraint row {r} is beyond the {} rows of the compliance matrix", w.n)));
-            }
-        }
-        if self.jacobian.rows.is_empty() {
-            return Ok(());
-        }
-        let j = &self.jacobian;
-        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, j, factor, w))?;
-        if self.regularization > f64::EPSILON {
-            for (r, _) in &self.jacobian.rows {
-                w.add(*r, *r, self.regularization);
-            }
+        if add_jminvjt(scene, me, ls, &scope, &self.jacobian, factor, w)? {
+            regularize(w, self.jacobian.rows.iter().map(|(r, _)| *r), self.solver.regularization);
         }
         Ok(())
     }
@@ -186,8 +214,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
 
     fn reset_contact_force(&mut self, scene: &mut Scene) -> SimResult {
         let (_, s, _, _) = self.ids()?;
-        scene.store.get_mut(s).write(VecId::FORCE).fill(0.0);
-        Ok(())
+        reset_contact_force(scene, s, VecId::FORCE)
     }
 
     /// SOFA's `applyContactForce`: `dx := A⁻¹·Jᵀλ` (a temporary force vector holds `Jᵀλ`), then
@@ -239,20 +266,14 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         begin: usize,
         end: usize,
     ) -> SimResult {
-        let (_, s, ls, ode) = self.ids()?;
+        let (me, s, ls, ode) = self.ids()?;
         let factor = ode_factors(scene, ode, cp.dt).for_order(cp.order);
         let (scope, off) = self.scope(scene)?;
         let mut j = ConstraintJacobian { ncols: scope.size, ..Default::default() };
         j.add_state_rows(&scene.store.get(s).constraint, off);
         j.rows.retain(|(r, _)| (begin..=end).contains(r) && *r < w.n);
-        if j.rows.is_empty() {
-            return Ok(());
-        }
-        with_linear_solver(scene, ls, |solver, scene| solver.add_jminvjt(scene, &scope, &j, factor, w))?;
-        if self.regularization > f64::EPSILON {
-            for (r, _) in &j.rows {
-                w.add(*r, *r, self.regularization);
-            }
+        if add_jminvjt(scene, me, ls, &scope, &j, factor, w)? {
+            regularize(w, j.rows.iter().map(|(r, _)| *r), self.solver.regularization);
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use settee_core::constraint::{ConstraintCorrection, ConstraintOrder, ConstraintP
 use settee_core::mechanics::MechScope;
 use settee_core::{component, Component, ComponentId, InitCtx, NodeId, OdeSolver, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, rows_of, Apply, Rows};
+use super::common::{apply_correction, reset_contact_force, rows_of, Apply, Rows};
 
 /// SOFA's default `ostream` formatting of a double (`%g`, 6 significant digits).
 fn format_g(x: f64) -> String {
@@ -467,9 +467,7 @@ impl ConstraintCorrection for PrecomputedConstraintCorrection {
     }
 
     fn reset_contact_force(&mut self, scene: &mut Scene) -> SimResult {
-        let s = self.state()?;
-        scene.store.get_mut(s).write(VecId::FORCE).fill(0.0);
-        Ok(())
+        reset_contact_force(scene, self.state()?, VecId::FORCE)
     }
 
     /// SOFA's `applyContactForce`: `force = Jᵀλ`, `dx = C·force` over the DOFs `force` acts on,

@@ -6,7 +6,7 @@ use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatri
 use settee_core::role::{self, Topology};
 use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, rows_of, Apply, Rows};
+use super::common::{apply_correction, ode_factors, reset_contact_force, rows_of, Apply, Rows};
 
 /// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
 /// `_computeDx`).
@@ -463,9 +463,7 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
     // ----- LCP path (§1.6).
 
     fn reset_contact_force(&mut self, scene: &mut Scene) -> SimResult {
-        let s = self.state()?;
-        scene.store.get_mut(s).write(VecId::EXTERNAL_FORCE).fill(0.0);
-        Ok(())
+        reset_contact_force(scene, self.state()?, VecId::EXTERNAL_FORCE)
     }
 
     fn apply_contact_force(&mut self, scene: &mut Scene, cp: &ConstraintParams, lambda: &[f64]) -> SimResult {

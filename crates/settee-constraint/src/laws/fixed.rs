@@ -10,7 +10,7 @@
 use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams, ConstraintResolution, ViolationIo};
 use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{check_indices, coord, quat, quat_inverse, read_rest, state_of, sub, to_euler_vector, v3, LawData, RowWriter};
+use super::{check_indices, coord, lent, quat, quat_inverse, read_rest, state_of, sub, to_euler_vector, v3, LawData, RowWriter};
 use crate::resolution::{Bilateral3DofResolution, BilateralNDofResolution};
 use settee_core::types::quat_mul;
 
@@ -125,7 +125,7 @@ impl ConstraintLaw for FixedLagrangianConstraint {
     fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
         let cs = self.layout.coord_size();
         let ds = self.rows_per_dof();
-        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        let x = lent(&io.x)?;
         let n = x.len() / cs;
         self.dofs = if self.fix_all { (0..n).collect() } else { self.indices.clone() };
         check_indices("fixed index", &self.dofs, n)?;
@@ -138,7 +138,7 @@ impl ConstraintLaw for FixedLagrangianConstraint {
     fn constraint_violation(&mut self, _cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult {
         let cs = self.layout.coord_size();
         let ds = self.rows_per_dof();
-        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        let x = lent(&io.x)?;
         for (i, &dof) in self.dofs.iter().enumerate() {
             let xf = coord(x, dof, cs)?;
             let r = coord(&self.rest, dof, cs).map_err(|_| SimError::new(format!("fixed index {dof} has no rest position")))?;

@@ -79,6 +79,11 @@ pub(crate) fn pair_states_of(cx: &InitCtx, layout: Layout) -> SimResult<(StateId
     Ok((s1, s2))
 }
 
+/// The state a single-state law was lent (its first one).
+pub(crate) fn lent<'a>(vectors: &[&'a [f64]]) -> SimResult<&'a [f64]> {
+    vectors.first().copied().ok_or_else(|| SimError::new("the constraint's state was not lent"))
+}
+
 /// The node's state of a single-state law, checked to be of the law's `layout`.
 pub(crate) fn state_of(cx: &InitCtx, layout: Layout) -> SimResult<StateId> {
     let s = cx.require_state()?;

@@ -6,7 +6,7 @@ use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintParams
 use settee_core::role::MechanicalState;
 use settee_core::{component, Component, InitCtx, Layout, SimError, SimResult, StateId};
 
-use super::{LawData, RowWriter};
+use super::{lent, LawData, RowWriter};
 
 /// The stopper's one-row law (SOFA's `StopperLagrangianConstraintResolution1Dof`): `init`
 /// caches `w = W_ll` and zeroes the multiplier; each update removes the row's own force from
@@ -104,7 +104,7 @@ impl ConstraintLaw for StopperLagrangianConstraint {
     }
 
     fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
-        let n = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?.len();
+        let n = lent(&io.x)?.len();
         if self.index >= n {
             return Err(SimError::new(format!("index {} is beyond the {n} DOFs of the state", self.index)));
         }
@@ -115,7 +115,7 @@ impl ConstraintLaw for StopperLagrangianConstraint {
     }
 
     fn constraint_violation(&mut self, _cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult {
-        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        let x = lent(&io.x)?;
         dfree[0] = *x.get(self.index).ok_or_else(|| SimError::new(format!("index {} is beyond the free positions", self.index)))?;
         Ok(())
     }

@@ -10,7 +10,7 @@ use settee_core::constraint::{ConstraintBuildIo, ConstraintLaw, ConstraintOrder,
 use settee_core::role::MechanicalState;
 use settee_core::{component, Component, InitCtx, Layout, Scene, SimError, SimResult, StateId};
 
-use super::{read_rest, state_of, LawData, RowWriter};
+use super::{lent, read_rest, state_of, LawData, RowWriter};
 use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
 /// A constraint equation applied on all dofs.
@@ -99,7 +99,7 @@ impl ConstraintLaw for UniformLagrangianConstraint {
 
     fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
         let ds = self.layout.deriv_size();
-        let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+        let x = lent(&io.x)?;
         let n = x.len() / ds;
         let mut w = RowWriter::default();
         w.set_unit_rows(first_row, ds, 0..n);
@@ -113,7 +113,7 @@ impl ConstraintLaw for UniformLagrangianConstraint {
     fn constraint_violation(&mut self, cp: &ConstraintParams, io: &ViolationIo, dfree: &mut [f64]) -> SimResult {
         let n = self.rows;
         if cp.order == ConstraintOrder::Vel {
-            let v = io.v.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+            let v = lent(&io.v)?;
             let inv_dt = 1.0 / cp.dt;
             for (k, out) in dfree.iter_mut().enumerate().take(n) {
                 let vf = *v.get(k).ok_or_else(|| SimError::new("the free velocity is shorter than the state"))?;
@@ -121,7 +121,7 @@ impl ConstraintLaw for UniformLagrangianConstraint {
                 *out = if self.constrain_to_rest { vf + inv_dt * (pos - self.rest_at(k)?) } else { vf + inv_dt * pos };
             }
         } else {
-            let x = io.x.first().ok_or_else(|| SimError::new("the constraint's state was not lent"))?;
+            let x = lent(&io.x)?;
             for (k, out) in dfree.iter_mut().enumerate().take(n) {
                 let xf = *x.get(k).ok_or_else(|| SimError::new("the free position is shorter than the state"))?;
                 *out = if self.constrain_to_rest { xf - self.rest_at(k)? } else { xf };

@@ -5,7 +5,7 @@
 
 use settee_core::constraint::{
     build_constraint_matrix, collect_resolutions, constraint_corrections, constraint_violation, project_constraint_rows, store_constraint_lambdas,
-    store_law_lambdas, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
+    store_law_lambdas, ConstraintCorrection, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
 use settee_core::data::DataSet;
 use settee_core::mechanics::MechScope;
@@ -14,6 +14,16 @@ use settee_core::{component, data_group, Component, ComponentId, InitCtx, NodeId
 use super::improved_jacobi::ImprovedJacobiData;
 use super::{BlockGaussSeidel, ImprovedJacobi, Nncg, PreconditionedConjugateResidual, UnbuiltGaussSeidel};
 use crate::corrections::WithCorrection;
+
+/// The constraint forces output of the constraint solvers (the generic ones and
+/// `LCPConstraintSolver`).
+#[data_group(data = {
+    /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
+    constraintForces: Reals,
+    /// enable the storage of the constraintForces.
+    computeConstraintForces: Bool = "false",
+})]
+pub struct ConstraintForcesData;
 
 /// Data of the solvers that assemble W (spec §2.4), after the generic ones.
 #[data_group(data = {
@@ -61,11 +71,11 @@ impl UnbuiltOps for NoUnbuilt {
 }
 
 /// The per-solve state of the unbuilt path: the visiting order of the rows and, per block start,
-/// the corrections (indices into the solver's correction list) that handle it.
+/// the corrections that handle it.
 #[derive(Default, Clone, Debug)]
 pub struct UnbuiltProblem {
     pub sequence: Vec<usize>,
-    pub cclist: Vec<Vec<usize>>,
+    pub cclist: Vec<Vec<ComponentId>>,
 }
 
 /// One constraint solver algorithm plugged into the generic machinery.
@@ -138,39 +148,36 @@ pub(crate) use built_method;
         currentIterations: Int = "0",
         /// OUTPUT: current error
         currentError: Real = "0",
-        /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
-        constraintForces: Reals,
-        /// enable the storage of the constraintForces.
-        computeConstraintForces: Bool = "false",
     },
     class(
         name = "BlockGaussSeidelConstraintSolver",
         description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using a Block Gauss-Seidel iterative method",
         type = GenericConstraintSolver<BlockGaussSeidel>,
-        inherit = [Self, BuiltData],
+        inherit = [Self, ConstraintForcesData, BuiltData],
     ),
     class(
         name = "NNCGConstraintSolver",
         description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using the Non-smooth Non-linear Conjugate Gradient method",
         type = GenericConstraintSolver<Nncg>,
-        inherit = [Self, BuiltData],
+        inherit = [Self, ConstraintForcesData, BuiltData],
     ),
     class(
         name = "PreconditionedConjugateResidual",
         description = "A Constraint Solver treating every constraint as bilateral, solved by a Jacobi-preconditioned conjugate residual method",
         type = GenericConstraintSolver<PreconditionedConjugateResidual>,
-        inherit = [Self, BuiltData],
+        inherit = [Self, ConstraintForcesData, BuiltData],
     ),
     class(
         name = "UnbuiltGaussSeidelConstraintSolver",
         description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using an Unbuilt Gauss-Seidel iterative method",
         type = GenericConstraintSolver<UnbuiltGaussSeidel>,
+        inherit = [Self, ConstraintForcesData],
     ),
     class(
         name = "ImprovedJacobiConstraintSolver",
         description = "A Constraint Solver using the Linear Complementarity Problem formulation to solve Constraint based components using a Projected Jacobi iterative method",
         type = GenericConstraintSolver<ImprovedJacobi>,
-        inherit = [Self, BuiltData, ImprovedJacobiData],
+        inherit = [Self, ConstraintForcesData, BuiltData, ImprovedJacobiData],
     ),
 )]
 #[derive(Default)]
@@ -255,15 +262,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
         collect_resolutions(scene, cp, &mut self.problem)?;
         let corrections = self.active_corrections(scene);
         if M::BUILT {
-            for &(_, c) in &corrections {
-                let w = &mut self.problem.w;
-                scene
-                    .with_correction(c, |corr, scene| match corr {
-                        Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
-                        None => Ok(()),
-                    })
-                    .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
-            }
+            add_compliances(scene, cp, corrections.iter().map(|&(_, c)| c), &mut self.problem.w)?;
             if !self.problem.w.is_empty() {
                 match self.svd {
                     Some((value_factor, vector_factor)) => {
@@ -286,7 +285,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
             self.unbuilt.cclist.resize_with(n, Vec::new);
             for (c, nb) in self.problem.blocks() {
                 let mut handled = false;
-                for &(j, cc) in &corrections {
+                for &(_, cc) in &corrections {
                     let w = &mut self.problem.w;
                     let has = scene.with_correction(cc, |corr, scene| -> SimResult<bool> {
                         let Some(corr) = corr else { return Ok(false) };
@@ -297,7 +296,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                         Ok(true)
                     })?;
                     if has {
-                        self.unbuilt.cclist[c].push(j);
+                        self.unbuilt.cclist[c].push(cc);
                         handled = true;
                     }
                 }
@@ -319,20 +318,17 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
         let cp = ConstraintParams { lambda: l, dx: d, ..*cp };
         for (_, c) in self.active_corrections(scene) {
             let lambda = &self.problem.lambda;
-            scene
-                .with_correction(c, |corr, scene| -> SimResult {
-                    let Some(cc) = corr else { return Ok(()) };
-                    cc.compute_motion_correction_from_lambda(scene, &cp, lambda)?;
-                    match cp.order {
-                        ConstraintOrder::PosAndVel => {
-                            let v = res2.ok_or_else(|| SimError::new("POS_AND_VEL correction needs a velocity result vector"))?;
-                            cc.apply_motion_correction(scene, &cp, res1, v, d, d)
-                        }
-                        ConstraintOrder::Pos => cc.apply_position_correction(scene, &cp, res1, d, d),
-                        ConstraintOrder::Vel => cc.apply_velocity_correction(scene, &cp, res1, d, d),
+            on_correction(scene, c, |cc, scene| {
+                cc.compute_motion_correction_from_lambda(scene, &cp, lambda)?;
+                match cp.order {
+                    ConstraintOrder::PosAndVel => {
+                        let v = res2.ok_or_else(|| SimError::new("POS_AND_VEL correction needs a velocity result vector"))?;
+                        cc.apply_motion_correction(scene, &cp, res1, v, d, d)
                     }
-                })
-                .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
+                    ConstraintOrder::Pos => cc.apply_position_correction(scene, &cp, res1, d, d),
+                    ConstraintOrder::Vel => cc.apply_velocity_correction(scene, &cp, res1, d, d),
+                }
+            })?;
         }
         let laws = self.problem.laws.clone();
         store_constraint_lambdas(scene, &cp, &laws, &self.problem.lambda)
@@ -376,7 +372,7 @@ fn publish<M: SolverMethod>(data: &mut DataSet, p: &ConstraintProblem, compute_f
     data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINTS, p.n as i64);
     data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.blocks().len() as i64);
     if compute_forces {
-        data.put(GenericConstraintSolver::<M>::CONSTRAINT_FORCES, p.lambda.clone());
+        data.put(ConstraintForcesData::CONSTRAINT_FORCES, p.lambda.clone());
     }
     if graphs {
         data.put(GenericConstraintSolver::<M>::GRAPH_ERRORS, p.error_history.clone());
@@ -430,7 +426,7 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             self.svd = (M::BUILT && d.get(BuiltData::USE_SVD_FOR_REGULARIZATION)).then(|| {
                 (d.get(BuiltData::SVD_SINGULAR_VALUE_NULL_SPACE_CRITERIA_FACTOR), d.get(BuiltData::SVD_SINGULAR_VECTOR_NULL_SPACE_CRITERIA_FACTOR))
             });
-            (d.get(Self::REGULARIZATION_TERM), d.get(Self::COMPUTE_CONSTRAINT_FORCES), d.get(Self::COMPUTE_GRAPHS))
+            (d.get(Self::REGULARIZATION_TERM), d.get(ConstraintForcesData::COMPUTE_CONSTRAINT_FORCES), d.get(Self::COMPUTE_GRAPHS))
         };
         let cp_own = ConstraintParams { lambda: self.lambda.unwrap(), dx: self.dx.unwrap(), ..*cp };
         self.build_system(scene, &cp_own, regularization)?;
@@ -464,8 +460,7 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         let outcome = if M::BUILT {
             self.method.solve(&mut self.problem, &self.unbuilt, &mut NoUnbuilt)?
         } else {
-            let corrections = self.corrections.clone();
-            let mut ops = SceneUnbuilt { scene, corrections: &corrections, cclist: &self.unbuilt.cclist };
+            let mut ops = SceneUnbuilt { scene, cclist: &self.unbuilt.cclist };
             self.method.solve(&mut self.problem, &self.unbuilt, &mut ops)?
         };
         if let Some(message) = self.method.take_warning() {
@@ -497,17 +492,45 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
     }
 }
 
-/// The unbuilt operations through the scene's constraint corrections.
-struct SceneUnbuilt<'a> {
-    scene: &'a mut Scene,
-    corrections: &'a [ComponentId],
-    cclist: &'a [Vec<usize>],
+/// SOFA's `buildCompliance` loop: every correction of `corrections` adds its compliance to `w`
+/// (an error is positioned at the correction).
+pub(crate) fn add_compliances(
+    scene: &mut Scene,
+    cp: &ConstraintParams,
+    corrections: impl IntoIterator<Item = ComponentId>,
+    w: &mut DenseMatrix,
+) -> SimResult {
+    for c in corrections {
+        on_correction(scene, c, |cc, scene| cc.add_compliance_in_constraint_space(scene, cp, w))?;
+    }
+    Ok(())
+}
+
+/// Runs `f` on the constraint correction `c` (nothing when its class is not one); its error is
+/// positioned at the correction.
+pub(crate) fn on_correction(
+    scene: &mut Scene,
+    c: ComponentId,
+    f: impl FnOnce(&mut (dyn ConstraintCorrection + 'static), &mut Scene) -> SimResult,
+) -> SimResult {
+    scene
+        .with_correction(c, |corr, scene| match corr {
+            Some(cc) => f(cc, scene),
+            None => Ok(()),
+        })
+        .map_err(|e| settee_core::simulation::positioned(scene, c, e))
+}
+
+/// The unbuilt operations through the scene's constraint corrections, the ones handling each
+/// block (keyed by the block's first row) in `cclist`.
+pub(crate) struct SceneUnbuilt<'a> {
+    pub scene: &'a mut Scene,
+    pub cclist: &'a [Vec<ComponentId>],
 }
 
 impl UnbuiltOps for SceneUnbuilt<'_> {
     fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
-        for &j in &self.cclist[block] {
-            let c = self.corrections[j];
+        for &c in &self.cclist[block] {
             self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
                 None => Ok(()),
@@ -516,8 +539,7 @@ impl UnbuiltOps for SceneUnbuilt<'_> {
         Ok(())
     }
     fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
-        for &j in &self.cclist[block] {
-            let c = self.corrections[j];
+        for &c in &self.cclist[block] {
             self.scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
                 None => Ok(()),

@@ -21,9 +21,9 @@ use settee_core::constraint::{
     build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
 };
 use settee_core::diag::Diagnostic;
-use settee_core::{component, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
+use settee_core::{component, data_group, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
 
-use super::generic::UnbuiltOps;
+use super::generic::{add_compliances, on_correction, ConstraintForcesData, SceneUnbuilt, UnbuiltOps};
 use crate::corrections::WithCorrection;
 use crate::laws::UnilateralLagrangianConstraint;
 
@@ -458,48 +458,51 @@ struct Settings {
     compute_forces: bool,
 }
 
+/// The first Data of `LCPConstraintSolver`, before the constraint forces of every constraint
+/// solver ([`ConstraintForcesData`]).
+#[data_group(data = {
+    /// Display debug information.
+    displayDebug: Bool = "false",
+    /// activate LCP results history to improve its resolution performances.
+    initial_guess: Bool = "true",
+    /// LCP is not fully built to increase performance in some case.
+    build_lcp: Bool = "true",
+    /// residual error threshold for termination of the Gauss-Seidel algorithm
+    tolerance: Real = "0.001",
+    /// maximal number of iterations of the Gauss-Seidel algorithm
+    maxIt: Int = "1000",
+    /// Add regularization factor times the identity matrix to the compliance W when solving
+    /// constraints
+    regularizationTerm: Real = "0",
+    /// Friction coefficient
+    mu: Real = "0.6",
+    /// If not zero, constraints whose self-compliance (i.e. the corresponding value on the
+    /// diagonal of W) is smaller than this threshold will be ignored
+    minW: Real = "0",
+    /// If not zero, constraints whose response force becomes larger than this threshold will be
+    /// ignored
+    maxF: Real = "0",
+    /// removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported
+    multi_grid: Bool = "false",
+    /// removed from SOFA (multigrid resolution): ignored
+    multi_grid_levels: Int = "2",
+    /// removed from SOFA (multigrid resolution): ignored
+    merge_method: Int = "0",
+    /// removed from SOFA (multigrid resolution): ignored
+    merge_spatial_step: Real = "0.2",
+    /// removed from SOFA (multigrid resolution): ignored
+    merge_local_levels: Int = "2",
+})]
+pub struct LcpSolverData;
+
 /// A Constraint Solver using the Linear Complementarity Problem formulation to solve BaseConstraint based components.
 ///
 /// SOFA's `LCPConstraintSolver`.
 #[component(
     name = "LCPConstraintSolver",
     roles = [ConstraintSolver],
+    inherit = [LcpSolverData, ConstraintForcesData, Self],
     data = {
-        /// Display debug information.
-        displayDebug: Bool = "false",
-        /// activate LCP results history to improve its resolution performances.
-        initial_guess: Bool = "true",
-        /// LCP is not fully built to increase performance in some case.
-        build_lcp: Bool = "true",
-        /// residual error threshold for termination of the Gauss-Seidel algorithm
-        tolerance: Real = "0.001",
-        /// maximal number of iterations of the Gauss-Seidel algorithm
-        maxIt: Int = "1000",
-        /// Add regularization factor times the identity matrix to the compliance W when solving
-        /// constraints
-        regularizationTerm: Real = "0",
-        /// Friction coefficient
-        mu: Real = "0.6",
-        /// If not zero, constraints whose self-compliance (i.e. the corresponding value on the
-        /// diagonal of W) is smaller than this threshold will be ignored
-        minW: Real = "0",
-        /// If not zero, constraints whose response force becomes larger than this threshold will be
-        /// ignored
-        maxF: Real = "0",
-        /// removed from SOFA (multigrid resolution): accepted for old scenes, true is not supported
-        multi_grid: Bool = "false",
-        /// removed from SOFA (multigrid resolution): ignored
-        multi_grid_levels: Int = "2",
-        /// removed from SOFA (multigrid resolution): ignored
-        merge_method: Int = "0",
-        /// removed from SOFA (multigrid resolution): ignored
-        merge_spatial_step: Real = "0.2",
-        /// removed from SOFA (multigrid resolution): ignored
-        merge_local_levels: Int = "2",
-        /// OUTPUT: constraint forces (stored only if computeConstraintForces=True)
-        constraintForces: Reals,
-        /// enable the storage of the constraintForces.
-        computeConstraintForces: Bool = "false",
         /// list of ID of groups of constraints to be handled by this solver.
         group: Indices = "0",
         /// OUTPUT: residual error at each iteration of the last solve (SOFA's graph "Error")
@@ -537,15 +540,15 @@ impl LcpConstraintSolver {
         let me = self.id.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         let d = &scene.components[me].data;
         Ok(Settings {
-            initial_guess: d.get(Self::INITIAL_GUESS),
-            build_lcp: d.get(Self::BUILD_LCP),
-            tolerance: d.get(Self::TOLERANCE),
-            max_it: d.get(Self::MAX_IT).max(0) as usize,
-            regularization: d.get(Self::REGULARIZATION_TERM),
-            mu: d.get(Self::MU),
-            min_w: d.get(Self::MIN_W),
-            max_f: d.get(Self::MAX_F),
-            compute_forces: d.get(Self::COMPUTE_CONSTRAINT_FORCES),
+            initial_guess: d.get(LcpSolverData::INITIAL_GUESS),
+            build_lcp: d.get(LcpSolverData::BUILD_LCP),
+            tolerance: d.get(LcpSolverData::TOLERANCE),
+            max_it: d.get(LcpSolverData::MAX_IT).max(0) as usize,
+            regularization: d.get(LcpSolverData::REGULARIZATION_TERM),
+            mu: d.get(LcpSolverData::MU),
+            min_w: d.get(LcpSolverData::MIN_W),
+            max_f: d.get(LcpSolverData::MAX_F),
+            compute_forces: d.get(ConstraintForcesData::COMPUTE_CONSTRAINT_FORCES),
         })
     }
 
@@ -562,12 +565,7 @@ impl LcpConstraintSolver {
             scene.store.get_mut(s).write(VecId::DX).fill(0.0);
         }
         for c in self.live_corrections(scene) {
-            scene
-                .with_correction(c, |corr, scene| match corr {
-                    Some(cc) => cc.reset_contact_force(scene),
-                    None => Ok(()),
-                })
-                .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
+            on_correction(scene, c, |cc, scene| cc.reset_contact_force(scene))?;
         }
         Ok(())
     }
@@ -581,15 +579,8 @@ impl LcpConstraintSolver {
         let laws = self.problem.laws.clone();
         constraint_violation(scene, cp, &laws, &mut self.problem.dfree)?;
         if s.build_lcp {
-            for c in self.live_corrections(scene) {
-                let w = &mut self.problem.w;
-                scene
-                    .with_correction(c, |corr, scene| match corr {
-                        Some(cc) => cc.add_compliance_in_constraint_space(scene, cp, w),
-                        None => Ok(()),
-                    })
-                    .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
-            }
+            let corrections = self.live_corrections(scene);
+            add_compliances(scene, cp, corrections, &mut self.problem.w)?;
             self.problem.add_regularization(s.regularization);
         } else {
             self.wdiag.clear(n);
@@ -647,7 +638,7 @@ impl LcpConstraintSolver {
         data.put(Self::GRAPH, self.outcome.errors.clone());
         data.put(Self::GRAPH_VIOLATION, self.outcome.violations.clone());
         if s.compute_forces {
-            data.put(Self::CONSTRAINT_FORCES, self.problem.lambda.clone());
+            data.put(ConstraintForcesData::CONSTRAINT_FORCES, self.problem.lambda.clone());
         }
         Ok(())
     }
@@ -714,7 +705,7 @@ impl LcpConstraintSolver {
                 self.wdiag.add(i, i, s.regularization);
             }
         }
-        let mut ops = LcpSceneOps { scene, cclist: &cclist };
+        let mut ops = SceneUnbuilt { scene, cclist: &cclist };
         let p = &mut self.problem;
         if s.mu == 0.0 {
             lcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, &sequence, s.tolerance, s.max_it, &mut ops)
@@ -733,12 +724,7 @@ impl LcpConstraintSolver {
                 continue;
             }
             let lambda = &self.problem.lambda;
-            scene
-                .with_correction(c, |corr, scene| match corr {
-                    Some(cc) => cc.apply_contact_force(scene, cp, lambda),
-                    None => Ok(()),
-                })
-                .map_err(|e| settee_core::simulation::positioned(scene, c, e))?;
+            on_correction(scene, c, |cc, scene| cc.apply_contact_force(scene, cp, lambda))?;
         }
         Ok(())
     }
@@ -772,40 +758,13 @@ impl LcpConstraintSolver {
     }
 }
 
-/// The unbuilt operations through the contacts' corrections (keyed by the contact's first row).
-struct LcpSceneOps<'a> {
-    scene: &'a mut Scene,
-    cclist: &'a [Vec<ComponentId>],
-}
-
-impl UnbuiltOps for LcpSceneOps<'_> {
-    fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
-        for &c in &self.cclist[block] {
-            self.scene.with_correction(c, |corr, scene| match corr {
-                Some(cc) => cc.add_constraint_displacement(scene, d, begin, end),
-                None => Ok(()),
-            })?;
-        }
-        Ok(())
-    }
-    fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
-        for &c in &self.cclist[block] {
-            self.scene.with_correction(c, |corr, scene| match corr {
-                Some(cc) => cc.set_constraint_dforce(scene, df, begin, end, update),
-                None => Ok(()),
-            })?;
-        }
-        Ok(())
-    }
-}
-
 impl Component for LcpConstraintSolver {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.id = Some(cx.id);
         self.node = Some(cx.node());
         self.corrections = settee_core::constraint::constraint_corrections(cx.scene, cx.node());
         let d = cx.data();
-        let (max_it, multi_grid, debug) = (d.get(Self::MAX_IT), d.get(Self::MULTI_GRID), d.get(Self::DISPLAY_DEBUG));
+        let (max_it, multi_grid, debug) = (d.get(LcpSolverData::MAX_IT), d.get(LcpSolverData::MULTI_GRID), d.get(LcpSolverData::DISPLAY_DEBUG));
         if max_it < 0 {
             return Err(cx.error("maxIt must not be negative"));
         }

@@ -16,13 +16,12 @@ pub const RAYLEIGH_MASS: f64 = 0.3;
 
 /// A factory with the states, masses, ODE solvers, linear solvers and this crate's classes.
 pub fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_odesolver::register(&mut f);
-    settee_linearsolver::register(&mut f);
-    settee_constraint::register(&mut f);
-    f
+    settee_statecontainer::factory_with(&[
+        settee_mass::register,
+        settee_odesolver::register,
+        settee_linearsolver::register,
+        settee_constraint::register,
+    ])
 }
 
 pub fn add(scene: &mut Scene, f: &Factory, node: NodeId, class: &str, attrs: &[(&str, &str)]) -> ComponentId {

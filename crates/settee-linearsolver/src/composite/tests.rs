@@ -32,11 +32,7 @@ fn stiffness() -> Vec<f64> {
 }
 
 fn factory() -> Factory {
-    let mut f = Factory::new();
-    settee_statecontainer::register(&mut f);
-    settee_mass::register(&mut f);
-    settee_projective::register(&mut f);
-    crate::register(&mut f);
+    let mut f = settee_statecontainer::factory_with(&[settee_mass::register, settee_projective::register, crate::register]);
     f.add::<MatrixForceField>();
     f
 }
@@ -59,6 +55,13 @@ fn scene(constraints: &[(&str, &[(&str, &str)])], objects: &[(&str, &[(&str, &st
     add(&mut s, &f, "TestMatrixForceField", &[("stiffness", &k.join(" "))]);
     let r = settee_core::simulation::init_root(&mut s, &f);
     (s, ids, r)
+}
+
+/// [`scene`], which must initialise.
+fn built(constraints: &[(&str, &[(&str, &str)])], objects: &[(&str, &[(&str, &str)])]) -> (Scene, Vec<ComponentId>) {
+    let (s, ids, r) = scene(constraints, objects);
+    r.unwrap();
+    (s, ids)
 }
 
 fn solve(s: &mut Scene, ls: ComponentId) -> Vec<f64> {
@@ -89,12 +92,10 @@ const SYSTEMS: &[(&str, &[(&str, &str)])] = &[
 #[test]
 fn composite_solves_one_system_and_builds_the_others() {
     let fixed: &[(&str, &[(&str, &str)])] = &[("FixedProjectiveConstraint", &[("indices", "0")])];
-    let (mut s, ids, r) = scene(fixed, SYSTEMS);
-    r.unwrap();
+    let (mut s, ids) = built(fixed, SYSTEMS);
     let x = solve(&mut s, ids[4]);
     // Same solution as a solver on its own.
-    let (mut plain, pids, r) = scene(fixed, &[("SparseLDLSolver", &[])]);
-    r.unwrap();
+    let (mut plain, pids) = built(fixed, &[("SparseLDLSolver", &[])]);
     assert_eq!(x, solve(&mut plain, pids[0]));
     assert!(x[..3].iter().all(|&v| v == 0.0));
 
@@ -123,8 +124,7 @@ fn composite_defaults_and_errors() {
         ("CompositeLinearSystem", &[("name", "comp"), ("linearSystems", "@A @K")]),
         ("SparseLDLSolver", &[("linearSystem", "@comp")]),
     ];
-    let (s, ids, r) = scene(&[], objs);
-    r.unwrap();
+    let (s, ids) = built(&[], objs);
     assert_eq!(s.get::<super::CompositeLinearSystem>(ids[2]).unwrap().solver_system(), Some(ids[0]));
     // A solverLinearSystem that is not listed is appended.
     let objs: &[(&str, &[(&str, &str)])] = &[
@@ -132,8 +132,7 @@ fn composite_defaults_and_errors() {
         ("MatrixLinearSystem", &[("name", "M"), ("assembleStiffness", "false")]),
         ("CompositeLinearSystem", &[("name", "comp"), ("linearSystems", "@M"), ("solverLinearSystem", "@A")]),
     ];
-    let (s, ids, r) = scene(&[], objs);
-    r.unwrap();
+    let (s, ids) = built(&[], objs);
     assert_eq!(s.get::<super::CompositeLinearSystem>(ids[2]).unwrap().systems(), &[ids[1], ids[0]]);
     // The solved system must assemble everything (Settee's solvers build the full system).
     let objs: &[(&str, &[(&str, &str)])] = &[
@@ -156,11 +155,9 @@ fn assembled_block_projections_match_the_matrix_free_solution() {
         ("PlaneProjectiveConstraint", &[("indices", "1"), ("normal", "1 2 -0.5")]),
         ("LineProjectiveConstraint", &[("indices", "2 3"), ("direction", "0.3 -1 0.8")]),
     ];
-    let (mut direct, d, r) = scene(constraints, &[("SparseLDLSolver", &[])]);
-    r.unwrap();
+    let (mut direct, d) = built(constraints, &[("SparseLDLSolver", &[])]);
     let xd = solve(&mut direct, d[0]);
-    let (mut cg, c, r) = scene(constraints, &[("CGLinearSolver", &[("iterations", "500"), ("tolerance", "1e-30"), ("threshold", "1e-30")])]);
-    r.unwrap();
+    let (mut cg, c) = built(constraints, &[("CGLinearSolver", &[("iterations", "500"), ("tolerance", "1e-30"), ("threshold", "1e-30")])]);
     let xc = solve(&mut cg, c[0]);
     let scale = xd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     assert!(scale > 0.1);
