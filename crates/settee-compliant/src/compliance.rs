@@ -116,7 +116,7 @@ impl Component for UniformCompliance {
 }
 
 impl ForceField for UniformCompliance {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.law.state.into_iter().collect()
     }
     fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
