@@ -63,8 +63,11 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
     timed(scene, "live data", update_live_data)?;
     scale_lambda(scene, lambda_vec, dt);
     // S9: the mappings' geometric stiffness for the previous step's constraint force Λ/dt.
-    let scope = scene.scope(Scene::ROOT);
-    mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
+    {
+        // Let go before the collision changes the scope: it is then compiled again in place.
+        let scope = scene.scope(Scene::ROOT);
+        mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
+    }
     timed(scene, "free motion", |s| free_motion(s, dt, order))?;
     timed(scene, "collision", collision)?;
     timed(scene, "constraints", |s| -> SimResult {
@@ -99,8 +102,7 @@ fn init_free_vectors(scene: &mut Scene) {
     for st in scene.store.states.values_mut() {
         for (free, from) in [(VecId::FREE_POSITION, VecId::POSITION), (VecId::FREE_VELOCITY, VecId::VELOCITY)] {
             if !st.is_set(free) || st.read(free).is_empty() {
-                let v = st.read(from).to_vec();
-                st.set_vec(free, v);
+                st.copy_vec(free, from);
             }
         }
     }

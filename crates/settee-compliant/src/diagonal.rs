@@ -90,7 +90,7 @@ impl RowLaw {
 macro_rules! row_law_force_field {
     ($t:ty) => {
         impl ForceField for $t {
-            fn states(&self) -> Vec<StateId> {
+            fn states(&self) -> settee_core::StateSet {
                 self.law.state.into_iter().collect()
             }
             fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {
@@ -341,7 +341,7 @@ impl Component for DampingCompliance {
 }
 
 impl ForceField for DampingCompliance {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
     fn add_force(&mut self, _p: &MechParams, _io: &mut ForceIo) -> SimResult {
@@ -497,7 +497,7 @@ impl Component for FullCompliance {
 }
 
 impl ForceField for FullCompliance {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
     fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {

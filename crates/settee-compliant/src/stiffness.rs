@@ -202,7 +202,7 @@ impl Component for CompliantPenaltyForceField {
 }
 
 impl ForceField for CompliantPenaltyForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
     fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {

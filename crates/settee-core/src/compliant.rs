@@ -186,7 +186,7 @@ pub trait KktSolver {
 /// The compliance component of a mapped state: the first force field acting on `s` alone that
 /// is a compliance.
 fn compliance_of(scene: &Scene, scope: &MechScope, s: StateId) -> Option<ComponentId> {
-    scope.force_fields.iter().copied().find(|&c| scene.role::<dyn ForceField>(c).is_some_and(|ff| ff.is_compliance() && ff.states() == [s]))
+    scope.force_fields.iter().copied().find(|&c| scene.role::<dyn ForceField>(c).is_some_and(|ff| ff.is_compliance() && ff.states()[..] == [s]))
 }
 
 /// Assembles the system of `scope` (compliant spec §4): `H = m·M + b·B + k·K` with the factors

@@ -336,14 +336,13 @@ impl Scene {
         self.compiled(
             0,
             |_, _| true,
-            |scene| {
-                let mut out = Vec::new();
-                for n in scene.preorder(Scene::ROOT) {
-                    let is_law = |c: &ComponentId| scene.entry(*c).initialized && scene.entry(*c).plays(CONSTRAINT_LAW);
-                    out.extend(scene.node(n).objects.iter().copied().filter(is_law));
-                    out.extend(scene.contacts.attached_at(n).filter(is_law));
-                }
-                LawList(out)
+            |scene, laws: &mut LawList| {
+                laws.0.clear();
+                let is_law = |c: &ComponentId| scene.entry(*c).initialized && scene.entry(*c).plays(CONSTRAINT_LAW);
+                scene.visit_preorder(Scene::ROOT, &mut |n| {
+                    laws.0.extend(scene.node(n).objects.iter().copied().filter(is_law));
+                    laws.0.extend(scene.contacts.attached_at(n).filter(is_law));
+                });
             },
         )
     }
@@ -574,6 +573,12 @@ pub trait ContactConstraint {
     fn add_contact(&mut self, c: ContactSpec) -> crate::SimResult;
     /// The tolerance given to the friction resolutions (0: the solver's).
     fn set_custom_tolerance(&mut self, tol: f64);
+    /// Becomes as the response made it, with no contact and no history, keeping its buffers, so
+    /// that the response can keep it for when its pair collides again; false when the law
+    /// cannot (the response then makes a new one).
+    fn forget_contacts(&mut self) -> bool {
+        false
+    }
 }
 
 /// The independent states a law's rows reach: its own states, or, for mapped ones, the inputs

@@ -22,6 +22,7 @@ pub mod budget;
 pub mod diag;
 pub mod gformat;
 pub mod math;
+pub mod scratch;
 
 pub mod graph;
 
@@ -69,6 +70,7 @@ pub use factory::{Attr, Factory};
 pub use mechanics::{MatrixAccumulator, MechScope};
 pub use role::RoleId;
 pub use scene::{ComponentId, InitCtx, NodeId, Scene};
+pub use scratch::StateSet;
 pub use state::{StateId, VecId, VecKind};
 pub use topology::{Adjacency, MeshData};
 pub use types::Layout;

@@ -566,15 +566,17 @@ mod tests {
 
     fn force(ff: &mut BeamFEMForceField, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len() / 7 * 6];
-        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![] };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x].into(), v: vec![].into() };
         ff.add_force(&params(), &mut io).unwrap();
+        drop(io);
         f
     }
 
     fn dforce(ff: &mut BeamFEMForceField, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
-        let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
+        let mut io = ForceIo { f: vec![df.as_mut_slice()].into(), x: vec![dx].into(), v: vec![].into() };
         ff.add_dforce(&params(), &mut io, k, 0.0).unwrap();
+        drop(io);
         df
     }
 
@@ -849,8 +851,9 @@ mod tests {
         let f = {
             let mut f = vec![0.0; 18];
             let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
-            let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&rest], v: vec![] };
+            let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![rest.as_slice()].into(), v: vec![].into() };
             obj.add_force(&params(), &mut io).unwrap();
+            drop(io);
             f
         };
         assert!(f.iter().all(|&v| v == 0.0));
@@ -860,8 +863,9 @@ mod tests {
         x[7] += 0.01;
         let obj = h.scene.role_mut::<dyn ForceField>(ff).unwrap();
         let mut f = vec![0.0; 18];
-        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![] };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x.as_slice()].into(), v: vec![].into() };
         obj.add_force(&params(), &mut io).unwrap();
+        drop(io);
         let ea = 2e7 * (PI * (0.1 * 0.1)) / 1.0;
         assert!(f[..6].iter().all(|&v| v == 0.0));
         assert!((f[6] + ea * 0.01).abs() < 1e-9 * ea && (f[12] - ea * 0.01).abs() < 1e-9 * ea, "{f:?}");

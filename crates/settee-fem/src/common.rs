@@ -39,7 +39,7 @@ pub(crate) use force_field_class;
 macro_rules! force_field_on_one_state {
     ($t:ty $(, via $field:ident)?) => {
         impl settee_core::ForceField for $t {
-            fn states(&self) -> Vec<settee_core::StateId> {
+            fn states(&self) -> settee_core::StateSet {
                 self$(.$field)?.state.into_iter().collect()
             }
 

@@ -206,7 +206,7 @@ impl Component for HexahedronFEMForceFieldAndMass {
 }
 
 impl ForceField for HexahedronFEMForceFieldAndMass {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

@@ -57,18 +57,20 @@ impl Harness {
     /// fields), into a zero vector.
     pub fn force(&mut self, ff: ComponentId, x: &[f64]) -> Vec<f64> {
         let mut f = vec![0.0; x.len()];
-        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![x], v: vec![x] };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x].into(), v: vec![x].into() };
         let obj = self.scene.role_mut::<dyn ForceField>(ff).unwrap();
         obj.add_force(&params(), &mut io).unwrap();
+        drop(io);
         f
     }
 
     /// `addDForce` of component `ff` for `dx` with factor `k`, into a zero vector.
     pub fn dforce(&mut self, ff: ComponentId, dx: &[f64], k: f64) -> Vec<f64> {
         let mut df = vec![0.0; dx.len()];
-        let mut io = ForceIo { f: vec![df.as_mut_slice()], x: vec![dx], v: vec![] };
+        let mut io = ForceIo { f: vec![df.as_mut_slice()].into(), x: vec![dx].into(), v: vec![].into() };
         let obj = self.scene.role_mut::<dyn ForceField>(ff).unwrap();
         obj.add_dforce(&params(), &mut io, k, 0.0).unwrap();
+        drop(io);
         df
     }
 

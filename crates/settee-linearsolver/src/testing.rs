@@ -44,8 +44,8 @@ impl Component for MatrixForceField {
 }
 
 impl ForceField for MatrixForceField {
-    fn states(&self) -> Vec<StateId> {
-        vec![self.state.unwrap()]
+    fn states(&self) -> settee_core::StateSet {
+        settee_core::StateSet::from_elem(self.state.unwrap(), 1)
     }
     fn add_force(&mut self, _p: &MechParams, io: &mut ForceIo) -> SimResult {
         let x = io.x[0];

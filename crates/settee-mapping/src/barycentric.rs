@@ -110,23 +110,27 @@ pub struct BarycentricMapping {
     elements: MeshData,
     /// Points are placed by code ([`PointMapper`]), not located at init.
     placed_by_code: bool,
+    /// Stencil buffers of points placed by code and cleared, reused by the next points.
+    spare: Vec<Vec<(usize, f64)>>,
 }
 
 // ----- weights in SOFA's orders ------------------------------------------------------------------
 
-fn edge_stencil(e: [usize; 2], fx: f64) -> Vec<(usize, f64)> {
-    vec![(e[0], 1.0 - fx), (e[1], fx)]
+// The stencils of one point are arrays: a contact mapper places points at every step, into
+// buffers it keeps.
+fn edge_stencil(e: [usize; 2], fx: f64) -> [(usize, f64); 2] {
+    [(e[0], 1.0 - fx), (e[1], fx)]
 }
-fn triangle_stencil(t: [usize; 3], f: V3) -> Vec<(usize, f64)> {
-    vec![(t[0], 1.0 - f[0] - f[1]), (t[1], f[0]), (t[2], f[1])]
+fn triangle_stencil(t: [usize; 3], f: V3) -> [(usize, f64); 3] {
+    [(t[0], 1.0 - f[0] - f[1]), (t[1], f[0]), (t[2], f[1])]
 }
-fn tetra_stencil(t: [usize; 4], f: V3) -> Vec<(usize, f64)> {
-    vec![(t[0], 1.0 - f[0] - f[1] - f[2]), (t[1], f[0]), (t[2], f[1]), (t[3], f[2])]
+fn tetra_stencil(t: [usize; 4], f: V3) -> [(usize, f64); 4] {
+    [(t[0], 1.0 - f[0] - f[1] - f[2]), (t[1], f[0]), (t[2], f[1]), (t[3], f[2])]
 }
 /// Mesh and grid mappers: corners 0, 1, 3, 2 then 4, 5, 7, 6.
-fn quad_stencil_mesh(q: [usize; 4], f: V3) -> Vec<(usize, f64)> {
+fn quad_stencil_mesh(q: [usize; 4], f: V3) -> [(usize, f64); 4] {
     let (fx, fy) = (f[0], f[1]);
-    vec![(q[0], (1.0 - fx) * (1.0 - fy)), (q[1], fx * (1.0 - fy)), (q[3], (1.0 - fx) * fy), (q[2], fx * fy)]
+    [(q[0], (1.0 - fx) * (1.0 - fy)), (q[1], fx * (1.0 - fy)), (q[3], (1.0 - fx) * fy), (q[2], fx * fy)]
 }
 fn hexa_stencil_mesh(h: [usize; 8], f: V3) -> Vec<(usize, f64)> {
     let (fx, fy, fz) = (f[0], f[1], f[2]);
@@ -307,11 +311,16 @@ fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
     if !mesh.tetrahedra.is_empty() || !mesh.hexahedra.is_empty() {
         let tets = tetra_elements(xin, &mesh.tetrahedra)?;
         let hexs = hexa_elements(xin, &mesh.hexahedra)?;
-        locate_in_two_kinds((&tets, &mesh.tetrahedra, tetra_stencil), (&hexs, &mesh.hexahedra, hexa_stencil_mesh), xin, xout)
+        locate_in_two_kinds((&tets, &mesh.tetrahedra, |t, f| tetra_stencil(t, f).to_vec()), (&hexs, &mesh.hexahedra, hexa_stencil_mesh), xin, xout)
     } else if !mesh.triangles.is_empty() || !mesh.quads.is_empty() {
         let tris = triangle_elements(xin, &mesh.triangles)?;
         let quads = quad_elements(xin, &mesh.quads)?;
-        locate_in_two_kinds((&tris, &mesh.triangles, triangle_stencil), (&quads, &mesh.quads, quad_stencil_mesh), xin, xout)
+        locate_in_two_kinds(
+            (&tris, &mesh.triangles, |t, f| triangle_stencil(t, f).to_vec()),
+            (&quads, &mesh.quads, |q, f| quad_stencil_mesh(q, f).to_vec()),
+            xin,
+            xout,
+        )
     } else if !mesh.edges.is_empty() {
         let mut locs = Vec::with_capacity(xout.len());
         let mut stencils = Vec::with_capacity(xout.len());
@@ -341,7 +350,7 @@ fn mesh_mapper(mesh: &MeshData, xin: &[V3], xout: &[V3]) -> SimResult<Located> {
             }
             let e = chosen.unwrap_or(mesh.edges.len() - 1);
             locs.push(Location { element: e, coords: [coef, 0.0, 0.0] });
-            stencils.push(edge_stencil(mesh.edges[e], coef));
+            stencils.push(edge_stencil(mesh.edges[e], coef).to_vec());
         }
         Ok((locs, stencils))
     } else {
@@ -363,9 +372,9 @@ fn set_mapper(kind: MapperKind, mesh: &MeshData, xin: &[V3], xout: &[V3]) -> Sim
         let n = &els.nodes[e];
         match kind {
             MapperKind::HexahedronSet => hexa_stencil_set([n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]], f),
-            MapperKind::TetrahedronSet => tetra_stencil([n[0], n[1], n[2], n[3]], f),
+            MapperKind::TetrahedronSet => tetra_stencil([n[0], n[1], n[2], n[3]], f).to_vec(),
             MapperKind::QuadSet => quad_stencil_set([n[0], n[1], n[2], n[3]], f),
-            _ => triangle_stencil([n[0], n[1], n[2]], f),
+            _ => triangle_stencil([n[0], n[1], n[2]], f).to_vec(),
         }
     };
 
@@ -706,6 +715,7 @@ impl BarycentricMapping {
             stencils,
             elements: MeshData::default(),
             placed_by_code: false,
+            spare: Vec::new(),
         }
     }
 
@@ -854,8 +864,22 @@ impl BarycentricMapping {
         }
     }
 
-    fn push_point(&mut self, element: usize, coords: V3, stencil: Vec<(usize, f64)>) -> usize {
+    /// Whether this contact mapper still places its points on `elements` of an input of `n_in`
+    /// points (a pooled mapper whose input topology changed is made again instead).
+    pub fn places_on(&self, n_in: usize, elements: &MeshData) -> bool {
+        let m = &self.elements;
+        self.n_in == n_in
+            && m.edges == elements.edges
+            && m.triangles == elements.triangles
+            && m.quads == elements.quads
+            && m.tetrahedra == elements.tetrahedra
+    }
+
+    fn push_point(&mut self, element: usize, coords: V3, weights: &[(usize, f64)]) -> usize {
         self.locations.push(Location { element, coords });
+        let mut stencil = self.spare.pop().unwrap_or_default();
+        stencil.clear();
+        stencil.extend_from_slice(weights);
         self.stencils.push(stencil);
         self.stencils.len() - 1
     }
@@ -873,26 +897,26 @@ impl PointMapper for BarycentricMapping {
     }
     fn clear_points(&mut self) {
         self.locations.clear();
-        self.stencils.clear();
+        self.spare.append(&mut self.stencils);
     }
     fn point_count(&self) -> usize {
         self.stencils.len()
     }
     fn add_point_in_line(&mut self, edge: usize, fx: f64) -> SimResult<usize> {
         let e = *self.elements.edges.get(edge).ok_or_else(|| missing("edge", edge, self.elements.edges.len()))?;
-        Ok(self.push_point(edge, [fx, 0.0, 0.0], edge_stencil(e, fx)))
+        Ok(self.push_point(edge, [fx, 0.0, 0.0], &edge_stencil(e, fx)))
     }
     fn add_point_in_triangle(&mut self, triangle: usize, fx: f64, fy: f64) -> SimResult<usize> {
         let tri = *self.elements.triangles.get(triangle).ok_or_else(|| missing("triangle", triangle, self.elements.triangles.len()))?;
-        Ok(self.push_point(triangle, [fx, fy, 0.0], triangle_stencil(tri, [fx, fy, 0.0])))
+        Ok(self.push_point(triangle, [fx, fy, 0.0], &triangle_stencil(tri, [fx, fy, 0.0])))
     }
     fn add_point_in_quad(&mut self, quad: usize, fx: f64, fy: f64) -> SimResult<usize> {
         let q = *self.elements.quads.get(quad).ok_or_else(|| missing("quad", quad, self.elements.quads.len()))?;
-        Ok(self.push_point(quad, [fx, fy, 0.0], quad_stencil_mesh(q, [fx, fy, 0.0])))
+        Ok(self.push_point(quad, [fx, fy, 0.0], &quad_stencil_mesh(q, [fx, fy, 0.0])))
     }
     fn add_point_in_tetrahedron(&mut self, tetra: usize, f: [f64; 3]) -> SimResult<usize> {
         let t = *self.elements.tetrahedra.get(tetra).ok_or_else(|| missing("tetrahedron", tetra, self.elements.tetrahedra.len()))?;
-        Ok(self.push_point(tetra, f, tetra_stencil(t, f)))
+        Ok(self.push_point(tetra, f, &tetra_stencil(t, f)))
     }
 }
 

@@ -242,7 +242,7 @@ pub fn finish_init(cx: &mut InitCtx, n: usize, map: &mut dyn Mapping) -> SimResu
 /// positions when `applyRestPosition` is set. Vectors an input does not hold are skipped.
 pub fn apply_at_init(map: &mut dyn Mapping, scene: &mut Scene, apply_rest: bool) -> SimResult {
     let Some(out) = map.output() else { return Ok(()) };
-    let inputs = map.inputs();
+    let inputs = map.inputs().to_vec();
     let mut ops = vec![(VecId::POSITION, true), (VecId::VELOCITY, false)];
     if apply_rest {
         ops.push((VecId::REST_POSITION, true));
@@ -421,8 +421,8 @@ pub fn selection_jacobian(rows_out: usize, ncols: usize, ko: usize, ki: usize, m
 /// `inputs`, `output` and `is_mechanical`.
 macro_rules! mapping_ports {
     () => {
-        fn inputs(&self) -> Vec<settee_core::StateId> {
-            self.ports.inputs.clone()
+        fn inputs(&self) -> &[settee_core::StateId] {
+            &self.ports.inputs
         }
         fn output(&self) -> Option<settee_core::StateId> {
             self.ports.output

@@ -87,6 +87,11 @@ impl RigidMapping {
         RigidMapping::build(input, output, n_in, Vec::new(), Vec::new(), GeometricStiffness::from_name("None"))
     }
 
+    /// Whether this contact mapper still has `n_in` input frames.
+    pub fn has_inputs(&self, n_in: usize) -> bool {
+        self.n_in == n_in
+    }
+
     /// Rotated points of the last `apply`.
     pub fn rotated_points(&self) -> &[V3] {
         &self.rotated

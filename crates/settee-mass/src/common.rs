@@ -44,7 +44,7 @@ macro_rules! mass_force_field {
     };
     ($t:ty, |$m:tt| $rayleigh_stiffness:expr) => {
         impl settee_core::ForceField for $t {
-            fn states(&self) -> Vec<settee_core::StateId> {
+            fn states(&self) -> settee_core::StateSet {
                 self.state.into_iter().collect()
             }
 

@@ -512,8 +512,9 @@ pub(crate) mod testing {
             let n = self.size() * self.deriv_size();
             let mut f = vec![0.0; n];
             let x = self.scene.store.get(self.state).read(VecId::POSITION).to_vec();
-            let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&x] };
+            let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x.as_slice()].into(), v: vec![x.as_slice()].into() };
             self.scene.role_mut::<dyn ForceField>(self.mass).unwrap().add_force(&params(), &mut io).unwrap();
+            drop(io);
             f
         }
     }

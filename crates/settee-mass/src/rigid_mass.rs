@@ -323,7 +323,7 @@ mod tests {
         let mut f = vec![0.0; 18];
         let p = MechParams { dt: 0.01, time: 0.0, gravity: [0.0, -9.81, 0.0] };
         {
-            let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&v] };
+            let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x.as_slice()].into(), v: vec![v.as_slice()].into() };
             m.add_force(&p, &mut io).unwrap();
         }
         for i in 0..3 {

@@ -230,7 +230,7 @@ impl Component for EdgePressureForceField {
 }
 
 impl ForceField for EdgePressureForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 
@@ -287,8 +287,9 @@ mod tests {
         let x = scene.store.get(s).read(VecId::POSITION).to_vec();
         let mut f = vec![0.0; x.len()];
         let p = MechParams { dt: 0.01, time: 0.0, gravity: [0.0; 3] };
-        let mut io = ForceIo { f: vec![f.as_mut_slice()], x: vec![&x], v: vec![&x] };
+        let mut io = ForceIo { f: vec![f.as_mut_slice()].into(), x: vec![x.as_slice()].into(), v: vec![x.as_slice()].into() };
         scene.role_mut::<dyn ForceField>(c).unwrap().add_force(&p, &mut io).unwrap();
+        drop(io);
         f
     }
 

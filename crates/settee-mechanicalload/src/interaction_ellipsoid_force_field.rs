@@ -250,7 +250,7 @@ impl Component for InteractionEllipsoidForceField {
 }
 
 impl ForceField for InteractionEllipsoidForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 
@@ -371,15 +371,17 @@ mod tests {
     fn force(ff: &mut InteractionEllipsoidForceField, x1: &[f64], x2: &[f64], v1: &[f64]) -> (Vec<f64>, Vec<f64>) {
         let (mut f1, mut f2) = (vec![0.0; x1.len()], vec![0.0; 6]);
         let v2 = [0.0; 6];
-        let mut io = ForceIo { f: vec![&mut f1, &mut f2], x: vec![x1, x2], v: vec![v1, &v2] };
+        let mut io = ForceIo { f: vec![f1.as_mut_slice(), f2.as_mut_slice()].into(), x: vec![x1, x2].into(), v: vec![v1, &v2].into() };
         ff.add_force(&params(), &mut io).unwrap();
+        drop(io);
         (f1, f2)
     }
 
     fn dforce(ff: &mut InteractionEllipsoidForceField, dx1: &[f64], dx2: &[f64], k: f64) -> (Vec<f64>, Vec<f64>) {
         let (mut df1, mut df2) = (vec![0.0; dx1.len()], vec![0.0; 6]);
-        let mut io = ForceIo { f: vec![&mut df1, &mut df2], x: vec![dx1, dx2], v: Vec::new() };
+        let mut io = ForceIo { f: vec![df1.as_mut_slice(), df2.as_mut_slice()].into(), x: vec![dx1, dx2].into(), v: Vec::new().into() };
         ff.add_dforce(&params(), &mut io, k, 0.0).unwrap();
+        drop(io);
         (df1, df2)
     }
 

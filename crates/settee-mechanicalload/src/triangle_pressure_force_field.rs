@@ -144,7 +144,7 @@ impl Component for TrianglePressureForceField {
 }
 
 impl ForceField for TrianglePressureForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

@@ -59,7 +59,7 @@ impl Component for UniformVelocityDampingForceField {
 }
 
 impl ForceField for UniformVelocityDampingForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

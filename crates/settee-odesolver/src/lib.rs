@@ -180,7 +180,7 @@ mod tests {
     }
 
     impl ForceField for TestCoupledMass {
-        fn states(&self) -> Vec<StateId> {
+        fn states(&self) -> settee_core::StateSet {
             self.state.into_iter().collect()
         }
         fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult {

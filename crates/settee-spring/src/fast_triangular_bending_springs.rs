@@ -194,7 +194,7 @@ fn check(springs: &[EdgeSpring], n: usize) -> SimResult {
 }
 
 impl ForceField for FastTriangularBendingSprings {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

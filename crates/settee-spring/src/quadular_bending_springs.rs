@@ -155,7 +155,7 @@ fn check(springs: &[QuadSpring], n: usize) -> SimResult {
 }
 
 impl ForceField for QuadularBendingSprings {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

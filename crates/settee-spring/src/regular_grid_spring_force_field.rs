@@ -296,7 +296,7 @@ impl Component for RegularGridSpringForceField {
 }
 
 impl ForceField for RegularGridSpringForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.inner.states()
     }
 

@@ -280,7 +280,7 @@ impl Component for RestShapeSpringsForceField {
 }
 
 impl ForceField for RestShapeSpringsForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

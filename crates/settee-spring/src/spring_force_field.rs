@@ -304,7 +304,7 @@ impl Component for SpringForceField {
 macro_rules! inner_springs_force_field {
     ($t:ty) => {
         impl settee_core::component::ForceField for $t {
-            fn states(&self) -> Vec<settee_core::StateId> {
+            fn states(&self) -> settee_core::StateSet {
                 self.inner.states()
             }
             fn add_force(&mut self, p: &settee_core::MechParams, io: &mut settee_core::ForceIo) -> settee_core::SimResult {
@@ -331,7 +331,7 @@ macro_rules! inner_springs_force_field {
 pub(crate) use inner_springs_force_field;
 
 impl ForceField for SpringForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 

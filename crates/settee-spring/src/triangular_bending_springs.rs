@@ -153,7 +153,7 @@ impl Component for TriangularBendingSprings {
 }
 
 impl ForceField for TriangularBendingSprings {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

@@ -66,6 +66,13 @@ impl PenalityContactForceField {
         &self.contacts
     }
 
+    /// Forgets every contact and their history, as a new force field has none (the penalty
+    /// response keeps the force field of a pair that ended for when it collides again).
+    pub fn forget_contacts(&mut self) {
+        self.contacts.clear();
+        self.previous.clear();
+    }
+
     /// Starts a new contact list; the previous one is kept to carry contact ages.
     pub fn clear(&mut self, reserve: usize) {
         std::mem::swap(&mut self.previous, &mut self.contacts);
@@ -136,7 +143,7 @@ impl Component for PenalityContactForceField {
 }
 
 impl ForceField for PenalityContactForceField {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 

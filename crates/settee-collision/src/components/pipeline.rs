@@ -5,6 +5,7 @@
 use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, IntersectionMethod, ModelGeometry};
 use settee_core::component::CollisionPipeline;
 use settee_core::role::{self, BroadPhase, NarrowPhase};
+use settee_core::scratch::recycle;
 use settee_core::{component, data_group, Component, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
 
 use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
@@ -83,6 +84,9 @@ struct SubPipeline {
     manager: ComponentId,
     settings: DetectionSettings,
     detection: Detection,
+    /// Allocations of the per-step lists of borrows, kept between steps.
+    geometries: Vec<&'static ModelGeometry>,
+    outputs: Vec<ContactOutputs<'static>>,
 }
 
 impl SubPipeline {
@@ -110,7 +114,7 @@ impl SubPipeline {
             parallel: broad_phase == BroadPhaseKind::ParallelBruteForce || narrow_phase == NarrowPhaseKind::ParallelBvh,
             ..DetectionSettings::default()
         };
-        SubPipeline { models, intersection, manager, settings, detection: Detection::new() }
+        SubPipeline { models, intersection, manager, settings, detection: Detection::new(), geometries: Vec::new(), outputs: Vec::new() }
     }
 
     fn reset(&mut self, scene: &mut Scene) -> SimResult {
@@ -121,22 +125,26 @@ impl SubPipeline {
         for &m in &self.models {
             scene.with_role::<dyn CollisionModel, _>(m, |model, scene| model.update_geometry(scene))?;
         }
-        let geometries: Vec<&ModelGeometry> =
-            self.models.iter().map(|m| scene.role::<dyn CollisionModel>(*m).expect("collision model role").geometry()).collect();
+        let mut geometries: Vec<&ModelGeometry> = recycle(std::mem::take(&mut self.geometries));
+        geometries.extend(self.models.iter().map(|m| scene.role::<dyn CollisionModel>(*m).expect("collision model role").geometry()));
         let method = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role");
-        self.detection.run(&geometries, method, &self.settings).map_err(|e| SimError::new(e.to_string()))?;
-        Ok(())
+        let done = self.detection.run(&geometries, method, &self.settings).map(|_| ()).map_err(|e| SimError::new(e.to_string()));
+        self.geometries = recycle(geometries);
+        done
     }
 
     fn respond(&mut self, scene: &mut Scene, pipeline_node: NodeId) -> SimResult {
-        let outputs: Vec<ContactOutputs> = self
-            .detection
-            .outputs()
-            .iter()
-            .map(|p| ContactOutputs { model1: self.models[p.model1], model2: self.models[p.model2], key: (p.model1, p.model2), outputs: &p.outputs })
-            .collect();
+        let mut outputs: Vec<ContactOutputs> = recycle(std::mem::take(&mut self.outputs));
+        outputs.extend(self.detection.outputs().iter().map(|p| ContactOutputs {
+            model1: self.models[p.model1],
+            model2: self.models[p.model2],
+            key: (p.model1, p.model2),
+            outputs: &p.outputs,
+        }));
         let contact = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role").contact_distance();
-        scene.with_role::<dyn ContactManager, _>(self.manager, |manager, scene| manager.respond(scene, &outputs, contact, pipeline_node))
+        let done = scene.with_role::<dyn ContactManager, _>(self.manager, |manager, scene| manager.respond(scene, &outputs, contact, pipeline_node));
+        self.outputs = recycle(outputs);
+        done
     }
 }
 

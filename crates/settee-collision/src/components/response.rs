@@ -20,6 +20,7 @@
 //! pipeline's node when both are simulated, an explicit external force under
 //! DefaultAnimationLoop). That is where SOFA's contact nodes sit, so every sum keeps SOFA's order.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use settee_constraint::laws::{BilateralLagrangianConstraint, UnilateralLagrangianConstraint};
@@ -66,8 +67,6 @@ struct ModelInfo {
     name: String,
     state: Option<StateId>,
     topology: Option<ComponentId>,
-    contact_response: String,
-    groups: Vec<i64>,
 }
 
 fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
@@ -75,16 +74,21 @@ fn model_info(scene: &Scene, id: ComponentId) -> SimResult<ModelInfo> {
     let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
     let g = m.geometry();
     let state_node = m.state().and_then(|s| scene.store.states.get(s)).map_or(e.node, |s| s.node);
-    Ok(ModelInfo {
-        kind: g.kind,
-        node: e.node,
-        state_node,
-        name: e.name.clone(),
-        state: m.state(),
-        topology: m.topology(),
-        contact_response: m.contact_response().to_string(),
-        groups: g.groups.clone(),
-    })
+    Ok(ModelInfo { kind: g.kind, node: e.node, state_node, name: e.name.clone(), state: m.state(), topology: m.topology() })
+}
+
+/// What the choice of a pair's response reads of a model, borrowed from the scene (nothing is
+/// copied: a pair that collides again finds its response without allocating).
+struct ModelView<'a> {
+    name: &'a str,
+    contact_response: &'a str,
+    groups: &'a [i64],
+}
+
+fn model_view(scene: &Scene, id: ComponentId) -> SimResult<ModelView<'_>> {
+    let e = scene.components.get(id).ok_or_else(|| SimError::new("a collision model of a contact was removed"))?;
+    let m = e.role::<dyn CollisionModel>().ok_or_else(|| SimError::new(format!("{} is not a collision model", e.label())))?;
+    Ok(ModelView { name: &e.name, contact_response: m.contact_response(), groups: &m.geometry().groups })
 }
 
 /// Where a model's contacts go: its node, and whether it is simulated (read at every step, so
@@ -116,12 +120,21 @@ enum Mapper {
     /// Line, triangle and tetrahedron models: a Vec3d state mapped barycentrically from the
     /// model's state (`input`) on the model's topology, anchored at the end of the model's node
     /// subtree (`anchor`).
-    Barycentric { model: ComponentId, input: StateId, anchor: NodeId, topology: Option<ComponentId>, created: Option<(StateId, ComponentId)> },
+    /// `dormant`: the mapping of a pair that ended, kept for when the pair collides again (out of
+    /// the step's order, no point).
+    Barycentric {
+        model: ComponentId,
+        input: StateId,
+        anchor: NodeId,
+        topology: Option<ComponentId>,
+        created: Option<(StateId, ComponentId)>,
+        dormant: bool,
+    },
     /// Rigid spheres: a Vec3d state attached to the frames of the rigid state (`input`) by a
     /// `RigidMapping`, anchored at the end of the rigid state's node subtree; a point keeps its
     /// coordinates in the sphere's frame, and the sphere contributes its radius to the contact
     /// distance.
-    Rigid { model: ComponentId, input: StateId, anchor: NodeId, created: Option<(StateId, ComponentId)> },
+    Rigid { model: ComponentId, input: StateId, anchor: NodeId, created: Option<(StateId, ComponentId)>, dormant: bool },
 }
 
 impl Mapper {
@@ -131,17 +144,27 @@ impl Mapper {
             PrimitiveKind::Point => Ok(Mapper::Identity { model: id, state, sphere: false }),
             PrimitiveKind::Sphere => Ok(Mapper::Identity { model: id, state, sphere: true }),
             PrimitiveKind::Line | PrimitiveKind::Triangle | PrimitiveKind::Tetrahedron => {
-                Ok(Mapper::Barycentric { model: id, input: state, anchor: info.node, topology: info.topology, created: None })
+                Ok(Mapper::Barycentric { model: id, input: state, anchor: info.node, topology: info.topology, created: None, dormant: false })
             }
-            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, input: state, anchor: info.state_node, created: None }),
+            PrimitiveKind::RigidSphere => Ok(Mapper::Rigid { model: id, input: state, anchor: info.state_node, created: None, dormant: false }),
             k => Err(SimError::unsupported(format!("penalty contacts on {k:?} models ('{}') are not supported yet", info.name))),
         }
     }
 
-    /// SOFA's `createMapping`: the state holding the contact points, created on first use.
+    /// SOFA's `createMapping`: the state holding the contact points, created on first use. A
+    /// dormant mapper comes back where a new one would be made: at the end of its anchor's
+    /// subtree, with one point at the origin.
     fn create(&mut self, scene: &mut Scene) -> SimResult<StateId> {
         match self {
             Mapper::Identity { state, .. } => Ok(*state),
+            Mapper::Barycentric { created: Some((s, map)), anchor, dormant, .. } | Mapper::Rigid { created: Some((s, map)), anchor, dormant, .. }
+                if *dormant =>
+            {
+                *dormant = false;
+                scene.store.get_mut(*s).resize(1);
+                scene.contacts.add_mapper(*anchor, *map);
+                Ok(*s)
+            }
             Mapper::Barycentric { created: Some((s, _)), .. } | Mapper::Rigid { created: Some((s, _)), .. } => Ok(*s),
             Mapper::Rigid { input, anchor, created, .. } => {
                 let (s, map) = new_contact_mapper(scene, *anchor, *input, None)?;
@@ -226,9 +249,52 @@ impl Mapper {
         Ok(())
     }
 
+    /// The pair ended: the mapping leaves the step's order and drops its points; it and its
+    /// state (with their buffers) wait for the pair to collide again.
+    fn retire(&mut self, scene: &mut Scene) {
+        if let Mapper::Barycentric { created: Some((s, map)), dormant, .. } | Mapper::Rigid { created: Some((s, map)), dormant, .. } = self {
+            scene.contacts.forget(*map);
+            if let Some(pm) = scene.role_mut::<dyn PointMapper>(*map) {
+                pm.clear_points();
+            }
+            let st = scene.store.get_mut(*s);
+            st.resize(0);
+            st.constraint.clear();
+            *dormant = true;
+        }
+    }
+
+    /// Whether a dormant mapping still fits its model: the same number of input DOFs and, for a
+    /// barycentric one, the same elements (a topological change makes the pair's objects anew).
+    fn still_fits(&self, scene: &Scene) -> bool {
+        match self {
+            Mapper::Identity { .. } | Mapper::Barycentric { created: None, .. } | Mapper::Rigid { created: None, .. } => true,
+            Mapper::Barycentric { input, topology, created: Some((_, map)), .. } => {
+                let Some(st) = scene.store.states.get(*input) else { return false };
+                let Some(mesh) = topology.or_else(|| scene.context_topology(st.node)).and_then(|t| scene.mesh_of(t)) else { return false };
+                scene
+                    .components
+                    .get(*map)
+                    .and_then(|e| e.obj.as_ref())
+                    .and_then(|o| o.as_any().downcast_ref::<BarycentricMapping>())
+                    .is_some_and(|m| m.places_on(st.size, mesh))
+            }
+            Mapper::Rigid { input, created: Some((_, map)), .. } => {
+                let Some(st) = scene.store.states.get(*input) else { return false };
+                scene
+                    .components
+                    .get(*map)
+                    .and_then(|e| e.obj.as_ref())
+                    .and_then(|o| o.as_any().downcast_ref::<RigidMapping>())
+                    .is_some_and(|m| m.has_inputs(st.size))
+            }
+        }
+    }
+
     /// SOFA's `cleanup`: the mapping and its state are destroyed.
     fn cleanup(&mut self, scene: &mut Scene) {
-        if let Mapper::Barycentric { created, .. } | Mapper::Rigid { created, .. } = self {
+        if let Mapper::Barycentric { created, dormant, .. } | Mapper::Rigid { created, dormant, .. } = self {
+            *dormant = false;
             if let Some((_, map)) = created.take() {
                 destroy(scene, map);
             }
@@ -432,11 +498,12 @@ impl PenaltyResponse {
     /// SOFA's `setDetectionOutputs` (spec §9.5): merges outputs with equal ids (the smallest
     /// value wins), places the contact points and sets the force field's contacts.
     fn set_detection_outputs(&mut self, scene: &mut Scene, outputs: &[DetectionOutput], intersection_contact: f64) -> SimResult {
+        // The mappers first: made on first use, or back in the step's order after a retirement.
+        let s1 = self.mappers.0.create(scene)?;
+        let s2 = self.mappers.1.create(scene)?;
         let ff = match self.force_field {
             Some(ff) => ff,
             None => {
-                let s1 = self.mappers.0.create(scene)?;
-                let s2 = self.mappers.1.create(scene)?;
                 let ff = scene.insert_unattached(
                     Scene::ROOT,
                     PenalityContactForceField::CLASSES[0],
@@ -528,6 +595,17 @@ impl PenaltyResponse {
         if let Some(ff) = self.force_field {
             attach(scene, owner, node, ff);
         }
+    }
+
+    /// The pair ended: its force field and mappers wait, emptied, for the pair to collide again
+    /// (SOFA makes them anew; these give the same numbers without the allocations).
+    fn retire(&mut self, scene: &mut Scene) {
+        if let Some(ff) = self.force_field {
+            penalty_ff(scene, ff).forget_contacts();
+        }
+        self.contact_index.clear();
+        self.mappers.0.retire(scene);
+        self.mappers.1.retire(scene);
     }
 
     /// SOFA's `cleanup`: destroys the force field and the mappers.
@@ -695,11 +773,12 @@ impl LagrangianResponse {
 
     /// The constraint, created on first use between the two contact-point states.
     fn constraint(&mut self, scene: &mut Scene) -> SimResult<ComponentId> {
+        // The mappers first: made on first use, or back in the step's order after a retirement.
+        let s1 = self.mappers.0.create(scene)?;
+        let s2 = if self.shared_mapper() { s1 } else { self.mappers.1.create(scene)? };
         if let Some(c) = self.constraint {
             return Ok(c);
         }
-        let s1 = self.mappers.0.create(scene)?;
-        let s2 = if self.shared_mapper() { s1 } else { self.mappers.1.create(scene)? };
         let (class, law): (&'static ComponentClass, Box<dyn Component>) = match self.law {
             LagrangianLaw::Friction { .. } => (UnilateralLagrangianConstraint::CLASSES[0], Box::new(UnilateralLagrangianConstraint::between(s1, s2))),
             LagrangianLaw::Stick { .. } => {
@@ -795,6 +874,20 @@ impl LagrangianResponse {
         }
     }
 
+    /// The pair ended: its constraint and mappers wait, emptied, for the pair to collide again;
+    /// false when the constraint cannot be emptied (it is then destroyed).
+    fn retire(&mut self, scene: &mut Scene) -> bool {
+        if let Some(c) = self.constraint {
+            if !contact_constraint(scene, c).is_ok_and(|law| law.forget_contacts()) {
+                return false;
+            }
+        }
+        self.kept.clear();
+        self.mappers.0.retire(scene);
+        self.mappers.1.retire(scene);
+        true
+    }
+
     fn cleanup(&mut self, scene: &mut Scene) {
         if let Some(c) = self.constraint.take() {
             destroy(scene, c);
@@ -852,6 +945,34 @@ impl Response {
             Response::Lagrangian(r) => r.cleanup(scene),
         }
     }
+    /// The pair ended: the response keeps its objects, emptied and out of the step's order, for
+    /// when the pair collides again; false when it cannot (then it must be cleaned up).
+    fn retire(&mut self, scene: &mut Scene) -> bool {
+        match self {
+            Response::Penalty(r) => {
+                r.retire(scene);
+                true
+            }
+            Response::Lagrangian(r) => r.retire(scene),
+        }
+    }
+    /// Whether a retired response can serve its pair again (its models' states and topologies
+    /// are as they were).
+    fn still_fits(&self, scene: &Scene) -> bool {
+        let mappers = match self {
+            Response::Penalty(r) => &r.mappers,
+            Response::Lagrangian(r) => &r.mappers,
+        };
+        mappers.0.still_fits(scene) && mappers.1.still_fits(scene)
+    }
+}
+
+/// A retired response waiting for its pair (`key`) to collide again with the same response
+/// (`name`).
+struct Idle {
+    key: (usize, usize),
+    name: String,
+    response: Response,
 }
 
 /// A contact object of a pair that ended: it leaves the step's order now, and the arena at the
@@ -930,6 +1051,8 @@ fn penalty_supports(k1: PrimitiveKind, k2: PrimitiveKind) -> bool {
 /// One entry of the contact map.
 struct ContactEntry {
     key: (usize, usize),
+    /// The response's name as the manager chose it (class and parameters).
+    name: String,
     response: Option<Response>,
 }
 
@@ -979,9 +1102,13 @@ pub struct ContactManagerComponent {
     rule_based: bool,
     response: String,
     params: String,
+    /// `response?params`: the response of a pair that no rule or model overrides.
+    base: String,
     rules: Vec<(RuleSide, RuleSide, String)>,
     variables: HashMap<String, String>,
     contacts: StableOrderMap<ContactEntry>,
+    /// Responses of pairs that ended, kept for when they collide again.
+    idle: Vec<Idle>,
     /// Failed creations per (response, kinds), to report each at most 10 times as SOFA does.
     failures: HashMap<String, u32>,
     /// Ids given to Lagrangian responses, in creation order.
@@ -1008,9 +1135,11 @@ impl ContactManagerComponent {
             rule_based,
             response: String::new(),
             params: String::new(),
+            base: String::new(),
             rules: Vec::new(),
             variables: HashMap::new(),
             contacts: StableOrderMap::new(),
+            idle: Vec::new(),
             failures: HashMap::new(),
             next_response_id: 0,
             me: None,
@@ -1019,21 +1148,16 @@ impl ContactManagerComponent {
     }
 
     /// The response of a pair (spec §9.1, §9.2).
-    fn resolve(&self, m1: &ModelInfo, m2: &ModelInfo) -> String {
-        let mut base = self.response.clone();
-        if !self.params.is_empty() {
-            base.push('?');
-            base.push_str(&self.params);
-        }
+    fn resolve<'a>(&'a self, m1: &ModelView<'a>, m2: &ModelView<'a>) -> Cow<'a, str> {
         if self.rule_based {
             if !m1.contact_response.is_empty() {
-                return m1.contact_response.clone();
+                return Cow::Borrowed(m1.contact_response);
             }
             if !m2.contact_response.is_empty() {
-                return m2.contact_response.clone();
+                return Cow::Borrowed(m2.contact_response);
             }
-            let side = |s: &RuleSide, m: &ModelInfo| match s {
-                RuleSide::Name(n) => n == "*" || *n == m.name,
+            let side = |s: &RuleSide, m: &ModelView| match s {
+                RuleSide::Name(n) => n == "*" || n == m.name,
                 RuleSide::Group(g) => m.groups.binary_search(g).is_ok(),
             };
             for (a, b, r) in &self.rules {
@@ -1041,23 +1165,26 @@ impl ContactManagerComponent {
                     return self.substitute(r);
                 }
             }
-            return self.substitute(&Self::combine(&base, m1, m2));
+            return self.substitute(Self::combine(&self.base, m1, m2));
         }
-        Self::combine(&base, m1, m2)
+        Cow::Borrowed(Self::combine(&self.base, m1, m2))
     }
 
-    fn combine(base: &str, m1: &ModelInfo, m2: &ModelInfo) -> String {
+    fn combine<'a>(base: &'a str, m1: &ModelView<'a>, m2: &ModelView<'a>) -> &'a str {
         match (m1.contact_response.is_empty(), m2.contact_response.is_empty()) {
-            (true, true) => base.to_string(),
-            (true, false) => m2.contact_response.clone(),
-            (false, true) => m1.contact_response.clone(),
-            (false, false) if m1.contact_response == m2.contact_response => m1.contact_response.clone(),
-            _ => base.to_string(),
+            (true, true) => base,
+            (true, false) => m2.contact_response,
+            (false, true) => m1.contact_response,
+            (false, false) if m1.contact_response == m2.contact_response => m1.contact_response,
+            _ => base,
         }
     }
 
     /// `$name$` replaced by the value of variable `name`.
-    fn substitute(&self, s: &str) -> String {
+    fn substitute<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if !s.contains('$') {
+            return Cow::Borrowed(s);
+        }
         let mut out = String::new();
         let mut rest = s;
         while let Some(start) = rest.find('$') {
@@ -1075,7 +1202,7 @@ impl ContactManagerComponent {
             }
         }
         out.push_str(rest);
-        out
+        Cow::Owned(out)
     }
 
     /// SOFA's `Contact::Create`: a response object for the pair, or why not.
@@ -1118,6 +1245,7 @@ impl Component for ContactManagerComponent {
         let d = cx.data();
         self.response = d.get(Self::RESPONSE).trim().to_string();
         self.params = d.get(Self::RESPONSE_PARAMS).trim().to_string();
+        self.base = if self.params.is_empty() { self.response.clone() } else { format!("{}?{}", self.response, self.params) };
         if self.rule_based {
             let words: Vec<String> = d.get(Self::RULES).split_whitespace().map(str::to_string).collect();
             // Triplets until the stream runs out; an incomplete one is dropped, as SOFA reads it.
@@ -1177,29 +1305,61 @@ impl ContactManager for ContactManagerComponent {
         let me = self.me.expect("initialised");
         // New or continuing contacts, in outputs-map order.
         for o in outputs {
-            let (i, created) = self.contacts.insert(o.key, || ContactEntry { key: o.key, response: None });
+            let (i, created) = self.contacts.insert(o.key, || ContactEntry { key: o.key, name: String::new(), response: None });
             if created {
-                let (m1, m2) = (model_info(scene, o.model1)?, model_info(scene, o.model2)?);
-                let name = self.resolve(&m1, &m2);
-                if name == "nullptr" {
+                // The pair's response: the one it had when it last collided, if it ended with
+                // the same name and still fits its models, else a new one.
+                let pick = {
+                    let (v1, v2) = (model_view(scene, o.model1)?, model_view(scene, o.model2)?);
+                    let name = self.resolve(&v1, &v2);
+                    (name != "nullptr").then(|| self.idle.iter().position(|d| d.key == o.key && d.name == name).ok_or_else(|| name.into_owned()))
+                };
+                let Some(pick) = pick else {
                     self.contacts.erase_where(|e| e.key == o.key, |_| {});
                     continue;
-                }
-                match self.create(scene, &name, o.model1, o.model2) {
-                    Ok(r) => self.contacts.entries_mut()[i].response = Some(r),
-                    Err(e) => {
-                        self.contacts.erase_where(|e| e.key == o.key, |_| {});
-                        let what = format!("{name} {:?}-{:?}", m1.kind, m2.kind);
-                        let count = self.failures.entry(what).or_insert(0);
-                        if *count < 10 {
-                            *count += 1;
-                            let subject = format!("contact {}-{}", m1.name, m2.name);
-                            if e.0.unsupported {
-                                return Err(e);
+                };
+                let name = match pick {
+                    Ok(k) => {
+                        let Idle { name, mut response, .. } = self.idle.swap_remove(k);
+                        if response.still_fits(scene) {
+                            if let Response::Lagrangian(r) = &mut response {
+                                // A new contact in SOFA: the next id.
+                                r.id = self.next_response_id;
+                                self.next_response_id += 1;
                             }
-                            scene.report(Diagnostic::error(e.0.message.clone()).subject(subject));
+                            let e = &mut self.contacts.entries_mut()[i];
+                            e.name = name;
+                            e.response = Some(response);
+                            None
+                        } else {
+                            response.cleanup(scene);
+                            Some(name)
                         }
-                        continue;
+                    }
+                    Err(name) => Some(name),
+                };
+                if let Some(name) = name {
+                    match self.create(scene, &name, o.model1, o.model2) {
+                        Ok(r) => {
+                            let e = &mut self.contacts.entries_mut()[i];
+                            e.name = name;
+                            e.response = Some(r);
+                        }
+                        Err(e) => {
+                            let (m1, m2) = (model_info(scene, o.model1)?, model_info(scene, o.model2)?);
+                            self.contacts.erase_where(|e| e.key == o.key, |_| {});
+                            let what = format!("{name} {:?}-{:?}", m1.kind, m2.kind);
+                            let count = self.failures.entry(what).or_insert(0);
+                            if *count < 10 {
+                                *count += 1;
+                                let subject = format!("contact {}-{}", m1.name, m2.name);
+                                if e.0.unsupported {
+                                    return Err(e);
+                                }
+                                scene.report(Diagnostic::error(e.0.message.clone()).subject(subject));
+                            }
+                            continue;
+                        }
                     }
                 }
             }
@@ -1222,10 +1382,14 @@ impl ContactManager for ContactManagerComponent {
         let live = &sc.live;
         let dead = &mut sc.dead;
         self.contacts.erase_where(|e| !live.contains(&e.key) && !e.response.as_ref().is_some_and(Response::keep_alive), |e| dead.push(e));
-        for mut e in sc.dead.drain(..) {
-            if let Some(r) = &mut e.response {
+        for e in sc.dead.drain(..) {
+            if let Some(mut r) = e.response {
                 r.reset(scene);
-                r.cleanup(scene);
+                if r.retire(scene) {
+                    self.idle.push(Idle { key: e.key, name: e.name, response: r });
+                } else {
+                    r.cleanup(scene);
+                }
             }
         }
         // Attach: contacts with an obstacle in the simulated model's node, the others after

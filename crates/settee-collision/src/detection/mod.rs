@@ -28,6 +28,8 @@ mod tests;
 
 use std::fmt;
 
+use settee_core::scratch::recycle;
+
 use crate::geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
 use crate::intersection::{IntersectionMethod, PairSupport};
 
@@ -135,6 +137,8 @@ pub struct Detection {
     box_geometry: ModelGeometry,
     unknown_pairs: Vec<(PrimitiveKind, PrimitiveKind)>,
     stats: DetectionStats,
+    /// The allocation of `run`'s list of the models' geometries, kept between steps.
+    model_refs: Vec<&'static ModelGeometry>,
 }
 
 impl Default for Detection {
@@ -157,6 +161,7 @@ impl Detection {
             box_geometry: ModelGeometry::new(PrimitiveKind::Cube, "box", u64::MAX),
             unknown_pairs: Vec::new(),
             stats: DetectionStats::default(),
+            model_refs: Vec::new(),
         }
     }
 
@@ -171,16 +176,15 @@ impl Detection {
         method: &dyn IntersectionMethod,
         settings: &DetectionSettings,
     ) -> Result<&[PairOutputs], DetectionError> {
-        let refs: Vec<&ModelGeometry> = models.iter().map(|m| m.borrow()).collect();
-        self.run_refs(&refs, method, settings)
+        let mut refs: Vec<&ModelGeometry> = recycle(std::mem::take(&mut self.model_refs));
+        refs.extend(models.iter().map(|m| m.borrow()));
+        let done = self.run_refs(&refs, method, settings);
+        self.model_refs = recycle(refs);
+        done?;
+        Ok(self.map.entries())
     }
 
-    fn run_refs(
-        &mut self,
-        models: &[&ModelGeometry],
-        method: &dyn IntersectionMethod,
-        settings: &DetectionSettings,
-    ) -> Result<&[PairOutputs], DetectionError> {
+    fn run_refs(&mut self, models: &[&ModelGeometry], method: &dyn IntersectionMethod, settings: &DetectionSettings) -> Result<(), DetectionError> {
         self.stats = DetectionStats::default();
         if self.trees.len() < models.len() {
             self.trees.resize_with(models.len(), BoundingTree::new);
@@ -205,7 +209,7 @@ impl Detection {
         self.stats.broad_pairs = self.pairs.len();
 
         self.narrow_phase(models, method, settings);
-        Ok(self.map.entries())
+        Ok(())
     }
 
     fn update_trees(&mut self, models: &[&ModelGeometry], settings: &DetectionSettings) -> Result<(), DetectionError> {

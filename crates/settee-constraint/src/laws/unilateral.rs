@@ -354,4 +354,13 @@ impl ContactConstraint for UnilateralLagrangianConstraint {
     fn set_custom_tolerance(&mut self, tol: f64) {
         UnilateralLagrangianConstraint::set_custom_tolerance(self, tol);
     }
+
+    fn forget_contacts(&mut self) -> bool {
+        // The states and the response's tolerance stay; what the contacts and solves left goes.
+        self.contacts.clear();
+        self.status.clear();
+        self.current_difference.clear();
+        self.yet_integrated = false;
+        true
+    }
 }

@@ -111,27 +111,38 @@ impl ContactStore {
     }
 }
 
+/// The structure and contact versions a list was compiled for.
+type Version = (u64, u64);
+
+/// One compiled list: its type, its key, the versions it was compiled for.
+struct Entry {
+    ty: TypeId,
+    key: u64,
+    built_for: Version,
+    list: Arc<dyn Any + Send + Sync>,
+}
+
 /// What the scene compiled for its current structure: lists of any type, each keyed by its type
-/// and a number (a node's), dropped together when the structure or the contacts change.
+/// and a number (a node's). A list compiled for another structure or other contacts is stale:
+/// it is compiled again at its next request, into the memory it had (contacts come and go every
+/// few steps; their lists are remade without allocating). At a structural change, the lists
+/// nobody asked for since the previous one are dropped (those of a removed node).
 #[derive(Default)]
 pub struct Plan {
-    structure: u64,
-    contacts: u64,
-    compiled: bool,
-    entries: Vec<(TypeId, u64, Arc<dyn Any + Send + Sync>)>,
+    current: Option<Version>,
+    entries: Vec<Entry>,
     /// How many times a list was compiled (tests and benchmarks look at it).
     pub compilations: u64,
 }
 
 impl Plan {
-    /// Drops what was compiled for another structure.
-    fn validate(&mut self, structure: u64, contacts: u64) {
-        if !self.compiled || self.structure != structure || self.contacts != contacts {
-            self.entries.clear();
-            self.structure = structure;
-            self.contacts = contacts;
-            self.compiled = true;
+    /// Moves to `version`; at a structural change, drops the lists that were not compiled since
+    /// the previous one.
+    fn advance(&mut self, version: Version) {
+        if let Some(last) = self.current.filter(|last| last.0 != version.0) {
+            self.entries.retain(|e| e.built_for.0 == last.0);
         }
+        self.current = Some(version);
     }
 }
 
@@ -156,26 +167,39 @@ impl Scene {
     /// A list compiled from the graph for its current structure: `build` runs at the first
     /// request after a structural change (or a change of the contacts), and again when `fresh`
     /// says the kept one no longer fits (a state changed size); `key` tells apart lists of one
-    /// type (the scope of each solver node).
-    pub fn compiled<T: Any + Send + Sync>(&mut self, key: u64, fresh: impl FnOnce(&T, &Scene) -> bool, build: impl FnOnce(&Scene) -> T) -> Arc<T> {
-        let (s, c) = (self.structure_version, self.contacts.version());
-        self.plan.validate(s, c);
-        let t = TypeId::of::<T>();
-        let found = self.plan.entries.iter().position(|(ty, k, _)| *ty == t && *k == key);
+    /// type (the scope of each solver node). `build` fills the list from scratch: it is handed
+    /// the stale list to reuse its memory when nobody holds it any more, else an empty one.
+    pub fn compiled<T: Any + Send + Sync + Default>(
+        &mut self,
+        key: u64,
+        fresh: impl FnOnce(&T, &Scene) -> bool,
+        build: impl FnOnce(&Scene, &mut T),
+    ) -> Arc<T> {
+        let version = (self.structure_version, self.contacts.version());
+        self.plan.advance(version);
+        let ty = TypeId::of::<T>();
+        let found = self.plan.entries.iter().position(|e| e.ty == ty && e.key == key);
         if let Some(i) = found {
-            let kept = self.plan.entries[i].2.clone().downcast::<T>().expect("an entry of its type");
-            if fresh(&kept, self) {
-                return kept;
+            let e = &self.plan.entries[i];
+            if e.built_for == version {
+                let kept = e.list.clone().downcast::<T>().expect("an entry of its type");
+                if fresh(&kept, self) {
+                    return kept;
+                }
             }
         }
-        let built = Arc::new(build(self));
-        self.plan.compilations += 1;
-        let entry: Arc<dyn Any + Send + Sync> = built.clone();
-        match found {
-            Some(i) => self.plan.entries[i].2 = entry,
-            None => self.plan.entries.push((t, key, entry)),
+        let mut list = match found {
+            Some(i) => self.plan.entries.swap_remove(i).list.downcast::<T>().expect("an entry of its type"),
+            None => Arc::new(T::default()),
+        };
+        if Arc::get_mut(&mut list).is_none() {
+            // A stage still holds the stale list: compile into a new one.
+            list = Arc::new(T::default());
         }
-        built
+        build(self, Arc::get_mut(&mut list).expect("held only here"));
+        self.plan.compilations += 1;
+        self.plan.entries.push(Entry { ty, key, built_for: version, list: list.clone() });
+        list
     }
 
     /// The role index: every initialised component of an active node playing `role`, in scene
@@ -186,12 +210,11 @@ impl Scene {
         self.compiled(
             key,
             |_, _| true,
-            |scene| {
-                let mut out = Vec::new();
-                for n in scene.preorder(Scene::ROOT) {
-                    out.extend(scene.node(n).objects.iter().copied().filter(|c| scene.entry(*c).initialized && scene.entry(*c).plays(role)));
-                }
-                ComponentList(out)
+            |scene, list: &mut ComponentList| {
+                list.0.clear();
+                scene.visit_preorder(Scene::ROOT, &mut |n| {
+                    list.0.extend(scene.node(n).objects.iter().copied().filter(|c| scene.entry(*c).initialized && scene.entry(*c).plays(role)));
+                });
             },
         )
     }

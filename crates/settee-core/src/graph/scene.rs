@@ -184,6 +184,9 @@ pub struct Scene {
     /// Where the objects of the contact responses act ([`crate::plan`]).
     pub contacts: crate::plan::ContactStore,
     pub(crate) plan: crate::plan::Plan,
+    /// Vectors the stages borrow for a call and give back (zeros lent for a state outside a
+    /// solver's scope), so that a step allocates nothing once warm.
+    pub(crate) spare_vectors: Vec<Vec<f64>>,
 }
 
 /// What the divergence checks (`crate::divergence`) remember between steps; reset by
@@ -304,6 +307,7 @@ impl Scene {
             structure_version: 0,
             contacts: Default::default(),
             plan: Default::default(),
+            spare_vectors: Vec::new(),
         }
     }
 
@@ -392,18 +396,22 @@ impl Scene {
     /// Depth-first pre-order of active nodes below `start` (inclusive).
     pub fn preorder(&self, start: NodeId) -> Vec<NodeId> {
         let mut out = Vec::new();
-        let mut stack = vec![start];
-        while let Some(n) = stack.pop() {
-            let node = &self.nodes[n];
-            if !node.activated {
-                continue;
-            }
-            out.push(n);
-            for c in node.children.iter().rev() {
-                stack.push(*c);
-            }
-        }
+        self.visit_preorder(start, &mut |n| out.push(n));
         out
+    }
+
+    /// Calls `f` on the active nodes of `start`'s subtree in pre-order (the order of
+    /// [`Scene::preorder`], without a list: a compiled plan is remade without allocating). An
+    /// inactive node is skipped with its subtree.
+    pub fn visit_preorder(&self, start: NodeId, f: &mut impl FnMut(NodeId)) {
+        let node = &self.nodes[start];
+        if !node.activated {
+            return;
+        }
+        f(start);
+        for &c in &node.children {
+            self.visit_preorder(c, f);
+        }
     }
 
     /// Runs `f` with component `id` taken out of its slot, so `f` may use the rest of the scene.

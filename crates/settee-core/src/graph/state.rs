@@ -182,6 +182,14 @@ impl MState {
         t[i] = Some(v);
     }
 
+    /// Makes `to` a copy of `from` in the memory `to` already has.
+    pub fn copy_vec(&mut self, to: VecId, from: VecId) {
+        let mut v = self.take(to);
+        v.clear();
+        v.extend_from_slice(self.read(from));
+        self.put(to, v);
+    }
+
     /// Frees a vector (SOFA's `vFree`: resized to 0 and unset).
     pub fn free(&mut self, id: VecId) {
         self.revision += 1;

@@ -16,6 +16,7 @@ use crate::diag::{SimError, SimResult};
 use crate::graph::component::MechParams;
 use crate::graph::role;
 use crate::scene::{ComponentId, NodeId, Scene};
+use crate::scratch::{SmallVec, StateSet};
 use crate::state::{MState, StateId, VecId, VecKind};
 use crate::types::Layout;
 
@@ -43,16 +44,16 @@ pub struct MechScope {
     member: Vec<u32>,
     /// Per state slot, the scalar size (DOFs × derivative size) when the scope was built.
     scalar_size: Vec<usize>,
+    /// Working lists of [`MechScope::rebuild`]: the force fields found (their states, id, and
+    /// (group, position) once grouped) and the first force field of each group.
+    found: Vec<(StateSet, ComponentId, (usize, usize))>,
+    leaders: Vec<usize>,
 }
 
-impl MechScope {
-    /// Collects the mechanical components of `node`'s subtree, in SOFA's visiting order, with
-    /// the contact objects spliced in where the contact nodes would sit: a contact mapping (and
-    /// its state) at the end of its model's node subtree, a contact force field after the
-    /// objects of the node it acts in ([`crate::plan::ContactStore`]).
-    pub fn build(scene: &Scene, node: NodeId) -> MechScope {
-        let mut s = MechScope {
-            node,
+impl Default for MechScope {
+    fn default() -> MechScope {
+        MechScope {
+            node: Scene::ROOT,
             states: Vec::new(),
             main_states: Vec::new(),
             mapped_states: Vec::new(),
@@ -64,107 +65,134 @@ impl MechScope {
             size: 0,
             member: Vec::new(),
             scalar_size: Vec::new(),
-        };
-        let mut ffs: Vec<(Vec<StateId>, ComponentId)> = Vec::new();
-        let add_state = |s: &mut MechScope, st: StateId| {
-            s.states.push(st);
-            if scene.store.get(st).mapped {
-                s.mapped_states.push(st);
-            } else {
-                s.main_states.push(st);
-            }
-        };
-        let add_component = |s: &mut MechScope, ffs: &mut Vec<(Vec<StateId>, ComponentId)>, c: ComponentId| {
-            let e = scene.entry(c);
-            // Only components that are ready: taken out ones are running, uninitialised ones
-            // are not part of the simulation.
-            if e.obj.is_none() || !e.initialized {
-                return;
-            }
-            if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
-                s.mappings.push(c);
-            }
-            if let Some(ff) = e.role::<dyn ForceField>() {
-                ffs.push((ff.states(), c));
-            }
-            if e.plays(crate::mechanics::MASS) {
-                s.masses.push(c);
-            }
-            if e.plays(crate::mechanics::PROJECTIVE_CONSTRAINT) {
-                s.projective.push(c);
-            }
-        };
-        // Depth first; `Exit(n)` comes after the whole subtree of `n`.
-        enum Visit {
-            Enter(NodeId),
-            Exit(NodeId),
+            found: Vec::new(),
+            leaders: Vec::new(),
         }
-        let contacts = &scene.contacts;
-        let mut stack = vec![Visit::Enter(node)];
-        while let Some(v) = stack.pop() {
-            match v {
-                Visit::Enter(n) => {
-                    let nd = scene.node(n);
-                    if !nd.activated {
-                        continue;
-                    }
-                    if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
-                        add_state(&mut s, st);
-                    }
-                    for &c in &nd.objects {
-                        add_component(&mut s, &mut ffs, c);
-                    }
-                    if !contacts.is_empty() {
-                        for c in contacts.attached_at(n) {
-                            add_component(&mut s, &mut ffs, c);
-                        }
-                    }
-                    stack.push(Visit::Exit(n));
-                    for c in nd.children.iter().rev() {
-                        stack.push(Visit::Enter(*c));
-                    }
+    }
+}
+
+impl MechScope {
+    /// Collects the mechanical components of `node`'s subtree, in SOFA's visiting order, with
+    /// the contact objects spliced in where the contact nodes would sit: a contact mapping (and
+    /// its state) at the end of its model's node subtree, a contact force field after the
+    /// objects of the node it acts in ([`crate::plan::ContactStore`]).
+    pub fn build(scene: &Scene, node: NodeId) -> MechScope {
+        let mut s = MechScope::default();
+        s.rebuild(scene, node);
+        s
+    }
+
+    /// [`MechScope::build`] again, into the memory this scope has (no allocation once its lists
+    /// are large enough: contacts that come and go change the scope every few steps).
+    pub fn rebuild(&mut self, scene: &Scene, node: NodeId) {
+        self.node = node;
+        for list in [&mut self.states, &mut self.main_states, &mut self.mapped_states] {
+            list.clear();
+        }
+        for list in [&mut self.mappings, &mut self.force_fields, &mut self.masses, &mut self.projective] {
+            list.clear();
+        }
+        self.offsets.clear();
+        self.member.clear();
+        self.scalar_size.clear();
+        self.found.clear();
+        self.leaders.clear();
+        self.visit(scene, node);
+        // Force fields grouped by their state set, groups in order of first appearance, scene
+        // order inside a group.
+        for k in 0..self.found.len() {
+            let group = match self.leaders.iter().position(|&l| self.found[l].0 == self.found[k].0) {
+                Some(g) => g,
+                None => {
+                    self.leaders.push(k);
+                    self.leaders.len() - 1
                 }
-                Visit::Exit(n) => {
-                    if contacts.is_empty() {
-                        continue;
-                    }
-                    for m in contacts.mappers_at(n) {
-                        if let Some(st) = scene.entry(m).state {
-                            add_state(&mut s, st);
-                        }
-                        add_component(&mut s, &mut ffs, m);
-                    }
-                }
-            }
+            };
+            self.found[k].2 = (group, k);
         }
-        // Group force fields by their state set, groups in order of first appearance.
-        let mut groups: Vec<(Vec<StateId>, Vec<ComponentId>)> = Vec::new();
-        for (states, c) in ffs {
-            match groups.iter_mut().find(|g| g.0 == states) {
-                Some(g) => g.1.push(c),
-                None => groups.push((states, vec![c])),
-            }
-        }
-        s.force_fields = groups.into_iter().flat_map(|g| g.1).collect();
+        self.found.sort_unstable_by_key(|f| f.2);
+        self.force_fields.extend(self.found.iter().map(|f| f.1));
         let mut off = 0;
-        for &st in &s.main_states {
-            s.offsets.push((st, off));
+        for &st in &self.main_states {
+            self.offsets.push((st, off));
             let m = scene.store.get(st);
             off += m.size * m.layout.deriv_size();
         }
-        s.size = off;
-        for &st in &s.states {
-            if s.member.len() <= st.index() {
-                s.member.resize(st.index() + 1, 0);
+        self.size = off;
+        for &st in &self.states {
+            if self.member.len() <= st.index() {
+                self.member.resize(st.index() + 1, 0);
             }
-            s.member[st.index()] = st.generation();
-            if s.scalar_size.len() <= st.index() {
-                s.scalar_size.resize(st.index() + 1, 0);
+            self.member[st.index()] = st.generation();
+            if self.scalar_size.len() <= st.index() {
+                self.scalar_size.resize(st.index() + 1, 0);
             }
             let m = scene.store.get(st);
-            s.scalar_size[st.index()] = m.size * m.layout.deriv_size();
+            self.scalar_size[st.index()] = m.size * m.layout.deriv_size();
         }
-        s
+    }
+
+    /// Collects node `n` and its subtree, depth first: the node's state and objects, the contact
+    /// objects acting after them, the children, then the contact mappings anchored at the end
+    /// of the subtree.
+    fn visit(&mut self, scene: &Scene, n: NodeId) {
+        let nd = scene.node(n);
+        if !nd.activated {
+            return;
+        }
+        if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+            self.add_state(scene, st);
+        }
+        for &c in &nd.objects {
+            self.add_component(scene, c);
+        }
+        let contacts = &scene.contacts;
+        if !contacts.is_empty() {
+            for c in contacts.attached_at(n) {
+                self.add_component(scene, c);
+            }
+        }
+        for &c in &nd.children {
+            self.visit(scene, c);
+        }
+        if !contacts.is_empty() {
+            for m in contacts.mappers_at(n) {
+                if let Some(st) = scene.entry(m).state {
+                    self.add_state(scene, st);
+                }
+                self.add_component(scene, m);
+            }
+        }
+    }
+
+    fn add_state(&mut self, scene: &Scene, st: StateId) {
+        self.states.push(st);
+        if scene.store.get(st).mapped {
+            self.mapped_states.push(st);
+        } else {
+            self.main_states.push(st);
+        }
+    }
+
+    fn add_component(&mut self, scene: &Scene, c: ComponentId) {
+        let e = scene.entry(c);
+        // Only components that are ready: taken out ones are running, uninitialised ones are not
+        // part of the simulation.
+        if e.obj.is_none() || !e.initialized {
+            return;
+        }
+        if e.plays(role::MECHANICAL_MAPPING) && e.role::<dyn Mapping>().is_some_and(|m| m.is_mechanical() && m.output().is_some()) {
+            self.mappings.push(c);
+        }
+        if let Some(ff) = e.role::<dyn ForceField>() {
+            self.found.push((ff.states(), c, (0, 0)));
+        }
+        if e.plays(crate::mechanics::MASS) {
+            self.masses.push(c);
+        }
+        if e.plays(crate::mechanics::PROJECTIVE_CONSTRAINT) {
+            self.projective.push(c);
+        }
     }
 
     /// Whether the states of the scope still have the sizes it was built with (a topological
@@ -361,8 +389,8 @@ pub fn realloc(scene: &mut Scene, scope: &MechScope, id: VecId) {
 
 // ----- forces -------------------------------------------------------------------------------------
 
-fn unique(states: &[StateId]) -> Vec<StateId> {
-    let mut u: Vec<StateId> = Vec::with_capacity(states.len());
+fn unique(states: &[StateId]) -> StateSet {
+    let mut u = StateSet::new();
     for s in states {
         if !u.contains(s) {
             u.push(*s);
@@ -392,7 +420,7 @@ fn with_io(
     let states = { unique(&scene.components[c].role::<dyn ForceField>().map(|f| f.states()).unwrap_or_default()) };
     if scope.is_none_or(|sc| states.iter().all(|s| sc.contains_state(*s))) {
         // Every state is solved here (the usual case): lend the vectors themselves.
-        let mut outs: Vec<Vec<f64>> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
+        let mut outs: SmallVec<[Vec<f64>; 4]> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
         let result = {
             let Scene { components, store, .. } = scene;
             let obj = components[c].role_mut::<dyn ForceField>().expect("force field role");
@@ -401,7 +429,7 @@ fn with_io(
                 x: states.iter().map(|s| store.get(*s).read(r1)).collect(),
                 v: match r2 {
                     Some(r2) => states.iter().map(|s| store.get(*s).read(r2)).collect(),
-                    None => Vec::new(),
+                    None => SmallVec::new(),
                 },
             };
             call(obj, &params, &mut io)
@@ -411,8 +439,16 @@ fn with_io(
         }
         return result.map_err(|e| label_error(scene, c, e));
     }
-    let inside: Vec<bool> = states.iter().map(|s| scope.is_none_or(|sc| sc.contains_state(*s))).collect();
-    let mut outs: Vec<Vec<f64>> = states
+    let inside: SmallVec<[bool; 4]> = states.iter().map(|s| scope.is_none_or(|sc| sc.contains_state(*s))).collect();
+    // Zero vectors for the states outside the scope, from the scene's spares.
+    let mut spares = std::mem::take(&mut scene.spare_vectors);
+    let mut zeroed = |n: usize| {
+        let mut v = spares.pop().unwrap_or_default();
+        v.clear();
+        v.resize(n, 0.0);
+        v
+    };
+    let mut outs: SmallVec<[Vec<f64>; 4]> = states
         .iter()
         .zip(&inside)
         .map(|(s, &inside)| {
@@ -420,12 +456,12 @@ fn with_io(
             if inside {
                 st.take(out)
             } else {
-                vec![0.0; st.size * st.elem_size(out.kind)]
+                zeroed(st.size * st.elem_size(out.kind))
             }
         })
         .collect();
     // Zero vectors lent for temporaries of states outside the scope.
-    let zeros: Vec<Vec<f64>> = states
+    let zeros: SmallVec<[Vec<f64>; 4]> = states
         .iter()
         .zip(&inside)
         .map(|(s, &inside)| {
@@ -433,7 +469,7 @@ fn with_io(
             if inside {
                 Vec::new()
             } else {
-                vec![0.0; st.size * st.elem_size(r1.kind).max(r2.map_or(0, |r| st.elem_size(r.kind)))]
+                zeroed(st.size * st.elem_size(r1.kind).max(r2.map_or(0, |r| st.elem_size(r.kind))))
             }
         })
         .collect();
@@ -453,16 +489,20 @@ fn with_io(
             x: (0..states.len()).map(|k| read(k, r1)).collect(),
             v: match r2 {
                 Some(r2) => (0..states.len()).map(|k| read(k, r2)).collect(),
-                None => Vec::new(),
+                None => SmallVec::new(),
             },
         };
         call(obj, &params, &mut io)
     };
-    for ((s, v), inside) in states.iter().zip(outs).zip(inside) {
-        if inside {
+    for ((s, v), inside) in states.iter().zip(outs).zip(&inside) {
+        if *inside {
             scene.store.get_mut(*s).put(out, v);
+        } else {
+            spares.push(v);
         }
     }
+    spares.extend(zeros.into_iter().zip(&inside).filter(|(_, inside)| !**inside).map(|(z, _)| z));
+    scene.spare_vectors = spares;
     result.map_err(|e| label_error(scene, c, e))
 }
 
@@ -611,9 +651,9 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
     Ok(())
 }
 
-fn mapping_io(scene: &Scene, m: ComponentId) -> (Vec<StateId>, Option<StateId>) {
+fn mapping_io(scene: &Scene, m: ComponentId) -> (StateSet, Option<StateId>) {
     let map = scene.role::<dyn Mapping>(m).expect("mapping role");
-    (map.inputs(), map.output())
+    (StateSet::from_slice(map.inputs()), map.output())
 }
 
 /// Calls `f` with every projective constraint of the scope, its node's parameters and its state.
@@ -685,7 +725,7 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
     let r = {
         let Scene { components, store, .. } = &mut *scene;
         let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
-        let ins: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(id)).collect();
+        let ins: SmallVec<[&[f64]; 4]> = inputs.iter().map(|s| store.get(*s).read(id)).collect();
         if positions {
             map.apply(&mut out, &ins)
         } else {
@@ -1165,7 +1205,7 @@ fn top_most_states(scene: &Scene, scope: &MechScope) -> IndexMap<StateId, Vec<St
         let Some(out) = map.output() else { continue };
         let mut t: Vec<StateId> = Vec::new();
         for input in map.inputs() {
-            for &p in top.get(&input).map(|v| v.as_slice()).unwrap_or(&[]) {
+            for &p in top.get(input).map(|v| v.as_slice()).unwrap_or(&[]) {
                 if !t.contains(&p) {
                     t.push(p);
                 }

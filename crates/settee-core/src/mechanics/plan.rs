@@ -33,7 +33,7 @@ impl Scene {
     /// The scope of the solver at `node`, compiled once per structure (and again when a state of
     /// the scope changed size).
     pub fn scope(&mut self, node: NodeId) -> Arc<MechScope> {
-        self.compiled(node_key(node), |s: &MechScope, scene| s.sizes_match(scene), |scene| MechScope::build(scene, node))
+        self.compiled(node_key(node), |s: &MechScope, scene| s.sizes_match(scene), |scene, s: &mut MechScope| s.rebuild(scene, node))
     }
 
     /// The solve stage's items (SOFA's SolveVisitor order), compiled once per structure.
@@ -41,34 +41,51 @@ impl Scene {
         self.compiled(
             0,
             |_, _| true,
-            |scene| {
-                let mut items = Vec::new();
-                let mut stack = vec![Scene::ROOT];
-                while let Some(n) = stack.pop() {
-                    let node = scene.node(n);
-                    if !node.activated {
-                        continue;
-                    }
-                    let live = |c: &ComponentId| scene.entry(*c).initialized;
-                    let solvers: Vec<ComponentId> =
-                        node.objects.iter().copied().filter(|c| live(c) && scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
-                    if !solvers.is_empty() {
-                        items.push(SolveItem::Solve { node: n, solvers });
-                        continue;
-                    }
-                    let is_interaction = |c: &ComponentId| {
-                        let e = scene.entry(*c);
-                        e.initialized && e.plays(crate::mechanics::FORCE_FIELD) && e.plays(role::INTERACTION)
-                    };
-                    let mut interactions: Vec<ComponentId> = node.objects.iter().copied().filter(is_interaction).collect();
-                    interactions.extend(scene.contacts.attached_at(n).filter(is_interaction));
-                    items.push(SolveItem::Isolated { node: n, interactions });
-                    for c in node.children.iter().rev() {
-                        stack.push(*c);
-                    }
-                }
-                SolvePlan(items)
+            |scene, plan: &mut SolvePlan| {
+                let mut used = 0;
+                plan.collect(scene, Scene::ROOT, &mut used);
+                plan.0.truncate(used);
             },
         )
+    }
+}
+
+impl SolvePlan {
+    /// The items of `n`'s subtree from position `*used` on, reusing the lists of the items there:
+    /// a node holding ODE solvers is solved and not descended into; another node's interaction
+    /// force fields (and the contact force fields attached to it) act as isolated interactions.
+    fn collect(&mut self, scene: &Scene, n: NodeId, used: &mut usize) {
+        let node = scene.node(n);
+        if !node.activated {
+            return;
+        }
+        let mut list = match self.0.get_mut(*used) {
+            Some(SolveItem::Solve { solvers: l, .. } | SolveItem::Isolated { interactions: l, .. }) => std::mem::take(l),
+            None => Vec::new(),
+        };
+        list.clear();
+        list.extend(node.objects.iter().copied().filter(|c| scene.entry(*c).initialized && scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)));
+        let solved = !list.is_empty();
+        let item = if solved {
+            SolveItem::Solve { node: n, solvers: list }
+        } else {
+            let is_interaction = |c: &ComponentId| {
+                let e = scene.entry(*c);
+                e.initialized && e.plays(crate::mechanics::FORCE_FIELD) && e.plays(role::INTERACTION)
+            };
+            list.extend(node.objects.iter().copied().filter(is_interaction));
+            list.extend(scene.contacts.attached_at(n).filter(is_interaction));
+            SolveItem::Isolated { node: n, interactions: list }
+        };
+        match self.0.get_mut(*used) {
+            Some(slot) => *slot = item,
+            None => self.0.push(item),
+        }
+        *used += 1;
+        if !solved {
+            for &c in &node.children {
+                self.collect(scene, c, used);
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@ use crate::graph::scene::Scene;
 use crate::graph::state::{StateId, VecId};
 use crate::mechanics::dense::{ConstraintJacobian, DenseMatrix};
 use crate::mechanics::{MatrixAccumulator, MechScope};
+use crate::scratch::{SmallVec, StateSet};
 
 /// Factors of `m·M + b·B + k·K`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,18 +21,19 @@ pub struct Mbk {
 }
 
 /// Vectors lent to a force field: one entry per attached state (a pair attached twice to the same
-/// state gets a single entry; see [`ForceField::states`]).
+/// state gets a single entry; see [`ForceField::states`]). The lists are inline (no allocation
+/// per call); build them with `smallvec![…]` or `.into()` from a `Vec`.
 pub struct ForceIo<'a> {
-    pub f: Vec<&'a mut [f64]>,
-    pub x: Vec<&'a [f64]>,
-    pub v: Vec<&'a [f64]>,
+    pub f: SmallVec<[&'a mut [f64]; 4]>,
+    pub x: SmallVec<[&'a [f64]; 4]>,
+    pub v: SmallVec<[&'a [f64]; 4]>,
 }
 
 /// A force field (masses are force fields too: their force is gravity).
 pub trait ForceField {
     /// The states it acts on; one for ordinary force fields, two for interactions (equal ids are
     /// lent once: the slices then have a single entry).
-    fn states(&self) -> Vec<StateId>;
+    fn states(&self) -> StateSet;
     fn add_force(&mut self, p: &MechParams, io: &mut ForceIo) -> SimResult;
     /// `df += kFactor·K·dx (+ bFactor·B·dx)`; `io.x` holds `dx`, `io.v` is empty.
     fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult;
@@ -134,7 +136,7 @@ impl SparseRows {
 /// rotated points, the Jacobian) and use it in the other operations until the next `apply`, as
 /// SOFA does.
 pub trait Mapping {
-    fn inputs(&self) -> Vec<StateId>;
+    fn inputs(&self) -> &[StateId];
     /// The output state; `None` when the output is a visual model (the mapping is then not
     /// mechanical and takes no part in the mechanical stages).
     fn output(&self) -> Option<StateId>;
