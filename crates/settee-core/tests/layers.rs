@@ -10,6 +10,8 @@ const LAYERS: &[&[&str]] = &[
     &["diag", "gformat", "math"],
     &["budget"],
     &["graph"],
+    // Inline lists of states and kept buffers of the stages.
+    &["scratch"],
     &["mechanics"],
     &["collision", "compliant", "constraint"],
     &["divergence", "topology_change"],
