@@ -1367,8 +1367,9 @@ impl ContactManager for ContactManagerComponent {
             let r = self.contacts.entries_mut()[i].response.as_mut().expect("a live contact has a response");
             r.set_detection_outputs(scene, o.outputs, contact)?;
         }
-        // Contacts whose pair has no output this step are destroyed, unless kept alive
-        // (StickContactConstraint's `keepAlive`): those keep their last contacts.
+        // Contacts whose pair has no output this step end (their responses retire to the pool),
+        // unless kept alive (StickContactConstraint's `keepAlive`): those keep their last
+        // contacts.
         let mut sc = std::mem::take(&mut self.scratch);
         sc.live.clear();
         sc.live.extend(outputs.iter().map(|o| o.key));
