@@ -125,10 +125,15 @@ pub(crate) fn check_len(what: &str, v: &[f64], nb_dofs: usize) -> SimResult {
     Ok(())
 }
 
-/// The node positions of element `e` read from a flat Vec3 vector.
+/// The node positions of element `e` read from a flat Vec3 vector. (A plain loop: `array::map`
+/// is not inlined here, and this runs for every element at every CG iteration.)
 #[inline(always)]
 pub(crate) fn gather<const N: usize>(x: &[f64], e: &[usize; N]) -> [Vec3; N] {
-    e.map(|i| [x[3 * i], x[3 * i + 1], x[3 * i + 2]])
+    let mut out = [[0.0; 3]; N];
+    for (o, &i) in out.iter_mut().zip(e) {
+        *o = [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+    }
+    out
 }
 
 /// `out[3i+c] += v[c]` for every node `i` of every element, element by element in the order
