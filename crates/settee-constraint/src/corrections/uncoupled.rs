@@ -402,7 +402,7 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
     }
 
     fn has_constraint_number(&self, scene: &Scene, row: usize) -> bool {
-        self.state.is_some_and(|s| scene.store.get(s).constraint.rows().any(|(r, mut e)| r == row && e.next().is_some()))
+        self.state.is_some_and(|s| scene.store.get(s).constraint.row(row).next().is_some())
     }
 
     fn add_block_diagonal_compliance(
@@ -420,15 +420,20 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         add_compliance(&self.compliance, &rows, w)
     }
 
+    // The unbuilt solvers call these two once per contact and iteration: they read the rows
+    // `begin..=end` in place (one binary search each into the state's compressed rows), not a
+    // copy of every row of the state.
     fn add_constraint_displacement(&mut self, scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         let ds = self.ds();
-        for (r, entries) in rows_of(scene, self.state()?) {
-            if !(begin..=end).contains(&r) || r >= d.len() {
-                continue;
+        let rows = &scene.store.get(self.state()?).constraint;
+        for r in begin..=end {
+            if r >= d.len() {
+                break;
             }
+            let entries = rows.row(r);
             for (dof, b) in entries {
                 if let Some(disp) = self.constraint_disp.get(dof * ds..dof * ds + ds) {
-                    d[r] += dot(&b, disp);
+                    d[r] += dot(b, disp);
                 }
             }
         }
@@ -440,10 +445,13 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
             return Ok(());
         }
         let ds = self.ds();
-        for (r, entries) in rows_of(scene, self.state()?) {
-            if !(begin..=end).contains(&r) || r >= df.len() {
-                continue;
+        let mut buffer = [0.0; 6];
+        let rows = &scene.store.get(self.state()?).constraint;
+        for r in begin..=end {
+            if r >= df.len() {
+                break;
             }
+            let entries = rows.row(r);
             for (dof, b) in entries {
                 let range = dof * ds..dof * ds + ds;
                 if range.end > self.constraint_force.len() {
@@ -452,9 +460,10 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
                 for (k, x) in b.iter().enumerate() {
                     self.constraint_force[dof * ds + k] += x * df[r];
                 }
-                let mut out = vec![0.0; ds];
-                self.compliance.dx(dof, &self.constraint_force[range.clone()], &mut out);
-                self.constraint_disp[range].copy_from_slice(&out);
+                // Rigid3d has the largest derivative (6 reals).
+                let out = &mut buffer[..ds];
+                self.compliance.dx(dof, &self.constraint_force[range.clone()], out);
+                self.constraint_disp[range].copy_from_slice(out);
             }
         }
         Ok(())
