@@ -62,7 +62,7 @@ pub use component::{
     AnimationLoop, CollisionPipeline, Component, ComponentClass, CreateArgs, Declared, ForceField, ForceIo, LinearSolver, LinkDecl, Mapping, Mass,
     Mbk, MechParams, OdeSolver, ProjectiveConstraint, TemplateRule,
 };
-pub use constraint_rows::ConstraintRows;
+pub use constraint_rows::{ConstraintRows, RowRef};
 pub use data::{DataDecl, DataError, DataGroup, DataKind, DataProblem, DataSet, Value};
 pub use data_ref::DataRef;
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};

@@ -4,9 +4,9 @@
 
 use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatrix};
 use settee_core::role::{self, Topology};
-use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, RowRef, Scene, SimError, SimResult, StateId, VecId};
 
-use super::common::{apply_correction, ode_factors, reset_contact_force, rows_of, Apply, Rows};
+use super::common::{apply_correction, ode_factors, reset_contact_force, Apply};
 
 /// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
 /// `_computeDx`).
@@ -276,15 +276,15 @@ impl Component for UncoupledConstraintCorrection {
 }
 
 /// `Σ w(n_a, n_b)` over the DOFs present in both rows (sorted merge).
-fn row_pair(c: &Compliance, a: &[(usize, Vec<f64>)], b: &[(usize, Vec<f64>)]) -> f64 {
+fn row_pair(c: &Compliance, a: &RowRef, b: &RowRef) -> f64 {
     let (mut i, mut j) = (0, 0);
     let mut w = 0.0;
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
+    while i < a.dofs.len() && j < b.dofs.len() {
+        match a.dofs[i].cmp(&b.dofs[j]) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                w += c.pair(a[i].0, &a[i].1, &b[j].1);
+                w += c.pair(a.dofs[i], a.block(i), b.block(j));
                 i += 1;
                 j += 1;
             }
@@ -293,25 +293,30 @@ fn row_pair(c: &Compliance, a: &[(usize, Vec<f64>)], b: &[(usize, Vec<f64>)]) ->
     w
 }
 
-/// SOFA's loop of `addComplianceInConstraintSpace` over `rows` (spec §1.4).
-fn add_compliance(c: &Compliance, rows: &Rows, w: &mut DenseMatrix) -> SimResult {
-    for (k, (a, ea)) in rows.iter().enumerate() {
-        if *a >= w.n {
-            return Err(SimError::new(format!("constraint row {a} is beyond the {} rows of the compliance matrix", w.n)));
+/// SOFA's loop of `addComplianceInConstraintSpace` over `rows` (spec §1.4), read in place from
+/// the state's compressed rows.
+fn add_compliance<'a>(c: &Compliance, rows: impl Iterator<Item = RowRef<'a>> + Clone, w: &mut DenseMatrix) -> SimResult {
+    let beyond = |r: usize, n: usize| SimError::new(format!("constraint row {r} is beyond the {n} rows of the compliance matrix"));
+    let mut rest = rows;
+    while let Some(ra) = rest.next() {
+        let a = ra.id;
+        if a >= w.n {
+            return Err(beyond(a, w.n));
         }
         let mut d = 0.0;
-        for (dof, n) in ea {
-            d += c.pair(*dof, n, n);
+        for (dof, n) in ra.entries() {
+            d += c.pair(dof, n, n);
         }
-        w.add(*a, *a, d);
-        for (b, eb) in &rows[k + 1..] {
-            if *b >= w.n {
-                return Err(SimError::new(format!("constraint row {b} is beyond the {} rows of the compliance matrix", w.n)));
+        w.add(a, a, d);
+        for rb in rest.clone() {
+            let b = rb.id;
+            if b >= w.n {
+                return Err(beyond(b, w.n));
             }
-            let s = row_pair(c, ea, eb);
+            let s = row_pair(c, &ra, &rb);
             if s != 0.0 {
-                w.add(*a, *b, s);
-                w.add(*b, *a, s);
+                w.add(a, b, s);
+                w.add(b, a, s);
             }
         }
     }
@@ -335,7 +340,7 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
             1.0
         };
         let c = self.compliance.scaled(factor);
-        add_compliance(&c, &rows_of(scene, s), w)
+        add_compliance(&c, scene.store.get(s).constraint.all_rows(), w)
     }
 
     fn compute_motion_correction(&mut self, scene: &mut Scene, _cp: &ConstraintParams, dx: VecId, f: VecId) -> SimResult {
@@ -387,12 +392,12 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         self.constraint_disp.resize(n, 0.0);
         self.constraint_force.clear();
         self.constraint_force.resize(n, 0.0);
-        for (r, entries) in rows_of(scene, s) {
-            let fr = f.get(r).copied().unwrap_or(0.0);
+        for row in scene.store.get(s).constraint.all_rows() {
+            let fr = f.get(row.id).copied().unwrap_or(0.0);
             if fr == 0.0 {
                 continue;
             }
-            for (dof, b) in entries {
+            for (dof, b) in row.entries() {
                 for (k, x) in b.iter().enumerate() {
                     self.constraint_force[dof * ds + k] += x * fr;
                 }
@@ -416,24 +421,20 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         if !self.valid {
             return Ok(());
         }
-        let rows: Rows = rows_of(scene, self.state()?).into_iter().filter(|(r, _)| (begin..=end).contains(r)).collect();
-        add_compliance(&self.compliance, &rows, w)
+        add_compliance(&self.compliance, scene.store.get(self.state()?).constraint.rows_in(begin..=end), w)
     }
 
     // The unbuilt solvers call these two once per contact and iteration: they read the rows
-    // `begin..=end` in place (one binary search each into the state's compressed rows), not a
-    // copy of every row of the state.
+    // `begin..=end` in place (one binary search into the state's compressed rows), not a copy of
+    // every row of the state.
     fn add_constraint_displacement(&mut self, scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         let ds = self.ds();
         let rows = &scene.store.get(self.state()?).constraint;
-        for r in begin..=end {
-            if r >= d.len() {
-                break;
-            }
-            let entries = rows.row(r);
-            for (dof, b) in entries {
+        for row in rows.rows_in(begin..=end) {
+            let Some(dr) = d.get_mut(row.id) else { break };
+            for (dof, b) in row.entries() {
                 if let Some(disp) = self.constraint_disp.get(dof * ds..dof * ds + ds) {
-                    d[r] += dot(b, disp);
+                    *dr += dot(b, disp);
                 }
             }
         }
@@ -447,18 +448,15 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         let ds = self.ds();
         let mut buffer = [0.0; 6];
         let rows = &scene.store.get(self.state()?).constraint;
-        for r in begin..=end {
-            if r >= df.len() {
-                break;
-            }
-            let entries = rows.row(r);
-            for (dof, b) in entries {
+        for row in rows.rows_in(begin..=end) {
+            let Some(&dfr) = df.get(row.id) else { break };
+            for (dof, b) in row.entries() {
                 let range = dof * ds..dof * ds + ds;
                 if range.end > self.constraint_force.len() {
                     continue;
                 }
                 for (k, x) in b.iter().enumerate() {
-                    self.constraint_force[dof * ds + k] += x * df[r];
+                    self.constraint_force[dof * ds + k] += x * dfr;
                 }
                 // Rigid3d has the largest derivative (6 reals).
                 let out = &mut buffer[..ds];
@@ -481,25 +479,24 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         }
         let s = self.state()?;
         let ds = self.ds();
-        let rows = rows_of(scene, s);
         let st = scene.store.get_mut(s);
-        let ext = st.write(VecId::EXTERNAL_FORCE);
-        for (r, entries) in &rows {
-            let l = lambda.get(*r).copied().unwrap_or(0.0);
+        let mut ext = st.take(VecId::EXTERNAL_FORCE);
+        for row in st.constraint.all_rows() {
+            let l = lambda.get(row.id).copied().unwrap_or(0.0);
             if l == 0.0 {
                 continue;
             }
-            for (dof, b) in entries {
+            for (dof, b) in row.entries() {
                 for (k, x) in b.iter().enumerate() {
                     ext[dof * ds + k] += x * l;
                 }
             }
         }
-        let force = ext.clone();
         let out = st.write(VecId::DX);
-        for (i, (o, fi)) in out.chunks_exact_mut(ds).zip(force.chunks_exact(ds)).enumerate() {
+        for (i, (o, fi)) in out.chunks_exact_mut(ds).zip(ext.chunks_exact(ds)).enumerate() {
             self.compliance.dx(i, fi, o);
         }
+        st.put(VecId::EXTERNAL_FORCE, ext);
         let (p, q) = self.factors(scene, cp, Apply::Motion);
         let lcp = ConstraintParams { x: VecId::FREE_POSITION, v: VecId::FREE_VELOCITY, ..*cp };
         apply_correction(scene, s, &lcp, Apply::Motion, VecId::POSITION, VecId::VELOCITY, VecId::DX, VecId::DX, p, q)

@@ -121,6 +121,26 @@ impl ConstraintRows {
         self.dofs[a..b].iter().zip(self.values[a * ds..b * ds].chunks_exact(ds.max(1))).map(|(&d, v)| (d, v))
     }
 
+    /// The stored rows whose ids lie in `range`, in increasing id, found by binary search: a
+    /// contact's rows are read without walking the state's other rows.
+    pub fn rows_in(&self, range: std::ops::RangeInclusive<usize>) -> impl Iterator<Item = RowRef<'_>> + Clone {
+        let lo = self.row_ids.partition_point(|&r| r < *range.start());
+        let hi = self.row_ids.partition_point(|&r| r <= *range.end());
+        (lo..hi).map(move |k| self.stored(k))
+    }
+
+    /// Every stored row, in increasing id.
+    pub fn all_rows(&self) -> impl Iterator<Item = RowRef<'_>> + Clone {
+        (0..self.row_ids.len()).map(move |k| self.stored(k))
+    }
+
+    /// The `k`-th stored row.
+    fn stored(&self, k: usize) -> RowRef<'_> {
+        let ds = self.deriv_size;
+        let (a, b) = (self.starts[k], self.starts[k + 1]);
+        RowRef { id: self.row_ids[k], deriv_size: ds, dofs: &self.dofs[a..b], values: &self.values[a * ds..b * ds] }
+    }
+
     /// True when the state has a row `row`.
     pub fn has_row(&self, row: usize) -> bool {
         self.row_ids.binary_search(&row).is_ok()
@@ -158,6 +178,30 @@ impl ConstraintRows {
                 }
             }
         }
+    }
+}
+
+/// One stored row, borrowed: its id, its DOFs in increasing order and their blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct RowRef<'a> {
+    pub id: usize,
+    pub deriv_size: usize,
+    pub dofs: &'a [usize],
+    /// `deriv_size` reals per DOF of `dofs`.
+    pub values: &'a [f64],
+}
+
+impl<'a> RowRef<'a> {
+    /// The block of the `i`-th entry.
+    pub fn block(&self, i: usize) -> &'a [f64] {
+        &self.values[i * self.deriv_size..(i + 1) * self.deriv_size]
+    }
+
+    /// The entries `(dof, block)` in increasing DOF.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, &'a [f64])> + 'a {
+        let values = self.values;
+        let ds = self.deriv_size;
+        self.dofs.iter().enumerate().map(move |(i, &d)| (d, &values[i * ds..(i + 1) * ds]))
     }
 }
 
