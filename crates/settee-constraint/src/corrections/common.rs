@@ -113,34 +113,55 @@ pub(crate) fn apply_correction(
     let layout = st.layout;
     let (cs, ds) = (layout.coord_size(), layout.deriv_size());
     let n = st.size;
-    let corr = st.read(correction).to_vec();
-    if corr.len() < n * ds {
+    if st.read(correction).len() < n * ds {
         return Err(SimError::new("the constraint correction vector is not allocated on the corrected state"));
     }
-    let incr: Vec<f64> = corr.iter().map(|c| c * if what == Apply::Velocity { q } else { p }).collect();
+    if what != Apply::Velocity && st.read(cp.x).len() < n * cs {
+        return Err(SimError::new("the free positions are not allocated on the corrected state"));
+    }
+    if what != Apply::Position && st.read(cp.v).len() < n * ds {
+        return Err(SimError::new("the free velocities are not allocated on the corrected state"));
+    }
+    let scale = if what == Apply::Velocity { q } else { p };
+    // The correction is taken out of the state and the targets written in place, so that
+    // nothing is copied (a copy only when a velocity vector is the correction itself); every
+    // value is the same product and sum as `x_free ⊕ c·p`, `v_free + c·q`, `dx = c·p`.
+    let aliased = what != Apply::Position && (v == correction || cp.v == correction);
+    let mut corr = if aliased { st.read(correction)[..n * ds].to_vec() } else { st.take(correction) };
     if what != Apply::Velocity {
-        let mut xs = st.read(cp.x).to_vec();
-        if xs.len() < n * cs {
-            return Err(SimError::new("the free positions are not allocated on the corrected state"));
+        let mut xs = st.take(x);
+        if cp.x != x {
+            xs.copy_from_slice(&st.read(cp.x)[..n * cs]);
         }
-        for i in 0..n {
-            layout.coord_add(&mut xs[i * cs..(i + 1) * cs], &incr[i * ds..(i + 1) * ds]);
+        for (xi, ci) in xs.chunks_exact_mut(cs).zip(corr.chunks_exact(ds)) {
+            layout.coord_add_scaled(xi, ci, scale);
         }
-        st.write(x).copy_from_slice(&xs[..n * cs]);
+        st.put(x, xs);
     }
     if what != Apply::Position {
-        let vf = st.read(cp.v).to_vec();
-        if vf.len() < n * ds {
-            return Err(SimError::new("the free velocities are not allocated on the corrected state"));
+        let mut vs = st.take(v);
+        if cp.v != v {
+            vs.copy_from_slice(&st.read(cp.v)[..n * ds]);
         }
-        let vs: Vec<f64> = if what == Apply::Velocity {
-            vf.iter().zip(&incr).map(|(a, b)| a + b).collect()
-        } else {
-            vf.iter().zip(&corr).map(|(a, c)| a + c * q).collect()
-        };
-        st.write(v).copy_from_slice(&vs[..n * ds]);
+        for (o, c) in vs.iter_mut().zip(&corr) {
+            *o += c * q;
+        }
+        st.put(v, vs);
     }
-    st.write(dx).copy_from_slice(&incr[..n * ds]);
+    if dx == correction && !aliased {
+        for c in &mut corr {
+            *c *= scale;
+        }
+        st.put(dx, corr);
+    } else {
+        let out = st.write(dx);
+        for (o, c) in out.iter_mut().zip(&corr) {
+            *o = c * scale;
+        }
+        if !aliased {
+            st.put(correction, corr);
+        }
+    }
     Ok(())
 }
 
