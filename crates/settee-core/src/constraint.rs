@@ -137,8 +137,19 @@ pub struct LawRows {
 impl ConstraintProblem {
     /// Resizes every vector to `n` rows and zero-fills them; drops the resolutions.
     pub fn clear(&mut self, n: usize) {
-        self.n = n;
         self.w.clear(n);
+        self.clear_vectors(n);
+    }
+
+    /// As [`ConstraintProblem::clear`] for a solver that never assembles W (SOFA's unbuilt
+    /// paths): W is left empty instead of zeroed at n×n every step.
+    pub fn clear_unassembled(&mut self, n: usize) {
+        self.w.clear(0);
+        self.clear_vectors(n);
+    }
+
+    fn clear_vectors(&mut self, n: usize) {
+        self.n = n;
         for v in [&mut self.dfree, &mut self.lambda, &mut self.d] {
             v.clear();
             v.resize(n, 0.0);

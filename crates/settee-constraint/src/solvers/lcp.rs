@@ -525,6 +525,9 @@ pub struct LcpConstraintSolver {
     pub problem: ConstraintProblem,
     /// The diagonal blocks of W in unbuilt mode (SOFA's `_Wdiag`).
     pub wdiag: DenseMatrix,
+    /// The diagonal blocks `(first row, rows)` of `wdiag` written by the last unbuilt solve: the
+    /// only entries to zero before the next one.
+    wdiag_blocks: Vec<(usize, usize)>,
     /// The blocks reported by the laws at the last build (with `initial_guess`).
     pub block_infos: Vec<BlockInfo>,
     history: ForceHistory,
@@ -574,7 +577,11 @@ impl LcpConstraintSolver {
     fn build_system(&mut self, scene: &mut Scene, cp: &ConstraintParams, s: &Settings) -> SimResult {
         let mut laws = std::mem::take(&mut self.problem.laws);
         let n = build_constraint_matrix(scene, cp, &mut laws)?;
-        self.problem.clear(n);
+        if s.build_lcp {
+            self.problem.clear(n);
+        } else {
+            self.problem.clear_unassembled(n);
+        }
         self.problem.laws = laws;
         let laws = self.problem.laws.clone();
         constraint_violation(scene, cp, &laws, &mut self.problem.dfree)?;
@@ -582,8 +589,17 @@ impl LcpConstraintSolver {
             let corrections = self.live_corrections(scene);
             add_compliances(scene, cp, corrections, &mut self.problem.w)?;
             self.problem.add_regularization(s.regularization);
+        } else if self.wdiag.n == n {
+            for (r, nb) in self.wdiag_blocks.drain(..) {
+                for i in r..r + nb {
+                    for j in r..r + nb {
+                        self.wdiag.set(i, j, 0.0);
+                    }
+                }
+            }
         } else {
             self.wdiag.clear(n);
+            self.wdiag_blocks.clear();
         }
         self.block_infos.clear();
         if s.initial_guess && n != 0 {
@@ -690,6 +706,9 @@ impl LcpConstraintSolver {
                 return Ok(LcpOutcome::default());
             }
         }
+        // The blocks tile the rows (n is a multiple of `step`), so zeroing them also clears the
+        // regularization added on the diagonal below.
+        self.wdiag_blocks.extend((0..n / step).map(|c| (c * step, nb)));
         for c in 0..n / step {
             let row = c * step;
             for &cc in &cclist[row] {
