@@ -155,3 +155,54 @@ fn symmetric_check() {
     assert!(a.is_symmetric(0.0));
     assert!(!hand().is_symmetric(0.0));
 }
+
+mod block_rows {
+    use proptest::prelude::*;
+    use settee_linalg::CsrMatrix;
+
+    /// The product summed row by row, each row in increasing column order from 0.0.
+    fn reference(a: &CsrMatrix, x: &[f64]) -> Vec<f64> {
+        (0..a.nrows())
+            .map(|i| {
+                let mut acc = 0.0f64;
+                for (c, v) in a.row(i) {
+                    acc += v * x[c];
+                }
+                acc
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Whether rows come in triples with the same columns (3×3 blocks, as assembled
+        /// mechanical matrices) or not, the product has the bits of the row-by-row sums.
+        #[test]
+        fn mul_vec_has_the_bits_of_the_row_by_row_sums(
+            nb in 1usize..7,
+            blocks in proptest::collection::vec((0usize..7, 0usize..7, proptest::collection::vec(-1e3f64..1e3, 9)), 0..30),
+            loose in proptest::collection::vec((0usize..21, 0usize..21, -1e8f64..1e8), 0..20),
+            x in proptest::collection::vec(-1e4f64..1e4, 21),
+        ) {
+            let n = 3 * nb;
+            let mut t = Vec::new();
+            for (bi, bj, vals) in &blocks {
+                let (bi, bj) = (bi % nb, bj % nb);
+                for k in 0..9 {
+                    t.push((3 * bi + k / 3, 3 * bj + k % 3, vals[k]));
+                }
+            }
+            let block = CsrMatrix::from_triplets(n, n, &t).unwrap();
+            for (i, j, v) in &loose {
+                t.push((i % n, j % n, *v));
+            }
+            let mixed = CsrMatrix::from_triplets(n, n, &t).unwrap();
+            for a in [&block, &mixed] {
+                let mut y = vec![f64::NAN; n];
+                a.mul_vec(&x[..n], &mut y).unwrap();
+                let r = reference(a, &x[..n]);
+                prop_assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), r.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            }
+        }
+    }
+}
