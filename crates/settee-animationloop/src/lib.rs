@@ -75,6 +75,7 @@ impl AnimationLoop for DefaultAnimationLoop {
 pub struct FreeMotionAnimationLoop {
     solver: Option<ComponentId>,
     velocity_first: bool,
+    parallel_detection: bool,
 }
 
 impl Component for FreeMotionAnimationLoop {
@@ -82,6 +83,7 @@ impl Component for FreeMotionAnimationLoop {
     /// (as SOFA) a BlockGaussSeidelConstraintSolver with default Data, created with a warning.
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.velocity_first = cx.data().get(Self::SOLVE_VELOCITY_CONSTRAINT_FIRST);
+        self.parallel_detection = cx.data().get(Self::PARALLEL_COLLISION_DETECTION_AND_FREE_MOTION);
         let node = cx.node();
         self.solver = cx.link_targets("constraintSolver").first().copied().or_else(|| cx.scene.find_down(node, role::CONSTRAINT_SOLVER));
         if self.solver.is_none() {
@@ -122,7 +124,7 @@ impl AnimationLoop for FreeMotionAnimationLoop {
             .solver
             .filter(|s| scene.contains(*s))
             .ok_or_else(|| SimError::new("FreeMotionAnimationLoop has no constraint solver (was it removed?)"))?;
-        free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first })
+        free_motion_step(scene, dt, FreeMotionConfig { solver, velocity_first: self.velocity_first, parallel_detection: self.parallel_detection })
     }
 }
 

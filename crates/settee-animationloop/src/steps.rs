@@ -5,7 +5,7 @@ use settee_core::constraint::ConstraintSolver;
 use settee_core::mechanics::{self, MechScope};
 use settee_core::scene::positioned;
 use settee_core::simulation::{
-    advance_time, animate_begin, animate_end, collision, end_integration, solve_all, timed, update_live_data, IsolatedInteractions,
+    advance_time, animate_begin, animate_end, collision, collision_during, end_integration, solve_all, timed, update_live_data, IsolatedInteractions,
 };
 use settee_core::{ComponentId, Scene, SimResult, VecId};
 
@@ -34,6 +34,8 @@ pub struct FreeMotionConfig {
     pub solver: ComponentId,
     /// `solveVelocityConstraintFirst`: pose the problem at velocity level.
     pub velocity_first: bool,
+    /// `parallelCollisionDetectionAndFreeMotion`: detect collisions while the free motion runs.
+    pub parallel_detection: bool,
 }
 
 /// The step of SOFA's FreeMotionAnimationLoop (lagrangian-solvers spec §1.2): the unconstrained
@@ -68,8 +70,12 @@ pub fn free_motion_step(scene: &mut Scene, dt: f64, cfg: FreeMotionConfig) -> Si
         let scope = scene.scope(Scene::ROOT);
         mechanics::update_geometric_stiffness(scene, &scope, lambda_vec)?;
     }
-    timed(scene, "free motion", |s| free_motion(s, dt, order))?;
-    timed(scene, "collision", collision)?;
+    if cfg.parallel_detection {
+        timed(scene, "free motion & collision", |s| collision_during(s, &mut |s| free_motion(s, dt, order)))?;
+    } else {
+        timed(scene, "free motion", |s| free_motion(s, dt, order))?;
+        timed(scene, "collision", collision)?;
+    }
     timed(scene, "constraints", |s| -> SimResult {
         let r = s.with_role::<dyn ConstraintSolver, _>(cfg.solver, |solver, s| match order {
             ConstraintOrder::Vel => solver.solve_constraint(s, &cp, VecId::VELOCITY, None),

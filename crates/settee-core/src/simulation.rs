@@ -1,5 +1,6 @@
 //! Scene initialisation (`initRoot`) and the stages of a step shared by the animation loops.
 
+use smallvec::SmallVec;
 use std::time::Instant;
 
 use crate::collision::CollisionPipeline;
@@ -312,6 +313,48 @@ pub fn advance_time(scene: &mut Scene, dt: f64) {
     let t = scene.node(Scene::ROOT).context.time;
     scene.node_mut(Scene::ROOT).context.time = t + dt;
     scene.propagate_context();
+}
+
+/// SOFA's `parallelCollisionDetectionAndFreeMotion`: every pipeline's reset, then their detection
+/// while `free_motion` runs (at once where the pipeline can), then their responses. Detection
+/// reads the positions, which the free motion leaves as they are, so the contacts are those of
+/// the sequential order; only the responses of the last step are detached before the free
+/// motion rather than after, as in SOFA.
+pub fn collision_during(scene: &mut Scene, free_motion: &mut dyn FnMut(&mut Scene) -> SimResult) -> SimResult {
+    let pipelines = first_pipeline_per_node(scene);
+    for &p in &pipelines {
+        scene.with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| pipeline.reset(scene, p)).map_err(|e| positioned(scene, p, e))?;
+    }
+    let mut pending = Some(free_motion);
+    for &p in &pipelines {
+        scene
+            .with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| match pending.take() {
+                Some(during) => pipeline.detect_during(scene, p, during),
+                None => pipeline.detect(scene, p),
+            })
+            .map_err(|e| positioned(scene, p, e))?;
+    }
+    if let Some(during) = pending {
+        during(scene)?;
+    }
+    for &p in &pipelines {
+        scene.with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| pipeline.respond(scene, p)).map_err(|e| positioned(scene, p, e))?;
+    }
+    Ok(())
+}
+
+/// The collision pipelines that run: the first of each node (SOFA's context pipeline), top-down.
+fn first_pipeline_per_node(scene: &mut Scene) -> SmallVec<[ComponentId; 2]> {
+    let mut out = SmallVec::new();
+    let mut last_node = None;
+    for &p in scene.role_index(crate::collision::COLLISION_PIPELINE).iter() {
+        let node = scene.entry(p).node;
+        if last_node != Some(node) {
+            last_node = Some(node);
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// Runs the collision pipelines, node by node top-down (SOFA's CollisionVisitor): each

@@ -6,7 +6,7 @@ use settee_core::collision::{CollisionModel, ContactManager, ContactOutputs, Int
 use settee_core::component::CollisionPipeline;
 use settee_core::role::{self, BroadPhase, NarrowPhase};
 use settee_core::scratch::recycle;
-use settee_core::{component, data_group, Component, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
+use settee_core::{component, data_group, Component, ComponentClass, ComponentId, Declared, InitCtx, NodeId, RoleId, Scene, SimError, SimResult};
 
 use crate::detection::{BroadPhaseKind, Detection, DetectionSettings, DetectionStats, NarrowPhaseKind};
 use crate::Vec3;
@@ -89,6 +89,22 @@ struct SubPipeline {
     outputs: Vec<ContactOutputs<'static>>,
 }
 
+/// A component lent to the detection thread, with its class to view it in its roles.
+struct TakenObject {
+    id: ComponentId,
+    class: &'static ComponentClass,
+    obj: Box<dyn Component>,
+}
+
+/// Gives the lent components back to the scene (a component removed meanwhile is dropped).
+fn put_back(scene: &mut Scene, taken: &mut Vec<TakenObject>) {
+    for t in taken.drain(..) {
+        if let Some(e) = scene.components.get_mut(t.id) {
+            e.obj = Some(t.obj);
+        }
+    }
+}
+
 impl SubPipeline {
     fn new(
         scene: &Scene,
@@ -121,10 +137,31 @@ impl SubPipeline {
         scene.with_role::<dyn ContactManager, _>(self.manager, |manager, scene| manager.detach_responses(scene))
     }
 
-    fn detect(&mut self, scene: &mut Scene) -> SimResult {
+    /// The models read their geometry from their states.
+    fn update_geometry(&self, scene: &mut Scene) -> SimResult {
         for &m in &self.models {
             scene.with_role::<dyn CollisionModel, _>(m, |model, scene| model.update_geometry(scene))?;
         }
+        Ok(())
+    }
+
+    /// The detection over models and methods taken out of the scene (`objects`).
+    fn detect_taken(&mut self, objects: &[TakenObject]) -> SimResult {
+        let find = |id: ComponentId| objects.iter().find(|t| t.id == id).expect("detection object taken out of the scene");
+        let mut geometries: Vec<&ModelGeometry> = recycle(std::mem::take(&mut self.geometries));
+        for &m in &self.models {
+            let t = find(m);
+            geometries.push(t.class.cast::<dyn CollisionModel>(t.obj.as_ref()).expect("collision model role").geometry());
+        }
+        let t = find(self.intersection);
+        let method = t.class.cast::<dyn IntersectionMethod>(t.obj.as_ref()).expect("intersection role");
+        let done = self.detection.run(&geometries, method, &self.settings).map(|_| ()).map_err(|e| SimError::new(e.to_string()));
+        self.geometries = recycle(geometries);
+        done
+    }
+
+    fn detect(&mut self, scene: &mut Scene) -> SimResult {
+        self.update_geometry(scene)?;
         let mut geometries: Vec<&ModelGeometry> = recycle(std::mem::take(&mut self.geometries));
         geometries.extend(self.models.iter().map(|m| scene.role::<dyn CollisionModel>(*m).expect("collision model role").geometry()));
         let method = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role");
@@ -189,7 +226,7 @@ impl Component for SubPipelineComponent {}
     class(
         name = "CollisionPipeline",
         description = "Collision pipeline over every collision model of its subtree: bounding trees, broad and narrow phase, contact responses.",
-        create = |_| PipelineComponent { subs: Vec::new(), composite: false },
+        create = |_| PipelineComponent { subs: Vec::new(), composite: false, taken: Vec::new() },
         data = {
             /// print messages about the phases
             verbose: Bool = "false",
@@ -204,7 +241,7 @@ impl Component for SubPipelineComponent {}
     class(
         name = "CompositeCollisionPipeline",
         description = "Collision pipeline running several independent sub-pipelines (each with its own models, methods and contact manager).",
-        create = |_| PipelineComponent { subs: Vec::new(), composite: true },
+        create = |_| PipelineComponent { subs: Vec::new(), composite: true, taken: Vec::new() },
         data = {
             /// run the detection of the sub-pipelines concurrently (same results)
             parallelDetection: Bool = "false",
@@ -219,6 +256,8 @@ impl Component for SubPipelineComponent {}
 pub struct PipelineComponent {
     subs: Vec<SubPipeline>,
     composite: bool,
+    /// The list of components lent to the detection thread, kept between steps.
+    taken: Vec<TakenObject>,
 }
 
 /// A bounding-tree depth from scene text (the tree itself never builds more levels than its
@@ -313,6 +352,46 @@ impl CollisionPipeline for PipelineComponent {
 
     fn detect(&mut self, scene: &mut Scene, _me: ComponentId) -> SimResult {
         self.subs.iter_mut().try_for_each(|s| s.detect(scene))
+    }
+
+    // The geometry is read from the states first; then the models and intersection methods leave
+    // the scene for a second thread, which detects while `during` (the free motion) has the scene.
+    fn detect_during(&mut self, scene: &mut Scene, _me: ComponentId, during: &mut dyn FnMut(&mut Scene) -> SimResult) -> SimResult {
+        for s in &self.subs {
+            s.update_geometry(scene)?;
+        }
+        let mut taken = std::mem::take(&mut self.taken);
+        for s in &self.subs {
+            for &id in s.models.iter().chain([&s.intersection]) {
+                if taken.iter().any(|t| t.id == id) {
+                    continue;
+                }
+                let e = &mut scene.components[id];
+                match e.obj.take() {
+                    Some(obj) => taken.push(TakenObject { id, class: e.class, obj }),
+                    None => {
+                        let label = e.label();
+                        put_back(scene, &mut taken);
+                        self.taken = taken;
+                        return Err(SimError::new(format!("{label} is in use: it cannot detect collisions during the free motion")));
+                    }
+                }
+            }
+        }
+        let subs = &mut self.subs;
+        let (found, moved) = std::thread::scope(|threads| {
+            let detection = threads.spawn(move || {
+                let found = subs.iter_mut().try_for_each(|s| s.detect_taken(&taken));
+                (found, taken)
+            });
+            let moved = during(scene);
+            (detection.join(), moved)
+        });
+        let (found, mut taken) = found.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        put_back(scene, &mut taken);
+        self.taken = taken;
+        moved?;
+        found
     }
 
     fn respond(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {

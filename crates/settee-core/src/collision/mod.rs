@@ -139,6 +139,14 @@ pub trait CollisionPipeline {
     fn detect(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
     /// Creates, updates or removes contact responses and attaches them to the scene.
     fn respond(&mut self, scene: &mut Scene, me: crate::ComponentId) -> SimResult;
+    /// Detection while `during` works on the scene (SOFA's
+    /// `parallelCollisionDetectionAndFreeMotion`): `during` must leave what detection reads (the
+    /// collision models, their positions, the intersection method) unchanged. By default the
+    /// detection runs first, then `during`; a pipeline may run both at once, with the same results.
+    fn detect_during(&mut self, scene: &mut Scene, me: crate::ComponentId, during: &mut dyn FnMut(&mut Scene) -> SimResult) -> SimResult {
+        self.detect(scene, me)?;
+        during(scene)
+    }
 }
 
 pub const COLLISION_PIPELINE: RoleId = RoleId::of::<dyn CollisionPipeline>("CollisionPipeline");
