@@ -298,44 +298,39 @@ impl CsrMatrix {
         if y.len() != self.nrows {
             return Err(LinalgError::DimensionMismatch { what: "mul_vec output y", expected: self.nrows, found: y.len() });
         }
-        // Rows of a 3×3-block matrix come in triples with the same columns: those are summed
-        // together, three independent accumulators instead of one chain of dependent additions
-        // (each row's sum keeps its own order, so the bits are those of the row-by-row product).
+        // Four rows are summed at once: four independent accumulators instead of one chain of
+        // dependent additions. Each row's sum keeps its own order, so the bits are those of the
+        // row-by-row product.
+        let mut rows = y.chunks_exact_mut(4);
         let mut i = 0;
-        while i < self.nrows {
-            if i + 3 <= self.nrows && self.same_columns(i, i + 1) && self.same_columns(i, i + 2) {
-                let (b0, e0) = (self.row_ptr[i], self.row_ptr[i + 1]);
-                let len = e0 - b0;
-                let (b1, b2) = (self.row_ptr[i + 1], self.row_ptr[i + 2]);
-                let cols = &self.col_idx[b0..e0];
-                let (v0, v1, v2) = (&self.values[b0..e0], &self.values[b1..b1 + len], &self.values[b2..b2 + len]);
-                let (mut a0, mut a1, mut a2) = (0.0f64, 0.0f64, 0.0f64);
-                for k in 0..len {
-                    let xc = x[cols[k]];
-                    a0 += v0[k] * xc;
-                    a1 += v1[k] * xc;
-                    a2 += v2[k] * xc;
+        for out in &mut rows {
+            let ranges = [self.row_range(i), self.row_range(i + 1), self.row_range(i + 2), self.row_range(i + 3)];
+            let common = ranges.iter().map(|r| r.len()).min().unwrap_or(0);
+            let vals = ranges.clone().map(|r| &self.values[r]);
+            let cols = ranges.map(|r| &self.col_idx[r]);
+            let mut acc = [0.0f64; 4];
+            for k in 0..common {
+                for j in 0..4 {
+                    acc[j] += vals[j][k] * x[cols[j][k]];
                 }
-                y[i] = a0;
-                y[i + 1] = a1;
-                y[i + 2] = a2;
-                i += 3;
-            } else {
-                let (b, e) = (self.row_ptr[i], self.row_ptr[i + 1]);
-                let mut acc = 0.0f64;
-                for (&c, &v) in self.col_idx[b..e].iter().zip(&self.values[b..e]) {
-                    acc += v * x[c];
-                }
-                y[i] = acc;
-                i += 1;
             }
+            for j in 0..4 {
+                for (v, &c) in vals[j][common..].iter().zip(&cols[j][common..]) {
+                    acc[j] += v * x[c];
+                }
+            }
+            out.copy_from_slice(&acc);
+            i += 4;
+        }
+        for yi in rows.into_remainder() {
+            let mut acc = 0.0f64;
+            for p in self.row_range(i) {
+                acc += self.values[p] * x[self.col_idx[p]];
+            }
+            *yi = acc;
+            i += 1;
         }
         Ok(())
-    }
-
-    /// True when rows `a` and `b` store the same columns.
-    fn same_columns(&self, a: usize, b: usize) -> bool {
-        self.col_idx[self.row_ptr[a]..self.row_ptr[a + 1]] == self.col_idx[self.row_ptr[b]..self.row_ptr[b + 1]]
     }
 
     /// `true` if both matrices have the same shape and the same stored pattern

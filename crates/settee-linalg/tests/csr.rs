@@ -175,8 +175,8 @@ mod block_rows {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
-        /// Whether rows come in triples with the same columns (3×3 blocks, as assembled
-        /// mechanical matrices) or not, the product has the bits of the row-by-row sums.
+        /// Whether rows share their columns (3×3 blocks, as assembled mechanical matrices) or
+        /// not, the product, which sums several rows at once, has the bits of the row-by-row sums.
         #[test]
         fn mul_vec_has_the_bits_of_the_row_by_row_sums(
             nb in 1usize..7,
