@@ -446,22 +446,16 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
             return Ok(());
         }
         let ds = self.ds();
-        let mut buffer = [0.0; 6];
         let rows = &scene.store.get(self.state()?).constraint;
         for row in rows.rows_in(begin..=end) {
             let Some(&dfr) = df.get(row.id) else { break };
             for (dof, b) in row.entries() {
                 let range = dof * ds..dof * ds + ds;
-                if range.end > self.constraint_force.len() {
-                    continue;
+                let Some(force) = self.constraint_force.get_mut(range.clone()) else { continue };
+                for (f, x) in force.iter_mut().zip(b) {
+                    *f += x * dfr;
                 }
-                for (k, x) in b.iter().enumerate() {
-                    self.constraint_force[dof * ds + k] += x * dfr;
-                }
-                // Rigid3d has the largest derivative (6 reals).
-                let out = &mut buffer[..ds];
-                self.compliance.dx(dof, &self.constraint_force[range.clone()], out);
-                self.constraint_disp[range].copy_from_slice(out);
+                self.compliance.dx(dof, &self.constraint_force[range.clone()], &mut self.constraint_disp[range]);
             }
         }
         Ok(())
