@@ -106,6 +106,9 @@ crate::common::force_field_class! {
         /// Per-node masses used for gravity.
         particle_masses: Vec<f64>,
         element_masses: Vec<Box<ElementMass>>,
+        /// The element mass matrices transposed (`[j][i]` = entry `(i, j)`): the product
+        /// `M_e·dx_e` then reads them column after column, contiguously.
+        element_masses_t: Vec<Box<ElementMass>>,
         /// Row sums of the element matrices, per node and component (`lumpedMass`).
         lumped_masses: Vec<[f64; 3]>,
         lumped: bool,
@@ -167,6 +170,19 @@ impl Component for HexahedronFEMForceFieldAndMass {
                     Box::new(m)
                 }
                 None => Box::new(element_mass(rests[i].rotated_rest(), density, mass_coef(i))),
+            })
+            .collect();
+        self.element_masses_t = self
+            .element_masses
+            .iter()
+            .map(|m| {
+                let mut t = [[0.0; 24]; 24];
+                for (i, row) in m.iter().enumerate() {
+                    for (j, &v) in row.iter().enumerate() {
+                        t[j][i] = v;
+                    }
+                }
+                Box::new(t)
             })
             .collect();
 
@@ -263,21 +279,25 @@ impl Mass for HexahedronFEMForceFieldAndMass {
         }
         let elements = self.ff.elements();
         let products: Vec<[f64; 24]> = self
-            .element_masses
+            .element_masses_t
             .par_iter()
             .zip(elements.par_iter())
-            .map(|(m, e)| {
+            .map(|(mt, e)| {
                 let mut d = [0.0; 24];
                 for (k, &i) in e.iter().enumerate() {
                     d[3 * k..3 * k + 3].copy_from_slice(&dx[3 * i..3 * i + 3]);
                 }
+                // Each f[i] = Σ_j M(i, j)·d[j], summed over j in increasing order as a row-by-row
+                // product does, but the 24 sums advance together (one row alone would wait on
+                // the adder's latency at each term).
                 let mut f = [0.0; 24];
-                for (fr, row) in f.iter_mut().zip(m.iter()) {
-                    let mut s = row[0] * d[0];
-                    for j in 1..24 {
-                        s += row[j] * d[j];
+                for (fi, &m) in f.iter_mut().zip(mt[0].iter()) {
+                    *fi = m * d[0];
+                }
+                for (col, &dj) in mt.iter().zip(d.iter()).skip(1) {
+                    for (fi, &m) in f.iter_mut().zip(col.iter()) {
+                        *fi += m * dj;
                     }
-                    *fr = s;
                 }
                 f
             })

@@ -110,6 +110,99 @@ fn gemv_transposed_generic(at: &[f64], rows: usize, cols: usize, b: &[f64], x: &
     }
 }
 
+/// A dense `rows × cols` matrix stored for repeated products `x = A·b`: panels of
+/// [`RowPanels::ROWS`] consecutive rows, each panel column by column. A product then streams
+/// through memory once, in order (a column-major matrix would be read with a stride of a whole
+/// column per entry of `b`, one page apart for large matrices). Each `x_i` is summed as the
+/// plain dot product `((0 + A[i][0]·b[0]) + A[i][1]·b[1]) + …` in increasing column order, as
+/// [`gemv_transposed`] does: the same bits.
+#[derive(Clone, Debug, Default)]
+pub struct RowPanels {
+    rows: usize,
+    cols: usize,
+    data: Vec<f64>,
+}
+
+impl RowPanels {
+    /// Rows per panel: their sums advance together in vector lanes.
+    pub const ROWS: usize = 32;
+
+    /// From a row-major `rows × cols` matrix (`a[i * cols + k] = A[i][k]`).
+    ///
+    /// Panics if `a.len() != rows * cols`.
+    pub fn from_row_major(a: &[f64], rows: usize, cols: usize) -> RowPanels {
+        assert_eq!(a.len(), rows * cols, "RowPanels: matrix size");
+        let mut data = Vec::with_capacity(a.len());
+        for i0 in (0..rows).step_by(Self::ROWS) {
+            let w = Self::ROWS.min(rows - i0);
+            for k in 0..cols {
+                data.extend((i0..i0 + w).map(|i| a[i * cols + k]));
+            }
+        }
+        RowPanels { rows, cols, data }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `x = A·b`.
+    ///
+    /// Panics if `b.len() != cols` or `x.len() != rows`.
+    pub fn mul(&self, b: &[f64], x: &mut [f64]) {
+        assert_eq!(b.len(), self.cols, "RowPanels::mul: b size");
+        assert_eq!(x.len(), self.rows, "RowPanels::mul: x size");
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { self.mul_avx2(b, x) };
+                return;
+            }
+        }
+        self.mul_generic(b, x);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mul_avx2(&self, b: &[f64], x: &mut [f64]) {
+        self.mul_generic(b, x);
+    }
+
+    #[inline(always)]
+    fn mul_generic(&self, b: &[f64], x: &mut [f64]) {
+        const B: usize = RowPanels::ROWS;
+        let full = self.rows / B;
+        let (panels, tail) = self.data.split_at(full * B * self.cols);
+        for (panel, xs) in panels.chunks_exact(B * self.cols).zip(x.chunks_exact_mut(B)) {
+            let mut acc = [0.0f64; B];
+            for (col, &bk) in panel.chunks_exact(B).zip(b) {
+                let col: &[f64; B] = col.try_into().expect("panel column");
+                for r in 0..B {
+                    acc[r] += col[r] * bk;
+                }
+            }
+            xs.copy_from_slice(&acc);
+        }
+        let w = self.rows - full * B;
+        if w > 0 {
+            let mut acc = [0.0f64; B];
+            for (col, &bk) in tail.chunks_exact(w).zip(b) {
+                for r in 0..w {
+                    acc[r] += col[r] * bk;
+                }
+            }
+            x[full * B..].copy_from_slice(&acc[..w]);
+        }
+    }
+}
+
 /// The transpose of a dense row-major `rows × cols` matrix (row-major `cols × rows`).
 pub fn transpose_dense(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     assert_eq!(a.len(), rows * cols, "transpose_dense: matrix size");

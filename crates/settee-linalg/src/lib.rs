@@ -28,6 +28,6 @@ mod ldlt;
 
 pub use builder::MatrixBuilder;
 pub use csr::{CsrMatrix, RowIter};
-pub use dense::{det3, gemv_transposed, invert3, mul3_vec, mul3t_vec, transpose_dense};
+pub use dense::{det3, gemv_transposed, invert3, mul3_vec, mul3t_vec, transpose_dense, RowPanels};
 pub use direct::{dense_inverse, DirectKind, DirectSolver, Ordering};
 pub use error::{LinalgError, Result};

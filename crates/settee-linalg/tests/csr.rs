@@ -35,6 +35,48 @@ fn mul_vec_accumulates_in_column_order_from_zero() {
     assert_eq!(y, [0.0, 0.0]);
 }
 
+/// Rows of different lengths (empty ones included), triples of rows sharing their columns (as
+/// 3×3 blocks give) and rows that do not: every entry of `y` has the bits of its row summed
+/// alone, left to right from 0.0.
+#[test]
+fn mul_vec_sums_each_row_alone_whatever_the_lengths() {
+    let (nrows, ncols) = (11, 9);
+    let mut seed = 0x5eed_u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed >> 33
+    };
+    let (mut row_ptr, mut col_idx, mut values) = (vec![0], Vec::new(), Vec::new());
+    let mut shared = vec![false; ncols];
+    for i in 0..nrows {
+        // Rows 0–2 and 3–5 share a pattern (row 3's starts the second triple).
+        if i == 0 || i == 3 {
+            shared = (0..ncols).map(|_| next() % 2 == 0).collect();
+        }
+        for j in 0..ncols {
+            // Row 7 empty, row 8 full, the others about half full.
+            let stored = if i < 6 { shared[j] } else { i != 7 && (i == 8 || next() % 2 == 0) };
+            if stored {
+                col_idx.push(j);
+                // Magnitudes spread over 1e-8..1e8, so that any other order changes bits.
+                values.push((next() as f64 / 4.0e9 - 0.5) * 10f64.powi((next() % 17) as i32 - 8));
+            }
+        }
+        row_ptr.push(col_idx.len());
+    }
+    let a = CsrMatrix::try_from_parts(nrows, ncols, row_ptr.clone(), col_idx.clone(), values.clone()).unwrap();
+    let x: Vec<f64> = (0..ncols).map(|_| (next() as f64 / 4.0e9 - 0.5) * 10f64.powi((next() % 9) as i32 - 4)).collect();
+    let mut y = vec![f64::NAN; nrows];
+    a.mul_vec(&x, &mut y).unwrap();
+    for i in 0..nrows {
+        let mut acc = 0.0f64;
+        for p in row_ptr[i]..row_ptr[i + 1] {
+            acc += values[p] * x[col_idx[p]];
+        }
+        assert_eq!(y[i].to_bits(), acc.to_bits(), "row {i}");
+    }
+}
+
 #[test]
 fn mul_vec_dimension_mismatch_is_an_error() {
     let a = hand();

@@ -450,5 +450,10 @@ fn dense_inverse_and_product_match_plain_loops_bitwise() {
         let mut x = vec![0.0; n];
         settee_linalg::gemv_transposed(&t, n, n, &b, &mut x);
         assert_eq!(x.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        // The panel layout gives the same bits.
+        let panels = settee_linalg::RowPanels::from_row_major(&inv, n, n);
+        let mut y = vec![f64::NAN; n];
+        panels.mul(&b, &mut y);
+        assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), plain.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
     }
 }

@@ -5,7 +5,7 @@ use settee_core::component::LinearSolver;
 use settee_core::mechanics::{self as mech, MechScope};
 use settee_core::role::LinearSystem;
 use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult, VecId};
-use settee_linalg::{dense_inverse, gemv_transposed, transpose_dense, MatrixBuilder};
+use settee_linalg::{dense_inverse, MatrixBuilder, RowPanels};
 
 use crate::common::{step_error, unsupported, MatrixSolverData};
 use crate::preconditioner::Preconditioner;
@@ -32,9 +32,9 @@ use crate::preconditioner::Preconditioner;
 #[derive(Default)]
 pub struct PrecomputedLinearSolver {
     me: Option<ComponentId>,
-    /// Transpose of the stored dense inverse (`minv_t[k·n + i]` = entry `(i, k)` used for row `i`
-    /// of the product), laid out for [`gemv_transposed`].
-    minv: Vec<f64>,
+    /// The dense inverse, row `i` of the product being column `i` of the inverse as computed,
+    /// stored in row panels (the product streams through it once).
+    minv: Option<RowPanels>,
     n: usize,
     b: Vec<f64>,
     x: Vec<f64>,
@@ -43,7 +43,7 @@ pub struct PrecomputedLinearSolver {
 impl Component for PrecomputedLinearSolver {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.me = Some(cx.id);
-        self.minv.clear();
+        self.minv = None;
         self.n = 0;
         Ok(())
     }
@@ -51,14 +51,15 @@ impl Component for PrecomputedLinearSolver {
 
 impl LinearSolver for PrecomputedLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
-        if self.minv.is_empty() {
+        if self.minv.is_none() {
             let mut builder = MatrixBuilder::new(scope.size);
             mech::assemble(scene, scope, factors, &mut builder)?;
             let minv = dense_inverse(builder.matrix()).map_err(|e| {
                 step_error(scene, self.me, format!("inverting the first step's system matrix failed: {e}"))
                     .hint("the system matrix must be symmetric positive definite")
             })?;
-            self.minv = transpose_dense(&minv, scope.size, scope.size);
+            // `minv` is column-major (chunk j = A⁻¹e_j): read row-major, row i is column i.
+            self.minv = Some(RowPanels::from_row_major(&minv, scope.size, scope.size));
             self.n = scope.size;
         }
         if scope.size != self.n {
@@ -73,7 +74,9 @@ impl LinearSolver for PrecomputedLinearSolver {
         self.x.resize(self.n, 0.0);
         // x = Minv·b, row by row (Minv is symmetric, so row i is column i of the inverse as
         // computed); each x_i is summed in column order, as the plain dot product.
-        gemv_transposed(&self.minv, self.n, self.n, &self.b, &mut self.x);
+        if let Some(m) = &self.minv {
+            m.mul(&self.b, &mut self.x);
+        }
         mech::scatter(scene, scope, solution, &self.x);
         Ok(())
     }

@@ -7,6 +7,7 @@
 //! ([`regress`]), the generated component reference ([`doc`]), `--set` Data overrides
 //! ([`Override`], [`load_with`]), inspection of initialised scenes and plots.
 
+pub mod bench;
 pub mod check;
 pub mod components;
 pub mod constraint_export;

@@ -186,6 +186,37 @@ enum Command {
         #[arg(long)]
         unsupported_fails: bool,
     },
+    /// Time the step on the scene sets of SOFA's timings file, beside SOFA's recorded ms/step:
+    /// the "Demo set", or with `--suite` the "Suite side by side" table. Initialisation is not
+    /// timed (as SOFA's batch runner reports); each scene runs its listed number of steps.
+    Bench {
+        /// The suite's scenes ("Suite side by side") instead of the demo set.
+        #[arg(long)]
+        suite: bool,
+        /// Runs per scene (round after round); the median is reported.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+        /// Only scenes whose path contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+        /// Time the steps by the process's CPU time instead of wall time (steadier on a loaded
+        /// machine; use with RAYON_NUM_THREADS=1). SOFA's times are wall times.
+        #[arg(long)]
+        cpu: bool,
+        /// The shared data directory (default: `$SETTEE_SHARED`, else `../shared` from the current
+        /// directory, else `../shared` beside the repository Settee was built in).
+        #[arg(long)]
+        shared: Option<PathBuf>,
+        /// SOFA's timings (default: `perf/sofa-timings.md` in the shared directory).
+        #[arg(long)]
+        timings: Option<PathBuf>,
+        /// SOFA's regression suite (default: `$SETTEE_SUITE`, else `sofa-suite` in the shared directory).
+        #[arg(long)]
+        suite_dir: Option<PathBuf>,
+        /// SOFA's examples, with `examples/` and `share/` (default: `sofa-examples` in the shared directory).
+        #[arg(long)]
+        examples: Option<PathBuf>,
+    },
     /// List components with their Data (type, default, help). COMPONENT may be a part of a name
     /// (case-insensitive search), or `Node` for the Data of nodes.
     Doc {
@@ -276,6 +307,10 @@ fn main() -> ExitCode {
         Command::View { scene, steps, output, data_dir } => view(scene, steps, output, data_dir),
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails)
+        }
+        Command::Bench { suite, runs, filter, cpu, shared, timings, suite_dir, examples } => {
+            let clock = if cpu { settee::bench::Clock::Cpu } else { settee::bench::Clock::Wall };
+            bench_cmd(suite, runs as usize, filter, clock, shared, timings, suite_dir, examples)
         }
         Command::Doc { component, list, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
             Ok(_) if list => {
@@ -476,6 +511,79 @@ fn check(scenes: Vec<PathBuf>, load: settee::LoadOptions, skip_unknown: bool) ->
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The shared data directory `bench` reads when not told: `$SETTEE_SHARED`, `../shared` from the
+/// current directory (the repository's root), or beside the repository Settee was built in.
+fn default_shared() -> PathBuf {
+    if let Some(d) = std::env::var_os("SETTEE_SHARED") {
+        return PathBuf::from(d);
+    }
+    let here = PathBuf::from("../shared");
+    if here.is_dir() {
+        return here;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_cmd(
+    suite: bool,
+    runs: usize,
+    filter: Option<String>,
+    clock: settee::bench::Clock,
+    shared: Option<PathBuf>,
+    timings: Option<PathBuf>,
+    suite_dir: Option<PathBuf>,
+    examples: Option<PathBuf>,
+) -> ExitCode {
+    use settee::bench::{self, Paths, Set};
+    let mut paths = Paths::under(&shared.unwrap_or_else(default_shared));
+    if let Some(t) = timings {
+        paths.timings = t;
+    }
+    if let Some(d) = suite_dir.or_else(|| std::env::var_os("SETTEE_SUITE").map(PathBuf::from)) {
+        paths.suite = d;
+    }
+    if let Some(d) = examples {
+        paths.examples = d;
+    }
+    let set = if suite { Set::Suite } else { Set::Demos };
+    let text = match std::fs::read_to_string(&paths.timings) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read SOFA's timings {}: {e} (give --timings or --shared)", paths.timings.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut entries = match bench::parse_set(&text, set) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {}: {e}", paths.timings.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(f) = &filter {
+        entries.retain(|e| e.scene.contains(f.as_str()));
+        if entries.is_empty() {
+            eprintln!("error: no scene of {} contains \"{f}\"", paths.timings.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    let factory = settee::factory();
+    let total = entries.len();
+    let rows = bench::bench(&factory, &paths, set, &entries, runs, clock, &mut |round, i, e| {
+        eprintln!("[{}/{total}] run {} of {runs}: {}", i + 1, round + 1, e.scene);
+    });
+    print!("{}", bench::report(&rows, runs, clock));
+    if rows.iter().all(|r| r.result.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        for r in rows.iter().filter(|r| r.result.is_err()) {
+            eprintln!("error: {}: {}", r.entry.scene, r.result.as_ref().err().map(String::as_str).unwrap_or_default());
+        }
+        ExitCode::FAILURE
     }
 }
 
