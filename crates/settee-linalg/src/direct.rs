@@ -209,6 +209,53 @@ impl DirectSolver {
         }
     }
 
+    /// Length of the workspace [`Self::ldlt_forward_with`] needs (0 before an `Ldlt` analysis).
+    pub fn ldlt_workspace_len(&self) -> usize {
+        match &self.symbolic {
+            Symbolic::Ldlt(s) => s.solve_workspace_len(),
+            _ => 0,
+        }
+    }
+
+    /// [`Self::ldlt_forward_in_place`] with a caller-kept workspace of at least
+    /// [`Self::ldlt_workspace_len`] entries (no allocation).
+    pub fn ldlt_forward_with(&self, x: &mut [f64], work: &mut [f64]) -> Result<()> {
+        match (&self.symbolic, &self.numeric) {
+            (Symbolic::Ldlt(s), Numeric::Ldlt) => {
+                if x.len() != self.n {
+                    return Err(LinalgError::DimensionMismatch { what: "forward substitution vector", expected: self.n, found: x.len() });
+                }
+                if work.len() < s.solve_workspace_len() {
+                    return Err(LinalgError::DimensionMismatch {
+                        what: "forward substitution workspace",
+                        expected: s.solve_workspace_len(),
+                        found: work.len(),
+                    });
+                }
+                s.forward_in_place(&self.ldl, x, work);
+                Ok(())
+            }
+            (_, Numeric::Empty) if x.is_empty() => Ok(()),
+            _ => Err(LinalgError::NotFactorized),
+        }
+    }
+
+    /// For `Ldlt` / `Llt` after the symbolic analysis: marks in `mark` (length `dim()`, permuted
+    /// positions) every entry [`Self::ldlt_forward_in_place`] can make non-zero from a vector
+    /// non-zero only at permuted position `q` (the columns of the supernodes on the
+    /// elimination-tree path from `q` to the root). Outside the union of the marks of a
+    /// right-hand side's entries, its forward substitution stays exactly zero.
+    pub fn ldlt_mark_reach(&self, q: usize, mark: &mut [bool]) -> Result<()> {
+        match &self.symbolic {
+            Symbolic::Ldlt(s) if q < self.n && mark.len() == self.n => {
+                s.mark_reach(q, mark);
+                Ok(())
+            }
+            Symbolic::Ldlt(_) => Err(LinalgError::DimensionMismatch { what: "reach marks", expected: self.n, found: mark.len() }),
+            _ => Err(LinalgError::NotFactorized),
+        }
+    }
+
     /// For `Ldlt` / `Llt` after a successful factorization: `1 / D(k,k)` in permuted order.
     pub fn ldlt_inv_d(&self) -> Option<&[f64]> {
         match (&self.symbolic, &self.numeric) {

@@ -580,6 +580,25 @@ impl LdlSymbolic {
         self.forward_impl(num, x, &mut work[self.n..], None, true)
     }
 
+    /// Marks (`mark[k] = true`, permuted columns) every column of `L` a forward substitution
+    /// from a right-hand side non-zero at permuted position `q` can make non-zero: the columns
+    /// of the supernodes on the elimination-tree path from the one holding `q` to its root.
+    /// Marked sets are closed towards the root, so the walk stops at the first supernode already
+    /// marked.
+    pub(crate) fn mark_reach(&self, q: usize, mark: &mut [bool]) {
+        let ns = self.sn_ptr.len() - 1;
+        let mut s = self.col2sn[q];
+        while s < ns {
+            let (f, l) = (self.sn_ptr[s], self.sn_ptr[s + 1]);
+            if mark[f] {
+                break;
+            }
+            mark[f..l].fill(true);
+            let pat = &self.rows[self.row_ptr[s]..self.row_ptr[s + 1]];
+            s = pat.get(l - f).map_or(ns, |&r| self.col2sn[r]);
+        }
+    }
+
     /// `1 / D(k,k)` in permuted order.
     pub(crate) fn inv_d<'a>(&self, num: &'a LdlNumeric) -> &'a [f64] {
         &num.inv_d
