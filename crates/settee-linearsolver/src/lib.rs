@@ -22,7 +22,7 @@ pub mod system;
 #[doc(hidden)]
 pub mod testing;
 
-pub use cg::{cg, CgEnd, CgLinearSolver, CgParams, CgReport};
+pub use cg::{cg, cg_reusing, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;
 pub use direct::{copy_non_zeros, DirectLinearSolver};
 pub use minres::{minres, MinResLinearSolver, MinResReport};

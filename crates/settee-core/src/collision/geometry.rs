@@ -254,8 +254,7 @@ impl ModelGeometry {
                     }
                     // An edge around an end of the first line that is also around an end of the
                     // second.
-                    let second: Vec<usize> = around(p21).iter().chain(around(p22)).copied().collect();
-                    return !around(p11).iter().chain(around(p12)).any(|e| second.contains(e));
+                    return !around(p11).iter().chain(around(p12)).any(|e| around(p21).contains(e) || around(p22).contains(e));
                 }
                 if other.kind == PrimitiveKind::Point {
                     if j == p11 || j == p12 {
