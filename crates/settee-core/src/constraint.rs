@@ -16,6 +16,7 @@
 
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
+use crate::scratch::{SmallVec, StateSet};
 use crate::mechanics;
 use crate::mechanics::{Mapping, ProjectiveConstraint};
 // Solver-side types of the constraint stages, defined with the linear-solver role they serve.
@@ -186,22 +187,22 @@ impl ConstraintProblem {
 /// SOFA evaluates Jacobians at the start-of-step state) and their constraint rows. Two equal
 /// states are lent once: the vectors then have a single entry.
 pub struct ConstraintBuildIo<'a> {
-    pub x: Vec<&'a [f64]>,
-    pub rows: Vec<&'a mut ConstraintRows>,
+    pub x: SmallVec<[&'a [f64]; 4]>,
+    pub rows: SmallVec<[&'a mut ConstraintRows; 4]>,
 }
 
 /// The vectors a law reads to compute its violation: positions and velocities at the constraint
 /// parameters' ids (the free state in a step), and the rows it wrote.
 pub struct ViolationIo<'a> {
-    pub x: Vec<&'a [f64]>,
-    pub v: Vec<&'a [f64]>,
-    pub rows: Vec<&'a ConstraintRows>,
+    pub x: SmallVec<[&'a [f64]; 4]>,
+    pub v: SmallVec<[&'a [f64]; 4]>,
+    pub rows: SmallVec<[&'a ConstraintRows; 4]>,
 }
 
 /// A Lagrangian constraint law (SOFA's `BaseConstraintSet` / `LagrangianConstraint`).
 pub trait ConstraintLaw {
     /// The states it acts on (one, or two for pair constraints).
-    fn states(&self) -> Vec<StateId>;
+    fn states(&self) -> StateSet;
     /// Start of a constraint build (SOFA's `resetConstraint`).
     fn reset_constraint(&mut self) {}
     /// Appends its rows, numbered from `first_row`, to the states' rows; returns how many.
@@ -362,9 +363,9 @@ pub fn constraint_corrections(scene: &Scene, node: crate::NodeId) -> Vec<Compone
 }
 
 /// Distinct states in first-appearance order, and for each input state its index there.
-fn dedup_states(states: &[StateId]) -> (Vec<StateId>, Vec<usize>) {
-    let mut uniq: Vec<StateId> = Vec::new();
-    let mut idx = Vec::new();
+fn dedup_states(states: &[StateId]) -> (StateSet, SmallVec<[usize; 4]>) {
+    let mut uniq = StateSet::new();
+    let mut idx = SmallVec::new();
     for s in states {
         match uniq.iter().position(|u| u == s) {
             Some(i) => idx.push(i),
@@ -402,9 +403,9 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
                         return Err(SimError::new("the constraint's mechanical state no longer exists"));
                     }
                 }
-                let mut rows: Vec<ConstraintRows> = uniq.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+                let mut rows: SmallVec<[ConstraintRows; 4]> = uniq.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
                 let r = {
-                    let x: Vec<&[f64]> = uniq.iter().map(|s| scene.store.get(*s).read(VecId::POSITION)).collect();
+                    let x = uniq.iter().map(|s| scene.store.get(*s).read(VecId::POSITION)).collect();
                     let mut io = ConstraintBuildIo { x, rows: rows.iter_mut().collect() };
                     law.build_constraint_matrix(cp, &mut io, counter)
                 };
