@@ -715,7 +715,9 @@ impl Scene {
 
     /// Copies gravity, dt, time and animate from the root down to every node.
     pub fn propagate_context(&mut self) {
-        for n in self.preorder(Self::ROOT) {
+        // Parents come before their children in the preorder (the compiled one: this runs at
+        // every step's end).
+        for &n in self.preorder_plan().iter() {
             if let Some(p) = self.nodes[n].parent {
                 self.nodes[n].context = self.nodes[p].context;
             }
