@@ -16,9 +16,9 @@
 
 use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
-use crate::scratch::{SmallVec, StateSet};
 use crate::mechanics;
 use crate::mechanics::{Mapping, ProjectiveConstraint};
+use crate::scratch::{SmallVec, StateSet};
 // Solver-side types of the constraint stages, defined with the linear-solver role they serve.
 pub use crate::mechanics::{ConstraintJacobian, DenseMatrix, IntegrationFactors};
 use crate::scene::{ComponentId, Scene};
@@ -477,7 +477,8 @@ pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[La
 /// first row of their block.
 pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &mut ConstraintProblem) -> SimResult {
     let mut buf: Vec<Box<dyn ConstraintResolution>> = Vec::new();
-    for lr in problem.laws.clone() {
+    for i in 0..problem.laws.len() {
+        let lr = problem.laws[i];
         buf.clear();
         scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
             law.resolutions(cp, &mut buf);
