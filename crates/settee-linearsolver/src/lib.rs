@@ -27,7 +27,7 @@ pub use composite::CompositeLinearSystem;
 pub use direct::{copy_non_zeros, DirectLinearSolver};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
-pub use pcg::{pcg, PcgLinearSolver, PcgReport};
+pub use pcg::{pcg, pcg_reusing, PcgLinearSolver, PcgReport};
 pub use preconditioner::{Preconditioner, PRECONDITIONER};
 pub use space::{AssembledSpace, GraphSpace, VectorSpace};
 
