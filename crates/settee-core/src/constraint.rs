@@ -153,15 +153,19 @@ impl ConstraintProblem {
 
     /// Block starts in row order with their sizes (`j := 0; while j < n: j += nb`).
     pub fn blocks(&self) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
+        self.block_iter().collect()
+    }
+
+    /// [`Self::blocks`] without a list.
+    pub fn block_iter(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let mut j = 0;
-        while j < self.n {
-            let Some(r) = &self.resolutions[j] else { break };
+        std::iter::from_fn(move || {
+            let r = self.resolutions.get(j).filter(|_| j < self.n)?.as_ref()?;
             let nb = r.nb_lines().max(1);
-            out.push((j, nb));
+            let block = (j, nb);
             j += nb;
-        }
-        out
+            Some(block)
+        })
     }
 
     /// SOFA's tolerance rule: `tolerance·n` when `scaleTolerance` and not `allVerified`.

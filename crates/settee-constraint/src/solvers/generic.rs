@@ -191,6 +191,8 @@ pub struct GenericConstraintSolver<M: SolverMethod> {
     /// The corrections of active nodes, with their index in `corrections`: listed at each
     /// solve, in this list kept between solves.
     active: Vec<(usize, ComponentId)>,
+    /// The blocks of the unbuilt path's problem, listed at each solve in this list.
+    blocks: Vec<(usize, usize)>,
     lambda: Option<VecId>,
     dx: Option<VecId>,
     /// `useSVDForRegularization` with its two criteria (value, vector), read at every solve.
@@ -296,7 +298,10 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
             // Each row's list keeps its memory from the last solve.
             self.unbuilt.cclist.iter_mut().for_each(Vec::clear);
             self.unbuilt.cclist.resize_with(n, Vec::new);
-            for (c, nb) in self.problem.blocks() {
+            let mut blocks = std::mem::take(&mut self.blocks);
+            blocks.clear();
+            blocks.extend(self.problem.block_iter());
+            for &(c, nb) in &blocks {
                 let mut handled = false;
                 for &(_, cc) in corrections {
                     let w = &mut self.problem.w;
@@ -319,6 +324,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                     )));
                 }
             }
+            self.blocks = blocks;
             // SOFA regularises W and its copy Wdiag: here the diagonal blocks live in W only.
             self.problem.add_regularization(regularization);
         }
@@ -385,7 +391,7 @@ fn publish<M: SolverMethod>(data: &mut DataSet, p: &ConstraintProblem, compute_f
     data.put(GenericConstraintSolver::<M>::CURRENT_ERROR, p.current_error);
     data.put(GenericConstraintSolver::<M>::CURRENT_ITERATIONS, p.current_iterations as i64);
     data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINTS, p.n as i64);
-    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.blocks().len() as i64);
+    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.block_iter().count() as i64);
     if compute_forces {
         data.put(ConstraintForcesData::CONSTRAINT_FORCES, p.lambda.clone());
     }

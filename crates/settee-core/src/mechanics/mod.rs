@@ -748,10 +748,10 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
             continue;
         }
         let out = std::mem::take(&mut scene.store.get_mut(output).constraint);
-        let mut ins: Vec<crate::ConstraintRows> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+        let mut ins: SmallVec<[crate::ConstraintRows; 4]> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
         let r = {
             let map = scene.components[m].role_mut::<dyn Mapping>().expect("mapping role");
-            let mut refs: Vec<&mut crate::ConstraintRows> = ins.iter_mut().collect();
+            let mut refs: SmallVec<[&mut crate::ConstraintRows; 4]> = ins.iter_mut().collect();
             map.apply_jt_constraints(&mut refs, &out)
         };
         for (s, c) in inputs.iter().zip(ins) {
