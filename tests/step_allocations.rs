@@ -7,8 +7,9 @@
 //! A counting global allocator counts the allocations of every thread during each step (the
 //! step's parallel loops run on rayon's workers), so this binary holds this one test.
 //!
-//! `SETTEE_ALLOC_SCENE=<part of a name>` runs only the matching scenes, and
-//! `SETTEE_ALLOC_TRACE=1` prints a backtrace of every allocation counted: the way to find what
+//! `SETTEE_ALLOC_SCENE=<part of a name>` runs only the matching scenes,
+//! `SETTEE_ALLOC_STEPS=<warm-up>,<counted>` sets the steps, and `SETTEE_ALLOC_TRACE=1` prints a
+//! backtrace of every allocation counted (`=100`: of one in 100): the way to find what
 //! allocates.
 
 use std::path::{Path, PathBuf};
@@ -82,6 +83,14 @@ fn name(p: &Path) -> String {
 fn a_step_of_the_demo_set_allocates_nothing() {
     let Some(cases) = cases() else { return };
     let only = std::env::var("SETTEE_ALLOC_SCENE").unwrap_or_default();
+    let steps: Option<(usize, usize)> = std::env::var("SETTEE_ALLOC_STEPS").ok().and_then(|v| {
+        let (w, c) = v.split_once(',')?;
+        Some((w.trim().parse().ok()?, c.trim().parse().ok()?))
+    });
+    let mut cases = cases;
+    if let Some((warm_up, counted)) = steps {
+        cases.iter_mut().for_each(|c| (c.warm_up, c.counted) = (warm_up, counted));
+    }
     let mut failures = Vec::new();
     for case in cases.iter().filter(|c| name(&c.scene).contains(&only)) {
         let t = Instant::now();

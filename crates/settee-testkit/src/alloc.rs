@@ -8,7 +8,8 @@
 //! run on rayon's workers).
 //!
 //! `SETTEE_ALLOC_TRACE=1` prints a backtrace of every counted allocation to stderr: the way to
-//! find what a step allocates.
+//! find what a step allocates (`SETTEE_ALLOC_TRACE=100`: of one in 100, for a step that
+//! allocates a lot).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -33,18 +34,17 @@ thread_local! {
 /// Counting on every thread: on, and the count.
 static ALL_THREADS: AtomicBool = AtomicBool::new(false);
 static ALL_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-/// 0: not read yet, 1: no trace, 2: trace.
-static TRACE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// One allocation in how many is traced: `u64::MAX` not read yet, 0 none.
+static TRACE_EVERY: AtomicU64 = AtomicU64::new(u64::MAX);
+static TRACE_SEEN: AtomicU64 = AtomicU64::new(0);
 
 fn trace_wanted() -> bool {
-    match TRACE.load(Ordering::Relaxed) {
-        0 => {
-            let on = std::env::var_os("SETTEE_ALLOC_TRACE").is_some_and(|v| !v.is_empty() && v != "0");
-            TRACE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
-            on
-        }
-        t => t == 2,
+    let mut every = TRACE_EVERY.load(Ordering::Relaxed);
+    if every == u64::MAX {
+        every = std::env::var("SETTEE_ALLOC_TRACE").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        TRACE_EVERY.store(every, Ordering::Relaxed);
     }
+    every > 0 && TRACE_SEEN.fetch_add(1, Ordering::Relaxed) % every == 0
 }
 
 fn trace(bytes: i64) {
