@@ -7,71 +7,19 @@
 //! allocator (this test binary's global allocator) measures the allocations of the steps, those
 //! of the collision stage apart, and the bytes alive.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use settee_core::Scene;
-
-/// Counts allocations of this thread while `COUNTING` is set.
-struct Counting;
+use settee_testkit::alloc;
 
 // Per thread: the two tests run on two threads at once, each counting its own scene.
-thread_local! {
-    static ON_TEST_THREAD: Cell<bool> = const { Cell::new(false) };
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-    /// Allocations made inside the step's "collision" stage.
-    static IN_COLLISION: Cell<bool> = const { Cell::new(false) };
-    static COLLISION_ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-    /// Bytes this thread allocated and has not freed yet.
-    static LIVE_BYTES: Cell<i64> = const { Cell::new(0) };
-}
-
-fn bump(c: &'static std::thread::LocalKey<Cell<u64>>) {
-    c.with(|c| c.set(c.get() + 1));
-}
-
-/// Counts one allocation of `bytes` (negative: a release) made on this thread.
-fn count(allocations: u64, bytes: i64) {
-    // `try_with`: the allocator also runs while a thread's locals are being destroyed.
-    let _ = ON_TEST_THREAD.try_with(|on| {
-        if !on.get() {
-            return;
-        }
-        LIVE_BYTES.with(|b| b.set(b.get() + bytes));
-        if allocations > 0 && COUNTING.with(Cell::get) {
-            bump(&ALLOCATIONS);
-            if IN_COLLISION.with(Cell::get) {
-                bump(&COLLISION_ALLOCATIONS);
-            }
-        }
-    });
-}
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 /// The scene's stage observer: marks the collision stage.
 fn observe_stage(stage: &'static str, begins: bool) {
     if stage == "collision" {
-        IN_COLLISION.with(|t| t.set(begins));
+        alloc::mark(begins);
     }
 }
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(1, layout.size() as i64);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count(0, -(layout.size() as i64));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(1, new_size as i64 - layout.size() as i64);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// A ball on a spring bouncing on a plane: its contact with the plane appears and vanishes
 /// every few steps, forever (the benchmark `collision/churn_10000_steps`).
@@ -154,15 +102,9 @@ fn steps(scene: &mut Scene, n: usize) -> Run {
     for _ in 0..n {
         let before = scene.contacts.acting();
         let compiled_before = scene.plan_compilations();
-        ALLOCATIONS.with(|c| c.set(0));
-        COLLISION_ALLOCATIONS.with(|c| c.set(0));
-        COUNTING.with(|c| c.set(true));
-        settee_core::simulation::animate(scene, dt).unwrap();
-        COUNTING.with(|c| c.set(false));
-        let a = ALLOCATIONS.with(Cell::get);
+        let ((), a, in_collision) = alloc::count(|| settee_core::simulation::animate(scene, dt).unwrap());
         let after = scene.contacts.acting();
         r.allocations += a;
-        let in_collision = COLLISION_ALLOCATIONS.with(Cell::get);
         r.collision_allocations += in_collision;
         r.touching += usize::from(after > 0);
         r.most = r.most.max(scene.live_counts().components);
@@ -185,13 +127,13 @@ fn steps(scene: &mut Scene, n: usize) -> Run {
 /// response; the Lagrangian constraint stages still build their rows in fresh buffers, an
 /// allocation count that does not change as contacts come and go).
 fn check_churn(name: &str, response: &str, animation_loop: &str, per_contact_free: bool) {
-    ON_TEST_THREAD.with(|t| t.set(true));
+    alloc::watch_this_thread();
     let mut scene = load(name, &churn_scene(response, animation_loop));
     scene.stage_observer = Some(observe_stage);
     // Warm up: the first contacts size the store, the plan and the solvers' buffers.
     let nodes = scene.live_counts().nodes;
     let warm = steps(&mut scene, 1_000);
-    let live_before = LIVE_BYTES.with(Cell::get);
+    let live_before = alloc::live_bytes();
     let Run {
         allocations,
         collision_allocations,
@@ -206,7 +148,7 @@ fn check_churn(name: &str, response: &str, animation_loop: &str, per_contact_fre
         churn_events,
         compilations,
     } = steps(&mut scene, 4_000);
-    let growth = LIVE_BYTES.with(Cell::get) - live_before;
+    let growth = alloc::live_bytes() - live_before;
     let most_warm = warm.most;
     // The contact really churns: it is there on some steps and not on others.
     assert!(touching > 100 && touching < 3_900, "{name}: the ball touched the plane on {touching} of 4000 steps");

@@ -113,13 +113,15 @@ fn warm_start(pb: &mut ConstraintProblem, w: &DenseMatrix) -> Vec<f64> {
 /// `first_row`; returns the row count and the rows of both states.
 fn build_rows(law: &mut impl ConstraintLaw, c: &ConstraintParams, x: [&[f64]; 2], first_row: usize) -> (usize, [ConstraintRows; 2]) {
     let (mut r1, mut r2) = (ConstraintRows::new(3), ConstraintRows::new(3));
-    let n = law.build_constraint_matrix(c, &mut ConstraintBuildIo { x: x.to_vec(), rows: vec![&mut r1, &mut r2] }, first_row).unwrap();
+    let n = law
+        .build_constraint_matrix(c, &mut ConstraintBuildIo { x: x.into_iter().collect(), rows: [&mut r1, &mut r2].into_iter().collect() }, first_row)
+        .unwrap();
     (n, [r1, r2])
 }
 
 /// The violation of a law at positions `x` and velocities `v` of its two states, written over `d`.
 fn violation(law: &mut impl ConstraintLaw, c: &ConstraintParams, x: [&[f64]; 2], v: [&[f64]; 2], rows: &[ConstraintRows; 2], d: &mut [f64]) {
-    law.constraint_violation(c, &ViolationIo { x: x.to_vec(), v: v.to_vec(), rows: vec![&rows[0], &rows[1]] }, d).unwrap();
+    law.constraint_violation(c, &ViolationIo { x: x.into_iter().collect(), v: v.into_iter().collect(), rows: rows.iter().collect() }, d).unwrap();
 }
 
 /// A row of a state as `(dof, block)` pairs.

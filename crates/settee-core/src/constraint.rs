@@ -18,6 +18,7 @@ use crate::constraint_rows::ConstraintRows;
 use crate::diag::{SimError, SimResult};
 use crate::mechanics;
 use crate::mechanics::{Mapping, ProjectiveConstraint};
+use crate::scratch::{SmallVec, StateSet};
 // Solver-side types of the constraint stages, defined with the linear-solver role they serve.
 pub use crate::mechanics::{ConstraintJacobian, DenseMatrix, IntegrationFactors};
 use crate::scene::{ComponentId, Scene};
@@ -163,15 +164,19 @@ impl ConstraintProblem {
 
     /// Block starts in row order with their sizes (`j := 0; while j < n: j += nb`).
     pub fn blocks(&self) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
+        self.block_iter().collect()
+    }
+
+    /// [`Self::blocks`] without a list.
+    pub fn block_iter(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let mut j = 0;
-        while j < self.n {
-            let Some(r) = &self.resolutions[j] else { break };
+        std::iter::from_fn(move || {
+            let r = self.resolutions.get(j).filter(|_| j < self.n)?.as_ref()?;
             let nb = r.nb_lines().max(1);
-            out.push((j, nb));
+            let block = (j, nb);
             j += nb;
-        }
-        out
+            Some(block)
+        })
     }
 
     /// SOFA's tolerance rule: `tolerance·n` when `scaleTolerance` and not `allVerified`.
@@ -197,22 +202,22 @@ impl ConstraintProblem {
 /// SOFA evaluates Jacobians at the start-of-step state) and their constraint rows. Two equal
 /// states are lent once: the vectors then have a single entry.
 pub struct ConstraintBuildIo<'a> {
-    pub x: Vec<&'a [f64]>,
-    pub rows: Vec<&'a mut ConstraintRows>,
+    pub x: SmallVec<[&'a [f64]; 4]>,
+    pub rows: SmallVec<[&'a mut ConstraintRows; 4]>,
 }
 
 /// The vectors a law reads to compute its violation: positions and velocities at the constraint
 /// parameters' ids (the free state in a step), and the rows it wrote.
 pub struct ViolationIo<'a> {
-    pub x: Vec<&'a [f64]>,
-    pub v: Vec<&'a [f64]>,
-    pub rows: Vec<&'a ConstraintRows>,
+    pub x: SmallVec<[&'a [f64]; 4]>,
+    pub v: SmallVec<[&'a [f64]; 4]>,
+    pub rows: SmallVec<[&'a ConstraintRows; 4]>,
 }
 
 /// A Lagrangian constraint law (SOFA's `BaseConstraintSet` / `LagrangianConstraint`).
 pub trait ConstraintLaw {
     /// The states it acts on (one, or two for pair constraints).
-    fn states(&self) -> Vec<StateId>;
+    fn states(&self) -> StateSet;
     /// Start of a constraint build (SOFA's `resetConstraint`).
     fn reset_constraint(&mut self) {}
     /// Appends its rows, numbered from `first_row`, to the states' rows; returns how many.
@@ -373,9 +378,9 @@ pub fn constraint_corrections(scene: &Scene, node: crate::NodeId) -> Vec<Compone
 }
 
 /// Distinct states in first-appearance order, and for each input state its index there.
-fn dedup_states(states: &[StateId]) -> (Vec<StateId>, Vec<usize>) {
-    let mut uniq: Vec<StateId> = Vec::new();
-    let mut idx = Vec::new();
+fn dedup_states(states: &[StateId]) -> (StateSet, SmallVec<[usize; 4]>) {
+    let mut uniq = StateSet::new();
+    let mut idx = SmallVec::new();
     for s in states {
         match uniq.iter().position(|u| u == s) {
             Some(i) => idx.push(i),
@@ -413,9 +418,9 @@ pub fn build_constraint_matrix(scene: &mut Scene, cp: &ConstraintParams, laws: &
                         return Err(SimError::new("the constraint's mechanical state no longer exists"));
                     }
                 }
-                let mut rows: Vec<ConstraintRows> = uniq.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+                let mut rows: SmallVec<[ConstraintRows; 4]> = uniq.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
                 let r = {
-                    let x: Vec<&[f64]> = uniq.iter().map(|s| scene.store.get(*s).read(VecId::POSITION)).collect();
+                    let x = uniq.iter().map(|s| scene.store.get(*s).read(VecId::POSITION)).collect();
                     let mut io = ConstraintBuildIo { x, rows: rows.iter_mut().collect() };
                     law.build_constraint_matrix(cp, &mut io, counter)
                 };
@@ -487,7 +492,8 @@ pub fn constraint_violation(scene: &mut Scene, cp: &ConstraintParams, laws: &[La
 /// first row of their block.
 pub fn collect_resolutions(scene: &mut Scene, cp: &ConstraintParams, problem: &mut ConstraintProblem) -> SimResult {
     let mut buf: Vec<Box<dyn ConstraintResolution>> = Vec::new();
-    for lr in problem.laws.clone() {
+    for i in 0..problem.laws.len() {
+        let lr = problem.laws[i];
         buf.clear();
         scene.with_role::<dyn ConstraintLaw, _>(lr.law, |law, _| {
             law.resolutions(cp, &mut buf);

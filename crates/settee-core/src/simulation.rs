@@ -199,17 +199,20 @@ pub fn finish(scene: &mut Scene) -> SimResult {
 /// Calls `f` on every component, top-down in object order; components removed meanwhile and
 /// the one currently running (the animation loop) are skipped.
 fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::graph::component::Component, &mut Scene, ComponentId) -> SimResult) -> SimResult {
-    for n in scene.preorder(Scene::ROOT) {
-        let objs = scene.node(n).objects.clone();
-        for c in objs {
+    for &n in scene.preorder_plan().iter() {
+        // The node's objects as they are when it is reached, in a list the scene keeps.
+        let objs = scene.objects_snapshot(n);
+        let r = objs.iter().try_for_each(|&c| {
             match scene.components.get(c) {
-                None => continue,                       // removed by a component before it
-                Some(e) if e.obj.is_none() => continue, // the animation loop itself, currently stepping
-                Some(e) if !e.initialized => continue,  // never initialised: not part of the simulation
+                None => return Ok(()),                       // removed by a component before it
+                Some(e) if e.obj.is_none() => return Ok(()), // the animation loop itself, currently stepping
+                Some(e) if !e.initialized => return Ok(()),  // never initialised: not part of the simulation
                 Some(_) => {}
             }
-            scene.with_taken(c, |obj, scene| f(obj, scene, c)).map_err(|e| positioned(scene, c, e))?;
-        }
+            scene.with_taken(c, |obj, scene| f(obj, scene, c)).map_err(|e| positioned(scene, c, e))
+        });
+        scene.give_back_snapshot(objs);
+        r?;
     }
     Ok(())
 }
@@ -220,10 +223,11 @@ fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::graph::compone
 pub fn update_live_data(scene: &mut Scene) -> SimResult {
     scene.live_data_pass += 1;
     let pass = scene.live_data_pass;
-    for n in scene.preorder(Scene::ROOT) {
-        for c in scene.node(n).objects.clone() {
-            refresh_component(scene, c, pass)?;
-        }
+    for &n in scene.preorder_plan().iter() {
+        let objs = scene.objects_snapshot(n);
+        let r = objs.iter().try_for_each(|&c| refresh_component(scene, c, pass));
+        scene.give_back_snapshot(objs);
+        r?;
     }
     Ok(())
 }
@@ -233,8 +237,14 @@ fn refresh_component(scene: &mut Scene, c: ComponentId, pass: u64) -> SimResult 
         Some(e) if e.refreshed != pass && e.obj.is_some() && e.initialized => e.refreshed = pass,
         _ => return Ok(()),
     }
-    for parent in scene.data_parents(c) {
-        refresh_component(scene, parent, pass)?;
+    // The components feeding its linked Data, read by index (the scene is lent on); a parent
+    // met twice is refreshed once, the pass marks it.
+    let mut i = 0;
+    while let Some(parent) = scene.components.get(c).and_then(|e| e.data.fields.get(i)).map(|f| f.link.as_ref().map(|l| l.component)) {
+        if let Some(parent) = parent {
+            refresh_component(scene, parent, pass)?;
+        }
+        i += 1;
     }
     if scene.refresh_links(c) {
         scene.with_taken(c, |obj, scene| obj.data_changed(&mut InitCtx { scene, id: c })).map_err(|e| positioned(scene, c, e))?;

@@ -29,9 +29,10 @@ impl Default for CgParams {
 }
 
 /// Why [`cg`] stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CgEnd {
     /// The iteration cap was reached.
+    #[default]
     Iterations,
     /// `‖r‖/‖b‖ ≤ tolerance`.
     Tolerance,
@@ -44,7 +45,7 @@ pub enum CgEnd {
 }
 
 /// What one [`cg`] call did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct CgReport {
     /// Number of updates of `x` (CG steps actually applied).
     pub updates: usize,
@@ -62,12 +63,33 @@ pub struct CgReport {
 /// SOFA's `CGLinearSolver::solve(A, x, b)`. `first_solve` is SOFA's `timeStepCount == 0`: the
 /// tolerance and threshold tests are then skipped at the first iteration.
 pub fn cg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, params: &CgParams, first_solve: bool) -> SimResult<CgReport> {
-    with_temps(s, |s, [p, q, r]| cg_inner(s, x, b, p, q, r, params, first_solve))
+    cg_reusing(s, x, b, params, first_solve, CgReport::default())
+}
+
+/// [`cg`] writing its report into the lists of a previous one (a solver keeps its last report:
+/// the step then allocates nothing for it).
+pub fn cg_reusing<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, params: &CgParams, first_solve: bool, mut rep: CgReport) -> SimResult<CgReport> {
+    rep.updates = 0;
+    rep.products = 0;
+    rep.end = CgEnd::Iterations;
+    rep.errors.clear();
+    rep.denominators.clear();
+    rep.warnings.clear();
+    with_temps(s, |s, [p, q, r]| cg_inner(s, x, b, p, q, r, params, first_solve, rep))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn cg_inner<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, p: S::V, q: S::V, r: S::V, params: &CgParams, first_solve: bool) -> SimResult<CgReport> {
-    let mut rep = CgReport { updates: 0, products: 0, end: CgEnd::Iterations, errors: Vec::new(), denominators: Vec::new(), warnings: Vec::new() };
+fn cg_inner<S: VectorSpace>(
+    s: &mut S,
+    x: S::V,
+    b: S::V,
+    p: S::V,
+    q: S::V,
+    r: S::V,
+    params: &CgParams,
+    first_solve: bool,
+    mut rep: CgReport,
+) -> SimResult<CgReport> {
     if params.warm_start {
         s.mul(x, r)?;
         rep.products += 1;
@@ -219,11 +241,13 @@ impl LinearSolver for CgLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let first = self.time_step_count == 0;
         let params = self.params;
+        let kept = self.last.take().unwrap_or_default();
         let report = if self.assembled {
-            self.system.solve_with(scene, scope, factors, rhs, solution, |sp| cg(sp, AssembledSpace::X, AssembledSpace::B, &params, first))?
+            self.system
+                .solve_with(scene, scope, factors, rhs, solution, |sp| cg_reusing(sp, AssembledSpace::X, AssembledSpace::B, &params, first, kept))?
         } else {
             let mut sp = GraphSpace::new(scene, scope, factors);
-            cg(&mut sp, solution, rhs, &params, first)?
+            cg_reusing(&mut sp, solution, rhs, &params, first, kept)?
         };
         self.time_step_count += 1;
         for w in &report.warnings {

@@ -22,12 +22,12 @@ pub mod system;
 #[doc(hidden)]
 pub mod testing;
 
-pub use cg::{cg, CgEnd, CgLinearSolver, CgParams, CgReport};
+pub use cg::{cg, cg_reusing, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;
 pub use direct::{copy_non_zeros, DirectLinearSolver};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
-pub use pcg::{pcg, PcgLinearSolver, PcgReport};
+pub use pcg::{pcg, pcg_reusing, PcgLinearSolver, PcgReport};
 pub use preconditioner::{Preconditioner, PRECONDITIONER};
 pub use space::{AssembledSpace, GraphSpace, VectorSpace};
 

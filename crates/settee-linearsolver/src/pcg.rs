@@ -14,7 +14,7 @@ use crate::space::{with_temps, GraphSpace, VectorSpace};
 use crate::system::PreconditionedMatrixFreeSystem;
 
 /// What one [`pcg`] call did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct PcgReport {
     /// Number of updates of `x`.
     pub updates: usize,
@@ -28,9 +28,24 @@ pub type Precond<'a, S> = &'a mut dyn FnMut(&mut S, <S as VectorSpace>::V, <S as
 /// SOFA's `PCGLinearSolver::solve(A, x, b)`: starts from the given `x` (warm start), stops when
 /// `rᵀz ≤ tolerance·bᵀb` (z the preconditioned residual; `z = r` without preconditioner) or
 /// after `iterations` iterations.
-pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, tolerance: f64, mut precond: Option<Precond<S>>) -> SimResult<PcgReport> {
+pub fn pcg<S: VectorSpace>(s: &mut S, x: S::V, b: S::V, iterations: u64, tolerance: f64, precond: Option<Precond<S>>) -> SimResult<PcgReport> {
+    pcg_reusing(s, x, b, iterations, tolerance, precond, PcgReport::default())
+}
+
+/// [`pcg`] writing its report into the list of a previous one (a solver keeps its last report:
+/// the step then allocates nothing for it).
+pub fn pcg_reusing<S: VectorSpace>(
+    s: &mut S,
+    x: S::V,
+    b: S::V,
+    iterations: u64,
+    tolerance: f64,
+    mut precond: Option<Precond<S>>,
+    mut rep: PcgReport,
+) -> SimResult<PcgReport> {
+    rep.updates = 0;
+    rep.errors.clear();
     with_temps(s, |s, [r, w, q]| {
-        let mut rep = PcgReport { updates: 0, errors: Vec::new() };
         let b_norm = s.dot(b, b);
         let tol = tolerance * b_norm;
         s.mul(x, r)?;
@@ -142,7 +157,8 @@ impl LinearSolver for PcgLinearSolver {
     fn solve_system(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk, rhs: VecId, solution: VecId) -> SimResult {
         let Some(p) = self.preconditioner else {
             let mut sp = GraphSpace::new(scene, scope, factors);
-            self.last = Some(pcg(&mut sp, solution, rhs, self.iterations, self.tolerance, None)?);
+            let kept = self.last.take().unwrap_or_default();
+            self.last = Some(pcg_reusing(&mut sp, solution, rhs, self.iterations, self.tolerance, None, kept)?);
             return Ok(());
         };
         self.refresh_counter += 1;
@@ -160,7 +176,8 @@ impl LinearSolver for PcgLinearSolver {
             Ok(())
         };
         let mut sp = GraphSpace::new(scene, scope, factors);
-        self.last = Some(pcg(&mut sp, solution, rhs, self.iterations, self.tolerance, Some(&mut apply))?);
+        let kept = self.last.take().unwrap_or_default();
+        self.last = Some(pcg_reusing(&mut sp, solution, rhs, self.iterations, self.tolerance, Some(&mut apply), kept)?);
         Ok(())
     }
 }

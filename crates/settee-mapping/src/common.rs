@@ -301,10 +301,14 @@ pub fn djt_force<'a>(
 /// points), `what` naming both vectors ("velocities": "the input velocities", "the output
 /// velocities").
 pub fn check_frames_and_points(what: &str, input: &[f64], n_in: usize, k: usize, output: &[f64], n_out: usize) -> SimResult {
+    // The names are written only for an error: this check runs at every product.
     if input.len() < n_in * k {
         return check_len(&format!("the input {what}"), input, n_in, k);
     }
-    check_len(&format!("the output {what}"), output, n_out, 3)
+    if output.len() < n_out * 3 {
+        return check_len(&format!("the output {what}"), output, n_out, 3);
+    }
+    Ok(())
 }
 
 /// See [`FramesToPoints::sizes`].

@@ -158,11 +158,14 @@ impl UniformMass {
         self.mass
     }
 
-    fn dofs(&self, n: usize) -> Box<dyn Iterator<Item = usize> + '_> {
-        match &self.indices {
-            Some(ix) => Box::new(ix.iter().copied().filter(move |&i| i < n)),
-            None => Box::new(0..n),
-        }
+    /// The DOFs carrying the mass: the listed ones below `n`, else all `n` (one iterator type
+    /// for both, so that nothing is boxed at each call).
+    fn dofs(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        let (listed, all) = match &self.indices {
+            Some(ix) => (ix.as_slice(), 0..0),
+            None => (&[][..], 0..n),
+        };
+        listed.iter().copied().filter(move |&i| i < n).chain(all)
     }
 
     /// Reads a `.rigid` file: `vertexMass`/`mass`, `volm`, `inrt` keywords.

@@ -65,10 +65,11 @@ impl Keyed<Velocity> {
 
     /// The imposed velocity at time `t`: interpolated between the keys, the last one once
     /// finished.
-    fn velocity(&self, t: f64) -> Vec<f64> {
+    /// One DOF's derivative (at most 6 reals), kept inline: this runs at every projection.
+    fn velocity(&self, t: f64) -> settee_core::scratch::SmallVec<[f64; 6]> {
         let k = &self.dofs;
         if self.kind.finished {
-            return k.prev.clone();
+            return settee_core::scratch::SmallVec::from_slice(&k.prev);
         }
         let s = (t - k.prev_t) / (k.next_t - k.prev_t);
         k.prev.iter().zip(&k.next).map(|(&a, &b)| (b - a) * s + a).collect()

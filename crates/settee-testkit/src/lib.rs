@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+pub mod alloc;
+
 /// The repository's root (this crate lives in `crates/settee-testkit`).
 pub fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -122,8 +122,7 @@ impl ConstraintCorrection for GenericConstraintCorrection {
         let (me, ls, ode) = self.ids()?;
         let factor = ode_factors(scene, ode, cp.dt).for_order(cp.order) * self.compliance_factor;
         let scope = self.scope(scene)?;
-        self.jacobian.ncols = scope.size;
-        self.jacobian.rows.clear();
+        self.jacobian.reset(scope.size);
         if w.n == 0 {
             return Ok(());
         }

@@ -106,6 +106,8 @@ linear_solver_correction! {
         state: Option<StateId>,
         /// `J` of the last compliance, in the solver's global columns.
         jacobian: ConstraintJacobian,
+        /// `J` of one block (the unbuilt path), kept for the next.
+        block_jacobian: ConstraintJacobian,
         /// The unbuilt path: `Jᵀf` accumulated on this state (its DOFs), the displacement
         /// `A⁻¹Jᵀf` of the last solve, and whether the force changed since.
         unbuilt_force: Vec<f64>,
@@ -179,8 +181,7 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         let (me, s, ls, ode) = self.ids()?;
         let factor = ode_factors(scene, ode, cp.dt).for_order(cp.order);
         let (scope, off) = self.scope(scene)?;
-        self.jacobian.ncols = scope.size;
-        self.jacobian.rows.clear();
+        self.jacobian.reset(scope.size);
         self.jacobian.add_state_rows(&scene.store.get(s).constraint, off);
         if add_jminvjt(scene, me, ls, &scope, &self.jacobian, factor, w)? {
             regularize(w, self.jacobian.rows.iter().map(|(r, _)| *r), self.solver.regularization);
@@ -269,13 +270,17 @@ impl ConstraintCorrection for LinearSolverConstraintCorrection {
         let (me, s, ls, ode) = self.ids()?;
         let factor = ode_factors(scene, ode, cp.dt).for_order(cp.order);
         let (scope, off) = self.scope(scene)?;
-        let mut j = ConstraintJacobian { ncols: scope.size, ..Default::default() };
+        // A block's rows, in a Jacobian kept for the next block.
+        let mut j = std::mem::take(&mut self.block_jacobian);
+        j.reset(scope.size);
         j.add_state_rows(&scene.store.get(s).constraint, off);
-        j.rows.retain(|(r, _)| (begin..=end).contains(r) && *r < w.n);
-        if add_jminvjt(scene, me, ls, &scope, &j, factor, w)? {
+        j.retain_rows(|r| (begin..=end).contains(&r) && r < w.n);
+        let r = add_jminvjt(scene, me, ls, &scope, &j, factor, w);
+        if matches!(r, Ok(true)) {
             regularize(w, j.rows.iter().map(|(r, _)| *r), self.solver.regularization);
         }
-        Ok(())
+        self.block_jacobian = j;
+        r.map(|_| ())
     }
 
     /// `d_i += J_i · (p · A⁻¹Jᵀf)` for the rows `begin..=end` (p: the position integration

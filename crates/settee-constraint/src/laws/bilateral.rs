@@ -58,6 +58,8 @@ use crate::resolution::Bilateral3DofResolution;
     },
 )]
 pub struct BilateralLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     layout: Layout,
     s1: Option<StateId>,
     s2: Option<StateId>,
@@ -81,6 +83,7 @@ pub struct BilateralLagrangianConstraint {
 impl BilateralLagrangianConstraint {
     fn empty(layout: Layout) -> BilateralLagrangianConstraint {
         BilateralLagrangianConstraint {
+            writer: RowWriter::default(),
             layout,
             s1: None,
             s2: None,
@@ -253,7 +256,7 @@ impl ContactConstraint for BilateralLagrangianConstraint {
 }
 
 impl ConstraintLaw for BilateralLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 
@@ -269,7 +272,7 @@ impl ConstraintLaw for BilateralLagrangianConstraint {
         check_indices("first_point", &self.m1[..np], x1.len() / cs)?;
         check_indices("second_point", &self.m2[..np], x2.len() / cs)?;
         let ds = self.deriv_size();
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         let mut plus = vec![0.0; ds];
         let mut minus = vec![0.0; ds];
         for p in 0..np {
@@ -290,7 +293,9 @@ impl ConstraintLaw for BilateralLagrangianConstraint {
                 }
             }
         }
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         if self.layout == Layout::Vec3 {
             self.current_difference.clear();
             for p in 0..np {

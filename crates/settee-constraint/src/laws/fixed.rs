@@ -33,6 +33,8 @@ use settee_core::types::quat_mul;
     },
 )]
 pub struct FixedLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     layout: Layout,
     state: Option<StateId>,
     indices: Vec<usize>,
@@ -48,6 +50,7 @@ pub struct FixedLagrangianConstraint {
 impl FixedLagrangianConstraint {
     fn empty(layout: Layout) -> FixedLagrangianConstraint {
         FixedLagrangianConstraint {
+            writer: RowWriter::default(),
             layout,
             state: None,
             indices: Vec::new(),
@@ -118,7 +121,7 @@ impl Component for FixedLagrangianConstraint {
 }
 
 impl ConstraintLaw for FixedLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.state.into_iter().collect()
     }
 
@@ -129,9 +132,11 @@ impl ConstraintLaw for FixedLagrangianConstraint {
         let n = x.len() / cs;
         self.dofs = if self.fix_all { (0..n).collect() } else { self.indices.clone() };
         check_indices("fixed index", &self.dofs, n)?;
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         w.set_unit_rows(first_row, ds, self.dofs.iter().copied());
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         Ok(self.dofs.len() * ds)
     }
 

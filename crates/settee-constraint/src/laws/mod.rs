@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 
+use settee_core::scratch::{smallvec, SmallVec};
 use settee_core::types::{quat_mul, quat_normalize, quat_rotate, Quat};
 use settee_core::{data_group, ConstraintRows, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
@@ -125,10 +126,13 @@ pub(crate) fn second(s1: StateId, s2: StateId) -> usize {
 /// Jacobian entries written by one law with SOFA's semantics (`addCol` accumulates, `setCol`
 /// overwrites the entry of the same row and DOF), then appended to the states' rows. Only a law
 /// writing twice to one entry (a pair law on one state, both points on the same DOF) can tell
-/// the two apart.
+/// the two apart. A law keeps its writer from one step to the next: the entries' blocks live in
+/// one list, and once warm a build allocates nothing.
 #[derive(Default)]
 pub(crate) struct RowWriter {
-    entries: Vec<(usize, usize, usize, Vec<f64>)>,
+    /// io state, row, DOF, and the block's range in `blocks`.
+    entries: Vec<(usize, usize, usize, std::ops::Range<usize>)>,
+    blocks: Vec<f64>,
     at: HashMap<(usize, usize, usize), usize>,
 }
 
@@ -137,7 +141,7 @@ impl RowWriter {
     pub fn add(&mut self, k: usize, row: usize, dof: usize, block: &[f64]) {
         match self.at.get(&(k, row, dof)) {
             Some(&i) => {
-                for (e, b) in self.entries[i].3.iter_mut().zip(block) {
+                for (e, b) in self.blocks[self.entries[i].3.clone()].iter_mut().zip(block) {
                     *e += b;
                 }
             }
@@ -148,7 +152,7 @@ impl RowWriter {
     /// `row[dof] = block` in the rows of io state `k`.
     pub fn set(&mut self, k: usize, row: usize, dof: usize, block: &[f64]) {
         match self.at.get(&(k, row, dof)) {
-            Some(&i) => self.entries[i].3.copy_from_slice(block),
+            Some(&i) => self.blocks[self.entries[i].3.clone()].copy_from_slice(block),
             None => self.push(k, row, dof, block),
         }
     }
@@ -156,7 +160,7 @@ impl RowWriter {
     /// One unit row per derivative component (`ds` of them) of each DOF of `dofs`, in io state 0:
     /// the `i`-th DOF's rows start at `first_row + i·ds`.
     pub fn set_unit_rows(&mut self, first_row: usize, ds: usize, dofs: impl IntoIterator<Item = usize>) {
-        let mut e = vec![0.0; ds];
+        let mut e: SmallVec<[f64; 8]> = smallvec![0.0; ds];
         for (i, dof) in dofs.into_iter().enumerate() {
             let cid = first_row + i * ds;
             for j in 0..ds {
@@ -169,13 +173,17 @@ impl RowWriter {
 
     fn push(&mut self, k: usize, row: usize, dof: usize, block: &[f64]) {
         self.at.insert((k, row, dof), self.entries.len());
-        self.entries.push((k, row, dof, block.to_vec()));
+        let start = self.blocks.len();
+        self.blocks.extend_from_slice(block);
+        self.entries.push((k, row, dof, start..self.blocks.len()));
     }
 
-    /// Appends the entries to the rows (each entry is new in its row: the law's rows are new).
-    pub fn flush(self, rows: &mut [&mut ConstraintRows]) -> SimResult {
-        for (k, row, dof, block) in self.entries {
-            let r = rows.get_mut(k).ok_or_else(|| SimError::new("the constraint's states were not lent"))?;
+    /// Appends the entries to the rows (each entry is new in its row: the law's rows are new),
+    /// and empties the writer for the next build.
+    pub fn flush(&mut self, rows: &mut [&mut ConstraintRows]) -> SimResult {
+        let r = self.entries.iter().try_for_each(|(k, row, dof, range)| {
+            let block = &self.blocks[range.clone()];
+            let r = rows.get_mut(*k).ok_or_else(|| SimError::new("the constraint's states were not lent"))?;
             if r.deriv_size != block.len() {
                 return Err(SimError::new(format!(
                     "the constraint writes {}-real entries on a state with {}-real derivatives",
@@ -183,9 +191,13 @@ impl RowWriter {
                     r.deriv_size
                 )));
             }
-            r.add(row, dof, &block);
-        }
-        Ok(())
+            r.add(*row, *dof, block);
+            Ok(())
+        });
+        self.entries.clear();
+        self.blocks.clear();
+        self.at.clear();
+        r
     }
 }
 

@@ -41,6 +41,8 @@ use crate::resolution::{BilateralResolution, UnilateralResolution};
     },
 )]
 pub struct SlidingLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     layout: Layout,
     s1: Option<StateId>,
     s2: Option<StateId>,
@@ -57,7 +59,18 @@ pub struct SlidingLagrangianConstraint {
 
 impl SlidingLagrangianConstraint {
     fn empty(layout: Layout) -> SlidingLagrangianConstraint {
-        SlidingLagrangianConstraint { layout, s1: None, s2: None, m1: 0, m2a: 0, m2b: 0, directions: Vec::new(), bary: 0.0, force: [0.0; 3] }
+        SlidingLagrangianConstraint {
+            writer: RowWriter::default(),
+            layout,
+            s1: None,
+            s2: None,
+            m1: 0,
+            m2a: 0,
+            m2b: 0,
+            directions: Vec::new(),
+            bary: 0.0,
+            force: [0.0; 3],
+        }
     }
 
     /// A law between `s1` and `s2` (for code and tests), Vec3 or Rigid3.
@@ -140,7 +153,7 @@ impl Component for SlidingLagrangianConstraint {
 }
 
 impl ConstraintLaw for SlidingLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 
@@ -174,7 +187,7 @@ impl ConstraintLaw for SlidingLagrangianConstraint {
             self.directions.extend([dir_proj, dir_ortho, u, neg(u)]);
         }
 
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         let dirs = self.directions.clone();
         if self.degenerate() {
             for (i, d) in dirs.iter().enumerate() {
@@ -195,7 +208,9 @@ impl ConstraintLaw for SlidingLagrangianConstraint {
             w.add(k2, row, self.m2a, &self.block(neg(dirs[2])));
             w.add(k2, row + 1, self.m2b, &self.block(neg(dirs[3])));
         }
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         Ok(self.directions.len())
     }
 

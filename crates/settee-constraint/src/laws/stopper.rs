@@ -68,6 +68,8 @@ impl ConstraintResolution for StopperResolution {
 )]
 #[derive(Default)]
 pub struct StopperLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     state: Option<StateId>,
     index: usize,
     min: f64,
@@ -77,7 +79,7 @@ pub struct StopperLagrangianConstraint {
 impl StopperLagrangianConstraint {
     /// A stopper on DOF `index` of a Vec1 state (for code and tests).
     pub fn new(state: StateId, index: usize, min: f64, max: f64) -> StopperLagrangianConstraint {
-        StopperLagrangianConstraint { state: Some(state), index, min, max }
+        StopperLagrangianConstraint { state: Some(state), index, min, max, writer: RowWriter::default() }
     }
 }
 
@@ -99,7 +101,7 @@ impl Component for StopperLagrangianConstraint {
 }
 
 impl ConstraintLaw for StopperLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.state.into_iter().collect()
     }
 
@@ -108,9 +110,11 @@ impl ConstraintLaw for StopperLagrangianConstraint {
         if self.index >= n {
             return Err(SimError::new(format!("index {} is beyond the {n} DOFs of the state", self.index)));
         }
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         w.set(0, first_row, self.index, &[1.0]);
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         Ok(1)
     }
 

@@ -33,6 +33,8 @@ use crate::resolution::{BilateralNDofResolution, BilateralResolution};
     },
 )]
 pub struct UniformLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     layout: Layout,
     state: Option<StateId>,
     iterative: bool,
@@ -47,7 +49,16 @@ pub struct UniformLagrangianConstraint {
 
 impl UniformLagrangianConstraint {
     fn empty(layout: Layout) -> UniformLagrangianConstraint {
-        UniformLagrangianConstraint { layout, state: None, iterative: true, constrain_to_rest: false, rest: Vec::new(), rows: 0, current: Vec::new() }
+        UniformLagrangianConstraint {
+            writer: RowWriter::default(),
+            layout,
+            state: None,
+            iterative: true,
+            constrain_to_rest: false,
+            rest: Vec::new(),
+            rows: 0,
+            current: Vec::new(),
+        }
     }
 
     /// A law on a vector state (for code and tests); `rest` is only read when `constrain_to_rest`.
@@ -93,7 +104,7 @@ impl Component for UniformLagrangianConstraint {
 }
 
 impl ConstraintLaw for UniformLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.state.into_iter().collect()
     }
 
@@ -101,11 +112,13 @@ impl ConstraintLaw for UniformLagrangianConstraint {
         let ds = self.layout.deriv_size();
         let x = lent(&io.x)?;
         let n = x.len() / ds;
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         w.set_unit_rows(first_row, ds, 0..n);
         self.current.clear();
         self.current.extend_from_slice(x);
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         self.rows = n * ds;
         Ok(self.rows)
     }

@@ -95,6 +95,8 @@ pub struct ContactBlockInfo {
 )]
 #[derive(Default)]
 pub struct UnilateralLagrangianConstraint {
+    /// The Jacobian entries of a build, kept for the next one.
+    writer: RowWriter,
     s1: Option<StateId>,
     s2: Option<StateId>,
     contacts: Vec<UnilateralContact>,
@@ -280,13 +282,13 @@ impl Component for UnilateralLagrangianConstraint {
 }
 
 impl ConstraintLaw for UnilateralLagrangianConstraint {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::scratch::StateSet {
         self.s1.into_iter().chain(self.s2).collect()
     }
 
     fn build_constraint_matrix(&mut self, _cp: &ConstraintParams, io: &mut ConstraintBuildIo, first_row: usize) -> SimResult<usize> {
         let (k1, k2) = self.io_states()?;
-        let mut w = RowWriter::default();
+        let mut w = std::mem::take(&mut self.writer);
         let mut row = first_row;
         self.current_difference.clear();
         for c in &mut self.contacts {
@@ -304,7 +306,9 @@ impl ConstraintLaw for UnilateralLagrangianConstraint {
             }
             row += c.rows();
         }
-        w.flush(&mut io.rows)?;
+        let flushed = w.flush(&mut io.rows);
+        self.writer = w;
+        flushed?;
         Ok(row - first_row)
     }
 

@@ -188,6 +188,11 @@ pub struct GenericConstraintSolver<M: SolverMethod> {
     id: Option<ComponentId>,
     node: Option<NodeId>,
     corrections: Vec<ComponentId>,
+    /// The corrections of active nodes, with their index in `corrections`: listed at each
+    /// solve, in this list kept between solves.
+    active: Vec<(usize, ComponentId)>,
+    /// The blocks of the unbuilt path's problem, listed at each solve in this list.
+    blocks: Vec<(usize, usize)>,
     lambda: Option<VecId>,
     dx: Option<VecId>,
     /// `useSVDForRegularization` with its two criteria (value, vector), read at every solve.
@@ -196,11 +201,6 @@ pub struct GenericConstraintSolver<M: SolverMethod> {
     warned_singular: bool,
     /// A solve that did not converge was reported (once per solver).
     warned_unconverged: bool,
-}
-
-/// States of `node`'s subtree, mapped included.
-fn subtree_states(scene: &Scene, node: NodeId) -> Vec<StateId> {
-    MechScope::build(scene, node).states
 }
 
 /// Picks the Λ and C vectors: two dynamic deriv vectors that no state of `states` uses, marked on
@@ -226,14 +226,16 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
     /// SOFA's `prepareStates`: (re)allocate Λ and C on every state below the solver, zeroed.
     pub fn prepare_states(&mut self, scene: &mut Scene) -> SimResult {
         let node = self.node.ok_or_else(|| SimError::new("constraint solver used before init"))?;
-        let states = subtree_states(scene, node);
+        // The states of the subtree, mapped included: the compiled scope's (this runs at every
+        // step).
+        let scope = scene.scope(node);
         if self.lambda.is_none() {
-            let (l, d) = allocate_lambda_and_dx(scene, &states);
+            let (l, d) = allocate_lambda_and_dx(scene, &scope.states);
             self.lambda = Some(l);
             self.dx = Some(d);
         }
         let (l, d) = (self.lambda.unwrap(), self.dx.unwrap());
-        for s in states {
+        for &s in &scope.states {
             let st = scene.store.get_mut(s);
             st.write(l).fill(0.0);
             st.write(d).fill(0.0);
@@ -241,13 +243,18 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
         Ok(())
     }
 
-    fn active_corrections(&self, scene: &Scene) -> Vec<(usize, ComponentId)> {
-        self.corrections
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| scene.contains(**c) && scene.node(scene.components[**c].node).activated)
-            .map(|(i, c)| (i, *c))
-            .collect()
+    /// The corrections of active nodes, in a list to give back to `self.active`.
+    fn active_corrections(&mut self, scene: &Scene) -> Vec<(usize, ComponentId)> {
+        let mut active = std::mem::take(&mut self.active);
+        active.clear();
+        active.extend(
+            self.corrections
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| scene.contains(**c) && scene.node(scene.components[**c].node).activated)
+                .map(|(i, c)| (i, *c)),
+        );
+        active
     }
 
     /// SOFA's `buildSystem` (spec §2.3.4) with the built (§2.4) or unbuilt (§2.5) assembly.
@@ -257,10 +264,16 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
         project_constraint_rows(scene)?;
         self.problem.clear(n);
         self.problem.laws = laws;
-        let laws = self.problem.laws.clone();
-        constraint_violation(scene, cp, &laws, &mut self.problem.dfree)?;
+        constraint_violation(scene, cp, &self.problem.laws, &mut self.problem.dfree)?;
         collect_resolutions(scene, cp, &mut self.problem)?;
         let corrections = self.active_corrections(scene);
+        let r = self.build_with(scene, cp, regularization, &corrections);
+        self.active = corrections;
+        r
+    }
+
+    fn build_with(&mut self, scene: &mut Scene, cp: &ConstraintParams, regularization: f64, corrections: &[(usize, ComponentId)]) -> SimResult {
+        let n = self.problem.n;
         if M::BUILT {
             add_compliances(scene, cp, corrections.iter().map(|&(_, c)| c), &mut self.problem.w)?;
             if !self.problem.w.is_empty() {
@@ -272,8 +285,9 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                 }
             }
         } else {
-            self.unbuilt.sequence = (0..n).collect();
-            for &(_, c) in &corrections {
+            self.unbuilt.sequence.clear();
+            self.unbuilt.sequence.extend(0..n);
+            for &(_, c) in corrections {
                 let f = &self.problem.lambda;
                 let seq = &mut self.unbuilt.sequence;
                 scene.with_correction(c, |corr, scene| match corr {
@@ -281,11 +295,15 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                     None => Ok(()),
                 })?;
             }
-            self.unbuilt.cclist.clear();
+            // Each row's list keeps its memory from the last solve.
+            self.unbuilt.cclist.iter_mut().for_each(Vec::clear);
             self.unbuilt.cclist.resize_with(n, Vec::new);
-            for (c, nb) in self.problem.blocks() {
+            let mut blocks = std::mem::take(&mut self.blocks);
+            blocks.clear();
+            blocks.extend(self.problem.block_iter());
+            for &(c, nb) in &blocks {
                 let mut handled = false;
-                for &(_, cc) in &corrections {
+                for &(_, cc) in corrections {
                     let w = &mut self.problem.w;
                     let has = scene.with_correction(cc, |corr, scene| -> SimResult<bool> {
                         let Some(corr) = corr else { return Ok(false) };
@@ -306,6 +324,7 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                     )));
                 }
             }
+            self.blocks = blocks;
             // SOFA regularises W and its copy Wdiag: here the diagonal blocks live in W only.
             self.problem.add_regularization(regularization);
         }
@@ -316,7 +335,8 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
     pub fn apply_correction(&mut self, scene: &mut Scene, cp: &ConstraintParams, res1: VecId, res2: Option<VecId>) -> SimResult {
         let (l, d) = (self.lambda.unwrap(), self.dx.unwrap());
         let cp = ConstraintParams { lambda: l, dx: d, ..*cp };
-        for (_, c) in self.active_corrections(scene) {
+        let active = self.active_corrections(scene);
+        let r = active.iter().try_for_each(|&(_, c)| {
             let lambda = &self.problem.lambda;
             on_correction(scene, c, |cc, scene| {
                 cc.compute_motion_correction_from_lambda(scene, &cp, lambda)?;
@@ -328,10 +348,11 @@ impl<M: SolverMethod> GenericConstraintSolver<M> {
                     ConstraintOrder::Pos => cc.apply_position_correction(scene, &cp, res1, d, d),
                     ConstraintOrder::Vel => cc.apply_velocity_correction(scene, &cp, res1, d, d),
                 }
-            })?;
-        }
-        let laws = self.problem.laws.clone();
-        store_constraint_lambdas(scene, &cp, &laws, &self.problem.lambda)
+            })
+        });
+        self.active = active;
+        r?;
+        store_constraint_lambdas(scene, &cp, &self.problem.laws, &self.problem.lambda)
     }
 }
 
@@ -370,7 +391,7 @@ fn publish<M: SolverMethod>(data: &mut DataSet, p: &ConstraintProblem, compute_f
     data.put(GenericConstraintSolver::<M>::CURRENT_ERROR, p.current_error);
     data.put(GenericConstraintSolver::<M>::CURRENT_ITERATIONS, p.current_iterations as i64);
     data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINTS, p.n as i64);
-    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.blocks().len() as i64);
+    data.put(GenericConstraintSolver::<M>::CURRENT_NUM_CONSTRAINT_GROUPS, p.block_iter().count() as i64);
     if compute_forces {
         data.put(ConstraintForcesData::CONSTRAINT_FORCES, p.lambda.clone());
     }
@@ -394,7 +415,8 @@ impl<M: SolverMethod> Component for GenericConstraintSolver<M> {
     /// After every state below exists and has its size: choose Λ and C.
     fn bwd_init(&mut self, cx: &mut InitCtx) -> SimResult {
         if self.lambda.is_none() {
-            let states = subtree_states(cx.scene, cx.node());
+            // The states of the subtree, mapped included.
+            let states = MechScope::build(cx.scene, cx.node()).states;
             let (l, d) = allocate_lambda_and_dx(cx.scene, &states);
             for s in states {
                 let st = cx.scene.store.get_mut(s);
@@ -484,8 +506,7 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             scene.report(d);
         }
         if outcome.stored {
-            let laws = self.problem.laws.clone();
-            store_law_lambdas(scene, &cp_own, &laws, &self.problem.lambda, outcome.converged)?;
+            store_law_lambdas(scene, &cp_own, &self.problem.laws, &self.problem.lambda, outcome.converged)?;
         }
         publish::<M>(&mut scene.components[me].data, &self.problem, compute_forces, graphs);
         self.apply_correction(scene, &cp_own, res1, res2)

@@ -254,8 +254,7 @@ impl ModelGeometry {
                     }
                     // An edge around an end of the first line that is also around an end of the
                     // second.
-                    let second: Vec<usize> = around(p21).iter().chain(around(p22)).copied().collect();
-                    return !around(p11).iter().chain(around(p12)).any(|e| second.contains(e));
+                    return !around(p11).iter().chain(around(p12)).any(|e| around(p21).contains(e) || around(p22).contains(e));
                 }
                 if other.kind == PrimitiveKind::Point {
                     if j == p11 || j == p12 {
@@ -327,7 +326,9 @@ impl ModelGeometry {
     /// Recomputes `triangle_normals` from the current positions (TriangleCollisionModel's
     /// `updateNormals` and the `computeNormals` step of its bounding-tree update).
     pub fn update_triangle_normals(&mut self) {
-        self.triangle_normals = triangle_normals(&self.x, &self.triangles);
+        // Into the list of the last update (this runs at every step).
+        self.triangle_normals.clear();
+        self.triangle_normals.extend(self.triangles.iter().map(|t| triangle_normal(&self.x, t)));
     }
 
     /// Checks that everything the intersection methods index is in range: element vertex
@@ -445,13 +446,13 @@ pub fn triangle_flags(triangles: &[[usize; 3]], topology_triangles: usize, adjac
 /// with SOFA's `Vec::normalize` (a vector whose norm is at most machine epsilon — a degenerate
 /// triangle — is left as it is, not turned into NaN).
 pub fn triangle_normals(x: &[Vec3], triangles: &[[usize; 3]]) -> Vec<Vec3> {
-    triangles
-        .iter()
-        .map(|t| {
-            let (p1, p2, p3) = (&x[t[0]], &x[t[1]], &x[t[2]]);
-            normalized(cross(&(p2 - p1), &(p3 - p1)))
-        })
-        .collect()
+    triangles.iter().map(|t| triangle_normal(x, t)).collect()
+}
+
+/// The normal of one triangle, as [`triangle_normals`] computes it.
+fn triangle_normal(x: &[Vec3], t: &[usize; 3]) -> Vec3 {
+    let (p1, p2, p3) = (&x[t[0]], &x[t[1]], &x[t[2]]);
+    normalized(cross(&(p2 - p1), &(p3 - p1)))
 }
 
 /// Per-vertex normals of a point model with `computeNormals` ([GEO]`PointCollisionModel.inl`

@@ -187,6 +187,8 @@ pub struct Scene {
     /// Vectors the stages borrow for a call and give back (zeros lent for a state outside a
     /// solver's scope), so that a step allocates nothing once warm.
     pub(crate) spare_vectors: Vec<Vec<f64>>,
+    /// Lists of a node's objects the stages borrow while they visit it ([`Scene::objects_snapshot`]).
+    pub(crate) spare_object_lists: Vec<Vec<ComponentId>>,
 }
 
 /// What the divergence checks (`crate::divergence`) remember between steps; reset by
@@ -308,6 +310,7 @@ impl Scene {
             contacts: Default::default(),
             plan: Default::default(),
             spare_vectors: Vec::new(),
+            spare_object_lists: Vec::new(),
         }
     }
 
@@ -398,6 +401,21 @@ impl Scene {
         let mut out = Vec::new();
         self.visit_preorder(start, &mut |n| out.push(n));
         out
+    }
+
+    /// A copy of node `n`'s object list, in a list the scene keeps (give it back with
+    /// [`Scene::give_back_snapshot`]): a visit that lends the scene on to each object sees the
+    /// objects the node had when it was reached, and allocates nothing once warm.
+    pub fn objects_snapshot(&mut self, n: NodeId) -> Vec<ComponentId> {
+        let mut list = self.spare_object_lists.pop().unwrap_or_default();
+        list.clear();
+        list.extend_from_slice(&self.nodes[n].objects);
+        list
+    }
+
+    /// Gives back a list of [`Scene::objects_snapshot`].
+    pub fn give_back_snapshot(&mut self, list: Vec<ComponentId>) {
+        self.spare_object_lists.push(list);
     }
 
     /// Calls `f` on the active nodes of `start`'s subtree in pre-order (the order of
@@ -697,7 +715,9 @@ impl Scene {
 
     /// Copies gravity, dt, time and animate from the root down to every node.
     pub fn propagate_context(&mut self) {
-        for n in self.preorder(Self::ROOT) {
+        // Parents come before their children in the preorder (the compiled one: this runs at
+        // every step's end).
+        for &n in self.preorder_plan().iter() {
             if let Some(p) = self.nodes[n].parent {
                 self.nodes[n].context = self.nodes[p].context;
             }

@@ -89,6 +89,9 @@ pub struct MState {
     pub constraint: crate::constraint_rows::ConstraintRows,
     pub(crate) coords: Vec<Option<Vec<f64>>>,
     pub(crate) derivs: Vec<Option<Vec<f64>>>,
+    /// The memory of freed vectors, for the next ones created (the external forces are freed at
+    /// every step's end and written again in the next).
+    spare: Vec<Vec<f64>>,
     /// Bumped whenever a vector may have been changed (written, replaced, resized, freed): Data
     /// linked to a state vector (`@dofs.position`) compare it to know when to pull again.
     pub revision: u64,
@@ -106,6 +109,7 @@ impl MState {
             constraint: crate::constraint_rows::ConstraintRows::new(layout.deriv_size()),
             coords: Vec::new(),
             derivs: Vec::new(),
+            spare: Vec::new(),
             revision: 0,
         }
     }
@@ -147,12 +151,22 @@ impl MState {
     pub fn write(&mut self, id: VecId) -> &mut Vec<f64> {
         self.revision += 1;
         let n = self.size * self.elem_size(id.kind);
-        let t = self.table_mut(id.kind);
         let i = id.index as usize;
+        let exists = self.table(id.kind).get(i).is_some_and(Option::is_some);
+        let mut spare = if exists { None } else { self.spare.pop() };
+        let t = self.table_mut(id.kind);
         if t.len() <= i {
             t.resize_with(i + 1, || None);
         }
-        let slot = t[i].get_or_insert_with(Vec::new);
+        let slot = t[i].get_or_insert_with(|| {
+            spare
+                .take()
+                .map(|mut v| {
+                    v.clear();
+                    v
+                })
+                .unwrap_or_default()
+        });
         if slot.len() != n {
             slot.resize(n, 0.0);
         }
@@ -193,8 +207,10 @@ impl MState {
     /// Frees a vector (SOFA's `vFree`: resized to 0 and unset).
     pub fn free(&mut self, id: VecId) {
         self.revision += 1;
-        if let Some(slot) = self.table_mut(id.kind).get_mut(id.index as usize) {
-            *slot = None;
+        if let Some(v) = self.table_mut(id.kind).get_mut(id.index as usize).and_then(Option::take) {
+            if v.capacity() > 0 {
+                self.spare.push(v);
+            }
         }
     }
 

@@ -46,14 +46,41 @@ impl DenseMatrix {
 /// handed to `addJMInvJt`): the non-empty rows in increasing constraint index, each with its
 /// entries in increasing column. Entries equal to zero are kept (they make a row non-empty, as
 /// in SOFA).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct ConstraintJacobian {
     /// Number of columns (the system size).
     pub ncols: usize,
     pub rows: Vec<(usize, Vec<(usize, f64)>)>,
+    /// The lists of rows of a previous build, emptied, for the next rows ([`Self::reset`]).
+    pub spare: Vec<Vec<(usize, f64)>>,
+}
+
+/// Two Jacobians are equal when their columns and rows are (whatever memory they keep).
+impl PartialEq for ConstraintJacobian {
+    fn eq(&self, other: &Self) -> bool {
+        self.ncols == other.ncols && self.rows == other.rows
+    }
 }
 
 impl ConstraintJacobian {
+    /// Empties the Jacobian for `ncols` columns, keeping its rows' memory for the next build
+    /// (a correction builds its `J` at every step).
+    pub fn reset(&mut self, ncols: usize) {
+        self.ncols = ncols;
+        for (_, mut line) in self.rows.drain(..) {
+            line.clear();
+            self.spare.push(line);
+        }
+    }
+
+    /// Keeps the rows whose id passes `keep` (the others' memory is kept for the next rows).
+    pub fn retain_rows(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        for (_, mut line) in self.rows.extract_if(.., |(r, _)| !keep(*r)) {
+            line.clear();
+            self.spare.push(line);
+        }
+    }
+
     /// Adds the rows of one state whose DOF `k`, component `r` is global column
     /// `offset + k·deriv_size + r`; entries landing on an existing (row, column) are summed.
     pub fn add_state_rows(&mut self, rows: &ConstraintRows, offset: usize) {
@@ -62,7 +89,7 @@ impl ConstraintJacobian {
             let pos = match self.rows.binary_search_by_key(&r, |(id, _)| *id) {
                 Ok(p) => p,
                 Err(p) => {
-                    self.rows.insert(p, (r, Vec::new()));
+                    self.rows.insert(p, (r, self.spare.pop().unwrap_or_default()));
                     p
                 }
             };

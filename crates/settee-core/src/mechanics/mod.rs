@@ -608,9 +608,9 @@ pub fn update_geometric_stiffness(scene: &mut Scene, scope: &MechScope, f: VecId
     for &m in &scope.mappings {
         let (_, output) = mapping_io(scene, m);
         let Some(output) = output else { continue };
-        let fout = scene.store.get(output).read(f).to_vec();
-        let map = scene.components[m].role_mut::<dyn Mapping>().expect("mapping role");
-        map.update_k(&fout).map_err(|e| label_error(scene, m, e))?;
+        let Scene { components, store, .. } = &mut *scene;
+        let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
+        map.update_k(store.get(output).read(f)).map_err(|e| label_error(scene, m, e))?;
     }
     Ok(())
 }
@@ -626,16 +626,18 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
     for &m in scope.mappings.iter().rev() {
         let (inputs, output) = mapping_io(scene, m);
         let Some(output) = output else { continue };
-        let fout = scene.store.get(output).read(f).to_vec();
-        let mut fins: Vec<Vec<f64>> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
+        // The inputs' vectors are taken out and the output's read in place (a mapping's output
+        // is none of its inputs); lists of up to four inputs are kept inline.
+        let mut fins: SmallVec<[Vec<f64>; 4]> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
         let r = {
             let Scene { components, store, .. } = &mut *scene;
             let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
-            let mut slices: Vec<&mut [f64]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
-            let mut r = map.apply_jt(&mut slices, &fout);
+            let fout = store.get(output).read(f);
+            let mut slices: SmallVec<[&mut [f64]; 4]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
+            let mut r = map.apply_jt(&mut slices, fout);
             if r.is_ok() && k != 0.0 {
                 if let Some(dx) = dx {
-                    let dxs: Vec<&[f64]> = inputs.iter().map(|s| store.get(*s).read(dx)).collect();
+                    let dxs: SmallVec<[&[f64]; 4]> = inputs.iter().map(|s| store.get(*s).read(dx)).collect();
                     // SOFA's matrix-free `applyDJT` reads the output's `force` (`mparams->readF`), not
                     // the total forces; a stiffness kept by `update_k` takes precedence.
                     r = map.apply_djt(&mut slices, &dxs, store.get(output).read(VecId::FORCE), k);
@@ -746,10 +748,10 @@ pub fn propagate_constraint_rows_up(scene: &mut Scene, scope: &MechScope) -> Sim
             continue;
         }
         let out = std::mem::take(&mut scene.store.get_mut(output).constraint);
-        let mut ins: Vec<crate::ConstraintRows> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
+        let mut ins: SmallVec<[crate::ConstraintRows; 4]> = inputs.iter().map(|s| std::mem::take(&mut scene.store.get_mut(*s).constraint)).collect();
         let r = {
             let map = scene.components[m].role_mut::<dyn Mapping>().expect("mapping role");
-            let mut refs: Vec<&mut crate::ConstraintRows> = ins.iter_mut().collect();
+            let mut refs: SmallVec<[&mut crate::ConstraintRows; 4]> = ins.iter_mut().collect();
             map.apply_jt_constraints(&mut refs, &out)
         };
         for (s, c) in inputs.iter().zip(ins) {

@@ -18,6 +18,17 @@ pub enum SolveItem {
     Isolated { node: NodeId, interactions: Vec<ComponentId> },
 }
 
+/// Nodes in order.
+#[derive(Debug, Default)]
+pub struct NodeList(pub Vec<NodeId>);
+
+impl std::ops::Deref for NodeList {
+    type Target = [NodeId];
+    fn deref(&self) -> &[NodeId] {
+        &self.0
+    }
+}
+
 /// The solve stage's items, in order.
 #[derive(Debug, Default)]
 pub struct SolvePlan(pub Vec<SolveItem>);
@@ -34,6 +45,19 @@ impl Scene {
     /// the scope changed size).
     pub fn scope(&mut self, node: NodeId) -> Arc<MechScope> {
         self.compiled(node_key(node), |s: &MechScope, scene| s.sizes_match(scene), |scene, s: &mut MechScope| s.rebuild(scene, node))
+    }
+
+    /// The active nodes of the scene in pre-order (what [`Scene::preorder`] gives from the
+    /// root), compiled once per structure.
+    pub fn preorder_plan(&mut self) -> Arc<NodeList> {
+        self.compiled(
+            0,
+            |_, _| true,
+            |scene, list: &mut NodeList| {
+                list.0.clear();
+                scene.visit_preorder(Scene::ROOT, &mut |n| list.0.push(n));
+            },
+        )
     }
 
     /// The solve stage's items (SOFA's SolveVisitor order), compiled once per structure.
