@@ -78,7 +78,13 @@ fn cases() -> Option<Vec<Case>> {
     // states, the penalty force field's contact list.
     const CONTACTS: &str = "contacts beyond the reserved capacity";
     Some(vec![
-        demo("caduceus.scn", 30, 10, 630_000, "UncoupledConstraintCorrection's rows_of (a list per row, per contact and iteration)"),
+        demo(
+            "caduceus.scn",
+            30,
+            10,
+            180,
+            "LCPConstraintSolver describes its problem with a boxed resolution per contact (for the statistics and the export), its list of live corrections",
+        ),
         demo("liver.scn", 30, 20, 0, ""),
         demo("SofaWasher.scn", 20, 10, 900, SYMBOLIC),
         demo("collisionMultiple.scn", 30, 10, 20, CONTACTS),

@@ -528,6 +528,9 @@ pub struct LcpConstraintSolver {
     /// The diagonal blocks `(first row, rows)` of `wdiag` written by the last unbuilt solve: the
     /// only entries to zero before the next one.
     wdiag_blocks: Vec<(usize, usize)>,
+    /// The unbuilt path's order of the rows and each contact's corrections (by first row).
+    sequence: Vec<usize>,
+    cclist: Vec<Vec<ComponentId>>,
     /// The blocks reported by the laws at the last build (with `initial_guess`).
     pub block_infos: Vec<BlockInfo>,
     history: ForceHistory,
@@ -666,17 +669,22 @@ impl LcpConstraintSolver {
         if s.mu != 0.0 && !n.is_multiple_of(3) {
             return Err(SimError::new(format!("nlcp_gaussseidel (unbuilt): {n} constraint rows is not a multiple of 3")));
         }
-        let mut sequence: Vec<usize> = (0..n).collect();
         let corrections = self.live_corrections(scene);
+        // The sequence and the per-contact lists of corrections are kept between steps.
+        let sequence = &mut self.sequence;
+        sequence.clear();
+        sequence.extend(0..n);
         for &c in &corrections {
             let f = &self.problem.lambda;
             scene.with_correction(c, |corr, scene| match corr {
-                Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, &mut sequence),
+                Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, sequence),
                 None => Ok(()),
             })?;
         }
         let (step, nb) = if s.mu != 0.0 { (3, 3) } else { (1, 1) };
-        let mut cclist: Vec<Vec<ComponentId>> = vec![Vec::new(); n];
+        let cclist = &mut self.cclist;
+        cclist.iter_mut().for_each(Vec::clear);
+        cclist.resize_with(n, Vec::new);
         let mut missing = Vec::new();
         for c in 0..n / step {
             let row = c * step;
@@ -724,12 +732,12 @@ impl LcpConstraintSolver {
                 self.wdiag.add(i, i, s.regularization);
             }
         }
-        let mut ops = SceneUnbuilt { scene, cclist: &cclist };
+        let mut ops = SceneUnbuilt { scene, cclist };
         let p = &mut self.problem;
         if s.mu == 0.0 {
-            lcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, &sequence, s.tolerance, s.max_it, &mut ops)
+            lcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, sequence, s.tolerance, s.max_it, &mut ops)
         } else {
-            nlcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, &sequence, s.mu, s.tolerance, s.max_it, &mut ops)
+            nlcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, sequence, s.mu, s.tolerance, s.max_it, &mut ops)
         }
     }
 
