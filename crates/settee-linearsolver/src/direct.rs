@@ -624,7 +624,7 @@ mod tests {
             rows.push((id, vec![]));
             rows.push((id + 1, vec![(4, 1.0)]));
             let wn = id + 1;
-            let j = ConstraintJacobian { ncols: n, rows };
+            let j = ConstraintJacobian { ncols: n, rows, ..Default::default() };
             for factor in [1.0, -0.37] {
                 let mut w_new = DenseMatrix::zeros(wn);
                 let mut w_ref = DenseMatrix::zeros(wn);

@@ -44,7 +44,7 @@ fn trace_wanted() -> bool {
         every = std::env::var("SETTEE_ALLOC_TRACE").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
         TRACE_EVERY.store(every, Ordering::Relaxed);
     }
-    every > 0 && TRACE_SEEN.fetch_add(1, Ordering::Relaxed) % every == 0
+    every > 0 && TRACE_SEEN.fetch_add(1, Ordering::Relaxed).is_multiple_of(every)
 }
 
 fn trace(bytes: i64) {
