@@ -334,15 +334,9 @@ pub fn constraint_laws(scene: &mut Scene) -> Vec<ComponentId> {
     scene.constraint_laws().to_vec()
 }
 
-/// The constraint laws in SOFA's traversal order.
-#[derive(Debug, Default)]
-pub struct LawList(pub Vec<ComponentId>);
-
-impl std::ops::Deref for LawList {
-    type Target = [ComponentId];
-    fn deref(&self) -> &[ComponentId] {
-        &self.0
-    }
+crate::graph::plan::compiled_list! {
+    /// The constraint laws in SOFA's traversal order.
+    LawList(ComponentId)
 }
 
 impl Scene {

@@ -146,15 +146,28 @@ impl Plan {
     }
 }
 
-/// A list of components in scene order (what [`Scene::role_index`] gives).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct ComponentList(pub Vec<ComponentId>);
+/// Declares a list the plan compiles: a type of its own (the plan keeps its entries apart by
+/// type), read as a slice of its items.
+macro_rules! compiled_list {
+    ($(#[$m:meta])* $name:ident($item:ty)) => {
+        $(#[$m])*
+        #[derive(Debug, Default)]
+        pub struct $name(pub Vec<$item>);
 
-impl std::ops::Deref for ComponentList {
-    type Target = [ComponentId];
-    fn deref(&self) -> &[ComponentId] {
-        &self.0
-    }
+        impl std::ops::Deref for $name {
+            type Target = [$item];
+            fn deref(&self) -> &[$item] {
+                &self.0
+            }
+        }
+    };
+}
+pub(crate) use compiled_list;
+
+compiled_list! {
+    /// A list of components in scene order (what [`Scene::role_index`] gives).
+    #[derive(PartialEq, Eq)]
+    ComponentList(ComponentId)
 }
 
 impl Scene {

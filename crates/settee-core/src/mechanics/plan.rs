@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::graph::plan::node_key;
+use crate::graph::plan::{compiled_list, node_key};
 use crate::graph::role;
 use crate::graph::scene::{ComponentId, NodeId, Scene};
 use crate::mechanics::MechScope;
@@ -18,26 +18,14 @@ pub enum SolveItem {
     Isolated { node: NodeId, interactions: Vec<ComponentId> },
 }
 
-/// Nodes in order.
-#[derive(Debug, Default)]
-pub struct NodeList(pub Vec<NodeId>);
-
-impl std::ops::Deref for NodeList {
-    type Target = [NodeId];
-    fn deref(&self) -> &[NodeId] {
-        &self.0
-    }
+compiled_list! {
+    /// Nodes in order.
+    NodeList(NodeId)
 }
 
-/// The solve stage's items, in order.
-#[derive(Debug, Default)]
-pub struct SolvePlan(pub Vec<SolveItem>);
-
-impl std::ops::Deref for SolvePlan {
-    type Target = [SolveItem];
-    fn deref(&self) -> &[SolveItem] {
-        &self.0
-    }
+compiled_list! {
+    /// The solve stage's items, in order.
+    SolvePlan(SolveItem)
 }
 
 impl Scene {
