@@ -525,9 +525,9 @@ pub struct LcpConstraintSolver {
     pub problem: ConstraintProblem,
     /// The diagonal blocks of W in unbuilt mode (SOFA's `_Wdiag`).
     pub wdiag: DenseMatrix,
-    /// The diagonal blocks `(first row, rows)` of `wdiag` written by the last unbuilt solve: the
-    /// only entries to zero before the next one.
-    wdiag_blocks: Vec<(usize, usize)>,
+    /// The size of the diagonal blocks of `wdiag` the last unbuilt solve wrote (they tile its
+    /// rows; 0: none): the only entries to zero before the next one.
+    wdiag_block: usize,
     /// The unbuilt path's order of the rows and each contact's corrections (by first row).
     sequence: Vec<usize>,
     cclist: Vec<Vec<ComponentId>>,
@@ -593,16 +593,19 @@ impl LcpConstraintSolver {
             add_compliances(scene, cp, corrections, &mut self.problem.w)?;
             self.problem.add_regularization(s.regularization);
         } else if self.wdiag.n == n {
-            for (r, nb) in self.wdiag_blocks.drain(..) {
-                for i in r..r + nb {
-                    for j in r..r + nb {
-                        self.wdiag.set(i, j, 0.0);
+            let nb = std::mem::take(&mut self.wdiag_block);
+            if nb > 0 {
+                for r in (0..n).step_by(nb) {
+                    for i in r..r + nb {
+                        for j in r..r + nb {
+                            self.wdiag.set(i, j, 0.0);
+                        }
                     }
                 }
             }
         } else {
             self.wdiag.clear(n);
-            self.wdiag_blocks.clear();
+            self.wdiag_block = 0;
         }
         self.block_infos.clear();
         if s.initial_guess && n != 0 {
@@ -716,7 +719,7 @@ impl LcpConstraintSolver {
         }
         // The blocks tile the rows (n is a multiple of `step`), so zeroing them also clears the
         // regularization added on the diagonal below.
-        self.wdiag_blocks.extend((0..n / step).map(|c| (c * step, nb)));
+        self.wdiag_block = nb;
         for c in 0..n / step {
             let row = c * step;
             for &cc in &cclist[row] {
