@@ -101,24 +101,14 @@ impl ConstraintRows {
         }
     }
 
-    /// The entries of the `k`-th stored row.
-    fn entries(&self, k: usize) -> impl Iterator<Item = (usize, &[f64])> {
-        let ds = self.deriv_size;
-        let (a, b) = (self.starts[k], self.starts[k + 1]);
-        self.dofs[a..b].iter().zip(self.values[a * ds..b * ds].chunks_exact(ds.max(1))).map(|(&d, v)| (d, v))
-    }
-
     /// The rows in increasing id, each with its entries in increasing DOF.
     pub fn rows(&self) -> impl Iterator<Item = (usize, impl Iterator<Item = (usize, &[f64])>)> {
-        self.row_ids.iter().enumerate().map(move |(k, &r)| (r, self.entries(k)))
+        self.all_rows().map(|r| (r.id, r.entries()))
     }
 
     /// The entries of row `row` (none when the state has no such row).
     pub fn row(&self, row: usize) -> impl Iterator<Item = (usize, &[f64])> {
-        let k = self.row_ids.binary_search(&row).ok();
-        let (a, b) = k.map_or((0, 0), |k| (self.starts[k], self.starts[k + 1]));
-        let ds = self.deriv_size;
-        self.dofs[a..b].iter().zip(self.values[a * ds..b * ds].chunks_exact(ds.max(1))).map(|(&d, v)| (d, v))
+        self.rows_in(row..=row).flat_map(|r| r.entries())
     }
 
     /// The stored rows whose ids lie in `range`, in increasing id, found by binary search: a
@@ -199,9 +189,7 @@ impl<'a> RowRef<'a> {
 
     /// The entries `(dof, block)` in increasing DOF.
     pub fn entries(&self) -> impl Iterator<Item = (usize, &'a [f64])> + 'a {
-        let values = self.values;
-        let ds = self.deriv_size;
-        self.dofs.iter().enumerate().map(move |(i, &d)| (d, &values[i * ds..(i + 1) * ds]))
+        self.dofs.iter().copied().zip(self.values.chunks_exact(self.deriv_size.max(1)))
     }
 }
 
