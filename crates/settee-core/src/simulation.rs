@@ -371,15 +371,7 @@ fn first_pipeline_per_node(scene: &mut Scene) -> SmallVec<[ComponentId; 2]> {
 /// pipeline's reset, detection and response in turn. Structural changes asked for meanwhile (the
 /// objects of contacts that ended) wait for the next step's sync point.
 pub fn collision(scene: &mut Scene) -> SimResult {
-    let pipelines = scene.role_index(crate::collision::COLLISION_PIPELINE);
-    let mut last_node = None;
-    for &p in pipelines.iter() {
-        // One pipeline per node: the first one (SOFA's context pipeline).
-        let node = scene.entry(p).node;
-        if last_node == Some(node) {
-            continue;
-        }
-        last_node = Some(node);
+    for p in first_pipeline_per_node(scene) {
         scene
             .with_role::<dyn CollisionPipeline, _>(p, |pipeline, scene| -> SimResult {
                 pipeline.reset(scene, p)?;
