@@ -47,6 +47,38 @@ impl Iterator for RowIter<'_> {
 
 impl ExactSizeIterator for RowIter<'_> {}
 
+/// Three rows of the same columns in runs of three (one group of a 3×3-block matrix).
+struct Group3<'a> {
+    len: usize,
+    /// The columns, shared by the three rows.
+    cols: &'a [usize],
+    vals: [&'a [f64]; 3],
+}
+
+impl Group3<'_> {
+    /// Sums the blocks from entry `from` on into the rows' accumulators.
+    #[inline]
+    fn finish(&self, x: &[f64], from: usize, acc: &mut [f64; 3]) {
+        let mut k = from;
+        while k < self.len {
+            let xb = block_x(x, self.cols[k]);
+            for (a, vals) in acc.iter_mut().zip(&self.vals) {
+                let v = &vals[k..k + 3];
+                *a += v[0] * xb[0];
+                *a += v[1] * xb[1];
+                *a += v[2] * xb[2];
+            }
+            k += 3;
+        }
+    }
+}
+
+/// `x[c..c + 3]`.
+#[inline]
+fn block_x(x: &[f64], c: usize) -> [f64; 3] {
+    x[c..c + 3].try_into().unwrap()
+}
+
 impl CsrMatrix {
     /// An `nrows x ncols` matrix without any stored entry.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
@@ -331,6 +363,104 @@ impl CsrMatrix {
             i += 1;
         }
         Ok(())
+    }
+
+    /// `true` if the pattern is that of a matrix of 3×3 blocks: the rows come in groups
+    /// `3b, 3b + 1, 3b + 2` with the same columns, and each group's columns come in runs of three
+    /// consecutive ones. [`Self::mul_vec_block3`] multiplies such a matrix.
+    pub fn has_block3_pattern(&self) -> bool {
+        if !self.nrows.is_multiple_of(3) {
+            return false;
+        }
+        (0..self.nrows / 3).all(|b| {
+            let cols = &self.col_idx[self.row_range(3 * b)];
+            cols.len().is_multiple_of(3)
+                && cols.chunks_exact(3).all(|t| t[1] == t[0] + 1 && t[2] == t[0] + 2)
+                && (1..3).all(|r| self.col_idx[self.row_range(3 * b + r)] == *cols)
+        })
+    }
+
+    /// `y = A·x` for a matrix of [`Self::has_block3_pattern`] (the caller checked it, once per
+    /// pattern): the three rows of a group read one column index per block and share its three
+    /// `x` values, and two groups are summed at once. Each row's sum keeps its own order (its
+    /// entries in increasing column from 0.0), so the bits are those of [`Self::mul_vec`]. A
+    /// group whose rows differ in length (a pattern that was not checked) is summed row by row.
+    pub fn mul_vec_block3(&self, x: &[f64], y: &mut [f64]) -> Result<()> {
+        if x.len() != self.ncols {
+            return Err(LinalgError::DimensionMismatch { what: "mul_vec input x", expected: self.ncols, found: x.len() });
+        }
+        if y.len() != self.nrows {
+            return Err(LinalgError::DimensionMismatch { what: "mul_vec output y", expected: self.nrows, found: y.len() });
+        }
+        if !self.nrows.is_multiple_of(3) {
+            return self.mul_vec(x, y);
+        }
+        debug_assert!(self.has_block3_pattern());
+        let groups = self.nrows / 3;
+        let mut b = 0;
+        while b < groups {
+            let two = b + 1 < groups && self.group_fits(b) && self.group_fits(b + 1);
+            if two {
+                let (g0, g1) = (self.group(b), self.group(b + 1));
+                let common = g0.len.min(g1.len);
+                let mut acc = [0.0f64; 6];
+                let mut k = 0;
+                while k < common {
+                    let x0 = block_x(x, g0.cols[k]);
+                    let x1 = block_x(x, g1.cols[k]);
+                    for r in 0..3 {
+                        let v = &g0.vals[r][k..k + 3];
+                        acc[r] += v[0] * x0[0];
+                        acc[r] += v[1] * x0[1];
+                        acc[r] += v[2] * x0[2];
+                        let v = &g1.vals[r][k..k + 3];
+                        acc[3 + r] += v[0] * x1[0];
+                        acc[3 + r] += v[1] * x1[1];
+                        acc[3 + r] += v[2] * x1[2];
+                    }
+                    k += 3;
+                }
+                let (a0, a1) = acc.split_at_mut(3);
+                g0.finish(x, common, a0.try_into().unwrap());
+                g1.finish(x, common, a1.try_into().unwrap());
+                y[3 * b..3 * b + 6].copy_from_slice(&acc);
+                b += 2;
+            } else if self.group_fits(b) {
+                let g = self.group(b);
+                let mut acc = [0.0f64; 3];
+                g.finish(x, 0, &mut acc);
+                y[3 * b..3 * b + 3].copy_from_slice(&acc);
+                b += 1;
+            } else {
+                for (i, yi) in y[3 * b..3 * b + 3].iter_mut().enumerate() {
+                    let mut acc = 0.0f64;
+                    for p in self.row_range(3 * b + i) {
+                        acc += self.values[p] * x[self.col_idx[p]];
+                    }
+                    *yi = acc;
+                }
+                b += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The three rows of group `b` have the same length, a multiple of 3.
+    fn group_fits(&self, b: usize) -> bool {
+        let n = self.row_range(3 * b).len();
+        n.is_multiple_of(3) && self.row_range(3 * b + 1).len() == n && self.row_range(3 * b + 2).len() == n
+    }
+
+    /// The rows of group `b` (of [`Self::group_fits`]).
+    #[inline]
+    fn group(&self, b: usize) -> Group3<'_> {
+        let r = self.row_range(3 * b);
+        let len = r.len();
+        let vals = [0, 1, 2].map(|k| {
+            let s = self.row_ptr[3 * b + k];
+            &self.values[s..s + len]
+        });
+        Group3 { len, cols: &self.col_idx[r], vals }
     }
 
     /// `true` if both matrices have the same shape and the same stored pattern

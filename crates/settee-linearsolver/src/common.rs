@@ -6,7 +6,7 @@ use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
 use settee_core::{ComponentId, Diagnostic, Mbk, Scene, SimError, SimResult, VecId};
 use settee_linalg::MatrixBuilder;
 
-use crate::space::AssembledSpace;
+use crate::space::{AssembledSpace, KeptVectors};
 
 /// Data of SOFA's `MatrixLinearSolver` base class.
 #[data_group(data = {
@@ -61,6 +61,10 @@ pub(crate) struct AssembledSystem {
     pub link: Option<ComponentId>,
     /// The systems built alongside, resolved at the first assembly.
     side: Option<Vec<ComponentId>>,
+    /// Whether the matrix has 3×3 blocks, for the builder's pattern version it was checked at.
+    block3: Option<(usize, bool)>,
+    /// The vectors of the last solve's space (its temporaries are reused).
+    kept: KeptVectors,
 }
 
 impl AssembledSystem {
@@ -106,14 +110,28 @@ impl AssembledSystem {
         f: impl FnOnce(&mut AssembledSpace) -> SimResult<R>,
     ) -> SimResult<R> {
         self.build_side(scene, scope, factors)?;
-        let Self { builder, x, b, .. } = self;
+        let Self { builder, x, b, block3, kept, .. } = self;
         let builder = builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
         mech::assemble(scene, scope, factors, builder)?;
         mech::gather(scene, scope, solution, x);
         mech::gather(scene, scope, rhs, b);
-        let mut space = AssembledSpace::new(builder.matrix(), std::mem::take(x), std::mem::take(b))?;
+        // The block pattern is checked once per pattern (the builder keeps it between steps).
+        let version = builder.pattern_version();
+        let block3 = match *block3 {
+            Some((v, yes)) if v == version => yes,
+            _ => {
+                let yes = builder.matrix().has_block3_pattern();
+                *block3 = Some((version, yes));
+                yes
+            }
+        };
+        let mut space = AssembledSpace::reusing(builder.matrix(), std::mem::take(x), std::mem::take(b), std::mem::take(kept))?;
+        if block3 {
+            space.use_block3_product();
+        }
         let r = f(&mut space);
-        let (xv, bv) = space.into_parts();
+        let (xv, bv, vecs) = space.into_all();
+        *kept = vecs;
         if r.is_ok() {
             mech::scatter(scene, scope, solution, &xv);
         }
