@@ -112,6 +112,8 @@ pub struct BarycentricMapping {
     placed_by_code: bool,
     /// Stencil buffers of points placed by code and cleared, reused by the next points.
     spare: Vec<Vec<(usize, f64)>>,
+    /// Scratch lists of `apply_jt_constraints`: one row's DOFs, blocks and sorting order.
+    jt_scratch: (Vec<usize>, Vec<f64>, Vec<usize>),
 }
 
 // ----- weights in SOFA's orders ------------------------------------------------------------------
@@ -716,6 +718,7 @@ impl BarycentricMapping {
             elements: MeshData::default(),
             placed_by_code: false,
             spare: Vec::new(),
+            jt_scratch: Default::default(),
         }
     }
 
@@ -983,17 +986,33 @@ impl Mapping for BarycentricMapping {
             return Ok(());
         }
         let input = &mut *inputs[0];
+        // A row's spread entries are gathered, then added at once (kept lists, no allocation).
+        let (mut dofs, mut blocks, mut order) = std::mem::take(&mut self.jt_scratch);
+        let mut r = Ok(());
         for (row, entries) in out.rows() {
+            dofs.clear();
+            blocks.clear();
             for (point, block) in entries {
-                let stencil = self.stencils.get(point).ok_or_else(|| {
-                    SimError::new(format!("a constraint row refers to mapped point {point}, but the mapping has {} points", self.stencils.len()))
-                })?;
+                let Some(stencil) = self.stencils.get(point) else {
+                    r = Err(SimError::new(format!(
+                        "a constraint row refers to mapped point {point}, but the mapping has {} points",
+                        self.stencils.len()
+                    )));
+                    break;
+                };
                 for &(k, w) in stencil {
-                    input.add(row, k, &[block[0] * w, block[1] * w, block[2] * w]);
+                    dofs.push(k);
+                    blocks.extend_from_slice(&[block[0] * w, block[1] * w, block[2] * w]);
                 }
             }
+            // The entries before a bad point are added, as one by one.
+            input.add_entries(row, &dofs, &blocks, &mut order);
+            if r.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.jt_scratch = (dofs, blocks, order);
+        r
     }
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {

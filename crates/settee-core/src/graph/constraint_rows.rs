@@ -88,8 +88,12 @@ impl ConstraintRows {
             Err(i) => {
                 let at = a + i;
                 self.dofs.insert(at, dof);
-                // A new entry starts at zero and receives the block, as a sum would.
-                self.values.splice(at * ds..at * ds, std::iter::repeat_n(0.0, ds));
+                // A new entry starts at zero and receives the block, as a sum would. (The
+                // entries after it move by one block: a shift, cheaper than a splice.)
+                let len = self.values.len();
+                self.values.resize(len + ds, 0.0);
+                self.values.copy_within(at * ds..len, at * ds + ds);
+                self.values[at * ds..at * ds + ds].fill(0.0);
                 for s in &mut self.starts[k + 1..] {
                     *s += 1;
                 }
@@ -99,6 +103,59 @@ impl ConstraintRows {
         for (e, x) in self.values[pos * ds..pos * ds + ds].iter_mut().zip(block) {
             *e += x;
         }
+    }
+
+    /// `row[dofs[i]] += blocks[i·deriv_size..]` for every `i` in order: the sums of as many
+    /// [`Self::add`]s. A row not stored yet (the way mappings carry rows up, row by row) is
+    /// built at once: its additions stably sorted by DOF (`order` is a scratch list), each
+    /// entry's from zero in the order given, and the row put in its place with one move of the
+    /// rows after it rather than one per entry.
+    pub fn add_entries(&mut self, row: usize, dofs: &[usize], blocks: &[f64], order: &mut Vec<usize>) {
+        let ds = self.deriv_size;
+        debug_assert_eq!(blocks.len(), dofs.len() * ds);
+        if dofs.is_empty() {
+            return;
+        }
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        let k = match self.row_ids.binary_search(&row) {
+            Ok(_) => {
+                for (i, &dof) in dofs.iter().enumerate() {
+                    self.add(row, dof, &blocks[i * ds..i * ds + ds]);
+                }
+                return;
+            }
+            Err(k) => k,
+        };
+        order.clear();
+        order.extend(0..dofs.len());
+        order.sort_by_key(|&i| dofs[i]);
+        // The row's entries are built after the last ones, then moved into place.
+        let before = self.dofs.len();
+        let mut last = None;
+        for &i in order.iter() {
+            if last != Some(dofs[i]) {
+                last = Some(dofs[i]);
+                self.dofs.push(dofs[i]);
+                self.values.resize(self.values.len() + ds, 0.0);
+            }
+            let at = self.values.len() - ds;
+            for (e, x) in self.values[at..].iter_mut().zip(&blocks[i * ds..i * ds + ds]) {
+                *e += x;
+            }
+        }
+        let m = self.dofs.len() - before;
+        let at = self.starts[k];
+        if at < before {
+            self.dofs[at..].rotate_right(m);
+            self.values[at * ds..].rotate_right(m * ds);
+        }
+        for s in &mut self.starts[k..] {
+            *s += m;
+        }
+        self.starts.insert(k, at);
+        self.row_ids.insert(k, row);
     }
 
     /// The rows in increasing id, each with its entries in increasing DOF.
@@ -124,8 +181,9 @@ impl ConstraintRows {
         (0..self.row_ids.len()).map(move |k| self.stored(k))
     }
 
-    /// The `k`-th stored row.
-    fn stored(&self, k: usize) -> RowRef<'_> {
+    /// The `k`-th stored row (`k < row_count()`), rows in increasing id.
+    #[inline]
+    pub fn stored(&self, k: usize) -> RowRef<'_> {
         let ds = self.deriv_size;
         let (a, b) = (self.starts[k], self.starts[k + 1]);
         RowRef { id: self.row_ids[k], deriv_size: ds, dofs: &self.dofs[a..b], values: &self.values[a * ds..b * ds] }
@@ -183,11 +241,13 @@ pub struct RowRef<'a> {
 
 impl<'a> RowRef<'a> {
     /// The block of the `i`-th entry.
+    #[inline]
     pub fn block(&self, i: usize) -> &'a [f64] {
         &self.values[i * self.deriv_size..(i + 1) * self.deriv_size]
     }
 
     /// The entries `(dof, block)` in increasing DOF.
+    #[inline]
     pub fn entries(&self) -> impl Iterator<Item = (usize, &'a [f64])> + 'a {
         self.dofs.iter().copied().zip(self.values.chunks_exact(self.deriv_size.max(1)))
     }
@@ -219,6 +279,23 @@ mod tests {
         assert!(c.is_empty() && !c.has_row(4));
         c.add(0, 3, &[1.0, 2.0, 3.0]);
         assert_eq!(c.row(0).map(|(d, b)| (d, b.to_vec())).collect::<Vec<_>>(), vec![(3, vec![1.0, 2.0, 3.0])]);
+    }
+
+    #[test]
+    fn adding_a_row_at_once_gives_the_sums_of_adding_its_entries_one_by_one() {
+        let dofs = [7, 2, 7, 0, 2, 9, 7];
+        let blocks: Vec<f64> = (0..dofs.len() * 2).map(|i| (i as f64 * 0.37).sin() * 10f64.powi(i as i32 % 5 - 2)).collect();
+        let mut one = ConstraintRows::new(2);
+        let mut all = ConstraintRows::new(2);
+        let mut order = Vec::new();
+        for row in [1, 4, 4, 2, 0, 7, 5] {
+            for (i, &d) in dofs.iter().enumerate() {
+                one.add(row, d, &blocks[2 * i..2 * i + 2]);
+            }
+            all.add_entries(row, &dofs, &blocks, &mut order);
+        }
+        assert_eq!(one, all);
+        assert_eq!(all.stored(1).dofs, &[0, 2, 7, 9]);
     }
 
     #[test]
