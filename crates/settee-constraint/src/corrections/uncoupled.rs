@@ -4,9 +4,10 @@
 
 use settee_core::constraint::{ConstraintCorrection, ConstraintParams, DenseMatrix};
 use settee_core::role::{self, Topology};
-use settee_core::{component, Component, ComponentId, InitCtx, Layout, Mass, RowRef, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{component, Component, ComponentId, ConstraintRows, InitCtx, Layout, Mass, RowRef, Scene, SimError, SimResult, StateId, VecId};
 
 use super::common::{apply_correction, ode_factors, reset_contact_force, Apply};
+use crate::solvers::generic::UnbuiltOps;
 
 /// The compliance values of one DOF (SOFA's `UncoupledConstraintCorrection_computeCompliance` /
 /// `_computeDx`).
@@ -115,7 +116,13 @@ pub struct UncoupledConstraintCorrection {
     // Unbuilt path.
     constraint_force: Vec<f64>,
     constraint_disp: Vec<f64>,
+    /// By first row id: the stored index of a triple of consecutive rows over the same DOFs (a
+    /// friction contact's normal and tangents), [`NO_TRIPLE`] otherwise. A list kept between steps.
+    triples: Vec<usize>,
 }
+
+/// No triple of rows starts at this row.
+const NO_TRIPLE: usize = usize::MAX;
 
 impl UncoupledConstraintCorrection {
     fn state(&self) -> SimResult<StateId> {
@@ -323,6 +330,150 @@ fn add_compliance<'a>(c: &Compliance, rows: impl Iterator<Item = RowRef<'a>> + C
     Ok(())
 }
 
+/// `d[row] += row · disp` for the state's rows `begin..=end` (SOFA's `addConstraintDisplacement`):
+/// each entry's block dotted with its DOF's displacement, added in the row's order.
+fn add_displacement(rows: &ConstraintRows, ds: usize, disp: &[f64], d: &mut [f64], begin: usize, end: usize) {
+    for row in rows.rows_in(begin..=end) {
+        let Some(dr) = d.get_mut(row.id) else { break };
+        if ds == 3 {
+            // The common Vec3 case with the block length known: the same products and sums.
+            for (dof, b) in row.entries() {
+                if let Some(v) = disp.get(dof * 3..dof * 3 + 3) {
+                    *dr += b[0] * v[0] + b[1] * v[1] + b[2] * v[2];
+                }
+            }
+        } else {
+            for (dof, b) in row.entries() {
+                if let Some(v) = disp.get(dof * ds..dof * ds + ds) {
+                    *dr += dot(b, v);
+                }
+            }
+        }
+    }
+}
+
+/// `force += rowᵀ·df[row]` for the state's rows `begin..=end`, each touched DOF's displacement
+/// recomputed from its force (SOFA's `setConstraintDForce`).
+#[allow(clippy::too_many_arguments)] // the rows, the compliance and the two accumulated vectors
+fn add_dforce(rows: &ConstraintRows, ds: usize, c: &Compliance, force: &mut [f64], disp: &mut [f64], df: &[f64], begin: usize, end: usize) {
+    for row in rows.rows_in(begin..=end) {
+        let Some(&dfr) = df.get(row.id) else { break };
+        for (dof, b) in row.entries() {
+            let range = dof * ds..dof * ds + ds;
+            let Some(f) = force.get_mut(range.clone()) else { continue };
+            for (f, x) in f.iter_mut().zip(b) {
+                *f += x * dfr;
+            }
+            c.dx(dof, &force[range.clone()], &mut disp[range]);
+        }
+    }
+}
+
+/// The unbuilt operations of one `UncoupledConstraintCorrection` taken out of the scene for a
+/// whole solve: the same arithmetic as its trait methods, without finding the component and
+/// dispatching dynamically at every contact of every sweep. `handled` (by block start) says
+/// which blocks the solver gave to this correction; the others get nothing, as through the scene.
+pub(crate) struct UncoupledUnbuilt<'a> {
+    rows: &'a ConstraintRows,
+    handled: &'a [Vec<ComponentId>],
+    ds: usize,
+    compliance: &'a Compliance,
+    force: &'a mut [f64],
+    disp: &'a mut [f64],
+    triples: &'a [usize],
+}
+
+impl<'a> UncoupledUnbuilt<'a> {
+    /// The three rows `begin..=begin + 2` (`end = begin + 2`, all inside `len`) when they share
+    /// their DOFs (Vec3 states).
+    fn triple(&self, begin: usize, end: usize, len: usize) -> Option<[RowRef<'a>; 3]> {
+        let rows: &'a ConstraintRows = self.rows;
+        let k = *self.triples.get(begin)?;
+        if k == NO_TRIPLE || end != begin + 2 || end >= len || self.ds != 3 {
+            return None;
+        }
+        Some([rows.stored(k), rows.stored(k + 1), rows.stored(k + 2)])
+    }
+}
+
+impl UnbuiltOps for UncoupledUnbuilt<'_> {
+    fn add_constraint_displacement(&mut self, block: usize, d: &mut [f64], begin: usize, end: usize) -> SimResult {
+        if self.handled.get(block).is_none_or(|h| h.is_empty()) {
+            return Ok(());
+        }
+        let Some([r0, r1, r2]) = self.triple(begin, end, d.len()) else {
+            add_displacement(self.rows, self.ds, self.disp, d, begin, end);
+            return Ok(());
+        };
+        // The three rows walked together, each DOF's displacement read once: every row's sum is
+        // still its entries' products added one by one in DOF order.
+        let (mut a0, mut a1, mut a2) = (d[begin], d[begin + 1], d[begin + 2]);
+        for (i, &dof) in r0.dofs.iter().enumerate() {
+            let Some(v) = self.disp.get(dof * 3..dof * 3 + 3) else { continue };
+            let (b0, b1, b2) = (r0.block(i), r1.block(i), r2.block(i));
+            a0 += b0[0] * v[0] + b0[1] * v[1] + b0[2] * v[2];
+            a1 += b1[0] * v[0] + b1[1] * v[1] + b1[2] * v[2];
+            a2 += b2[0] * v[0] + b2[1] * v[1] + b2[2] * v[2];
+        }
+        (d[begin], d[begin + 1], d[begin + 2]) = (a0, a1, a2);
+        Ok(())
+    }
+
+    fn set_constraint_dforce(&mut self, block: usize, df: &[f64], begin: usize, end: usize, update: bool) -> SimResult {
+        if !update || self.handled.get(block).is_none_or(|h| h.is_empty()) {
+            return Ok(());
+        }
+        let Some([r0, r1, r2]) = self.triple(begin, end, df.len()) else {
+            add_dforce(self.rows, self.ds, self.compliance, self.force, self.disp, df, begin, end);
+            return Ok(());
+        };
+        // DOF by DOF: each DOF's force still receives the rows' terms in row order, and its
+        // displacement is the compliance times its final force, as when recomputed per row.
+        let (f0, f1, f2) = (df[begin], df[begin + 1], df[begin + 2]);
+        for (i, &dof) in r0.dofs.iter().enumerate() {
+            let range = dof * 3..dof * 3 + 3;
+            let Some(f) = self.force.get_mut(range.clone()) else { continue };
+            for (b, x) in [(r0.block(i), f0), (r1.block(i), f1), (r2.block(i), f2)] {
+                for k in 0..3 {
+                    f[k] += b[k] * x;
+                }
+            }
+            self.compliance.dx(dof, f, &mut self.disp[range]);
+        }
+        Ok(())
+    }
+}
+
+impl UncoupledConstraintCorrection {
+    /// The direct unbuilt operations over the scene's rows of this correction's state (after
+    /// [`ConstraintCorrection::reset_for_unbuilt_resolution`]); `handled` as in [`UncoupledUnbuilt`].
+    pub(crate) fn unbuilt_ops<'a>(&'a mut self, scene: &'a Scene, handled: &'a [Vec<ComponentId>]) -> SimResult<UncoupledUnbuilt<'a>> {
+        let ds = self.ds();
+        let rows = &scene.store.get(self.state()?).constraint;
+        // The triples of this step's rows.
+        let count = rows.row_count();
+        self.triples.clear();
+        if count > 0 {
+            self.triples.resize(rows.stored(count - 1).id + 1, NO_TRIPLE);
+        }
+        for k in 0..count.saturating_sub(2) {
+            let [r0, r1, r2] = [rows.stored(k), rows.stored(k + 1), rows.stored(k + 2)];
+            if r1.id == r0.id + 1 && r2.id == r0.id + 2 && r1.dofs == r0.dofs && r2.dofs == r0.dofs {
+                self.triples[r0.id] = k;
+            }
+        }
+        Ok(UncoupledUnbuilt {
+            triples: &self.triples,
+            rows,
+            handled,
+            ds,
+            compliance: &self.compliance,
+            force: &mut self.constraint_force,
+            disp: &mut self.constraint_disp,
+        })
+    }
+}
+
 impl ConstraintCorrection for UncoupledConstraintCorrection {
     fn states(&self) -> Vec<StateId> {
         self.state.into_iter().collect()
@@ -429,15 +580,7 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
     // every row of the state.
     fn add_constraint_displacement(&mut self, scene: &mut Scene, d: &mut [f64], begin: usize, end: usize) -> SimResult {
         let ds = self.ds();
-        let rows = &scene.store.get(self.state()?).constraint;
-        for row in rows.rows_in(begin..=end) {
-            let Some(dr) = d.get_mut(row.id) else { break };
-            for (dof, b) in row.entries() {
-                if let Some(disp) = self.constraint_disp.get(dof * ds..dof * ds + ds) {
-                    *dr += dot(b, disp);
-                }
-            }
-        }
+        add_displacement(&scene.store.get(self.state()?).constraint, ds, &self.constraint_disp, d, begin, end);
         Ok(())
     }
 
@@ -447,17 +590,7 @@ impl ConstraintCorrection for UncoupledConstraintCorrection {
         }
         let ds = self.ds();
         let rows = &scene.store.get(self.state()?).constraint;
-        for row in rows.rows_in(begin..=end) {
-            let Some(&dfr) = df.get(row.id) else { break };
-            for (dof, b) in row.entries() {
-                let range = dof * ds..dof * ds + ds;
-                let Some(force) = self.constraint_force.get_mut(range.clone()) else { continue };
-                for (f, x) in force.iter_mut().zip(b) {
-                    *f += x * dfr;
-                }
-                self.compliance.dx(dof, &self.constraint_force[range.clone()], &mut self.constraint_disp[range]);
-            }
-        }
+        add_dforce(rows, ds, &self.compliance, &mut self.constraint_force, &mut self.constraint_disp, df, begin, end);
         Ok(())
     }
 

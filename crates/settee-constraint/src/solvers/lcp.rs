@@ -18,13 +18,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use settee_core::constraint::{
-    build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix,
+    build_constraint_matrix, constraint_violation, ConstraintOrder, ConstraintParams, ConstraintProblem, ConstraintSolver, DenseMatrix, LawRows,
 };
 use settee_core::diag::Diagnostic;
 use settee_core::{component, data_group, Component, ComponentId, InitCtx, NodeId, Scene, SimError, SimResult, VecId};
 
 use super::generic::{add_compliances, on_correction, ConstraintForcesData, SceneUnbuilt, UnbuiltOps};
-use crate::corrections::WithCorrection;
+use crate::corrections::{UncoupledConstraintCorrection, WithCorrection};
 use crate::laws::UnilateralLagrangianConstraint;
 
 /// What an LCP kernel reports.
@@ -262,7 +262,7 @@ pub fn gauss_seidel_lcp1(
 /// `sequence` the rows in visiting order (one entry per row; every third one starts a contact),
 /// `ops` the displacement from the corrections' state and takes the force increments.
 #[allow(clippy::too_many_arguments)] // SOFA's kernel: problem, sequence, settings and the corrections
-pub fn nlcp_gauss_seidel_unbuilt(
+pub fn nlcp_gauss_seidel_unbuilt<O: UnbuiltOps + ?Sized>(
     dfree: &[f64],
     wdiag: &DenseMatrix,
     f: &mut [f64],
@@ -270,7 +270,32 @@ pub fn nlcp_gauss_seidel_unbuilt(
     mu: f64,
     tolerance: f64,
     max_iterations: usize,
-    ops: &mut dyn UnbuiltOps,
+    ops: &mut O,
+) -> SimResult<LcpOutcome> {
+    nlcp_unbuilt_in(dfree, wdiag, f, sequence, mu, tolerance, max_iterations, ops, &mut UnbuiltScratch::default())
+}
+
+/// The work lists of the unbuilt kernels, kept by the solver from one step to the next.
+#[derive(Clone, Debug, Default)]
+struct UnbuiltScratch {
+    blocks: Vec<Block33>,
+    d: Vec<f64>,
+    /// The error list the next outcome takes.
+    errors: Vec<f64>,
+}
+
+/// [`nlcp_gauss_seidel_unbuilt`] with kept work lists.
+#[allow(clippy::too_many_arguments)]
+fn nlcp_unbuilt_in<O: UnbuiltOps + ?Sized>(
+    dfree: &[f64],
+    wdiag: &DenseMatrix,
+    f: &mut [f64],
+    sequence: &[usize],
+    mu: f64,
+    tolerance: f64,
+    max_iterations: usize,
+    ops: &mut O,
+    scratch: &mut UnbuiltScratch,
 ) -> SimResult<LcpOutcome> {
     let n = f.len();
     if !n.is_multiple_of(3) {
@@ -280,9 +305,12 @@ pub fn nlcp_gauss_seidel_unbuilt(
         return Err(SimError::new("nlcp_gaussseidel (unbuilt): the sizes of W, dfree and f differ"));
     }
     let nc = n / 3;
-    let blocks: Vec<Block33> = (0..nc).map(|c| block33(wdiag, 3 * c)).collect();
-    let mut d = vec![0.0; n];
-    unbuilt_sweeps(nc, tolerance, max_iterations, || {
+    let UnbuiltScratch { blocks, d, errors } = scratch;
+    blocks.clear();
+    blocks.extend((0..nc).map(|c| block33(wdiag, 3 * c)));
+    d.clear();
+    d.resize(n, 0.0);
+    unbuilt_sweeps(nc, tolerance, max_iterations, std::mem::take(errors), || {
         let mut error = 0.0;
         for &row in sequence.iter().step_by(3) {
             let c = row / 3;
@@ -292,7 +320,7 @@ pub fn nlcp_gauss_seidel_unbuilt(
             }
             d[r..r + 3].copy_from_slice(&dfree[r..r + 3]);
             let f0 = [f[r], f[r + 1], f[r + 2]];
-            ops.add_constraint_displacement(r, &mut d, r, r + 2)?;
+            ops.add_constraint_displacement(r, d, r, r + 2)?;
             let mut dc = [d[r], d[r + 1], d[r + 2]];
             let mut fc = f0;
             new_gs_state(&blocks[c], mu, &mut dc, &mut fc);
@@ -312,8 +340,15 @@ pub fn nlcp_gauss_seidel_unbuilt(
 
 /// The sweeps of the unbuilt Gauss-Seidel kernels: `sweep` (which returns its error) until
 /// `error < tolerance·(contacts + 1)`, at most `max_iterations` times.
-fn unbuilt_sweeps(contacts: usize, tolerance: f64, max_iterations: usize, mut sweep: impl FnMut() -> SimResult<f64>) -> SimResult<LcpOutcome> {
-    let mut out = LcpOutcome::default();
+fn unbuilt_sweeps(
+    contacts: usize,
+    tolerance: f64,
+    max_iterations: usize,
+    mut errors: Vec<f64>,
+    mut sweep: impl FnMut() -> SimResult<f64>,
+) -> SimResult<LcpOutcome> {
+    errors.clear();
+    let mut out = LcpOutcome { errors, ..LcpOutcome::default() };
     for it in 0..max_iterations {
         let error = sweep()?;
         out.errors.push(error);
@@ -329,22 +364,41 @@ fn unbuilt_sweeps(contacts: usize, tolerance: f64, max_iterations: usize, mut sw
 
 /// SOFA's `LCPConstraintSolver::lcp_gaussseidel_unbuilt` (frictionless, 1-row contacts):
 /// `λ := max(0, λ₀ − d/W_ii)`, error `Σ|W_ii(λ − λ₀)|`, stop when `error < tolerance·(n + 1)`.
-pub fn lcp_gauss_seidel_unbuilt(
+pub fn lcp_gauss_seidel_unbuilt<O: UnbuiltOps + ?Sized>(
     dfree: &[f64],
     wdiag: &DenseMatrix,
     f: &mut [f64],
     sequence: &[usize],
     tolerance: f64,
     max_iterations: usize,
-    ops: &mut dyn UnbuiltOps,
+    ops: &mut O,
+) -> SimResult<LcpOutcome> {
+    lcp_unbuilt_in(dfree, wdiag, f, sequence, tolerance, max_iterations, ops, &mut UnbuiltScratch::default())
+}
+
+/// [`lcp_gauss_seidel_unbuilt`] with kept work lists (`d` holds the diagonal, then the
+/// displacements after it).
+#[allow(clippy::too_many_arguments)]
+fn lcp_unbuilt_in<O: UnbuiltOps + ?Sized>(
+    dfree: &[f64],
+    wdiag: &DenseMatrix,
+    f: &mut [f64],
+    sequence: &[usize],
+    tolerance: f64,
+    max_iterations: usize,
+    ops: &mut O,
+    scratch: &mut UnbuiltScratch,
 ) -> SimResult<LcpOutcome> {
     let n = f.len();
     if dfree.len() != n || wdiag.n != n {
         return Err(SimError::new("lcp_gaussseidel (unbuilt): the sizes of W, dfree and f differ"));
     }
-    let w11: Vec<f64> = (0..n).map(|c| wdiag.get(c, c)).collect();
-    let mut d = vec![0.0; n];
-    unbuilt_sweeps(n, tolerance, max_iterations, || {
+    let UnbuiltScratch { d: wd, errors, .. } = scratch;
+    wd.clear();
+    wd.extend((0..n).map(|c| wdiag.get(c, c)));
+    wd.resize(2 * n, 0.0);
+    let (w11, d) = wd.split_at_mut(n);
+    unbuilt_sweeps(n, tolerance, max_iterations, std::mem::take(errors), || {
         let mut error = 0.0;
         for &c in sequence {
             if c >= n {
@@ -352,7 +406,7 @@ pub fn lcp_gauss_seidel_unbuilt(
             }
             d[c] = dfree[c];
             let f0 = f[c];
-            ops.add_constraint_displacement(c, &mut d, c, c)?;
+            ops.add_constraint_displacement(c, d, c, c)?;
             let mut fc = f0 - d[c] / w11[c];
             if fc < 0.0 {
                 fc = 0.0;
@@ -531,6 +585,10 @@ pub struct LcpConstraintSolver {
     /// The unbuilt path's order of the rows and each contact's corrections (by first row).
     sequence: Vec<usize>,
     cclist: Vec<Vec<ComponentId>>,
+    /// The corrections still in the scene at this step (a list kept between steps).
+    live: Vec<ComponentId>,
+    /// The unbuilt kernels' work lists.
+    scratch: UnbuiltScratch,
     /// The blocks reported by the laws at the last build (with `initial_guess`).
     pub block_infos: Vec<BlockInfo>,
     history: ForceHistory,
@@ -558,8 +616,12 @@ impl LcpConstraintSolver {
         })
     }
 
-    fn live_corrections(&self, scene: &Scene) -> Vec<ComponentId> {
-        self.corrections.iter().copied().filter(|c| scene.contains(*c)).collect()
+    /// The corrections still in the scene, into the kept list `live` (no list made per step).
+    fn live_corrections(&mut self, scene: &Scene) -> Vec<ComponentId> {
+        let mut live = std::mem::take(&mut self.live);
+        live.clear();
+        live.extend(self.corrections.iter().copied().filter(|c| scene.contains(*c)));
+        live
     }
 
     /// SOFA's `prepareStates`: `dx := 0` on every state below the solver (mapped too), then
@@ -570,46 +632,55 @@ impl LcpConstraintSolver {
         for &s in &scope.states {
             scene.store.get_mut(s).write(VecId::DX).fill(0.0);
         }
-        for c in self.live_corrections(scene) {
-            on_correction(scene, c, |cc, scene| cc.reset_contact_force(scene))?;
-        }
-        Ok(())
+        let live = self.live_corrections(scene);
+        let r = live.iter().try_for_each(|&c| on_correction(scene, c, |cc, scene| cc.reset_contact_force(scene)));
+        self.live = live;
+        r
     }
 
     /// SOFA's `buildSystem`: rows, violation, W (or the unbuilt diagonal's room), warm start.
     fn build_system(&mut self, scene: &mut Scene, cp: &ConstraintParams, s: &Settings) -> SimResult {
+        // The laws' list is used out of the problem (not copied), then put back.
         let mut laws = std::mem::take(&mut self.problem.laws);
-        let n = build_constraint_matrix(scene, cp, &mut laws)?;
+        let r = self.build_system_with(scene, cp, s, &mut laws);
+        self.problem.laws = laws;
+        r
+    }
+
+    fn build_system_with(&mut self, scene: &mut Scene, cp: &ConstraintParams, s: &Settings, laws: &mut Vec<LawRows>) -> SimResult {
+        let n = build_constraint_matrix(scene, cp, laws)?;
         if s.build_lcp {
             self.problem.clear(n);
         } else {
             self.problem.clear_unassembled(n);
         }
-        self.problem.laws = laws;
-        let laws = self.problem.laws.clone();
-        constraint_violation(scene, cp, &laws, &mut self.problem.dfree)?;
+        constraint_violation(scene, cp, laws, &mut self.problem.dfree)?;
         if s.build_lcp {
             let corrections = self.live_corrections(scene);
-            add_compliances(scene, cp, corrections, &mut self.problem.w)?;
+            let r = add_compliances(scene, cp, corrections.iter().copied(), &mut self.problem.w);
+            self.live = corrections;
+            r?;
             self.problem.add_regularization(s.regularization);
-        } else if self.wdiag.n == n {
+        } else {
+            // Only the diagonal blocks the last unbuilt solve wrote are non-zero: zeroing them
+            // leaves the whole buffer zero, which then takes the new size without a fill of n².
             let nb = std::mem::take(&mut self.wdiag_block);
+            let old = self.wdiag.n;
             if nb > 0 {
-                for r in (0..n).step_by(nb) {
-                    for i in r..r + nb {
-                        for j in r..r + nb {
-                            self.wdiag.set(i, j, 0.0);
-                        }
+                for r in (0..old).step_by(nb) {
+                    for i in r..(r + nb).min(old) {
+                        self.wdiag.data[i * old + r..i * old + (r + nb).min(old)].fill(0.0);
                     }
                 }
             }
-        } else {
-            self.wdiag.clear(n);
-            self.wdiag_block = 0;
+            if old != n {
+                self.wdiag.n = n;
+                self.wdiag.data.resize(n * n, 0.0);
+            }
         }
         self.block_infos.clear();
         if s.initial_guess && n != 0 {
-            for lr in &laws {
+            for lr in laws.iter() {
                 let Some(obj) = scene.components[lr.law].obj.as_mut() else { continue };
                 let Some(u) = obj.as_any_mut().downcast_mut::<UnilateralLagrangianConstraint>() else { continue };
                 if let Some(info) = u.constraint_info() {
@@ -673,11 +744,18 @@ impl LcpConstraintSolver {
             return Err(SimError::new(format!("nlcp_gaussseidel (unbuilt): {n} constraint rows is not a multiple of 3")));
         }
         let corrections = self.live_corrections(scene);
+        let r = self.solve_unbuilt_with(scene, cp, s, &corrections);
+        self.live = corrections;
+        r
+    }
+
+    fn solve_unbuilt_with(&mut self, scene: &mut Scene, cp: &ConstraintParams, s: &Settings, corrections: &[ComponentId]) -> SimResult<LcpOutcome> {
+        let n = self.problem.n;
         // The sequence and the per-contact lists of corrections are kept between steps.
         let sequence = &mut self.sequence;
         sequence.clear();
         sequence.extend(0..n);
-        for &c in &corrections {
+        for &c in corrections {
             let f = &self.problem.lambda;
             scene.with_correction(c, |corr, scene| match corr {
                 Some(cc) => cc.reset_for_unbuilt_resolution(scene, cp, f, sequence),
@@ -691,7 +769,7 @@ impl LcpConstraintSolver {
         let mut missing = Vec::new();
         for c in 0..n / step {
             let row = c * step;
-            for &cc in &corrections {
+            for &cc in corrections {
                 if cclist[row].len() == 2 {
                     break;
                 }
@@ -735,13 +813,24 @@ impl LcpConstraintSolver {
                 self.wdiag.add(i, i, s.regularization);
             }
         }
-        let mut ops = SceneUnbuilt { scene, cclist };
-        let p = &mut self.problem;
-        if s.mu == 0.0 {
-            lcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, sequence, s.tolerance, s.max_it, &mut ops)
-        } else {
-            nlcp_gauss_seidel_unbuilt(&p.dfree, &self.wdiag, &mut p.lambda, sequence, s.mu, s.tolerance, s.max_it, &mut ops)
+        let (p, wdiag) = (&mut self.problem, &self.wdiag);
+        // The last outcome's error list is refilled by this one.
+        let scratch = &mut self.scratch;
+        scratch.errors = std::mem::take(&mut self.outcome.errors);
+        // One UncoupledConstraintCorrection handling every contact (the usual set-up) is taken
+        // out of the scene once for the whole solve and called directly.
+        if let [c] = *corrections {
+            if scene.components[c].obj.as_ref().is_some_and(|o| o.as_any().is::<UncoupledConstraintCorrection>()) {
+                return scene.with_taken(c, |obj, scene| {
+                    let Some(u) = obj.as_any_mut().downcast_mut::<UncoupledConstraintCorrection>() else {
+                        return Err(SimError::new("LCPConstraintSolver: the constraint correction changed class"));
+                    };
+                    let mut ops = u.unbuilt_ops(scene, cclist)?;
+                    unbuilt_kernel(p, wdiag, sequence, s, &mut ops, scratch)
+                });
+            }
         }
+        unbuilt_kernel(p, wdiag, sequence, s, &mut SceneUnbuilt { scene, cclist }, scratch)
     }
 
     /// SOFA's `applyCorrection`: remember the forces, then every correction applies them.
@@ -749,14 +838,32 @@ impl LcpConstraintSolver {
         if s.initial_guess {
             self.history.keep(&self.block_infos, &self.problem.lambda);
         }
-        for c in self.live_corrections(scene) {
+        let live = self.live_corrections(scene);
+        let lambda = &self.problem.lambda;
+        let r = live.iter().try_for_each(|&c| {
             if !scene.node(scene.components[c].node).activated {
-                continue;
+                return Ok(());
             }
-            let lambda = &self.problem.lambda;
-            on_correction(scene, c, |cc, scene| cc.apply_contact_force(scene, cp, lambda))?;
-        }
-        Ok(())
+            on_correction(scene, c, |cc, scene| cc.apply_contact_force(scene, cp, lambda))
+        });
+        self.live = live;
+        r
+    }
+}
+
+/// The unbuilt kernel of the solver's settings: frictionless or with friction.
+fn unbuilt_kernel<O: UnbuiltOps + ?Sized>(
+    p: &mut ConstraintProblem,
+    wdiag: &DenseMatrix,
+    sequence: &[usize],
+    s: &Settings,
+    ops: &mut O,
+    scratch: &mut UnbuiltScratch,
+) -> SimResult<LcpOutcome> {
+    if s.mu == 0.0 {
+        lcp_unbuilt_in(&p.dfree, wdiag, &mut p.lambda, sequence, s.tolerance, s.max_it, ops, scratch)
+    } else {
+        nlcp_unbuilt_in(&p.dfree, wdiag, &mut p.lambda, sequence, s.mu, s.tolerance, s.max_it, ops, scratch)
     }
 }
 
@@ -776,6 +883,11 @@ impl LcpConstraintSolver {
         p.all_verified = false;
         p.sor = 1.0;
         let n = p.n;
+        // `last_problem` shows only built problems: an unbuilt one gets no resolution (no box
+        // per contact at every step).
+        if !s.build_lcp {
+            return;
+        }
         if s.mu > 0.0 && n.is_multiple_of(3) {
             for r in (0..n).step_by(3) {
                 p.resolutions[r] = Some(Box::new(UnilateralWithFrictionResolution::new(s.mu)));
