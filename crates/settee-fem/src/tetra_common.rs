@@ -73,6 +73,9 @@ pub(crate) struct TetraEngine {
     /// The elements changed since `packed` was written (a force computation, a rebuild, a
     /// topology change, new materials).
     packed_stale: bool,
+    /// The element stiffness blocks of the last parallel assembly, kept for their memory
+    /// (assembly takes `&self`).
+    blocks: std::sync::Mutex<Vec<[[Mat3; 4]; 4]>>,
 }
 
 /// Young's modulus or Poisson's ratio of element `i`: entry `i` if present, else entry 0.
@@ -361,13 +364,19 @@ impl TetraEngine {
     pub fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
-        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements.par_iter().map(block).collect()
+        if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            // The blocks are computed in parallel, then added in element order; their buffer
+            // is kept (about 1 kB per element, every step).
+            let mut blocks = self.blocks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.elements.par_iter().map(block).collect_into_vec(&mut blocks);
+            for (t, b) in self.tetrahedra.iter().zip(blocks.iter()) {
+                add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            }
         } else {
-            self.elements.iter().map(block).collect()
-        };
-        for (t, b) in self.tetrahedra.iter().zip(&blocks) {
-            add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            for (t, el) in self.tetrahedra.iter().zip(&self.elements) {
+                let b = block(el);
+                add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            }
         }
         Ok(())
     }

@@ -190,10 +190,42 @@ fn pattern_union(a: &CsrMatrix, b: &CsrMatrix) -> Option<CsrMatrix> {
     Some(u)
 }
 
+thread_local! {
+    /// The work array of the `LDLᵀ` solves, kept per thread: a solve runs at every iteration
+    /// of a preconditioned CG and for every constraint correction, and would allocate it each
+    /// time. (A solve takes `&self`, so that one factorization can serve several threads.)
+    static SOLVE_WORK: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's work array, at least `len` long.
+fn with_work<T>(len: usize, f: impl FnOnce(&mut [f64]) -> T) -> T {
+    SOLVE_WORK.with(|w| match w.try_borrow_mut() {
+        Ok(mut w) => {
+            if w.len() < len {
+                w.resize(len, 0.0);
+            }
+            f(&mut w[..len])
+        }
+        // Re-entered on this thread (not done by the solves themselves): a fresh array.
+        Err(_) => f(&mut vec![0.0; len]),
+    })
+}
+
 impl DirectSolver {
     /// A solver of the given kind; nothing is computed before [`Self::factorize`].
     pub fn new(kind: DirectKind, ordering: Ordering) -> Self {
-        Self { kind, ordering, n: 0, pattern: None, symbolic: Symbolic::None, numeric: Numeric::None, ldl: LdlNumeric::default(), symbolic_count: 0, refit_count: 0, analysed: None }
+        Self {
+            kind,
+            ordering,
+            n: 0,
+            pattern: None,
+            symbolic: Symbolic::None,
+            numeric: Numeric::None,
+            ldl: LdlNumeric::default(),
+            symbolic_count: 0,
+            refit_count: 0,
+            analysed: None,
+        }
     }
 
     /// The factorization kind.
@@ -256,8 +288,7 @@ impl DirectSolver {
                 if x.len() != self.n {
                     return Err(LinalgError::DimensionMismatch { what: "forward substitution vector", expected: self.n, found: x.len() });
                 }
-                let mut work = vec![0.0f64; s.solve_workspace_len()];
-                s.forward_in_place(&self.ldl, x, &mut work);
+                with_work(s.solve_workspace_len(), |work| s.forward_in_place(&self.ldl, x, work));
                 Ok(())
             }
             (_, Numeric::Empty) if x.is_empty() => Ok(()),
@@ -487,10 +518,11 @@ impl DirectSolver {
         let input_finite = rhs.iter().all(|v| v.is_finite());
         match (&self.symbolic, &self.numeric) {
             (Symbolic::Ldlt(s), Numeric::Ldlt) => {
-                let mut work = vec![0.0f64; s.solve_workspace_len()];
-                for col in rhs.chunks_exact_mut(n) {
-                    s.solve_in_place(&self.ldl, col, &mut work);
-                }
+                with_work(s.solve_workspace_len(), |work| {
+                    for col in rhs.chunks_exact_mut(n) {
+                        s.solve_in_place(&self.ldl, col, work);
+                    }
+                });
             }
             (Symbolic::Lu(sym), Numeric::Lu(numeric)) => {
                 let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;

@@ -324,7 +324,7 @@ fn add_compliance<'a>(c: &Compliance, rows: impl Iterator<Item = RowRef<'a>> + C
 }
 
 impl ConstraintCorrection for UncoupledConstraintCorrection {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 
