@@ -102,7 +102,7 @@ fn compliance_spans_every_state_of_the_linear_solver() {
         assert!((w.get(1, 3) - want).abs() < 1e-16, "{class}: W[1][3] = {} vs {want}", w.get(1, 3));
         // Both objects are the correction's states.
         let cs = s.scene.with_role::<dyn ConstraintCorrection, _>(s.correction, |cc, _| cc.states());
-        assert_eq!(cs, s.states.to_vec());
+        assert_eq!(cs.to_vec(), s.states.to_vec());
     }
 }
 

@@ -249,7 +249,7 @@ impl IntegrationFactors {
 /// that multipliers cause (SOFA's `BaseConstraintCorrection`).
 pub trait ConstraintCorrection {
     /// The states it corrects.
-    fn states(&self) -> Vec<StateId>;
+    fn states(&self) -> crate::StateSet;
     /// `W += factor·J·A⁻¹·Jᵀ` (+ its regularisation), `J` the rows of its states.
     fn add_compliance_in_constraint_space(&mut self, scene: &mut Scene, cp: &ConstraintParams, w: &mut DenseMatrix) -> SimResult;
     /// `Λ += Jᵀλ` on its states, then `dx := correction(Λ)` (SOFA's default

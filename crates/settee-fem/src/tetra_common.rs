@@ -10,7 +10,8 @@ use settee_core::{data_group, ComponentId, InitCtx, MatrixAccumulator, Scene, Si
 use crate::common::{add_element_blocks, check_len, gather, scatter};
 use crate::hexa::{Mat3, Vec3};
 use crate::tetra::{
-    element_dforce, element_force, element_stiffness_blocks, TetraElementRest, TetraError, TetraOptions, Voigt, DEFAULT_POISSON, DEFAULT_YOUNG,
+    element_dforce4, element_force, element_stiffness_blocks, PackedDforce4, TetraElementRest, TetraError, TetraMethod, TetraOptions, Voigt,
+    DEFAULT_POISSON, DEFAULT_YOUNG, DFORCE_LANES,
 };
 
 /// Smallest element count for which the per-step element loops of the FEM force fields run on
@@ -66,6 +67,15 @@ pub(crate) struct TetraEngine {
     /// Per-element results of the last loop, scattered sequentially afterwards.
     forces: Vec<Option<[Vec3; 4]>>,
     dforces: Vec<[Vec3; 4]>,
+    /// What `dforce` reads of the elements, packed by groups of [`DFORCE_LANES`] (the last
+    /// group padded with empty lanes).
+    packed: Vec<PackedDforce4>,
+    /// The elements changed since `packed` was written (a force computation, a rebuild, a
+    /// topology change, new materials).
+    packed_stale: bool,
+    /// The element stiffness blocks of the last parallel assembly, kept for their memory
+    /// (assembly takes `&self`).
+    blocks: std::sync::Mutex<Vec<[[Mat3; 4]; 4]>>,
 }
 
 /// Young's modulus or Poisson's ratio of element `i`: entry `i` if present, else entry 0.
@@ -179,6 +189,7 @@ impl TetraEngine {
         self.opts = opts;
         self.forces = vec![None; n];
         self.dforces = vec![[[0.0; 3]; 4]; n];
+        self.packed_stale = true;
         Ok(())
     }
 
@@ -255,6 +266,7 @@ impl TetraEngine {
         // Per-element scratch, fully written by every force computation.
         self.forces.resize(n, None);
         self.dforces.resize(n, [[0.0; 3]; 4]);
+        self.packed_stale = true;
         Ok(())
     }
 
@@ -267,6 +279,7 @@ impl TetraEngine {
             let nu = per_element(poisson, i, DEFAULT_POISSON);
             el.rest.set_material(crate::tetra::material_stiffness(e, nu, el.volume));
         });
+        self.packed_stale = true;
     }
 
     pub fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult {
@@ -281,35 +294,89 @@ impl TetraEngine {
         } else {
             self.elements.iter_mut().zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
         }
+        self.packed_stale = true;
         scatter(f, self.tetrahedra.iter().zip(&self.forces).filter_map(|(t, fe)| fe.as_ref().map(|fe| (t, fe))));
         Ok(())
+    }
+
+    /// Rewrites the packed groups when the elements changed since they were written.
+    fn refresh_packed(&mut self) {
+        let groups = self.elements.len().div_ceil(DFORCE_LANES);
+        if !self.packed_stale && self.packed.len() == groups {
+            return;
+        }
+        self.packed.resize(groups, PackedDforce4::default());
+        let pack = |(group, els): (&mut PackedDforce4, &[Element])| {
+            *group = PackedDforce4::default();
+            for (l, el) in els.iter().enumerate() {
+                group.set_lane(l, &el.rest, &el.rotation);
+            }
+        };
+        if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            self.packed.par_iter_mut().zip(self.elements.par_chunks(DFORCE_LANES)).for_each(pack);
+        } else {
+            self.packed.iter_mut().zip(self.elements.chunks(DFORCE_LANES)).for_each(pack);
+        }
+        self.packed_stale = false;
     }
 
     pub fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
         check_len("the displacement vector", dx, self.nb_dofs)?;
         check_len("the force-differential vector", df, self.nb_dofs)?;
-        let body = |((el, out), t): ((&Element, &mut [Vec3; 4]), &[usize; 4])| {
-            *out = element_dforce(&el.rest, &el.rotation, &gather(dx, t), k_factor);
+        self.refresh_packed();
+        let small = self.opts.method == TetraMethod::Small;
+        // The four elements of a group, their displacements lane by lane.
+        let group_dforce = |p: &PackedDforce4, tets: &[[usize; 4]]| {
+            let mut d = [[[0.0; DFORCE_LANES]; 3]; 4];
+            for (l, t) in tets.iter().enumerate() {
+                for (n, &v) in t.iter().enumerate() {
+                    for c in 0..3 {
+                        d[n][c][l] = dx[3 * v + c];
+                    }
+                }
+            }
+            element_dforce4(p, &d, k_factor, small)
         };
+        let lane = |g: &[[[f64; DFORCE_LANES]; 3]; 4], l: usize| -> [Vec3; 4] { std::array::from_fn(|n| [g[n][0][l], g[n][1][l], g[n][2][l]]) };
         if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements.par_iter().zip(self.dforces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+            self.packed.par_iter().zip(self.dforces.par_chunks_mut(DFORCE_LANES)).zip(self.tetrahedra.par_chunks(DFORCE_LANES)).for_each(
+                |((p, out), tets)| {
+                    let g = group_dforce(p, tets);
+                    for (l, o) in out.iter_mut().enumerate() {
+                        *o = lane(&g, l);
+                    }
+                },
+            );
+            scatter(df, self.tetrahedra.iter().zip(&self.dforces));
         } else {
-            self.elements.iter().zip(self.dforces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+            // Group by group, each element's result added at once: the additions into `df` come
+            // in element order, as through the per-element buffer.
+            for (p, tets) in self.packed.iter().zip(self.tetrahedra.chunks(DFORCE_LANES)) {
+                let g = group_dforce(p, tets);
+                for (l, t) in tets.iter().enumerate() {
+                    scatter(df, [(t, &lane(&g, l))]);
+                }
+            }
         }
-        scatter(df, self.tetrahedra.iter().zip(&self.dforces));
         Ok(())
     }
 
     pub fn k_matrix(&self, m: &mut MatrixAccumulator, k_factor: f64) -> SimResult {
         let Some(s) = self.state else { return Ok(()) };
         let block = |el: &Element| element_stiffness_blocks(&el.rest, &el.rotation, k_factor);
-        let blocks: Vec<[[Mat3; 4]; 4]> = if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
-            self.elements.par_iter().map(block).collect()
+        if parallel_loop(self.elements.len(), TETRA_PARALLEL_MIN) {
+            // The blocks are computed in parallel, then added in element order; their buffer
+            // is kept (about 1 kB per element, every step).
+            let mut blocks = self.blocks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.elements.par_iter().map(block).collect_into_vec(&mut blocks);
+            for (t, b) in self.tetrahedra.iter().zip(blocks.iter()) {
+                add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            }
         } else {
-            self.elements.iter().map(block).collect()
-        };
-        for (t, b) in self.tetrahedra.iter().zip(&blocks) {
-            add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            for (t, el) in self.tetrahedra.iter().zip(&self.elements) {
+                let b = block(el);
+                add_element_blocks(m, s, t, |a, c| &b[a][c]);
+            }
         }
         Ok(())
     }

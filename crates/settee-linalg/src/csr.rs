@@ -175,6 +175,29 @@ impl CsrMatrix {
         CsrMatrix { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
     }
 
+    /// Rebuilds the matrix in place, keeping its buffers: `build` gets the three arrays emptied
+    /// and fills them, and the result is validated as by [`Self::try_from_parts`]. On error the
+    /// matrix is left as `zeros(nrows, ncols)`.
+    pub fn rebuild(&mut self, nrows: usize, ncols: usize, build: impl FnOnce(&mut Vec<usize>, &mut Vec<usize>, &mut Vec<f64>)) -> Result<()> {
+        let mut row_ptr = std::mem::take(&mut self.row_ptr);
+        let mut col_idx = std::mem::take(&mut self.col_idx);
+        let mut values = std::mem::take(&mut self.values);
+        row_ptr.clear();
+        col_idx.clear();
+        values.clear();
+        build(&mut row_ptr, &mut col_idx, &mut values);
+        match Self::try_from_parts(nrows, ncols, row_ptr, col_idx, values) {
+            Ok(m) => {
+                *self = m;
+                Ok(())
+            }
+            Err(e) => {
+                *self = Self::zeros(nrows, ncols);
+                Err(e)
+            }
+        }
+    }
+
     /// Consumes the matrix and returns `(nrows, ncols, row_ptr, col_idx, values)`.
     pub fn into_parts(self) -> (usize, usize, Vec<usize>, Vec<usize>, Vec<f64>) {
         (self.nrows, self.ncols, self.row_ptr, self.col_idx, self.values)

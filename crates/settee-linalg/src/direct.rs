@@ -79,7 +79,11 @@ enum Numeric {
 /// structure of the factors) only when the sparsity pattern (`nrows`,
 /// `row_ptr`, `col_idx`) differs from the one of the previous call; the
 /// numeric factorization is recomputed on every call, like SOFA's solvers with
-/// `precomputeSymbolicDecomposition = true`.
+/// `precomputeSymbolicDecomposition = true`. For `Ldlt`/`Llt`, a changed
+/// pattern whose entries all lie in the analysed factor's pattern keeps the
+/// analysis (SOFA would redo it): the factors are the same up to round-off
+/// (their extra entries are zeros), the ordering is the one of the pattern
+/// analysed first.
 #[derive(Debug)]
 pub struct DirectSolver {
     kind: DirectKind,
@@ -92,6 +96,10 @@ pub struct DirectSolver {
     /// factorizations so that refactorizing allocates nothing.
     ldl: LdlNumeric,
     symbolic_count: usize,
+    refit_count: usize,
+    /// `Ldlt`/`Llt`: the pattern the analysis was made for (its values are not used), a
+    /// superset of the factorised matrix's.
+    analysed: Option<CsrMatrix>,
 }
 
 fn faer_err(e: impl core::fmt::Debug) -> LinalgError {
@@ -140,10 +148,84 @@ fn compute_ordering(a: &CsrMatrix, ordering: Ordering) -> Result<Vec<usize>> {
     Ok(perm)
 }
 
+/// The pattern of `a` ∪ the pattern of `b` (both `n × n`), with zero values; `None` if the
+/// shapes differ.
+fn pattern_union(a: &CsrMatrix, b: &CsrMatrix) -> Option<CsrMatrix> {
+    if a.nrows() != b.nrows() || a.ncols() != b.ncols() {
+        return None;
+    }
+    let mut u = CsrMatrix::zeros(0, 0);
+    u.rebuild(a.nrows(), a.ncols(), |row_ptr, col_idx, values| {
+        row_ptr.push(0);
+        for i in 0..a.nrows() {
+            let (mut p, mut q) = (a.row(i).map(|(c, _)| c).peekable(), b.row(i).map(|(c, _)| c).peekable());
+            loop {
+                let c = match (p.peek(), q.peek()) {
+                    (None, None) => break,
+                    (Some(&x), None) => {
+                        p.next();
+                        x
+                    }
+                    (None, Some(&y)) => {
+                        q.next();
+                        y
+                    }
+                    (Some(&x), Some(&y)) => {
+                        if x <= y {
+                            p.next();
+                        }
+                        if y <= x {
+                            q.next();
+                        }
+                        x.min(y)
+                    }
+                };
+                col_idx.push(c);
+            }
+            row_ptr.push(col_idx.len());
+        }
+        values.resize(col_idx.len(), 0.0);
+    })
+    .ok()?;
+    Some(u)
+}
+
+thread_local! {
+    /// The work array of the `LDLᵀ` solves, kept per thread: a solve runs at every iteration
+    /// of a preconditioned CG and for every constraint correction, and would allocate it each
+    /// time. (A solve takes `&self`, so that one factorization can serve several threads.)
+    static SOLVE_WORK: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's work array, at least `len` long.
+fn with_work<T>(len: usize, f: impl FnOnce(&mut [f64]) -> T) -> T {
+    SOLVE_WORK.with(|w| match w.try_borrow_mut() {
+        Ok(mut w) => {
+            if w.len() < len {
+                w.resize(len, 0.0);
+            }
+            f(&mut w[..len])
+        }
+        // Re-entered on this thread (not done by the solves themselves): a fresh array.
+        Err(_) => f(&mut vec![0.0; len]),
+    })
+}
+
 impl DirectSolver {
     /// A solver of the given kind; nothing is computed before [`Self::factorize`].
     pub fn new(kind: DirectKind, ordering: Ordering) -> Self {
-        Self { kind, ordering, n: 0, pattern: None, symbolic: Symbolic::None, numeric: Numeric::None, ldl: LdlNumeric::default(), symbolic_count: 0 }
+        Self {
+            kind,
+            ordering,
+            n: 0,
+            pattern: None,
+            symbolic: Symbolic::None,
+            numeric: Numeric::None,
+            ldl: LdlNumeric::default(),
+            symbolic_count: 0,
+            refit_count: 0,
+            analysed: None,
+        }
     }
 
     /// The factorization kind.
@@ -170,6 +252,12 @@ impl DirectSolver {
     /// the pattern changes).
     pub fn symbolic_count(&self) -> usize {
         self.symbolic_count
+    }
+
+    /// How many times a changed pattern was taken into the existing analysis
+    /// (`Ldlt` / `Llt`: the new pattern fits in the analysed factor's).
+    pub fn refit_count(&self) -> usize {
+        self.refit_count
     }
 
     /// Number of strictly-lower entries of `L` for `Ldlt` (SOFA's `L_nnz`),
@@ -200,8 +288,7 @@ impl DirectSolver {
                 if x.len() != self.n {
                     return Err(LinalgError::DimensionMismatch { what: "forward substitution vector", expected: self.n, found: x.len() });
                 }
-                let mut work = vec![0.0f64; s.solve_workspace_len()];
-                s.forward_in_place(&self.ldl, x, &mut work);
+                with_work(s.solve_workspace_len(), |work| s.forward_in_place(&self.ldl, x, work));
                 Ok(())
             }
             (_, Numeric::Empty) if x.is_empty() => Ok(()),
@@ -276,12 +363,53 @@ impl DirectSolver {
         let n = a.nrows();
         let same = matches!(&self.pattern, Some((rp, ci)) if rp.as_slice() == a.row_ptr() && ci.as_slice() == a.col_idx());
         if !same || matches!(self.symbolic, Symbolic::None) {
-            self.symbolic = Symbolic::None;
-            self.pattern = None;
-            self.n = n;
-            self.analyse(a)?;
-            self.pattern = Some((a.row_ptr().to_vec(), a.col_idx().to_vec()));
-            self.symbolic_count += 1;
+            // A pattern that fits in the analysed factor keeps its analysis: only where the
+            // entries of A are scattered changes (exact zeros that come and go as a body
+            // turns would otherwise cost an ordering and an analysis every step).
+            let refitted = match &mut self.symbolic {
+                Symbolic::Ldlt(s) => s.refit(a),
+                _ => false,
+            };
+            if refitted {
+                self.refit_count += 1;
+            } else {
+                // Analyse the union with the pattern analysed before, so that patterns which
+                // alternate or grow entry by entry settle on one analysis after a few steps.
+                let union = match (&self.symbolic, &self.analysed) {
+                    (Symbolic::Ldlt(_), Some(old)) if old.nrows() == n => pattern_union(old, a).filter(|u| u.nnz() <= 2 * a.nnz()),
+                    _ => None,
+                };
+                self.symbolic = Symbolic::None;
+                self.pattern = None;
+                self.analysed = None;
+                self.n = n;
+                match union {
+                    Some(u) => {
+                        self.analyse(&u)?;
+                        let fits = match &mut self.symbolic {
+                            Symbolic::Ldlt(s) => s.refit(a),
+                            _ => false,
+                        };
+                        if !fits {
+                            self.symbolic = Symbolic::None;
+                            return Err(LinalgError::InvalidStructure("the analysed pattern misses an entry of the matrix".into()));
+                        }
+                        self.analysed = Some(u);
+                    }
+                    None => {
+                        self.analyse(a)?;
+                        if matches!(self.symbolic, Symbolic::Ldlt(_)) {
+                            self.analysed = Some(a.clone());
+                        }
+                    }
+                }
+                self.symbolic_count += 1;
+            }
+            let (rp, ci) = self.pattern.get_or_insert_with(Default::default);
+            rp.clear();
+            rp.extend_from_slice(a.row_ptr());
+            ci.clear();
+            ci.extend_from_slice(a.col_idx());
         }
         if n == 0 {
             self.numeric = Numeric::Empty;
@@ -390,10 +518,11 @@ impl DirectSolver {
         let input_finite = rhs.iter().all(|v| v.is_finite());
         match (&self.symbolic, &self.numeric) {
             (Symbolic::Ldlt(s), Numeric::Ldlt) => {
-                let mut work = vec![0.0f64; s.solve_workspace_len()];
-                for col in rhs.chunks_exact_mut(n) {
-                    s.solve_in_place(&self.ldl, col, &mut work);
-                }
+                with_work(s.solve_workspace_len(), |work| {
+                    for col in rhs.chunks_exact_mut(n) {
+                        s.solve_in_place(&self.ldl, col, work);
+                    }
+                });
             }
             (Symbolic::Lu(sym), Numeric::Lu(numeric)) => {
                 let mut buf = mem(sym.solve_in_place_scratch::<f64>(ncols, Par::Seq))?;

@@ -75,6 +75,10 @@ pub(crate) struct LdlSymbolic {
     amap_ptr: Vec<usize>,
     amap_dst: Vec<usize>,
     amap_src: Vec<usize>,
+    /// `invperm[p]` = permuted index of original index `p`.
+    invperm: Vec<usize>,
+    /// Workspace of [`Self::build_scatter`] (next free slot of each supernode).
+    cursor: Vec<usize>,
     /// Largest number of rows of a supernode.
     max_rows: usize,
     /// Largest number of columns of a supernode.
@@ -295,11 +299,44 @@ impl LdlSymbolic {
             val_ptr.push(last + nr * nc);
         }
 
-        // Scatter map of A: entry (k, i), i <= k (permuted), goes to column i,
-        // row k of L, i.e. supernode col2sn[i].
-        let mut amap_ptr = vec![0usize; ns + 1];
-        for (k, &kk) in perm.iter().enumerate() {
-            for &c in &col_idx_a[row_ptr_a[kk]..row_ptr_a[kk + 1]] {
+        let mut sym = Self {
+            n,
+            a_nnz: 0,
+            perm,
+            invperm,
+            l_nnz,
+            sn_ptr,
+            col2sn,
+            row_ptr,
+            rows,
+            val_ptr,
+            amap_ptr: Vec::new(),
+            amap_dst: Vec::new(),
+            amap_src: Vec::new(),
+            cursor: Vec::new(),
+            max_rows,
+            max_cols,
+        };
+        if !sym.build_scatter(a) {
+            return Err(LinalgError::InvalidStructure("supernode pattern misses an entry".into()));
+        }
+        Ok(sym)
+    }
+
+    /// Builds the scatter map of `a` into the supernode blocks: entry `(k, i)`, `i <= k`
+    /// (permuted), goes to column `i`, row `k` of `L`, in supernode `col2sn[i]`. The rows of `a`
+    /// are read in storage order, so each supernode's pairs come by increasing source (reads
+    /// of the CSR values in order, writes inside one small block). Returns `false`, leaving a
+    /// map to discard, when an entry of `a` lies outside the analysed pattern. Reuses the
+    /// map's buffers: no allocation once they are large enough.
+    fn build_scatter(&mut self, a: &CsrMatrix) -> bool {
+        let (rp, ci) = (a.row_ptr(), a.col_idx());
+        let ns = self.sn_ptr.len() - 1;
+        let Self { invperm, col2sn, amap_ptr, amap_dst, amap_src, cursor, rows, row_ptr, sn_ptr, .. } = self;
+        amap_ptr.clear();
+        amap_ptr.resize(ns + 1, 0);
+        for (kk, &k) in invperm.iter().enumerate() {
+            for &c in &ci[rp[kk]..rp[kk + 1]] {
                 let i = invperm[c];
                 if i <= k {
                     amap_ptr[col2sn[i] + 1] += 1;
@@ -310,37 +347,39 @@ impl LdlSymbolic {
             amap_ptr[s + 1] += amap_ptr[s];
         }
         let total = amap_ptr[ns];
-        let mut fillp = amap_ptr.clone();
-        let mut amap_dst = vec![0usize; total];
-        let mut amap_src = vec![0usize; total];
-        for (k, &kk) in perm.iter().enumerate() {
-            for p in row_ptr_a[kk]..row_ptr_a[kk + 1] {
-                let i = invperm[col_idx_a[p]];
+        amap_dst.clear();
+        amap_dst.resize(total, 0);
+        amap_src.clear();
+        amap_src.resize(total, 0);
+        cursor.clear();
+        cursor.extend_from_slice(&amap_ptr[..ns]);
+        for (kk, &k) in invperm.iter().enumerate() {
+            for (&c, p) in ci[rp[kk]..rp[kk + 1]].iter().zip(rp[kk]..) {
+                let i = invperm[c];
                 if i > k {
                     continue;
                 }
                 let s = col2sn[i];
                 let pat = &rows[row_ptr[s]..row_ptr[s + 1]];
-                let local = pat.binary_search(&k).map_err(|_| LinalgError::InvalidStructure("supernode pattern misses an entry".into()))?;
-                let q = fillp[s];
-                fillp[s] += 1;
+                let Ok(local) = pat.binary_search(&k) else { return false };
+                let q = cursor[s];
+                cursor[s] += 1;
                 amap_dst[q] = (i - sn_ptr[s]) * pat.len() + local;
                 amap_src[q] = p;
             }
         }
-        // Sort each supernode's pairs by source: increasing reads of the
-        // CSR values, writes inside one (small, cache-resident) block.
-        for s in 0..ns {
-            let r = amap_ptr[s]..amap_ptr[s + 1];
-            let mut pairs: Vec<(usize, usize)> = amap_src[r.clone()].iter().copied().zip(amap_dst[r.clone()].iter().copied()).collect();
-            pairs.sort_unstable();
-            for (q, (p, d)) in r.zip(pairs) {
-                amap_dst[q] = d;
-                amap_src[q] = p;
-            }
-        }
+        self.a_nnz = a.nnz();
+        true
+    }
 
-        Ok(Self { n, a_nnz: a.nnz(), perm, l_nnz, sn_ptr, col2sn, row_ptr, rows, val_ptr, amap_ptr, amap_dst, amap_src, max_rows, max_cols })
+    /// Takes `a`, whose pattern differs from the analysed one, into this analysis when every
+    /// entry of `a` lies in the pattern of the factor: only the scatter map is rebuilt (no
+    /// ordering, elimination tree or supernodes). The factor's pattern is closed under
+    /// elimination, so `a`'s own fill lies inside it too and the numeric phase stays exact; its
+    /// extra entries hold zeros. Returns `false` when `a` does not fit (a new analysis is then
+    /// needed: this one must not be used before it).
+    pub(crate) fn refit(&mut self, a: &CsrMatrix) -> bool {
+        a.nrows() == self.n && a.ncols() == self.n && self.build_scatter(a)
     }
 
     /// Number of stored (strictly lower) entries of the scalar factor `L`.

@@ -105,6 +105,63 @@ fn symbolic_analysis_only_when_pattern_changes() {
     }
 }
 
+/// `a` without the off-diagonal entries `(i, j)` for which `drop(i, j)` (symmetric in use).
+fn without(a: &CsrMatrix, drop: impl Fn(usize, usize) -> bool) -> CsrMatrix {
+    let mut b = MatrixBuilder::new(a.nrows());
+    for i in 0..a.nrows() {
+        for (j, v) in a.row(i) {
+            if i == j || !drop(i, j) {
+                b.add(i, j, v).unwrap();
+            }
+        }
+    }
+    b.into_matrix()
+}
+
+/// Exact zeros that come and go (SOFA's copy drops them) leave a pattern inside the analysed
+/// factor's: the analysis is kept and the solve stays exact. An entry outside the factor's
+/// pattern gets a new analysis.
+#[test]
+fn a_pattern_inside_the_factor_keeps_the_analysis() {
+    for kind in [DirectKind::Ldlt, DirectKind::Llt] {
+        for ord in ORDERINGS {
+            let n = 60;
+            let full = random_spd(n, 4, 0.5, 11);
+            let thinned = without(&full, |i, j| (i + j) % 3 == 0);
+            assert!(thinned.nnz() < full.nnz());
+            let b = random_vec(n, 12);
+            let mut s = DirectSolver::new(kind, ord);
+            for (round, a) in [&full, &thinned, &full, &thinned].into_iter().enumerate() {
+                s.factorize(a).unwrap();
+                assert_eq!((s.symbolic_count(), s.refit_count()), (1, round), "{kind:?}/{ord:?}");
+                let mut x = b.clone();
+                s.solve_in_place(&mut x).unwrap();
+                let e = rel_err(&x, &dense_solve(n, &a.to_dense(), &b));
+                assert!(e < 1e-12, "{kind:?}/{ord:?} round {round}: err {e}");
+            }
+        }
+        // A tridiagonal matrix has no fill: a corner entry lies outside its factor.
+        let n = 12;
+        let mut s = DirectSolver::new(kind, Ordering::Natural);
+        s.factorize(&laplacian_1d(n)).unwrap();
+        let mut b = MatrixBuilder::new(n);
+        for i in 0..n {
+            for (j, v) in laplacian_1d(n).row(i) {
+                b.add(i, j, v).unwrap();
+            }
+        }
+        b.add(0, n - 1, -0.5).unwrap();
+        b.add(n - 1, 0, -0.5).unwrap();
+        let corner = b.into_matrix();
+        s.factorize(&corner).unwrap();
+        assert_eq!((s.symbolic_count(), s.refit_count()), (2, 0), "{kind:?}");
+        let rhs = random_vec(n, 5);
+        let mut x = rhs.clone();
+        s.solve_in_place(&mut x).unwrap();
+        assert!(rel_err(&x, &dense_solve(n, &corner.to_dense(), &rhs)) < 1e-12, "{kind:?}");
+    }
+}
+
 #[test]
 fn dirichlet_system_fem_like() {
     // Block-3 assembly + Dirichlet on the first node, solved by every kind.

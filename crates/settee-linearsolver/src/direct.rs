@@ -21,21 +21,26 @@ use crate::preconditioner::Preconditioner;
 
 /// Copies the entries of `a` that are not exactly zero (SOFA's `copyNonZeros` + `compress`).
 pub fn copy_non_zeros(a: &CsrMatrix) -> Result<CsrMatrix, LinalgError> {
-    let n = a.nrows();
-    let mut row_ptr = Vec::with_capacity(n + 1);
-    let mut col_idx = Vec::with_capacity(a.nnz());
-    let mut values = Vec::with_capacity(a.nnz());
-    row_ptr.push(0);
-    for i in 0..n {
-        for (c, v) in a.row(i) {
-            if v != 0.0 {
-                col_idx.push(c);
-                values.push(v);
+    let mut out = CsrMatrix::zeros(0, 0);
+    copy_non_zeros_into(a, &mut out)?;
+    Ok(out)
+}
+
+/// [`copy_non_zeros`] into `out`, whose buffers are reused (no allocation once they are large
+/// enough).
+pub fn copy_non_zeros_into(a: &CsrMatrix, out: &mut CsrMatrix) -> Result<(), LinalgError> {
+    out.rebuild(a.nrows(), a.ncols(), |row_ptr, col_idx, values| {
+        row_ptr.push(0);
+        for i in 0..a.nrows() {
+            for (c, v) in a.row(i) {
+                if v != 0.0 {
+                    col_idx.push(c);
+                    values.push(v);
+                }
             }
+            row_ptr.push(col_idx.len());
         }
-        row_ptr.push(col_idx.len());
-    }
-    CsrMatrix::try_from_parts(n, a.ncols(), row_ptr, col_idx, values)
+    })
 }
 
 /// One of the direct sparse solvers. They also serve as exact preconditioners of
@@ -91,6 +96,8 @@ pub struct DirectLinearSolver {
     reuse_symbolic: bool,
     system: AssembledSystem,
     solver: Option<DirectSolver>,
+    /// The system's non-zero entries, as factorised (kept for its buffers).
+    filtered: CsrMatrix,
     me: Option<ComponentId>,
     factorizations: usize,
     schur: SchurWork,
@@ -105,6 +112,7 @@ impl DirectLinearSolver {
             reuse_symbolic: true,
             system: AssembledSystem::default(),
             solver: None,
+            filtered: CsrMatrix::zeros(0, 0),
             me: None,
             factorizations: 0,
             schur: SchurWork::default(),
@@ -406,13 +414,14 @@ impl DirectLinearSolver {
     fn assemble_and_factorize(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         let me = self.me;
         let builder = self.system.assemble(scene, scope, factors)?;
-        let a = copy_non_zeros(builder.matrix()).map_err(|e| step_error(scene, me, format!("copying the system matrix: {e}")))?;
+        copy_non_zeros_into(builder.matrix(), &mut self.filtered).map_err(|e| step_error(scene, me, format!("copying the system matrix: {e}")))?;
+        let a = &self.filtered;
         if !self.reuse_symbolic {
             self.solver = None;
         }
         let (kind, ordering) = (self.kind, self.ordering);
         let solver = self.solver.get_or_insert_with(|| DirectSolver::new(kind, ordering));
-        if let Err(e) = solver.factorize(&a) {
+        if let Err(e) = solver.factorize(a) {
             let (hint, msg) = describe(&e);
             return Err(step_error(scene, me, format!("factorization of the {}x{} system failed: {msg}", a.nrows(), a.ncols())).hint(hint));
         }

@@ -111,15 +111,21 @@ impl SpringKernel {
         }
     }
 
-    /// `g = (K_s·δ)·kFactor` with `δ = dx2[b] − dx1[a]`; `df1[a] += g`, `df2[b] −= g`.
-    pub fn add_dforce(&self, io: &mut ForceIo, j2: usize, s: &LinearSpring, m: &[f64], k_factor: f64) {
-        // The product runs once per spring per CG iteration; the common layouts get a copy with
-        // compile-time sizes (unrolled loops, same operations in the same order, same bits).
+    /// For every spring, `g = (K_s·δ)·kFactor` with `δ = dx2[b] − dx1[a]`; `df1[a] += g`,
+    /// `df2[b] −= g`; `dfdx` holds the springs' stiffness blocks one after the other. The layout
+    /// is matched and the state vectors are looked up once for the whole loop (it runs once per
+    /// CG iteration); the common layouts get a copy with compile-time sizes (unrolled loops,
+    /// same operations in the same order, same bits).
+    pub fn add_dforce_all(&self, io: &mut ForceIo, j2: usize, springs: &[LinearSpring], dfdx: &[f64], k_factor: f64) {
         match (self.n, self.ds) {
-            (3, 3) => add_dforce_fixed::<3, 3>(io, j2, s, m, k_factor),
-            (2, 2) => add_dforce_fixed::<2, 2>(io, j2, s, m, k_factor),
-            (1, 1) => add_dforce_fixed::<1, 1>(io, j2, s, m, k_factor),
-            _ => self.add_dforce_any(io, j2, s, m, k_factor),
+            (3, 3) => add_dforce_loop::<3, 3>(io, j2, springs, dfdx, k_factor),
+            (2, 2) => add_dforce_loop::<2, 2>(io, j2, springs, dfdx, k_factor),
+            (1, 1) => add_dforce_loop::<1, 1>(io, j2, springs, dfdx, k_factor),
+            _ => {
+                for (s, m) in springs.iter().zip(dfdx.chunks_exact(self.nn())) {
+                    self.add_dforce_any(io, j2, s, m, k_factor);
+                }
+            }
         }
     }
 
@@ -184,31 +190,48 @@ impl SpringKernel {
     }
 }
 
-/// [`SpringKernel::add_dforce`] for positional size `N` and derivative size `DS` known at compile time.
-fn add_dforce_fixed<const N: usize, const DS: usize>(io: &mut ForceIo, j2: usize, s: &LinearSpring, m: &[f64], k_factor: f64) {
-    let (a, b) = (s.m1, s.m2);
-    let mut dx = [0.0f64; N];
-    {
-        let dx1 = &io.x[0][a * DS..a * DS + N];
-        let dx2 = &io.x[j2][b * DS..b * DS + N];
-        for c in 0..N {
-            dx[c] = dx2[c] - dx1[c];
+/// The loop of [`SpringKernel::add_dforce_all`] for one layout (`N` coordinates per point,
+/// `DS` numbers per point in the state vectors).
+fn add_dforce_loop<const N: usize, const DS: usize>(io: &mut ForceIo, j2: usize, springs: &[LinearSpring], dfdx: &[f64], k_factor: f64) {
+    let spring = |x1: &[f64], x2: &[f64], s: &LinearSpring, m: &[f64]| -> [f64; N] {
+        let (a, b) = (s.m1, s.m2);
+        let (dx1, dx2) = (&x1[a * DS..a * DS + N], &x2[b * DS..b * DS + N]);
+        let dx: [f64; N] = std::array::from_fn(|c| dx2[c] - dx1[c]);
+        let m = &m[..N * N];
+        std::array::from_fn(|j| {
+            let row = &m[j * N..(j + 1) * N];
+            let mut r = row[0] * dx[0];
+            for k in 1..N {
+                r += row[k] * dx[k];
+            }
+            r * k_factor
+        })
+    };
+    let blocks = dfdx.chunks_exact(N * N);
+    if j2 == 0 {
+        let x = io.x[0];
+        let f = &mut *io.f[0];
+        for (s, m) in springs.iter().zip(blocks) {
+            let g = spring(x, x, s, m);
+            for (fc, gc) in f[s.m1 * DS..s.m1 * DS + N].iter_mut().zip(&g) {
+                *fc += gc;
+            }
+            for (fc, gc) in f[s.m2 * DS..s.m2 * DS + N].iter_mut().zip(&g) {
+                *fc -= gc;
+            }
         }
-    }
-    let m = &m[..N * N];
-    let mut g = [0.0f64; N];
-    for j in 0..N {
-        let row = &m[j * N..(j + 1) * N];
-        let mut r = row[0] * dx[0];
-        for k in 1..N {
-            r += row[k] * dx[k];
+    } else {
+        let (x1, x2) = (io.x[0], io.x[j2]);
+        let (head, tail) = io.f.split_at_mut(j2);
+        let (f1, f2) = (&mut *head[0], &mut *tail[0]);
+        for (s, m) in springs.iter().zip(blocks) {
+            let g = spring(x1, x2, s, m);
+            for (fc, gc) in f1[s.m1 * DS..s.m1 * DS + N].iter_mut().zip(&g) {
+                *fc += gc;
+            }
+            for (fc, gc) in f2[s.m2 * DS..s.m2 * DS + N].iter_mut().zip(&g) {
+                *fc -= gc;
+            }
         }
-        g[j] = r * k_factor;
-    }
-    for (f, gc) in io.f[0][a * DS..a * DS + N].iter_mut().zip(&g) {
-        *f += gc;
-    }
-    for (f, gc) in io.f[j2][b * DS..b * DS + N].iter_mut().zip(&g) {
-        *f -= gc;
     }
 }

@@ -317,9 +317,7 @@ impl ForceField for RegularGridSpringForceField {
     fn add_dforce(&mut self, p: &MechParams, io: &mut ForceIo, k_factor: f64, b_factor: f64) -> SimResult {
         self.inner.add_dforce(p, io, k_factor, b_factor)?;
         let kernel = self.kernel;
-        for (s, m) in self.grid.iter().zip(self.dfdx.chunks_exact(kernel.nn())) {
-            kernel.add_dforce(io, 0, s, m, k_factor);
-        }
+        kernel.add_dforce_all(io, 0, &self.grid, &self.dfdx, k_factor);
         Ok(())
     }
 

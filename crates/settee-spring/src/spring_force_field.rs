@@ -351,9 +351,7 @@ impl ForceField for SpringForceField {
         let kernel = self.kernel;
         let j2 = self.second();
         self.check_bounds(io.x[0].len() / kernel.ds, io.x[j2].len() / kernel.ds)?;
-        for (s, m) in self.springs.iter().zip(self.dfdx.chunks_exact(kernel.nn())) {
-            kernel.add_dforce(io, j2, s, m, k_factor);
-        }
+        kernel.add_dforce_all(io, j2, &self.springs, &self.dfdx, k_factor);
         Ok(())
     }
 

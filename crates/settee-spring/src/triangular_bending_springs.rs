@@ -171,9 +171,7 @@ impl ForceField for TriangularBendingSprings {
         let kernel = self.kernel;
         let n = io.x[0].len() / 3;
         kernel.check_bounds(&self.springs, n, n)?;
-        for (s, m) in self.springs.iter().zip(self.dfdx.chunks_exact(9)) {
-            kernel.add_dforce(io, 0, s, m, k_factor);
-        }
+        kernel.add_dforce_all(io, 0, &self.springs, &self.dfdx, k_factor);
         Ok(())
     }
 

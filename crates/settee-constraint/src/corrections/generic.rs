@@ -112,8 +112,8 @@ impl Component for GenericConstraintCorrection {
 }
 
 impl ConstraintCorrection for GenericConstraintCorrection {
-    fn states(&self) -> Vec<StateId> {
-        self.states.clone()
+    fn states(&self) -> settee_core::StateSet {
+        self.states.iter().copied().collect()
     }
 
     /// SOFA's `buildComplianceMatrix`: `J` of every state of the system, `W += factor·J·A⁻¹·Jᵀ`,

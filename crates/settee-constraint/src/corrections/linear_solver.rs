@@ -173,7 +173,7 @@ impl Component for LinearSolverConstraintCorrection {
 }
 
 impl ConstraintCorrection for LinearSolverConstraintCorrection {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

@@ -356,7 +356,7 @@ impl Component for PrecomputedConstraintCorrection {
 }
 
 impl ConstraintCorrection for PrecomputedConstraintCorrection {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 

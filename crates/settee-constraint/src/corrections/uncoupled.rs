@@ -475,7 +475,7 @@ impl UncoupledConstraintCorrection {
 }
 
 impl ConstraintCorrection for UncoupledConstraintCorrection {
-    fn states(&self) -> Vec<StateId> {
+    fn states(&self) -> settee_core::StateSet {
         self.state.into_iter().collect()
     }
 
