@@ -29,6 +29,39 @@ macro_rules! force_field_class {
 }
 pub(crate) use force_field_class;
 
+/// A kernel compiled twice, for the CPU the binary targets and with AVX2, the AVX2 one chosen at
+/// run time when the CPU has it (the release build targets plain x86-64: two lanes). AVX2 only
+/// widens the lanes: each operation is the same IEEE operation (Rust never fuses a multiply and
+/// an add by itself), so both give the same bits.
+///
+/// ```text
+/// avx2_twin! { /// doc
+///     pub fn name(a: &[f64], b: &mut [f64]) -> T { body } }
+/// ```
+macro_rules! avx2_twin {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $(#[$meta])*
+        #[inline]
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn generic($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    generic($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            generic($($arg),*)
+        }
+    };
+}
+pub(crate) use avx2_twin;
+
 /// `impl ForceField` for a force field of this crate acting on one state. The vectors lent to it
 /// go to the inherent methods of the type (or of its field `via`, when given):
 /// `fn force(&mut self, x: &[f64], f: &mut [f64]) -> SimResult`,

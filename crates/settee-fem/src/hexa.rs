@@ -455,8 +455,8 @@ fn stiffness_impl(nodes: &[Vec3; 8], material: &HexaMaterial, stiffness_factor: 
     Ok(k)
 }
 
+crate::common::avx2_twin! {
 /// `K · d` with each row summed left to right.
-#[inline]
 fn stiffness_times(k: &ElementStiffness, d: &[f64; 24]) -> [f64; 24] {
     // Each f[i] is summed over j in increasing order, as a row-by-row product would, but the
     // loops run column by column so the 24 independent sums advance together (vectorisable).
@@ -472,6 +472,7 @@ fn stiffness_times(k: &ElementStiffness, d: &[f64; 24]) -> [f64; 24] {
         }
     }
     f
+}
 }
 
 // ---------------------------------------------------------------------------------------
@@ -595,6 +596,7 @@ pub fn element_force_updating_stiffness(rest: &mut HexaElementRest, x: &[Vec3; 8
     Ok(force_from_displacement(rest.method, &rest.stiffness, &rotation, &d))
 }
 
+crate::common::avx2_twin! {
 /// Force differential of one element for a displacement increment `dx`, to be **added**
 /// to `df`: `result[w] = -(Rᵀ (K·(R·dx))_w · k_factor)`, where `rotation` is the one
 /// produced by the last [`element_force`] call for this element (identity for `small`)
@@ -615,6 +617,7 @@ pub fn element_dforce(rest: &HexaElementRest, rotation: &Mat3, dx: &[Vec3; 8], k
         *o = [-(g[0] * k_factor), -(g[1] * k_factor), -(g[2] * k_factor)];
     }
     out
+}
 }
 
 /// The 8×8 blocks (3×3 each) of this element's contribution to the global force Jacobian,

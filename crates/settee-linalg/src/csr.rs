@@ -12,13 +12,17 @@ use crate::error::{dense_len, LinalgError, Result};
 ///
 /// Stored entries may hold the value `0.0` (explicit zeros are part of the
 /// sparsity pattern; e.g. [`CsrMatrix::apply_dirichlet`] keeps them).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CsrMatrix {
     nrows: usize,
     ncols: usize,
     row_ptr: Vec<usize>,
     col_idx: Vec<usize>,
     values: Vec<f64>,
+    /// Per row `i`: rows `i..i + 3` exist and store the same columns (a node's rows in a matrix
+    /// of 3×3 blocks), for [`Self::mul_vec`]; computed at its first call, from the pattern only
+    /// (a pattern change makes a new matrix or clears it).
+    triples: std::sync::OnceLock<Vec<bool>>,
 }
 
 /// `(remap, old_row_ptr, old_col_idx)` after a pattern change: `remap[p]` is
@@ -79,15 +83,26 @@ fn block_x(x: &[f64], c: usize) -> [f64; 3] {
     x[c..c + 3].try_into().unwrap()
 }
 
+/// Equal shape, pattern and values (the product's cache is not compared).
+impl PartialEq for CsrMatrix {
+    fn eq(&self, other: &Self) -> bool {
+        self.nrows == other.nrows
+            && self.ncols == other.ncols
+            && self.row_ptr == other.row_ptr
+            && self.col_idx == other.col_idx
+            && self.values == other.values
+    }
+}
+
 impl CsrMatrix {
     /// An `nrows x ncols` matrix without any stored entry.
     pub fn zeros(nrows: usize, ncols: usize) -> Self {
-        Self { nrows, ncols, row_ptr: vec![0; nrows + 1], col_idx: Vec::new(), values: Vec::new() }
+        Self { nrows, ncols, row_ptr: vec![0; nrows + 1], col_idx: Vec::new(), values: Vec::new(), triples: Default::default() }
     }
 
     /// The `n x n` identity (one stored entry per row).
     pub fn identity(n: usize) -> Self {
-        Self { nrows: n, ncols: n, row_ptr: (0..=n).collect(), col_idx: (0..n).collect(), values: vec![1.0; n] }
+        Self { nrows: n, ncols: n, row_ptr: (0..=n).collect(), col_idx: (0..n).collect(), values: vec![1.0; n], triples: Default::default() }
     }
 
     /// Builds a matrix from raw CSR arrays, validating every invariant
@@ -120,7 +135,7 @@ impl CsrMatrix {
                 }
             }
         }
-        Ok(Self { nrows, ncols, row_ptr, col_idx, values })
+        Ok(Self { nrows, ncols, row_ptr, col_idx, values, triples: Default::default() })
     }
 
     /// Builds a matrix from `(row, col, value)` triplets; duplicates are summed
@@ -153,7 +168,7 @@ impl CsrMatrix {
             }
             row_ptr.push(col_idx.len());
         }
-        Ok(Self { nrows, ncols, row_ptr, col_idx, values })
+        Ok(Self { nrows, ncols, row_ptr, col_idx, values, triples: Default::default() })
     }
 
     /// The matrix without its stored entries that are exactly `0.0` (the other entries in the
@@ -172,7 +187,7 @@ impl CsrMatrix {
             }
             row_ptr.push(col_idx.len());
         }
-        CsrMatrix { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values }
+        CsrMatrix { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values, triples: Default::default() }
     }
 
     /// Rebuilds the matrix in place, keeping its buffers: `build` gets the three arrays emptied
@@ -328,7 +343,7 @@ impl CsrMatrix {
                 values[q] = self.values[p];
             }
         }
-        CsrMatrix { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values }
+        CsrMatrix { nrows: self.ncols, ncols: self.nrows, row_ptr, col_idx, values, triples: Default::default() }
     }
 
     /// Dense copy, **row-major** (`out[i * ncols + j] = A_ij`). Meant for tests
@@ -353,37 +368,38 @@ impl CsrMatrix {
         if y.len() != self.nrows {
             return Err(LinalgError::DimensionMismatch { what: "mul_vec output y", expected: self.nrows, found: y.len() });
         }
-        // Four rows are summed at once: four independent accumulators instead of one chain of
+        // Several rows are summed at once: independent accumulators instead of one chain of
         // dependent additions. Each row's sum keeps its own order, so the bits are those of the
-        // row-by-row product.
-        let mut rows = y.chunks_exact_mut(4);
+        // row-by-row product. Three consecutive rows with the same columns (a node's rows in a
+        // matrix of 3×3 blocks) share each column index and `x` load: two such triples, six sums,
+        // at a time; other rows go four at a time.
+        let nrows = self.nrows;
+        let triples = self.triples.get_or_init(|| (0..nrows).map(|i| self.triple_shares_columns(i)).collect());
         let mut i = 0;
-        for out in &mut rows {
-            let ranges = [self.row_range(i), self.row_range(i + 1), self.row_range(i + 2), self.row_range(i + 3)];
-            let common = ranges.iter().map(|r| r.len()).min().unwrap_or(0);
-            let vals = ranges.clone().map(|r| &self.values[r]);
-            let cols = ranges.map(|r| &self.col_idx[r]);
-            let mut acc = [0.0f64; 4];
-            for k in 0..common {
-                for j in 0..4 {
-                    acc[j] += vals[j][k] * x[cols[j][k]];
+        while i < nrows {
+            if triples[i] {
+                if triples.get(i + 3) == Some(&true) {
+                    let (ya, yb) = y[i..i + 6].split_at_mut(3);
+                    self.mul_triples(i, i + 3, x, ya, yb);
+                    i += 6;
+                } else {
+                    let mut acc = [0.0f64; 3];
+                    let cols = &self.col_idx[self.row_range(i)];
+                    self.triple_tail(i, 0, cols, x, &mut acc);
+                    y[i..i + 3].copy_from_slice(&acc);
+                    i += 3;
                 }
-            }
-            for j in 0..4 {
-                for (v, &c) in vals[j][common..].iter().zip(&cols[j][common..]) {
-                    acc[j] += v * x[c];
+            } else if i + 4 <= nrows {
+                self.mul_four(i, x, &mut y[i..i + 4]);
+                i += 4;
+            } else {
+                let mut acc = 0.0f64;
+                for p in self.row_range(i) {
+                    acc += self.values[p] * x[self.col_idx[p]];
                 }
+                y[i] = acc;
+                i += 1;
             }
-            out.copy_from_slice(&acc);
-            i += 4;
-        }
-        for yi in rows.into_remainder() {
-            let mut acc = 0.0f64;
-            for p in self.row_range(i) {
-                acc += self.values[p] * x[self.col_idx[p]];
-            }
-            *yi = acc;
-            i += 1;
         }
         Ok(())
     }
@@ -484,6 +500,85 @@ impl CsrMatrix {
             &self.values[s..s + len]
         });
         Group3 { len, cols: &self.col_idx[r], vals }
+    }
+
+    /// Rows `i`, `i + 1` and `i + 2` exist and store the same columns.
+    #[inline]
+    fn triple_shares_columns(&self, i: usize) -> bool {
+        if i + 3 > self.nrows {
+            return false;
+        }
+        let r = &self.row_ptr[i..i + 4];
+        let len = r[1] - r[0];
+        len == r[2] - r[1]
+            && len == r[3] - r[2]
+            && len > 0
+            && self.col_idx[r[0]..r[1]] == self.col_idx[r[1]..r[2]]
+            && self.col_idx[r[1]..r[2]] == self.col_idx[r[2]..r[3]]
+    }
+
+    /// `y = A x` on the rows of two triples (see [`Self::triple_shares_columns`]) starting at
+    /// rows `a` and `b`, each row from 0.0 in column order.
+    #[inline]
+    fn mul_triples(&self, a: usize, b: usize, x: &[f64], ya: &mut [f64], yb: &mut [f64]) {
+        let (ra, rb) = (self.row_range(a), self.row_range(b));
+        let (ca, cb) = (&self.col_idx[ra.clone()], &self.col_idx[rb.clone()]);
+        let (la, lb) = (ca.len(), cb.len());
+        let va = [&self.values[ra.start..ra.end], &self.values[ra.end..ra.end + la], &self.values[ra.end + la..ra.end + 2 * la]];
+        let vb = [&self.values[rb.start..rb.end], &self.values[rb.end..rb.end + lb], &self.values[rb.end + lb..rb.end + 2 * lb]];
+        let common = la.min(lb);
+        let (mut sa, mut sb) = ([0.0f64; 3], [0.0f64; 3]);
+        let (ca0, cb0) = (&ca[..common], &cb[..common]);
+        let (va0, va1, va2) = (&va[0][..common], &va[1][..common], &va[2][..common]);
+        let (vb0, vb1, vb2) = (&vb[0][..common], &vb[1][..common], &vb[2][..common]);
+        for k in 0..common {
+            let (xa, xb) = (x[ca0[k]], x[cb0[k]]);
+            sa[0] += va0[k] * xa;
+            sa[1] += va1[k] * xa;
+            sa[2] += va2[k] * xa;
+            sb[0] += vb0[k] * xb;
+            sb[1] += vb1[k] * xb;
+            sb[2] += vb2[k] * xb;
+        }
+        self.triple_tail(a, common, ca, x, &mut sa);
+        self.triple_tail(b, common, cb, x, &mut sb);
+        ya.copy_from_slice(&sa);
+        yb.copy_from_slice(&sb);
+    }
+
+    /// Continues the three sums of the triple at row `a` from its entry `from` on.
+    #[inline]
+    fn triple_tail(&self, a: usize, from: usize, cols: &[usize], x: &[f64], acc: &mut [f64; 3]) {
+        let start = self.row_ptr[a];
+        let len = cols.len();
+        let v = [&self.values[start..start + len], &self.values[start + len..start + 2 * len], &self.values[start + 2 * len..start + 3 * len]];
+        for k in from..len {
+            let xc = x[cols[k]];
+            acc[0] += v[0][k] * xc;
+            acc[1] += v[1][k] * xc;
+            acc[2] += v[2][k] * xc;
+        }
+    }
+
+    /// `y = A x` on rows `i..i + 4`, four sums at once.
+    #[inline]
+    fn mul_four(&self, i: usize, x: &[f64], out: &mut [f64]) {
+        let ranges = [self.row_range(i), self.row_range(i + 1), self.row_range(i + 2), self.row_range(i + 3)];
+        let common = ranges.iter().map(|r| r.len()).min().unwrap_or(0);
+        let vals = ranges.clone().map(|r| &self.values[r]);
+        let cols = ranges.map(|r| &self.col_idx[r]);
+        let mut acc = [0.0f64; 4];
+        for k in 0..common {
+            for j in 0..4 {
+                acc[j] += vals[j][k] * x[cols[j][k]];
+            }
+        }
+        for j in 0..4 {
+            for (v, &c) in vals[j][common..].iter().zip(&cols[j][common..]) {
+                acc[j] += v * x[c];
+            }
+        }
+        out.copy_from_slice(&acc);
     }
 
     /// `true` if both matrices have the same shape and the same stored pattern
@@ -601,6 +696,7 @@ impl CsrMatrix {
         }
         let old_row_ptr = core::mem::replace(&mut self.row_ptr, row_ptr);
         let old_col_idx = core::mem::replace(&mut self.col_idx, col_idx);
+        self.triples = Default::default();
         self.values = values;
         (remap, old_row_ptr, old_col_idx)
     }
@@ -609,6 +705,6 @@ impl CsrMatrix {
     pub(crate) fn from_parts_unchecked(nrows: usize, ncols: usize, row_ptr: Vec<usize>, col_idx: Vec<usize>, values: Vec<f64>) -> Self {
         debug_assert_eq!(row_ptr.len(), nrows + 1);
         debug_assert_eq!(col_idx.len(), values.len());
-        Self { nrows, ncols, row_ptr, col_idx, values }
+        Self { nrows, ncols, row_ptr, col_idx, values, triples: Default::default() }
     }
 }

@@ -77,6 +77,40 @@ fn mul_vec_sums_each_row_alone_whatever_the_lengths() {
     }
 }
 
+/// The product remembers which row triples share their columns; a pattern change made by
+/// `apply_dirichlet` (a missing diagonal slot inserted in row 4 only) must be seen by the next
+/// product: row 4 no longer shares the columns of rows 3 and 5.
+#[test]
+fn mul_vec_follows_a_pattern_change() {
+    // Two 3×3 blocks per block row, on block columns 0 and 2 for block row 1 (no diagonal).
+    let mut t = Vec::new();
+    for (bi, bj) in [(0, 0), (0, 1), (1, 0), (1, 2), (2, 1), (2, 2)] {
+        for k in 0..9 {
+            t.push((3 * bi + k / 3, 3 * bj + k % 3, 1.0 + (3 * bi + k) as f64 * 0.37 + bj as f64 * 1e-9));
+        }
+    }
+    let mut a = CsrMatrix::from_triplets(9, 9, &t).unwrap();
+    let x: Vec<f64> = (0..9).map(|i| 1.0 / (i as f64 + 1.3)).collect();
+    let row_sums = |a: &CsrMatrix| -> Vec<u64> {
+        (0..a.nrows())
+            .map(|i| {
+                let mut acc = 0.0f64;
+                for (c, v) in a.row(i) {
+                    acc += v * x[c];
+                }
+                acc.to_bits()
+            })
+            .collect()
+    };
+    let mut y = vec![f64::NAN; 9];
+    a.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), row_sums(&a));
+    assert!(a.apply_dirichlet(&[4]).unwrap(), "the diagonal slot (4, 4) is inserted");
+    a.values_mut().iter_mut().enumerate().for_each(|(k, v)| *v += k as f64 * 0.01);
+    a.mul_vec(&x, &mut y).unwrap();
+    assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), row_sums(&a));
+}
+
 #[test]
 fn mul_vec_dimension_mismatch_is_an_error() {
     let a = hand();

@@ -948,14 +948,16 @@ impl Mapping for BarycentricMapping {
         let x = inputs[0];
         check_len("the input vector", x, self.n_in, 3)?;
         check_len("the output vector", out, self.stencils.len(), 3)?;
-        for (i, st) in self.stencils.iter().enumerate() {
+        for (st, o) in self.stencils.iter().zip(out.chunks_exact_mut(3)) {
             let mut p = [0.0; 3];
             for &(k, w) in st {
+                // One bounds check per node, not per coordinate.
+                let xk: &[f64; 3] = x[3 * k..3 * k + 3].try_into().expect("three coordinates");
                 for c in 0..3 {
-                    p[c] += x[3 * k + c] * w;
+                    p[c] += xk[c] * w;
                 }
             }
-            out[3 * i..3 * i + 3].copy_from_slice(&p);
+            o.copy_from_slice(&p);
         }
         Ok(())
     }
@@ -967,11 +969,12 @@ impl Mapping for BarycentricMapping {
         let f = &mut *inputs[0];
         check_len("the input forces", f, self.n_in, 3)?;
         check_len("the output forces", out, self.stencils.len(), 3)?;
-        for (i, st) in self.stencils.iter().enumerate() {
-            let v = v3(&out[3 * i..]);
+        for (st, v) in self.stencils.iter().zip(out.chunks_exact(3)) {
+            let v = v3(v);
             for &(k, w) in st {
+                let fk: &mut [f64; 3] = (&mut f[3 * k..3 * k + 3]).try_into().expect("three coordinates");
                 for c in 0..3 {
-                    f[3 * k + c] += v[c] * w;
+                    fk[c] += v[c] * w;
                 }
             }
         }

@@ -218,10 +218,10 @@ pub fn mat_vec_flat(k: &[f64], v: &[f64], out: &mut [f64]) {
     }
 }
 
+crate::common::avx2_twin! {
 /// `out = K·v` from `kt` = `Kᵀ` (flat, row-major): every `out_r` is `K_r0·v_0 + K_r1·v_1 + …`
 /// summed left to right exactly as [`mat_vec_flat`] does (same bits), but the rows are computed
 /// together, one column of `K` at a time, so the sums run in vector lanes.
-#[inline(always)]
 pub fn mat_vec_flat_t(kt: &[f64], v: &[f64], out: &mut [f64]) {
     match v.len() {
         24 => mat_vec_flat_t_n::<24>(kt, v, out),
@@ -241,6 +241,7 @@ pub fn mat_vec_flat_t(kt: &[f64], v: &[f64], out: &mut [f64]) {
             out[..n].copy_from_slice(acc);
         }
     }
+}
 }
 
 #[inline(always)]
