@@ -97,6 +97,8 @@ pub struct DirectSolver {
     ldl: LdlNumeric,
     symbolic_count: usize,
     refit_count: usize,
+    /// Keep the analysis for a pattern inside the factor's (see [`Self::keep_analysis_across_patterns`]).
+    refit_patterns: bool,
     /// `Ldlt`/`Llt`: the pattern the analysis was made for (its values are not used), a
     /// superset of the factorised matrix's.
     analysed: Option<CsrMatrix>,
@@ -224,6 +226,7 @@ impl DirectSolver {
             ldl: LdlNumeric::default(),
             symbolic_count: 0,
             refit_count: 0,
+            refit_patterns: false,
             analysed: None,
         }
     }
@@ -252,6 +255,13 @@ impl DirectSolver {
     /// the pattern changes).
     pub fn symbolic_count(&self) -> usize {
         self.symbolic_count
+    }
+
+    /// Opt in to keeping the analysis when the pattern changes but fits in the analysed factor
+    /// (or analysing the union with the previous pattern): SparseLDLSolver's systems. Off by
+    /// default: the other users keep SOFA's analysis of each new pattern.
+    pub fn keep_analysis_across_patterns(&mut self, on: bool) {
+        self.refit_patterns = on;
     }
 
     /// How many times a changed pattern was taken into the existing analysis
@@ -366,17 +376,25 @@ impl DirectSolver {
             // A pattern that fits in the analysed factor keeps its analysis: only where the
             // entries of A are scattered changes (exact zeros that come and go as a body
             // turns would otherwise cost an ordering and an analysis every step).
-            let refitted = match &mut self.symbolic {
-                Symbolic::Ldlt(s) => s.refit(a),
-                _ => false,
-            };
+            // Only for a positive diagonal (a stiffness-like matrix): without pivoting, an
+            // indefinite matrix (a saddle-point system with its constraint block) needs the
+            // ordering of its own pattern, as SOFA computes it.
+            let positive_diagonal = (0..n).all(|i| a.row(i).any(|(c, v)| c == i && v > 0.0));
+            let refitted = self.refit_patterns
+                && positive_diagonal
+                && match &mut self.symbolic {
+                    Symbolic::Ldlt(s) => s.refit(a),
+                    _ => false,
+                };
             if refitted {
                 self.refit_count += 1;
             } else {
                 // Analyse the union with the pattern analysed before, so that patterns which
                 // alternate or grow entry by entry settle on one analysis after a few steps.
                 let union = match (&self.symbolic, &self.analysed) {
-                    (Symbolic::Ldlt(_), Some(old)) if old.nrows() == n => pattern_union(old, a).filter(|u| u.nnz() <= 2 * a.nnz()),
+                    (Symbolic::Ldlt(_), Some(old)) if old.nrows() == n && positive_diagonal && self.refit_patterns => {
+                        pattern_union(old, a).filter(|u| u.nnz() <= 2 * a.nnz())
+                    }
                     _ => None,
                 };
                 self.symbolic = Symbolic::None;

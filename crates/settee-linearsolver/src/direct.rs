@@ -420,7 +420,11 @@ impl DirectLinearSolver {
             self.solver = None;
         }
         let (kind, ordering) = (self.kind, self.ordering);
-        let solver = self.solver.get_or_insert_with(|| DirectSolver::new(kind, ordering));
+        let solver = self.solver.get_or_insert_with(|| {
+            let mut s = DirectSolver::new(kind, ordering);
+            s.keep_analysis_across_patterns(true);
+            s
+        });
         if let Err(e) = solver.factorize(a) {
             let (hint, msg) = describe(&e);
             return Err(step_error(scene, me, format!("factorization of the {}x{} system failed: {msg}", a.nrows(), a.ncols())).hint(hint));
