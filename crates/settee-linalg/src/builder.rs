@@ -481,13 +481,6 @@ impl MatrixBuilder {
         self.rebuilds
     }
 
-    /// A number that changes whenever the pattern of the matrix may have changed (a rebuild,
-    /// a diagonal slot inserted by [`Self::apply_dirichlet`]): what a property of the pattern
-    /// computed once can be keyed on.
-    pub fn pattern_version(&self) -> usize {
-        self.pattern_version
-    }
-
     /// Number of insertions made in the current cycle.
     pub fn insertion_count(&self) -> usize {
         self.cursor

@@ -280,37 +280,5 @@ mod block_rows {
                 prop_assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), r.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
             }
         }
-
-        /// A matrix of 3×3 blocks (block rows of different lengths, empty ones included) is
-        /// recognised, and its block product has the bits of the row-by-row sums; loose entries
-        /// off the blocks break the pattern.
-        #[test]
-        fn block3_product_has_the_bits_of_the_row_by_row_sums(
-            nb in 1usize..7,
-            blocks in proptest::collection::vec((0usize..7, 0usize..7, proptest::collection::vec(-1e3f64..1e3, 9)), 0..30),
-            loose in (0usize..21, 0usize..21, -1e8f64..1e8),
-            x in proptest::collection::vec(-1e4f64..1e4, 21),
-        ) {
-            let n = 3 * nb;
-            let mut t = Vec::new();
-            for (bi, bj, vals) in &blocks {
-                let (bi, bj) = (bi % nb, bj % nb);
-                for k in 0..9 {
-                    t.push((3 * bi + k / 3, 3 * bj + k % 3, vals[k]));
-                }
-            }
-            let block = CsrMatrix::from_triplets(n, n, &t).unwrap();
-            prop_assert!(block.has_block3_pattern());
-            let mut y = vec![f64::NAN; n];
-            block.mul_vec_block3(&x[..n], &mut y).unwrap();
-            let r = reference(&block, &x[..n]);
-            prop_assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), r.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
-            let (i, j, v) = loose;
-            let (i, j) = (i % n, j % n);
-            if !block.row(i).any(|(c, _)| c == j) {
-                t.push((i, j, v));
-                prop_assert!(!CsrMatrix::from_triplets(n, n, &t).unwrap().has_block3_pattern());
-            }
-        }
     }
 }

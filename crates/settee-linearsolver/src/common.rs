@@ -61,8 +61,6 @@ pub(crate) struct AssembledSystem {
     pub link: Option<ComponentId>,
     /// The systems built alongside, resolved at the first assembly.
     side: Option<Vec<ComponentId>>,
-    /// Whether the matrix has 3×3 blocks, for the builder's pattern version it was checked at.
-    block3: Option<(usize, bool)>,
     /// The vectors of the last solve's space (its temporaries are reused).
     kept: KeptVectors,
 }
@@ -110,25 +108,12 @@ impl AssembledSystem {
         f: impl FnOnce(&mut AssembledSpace) -> SimResult<R>,
     ) -> SimResult<R> {
         self.build_side(scene, scope, factors)?;
-        let Self { builder, x, b, block3, kept, .. } = self;
+        let Self { builder, x, b, kept, .. } = self;
         let builder = builder.get_or_insert_with(|| MatrixBuilder::new(scope.size));
         mech::assemble(scene, scope, factors, builder)?;
         mech::gather(scene, scope, solution, x);
         mech::gather(scene, scope, rhs, b);
-        // The block pattern is checked once per pattern (the builder keeps it between steps).
-        let version = builder.pattern_version();
-        let block3 = match *block3 {
-            Some((v, yes)) if v == version => yes,
-            _ => {
-                let yes = builder.matrix().has_block3_pattern();
-                *block3 = Some((version, yes));
-                yes
-            }
-        };
         let mut space = AssembledSpace::reusing(builder.matrix(), std::mem::take(x), std::mem::take(b), std::mem::take(kept))?;
-        if block3 {
-            space.use_block3_product();
-        }
         let r = f(&mut space);
         let (xv, bv, vecs) = space.into_all();
         *kept = vecs;

@@ -66,8 +66,6 @@ pub struct AssembledSpace<'a> {
     a: &'a CsrMatrix,
     vecs: Vec<Vec<f64>>,
     live: Vec<bool>,
-    /// `a` has the pattern of 3×3 blocks: its product reads it block by block.
-    block3: bool,
 }
 
 impl<'a> AssembledSpace<'a> {
@@ -103,13 +101,7 @@ impl<'a> AssembledSpace<'a> {
         kept[Self::B] = b;
         live.clear();
         live.extend((0..kept.len()).map(|i| i <= Self::B));
-        Ok(AssembledSpace { a, vecs: kept, live, block3: false })
-    }
-
-    /// Multiplies block by block (same bits, fewer loads): `a` was checked to have
-    /// [`CsrMatrix::has_block3_pattern`].
-    pub fn use_block3_product(&mut self) {
-        self.block3 = true;
+        Ok(AssembledSpace { a, vecs: kept, live })
     }
 
     /// Reads a vector.
@@ -220,7 +212,7 @@ impl VectorSpace for AssembledSpace<'_> {
             return Err(SimError::new("internal error: matrix product in place"));
         }
         let mut qv = std::mem::take(&mut self.vecs[q]);
-        let r = if self.block3 { self.a.mul_vec_block3(&self.vecs[p], &mut qv) } else { self.a.mul_vec(&self.vecs[p], &mut qv) };
+        let r = self.a.mul_vec(&self.vecs[p], &mut qv);
         self.vecs[q] = qv;
         r.map_err(|e| SimError::new(format!("matrix-vector product: {e}")))
     }
