@@ -17,7 +17,7 @@
 //! `add_block3` (row-major over the element's node pairs), then a lumped mass
 //! on the diagonal, `finish`, and `apply_dirichlet` on the 3 DOFs of every
 //! node of the `z = 0` end; the solver sees the matrix without its explicit
-//! zeros (as `settee-linearsolver`'s `copy_non_zeros` hands it over).
+//! zeros (as `settee-linearsolver`'s direct solvers hand it over, `CsrMatrix::without_zeros`).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use settee_linalg::{DirectKind, DirectSolver, MatrixBuilder, Ordering};

@@ -142,20 +142,33 @@ impl CsrMatrix {
     /// The matrix without its stored entries that are exactly `0.0` (the other entries in the
     /// same order; SOFA's `copyNonZeros` + `compress`).
     pub fn without_zeros(&self) -> CsrMatrix {
-        let mut row_ptr = Vec::with_capacity(self.nrows + 1);
-        let mut col_idx = Vec::with_capacity(self.nnz());
-        let mut values = Vec::with_capacity(self.nnz());
-        row_ptr.push(0);
+        let mut out = CsrMatrix::zeros(0, 0);
+        self.without_zeros_into(&mut out);
+        out
+    }
+
+    /// [`Self::without_zeros`] into `out`, whose buffers are reused (no allocation once they
+    /// are large enough: a direct solver copies its system so at every step).
+    pub fn without_zeros_into(&self, out: &mut CsrMatrix) {
+        out.nrows = self.nrows;
+        out.ncols = self.ncols;
+        out.triples = Default::default();
+        out.row_ptr.clear();
+        out.col_idx.clear();
+        out.values.clear();
+        out.row_ptr.reserve(self.nrows + 1);
+        out.col_idx.reserve(self.nnz());
+        out.values.reserve(self.nnz());
+        out.row_ptr.push(0);
         for i in 0..self.nrows {
             for (c, v) in self.row(i) {
                 if v != 0.0 {
-                    col_idx.push(c);
-                    values.push(v);
+                    out.col_idx.push(c);
+                    out.values.push(v);
                 }
             }
-            row_ptr.push(col_idx.len());
+            out.row_ptr.push(out.col_idx.len());
         }
-        CsrMatrix { nrows: self.nrows, ncols: self.ncols, row_ptr, col_idx, values, triples: Default::default() }
     }
 
     /// Rebuilds the matrix in place, keeping its buffers: `build` gets the three arrays emptied

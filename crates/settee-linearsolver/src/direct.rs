@@ -19,30 +19,6 @@ use crate::common::{step_error, AssembledSystem, MatrixSolverData};
 use crate::ordering::resolve_ordering;
 use crate::preconditioner::Preconditioner;
 
-/// Copies the entries of `a` that are not exactly zero (SOFA's `copyNonZeros` + `compress`).
-pub fn copy_non_zeros(a: &CsrMatrix) -> Result<CsrMatrix, LinalgError> {
-    let mut out = CsrMatrix::zeros(0, 0);
-    copy_non_zeros_into(a, &mut out)?;
-    Ok(out)
-}
-
-/// [`copy_non_zeros`] into `out`, whose buffers are reused (no allocation once they are large
-/// enough).
-pub fn copy_non_zeros_into(a: &CsrMatrix, out: &mut CsrMatrix) -> Result<(), LinalgError> {
-    out.rebuild(a.nrows(), a.ncols(), |row_ptr, col_idx, values| {
-        row_ptr.push(0);
-        for i in 0..a.nrows() {
-            for (c, v) in a.row(i) {
-                if v != 0.0 {
-                    col_idx.push(c);
-                    values.push(v);
-                }
-            }
-            row_ptr.push(col_idx.len());
-        }
-    })
-}
-
 /// One of the direct sparse solvers. They also serve as exact preconditioners of
 /// `PCGLinearSolver` (and inside a `WarpPreconditioner`).
 #[component(
@@ -414,7 +390,8 @@ impl DirectLinearSolver {
     fn assemble_and_factorize(&mut self, scene: &mut Scene, scope: &MechScope, factors: Mbk) -> SimResult {
         let me = self.me;
         let builder = self.system.assemble(scene, scope, factors)?;
-        copy_non_zeros_into(builder.matrix(), &mut self.filtered).map_err(|e| step_error(scene, me, format!("copying the system matrix: {e}")))?;
+        // SOFA's `copyNonZeros` + `compress`.
+        builder.matrix().without_zeros_into(&mut self.filtered);
         let a = &self.filtered;
         if !self.reuse_symbolic {
             self.solver = None;
