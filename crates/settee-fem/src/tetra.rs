@@ -658,100 +658,17 @@ pub fn element_dforce(rest: &TetraElementRest, rotation: &Mat3, dx: &[Vec3; 4], 
     out
 }
 
-/// What [`element_dforce`] reads of an element, packed: the 36 entries of `J` that are not
-/// structurally zero, the 12 of the material matrix, the rotation. Under a third of the size of
-/// the element's full data, which matters because `dforce` runs over every element at every
-/// iteration of an iterative solver and is bound by memory traffic.
-#[derive(Clone, Copy, Debug)]
-pub struct PackedDforce {
-    /// For node `n`, `j[9n..9n + 9]` = `J[3n][0], J[3n][3], J[3n][5], J[3n+1][1], J[3n+1][3],
-    /// J[3n+1][4], J[3n+2][2], J[3n+2][4], J[3n+2][5]`.
-    j: [f64; 36],
-    /// `K[0][0..3], K[1][0..3], K[2][0..3], K[3][3], K[4][4], K[5][5]`.
-    k: [f64; 12],
-    rotation: Mat3,
-    small: bool,
-}
-
-impl Default for PackedDforce {
-    fn default() -> Self {
-        Self { j: [0.0; 36], k: [0.0; 12], rotation: IDENTITY, small: false }
-    }
-}
-
-impl PackedDforce {
-    pub fn new(rest: &TetraElementRest, rotation: &Mat3) -> Self {
-        let (jm, km) = (&rest.strain_displacement, &rest.material);
-        let mut j = [0.0; 36];
-        for n in 0..4 {
-            let r = 3 * n;
-            j[9 * n..9 * n + 9].copy_from_slice(&[
-                jm[r][0],
-                jm[r][3],
-                jm[r][5],
-                jm[r + 1][1],
-                jm[r + 1][3],
-                jm[r + 1][4],
-                jm[r + 2][2],
-                jm[r + 2][4],
-                jm[r + 2][5],
-            ]);
-        }
-        let k = [km[0][0], km[0][1], km[0][2], km[1][0], km[1][1], km[1][2], km[2][0], km[2][1], km[2][2], km[3][3], km[4][4], km[5][5]];
-        Self { j, k, rotation: *rotation, small: rest.method == TetraMethod::Small }
-    }
-}
-
-/// [`element_dforce`] on the packed data: the same operations in the same order, so the same
-/// bits (`strain`, `stress` and `nodal` only read the entries kept).
-#[inline(always)]
-pub fn element_dforce_packed(p: &PackedDforce, dx: &[Vec3; 4], k_factor: f64) -> [Vec3; 4] {
-    let mut d = [0.0; 12];
-    for n in 0..4 {
-        let v = if p.small { dx[n] } else { mat_vec(&p.rotation, dx[n]) };
-        d[3 * n..3 * n + 3].copy_from_slice(&v);
-    }
-    let j = &p.j;
-    // Jᵀ·d, term by term as `strain`.
-    let e = [
-        j[0] * d[0] + j[9] * d[3] + j[18] * d[6] + j[27] * d[9],
-        j[3] * d[1] + j[12] * d[4] + j[21] * d[7] + j[30] * d[10],
-        j[6] * d[2] + j[15] * d[5] + j[24] * d[8] + j[33] * d[11],
-        j[1] * d[0] + j[4] * d[1] + j[10] * d[3] + j[13] * d[4] + j[19] * d[6] + j[22] * d[7] + j[28] * d[9] + j[31] * d[10],
-        j[5] * d[1] + j[7] * d[2] + j[14] * d[4] + j[16] * d[5] + j[23] * d[7] + j[25] * d[8] + j[32] * d[10] + j[34] * d[11],
-        j[2] * d[0] + j[8] * d[2] + j[11] * d[3] + j[17] * d[5] + j[20] * d[6] + j[26] * d[8] + j[29] * d[9] + j[35] * d[11],
-    ];
-    let k = &p.k;
-    let mut s = [
-        k[0] * e[0] + k[1] * e[1] + k[2] * e[2],
-        k[3] * e[0] + k[4] * e[1] + k[5] * e[2],
-        k[6] * e[0] + k[7] * e[1] + k[8] * e[2],
-        k[9] * e[3],
-        k[10] * e[4],
-        k[11] * e[5],
-    ];
-    for v in s.iter_mut() {
-        *v *= k_factor;
-    }
-    let mut out = [[0.0; 3]; 4];
-    for (n, o) in out.iter_mut().enumerate() {
-        let q = &j[9 * n..9 * n + 9];
-        let f = [q[0] * s[0] + q[1] * s[3] + q[2] * s[5], q[3] * s[1] + q[4] * s[3] + q[5] * s[4], q[6] * s[2] + q[7] * s[4] + q[8] * s[5]];
-        let w = if p.small { f } else { mat_t_vec(&p.rotation, f) };
-        *o = [-w[0], -w[1], -w[2]];
-    }
-    out
-}
-
 /// Elements per [`PackedDforce4`] group.
 pub const DFORCE_LANES: usize = 4;
 
 type Lanes = [f64; DFORCE_LANES];
 
-/// [`PackedDforce`] of four elements side by side, each number of the four in one vector (lane
-/// `l` = element `l` of the group), so that one pass of [`element_dforce4`] computes the four
-/// with vector instructions: every lane does the scalar kernel's operations in its order, hence
-/// its bits.
+/// What [`element_dforce`] reads of four elements, side by side: for each, the 36 entries of
+/// `J` that are not structurally zero, the 12 of the material matrix and the rotation (under a
+/// third of an element's full data: `dforce` runs over every element at every iteration of an
+/// iterative solver), each number of the four in one vector (lane `l` = element `l` of the
+/// group), so that one pass of [`element_dforce4`] computes the four with vector instructions:
+/// every lane does [`element_dforce`]'s operations in its order, hence its bits.
 #[derive(Clone, Copy, Debug)]
 pub struct PackedDforce4 {
     j: [Lanes; 36],
@@ -767,18 +684,25 @@ impl Default for PackedDforce4 {
 }
 
 impl PackedDforce4 {
-    /// Writes element `(rest, rotation)` into lane `l`.
+    /// Writes element `(rest, rotation)` into lane `l`: for node `n`, `j[9n..9n + 9]` =
+    /// `J[3n][0], J[3n][3], J[3n][5], J[3n+1][1], J[3n+1][3], J[3n+1][4], J[3n+2][2], J[3n+2][4],
+    /// J[3n+2][5]`; `k` = `K[0][0..3], K[1][0..3], K[2][0..3], K[3][3], K[4][4], K[5][5]`.
     pub fn set_lane(&mut self, l: usize, rest: &TetraElementRest, rotation: &Mat3) {
-        let one = PackedDforce::new(rest, rotation);
-        for (dst, src) in self.j.iter_mut().zip(one.j) {
-            dst[l] = src;
+        let (jm, km) = (&rest.strain_displacement, &rest.material);
+        for n in 0..4 {
+            let r = 3 * n;
+            let entries = [jm[r][0], jm[r][3], jm[r][5], jm[r + 1][1], jm[r + 1][3], jm[r + 1][4], jm[r + 2][2], jm[r + 2][4], jm[r + 2][5]];
+            for (dst, src) in self.j[9 * n..9 * n + 9].iter_mut().zip(entries) {
+                dst[l] = src;
+            }
         }
-        for (dst, src) in self.k.iter_mut().zip(one.k) {
+        let k = [km[0][0], km[0][1], km[0][2], km[1][0], km[1][1], km[1][2], km[2][0], km[2][1], km[2][2], km[3][3], km[4][4], km[5][5]];
+        for (dst, src) in self.k.iter_mut().zip(k) {
             dst[l] = src;
         }
         for i in 0..3 {
             for c in 0..3 {
-                self.rotation[i][c][l] = one.rotation[i][c];
+                self.rotation[i][c][l] = rotation[i][c];
             }
         }
     }
@@ -804,7 +728,7 @@ fn ldot<const N: usize>(a: [Lanes; N], b: [Lanes; N]) -> Lanes {
     s
 }
 
-/// [`element_dforce_packed`] of the four elements of a group; `dx[n][c]` holds coordinate `c` of
+/// [`element_dforce`] of the four elements of a group; `dx[n][c]` holds coordinate `c` of
 /// node `n` of each element. `small` is the force field's method (the same for all elements).
 #[inline(always)]
 fn element_dforce4_impl(p: &PackedDforce4, dx: &[[Lanes; 3]; 4], k_factor: f64, small: bool) -> [[Lanes; 3]; 4] {
@@ -857,7 +781,7 @@ unsafe fn element_dforce4_avx2(p: &PackedDforce4, dx: &[[Lanes; 3]; 4], k_factor
     element_dforce4_impl(p, dx, k_factor, small)
 }
 
-/// [`element_dforce_packed`] of the four elements of a group, with AVX2 where the processor has
+/// [`element_dforce`] of the four elements of a group, with AVX2 where the processor has
 /// it (multiplications and additions only, no fused multiply-add: the same bits either way).
 #[inline]
 pub fn element_dforce4(p: &PackedDforce4, dx: &[[Lanes; 3]; 4], k_factor: f64, small: bool) -> [[Lanes; 3]; 4] {
@@ -1124,34 +1048,6 @@ mod tests {
                 for i in 0..3 { for j in 0..3 {
                     prop_assert!((r[i][j] - expected[i][j]).abs() < 1e-10);
                 }}
-            }
-        }
-
-        /// The packed kernel gives element_dforce's bits, for every method, after a force
-        /// computation has rewritten J (large zeroes part of it) and set the rotation.
-        #[test]
-        fn packed_dforce_has_the_same_bits(
-            p in arb_perturbation::<4>(),
-            q in arb_quat(),
-            pert in arb_perturbation::<4>(),
-            dx in prop::array::uniform4(prop::array::uniform3(-1.0f64..1.0)),
-            kf in -2.0f64..2.0,
-            young in 10.0f64..1e6,
-            poisson in 0.0f64..0.49,
-        ) {
-            let base = unit_tet();
-            let x0: [Vec3; 4] = std::array::from_fn(|k| add(base[k], p[k]));
-            let g = quat_to_mat(q);
-            let x: [Vec3; 4] = std::array::from_fn(|k| add(mat_vec(&g, x0[k]), pert[k]));
-            for m in ALL {
-                let mut rest = TetraElementRest::new(m, young, poisson, &x0).unwrap();
-                let mut r = IDENTITY;
-                let _ = element_force(&mut rest, &opts(m), &x, &mut [0.0; 6], &mut r);
-                let full = element_dforce(&rest, &r, &dx, kf);
-                let packed = element_dforce_packed(&PackedDforce::new(&rest, &r), &dx, kf);
-                for (a, b) in full.iter().flatten().zip(packed.iter().flatten()) {
-                    prop_assert_eq!(a.to_bits(), b.to_bits(), "{:?}", m);
-                }
             }
         }
 
