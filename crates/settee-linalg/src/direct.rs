@@ -79,11 +79,12 @@ enum Numeric {
 /// structure of the factors) only when the sparsity pattern (`nrows`,
 /// `row_ptr`, `col_idx`) differs from the one of the previous call; the
 /// numeric factorization is recomputed on every call, like SOFA's solvers with
-/// `precomputeSymbolicDecomposition = true`. For `Ldlt`/`Llt`, a changed
-/// pattern whose entries all lie in the analysed factor's pattern keeps the
-/// analysis (SOFA would redo it): the factors are the same up to round-off
-/// (their extra entries are zeros), the ordering is the one of the pattern
-/// analysed first.
+/// `precomputeSymbolicDecomposition = true`. Opt-in
+/// ([`Self::keep_analysis_across_patterns`], SparseLDLSolver's systems): for
+/// `Ldlt`/`Llt`, a changed pattern whose entries all lie in the analysed
+/// factor's pattern keeps the analysis (SOFA would redo it): the factors are
+/// the same up to round-off (their extra entries are zeros), the ordering is
+/// the one of the pattern analysed first.
 #[derive(Debug)]
 pub struct DirectSolver {
     kind: DirectKind,
