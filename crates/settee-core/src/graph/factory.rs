@@ -20,6 +20,7 @@ impl BaseData {
     pub const NAME: crate::DataRef<crate::data_ref::Text> = crate::DataRef::declared("name");
     pub const TAGS: crate::DataRef<crate::data_ref::Words> = crate::DataRef::declared("tags");
     pub const PRINT_LOG: crate::DataRef<crate::data_ref::Bool> = crate::DataRef::declared("printLog");
+    pub const LISTENING: crate::DataRef<crate::data_ref::Bool> = crate::DataRef::declared("listening");
 }
 
 /// Data every component has.

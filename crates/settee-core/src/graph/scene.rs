@@ -136,6 +136,9 @@ impl StageTimers {
 
 /// A scene: nodes, components, states, messages.
 pub struct Scene {
+    /// Unique among the scenes of a process (bindings tell scenes apart by it, whatever
+    /// memory the scene moves to).
+    pub uid: u64,
     pub nodes: Arena<NodeId, Node>,
     pub components: Arena<ComponentId, ComponentEntry>,
     pub store: StateStore,
@@ -256,6 +259,13 @@ pub trait StepProbe: std::any::Any + Send {
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
+/// Where [`Scene::graft`] put the nodes and components of the scene it took in.
+#[derive(Clone, Debug, Default)]
+pub struct Grafted {
+    pub nodes: std::collections::HashMap<NodeId, NodeId>,
+    pub components: std::collections::HashMap<ComponentId, ComponentId>,
+}
+
 /// A structural change deferred to the next sync point (a component removing a node while a
 /// stage iterates over the nodes asks for it here instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -286,7 +296,9 @@ impl Scene {
             pos: None,
         });
         debug_assert_eq!(root, Self::ROOT);
+        static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Scene {
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             nodes,
             components: Arena::new(),
             store: StateStore::default(),
@@ -514,6 +526,71 @@ impl Scene {
         self.components[id].node = node;
         self.nodes[node].objects.push(id);
         self.touch();
+    }
+
+    /// Moves the whole graph of `other`, a scene not yet initialised, under `parent`: its root
+    /// becomes a child of `parent` and keeps its name, context and activation; its components
+    /// keep their Data, link texts and states. What SOFA does when a script attaches a node it
+    /// built on its own (`root.addChild(Sofa.Core.Node("child"))`, a loaded `.scn` file). The
+    /// returned map gives every moved node's and component's new id.
+    pub fn graft(&mut self, parent: NodeId, mut other: Scene) -> SimResult<Grafted> {
+        if other.initialized {
+            return Err(SimError::new(format!(
+                "node '{}' is already initialised: only a node that was never initialised can be attached",
+                other.root().name
+            )));
+        }
+        let mut map = Grafted::default();
+        // Nodes in preorder, so that a parent exists before its children.
+        let mut objects_of = Vec::new();
+        for old in other.preorder(Self::ROOT) {
+            let mut n = other.nodes.remove(old).expect("preorder yields live nodes");
+            let new_parent = n.parent.map_or(parent, |p| map.nodes[&p]);
+            let objects = std::mem::take(&mut n.objects);
+            let id = self.nodes.insert(Node { parent: Some(new_parent), children: Vec::new(), ..n });
+            objects_of.push((id, objects));
+            self.nodes[new_parent].children.push(id);
+            map.nodes.insert(old, id);
+        }
+        let old_components: Vec<ComponentId> = other.components.keys().collect();
+        for old in old_components {
+            let e = other.components.remove(old).expect("listed above");
+            map.components.insert(old, self.components.insert(e));
+        }
+        for &id in map.components.values() {
+            let e = &mut self.components[id];
+            e.node = map.nodes.get(&e.node).copied().unwrap_or(parent);
+            for l in &mut e.links {
+                l.targets.retain_mut(|t| map.components.get(t).map(|n| *t = *n).is_some());
+            }
+            for f in &mut e.data.fields {
+                if let Some(link) = &mut f.link {
+                    match map.components.get(&link.component) {
+                        Some(n) => link.component = *n,
+                        None => f.link = None,
+                    }
+                }
+            }
+            if let Some(s) = e.state.take() {
+                let mut st = other.store.states.remove(s).expect("a component's state lives in its scene's store");
+                st.owner = id;
+                st.node = e.node;
+                e.state = Some(self.store.add(st));
+            }
+        }
+        // Each node's objects in their order; components that were in no node's list (contact
+        // objects) stay out of every list here too.
+        for (node, objects) in objects_of {
+            self.nodes[node].objects = objects.iter().filter_map(|c| map.components.get(c).copied()).collect();
+        }
+        self.messages.append(&mut other.messages);
+        for d in other.data_path.drain(..) {
+            if !self.data_path.contains(&d) {
+                self.data_path.push(d);
+            }
+        }
+        self.touch();
+        Ok(map)
     }
 
     /// Adds a component built by code, of class `class`, that belongs to no node's object list:
