@@ -217,6 +217,17 @@ enum Command {
         #[arg(long)]
         examples: Option<PathBuf>,
     },
+    /// Run a Python program with Settee's `Sofa` modules importable, as `python3` would run it
+    /// with SofaPython3 installed: `settee python script.py [args]`, `settee python -m unittest
+    /// test_file.py`, `settee python -c CODE`.
+    Python {
+        /// The script (or `-m MODULE`, `-c CODE`) and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
+        /// Extra directory searched for data files (meshes); repeatable.
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+    },
     /// List components with their Data (type, default, help). COMPONENT may be a part of a name
     /// (case-insensitive search), or `Node` for the Data of nodes.
     Doc {
@@ -311,6 +322,10 @@ fn main() -> ExitCode {
         Command::Bench { suite, runs, filter, cpu, shared, timings, suite_dir, examples } => {
             let clock = if cpu { settee::bench::Clock::Cpu } else { settee::bench::Clock::Wall };
             bench_cmd(suite, runs as usize, filter, clock, shared, timings, suite_dir, examples)
+        }
+        Command::Python { args, data_dir } => {
+            let dp = settee::run::data_path(&data_dir);
+            ExitCode::from(settee_python::run_program(std::sync::Arc::new(settee::factory()), &dp.dirs, &args))
         }
         Command::Doc { component, list, markdown } => match settee::doc::document(&settee::factory(), component.as_deref(), markdown) {
             Ok(_) if list => {

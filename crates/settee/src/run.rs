@@ -94,9 +94,6 @@ impl Drop for Status {
 
 /// [`load`] with options: Data overrides, progress messages.
 pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<LoadedScene, LoadFailure> {
-    if let Some(d) = python_scene(path) {
-        return Err(LoadFailure { diagnostics: vec![d] });
-    }
     let status = Status::new(opts.progress);
     status.say(&format!("loading {}…", path.display()));
     let t0 = Instant::now();
@@ -107,12 +104,26 @@ pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<L
             .hint("check that the file is a SOFA XML scene whose root element is a <Node>");
         LoadFailure { diagnostics: vec![d] }
     };
-    let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(parse_failed)?;
-    if let Err(diagnostics) = crate::overrides::apply(&mut desc, factory, &opts.overrides) {
-        return Err(LoadFailure { diagnostics });
-    }
-    let mut scene = settee_scene::instantiate_with(&desc, factory, &dp.dirs, &settee_scene::LoadOptions { lenient: opts.lenient });
-    crate::overrides::promote_messages(&mut scene.messages, &opts.overrides);
+    let mut scene = if settee_python::is_python_scene(path) {
+        // A Python scene builds itself: its script's createScene(root), run by the embedded
+        // interpreter; then it is initialised and stepped as an XML scene.
+        if !opts.overrides.is_empty() {
+            let d = Diagnostic::error("--set is not supported for Python scenes yet").hint("set the value in the script, or write the scene in XML");
+            return Err(LoadFailure { diagnostics: vec![d] });
+        }
+        let mut scene = settee_python::load_python_scene(path, std::sync::Arc::new(factory.clone()), &dp.dirs, &[])
+            .map_err(|diagnostics| LoadFailure { diagnostics })?;
+        scene.lenient = opts.lenient;
+        scene
+    } else {
+        let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(parse_failed)?;
+        if let Err(diagnostics) = crate::overrides::apply(&mut desc, factory, &opts.overrides) {
+            return Err(LoadFailure { diagnostics });
+        }
+        let mut scene = settee_scene::instantiate_with(&desc, factory, &dp.dirs, &settee_scene::LoadOptions { lenient: opts.lenient });
+        crate::overrides::promote_messages(&mut scene.messages, &opts.overrides);
+        scene
+    };
     if scene.has_errors() {
         return Err(LoadFailure { diagnostics: scene.messages });
     }
@@ -131,22 +142,6 @@ pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<L
     }
     crate::lint::warn_unsolved_and_massless(&mut scene);
     Ok(LoadedScene { scene, path: path.to_path_buf(), load_time, init_time: t1.elapsed() })
-}
-
-/// SOFA's Python scenes (`.py`, `.pyscn`) are programs, not XML: they are refused by name
-/// instead of failing as malformed XML.
-fn python_scene(path: &Path) -> Option<Diagnostic> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    if ext != "py" && ext != "pyscn" {
-        return None;
-    }
-    let pos = settee_core::SourcePos::start_of(std::sync::Arc::new(path.to_path_buf()));
-    Some(
-        Diagnostic::error("Python scenes are not supported: Settee reads SOFA's XML scene files (.scn)")
-            .at(Some(pos))
-            .hint("write the scene as an XML .scn file (the same nodes and components, as elements and attributes)")
-            .unsupported(),
-    )
 }
 
 /// Refuses a time step that cannot advance a simulation: zero, negative, NaN or infinite.

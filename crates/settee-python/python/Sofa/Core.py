@@ -1,0 +1,21 @@
+"""`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
+from _settee import (Node, Object, Data, DataContainer, DataString, DataVectorString,
+                     LinkPath, Controller, NodeSequence)
+
+Base = Object
+BaseObject = Object
+
+
+def _not_in_settee(name):
+    class _Missing:
+        def __init__(self, *args, **kwargs):
+            raise NotImplementedError("Sofa.Core.%s is not implemented yet in Settee" % name)
+    _Missing.__name__ = name
+    return _Missing
+
+
+DataEngine = _not_in_settee("DataEngine")
+ForceFieldVec3d = _not_in_settee("ForceFieldVec3d")
+ForceFieldVec1d = _not_in_settee("ForceFieldVec1d")
+ForceFieldRigid3d = _not_in_settee("ForceFieldRigid3d")
+RawPrefab = _not_in_settee("RawPrefab")

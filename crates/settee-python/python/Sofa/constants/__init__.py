@@ -1,0 +1,2 @@
+"""`Sofa.constants`: key codes of keyboard events."""
+from Sofa.constants import Key  # noqa: F401

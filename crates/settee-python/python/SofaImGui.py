@@ -1,0 +1,1 @@
+"""SOFA's ImGui interface: a stub (Settee runs headless)."""

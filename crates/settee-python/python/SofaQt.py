@@ -1,0 +1,1 @@
+"""SOFA's Qt interface: a stub (Settee runs headless)."""

@@ -1,0 +1,212 @@
+//! Components written in Python: `Sofa.Core.Controller` (spec `python.md` §5.1).
+//!
+//! A Python controller is a component like any other: a [`PythonController`] in the scene's
+//! arena, whose hooks call the Python instance's methods. While a hook calls Python it lends
+//! the scene it was handed ([`crate::cell::lend`]), so the handler can read and write the
+//! scene's Data.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use settee_core::diag::{Diagnostic, Severity};
+use settee_core::{component, Component, ComponentId, Declared, InitCtx, NodeId, Scene, SimResult};
+
+use crate::cell::{lend, with_scene, SceneCell};
+use crate::object::PyObj;
+
+/// Data a Python component keeps before it is added to a node.
+pub const PENDING_DATA: &[&str] = &["name", "listening", "printLog", "tags"];
+
+/// A controller written in Python: its handlers (`onAnimateBeginEvent`, …) are called at the
+/// events of the step, its `init` at the scene's initialisation.
+#[component(data = {})]
+#[derive(Default)]
+pub struct PythonController {
+    instance: Option<Py<PyAny>>,
+}
+
+impl PythonController {
+    /// Calls `method` of the instance when its class defines it (beyond the base classes).
+    fn call_defined(&self, scene: &mut Scene, me: ComponentId, method: &str) -> SimResult {
+        let Some(instance) = &self.instance else { return Ok(()) };
+        Python::attach(|py| {
+            let obj = instance.bind(py);
+            let Ok(f) = obj.getattr(method) else { return };
+            // The base classes' own `init` does nothing: skip the call.
+            if f.getattr("__func__").is_err() {
+                return;
+            }
+            if let Err(e) = lend(scene, || f.call0()) {
+                report_exception(py, scene, me, method, e);
+            }
+        });
+        Ok(())
+    }
+
+    /// Sends an event: `on<Event>` if the instance has it, else `onEvent`, with the event as a
+    /// dict. Exceptions are reported and the simulation goes on, as SOFA does.
+    fn send(&self, scene: &mut Scene, me: ComponentId, event: &str, extra: &[(&str, f64)]) {
+        let Some(instance) = &self.instance else { return };
+        let listening = scene.entry(me).data.get(settee_core::factory::BaseData::LISTENING);
+        if !listening {
+            return;
+        }
+        Python::attach(|py| {
+            let obj = instance.bind(py);
+            let handler = obj
+                .getattr(format!("on{event}").as_str())
+                .ok()
+                .filter(|h| h.is_callable())
+                .or_else(|| obj.getattr("onEvent").ok().filter(|h| h.is_callable()));
+            let Some(handler) = handler else { return };
+            let dict = PyDict::new(py);
+            let _ = dict.set_item("type", event);
+            let _ = dict.set_item("isHandled", false);
+            for (k, v) in extra {
+                let _ = dict.set_item(*k, *v);
+            }
+            if let Err(e) = lend(scene, || handler.call1((dict,))) {
+                report_exception(py, scene, me, &format!("on{event}"), e);
+            }
+        });
+    }
+}
+
+/// A Python exception raised by a component's method: printed with its traceback and reported
+/// as an error of the component (SOFA logs it and goes on).
+fn report_exception(py: Python<'_>, scene: &mut Scene, me: ComponentId, method: &str, e: PyErr) {
+    let text = e.to_string();
+    let pos = e.traceback(py).and_then(|tb| {
+        let mut last = None;
+        let mut cur = Some(tb);
+        while let Some(t) = cur {
+            let line: Option<u32> = t.getattr("tb_lineno").ok().and_then(|l| l.extract().ok());
+            let file: Option<String> = t
+                .getattr("tb_frame")
+                .ok()
+                .and_then(|f| f.getattr("f_code").ok())
+                .and_then(|c| c.getattr("co_filename").ok())
+                .and_then(|f| f.extract().ok());
+            if let (Some(line), Some(file)) = (line, file) {
+                last = Some(settee_core::SourcePos::new(std::sync::Arc::new(file.into()), line, 1));
+            }
+            cur = t.getattr("tb_next").ok().and_then(|n| n.cast_into::<pyo3::types::PyTraceback>().ok());
+        }
+        last
+    });
+    e.print(py);
+    let label = scene.entry(me).label();
+    let d = Diagnostic::new(Severity::Error, format!("Python exception in {method}: {text}"))
+        .at(pos.or_else(|| scene.entry(me).pos.clone()))
+        .subject(label);
+    scene.report(d);
+}
+
+impl Component for PythonController {
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let me = cx.id;
+        self.call_defined(cx.scene, me, "init")
+    }
+
+    fn simulation_start(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        self.send(scene, me, "SimulationInitDoneEvent", &[]);
+        Ok(())
+    }
+
+    fn animate_begin(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        let dt = scene.root().context.dt;
+        self.send(scene, me, "AnimateBeginEvent", &[("dt", dt)]);
+        Ok(())
+    }
+
+    fn animate_end(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
+        let dt = scene.root().context.dt;
+        self.send(scene, me, "AnimateEndEvent", &[("dt", dt)]);
+        Ok(())
+    }
+}
+
+/// Whether a component wrapper is a Python subclass (a controller written in the script).
+pub fn is_python_component(obj: &Bound<'_, PyObj>) -> bool {
+    !obj.get_type().is(obj.py().get_type::<PyObj>())
+}
+
+/// Assigning to an `on*` attribute of an instance replaces its handler: handlers are looked up
+/// at each event, so nothing is cached to forget.
+pub fn forget_handler_cache(_obj: &Bound<'_, PyObj>, _name: &str) {}
+
+/// `node.addObject(component)`: a Python component joins the node.
+pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_, PyObj>) -> PyResult<()> {
+    if obj.borrow().target.is_some() {
+        return Err(PyRuntimeError::new_err(format!("{} already belongs to a node", obj.repr()?)));
+    }
+    if !is_python_component(obj) {
+        return Err(PyRuntimeError::new_err("only components written in Python (Sofa.Core.Controller subclasses) can be added as objects"));
+    }
+    let pending = std::mem::take(&mut obj.borrow_mut().pending);
+    let name = pending.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or_else(|| "unnamed".into());
+    let pos = crate::node::caller_pos(py);
+    let instance = obj.clone().into_any().unbind();
+    let id = with_scene(py, cell, |s| {
+        let class = PythonController::CLASSES[0];
+        let id = s.insert_unattached(node, class, Box::new(PythonController { instance: Some(instance) }), None, &name);
+        s.attach_component(id, node);
+        let e = s.entry_mut(id);
+        e.pos = pos.clone();
+        e.dir = pos.as_ref().and_then(|p| p.file().parent().map(|d| d.to_path_buf())).unwrap_or_default();
+        let _ = e.data.write_text("listening", "true");
+        for (k, v) in &pending {
+            if k != "name" {
+                let _ = e.data.write_text(k, v);
+            }
+        }
+        id
+    })?;
+    obj.borrow_mut().target = Some((cell.clone_ref(py), id));
+    cell.bind(py).borrow_mut().objects.insert(id, obj.clone().into_any().unbind());
+    Ok(())
+}
+
+/// `Sofa.Core.Controller`: subclass it in the script and add an instance to a node.
+#[pyclass(module = "Sofa.Core", name = "Controller", extends = PyObj, subclass, unsendable)]
+pub struct PyController;
+
+fn take_kwargs(base: &mut PyObj, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    if let Some(kw) = kw {
+        for (k, v) in kw.iter() {
+            let k: String = k.extract()?;
+            if PENDING_DATA.contains(&k.as_str()) {
+                base.pending.push((k, crate::convert::to_sofa_text(&v)?));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyController {
+    /// Takes any arguments, as a subclass's constructor may (`Ctl(node=root, name="c")`); the
+    /// Data among the keywords (`name`, `listening`, …) are set, the others are the subclass's.
+    #[new]
+    #[pyo3(signature = (*_args, **kw))]
+    fn new(_args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
+        let mut base = PyObj { target: None, pending: Vec::new() };
+        take_kwargs(&mut base, kw)?;
+        Ok(PyClassInitializer::from(base).add_subclass(PyController))
+    }
+
+    /// `Sofa.Core.Controller.__init__(self, *args, **kwargs)`, called by subclasses.
+    #[pyo3(signature = (*_args, **kw))]
+    fn __init__(slf: &Bound<'_, PyController>, _args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        let base = slf.as_super();
+        if base.borrow().target.is_some() {
+            return Ok(());
+        }
+        take_kwargs(&mut base.borrow_mut(), kw)
+    }
+
+    /// The base `init` does nothing (a subclass's own is called at the scene's init).
+    fn init(&self) {}
+
+    fn reinit(&self) {}
+}

@@ -1,0 +1,719 @@
+//! `Sofa.Core.Data` and its numeric, text and word-list views (spec `python.md` §4.4–§4.7).
+//!
+//! The vectors of an initialised mechanical state (`position`, `velocity`, …) live in the
+//! engine's state store: `.value` is a read-only numpy view on that memory (no copy), and
+//! `writeableArray()` a writeable one. Other Data are small and read as copies.
+
+use numpy::ndarray::ArrayView2;
+use numpy::npyffi::flags::NPY_ARRAY_WRITEABLE;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use settee_core::data::{print_value, DataKind, Value};
+use settee_core::scene::{vec_id_of_data, LinkTarget};
+use settee_core::{ComponentId, NodeId, Scene, VecId};
+
+use crate::cell::{with_scene, SceneCell};
+use crate::convert::{assignment_text, scalar_to_py, to_sofa_text};
+use crate::node::{node_data_kind, node_data_value, node_path_name, node_ref, set_node_data, LinkPath, PyNode};
+use crate::object::{obj_ref, object_path_name, PyObj};
+
+pub enum DataOwner {
+    Node(Py<PyNode>),
+    Object(Py<PyObj>),
+}
+
+impl DataOwner {
+    fn clone_ref(&self, py: Python<'_>) -> DataOwner {
+        match self {
+            DataOwner::Node(n) => DataOwner::Node(n.clone_ref(py)),
+            DataOwner::Object(o) => DataOwner::Object(o.clone_ref(py)),
+        }
+    }
+}
+
+#[pyclass(module = "Sofa.Core", name = "Data", subclass, unsendable)]
+pub struct PyData {
+    pub owner: DataOwner,
+    pub name: String,
+}
+
+#[pyclass(module = "Sofa.Core", name = "DataContainer", extends = PyData, unsendable)]
+pub struct DataContainer;
+
+#[pyclass(module = "Sofa.Core", name = "DataString", extends = PyData, unsendable)]
+pub struct DataString;
+
+#[pyclass(module = "Sofa.Core", name = "DataVectorString", extends = PyData, unsendable)]
+pub struct DataVectorString;
+
+/// Where a Data lives, resolved.
+enum Place {
+    Node(Py<SceneCell>, NodeId),
+    Field(Py<SceneCell>, ComponentId, usize),
+}
+
+fn place(py: Python<'_>, d: &PyData) -> PyResult<Place> {
+    match &d.owner {
+        DataOwner::Node(n) => {
+            let (cell, id) = node_ref(n.bind(py));
+            Ok(Place::Node(cell, id))
+        }
+        DataOwner::Object(o) => {
+            let (cell, id) = obj_ref(o.bind(py)).ok_or_else(|| PyRuntimeError::new_err("the component was not added to a node yet"))?;
+            let i = with_scene(py, &cell, |s| s.entry(id).data.index_of(&d.name))?
+                .ok_or_else(|| PyAttributeError::new_err(format!("no Data '{}'", d.name)))?;
+            Ok(Place::Field(cell, id, i))
+        }
+    }
+}
+
+/// The state vector behind a MechanicalObject Data, once the state is initialised.
+fn state_vector(s: &Scene, id: ComponentId, field: usize) -> Option<(settee_core::StateId, VecId)> {
+    let e = s.entry(id);
+    let st = e.state.filter(|_| e.initialized)?;
+    Some((st, vec_id_of_data(e.data.fields[field].decl.name)?))
+}
+
+fn kind_of(py: Python<'_>, p: &Place, name: &str) -> PyResult<DataKind> {
+    match p {
+        Place::Node(..) => Ok(node_data_kind(name)),
+        Place::Field(cell, id, i) => with_scene(py, cell, |s| s.entry(*id).data.fields[*i].decl.kind),
+    }
+}
+
+fn is_container(kind: DataKind) -> bool {
+    matches!(
+        kind,
+        DataKind::Fixed(_)
+            | DataKind::Reals
+            | DataKind::RealTuples(_)
+            | DataKind::Indices
+            | DataKind::IndexTuples(_)
+            | DataKind::Coords
+            | DataKind::Derivs
+            | DataKind::Coord
+            | DataKind::Deriv
+    )
+}
+
+/// A Data object of the class its value calls for.
+pub fn make(py: Python<'_>, owner: DataOwner, name: &str) -> PyResult<Py<PyData>> {
+    let base = PyData { owner, name: name.to_string() };
+    let kind = kind_of(py, &place(py, &base)?, name)?;
+    let init = pyo3::PyClassInitializer::from(base);
+    let obj: Py<PyAny> = match kind {
+        k if is_container(k) => Py::new(py, init.add_subclass(DataContainer))?.into_any(),
+        DataKind::Str | DataKind::FileName => Py::new(py, init.add_subclass(DataString))?.into_any(),
+        DataKind::Strings => Py::new(py, init.add_subclass(DataVectorString))?.into_any(),
+        _ => Py::new(py, init)?.into_any(),
+    };
+    Ok(obj.bind(py).cast::<PyData>()?.clone().unbind())
+}
+
+fn set_writeable(arr: &Bound<'_, PyAny>, on: bool) {
+    if let Ok(a) = arr.cast::<numpy::PyUntypedArray>() {
+        // SAFETY: the array object is alive (we hold a reference); only its flags change.
+        unsafe {
+            let p = a.as_array_ptr();
+            if on {
+                (*p).fields.flags |= NPY_ARRAY_WRITEABLE;
+            } else {
+                (*p).fields.flags &= !NPY_ARRAY_WRITEABLE;
+            }
+        }
+    }
+}
+
+/// A numpy array of a value's numbers, shaped as SOFA shapes it (`(n, k)` for lists of
+/// k-tuples, `(k,)` for one fixed vector, `(n,)` for plain lists).
+fn value_array<'py>(py: Python<'py>, kind: DataKind, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    let rows = |arity: usize, len: usize| -> Option<(usize, usize)> {
+        match kind {
+            DataKind::Coords | DataKind::Derivs | DataKind::RealTuples(_) | DataKind::IndexTuples(_) => Some((len / arity.max(1), arity)),
+            _ => None,
+        }
+    };
+    Ok(match v {
+        Value::Reals { arity, v } => {
+            let a = PyArray1::from_slice(py, v);
+            match rows(*arity, v.len()) {
+                Some(shape) => a.reshape(shape)?.into_any(),
+                None => a.into_any(),
+            }
+        }
+        Value::Indices { arity, v } => {
+            // SOFA's indices are 32-bit (`int32` arrays).
+            let v32: Vec<i32> = v.iter().map(|&i| i as i32).collect();
+            let a = PyArray1::from_vec(py, v32);
+            match rows(*arity, v.len()) {
+                Some(shape) => a.reshape(shape)?.into_any(),
+                None => a.into_any(),
+            }
+        }
+        other => scalar_to_py(py, other)?,
+    })
+}
+
+/// Reads the value of a Data as Python sees it through `.value`.
+fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> PyResult<Bound<'py, PyAny>> {
+    let p = place(py, &d.borrow())?;
+    let name = d.borrow().name.clone();
+    match &p {
+        Place::Node(cell, id) => {
+            let v = with_scene(py, cell, |s| node_data_value(s, *id, &name))?
+                .ok_or_else(|| PyAttributeError::new_err(format!("no node Data '{name}'")))?;
+            let kind = node_data_kind(&name);
+            if is_container(kind) {
+                let a = value_array(py, kind, &v)?;
+                set_writeable(&a, writeable);
+                Ok(a)
+            } else {
+                scalar_to_py(py, &v)
+            }
+        }
+        Place::Field(cell, id, i) => {
+            // A state vector: a view on the store's memory, no copy.
+            let view = with_scene(py, cell, |s| {
+                state_vector(s, *id, *i).map(|(st, vid)| {
+                    let state = s.store.get_mut(st);
+                    let k = state.elem_size(vid.kind);
+                    let n = state.size;
+                    let buf = state.write(vid);
+                    (buf.as_mut_ptr(), n, k)
+                })
+            })?;
+            if let Some((ptr, n, k)) = view {
+                // SAFETY: the buffer belongs to the scene, which the cell (the array's base
+                // object) keeps alive. As with SOFA's views, a later resize of the state (a
+                // topological change, a longer array assigned) leaves this view behind.
+                let arr = unsafe {
+                    let v = ArrayView2::from_shape_ptr((n, k), ptr as *const f64);
+                    PyArray2::borrow_from_array(&v, cell.bind(py).clone().into_any())
+                }
+                .into_any();
+                set_writeable(&arr, writeable);
+                return Ok(arr);
+            }
+            let (kind, v) = with_scene(py, cell, |s| {
+                let f = &s.entry(*id).data.fields[*i];
+                (f.decl.kind, s.read_data(*id, *i))
+            })?;
+            if is_container(kind) {
+                let a = value_array(py, kind, &v)?;
+                set_writeable(&a, writeable);
+                Ok(a)
+            } else {
+                scalar_to_py(py, &v)
+            }
+        }
+    }
+}
+
+/// The value as SOFA's text (`getValueString`).
+pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let name = d.borrow().name.clone();
+    match p {
+        Place::Node(cell, id) => Ok(with_scene(py, &cell, |s| node_data_value(s, id, &name).map(|v| print_value(&v)).unwrap_or_default())?),
+        Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&s.read_data(id, i))),
+    }
+}
+
+/// Writes a Data from a Python value with SOFA's assignment rules (spec §4.5).
+pub fn set_value(d: &Bound<'_, PyData>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let name = d.borrow().name.clone();
+    // A link path or an `@path.data` string makes the Data follow another one.
+    if let Ok(l) = value.cast::<LinkPath>() {
+        let path = l.borrow().path.clone();
+        return set_parent_path(py, &p, &path);
+    }
+    // A Data given as a value: its current value (a DataContainer's array).
+    let value = match value.cast::<PyData>() {
+        Ok(other) => read_value(py, other, false)?,
+        Err(_) => value.clone(),
+    };
+    let kind = kind_of(py, &p, &name)?;
+    if let Ok(s) = value.cast::<PyString>() {
+        let s = s.to_str()?;
+        if s.starts_with('@') && !matches!(kind, DataKind::Str | DataKind::FileName) {
+            return set_parent_path(py, &p, s);
+        }
+    }
+    let text = if crate::convert::is_ndarray(&value) {
+        check_array(py, &p, kind, &value)?;
+        to_sofa_text(&value)?
+    } else if is_container(kind) && (value.cast::<PyList>().is_ok() || value.cast::<pyo3::types::PyTuple>().is_ok()) {
+        to_sofa_text(&value)?
+    } else {
+        assignment_text(kind, &name, &value)?
+    };
+    match p {
+        Place::Node(cell, id) => match with_scene(py, &cell, |s| set_node_data(s, id, &name, &text))? {
+            Ok(_) => Ok(()),
+            Err(e) => Err(PyValueError::new_err(e)),
+        },
+        Place::Field(cell, id, i) => {
+            let r = with_scene(py, &cell, |s| -> Result<(), String> {
+                let arity = s.entry(id).data.arity();
+                if let Some((st, vid)) = state_vector(s, id, i) {
+                    let kind = s.entry(id).data.fields[i].decl.kind;
+                    let out = settee_core::data::parse_value(kind, arity, &text, &Value::Reals { arity: 1, v: Vec::new() });
+                    let Value::Reals { v, .. } = out.value else { return Err(format!("'{text}' is not a list of numbers")) };
+                    let state = s.store.get_mut(st);
+                    let k = state.elem_size(vid.kind);
+                    if v.len() % k != 0 {
+                        return Err(format!("{} numbers do not make whole elements of {k}", v.len()));
+                    }
+                    if v.len() / k != state.size {
+                        state.resize(v.len() / k);
+                    }
+                    state.write(vid).copy_from_slice(&v);
+                    return Ok(());
+                }
+                let e = s.entry_mut(id);
+                let label = e.label();
+                match e.data.write_text(&name, &text) {
+                    Ok(_) => {
+                        if name == "name" {
+                            e.name = text.clone();
+                        }
+                        Ok(())
+                    }
+                    Err(err) => Err(format!("{label}: {err}")),
+                }
+            })?;
+            r.map_err(PyValueError::new_err)
+        }
+    }
+}
+
+/// SOFA's checks of an array assigned to a container Data: same number of dimensions, same
+/// width, a float array (an integer array into a float Data is refused).
+fn check_array(py: Python<'_>, p: &Place, kind: DataKind, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let ndim: usize = value.getattr("ndim")?.extract()?;
+    let dtype: String = value.getattr("dtype")?.getattr("kind")?.extract()?;
+    let current = match p {
+        Place::Field(cell, id, i) => Some(with_scene(py, cell, |s| s.read_data(*id, *i))?),
+        Place::Node(..) => None,
+    };
+    let want_ndim = match kind {
+        DataKind::Coords | DataKind::Derivs | DataKind::RealTuples(_) | DataKind::IndexTuples(_) => 2,
+        _ => 1,
+    };
+    if ndim != want_ndim {
+        return Err(PyTypeError::new_err("Invalid dimension"));
+    }
+    let float_data = !matches!(kind, DataKind::Indices | DataKind::IndexTuples(_));
+    if float_data && dtype != "f" {
+        return Err(PyRuntimeError::new_err(format!("SetAttrFromArray :: unsupported fileformat '{dtype}'")));
+    }
+    if let (2, Some(Value::Reals { arity, .. } | Value::Indices { arity, .. })) = (ndim, &current) {
+        let shape: Vec<usize> = value.getattr("shape")?.extract()?;
+        if shape[1] != *arity {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "the array's rows have {} values, the Data's {arity}: it can only be resized on the first dimension",
+                shape[1]
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn set_parent_path(py: Python<'_>, p: &Place, path: &str) -> PyResult<()> {
+    let Place::Field(cell, id, i) = p else {
+        return Err(PyRuntimeError::new_err("a node Data cannot be linked in Settee"));
+    };
+    let (id, i) = (*id, *i);
+    let text = path.trim_start_matches('@');
+    let (obj_path, data) = settee_core::factory::split_data_link(text)
+        .ok_or_else(|| PyRuntimeError::new_err(format!("'{path}' does not name a Data (@path/to/object.data)")))?;
+    let r = with_scene(py, cell, |s| -> Result<(), String> {
+        let node = s.entry(id).node;
+        let target = match s.resolve_path(node, obj_path, Some(id), None) {
+            Some(LinkTarget::Component(c)) => c,
+            _ => return Err(format!("No datafield found with path {path}")),
+        };
+        let field = s.entry(id).data.fields[i].decl.name;
+        s.link_data(id, field, target, data).map_err(|e| e.to_string())?;
+        if let Some(f) = s.entry_mut(id).data.fields.get_mut(i) {
+            f.link_text = Some(path.to_string());
+            f.is_set = true;
+        }
+        Ok(())
+    })?;
+    r.map_err(PyValueError::new_err)
+}
+
+/// `with d.writeableArray() as a:` — a writeable view for the block's length.
+#[pyclass(module = "Sofa.Core", name = "DataContainerContext", unsendable)]
+pub struct WriteContext {
+    data: Py<PyData>,
+    wrapper: Option<Py<PyAny>>,
+    array: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl WriteContext {
+    fn __enter__(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let a = read_value(py, self.data.bind(py), true)?;
+        self.array = Some(a.clone().unbind());
+        match &self.wrapper {
+            Some(w) => Ok(w.bind(py).call1((a,))?.unbind()),
+            None => Ok(a.unbind()),
+        }
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&mut self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        let Some(a) = self.array.take() else { return Ok(false) };
+        let a = a.bind(py);
+        set_writeable(a, false);
+        let d = self.data.bind(py);
+        let p = place(py, &d.borrow())?;
+        // A view on the store was written in place: tell the readers. A copy is written back.
+        let in_store = match &p {
+            Place::Field(cell, id, i) => with_scene(py, cell, |s| {
+                let sv = state_vector(s, *id, *i);
+                if let Some((st, _)) = sv {
+                    s.store.get_mut(st).revision += 1;
+                }
+                sv.is_some()
+            })?,
+            Place::Node(..) => false,
+        };
+        if !in_store {
+            set_writeable(a, true);
+            let r = set_value(d, a);
+            set_writeable(a, false);
+            r?;
+        }
+        Ok(false)
+    }
+}
+
+#[pymethods]
+impl PyData {
+    #[getter]
+    fn get_value<'py>(slf: &Bound<'py, PyData>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf, false)
+    }
+
+    #[setter]
+    fn set_value(slf: &Bound<'_, PyData>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_value(slf, value)
+    }
+
+    fn getValue<'py>(slf: &Bound<'py, PyData>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf, false)
+    }
+
+    fn setValue(slf: &Bound<'_, PyData>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_value(slf, value)
+    }
+
+    fn array<'py>(slf: &Bound<'py, PyData>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf, false)
+    }
+
+    fn toList<'py>(slf: &Bound<'py, PyData>) -> PyResult<Bound<'py, PyAny>> {
+        let v = read_value(slf.py(), slf, false)?;
+        if v.hasattr("tolist")? {
+            v.call_method0("tolist")
+        } else {
+            Ok(v)
+        }
+    }
+
+    #[pyo3(signature = (wrapper = None))]
+    fn writeableArray(slf: &Bound<'_, PyData>, wrapper: Option<Py<PyAny>>) -> WriteContext {
+        WriteContext { data: slf.clone().unbind(), wrapper, array: None }
+    }
+
+    #[pyo3(signature = (wrapper = None))]
+    fn writeable(slf: &Bound<'_, PyData>, wrapper: Option<Py<PyAny>>) -> WriteContext {
+        Self::writeableArray(slf, wrapper)
+    }
+
+    fn getName(&self) -> String {
+        self.name.clone()
+    }
+
+    fn getValueString(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        value_string(slf)
+    }
+
+    fn getValueTypeString(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        let py = slf.py();
+        let name = slf.borrow().name.clone();
+        let kind = kind_of(py, &place(py, &slf.borrow())?, &name)?;
+        Ok(sofa_type_name(kind))
+    }
+
+    fn typeName(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        Self::getValueTypeString(slf)
+    }
+
+    fn getOwner(&self, py: Python<'_>) -> Py<PyAny> {
+        match &self.owner {
+            DataOwner::Node(n) => n.clone_ref(py).into_any(),
+            DataOwner::Object(o) => o.clone_ref(py).into_any(),
+        }
+    }
+
+    fn getPathName(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        let py = slf.py();
+        let name = slf.borrow().name.clone();
+        match place(py, &slf.borrow())? {
+            Place::Node(cell, id) => with_scene(py, &cell, |s| {
+                let p = node_path_name(s, id);
+                if p == "/" {
+                    format!("/.{name}")
+                } else {
+                    format!("{p}.{name}")
+                }
+            }),
+            Place::Field(cell, id, _) => with_scene(py, &cell, |s| format!("{}.{name}", object_path_name(s, id))),
+        }
+    }
+
+    fn getLinkPath(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        Ok(format!("@{}", Self::getPathName(slf)?))
+    }
+
+    #[getter]
+    fn linkpath(slf: &Bound<'_, PyData>) -> PyResult<LinkPath> {
+        Ok(LinkPath { path: Self::getLinkPath(slf)? })
+    }
+
+    /// Parses SOFA text into the Data; false when it does not read.
+    fn read(slf: &Bound<'_, PyData>, text: &str) -> PyResult<bool> {
+        let s = PyString::new(slf.py(), text);
+        Ok(set_value(slf, s.as_any()).is_ok())
+    }
+
+    fn isSet(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        let py = slf.py();
+        match place(py, &slf.borrow())? {
+            Place::Node(..) => Ok(true),
+            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].is_set),
+        }
+    }
+
+    fn hasParent(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        let py = slf.py();
+        match place(py, &slf.borrow())? {
+            Place::Node(..) => Ok(false),
+            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link.is_some()),
+        }
+    }
+
+    fn getParentPath(slf: &Bound<'_, PyData>) -> PyResult<Option<String>> {
+        let py = slf.py();
+        match place(py, &slf.borrow())? {
+            Place::Node(..) => Ok(None),
+            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link_text.clone()),
+        }
+    }
+
+    fn setParent(slf: &Bound<'_, PyData>, parent: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let p = place(py, &slf.borrow())?;
+        let path = if let Ok(d) = parent.cast::<PyData>() {
+            Self::getLinkPath(d)?
+        } else if let Ok(l) = parent.cast::<LinkPath>() {
+            l.borrow().path.clone()
+        } else {
+            parent.extract::<String>()?
+        };
+        set_parent_path(py, &p, &path)
+    }
+
+    fn isDirty(&self) -> bool {
+        false
+    }
+
+    fn updateIfDirty(&self) {}
+
+    fn isPersistent(&self) -> bool {
+        true
+    }
+
+    fn setPersistent(&self, _on: bool) {}
+
+    fn isReadOnly(&self) -> bool {
+        false
+    }
+
+    fn isRequired(&self) -> bool {
+        false
+    }
+
+    fn getHelp(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        let py = slf.py();
+        match place(py, &slf.borrow())? {
+            Place::Node(..) => Ok(String::new()),
+            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].decl.help.to_string()),
+        }
+    }
+
+    fn __eq__(slf: &Bound<'_, PyData>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if let Ok(o) = other.cast::<PyData>() {
+            return Ok(Self::getLinkPath(slf)? == Self::getLinkPath(o)?);
+        }
+        read_value(slf.py(), slf, false)?.eq(other)
+    }
+
+    fn __repr__(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        Ok(read_value(slf.py(), slf, false)?.repr()?.to_string())
+    }
+
+    fn __str__(slf: &Bound<'_, PyData>) -> PyResult<String> {
+        Ok(read_value(slf.py(), slf, false)?.str()?.to_string())
+    }
+
+    fn __float__(slf: &Bound<'_, PyData>) -> PyResult<f64> {
+        read_value(slf.py(), slf, false)?.extract()
+    }
+
+    fn __int__(slf: &Bound<'_, PyData>) -> PyResult<i64> {
+        read_value(slf.py(), slf, false)?.extract()
+    }
+
+    fn __bool__(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        read_value(slf.py(), slf, false)?.is_truthy()
+    }
+}
+
+/// SOFA's type name of a Data (`getValueTypeString`).
+fn sofa_type_name(kind: DataKind) -> String {
+    match kind {
+        DataKind::Bool => "bool".into(),
+        DataKind::Int => "int".into(),
+        DataKind::Real => "double".into(),
+        DataKind::Str | DataKind::FileName | DataKind::Options(_) => "string".into(),
+        DataKind::Fixed(n) => format!("Vec{n}d"),
+        DataKind::Reals => "vector<double>".into(),
+        DataKind::RealTuples(k) => format!("vector<Vec{k}d>"),
+        DataKind::Indices => "vector<unsigned int>".into(),
+        DataKind::IndexTuples(2) => "vector<Edge>".into(),
+        DataKind::IndexTuples(3) => "vector<Triangle>".into(),
+        DataKind::IndexTuples(k) => format!("vector<fixed_array<unsigned int,{k}>>"),
+        DataKind::Coords => "vector<Coord>".into(),
+        DataKind::Derivs => "vector<Deriv>".into(),
+        DataKind::Coord => "Coord".into(),
+        DataKind::Deriv => "Deriv".into(),
+        DataKind::Strings => "vector<string>".into(),
+    }
+}
+
+#[pymethods]
+impl DataContainer {
+    fn __len__(slf: &Bound<'_, DataContainer>) -> PyResult<usize> {
+        read_value(slf.py(), slf.as_super(), false)?.len()
+    }
+
+    #[getter]
+    fn shape<'py>(slf: &Bound<'py, DataContainer>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.getattr("shape")
+    }
+
+    #[getter]
+    fn ndim<'py>(slf: &Bound<'py, DataContainer>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.getattr("ndim")
+    }
+
+    #[getter]
+    fn size<'py>(slf: &Bound<'py, DataContainer>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.getattr("size")
+    }
+
+    fn __getitem__<'py>(slf: &Bound<'py, DataContainer>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.get_item(key)
+    }
+
+    fn __setitem__(slf: &Bound<'_, DataContainer>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ctx = PyData::writeableArray(slf.as_super(), None);
+        let ctx = Bound::new(slf.py(), ctx)?;
+        let a = ctx.call_method0("__enter__")?;
+        let r = a.set_item(key, value);
+        ctx.call_method1("__exit__", (slf.py().None(), slf.py().None(), slf.py().None()))?;
+        r
+    }
+
+    fn __iter__<'py>(slf: &Bound<'py, DataContainer>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.try_iter().map(|i| i.into_any())
+    }
+
+    fn __add__<'py>(slf: &Bound<'py, DataContainer>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.add(other)
+    }
+
+    fn __sub__<'py>(slf: &Bound<'py, DataContainer>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.sub(other)
+    }
+
+    fn __mul__<'py>(slf: &Bound<'py, DataContainer>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.mul(other)
+    }
+
+    fn __iadd__(slf: &Bound<'_, DataContainer>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let new = read_value(slf.py(), slf.as_super(), false)?.add(other)?;
+        set_value(slf.as_super(), &new)
+    }
+
+    fn __isub__(slf: &Bound<'_, DataContainer>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let new = read_value(slf.py(), slf.as_super(), false)?.sub(other)?;
+        set_value(slf.as_super(), &new)
+    }
+
+    fn __imul__(slf: &Bound<'_, DataContainer>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let new = read_value(slf.py(), slf.as_super(), false)?.mul(other)?;
+        set_value(slf.as_super(), &new)
+    }
+
+    fn __str__(slf: &Bound<'_, DataContainer>) -> PyResult<String> {
+        let d = slf.as_super();
+        Ok(format!("Sofa.Core.DataContainer <name={}, address={:p}>", d.borrow().name, slf.as_ptr()))
+    }
+}
+
+#[pymethods]
+impl DataString {
+    fn __len__(slf: &Bound<'_, DataString>) -> PyResult<usize> {
+        read_value(slf.py(), slf.as_super(), false)?.len()
+    }
+
+    fn __getitem__<'py>(slf: &Bound<'py, DataString>, i: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.get_item(i)
+    }
+
+    fn __repr__(slf: &Bound<'_, DataString>) -> PyResult<String> {
+        read_value(slf.py(), slf.as_super(), false)?.extract()
+    }
+
+    fn __str__(slf: &Bound<'_, DataString>) -> PyResult<String> {
+        read_value(slf.py(), slf.as_super(), false)?.extract()
+    }
+}
+
+#[pymethods]
+impl DataVectorString {
+    fn __len__(slf: &Bound<'_, DataVectorString>) -> PyResult<usize> {
+        read_value(slf.py(), slf.as_super(), false)?.len()
+    }
+
+    fn __getitem__<'py>(slf: &Bound<'py, DataVectorString>, i: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        read_value(slf.py(), slf.as_super(), false)?.get_item(i)
+    }
+}
+
+impl PyData {
+    pub fn owner_ref(&self, py: Python<'_>) -> DataOwner {
+        self.owner.clone_ref(py)
+    }
+}

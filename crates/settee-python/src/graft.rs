@@ -1,0 +1,91 @@
+//! Attaching and detaching nodes: `parent.addChild(node)`, `removeChild`.
+//!
+//! A node built on its own is the root of a scene of its own. Attaching it moves its scene's
+//! nodes and components into the parent's scene ([`Scene::graft`]); the Python objects that
+//! stood for them are pointed at their new ids, so references the script holds keep working.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use settee_core::{NodeId, Scene};
+
+use crate::cell::{with_scene, SceneCell};
+use crate::node::{node_ref, PyNode};
+use crate::object::PyObj;
+
+pub fn attach_node(py: Python<'_>, cell: &Py<SceneCell>, parent: NodeId, child: &Bound<'_, PyNode>) -> PyResult<()> {
+    let (child_cell, child_id) = node_ref(child);
+    if child_cell.is(cell) {
+        // A node of the same scene: one without a parent (removed earlier) is attached again.
+        return with_scene(py, cell, |s| {
+            if child_id == Scene::ROOT || s.node(child_id).parent.is_some() {
+                return Err(PyRuntimeError::new_err(
+                    "this node already has a parent in the scene: nodes with several parents are not supported yet in Settee",
+                ));
+            }
+            if is_ancestor(s, child_id, parent) {
+                return Err(PyRuntimeError::new_err("a node cannot be attached under itself"));
+            }
+            s.node_mut(child_id).parent = Some(parent);
+            s.node_mut(parent).children.push(child_id);
+            s.touch();
+            Ok(())
+        })?;
+    }
+    if child_id != Scene::ROOT {
+        return Err(PyRuntimeError::new_err(
+            "this node already has a parent in another scene: nodes with several parents are not supported yet in Settee",
+        ));
+    }
+    let other = crate::cell::take(py, &child_cell)?;
+    let map = match with_scene(py, cell, |s| s.graft(parent, other)) {
+        Ok(Ok(map)) => map,
+        Ok(Err(e)) => return Err(PyRuntimeError::new_err(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    // Point every wrapper of the moved scene at its new place.
+    let (nodes, objects) = {
+        let mut c = child_cell.bind(py).borrow_mut();
+        (std::mem::take(&mut c.nodes), std::mem::take(&mut c.objects))
+    };
+    for (old, w) in nodes {
+        let Some(&new) = map.nodes.get(&old) else { continue };
+        if let Ok(n) = w.bind(py).cast::<PyNode>() {
+            let mut n = n.borrow_mut();
+            n.cell = cell.clone_ref(py);
+            n.id = new;
+        }
+        cell.bind(py).borrow_mut().nodes.insert(new, w);
+    }
+    for (old, w) in objects {
+        let Some(&new) = map.components.get(&old) else { continue };
+        if let Ok(o) = w.bind(py).cast::<PyObj>() {
+            o.borrow_mut().target = Some((cell.clone_ref(py), new));
+        }
+        cell.bind(py).borrow_mut().objects.insert(new, w);
+    }
+    child_cell.bind(py).borrow_mut().moved_to = Some(cell.clone_ref(py));
+    Ok(())
+}
+
+fn is_ancestor(s: &Scene, a: NodeId, mut n: NodeId) -> bool {
+    loop {
+        if n == a {
+            return true;
+        }
+        match s.node(n).parent {
+            Some(p) => n = p,
+            None => return false,
+        }
+    }
+}
+
+/// `removeChild`: the node leaves its parent; it keeps its content and can be attached again.
+pub fn detach_node(py: Python<'_>, cell: &Py<SceneCell>, id: NodeId) -> PyResult<()> {
+    with_scene(py, cell, |s| {
+        if let Some(p) = s.node(id).parent {
+            s.node_mut(p).children.retain(|c| *c != id);
+            s.node_mut(id).parent = None;
+            s.touch();
+        }
+    })
+}

@@ -1,0 +1,264 @@
+//! `Sofa.Core.Object`: a component seen from Python (spec `python.md` §4.2, §4.3).
+
+use pyo3::exceptions::{PyAttributeError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use settee_core::{ComponentId, Scene};
+
+use crate::cell::{current, with_scene, SceneCell};
+use crate::data::{DataOwner, PyData};
+use crate::node::{node_path_name, wrap_node, LinkPath};
+
+/// A component. Python components (`Sofa.Core.Controller` subclasses, …) are instances of
+/// subclasses; before `addObject` they belong to no scene yet.
+#[pyclass(module = "Sofa.Core", name = "Object", subclass, dict, unsendable)]
+pub struct PyObj {
+    pub target: Option<(Py<SceneCell>, ComponentId)>,
+    /// Data given to a Python component before it was added to a node (`name`, `listening`, …).
+    pub pending: Vec<(String, String)>,
+}
+
+/// The Python object of component `id` (the same object every time; a Python component's own
+/// instance).
+pub fn wrap_object(py: Python<'_>, cell: &Py<SceneCell>, id: ComponentId) -> PyResult<Py<PyAny>> {
+    if let Some(o) = cell.bind(py).borrow().objects.get(&id) {
+        return Ok(o.clone_ref(py));
+    }
+    let obj: Py<PyAny> = Py::new(py, PyObj { target: Some((cell.clone_ref(py), id)), pending: Vec::new() })?.into_any();
+    cell.bind(py).borrow_mut().objects.insert(id, obj.clone_ref(py));
+    Ok(obj)
+}
+
+/// Where a component wrapper points now (`None` before it was added to a node).
+pub fn obj_ref(obj: &Bound<'_, PyObj>) -> Option<(Py<SceneCell>, ComponentId)> {
+    let py = obj.py();
+    let o = obj.borrow();
+    let (cell, id) = o.target.as_ref()?;
+    Some((current(py, cell), *id))
+}
+
+fn attached(obj: &Bound<'_, PyObj>) -> PyResult<(Py<SceneCell>, ComponentId)> {
+    obj_ref(obj).ok_or_else(|| PyRuntimeError::new_err("this component was not added to a node yet (node.addObject(component))"))
+}
+
+/// `/a/b/obj` (an object of the root: `/obj`).
+pub fn object_path_name(s: &Scene, id: ComponentId) -> String {
+    let e = s.entry(id);
+    let node = node_path_name(s, e.node);
+    if node == "/" {
+        format!("/{}", e.name)
+    } else {
+        format!("{node}/{}", e.name)
+    }
+}
+
+#[pymethods]
+impl PyObj {
+    #[new]
+    #[pyo3(signature = (*_args, **_kw))]
+    fn new(_args: &Bound<'_, pyo3::types::PyTuple>, _kw: Option<&Bound<'_, PyDict>>) -> PyObj {
+        PyObj { target: None, pending: Vec::new() }
+    }
+
+    fn getName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        match obj_ref(slf) {
+            Some((cell, id)) => with_scene(slf.py(), &cell, |s| s.entry(id).name.clone()),
+            None => Ok(slf.borrow().pending.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or_else(|| "unnamed".into())),
+        }
+    }
+
+    fn setName(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<()> {
+        match obj_ref(slf) {
+            Some((cell, id)) => with_scene(slf.py(), &cell, |s| {
+                s.entry_mut(id).name = name.to_string();
+                let _ = s.entry_mut(id).data.write_text("name", name);
+            }),
+            None => {
+                slf.borrow_mut().pending.push(("name".into(), name.into()));
+                Ok(())
+            }
+        }
+    }
+
+    fn getClassName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        if crate::component::is_python_component(slf) {
+            return Ok(slf.get_type().name()?.to_string());
+        }
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| s.entry(id).class.name.to_string())
+    }
+
+    fn getTemplateName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        let Some((cell, id)) = obj_ref(slf) else { return Ok(String::new()) };
+        with_scene(slf.py(), &cell, |s| s.entry(id).template.clone())
+    }
+
+    fn getPathName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| object_path_name(s, id))
+    }
+
+    fn getLinkPath(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        Ok(format!("@{}", Self::getPathName(slf)?))
+    }
+
+    fn getAsACreateObjectParameter(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        Self::getLinkPath(slf)
+    }
+
+    #[getter]
+    fn linkpath(slf: &Bound<'_, PyObj>) -> PyResult<LinkPath> {
+        Ok(LinkPath { path: Self::getLinkPath(slf)? })
+    }
+
+    fn getContext(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
+        let (cell, id) = attached(slf)?;
+        let node = with_scene(slf.py(), &cell, |s| s.entry(id).node)?;
+        wrap_node(slf.py(), &cell, node)
+    }
+
+    /// `init()` of this component alone (links resolved first), as SOFA's `init` called from a
+    /// script (scenes do it to read a BoxROI's indices while they build).
+    fn init(slf: &Bound<'_, PyObj>) -> PyResult<()> {
+        let py = slf.py();
+        let (cell, id) = attached(slf)?;
+        let before = with_scene(py, &cell, |s| s.messages.len())?;
+        let r = crate::cell::run_engine(py, &cell, |s| settee_core::simulation::init_components(s, &[id]))?;
+        crate::print_messages(py, &cell, before)?;
+        let _ = r;
+        Ok(())
+    }
+
+    fn reinit(slf: &Bound<'_, PyObj>) -> PyResult<()> {
+        Self::init(slf)
+    }
+
+    fn bwdInit(&self) {}
+
+    fn findData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
+        let Some((cell, id)) = obj_ref(slf) else { return Ok(None) };
+        let has = with_scene(slf.py(), &cell, |s| s.entry(id).data.index_of(name).is_some())?;
+        if !has {
+            return Ok(None);
+        }
+        Ok(Some(crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), name)?))
+    }
+
+    fn getData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
+        Self::findData(slf, name)
+    }
+
+    fn getDataFields(slf: &Bound<'_, PyObj>) -> PyResult<Vec<Py<PyData>>> {
+        let (cell, id) = attached(slf)?;
+        let names: Vec<&'static str> = with_scene(slf.py(), &cell, |s| s.entry(id).data.fields.iter().map(|f| f.decl.name).collect())?;
+        names.into_iter().map(|n| crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), n)).collect()
+    }
+
+    fn getLoggedMessagesAsString(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(label.as_str())).map(|m| format!("{m}\n")).collect()
+        })
+    }
+
+    fn countLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<usize> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(label.as_str())).count()
+        })
+    }
+
+    fn __getitem__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
+        Self::__getattr__(slf, name)
+    }
+
+    fn __getattr__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if name.starts_with("__") {
+            return Err(PyAttributeError::new_err(name.to_string()));
+        }
+        let Some((cell, id)) = obj_ref(slf) else {
+            return Err(PyAttributeError::new_err(format!("Unable to find attribute: {name}")));
+        };
+        enum Found {
+            Data,
+            Link(Vec<ComponentId>, Option<String>),
+            Nothing(Vec<&'static str>),
+        }
+        let found = with_scene(py, &cell, |s| {
+            let e = s.entry(id);
+            if e.data.index_of(name).is_some() {
+                return Found::Data;
+            }
+            if let Some(l) = e.links.iter().find(|l| l.decl.name == name) {
+                return Found::Link(l.targets.clone(), l.text.clone());
+            }
+            Found::Nothing(e.data.fields.iter().map(|f| f.decl.name).collect())
+        })?;
+        match found {
+            Found::Data => Ok(crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?.into_any()),
+            Found::Link(targets, text) => match targets.first() {
+                Some(t) => wrap_object(py, &cell, *t),
+                None => Ok(text.map(|t| t.into_pyobject(py).map(|s| s.into_any().unbind())).transpose()?.unwrap_or_else(|| py.None())),
+            },
+            Found::Nothing(names) => {
+                let mut message = format!("Unable to find attribute: {name}");
+                if let Some(n) = names
+                    .iter()
+                    .min_by_key(|n| settee_core::factory::edit_distance(n, name))
+                    .filter(|n| settee_core::factory::edit_distance(n, name) <= 2)
+                {
+                    message.push_str(&format!("\nYou possibly wanted to access: {n}"));
+                }
+                Err(PyAttributeError::new_err(message))
+            }
+        }
+    }
+
+    fn __setattr__(slf: &Bound<'_, PyObj>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        if let Some((cell, id)) = obj_ref(slf) {
+            let (is_data, is_link) = with_scene(py, &cell, |s| {
+                let e = s.entry(id);
+                (e.data.index_of(name).is_some(), e.links.iter().any(|l| l.decl.name == name))
+            })?;
+            if is_data {
+                let d = crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?;
+                return crate::data::set_value(d.bind(py), value);
+            }
+            if is_link {
+                // A path string or a LinkPath points the link; anything else is ignored, as
+                // SOFA does.
+                let text = if let Ok(l) = value.cast::<LinkPath>() { Some(l.borrow().path.clone()) } else { value.extract::<String>().ok() };
+                if let Some(text) = text {
+                    with_scene(py, &cell, |s| {
+                        if let Some(l) = s.entry_mut(id).links.iter_mut().find(|l| l.decl.name == name) {
+                            l.text = Some(text);
+                        }
+                        s.resolve_links(&[id]);
+                    })?;
+                }
+                return Ok(());
+            }
+        } else if crate::component::PENDING_DATA.contains(&name) && !value.is_callable() {
+            let text = crate::convert::to_sofa_text(value)?;
+            slf.borrow_mut().pending.push((name.to_string(), text));
+            return Ok(());
+        }
+        crate::component::forget_handler_cache(slf, name);
+        slf.getattr("__dict__")?.set_item(name, value)
+    }
+
+    fn __repr__(slf: &Bound<'_, PyObj>) -> PyResult<String> {
+        let class = Self::getClassName(slf).unwrap_or_else(|_| "Object".into());
+        let path = Self::getPathName(slf).unwrap_or_else(|_| Self::getName(slf).unwrap_or_default());
+        Ok(format!("<Sofa.Core.Object {class} '{path}'>"))
+    }
+
+    fn __dir__(slf: &Bound<'_, PyObj>) -> PyResult<Vec<String>> {
+        let Some((cell, id)) = obj_ref(slf) else { return Ok(Vec::new()) };
+        with_scene(slf.py(), &cell, |s| s.entry(id).data.fields.iter().map(|f| f.decl.name.to_string()).collect())
+    }
+}
