@@ -1,0 +1,75 @@
+//! SOFA's Python benchmark scenes and their XML twins give the same trajectory, bit for bit: the
+//! Python layer only builds the scene (keyword values to Data text, unnamed objects named after
+//! their class), the engine underneath is the one that runs XML.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn settee() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_settee"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("settee-twins-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs a scene for `steps` steps, dumping every step; returns the dumped states' text, by
+/// state (file names without the scene's name).
+fn trajectory(scene: &Path, steps: usize, out: &Path) -> Vec<(String, String)> {
+    let o = settee()
+        .args(["run", scene.to_str().unwrap(), "--steps", &steps.to_string(), "--dump-every", "1", "--dump"])
+        .arg(out)
+        .env_remove("s")
+        .output()
+        .expect("run settee");
+    let all = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}: {all}", scene.display());
+    assert!(!all.contains("error"), "{}: {all}", scene.display());
+    let prefix = scene.file_name().unwrap().to_str().unwrap().to_string();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: nothing dumped", scene.display());
+    files
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap().to_str().unwrap().trim_start_matches(prefix.as_str()).to_string();
+            let mut text = String::new();
+            flate2::read::GzDecoder::new(std::fs::File::open(f).unwrap()).read_to_string(&mut text).unwrap();
+            (name, text)
+        })
+        .collect()
+}
+
+fn twins(python: &str, xml: &str, steps: usize) {
+    let Some(examples) = settee_testkit::shared_dir("sofa-examples") else { return };
+    let py = examples.join("examples/Benchmark/Performance").join(python);
+    let x = settee_testkit::repository().join("scenes/python").join(xml);
+    let a = trajectory(&py, steps, &temp_dir(&format!("{python}-py")));
+    let b = trajectory(&x, steps, &temp_dir(&format!("{python}-xml")));
+    assert_eq!(a.len(), b.len(), "{python}: not the same states dumped");
+    for ((na, ta), (nb, tb)) in a.iter().zip(&b) {
+        assert_eq!(na, nb, "{python}: states named differently");
+        // Every step of the trajectory, as text of the dumped doubles: equal text = equal bits.
+        assert_eq!(ta.lines().count(), tb.lines().count(), "{python}: {na}");
+        for (k, (la, lb)) in ta.lines().zip(tb.lines()).enumerate() {
+            assert_eq!(la, lb, "{python}: {na}, line {k} differs from the XML twin's");
+        }
+        // The bar moved: the last dumped positions differ from the first.
+        let x: Vec<&str> = ta.lines().filter(|l| l.starts_with("  X=")).collect();
+        assert!(x.len() > 1 && x.first() != x.last(), "{python}: the bar did not move");
+    }
+}
+
+#[test]
+fn bar16_fem_implicit_matches_its_xml_twin() {
+    twins("Bar16-fem-implicit-Vec3d.py", "bar16_fem_implicit_vec3d.scn", 20);
+}
+
+#[test]
+fn bar16_spring_rk4_matches_its_xml_twin() {
+    twins("Bar16-spring-rk4-Vec3d.py", "bar16_spring_rk4_vec3d.scn", 20);
+}
