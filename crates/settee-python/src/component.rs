@@ -23,7 +23,16 @@ pub const PENDING_DATA: &[&str] = &["name", "listening", "printLog", "tags"];
 #[derive(Default)]
 pub struct PythonController {
     instance: Option<Py<PyAny>>,
+    /// The handler of each event sent so far (`None`: the instance has none), valid while
+    /// [`HANDLERS_VERSION`] is `handlers_version`: a failed attribute lookup raises and
+    /// catches a Python exception, too slow to repeat at every event.
+    handlers: Vec<(&'static str, Option<Py<PyAny>>)>,
+    handlers_version: u64,
 }
+
+/// Bumped when a script assigns an `on…` attribute of a component: cached handlers are looked
+/// up again (a script may swap a controller's handler between steps).
+static HANDLERS_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl PythonController {
     /// Calls `method` of the instance when its class defines it (beyond the base classes).
@@ -45,19 +54,30 @@ impl PythonController {
 
     /// Sends an event: `on<Event>` if the instance has it, else `onEvent`, with the event as a
     /// dict. Exceptions are reported and the simulation goes on, as SOFA does.
-    fn send(&self, scene: &mut Scene, me: ComponentId, event: &str, extra: &[(&str, f64)]) {
+    fn send(&mut self, scene: &mut Scene, me: ComponentId, event: &'static str, extra: &[(&str, f64)]) {
         let Some(instance) = &self.instance else { return };
-        let listening = scene.entry(me).data.get(settee_core::factory::BaseData::LISTENING);
-        if !listening {
+        if !scene.entry(me).data.get(settee_core::factory::BaseData::LISTENING) {
             return;
         }
+        let version = HANDLERS_VERSION.load(std::sync::atomic::Ordering::Relaxed);
+        if version != self.handlers_version {
+            self.handlers.clear();
+            self.handlers_version = version;
+        }
         Python::attach(|py| {
-            let obj = instance.bind(py);
-            let handler = obj
-                .getattr(format!("on{event}").as_str())
-                .ok()
-                .filter(|h| h.is_callable())
-                .or_else(|| obj.getattr("onEvent").ok().filter(|h| h.is_callable()));
+            let handler = match self.handlers.iter().find(|(e, _)| *e == event) {
+                Some((_, h)) => h.as_ref().map(|h| h.bind(py).clone()),
+                None => {
+                    let obj = instance.bind(py);
+                    let h = obj
+                        .getattr(format!("on{event}").as_str())
+                        .ok()
+                        .filter(|h| h.is_callable())
+                        .or_else(|| obj.getattr("onEvent").ok().filter(|h| h.is_callable()));
+                    self.handlers.push((event, h.as_ref().map(|h| h.clone().unbind())));
+                    h
+                }
+            };
             let Some(handler) = handler else { return };
             let dict = PyDict::new(py);
             let _ = dict.set_item("type", event);
@@ -131,9 +151,13 @@ pub fn is_python_component(obj: &Bound<'_, PyObj>) -> bool {
     !obj.get_type().is(obj.py().get_type::<PyObj>())
 }
 
-/// Assigning to an `on*` attribute of an instance replaces its handler: handlers are looked up
-/// at each event, so nothing is cached to forget.
-pub fn forget_handler_cache(_obj: &Bound<'_, PyObj>, _name: &str) {}
+/// Assigning to an `on…` attribute of an instance replaces its handler: the cached handlers are
+/// looked up again.
+pub fn forget_handler_cache(_obj: &Bound<'_, PyObj>, name: &str) {
+    if name.starts_with("on") {
+        HANDLERS_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// `node.addObject(component)`: a Python component joins the node.
 pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_, PyObj>) -> PyResult<()> {
@@ -149,7 +173,7 @@ pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_
     let instance = obj.clone().into_any().unbind();
     let id = with_scene(py, cell, |s| {
         let class = PythonController::CLASSES[0];
-        let id = s.insert_unattached(node, class, Box::new(PythonController { instance: Some(instance) }), None, &name);
+        let id = s.insert_unattached(node, class, Box::new(PythonController { instance: Some(instance), ..Default::default() }), None, &name);
         s.attach_component(id, node);
         let e = s.entry_mut(id);
         e.pos = pos.clone();
