@@ -319,6 +319,14 @@ def run(args):
     })
 }
 
+/// Runs `f` with the embedded interpreter started and the `Sofa` modules importable (programs
+/// and benchmarks that drive Python scenes from Rust).
+pub fn with_python<R>(factory: Arc<Factory>, f: impl FnOnce(Python<'_>) -> R) -> R {
+    set_factory(factory);
+    start_interpreter();
+    Python::attach(f)
+}
+
 /// Whether an error of the scene is one of Python's (for the runner's exit code: a script
 /// error is the scene's fault, like an XML error).
 pub fn is_python_scene(path: &Path) -> bool {
