@@ -180,3 +180,57 @@ fn an_interaction_with_a_state_outside_the_solver_treats_it_as_fixed() {
         assert!(s.vec(fixed, VecId::FORCE).iter().all(|f| *f == 0.0));
     }
 }
+
+/// `FALLING`'s body as a scene of its own (its root is the body node), not initialised.
+fn body_alone(factory: &settee_core::Factory) -> Scene {
+    let body = r#"<Node name="body">
+    <EulerImplicitSolver/>
+    <CGLinearSolver iterations="25" tolerance="1e-12" threshold="1e-20"/>
+    <MechanicalObject name="dofs" position="0 0 0  1 0 0  0 1 0  0 0 1"/>
+    <UniformMass totalMass="4"/>
+</Node>"#;
+    let dp = settee_scene::DataPath { dirs: Vec::new() };
+    let desc = settee_scene::parse_scene_str(body, std::path::Path::new("body.scn"), &dp, &|c| factory.is_registered(c)).expect("parse");
+    settee_scene::instantiate(&desc, factory, &[])
+}
+
+#[test]
+fn a_grafted_scene_runs_as_the_same_scene_loaded_whole() {
+    // What a Python script does when it builds a node on its own and attaches it:
+    // the same scene as one loaded whole, bit for bit.
+    let mut whole = load("graft-whole", FALLING);
+    common::steps(&mut whole, 20);
+
+    let factory = settee::factory();
+    let mut root = Scene::new("root");
+    let context = &mut root.node_mut(Scene::ROOT).context;
+    context.dt = 0.01;
+    context.gravity = [0.0, -10.0, 0.0];
+    let body = body_alone(&factory);
+    let map = root.graft(Scene::ROOT, body).expect("graft");
+    assert_eq!(map.nodes.len(), 1);
+    assert_eq!(map.components.len(), 4);
+    let moved = root.node(Scene::ROOT).children[0];
+    assert_eq!(root.node(moved).name, "body");
+    assert_eq!(root.node(moved).objects.len(), 4);
+    for &c in &root.node(moved).objects {
+        assert_eq!(root.entry(c).node, moved);
+    }
+    let dofs = state_named(&root, "dofs");
+    assert_eq!(root.store.get(dofs).node, moved);
+    settee_core::simulation::init_root(&mut root, &factory).expect("init");
+    common::steps(&mut root, 20);
+    assert_eq!(common::state(&root, "dofs").read(VecId::POSITION), common::state(&whole, "dofs").read(VecId::POSITION));
+    assert!(common::state(&root, "dofs").read(VecId::POSITION)[1] < -0.01, "the body fell");
+}
+
+#[test]
+fn an_initialised_scene_cannot_be_grafted() {
+    let factory = settee::factory();
+    let mut body = body_alone(&factory);
+    settee_core::simulation::init_root(&mut body, &factory).expect("init");
+    let mut root = Scene::new("root");
+    let e = root.graft(Scene::ROOT, body).expect_err("an initialised scene was grafted");
+    assert!(e.to_string().contains("already initialised"), "{e}");
+    assert_eq!(root.live_counts().components, 0);
+}
