@@ -170,12 +170,20 @@ impl PyObj {
         })
     }
 
+    /// `obj["data"]` (a leading `.` allowed); `obj["."]` and `obj[""]` are the object itself.
     fn __getitem__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        if name.is_empty() {
+            return Ok(slf.clone().into_any().unbind());
+        }
         Self::__getattr__(slf, name)
     }
 
     fn __getattr__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        if name == "__data__" {
+            return crate::node::data_dict(slf.as_any());
+        }
         if name.starts_with("__") {
             return Err(PyAttributeError::new_err(name.to_string()));
         }
