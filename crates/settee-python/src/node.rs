@@ -499,6 +499,39 @@ impl PyNode {
         crate::print_messages(py, &cell, before)
     }
 
+    /// A message a script sent to this node (`Sofa.msg_info(node, …)`): kept in the node's log.
+    fn _log_message(slf: &Bound<'_, PyNode>, kind: &str, text: &str) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.report(Diagnostic::new(severity_of(kind), text).subject(subject));
+        })
+    }
+
+    fn getLoggedMessagesAsString(slf: &Bound<'_, PyNode>) -> PyResult<String> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).map(|m| format!("{m}\n")).collect()
+        })
+    }
+
+    fn countLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<usize> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).count()
+        })
+    }
+
+    fn clearLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.retain(|m| m.subject.as_deref() != Some(subject.as_str()));
+        })
+    }
+
     fn findData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {
         if !NODE_DATA.contains(&name) {
             return Ok(None);
@@ -611,6 +644,20 @@ fn node_slot(slf: &Bound<'_, PyNode>, role: settee_core::RoleId) -> PyResult<Opt
 pub fn data_dict(owner: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let py = owner.py();
     Ok(py.import("Sofa.Core")?.getattr("DataDict")?.call1((owner,))?.unbind())
+}
+
+/// The subject of a node's own messages in the scene's message list.
+fn node_log_subject(s: &Scene, node: NodeId) -> String {
+    format!("Node {}", node_path_name(s, node))
+}
+
+/// A message kind of `Sofa.Helper` (`Info`, `Warning`, `Deprecated`, …) as a severity.
+pub fn severity_of(kind: &str) -> Severity {
+    match kind {
+        "Info" => Severity::Info,
+        "Warning" | "Deprecated" => Severity::Warning,
+        _ => Severity::Error,
+    }
 }
 
 /// The first object of `node` named `name`.

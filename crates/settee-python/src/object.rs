@@ -162,6 +162,23 @@ impl PyObj {
         })
     }
 
+    /// A message a script sent to this component (`Sofa.msg_info(obj, …)`): kept in its log.
+    fn _log_message(slf: &Bound<'_, PyObj>, kind: &str, text: &str) -> PyResult<()> {
+        let Some((cell, id)) = obj_ref(slf) else { return Ok(()) };
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.report(settee_core::Diagnostic::new(crate::node::severity_of(kind), text).subject(label));
+        })
+    }
+
+    fn clearLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<()> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.messages.retain(|m| m.subject.as_deref() != Some(label.as_str()));
+        })
+    }
+
     fn countLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<usize> {
         let (cell, id) = attached(slf)?;
         with_scene(slf.py(), &cell, |s| {
