@@ -158,7 +158,7 @@ pub fn node_path_name(scene: &Scene, id: NodeId) -> String {
     format!("/{}", parts.join("/"))
 }
 
-const PROTECTED: &[&str] = &["children", "objects", "parents", "data", "links", "linkpath"];
+pub const PROTECTED: &[&str] = &["children", "objects", "parents", "data", "links", "linkpath"];
 
 #[pymethods]
 impl PyNode {
@@ -538,6 +538,25 @@ impl PyNode {
         }
         let owner = DataOwner::Node(slf.clone().unbind());
         Ok(Some(crate::data::make(slf.py(), owner, name)?))
+    }
+
+    /// `addData` on a node: the protected names are refused as in SOFA; node Data beyond the
+    /// context's are not stored by Settee yet.
+    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
+    fn addData(
+        slf: &Bound<'_, PyNode>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        default: Option<&Bound<'_, PyAny>>,
+        help: &str,
+        group: &str,
+        r#type: &str,
+    ) -> PyResult<()> {
+        let _ = (slf, value, default, help, group, r#type);
+        crate::data::check_added_name(name)?;
+        Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+            "addData('{name}') on a node: Settee's nodes hold only their context Data so far"
+        )))
     }
 
     fn getData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {

@@ -144,6 +144,21 @@ impl PyObj {
         Ok(Some(crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), name)?))
     }
 
+    /// `addData(name, value=None, default=None, help="", group="", type="")` (spec §4.8).
+    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
+    fn addData(
+        slf: &Bound<'_, PyObj>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        default: Option<&Bound<'_, PyAny>>,
+        help: &str,
+        group: &str,
+        r#type: &str,
+    ) -> PyResult<()> {
+        let _ = group; // Data groups only sort the GUI's tabs.
+        crate::data::add_object_data(slf, name, value, default, help, r#type)
+    }
+
     fn getData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
         Self::findData(slf, name)
     }

@@ -17,8 +17,8 @@ use std::process::Command;
 // Why tests cannot pass yet.
 const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
 const MOVE: &str = "moving a node from one scene to another needs a subtree taken out of a scene (the inverse of Scene::graft), not written yet";
-const ADD_DATA: &str = "addData (spec §4.8) is not implemented yet";
-const PYTYPES_ADD_DATA: &str = "the module imports Sofa.PyTypes and its tests use addData (spec §4.8): neither is implemented yet";
+const ADD_DATA: &str = "addData on a node (spec §4.8): Settee's nodes hold only their context Data so far";
+const PYTYPES_ADD_DATA: &str = "the module imports Sofa.PyTypes (numpy-backed Vec3/RGBAColor wrappers), not implemented yet";
 const FIND_LINK: &str = "findLink and the BaseLink class (node and object links as objects) are not bound yet";
 const LINK_AT_CREATION: &str = "object links are resolved at init, not at creation: f1.mstate is still the text '@t1' right after addObject";
 const TOPOLOGY: &str = "the topology accessors (getNbPoints, getEdge, getEdgesAroundVertex, …; spec §4.1) are not bound yet";
@@ -39,10 +39,6 @@ const PYTYPES: &str = "Sofa.PyTypes (numpy-backed Vec3/RGBAColor wrappers) is no
 const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_moveChild", MOVE),
-    ("Sofa/tests/Core/Base.py", "Base.Test.test_addKeywordProtected", ADD_DATA),
-    ("Sofa/tests/Core/Base.py", "Base.Test.test_addNewDataFromParent", ADD_DATA),
-    ("Sofa/tests/Core/Base.py", "Base.Test.test_addNewDataFromParent_brokenLink", ADD_DATA),
-    ("Sofa/tests/Core/Base.py", "Base.Test.test_addNewDataFromParent_linkPaths", ADD_DATA),
     ("Sofa/tests/Core/Base.py", "Base.Test.test_addNewData_with_type", ADD_DATA),
     ("Sofa/tests/Core/BaseData.py", "unittest.loader._FailedTest.BaseData", PYTYPES_ADD_DATA),
     ("Sofa/tests/Core/BaseLink.py", "BaseLink.Test.test_Help", FIND_LINK),
