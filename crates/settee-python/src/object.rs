@@ -232,7 +232,16 @@ impl PyObj {
             if e.data.index_of(name).is_some() {
                 return Found::Data;
             }
-            if let Some(l) = e.links.iter().find(|l| l.decl.name == name) {
+            if let Some(li) = e.links.iter().position(|l| l.decl.name == name) {
+                if e.links[li].targets.is_empty() && e.links[li].text.is_some() {
+                    // SOFA resolves a link's path as soon as its target exists (at creation,
+                    // spec §8.9); Settee resolves paths at init. Resolve it now when it can be:
+                    // what is still missing is reported by the init, not here.
+                    let before = s.messages.len();
+                    s.resolve_links(&[id]);
+                    s.messages.truncate(before);
+                }
+                let l = &s.entry(id).links[li];
                 return Found::Link(l.targets.clone(), l.text.clone());
             }
             Found::Nothing(e.data.fields.iter().map(|f| f.decl.name).collect())
