@@ -9,7 +9,7 @@
 //! out of its cell cannot be touched from Python, and the wrappers say so instead of guessing.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -28,11 +28,21 @@ pub struct SceneCell {
     /// Set when the scene was attached under another one ([`Scene::graft`]): the wrappers were
     /// moved there; this cell is empty.
     pub moved_to: Option<Py<SceneCell>>,
+    /// Nodes that `node.init()` initialised (SOFA's per-node `isInitialized`); `initRoot`
+    /// marks the whole scene instead ([`Scene::initialized`]).
+    pub initialized_nodes: HashSet<NodeId>,
 }
 
 impl SceneCell {
     pub fn new(scene: Scene) -> SceneCell {
-        SceneCell { uid: scene.uid, scene: Some(scene), nodes: HashMap::new(), objects: HashMap::new(), moved_to: None }
+        SceneCell {
+            uid: scene.uid,
+            scene: Some(scene),
+            nodes: HashMap::new(),
+            objects: HashMap::new(),
+            moved_to: None,
+            initialized_nodes: HashSet::new(),
+        }
     }
 }
 

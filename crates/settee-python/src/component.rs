@@ -68,20 +68,13 @@ impl PythonController {
             let handler = match self.handlers.iter().find(|(e, _)| *e == event) {
                 Some((_, h)) => h.as_ref().map(|h| h.bind(py).clone()),
                 None => {
-                    let obj = instance.bind(py);
-                    let h = obj
-                        .getattr(format!("on{event}").as_str())
-                        .ok()
-                        .filter(|h| h.is_callable())
-                        .or_else(|| obj.getattr("onEvent").ok().filter(|h| h.is_callable()));
+                    let h = event_handler(instance.bind(py), event);
                     self.handlers.push((event, h.as_ref().map(|h| h.clone().unbind())));
                     h
                 }
             };
             let Some(handler) = handler else { return };
-            let dict = PyDict::new(py);
-            let _ = dict.set_item("type", event);
-            let _ = dict.set_item("isHandled", false);
+            let dict = event_dict(py, event);
             for (k, v) in extra {
                 let _ = dict.set_item(*k, *v);
             }
@@ -90,6 +83,91 @@ impl PythonController {
             }
         });
     }
+}
+
+/// The handler of `event` (`on<Event>`), else `onEvent`: the first of them that is callable (a
+/// class attribute holding a string does not count).
+fn event_handler<'py>(obj: &Bound<'py, PyAny>, event: &str) -> Option<Bound<'py, PyAny>> {
+    obj.getattr(format!("on{event}").as_str()).ok().filter(|h| h.is_callable()).or_else(|| obj.getattr("onEvent").ok().filter(|h| h.is_callable()))
+}
+
+/// The dict every handler receives: `type` and `isHandled`, then the event's own keys.
+fn event_dict<'py>(py: Python<'py>, event: &str) -> Bound<'py, PyDict> {
+    let dict = PyDict::new(py);
+    let _ = dict.set_item("type", event);
+    let _ = dict.set_item("isHandled", false);
+    dict
+}
+
+/// The Python instance behind component `id`, when it is a Python component that listens.
+pub fn listening_instance(py: Python<'_>, scene: &Scene, id: ComponentId) -> Option<Py<PyAny>> {
+    let c = scene.get::<PythonController>(id)?;
+    if !scene.entry(id).data.get(settee_core::factory::BaseData::LISTENING) {
+        return None;
+    }
+    c.instance.as_ref().map(|i| i.clone_ref(py))
+}
+
+/// `node.sendEvent(userData, eventName)`: a `PythonScriptEvent` sent through the subtree of `node`
+/// as SOFA's PropagateEventVisitor does: depth-first, objects in node order, listening components
+/// only. A handler returning a truthy value marks the event handled: the rest of that node's
+/// objects and its subtree are skipped, and each later node still gives it to its first object
+/// (the visitor checks the flag after each object). Exceptions are logged, as for the engine's
+/// events. The scene stays in its cell: handlers reach it as usual.
+pub fn send_script_event(
+    py: Python<'_>,
+    cell: &Py<SceneCell>,
+    node: NodeId,
+    sender: &Bound<'_, PyAny>,
+    user_data: &Bound<'_, PyAny>,
+    name: &str,
+) -> PyResult<()> {
+    const EVENT: &str = "PythonScriptEvent";
+    let order = with_scene(py, cell, |s| s.preorder(node))?;
+    let mut handled = false;
+    let mut pruned: Vec<NodeId> = Vec::new();
+    for n in order {
+        let skip = with_scene(py, cell, |s| {
+            let mut cur = s.node(n).parent;
+            while let Some(p) = cur {
+                if pruned.contains(&p) {
+                    return true;
+                }
+                cur = s.node(p).parent;
+            }
+            false
+        })?;
+        if skip || pruned.contains(&n) {
+            continue;
+        }
+        let objects = with_scene(py, cell, |s| s.node(n).objects.clone())?;
+        for c in objects {
+            let Some(instance) = with_scene(py, cell, |s| s.components.get(c).and_then(|_| listening_instance(py, s, c)))? else {
+                continue;
+            };
+            let Some(handler) = event_handler(instance.bind(py), EVENT) else { continue };
+            let dict = event_dict(py, EVENT);
+            dict.set_item("isHandled", handled)?;
+            dict.set_item("sender", sender)?;
+            dict.set_item("event_name", name)?;
+            dict.set_item("userData", user_data)?;
+            match handler.call1((dict,)) {
+                Ok(r) => {
+                    if !r.is_none() && r.is_truthy().unwrap_or(false) {
+                        handled = true;
+                    }
+                }
+                Err(e) => with_scene(py, cell, |s| report_exception(py, s, c, &format!("on{EVENT}"), e))?,
+            }
+            if handled {
+                break;
+            }
+        }
+        if handled {
+            pruned.push(n);
+        }
+    }
+    Ok(())
 }
 
 /// A Python exception raised by a component's method: printed with its traceback and reported

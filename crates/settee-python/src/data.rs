@@ -198,7 +198,7 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
             }
             let (kind, v) = with_scene(py, cell, |s| {
                 let f = &s.entry(*id).data.fields[*i];
-                (f.decl.kind, s.read_data(*id, *i))
+                (f.decl.kind, linked_value(s, *id, *i, 0))
             })?;
             if is_container(kind) {
                 let a = value_array(py, kind, &v)?;
@@ -211,6 +211,21 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
     }
 }
 
+/// The value of a Data as a read sees it: a linked Data shows its parent's current value (SOFA
+/// updates a Data from its parent when it is read). Nothing is written: the engine pulls linked
+/// values itself, once per step, and tells the components whose inputs changed.
+fn linked_value(s: &Scene, id: ComponentId, field: usize, depth: usize) -> Value {
+    let e = s.entry(id);
+    let f = &e.data.fields[field];
+    match &f.link {
+        Some(l) if depth < 64 => {
+            let parent = linked_value(s, l.component, l.field, depth + 1);
+            settee_core::data::convert_value(&parent, f.decl.kind, e.data.arity(), &f.value).unwrap_or_else(|| s.read_data(id, field))
+        }
+        _ => s.read_data(id, field),
+    }
+}
+
 /// The value as SOFA's text (`getValueString`).
 pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
     let py = d.py();
@@ -218,7 +233,7 @@ pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
     let name = d.borrow().name.clone();
     match p {
         Place::Node(cell, id) => Ok(with_scene(py, &cell, |s| node_data_value(s, id, &name).map(|v| print_value(&v)).unwrap_or_default())?),
-        Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&s.read_data(id, i))),
+        Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&linked_value(s, id, i, 0))),
     }
 }
 
@@ -520,6 +535,19 @@ impl PyData {
         }
     }
 
+    /// The Data this one is linked to, or `None`.
+    fn getParent(slf: &Bound<'_, PyData>) -> PyResult<Option<Py<PyData>>> {
+        let py = slf.py();
+        let Place::Field(cell, id, i) = place(py, &slf.borrow())? else { return Ok(None) };
+        let link = with_scene(py, &cell, |s| {
+            s.entry(id).data.fields[i].link.as_ref().map(|l| (l.component, s.entry(l.component).data.fields[l.field].decl.name))
+        })?;
+        let Some((c, field)) = link else { return Ok(None) };
+        let owner = crate::object::wrap_object(py, &cell, c)?;
+        let owner = owner.bind(py).cast::<PyObj>()?.clone().unbind();
+        Ok(Some(make(py, DataOwner::Object(owner), field)?))
+    }
+
     fn setParent(slf: &Bound<'_, PyData>, parent: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
         let p = place(py, &slf.borrow())?;
@@ -716,4 +744,150 @@ impl PyData {
     pub fn owner_ref(&self, py: Python<'_>) -> DataOwner {
         self.owner.clone_ref(py)
     }
+}
+
+/// The Data kind of an `addData` type name (spec §4.8: SofaPython3's registered names), or
+/// `None` for a name that is not one of them.
+fn kind_of_type_name(t: &str) -> Option<DataKind> {
+    let vec_n = |s: &str| -> Option<usize> {
+        let n = s.strip_prefix("Vec")?.strip_suffix(['d', 'f'])?;
+        n.parse().ok().filter(|n| (2..=6).contains(n))
+    };
+    let mat_n = |s: &str| -> Option<usize> {
+        match s.strip_suffix(['d', 'f'])? {
+            "Mat2x2" => Some(4),
+            "Mat3x3" => Some(9),
+            "Mat3x4" => Some(12),
+            "Mat4x4" => Some(16),
+            _ => None,
+        }
+    };
+    let element = |s: &str| -> Option<usize> {
+        match s {
+            "Edge" => Some(2),
+            "Triangle" => Some(3),
+            "Quad" | "Tetra" => Some(4),
+            "Penta" => Some(6),
+            "Hexa" => Some(8),
+            _ => None,
+        }
+    };
+    if let Some(inner) = t.strip_prefix("vector<").and_then(|r| r.strip_suffix('>')) {
+        return match inner {
+            "string" => Some(DataKind::Strings),
+            "float" | "double" => Some(DataKind::Reals),
+            "int" | "bool" => Some(DataKind::Indices),
+            _ => vec_n(inner).or_else(|| mat_n(inner)).map(DataKind::RealTuples).or_else(|| element(inner).map(DataKind::IndexTuples)),
+        };
+    }
+    match t {
+        "string" | "Link" | "PrefabLink" => Some(DataKind::Str),
+        "float" | "double" => Some(DataKind::Real),
+        "bool" => Some(DataKind::Bool),
+        "int" => Some(DataKind::Int),
+        "Quatd" | "Quatf" | "Quat" => Some(DataKind::Fixed(4)),
+        "Rigid3d::Coord" | "Rigid3f::Coord" | "Rigid3::Coord" => Some(DataKind::Fixed(7)),
+        "Rigid3d::VecCoord" | "Rigid3f::VecCoord" | "Rigid3::VecCoord" => Some(DataKind::RealTuples(7)),
+        _ => vec_n(t).or_else(|| mat_n(t)).map(DataKind::Fixed).or_else(|| element(t).map(DataKind::Fixed)),
+    }
+}
+
+const TYPE_NAMES: &str =
+    "string float double bool int Vec2d…Vec6d Vec2f…Vec6f Mat2x2d Mat3x3d Mat3x4d Mat4x4d (and f) Edge Triangle Quad Tetra Hexa Penta \
+Quatd Quatf Quat Rigid3d::Coord Rigid3d::VecCoord (and f) vector<string|float|double|bool|int> vector<Vec2d…Vec6f> vector<Mat…> \
+vector<Edge|Triangle|Quad|Tetra|Hexa|Penta> Link PrefabLink";
+
+/// The declaration of a Data added by a script. Declarations are `'static` in Settee's Data
+/// sets; added ones are interned, so that a script adding the same Data to many objects
+/// allocates one declaration.
+fn added_decl(name: &str, kind: DataKind, help: &str) -> &'static settee_core::DataDecl {
+    static DECLS: std::sync::Mutex<Vec<&'static settee_core::DataDecl>> = std::sync::Mutex::new(Vec::new());
+    let mut decls = DECLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(d) = decls.iter().find(|d| d.name == name && d.kind == kind && d.help == help) {
+        return d;
+    }
+    let d: &'static settee_core::DataDecl = Box::leak(Box::new(settee_core::DataDecl {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        aliases: &[],
+        kind,
+        default: "",
+        help: Box::leak(help.to_string().into_boxed_str()),
+    }));
+    decls.push(d);
+    d
+}
+
+/// `obj.addData(name, value, default, help, group, type)` on a component (spec §4.8).
+pub fn add_object_data(
+    obj: &Bound<'_, PyObj>,
+    name: &str,
+    value: Option<&Bound<'_, PyAny>>,
+    default: Option<&Bound<'_, PyAny>>,
+    help: &str,
+    type_name: &str,
+) -> PyResult<()> {
+    let py = obj.py();
+    check_added_name(name)?;
+    let (cell, id) = obj_ref(obj).ok_or_else(|| PyRuntimeError::new_err("addData: the component was not added to a node yet"))?;
+    // A link (`"@path.data"` or a Data): the new Data takes its parent's type.
+    let link = match value {
+        Some(v) if v.cast::<PyData>().is_ok() => Some(PyData::getLinkPath(v.cast::<PyData>()?)?),
+        Some(v) if v.cast::<LinkPath>().is_ok() => Some(v.cast::<LinkPath>()?.borrow().path.clone()),
+        Some(v) => v.extract::<String>().ok().filter(|s| s.starts_with('@')),
+        None => None,
+    };
+    let kind = match &link {
+        Some(path) => {
+            let text = path.trim_start_matches('@');
+            let no_field = || PyValueError::new_err(format!("No datafield found with path {path}"));
+            let (obj_path, field) = settee_core::factory::split_data_link(text).ok_or_else(no_field)?;
+            with_scene(py, &cell, |s| {
+                let node = s.entry(id).node;
+                match s.resolve_path(node, obj_path, Some(id), None) {
+                    Some(LinkTarget::Component(c)) => s.entry(c).data.field(field).map(|f| f.decl.kind),
+                    _ => None,
+                }
+            })?
+            .ok_or_else(no_field)?
+        }
+        None => {
+            kind_of_type_name(type_name).ok_or_else(|| PyTypeError::new_err(format!("Invalid Type string: available types are\n{TYPE_NAMES}")))?
+        }
+    };
+    let exists = with_scene(py, &cell, |s| s.entry(id).data.index_of(name).is_some())?;
+    if exists {
+        // SOFA warns and adds a second Data that lookups never reach; Settee refuses it.
+        return Err(PyValueError::new_err(format!("Ambiguous creation of Data '{name}': the component already has a Data of that name")));
+    }
+    let decl = added_decl(name, kind, help);
+    with_scene(py, &cell, |s| {
+        let e = s.entry_mut(id);
+        let value = settee_core::data::default_value(kind, e.data.arity());
+        e.data.fields.push(settee_core::data::DataField { decl, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
+    })?;
+    let d = make(py, DataOwner::Object(obj.clone().unbind()), name)?;
+    let d = d.bind(py);
+    match (&link, value) {
+        (Some(path), _) => set_parent_path(py, &place(py, &d.borrow())?, path)?,
+        (None, Some(v)) if !v.is_none() => set_value(d, v)?,
+        _ => {
+            // `value=None`: the default, and the Data stays "not set".
+            if let Some(def) = default.filter(|d| !d.is_none()) {
+                set_value(d, def)?;
+                let p = place(py, &d.borrow())?;
+                if let Place::Field(cell, id, i) = p {
+                    with_scene(py, &cell, |s| s.entry_mut(id).data.fields[i].is_set = false)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The names `addData` refuses (they are the bindings' own attributes).
+pub fn check_added_name(name: &str) -> PyResult<()> {
+    if crate::node::PROTECTED.contains(&name) {
+        return Err(PyValueError::new_err(format!("Cannot call addData with name {name}: Protected keyword")));
+    }
+    Ok(())
 }

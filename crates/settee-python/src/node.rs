@@ -158,7 +158,7 @@ pub fn node_path_name(scene: &Scene, id: NodeId) -> String {
     format!("/{}", parts.join("/"))
 }
 
-const PROTECTED: &[&str] = &["children", "objects", "parents", "data", "links", "linkpath"];
+pub const PROTECTED: &[&str] = &["children", "objects", "parents", "data", "links", "linkpath"];
 
 #[pymethods]
 impl PyNode {
@@ -322,8 +322,9 @@ impl PyNode {
         with_scene(slf.py(), &cell, |s| s.node_mut(node).name = name.to_string())
     }
 
+    /// SOFA merged `DAGNode` into `Node` (v24.06): a node's class name is `Node`.
     fn getClassName(&self) -> &'static str {
-        "DAGNode"
+        "Node"
     }
 
     fn getTemplateName(&self) -> &'static str {
@@ -378,6 +379,60 @@ impl PyNode {
         found.map(|c| crate::object::wrap_object(py, &cell, c)).transpose()
     }
 
+    /// This node's mass, or `None` (no search up).
+    fn getMass(slf: &Bound<'_, PyNode>) -> PyResult<Option<Py<PyAny>>> {
+        node_slot(slf, settee_core::role::MASS)
+    }
+
+    /// This node's mechanical mapping, or `None`.
+    fn getMechanicalMapping(slf: &Bound<'_, PyNode>) -> PyResult<Option<Py<PyAny>>> {
+        let py = slf.py();
+        let (cell, node) = node_ref(slf);
+        let found = with_scene(py, &cell, |s| {
+            // SOFA fills the slot by class: any mapping of a mechanical-mapping class.
+            s.slot(node, settee_core::role::MECHANICAL_MAPPING)
+        })?;
+        found.map(|c| crate::object::wrap_object(py, &cell, c)).transpose()
+    }
+
+    /// The `index`-th force field of this node (in object order), or `None`.
+    fn getForceField(slf: &Bound<'_, PyNode>, index: usize) -> PyResult<Option<Py<PyAny>>> {
+        let py = slf.py();
+        let (cell, node) = node_ref(slf);
+        let found =
+            with_scene(py, &cell, |s| s.node(node).objects.iter().copied().filter(|&c| s.entry(c).plays(settee_core::role::FORCE_FIELD)).nth(index))?;
+        found.map(|c| crate::object::wrap_object(py, &cell, c)).transpose()
+    }
+
+    /// `sendEvent(userData, eventName)`: a `PythonScriptEvent` through this node's subtree.
+    #[pyo3(name = "sendEvent")]
+    fn send_event(slf: &Bound<'_, PyNode>, user_data: &Bound<'_, PyAny>, event_name: &str) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        crate::component::send_script_event(slf.py(), &cell, node, slf.as_any(), user_data, event_name)
+    }
+
+    /// `moveChild(child, oldParent)`: the child leaves `oldParent` and is attached under this node.
+    #[pyo3(name = "moveChild")]
+    fn move_child(slf: &Bound<'_, PyNode>, child: &Bound<'_, PyNode>, old_parent: &Bound<'_, PyNode>) -> PyResult<()> {
+        let py = slf.py();
+        let (old_cell, old_id) = node_ref(old_parent);
+        let (child_cell, child_id) = node_ref(child);
+        let is_child = child_cell.is(&old_cell) && with_scene(py, &old_cell, |s| s.node(child_id).parent == Some(old_id))?;
+        if !is_child {
+            return Err(PyRuntimeError::new_err(format!("{} is not a child of {}", child.repr()?, old_parent.repr()?)));
+        }
+        crate::graft::detach_node(py, &child_cell, child_id)?;
+        let (cell, me) = node_ref(slf);
+        crate::graft::attach_node(py, &cell, me, child)
+    }
+
+    /// `detachFromGraph()`: the node leaves its parent (it keeps its content).
+    #[pyo3(name = "detachFromGraph")]
+    fn detach_from_graph(slf: &Bound<'_, PyNode>) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        crate::graft::detach_node(slf.py(), &cell, node)
+    }
+
     fn getTime(slf: &Bound<'_, PyNode>) -> PyResult<f64> {
         let (cell, node) = node_ref(slf);
         with_scene(slf.py(), &cell, |s| s.node(node).context.time)
@@ -408,9 +463,25 @@ impl PyNode {
         with_scene(slf.py(), &cell, |s| s.node_active(node))
     }
 
+    /// Whether the node went through an init: `initRoot` of its scene, or `init()` of it or of
+    /// an ancestor.
     fn isInitialized(slf: &Bound<'_, PyNode>) -> PyResult<bool> {
-        let (cell, _) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| s.initialized)
+        let py = slf.py();
+        let (cell, node) = node_ref(slf);
+        let inited = cell.bind(py).borrow().initialized_nodes.clone();
+        with_scene(py, &cell, |s| {
+            if s.initialized {
+                return true;
+            }
+            let mut cur = Some(node);
+            while let Some(n) = cur {
+                if inited.contains(&n) {
+                    return true;
+                }
+                cur = s.node(n).parent;
+            }
+            false
+        })
     }
 
     /// `init()` of this node's subtree: `init` top-down, `bwdInit` bottom-up (no events).
@@ -424,7 +495,41 @@ impl PyNode {
             }
             let _ = settee_core::simulation::init_subtree(s, node);
         })?;
+        cell.bind(py).borrow_mut().initialized_nodes.insert(node);
         crate::print_messages(py, &cell, before)
+    }
+
+    /// A message a script sent to this node (`Sofa.msg_info(node, …)`): kept in the node's log.
+    fn _log_message(slf: &Bound<'_, PyNode>, kind: &str, text: &str) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.report(Diagnostic::new(severity_of(kind), text).subject(subject));
+        })
+    }
+
+    fn getLoggedMessagesAsString(slf: &Bound<'_, PyNode>) -> PyResult<String> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).map(|m| format!("{m}\n")).collect()
+        })
+    }
+
+    fn countLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<usize> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).count()
+        })
+    }
+
+    fn clearLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<()> {
+        let (cell, node) = node_ref(slf);
+        with_scene(slf.py(), &cell, |s| {
+            let subject = node_log_subject(s, node);
+            s.messages.retain(|m| m.subject.as_deref() != Some(subject.as_str()));
+        })
     }
 
     fn findData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {
@@ -433,6 +538,25 @@ impl PyNode {
         }
         let owner = DataOwner::Node(slf.clone().unbind());
         Ok(Some(crate::data::make(slf.py(), owner, name)?))
+    }
+
+    /// `addData` on a node: the protected names are refused as in SOFA; node Data beyond the
+    /// context's are not stored by Settee yet.
+    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
+    fn addData(
+        slf: &Bound<'_, PyNode>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        default: Option<&Bound<'_, PyAny>>,
+        help: &str,
+        group: &str,
+        r#type: &str,
+    ) -> PyResult<()> {
+        let _ = (slf, value, default, help, group, r#type);
+        crate::data::check_added_name(name)?;
+        Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+            "addData('{name}') on a node: Settee's nodes hold only their context Data so far"
+        )))
     }
 
     fn getData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {
@@ -471,6 +595,9 @@ impl PyNode {
     fn __getattr__(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let (cell, node) = node_ref(slf);
+        if name == "__data__" {
+            return data_dict(slf.as_any());
+        }
         if name.starts_with("__") {
             return Err(PyAttributeError::new_err(name.to_string()));
         }
@@ -482,9 +609,6 @@ impl PyNode {
         }
         if NODE_DATA.contains(&name) {
             return Ok(crate::data::make(py, DataOwner::Node(slf.clone().unbind()), name)?.into_any());
-        }
-        if name == "__data__" {
-            return Ok(PyDict::new(py).into_any().unbind());
         }
         Err(PyAttributeError::new_err(format!("Unable to find attribute: {name}")))
     }
@@ -525,6 +649,34 @@ impl PyNode {
 #[allow(non_snake_case)]
 fn PyKeyError(message: String) -> PyErr {
     pyo3::exceptions::PyKeyError::new_err(message)
+}
+
+/// The last component of the node playing `role` (SOFA's single slots), as its Python object.
+fn node_slot(slf: &Bound<'_, PyNode>, role: settee_core::RoleId) -> PyResult<Option<Py<PyAny>>> {
+    let py = slf.py();
+    let (cell, node) = node_ref(slf);
+    let found = with_scene(py, &cell, |s| s.slot(node, role))?;
+    found.map(|c| crate::object::wrap_object(py, &cell, c)).transpose()
+}
+
+/// `x.__data__`: a `Sofa.Core.DataDict` of the Data of a node or a component.
+pub fn data_dict(owner: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let py = owner.py();
+    Ok(py.import("Sofa.Core")?.getattr("DataDict")?.call1((owner,))?.unbind())
+}
+
+/// The subject of a node's own messages in the scene's message list.
+fn node_log_subject(s: &Scene, node: NodeId) -> String {
+    format!("Node {}", node_path_name(s, node))
+}
+
+/// A message kind of `Sofa.Helper` (`Info`, `Warning`, `Deprecated`, …) as a severity.
+pub fn severity_of(kind: &str) -> Severity {
+    match kind {
+        "Info" => Severity::Info,
+        "Warning" | "Deprecated" => Severity::Warning,
+        _ => Severity::Error,
+    }
 }
 
 /// The first object of `node` named `name`.

@@ -144,6 +144,21 @@ impl PyObj {
         Ok(Some(crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), name)?))
     }
 
+    /// `addData(name, value=None, default=None, help="", group="", type="")` (spec §4.8).
+    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
+    fn addData(
+        slf: &Bound<'_, PyObj>,
+        name: &str,
+        value: Option<&Bound<'_, PyAny>>,
+        default: Option<&Bound<'_, PyAny>>,
+        help: &str,
+        group: &str,
+        r#type: &str,
+    ) -> PyResult<()> {
+        let _ = group; // Data groups only sort the GUI's tabs.
+        crate::data::add_object_data(slf, name, value, default, help, r#type)
+    }
+
     fn getData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
         Self::findData(slf, name)
     }
@@ -162,6 +177,23 @@ impl PyObj {
         })
     }
 
+    /// A message a script sent to this component (`Sofa.msg_info(obj, …)`): kept in its log.
+    fn _log_message(slf: &Bound<'_, PyObj>, kind: &str, text: &str) -> PyResult<()> {
+        let Some((cell, id)) = obj_ref(slf) else { return Ok(()) };
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.report(settee_core::Diagnostic::new(crate::node::severity_of(kind), text).subject(label));
+        })
+    }
+
+    fn clearLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<()> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| {
+            let label = s.entry(id).label();
+            s.messages.retain(|m| m.subject.as_deref() != Some(label.as_str()));
+        })
+    }
+
     fn countLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<usize> {
         let (cell, id) = attached(slf)?;
         with_scene(slf.py(), &cell, |s| {
@@ -170,12 +202,20 @@ impl PyObj {
         })
     }
 
+    /// `obj["data"]` (a leading `.` allowed); `obj["."]` and `obj[""]` are the object itself.
     fn __getitem__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        if name.is_empty() {
+            return Ok(slf.clone().into_any().unbind());
+        }
         Self::__getattr__(slf, name)
     }
 
     fn __getattr__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        if name == "__data__" {
+            return crate::node::data_dict(slf.as_any());
+        }
         if name.starts_with("__") {
             return Err(PyAttributeError::new_err(name.to_string()));
         }
@@ -192,7 +232,16 @@ impl PyObj {
             if e.data.index_of(name).is_some() {
                 return Found::Data;
             }
-            if let Some(l) = e.links.iter().find(|l| l.decl.name == name) {
+            if let Some(li) = e.links.iter().position(|l| l.decl.name == name) {
+                if e.links[li].targets.is_empty() && e.links[li].text.is_some() {
+                    // SOFA resolves a link's path as soon as its target exists (at creation,
+                    // spec §8.9); Settee resolves paths at init. Resolve it now when it can be:
+                    // what is still missing is reported by the init, not here.
+                    let before = s.messages.len();
+                    s.resolve_links(&[id]);
+                    s.messages.truncate(before);
+                }
+                let l = &s.entry(id).links[li];
                 return Found::Link(l.targets.clone(), l.text.clone());
             }
             Found::Nothing(e.data.fields.iter().map(|f| f.decl.name).collect())

@@ -3,6 +3,14 @@ from _settee import (Node, Object, Data, DataContainer, DataString, DataVectorSt
                      LinkPath, Controller, NodeSequence)
 
 Base = Object
+
+
+class DataDict(dict):
+    """`x.__data__`: the Data of a node or a component, by name."""
+
+    def __init__(self, owner):
+        super().__init__((d.getName(), d) for d in owner.getDataFields())
+
 BaseObject = Object
 
 

@@ -18,9 +18,48 @@ class BoundingBox:
         self._max = list(v)
 
 
+_NAMED_COLORS = {
+    "white": (1.0, 1.0, 1.0, 1.0), "black": (0.0, 0.0, 0.0, 1.0), "red": (1.0, 0.0, 0.0, 1.0),
+    "green": (0.0, 1.0, 0.0, 1.0), "blue": (0.0, 0.0, 1.0, 1.0), "cyan": (0.0, 1.0, 1.0, 1.0),
+    "magenta": (1.0, 0.0, 1.0, 1.0), "yellow": (1.0, 1.0, 0.0, 1.0), "gray": (0.5, 0.5, 0.5, 1.0),
+    "darkgray": (0.25, 0.25, 0.25, 1.0), "lightgray": (0.75, 0.75, 0.75, 1.0),
+}
+
+
+def _color_from_text(text):
+    """SOFA's colour text: a name, `#rrggbb[aa]`, or 4 numbers."""
+    t = text.strip()
+    if t in _NAMED_COLORS:
+        return _NAMED_COLORS[t]
+    if t.startswith("#") and len(t) in (7, 9):
+        v = [int(t[i:i + 2], 16) / 255.0 for i in range(1, len(t), 2)]
+        return tuple(v + [1.0] * (4 - len(v)))
+    parts = t.split()
+    if len(parts) == 4:
+        return tuple(float(p) for p in parts)
+    raise ValueError("'%s' is not a colour (a name, #rrggbb[aa] or 4 numbers)" % text)
+
+
 class RGBAColor(list):
-    def __init__(self, values=(1.0, 1.0, 1.0, 1.0)):
-        super().__init__(values)
+    """A colour: `RGBAColor()` (white), `RGBAColor([r, g, b, a])`, `RGBAColor(r, g, b, a)` or
+    `RGBAColor("red")`."""
+
+    def __init__(self, *args):
+        if len(args) == 0:
+            values = (1.0, 1.0, 1.0, 1.0)
+        elif len(args) == 4:
+            values = args
+        elif len(args) == 1 and isinstance(args[0], str):
+            values = _color_from_text(args[0])
+        elif len(args) == 1:
+            values = list(args[0])
+        else:
+            raise TypeError("RGBAColor takes no argument, 4 numbers, a list of 4 numbers or a colour name")
+        if len(values) != 4:
+            raise TypeError("an RGBAColor has 4 components, not %d" % len(values))
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) or hasattr(v, "dtype") for v in values):
+            raise TypeError("the components of an RGBAColor are numbers")
+        super().__init__(float(v) for v in values)
 
     def r(self):
         return self[0]
@@ -33,3 +72,9 @@ class RGBAColor(list):
 
     def a(self):
         return self[3]
+
+    def lighten(self, factor):
+        """Towards white by `factor` (SOFA's `RGBAColor::lighten`), opaque."""
+        f = abs(factor)
+        rgb = [min(max(c + (1.0 - min(max(c, 0.0), 1.0)) * f, 0.0), 1.0) for c in self[:3]]
+        return RGBAColor(rgb + [1.0])
