@@ -102,10 +102,10 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("Sofa.Gui", include_str!("../python/Sofa/Gui.py"), false),
     ("Sofa.constants", include_str!("../python/Sofa/constants/__init__.py"), true),
     ("Sofa.constants.Key", include_str!("../python/Sofa/constants/Key.py"), false),
-    ("SofaTypes", include_str!("../python/SofaTypes.py"), false),
+    ("SofaTypes", include_str!("../python/SofaTypes/__init__.py"), true),
     ("SofaRuntime", include_str!("../python/SofaRuntime/__init__.py"), true),
-    ("SofaImGui", include_str!("../python/SofaImGui.py"), false),
-    ("SofaQt", include_str!("../python/SofaQt.py"), false),
+    ("SofaImGui", include_str!("../python/SofaImGui/__init__.py"), true),
+    ("SofaQt", include_str!("../python/SofaQt/__init__.py"), true),
 ];
 
 /// Makes the embedded `Sofa` package importable (ahead of any installed copy, so that the
