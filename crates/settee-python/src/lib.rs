@@ -100,6 +100,7 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("Sofa.Helper", include_str!("../python/Sofa/Helper.py"), false),
     ("Sofa.Types", include_str!("../python/Sofa/Types.py"), false),
     ("Sofa.Gui", include_str!("../python/Sofa/Gui.py"), false),
+    ("Sofa.SofaDeformable", include_str!("../python/Sofa/SofaDeformable.py"), false),
     ("Sofa.constants", include_str!("../python/Sofa/constants/__init__.py"), true),
     ("Sofa.constants.Key", include_str!("../python/Sofa/constants/Key.py"), false),
     ("SofaTypes", include_str!("../python/SofaTypes/__init__.py"), true),
