@@ -72,13 +72,9 @@ pub fn print_messages(py: Python<'_>, cell: &Py<cell::SceneCell>, before: usize)
     Ok(())
 }
 
-/// The native module: classes and the functions behind `Sofa.Simulation`.
-#[pymodule]
-pub fn _settee(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    populate(m)
-}
-
-/// Fills a module with the native classes and functions (the wheel's module calls it too).
+/// Fills the native module `_settee` with its classes and the functions behind
+/// `Sofa.Simulation`: the runner's module ([`start_interpreter`]) and the wheel's
+/// (`crates/settee-pywheel`, whose `#[pymodule]` is the only `PyInit__settee` of a build).
 pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cell::SceneCell>()?;
     m.add_class::<node::PyNode>()?;
@@ -104,12 +100,13 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("Sofa.Helper", include_str!("../python/Sofa/Helper.py"), false),
     ("Sofa.Types", include_str!("../python/Sofa/Types.py"), false),
     ("Sofa.Gui", include_str!("../python/Sofa/Gui.py"), false),
+    ("Sofa.SofaDeformable", include_str!("../python/Sofa/SofaDeformable.py"), false),
     ("Sofa.constants", include_str!("../python/Sofa/constants/__init__.py"), true),
     ("Sofa.constants.Key", include_str!("../python/Sofa/constants/Key.py"), false),
-    ("SofaTypes", include_str!("../python/SofaTypes.py"), false),
+    ("SofaTypes", include_str!("../python/SofaTypes/__init__.py"), true),
     ("SofaRuntime", include_str!("../python/SofaRuntime/__init__.py"), true),
-    ("SofaImGui", include_str!("../python/SofaImGui.py"), false),
-    ("SofaQt", include_str!("../python/SofaQt.py"), false),
+    ("SofaImGui", include_str!("../python/SofaImGui/__init__.py"), true),
+    ("SofaQt", include_str!("../python/SofaQt/__init__.py"), true),
 ];
 
 /// Makes the embedded `Sofa` package importable (ahead of any installed copy, so that the
@@ -142,14 +139,22 @@ class SetteeEmbeddedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     Ok(())
 }
 
-/// Starts the embedded interpreter with the native module registered (once per process).
+/// The runner's native module, made here and put in `sys.modules`: a `#[pymodule]` would export
+/// `PyInit__settee`, which the wheel's extension module, linking this crate, defines itself.
+fn install_native_module(py: Python<'_>) -> PyResult<()> {
+    let m = PyModule::new(py, "_settee")?;
+    populate(&m)?;
+    py.import("sys")?.getattr("modules")?.set_item("_settee", m)
+}
+
+/// Starts the embedded interpreter with the native module and the `Sofa` package importable
+/// (once per process).
 fn start_interpreter() {
     static STARTED: OnceLock<()> = OnceLock::new();
     STARTED.get_or_init(|| {
-        pyo3::append_to_inittab!(_settee);
         Python::initialize();
         Python::attach(|py| {
-            if let Err(e) = install_python_sources(py) {
+            if let Err(e) = install_native_module(py).and_then(|_| install_python_sources(py)) {
                 e.print(py);
             }
         });

@@ -8,6 +8,15 @@ import inspect as _inspect
 import os as _os
 import sys as _sys
 
+try:
+    # `settee run` / `settee python`: the runner has put its native module in sys.modules.
+    import _settee
+except ImportError:
+    # `pip install`: the extension module sits in this package (maturin puts it there); the
+    # modules below import it by its top-level name.
+    from Sofa import _settee
+    _sys.modules["_settee"] = _settee
+
 import Sofa.Helper
 import Sofa.Core
 import Sofa.Simulation
