@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use settee_core::data::{parse_value, DataKind, TemplateArity, Value};
 use settee_core::diag::{Diagnostic, Severity, SourcePos};
 use settee_core::factory::Attr;
@@ -691,7 +691,6 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
     let mut attrs: Vec<Attr> = Vec::new();
     let mut template = None;
     let mut named = false;
-    let mut link_paths: Vec<(String, String)> = Vec::new();
     if let Some(kw) = kw {
         for (k, v) in kw.iter() {
             let k: String = k.extract()?;
@@ -704,9 +703,6 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
                 named = true;
             }
             let text = to_sofa_text(&v)?;
-            if let Ok(l) = v.cast::<LinkPath>() {
-                link_paths.push((k.clone(), l.borrow().path.clone()));
-            }
             if k == "template" {
                 template = Some(text);
                 continue;
@@ -774,21 +770,5 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
         return Err(PyValueError::new_err(errors.join("\n")));
     }
     crate::print_messages(py, cell, before)?;
-    let _ = link_paths;
     Ok(wrapper)
-}
-
-/// A `Sofa.Core.Node` whose scene was handed to the engine for good (`settee run`) cannot be
-/// initialised or stepped from Python.
-pub fn engine_owned_error() -> PyErr {
-    PyRuntimeError::new_err("this scene is run by `settee run`: initialising or stepping it from the script is not possible")
-}
-
-/// An info message for the scene's diagnostics (kept so that `settee run` prints it in order).
-pub fn info(scene: &mut Scene, text: &str) {
-    scene.report(Diagnostic::new(Severity::Info, text));
-}
-
-pub fn list_of<'py>(py: Python<'py>, items: Vec<Py<PyAny>>) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, items)
 }
