@@ -174,24 +174,7 @@ pub fn send_script_event(
 /// as an error of the component (SOFA logs it and goes on).
 fn report_exception(py: Python<'_>, scene: &mut Scene, me: ComponentId, method: &str, e: PyErr) {
     let text = e.to_string();
-    let pos = e.traceback(py).and_then(|tb| {
-        let mut last = None;
-        let mut cur = Some(tb);
-        while let Some(t) = cur {
-            let line: Option<u32> = t.getattr("tb_lineno").ok().and_then(|l| l.extract().ok());
-            let file: Option<String> = t
-                .getattr("tb_frame")
-                .ok()
-                .and_then(|f| f.getattr("f_code").ok())
-                .and_then(|c| c.getattr("co_filename").ok())
-                .and_then(|f| f.extract().ok());
-            if let (Some(line), Some(file)) = (line, file) {
-                last = Some(settee_core::SourcePos::new(std::sync::Arc::new(file.into()), line, 1));
-            }
-            cur = t.getattr("tb_next").ok().and_then(|n| n.cast_into::<pyo3::types::PyTraceback>().ok());
-        }
-        last
-    });
+    let pos = crate::traceback_positions(py, &e).pop();
     e.print(py);
     let label = scene.entry(me).label();
     let d = Diagnostic::new(Severity::Error, format!("Python exception in {method}: {text}"))

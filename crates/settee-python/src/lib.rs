@@ -161,12 +161,10 @@ fn start_interpreter() {
     });
 }
 
-/// Where a Python exception points in the script: the innermost frame in `script`, else the
-/// innermost frame.
-fn exception_pos(py: Python<'_>, e: &PyErr, script: &Path) -> Option<SourcePos> {
+/// The frames of an exception's traceback that name a file and line, outermost first.
+pub fn traceback_positions(py: Python<'_>, e: &PyErr) -> Vec<SourcePos> {
+    let mut out = Vec::new();
     let mut cur = e.traceback(py);
-    let mut in_script = None;
-    let mut last = None;
     while let Some(t) = cur {
         let line: Option<u32> = t.getattr("tb_lineno").ok().and_then(|l| l.extract().ok());
         let file: Option<String> = t
@@ -176,14 +174,16 @@ fn exception_pos(py: Python<'_>, e: &PyErr, script: &Path) -> Option<SourcePos> 
             .and_then(|c| c.getattr("co_filename").ok())
             .and_then(|f| f.extract().ok());
         if let (Some(line), Some(file)) = (line, file) {
-            let pos = SourcePos::new(Arc::new(PathBuf::from(&file)), line, 1);
-            if Path::new(&file) == script {
-                in_script = Some(pos.clone());
-            }
-            last = Some(pos);
+            out.push(SourcePos::new(Arc::new(PathBuf::from(file)), line, 1));
         }
         cur = t.getattr("tb_next").ok().and_then(|n| n.cast_into::<pyo3::types::PyTraceback>().ok());
     }
+    out
+}
+
+/// Where a Python exception points in the script: the innermost frame in `script`, else the
+/// innermost frame.
+fn exception_pos(py: Python<'_>, e: &PyErr, script: &Path) -> Option<SourcePos> {
     // A syntax error carries its own position.
     if let Ok(v) = e.value(py).getattr("lineno") {
         if let (Ok(line), Ok(file)) = (v.extract::<u32>(), e.value(py).getattr("filename").and_then(|f| f.extract::<String>())) {
@@ -194,7 +194,8 @@ fn exception_pos(py: Python<'_>, e: &PyErr, script: &Path) -> Option<SourcePos> 
             ));
         }
     }
-    in_script.or(last)
+    let frames = traceback_positions(py, e);
+    frames.iter().rev().find(|p| p.file() == script).or(frames.last()).cloned()
 }
 
 fn python_error(py: Python<'_>, e: PyErr, script: &Path, what: &str) -> Diagnostic {
