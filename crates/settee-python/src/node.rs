@@ -711,7 +711,10 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
         }
     }
     let factory = crate::factory()?;
-    if !factory.is_registered(class) {
+    // SOFA's renamed classes map silently, as in XML (spec python.md §8.23); a removed class gets
+    // the factory's own message from `create` below.
+    let removed = settee_core::names::removed_class_message(class).is_some();
+    if factory.class(class).is_none() && !removed {
         let mut message = format!(
             "Object type {class}<{}> was not created\nThe component '{class}' cannot be found in the factory.",
             template.as_deref().unwrap_or("")
