@@ -196,6 +196,36 @@ pub fn finish(scene: &mut Scene) -> SimResult {
     broadcast(scene, |obj, scene, c| obj.simulation_end(scene, c))
 }
 
+/// A component told of the events the step sends from one node down (SOFA's
+/// `PropagateEventVisitor`): the constraint solvers' `BuildConstraintSystemEndEvent` and
+/// `SolveConstraintSystemEndEvent`, the loops' `CollisionBeginEvent`/`CollisionEndEvent`. The
+/// start and end of a step have hooks of their own on [`crate::graph::component::Component`].
+pub trait EventListener {
+    fn on_event(&mut self, scene: &mut Scene, me: ComponentId, event: &'static str) -> SimResult;
+}
+
+pub const EVENT_LISTENER: crate::RoleId = crate::RoleId::of::<dyn EventListener>("EventListener");
+
+/// Sends `event` to the listeners of `from`'s subtree, top-down in object order. A scene
+/// without listeners (nearly every XML scene) pays one scan of its component classes.
+pub fn propagate_event(scene: &mut Scene, from: NodeId, event: &'static str) -> SimResult {
+    if !scene.components.iter().any(|(_, e)| e.class.plays(EVENT_LISTENER)) {
+        return Ok(());
+    }
+    for n in scene.preorder(from) {
+        let objs = scene.objects_snapshot(n);
+        let r = objs.iter().try_for_each(|&c| {
+            if !scene.is_live(c) || !scene.entry(c).class.plays(EVENT_LISTENER) {
+                return Ok(());
+            }
+            scene.with_role::<dyn EventListener, _>(c, |l, scene| l.on_event(scene, c, event)).map_err(|e| positioned(scene, c, e))
+        });
+        scene.give_back_snapshot(objs);
+        r?;
+    }
+    Ok(())
+}
+
 /// Calls `f` on every component, top-down in object order; components removed meanwhile and
 /// the one currently running (the animation loop) are skipped.
 fn broadcast(scene: &mut Scene, mut f: impl FnMut(&mut dyn crate::graph::component::Component, &mut Scene, ComponentId) -> SimResult) -> SimResult {

@@ -9,6 +9,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use settee_core::diag::{Diagnostic, Severity};
+use settee_core::simulation::EventListener;
 use settee_core::{component, Component, ComponentId, Declared, InitCtx, NodeId, Scene, SimResult};
 
 use crate::cell::{lend, with_scene, SceneCell};
@@ -19,7 +20,7 @@ pub const PENDING_DATA: &[&str] = &["name", "listening", "printLog", "tags"];
 
 /// A controller written in Python: its handlers (`onAnimateBeginEvent`, …) are called at the
 /// events of the step, its `init` at the scene's initialisation.
-#[component(data = {})]
+#[component(data = {}, roles = [EventListener])]
 #[derive(Default)]
 pub struct PythonController {
     instance: Option<Py<PyAny>>,
@@ -203,6 +204,13 @@ impl Component for PythonController {
     fn animate_end(&mut self, scene: &mut Scene, me: ComponentId) -> SimResult {
         let dt = scene.root().context.dt;
         self.send(scene, me, "AnimateEndEvent", &[("dt", dt)]);
+        Ok(())
+    }
+}
+
+impl EventListener for PythonController {
+    fn on_event(&mut self, scene: &mut Scene, me: ComponentId, event: &'static str) -> SimResult {
+        self.send(scene, me, event, &[]);
         Ok(())
     }
 }

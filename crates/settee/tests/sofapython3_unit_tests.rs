@@ -26,8 +26,6 @@ const CATEGORIES: &str = "component categories (getCategories) are not known to 
 const TARGET: &str = "getTarget (the plugin a component comes from) is not bound yet";
 const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not supported yet";
 const DATA_ENGINE: &str = "Sofa.Core.DataEngine (Python engines, spec §5.2) is not implemented yet";
-const CONSTRAINT_EVENTS: &str =
-    "the constraint solvers do not send BuildConstraintSystemEndEvent/SolveConstraintSystemEndEvent to Python controllers yet";
 const FORCE_FIELD: &str = "Sofa.Core.ForceFieldVec3d (Python force fields, spec §5.3) is not implemented yet";
 const ASSEMBLE: &str = "assembleMMatrix/assembleKMatrix (a mass's or force field's matrix as a scipy sparse matrix) are not bound yet";
 const MSTATE_LINK: &str = "the `mstate` link of a component is not bound as an attribute yet";
@@ -61,7 +59,6 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_DataEngine", DATA_ENGINE),
     ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructor", DATA_ENGINE),
     ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructorOverriden", DATA_ENGINE),
-    ("Sofa/tests/Core/Events.py", "Events.Test.test_events", CONSTRAINT_EVENTS),
     ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_0_explicit", FORCE_FIELD),
     ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_1_implicit_iterative", FORCE_FIELD),
     ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_2_implicit_direct", FORCE_FIELD),

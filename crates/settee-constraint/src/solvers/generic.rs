@@ -452,6 +452,8 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
         };
         let cp_own = ConstraintParams { lambda: self.lambda.unwrap(), dx: self.dx.unwrap(), ..*cp };
         self.build_system(scene, &cp_own, regularization)?;
+        let node = scene.entry(me).node;
+        settee_core::simulation::propagate_event(scene, node, "BuildConstraintSystemEndEvent")?;
         // solveSystem: the Data are copied into the problem at every solve.
         {
             let d = &scene.components[me].data;
@@ -509,6 +511,7 @@ impl<M: SolverMethod> ConstraintSolver for GenericConstraintSolver<M> {
             store_law_lambdas(scene, &cp_own, &self.problem.laws, &self.problem.lambda, outcome.converged)?;
         }
         publish::<M>(&mut scene.components[me].data, &self.problem, compute_forces, graphs);
+        settee_core::simulation::propagate_event(scene, node, "SolveConstraintSystemEndEvent")?;
         self.apply_correction(scene, &cp_own, res1, res2)
     }
 }

@@ -938,8 +938,11 @@ impl ConstraintSolver for LcpConstraintSolver {
             order: ConstraintOrder::PosAndVel,
             ..*cp
         };
+        let node = self.node.ok_or_else(|| SimError::new("LCPConstraintSolver used before init"))?;
         self.build_system(scene, &own, &s)?;
+        settee_core::simulation::propagate_event(scene, node, "BuildConstraintSystemEndEvent")?;
         self.solve_system(scene, &own, &s)?;
+        settee_core::simulation::propagate_event(scene, node, "SolveConstraintSystemEndEvent")?;
         self.describe_problem(&s);
         self.apply_correction(scene, &own, &s)
     }
