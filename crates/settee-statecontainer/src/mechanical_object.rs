@@ -196,6 +196,8 @@ impl Component for MechanicalObject {
         };
         transform(&mut pos, layout, [1.0; 3], rotation2, translation2);
 
+        // SOFA's `size` Data follows the state's size once it is known.
+        cx.data_mut().put(Self::SIZE, size as i64);
         let s = cx.entry().state.expect("mechanical state created at parse time");
         let st = cx.scene.store.get_mut(s);
         st.size = size;
