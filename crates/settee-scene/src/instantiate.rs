@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use settee_core::data::{decl, parse_value, DataDecl, DataKind, TemplateArity, Value};
-use settee_core::{Attr, Factory, NodeId, Scene};
+use settee_core::{Attr, Factory, NodeId, Scene, SourcePos};
 
 use crate::datapath::DataPath;
 use crate::element::{Element, ElementKind, SceneDescription};
@@ -113,52 +113,57 @@ pub static NODE_DATA: &[DataDecl] = &[
 /// without a message, as SOFA does. A value that does not parse is an error (a warning keeping
 /// the previous value when loading is lenient).
 fn apply_node_attributes(scene: &mut Scene, node: NodeId, element: &Element) {
-    let arity = TemplateArity::SCALAR;
     scene.node_mut(node).pos = Some(element.pos.clone());
     for a in &element.attributes {
-        let n = scene.node_mut(node);
-        let (kind, out) = match a.name.as_str() {
-            "gravity" => {
-                let cur = Value::Reals { arity: 3, v: n.context.gravity.to_vec() };
-                let out = parse_value(DataKind::Fixed(3), arity, &a.value, &cur);
-                if let (Value::Reals { v, .. }, false) = (&out.value, out.invalid) {
-                    n.context.gravity = [v[0], v[1], v[2]];
-                }
-                (DataKind::Fixed(3), out)
+        apply_node_attribute(scene, node, &a.name, &a.value, a.pos.clone());
+    }
+}
+
+/// One node attribute, as a scene file gives it (also `--set` on a node of a built scene).
+pub fn apply_node_attribute(scene: &mut Scene, node: NodeId, name: &str, value: &str, pos: SourcePos) {
+    let arity = TemplateArity::SCALAR;
+    let n = scene.node_mut(node);
+    let (kind, out) = match name {
+        "gravity" => {
+            let cur = Value::Reals { arity: 3, v: n.context.gravity.to_vec() };
+            let out = parse_value(DataKind::Fixed(3), arity, value, &cur);
+            if let (Value::Reals { v, .. }, false) = (&out.value, out.invalid) {
+                n.context.gravity = [v[0], v[1], v[2]];
             }
-            "dt" | "time" => {
-                let out = parse_value(DataKind::Real, arity, &a.value, &Value::Real(0.0));
-                if let (Value::Real(r), None) = (&out.value, &out.problem) {
-                    if a.name == "dt" {
-                        n.context.dt = *r
-                    } else {
-                        n.context.time = *r
-                    }
-                }
-                (DataKind::Real, out)
-            }
-            "animate" | "activated" => {
-                let out = parse_value(DataKind::Bool, arity, &a.value, &Value::Bool(true));
-                if let (Value::Bool(b), false) = (&out.value, out.invalid) {
-                    if a.name == "animate" {
-                        n.context.animate = *b
-                    } else {
-                        n.activated = *b
-                    }
-                }
-                (DataKind::Bool, out)
-            }
-            "tags" => {
-                n.tags = a.value.split_whitespace().map(str::to_string).collect();
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(message) = out.problem {
-            let problem = settee_core::DataProblem { message, invalid: out.invalid };
-            let d = settee_core::factory::data_problem(scene.lenient, &a.name, &kind.type_name(), &problem);
-            let label = format!("Node '{}'", scene.node(node).name);
-            scene.report(d.at(Some(a.pos.clone())).subject(label));
+            (DataKind::Fixed(3), out)
         }
+        "dt" | "time" => {
+            let out = parse_value(DataKind::Real, arity, value, &Value::Real(0.0));
+            if let (Value::Real(r), None) = (&out.value, &out.problem) {
+                if name == "dt" {
+                    n.context.dt = *r
+                } else {
+                    n.context.time = *r
+                }
+            }
+            (DataKind::Real, out)
+        }
+        "animate" | "activated" => {
+            let out = parse_value(DataKind::Bool, arity, value, &Value::Bool(true));
+            if let (Value::Bool(b), false) = (&out.value, out.invalid) {
+                if name == "animate" {
+                    n.context.animate = *b
+                } else {
+                    n.activated = *b
+                }
+            }
+            (DataKind::Bool, out)
+        }
+        "tags" => {
+            n.tags = value.split_whitespace().map(str::to_string).collect();
+            return;
+        }
+        _ => return,
+    };
+    if let Some(message) = out.problem {
+        let problem = settee_core::DataProblem { message, invalid: out.invalid };
+        let d = settee_core::factory::data_problem(scene.lenient, name, &kind.type_name(), &problem);
+        let label = format!("Node '{}'", scene.node(node).name);
+        scene.report(d.at(Some(pos)).subject(label));
     }
 }

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use settee_core::factory::BASE_DATA;
-use settee_core::{Diagnostic, Factory, SourcePos};
+use settee_core::{ComponentId, Diagnostic, Factory, NodeId, Scene, SourcePos};
 use settee_scene::{Element, SceneDescription};
 
 /// One `--set` override.
@@ -184,40 +184,153 @@ pub fn apply(desc: &mut SceneDescription, factory: &Factory, overrides: &[Overri
                 continue;
             }
         };
-        let known: Vec<&str> = match target.class() {
-            None => NODE_DATA.iter().map(|d| d.name).collect(),
+        let class = match target.class() {
+            None => None,
             Some(class) => match factory.class(class) {
-                Some(c) => BASE_DATA
-                    .iter()
-                    .chain(c.data.iter().flat_map(|t| t.iter()))
-                    .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
-                    .chain(c.links.iter().map(|l| l.name))
-                    .chain(["template"])
-                    .collect(),
+                Some(c) => Some(c),
                 None => {
                     errors.push(err(format!("component class '{class}' is unknown")));
                     continue;
                 }
             },
         };
-        if !known.contains(&o.data.as_str()) {
-            let (what, doc) = match target.class() {
-                None => (format!("node '{}'", target.name_or_empty()), "Node".to_string()),
-                Some(c) => (target.describe(), factory.class(c).map(|k| k.name).unwrap_or(c).to_string()),
-            };
-            let mut d = err(format!("{what} has no Data '{}'", o.data));
-            d = match nearest(&o.data, &known) {
-                Some(n) => d.hint(format!("did you mean '{n}'? (`settee doc {doc}` lists its Data)")),
-                None => d.hint(format!("`settee doc {doc}` lists its Data")),
-            };
+        let what = match class {
+            None => format!("node '{}'", target.name_or_empty()),
+            Some(_) => target.describe(),
+        };
+        if let Err(d) = check_data_name(o, class, &what) {
             errors.push(d);
             continue;
         }
-        if o.data == "name" {
-            errors.push(err("renaming is not supported: paths and links would no longer match".into()));
+        target.set_attribute(&o.data, o.value.clone(), override_pos(i));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Checks that the Data an override sets exists on its target (a component of `class`, or a node
+/// when `None`) and may be set; `what` names the target in messages.
+fn check_data_name(o: &Override, class: Option<&settee_core::component::ComponentClass>, what: &str) -> Result<(), Diagnostic> {
+    let err = |m: String| Diagnostic::error(format!("--set {}: {m}", o.text));
+    let known: Vec<&str> = match class {
+        None => NODE_DATA.iter().map(|d| d.name).collect(),
+        Some(c) => BASE_DATA
+            .iter()
+            .chain(c.data.iter().flat_map(|t| t.iter()))
+            .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+            .chain(c.links.iter().map(|l| l.name))
+            .chain(["template"])
+            .collect(),
+    };
+    if !known.contains(&o.data.as_str()) {
+        let doc = class.map(|k| k.name).unwrap_or("Node");
+        let d = err(format!("{what} has no Data '{}'", o.data));
+        return Err(match nearest(&o.data, &known) {
+            Some(n) => d.hint(format!("did you mean '{n}'? (`settee doc {doc}` lists its Data)")),
+            None => d.hint(format!("`settee doc {doc}` lists its Data")),
+        });
+    }
+    if o.data == "name" {
+        return Err(err("renaming is not supported: paths and links would no longer match".into()));
+    }
+    Ok(())
+}
+
+/// What an override addresses in a built scene.
+enum LiveTarget {
+    Node(NodeId),
+    Component(ComponentId),
+}
+
+/// Finds the node or component an override addresses in a built scene, with the path rules of
+/// the scene-file case (a component by name, else by class when its node has one of that class).
+fn resolve_live(scene: &Scene, factory: &Factory, path: &str) -> Result<LiveTarget, String> {
+    let mut segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty() && *s != ".").collect();
+    let root = scene.node(Scene::ROOT);
+    let child_named = |n: NodeId, name: &str| scene.node(n).children.iter().copied().find(|c| scene.node(*c).name == name);
+    if segs.first().is_some_and(|s| *s == root.name) && child_named(Scene::ROOT, segs[0]).is_none() {
+        segs.remove(0);
+    }
+    let mut cur = Scene::ROOT;
+    let mut where_ = String::from("/");
+    for (i, seg) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        if last {
+            let objects = &scene.node(cur).objects;
+            let by_name = objects.iter().copied().find(|c| scene.entry(*c).name == *seg);
+            let by_class = || {
+                let of_class: Vec<ComponentId> = objects
+                    .iter()
+                    .copied()
+                    .filter(|c| {
+                        let k = scene.entry(*c).class;
+                        k.name == *seg || factory.class(seg).is_some_and(|fc| std::ptr::eq(fc, k))
+                    })
+                    .collect();
+                (of_class.len() == 1).then(|| of_class[0])
+            };
+            if let Some(c) = by_name.or_else(by_class) {
+                return Ok(LiveTarget::Component(c));
+            }
+        }
+        let Some(child) = child_named(cur, seg) else {
+            let what = if last { "no component or child node" } else { "no child node" };
+            let node = scene.node(cur);
+            let nodes: Vec<&str> = node.children.iter().map(|c| scene.node(*c).name.as_str()).collect();
+            let objs: Vec<String> = node.objects.iter().map(|c| format!("{} ({})", scene.entry(*c).name, scene.entry(*c).class.name)).collect();
+            let mut parts = Vec::new();
+            if !nodes.is_empty() {
+                parts.push(format!("child nodes: {}", nodes.join(", ")));
+            }
+            if !objs.is_empty() {
+                parts.push(format!("components: {}", objs.join(", ")));
+            }
+            let contents = if parts.is_empty() { "it is empty".to_string() } else { parts.join("; ") };
+            return Err(format!("node {where_} has {what} named '{seg}' ({contents})"));
+        };
+        cur = child;
+        where_ = format!("{where_}{seg}/");
+    }
+    Ok(LiveTarget::Node(cur))
+}
+
+/// Applies the overrides to a scene already built but not initialised (a Python scene once its
+/// `createScene` has run): each value is parsed as the component's creation would have parsed it,
+/// and the component's parse-time work is redone. Unknown paths and Data are errors, as for
+/// scene files; value messages carry [`override_pos`] (see [`promote_messages`]).
+pub fn apply_to_scene(scene: &mut Scene, factory: &Factory, overrides: &[Override]) -> Result<(), Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    for (i, o) in overrides.iter().enumerate() {
+        let err = |m: String| Diagnostic::error(format!("--set {}: {m}", o.text));
+        let target = match resolve_live(scene, factory, &o.path) {
+            Ok(t) => t,
+            Err(m) => {
+                errors.push(err(m).hint("`settee tree SCENE` shows the nodes and the components' names"));
+                continue;
+            }
+        };
+        let (class, what) = match target {
+            LiveTarget::Node(n) => (None, format!("node '{}'", scene.node(n).name)),
+            LiveTarget::Component(c) => (Some(scene.entry(c).class), scene.entry(c).label()),
+        };
+        if let Err(d) = check_data_name(o, class, &what) {
+            errors.push(d);
             continue;
         }
-        target.set_attribute(&o.data, o.value.clone(), override_pos(i));
+        match target {
+            LiveTarget::Node(n) => settee_scene::instantiate::apply_node_attribute(scene, n, &o.data, &o.value, override_pos(i)),
+            LiveTarget::Component(c) => {
+                if o.data == "template" {
+                    errors.push(err("a Python scene's components exist once its script has run: set the template in the script".into()));
+                    continue;
+                }
+                let attr = settee_core::Attr { name: o.data.clone(), value: o.value.clone(), pos: Some(override_pos(i)) };
+                factory.set_attributes(scene, c, vec![attr]);
+            }
+        }
     }
     if errors.is_empty() {
         Ok(())

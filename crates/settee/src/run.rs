@@ -107,13 +107,15 @@ pub fn load_with(path: &Path, factory: &Factory, opts: &LoadOptions) -> Result<L
     let mut scene = if settee_python::is_python_scene(path) {
         // A Python scene builds itself: its script's createScene(root), run by the embedded
         // interpreter; then it is initialised and stepped as an XML scene.
-        if !opts.overrides.is_empty() {
-            let d = Diagnostic::error("--set is not supported for Python scenes yet").hint("set the value in the script, or write the scene in XML");
-            return Err(LoadFailure { diagnostics: vec![d] });
-        }
         let mut scene = settee_python::load_python_scene(path, std::sync::Arc::new(factory.clone()), &dp.dirs, &[])
             .map_err(|diagnostics| LoadFailure { diagnostics })?;
         scene.lenient = opts.lenient;
+        // Its components exist once the script has run: overrides are applied to them before
+        // init, as their creation would have applied them.
+        if let Err(diagnostics) = crate::overrides::apply_to_scene(&mut scene, factory, &opts.overrides) {
+            return Err(LoadFailure { diagnostics });
+        }
+        crate::overrides::promote_messages(&mut scene.messages, &opts.overrides);
         scene
     } else {
         let mut desc = settee_scene::parse_scene_file(path, &dp, &|class| factory.is_registered(class)).map_err(parse_failed)?;

@@ -235,6 +235,23 @@ impl Factory {
         Some(id)
     }
 
+    /// Gives attributes to a component created but not yet initialised, as if its creation had
+    /// been given them: the same parsing and messages, then its parse-time hook again (`--set` on a
+    /// Python scene, whose components exist once its script has run). `false` when the component
+    /// is already initialised, where a changed Data would not be taken into account.
+    pub fn set_attributes(&self, scene: &mut Scene, id: ComponentId, attrs: Vec<Attr>) -> bool {
+        if scene.entry(id).initialized {
+            return false;
+        }
+        self.parse_attributes(scene, id, attrs);
+        scene.pull_links(id);
+        let r = scene.with_taken(id, |obj, scene| obj.parsed(&mut InitCtx { scene, id }));
+        if let Err(e) = r {
+            scene.report(*e.0);
+        }
+        true
+    }
+
     fn choose_template(
         &self,
         scene: &mut Scene,
