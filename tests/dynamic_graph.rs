@@ -234,3 +234,40 @@ fn an_initialised_scene_cannot_be_grafted() {
     assert!(e.to_string().contains("already initialised"), "{e}");
     assert_eq!(root.live_counts().components, 0);
 }
+
+#[test]
+fn a_pruned_subtree_grafted_elsewhere_runs_as_the_scene_loaded_whole() {
+    // What `newRoot.moveChild(child, oldParent)` does across two scenes: the subtree leaves one
+    // scene, whole (an inactive node below it included), and runs in the other as if loaded there.
+    let mut whole = load("prune-whole", FALLING);
+    common::steps(&mut whole, 20);
+
+    let factory = settee::factory();
+    let with_idle = FALLING.replace(
+        "<UniformMass totalMass=\"4\"/>",
+        "<UniformMass totalMass=\"4\"/>\n<Node name=\"idle\" activated=\"false\"><MechanicalObject name=\"spare\"/></Node>",
+    );
+    let dp = settee_scene::DataPath { dirs: Vec::new() };
+    let desc = settee_scene::parse_scene_str(&with_idle, std::path::Path::new("a.scn"), &dp, &|c| factory.is_registered(c)).expect("parse");
+    let mut first = settee_scene::instantiate(&desc, &factory, &[]);
+    let body = find_node(&first, "body");
+    let before = first.live_counts();
+    let (pruned, map) = first.prune(body).expect("prune");
+    assert_eq!((map.nodes.len(), map.components.len()), (2, 5), "body, idle and their components move");
+    assert!(first.node(Scene::ROOT).children.is_empty());
+    assert_eq!(first.live_counts().components, before.components - 5);
+    assert_eq!(pruned.root().name, "body");
+    assert_eq!(pruned.node(Scene::ROOT).objects.len(), 4);
+    assert!(first.prune(Scene::ROOT).is_err(), "a root cannot be pruned");
+
+    let mut second = Scene::new("root");
+    let context = &mut second.node_mut(Scene::ROOT).context;
+    context.dt = 0.01;
+    context.gravity = [0.0, -10.0, 0.0];
+    let map = second.graft(Scene::ROOT, pruned).expect("graft");
+    assert_eq!((map.nodes.len(), map.components.len()), (2, 5), "the inactive node is grafted too");
+    settee_core::simulation::init_root(&mut second, &factory).expect("init");
+    common::steps(&mut second, 20);
+    assert_eq!(common::state(&second, "dofs").read(VecId::POSITION), common::state(&whole, "dofs").read(VecId::POSITION));
+    assert!(common::state(&second, "dofs").read(VecId::POSITION)[1] < -0.01, "the body fell");
+}

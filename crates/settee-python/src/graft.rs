@@ -6,6 +6,7 @@
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use settee_core::scene::Grafted;
 use settee_core::{NodeId, Scene};
 
 use crate::cell::{with_scene, SceneCell};
@@ -43,27 +44,49 @@ pub fn attach_node(py: Python<'_>, cell: &Py<SceneCell>, parent: NodeId, child: 
         Err(e) => return Err(e),
     };
     // Point every wrapper of the moved scene at its new place.
-    let (nodes, objects) = {
-        let mut c = child_cell.bind(py).borrow_mut();
-        (std::mem::take(&mut c.nodes), std::mem::take(&mut c.objects))
-    };
-    for (old, w) in nodes {
-        let Some(&new) = map.nodes.get(&old) else { continue };
+    move_wrappers(py, &child_cell, cell, &map);
+    child_cell.bind(py).borrow_mut().moved_to = Some(cell.clone_ref(py));
+    Ok(())
+}
+
+/// Points the wrappers of the nodes and components `map` moved from `from`'s scene to `to`'s
+/// at their new ids, so that the script's references keep working.
+fn move_wrappers(py: Python<'_>, from: &Py<SceneCell>, to: &Py<SceneCell>, map: &Grafted) {
+    for (old, &new) in &map.nodes {
+        let Some(w) = from.bind(py).borrow_mut().nodes.remove(old) else { continue };
         if let Ok(n) = w.bind(py).cast::<PyNode>() {
             let mut n = n.borrow_mut();
-            n.cell = cell.clone_ref(py);
+            n.cell = to.clone_ref(py);
             n.id = new;
         }
-        cell.bind(py).borrow_mut().nodes.insert(new, w);
+        to.bind(py).borrow_mut().nodes.insert(new, w);
     }
-    for (old, w) in objects {
-        let Some(&new) = map.components.get(&old) else { continue };
+    for (old, &new) in &map.components {
+        let Some(w) = from.bind(py).borrow_mut().objects.remove(old) else { continue };
         if let Ok(o) = w.bind(py).cast::<PyObj>() {
-            o.borrow_mut().target = Some((cell.clone_ref(py), new));
+            o.borrow_mut().target = Some((to.clone_ref(py), new));
         }
-        cell.bind(py).borrow_mut().objects.insert(new, w);
+        to.bind(py).borrow_mut().objects.insert(new, w);
     }
-    child_cell.bind(py).borrow_mut().moved_to = Some(cell.clone_ref(py));
+}
+
+/// `newParent.moveChild(child, oldParent)` across scenes: the child's subtree leaves its scene
+/// ([`Scene::prune`]) and is attached under `new_parent` ([`Scene::graft`]); the script's
+/// references follow it.
+pub fn move_across(py: Python<'_>, from: &Py<SceneCell>, child: NodeId, to: &Py<SceneCell>, new_parent: NodeId) -> PyResult<()> {
+    let (pruned, out) = match with_scene(py, from, |s| s.prune(child))? {
+        Ok(r) => r,
+        Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    let into = match with_scene(py, to, |s| s.graft(new_parent, pruned))? {
+        Ok(m) => m,
+        Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
+    };
+    let composed = Grafted {
+        nodes: out.nodes.iter().filter_map(|(a, x)| into.nodes.get(x).map(|b| (*a, *b))).collect(),
+        components: out.components.iter().filter_map(|(a, x)| into.components.get(x).map(|b| (*a, *b))).collect(),
+    };
+    move_wrappers(py, from, to, &composed);
     Ok(())
 }
 

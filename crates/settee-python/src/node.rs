@@ -421,8 +421,11 @@ impl PyNode {
         if !is_child {
             return Err(PyRuntimeError::new_err(format!("{} is not a child of {}", child.repr()?, old_parent.repr()?)));
         }
-        crate::graft::detach_node(py, &child_cell, child_id)?;
         let (cell, me) = node_ref(slf);
+        if !child_cell.is(&cell) {
+            return crate::graft::move_across(py, &child_cell, child_id, &cell, me);
+        }
+        crate::graft::detach_node(py, &child_cell, child_id)?;
         crate::graft::attach_node(py, &cell, me, child)
     }
 

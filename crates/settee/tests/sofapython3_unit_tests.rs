@@ -16,7 +16,6 @@ use std::process::Command;
 
 // Why tests cannot pass yet.
 const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
-const MOVE: &str = "moving a node from one scene to another needs a subtree taken out of a scene (the inverse of Scene::graft), not written yet";
 const ADD_DATA: &str = "addData on a node (spec §4.8): Settee's nodes hold only their context Data so far";
 const PYTYPES_ADD_DATA: &str = "the module imports Sofa.PyTypes (numpy-backed Vec3/RGBAColor wrappers), not implemented yet";
 const FIND_LINK: &str = "findLink and the BaseLink class (node and object links as objects) are not bound yet";
@@ -36,7 +35,6 @@ const PYTYPES: &str = "Sofa.PyTypes (numpy-backed Vec3/RGBAColor wrappers) is no
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
 const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
-    ("Sofa/tests/Simulation/Node.py", "Node.Test.test_moveChild", MOVE),
     ("Sofa/tests/Core/Base.py", "Base.Test.test_addNewData_with_type", ADD_DATA),
     ("Sofa/tests/Core/BaseData.py", "unittest.loader._FailedTest.BaseData", PYTYPES_ADD_DATA),
     ("Sofa/tests/Core/BaseLink.py", "BaseLink.Test.test_Help", FIND_LINK),

@@ -543,7 +543,7 @@ impl Scene {
         let mut map = Grafted::default();
         // Nodes in preorder, so that a parent exists before its children.
         let mut objects_of = Vec::new();
-        for old in other.preorder(Self::ROOT) {
+        for old in other.subtree(Self::ROOT) {
             let mut n = other.nodes.remove(old).expect("preorder yields live nodes");
             let new_parent = n.parent.map_or(parent, |p| map.nodes[&p]);
             let objects = std::mem::take(&mut n.objects);
@@ -591,6 +591,103 @@ impl Scene {
         }
         self.touch();
         Ok(map)
+    }
+
+    /// Every node below `start` (inclusive), active or not, in depth-first pre-order.
+    pub fn subtree(&self, start: NodeId) -> Vec<NodeId> {
+        let mut out = vec![start];
+        let mut i = 0;
+        while i < out.len() {
+            let n = out[i];
+            let at = i + 1;
+            out.splice(at..at, self.nodes[n].children.iter().copied());
+            i += 1;
+        }
+        out
+    }
+
+    /// Takes the subtree of `node` out of this scene, never initialised, into a scene of its own
+    /// whose root it becomes: the inverse of [`Scene::graft`] (a script moving a node from one
+    /// scene to another). Object and Data links between the subtree and the rest are cut; their
+    /// texts stay, to be resolved at init where the subtree ends up. The map gives every moved
+    /// node's and component's id in the new scene.
+    pub fn prune(&mut self, node: NodeId) -> SimResult<(Scene, Grafted)> {
+        if self.initialized {
+            return Err(SimError::new("the scene is initialised: only a node of a scene never initialised can be moved to another scene"));
+        }
+        if node == Self::ROOT {
+            return Err(SimError::new("a root node cannot be taken out of its scene"));
+        }
+        let mut out = Scene::new(&self.nodes[node].name);
+        out.data_path = self.data_path.clone();
+        out.factory = self.factory.clone();
+        out.lenient = self.lenient;
+        if let Some(p) = self.nodes[node].parent {
+            self.nodes[p].children.retain(|c| *c != node);
+        }
+        let mut map = Grafted::default();
+        let mut objects_of = Vec::new();
+        for old in self.subtree(node) {
+            let mut n = self.nodes.remove(old).expect("subtree yields live nodes");
+            let objects = std::mem::take(&mut n.objects);
+            let id = if old == node {
+                let root = &mut out.nodes[Self::ROOT];
+                root.context = n.context;
+                root.activated = n.activated;
+                root.tags = n.tags;
+                root.pos = n.pos;
+                Self::ROOT
+            } else {
+                let parent = map.nodes[&n.parent.expect("a node below another has a parent")];
+                let id = out.nodes.insert(Node { parent: Some(parent), children: Vec::new(), ..n });
+                out.nodes[parent].children.push(id);
+                id
+            };
+            objects_of.push((id, objects));
+            map.nodes.insert(old, id);
+        }
+        let moving: Vec<ComponentId> = self.components.iter().filter(|(_, e)| map.nodes.contains_key(&e.node)).map(|(id, _)| id).collect();
+        for old in moving {
+            let e = self.components.remove(old).expect("listed above");
+            map.components.insert(old, out.components.insert(e));
+        }
+        for &id in map.components.values() {
+            let e = &mut out.components[id];
+            e.node = map.nodes[&e.node];
+            if let Some(s) = e.state.take() {
+                let mut st = self.store.states.remove(s).expect("a component's state lives in its scene's store");
+                st.owner = id;
+                st.node = e.node;
+                e.state = Some(out.store.add(st));
+            }
+        }
+        // Links now crossing the two scenes are cut on both sides; links inside the subtree
+        // follow the new ids.
+        let relink = |e: &mut ComponentEntry, to: &dyn Fn(ComponentId) -> Option<ComponentId>| {
+            for l in &mut e.links {
+                l.targets.retain_mut(|t| to(*t).map(|n| *t = n).is_some());
+            }
+            for f in &mut e.data.fields {
+                if let Some(link) = &mut f.link {
+                    match to(link.component) {
+                        Some(n) => link.component = n,
+                        None => f.link = None,
+                    }
+                }
+            }
+        };
+        for (_, e) in out.components.iter_mut() {
+            relink(e, &|c| map.components.get(&c).copied());
+        }
+        for (_, e) in self.components.iter_mut() {
+            relink(e, &|c| (!map.components.contains_key(&c)).then_some(c));
+        }
+        for (n, objects) in objects_of {
+            out.nodes[n].objects = objects.iter().filter_map(|c| map.components.get(c).copied()).collect();
+        }
+        self.touch();
+        out.touch();
+        Ok((out, map))
     }
 
     /// Adds a component built by code, of class `class`, that belongs to no node's object list:
