@@ -370,6 +370,9 @@ pub struct WriteContext {
     data: Py<PyData>,
     wrapper: Option<Py<PyAny>>,
     array: Option<Py<PyAny>>,
+    /// What the wrapper made of the array (a `Sofa.PyTypes` view): read-only again at exit too,
+    /// since a view keeps its own writeable flag.
+    wrapped: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -378,7 +381,11 @@ impl WriteContext {
         let a = read_value(py, self.data.bind(py), true)?;
         self.array = Some(a.clone().unbind());
         match &self.wrapper {
-            Some(w) => Ok(w.bind(py).call1((a,))?.unbind()),
+            Some(w) => {
+                let wrapped = w.bind(py).call1((a,))?.unbind();
+                self.wrapped = Some(wrapped.clone_ref(py));
+                Ok(wrapped)
+            }
             None => Ok(a.unbind()),
         }
     }
@@ -388,6 +395,9 @@ impl WriteContext {
         let Some(a) = self.array.take() else { return Ok(false) };
         let a = a.bind(py);
         set_writeable(a, false);
+        if let Some(w) = self.wrapped.take() {
+            set_writeable(w.bind(py), false);
+        }
         let d = self.data.bind(py);
         let p = place(py, &d.borrow())?;
         // A view on the store was written in place: tell the readers. A copy is written back.
@@ -446,7 +456,7 @@ impl PyData {
 
     #[pyo3(signature = (wrapper = None))]
     fn writeableArray(slf: &Bound<'_, PyData>, wrapper: Option<Py<PyAny>>) -> WriteContext {
-        WriteContext { data: slf.clone().unbind(), wrapper, array: None }
+        WriteContext { data: slf.clone().unbind(), wrapper, array: None, wrapped: None }
     }
 
     #[pyo3(signature = (wrapper = None))]
