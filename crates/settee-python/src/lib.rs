@@ -10,6 +10,7 @@
 
 #![allow(non_snake_case)] // Python method names are SOFA's (`addObject`, `getLinkPath`).
 
+pub mod base;
 pub mod cell;
 pub mod component;
 pub mod convert;
@@ -19,6 +20,7 @@ pub mod node;
 pub mod object;
 pub mod seq;
 pub mod simulation;
+pub mod topology;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,6 +79,9 @@ pub fn print_messages(py: Python<'_>, cell: &Py<cell::SceneCell>, before: usize)
 /// (`crates/settee-pywheel`, whose `#[pymodule]` is the only `PyInit__settee` of a build).
 pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cell::SceneCell>()?;
+    m.add_class::<base::PyBase>()?;
+    m.add_class::<base::PyLink>()?;
+    m.add_class::<topology::PyMeshTopology>()?;
     m.add_class::<node::PyNode>()?;
     m.add_class::<node::LinkPath>()?;
     m.add_class::<object::PyObj>()?;

@@ -1,8 +1,6 @@
 """`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
-from _settee import (Node, Object, Data, DataContainer, DataString, DataVectorString,
-                     LinkPath, Controller, NodeSequence)
-
-Base = Object
+from _settee import (Base, Node, Object, Data, DataContainer, DataString, DataVectorString,
+                     Link, LinkPath, Controller, NodeSequence, BaseMeshTopology)
 
 
 class DataDict(dict):
@@ -27,3 +25,4 @@ ForceFieldVec3d = _not_in_settee("ForceFieldVec3d")
 ForceFieldVec1d = _not_in_settee("ForceFieldVec1d")
 ForceFieldRigid3d = _not_in_settee("ForceFieldRigid3d")
 RawPrefab = _not_in_settee("RawPrefab")
+
