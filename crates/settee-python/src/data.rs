@@ -510,8 +510,13 @@ impl PyData {
     fn getValueTypeString(slf: &Bound<'_, PyData>) -> PyResult<String> {
         let py = slf.py();
         let name = slf.borrow().name.clone();
-        let kind = kind_of(py, &place(py, &slf.borrow())?, &name)?;
-        Ok(sofa_type_name(kind))
+        let p = place(py, &slf.borrow())?;
+        let kind = kind_of(py, &p, &name)?;
+        let template = match &p {
+            Place::Field(cell, id, _) => with_scene(py, cell, |s| s.entry(*id).template.clone())?,
+            Place::Node(..) | Place::NodeField(..) => String::new(),
+        };
+        Ok(sofa_type_name(kind, &template))
     }
 
     fn typeName(slf: &Bound<'_, PyData>) -> PyResult<String> {
@@ -672,9 +677,15 @@ impl PyData {
     }
 }
 
-/// SOFA's type name of a Data (`getValueTypeString`).
-fn sofa_type_name(kind: DataKind) -> String {
+/// SOFA's type name of a Data (`getValueTypeString`); `template` is its component's
+/// (`vector<Vec3d>` for the positions of a `Vec3d` state).
+pub fn sofa_type_name(kind: DataKind, template: &str) -> String {
+    let vec_template = template.starts_with("Vec");
     match kind {
+        DataKind::Coords if !template.is_empty() => format!("vector<{template}>"),
+        DataKind::Coord if !template.is_empty() => template.to_string(),
+        DataKind::Derivs if vec_template => format!("vector<{template}>"),
+        DataKind::Deriv if vec_template => template.to_string(),
         DataKind::Bool => "bool".into(),
         DataKind::Int => "int".into(),
         DataKind::Real => "double".into(),

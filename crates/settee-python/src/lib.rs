@@ -92,6 +92,8 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::WriteContext>()?;
     m.add_class::<component::PyController>()?;
     m.add_class::<seq::NodeSeq>()?;
+    m.add_function(pyo3::wrap_pyfunction!(object::class_categories, m)?)?;
+    m.add_function(pyo3::wrap_pyfunction!(object::factory_entries, m)?)?;
     simulation::add_functions(m)?;
     Ok(())
 }

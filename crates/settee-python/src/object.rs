@@ -65,8 +65,98 @@ pub fn object_path_name(s: &Scene, id: ComponentId) -> String {
     }
 }
 
+/// SOFA's categories of a component class (`ObjectFactory` and SofaPython3's `getCategories`),
+/// from the roles it plays, in SOFA's order; `Miscellaneous` when none applies.
+pub fn categories(class: &settee_core::ComponentClass) -> Vec<&'static str> {
+    use settee_core::role::*;
+    let p = |r| class.plays(r);
+    let python_controller = std::ptr::eq(class, <crate::component::PythonController as settee_core::Declared>::CLASSES[0]);
+    let rules: [(bool, &str); 22] = [
+        (p(VISUAL_MODEL), "VisualModel"),
+        (p(COLLISION_MODEL), "CollisionModel"),
+        (p(MECHANICAL_STATE), "MechanicalState"),
+        // A mass is a force field, but SOFA keeps it out of that category.
+        (p(FORCE_FIELD) && !p(MASS), "ForceField"),
+        (p(INTERACTION), "InteractionForceField"),
+        (p(PROJECTIVE_CONSTRAINT), "ProjectiveConstraintSet"),
+        (p(CONSTRAINT_LAW), "ConstraintSet"),
+        (p(MAPPING), "Mapping"),
+        (p(ENGINE), "Engine"),
+        (p(MASS), "Mass"),
+        (p(ODE_SOLVER), "OdeSolver"),
+        (p(CONSTRAINT_SOLVER), "ConstraintSolver"),
+        (p(CONSTRAINT_CORRECTION), "ConstraintSolver"),
+        (p(LINEAR_SOLVER), "LinearSolver"),
+        (p(ANIMATION_LOOP), "AnimationLoop"),
+        (p(TOPOLOGY) && !p(TOPOLOGY_ALGORITHMS), "Topology"),
+        (p(TOPOLOGY_ALGORITHMS), "TopologyObject"),
+        (python_controller, "Controller"),
+        (p(LOADER), "Loader"),
+        (p(BROAD_PHASE) || p(NARROW_PHASE) || p(CONTACT_MANAGER), "CollisionAlgorithm"),
+        (p(COLLISION_PIPELINE), "CollisionAlgorithm"),
+        (p(INTERSECTION), "CollisionAlgorithm"),
+    ];
+    let mut out: Vec<&'static str> = rules.iter().filter(|(on, _)| *on).map(|(_, c)| *c).collect();
+    if out.is_empty() {
+        out.push("Miscellaneous");
+    }
+    out
+}
+
+/// `SofaRuntime.getCategories(className)`: the categories of a class of the factory (an empty
+/// list for a class it does not have).
+#[pyfunction]
+pub fn class_categories(name: &str) -> PyResult<Vec<&'static str>> {
+    Ok(crate::factory()?.class(name).map(categories).unwrap_or_default())
+}
+
+/// What `Sofa.Core.ObjectFactory` shows of every class of the factory, as dicts: `className`,
+/// `description`, `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
+/// `type`, `defaultValue`) and `link` (`name`, `help`, `destinationTypeName`).
+#[pyfunction]
+pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
+    let factory = crate::factory()?;
+    let mut out = Vec::new();
+    for class in factory.classes() {
+        let d = PyDict::new(py);
+        d.set_item("className", class.name)?;
+        d.set_item("description", class.description)?;
+        d.set_item("templates", class.templates.to_vec())?;
+        d.set_item("defaultTemplate", class.default_template)?;
+        d.set_item("categories", categories(class))?;
+        let data = pyo3::types::PyList::empty(py);
+        for decl in class.data.iter().flat_map(|t| t.iter()) {
+            let f = PyDict::new(py);
+            f.set_item("name", decl.name)?;
+            f.set_item("group", "")?;
+            f.set_item("help", decl.help)?;
+            f.set_item("type", crate::data::sofa_type_name(decl.kind, class.default_template))?;
+            f.set_item("defaultValue", decl.default)?;
+            data.append(f)?;
+        }
+        d.set_item("data", data)?;
+        let links = pyo3::types::PyList::empty(py);
+        for l in class.links {
+            let f = PyDict::new(py);
+            f.set_item("name", l.name)?;
+            f.set_item("help", l.help)?;
+            f.set_item("destinationTypeName", l.target.map_or("Base", |r| r.name()))?;
+            links.append(f)?;
+        }
+        d.set_item("link", links)?;
+        out.push(d.unbind());
+    }
+    Ok(out)
+}
+
 #[pymethods]
 impl PyObj {
+    /// SOFA's categories of the component's class (`["MechanicalState"]`, `["Topology"]`, …).
+    fn getCategories(slf: &Bound<'_, PyObj>) -> PyResult<Vec<&'static str>> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| categories(s.entry(id).class))
+    }
+
     #[new]
     #[pyo3(signature = (*_args, **_kw))]
     fn new(_args: &Bound<'_, pyo3::types::PyTuple>, _kw: Option<&Bound<'_, PyDict>>) -> PyClassInitializer<PyObj> {
