@@ -285,7 +285,7 @@ impl PyController {
     fn new(_args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
         let mut base = PyObj { target: None, pending: Vec::new() };
         take_kwargs(&mut base, kw)?;
-        Ok(PyClassInitializer::from(base).add_subclass(PyController))
+        Ok(base.initializer().add_subclass(PyController))
     }
 
     /// `Sofa.Core.Controller.__init__(self, *args, **kwargs)`, called by subclasses.

@@ -50,7 +50,10 @@ pub struct DataVectorString;
 
 /// Where a Data lives, resolved.
 enum Place {
+    /// One of a node's own Data (name, context).
     Node(Py<SceneCell>, NodeId),
+    /// A Data a script added to a node.
+    NodeField(Py<SceneCell>, NodeId, usize),
     Field(Py<SceneCell>, ComponentId, usize),
 }
 
@@ -58,7 +61,12 @@ fn place(py: Python<'_>, d: &PyData) -> PyResult<Place> {
     match &d.owner {
         DataOwner::Node(n) => {
             let (cell, id) = node_ref(n.bind(py));
-            Ok(Place::Node(cell, id))
+            if crate::node::NODE_DATA.contains(&d.name.as_str()) {
+                return Ok(Place::Node(cell, id));
+            }
+            let i = with_scene(py, &cell, |s| s.node(id).data.index_of(&d.name))?
+                .ok_or_else(|| PyAttributeError::new_err(format!("no Data '{}'", d.name)))?;
+            Ok(Place::NodeField(cell, id, i))
         }
         DataOwner::Object(o) => {
             let (cell, id) = obj_ref(o.bind(py)).ok_or_else(|| PyRuntimeError::new_err("the component was not added to a node yet"))?;
@@ -79,6 +87,7 @@ fn state_vector(s: &Scene, id: ComponentId, field: usize) -> Option<(settee_core
 fn kind_of(py: Python<'_>, p: &Place, name: &str) -> PyResult<DataKind> {
     match p {
         Place::Node(..) => Ok(node_data_kind(name)),
+        Place::NodeField(cell, id, i) => with_scene(py, cell, |s| s.node(*id).data.fields[*i].decl.kind),
         Place::Field(cell, id, i) => with_scene(py, cell, |s| s.entry(*id).data.fields[*i].decl.kind),
     }
 }
@@ -173,6 +182,19 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
                 scalar_to_py(py, &v)
             }
         }
+        Place::NodeField(cell, id, i) => {
+            let (kind, v) = with_scene(py, cell, |s| {
+                let f = &s.node(*id).data.fields[*i];
+                (f.decl.kind, f.value.clone())
+            })?;
+            if is_container(kind) {
+                let a = value_array(py, kind, &v)?;
+                set_writeable(&a, writeable);
+                Ok(a)
+            } else {
+                scalar_to_py(py, &v)
+            }
+        }
         Place::Field(cell, id, i) => {
             // A state vector: a view on the store's memory, no copy.
             let view = with_scene(py, cell, |s| {
@@ -233,6 +255,7 @@ pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
     let name = d.borrow().name.clone();
     match p {
         Place::Node(cell, id) => Ok(with_scene(py, &cell, |s| node_data_value(s, id, &name).map(|v| print_value(&v)).unwrap_or_default())?),
+        Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| print_value(&s.node(id).data.fields[i].value)),
         Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&linked_value(s, id, i, 0))),
     }
 }
@@ -272,6 +295,13 @@ pub fn set_value(d: &Bound<'_, PyData>, value: &Bound<'_, PyAny>) -> PyResult<()
             Ok(_) => Ok(()),
             Err(e) => Err(PyValueError::new_err(e)),
         },
+        Place::NodeField(cell, id, i) => {
+            let r = with_scene(py, &cell, |s| {
+                let field = s.node(id).data.fields[i].decl.name;
+                s.node_mut(id).data.write_text(field, &text).map(|_| ()).map_err(|e| format!("Node '{}': {e}", s.node(id).name))
+            })?;
+            r.map_err(PyValueError::new_err)
+        }
         Place::Field(cell, id, i) => {
             let r = with_scene(py, &cell, |s| -> Result<(), String> {
                 let arity = s.entry(id).data.arity();
@@ -314,6 +344,7 @@ fn check_array(py: Python<'_>, p: &Place, kind: DataKind, value: &Bound<'_, PyAn
     let dtype: String = value.getattr("dtype")?.getattr("kind")?.extract()?;
     let current = match p {
         Place::Field(cell, id, i) => Some(with_scene(py, cell, |s| s.read_data(*id, *i))?),
+        Place::NodeField(cell, id, i) => Some(with_scene(py, cell, |s| s.node(*id).data.fields[*i].value.clone())?),
         Place::Node(..) => None,
     };
     let want_ndim = match kind {
@@ -370,6 +401,9 @@ pub struct WriteContext {
     data: Py<PyData>,
     wrapper: Option<Py<PyAny>>,
     array: Option<Py<PyAny>>,
+    /// What the wrapper made of the array (a `Sofa.PyTypes` view): read-only again at exit too,
+    /// since a view keeps its own writeable flag.
+    wrapped: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -378,7 +412,11 @@ impl WriteContext {
         let a = read_value(py, self.data.bind(py), true)?;
         self.array = Some(a.clone().unbind());
         match &self.wrapper {
-            Some(w) => Ok(w.bind(py).call1((a,))?.unbind()),
+            Some(w) => {
+                let wrapped = w.bind(py).call1((a,))?.unbind();
+                self.wrapped = Some(wrapped.clone_ref(py));
+                Ok(wrapped)
+            }
             None => Ok(a.unbind()),
         }
     }
@@ -388,6 +426,9 @@ impl WriteContext {
         let Some(a) = self.array.take() else { return Ok(false) };
         let a = a.bind(py);
         set_writeable(a, false);
+        if let Some(w) = self.wrapped.take() {
+            set_writeable(w.bind(py), false);
+        }
         let d = self.data.bind(py);
         let p = place(py, &d.borrow())?;
         // A view on the store was written in place: tell the readers. A copy is written back.
@@ -399,7 +440,7 @@ impl WriteContext {
                 }
                 sv.is_some()
             })?,
-            Place::Node(..) => false,
+            Place::Node(..) | Place::NodeField(..) => false,
         };
         if !in_store {
             set_writeable(a, true);
@@ -446,7 +487,7 @@ impl PyData {
 
     #[pyo3(signature = (wrapper = None))]
     fn writeableArray(slf: &Bound<'_, PyData>, wrapper: Option<Py<PyAny>>) -> WriteContext {
-        WriteContext { data: slf.clone().unbind(), wrapper, array: None }
+        WriteContext { data: slf.clone().unbind(), wrapper, array: None, wrapped: None }
     }
 
     #[pyo3(signature = (wrapper = None))]
@@ -458,6 +499,10 @@ impl PyData {
         self.name.clone()
     }
 
+    fn setName(slf: &Bound<'_, PyData>, name: &str) -> PyResult<()> {
+        rename_data(slf, name)
+    }
+
     fn getValueString(slf: &Bound<'_, PyData>) -> PyResult<String> {
         value_string(slf)
     }
@@ -465,8 +510,13 @@ impl PyData {
     fn getValueTypeString(slf: &Bound<'_, PyData>) -> PyResult<String> {
         let py = slf.py();
         let name = slf.borrow().name.clone();
-        let kind = kind_of(py, &place(py, &slf.borrow())?, &name)?;
-        Ok(sofa_type_name(kind))
+        let p = place(py, &slf.borrow())?;
+        let kind = kind_of(py, &p, &name)?;
+        let template = match &p {
+            Place::Field(cell, id, _) => with_scene(py, cell, |s| s.entry(*id).template.clone())?,
+            Place::Node(..) | Place::NodeField(..) => String::new(),
+        };
+        Ok(sofa_type_name(kind, &template))
     }
 
     fn typeName(slf: &Bound<'_, PyData>) -> PyResult<String> {
@@ -485,6 +535,14 @@ impl PyData {
         let name = slf.borrow().name.clone();
         match place(py, &slf.borrow())? {
             Place::Node(cell, id) => with_scene(py, &cell, |s| {
+                let p = node_path_name(s, id);
+                if p == "/" {
+                    format!("/.{name}")
+                } else {
+                    format!("{p}.{name}")
+                }
+            }),
+            Place::NodeField(cell, id, _) => with_scene(py, &cell, |s| {
                 let p = node_path_name(s, id);
                 if p == "/" {
                     format!("/.{name}")
@@ -515,6 +573,7 @@ impl PyData {
         let py = slf.py();
         match place(py, &slf.borrow())? {
             Place::Node(..) => Ok(true),
+            Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| s.node(id).data.fields[i].is_set),
             Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].is_set),
         }
     }
@@ -522,7 +581,7 @@ impl PyData {
     fn hasParent(slf: &Bound<'_, PyData>) -> PyResult<bool> {
         let py = slf.py();
         match place(py, &slf.borrow())? {
-            Place::Node(..) => Ok(false),
+            Place::Node(..) | Place::NodeField(..) => Ok(false),
             Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link.is_some()),
         }
     }
@@ -530,7 +589,7 @@ impl PyData {
     fn getParentPath(slf: &Bound<'_, PyData>) -> PyResult<Option<String>> {
         let py = slf.py();
         match place(py, &slf.borrow())? {
-            Place::Node(..) => Ok(None),
+            Place::Node(..) | Place::NodeField(..) => Ok(None),
             Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link_text.clone()),
         }
     }
@@ -585,6 +644,7 @@ impl PyData {
         let py = slf.py();
         match place(py, &slf.borrow())? {
             Place::Node(..) => Ok(String::new()),
+            Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| s.node(id).data.fields[i].decl.help.to_string()),
             Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].decl.help.to_string()),
         }
     }
@@ -617,9 +677,15 @@ impl PyData {
     }
 }
 
-/// SOFA's type name of a Data (`getValueTypeString`).
-fn sofa_type_name(kind: DataKind) -> String {
+/// SOFA's type name of a Data (`getValueTypeString`); `template` is its component's
+/// (`vector<Vec3d>` for the positions of a `Vec3d` state).
+pub fn sofa_type_name(kind: DataKind, template: &str) -> String {
+    let vec_template = template.starts_with("Vec");
     match kind {
+        DataKind::Coords if !template.is_empty() => format!("vector<{template}>"),
+        DataKind::Coord if !template.is_empty() => template.to_string(),
+        DataKind::Derivs if vec_template => format!("vector<{template}>"),
+        DataKind::Deriv if vec_template => template.to_string(),
         DataKind::Bool => "bool".into(),
         DataKind::Int => "int".into(),
         DataKind::Real => "double".into(),
@@ -817,18 +883,22 @@ fn added_decl(name: &str, kind: DataKind, help: &str) -> &'static settee_core::D
     d
 }
 
-/// `obj.addData(name, value, default, help, group, type)` on a component (spec §4.8).
-pub fn add_object_data(
-    obj: &Bound<'_, PyObj>,
+/// `x.addData(name, value, default, help, group, type)` on a node or a component (spec §4.8).
+pub fn add_data(
+    owner: &Bound<'_, PyAny>,
     name: &str,
     value: Option<&Bound<'_, PyAny>>,
     default: Option<&Bound<'_, PyAny>>,
     help: &str,
     type_name: &str,
 ) -> PyResult<()> {
-    let py = obj.py();
+    let py = owner.py();
     check_added_name(name)?;
-    let (cell, id) = obj_ref(obj).ok_or_else(|| PyRuntimeError::new_err("addData: the component was not added to a node yet"))?;
+    let base = match crate::base::owner(owner) {
+        Ok(b) => b,
+        Err(_) if owner.cast::<PyObj>().is_ok() => return Err(PyRuntimeError::new_err("addData: the component was not added to a node yet")),
+        Err(e) => return Err(e),
+    };
     // A link (`"@path.data"` or a Data): the new Data takes its parent's type.
     let link = match value {
         Some(v) if v.cast::<PyData>().is_ok() => Some(PyData::getLinkPath(v.cast::<PyData>()?)?),
@@ -836,14 +906,18 @@ pub fn add_object_data(
         Some(v) => v.extract::<String>().ok().filter(|s| s.starts_with('@')),
         None => None,
     };
+    let cell = base.cell().clone_ref(py);
     let kind = match &link {
         Some(path) => {
             let text = path.trim_start_matches('@');
             let no_field = || PyValueError::new_err(format!("No datafield found with path {path}"));
             let (obj_path, field) = settee_core::factory::split_data_link(text).ok_or_else(no_field)?;
             with_scene(py, &cell, |s| {
-                let node = s.entry(id).node;
-                match s.resolve_path(node, obj_path, Some(id), None) {
+                let (node, me) = match &base {
+                    crate::base::Owner::Object(_, id) => (s.entry(*id).node, Some(*id)),
+                    crate::base::Owner::Node(_, n) => (*n, None),
+                };
+                match s.resolve_path(node, obj_path, me, None) {
                     Some(LinkTarget::Component(c)) => s.entry(c).data.field(field).map(|f| f.decl.kind),
                     _ => None,
                 }
@@ -854,18 +928,20 @@ pub fn add_object_data(
             kind_of_type_name(type_name).ok_or_else(|| PyTypeError::new_err(format!("Invalid Type string: available types are\n{TYPE_NAMES}")))?
         }
     };
-    let exists = with_scene(py, &cell, |s| s.entry(id).data.index_of(name).is_some())?;
-    if exists {
+    if crate::base::has_data(owner, name)? {
         // SOFA warns and adds a second Data that lookups never reach; Settee refuses it.
-        return Err(PyValueError::new_err(format!("Ambiguous creation of Data '{name}': the component already has a Data of that name")));
+        return Err(PyValueError::new_err(format!("Ambiguous creation of Data '{name}': there is already a Data of that name")));
     }
     let decl = added_decl(name, kind, help);
     with_scene(py, &cell, |s| {
-        let e = s.entry_mut(id);
-        let value = settee_core::data::default_value(kind, e.data.arity());
-        e.data.fields.push(settee_core::data::DataField { decl, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
+        let data = match &base {
+            crate::base::Owner::Object(_, id) => &mut s.entry_mut(*id).data,
+            crate::base::Owner::Node(_, n) => &mut s.node_mut(*n).data,
+        };
+        let value = settee_core::data::default_value(kind, data.arity());
+        data.fields.push(settee_core::data::DataField { decl, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
     })?;
-    let d = make(py, DataOwner::Object(obj.clone().unbind()), name)?;
+    let d = make(py, crate::base::data_owner(owner)?, name)?;
     let d = d.bind(py);
     match (&link, value) {
         (Some(path), _) => set_parent_path(py, &place(py, &d.borrow())?, path)?,
@@ -874,13 +950,45 @@ pub fn add_object_data(
             // `value=None`: the default, and the Data stays "not set".
             if let Some(def) = default.filter(|d| !d.is_none()) {
                 set_value(d, def)?;
-                let p = place(py, &d.borrow())?;
-                if let Place::Field(cell, id, i) = p {
-                    with_scene(py, &cell, |s| s.entry_mut(id).data.fields[i].is_set = false)?;
+                match place(py, &d.borrow())? {
+                    Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry_mut(id).data.fields[i].is_set = false)?,
+                    Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| s.node_mut(id).data.fields[i].is_set = false)?,
+                    Place::Node(..) => {}
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// Renames a Data (`d.setName(n)`): one a script added, or one of a component that the
+/// component itself does not read by name.
+fn rename_data(d: &Bound<'_, PyData>, new: &str) -> PyResult<()> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let refuse = || PyRuntimeError::new_err(format!("Data '{}' is read by its owner under that name: Settee cannot rename it", d.borrow().name));
+    match p {
+        Place::Node(..) => return Err(refuse()),
+        Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| {
+            let f = &mut s.node_mut(id).data.fields[i];
+            f.decl = added_decl(new, f.decl.kind, f.decl.help);
+        })?,
+        Place::Field(cell, id, i) => {
+            let ok = with_scene(py, &cell, |s| {
+                let e = s.entry_mut(id);
+                let decl = e.data.fields[i].decl;
+                if e.class.data.iter().any(|t| t.iter().any(|c| std::ptr::eq(c, decl))) {
+                    return false;
+                }
+                e.data.fields[i].decl = added_decl(new, decl.kind, decl.help);
+                true
+            })?;
+            if !ok {
+                return Err(refuse());
+            }
+        }
+    }
+    d.borrow_mut().name = new.to_string();
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 
 #![allow(non_snake_case)] // Python method names are SOFA's (`addObject`, `getLinkPath`).
 
+pub mod base;
 pub mod cell;
 pub mod component;
 pub mod convert;
@@ -19,6 +20,7 @@ pub mod node;
 pub mod object;
 pub mod seq;
 pub mod simulation;
+pub mod topology;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,6 +79,9 @@ pub fn print_messages(py: Python<'_>, cell: &Py<cell::SceneCell>, before: usize)
 /// (`crates/settee-pywheel`, whose `#[pymodule]` is the only `PyInit__settee` of a build).
 pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cell::SceneCell>()?;
+    m.add_class::<base::PyBase>()?;
+    m.add_class::<base::PyLink>()?;
+    m.add_class::<topology::PyMeshTopology>()?;
     m.add_class::<node::PyNode>()?;
     m.add_class::<node::LinkPath>()?;
     m.add_class::<object::PyObj>()?;
@@ -87,6 +92,8 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::WriteContext>()?;
     m.add_class::<component::PyController>()?;
     m.add_class::<seq::NodeSeq>()?;
+    m.add_function(pyo3::wrap_pyfunction!(object::class_categories, m)?)?;
+    m.add_function(pyo3::wrap_pyfunction!(object::factory_entries, m)?)?;
     simulation::add_functions(m)?;
     Ok(())
 }
@@ -101,6 +108,10 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("Sofa.Types", include_str!("../python/Sofa/Types.py"), false),
     ("Sofa.Gui", include_str!("../python/Sofa/Gui.py"), false),
     ("Sofa.SofaDeformable", include_str!("../python/Sofa/SofaDeformable.py"), false),
+    ("Sofa.PyTypes", include_str!("../python/Sofa/PyTypes/__init__.py"), true),
+    ("Sofa.PyTypes._wrap", include_str!("../python/Sofa/PyTypes/_wrap.py"), false),
+    ("Sofa.PyTypes.Vec3", include_str!("../python/Sofa/PyTypes/Vec3.py"), false),
+    ("Sofa.PyTypes.RGBAColor", include_str!("../python/Sofa/PyTypes/RGBAColor.py"), false),
     ("Sofa.constants", include_str!("../python/Sofa/constants/__init__.py"), true),
     ("Sofa.constants.Key", include_str!("../python/Sofa/constants/Key.py"), false),
     ("SofaTypes", include_str!("../python/SofaTypes/__init__.py"), true),

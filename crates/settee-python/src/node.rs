@@ -7,13 +7,14 @@ use pyo3::exceptions::{PyAttributeError, PyIndexError, PyRuntimeError, PyTypeErr
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use settee_core::data::{parse_value, DataKind, TemplateArity, Value};
-use settee_core::diag::{Diagnostic, Severity, SourcePos};
+use settee_core::diag::{Severity, SourcePos};
 use settee_core::factory::Attr;
 use settee_core::{ComponentId, NodeId, Scene};
 
+use crate::base::PyBase;
 use crate::cell::{current, with_scene, SceneCell};
 use crate::convert::to_sofa_text;
-use crate::data::{DataOwner, PyData};
+use crate::data::DataOwner;
 use crate::object::PyObj;
 
 /// `x.linkpath`: a path to a node, an object or a Data that makes a live link when given to
@@ -35,7 +36,7 @@ impl LinkPath {
     }
 }
 
-#[pyclass(module = "Sofa.Core", name = "Node", subclass, dict, unsendable)]
+#[pyclass(module = "Sofa.Core", name = "Node", extends = PyBase, subclass, dict, unsendable)]
 pub struct PyNode {
     pub cell: Py<SceneCell>,
     pub id: NodeId,
@@ -49,7 +50,7 @@ pub fn wrap_node(py: Python<'_>, cell: &Py<SceneCell>, id: NodeId) -> PyResult<P
     if let Some(n) = cell.bind(py).borrow().nodes.get(&id) {
         return Ok(n.clone_ref(py));
     }
-    let obj: Py<PyAny> = Py::new(py, PyNode { cell: cell.clone_ref(py), id })?.into_any();
+    let obj: Py<PyAny> = Py::new(py, (PyNode { cell: cell.clone_ref(py), id }, PyBase::default()))?.into_any();
     cell.bind(py).borrow_mut().nodes.insert(id, obj.clone_ref(py));
     Ok(obj)
 }
@@ -164,7 +165,7 @@ pub const PROTECTED: &[&str] = &["children", "objects", "parents", "data", "link
 impl PyNode {
     #[new]
     #[pyo3(signature = (name = "unnamed", *_args, **kw))]
-    fn new(py: Python<'_>, name: &str, _args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyNode> {
+    fn new(py: Python<'_>, name: &str, _args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<PyNode>> {
         let mut scene = Scene::new(name);
         scene.data_path = crate::data_path();
         scene.factory = Some(crate::factory()?);
@@ -177,7 +178,7 @@ impl PyNode {
             }
         }
         let cell = Py::new(py, SceneCell::new(scene))?;
-        Ok(PyNode { cell, id: Scene::ROOT })
+        Ok(PyClassInitializer::from((PyNode { cell, id: Scene::ROOT }, PyBase::default())))
     }
 
     /// `addObject(type, **kw)` or `addObject(component)`.
@@ -329,24 +330,6 @@ impl PyNode {
 
     fn getTemplateName(&self) -> &'static str {
         ""
-    }
-
-    fn getPathName(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        let (cell, node) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| node_path_name(s, node))
-    }
-
-    fn getLinkPath(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        Ok(format!("@{}", Self::getPathName(slf)?))
-    }
-
-    fn getAsACreateObjectParameter(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        Self::getLinkPath(slf)
-    }
-
-    #[getter]
-    fn linkpath(slf: &Bound<'_, PyNode>) -> PyResult<LinkPath> {
-        Ok(LinkPath { path: Self::getLinkPath(slf)? })
     }
 
     fn getRootPath(slf: &Bound<'_, PyNode>) -> PyResult<String> {
@@ -502,74 +485,6 @@ impl PyNode {
         crate::print_messages(py, &cell, before)
     }
 
-    /// A message a script sent to this node (`Sofa.msg_info(node, …)`): kept in the node's log.
-    fn _log_message(slf: &Bound<'_, PyNode>, kind: &str, text: &str) -> PyResult<()> {
-        let (cell, node) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| {
-            let subject = node_log_subject(s, node);
-            s.report(Diagnostic::new(severity_of(kind), text).subject(subject));
-        })
-    }
-
-    fn getLoggedMessagesAsString(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        let (cell, node) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| {
-            let subject = node_log_subject(s, node);
-            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).map(|m| format!("{m}\n")).collect()
-        })
-    }
-
-    fn countLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<usize> {
-        let (cell, node) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| {
-            let subject = node_log_subject(s, node);
-            s.messages.iter().filter(|m| m.subject.as_deref() == Some(subject.as_str())).count()
-        })
-    }
-
-    fn clearLoggedMessages(slf: &Bound<'_, PyNode>) -> PyResult<()> {
-        let (cell, node) = node_ref(slf);
-        with_scene(slf.py(), &cell, |s| {
-            let subject = node_log_subject(s, node);
-            s.messages.retain(|m| m.subject.as_deref() != Some(subject.as_str()));
-        })
-    }
-
-    fn findData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {
-        if !NODE_DATA.contains(&name) {
-            return Ok(None);
-        }
-        let owner = DataOwner::Node(slf.clone().unbind());
-        Ok(Some(crate::data::make(slf.py(), owner, name)?))
-    }
-
-    /// `addData` on a node: the protected names are refused as in SOFA; node Data beyond the
-    /// context's are not stored by Settee yet.
-    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
-    fn addData(
-        slf: &Bound<'_, PyNode>,
-        name: &str,
-        value: Option<&Bound<'_, PyAny>>,
-        default: Option<&Bound<'_, PyAny>>,
-        help: &str,
-        group: &str,
-        r#type: &str,
-    ) -> PyResult<()> {
-        let _ = (slf, value, default, help, group, r#type);
-        crate::data::check_added_name(name)?;
-        Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
-            "addData('{name}') on a node: Settee's nodes hold only their context Data so far"
-        )))
-    }
-
-    fn getData(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<Py<PyData>>> {
-        Self::findData(slf, name)
-    }
-
-    fn getDataFields(slf: &Bound<'_, PyNode>) -> PyResult<Vec<Py<PyData>>> {
-        NODE_DATA.iter().map(|n| crate::data::make(slf.py(), DataOwner::Node(slf.clone().unbind()), n)).collect()
-    }
-
     /// `node["a.b.obj.data"]`: down by dot-separated names.
     fn __getitem__(slf: &Bound<'_, PyNode>, path: &str) -> PyResult<Py<PyAny>> {
         let py = slf.py();
@@ -582,7 +497,7 @@ impl PyNode {
                 match (obj, child) {
                     (Some(o), _) => crate::object::wrap_object(py, &cell, o)?.into_bound(py),
                     (None, Some(c)) => wrap_node(py, &cell, c)?.into_bound(py),
-                    (None, None) if NODE_DATA.contains(&part) => {
+                    (None, None) if crate::base::has_data(n.as_any(), part)? => {
                         crate::data::make(py, DataOwner::Node(n.clone().unbind()), part)?.into_bound(py).into_any()
                     }
                     _ => return Err(PyKeyError(format!("'{part}' is neither an object, a child nor a Data of the node"))),
@@ -610,15 +525,18 @@ impl PyNode {
         if let Some(c) = with_scene(py, &cell, |s| s.node(node).children.iter().copied().find(|c| s.node(*c).name == name))? {
             return wrap_node(py, &cell, c);
         }
-        if NODE_DATA.contains(&name) {
+        if crate::base::has_data(slf.as_any(), name)? {
             return Ok(crate::data::make(py, DataOwner::Node(slf.clone().unbind()), name)?.into_any());
+        }
+        if let Some(l) = crate::base::node_link(slf, name)? {
+            return Ok(l.into_any());
         }
         Err(PyAttributeError::new_err(format!("Unable to find attribute: {name}")))
     }
 
     fn __setattr__(slf: &Bound<'_, PyNode>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
-        if NODE_DATA.contains(&name) {
+        if crate::base::has_data(slf.as_any(), name)? {
             let d = crate::data::make(py, DataOwner::Node(slf.clone().unbind()), name)?;
             return crate::data::set_value(d.bind(py), value);
         }
@@ -628,7 +546,7 @@ impl PyNode {
     }
 
     fn __repr__(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        Ok(format!("<Sofa.Core.Node '{}'>", Self::getPathName(slf)?))
+        Ok(format!("<Sofa.Core.Node '{}'>", crate::base::path_name(slf.as_any())?))
     }
 
     fn __eq__(slf: &Bound<'_, PyNode>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -641,11 +559,6 @@ impl PyNode {
     fn __hash__(slf: &Bound<'_, PyNode>) -> u64 {
         let (c, id) = node_ref(slf);
         (c.as_ptr() as u64) ^ id.to_bits()
-    }
-
-    fn __dir__(slf: &Bound<'_, PyNode>) -> Vec<String> {
-        let _ = slf;
-        NODE_DATA.iter().map(|s| s.to_string()).collect()
     }
 }
 
@@ -666,11 +579,6 @@ fn node_slot(slf: &Bound<'_, PyNode>, role: settee_core::RoleId) -> PyResult<Opt
 pub fn data_dict(owner: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let py = owner.py();
     Ok(py.import("Sofa.Core")?.getattr("DataDict")?.call1((owner,))?.unbind())
-}
-
-/// The subject of a node's own messages in the scene's message list.
-fn node_log_subject(s: &Scene, node: NodeId) -> String {
-    format!("Node {}", node_path_name(s, node))
 }
 
 /// A message kind of `Sofa.Helper` (`Info`, `Warning`, `Deprecated`, …) as a severity.

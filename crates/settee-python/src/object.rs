@@ -5,13 +5,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use settee_core::{ComponentId, Scene};
 
+use crate::base::PyBase;
 use crate::cell::{current, with_scene, SceneCell};
-use crate::data::{DataOwner, PyData};
+use crate::data::DataOwner;
 use crate::node::{node_path_name, wrap_node, LinkPath};
 
 /// A component. Python components (`Sofa.Core.Controller` subclasses, …) are instances of
 /// subclasses; before `addObject` they belong to no scene yet.
-#[pyclass(module = "Sofa.Core", name = "Object", subclass, dict, unsendable)]
+#[pyclass(module = "Sofa.Core", name = "Object", extends = PyBase, subclass, dict, unsendable)]
 pub struct PyObj {
     pub target: Option<(Py<SceneCell>, ComponentId)>,
     /// Data given to a Python component before it was added to a node (`name`, `listening`, …).
@@ -24,9 +25,21 @@ pub fn wrap_object(py: Python<'_>, cell: &Py<SceneCell>, id: ComponentId) -> PyR
     if let Some(o) = cell.bind(py).borrow().objects.get(&id) {
         return Ok(o.clone_ref(py));
     }
-    let obj: Py<PyAny> = Py::new(py, PyObj { target: Some((cell.clone_ref(py), id)), pending: Vec::new() })?.into_any();
+    let base = PyObj { target: Some((cell.clone_ref(py), id)), pending: Vec::new() }.initializer();
+    // A topology container is a `Sofa.Core.BaseMeshTopology` (SofaPython3's downcast).
+    let is_topology = with_scene(py, cell, |s| s.entry(id).plays(settee_core::role::TOPOLOGY))?;
+    let obj: Py<PyAny> =
+        if is_topology { Py::new(py, base.add_subclass(crate::topology::PyMeshTopology))?.into_any() } else { Py::new(py, base)?.into_any() };
     cell.bind(py).borrow_mut().objects.insert(id, obj.clone_ref(py));
     Ok(obj)
+}
+
+impl PyObj {
+    /// The initializer of a component wrapper, with its `Sofa.Core.Base` part (subclasses add
+    /// theirs: `PyObj { .. }.initializer().add_subclass(…)`).
+    pub fn initializer(self) -> PyClassInitializer<PyObj> {
+        PyClassInitializer::from((self, PyBase::default()))
+    }
 }
 
 /// Where a component wrapper points now (`None` before it was added to a node).
@@ -52,12 +65,102 @@ pub fn object_path_name(s: &Scene, id: ComponentId) -> String {
     }
 }
 
+/// SOFA's categories of a component class (`ObjectFactory` and SofaPython3's `getCategories`),
+/// from the roles it plays, in SOFA's order; `Miscellaneous` when none applies.
+pub fn categories(class: &settee_core::ComponentClass) -> Vec<&'static str> {
+    use settee_core::role::*;
+    let p = |r| class.plays(r);
+    let python_controller = std::ptr::eq(class, <crate::component::PythonController as settee_core::Declared>::CLASSES[0]);
+    let rules: [(bool, &str); 22] = [
+        (p(VISUAL_MODEL), "VisualModel"),
+        (p(COLLISION_MODEL), "CollisionModel"),
+        (p(MECHANICAL_STATE), "MechanicalState"),
+        // A mass is a force field, but SOFA keeps it out of that category.
+        (p(FORCE_FIELD) && !p(MASS), "ForceField"),
+        (p(INTERACTION), "InteractionForceField"),
+        (p(PROJECTIVE_CONSTRAINT), "ProjectiveConstraintSet"),
+        (p(CONSTRAINT_LAW), "ConstraintSet"),
+        (p(MAPPING), "Mapping"),
+        (p(ENGINE), "Engine"),
+        (p(MASS), "Mass"),
+        (p(ODE_SOLVER), "OdeSolver"),
+        (p(CONSTRAINT_SOLVER), "ConstraintSolver"),
+        (p(CONSTRAINT_CORRECTION), "ConstraintSolver"),
+        (p(LINEAR_SOLVER), "LinearSolver"),
+        (p(ANIMATION_LOOP), "AnimationLoop"),
+        (p(TOPOLOGY) && !p(TOPOLOGY_ALGORITHMS), "Topology"),
+        (p(TOPOLOGY_ALGORITHMS), "TopologyObject"),
+        (python_controller, "Controller"),
+        (p(LOADER), "Loader"),
+        (p(BROAD_PHASE) || p(NARROW_PHASE) || p(CONTACT_MANAGER), "CollisionAlgorithm"),
+        (p(COLLISION_PIPELINE), "CollisionAlgorithm"),
+        (p(INTERSECTION), "CollisionAlgorithm"),
+    ];
+    let mut out: Vec<&'static str> = rules.iter().filter(|(on, _)| *on).map(|(_, c)| *c).collect();
+    if out.is_empty() {
+        out.push("Miscellaneous");
+    }
+    out
+}
+
+/// `SofaRuntime.getCategories(className)`: the categories of a class of the factory (an empty
+/// list for a class it does not have).
+#[pyfunction]
+pub fn class_categories(name: &str) -> PyResult<Vec<&'static str>> {
+    Ok(crate::factory()?.class(name).map(categories).unwrap_or_default())
+}
+
+/// What `Sofa.Core.ObjectFactory` shows of every class of the factory, as dicts: `className`,
+/// `description`, `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
+/// `type`, `defaultValue`) and `link` (`name`, `help`, `destinationTypeName`).
+#[pyfunction]
+pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
+    let factory = crate::factory()?;
+    let mut out = Vec::new();
+    for class in factory.classes() {
+        let d = PyDict::new(py);
+        d.set_item("className", class.name)?;
+        d.set_item("description", class.description)?;
+        d.set_item("templates", class.templates.to_vec())?;
+        d.set_item("defaultTemplate", class.default_template)?;
+        d.set_item("categories", categories(class))?;
+        let data = pyo3::types::PyList::empty(py);
+        for decl in class.data.iter().flat_map(|t| t.iter()) {
+            let f = PyDict::new(py);
+            f.set_item("name", decl.name)?;
+            f.set_item("group", "")?;
+            f.set_item("help", decl.help)?;
+            f.set_item("type", crate::data::sofa_type_name(decl.kind, class.default_template))?;
+            f.set_item("defaultValue", decl.default)?;
+            data.append(f)?;
+        }
+        d.set_item("data", data)?;
+        let links = pyo3::types::PyList::empty(py);
+        for l in class.links {
+            let f = PyDict::new(py);
+            f.set_item("name", l.name)?;
+            f.set_item("help", l.help)?;
+            f.set_item("destinationTypeName", l.target.map_or("Base", |r| r.name()))?;
+            links.append(f)?;
+        }
+        d.set_item("link", links)?;
+        out.push(d.unbind());
+    }
+    Ok(out)
+}
+
 #[pymethods]
 impl PyObj {
+    /// SOFA's categories of the component's class (`["MechanicalState"]`, `["Topology"]`, …).
+    fn getCategories(slf: &Bound<'_, PyObj>) -> PyResult<Vec<&'static str>> {
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| categories(s.entry(id).class))
+    }
+
     #[new]
     #[pyo3(signature = (*_args, **_kw))]
-    fn new(_args: &Bound<'_, pyo3::types::PyTuple>, _kw: Option<&Bound<'_, PyDict>>) -> PyObj {
-        PyObj { target: None, pending: Vec::new() }
+    fn new(_args: &Bound<'_, pyo3::types::PyTuple>, _kw: Option<&Bound<'_, PyDict>>) -> PyClassInitializer<PyObj> {
+        PyObj { target: None, pending: Vec::new() }.initializer()
     }
 
     fn getName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
@@ -93,24 +196,6 @@ impl PyObj {
         with_scene(slf.py(), &cell, |s| s.entry(id).template.clone())
     }
 
-    fn getPathName(slf: &Bound<'_, PyObj>) -> PyResult<String> {
-        let (cell, id) = attached(slf)?;
-        with_scene(slf.py(), &cell, |s| object_path_name(s, id))
-    }
-
-    fn getLinkPath(slf: &Bound<'_, PyObj>) -> PyResult<String> {
-        Ok(format!("@{}", Self::getPathName(slf)?))
-    }
-
-    fn getAsACreateObjectParameter(slf: &Bound<'_, PyObj>) -> PyResult<String> {
-        Self::getLinkPath(slf)
-    }
-
-    #[getter]
-    fn linkpath(slf: &Bound<'_, PyObj>) -> PyResult<LinkPath> {
-        Ok(LinkPath { path: Self::getLinkPath(slf)? })
-    }
-
     fn getContext(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
         let (cell, id) = attached(slf)?;
         let node = with_scene(slf.py(), &cell, |s| s.entry(id).node)?;
@@ -134,73 +219,6 @@ impl PyObj {
     }
 
     fn bwdInit(&self) {}
-
-    fn findData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
-        let Some((cell, id)) = obj_ref(slf) else { return Ok(None) };
-        let has = with_scene(slf.py(), &cell, |s| s.entry(id).data.index_of(name).is_some())?;
-        if !has {
-            return Ok(None);
-        }
-        Ok(Some(crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), name)?))
-    }
-
-    /// `addData(name, value=None, default=None, help="", group="", type="")` (spec §4.8).
-    #[pyo3(signature = (name, value = None, default = None, help = "", group = "", r#type = ""))]
-    fn addData(
-        slf: &Bound<'_, PyObj>,
-        name: &str,
-        value: Option<&Bound<'_, PyAny>>,
-        default: Option<&Bound<'_, PyAny>>,
-        help: &str,
-        group: &str,
-        r#type: &str,
-    ) -> PyResult<()> {
-        let _ = group; // Data groups only sort the GUI's tabs.
-        crate::data::add_object_data(slf, name, value, default, help, r#type)
-    }
-
-    fn getData(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Option<Py<PyData>>> {
-        Self::findData(slf, name)
-    }
-
-    fn getDataFields(slf: &Bound<'_, PyObj>) -> PyResult<Vec<Py<PyData>>> {
-        let (cell, id) = attached(slf)?;
-        let names: Vec<&'static str> = with_scene(slf.py(), &cell, |s| s.entry(id).data.fields.iter().map(|f| f.decl.name).collect())?;
-        names.into_iter().map(|n| crate::data::make(slf.py(), DataOwner::Object(slf.clone().unbind()), n)).collect()
-    }
-
-    fn getLoggedMessagesAsString(slf: &Bound<'_, PyObj>) -> PyResult<String> {
-        let (cell, id) = attached(slf)?;
-        with_scene(slf.py(), &cell, |s| {
-            let label = s.entry(id).label();
-            s.messages.iter().filter(|m| m.subject.as_deref() == Some(label.as_str())).map(|m| format!("{m}\n")).collect()
-        })
-    }
-
-    /// A message a script sent to this component (`Sofa.msg_info(obj, …)`): kept in its log.
-    fn _log_message(slf: &Bound<'_, PyObj>, kind: &str, text: &str) -> PyResult<()> {
-        let Some((cell, id)) = obj_ref(slf) else { return Ok(()) };
-        with_scene(slf.py(), &cell, |s| {
-            let label = s.entry(id).label();
-            s.report(settee_core::Diagnostic::new(crate::node::severity_of(kind), text).subject(label));
-        })
-    }
-
-    fn clearLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<()> {
-        let (cell, id) = attached(slf)?;
-        with_scene(slf.py(), &cell, |s| {
-            let label = s.entry(id).label();
-            s.messages.retain(|m| m.subject.as_deref() != Some(label.as_str()));
-        })
-    }
-
-    fn countLoggedMessages(slf: &Bound<'_, PyObj>) -> PyResult<usize> {
-        let (cell, id) = attached(slf)?;
-        with_scene(slf.py(), &cell, |s| {
-            let label = s.entry(id).label();
-            s.messages.iter().filter(|m| m.subject.as_deref() == Some(label.as_str())).count()
-        })
-    }
 
     /// `obj["data"]` (a leading `.` allowed); `obj["."]` and `obj[""]` are the object itself.
     fn __getitem__(slf: &Bound<'_, PyObj>, name: &str) -> PyResult<Py<PyAny>> {
@@ -302,12 +320,7 @@ impl PyObj {
 
     fn __repr__(slf: &Bound<'_, PyObj>) -> PyResult<String> {
         let class = Self::getClassName(slf).unwrap_or_else(|_| "Object".into());
-        let path = Self::getPathName(slf).unwrap_or_else(|_| Self::getName(slf).unwrap_or_default());
+        let path = crate::base::path_name(slf.as_any()).unwrap_or_else(|_| Self::getName(slf).unwrap_or_default());
         Ok(format!("<Sofa.Core.Object {class} '{path}'>"))
-    }
-
-    fn __dir__(slf: &Bound<'_, PyObj>) -> PyResult<Vec<String>> {
-        let Some((cell, id)) = obj_ref(slf) else { return Ok(Vec::new()) };
-        with_scene(slf.py(), &cell, |s| s.entry(id).data.fields.iter().map(|f| f.decl.name.to_string()).collect())
     }
 }

@@ -56,6 +56,9 @@ pub struct Node {
     pub activated: bool,
     pub tags: Vec<String>,
     pub pos: Option<SourcePos>,
+    /// Data a script added to the node (SOFA's `Base::addData`, `node.addData` in Python); the
+    /// node's own Data (name, context) are the fields above. No component reads them.
+    pub data: DataSet,
 }
 
 /// What a link resolved to.
@@ -294,6 +297,7 @@ impl Scene {
             activated: true,
             tags: Vec::new(),
             pos: None,
+            data: DataSet::default(),
         });
         debug_assert_eq!(root, Self::ROOT);
         static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -344,6 +348,7 @@ impl Scene {
             activated: true,
             tags: Vec::new(),
             pos: None,
+            data: DataSet::default(),
         });
         self.nodes[parent].children.push(id);
         self.touch();

@@ -1,8 +1,6 @@
 """`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
-from _settee import (Node, Object, Data, DataContainer, DataString, DataVectorString,
-                     LinkPath, Controller, NodeSequence)
-
-Base = Object
+from _settee import (Base, Node, Object, Data, DataContainer, DataString, DataVectorString,
+                     Link, LinkPath, Controller, NodeSequence, BaseMeshTopology)
 
 
 class DataDict(dict):
@@ -27,3 +25,80 @@ ForceFieldVec3d = _not_in_settee("ForceFieldVec3d")
 ForceFieldVec1d = _not_in_settee("ForceFieldVec1d")
 ForceFieldRigid3d = _not_in_settee("ForceFieldRigid3d")
 RawPrefab = _not_in_settee("RawPrefab")
+
+
+class ClassEntry:
+    """A class of the component factory (`Sofa.Core.ObjectFactory.getComponent(name)`)."""
+
+    def __init__(self, entry):
+        self._entry = entry
+
+    className = property(lambda self: self._entry["className"])
+    description = property(lambda self: self._entry["description"])
+    defaultTemplate = property(lambda self: self._entry["defaultTemplate"])
+    templates = property(lambda self: set(self._entry["templates"]))
+    # Settee's classes are not split into SOFA's plugins: no class knows its target.
+    targets = property(lambda self: set())
+    locations = property(lambda self: set())
+    aliases = property(lambda self: [])
+    authors = property(lambda self: "")
+    license = property(lambda self: "")
+    dataAlias = property(lambda self: {})
+
+    def __repr__(self):
+        return "<%s at %#x>" % (self.className, id(self))
+
+    def __str__(self):
+        templates = sorted(self.templates)
+        text = ", ".join("'%s'%s" % (t, " (default)" if t == self.defaultTemplate else "") for t in templates)
+        return ("Component '%s' \n  Description: %s\n  Authors: \n  Aliases: None\n  Templates: %s\n"
+                "  Targets: None\n  Locations: None") % (self.className, self.description, text or "None")
+
+
+class ObjectFactory:
+    """Introspection of the component factory: every component class Settee has."""
+
+    @staticmethod
+    def _entries():
+        import _settee
+        return _settee.factory_entries()
+
+    @staticmethod
+    def getComponent(name):
+        for e in ObjectFactory._entries():
+            if e["className"] == name:
+                return ClassEntry(e)
+        return None
+
+    @staticmethod
+    def getComponentsFromTarget(target):
+        return []
+
+    @staticmethod
+    def dump_json():
+        """The factory as SOFA's `ObjectFactoryJson` writes it: one entry per class, with a creator
+        per template holding its class description and its Data and links."""
+        import json
+        out = []
+        for e in ObjectFactory._entries():
+            creators = {}
+            for t in (e["templates"] or [""]):
+                creators[t] = {
+                    "target": "targetCannotBeFound",
+                    "class": {"className": e["className"], "templateName": t,
+                              "categories": e["categories"]},
+                    "object": {"data": e["data"], "link": e["link"]},
+                }
+            out.append({"className": e["className"], "description": e["description"], "creator": creators})
+        return json.dumps(out)
+
+
+class _Classes:
+    """`ObjectFactory.components` and `ObjectFactory.targets`: read-only class attributes."""
+
+    def __get__(self, obj, owner):
+        return [ClassEntry(e) for e in ObjectFactory._entries()]
+
+
+ObjectFactory.components = _Classes()
+ObjectFactory.targets = set()

@@ -46,4 +46,6 @@ def unloadModules():
 
 
 def getCategories(className):
-    return []
+    """SOFA's categories of a component class (`["Loader"]` for MeshOBJLoader)."""
+    import _settee
+    return _settee.class_categories(className)
