@@ -14,7 +14,10 @@ pub mod cell;
 pub mod component;
 pub mod convert;
 pub mod data;
+pub mod engine;
+pub mod forcefield;
 pub mod graft;
+pub mod matrix;
 pub mod node;
 pub mod object;
 pub mod seq;
@@ -86,6 +89,8 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<data::DataVectorString>()?;
     m.add_class::<data::WriteContext>()?;
     m.add_class::<component::PyController>()?;
+    m.add_class::<engine::PyDataEngine>()?;
+    forcefield::add_classes(m)?;
     m.add_class::<seq::NodeSeq>()?;
     simulation::add_functions(m)?;
     Ok(())

@@ -25,12 +25,8 @@ const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponen
 const CATEGORIES: &str = "component categories (getCategories) are not known to Settee's factory yet";
 const TARGET: &str = "getTarget (the plugin a component comes from) is not bound yet";
 const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not supported yet";
-const DATA_ENGINE: &str = "Sofa.Core.DataEngine (Python engines, spec §5.2) is not implemented yet";
 const CONSTRAINT_EVENTS: &str =
     "the constraint solvers do not send BuildConstraintSystemEndEvent/SolveConstraintSystemEndEvent to Python controllers yet";
-const FORCE_FIELD: &str = "Sofa.Core.ForceFieldVec3d (Python force fields, spec §5.3) is not implemented yet";
-const ASSEMBLE: &str = "assembleMMatrix/assembleKMatrix (a mass's or force field's matrix as a scipy sparse matrix) are not bound yet";
-const MSTATE_LINK: &str = "the `mstate` link of a component is not bound as an attribute yet";
 const OBJECT_FACTORY: &str = "Sofa.Core.ObjectFactory (factory introspection, spec §9 tier C) is not bound yet";
 const PYTYPES: &str = "Sofa.PyTypes (numpy-backed Vec3/RGBAColor wrappers) is not implemented yet";
 
@@ -58,19 +54,7 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_getCategories", CATEGORIES),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_getTarget", TARGET),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_slave_master", SLAVES),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_DataEngine", DATA_ENGINE),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructor", DATA_ENGINE),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructorOverriden", DATA_ENGINE),
     ("Sofa/tests/Core/Events.py", "Events.Test.test_events", CONSTRAINT_EVENTS),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_0_explicit", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_1_implicit_iterative", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_2_implicit_direct", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_class_name", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_stiffness_matrix_access_blocks3x3", ASSEMBLE),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_stiffness_matrix_access_scalar", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_matrix_access_blocks3x3", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_matrix_access_scalar", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_mstate", MSTATE_LINK),
     ("Sofa/tests/Core/ObjectFactory.py", "ObjectFactory.Test.test_dump_json", OBJECT_FACTORY),
     ("Sofa/tests/Types/Vec3.py", "unittest.loader._FailedTest.Vec3", PYTYPES),
     ("SofaRuntime/tests/SofaRuntime/Base.py", "Base.Test.test_getCategoriesmethod", CATEGORIES),

@@ -1,6 +1,8 @@
 """`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
 from _settee import (Node, Object, Data, DataContainer, DataString, DataVectorString,
-                     LinkPath, Controller, NodeSequence)
+                     LinkPath, Controller, NodeSequence, DataEngine, ForceFieldVec3d,
+                     ForceFieldVec2d, ForceFieldVec1d, ForceFieldVec6d, ForceFieldRigid3d,
+                     ForceFieldRigid2d)
 
 Base = Object
 
@@ -22,8 +24,4 @@ def _not_in_settee(name):
     return _Missing
 
 
-DataEngine = _not_in_settee("DataEngine")
-ForceFieldVec3d = _not_in_settee("ForceFieldVec3d")
-ForceFieldVec1d = _not_in_settee("ForceFieldVec1d")
-ForceFieldRigid3d = _not_in_settee("ForceFieldRigid3d")
 RawPrefab = _not_in_settee("RawPrefab")
