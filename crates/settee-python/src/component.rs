@@ -38,18 +38,7 @@ static HANDLERS_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomi
 impl PythonController {
     /// Calls `method` of the instance when its class defines it (beyond the base classes).
     fn call_defined(&self, scene: &mut Scene, me: ComponentId, method: &str) -> SimResult {
-        let Some(instance) = &self.instance else { return Ok(()) };
-        Python::attach(|py| {
-            let obj = instance.bind(py);
-            let Ok(f) = obj.getattr(method) else { return };
-            // The base classes' own `init` does nothing: skip the call.
-            if f.getattr("__func__").is_err() {
-                return;
-            }
-            if let Err(e) = lend(scene, || f.call0()) {
-                report_exception(py, scene, me, method, e);
-            }
-        });
+        call_defined(self.instance.as_ref(), scene, me, method);
         Ok(())
     }
 
@@ -84,6 +73,24 @@ impl PythonController {
             }
         });
     }
+}
+
+/// Calls `method` of a Python component's instance when its class defines it (the base
+/// classes' own methods do nothing: they are not called), with the scene lent. An exception
+/// is reported as the component's error, and the simulation goes on.
+pub fn call_defined(instance: Option<&Py<PyAny>>, scene: &mut Scene, me: ComponentId, method: &str) {
+    let Some(instance) = instance else { return };
+    Python::attach(|py| {
+        let obj = instance.bind(py);
+        let Ok(f) = obj.getattr(method) else { return };
+        // A method of the base classes (written in Rust) has no `__func__`.
+        if f.getattr("__func__").is_err() {
+            return;
+        }
+        if let Err(e) = lend(scene, || f.call0()) {
+            report_exception(py, scene, me, method, e);
+        }
+    });
 }
 
 /// The handler of `event` (`on<Event>`), else `onEvent`: the first of them that is callable (a
@@ -173,7 +180,7 @@ pub fn send_script_event(
 
 /// A Python exception raised by a component's method: printed with its traceback and reported
 /// as an error of the component (SOFA logs it and goes on).
-fn report_exception(py: Python<'_>, scene: &mut Scene, me: ComponentId, method: &str, e: PyErr) {
+pub fn report_exception(py: Python<'_>, scene: &mut Scene, me: ComponentId, method: &str, e: PyErr) {
     let text = e.to_string();
     let pos = crate::traceback_positions(py, &e).pop();
     e.print(py);
@@ -228,35 +235,141 @@ pub fn forget_handler_cache(_obj: &Bound<'_, PyObj>, name: &str) {
     }
 }
 
-/// `node.addObject(component)`: a Python component joins the node.
-pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_, PyObj>) -> PyResult<()> {
+thread_local! {
+    /// The scenes (by uid) that hold one Python component not added to a node yet.
+    static PRIVATE: std::cell::RefCell<std::collections::HashSet<u64>> = std::cell::RefCell::new(std::collections::HashSet::new());
+}
+
+/// Gives a Python component a scene of its own, from its construction until `addObject`: its
+/// constructor may already add Data (`self.addData(...)`) and read them, as in SOFA, where the
+/// component exists before it joins a node. `pending` Data (`name`, `listening`, …, given to the
+/// base constructor) are written into it. Does nothing when it has one.
+pub fn adopt(
+    py: Python<'_>,
+    obj: &Bound<'_, PyObj>,
+    class: &'static settee_core::ComponentClass,
+    comp: Box<dyn Component>,
+    layout: Option<settee_core::Layout>,
+) -> PyResult<()> {
     if obj.borrow().target.is_some() {
-        return Err(PyRuntimeError::new_err(format!("{} already belongs to a node", obj.repr()?)));
-    }
-    if !is_python_component(obj) {
-        return Err(PyRuntimeError::new_err("only components written in Python (Sofa.Core.Controller subclasses) can be added as objects"));
+        return Ok(());
     }
     let pending = std::mem::take(&mut obj.borrow_mut().pending);
     let name = pending.iter().rev().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or_else(|| "unnamed".into());
-    let pos = crate::node::caller_pos(py);
-    let instance = obj.clone().into_any().unbind();
-    let id = with_scene(py, cell, |s| {
-        let class = PythonController::CLASSES[0];
-        let id = s.insert_unattached(node, class, Box::new(PythonController { instance: Some(instance), ..Default::default() }), None, &name);
-        s.attach_component(id, node);
-        let e = s.entry_mut(id);
-        e.pos = pos.clone();
-        e.dir = pos.as_ref().and_then(|p| p.file().parent().map(|d| d.to_path_buf())).unwrap_or_default();
-        let _ = e.data.write_text("listening", "true");
-        for (k, v) in &pending {
-            if k != "name" {
-                let _ = e.data.write_text(k, v);
-            }
+    let mut scene = Scene::new("unnamed");
+    let id = scene.insert_unattached(Scene::ROOT, class, comp, layout, &name);
+    scene.attach_component(id, Scene::ROOT);
+    let e = scene.entry_mut(id);
+    for (k, v) in &pending {
+        if k != "name" {
+            let _ = e.data.write_text(k, v);
         }
+    }
+    let uid = scene.uid;
+    let cell = Py::new(py, SceneCell::new(scene))?;
+    cell.bind(py).borrow_mut().objects.insert(id, obj.clone().into_any().unbind());
+    PRIVATE.with(|p| p.borrow_mut().insert(uid));
+    obj.borrow_mut().target = Some((cell, id));
+    Ok(())
+}
+
+/// Whether a component wrapper's scene is the one [`adopt`] gave it (it is in no node yet).
+pub fn is_unattached(py: Python<'_>, obj: &Bound<'_, PyObj>) -> bool {
+    match crate::object::obj_ref(obj) {
+        Some((cell, _)) => {
+            let uid = cell.bind(py).borrow().uid;
+            PRIVATE.with(|p| p.borrow().contains(&uid))
+        }
+        None => true,
+    }
+}
+
+/// Name of the instance attribute listing the Data links `addData` could not make yet: the
+/// component was not in the scene of the Data it was given (`(name, Data)` pairs).
+const PENDING_LINKS: &str = "_settee_pending_links";
+
+/// Remembers that Data `name` of a component not yet added to a node follows `parent`, a Data
+/// of another scene: the link is made when the component joins that scene.
+pub fn remember_link(obj: &Bound<'_, PyObj>, name: &str, parent: &Bound<'_, PyAny>) -> PyResult<()> {
+    let dict = obj.getattr("__dict__")?;
+    let list = match dict.get_item(PENDING_LINKS) {
+        Ok(l) => l,
+        Err(_) => {
+            let l = pyo3::types::PyList::empty(obj.py()).into_any();
+            dict.set_item(PENDING_LINKS, &l)?;
+            l
+        }
+    };
+    list.call_method1("append", ((name, parent.clone()),))?;
+    Ok(())
+}
+
+/// `node.addObject(component)`: a Python component joins the node, leaving the scene of its
+/// own ([`adopt`]) with its Data.
+pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_, PyObj>) -> PyResult<()> {
+    if !is_python_component(obj) {
+        return Err(PyRuntimeError::new_err("only components written in Python (Sofa.Core.Controller subclasses) can be added as objects"));
+    }
+    if obj.borrow().target.is_none() {
+        // A subclass whose constructor did not call the base one.
+        if obj.cast::<PyController>().is_ok() {
+            let instance = obj.clone().into_any().unbind();
+            adopt(py, obj, PythonController::CLASSES[0], Box::new(PythonController { instance: Some(instance), ..Default::default() }), None)?;
+            let (c, id) = crate::object::obj_ref(obj).expect("adopted");
+            with_scene(py, &c, |s| {
+                if !s.entry(id).data.fields.iter().any(|f| f.decl.name == "listening" && f.is_set) {
+                    let _ = s.entry_mut(id).data.write_text("listening", "true");
+                }
+            })?;
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "{}.__init__() must call the __init__ of its Sofa.Core base class",
+                obj.get_type().name()?
+            )));
+        }
+    }
+    if !is_unattached(py, obj) {
+        return Err(PyRuntimeError::new_err(format!("{} already belongs to a node", obj.repr()?)));
+    }
+    let (own, old) = crate::object::obj_ref(obj).expect("adopted");
+    let mut entry = with_scene(py, &own, |s| {
+        let e = s.components.remove(old);
+        s.nodes[Scene::ROOT].objects.clear();
+        e
+    })?
+    .ok_or_else(|| PyRuntimeError::new_err("the component's own scene lost it"))?;
+    PRIVATE.with(|p| p.borrow_mut().remove(&own.bind(py).borrow().uid));
+    own.bind(py).borrow_mut().objects.remove(&old);
+    // Links into its own scene lead nowhere now; link texts are resolved again in the new one.
+    for l in &mut entry.links {
+        l.targets.clear();
+    }
+    for f in &mut entry.data.fields {
+        f.link = None;
+    }
+    let pos = crate::node::caller_pos(py);
+    entry.pos = pos.clone();
+    entry.dir = pos.as_ref().and_then(|p| p.file().parent().map(|d| d.to_path_buf())).unwrap_or_default();
+    entry.node = node;
+    let id = with_scene(py, cell, |s| {
+        let id = s.components.insert(entry);
+        s.attach_component(id, node);
         id
     })?;
     obj.borrow_mut().target = Some((cell.clone_ref(py), id));
     cell.bind(py).borrow_mut().objects.insert(id, obj.clone().into_any().unbind());
+    // Data given to `addData` from this scene while the component was outside of it.
+    if let Ok(links) = obj.getattr("__dict__").and_then(|d| d.get_item(PENDING_LINKS)) {
+        obj.getattr("__dict__")?.del_item(PENDING_LINKS)?;
+        for item in links.try_iter()? {
+            let (name, parent): (String, Bound<'_, PyAny>) = item?.extract()?;
+            let d = obj.call_method1("findData", (name,))?;
+            if !d.is_none() {
+                // A parent in yet another scene stays a copy.
+                let _ = d.call_method1("setParent", (parent,));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -264,7 +377,7 @@ pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_
 #[pyclass(module = "Sofa.Core", name = "Controller", extends = PyObj, subclass, unsendable)]
 pub struct PyController;
 
-fn take_kwargs(base: &mut PyObj, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+pub fn take_kwargs(base: &mut PyObj, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
     if let Some(kw) = kw {
         for (k, v) in kw.iter() {
             let k: String = k.extract()?;
@@ -295,7 +408,13 @@ impl PyController {
         if base.borrow().target.is_some() {
             return Ok(());
         }
-        take_kwargs(&mut base.borrow_mut(), kw)
+        take_kwargs(&mut base.borrow_mut(), kw)?;
+        // Listening from the start, unless the script said otherwise.
+        if !base.borrow().pending.iter().any(|(k, _)| k == "listening") {
+            base.borrow_mut().pending.insert(0, ("listening".into(), "true".into()));
+        }
+        let instance = base.clone().into_any().unbind();
+        adopt(slf.py(), base, PythonController::CLASSES[0], Box::new(PythonController { instance: Some(instance), ..Default::default() }), None)
     }
 
     /// The base `init` does nothing (a subclass's own is called at the scene's init).

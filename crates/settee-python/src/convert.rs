@@ -80,12 +80,25 @@ pub fn assignment_text(kind: DataKind, name: &str, v: &Bound<'_, PyAny>) -> PyRe
             let x: f64 = v.extract().map_err(|_| PyTypeError::new_err(format!("Data '{name}' takes a number")))?;
             return Ok(repr_real(x));
         }
+        // A list of numbers into a text Data: a color given as numbers (`showColor = [1, 0, 0, 1]`),
+        // which SOFA's RGBAColor Data take; Settee keeps colors as text, read from the numbers.
+        DataKind::Str if is_number_list(v) => return to_sofa_text(v),
         DataKind::Str | DataKind::FileName if !is_str => {
             return Err(PyRuntimeError::new_err(format!("trying to set value for '{name}' from a python object of type {}", v.get_type().name()?)));
         }
         _ => {}
     }
     to_sofa_text(v)
+}
+
+/// A list or tuple of numbers (ints, floats, numpy scalars), not empty.
+fn is_number_list(v: &Bound<'_, PyAny>) -> bool {
+    let items = match (v.cast::<pyo3::types::PyList>(), v.cast::<pyo3::types::PyTuple>()) {
+        (Ok(l), _) => l.iter().collect::<Vec<_>>(),
+        (_, Ok(t)) => t.iter().collect(),
+        _ => return false,
+    };
+    !items.is_empty() && items.iter().all(|x| !x.is_instance_of::<PyString>() && x.extract::<f64>().is_ok())
 }
 
 /// Shortest text that reads back as the same double (Python's `repr`).

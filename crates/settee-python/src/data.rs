@@ -121,7 +121,7 @@ pub fn make(py: Python<'_>, owner: DataOwner, name: &str) -> PyResult<Py<PyData>
     Ok(obj.bind(py).cast::<PyData>()?.clone().unbind())
 }
 
-fn set_writeable(arr: &Bound<'_, PyAny>, on: bool) {
+pub(crate) fn set_writeable(arr: &Bound<'_, PyAny>, on: bool) {
     if let Ok(a) = arr.cast::<numpy::PyUntypedArray>() {
         // SAFETY: the array object is alive (we hold a reference); only its flags change.
         unsafe {
@@ -168,6 +168,9 @@ fn value_array<'py>(py: Python<'py>, kind: DataKind, v: &Value) -> PyResult<Boun
 /// Reads the value of a Data as Python sees it through `.value`.
 fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> PyResult<Bound<'py, PyAny>> {
     let p = place(py, &d.borrow())?;
+    if let Place::Field(cell, id, i) = &p {
+        crate::engine::refresh_sources(py, cell, *id, *i)?;
+    }
     let name = d.borrow().name.clone();
     match &p {
         Place::Node(cell, id) => {
@@ -252,6 +255,9 @@ fn linked_value(s: &Scene, id: ComponentId, field: usize, depth: usize) -> Value
 pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
     let py = d.py();
     let p = place(py, &d.borrow())?;
+    if let Place::Field(cell, id, i) = &p {
+        crate::engine::refresh_sources(py, cell, *id, *i)?;
+    }
     let name = d.borrow().name.clone();
     match p {
         Place::Node(cell, id) => Ok(with_scene(py, &cell, |s| node_data_value(s, id, &name).map(|v| print_value(&v)).unwrap_or_default())?),
@@ -620,6 +626,22 @@ impl PyData {
         set_parent_path(py, &p, &path)
     }
 
+    /// SOFA's `hasChanged`: true when the Data follows another one that changed since it was
+    /// last pulled (it is pulled now).
+    fn hasChanged(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        let py = slf.py();
+        let Place::Field(cell, id, i) = place(py, &slf.borrow())? else { return Ok(false) };
+        with_scene(py, &cell, |s| {
+            let f = &s.entry(id).data.fields[i];
+            let Some(l) = f.link.clone() else { return false };
+            if f.seen.is_some() && f.seen == s.data_version(l.component, l.field) {
+                return false;
+            }
+            s.refresh_links(id);
+            true
+        })
+    }
+
     fn isDirty(&self) -> bool {
         false
     }
@@ -899,14 +921,23 @@ pub fn add_data(
         Err(_) if owner.cast::<PyObj>().is_ok() => return Err(PyRuntimeError::new_err("addData: the component was not added to a node yet")),
         Err(e) => return Err(e),
     };
+    let cell = base.cell().clone_ref(py);
+    // A Data of another scene (the component is not in a node yet): a copy now, a link once
+    // the component joins that scene (`component::attach`).
+    let foreign = match value.map(|v| v.cast::<PyData>()) {
+        Some(Ok(d)) => match place(py, &d.borrow())? {
+            Place::Node(c, _) | Place::Field(c, ..) | Place::NodeField(c, ..) => !c.is(&cell),
+        },
+        _ => false,
+    };
     // A link (`"@path.data"` or a Data): the new Data takes its parent's type.
     let link = match value {
+        _ if foreign => None,
         Some(v) if v.cast::<PyData>().is_ok() => Some(PyData::getLinkPath(v.cast::<PyData>()?)?),
         Some(v) if v.cast::<LinkPath>().is_ok() => Some(v.cast::<LinkPath>()?.borrow().path.clone()),
         Some(v) => v.extract::<String>().ok().filter(|s| s.starts_with('@')),
         None => None,
     };
-    let cell = base.cell().clone_ref(py);
     let kind = match &link {
         Some(path) => {
             let text = path.trim_start_matches('@');
@@ -923,6 +954,12 @@ pub fn add_data(
                 }
             })?
             .ok_or_else(no_field)?
+        }
+        None if foreign => {
+            let src = value.expect("a foreign Data").cast::<PyData>()?;
+            let p = place(py, &src.borrow())?;
+            let n = src.borrow().name.clone();
+            kind_of(py, &p, &n)?
         }
         None => {
             kind_of_type_name(type_name).ok_or_else(|| PyTypeError::new_err(format!("Invalid Type string: available types are\n{TYPE_NAMES}")))?
@@ -945,7 +982,12 @@ pub fn add_data(
     let d = d.bind(py);
     match (&link, value) {
         (Some(path), _) => set_parent_path(py, &place(py, &d.borrow())?, path)?,
-        (None, Some(v)) if !v.is_none() => set_value(d, v)?,
+        (None, Some(v)) if !v.is_none() => {
+            set_value(d, v)?;
+            if foreign {
+                crate::component::remember_link(owner.cast::<PyObj>()?, name, v)?;
+            }
+        }
         _ => {
             // `value=None`: the default, and the Data stays "not set".
             if let Some(def) = default.filter(|d| !d.is_none()) {

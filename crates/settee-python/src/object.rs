@@ -270,6 +270,10 @@ impl PyObj {
                 Some(t) => wrap_object(py, &cell, *t),
                 None => Ok(text.map(|t| t.into_pyobject(py).map(|s| s.into_any().unbind())).transpose()?.unwrap_or_else(|| py.None())),
             },
+            Found::Nothing(_) if name == "mstate" => match with_scene(py, &cell, |s| crate::matrix::mstate_of(s, id))? {
+                Some(t) => wrap_object(py, &cell, t),
+                None => Ok(py.None()),
+            },
             Found::Nothing(names) => {
                 let mut message = format!("Unable to find attribute: {name}");
                 if let Some(n) = names
@@ -316,6 +320,18 @@ impl PyObj {
         }
         crate::component::forget_handler_cache(slf, name);
         slf.getattr("__dict__")?.set_item(name, value)
+    }
+
+    /// A force field's stiffness matrix alone, as a `scipy.sparse.csr_matrix` (spec §5.3).
+    fn assembleKMatrix(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
+        let (cell, id) = attached(slf)?;
+        crate::matrix::assemble_csr(slf.py(), &cell, id, crate::matrix::Which::Stiffness)
+    }
+
+    /// A mass's matrix alone, as a `scipy.sparse.csr_matrix`.
+    fn assembleMMatrix(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
+        let (cell, id) = attached(slf)?;
+        crate::matrix::assemble_csr(slf.py(), &cell, id, crate::matrix::Which::Mass)
     }
 
     fn __repr__(slf: &Bound<'_, PyObj>) -> PyResult<String> {

@@ -275,6 +275,35 @@ fn reassignment_controllers_fire_every_step() {
     });
 }
 
+/// A Python force field (`ForceFieldVec3d`, its `addForce` writing through `writeableArray`)
+/// holds two particles to their initial positions: they swing under gravity around m·g/k =
+/// 0.245 below them, with a period 2π·√(m/k) ≈ 0.99 s (the script's `addDForce` adds nothing,
+/// so the implicit solver barely damps it): after 100 steps they are back near the top, just
+/// below it.
+#[test]
+fn python_rest_shape_force_field_sags() {
+    run_both_ways(&Case {
+        shared: EXAMPLES,
+        path: "example-forcefield.py",
+        env: &[],
+        dt: 0.01,
+        dumped: 1,
+        states: 1,
+        stride: 3,
+        motion: Motion::Falls { min_drop: 1e-4 },
+        prints: NO_PRINTS,
+    });
+}
+
+/// Python components whose handlers do nothing: a force field on a massless state (its
+/// `addForce`/`addDForce` are called), an engine nobody reads.
+#[test]
+fn empty_force_field_and_data_engine_step() {
+    for (path, dumped, states) in [("emptyForceField.py", 1, 1), ("emptyDataEngine.py", 0, 0)] {
+        run_both_ways(&Case { shared: EXAMPLES, path, env: &[], dt: 0.01, dumped, states, stride: 3, motion: Motion::Still, prints: NO_PRINTS });
+    }
+}
+
 /// The benchmark bars: a sibling module imported by name, the size from the environment.
 #[test]
 fn bar16_fem_implicit_bends_down() {

@@ -16,7 +16,6 @@ use std::process::Command;
 
 // Why tests cannot pass yet.
 const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
-const PENDING_ADD_DATA: &str = "addData on a Python component before it is added to a node (in its __init__) is not kept until addObject yet";
 const ADD_POINTS: &str = "the topology modifiers' methods (PointSetTopologyModifier.addPoints) are not bound yet";
 const COLOR_DATA: &str = "colour Data (MechanicalObject.showColor) are text in Settee, not RGBAColor containers (numpy arrays of 4)";
 const NODE_DATA_LINK: &str = "Data links between Data added to nodes are not supported: Settee's Data links join component Data";
@@ -26,16 +25,11 @@ const BBOX: &str = "a component's `bbox` Data is not bound as a Sofa.Types.Bound
 const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponent of SofaPython3's test plugin";
 const TARGET: &str = "getTarget (the plugin a component comes from) is not bound yet";
 const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not supported yet";
-const DATA_ENGINE: &str = "Sofa.Core.DataEngine (Python engines, spec §5.2) is not implemented yet";
-const FORCE_FIELD: &str = "Sofa.Core.ForceFieldVec3d (Python force fields, spec §5.3) is not implemented yet";
-const ASSEMBLE: &str = "assembleMMatrix/assembleKMatrix (a mass's or force field's matrix as a scipy sparse matrix) are not bound yet";
-const MSTATE_LINK: &str = "the `mstate` link of a component is not bound as an attribute yet";
 
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
 const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray", PENDING_ADD_DATA),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleWriteAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsArray1D", COLOR_DATA),
@@ -52,18 +46,6 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_setSrc", MOCK),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_getTarget", TARGET),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_slave_master", SLAVES),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_DataEngine", DATA_ENGINE),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructor", DATA_ENGINE),
-    ("Sofa/tests/Core/DataEngine.py", "DataEngine.Test.test_constructorOverriden", DATA_ENGINE),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_0_explicit", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_1_implicit_iterative", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_2_implicit_direct", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_class_name", FORCE_FIELD),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_stiffness_matrix_access_blocks3x3", ASSEMBLE),
-    ("Sofa/tests/Core/ForceField.py", "ForceField.Test.test_stiffness_matrix_access_scalar", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_matrix_access_blocks3x3", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_matrix_access_scalar", ASSEMBLE),
-    ("Sofa/tests/Core/Mass.py", "Mass.Test.test_mass_mstate", MSTATE_LINK),
 ];
 
 /// Records each test's outcome as JSON: `{id: [status, detail]}`, status `ok`, `fail`, `error`

@@ -386,7 +386,12 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             match scan_real(tok) {
                 Some((v, _)) if !v.is_finite() => ParseOutcome::invalid(current.clone(), non_finite(tok)),
                 Some((v, true)) => ok(Value::Real(v)),
-                Some((v, false)) => ParseOutcome::invalid(Value::Real(v), not_a_number(text.trim())),
+                // SOFA's stream extraction reads the numeric prefix and stops without failing
+                // (`tolerance="10-3"` is 10): the value is read, with a warning.
+                Some((v, false)) => ParseOutcome::warn(
+                    Value::Real(v),
+                    Some(format!("'{}' is not a number: read as {v}, as SOFA reads its numeric prefix", text.trim())),
+                ),
                 None if text.trim().is_empty() => ok(current.clone()),
                 None => ParseOutcome::invalid(current.clone(), not_a_number(text.trim())),
             }
@@ -917,7 +922,12 @@ mod tests {
         assert_eq!(scan_real("1e-9"), Some((1e-9, true)));
         assert_eq!(scan_real(".5"), Some((0.5, true)));
         assert_eq!(scan_real("abc"), None);
-        assert_eq!(parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0)).value, Value::Real(0.5));
+        let prefix = parse_value(DataKind::Real, A3, " 0.5abc", &Value::Real(1.0));
+        assert_eq!(prefix.value, Value::Real(0.5));
+        // SOFA reads `10-3` as 10 without failing: a warning, not an invalid value.
+        let ten = parse_value(DataKind::Real, A3, "10-3", &Value::Real(1.0));
+        assert_eq!(ten.value, Value::Real(10.0));
+        assert!(!ten.invalid && ten.problem.as_ref().is_some_and(|p| p.contains("read as 10")), "{ten:?}");
     }
 
     /// Non-ASCII text where a number is expected is an invalid value, not a panic on a char

@@ -406,18 +406,32 @@ fn unique(states: &[StateId]) -> StateSet {
 /// static obstacle's contact points) is treated as fixed, as SOFA's solvers see it: its static
 /// vectors (positions, velocities) are read as they are, its temporaries (`dx` of a linear
 /// solve) read as zeros, and what the force field writes into it is discarded.
-fn with_io(
-    scene: &mut Scene,
-    scope: Option<&MechScope>,
-    c: ComponentId,
-    out: VecId,
-    r1: VecId,
-    r2: Option<VecId>,
-    call: impl FnOnce(&mut dyn ForceField, &MechParams, &mut ForceIo) -> SimResult,
-) -> SimResult {
+/// What [`with_io`] asks of a force field.
+#[derive(Clone, Copy)]
+enum IoCall {
+    Force,
+    DForce { k: f64, b: f64 },
+}
+
+impl IoCall {
+    fn run(self, ff: &mut dyn ForceField, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        match self {
+            IoCall::Force => ff.add_force(p, io),
+            IoCall::DForce { k, b } => ff.add_dforce(p, io, k, b),
+        }
+    }
+}
+
+fn with_io(scene: &mut Scene, scope: Option<&MechScope>, c: ComponentId, out: VecId, r1: VecId, r2: Option<VecId>, call: IoCall) -> SimResult {
     let node = scene.components[c].node;
     let params = scene.params(node);
-    let states = { unique(&scene.components[c].role::<dyn ForceField>().map(|f| f.states()).unwrap_or_default()) };
+    let (states, needs_scene) = {
+        let ff = scene.components[c].role::<dyn ForceField>();
+        (unique(&ff.map(|f| f.states()).unwrap_or_default()), ff.is_some_and(|f| f.needs_scene()))
+    };
+    if needs_scene {
+        return with_io_in_scene(scene, c, &states, out, r1, r2, &params, call);
+    }
     if scope.is_none_or(|sc| states.iter().all(|s| sc.contains_state(*s))) {
         // Every state is solved here (the usual case): lend the vectors themselves.
         let mut outs: SmallVec<[Vec<f64>; 4]> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
@@ -432,7 +446,7 @@ fn with_io(
                     None => SmallVec::new(),
                 },
             };
-            call(obj, &params, &mut io)
+            call.run(obj, &params, &mut io)
         };
         for (s, v) in states.iter().zip(outs) {
             scene.store.get_mut(*s).put(out, v);
@@ -492,7 +506,7 @@ fn with_io(
                 None => SmallVec::new(),
             },
         };
-        call(obj, &params, &mut io)
+        call.run(obj, &params, &mut io)
     };
     for ((s, v), inside) in states.iter().zip(outs).zip(&inside) {
         if *inside {
@@ -506,11 +520,48 @@ fn with_io(
     result.map_err(|e| label_error(scene, c, e))
 }
 
+/// [`with_io`] for a force field that needs the scene while it works (a script's): the object
+/// is taken out of its slot, the written vector out of the store, and the read vectors are
+/// lent as copies, so that the scene stays whole (the script may read any of its Data).
+#[allow(clippy::too_many_arguments)]
+fn with_io_in_scene(
+    scene: &mut Scene,
+    c: ComponentId,
+    states: &[StateId],
+    out: VecId,
+    r1: VecId,
+    r2: Option<VecId>,
+    params: &MechParams,
+    call: IoCall,
+) -> SimResult {
+    let mut outs: SmallVec<[Vec<f64>; 4]> = states.iter().map(|s| scene.store.get_mut(*s).take(out)).collect();
+    let xs: SmallVec<[Vec<f64>; 4]> = states.iter().map(|s| scene.store.get(*s).read(r1).to_vec()).collect();
+    let vs: SmallVec<[Vec<f64>; 4]> = match r2 {
+        Some(r2) => states.iter().map(|s| scene.store.get(*s).read(r2).to_vec()).collect(),
+        None => SmallVec::new(),
+    };
+    let result = scene.with_role::<dyn ForceField, _>(c, |ff, scene| {
+        let mut io = ForceIo {
+            f: outs.iter_mut().map(|v| v.as_mut_slice()).collect(),
+            x: xs.iter().map(|v| v.as_slice()).collect(),
+            v: vs.iter().map(|v| v.as_slice()).collect(),
+        };
+        match call {
+            IoCall::Force => ff.add_force_in_scene(scene, c, params, &mut io),
+            IoCall::DForce { k, b } => ff.add_dforce_in_scene(scene, c, params, &mut io, k, b),
+        }
+    });
+    for (s, v) in states.iter().zip(outs) {
+        scene.store.get_mut(*s).put(out, v);
+    }
+    result.map_err(|e| label_error(scene, c, e))
+}
+
 /// `out += force(x, v)` of force field `c` on all its states, with no solver scope (every
 /// state is written): SOFA's addForce of an interaction force field found in a node without
 /// solver (see [`crate::simulation::IsolatedInteractions`]).
 pub fn add_force_unscoped(scene: &mut Scene, c: ComponentId, out: VecId, x: VecId, v: VecId) -> SimResult {
-    with_io(scene, None, c, out, x, Some(v), |ff, p, io| ff.add_force(p, io))
+    with_io(scene, None, c, out, x, Some(v), IoCall::Force)
 }
 
 pub(crate) fn label_error(scene: &Scene, c: ComponentId, mut e: SimError) -> SimError {
@@ -544,7 +595,7 @@ pub fn compute_force(scene: &mut Scene, scope: &MechScope, f: VecId, x: VecId, v
         if scene.role::<dyn ForceField>(c).is_some_and(|ff| ff.is_compliance()) {
             continue;
         }
-        with_io(scene, Some(scope), c, f, x, Some(v), |ff, p, io| ff.add_force(p, io))?;
+        with_io(scene, Some(scope), c, f, x, Some(v), IoCall::Force)?;
     }
     accumulate_through_mappings(scene, scope, f, None, 0.0)
 }
@@ -570,7 +621,7 @@ pub fn add_mbkdx(scene: &mut Scene, scope: &MechScope, df: VecId, dx: VecId, f: 
         // with stiffness factor 0 (compliant spec §3.4).
         let k_eff = if compliance { f.b * rs } else { f.k + f.b * rs };
         if !pure_mass && (k_eff != 0.0 || f.b != 0.0) {
-            with_io(scene, Some(scope), c, df, dx, None, |ff, p, io| ff.add_dforce(p, io, k_eff, f.b))?;
+            with_io(scene, Some(scope), c, df, dx, None, IoCall::DForce { k: k_eff, b: f.b })?;
         }
         if has_mass {
             let m_eff = f.m - f.b * rm;
@@ -1377,8 +1428,14 @@ pub fn assemble_with(scene: &mut Scene, scope: &MechScope, f: Mbk, opts: &Assemb
         // A compliance's stiffness is not in the matrix: it enters the KKT system as C.
         let k_eff = if ff.is_compliance() { f.b * ff.rayleigh_stiffness() } else { f.k + f.b * ff.rayleigh_stiffness() };
         if opts.stiffness && !ff.is_mass() && k_eff != 0.0 {
-            ff.add_k_to_matrix(&p, &mut acc, k_eff).map_err(|e| label_error(scene, c, e))?;
+            if ff.needs_scene() {
+                scene.with_role::<dyn ForceField, _>(c, |ff, scene| ff.add_k_to_matrix_in_scene(scene, c, &p, &mut acc, k_eff))
+            } else {
+                ff.add_k_to_matrix(&p, &mut acc, k_eff)
+            }
+            .map_err(|e| label_error(scene, c, e))?;
         }
+        let ff = scene.role::<dyn ForceField>(c).expect("force field role");
         if let (Some(m), true) = (scene.role::<dyn Mass>(c), opts.mass) {
             let m_eff = f.m - f.b * m.rayleigh_mass();
             if m_eff != 0.0 {

@@ -6,7 +6,7 @@ use crate::diag::SimResult;
 use crate::graph::component::MechParams;
 use crate::graph::constraint_rows::ConstraintRows;
 use crate::graph::role::RoleId;
-use crate::graph::scene::Scene;
+use crate::graph::scene::{ComponentId, Scene};
 use crate::graph::state::{StateId, VecId};
 use crate::mechanics::dense::{ConstraintJacobian, DenseMatrix};
 use crate::mechanics::{MatrixAccumulator, MechScope};
@@ -63,6 +63,39 @@ pub trait ForceField {
     /// constraint (`C = 0`).
     fn add_compliance(&self, _p: &MechParams, _rows: usize, _out: &mut Vec<(usize, usize, f64)>) -> SimResult {
         Ok(())
+    }
+    /// True for force fields written in a script (Python): their code reads its Data through
+    /// the scene while it works. The stages then take the component out of its slot, lend it
+    /// copies of the vectors it reads, and call the `*_in_scene` methods below instead.
+    fn needs_scene(&self) -> bool {
+        false
+    }
+    /// [`ForceField::add_force`] with the scene at hand (see [`ForceField::needs_scene`]).
+    fn add_force_in_scene(&mut self, _scene: &mut Scene, _me: ComponentId, p: &MechParams, io: &mut ForceIo) -> SimResult {
+        self.add_force(p, io)
+    }
+    /// [`ForceField::add_dforce`] with the scene at hand.
+    fn add_dforce_in_scene(
+        &mut self,
+        _scene: &mut Scene,
+        _me: ComponentId,
+        p: &MechParams,
+        io: &mut ForceIo,
+        k_factor: f64,
+        b_factor: f64,
+    ) -> SimResult {
+        self.add_dforce(p, io, k_factor, b_factor)
+    }
+    /// [`ForceField::add_k_to_matrix`] with the scene at hand.
+    fn add_k_to_matrix_in_scene(
+        &mut self,
+        _scene: &mut Scene,
+        _me: ComponentId,
+        p: &MechParams,
+        m: &mut MatrixAccumulator,
+        k_factor: f64,
+    ) -> SimResult {
+        self.add_k_to_matrix(p, m, k_factor)
     }
 }
 

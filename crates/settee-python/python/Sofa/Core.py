@@ -1,6 +1,8 @@
 """`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
 from _settee import (Base, Node, Object, Data, DataContainer, DataString, DataVectorString,
-                     Link, LinkPath, Controller, NodeSequence, BaseMeshTopology)
+                     Link, LinkPath, Controller, NodeSequence, BaseMeshTopology, DataEngine,
+                     ForceFieldVec3d, ForceFieldVec2d, ForceFieldVec1d, ForceFieldVec6d,
+                     ForceFieldRigid3d, ForceFieldRigid2d)
 
 
 class DataDict(dict):
@@ -20,10 +22,6 @@ def _not_in_settee(name):
     return _Missing
 
 
-DataEngine = _not_in_settee("DataEngine")
-ForceFieldVec3d = _not_in_settee("ForceFieldVec3d")
-ForceFieldVec1d = _not_in_settee("ForceFieldVec1d")
-ForceFieldRigid3d = _not_in_settee("ForceFieldRigid3d")
 RawPrefab = _not_in_settee("RawPrefab")
 
 
