@@ -13,6 +13,7 @@
 pub mod cell;
 pub mod component;
 pub mod convert;
+pub mod copies;
 pub mod data;
 pub mod graft;
 pub mod node;
@@ -88,6 +89,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<component::PyController>()?;
     m.add_class::<seq::NodeSeq>()?;
     simulation::add_functions(m)?;
+    copies::add_functions(m)?;
     Ok(())
 }
 
@@ -107,6 +109,7 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("SofaRuntime", include_str!("../python/SofaRuntime/__init__.py"), true),
     ("SofaImGui", include_str!("../python/SofaImGui/__init__.py"), true),
     ("SofaQt", include_str!("../python/SofaQt/__init__.py"), true),
+    ("settee", include_str!("../python/settee/__init__.py"), true),
 ];
 
 /// Makes the embedded `Sofa` package importable (ahead of any installed copy, so that the
