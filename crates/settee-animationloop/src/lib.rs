@@ -20,7 +20,7 @@ pub use steps::{default_step, free_motion_step, FreeMotionConfig};
         computeBoundingBox: Bool = "true",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DefaultAnimationLoop;
 
 impl Component for DefaultAnimationLoop {
@@ -71,7 +71,7 @@ impl AnimationLoop for DefaultAnimationLoop {
         constraintSolver: settee_core::constraint::ConstraintSolver,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FreeMotionAnimationLoop {
     solver: Option<ComponentId>,
     velocity_first: bool,

@@ -119,7 +119,7 @@ impl DiagonalLaw {
         resizable: Bool = "false",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct UniformCompliance {
     law: DiagonalLaw,
 }

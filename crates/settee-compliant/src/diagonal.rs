@@ -172,7 +172,7 @@ pub struct DiagonalComplianceData;
     template_rule = FromState,
     inherit = [DiagonalComplianceData, RowDampingData, ComplianceFlagsData],
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DiagonalCompliance {
     law: RowLaw,
     damping: Vec<f64>,
@@ -231,7 +231,7 @@ row_law_force_field!(DiagonalCompliance);
         errorMin: Real = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct LinearDiagonalCompliance {
     law: RowLaw,
     damping: Vec<f64>,
@@ -323,7 +323,7 @@ row_law_force_field!(LinearDiagonalCompliance);
         rayleighStiffness: Real = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DampingCompliance {
     state: Option<StateId>,
     damping: f64,
@@ -384,7 +384,7 @@ impl ForceField for DampingCompliance {
         K: Reals,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FullCompliance {
     state: Option<StateId>,
     compliance: bool,

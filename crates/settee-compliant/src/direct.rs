@@ -45,6 +45,7 @@ pub fn register(f: &mut settee_core::Factory) {
         create = |_| DirectKktSolver::new(DirectKind::Lu),
     ),
 )]
+#[derive(Clone)]
 pub struct DirectKktSolver {
     kind: DirectKind,
     schur: bool,

@@ -327,6 +327,7 @@ pub fn bicgstab(a: &mut Operator, b: &[f64], x: &mut [f64], p: &KrylovParams) ->
         create = |_| KrylovSolver::new(Method::PreconditionedCg),
     ),
 )]
+#[derive(Clone)]
 pub struct KrylovSolver {
     method: Method,
     params: KrylovParams,

@@ -54,7 +54,7 @@ pub fn register(f: &mut settee_core::Factory) {
         newtonStepLength: Real = "1",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CompliantNLImplicitSolver {
     base: CompliantImplicitSolver,
     precision: f64,

@@ -16,6 +16,7 @@ pub fn register(f: &mut settee_core::Factory) {
     name = "CompliantJacobiPreconditioner",
     create = |_| JacobiPreconditioner,
 )]
+#[derive(Clone)]
 pub struct JacobiPreconditioner;
 
 impl Component for JacobiPreconditioner {}

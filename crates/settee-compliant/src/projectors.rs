@@ -38,6 +38,7 @@ pub fn register(f: &mut settee_core::Factory) {
         create = |_| ProjectorComponent { class: "ClosureConstraint", projector: Projector::Closure },
     ),
 )]
+#[derive(Clone)]
 pub struct ProjectorComponent {
     class: &'static str,
     projector: Projector,

@@ -97,6 +97,7 @@ pub struct DirectResponseData;
         },
     ),
 )]
+#[derive(Clone)]
 pub struct Response {
     class: &'static str,
     kind: ResponseKind,
@@ -128,6 +129,7 @@ pub fn find_response(scene: &Scene, node: NodeId) -> Option<ResponseKind> {
 }
 
 /// A factorized free block.
+#[derive(Clone)]
 pub struct Factor {
     kind: ResponseKind,
     direct: Option<DirectSolver>,

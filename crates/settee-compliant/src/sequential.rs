@@ -131,6 +131,7 @@ struct GsBlock {
 }
 
 /// What `factor` prepares.
+#[derive(Clone)]
 struct Prepared {
     /// Free DOFs (S).
     free: Vec<usize>,
@@ -174,6 +175,7 @@ impl Prepared {
         },
     ),
 )]
+#[derive(Clone)]
 pub struct SequentialSolver {
     nncg: bool,
     params: SequentialParams,

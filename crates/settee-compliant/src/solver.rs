@@ -119,7 +119,7 @@ pub(crate) enum ForceOutput {
     inherit = [CompliantImplicitSolverData],
     preparse = preparse,
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CompliantImplicitSolver {
     pub(crate) alpha: f64,
     pub(crate) beta: f64,

@@ -60,7 +60,7 @@ fn compliance_of_stiffness(k: f64) -> f64 {
         resizable: Bool = "false",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct UniformStiffness {
     law: RowLaw,
     stiffness: f64,
@@ -118,7 +118,7 @@ row_law_force_field!(UniformStiffness);
         stiffness: Derivs,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DiagonalStiffness {
     law: RowLaw,
 }
@@ -173,7 +173,7 @@ row_law_force_field!(DiagonalStiffness);
         rayleighStiffness: Real = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CompliantPenaltyForceField {
     state: Option<StateId>,
     stiffness: f64,

@@ -85,6 +85,7 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
 )]
+#[derive(Clone)]
 pub struct Value {
     class: &'static str,
     kind: ValueKind,

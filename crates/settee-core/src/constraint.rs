@@ -83,7 +83,7 @@ impl ResolutionKind {
 
 /// The local law of one block of rows (SOFA's `ConstraintResolution`): given the block's current
 /// violation, update its multipliers in place.
-pub trait ConstraintResolution: Send + Sync {
+pub trait ConstraintResolution: Send + Sync + CloneResolution {
     /// Rows of the block.
     fn nb_lines(&self) -> usize;
     /// What the block enforces (exports, metrics); `Other` unless the resolution says.
@@ -102,8 +102,26 @@ pub trait ConstraintResolution: Send + Sync {
     fn resolution(&mut self, line: usize, w: &DenseMatrix, d: &mut [f64], lambda: &mut [f64], dfree: &[f64]);
 }
 
+/// Copies a boxed resolution (its warm start goes with it): written for every `Clone`
+/// resolution, so that a solver's problem, and with it the scene, can be copied.
+pub trait CloneResolution {
+    fn clone_box(&self) -> Box<dyn ConstraintResolution>;
+}
+
+impl<T: ConstraintResolution + Clone + 'static> CloneResolution for T {
+    fn clone_box(&self) -> Box<dyn ConstraintResolution> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn ConstraintResolution> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// The constraint problem of one step (SOFA's `GenericConstraintProblem`).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ConstraintProblem {
     pub n: usize,
     pub w: DenseMatrix,

@@ -39,7 +39,7 @@ pub mod simulation;
 pub mod testing;
 
 // The graph's modules keep their short paths (`settee_core::scene::Scene`).
-pub use graph::{arena, constraint_rows, data, data_ref, factory, names, plan, scene, state, topology, types};
+pub use graph::{arena, constraint_rows, data, data_ref, factory, names, plan, scene, snapshot, state, topology, types};
 
 /// Component declarations with every role trait of the core, by one path.
 pub mod component {
@@ -71,6 +71,7 @@ pub use mechanics::{MatrixAccumulator, MechScope};
 pub use role::RoleId;
 pub use scene::{ComponentId, InitCtx, NodeId, Scene};
 pub use scratch::StateSet;
+pub use snapshot::Snapshot;
 pub use state::{StateId, VecId, VecKind};
 pub use topology::{Adjacency, MeshData};
 pub use types::Layout;

@@ -12,6 +12,37 @@ use crate::StateId;
 /// The states of a force field or the inputs of a mapping: one to four, kept inline.
 pub type StateSet = SmallVec<[StateId; 4]>;
 
+/// A `Mutex` around what a component computes behind `&self` (a cache, scratch memory), copied
+/// with its content: a copy of the component (a scene's clone or snapshot) computes what the
+/// original would.
+#[derive(Debug, Default)]
+pub struct CopiedMutex<T>(pub std::sync::Mutex<T>);
+
+impl<T> CopiedMutex<T> {
+    pub fn new(value: T) -> Self {
+        CopiedMutex(std::sync::Mutex::new(value))
+    }
+}
+
+impl<T: Clone> Clone for CopiedMutex<T> {
+    fn clone(&self) -> Self {
+        CopiedMutex::new(self.0.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
+}
+
+impl<T> std::ops::Deref for CopiedMutex<T> {
+    type Target = std::sync::Mutex<T>;
+    fn deref(&self) -> &std::sync::Mutex<T> {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for CopiedMutex<T> {
+    fn deref_mut(&mut self) -> &mut std::sync::Mutex<T> {
+        &mut self.0
+    }
+}
+
 /// An empty list using the allocation of `v` (its elements are dropped). `T` and `U` must have
 /// the same size and alignment, checked at compile time; the standard library then collects in
 /// place, keeping the capacity (the unit test below watches that it still does).

@@ -626,11 +626,25 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
         class_idents.push(class_ident);
     }
 
+    // `clone_component`: autoref specialization (`core::component::clone_spec`) clones a `Clone`
+    // type and refuses any other. It must see a concrete type, so a generic declaration
+    // dispatches on the concrete types its classes list.
     let any_impls = if generic {
         vec![quote! {
             impl #impl_generics #core::component::ComponentAny for #ident #ty_generics #where_clause {
                 fn as_any(&self) -> &dyn ::std::any::Any { self }
                 fn as_any_mut(&mut self) -> &mut dyn ::std::any::Any { self }
+                fn clone_component(&self) -> ::std::result::Result<::std::boxed::Box<dyn #core::component::Component>, #core::component::CloneRefused> {
+                    #[allow(unused_imports)]
+                    use #core::component::clone_spec::{ViaClone as _, ViaRefusal as _};
+                    let any: &dyn ::std::any::Any = self;
+                    #(
+                        if let Some(c) = any.downcast_ref::<#concrete_types>() {
+                            return (&#core::component::clone_spec::Probe(c)).clone_component();
+                        }
+                    )*
+                    Err(#core::component::clone_spec::unlisted(::std::any::type_name::<Self>()))
+                }
             }
         }]
     } else {
@@ -638,6 +652,11 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
             impl #core::component::ComponentAny for #ident {
                 fn as_any(&self) -> &dyn ::std::any::Any { self }
                 fn as_any_mut(&mut self) -> &mut dyn ::std::any::Any { self }
+                fn clone_component(&self) -> ::std::result::Result<::std::boxed::Box<dyn #core::component::Component>, #core::component::CloneRefused> {
+                    #[allow(unused_imports)]
+                    use #core::component::clone_spec::{ViaClone as _, ViaRefusal as _};
+                    (&#core::component::clone_spec::Probe(self)).clone_component()
+                }
             }
         }]
     };

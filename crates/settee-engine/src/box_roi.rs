@@ -238,6 +238,7 @@ fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
         doUpdate: Bool = "true",
     },
 )]
+#[derive(Clone)]
 pub struct BoxROI {
     layout: Layout,
 }

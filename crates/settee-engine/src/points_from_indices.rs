@@ -48,6 +48,7 @@ pub fn select(position: &[f64], indices: &[usize]) -> Result<Vec<f64>, usize> {
         indices_position: Coords,
     },
 )]
+#[derive(Clone)]
 pub struct PointsFromIndices;
 
 impl PointsFromIndices {

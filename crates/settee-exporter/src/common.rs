@@ -14,6 +14,17 @@ use settee_core::{ComponentId, NodeId, Scene};
 pub enum Output {
     Plain(BufWriter<File>),
     Gz(GzEncoder<BufWriter<File>>),
+    /// The output of a copy of its component (a cloned scene, a snapshot): it writes nothing,
+    /// since the file belongs to the original, until a restore hands it the file back
+    /// ([`Output::take_over`]).
+    Detached,
+}
+
+/// A copy is [`Output::Detached`]: two components never write into one file.
+impl Clone for Output {
+    fn clone(&self) -> Self {
+        Output::Detached
+    }
 }
 
 impl Output {
@@ -31,7 +42,14 @@ impl Output {
         match self {
             Output::Plain(mut f) => f.flush(),
             Output::Gz(g) => g.finish()?.flush(),
+            Output::Detached => Ok(()),
         }
+    }
+
+    /// Goes on writing into the file `other` had (a restored component takes over the file of
+    /// the one it replaces); `other` is left detached.
+    pub fn take_over(&mut self, other: &mut Output) {
+        *self = std::mem::replace(other, Output::Detached);
     }
 }
 
@@ -40,6 +58,7 @@ impl Write for Output {
         match self {
             Output::Plain(f) => f.write(buf),
             Output::Gz(g) => g.write(buf),
+            Output::Detached => Ok(buf.len()),
         }
     }
     /// A gzip stream is sync-flushed: what was written so far can be read back while the run
@@ -48,6 +67,7 @@ impl Write for Output {
         match self {
             Output::Plain(f) => f.flush(),
             Output::Gz(g) => g.flush(),
+            Output::Detached => Ok(()),
         }
     }
 }

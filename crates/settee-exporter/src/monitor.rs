@@ -22,6 +22,7 @@ use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, S
 use crate::common::{context_state, push_g6, Output};
 
 /// One exported quantity: its vector, its file.
+#[derive(Clone)]
 struct Channel {
     vec: VecId,
     out: Output,
@@ -68,7 +69,7 @@ struct Channel {
         sizeFactor: Real = "1",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Monitor {
     state: Option<ComponentId>,
     indices: Vec<usize>,
@@ -165,6 +166,14 @@ impl Component for Monitor {
         Ok(())
     }
 
+    /// A restored monitor writes on into the files of the one it replaces.
+    fn resume_from(&mut self, replaced: &mut dyn Component) {
+        if let Some(r) = replaced.as_any_mut().downcast_mut::<Monitor>() {
+            for (ch, old) in self.channels.iter_mut().zip(&mut r.channels) {
+                ch.out.take_over(&mut old.out);
+            }
+        }
+    }
     fn simulation_end(&mut self, _scene: &mut Scene, _me: ComponentId) -> SimResult {
         for ch in &mut self.channels {
             ch.out.flush().map_err(|e| SimError::new(format!("cannot write the monitor file: {e}")))?;

@@ -69,7 +69,7 @@ pub fn parse_records(text: &str) -> Result<Vec<Record>, String> {
         translation: Fixed(3) = "0 0 0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ReadState {
     state: Option<ComponentId>,
     records: Vec<Record>,

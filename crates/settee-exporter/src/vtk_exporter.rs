@@ -37,7 +37,7 @@ use crate::vtk::{self, CellSelection, DataArray, Grid, Precision};
 pub struct ExporterData;
 
 /// The step counter and file naming every SOFA simulation exporter shares.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub struct ExportSchedule {
     steps: u64,
 }
@@ -134,7 +134,7 @@ pub fn numbered_file_name(filename: &str, xml: bool, overwrite: bool, k: usize) 
         mstate: MechanicalState,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct VtkExporter {
     schedule: ExportSchedule,
     files: usize,

@@ -55,7 +55,7 @@ use std::io::Write;
         keperiod: Real = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct WriteState {
     state: Option<ComponentId>,
     out: Option<Output>,
@@ -228,6 +228,12 @@ impl Component for WriteState {
             .map_err(|e| SimError::new(format!("cannot write the state record at t = {time}: {e}")))
     }
 
+    /// A restored writer writes on into the file of the one it replaces.
+    fn resume_from(&mut self, replaced: &mut dyn Component) {
+        if let Some(r) = replaced.as_any_mut().downcast_mut::<WriteState>() {
+            self.out = r.out.take();
+        }
+    }
     fn simulation_end(&mut self, _scene: &mut Scene, _me: ComponentId) -> SimResult {
         if let Some(out) = self.out.take() {
             out.finish().map_err(|e| SimError::new(format!("cannot finish the state file: {e}")))?;

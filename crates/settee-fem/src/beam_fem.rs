@@ -140,7 +140,7 @@ crate::common::force_field_class! {
     /// Beam finite elements (6-DOF rigid nodes) on the edges of a line topology, corotational in the frame of each beam's first node.
     ///
     /// The force field.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct BeamFEMForceField {
         state: Option<StateId>,
         /// Rest coordinates (7 reals per node).

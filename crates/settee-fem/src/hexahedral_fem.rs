@@ -172,7 +172,7 @@ crate::common::force_field_class! {
         inherit = [ElasticData, Self],
     }
     /// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct HexahedralFEMForceField {
         state: Option<StateId>,
         method: Method,

@@ -60,7 +60,7 @@ crate::common::force_field_class! {
     /// Linear elasticity on hexahedra, with corotational (large/polar) or small displacements.
     ///
     /// The force field.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct HexahedronFEMForceField {
         state: Option<StateId>,
         /// Number of DOFs of the state at init (every element index is below it).

@@ -98,7 +98,7 @@ crate::common::force_field_class! {
     ///
     /// The force field and mass. It has the Data of [`HexahedronFEMForceField`] (whose `init` it
     /// runs), then its own.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct HexahedronFEMForceFieldAndMass {
         ff: HexahedronFEMForceField,
         state: Option<StateId>,

@@ -172,7 +172,7 @@ crate::common::force_field_class! {
         },
     }
     /// Bending Quad finite elements
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct QuadBendingFEMForceField {
         state: Option<StateId>,
         quads: Vec<[usize; 4]>,

@@ -57,7 +57,7 @@ pub(crate) struct Element {
 }
 
 /// The element loops of a tetrahedral force field.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct TetraEngine {
     pub state: Option<StateId>,
     pub nb_dofs: usize,
@@ -75,7 +75,7 @@ pub(crate) struct TetraEngine {
     packed_stale: bool,
     /// The element stiffness blocks of the last parallel assembly, kept for their memory
     /// (assembly takes `&self`).
-    blocks: std::sync::Mutex<Vec<[[Mat3; 4]; 4]>>,
+    blocks: settee_core::scratch::CopiedMutex<Vec<[[Mat3; 4]; 4]>>,
 }
 
 /// Young's modulus or Poisson's ratio of element `i`: entry `i` if present, else entry 0.

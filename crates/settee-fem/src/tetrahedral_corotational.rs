@@ -53,7 +53,7 @@ crate::common::force_field_class! {
     /// Corotational (large/polar) or linear (small) elasticity on the tetrahedra of a topology.
     ///
     /// The force field.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct TetrahedralCorotationalFEMForceField {
         engine: TetraEngine,
         rayleigh_stiffness: f64,

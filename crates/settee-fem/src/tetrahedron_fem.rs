@@ -76,7 +76,7 @@ crate::common::force_field_class! {
     /// Linear elasticity on tetrahedra, with small displacements or corotational (large/polar/svd) methods and optional plasticity.
     ///
     /// The force field.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct TetrahedronFEMForceField {
         engine: TetraEngine,
         rayleigh_stiffness: f64,

@@ -206,7 +206,7 @@ crate::common::force_field_class! {
         inherit = [ElasticData, Self],
     }
     /// Corotational Triangular finite elements for dynamic topology
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct TriangularFEMForceField {
         state: Option<StateId>,
         method: Method,

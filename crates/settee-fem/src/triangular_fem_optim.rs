@@ -152,7 +152,7 @@ crate::common::force_field_class! {
         inherit = [ElasticData, Self],
     }
     /// Corotational Triangular finite elements
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct TriangularFEMForceFieldOptim {
         state: Option<StateId>,
         triangles: Vec<[usize; 3]>,

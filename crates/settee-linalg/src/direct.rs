@@ -58,7 +58,7 @@ enum Symbolic {
     Qr(Box<SymbolicQr<usize>>),
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Numeric {
     None,
     /// `n == 0`: nothing to factorize, solves are no-ops.
@@ -85,6 +85,7 @@ enum Numeric {
 /// factor's pattern keeps the analysis (SOFA would redo it): the factors are
 /// the same up to round-off (their extra entries are zeros), the ordering is
 /// the one of the pattern analysed first.
+/// A copy holds the same analysis and factors (see [`Clone`] below for QR's analysis).
 #[derive(Debug)]
 pub struct DirectSolver {
     kind: DirectKind,
@@ -103,6 +104,39 @@ pub struct DirectSolver {
     /// `Ldlt`/`Llt`: the pattern the analysis was made for (its values are not used), a
     /// superset of the factorised matrix's.
     analysed: Option<CsrMatrix>,
+}
+
+/// faer's QR analysis cannot be copied: the copy analyses again the pattern it was made for,
+/// which gives the same analysis (the ordering and structure depend on the pattern only).
+impl Clone for DirectSolver {
+    fn clone(&self) -> Self {
+        let symbolic = match &self.symbolic {
+            Symbolic::None => Symbolic::None,
+            Symbolic::Ldlt(s) => Symbolic::Ldlt(s.clone()),
+            Symbolic::Lu(s) => Symbolic::Lu(s.clone()),
+            Symbolic::Qr(_) => {
+                let (rp, ci) = self.pattern.as_ref().expect("a QR analysis is made for a pattern");
+                let a =
+                    CsrMatrix::try_from_parts(self.n, self.n, rp.clone(), ci.clone(), vec![0.0; ci.len()]).expect("the analysed pattern is valid");
+                let at = a.transpose();
+                let s = SymbolicSparseColMatRef::new_checked(self.n, self.n, at.row_ptr(), None, at.col_idx());
+                Symbolic::Qr(Box::new(factorize_symbolic_qr(s, QrSymbolicParams::default()).expect("the pattern was analysed before")))
+            }
+        };
+        DirectSolver {
+            kind: self.kind,
+            ordering: self.ordering,
+            n: self.n,
+            pattern: self.pattern.clone(),
+            symbolic,
+            numeric: self.numeric.clone(),
+            ldl: self.ldl.clone(),
+            symbolic_count: self.symbolic_count,
+            refit_count: self.refit_count,
+            refit_patterns: self.refit_patterns,
+            analysed: self.analysed.clone(),
+        }
+    }
 }
 
 fn faer_err(e: impl core::fmt::Debug) -> LinalgError {

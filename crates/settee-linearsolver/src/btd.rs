@@ -357,7 +357,7 @@ impl BtdFactor {
         linearSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct BtdLinearSolver {
     system: AssembledSystem,
     factor: Option<BtdFactor>,

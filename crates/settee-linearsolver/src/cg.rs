@@ -191,7 +191,7 @@ iterative_solver_component! {
             warmStart: Bool = "false",
         },
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct CgLinearSolver {
         assembled: bool,
         params: CgParams,

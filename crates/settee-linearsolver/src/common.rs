@@ -51,7 +51,7 @@ pub(crate) fn step_error(scene: &Scene, me: Option<ComponentId>, message: impl I
 
 /// SOFA's `MatrixLinearSystem` as seen by one solver: the global matrix (its sparsity pattern is
 /// kept from step to step) and the global solution and right-hand-side vectors.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct AssembledSystem {
     pub builder: Option<MatrixBuilder>,
     pub x: Vec<f64>,

@@ -91,7 +91,7 @@ linear_system_component! {
             solverLinearSystem: LinearSystem,
         },
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct CompositeLinearSystem {
         systems: Vec<ComponentId>,
         solver_system: Option<ComponentId>,

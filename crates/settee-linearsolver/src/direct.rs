@@ -64,6 +64,7 @@ use crate::preconditioner::Preconditioner;
         create = |_| DirectLinearSolver::new(DirectKind::Qr, false),
     ),
 )]
+#[derive(Clone)]
 pub struct DirectLinearSolver {
     kind: DirectKind,
     /// SparseLDLSolver: has `precomputeSymbolicDecomposition` and `L_nnz`.
@@ -212,7 +213,7 @@ fn factorized<'a>(solver: &'a Option<DirectSolver>, me: Option<ComponentId>, sce
 }
 
 /// Buffers of [`add_jminvjt_ldl`], kept between steps.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct SchurWork {
     /// Permuted position of each original index.
     position: Vec<usize>,

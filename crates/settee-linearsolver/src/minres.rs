@@ -122,7 +122,7 @@ iterative_solver_component! {
             tolerance: Real = "1e-5",
         },
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct MinResLinearSolver {
         assembled: bool,
         iterations: u64,

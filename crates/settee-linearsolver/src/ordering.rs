@@ -21,6 +21,7 @@ use settee_linalg::Ordering;
         create = |_| OrderingMethod { ordering: Ordering::Colamd },
     ),
 )]
+#[derive(Clone)]
 pub struct OrderingMethod {
     pub ordering: Ordering,
 }

@@ -105,7 +105,7 @@ pub fn pcg_reusing<S: VectorSpace>(
         preconditioner: _,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PcgLinearSolver {
     iterations: u64,
     tolerance: f64,

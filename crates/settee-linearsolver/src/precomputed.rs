@@ -29,7 +29,7 @@ use crate::preconditioner::Preconditioner;
         linearSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PrecomputedLinearSolver {
     me: Option<ComponentId>,
     /// The dense inverse, row `i` of the product being column `i` of the inverse as computed,
@@ -112,7 +112,7 @@ impl LinearSolver for PrecomputedLinearSolver {
         linearSolver: LinearSolver,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PrecomputedWarpPreconditioner;
 
 impl Component for PrecomputedWarpPreconditioner {
@@ -147,7 +147,7 @@ impl Preconditioner for PrecomputedWarpPreconditioner {
     markers = [LinearSystem],
     templates = ["CompressedRowSparseMatrixd"],
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PrecomputedMatrixSystem;
 
 impl Component for PrecomputedMatrixSystem {}

@@ -65,7 +65,7 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
         linearSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct JacobiPreconditioner {
     me: Option<ComponentId>,
     builder: Option<MatrixBuilder>,
@@ -108,7 +108,7 @@ impl Preconditioner for JacobiPreconditioner {
         linearSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct BlockJacobiPreconditioner {
     me: Option<ComponentId>,
     builder: Option<MatrixBuilder>,
@@ -178,7 +178,7 @@ impl Preconditioner for BlockJacobiPreconditioner {
         linearSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SsorPreconditioner {
     me: Option<ComponentId>,
     blocks3: bool,
@@ -265,7 +265,7 @@ impl Preconditioner for SsorPreconditioner {
         linearSolver: LinearSolver,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct WarpPreconditioner {
     me: Option<ComponentId>,
     solver: Option<ComponentId>,
@@ -340,7 +340,7 @@ impl Preconditioner for WarpPreconditioner {
         rotationFinder: ForceField,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RotationMatrixSystem;
 
 impl Component for RotationMatrixSystem {

@@ -55,7 +55,7 @@ linear_system_component! {
             description = "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
         ),
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct MatrixLinearSystem {
         options: AssemblyOptions,
         enabled: bool,
@@ -150,7 +150,7 @@ impl Component for MatrixLinearSystem {
         preconditionerSystem: LinearSystem,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PreconditionedMatrixFreeSystem;
 
 impl Component for PreconditionedMatrixFreeSystem {

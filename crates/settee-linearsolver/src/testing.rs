@@ -21,7 +21,7 @@ use settee_core::{component, Attr, Component, ComponentId, Factory, ForceIo, Ini
         stiffness: Reals,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MatrixForceField {
     state: Option<StateId>,
     n: usize,

@@ -147,6 +147,7 @@ const MESH_INPUTS: &[&str] = &[
         },
     ),
 )]
+#[derive(Clone)]
 pub struct MeshLoader {
     format: &'static Format,
     /// The buffers as read (before processing); `None` when the file could not be read.

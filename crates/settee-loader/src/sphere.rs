@@ -75,7 +75,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spheres, String> {
         translation: Fixed(3) = "0 0 0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SphereLoader {
     saved: Option<Vec<[f64; 3]>>,
 }

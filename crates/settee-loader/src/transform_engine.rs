@@ -114,6 +114,7 @@ fn apply(ops: &[Op], layout: Layout, x: &mut [f64]) {
         inverse: Bool = "false",
     },
 )]
+#[derive(Clone)]
 pub struct TransformEngine {
     layout: Layout,
 }

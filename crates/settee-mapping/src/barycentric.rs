@@ -98,7 +98,7 @@ pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
         mapper: _,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct BarycentricMapping {
     ports: Ports,
     n_in: usize,

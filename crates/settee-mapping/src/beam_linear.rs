@@ -46,7 +46,7 @@ crate::common::mapping_class! {
         },
     }
     /// The mapping.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct BeamLinearMapping {
         ports: Ports,
         /// Beam coordinates of the points.

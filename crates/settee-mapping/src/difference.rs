@@ -103,7 +103,7 @@ crate::common::mapping_class! {
     ///
     /// `constant` is `ConstantAssembledMapping`'s Data: the Jacobian of these mappings never
     /// changes, so it is built at init whatever its value.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct DifferenceMapping {
         kind: Kind,
         ports: Ports,

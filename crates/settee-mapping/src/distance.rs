@@ -80,6 +80,7 @@ crate::common::mapping_class! {
         ),
     }
     /// The three mappings (they share everything but the formula and the way ends are named).
+    #[derive(Clone)]
     pub struct DistanceMapping {
         kind: Kind,
         ports: Ports,

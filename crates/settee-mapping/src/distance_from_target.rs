@@ -47,7 +47,7 @@ crate::common::mapping_class! {
         inherit = [MappingData, Self, YellowDrawData],
     }
     /// The mapping.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct DistanceFromTargetMapping {
         ports: Ports,
         indices: Vec<usize>,

@@ -58,6 +58,7 @@ crate::common::mapping_class! {
         ),
     }
     /// The three mappings.
+    #[derive(Clone)]
     pub struct DotProductMapping {
         kind: Kind,
         ports: Ports,

@@ -38,7 +38,7 @@ crate::common::mapping_class! {
         default_template = "Vec3d,Vec3d",
     }
     /// The mapping.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct IdentityMapping {
         ports: Ports,
         /// Number of mapped elements (the input size at init).

@@ -49,7 +49,7 @@ crate::common::mapping_class! {
         ),
     }
     /// Both mappings: output `i` is `Σ_c w_ic·x[k_i][c] − offset_i`, stored as Jacobian rows.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct ScalarMapping {
         kind: Kind,
         ports: Ports,

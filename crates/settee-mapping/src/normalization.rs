@@ -20,7 +20,7 @@ crate::common::mapping_class! {
             indices: Indices,
         },
     }
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct NormalizationMapping {
         ports: Ports,
         n_in: usize,

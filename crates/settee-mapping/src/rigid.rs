@@ -56,7 +56,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
         output: _,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RigidMapping {
     ports: Ports,
     /// Local coordinates of the points.

@@ -38,6 +38,7 @@ crate::common::mapping_class! {
     /// `(R_pᵀ(c_c − c_p), log(q_p⁻¹ q_c))`. The translation rows of the Jacobian are exact; the
     /// rotation rows are `R_pᵀ(ω_c − ω_p)` (exact when the two frames have the same orientation), or
     /// with `exact_dlog` the derivative of the log, `dlog(r)·R_cᵀ(ω_c − ω_p)`.
+    #[derive(Clone)]
     pub struct RigidJointMapping {
         ports: Ports,
         n_in: usize,
@@ -186,7 +187,7 @@ crate::common::mapping_class! {
     /// `(v_k + ω_k × r_i, ω_k)` with `r_i = q_k·t_i` (`t_i` the offset's centre). The geometric
     /// stiffness (Exact) is `Σ_i [f_i]×[r_i]×` on the rotation block of each parent; Stabilized
     /// symmetrizes it and keeps its negative semi-definite part.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct AssembledRigidRigidMapping {
         ports: Ports,
         n_in: usize,

@@ -78,6 +78,7 @@ crate::common::mapping_class! {
         ),
     }
     /// The two mappings.
+    #[derive(Clone)]
     pub struct SafeDistanceMapping {
         kind: Kind,
         ports: Ports,

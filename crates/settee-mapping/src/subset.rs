@@ -42,7 +42,7 @@ crate::common::mapping_class! {
         },
     }
     /// The mapping.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct SubsetMapping {
         ports: Ports,
         /// Input index of each output element (`None`: not found, the element keeps its rest position).

@@ -29,7 +29,7 @@ crate::common::mapping_class! {
         },
     }
     /// The mapping.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct SubsetMultiMapping {
         ports: Ports,
         /// `(input, element)` of each output element.

@@ -19,7 +19,7 @@ crate::common::mapping_class! {
             factor: Real = "1",
         },
     }
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct WinchMultiMapping {
         ports: Ports,
         sizes: Vec<usize>,

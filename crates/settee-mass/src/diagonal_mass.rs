@@ -57,6 +57,7 @@ const RIGID3_MASS_SIZE: usize = 11;
     },
     inherit = [Self, GravityCenterData, MassData],
 )]
+#[derive(Clone)]
 pub struct DiagonalMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).

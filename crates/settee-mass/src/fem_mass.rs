@@ -139,6 +139,7 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
         nodalMassDensity: _,
     },
 )]
+#[derive(Clone)]
 pub struct FEMMass {
     shape: Shape,
     state: Option<StateId>,

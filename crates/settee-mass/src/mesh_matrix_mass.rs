@@ -135,6 +135,7 @@ pub fn compute_mass(
     },
     inherit = [Self, GravityCenterData, MassData],
 )]
+#[derive(Clone)]
 pub struct MeshMatrixMass {
     layout: Layout,
     /// Template of the geometry state (SOFA's `GeometricalTypes`).

@@ -15,7 +15,7 @@ use settee_core::{component, Component};
         property: Reals = "1",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct NodalMassDensity;
 
 impl Component for NodalMassDensity {}

@@ -40,7 +40,7 @@ type M3 = [[f64; 3]; 3];
         rayleighMass: Real = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CompliantRigidMass {
     state: Option<StateId>,
     mass: Vec<f64>,

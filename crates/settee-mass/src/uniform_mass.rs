@@ -115,6 +115,7 @@ pub struct UniformMassDrawData;
     },
     inherit = [Self, GravityCenterData, UniformMassDrawData, MassData],
 )]
+#[derive(Clone)]
 pub struct UniformMass {
     layout: Layout,
     state: Option<StateId>,

@@ -37,6 +37,7 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct ConstantForceField {
     layout: Layout,
     state: Option<StateId>,

@@ -62,7 +62,7 @@ use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct EdgePressureForceField {
     state: Option<StateId>,
     /// The topology's edges (kept aligned with the container by the change log).

@@ -79,7 +79,7 @@ struct Ellipsoid {
         object2: MechanicalState,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct InteractionEllipsoidForceField {
     s1: Option<StateId>,
     s2: Option<StateId>,

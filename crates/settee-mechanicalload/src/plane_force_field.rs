@@ -54,6 +54,7 @@ fn pos_size(layout: Layout) -> usize {
         mstate: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct PlaneForceField {
     layout: Layout,
     state: Option<StateId>,

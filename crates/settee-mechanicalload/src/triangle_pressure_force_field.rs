@@ -71,6 +71,7 @@ pub fn parse_matsym3(text: &str) -> Result<MatSym3, String> {
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct TrianglePressureForceField {
     state: Option<StateId>,
     /// The loaded triangles (vertex indices).

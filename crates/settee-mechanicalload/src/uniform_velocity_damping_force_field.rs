@@ -29,6 +29,7 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
         mstate: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct UniformVelocityDampingForceField {
     layout: Layout,
     state: Option<StateId>,

@@ -27,7 +27,7 @@ use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimErr
         linearSolver: LinearSolver,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct EulerExplicitSolver {
     symplectic: bool,
     linear_solver: Option<ComponentId>,

@@ -33,7 +33,7 @@ use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimErr
         linearSolver: LinearSolver,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct EulerImplicitSolver {
     r_k: f64,
     r_m: f64,

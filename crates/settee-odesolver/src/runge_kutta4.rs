@@ -14,7 +14,7 @@ use settee_core::{component, Component, Scene, SimResult, VecId, VecKind};
 #[component(
     roles = [OdeSolver],
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RungeKutta4Solver;
 
 impl Component for RungeKutta4Solver {}

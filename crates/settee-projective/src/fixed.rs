@@ -34,7 +34,7 @@ pub struct FixedData;
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FixedProjectiveConstraint {
     state: Option<StateId>,
     deriv_size: usize,

@@ -37,7 +37,7 @@ use crate::subspace::{checked_indices, follow_points};
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FixedPlaneProjectiveConstraint {
     state: Option<StateId>,
     indices: Vec<usize>,

@@ -58,7 +58,7 @@ pub struct KeyData;
 /// What both keyed constraints (LinearMovement, LinearVelocity) keep: the constrained DOFs, the
 /// key times with one value (movement or velocity) per key, and the keys around the current time
 /// (kept between calls, as in SOFA).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct KeyedDofs {
     pub state: Option<StateId>,
     pub layout: Option<Layout>,
@@ -190,7 +190,7 @@ pub trait KeyedKind: Default + Send + Sync + 'static {
         },
     ),
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Keyed<K: KeyedKind> {
     /// The DOFs, the key times and values, the keys around the current time.
     pub(crate) dofs: KeyedDofs,
@@ -201,7 +201,7 @@ pub struct Keyed<K: KeyedKind> {
 pub type LinearMovementProjectiveConstraint = Keyed<Movement>;
 
 /// What `LinearMovementProjectiveConstraint` keeps besides the keys.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Movement {
     relative: bool,
     /// SOFA's `finished`: a key time after the current time was found.

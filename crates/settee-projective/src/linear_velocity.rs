@@ -23,7 +23,7 @@ use crate::subspace::active;
 pub type LinearVelocityProjectiveConstraint = Keyed<Velocity>;
 
 /// What `LinearVelocityProjectiveConstraint` keeps besides the keys.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Velocity {
     /// Components written (empty: all).
     coordinates: Vec<usize>,

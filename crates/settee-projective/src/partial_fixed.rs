@@ -34,7 +34,7 @@ use crate::subspace::{active, checked_indices};
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PartialFixedProjectiveConstraint {
     state: Option<StateId>,
     /// The fixed DOFs (every DOF when `fixAll`).

@@ -34,7 +34,7 @@ use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PointProjectiveConstraint {
     state: Option<StateId>,
     /// Reals per DOF (coordinates and derivatives have the same size for Vec templates).

@@ -160,6 +160,7 @@ pub enum Subspace {
         },
     ),
 )]
+#[derive(Clone)]
 pub struct SubspaceProjectiveConstraint {
     kind: Subspace,
     state: Option<StateId>,

@@ -31,6 +31,8 @@ pub struct SceneCell {
     /// Nodes that `node.init()` initialised (SOFA's per-node `isInitialized`); `initRoot`
     /// marks the whole scene instead ([`Scene::initialized`]).
     pub initialized_nodes: HashSet<NodeId>,
+    /// The state right after `Sofa.Simulation.init`, for `Sofa.Simulation.reset`.
+    pub init_state: crate::copies::InitState,
 }
 
 impl SceneCell {
@@ -42,6 +44,7 @@ impl SceneCell {
             objects: HashMap::new(),
             moved_to: None,
             initialized_nodes: HashSet::new(),
+            init_state: None,
         }
     }
 }

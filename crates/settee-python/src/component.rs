@@ -192,6 +192,10 @@ pub fn report_exception(py: Python<'_>, scene: &mut Scene, me: ComponentId, meth
 }
 
 impl Component for PythonController {
+    /// Its state is the script's Python object: a snapshot leaves it out, a restore keeps it.
+    fn kept_by_restore(&self) -> bool {
+        true
+    }
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         let me = cx.id;
         self.call_defined(cx.scene, me, "init")

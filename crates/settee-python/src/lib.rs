@@ -14,6 +14,7 @@ pub mod base;
 pub mod cell;
 pub mod component;
 pub mod convert;
+pub mod copies;
 pub mod data;
 pub mod engine;
 pub mod forcefield;
@@ -100,6 +101,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(pyo3::wrap_pyfunction!(object::class_categories, m)?)?;
     m.add_function(pyo3::wrap_pyfunction!(object::factory_entries, m)?)?;
     simulation::add_functions(m)?;
+    copies::add_functions(m)?;
     Ok(())
 }
 
@@ -123,6 +125,7 @@ pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("SofaRuntime", include_str!("../python/SofaRuntime/__init__.py"), true),
     ("SofaImGui", include_str!("../python/SofaImGui/__init__.py"), true),
     ("SofaQt", include_str!("../python/SofaQt/__init__.py"), true),
+    ("settee", include_str!("../python/settee/__init__.py"), true),
 ];
 
 /// Makes the embedded `Sofa` package importable (ahead of any installed copy, so that the

@@ -1,6 +1,6 @@
 //! The functions behind `Sofa.Simulation` (spec `python.md` §2.5).
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use settee_core::Scene;
 
@@ -24,6 +24,7 @@ fn initRoot(root: &Bound<'_, PyNode>) -> PyResult<()> {
         }
         let _ = settee_core::simulation::init_root(s, &factory);
     })?;
+    crate::copies::keep_init_state(py, &cell)?;
     crate::print_messages(py, &cell, before)
 }
 
@@ -99,9 +100,10 @@ fn load(py: Python<'_>, filename: &str) -> PyResult<Option<Py<PyAny>>> {
 #[pyfunction]
 fn unload(_root: &Bound<'_, PyNode>) {}
 
+/// `reset(root)`: back to the state right after `init`, time 0 ([`crate::copies::reset`]).
 #[pyfunction]
-fn reset(_root: &Bound<'_, PyNode>) -> PyResult<()> {
-    Err(PyValueError::new_err("Sofa.Simulation.reset is not implemented yet in Settee"))
+fn reset(root: &Bound<'_, PyNode>) -> PyResult<()> {
+    crate::copies::reset(root)
 }
 
 /// `print(node)`: the graph below a node.

@@ -137,6 +137,7 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct FastTriangularBendingSprings {
     state: Option<StateId>,
     springs: Vec<EdgeSpring>,

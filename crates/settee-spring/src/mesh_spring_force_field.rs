@@ -176,6 +176,7 @@ pub fn mesh_springs(mesh: &MeshData, p: &MeshSpringParams, rest: &dyn Fn(usize) 
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct MeshSpringForceField {
     inner: SpringForceField,
 }

@@ -84,6 +84,7 @@ fn bound(x: f64) -> Option<usize> {
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct QuadBendingSprings {
     inner: SpringForceField,
 }

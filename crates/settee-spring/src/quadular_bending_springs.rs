@@ -55,6 +55,7 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct QuadularBendingSprings {
     state: Option<StateId>,
     ks: f64,

@@ -207,6 +207,7 @@ fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
         object2: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct RegularGridSpringForceField {
     /// The explicit springs (SpringForceField's Data).
     inner: SpringForceField,

@@ -109,6 +109,7 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct RestShapeSpringsForceField {
     layout: Layout,
     state: Option<StateId>,

@@ -92,6 +92,7 @@ pub fn spring_dim(layout: Layout) -> usize {
         object2: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct SpringForceField {
     layout: Layout,
     /// Positional dimension N, coordinate and derivative sizes.

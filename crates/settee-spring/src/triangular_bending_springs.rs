@@ -49,6 +49,7 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct TriangularBendingSprings {
     state: Option<StateId>,
     kernel: SpringKernel,

@@ -110,6 +110,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
         topology: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct MechanicalObject {
     layout: Layout,
 }

@@ -87,7 +87,7 @@ struct Line {
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct TopologicalChangeProcessor {
     file: Option<Arc<PathBuf>>,
     lines: Vec<Line>,

@@ -333,7 +333,7 @@ impl CubeGrid {
         max: Fixed(3) = "1 1 1",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CubeTopology {
     mesh: MeshData,
     grid: Option<CubeGrid>,

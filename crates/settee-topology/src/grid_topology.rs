@@ -120,6 +120,7 @@ fn preparse_regular(attrs: &mut Vec<(String, String)>) {
         },
     ),
 )]
+#[derive(Clone)]
 pub struct GridTopology {
     regular: bool,
     mesh: MeshData,

@@ -55,6 +55,7 @@ use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_coun
         output: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct Mesh2PointTopologicalMapping;
 
 use settee_core::math::{add, scale, V3};

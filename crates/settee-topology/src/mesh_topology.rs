@@ -67,7 +67,7 @@ pub struct MeshTopologyData;
         filename: FileName,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MeshTopology {
     mesh: MeshData,
     /// Lists this component derived itself (and wrote into its Data) at the last computation.

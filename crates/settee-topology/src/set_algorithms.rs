@@ -130,6 +130,7 @@ pub struct HexahedronGeometryData;
     class(name = "TetrahedronSetTopologyModifier", inherit = [PointModifierData, TriangleModifierData, RemoveIsolatedData]),
     class(name = "HexahedronSetTopologyModifier", inherit = [PointModifierData, RemoveIsolatedData]),
 )]
+#[derive(Clone)]
 pub struct SetModifier;
 
 impl Component for SetModifier {}
@@ -149,6 +150,7 @@ impl Component for SetModifier {}
     class(name = "TetrahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData, TetrahedronGeometryData]),
     class(name = "HexahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData, HexahedronGeometryData]),
 )]
+#[derive(Clone)]
 pub struct SetAlgorithms;
 
 impl Component for SetAlgorithms {}

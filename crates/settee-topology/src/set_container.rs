@@ -218,6 +218,7 @@ pub struct HexahedronSetData;
         inherit = [PointSetData, EdgeSetData, QuadSetData, HexahedronSetData],
     ),
 )]
+#[derive(Clone)]
 pub struct SetTopologyContainer {
     kind: SetKind,
     /// The lists, SOFA's `getNbPoints()` (which may exceed the number of positions: containers

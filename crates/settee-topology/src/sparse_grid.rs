@@ -669,6 +669,7 @@ pub struct SparseGridData;
     inherit = [MeshTopologyData, SparseGridData],
     create = |_| SparseGridTopology { mesh: MeshData::default(), grid: None },
 )]
+#[derive(Clone)]
 pub struct SparseGridTopology {
     mesh: MeshData,
     grid: Option<SparseGrid>,

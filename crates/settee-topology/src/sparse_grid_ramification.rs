@@ -522,6 +522,7 @@ impl RamifiedGrid {
         finestConnectivity: Bool = "true",
     },
 )]
+#[derive(Clone)]
 pub struct SparseGridRamificationTopology {
     mesh: MeshData,
     grid: Option<RamifiedGrid>,

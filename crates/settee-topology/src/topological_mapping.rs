@@ -107,6 +107,7 @@ enum Kind {
         create = |_| TopologicalMapping { kind: Kind::Triangle2Edge, maps: None },
     ),
 )]
+#[derive(Clone)]
 pub struct TopologicalMapping {
     kind: Kind,
     /// The index maps between input and output elements, built on the first change.

@@ -68,7 +68,7 @@ fn keep_name_only(attrs: &mut Vec<(String, String)>) {
     class(name = "PointSplatModel", description = "Point splats (rendering only)."),
     class(name = "SlicedVolumetricModel", description = "Slices of a hexahedral model (rendering only)."),
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct NoEffect;
 
 impl Component for NoEffect {
@@ -107,7 +107,7 @@ impl Component for NoEffect {
         depthTest: Bool = "true",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Visual3DText;
 
 impl Component for Visual3DText {}
@@ -134,7 +134,7 @@ impl Component for Visual3DText {}
         loadedPlugins: Strings,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RequiredPlugin;
 
 impl Component for RequiredPlugin {
@@ -161,7 +161,7 @@ impl Component for RequiredPlugin {
         taskSchedulerType: Str = "_default",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct TaskSchedulerSettings;
 
 impl Component for TaskSchedulerSettings {

@@ -32,7 +32,7 @@ const THERMOSTAT: RoleId = RoleId::of::<dyn Thermostat>("Thermostat");
         steps: Int = "0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct TestThermostat {
     kick: f64,
     state: Option<ComponentId>,

@@ -15,6 +15,7 @@ use crate::intersection::{DiscreteIntersection, LocalMinDistance, MinProximityIn
 })]
 pub struct ProximityData;
 
+#[derive(Clone)]
 enum Method {
     Discrete(DiscreteIntersection),
     MinProximity(MinProximityIntersection),
@@ -76,6 +77,7 @@ enum Method {
         },
     ),
 )]
+#[derive(Clone)]
 pub struct IntersectionComponent {
     method: Method,
 }

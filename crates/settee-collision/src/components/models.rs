@@ -144,6 +144,7 @@ pub struct BothSideData;
     ),
 )]
 /// A collision model: its settings and the geometry snapshot it gives detection.
+#[derive(Clone)]
 pub struct CollisionModelComponent {
     geometry: ModelGeometry,
     state: Option<StateId>,

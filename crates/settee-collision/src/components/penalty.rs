@@ -47,7 +47,7 @@ pub struct PenaltyContact {
         object2: MechanicalState,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PenalityContactForceField {
     s1: Option<StateId>,
     s2: Option<StateId>,

@@ -46,6 +46,7 @@ pub struct BroadPhaseData;
         markers = [NarrowPhase],
     ),
 )]
+#[derive(Clone)]
 struct Phase;
 
 impl Component for Phase {}
@@ -57,6 +58,7 @@ impl Component for Phase {}
 #[component(
     create = |_| BruteForceDetection,
 )]
+#[derive(Clone)]
 struct BruteForceDetection;
 
 impl Component for BruteForceDetection {
@@ -78,6 +80,9 @@ impl Component for BruteForceDetection {
 // ----- sub-pipelines ------------------------------------------------------------------------------
 
 /// One detection set-up: its models (in SOFA's order), methods and the state detection keeps.
+/// The lists of borrows are always empty between calls ([`settee_core::scratch::recycle`]):
+/// a copy holds no reference into the original.
+#[derive(Clone)]
 struct SubPipeline {
     models: Vec<ComponentId>,
     intersection: ComponentId,
@@ -216,6 +221,7 @@ fn subtree_components(scene: &Scene, node: NodeId) -> Vec<ComponentId> {
         narrowPhaseDetection: NarrowPhase,
     },
 )]
+#[derive(Clone)]
 struct SubPipelineComponent;
 
 impl Component for SubPipelineComponent {}
@@ -258,6 +264,14 @@ pub struct PipelineComponent {
     composite: bool,
     /// The list of components lent to the detection thread, kept between steps.
     taken: Vec<TakenObject>,
+}
+
+/// A copy between steps: the lent components are back in the scene by then, the list is empty.
+impl Clone for PipelineComponent {
+    fn clone(&self) -> Self {
+        debug_assert!(self.taken.is_empty(), "copied during a detection");
+        PipelineComponent { subs: self.subs.clone(), composite: self.composite, taken: Vec::new() }
+    }
 }
 
 /// A bounding-tree depth from scene text (the tree itself never builds more levels than its

@@ -113,6 +113,7 @@ fn geometry_of(scene: &Scene, id: ComponentId) -> &ModelGeometry {
 // ----- contact mappers ----------------------------------------------------------------------------
 
 /// Where one side's contact points live (SOFA's contact mappers, spec §9.4).
+#[derive(Clone)]
 enum Mapper {
     /// Point and Vec3d sphere models: the model's own state; a point is its element (vertex or
     /// sphere), and a sphere contributes its radius to the contact distance.
@@ -437,6 +438,7 @@ fn project_on_triangle(a: &Vec3, b: &Vec3, c: &Vec3, q: &Vec3) -> (f64, f64) {
 // ----- the penalty response -----------------------------------------------------------------------
 
 /// SOFA's `BarycentricPenalityContact`: the penalty response of one pair of models.
+#[derive(Clone)]
 struct PenaltyResponse {
     models: (ComponentId, ComponentId),
     name: String,
@@ -683,6 +685,7 @@ impl LagrangianLaw {
 
 /// A Lagrangian response of one pair of models: a constraint law between the two sides'
 /// contact-point states, given one contact per kept detection output every step.
+#[derive(Clone)]
 struct LagrangianResponse {
     models: (ComponentId, ComponentId),
     name: String,
@@ -902,6 +905,7 @@ fn contact_constraint(scene: &mut Scene, c: ComponentId) -> SimResult<&mut (dyn 
 }
 
 /// The response object of a pair of models.
+#[derive(Clone)]
 enum Response {
     Penalty(PenaltyResponse),
     Lagrangian(LagrangianResponse),
@@ -969,6 +973,7 @@ impl Response {
 
 /// A retired response waiting for its pair (`key`) to collide again with the same response
 /// (`name`).
+#[derive(Clone)]
 struct Idle {
     key: (usize, usize),
     name: String,
@@ -1049,6 +1054,7 @@ fn penalty_supports(k1: PrimitiveKind, k2: PrimitiveKind) -> bool {
 // ----- contact managers ---------------------------------------------------------------------------
 
 /// One entry of the contact map.
+#[derive(Clone)]
 struct ContactEntry {
     key: (usize, usize),
     /// The response's name as the manager chose it (class and parameters).
@@ -1098,6 +1104,7 @@ enum RuleSide {
         },
     ),
 )]
+#[derive(Clone)]
 pub struct ContactManagerComponent {
     rule_based: bool,
     response: String,
@@ -1120,7 +1127,7 @@ pub struct ContactManagerComponent {
 }
 
 /// The working lists of one `respond`, emptied and refilled at every step.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct RespondScratch {
     live: Vec<(usize, usize)>,
     dead: Vec<ContactEntry>,

@@ -125,7 +125,7 @@ pub struct DetectionStats {
 }
 
 /// The persistent state of a pipeline's detection phase.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Detection {
     trees: Vec<BoundingTree>,
     map: OutputsMap,

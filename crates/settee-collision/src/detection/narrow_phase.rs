@@ -388,7 +388,7 @@ pub(crate) fn plan_pair(
 }
 
 /// Reused buffers of the narrow phase.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct NarrowBuffers {
     pub jobs: Vec<PairJob>,
     pub units: Vec<Unit>,
@@ -401,7 +401,7 @@ pub(crate) struct NarrowBuffers {
     pub chunks: Vec<Chunk>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Chunk {
     job: u32,
     /// Searched items, and of those the row ranges of split units.

@@ -24,7 +24,7 @@ linear_solver_correction! {
             complianceFactor: Real = "1",
         },
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct GenericConstraintCorrection {
         solver: SolverLinks,
         compliance_factor: f64,

@@ -70,7 +70,7 @@ pub(crate) use linear_solver_correction;
 
 /// What the corrections that solve with a linear solver hold in common: their id, the linear
 /// and ODE solvers they use and their `regularizationTerm`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct SolverLinks {
     pub me: Option<ComponentId>,
     pub linear_solver: Option<ComponentId>,
@@ -100,7 +100,7 @@ linear_solver_correction! {
             wire_optimization: Bool = "false",
         },
     )]
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct LinearSolverConstraintCorrection {
         solver: SolverLinks,
         state: Option<StateId>,

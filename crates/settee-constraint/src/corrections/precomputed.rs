@@ -88,7 +88,7 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
         fileDir: Str,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct PrecomputedConstraintCorrection {
     me: Option<ComponentId>,
     state: Option<StateId>,

@@ -99,7 +99,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
         topology: Topology,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct UncoupledConstraintCorrection {
     me: Option<ComponentId>,
     state: Option<StateId>,

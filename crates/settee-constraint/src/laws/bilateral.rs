@@ -57,6 +57,7 @@ use crate::resolution::Bilateral3DofResolution;
         topology2: Topology,
     },
 )]
+#[derive(Clone)]
 pub struct BilateralLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

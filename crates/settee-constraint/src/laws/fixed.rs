@@ -32,6 +32,7 @@ use settee_core::types::quat_mul;
         mstate: settee_core::role::MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct FixedLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

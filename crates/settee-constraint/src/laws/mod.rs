@@ -128,7 +128,7 @@ pub(crate) fn second(s1: StateId, s2: StateId) -> usize {
 /// writing twice to one entry (a pair law on one state, both points on the same DOF) can tell
 /// the two apart. A law keeps its writer from one step to the next: the entries' blocks live in
 /// one list, and once warm a build allocates nothing.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct RowWriter {
     /// io state, row, DOF, and the block's range in `blocks`.
     entries: Vec<(usize, usize, usize, std::ops::Range<usize>)>,

@@ -40,6 +40,7 @@ use crate::resolution::{BilateralResolution, UnilateralResolution};
         object2: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct SlidingLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

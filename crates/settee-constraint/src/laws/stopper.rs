@@ -66,7 +66,7 @@ impl ConstraintResolution for StopperResolution {
         mstate: MechanicalState,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct StopperLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

@@ -32,6 +32,7 @@ use crate::resolution::{BilateralNDofResolution, BilateralResolution};
         mstate: MechanicalState,
     },
 )]
+#[derive(Clone)]
 pub struct UniformLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

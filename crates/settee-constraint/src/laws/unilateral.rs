@@ -93,7 +93,7 @@ pub struct ContactBlockInfo {
         object2: MechanicalState,
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct UnilateralLagrangianConstraint {
     /// The Jacobian entries of a build, kept for the next one.
     writer: RowWriter,

@@ -98,7 +98,7 @@ pub trait SolverMethod: Default + Send + Sync + 'static {
 macro_rules! built_method {
     ($(#[$doc:meta])* $name:ident, $solve:path) => {
         $(#[$doc])*
-        #[derive(Default)]
+        #[derive(Clone, Default)]
         pub struct $name;
 
         impl $crate::solvers::generic::SolverMethod for $name {
@@ -180,7 +180,7 @@ pub(crate) use built_method;
         inherit = [Self, ConstraintForcesData, BuiltData, ImprovedJacobiData],
     ),
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct GenericConstraintSolver<M: SolverMethod> {
     pub method: M,
     pub problem: ConstraintProblem,

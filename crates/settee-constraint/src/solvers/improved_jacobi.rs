@@ -675,7 +675,7 @@ pub fn safeguarded_jacobi_with(p: &mut ConstraintProblem, given_estimate: Option
 }
 
 /// The ImprovedJacobiConstraintSolver algorithm.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ImprovedJacobi {
     pub options: ImprovedJacobiOptions,
     /// SOFA's iterate diverged in an earlier solve: the later ones go straight to the

@@ -570,7 +570,7 @@ pub struct LcpSolverData;
         showTranslation: Fixed(3) = "0 0 0",
     },
 )]
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct LcpConstraintSolver {
     id: Option<ComponentId>,
     node: Option<NodeId>,

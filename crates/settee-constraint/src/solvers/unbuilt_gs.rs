@@ -72,7 +72,7 @@ pub fn unbuilt_gauss_seidel(p: &mut ConstraintProblem, sequence: &[usize], ops: 
 }
 
 /// The UnbuiltGaussSeidelConstraintSolver algorithm.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct UnbuiltGaussSeidel;
 
 impl SolverMethod for UnbuiltGaussSeidel {

@@ -69,6 +69,7 @@ pub trait CollisionModel {
 
 /// The detection outputs of one pair of collision models (in the pair order of the
 /// intersection method), as the contact manager receives them.
+#[derive(Clone)]
 pub struct ContactOutputs<'a> {
     pub model1: crate::ComponentId,
     pub model2: crate::ComponentId,

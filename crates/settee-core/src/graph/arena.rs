@@ -80,6 +80,13 @@ impl<K: ArenaKey, V> Default for Arena<K, V> {
     }
 }
 
+/// A copy keeps every id: slots, generations and the order in which free slots are reused.
+impl<K: ArenaKey, V: Clone> Clone for Arena<K, V> {
+    fn clone(&self) -> Self {
+        Arena { inner: self.inner.clone(), _key: PhantomData }
+    }
+}
+
 impl<K: ArenaKey, V: std::fmt::Debug> std::fmt::Debug for Arena<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()

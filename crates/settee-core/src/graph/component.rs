@@ -106,6 +106,57 @@ pub trait Declared {
 pub trait ComponentAny: Any {
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// An independent copy of the object (for [`crate::Scene::try_clone`] and snapshots): the
+    /// declaration writes it as `Clone::clone` when the type is `Clone`, else as a refusal.
+    fn clone_component(&self) -> Result<Box<dyn Component>, CloneRefused>;
+}
+
+/// A component that cannot be copied, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CloneRefused {
+    /// The Rust type of the object.
+    pub type_name: &'static str,
+    pub reason: String,
+}
+
+impl std::fmt::Display for CloneRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.reason, self.type_name)
+    }
+}
+
+/// What `#[component]` calls to write [`ComponentAny::clone_component`]: autoref
+/// specialization picks [`clone_spec::ViaClone`] for a `Clone` type and
+/// [`clone_spec::ViaRefusal`] for any other, so a type that is not `Clone` still builds and
+/// says at run time that it cannot be copied.
+#[doc(hidden)]
+pub mod clone_spec {
+    use super::{CloneRefused, Component};
+
+    pub struct Probe<'a, T>(pub &'a T);
+
+    pub trait ViaClone {
+        fn clone_component(&self) -> Result<Box<dyn Component>, CloneRefused>;
+    }
+    impl<T: Component + Clone> ViaClone for Probe<'_, T> {
+        fn clone_component(&self) -> Result<Box<dyn Component>, CloneRefused> {
+            Ok(Box::new(self.0.clone()))
+        }
+    }
+
+    pub trait ViaRefusal {
+        fn clone_component(&self) -> Result<Box<dyn Component>, CloneRefused>;
+    }
+    impl<T: Component> ViaRefusal for &Probe<'_, T> {
+        fn clone_component(&self) -> Result<Box<dyn Component>, CloneRefused> {
+            Err(CloneRefused { type_name: std::any::type_name::<T>(), reason: "its type cannot be copied (not Clone)".into() })
+        }
+    }
+
+    /// A generic declaration lists its concrete types; an instance of another one refuses.
+    pub fn unlisted(type_name: &'static str) -> CloneRefused {
+        CloneRefused { type_name, reason: "its type is not one the declaration lists".into() }
+    }
 }
 
 /// Simulation-wide parameters passed to numerical entry points.
@@ -170,4 +221,14 @@ pub trait Component: ComponentAny + Send {
     fn simulation_end(&mut self, _scene: &mut Scene, _me: crate::ComponentId) -> SimResult {
         Ok(())
     }
+    /// Whether a snapshot leaves this object out and a restore keeps the one the scene has:
+    /// for a component whose state is not the scene's (a Python controller's is its script's).
+    /// Such a component still refuses [`crate::Scene::try_clone`] unless it is `Clone`.
+    fn kept_by_restore(&self) -> bool {
+        false
+    }
+    /// A restore puts this object (a copy of the snapshot's) in place of `replaced`, the one
+    /// the scene had, of the same class: it may take over what lives outside the scene and
+    /// was not copied (an exporter's open file). Copies do not share such resources.
+    fn resume_from(&mut self, _replaced: &mut dyn Component) {}
 }

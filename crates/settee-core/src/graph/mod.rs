@@ -12,6 +12,7 @@ pub mod names;
 pub mod plan;
 pub mod role;
 pub mod scene;
+pub mod snapshot;
 pub mod state;
 pub mod topology;
 pub mod types;

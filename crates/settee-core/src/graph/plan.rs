@@ -25,7 +25,7 @@ use crate::graph::scene::{ComponentId, NodeId, Scene};
 
 /// Where the objects of the contacts of a collision response act, as the step plan splices them
 /// into the graph's order.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ContactStore {
     /// Contact mappings (the mapped contact points of one side of a pair), each anchored at the
     /// end of its model's node subtree, in creation order.
@@ -114,7 +114,9 @@ impl ContactStore {
 /// The structure and contact versions a list was compiled for.
 type Version = (u64, u64);
 
-/// One compiled list: its type, its key, the versions it was compiled for.
+/// One compiled list: its type, its key, the versions it was compiled for. A copy of the plan
+/// shares the lists (they are never changed in place while shared, see [`Scene::compiled`]).
+#[derive(Clone)]
 struct Entry {
     ty: TypeId,
     key: u64,
@@ -127,7 +129,7 @@ struct Entry {
 /// it is compiled again at its next request, into the memory it had (contacts come and go every
 /// few steps; their lists are remade without allocating). At a structural change, the lists
 /// nobody asked for since the previous one are dropped (those of a removed node).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Plan {
     current: Option<Version>,
     entries: Vec<Entry>,

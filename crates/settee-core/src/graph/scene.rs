@@ -45,7 +45,7 @@ impl Default for Context {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Node {
     pub name: String,
     pub parent: Option<NodeId>,
@@ -69,7 +69,7 @@ pub enum LinkTarget {
 }
 
 /// One object link of a component instance.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LinkField {
     pub decl: &'static LinkDecl,
     /// The text given in the scene (`@../dofs`), if any.
@@ -97,6 +97,28 @@ pub struct ComponentEntry {
     pub initialized: bool,
     /// The pass of [`crate::simulation::update_live_data`] that last refreshed this component.
     pub refreshed: u64,
+}
+
+/// The entry's bookkeeping without its object (`obj` is `None`): [`Scene::try_clone`] copies
+/// the objects itself, since an object may refuse to be copied.
+impl Clone for ComponentEntry {
+    fn clone(&self) -> Self {
+        ComponentEntry {
+            class: self.class,
+            template: self.template.clone(),
+            layout: self.layout,
+            name: self.name.clone(),
+            node: self.node,
+            data: self.data.clone(),
+            links: self.links.clone(),
+            obj: None,
+            state: self.state,
+            pos: self.pos.clone(),
+            dir: self.dir.clone(),
+            initialized: self.initialized,
+            refreshed: self.refreshed,
+        }
+    }
 }
 
 impl ComponentEntry {
@@ -285,6 +307,12 @@ pub struct LiveCounts {
     pub states: usize,
 }
 
+/// A uid no other scene of the process has (new scenes and copies take one).
+pub(crate) fn next_uid() -> u64 {
+    static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Scene {
     pub fn new(root_name: &str) -> Scene {
         let mut nodes = Arena::new();
@@ -300,9 +328,8 @@ impl Scene {
             data: DataSet::default(),
         });
         debug_assert_eq!(root, Self::ROOT);
-        static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Scene {
-            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            uid: next_uid(),
             nodes,
             components: Arena::new(),
             store: StateStore::default(),

@@ -76,7 +76,7 @@ crate::arena_key!(
 );
 
 /// One mechanical state (a MechanicalObject): its layout, size and vectors.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct MState {
     pub layout: Layout,
     pub size: usize,
@@ -229,7 +229,7 @@ impl MState {
 }
 
 /// All mechanical states of a scene.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct StateStore {
     pub states: Arena<StateId, MState>,
 }

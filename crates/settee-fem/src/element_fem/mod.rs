@@ -66,6 +66,7 @@ crate::common::force_field_class! {
         ),
     }
     /// `LinearSmallStrainFEMForceField` (without rotations) or `CorotationalFEMForceField`.
+    #[derive(Clone)]
     pub struct ElementFEMForceField {
         shape: ElementShape,
         corotational: bool,

@@ -16,8 +16,6 @@
 
 pub mod material;
 
-use std::sync::Mutex;
-
 use rayon::prelude::*;
 
 use settee_core::role::Topology;
@@ -160,7 +158,7 @@ crate::common::force_field_class! {
     /// Hyperelasticity (St Venant-Kirchhoff, Neo-Hookean, Mooney-Rivlin, Arruda-Boyce, Ogden) on the tetrahedra of a topology.
     ///
     /// The force field.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     pub struct TetrahedronHyperelasticityFEMForceField {
         state: Option<StateId>,
         nb_dofs: usize,
@@ -174,7 +172,7 @@ crate::common::force_field_class! {
         states: Vec<HyperState>,
         forces: Vec<[Vec3; 4]>,
         /// Per-edge tangent, rebuilt lazily after each `add_force` (`None` when stale).
-        tangent: Mutex<Option<Vec<Mat3>>>,
+        tangent: settee_core::scratch::CopiedMutex<Option<Vec<Mat3>>>,
         rayleigh_stiffness: f64,
     }
 }
