@@ -204,7 +204,7 @@ pub trait EventListener {
     fn on_event(&mut self, scene: &mut Scene, me: ComponentId, event: &'static str) -> SimResult;
 }
 
-pub const EVENT_LISTENER: crate::RoleId = crate::RoleId::of::<dyn EventListener>("EventListener");
+pub const EVENT_LISTENER: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn EventListener>("EventListener");
 
 /// Sends `event` to the listeners of `from`'s subtree, top-down in object order. A scene
 /// without listeners (nearly every XML scene) pays one scan of its component classes.
