@@ -680,6 +680,20 @@ fn accumulate_through_mappings(scene: &mut Scene, scope: &MechScope, f: VecId, d
         // The inputs' vectors are taken out and the output's read in place (a mapping's output
         // is none of its inputs); lists of up to four inputs are kept inline.
         let mut fins: SmallVec<[Vec<f64>; 4]> = inputs.iter().map(|s| scene.store.get_mut(*s).take(f)).collect();
+        if scene.role::<dyn Mapping>(m).is_some_and(|map| map.needs_scene()) {
+            // A scripted mapping reads the scene while it works: it gets a copy of the output's
+            // vector (it has no geometric stiffness).
+            let fout = scene.store.get(output).read(f).to_vec();
+            let r = scene.with_role::<dyn Mapping, _>(m, |map, scene| {
+                let mut slices: SmallVec<[&mut [f64]; 4]> = fins.iter_mut().map(|v| v.as_mut_slice()).collect();
+                map.apply_jt_in_scene(scene, m, &mut slices, &fout)
+            });
+            for (s, v) in inputs.iter().zip(fins) {
+                scene.store.get_mut(*s).put(f, v);
+            }
+            r.map_err(|e| label_error(scene, m, e))?;
+            continue;
+        }
         let r = {
             let Scene { components, store, .. } = &mut *scene;
             let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");
@@ -775,6 +789,16 @@ fn propagate_one(scene: &mut Scene, m: ComponentId, id: VecId, positions: bool) 
     let (inputs, output) = mapping_io(scene, m);
     let Some(output) = output else { return Ok(()) };
     let mut out = scene.store.get_mut(output).take(id);
+    if scene.role::<dyn Mapping>(m).is_some_and(|map| map.needs_scene()) {
+        // A scripted mapping reads the scene while it works: it gets copies of its inputs.
+        let ins: SmallVec<[Vec<f64>; 4]> = inputs.iter().map(|s| scene.store.get(*s).read(id).to_vec()).collect();
+        let r = scene.with_role::<dyn Mapping, _>(m, |map, scene| {
+            let refs: SmallVec<[&[f64]; 4]> = ins.iter().map(|v| v.as_slice()).collect();
+            map.apply_in_scene(scene, m, &mut out, &refs, positions)
+        });
+        scene.store.get_mut(output).put(id, out);
+        return r.map_err(|e| label_error(scene, m, e));
+    }
     let r = {
         let Scene { components, store, .. } = &mut *scene;
         let map = components[m].role_mut::<dyn Mapping>().expect("mapping role");

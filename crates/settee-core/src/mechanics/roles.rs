@@ -225,6 +225,26 @@ pub trait Mapping {
         }
         Ok(())
     }
+    /// True for mappings written in a script (Python): their code reads its Data through the
+    /// scene while it works. The stages then take the component out of its slot, lend it copies
+    /// of the vectors it reads, and call the `*_in_scene` methods below instead. Such a mapping
+    /// has no geometric stiffness and no Jacobian.
+    fn needs_scene(&self) -> bool {
+        false
+    }
+    /// [`Mapping::apply`] (`positions`) or [`Mapping::apply_j`] with the scene at hand (see
+    /// [`Mapping::needs_scene`]).
+    fn apply_in_scene(&mut self, _scene: &mut Scene, _me: ComponentId, out: &mut [f64], inputs: &[&[f64]], positions: bool) -> SimResult {
+        if positions {
+            self.apply(out, inputs)
+        } else {
+            self.apply_j(out, inputs)
+        }
+    }
+    /// [`Mapping::apply_jt`] with the scene at hand.
+    fn apply_jt_in_scene(&mut self, _scene: &mut Scene, _me: ComponentId, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        self.apply_jt(inputs, out)
+    }
     /// Adds `kFactor · K_geo` into the matrix at the inputs' rows, where
     /// `K_geo = ∂(Jᵀ f_out)/∂x_in` for the output force `f_out` (the assembled counterpart of
     /// [`Mapping::apply_djt`]).
