@@ -211,13 +211,13 @@ pub struct StateVector {
 }
 
 impl StateVector {
-    fn new<'py>(py: Python<'py>, name: &'static str, v: &[f64], rows: usize, cols: usize) -> PyResult<Bound<'py, StateVector>> {
+    pub(crate) fn new<'py>(py: Python<'py>, name: &'static str, v: &[f64], rows: usize, cols: usize) -> PyResult<Bound<'py, StateVector>> {
         let mut buf = v.to_vec();
         buf.resize(rows * cols, 0.0);
         Bound::new(py, StateVector { name, buf, rows, cols })
     }
 
-    fn copy_into(&self, out: &mut [f64]) {
+    pub(crate) fn copy_into(&self, out: &mut [f64]) {
         let n = out.len().min(self.buf.len());
         out[..n].copy_from_slice(&self.buf[..n]);
     }

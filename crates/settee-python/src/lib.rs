@@ -19,6 +19,7 @@ pub mod data;
 pub mod engine;
 pub mod forcefield;
 pub mod graft;
+pub mod mapping;
 pub mod matrix;
 pub mod node;
 pub mod object;
@@ -97,6 +98,8 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<component::PyController>()?;
     m.add_class::<engine::PyDataEngine>()?;
     forcefield::add_classes(m)?;
+    mapping::add_classes(m)?;
+    m.add("MAPPING_CLASSES", mapping::CLASS_NAMES.to_vec())?;
     m.add_class::<seq::NodeSeq>()?;
     m.add_function(pyo3::wrap_pyfunction!(object::class_categories, m)?)?;
     m.add_function(pyo3::wrap_pyfunction!(object::factory_entries, m)?)?;
@@ -110,6 +113,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub const PYTHON_SOURCES: &[(&str, &str, bool)] = &[
     ("Sofa", include_str!("../python/Sofa/__init__.py"), true),
     ("Sofa.Core", include_str!("../python/Sofa/Core.py"), false),
+    ("Sofa.prefab", include_str!("../python/Sofa/prefab.py"), false),
     ("Sofa.Simulation", include_str!("../python/Sofa/Simulation.py"), false),
     ("Sofa.Helper", include_str!("../python/Sofa/Helper.py"), false),
     ("Sofa.Types", include_str!("../python/Sofa/Types.py"), false),

@@ -3,6 +3,11 @@ from _settee import (Base, Node, Object, Data, DataContainer, DataString, DataVe
                      Link, LinkPath, Controller, NodeSequence, BaseMeshTopology, DataEngine,
                      ForceFieldVec3d, ForceFieldVec2d, ForceFieldVec1d, ForceFieldVec6d,
                      ForceFieldRigid3d, ForceFieldRigid2d)
+import _settee
+# `Mapping_<In>_<Out>`: the pairs SofaPython3 binds.
+for _name in _settee.MAPPING_CLASSES:
+    globals()[_name] = getattr(_settee, _name)
+del _name
 
 
 class DataDict(dict):
@@ -14,15 +19,79 @@ class DataDict(dict):
 BaseObject = Object
 
 
-def _not_in_settee(name):
-    class _Missing:
-        def __init__(self, *args, **kwargs):
-            raise NotImplementedError("Sofa.Core.%s is not implemented yet in Settee" % name)
-    _Missing.__name__ = name
-    return _Missing
+class BasePrefab(Node):
+    """A node built by a script (SofaPython3's `BasePrefab`): see `RawPrefab` and `Sofa.Prefab`."""
+
+    def __new__(cls, *args, **kwargs):
+        # Only the name reaches the node: the other keywords are the prefab's parameters.
+        name = kwargs.get("name", args[0] if args and isinstance(args[0], str) else "unnamed")
+        return Node.__new__(cls, name)
 
 
-RawPrefab = _not_in_settee("RawPrefab")
+class RawPrefab(BasePrefab):
+    """SofaPython3's `Sofa.Core.RawPrefab`: a node whose content a script builds.
+
+    Keywords naming a Data of the node set it; the others are left to the subclass. `init()`
+    empties the node and calls the subclass's `doReInit()`, which builds the content.
+    """
+
+    def __init__(self, *args, **kwargs):
+        for key, value in kwargs.items():
+            if key == "name":
+                self.name.value = value
+            elif self.findData(key) is not None:
+                setattr(self, key, value)
+        self._prefab_sources = {}
+
+    def addPrefabParameter(self, name, help, type, default=None):
+        """Adds a parameter of the prefab: a Data of group "Prefab's properties", unless the
+        node already has a Data or a link of that name."""
+        if self.findData(name) is None and self.findLink(name) is None:
+            self.addData(name=name, value=default, help=help, group="Prefab's properties", type=type)
+
+    # Where the prefab's class is defined and where it was instantiated (for messages). SOFA
+    # also watches the defining file to rebuild the prefab when it changes, which only a GUI
+    # session uses: Settee records the file.
+    def setSourceTracking(self, filename):
+        self._prefab_sources["tracked"] = filename
+
+    def setDefinitionSourceFileName(self, filename):
+        self._prefab_sources["definition"] = filename
+
+    def setDefinitionSourceFilePos(self, line):
+        self._prefab_sources["definitionPos"] = line
+
+    def setInstanciationSourceFileName(self, filename):
+        self._prefab_sources["instanciation"] = filename
+
+    def setInstanciationSourceFilePos(self, line):
+        self._prefab_sources["instanciationPos"] = line
+
+    def getDefinitionSourceFileName(self):
+        return self._prefab_sources.get("definition", "")
+
+    def getDefinitionSourceFilePos(self):
+        return self._prefab_sources.get("definitionPos", 0)
+
+    def getInstanciationSourceFileName(self):
+        return self._prefab_sources.get("instanciation", "")
+
+    def getInstanciationSourceFilePos(self):
+        return self._prefab_sources.get("instanciationPos", 0)
+
+    def init(self):
+        """SOFA's `Prefab::init`: the node is emptied, then rebuilt by `doReInit()`."""
+        self.reinit()
+
+    def reinit(self):
+        for child in list(self.children):
+            self.removeChild(child)
+        for obj in list(self.objects):
+            self.removeObject(obj)
+        self.doReInit()
+
+    def doReInit(self):
+        pass
 
 
 class ClassEntry:

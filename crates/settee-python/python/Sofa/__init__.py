@@ -23,9 +23,10 @@ import Sofa.Simulation
 import Sofa.Types
 import Sofa.constants
 import SofaTypes
+from Sofa.prefab import Prefab
 
 __version__ = "25.12"
-__all__ = ["Core", "Simulation", "Helper", "Types", "constants", "msg_info", "msg_warning", "msg_error", "msg_deprecated"]
+__all__ = ["Core", "Simulation", "Helper", "Types", "constants", "prefab", "Prefab", "PrefabBuilder", "msg_info", "msg_warning", "msg_error", "msg_deprecated"]
 
 
 def GetVersion():
@@ -73,3 +74,65 @@ def unloadModules():
     for name in list(_sys.modules):
         if name not in _modules_at_import and not name.startswith(("Sofa", "SofaRuntime", "_settee", "numpy")):
             del _sys.modules[name]
+
+
+def PrefabBuilder(build):
+    """Makes a prefab of a function `build(self, <parameters>)`: calling the result builds a
+    node (a `Sofa.Core.RawPrefab`) whose parameters are the function's arguments after `self`,
+    given as keywords or left to their defaults, and whose content `build` adds."""
+    defined_at = _caller_of(_inspect.currentframe())
+    spec = _inspect.getfullargspec(build)
+    names = [a for a in spec.args if a != "self"]
+    defaults = dict(zip(spec.args[len(spec.args) - len(spec.defaults or ()):], spec.defaults or ()))
+
+    class _Built(Sofa.Core.RawPrefab):
+        def doReInit(self):
+            if not self._valid:
+                return
+            try:
+                missing = [n for n in names if self.getData(n) is None]
+                if missing:
+                    raise TypeError("no value for %s" % ", ".join(missing))
+                build(self, **{n: self.getData(n).value for n in names})
+            except Exception as e:
+                self._valid = False
+                Sofa.Helper.msg_error(self, "the prefab %s could not be built: %s" % (build.__name__, e))
+
+    def make(*args, **kwargs):
+        kwargs.setdefault("name", build.__name__)
+        node = _Built(*args, **kwargs)
+        node._valid = True
+        node.setDefinitionSourceFileName(defined_at[0])
+        node.setDefinitionSourceFilePos(defined_at[1])
+        node.setSourceTracking(defined_at[0])
+        node.addData(name="prefabname", value=build.__name__, type="string", help="The prefab's name", group="Infos")
+        node.addData(name="docstring", value=build.__doc__ or "", type="string", help="The prefab's documentation", group="Infos")
+        # The arguments with a default become the prefab's parameters (typed after the
+        # default); one without a default makes the build fail with a message, as in SOFA.
+        for n, default in defaults.items():
+            node.addPrefabParameter(name=n, help="parameter of " + build.__name__, type=_data_type_of(default), default=kwargs.get(n, default))
+        node.init()
+        return node
+
+    make.__original__ = build
+    make.__name__ = build.__name__
+    make.__doc__ = build.__doc__
+    return make
+
+
+def _caller_of(frame):
+    caller = frame.f_back
+    return _os.path.abspath(caller.f_code.co_filename), caller.f_lineno
+
+
+def _data_type_of(value):
+    """The Data type a prefab parameter gets from its value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    return "vector<double>" if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value) else "string"
