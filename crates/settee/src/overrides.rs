@@ -82,6 +82,12 @@ fn names_of(factory: &Factory, e: &Element) -> String {
         .map(|(o, d)| format!("{} ({})", o.name.clone().or(d).unwrap_or_default(), o.class().unwrap_or("")))
         .collect();
     let nodes: Vec<&str> = e.child_nodes().map(|n| n.name_or_empty()).collect();
+    describe_contents(&nodes, &objs)
+}
+
+/// What a node holds, for a message about a path that names nothing in it: its child nodes and
+/// its components as `name (Class)`.
+fn describe_contents(nodes: &[&str], objs: &[String]) -> String {
     let mut parts = Vec::new();
     if !nodes.is_empty() {
         parts.push(format!("child nodes: {}", nodes.join(", ")));
@@ -281,15 +287,7 @@ fn resolve_live(scene: &Scene, factory: &Factory, path: &str) -> Result<LiveTarg
             let node = scene.node(cur);
             let nodes: Vec<&str> = node.children.iter().map(|c| scene.node(*c).name.as_str()).collect();
             let objs: Vec<String> = node.objects.iter().map(|c| format!("{} ({})", scene.entry(*c).name, scene.entry(*c).class.name)).collect();
-            let mut parts = Vec::new();
-            if !nodes.is_empty() {
-                parts.push(format!("child nodes: {}", nodes.join(", ")));
-            }
-            if !objs.is_empty() {
-                parts.push(format!("components: {}", objs.join(", ")));
-            }
-            let contents = if parts.is_empty() { "it is empty".to_string() } else { parts.join("; ") };
-            return Err(format!("node {where_} has {what} named '{seg}' ({contents})"));
+            return Err(format!("node {where_} has {what} named '{seg}' ({})", describe_contents(&nodes, &objs)));
         };
         cur = child;
         where_ = format!("{where_}{seg}/");
