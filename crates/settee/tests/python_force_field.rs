@@ -4,7 +4,8 @@
 //! bit-identical to it under an explicit solver (addForce), an implicit one with CG (addDForce)
 //! and one with a direct solver (addKToMatrix). Run through `settee python`.
 
-use std::process::Command;
+mod common;
+use common::{field, python};
 
 const SCRIPT: &str = r#"
 import sys
@@ -78,14 +79,11 @@ for solver in ["explicit", "cg", "direct"]:
 
 #[test]
 fn python_spring_matches_rest_shape_springs_bit_for_bit() {
-    let out = Command::new(env!("CARGO_BIN_EXE_settee")).args(["python", "-c", SCRIPT]).output().expect("run settee python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "settee python failed:\n{stdout}\n{stderr}");
+    let stdout = python(SCRIPT);
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("solver ")).collect();
-    assert_eq!(lines.len(), 3, "{stdout}\n{stderr}");
+    assert_eq!(lines.len(), 3, "{stdout}");
     for line in lines {
-        let field = |name: &str| line.split_whitespace().skip_while(|w| *w != name).nth(1).unwrap_or_default().to_string();
+        let field = |name: &str| field(line, name);
         assert_eq!(field("identical"), "True", "{line}");
         let moved: f64 = field("moved").parse().unwrap();
         assert!(moved > 1e-3, "the particles did not move: {line}");

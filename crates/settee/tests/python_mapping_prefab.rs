@@ -8,20 +8,8 @@
 //! - A `Sofa.Prefab` subclass builds its content from its parameters, and the prefab runs as
 //!   the same content written inline.
 
-use std::process::Command;
-
-fn run_python(script: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_settee")).args(["python", "-c", script]).output().expect("run settee python");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "settee python failed:\n{stdout}\n{stderr}");
-    stdout
-}
-
-/// The value after `name` on a line of words.
-fn field(line: &str, name: &str) -> String {
-    line.split_whitespace().skip_while(|w| *w != name).nth(1).unwrap_or_default().to_string()
-}
+mod common;
+use common::{field, python};
 
 const MAPPING: &str = r#"
 import numpy as np
@@ -90,7 +78,7 @@ for solver in ["explicit", "cg"]:
 
 #[test]
 fn python_mapping_matches_identity_mapping_bit_for_bit() {
-    let stdout = run_python(MAPPING);
+    let stdout = python(MAPPING);
     let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("solver ")).collect();
     assert_eq!(lines.len(), 2, "{stdout}");
     for line in lines {
@@ -173,7 +161,7 @@ print("identical", np.array_equal(a, root.prefab.dofs.position.value), np.array_
 
 #[test]
 fn python_prefabs_build_their_content_from_their_parameters() {
-    let stdout = run_python(PREFAB);
+    let stdout = python(PREFAB);
     let line = |key: &str| stdout.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no '{key}' line:\n{stdout}")).to_string();
     assert_eq!(line("isnode"), "isnode True class Particles");
     assert_eq!(line("prefabname"), "prefabname Particles label hello stiffness 37.5");

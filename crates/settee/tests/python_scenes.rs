@@ -9,6 +9,7 @@
 //! The scenes are test data outside the repository (`../shared/python-scenes`,
 //! `../shared/sofa-examples`); without them the tests skip with a note, and fail under CI.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -62,10 +63,7 @@ fn data_dir() -> Option<PathBuf> {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("settee-python-scenes-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir("python-scenes", name)
 }
 
 fn settee(case: &Case, args: &[&str]) -> (String, String) {

@@ -1,18 +1,8 @@
 //! `settee.snapshot` / `settee.restore` / `settee.clone` and `Sofa.Simulation.reset` from
 //! Python scripts (issue 20), run by `settee python` on the repository's scenes.
 
-use std::process::Command;
-
-/// Runs Python code with Settee's modules (`settee python -c CODE`), `SCENES` set to the
-/// repository's scene directory; returns stdout.
-fn python(code: &str) -> String {
-    let scenes = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes");
-    let code = format!("SCENES = {scenes:?}\n{code}");
-    let o = Command::new(env!("CARGO_BIN_EXE_settee")).args(["python", "-c", &code]).output().expect("run settee python");
-    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
-    assert!(o.status.success(), "python failed:\n{stdout}\n{stderr}");
-    stdout
-}
+mod common;
+use common::python;
 
 /// Loads the frictional-contact scene and initialises it; `record(n)` steps and returns the
 /// bytes of the cube's positions and velocities after each step.

@@ -2,6 +2,7 @@
 //! Python layer only builds the scene (keyword values to Data text, unnamed objects named after
 //! their class), the engine underneath is the one that runs XML.
 
+mod common;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,10 +12,7 @@ fn settee() -> Command {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("settee-twins-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir("twins", name)
 }
 
 /// Runs a scene for `steps` steps, dumping every step; returns the dumped states' text, by
