@@ -145,6 +145,62 @@ impl Component for RequiredPlugin {
     }
 }
 
+/// Adds a directory to the data path: the files named after it in the scene (meshes, images)
+/// are also looked for there.
+///
+/// `AddDataRepository` (alias `AddResourceRepository`, its name before SOFA v21.06): SOFA adds
+/// the directory as the scene is read, so only the components read after it find their files
+/// there; a relative path is taken from the scene file's directory (SOFA reads a scene with its
+/// directory as the current one). A directory that does not exist gets a warning (SOFA logs an
+/// error and goes on).
+#[component(
+    markers = [Plugin],
+    data = {
+        /// Path to add to the pool of resources (made absolute once added)
+        path: Str,
+    },
+)]
+#[derive(Clone, Default)]
+pub struct AddDataRepository;
+
+impl Component for AddDataRepository {
+    fn parsed(&mut self, cx: &mut InitCtx) -> SimResult {
+        let text = cx.data().get(Self::PATH).trim().to_string();
+        if text.is_empty() {
+            cx.warn("no directory to add (Data 'path' is empty)");
+            return Ok(());
+        }
+        let dir = cx.entry().dir.join(&text);
+        if !dir.is_dir() {
+            cx.warn(format!("the directory '{}' does not exist: nothing is added to the data path", dir.display()));
+            return Ok(());
+        }
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+        // SOFA writes the absolute path it added back into the Data.
+        cx.data_mut().put(Self::PATH, dir.display().to_string());
+        if !cx.scene.data_path.contains(&dir) {
+            cx.scene.data_path.push(dir);
+        }
+        Ok(())
+    }
+}
+
+/// Adds a directory where SOFA looks for plugins. Accepted; Settee's components are built in.
+///
+/// `AddPluginRepository`: SOFA's plugin manager then finds plugin libraries there; Settee loads no
+/// plugin, so only the Data is kept.
+#[component(
+    markers = [Plugin],
+    data = {
+        /// Path to add to the plugin path (Settee loads no plugin)
+        path: Str,
+    },
+)]
+#[derive(Clone, Default)]
+pub struct AddPluginRepository;
+
+impl Component for AddPluginRepository {}
+
 /// Sets SOFA's task scheduler globally for the scene (no effect on results; Settee's threads are set by the runner).
 ///
 /// `TaskSchedulerSettings`: sets up SOFA's global task scheduler (thread count, scheduler type).
@@ -179,6 +235,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<NoEffect>();
     f.add::<Visual3DText>();
     f.add::<RequiredPlugin>();
+    f.add::<AddDataRepository>();
+    f.add::<AddPluginRepository>();
     f.add::<TaskSchedulerSettings>();
 }
 

@@ -36,6 +36,7 @@ pub static BASE_DATA: &[DataDecl] = &[
 pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
     ("VisualModel", "VisualModelImpl"),
     ("VolumeFromTetrahedrons", "VolumeFromVolumetricElements"),
+    ("AddResourceRepository", "AddDataRepository"),
     // The Compliant plugin's registrations (compliant spec §3, §7, §9, §11).
     ("AssembledSolver", "CompliantImplicitSolver"),
     ("CompliantNonLinearImplicitSolver", "CompliantNLImplicitSolver"),
