@@ -668,6 +668,7 @@ impl Scene {
                 root.activated = n.activated;
                 root.tags = n.tags;
                 root.pos = n.pos;
+                root.data = n.data;
                 Self::ROOT
             } else {
                 let parent = map.nodes[&n.parent.expect("a node below another has a parent")];
