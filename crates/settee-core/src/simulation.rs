@@ -270,7 +270,7 @@ fn refresh_component(scene: &mut Scene, c: ComponentId, pass: u64) -> SimResult 
     // The components feeding its linked Data, read by index (the scene is lent on); a parent
     // met twice is refreshed once, the pass marks it.
     let mut i = 0;
-    while let Some(parent) = scene.components.get(c).and_then(|e| e.data.fields.get(i)).map(|f| f.link.as_ref().map(|l| l.component)) {
+    while let Some(parent) = scene.components.get(c).and_then(|e| e.data.fields.get(i)).map(|f| f.link.and_then(|l| l.owner_component())) {
         if let Some(parent) = parent {
             refresh_component(scene, parent, pass)?;
         }

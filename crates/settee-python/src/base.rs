@@ -120,7 +120,7 @@ impl PyBase {
 
     #[getter]
     fn linkpath(slf: &Bound<'_, PyBase>) -> PyResult<LinkPath> {
-        Ok(LinkPath { path: Self::getLinkPath(slf)? })
+        Ok(LinkPath { path: Self::getLinkPath(slf)?, target: Some(slf.clone().into_any().unbind()) })
     }
 
     /// The Data named `name`, or `None`.

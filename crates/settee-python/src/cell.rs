@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use settee_core::data::DataLinkTarget;
 use settee_core::{ComponentId, NodeId, Scene};
 
 /// A scene and the Python objects that stand for its nodes and components (one object per
@@ -33,6 +34,20 @@ pub struct SceneCell {
     pub initialized_nodes: HashSet<NodeId>,
     /// The state right after `Sofa.Simulation.init`, for `Sofa.Simulation.reset`.
     pub init_state: crate::copies::InitState,
+    /// Data of this scene that follow a Data of another scene (another root node), which the
+    /// core's links cannot name (they are ids in one scene's arenas): see [`OutsideParent`].
+    pub outside_parents: HashMap<DataLinkTarget, OutsideParent>,
+}
+
+/// The parent of a Data linked across scenes (`position=otherRoot.child.dofs.position.linkpath`),
+/// which SOFA links by pointer. Settee's scenes are separate arenas, so the link is kept here,
+/// by the parent's Python Data object: its value is copied when the link is made and again when
+/// a script updates the child (`updateIfDirty`, `hasChanged`); `getParent()` gives it back. The
+/// engine of the child's scene never reaches into the other scene by itself.
+pub struct OutsideParent {
+    pub data: Py<crate::data::PyData>,
+    /// The parent's version when its value was last copied.
+    pub seen: Option<u64>,
 }
 
 impl SceneCell {
@@ -45,6 +60,7 @@ impl SceneCell {
             moved_to: None,
             initialized_nodes: HashSet::new(),
             init_state: None,
+            outside_parents: HashMap::new(),
         }
     }
 }

@@ -10,11 +10,11 @@ use numpy::{PyArray1, PyArray2, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use settee_core::data::{print_value, DataKind, Value};
-use settee_core::scene::{vec_id_of_data, LinkTarget};
+use settee_core::data::{print_value, DataField, DataHolder, DataKind, DataLinkTarget, Value};
+use settee_core::scene::vec_id_of_data;
 use settee_core::{ComponentId, NodeId, Scene, VecId};
 
-use crate::cell::{with_scene, SceneCell};
+use crate::cell::{with_scene, OutsideParent, SceneCell};
 use crate::convert::{assignment_text, scalar_to_py, to_sofa_text};
 use crate::node::{node_data_kind, node_data_value, node_path_name, node_ref, set_node_data, LinkPath, PyNode};
 use crate::object::{obj_ref, object_path_name, PyObj};
@@ -55,6 +55,30 @@ enum Place {
     /// A Data a script added to a node.
     NodeField(Py<SceneCell>, NodeId, usize),
     Field(Py<SceneCell>, ComponentId, usize),
+}
+
+impl Place {
+    fn cell(&self) -> &Py<SceneCell> {
+        match self {
+            Place::Node(c, _) | Place::NodeField(c, ..) | Place::Field(c, ..) => c,
+        }
+    }
+
+    /// The Data in the core's model of Data and links; a node's own Data (its name and
+    /// context) are not in it.
+    fn target(&self) -> Option<DataLinkTarget> {
+        match self {
+            Place::Node(..) => None,
+            Place::NodeField(_, n, i) => Some(DataLinkTarget::node(*n, *i)),
+            Place::Field(_, c, i) => Some(DataLinkTarget::component(*c, *i)),
+        }
+    }
+
+    /// The Data in the core's model, or the error saying that a node's own Data has no place
+    /// there (no flags, no links).
+    fn linkable(&self, what: &str) -> PyResult<DataLinkTarget> {
+        self.target().ok_or_else(|| PyRuntimeError::new_err(format!("a node's own Data (name, gravity, dt, …) {what} in Settee")))
+    }
 }
 
 fn place(py: Python<'_>, d: &PyData) -> PyResult<Place> {
@@ -186,7 +210,9 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
             }
         }
         Place::NodeField(cell, id, i) => {
+            // As SOFA reads a Data: a linked one takes its parent's value first.
             let (kind, v) = with_scene(py, cell, |s| {
+                s.update_data_if_dirty(DataLinkTarget::node(*id, *i));
                 let f = &s.node(*id).data.fields[*i];
                 (f.decl.kind, f.value.clone())
             })?;
@@ -223,7 +249,7 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
             }
             let (kind, v) = with_scene(py, cell, |s| {
                 let f = &s.entry(*id).data.fields[*i];
-                (f.decl.kind, linked_value(s, *id, *i, 0))
+                (f.decl.kind, linked_value(s, DataLinkTarget::component(*id, *i), 0))
             })?;
             if is_container(kind) {
                 let a = value_array(py, kind, &v)?;
@@ -236,18 +262,20 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
     }
 }
 
-/// The value of a Data as a read sees it: a linked Data shows its parent's current value (SOFA
-/// updates a Data from its parent when it is read). Nothing is written: the engine pulls linked
-/// values itself, once per step, and tells the components whose inputs changed.
-fn linked_value(s: &Scene, id: ComponentId, field: usize, depth: usize) -> Value {
-    let e = s.entry(id);
-    let f = &e.data.fields[field];
-    match &f.link {
-        Some(l) if depth < 64 => {
-            let parent = linked_value(s, l.component, l.field, depth + 1);
-            settee_core::data::convert_value(&parent, f.decl.kind, e.data.arity(), &f.value).unwrap_or_else(|| s.read_data(id, field))
+/// The value of a component's Data as a read sees it: a linked Data shows its parent's current
+/// value (SOFA updates a Data from its parent when it is read). Nothing is written: the engine
+/// pulls the linked values of components itself, once per step, and tells the components whose
+/// inputs changed (a pull here would hide the change from them).
+fn linked_value(s: &Scene, at: DataLinkTarget, depth: usize) -> Value {
+    let own = || s.read_data_at(at).unwrap_or(Value::Bool(false));
+    let Some(data) = s.data_set(at.holder) else { return own() };
+    let f = &data.fields[at.field];
+    match f.link {
+        Some(l) if depth < 64 && s.data_field(l).is_some() => {
+            let parent = linked_value(s, l, depth + 1);
+            settee_core::data::convert_value(&parent, f.decl.kind, data.arity(), &f.value).unwrap_or_else(own)
         }
-        _ => s.read_data(id, field),
+        _ => own(),
     }
 }
 
@@ -261,8 +289,11 @@ pub fn value_string(d: &Bound<'_, PyData>) -> PyResult<String> {
     let name = d.borrow().name.clone();
     match p {
         Place::Node(cell, id) => Ok(with_scene(py, &cell, |s| node_data_value(s, id, &name).map(|v| print_value(&v)).unwrap_or_default())?),
-        Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| print_value(&s.node(id).data.fields[i].value)),
-        Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&linked_value(s, id, i, 0))),
+        Place::NodeField(cell, id, i) => with_scene(py, &cell, |s| {
+            s.update_data_if_dirty(DataLinkTarget::node(id, i));
+            print_value(&s.node(id).data.fields[i].value)
+        }),
+        Place::Field(cell, id, i) => with_scene(py, &cell, |s| print_value(&linked_value(s, DataLinkTarget::component(id, i), 0))),
     }
 }
 
@@ -273,7 +304,10 @@ pub fn set_value(d: &Bound<'_, PyData>, value: &Bound<'_, PyAny>) -> PyResult<()
     let name = d.borrow().name.clone();
     // A link path or an `@path.data` string makes the Data follow another one.
     if let Ok(l) = value.cast::<LinkPath>() {
-        let path = l.borrow().path.clone();
+        if let Some(target) = l.get().target.as_ref().map(|t| t.bind(py)).and_then(|t| t.cast::<PyData>().ok()) {
+            return set_parent_data(d, target);
+        }
+        let path = l.get().path.clone();
         return set_parent_path(py, &p, &path);
     }
     // A Data given as a value: its current value (a DataContainer's array).
@@ -376,29 +410,138 @@ fn check_array(py: Python<'_>, p: &Place, kind: DataKind, value: &Bound<'_, PyAn
     Ok(())
 }
 
+/// Makes the Data at `p` follow the Data named by `path` (`@path/to/object.data`, `@/node.data`),
+/// resolved from the Data's owner.
 fn set_parent_path(py: Python<'_>, p: &Place, path: &str) -> PyResult<()> {
-    let Place::Field(cell, id, i) = p else {
-        return Err(PyRuntimeError::new_err("a node Data cannot be linked in Settee"));
-    };
-    let (id, i) = (*id, *i);
+    let child = p.linkable("cannot be linked")?;
+    let cell = p.cell();
     let text = path.trim_start_matches('@');
-    let (obj_path, data) = settee_core::factory::split_data_link(text)
-        .ok_or_else(|| PyRuntimeError::new_err(format!("'{path}' does not name a Data (@path/to/object.data)")))?;
+    if settee_core::factory::split_data_link(text).is_none() {
+        return Err(PyRuntimeError::new_err(format!("'{path}' does not name a Data (@path/to/object.data)")));
+    }
     let r = with_scene(py, cell, |s| -> Result<(), String> {
-        let node = s.entry(id).node;
-        let target = match s.resolve_path(node, obj_path, Some(id), None) {
-            Some(LinkTarget::Component(c)) => c,
-            _ => return Err(format!("No datafield found with path {path}")),
+        let (node, owner) = match child.holder {
+            DataHolder::Component(c) => (s.entry(c).node, Some(c)),
+            DataHolder::Node(n) => (n, None),
         };
-        let field = s.entry(id).data.fields[i].decl.name;
-        s.link_data(id, field, target, data).map_err(|e| e.to_string())?;
-        if let Some(f) = s.entry_mut(id).data.fields.get_mut(i) {
-            f.link_text = Some(path.to_string());
+        let parent = s.resolve_data_path(node, text, owner).ok_or_else(|| format!("No datafield found with path {path}"))?;
+        s.set_data_parent(child, parent, path).map_err(|e| e.0.message.clone())
+    })?;
+    r.map_err(PyValueError::new_err)?;
+    cell.bind(py).borrow_mut().outside_parents.remove(&child);
+    Ok(())
+}
+
+/// `d.setParent(parent)`, `d.value = parent.linkpath`: the Data `child` follows the Data
+/// `parent`. A parent of the same scene is linked by its place in the scene; one of another
+/// scene (another root node), which the scene's links cannot name, through its Python object
+/// ([`OutsideParent`]): its value is copied now and whenever the child is updated.
+pub fn set_parent_data(child: &Bound<'_, PyData>, parent: &Bound<'_, PyData>) -> PyResult<()> {
+    let py = child.py();
+    let p = place(py, &child.borrow())?;
+    let q = place(py, &parent.borrow())?;
+    let c = p.linkable("cannot be linked")?;
+    let pt = q.linkable("cannot be a link's parent")?;
+    let text = PyData::getLinkPath(parent)?;
+    if q.cell().is(p.cell()) {
+        with_scene(py, p.cell(), |s| s.set_data_parent(c, pt, &text))?.map_err(|e| PyValueError::new_err(e.0.message.clone()))?;
+        p.cell().bind(py).borrow_mut().outside_parents.remove(&c);
+        return Ok(());
+    }
+    let seen = with_scene(py, q.cell(), |s| s.version_at(pt))?;
+    set_value(child, parent.as_any())?;
+    with_scene(py, p.cell(), |s| {
+        if let Some(f) = s.data_set_mut(c.holder).and_then(|d| d.fields.get_mut(c.field)) {
+            f.link = None;
+            f.link_text = Some(text);
             f.is_set = true;
         }
-        Ok(())
     })?;
-    r.map_err(PyValueError::new_err)
+    p.cell().bind(py).borrow_mut().outside_parents.insert(c, OutsideParent { data: parent.clone().unbind(), seen });
+    Ok(())
+}
+
+/// Whether `d` is a Data of a scene other than `cell`'s (false when it has no scene yet).
+pub fn of_other_scene(d: &Bound<'_, PyData>, cell: &Py<SceneCell>) -> bool {
+    place(d.py(), &d.borrow()).is_ok_and(|p| !p.cell().is(cell))
+}
+
+/// A parent of another scene, and its version when last copied and now (`None`: gone).
+struct OutsideState {
+    parent: Py<PyData>,
+    seen: Option<u64>,
+    now: Option<u64>,
+}
+
+impl OutsideState {
+    fn dirty(&self) -> bool {
+        self.now.is_some() && self.seen != self.now
+    }
+}
+
+/// The parent of another scene that `at` of `cell` follows.
+fn outside_parent(py: Python<'_>, cell: &Py<SceneCell>, at: DataLinkTarget) -> PyResult<Option<OutsideState>> {
+    let Some((data, seen)) = cell.bind(py).borrow().outside_parents.get(&at).map(|o| (o.data.clone_ref(py), o.seen)) else { return Ok(None) };
+    let now = match place(py, &data.bind(py).borrow()) {
+        Ok(q) => match q.target() {
+            Some(t) => with_scene(py, q.cell(), |s| s.version_at(t))?,
+            None => None,
+        },
+        Err(_) => None,
+    };
+    Ok(Some(OutsideState { parent: data, seen, now }))
+}
+
+/// SOFA's `isDirty`.
+fn is_dirty(d: &Bound<'_, PyData>) -> PyResult<bool> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let Some(at) = p.target() else { return Ok(false) };
+    if let Some(o) = outside_parent(py, p.cell(), at)? {
+        return Ok(o.dirty());
+    }
+    with_scene(py, p.cell(), |s| s.data_is_dirty(at))
+}
+
+/// SOFA's `updateIfDirty`; returns whether the Data was dirty.
+fn update_if_dirty(d: &Bound<'_, PyData>) -> PyResult<bool> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let Some(at) = p.target() else { return Ok(false) };
+    if let Some(o) = outside_parent(py, p.cell(), at)? {
+        if !o.dirty() {
+            return Ok(false);
+        }
+        set_value(d, o.parent.bind(py).as_any())?;
+        if let Some(entry) = p.cell().bind(py).borrow_mut().outside_parents.get_mut(&at) {
+            entry.seen = o.now;
+        }
+        return Ok(true);
+    }
+    with_scene(py, p.cell(), |s| {
+        let dirty = s.data_is_dirty(at);
+        s.update_data_if_dirty(at);
+        dirty
+    })
+}
+
+/// A Data flag (`persistent`, `read_only`); a node's own Data have SOFA's defaults.
+fn flag(d: &Bound<'_, PyData>, get: fn(&DataField) -> bool, default: bool) -> PyResult<bool> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let Some(at) = p.target() else { return Ok(default) };
+    with_scene(py, p.cell(), |s| s.data_field(at).map_or(default, get))
+}
+
+fn set_flag(d: &Bound<'_, PyData>, set: fn(&mut DataField, bool), on: bool) -> PyResult<()> {
+    let py = d.py();
+    let p = place(py, &d.borrow())?;
+    let at = p.linkable("keep no flags")?;
+    with_scene(py, p.cell(), |s| {
+        if let Some(f) = s.data_set_mut(at.holder).and_then(|d| d.fields.get_mut(at.field)) {
+            set(f, on);
+        }
+    })
 }
 
 /// `with d.writeableArray() as a:` — a writeable view for the block's length.
@@ -566,7 +709,7 @@ impl PyData {
 
     #[getter]
     fn linkpath(slf: &Bound<'_, PyData>) -> PyResult<LinkPath> {
-        Ok(LinkPath { path: Self::getLinkPath(slf)? })
+        Ok(LinkPath { path: Self::getLinkPath(slf)?, target: Some(slf.clone().into_any().unbind()) })
     }
 
     /// Parses SOFA text into the Data; false when it does not read.
@@ -586,40 +729,53 @@ impl PyData {
 
     fn hasParent(slf: &Bound<'_, PyData>) -> PyResult<bool> {
         let py = slf.py();
-        match place(py, &slf.borrow())? {
-            Place::Node(..) | Place::NodeField(..) => Ok(false),
-            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link.is_some()),
+        let p = place(py, &slf.borrow())?;
+        let Some(at) = p.target() else { return Ok(false) };
+        if p.cell().bind(py).borrow().outside_parents.contains_key(&at) {
+            return Ok(true);
         }
+        with_scene(py, p.cell(), |s| s.data_field(at).is_some_and(|f| f.link.is_some()))
     }
 
     fn getParentPath(slf: &Bound<'_, PyData>) -> PyResult<Option<String>> {
         let py = slf.py();
-        match place(py, &slf.borrow())? {
-            Place::Node(..) | Place::NodeField(..) => Ok(None),
-            Place::Field(cell, id, i) => with_scene(py, &cell, |s| s.entry(id).data.fields[i].link_text.clone()),
-        }
+        let p = place(py, &slf.borrow())?;
+        let Some(at) = p.target() else { return Ok(None) };
+        with_scene(py, p.cell(), |s| s.data_field(at).and_then(|f| f.link_text.clone()))
     }
 
     /// The Data this one is linked to, or `None`.
     fn getParent(slf: &Bound<'_, PyData>) -> PyResult<Option<Py<PyData>>> {
         let py = slf.py();
-        let Place::Field(cell, id, i) = place(py, &slf.borrow())? else { return Ok(None) };
-        let link = with_scene(py, &cell, |s| {
-            s.entry(id).data.fields[i].link.as_ref().map(|l| (l.component, s.entry(l.component).data.fields[l.field].decl.name))
+        let p = place(py, &slf.borrow())?;
+        let Some(at) = p.target() else { return Ok(None) };
+        let cell = p.cell();
+        if let Some(o) = cell.bind(py).borrow().outside_parents.get(&at) {
+            return Ok(Some(o.data.clone_ref(py)));
+        }
+        let link = with_scene(py, cell, |s| {
+            let l = s.data_field(at)?.link?;
+            Some((l.holder, s.data_field(l)?.decl.name))
         })?;
-        let Some((c, field)) = link else { return Ok(None) };
-        let owner = crate::object::wrap_object(py, &cell, c)?;
-        let owner = owner.bind(py).cast::<PyObj>()?.clone().unbind();
-        Ok(Some(make(py, DataOwner::Object(owner), field)?))
+        let Some((holder, field)) = link else { return Ok(None) };
+        let owner = match holder {
+            DataHolder::Component(c) => DataOwner::Object(crate::object::wrap_object(py, cell, c)?.bind(py).cast::<PyObj>()?.clone().unbind()),
+            DataHolder::Node(n) => DataOwner::Node(crate::node::wrap_node(py, cell, n)?.bind(py).cast::<PyNode>()?.clone().unbind()),
+        };
+        Ok(Some(make(py, owner, field)?))
     }
 
     fn setParent(slf: &Bound<'_, PyData>, parent: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
+        if let Ok(d) = parent.cast::<PyData>() {
+            return set_parent_data(slf, d);
+        }
         let p = place(py, &slf.borrow())?;
-        let path = if let Ok(d) = parent.cast::<PyData>() {
-            Self::getLinkPath(d)?
-        } else if let Ok(l) = parent.cast::<LinkPath>() {
-            l.borrow().path.clone()
+        let path = if let Ok(l) = parent.cast::<LinkPath>() {
+            if let Some(d) = l.get().target.as_ref().map(|t| t.bind(py)).and_then(|t| t.cast::<PyData>().ok()) {
+                return set_parent_data(slf, d);
+            }
+            return Err(PyRuntimeError::new_err("The provided linkpath is not containing a linkable data"));
         } else {
             parent.extract::<String>()?
         };
@@ -627,35 +783,37 @@ impl PyData {
     }
 
     /// SOFA's `hasChanged`: true when the Data follows another one that changed since it was
-    /// last pulled (it is pulled now).
+    /// last updated (it is updated now).
     fn hasChanged(slf: &Bound<'_, PyData>) -> PyResult<bool> {
-        let py = slf.py();
-        let Place::Field(cell, id, i) = place(py, &slf.borrow())? else { return Ok(false) };
-        with_scene(py, &cell, |s| {
-            let f = &s.entry(id).data.fields[i];
-            let Some(l) = f.link.clone() else { return false };
-            if f.seen.is_some() && f.seen == s.data_version(l.component, l.field) {
-                return false;
-            }
-            s.refresh_links(id);
-            true
-        })
+        update_if_dirty(slf)
     }
 
-    fn isDirty(&self) -> bool {
-        false
+    /// SOFA's `isDirty`: the Data follows another one whose value changed since it was last
+    /// updated (directly or further up the links).
+    fn isDirty(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        is_dirty(slf)
     }
 
-    fn updateIfDirty(&self) {}
-
-    fn isPersistent(&self) -> bool {
-        true
+    /// Takes the parent's value when the Data is dirty.
+    fn updateIfDirty(slf: &Bound<'_, PyData>) -> PyResult<()> {
+        update_if_dirty(slf).map(|_| ())
     }
 
-    fn setPersistent(&self, _on: bool) {}
+    fn isPersistent(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        flag(slf, |f| f.persistent, true)
+    }
 
-    fn isReadOnly(&self) -> bool {
-        false
+    fn setPersistent(slf: &Bound<'_, PyData>, on: bool) -> PyResult<()> {
+        set_flag(slf, |f, on| f.persistent = on, on)
+    }
+
+    /// SOFA's read-only flag, a hint for editors: as in SOFA, writes are not refused.
+    fn isReadOnly(slf: &Bound<'_, PyData>) -> PyResult<bool> {
+        flag(slf, |f| f.read_only, false)
+    }
+
+    fn setReadOnly(slf: &Bound<'_, PyData>, on: bool) -> PyResult<()> {
+        set_flag(slf, |f, on| f.read_only = on, on)
     }
 
     fn isRequired(&self) -> bool {
@@ -942,16 +1100,14 @@ pub fn add_data(
         Some(path) => {
             let text = path.trim_start_matches('@');
             let no_field = || PyValueError::new_err(format!("No datafield found with path {path}"));
-            let (obj_path, field) = settee_core::factory::split_data_link(text).ok_or_else(no_field)?;
+            settee_core::factory::split_data_link(text).ok_or_else(no_field)?;
             with_scene(py, &cell, |s| {
                 let (node, me) = match &base {
                     crate::base::Owner::Object(_, id) => (s.entry(*id).node, Some(*id)),
                     crate::base::Owner::Node(_, n) => (*n, None),
                 };
-                match s.resolve_path(node, obj_path, me, None) {
-                    Some(LinkTarget::Component(c)) => s.entry(c).data.field(field).map(|f| f.decl.kind),
-                    _ => None,
-                }
+                let at = s.resolve_data_path(node, text, me)?;
+                s.data_field(at).map(|f| f.decl.kind)
             })?
             .ok_or_else(no_field)?
         }
@@ -976,7 +1132,7 @@ pub fn add_data(
             crate::base::Owner::Node(_, n) => &mut s.node_mut(*n).data,
         };
         let value = settee_core::data::default_value(kind, data.arity());
-        data.fields.push(settee_core::data::DataField { decl, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
+        data.fields.push(DataField::new(decl, value));
     })?;
     let d = make(py, crate::base::data_owner(owner)?, name)?;
     let d = d.bind(py);

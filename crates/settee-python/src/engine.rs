@@ -168,16 +168,8 @@ fn report(py: Python<'_>, s: &mut Scene, id: ComponentId, e: PyErr) {
 pub fn refresh_sources(py: Python<'_>, cell: &Py<SceneCell>, id: ComponentId, field: usize) -> PyResult<()> {
     // The Data and the ones it follows, nearest first.
     let chain = with_scene(py, cell, |s| {
-        let mut chain = vec![(id, field)];
-        let mut cur = (id, field);
-        while let Some(l) = s.components.get(cur.0).and_then(|e| e.data.fields.get(cur.1)).and_then(|f| f.link.clone()) {
-            if chain.len() > 64 || chain.contains(&(l.component, l.field)) {
-                break;
-            }
-            cur = (l.component, l.field);
-            chain.push(cur);
-        }
-        chain
+        let chain = s.data_chain(settee_core::data::DataLinkTarget::component(id, field));
+        chain.into_iter().filter_map(|d| d.owner_component().map(|c| (c, d.field))).collect::<Vec<_>>()
     })?;
     for (c, f) in chain.into_iter().rev() {
         let obj = cell.bind(py).borrow().objects.get(&c).map(|o| o.clone_ref(py));

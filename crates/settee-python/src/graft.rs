@@ -6,6 +6,7 @@
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use settee_core::data::DataLinkTarget;
 use settee_core::scene::Grafted;
 use settee_core::{NodeId, Scene};
 
@@ -67,6 +68,13 @@ fn move_wrappers(py: Python<'_>, from: &Py<SceneCell>, to: &Py<SceneCell>, map: 
             o.borrow_mut().target = Some((to.clone_ref(py), new));
         }
         to.bind(py).borrow_mut().objects.insert(new, w);
+    }
+    // Links to Data of other scenes follow their Data too.
+    let moved: Vec<DataLinkTarget> = from.bind(py).borrow().outside_parents.keys().copied().collect();
+    for old in moved {
+        let Some(holder) = map.moved(old.holder) else { continue };
+        let Some(p) = from.bind(py).borrow_mut().outside_parents.remove(&old) else { continue };
+        to.bind(py).borrow_mut().outside_parents.insert(DataLinkTarget { holder, field: old.field }, p);
     }
 }
 

@@ -20,14 +20,22 @@ use crate::object::PyObj;
 /// `x.linkpath`: a path to a node, an object or a Data that makes a live link when given to
 /// `addObject` or assigned to a Data.
 #[pyclass(module = "Sofa.Core", name = "LinkPath", frozen)]
-#[derive(Clone)]
 pub struct LinkPath {
     /// `@/a/b/obj` or `@/a/b/obj.data`.
     pub path: String,
+    /// What the path names (a Data, a node or an object), as SofaPython3's LinkPath holds it:
+    /// a link given by it reaches its target even from another scene, where the path text
+    /// would name nothing.
+    pub target: Option<Py<PyAny>>,
 }
 
 #[pymethods]
 impl LinkPath {
+    /// The Data, node or object the path names.
+    fn target(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.target.as_ref().map(|t| t.clone_ref(py))
+    }
+
     fn __str__(&self) -> String {
         self.path.clone()
     }
@@ -602,9 +610,20 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
     let mut attrs: Vec<Attr> = Vec::new();
     let mut template = None;
     let mut named = false;
+    // Data given the link path of a Data of another scene: linked once the object exists, as
+    // SofaPython3 does for every link path (its text names nothing in this scene).
+    let mut outside: Vec<(String, Py<crate::data::PyData>)> = Vec::new();
     if let Some(kw) = kw {
         for (k, v) in kw.iter() {
             let k: String = k.extract()?;
+            if let Some(d) = v.cast::<LinkPath>().ok().and_then(|l| l.get().target.as_ref().map(|t| t.clone_ref(py))) {
+                if let Ok(d) = d.bind(py).cast::<crate::data::PyData>() {
+                    if crate::data::of_other_scene(d, cell) {
+                        outside.push((k, d.clone().unbind()));
+                        continue;
+                    }
+                }
+            }
             if k == "name" {
                 if let Ok(n) = v.extract::<String>() {
                     if PROTECTED.contains(&n.as_str()) {
@@ -682,6 +701,13 @@ fn add_object(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, class: &str, k
     }
     if !errors.is_empty() {
         return Err(PyValueError::new_err(errors.join("\n")));
+    }
+    for (name, parent) in outside {
+        let obj = wrapper.bind(py).cast::<PyObj>()?.clone().unbind();
+        let child = crate::data::make(py, DataOwner::Object(obj), &name).map_err(|_| {
+            PyTypeError::new_err(format!("Unknown Attribute(s):\n  - Unable to set attribute '{name}' with a link to a Data of another scene"))
+        })?;
+        crate::data::set_parent_data(child.bind(py), parent.bind(py))?;
     }
     crate::print_messages(py, cell, before)?;
     Ok(wrapper)

@@ -597,11 +597,35 @@ fn regroup_reals(src: &[f64], ka: usize, kind: DataKind, kd: usize, current: &Va
     }
 }
 
-/// Where a Data link points.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What holds a Data: a component, or a node (the Data a script added to it with `addData`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataHolder {
+    Component(crate::ComponentId),
+    Node(crate::NodeId),
+}
+
+/// Where a Data link points: field `field` of `holder`'s Data set. A Data and its parent may
+/// be held by components or nodes in any combination, as SOFA's Data of any `Base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DataLinkTarget {
-    pub component: crate::ComponentId,
+    pub holder: DataHolder,
     pub field: usize,
+}
+
+impl DataLinkTarget {
+    pub fn component(component: crate::ComponentId, field: usize) -> DataLinkTarget {
+        DataLinkTarget { holder: DataHolder::Component(component), field }
+    }
+    pub fn node(node: crate::NodeId, field: usize) -> DataLinkTarget {
+        DataLinkTarget { holder: DataHolder::Node(node), field }
+    }
+    /// The component holding the Data, if a component does.
+    pub fn owner_component(&self) -> Option<crate::ComponentId> {
+        match self.holder {
+            DataHolder::Component(c) => Some(c),
+            DataHolder::Node(_) => None,
+        }
+    }
 }
 
 /// One Data field of a component instance.
@@ -620,6 +644,20 @@ pub struct DataField {
     pub version: u64,
     /// The parent's version when the value was last pulled through `link`.
     pub seen: Option<u64>,
+    /// SOFA's `FLAG_PERSISTENT` (on by default): the value is worth saving. Settee saves no
+    /// scene, so only scripts read it.
+    pub persistent: bool,
+    /// SOFA's `FLAG_READONLY` (off by default): a hint to editors only; as in SOFA, it does not
+    /// refuse writes (`read`, `.value =` still change the value).
+    pub read_only: bool,
+}
+
+impl DataField {
+    /// A field of `decl` holding `value`, not set by the scene, unlinked, with SOFA's default
+    /// flags.
+    pub fn new(decl: &'static DataDecl, value: Value) -> DataField {
+        DataField { decl, value, is_set: false, link: None, link_text: None, version: 0, seen: None, persistent: true, read_only: false }
+    }
 }
 
 /// The Data fields of one component, in declaration order.
@@ -637,7 +675,7 @@ impl DataSet {
             for d in table.iter() {
                 let init = default_value(d.kind, arity);
                 let value = parse_value(d.kind, arity, d.default, &init).value;
-                fields.push(DataField { decl: d, value, is_set: false, link: None, link_text: None, version: 0, seen: None });
+                fields.push(DataField::new(d, value));
             }
         }
         DataSet { fields, arity: Some(arity) }

@@ -403,7 +403,7 @@ impl Factory {
             return;
         };
         let f = &mut scene.entry_mut(id).data.fields[field];
-        f.link = Some(DataLinkTarget { component: target, field: tf });
+        f.link = Some(DataLinkTarget::component(target, tf));
         f.link_text = Some(a.value.clone());
         f.is_set = true;
     }
@@ -462,7 +462,7 @@ impl Factory {
                 for t in targets {
                     let f = &mut scene.entry_mut(id).data.fields[t];
                     if f.link.is_none() {
-                        f.link = Some(DataLinkTarget { component: source, field: sf });
+                        f.link = Some(DataLinkTarget::component(source, sf));
                         f.link_text = Some(format!("{}.{name}", src.value));
                         f.is_set = true;
                     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::arena::Arena;
-use crate::data::{convert_value, DataLinkTarget, DataSet, Value};
+use crate::data::{convert_value, DataField, DataHolder, DataLinkTarget, DataSet, Value};
 use crate::diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 use crate::factory::{Attr, Factory};
 use crate::graph::component::{Component, ComponentClass, LinkDecl, MechParams};
@@ -289,6 +289,29 @@ pub trait StepProbe: std::any::Any + Send {
 pub struct Grafted {
     pub nodes: std::collections::HashMap<NodeId, NodeId>,
     pub components: std::collections::HashMap<ComponentId, ComponentId>,
+}
+
+impl Grafted {
+    /// Where a moved Data holder went (`None` when it did not move).
+    pub fn moved(&self, h: DataHolder) -> Option<DataHolder> {
+        match h {
+            DataHolder::Component(c) => self.components.get(&c).map(|c| DataHolder::Component(*c)),
+            DataHolder::Node(n) => self.nodes.get(&n).map(|n| DataHolder::Node(*n)),
+        }
+    }
+}
+
+/// Points the Data links of `data` at their parents' new holders; a link whose parent is not
+/// in `to`'s map any more is cut (its text stays).
+fn relink_data(data: &mut DataSet, to: &dyn Fn(DataHolder) -> Option<DataHolder>) {
+    for f in &mut data.fields {
+        if let Some(link) = &mut f.link {
+            match to(link.holder) {
+                Some(h) => link.holder = h,
+                None => f.link = None,
+            }
+        }
+    }
 }
 
 /// A structural change deferred to the next sync point (a component removing a node while a
@@ -595,14 +618,7 @@ impl Scene {
             for l in &mut e.links {
                 l.targets.retain_mut(|t| map.components.get(t).map(|n| *t = *n).is_some());
             }
-            for f in &mut e.data.fields {
-                if let Some(link) = &mut f.link {
-                    match map.components.get(&link.component) {
-                        Some(n) => link.component = *n,
-                        None => f.link = None,
-                    }
-                }
-            }
+            relink_data(&mut e.data, &|h| map.moved(h));
             if let Some(s) = e.state.take() {
                 let mut st = other.store.states.remove(s).expect("a component's state lives in its scene's store");
                 st.owner = id;
@@ -611,9 +627,10 @@ impl Scene {
             }
         }
         // Each node's objects in their order; components that were in no node's list (contact
-        // objects) stay out of every list here too.
+        // objects) stay out of every list here too. Links of the nodes' own Data follow too.
         for (node, objects) in objects_of {
             self.nodes[node].objects = objects.iter().filter_map(|c| map.components.get(c).copied()).collect();
+            relink_data(&mut self.nodes[node].data, &|h| map.moved(h));
         }
         self.messages.append(&mut other.messages);
         for d in other.data_path.drain(..) {
@@ -668,6 +685,7 @@ impl Scene {
                 root.activated = n.activated;
                 root.tags = n.tags;
                 root.pos = n.pos;
+                root.data = n.data;
                 Self::ROOT
             } else {
                 let parent = map.nodes[&n.parent.expect("a node below another has a parent")];
@@ -695,27 +713,28 @@ impl Scene {
         }
         // Links now crossing the two scenes are cut on both sides; links inside the subtree
         // follow the new ids.
-        let relink = |e: &mut ComponentEntry, to: &dyn Fn(ComponentId) -> Option<ComponentId>| {
+        let relink = |e: &mut ComponentEntry, to: &dyn Fn(ComponentId) -> Option<ComponentId>, data: &dyn Fn(DataHolder) -> Option<DataHolder>| {
             for l in &mut e.links {
                 l.targets.retain_mut(|t| to(*t).map(|n| *t = n).is_some());
             }
-            for f in &mut e.data.fields {
-                if let Some(link) = &mut f.link {
-                    match to(link.component) {
-                        Some(n) => link.component = n,
-                        None => f.link = None,
-                    }
-                }
-            }
+            relink_data(&mut e.data, data);
+        };
+        let staying = |h: DataHolder| match h {
+            DataHolder::Component(c) => (!map.components.contains_key(&c)).then_some(h),
+            DataHolder::Node(n) => (!map.nodes.contains_key(&n)).then_some(h),
         };
         for (_, e) in out.components.iter_mut() {
-            relink(e, &|c| map.components.get(&c).copied());
+            relink(e, &|c| map.components.get(&c).copied(), &|h| map.moved(h));
         }
         for (_, e) in self.components.iter_mut() {
-            relink(e, &|c| (!map.components.contains_key(&c)).then_some(c));
+            relink(e, &|c| (!map.components.contains_key(&c)).then_some(c), &staying);
+        }
+        for (_, n) in self.nodes.iter_mut() {
+            relink_data(&mut n.data, &staying);
         }
         for (n, objects) in objects_of {
             out.nodes[n].objects = objects.iter().filter_map(|c| map.components.get(c).copied()).collect();
+            relink_data(&mut out.nodes[n].data, &|h| map.moved(h));
         }
         self.touch();
         out.touch();
@@ -1079,6 +1098,43 @@ impl Scene {
         f.value.clone()
     }
 
+    /// The Data set of a component or node (`None` when it is gone).
+    pub fn data_set(&self, holder: DataHolder) -> Option<&DataSet> {
+        match holder {
+            DataHolder::Component(c) => self.components.get(c).map(|e| &e.data),
+            DataHolder::Node(n) => self.nodes.get(n).map(|n| &n.data),
+        }
+    }
+
+    pub fn data_set_mut(&mut self, holder: DataHolder) -> Option<&mut DataSet> {
+        match holder {
+            DataHolder::Component(c) => self.components.get_mut(c).map(|e| &mut e.data),
+            DataHolder::Node(n) => self.nodes.get_mut(n).map(|n| &mut n.data),
+        }
+    }
+
+    /// The field `at` points to (`None` when its holder or the field is gone).
+    pub fn data_field(&self, at: DataLinkTarget) -> Option<&DataField> {
+        self.data_set(at.holder)?.fields.get(at.field)
+    }
+
+    /// The current value of the Data `at` ([`Scene::read_data`] for a component's).
+    pub fn read_data_at(&self, at: DataLinkTarget) -> Option<Value> {
+        self.data_field(at)?;
+        Some(match at.holder {
+            DataHolder::Component(c) => self.read_data(c, at.field),
+            DataHolder::Node(n) => self.nodes[n].data.fields[at.field].value.clone(),
+        })
+    }
+
+    /// The version of the Data `at` ([`Scene::data_version`] for a component's).
+    pub fn version_at(&self, at: DataLinkTarget) -> Option<u64> {
+        match at.holder {
+            DataHolder::Component(c) => self.data_version(c, at.field),
+            DataHolder::Node(_) => self.data_field(at).map(|f| f.version),
+        }
+    }
+
     /// Copies the value of every linked Data of `comp` from its parent (at creation and init).
     pub fn pull_links(&mut self, comp: ComponentId) {
         self.pull_links_if(comp, true);
@@ -1095,37 +1151,88 @@ impl Scene {
         let mut changed = false;
         let n = self.components[comp].data.fields.len();
         for i in 0..n {
-            let f = &self.components[comp].data.fields[i];
-            let Some(DataLinkTarget { component, field }) = f.link.clone() else { continue };
-            let seen = f.seen;
-            let Some(parent_version) = self.data_version(component, field) else { continue };
-            if !always && seen == Some(parent_version) {
-                continue;
+            changed |= self.pull_field(DataLinkTarget::component(comp, i), always);
+        }
+        changed
+    }
+
+    /// Copies the parent's value into the linked Data `at` when `always` or when the parent
+    /// changed since the last pull; returns whether the value changed.
+    fn pull_field(&mut self, at: DataLinkTarget, always: bool) -> bool {
+        let Some(f) = self.data_field(at) else { return false };
+        let Some(parent) = f.link else { return false };
+        let seen = f.seen;
+        let Some(parent_version) = self.version_at(parent) else { return false };
+        if !always && seen == Some(parent_version) {
+            return false;
+        }
+        let Some(src) = self.read_data_at(parent) else { return false };
+        let data = self.data_set_mut(at.holder).expect("checked above");
+        let arity = data.arity();
+        let f = &mut data.fields[at.field];
+        f.seen = Some(parent_version);
+        match convert_value(&src, f.decl.kind, arity, &f.value) {
+            Some(v) => {
+                if f.value != v {
+                    f.value = v;
+                    f.version += 1;
+                    return true;
+                }
             }
-            let src = self.read_data(component, field);
-            let e = &mut self.components[comp];
-            let arity = e.data.arity();
-            let f = &mut e.data.fields[i];
-            f.seen = Some(parent_version);
-            match convert_value(&src, f.decl.kind, arity, &f.value) {
-                Some(v) => {
-                    if f.value != v {
-                        f.value = v;
-                        f.version += 1;
-                        changed = true;
+            None => {
+                let message = format!("Data '{}' cannot take the value of its link {}", f.decl.name, f.link_text.clone().unwrap_or_default());
+                let d = match at.holder {
+                    DataHolder::Component(c) => {
+                        let e = &self.components[c];
+                        Diagnostic::warning(message).at(e.pos.clone()).subject(e.label())
                     }
-                }
-                None => {
-                    let d = Diagnostic::warning(format!(
-                        "Data '{}' cannot take the value of its link {}",
-                        f.decl.name,
-                        f.link_text.clone().unwrap_or_default()
-                    ))
-                    .at(e.pos.clone())
-                    .subject(e.label());
-                    self.report(d);
-                }
+                    DataHolder::Node(n) => {
+                        Diagnostic::warning(message).at(self.nodes[n].pos.clone()).subject(format!("Node '{}'", self.node_path(n)))
+                    }
+                };
+                self.report(d);
             }
+        }
+        false
+    }
+
+    /// The Data `at` and the ones it follows through links, nearest first (a loop or a chain
+    /// longer than 64 is cut).
+    pub fn data_chain(&self, at: DataLinkTarget) -> Vec<DataLinkTarget> {
+        let mut chain = vec![at];
+        let mut cur = at;
+        while let Some(l) = self.data_field(cur).and_then(|f| f.link) {
+            if chain.len() > 64 || chain.contains(&l) || self.data_field(l).is_none() {
+                break;
+            }
+            chain.push(l);
+            cur = l;
+        }
+        chain
+    }
+
+    /// SOFA's `isDirty`: the Data follows a parent whose value changed since it was last
+    /// pulled, directly or further up its chain of links (SOFA marks every Data downstream of a
+    /// change dirty; Settee compares versions instead, which gives the same answer).
+    pub fn data_is_dirty(&self, at: DataLinkTarget) -> bool {
+        let chain = self.data_chain(at);
+        chain.windows(2).any(|w| {
+            let seen = self.data_field(w[0]).and_then(|f| f.seen);
+            seen.is_none() || seen != self.version_at(w[1])
+        })
+    }
+
+    /// SOFA's `updateIfDirty`: when the Data is dirty, its chain of links is pulled, farthest
+    /// parent first, so that each Data takes its parent's current value converted to its own
+    /// type. Returns whether the value of `at` changed.
+    pub fn update_data_if_dirty(&mut self, at: DataLinkTarget) -> bool {
+        if !self.data_is_dirty(at) {
+            return false;
+        }
+        let chain = self.data_chain(at);
+        let mut changed = false;
+        for &d in chain.iter().rev().skip(1) {
+            changed = self.pull_field(d, false);
         }
         changed
     }
@@ -1143,6 +1250,39 @@ impl Scene {
         Some(f.version)
     }
 
+    /// Resolves a Data path (`path/to/object.data`, `path/to/node.data`, `/.data` for a Data of
+    /// the root node; without the leading `@`) from `node`, as SOFA resolves a Data link.
+    /// Only the Data in Data sets are found (not a node's name or context).
+    pub fn resolve_data_path(&self, node: NodeId, text: &str, owner: Option<ComponentId>) -> Option<DataLinkTarget> {
+        let (path, data) = crate::factory::split_data_link(text)?;
+        let holder = match self.resolve_path(node, path, owner, None)? {
+            LinkTarget::Component(c) => DataHolder::Component(c),
+            LinkTarget::Node(n) => DataHolder::Node(n),
+        };
+        let field = self.data_set(holder)?.index_of(data)?;
+        Some(DataLinkTarget { holder, field })
+    }
+
+    /// SOFA's `setParent` from a script: the Data `child` follows `parent` from now on. As in
+    /// SOFA the child is dirty until it is next updated (nothing is copied now) and counts as
+    /// set; `text` is the link as written, for messages. A link that would close a loop is
+    /// refused.
+    pub fn set_data_parent(&mut self, child: DataLinkTarget, parent: DataLinkTarget, text: &str) -> SimResult {
+        if self.data_field(parent).is_none() {
+            return Err(SimError::new(format!("the parent Data of the link {text} is gone")));
+        }
+        if self.data_chain(parent).contains(&child) {
+            return Err(SimError::new(format!("linking to {text} would make a loop of Data links")));
+        }
+        let f = self.data_set_mut(child.holder).and_then(|d| d.fields.get_mut(child.field)).ok_or_else(|| SimError::new("the Data is gone"))?;
+        f.link = Some(parent);
+        f.link_text = Some(text.to_string());
+        f.seen = None;
+        f.is_set = true;
+        f.version += 1;
+        Ok(())
+    }
+
     /// Links Data `field` of `comp` to Data `parent_field` of `parent` (what a component does
     /// for a default input, as SOFA's `setParent`): the value is pulled now and whenever the
     /// parent changes.
@@ -1155,7 +1295,7 @@ impl Scene {
         let e = &mut self.components[comp];
         let fi = e.data.index_of(field).ok_or_else(|| SimError::new(format!("{} has no Data '{field}'", e.label())))?;
         let f = &mut e.data.fields[fi];
-        f.link = Some(DataLinkTarget { component: parent, field: pf });
+        f.link = Some(DataLinkTarget::component(parent, pf));
         f.link_text = Some(format!("@{label}.{parent_field}"));
         f.seen = None;
         self.pull_links(comp);
@@ -1166,9 +1306,9 @@ impl Scene {
     pub fn data_parents(&self, comp: ComponentId) -> Vec<ComponentId> {
         let mut out: Vec<ComponentId> = Vec::new();
         for f in &self.components[comp].data.fields {
-            if let Some(l) = &f.link {
-                if !out.contains(&l.component) {
-                    out.push(l.component);
+            if let Some(c) = f.link.and_then(|l| l.owner_component()) {
+                if !out.contains(&c) {
+                    out.push(c);
                 }
             }
         }
@@ -1397,5 +1537,183 @@ impl InitCtx<'_> {
         } else {
             st.read(VecId::POSITION).to_vec()
         }
+    }
+}
+
+#[cfg(test)]
+mod data_link_tests {
+    use super::*;
+    use crate::data::{decl, DataDecl, DataKind, TemplateArity};
+    use crate::graph::component::{CreateArgs, TemplateRule};
+
+    static NODE_REAL: DataDecl = decl("k", DataKind::Real, "", "");
+    static NODE_INT: DataDecl = decl("n", DataKind::Int, "", "");
+    static NODE_INT2: DataDecl = decl("m", DataKind::Int, "", "");
+    static TABLE: &[DataDecl] = &[decl("stiffness", DataKind::Real, "10", ""), decl("steps", DataKind::Int, "2", "")];
+
+    fn never(_: &CreateArgs) -> Box<dyn Component> {
+        unreachable!("the tests insert their entries themselves")
+    }
+
+    static CLASS: ComponentClass = ComponentClass {
+        name: "Holder",
+        description: "",
+        roles: &[],
+        templates: &[],
+        default_template: "",
+        template_rule: TemplateRule::Default,
+        data: &[TABLE],
+        links: &[],
+        create: never,
+        preparse: None,
+        no_src_link: &[],
+    };
+
+    /// A scene with three Data added to the root node (`k` real, `n` and `m` integers) and a
+    /// component `c` in it holding `stiffness` (real) and `steps` (integer).
+    fn scene() -> (Scene, ComponentId) {
+        let mut s = Scene::new("root");
+        for (d, v) in [(&NODE_REAL, Value::Real(1.0)), (&NODE_INT, Value::Int(0)), (&NODE_INT2, Value::Int(0))] {
+            s.nodes[Scene::ROOT].data.fields.push(DataField::new(d, v));
+        }
+        let c = s.components.insert(ComponentEntry {
+            class: &CLASS,
+            template: String::new(),
+            layout: None,
+            name: "c".into(),
+            node: Scene::ROOT,
+            data: DataSet::from_decls(&[TABLE], TemplateArity::SCALAR),
+            links: Vec::new(),
+            obj: None,
+            state: None,
+            pos: None,
+            dir: PathBuf::new(),
+            initialized: false,
+            refreshed: 0,
+        });
+        s.nodes[Scene::ROOT].objects.push(c);
+        (s, c)
+    }
+
+    fn node_field(s: &Scene, name: &str) -> DataLinkTarget {
+        DataLinkTarget::node(Scene::ROOT, s.nodes[Scene::ROOT].data.index_of(name).unwrap())
+    }
+
+    fn value(s: &Scene, at: DataLinkTarget) -> Value {
+        s.read_data_at(at).unwrap()
+    }
+
+    /// SOFA's test_Dirty: a node Data linked to another is dirty until updated; writing the
+    /// parent makes it dirty again, not the parent; the update converts the real to an integer
+    /// as SOFA's copy does (a cast).
+    #[test]
+    fn node_data_follow_node_data_lazily() {
+        let (mut s, _) = scene();
+        let (k, n) = (node_field(&s, "k"), node_field(&s, "n"));
+        assert_eq!(s.resolve_data_path(Scene::ROOT, "/.k", None), Some(k));
+        s.set_data_parent(n, k, "@/.k").unwrap();
+        assert!(s.data_field(n).unwrap().is_set);
+        assert!(s.data_is_dirty(n), "SOFA's setParent leaves the child dirty");
+        assert_eq!(value(&s, n), Value::Int(0), "nothing is copied before the update");
+        assert!(s.update_data_if_dirty(n));
+        assert!(!s.data_is_dirty(n));
+        assert_eq!(value(&s, n), Value::Int(1));
+        s.nodes[Scene::ROOT].data.write_text("k", "3.7").unwrap();
+        assert!(!s.data_is_dirty(k), "the parent is not dirty");
+        assert!(s.data_is_dirty(n));
+        assert!(s.update_data_if_dirty(n));
+        assert_eq!(value(&s, n), Value::Int(3));
+        assert!(!s.update_data_if_dirty(n), "clean: nothing to do");
+    }
+
+    /// A change two links up makes the end of the chain dirty at once (SOFA propagates the
+    /// dirty flag downstream); the update pulls the middle first.
+    #[test]
+    fn dirtiness_propagates_down_a_chain() {
+        let (mut s, _) = scene();
+        let (k, n, m) = (node_field(&s, "k"), node_field(&s, "n"), node_field(&s, "m"));
+        s.set_data_parent(n, k, "@/.k").unwrap();
+        s.set_data_parent(m, n, "@/.n").unwrap();
+        s.update_data_if_dirty(m);
+        assert!(!s.data_is_dirty(n) && !s.data_is_dirty(m));
+        s.nodes[Scene::ROOT].data.write_text("k", "5").unwrap();
+        assert!(s.data_is_dirty(n) && s.data_is_dirty(m));
+        s.update_data_if_dirty(m);
+        assert_eq!((value(&s, n), value(&s, m)), (Value::Int(5), Value::Int(5)));
+        assert!(!s.data_is_dirty(n) && !s.data_is_dirty(m));
+    }
+
+    /// Component Data and node Data link either way; a component following a node Data is
+    /// refreshed by the per-step pull like one following another component.
+    #[test]
+    fn component_and_node_data_link_both_ways() {
+        let (mut s, c) = scene();
+        let (k, n) = (node_field(&s, "k"), node_field(&s, "n"));
+        let stiffness = DataLinkTarget::component(c, s.components[c].data.index_of("stiffness").unwrap());
+        assert_eq!(s.resolve_data_path(Scene::ROOT, "c.stiffness", None), Some(stiffness));
+        s.set_data_parent(stiffness, k, "@/.k").unwrap();
+        assert!(s.refresh_links(c));
+        assert_eq!(value(&s, stiffness), Value::Real(1.0));
+        s.nodes[Scene::ROOT].data.write_text("k", "4.5").unwrap();
+        assert!(s.refresh_links(c));
+        assert_eq!(value(&s, stiffness), Value::Real(4.5));
+        assert!(!s.refresh_links(c), "nothing changed since");
+        assert!(s.data_parents(c).is_empty(), "a node is no component to refresh first");
+        s.set_data_parent(n, stiffness, "@/c.stiffness").unwrap();
+        s.update_data_if_dirty(n);
+        assert_eq!(value(&s, n), Value::Int(4));
+    }
+
+    #[test]
+    fn loops_of_links_are_refused() {
+        let (mut s, _) = scene();
+        let (k, n, m) = (node_field(&s, "k"), node_field(&s, "n"), node_field(&s, "m"));
+        s.set_data_parent(n, k, "@/.k").unwrap();
+        s.set_data_parent(m, n, "@/.n").unwrap();
+        assert!(s.set_data_parent(k, m, "@/.m").is_err());
+        assert!(s.set_data_parent(k, k, "@/.k").is_err());
+        assert_eq!(s.data_field(k).unwrap().link, None);
+    }
+
+    /// SOFA's defaults: persistent, not read-only. Read-only is a hint: writes still happen.
+    #[test]
+    fn flags_have_sofa_defaults_and_read_only_does_not_refuse_writes() {
+        let (mut s, c) = scene();
+        let f = &s.components[c].data.fields[0];
+        assert!(f.persistent && !f.read_only);
+        let k = node_field(&s, "k");
+        let f = s.data_set_mut(k.holder).unwrap().fields.get_mut(k.field).unwrap();
+        assert!(f.persistent && !f.read_only);
+        f.read_only = true;
+        f.persistent = false;
+        s.nodes[Scene::ROOT].data.write_text("k", "2").unwrap();
+        let f = s.data_field(k).unwrap();
+        assert_eq!(f.value, Value::Real(2.0));
+        assert!(f.read_only && !f.persistent, "writes keep the flags");
+    }
+
+    /// Attaching a scene under another moves its node Data links with it; taking a subtree
+    /// out cuts the links that would cross the two scenes.
+    #[test]
+    fn node_data_links_follow_graft_and_prune() {
+        let (mut s, _) = scene();
+        let (mut other, c) = scene();
+        let (k, n) = (node_field(&other, "k"), node_field(&other, "n"));
+        let stiffness = DataLinkTarget::component(c, 0);
+        other.set_data_parent(n, k, "@/.k").unwrap();
+        other.set_data_parent(stiffness, k, "@/.k").unwrap();
+        let map = s.graft(Scene::ROOT, other).unwrap();
+        let sub = map.nodes[&Scene::ROOT];
+        let (k2, n2, c2) = (DataLinkTarget::node(sub, k.field), DataLinkTarget::node(sub, n.field), map.components[&c]);
+        assert_eq!(s.data_field(n2).unwrap().link, Some(k2));
+        assert_eq!(s.components[c2].data.fields[0].link, Some(k2));
+        // The root's own `m` follows the grafted `k`: pruning the subtree cuts it.
+        let m = node_field(&s, "m");
+        s.set_data_parent(m, k2, "@/root.k").unwrap();
+        let (out, back) = s.prune(sub).unwrap();
+        assert_eq!(s.data_field(m).unwrap().link, None);
+        assert_eq!(s.data_field(m).unwrap().link_text.as_deref(), Some("@/root.k"), "the text stays");
+        let n3 = DataLinkTarget::node(back.nodes[&sub], n.field);
+        assert_eq!(out.data_field(n3).unwrap().link, Some(DataLinkTarget::node(Scene::ROOT, k.field)));
     }
 }

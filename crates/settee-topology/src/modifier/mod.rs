@@ -190,7 +190,7 @@ fn linked_fields(scene: &Scene, container: ComponentId) -> Vec<usize> {
     for (_, e) in scene.components.iter() {
         for f in &e.data.fields {
             if let Some(l) = &f.link {
-                if l.component == container && !out.contains(&l.field) {
+                if l.owner_component() == Some(container) && !out.contains(&l.field) {
                     out.push(l.field);
                 }
             }
