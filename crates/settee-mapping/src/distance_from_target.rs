@@ -30,7 +30,7 @@ pub struct YellowDrawData;
 
 crate::common::mapping_class! {
     {
-        name = "DistanceFromTargetMapping",
+        name = "DistanceFromTargetMapping", module = "Sofa.Component.Mapping.NonLinear",
         description = "Maps input points to their distances to fixed targets, minus rest lengths.",
         templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
         default_template = "Vec3d,Vec1d",

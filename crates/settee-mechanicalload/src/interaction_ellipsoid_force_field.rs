@@ -44,6 +44,7 @@ struct Ellipsoid {
 
 /// Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d,Rigid3d"],

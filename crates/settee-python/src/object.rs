@@ -111,7 +111,7 @@ pub fn class_categories(name: &str) -> PyResult<Vec<&'static str>> {
 }
 
 /// What `Sofa.Core.ObjectFactory` shows of every class of the factory, as dicts: `className`,
-/// `description`, `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
+/// `description`, `target` (the SOFA module), `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
 /// `type`, `defaultValue`) and `link` (`name`, `help`, `destinationTypeName`).
 #[pyfunction]
 pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
@@ -121,6 +121,7 @@ pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
         let d = PyDict::new(py);
         d.set_item("className", class.name)?;
         d.set_item("description", class.description)?;
+        d.set_item("target", class.module)?;
         d.set_item("templates", class.templates.to_vec())?;
         d.set_item("defaultTemplate", class.default_template)?;
         d.set_item("categories", categories(class))?;
@@ -155,6 +156,16 @@ impl PyObj {
     fn getCategories(slf: &Bound<'_, PyObj>) -> PyResult<Vec<&'static str>> {
         let (cell, id) = attached(slf)?;
         with_scene(slf.py(), &cell, |s| categories(s.entry(id).class))
+    }
+
+    /// The SOFA module that registers the component's class (SOFA's factory target, e.g.
+    /// `Sofa.Component.StateContainer`); empty for a Python component or a class only Settee has.
+    fn getTarget(slf: &Bound<'_, PyObj>) -> PyResult<&'static str> {
+        if crate::component::is_python_component(slf) {
+            return Ok("");
+        }
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| s.entry(id).class.module)
     }
 
     #[new]

@@ -152,3 +152,21 @@ fn every_declaration_is_coherent() {
     }
     assert!(classes > 150, "only {classes} classes registered");
 }
+
+#[test]
+fn each_class_names_the_sofa_module_that_registers_it() {
+    let f = settee::factory();
+    let module = |name: &str| f.class(name).unwrap_or_else(|| panic!("{name} is registered")).module;
+    assert_eq!(module("MechanicalObject"), "Sofa.Component.StateContainer");
+    assert_eq!(module("BoxROI"), "Sofa.Component.Engine.Select");
+    assert_eq!(module("PointSetTopologyModifier"), "Sofa.Component.Topology.Container.Dynamic");
+    assert_eq!(module("DefaultAnimationLoop"), "Sofa.Simulation.Core");
+    assert_eq!(module("OglModel"), "Sofa.GL.Component.Rendering3D");
+    assert_eq!(module("CompliantImplicitSolver"), "Compliant");
+    // A module is a SOFA module or one of the plugins Settee has classes of.
+    let plugins = ["Compliant", "MultiThreading", "SofaMatrix"];
+    for class in f.classes() {
+        let m = class.module;
+        assert!(m.is_empty() || m.starts_with("Sofa.") || plugins.contains(&m), "{}: module '{m}'", class.name);
+    }
+}
