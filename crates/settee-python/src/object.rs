@@ -207,10 +207,37 @@ impl PyObj {
         with_scene(slf.py(), &cell, |s| s.entry(id).template.clone())
     }
 
+    /// Its node; a slave's context is its master's (SOFA's `addSlave` sets it so).
     fn getContext(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
         let (cell, id) = attached(slf)?;
-        let node = with_scene(slf.py(), &cell, |s| s.entry(id).node)?;
+        let node = with_scene(slf.py(), &cell, |s| s.entry(s.entry(id).master.unwrap_or(id)).node)?;
         wrap_node(slf.py(), &cell, node)
+    }
+
+    /// Makes `slave` a slave of this component (SOFA's `BaseObject::addSlave`).
+    fn addSlave(slf: &Bound<'_, PyObj>, slave: &Bound<'_, PyObj>) -> PyResult<()> {
+        let (cell, id) = attached(slf)?;
+        let (slave_cell, slave_id) = attached(slave)?;
+        if !slave_cell.is(&cell) {
+            return Err(PyRuntimeError::new_err("a slave must belong to the same scene as its master"));
+        }
+        with_scene(slf.py(), &cell, |s| s.add_slave(id, slave_id))
+    }
+
+    /// Its slaves, in the order they were added.
+    fn getSlaves(slf: &Bound<'_, PyObj>) -> PyResult<Vec<Py<PyAny>>> {
+        let (cell, id) = attached(slf)?;
+        let slaves = with_scene(slf.py(), &cell, |s| s.entry(id).slaves.clone())?;
+        slaves.into_iter().map(|c| wrap_object(slf.py(), &cell, c)).collect()
+    }
+
+    /// The component it is a slave of, or None.
+    fn getMaster(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
+        let (cell, id) = attached(slf)?;
+        match with_scene(slf.py(), &cell, |s| s.entry(id).master)? {
+            Some(m) => wrap_object(slf.py(), &cell, m),
+            None => Ok(slf.py().None()),
+        }
     }
 
     /// `init()` of this component alone (links resolved first), as SOFA's `init` called from a

@@ -23,7 +23,6 @@ const CROSS_SCENE_LINK: &str = "a Data link to a Data of another scene (another 
 const DATA_FLAGS: &str = "a Data's read-only and persistent flags are not stored yet";
 const BBOX: &str = "a component's `bbox` Data is not bound as a Sofa.Types.BoundingBox yet";
 const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponent of SofaPython3's test plugin";
-const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not supported yet";
 
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
@@ -43,7 +42,6 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_getattr", BBOX),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_mockComponent", MOCK),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_setSrc", MOCK),
-    ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_slave_master", SLAVES),
 ];
 
 /// Records each test's outcome as JSON: `{id: [status, detail]}`, status `ok`, `fail`, `error`

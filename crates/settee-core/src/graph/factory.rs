@@ -187,6 +187,8 @@ impl Factory {
             dir: dir.to_path_buf(),
             initialized: false,
             refreshed: 0,
+            master: None,
+            slaves: Vec::new(),
         });
         scene.node_mut(node).objects.push(id);
         scene.touch();
