@@ -395,6 +395,8 @@ fn kind_tokens(e: &DataEntry) -> syn::Result<TokenStream2> {
         "Coord",
         "Deriv",
         "Strings",
+        "Color",
+        "BoundingBox",
     ];
     if !known.contains(&kind.to_string().as_str()) {
         return Err(syn::Error::new_spanned(kind, format!("unknown Data kind; expected one of {}", known.join(", "))));

@@ -46,7 +46,7 @@ struct Term {
     /// Scale for object display
     showObjectScale: Real = "-1",
     /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "1 1 0 1",
+    showColor: Color = "1 1 0 1",
 })]
 pub struct HiddenDrawData;
 

@@ -24,7 +24,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::
     /// Scale for object display
     showObjectScale: Real = "0",
     /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "yellow",
+    showColor: Color = "yellow",
 })]
 pub struct YellowDrawData;
 

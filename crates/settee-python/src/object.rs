@@ -3,6 +3,7 @@
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use settee_core::data::DataKind;
 use settee_core::{ComponentId, Scene};
 
 use crate::base::PyBase;
@@ -101,6 +102,15 @@ pub fn categories(class: &settee_core::ComponentClass) -> Vec<&'static str> {
         out.push("Miscellaneous");
     }
     out
+}
+
+/// The bounding box of the component owning the `bbox` Data `data` (min corner then max
+/// corner), as the engine has it now (for a mechanical state, the bounds of its positions).
+#[pyfunction]
+pub fn bounding_box(data: &Bound<'_, crate::data::PyData>) -> PyResult<[f64; 6]> {
+    let DataOwner::Object(o) = &data.borrow().owner else { return Err(PyRuntimeError::new_err("not a component's bounding box")) };
+    let (cell, id) = attached(o.bind(data.py()))?;
+    with_scene(data.py(), &cell, |s| s.bounding_box(id))
 }
 
 /// `SofaRuntime.getCategories(className)`: the categories of a class of the factory (an empty
@@ -303,7 +313,16 @@ impl PyObj {
             Found::Nothing(e.data.fields.iter().map(|f| f.decl.name).collect())
         })?;
         match found {
-            Found::Data => Ok(crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?.into_any()),
+            Found::Data => {
+                let d = crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?;
+                // SofaPython3 binds a Data<BoundingBox> as `Sofa.Types.BoundingBox`.
+                let is_box =
+                    with_scene(py, &cell, |s| s.entry(id).data.fields.iter().any(|f| f.decl.name == name && f.decl.kind == DataKind::BoundingBox))?;
+                if is_box {
+                    return Ok(py.import("Sofa.Types")?.getattr("BoundingBox")?.call_method1("_of_data", (d,))?.unbind());
+                }
+                Ok(d.into_any())
+            }
             Found::Link(targets, text) => match targets.first() {
                 Some(t) => wrap_object(py, &cell, *t),
                 None => Ok(text.map(|t| t.into_pyobject(py).map(|s| s.into_any().unbind())).transpose()?.unwrap_or_else(|| py.None())),

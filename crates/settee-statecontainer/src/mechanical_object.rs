@@ -104,7 +104,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
         drawMode: Int = "0",
         /// display colour (rendering only)
         #[alias("color")]
-        showColor: Str = "white",
+        showColor: Color = "white",
     },
     links = {
         /// topology whose points initialise the positions

@@ -103,7 +103,7 @@ impl Component for NoEffect {
         /// text scale (rendering only)
         scale: Real = "1",
         /// text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)
-        color: Str = "1 1 1 1",
+        color: Color = "1 1 1 1",
         /// perform depth test (rendering only)
         depthTest: Bool = "true",
     },
@@ -212,7 +212,7 @@ mod tests {
         assert_eq!(e.data.str("text"), "ArrudaBoyce");
         assert_eq!(e.data.reals("position"), [3.0, 0.0, -0.5]);
         assert_eq!(e.data.real("scale"), 0.2);
-        assert_eq!(e.data.str("color"), "1 1 1 1");
+        assert_eq!(e.data.reals("color"), [1.0, 1.0, 1.0, 1.0]);
         assert!(e.data.bool("depthTest"));
         assert!(e.data.bool("enable"));
     }

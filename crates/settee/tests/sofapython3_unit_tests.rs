@@ -17,11 +17,9 @@ use std::process::Command;
 // Why tests cannot pass yet.
 const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
 const ADD_POINTS: &str = "the topology modifiers' methods (PointSetTopologyModifier.addPoints) are not bound yet";
-const COLOR_DATA: &str = "colour Data (MechanicalObject.showColor) are text in Settee, not RGBAColor containers (numpy arrays of 4)";
 const NODE_DATA_LINK: &str = "Data links between Data added to nodes are not supported: Settee's Data links join component Data";
 const CROSS_SCENE_LINK: &str = "a Data link to a Data of another scene (another root node) is not resolved: Settee has no links across scenes";
 const DATA_FLAGS: &str = "a Data's read-only and persistent flags are not stored yet";
-const BBOX: &str = "a component's `bbox` Data is not bound as a Sofa.Types.BoundingBox yet";
 const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponent of SofaPython3's test plugin";
 
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
@@ -30,16 +28,12 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleWriteAccess_", ADD_POINTS),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsArray1D", COLOR_DATA),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataWrapper1D", COLOR_DATA),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_typeName", COLOR_DATA),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_Dirty", NODE_DATA_LINK),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_Parent", NODE_DATA_LINK),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_getLinkPath", NODE_DATA_LINK),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_linkpath_between_two_scenes", CROSS_SCENE_LINK),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_Persistent", DATA_FLAGS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_readOnly", DATA_FLAGS),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_getattr", BBOX),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_mockComponent", MOCK),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_setSrc", MOCK),
 ];

@@ -35,7 +35,7 @@ use settee_core::{component, data_group, Adjacency, Component, ComponentId, Init
     /// response for pairs with this model, overriding the contact manager's
     contactResponse: Str,
     /// display color: 4 numbers or a name, as SOFA's RGBAColor (rendering only)
-    color: Str = "1 0 0 1",
+    color: Color = "1 0 0 1",
     /// collision groups: models sharing a group never collide
     group: Reals,
     /// output: number of contacts involving this model at the last response phase

@@ -555,6 +555,32 @@ impl Scene {
         true
     }
 
+    /// The component's bounding box, min corner then max corner (its `bbox` Data): for a
+    /// mechanical state, the bounds of its positions as SOFA's `State::computeBBox` gives them
+    /// (after init and after each step; SOFA's empty box for a state without points); for any
+    /// other component, its `bbox` Data as it was given.
+    pub fn bounding_box(&self, id: ComponentId) -> [f64; 6] {
+        let e = &self.components[id];
+        let Some(st) = e.state.and_then(|s| self.store.states.get(s)) else {
+            let r = e.data.reals("bbox");
+            return std::array::from_fn(|i| r.get(i).copied().unwrap_or(0.0));
+        };
+        let (mut lo, mut hi) = ([f64::MAX; 3], [-f64::MAX; 3]);
+        let (k, dim) = (st.layout.coord_size(), st.layout.spatial_size());
+        if st.size == 0 || !st.is_set(VecId::POSITION) {
+            return [lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]];
+        }
+        for x in st.read(VecId::POSITION).chunks_exact(k) {
+            for a in 0..3 {
+                // A coordinate of fewer than 3 dimensions lies in the plane z = 0 (SOFA's `get`).
+                let v = if a < dim { x[a] } else { 0.0 };
+                lo[a] = lo[a].min(v);
+                hi[a] = hi[a].max(v);
+            }
+        }
+        [lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]]
+    }
+
     /// Makes `slave` a slave of `master` (SOFA's `BaseObject::addSlave`): it leaves the master
     /// it had, and is appended to `master`'s slaves unless it is there already.
     pub fn add_slave(&mut self, master: ComponentId, slave: ComponentId) {
