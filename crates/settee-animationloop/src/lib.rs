@@ -12,6 +12,7 @@ pub use steps::{default_step, free_motion_step, FreeMotionConfig};
 
 /// Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.
 #[component(
+    module = "Sofa.Simulation.Core",
     roles = [AnimationLoop],
     data = {
         /// solve independent ODE systems in parallel (same result as sequential)
@@ -53,6 +54,7 @@ impl AnimationLoop for DefaultAnimationLoop {
 
 /// Animation loop for Lagrangian constraints: free motion, collision detection, constraint problem solved and applied as a correction of the free motion.
 #[component(
+    module = "Sofa.Component.AnimationLoop",
     roles = [AnimationLoop],
     data = {
         /// pose the constraint problem at velocity level (order VEL); no position-level pass follows

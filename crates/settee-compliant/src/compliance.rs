@@ -105,6 +105,7 @@ impl DiagonalLaw {
 ///
 /// `UniformCompliance` (compliant spec §5.1).
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",

@@ -166,6 +166,7 @@ pub struct DiagonalComplianceData;
 ///
 /// `DiagonalCompliance` (compliant spec §5.2).
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -219,6 +220,7 @@ row_law_force_field!(DiagonalCompliance);
 ///
 /// `LinearDiagonalCompliance` (compliant spec §5.4).
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d"],
     default_template = "Vec1d",
@@ -311,6 +313,7 @@ row_law_force_field!(LinearDiagonalCompliance);
 ///
 /// `DampingCompliance` (compliant spec §5.5).
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec6d", "Vec2d", "Vec1d"],
     template_rule = FromState,
@@ -372,6 +375,7 @@ impl ForceField for DampingCompliance {
 ///
 /// `FullCompliance` (compliant spec §5.3).
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",

@@ -30,17 +30,17 @@ pub fn register(f: &mut settee_core::Factory) {
         trackSparsityPattern: Bool = "false",
     },
     class(
-        name = "LDLTSolver",
+        name = "LDLTSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: sparse LDLᵀ (Schur complement or full KKT system).",
         create = |_| DirectKktSolver::new(DirectKind::Ldlt),
     ),
     class(
-        name = "LLTSolver",
+        name = "LLTSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: sparse Cholesky of the Schur complement.",
         create = |_| DirectKktSolver::new(DirectKind::Llt),
     ),
     class(
-        name = "LUSolver",
+        name = "LUSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: sparse LU (Schur complement or full KKT system).",
         create = |_| DirectKktSolver::new(DirectKind::Lu),
     ),

@@ -307,22 +307,22 @@ pub fn bicgstab(a: &mut Operator, b: &[f64], x: &mut [f64], p: &KrylovParams) ->
         parallel: Bool = "false",
     },
     class(
-        name = "MinresSolver",
+        name = "MinresSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: MINRES on the Schur complement (with a response in the node) or on the full KKT system.",
         create = |_| KrylovSolver::new(Method::Minres),
     ),
     class(
-        name = "CgSolver",
+        name = "CgSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: conjugate gradients on the Schur complement (with a response) or on the full KKT system.",
         create = |_| KrylovSolver::new(Method::Cg),
     ),
     class(
-        name = "BiCgStabSolver",
+        name = "BiCgStabSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: BiCGSTAB on the Schur complement (with a response) or on the full KKT system.",
         create = |_| KrylovSolver::new(Method::BiCgStab),
     ),
     class(
-        name = "PreconditionedCgSolver",
+        name = "PreconditionedCgSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: CgSolver with the node's preconditioner on unconstrained systems.",
         create = |_| KrylovSolver::new(Method::PreconditionedCg),
     ),

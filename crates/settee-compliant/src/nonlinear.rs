@@ -40,6 +40,7 @@ pub fn register(f: &mut settee_core::Factory) {
 ///
 /// The solver.
 #[component(
+    module = "Compliant",
     roles = [OdeSolver],
     inherit = [CompliantImplicitSolverData, Self],
     preparse = solver::preparse,

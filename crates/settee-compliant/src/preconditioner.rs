@@ -13,7 +13,8 @@ pub fn register(f: &mut settee_core::Factory) {
 ///
 /// The component: found by the `PreconditionedCgSolver` of its node.
 #[component(
-    name = "CompliantJacobiPreconditioner",
+    module = "Compliant",
+    name = "CompliantJacobiPreconditioner", module = "Compliant",
     create = |_| JacobiPreconditioner,
 )]
 #[derive(Clone)]

@@ -14,17 +14,17 @@ pub fn register(f: &mut settee_core::Factory) {
 #[component(
     roles = [CompliantProjector],
     class(
-        name = "UnilateralConstraint",
+        name = "UnilateralConstraint", module = "Compliant",
         description = "Unilateral constraint: every multiplier is projected onto λ ≥ 0.",
         create = |_| ProjectorComponent { class: "UnilateralConstraint", projector: Projector::Closure },
     ),
     class(
-        name = "NegativeUnilateralConstraint",
+        name = "NegativeUnilateralConstraint", module = "Compliant",
         description = "Every multiplier is projected onto λ ≤ 0.",
         create = |_| ProjectorComponent { class: "NegativeUnilateralConstraint", projector: Projector::Closure },
     ),
     class(
-        name = "ResistanceConstraint",
+        name = "ResistanceConstraint", module = "Compliant",
         description = "Multipliers clamped to [−threshold, threshold] (zero in the correction pass).",
         create = |_| ProjectorComponent { class: "ResistanceConstraint", projector: Projector::Closure },
         data = {
@@ -33,7 +33,7 @@ pub fn register(f: &mut settee_core::Factory) {
         },
     ),
     class(
-        name = "ClosureConstraint",
+        name = "ClosureConstraint", module = "Compliant",
         description = "A bilateral constraint tagged as a loop closure: no projection.",
         create = |_| ProjectorComponent { class: "ClosureConstraint", projector: Projector::Closure },
     ),

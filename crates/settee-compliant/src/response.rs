@@ -44,25 +44,25 @@ pub struct DirectResponseData;
 /// role: they are found by the KKT solvers of their node ([`find_response`]).
 #[component(
     class(
-        name = "LDLTResponse",
+        name = "LDLTResponse", module = "Compliant",
         description = "Response of the KKT solvers: sparse LDLᵀ of the free block of H.",
         create = |_| Response { class: "LDLTResponse", kind: ResponseKind::Diagonal },
         inherit = [DirectResponseData],
     ),
     class(
-        name = "LLTResponse",
+        name = "LLTResponse", module = "Compliant",
         description = "Response of the KKT solvers: sparse Cholesky LLᵀ of the free block of H.",
         create = |_| Response { class: "LLTResponse", kind: ResponseKind::Diagonal },
         inherit = [DirectResponseData],
     ),
     class(
-        name = "LUResponse",
+        name = "LUResponse", module = "Compliant",
         description = "Response of the KKT solvers: sparse LU of the free block of H.",
         create = |_| Response { class: "LUResponse", kind: ResponseKind::Diagonal },
         inherit = [DirectResponseData],
     ),
     class(
-        name = "DiagonalResponse",
+        name = "DiagonalResponse", module = "Compliant",
         description = "Response of the KKT solvers: the inverse of the diagonal of H.",
         create = |_| Response { class: "DiagonalResponse", kind: ResponseKind::Diagonal },
         data = {
@@ -71,7 +71,7 @@ pub struct DirectResponseData;
         },
     ),
     class(
-        name = "LumpedResponse",
+        name = "LumpedResponse", module = "Compliant",
         description = "As SOFA codes it, the same as DiagonalResponse.",
         create = |_| Response { class: "LumpedResponse", kind: ResponseKind::Diagonal },
         data = {
@@ -80,7 +80,7 @@ pub struct DirectResponseData;
         },
     ),
     class(
-        name = "EigenCGResponse",
+        name = "EigenCGResponse", module = "Compliant",
         description = "Response of the KKT solvers: conjugate gradients on the free block of H.",
         create = |_| Response { class: "EigenCGResponse", kind: ResponseKind::Diagonal },
         data = {

@@ -161,12 +161,12 @@ impl Prepared {
     roles = [KktSolver],
     inherit = [IterativeSolverData, SequentialSolverData, KktSolverData, Self],
     class(
-        name = "SequentialSolver",
+        name = "SequentialSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: projected block Gauss-Seidel (sequential impulses), honouring projectors and masks.",
         create = |_| SequentialSolver::new(false),
     ),
     class(
-        name = "NNCGSolver",
+        name = "NNCGSolver", module = "Compliant",
         description = "KKT solver of the Compliant formulation: nonsmooth nonlinear conjugate gradient on the projected Gauss-Seidel sweep.",
         create = |_| SequentialSolver::new(true),
         data = {

@@ -115,6 +115,7 @@ pub(crate) enum ForceOutput {
 ///
 /// The solver.
 #[component(
+    module = "Compliant",
     roles = [OdeSolver],
     inherit = [CompliantImplicitSolverData],
     preparse = preparse,

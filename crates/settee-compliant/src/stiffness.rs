@@ -46,6 +46,7 @@ fn compliance_of_stiffness(k: f64) -> f64 {
 ///
 /// `UniformStiffness`.
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -108,6 +109,7 @@ row_law_force_field!(UniformStiffness);
 ///
 /// `DiagonalStiffness`.
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Vec6d"],
     default_template = "Vec1d",
@@ -159,6 +161,7 @@ row_law_force_field!(DiagonalStiffness);
 /// `CompliantPenaltyForceField`: the violated set is decided by `add_force` and used by the
 /// derivatives until the next `add_force`.
 #[component(
+    module = "Compliant",
     roles = [ForceField],
     templates = ["Vec1d"],
     template_rule = FromState,

@@ -19,12 +19,12 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
 #[component(
     roles = [ConstraintValue],
     class(
-        name = "ConstraintValue",
+        name = "ConstraintValue", module = "Compliant",
         description = "Elastic constraint value: ψ = −φ/h, no correction (the default of an elastic compliance).",
         create = |_| Value { class: "ConstraintValue", kind: ValueKind::Elastic },
     ),
     class(
-        name = "Stabilization",
+        name = "Stabilization", module = "Compliant",
         description = "Hard constraint value stabilised by a correction pass: ψ = 0 with stabilization on, −φ/h otherwise (the default of a hard compliance).",
         create = |_| Value { class: "Stabilization", kind: ValueKind::Elastic },
         data = {
@@ -33,7 +33,7 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
     class(
-        name = "HolonomicConstraintValue",
+        name = "HolonomicConstraintValue", module = "Compliant",
         description = "Stabilization whose dynamics value is always that of the stabilised case.",
         create = |_| Value { class: "HolonomicConstraintValue", kind: ValueKind::Elastic },
         data = {
@@ -42,7 +42,7 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
     class(
-        name = "Restitution",
+        name = "Restitution", module = "Compliant",
         description = "Constraint value of a unilateral contact with restitution.",
         create = |_| Value { class: "Restitution", kind: ValueKind::Elastic },
         data = {
@@ -53,7 +53,7 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
     class(
-        name = "VelocityConstraintValue",
+        name = "VelocityConstraintValue", module = "Compliant",
         description = "Prescribes the velocities of the constraint rows.",
         create = |_| Value { class: "VelocityConstraintValue", kind: ValueKind::Elastic },
         data = {
@@ -62,7 +62,7 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
     class(
-        name = "OffsettedConstraintValue",
+        name = "OffsettedConstraintValue", module = "Compliant",
         description = "Elastic constraint value with an offset: ψ = −(φ + offset)/h.",
         create = |_| Value { class: "OffsettedConstraintValue", kind: ValueKind::Elastic },
         data = {
@@ -71,12 +71,12 @@ const RESTITUTION_REST_VELOCITY: f64 = 1e-5;
         },
     ),
     class(
-        name = "DampingValue",
+        name = "DampingValue", module = "Compliant",
         description = "Constraint value of a damper: ψ = −u (pair it with DampingCompliance).",
         create = |_| Value { class: "DampingValue", kind: ValueKind::Elastic },
     ),
     class(
-        name = "BaumgarteStabilization",
+        name = "BaumgarteStabilization", module = "Compliant",
         description = "Baumgarte-stabilised constraint value: ψ = −alpha·φ.",
         create = |_| Value { class: "BaumgarteStabilization", kind: ValueKind::Elastic },
         data = {

@@ -16,6 +16,7 @@
 //! /// Linear springs between pairs of DOFs.
 //! #[component(
 //!     name = "SpringForceField",            // default: the struct's name
+//!     module = "Sofa.Component.SolidMechanics.Spring", // SOFA module registering it (getTarget)
 //!     roles = [ForceField],                 // role traits the struct implements
 //!     markers = [Interaction],              // marker role traits (implemented here)
 //!     templates = ["Vec3d", "Rigid3d"], template_rule = FromPair,
@@ -82,6 +83,7 @@ enum Table {
 struct ClassKeys {
     name: Option<LitStr>,
     description: Option<LitStr>,
+    module: Option<LitStr>,
     create: Option<Expr>,
     templates: Option<Vec<LitStr>>,
     default_template: Option<LitStr>,
@@ -316,6 +318,7 @@ fn parse_keys(input: ParseStream, keys: &mut ClassKeys, classes: Option<&mut Vec
             match k.as_str() {
                 "name" => keys.name = Some(input.parse()?),
                 "description" => keys.description = Some(input.parse()?),
+                "module" => keys.module = Some(input.parse()?),
                 "create" => keys.create = Some(input.parse()?),
                 "templates" => keys.templates = Some(parse_str_list(input)?),
                 "default_template" => keys.default_template = Some(input.parse()?),
@@ -392,6 +395,8 @@ fn kind_tokens(e: &DataEntry) -> syn::Result<TokenStream2> {
         "Coord",
         "Deriv",
         "Strings",
+        "Color",
+        "BoundingBox",
     ];
     if !known.contains(&kind.to_string().as_str()) {
         return Err(syn::Error::new_spanned(kind, format!("unknown Data kind; expected one of {}", known.join(", "))));
@@ -529,6 +534,8 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
                 LitStr::new("", Span::call_site())
             }
         });
+        // The SOFA module (plugin) that registers the class; empty for Settee's own classes.
+        let module = c.module.clone().or(shared.module.clone()).unwrap_or_else(|| LitStr::new("", Span::call_site()));
         let concrete: TokenStream2 = match c.ty.as_ref().or(shared.ty.as_ref()) {
             Some(t) => quote!(#t),
             None if generic => return Err(syn::Error::new_spanned(ident, "a generic component names its concrete type: `type = X<Y>`")),
@@ -612,6 +619,7 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
             static #class_ident: #core::component::ComponentClass = #core::component::ComponentClass {
                 name: #name,
                 description: #description,
+                module: #module,
                 roles: &[#(#plays),*],
                 templates: &[#(#templates),*],
                 default_template: #default_template,

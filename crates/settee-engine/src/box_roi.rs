@@ -137,6 +137,7 @@ fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
 ///
 /// The BoxROI engine.
 #[component(
+    module = "Sofa.Component.Engine.Select",
     markers = [Engine],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Vec6d"],
     template_rule = FromState,

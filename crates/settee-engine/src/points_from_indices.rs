@@ -36,6 +36,7 @@ pub fn select(position: &[f64], indices: &[usize]) -> Result<Vec<f64>, usize> {
 ///
 /// The PointsFromIndices engine.
 #[component(
+    module = "Sofa.Component.Engine.Select",
     markers = [Engine],
     templates = ["Vec3d"],
     create = |_| PointsFromIndices,

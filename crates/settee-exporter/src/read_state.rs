@@ -52,6 +52,7 @@ pub fn parse_records(text: &str) -> Result<Vec<Record>, String> {
 ///
 /// The ReadState component.
 #[component(
+    module = "Sofa.Component.Playback",
     data = {
         /// State file to read (gzip-compressed when it ends in .gz), as WriteState writes it
         filename: FileName,

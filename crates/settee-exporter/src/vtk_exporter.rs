@@ -102,7 +102,7 @@ pub fn numbered_file_name(filename: &str, xml: bool, overwrite: bool, k: usize) 
 ///
 /// The VTKExporter component.
 #[component(
-    name = "VTKExporter",
+    name = "VTKExporter", module = "Sofa.Component.IO.Mesh",
     inherit = [ExporterData, Self],
     no_src_link = ["position"],
     data = {

@@ -29,6 +29,7 @@ use std::io::Write;
 ///
 /// The WriteState component.
 #[component(
+    module = "Sofa.Component.Playback",
     data = {
         /// File to write (gzip-compressed when it ends in .gz)
         filename: FileName,

@@ -114,6 +114,7 @@ pub struct Beam {
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         templates = ["Rigid3d"],
         default_template = "Rigid3d",
         data = {

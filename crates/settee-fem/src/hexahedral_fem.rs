@@ -157,6 +157,7 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         data = {
             /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
             method: Str = "large",

@@ -51,6 +51,7 @@ pub struct HexahedronFemData;
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         inherit = [ElasticData, HexahedronFemData],
         links = {
             /// topology whose hexahedra are the elements (default: the context topology)

@@ -75,6 +75,7 @@ pub fn element_mass(rotated_rest: &[Vec3; 8], density: f64, mass_coef: f64) -> E
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         roles = [ForceField, Mass],
         inherit = [ElasticData, HexahedronFemData],
         data = {

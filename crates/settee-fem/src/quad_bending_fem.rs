@@ -154,6 +154,7 @@ fn centred(x: &[f64], q: &[usize; 4]) -> [V3; 4] {
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         data = {
             /// large: large displacements, small: small displacements (only the small-displacement element exists: ignored)
             method: Str = "small",

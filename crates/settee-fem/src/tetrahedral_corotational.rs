@@ -15,6 +15,7 @@ use crate::tetra_common::{material_lists, ElasticData, TetraEngine};
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         data = {
             /// "small", "large" (frame of the first three nodes) or "polar" displacements (anything else: large)
             method: Str = "large",

@@ -18,6 +18,7 @@ use crate::tetra_common::{grid_cells, material_lists, ElasticData, TetraEngine};
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         data = {
             /// "small", "large" (frame of the first three nodes), "polar" or "svd" displacements (anything else: large)
             method: Str = "large",

@@ -173,6 +173,7 @@ pub struct TriangleInfo {
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         data = {
             /// Rayleigh damping coefficient related to stiffness
             rayleighStiffness: Real = "0",

@@ -128,6 +128,7 @@ fn to_world(f: &[V3; 2], b: &[[f64; 2]; 2]) -> [[f64; 3]; 3] {
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.Elastic",
         preparse = drop_method,
         data = {
             /// Rayleigh damping coefficient related to stiffness

@@ -338,7 +338,7 @@ impl BtdFactor {
 ///
 /// The solver component.
 #[component(
-    name = "BTDLinearSolver",
+    name = "BTDLinearSolver", module = "Sofa.Component.LinearSolver.Direct",
     roles = [LinearSolver],
     templates = ["BTDMatrix6d"],
     inherit = [MatrixSolverData],

@@ -179,7 +179,7 @@ iterative_solver_component! {
     /// SOFA's `CGLinearSolver`. Its templates are those of SOFA's iterative `MatrixLinearSolver`s
     /// (CG, MinRes): matrix-free first, then the assembled matrix types.
     #[component(
-        name = "CGLinearSolver",
+        name = "CGLinearSolver", module = "Sofa.Component.LinearSolver.Iterative",
         data = {
             /// Maximum number of iterations of the Conjugate Gradient solution
             iterations: Int = "25",

@@ -80,6 +80,7 @@ linear_system_component! {
     ///
     /// A `CompositeLinearSystem`.
     #[component(
+    module = "Sofa.Component.LinearSystem",
         markers = [LinearSystem],
         default_template = "CompressedRowSparseMatrixd",
         inherit = [BaseSystemData],

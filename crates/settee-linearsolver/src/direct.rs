@@ -33,7 +33,7 @@ use crate::preconditioner::Preconditioner;
         orderingMethod: settee_core::role::Ordering,
     },
     class(
-        name = "SparseLDLSolver",
+        name = "SparseLDLSolver", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Sparse LDL^T factorization.",
         create = |_| DirectLinearSolver::new(DirectKind::Ldlt, true),
         data = {
@@ -44,22 +44,22 @@ use crate::preconditioner::Preconditioner;
         },
     ),
     class(
-        name = "EigenSimplicialLDLT",
+        name = "EigenSimplicialLDLT", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Simplicial LDLT factorization of the Eigen library",
         create = |_| DirectLinearSolver::new(DirectKind::Ldlt, false),
     ),
     class(
-        name = "EigenSimplicialLLT",
+        name = "EigenSimplicialLLT", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Simplicial LLT factorization of the Eigen library",
         create = |_| DirectLinearSolver::new(DirectKind::Llt, false),
     ),
     class(
-        name = "EigenSparseLU",
+        name = "EigenSparseLU", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Sparse LU factorization of the Eigen library",
         create = |_| DirectLinearSolver::new(DirectKind::Lu, false),
     ),
     class(
-        name = "EigenSparseQR",
+        name = "EigenSparseQR", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Sparse QR factorization of the Eigen library",
         create = |_| DirectLinearSolver::new(DirectKind::Qr, false),
     ),

@@ -115,6 +115,7 @@ iterative_solver_component! {
     /// SOFA's `MinResLinearSolver`, matrix-free or on an assembled matrix (the templates of the
     /// iterative `MatrixLinearSolver`s).
     #[component(
+    module = "Sofa.Component.LinearSolver.Iterative",
         data = {
             /// maximum number of iterations of the Conjugate Gradient solution
             iterations: Int = "25",

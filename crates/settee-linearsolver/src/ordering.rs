@@ -9,14 +9,14 @@ use settee_linalg::Ordering;
 /// An ordering-method component.
 #[component(
     markers = [role::Ordering],
-    class(name = "NaturalOrderingMethod", description = "Natural order (no permutation).", create = |_| OrderingMethod { ordering: Ordering::Natural }),
+    class(name = "NaturalOrderingMethod", module = "Sofa.Component.LinearSolver.Ordering", description = "Natural order (no permutation).", create = |_| OrderingMethod { ordering: Ordering::Natural }),
     class(
-        name = "AMDOrderingMethod",
+        name = "AMDOrderingMethod", module = "Sofa.Component.LinearSolver.Ordering",
         description = "Approximate minimum degree ordering implemented in the Eigen library.",
         create = |_| OrderingMethod { ordering: Ordering::Amd },
     ),
     class(
-        name = "COLAMDOrderingMethod",
+        name = "COLAMDOrderingMethod", module = "Sofa.Component.LinearSolver.Ordering",
         description = "Column approximate minimum degree ordering implemented in the Eigen library.",
         create = |_| OrderingMethod { ordering: Ordering::Colamd },
     ),

@@ -84,7 +84,7 @@ pub fn pcg_reusing<S: VectorSpace>(
 /// SOFA's `PCGLinearSolver`: the `preconditioner` link accepts any component, and init checks that
 /// it plays the [`Preconditioner`] role (so that linking another kind of solver is a clear error).
 #[component(
-    name = "PCGLinearSolver",
+    name = "PCGLinearSolver", module = "Sofa.Component.LinearSolver.Iterative",
     roles = [LinearSolver],
     templates = ["GraphScattered"],
     inherit = [MatrixSolverData],

@@ -15,6 +15,7 @@ use crate::preconditioner::Preconditioner;
 /// Inverts the first step's matrix densely, then only multiplies: the matrix is frozen, as in
 /// SOFA (which disables the assembly of its system after the first inversion).
 #[component(
+    module = "Sofa.Component.LinearSolver.Direct",
     roles = [LinearSolver],
     templates = ["CompressedRowSparseMatrixd"],
     inherit = [MatrixSolverData],
@@ -90,6 +91,7 @@ impl LinearSolver for PrecomputedLinearSolver {
 /// assembles: the precomputation sees an empty matrix and the preconditioner returns zero, so the
 /// PCG it preconditions makes no update at all. Settee reproduces that (and says so).
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     roles = [Preconditioner],
     templates = ["Vec3d"],
     inherit = [MatrixSolverData],
@@ -144,6 +146,7 @@ impl Preconditioner for PrecomputedWarpPreconditioner {
 ///
 /// `PrecomputedMatrixSystem`: accepted, never assembles.
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     markers = [LinearSystem],
     templates = ["CompressedRowSparseMatrixd"],
 )]

@@ -57,6 +57,7 @@ fn check_len(scene: &Scene, me: Option<ComponentId>, n: usize, r: &[f64], z: &[f
 ///
 /// Keeps the inverted diagonal of the system matrix (constrained rows have a unit diagonal).
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     roles = [Preconditioner],
     templates = ["DiagonalMatrix"],
     inherit = [MatrixSolverData],
@@ -100,6 +101,7 @@ impl Preconditioner for JacobiPreconditioner {
 ///
 /// Keeps the inverses of the 3×3 diagonal blocks.
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     roles = [Preconditioner],
     templates = ["BlockDiagonalMatrix3"],
     inherit = [MatrixSolverData],
@@ -164,7 +166,7 @@ impl Preconditioner for BlockJacobiPreconditioner {
 ///
 /// SSOR sweeps over the assembled matrix.
 #[component(
-    name = "SSORPreconditioner",
+    name = "SSORPreconditioner", module = "Sofa.Component.LinearSolver.Preconditioner",
     roles = [Preconditioner],
     templates = ["CompressedRowSparseMatrixd", "CompressedRowSparseMatrixMat3x3d"],
     create = |args| SsorPreconditioner { blocks3: args.template == "CompressedRowSparseMatrixMat3x3d", ..Default::default() },
@@ -249,6 +251,7 @@ impl Preconditioner for SsorPreconditioner {
 /// With a rotation system refreshed at every step (`assemblingRate` 1), the rotations are the
 /// identity and the preconditioner is the exact inverse of the current system.
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     roles = [Preconditioner],
     templates = ["RotationMatrix"],
     inherit = [MatrixSolverData],
@@ -327,6 +330,7 @@ impl Preconditioner for WarpPreconditioner {
 /// Accepted: with `assemblingRate` 1 (checked by the WarpPreconditioner) the rotations are the
 /// identity. Its `assemblingRate` is also read by the WarpPreconditioner.
 #[component(
+    module = "Sofa.Component.LinearSolver.Preconditioner",
     markers = [LinearSystem],
     templates = ["RotationMatrixd"],
     data = {

@@ -49,9 +49,9 @@ linear_system_component! {
             /// If true, independent matrices (global matrix vs mapped matrices) are assembled in parallel
             parallelAssemblyIndependentMatrices: Bool = "false",
         },
-        class(name = "MatrixLinearSystem", description = "Linear system"),
+        class(name = "MatrixLinearSystem", module = "Sofa.Component.LinearSystem", description = "Linear system"),
         class(
-            name = "ConstantSparsityPatternSystem",
+            name = "ConstantSparsityPatternSystem", module = "Sofa.Component.LinearSystem",
             description = "Linear system supposing the sparsity pattern of the global matrix is constant (same numbers as MatrixLinearSystem)",
         ),
     )]
@@ -136,6 +136,7 @@ impl Component for MatrixLinearSystem {
 /// An accepted `PreconditionedMatrixFreeSystem` (PCG without preconditioner needs nothing from it).
 /// Its `assemblingRate` is also read by the PCGLinearSolver.
 #[component(
+    module = "Sofa.Component.LinearSolver.Iterative",
     markers = [LinearSystem],
     templates = ["GraphScattered"],
     default_template = "GraphScattered",

@@ -63,12 +63,12 @@ const MESH_INPUTS: &[&str] = &[
     preparse = preparse_scale,
     no_src_link = ["flipNormals", "triangulate", "createSubelements", "onlyAttachedPoints", "translation", "rotation", "scale3d", "transformation"],
     class(
-        name = "MeshGmshLoader",
+        name = "MeshGmshLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of Gmsh mesh files (.msh formats 1, 2 and 4.1, ASCII).",
         create = |_| MeshLoader::new(&crate::gmsh::FORMAT),
     ),
     class(
-        name = "MeshOBJLoader",
+        name = "MeshOBJLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of Wavefront OBJ mesh files.",
         create = |_| MeshLoader::new(&crate::obj::FORMAT),
         data = {
@@ -104,12 +104,12 @@ const MESH_INPUTS: &[&str] = &[
         },
     ),
     class(
-        name = "MeshVTKLoader",
+        name = "MeshVTKLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of VTK mesh files (legacy ASCII and XML ASCII unstructured grids / poly data).",
         create = |_| MeshLoader::new(&crate::vtk::FORMAT),
     ),
     class(
-        name = "MeshSTLLoader",
+        name = "MeshSTLLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of STL surface meshes (ASCII or binary).",
         create = |_| MeshLoader::new(&crate::stl::FORMAT),
         data = {
@@ -122,12 +122,12 @@ const MESH_INPUTS: &[&str] = &[
         },
     ),
     class(
-        name = "MeshOffLoader",
+        name = "MeshOffLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of OFF mesh files.",
         create = |_| MeshLoader::new(&crate::off::FORMAT),
     ),
     class(
-        name = "StringMeshCreator",
+        name = "StringMeshCreator", module = "Sofa.Component.IO.Mesh",
         description = "Procedural creation of a one-dimensional mesh (a string of points and edges along x).",
         create = |_| MeshLoader::new(&crate::string_mesh::FORMAT),
         data = {
@@ -136,7 +136,7 @@ const MESH_INPUTS: &[&str] = &[
         },
     ),
     class(
-        name = "GridMeshCreator",
+        name = "GridMeshCreator", module = "Sofa.Component.IO.Mesh",
         description = "Procedural creation of a two-dimensional mesh (a grid of quads or triangles in the unit square).",
         create = |_| MeshLoader::new(&crate::grid_mesh::FORMAT),
         data = {

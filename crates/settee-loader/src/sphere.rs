@@ -58,6 +58,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Spheres, String> {
 ///
 /// The SphereLoader component.
 #[component(
+    module = "Sofa.Component.IO.Mesh",
     markers = [Loader],
     inherit = [FileData, Self],
     data = {

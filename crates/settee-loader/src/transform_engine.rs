@@ -94,6 +94,7 @@ fn apply(ops: &[Op], layout: Layout, x: &mut [f64]) {
 ///
 /// The TransformEngine component.
 #[component(
+    module = "Sofa.Component.Engine.Transform",
     markers = [Engine],
     templates = ["Vec3d", "Vec1d", "Vec2d", "Rigid2d", "Rigid3d"],
     create = |args| TransformEngine { layout: args.layout.unwrap_or(Layout::Vec3) },

@@ -74,6 +74,7 @@ pub type Located = (Vec<Location>, Vec<Vec<(usize, f64)>>);
 ///
 /// The mapping.
 #[component(
+    module = "Sofa.Component.Mapping.Linear",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Vec3d,Vec3d"],

@@ -36,7 +36,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 
 crate::common::mapping_class! {
     {
-        name = "BeamLinearMapping",
+        name = "BeamLinearMapping", module = "Sofa.Component.Mapping.Linear",
         description = "Maps points along a chain of beams (Rigid3 frames) by blending their placements in the two end frames of their beam.",
         templates = ["Rigid3d,Vec3d"],
         default_template = "Rigid3d,Vec3d",

@@ -33,7 +33,7 @@ pub struct MappingData;
     /// Scale for object display
     showObjectScale: Real = "0",
     /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "1 1 0 1",
+    showColor: Color = "1 1 0 1",
 })]
 pub struct DrawData;
 

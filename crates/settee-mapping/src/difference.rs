@@ -46,7 +46,7 @@ struct Term {
     /// Scale for object display
     showObjectScale: Real = "-1",
     /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "1 1 0 1",
+    showColor: Color = "1 1 0 1",
 })]
 pub struct HiddenDrawData;
 
@@ -54,7 +54,7 @@ crate::common::mapping_class! {
     {
         default_template = "Vec3d,Vec3d",
         class(
-            name = "DifferenceMapping",
+            name = "DifferenceMapping", module = "Compliant",
             description = "Maps pairs of input elements (a, b) to the difference of their positions x_b − x_a.",
             create = |_| DifferenceMapping::new(Kind::Pairs),
             templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
@@ -67,7 +67,7 @@ crate::common::mapping_class! {
             inherit = [MappingData, Self, HiddenDrawData],
         ),
         multi_class(
-            name = "DifferenceMultiMapping",
+            name = "DifferenceMultiMapping", module = "Compliant",
             description = "Maps pairs (a, b) of elements of two inputs to the difference of their positions in1[b] − in0[a].",
             create = |_| DifferenceMapping::new(Kind::Multi),
             templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Vec3d"],
@@ -79,7 +79,7 @@ crate::common::mapping_class! {
             },
         ),
         class(
-            name = "DifferenceFromTargetMapping",
+            name = "DifferenceFromTargetMapping", module = "Compliant",
             description = "Maps input elements to their difference with fixed targets, p − t (or t − p when inverted).",
             create = |_| DifferenceMapping::new(Kind::FromTarget),
             templates = ["Vec3d,Vec3d", "Vec1d,Vec1d"],

@@ -57,13 +57,13 @@ crate::common::mapping_class! {
         templates = ["Vec3d,Vec1d", "Rigid3d,Vec1d"],
         default_template = "Vec3d,Vec1d",
         class(
-            name = "DistanceMapping",
+            name = "DistanceMapping", module = "Sofa.Component.Mapping.NonLinear",
             description = "Maps point positions to the distances between the ends of the topology's edges, minus their rest lengths.",
             create = |_| DistanceMapping::new(Kind::Distance),
             inherit = [MappingData, DistanceData, YellowDrawData, DistanceStiffnessData, Self],
         ),
         multi_class(
-            name = "DistanceMultiMapping",
+            name = "DistanceMultiMapping", module = "Sofa.Component.Mapping.NonLinear",
             description = "Maps points of several states to the distances between the pairs given by the topology's edges (indices into indexPairs).",
             create = |_| DistanceMapping::new(Kind::Multi),
             inherit = [MappingData, DistanceData, YellowDrawData, DistanceStiffnessData, Self],
@@ -73,7 +73,7 @@ crate::common::mapping_class! {
             },
         ),
         class(
-            name = "SquareDistanceMapping",
+            name = "SquareDistanceMapping", module = "Sofa.Component.Mapping.NonLinear",
             description = "Maps point positions to the squared distances between the ends of the topology's edges.",
             create = |_| DistanceMapping::new(Kind::Square),
             inherit = [MappingData, DrawData, DistanceStiffnessData],

@@ -24,13 +24,13 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Vec3, Layout::Vec1), (Layout::
     /// Scale for object display
     showObjectScale: Real = "0",
     /// Color for object display. (default=[1.0,1.0,0.0,1.0])
-    showColor: Str = "yellow",
+    showColor: Color = "yellow",
 })]
 pub struct YellowDrawData;
 
 crate::common::mapping_class! {
     {
-        name = "DistanceFromTargetMapping",
+        name = "DistanceFromTargetMapping", module = "Sofa.Component.Mapping.NonLinear",
         description = "Maps input points to their distances to fixed targets, minus rest lengths.",
         templates = ["Vec3d,Vec1d", "Vec1d,Vec1d", "Rigid3d,Vec1d"],
         default_template = "Vec3d,Vec1d",

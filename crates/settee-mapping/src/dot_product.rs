@@ -28,7 +28,7 @@ crate::common::mapping_class! {
         templates = ["Vec3d,Vec1d"],
         default_template = "Vec3d,Vec1d",
         class(
-            name = "DotProductMapping",
+            name = "DotProductMapping", module = "Compliant",
             description = "Maps pairs of vectors of one state to their dot products.",
             create = |_| DotProductMapping::new(Kind::Pairs),
             data = {
@@ -37,7 +37,7 @@ crate::common::mapping_class! {
             },
         ),
         multi_class(
-            name = "DotProductMultiMapping",
+            name = "DotProductMultiMapping", module = "Compliant",
             description = "Maps pairs of vectors taken from several states to their dot products.",
             create = |_| DotProductMapping::new(Kind::Multi),
             data = {
@@ -46,7 +46,7 @@ crate::common::mapping_class! {
             },
         ),
         class(
-            name = "DotProductFromTargetMapping",
+            name = "DotProductFromTargetMapping", module = "Compliant",
             description = "Maps vectors to their dot products with fixed targets.",
             create = |_| DotProductMapping::new(Kind::FromTarget),
             data = {

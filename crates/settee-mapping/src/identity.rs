@@ -22,7 +22,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[
 
 crate::common::mapping_class! {
     {
-        name = "IdentityMapping",
+        name = "IdentityMapping", module = "Sofa.Component.Mapping.Linear",
         description = "Maps each input element to the output element of the same index (rigid inputs give their centre).",
         templates = [
             "Vec3d,Vec3d",

@@ -26,7 +26,7 @@ crate::common::mapping_class! {
         templates = ["Vec6d,Vec1d", "Vec3d,Vec1d"],
         default_template = "Vec6d,Vec1d",
         class(
-            name = "MaskMapping",
+            name = "MaskMapping", module = "Compliant",
             description = "Maps the components of the input elements whose mask entry is not zero to scalars.",
             create = |_| ScalarMapping::new(Kind::Mask),
             data = {
@@ -37,7 +37,7 @@ crate::common::mapping_class! {
             },
         ),
         class(
-            name = "ProjectionMapping",
+            name = "ProjectionMapping", module = "Compliant",
             description = "Maps input elements to their dot products with given vectors, minus offsets.",
             create = |_| ScalarMapping::new(Kind::Projection),
             data = {

@@ -11,7 +11,7 @@ use crate::common::{check_len, dot, finish_init, mapping_ports, resolve_mechanic
 
 crate::common::mapping_class! {
     {
-        name = "NormalizationMapping",
+        name = "NormalizationMapping", module = "Compliant",
         description = "Maps vectors to their normalized (unit) vectors.",
         templates = ["Vec3d,Vec3d"],
         default_template = "Vec3d,Vec3d",

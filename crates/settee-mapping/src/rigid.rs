@@ -23,6 +23,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
 ///
 /// The mapping.
 #[component(
+    module = "Sofa.Component.Mapping.NonLinear",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
     templates = ["Rigid3d,Vec3d"],

@@ -19,7 +19,7 @@ use crate::se3::{self, dlog, hat, mat_mul, rotation_matrix, transpose, Frame};
 
 crate::common::mapping_class! {
     {
-        name = "RigidJointMapping",
+        name = "RigidJointMapping", module = "Compliant",
         description = "Maps pairs of rigid frames (p, c) to the logarithm coordinates of their relative frame p⁻¹·c: (translation in p's frame, rotation vector).",
         templates = ["Rigid3d,Vec6d"],
         default_template = "Rigid3d,Vec6d",
@@ -172,7 +172,7 @@ impl Mapping for RigidJointMapping {
 
 crate::common::mapping_class! {
     {
-        name = "AssembledRigidRigidMapping",
+        name = "AssembledRigidRigidMapping", module = "Compliant",
         description = "Maps rigid frames to frames at fixed offsets: g ↦ g·h, one (input index, offset h) per output frame.",
         templates = ["Rigid3d,Rigid3d"],
         default_template = "Rigid3d,Rigid3d",

@@ -55,7 +55,7 @@ crate::common::mapping_class! {
         default_template = "Vec3d,Vec1d",
         inherit = [MappingData, Self, SafeDistanceData, HiddenDrawData],
         class(
-            name = "SafeDistanceMapping",
+            name = "SafeDistanceMapping", module = "Compliant",
             description = "Maps pairs of points to their distance minus a rest length; a pair of null length and null rest length maps to its 3D difference.",
             create = |_| SafeDistanceMapping::new(Kind::Pairs),
             data = {
@@ -64,7 +64,7 @@ crate::common::mapping_class! {
             },
         ),
         class(
-            name = "SafeDistanceFromTargetMapping",
+            name = "SafeDistanceFromTargetMapping", module = "Compliant",
             description = "Maps points to their distance to targets minus a rest length; a null distance with null rest length and no given direction maps to the 3D difference.",
             create = |_| SafeDistanceMapping::new(Kind::FromTarget),
             data = {

@@ -20,7 +20,7 @@ crate::common::mapping_class! {
         topology: Topology,
     }
     {
-        name = "SubsetMapping",
+        name = "SubsetMapping", module = "Sofa.Component.Mapping.Linear",
         description = "Maps a subset of the input elements: out[i] = in[indices[i]].",
         templates = ["Vec3d,Vec3d", "Vec1d,Vec1d", "Rigid3d,Rigid3d"],
         default_template = "Vec3d,Vec3d",

@@ -19,7 +19,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[
 
 crate::common::mapping_class! {
     multi {
-        name = "SubsetMultiMapping",
+        name = "SubsetMultiMapping", module = "Sofa.Component.Mapping.Linear",
         description = "Maps elements of several input states (couples parent, index) to one output state.",
         templates = ["Vec3d,Vec3d", "Vec2d,Vec2d", "Vec1d,Vec1d", "Rigid3d,Rigid3d", "Rigid3d,Vec3d"],
         default_template = "Vec3d,Vec3d",

@@ -10,7 +10,7 @@ use crate::common::{check_len, finish_init, mapping_ports, resolve_mechanical_po
 
 crate::common::mapping_class! {
     multi {
-        name = "WinchMultiMapping",
+        name = "WinchMultiMapping", module = "Compliant",
         description = "Maps a length and a rotation (two Vec1 states) to the winch error factor·rotation − length.",
         templates = ["Vec1d,Vec1d"],
         default_template = "Vec1d,Vec1d",

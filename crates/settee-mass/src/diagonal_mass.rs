@@ -32,6 +32,7 @@ const RIGID3_MASS_SIZE: usize = 11;
 
 /// Lumped (diagonal) mass matrix integrating a density over the elements of the topology.
 #[component(
+    module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
     template_rule = FromState,

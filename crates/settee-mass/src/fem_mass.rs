@@ -120,6 +120,7 @@ pub fn element_mass_matrix(shape: Shape, nodes: &[[f64; 3]], density: &[f64]) ->
 ///
 /// The mass.
 #[component(
+    module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
     templates = ["Vec3d,Tetrahedron", "Vec3d,Hexahedron"],
     template_rule = FromState,

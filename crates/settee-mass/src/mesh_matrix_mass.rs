@@ -107,6 +107,7 @@ pub fn compute_mass(
 
 /// Consistent (or lumped) mass matrix of linear elements, integrating a density over the topology.
 #[component(
+    module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
     templates = ["Vec3d", "Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d"],
     template_rule = FromState,

@@ -10,6 +10,7 @@ use settee_core::{component, Component};
 /// The component holds no state: its `property` Data is read by the masses that use it
 /// (`NodalMassDensity::PROPERTY`).
 #[component(
+    module = "Sofa.Component.Mass",
     data = {
         /// mass density of each node (nodes beyond the list take its last value)
         property: Reals = "1",

@@ -23,7 +23,7 @@ type M3 = [[f64; 3]; 3];
 ///
 /// The component (named so beside `uniform_mass::RigidMass`, the mass record of UniformMass).
 #[component(
-    name = "RigidMass",
+    name = "RigidMass", module = "Compliant",
     roles = [Mass, ForceField],
     templates = ["Rigid3d"],
     template_rule = FromState,

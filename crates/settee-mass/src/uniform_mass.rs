@@ -93,6 +93,7 @@ pub struct UniformMassDrawData;
 
 /// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
 #[component(
+    module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     template_rule = FromState,

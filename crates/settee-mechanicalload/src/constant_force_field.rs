@@ -10,6 +10,7 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
 
 /// Constant forces applied to a set of DOFs.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     template_rule = FromState,

@@ -28,6 +28,7 @@ use settee_core::math::{at as point, cross, norm, normalized, sub, V3};
 
 /// Pressure forces on a set of edges.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     templates = ["Vec3d"],
     template_rule = FromState,

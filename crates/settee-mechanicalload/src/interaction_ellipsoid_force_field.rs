@@ -44,6 +44,7 @@ struct Ellipsoid {
 
 /// Outward / inward repulsion applied by an ellipsoid geometry, which can possibly act on several objects.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d,Rigid3d"],
@@ -60,7 +61,7 @@ struct Ellipsoid {
         /// force damping
         damping: Real = "5",
         /// ellipsoid color. (default=[0.0,0.5,1.0,1.0]) (rendering only)
-        color: Str = "0 0.5 1 1",
+        color: Color = "0 0.5 1 1",
         /// enable/disable drawing of the ellipsoid (rendering only)
         draw: Bool = "true",
         /// Dof index of object 2 where the forcefield is attached

@@ -21,6 +21,7 @@ fn pos_size(layout: Layout) -> usize {
 
 /// Penalty forces keeping DOFs on the positive side of a plane.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],
     template_rule = FromState,

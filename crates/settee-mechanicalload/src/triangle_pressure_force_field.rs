@@ -40,6 +40,7 @@ pub fn parse_matsym3(text: &str) -> Result<MatSym3, String> {
 
 /// Pressure forces on a set of triangles.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     templates = ["Vec3d"],
     template_rule = FromState,

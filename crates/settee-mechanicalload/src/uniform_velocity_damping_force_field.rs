@@ -11,6 +11,7 @@ use settee_core::{component, Component, ForceIo, InitCtx, Layout, MatrixAccumula
 
 /// Uniform viscous damping force −c·v on every DOF.
 #[component(
+    module = "Sofa.Component.MechanicalLoad",
     roles = [ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     template_rule = FromState,

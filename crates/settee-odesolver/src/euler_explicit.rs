@@ -13,6 +13,7 @@ use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimErr
 
 /// A simple explicit time integrator (symplectic Euler by default).
 #[component(
+    module = "Sofa.Component.ODESolver.Forward",
     roles = [OdeSolver],
     data = {
         /// if true (default), velocities are updated before positions (semi-implicit Euler, more robust); if false, positions are updated with the old velocities (standard Euler)

@@ -7,6 +7,7 @@ use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimErr
 
 /// Implicit time integrator using backward Euler, with Rayleigh damping.
 #[component(
+    module = "Sofa.Component.ODESolver.Backward",
     roles = [OdeSolver],
     data = {
         /// Rayleigh damping coefficient related to stiffness, > 0

@@ -12,6 +12,7 @@ use settee_core::{component, Component, Scene, SimResult, VecId, VecKind};
 
 /// A popular explicit time integrator (classical 4th-order Runge-Kutta; requires diagonal masses).
 #[component(
+    module = "Sofa.Component.ODESolver.Forward",
     roles = [OdeSolver],
 )]
 #[derive(Clone, Default)]

@@ -25,6 +25,7 @@ pub struct FixedData;
 
 /// Fixes DOFs: their increments (and optionally velocities) are projected to zero.
 #[component(
+    module = "Sofa.Component.Constraint.Projective",
     roles = [ProjectiveConstraint],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     template_rule = FromState,

@@ -18,6 +18,7 @@ use crate::subspace::{checked_indices, follow_points};
 
 /// Blocks the motion along a direction of the DOFs lying between two planes normal to it.
 #[component(
+    module = "Sofa.Component.Constraint.Projective",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec6d", "Rigid3d"],
     template_rule = FromState,

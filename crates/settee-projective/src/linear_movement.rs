@@ -163,7 +163,7 @@ pub trait KeyedKind: Default + Send + Sync + 'static {
         topology: Topology,
     },
     class(
-        name = "LinearMovementProjectiveConstraint",
+        name = "LinearMovementProjectiveConstraint", module = "Sofa.Component.Constraint.Projective",
         description = "Impose a motion to given DOFs (translation and rotation).",
         type = Keyed<Movement>,
         data = {
@@ -177,7 +177,7 @@ pub trait KeyedKind: Default + Send + Sync + 'static {
         },
     ),
     class(
-        name = "LinearVelocityProjectiveConstraint",
+        name = "LinearVelocityProjectiveConstraint", module = "Sofa.Component.Constraint.Projective",
         description = "Impose a velocity to given DOFs (translation and rotation).",
         type = Keyed<crate::linear_velocity::Velocity>,
         data = {

@@ -18,6 +18,7 @@ use crate::subspace::{active, checked_indices};
 
 /// Attach given particles to their initial positions, in some directions only.
 #[component(
+    module = "Sofa.Component.Constraint.Projective",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Vec6d", "Rigid3d", "Rigid2d"],
     template_rule = FromState,

@@ -15,6 +15,7 @@ use crate::subspace::{active, checked_indices, dof_rows, vector_layout};
 
 /// Project particles to a point
 #[component(
+    module = "Sofa.Component.Constraint.Projective",
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d"],
     template_rule = FromState,

@@ -130,7 +130,7 @@ pub enum Subspace {
         topology: Topology,
     },
     class(
-        name = "LineProjectiveConstraint",
+        name = "LineProjectiveConstraint", module = "Sofa.Component.Constraint.Projective",
         description = "Project particles to a line",
         create = |_| SubspaceProjectiveConstraint::new(Subspace::Line),
         data = {
@@ -145,7 +145,7 @@ pub enum Subspace {
         },
     ),
     class(
-        name = "PlaneProjectiveConstraint",
+        name = "PlaneProjectiveConstraint", module = "Sofa.Component.Constraint.Projective",
         description = "Project particles to a plane",
         create = |_| SubspaceProjectiveConstraint::new(Subspace::Plane),
         data = {

@@ -118,7 +118,7 @@ fn kind_of(py: Python<'_>, p: &Place, name: &str) -> PyResult<DataKind> {
 
 fn is_container(kind: DataKind) -> bool {
     matches!(
-        kind,
+        kind.storage(),
         DataKind::Fixed(_)
             | DataKind::Reals
             | DataKind::RealTuples(_)
@@ -882,6 +882,8 @@ pub fn sofa_type_name(kind: DataKind, template: &str) -> String {
         DataKind::Coord => "Coord".into(),
         DataKind::Deriv => "Deriv".into(),
         DataKind::Strings => "vector<string>".into(),
+        DataKind::Color => "RGBAColor".into(),
+        DataKind::BoundingBox => "BoundingBox".into(),
     }
 }
 

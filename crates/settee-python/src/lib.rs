@@ -103,6 +103,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<seq::NodeSeq>()?;
     m.add_function(pyo3::wrap_pyfunction!(object::class_categories, m)?)?;
     m.add_function(pyo3::wrap_pyfunction!(object::factory_entries, m)?)?;
+    m.add_function(pyo3::wrap_pyfunction!(object::bounding_box, m)?)?;
     simulation::add_functions(m)?;
     copies::add_functions(m)?;
     Ok(())

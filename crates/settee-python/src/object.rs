@@ -3,6 +3,7 @@
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use settee_core::data::DataKind;
 use settee_core::{ComponentId, Scene};
 
 use crate::base::PyBase;
@@ -103,6 +104,15 @@ pub fn categories(class: &settee_core::ComponentClass) -> Vec<&'static str> {
     out
 }
 
+/// The bounding box of the component owning the `bbox` Data `data` (min corner then max
+/// corner), as the engine has it now (for a mechanical state, the bounds of its positions).
+#[pyfunction]
+pub fn bounding_box(data: &Bound<'_, crate::data::PyData>) -> PyResult<[f64; 6]> {
+    let DataOwner::Object(o) = &data.borrow().owner else { return Err(PyRuntimeError::new_err("not a component's bounding box")) };
+    let (cell, id) = attached(o.bind(data.py()))?;
+    with_scene(data.py(), &cell, |s| s.bounding_box(id))
+}
+
 /// `SofaRuntime.getCategories(className)`: the categories of a class of the factory (an empty
 /// list for a class it does not have).
 #[pyfunction]
@@ -111,7 +121,7 @@ pub fn class_categories(name: &str) -> PyResult<Vec<&'static str>> {
 }
 
 /// What `Sofa.Core.ObjectFactory` shows of every class of the factory, as dicts: `className`,
-/// `description`, `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
+/// `description`, `target` (the SOFA module), `templates`, `defaultTemplate`, `categories`, `data` (`name`, `group`, `help`,
 /// `type`, `defaultValue`) and `link` (`name`, `help`, `destinationTypeName`).
 #[pyfunction]
 pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
@@ -121,6 +131,7 @@ pub fn factory_entries(py: Python<'_>) -> PyResult<Vec<Py<PyDict>>> {
         let d = PyDict::new(py);
         d.set_item("className", class.name)?;
         d.set_item("description", class.description)?;
+        d.set_item("target", class.module)?;
         d.set_item("templates", class.templates.to_vec())?;
         d.set_item("defaultTemplate", class.default_template)?;
         d.set_item("categories", categories(class))?;
@@ -155,6 +166,16 @@ impl PyObj {
     fn getCategories(slf: &Bound<'_, PyObj>) -> PyResult<Vec<&'static str>> {
         let (cell, id) = attached(slf)?;
         with_scene(slf.py(), &cell, |s| categories(s.entry(id).class))
+    }
+
+    /// The SOFA module that registers the component's class (SOFA's factory target, e.g.
+    /// `Sofa.Component.StateContainer`); empty for a Python component or a class only Settee has.
+    fn getTarget(slf: &Bound<'_, PyObj>) -> PyResult<&'static str> {
+        if crate::component::is_python_component(slf) {
+            return Ok("");
+        }
+        let (cell, id) = attached(slf)?;
+        with_scene(slf.py(), &cell, |s| s.entry(id).class.module)
     }
 
     #[new]
@@ -196,10 +217,37 @@ impl PyObj {
         with_scene(slf.py(), &cell, |s| s.entry(id).template.clone())
     }
 
+    /// Its node; a slave's context is its master's (SOFA's `addSlave` sets it so).
     fn getContext(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
         let (cell, id) = attached(slf)?;
-        let node = with_scene(slf.py(), &cell, |s| s.entry(id).node)?;
+        let node = with_scene(slf.py(), &cell, |s| s.entry(s.entry(id).master.unwrap_or(id)).node)?;
         wrap_node(slf.py(), &cell, node)
+    }
+
+    /// Makes `slave` a slave of this component (SOFA's `BaseObject::addSlave`).
+    fn addSlave(slf: &Bound<'_, PyObj>, slave: &Bound<'_, PyObj>) -> PyResult<()> {
+        let (cell, id) = attached(slf)?;
+        let (slave_cell, slave_id) = attached(slave)?;
+        if !slave_cell.is(&cell) {
+            return Err(PyRuntimeError::new_err("a slave must belong to the same scene as its master"));
+        }
+        with_scene(slf.py(), &cell, |s| s.add_slave(id, slave_id))
+    }
+
+    /// Its slaves, in the order they were added.
+    fn getSlaves(slf: &Bound<'_, PyObj>) -> PyResult<Vec<Py<PyAny>>> {
+        let (cell, id) = attached(slf)?;
+        let slaves = with_scene(slf.py(), &cell, |s| s.entry(id).slaves.clone())?;
+        slaves.into_iter().map(|c| wrap_object(slf.py(), &cell, c)).collect()
+    }
+
+    /// The component it is a slave of, or None.
+    fn getMaster(slf: &Bound<'_, PyObj>) -> PyResult<Py<PyAny>> {
+        let (cell, id) = attached(slf)?;
+        match with_scene(slf.py(), &cell, |s| s.entry(id).master)? {
+            Some(m) => wrap_object(slf.py(), &cell, m),
+            None => Ok(slf.py().None()),
+        }
     }
 
     /// `init()` of this component alone (links resolved first), as SOFA's `init` called from a
@@ -265,7 +313,16 @@ impl PyObj {
             Found::Nothing(e.data.fields.iter().map(|f| f.decl.name).collect())
         })?;
         match found {
-            Found::Data => Ok(crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?.into_any()),
+            Found::Data => {
+                let d = crate::data::make(py, DataOwner::Object(slf.clone().unbind()), name)?;
+                // SofaPython3 binds a Data<BoundingBox> as `Sofa.Types.BoundingBox`.
+                let is_box =
+                    with_scene(py, &cell, |s| s.entry(id).data.fields.iter().any(|f| f.decl.name == name && f.decl.kind == DataKind::BoundingBox))?;
+                if is_box {
+                    return Ok(py.import("Sofa.Types")?.getattr("BoundingBox")?.call_method1("_of_data", (d,))?.unbind());
+                }
+                Ok(d.into_any())
+            }
             Found::Link(targets, text) => match targets.first() {
                 Some(t) => wrap_object(py, &cell, *t),
                 None => Ok(text.map(|t| t.into_pyobject(py).map(|s| s.into_any().unbind())).transpose()?.unwrap_or_else(|| py.None())),

@@ -119,6 +119,7 @@ pub fn bending_elements(mesh: &MeshData, rest: &[f64], bending_stiffness: f64, m
 
 /// Linear bending forces (Volino's model) across the interior edges of a triangle mesh.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     templates = ["Vec3d"],
     template_rule = FromState,

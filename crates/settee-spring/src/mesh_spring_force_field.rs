@@ -119,6 +119,7 @@ pub fn mesh_springs(mesh: &MeshData, p: &MeshSpringParams, rest: &dyn Fn(usize) 
 
 /// Springs on the edges, faces and cells of a topology, with per-element-kind stiffness and damping.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d"],

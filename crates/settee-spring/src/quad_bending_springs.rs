@@ -65,6 +65,7 @@ fn bound(x: f64) -> Option<usize> {
 
 /// Bending springs joining the opposite edges of adjacent quads.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec2d", "Vec3d"],

@@ -37,6 +37,7 @@ fn springs_of(t: &BendingTopology<4>) -> Vec<(usize, [QuadSpring; 2])> {
 
 /// Pairs of crossed bending springs across the interior edges of a quad mesh.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     templates = ["Vec3d"],
     template_rule = FromState,

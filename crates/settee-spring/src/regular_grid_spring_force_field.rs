@@ -174,6 +174,7 @@ fn grid_cells(cx: &InitCtx, topo: ComponentId) -> SimResult<GridCells> {
 
 /// Springs along the lines, face diagonals and cell diagonals of a regular grid, plus explicit springs.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d"],

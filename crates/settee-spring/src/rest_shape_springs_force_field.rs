@@ -75,6 +75,7 @@ pub fn rotation_error(q: Quat, q_rest: Quat) -> ([f64; 3], f64) {
 
 /// Springs pulling DOFs back to their rest position or to the position of an external state.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     templates = ["Vec1d", "Vec3d", "Rigid3d"],
     template_rule = FromState,

@@ -79,6 +79,7 @@ pub fn spring_dim(layout: Layout) -> usize {
 
 /// Linear springs between pairs of DOFs of one or two mechanical states.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid3d"],

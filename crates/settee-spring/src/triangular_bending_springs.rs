@@ -29,6 +29,7 @@ fn springs_of(t: &BendingTopology<3>, ks: f64, kd: f64) -> Vec<(usize, LinearSpr
 
 /// Bending springs across the interior edges of a triangle mesh, between the vertices opposite each edge.
 #[component(
+    module = "Sofa.Component.SolidMechanics.Spring",
     roles = [ForceField],
     templates = ["Vec3d"],
     template_rule = FromState,

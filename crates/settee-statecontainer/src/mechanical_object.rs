@@ -44,6 +44,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
 ///
 /// The state container component.
 #[component(
+    module = "Sofa.Component.StateContainer",
     markers = [MechanicalState],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     create = |args| MechanicalObject { layout: args.layout.unwrap_or(Layout::Vec3) },
@@ -103,7 +104,7 @@ fn preparse(attrs: &mut Vec<(String, String)>) {
         drawMode: Int = "0",
         /// display colour (rendering only)
         #[alias("color")]
-        showColor: Str = "white",
+        showColor: Color = "white",
     },
     links = {
         /// topology whose points initialise the positions

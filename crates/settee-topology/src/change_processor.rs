@@ -46,6 +46,7 @@ struct Line {
 ///
 /// The TopologicalChangeProcessor component.
 #[component(
+    module = "Sofa.Component.Topology.Utility",
     data = {
         /// script of topological changes (times and element lists)
         filename: FileName,

@@ -313,6 +313,7 @@ impl CubeGrid {
 ///
 /// The component.
 #[component(
+    module = "Sofa.Component.Topology.Container.Constant",
     roles = [Topology],
     inherit = [MeshTopologyData, Self],
     preparse = preparse,

@@ -98,13 +98,13 @@ fn preparse_regular(attrs: &mut Vec<(String, String)>) {
         createTexCoords: Bool = "false",
     },
     class(
-        name = "GridTopology",
+        name = "GridTopology", module = "Sofa.Component.Topology.Container.Grid",
         description = "Structured grid of hexahedra whose point positions are given (`position`) or zero.",
         create = |_| GridTopology { regular: false, mesh: MeshData::default(), geometry: None },
         preparse = preparse_grid,
     ),
     class(
-        name = "RegularGridTopology",
+        name = "RegularGridTopology", module = "Sofa.Component.Topology.Container.Grid",
         description = "Regular grid of hexahedra between `min` and `max` with `n` points per axis.",
         create = |_| GridTopology { regular: true, mesh: MeshData::default(), geometry: None },
         preparse = preparse_regular,

@@ -26,6 +26,7 @@ use crate::topological_mapping::{fill_output, io_topologies, mesh_of, point_coun
 ///
 /// The Mesh2PointTopologicalMapping component.
 #[component(
+    module = "Sofa.Component.Mapping.Linear",
     markers = [TopologyAlgorithms],
     create = |_| Mesh2PointTopologicalMapping,
     data = {

@@ -59,6 +59,7 @@ pub struct MeshTopologyData;
 ///
 /// The MeshTopology component.
 #[component(
+    module = "Sofa.Component.Topology.Container.Constant",
     roles = [Topology],
     inherit = [MeshTopologyData, Self],
     data = {

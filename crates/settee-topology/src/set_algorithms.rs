@@ -123,12 +123,12 @@ pub struct HexahedronGeometryData;
     markers = [TopologyAlgorithms],
     create = |_| SetModifier,
     description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
-    class(name = "PointSetTopologyModifier", inherit = [PointModifierData]),
-    class(name = "EdgeSetTopologyModifier", inherit = [PointModifierData]),
-    class(name = "TriangleSetTopologyModifier", inherit = [PointModifierData, TriangleModifierData]),
-    class(name = "QuadSetTopologyModifier", inherit = [PointModifierData]),
-    class(name = "TetrahedronSetTopologyModifier", inherit = [PointModifierData, TriangleModifierData, RemoveIsolatedData]),
-    class(name = "HexahedronSetTopologyModifier", inherit = [PointModifierData, RemoveIsolatedData]),
+    class(name = "PointSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData]),
+    class(name = "EdgeSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData]),
+    class(name = "TriangleSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData, TriangleModifierData]),
+    class(name = "QuadSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData]),
+    class(name = "TetrahedronSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData, TriangleModifierData, RemoveIsolatedData]),
+    class(name = "HexahedronSetTopologyModifier", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointModifierData, RemoveIsolatedData]),
 )]
 #[derive(Clone)]
 pub struct SetModifier;
@@ -143,12 +143,12 @@ impl Component for SetModifier {}
     templates = ["Vec3d", "Vec2d"],
     default_template = "Vec3d",
     template_rule = FromState,
-    class(name = "PointSetGeometryAlgorithms", templates = ["Vec3d", "Vec2d", "Vec1d"], inherit = [PointGeometryData]),
-    class(name = "EdgeSetGeometryAlgorithms", templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Rigid2d"], inherit = [PointGeometryData, EdgeGeometryData]),
-    class(name = "TriangleSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData]),
-    class(name = "QuadSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData]),
-    class(name = "TetrahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData, TetrahedronGeometryData]),
-    class(name = "HexahedronSetGeometryAlgorithms", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData, HexahedronGeometryData]),
+    class(name = "PointSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", templates = ["Vec3d", "Vec2d", "Vec1d"], inherit = [PointGeometryData]),
+    class(name = "EdgeSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d", "Rigid2d"], inherit = [PointGeometryData, EdgeGeometryData]),
+    class(name = "TriangleSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData]),
+    class(name = "QuadSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData]),
+    class(name = "TetrahedronSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointGeometryData, EdgeGeometryData, TriangleGeometryData, TetrahedronGeometryData]),
+    class(name = "HexahedronSetGeometryAlgorithms", module = "Sofa.Component.Topology.Container.Dynamic", inherit = [PointGeometryData, EdgeGeometryData, QuadGeometryData, HexahedronGeometryData]),
 )]
 #[derive(Clone)]
 pub struct SetAlgorithms;

@@ -182,37 +182,37 @@ pub struct HexahedronSetData;
 #[component(
     roles = [Topology],
     class(
-        name = "PointSetTopologyContainer",
+        name = "PointSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of a point set (dynamic in SOFA; static here).",
         create = |_| SetTopologyContainer::new(SetKind::Point),
         inherit = [PointSetData],
     ),
     class(
-        name = "EdgeSetTopologyContainer",
+        name = "EdgeSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of an edge set.",
         create = |_| SetTopologyContainer::new(SetKind::Edge),
         inherit = [PointSetData, EdgeSetData],
     ),
     class(
-        name = "TriangleSetTopologyContainer",
+        name = "TriangleSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of a triangle set (edges derived from the triangles when not given).",
         create = |_| SetTopologyContainer::new(SetKind::Triangle),
         inherit = [PointSetData, EdgeSetData, TriangleSetData],
     ),
     class(
-        name = "QuadSetTopologyContainer",
+        name = "QuadSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of a quad set (edges derived from the quads when not given).",
         create = |_| SetTopologyContainer::new(SetKind::Quad),
         inherit = [PointSetData, EdgeSetData, QuadSetData],
     ),
     class(
-        name = "TetrahedronSetTopologyContainer",
+        name = "TetrahedronSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of a tetrahedron set (edges and triangles derived when not given).",
         create = |_| SetTopologyContainer::new(SetKind::Tetrahedron),
         inherit = [PointSetData, EdgeSetData, TriangleSetData, TetrahedronSetData],
     ),
     class(
-        name = "HexahedronSetTopologyContainer",
+        name = "HexahedronSetTopologyContainer", module = "Sofa.Component.Topology.Container.Dynamic",
         description = "Topology container of a hexahedron set (edges and quads derived when not given).",
         create = |_| SetTopologyContainer::new(SetKind::Hexahedron),
         inherit = [PointSetData, EdgeSetData, QuadSetData, HexahedronSetData],

@@ -665,6 +665,7 @@ pub struct SparseGridData;
 ///
 /// The SparseGridTopology component.
 #[component(
+    module = "Sofa.Component.Topology.Container.Grid",
     roles = [Topology],
     inherit = [MeshTopologyData, SparseGridData],
     create = |_| SparseGridTopology { mesh: MeshData::default(), grid: None },

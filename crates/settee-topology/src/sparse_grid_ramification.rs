@@ -514,6 +514,7 @@ impl RamifiedGrid {
 /// The SparseGridRamificationTopology component. Its surface and grid parameters are read as
 /// the sparse grid's (`read_surface`, `finest_params`).
 #[component(
+    module = "Sofa.Component.Topology.Container.Grid",
     roles = [Topology],
     inherit = [MeshTopologyData, SparseGridData, Self],
     create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None },

@@ -54,7 +54,7 @@ enum Kind {
         output: Topology,
     },
     class(
-        name = "Hexa2TetraTopologicalMapping",
+        name = "Hexa2TetraTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
         description = "Fills a tetrahedron container with 6 tetrahedra per hexahedron of the input.",
         create = |_| TopologicalMapping { kind: Kind::Hexa2Tetra, maps: None },
         data = {
@@ -63,7 +63,7 @@ enum Kind {
         },
     ),
     class(
-        name = "Hexa2QuadTopologicalMapping",
+        name = "Hexa2QuadTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
         description = "Fills a quad container with the boundary quads of a hexahedral input.",
         create = |_| TopologicalMapping { kind: Kind::Hexa2Quad, maps: None },
         data = {
@@ -72,7 +72,7 @@ enum Kind {
         },
     ),
     class(
-        name = "Tetra2TriangleTopologicalMapping",
+        name = "Tetra2TriangleTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
         description = "Fills a triangle container with the boundary triangles of a tetrahedral input.",
         create = |_| TopologicalMapping { kind: Kind::Tetra2Triangle, maps: None },
         data = {
@@ -93,7 +93,7 @@ enum Kind {
         },
     ),
     class(
-        name = "Quad2TriangleTopologicalMapping",
+        name = "Quad2TriangleTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
         description = "Fills a triangle container with 2 triangles per quad of the input.",
         create = |_| TopologicalMapping { kind: Kind::Quad2Triangle, maps: None },
         data = {
@@ -102,7 +102,7 @@ enum Kind {
         },
     ),
     class(
-        name = "Triangle2EdgeTopologicalMapping",
+        name = "Triangle2EdgeTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
         description = "Fills an edge container with the boundary edges of a triangular input.",
         create = |_| TopologicalMapping { kind: Kind::Triangle2Edge, maps: None },
     ),

@@ -15,58 +15,58 @@ fn keep_name_only(attrs: &mut Vec<(String, String)>) {
 #[component(
     markers = [Visual],
     preparse = keep_name_only,
-    class(name = "OglModel", description = "OpenGL visual model (rendering only; Settee does not render).", markers = [VisualModel]),
-    class(name = "VisualModelImpl", description = "Generic visual model (rendering only).", markers = [VisualModel]),
-    class(name = "VisualStyle", description = "Display flags of the GUI (rendering only)."),
-    class(name = "VisualGrid", description = "A grid drawn in the viewer (rendering only)."),
-    class(name = "LineAxis", description = "Axes drawn in the viewer (rendering only)."),
-    class(name = "OglSceneFrame", description = "Frame drawn in a corner of the viewer (rendering only)."),
-    class(name = "OglLabel", description = "Text drawn in the viewer (rendering only)."),
-    class(name = "OglGrid", description = "Grid drawn in the viewer (rendering only)."),
-    class(name = "ColorMap", description = "Color map for rendering (rendering only)."),
-    class(name = "InteractiveCamera", description = "Camera of the GUI (rendering only)."),
-    class(name = "Camera", description = "Camera of the GUI (rendering only)."),
-    class(name = "BackgroundSetting", description = "Background colour or image of the viewer (GUI only)."),
-    class(name = "DefaultVisualManagerLoop", description = "Visual loop of the GUI (rendering only).", markers = [VisualLoop]),
-    class(name = "ConstraintAttachButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "CompliantAttachButtonSetting", description = "Mouse interaction setting of the Compliant plugin's GUI (GUI only; alias CompliantAttachButton)."),
-    class(name = "AttachBodyButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "FixPickedParticleButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "MouseButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "ViewerSetting", description = "Viewer settings of the GUI (GUI only)."),
-    class(name = "StatsSetting", description = "Statistics settings of the GUI (GUI only)."),
-    class(name = "SofaDefaultPathSetting", description = "Default paths of the GUI (GUI only)."),
-    class(name = "GlobalSystemMatrixImage", description = "Displays the global system matrix as an image (GUI only)."),
-    class(name = "TrailRenderer", description = "Draws the trail of points (rendering only)."),
-    class(name = "LightManager", description = "Lights of the viewer (rendering only)."),
-    class(name = "DirectionalLight", description = "A light of the viewer (rendering only)."),
-    class(name = "PositionalLight", description = "A light of the viewer (rendering only)."),
-    class(name = "SpotLight", description = "A light of the viewer (rendering only)."),
-    class(name = "ClipPlane", description = "Clipping plane of the viewer (rendering only)."),
-    class(name = "OglShader", description = "Shader of the viewer (rendering only)."),
-    class(name = "CylinderVisualModel", description = "Cylinders drawn along edges (rendering only)."),
-    class(name = "PointSplat", description = "Point splats (rendering only)."),
-    class(name = "VisualModelOBJExporter", description = "Exports visual models to OBJ files from the GUI (GUI only)."),
-    class(name = "RecordedCamera", description = "A camera moving along a predetermined path (rendering only)."),
-    class(name = "VisualBoundingBox", description = "Draws an axis-aligned bounding box (rendering only)."),
-    class(name = "VisualPointCloud", description = "Draws a point cloud (rendering only)."),
-    class(name = "VisualVectorField", description = "Draws a vector field (rendering only)."),
-    class(name = "VisualTransform", description = "Moves what is drawn below it (rendering only; no effect on states)."),
-    class(name = "AddFrameButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "AddRecordedCameraButtonSetting", description = "Mouse interaction setting of the GUI (GUI only)."),
-    class(name = "OglViewport", description = "An additional viewport in the main one (rendering only)."),
-    class(name = "OglRenderingSRGB", description = "sRGB framebuffer of the viewer (rendering only)."),
-    class(name = "OrderIndependentTransparencyManager", description = "Order-independent transparency of the viewer (rendering only)."),
-    class(name = "OglOITShader", description = "Shader of the order-independent transparency (rendering only)."),
-    class(name = "OglShadowShader", description = "Shadow shader of the viewer (rendering only)."),
-    class(name = "OglTexture", description = "A texture for a shader (rendering only)."),
-    class(name = "OglTexturePointer", description = "A texture reference for a shader (rendering only)."),
-    class(name = "CompositingVisualLoop", description = "Multipass visual loop of the viewer (rendering only).", markers = [VisualLoop]),
-    class(name = "VisualManagerPass", description = "A render pass of the viewer (rendering only)."),
-    class(name = "VisualManagerSecondaryPass", description = "A render pass of the viewer (rendering only)."),
-    class(name = "PostProcessManager", description = "A post-processing pass of the viewer (rendering only)."),
-    class(name = "PointSplatModel", description = "Point splats (rendering only)."),
-    class(name = "SlicedVolumetricModel", description = "Slices of a hexahedral model (rendering only)."),
+    class(name = "OglModel", module = "Sofa.GL.Component.Rendering3D", description = "OpenGL visual model (rendering only; Settee does not render).", markers = [VisualModel]),
+    class(name = "VisualModelImpl", module = "Sofa.Component.Visual", description = "Generic visual model (rendering only).", markers = [VisualModel]),
+    class(name = "VisualStyle", module = "Sofa.Component.Visual", description = "Display flags of the GUI (rendering only)."),
+    class(name = "VisualGrid", module = "Sofa.Component.Visual", description = "A grid drawn in the viewer (rendering only)."),
+    class(name = "LineAxis", module = "Sofa.Component.Visual", description = "Axes drawn in the viewer (rendering only)."),
+    class(name = "OglSceneFrame", module = "Sofa.GL.Component.Rendering3D", description = "Frame drawn in a corner of the viewer (rendering only)."),
+    class(name = "OglLabel", module = "Sofa.GL.Component.Rendering2D", description = "Text drawn in the viewer (rendering only)."),
+    class(name = "OglGrid", module = "Sofa.Component.Visual", description = "Grid drawn in the viewer (rendering only)."),
+    class(name = "ColorMap", module = "Sofa.GL.Component.Rendering2D", description = "Color map for rendering (rendering only)."),
+    class(name = "InteractiveCamera", module = "Sofa.Component.Visual", description = "Camera of the GUI (rendering only)."),
+    class(name = "Camera", module = "Sofa.Component.Visual", description = "Camera of the GUI (rendering only)."),
+    class(name = "BackgroundSetting", module = "Sofa.Component.Setting", description = "Background colour or image of the viewer (GUI only)."),
+    class(name = "DefaultVisualManagerLoop", module = "Sofa.Simulation.Core", description = "Visual loop of the GUI (rendering only).", markers = [VisualLoop]),
+    class(name = "ConstraintAttachButtonSetting", module = "Sofa.GUI.Component", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "CompliantAttachButtonSetting", module = "Compliant", description = "Mouse interaction setting of the Compliant plugin's GUI (GUI only; alias CompliantAttachButton)."),
+    class(name = "AttachBodyButtonSetting", module = "Sofa.GUI.Component", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "FixPickedParticleButtonSetting", module = "Sofa.GUI.Component", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "MouseButtonSetting", module = "Sofa.Component.Setting", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "ViewerSetting", module = "Sofa.Component.Setting", description = "Viewer settings of the GUI (GUI only)."),
+    class(name = "StatsSetting", module = "Sofa.Component.Setting", description = "Statistics settings of the GUI (GUI only)."),
+    class(name = "SofaDefaultPathSetting", module = "Sofa.Component.Setting", description = "Default paths of the GUI (GUI only)."),
+    class(name = "GlobalSystemMatrixImage", module = "SofaMatrix", description = "Displays the global system matrix as an image (GUI only)."),
+    class(name = "TrailRenderer", module = "Sofa.Component.Visual", description = "Draws the trail of points (rendering only)."),
+    class(name = "LightManager", module = "Sofa.GL.Component.Shader", description = "Lights of the viewer (rendering only)."),
+    class(name = "DirectionalLight", module = "Sofa.GL.Component.Shader", description = "A light of the viewer (rendering only)."),
+    class(name = "PositionalLight", module = "Sofa.GL.Component.Shader", description = "A light of the viewer (rendering only)."),
+    class(name = "SpotLight", module = "Sofa.GL.Component.Shader", description = "A light of the viewer (rendering only)."),
+    class(name = "ClipPlane", module = "Sofa.GL.Component.Rendering3D", description = "Clipping plane of the viewer (rendering only)."),
+    class(name = "OglShader", module = "Sofa.GL.Component.Shader", description = "Shader of the viewer (rendering only)."),
+    class(name = "CylinderVisualModel", module = "Sofa.Component.Visual", description = "Cylinders drawn along edges (rendering only)."),
+    class(name = "PointSplat", module = "Sofa.GL.Component.Rendering3D", description = "Point splats (rendering only)."),
+    class(name = "VisualModelOBJExporter", module = "Sofa.Component.IO.Mesh", description = "Exports visual models to OBJ files from the GUI (GUI only)."),
+    class(name = "RecordedCamera", module = "Sofa.Component.Visual", description = "A camera moving along a predetermined path (rendering only)."),
+    class(name = "VisualBoundingBox", module = "Sofa.Component.Visual", description = "Draws an axis-aligned bounding box (rendering only)."),
+    class(name = "VisualPointCloud", module = "Sofa.Component.Visual", description = "Draws a point cloud (rendering only)."),
+    class(name = "VisualVectorField", module = "Sofa.Component.Visual", description = "Draws a vector field (rendering only)."),
+    class(name = "VisualTransform", module = "Sofa.Component.Visual", description = "Moves what is drawn below it (rendering only; no effect on states)."),
+    class(name = "AddFrameButtonSetting", module = "Sofa.GUI.Component", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "AddRecordedCameraButtonSetting", module = "Sofa.GUI.Component", description = "Mouse interaction setting of the GUI (GUI only)."),
+    class(name = "OglViewport", module = "Sofa.GL.Component.Rendering2D", description = "An additional viewport in the main one (rendering only)."),
+    class(name = "OglRenderingSRGB", module = "Sofa.GL.Component.Shader", description = "sRGB framebuffer of the viewer (rendering only)."),
+    class(name = "OrderIndependentTransparencyManager", module = "Sofa.GL.Component.Shader", description = "Order-independent transparency of the viewer (rendering only)."),
+    class(name = "OglOITShader", module = "Sofa.GL.Component.Shader", description = "Shader of the order-independent transparency (rendering only)."),
+    class(name = "OglShadowShader", module = "Sofa.GL.Component.Shader", description = "Shadow shader of the viewer (rendering only)."),
+    class(name = "OglTexture", module = "Sofa.GL.Component.Shader", description = "A texture for a shader (rendering only)."),
+    class(name = "OglTexturePointer", module = "Sofa.GL.Component.Shader", description = "A texture reference for a shader (rendering only)."),
+    class(name = "CompositingVisualLoop", module = "Sofa.GL.Component.Shader", description = "Multipass visual loop of the viewer (rendering only).", markers = [VisualLoop]),
+    class(name = "VisualManagerPass", module = "Sofa.GL.Component.Shader", description = "A render pass of the viewer (rendering only)."),
+    class(name = "VisualManagerSecondaryPass", module = "Sofa.GL.Component.Shader", description = "A render pass of the viewer (rendering only)."),
+    class(name = "PostProcessManager", module = "Sofa.GL.Component.Shader", description = "A post-processing pass of the viewer (rendering only)."),
+    class(name = "PointSplatModel", module = "Sofa.GL.Component.Rendering3D", description = "Point splats (rendering only)."),
+    class(name = "SlicedVolumetricModel", module = "Sofa.GL.Component.Rendering3D", description = "Slices of a hexahedral model (rendering only)."),
 )]
 #[derive(Clone, Default)]
 pub struct NoEffect;
@@ -91,6 +91,7 @@ impl Component for NoEffect {
 /// a simulated number. It is a visual model in SOFA but holds no points, so it never serves as a
 /// mapping output.
 #[component(
+    module = "Sofa.Component.Visual",
     markers = [Visual],
     data = {
         /// Display the object or not (rendering only)
@@ -102,7 +103,7 @@ impl Component for NoEffect {
         /// text scale (rendering only)
         scale: Real = "1",
         /// text color. (default=[1.0,1.0,1.0,1.0]) (rendering only)
-        color: Str = "1 1 1 1",
+        color: Color = "1 1 1 1",
         /// perform depth test (rendering only)
         depthTest: Bool = "true",
     },
@@ -116,6 +117,7 @@ impl Component for Visual3DText {}
 ///
 /// `RequiredPlugin`: accepted and recorded; every component Settee knows is built in.
 #[component(
+    module = "Sofa.Simulation.Core",
     markers = [Plugin],
     data = {
         /// names of the SOFA modules or plugins to load (Settee has every supported component built in)
@@ -209,6 +211,7 @@ impl Component for AddPluginRepository {}
 /// unknown scheduler type gets the warning SOFA's error becomes here (SOFA marks the component
 /// invalid and goes on).
 #[component(
+    module = "Sofa.Simulation.Core",
     markers = [Visual],
     data = {
         /// threads of SOFA's task scheduler (0: one per core); no effect here: Settee's thread count is set by the runner
@@ -267,7 +270,7 @@ mod tests {
         assert_eq!(e.data.str("text"), "ArrudaBoyce");
         assert_eq!(e.data.reals("position"), [3.0, 0.0, -0.5]);
         assert_eq!(e.data.real("scale"), 0.2);
-        assert_eq!(e.data.str("color"), "1 1 1 1");
+        assert_eq!(e.data.reals("color"), [1.0, 1.0, 1.0, 1.0]);
         assert!(e.data.bool("depthTest"));
         assert!(e.data.bool("enable"));
     }

@@ -152,3 +152,42 @@ fn every_declaration_is_coherent() {
     }
     assert!(classes > 150, "only {classes} classes registered");
 }
+
+#[test]
+fn each_class_names_the_sofa_module_that_registers_it() {
+    let f = settee::factory();
+    let module = |name: &str| f.class(name).unwrap_or_else(|| panic!("{name} is registered")).module;
+    assert_eq!(module("MechanicalObject"), "Sofa.Component.StateContainer");
+    assert_eq!(module("BoxROI"), "Sofa.Component.Engine.Select");
+    assert_eq!(module("PointSetTopologyModifier"), "Sofa.Component.Topology.Container.Dynamic");
+    assert_eq!(module("DefaultAnimationLoop"), "Sofa.Simulation.Core");
+    assert_eq!(module("OglModel"), "Sofa.GL.Component.Rendering3D");
+    assert_eq!(module("CompliantImplicitSolver"), "Compliant");
+    // A module is a SOFA module or one of the plugins Settee has classes of.
+    let plugins = ["Compliant", "MultiThreading", "SofaMatrix"];
+    for class in f.classes() {
+        let m = class.module;
+        assert!(m.is_empty() || m.starts_with("Sofa.") || plugins.contains(&m), "{}: module '{m}'", class.name);
+    }
+}
+
+#[test]
+fn a_state_s_bounding_box_is_the_bounds_of_its_positions() {
+    let f = settee::factory();
+    let mut s = Scene::new("root");
+    let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 1 2  -3 4 0.5  2 -1 7")]);
+    let rigid = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("template", "Rigid3d"), ("position", "1 2 3 0 0 0 1  -1 0 5 0 0 0 1")]);
+    let empty = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[]);
+    let other = add(&mut s, &f, Scene::ROOT, "UniformMass", &[]);
+    init_root(&mut s, &f).unwrap();
+    assert_eq!(s.bounding_box(mo), [-3.0, -1.0, 0.5, 2.0, 4.0, 7.0]);
+    // A rigid frame's bounds are those of its origins.
+    assert_eq!(s.bounding_box(rigid), [-1.0, 0.0, 3.0, 1.0, 2.0, 5.0]);
+    // A MechanicalObject given no position has SOFA's one point at the origin.
+    assert_eq!(s.bounding_box(empty), [0.0; 6]);
+    // SOFA's empty box (min above max) for a component that computes none.
+    let b = s.bounding_box(other);
+    assert!((0..3).all(|i| b[i] > b[i + 3]), "{b:?}");
+    // The colour Data of the state is SOFA's RGBAColor: a name reads as its 4 components.
+    assert_eq!(s.entry(mo).data.reals("showColor"), [1.0, 1.0, 1.0, 1.0]);
+}

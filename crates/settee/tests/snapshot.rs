@@ -170,3 +170,33 @@ fn every_registered_class_can_be_copied() {
     let refused = refusals(&settee::factory());
     assert!(refused.is_empty(), "classes that refuse to be copied:\n{}", refused.join("\n"));
 }
+
+#[test]
+fn slaves_and_masters_are_kept_by_copies_and_forgotten_with_their_component() {
+    let f = settee::factory();
+    let mut s = Scene::new("root");
+    let master = settee_core::testing::add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("name", "master")]);
+    let a = settee_core::testing::add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("name", "a")]);
+    let b = settee_core::testing::add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("name", "b")]);
+    s.add_slave(master, a);
+    s.add_slave(master, b);
+    s.add_slave(master, a); // already its slave: nothing changes
+    assert_eq!(s.entry(master).slaves, vec![a, b]);
+    assert_eq!(s.entry(a).master, Some(master));
+    let copy = s.try_clone().unwrap();
+    let snap = s.snapshot().unwrap();
+    // A slave given to another master leaves the first.
+    s.add_slave(b, a);
+    assert_eq!(s.entry(master).slaves, vec![b]);
+    assert_eq!(s.entry(b).slaves, vec![a]);
+    assert_eq!(copy.entry(master).slaves, vec![a, b]);
+    assert_eq!(copy.entry(b).master, Some(master));
+    s.restore(&snap).unwrap();
+    assert_eq!(s.entry(master).slaves, vec![a, b]);
+    assert_eq!(s.entry(a).master, Some(master));
+    // Removing a component removes its ids from masters and slaves.
+    s.remove_component(a);
+    assert_eq!(s.entry(master).slaves, vec![b]);
+    s.remove_component(master);
+    assert_eq!(s.entry(b).master, None);
+}

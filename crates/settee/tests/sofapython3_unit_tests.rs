@@ -17,11 +17,7 @@ use std::process::Command;
 // Why tests cannot pass yet.
 const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
 const ADD_POINTS: &str = "the topology modifiers' methods (PointSetTopologyModifier.addPoints) are not bound yet";
-const COLOR_DATA: &str = "colour Data (MechanicalObject.showColor) are text in Settee, not RGBAColor containers (numpy arrays of 4)";
-const BBOX: &str = "a component's `bbox` Data is not bound as a Sofa.Types.BoundingBox yet";
 const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponent of SofaPython3's test plugin";
-const TARGET: &str = "getTarget (the plugin a component comes from) is not bound yet";
-const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not supported yet";
 
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
@@ -29,14 +25,8 @@ const SKIPS: &[(&str, &str, &str)] = &[
     ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleWriteAccess_", ADD_POINTS),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsArray1D", COLOR_DATA),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataWrapper1D", COLOR_DATA),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_typeName", COLOR_DATA),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_getattr", BBOX),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_mockComponent", MOCK),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_setSrc", MOCK),
-    ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_getTarget", TARGET),
-    ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_slave_master", SLAVES),
 ];
 
 /// Records each test's outcome as JSON: `{id: [status, detail]}`, status `ok`, `fail`, `error`

@@ -28,12 +28,12 @@ enum Method {
 #[component(
     roles = [IntersectionMethod],
     class(
-        name = "DiscreteIntersection",
+        name = "DiscreteIntersection", module = "Sofa.Component.Collision.Detection.Intersection",
         description = "Exact intersection tests (sphere pairs, Triangle–Line, Tetrahedron–Point), no alarm distance.",
         create = |_| IntersectionComponent { method: Method::Discrete(Default::default()) },
     ),
     class(
-        name = "MinProximityIntersection",
+        name = "MinProximityIntersection", module = "Sofa.Component.Collision.Detection.Intersection",
         description = "Proximity tests between the closest points of primitives (Triangle–Point, Line–Line, Line–Point, Point–Point, spheres).",
         create = |_| IntersectionComponent { method: Method::MinProximity(Default::default()) },
         inherit = [ProximityData, Self],
@@ -51,7 +51,7 @@ enum Method {
         },
     ),
     class(
-        name = "NewProximityIntersection",
+        name = "NewProximityIntersection", module = "Sofa.Component.Collision.Detection.Intersection",
         description = "Proximity tests with element ownership flags, including Triangle–Triangle and Triangle–Line.",
         create = |_| IntersectionComponent { method: Method::NewProximity(Default::default()) },
         inherit = [ProximityData, Self],
@@ -61,7 +61,7 @@ enum Method {
         },
     ),
     class(
-        name = "LocalMinDistance",
+        name = "LocalMinDistance", module = "Sofa.Component.Collision.Detection.Intersection",
         description = "Proximity tests keeping local minima of the distance only (cone filters from the neighbouring geometry).",
         create = |_| IntersectionComponent { method: Method::LocalMin(Default::default()) },
         inherit = [ProximityData, Self],

@@ -35,7 +35,7 @@ use settee_core::{component, data_group, Adjacency, Component, ComponentId, Init
     /// response for pairs with this model, overriding the contact manager's
     contactResponse: Str,
     /// display color: 4 numbers or a name, as SOFA's RGBAColor (rendering only)
-    color: Str = "1 0 0 1",
+    color: Color = "1 0 0 1",
     /// collision groups: models sharing a group never collide
     group: Reals,
     /// output: number of contacts involving this model at the last response phase
@@ -57,7 +57,7 @@ pub struct BothSideData;
     default_template = "Vec3d",
     template_rule = FromState,
     class(
-        name = "SphereCollisionModel",
+        name = "SphereCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "Spheres centred on the DOFs of a Vec3d or Rigid3d state (radius or listRadius).",
         templates = ["Vec3d", "Rigid3d"],
         create = |args| {
@@ -75,7 +75,7 @@ pub struct BothSideData;
         },
     ),
     class(
-        name = "PointCollisionModel",
+        name = "PointCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "The DOFs of a Vec3d state as collision points.",
         create = |_| CollisionModelComponent::new(PrimitiveKind::Point),
         inherit = [CollisionModelData, BothSideData, Self],
@@ -91,7 +91,7 @@ pub struct BothSideData;
         },
     ),
     class(
-        name = "LineCollisionModel",
+        name = "LineCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "The edges of a topology as collision segments.",
         create = |_| CollisionModelComponent::new(PrimitiveKind::Line),
         inherit = [CollisionModelData, BothSideData, Self],
@@ -105,7 +105,7 @@ pub struct BothSideData;
         },
     ),
     class(
-        name = "TriangleCollisionModel",
+        name = "TriangleCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "The triangles (and quads, split in two) of a topology as collision triangles.",
         create = |_| CollisionModelComponent::new(PrimitiveKind::Triangle),
         inherit = [CollisionModelData, BothSideData, Self],
@@ -122,7 +122,7 @@ pub struct BothSideData;
         },
     ),
     class(
-        name = "TetrahedronCollisionModel",
+        name = "TetrahedronCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "The tetrahedra of a topology as collision volumes (Tetrahedron–Point only).",
         create = |_| CollisionModelComponent::new(PrimitiveKind::Tetrahedron),
         inherit = [CollisionModelData],
@@ -134,7 +134,7 @@ pub struct BothSideData;
     // SOFA's `CubeCollisionModel` declared in a scene: a bounding-volume model whose boxes are
     // only ever set by code, so a declared one has no element and takes part in nothing.
     class(
-        name = "CubeCollisionModel",
+        name = "CubeCollisionModel", module = "Sofa.Component.Collision.Geometry",
         description = "Axis-aligned boxes (the levels of bounding trees); a declared one has no element.",
         templates = [],
         default_template = "",

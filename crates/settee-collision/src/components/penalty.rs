@@ -32,6 +32,7 @@ pub struct PenaltyContact {
 ///
 /// The force field; `contacts` are set by the penalty response each step.
 #[component(
+    module = "Sofa.Component.Collision.Response.Contact",
     roles = [ForceField],
     markers = [Interaction],
     templates = ["Vec3d"],

@@ -24,24 +24,24 @@ pub struct BroadPhaseData;
 #[component(
     create = |_| Phase,
     class(
-        name = "BruteForceBroadPhase",
+        name = "BruteForceBroadPhase", module = "Sofa.Component.Collision.Detection.Algorithm",
         description = "Broad phase testing every pair of models' root boxes.",
         markers = [BroadPhase],
         inherit = [BroadPhaseData],
     ),
     class(
-        name = "ParallelBruteForceBroadPhase",
+        name = "ParallelBruteForceBroadPhase", module = "MultiThreading",
         description = "BruteForceBroadPhase on several threads (same pairs; self pairs first).",
         markers = [BroadPhase],
         inherit = [BroadPhaseData],
     ),
     class(
-        name = "BVHNarrowPhase",
+        name = "BVHNarrowPhase", module = "Sofa.Component.Collision.Detection.Algorithm",
         description = "Narrow phase traversing the models' bounding-volume trees.",
         markers = [NarrowPhase],
     ),
     class(
-        name = "ParallelBVHNarrowPhase",
+        name = "ParallelBVHNarrowPhase", module = "MultiThreading",
         description = "BVHNarrowPhase on several threads (same outputs in the same order).",
         markers = [NarrowPhase],
     ),
@@ -56,6 +56,7 @@ impl Component for Phase {}
 /// `BruteForceDetection`: SOFA's shorthand that adds a BruteForceBroadPhase and a BVHNarrowPhase
 /// to its node (before itself) and does nothing else.
 #[component(
+    module = "Sofa.Component.Collision.Detection.Algorithm",
     create = |_| BruteForceDetection,
 )]
 #[derive(Clone)]
@@ -201,7 +202,7 @@ fn subtree_components(scene: &Scene, node: NodeId) -> Vec<ComponentId> {
 ///
 /// A SubCollisionPipeline: its links and Data describe a set-up the composite runs.
 #[component(
-    name = "SubCollisionPipeline",
+    name = "SubCollisionPipeline", module = "Sofa.Component.Collision.Detection.Algorithm",
     create = |_| SubPipelineComponent,
     data = {
         /// depth of the bounding-volume trees
@@ -230,7 +231,7 @@ impl Component for SubPipelineComponent {}
 #[component(
     roles = [CollisionPipeline],
     class(
-        name = "CollisionPipeline",
+        name = "CollisionPipeline", module = "Sofa.Component.Collision.Detection.Algorithm",
         description = "Collision pipeline over every collision model of its subtree: bounding trees, broad and narrow phase, contact responses.",
         create = |_| PipelineComponent { subs: Vec::new(), composite: false, taken: Vec::new() },
         data = {
@@ -245,7 +246,7 @@ impl Component for SubPipelineComponent {}
         },
     ),
     class(
-        name = "CompositeCollisionPipeline",
+        name = "CompositeCollisionPipeline", module = "Sofa.Component.Collision.Detection.Algorithm",
         description = "Collision pipeline running several independent sub-pipelines (each with its own models, methods and contact manager).",
         create = |_| PipelineComponent { subs: Vec::new(), composite: true, taken: Vec::new() },
         data = {

@@ -1087,12 +1087,12 @@ enum RuleSide {
         responseParams: Str,
     },
     class(
-        name = "CollisionResponse",
+        name = "CollisionResponse", module = "Sofa.Component.Collision.Response.Contact",
         description = "Contact manager: creates one response of the chosen kind per pair of colliding models and keeps it while they collide.",
         create = |_| ContactManagerComponent::new(false),
     ),
     class(
-        name = "RuleBasedContactManager",
+        name = "RuleBasedContactManager", module = "Sofa.Component.Collision.Response.Contact",
         description = "Contact manager choosing the response of each pair of models by rules on their names or collision groups.",
         create = |_| ContactManagerComponent::new(true),
         data = {

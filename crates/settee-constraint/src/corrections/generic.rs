@@ -18,6 +18,7 @@ use super::linear_solver::{linear_solver_correction, RegularizationData, SolverL
 linear_solver_correction! {
     /// Component computing constraint forces within a simulated body using the compliance method.
     #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Correction",
         data = {
             /// Factor applied to the position factor and velocity factor used to calculate compliance
             /// matrix

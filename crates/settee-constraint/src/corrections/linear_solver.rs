@@ -93,6 +93,7 @@ impl SolverLinks {
 linear_solver_correction! {
     /// Constraint correction computing the compliance J·A⁻¹·Jᵀ with the linear solver of the object
     #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Correction",
         templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
         template_rule = FromState,
         data = {

@@ -65,6 +65,7 @@ fn deriv_dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Constraint correction using a precomputed dense compliance dt·A⁻¹ of the object
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Correction",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec1d", "Rigid3d"],
     template_rule = FromState,

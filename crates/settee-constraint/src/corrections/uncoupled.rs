@@ -73,6 +73,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 /// Component computing constraint forces within a simulated body using the compliance method.
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Correction",
     roles = [ConstraintCorrection],
     templates = ["Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     template_rule = FromState,

@@ -20,6 +20,7 @@ use crate::resolution::Bilateral3DofResolution;
 
 /// BilateralLagrangianConstraint defining an holonomic equality constraint (attachment).
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d", "Rigid3d"],
     template_rule = FromPair,

@@ -16,6 +16,7 @@ use settee_core::types::quat_mul;
 
 /// Lagrangian-based fixation of DOFs of the model.
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw],
     templates = ["Vec6d", "Vec3d", "Vec2d", "Vec1d", "Rigid3d"],
     template_rule = FromState,

@@ -18,6 +18,7 @@ use crate::resolution::{BilateralResolution, UnilateralResolution};
 
 /// Lagrangian-based partial fixation of DOFs of the model: a point slides on a segment.
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw],
     templates = ["Vec3d", "Rigid3d"],
     template_rule = FromPair,

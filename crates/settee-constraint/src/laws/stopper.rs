@@ -49,6 +49,7 @@ impl ConstraintResolution for StopperResolution {
 
 /// Lagrangian-based stopper: keeps one Vec1 DOF inside [min, max].
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
     template_rule = FromState,

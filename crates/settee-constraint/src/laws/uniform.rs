@@ -15,6 +15,7 @@ use crate::resolution::{BilateralNDofResolution, BilateralResolution};
 
 /// A constraint equation applied on all dofs.
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw],
     templates = ["Vec1d"],
     template_rule = FromState,

@@ -82,6 +82,7 @@ pub struct ContactBlockInfo {
 
 /// Lagrangian-based inequality constraint
 #[component(
+    module = "Sofa.Component.Constraint.Lagrangian.Model",
     roles = [ConstraintLaw, ContactConstraint],
     templates = ["Vec3d"],
     template_rule = FromPair,

@@ -553,7 +553,7 @@ pub struct LcpSolverData;
 ///
 /// SOFA's `LCPConstraintSolver`.
 #[component(
-    name = "LCPConstraintSolver",
+    name = "LCPConstraintSolver", module = "Sofa.Component.Constraint.Lagrangian.Solver",
     roles = [ConstraintSolver],
     inherit = [LcpSolverData, ConstraintForcesData, Self],
     data = {

@@ -58,6 +58,9 @@ pub type PreparseFn = fn(&mut Vec<(String, String)>);
 pub struct ComponentClass {
     pub name: &'static str,
     pub description: &'static str,
+    /// The SOFA module that registers the class (its factory entry's target, e.g.
+    /// `Sofa.Component.StateContainer`); empty for classes that only Settee has.
+    pub module: &'static str,
     /// The roles it plays, with the casts from its object to each role's trait.
     pub roles: &'static [RolePlay],
     /// Accepted templates (after alias resolution); empty for classes without template.

@@ -41,6 +41,11 @@ pub enum DataKind {
     Deriv,
     /// A list of words (`tags`, plugin names).
     Strings,
+    /// SOFA's `RGBAColor`: 4 reals (r g b a), read as SOFA reads a colour: 3 or 4 numbers, a
+    /// name (`red`) or `#rgb[a]` / `#rrggbb[aa]`.
+    Color,
+    /// SOFA's `BoundingBox`: 6 reals, the min corner then the max corner.
+    BoundingBox,
 }
 
 impl DataKind {
@@ -63,8 +68,75 @@ impl DataKind {
             DataKind::Coord => "coordinate".into(),
             DataKind::Deriv => "derivative".into(),
             DataKind::Strings => "word list".into(),
+            DataKind::Color => "RGBA colour".into(),
+            DataKind::BoundingBox => "bounding box".into(),
         }
     }
+
+    /// The kind its values are stored as: a colour is a vector of 4 reals, a bounding box one
+    /// of 6; every other kind is its own.
+    pub fn storage(self) -> DataKind {
+        match self {
+            DataKind::Color => DataKind::Fixed(4),
+            DataKind::BoundingBox => DataKind::Fixed(6),
+            k => k,
+        }
+    }
+}
+
+/// SOFA's named colours (`RGBAColor`'s table).
+const NAMED_COLORS: &[(&str, [f32; 4])] = &[
+    ("white", [1.0, 1.0, 1.0, 1.0]),
+    ("black", [0.0, 0.0, 0.0, 1.0]),
+    ("red", [1.0, 0.0, 0.0, 1.0]),
+    ("green", [0.0, 1.0, 0.0, 1.0]),
+    ("blue", [0.0, 0.0, 1.0, 1.0]),
+    ("cyan", [0.0, 1.0, 1.0, 1.0]),
+    ("magenta", [1.0, 0.0, 1.0, 1.0]),
+    ("yellow", [1.0, 1.0, 0.0, 1.0]),
+    ("gray", [0.5, 0.5, 0.5, 1.0]),
+    ("darkgray", [0.25, 0.25, 0.25, 1.0]),
+    ("lightgray", [0.75, 0.75, 0.75, 1.0]),
+    ("orange", [1.0, 0.5, 0.0, 1.0]),
+    ("purple", [0.5, 0.0, 0.5, 1.0]),
+    ("pink", [1.0, 0.0, 0.5, 1.0]),
+    ("brown", [0.6, 0.3, 0.0, 1.0]),
+    ("lime", [0.5, 1.0, 0.0, 1.0]),
+    ("teal", [0.0, 0.5, 0.5, 1.0]),
+    ("navy", [0.0, 0.0, 0.5, 1.0]),
+    ("olive", [0.5, 0.5, 0.0, 1.0]),
+    ("maroon", [0.5, 0.0, 0.0, 1.0]),
+    ("silver", [0.75, 0.75, 0.75, 1.0]),
+    ("gold", [1.0, 0.84, 0.0, 1.0]),
+    ("azure", [0.0, 0.5, 1.0, 1.0]),
+];
+
+/// Reads a colour as SOFA's `RGBAColor` stream operator does: text starting with a digit is 3
+/// numbers and an optional alpha; `#` starts 3, 4, 6 or 8 hex digits; anything else is a name.
+/// SOFA's components are floats (`f32`), so a hex or named colour has their values.
+pub fn parse_color(text: &str) -> Result<[f64; 4], String> {
+    let t = text.trim();
+    let bad = || format!("'{t}' is not a colour (3 or 4 numbers, a name such as 'red', or #rrggbb[aa])");
+    let first = t.chars().next().ok_or_else(bad)?;
+    if first.is_ascii_digit() {
+        let (v, problem) = read_reals(t);
+        if problem.is_some() || !(3..=4).contains(&v.len()) {
+            return Err(bad());
+        }
+        return Ok([v[0], v[1], v[2], v.get(3).copied().unwrap_or(1.0)]);
+    }
+    if let Some(hex) = t.strip_prefix('#') {
+        let digits: Option<Vec<u32>> = hex.chars().map(|c| c.to_digit(16)).collect();
+        let d = digits.ok_or_else(bad)?;
+        let c = match d.len() {
+            // One digit per channel: #f00 is #ff0000.
+            3 | 4 => d.iter().map(|&x| (x * 17) as f32 / 255.0).collect::<Vec<f32>>(),
+            6 | 8 => d.chunks(2).map(|p| (p[0] * 16 + p[1]) as f32 / 255.0).collect(),
+            _ => return Err(bad()),
+        };
+        return Ok([c[0] as f64, c[1] as f64, c[2] as f64, c.get(3).map_or(1.0, |&a| a as f64)]);
+    }
+    NAMED_COLORS.iter().find(|(n, _)| *n == t).map(|(_, c)| c.map(|x| x as f64)).ok_or_else(bad)
 }
 
 /// The static declaration of one Data field.
@@ -366,6 +438,13 @@ fn parse_index_token(tok: &str, out: &mut Vec<usize>) -> bool {
 /// so unread parts of fixed-size values keep their previous content).
 pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &Value) -> ParseOutcome {
     let ok = ParseOutcome::ok;
+    if kind == DataKind::Color && !text.trim().is_empty() {
+        return match parse_color(text) {
+            Ok(c) => ok(Value::Reals { arity: 4, v: c.to_vec() }),
+            Err(e) => ParseOutcome::invalid(current.clone(), e),
+        };
+    }
+    let kind = kind.storage();
     match kind {
         DataKind::Bool => match parse_bool(text) {
             Ok(b) => ok(Value::Bool(b)),
@@ -479,6 +558,7 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             };
             ok(Value::Strings(words))
         }
+        DataKind::Color | DataKind::BoundingBox => unreachable!("stored as fixed vectors"),
     }
 }
 
@@ -522,6 +602,10 @@ pub fn print_value(v: &Value) -> String {
 /// SOFA's generic copy: numbers are cast, containers follow the parent's element count and copy
 /// `min(k_child, k_parent)` scalars per element; strings go through text.
 pub fn convert_value(src: &Value, kind: DataKind, arity: TemplateArity, current: &Value) -> Option<Value> {
+    if let Value::Str(s) = src {
+        return Some(parse_value(kind, arity, s, current).value);
+    }
+    let kind = kind.storage();
     let dst_group = |k: usize| match kind {
         DataKind::Coords | DataKind::Coord => arity.coord,
         DataKind::Derivs | DataKind::Deriv => arity.deriv,
@@ -830,6 +914,7 @@ impl DataSet {
 /// integers, a scalar becomes a one-element list; anything else of another family is refused
 /// (the error names what was given).
 pub fn fit_value(kind: DataKind, arity: TemplateArity, value: Value) -> Result<Value, &'static str> {
+    let kind = kind.storage();
     let given = value.type_name();
     let group = |k: DataKind| match k {
         DataKind::Fixed(n) => n,
@@ -879,7 +964,7 @@ pub fn fit_value(kind: DataKind, arity: TemplateArity, value: Value) -> Result<V
 
 /// The empty value of a kind, before its default text is parsed.
 pub fn default_value(kind: DataKind, arity: TemplateArity) -> Value {
-    match kind {
+    match kind.storage() {
         DataKind::Bool => Value::Bool(false),
         DataKind::Int => Value::Int(0),
         DataKind::Real => Value::Real(0.0),
@@ -894,6 +979,7 @@ pub fn default_value(kind: DataKind, arity: TemplateArity) -> Value {
         DataKind::Indices => Value::Indices { arity: 1, v: vec![] },
         DataKind::IndexTuples(k) => Value::Indices { arity: k, v: vec![] },
         DataKind::Strings => Value::Strings(vec![]),
+        DataKind::Color | DataKind::BoundingBox => unreachable!("stored as fixed vectors"),
     }
 }
 
@@ -902,6 +988,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     const A3: TemplateArity = TemplateArity { coord: 3, deriv: 3 };
+
+    /// Every form SOFA's `RGBAColor` reads: 4 numbers, 3 (opaque), a name, short and long hex
+    /// with and without alpha (hex and named values are floats, as SOFA's components are).
+    #[test]
+    fn colours_read_as_sofa_reads_them() {
+        let c = |t: &str| parse_color(t).unwrap();
+        assert_eq!(c("0.42 0.1 0.9 0.5"), [0.42, 0.1, 0.9, 0.5]);
+        assert_eq!(c(" 1 0 0"), [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(c("gold"), [1.0, 0.84f32 as f64, 0.0, 1.0]);
+        assert_eq!(c("#ff8000"), [1.0, (128.0f32 / 255.0) as f64, 0.0, 1.0]);
+        assert_eq!(c("#f008"), [1.0, 0.0, 0.0, (136.0f32 / 255.0) as f64]);
+        assert_eq!(c("#00ff0080"), [0.0, 1.0, 0.0, (128.0f32 / 255.0) as f64]);
+        for bad in ["", "reddish", "#12", "#1234567", "#gg0000", "1 2", "1 2 3 4 5", "-1 0 0 1"] {
+            assert!(parse_color(bad).is_err(), "'{bad}' is refused");
+        }
+        // A Data of kind Color keeps its value when the text is not a colour.
+        let cur = Value::Reals { arity: 4, v: vec![1.0; 4] };
+        let out = parse_value(DataKind::Color, A3, "reddish", &cur);
+        assert!(out.invalid && out.problem.is_some());
+        assert_eq!(out.value, cur);
+        assert_eq!(parse_value(DataKind::Color, A3, "blue", &cur).value, Value::Reals { arity: 4, v: vec![0.0, 0.0, 1.0, 1.0] });
+    }
 
     /// Linking Vec3 positions into a Rigid3 state: new elements start at SOFA's default
     /// coordinate, the identity orientation (quaternion w = 1).

@@ -127,7 +127,15 @@ impl DataType for Reals {
     fn accepts(kind: &DataKind) -> bool {
         matches!(
             kind,
-            DataKind::Reals | DataKind::RealTuples(_) | DataKind::Fixed(_) | DataKind::Coords | DataKind::Derivs | DataKind::Coord | DataKind::Deriv
+            DataKind::Reals
+                | DataKind::RealTuples(_)
+                | DataKind::Fixed(_)
+                | DataKind::Coords
+                | DataKind::Derivs
+                | DataKind::Coord
+                | DataKind::Deriv
+                | DataKind::Color
+                | DataKind::BoundingBox
         )
     }
     fn read(v: &Value) -> &[f64] {
@@ -216,7 +224,7 @@ impl<T: DataType> DataRef<T> {
 
 /// Reals (or indices) per element of a field of `kind`.
 fn group_size(kind: &DataKind, arity: TemplateArity) -> usize {
-    match *kind {
+    match kind.storage() {
         DataKind::Fixed(n) | DataKind::RealTuples(n) | DataKind::IndexTuples(n) => n,
         DataKind::Coords | DataKind::Coord => arity.coord,
         DataKind::Derivs | DataKind::Deriv => arity.deriv,

@@ -28,7 +28,13 @@ pub static BASE_DATA: &[DataDecl] = &[
     decl("name", DataKind::Str, "", "object name"),
     decl("printLog", DataKind::Bool, "false", "if true, emits extra messages at runtime"),
     decl("tags", DataKind::Strings, "", "list of the subsets the object belongs to"),
-    decl("bbox", DataKind::Fixed(6), "0 0 0 0 0 0", "bounding box of the object (rendering only)"),
+    // SOFA's default box is the empty one (min above max), which no point has widened yet.
+    decl(
+        "bbox",
+        DataKind::BoundingBox,
+        "1.79769e+308 1.79769e+308 1.79769e+308 -1.79769e+308 -1.79769e+308 -1.79769e+308",
+        "this object bounding box",
+    ),
     decl("listening", DataKind::Bool, "false", "if true, handles the events that are sent to it"),
 ];
 
@@ -188,6 +194,8 @@ impl Factory {
             dir: dir.to_path_buf(),
             initialized: false,
             refreshed: 0,
+            master: None,
+            slaves: Vec::new(),
         });
         scene.node_mut(node).objects.push(id);
         scene.touch();

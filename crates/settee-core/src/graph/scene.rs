@@ -97,6 +97,11 @@ pub struct ComponentEntry {
     pub initialized: bool,
     /// The pass of [`crate::simulation::update_live_data`] that last refreshed this component.
     pub refreshed: u64,
+    /// The component this one is a slave of (SOFA's `BaseObject::l_master`): a slave belongs
+    /// to its master, and its context is the master's.
+    pub master: Option<ComponentId>,
+    /// Its slaves, in the order they were added (SOFA's `l_slaves`).
+    pub slaves: Vec<ComponentId>,
 }
 
 /// The entry's bookkeeping without its object (`obj` is `None`): [`Scene::try_clone`] copies
@@ -117,6 +122,8 @@ impl Clone for ComponentEntry {
             dir: self.dir.clone(),
             initialized: self.initialized,
             refreshed: self.refreshed,
+            master: self.master,
+            slaves: self.slaves.clone(),
         }
     }
 }
@@ -528,6 +535,16 @@ impl Scene {
     pub fn remove_component(&mut self, id: ComponentId) -> bool {
         let Some(entry) = self.components.remove(id) else { return false };
         self.touch();
+        // No master or slave keeps a stale id: a removed slave leaves its master's list, the
+        // slaves of a removed master have none any more.
+        if let Some(m) = entry.master.and_then(|m| self.components.get_mut(m)) {
+            m.slaves.retain(|s| *s != id);
+        }
+        for s in &entry.slaves {
+            if let Some(e) = self.components.get_mut(*s) {
+                e.master = None;
+            }
+        }
         self.contacts.forget(id);
         if let Some(node) = self.nodes.get_mut(entry.node) {
             node.objects.retain(|c| *c != id);
@@ -559,6 +576,46 @@ impl Scene {
         self.nodes.remove(id);
         self.touch();
         true
+    }
+
+    /// The component's bounding box, min corner then max corner (its `bbox` Data): for a
+    /// mechanical state, the bounds of its positions as SOFA's `State::computeBBox` gives them
+    /// (after init and after each step; SOFA's empty box for a state without points); for any
+    /// other component, its `bbox` Data as it was given.
+    pub fn bounding_box(&self, id: ComponentId) -> [f64; 6] {
+        let e = &self.components[id];
+        let Some(st) = e.state.and_then(|s| self.store.states.get(s)) else {
+            let r = e.data.reals("bbox");
+            return std::array::from_fn(|i| r.get(i).copied().unwrap_or(0.0));
+        };
+        let (mut lo, mut hi) = ([f64::MAX; 3], [-f64::MAX; 3]);
+        let (k, dim) = (st.layout.coord_size(), st.layout.spatial_size());
+        if st.size == 0 || !st.is_set(VecId::POSITION) {
+            return [lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]];
+        }
+        for x in st.read(VecId::POSITION).chunks_exact(k) {
+            for a in 0..3 {
+                // A coordinate of fewer than 3 dimensions lies in the plane z = 0 (SOFA's `get`).
+                let v = if a < dim { x[a] } else { 0.0 };
+                lo[a] = lo[a].min(v);
+                hi[a] = hi[a].max(v);
+            }
+        }
+        [lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]]
+    }
+
+    /// Makes `slave` a slave of `master` (SOFA's `BaseObject::addSlave`): it leaves the master
+    /// it had, and is appended to `master`'s slaves unless it is there already.
+    pub fn add_slave(&mut self, master: ComponentId, slave: ComponentId) {
+        if master == slave || self.components[slave].master == Some(master) {
+            return;
+        }
+        if let Some(previous) = self.components[slave].master {
+            self.components[previous].slaves.retain(|s| *s != slave);
+        }
+        self.components[slave].master = Some(master);
+        self.components[master].slaves.push(slave);
+        self.touch();
     }
 
     /// Takes a component out of its node's object list without destroying it (SOFA's
@@ -773,6 +830,8 @@ impl Scene {
             dir: PathBuf::new(),
             initialized: false,
             refreshed: 0,
+            master: None,
+            slaves: Vec::new(),
         });
         self.touch();
         id

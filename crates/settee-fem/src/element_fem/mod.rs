@@ -51,12 +51,12 @@ crate::common::force_field_class! {
         },
         inherit = [ElasticData, Self],
         class(
-            name = "LinearSmallStrainFEMForceField",
+            name = "LinearSmallStrainFEMForceField", module = "Sofa.Component.SolidMechanics.FEM.Elastic",
             description = "Hooke's law assuming small strain, on tetrahedra or hexahedra (element stiffness by quadrature).",
             create = |args| ElementFEMForceField::new(shape_of(args), false),
         ),
         class(
-            name = "CorotationalFEMForceField",
+            name = "CorotationalFEMForceField", module = "Sofa.Component.SolidMechanics.FEM.Elastic",
             description = "Hooke's law in a frame following each element's rotation (corotational), on tetrahedra or hexahedra.",
             create = |args| ElementFEMForceField::new(shape_of(args), true),
             data = {

@@ -138,6 +138,7 @@ pub fn element_edge_tangents(rest: &HyperRest, material: &Material, st: &HyperSt
 
 crate::common::force_field_class! {
     {
+    module = "Sofa.Component.SolidMechanics.FEM.HyperElastic",
         data = {
             /// regularisation of the stiffness matrix (not used by the force and its differential)
             matrixRegularization: Bool = "false",

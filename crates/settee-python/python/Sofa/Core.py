@@ -104,8 +104,8 @@ class ClassEntry:
     description = property(lambda self: self._entry["description"])
     defaultTemplate = property(lambda self: self._entry["defaultTemplate"])
     templates = property(lambda self: set(self._entry["templates"]))
-    # Settee's classes are not split into SOFA's plugins: no class knows its target.
-    targets = property(lambda self: set())
+    # The SOFA module that registers the class (none for a class only Settee has).
+    targets = property(lambda self: {self._entry["target"]} if self._entry["target"] else set())
     locations = property(lambda self: set())
     aliases = property(lambda self: [])
     authors = property(lambda self: "")
@@ -119,7 +119,8 @@ class ClassEntry:
         templates = sorted(self.templates)
         text = ", ".join("'%s'%s" % (t, " (default)" if t == self.defaultTemplate else "") for t in templates)
         return ("Component '%s' \n  Description: %s\n  Authors: \n  Aliases: None\n  Templates: %s\n"
-                "  Targets: None\n  Locations: None") % (self.className, self.description, text or "None")
+                "  Targets: %s\n  Locations: None") % (self.className, self.description, text or "None",
+                                                   ", ".join(sorted(self.targets)) or "None")
 
 
 class ObjectFactory:
@@ -139,7 +140,7 @@ class ObjectFactory:
 
     @staticmethod
     def getComponentsFromTarget(target):
-        return []
+        return [ClassEntry(e) for e in ObjectFactory._entries() if e["target"] == target]
 
     @staticmethod
     def dump_json():
@@ -151,7 +152,7 @@ class ObjectFactory:
             creators = {}
             for t in (e["templates"] or [""]):
                 creators[t] = {
-                    "target": "targetCannotBeFound",
+                    "target": e["target"] or "targetCannotBeFound",
                     "class": {"className": e["className"], "templateName": t,
                               "categories": e["categories"]},
                     "object": {"data": e["data"], "link": e["link"]},
@@ -168,4 +169,9 @@ class _Classes:
 
 
 ObjectFactory.components = _Classes()
-ObjectFactory.targets = set()
+class _Targets:
+    def __get__(self, obj, owner):
+        return {e["target"] for e in ObjectFactory._entries() if e["target"]}
+
+
+ObjectFactory.targets = _Targets()

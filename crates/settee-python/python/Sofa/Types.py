@@ -2,20 +2,50 @@
 
 
 class BoundingBox:
+    """A box, min corner and max corner. A component's `bbox` Data is one of these (as
+    SofaPython3 binds `Data<BoundingBox>`): it reads the engine's box (for a mechanical state, the
+    bounds of its positions) and writes the Data. Without a Data, a free-standing box."""
+
     def __init__(self, bmin=(0.0, 0.0, 0.0), bmax=(0.0, 0.0, 0.0)):
-        self._min, self._max = list(bmin), list(bmax)
+        self._data = None
+        self._box = [float(v) for v in bmin] + [float(v) for v in bmax]
+
+    @classmethod
+    def _of_data(cls, data):
+        b = cls.__new__(cls)
+        b._data = data
+        return b
+
+    def _values(self):
+        if self._data is None:
+            return list(self._box)
+        import _settee
+        return list(_settee.bounding_box(self._data))
+
+    def _write(self, values):
+        if self._data is None:
+            self._box = values
+        else:
+            self._data.value = values
 
     def getMin(self):
-        return list(self._min)
+        return self._values()[:3]
 
     def getMax(self):
-        return list(self._max)
+        return self._values()[3:]
+
+    def getCenter(self):
+        b = self._values()
+        return [(b[i] + b[i + 3]) * 0.5 for i in range(3)]
 
     def setMin(self, v):
-        self._min = list(v)
+        self._write([float(x) for x in v] + self._values()[3:])
 
     def setMax(self, v):
-        self._max = list(v)
+        self._write(self._values()[:3] + [float(x) for x in v])
+
+    def __repr__(self):
+        return "BoundingBox(min=%s, max=%s)" % (self.getMin(), self.getMax())
 
 
 _NAMED_COLORS = {
