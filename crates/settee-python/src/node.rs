@@ -40,7 +40,7 @@ impl LinkPath {
         self.path.clone()
     }
     fn __repr__(&self) -> String {
-        self.path.clone()
+        format!("LinkPath(\"{}\")", self.path)
     }
 }
 
