@@ -64,7 +64,7 @@ impl PointsFromIndices {
             if found.is_some() {
                 return found;
             }
-            cur = scene.node(n).parent;
+            cur = scene.node(n).parent();
         }
         None
     }
