@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 // Why tests cannot pass yet.
-const MULTI: &str = "multi-parent nodes (spec §3.4) are not supported yet: Settee's Node has one parent";
 const ADD_POINTS: &str = "the topology modifiers' methods (PointSetTopologyModifier.addPoints) are not bound yet";
 const COLOR_DATA: &str = "colour Data (MechanicalObject.showColor) are text in Settee, not RGBAColor containers (numpy arrays of 4)";
 const NODE_DATA_LINK: &str = "Data links between Data added to nodes are not supported: Settee's Data links join component Data";
@@ -29,7 +28,6 @@ const SLAVES: &str = "slave components (addSlave/getSlaves/getMaster) are not su
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
 const SKIPS: &[(&str, &str, &str)] = &[
-    ("Sofa/tests/Simulation/Node.py", "Node.Test.test_parents_property", MULTI),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleWriteAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsArray1D", COLOR_DATA),
