@@ -6,6 +6,7 @@ use std::time::Instant;
 use crate::collision::CollisionPipeline;
 use crate::diag::{Diagnostic, SimError, SimResult};
 use crate::factory::Factory;
+use crate::graph::scene::{Reach, Visit};
 use crate::mechanics;
 use crate::mechanics::SolveItem;
 use crate::mechanics::{AnimationLoop, OdeSolver};
@@ -81,7 +82,7 @@ pub fn init_components(scene: &mut Scene, comps: &[ComponentId]) -> SimResult {
 fn init_nodes(scene: &mut Scene, order: &[NodeId]) -> SimResult {
     let mut first_error: Option<SimError> = None;
     for &n in order {
-        if let Some(p) = scene.node(n).parent {
+        if let Some(p) = scene.node(n).parent() {
             scene.node_mut(n).context = scene.node(p).context;
         }
         for c in scene.node(n).objects.clone() {
@@ -286,21 +287,18 @@ fn refresh_component(scene: &mut Scene, c: ComponentId, pass: u64) -> SimResult 
 /// their solvers in declaration order (SOFA's SolveVisitor).
 pub fn solver_nodes(scene: &Scene) -> Vec<(NodeId, Vec<ComponentId>)> {
     let mut out = Vec::new();
-    let mut stack = vec![Scene::ROOT];
-    while let Some(n) = stack.pop() {
-        let node = scene.node(n);
-        if !node.activated {
-            continue;
+    scene.walk(Scene::ROOT, &mut |n, reach| {
+        if reach == Reach::Leave {
+            return Visit::Descend;
         }
-        let solvers: Vec<ComponentId> = node.objects.iter().copied().filter(|c| scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
-        if !solvers.is_empty() {
-            out.push((n, solvers));
-            continue;
+        let solvers: Vec<ComponentId> =
+            scene.node(n).objects.iter().copied().filter(|c| scene.entry(*c).plays(crate::mechanics::ODE_SOLVER)).collect();
+        if solvers.is_empty() {
+            return Visit::Descend;
         }
-        for c in node.children.iter().rev() {
-            stack.push(*c);
-        }
-    }
+        out.push((n, solvers));
+        Visit::Prune
+    });
     out
 }
 

@@ -65,7 +65,7 @@ impl PointsFromIndices {
             if found.is_some() {
                 return found;
             }
-            cur = scene.node(n).parent;
+            cur = scene.node(n).parent();
         }
         None
     }

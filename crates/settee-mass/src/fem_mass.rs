@@ -182,7 +182,7 @@ fn find_density_up(scene: &Scene, node: NodeId) -> Option<ComponentId> {
         if let Some(c) = scene.node(n).objects.iter().copied().find(|&c| scene.entry(c).class.name == "NodalMassDensity") {
             return Some(c);
         }
-        cur = scene.node(n).parent;
+        cur = scene.node(n).parent();
     }
     None
 }

@@ -508,7 +508,7 @@ fn node_link_targets(s: &Scene, node: NodeId, kind: NodeLinkKind) -> Vec<Linked>
     match kind {
         NodeLinkKind::Children => n.children.iter().map(|&c| Linked::Node(c)).collect(),
         NodeLinkKind::Objects => n.objects.iter().map(|&c| Linked::Object(c)).collect(),
-        NodeLinkKind::Parents => n.parent.into_iter().map(Linked::Node).collect(),
+        NodeLinkKind::Parents => n.parents.iter().map(|&p| Linked::Node(p)).collect(),
         NodeLinkKind::Slot(r) => s.slot(node, r).into_iter().map(Linked::Object).collect(),
         NodeLinkKind::All(r, not) => {
             n.objects.iter().copied().filter(|&c| s.entry(c).plays(r) && !not.is_some_and(|x| s.entry(c).plays(x))).map(Linked::Object).collect()

@@ -133,19 +133,17 @@ pub fn send_script_event(
     const EVENT: &str = "PythonScriptEvent";
     let order = with_scene(py, cell, |s| s.preorder(node))?;
     let mut handled = false;
+    // Nodes the event does not go below: a node is skipped when every parent it has in the
+    // visited subtree is (SOFA's DAG pruning), and it is then cut too.
     let mut pruned: Vec<NodeId> = Vec::new();
-    for n in order {
-        let skip = with_scene(py, cell, |s| {
-            let mut cur = s.node(n).parent;
-            while let Some(p) = cur {
-                if pruned.contains(&p) {
-                    return true;
-                }
-                cur = s.node(p).parent;
-            }
-            false
-        })?;
-        if skip || pruned.contains(&n) {
+    for &n in &order {
+        let skip = n != node
+            && with_scene(py, cell, |s| {
+                let mut inside = s.node(n).parents.iter().filter(|p| order.contains(p)).peekable();
+                inside.peek().is_some() && inside.all(|p| pruned.contains(p))
+            })?;
+        if skip {
+            pruned.push(n);
             continue;
         }
         let objects = with_scene(py, cell, |s| s.node(n).objects.clone())?;

@@ -17,25 +17,13 @@ use crate::object::PyObj;
 pub fn attach_node(py: Python<'_>, cell: &Py<SceneCell>, parent: NodeId, child: &Bound<'_, PyNode>) -> PyResult<()> {
     let (child_cell, child_id) = node_ref(child);
     if child_cell.is(cell) {
-        // A node of the same scene: one without a parent (removed earlier) is attached again.
-        return with_scene(py, cell, |s| {
-            if child_id == Scene::ROOT || s.node(child_id).parent.is_some() {
-                return Err(PyRuntimeError::new_err(
-                    "this node already has a parent in the scene: nodes with several parents are not supported yet in Settee",
-                ));
-            }
-            if is_ancestor(s, child_id, parent) {
-                return Err(PyRuntimeError::new_err("a node cannot be attached under itself"));
-            }
-            s.node_mut(child_id).parent = Some(parent);
-            s.node_mut(parent).children.push(child_id);
-            s.touch();
-            Ok(())
-        })?;
+        // A node of the same scene: one without a parent (removed earlier) is attached again,
+        // one with parents gets `parent` as one more (SOFA's DAG: Rigidify-like scenes).
+        return with_scene(py, cell, |s| s.add_parent(child_id, parent).map_err(|e| PyRuntimeError::new_err(e.to_string())))?;
     }
     if child_id != Scene::ROOT {
         return Err(PyRuntimeError::new_err(
-            "this node already has a parent in another scene: nodes with several parents are not supported yet in Settee",
+            "this node belongs to another graph: a node can have parents in one graph only in Settee (attach its root, or remove it there first)",
         ));
     }
     let other = crate::cell::take(py, &child_cell)?;
@@ -98,25 +86,19 @@ pub fn move_across(py: Python<'_>, from: &Py<SceneCell>, child: NodeId, to: &Py<
     Ok(())
 }
 
-fn is_ancestor(s: &Scene, a: NodeId, mut n: NodeId) -> bool {
-    loop {
-        if n == a {
-            return true;
-        }
-        match s.node(n).parent {
-            Some(p) => n = p,
-            None => return false,
-        }
-    }
+/// `parent.removeChild(node)`: only the link between the two is cut; the node keeps its other
+/// parents and its content, and can be attached again.
+pub fn detach_from(py: Python<'_>, cell: &Py<SceneCell>, id: NodeId, parent: NodeId) -> PyResult<()> {
+    with_scene(py, cell, |s| {
+        s.remove_parent(id, parent);
+    })
 }
 
-/// `removeChild`: the node leaves its parent; it keeps its content and can be attached again.
+/// `detachFromGraph()`: the node leaves all its parents (it keeps its content).
 pub fn detach_node(py: Python<'_>, cell: &Py<SceneCell>, id: NodeId) -> PyResult<()> {
     with_scene(py, cell, |s| {
-        if let Some(p) = s.node(id).parent {
-            s.node_mut(p).children.retain(|c| *c != id);
-            s.node_mut(id).parent = None;
-            s.touch();
+        for p in s.node(id).parents.clone() {
+            s.remove_parent(id, p);
         }
     })
 }

@@ -159,7 +159,7 @@ pub fn node_data_kind(name: &str) -> DataKind {
 pub fn node_path_name(scene: &Scene, id: NodeId) -> String {
     let mut parts = Vec::new();
     let mut cur = id;
-    while let Some(p) = scene.nodes[cur].parent {
+    while let Some(p) = scene.nodes[cur].parent() {
         parts.push(scene.nodes[cur].name.clone());
         cur = p;
     }
@@ -292,7 +292,7 @@ impl PyNode {
     fn parents(slf: &Bound<'_, PyNode>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let (cell, node) = node_ref(slf);
-        let ids: Vec<NodeId> = with_scene(py, &cell, |s| s.node(node).parent.into_iter().collect())?;
+        let ids: Vec<NodeId> = with_scene(py, &cell, |s| s.node(node).parents.clone())?;
         let items = ids.into_iter().map(|c| wrap_node(py, &cell, c)).collect::<PyResult<Vec<_>>>()?;
         crate::seq::make(py, slf.clone().into_any().unbind(), crate::seq::Kind::Parents, items)
     }
@@ -308,7 +308,7 @@ impl PyNode {
             node_ref(c).1
         };
         let wrapper = wrap_node(py, &cell, id)?;
-        crate::graft::detach_node(py, &cell, id)?;
+        crate::graft::detach_from(py, &cell, id, node)?;
         Ok(wrapper)
     }
 
@@ -345,7 +345,7 @@ impl PyNode {
         let depth = with_scene(slf.py(), &cell, |s| {
             let mut d = 0;
             let mut cur = node;
-            while let Some(p) = s.node(cur).parent {
+            while let Some(p) = s.node(cur).parent() {
                 d += 1;
                 cur = p;
             }
@@ -408,7 +408,7 @@ impl PyNode {
         let py = slf.py();
         let (old_cell, old_id) = node_ref(old_parent);
         let (child_cell, child_id) = node_ref(child);
-        let is_child = child_cell.is(&old_cell) && with_scene(py, &old_cell, |s| s.node(child_id).parent == Some(old_id))?;
+        let is_child = child_cell.is(&old_cell) && with_scene(py, &old_cell, |s| s.node(child_id).parents.contains(&old_id))?;
         if !is_child {
             return Err(PyRuntimeError::new_err(format!("{} is not a child of {}", child.repr()?, old_parent.repr()?)));
         }
@@ -416,7 +416,7 @@ impl PyNode {
         if !child_cell.is(&cell) {
             return crate::graft::move_across(py, &child_cell, child_id, &cell, me);
         }
-        crate::graft::detach_node(py, &child_cell, child_id)?;
+        crate::graft::detach_from(py, &child_cell, child_id, old_id)?;
         crate::graft::attach_node(py, &cell, me, child)
     }
 
@@ -472,7 +472,7 @@ impl PyNode {
                 if inited.contains(&n) {
                     return true;
                 }
-                cur = s.node(n).parent;
+                cur = s.node(n).parent();
             }
             false
         })

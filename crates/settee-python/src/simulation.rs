@@ -2,6 +2,7 @@
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use settee_core::scene::{Reach, Visit};
 use settee_core::Scene;
 
 use crate::cell::{run_engine, with_scene, SceneCell};
@@ -113,17 +114,21 @@ fn print_graph(node: &Bound<'_, PyNode>) -> PyResult<()> {
     let (cell, id) = node_ref(node);
     let text = with_scene(py, &cell, |s| {
         let mut out = String::new();
-        fn walk(s: &Scene, n: settee_core::NodeId, depth: usize, out: &mut String) {
-            out.push_str(&format!("{}Node {}\n", "  ".repeat(depth), s.node(n).name));
-            for &c in &s.node(n).objects {
-                let e = s.entry(c);
-                out.push_str(&format!("{}  {} {}\n", "  ".repeat(depth), e.class.name, e.name));
+        let mut depth = 0;
+        s.walk_all(id, &mut |n, reach| {
+            match reach {
+                Reach::Enter => {
+                    out.push_str(&format!("{}Node {}\n", "  ".repeat(depth), s.node(n).name));
+                    for &c in &s.node(n).objects {
+                        let e = s.entry(c);
+                        out.push_str(&format!("{}  {} {}\n", "  ".repeat(depth), e.class.name, e.name));
+                    }
+                    depth += 1;
+                }
+                Reach::Leave => depth -= 1,
             }
-            for &c in &s.node(n).children {
-                walk(s, c, depth + 1, out);
-            }
-        }
-        walk(s, id, 0, &mut out);
+            Visit::Descend
+        });
         out
     })?;
     print!("{text}");

@@ -156,7 +156,7 @@ impl TopologicalChangeProcessor {
                 };
                 return Some((kind, c));
             }
-            cur = scene.node(n).parent;
+            cur = scene.node(n).parent();
         }
         None
     }

@@ -195,7 +195,7 @@ pub(crate) fn find_modifier(scene: &Scene, node: settee_core::NodeId, base: SetK
         if found.is_some() {
             return found;
         }
-        cur = scene.node(n).parent;
+        cur = scene.node(n).parent();
     }
     None
 }

@@ -47,7 +47,7 @@ pub fn node_weights(scene: &Scene, selected: &[SelectedState]) -> Vec<usize> {
                 w[i] += 1;
                 break;
             }
-            cur = scene.node(c).parent;
+            cur = scene.node(c).parent();
         }
     }
     w

@@ -11,6 +11,7 @@ use crate::LoadOptions;
 use settee_core::Severity;
 
 use settee_core::data::{format_real, print_value, Value};
+use settee_core::scene::{Reach, Visit};
 use settee_core::{ComponentId, NodeId, Scene};
 
 /// What a path names in an initialised scene.
@@ -124,7 +125,17 @@ fn short_value(v: &Value) -> String {
 /// state's size, the topology's counts, and the Data the scene sets.
 pub fn tree(scene: &Scene) -> String {
     let mut out = String::new();
-    tree_node(scene, Scene::ROOT, 0, &mut out);
+    let mut depth = 0;
+    scene.walk_all(Scene::ROOT, &mut |n, reach| {
+        match reach {
+            Reach::Enter => {
+                tree_node(scene, n, depth, &mut out);
+                depth += 1;
+            }
+            Reach::Leave => depth -= 1,
+        }
+        Visit::Descend
+    });
     out
 }
 
@@ -183,9 +194,6 @@ fn tree_node(scene: &Scene, n: NodeId, depth: usize, out: &mut String) {
         }
         out.push_str(&line);
         out.push('\n');
-    }
-    for ch in &node.children {
-        tree_node(scene, *ch, depth + 1, out);
     }
 }
 

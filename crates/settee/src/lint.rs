@@ -37,31 +37,13 @@ pub fn warn_unsolved_and_massless(scene: &mut Scene) {
     }
 }
 
-fn active(scene: &Scene, mut node: NodeId) -> bool {
-    loop {
-        let n = scene.node(node);
-        if !n.activated {
-            return false;
-        }
-        match n.parent {
-            Some(p) => node = p,
-            None => return true,
-        }
-    }
+fn active(scene: &Scene, node: NodeId) -> bool {
+    scene.node_active(node)
 }
 
 /// True when `node` or one of its ancestors holds an ODE solver.
-fn solver_above(scene: &Scene, mut node: NodeId) -> bool {
-    loop {
-        let n = scene.node(node);
-        if n.objects.iter().any(|c| scene.entry(*c).plays(role::ODE_SOLVER)) {
-            return true;
-        }
-        match n.parent {
-            Some(p) => node = p,
-            None => return false,
-        }
-    }
+fn solver_above(scene: &Scene, node: NodeId) -> bool {
+    scene.find_up(node, role::ODE_SOLVER).is_some()
 }
 
 /// Whether a mass, and whether a force field other than a mass, act on `st` or on a state

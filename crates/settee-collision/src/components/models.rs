@@ -329,7 +329,7 @@ impl Component for CollisionModelComponent {
                     self.geometry.has_line_model = true;
                     break;
                 }
-                cur = cx.scene.node(nd).parent;
+                cur = cx.scene.node(nd).parent();
             }
         }
         self.read_positions(cx.scene);

@@ -204,7 +204,7 @@ impl PrecomputedConstraintCorrection {
                 ode = Some(o);
                 break;
             }
-            n = scene.node(nd).parent;
+            n = scene.node(nd).parent();
         }
         let ode = ode.ok_or_else(|| {
             cx.error("no EulerImplicitSolver found in the context: the compliance cannot be precomputed")

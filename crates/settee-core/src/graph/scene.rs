@@ -48,7 +48,10 @@ impl Default for Context {
 #[derive(Clone, Debug)]
 pub struct Node {
     pub name: String,
-    pub parent: Option<NodeId>,
+    /// Parents in the order they were given, the first one primary: the node's path and its
+    /// context come from it. More than one makes the graph a DAG (SOFA's `DAGNode`, what
+    /// `addChild(<existing node>)` builds); every walk still visits such a node once.
+    pub parents: Vec<NodeId>,
     pub children: Vec<NodeId>,
     /// Components in creation order.
     pub objects: Vec<ComponentId>,
@@ -59,6 +62,43 @@ pub struct Node {
     /// Data a script added to the node (SOFA's `Base::addData`, `node.addData` in Python); the
     /// node's own Data (name, context) are the fields above. No component reads them.
     pub data: DataSet,
+}
+
+impl Node {
+    /// The primary (first) parent; `None` for a root or a detached node.
+    pub fn parent(&self) -> Option<NodeId> {
+        self.parents.first().copied()
+    }
+}
+
+/// What a walk's callback answers on entering a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    /// Go on to the children.
+    Descend,
+    /// Do not go below this node (SOFA's `RESULT_PRUNE`): its children are reached only through
+    /// another parent that was not pruned.
+    Prune,
+}
+
+/// Which side of a node a walk's callback is called on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reach {
+    /// Before its children (its answer decides whether the walk descends).
+    Enter,
+    /// After the walk came back from the children it reached through this node.
+    Leave,
+}
+
+/// Where a node stands in a DAG walk (SOFA's visit status).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Status {
+    /// Not below the walk's start: its links are not followed and do not hold anyone back.
+    Outside,
+    NotVisited,
+    Visited,
+    /// Inactive, pruned by the callback, or with every parent pruned.
+    Pruned,
 }
 
 /// What a link resolved to.
@@ -348,7 +388,7 @@ impl Scene {
         let mut nodes = Arena::new();
         let root = nodes.insert(Node {
             name: root_name.to_string(),
-            parent: None,
+            parents: Vec::new(),
             children: Vec::new(),
             objects: Vec::new(),
             context: Context::default(),
@@ -398,7 +438,7 @@ impl Scene {
         let context = self.nodes[parent].context;
         let id = self.nodes.insert(Node {
             name: name.to_string(),
-            parent: Some(parent),
+            parents: vec![parent],
             children: Vec::new(),
             objects: Vec::new(),
             context,
@@ -445,23 +485,20 @@ impl Scene {
         let mut cur = Some(id);
         while let Some(n) = cur {
             parts.push(self.nodes[n].name.clone());
-            cur = self.nodes[n].parent;
+            cur = self.nodes[n].parent();
         }
         parts.reverse();
         format!("/{}", parts.join("/"))
     }
 
-    /// Whether `node` and every node above it are activated (a deactivated node and its subtree
-    /// take no part in the simulation, as SOFA skips them).
+    /// Whether `node` takes part in the simulation: it is activated, and so is a chain of
+    /// parents up to a root (a deactivated node and its subtree are skipped, as in SOFA; a node
+    /// with several parents is skipped only when all of them are).
     pub fn node_active(&self, node: NodeId) -> bool {
-        let mut cur = Some(node);
-        while let Some(n) = cur {
-            match self.nodes.get(n) {
-                Some(nd) if nd.activated => cur = nd.parent,
-                _ => return false,
-            }
+        match self.nodes.get(node) {
+            Some(nd) if nd.activated => nd.parents.is_empty() || nd.parents.iter().any(|&p| self.node_active(p)),
+            _ => false,
         }
-        true
     }
 
     /// Whether component `c` takes part in the simulation: it exists, it was initialised, and
@@ -470,7 +507,8 @@ impl Scene {
         self.components.get(c).is_some_and(|e| e.initialized && e.obj.is_some() && self.node_active(e.node))
     }
 
-    /// Depth-first pre-order of active nodes below `start` (inclusive).
+    /// Active nodes below `start` (inclusive) in the walk's order ([`Scene::walk`]): depth-first
+    /// pre-order, a node with several parents once, after all of them.
     pub fn preorder(&self, start: NodeId) -> Vec<NodeId> {
         let mut out = Vec::new();
         self.visit_preorder(start, &mut |n| out.push(n));
@@ -493,17 +531,133 @@ impl Scene {
     }
 
     /// Calls `f` on the active nodes of `start`'s subtree in pre-order (the order of
-    /// [`Scene::preorder`], without a list: a compiled plan is remade without allocating). An
-    /// inactive node is skipped with its subtree.
+    /// [`Scene::preorder`], without a list: a compiled plan of a tree is remade without
+    /// allocating). An inactive node is skipped with its subtree.
     pub fn visit_preorder(&self, start: NodeId, f: &mut impl FnMut(NodeId)) {
-        let node = &self.nodes[start];
-        if !node.activated {
+        self.walk(start, &mut |n, reach| {
+            if reach == Reach::Enter {
+                f(n);
+            }
+            Visit::Descend
+        });
+    }
+
+    /// The one traversal of the graph, SOFA's `DAGNode` visit: depth-first from `start`,
+    /// children in order, `f(n, Enter)` before the children and `f(n, Leave)` after them.
+    /// Inactive nodes are skipped with what lies only below them. A node with several parents
+    /// is entered once, when the last of its parents below `start` has been reached (parents
+    /// outside `start`'s subtree are ignored), and skipped only when every one of them was
+    /// skipped or pruned. On a tree this is the plain pre-order.
+    pub fn walk(&self, start: NodeId, f: &mut impl FnMut(NodeId, Reach) -> Visit) {
+        self.walk_nodes(start, false, f);
+    }
+
+    /// [`Scene::walk`] through inactive nodes too (structure: dumps, copies, moves).
+    pub fn walk_all(&self, start: NodeId, f: &mut impl FnMut(NodeId, Reach) -> Visit) {
+        self.walk_nodes(start, true, f);
+    }
+
+    /// [`Scene::walk`], with inactive nodes too when `all`.
+    fn walk_nodes(&self, start: NodeId, all: bool, f: &mut impl FnMut(NodeId, Reach) -> Visit) {
+        if self.nodes.values().all(|n| n.parents.len() < 2) {
+            self.walk_tree(start, all, f);
             return;
         }
-        f(start);
-        for &c in &node.children {
-            self.visit_preorder(c, f);
+        // A DAG: statuses by slot, so a node knows whether all its parents were reached.
+        let mut status = vec![Status::Outside; self.nodes.capacity()];
+        let mut stack = vec![start];
+        while let Some(n) = stack.pop() {
+            if status[n.index()] == Status::Outside {
+                status[n.index()] = Status::NotVisited;
+                stack.extend(self.nodes[n].children.iter().copied());
+            }
         }
+        self.walk_dag(start, start, all, &mut status, f);
+    }
+
+    fn walk_tree(&self, n: NodeId, all: bool, f: &mut impl FnMut(NodeId, Reach) -> Visit) {
+        let node = &self.nodes[n];
+        if !all && !node.activated {
+            return;
+        }
+        if f(n, Reach::Enter) == Visit::Descend {
+            for &c in &node.children {
+                self.walk_tree(c, all, f);
+            }
+        }
+        f(n, Reach::Leave);
+    }
+
+    fn walk_dag(&self, n: NodeId, start: NodeId, all: bool, status: &mut [Status], f: &mut impl FnMut(NodeId, Reach) -> Visit) {
+        if status[n.index()] != Status::NotVisited {
+            return;
+        }
+        let node = &self.nodes[n];
+        let mut reached = n == start;
+        if !reached {
+            for p in &node.parents {
+                match status[p.index()] {
+                    // Another parent below the start comes later: the node waits for it.
+                    Status::NotVisited => return,
+                    Status::Visited => reached = true,
+                    Status::Outside | Status::Pruned => {}
+                }
+            }
+        }
+        if !reached || (!all && !node.activated) {
+            // Not entered, but its children are marked so that a node below waiting for
+            // another parent knows this one will not come.
+            status[n.index()] = Status::Pruned;
+            for &c in &node.children {
+                self.walk_dag(c, start, all, status, f);
+            }
+            return;
+        }
+        let visit = f(n, Reach::Enter);
+        status[n.index()] = if visit == Visit::Descend { Status::Visited } else { Status::Pruned };
+        for &c in &node.children {
+            self.walk_dag(c, start, all, status, f);
+        }
+        f(n, Reach::Leave);
+    }
+
+    /// Whether `ancestor` is `node` or lies above it through any chain of parents.
+    pub fn is_ancestor(&self, ancestor: NodeId, node: NodeId) -> bool {
+        node == ancestor || self.nodes[node].parents.iter().any(|&p| self.is_ancestor(ancestor, p))
+    }
+
+    /// Makes `parent` one more parent of the existing node `child` (SOFA's `addChild` of a node
+    /// that already has a parent: the graph becomes a DAG). The first parent stays primary; a
+    /// node without parent (detached) gets `parent` as its first. Refuses links that would make
+    /// a cycle, a second link to the same parent, and the root (it stays a root).
+    pub fn add_parent(&mut self, child: NodeId, parent: NodeId) -> SimResult {
+        if child == Self::ROOT {
+            return Err(SimError::new("the root node cannot be given a parent"));
+        }
+        if self.is_ancestor(child, parent) {
+            return Err(SimError::new(format!(
+                "node '{}' cannot be a child of '{}': it is one of its ancestors (the graph would have a cycle)",
+                self.nodes[child].name, self.nodes[parent].name
+            )));
+        }
+        if self.nodes[child].parents.contains(&parent) {
+            return Err(SimError::new(format!("node '{}' is already a child of '{}'", self.nodes[child].name, self.nodes[parent].name)));
+        }
+        self.nodes[child].parents.push(parent);
+        self.nodes[parent].children.push(child);
+        self.touch();
+        Ok(())
+    }
+
+    /// Cuts the link between `parent` and its child `child` only; the child keeps its other
+    /// parents (a node left without any is detached, alive, and can be attached again).
+    /// Returns false when they were not linked.
+    pub fn remove_parent(&mut self, child: NodeId, parent: NodeId) -> bool {
+        let Some(at) = self.nodes[child].parents.iter().position(|p| *p == parent) else { return false };
+        self.nodes[child].parents.remove(at);
+        self.nodes[parent].children.retain(|c| *c != child);
+        self.touch();
+        true
     }
 
     /// Runs `f` with component `id` taken out of its slot, so `f` may use the rest of the scene.
@@ -559,19 +713,26 @@ impl Scene {
     }
 
     /// Removes a node with its whole subtree (children first, components in reverse order of
-    /// creation). The root cannot be removed. Returns false when the id is stale.
+    /// creation). A node below that has a parent outside the subtree stays, only losing its
+    /// link to the removed part. The root cannot be removed. Returns false when the id is stale.
     pub fn remove_node(&mut self, id: NodeId) -> bool {
         assert!(id != Self::ROOT, "the root node cannot be removed");
         let Some(node) = self.nodes.get(id) else { return false };
-        let (children, objects, parent) = (node.children.clone(), node.objects.clone(), node.parent);
+        let (children, objects, parents) = (node.children.clone(), node.objects.clone(), node.parents.clone());
         for c in children.into_iter().rev() {
-            self.remove_node(c);
+            if self.nodes[c].parents.len() > 1 {
+                self.remove_parent(c, id);
+            } else {
+                self.remove_node(c);
+            }
         }
         for c in objects.into_iter().rev() {
             self.remove_component(c);
         }
-        if let Some(p) = parent.and_then(|p| self.nodes.get_mut(p)) {
-            p.children.retain(|c| *c != id);
+        for p in parents {
+            if let Some(p) = self.nodes.get_mut(p) {
+                p.children.retain(|c| *c != id);
+            }
         }
         self.nodes.remove(id);
         self.touch();
@@ -653,16 +814,23 @@ impl Scene {
             )));
         }
         let mut map = Grafted::default();
-        // Nodes in preorder, so that a parent exists before its children.
+        // Nodes in the walk's order, so that a node's parents exist before it; the children
+        // lists are rebuilt afterwards in their own order.
         let mut objects_of = Vec::new();
+        let mut children_of = Vec::new();
         for old in other.subtree(Self::ROOT) {
-            let mut n = other.nodes.remove(old).expect("preorder yields live nodes");
-            let new_parent = n.parent.map_or(parent, |p| map.nodes[&p]);
+            let mut n = other.nodes.remove(old).expect("the walk yields live nodes");
+            let parents = if old == Self::ROOT { vec![parent] } else { n.parents.iter().filter_map(|p| map.nodes.get(p).copied()).collect() };
             let objects = std::mem::take(&mut n.objects);
-            let id = self.nodes.insert(Node { parent: Some(new_parent), children: Vec::new(), ..n });
+            let children = std::mem::take(&mut n.children);
+            let id = self.nodes.insert(Node { parents, ..n });
             objects_of.push((id, objects));
-            self.nodes[new_parent].children.push(id);
+            children_of.push((id, children));
             map.nodes.insert(old, id);
+        }
+        self.nodes[parent].children.push(map.nodes[&Self::ROOT]);
+        for (id, children) in children_of {
+            self.nodes[id].children = children.iter().filter_map(|c| map.nodes.get(c).copied()).collect();
         }
         let old_components: Vec<ComponentId> = other.components.keys().collect();
         for old in old_components {
@@ -699,16 +867,16 @@ impl Scene {
         Ok(map)
     }
 
-    /// Every node below `start` (inclusive), active or not, in depth-first pre-order.
+    /// Every node below `start` (inclusive), active or not, in the walk's order (depth-first
+    /// pre-order, a node with several parents once, after them).
     pub fn subtree(&self, start: NodeId) -> Vec<NodeId> {
-        let mut out = vec![start];
-        let mut i = 0;
-        while i < out.len() {
-            let n = out[i];
-            let at = i + 1;
-            out.splice(at..at, self.nodes[n].children.iter().copied());
-            i += 1;
-        }
+        let mut out = Vec::new();
+        self.walk_nodes(start, true, &mut |n, reach| {
+            if reach == Reach::Enter {
+                out.push(n);
+            }
+            Visit::Descend
+        });
         out
     }
 
@@ -728,14 +896,23 @@ impl Scene {
         out.data_path = self.data_path.clone();
         out.factory = self.factory.clone();
         out.lenient = self.lenient;
-        if let Some(p) = self.nodes[node].parent {
-            self.nodes[p].children.retain(|c| *c != node);
+        let moving = self.subtree(node);
+        let leaving: std::collections::HashSet<NodeId> = moving.iter().copied().collect();
+        // Links from parents that stay here to nodes that leave are cut.
+        for &n in &moving {
+            for p in self.nodes[n].parents.clone() {
+                if n == node || !leaving.contains(&p) {
+                    self.nodes[p].children.retain(|c| *c != n);
+                }
+            }
         }
         let mut map = Grafted::default();
         let mut objects_of = Vec::new();
-        for old in self.subtree(node) {
+        let mut children_of = Vec::new();
+        for old in moving {
             let mut n = self.nodes.remove(old).expect("subtree yields live nodes");
             let objects = std::mem::take(&mut n.objects);
+            let children = std::mem::take(&mut n.children);
             let id = if old == node {
                 let root = &mut out.nodes[Self::ROOT];
                 root.context = n.context;
@@ -745,13 +922,15 @@ impl Scene {
                 root.data = n.data;
                 Self::ROOT
             } else {
-                let parent = map.nodes[&n.parent.expect("a node below another has a parent")];
-                let id = out.nodes.insert(Node { parent: Some(parent), children: Vec::new(), ..n });
-                out.nodes[parent].children.push(id);
-                id
+                let parents = n.parents.iter().filter_map(|p| map.nodes.get(p).copied()).collect();
+                out.nodes.insert(Node { parents, ..n })
             };
             objects_of.push((id, objects));
+            children_of.push((id, children));
             map.nodes.insert(old, id);
+        }
+        for (id, children) in children_of {
+            out.nodes[id].children = children.iter().filter_map(|c| map.nodes.get(c).copied()).collect();
         }
         let moving: Vec<ComponentId> = self.components.iter().filter(|(_, e)| map.nodes.contains_key(&e.node)).map(|(id, _)| id).collect();
         for old in moving {
@@ -947,16 +1126,9 @@ impl Scene {
         self.nodes[node].objects.iter().rev().copied().find(|c| self.components[c].plays(role))
     }
 
-    /// SOFA's `SearchUp`: local, then each parent recursively.
+    /// SOFA's `SearchUp`: local, then each parent in order, recursively.
     pub fn find_up(&self, node: NodeId, role: RoleId) -> Option<ComponentId> {
-        let mut cur = Some(node);
-        while let Some(n) = cur {
-            if let Some(c) = self.find_local(n, role) {
-                return Some(c);
-            }
-            cur = self.nodes[n].parent;
-        }
-        None
+        self.find_local(node, role).or_else(|| self.nodes[node].parents.iter().find_map(|&p| self.find_up(p, role)))
     }
 
     /// SOFA's `SearchDown`: local, then children depth-first.
@@ -967,19 +1139,12 @@ impl Scene {
     /// The context mechanical state of a node: its slot, else the first state of the nearest
     /// ancestor that has one.
     pub fn context_state(&self, node: NodeId) -> Option<ComponentId> {
-        self.slot(node, role::MECHANICAL_STATE).or_else(|| self.nodes[node].parent.and_then(|p| self.find_up(p, role::MECHANICAL_STATE)))
+        self.slot(node, role::MECHANICAL_STATE).or_else(|| self.nodes[node].parents.iter().find_map(|&p| self.find_up(p, role::MECHANICAL_STATE)))
     }
 
-    /// The context topology of a node: its slot, else the nearest ancestor's.
+    /// The context topology of a node: its slot, else the nearest ancestor's (parents in order).
     pub fn context_topology(&self, node: NodeId) -> Option<ComponentId> {
-        let mut cur = Some(node);
-        while let Some(n) = cur {
-            if let Some(c) = self.slot(n, role::TOPOLOGY) {
-                return Some(c);
-            }
-            cur = self.nodes[n].parent;
-        }
-        None
+        self.slot(node, role::TOPOLOGY).or_else(|| self.nodes[node].parents.iter().find_map(|&p| self.context_topology(p)))
     }
 
     /// The state id of a mechanical-state component.
@@ -997,12 +1162,13 @@ impl Scene {
         MechParams { dt: c.dt, time: c.time, gravity: c.gravity }
     }
 
-    /// Copies gravity, dt, time and animate from the root down to every node.
+    /// Copies gravity, dt, time and animate from the root down to every node, each from its
+    /// first parent.
     pub fn propagate_context(&mut self) {
         // Parents come before their children in the preorder (the compiled one: this runs at
         // every step's end).
         for &n in self.preorder_plan().iter() {
-            if let Some(p) = self.nodes[n].parent {
+            if let Some(p) = self.nodes[n].parent() {
                 self.nodes[n].context = self.nodes[p].context;
             }
         }
@@ -1055,7 +1221,7 @@ impl Scene {
                     if master.is_some() {
                         return None;
                     }
-                    cur = self.nodes[cur].parent?;
+                    cur = self.nodes[cur].parent()?;
                     based = true;
                 }
                 name => {
@@ -1075,7 +1241,7 @@ impl Scene {
                         if based {
                             return None;
                         }
-                        cur = n.parent?;
+                        cur = n.parent()?;
                     }
                     based = true;
                 }
@@ -1128,7 +1294,7 @@ impl Scene {
             let last = i + 1 == segs.len();
             match *seg {
                 "." => {}
-                ".." => cur = self.nodes[cur].parent.unwrap_or(cur),
+                ".." => cur = self.nodes[cur].parent().unwrap_or(cur),
                 name if last => {
                     return self.nodes[cur].objects.iter().copied().find(|c| self.components[*c].name == name);
                 }
@@ -1774,5 +1940,96 @@ mod data_link_tests {
         assert_eq!(s.data_field(m).unwrap().link_text.as_deref(), Some("@/root.k"), "the text stays");
         let n3 = DataLinkTarget::node(back.nodes[&sub], n.field);
         assert_eq!(out.data_field(n3).unwrap().link, Some(DataLinkTarget::node(Scene::ROOT, k.field)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &Scene, nodes: &[NodeId]) -> Vec<String> {
+        nodes.iter().map(|n| s.nodes[*n].name.clone()).collect()
+    }
+
+    /// root → a → (a1, d), b → (d, b1), d → e: `d` has parents a and b.
+    fn dag() -> (Scene, [NodeId; 4]) {
+        let mut s = Scene::new("root");
+        let a = s.add_node(Scene::ROOT, "a");
+        s.add_node(a, "a1");
+        let b = s.add_node(Scene::ROOT, "b");
+        let d = s.add_node(a, "d");
+        s.add_parent(d, b).unwrap();
+        s.add_node(b, "b1");
+        s.add_node(d, "e");
+        (s, [a, b, d, Scene::ROOT])
+    }
+
+    #[test]
+    fn a_node_with_two_parents_is_visited_once_after_the_last_of_them() {
+        let (s, [a, b, d, _]) = dag();
+        assert_eq!(names(&s, &s.preorder(Scene::ROOT)), ["root", "a", "a1", "b", "d", "e", "b1"]);
+        assert_eq!(names(&s, &s.subtree(Scene::ROOT)), ["root", "a", "a1", "b", "d", "e", "b1"]);
+        // From a, b is outside: it does not hold d back.
+        assert_eq!(names(&s, &s.preorder(a)), ["a", "a1", "d", "e"]);
+        assert_eq!(names(&s, &s.preorder(b)), ["b", "d", "e", "b1"]);
+        // Leave comes after the children reached through the node.
+        let mut events = Vec::new();
+        s.walk(Scene::ROOT, &mut |n, r| {
+            events.push(format!("{}{}", if r == Reach::Enter { "+" } else { "-" }, s.nodes[n].name));
+            Visit::Descend
+        });
+        assert_eq!(events.join(" "), "+root +a +a1 -a1 -a +b +d +e -e -d +b1 -b1 -b -root");
+        assert_eq!(s.node_path(d), "/root/a/d");
+        assert!(s.is_ancestor(b, d) && s.is_ancestor(Scene::ROOT, d) && !s.is_ancestor(d, b));
+    }
+
+    #[test]
+    fn a_node_is_pruned_only_when_all_its_parents_are() {
+        let (mut s, [a, b, _, _]) = dag();
+        let prune_at = |s: &Scene, cut: &[NodeId]| {
+            let mut out = Vec::new();
+            s.walk(Scene::ROOT, &mut |n, r| {
+                if r == Reach::Enter {
+                    out.push(n);
+                    if cut.contains(&n) {
+                        return Visit::Prune;
+                    }
+                }
+                Visit::Descend
+            });
+            names(s, &out)
+        };
+        assert_eq!(prune_at(&s, &[a]), ["root", "a", "b", "d", "e", "b1"]);
+        assert_eq!(prune_at(&s, &[a, b]), ["root", "a", "b"]);
+        s.nodes[b].activated = false;
+        assert_eq!(names(&s, &s.preorder(Scene::ROOT)), ["root", "a", "a1", "d", "e"]);
+        assert!(s.node_active(s.nodes[a].children[1]));
+        s.nodes[a].activated = false;
+        assert_eq!(names(&s, &s.preorder(Scene::ROOT)), ["root"]);
+        assert!(!s.node_active(s.nodes[b].children[0]));
+    }
+
+    #[test]
+    fn a_dag_moves_between_scenes_with_its_links() {
+        let (mut s, [a, _, _, _]) = dag();
+        let (out, map) = s.prune(a).unwrap();
+        // d leaves with a; b keeps b1 only.
+        assert_eq!(names(&out, &out.subtree(Scene::ROOT)), ["a", "a1", "d", "e"]);
+        assert_eq!(names(&s, &s.subtree(Scene::ROOT)), ["root", "b", "b1"]);
+        assert_eq!(out.nodes[map.nodes[&s_id_of(&map, &out, "d")]].parents.len(), 1);
+        let mut host = Scene::new("host");
+        let h = host.add_node(Scene::ROOT, "h");
+        let (s2, _) = dag();
+        let g = host.graft(h, s2).unwrap();
+        assert_eq!(names(&host, &host.subtree(Scene::ROOT)), ["host", "h", "root", "a", "a1", "b", "d", "e", "b1"]);
+        let d = *g.nodes.values().find(|n| host.nodes[**n].name == "d").unwrap();
+        assert_eq!(names(&host, &host.nodes[d].parents), ["a", "b"]);
+        let a2 = host.nodes[d].parents[0];
+        assert_eq!(names(&host, &host.nodes[a2].children), ["a1", "d"], "children keep their order");
+    }
+
+    /// The old id of the node named `name` in a map to `out`.
+    fn s_id_of(map: &Grafted, out: &Scene, name: &str) -> NodeId {
+        *map.nodes.iter().find(|(_, n)| out.nodes[**n].name == name).unwrap().0
     }
 }

@@ -15,6 +15,7 @@ pub use roles::*;
 use crate::diag::{SimError, SimResult};
 use crate::graph::component::MechParams;
 use crate::graph::role;
+use crate::graph::scene::{Reach, Visit};
 use crate::scene::{ComponentId, NodeId, Scene};
 use crate::scratch::{SmallVec, StateSet};
 use crate::state::{MState, StateId, VecId, VecKind};
@@ -132,37 +133,38 @@ impl MechScope {
         }
     }
 
-    /// Collects node `n` and its subtree, depth first: the node's state and objects, the contact
-    /// objects acting after them, the children, then the contact mappings anchored at the end
-    /// of the subtree.
-    fn visit(&mut self, scene: &Scene, n: NodeId) {
-        let nd = scene.node(n);
-        if !nd.activated {
-            return;
-        }
-        if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
-            self.add_state(scene, st);
-        }
-        for &c in &nd.objects {
-            self.add_component(scene, c);
-        }
+    /// Collects node `start` and its subtree in the graph's walk: each node's state and
+    /// objects, the contact objects acting after them, the children, then the contact mappings
+    /// anchored at the end of the node's subtree.
+    fn visit(&mut self, scene: &Scene, start: NodeId) {
         let contacts = &scene.contacts;
-        if !contacts.is_empty() {
-            for c in contacts.attached_at(n) {
-                self.add_component(scene, c);
-            }
-        }
-        for &c in &nd.children {
-            self.visit(scene, c);
-        }
-        if !contacts.is_empty() {
-            for m in contacts.mappers_at(n) {
-                if let Some(st) = scene.entry(m).state {
-                    self.add_state(scene, st);
+        scene.walk(start, &mut |n, reach| {
+            match reach {
+                Reach::Enter => {
+                    if let Some(st) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+                        self.add_state(scene, st);
+                    }
+                    for &c in &scene.node(n).objects {
+                        self.add_component(scene, c);
+                    }
+                    if !contacts.is_empty() {
+                        for c in contacts.attached_at(n) {
+                            self.add_component(scene, c);
+                        }
+                    }
                 }
-                self.add_component(scene, m);
+                Reach::Leave if !contacts.is_empty() => {
+                    for m in contacts.mappers_at(n) {
+                        if let Some(st) = scene.entry(m).state {
+                            self.add_state(scene, st);
+                        }
+                        self.add_component(scene, m);
+                    }
+                }
+                Reach::Leave => {}
             }
-        }
+            Visit::Descend
+        });
     }
 
     fn add_state(&mut self, scene: &Scene, st: StateId) {

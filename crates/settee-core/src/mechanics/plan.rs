@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::graph::plan::{compiled_list, node_key};
 use crate::graph::role;
-use crate::graph::scene::{ComponentId, NodeId, Scene};
+use crate::graph::scene::{ComponentId, NodeId, Reach, Scene, Visit};
 use crate::mechanics::MechScope;
 
 /// One item of the solve stage, in SOFA's SolveVisitor order.
@@ -66,11 +66,17 @@ impl SolvePlan {
     /// The items of `n`'s subtree from position `*used` on, reusing the lists of the items there:
     /// a node holding ODE solvers is solved and not descended into; another node's interaction
     /// force fields (and the contact force fields attached to it) act as isolated interactions.
-    fn collect(&mut self, scene: &Scene, n: NodeId, used: &mut usize) {
+    fn collect(&mut self, scene: &Scene, start: NodeId, used: &mut usize) {
+        scene.walk(start, &mut |n, reach| match reach {
+            Reach::Enter if self.collect_node(scene, n, used) => Visit::Prune,
+            _ => Visit::Descend,
+        });
+    }
+
+    /// Adds the item of node `n` at position `*used`; true when the node is solved (the walk
+    /// does not descend below it).
+    fn collect_node(&mut self, scene: &Scene, n: NodeId, used: &mut usize) -> bool {
         let node = scene.node(n);
-        if !node.activated {
-            return;
-        }
         let mut list = match self.0.get_mut(*used) {
             Some(SolveItem::Solve { solvers: l, .. } | SolveItem::Isolated { interactions: l, .. }) => std::mem::take(l),
             None => Vec::new(),
@@ -94,10 +100,6 @@ impl SolvePlan {
             None => self.0.push(item),
         }
         *used += 1;
-        if !solved {
-            for &c in &node.children {
-                self.collect(scene, c, used);
-            }
-        }
+        solved
     }
 }

@@ -73,7 +73,7 @@ pub fn selected_states(scene: &Scene) -> Vec<(NodeState, usize)> {
                 weights[i] += 1;
                 break;
             }
-            cur = scene.node(c).parent;
+            cur = scene.node(c).parent();
         }
     }
     out.into_iter().zip(weights).collect()
