@@ -172,6 +172,7 @@ fn each_class_names_the_sofa_module_that_registers_it() {
 }
 
 #[test]
+#[allow(clippy::disallowed_methods)] // the test reads the state's colour by name, as a script does
 fn a_state_s_bounding_box_is_the_bounds_of_its_positions() {
     let f = settee::factory();
     let mut s = Scene::new("root");

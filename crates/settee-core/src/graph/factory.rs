@@ -21,6 +21,7 @@ impl BaseData {
     pub const TAGS: crate::DataRef<crate::data_ref::Words> = crate::DataRef::declared("tags");
     pub const PRINT_LOG: crate::DataRef<crate::data_ref::Bool> = crate::DataRef::declared("printLog");
     pub const LISTENING: crate::DataRef<crate::data_ref::Bool> = crate::DataRef::declared("listening");
+    pub const BBOX: crate::DataRef<crate::data_ref::Reals> = crate::DataRef::declared("bbox");
 }
 
 /// Data every component has.

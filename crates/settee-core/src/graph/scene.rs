@@ -746,7 +746,7 @@ impl Scene {
     pub fn bounding_box(&self, id: ComponentId) -> [f64; 6] {
         let e = &self.components[id];
         let Some(st) = e.state.and_then(|s| self.store.states.get(s)) else {
-            let r = e.data.reals("bbox");
+            let r = e.data.get(crate::graph::factory::BaseData::BBOX);
             return std::array::from_fn(|i| r.get(i).copied().unwrap_or(0.0));
         };
         let (mut lo, mut hi) = ([f64::MAX; 3], [-f64::MAX; 3]);
@@ -1787,6 +1787,7 @@ mod data_link_tests {
         templates: &[],
         default_template: "",
         template_rule: TemplateRule::Default,
+        module: "",
         data: &[TABLE],
         links: &[],
         create: never,
@@ -1815,6 +1816,8 @@ mod data_link_tests {
             dir: PathBuf::new(),
             initialized: false,
             refreshed: 0,
+            master: None,
+            slaves: Vec::new(),
         });
         s.nodes[Scene::ROOT].objects.push(c);
         (s, c)
