@@ -354,3 +354,21 @@ fn scripts_run_their_main() {
         check_prints(&case, &stdout, "settee python (main)");
     }
 }
+
+/// A Python mapping (`Sofa.Core.Mapping_Vec3d_Vec3d`) under a node with two parents
+/// (`root.Simulation.addChild(root.Modelling)`: the solver's node adopts the model): the mapped
+/// points follow the falling ones through the script's `apply`.
+#[test]
+fn python_identity_mapping_follows_its_falling_input() {
+    run_both_ways(&Case {
+        shared: EXAMPLES,
+        path: "example-mapping.py",
+        env: &[],
+        dt: 0.01,
+        dumped: 1,
+        states: 2,
+        stride: 3,
+        motion: Motion::Falls { min_drop: 1.0 },
+        prints: NO_PRINTS,
+    });
+}
