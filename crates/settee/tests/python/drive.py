@@ -23,7 +23,8 @@ spec.loader.exec_module(module)
 
 def states(node, out):
     for o in node.objects:
-        if o.getClassName() == "MechanicalObject":
+        # A node with several parents is reached once per parent: its states count once.
+        if o.getClassName() == "MechanicalObject" and all(p != o.getPathName() for p, _ in out):
             out.append((o.getPathName(), o.position.value.copy()))
     for c in node.children:
         states(c, out)
