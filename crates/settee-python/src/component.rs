@@ -379,6 +379,23 @@ pub fn attach(py: Python<'_>, cell: &Py<SceneCell>, node: NodeId, obj: &Bound<'_
 #[pyclass(module = "Sofa.Core", name = "Controller", extends = PyObj, subclass, unsendable)]
 pub struct PyController;
 
+/// What the base constructors of SofaPython3's component trampolines (force fields, mappings)
+/// do with their arguments: listening from the start, a single positional argument is the name
+/// (given twice, with `name=` too, is a `TypeError`), and the keywords naming base Data are set.
+pub fn take_base_arguments(base: &mut PyObj, args: &Bound<'_, PyTuple>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    base.pending.push(("listening".into(), "true".into()));
+    if args.len() == 1 {
+        if let Some(name) = kw.and_then(|k| k.get_item("name").ok().flatten()) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "The name is set twice as a named argument='{name}' and as a positional argument='{}'.",
+                args.get_item(0)?
+            )));
+        }
+        base.pending.push(("name".into(), args.get_item(0)?.extract::<String>()?));
+    }
+    take_kwargs(base, kw)
+}
+
 pub fn take_kwargs(base: &mut PyObj, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
     if let Some(kw) = kw {
         for (k, v) in kw.iter() {

@@ -11,7 +11,7 @@
 
 use numpy::ndarray::ArrayView2;
 use numpy::PyArray2;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use settee_core::component::ForceField;
@@ -56,16 +56,28 @@ impl PythonForceField {
     /// Calls `method` of the instance with the scene lent; a Python exception becomes the
     /// step's error (SOFA lets it run up through the solver), its traceback printed.
     fn call<'py>(&self, py: Python<'py>, scene: &mut Scene, method: &str, args: Bound<'py, PyTuple>) -> SimResult<Bound<'py, PyAny>> {
-        let obj = self.instance()?.bind(py);
-        lend(scene, || obj.call_method1(method, args)).map_err(|e| {
-            let text = e.to_string();
-            let pos = crate::traceback_positions(py, &e).pop();
-            e.print(py);
-            let mut err = SimError::new(format!("Python exception in {method}: {text}"));
-            err.0.pos = pos;
-            err
-        })
+        call_lent(py, scene, self.instance()?.bind(py), method, args)
     }
+}
+
+/// Calls `method` of a Python component's instance with the scene lent (its code reads its
+/// Data). A Python exception becomes the step's error at the script's line, its traceback
+/// printed: SOFA lets the exceptions of force fields and mappings run up through the solver.
+pub(crate) fn call_lent<'py>(
+    py: Python<'py>,
+    scene: &mut Scene,
+    obj: &Bound<'py, PyAny>,
+    method: &str,
+    args: Bound<'py, PyTuple>,
+) -> SimResult<Bound<'py, PyAny>> {
+    lend(scene, || obj.call_method1(method, args)).map_err(|e| {
+        let text = e.to_string();
+        let pos = crate::traceback_positions(py, &e).pop();
+        e.print(py);
+        let mut err = SimError::new(format!("Python exception in {method}: {text}"));
+        err.0.pos = pos;
+        err
+    })
 }
 
 /// The `mparams` dict of SofaPython3's trampoline.
@@ -406,21 +418,7 @@ fn init_force_field(obj: &Bound<'_, PyObj>, args: &Bound<'_, PyTuple>, kw: Optio
         return Ok(());
     }
     let mut mstate = None;
-    {
-        let mut base = obj.borrow_mut();
-        base.pending.push(("listening".into(), "true".into()));
-        if args.len() == 1 {
-            if kw.is_some_and(|k| k.contains("name").unwrap_or(false)) {
-                return Err(PyTypeError::new_err(format!(
-                    "The name is set twice as a named argument='{}' and as a positional argument='{}'.",
-                    kw.and_then(|k| k.get_item("name").ok().flatten()).map(|v| v.to_string()).unwrap_or_default(),
-                    args.get_item(0)?
-                )));
-            }
-            base.pending.push(("name".into(), args.get_item(0)?.extract::<String>()?));
-        }
-        crate::component::take_kwargs(&mut base, kw)?;
-    }
+    crate::component::take_base_arguments(&mut obj.borrow_mut(), args, kw)?;
     if let Some(v) = kw.and_then(|k| k.get_item("mstate").ok().flatten()) {
         // An object given as `mstate` is ignored, as SofaPython3 does.
         mstate = if let Ok(l) = v.cast::<crate::node::LinkPath>() { Some(l.borrow().path.clone()) } else { v.extract::<String>().ok() };

@@ -19,8 +19,7 @@ use settee_core::{
 };
 use settee_mapping::common::{resolve_ports, MappingData, Ports};
 
-use crate::cell::lend;
-use crate::forcefield::StateVector;
+use crate::forcefield::{call_lent, StateVector};
 use crate::object::PyObj;
 
 /// A mapping written in Python: SOFA's `Mapping<In, Out>` trampoline.
@@ -105,15 +104,7 @@ impl PythonMapping {
             let out = StateVector::new(py, w.2, written, w.0, w.1).map_err(py_err)?;
             let inp = StateVector::new(py, r.2, read, r.0, r.1).map_err(py_err)?;
             let args = PyTuple::new(py, [mp.into_any(), out.clone().into_any(), inp.into_any()]).map_err(py_err)?;
-            let method = call.method();
-            lend(scene, || obj.bind(py).call_method1(method, args)).map_err(|e| {
-                let text = e.to_string();
-                let pos = crate::traceback_positions(py, &e).pop();
-                e.print(py);
-                let mut err = SimError::new(format!("Python exception in {method}: {text}"));
-                err.0.pos = pos;
-                err
-            })?;
+            call_lent(py, scene, obj.bind(py), call.method(), args)?;
             out.borrow().copy_into(written);
             Ok(())
         })
@@ -228,17 +219,7 @@ fn init_mapping(obj: &Bound<'_, PyObj>, args: &Bound<'_, PyTuple>, kw: Option<&B
     let mut links = Vec::new();
     {
         let mut base = obj.borrow_mut();
-        base.pending.push(("listening".into(), "true".into()));
-        if args.len() == 1 {
-            if let Some(name) = kw.and_then(|k| k.get_item("name").ok().flatten()) {
-                return Err(PyTypeError::new_err(format!(
-                    "The name is set twice as a named argument='{name}' and as a positional argument='{}'.",
-                    args.get_item(0)?
-                )));
-            }
-            base.pending.push(("name".into(), args.get_item(0)?.extract::<String>()?));
-        }
-        crate::component::take_kwargs(&mut base, kw)?;
+        crate::component::take_base_arguments(&mut base, args, kw)?;
         if let Some(kw) = kw {
             for (k, v) in kw.iter() {
                 let k: String = k.extract()?;
