@@ -159,6 +159,18 @@ pub(crate) fn set_writeable(arr: &Bound<'_, PyAny>, on: bool) {
     }
 }
 
+/// A Data value as Python sees it: containers as numpy arrays (writeable or not), the others
+/// as Python scalars and strings.
+fn field_value_to_py<'py>(py: Python<'py>, kind: DataKind, v: &Value, writeable: bool) -> PyResult<Bound<'py, PyAny>> {
+    if is_container(kind) {
+        let a = value_array(py, kind, v)?;
+        set_writeable(&a, writeable);
+        Ok(a)
+    } else {
+        scalar_to_py(py, v)
+    }
+}
+
 /// A numpy array of a value's numbers, shaped as SOFA shapes it (`(n, k)` for lists of
 /// k-tuples, `(k,)` for one fixed vector, `(n,)` for plain lists).
 fn value_array<'py>(py: Python<'py>, kind: DataKind, v: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -201,13 +213,7 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
             let v = with_scene(py, cell, |s| node_data_value(s, *id, &name))?
                 .ok_or_else(|| PyAttributeError::new_err(format!("no node Data '{name}'")))?;
             let kind = node_data_kind(&name);
-            if is_container(kind) {
-                let a = value_array(py, kind, &v)?;
-                set_writeable(&a, writeable);
-                Ok(a)
-            } else {
-                scalar_to_py(py, &v)
-            }
+            field_value_to_py(py, kind, &v, writeable)
         }
         Place::NodeField(cell, id, i) => {
             // As SOFA reads a Data: a linked one takes its parent's value first.
@@ -216,13 +222,7 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
                 let f = &s.node(*id).data.fields[*i];
                 (f.decl.kind, f.value.clone())
             })?;
-            if is_container(kind) {
-                let a = value_array(py, kind, &v)?;
-                set_writeable(&a, writeable);
-                Ok(a)
-            } else {
-                scalar_to_py(py, &v)
-            }
+            field_value_to_py(py, kind, &v, writeable)
         }
         Place::Field(cell, id, i) => {
             // A state vector: a view on the store's memory, no copy.
@@ -251,13 +251,7 @@ fn read_value<'py>(py: Python<'py>, d: &Bound<'py, PyData>, writeable: bool) -> 
                 let f = &s.entry(*id).data.fields[*i];
                 (f.decl.kind, linked_value(s, DataLinkTarget::component(*id, *i), 0))
             })?;
-            if is_container(kind) {
-                let a = value_array(py, kind, &v)?;
-                set_writeable(&a, writeable);
-                Ok(a)
-            } else {
-                scalar_to_py(py, &v)
-            }
+            field_value_to_py(py, kind, &v, writeable)
         }
     }
 }
