@@ -56,6 +56,7 @@ pub mod role {
     pub use crate::constraint::{CONSTRAINT_CORRECTION, CONSTRAINT_LAW, CONSTRAINT_SOLVER, CONTACT_CONSTRAINT};
     pub use crate::graph::role::*;
     pub use crate::mechanics::roles::{ANIMATION_LOOP, FORCE_FIELD, LINEAR_SOLVER, MAPPING, MASS, ODE_SOLVER, PROJECTIVE_CONSTRAINT};
+    pub use crate::topology_change::TOPOLOGY_MODIFIER;
 }
 
 pub use component::{

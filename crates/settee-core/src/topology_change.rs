@@ -12,6 +12,28 @@ use crate::graph::role::{self, RoleId};
 pub use crate::graph::topology::{ChangeError, ElementKind, Follow, TopologyChange};
 use crate::{ComponentId, InitCtx, Scene, SimError, SimResult};
 
+/// A topology modifier (SOFA's `PointSetTopologyModifier` and the levels above it): changes
+/// the elements of the container it works on when asked from outside the step's own components
+/// (a script's `addPoints`/`removePoints`, a controller). The change goes to the container, then
+/// to the states and every follower, as a change made by a TopologicalChangeProcessor does.
+pub trait TopologyModifier {
+    /// The container the modifier changes: SOFA's `getContext()->get(m_container)`, the
+    /// topology of the modifier's node or, failing that, of its ancestors.
+    fn container(&self, scene: &Scene, me: ComponentId) -> Option<ComponentId> {
+        scene.context_topology(scene.entry(me).node)
+    }
+    /// SOFA's `addPoints(count, ancestors, coefs, addDOF = true)`: `count` points appended,
+    /// point `k` made from `ancestors[k]` weighted by `coefs[k]` (equal weights when `coefs[k]`
+    /// is empty; at the origin without ancestors), in the container and in every state on it.
+    fn add_points(&mut self, scene: &mut Scene, me: ComponentId, count: usize, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) -> SimResult;
+    /// SOFA's `removePoints(indices, removeDOF = true)`: each point removed by swap-with-last,
+    /// in decreasing order, from the container (its elements renamed) and from every state.
+    fn remove_points(&mut self, scene: &mut Scene, me: ComponentId, indices: Vec<usize>) -> SimResult;
+}
+
+/// The role of [`TopologyModifier`].
+pub const TOPOLOGY_MODIFIER: RoleId = RoleId::of::<dyn TopologyModifier>("TopologyModifier");
+
 /// Checks a change against an array of `len` elements of its kind, before anything is changed.
 pub fn validate(change: &TopologyChange, len: usize) -> Result<(), ChangeError> {
     let kind = change.kind().name();

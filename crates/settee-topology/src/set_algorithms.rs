@@ -8,12 +8,16 @@
 //! and draw in SOFA; nothing in the supported scenes asks them, so they are accepted with their
 //! Data. Neither changes anything at init.
 //!
-//! Topological mappings look for the modifiers by class (see [`modifier_kind`]).
+//! Topological mappings look for the modifiers by class (see [`modifier_kind`]). Scripts reach
+//! the modifiers through their [`TopologyModifier`] role (SofaPython3's `addPoints`,
+//! `removePoints`).
 
 use settee_core::role::TopologyAlgorithms;
-use settee_core::{component, Component, ComponentClass};
+use settee_core::topology_change::TopologyModifier;
+use settee_core::{component, Component, ComponentClass, ComponentId, Scene, SimError, SimResult};
 
-use crate::set_container::SetKind;
+use crate::modifier::{self, DynTopo};
+use crate::set_container::{SetKind, SetTopologyContainer};
 
 /// The Data of every topology modifier (SOFA's `PointSetTopologyModifier`).
 #[settee_core::data_group(data = {
@@ -120,6 +124,7 @@ pub struct HexahedronGeometryData;
 
 /// A topology modifier (no behaviour of its own: see [`crate::modifier`]).
 #[component(
+    roles = [TopologyModifier],
     markers = [TopologyAlgorithms],
     create = |_| SetModifier,
     description = "Topology modifier: the container beside it can gain and lose elements while the simulation runs (see TopologicalChangeProcessor).",
@@ -134,6 +139,72 @@ pub struct HexahedronGeometryData;
 pub struct SetModifier;
 
 impl Component for SetModifier {}
+
+impl SetModifier {
+    /// The dynamic container `me` changes and its number of points, or why there is none.
+    fn target(&self, scene: &Scene, me: ComponentId) -> SimResult<(ComponentId, usize)> {
+        let label = scene.entry(me).label();
+        if !scene.entry(me).initialized {
+            return Err(SimError::new(format!("{label} is not initialised yet: its container has no points to change"))
+                .hint("initialise the scene first (Sofa.Simulation.init(root))"));
+        }
+        let Some(container) = self.container(scene, me) else {
+            return Err(SimError::new(format!("{label} has no topology container in its node or above it")));
+        };
+        let Some(c) = scene.get::<SetTopologyContainer>(container) else {
+            return Err(SimError::unsupported(format!(
+                "{label} works on {}, which is not a dynamic topology container",
+                scene.entry(container).label()
+            ))
+            .hint("use a *SetTopologyContainer (PointSetTopologyContainer, TriangleSetTopologyContainer, …)"));
+        };
+        Ok((container, c.topo().nb_points))
+    }
+}
+
+impl TopologyModifier for SetModifier {
+    fn add_points(&mut self, scene: &mut Scene, me: ComponentId, count: usize, ancestors: Vec<Vec<usize>>, coefs: Vec<Vec<f64>>) -> SimResult {
+        let (container, nb_points) = self.target(scene, me)?;
+        if ancestors.len() > count || coefs.len() > count {
+            return Err(SimError::new(format!("addPoints({count}) was given ancestors or coefficients for more than {count} points")));
+        }
+        for (k, a) in ancestors.iter().enumerate() {
+            if let Some(&i) = a.iter().find(|&&i| i >= nb_points) {
+                return Err(SimError::new(format!("the ancestors of new point {k} name point {i}, but the container has {nb_points} points")));
+            }
+            let c = coefs.get(k).map_or(0, Vec::len);
+            if c != 0 && c != a.len() {
+                return Err(SimError::new(format!("new point {k} has {} ancestors but {c} coefficients", a.len())));
+            }
+        }
+        modifier::modify(scene, container, |t: &mut DynTopo| modifier::point::add_points(t, count, ancestors, coefs))
+    }
+
+    fn remove_points(&mut self, scene: &mut Scene, me: ComponentId, indices: Vec<usize>) -> SimResult {
+        let (container, nb_points) = self.target(scene, me)?;
+        let mut seen = std::collections::HashSet::new();
+        for &i in &indices {
+            if i >= nb_points {
+                return Err(SimError::new(format!("removePoints names point {i}, but the container has {nb_points} points")));
+            }
+            if !seen.insert(i) {
+                return Err(SimError::new(format!("removePoints names point {i} twice")));
+            }
+        }
+        // SOFA renames the last point into each removed one and leaves elements on a removed
+        // point dangling: only points no element uses can go.
+        if let Some(c) = scene.get::<SetTopologyContainer>(container) {
+            let m = &c.topo().mesh;
+            let used = m.edges.iter().flatten().chain(m.triangles.iter().flatten()).chain(m.quads.iter().flatten());
+            let mut used = used.chain(m.tetrahedra.iter().flatten()).chain(m.hexahedra.iter().flatten());
+            if let Some(&i) = used.find(|i| seen.contains(*i)) {
+                return Err(SimError::new(format!("removePoints names point {i}, which elements of {} still use", scene.entry(container).label()))
+                    .hint("remove the elements first (their modifier's removeItems); points left isolated go with them"));
+            }
+        }
+        modifier::modify(scene, container, |t: &mut DynTopo| modifier::point::remove_points(t, indices))
+    }
+}
 
 /// A geometry-algorithms component (no behaviour).
 #[component(
