@@ -87,6 +87,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<base::PyBase>()?;
     m.add_class::<base::PyLink>()?;
     m.add_class::<topology::PyMeshTopology>()?;
+    m.add_class::<topology::PyTopologyModifier>()?;
     m.add_class::<node::PyNode>()?;
     m.add_class::<node::LinkPath>()?;
     m.add_class::<object::PyObj>()?;

@@ -27,10 +27,19 @@ pub fn wrap_object(py: Python<'_>, cell: &Py<SceneCell>, id: ComponentId) -> PyR
         return Ok(o.clone_ref(py));
     }
     let base = PyObj { target: Some((cell.clone_ref(py), id)), pending: Vec::new() }.initializer();
-    // A topology container is a `Sofa.Core.BaseMeshTopology` (SofaPython3's downcast).
-    let is_topology = with_scene(py, cell, |s| s.entry(id).plays(settee_core::role::TOPOLOGY))?;
-    let obj: Py<PyAny> =
-        if is_topology { Py::new(py, base.add_subclass(crate::topology::PyMeshTopology))?.into_any() } else { Py::new(py, base)?.into_any() };
+    // SofaPython3's downcasts: a topology container is a `Sofa.Core.BaseMeshTopology`, a
+    // topology modifier a `Sofa.Core.PointSetTopologyModifier`.
+    let (is_topology, is_modifier) = with_scene(py, cell, |s| {
+        let e = s.entry(id);
+        (e.plays(settee_core::role::TOPOLOGY), e.plays(settee_core::role::TOPOLOGY_MODIFIER))
+    })?;
+    let obj: Py<PyAny> = if is_topology {
+        Py::new(py, base.add_subclass(crate::topology::PyMeshTopology))?.into_any()
+    } else if is_modifier {
+        Py::new(py, base.add_subclass(crate::topology::PyTopologyModifier))?.into_any()
+    } else {
+        Py::new(py, base)?.into_any()
+    };
     cell.bind(py).borrow_mut().objects.insert(id, obj.clone_ref(py));
     Ok(obj)
 }

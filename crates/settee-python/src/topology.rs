@@ -3,9 +3,10 @@
 
 use std::collections::HashMap;
 
-use pyo3::exceptions::{PyIndexError, PyRuntimeError};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use settee_core::role::Topology;
+use settee_core::topology_change::TopologyModifier;
 use settee_core::{Adjacency, MeshData};
 
 use crate::cell::with_scene;
@@ -173,5 +174,55 @@ impl PyMeshTopology {
                 })
                 .collect())
         })?
+    }
+}
+
+/// `Sofa.Core.PointSetTopologyModifier`: the modifiers of the dynamic containers (every
+/// `*SetTopologyModifier` is one), with SofaPython3's `addPoints` and `removePoints`.
+#[pyclass(module = "Sofa.Core", name = "PointSetTopologyModifier", extends = PyObj, subclass, unsendable)]
+pub struct PyTopologyModifier;
+
+/// Runs one change through the modifier `slf` stands for, and turns the engine's refusal into a
+/// Python exception.
+fn modify_with(
+    slf: &Bound<'_, PyTopologyModifier>,
+    change: impl FnOnce(&mut dyn TopologyModifier, &mut settee_core::Scene, settee_core::ComponentId) -> settee_core::SimResult,
+) -> PyResult<()> {
+    let (cell, id) = obj_ref(slf.as_super()).ok_or_else(|| PyRuntimeError::new_err("this modifier was not added to a node yet"))?;
+    with_scene(slf.py(), &cell, |s| {
+        if s.entry(id).obj.is_none() {
+            return Err(PyRuntimeError::new_err("the modifier is in use by the engine"));
+        }
+        s.with_role::<dyn TopologyModifier, _>(id, |m, s| change(m, s, id)).map_err(|e| PyValueError::new_err(e.to_string()))
+    })?
+}
+
+#[pymethods]
+impl PyTopologyModifier {
+    /// Appends `nPoints` points to the container, and to the mechanical states on it
+    /// (`addDOF`), each at the origin, as SOFA's `addPoints(nPoints, addDOF)` does.
+    #[pyo3(signature = (nPoints, addDOF))]
+    #[allow(non_snake_case)]
+    fn addPoints(slf: &Bound<'_, PyTopologyModifier>, nPoints: usize, addDOF: bool) -> PyResult<()> {
+        if !addDOF {
+            return Err(PyNotImplementedError::new_err(
+                "addPoints(n, addDOF=False) is not supported by Settee: the mechanical states would no longer match their topology",
+            ));
+        }
+        modify_with(slf, |m, s, id| m.add_points(s, id, nPoints, Vec::new(), Vec::new()))
+    }
+
+    /// Removes the points `indices` (each by swap-with-last, in decreasing order) from the
+    /// container and from the mechanical states on it (`removeDOF`). Points an element still
+    /// uses cannot be removed.
+    #[pyo3(signature = (indices, removeDOF))]
+    #[allow(non_snake_case)]
+    fn removePoints(slf: &Bound<'_, PyTopologyModifier>, indices: Vec<usize>, removeDOF: bool) -> PyResult<()> {
+        if !removeDOF {
+            return Err(PyNotImplementedError::new_err(
+                "removePoints(indices, removeDOF=False) is not supported by Settee: the mechanical states would no longer match their topology",
+            ));
+        }
+        modify_with(slf, |m, s, id| m.remove_points(s, id, indices))
     }
 }

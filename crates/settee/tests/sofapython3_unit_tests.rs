@@ -15,14 +15,11 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 // Why tests cannot pass yet.
-const ADD_POINTS: &str = "the topology modifiers' methods (PointSetTopologyModifier.addPoints) are not bound yet";
 const MOCK: &str = "needs the C++ mock component Binding_BaseObject_MockComponent of SofaPython3's test plugin";
 
 /// Tests expected to fail on Settee: file (under `bindings/`), unittest id, reason. A module
 /// that cannot be imported shows as the one test `unittest.loader._FailedTest.<module>`.
 const SKIPS: &[(&str, &str, &str)] = &[
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleAccess_", ADD_POINTS),
-    ("Sofa/tests/Core/BaseData.py", "BaseData.Test.test_DataAsContainerNumpyArray_testIsDirtyOnDoubleWriteAccess_", ADD_POINTS),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_mockComponent", MOCK),
     ("Sofa/tests/Core/BaseObject.py", "BaseObject.Test.test_setSrc", MOCK),
 ];

@@ -123,3 +123,55 @@ fn removing_points_renames_the_last_one_and_refuses_points_in_use_or_out_of_rang
     assert_eq!(s.mesh_of(find(&s, "topo")).unwrap().edges, vec![[0, 1], [1, 2]]);
     animate(&mut s, 0.01).unwrap();
 }
+
+#[test]
+fn python_scripts_add_and_remove_points_with_sofapython3_s_methods() {
+    let out = common::python(
+        r#"
+import Sofa, Sofa.Core, Sofa.Simulation
+
+class Grower(Sofa.Core.Controller):
+    def __init__(self, modifier, *a, **kw):
+        Sofa.Core.Controller.__init__(self, *a, **kw)
+        self.modifier = modifier
+        self.steps = 0
+    def onAnimateBeginEvent(self, event):
+        self.steps += 1
+        if self.steps == 3:
+            self.modifier.addPoints(4, True)
+
+root = Sofa.Core.Node("root")
+root.gravity = [0, -9.81, 0]
+root.addObject("DefaultAnimationLoop")
+root.addObject("EulerImplicitSolver", rayleighStiffness=0, rayleighMass=0)
+root.addObject("CGLinearSolver", iterations=25, tolerance=1e-12, threshold=1e-12)
+root.addObject("PointSetTopologyContainer", points=[[0, 0, 0], [1, 0, 0]])
+modifier = root.addObject("PointSetTopologyModifier")
+mo = root.addObject("MechanicalObject")
+root.addObject("UniformMass", totalMass=1.0)
+root.addObject(Grower(modifier))
+Sofa.Simulation.init(root)
+print("class", type(modifier).__name__, isinstance(modifier, Sofa.Core.PointSetTopologyModifier))
+for _ in range(5):
+    Sofa.Simulation.animate(root, 0.01)
+print("size", len(mo.position.value))
+# The new points start at rest at the origin and fall from there.
+print("new", mo.position.value[2][1] < 0, mo.position.value[5][0] == 0.0)
+modifier.removePoints([5, 4], True)
+print("after", len(mo.position.value))
+for call in ("modifier.removePoints([0], False)", "modifier.addPoints(1, False)", "modifier.removePoints([40], True)"):
+    try:
+        eval(call)
+        print("accepted", call)
+    except (NotImplementedError, ValueError) as e:
+        print("refused", type(e).__name__)
+"#,
+    );
+    assert!(out.contains("class PointSetTopologyModifier True"), "{out}");
+    assert!(out.contains("size 6"), "{out}");
+    assert!(out.contains("new True True"), "{out}");
+    assert!(out.contains("after 4"), "{out}");
+    assert_eq!(out.matches("refused NotImplementedError").count(), 2, "{out}");
+    assert_eq!(out.matches("refused ValueError").count(), 1, "{out}");
+    assert!(!out.contains("accepted"), "{out}");
+}

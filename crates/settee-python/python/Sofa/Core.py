@@ -1,6 +1,7 @@
 """`Sofa.Core`: the scene graph's classes, backed by Settee's engine."""
 from _settee import (Base, Node, Object, Data, DataContainer, DataString, DataVectorString,
                      Link, LinkPath, Controller, NodeSequence, BaseMeshTopology, DataEngine,
+                     PointSetTopologyModifier,
                      ForceFieldVec3d, ForceFieldVec2d, ForceFieldVec1d, ForceFieldVec6d,
                      ForceFieldRigid3d, ForceFieldRigid2d)
 import _settee
