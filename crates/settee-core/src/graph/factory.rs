@@ -9,7 +9,7 @@ use crate::diag::{Diagnostic, SourcePos};
 use crate::graph::component::{ComponentClass, CreateArgs, Declared, LinkDecl, TemplateRule};
 use crate::graph::role;
 use crate::names::{removed_class_message, renamed_class, resolve_template};
-use crate::scene::{ComponentEntry, ComponentId, InitCtx, LinkField, LinkTarget, NodeId, Scene};
+use crate::scene::{ComponentEntry, ComponentId, InitCtx, LinkTarget, NodeId, Scene};
 use crate::state::MState;
 use crate::types::Layout;
 
@@ -179,24 +179,13 @@ impl Factory {
         let mut tables: Vec<&'static [DataDecl]> = vec![BASE_DATA];
         tables.extend_from_slice(class.data);
         let data = DataSet::from_decls(&tables, arity);
-        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
         let obj = (class.create)(&CreateArgs { template: &template, layout });
         let id = scene.components.insert(ComponentEntry {
-            class,
             template: template.clone(),
             layout,
-            name: String::new(),
-            node,
-            data,
-            links,
-            obj: Some(obj),
-            state: None,
             pos: pos.clone(),
             dir: dir.to_path_buf(),
-            initialized: false,
-            refreshed: 0,
-            master: None,
-            slaves: Vec::new(),
+            ..ComponentEntry::new(class, node, data, Some(obj))
         });
         scene.node_mut(node).objects.push(id);
         scene.touch();

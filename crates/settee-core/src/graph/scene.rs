@@ -169,6 +169,30 @@ impl Clone for ComponentEntry {
 }
 
 impl ComponentEntry {
+    /// A new entry of `class` in `node` with `data` and `obj`: no name, template, state,
+    /// position, directory, master nor slaves yet, not initialised, one empty link per link of
+    /// the class. Creation paths set what they know with struct update syntax
+    /// (`ComponentEntry { name, ..ComponentEntry::new(…) }`), so a new bookkeeping field gets
+    /// its default in one place.
+    pub fn new(class: &'static ComponentClass, node: NodeId, data: DataSet, obj: Option<Box<dyn Component>>) -> ComponentEntry {
+        ComponentEntry {
+            class,
+            template: String::new(),
+            layout: None,
+            name: String::new(),
+            node,
+            data,
+            links: class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect(),
+            obj,
+            state: None,
+            pos: None,
+            dir: PathBuf::new(),
+            initialized: false,
+            refreshed: 0,
+            master: None,
+            slaves: Vec::new(),
+        }
+    }
     /// Whether its class plays `role`.
     pub fn plays(&self, role: RoleId) -> bool {
         self.class.plays(role)
@@ -994,23 +1018,11 @@ impl Scene {
         tables.extend_from_slice(class.data);
         let mut data = DataSet::from_decls(&tables, arity);
         data.put(crate::factory::BaseData::NAME, name.to_string());
-        let links = class.links.iter().map(|d| LinkField { decl: d, text: None, pos: None, targets: Vec::new() }).collect();
         let id = self.components.insert(ComponentEntry {
-            class,
             template: layout.map(|l| l.name().to_string()).unwrap_or_default(),
             layout,
             name: name.to_string(),
-            node,
-            data,
-            links,
-            obj: Some(obj),
-            state: None,
-            pos: None,
-            dir: PathBuf::new(),
-            initialized: false,
-            refreshed: 0,
-            master: None,
-            slaves: Vec::new(),
+            ..ComponentEntry::new(class, node, data, Some(obj))
         });
         self.touch();
         id
@@ -1802,23 +1814,8 @@ mod data_link_tests {
         for (d, v) in [(&NODE_REAL, Value::Real(1.0)), (&NODE_INT, Value::Int(0)), (&NODE_INT2, Value::Int(0))] {
             s.nodes[Scene::ROOT].data.fields.push(DataField::new(d, v));
         }
-        let c = s.components.insert(ComponentEntry {
-            class: &CLASS,
-            template: String::new(),
-            layout: None,
-            name: "c".into(),
-            node: Scene::ROOT,
-            data: DataSet::from_decls(&[TABLE], TemplateArity::SCALAR),
-            links: Vec::new(),
-            obj: None,
-            state: None,
-            pos: None,
-            dir: PathBuf::new(),
-            initialized: false,
-            refreshed: 0,
-            master: None,
-            slaves: Vec::new(),
-        });
+        let data = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
+        let c = s.components.insert(ComponentEntry { name: "c".into(), ..ComponentEntry::new(&CLASS, Scene::ROOT, data, None) });
         s.nodes[Scene::ROOT].objects.push(c);
         (s, c)
     }
