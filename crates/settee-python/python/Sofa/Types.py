@@ -70,7 +70,24 @@ def _color_from_text(text):
     raise ValueError("'%s' is not a colour (a name, #rrggbb[aa] or 4 numbers)" % text)
 
 
-class RGBAColor(list):
+class ColorChannels:
+    """The channel accessors both colour classes share (`Sofa.Types.RGBAColor`, a list, and
+    `Sofa.PyTypes.RGBAColor`, a numpy view on a Data)."""
+
+    def r(self):
+        return self[0]
+
+    def g(self):
+        return self[1]
+
+    def b(self):
+        return self[2]
+
+    def a(self):
+        return self[3]
+
+
+class RGBAColor(ColorChannels, list):
     """A colour: `RGBAColor()` (white), `RGBAColor([r, g, b, a])`, `RGBAColor(r, g, b, a)` or
     `RGBAColor("red")`."""
 
@@ -89,19 +106,8 @@ class RGBAColor(list):
             raise TypeError("an RGBAColor has 4 components, not %d" % len(values))
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) or hasattr(v, "dtype") for v in values):
             raise TypeError("the components of an RGBAColor are numbers")
-        super().__init__(float(v) for v in values)
+        list.__init__(self, (float(v) for v in values))
 
-    def r(self):
-        return self[0]
-
-    def g(self):
-        return self[1]
-
-    def b(self):
-        return self[2]
-
-    def a(self):
-        return self[3]
 
     def lighten(self, factor):
         """Towards white by `factor` (SOFA's `RGBAColor::lighten`), opaque."""

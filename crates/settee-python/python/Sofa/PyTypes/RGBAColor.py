@@ -2,9 +2,10 @@
 import numpy
 
 from Sofa.PyTypes._wrap import data_array
+from Sofa.Types import ColorChannels
 
 
-class RGBAColor(numpy.ndarray):
+class RGBAColor(ColorChannels, numpy.ndarray):
     """`RGBAColor()` (zeros), `RGBAColor([r, g, b, a])` (a copy), or `RGBAColor(data_or_array)`:
     a view on a 1-D array (an RGBAColor Data), so that writes reach the Data while its
     writeable block lasts."""
@@ -20,15 +21,3 @@ class RGBAColor(numpy.ndarray):
         if a.ndim != 1:
             raise ValueError("Invalid dimension, expecting a 1D array, got %dD" % a.ndim)
         return a.view(cls)
-
-    def r(self):
-        return self[0]
-
-    def g(self):
-        return self[1]
-
-    def b(self):
-        return self[2]
-
-    def a(self):
-        return self[3]
