@@ -1,14 +1,21 @@
-//! ODE solvers: implicit and explicit Euler, Runge-Kutta 4.
+//! ODE solvers: implicit and explicit Euler, Runge-Kutta 4, and the static solver with its
+//! Newton-Raphson solver.
 
 mod euler_explicit;
 mod euler_implicit;
+pub mod newton_raphson;
 mod runge_kutta4;
+mod static_solver;
+
+pub use static_solver::StaticSolver;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<euler_implicit::EulerImplicitSolver>();
     f.add::<euler_explicit::EulerExplicitSolver>();
     f.add::<runge_kutta4::RungeKutta4Solver>();
+    f.add::<newton_raphson::NewtonRaphsonSolver>();
+    f.add::<static_solver::StaticSolver>();
 }
 
 #[cfg(test)]

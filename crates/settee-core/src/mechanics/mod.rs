@@ -772,6 +772,15 @@ pub fn propagate_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecI
     Ok(())
 }
 
+/// Maps positions down through every mechanical mapping, top-down (SOFA's `propagateX`:
+/// velocities are left as they are).
+pub fn propagate_position(scene: &mut Scene, scope: &MechScope, x: VecId) -> SimResult {
+    for &m in &scope.mappings {
+        propagate_one(scene, m, x, true)?;
+    }
+    Ok(())
+}
+
 /// Maps a displacement down (`applyJ`), top-down.
 pub fn propagate_dx(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
     for &m in &scope.mappings {
