@@ -1,12 +1,14 @@
-//! ODE solvers: implicit and explicit Euler, Runge-Kutta 4, and the static solver with its
-//! Newton-Raphson solver.
+//! ODE solvers: implicit and explicit Euler, Runge-Kutta 4, the static solver and BDF with
+//! their Newton-Raphson solver.
 
+mod bdf;
 mod euler_explicit;
 mod euler_implicit;
 pub mod newton_raphson;
 mod runge_kutta4;
 mod static_solver;
 
+pub use bdf::{bdf_coefficients, BDFOdeSolver};
 pub use static_solver::StaticSolver;
 
 /// Registers the classes of this crate.
@@ -16,6 +18,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<runge_kutta4::RungeKutta4Solver>();
     f.add::<newton_raphson::NewtonRaphsonSolver>();
     f.add::<static_solver::StaticSolver>();
+    f.add::<bdf::BDFOdeSolver>();
 }
 
 #[cfg(test)]
