@@ -1,5 +1,5 @@
-//! Direct sparse solvers over the assembled system (mechanics spec §4.5): `SparseLDLSolver`,
-//! `EigenSimplicialLDLT`, `EigenSimplicialLLT`, `EigenSparseLU`, `EigenSparseQR`.
+//! Direct sparse solvers over the assembled system (mechanics spec §4.5): `SparseLDLSolver` (and
+//! `AsyncSparseLDLSolver`, made synchronous), `EigenSimplicialLDLT`, `EigenSimplicialLLT`, `EigenSparseLU`, `EigenSparseQR`.
 //!
 //! Every step: assemble `P(mM + bB + kK)P` with the ODE factors (pattern kept from step to step),
 //! copy its non-zero entries into a scalar CRS matrix (SOFA's `copyNonZeros`), factorise (the
@@ -19,6 +19,15 @@ use crate::common::{step_error, AssembledSystem, MatrixSolverData};
 use crate::ordering::resolve_ordering;
 use crate::preconditioner::Preconditioner;
 
+/// The Data of SOFA's `SparseLDLSolver`, which `AsyncSparseLDLSolver` inherits.
+#[settee_core::data_group(data = {
+    /// If true the solver will reuse the precomputed symbolic decomposition. Otherwise it will recompute it at each step.
+    precomputeSymbolicDecomposition: Bool = "true",
+    /// Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved.
+    L_nnz: Int = "0",
+})]
+pub struct SparseLdlData;
+
 /// One of the direct sparse solvers. They also serve as exact preconditioners of
 /// `PCGLinearSolver` (and inside a `WarpPreconditioner`).
 #[component(
@@ -36,11 +45,16 @@ use crate::preconditioner::Preconditioner;
         name = "SparseLDLSolver", module = "Sofa.Component.LinearSolver.Direct",
         description = "Direct Linear Solver using a Sparse LDL^T factorization.",
         create = |_| DirectLinearSolver::new(DirectKind::Ldlt, true),
+        inherit = [MatrixSolverData, SparseLdlData],
+    ),
+    class(
+        name = "AsyncSparseLDLSolver", module = "Sofa.Component.LinearSolver.Direct",
+        description = "Asynchronous direct Linear Solver using a Sparse LDL^T factorization. Settee factorizes synchronously: it behaves as SparseLDLSolver. (SOFA factorizes in another thread and solves with the latest finished factorization, possibly one or more steps old, which is not deterministic.)",
+        create = |_| DirectLinearSolver::new(DirectKind::Ldlt, true),
+        inherit = [MatrixSolverData, SparseLdlData, Self],
         data = {
-            /// If true the solver will reuse the precomputed symbolic decomposition. Otherwise it will recompute it at each step.
-            precomputeSymbolicDecomposition: Bool = "true",
-            /// Number of non-zero values in the lower triangular matrix of the factorization. The lower, the faster the system is solved.
-            L_nnz: Int = "0",
+            /// Allow assembly of the linear system (SOFA pauses the assembly while a factorization runs; Settee always assembles)
+            enableAssembly: Bool = "true",
         },
     ),
     class(
@@ -117,7 +131,7 @@ impl Component for DirectLinearSolver {
         self.system.set_link(cx);
         let (ordering, _) = resolve_ordering(cx)?;
         self.ordering = ordering;
-        self.reuse_symbolic = !self.has_ldl_data || cx.data().get(Self::PRECOMPUTE_SYMBOLIC_DECOMPOSITION);
+        self.reuse_symbolic = !self.has_ldl_data || cx.data().get(SparseLdlData::PRECOMPUTE_SYMBOLIC_DECOMPOSITION);
         self.solver = None;
         self.factorizations = 0;
         Ok(())
@@ -410,7 +424,7 @@ impl DirectLinearSolver {
         self.factorizations += 1;
         if self.has_ldl_data {
             if let (Some(n), Some(c)) = (solver.l_nnz(), me) {
-                scene.entry_mut(c).data.put(Self::L_NNZ, n as i64);
+                scene.entry_mut(c).data.put(SparseLdlData::L_NNZ, n as i64);
             }
         }
         Ok(())

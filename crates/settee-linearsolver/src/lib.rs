@@ -24,7 +24,7 @@ pub mod testing;
 
 pub use cg::{cg, cg_reusing, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;
-pub use direct::DirectLinearSolver;
+pub use direct::{DirectLinearSolver, SparseLdlData};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
 pub use pcg::{pcg, pcg_reusing, PcgLinearSolver, PcgReport};

@@ -505,6 +505,28 @@ fn implicit_euler_steps_agree_across_solvers() {
     assert!(max_rel_diff(&x, &reference) > 1e-6);
 }
 
+#[test]
+fn async_sparse_ldl_is_sparse_ldl_step_for_step() {
+    // Settee factorizes synchronously: the same numbers as SparseLDLSolver, bit for bit, for
+    // both templates (SOFA would solve with a factorization of an earlier step).
+    for template in [None, Some("CompressedRowSparseMatrixMat3x3d")] {
+        let reference = simulate("SparseLDLSolver", template, &[], 20);
+        let x = simulate("AsyncSparseLDLSolver", template, &[("enableAssembly", "true")], 20);
+        assert_eq!(x, reference, "{template:?}");
+    }
+    let (mut scene, ls, r) = scene_with("AsyncSparseLDLSolver", None, &[], &[]);
+    r.unwrap();
+    let (a, b) = dense_system(FACTORS);
+    let exact = dense_solve(&a, &b);
+    for _ in 0..2 {
+        let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
+        assert!(max_rel_diff(&x, &exact) < 1e-12);
+    }
+    // The solution of each solve comes from its own system's factorization.
+    assert_eq!(scene.get::<DirectLinearSolver>(ls).unwrap().factorizations(), 2);
+    assert!(scene.entry(ls).data.get(settee_linearsolver::SparseLdlData::L_NNZ) > 0);
+}
+
 // ----- preconditioners ---------------------------------------------------------------------------
 
 #[test]
