@@ -1,14 +1,16 @@
-//! ODE solvers: implicit and explicit Euler, Runge-Kutta 4, the static solver and BDF with
-//! their Newton-Raphson solver.
+//! ODE solvers: implicit and explicit Euler, Newmark, Runge-Kutta 4, the static solver
+//! and BDF with their Newton-Raphson solver.
 
 mod bdf;
 mod euler_explicit;
 mod euler_implicit;
+mod newmark;
 pub mod newton_raphson;
 mod runge_kutta4;
 mod static_solver;
 
 pub use bdf::{bdf_coefficients, BDFOdeSolver};
+pub use newmark::NewmarkImplicitSolver;
 pub use static_solver::StaticSolver;
 
 /// Registers the classes of this crate.
@@ -19,6 +21,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<newton_raphson::NewtonRaphsonSolver>();
     f.add::<static_solver::StaticSolver>();
     f.add::<bdf::BDFOdeSolver>();
+    f.add::<newmark::NewmarkImplicitSolver>();
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub struct RungeKutta4Solver;
 impl Component for RungeKutta4Solver {}
 /// SOFA's `MechanicalOperations::computeAcc(t, a, x, v)` (visitor engine): the forces are
 /// computed into the state's `force` vector.
-fn compute_acc(scene: &mut Scene, scope: &MechScope, a: VecId, x: VecId, v: VecId) -> SimResult {
+pub(crate) fn compute_acc(scene: &mut Scene, scope: &MechScope, a: VecId, x: VecId, v: VecId) -> SimResult {
     mech::project_position_velocity(scene, scope, x, v)?;
     mech::propagate_position_velocity(scene, scope, x, v)?;
     timed(scene, "compute force", |s| mech::compute_force(s, scope, VecId::FORCE, x, v))?;
@@ -30,7 +30,7 @@ fn compute_acc(scene: &mut Scene, scope: &MechScope, a: VecId, x: VecId, v: VecI
 }
 
 /// `r = a + b·k` as the first two operands of a generic `vMultiOp`, then `r += opⱼ·kⱼ`.
-fn multi_op(scene: &mut Scene, scope: &MechScope, r: VecId, first: VecId, rest: &[(VecId, f64)]) {
+pub(crate) fn multi_op(scene: &mut Scene, scope: &MechScope, r: VecId, first: VecId, rest: &[(VecId, f64)]) {
     let mut it = rest.iter();
     match it.next() {
         Some(&(b, k)) => mech::v_op(scene, scope, r, Some(first), Some(b), k),
