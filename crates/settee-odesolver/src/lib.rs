@@ -1,4 +1,4 @@
-//! ODE solvers: implicit and explicit Euler, Newmark, Runge-Kutta 4, the static solver
+//! ODE solvers: implicit and explicit Euler, Newmark, Runge-Kutta 2 and 4, the static solver
 //! and BDF with their Newton-Raphson solver.
 
 mod bdf;
@@ -6,11 +6,13 @@ mod euler_explicit;
 mod euler_implicit;
 mod newmark;
 pub mod newton_raphson;
+mod runge_kutta2;
 mod runge_kutta4;
 mod static_solver;
 
 pub use bdf::{bdf_coefficients, BDFOdeSolver};
 pub use newmark::NewmarkImplicitSolver;
+pub use runge_kutta2::RungeKutta2Solver;
 pub use static_solver::StaticSolver;
 
 /// Registers the classes of this crate.
@@ -22,6 +24,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<static_solver::StaticSolver>();
     f.add::<bdf::BDFOdeSolver>();
     f.add::<newmark::NewmarkImplicitSolver>();
+    f.add::<runge_kutta2::RungeKutta2Solver>();
 }
 
 #[cfg(test)]
