@@ -379,9 +379,11 @@ impl Factory {
             Some(LinkTarget::Component(c)) => Some(c),
             _ => None,
         };
+        // SOFA logs an error for a link it cannot resolve and goes on with the Data's default:
+        // so does Settee, with a warning, so that the scene runs as it does in SOFA.
         let Some(target) = target else {
             scene.report(
-                Diagnostic::error(format!("Data link '{}': object '{path}' not found", a.value))
+                Diagnostic::warning(format!("Data link '{}': object '{path}' not found; the Data keeps its default, as in SOFA", a.value))
                     .at(a.pos.clone())
                     .subject(label)
                     .hint("a Data link can only name an object created earlier in the file"),
@@ -391,9 +393,13 @@ impl Factory {
         let Some(tf) = scene.entry(target).data.index_of(data_name) else {
             let avail: Vec<&str> = scene.entry(target).data.fields.iter().map(|f| f.decl.name).collect();
             let near = nearest_of(data_name, &avail);
-            let mut d = Diagnostic::error(format!("Data link '{}': {} has no Data '{data_name}'", a.value, scene.entry(target).label()))
-                .at(a.pos.clone())
-                .subject(label);
+            let mut d = Diagnostic::warning(format!(
+                "Data link '{}': {} has no Data '{data_name}'; the Data keeps its default, as in SOFA",
+                a.value,
+                scene.entry(target).label()
+            ))
+            .at(a.pos.clone())
+            .subject(label);
             if let Some(n) = near {
                 d = d.hint(format!("did you mean '{n}'?"));
             }
