@@ -146,14 +146,20 @@ impl Factory {
             let d = if let Some(message) = removed_class_message(class_name) {
                 Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
             } else if self.skip_unknown {
-                let why = match crate::names::external_class_origin(class_name) {
-                    Some(origin) => format!("it comes from {origin}, which Settee does not include"),
-                    None => format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")),
+                let why = match (crate::names::external_class_origin(class_name), crate::names::sofa_class_module(class_name)) {
+                    (Some(origin), _) => format!("it comes from {origin}, which Settee does not include"),
+                    (None, Some(module)) => format!("SOFA's {module} has it; it is not implemented yet in Settee"),
+                    (None, None) => format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")),
                 };
                 Diagnostic::warning(format!("unknown component '{class_name}' skipped (--skip-unknown): the scene runs without it")).hint(why)
             } else if let Some(origin) = crate::names::external_class_origin(class_name) {
                 Diagnostic::error(format!("unsupported component '{class_name}': it comes from {origin}, which Settee does not include"))
                     .hint("remove it from the scene or replace it by a component of SOFA's core modules")
+                    .unsupported()
+            } else if let Some(module) = crate::names::sofa_class_module(class_name) {
+                let from = if module.starts_with("Sofa.") { format!("SOFA's module {module}") } else { format!("SOFA's plugin {module}") };
+                Diagnostic::error(format!("component '{class_name}' ({from}) is not implemented yet in Settee"))
+                    .hint("`settee doc --list` lists the components Settee has")
                     .unsupported()
             } else {
                 Diagnostic::error(format!("unknown component '{class_name}'"))
