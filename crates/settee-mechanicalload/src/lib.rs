@@ -2,6 +2,7 @@
 
 mod constant_force_field;
 mod edge_pressure_force_field;
+mod gravity;
 mod interaction_ellipsoid_force_field;
 mod plane_force_field;
 #[cfg(test)]
@@ -11,6 +12,7 @@ mod uniform_velocity_damping_force_field;
 
 pub use constant_force_field::ConstantForceField;
 pub use edge_pressure_force_field::EdgePressureForceField;
+pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use plane_force_field::PlaneForceField;
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
@@ -34,6 +36,7 @@ pub(crate) fn state_of_template(cx: &settee_core::InitCtx, layout: settee_core::
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<ConstantForceField>();
     f.add::<EdgePressureForceField>();
+    f.add::<Gravity>();
     f.add::<InteractionEllipsoidForceField>();
     f.add::<PlaneForceField>();
     f.add::<TrianglePressureForceField>();
