@@ -124,7 +124,8 @@ mod tests {
     fn invalid_inputs_are_errors() {
         let e = force_of(&[THREE], &[("indices", "0 3"), ("force", "1 0 0")]).err().expect("an error");
         assert!(e.diagnostic().message.contains("beyond"), "{e}");
-        let e = force_of(&[THREE], &[("forces", "1 0 0")]).err().expect("an error");
+        // Two forces for three indices (one would be replicated, as SOFA does).
+        let e = force_of(&[THREE], &[("forces", "1 0 0  0 1 0")]).err().expect("an error");
         assert!(e.diagnostic().hint.as_deref().unwrap_or("").contains("force="), "{e}");
     }
 }
