@@ -1,9 +1,14 @@
-//! `RigidMapping` (Rigid3d → Vec3d): points attached to rigid frames (spec §5.5).
+//! `RigidMapping` (Rigid3d → Vec3d, and Rigid2d → Vec2d): points attached to rigid frames
+//! (spec §5.5).
 //!
 //! Each point `i` has local coordinates `p_i` in the frame `k(i)` (its `rigidIndexPerPoint`
 //! entry, else `index`). `apply` caches the rotated points `r_i = q_k·p_i`, then
 //! `x_i = c_k + r_i`; `applyJ`: `v_i = v_k − r_i × ω_k`; `applyJT`: `f_k += f_i`,
 //! `τ_k += r_i × f_i`; geometric stiffness (`Exact`): `τ_k −= kFactor·f_i × (dω_k × r_i)`.
+//!
+//! In the plane (Rigid2d frames `x y θ`, velocities `vx vy ω`) the same products hold with the
+//! rotation by θ and the scalar cross product: `v_i = v_k + ω_k·(−r_y, r_x)`,
+//! `τ_k += r_x·f_y − r_y·f_x`. The points are kept with z = 0. No geometric stiffness there.
 
 use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
@@ -17,7 +22,7 @@ use crate::common::{
     sub, v3, FramesToPoints, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 
-const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
+const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout::Rigid2, Layout::Vec2)];
 
 /// Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.
 ///
@@ -26,7 +31,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3)];
     module = "Sofa.Component.Mapping.NonLinear",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
-    templates = ["Rigid3d,Vec3d"],
+    templates = ["Rigid3d,Vec3d", "Rigid2d,Vec2d"],
     template_rule = FromMapping,
     inherit = [MappingData, Self],
     data = {
@@ -68,6 +73,8 @@ pub struct RigidMapping {
     gs: GeometricStiffness,
     /// Cached by `apply`: `q_k·p_i`.
     rotated: Vec<V3>,
+    /// Rigid2d → Vec2d.
+    planar: bool,
 }
 
 #[inline]
@@ -78,7 +85,29 @@ fn quat(x: &[f64], k: usize) -> [f64; 4] {
 impl RigidMapping {
     /// A mapping built directly (for tests): local points, their frames, the number of frames.
     pub fn build(input: StateId, output: StateId, n_in: usize, points: Vec<V3>, frame: Vec<usize>, gs: GeometricStiffness) -> RigidMapping {
-        RigidMapping { ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3), points, frame, n_in, gs, rotated: Vec::new() }
+        RigidMapping {
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Vec3),
+            points,
+            frame,
+            n_in,
+            gs,
+            rotated: Vec::new(),
+            planar: false,
+        }
+    }
+
+    /// A planar mapping built directly (for tests): Rigid2d frames to Vec2d points, the local
+    /// points with z = 0.
+    pub fn build_2d(input: StateId, output: StateId, n_in: usize, points: Vec<[f64; 2]>, frame: Vec<usize>) -> RigidMapping {
+        RigidMapping {
+            ports: Ports::direct(&[input], Layout::Rigid2, output, Layout::Vec2),
+            points: points.iter().map(|p| [p[0], p[1], 0.0]).collect(),
+            frame,
+            n_in,
+            gs: GeometricStiffness::from_name("None"),
+            rotated: Vec::new(),
+            planar: true,
+        }
     }
 
     /// A contact mapper (SOFA's `RigidContactMapper`): maps the contact points a collision
@@ -132,9 +161,110 @@ impl RigidMapping {
     }
 }
 
+/// Rigid2d → Vec2d: frames `x y θ` (3 reals), velocities and forces `x y ω` (3), points `x y`.
+impl RigidMapping {
+    fn check_2d(&self, what: &str, input: &[f64], output: &[f64]) -> SimResult {
+        check_len(&format!("the input {what}"), input, self.n_in, 3)?;
+        check_len(&format!("the output {what}"), output, self.points.len(), 2)
+    }
+
+    fn apply_2d(&mut self, out: &mut [f64], x: &[f64]) -> SimResult {
+        self.check_2d("positions", x, out)?;
+        self.rotated.resize(self.points.len(), [0.0; 3]);
+        for (i, p) in self.points.iter().enumerate() {
+            let k = self.frame[i];
+            let r = rotate_2d(x[3 * k + 2], *p);
+            self.rotated[i] = r;
+            out[2 * i] = x[3 * k] + r[0];
+            out[2 * i + 1] = x[3 * k + 1] + r[1];
+        }
+        Ok(())
+    }
+
+    fn apply_j_2d(&mut self, out: &mut [f64], v: &[f64]) -> SimResult {
+        self.ready()?;
+        self.check_2d("velocities", v, out)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let w = v[3 * k + 2];
+            out[2 * i] = v[3 * k] - w * r[1];
+            out[2 * i + 1] = v[3 * k + 1] + w * r[0];
+        }
+        Ok(())
+    }
+
+    fn apply_jt_2d(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.transposed_ready()? {
+            return Ok(());
+        }
+        let f = &mut *inputs[0];
+        self.check_2d("forces", f, out)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let (fx, fy) = (out[2 * i], out[2 * i + 1]);
+            f[3 * k] += fx;
+            f[3 * k + 1] += fy;
+            f[3 * k + 2] += r[0] * fy - r[1] * fx;
+        }
+        Ok(())
+    }
+
+    /// Per row and per frame (increasing), the sum of the entries and of their moments.
+    fn apply_jt_constraints_2d(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        let mut groups: Vec<(usize, [f64; 3])> = Vec::new();
+        for (row, entries) in out.rows() {
+            groups.clear();
+            for (point, b) in entries {
+                let (Some(&k), Some(&r)) = (self.frame.get(point), self.rotated.get(point)) else {
+                    return Err(SimError::new(format!(
+                        "a constraint row refers to mapped point {point}, but the mapping has {} points",
+                        self.points.len()
+                    )));
+                };
+                let i = match groups.iter().position(|g| g.0 == k) {
+                    Some(i) => i,
+                    None => {
+                        groups.push((k, [0.0; 3]));
+                        groups.len() - 1
+                    }
+                };
+                let g = &mut groups[i].1;
+                g[0] += b[0];
+                g[1] += b[1];
+                g[2] += r[0] * b[1] - r[1] * b[0];
+            }
+            groups.sort_by_key(|g| g.0);
+            for (k, v) in &groups {
+                inputs[0].add(row, *k, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Two rows per point: `[1 0 −r_y]` and `[0 1 r_x]` on the point's frame.
+    fn jacobian_2d(&self) -> SimResult<Vec<SparseRows>> {
+        let mut j = SparseRows::new(2 * self.points.len(), 3 * self.n_in);
+        if !self.transposed_ready()? {
+            return Ok(vec![j]);
+        }
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            j.rows[2 * i] = vec![(3 * k, 1.0), (3 * k + 2, -r[1])];
+            j.rows[2 * i + 1] = vec![(3 * k + 1, 1.0), (3 * k + 2, r[0])];
+        }
+        Ok(vec![j])
+    }
+}
+
 /// `[v]×`: the matrix of `w ↦ v × w`.
 fn cross_matrix(v: V3) -> M3 {
     [[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]
+}
+
+/// `p` rotated by the angle `theta` in the plane (z stays 0).
+fn rotate_2d(theta: f64, p: V3) -> V3 {
+    let (s, c) = theta.sin_cos();
+    [c * p[0] - s * p[1], s * p[0] + c * p[1], 0.0]
 }
 
 /// SOFA's `inverseRotate`: rotation by the conjugate quaternion.
@@ -147,6 +277,7 @@ impl Component for RigidMapping {
         self.ports = resolve_ports(cx, false)?;
         let Some(output) = self.ports.output else { return Ok(()) };
         check_layouts(cx, &self.ports, TEMPLATES)?;
+        self.planar = self.ports.in_layouts.first() == Some(&Layout::Rigid2);
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
@@ -155,6 +286,23 @@ impl Component for RigidMapping {
                 .hint("give the points as the output MechanicalObject's positions (or initialPoints)"));
         }
         self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
+        if self.planar && self.gs != GeometricStiffness::None {
+            return Err(SimError::unsupported("RigidMapping: the geometric stiffness of a Rigid2d → Vec2d mapping is not supported")
+                .hint("use geometricStiffness=\"None\" (the default)"));
+        }
+        if self.planar && !d.get(Self::INITIAL_POINTS).is_empty() {
+            return Err(SimError::unsupported("RigidMapping: initialPoints of a Rigid2d → Vec2d mapping are not supported")
+                .hint("give the points as the output MechanicalObject's positions"));
+        }
+        // Output points as 3-vectors (z = 0 in the plane).
+        let w = if self.planar { 2 } else { 3 };
+        let point = |c: &[f64]| -> V3 {
+            if w == 2 {
+                [c[0], c[1], 0.0]
+            } else {
+                v3(c)
+            }
+        };
         let mut points: Vec<V3> = d.get(Self::INITIAL_POINTS).chunks_exact(3).map(v3).collect();
         let index = d.get(Self::INDEX).max(0) as usize;
         let from_end = d.get(Self::INDEX_FROM_END);
@@ -166,9 +314,9 @@ impl Component for RigidMapping {
         let n_out = cx.state_size(output);
         if use_x0 {
             let rest = cx.rest_or_position(output);
-            points = rest.chunks_exact(3).take(n_out).map(v3).collect();
+            points = rest.chunks_exact(w).take(n_out).map(point).collect();
         } else if points.is_empty() {
-            points = xout.chunks_exact(3).take(n_out).map(v3).collect();
+            points = xout.chunks_exact(w).take(n_out).map(point).collect();
         }
         let n = points.len();
         let frame_of = |i: usize| -> usize {
@@ -190,7 +338,11 @@ impl Component for RigidMapping {
             let xin = cx.read_vec(input, VecId::POSITION);
             for (i, p) in points.iter_mut().enumerate() {
                 let k = frame[i];
-                *p = inverse_rotate(quat(xin, k), sub(*p, v3(&xin[7 * k..])));
+                *p = if self.planar {
+                    rotate_2d(-xin[3 * k + 2], [p[0] - xin[3 * k], p[1] - xin[3 * k + 1], 0.0])
+                } else {
+                    inverse_rotate(quat(xin, k), sub(*p, v3(&xin[7 * k..])))
+                };
             }
         }
         cx.data_mut().put(Self::INITIAL_POINTS, points.iter().flatten().copied().collect());
@@ -230,6 +382,9 @@ impl Mapping for RigidMapping {
     mapping_ports!();
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        if self.planar {
+            return self.apply_2d(out, inputs[0]);
+        }
         let x = self.checked_positions(out, inputs)?;
         self.rotated.resize(self.points.len(), [0.0; 3]);
         for (i, p) in self.points.iter().enumerate() {
@@ -245,6 +400,9 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_j(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
+        if self.planar {
+            return self.apply_j_2d(out, inputs[0]);
+        }
         let v = self.checked_velocities(out, inputs)?;
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
@@ -259,6 +417,9 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_jt(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if self.planar {
+            return self.apply_jt_2d(inputs, out);
+        }
         let Some(f) = self.checked_forces(inputs, out)? else { return Ok(()) };
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
@@ -275,7 +436,7 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
-        if self.gs == GeometricStiffness::None || !self.transposed_ready()? {
+        if self.gs == GeometricStiffness::None || self.planar || !self.transposed_ready()? {
             return Ok(());
         }
         let df = &mut *inputs[0];
@@ -317,6 +478,9 @@ impl Mapping for RigidMapping {
         if !self.transposed_ready()? {
             return Ok(());
         }
+        if self.planar {
+            return self.apply_jt_constraints_2d(inputs, out);
+        }
         let mut groups: Vec<(usize, V3, V3)> = Vec::new();
         for (row, entries) in out.rows() {
             groups.clear();
@@ -350,6 +514,9 @@ impl Mapping for RigidMapping {
     }
 
     fn jacobians(&self) -> SimResult<Vec<SparseRows>> {
+        if self.planar {
+            return self.jacobian_2d();
+        }
         let (mut j, fill) = self.jacobian_to_fill()?;
         if !fill {
             return Ok(vec![j]);
@@ -363,7 +530,7 @@ impl Mapping for RigidMapping {
     }
 
     fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
-        if self.gs == GeometricStiffness::None || !self.transposed_ready()? {
+        if self.gs == GeometricStiffness::None || self.planar || !self.transposed_ready()? {
             return Ok(());
         }
         check_len("the output forces", f_out, self.points.len(), 3)?;

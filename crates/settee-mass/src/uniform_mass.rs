@@ -92,14 +92,27 @@ const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.
 pub struct UniformMassDrawData;
 
 /// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
+/// A rigid mass's inertia may be written as SOFA's matrix reader reads a `Mat3x3`: rows in
+/// brackets, separated by commas (`15 15 [20 0 0,0 20 0,0 0 20]`). Only a rigid mass holds a
+/// matrix, and SOFA's vector readers refuse brackets, so the rewrite cannot change how any other
+/// text reads; a link (`@…`) is left alone.
+pub fn read_inertia_brackets(attrs: &mut Vec<(String, String)>) {
+    for (name, value) in attrs.iter_mut() {
+        if name == "vertexMass" && value.contains('[') && !value.trim_start().starts_with('@') {
+            *value = value.replace(['[', ']', ','], " ");
+        }
+    }
+}
+
 #[component(
     module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
     templates = ["Vec1d", "Vec2d", "Vec3d", "Vec6d", "Rigid2d", "Rigid3d"],
     template_rule = FromState,
     create = |args| UniformMass::new(args.layout.unwrap_or(Layout::Vec3)),
+    preparse = read_inertia_brackets,
     data = {
-        /// mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF
+        /// mass of each DOF (Rigid3: `mass volume I00 I01 … I22`, inertia per unit mass; the inertia may be written as SOFA's matrices are, `[I00 I01 I02,I10 I11 I12,I20 I21 I22]`); no default: set vertexMass or totalMass (or a Rigid3 filename), as SOFA refuses a UniformMass with neither; after init, the mass of each DOF
         vertexMass: Reals,
         /// total mass, shared equally by the DOFs (takes precedence over vertexMass); no default (see vertexMass); after init, vertexMass × the number of DOFs
         totalMass: Real,

@@ -95,7 +95,9 @@ impl Component for ConstantForceField {
         let forces: Vec<f64>;
         let total: Vec<f64>;
         let mut single: Option<Vec<f64>> = None;
-        if d.is_given(Self::FORCES) {
+        // One force in `forces` is replicated on every index (SOFA's computeForceFromSingleForce).
+        let one_in_forces = d.is_given(Self::FORCES) && d.get(Self::FORCES).len() == ds && n != 1;
+        if d.is_given(Self::FORCES) && !one_in_forces {
             let f = d.get(Self::FORCES).to_vec();
             if nan(&f) {
                 return Err(cx.error("invalid vector `forces`: it contains NaN"));
@@ -114,7 +116,13 @@ impl Component for ConstantForceField {
             forces = f;
             total = t;
         } else {
-            let one = if d.is_given(Self::FORCE) {
+            let one = if one_in_forces {
+                let f = d.get(Self::FORCES).to_vec();
+                if nan(&f) {
+                    return Err(cx.error("invalid vector `forces`: it contains NaN"));
+                }
+                f
+            } else if d.is_given(Self::FORCE) {
                 let f = d.get(Self::FORCE).to_vec();
                 if nan(&f) {
                     return Err(cx.error("invalid `force`: it contains NaN"));
@@ -188,5 +196,35 @@ impl ForceField for ConstantForceField {
 
     fn rayleigh_stiffness(&self) -> f64 {
         self.rayleigh_stiffness
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use settee_core::simulation::init_root;
+    use settee_core::{MechScope, Scene};
+
+    use crate::test_support::*;
+
+    fn forces_of(ff: &[(&str, &str)]) -> (Vec<f64>, Scene, settee_core::ComponentId) {
+        let f = factory();
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0  2 0 0")]);
+        let c = add(&mut s, &f, Scene::ROOT, "ConstantForceField", ff);
+        init_root(&mut s, &f).unwrap();
+        let scope = MechScope::build(&s, Scene::ROOT);
+        (forces(&mut s, &scope), s, c)
+    }
+
+    /// One force in `forces` for several indices is applied to each of them, as SOFA's
+    /// `computeForceFromSingleForce` does (SOFA's Demos/skybox.scn); the total is n times it.
+    #[test]
+    fn a_single_force_in_forces_is_applied_to_every_index() {
+        let (f, s, c) = forces_of(&[("forces", "0 0 1.1")]);
+        assert_eq!(f, [0.0, 0.0, 1.1, 0.0, 0.0, 1.1, 0.0, 0.0, 1.1]);
+        assert_eq!(s.entry(c).data.get(super::ConstantForceField::TOTAL_FORCE), &[0.0, 0.0, 1.1 * 3.0]);
+        // One force per index is used as given.
+        let (f, _, _) = forces_of(&[("indices", "0 2"), ("forces", "1 0 0  0 2 0")]);
+        assert_eq!(f, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
     }
 }

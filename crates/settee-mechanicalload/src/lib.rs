@@ -2,6 +2,7 @@
 
 mod constant_force_field;
 mod edge_pressure_force_field;
+mod gravity;
 mod interaction_ellipsoid_force_field;
 mod plane_force_field;
 #[cfg(test)]
@@ -11,6 +12,7 @@ mod uniform_velocity_damping_force_field;
 
 pub use constant_force_field::ConstantForceField;
 pub use edge_pressure_force_field::EdgePressureForceField;
+pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use plane_force_field::PlaneForceField;
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
@@ -34,6 +36,7 @@ pub(crate) fn state_of_template(cx: &settee_core::InitCtx, layout: settee_core::
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<ConstantForceField>();
     f.add::<EdgePressureForceField>();
+    f.add::<Gravity>();
     f.add::<InteractionEllipsoidForceField>();
     f.add::<PlaneForceField>();
     f.add::<TrianglePressureForceField>();
@@ -121,7 +124,8 @@ mod tests {
     fn invalid_inputs_are_errors() {
         let e = force_of(&[THREE], &[("indices", "0 3"), ("force", "1 0 0")]).err().expect("an error");
         assert!(e.diagnostic().message.contains("beyond"), "{e}");
-        let e = force_of(&[THREE], &[("forces", "1 0 0")]).err().expect("an error");
+        // Two forces for three indices (one would be replicated, as SOFA does).
+        let e = force_of(&[THREE], &[("forces", "1 0 0  0 1 0")]).err().expect("an error");
         assert!(e.diagnostic().hint.as_deref().unwrap_or("").contains("force="), "{e}");
     }
 }

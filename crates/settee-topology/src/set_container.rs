@@ -129,7 +129,7 @@ pub fn upper_element_type(m: &MeshData) -> SetKind {
     nbPoints: Int = "0",
     /// check the topology after changes (no effect here)
     checkTopology: Bool = "false",
-    /// mesh file to read (not supported: use a loader and src="@loader")
+    /// mesh file to read at init (.msh, .obj, .vtk): its points and element lists
     #[alias("fileTopology")]
     filename: FileName,
 })]
@@ -275,12 +275,12 @@ impl SetTopologyContainer {
         let d = cx.data();
         let file = d.get(PointSetData::FILENAME).trim().to_string();
         if !file.is_empty() {
-            return Err(SimError::unsupported(format!("{}: reading the mesh file '{file}' directly is not supported", cx.label()))
-                .hint("load the file with a loader (MeshGmshLoader, MeshOBJLoader, …) and write src=\"@loader\""));
+            self.load_file(cx, &file)?;
         }
+        let d = cx.data();
         let mut mesh = lists_from_data(kind, d);
         let mut nb = d.get(PointSetData::NB_POINTS).max(0) as usize;
-        let positions_set = d.is_given(PointSetData::POSITION);
+        let positions_set = d.is_given(PointSetData::POSITION) || !file.is_empty();
 
         // Number of points.
         let own_count = match kind {
@@ -438,6 +438,57 @@ fn lists_from_data(kind: SetKind, d: &DataSet) -> MeshData {
     }
 }
 
+/// Reads a mesh file as SOFA's `MeshTopologyLoader` does for a container's `filename`: the
+/// points and every element list of the file (Gmsh `.msh`, `.obj`, legacy ASCII `.vtk`).
+fn read_mesh_file(path: &std::path::Path) -> Result<settee_loader::mesh::LoadedMesh, String> {
+    let name = path.to_string_lossy().to_lowercase();
+    let text = settee_loader::text::read_text(path)?;
+    if name.ends_with(".msh") {
+        settee_loader::gmsh::parse(path, &text)
+    } else if name.ends_with(".obj") {
+        settee_loader::obj::parse(path, &text, settee_loader::obj::ObjOptions::default())
+    } else if name.ends_with(".vtk") {
+        settee_loader::vtk::parse(path, &text, false)
+    } else {
+        Err(format!("reading '{}' directly is supported for .msh, .obj and .vtk files only", path.display()))
+    }
+}
+
+impl SetTopologyContainer {
+    /// SOFA's `loadFromMeshFile`: the file's points and the element lists this container holds
+    /// replace the Data (elements of levels it does not have are not kept).
+    fn load_file(&mut self, cx: &mut InitCtx, file: &str) -> SimResult {
+        let path = cx.resolve_file(file)?;
+        let m = read_mesh_file(&path).map_err(|e| {
+            if e.contains("supported for") {
+                SimError::unsupported(format!("{}: {e}", cx.label()))
+                    .hint("load the file with a loader (MeshGmshLoader, MeshOBJLoader, …) and write src=\"@loader\"")
+            } else {
+                cx.error(e)
+            }
+        })?;
+        let has = |name: &str| self.kind.lists().contains(&name);
+        let d = cx.data_mut();
+        d.put(PointSetData::POSITION, m.positions.iter().flatten().copied().collect());
+        if has("edges") {
+            d.put(EdgeSetData::EDGES, m.edges.iter().flatten().copied().collect());
+        }
+        if has("triangles") {
+            d.put(TriangleSetData::TRIANGLES, m.triangles.iter().flatten().copied().collect());
+        }
+        if has("quads") {
+            d.put(QuadSetData::QUADS, m.quads.iter().flatten().copied().collect());
+        }
+        if has("tetrahedra") {
+            d.put(TetrahedronSetData::TETRAHEDRA, m.tetrahedra.iter().flatten().copied().collect());
+        }
+        if has("hexahedra") {
+            d.put(HexahedronSetData::HEXAHEDRA, m.hexahedra.iter().flatten().copied().collect());
+        }
+        Ok(())
+    }
+}
+
 impl Component for SetTopologyContainer {
     /// Positions and given lists are readable from creation on (SOFA's accessors read the Data);
     /// nothing is derived before `init`.
@@ -473,6 +524,35 @@ mod tests {
 
     fn container(scene: &Scene, id: settee_core::ComponentId) -> &SetTopologyContainer {
         scene.get::<SetTopologyContainer>(id).unwrap()
+    }
+
+    /// `filename`: the file's points and the lists the container holds, as SOFA's
+    /// MeshTopologyLoader fills them (two tetrahedra sharing a face, in Gmsh's format); the
+    /// triangle and edge lists are completed from the tetrahedra.
+    #[test]
+    fn a_container_reads_its_mesh_file() {
+        let dir = std::env::temp_dir().join(format!("settee-set-container-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("two.msh");
+        let msh = "$NOD\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n$ENDNOD\n$ELM\n2\n\
+                   1 4 1 1 4 1 2 3 4\n2 4 1 1 4 2 3 4 5\n$ENDELM\n";
+        std::fs::write(&path, msh).unwrap();
+        let file = path.to_string_lossy().to_string();
+        let (scene, id, r) = one("TetrahedronSetTopologyContainer", &[("filename", &file)]);
+        r.unwrap();
+        let t = container(&scene, id).topo();
+        assert_eq!(t.nb_points, 5);
+        assert_eq!(t.mesh.points[4], [1.0, 1.0, 1.0]);
+        assert_eq!(t.mesh.tetrahedra, vec![[0, 1, 2, 3], [1, 2, 3, 4]]);
+        // 4 + 4 faces, one shared: 7 triangles; 9 edges.
+        assert_eq!(t.mesh.triangles.len(), 7);
+        assert_eq!(t.mesh.edges.len(), 9);
+        // A point set keeps the points only; an unknown format is refused by name.
+        let (scene, id, r) = one("PointSetTopologyContainer", &[("filename", &file)]);
+        r.unwrap();
+        assert_eq!(container(&scene, id).topo().nb_points, 5);
+        let (_, _, r) = one("TetrahedronSetTopologyContainer", &[("filename", &dir.join("x.xyz").to_string_lossy())]);
+        assert!(r.is_err());
     }
 
     #[test]

@@ -259,12 +259,20 @@ impl Component for CollisionModelComponent {
             let d = cx.data();
             let list = d.get(Self::LIST_RADIUS).to_vec();
             let radius = d.get(Self::RADIUS);
+            // SOFA's `getRadius(i)`: the list's radius where there is one, else the default
+            // radius; extra radii are never read.
             if !list.is_empty() && list.len() != n {
-                return Err(cx
-                    .error(format!("listRadius has {} radii for {n} spheres (one per DOF of the state)", list.len()))
-                    .hint("give one radius per DOF, or leave listRadius empty to use `radius` for every sphere"));
+                cx.warn(format!(
+                    "listRadius has {} radii for {n} spheres (one per DOF of the state): {}, as in SOFA",
+                    list.len(),
+                    if list.len() < n {
+                        format!("spheres {}.. take the default radius {radius}", list.len())
+                    } else {
+                        "the extra radii are ignored".to_string()
+                    }
+                ));
             }
-            self.geometry.radius = if list.is_empty() { vec![radius; n] } else { list };
+            self.geometry.radius = (0..n).map(|i| list.get(i).copied().unwrap_or(radius)).collect();
             if let Some(i) = self.geometry.radius.iter().position(|r| !r.is_finite() || *r < 0.0) {
                 return Err(cx.error(format!("sphere {i} has radius {}: radii must be finite and non-negative", self.geometry.radius[i])));
             }

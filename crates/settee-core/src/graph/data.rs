@@ -119,8 +119,8 @@ pub fn parse_color(text: &str) -> Result<[f64; 4], String> {
     let bad = || format!("'{t}' is not a colour (3 or 4 numbers, a name such as 'red', or #rrggbb[aa])");
     let first = t.chars().next().ok_or_else(bad)?;
     if first.is_ascii_digit() {
-        let (v, problem) = read_reals(t);
-        if problem.is_some() || !(3..=4).contains(&v.len()) {
+        let ReadReals { values: v, stop, .. } = read_reals(t);
+        if stop.is_some() || !(3..=4).contains(&v.len()) {
             return Err(bad());
         }
         return Ok([v[0], v[1], v[2], v.get(3).copied().unwrap_or(1.0)]);
@@ -284,6 +284,11 @@ impl TemplateArity {
 /// Reads the longest numeric prefix of a token, as C++ stream extraction of a double does.
 /// Returns the number and whether the whole token was consumed.
 pub fn scan_real(token: &str) -> Option<(f64, bool)> {
+    scan_real_len(token).map(|(v, n)| (v, n == token.len()))
+}
+
+/// [`scan_real`] giving the length of the prefix read, so a reader can go on after it.
+fn scan_real_len(token: &str) -> Option<(f64, usize)> {
     let b = token.as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
@@ -301,7 +306,7 @@ pub fn scan_real(token: &str) -> Option<(f64, bool)> {
             } else {
                 f64::INFINITY
             };
-            return Some((v, i + word.len() == b.len()));
+            return Some((v, i + word.len()));
         }
     }
     let start_digits = i;
@@ -333,7 +338,7 @@ pub fn scan_real(token: &str) -> Option<(f64, bool)> {
             i = j;
         }
     }
-    token[..i].parse::<f64>().ok().map(|v| (v, i == b.len()))
+    token[..i].parse::<f64>().ok().map(|v| (v, i))
 }
 
 /// Reads the longest integer prefix of a token.
@@ -369,24 +374,51 @@ fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
-/// Reads whitespace-separated reals until a token fails; returns the values and what stopped the
-/// reading (a token that is not a number, or a non-finite number, which no Data accepts).
-fn read_reals(text: &str) -> (Vec<f64>, Option<String>) {
-    let mut out = Vec::new();
+/// Reals read as SOFA's stream extraction reads them, one number after the other: `values`, what
+/// stopped the reading (`stop`: a token that is not a number, or a non-finite number, which no
+/// Data accepts) and a note when a token held several numbers written without a space.
+struct ReadReals {
+    values: Vec<f64>,
+    stop: Option<String>,
+    note: Option<String>,
+}
+
+/// Reads reals until one fails. A token holding numbers written one after the other
+/// (`0-0.707107`) gives each of them, since the stream starts each extraction where the last one
+/// stopped; a numeric prefix followed by anything else stops the reading there.
+fn read_reals(text: &str) -> ReadReals {
+    let mut r = ReadReals { values: Vec::new(), stop: None, note: None };
     for tok in text.split_whitespace() {
-        match scan_real(tok) {
-            Some((v, _)) if !v.is_finite() => return (out, Some(non_finite(tok))),
-            Some((v, true)) => out.push(v),
-            // A numeric prefix followed by garbage: the stream reads the number, then fails on
-            // the rest at the next extraction.
-            Some((v, false)) => {
-                out.push(v);
-                return (out, Some(not_a_number(tok)));
+        let (mut rest, first) = (tok, r.values.len());
+        loop {
+            match scan_real_len(rest) {
+                Some((v, _)) if !v.is_finite() => {
+                    r.stop = Some(non_finite(tok));
+                    return r;
+                }
+                Some((v, n)) => {
+                    r.values.push(v);
+                    rest = &rest[n..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                }
+                None => {
+                    r.stop = Some(not_a_number(tok));
+                    return r;
+                }
             }
-            None => return (out, Some(not_a_number(tok))),
+        }
+        if r.values.len() > first + 1 && r.note.is_none() {
+            let read: Vec<String> = r.values[first..].iter().map(|v| format!("{v}")).collect();
+            r.note = Some(format!(
+                "'{tok}' is read as {} numbers ({}), as SOFA's stream reads numbers written without a space",
+                read.len(),
+                read.join(", ")
+            ));
         }
     }
-    (out, None)
+    r
 }
 
 fn not_a_number(tok: &str) -> String {
@@ -454,8 +486,12 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             let tok = text.split_whitespace().next().unwrap_or("");
             match scan_int(tok) {
                 Some((v, true)) => ok(Value::Int(v)),
-                // A real where an integer is expected: the stream would read the integer part.
-                Some((v, false)) => ParseOutcome::invalid(Value::Int(v), format!("'{}' is not an integer", text.trim())),
+                // A real where an integer is expected (`1e4`, `2.5`): SOFA's stream reads the
+                // integer prefix and stops there, without failing.
+                Some((v, false)) => ParseOutcome::warn(
+                    Value::Int(v),
+                    Some(format!("'{}' is not an integer: read as {v}, as SOFA reads its integer prefix", text.trim())),
+                ),
                 None if text.trim().is_empty() => ok(current.clone()),
                 None => ParseOutcome::invalid(current.clone(), format!("'{}' is not an integer", text.trim())),
             }
@@ -498,12 +534,13 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                 DataKind::Fixed(n) => n,
                 _ => unreachable!(),
             };
-            let (vals, bad) = read_reals(text);
+            let read = read_reals(text);
+            let vals = read.values;
             let mut v = match current {
                 Value::Reals { v, .. } if v.len() == n => v.clone(),
                 _ => vec![0.0; n],
             };
-            if let Some(b) = bad {
+            if let Some(b) = read.stop {
                 return ParseOutcome::invalid(Value::Reals { arity: n, v }, b);
             }
             for (slot, x) in v.iter_mut().zip(vals.iter()) {
@@ -512,7 +549,7 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             // Fewer numbers than the vector holds: SOFA keeps what it read and the rest.
             let problem =
                 (vals.len() < n && !text.trim().is_empty()).then(|| format!("expected {n} numbers, read {} from '{}'", vals.len(), text.trim()));
-            ParseOutcome::warn(Value::Reals { arity: n, v }, problem)
+            ParseOutcome::warn(Value::Reals { arity: n, v }, problem.or(read.note))
         }
         DataKind::Reals | DataKind::RealTuples(_) | DataKind::Coords | DataKind::Derivs => {
             let k = match kind {
@@ -521,13 +558,14 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                 DataKind::Derivs => arity.deriv,
                 _ => 1,
             };
-            let (mut vals, bad) = read_reals(text);
-            if let Some(b) = bad {
+            let read = read_reals(text);
+            if let Some(b) = read.stop {
                 return ParseOutcome::invalid(current.clone(), b);
             }
+            let mut vals = read.values;
             // A trailing incomplete element is dropped silently, as SOFA's vector reader does.
             vals.truncate(vals.len() / k * k);
-            ok(Value::Reals { arity: k, v: vals })
+            ParseOutcome::warn(Value::Reals { arity: k, v: vals }, read.note)
         }
         DataKind::Indices | DataKind::IndexTuples(_) => {
             let k = if let DataKind::IndexTuples(k) = kind { k } else { 1 };
@@ -1107,8 +1145,36 @@ mod tests {
         // Partial fixed vectors are read as SOFA reads them, with a warning only.
         let p = parse_value(DataKind::Fixed(4), A3, "1 0 0", &default_value(DataKind::Fixed(4), A3));
         assert!(!p.invalid && p.problem.is_some());
-        let i = parse_value(DataKind::Int, A3, "1.5", &Value::Int(3));
-        assert!(i.invalid);
+    }
+
+    /// Integers as SOFA's stream reads them: the integer prefix, with a warning (`1e4` is 1 in
+    /// SOFA, which is worth knowing: `iterations="1e4"` runs one iteration).
+    #[test]
+    fn integers_read_their_integer_prefix_with_a_warning() {
+        for (text, v) in [("1.5", 1), ("1e4", 1), ("-3x", -3)] {
+            let i = parse_value(DataKind::Int, A3, text, &Value::Int(3));
+            assert_eq!(i.value, Value::Int(v), "{text}");
+            assert!(!i.invalid && i.problem.as_ref().is_some_and(|p| p.contains(&format!("read as {v}"))), "{text}: {i:?}");
+        }
+        assert!(parse_value(DataKind::Int, A3, "x", &Value::Int(3)).invalid);
+    }
+
+    /// Numbers written without a space between them are read one after the other, as SOFA's
+    /// stream extraction does (`0-0.707107` is 0 and -0.707107), with a warning; a number followed
+    /// by anything else still stops the reading.
+    #[test]
+    fn numbers_written_together_are_read_one_after_the_other() {
+        let c = parse_value(DataKind::Coords, A3, "0 0-0.707107 0.5  1 1 1", &Value::Bool(false));
+        assert_eq!(c.value, Value::Reals { arity: 3, v: vec![0.0, 0.0, -0.707107, 0.5, 1.0, 1.0] });
+        assert!(!c.invalid && c.problem.as_ref().is_some_and(|p| p.contains("2 numbers (0, -0.707107)")), "{c:?}");
+        let f = parse_value(DataKind::Fixed(3), A3, "1-2+3", &Value::Reals { arity: 3, v: vec![0.0; 3] });
+        assert_eq!(f.value, Value::Reals { arity: 3, v: vec![1.0, -2.0, 3.0] });
+        assert!(!f.invalid && f.problem.is_some());
+        let bad = parse_value(DataKind::Reals, A3, "1 2x 3", &Value::Bool(false));
+        assert!(bad.invalid && bad.problem.unwrap().contains("'2x'"));
+        let clean = parse_value(DataKind::Reals, A3, "1 -2 3e2", &Value::Bool(false));
+        assert_eq!(clean.value, Value::Reals { arity: 1, v: vec![1.0, -2.0, 300.0] });
+        assert!(clean.problem.is_none());
     }
 
     #[test]

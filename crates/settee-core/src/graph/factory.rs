@@ -146,14 +146,20 @@ impl Factory {
             let d = if let Some(message) = removed_class_message(class_name) {
                 Diagnostic::error(format!("component '{class_name}' cannot be created")).hint(message)
             } else if self.skip_unknown {
-                let why = match crate::names::external_class_origin(class_name) {
-                    Some(origin) => format!("it comes from {origin}, which Settee does not include"),
-                    None => format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")),
+                let why = match (crate::names::external_class_origin(class_name), crate::names::sofa_class_module(class_name)) {
+                    (Some(origin), _) => format!("it comes from {origin}, which Settee does not include"),
+                    (None, Some(module)) => format!("SOFA's {module} has it; it is not implemented yet in Settee"),
+                    (None, None) => format!("nearest known components: {}", self.nearest(class_name, 3).join(", ")),
                 };
                 Diagnostic::warning(format!("unknown component '{class_name}' skipped (--skip-unknown): the scene runs without it")).hint(why)
             } else if let Some(origin) = crate::names::external_class_origin(class_name) {
                 Diagnostic::error(format!("unsupported component '{class_name}': it comes from {origin}, which Settee does not include"))
                     .hint("remove it from the scene or replace it by a component of SOFA's core modules")
+                    .unsupported()
+            } else if let Some(module) = crate::names::sofa_class_module(class_name) {
+                let from = if module.starts_with("Sofa.") { format!("SOFA's module {module}") } else { format!("SOFA's plugin {module}") };
+                Diagnostic::error(format!("component '{class_name}' ({from}) is not implemented yet in Settee"))
+                    .hint("`settee doc --list` lists the components Settee has")
                     .unsupported()
             } else {
                 Diagnostic::error(format!("unknown component '{class_name}'"))
@@ -379,9 +385,11 @@ impl Factory {
             Some(LinkTarget::Component(c)) => Some(c),
             _ => None,
         };
+        // SOFA logs an error for a link it cannot resolve and goes on with the Data's default:
+        // so does Settee, with a warning, so that the scene runs as it does in SOFA.
         let Some(target) = target else {
             scene.report(
-                Diagnostic::error(format!("Data link '{}': object '{path}' not found", a.value))
+                Diagnostic::warning(format!("Data link '{}': object '{path}' not found; the Data keeps its default, as in SOFA", a.value))
                     .at(a.pos.clone())
                     .subject(label)
                     .hint("a Data link can only name an object created earlier in the file"),
@@ -391,9 +399,13 @@ impl Factory {
         let Some(tf) = scene.entry(target).data.index_of(data_name) else {
             let avail: Vec<&str> = scene.entry(target).data.fields.iter().map(|f| f.decl.name).collect();
             let near = nearest_of(data_name, &avail);
-            let mut d = Diagnostic::error(format!("Data link '{}': {} has no Data '{data_name}'", a.value, scene.entry(target).label()))
-                .at(a.pos.clone())
-                .subject(label);
+            let mut d = Diagnostic::warning(format!(
+                "Data link '{}': {} has no Data '{data_name}'; the Data keeps its default, as in SOFA",
+                a.value,
+                scene.entry(target).label()
+            ))
+            .at(a.pos.clone())
+            .subject(label);
             if let Some(n) = near {
                 d = d.hint(format!("did you mean '{n}'?"));
             }

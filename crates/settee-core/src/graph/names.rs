@@ -215,6 +215,19 @@ pub fn external_class_origin(name: &str) -> Option<&'static str> {
     EXTERNAL_CLASSES.iter().find(|(n, _)| *n == name).map(|(_, origin)| *origin)
 }
 
+/// SOFA's classes and aliases with their modules (`Class\tModule` lines, `#` comments).
+const SOFA_CLASSES: &str = include_str!("sofa_classes.tsv");
+
+/// The SOFA module (`Sofa.Component.MechanicalLoad`) or plugin that registers class `name` in
+/// SOFA, for a class Settee does not have: so that such a class is reported as not implemented
+/// yet rather than as a typo.
+pub fn sofa_class_module(name: &str) -> Option<&'static str> {
+    SOFA_CLASSES.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (class, module) = l.split_once('\t')?;
+        (class == name).then_some(module.trim())
+    })
+}
+
 const GENERIC_CONSTRAINT_SOLVER_MESSAGE: &str = concat!(
     "GenericConstraintSolver has been replaced since v25.12 by a set of new components, whose names relate to the method used:\n",
     "    - BlockGaussSeidelConstraintSolver (if you were using this component without setting 'resolutionMethod' or by setting it to 'ProjectedGaussSeidel')\n",
@@ -326,6 +339,18 @@ mod tests {
         assert_eq!(renamed_class("VolumeFromTetrahedrons"), Some("VolumeFromVolumetricElements"));
         assert_eq!(renamed_class("FixedProjectiveConstraint"), None);
         assert_eq!(RENAMED.len(), 31);
+    }
+
+    /// SOFA's classes are known by module, misspellings and Settee-only names are not.
+    #[test]
+    fn sofa_classes_know_their_module() {
+        assert_eq!(sofa_class_module("Spiral"), Some("Sofa.Component.Engine.Generate"));
+        assert_eq!(sofa_class_module("TetrahedronFEMForceField"), Some("Sofa.Component.SolidMechanics.FEM.Elastic"));
+        assert_eq!(sofa_class_module("MechanicalObjet"), None);
+        assert_eq!(sofa_class_module(""), None);
+        let lines = SOFA_CLASSES.lines().filter(|l| !l.starts_with('#'));
+        assert!(lines.clone().all(|l| l.split('\t').count() == 2 && !l.contains(' ')), "malformed line in sofa_classes.tsv");
+        assert!(lines.count() > 500);
     }
 
     #[test]

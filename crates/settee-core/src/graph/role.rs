@@ -125,6 +125,13 @@ pub trait BroadPhase {}
 /// A narrow phase of collision detection.
 pub trait NarrowPhase {}
 
+/// A context object (SOFA's `ContextObject`, e.g. `Gravity`): it changes the context of its
+/// node, which the node's descendants inherit. Applied at init, when the node takes its parent's
+/// context, and again every time the context is copied down.
+pub trait ContextObject {
+    fn apply(&self, context: &mut crate::graph::scene::Context);
+}
+
 /// A topology container: it gives a mesh.
 pub trait Topology {
     /// The mesh (valid from creation on).
@@ -155,4 +162,5 @@ role_ids! {
     BROAD_PHASE = "BroadPhase" dyn BroadPhase;
     NARROW_PHASE = "NarrowPhase" dyn NarrowPhase;
     TOPOLOGY = "Topology" dyn Topology;
+    CONTEXT_OBJECT = "ContextObject" dyn ContextObject;
 }

@@ -1175,7 +1175,7 @@ impl Scene {
     }
 
     /// Copies gravity, dt, time and animate from the root down to every node, each from its
-    /// first parent.
+    /// first parent, then lets the node's context objects (`Gravity`) change it.
     pub fn propagate_context(&mut self) {
         // Parents come before their children in the preorder (the compiled one: this runs at
         // every step's end).
@@ -1183,7 +1183,19 @@ impl Scene {
             if let Some(p) = self.nodes[n].parent() {
                 self.nodes[n].context = self.nodes[p].context;
             }
+            self.apply_context_objects(n);
         }
+    }
+
+    /// Applies the context objects of `node` to its context, in creation order.
+    pub fn apply_context_objects(&mut self, node: NodeId) {
+        let mut context = self.nodes[node].context;
+        for c in &self.nodes[node].objects {
+            if let Some(o) = self.components[*c].role::<dyn role::ContextObject>() {
+                o.apply(&mut context);
+            }
+        }
+        self.nodes[node].context = context;
     }
 
     /// Where a component writes an output file named `name` in the scene: absolute names as
