@@ -89,3 +89,29 @@ fn triangular_spring_scenes_fall_alike() {
     assert!(mean_dy < -0.5 * free_fall && mean_dy > -free_fall, "{mean_dy}");
     assert!(largest_gap < 1e-2 * free_fall, "{largest_gap}");
 }
+
+/// SphereForceField.scn: a cloth pinned at two corners falls (g = 2) onto a penalty sphere of
+/// centre (0, 1, 3), radius 4, k = 1000. For the first 10 steps it is above the sphere's top
+/// (y = 5): no contact. After 40 steps (1.6 s) it rests on it: there are contacts, and no node is
+/// deeper than the weight of the whole cloth (100 · 2) could push it against k = 1000.
+#[test]
+fn sphere_force_field_scene_catches_the_cloth() {
+    let Some(scene) = run_example("Component/MechanicalLoad/SphereForceField.scn", 10) else { return };
+    let sphere = |s: &Scene| -> Vec<settee_mechanicalload::SphereContact> {
+        let (id, _) = s.components.iter().find(|(_, e)| e.class.name == "SphereForceField").unwrap();
+        s.get::<settee_mechanicalload::SphereForceField>(id).unwrap().contacts().to_vec()
+    };
+    assert!(sphere(&scene).is_empty());
+    let (_, x) = positions(&scene, "SquareCloth1");
+    assert!(x.chunks(3).all(|p| p[1] > 5.0), "the cloth is still above the sphere");
+    let Some(scene) = run_example("Component/MechanicalLoad/SphereForceField.scn", 40) else { return };
+    let contacts = sphere(&scene);
+    assert!(!contacts.is_empty());
+    let (_, x) = positions(&scene, "SquareCloth1");
+    for c in &contacts {
+        let p = &x[3 * c.index..3 * c.index + 3];
+        let depth = 4.0 - (p[0].powi(2) + (p[1] - 1.0).powi(2) + (p[2] - 3.0).powi(2)).sqrt();
+        // (Contacts are those of the last force evaluation, one step before these positions.)
+        assert!(depth.abs() < 100.0 * 2.0 / 1000.0, "node {}: depth {depth}", c.index);
+    }
+}
