@@ -20,6 +20,7 @@ pub mod tetra;
 mod tetra_common;
 pub mod tetrahedral_corotational;
 pub mod tetrahedron_fem;
+pub mod triangle_fem;
 pub mod triangular_fem;
 pub mod triangular_fem_optim;
 
@@ -32,6 +33,7 @@ pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
 pub use tetra_common::element_loop_counts;
 pub use tetrahedral_corotational::TetrahedralCorotationalFEMForceField;
 pub use tetrahedron_fem::TetrahedronFEMForceField;
+pub use triangle_fem::TriangleFEMForceField;
 pub use triangular_fem_optim::TriangularFEMForceFieldOptim;
 
 /// Registers the classes of this crate.
@@ -45,6 +47,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TetrahedronHyperelasticityFEMForceField>();
     f.add::<TriangularFEMForceFieldOptim>();
     f.add::<triangular_fem::TriangularFEMForceField>();
+    f.add::<triangle_fem::TriangleFEMForceField>();
     f.add::<quad_bending_fem::QuadBendingFEMForceField>();
     f.add::<ElementFEMForceField>();
 }

@@ -96,7 +96,7 @@ pub fn strain_displacement_global(pa: &V3, pb: &V3, pc: &V3) -> Option<StrainDis
 }
 
 /// `Jᵀ·D` restricted to the entries a local-frame `J` can have non-zero (SOFA's reduced product).
-fn strain_reduced(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
+pub(crate) fn strain_reduced(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
     [
         j[0][0] * d[0] + j[2][0] * d[2],
         j[1][1] * d[1] + j[3][1] * d[3] + j[5][1] * d[5],
@@ -104,7 +104,7 @@ fn strain_reduced(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
     ]
 }
 /// Full `Jᵀ·D`.
-fn strain_full(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
+pub(crate) fn strain_full(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
     let mut e = [0.0; 3];
     for (i, ei) in e.iter_mut().enumerate() {
         *ei = j[0][i] * d[0];
@@ -115,11 +115,11 @@ fn strain_full(j: &StrainDisplacement, d: &[f64; 6]) -> V3 {
     e
 }
 /// `M·e` for an isotropic material (no normal–shear coupling).
-fn stress_reduced(m: &M3, e: &V3) -> V3 {
+pub(crate) fn stress_reduced(m: &M3, e: &V3) -> V3 {
     [m[0][0] * e[0] + m[0][1] * e[1], m[1][0] * e[0] + m[1][1] * e[1], m[2][2] * e[2]]
 }
 /// `J·s` restricted to the structurally non-zero entries of a local-frame `J`.
-fn force_reduced(j: &StrainDisplacement, s: &V3) -> [f64; 6] {
+pub(crate) fn force_reduced(j: &StrainDisplacement, s: &V3) -> [f64; 6] {
     [
         j[0][0] * s[0] + j[0][2] * s[2],
         j[1][1] * s[1] + j[1][2] * s[2],
@@ -130,7 +130,7 @@ fn force_reduced(j: &StrainDisplacement, s: &V3) -> [f64; 6] {
     ]
 }
 /// Full `J·s`.
-fn force_full(j: &StrainDisplacement, s: &V3) -> [f64; 6] {
+pub(crate) fn force_full(j: &StrainDisplacement, s: &V3) -> [f64; 6] {
     let mut f = [0.0; 6];
     for (r, fr) in f.iter_mut().enumerate() {
         *fr = j[r][0] * s[0] + j[r][1] * s[1] + j[r][2] * s[2];
@@ -341,42 +341,48 @@ impl TriangularFEMForceField {
     /// The 3×3 blocks `(n1, n2)` (over the triangle's nodes) of `−k·Rᵀ·expand(J·M·Jᵀ)·R`, where
     /// `Rᵀ = ti.rotation` is the stored local-to-world rotation.
     pub fn element_blocks(ti: &TriangleInfo, k: f64) -> [[M3; 3]; 3] {
-        let (j, m, rot) = (&ti.j, &ti.material, &ti.rotation);
-        // J·M (6×3), then (J·M)·Jᵀ (6×6), each entry summed in index order.
-        let mut jm = [[0.0; 3]; 6];
-        for r in 0..6 {
-            for c in 0..3 {
-                jm[r][c] = j[r][0] * m[0][c] + j[r][1] * m[1][c] + j[r][2] * m[2][c];
-            }
-        }
-        let mut jmj = [[0.0; 6]; 6];
-        for r in 0..6 {
-            for c in 0..6 {
-                jmj[r][c] = jm[r][0] * j[c][0] + jm[r][1] * j[c][1] + jm[r][2] * j[c][2];
-            }
-        }
-        let mut out = [[[[0.0; 3]; 3]; 3]; 3];
-        for n1 in 0..3 {
-            for n2 in 0..3 {
-                // Left product R·Ke (the third row and column of the expanded block are zero).
-                let mut s = [[0.0; 3]; 3];
-                for a in 0..3 {
-                    for l in 0..3 {
-                        let (k0, k1) = if l < 2 { (jmj[2 * n1][2 * n2 + l], jmj[2 * n1 + 1][2 * n2 + l]) } else { (0.0, 0.0) };
-                        s[a][l] = rot[a][0] * k0 + rot[a][1] * k1 + rot[a][2] * 0.0;
-                    }
-                }
-                // Right product by Rᵀ, then the −k factor.
-                for a in 0..3 {
-                    for c in 0..3 {
-                        let v = s[a][0] * rot[c][0] + s[a][1] * rot[c][1] + s[a][2] * rot[c][2];
-                        out[n1][n2][a][c] = -v * k;
-                    }
-                }
-            }
-        }
-        out
+        membrane_blocks(&ti.j, &ti.material, &ti.rotation, k)
     }
+}
+
+/// The 3×3 blocks `(n1, n2)` (over a triangle's nodes) of `−k·Rᵀ·expand(J·M·Jᵀ)·R` for the
+/// strain–displacement matrix `j`, the material matrix `m` and the local-to-world rotation `rot`
+/// (SOFA's `computeElementStiffnessMatrix`, shared by the triangle membranes).
+pub(crate) fn membrane_blocks(j: &StrainDisplacement, m: &M3, rot: &M3, k: f64) -> [[M3; 3]; 3] {
+    // J·M (6×3), then (J·M)·Jᵀ (6×6), each entry summed in index order.
+    let mut jm = [[0.0; 3]; 6];
+    for r in 0..6 {
+        for c in 0..3 {
+            jm[r][c] = j[r][0] * m[0][c] + j[r][1] * m[1][c] + j[r][2] * m[2][c];
+        }
+    }
+    let mut jmj = [[0.0; 6]; 6];
+    for r in 0..6 {
+        for c in 0..6 {
+            jmj[r][c] = jm[r][0] * j[c][0] + jm[r][1] * j[c][1] + jm[r][2] * j[c][2];
+        }
+    }
+    let mut out = [[[[0.0; 3]; 3]; 3]; 3];
+    for n1 in 0..3 {
+        for n2 in 0..3 {
+            // Left product R·Ke (the third row and column of the expanded block are zero).
+            let mut s = [[0.0; 3]; 3];
+            for a in 0..3 {
+                for l in 0..3 {
+                    let (k0, k1) = if l < 2 { (jmj[2 * n1][2 * n2 + l], jmj[2 * n1 + 1][2 * n2 + l]) } else { (0.0, 0.0) };
+                    s[a][l] = rot[a][0] * k0 + rot[a][1] * k1 + rot[a][2] * 0.0;
+                }
+            }
+            // Right product by Rᵀ, then the −k factor.
+            for a in 0..3 {
+                for c in 0..3 {
+                    let v = s[a][0] * rot[c][0] + s[a][1] * rot[c][1] + s[a][2] * rot[c][2];
+                    out[n1][n2][a][c] = -v * k;
+                }
+            }
+        }
+    }
+    out
 }
 
 fn degenerate(i: usize, t: &[usize; 3]) -> SimError {

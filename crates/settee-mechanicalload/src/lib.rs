@@ -5,6 +5,7 @@ mod edge_pressure_force_field;
 mod gravity;
 mod interaction_ellipsoid_force_field;
 mod plane_force_field;
+mod sphere_force_field;
 #[cfg(test)]
 mod test_support;
 mod triangle_pressure_force_field;
@@ -15,6 +16,7 @@ pub use edge_pressure_force_field::EdgePressureForceField;
 pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use plane_force_field::PlaneForceField;
+pub use sphere_force_field::{SphereContact, SphereForceField};
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
 pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 
@@ -39,6 +41,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<Gravity>();
     f.add::<InteractionEllipsoidForceField>();
     f.add::<PlaneForceField>();
+    f.add::<SphereForceField>();
     f.add::<TrianglePressureForceField>();
     f.add::<UniformVelocityDampingForceField>();
 }

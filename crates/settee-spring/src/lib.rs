@@ -13,6 +13,7 @@ mod spring_force_field;
 mod test_support;
 mod topo;
 mod triangular_bending_springs;
+mod triangular_springs;
 
 pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprings};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
@@ -22,6 +23,10 @@ pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoe
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
 pub use triangular_bending_springs::TriangularBendingSprings;
+pub use triangular_springs::{
+    BiquadraticEdge, BiquadraticTriangle, QuadraticEdge, QuadraticTriangle, TriangularBiquadraticSpringsForceField,
+    TriangularQuadraticSpringsForceField,
+};
 
 /// SOFA's ForceField Data `rayleighStiffness`, as the force fields of this crate that end with it
 /// declare it.
@@ -41,6 +46,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<QuadularBendingSprings>();
     f.add::<QuadBendingSprings>();
     f.add::<RestShapeSpringsForceField>();
+    f.add::<TriangularQuadraticSpringsForceField>();
+    f.add::<TriangularBiquadraticSpringsForceField>();
 }
 
 #[cfg(test)]
