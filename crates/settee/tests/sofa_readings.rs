@@ -102,3 +102,17 @@ fn the_gravity_component_sets_the_gravity() {
     let v = s.store.get(s.state_of(find(&s, "dofs")).unwrap()).read(VecId::VELOCITY).to_vec();
     assert!((v[0] - 0.1).abs() < 1e-12 && v[1] == 0.0 && (v[2] + 0.2).abs() < 1e-12, "{v:?}");
 }
+
+/// `template=""` is no template: deduced as when the attribute is absent (SOFA's
+/// RigidMapping2d-basic.scn maps a Rigid2d state to a Vec2d one this way).
+#[test]
+fn an_empty_template_is_deduced() {
+    let s = load(
+        "empty-template",
+        r#"<Node name="root" gravity="0 0 0"><MechanicalObject name="frame" template="Rigid2d" position="0 0 0.5"/>
+  <Node name="tip"><MechanicalObject name="dofs" template="Vec2d" position="1 0"/><RigidMapping name="map" template="" input="@.." output="@."/></Node></Node>"#,
+    );
+    assert_eq!(s.entry(find(&s, "map")).template, "Rigid2d,Vec2d");
+    let x = positions(&s, "dofs");
+    assert!((x[0] - 0.5f64.cos()).abs() < 1e-15 && (x[1] - 0.5f64.sin()).abs() < 1e-15, "{x:?}");
+}

@@ -171,7 +171,8 @@ impl Factory {
         };
 
         // Template: requested (after aliases), else deduced from the context, else the default.
-        let requested = template_text.map(|t| {
+        // `template=""` is no request: SOFA deduces the template as when the attribute is absent.
+        let requested = template_text.filter(|t| !t.trim().is_empty()).map(|t| {
             let (r, notes) = resolve_template(t);
             for n in notes {
                 scene.report(Diagnostic::warning(n).at(pos.clone()).subject(class.name));
