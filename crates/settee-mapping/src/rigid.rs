@@ -1,5 +1,5 @@
-//! `RigidMapping` (Rigid3d → Vec3d, and Rigid2d → Vec2d): points attached to rigid frames
-//! (spec §5.5).
+//! `RigidMapping` (Rigid3d → Vec3d, Rigid3d → Rigid3d and Rigid2d → Vec2d): points (or frames)
+//! attached to rigid frames (spec §5.5).
 //!
 //! Each point `i` has local coordinates `p_i` in the frame `k(i)` (its `rigidIndexPerPoint`
 //! entry, else `index`). `apply` caches the rotated points `r_i = q_k·p_i`, then
@@ -9,11 +9,16 @@
 //! In the plane (Rigid2d frames `x y θ`, velocities `vx vy ω`) the same products hold with the
 //! rotation by θ and the scalar cross product: `v_i = v_k + ω_k·(−r_y, r_x)`,
 //! `τ_k += r_x·f_y − r_y·f_x`. The points are kept with z = 0. No geometric stiffness there.
+//!
+//! With Rigid3d outputs (SOFA's `RigidMapping<Rigid3, Rigid3>`, which replaced
+//! RigidRigidMapping), each output frame also has a local orientation `o_i`: its orientation is
+//! `q_k·o_i`, its angular velocity `ω_k`, and its torque goes to the input with the moment of its
+//! force (`τ_k += τ_i + r_i × f_i`, SOFA's `updateOmega`). No geometric stiffness there.
 
 use settee_core::collision::PointMapper;
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::role::{MechanicalMapping, MechanicalState};
-use settee_core::types::quat_rotate;
+use settee_core::types::{quat_mul, quat_rotate};
 use settee_core::ConstraintRows;
 use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
@@ -22,7 +27,7 @@ use crate::common::{
     sub, v3, FramesToPoints, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 
-const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout::Rigid2, Layout::Vec2)];
+const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout::Rigid3, Layout::Rigid3), (Layout::Rigid2, Layout::Vec2)];
 
 /// Maps points attached to rigid frames: x = c + q·p with p in the frame's local coordinates.
 ///
@@ -31,7 +36,7 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout
     module = "Sofa.Component.Mapping.NonLinear",
     roles = [Mapping, PointMapper],
     markers = [MechanicalMapping],
-    templates = ["Rigid3d,Vec3d", "Rigid2d,Vec2d"],
+    templates = ["Rigid3d,Vec3d", "Rigid3d,Rigid3d", "Rigid2d,Vec2d"],
     template_rule = FromMapping,
     inherit = [MappingData, Self],
     data = {
@@ -75,6 +80,8 @@ pub struct RigidMapping {
     rotated: Vec<V3>,
     /// Rigid2d → Vec2d.
     planar: bool,
+    /// Rigid3d → Rigid3d: the local orientation of each output frame (empty otherwise).
+    orientations: Vec<[f64; 4]>,
 }
 
 #[inline]
@@ -93,6 +100,7 @@ impl RigidMapping {
             gs,
             rotated: Vec::new(),
             planar: false,
+            orientations: Vec::new(),
         }
     }
 
@@ -107,6 +115,22 @@ impl RigidMapping {
             gs: GeometricStiffness::from_name("None"),
             rotated: Vec::new(),
             planar: true,
+            orientations: Vec::new(),
+        }
+    }
+
+    /// A mapping of rigid frames built directly (for tests): each output frame given by its
+    /// local `[x y z qx qy qz qw]` in its input frame.
+    pub fn build_frames(input: StateId, output: StateId, n_in: usize, local: Vec<[f64; 7]>, frame: Vec<usize>) -> RigidMapping {
+        RigidMapping {
+            ports: Ports::direct(&[input], Layout::Rigid3, output, Layout::Rigid3),
+            points: local.iter().map(|l| [l[0], l[1], l[2]]).collect(),
+            orientations: local.iter().map(|l| [l[3], l[4], l[5], l[6]]).collect(),
+            frame,
+            n_in,
+            gs: GeometricStiffness::from_name("None"),
+            rotated: Vec::new(),
+            planar: false,
         }
     }
 
@@ -256,6 +280,116 @@ impl RigidMapping {
     }
 }
 
+/// Rigid3d → Rigid3d: output frames `c + q_k·p_i`, `q_k·o_i`; velocities and forces `(v, ω)`.
+impl RigidMapping {
+    fn rigid_out(&self) -> bool {
+        !self.orientations.is_empty() || self.ports.out_layout == Some(Layout::Rigid3)
+    }
+
+    fn check_frames(&self, what: &str, input: &[f64], k_in: usize, output: &[f64], k_out: usize) -> SimResult {
+        check_len(&format!("the input {what}"), input, self.n_in, k_in)?;
+        check_len(&format!("the output {what}"), output, self.points.len(), k_out)
+    }
+
+    fn apply_frames(&mut self, out: &mut [f64], x: &[f64]) -> SimResult {
+        self.check_frames("positions", x, 7, out, 7)?;
+        self.rotated.resize(self.points.len(), [0.0; 3]);
+        for (i, p) in self.points.iter().enumerate() {
+            let k = self.frame[i];
+            let q = quat(x, k);
+            let r = quat_rotate(q, *p);
+            self.rotated[i] = r;
+            let c = v3(&x[7 * k..]);
+            let o = quat_mul(q, self.orientations.get(i).copied().unwrap_or([0.0, 0.0, 0.0, 1.0]));
+            out[7 * i..7 * i + 7].copy_from_slice(&[c[0] + r[0], c[1] + r[1], c[2] + r[2], o[0], o[1], o[2], o[3]]);
+        }
+        Ok(())
+    }
+
+    fn apply_j_frames(&mut self, out: &mut [f64], v: &[f64]) -> SimResult {
+        self.ready()?;
+        self.check_frames("velocities", v, 6, out, 6)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let (lin, ang) = (v3(&v[6 * k..]), v3(&v[6 * k + 3..]));
+            let rw = cross(*r, ang);
+            out[6 * i..6 * i + 6].copy_from_slice(&[lin[0] - rw[0], lin[1] - rw[1], lin[2] - rw[2], ang[0], ang[1], ang[2]]);
+        }
+        Ok(())
+    }
+
+    fn apply_jt_frames(&mut self, inputs: &mut [&mut [f64]], out: &[f64]) -> SimResult {
+        if !self.transposed_ready()? {
+            return Ok(());
+        }
+        let f = &mut *inputs[0];
+        self.check_frames("forces", f, 6, out, 6)?;
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            let (fi, ti) = (v3(&out[6 * i..]), v3(&out[6 * i + 3..]));
+            let m = cross(*r, fi);
+            for c in 0..3 {
+                f[6 * k + c] += fi[c];
+                // SOFA's updateOmega: the output torque plus the moment, added as one term.
+                f[6 * k + 3 + c] += ti[c] + m[c];
+            }
+        }
+        Ok(())
+    }
+
+    /// Per row and per frame (increasing), the sum of the forces and of the torques plus moments.
+    fn apply_jt_constraints_frames(&mut self, inputs: &mut [&mut ConstraintRows], out: &ConstraintRows) -> SimResult {
+        let mut groups: Vec<(usize, [f64; 6])> = Vec::new();
+        for (row, entries) in out.rows() {
+            groups.clear();
+            for (point, b) in entries {
+                let (Some(&k), Some(&r)) = (self.frame.get(point), self.rotated.get(point)) else {
+                    return Err(SimError::new(format!(
+                        "a constraint row refers to mapped frame {point}, but the mapping has {} frames",
+                        self.points.len()
+                    )));
+                };
+                let i = match groups.iter().position(|g| g.0 == k) {
+                    Some(i) => i,
+                    None => {
+                        groups.push((k, [0.0; 6]));
+                        groups.len() - 1
+                    }
+                };
+                let m = cross(r, v3(b));
+                let g = &mut groups[i].1;
+                for c in 0..3 {
+                    g[c] += b[c];
+                    g[3 + c] += b[3 + c] + m[c];
+                }
+            }
+            groups.sort_by_key(|g| g.0);
+            for (k, v) in &groups {
+                inputs[0].add(row, *k, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Six rows per output frame: `[I | −[r]×]` then `[0 | I]` on its input frame.
+    fn jacobian_frames(&self) -> SimResult<Vec<SparseRows>> {
+        let mut j = SparseRows::new(6 * self.points.len(), 6 * self.n_in);
+        if !self.transposed_ready()? {
+            return Ok(vec![j]);
+        }
+        let mut block = SparseRows::new(3 * self.points.len(), 6 * self.n_in);
+        for (i, r) in self.rotated.iter().enumerate() {
+            let k = self.frame[i];
+            push_point_block(&mut block, i, k, *r, 1.0);
+            for a in 0..3 {
+                j.rows[6 * i + a] = std::mem::take(&mut block.rows[3 * i + a]);
+                j.rows[6 * i + 3 + a] = vec![(6 * k + 3 + a, 1.0)];
+            }
+        }
+        Ok(vec![j])
+    }
+}
+
 /// `[v]×`: the matrix of `w ↦ v × w`.
 fn cross_matrix(v: V3) -> M3 {
     [[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]]
@@ -278,6 +412,7 @@ impl Component for RigidMapping {
         let Some(output) = self.ports.output else { return Ok(()) };
         check_layouts(cx, &self.ports, TEMPLATES)?;
         self.planar = self.ports.in_layouts.first() == Some(&Layout::Rigid2);
+        let rigid_out = self.ports.out_layout == Some(Layout::Rigid3);
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
         let d = cx.data();
@@ -286,16 +421,23 @@ impl Component for RigidMapping {
                 .hint("give the points as the output MechanicalObject's positions (or initialPoints)"));
         }
         self.gs = GeometricStiffness::from_name(d.get(Self::GEOMETRIC_STIFFNESS));
-        if self.planar && self.gs != GeometricStiffness::None {
-            return Err(SimError::unsupported("RigidMapping: the geometric stiffness of a Rigid2d → Vec2d mapping is not supported")
+        let kind = if self.planar { "Rigid2d → Vec2d" } else { "Rigid3d → Rigid3d" };
+        if (self.planar || rigid_out) && self.gs != GeometricStiffness::None {
+            return Err(SimError::unsupported(format!("RigidMapping: the geometric stiffness of a {kind} mapping is not supported"))
                 .hint("use geometricStiffness=\"None\" (the default)"));
         }
-        if self.planar && !d.get(Self::INITIAL_POINTS).is_empty() {
-            return Err(SimError::unsupported("RigidMapping: initialPoints of a Rigid2d → Vec2d mapping are not supported")
+        if (self.planar || rigid_out) && !d.get(Self::INITIAL_POINTS).is_empty() {
+            return Err(SimError::unsupported(format!("RigidMapping: initialPoints of a {kind} mapping are not supported"))
                 .hint("give the points as the output MechanicalObject's positions"));
         }
-        // Output points as 3-vectors (z = 0 in the plane).
-        let w = if self.planar { 2 } else { 3 };
+        // Output points as 3-vectors (z = 0 in the plane); output frames keep their orientation.
+        let w = if self.planar {
+            2
+        } else if rigid_out {
+            7
+        } else {
+            3
+        };
         let point = |c: &[f64]| -> V3 {
             if w == 2 {
                 [c[0], c[1], 0.0]
@@ -312,12 +454,12 @@ impl Component for RigidMapping {
 
         let xout = cx.read_vec(output, VecId::POSITION).to_vec();
         let n_out = cx.state_size(output);
-        if use_x0 {
-            let rest = cx.rest_or_position(output);
-            points = rest.chunks_exact(w).take(n_out).map(point).collect();
-        } else if points.is_empty() {
-            points = xout.chunks_exact(w).take(n_out).map(point).collect();
+        let local: Vec<f64> = if use_x0 { cx.rest_or_position(output).to_vec() } else { xout.clone() };
+        if use_x0 || points.is_empty() {
+            points = local.chunks_exact(w).take(n_out).map(point).collect();
         }
+        let mut orientations: Vec<[f64; 4]> =
+            if rigid_out { local.chunks_exact(7).take(n_out).map(|c| [c[3], c[4], c[5], c[6]]).collect() } else { Vec::new() };
         let n = points.len();
         let frame_of = |i: usize| -> usize {
             if per_point.len() == n {
@@ -343,11 +485,17 @@ impl Component for RigidMapping {
                 } else {
                     inverse_rotate(quat(xin, k), sub(*p, v3(&xin[7 * k..])))
                 };
+                // SOFA's getGlobalToLocalCoords for frames: q_k⁻¹·q_i.
+                if let Some(o) = orientations.get_mut(i) {
+                    let q = quat(xin, k);
+                    *o = quat_mul([-q[0], -q[1], -q[2], q[3]], *o);
+                }
             }
         }
         cx.data_mut().put(Self::INITIAL_POINTS, points.iter().flatten().copied().collect());
         self.points = points;
         self.frame = frame;
+        self.orientations = orientations;
         resize_output(cx.scene, &self.ports, n);
         let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
@@ -385,6 +533,9 @@ impl Mapping for RigidMapping {
         if self.planar {
             return self.apply_2d(out, inputs[0]);
         }
+        if self.rigid_out() {
+            return self.apply_frames(out, inputs[0]);
+        }
         let x = self.checked_positions(out, inputs)?;
         self.rotated.resize(self.points.len(), [0.0; 3]);
         for (i, p) in self.points.iter().enumerate() {
@@ -403,6 +554,9 @@ impl Mapping for RigidMapping {
         if self.planar {
             return self.apply_j_2d(out, inputs[0]);
         }
+        if self.rigid_out() {
+            return self.apply_j_frames(out, inputs[0]);
+        }
         let v = self.checked_velocities(out, inputs)?;
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
@@ -420,6 +574,9 @@ impl Mapping for RigidMapping {
         if self.planar {
             return self.apply_jt_2d(inputs, out);
         }
+        if self.rigid_out() {
+            return self.apply_jt_frames(inputs, out);
+        }
         let Some(f) = self.checked_forces(inputs, out)? else { return Ok(()) };
         for (i, r) in self.rotated.iter().enumerate() {
             let k = self.frame[i];
@@ -436,7 +593,7 @@ impl Mapping for RigidMapping {
     }
 
     fn apply_djt(&mut self, inputs: &mut [&mut [f64]], dx_in: &[&[f64]], f_out: &[f64], k_factor: f64) -> SimResult {
-        if self.gs == GeometricStiffness::None || self.planar || !self.transposed_ready()? {
+        if self.gs == GeometricStiffness::None || self.planar || self.rigid_out() || !self.transposed_ready()? {
             return Ok(());
         }
         let df = &mut *inputs[0];
@@ -481,6 +638,9 @@ impl Mapping for RigidMapping {
         if self.planar {
             return self.apply_jt_constraints_2d(inputs, out);
         }
+        if self.rigid_out() {
+            return self.apply_jt_constraints_frames(inputs, out);
+        }
         let mut groups: Vec<(usize, V3, V3)> = Vec::new();
         for (row, entries) in out.rows() {
             groups.clear();
@@ -517,6 +677,9 @@ impl Mapping for RigidMapping {
         if self.planar {
             return self.jacobian_2d();
         }
+        if self.rigid_out() {
+            return self.jacobian_frames();
+        }
         let (mut j, fill) = self.jacobian_to_fill()?;
         if !fill {
             return Ok(vec![j]);
@@ -530,7 +693,7 @@ impl Mapping for RigidMapping {
     }
 
     fn add_geometric_stiffness(&self, m: &mut MatrixAccumulator, f_out: &[f64], k_factor: f64) -> SimResult {
-        if self.gs == GeometricStiffness::None || self.planar || !self.transposed_ready()? {
+        if self.gs == GeometricStiffness::None || self.planar || self.rigid_out() || !self.transposed_ready()? {
             return Ok(());
         }
         check_len("the output forces", f_out, self.points.len(), 3)?;

@@ -1,7 +1,8 @@
 //! The Compliant plugin's mappings (spec compliant §9) against the numbers of its unit tests
 //! (§14.4), the Jacobian against central finite differences of `apply`, `apply_jt` as the adjoint
 //! of `apply_j`, the assembled Jacobians against `apply_j`, and the geometric stiffness against
-//! finite differences of `Jᵀ(x)·f`.
+//! finite differences of `Jᵀ(x)·f`; and SOFA's RigidMapping between rigid frames with the same
+//! checks.
 
 #![allow(clippy::needless_range_loop)] // small matrices written with indices
 
@@ -14,6 +15,7 @@ use settee_core::Layout;
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::rigid_joint::{AssembledRigidRigidMapping, RigidJointMapping};
 use settee_mapping::se3::{self, Frame};
+use settee_mapping::RigidMapping;
 use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
 
 /// A small deterministic generator (xorshift) for the test vectors.
@@ -535,4 +537,30 @@ fn safe_distance_from_target_spec_values() {
     .err()
     .unwrap();
     assert!(e.to_string().contains("1 targets for 2 indices"), "{e}");
+}
+
+// ----- RigidMapping, Rigid3d → Rigid3d ---------------------------------------------------------
+
+/// Output frames are the input frame composed with their local frame (centre `c + q·p`,
+/// orientation `q·o`), and the Jacobian, its transpose and the assembled Jacobian agree with
+/// finite differences (SOFA's `RigidMapping<Rigid3, Rigid3>`).
+#[test]
+fn rigid_mapping_between_frames_composes_and_derives() {
+    use std::f64::consts::PI;
+    let q0 = quat_from_euler([PI / 5.0, -PI / 7.0, PI / 3.0]);
+    let q1 = quat_from_euler([0.3, 0.2, -0.4]);
+    let o = quat_from_euler([-0.5, 0.1, 0.7]);
+    let local = vec![[0.5, -1.0, 2.0, o[0], o[1], o[2], o[3]], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]];
+    let mut m = RigidMapping::build_frames(S0, S1, 2, local.clone(), vec![0, 1]);
+    let x = vec![[rigid([1.0, 2.0, 3.0], q0), rigid([-1.0, 0.0, 0.5], q1)].concat()];
+    let out = apply(&mut m, 14, &x);
+    let c = quat_rotate(q0, [0.5, -1.0, 2.0]);
+    let expected_o = quat_mul(q0, o);
+    for k in 0..3 {
+        assert!((out[k] - ([1.0, 2.0, 3.0][k] + c[k])).abs() < 1e-15);
+    }
+    for k in 0..4 {
+        assert!((out[3 + k] - expected_o[k]).abs() < 1e-15);
+    }
+    check_jacobian(&mut m, &[Layout::Rigid3], &x, (14, 12, Layout::Rigid3), 1e-6, 7);
 }
