@@ -1,18 +1,21 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
 pub mod box_roi;
+pub mod pair_box_roi;
 pub mod points_from_indices;
 pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
 
 pub use box_roi::BoxROI;
+pub use pair_box_roi::PairBoxROI;
 pub use points_from_indices::PointsFromIndices;
 pub use subset_topology::SubsetTopology;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
+    f.add::<PairBoxROI>();
     f.add::<PointsFromIndices>();
     f.add::<SubsetTopology>();
 }
