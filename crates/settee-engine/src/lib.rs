@@ -2,6 +2,7 @@
 
 pub mod box_roi;
 pub mod pair_box_roi;
+pub mod plane_roi;
 pub mod points_from_indices;
 pub mod subset_topology;
 #[cfg(test)]
@@ -9,6 +10,7 @@ mod test_support;
 
 pub use box_roi::BoxROI;
 pub use pair_box_roi::PairBoxROI;
+pub use plane_roi::PlaneROI;
 pub use points_from_indices::PointsFromIndices;
 pub use subset_topology::SubsetTopology;
 
@@ -16,6 +18,7 @@ pub use subset_topology::SubsetTopology;
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
     f.add::<PairBoxROI>();
+    f.add::<PlaneROI>();
     f.add::<PointsFromIndices>();
     f.add::<SubsetTopology>();
 }
