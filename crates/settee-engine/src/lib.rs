@@ -4,6 +4,7 @@ pub mod box_roi;
 pub mod pair_box_roi;
 pub mod plane_roi;
 pub mod points_from_indices;
+pub mod sphere_roi;
 pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
@@ -12,6 +13,7 @@ pub use box_roi::BoxROI;
 pub use pair_box_roi::PairBoxROI;
 pub use plane_roi::PlaneROI;
 pub use points_from_indices::PointsFromIndices;
+pub use sphere_roi::SphereROI;
 pub use subset_topology::SubsetTopology;
 
 /// Registers the classes of this crate.
@@ -20,5 +22,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<PairBoxROI>();
     f.add::<PlaneROI>();
     f.add::<PointsFromIndices>();
+    f.add::<SphereROI>();
     f.add::<SubsetTopology>();
 }
