@@ -5,6 +5,7 @@ pub mod nearest_point_roi;
 pub mod pair_box_roi;
 pub mod plane_roi;
 pub mod points_from_indices;
+pub mod proximity_roi;
 pub mod sphere_roi;
 pub mod subset_topology;
 #[cfg(test)]
@@ -15,6 +16,7 @@ pub use nearest_point_roi::NearestPointROI;
 pub use pair_box_roi::PairBoxROI;
 pub use plane_roi::PlaneROI;
 pub use points_from_indices::PointsFromIndices;
+pub use proximity_roi::ProximityROI;
 pub use sphere_roi::SphereROI;
 pub use subset_topology::SubsetTopology;
 
@@ -25,6 +27,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<PairBoxROI>();
     f.add::<PlaneROI>();
     f.add::<PointsFromIndices>();
+    f.add::<ProximityROI>();
     f.add::<SphereROI>();
     f.add::<SubsetTopology>();
 }
