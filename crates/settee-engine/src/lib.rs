@@ -1,6 +1,7 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
 pub mod box_roi;
+pub mod mesh_boundary_roi;
 pub mod mesh_roi;
 pub mod nearest_point_roi;
 pub mod pair_box_roi;
@@ -13,6 +14,7 @@ pub mod subset_topology;
 mod test_support;
 
 pub use box_roi::BoxROI;
+pub use mesh_boundary_roi::MeshBoundaryROI;
 pub use mesh_roi::MeshROI;
 pub use nearest_point_roi::NearestPointROI;
 pub use pair_box_roi::PairBoxROI;
@@ -25,6 +27,7 @@ pub use subset_topology::SubsetTopology;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
+    f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
     f.add::<NearestPointROI>();
     f.add::<PairBoxROI>();
