@@ -3,6 +3,7 @@
 pub mod box_roi;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
+pub mod mesh_subset_engine;
 pub mod nearest_point_roi;
 pub mod pair_box_roi;
 pub mod plane_roi;
@@ -16,6 +17,7 @@ mod test_support;
 pub use box_roi::BoxROI;
 pub use mesh_boundary_roi::MeshBoundaryROI;
 pub use mesh_roi::MeshROI;
+pub use mesh_subset_engine::MeshSubsetEngine;
 pub use nearest_point_roi::NearestPointROI;
 pub use pair_box_roi::PairBoxROI;
 pub use plane_roi::PlaneROI;
@@ -29,6 +31,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
     f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
+    f.add::<MeshSubsetEngine>();
     f.add::<NearestPointROI>();
     f.add::<PairBoxROI>();
     f.add::<PlaneROI>();
