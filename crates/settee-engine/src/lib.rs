@@ -13,6 +13,7 @@ pub mod sphere_roi;
 pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
+pub mod volume;
 
 pub use box_roi::BoxROI;
 pub use mesh_boundary_roi::MeshBoundaryROI;
@@ -25,6 +26,7 @@ pub use points_from_indices::PointsFromIndices;
 pub use proximity_roi::ProximityROI;
 pub use sphere_roi::SphereROI;
 pub use subset_topology::SubsetTopology;
+pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
@@ -39,4 +41,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ProximityROI>();
     f.add::<SphereROI>();
     f.add::<SubsetTopology>();
+    f.add::<VolumeFromTriangles>();
+    f.add::<VolumeFromVolumetricElements>();
 }
