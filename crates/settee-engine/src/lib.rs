@@ -13,6 +13,7 @@ pub mod sphere_roi;
 pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
+pub mod transform_matrix;
 pub mod volume;
 
 pub use box_roi::BoxROI;
@@ -26,6 +27,7 @@ pub use points_from_indices::PointsFromIndices;
 pub use proximity_roi::ProximityROI;
 pub use sphere_roi::SphereROI;
 pub use subset_topology::SubsetTopology;
+pub use transform_matrix::{InvertTransformMatrixEngine, RotateTransformMatrixEngine, ScaleTransformMatrixEngine, TranslateTransformMatrixEngine};
 pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 
 /// Registers the classes of this crate.
@@ -41,6 +43,10 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ProximityROI>();
     f.add::<SphereROI>();
     f.add::<SubsetTopology>();
+    f.add::<TranslateTransformMatrixEngine>();
+    f.add::<ScaleTransformMatrixEngine>();
+    f.add::<RotateTransformMatrixEngine>();
+    f.add::<InvertTransformMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
 }
