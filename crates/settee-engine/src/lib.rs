@@ -1,6 +1,7 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
 pub mod box_roi;
+pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
 pub mod mesh_subset_engine;
@@ -17,6 +18,7 @@ pub mod transform_matrix;
 pub mod volume;
 
 pub use box_roi::BoxROI;
+pub use index_value_mapper::IndexValueMapper;
 pub use mesh_boundary_roi::MeshBoundaryROI;
 pub use mesh_roi::MeshROI;
 pub use mesh_subset_engine::MeshSubsetEngine;
@@ -33,6 +35,7 @@ pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
+    f.add::<IndexValueMapper>();
     f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
     f.add::<MeshSubsetEngine>();
