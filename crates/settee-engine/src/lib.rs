@@ -1,6 +1,7 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
 pub mod box_roi;
+pub mod generate_grid;
 pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
@@ -18,6 +19,7 @@ pub mod transform_matrix;
 pub mod volume;
 
 pub use box_roi::BoxROI;
+pub use generate_grid::GenerateGrid;
 pub use index_value_mapper::IndexValueMapper;
 pub use mesh_boundary_roi::MeshBoundaryROI;
 pub use mesh_roi::MeshROI;
@@ -35,6 +37,7 @@ pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<BoxROI>();
+    f.add::<GenerateGrid>();
     f.add::<IndexValueMapper>();
     f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
