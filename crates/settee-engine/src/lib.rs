@@ -12,6 +12,7 @@ pub mod plane_roi;
 pub mod points_from_indices;
 pub mod proximity_roi;
 pub mod sphere_roi;
+pub mod spiral;
 pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
@@ -30,6 +31,7 @@ pub use plane_roi::PlaneROI;
 pub use points_from_indices::PointsFromIndices;
 pub use proximity_roi::ProximityROI;
 pub use sphere_roi::SphereROI;
+pub use spiral::Spiral;
 pub use subset_topology::SubsetTopology;
 pub use transform_matrix::{InvertTransformMatrixEngine, RotateTransformMatrixEngine, ScaleTransformMatrixEngine, TranslateTransformMatrixEngine};
 pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
@@ -48,6 +50,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<PointsFromIndices>();
     f.add::<ProximityROI>();
     f.add::<SphereROI>();
+    f.add::<Spiral>();
     f.add::<SubsetTopology>();
     f.add::<TranslateTransformMatrixEngine>();
     f.add::<ScaleTransformMatrixEngine>();
