@@ -97,8 +97,18 @@ impl Region {
     }
 }
 
-/// Which elements of a list are inside: `(inside indices, outside indices)`.
-fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: &Region, strict: bool, bad: &mut bool) -> (Vec<usize>, Vec<usize>) {
+/// Which elements of a list are inside: `(inside indices, outside indices)` (SOFA's `BaseROI`).
+/// An element is inside when all its points are (`strict`) or its centre is, for `contains`, and
+/// `accept` (a shape's extra condition: SphereROI's angles) holds. `dims` spatial coordinates.
+pub(crate) fn select_elements<const K: usize>(
+    elements: &[[usize; K]],
+    points: &[Vec<f64>],
+    contains: &dyn Fn(&[f64]) -> bool,
+    accept: &dyn Fn(&[usize]) -> bool,
+    dims: usize,
+    strict: bool,
+    bad: &mut bool,
+) -> (Vec<usize>, Vec<usize>) {
     let mut inside = Vec::new();
     let mut outside = Vec::new();
     for (i, e) in elements.iter().enumerate() {
@@ -106,9 +116,8 @@ fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: 
             *bad = true;
             false
         } else if strict {
-            e.iter().all(|&v| region.contains(&points[v]))
+            e.iter().all(|&v| contains(&points[v]))
         } else {
-            let dims = region.dims;
             let mut c = vec![0.0; dims];
             for &v in e {
                 for (cd, pv) in c.iter_mut().zip(&points[v]) {
@@ -118,9 +127,9 @@ fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: 
             for cd in &mut c {
                 *cd /= K as f64;
             }
-            region.contains(&c)
+            contains(&c)
         };
-        if ok {
+        if ok && accept(e) {
             inside.push(i);
         } else {
             outside.push(i);
@@ -129,8 +138,55 @@ fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: 
     (inside, outside)
 }
 
-fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
+fn select<const K: usize>(elements: &[[usize; K]], points: &[Vec<f64>], region: &Region, strict: bool, bad: &mut bool) -> (Vec<usize>, Vec<usize>) {
+    select_elements(elements, points, &|p| region.contains(p), &|_| true, region.dims, strict, bad)
+}
+
+pub(crate) fn pick<const K: usize>(elements: &[[usize; K]], idx: &[usize]) -> Vec<usize> {
     idx.iter().flat_map(|&i| elements[i]).collect()
+}
+
+/// The element lists a `BaseROI` works on: each given list, else (when its `compute…` flag is
+/// on) the list of the node's first topology.
+pub(crate) struct RoiElements {
+    pub edges: Vec<[usize; 2]>,
+    pub triangles: Vec<[usize; 3]>,
+    pub quads: Vec<[usize; 4]>,
+    pub tetrahedra: Vec<[usize; 4]>,
+    pub hexahedra: Vec<[usize; 8]>,
+}
+
+impl RoiElements {
+    /// `lists`: edges, triangles, quads, tetrahedra, hexahedra as given (flat) and whether the
+    /// scene gave them; `flags`: the `compute…` flags in the same order.
+    pub(crate) fn gather(cx: &InitCtx, lists: [(&[usize], bool); 5], flags: [bool; 5]) -> RoiElements {
+        let mut r = RoiElements {
+            edges: group::<2>(lists[0].0),
+            triangles: group::<3>(lists[1].0),
+            quads: group::<4>(lists[2].0),
+            tetrahedra: group::<4>(lists[3].0),
+            hexahedra: group::<8>(lists[4].0),
+        };
+        let defaulted = |k: usize| !lists[k].1 && flags[k];
+        if let Some(mesh) = cx.scene.find_local(cx.node(), role::TOPOLOGY).and_then(|t| cx.scene.mesh_of(t)) {
+            if defaulted(0) {
+                r.edges = mesh.edges.clone();
+            }
+            if defaulted(1) {
+                r.triangles = mesh.triangles.clone();
+            }
+            if defaulted(2) {
+                r.quads = mesh.quads.clone();
+            }
+            if defaulted(3) {
+                r.tetrahedra = mesh.tetrahedra.clone();
+            }
+            if defaulted(4) {
+                r.hexahedra = mesh.hexahedra.clone();
+            }
+        }
+        r
+    }
 }
 
 /// Finds the points, edges, triangles, quads, tetrahedra and hexahedra inside given boxes.
@@ -246,7 +302,7 @@ pub struct BoxROI {
 
 impl BoxROI {
     /// The component whose Data feeds `position` when it is not set, and the Data name.
-    fn position_source(cx: &InitCtx) -> Option<(ComponentId, &'static str)> {
+    pub(crate) fn position_source(cx: &InitCtx) -> Option<(ComponentId, &'static str)> {
         let node = cx.node();
         if let Some(ms) = cx.scene.find_local(node, role::MECHANICAL_STATE) {
             return Some((ms, "rest_position"));

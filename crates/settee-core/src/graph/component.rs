@@ -24,6 +24,10 @@ pub enum TemplateRule {
     FromMapping,
     /// Interactions: the template of `object1`/`object2`.
     FromPair,
+    /// The template of the context mechanical state, but only when the scene gives none: a given
+    /// template is taken as it is (engines whose `canCreate` checks the state only then, such as
+    /// SubsetTopology or PairBoxROI).
+    FromStateWhenNotGiven,
 }
 
 /// Declaration of an object link (`topology="@grid"`, `linearSolver="@cg"` …).

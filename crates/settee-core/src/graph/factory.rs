@@ -277,7 +277,9 @@ impl Factory {
         }
         let deduced = match class.template_rule {
             TemplateRule::Default => None,
-            TemplateRule::FromState | TemplateRule::FromPair => {
+            // An unknown given template: SOFA's check passes for the default one.
+            TemplateRule::FromStateWhenNotGiven if requested.is_some() => None,
+            TemplateRule::FromState | TemplateRule::FromPair | TemplateRule::FromStateWhenNotGiven => {
                 attached_state(scene, node, attrs).and_then(|c| scene.entry(c).layout).map(|l| l.name().to_string())
             }
             TemplateRule::FromMapping => mapping_template(scene, node, attrs),
@@ -303,6 +305,8 @@ impl Factory {
                 Some(l) => l.name() == t.split(',').next().unwrap_or(""),
                 None => true,
             },
+            // A given template is never checked against the state.
+            TemplateRule::FromStateWhenNotGiven => true,
             _ => true,
         }
     }
