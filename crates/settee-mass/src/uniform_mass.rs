@@ -96,6 +96,7 @@ pub struct UniformMassDrawData;
 /// brackets, separated by commas (`15 15 [20 0 0,0 20 0,0 0 20]`). Only a rigid mass holds a
 /// matrix, and SOFA's vector readers refuse brackets, so the rewrite cannot change how any other
 /// text reads; a link (`@…`) is left alone.
+#[allow(clippy::ptr_arg)] // the signature every preparse hook has
 pub fn read_inertia_brackets(attrs: &mut Vec<(String, String)>) {
     for (name, value) in attrs.iter_mut() {
         if name == "vertexMass" && value.contains('[') && !value.trim_start().starts_with('@') {

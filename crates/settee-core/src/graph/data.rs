@@ -1160,13 +1160,13 @@ mod tests {
     }
 
     /// Numbers written without a space between them are read one after the other, as SOFA's
-    /// stream extraction does (`0-0.707107` is 0 and -0.707107), with a warning; a number followed
+    /// stream extraction does (`0-0.75` is 0 and -0.75), with a warning; a number followed
     /// by anything else still stops the reading.
     #[test]
     fn numbers_written_together_are_read_one_after_the_other() {
-        let c = parse_value(DataKind::Coords, A3, "0 0-0.707107 0.5  1 1 1", &Value::Bool(false));
-        assert_eq!(c.value, Value::Reals { arity: 3, v: vec![0.0, 0.0, -0.707107, 0.5, 1.0, 1.0] });
-        assert!(!c.invalid && c.problem.as_ref().is_some_and(|p| p.contains("2 numbers (0, -0.707107)")), "{c:?}");
+        let c = parse_value(DataKind::Coords, A3, "0 0-0.75 0.5  1 1 1", &Value::Bool(false));
+        assert_eq!(c.value, Value::Reals { arity: 3, v: vec![0.0, 0.0, -0.75, 0.5, 1.0, 1.0] });
+        assert!(!c.invalid && c.problem.as_ref().is_some_and(|p| p.contains("2 numbers (0, -0.75)")), "{c:?}");
         let f = parse_value(DataKind::Fixed(3), A3, "1-2+3", &Value::Reals { arity: 3, v: vec![0.0; 3] });
         assert_eq!(f.value, Value::Reals { arity: 3, v: vec![1.0, -2.0, 3.0] });
         assert!(!f.invalid && f.problem.is_some());
