@@ -91,7 +91,6 @@ const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.
 })]
 pub struct UniformMassDrawData;
 
-/// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
 /// A rigid mass's inertia may be written as SOFA's matrix reader reads a `Mat3x3`: rows in
 /// brackets, separated by commas (`15 15 [20 0 0,0 20 0,0 0 20]`). Only a rigid mass holds a
 /// matrix, and SOFA's vector readers refuse brackets, so the rewrite cannot change how any other
@@ -105,6 +104,7 @@ pub fn read_inertia_brackets(attrs: &mut Vec<(String, String)>) {
     }
 }
 
+/// The same mass on every degree of freedom (with a rotational inertia for rigid frames).
 #[component(
     module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
