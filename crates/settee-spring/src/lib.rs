@@ -2,6 +2,7 @@
 
 mod bending_topology;
 mod fast_triangular_bending_springs;
+mod joint_spring_force_field;
 mod kernel;
 mod mesh_spring_force_field;
 mod quad_bending_springs;
@@ -16,6 +17,7 @@ mod triangular_bending_springs;
 mod triangular_springs;
 
 pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprings};
+pub use joint_spring_force_field::{parse_joint_springs, JointSpring, JointSpringForceField};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
 pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
@@ -48,6 +50,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<RestShapeSpringsForceField>();
     f.add::<TriangularQuadraticSpringsForceField>();
     f.add::<TriangularBiquadraticSpringsForceField>();
+    f.add::<JointSpringForceField>();
 }
 
 #[cfg(test)]
