@@ -13,6 +13,7 @@ mod spring_force_field;
 #[cfg(test)]
 mod test_support;
 mod topo;
+mod triangle_bending_springs;
 mod triangular_bending_springs;
 mod triangular_springs;
 
@@ -24,6 +25,7 @@ pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
+pub use triangle_bending_springs::{triangle_bending_pairs, TriangleBendingSprings};
 pub use triangular_bending_springs::TriangularBendingSprings;
 pub use triangular_springs::{
     BiquadraticEdge, BiquadraticTriangle, QuadraticEdge, QuadraticTriangle, TriangularBiquadraticSpringsForceField,
@@ -51,6 +53,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TriangularQuadraticSpringsForceField>();
     f.add::<TriangularBiquadraticSpringsForceField>();
     f.add::<JointSpringForceField>();
+    f.add::<TriangleBendingSprings>();
 }
 
 #[cfg(test)]
@@ -73,6 +76,7 @@ mod tests {
             crate::QuadBendingSprings::CLASSES[0],
             crate::RegularGridSpringForceField::CLASSES[0],
             crate::MeshSpringForceField::CLASSES[0],
+            crate::TriangleBendingSprings::CLASSES[0],
         ];
         for class in classes {
             let decls: Vec<_> = class.data.iter().flat_map(|t| t.iter()).collect();
