@@ -174,7 +174,7 @@ pub fn parse_joint_springs(text: &str) -> Result<Vec<JointSpring>, String> {
 }
 
 /// The rotation matrix of a unit quaternion (SOFA's `Quat::toMatrix`), row-major.
-fn rotation_matrix(q: Quat) -> [[f64; 3]; 3] {
+pub(crate) fn rotation_matrix(q: Quat) -> [[f64; 3]; 3] {
     let [x, y, z, w] = q;
     [
         [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (z * x + y * w)],
@@ -183,18 +183,18 @@ fn rotation_matrix(q: Quat) -> [[f64; 3]; 3] {
     ]
 }
 
-fn rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
+pub(crate) fn rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
     let m = rotation_matrix(q);
     [0, 1, 2].map(|i| m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2])
 }
 
-fn inverse_rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
+pub(crate) fn inverse_rotate(q: Quat, v: [f64; 3]) -> [f64; 3] {
     let m = rotation_matrix(q);
     [0, 1, 2].map(|i| m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2])
 }
 
 /// `R·(k ⊙ Rᵀ·v)`.
-fn scaled_in_frame(r: Quat, k: [f64; 3], v: [f64; 3]) -> [f64; 3] {
+pub(crate) fn scaled_in_frame(r: Quat, k: [f64; 3], v: [f64; 3]) -> [f64; 3] {
     let local = inverse_rotate(r, v);
     rotate(r, [k[0] * local[0], k[1] * local[1], k[2] * local[2]])
 }

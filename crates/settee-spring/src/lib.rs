@@ -2,6 +2,7 @@
 
 mod bending_topology;
 mod fast_triangular_bending_springs;
+mod gear_spring_force_field;
 mod joint_spring_force_field;
 mod kernel;
 mod mesh_spring_force_field;
@@ -18,6 +19,7 @@ mod triangular_bending_springs;
 mod triangular_springs;
 
 pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprings};
+pub use gear_spring_force_field::{parse_gear_springs, GearSpring, GearSpringForceField};
 pub use joint_spring_force_field::{parse_joint_springs, JointSpring, JointSpringForceField};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
 pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
@@ -54,6 +56,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TriangularBiquadraticSpringsForceField>();
     f.add::<JointSpringForceField>();
     f.add::<TriangleBendingSprings>();
+    f.add::<GearSpringForceField>();
 }
 
 #[cfg(test)]
