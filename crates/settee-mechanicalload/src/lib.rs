@@ -6,6 +6,8 @@ mod gravity;
 mod interaction_ellipsoid_force_field;
 mod plane_force_field;
 mod sphere_force_field;
+mod surface_pressure_force_field;
+mod tait_surface_pressure_force_field;
 #[cfg(test)]
 mod test_support;
 mod triangle_pressure_force_field;
@@ -17,6 +19,8 @@ pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use plane_force_field::PlaneForceField;
 pub use sphere_force_field::{SphereContact, SphereForceField};
+pub use surface_pressure_force_field::SurfacePressureForceField;
+pub use tait_surface_pressure_force_field::{mesh_volume_and_area, tait_pressure, TaitSurfacePressureForceField};
 pub use triangle_pressure_force_field::{parse_matsym3, TrianglePressureForceField};
 pub use uniform_velocity_damping_force_field::UniformVelocityDampingForceField;
 
@@ -42,6 +46,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<InteractionEllipsoidForceField>();
     f.add::<PlaneForceField>();
     f.add::<SphereForceField>();
+    f.add::<SurfacePressureForceField>();
+    f.add::<TaitSurfacePressureForceField>();
     f.add::<TrianglePressureForceField>();
     f.add::<UniformVelocityDampingForceField>();
 }

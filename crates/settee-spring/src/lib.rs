@@ -2,8 +2,11 @@
 
 mod bending_topology;
 mod fast_triangular_bending_springs;
+mod gear_spring_force_field;
+mod joint_spring_force_field;
 mod kernel;
 mod mesh_spring_force_field;
+mod polynomial_springs_force_field;
 mod quad_bending_springs;
 mod quadular_bending_springs;
 mod regular_grid_spring_force_field;
@@ -12,16 +15,21 @@ mod spring_force_field;
 #[cfg(test)]
 mod test_support;
 mod topo;
+mod triangle_bending_springs;
 mod triangular_bending_springs;
 mod triangular_springs;
 
 pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprings};
+pub use gear_spring_force_field::{parse_gear_springs, GearSpring, GearSpringForceField};
+pub use joint_spring_force_field::{parse_joint_springs, JointSpring, JointSpringForceField};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
+pub use polynomial_springs_force_field::PolynomialSpringsForceField;
 pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
+pub use triangle_bending_springs::{triangle_bending_pairs, TriangleBendingSprings};
 pub use triangular_bending_springs::TriangularBendingSprings;
 pub use triangular_springs::{
     BiquadraticEdge, BiquadraticTriangle, QuadraticEdge, QuadraticTriangle, TriangularBiquadraticSpringsForceField,
@@ -48,6 +56,10 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<RestShapeSpringsForceField>();
     f.add::<TriangularQuadraticSpringsForceField>();
     f.add::<TriangularBiquadraticSpringsForceField>();
+    f.add::<JointSpringForceField>();
+    f.add::<TriangleBendingSprings>();
+    f.add::<GearSpringForceField>();
+    f.add::<PolynomialSpringsForceField>();
 }
 
 #[cfg(test)]
@@ -70,6 +82,7 @@ mod tests {
             crate::QuadBendingSprings::CLASSES[0],
             crate::RegularGridSpringForceField::CLASSES[0],
             crate::MeshSpringForceField::CLASSES[0],
+            crate::TriangleBendingSprings::CLASSES[0],
         ];
         for class in classes {
             let decls: Vec<_> = class.data.iter().flat_map(|t| t.iter()).collect();

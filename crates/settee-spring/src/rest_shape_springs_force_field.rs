@@ -34,7 +34,7 @@ use settee_core::{
 type Quat = [f64; 4];
 
 /// SOFA's `Quat::inverse`.
-fn quat_inverse(q: Quat) -> Quat {
+pub(crate) fn quat_inverse(q: Quat) -> Quat {
     let norm = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     if norm == 0.0 {
         return [0.0; 4];
@@ -44,7 +44,7 @@ fn quat_inverse(q: Quat) -> Quat {
 }
 
 /// SOFA's `Quat::quatToAxis`.
-fn quat_to_axis(q: Quat) -> ([f64; 3], f64) {
+pub(crate) fn quat_to_axis(q: Quat) -> ([f64; 3], f64) {
     let q = if q[3] < 0.0 { q.map(|c| -c) } else { q };
     let (s, angle) = if q[3] > 0.999 {
         let s = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
