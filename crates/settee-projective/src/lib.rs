@@ -1,6 +1,7 @@
 //! Projective constraints: project positions, velocities and increments onto the constrained
 //! subspace.
 
+pub mod affine_movement;
 mod fixed;
 pub mod fixed_plane;
 pub mod linear_movement;
@@ -9,6 +10,7 @@ mod partial_fixed;
 pub mod point;
 pub mod subspace;
 
+pub use affine_movement::AffineMovementProjectiveConstraint;
 pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
@@ -27,6 +29,7 @@ pub struct ProjectiveBase;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.add::<AffineMovementProjectiveConstraint>();
     f.add::<FixedProjectiveConstraint>();
     f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
     f.add::<PartialFixedProjectiveConstraint>();
