@@ -7,6 +7,7 @@ pub mod fixed_plane;
 pub mod linear_movement;
 pub mod linear_velocity;
 mod partial_fixed;
+mod patch_test_movement;
 pub mod point;
 pub mod subspace;
 
@@ -15,6 +16,7 @@ pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
+pub use patch_test_movement::PatchTestMovementProjectiveConstraint;
 pub use point::PointProjectiveConstraint;
 pub use subspace::{Subspace, SubspaceProjectiveConstraint};
 
@@ -35,6 +37,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<PartialFixedProjectiveConstraint>();
     // Both keyed constraints (one declaration).
     f.add::<LinearMovementProjectiveConstraint>();
+    f.add::<PatchTestMovementProjectiveConstraint>();
     f.add::<PointProjectiveConstraint>();
     f.add::<SubspaceProjectiveConstraint>();
 }
