@@ -6,6 +6,7 @@ mod fixed;
 pub mod fixed_plane;
 pub mod linear_movement;
 pub mod linear_velocity;
+mod oscillator;
 mod partial_fixed;
 mod patch_test_movement;
 pub mod point;
@@ -15,6 +16,7 @@ pub use affine_movement::AffineMovementProjectiveConstraint;
 pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
+pub use oscillator::OscillatorProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
 pub use patch_test_movement::PatchTestMovementProjectiveConstraint;
 pub use point::PointProjectiveConstraint;
@@ -38,6 +40,7 @@ pub fn register(f: &mut settee_core::Factory) {
     // Both keyed constraints (one declaration).
     f.add::<LinearMovementProjectiveConstraint>();
     f.add::<PatchTestMovementProjectiveConstraint>();
+    f.add::<OscillatorProjectiveConstraint>();
     f.add::<PointProjectiveConstraint>();
     f.add::<SubspaceProjectiveConstraint>();
 }
