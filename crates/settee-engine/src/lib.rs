@@ -17,6 +17,7 @@ pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
 pub mod transform_matrix;
+pub mod vertex2frame;
 pub mod volume;
 
 pub use box_roi::BoxROI;
@@ -56,6 +57,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ScaleTransformMatrixEngine>();
     f.add::<RotateTransformMatrixEngine>();
     f.add::<InvertTransformMatrixEngine>();
+    f.add::<vertex2frame::Vertex2Frame>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
 }
