@@ -17,6 +17,7 @@ pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
 pub mod transform_matrix;
+pub mod values_from_indices;
 pub mod vertex2frame;
 pub mod volume;
 
@@ -57,6 +58,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ScaleTransformMatrixEngine>();
     f.add::<RotateTransformMatrixEngine>();
     f.add::<InvertTransformMatrixEngine>();
+    f.add::<values_from_indices::ValuesFromIndices>();
     f.add::<vertex2frame::Vertex2Frame>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
