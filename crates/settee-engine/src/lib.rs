@@ -1,5 +1,6 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
+pub mod average_coord;
 pub mod box_roi;
 pub mod generate_grid;
 pub mod index_value_mapper;
@@ -40,6 +41,7 @@ pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.add::<average_coord::AverageCoord>();
     f.add::<BoxROI>();
     f.add::<GenerateGrid>();
     f.add::<IndexValueMapper>();
