@@ -18,6 +18,7 @@ pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
 pub mod transform_matrix;
+pub mod transform_position;
 pub mod values_from_indices;
 pub mod vertex2frame;
 pub mod volume;
@@ -60,6 +61,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ScaleTransformMatrixEngine>();
     f.add::<RotateTransformMatrixEngine>();
     f.add::<InvertTransformMatrixEngine>();
+    f.add::<transform_position::TransformPosition>();
     f.add::<values_from_indices::ValuesFromIndices>();
     f.add::<vertex2frame::Vertex2Frame>();
     f.add::<VolumeFromTriangles>();
