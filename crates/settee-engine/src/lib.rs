@@ -3,6 +3,7 @@
 pub mod average_coord;
 pub mod box_roi;
 pub mod generate_grid;
+pub mod generate_rigid_mass;
 pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
@@ -45,6 +46,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<average_coord::AverageCoord>();
     f.add::<BoxROI>();
     f.add::<GenerateGrid>();
+    f.add::<generate_rigid_mass::GenerateRigidMass>();
     f.add::<IndexValueMapper>();
     f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
