@@ -2,6 +2,7 @@
 
 pub mod average_coord;
 pub mod box_roi;
+pub mod generate_cylinder;
 pub mod generate_grid;
 pub mod generate_rigid_mass;
 pub mod index_value_mapper;
@@ -45,6 +46,7 @@ pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<average_coord::AverageCoord>();
     f.add::<BoxROI>();
+    f.add::<generate_cylinder::GenerateCylinder>();
     f.add::<GenerateGrid>();
     f.add::<generate_rigid_mass::GenerateRigidMass>();
     f.add::<IndexValueMapper>();
