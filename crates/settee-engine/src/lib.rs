@@ -1,7 +1,10 @@
 //! Data engines: components that compute Data from other Data at init (SOFA's `DataEngine`s).
 
+pub mod average_coord;
 pub mod box_roi;
+pub mod generate_cylinder;
 pub mod generate_grid;
+pub mod generate_rigid_mass;
 pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
@@ -17,6 +20,9 @@ pub mod subset_topology;
 #[cfg(test)]
 mod test_support;
 pub mod transform_matrix;
+pub mod transform_position;
+pub mod values_from_indices;
+pub mod vertex2frame;
 pub mod volume;
 
 pub use box_roi::BoxROI;
@@ -38,8 +44,11 @@ pub use volume::{VolumeFromTriangles, VolumeFromVolumetricElements};
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.add::<average_coord::AverageCoord>();
     f.add::<BoxROI>();
+    f.add::<generate_cylinder::GenerateCylinder>();
     f.add::<GenerateGrid>();
+    f.add::<generate_rigid_mass::GenerateRigidMass>();
     f.add::<IndexValueMapper>();
     f.add::<MeshBoundaryROI>();
     f.add::<MeshROI>();
@@ -56,6 +65,9 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<ScaleTransformMatrixEngine>();
     f.add::<RotateTransformMatrixEngine>();
     f.add::<InvertTransformMatrixEngine>();
+    f.add::<transform_position::TransformPosition>();
+    f.add::<values_from_indices::ValuesFromIndices>();
+    f.add::<vertex2frame::Vertex2Frame>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
 }

@@ -1,18 +1,24 @@
 //! Projective constraints: project positions, velocities and increments onto the constrained
 //! subspace.
 
+pub mod affine_movement;
 mod fixed;
 pub mod fixed_plane;
 pub mod linear_movement;
 pub mod linear_velocity;
+mod oscillator;
 mod partial_fixed;
+mod patch_test_movement;
 pub mod point;
 pub mod subspace;
 
+pub use affine_movement::AffineMovementProjectiveConstraint;
 pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
+pub use oscillator::OscillatorProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
+pub use patch_test_movement::PatchTestMovementProjectiveConstraint;
 pub use point::PointProjectiveConstraint;
 pub use subspace::{Subspace, SubspaceProjectiveConstraint};
 
@@ -27,11 +33,14 @@ pub struct ProjectiveBase;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
+    f.add::<AffineMovementProjectiveConstraint>();
     f.add::<FixedProjectiveConstraint>();
     f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
     f.add::<PartialFixedProjectiveConstraint>();
     // Both keyed constraints (one declaration).
     f.add::<LinearMovementProjectiveConstraint>();
+    f.add::<PatchTestMovementProjectiveConstraint>();
+    f.add::<OscillatorProjectiveConstraint>();
     f.add::<PointProjectiveConstraint>();
     f.add::<SubspaceProjectiveConstraint>();
 }

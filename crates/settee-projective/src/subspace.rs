@@ -15,7 +15,7 @@
 use settee_core::component::ProjectiveConstraint;
 use settee_core::role::Topology;
 use settee_core::topology_change::{ElementKind, IndexSubset, TopologyChange};
-use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId};
+use settee_core::{component, Component, InitCtx, Layout, MechParams, SimResult, StateId, VecId};
 
 use crate::ProjectiveBase;
 
@@ -111,14 +111,17 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 
 // ----- the two constraints ------------------------------------------------------------------------
 
-/// Line or plane.
+/// Line, plane, or a line through each DOF's initial position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Subspace {
     Line,
     Plane,
+    /// `DirectionProjectiveConstraint`: each DOF stays on the line along `direction` through
+    /// its position at init.
+    Direction,
 }
 
-/// `LineProjectiveConstraint` or `PlaneProjectiveConstraint`.
+/// `LineProjectiveConstraint`, `PlaneProjectiveConstraint` or `DirectionProjectiveConstraint`.
 #[component(
     roles = [ProjectiveConstraint],
     templates = ["Vec3d", "Vec2d"],
@@ -159,6 +162,19 @@ pub enum Subspace {
             drawSize: Real = "0",
         },
     ),
+    class(
+        name = "DirectionProjectiveConstraint", module = "Sofa.Component.Constraint.Projective",
+        description = "Project particles to a line",
+        create = |_| SubspaceProjectiveConstraint::new(Subspace::Direction),
+        data = {
+            /// Indices of the fixed points
+            indices: Indices = "0",
+            /// 0 -> point based rendering, >0 -> radius of spheres (rendering only)
+            drawSize: Real = "0",
+            /// Direction of the line
+            direction: Coord,
+        },
+    ),
 )]
 #[derive(Clone)]
 pub struct SubspaceProjectiveConstraint {
@@ -169,6 +185,9 @@ pub struct SubspaceProjectiveConstraint {
     /// DOFs whose Jacobian block is the projection (see [`jacobian_flags`]).
     flags: Vec<bool>,
     origin: Vec<f64>,
+    /// Direction: the origin of each listed DOF's line (its position at init), `dim` reals per
+    /// entry of `indices`.
+    origins: Vec<f64>,
     /// Unit direction (line) or normal (plane).
     axis: Vec<f64>,
     /// The projection block, row-major `dim × dim`.
@@ -185,6 +204,7 @@ impl SubspaceProjectiveConstraint {
             indices: Vec::new(),
             flags: Vec::new(),
             origin: Vec::new(),
+            origins: Vec::new(),
             axis: Vec::new(),
             block: Vec::new(),
             end_time: -1.0,
@@ -207,7 +227,8 @@ impl SubspaceProjectiveConstraint {
     }
 
     /// Normalises the axis as SOFA does (`n *= 1/|n|`); a zero direction becomes the x axis for
-    /// a line, a zero normal stays zero for a plane (the projection is then the identity).
+    /// a line, a zero normal stays zero for a plane (the projection is then the identity), and a
+    /// zero direction of `DirectionProjectiveConstraint` stays zero (its DOFs are then fixed).
     fn unit_axis(kind: Subspace, mut n: Vec<f64>) -> Vec<f64> {
         let norm = dot(&n, &n).sqrt();
         if norm == 0.0 {
@@ -229,7 +250,7 @@ impl SubspaceProjectiveConstraint {
         for i in 0..d {
             for j in 0..d {
                 b[i * d + j] = match kind {
-                    Subspace::Line => n[i] * n[j],
+                    Subspace::Line | Subspace::Direction => n[i] * n[j],
                     Subspace::Plane if i == j => 1.0 - n[i] * n[j],
                     Subspace::Plane => -n[i] * n[j],
                 };
@@ -258,8 +279,8 @@ impl Component for SubspaceProjectiveConstraint {
         self.dim = dim;
         let d = cx.data();
         self.end_time = d.get(ProjectiveBase::END_TIME);
-        let axis_ref = if self.kind == Subspace::Line { Self::DIRECTION } else { Self::NORMAL };
-        let mut origin = d.get(Self::ORIGIN).to_vec();
+        let axis_ref = if self.kind == Subspace::Plane { Self::NORMAL } else { Self::DIRECTION };
+        let mut origin = if self.kind == Subspace::Direction { Vec::new() } else { d.get(Self::ORIGIN).to_vec() };
         origin.resize(dim, 0.0);
         let mut axis = d.get(axis_ref).to_vec();
         axis.resize(dim, 0.0);
@@ -269,6 +290,10 @@ impl Component for SubspaceProjectiveConstraint {
         self.block = Self::projection_block(self.kind, &self.axis);
         self.indices = checked_indices(cx, given, s);
         self.flags = jacobian_flags(&self.indices, cx.state_size(s));
+        if self.kind == Subspace::Direction {
+            let x = cx.read_vec(s, VecId::POSITION);
+            self.origins = self.indices.iter().flat_map(|&i| x[i * dim..(i + 1) * dim].to_vec()).collect();
+        }
         Ok(())
     }
 }
@@ -285,15 +310,20 @@ impl ProjectiveConstraint for SubspaceProjectiveConstraint {
     fn project_velocity(&mut self, p: &MechParams, v: &mut [f64]) {
         self.project_response(p, v);
     }
-    /// Line: `x ← o + n·((x − o)·n)`; plane: `x ← x − n·((x − o)·n)`.
+    /// Line: `x ← o + n·((x − o)·n)`; plane: `x ← x − n·((x − o)·n)`; direction: as a line, with
+    /// the DOF's own origin.
     fn project_position(&mut self, p: &MechParams, x: &mut [f64]) {
         if !active(self.end_time, p) {
             return;
         }
         let d = self.dim;
-        let (o, n) = (&self.origin, &self.axis);
+        let n = &self.axis;
         let mut rel = [0.0; 3];
-        for &i in &self.indices {
+        for (j, &i) in self.indices.iter().enumerate() {
+            let o = match self.kind {
+                Subspace::Direction => &self.origins[j * d..(j + 1) * d],
+                _ => &self.origin[..],
+            };
             let Some(e) = x.get_mut(i * d..(i + 1) * d) else { continue };
             for k in 0..d {
                 rel[k] = e[k] - o[k];
@@ -301,7 +331,7 @@ impl ProjectiveConstraint for SubspaceProjectiveConstraint {
             let s = dot(&rel[..d], n);
             for k in 0..d {
                 e[k] = match self.kind {
-                    Subspace::Line => o[k] + n[k] * s,
+                    Subspace::Line | Subspace::Direction => o[k] + n[k] * s,
                     Subspace::Plane => e[k] - n[k] * s,
                 };
             }
@@ -338,6 +368,7 @@ mod tests {
             indices: indices.to_vec(),
             flags: jacobian_flags(indices, n),
             origin: origin.to_vec(),
+            origins: Vec::new(),
             block: SubspaceProjectiveConstraint::projection_block(kind, &axis),
             axis,
             end_time: -1.0,
@@ -444,5 +475,38 @@ mod tests {
         assert_eq!(jacobian_flags(&[3, 1], 5), [false, true, false, true, false]);
         assert_eq!(jacobian_flags(&[1, 1, 3], 5), [false, true, false, false, false]);
         assert_eq!(jacobian_flags(&[], 2), [false, false]);
+    }
+
+    /// DirectionProjectiveConstraint (direction (0.5, 0.5, 0), normalised): each DOF stays on
+    /// the diagonal line through its own initial position. DOF 1 at (0, 1, 0) moved to
+    /// (2, 0, 5) goes back to (0, 1, 0) + n·((2, −1, 5)·n) = (0.5, 1.5, 0); an increment
+    /// (1, 0, 0) becomes (0.5, 0.5, 0); DOF 0 is untouched.
+    #[test]
+    fn direction_lines_go_through_each_initial_position() {
+        use settee_core::simulation::init_root;
+        use settee_core::testing::add;
+        use settee_core::Scene;
+        let f = settee_statecontainer::factory_with(&[crate::register]);
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  0 1 0")]);
+        let c = add(&mut s, &f, Scene::ROOT, "ProjectDirectionConstraint", &[("indices", "1"), ("direction", "0.5 0.5 0")]);
+        init_root(&mut s, &f).unwrap();
+        assert_eq!(s.entry(c).class.name, "DirectionProjectiveConstraint");
+        let pc = s.get_mut::<SubspaceProjectiveConstraint>(c).unwrap();
+        assert_eq!(pc.kind(), Subspace::Direction);
+        let p = MechParams { dt: 0.1, time: 0.0, gravity: [0.0; 3] };
+        let mut x = vec![7.0, 7.0, 7.0, 2.0, 0.0, 5.0];
+        pc.project_position(&p, &mut x);
+        let expected = [7.0, 7.0, 7.0, 0.5, 1.5, 0.0];
+        for (k, (a, b)) in x.iter().zip(expected).enumerate() {
+            assert!((a - b).abs() < 1e-15, "{k}: {a} vs {b}");
+        }
+        let mut dx = vec![1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
+        pc.project_response(&p, &mut dx);
+        assert!(dx[..3] == [1.0, 0.0, 0.0] && (dx[3] - 0.5).abs() < 1e-15 && (dx[4] - 0.5).abs() < 1e-15 && dx[5] == 0.0, "{dx:?}");
+        let mut blocks = Vec::new();
+        pc.projection_blocks(&p, 3, &mut blocks);
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].0, 1);
     }
 }

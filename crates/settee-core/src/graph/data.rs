@@ -534,7 +534,7 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
                 DataKind::Fixed(n) => n,
                 _ => unreachable!(),
             };
-            let read = read_reals(text);
+            let read = read_reals(&matrix_text(n, text));
             let vals = read.values;
             let mut v = match current {
                 Value::Reals { v, .. } if v.len() == n => v.clone(),
@@ -597,6 +597,16 @@ pub fn parse_value(kind: DataKind, arity: TemplateArity, text: &str, current: &V
             ok(Value::Strings(words))
         }
         DataKind::Color | DataKind::BoundingBox => unreachable!("stored as fixed vectors"),
+    }
+}
+
+/// SOFA's 3×3 matrices also read `[a b c,d e f,g h i]`: a leading `[` opens the rows, commas
+/// separate them and `]` closes them. Other fixed vectors take the text as it is.
+fn matrix_text(n: usize, text: &str) -> std::borrow::Cow<'_, str> {
+    if n == 9 && text.trim_start().starts_with('[') {
+        text.replace(['[', ']', ','], " ").into()
+    } else {
+        text.into()
     }
 }
 
@@ -1145,6 +1155,16 @@ mod tests {
         // Partial fixed vectors are read as SOFA reads them, with a warning only.
         let p = parse_value(DataKind::Fixed(4), A3, "1 0 0", &default_value(DataKind::Fixed(4), A3));
         assert!(!p.invalid && p.problem.is_some());
+    }
+
+    /// A 3×3 matrix in SOFA's bracket syntax (AffineMovementProjectiveConstraint's `rotation`)
+    /// reads row by row; a 3-vector with brackets stays a read failure.
+    #[test]
+    fn matrices_read_the_bracket_syntax() {
+        let m = parse_value(DataKind::Fixed(9), A3, "[0.7 -0.7 0,0.7 0.7 0,0 0 1]", &default_value(DataKind::Fixed(9), A3));
+        assert!(!m.invalid && m.problem.is_none(), "{:?}", m.problem);
+        assert_eq!(m.value, Value::Reals { arity: 9, v: vec![0.7, -0.7, 0.0, 0.7, 0.7, 0.0, 0.0, 0.0, 1.0] });
+        assert!(parse_value(DataKind::Fixed(3), A3, "[1 2 3]", &default_value(DataKind::Fixed(3), A3)).invalid);
     }
 
     /// Integers as SOFA's stream reads them: the integer prefix, with a warning (`1e4` is 1 in
