@@ -261,7 +261,22 @@ impl Builder<'_> {
         if let ElementKind::Object { class } = &kind {
             if !(self.is_registered)(class) {
                 let prefab = format!("Objects/{class}.xml");
-                if let Some(path) = self.data_path.resolve(&prefab, &file.dir) {
+                let found = self.data_path.resolve(&prefab, &file.dir);
+                if let (None, Some(text)) = (&found, builtin_prefab(class)) {
+                    self.diagnostics.push(
+                        Diagnostic::info(format!(
+                            "{class} is not a registered class: replaced by Settee's definition of SOFA's standard prefab {prefab} (not in the data path)"
+                        ))
+                        .at(Some(raw.pos.clone())),
+                    );
+                    if !raw.children.is_empty() {
+                        self.warn(&raw.pos, format!("children of <{}> are ignored (replaced by a prefab)", raw.tag));
+                    }
+                    let overrides: Vec<&RawAttr> = raw.attrs.iter().filter(|a| a.name != "type" && a.name != "href").collect();
+                    let label = PathBuf::from(format!("<settee>/{prefab}"));
+                    return self.include_text(text.to_string(), &label, &file.dir, &overrides, &raw.pos, depth);
+                }
+                if let Some(path) = found {
                     log::debug!("{}: {class} is not registered, using prefab {}", raw.pos, path.display());
                     self.diagnostics.push(
                         Diagnostic::info(format!("{class} is not a registered class: replaced by the prefab {}", path.display()))
@@ -435,6 +450,16 @@ impl Builder<'_> {
         };
         let file = Arc::new(path.to_path_buf());
         let text = decode_bytes(&bytes, &file, &mut self.diagnostics);
+        self.include_stack.push(key);
+        let result = self.include_text(text, path, &parent_dir(path), overrides, at, depth);
+        self.include_stack.pop();
+        result
+    }
+
+    /// Includes the scene text `text` (from file `path`, or a built-in prefab labelled so, its
+    /// relative names resolved against `dir`), applying the include's `overrides`.
+    fn include_text(&mut self, text: String, path: &Path, dir: &Path, overrides: &[&RawAttr], at: &SourcePos, depth: usize) -> Option<BElem> {
+        let file = Arc::new(path.to_path_buf());
         let doc = match xml::parse_xml(&text, &file) {
             Ok(d) => d,
             Err(e) => {
@@ -443,11 +468,8 @@ impl Builder<'_> {
             }
         };
         self.diagnostics.extend(doc.diagnostics);
-        let ctx = FileCtx { dir: parent_dir(path), path: file };
-        self.include_stack.push(key);
-        let result = self.create_node(&doc.root, &ctx, true, depth);
-        self.include_stack.pop();
-        let mut result = result?;
+        let ctx = FileCtx { dir: dir.to_path_buf(), path: file };
+        let mut result = self.create_node(&doc.root, &ctx, true, depth)?;
 
         if let Some(t) = include_type_for(result.name.as_deref()) {
             result.include_type = t;
@@ -502,4 +524,26 @@ fn rec_replace(el: &mut BElem, attr: &str, value: &str, pos: &SourcePos, only_na
     for c in &mut el.children {
         rec_replace(c, attr, value, pos, only_named);
     }
+}
+
+/// Settee's own definitions of the standard prefabs of SOFA's data directory (`Objects/`), used
+/// when the data path has none, so that a scene using them runs without `--data-dir`: the
+/// components each stands for, with SOFA's defaults. A file found in the data path wins.
+fn builtin_prefab(class: &str) -> Option<&'static str> {
+    const SOLVERS: &str = r#"<Node name="Group">
+  <EulerImplicitSolver name="Euler Implicit" rayleighStiffness="0.1" rayleighMass="0.1" vdamping="0"/>
+  <CGLinearSolver name="CG Solver" iterations="25" tolerance="1e-5" threshold="1e-5"/>
+</Node>"#;
+    Some(match class {
+        // A box of fixed points: the ROI's indices feed the constraint.
+        "BoxConstraint" => {
+            r#"<Node name="Group">
+  <BoxROI name="box_roi" box="0 0 0 1 1 1" drawBoxes="0"/>
+  <FixedProjectiveConstraint indices="@[-1].indices"/>
+</Node>"#
+        }
+        // Implicit Euler with a conjugate gradient.
+        "CGImplicit" | "CGImplicitSolver" => SOLVERS,
+        _ => return None,
+    })
 }

@@ -116,3 +116,22 @@ fn an_empty_template_is_deduced() {
     let x = positions(&s, "dofs");
     assert!((x[0] - 0.5f64.cos()).abs() < 1e-15 && (x[1] - 0.5f64.sin()).abs() < 1e-15, "{x:?}");
 }
+
+/// SOFA's standard prefab `BoxConstraint` (`Objects/BoxConstraint.xml` in SOFA's data directory)
+/// works without a data directory: Settee has its own definition; the points in the box stay
+/// where they are while the others fall.
+#[test]
+fn a_standard_prefab_runs_without_a_data_directory() {
+    let mut s = load(
+        "builtin-prefab",
+        r#"<Node name="root" gravity="0 -10 0"><CGImplicit/><MechanicalObject name="dofs" position="0 0 0  5 5 5"/><UniformMass totalMass="2"/>
+  <BoxConstraint box="-1 -1 -1 1 1 1"/></Node>"#,
+    );
+    assert!(s.messages.iter().any(|m| m.message.contains("Settee's definition of SOFA's standard prefab Objects/BoxConstraint.xml")));
+    for _ in 0..5 {
+        animate(&mut s, 0.01).unwrap();
+    }
+    let x = positions(&s, "dofs");
+    assert_eq!(&x[..3], &[0.0, 0.0, 0.0]);
+    assert!(x[4] < 5.0, "{x:?}");
+}
