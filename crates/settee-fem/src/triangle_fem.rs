@@ -37,7 +37,8 @@ use crate::hexa::mat_vec;
 use crate::tetra::rotation_large;
 use crate::tetra_common::{material_lists, ElasticData};
 use crate::triangular_fem::{
-    force_full, force_reduced, membrane_blocks, strain_displacement_local, strain_full, strain_reduced, stress_reduced, Method, StrainDisplacement,
+    force_full, force_reduced, membrane_blocks, membrane_dforce, strain_displacement_local, strain_full, strain_reduced, stress_reduced, Method,
+    StrainDisplacement,
 };
 
 type V3 = [f64; 3];
@@ -256,35 +257,7 @@ impl TriangleFEMForceField {
     fn dforce(&mut self, dx: &[f64], df: &mut [f64], k_factor: f64, _b_factor: f64) -> SimResult {
         check_indices(&self.triangles, "triangle", dx.len() / 3)?;
         for (t, el) in self.triangles.iter().zip(&self.elements) {
-            let node = |k: usize| at(dx, t[k]);
-            match self.method {
-                Method::Large => {
-                    let r02 = transpose(&el.rotation);
-                    let (u0, u1, u2) = (mat_vec(&r02, node(0)), mat_vec(&r02, node(1)), mat_vec(&r02, node(2)));
-                    let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
-                    let strain = strain_reduced(&el.j, &d);
-                    let stress = stress_reduced(&el.material, &strain);
-                    let fl = force_reduced(&el.j, &stress);
-                    for (k, &v) in t.iter().enumerate() {
-                        let fw = mat_vec(&el.rotation, [-fl[2 * k], -fl[2 * k + 1], 0.0]);
-                        for c in 0..3 {
-                            df[3 * v + c] += fw[c] * k_factor;
-                        }
-                    }
-                }
-                Method::Small => {
-                    let (u0, u1, u2) = (node(0), node(1), node(2));
-                    let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
-                    let strain = strain_full(&el.j, &d);
-                    let stress = mat_vec(&el.material, strain);
-                    let fl = force_full(&el.j, &stress);
-                    for (k, &v) in t.iter().enumerate() {
-                        df[3 * v] += -fl[2 * k] * k_factor;
-                        df[3 * v + 1] += -fl[2 * k + 1] * k_factor;
-                        df[3 * v + 2] += 0.0 * k_factor;
-                    }
-                }
-            }
+            membrane_dforce(self.method, &el.j, &el.material, &el.rotation, *t, dx, df, k_factor);
         }
         Ok(())
     }

@@ -345,6 +345,43 @@ impl TriangularFEMForceField {
     }
 }
 
+/// Adds one triangle's `df = k·K·dx` to `df` (SOFA's `applyStiffness` of the triangle
+/// membranes): for `large`, the displacements are brought into the element frame by the
+/// transpose of the local-to-world rotation `rot` and the forces back by `rot`; for `small` the
+/// world components are used as they are (the z force stays zero).
+#[allow(clippy::too_many_arguments)] // an element's matrices, its nodes, and the product's operands
+pub(crate) fn membrane_dforce(method: Method, j: &StrainDisplacement, m: &M3, rot: &M3, t: [usize; 3], dx: &[f64], df: &mut [f64], k_factor: f64) {
+    let node = |k: usize| at(dx, t[k]);
+    match method {
+        Method::Large => {
+            let r02 = transpose(rot);
+            let (u0, u1, u2) = (mat_vec(&r02, node(0)), mat_vec(&r02, node(1)), mat_vec(&r02, node(2)));
+            let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
+            let strain = strain_reduced(j, &d);
+            let stress = stress_reduced(m, &strain);
+            let fl = force_reduced(j, &stress);
+            for (k, &v) in t.iter().enumerate() {
+                let fw = mat_vec(rot, [-fl[2 * k], -fl[2 * k + 1], 0.0]);
+                for c in 0..3 {
+                    df[3 * v + c] += fw[c] * k_factor;
+                }
+            }
+        }
+        Method::Small => {
+            let (u0, u1, u2) = (node(0), node(1), node(2));
+            let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
+            let strain = strain_full(j, &d);
+            let stress = mat_vec(m, strain);
+            let fl = force_full(j, &stress);
+            for (k, &v) in t.iter().enumerate() {
+                df[3 * v] += -fl[2 * k] * k_factor;
+                df[3 * v + 1] += -fl[2 * k + 1] * k_factor;
+                df[3 * v + 2] += 0.0 * k_factor;
+            }
+        }
+    }
+}
+
 /// The 3×3 blocks `(n1, n2)` (over a triangle's nodes) of `−k·Rᵀ·expand(J·M·Jᵀ)·R` for the
 /// strain–displacement matrix `j`, the material matrix `m` and the local-to-world rotation `rot`
 /// (SOFA's `computeElementStiffnessMatrix`, shared by the triangle membranes).
@@ -501,35 +538,7 @@ impl TriangularFEMForceField {
         check_indices(&self.triangles, "triangle", dx.len() / 3)?;
         for (i, t) in self.triangles.iter().enumerate() {
             let ti = &self.info[i];
-            let node = |k: usize| at(dx, t[k]);
-            match self.method {
-                Method::Large => {
-                    let r02 = transpose(&ti.rotation);
-                    let (u0, u1, u2) = (mat_vec(&r02, node(0)), mat_vec(&r02, node(1)), mat_vec(&r02, node(2)));
-                    let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
-                    let strain = strain_reduced(&ti.j, &d);
-                    let stress = stress_reduced(&ti.material, &strain);
-                    let fl = force_reduced(&ti.j, &stress);
-                    for (k, &v) in t.iter().enumerate() {
-                        let fw = mat_vec(&ti.rotation, [-fl[2 * k], -fl[2 * k + 1], 0.0]);
-                        for c in 0..3 {
-                            df[3 * v + c] += fw[c] * k_factor;
-                        }
-                    }
-                }
-                Method::Small => {
-                    let (u0, u1, u2) = (node(0), node(1), node(2));
-                    let d = [u0[0], u0[1], u1[0], u1[1], u2[0], u2[1]];
-                    let strain = strain_full(&ti.j, &d);
-                    let stress = mat_vec(&ti.material, strain);
-                    let fl = force_full(&ti.j, &stress);
-                    for (k, &v) in t.iter().enumerate() {
-                        df[3 * v] += -fl[2 * k] * k_factor;
-                        df[3 * v + 1] += -fl[2 * k + 1] * k_factor;
-                        df[3 * v + 2] += 0.0 * k_factor;
-                    }
-                }
-            }
+            membrane_dforce(self.method, &ti.j, &ti.material, &ti.rotation, *t, dx, df, k_factor);
         }
         Ok(())
     }
