@@ -41,8 +41,8 @@ enum Command {
         /// Write the states SOFA's regression test selects into DIR, in SOFA's reference format.
         #[arg(long)]
         dump: Option<PathBuf>,
-        /// Dump mapped states too.
-        #[arg(long, requires = "dump")]
+        /// Dump mapped states (with `--dump`) or mapped nodes' topologies (with `--dump-topology`) too.
+        #[arg(long)]
         dump_mapped: bool,
         /// Dump every K steps, K ≥ 1 (default: T=0 and the start of the last step, as SOFA's references).
         #[arg(long, requires = "dump", value_parser = settee::dump::parse_period)]
@@ -50,8 +50,9 @@ enum Command {
         /// Also dump the final state, after the last step (T = steps·dt).
         #[arg(long, requires = "dump")]
         dump_final: bool,
-        /// Write every topology container SOFA's WriteTopology selects (mapped nodes included)
-        /// into DIR at every step start, in SOFA's topology reference format.
+        /// Write every topology container SOFA's WriteTopology selects into DIR at every step
+        /// start, in SOFA's topology reference format (nodes under a mapping only with
+        /// `--dump-mapped`).
         #[arg(long, value_name = "DIR")]
         dump_topology: Option<PathBuf>,
         /// Print the time per step and per stage, and per step the constraint solvers'
@@ -265,6 +266,10 @@ fn main() -> ExitCode {
             skip_unknown,
             lenient,
         } => {
+            if dump_mapped && dump.is_none() && dump_topology.is_none() {
+                eprintln!("error: --dump-mapped needs --dump DIR or --dump-topology DIR");
+                return ExitCode::from(2);
+            }
             let export = match export_constraint_problem.as_deref() {
                 Some([steps_arg, dir]) => match settee_constraint::export::parse_steps(steps_arg) {
                     Ok(list) => Some((list, PathBuf::from(dir))),
@@ -434,7 +439,7 @@ fn run(
         }
     }
     if let Some(dir) = &dumps.topology {
-        match settee::topology_dump::TopologyDumpObserver::create(&mut *scene, &scene_path, dir, true) {
+        match settee::topology_dump::TopologyDumpObserver::create(&mut *scene, &scene_path, dir, dumps.mapped) {
             Ok(d) => observers.push(Box::new(d)),
             Err(e) => {
                 eprintln!("error: cannot write topology dumps into {}: {e}", dir.display());
