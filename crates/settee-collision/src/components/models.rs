@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use settee_core::collision::geometry::{point_normals, Vec3};
-use settee_core::collision::{CollisionModel, ModelGeometry, PrimitiveKind};
+use settee_core::collision::{CollisionModel, ModelGeometry, PrimitiveKind, Sweep};
 use settee_core::role::Topology;
 use settee_core::topology_change::{ElementData, ElementKind, Follow, TopologyChange};
 use settee_core::{component, data_group, Adjacency, Component, ComponentId, InitCtx, Layout, MeshData, Scene, SimError, SimResult, StateId, VecId};
@@ -194,6 +194,23 @@ impl CollisionModelComponent {
                 }
             }
             _ => g.x.extend(x.chunks_exact(3).take(st.size).map(|c| Vec3::new(c[0], c[1], c[2]))),
+        }
+        // The end of each DOF's sweep for continuous detection (SOFA's `pFree()`, or
+        // `p() + v()·dt` for inertia). A state without free positions has not moved freely.
+        g.x_end.clear();
+        let stride = if st.layout == Layout::Rigid3 { 7 } else { 3 };
+        match g.sweep {
+            Sweep::None => {}
+            Sweep::FreeMotion if st.is_set(VecId::FREE_POSITION) && !st.read(VecId::FREE_POSITION).is_empty() => {
+                let xf = st.read(VecId::FREE_POSITION);
+                g.x_end.extend(xf.chunks_exact(stride).take(st.size).map(|c| Vec3::new(c[0], c[1], c[2])));
+            }
+            Sweep::FreeMotion => g.x_end.extend_from_slice(&g.x),
+            Sweep::Inertia { dt } => {
+                let v = st.read(VecId::VELOCITY);
+                let v = v.chunks_exact(if st.layout == Layout::Rigid3 { 6 } else { 3 });
+                g.x_end.extend(g.x.iter().zip(v).map(|(p, v)| Vec3::new(p[0] + v[0] * dt, p[1] + v[1] * dt, p[2] + v[2] * dt)));
+            }
         }
     }
 }
@@ -431,6 +448,9 @@ impl CollisionModel for CollisionModelComponent {
     }
     fn contact_response(&self) -> &str {
         &self.contact_response
+    }
+    fn set_sweep(&mut self, sweep: Sweep) {
+        self.geometry.sweep = sweep;
     }
 }
 

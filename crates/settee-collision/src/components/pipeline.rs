@@ -144,9 +144,15 @@ impl SubPipeline {
     }
 
     /// The models read their geometry from their states.
+    /// Continuous methods make them read the end of each DOF's sweep too.
     fn update_geometry(&self, scene: &mut Scene) -> SimResult {
+        let dt = scene.root().context.dt;
+        let sweep = scene.role::<dyn IntersectionMethod>(self.intersection).expect("intersection role").sweep(dt);
         for &m in &self.models {
-            scene.with_role::<dyn CollisionModel, _>(m, |model, scene| model.update_geometry(scene))?;
+            scene.with_role::<dyn CollisionModel, _>(m, |model, scene| {
+                model.set_sweep(sweep);
+                model.update_geometry(scene)
+            })?;
         }
         Ok(())
     }

@@ -428,6 +428,14 @@ fn points_box(points: &[Vec3]) -> Aabb {
 /// The leaf box of element `e` (spec §8), `None` if the element addresses a missing vertex.
 #[inline]
 pub fn leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
+    if !g.x_end.is_empty() && !matches!(g.kind, PrimitiveKind::Tetrahedron | PrimitiveKind::Cube) {
+        return swept_leaf_box(g, e);
+    }
+    discrete_leaf_box(g, e)
+}
+
+/// The leaf box of element `e` at the positions `x`.
+fn discrete_leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
     let cd = g.contact_distance;
     let x = &g.x;
     match g.kind {
@@ -460,6 +468,34 @@ pub fn leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
         }
         PrimitiveKind::Cube => None,
     }
+}
+
+/// The leaf box of element `e` swept from `x` to `x_end` (SOFA's
+/// `computeContinuousBoundingTree`): the element's vertices at both ends, in SOFA's order (all
+/// start points, then all end points), inflated by the contact distance (spheres: by radius
+/// plus contact distance). Tetrahedra have no swept box in SOFA: theirs stays discrete.
+fn swept_leaf_box(g: &ModelGeometry, e: usize) -> Option<Aabb> {
+    let cd = g.contact_distance;
+    let (x, xe) = (&g.x, &g.x_end);
+    let mut bx = match g.kind {
+        PrimitiveKind::Sphere | PrimitiveKind::RigidSphere => {
+            let mut bx = points_box(&[*x.get(e)?, *xe.get(e)?]);
+            bx.inflate(g.radius.get(e)? + cd);
+            return Some(bx);
+        }
+        PrimitiveKind::Point => points_box(&[*x.get(e)?, *xe.get(e)?]),
+        PrimitiveKind::Line => {
+            let [a, b] = *g.edges.get(e)?;
+            points_box(&[*x.get(a)?, *x.get(b)?, *xe.get(a)?, *xe.get(b)?])
+        }
+        PrimitiveKind::Triangle => {
+            let [a, b, c] = *g.triangles.get(e)?;
+            points_box(&[*x.get(a)?, *x.get(b)?, *x.get(c)?, *xe.get(a)?, *xe.get(b)?, *xe.get(c)?])
+        }
+        PrimitiveKind::Tetrahedron | PrimitiveKind::Cube => return discrete_leaf_box(g, e),
+    };
+    bx.inflate(cd);
+    Some(bx)
 }
 
 fn bad_element(model: usize, g: &ModelGeometry, element: usize) -> DetectionError {

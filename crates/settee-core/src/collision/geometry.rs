@@ -74,6 +74,19 @@ pub mod triangle_flags {
     pub const BE12: u32 = 256;
 }
 
+/// What continuous detection sweeps each primitive over during a step (SOFA's
+/// `ContinuousIntersectionTypeFlag`, chosen by the intersection method).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Sweep {
+    /// Discrete detection: the primitives at their positions.
+    #[default]
+    None,
+    /// From the position to `x + v·dt`.
+    Inertia { dt: f64 },
+    /// From the position to the free-motion position (`freePosition`).
+    FreeMotion,
+}
+
 /// Everything detection needs to know about one collision model, as plain data.
 #[derive(Clone, Debug)]
 pub struct ModelGeometry {
@@ -96,6 +109,12 @@ pub struct ModelGeometry {
     pub both_side: bool,
     /// Positions of the model's DOFs (for rigid spheres: frame origins).
     pub x: Vec<Vec3>,
+    /// What the model sweeps for continuous detection (set by the pipeline from its
+    /// intersection method).
+    pub sweep: Sweep,
+    /// The end of each DOF's sweep (see [`Sweep`]); empty for discrete detection. Leaf boxes
+    /// then hold both ends.
+    pub x_end: Vec<Vec3>,
     /// Frame orientations (x, y, z, w) of rigid spheres; empty otherwise.
     pub orientations: Vec<[f64; 4]>,
     /// Sphere radii, one per sphere; empty for other kinds.
@@ -139,6 +158,8 @@ impl ModelGeometry {
             contact_stiffness: 10.0,
             both_side: false,
             x: Vec::new(),
+            sweep: Sweep::None,
+            x_end: Vec::new(),
             orientations: Vec::new(),
             radius: Vec::new(),
             edges: Vec::new(),

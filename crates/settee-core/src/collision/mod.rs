@@ -8,7 +8,7 @@ pub mod geometry;
 pub mod kernels;
 pub mod output;
 
-pub use geometry::{Aabb, ModelGeometry, PrimitiveKind, Vec3};
+pub use geometry::{Aabb, ModelGeometry, PrimitiveKind, Sweep, Vec3};
 pub use output::DetectionOutput;
 
 use crate::diag::SimResult;
@@ -48,6 +48,12 @@ pub trait IntersectionMethod: Send + Sync {
     /// [`ModelGeometry::validate`]. `g1` and `g2` are the same model exactly when they are the
     /// same reference.
     fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize;
+    /// What the models sweep for this method's tests (SOFA's `useContinuous` and
+    /// `continuousIntersectionType`): nothing for the discrete and proximity methods. `dt` is
+    /// the step of the pipeline's node.
+    fn sweep(&self, _dt: f64) -> Sweep {
+        Sweep::None
+    }
 }
 
 /// A collision model component (SOFA's `CollisionModel`): the primitives of a mechanical state,
@@ -65,6 +71,9 @@ pub trait CollisionModel {
     /// SOFA's `contactResponse`: the response this model asks for, or "" to leave it to the
     /// contact manager.
     fn contact_response(&self) -> &str;
+    /// What the model sweeps from now on (continuous detection); the next
+    /// [`CollisionModel::update_geometry`] fills [`ModelGeometry::x_end`] accordingly.
+    fn set_sweep(&mut self, sweep: Sweep);
 }
 
 /// The detection outputs of one pair of collision models (in the pair order of the
