@@ -4,7 +4,7 @@
 use settee_core::collision::{Aabb, DetectionOutput, IntersectionMethod, ModelGeometry, PairSupport, PrimitiveKind};
 use settee_core::{component, data_group, Component, InitCtx, SimResult};
 
-use crate::intersection::{DiscreteIntersection, LocalMinDistance, MinProximityIntersection, NewProximityIntersection};
+use crate::intersection::{CcdIntersection, DiscreteIntersection, LocalMinDistance, MinProximityIntersection, NewProximityIntersection, SweepKind};
 
 /// Data of the proximity methods (SOFA's `BaseProximityIntersection`).
 #[data_group(data = {
@@ -21,6 +21,7 @@ enum Method {
     MinProximity(MinProximityIntersection),
     NewProximity(NewProximityIntersection),
     LocalMin(LocalMinDistance),
+    Ccd(CcdIntersection),
 }
 
 /// An intersection method component: one struct for every class, whose Data configure the
@@ -76,6 +77,20 @@ enum Method {
             useLMDFilters: Bool = "false",
         },
     ),
+    class(
+        name = "CCDTightInclusionIntersection", module = "Sofa.Component.Collision.Detection.Intersection",
+        description = "Continuous collision detection (Tight Inclusion): Triangle–Point and Line–Line pairs tested over the step's motion, from the positions to the free-motion positions (FreeMotion) or along the velocities (Inertia).",
+        create = |_| IntersectionComponent { method: Method::Ccd(Default::default()) },
+        inherit = [ProximityData, Self],
+        data = {
+            /// what the primitives sweep during a step: None (tested at rest), Inertia (x to x + v·dt) or FreeMotion (x to the free-motion position)
+            continuousCollisionType: Options("None", "Inertia", "FreeMotion") = "None",
+            /// tolerance on the distance of the inclusion-based root finder
+            tolerance: Real = "1e-10",
+            /// boxes the root finder examines before answering "collides" conservatively (≤ 0: no limit)
+            maxIterations: Int = "1000",
+        },
+    ),
 )]
 #[derive(Clone)]
 pub struct IntersectionComponent {
@@ -109,6 +124,17 @@ impl Component for IntersectionComponent {
                 m.cone_factor = d.get(Self::CONE_FACTOR);
                 m.use_lmd_filters = d.get(Self::USE_LMD_FILTERS);
             }
+            Method::Ccd(m) => {
+                m.alarm_distance = d.get(ProximityData::ALARM_DISTANCE);
+                m.contact_distance = d.get(ProximityData::CONTACT_DISTANCE);
+                m.sweep_kind = match d.get(Self::CONTINUOUS_COLLISION_TYPE) {
+                    "Inertia" => SweepKind::Inertia,
+                    "FreeMotion" => SweepKind::FreeMotion,
+                    _ => SweepKind::None,
+                };
+                m.tolerance = d.get(Self::TOLERANCE);
+                m.max_iterations = d.get(Self::MAX_ITERATIONS);
+            }
         }
         Ok(())
     }
@@ -122,6 +148,7 @@ impl IntersectionComponent {
             Method::MinProximity(m) => m,
             Method::NewProximity(m) => m,
             Method::LocalMin(m) => m,
+            Method::Ccd(m) => m,
         }
     }
 }
@@ -145,6 +172,9 @@ impl IntersectionMethod for IntersectionComponent {
     }
     fn intersect(&self, g1: &ModelGeometry, e1: usize, g2: &ModelGeometry, e2: usize, out: &mut Vec<DetectionOutput>) -> usize {
         self.method().intersect(g1, e1, g2, e2, out)
+    }
+    fn sweep(&self, dt: f64) -> settee_core::collision::Sweep {
+        self.method().sweep(dt)
     }
 }
 

@@ -176,7 +176,6 @@ const UNCREATABLE: &[(&str, &str, &str)] = &[
 /// Components of SOFA plugins outside its core modules that suite scenes use, with where they
 /// come from: recognised so that such a scene is reported as unsupported for that reason.
 const EXTERNAL_CLASSES: &[(&str, &str)] = &[
-    ("CCDTightInclusionIntersection", "SOFA's continuous collision detection, built on the external Tight-Inclusion library"),
     ("AdaptiveBeamForceFieldAndMass", "the external BeamAdapter plugin"),
     ("BeamInterpolation", "the external BeamAdapter plugin"),
     ("WireBeamInterpolation", "the external BeamAdapter plugin"),
@@ -368,7 +367,6 @@ mod tests {
 
     #[test]
     fn components_of_external_plugins_are_named_with_their_origin() {
-        assert!(external_class_origin("CCDTightInclusionIntersection").is_some_and(|o| o.contains("Tight-Inclusion")));
         assert!(external_class_origin("BeamInterpolation").is_some_and(|o| o.contains("BeamAdapter")));
         assert_eq!(external_class_origin("MechanicalObject"), None);
     }

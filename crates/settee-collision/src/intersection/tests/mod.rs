@@ -9,6 +9,7 @@ use super::IntersectionMethod;
 use crate::geometry::{triangle_flags as tf, ModelGeometry, PrimitiveKind, Vec3};
 use crate::output::DetectionOutput;
 
+mod ccd;
 mod discrete;
 mod local_min_distance;
 mod min_proximity;
