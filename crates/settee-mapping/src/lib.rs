@@ -5,7 +5,7 @@
 //! `DifferenceFromTargetMapping`, `MaskMapping`, `ProjectionMapping`, `RigidJointMapping`,
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
-//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`.
+//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -32,6 +32,7 @@ pub mod safe_distance;
 pub mod se3;
 pub mod subset;
 pub mod subset_multi;
+pub mod tubular;
 pub mod winch;
 
 pub use barycentric::BarycentricMapping;
@@ -66,4 +67,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<winch::WinchMultiMapping>();
     // SafeDistanceMapping, SafeDistanceFromTargetMapping.
     f.add::<safe_distance::SafeDistanceMapping>();
+    f.add::<tubular::TubularMapping>();
 }

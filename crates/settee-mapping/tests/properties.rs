@@ -16,6 +16,7 @@ use settee_core::{ConstraintRows, Layout};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::distance::{DistanceMapping, Kind};
+use settee_mapping::tubular::TubularMapping;
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
 use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
 
@@ -216,6 +217,35 @@ proptest! {
         for i in 0..12 {
             let fd = (gp[0][i] - gm[0][i]) / (2.0 * h);
             prop_assert!((fd - djt[0][i]).abs() < 1e-6 * (1.0 + fd.abs()), "dof {i}: DJT {} vs FD {}", djt[0][i], fd);
+        }
+    }
+
+    /// The tube's points stay at their circle's radius in the frame's yz plane; `apply_j` is the
+    /// derivative of `apply` and `apply_jt` its transpose.
+    #[test]
+    fn tubular(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), v in vec_strategy(18, 1.0), f in vec_strategy(36, 1.0), peak in -2i64..3) {
+        let x = rigid_coords(&c, &a);
+        let mut m = TubularMapping::build(S0, S1, 3, 4, 0.7, peak);
+        let out = apply(&mut m, 36, std::slice::from_ref(&x));
+        for i in 0..12 {
+            let k = i / 4;
+            let r: Vec<f64> = (0..3).map(|j| out[3 * i + j] - c[3 * k + j]).collect();
+            let rho = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            prop_assert!((rho - m.circle_radius(k)).abs() < 1e-12);
+            // orthogonal to the frame's x axis
+            let q = [x[7 * k + 3], x[7 * k + 4], x[7 * k + 5], x[7 * k + 6]];
+            let ax = settee_core::types::quat_rotate(q, [1.0, 0.0, 0.0]);
+            prop_assert!((r[0] * ax[0] + r[1] * ax[1] + r[2] * ax[2]).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 36, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 36, std::slice::from_ref(&v));
+        let xp = apply(&mut m, 36, &[rigid_step(&x, &v, h)]);
+        let xm = apply(&mut m, 36, &[rigid_step(&x, &v, -h)]);
+        for i in 0..36 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
         }
     }
 

@@ -18,6 +18,7 @@ macro_rules! mesh_field_topology {
 
 pub mod change_processor;
 pub mod cube_topology;
+pub mod edge2quad;
 pub mod elements;
 pub mod grid;
 pub mod grid_topology;
@@ -54,6 +55,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<set_algorithms::SetAlgorithms>();
     f.add::<topological_mapping::TopologicalMapping>();
     f.add::<mesh2point::Mesh2PointTopologicalMapping>();
+    f.add::<edge2quad::Edge2QuadTopologicalMapping>();
     f.add::<SparseGridTopology>();
     f.add::<SparseGridRamificationTopology>();
     f.add::<cube_topology::CubeTopology>();
