@@ -656,7 +656,7 @@ mod tests {
             assert_eq!(class.links[0].target, Some(role::MECHANICAL_STATE), "{}", class.name);
             assert_eq!(class.links[1].target, None, "{}", class.name);
         }
-        assert_eq!(n, 25);
+        assert_eq!(n, 27);
     }
 
     /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these

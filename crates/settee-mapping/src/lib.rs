@@ -5,7 +5,8 @@
 //! `DifferenceFromTargetMapping`, `MaskMapping`, `ProjectionMapping`, `RigidJointMapping`,
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
-//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`.
+//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping` and
+//! `CenterOfMassMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -18,6 +19,7 @@
 pub mod assembled;
 pub mod barycentric;
 pub mod beam_linear;
+pub mod center_of_mass;
 pub mod common;
 pub mod difference;
 pub mod distance;
@@ -30,6 +32,7 @@ pub mod rigid;
 pub mod rigid_joint;
 pub mod safe_distance;
 pub mod se3;
+pub mod skinning;
 pub mod subset;
 pub mod subset_multi;
 pub mod tubular;
@@ -68,4 +71,6 @@ pub fn register(f: &mut settee_core::Factory) {
     // SafeDistanceMapping, SafeDistanceFromTargetMapping.
     f.add::<safe_distance::SafeDistanceMapping>();
     f.add::<tubular::TubularMapping>();
+    f.add::<skinning::SkinningMapping>();
+    f.add::<center_of_mass::CenterOfMassMapping>();
 }

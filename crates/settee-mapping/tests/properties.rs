@@ -14,8 +14,10 @@ use settee_core::math::dot_n as dot;
 use settee_core::types::{quat_from_euler, rigid3_integrate};
 use settee_core::{ConstraintRows, Layout};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
+use settee_mapping::center_of_mass::CenterOfMassMapping;
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::distance::{DistanceMapping, Kind};
+use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
 use settee_mapping::tubular::TubularMapping;
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
 use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
@@ -247,6 +249,58 @@ proptest! {
             let fd = (xp[i] - xm[i]) / (2.0 * h);
             prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
         }
+    }
+
+    /// Linear blend skinning on three frames: the weights found from the rest frames are the
+    /// normalised inverse squared distances; at the rest frames the points are where they were;
+    /// `apply_j` is the derivative of `apply` and `apply_jt` its transpose.
+    #[test]
+    fn skinning(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), pts in vec_strategy(12, 3.0), v in vec_strategy(18, 1.0),
+                f in vec_strategy(12, 1.0), c1 in vec_strategy(9, 3.0), a1 in vec_strategy(9, 3.0)) {
+        let x0 = rigid_coords(&c, &a);
+        let points: Vec<[f64; 3]> = pts.chunks(3).map(|p| [p[0], p[1], p[2]]).collect();
+        let centres: Vec<[f64; 3]> = c.chunks(3).map(|p| [p[0], p[1], p[2]]).collect();
+        let (ix, w) = nearest_frame_weights(&points, &centres, 2);
+        for (i, p) in points.iter().enumerate() {
+            let inv: Vec<f64> = centres.iter().map(|q| 1.0 / (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).collect();
+            let mut order: Vec<usize> = (0..3).collect();
+            order.sort_by(|&x, &y| inv[y].partial_cmp(&inv[x]).unwrap());
+            prop_assert_eq!(&ix[i], &order[..2].to_vec());
+            let s = inv[order[0]] + inv[order[1]];
+            prop_assert!((w[i][0] - inv[order[0]] / s).abs() < 1e-12 && (w[i][1] - inv[order[1]] / s).abs() < 1e-12);
+        }
+        let mut m = SkinningMapping::build(S0, S1, &ix, &w, &points, &x0);
+        let out = apply(&mut m, 12, std::slice::from_ref(&x0));
+        for (o, p) in out.iter().zip(points.iter().flatten()) {
+            prop_assert!((o - p).abs() < 1e-10, "rest: {o} vs {p}");
+        }
+        let x = rigid_coords(&c1, &a1);
+        apply(&mut m, 12, std::slice::from_ref(&x));
+        check_linear_parts(&mut m, 12, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 12, std::slice::from_ref(&v));
+        let xp = apply(&mut m, 12, &[rigid_step(&x, &v, h)]);
+        let xm = apply(&mut m, 12, &[rigid_step(&x, &v, -h)]);
+        for i in 0..12 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
+        }
+    }
+
+    /// The centre of mass of three frames, and the mapping's products.
+    #[test]
+    fn center_of_mass(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), ms in prop::collection::vec(0.1f64..5.0, 3), v in vec_strategy(18, 1.0), f in vec_strategy(3, 1.0)) {
+        let x = rigid_coords(&c, &a);
+        let mut m = CenterOfMassMapping::build(S0, S1, ms.clone());
+        let out = apply(&mut m, 3, std::slice::from_ref(&x));
+        let total: f64 = ms.iter().sum();
+        for k in 0..3 {
+            let want = (0..3).map(|i| ms[i] * c[3 * i + k]).sum::<f64>() / total;
+            prop_assert!((out[k] - want).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 3, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
     }
 
     #[test]
