@@ -5,8 +5,8 @@
 //! `DifferenceFromTargetMapping`, `MaskMapping`, `ProjectionMapping`, `RigidJointMapping`,
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
-//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping` and
-//! `CenterOfMassMapping`.
+//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping`,
+//! `CenterOfMassMapping` and `DeformableOnRigidFrameMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -21,6 +21,7 @@ pub mod barycentric;
 pub mod beam_linear;
 pub mod center_of_mass;
 pub mod common;
+pub mod deformable_on_rigid;
 pub mod difference;
 pub mod distance;
 pub mod distance_from_target;
@@ -73,4 +74,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<tubular::TubularMapping>();
     f.add::<skinning::SkinningMapping>();
     f.add::<center_of_mass::CenterOfMassMapping>();
+    f.add::<deformable_on_rigid::DeformableOnRigidFrameMapping>();
 }

@@ -16,6 +16,7 @@ use settee_core::{ConstraintRows, Layout};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
 use settee_mapping::center_of_mass::CenterOfMassMapping;
 use settee_mapping::common::GeometricStiffness;
+use settee_mapping::deformable_on_rigid::DeformableOnRigidFrameMapping;
 use settee_mapping::distance::{DistanceMapping, Kind};
 use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
 use settee_mapping::tubular::TubularMapping;
@@ -301,6 +302,32 @@ proptest! {
         }
         check_linear_parts(&mut m, 3, &[18], std::slice::from_ref(&v), &f)?;
         check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+    }
+
+    /// Local points carried by frame 1 of two: `x = R·p + c` keeps the distances of the local
+    /// points; `apply_j` is the derivative of `apply` in both inputs and `apply_jt` its transpose.
+    #[test]
+    fn deformable_on_rigid_frame(p in vec_strategy(12, 2.0), c in vec_strategy(6, 3.0), a in vec_strategy(6, 3.0), vp in vec_strategy(12, 1.0),
+                                 vx in vec_strategy(12, 1.0), f in vec_strategy(12, 1.0)) {
+        let x = rigid_coords(&c, &a);
+        let mut m = DeformableOnRigidFrameMapping::build(S0, S1, S2, 4, 2, 1);
+        let out = apply(&mut m, 12, &[p.clone(), x.clone()]);
+        for (i, j) in [(0, 1), (1, 2), (0, 3)] {
+            let d = |v: &[f64]| (0..3).map(|k| (v[3 * i + k] - v[3 * j + k]).powi(2)).sum::<f64>().sqrt();
+            prop_assert!((d(&out) - d(&p)).abs() < 1e-10);
+        }
+        let v = [vp.clone(), vx.clone()];
+        check_linear_parts(&mut m, 12, &[12, 12], &v, &f)?;
+        check_constraint_rows(&mut m, 3, &[3, 6], &v, &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 12, &v);
+        let shift = |s: f64| -> Vec<f64> { p.iter().zip(&vp).map(|(a, b)| a + s * b).collect() };
+        let xp = apply(&mut m, 12, &[shift(h), rigid_step(&x, &vx, h)]);
+        let xm = apply(&mut m, 12, &[shift(-h), rigid_step(&x, &vx, -h)]);
+        for i in 0..12 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
+        }
     }
 
     #[test]

@@ -193,3 +193,34 @@ fn center_of_mass_skinning_and_rigid_frames_from_initial_points() {
         assert!((a - b).abs() < 1e-12, "{fr:?}");
     }
 }
+
+/// DeformableOnRigidFrameMapping resolves input1 (local points) and input2 (frames) and places
+/// the points in the frame at init; a missing input2 is a positioned error.
+#[test]
+fn deformable_on_rigid_frame_links_and_init() {
+    let f = support::factory();
+    let text = r#"<Node name="root" gravity="0 0 0" dt="0.01">
+  <MechanicalObject name="rigid" template="Rigid3" position="1 2 3 0 0 0.7071067811865476 0.7071067811865476"/>
+  <Node name="local">
+    <MechanicalObject name="p" position="1 0 0  0 2 0"/>
+    <Node name="world">
+      <MechanicalObject name="w"/>
+      <DeformableOnRigidFrameMapping input1="@.." input2="@../../rigid" output="@w"/>
+    </Node>
+  </Node>
+</Node>"#;
+    let scene = support::load_text("dorf", text, &f);
+    let e = component(&scene, "DeformableOnRigidFrameMapping");
+    let mo = scene.slot(e.node, role::MECHANICAL_STATE).unwrap();
+    let x = scene.store.get(scene.state_of(mo).unwrap()).read(VecId::POSITION).to_vec();
+    // 90° about z: (1 0 0) → (0 1 0), (0 2 0) → (−2 0 0), then + (1 2 3)
+    for (a, b) in x.iter().zip([1.0, 3.0, 3.0, -1.0, 2.0, 3.0]) {
+        assert!((a - b).abs() < 1e-12, "{x:?}");
+    }
+    let bad = text.replace(r#" input2="@../../rigid""#, "");
+    let path = settee_testkit::temp_scene("dorf_bad", &bad);
+    let dp = settee_scene::DataPath::new(Vec::<std::path::PathBuf>::new());
+    let mut scene = settee_scene::load_scene(&path, &f, &dp).unwrap();
+    let err = settee_core::simulation::init_root(&mut scene, &f).unwrap_err();
+    assert!(err.to_string().contains("input2 is not set"), "{err}");
+}
