@@ -6,7 +6,8 @@
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
 //! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping`,
-//! `CenterOfMassMapping` and `DeformableOnRigidFrameMapping`.
+//! `CenterOfMassMapping`, `DeformableOnRigidFrameMapping` and
+//! `SimpleTesselatedTetraMechanicalMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -33,6 +34,7 @@ pub mod rigid;
 pub mod rigid_joint;
 pub mod safe_distance;
 pub mod se3;
+pub mod simple_tesselated_tetra;
 pub mod skinning;
 pub mod subset;
 pub mod subset_multi;
@@ -75,4 +77,5 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<skinning::SkinningMapping>();
     f.add::<center_of_mass::CenterOfMassMapping>();
     f.add::<deformable_on_rigid::DeformableOnRigidFrameMapping>();
+    f.add::<simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping>();
 }

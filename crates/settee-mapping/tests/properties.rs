@@ -18,6 +18,7 @@ use settee_mapping::center_of_mass::CenterOfMassMapping;
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::deformable_on_rigid::DeformableOnRigidFrameMapping;
 use settee_mapping::distance::{DistanceMapping, Kind};
+use settee_mapping::simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping;
 use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
 use settee_mapping::tubular::TubularMapping;
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
@@ -328,6 +329,23 @@ proptest! {
             let fd = (xp[i] - xm[i]) / (2.0 * h);
             prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
         }
+    }
+
+    /// The input points then the edge midpoints; the transpose splits a midpoint's force half
+    /// and half.
+    #[test]
+    fn simple_tesselated_tetra(x in vec_strategy(12, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(30, 1.0)) {
+        let edges = vec![[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
+        let mut m = SimpleTesselatedTetraMechanicalMapping::build(S0, S1, 4, edges.clone());
+        let out = apply(&mut m, 30, std::slice::from_ref(&x));
+        prop_assert_eq!(&out[..12], &x[..]);
+        for (e, [a, b]) in edges.iter().enumerate() {
+            for c in 0..3 {
+                prop_assert_eq!(out[12 + 3 * e + c], (x[3 * a + c] + x[3 * b + c]) * 0.5);
+            }
+        }
+        check_linear_parts(&mut m, 30, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
     }
 
     #[test]
