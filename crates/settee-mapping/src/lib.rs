@@ -6,8 +6,8 @@
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
 //! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping`,
-//! `CenterOfMassMapping`, `DeformableOnRigidFrameMapping` and
-//! `SimpleTesselatedTetraMechanicalMapping`.
+//! `CenterOfMassMapping`, `DeformableOnRigidFrameMapping`,
+//! `SimpleTesselatedTetraMechanicalMapping`, `IdentityMultiMapping` and `DistanceToPlaneMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -26,8 +26,10 @@ pub mod deformable_on_rigid;
 pub mod difference;
 pub mod distance;
 pub mod distance_from_target;
+pub mod distance_to_plane;
 pub mod dot_product;
 pub mod identity;
+pub mod identity_multi;
 pub mod mask;
 pub mod normalization;
 pub mod rigid;
@@ -78,4 +80,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<center_of_mass::CenterOfMassMapping>();
     f.add::<deformable_on_rigid::DeformableOnRigidFrameMapping>();
     f.add::<simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping>();
+    f.add::<identity_multi::IdentityMultiMapping>();
+    f.add::<distance_to_plane::DistanceToPlaneMapping>();
 }

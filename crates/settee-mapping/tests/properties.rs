@@ -18,6 +18,8 @@ use settee_mapping::center_of_mass::CenterOfMassMapping;
 use settee_mapping::common::GeometricStiffness;
 use settee_mapping::deformable_on_rigid::DeformableOnRigidFrameMapping;
 use settee_mapping::distance::{DistanceMapping, Kind};
+use settee_mapping::distance_to_plane::DistanceToPlaneMapping;
+use settee_mapping::identity_multi::IdentityMultiMapping;
 use settee_mapping::simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping;
 use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
 use settee_mapping::tubular::TubularMapping;
@@ -346,6 +348,38 @@ proptest! {
         }
         check_linear_parts(&mut m, 30, &[12], std::slice::from_ref(&v), &f)?;
         check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
+    }
+
+    /// The concatenation of two inputs.
+    #[test]
+    fn identity_multi(x0 in vec_strategy(6, 3.0), x1 in vec_strategy(9, 3.0), v0 in vec_strategy(6, 1.0), v1 in vec_strategy(9, 1.0), f in vec_strategy(15, 1.0)) {
+        let mut m = IdentityMultiMapping::build(&[(S0, 2), (S1, 3)], Layout::Vec3, S2);
+        let out = apply(&mut m, 15, &[x0.clone(), x1.clone()]);
+        prop_assert_eq!(&out[..6], &x0[..]);
+        prop_assert_eq!(&out[6..], &x1[..]);
+        check_linear_parts(&mut m, 15, &[6, 9], &[v0.clone(), v1.clone()], &f)?;
+        check_constraint_rows(&mut m, 3, &[3, 3], &[v0, v1], &f)?;
+    }
+
+    /// The signed distance to the plane through (0 0 2) of normal (0 0 1) is z − 2, for points
+    /// and for frame centres.
+    #[test]
+    fn distance_to_plane(x in vec_strategy(12, 3.0), c in vec_strategy(6, 3.0), a in vec_strategy(6, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(4, 1.0)) {
+        let mut m = DistanceToPlaneMapping::build(S0, S1, Layout::Vec3, 4, vec![0.0, 0.0, 1.0], vec![0.0, 0.0, 2.0]);
+        let out = apply(&mut m, 4, std::slice::from_ref(&x));
+        for i in 0..4 {
+            prop_assert!((out[i] - (x[3 * i + 2] - 2.0)).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 4, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 1, &[3], std::slice::from_ref(&v), &f)?;
+        // an oblique unit normal on Rigid3 frames: n·c − n·p
+        let n = [0.6, 0.0, 0.8];
+        let mut m = DistanceToPlaneMapping::build(S0, S1, Layout::Rigid3, 2, n.to_vec(), vec![1.0, 1.0, 1.0]);
+        let out = apply(&mut m, 2, &[rigid_coords(&c, &a)]);
+        for i in 0..2 {
+            prop_assert!((out[i] - (0.6 * c[3 * i] + 0.8 * c[3 * i + 2] - 1.4)).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 2, &[12], std::slice::from_ref(&v), &f[..2])?;
     }
 
     #[test]
