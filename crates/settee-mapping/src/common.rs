@@ -709,7 +709,7 @@ mod tests {
             }
             assert_eq!(class.links[n_in].target, None, "{}", class.name);
         }
-        assert_eq!(n, 31);
+        assert_eq!(n, 34);
     }
 
     /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these

@@ -7,7 +7,8 @@
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
 //! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping`,
 //! `CenterOfMassMapping`, `DeformableOnRigidFrameMapping`,
-//! `SimpleTesselatedTetraMechanicalMapping`, `IdentityMultiMapping` and `DistanceToPlaneMapping`.
+//! `SimpleTesselatedTetraMechanicalMapping`, `IdentityMultiMapping`, `DistanceToPlaneMapping`, `AreaMapping`,
+//! `VolumeMapping` and `SquareMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -28,6 +29,7 @@ pub mod distance;
 pub mod distance_from_target;
 pub mod distance_to_plane;
 pub mod dot_product;
+pub mod element_measure;
 pub mod identity;
 pub mod identity_multi;
 pub mod mask;
@@ -38,6 +40,7 @@ pub mod safe_distance;
 pub mod se3;
 pub mod simple_tesselated_tetra;
 pub mod skinning;
+pub mod square;
 pub mod subset;
 pub mod subset_multi;
 pub mod tubular;
@@ -82,4 +85,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping>();
     f.add::<identity_multi::IdentityMultiMapping>();
     f.add::<distance_to_plane::DistanceToPlaneMapping>();
+    // AreaMapping, VolumeMapping.
+    f.add::<element_measure::ElementMeasureMapping>();
+    f.add::<square::SquareMapping>();
 }

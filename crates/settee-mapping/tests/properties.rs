@@ -19,9 +19,11 @@ use settee_mapping::common::GeometricStiffness;
 use settee_mapping::deformable_on_rigid::DeformableOnRigidFrameMapping;
 use settee_mapping::distance::{DistanceMapping, Kind};
 use settee_mapping::distance_to_plane::DistanceToPlaneMapping;
+use settee_mapping::element_measure::{ElementMeasureMapping, Measure};
 use settee_mapping::identity_multi::IdentityMultiMapping;
 use settee_mapping::simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping;
 use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
+use settee_mapping::square::SquareMapping;
 use settee_mapping::tubular::TubularMapping;
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
 use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
@@ -382,6 +384,72 @@ proptest! {
         check_linear_parts(&mut m, 2, &[12], std::slice::from_ref(&v), &f[..2])?;
     }
 
+    /// Areas of two triangles sharing an edge: `|N|/2`; `apply_j` and the exact geometric
+    /// stiffness are the derivatives of `apply` and of `Jᵀ·f`.
+    #[test]
+    fn area(x in vec_strategy(12, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(2, 1.0), dx in vec_strategy(12, 1.0)) {
+        let tris = vec![vec![0, 1, 2], vec![2, 1, 3]];
+        let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+        let areas: Vec<f64> = tris.iter().map(|t| {
+            let (a, b) = ([0, 1, 2].map(|k| p(t[1])[k] - p(t[0])[k]), [0, 1, 2].map(|k| p(t[2])[k] - p(t[0])[k]));
+            let n = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+            0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
+        }).collect();
+        prop_assume!(areas.iter().all(|a| *a > 0.1));
+        let mut m = ElementMeasureMapping::build(Measure::Area, S0, S1, 4, tris, GeometricStiffness::Exact);
+        let out = apply(&mut m, 2, std::slice::from_ref(&x));
+        for (o, a) in out.iter().zip(&areas) {
+            prop_assert!((o - a).abs() < 1e-12 * (1.0 + a));
+        }
+        check_linear_parts(&mut m, 2, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 1, &[3], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[12], 2)?;
+    }
+
+    /// Signed volumes of two tetrahedra (the second inverted); derivatives as for the areas.
+    #[test]
+    fn volume(x in vec_strategy(15, 3.0), v in vec_strategy(15, 1.0), f in vec_strategy(2, 1.0), dx in vec_strategy(15, 1.0)) {
+        let tets = vec![vec![0, 1, 2, 3], vec![1, 4, 2, 3]];
+        let mut m = ElementMeasureMapping::build(Measure::Volume, S0, S1, 5, tets.clone(), GeometricStiffness::Exact);
+        let out = apply(&mut m, 2, std::slice::from_ref(&x));
+        for (o, t) in out.iter().zip(&tets) {
+            let e = |k: usize| [0, 1, 2].map(|c| x[3 * t[k] + c] - x[3 * t[0] + c]);
+            let (a, b, c) = (e(1), e(2), e(3));
+            let vol = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+            prop_assert!((o - vol).abs() < 1e-12 * (1.0 + vol.abs()));
+        }
+        check_linear_parts(&mut m, 2, &[15], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[15], 2)?;
+    }
+
+    /// Squares: `y = x²`, `J = 2x`, geometric stiffness `2f`.
+    #[test]
+    fn square(x in vec_strategy(4, 3.0), v in vec_strategy(4, 1.0), f in vec_strategy(4, 1.0), dx in vec_strategy(4, 1.0)) {
+        let mut m = SquareMapping::build(S0, S1, 4, GeometricStiffness::Exact);
+        let out = apply(&mut m, 4, std::slice::from_ref(&x));
+        for i in 0..4 {
+            prop_assert_eq!(out[i], x[i] * x[i]);
+        }
+        check_linear_parts(&mut m, 4, &[4], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[4], 4)?;
+    }
+
+    /// The stabilized area stiffness keeps exactly the triangles whose child force is negative.
+    #[test]
+    fn area_stabilized_keeps_negative_forces(x in vec_strategy(12, 3.0), dx in vec_strategy(12, 1.0), f in vec_strategy(2, 1.0)) {
+        let tris = vec![vec![0, 1, 2], vec![2, 1, 3]];
+        let run = |gs: GeometricStiffness, f: &[f64]| -> Vec<f64> {
+            let mut m = ElementMeasureMapping::build(Measure::Area, S0, S1, 4, tris.clone(), gs);
+            apply(&mut m, 2, std::slice::from_ref(&x));
+            let mut out = vec![vec![0.0; 12]];
+            let mut s: Vec<&mut [f64]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
+            m.apply_djt(&mut s, &[&dx], f, 0.7).unwrap();
+            out.pop().unwrap()
+        };
+        let negative: Vec<f64> = f.iter().map(|v| if *v < 0.0 { *v } else { 0.0 }).collect();
+        prop_assert_eq!(run(GeometricStiffness::Stabilized, &f), run(GeometricStiffness::Exact, &negative));
+    }
+
     #[test]
     fn distance_and_square(x in vec_strategy(15, 3.0), v in vec_strategy(15, 1.0), f in vec_strategy(4, 1.0), dx in vec_strategy(15, 1.0), square in any::<bool>()) {
         let ends = vec![[(0, 0), (0, 1)], [(0, 1), (0, 2)], [(0, 3), (0, 2)], [(0, 4), (0, 0)]];
@@ -447,7 +515,7 @@ proptest! {
 
 /// `apply_j` = FD of `apply`; `apply_djt` = FD of `Jᵀ(x)·f`.
 fn check_fd(
-    m: &mut DistanceMapping,
+    m: &mut dyn Mapping,
     x: &[Vec<f64>],
     v: &[Vec<f64>],
     dx: &[Vec<f64>],
