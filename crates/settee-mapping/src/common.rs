@@ -192,6 +192,52 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
     Ok(ports)
 }
 
+/// The ports of a two-input mapping (SOFA's `Multi2Mapping`): the states named by `input1` and
+/// `input2` (required, one each) and by `output` (default `@./`, a mechanical state), with the
+/// layouts the class implements (`expected`: input1, input2, output). The output is flagged as
+/// mapped.
+pub fn resolve_two_input_ports(cx: &mut InitCtx, expected: [Layout; 3]) -> SimResult<Ports> {
+    let node = cx.node();
+    let id = cx.id;
+    let mut ports = Ports { map_forces: cx.data().get(MappingData::MAP_FORCES), ..Default::default() };
+    for (k, name) in ["input1", "input2"].into_iter().enumerate() {
+        let Some(text) = link_text(cx, name) else {
+            return Err(cx.error(format!("{name} is not set")).hint(format!("set {name}=\"@path/to/MechanicalObject\"")));
+        };
+        let w = text.split_whitespace().next().unwrap_or("");
+        let c = cx.scene.resolve_state_path(node, w.trim_start_matches('@'), Some(id), false).ok_or_else(|| {
+            cx.error(format!("{name} \"{w}\" does not designate a mechanical state"))
+                .hint("write the path of a MechanicalObject or of a node holding one")
+        })?;
+        let s = cx.scene.state_of(c).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(c).label())))?;
+        let l = cx.state_layout(s);
+        if l != expected[k] {
+            return Err(cx
+                .error(format!("{name} '{}' is a {} state, {} expected", cx.scene.entry(c).name, l.name(), expected[k].name()))
+                .hint(format!("supported template: {},{},{}", expected[0].name(), expected[1].name(), expected[2].name())));
+        }
+        ports.inputs.push(s);
+        ports.in_layouts.push(l);
+    }
+    let out_text = link_text(cx, "output");
+    let out_path = out_text.as_deref().and_then(|t| t.split_whitespace().next()).unwrap_or("./").trim_start_matches('@').to_string();
+    let output = cx.scene.resolve_state_path(node, &out_path, Some(id), false).ok_or_else(|| {
+        cx.error(format!("output \"@{out_path}\" does not designate a mechanical state")).hint("write the path of the MechanicalObject to map to")
+    })?;
+    let s = cx.scene.state_of(output).ok_or_else(|| cx.error(format!("{} has no state", cx.scene.entry(output).label())))?;
+    if ports.inputs.contains(&s) {
+        return Err(cx.error("the output is also an input").hint("a mapped node needs its own MechanicalObject"));
+    }
+    let l = cx.state_layout(s);
+    if l != expected[2] {
+        return Err(cx.error(format!("the output '{}' is a {} state, {} expected", cx.scene.entry(output).name, l.name(), expected[2].name())));
+    }
+    ports.output = Some(s);
+    ports.out_layout = Some(l);
+    cx.scene.store.get_mut(s).mapped = true;
+    Ok(ports)
+}
+
 /// [`resolve_ports`] for a mapping whose output must be a mechanical state (`what`, e.g.
 /// "a Vec3d MechanicalObject"), then [`check_layouts`] against the templates it implements.
 pub fn resolve_mechanical_ports(cx: &mut InitCtx, multi: bool, what: &str, accepted: &[(Layout, Layout)]) -> SimResult<Ports> {
@@ -651,12 +697,19 @@ mod tests {
             assert_eq!(first, shared, "{}", class.name);
             assert!(class.plays(role::MAPPING) && class.plays(role::MECHANICAL_MAPPING), "{} plays {:?}", class.name, class.role_names());
             let links: Vec<&str> = class.links.iter().map(|l| l.name).collect();
-            assert_eq!(links[..2], ["input", "output"], "{}", class.name);
-            assert!(class.links[0].to_node_or_state && class.links[1].to_node_or_state, "{}", class.name);
-            assert_eq!(class.links[0].target, Some(role::MECHANICAL_STATE), "{}", class.name);
-            assert_eq!(class.links[1].target, None, "{}", class.name);
+            // two-input mappings (SOFA's Multi2Mapping) name their inputs input1 and input2
+            let n_in = if links[0] == "input1" { 2 } else { 1 };
+            let expected: &[&str] = if n_in == 2 { &["input1", "input2", "output"] } else { &["input", "output"] };
+            assert_eq!(&links[..n_in + 1], expected, "{}", class.name);
+            for l in &class.links[..=n_in] {
+                assert!(l.to_node_or_state, "{}", class.name);
+            }
+            for l in &class.links[..n_in] {
+                assert_eq!(l.target, Some(role::MECHANICAL_STATE), "{}", class.name);
+            }
+            assert_eq!(class.links[n_in].target, None, "{}", class.name);
         }
-        assert_eq!(n, 24);
+        assert_eq!(n, 34);
     }
 
     /// The grid's Data BarycentricMapping reads are declared by RegularGridTopology, with these

@@ -5,7 +5,10 @@
 //! `DifferenceFromTargetMapping`, `MaskMapping`, `ProjectionMapping`, `RigidJointMapping`,
 //! `AssembledRigidRigidMapping`, `DotProductMapping`, `DotProductMultiMapping`,
 //! `DotProductFromTargetMapping`, `NormalizationMapping`, `SafeDistanceMapping`,
-//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`.
+//! `SafeDistanceFromTargetMapping` and `WinchMultiMapping`; and `TubularMapping`, `SkinningMapping`,
+//! `CenterOfMassMapping`, `DeformableOnRigidFrameMapping`,
+//! `SimpleTesselatedTetraMechanicalMapping`, `IdentityMultiMapping`, `DistanceToPlaneMapping`, `AreaMapping`,
+//! `VolumeMapping` and `SquareMapping`.
 //!
 //! A mapping resolves its `input` (default `@../`) and `output` (default `@./`) at init, flags a
 //! mechanical output state as *mapped* (the solvers then integrate only the main states) and
@@ -18,20 +21,29 @@
 pub mod assembled;
 pub mod barycentric;
 pub mod beam_linear;
+pub mod center_of_mass;
 pub mod common;
+pub mod deformable_on_rigid;
 pub mod difference;
 pub mod distance;
 pub mod distance_from_target;
+pub mod distance_to_plane;
 pub mod dot_product;
+pub mod element_measure;
 pub mod identity;
+pub mod identity_multi;
 pub mod mask;
 pub mod normalization;
 pub mod rigid;
 pub mod rigid_joint;
 pub mod safe_distance;
 pub mod se3;
+pub mod simple_tesselated_tetra;
+pub mod skinning;
+pub mod square;
 pub mod subset;
 pub mod subset_multi;
+pub mod tubular;
 pub mod winch;
 
 pub use barycentric::BarycentricMapping;
@@ -66,4 +78,14 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<winch::WinchMultiMapping>();
     // SafeDistanceMapping, SafeDistanceFromTargetMapping.
     f.add::<safe_distance::SafeDistanceMapping>();
+    f.add::<tubular::TubularMapping>();
+    f.add::<skinning::SkinningMapping>();
+    f.add::<center_of_mass::CenterOfMassMapping>();
+    f.add::<deformable_on_rigid::DeformableOnRigidFrameMapping>();
+    f.add::<simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping>();
+    f.add::<identity_multi::IdentityMultiMapping>();
+    f.add::<distance_to_plane::DistanceToPlaneMapping>();
+    // AreaMapping, VolumeMapping.
+    f.add::<element_measure::ElementMeasureMapping>();
+    f.add::<square::SquareMapping>();
 }

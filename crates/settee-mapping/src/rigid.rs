@@ -40,8 +40,8 @@ const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout
     template_rule = FromMapping,
     inherit = [MappingData, Self],
     data = {
-        /// Local Coordinates of the points
-        initialPoints: RealTuples(3),
+        /// Local Coordinates of the points (output coordinates: 3 reals per point, 7 per Rigid3 frame, 2 in the plane)
+        initialPoints: Reals,
         /// input DOF index
         index: Int = "0",
         /// Xsp file where rigid mapping information can be loaded from.
@@ -426,10 +426,6 @@ impl Component for RigidMapping {
             return Err(SimError::unsupported(format!("RigidMapping: the geometric stiffness of a {kind} mapping is not supported"))
                 .hint("use geometricStiffness=\"None\" (the default)"));
         }
-        if (self.planar || rigid_out) && !d.get(Self::INITIAL_POINTS).is_empty() {
-            return Err(SimError::unsupported(format!("RigidMapping: initialPoints of a {kind} mapping are not supported"))
-                .hint("give the points as the output MechanicalObject's positions"));
-        }
         // Output points as 3-vectors (z = 0 in the plane); output frames keep their orientation.
         let w = if self.planar {
             2
@@ -445,7 +441,13 @@ impl Component for RigidMapping {
                 v3(c)
             }
         };
-        let mut points: Vec<V3> = d.get(Self::INITIAL_POINTS).chunks_exact(3).map(v3).collect();
+        let given: Vec<f64> = d.get(Self::INITIAL_POINTS).to_vec();
+        if !given.len().is_multiple_of(w) {
+            return Err(cx
+                .error(format!("initialPoints has {} values, not a multiple of {w} (the output's coordinates)", given.len()))
+                .hint("give one output coordinate per point"));
+        }
+        let mut points: Vec<V3> = given.chunks_exact(w).map(point).collect();
         let index = d.get(Self::INDEX).max(0) as usize;
         let from_end = d.get(Self::INDEX_FROM_END);
         let per_point: Vec<usize> = d.get(Self::RIGID_INDEX_PER_POINT).to_vec();
@@ -458,8 +460,10 @@ impl Component for RigidMapping {
         if use_x0 || points.is_empty() {
             points = local.chunks_exact(w).take(n_out).map(point).collect();
         }
+        let from_given = !use_x0 && !given.is_empty();
+        let frames_from = if from_given { &given } else { &local };
         let mut orientations: Vec<[f64; 4]> =
-            if rigid_out { local.chunks_exact(7).take(n_out).map(|c| [c[3], c[4], c[5], c[6]]).collect() } else { Vec::new() };
+            if rigid_out { frames_from.chunks_exact(7).take(points.len()).map(|c| [c[3], c[4], c[5], c[6]]).collect() } else { Vec::new() };
         let n = points.len();
         let frame_of = |i: usize| -> usize {
             if per_point.len() == n {
@@ -492,7 +496,12 @@ impl Component for RigidMapping {
                 }
             }
         }
-        cx.data_mut().put(Self::INITIAL_POINTS, points.iter().flatten().copied().collect());
+        let written: Vec<f64> = if rigid_out {
+            points.iter().zip(&orientations).flat_map(|(p, o)| [p[0], p[1], p[2], o[0], o[1], o[2], o[3]]).collect()
+        } else {
+            points.iter().flat_map(|p| p[..w].to_vec()).collect()
+        };
+        cx.data_mut().put(Self::INITIAL_POINTS, written);
         self.points = points;
         self.frame = frame;
         self.orientations = orientations;

@@ -14,8 +14,17 @@ use settee_core::math::dot_n as dot;
 use settee_core::types::{quat_from_euler, rigid3_integrate};
 use settee_core::{ConstraintRows, Layout};
 use settee_mapping::barycentric::{BarycentricMapping, GridGeometry, MapperKind};
+use settee_mapping::center_of_mass::CenterOfMassMapping;
 use settee_mapping::common::GeometricStiffness;
+use settee_mapping::deformable_on_rigid::DeformableOnRigidFrameMapping;
 use settee_mapping::distance::{DistanceMapping, Kind};
+use settee_mapping::distance_to_plane::DistanceToPlaneMapping;
+use settee_mapping::element_measure::{ElementMeasureMapping, Measure};
+use settee_mapping::identity_multi::IdentityMultiMapping;
+use settee_mapping::simple_tesselated_tetra::SimpleTesselatedTetraMechanicalMapping;
+use settee_mapping::skinning::{nearest_frame_weights, SkinningMapping};
+use settee_mapping::square::SquareMapping;
+use settee_mapping::tubular::TubularMapping;
 use settee_mapping::{IdentityMapping, RigidMapping, SubsetMapping};
 use support::{apply, jacobians_times, jtf, jv, S0, S1, S2};
 
@@ -219,6 +228,228 @@ proptest! {
         }
     }
 
+    /// The tube's points stay at their circle's radius in the frame's yz plane; `apply_j` is the
+    /// derivative of `apply` and `apply_jt` its transpose.
+    #[test]
+    fn tubular(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), v in vec_strategy(18, 1.0), f in vec_strategy(36, 1.0), peak in -2i64..3) {
+        let x = rigid_coords(&c, &a);
+        let mut m = TubularMapping::build(S0, S1, 3, 4, 0.7, peak);
+        let out = apply(&mut m, 36, std::slice::from_ref(&x));
+        for i in 0..12 {
+            let k = i / 4;
+            let r: Vec<f64> = (0..3).map(|j| out[3 * i + j] - c[3 * k + j]).collect();
+            let rho = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            prop_assert!((rho - m.circle_radius(k)).abs() < 1e-12);
+            // orthogonal to the frame's x axis
+            let q = [x[7 * k + 3], x[7 * k + 4], x[7 * k + 5], x[7 * k + 6]];
+            let ax = settee_core::types::quat_rotate(q, [1.0, 0.0, 0.0]);
+            prop_assert!((r[0] * ax[0] + r[1] * ax[1] + r[2] * ax[2]).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 36, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 36, std::slice::from_ref(&v));
+        let xp = apply(&mut m, 36, &[rigid_step(&x, &v, h)]);
+        let xm = apply(&mut m, 36, &[rigid_step(&x, &v, -h)]);
+        for i in 0..36 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
+        }
+    }
+
+    /// Linear blend skinning on three frames: the weights found from the rest frames are the
+    /// normalised inverse squared distances; at the rest frames the points are where they were;
+    /// `apply_j` is the derivative of `apply` and `apply_jt` its transpose.
+    #[test]
+    fn skinning(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), pts in vec_strategy(12, 3.0), v in vec_strategy(18, 1.0),
+                f in vec_strategy(12, 1.0), c1 in vec_strategy(9, 3.0), a1 in vec_strategy(9, 3.0)) {
+        let x0 = rigid_coords(&c, &a);
+        let points: Vec<[f64; 3]> = pts.chunks(3).map(|p| [p[0], p[1], p[2]]).collect();
+        let centres: Vec<[f64; 3]> = c.chunks(3).map(|p| [p[0], p[1], p[2]]).collect();
+        let (ix, w) = nearest_frame_weights(&points, &centres, 2);
+        for (i, p) in points.iter().enumerate() {
+            let inv: Vec<f64> = centres.iter().map(|q| 1.0 / (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>()).collect();
+            let mut order: Vec<usize> = (0..3).collect();
+            order.sort_by(|&x, &y| inv[y].partial_cmp(&inv[x]).unwrap());
+            prop_assert_eq!(&ix[i], &order[..2].to_vec());
+            let s = inv[order[0]] + inv[order[1]];
+            prop_assert!((w[i][0] - inv[order[0]] / s).abs() < 1e-12 && (w[i][1] - inv[order[1]] / s).abs() < 1e-12);
+        }
+        let mut m = SkinningMapping::build(S0, S1, &ix, &w, &points, &x0);
+        let out = apply(&mut m, 12, std::slice::from_ref(&x0));
+        for (o, p) in out.iter().zip(points.iter().flatten()) {
+            prop_assert!((o - p).abs() < 1e-10, "rest: {o} vs {p}");
+        }
+        let x = rigid_coords(&c1, &a1);
+        apply(&mut m, 12, std::slice::from_ref(&x));
+        check_linear_parts(&mut m, 12, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 12, std::slice::from_ref(&v));
+        let xp = apply(&mut m, 12, &[rigid_step(&x, &v, h)]);
+        let xm = apply(&mut m, 12, &[rigid_step(&x, &v, -h)]);
+        for i in 0..12 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
+        }
+    }
+
+    /// The centre of mass of three frames, and the mapping's products.
+    #[test]
+    fn center_of_mass(c in vec_strategy(9, 3.0), a in vec_strategy(9, 3.0), ms in prop::collection::vec(0.1f64..5.0, 3), v in vec_strategy(18, 1.0), f in vec_strategy(3, 1.0)) {
+        let x = rigid_coords(&c, &a);
+        let mut m = CenterOfMassMapping::build(S0, S1, ms.clone());
+        let out = apply(&mut m, 3, std::slice::from_ref(&x));
+        let total: f64 = ms.iter().sum();
+        for k in 0..3 {
+            let want = (0..3).map(|i| ms[i] * c[3 * i + k]).sum::<f64>() / total;
+            prop_assert!((out[k] - want).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 3, &[18], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[6], std::slice::from_ref(&v), &f)?;
+    }
+
+    /// Local points carried by frame 1 of two: `x = R·p + c` keeps the distances of the local
+    /// points; `apply_j` is the derivative of `apply` in both inputs and `apply_jt` its transpose.
+    #[test]
+    fn deformable_on_rigid_frame(p in vec_strategy(12, 2.0), c in vec_strategy(6, 3.0), a in vec_strategy(6, 3.0), vp in vec_strategy(12, 1.0),
+                                 vx in vec_strategy(12, 1.0), f in vec_strategy(12, 1.0)) {
+        let x = rigid_coords(&c, &a);
+        let mut m = DeformableOnRigidFrameMapping::build(S0, S1, S2, 4, 2, 1);
+        let out = apply(&mut m, 12, &[p.clone(), x.clone()]);
+        for (i, j) in [(0, 1), (1, 2), (0, 3)] {
+            let d = |v: &[f64]| (0..3).map(|k| (v[3 * i + k] - v[3 * j + k]).powi(2)).sum::<f64>().sqrt();
+            prop_assert!((d(&out) - d(&p)).abs() < 1e-10);
+        }
+        let v = [vp.clone(), vx.clone()];
+        check_linear_parts(&mut m, 12, &[12, 12], &v, &f)?;
+        check_constraint_rows(&mut m, 3, &[3, 6], &v, &f)?;
+        let h = 1e-6;
+        let jv0 = jv(&mut m, 12, &v);
+        let shift = |s: f64| -> Vec<f64> { p.iter().zip(&vp).map(|(a, b)| a + s * b).collect() };
+        let xp = apply(&mut m, 12, &[shift(h), rigid_step(&x, &vx, h)]);
+        let xm = apply(&mut m, 12, &[shift(-h), rigid_step(&x, &vx, -h)]);
+        for i in 0..12 {
+            let fd = (xp[i] - xm[i]) / (2.0 * h);
+            prop_assert!((fd - jv0[i]).abs() < 1e-6 * (1.0 + jv0[i].abs()), "J·v {} vs FD {}", jv0[i], fd);
+        }
+    }
+
+    /// The input points then the edge midpoints; the transpose splits a midpoint's force half
+    /// and half.
+    #[test]
+    fn simple_tesselated_tetra(x in vec_strategy(12, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(30, 1.0)) {
+        let edges = vec![[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
+        let mut m = SimpleTesselatedTetraMechanicalMapping::build(S0, S1, 4, edges.clone());
+        let out = apply(&mut m, 30, std::slice::from_ref(&x));
+        prop_assert_eq!(&out[..12], &x[..]);
+        for (e, [a, b]) in edges.iter().enumerate() {
+            for c in 0..3 {
+                prop_assert_eq!(out[12 + 3 * e + c], (x[3 * a + c] + x[3 * b + c]) * 0.5);
+            }
+        }
+        check_linear_parts(&mut m, 30, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 3, &[3], std::slice::from_ref(&v), &f)?;
+    }
+
+    /// The concatenation of two inputs.
+    #[test]
+    fn identity_multi(x0 in vec_strategy(6, 3.0), x1 in vec_strategy(9, 3.0), v0 in vec_strategy(6, 1.0), v1 in vec_strategy(9, 1.0), f in vec_strategy(15, 1.0)) {
+        let mut m = IdentityMultiMapping::build(&[(S0, 2), (S1, 3)], Layout::Vec3, S2);
+        let out = apply(&mut m, 15, &[x0.clone(), x1.clone()]);
+        prop_assert_eq!(&out[..6], &x0[..]);
+        prop_assert_eq!(&out[6..], &x1[..]);
+        check_linear_parts(&mut m, 15, &[6, 9], &[v0.clone(), v1.clone()], &f)?;
+        check_constraint_rows(&mut m, 3, &[3, 3], &[v0, v1], &f)?;
+    }
+
+    /// The signed distance to the plane through (0 0 2) of normal (0 0 1) is z − 2, for points
+    /// and for frame centres.
+    #[test]
+    fn distance_to_plane(x in vec_strategy(12, 3.0), c in vec_strategy(6, 3.0), a in vec_strategy(6, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(4, 1.0)) {
+        let mut m = DistanceToPlaneMapping::build(S0, S1, Layout::Vec3, 4, vec![0.0, 0.0, 1.0], vec![0.0, 0.0, 2.0]);
+        let out = apply(&mut m, 4, std::slice::from_ref(&x));
+        for i in 0..4 {
+            prop_assert!((out[i] - (x[3 * i + 2] - 2.0)).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 4, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 1, &[3], std::slice::from_ref(&v), &f)?;
+        // an oblique unit normal on Rigid3 frames: n·c − n·p
+        let n = [0.6, 0.0, 0.8];
+        let mut m = DistanceToPlaneMapping::build(S0, S1, Layout::Rigid3, 2, n.to_vec(), vec![1.0, 1.0, 1.0]);
+        let out = apply(&mut m, 2, &[rigid_coords(&c, &a)]);
+        for i in 0..2 {
+            prop_assert!((out[i] - (0.6 * c[3 * i] + 0.8 * c[3 * i + 2] - 1.4)).abs() < 1e-12);
+        }
+        check_linear_parts(&mut m, 2, &[12], std::slice::from_ref(&v), &f[..2])?;
+    }
+
+    /// Areas of two triangles sharing an edge: `|N|/2`; `apply_j` and the exact geometric
+    /// stiffness are the derivatives of `apply` and of `Jᵀ·f`.
+    #[test]
+    fn area(x in vec_strategy(12, 3.0), v in vec_strategy(12, 1.0), f in vec_strategy(2, 1.0), dx in vec_strategy(12, 1.0)) {
+        let tris = vec![vec![0, 1, 2], vec![2, 1, 3]];
+        let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+        let areas: Vec<f64> = tris.iter().map(|t| {
+            let (a, b) = ([0, 1, 2].map(|k| p(t[1])[k] - p(t[0])[k]), [0, 1, 2].map(|k| p(t[2])[k] - p(t[0])[k]));
+            let n = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+            0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
+        }).collect();
+        prop_assume!(areas.iter().all(|a| *a > 0.1));
+        let mut m = ElementMeasureMapping::build(Measure::Area, S0, S1, 4, tris, GeometricStiffness::Exact);
+        let out = apply(&mut m, 2, std::slice::from_ref(&x));
+        for (o, a) in out.iter().zip(&areas) {
+            prop_assert!((o - a).abs() < 1e-12 * (1.0 + a));
+        }
+        check_linear_parts(&mut m, 2, &[12], std::slice::from_ref(&v), &f)?;
+        check_constraint_rows(&mut m, 1, &[3], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[12], 2)?;
+    }
+
+    /// Signed volumes of two tetrahedra (the second inverted); derivatives as for the areas.
+    #[test]
+    fn volume(x in vec_strategy(15, 3.0), v in vec_strategy(15, 1.0), f in vec_strategy(2, 1.0), dx in vec_strategy(15, 1.0)) {
+        let tets = vec![vec![0, 1, 2, 3], vec![1, 4, 2, 3]];
+        let mut m = ElementMeasureMapping::build(Measure::Volume, S0, S1, 5, tets.clone(), GeometricStiffness::Exact);
+        let out = apply(&mut m, 2, std::slice::from_ref(&x));
+        for (o, t) in out.iter().zip(&tets) {
+            let e = |k: usize| [0, 1, 2].map(|c| x[3 * t[k] + c] - x[3 * t[0] + c]);
+            let (a, b, c) = (e(1), e(2), e(3));
+            let vol = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+            prop_assert!((o - vol).abs() < 1e-12 * (1.0 + vol.abs()));
+        }
+        check_linear_parts(&mut m, 2, &[15], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[15], 2)?;
+    }
+
+    /// Squares: `y = x²`, `J = 2x`, geometric stiffness `2f`.
+    #[test]
+    fn square(x in vec_strategy(4, 3.0), v in vec_strategy(4, 1.0), f in vec_strategy(4, 1.0), dx in vec_strategy(4, 1.0)) {
+        let mut m = SquareMapping::build(S0, S1, 4, GeometricStiffness::Exact);
+        let out = apply(&mut m, 4, std::slice::from_ref(&x));
+        for i in 0..4 {
+            prop_assert_eq!(out[i], x[i] * x[i]);
+        }
+        check_linear_parts(&mut m, 4, &[4], std::slice::from_ref(&v), &f)?;
+        check_fd(&mut m, &[x], &[v], &[dx], &f, &[4], 4)?;
+    }
+
+    /// The stabilized area stiffness keeps exactly the triangles whose child force is negative.
+    #[test]
+    fn area_stabilized_keeps_negative_forces(x in vec_strategy(12, 3.0), dx in vec_strategy(12, 1.0), f in vec_strategy(2, 1.0)) {
+        let tris = vec![vec![0, 1, 2], vec![2, 1, 3]];
+        let run = |gs: GeometricStiffness, f: &[f64]| -> Vec<f64> {
+            let mut m = ElementMeasureMapping::build(Measure::Area, S0, S1, 4, tris.clone(), gs);
+            apply(&mut m, 2, std::slice::from_ref(&x));
+            let mut out = vec![vec![0.0; 12]];
+            let mut s: Vec<&mut [f64]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
+            m.apply_djt(&mut s, &[&dx], f, 0.7).unwrap();
+            out.pop().unwrap()
+        };
+        let negative: Vec<f64> = f.iter().map(|v| if *v < 0.0 { *v } else { 0.0 }).collect();
+        prop_assert_eq!(run(GeometricStiffness::Stabilized, &f), run(GeometricStiffness::Exact, &negative));
+    }
+
     #[test]
     fn distance_and_square(x in vec_strategy(15, 3.0), v in vec_strategy(15, 1.0), f in vec_strategy(4, 1.0), dx in vec_strategy(15, 1.0), square in any::<bool>()) {
         let ends = vec![[(0, 0), (0, 1)], [(0, 1), (0, 2)], [(0, 3), (0, 2)], [(0, 4), (0, 0)]];
@@ -284,7 +515,7 @@ proptest! {
 
 /// `apply_j` = FD of `apply`; `apply_djt` = FD of `Jᵀ(x)·f`.
 fn check_fd(
-    m: &mut DistanceMapping,
+    m: &mut dyn Mapping,
     x: &[Vec<f64>],
     v: &[Vec<f64>],
     dx: &[Vec<f64>],

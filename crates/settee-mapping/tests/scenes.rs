@@ -144,3 +144,83 @@ fn rigid_mapping_of_a_spinning_frame_moves_points_on_circles() {
     }
     assert!(angle.abs() > 0.1);
 }
+
+/// CenterOfMassMapping reads the masses of the input's UniformMass (vertexMass 2 for each frame)
+/// and SkinningMapping finds its weights from the rest frames at init; the Rigid3 → Rigid3
+/// RigidMapping takes its local frames from initialPoints (7 reals each).
+#[test]
+fn center_of_mass_skinning_and_rigid_frames_from_initial_points() {
+    let f = support::factory();
+    let text = r#"<Node name="root" gravity="0 0 0" dt="0.01">
+  <MechanicalObject name="rigid" template="Rigid3" position="0 0 0 0 0 0 1  2 0 0 0 0 0 1  2 4 0 0 0 0 1"/>
+  <UniformMass vertexMass="2 1 [1 0 0,0 1 0,0 0 1]"/>
+  <Node name="com">
+    <MechanicalObject name="c" position="9 9 9"/>
+    <CenterOfMassMapping/>
+  </Node>
+  <Node name="skin">
+    <MechanicalObject name="s" position="1 0 0  2 4 0"/>
+    <SkinningMapping nbRef="2" input="@../rigid" output="@s"/>
+  </Node>
+  <Node name="frames">
+    <MechanicalObject name="f" template="Rigid3" position="0 0 0 0 0 0 1"/>
+    <RigidMapping initialPoints="1 0 0 0 0 0.7071067811865476 0.7071067811865476" rigidIndexPerPoint="1"/>
+  </Node>
+</Node>"#;
+    let scene = support::load_text("com", text, &f);
+    let read = |class: &str| {
+        let e = component(&scene, class);
+        let mo = scene.slot(e.node, role::MECHANICAL_STATE).unwrap();
+        scene.store.get(scene.state_of(mo).unwrap()).read(VecId::POSITION).to_vec()
+    };
+    let c = read("CenterOfMassMapping");
+    assert_eq!(c, vec![4.0 / 3.0, 4.0 / 3.0, 0.0]);
+    // (1 0 0) is at distance 1 from frames 0 and 1: weights 1/2 each, frame 2 (distance √17) left out
+    let skin = component(&scene, "SkinningMapping");
+    assert_eq!(skin.data.indices("indices"), &[1, 0, 2, 1]);
+    let w = skin.data.reals("weight");
+    assert!((w[0] - 0.5).abs() < 1e-15 && (w[1] - 0.5).abs() < 1e-15);
+    // (2 4 0) sits on frame 2: its weight is the largest real, the other ~0
+    assert!((w[2] - 1.0).abs() < 1e-15 && w[3] < 1e-300);
+    let s = read("SkinningMapping");
+    for (a, b) in s.iter().zip([1.0, 0.0, 0.0, 2.0, 4.0, 0.0]) {
+        assert!((a - b).abs() < 1e-12, "{s:?}");
+    }
+    // frame 1 at (2 0 0) carries the local frame (1 0 0), turned by 90° about z
+    let fr = read("RigidMapping");
+    let h = std::f64::consts::FRAC_1_SQRT_2;
+    for (a, b) in fr.iter().zip([3.0, 0.0, 0.0, 0.0, 0.0, h, h]) {
+        assert!((a - b).abs() < 1e-12, "{fr:?}");
+    }
+}
+
+/// DeformableOnRigidFrameMapping resolves input1 (local points) and input2 (frames) and places
+/// the points in the frame at init; a missing input2 is a positioned error.
+#[test]
+fn deformable_on_rigid_frame_links_and_init() {
+    let f = support::factory();
+    let text = r#"<Node name="root" gravity="0 0 0" dt="0.01">
+  <MechanicalObject name="rigid" template="Rigid3" position="1 2 3 0 0 0.7071067811865476 0.7071067811865476"/>
+  <Node name="local">
+    <MechanicalObject name="p" position="1 0 0  0 2 0"/>
+    <Node name="world">
+      <MechanicalObject name="w"/>
+      <DeformableOnRigidFrameMapping input1="@.." input2="@../../rigid" output="@w"/>
+    </Node>
+  </Node>
+</Node>"#;
+    let scene = support::load_text("dorf", text, &f);
+    let e = component(&scene, "DeformableOnRigidFrameMapping");
+    let mo = scene.slot(e.node, role::MECHANICAL_STATE).unwrap();
+    let x = scene.store.get(scene.state_of(mo).unwrap()).read(VecId::POSITION).to_vec();
+    // 90° about z: (1 0 0) → (0 1 0), (0 2 0) → (−2 0 0), then + (1 2 3)
+    for (a, b) in x.iter().zip([1.0, 3.0, 3.0, -1.0, 2.0, 3.0]) {
+        assert!((a - b).abs() < 1e-12, "{x:?}");
+    }
+    let bad = text.replace(r#" input2="@../../rigid""#, "");
+    let path = settee_testkit::temp_scene("dorf_bad", &bad);
+    let dp = settee_scene::DataPath::new(Vec::<std::path::PathBuf>::new());
+    let mut scene = settee_scene::load_scene(&path, &f, &dp).unwrap();
+    let err = settee_core::simulation::init_root(&mut scene, &f).unwrap_err();
+    assert!(err.to_string().contains("input2 is not set"), "{err}");
+}

@@ -18,6 +18,7 @@ macro_rules! mesh_field_topology {
 
 pub mod change_processor;
 pub mod cube_topology;
+pub mod edge2quad;
 pub mod elements;
 pub mod grid;
 pub mod grid_topology;
@@ -29,8 +30,10 @@ pub mod modifier;
 pub mod polygon_cube;
 pub mod set_algorithms;
 pub mod set_container;
+pub mod simple_tesselated_tetra;
 pub mod sparse_grid;
 pub mod sparse_grid_ramification;
+pub mod subset_topological;
 pub mod testing;
 pub mod topological_mapping;
 
@@ -54,6 +57,9 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<set_algorithms::SetAlgorithms>();
     f.add::<topological_mapping::TopologicalMapping>();
     f.add::<mesh2point::Mesh2PointTopologicalMapping>();
+    f.add::<edge2quad::Edge2QuadTopologicalMapping>();
+    f.add::<subset_topological::SubsetTopologicalMapping>();
+    f.add::<simple_tesselated_tetra::SimpleTesselatedTetraTopologicalMapping>();
     f.add::<SparseGridTopology>();
     f.add::<SparseGridRamificationTopology>();
     f.add::<cube_topology::CubeTopology>();

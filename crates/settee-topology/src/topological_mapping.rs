@@ -1,7 +1,7 @@
 //! Topological mappings (`TMAP/`): they fill an output topology container from an input one at
 //! init — `Hexa2TetraTopologicalMapping`, `Hexa2QuadTopologicalMapping`,
-//! `Tetra2TriangleTopologicalMapping`, `Quad2TriangleTopologicalMapping` and
-//! `Triangle2EdgeTopologicalMapping` (and `Mesh2PointTopologicalMapping` in
+//! `Tetra2TriangleTopologicalMapping`, `Quad2TriangleTopologicalMapping`,
+//! `Triangle2EdgeTopologicalMapping` and `Hexa2PrismTopologicalMapping` (and `Mesh2PointTopologicalMapping` in
 //! [`crate::mesh2point`]).
 //!
 //! Links: `input` defaults to `@../` (the parent node's topology) and `output` to `@./` (this
@@ -42,6 +42,7 @@ enum Kind {
     Tetra2Triangle,
     Quad2Triangle,
     Triangle2Edge,
+    Hexa2Prism,
 }
 
 /// One of the element-extracting topological mappings.
@@ -100,6 +101,11 @@ enum Kind {
             /// alternate the diagonal of the quads in a checkerboard pattern (avoids a directional bias)
             swapping: Bool = "true",
         },
+    ),
+    class(
+        name = "Hexa2PrismTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
+        description = "Fills a topology with 2 triangular prisms per hexahedron of the input.",
+        create = |_| TopologicalMapping { kind: Kind::Hexa2Prism, maps: None },
     ),
     class(
         name = "Triangle2EdgeTopologicalMapping", module = "Sofa.Component.Topology.Mapping",
@@ -212,6 +218,7 @@ pub(crate) struct NewElements {
     pub quads: Vec<[usize; 4]>,
     pub tetrahedra: Vec<[usize; 4]>,
     pub hexahedra: Vec<[usize; 8]>,
+    pub prisms: Vec<[usize; 6]>,
 }
 
 /// Clears the output topology, fills it with `new` and, when `init_output`, runs its `init` (see
@@ -243,13 +250,14 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
     if clears_points {
         writes.push(("uv", Value::Reals { arity: 2, v: Vec::new() }));
     }
-    for name in ["edges", "triangles", "quads", "tetrahedra", "hexahedra"] {
+    for name in ["edges", "triangles", "quads", "tetrahedra", "hexahedra", "prisms"] {
         let (count, value) = match name {
             "edges" => (new.edges.len(), flat(&new.edges)),
             "triangles" => (new.triangles.len(), flat(&new.triangles)),
             "quads" => (new.quads.len(), flat(&new.quads)),
             "tetrahedra" => (new.tetrahedra.len(), flat(&new.tetrahedra)),
-            _ => (new.hexahedra.len(), flat(&new.hexahedra)),
+            "hexahedra" => (new.hexahedra.len(), flat(&new.hexahedra)),
+            _ => (new.prisms.len(), flat(&new.prisms)),
         };
         if count == 0 {
             continue;
@@ -283,6 +291,7 @@ pub(crate) fn fill_output(cx: &mut InitCtx, out: ComponentId, new: NewElements, 
         count_points(&new.quads),
         count_points(&new.tetrahedra),
         count_points(&new.hexahedra),
+        count_points(&new.prisms),
     ]
     .into_iter()
     .max()
@@ -327,6 +336,7 @@ fn set_class_prefix(list: &str) -> &'static str {
         "triangles" => "Triangle",
         "quads" => "Quad",
         "tetrahedra" => "Tetrahedron",
+        "prisms" => "Prism",
         _ => "Hexahedron",
     }
 }
@@ -443,6 +453,12 @@ impl TopologicalMapping {
                 let scale = if nx == 0 { ny } else { nx };
                 new.triangles = quads_to_triangles(&from.quads, cx.data().get(Self::SWAPPING), scale.max(1) as usize);
             }
+            Kind::Hexa2Prism => {
+                // Prisms (bottom triangle, top triangle) (c0 c5 c1 | c3 c6 c2) and (c0 c4 c5 | c3 c7 c6):
+                // the same split on the shared faces of neighbouring hexahedra.
+                new.prisms =
+                    from.hexahedra.iter().flat_map(|c| [[c[0], c[5], c[1], c[3], c[6], c[2]], [c[0], c[4], c[5], c[3], c[7], c[6]]]).collect();
+            }
             Kind::Triangle2Edge => {
                 self.check_types(cx, input, output, SetKind::Triangle, SetKind::Edge)?;
                 let counts =
@@ -469,6 +485,9 @@ impl Component for TopologicalMapping {
             Kind::Triangle2Edge => mapping_changes::triangle2edge::follow(cx, following),
             Kind::Hexa2Quad => mapping_changes::hexa2quad::follow(cx, following),
             Kind::Quad2Triangle => mapping_changes::quad2triangle::follow(cx, following),
+            Kind::Hexa2Prism => Err(cx
+                .error("Hexa2PrismTopologicalMapping does not follow topological changes (SOFA's does not either)")
+                .hint("keep the hexahedra fixed")),
             Kind::Hexa2Tetra => Err(cx
                 .error("Hexa2TetraTopologicalMapping does not follow topological changes (SOFA's does not either)")
                 .hint("keep the hexahedra fixed, or map them once and change the tetrahedra")),
@@ -704,6 +723,28 @@ mod tests {
         assert_eq!(*t, crate::elements::quads_to_triangles(&q, true, 3));
         // quad 3 = (4 5 9 8): (3 % 3) ^ (3 / 3) = 1 → (q0,q1,q3) (q2,q3,q1)
         assert_eq!(t[6..8], [[4, 5, 8], [9, 8, 5]]);
+    }
+
+    /// One unit cube of a grid into two prisms into a MeshTopology: the split of SOFA's
+    /// Hexa2PrismTopologicalMapping, and the two prisms fill the cube (half volume each).
+    #[test]
+    fn hexa2prism_splits_each_hexahedron_in_two() {
+        let (f, mut scene) = factory_and_scene();
+        let grid = add(&f, &mut scene, Scene::ROOT, "RegularGridTopology", &[("name", "grid"), ("n", "2 2 2"), ("min", "0 0 0"), ("max", "1 1 1")]);
+        let child = scene.add_node(Scene::ROOT, "prisms");
+        let out = add(&f, &mut scene, child, "MeshTopology", &[("name", "prism_topology")]);
+        add(&f, &mut scene, child, "Hexa2PrismTopologicalMapping", &[("input", "@../grid"), ("output", "@prism_topology")]);
+        init_scene(&mut scene).unwrap();
+        let hexa = scene.mesh_of(grid).unwrap().hexahedra[0];
+        let prisms = scene.entry(out).data.indices("prisms").to_vec();
+        let c = hexa;
+        assert_eq!(prisms, vec![c[0], c[5], c[1], c[3], c[6], c[2], c[0], c[4], c[5], c[3], c[7], c[6]]);
+        // a prism (a b c | d e f) is the tetrahedra (a b c d) (b c d e) (c d e f)
+        let p = &scene.mesh_of(grid).unwrap().points;
+        for pr in prisms.chunks(6) {
+            let v: f64 = [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5]].iter().map(|t| signed_volume(p, t.map(|k| pr[k])).abs() / 6.0).sum();
+            assert!((v - 0.5).abs() < 1e-12, "{v}");
+        }
     }
 
     #[test]
