@@ -6,6 +6,8 @@ pub mod generate_cylinder;
 pub mod generate_grid;
 pub mod generate_rigid_mass;
 pub mod index_value_mapper;
+pub mod merge_meshes;
+pub mod merge_vectors;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
 pub mod mesh_subset_engine;
@@ -51,6 +53,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<generate_rigid_mass::GenerateRigidMass>();
     f.add::<IndexValueMapper>();
     f.add::<MeshBoundaryROI>();
+    f.add::<merge_meshes::MergeMeshes>();
+    f.add::<merge_vectors::MergeVectors>();
     f.add::<MeshROI>();
     f.add::<MeshSubsetEngine>();
     f.add::<NearestPointROI>();
