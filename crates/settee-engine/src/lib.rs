@@ -11,6 +11,7 @@ pub mod merge_vectors;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
 pub mod mesh_subset_engine;
+pub mod mesh_tetra_stuffing;
 pub mod nearest_point_roi;
 pub mod pair_box_roi;
 pub mod plane_roi;
@@ -56,6 +57,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<merge_meshes::MergeMeshes>();
     f.add::<merge_vectors::MergeVectors>();
     f.add::<MeshROI>();
+    f.add::<mesh_tetra_stuffing::MeshTetraStuffing>();
     f.add::<MeshSubsetEngine>();
     f.add::<NearestPointROI>();
     f.add::<PairBoxROI>();
