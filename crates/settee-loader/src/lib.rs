@@ -30,6 +30,7 @@ pub mod text;
 pub mod transform;
 pub mod transform_engine;
 pub mod trian;
+pub mod voxel;
 pub mod vtk;
 
 pub use loader::MeshLoader;
@@ -41,5 +42,6 @@ pub use transform_engine::TransformEngine;
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<MeshLoader>();
     f.add::<SphereLoader>();
+    f.add::<voxel::VoxelGridLoader>();
     f.add::<TransformEngine>();
 }
