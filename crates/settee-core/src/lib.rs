@@ -64,8 +64,8 @@ pub use component::{
     Mbk, MechParams, OdeSolver, ProjectiveConstraint, TemplateRule,
 };
 pub use constraint_rows::{ConstraintRows, RowRef};
-pub use data::{DataDecl, DataError, DataGroup, DataKind, DataProblem, DataSet, Value};
-pub use data_ref::DataRef;
+pub use data::{DataDecl, DataError, DataFamily, DataGroup, DataKind, DataProblem, DataSet, Value};
+pub use data_ref::{DataFamilyRef, DataRef};
 pub use diag::{Diagnostic, Severity, SimError, SimResult, SourcePos};
 pub use factory::{Attr, Factory};
 pub use mechanics::{MatrixAccumulator, MechScope};

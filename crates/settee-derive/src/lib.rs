@@ -29,6 +29,8 @@
 //!         stiffness: Reals = "100",
 //!         "odd name" as ODD: Real = "0",
 //!         center: Fixed(3) as Reals = "0 0 0",
+//!         nbMeshes: Int = "2",
+//!         #[indexed(nbMeshes)] "position" as INPUT_POSITION: Coords, // position1..N (a DataFamilyRef)
 //!     },
 //!     links = {
 //!         /// help text
@@ -60,6 +62,8 @@ struct DataEntry {
     default: Option<LitStr>,
     aliases: Vec<LitStr>,
     help: String,
+    /// `#[indexed(count)]`: a member of the indexed family counted by Data `count`.
+    indexed: Option<Ident>,
 }
 
 /// One link declaration.
@@ -206,13 +210,19 @@ fn parse_data(input: ParseStream) -> syn::Result<Vec<DataEntry>> {
     while !content.is_empty() {
         let attrs = content.call(Attribute::parse_outer)?;
         let mut aliases = Vec::new();
+        let mut indexed = None;
         for a in &attrs {
             if a.path().is_ident("alias") {
                 let list: Punctuated<LitStr, Token![,]> = a.parse_args_with(Punctuated::parse_terminated)?;
                 aliases.extend(list);
+            } else if a.path().is_ident("indexed") {
+                indexed = Some(a.parse_args::<Ident>()?);
             } else if !a.path().is_ident("doc") {
-                return Err(syn::Error::new_spanned(a, "expected a doc comment or #[alias(\"...\")]"));
+                return Err(syn::Error::new_spanned(a, "expected a doc comment, #[alias(\"...\")] or #[indexed(countData)]"));
             }
+        }
+        if let (Some(c), false) = (&indexed, aliases.is_empty()) {
+            return Err(syn::Error::new_spanned(c, "a member of an indexed family takes no alias"));
         }
         let (name, konst) = if content.peek(LitStr) {
             let name: LitStr = content.parse()?;
@@ -246,7 +256,7 @@ fn parse_data(input: ParseStream) -> syn::Result<Vec<DataEntry>> {
         } else {
             None
         };
-        out.push(DataEntry { name, konst, kind, kind_args, typed, default, aliases, help: doc_text(&attrs) });
+        out.push(DataEntry { name, konst, kind, kind_args, typed, default, aliases, help: doc_text(&attrs), indexed });
         if !content.is_empty() {
             content.parse::<Token![,]>()?;
         }
@@ -421,7 +431,7 @@ fn kind_tokens(e: &DataEntry) -> syn::Result<TokenStream2> {
 fn data_table(entries: &[DataEntry]) -> syn::Result<TokenStream2> {
     let core = core();
     let mut decls = Vec::new();
-    for e in entries {
+    for e in entries.iter().filter(|e| e.indexed.is_none()) {
         let name = &e.name;
         let kind = kind_tokens(e)?;
         let default = e.default.clone().unwrap_or_else(|| LitStr::new("", Span::call_site()));
@@ -430,6 +440,49 @@ fn data_table(entries: &[DataEntry]) -> syn::Result<TokenStream2> {
         decls.push(quote!(#core::data::DataDecl { name: #name, aliases: &[#(#aliases),*], kind: #kind, default: #default, help: #help }));
     }
     Ok(quote!(&[#(#decls),*]))
+}
+
+/// The indexed families of a declaration's Data, one per count Data, members in declaration
+/// order; the count must be a Data of the same declaration.
+fn family_table(entries: &[&DataEntry]) -> syn::Result<TokenStream2> {
+    let core = core();
+    let mut counts: Vec<&Ident> = Vec::new();
+    for e in entries {
+        if let Some(c) = &e.indexed {
+            if !entries.iter().any(|d| d.indexed.is_none() && *c == d.name.value()) {
+                return Err(syn::Error::new_spanned(c, "the count of an indexed family must be a Data of this declaration"));
+            }
+            if !counts.contains(&c) {
+                counts.push(c);
+            }
+        }
+    }
+    let mut fams = Vec::new();
+    for c in counts {
+        let members: Vec<DataEntry> = entries
+            .iter()
+            .filter(|e| e.indexed.as_ref() == Some(c))
+            .map(|e| DataEntry { indexed: None, aliases: Vec::new(), ..clone_entry(e) })
+            .collect();
+        let table = data_table(&members)?;
+        let count = LitStr::new(&c.to_string(), c.span());
+        fams.push(quote!(#core::data::DataFamily { count: #count, members: #table }));
+    }
+    Ok(quote!(&[#(#fams),*]))
+}
+
+fn clone_entry(e: &DataEntry) -> DataEntry {
+    DataEntry {
+        name: e.name.clone(),
+        konst: e.konst.clone(),
+        kind: e.kind.clone(),
+        kind_args: e.kind_args.clone(),
+        typed: e.typed.clone(),
+        default: e.default.clone(),
+        aliases: e.aliases.clone(),
+        help: e.help.clone(),
+        indexed: e.indexed.clone(),
+    }
 }
 
 fn data_consts(entries: &[DataEntry], seen: &mut Vec<String>) -> TokenStream2 {
@@ -443,6 +496,15 @@ fn data_consts(entries: &[DataEntry], seen: &mut Vec<String>) -> TokenStream2 {
         let konst = &e.konst;
         let name = &e.name;
         let ty = data_type(e);
+        if e.indexed.is_some() {
+            let doc = format!("Data `{}1`, `{}2`, …: {}", e.name.value(), e.name.value(), e.help);
+            out.push(quote! {
+                #[doc = #doc]
+                #[allow(dead_code)]
+                pub const #konst: #core::data_ref::DataFamilyRef<#core::data_ref::#ty> = #core::data_ref::DataFamilyRef::declared(#name);
+            });
+            continue;
+        }
         let doc = format!("Data `{}`: {}", e.name.value(), e.help);
         out.push(quote! {
             #[doc = #doc]
@@ -612,6 +674,8 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
             tables.push(quote!(#class_table_ident));
         }
         let links = c.links.as_ref().or(shared.links.as_ref()).map(|l| link_table(l)).unwrap_or_else(|| quote!(&[]));
+        let own_entries: Vec<&DataEntry> = shared.data.iter().chain(c.data.iter()).collect();
+        let families = family_table(&own_entries)?;
 
         let class_ident = format_ident!("__SETTEE_CLASS_{}_{}", ident, k);
         statics.push(quote! {
@@ -625,6 +689,7 @@ fn expand(item: ItemStruct, decl: Declaration) -> syn::Result<TokenStream2> {
                 default_template: #default_template,
                 template_rule: #core::component::TemplateRule::#rule,
                 data: &[#(#tables),*],
+                families: #families,
                 links: #links,
                 create: #create,
                 preparse: #preparse,

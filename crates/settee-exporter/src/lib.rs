@@ -10,6 +10,7 @@
 //! writes them relative to the current directory.
 
 mod common;
+pub mod mesh_exporter;
 pub mod monitor;
 pub mod read_state;
 pub mod vtk;
@@ -22,4 +23,6 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<write_state::WriteState>();
     f.add::<read_state::ReadState>();
     f.add::<monitor::Monitor>();
+    f.add::<mesh_exporter::MeshExporter>();
+    f.add::<mesh_exporter::STLExporter>();
 }

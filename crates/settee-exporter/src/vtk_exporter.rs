@@ -51,6 +51,12 @@ impl ExportSchedule {
         self.steps += 1;
         self.steps.is_multiple_of(every as u64)
     }
+
+    /// Steps counted so far (SOFA's `m_stepCounter`, which counts only when exporting every
+    /// k > 0 steps).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
 }
 
 /// One `[name=]object.field` entry of `pointsDataFields`/`cellsDataFields`.

@@ -16,6 +16,7 @@
 //! | `GridMeshCreator` | procedural grid of quads or triangles |
 //! | `TransformEngine` | scale / rotate / translate coordinates |
 
+pub mod gid;
 pub mod gmsh;
 pub mod grid_mesh;
 pub mod loader;
@@ -28,6 +29,8 @@ pub mod string_mesh;
 pub mod text;
 pub mod transform;
 pub mod transform_engine;
+pub mod trian;
+pub mod voxel;
 pub mod vtk;
 
 pub use loader::MeshLoader;
@@ -39,5 +42,6 @@ pub use transform_engine::TransformEngine;
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<MeshLoader>();
     f.add::<SphereLoader>();
+    f.add::<voxel::VoxelGridLoader>();
     f.add::<TransformEngine>();
 }

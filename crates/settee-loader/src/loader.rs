@@ -122,6 +122,26 @@ const MESH_INPUTS: &[&str] = &[
         },
     ),
     class(
+        name = "GIDMeshLoader", module = "Sofa.Component.IO.Mesh",
+        description = "Loader of GiD mesh files (.gidmsh).",
+        create = |_| MeshLoader::new(&crate::gid::FORMAT),
+    ),
+    class(
+        name = "MeshTrianLoader", module = "Sofa.Component.IO.Mesh",
+        description = "Loader of .trian surface meshes (triangles with their neighbours).",
+        create = |_| MeshLoader::new(&crate::trian::FORMAT),
+        data = {
+            /// if true, the file is in the trian2 format (not supported)
+            trian2: Bool = "false",
+            /// output: the 3 neighbours of each triangle (-1 on a border)
+            neighborTable: RealTuples(3),
+            /// output: the border edges
+            edgesOnBorder: IndexTuples(2),
+            /// output: the triangles with a border edge
+            trianglesOnBorderList: Indices,
+        },
+    ),
+    class(
         name = "MeshOffLoader", module = "Sofa.Component.IO.Mesh",
         description = "Loader of OFF mesh files.",
         create = |_| MeshLoader::new(&crate::off::FORMAT),

@@ -92,6 +92,9 @@ pub fn parse(path: &Path, text: &str, o: ObjOptions) -> Result<LoadedMesh, Strin
     let mut material_id: i64 = -1;
     let mut nb_faces = [0i64; 3];
     let mut group_first = [0i64; 3];
+    let mut last_read = [0.0f64; 3];
+    // First line with fewer than 3 coordinates, and how many such lines.
+    let mut short_lines: Option<(usize, usize)> = None;
 
     let flush = |groups: &mut [Vec<PrimitiveGroup>; 3], nb: &[i64; 3], first: &mut [i64; 3], mat: &str, grp: &str, id: i64| {
         for ft in 0..3 {
@@ -107,20 +110,32 @@ pub fn parse(path: &Path, text: &str, o: ObjOptions) -> Result<LoadedMesh, Strin
         let mut f = Fields::new(path, line, ln);
         let Some(key) = f.next() else { continue };
         match key {
-            "v" | "vn" => {
-                let x = f.real("x")?;
-                let y = f.real("y")?;
-                let z = f.real("z")?;
-                if key == "v" { &mut positions } else { &mut normals }.push([x, y, z]);
-            }
-            "vt" => {
-                let u = f.real("u")?;
-                // a 1D texture coordinate keeps v = 0
-                let v = match f.next() {
-                    Some(t) => crate::text::parse_f64(t).ok_or_else(|| at(path, ln, format!("expected v (a number), found '{t}'")))?,
-                    None => 0.0,
-                };
-                texcoords.push([u, v]);
+            "v" | "vn" | "vt" => {
+                // SOFA reads every vertex line into one vector kept from line to line: a
+                // coordinate the line lacks keeps the previous line's value.
+                let names: &[&str] = if key == "vt" { &["u", "v"] } else { &["x", "y", "z"] };
+                for (c, what) in names.iter().enumerate() {
+                    match f.next() {
+                        Some(t) => {
+                            last_read[c] =
+                                crate::text::parse_f64(t).ok_or_else(|| at(path, ln, format!("expected {what} (a number), found '{t}'")))?
+                        }
+                        None if c == 0 => return Err(at(path, ln, format!("line ends early: expected {what}"))),
+                        None => {
+                            // A 1D texture coordinate is common; fewer than 3 position or normal
+                            // coordinates is worth a warning.
+                            if key != "vt" {
+                                short_lines.get_or_insert((ln, 0)).1 += 1;
+                            }
+                            break;
+                        }
+                    }
+                }
+                match key {
+                    "v" => positions.push(last_read),
+                    "vn" => normals.push(last_read),
+                    _ => texcoords.push([last_read[0], last_read[1]]),
+                }
             }
             "mtllib" if o.load_material => {
                 while let Some(name) = f.next() {
@@ -308,6 +323,15 @@ pub fn parse(path: &Path, text: &str, o: ObjOptions) -> Result<LoadedMesh, Strin
     m.extra.push(Extra::Text(MeshLoader::TEXCOORDS_INDEX, nested_text(&faces_t)));
     m.extra.push(Extra::Text(MeshLoader::NORMALS_INDEX, nested_text(&faces_n)));
     m.extra.push(Extra::Words(MeshLoader::MATERIALS, materials));
+    if let Some((first, count)) = short_lines {
+        m.warnings.push(at(
+            path,
+            first,
+            format!(
+                "{count} vertex line(s) with fewer than 3 coordinates: as in SOFA, a missing coordinate keeps the value of the vertex line before"
+            ),
+        ));
+    }
     Ok(m)
 }
 
@@ -348,6 +372,21 @@ vn 0 0 1\nvn 0 0 -1\ng top\nf 1/1/1 2/2/1 3/3/1 4/4/1\ng bottom\nf 1/5/2 -2/3/2 
         assert!(m.quads.is_empty());
     }
 
+    /// raptorTemperature.obj's `v 0` lines: SOFA reads each vertex line into one vector kept
+    /// across lines (`v`, `vn` and `vt` alike), so a missing coordinate is the previous line's;
+    /// one warning names the first such line.
+    #[test]
+    fn short_vertex_lines_keep_the_previous_coordinates() {
+        let m = parse(p(), "v 1 2 3\nv 4\nvn 0 0\nvt 7\nv 5 6\n", ObjOptions::default()).unwrap();
+        assert_eq!(m.positions, vec![[1.0, 2.0, 3.0], [4.0, 2.0, 3.0], [5.0, 6.0, 3.0]]);
+        let Extra::Reals(_, normals) = m.extra.iter().find(|e| e.name() == "normalsDefinition").unwrap() else { panic!() };
+        assert_eq!(normals, &vec![0.0, 0.0, 3.0]);
+        let Extra::Reals(_, tex) = m.extra.iter().find(|e| e.name() == "texcoordsDefinition").unwrap() else { panic!() };
+        assert_eq!(tex, &vec![7.0, 0.0]);
+        assert_eq!(m.warnings.len(), 1);
+        assert!(m.warnings[0].starts_with("test.obj:2: 3 vertex line(s) with fewer than 3 coordinates"), "{}", m.warnings[0]);
+    }
+
     #[test]
     fn seams_split_vertices() {
         let o = ObjOptions { handle_seams: true, ..Default::default() };
@@ -366,7 +405,7 @@ vn 0 0 1\nvn 0 0 -1\ng top\nf 1/1/1 2/2/1 3/3/1 4/4/1\ng bottom\nf 1/5/2 -2/3/2 
     #[test]
     fn malformed_files_fail_with_positions() {
         let cases: &[(&str, &str)] = &[
-            ("v 0 0\n", "test.obj:1: line ends early: expected z"),
+            ("v\n", "test.obj:1: line ends early: expected x"),
             ("v 0 0 0\nv 1 x 0\n", "test.obj:2: expected y (a number), found 'x'"),
             ("v 0 0 0\nf 1 0 1\n", "test.obj:2: invalid index 0"),
             ("v 0 0 0\nf 1 2 3\n", "test.obj:2: face refers to vertex 2 but the file defines 1 vertices"),

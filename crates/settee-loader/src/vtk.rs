@@ -15,8 +15,13 @@
 //! * Deviations, on purpose: poly-lines take the cell's vertex count (SOFA reads 4 indices
 //!   whatever the count) and XML cells take their count from the offsets (SOFA reads the first
 //!   index as the count); both only matter for variable-size cells.
-//! * Binary legacy files, binary/appended XML arrays and the legacy 5.x OFFSETS/CONNECTIVITY
-//!   layout are reported as unsupported.
+//! * Binary legacy files: as SOFA reads them, each array's raw bytes follow its keyword line
+//!   (points as 4- or 8-byte floats, lists as 4-byte integers), in the file's byte order: the
+//!   data are swapped when the first polygon (else the first cell type) reads larger swapped
+//!   than not, which tells a big-endian file (the VTK norm). Their `POINT_DATA`/`CELL_DATA`
+//!   arrays are not read (a warning says so).
+//! * Binary/appended XML arrays and the legacy 5.x OFFSETS/CONNECTIVITY layout are reported as
+//!   unsupported.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -30,8 +35,151 @@ use crate::text::{at, parse_f32, parse_f64, parse_i64, read_text, Cursor, Fields
 pub(crate) static FORMAT: Format = Format { source: Source::File(read), subelements_by_default: false };
 
 pub fn read(path: &Path, d: &DataSet) -> Result<LoadedMesh, String> {
+    let bytes = settee_core::budget::read_file(path).map_err(|e| format!("{}: cannot read the file: {e}", path.display()))?;
+    if is_binary_legacy(&bytes) {
+        return to_mesh(path, parse_legacy_binary(path, &bytes)?, d.get(MeshLoaderData::FLIP_NORMALS));
+    }
     let text = read_text(path)?;
     parse(path, &text, d.get(MeshLoaderData::FLIP_NORMALS))
+}
+
+/// A legacy file whose third line says BINARY.
+fn is_binary_legacy(bytes: &[u8]) -> bool {
+    let mut lines = bytes.split(|&b| b == b'\n');
+    let first = lines.next().unwrap_or(b"");
+    let third = lines.nth(1).unwrap_or(b"");
+    first.starts_with(b"# vtk DataFile") && (third == b"BINARY" || third == b"BINARY\r")
+}
+
+/// A binary legacy file: text keyword lines, each followed by the raw bytes of its array.
+fn parse_legacy_binary(path: &Path, bytes: &[u8]) -> Result<VtkData, String> {
+    let mut pos = 0usize;
+    let line_at = |pos: usize| 1 + bytes[..pos.min(bytes.len())].iter().filter(|&&b| b == b'\n').count();
+    let next_line = |pos: &mut usize| -> Option<(String, usize)> {
+        if *pos >= bytes.len() {
+            return None;
+        }
+        let start = *pos;
+        let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| start + k);
+        *pos = (end + 1).min(bytes.len());
+        Some((String::from_utf8_lossy(&bytes[start..end]).trim_end_matches('\r').to_string(), line_at(start)))
+    };
+    let raw = |pos: &mut usize, n: usize, size: usize, what: &str, ln: usize| -> Result<Vec<[u8; 8]>, String> {
+        let len = n
+            .checked_mul(size)
+            .filter(|&l| *pos + l <= bytes.len())
+            .ok_or_else(|| at(path, ln, format!("{what}: the file ends before its {n} values")))?;
+        let out = bytes[*pos..*pos + len]
+            .chunks_exact(size)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(c);
+                b
+            })
+            .collect();
+        *pos += len;
+        Ok(out)
+    };
+    for _ in 0..3 {
+        next_line(&mut pos);
+    }
+    let (ds, dl) = loop {
+        match next_line(&mut pos) {
+            Some((l, _)) if l.trim().is_empty() => continue,
+            Some(x) => break x,
+            None => return Err(at(path, line_at(pos), "unexpected end of file: expected a DATASET line")),
+        }
+    };
+    if ds != "DATASET POLYDATA" && ds != "DATASET UNSTRUCTURED_GRID" {
+        return Err(at(path, dl, format!("unsupported data set '{ds}': expected DATASET POLYDATA or DATASET UNSTRUCTURED_GRID")));
+    }
+    // Values as read, in native (little-endian) order; swapped below when the file is big-endian.
+    let mut points: Option<(Vec<[u8; 8]>, usize)> = None;
+    let mut polygons: Option<(Vec<[u8; 8]>, usize)> = None;
+    let mut cells: Option<(Vec<[u8; 8]>, usize, usize)> = None;
+    let mut types: Option<Vec<[u8; 8]>> = None;
+    let mut d = VtkData::default();
+    while let Some((line, ln)) = next_line(&mut pos) {
+        let mut f = Fields::new(path, &line, ln);
+        let Some(kw) = f.next() else { continue };
+        match kw {
+            "POINTS" => {
+                let n = f.count("the number of points")?;
+                let size = match f.expect("the point type")? {
+                    t if t.eq_ignore_ascii_case("float") => 4,
+                    t if t.eq_ignore_ascii_case("double") => 8,
+                    t => return Err(at(path, ln, format!("points of type '{t}' are not supported (float or double expected)"))),
+                };
+                points = Some((raw(&mut pos, 3 * n, size, "POINTS", ln)?, size));
+            }
+            "POLYGONS" => {
+                f.count("the number of polygons")?;
+                let size = f.count("the size of the polygon list")?;
+                polygons = Some((raw(&mut pos, size, 4, "POLYGONS", ln)?, ln));
+            }
+            "CELLS" | "LINES" => {
+                let n = f.count("the number of cells")?;
+                let size = f.count("the size of the cell list")?;
+                cells = Some((raw(&mut pos, size, 4, kw, ln)?, n, ln));
+                if kw == "LINES" {
+                    types = Some(vec![[4, 0, 0, 0, 0, 0, 0, 0]; n]);
+                }
+            }
+            "CELL_TYPES" => {
+                let n = f.count("the number of cell types")?;
+                types = Some(raw(&mut pos, n, 4, "CELL_TYPES", ln)?);
+            }
+            "CELL_DATA" | "POINT_DATA" => {
+                d.warnings.push(at(path, ln, format!("the {kw} arrays of a binary VTK file are not read")));
+                break;
+            }
+            other => d.warnings.push(at(path, ln, format!("unknown keyword '{other}' ignored"))),
+        }
+    }
+    let Some((points, psize)) = points else { return Err(at(path, line_at(pos), "no POINTS section found")) };
+    let int = |b: &[u8; 8], swap: bool| {
+        let w = [b[0], b[1], b[2], b[3]];
+        (if swap { i32::from_be_bytes(w) } else { i32::from_le_bytes(w) }) as i64
+    };
+    let probe = polygons.as_ref().and_then(|(p, _)| p.first()).or_else(|| types.as_ref().and_then(|t| t.first()));
+    let swap = probe.is_some_and(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) > u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let real = |b: &[u8; 8]| match (psize, swap) {
+        (4, false) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        (4, true) => f32::from_be_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        (_, false) => f64::from_le_bytes(*b),
+        (_, true) => f64::from_be_bytes(*b),
+    };
+    d.points = points.chunks_exact(3).map(|p| [real(&p[0]), real(&p[1]), real(&p[2])]).collect();
+    if let Some((list, ln)) = polygons {
+        d.polygons = Some((list.iter().map(|b| int(b, swap)).collect(), ln));
+    } else if let (Some((list, n, line)), Some(types)) = (cells, types) {
+        let list: Vec<i64> = list.iter().map(|b| int(b, swap)).collect();
+        // LINES types are written natively (4): as in SOFA they never call for a swap.
+        let types: Vec<i64> = types.iter().map(|b| int(b, swap)).collect();
+        split_cells(path, &mut d, &list, n, line, &types)?;
+    }
+    Ok(d)
+}
+
+/// Cuts a legacy cell list (count, then indices, per cell) into `d.cells`.
+fn split_cells(path: &Path, d: &mut VtkData, list: &[i64], n: usize, line: usize, types: &[i64]) -> Result<(), String> {
+    if n > list.len() {
+        return Err(at(path, line, format!("{n} cells cannot fit in a list of {} values", list.len())));
+    }
+    if types.len() < n {
+        return Err(at(path, line, format!("{n} cells but only {} cell types", types.len())));
+    }
+    d.cells_line = line;
+    let mut i = 0usize;
+    for (ci, &t) in types.iter().take(n).enumerate() {
+        let nv = *list.get(i).ok_or_else(|| at(path, line, format!("the cell list ends before cell {ci}")))?;
+        if nv < 0 || i + 1 + nv as usize > list.len() {
+            return Err(at(path, line, format!("cell {ci} announces {nv} vertices, past the end of the cell list")));
+        }
+        d.cells.push((t, list[i + 1..i + 1 + nv as usize].to_vec()));
+        i += 1 + nv as usize;
+    }
+    Ok(())
 }
 
 /// The arrays SOFA's VTK readers collect.
@@ -197,19 +345,7 @@ fn parse_legacy(path: &Path, text: &str) -> Result<VtkData, String> {
     }
     if d.polygons.is_none() {
         if let (Some((list, n, line)), Some(types)) = (cells, types) {
-            if types.len() < n {
-                return Err(at(path, line, format!("{n} cells but only {} cell types", types.len())));
-            }
-            d.cells_line = line;
-            let mut i = 0usize;
-            for (ci, &t) in types.iter().take(n).enumerate() {
-                let nv = *list.get(i).ok_or_else(|| at(path, line, format!("the cell list ends before cell {ci}")))?;
-                if nv < 0 || i + 1 + nv as usize > list.len() {
-                    return Err(at(path, line, format!("cell {ci} announces {nv} vertices, past the end of the cell list")));
-                }
-                d.cells.push((t, list[i + 1..i + 1 + nv as usize].to_vec()));
-                i += 1 + nv as usize;
-            }
+            split_cells(path, &mut d, &list, n, line, &types)?;
         }
     }
     Ok(d)
@@ -610,6 +746,29 @@ POLYGONS 2 11\n4 0 1 2 3\n5 0 1 2 4 3\n";
         assert_eq!(m.positions[4], [0.1, 0.1, 0.1]);
         assert_eq!(m.tetrahedra, vec![[0, 1, 2, 3]]);
         assert_eq!(m.triangles, vec![[0, 1, 4]]);
+    }
+
+    /// A big-endian binary POLYDATA file (the VTK norm, like share/mesh/liver.vtk): 3 float
+    /// points and one triangle, read swapped; the same file little-endian is read as is.
+    #[test]
+    fn binary_legacy_polydata_in_both_byte_orders() {
+        for big in [true, false] {
+            let mut b = b"# vtk DataFile Version 3.0\nvtk output\nBINARY\nDATASET POLYDATA\nPOINTS 3 float\n".to_vec();
+            for x in [0.5f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.25, -1.0] {
+                b.extend(if big { x.to_be_bytes() } else { x.to_le_bytes() });
+            }
+            b.extend(b"\nPOLYGONS 1 4\n");
+            for i in [3i32, 0, 1, 2] {
+                b.extend(if big { i.to_be_bytes() } else { i.to_le_bytes() });
+            }
+            b.push(b'\n');
+            assert!(is_binary_legacy(&b));
+            let m = to_mesh(p(), parse_legacy_binary(p(), &b).unwrap(), false).unwrap();
+            assert_eq!(m.positions, vec![[0.5, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.25, -1.0]]);
+            assert_eq!(m.triangles, vec![[0, 1, 2]]);
+            let Err(cut) = parse_legacy_binary(p(), &b[..b.len() - 6]) else { panic!("a cut file is refused") };
+            assert!(cut.contains("test.vtk:7: POLYGONS: the file ends before its 4 values"), "{cut}");
+        }
     }
 
     #[test]

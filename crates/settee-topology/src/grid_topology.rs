@@ -1,5 +1,7 @@
-//! `GridTopology` and `RegularGridTopology`: structured hexahedral grids with SOFA's numbering
-//! (geometry and orderings in [`crate::grid`]).
+//! `GridTopology`, `RegularGridTopology`, `CylinderGridTopology` and `SphereGridTopology`:
+//! structured hexahedral grids with SOFA's numbering (geometry and orderings in [`crate::grid`]).
+//! The cylinder and sphere grids place the points of a square (cube) grid on a disc (ball): see
+//! [`cylinder_grid_point`] and [`sphere_grid_point`].
 //!
 //! The mesh is computed when the scene is parsed (a `MechanicalObject` declared before the grid
 //! in the same node reads the grid's points at its own init, which comes first), and again at the
@@ -51,6 +53,67 @@ fn fold_resolution(attrs: &mut Vec<(String, String)>) {
     attrs.push(("n".into(), format!("{} {} {}", n[0], n[1], n[2])));
 }
 
+/// The grid's frame for `axis`, as SOFA builds it: z along the axis, x the world x (the world y
+/// when the axis is x) made orthogonal, y = z × x.
+fn axis_frame(axis: [f64; 3]) -> [[f64; 3]; 3] {
+    let normalize = |v: [f64; 3]| {
+        let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        if n > f64::EPSILON {
+            [v[0] / n, v[1] / n, v[2] / n]
+        } else {
+            v
+        }
+    };
+    let cross = |a: [f64; 3], b: [f64; 3]| [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+    let z = normalize(axis);
+    let d = [z[0] - 1.0, z[1], z[2]];
+    let x0 = if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() < 1e-6 { [0.0, 1.0, 0.0] } else { [1.0, 0.0, 0.0] };
+    let y = cross(z, x0);
+    let x = cross(y, z);
+    [normalize(x), normalize(y), z]
+}
+
+/// `center + x·p0 + y·p1 + z·p2` in the frame of `axis`.
+fn in_frame(center: [f64; 3], axis: [f64; 3], p: [f64; 3]) -> [f64; 3] {
+    let [x, y, z] = axis_frame(axis);
+    [0, 1, 2].map(|a| center[a] + x[a] * p[0] + y[a] * p[1] + z[a] * p[2])
+}
+
+/// Point (i, j, k) of a `n` grid on a cylinder of `radius` and `length` along `axis` from
+/// `center`: (i, j) spans the square [-r, r]² which is shrunk onto the disc (a point keeps its
+/// direction and goes to distance max(|x|, |y|)); k spans [0, length].
+pub fn cylinder_grid_point(n: [usize; 3], ijk: [usize; 3], center: [f64; 3], axis: [f64; 3], radius: f64, length: f64) -> [f64; 3] {
+    let r = radius;
+    let mut p = [(2 * ijk[0]) as f64 * r / (n[0] as f64 - 1.0) - r, (2 * ijk[1]) as f64 * r / (n[1] as f64 - 1.0) - r, 0.0];
+    let norm = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+    if norm > 1e-7 {
+        let s = p[0].abs().max(p[1].abs()) / norm;
+        p = p.map(|c| c * s);
+    }
+    if n[2] > 1 {
+        p[2] = ijk[2] as f64 * length / (n[2] as f64 - 1.0);
+    }
+    in_frame(center, axis, p)
+}
+
+/// Point (i, j, k) of a `n` grid on a ball of `radius` around `center`: the cube [-r, r]³ shrunk
+/// onto the ball as [`cylinder_grid_point`] does the square (distance max(|x|, |y|, |z|)).
+pub fn sphere_grid_point(n: [usize; 3], ijk: [usize; 3], center: [f64; 3], axis: [f64; 3], radius: f64) -> [f64; 3] {
+    let r = radius;
+    let mut p = [0, 1, 2].map(|a| (2 * ijk[a]) as f64 * r / (n[a] as f64 - 1.0) - r);
+    let norm = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+    if norm > 1e-7 {
+        let s = p[0].abs().max(p[1].abs()).max(p[2].abs()) / norm;
+        p = p.map(|c| c * s);
+    }
+    in_frame(center, axis, p)
+}
+
+/// Grid point `index` in SOFA's numbering: x fastest, then y, then z.
+fn grid_index(n: [usize; 3], index: usize) -> [usize; 3] {
+    [index % n[0], (index / n[0]) % n[1], index / (n[0] * n[1])]
+}
+
 fn preparse_grid(attrs: &mut Vec<(String, String)>) {
     fold_resolution(attrs);
 }
@@ -100,13 +163,43 @@ fn preparse_regular(attrs: &mut Vec<(String, String)>) {
     class(
         name = "GridTopology", module = "Sofa.Component.Topology.Container.Grid",
         description = "Structured grid of hexahedra whose point positions are given (`position`) or zero.",
-        create = |_| GridTopology { regular: false, mesh: MeshData::default(), geometry: None },
+        create = |_| GridTopology { shape: GridShape::Plain, mesh: MeshData::default(), geometry: None },
         preparse = preparse_grid,
+    ),
+    class(
+        name = "CylinderGridTopology", module = "Sofa.Component.Topology.Container.Grid",
+        description = "Cylinder grid in 3D: a grid of n points whose x-y squares are mapped onto discs along `axis`.",
+        create = |_| GridTopology { shape: GridShape::Cylinder, mesh: MeshData::default(), geometry: None },
+        preparse = preparse_grid,
+        data = {
+            /// Center of the cylinder
+            center: Fixed(3) = "0 0 0",
+            /// Main direction of the cylinder
+            axis: Fixed(3) = "0 0 1",
+            /// Radius of the cylinder
+            radius: Real = "1",
+            /// Length of the cylinder along its axis
+            length: Real = "1",
+        },
+    ),
+    class(
+        name = "SphereGridTopology", module = "Sofa.Component.Topology.Container.Grid",
+        description = "Sphere grid in 3D: a grid of n points whose cube is mapped onto a ball.",
+        create = |_| GridTopology { shape: GridShape::Sphere, mesh: MeshData::default(), geometry: None },
+        preparse = preparse_grid,
+        data = {
+            /// Center of the sphere
+            center: Fixed(3) = "0 0 0",
+            /// Main direction of the sphere (its grid's z axis)
+            axis: Fixed(3) = "0 0 1",
+            /// Radius of the sphere
+            radius: Real = "1",
+        },
     ),
     class(
         name = "RegularGridTopology", module = "Sofa.Component.Topology.Container.Grid",
         description = "Regular grid of hexahedra between `min` and `max` with `n` points per axis.",
-        create = |_| GridTopology { regular: true, mesh: MeshData::default(), geometry: None },
+        create = |_| GridTopology { shape: GridShape::Regular, mesh: MeshData::default(), geometry: None },
         preparse = preparse_regular,
         data = {
             /// min end of the diagonal (attributes xmin ymin zmin xmax ymax zmax set min and max when all six are given)
@@ -122,9 +215,22 @@ fn preparse_regular(attrs: &mut Vec<(String, String)>) {
 )]
 #[derive(Clone)]
 pub struct GridTopology {
-    regular: bool,
+    shape: GridShape,
     mesh: MeshData,
     geometry: Option<RegularGridGeometry>,
+}
+
+/// Where a grid's points come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GridShape {
+    /// Given (`position`) or zero.
+    Plain,
+    /// Between `min` and `max`.
+    Regular,
+    /// On a cylinder.
+    Cylinder,
+    /// In a ball.
+    Sphere,
 }
 
 impl GridTopology {
@@ -144,7 +250,18 @@ impl GridTopology {
             triangles: d.get(Self::COMPUTE_TRIANGLE_LIST),
             edges: d.get(Self::COMPUTE_EDGE_LIST),
         };
-        let (n, points, reset) = if self.regular {
+        let (n, points, reset) = if matches!(self.shape, GridShape::Cylinder | GridShape::Sphere) {
+            let (n, reset) = sanitize_resolution(n_raw);
+            too_large(cx, n)?;
+            let (center, axis, radius) = (d.get(Self::CENTER), d.get(Self::AXIS), d.get(Self::RADIUS));
+            let points = (0..point_count(n))
+                .map(|i| match self.shape {
+                    GridShape::Cylinder => cylinder_grid_point(n, grid_index(n, i), center, axis, radius, d.get(Self::LENGTH)),
+                    _ => sphere_grid_point(n, grid_index(n, i), center, axis, radius),
+                })
+                .collect();
+            (n, points, reset)
+        } else if self.shape == GridShape::Regular {
             let params = RegularGridParams {
                 n: n_raw,
                 min: d.get(Self::MIN),
@@ -348,5 +465,74 @@ mod tests {
         assert_eq!(m.points, vec![[1.0, 2.0, 3.0], [0.0; 3], [0.0; 3], [0.0; 3]]);
         assert_eq!(m.quads, vec![[0, 1, 3, 2]]);
         assert!(m.hexahedra.is_empty());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests check output Data by name
+mod shaped_grid_tests {
+    use super::*;
+    use crate::test_util::{create, factory_and_scene, init_scene};
+
+    /// CylinderGridTopology.scn's grid (5 × 5 × 20, r = 3.75, length 35.56, axis y): the frame
+    /// is x' = x, y' = -z, z' = y. Point 0 is the square's corner (-r, -r) pulled onto the
+    /// circle, (-r/√2, -r/√2), i.e. (-r/√2, 0, r/√2) in the world; the middle point of each layer is on the axis; the last layer
+    /// is at the length; every point of the square's border is at distance r from the axis.
+    #[test]
+    fn cylinder_points_follow_sofa_formulas() {
+        let (f, mut s) = factory_and_scene();
+        let g = create(
+            &f,
+            &mut s,
+            "CylinderGridTopology",
+            &[("nx", "5"), ("ny", "5"), ("nz", "20"), ("length", "35.56"), ("radius", "3.75"), ("axis", "0 1 0")],
+        );
+        init_scene(&mut s).unwrap();
+        let x = s.entry(g).data.reals("position").to_vec();
+        assert_eq!(x.len(), 500 * 3);
+        let p = |i: usize| [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
+        let c = 3.75 / 2f64.sqrt();
+        let p0 = p(0);
+        assert!((p0[0] + c).abs() < 1e-14 && p0[1] == 0.0 && (p0[2] - c).abs() < 1e-14, "{p0:?}");
+        assert_eq!(p(12), [0.0, 0.0, 0.0]);
+        assert!((p(25 * 19 + 12)[1] - 35.56).abs() < 1e-12);
+        // Border of the square (i or j at 0 or 4): on the circle; inner ring (1 or 3): at r/2.
+        for (i, j, r) in [(0, 2, 3.75), (4, 1, 3.75), (1, 1, 1.875), (3, 2, 1.875)] {
+            let q = p(j * 5 + i);
+            assert!(((q[0] * q[0] + q[2] * q[2]).sqrt() - r).abs() < 1e-14, "({i},{j}) {q:?}");
+        }
+        assert_eq!(s.entry(g).data.indices("hexahedra").len(), 4 * 4 * 19 * 8);
+    }
+
+    /// SphereGridTopology.scn's grid (10³, r = 4): every point of the cube's surface is on the
+    /// sphere, opposite points are symmetric (SOFA's test), and no point is outside.
+    #[test]
+    fn sphere_points_follow_sofa_formulas() {
+        let (f, mut s) = factory_and_scene();
+        let g = create(
+            &f,
+            &mut s,
+            "SphereGridTopology",
+            &[("nx", "10"), ("ny", "10"), ("nz", "10"), ("radius", "4.0"), ("axis", "0 1 0"), ("center", "1 2 3")],
+        );
+        init_scene(&mut s).unwrap();
+        let x = s.entry(g).data.reals("position").to_vec();
+        let p = |i: usize| [x[3 * i] - 1.0, x[3 * i + 1] - 2.0, x[3 * i + 2] - 3.0];
+        let norm = |q: [f64; 3]| (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]).sqrt();
+        for i in 0..1000 {
+            let (a, b) = (p(i), p(999 - i));
+            assert!((0..3).all(|k| (a[k] + b[k]).abs() < 1e-12), "{i}");
+            let ijk = grid_index([10; 3], i);
+            let on_surface = ijk.iter().any(|&c| c == 0 || c == 9);
+            assert!(norm(a) <= 4.0 + 1e-12);
+            if on_surface {
+                assert!((norm(a) - 4.0).abs() < 1e-12, "{i}: {}", norm(a));
+            }
+        }
+        // Point (9, 0, 0) is the cube corner (r, -r, -r) pulled onto the sphere, in the frame
+        // x' = x, y' = -z, z' = y: (k, -k, k) in the world.
+        let k = 4.0 / 3f64.sqrt();
+        let q = p(9);
+        assert!((q[0] - k).abs() < 1e-14 && (q[1] + k).abs() < 1e-14 && (q[2] - k).abs() < 1e-14, "{q:?}");
     }
 }

@@ -149,6 +149,30 @@ pub struct FinestParams {
     pub only_inside_cells: bool,
 }
 
+/// One surface of a `SparseGridMultipleTopology`, with the stiffness and mass coefficients of
+/// the matter it bounds.
+#[derive(Clone, Debug)]
+pub struct WeightedSurface {
+    pub surface: Surface,
+    pub stiffness: f32,
+    pub mass: f32,
+}
+
+/// Lowest and highest coordinates of `v` (not empty).
+fn bounding_box(v: &[Vec3]) -> (Vec3, Vec3) {
+    let (mut lo, mut hi) = (v[0], v[0]);
+    for p in &v[1..] {
+        for c in 0..3 {
+            if p[c] > hi[c] {
+                hi[c] = p[c];
+            } else if p[c] < lo[c] {
+                lo[c] = p[c];
+            }
+        }
+    }
+    (lo, hi)
+}
+
 /// A built sparse grid.
 #[derive(Clone, Debug)]
 pub struct SparseGrid {
@@ -214,6 +238,70 @@ impl SparseGrid {
         let coef = |t: CellType| if t == CellType::Boundary && p.fill_weighted { 0.5f32 } else { 1.0 };
         let coefs: Vec<f32> = cells.iter().map(|(_, t)| coef(*t)).collect();
         Ok(assemble(n, min, max, regular, &cells, coefs))
+    }
+
+    /// SOFA's `SparseGridMultipleTopology::buildAsFinest`: every surface is voxelised on the
+    /// same grid (around all of them when min = max = 0); a cell inside a surface (or on its
+    /// boundary without `fillWeighted`) takes that surface's coefficients, a boundary cell the
+    /// mean of its previous ones and the surface's (or the surface's with `erase_previous`);
+    /// later surfaces win. The cells are those of a single surface with these types, and their
+    /// coefficients the surfaces'.
+    pub fn from_surfaces(p: &FinestParams, surfaces: &[WeightedSurface], erase_previous: bool) -> Result<SparseGrid, String> {
+        if surfaces.is_empty() || surfaces.iter().any(|w| w.surface.vertices.is_empty()) {
+            return Err("no surface, or a surface without vertices".into());
+        }
+        let (mut min, mut max) = (p.min, p.max);
+        if min == [0.0; 3] && max == [0.0; 3] {
+            let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
+            for w in surfaces {
+                let (a, b) = bounding_box(&w.surface.vertices);
+                for c in 0..3 {
+                    lo[c] = lo[c].min(a[c]);
+                    hi[c] = hi[c].max(b[c]);
+                }
+            }
+            let diff = [(hi[0] - lo[0]) / 100.0, (hi[1] - lo[1]) / 100.0, (hi[2] - lo[2]) / 100.0];
+            min = [lo[0] - diff[0], lo[1] - diff[1], lo[2] - diff[2]];
+            max = [hi[0] + diff[0], hi[1] + diff[1], hi[2] + diff[2]];
+        }
+        let n = p.n;
+        if n.iter().any(|&a| a < 2) {
+            return Err(format!("grid resolution {n:?} has an axis with fewer than 2 points"));
+        }
+        let cells = n.iter().map(|&a| a as u128 - 1).product::<u128>();
+        settee_core::budget::check_msg(
+            cells,
+            256 * surfaces.len() as u128,
+            &format!("SparseGridMultipleTopology grid of {} × {} × {} points", n[0], n[1], n[2]),
+        )?;
+        let regular = RegularGridGeometry::from_bounds(n, min, max, None);
+        let count = hexahedron_count(n);
+        let (mut types, mut stiff, mut mass) = (vec![CellType::Outside; count], vec![0f32; count], vec![0f32; count]);
+        for w in surfaces {
+            let own = voxelize(&regular, min, max, &w.surface)?;
+            for (c, t) in own.into_iter().enumerate() {
+                if t == CellType::Inside || (t == CellType::Boundary && !p.fill_weighted) {
+                    types[c] = CellType::Inside;
+                    stiff[c] = w.stiffness;
+                    mass[c] = w.mass;
+                } else if t == CellType::Boundary {
+                    if types[c] != CellType::Inside {
+                        types[c] = CellType::Boundary;
+                    }
+                    stiff[c] = if erase_previous { w.stiffness } else { (stiff[c] + w.stiffness) * 0.5 };
+                    mass[c] = if erase_previous { w.mass } else { (mass[c] + w.mass) * 0.5 };
+                }
+            }
+        }
+        let mut chosen: Vec<(usize, CellType)> = Vec::new();
+        if !p.only_inside_cells {
+            chosen.extend(types.iter().enumerate().filter(|(_, t)| **t == CellType::Boundary).map(|(i, t)| (i, *t)));
+        }
+        chosen.extend(types.iter().enumerate().filter(|(_, t)| **t == CellType::Inside).map(|(i, t)| (i, *t)));
+        let mut g = assemble(n, min, max, regular, &chosen, vec![1.0; chosen.len()]);
+        g.stiffness_coefs = g.sparse_to_regular.iter().map(|&r| stiff[r]).collect();
+        g.mass_coefs = g.sparse_to_regular.iter().map(|&r| mass[r]).collect();
+        Ok(g)
     }
 
     /// The next coarser grid (SOFA's `buildFromFiner`).
@@ -892,5 +980,38 @@ mod tests {
             })
             .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// SparseGridMultipleTopology's assembly on unit cells of [0, 4]³: box A = [0.5, 3.5]³
+    /// (stiffness 10, mass 2) makes the 56 outer cells BOUNDARY and the 8 central ones INSIDE;
+    /// box B = [1.5, 2.5]³ (stiffness 100, mass 4) crosses the 8 central cells. Blending: outer
+    /// cells (0 + 10)/2 (SOFA starts from 0), central (10 + 100)/2, which stay INSIDE; with
+    /// `erase_previous`, 10 and 100.
+    #[test]
+    fn several_surfaces_blend_their_coefficients() {
+        let boxed = |lo: f64, hi: f64, stiffness: f32, mass: f32| {
+            let mut surface = Surface::default();
+            surface.add_box([lo; 3], [hi; 3]);
+            WeightedSurface { surface, stiffness, mass }
+        };
+        let surfaces = [boxed(0.5, 3.5, 10.0, 2.0), boxed(1.5, 2.5, 100.0, 4.0)];
+        let p = FinestParams { n: [5; 3], min: [0.0; 3], max: [4.0; 3], cell_width: 0.0, fill_weighted: true, only_inside_cells: false };
+        let g = SparseGrid::from_surfaces(&p, &surfaces, false).unwrap();
+        assert_eq!(g.hexahedra.len(), 64);
+        let central = |r: usize| {
+            let (x, y, z) = (r % 4, (r / 4) % 4, r / 16);
+            [x, y, z].iter().all(|c| (1..=2).contains(c))
+        };
+        for (h, &r) in g.sparse_to_regular.iter().enumerate() {
+            let (stiff, mass, ty) = if central(r) { (55.0, 3.0, CellType::Inside) } else { (5.0, 1.0, CellType::Boundary) };
+            assert_eq!((g.stiffness_coefs[h], g.mass_coefs[h], g.types[h]), (stiff, mass, ty), "cell {r}");
+        }
+        let e = SparseGrid::from_surfaces(&p, &surfaces, true).unwrap();
+        for (h, &r) in e.sparse_to_regular.iter().enumerate() {
+            assert_eq!(e.stiffness_coefs[h], if central(r) { 100.0 } else { 10.0 });
+        }
+        // Without min/max the grid spans all surfaces, 1% wider: A's box.
+        let auto = SparseGrid::from_surfaces(&FinestParams { min: [0.0; 3], max: [0.0; 3], ..p }, &surfaces, false).unwrap();
+        assert_eq!((auto.min[0], auto.max[0]), (0.5 - 0.03, 3.5 + 0.03));
     }
 }

@@ -43,6 +43,14 @@
 //! above it, and the coordinates are the point's cell coordinates in the top regular grid;
 //! outside the kept cells, the nearest finest BOUNDARY cell gives the branch and the
 //! coordinates are those of the clamped top-level regular cell.
+//!
+//! **SparseGridMultipleTopology** is this topology over several surfaces (`fileTopologies`),
+//! each with a stiffness and a mass coefficient: its finest grid is
+//! [`SparseGrid::from_surfaces`], its connectivity is tested against `fileTopology`. SOFA names
+//! the per-surface coefficients `stiffnessCoefs` and `massCoefs`; here those attributes set
+//! `fileStiffnessCoefs` and `fileMassCoefs`, since `stiffnessCoefs`/`massCoefs` are the
+//! per-hexahedron outputs every sparse grid of Settee publishes (read by the hexahedron FEM).
+//! Missing coefficients are 1, as SOFA pads them.
 
 use std::collections::BTreeSet;
 
@@ -53,7 +61,7 @@ use crate::grid::{cell_index, hexahedron, RegularGridGeometry, Vec3};
 use crate::mesh_topology::MeshTopologyData;
 use crate::sparse_grid::{
     coarse_type, coarser_geometry, finer_children, finest_params, grid_component, publish_level, published_level, read_surface,
-    virtual_finest_params, BuildsGrid, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface,
+    virtual_finest_params, BuildsGrid, CellLocator, CellType, FinestParams, SparseGrid, SparseGridData, Surface, WeightedSurface,
 };
 
 // Neighbour directions, in SOFA's order: UP (y+1) 0, DOWN 1, RIGHT (x+1) 2, LEFT 3,
@@ -112,7 +120,11 @@ impl Level {
     /// The finest level: the sparse grid of `p`, with the connectivity of its cells if
     /// `connectivity` (tested against `surface` when given), renumbered when `ramify`.
     pub fn finest(p: &FinestParams, s: &Surface, connectivity: bool, mesh_test: bool) -> Result<Level, String> {
-        let g = SparseGrid::from_surface(p, s)?;
+        Level::from_grid(SparseGrid::from_surface(p, s)?, s, connectivity, mesh_test)
+    }
+
+    /// The finest level over a built sparse grid `g`, its connectivity tested against `s`.
+    pub fn from_grid(g: SparseGrid, s: &Surface, connectivity: bool, mesh_test: bool) -> Result<Level, String> {
         if g.hexahedra.is_empty() {
             return Err("the sparse grid has no cell".into());
         }
@@ -457,11 +469,25 @@ impl RamifiedGrid {
     /// Builds the grid of `p` (SOFA's init): with `levels` virtual levels the finest grid is
     /// `fine` and is coarsened `levels` times.
     pub fn build(p: &FinestParams, fine: &FinestParams, levels: u32, s: &Surface, finest_connectivity: bool) -> Result<RamifiedGrid, String> {
+        RamifiedGrid::build_with(p, fine, levels, s, finest_connectivity, &|q| SparseGrid::from_surface(q, s))
+    }
+
+    /// [`RamifiedGrid::build`] with the finest sparse grid made by `make` from its parameters
+    /// (the surfaces of a SparseGridMultipleTopology); `s` is the surface the connectivity is
+    /// tested against.
+    pub fn build_with(
+        p: &FinestParams,
+        fine: &FinestParams,
+        levels: u32,
+        s: &Surface,
+        finest_connectivity: bool,
+        make: &dyn Fn(&FinestParams) -> Result<SparseGrid, String>,
+    ) -> Result<RamifiedGrid, String> {
         if levels == 0 {
-            let top = Level::finest(p, s, false, finest_connectivity)?;
+            let top = Level::from_grid(make(p)?, s, false, finest_connectivity)?;
             return Ok(RamifiedGrid { levels: vec![top], coarsest: Vec::new() });
         }
-        let mut all = vec![Level::finest(fine, s, true, finest_connectivity)?];
+        let mut all = vec![Level::from_grid(make(fine)?, s, true, finest_connectivity)?];
         for _ in 0..levels {
             let next = all.last_mut().expect("one level at least").coarsen()?;
             all.push(next);
@@ -509,24 +535,61 @@ impl RamifiedGrid {
     }
 }
 
-/// Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.
-///
-/// The SparseGridRamificationTopology component. Its surface and grid parameters are read as
-/// the sparse grid's (`read_surface`, `finest_params`).
+/// SOFA's per-surface `stiffnessCoefs`/`massCoefs` attributes of SparseGridMultipleTopology
+/// set `fileStiffnessCoefs`/`fileMassCoefs` (module documentation).
+#[allow(clippy::ptr_arg)] // the signature of every preparse hook
+fn preparse_multiple(attrs: &mut Vec<(String, String)>) {
+    for (name, _) in attrs.iter_mut() {
+        match name.as_str() {
+            "stiffnessCoefs" => *name = "fileStiffnessCoefs".into(),
+            "massCoefs" => *name = "fileMassCoefs".into(),
+            _ => {}
+        }
+    }
+}
+
+/// Sparse grid whose cells are split into one hexahedron per connected part of the matter they
+/// contain (SparseGridRamificationTopology), possibly over several surfaces with their own
+/// coefficients (SparseGridMultipleTopology). Their surface and grid parameters are read as the
+/// sparse grid's (`read_surface`, `finest_params`).
 #[component(
     module = "Sofa.Component.Topology.Container.Grid",
     roles = [Topology],
     inherit = [MeshTopologyData, SparseGridData, Self],
-    create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None },
     data = {
         /// test the connectivity at the finest level: faces between boundary cells connect only if the surface crosses them
         finestConnectivity: Bool = "true",
     },
+    class(
+        name = "SparseGridRamificationTopology",
+        description = "Sparse grid whose cells are split into one hexahedron per connected part of the matter they contain.",
+        create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None, multiple: false },
+    ),
+    class(
+        name = "SparseGridMultipleTopology",
+        description = "Sparse grid in 3D over several surfaces, each with its stiffness and mass coefficients.",
+        create = |_| SparseGridRamificationTopology { mesh: MeshData::default(), grid: None, multiple: true },
+        preparse = preparse_multiple,
+        data = {
+            /// All topology filenames (.obj surfaces)
+            fileTopologies: Strings,
+            /// A stiffness coefficient for each topology filename (SOFA's stiffnessCoefs attribute)
+            fileStiffnessCoefs: Reals,
+            /// A mass coefficient for each topology filename (SOFA's massCoefs attribute)
+            fileMassCoefs: Reals,
+            /// Are ramifications wanted?
+            computeRamifications: Bool = "true",
+            /// Does a new stiffness/mass coefficient replace the previous or blend half/half with it?
+            erasePreviousCoef: Bool = "false",
+        },
+    ),
 )]
 #[derive(Clone)]
 pub struct SparseGridRamificationTopology {
     mesh: MeshData,
     grid: Option<RamifiedGrid>,
+    /// A SparseGridMultipleTopology.
+    multiple: bool,
 }
 
 impl SparseGridRamificationTopology {
@@ -540,6 +603,9 @@ impl BuildsGrid for SparseGridRamificationTopology {
     type Grid = RamifiedGrid;
 
     fn build(&self, cx: &InitCtx) -> SimResult<RamifiedGrid> {
+        if self.multiple {
+            return self.build_multiple(cx);
+        }
         let surface = read_surface(cx)?;
         let (params, levels) = finest_params(cx);
         let fine = if levels > 0 { virtual_finest_params(cx, &params, levels)? } else { params };
@@ -551,6 +617,38 @@ impl BuildsGrid for SparseGridRamificationTopology {
         let top = grid.top();
         self.mesh = publish_level(cx, published_level!(top), grid.locator());
         self.grid = Some(grid);
+    }
+}
+
+impl SparseGridRamificationTopology {
+    fn build_multiple(&self, cx: &InitCtx) -> SimResult<RamifiedGrid> {
+        let d = cx.data();
+        let files = d.get(Self::FILE_TOPOLOGIES).to_vec();
+        if files.is_empty() {
+            return Err(cx.error("no file topology provided").hint("list the surfaces in fileTopologies=\"a.obj b.obj\""));
+        }
+        let coef = |v: &[f64], i: usize| v.get(i).map_or(1.0, |&c| c as f32);
+        let (stiff, mass) = (d.get(Self::FILE_STIFFNESS_COEFS).to_vec(), d.get(Self::FILE_MASS_COEFS).to_vec());
+        let mut surfaces = Vec::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            if !f.to_lowercase().ends_with(".obj") {
+                return Err(settee_core::SimError::unsupported(format!("{}: reading '{f}' is not supported (only .obj surfaces)", cx.label())));
+            }
+            let path = cx.resolve_file(f)?;
+            let surface = crate::sparse_grid::read_obj_surface(&path).map_err(|e| cx.error(e))?;
+            surfaces.push(WeightedSurface { surface, stiffness: coef(&stiff, i), mass: coef(&mass, i) });
+        }
+        // The connectivity is tested against fileTopology (SOFA's findConnexionsAtFinestLevel).
+        let main = match read_surface(cx) {
+            Ok(s) => s,
+            Err(_) => surfaces[0].surface.clone(),
+        };
+        let (params, levels) = finest_params(cx);
+        let fine = if levels > 0 { virtual_finest_params(cx, &params, levels)? } else { params };
+        let test = d.get(Self::FINEST_CONNECTIVITY) && d.get(Self::COMPUTE_RAMIFICATIONS);
+        let erase = d.get(Self::ERASE_PREVIOUS_COEF);
+        RamifiedGrid::build_with(&params, &fine, levels, &main, test, &|q| SparseGrid::from_surfaces(q, &surfaces, erase))
+            .map_err(|e| cx.error(e).hint("check the surfaces, min/max and n"))
     }
 }
 
@@ -569,6 +667,19 @@ mod tests {
         let mut sparse = names(<crate::SparseGridTopology as Declared>::CLASSES[0]);
         sparse.push("finestConnectivity");
         assert_eq!(names(<SparseGridRamificationTopology as Declared>::CLASSES[0]), sparse);
+    }
+
+    /// SOFA's per-surface `stiffnessCoefs`/`massCoefs` attributes land in fileStiffnessCoefs /
+    /// fileMassCoefs, leaving the per-hexahedron outputs to the grid.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // checks Data by name
+    fn multiple_topology_reads_sofa_s_coefficient_attributes() {
+        let (f, mut s) = crate::test_util::factory_and_scene();
+        let g = crate::test_util::create(&f, &mut s, "SparseGridMultipleTopology", &[("stiffnessCoefs", "10 100 .2"), ("massCoefs", "1 2")]);
+        let d = &s.entry(g).data;
+        assert_eq!((d.reals("fileStiffnessCoefs"), d.reals("fileMassCoefs")), (&[10.0, 100.0, 0.2][..], &[1.0, 2.0][..]));
+        assert!(d.reals("stiffnessCoefs").is_empty());
+        assert!(s.messages.iter().all(|m| !m.message.contains("unused")), "{:?}", s.messages);
     }
 
     fn params(n: [usize; 3], max: Vec3) -> FinestParams {

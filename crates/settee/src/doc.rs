@@ -49,6 +49,12 @@ fn class_text(c: &ComponentClass, md: bool) -> String {
                 let name = if d.aliases.is_empty() { d.name.to_string() } else { format!("{} ({})", d.name, d.aliases.join(", ")) };
                 s.push_str(&format!("| {} | {} | {} | {} |\n", name, d.kind.type_name(), md_default(d), d.help.replace('|', "\\|")));
             }
+            for f in c.families {
+                for d in f.members {
+                    let name = format!("{}1…{}N (N = {})", d.name, d.name, f.count);
+                    s.push_str(&format!("| {} | {} | {} | {} |\n", name, d.kind.type_name(), md_default(d), d.help.replace('|', "\\|")));
+                }
+            }
             s.push('\n');
         }
         if !c.links.is_empty() {
@@ -65,6 +71,12 @@ fn class_text(c: &ComponentClass, md: bool) -> String {
         }
         for d in c.data.iter().flat_map(|t| t.iter()) {
             s.push_str(&format!("  {:<24} {:<22} {}\n      {}\n", d.name, d.kind.type_name(), text_default(d), d.help));
+        }
+        for f in c.families {
+            for d in f.members {
+                let name = format!("{}1..{}", d.name, f.count);
+                s.push_str(&format!("  {:<24} {:<22} {}\n      {}\n", name, d.kind.type_name(), text_default(d), d.help));
+            }
         }
         for l in c.links {
             s.push_str(&format!("  @{:<23} link\n      {}\n", l.name, l.help));

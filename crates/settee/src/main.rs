@@ -71,6 +71,10 @@ enum Command {
         /// Export every K steps for --vtk (default 1; t = 0 and the last step always).
         #[arg(long, requires = "vtk", value_name = "K", default_value_t = 1)]
         vtk_every: usize,
+        /// Directory where the scene's exporters (VTKExporter, MeshExporter, STLExporter, …)
+        /// write the files they name relatively (default: the current directory, as SOFA).
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
         /// Leave components of unknown classes out (reported as warnings) instead of refusing
         /// the scene.
         #[arg(long)]
@@ -263,6 +267,7 @@ fn main() -> ExitCode {
             export_constraint_problem,
             vtk,
             vtk_every,
+            output_dir,
             skip_unknown,
             lenient,
         } => {
@@ -285,7 +290,7 @@ fn main() -> ExitCode {
                 None => RunLength::Steps(steps),
             };
             let load = settee::LoadOptions { data_dirs: data_dir, overrides: set, progress: true, lenient };
-            let dumps = Dumps { states: dump, mapped: dump_mapped, every: dump_every, final_state: dump_final, topology: dump_topology };
+            let dumps = Dumps { states: dump, mapped: dump_mapped, every: dump_every, final_state: dump_final, topology: dump_topology, output_dir };
             run(scene, length, dt, load, dumps, timing, export, vtk.map(|d| (d, vtk_every)), skip_unknown)
         }
         Command::Check { scenes, data_dir, set, skip_unknown, lenient } => {
@@ -371,6 +376,8 @@ struct Dumps {
     every: Option<usize>,
     final_state: bool,
     topology: Option<PathBuf>,
+    /// Where the scene's own exporters write relative file names.
+    output_dir: Option<PathBuf>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -409,6 +416,9 @@ fn run(
         scene.propagate_context();
     }
     scene.timing_enabled = timing;
+    if let Some(dir) = &dumps.output_dir {
+        scene.output_dir = dir.clone();
+    }
     let dt = scene.root().context.dt;
     let steps = match length {
         RunLength::Steps(n) => n,

@@ -73,7 +73,7 @@ fn category(scene: &str, reason: &str) -> &'static str {
     }
 }
 
-fn run(bin: &Path, scene: &Path, examples: &Path, share: &Path) -> Outcome {
+fn run(bin: &Path, scene: &Path, examples: &Path, share: &Path, output: &Path) -> Outcome {
     let rel = scene.strip_prefix(examples).unwrap().to_string_lossy().replace('\\', "/");
     let mut child = Command::new(bin)
         .arg("run")
@@ -82,6 +82,9 @@ fn run(bin: &Path, scene: &Path, examples: &Path, share: &Path) -> Outcome {
         .arg(share)
         .arg("--data-dir")
         .arg(examples)
+        // The scenes' exporters write here, never next to the scenes (read-only test data).
+        .arg("--output-dir")
+        .arg(output)
         .current_dir(scene.parent().unwrap())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -161,6 +164,8 @@ fn sofa_s_example_scenes_that_ran_still_run() {
     assert!(list.len() > 400, "only {} scenes under {}", list.len(), examples.display());
 
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_settee"));
+    // The scenes' exporters write here, never next to the scenes (read-only test data).
+    let output = std::env::temp_dir().join(format!("settee-examples-output-{}", std::process::id()));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..list.len()).map(|_| None).collect());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -169,11 +174,12 @@ fn sofa_s_example_scenes_that_ran_still_run() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(scene) = list.get(i) else { break };
-                let o = run(&bin, scene, &examples, &share);
+                let o = run(&bin, scene, &examples, &share, &output);
                 results.lock().unwrap()[i] = Some(o);
             });
         }
     });
+    let _ = std::fs::remove_dir_all(&output);
     let outcomes: Vec<Outcome> = results.into_inner().unwrap().into_iter().map(Option::unwrap).collect();
 
     let repo = settee_testkit::repository();

@@ -72,6 +72,9 @@ pub struct ComponentClass {
     pub default_template: &'static str,
     pub template_rule: TemplateRule,
     pub data: &'static [&'static [DataDecl]],
+    /// Indexed Data families (`position1..N` counted by `nbMeshes`), whose instances the factory
+    /// adds to the component's Data.
+    pub families: &'static [crate::data::DataFamily],
     pub links: &'static [LinkDecl],
     pub create: fn(&CreateArgs) -> Box<dyn Component>,
     /// Rewrites attributes before parsing (SOFA's per-class `parse` overrides, e.g. `dx dy dz`).

@@ -151,6 +151,43 @@ pub struct DataDecl {
     pub help: &'static str,
 }
 
+/// An indexed Data family: Data `name1`, `name2`, … `nameN` for every member, where N is the
+/// value of the integer Data `count` (SOFA's `vectorData`, e.g. MergeMeshes' `nbMeshes` giving
+/// `position1..N`, `triangles1..N`). The factory reads the count attribute before the others, so
+/// that `position2="@..."` finds its Data; [`DataSet::resize_families`] follows a later change.
+#[derive(Debug)]
+pub struct DataFamily {
+    /// Name of the integer Data giving how many of each member exist.
+    pub count: &'static str,
+    /// The members, by base name (without index); each instance takes the member's kind,
+    /// default and help.
+    pub members: &'static [DataDecl],
+}
+
+/// A family count above this is refused (each instance is a declaration kept for the process).
+pub const MAX_FAMILY_COUNT: usize = 4096;
+
+/// The declaration of instance `index` (1-based) of family member `member`: interned, so that
+/// every component of a class shares its instances' declarations.
+pub fn family_member_decl(member: &'static DataDecl, index: usize) -> &'static DataDecl {
+    type Interned = Vec<(usize, usize, &'static DataDecl)>;
+    static DECLS: std::sync::Mutex<Interned> = std::sync::Mutex::new(Vec::new());
+    let key = member as *const DataDecl as usize;
+    let mut decls = DECLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, d)) = decls.iter().find(|(k, i, _)| *k == key && *i == index) {
+        return d;
+    }
+    let d: &'static DataDecl = Box::leak(Box::new(DataDecl {
+        name: Box::leak(format!("{}{index}", member.name).into_boxed_str()),
+        aliases: &[],
+        kind: member.kind,
+        default: member.default,
+        help: member.help,
+    }));
+    decls.push((key, index, d));
+    d
+}
+
 /// Data several classes share (SOFA's base classes), declared with `#[data_group(...)]`; a class
 /// includes the table with `inherit = [Group]`.
 pub trait DataGroup {
@@ -797,6 +834,8 @@ impl DataField {
 pub struct DataSet {
     pub fields: Vec<DataField>,
     pub arity: Option<TemplateArity>,
+    /// The class's indexed Data families, whose instances are in `fields`.
+    pub families: &'static [DataFamily],
 }
 
 impl DataSet {
@@ -810,7 +849,46 @@ impl DataSet {
                 fields.push(DataField::new(d, value));
             }
         }
-        DataSet { fields, arity: Some(arity) }
+        DataSet { fields, arity: Some(arity), families: &[] }
+    }
+
+    /// Gives every indexed family as many instances of each member as its count Data says:
+    /// missing instances are added with their defaults, extra ones removed (SOFA's
+    /// `vectorData::resize`). A negative count counts as 0; one above [`MAX_FAMILY_COUNT`] is
+    /// refused and returned, and that family is left as it was.
+    pub fn resize_families(&mut self) -> Result<(), (&'static str, i64)> {
+        let arity = self.arity();
+        let mut refused = Ok(());
+        for fam in self.families {
+            let n = match self.field(fam.count).map(|f| &f.value) {
+                Some(Value::Int(n)) => *n,
+                Some(Value::Real(r)) => *r as i64,
+                _ => 0,
+            };
+            if n > MAX_FAMILY_COUNT as i64 {
+                refused = Err((fam.count, n));
+                continue;
+            }
+            let n = n.max(0) as usize;
+            for member in fam.members {
+                let base = member.name;
+                // An instance is a field whose declaration is the interned one of its index.
+                let instance = |f: &DataField| {
+                    let k = f.decl.name.strip_prefix(base)?.parse::<usize>().ok().filter(|&k| k >= 1)?;
+                    std::ptr::eq(f.decl, family_member_decl(member, k)).then_some(k)
+                };
+                self.fields.retain(|f| instance(f).is_none_or(|k| k <= n));
+                for k in 1..=n {
+                    if !self.fields.iter().any(|f| instance(f) == Some(k)) {
+                        let d = family_member_decl(member, k);
+                        let init = default_value(d.kind, arity);
+                        let value = parse_value(d.kind, arity, d.default, &init).value;
+                        self.fields.push(DataField::new(d, value));
+                    }
+                }
+            }
+        }
+        refused
     }
 
     pub fn arity(&self) -> TemplateArity {
@@ -1255,5 +1333,37 @@ mod tests {
             let out = parse_value(DataKind::Reals, A3, &text.join(" "), &Value::Bool(false)).value;
             prop_assert_eq!(out, Value::Reals { arity: 1, v });
         }
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+
+    static TABLE: &[DataDecl] = &[decl("nbInputs", DataKind::Int, "2", "")];
+    static FAMILIES: &[DataFamily] = &[DataFamily { count: "nbInputs", members: &[decl("input", DataKind::Reals, "7", "input i")] }];
+
+    /// The instances follow the count: added with the member's default, removed beyond it, and
+    /// the kept ones keep their values; a count beyond the limit is refused and changes nothing.
+    #[test]
+    fn instances_follow_the_count() {
+        let mut d = DataSet::from_decls(&[TABLE], TemplateArity::SCALAR);
+        d.families = FAMILIES;
+        d.resize_families().unwrap();
+        let names = |d: &DataSet| d.fields.iter().map(|f| f.decl.name).collect::<Vec<_>>();
+        assert_eq!(names(&d), ["nbInputs", "input1", "input2"]);
+        assert_eq!(d.field("input2").unwrap().value, Value::Reals { arity: 1, v: vec![7.0] });
+        d.write_text("input1", "1 2").unwrap();
+        d.write_text("nbInputs", "3").unwrap();
+        d.resize_families().unwrap();
+        assert_eq!(names(&d), ["nbInputs", "input1", "input2", "input3"]);
+        d.write_text("nbInputs", "1").unwrap();
+        d.resize_families().unwrap();
+        assert_eq!(names(&d), ["nbInputs", "input1"]);
+        assert_eq!(d.field("input1").unwrap().value, Value::Reals { arity: 1, v: vec![1.0, 2.0] });
+        assert!(std::ptr::eq(d.field("input1").unwrap().decl, family_member_decl(&FAMILIES[0].members[0], 1)), "declarations are interned");
+        d.write_text("nbInputs", "100000").unwrap();
+        assert_eq!(d.resize_families(), Err(("nbInputs", 100000)));
+        assert_eq!(names(&d), ["nbInputs", "input1"]);
     }
 }

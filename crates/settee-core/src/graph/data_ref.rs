@@ -222,6 +222,35 @@ impl<T: DataType> DataRef<T> {
     }
 }
 
+/// A typed reference to a member of an indexed Data family ([`crate::data::DataFamily`]):
+/// instance `i` (1-based) is the Data named `base` followed by `i`.
+pub struct DataFamilyRef<T> {
+    base: &'static str,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for DataFamilyRef<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DataFamilyRef<T> {}
+
+impl<T: DataType> DataFamilyRef<T> {
+    /// Used by the `#[component]` declaration.
+    #[doc(hidden)]
+    pub const fn declared(base: &'static str) -> DataFamilyRef<T> {
+        DataFamilyRef { base, _type: PhantomData }
+    }
+    pub const fn base(self) -> &'static str {
+        self.base
+    }
+    /// The name of instance `i` (1-based).
+    pub fn name(self, i: usize) -> String {
+        format!("{}{i}", self.base)
+    }
+}
+
 /// Reals (or indices) per element of a field of `kind`.
 fn group_size(kind: &DataKind, arity: TemplateArity) -> usize {
     match kind.storage() {
@@ -234,11 +263,33 @@ fn group_size(kind: &DataKind, arity: TemplateArity) -> usize {
 
 impl DataSet {
     fn typed_index<T: DataType>(&self, r: DataRef<T>) -> usize {
-        match self.index_of(r.name) {
+        self.typed_index_of::<T>(r.name)
+    }
+
+    fn typed_index_of<T: DataType>(&self, name: &str) -> usize {
+        match self.index_of(name) {
             Some(i) if T::accepts(&self.fields[i].decl.kind) => i,
-            Some(i) => panic!("Data '{}' is declared as a {} but used as a {}", r.name, self.fields[i].decl.kind.type_name(), T::NAME),
-            None => panic!("Data '{}' is used on a component whose class does not declare it (a reference of another class)", r.name),
+            Some(i) => panic!("Data '{name}' is declared as a {} but used as a {}", self.fields[i].decl.kind.type_name(), T::NAME),
+            None => panic!("Data '{name}' is used on a component whose class does not declare it (a reference of another class)"),
         }
+    }
+
+    /// How many instances of a family member the component has now (`name1..nameN` present).
+    pub fn family_len<T: DataType>(&self, r: DataFamilyRef<T>) -> usize {
+        (1..).take_while(|&i| self.index_of(&r.name(i)).is_some()).count()
+    }
+
+    /// Reads instance `i` (1-based) of a family member; `i` must be below
+    /// [`DataSet::family_len`] + 1.
+    pub fn get_at<T: DataType>(&self, r: DataFamilyRef<T>, i: usize) -> T::Out<'_> {
+        T::read(&self.fields[self.typed_index_of::<T>(&r.name(i))].value)
+    }
+
+    /// Writes instance `i` (1-based) of a family member.
+    pub fn put_at<T: DataType>(&mut self, r: DataFamilyRef<T>, i: usize, v: T::In) {
+        let idx = self.typed_index_of::<T>(&r.name(i));
+        let group = group_size(&self.fields[idx].decl.kind, self.arity());
+        self.replace(idx, T::write(v, group));
     }
 
     /// Reads a field through a typed reference of the class's declaration.

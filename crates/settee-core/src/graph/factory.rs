@@ -53,6 +53,22 @@ pub static REGISTRY_ALIASES: &[(&str, &str)] = &[
     ("CompliantAttachButton", "CompliantAttachButtonSetting"),
 ];
 
+/// The element size of a container template (`vector<Vec3d>`, as SOFA's `MergeVectors` is
+/// templated on): a component on it reads its `Coords` Data in groups of that many scalars.
+pub fn vector_template_arity(template: &str) -> Option<crate::data::TemplateArity> {
+    let element = template.strip_prefix("vector<")?.strip_suffix('>')?;
+    let k = match element {
+        "d" | "f" | "i" | "I" | "bool" | "Vec1d" => 1,
+        "Vec2d" | "Vec2I" => 2,
+        "Vec3d" | "RigidCoord2d" | "RigidDeriv2d" => 3,
+        "Vec4d" => 4,
+        "RigidDeriv3d" => 6,
+        "RigidCoord3d" => 7,
+        _ => return None,
+    };
+    Some(crate::data::TemplateArity { coord: k, deriv: k })
+}
+
 /// One attribute to assign.
 #[derive(Clone, Debug)]
 pub struct Attr {
@@ -181,11 +197,22 @@ impl Factory {
         });
         let template = self.choose_template(scene, node, class, requested.as_deref(), &attrs, pos.clone())?;
         let layout = template.split(',').next().and_then(Layout::from_name);
-        let arity = layout.map(|l| l.arity()).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
+        let arity =
+            layout.map(|l| l.arity()).or_else(|| vector_template_arity(&template)).unwrap_or(crate::data::TemplateArity { coord: 3, deriv: 3 });
 
         let mut tables: Vec<&'static [DataDecl]> = vec![BASE_DATA];
         tables.extend_from_slice(class.data);
-        let data = DataSet::from_decls(&tables, arity);
+        let mut data = DataSet::from_decls(&tables, arity);
+        data.families = class.families;
+        // An indexed family's count is read first, so that its instances exist when the other
+        // attributes are assigned (SOFA's `vectorData::parseSizeData`).
+        for fam in class.families {
+            if let (Some(a), Some(fi)) = (attrs.iter().find(|a| a.name == fam.count && !a.value.starts_with('@')), data.index_of(fam.count)) {
+                let _ = data.set_text(fi, &a.value);
+            }
+        }
+        let refused_count =
+            data.resize_families().err().map(|(count, n)| (count, n, attrs.iter().find(|a| a.name == count).and_then(|a| a.pos.clone())));
         let obj = (class.create)(&CreateArgs { template: &template, layout });
         let id = scene.components.insert(ComponentEntry {
             template: template.clone(),
@@ -196,6 +223,14 @@ impl Factory {
         });
         scene.node_mut(node).objects.push(id);
         scene.touch();
+        if let Some((count, n, at)) = refused_count {
+            scene.report(
+                Diagnostic::error(format!("{count}={n} asks for more indexed Data than Settee keeps"))
+                    .at(at.or_else(|| pos.clone()))
+                    .subject(class.name)
+                    .hint(format!("{count} can be at most {}", crate::data::MAX_FAMILY_COUNT)),
+            );
+        }
 
         // Class-specific attribute rewriting.
         if let Some(pre) = class.preparse {

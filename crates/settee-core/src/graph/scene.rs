@@ -1017,6 +1017,8 @@ impl Scene {
         let mut tables: Vec<&'static [crate::data::DataDecl]> = vec![crate::factory::BASE_DATA];
         tables.extend_from_slice(class.data);
         let mut data = DataSet::from_decls(&tables, arity);
+        data.families = class.families;
+        let _ = data.resize_families();
         data.put(crate::factory::BaseData::NAME, name.to_string());
         let id = self.components.insert(ComponentEntry {
             template: layout.map(|l| l.name().to_string()).unwrap_or_default(),
@@ -1813,6 +1815,7 @@ mod data_link_tests {
         template_rule: TemplateRule::Default,
         module: "",
         data: &[TABLE],
+        families: &[],
         links: &[],
         create: never,
         preparse: None,
