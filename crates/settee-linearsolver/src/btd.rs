@@ -20,7 +20,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use settee_core::component::LinearSolver;
-use settee_core::mechanics::{self as mech, AssemblyOptions, MechScope};
+use settee_core::mechanics::{self as mech, AssemblyOptions, ConstraintJacobian, DenseMatrix, MechScope};
 use settee_core::role::LinearSystem;
 use settee_core::{component, Component, ComponentId, InitCtx, Mbk, Scene, SimResult, VecId};
 use settee_linalg::CsrMatrix;
@@ -431,6 +431,43 @@ impl LinearSolver for BtdLinearSolver {
         mech::scatter(scene, scope, solution, &sys.x);
         self.factor = Some(factor);
         Ok(())
+    }
+
+    fn solve_again(&mut self, scene: &mut Scene, scope: &MechScope, rhs: VecId, solution: VecId) -> SimResult {
+        let factor = factorized(&self.factor, self.me, scene, scope)?;
+        let sys = &mut self.system;
+        mech::gather(scene, scope, rhs, &mut sys.b);
+        sys.x.clear();
+        sys.x.resize(sys.b.len(), 0.0);
+        factor.solve(&sys.b, &mut sys.x);
+        mech::scatter(scene, scope, solution, &sys.x);
+        Ok(())
+    }
+
+    /// One block-tridiagonal solve per non-empty constraint row (SOFA's generic product; its
+    /// BTD-specific one computes the same blocks of the inverse, up to round-off).
+    fn add_jminvjt(&mut self, scene: &mut Scene, scope: &MechScope, j: &ConstraintJacobian, factor: f64, w: &mut DenseMatrix) -> SimResult {
+        let f = factorized(&self.factor, self.me, scene, scope)?;
+        if j.ncols != scope.size {
+            return Err(step_error(scene, self.me, format!("constraint rows have {} columns but the system has {} unknowns", j.ncols, scope.size)));
+        }
+        j.add_jminvjt_generic(w, factor, true, |rhs, y| {
+            y.clear();
+            y.resize(rhs.len(), 0.0);
+            f.solve(rhs, y);
+            Ok(())
+        })
+    }
+}
+
+/// The factorization of the last solve, checked against a solve over `scope`.
+fn factorized<'a>(factor: &'a Option<BtdFactor>, me: Option<ComponentId>, scene: &Scene, scope: &MechScope) -> SimResult<&'a BtdFactor> {
+    match factor {
+        Some(f) if f.alpha_inv.len() * BS == scope.size => Ok(f),
+        Some(f) => {
+            Err(step_error(scene, me, format!("the system was factorised with {} unknowns but {} are asked for", f.alpha_inv.len() * BS, scope.size)))
+        }
+        None => Err(step_error(scene, me, "no factorised system yet: the constraint correction runs before the free motion solved it")),
     }
 }
 
