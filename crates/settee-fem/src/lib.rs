@@ -7,6 +7,7 @@ pub mod beam_fem;
 mod common;
 pub mod decompose;
 pub mod element_fem;
+pub mod fast_tetrahedral_corotational;
 mod follow;
 pub mod hexa;
 pub mod hexahedral_fem;
@@ -25,6 +26,7 @@ pub mod triangular_fem;
 pub mod triangular_fem_optim;
 
 pub use element_fem::ElementFEMForceField;
+pub use fast_tetrahedral_corotational::FastTetrahedralCorotationalForceField;
 pub use hexahedral_fem::HexahedralFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
@@ -44,6 +46,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<HexahedronFEMForceFieldAndMass>();
     f.add::<TetrahedronFEMForceField>();
     f.add::<TetrahedralCorotationalFEMForceField>();
+    f.add::<FastTetrahedralCorotationalForceField>();
     f.add::<TetrahedronHyperelasticityFEMForceField>();
     f.add::<TriangularFEMForceFieldOptim>();
     f.add::<triangular_fem::TriangularFEMForceField>();
