@@ -12,6 +12,7 @@ mod quadular_bending_springs;
 mod regular_grid_spring_force_field;
 mod rest_shape_springs_force_field;
 mod spring_force_field;
+mod tensor_mass;
 #[cfg(test)]
 mod test_support;
 mod topo;
@@ -29,6 +30,7 @@ pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
+pub use tensor_mass::{TetrahedralTensorMassForceField, TriangularTensorMassForceField};
 pub use triangle_bending_springs::{triangle_bending_pairs, TriangleBendingSprings};
 pub use triangular_bending_springs::TriangularBendingSprings;
 pub use triangular_springs::{
@@ -60,6 +62,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TriangleBendingSprings>();
     f.add::<GearSpringForceField>();
     f.add::<PolynomialSpringsForceField>();
+    f.add::<TriangularTensorMassForceField>();
+    f.add::<TetrahedralTensorMassForceField>();
 }
 
 #[cfg(test)]
