@@ -6,6 +6,7 @@ mod gear_spring_force_field;
 mod joint_spring_force_field;
 mod kernel;
 mod mesh_spring_force_field;
+mod polynomial_rest_shape_springs_force_field;
 mod polynomial_springs_force_field;
 mod quad_bending_springs;
 mod quadular_bending_springs;
@@ -24,6 +25,7 @@ pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprin
 pub use gear_spring_force_field::{parse_gear_springs, GearSpring, GearSpringForceField};
 pub use joint_spring_force_field::{parse_joint_springs, JointSpring, JointSpringForceField};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
+pub use polynomial_rest_shape_springs_force_field::PolynomialRestShapeSpringsForceField;
 pub use polynomial_springs_force_field::PolynomialSpringsForceField;
 pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
@@ -62,6 +64,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TriangleBendingSprings>();
     f.add::<GearSpringForceField>();
     f.add::<PolynomialSpringsForceField>();
+    f.add::<PolynomialRestShapeSpringsForceField>();
     f.add::<TriangularTensorMassForceField>();
     f.add::<TetrahedralTensorMassForceField>();
 }
