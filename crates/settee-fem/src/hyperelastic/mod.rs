@@ -142,7 +142,7 @@ crate::common::force_field_class! {
         data = {
             /// regularisation of the stiffness matrix (not used by the force and its differential)
             matrixRegularization: Bool = "false",
-            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
+            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0), StableNeoHookean (mu lambda); VerondaWestman and Costa are not implemented
             materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
             /// the material parameters, in the order given for materialName
             ParameterSet: Reals,
@@ -260,7 +260,7 @@ impl Component for TetrahedronHyperelasticityFEMForceField {
         self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
         let material = Material::from_sofa(&name, &params).map_err(|e| {
             cx.error(e.to_string()).hint(
-                "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
+                "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean/StableNeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
             )
         })?;
         let mesh = cx.require_mesh()?;
