@@ -30,6 +30,7 @@ pub use fast_tetrahedral_corotational::FastTetrahedralCorotationalForceField;
 pub use hexahedral_fem::HexahedralFEMForceField;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
+pub use hyperelastic::standard::StandardTetrahedralFEMForceField;
 pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
 #[doc(hidden)]
 pub use tetra_common::element_loop_counts;
@@ -48,6 +49,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TetrahedralCorotationalFEMForceField>();
     f.add::<FastTetrahedralCorotationalForceField>();
     f.add::<TetrahedronHyperelasticityFEMForceField>();
+    f.add::<StandardTetrahedralFEMForceField>();
     f.add::<TriangularFEMForceFieldOptim>();
     f.add::<triangular_fem::TriangularFEMForceField>();
     f.add::<triangle_fem::TriangleFEMForceField>();
