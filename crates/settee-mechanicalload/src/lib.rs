@@ -8,6 +8,7 @@ mod gravity;
 mod interaction_ellipsoid_force_field;
 mod linear_force_field;
 mod plane_force_field;
+mod quad_pressure_force_field;
 mod sphere_force_field;
 mod surface_pressure_force_field;
 mod tait_surface_pressure_force_field;
@@ -24,6 +25,7 @@ pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
 pub use linear_force_field::LinearForceField;
 pub use plane_force_field::PlaneForceField;
+pub use quad_pressure_force_field::QuadPressureForceField;
 pub use sphere_force_field::{SphereContact, SphereForceField};
 pub use surface_pressure_force_field::SurfacePressureForceField;
 pub use tait_surface_pressure_force_field::{mesh_volume_and_area, tait_pressure, TaitSurfacePressureForceField};
@@ -59,6 +61,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<LinearForceField>();
     f.add::<ConicalForceField>();
     f.add::<DiagonalVelocityDampingForceField>();
+    f.add::<QuadPressureForceField>();
 }
 
 #[cfg(test)]
