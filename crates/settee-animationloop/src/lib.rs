@@ -8,7 +8,7 @@ use settee_core::role;
 pub mod steps;
 
 use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
-pub use steps::{default_step, free_motion_step, FreeMotionConfig};
+pub use steps::{default_step, free_motion_step, multi_step, FreeMotionConfig};
 
 /// Simulation loop: begin event, ODE solvers of every solver node, projection, mapping propagation, time advance.
 #[component(
@@ -130,8 +130,46 @@ impl AnimationLoop for FreeMotionAnimationLoop {
     }
 }
 
+/// Multi steps animation loop, multi integration steps in a single animation step are managed.
+#[component(
+    module = "Sofa.Component.AnimationLoop",
+    roles = [AnimationLoop],
+    data = {
+        /// number of collision steps between each frame rendering
+        collisionSteps: Int = "1",
+        /// number of integration steps between each collision detection
+        integrationSteps: Int = "1",
+        /// compute bounding boxes after the step (rendering only)
+        computeBoundingBox: Bool = "true",
+    },
+)]
+#[derive(Clone, Default)]
+pub struct MultiStepAnimationLoop {
+    collision_steps: usize,
+    integration_steps: usize,
+}
+
+impl Component for MultiStepAnimationLoop {
+    fn init(&mut self, cx: &mut InitCtx) -> SimResult {
+        let d = cx.data();
+        let (c, i) = (d.get(Self::COLLISION_STEPS), d.get(Self::INTEGRATION_STEPS));
+        if c < 1 || i < 1 {
+            return Err(cx.error(format!("collisionSteps ({c}) and integrationSteps ({i}) must be at least 1")));
+        }
+        (self.collision_steps, self.integration_steps) = (c as usize, i as usize);
+        Ok(())
+    }
+}
+
+impl AnimationLoop for MultiStepAnimationLoop {
+    fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
+        multi_step(scene, dt, self.collision_steps, self.integration_steps)
+    }
+}
+
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<DefaultAnimationLoop>();
     f.add::<FreeMotionAnimationLoop>();
+    f.add::<MultiStepAnimationLoop>();
 }

@@ -27,6 +27,36 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     settee_core::divergence::check_plausible(scene)
 }
 
+/// The step of SOFA's MultiStepAnimationLoop: begin event, then `collision_steps` times a
+/// collision detection followed by `integration_steps` integrations of `dt/(collisions ·
+/// integrations)` each (ODE solvers, projection, propagation, end of integration), the context
+/// time set to `t0 + (i+1)·sub_dt` after integration `i` of each collision step, as SOFA does (so
+/// with several collision steps the time advances by `dt/collision_steps` only), then the end
+/// event.
+pub fn multi_step(scene: &mut Scene, dt: f64, collision_steps: usize, integration_steps: usize) -> SimResult {
+    timed(scene, "animate begin", animate_begin)?;
+    scene.apply_deferred();
+    timed(scene, "live data", update_live_data)?;
+    let start = scene.root().context.time;
+    let sub_dt = dt / (collision_steps * integration_steps) as f64;
+    for _ in 0..collision_steps {
+        timed(scene, "collision", collision)?;
+        for i in 0..integration_steps {
+            timed(scene, "solve", |s| solve_all(s, sub_dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
+            let scope = scene.scope(Scene::ROOT);
+            timed(scene, "project & propagate", |s| -> SimResult {
+                mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
+                mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
+            })?;
+            end_integration(scene);
+            scene.node_mut(Scene::ROOT).context.time = start + (i + 1) as f64 * sub_dt;
+            scene.propagate_context();
+        }
+    }
+    timed(scene, "animate end", animate_end)?;
+    settee_core::divergence::check_plausible(scene)
+}
+
 /// What FreeMotionAnimationLoop's step needs to know about its configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct FreeMotionConfig {

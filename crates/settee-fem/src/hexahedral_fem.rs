@@ -155,22 +155,26 @@ fn stiffness_times(k: &[[f64; 24]; 24], d: &[f64; 24]) -> [f64; 24] {
     f
 }
 
+/// The Data of `HexahedralFEMForceField` after the [`ElasticData`], which
+/// `HexahedralFEMForceFieldAndMass` has too (its `init` runs this one's, which reads them).
+#[settee_core::data_group(data = {
+    /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
+    method: Str = "large",
+    /// Rayleigh damping coefficient related to stiffness
+    rayleighStiffness: Real = "0",
+    /// internal hexahedron data (not readable)
+    hexahedronInfo: Str,
+})]
+pub struct HexahedralFemData;
+
 crate::common::force_field_class! {
     {
     module = "Sofa.Component.SolidMechanics.FEM.Elastic",
-        data = {
-            /// "large" (frame of the mean edges) or "polar" (polar decomposition) displacements
-            method: Str = "large",
-            /// Rayleigh damping coefficient related to stiffness
-            rayleighStiffness: Real = "0",
-            /// internal hexahedron data (not readable)
-            hexahedronInfo: Str,
-        },
         links = {
             /// topology whose hexahedra are the elements (default: the context topology)
             topology: Topology,
         },
-        inherit = [ElasticData, Self],
+        inherit = [ElasticData, HexahedralFemData],
     }
     /// Hexahedral finite elements for dynamic topologies (corotational, SOFA's closed-form box stiffness)
     #[derive(Clone, Default)]
@@ -214,7 +218,7 @@ impl Component for HexahedralFEMForceField {
         check_elements(cx, "hexahedron", &mesh.hexahedra, n)?;
         let (young, poisson) = material_lists(cx, ElasticData::YOUNG_MODULUS, ElasticData::POISSON_RATIO);
         let d = cx.data();
-        self.method = match d.get(Self::METHOD) {
+        self.method = match d.get(HexahedralFemData::METHOD) {
             "large" => Method::Large,
             "polar" => Method::Polar,
             other => {
@@ -223,7 +227,7 @@ impl Component for HexahedralFEMForceField {
                 Method::Large
             }
         };
-        self.rayleigh_stiffness = cx.data().get(Self::RAYLEIGH_STIFFNESS);
+        self.rayleigh_stiffness = cx.data().get(HexahedralFemData::RAYLEIGH_STIFFNESS);
         self.young = young;
         self.poisson = poisson;
         let x0 = cx.rest_or_position(s);

@@ -7,9 +7,11 @@ pub mod beam_fem;
 mod common;
 pub mod decompose;
 pub mod element_fem;
+pub mod fast_tetrahedral_corotational;
 mod follow;
 pub mod hexa;
 pub mod hexahedral_fem;
+pub mod hexahedral_fem_and_mass;
 pub mod hexahedron_fem;
 pub mod hexahedron_fem_and_mass;
 pub mod hyperelastic;
@@ -25,9 +27,12 @@ pub mod triangular_fem;
 pub mod triangular_fem_optim;
 
 pub use element_fem::ElementFEMForceField;
+pub use fast_tetrahedral_corotational::FastTetrahedralCorotationalForceField;
 pub use hexahedral_fem::HexahedralFEMForceField;
+pub use hexahedral_fem_and_mass::HexahedralFEMForceFieldAndMass;
 pub use hexahedron_fem::HexahedronFEMForceField;
 pub use hexahedron_fem_and_mass::HexahedronFEMForceFieldAndMass;
+pub use hyperelastic::standard::StandardTetrahedralFEMForceField;
 pub use hyperelastic::TetrahedronHyperelasticityFEMForceField;
 #[doc(hidden)]
 pub use tetra_common::element_loop_counts;
@@ -41,10 +46,13 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<beam_fem::BeamFEMForceField>();
     f.add::<HexahedronFEMForceField>();
     f.add::<HexahedralFEMForceField>();
+    f.add::<HexahedralFEMForceFieldAndMass>();
     f.add::<HexahedronFEMForceFieldAndMass>();
     f.add::<TetrahedronFEMForceField>();
     f.add::<TetrahedralCorotationalFEMForceField>();
+    f.add::<FastTetrahedralCorotationalForceField>();
     f.add::<TetrahedronHyperelasticityFEMForceField>();
+    f.add::<StandardTetrahedralFEMForceField>();
     f.add::<TriangularFEMForceFieldOptim>();
     f.add::<triangular_fem::TriangularFEMForceField>();
     f.add::<triangle_fem::TriangleFEMForceField>();

@@ -11,6 +11,7 @@ pub mod btd;
 pub mod cg;
 mod common;
 pub mod composite;
+pub mod dense;
 pub mod direct;
 pub mod minres;
 pub mod ordering;
@@ -24,6 +25,7 @@ pub mod testing;
 
 pub use cg::{cg, cg_reusing, CgEnd, CgLinearSolver, CgParams, CgReport};
 pub use composite::CompositeLinearSystem;
+pub use dense::{DenseDirectSolver, DenseKind};
 pub use direct::{DirectLinearSolver, SparseLdlData};
 pub use minres::{minres, MinResLinearSolver, MinResReport};
 pub use ordering::OrderingMethod;
@@ -38,6 +40,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<PcgLinearSolver>();
     f.add::<MinResLinearSolver>();
     f.add::<DirectLinearSolver>();
+    f.add::<DenseDirectSolver>();
     f.add::<OrderingMethod>();
     f.add::<system::MatrixLinearSystem>();
     f.add::<system::PreconditionedMatrixFreeSystem>();

@@ -594,3 +594,60 @@ fn preconditioners_play_the_role_this_crate_defines() {
         assert_eq!(z[i], (1.0 / a[i * N + i]) * RHS[i], "row {i}");
     }
 }
+
+#[test]
+fn dense_direct_solvers_solve_the_constrained_system() {
+    let (a, b) = dense_system(FACTORS);
+    let exact = dense_solve(&a, &b);
+    for (class, template) in [
+        ("SVDLinearSolver", None),
+        ("SVDLinearSolver", Some("CompressedRowSparseMatrixMat3x3d")),
+        ("CholeskySolver", None),
+        ("CholeskySolver", Some("FullMatrix")),
+    ] {
+        let (mut scene, ls, r) = scene_with(class, template, &[], &[]);
+        r.unwrap();
+        for step in 0..2 {
+            let x = solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
+            let d = max_rel_diff(&x, &exact);
+            assert!(d < 1e-12, "{class} {template:?} step {step}: {d}");
+            assert!(x[..3].iter().all(|v| v.abs() < 1e-14), "fixed DOF moved: {x:?}");
+        }
+    }
+    // the condition number is the ratio of the extreme singular values of the dense matrix
+    let (mut scene, ls, _) = scene_with("SVDLinearSolver", None, &[], &[]);
+    solve_once(&mut scene, ls, FACTORS, &RHS).unwrap();
+    let sv = nalgebra::DMatrix::from_row_slice(N, N, &a).singular_values();
+    let expected = sv.max() / sv.min();
+    let got = scene.entry(ls).data.real("conditionNumber");
+    assert!((got - expected).abs() < 1e-9 * expected, "{got} vs {expected}");
+}
+
+/// Without the fixed DOFs and without mass the system `−k·K` is singular (rigid translations):
+/// SVDLinearSolver returns the minimum-norm least-squares solution, CholeskySolver refuses.
+#[test]
+fn svd_solves_a_singular_system_in_the_least_squares_sense() {
+    let f = factory();
+    let mut scene = Scene::new("root");
+    let ls = add(&mut scene, &f, "SVDLinearSolver", None, &[]);
+    add(&mut scene, &f, "MechanicalObject", Some("Vec3d"), &[("position", "0 0 0  1 0 0  2 0.5 0  3 1 0.2")]);
+    add(&mut scene, &f, "TestMatrixForceField", None, &[("stiffness", &fmt_list(&stiffness()))]);
+    settee_core::simulation::init_root(&mut scene, &f).unwrap();
+    let factors = Mbk { m: 0.0, b: 0.0, k: -1.0 };
+    let x = solve_once(&mut scene, ls, factors, &RHS).unwrap();
+    let k = nalgebra::DMatrix::from_row_slice(N, N, &stiffness());
+    let expected = k.clone().pseudo_inverse(1e-6).unwrap() * nalgebra::DVector::from_column_slice(&RHS);
+    assert!(max_rel_diff(&x, expected.as_slice()) < 1e-10);
+    // no translation component: the minimum-norm solution
+    for c in 0..3 {
+        let t: f64 = x.iter().skip(c).step_by(3).sum();
+        assert!(t.abs() < 1e-10, "{t}");
+    }
+    let mut scene = Scene::new("root");
+    let ls = add(&mut scene, &f, "CholeskySolver", None, &[]);
+    add(&mut scene, &f, "MechanicalObject", Some("Vec3d"), &[("position", "0 0 0  1 0 0  2 0.5 0  3 1 0.2")]);
+    add(&mut scene, &f, "TestMatrixForceField", None, &[("stiffness", &fmt_list(&stiffness()))]);
+    settee_core::simulation::init_root(&mut scene, &f).unwrap();
+    let e = solve_once(&mut scene, ls, Mbk { m: 0.0, b: 0.0, k: 1.0 }, &RHS).unwrap_err();
+    assert!(e.to_string().contains("not positive definite"), "{e}");
+}

@@ -1,10 +1,14 @@
 //! Mechanical loads: external forces applied to DOFs.
 
+mod conical_force_field;
 mod constant_force_field;
+mod diagonal_velocity_damping_force_field;
 mod edge_pressure_force_field;
 mod gravity;
 mod interaction_ellipsoid_force_field;
+mod linear_force_field;
 mod plane_force_field;
+mod quad_pressure_force_field;
 mod sphere_force_field;
 mod surface_pressure_force_field;
 mod tait_surface_pressure_force_field;
@@ -13,11 +17,15 @@ mod test_support;
 mod triangle_pressure_force_field;
 mod uniform_velocity_damping_force_field;
 
+pub use conical_force_field::{ConeContact, ConicalForceField};
 pub use constant_force_field::ConstantForceField;
+pub use diagonal_velocity_damping_force_field::DiagonalVelocityDampingForceField;
 pub use edge_pressure_force_field::EdgePressureForceField;
 pub use gravity::Gravity;
 pub use interaction_ellipsoid_force_field::{EllipsoidContact, InteractionEllipsoidForceField};
+pub use linear_force_field::LinearForceField;
 pub use plane_force_field::PlaneForceField;
+pub use quad_pressure_force_field::QuadPressureForceField;
 pub use sphere_force_field::{SphereContact, SphereForceField};
 pub use surface_pressure_force_field::SurfacePressureForceField;
 pub use tait_surface_pressure_force_field::{mesh_volume_and_area, tait_pressure, TaitSurfacePressureForceField};
@@ -50,6 +58,10 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TaitSurfacePressureForceField>();
     f.add::<TrianglePressureForceField>();
     f.add::<UniformVelocityDampingForceField>();
+    f.add::<LinearForceField>();
+    f.add::<ConicalForceField>();
+    f.add::<DiagonalVelocityDampingForceField>();
+    f.add::<QuadPressureForceField>();
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! and BDF with their Newton-Raphson solver.
 
 mod bdf;
+mod damp_velocity;
 mod euler_explicit;
 mod euler_implicit;
 mod newmark;
@@ -9,11 +10,14 @@ pub mod newton_raphson;
 mod runge_kutta2;
 mod runge_kutta4;
 mod static_solver;
+mod variational_symplectic;
 
 pub use bdf::{bdf_coefficients, BDFOdeSolver};
+pub use damp_velocity::DampVelocitySolver;
 pub use newmark::NewmarkImplicitSolver;
 pub use runge_kutta2::RungeKutta2Solver;
 pub use static_solver::StaticSolver;
+pub use variational_symplectic::VariationalSymplecticSolver;
 
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
@@ -25,6 +29,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<bdf::BDFOdeSolver>();
     f.add::<newmark::NewmarkImplicitSolver>();
     f.add::<runge_kutta2::RungeKutta2Solver>();
+    f.add::<DampVelocitySolver>();
+    f.add::<VariationalSymplecticSolver>();
 }
 
 #[cfg(test)]
@@ -84,6 +90,44 @@ mod tests {
         init_root(&mut s, &f).expect("init");
         let st = state(&s, mo);
         (s, st)
+    }
+
+    /// EulerExplicit then DampVelocitySolver in one node, no gravity: each step the particle moves
+    /// with its velocity, then the velocity is multiplied by exp(−rate·h), and set to zero once
+    /// shorter than the threshold.
+    #[test]
+    fn damp_velocity_solver_decays_then_cancels_the_velocity() {
+        let h = 0.05;
+        let f = factory();
+        let mut s = new_scene([0.0; 3], h);
+        add(&mut s, &f, Scene::ROOT, "EulerExplicitSolver", &[]);
+        add(&mut s, &f, Scene::ROOT, "DampVelocitySolver", &[("rate", "0.9"), ("threshold", "0.5")]);
+        let mo = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0  1 0 0"), ("velocity", "0.6 0 0.3  0.1 0.2 0.2")]);
+        add(&mut s, &f, Scene::ROOT, "UniformMass", &[("vertexMass", "1")]);
+        init_root(&mut s, &f).expect("init");
+        let st = state(&s, mo);
+        let decay = (-0.9f64 * h).exp();
+        let (mut x, mut v) = ([0.0, 0.0, 0.0, 1.0, 0.0, 0.0], [0.6, 0.0, 0.3, 0.1, 0.2, 0.2]);
+        for step in 0..40 {
+            animate(&mut s, h).expect("step");
+            for c in 0..6 {
+                x[c] += v[c] * h;
+                v[c] *= decay;
+            }
+            for p in 0..2 {
+                let n2: f64 = v[3 * p..3 * p + 3].iter().map(|c| c * c).sum();
+                if n2 < 0.25 {
+                    v[3 * p..3 * p + 3].fill(0.0);
+                }
+            }
+            assert_eq!(s.vec(st, VecId::POSITION), &x, "step {step}");
+            assert_eq!(s.vec(st, VecId::VELOCITY), &v, "step {step}");
+        }
+        // the second particle (speed 0.3) stopped after its first step, the first one (0.67)
+        // after a while
+        assert_eq!(x[3..], [1.0 + 0.1 * h, 0.2 * h, 0.2 * h]);
+        assert_eq!(v, [0.0; 6]);
+        assert!(x[0] > 0.1);
     }
 
     #[test]

@@ -6,12 +6,14 @@ mod gear_spring_force_field;
 mod joint_spring_force_field;
 mod kernel;
 mod mesh_spring_force_field;
+mod polynomial_rest_shape_springs_force_field;
 mod polynomial_springs_force_field;
 mod quad_bending_springs;
 mod quadular_bending_springs;
 mod regular_grid_spring_force_field;
 mod rest_shape_springs_force_field;
 mod spring_force_field;
+mod tensor_mass;
 #[cfg(test)]
 mod test_support;
 mod topo;
@@ -23,12 +25,14 @@ pub use fast_triangular_bending_springs::{EdgeSpring, FastTriangularBendingSprin
 pub use gear_spring_force_field::{parse_gear_springs, GearSpring, GearSpringForceField};
 pub use joint_spring_force_field::{parse_joint_springs, JointSpring, JointSpringForceField};
 pub use mesh_spring_force_field::{mesh_springs, KindCoefficients, MeshSpringForceField, MeshSpringParams};
+pub use polynomial_rest_shape_springs_force_field::PolynomialRestShapeSpringsForceField;
 pub use polynomial_springs_force_field::PolynomialSpringsForceField;
 pub use quad_bending_springs::{quad_bending_pairs, QuadBendingSprings};
 pub use quadular_bending_springs::{QuadSpring, QuadularBendingSprings};
 pub use regular_grid_spring_force_field::{grid_springs, GridCells, GridSpringCoefficients, RegularGridSpringForceField};
 pub use rest_shape_springs_force_field::{rotation_error, RestShapeSpringsForceField};
 pub use spring_force_field::{spring_dim, LinearSpring, SpringData, SpringForceField};
+pub use tensor_mass::{TetrahedralTensorMassForceField, TriangularTensorMassForceField};
 pub use triangle_bending_springs::{triangle_bending_pairs, TriangleBendingSprings};
 pub use triangular_bending_springs::TriangularBendingSprings;
 pub use triangular_springs::{
@@ -60,6 +64,9 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<TriangleBendingSprings>();
     f.add::<GearSpringForceField>();
     f.add::<PolynomialSpringsForceField>();
+    f.add::<PolynomialRestShapeSpringsForceField>();
+    f.add::<TriangularTensorMassForceField>();
+    f.add::<TetrahedralTensorMassForceField>();
 }
 
 #[cfg(test)]

@@ -32,14 +32,14 @@ type M3 = [[f64; 3]; 3];
 
 /// Triangles with the edge opposite each vertex, and the edges, of the force field's topology.
 #[derive(Clone, Default)]
-struct TriangleEdges {
-    triangles: Vec<[usize; 3]>,
-    edges: Vec<[usize; 2]>,
-    edges_in: Vec<[usize; 3]>,
+pub(crate) struct TriangleEdges {
+    pub triangles: Vec<[usize; 3]>,
+    pub edges: Vec<[usize; 2]>,
+    pub edges_in: Vec<[usize; 3]>,
 }
 
 /// The state, the topology's triangles and edges, and the rest positions, checked.
-fn triangle_edges(cx: &mut InitCtx) -> SimResult<(StateId, TriangleEdges, Vec<f64>)> {
+pub(crate) fn triangle_edges(cx: &mut InitCtx) -> SimResult<(StateId, TriangleEdges, Vec<f64>)> {
     let s = topo::state_with_layout(cx, Layout::Vec3)?;
     let mesh = cx.require_mesh()?;
     if mesh.triangles.is_empty() {
@@ -56,14 +56,14 @@ fn triangle_edges(cx: &mut InitCtx) -> SimResult<(StateId, TriangleEdges, Vec<f6
 }
 
 /// Plane-stress Lamé constants as SOFA's `updateLameCoefficients` computes them.
-fn lame(young: f64, poisson: f64) -> (f64, f64) {
+pub(crate) fn lame(young: f64, poisson: f64) -> (f64, f64) {
     let lambda = young * poisson / (1.0 - poisson * poisson);
     let mu = young * (1.0 - poisson) / (1.0 - poisson * poisson);
     (lambda, mu)
 }
 
 /// Heron's area from the squared edge lengths and the cotangents of the three angles.
-fn heron(sq: [f64; 3]) -> (f64, [f64; 3]) {
+pub(crate) fn heron(sq: [f64; 3]) -> (f64, [f64; 3]) {
     let mut area = 0.0;
     for j in 0..3 {
         area += sq[j] * (sq[(j + 1) % 3] + sq[(j + 2) % 3] - sq[j]);
@@ -84,12 +84,12 @@ fn record_initial_points(cx: &mut InitCtx, data: settee_core::DataRef<settee_cor
 }
 
 /// `M·v` with rows of `M` dotted with `v`.
-fn mat_vec(m: &M3, v: V3) -> V3 {
+pub(crate) fn mat_vec(m: &M3, v: V3) -> V3 {
     [dot(m[0], v), dot(m[1], v), dot(m[2], v)]
 }
 
 /// `Mᵀ·v` as SOFA's `transposeMultiply`: `v0·M[0][c] + v1·M[1][c] + v2·M[2][c]`.
-fn mat_t_vec(m: &M3, v: V3) -> V3 {
+pub(crate) fn mat_t_vec(m: &M3, v: V3) -> V3 {
     let c = |k: usize| v[0] * m[0][k] + v[1] * m[1][k] + v[2] * m[2][k];
     [c(0), c(1), c(2)]
 }
@@ -111,7 +111,7 @@ fn apply_dfdx(triangles: &[[usize; 3]], dfdx: impl Fn(usize) -> [M3; 3], dx: &[f
     }
 }
 
-fn check_len(t: &TriangleEdges, v: &[f64], what: &str) -> SimResult {
+pub(crate) fn check_len(t: &TriangleEdges, v: &[f64], what: &str) -> SimResult {
     let n = v.len() / 3;
     match t.triangles.iter().flatten().chain(t.edges.iter().flatten()).find(|&&p| p >= n) {
         Some(p) => Err(SimError::new(format!("{what} has {n} points but the topology refers to point {p}"))),

@@ -227,6 +227,10 @@ pub enum Material {
     ArrudaBoyce { mu: f64, k0: f64 },
     /// One-term Ogden; parameters `μ1 α1 k0`.
     Ogden { mu1: f64, alpha1: f64, k0: f64 },
+    /// Smith, de Goes and Kim's stable Neo-Hookean (no log barrier: inverted elements keep a
+    /// finite, restoring stress): `S = μ I + (λ+μ) J (J − α) C⁻¹`, `α = 1 + μ/(λ+μ)`;
+    /// parameters `μ λ`.
+    StableNeoHookean { mu: f64, lambda: f64 },
 }
 
 /// Why a material cannot be built.
@@ -278,6 +282,10 @@ impl Material {
                 need("Ogden", 3, "mu1 alpha1 k0")?;
                 Material::Ogden { mu1: p[0], alpha1: p[1], k0: p[2] }
             }
+            "StableNeoHookean" => {
+                need("StableNeoHookean", 2, "mu lambda")?;
+                Material::StableNeoHookean { mu: p[0], lambda: p[1] }
+            }
             other => return Err(MaterialError::Unsupported(other.to_string())),
         })
     }
@@ -323,6 +331,10 @@ impl Material {
                 let s_iso = o.ca * o.fj * mu1 / alpha1 - inv * o.fj * mu1 / (3.0 * alpha1) * o.tr_ca;
                 let s_vol = inv * k0 * o.log_j;
                 s_iso + s_vol
+            }
+            Material::StableNeoHookean { mu, lambda } => {
+                let alpha = 1.0 + mu / (lambda + mu);
+                id * mu + inv * ((lambda + mu) * j * (j - alpha))
             }
         }
     }
@@ -404,6 +416,12 @@ impl Material {
                     out.0[i] = v / 2.0;
                 }
                 out
+            }
+            Material::StableNeoHookean { mu, lambda } => {
+                let alpha = 1.0 + mu / (lambda + mu);
+                let tr_hc = Sym::contract(h, &inv);
+                let first = Sym::sandwich(&inv, h);
+                (first * (-2.0 * j * (j - alpha)) + inv * (j * (2.0 * j - alpha) * tr_hc)) * (0.5 * (lambda + mu))
             }
         }
     }
@@ -515,6 +533,7 @@ mod tests {
             Material::MooneyRivlin { c1: p[0], c2: p[1] * 0.5, k0: p[2] },
             Material::ArrudaBoyce { mu: p[0], k0: p[1] },
             Material::Ogden { mu1: p[0], alpha1: 2.5, k0: p[2] },
+            Material::StableNeoHookean { mu: p[0], lambda: p[1] },
         ]
     }
 
@@ -552,6 +571,26 @@ mod tests {
         assert!(matches!(Material::from_sofa("Costa", &[1.0, 2.0]), Err(MaterialError::Unsupported(_))));
         assert!(matches!(Material::from_sofa("MooneyRivlin", &[1.0, 2.0]), Err(MaterialError::MissingParameters { needed: 3, .. })));
         assert_eq!(Material::from_sofa("NeoHookean", &[1.0, 2.0]), Ok(Material::NeoHookean { mu: 1.0, lambda: 2.0 }));
+        assert_eq!(Material::from_sofa("StableNeoHookean", &[1.0, 2.0]), Ok(Material::StableNeoHookean { mu: 1.0, lambda: 2.0 }));
+    }
+
+    /// The stable Neo-Hookean stress of an inverted element (J < 0) is finite and pushes it back:
+    /// under a reflection of one axis, the stress along that axis is μ + (λ+μ)·J(J−α) with
+    /// J = −1, i.e. μ + (λ+μ)(1+α) > 0 (the Neo-Hookean one needs ln J and is undefined).
+    #[test]
+    fn stable_neo_hookean_handles_inverted_elements() {
+        let (mu, lambda) = (1000.0, 3000.0);
+        let m = Material::StableNeoHookean { mu, lambda };
+        let s = strain_of(&[[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+        assert_eq!(s.j, -1.0);
+        let st = m.spk(&m.prepare(&s));
+        let alpha = 1.0 + mu / (lambda + mu);
+        let j = -1.0;
+        let expected = mu + (lambda + mu) * j * (j - alpha);
+        for (i, v) in st.0.iter().enumerate() {
+            let e = if matches!(i, 0 | 2 | 5) { expected } else { 0.0 };
+            assert!((v - e).abs() < 1e-9, "entry {i}: {v} vs {e}");
+        }
     }
 
     proptest! {

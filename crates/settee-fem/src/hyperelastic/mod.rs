@@ -142,7 +142,7 @@ crate::common::force_field_class! {
         data = {
             /// regularisation of the stiffness matrix (not used by the force and its differential)
             matrixRegularization: Bool = "false",
-            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0); VerondaWestman, Costa and StableNeoHookean are not implemented
+            /// material: ArrudaBoyce (mu k0), StVenantKirchhoff (mu lambda), NeoHookean (mu lambda), MooneyRivlin (c1 c2 k0), Ogden (mu1 alpha1 k0), StableNeoHookean (mu lambda); VerondaWestman and Costa are not implemented
             materialName: Options(MATERIAL_NAMES) = "ArrudaBoyce",
             /// the material parameters, in the order given for materialName
             ParameterSet: Reals,
@@ -253,14 +253,22 @@ pub fn edges_from_tetrahedra(tetrahedra: &[[usize; 4]]) -> Vec<[usize; 2]> {
 
 impl Component for TetrahedronHyperelasticityFEMForceField {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
-        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
         let d = cx.data();
         let name = d.get(Self::MATERIAL_NAME).to_string();
         let params = d.get(Self::PARAMETER_SET).to_vec();
-        self.rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
-        let material = Material::from_sofa(&name, &params).map_err(|e| {
+        let rayleigh_stiffness = d.get(Self::RAYLEIGH_STIFFNESS);
+        self.build(cx, &name, &params, rayleigh_stiffness)
+    }
+}
+
+impl TetrahedronHyperelasticityFEMForceField {
+    /// SOFA's init with the material `name`, its `params` and the Rayleigh stiffness.
+    fn build(&mut self, cx: &mut InitCtx, name: &str, params: &[f64], rayleigh_stiffness: f64) -> SimResult {
+        let s = vec3_state(cx, "attach the force field to a Vec3d MechanicalObject")?;
+        self.rayleigh_stiffness = rayleigh_stiffness;
+        let material = Material::from_sofa(name, params).map_err(|e| {
             cx.error(e.to_string()).hint(
-                "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
+                "ParameterSet: ArrudaBoyce \"mu k0\", StVenantKirchhoff/NeoHookean/StableNeoHookean \"mu lambda\", MooneyRivlin \"c1 c2 k0\", Ogden \"mu1 alpha1 k0\"",
             )
         })?;
         let mesh = cx.require_mesh()?;
@@ -375,6 +383,8 @@ impl TetrahedronHyperelasticityFEMForceField {
         Ok(())
     }
 }
+
+pub mod standard;
 
 #[cfg(test)]
 mod tests;

@@ -2,13 +2,15 @@ use super::*;
 use crate::test_support::{grid_hexahedra, grid_points, join, max_abs, mul, perturb, Harness};
 use settee_core::ComponentId;
 
-/// The materials and parameters of SOFA's TetrahedronHyperelasticityFEMForceField.scn.
+/// The materials and parameters of SOFA's TetrahedronHyperelasticityFEMForceField scenes.
 const SCENE_MATERIALS: &[(&str, &str)] = &[
     ("ArrudaBoyce", "3448.2759 31034.483"),
     ("StVenantKirchhoff", "3448.2759 31034.483"),
     ("NeoHookean", "3448.2759 31034.483"),
     ("MooneyRivlin", "5000 7000 10"),
     ("Ogden", "1500 500 5000"),
+    // TetrahedronHyperelasticityFEMForceField_invertedTets.scn's material
+    ("StableNeoHookean", "1644295.30201342 33557.0469798658"),
 ];
 
 /// A 2×2×2-cell block tetrahedralised with the 6-tetra split, in a MeshTopology.
