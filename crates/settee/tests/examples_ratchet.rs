@@ -153,6 +153,19 @@ fn page(outcomes: &[Outcome]) -> String {
     s
 }
 
+/// The files under `dir` modified since `t`.
+fn written_since(dir: &Path, t: std::time::SystemTime, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            written_since(&p, t, out);
+        } else if e.metadata().and_then(|m| m.modified()).is_ok_and(|m| m >= t) {
+            out.push(p.display().to_string());
+        }
+    }
+}
+
 #[test]
 fn sofa_s_example_scenes_that_ran_still_run() {
     let Some(root) = settee_testkit::shared_dir("sofa-examples") else {
@@ -164,6 +177,7 @@ fn sofa_s_example_scenes_that_ran_still_run() {
     assert!(list.len() > 400, "only {} scenes under {}", list.len(), examples.display());
 
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_settee"));
+    let started = std::time::SystemTime::now() - Duration::from_secs(1);
     // The scenes' exporters write here, never next to the scenes (read-only test data).
     let output = std::env::temp_dir().join(format!("settee-examples-output-{}", std::process::id()));
     let next = AtomicUsize::new(0);
@@ -180,6 +194,9 @@ fn sofa_s_example_scenes_that_ran_still_run() {
         }
     });
     let _ = std::fs::remove_dir_all(&output);
+    let mut written = Vec::new();
+    written_since(&root, started, &mut written);
+    assert!(written.is_empty(), "the runs wrote into the shared test data (they must write into --output-dir):\n{}", written.join("\n"));
     let outcomes: Vec<Outcome> = results.into_inner().unwrap().into_iter().map(Option::unwrap).collect();
 
     let repo = settee_testkit::repository();
