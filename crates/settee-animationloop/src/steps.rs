@@ -27,6 +27,35 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     settee_core::divergence::check_plausible(scene)
 }
 
+/// The step of SOFA's MultiStepAnimationLoop: the begin event and live data once, then
+/// `collisions` rounds of collision detection each followed by `integrations` solves of
+/// `dt/(collisions·integrations)`, each solve projected and mapped down like the default step.
+/// As in SOFA, the time after integration `i` of a round is `t0 + (i+1)·dt_sub`, restarting at
+/// every round: the step ends at `t0 + dt/collisions`, not `t0 + dt`.
+pub fn multi_step(scene: &mut Scene, dt: f64, collisions: usize, integrations: usize) -> SimResult {
+    timed(scene, "animate begin", animate_begin)?;
+    scene.apply_deferred();
+    timed(scene, "live data", update_live_data)?;
+    let start = scene.root().context.time;
+    let sub_dt = dt / (collisions * integrations) as f64;
+    for _ in 0..collisions {
+        timed(scene, "collision", collision)?;
+        for i in 0..integrations {
+            timed(scene, "solve", |s| solve_all(s, sub_dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
+            let scope = scene.scope(Scene::ROOT);
+            timed(scene, "project & propagate", |s| -> SimResult {
+                mechanics::project_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)?;
+                mechanics::propagate_position_velocity(s, &scope, VecId::POSITION, VecId::VELOCITY)
+            })?;
+            end_integration(scene);
+            scene.node_mut(Scene::ROOT).context.time = start + (i + 1) as f64 * sub_dt;
+            scene.propagate_context();
+        }
+    }
+    timed(scene, "animate end", animate_end)?;
+    settee_core::divergence::check_plausible(scene)
+}
+
 /// What FreeMotionAnimationLoop's step needs to know about its configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct FreeMotionConfig {
