@@ -2,6 +2,7 @@
 //! subspace.
 
 pub mod affine_movement;
+mod attach;
 mod fixed;
 pub mod fixed_plane;
 mod fixed_rotation;
@@ -16,6 +17,7 @@ pub mod point;
 pub mod subspace;
 
 pub use affine_movement::AffineMovementProjectiveConstraint;
+pub use attach::AttachProjectiveConstraint;
 pub use fixed::{FixedData, FixedProjectiveConstraint};
 pub use fixed_rotation::FixedRotationProjectiveConstraint;
 pub use hermite_spline::HermiteSplineProjectiveConstraint;
@@ -40,6 +42,7 @@ pub struct ProjectiveBase;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<AffineMovementProjectiveConstraint>();
+    f.add::<AttachProjectiveConstraint>();
     f.add::<FixedProjectiveConstraint>();
     f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
     f.add::<PartialFixedProjectiveConstraint>();

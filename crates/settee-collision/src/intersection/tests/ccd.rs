@@ -52,12 +52,20 @@ fn a_search_cut_short_answers_conservatively() {
 #[test]
 fn crossing_edges_meet_when_they_cross() {
     let a = [v(-1.0, 0.0, 0.0), v(1.0, 0.0, 0.0)];
-    let pair = SweptPair { vertex_face: false, p0: [a[0], a[1], v(0.3, -1.0, 1.0), v(0.3, 1.0, 1.0)], p1: [a[0], a[1], v(0.3, -1.0, -3.0), v(0.3, 1.0, -3.0)] };
+    let pair = SweptPair {
+        vertex_face: false,
+        p0: [a[0], a[1], v(0.3, -1.0, 1.0), v(0.3, 1.0, 1.0)],
+        p1: [a[0], a[1], v(0.3, -1.0, -3.0), v(0.3, 1.0, -3.0)],
+    };
     let hit = pair.impact(&EXACT).expect("collides");
     assert!(hit.toi <= 0.25 && hit.toi > 0.25 - 1e-6, "{hit:?}");
     // Shifted beyond the end of the first edge, they pass each other.
     let shift = v(1.5, 0.0, 0.0);
-    let miss = SweptPair { p0: pair.p0.map(|p| if p[1] == 0.0 { p } else { p + shift }), p1: pair.p1.map(|p| if p[1] == 0.0 { p } else { p + shift }), ..pair };
+    let miss = SweptPair {
+        p0: pair.p0.map(|p| if p[1] == 0.0 { p } else { p + shift }),
+        p1: pair.p1.map(|p| if p[1] == 0.0 { p } else { p + shift }),
+        ..pair
+    };
     assert_eq!(miss.impact(&EXACT), None);
 }
 
