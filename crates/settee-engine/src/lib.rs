@@ -2,6 +2,7 @@
 
 pub mod average_coord;
 pub mod box_roi;
+pub mod displacement;
 pub mod generate_cylinder;
 pub mod generate_grid;
 pub mod generate_rigid_mass;
@@ -68,6 +69,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<transform_position::TransformPosition>();
     f.add::<values_from_indices::ValuesFromIndices>();
     f.add::<vertex2frame::Vertex2Frame>();
+    f.add::<displacement::DisplacementTransformEngine>();
+    f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
 }
