@@ -2,6 +2,7 @@
 
 pub mod average_coord;
 pub mod box_roi;
+pub mod difference_norm;
 pub mod displacement;
 pub mod generate_cylinder;
 pub mod generate_grid;
@@ -70,6 +71,8 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<values_from_indices::ValuesFromIndices>();
     f.add::<vertex2frame::Vertex2Frame>();
     f.add::<displacement::DisplacementTransformEngine>();
+    f.add::<difference_norm::DifferenceEngine>();
+    f.add::<difference_norm::NormEngine>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
