@@ -16,6 +16,7 @@ pub mod pair_box_roi;
 pub mod plane_roi;
 pub mod points_from_indices;
 pub mod proximity_roi;
+pub mod smooth_mesh;
 pub mod sphere_roi;
 pub mod spiral;
 pub mod subset_topology;
@@ -73,6 +74,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<displacement::DisplacementTransformEngine>();
     f.add::<difference_norm::DifferenceEngine>();
     f.add::<difference_norm::NormEngine>();
+    f.add::<smooth_mesh::SmoothMeshEngine>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
