@@ -7,6 +7,7 @@ pub mod displacement;
 pub mod generate_cylinder;
 pub mod generate_grid;
 pub mod generate_rigid_mass;
+pub mod hausdorff;
 pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_roi;
@@ -75,6 +76,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<difference_norm::DifferenceEngine>();
     f.add::<difference_norm::NormEngine>();
     f.add::<smooth_mesh::SmoothMeshEngine>();
+    f.add::<hausdorff::HausdorffDistance>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
