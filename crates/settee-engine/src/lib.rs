@@ -26,6 +26,7 @@ mod test_support;
 pub mod transform_matrix;
 pub mod transform_position;
 pub mod values_from_indices;
+pub mod values_from_positions;
 pub mod vertex2frame;
 pub mod volume;
 
@@ -77,6 +78,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<difference_norm::NormEngine>();
     f.add::<smooth_mesh::SmoothMeshEngine>();
     f.add::<hausdorff::HausdorffDistance>();
+    f.add::<values_from_positions::ValuesFromPositions>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
