@@ -10,6 +10,7 @@ pub mod generate_rigid_mass;
 pub mod hausdorff;
 pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
+pub mod mesh_closing;
 pub mod mesh_roi;
 pub mod mesh_subset_engine;
 pub mod nearest_point_roi;
@@ -79,6 +80,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<smooth_mesh::SmoothMeshEngine>();
     f.add::<hausdorff::HausdorffDistance>();
     f.add::<values_from_positions::ValuesFromPositions>();
+    f.add::<mesh_closing::MeshClosingEngine>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
