@@ -12,6 +12,7 @@ pub mod index_value_mapper;
 pub mod mesh_boundary_roi;
 pub mod mesh_closing;
 pub mod mesh_roi;
+pub mod mesh_sampler;
 pub mod mesh_subset_engine;
 pub mod nearest_point_roi;
 pub mod pair_box_roi;
@@ -81,6 +82,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<hausdorff::HausdorffDistance>();
     f.add::<values_from_positions::ValuesFromPositions>();
     f.add::<mesh_closing::MeshClosingEngine>();
+    f.add::<mesh_sampler::MeshSampler>();
     f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
