@@ -5,7 +5,10 @@
 
 use settee_core::component::AnimationLoop;
 use settee_core::role;
+mod controller;
 pub mod steps;
+
+pub use controller::MechanicalStateController;
 
 use settee_core::{component, Component, ComponentId, InitCtx, Scene, SimError, SimResult};
 pub use steps::{default_step, free_motion_step, multi_step, FreeMotionConfig};
@@ -130,7 +133,7 @@ impl AnimationLoop for FreeMotionAnimationLoop {
     }
 }
 
-/// Multi steps animation loop, multi integration steps in a single animation step are managed.
+/// Simulation loop splitting each step into collision rounds and integration sub-steps.
 #[component(
     module = "Sofa.Component.AnimationLoop",
     roles = [AnimationLoop],
@@ -145,8 +148,8 @@ impl AnimationLoop for FreeMotionAnimationLoop {
 )]
 #[derive(Clone, Default)]
 pub struct MultiStepAnimationLoop {
-    collision_steps: usize,
-    integration_steps: usize,
+    collisions: usize,
+    integrations: usize,
 }
 
 impl Component for MultiStepAnimationLoop {
@@ -154,16 +157,19 @@ impl Component for MultiStepAnimationLoop {
         let d = cx.data();
         let (c, i) = (d.get(Self::COLLISION_STEPS), d.get(Self::INTEGRATION_STEPS));
         if c < 1 || i < 1 {
-            return Err(cx.error(format!("collisionSteps ({c}) and integrationSteps ({i}) must be at least 1")));
+            return Err(cx
+                .error(format!("collisionSteps ({c}) and integrationSteps ({i}) must be at least 1"))
+                .hint("SOFA divides the time step by their product"));
         }
-        (self.collision_steps, self.integration_steps) = (c as usize, i as usize);
+        self.collisions = c as usize;
+        self.integrations = i as usize;
         Ok(())
     }
 }
 
 impl AnimationLoop for MultiStepAnimationLoop {
     fn step(&mut self, scene: &mut Scene, dt: f64) -> SimResult {
-        multi_step(scene, dt, self.collision_steps, self.integration_steps)
+        multi_step(scene, dt, self.collisions, self.integrations)
     }
 }
 
@@ -171,5 +177,50 @@ impl AnimationLoop for MultiStepAnimationLoop {
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<DefaultAnimationLoop>();
     f.add::<FreeMotionAnimationLoop>();
+    f.add::<MechanicalStateController>();
     f.add::<MultiStepAnimationLoop>();
+}
+
+#[cfg(test)]
+mod tests {
+    use settee_core::simulation::{animate, init_root};
+    use settee_core::testing::add;
+    use settee_core::{Scene, VecId};
+
+    /// A particle of mass 1 falling under g = −10 with symplectic Euler, dt 0.6 split into
+    /// 2 collision rounds × 3 integrations (h = 0.1): six sub-steps give v = 6·g·h = −6 and
+    /// x = g·h²·(1 + … + 6) = −2.1. The time ends at 0.3 = dt/2 (SOFA's time restarts every
+    /// round), and a second step starts from there.
+    #[test]
+    fn sub_steps_integrate_with_the_divided_step() {
+        let f = settee_statecontainer::factory_with(&[settee_odesolver::register, settee_mass::register, crate::register]);
+        let mut s = Scene::new("root");
+        s.node_mut(Scene::ROOT).context.gravity = [0.0, -10.0, 0.0];
+        s.node_mut(Scene::ROOT).context.dt = 0.6;
+        add(&mut s, &f, Scene::ROOT, "MultiStepAnimationLoop", &[("collisionSteps", "2"), ("integrationSteps", "3")]);
+        add(&mut s, &f, Scene::ROOT, "EulerExplicitSolver", &[]);
+        let ms = add(&mut s, &f, Scene::ROOT, "MechanicalObject", &[("position", "0 0 0")]);
+        add(&mut s, &f, Scene::ROOT, "UniformMass", &[("totalMass", "1")]);
+        init_root(&mut s, &f).unwrap();
+        animate(&mut s, 0.6).unwrap();
+        let st = s.state_of(ms).unwrap();
+        let (x, v) = (s.store.get(st).read(VecId::POSITION)[1], s.store.get(st).read(VecId::VELOCITY)[1]);
+        assert!((v + 6.0).abs() < 1e-12, "{v}");
+        assert!((x + 2.1).abs() < 1e-12, "{x}");
+        assert!((s.root().context.time - 0.3).abs() < 1e-15, "{}", s.root().context.time);
+        animate(&mut s, 0.6).unwrap();
+        let v = s.store.get(st).read(VecId::VELOCITY)[1];
+        assert!((v + 12.0).abs() < 1e-12, "{v}");
+        assert!((s.root().context.time - 0.6).abs() < 1e-15);
+    }
+
+    /// Zero sub-steps is an error.
+    #[test]
+    fn zero_steps_is_an_error() {
+        let f = settee_statecontainer::factory_with(&[crate::register]);
+        let mut s = Scene::new("root");
+        add(&mut s, &f, Scene::ROOT, "MultiStepAnimationLoop", &[("integrationSteps", "0")]);
+        let e = init_root(&mut s, &f).unwrap_err();
+        assert!(e.diagnostic().message.contains("integrationSteps (0)"), "{e:?}");
+    }
 }

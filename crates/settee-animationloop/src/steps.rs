@@ -27,21 +27,20 @@ pub fn default_step(scene: &mut Scene, dt: f64) -> SimResult {
     settee_core::divergence::check_plausible(scene)
 }
 
-/// The step of SOFA's MultiStepAnimationLoop: begin event, then `collision_steps` times a
-/// collision detection followed by `integration_steps` integrations of `dt/(collisions ·
-/// integrations)` each (ODE solvers, projection, propagation, end of integration), the context
-/// time set to `t0 + (i+1)·sub_dt` after integration `i` of each collision step, as SOFA does (so
-/// with several collision steps the time advances by `dt/collision_steps` only), then the end
-/// event.
-pub fn multi_step(scene: &mut Scene, dt: f64, collision_steps: usize, integration_steps: usize) -> SimResult {
+/// The step of SOFA's MultiStepAnimationLoop: the begin event and live data once, then
+/// `collisions` rounds of collision detection each followed by `integrations` solves of
+/// `dt/(collisions·integrations)`, each solve projected and mapped down like the default step.
+/// As in SOFA, the time after integration `i` of a round is `t0 + (i+1)·dt_sub`, restarting at
+/// every round: the step ends at `t0 + dt/collisions`, not `t0 + dt`.
+pub fn multi_step(scene: &mut Scene, dt: f64, collisions: usize, integrations: usize) -> SimResult {
     timed(scene, "animate begin", animate_begin)?;
     scene.apply_deferred();
     timed(scene, "live data", update_live_data)?;
     let start = scene.root().context.time;
-    let sub_dt = dt / (collision_steps * integration_steps) as f64;
-    for _ in 0..collision_steps {
+    let sub_dt = dt / (collisions * integrations) as f64;
+    for _ in 0..collisions {
         timed(scene, "collision", collision)?;
-        for i in 0..integration_steps {
+        for i in 0..integrations {
             timed(scene, "solve", |s| solve_all(s, sub_dt, VecId::POSITION, VecId::VELOCITY, IsolatedInteractions::AddToExternalForce))?;
             let scope = scene.scope(Scene::ROOT);
             timed(scene, "project & propagate", |s| -> SimResult {

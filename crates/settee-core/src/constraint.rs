@@ -456,7 +456,13 @@ pub fn project_constraint_rows(scene: &mut Scene) -> SimResult {
     let scope = scene.scope(Scene::ROOT);
     let p = scene.params(Scene::ROOT);
     for &c in &scope.projective {
-        let s = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role").state();
+        let pc = scene.components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
+        // A constraint between two states leaves the constraint rows alone (SOFA's
+        // AttachProjectiveConstraint::projectJacobianMatrix does nothing).
+        if pc.first_state().is_some() {
+            continue;
+        }
+        let s = pc.state();
         if scene.store.get(s).mapped || scene.store.get(s).constraint.is_empty() {
             continue;
         }

@@ -2,14 +2,19 @@
 
 pub mod average_coord;
 pub mod box_roi;
+pub mod difference_norm;
+pub mod displacement;
 pub mod generate_cylinder;
 pub mod generate_grid;
 pub mod generate_rigid_mass;
+pub mod hausdorff;
 pub mod index_value_mapper;
 pub mod merge_meshes;
 pub mod merge_vectors;
 pub mod mesh_boundary_roi;
+pub mod mesh_closing;
 pub mod mesh_roi;
+pub mod mesh_sampler;
 pub mod mesh_subset_engine;
 pub mod mesh_tetra_stuffing;
 pub mod nearest_point_roi;
@@ -17,6 +22,7 @@ pub mod pair_box_roi;
 pub mod plane_roi;
 pub mod points_from_indices;
 pub mod proximity_roi;
+pub mod smooth_mesh;
 pub mod sphere_roi;
 pub mod spiral;
 pub mod subset_topology;
@@ -25,6 +31,7 @@ mod test_support;
 pub mod transform_matrix;
 pub mod transform_position;
 pub mod values_from_indices;
+pub mod values_from_positions;
 pub mod vertex2frame;
 pub mod volume;
 
@@ -74,6 +81,15 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<transform_position::TransformPosition>();
     f.add::<values_from_indices::ValuesFromIndices>();
     f.add::<vertex2frame::Vertex2Frame>();
+    f.add::<displacement::DisplacementTransformEngine>();
+    f.add::<difference_norm::DifferenceEngine>();
+    f.add::<difference_norm::NormEngine>();
+    f.add::<smooth_mesh::SmoothMeshEngine>();
+    f.add::<hausdorff::HausdorffDistance>();
+    f.add::<values_from_positions::ValuesFromPositions>();
+    f.add::<mesh_closing::MeshClosingEngine>();
+    f.add::<mesh_sampler::MeshSampler>();
+    f.add::<displacement::DisplacementMatrixEngine>();
     f.add::<VolumeFromTriangles>();
     f.add::<VolumeFromVolumetricElements>();
 }

@@ -2,21 +2,29 @@
 //! subspace.
 
 pub mod affine_movement;
+mod attach;
 mod fixed;
 pub mod fixed_plane;
+mod fixed_rotation;
+mod hermite_spline;
 pub mod linear_movement;
 pub mod linear_velocity;
 mod oscillator;
+mod parabolic;
 mod partial_fixed;
 mod patch_test_movement;
 pub mod point;
 pub mod subspace;
 
 pub use affine_movement::AffineMovementProjectiveConstraint;
+pub use attach::AttachProjectiveConstraint;
 pub use fixed::{FixedData, FixedProjectiveConstraint};
+pub use fixed_rotation::FixedRotationProjectiveConstraint;
+pub use hermite_spline::HermiteSplineProjectiveConstraint;
 pub use linear_movement::LinearMovementProjectiveConstraint;
 pub use linear_velocity::LinearVelocityProjectiveConstraint;
 pub use oscillator::OscillatorProjectiveConstraint;
+pub use parabolic::ParabolicProjectiveConstraint;
 pub use partial_fixed::PartialFixedProjectiveConstraint;
 pub use patch_test_movement::PatchTestMovementProjectiveConstraint;
 pub use point::PointProjectiveConstraint;
@@ -34,6 +42,7 @@ pub struct ProjectiveBase;
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<AffineMovementProjectiveConstraint>();
+    f.add::<AttachProjectiveConstraint>();
     f.add::<FixedProjectiveConstraint>();
     f.add::<fixed_plane::FixedPlaneProjectiveConstraint>();
     f.add::<PartialFixedProjectiveConstraint>();
@@ -41,6 +50,9 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<LinearMovementProjectiveConstraint>();
     f.add::<PatchTestMovementProjectiveConstraint>();
     f.add::<OscillatorProjectiveConstraint>();
+    f.add::<FixedRotationProjectiveConstraint>();
+    f.add::<HermiteSplineProjectiveConstraint>();
+    f.add::<ParabolicProjectiveConstraint>();
     f.add::<PointProjectiveConstraint>();
     f.add::<SubspaceProjectiveConstraint>();
 }

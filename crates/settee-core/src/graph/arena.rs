@@ -113,6 +113,13 @@ impl<K: ArenaKey, V> Arena<K, V> {
     pub fn get_mut(&mut self, k: K) -> Option<&mut V> {
         self.inner.get_mut(k.raw())
     }
+    /// Two distinct live entries at once; panics when `a == b` or an id is stale.
+    pub fn get_two_mut(&mut self, a: K, b: K) -> [&mut V; 2] {
+        match self.inner.get2_mut(a.raw(), b.raw()) {
+            (Some(x), Some(y)) => [x, y],
+            _ => panic!("get_two_mut: stale id"),
+        }
+    }
     /// Number of live entries.
     pub fn len(&self) -> usize {
         self.inner.len()

@@ -252,6 +252,10 @@ impl StateStore {
     pub fn get_mut(&mut self, id: StateId) -> &mut MState {
         &mut self.states[id]
     }
+    /// Two distinct states at once (a constraint between two states).
+    pub fn get_two_mut(&mut self, a: StateId, b: StateId) -> [&mut MState; 2] {
+        self.states.get_two_mut(a, b)
+    }
     pub fn len(&self) -> usize {
         self.states.len()
     }

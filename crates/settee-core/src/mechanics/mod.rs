@@ -726,40 +726,86 @@ fn mapping_io(scene: &Scene, m: ComponentId) -> (StateSet, Option<StateId>) {
 }
 
 /// Calls `f` with every projective constraint of the scope, its node's parameters and its state.
-pub fn for_each_projective(scene: &mut Scene, scope: &MechScope, mut f: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState)) {
+/// A constraint between two states that are both in the scope is instead called, in its turn,
+/// with both states through `pair` (first state, second state).
+pub fn for_each_projective_or_pair(
+    scene: &mut Scene,
+    scope: &MechScope,
+    mut f: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState),
+    mut pair: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState, &mut MState),
+) {
     for &c in &scope.projective {
         let node = scene.entry(c).node;
         let p = scene.params(node);
         let Scene { components, store, .. } = &mut *scene;
         let pc = components[c].role_mut::<dyn ProjectiveConstraint>().expect("projective role");
         let s = pc.state();
-        f(&p, pc, store.get_mut(s));
+        match pc.first_state() {
+            Some(s1) if s1 != s && scope.contains_state(s1) && scope.contains_state(s) => {
+                let [a, b] = store.get_two_mut(s1, s);
+                pair(&p, pc, a, b);
+            }
+            _ => f(&p, pc, store.get_mut(s)),
+        }
     }
+}
+
+/// Calls `f` with every projective constraint of the scope, its node's parameters and its state
+/// (the second state of a constraint between two states).
+pub fn for_each_projective(scene: &mut Scene, scope: &MechScope, f: impl FnMut(&MechParams, &mut dyn ProjectiveConstraint, &mut MState)) {
+    for_each_projective_or_pair(scene, scope, f, |_, _, _, _| {});
 }
 
 /// `dx = P·dx` for every projective constraint of the scope.
 pub fn project_response(scene: &mut Scene, scope: &MechScope, dx: VecId) -> SimResult {
-    for_each_projective(scene, scope, |p, pc, st| {
-        let mut v = st.take(dx);
-        pc.project_response(p, &mut v);
-        st.put(dx, v);
-    });
+    for_each_projective_or_pair(
+        scene,
+        scope,
+        |p, pc, st| {
+            let mut v = st.take(dx);
+            pc.project_response(p, &mut v);
+            st.put(dx, v);
+        },
+        |p, pc, a, b| {
+            let (mut v1, mut v2) = (a.take(dx), b.take(dx));
+            pc.project_response_pair(p, &mut v1, &mut v2);
+            a.put(dx, v1);
+            b.put(dx, v2);
+        },
+    );
     Ok(())
 }
 
 /// Projects positions then velocities (constraints read the context time).
 pub fn project_position_velocity(scene: &mut Scene, scope: &MechScope, x: VecId, v: VecId) -> SimResult {
-    for_each_projective(scene, scope, |p, pc, st| {
-        if st.mapped {
-            return;
-        }
-        let mut xv = st.take(x);
-        pc.project_position(p, &mut xv);
-        st.put(x, xv);
-        let mut vv = st.take(v);
-        pc.project_velocity(p, &mut vv);
-        st.put(v, vv);
-    });
+    for_each_projective_or_pair(
+        scene,
+        scope,
+        |p, pc, st| {
+            if st.mapped {
+                return;
+            }
+            let mut xv = st.take(x);
+            pc.project_position(p, &mut xv);
+            st.put(x, xv);
+            let mut vv = st.take(v);
+            pc.project_velocity(p, &mut vv);
+            st.put(v, vv);
+        },
+        |p, pc, a, b| {
+            if a.mapped || b.mapped {
+                return;
+            }
+            let (mut x1, mut x2) = (a.take(x), b.take(x));
+            pc.project_position_pair(p, &mut x1, &mut x2);
+            a.put(x, x1);
+            b.put(x, x2);
+            let (mut v1, mut v2) = (a.take(v), b.take(v));
+            pc.project_velocity_pair(p, &mut v1, &mut v2);
+            a.put(v, v1);
+            b.put(v, v2);
+        },
+    );
     Ok(())
 }
 

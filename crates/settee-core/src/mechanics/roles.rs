@@ -126,6 +126,19 @@ pub trait ProjectiveConstraint {
     /// (`P̃`: block-diagonal, identity elsewhere), so that solving it with a projected right-hand
     /// side gives a projected solution, as clearing rows and columns does for fixed DOFs.
     fn projection_blocks(&self, _p: &MechParams, _deriv_size: usize, _out: &mut Vec<(usize, Vec<f64>)>) {}
+    /// For a constraint between two states (SOFA's `PairInteractionProjectiveConstraintSet`):
+    /// the first state, whose DOFs the second ones ([`Self::state`]) follow. When both states
+    /// take part in an operation, the `*_pair` methods are called with both vectors instead of
+    /// the one-state methods, which then see the second state's vector alone.
+    fn first_state(&self) -> Option<StateId> {
+        None
+    }
+    /// `project_response` on both states' vectors (first, second).
+    fn project_response_pair(&mut self, _p: &MechParams, _dx1: &mut [f64], _dx2: &mut [f64]) {}
+    /// `project_velocity` on both states' vectors (first, second).
+    fn project_velocity_pair(&mut self, _p: &MechParams, _v1: &mut [f64], _v2: &mut [f64]) {}
+    /// `project_position` on both states' vectors (first, second).
+    fn project_position_pair(&mut self, _p: &MechParams, _x1: &mut [f64], _x2: &mut [f64]) {}
 }
 
 /// A sparse matrix stored by rows: `rows[r]` lists the `(column, value)` entries of row `r`.
