@@ -501,13 +501,17 @@ pub fn markdown_for(outcomes: &[SceneOutcome], command: &str) -> String {
     s.push_str("Times are wall-clock milliseconds per step, initialisation excluded; \"SOFA\" is SOFA's own time from\n");
     s.push_str("`../shared/perf/sofa-timings.md` and \"ratio\" is Settee's time over SOFA's (below 1: Settee is faster).\n");
     s.push_str("Scenes run in parallel, so times are indicative; see docs/performance.md for careful measurements.\n\n");
+    let verb = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
     s.push_str(&format!(
-        "**{} of {} scenes pass**; {} use components Settee does not support yet; {} fail; {} stop with an error.\n\n",
+        "**{} of {} scenes pass**; {} {} components Settee does not support yet; {} {}; {} {} with an error.\n\n",
         t.pass,
         t.total(),
         t.unsupported,
+        verb(t.unsupported, "uses", "use"),
         t.fail,
-        t.error
+        verb(t.fail, "fails", "fail"),
+        t.error,
+        verb(t.error, "stops", "stop")
     ));
     s.push_str(
         "| scene | status | error | epsilon | max abs diff | ms/step | SOFA ms/step | ratio | note |\n|---|---|---|---|---|---|---|---|---|\n",
