@@ -34,11 +34,12 @@ const RIGID3_MASS_SIZE: usize = 11;
 #[component(
     module = "Sofa.Component.Mass",
     roles = [Mass, ForceField],
-    templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d"],
+    templates = ["Vec3d", "Vec3d,Vec3d", "Vec2d", "Vec2d,Vec2d", "Vec2d,Vec3d", "Vec1d", "Vec1d,Vec1d", "Vec1d,Vec2d", "Vec1d,Vec3d", "Rigid3d", "Rigid3d,Rigid3d"],
     template_rule = FromState,
     create = create,
+    preparse = crate::uniform_mass::read_inertia_brackets,
     data = {
-        /// mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF); output when computed
+        /// mass of each vertex (Rigid3d: `mass volume I00 … I22` per DOF, the inertia possibly written as SOFA's matrices are, `[I00 I01 I02,I10 I11 I12,I20 I21 I22]`); output when computed
         vertexMass: Reals,
         /// mass density of the elements (used when totalMass is not set)
         massDensity: Real = "1",

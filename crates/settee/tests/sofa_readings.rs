@@ -58,6 +58,32 @@ fn a_rigid_inertia_in_brackets_is_a_matrix() {
     );
 }
 
+/// DiagonalMass reads the same bracketed inertia for each rigid DOF (SOFA's octopus tutorial
+/// writes `template="Rigid3,Rigid3"` and one `mass volume [inertia]` per frame).
+#[test]
+fn a_diagonal_rigid_mass_reads_bracketed_inertias() {
+    let scene = |mass: &str| {
+        format!(
+            r#"<Node name="root" gravity="0 0 0"><EulerExplicitSolver/><MechanicalObject template="Rigid3d" position="0 0 0 0 0 0 1  1 0 0 0 0 0 1" velocity="0 0 0 1 2 3  0 0 0 3 2 1"/><MeshTopology edges="0 1"/><DiagonalMass template="Rigid3,Rigid3" name="m" vertexMass="{mass}"/></Node>"#
+        )
+    };
+    let mut a = load("diag-brackets", &scene("15 15 [20 0 0,0 40 0,0 0 60] 1 1 [1 0 0,0 2 0,0 0 3]"));
+    let mut b = load("diag-plain", &scene("15 15 20 0 0 0 40 0 0 0 60 1 1 1 0 0 0 2 0 0 0 3"));
+    let (ma, mb) = (
+        a.entry(find(&a, "m")).data.field("vertexMass").unwrap().value.clone(),
+        b.entry(find(&b, "m")).data.field("vertexMass").unwrap().value.clone(),
+    );
+    assert_eq!(ma, mb);
+    for _ in 0..5 {
+        animate(&mut a, 0.01).unwrap();
+        animate(&mut b, 0.01).unwrap();
+    }
+    let x = |s: &Scene| s.store.get(s.state_of(find(s, "MechanicalObject1")).unwrap()).read(VecId::POSITION).to_vec();
+    assert_eq!(x(&a), x(&b));
+    // Both frames turn (their inertias are not spheres, so the motion is not trivial).
+    assert!(x(&a)[3..7] != [0.0, 0.0, 0.0, 1.0] && x(&a)[10..14] != [0.0, 0.0, 0.0, 1.0]);
+}
+
 /// A Data link to an object that does not exist: a warning, the Data keeps its default.
 #[test]
 fn a_link_to_a_missing_object_keeps_the_default() {
