@@ -68,6 +68,7 @@ fn keep_name_only(attrs: &mut Vec<(String, String)>) {
     class(name = "PointSplatModel", module = "Sofa.GL.Component.Rendering3D", description = "Point splats (rendering only)."),
     class(name = "SlicedVolumetricModel", module = "Sofa.GL.Component.Rendering3D", description = "Slices of a hexahedral model (rendering only)."),
     class(name = "OglShaderVisualModel", module = "Sofa.GL.Component.Shader", description = "OpenGL visual model drawn with a shader (rendering only).", markers = [VisualModel]),
+    class(name = "MergeVisualModels", module = "Sofa.GL.Component.Rendering3D", description = "One visual model made of several (`nb`, `input1`…), for drawing (rendering only).", markers = [VisualModel]),
     class(name = "DataDisplay", module = "Sofa.GL.Component.Rendering3D", description = "Draws per-point or per-element values as colours on a mesh (rendering only).", markers = [VisualModel]),
     class(name = "VisualMesh", module = "Sofa.Component.Visual", description = "Draws the elements of a topology at given positions (rendering only)."),
     class(name = "OglColorMap", module = "Sofa.GL.Component.Rendering2D", description = "Colour map of the viewer, with its legend (rendering only)."),
