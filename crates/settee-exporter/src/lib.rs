@@ -10,6 +10,7 @@
 //! writes them relative to the current directory.
 
 mod common;
+pub mod compare_state;
 pub mod mesh_exporter;
 pub mod monitor;
 pub mod read_state;
@@ -22,6 +23,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<vtk_exporter::VtkExporter>();
     f.add::<write_state::WriteState>();
     f.add::<read_state::ReadState>();
+    f.add::<compare_state::CompareState>();
     f.add::<monitor::Monitor>();
     f.add::<mesh_exporter::MeshExporter>();
     f.add::<mesh_exporter::STLExporter>();

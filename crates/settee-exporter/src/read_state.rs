@@ -80,8 +80,18 @@ pub struct ReadState {
 }
 
 impl ReadState {
+    /// The component whose state is read (the context mechanical state), once initialised.
+    pub(crate) fn state(&self) -> Option<ComponentId> {
+        self.state
+    }
+
+    /// The records of the file.
+    pub(crate) fn records(&self) -> &[Record] {
+        &self.records
+    }
+
     /// Consumes the records reached at `time`; the index of the last one.
-    fn read_next(&mut self, time: f64, tol: f64, looping: bool) -> Option<usize> {
+    pub(crate) fn read_next(&mut self, time: f64, tol: f64, looping: bool) -> Option<usize> {
         let mut valid = None;
         let mut wraps = 0;
         loop {
