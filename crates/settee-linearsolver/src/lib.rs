@@ -43,6 +43,7 @@ pub fn register(f: &mut settee_core::Factory) {
     f.add::<DenseDirectSolver>();
     f.add::<OrderingMethod>();
     f.add::<system::MatrixLinearSystem>();
+    f.add::<system::MatrixProjectionMethod>();
     f.add::<system::PreconditionedMatrixFreeSystem>();
     f.add::<CompositeLinearSystem>();
     f.add::<preconditioner::JacobiPreconditioner>();

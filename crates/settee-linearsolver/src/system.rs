@@ -4,7 +4,7 @@
 //! solved one, which assemble their own (possibly partial) matrix.
 
 use settee_core::mechanics::{assemble_with, AssemblyOptions, MechScope};
-use settee_core::role::LinearSystem;
+use settee_core::role::{LinearSystem, MechanicalState};
 use settee_core::{component, data_group, Component, InitCtx, Mbk, Scene, SimResult};
 use settee_linalg::{CsrMatrix, MatrixBuilder};
 
@@ -162,3 +162,24 @@ impl Component for PreconditionedMatrixFreeSystem {
         Ok(())
     }
 }
+
+/// `MatrixProjectionMethod`: how SOFA projects the matrix contributions of mapped states (or of a
+/// given pair of states) into the global matrix, `Jᵀ·K·J`, optionally keeping constant Jacobians.
+/// Settee's assembly always projects mapped contributions with the Jacobians of the current step,
+/// which for constant Jacobians are the same numbers, so the component only records its Data.
+#[component(
+    module = "Sofa.Component.LinearSystem",
+    data = {
+        /// True if the Jacobians of the mappings are constant (SOFA then computes them once): the same numbers
+        areJacobiansConstant: Bool = "false",
+    },
+    links = {
+        /// the pair of states whose matrix block is projected (default: any pair)
+        #[multi]
+        mechanicalStates: MechanicalState,
+    },
+)]
+#[derive(Clone, Default)]
+pub struct MatrixProjectionMethod;
+
+impl Component for MatrixProjectionMethod {}
