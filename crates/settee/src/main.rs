@@ -713,6 +713,15 @@ fn regress_cmd(
             }
         }
     }
+    // A filter (or list) that selects nothing is a typo, not a passing run of zero scenes.
+    if jobs_list.is_empty() {
+        match (&filter, &only) {
+            (Some(f), _) => eprintln!("error: --filter \"{f}\" matches no scene of the lists in {}", path.display()),
+            (None, Some(_)) => eprintln!("error: no scene of the --only list is in the lists of {}", path.display()),
+            (None, None) => eprintln!("error: the lists in {} name no scene", path.display()),
+        }
+        return ExitCode::FAILURE;
+    }
     let factory = settee::factory();
     let t0 = Instant::now();
     let progress = regress::Progress::new(jobs_list.len());

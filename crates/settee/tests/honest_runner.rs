@@ -107,6 +107,20 @@ fn regress_exits_non_zero_on_a_failing_scene_and_zero_when_all_pass() {
 }
 
 #[test]
+fn a_regress_filter_that_matches_no_scene_is_an_error() {
+    let list = regress_suite("filter", 9.81);
+    let out = settee(&["regress", &list, "--filter", "no-such-scene"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--filter \"no-such-scene\" matches no scene"), "{stderr}");
+    assert!(!stdout.contains("passed"), "no table for zero scenes: {stdout}");
+    // The same filter matching the scene runs it.
+    let out = settee(&["regress", &list, "--filter", "pair"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.contains("1 passed, 0 failed"), "{:?}", text(&out));
+}
+
+#[test]
 fn regress_exits_non_zero_on_an_error_and_reports_unsupported_apart() {
     let list = regress_suite("error", 9.81);
     let dir = Path::new(&list).parent().unwrap().to_path_buf();
