@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use settee_regress::reference::{parse_state_text, read_dump_text};
+use settee_regress::reference::{parse_state_text, parse_topology_text, read_dump_text};
 
 /// The hanging cube: 125 points, dt = 0.02, about 0.1 ms a step.
 const SCENE: &str = "scenes/first_scene_1_hanging_cube.scn";
@@ -99,7 +99,8 @@ fn stop_point(stderr: &[String]) -> (usize, usize, f64) {
 fn sigint_during_run_closes_the_dumps_and_the_vtk_series() {
     let dir = temp_dir("run");
     let scene = repo_file(SCENE);
-    let (child, rx) = start(&["run", scene.to_str().unwrap(), "--steps", "100000", "--dump", "dump", "--vtk", "vtk"], &dir);
+    let (child, rx) =
+        start(&["run", scene.to_str().unwrap(), "--steps", "100000", "--dump", "dump", "--vtk", "vtk", "--dump-topology", "topo"], &dir);
     let (code, out, err) = interrupt(child, rx);
     assert_eq!(code, Some(130), "exit code; stderr: {err:?}");
     let (step, steps, t) = stop_point(&err);
@@ -121,6 +122,15 @@ fn sigint_during_run_closes_the_dumps_and_the_vtk_series() {
     // The cube hangs: after the run, its free points have moved down from the initial state.
     let dy: f64 = (0..POINTS).map(|i| records[1].x[3 * i + 1] - records[0].x[3 * i + 1]).sum();
     assert!(dy < -1e-3, "the cube did not sag: Σdy = {dy}");
+
+    // The topology dump: complete, one record per step start (t = 0 … (step − 1)·dt).
+    let gz = dir.join("topo/first_scene_1_hanging_cube.scn.reference_0_grid_topology.txt.gz");
+    let decoded = read_dump_text(&gz).unwrap();
+    assert!(!decoded.truncated, "the topology dump's gzip stream is truncated");
+    let records = parse_topology_text(&decoded.text, false, &gz).unwrap();
+    assert_eq!(records.len(), step);
+    assert!((records.last().unwrap().time - (step - 1) as f64 * DT).abs() < 1e-4 * t);
+    assert!(out.contains("wrote topo/"), "{out}");
 
     // The series: one .vtu per step from 0 to the stop, each complete, listed by the .pvd.
     let pvd = std::fs::read_to_string(dir.join("vtk/first_scene_1_hanging_cube.pvd")).unwrap();
@@ -163,29 +173,29 @@ fn logged_runs_print_progress_lines() {
     let dir = temp_dir("progress");
     let scene = repo_file(SCENE);
     let out = Command::new(env!("CARGO_BIN_EXE_settee"))
-        .args(["run", scene.to_str().unwrap(), "--steps", "6000"])
-        .env("SETTEE_PROGRESS_SECONDS", "0.05")
+        .args(["run", scene.to_str().unwrap(), "--steps", "20000"])
+        .env("SETTEE_PROGRESS_SECONDS", "0.02")
         .current_dir(&dir)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    // `step K/6000, t = T, X ms/step`: K grows, T = K·dt, X > 0.
+    // `step K/20000, t = T, X ms/step`: K grows, T = K·dt, X > 0.
     let mut last = 0;
     let mut count = 0;
     for line in err.lines().filter(|l| l.starts_with("step ")) {
-        let (k, rest) = line["step ".len()..].split_once("/6000, t = ").unwrap_or_else(|| panic!("{line}"));
+        let (k, rest) = line["step ".len()..].split_once("/20000, t = ").unwrap_or_else(|| panic!("{line}"));
         let k: usize = k.parse().unwrap();
         let (t, ms) = rest.split_once(", ").unwrap();
         let t: f64 = t.parse().unwrap();
         let ms: f64 = ms.strip_suffix(" ms/step").unwrap().parse().unwrap();
-        assert!(k > last && k < 6000, "{line}");
+        assert!(k > last && k < 20000, "{line}");
         assert!((t - k as f64 * DT).abs() < 1e-9 * t, "{line}");
         assert!(ms > 0.0, "{line}");
         last = k;
         count += 1;
     }
-    assert!(count >= 2, "expected progress lines every 0.05 s in a run of about 0.6 s: {err}");
+    assert!(count >= 2, "expected progress lines every 0.02 s in a run of about a second: {err}");
 
     // With the default interval (5 s), a short run prints none.
     let out = Command::new(env!("CARGO_BIN_EXE_settee")).args(["run", scene.to_str().unwrap(), "--steps", "20"]).current_dir(&dir).output().unwrap();
