@@ -119,6 +119,27 @@ impl Component for FreeMotionAnimationLoop {
                 .hint("add an UncoupledConstraintCorrection, LinearSolverConstraintCorrection or GenericConstraintCorrection next to its ODE solver"),
             );
         }
+        // Bodies whose contacts are Lagrangian: the warning goes at the body's state.
+        for (model, state, response) in settee_core::constraint::uncorrected_contact_states(cx.scene) {
+            if reported.contains(&state) {
+                continue;
+            }
+            reported.push(state);
+            let owner = cx.scene.store.get(state).owner;
+            let model_label = cx.scene.entry(model).label();
+            let (pos, subject) = match cx.scene.contains(owner) {
+                true => (cx.scene.entry(owner).pos.clone(), cx.scene.entry(owner).label()),
+                false => (cx.scene.entry(model).pos.clone(), model_label.clone()),
+            };
+            cx.scene.report(
+                settee_core::Diagnostic::warning(format!(
+                    "this state gets {response} contacts through {model_label} but has no constraint correction: under FreeMotionAnimationLoop it will not move"
+                ))
+                .at(pos)
+                .subject(subject)
+                .hint("add an UncoupledConstraintCorrection, LinearSolverConstraintCorrection or GenericConstraintCorrection next to its ODE solver"),
+            );
+        }
         Ok(())
     }
 }

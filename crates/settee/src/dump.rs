@@ -165,6 +165,15 @@ impl crate::run::RunObserver for DumpObserver {
         }
     }
 
+    fn stopped_early(&mut self, scene: &mut Scene, _done: usize) -> Result<(), String> {
+        // The schedule's last record (the last step's start) will never come: the state where
+        // the run stopped takes its place.
+        match self.dumper.as_mut() {
+            Some(d) => d.write_now(scene).map_err(|e| format!("writing dumps: {e}")),
+            None => Ok(()),
+        }
+    }
+
     fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
         if let Some(mut d) = self.dumper.take() {
             if self.final_state {

@@ -17,3 +17,28 @@ pub fn restore_sigpipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes Ctrl-C (SIGINT), SIGTERM and SIGHUP ask the run to stop instead of killing the process:
+/// the stepping loop ([`crate::run::simulate`]) ends after the current step and closes every
+/// output, so that a long run stopped by hand keeps complete dumps, series and pages. A second
+/// signal quits at once (status 130). Only the binary calls this, once, for `run` and `view`.
+pub fn stop_on_signals() {
+    use std::sync::atomic::Ordering;
+    let installed = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\nsettee: stopping after the current step (signal again to quit at once)");
+    });
+    if let Err(e) = installed {
+        // The run still works; a signal then ends it the default way.
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupted run will leave its outputs unfinished");
+    }
+}
+
+/// True once a signal asked the run to stop (see [`stop_on_signals`]).
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::SeqCst)
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use settee::constraint_export::{ExportObserver, SolverStatsPrinter};
 use settee::regress::{self, SuiteLayout};
-use settee::run::{simulate, ProgressBar, RunObserver};
+use settee::run::{simulate, ProgressBar, ProgressLines, RunObserver};
 use settee_core::Severity;
 
 #[derive(Parser)]
@@ -476,10 +476,22 @@ fn run(
         observers.push(Box::new(bar));
     }
 
+    if let Some(lines) = ProgressLines::when_logged(steps) {
+        observers.push(Box::new(lines));
+    }
+
+    settee::guard::stop_on_signals();
     let summary = match simulate(scene, steps, &mut observers) {
         Ok(s) => s,
         Err(e) => {
             drop(observers); // ends the progress line
+            if let settee::run::RunError::Interrupted { written, .. } = &e {
+                for p in written {
+                    println!("wrote {}", p.display());
+                }
+                eprintln!("{e}");
+                return ExitCode::from(INTERRUPTED);
+            }
             eprintln!("{e}");
             return ExitCode::FAILURE;
         }
@@ -507,7 +519,11 @@ fn run(
     ExitCode::SUCCESS
 }
 
+/// The exit status of a run stopped by a signal (128 + SIGINT, as shells report it).
+const INTERRUPTED: u8 = 130;
+
 fn view(scene: PathBuf, steps: usize, output: Option<PathBuf>, data_dir: Vec<PathBuf>) -> ExitCode {
+    settee::guard::stop_on_signals();
     match settee::view::view(&scene, steps, output, &data_dir) {
         Ok(v) => {
             if let Some(d) = &v.decimation {
@@ -526,6 +542,9 @@ fn view(scene: PathBuf, steps: usize, output: Option<PathBuf>, data_dir: Vec<Pat
         Err(messages) => {
             for m in messages {
                 eprintln!("{m}");
+            }
+            if settee::guard::stop_requested() {
+                return ExitCode::from(INTERRUPTED);
             }
             ExitCode::FAILURE
         }
@@ -693,6 +712,15 @@ fn regress_cmd(
                 jobs_list.push((layout.clone(), e));
             }
         }
+    }
+    // A filter (or list) that selects nothing is a typo, not a passing run of zero scenes.
+    if jobs_list.is_empty() {
+        match (&filter, &only) {
+            (Some(f), _) => eprintln!("error: --filter \"{f}\" matches no scene of the lists in {}", path.display()),
+            (None, Some(_)) => eprintln!("error: no scene of the --only list is in the lists of {}", path.display()),
+            (None, None) => eprintln!("error: the lists in {} name no scene", path.display()),
+        }
+        return ExitCode::FAILURE;
     }
     let factory = settee::factory();
     let t0 = Instant::now();

@@ -176,8 +176,13 @@ pub trait RunObserver {
     fn after_step(&mut self, _scene: &mut Scene, _k: usize, _t_start: f64) -> Result<(), String> {
         Ok(())
     }
-    /// After the last step (not called when the run failed). Returns the files written, which
-    /// the runner lists.
+    /// The run was interrupted (Ctrl-C, SIGTERM) after `done` steps, before [`Self::finish`]:
+    /// an observer that writes on a schedule writes the state where the run stopped.
+    fn stopped_early(&mut self, _scene: &mut Scene, _done: usize) -> Result<(), String> {
+        Ok(())
+    }
+    /// After the last step, or after an interruption (not called when the run failed). Returns
+    /// the files written, which the runner lists.
     fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
         Ok(Vec::new())
     }
@@ -197,6 +202,9 @@ pub enum RunError {
     End(settee_core::SimError),
     /// The run could not start (a time step that is not positive and finite, …).
     Setup(Diagnostic),
+    /// A signal (Ctrl-C, SIGTERM) stopped the run after step `step` of `steps`, at time `time`;
+    /// the outputs were closed and `written` lists them.
+    Interrupted { step: usize, steps: usize, time: f64, written: Vec<PathBuf> },
 }
 
 impl std::fmt::Display for RunError {
@@ -207,6 +215,9 @@ impl std::fmt::Display for RunError {
             RunError::Start(error) => write!(f, "{error}\nerror: the simulation could not start"),
             RunError::End(error) => write!(f, "{error}\nerror: the simulation could not end cleanly"),
             RunError::Setup(d) => write!(f, "{d}"),
+            RunError::Interrupted { step, steps, time, .. } => {
+                write!(f, "error: interrupted: stopped after step {step} of {steps} (t = {time}); the outputs are complete up to there")
+            }
         }
     }
 }
@@ -222,7 +233,10 @@ pub struct RunSummary {
 /// Steps `scene` `steps` times with its own dt, calling the observers around every step (in
 /// their order) and at the end. Steps are numbered from 1 in errors.
 ///
-/// A root time step that is not positive and finite is refused before the first step.
+/// A root time step that is not positive and finite is refused before the first step. When a
+/// signal asks to stop ([`crate::guard::stop_on_signals`]), the run ends after the current step:
+/// the end-of-simulation event and the observers' `finish` still run, so every output is
+/// complete, and the result is [`RunError::Interrupted`].
 pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObserver>]) -> Result<RunSummary, RunError> {
     let dt = scene.root().context.dt;
     if let Err(e) = check_time_step(dt, "dt") {
@@ -236,7 +250,12 @@ pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObs
     let t0 = std::time::Instant::now();
     // The start-of-simulation event (exporters' `exportAtBegin`), before any observer.
     settee_core::simulation::start(scene).map_err(RunError::Start)?;
+    let mut interrupted = None;
     for k in 0..steps {
+        if crate::guard::stop_requested() {
+            interrupted = Some(k);
+            break;
+        }
         for o in observers.iter_mut() {
             o.before_step(scene, k).map_err(|message| RunError::Observer { step: k + 1, message })?;
         }
@@ -248,12 +267,21 @@ pub fn simulate(scene: &mut Scene, steps: usize, observers: &mut [Box<dyn RunObs
             o.after_step(scene, k, t_start).map_err(|message| RunError::Observer { step: k + 1, message })?;
         }
     }
+    if let Some(done) = interrupted {
+        for o in observers.iter_mut() {
+            o.stopped_early(scene, done).map_err(|message| RunError::Observer { step: done, message })?;
+        }
+    }
     // The end-of-simulation event: exporters' `exportAtEnd`, recorders close their files.
     settee_core::simulation::finish(scene).map_err(RunError::End)?;
     let elapsed = t0.elapsed();
+    let last = interrupted.unwrap_or(steps);
     let mut written = Vec::new();
     for o in observers.iter_mut() {
-        written.extend(o.finish(scene).map_err(|message| RunError::Observer { step: steps, message })?);
+        written.extend(o.finish(scene).map_err(|message| RunError::Observer { step: last, message })?);
+    }
+    if let Some(step) = interrupted {
+        return Err(RunError::Interrupted { step, steps, time: scene.root().context.time, written });
     }
     Ok(RunSummary { elapsed, written })
 }
@@ -305,6 +333,53 @@ impl RunObserver for ProgressBar {
 impl Drop for ProgressBar {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// Progress as plain lines on stderr every few seconds, for runs whose output goes to a log or a
+/// pipe (stdout not a terminal) where the terminal's bar ([`ProgressBar`]) is not shown:
+/// `step 1200/5000, t = 12, 3.1 ms/step`. The interval is 5 s; `SETTEE_PROGRESS_SECONDS` changes
+/// it (the tests use a short one).
+pub struct ProgressLines {
+    steps: usize,
+    interval: std::time::Duration,
+    start: Instant,
+    next: Instant,
+}
+
+impl ProgressLines {
+    /// The default interval between two lines.
+    pub const INTERVAL_SECONDS: f64 = 5.0;
+
+    /// Lines when stdout is not a terminal and stderr does not show the bar.
+    pub fn when_logged(steps: usize) -> Option<ProgressLines> {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() || std::io::stderr().is_terminal() {
+            return None;
+        }
+        let seconds = std::env::var("SETTEE_PROGRESS_SECONDS")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(Self::INTERVAL_SECONDS);
+        Some(ProgressLines::every(steps, Duration::from_secs_f64(seconds)))
+    }
+
+    pub fn every(steps: usize, interval: Duration) -> ProgressLines {
+        let start = Instant::now();
+        ProgressLines { steps, interval, start, next: start + interval }
+    }
+}
+
+impl RunObserver for ProgressLines {
+    fn after_step(&mut self, scene: &mut Scene, k: usize, _t_start: f64) -> Result<(), String> {
+        let now = Instant::now();
+        if now >= self.next && k + 1 < self.steps {
+            let ms = now.duration_since(self.start).as_secs_f64() * 1e3 / (k + 1) as f64;
+            eprintln!("step {}/{}, t = {}, {ms:.3} ms/step", k + 1, self.steps, scene.root().context.time);
+            self.next = now + self.interval;
+        }
+        Ok(())
     }
 }
 

@@ -364,6 +364,15 @@ impl RunObserver for ViewRecorder {
         Ok(())
     }
 
+    fn stopped_early(&mut self, scene: &mut Scene, done: usize) -> Result<(), String> {
+        // The last frame is where the run stopped, even between two decimated frames.
+        if self.rec.frame_steps.last() != Some(&done) {
+            record(&mut self.rec, scene, done);
+        }
+        self.rec.stopped = Some(format!("the run was interrupted after step {done} of {}", self.rec.steps));
+        Ok(())
+    }
+
     fn finish(&mut self, _scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
         let Some(out) = &self.out else { return Ok(Vec::new()) };
         std::fs::write(out, render_html(&self.rec)).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
@@ -378,6 +387,9 @@ impl RunObserver for Rc<RefCell<ViewRecorder>> {
     }
     fn after_step(&mut self, scene: &mut Scene, k: usize, t_start: f64) -> Result<(), String> {
         self.borrow_mut().after_step(scene, k, t_start)
+    }
+    fn stopped_early(&mut self, scene: &mut Scene, done: usize) -> Result<(), String> {
+        self.borrow_mut().stopped_early(scene, done)
     }
     fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
         self.borrow_mut().finish(scene)
@@ -467,8 +479,19 @@ pub fn view(scene_path: &Path, steps: usize, out: Option<PathBuf>, data_dirs: &[
     if let Some(bar) = crate::run::ProgressBar::on_terminal(steps) {
         observers.push(Box::new(bar));
     }
+    if let Some(lines) = crate::run::ProgressLines::when_logged(steps) {
+        observers.push(Box::new(lines));
+    }
     match simulate(scene, steps, &mut observers) {
         Ok(summary) => Ok(ViewOutcome { written: out, frames, layers, elapsed: summary.elapsed, decimation }),
+        Err(e @ crate::run::RunError::Interrupted { .. }) => {
+            drop(observers); // ends the progress line
+            let rec = recorder.borrow();
+            Err(vec![
+                format!("note: wrote {} with the {} frames recorded before the interruption", out.display(), rec.rec.frame_steps.len()),
+                e.to_string(),
+            ])
+        }
         Err(e) => {
             drop(observers); // ends the progress line
                              // The frames up to the failure are what one wants to look at (a blow-up, …).

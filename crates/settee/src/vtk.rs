@@ -108,6 +108,15 @@ impl RunObserver for VtkSeries {
         Ok(())
     }
 
+    fn stopped_early(&mut self, scene: &mut Scene, done: usize) -> Result<(), String> {
+        // The series ends where the run stopped, as it ends with the last step of a whole run.
+        let t = scene.root().context.time;
+        if done > 0 && self.entries.last().is_none_or(|e| e.time != t) {
+            self.export(scene, done)?;
+        }
+        Ok(())
+    }
+
     fn finish(&mut self, scene: &mut Scene) -> Result<Vec<PathBuf>, String> {
         if self.entries.is_empty() {
             self.export(scene, 0)?; // a run of 0 steps: the initial state

@@ -107,6 +107,20 @@ fn regress_exits_non_zero_on_a_failing_scene_and_zero_when_all_pass() {
 }
 
 #[test]
+fn a_regress_filter_that_matches_no_scene_is_an_error() {
+    let list = regress_suite("filter", 9.81);
+    let out = settee(&["regress", &list, "--filter", "no-such-scene"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("--filter \"no-such-scene\" matches no scene"), "{stderr}");
+    assert!(!stdout.contains("passed"), "no table for zero scenes: {stdout}");
+    // The same filter matching the scene runs it.
+    let out = settee(&["regress", &list, "--filter", "pair"]);
+    assert!(out.status.success(), "{:?}", text(&out));
+    assert!(text(&out).0.contains("1 passed, 0 failed"), "{:?}", text(&out));
+}
+
+#[test]
 fn regress_exits_non_zero_on_an_error_and_reports_unsupported_apart() {
     let list = regress_suite("error", 9.81);
     let dir = Path::new(&list).parent().unwrap().to_path_buf();
@@ -246,6 +260,68 @@ fn scenes_that_cannot_do_what_was_meant_get_positioned_warnings_in_check_and_run
     let good = write(&dir.join("good.scn"), &falling_pair(-9.81));
     let out = settee(&["run", &good, "--steps", "2"]);
     assert!(out.status.success() && !text(&out).1.contains("warning"), "{:?}", text(&out));
+}
+
+/// Balls that fall onto a fixed floor with Lagrangian (or `response`) contacts; `correction` is
+/// the ball node's constraint correction element, or "".
+fn balls_on_a_floor(response: &str, correction: &str) -> String {
+    format!(
+        r#"<Node name="root" dt="0.01" gravity="0 -9.81 0">
+  <FreeMotionAnimationLoop/>
+  <BlockGaussSeidelConstraintSolver maxIterations="100" tolerance="1e-8"/>
+  <CollisionPipeline/>
+  <BruteForceBroadPhase/>
+  <BVHNarrowPhase/>
+  <NewProximityIntersection alarmDistance="0.1" contactDistance="0.05"/>
+  <CollisionResponse response="{response}"/>
+  <Node name="floor">
+    <RegularGridTopology n="3 1 3" min="-2 0 -2" max="2 0 2"/>
+    <MechanicalObject name="floorDofs"/>
+    <TriangleCollisionModel simulated="0" moving="0"/>
+  </Node>
+  <Node name="balls">
+    <EulerImplicitSolver/>
+    <SparseLDLSolver template="CompressedRowSparseMatrixd"/>
+    <MechanicalObject name="ballDofs" position="0 0.5 0  0.5 0.5 0.5"/>
+    <UniformMass totalMass="1"/>
+    <SphereCollisionModel name="spheres" radius="0.2"/>
+    {correction}
+  </Node>
+</Node>
+"#
+    )
+}
+
+#[test]
+fn a_body_with_lagrangian_contacts_and_no_constraint_correction_is_warned_about_at_its_state() {
+    let dir = temp_dir("no-correction");
+    let bare = write(&dir.join("bare.scn"), &balls_on_a_floor("FrictionContactConstraint", ""));
+    let warning = "bare.scn:17:5: warning: MechanicalObject 'ballDofs': this state gets FrictionContactConstraint contacts through \
+                   SphereCollisionModel 'spheres' but has no constraint correction";
+    let out = settee(&["check", &bare]);
+    let (stdout, _) = text(&out);
+    assert!(out.status.success(), "a warning is no failure: {stdout}");
+    assert!(stdout.contains(warning), "{stdout}");
+    assert!(stdout.contains("loaded, 1 warning\n"), "{stdout}");
+    // What the warning says is true: the balls stay where they are (y = 0.5) instead of falling.
+    let out = settee(&["run", &bare, "--steps", "20", "--dump", dir.join("dump").to_str().unwrap(), "--dump-final"]);
+    let (_, stderr) = text(&out);
+    assert!(out.status.success() && stderr.contains(warning), "{stderr}");
+    let gz = dir.join("dump/bare.scn.reference_0_ballDofs_mstate.txt.gz");
+    let records = settee_regress::reference::read_state_reference(&gz).unwrap();
+    assert_eq!(records.last().unwrap().time, 0.2);
+    assert_eq!(records.last().unwrap().x[1], 0.5);
+
+    // With a correction, or with penalty contacts, nothing to say.
+    for (name, scene) in [
+        ("corrected.scn", balls_on_a_floor("FrictionContactConstraint", "<UncoupledConstraintCorrection defaultCompliance=\"1e-3\"/>")),
+        ("penalty.scn", balls_on_a_floor("PenalityContactForceField", "")),
+    ] {
+        let path = write(&dir.join(name), &scene);
+        let out = settee(&["check", &path]);
+        let (stdout, _) = text(&out);
+        assert!(out.status.success() && stdout.contains("loaded, 0 warnings"), "{name}: {stdout}");
+    }
 }
 
 // ----- divergence --------------------------------------------------------------------------------

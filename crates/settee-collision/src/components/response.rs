@@ -1298,6 +1298,20 @@ impl Component for ContactManagerComponent {
 }
 
 impl ContactManager for ContactManagerComponent {
+    fn lagrangian_response_for(&self, model_response: &str) -> Option<String> {
+        let name = |r: &str| r.split('?').next().unwrap_or_default().trim().to_string();
+        // What a pair with this model may get: its own response, else the manager's (a
+        // rule-based manager's rules may give any of theirs); sure only when all are Lagrangian.
+        let candidates: Vec<String> = if !model_response.is_empty() {
+            vec![name(model_response)]
+        } else if self.rule_based {
+            self.rules.iter().map(|(_, _, r)| name(&self.substitute(r))).chain(std::iter::once(name(&self.substitute(&self.base)))).collect()
+        } else {
+            vec![name(&self.base)]
+        };
+        candidates.iter().all(|c| LAGRANGIAN_RESPONSES.contains(&c.as_str())).then(|| candidates[0].clone())
+    }
+
     fn detach_responses(&mut self, scene: &mut Scene) -> SimResult {
         scene.contacts.begin_attach(self.me.expect("initialised"));
         for e in self.contacts.entries_mut() {

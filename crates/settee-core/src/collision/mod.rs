@@ -103,6 +103,13 @@ pub trait ContactManager {
         contact_distance: f64,
         pipeline_node: crate::NodeId,
     ) -> crate::SimResult;
+    /// The Lagrangian response (`FrictionContactConstraint`, …) that every contact of a
+    /// collision model whose own `contactResponse` is `model_response` gets, when that is sure;
+    /// `None` when its contacts may be penalty forces. Lets the scene checks warn about bodies
+    /// whose contacts no constraint correction would apply.
+    fn lagrangian_response_for(&self, _model_response: &str) -> Option<String> {
+        None
+    }
 }
 
 /// A mapping whose output points are placed while the scene runs (what SOFA's contact mappers
