@@ -16,6 +16,8 @@ fn bench_example(c: &mut Criterion, examples: &Path, scene: &str, component: &st
         Ok(l) => l.scene,
         Err(e) => panic!("{scene} does not load: {:?}", e.diagnostics),
     };
+    // The scenes' exporters write there, never next to the scenes (read-only test data).
+    scene_data.output_dir = std::env::temp_dir().join(format!("settee-bench-examples-{}", std::process::id()));
     let dt = scene_data.root().context.dt;
     for _ in 0..3 {
         settee_core::simulation::animate(&mut scene_data, dt).expect("warm-up step");
