@@ -120,7 +120,7 @@ impl Component for FreeMotionAnimationLoop {
             );
         }
         // Bodies whose contacts are Lagrangian: the warning goes at the body's state.
-        for (model, state, response) in settee_core::constraint::uncorrected_contact_states(cx.scene) {
+        for (model, state, response) in settee_core::simulation::uncorrected_contact_states(cx.scene) {
             if reported.contains(&state) {
                 continue;
             }

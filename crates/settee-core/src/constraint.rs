@@ -663,7 +663,7 @@ pub fn uncorrected_laws(scene: &mut Scene) -> Vec<(ComponentId, StateId)> {
 }
 
 /// The independent states an ODE solver integrates, and those a constraint correction handles.
-fn simulated_and_corrected(scene: &mut Scene) -> (Vec<StateId>, Vec<StateId>) {
+pub(crate) fn simulated_and_corrected(scene: &mut Scene) -> (Vec<StateId>, Vec<StateId>) {
     let mut simulated: Vec<StateId> = Vec::new();
     let plan = scene.solve_plan();
     for item in plan.iter() {
@@ -678,40 +678,6 @@ fn simulated_and_corrected(scene: &mut Scene) -> (Vec<StateId>, Vec<StateId>) {
         }
     }
     (simulated, corrected)
-}
-
-/// Collision models whose contacts are surely Lagrangian (their contact manager's response, or
-/// their own `contactResponse`, is `FrictionContactConstraint`, …) and reach an independent,
-/// simulated state that no constraint correction handles: under FreeMotionAnimationLoop their
-/// contacts never push that body. Returns (collision model, state, response).
-pub fn uncorrected_contact_states(scene: &mut Scene) -> Vec<(ComponentId, StateId, String)> {
-    use crate::collision::{CollisionModel, ContactManager, COLLISION_MODEL, CONTACT_MANAGER};
-    let managers: Vec<ComponentId> = scene.components.iter().filter(|(_, e)| e.initialized && e.plays(CONTACT_MANAGER)).map(|(c, _)| c).collect();
-    let [manager] = managers[..] else { return Vec::new() };
-    let models: Vec<(ComponentId, Option<StateId>, String)> = scene
-        .components
-        .iter()
-        .filter(|(_, e)| e.initialized && e.plays(COLLISION_MODEL))
-        .filter_map(|(c, e)| e.role::<dyn CollisionModel>().map(|m| (c, m)))
-        // Obstacles (`simulated="0"`) are not meant to move.
-        .filter(|(_, m)| m.geometry().simulated && m.geometry().active)
-        .map(|(c, m)| (c, m.state(), m.contact_response().to_string()))
-        .collect();
-    if models.is_empty() {
-        return Vec::new();
-    }
-    let (simulated, corrected) = simulated_and_corrected(scene);
-    let mut out = Vec::new();
-    for (model, state, own) in models {
-        let Some(state) = state else { continue };
-        let Some(response) = scene.entry(manager).role::<dyn ContactManager>().and_then(|m| m.lagrangian_response_for(&own)) else { continue };
-        for s in independent_states_of(scene, &[state]) {
-            if simulated.contains(&s) && !corrected.contains(&s) {
-                out.push((model, s, response.clone()));
-            }
-        }
-    }
-    out
 }
 
 pub const CONSTRAINT_LAW: crate::graph::role::RoleId = crate::graph::role::RoleId::of::<dyn ConstraintLaw>("ConstraintLaw");

@@ -11,7 +11,7 @@ use crate::mechanics;
 use crate::mechanics::SolveItem;
 use crate::mechanics::{AnimationLoop, OdeSolver};
 use crate::scene::{ComponentId, InitCtx, NodeId, Scene};
-use crate::state::VecId;
+use crate::state::{StateId, VecId};
 
 /// Initialises a freshly created scene as SOFA's `initRoot` does: default animation loop, link
 /// resolution, `init` top-down in object order, `bwdInit` bottom-up in reverse order, then the
@@ -409,4 +409,40 @@ pub fn collision(scene: &mut Scene) -> SimResult {
             .map_err(|e| positioned(scene, p, e))?;
     }
     Ok(())
+}
+
+/// Collision models whose contacts are surely Lagrangian (their contact manager's response, or
+/// their own `contactResponse`, is `FrictionContactConstraint`, …) and reach an independent,
+/// simulated state that no constraint correction handles: under FreeMotionAnimationLoop their
+/// contacts never push that body. Returns (collision model, state, response). (Here, above both
+/// the collision and the constraint layers, which it reads.)
+pub fn uncorrected_contact_states(scene: &mut Scene) -> Vec<(ComponentId, StateId, String)> {
+    use crate::collision::{CollisionModel, ContactManager, COLLISION_MODEL, CONTACT_MANAGER};
+    use crate::constraint::{independent_states_of, simulated_and_corrected};
+    let managers: Vec<ComponentId> = scene.components.iter().filter(|(_, e)| e.initialized && e.plays(CONTACT_MANAGER)).map(|(c, _)| c).collect();
+    let [manager] = managers[..] else { return Vec::new() };
+    let models: Vec<(ComponentId, Option<StateId>, String)> = scene
+        .components
+        .iter()
+        .filter(|(_, e)| e.initialized && e.plays(COLLISION_MODEL))
+        .filter_map(|(c, e)| e.role::<dyn CollisionModel>().map(|m| (c, m)))
+        // Obstacles (`simulated="0"`) are not meant to move.
+        .filter(|(_, m)| m.geometry().simulated && m.geometry().active)
+        .map(|(c, m)| (c, m.state(), m.contact_response().to_string()))
+        .collect();
+    if models.is_empty() {
+        return Vec::new();
+    }
+    let (simulated, corrected) = simulated_and_corrected(scene);
+    let mut out = Vec::new();
+    for (model, state, own) in models {
+        let Some(state) = state else { continue };
+        let Some(response) = scene.entry(manager).role::<dyn ContactManager>().and_then(|m| m.lagrangian_response_for(&own)) else { continue };
+        for s in independent_states_of(scene, &[state]) {
+            if simulated.contains(&s) && !corrected.contains(&s) {
+                out.push((model, s, response.clone()));
+            }
+        }
+    }
+    out
 }
