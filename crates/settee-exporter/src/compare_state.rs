@@ -12,27 +12,12 @@
 use settee_core::{component, Component, ComponentId, Diagnostic, InitCtx, Scene, SimResult, VecId};
 use settee_regress::metric::compare_line;
 
-use crate::read_state::ReadState;
+use crate::read_state::{ReadState, ReadStateData};
 
 /// Compares the context mechanical state with a recorded trajectory.
 #[component(
     module = "Sofa.Component.Playback",
-    data = {
-        /// State file to compare with (gzip-compressed when it ends in .gz), as WriteState writes it
-        filename: FileName,
-        /// Time between inputs (accepted, unused, as in SOFA)
-        interval: Real = "0",
-        /// Added to the scene's time to find the record to compare with
-        shift: Real = "0",
-        /// Start the file over when its end is reached
-        "loop" as LOOP: Bool = "false",
-        /// Scale applied to the positions of the first record, applied at initialisation
-        scalePos: Real = "1",
-        /// Rotation (Euler angles, degrees) applied to the positions of the first record
-        rotation: Fixed(3) = "0 0 0",
-        /// Translation applied to the positions of the first record
-        translation: Fixed(3) = "0 0 0",
-    },
+    inherit = [ReadStateData],
 )]
 #[derive(Clone, Default)]
 pub struct CompareState {
@@ -60,7 +45,7 @@ impl CompareState {
         let node = scene.entry(me).node;
         let ctx = scene.node(node).context;
         let d = &scene.entry(me).data;
-        let (shift, looping) = (d.get(Self::SHIFT), d.get(Self::LOOP));
+        let (shift, looping) = (d.get(ReadStateData::SHIFT), d.get(ReadStateData::LOOP));
         let print = matches!(d.field("printLog").map(|f| &f.value), Some(settee_core::Value::Bool(true)));
         let Some(r) = self.read.read_next(ctx.time + shift + 0.001 * ctx.dt, 0.0, looping) else { return Ok(()) };
         let st = scene.store.get(sid);

@@ -12,7 +12,7 @@
 //! shifted by the last time read. `interval` is accepted and, as in SOFA, unused.
 
 use settee_core::types::{quat_from_euler, quat_mul, quat_rotate, Layout};
-use settee_core::{component, mechanics, Component, ComponentId, InitCtx, MechScope, Scene, SimError, SimResult, VecId};
+use settee_core::{component, data_group, mechanics, Component, ComponentId, InitCtx, MechScope, Scene, SimError, SimResult, VecId};
 
 use crate::common::{context_state, read_text};
 
@@ -48,27 +48,31 @@ pub fn parse_records(text: &str) -> Result<Vec<Record>, String> {
     Ok(out)
 }
 
+/// The Data of SOFA's `ReadState`, which `CompareState` inherits.
+#[data_group(data = {
+    /// State file to read (gzip-compressed when it ends in .gz), as WriteState writes it
+    filename: FileName,
+    /// Time between inputs (accepted, unused, as in SOFA)
+    interval: Real = "0",
+    /// Added to the scene's time to find the record to read
+    shift: Real = "0",
+    /// Start the file over when its end is reached
+    "loop" as LOOP: Bool = "false",
+    /// Scale applied to the positions read
+    scalePos: Real = "1",
+    /// Rotation (Euler angles, degrees) applied to the positions read
+    rotation: Fixed(3) = "0 0 0",
+    /// Translation applied to the positions read
+    translation: Fixed(3) = "0 0 0",
+})]
+pub struct ReadStateData;
+
 /// Replays a state file written by WriteState into the context mechanical state.
 ///
 /// The ReadState component.
 #[component(
     module = "Sofa.Component.Playback",
-    data = {
-        /// State file to read (gzip-compressed when it ends in .gz), as WriteState writes it
-        filename: FileName,
-        /// Time between inputs (accepted, unused, as in SOFA)
-        interval: Real = "0",
-        /// Added to the scene's time to find the record to read
-        shift: Real = "0",
-        /// Start the file over when its end is reached
-        "loop" as LOOP: Bool = "false",
-        /// Scale applied to the positions read
-        scalePos: Real = "1",
-        /// Rotation (Euler angles, degrees) applied to the positions read
-        rotation: Fixed(3) = "0 0 0",
-        /// Translation applied to the positions read
-        translation: Fixed(3) = "0 0 0",
-    },
+    inherit = [ReadStateData],
 )]
 #[derive(Clone, Default)]
 pub struct ReadState {
@@ -120,8 +124,13 @@ impl ReadState {
         let node = scene.entry(me).node;
         let ctx = scene.node(node).context;
         let d = &scene.entry(me).data;
-        let (shift, looping, scale, rot, tr) =
-            (d.get(Self::SHIFT), d.get(Self::LOOP), d.get(Self::SCALE_POS), d.get(Self::ROTATION), d.get(Self::TRANSLATION));
+        let (shift, looping, scale, rot, tr) = (
+            d.get(ReadStateData::SHIFT),
+            d.get(ReadStateData::LOOP),
+            d.get(ReadStateData::SCALE_POS),
+            d.get(ReadStateData::ROTATION),
+            d.get(ReadStateData::TRANSLATION),
+        );
         let Some(r) = self.read_next(ctx.time + shift, 0.1 * ctx.dt, looping) else { return Ok(()) };
         let rec = &self.records[r];
         let st = scene.store.get_mut(sid);
@@ -193,7 +202,7 @@ impl Component for ReadState {
         if self.state.is_none() {
             return Err(cx.error("ReadState found no mechanical state in its context").hint("put it in the node of the MechanicalObject to drive"));
         }
-        let name = cx.data().get(Self::FILENAME).to_string();
+        let name = cx.data().get(ReadStateData::FILENAME).to_string();
         if name.is_empty() {
             return Err(cx.error("ReadState has no filename").hint("set filename to a file written by WriteState"));
         }
