@@ -30,6 +30,9 @@ use crate::run::{simulate, RunObserver};
 /// The page's viewer (HTML, CSS and JS); the recording is put in place of its data marker.
 const VIEWER_HTML: &str = include_str!("view/viewer.html");
 const DATA_MARKER: &str = "/*SETTEE_DATA*/null";
+/// The WebGL renderer shared with the studio's page, inlined so the page stays self-contained.
+pub const RENDERER_JS: &str = include_str!("view/renderer.js");
+const RENDERER_MARKER: &str = "/*SETTEE_RENDERER*/";
 
 /// Default byte budget of the page's frame data (base64 included): about 50 MB.
 pub const DEFAULT_MAX_BYTES: usize = 50_000_000;
@@ -438,7 +441,7 @@ pub fn render_html(rec: &Recording) -> String {
     // `</` cannot appear inside a <script> element.
     let text = data.to_string().replace("</", "<\\/");
     let title = rec.title.replace('&', "&amp;").replace('<', "&lt;");
-    VIEWER_HTML.replacen(DATA_MARKER, &text, 1).replacen("<title>Settee</title>", &format!("<title>{title} — Settee</title>"), 1)
+    VIEWER_HTML.replacen(RENDERER_MARKER, RENDERER_JS, 1).replacen(DATA_MARKER, &text, 1).replacen("<title>Settee</title>", &format!("<title>{title} — Settee</title>"), 1)
 }
 
 /// What `settee view` did.
