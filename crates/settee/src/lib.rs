@@ -12,6 +12,7 @@ pub mod check;
 pub mod components;
 pub mod constraint_export;
 pub mod doc;
+pub mod drawing;
 pub mod dump;
 pub mod guard;
 pub mod inspect;
