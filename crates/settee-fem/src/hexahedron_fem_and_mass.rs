@@ -24,8 +24,8 @@ use settee_core::math::{norm, sub};
 
 use crate::common::gather;
 use crate::hexa::Vec3;
-use crate::hexahedron_fem::{HexahedronFEMForceField, HexahedronFemData};
-use crate::tetra_common::ElasticData;
+use crate::hexahedron_fem::{HexahedronFEMForceField, HexahedronFemData, HEXA_PARALLEL_MIN};
+use crate::tetra_common::{parallel_loop, ElasticData};
 
 /// A 24×24 element mass matrix, row-major, DOF `3·corner + component`.
 pub type ElementMass = [[f64; 24]; 24];
@@ -279,36 +279,44 @@ impl Mass for HexahedronFEMForceFieldAndMass {
             return;
         }
         let elements = self.ff.elements();
-        let products: Vec<[f64; 24]> = self
-            .element_masses_t
-            .par_iter()
-            .zip(elements.par_iter())
-            .map(|(mt, e)| {
-                let mut d = [0.0; 24];
-                for (k, &i) in e.iter().enumerate() {
-                    d[3 * k..3 * k + 3].copy_from_slice(&dx[3 * i..3 * i + 3]);
+        // Each f[i] = Σ_j M(i, j)·d[j], summed over j in increasing order as a row-by-row
+        // product does, but the 24 sums advance together (one row alone would wait on the
+        // adder's latency at each term).
+        let element_product = |mt: &[[f64; 24]; 24], e: &[usize; 8]| {
+            let mut d = [0.0; 24];
+            for (k, &i) in e.iter().enumerate() {
+                d[3 * k..3 * k + 3].copy_from_slice(&dx[3 * i..3 * i + 3]);
+            }
+            let mut f = [0.0; 24];
+            for (fi, &m) in f.iter_mut().zip(mt[0].iter()) {
+                *fi = m * d[0];
+            }
+            for (col, &dj) in mt.iter().zip(d.iter()).skip(1) {
+                for (fi, &m) in f.iter_mut().zip(col.iter()) {
+                    *fi += m * dj;
                 }
-                // Each f[i] = Σ_j M(i, j)·d[j], summed over j in increasing order as a row-by-row
-                // product does, but the 24 sums advance together (one row alone would wait on
-                // the adder's latency at each term).
-                let mut f = [0.0; 24];
-                for (fi, &m) in f.iter_mut().zip(mt[0].iter()) {
-                    *fi = m * d[0];
-                }
-                for (col, &dj) in mt.iter().zip(d.iter()).skip(1) {
-                    for (fi, &m) in f.iter_mut().zip(col.iter()) {
-                        *fi += m * dj;
-                    }
-                }
-                f
-            })
-            .collect();
-        for (e, f) in elements.iter().zip(&products) {
+            }
+            f
+        };
+        let scatter = |res: &mut [f64], e: &[usize; 8], f: &[f64; 24]| {
             for (w, &i) in e.iter().enumerate() {
                 for c in 0..3 {
                     res[3 * i + c] += f[3 * w + c] * factor;
                 }
             }
+        };
+        // Small meshes (a sparse grid's few cells) stay on this thread and allocate nothing:
+        // waking the pool for them cost more than the products. Both paths accumulate in
+        // element order, so the bits are the same.
+        if !parallel_loop(elements.len(), HEXA_PARALLEL_MIN) {
+            for (mt, e) in self.element_masses_t.iter().zip(elements) {
+                scatter(res, e, &element_product(mt, e));
+            }
+            return;
+        }
+        let products: Vec<[f64; 24]> = self.element_masses_t.par_iter().zip(elements.par_iter()).map(|(mt, e)| element_product(mt, e)).collect();
+        for (e, f) in elements.iter().zip(&products) {
+            scatter(res, e, f);
         }
     }
 
