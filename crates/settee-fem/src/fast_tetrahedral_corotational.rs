@@ -348,9 +348,18 @@ impl FastTetrahedralCorotationalForceField {
         check_len("the position vector", x, self.nb_dofs)?;
         check_len("the force vector", f, self.nb_dofs)?;
         let method = self.method;
-        let forces: Vec<[Vec3; 4]> =
-            self.elements.par_iter_mut().zip(self.tetrahedra.par_iter()).map(|(e, t)| e.force(method, &gather(x, t))).collect();
-        crate::common::scatter(f, self.tetrahedra.iter().zip(&forces));
+        // Small meshes stay on this thread: waking the pool costs more than their elements.
+        // Either way the element forces are scattered in element order (the same bits).
+        if crate::tetra_common::parallel_loop(self.tetrahedra.len(), crate::tetra_common::TETRA_PARALLEL_MIN) {
+            let forces: Vec<[Vec3; 4]> =
+                self.elements.par_iter_mut().zip(self.tetrahedra.par_iter()).map(|(e, t)| e.force(method, &gather(x, t))).collect();
+            crate::common::scatter(f, self.tetrahedra.iter().zip(&forces));
+        } else {
+            for (e, t) in self.elements.iter_mut().zip(&self.tetrahedra) {
+                let fe = e.force(method, &gather(x, t));
+                crate::common::scatter(f, std::iter::once((t, &fe)));
+            }
+        }
         *self.edge_stiffness.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
         Ok(())
     }

@@ -321,13 +321,18 @@ impl TetrahedronHyperelasticityFEMForceField {
         check_len("the position vector", x, self.nb_dofs)?;
         check_len("the force vector", f, self.nb_dofs)?;
         let Some(material) = self.material else { return Ok(()) };
-        self.rests.par_iter().zip(self.states.par_iter_mut()).zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(
-            |(((r, st), out), t)| {
-                let (s, fe) = element_force(r, &material, &gather(x, t));
-                *st = s;
-                *out = fe;
-            },
-        );
+        let body = |(((r, st), out), t): (((&_, &mut HyperState), &mut _), &_)| {
+            let (s, fe) = element_force(r, &material, &gather(x, t));
+            *st = s;
+            *out = fe;
+        };
+        // Small meshes stay on this thread (waking the pool costs more than their elements);
+        // every element writes its own slot either way.
+        if crate::tetra_common::parallel_loop(self.tetrahedra.len(), crate::tetra_common::TETRA_PARALLEL_MIN) {
+            self.rests.par_iter().zip(self.states.par_iter_mut()).zip(self.forces.par_iter_mut()).zip(self.tetrahedra.par_iter()).for_each(body);
+        } else {
+            self.rests.iter().zip(self.states.iter_mut()).zip(self.forces.iter_mut()).zip(self.tetrahedra.iter()).for_each(body);
+        }
         // SOFA: f -= F·(S·sv)·V0; the element forces hold the negated products.
         scatter(f, self.tetrahedra.iter().zip(&self.forces));
         *self.tangent.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
