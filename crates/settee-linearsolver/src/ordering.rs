@@ -34,6 +34,7 @@ pub fn ordering_name(o: Ordering) -> &'static str {
         Ordering::Natural => "Natural",
         Ordering::Amd => "AMD",
         Ordering::Colamd => "COLAMD",
+        Ordering::NestedDissection => "Metis",
     }
 }
 
