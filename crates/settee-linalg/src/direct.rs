@@ -3,8 +3,8 @@
 //!
 //! | `DirectKind` | implementation | ordering honoured |
 //! |---|---|---|
-//! | `Ldlt` | own supernodal LDLᵀ without pivoting (the factors of SOFA's `SparseLDLSolver`, to round-off; see `ldlt.rs`) | `Natural` = identity, `Amd` = faer's AMD on the pattern of `A + Aᵀ`, `Colamd` = faer's COLAMD column ordering of `A`, applied symmetrically |
-//! | `Llt` | the same supernodal LDLᵀ, requiring every pivot `D(k,k) > 0` (`L D Lᵀ = (L D½)(L D½)ᵀ`: the Cholesky factorization, without its square roots) | same three orderings |
+//! | `Ldlt` | own supernodal LDLᵀ without pivoting (the factors of SOFA's `SparseLDLSolver`, to round-off; see `ldlt.rs`) | `Natural` = identity, `Amd` = faer's AMD on the pattern of `A + Aᵀ`, `Colamd` = faer's COLAMD column ordering of `A`, applied symmetrically, `NestedDissection` = own nested dissection of `A + Aᵀ` (`nested_dissection.rs`) |
+//! | `Llt` | the same supernodal LDLᵀ, requiring every pivot `D(k,k) > 0` (`L D Lᵀ = (L D½)(L D½)ᵀ`: the Cholesky factorization, without its square roots) | same four orderings |
 //! | `Lu` | faer sparse LU with partial pivoting (supernodal variant forced: the simplicial one panics on an exactly zero pivot) | **ignored**: faer always applies its own COLAMD column ordering |
 //! | `Qr` | faer sparse QR | **ignored**: faer always applies its own COLAMD column ordering |
 //!
@@ -37,8 +37,8 @@ pub enum DirectKind {
 }
 
 /// Fill-reducing ordering (SOFA's `NaturalOrderingMethod`, `AMDOrderingMethod`,
-/// `COLAMDOrderingMethod`). Honoured by `Ldlt` and `Llt`; `Lu`/`Qr` always use
-/// faer's COLAMD.
+/// `COLAMDOrderingMethod`, `MetisOrderingMethod`). Honoured by `Ldlt` and `Llt`; `Lu`/`Qr`
+/// always use faer's COLAMD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ordering {
     /// Identity permutation.
@@ -47,6 +47,9 @@ pub enum Ordering {
     Amd,
     /// Column approximate minimum degree (faer's COLAMD on `A`), used as a symmetric permutation.
     Colamd,
+    /// Nested dissection of the pattern of `A + Aᵀ` ([`crate::nested_dissection_ordering`]),
+    /// what SOFA's `MetisOrderingMethod` asks METIS for.
+    NestedDissection,
 }
 
 #[derive(Debug)]
@@ -181,6 +184,7 @@ fn compute_ordering(a: &CsrMatrix, ordering: Ordering) -> Result<Vec<usize>> {
             let mut buf = mem(colamd::order_scratch::<usize>(n, n, a.nnz()))?;
             colamd::order(&mut perm, &mut perm_inv, sym, colamd::Control::default(), MemStack::new(&mut buf)).map_err(faer_err)?;
         }
+        Ordering::NestedDissection => perm = crate::nested_dissection::nested_dissection_ordering(a),
     }
     Ok(perm)
 }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use settee_linalg::{dense_inverse, det3, invert3, mul3_vec, mul3t_vec, CsrMatrix, DirectKind, DirectSolver, LinalgError, MatrixBuilder, Ordering};
 
 const KINDS: [DirectKind; 4] = [DirectKind::Ldlt, DirectKind::Llt, DirectKind::Lu, DirectKind::Qr];
-const ORDERINGS: [Ordering; 3] = [Ordering::Natural, Ordering::Amd, Ordering::Colamd];
+const ORDERINGS: [Ordering; 4] = [Ordering::Natural, Ordering::Amd, Ordering::Colamd, Ordering::NestedDissection];
 
 fn solve_with(kind: DirectKind, ord: Ordering, a: &CsrMatrix, b: &[f64]) -> Vec<f64> {
     let mut s = DirectSolver::new(kind, ord);
@@ -367,7 +367,7 @@ fn kind_strategy() -> impl Strategy<Value = DirectKind> {
 }
 
 fn ordering_strategy() -> impl Strategy<Value = Ordering> {
-    prop_oneof![Just(Ordering::Natural), Just(Ordering::Amd), Just(Ordering::Colamd)]
+    prop_oneof![Just(Ordering::Natural), Just(Ordering::Amd), Just(Ordering::Colamd), Just(Ordering::NestedDissection)]
 }
 
 proptest! {

@@ -313,6 +313,10 @@ fn ordering_comes_from_the_link_then_the_node_then_amd() {
     r.unwrap();
     assert_eq!(scene.get::<DirectLinearSolver>(ls).unwrap().ordering(), Ordering::Colamd);
 
+    let (scene, ls, r) = scene_with("SparseLDLSolver", None, &[("orderingMethod", "@nd")], &[("MetisOrderingMethod", &[("name", "nd")])]);
+    r.unwrap();
+    assert_eq!(scene.get::<DirectLinearSolver>(ls).unwrap().ordering(), Ordering::NestedDissection);
+
     let (mut scene, ls, r) = scene_with("SparseLDLSolver", None, &[], &[("COLAMDOrderingMethod", &[])]);
     r.unwrap();
     let (a, b) = dense_system(FACTORS);
@@ -650,4 +654,79 @@ fn svd_solves_a_singular_system_in_the_least_squares_sense() {
     settee_core::simulation::init_root(&mut scene, &f).unwrap();
     let e = solve_once(&mut scene, ls, Mbk { m: 0.0, b: 0.0, k: 1.0 }, &RHS).unwrap_err();
     assert!(e.to_string().contains("not positive definite"), "{e}");
+}
+
+/// A 7×7×7 lattice of nodes (1,029 DOFs) coupled along the edges of a tetrahedral cube mesh by
+/// SPD 3×3 blocks, node 0 fixed, solved by `SparseLDLSolver` with the ordering component
+/// `ordering` in its node: enough nodes for the nested dissection to cut the graph.
+fn lattice_solve(ordering: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>, Ordering) {
+    const G: usize = 7;
+    let nodes = G * G * G;
+    let n = 3 * nodes;
+    let id = |x: usize, y: usize, z: usize| (x * G + y) * G + z;
+    let mut k = vec![0.0; n * n];
+    let mut positions = Vec::new();
+    for x in 0..G {
+        for y in 0..G {
+            for z in 0..G {
+                positions.extend([x as f64, y as f64, z as f64]);
+                for (e, d) in [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 0, 1], [0, 1, 1], [1, 1, 1]].iter().enumerate() {
+                    let (p, q, r) = (x + d[0], y + d[1], z + d[2]);
+                    if p >= G || q >= G || r >= G {
+                        continue;
+                    }
+                    let (a, b) = (id(x, y, z), id(p, q, r));
+                    let s = 1.0 + 0.1 * e as f64 + 0.01 * (a % 7) as f64;
+                    let blk = [[2.0 * s, 0.3, 0.1], [0.3, 3.0 * s, -0.2], [0.1, -0.2, 1.5 * s]];
+                    for (i, row) in blk.iter().enumerate() {
+                        for (j, v) in row.iter().enumerate() {
+                            k[(3 * a + i) * n + 3 * a + j] += v;
+                            k[(3 * b + i) * n + 3 * b + j] += v;
+                            k[(3 * a + i) * n + 3 * b + j] -= v;
+                            k[(3 * b + i) * n + 3 * a + j] -= v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let f = factory();
+    let mut scene = Scene::new("root");
+    add(&mut scene, &f, ordering, None, &[]);
+    let ls = add(&mut scene, &f, "SparseLDLSolver", Some("CompressedRowSparseMatrixMat3x3d"), &[]);
+    add(&mut scene, &f, "MechanicalObject", Some("Vec3d"), &[("position", &fmt_list(&positions))]);
+    add(&mut scene, &f, "UniformMass", None, &[("vertexMass", "0.5")]);
+    add(&mut scene, &f, "FixedProjectiveConstraint", None, &[("indices", "0")]);
+    add(&mut scene, &f, "TestMatrixForceField", None, &[("stiffness", &fmt_list(&k))]);
+    settee_core::simulation::init_root(&mut scene, &f).unwrap();
+    let rhs: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+    let x = solve_once(&mut scene, ls, FACTORS, &rhs).unwrap();
+    // The projected system: m M + k K with the fixed node's rows and columns replaced by identity.
+    let mut a: Vec<f64> = k.iter().map(|v| -FACTORS.k * v).collect();
+    let mut b = rhs;
+    for i in 0..n {
+        a[i * n + i] += FACTORS.m * 0.5;
+    }
+    for r in 0..3 {
+        for c in 0..n {
+            a[r * n + c] = 0.0;
+            a[c * n + r] = 0.0;
+        }
+        a[r * n + r] = 1.0;
+        b[r] = 0.0;
+    }
+    (a, b, x, scene.get::<DirectLinearSolver>(ls).unwrap().ordering())
+}
+
+#[test]
+fn metis_ordering_method_solves_as_amd_does() {
+    let (a, b, nd, ord) = lattice_solve("MetisOrderingMethod");
+    assert_eq!(ord, Ordering::NestedDissection);
+    let (_, _, amd, ord) = lattice_solve("AMDOrderingMethod");
+    assert_eq!(ord, Ordering::Amd);
+    let n = b.len();
+    let residual: f64 = (0..n).map(|i| (a[i * n..(i + 1) * n].iter().zip(&nd).map(|(p, q)| p * q).sum::<f64>() - b[i]).powi(2)).sum::<f64>().sqrt();
+    let norm_b = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!(residual < 1e-12 * norm_b, "residual {residual} (|b| {norm_b})");
+    assert!(max_rel_diff(&nd, &amd) < 1e-10, "ND vs AMD: {}", max_rel_diff(&nd, &amd));
 }
