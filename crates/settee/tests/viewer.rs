@@ -30,7 +30,15 @@ struct Checked {
 impl Checked {
     fn snapshot(&mut self, scene: &Scene) {
         let rec = self.recorder.recording();
-        self.truth.push(rec.tracks.iter().map(|t| scene.store.get(t.state).read(VecId::POSITION).to_vec()).collect());
+        self.truth.push(
+            rec.tracks
+                .iter()
+                .map(|t| match t.source {
+                    settee::view::TrackSource::State(s) => scene.store.get(s).read(VecId::POSITION).to_vec(),
+                    settee::view::TrackSource::Visual(_) => Vec::new(),
+                })
+                .collect(),
+        );
     }
 }
 
