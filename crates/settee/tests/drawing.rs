@@ -225,3 +225,47 @@ fn visual_updates_change_no_simulated_number() {
     let liver = examples.join("examples/Demos/liver.scn");
     assert_eq!(states_after(&liver, &dirs, 20, true), states_after(&liver, &dirs, 20, false));
 }
+
+/// A spinning, falling rigid body with a visual model under a RigidMapping (its vertices in the
+/// frame's coordinates, `globalToLocalCoords` false as by default): after the steps and the
+/// visual update, every vertex is the frame's origin plus its rest offset rotated by the frame's
+/// orientation.
+#[test]
+fn rigid_mapping_moves_a_visual_model_with_its_frame() {
+    let path = settee_testkit::temp_scene(
+        "rigid_visual",
+        r#"<Node name="root" gravity="0 -9.81 0" dt="0.01">
+    <Node name="body">
+        <EulerImplicitSolver/>
+        <CGLinearSolver iterations="50" tolerance="1e-12" threshold="1e-12"/>
+        <MechanicalObject name="frame" template="Rigid3d" position="1 2 3  0 0 0 1" velocity="0 0 0  0.5 1 2"/>
+        <UniformMass totalMass="1"/>
+        <Node name="visu">
+            <OglModel name="shape" position="0 0 0  1 0 0  0 1 0  0 0 1" triangles="0 1 2  0 1 3"/>
+            <RigidMapping input="@.." output="@shape"/>
+        </Node>
+    </Node>
+</Node>"#,
+    );
+    let mut scene = load(&path, &[]);
+    let d = Drawing::select(&scene);
+    let shape = d.tracks.iter().find_map(|t| match t.source {
+        TrackSource::Visual(c) => Some(c),
+        _ => None,
+    });
+    let shape = shape.expect("the visual model is drawn");
+    let state = d.tracks.iter().find_map(|t| t.state()).unwrap();
+    run(&mut scene, 30, |_, _| {});
+    d.update_visuals(&mut scene).unwrap();
+    let x = scene.store.get(state).read(VecId::POSITION).to_vec();
+    let (c, q) = ([x[0], x[1], x[2]], [x[3], x[4], x[5], x[6]]);
+    assert!((c[1] - 2.0).abs() > 0.01 && q[3] < 0.999, "the frame moved and turned: {x:?}");
+    let offsets = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    let g = scene.role::<dyn VisualGeometry>(shape).unwrap();
+    for (v, o) in g.positions().chunks_exact(3).zip(offsets) {
+        let r = settee_core::types::quat_rotate(q, o);
+        for a in 0..3 {
+            assert!((v[a] - (c[a] + r[a])).abs() < 1e-12, "{v:?} vs {c:?} + R·{o:?}");
+        }
+    }
+}
