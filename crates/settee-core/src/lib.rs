@@ -37,6 +37,7 @@ pub mod topology_change;
 
 pub mod simulation;
 pub mod testing;
+pub mod visual;
 
 // The graph's modules keep their short paths (`settee_core::scene::Scene`).
 pub use graph::{arena, constraint_rows, data, data_ref, factory, names, plan, scene, snapshot, state, topology, types};
@@ -57,6 +58,7 @@ pub mod role {
     pub use crate::graph::role::*;
     pub use crate::mechanics::roles::{ANIMATION_LOOP, FORCE_FIELD, LINEAR_SOLVER, MAPPING, MASS, ODE_SOLVER, PROJECTIVE_CONSTRAINT};
     pub use crate::topology_change::TOPOLOGY_MODIFIER;
+    pub use crate::visual::VISUAL_GEOMETRY;
 }
 
 pub use component::{

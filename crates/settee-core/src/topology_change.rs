@@ -257,6 +257,7 @@ pub fn propagate(scene: &mut Scene, container: ComponentId, changes: &[TopologyC
     if changes.is_empty() {
         return Ok(());
     }
+    scene.topology_revision += 1;
     let point = |c: &&TopologyChange| c.kind() == ElementKind::Point;
     let adds = changes.iter().filter(point).any(|c| matches!(c, TopologyChange::Added { .. }));
     let removes = changes.iter().filter(point).any(|c| !matches!(c, TopologyChange::Added { .. }));

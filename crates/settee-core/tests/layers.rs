@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     // Inline lists of states and kept buffers of the stages.
     &["scratch"],
     &["mechanics"],
-    &["collision", "compliant", "constraint"],
+    &["collision", "compliant", "constraint", "visual"],
     &["divergence", "topology_change"],
     &["simulation"],
     &["testing"],

@@ -27,8 +27,8 @@ use settee_core::ConstraintRows;
 use settee_core::{component, Component, InitCtx, Layout, MeshData, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    add, check_layouts, check_len, cross, dot, invert3, mapping_ports, mat_vec, norm, resize_output, resolve_ports, scale, sub, v3, MappingData,
-    Ports, M3, V3,
+    add, apply_to_visual_at_init, check_layouts, check_len, cross, dot, invert3, mapping_ports, mat_vec, norm, resize_output, resolve_ports, scale,
+    sub, v3, visual_rest_positions, MappingData, Ports, M3, V3,
 };
 
 /// The Data of the `RegularGridTopology` read here, as settee-topology's class declares them
@@ -757,8 +757,34 @@ impl BarycentricMapping {
 impl Component for BarycentricMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
-        let Some(output) = self.ports.output else { return Ok(()) };
-        check_layouts(cx, &self.ports, &[(Layout::Vec3, Layout::Vec3)])?;
+        if self.ports.output.is_none() {
+            // A visual model: located in the input from its rest positions, moved only by the
+            // visual update. A mapping the drawing cannot use is a warning, never an error
+            // (it does not take part in the simulation).
+            let Some(rest) = visual_rest_positions(cx.scene, &self.ports) else { return Ok(()) };
+            if self.ports.in_layouts.first() != Some(&Layout::Vec3) {
+                self.ports.visual = None;
+                return Ok(());
+            }
+            let xout: Vec<V3> = rest.chunks_exact(3).map(v3).collect();
+            if let Err(e) = self.locate(cx, Some(xout)) {
+                cx.warn(format!("the visual model is not drawn: {}", e.0.message));
+                self.ports.visual = None;
+                return Ok(());
+            }
+            return apply_to_visual_at_init(self, cx.scene);
+        }
+        self.locate(cx, None)
+    }
+}
+
+impl BarycentricMapping {
+    /// Locates the output points (`visual`: a visual model's, else the output state's) in the
+    /// input topology: the mapper, the locations and the stencils.
+    fn locate(&mut self, cx: &mut InitCtx, visual: Option<Vec<V3>>) -> SimResult {
+        if visual.is_none() {
+            check_layouts(cx, &self.ports, &[(Layout::Vec3, Layout::Vec3)])?;
+        }
         let input = self.ports.inputs[0];
         self.n_in = cx.state_size(input);
 
@@ -790,7 +816,11 @@ impl Component for BarycentricMapping {
             v.chunks_exact(3).take(st.size).map(v3).collect()
         };
         let xin = read(input);
-        let xout = read(output);
+        let xout = match (visual, self.ports.output) {
+            (Some(v), _) => v,
+            (None, Some(output)) => read(output),
+            (None, None) => return Ok(()),
+        };
         if let Some((i, e)) = mesh_max_index(&mesh).filter(|&(i, _)| i >= xin.len()) {
             return Err(cx
                 .error(format!("{} refers to point {i} ({e}) but the input state has {} points", cx.scene.entry(topo).label(), xin.len()))
@@ -940,6 +970,10 @@ fn mesh_max_index(m: &MeshData) -> Option<(usize, &'static str)> {
 
 impl Mapping for BarycentricMapping {
     mapping_ports!();
+
+    fn visual_output(&self) -> Option<settee_core::ComponentId> {
+        self.ports.visual
+    }
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         self.apply_j(out, inputs)

@@ -4,7 +4,7 @@
 
 use settee_core::component::{Mapping, SparseRows};
 use settee_core::role;
-use settee_core::{InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
+use settee_core::{ComponentId, InitCtx, Layout, Scene, SimError, SimResult, StateId, VecId};
 
 /// SOFA's `BaseMapping` and `Mapping` Data, included first by every mapping class. `isMechanical`
 /// is an alias of the three `map*` flags (SOFA adds it to each), so `isMechanical="false"` clears
@@ -48,6 +48,8 @@ pub struct Ports {
     /// `None` when the output is a visual model.
     pub output: Option<StateId>,
     pub out_layout: Option<Layout>,
+    /// The visual model the mapping outputs into, when it does (then `output` is `None`).
+    pub visual: Option<ComponentId>,
     /// Forces (and matrices) travel through the mapping (`mapForces`).
     pub map_forces: bool,
 }
@@ -61,6 +63,7 @@ impl Ports {
             in_layouts: vec![in_layout; inputs.len()],
             output: Some(output),
             out_layout: Some(out_layout),
+            visual: None,
             map_forces: true,
         }
     }
@@ -188,8 +191,23 @@ pub fn resolve_ports(cx: &mut InitCtx, multi: bool) -> SimResult<Ports> {
         ports.output = Some(s);
         ports.out_layout = Some(l);
         cx.scene.store.get_mut(s).mapped = true;
+    } else if out_entry.plays(settee_core::role::VISUAL_GEOMETRY) {
+        ports.visual = Some(output);
     }
     Ok(ports)
+}
+
+/// The rest positions of the visual model a mapping outputs into (3 reals per vertex), read at
+/// the mapping's init.
+pub fn visual_rest_positions(scene: &Scene, ports: &Ports) -> Option<Vec<f64>> {
+    let v = ports.visual?;
+    Some(scene.role::<dyn settee_core::visual::VisualGeometry>(v)?.rest_positions().to_vec())
+}
+
+/// SOFA's `Mapping::init` tail for a visual output: the model's vertices are mapped once from
+/// the inputs' positions.
+pub fn apply_to_visual_at_init(map: &mut dyn Mapping, scene: &mut Scene) -> SimResult {
+    settee_core::visual::map_into_visual(scene, map)
 }
 
 /// The ports of a two-input mapping (SOFA's `Multi2Mapping`): the states named by `input1` and

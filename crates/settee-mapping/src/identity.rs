@@ -6,7 +6,9 @@ use settee_core::component::{Mapping, SparseRows};
 use settee_core::ConstraintRows;
 use settee_core::{Component, InitCtx, Layout, SimResult, StateId};
 
-use crate::common::{check_layouts, check_len, finish_init, mapping_ports, resolve_ports, selection_jacobian, Ports};
+use crate::common::{
+    apply_to_visual_at_init, check_layouts, check_len, finish_init, mapping_ports, resolve_ports, selection_jacobian, visual_rest_positions, Ports,
+};
 
 const TEMPLATES: &[(Layout, Layout)] = &[
     (Layout::Vec3, Layout::Vec3),
@@ -71,7 +73,16 @@ impl IdentityMapping {
 impl Component for IdentityMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
-        let Some(out_layout) = self.ports.out_layout else { return Ok(()) };
+        let Some(out_layout) = self.ports.out_layout else {
+            // A visual model: its vertex i follows input element i (the first three
+            // coordinates), moved only by the visual update.
+            let Some(rest) = visual_rest_positions(cx.scene, &self.ports) else { return Ok(()) };
+            let in_layout = self.ports.in_layouts[0];
+            self.n = cx.state_size(self.ports.inputs[0]).min(rest.len() / 3);
+            self.cs = (in_layout.coord_size(), 3);
+            self.ds = (in_layout.deriv_size(), 3);
+            return apply_to_visual_at_init(self, cx.scene);
+        };
         check_layouts(cx, &self.ports, TEMPLATES)?;
         let in_layout = self.ports.in_layouts[0];
         self.n = cx.state_size(self.ports.inputs[0]);
@@ -106,6 +117,10 @@ impl Component for IdentityMapping {
 
 impl Mapping for IdentityMapping {
     mapping_ports!();
+
+    fn visual_output(&self) -> Option<settee_core::ComponentId> {
+        self.ports.visual
+    }
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         check_len("the input positions", inputs[0], self.n, self.cs.0)?;

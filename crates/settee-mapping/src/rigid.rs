@@ -23,8 +23,9 @@ use settee_core::ConstraintRows;
 use settee_core::{component, Component, InitCtx, Layout, MatrixAccumulator, SimError, SimResult, StateId, VecId};
 
 use crate::common::{
-    apply_at_init, check_layouts, check_len, cross, frames_to_points, mapping_ports, nsd_projection, push_point_block, resize_output, resolve_ports,
-    sub, v3, FramesToPoints, GeometricStiffness, MappingData, Ports, GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
+    apply_at_init, apply_to_visual_at_init, check_layouts, check_len, cross, frames_to_points, mapping_ports, nsd_projection, push_point_block,
+    resize_output, resolve_ports, sub, v3, visual_rest_positions, FramesToPoints, GeometricStiffness, MappingData, Ports,
+    GEOMETRIC_STIFFNESS_OPTIONS, M3, V3,
 };
 
 const TEMPLATES: &[(Layout, Layout)] = &[(Layout::Rigid3, Layout::Vec3), (Layout::Rigid3, Layout::Rigid3), (Layout::Rigid2, Layout::Vec2)];
@@ -409,8 +410,22 @@ fn inverse_rotate(q: [f64; 4], v: V3) -> V3 {
 impl Component for RigidMapping {
     fn init(&mut self, cx: &mut InitCtx) -> SimResult {
         self.ports = resolve_ports(cx, false)?;
-        let Some(output) = self.ports.output else { return Ok(()) };
-        check_layouts(cx, &self.ports, TEMPLATES)?;
+        // A visual model: its rest vertices are attached to the frames like output points,
+        // and it moves only in the visual update. Only Rigid3d frames are mapped to one; a
+        // mapping the viewer cannot use is left out, never an error.
+        let visual_rest = match self.ports.output {
+            Some(_) => None,
+            None => match visual_rest_positions(cx.scene, &self.ports) {
+                Some(r) if self.ports.in_layouts.first() == Some(&Layout::Rigid3) && cx.data().get(Self::FILENAME).is_empty() => Some(r),
+                _ => {
+                    self.ports.visual = None;
+                    return Ok(());
+                }
+            },
+        };
+        if visual_rest.is_none() {
+            check_layouts(cx, &self.ports, TEMPLATES)?;
+        }
         self.planar = self.ports.in_layouts.first() == Some(&Layout::Rigid2);
         let rigid_out = self.ports.out_layout == Some(Layout::Rigid3);
         let input = self.ports.inputs[0];
@@ -454,9 +469,14 @@ impl Component for RigidMapping {
         let use_x0 = d.get(Self::USE_X0);
         let global = d.get(Self::GLOBAL_TO_LOCAL_COORDS);
 
-        let xout = cx.read_vec(output, VecId::POSITION).to_vec();
-        let n_out = cx.state_size(output);
-        let local: Vec<f64> = if use_x0 { cx.rest_or_position(output).to_vec() } else { xout.clone() };
+        let (n_out, local): (usize, Vec<f64>) = match (&visual_rest, self.ports.output) {
+            (Some(r), _) => (r.len() / 3, r.clone()),
+            (None, Some(output)) => {
+                let n_out = cx.state_size(output);
+                (n_out, if use_x0 { cx.rest_or_position(output).to_vec() } else { cx.read_vec(output, VecId::POSITION).to_vec() })
+            }
+            (None, None) => return Ok(()),
+        };
         if use_x0 || points.is_empty() {
             points = local.chunks_exact(w).take(n_out).map(point).collect();
         }
@@ -505,6 +525,9 @@ impl Component for RigidMapping {
         self.points = points;
         self.frame = frame;
         self.orientations = orientations;
+        if visual_rest.is_some() {
+            return apply_to_visual_at_init(self, cx.scene);
+        }
         resize_output(cx.scene, &self.ports, n);
         let rest = cx.data().get(MappingData::APPLY_REST_POSITION);
         apply_at_init(self, cx.scene, rest)
@@ -537,6 +560,10 @@ frames_to_points!(RigidMapping, rotated);
 
 impl Mapping for RigidMapping {
     mapping_ports!();
+
+    fn visual_output(&self) -> Option<settee_core::ComponentId> {
+        self.ports.visual
+    }
 
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult {
         if self.planar {

@@ -2,6 +2,11 @@
 //! button settings, …) and `RequiredPlugin`. Settee recognises them so SOFA scenes load
 //! unmodified; they take no part in the simulation. Their attributes are accepted without
 //! checking, since none of them can change a simulated number.
+//!
+//! The visual models `OglModel` and `VisualModelImpl` ([`model`]) hold a mesh the viewer draws,
+//! moved by the mappings that output into them in the visual update only.
+
+pub mod model;
 
 use settee_core::role::{Plugin, Visual, VisualLoop, VisualModel};
 use settee_core::{component, Component, InitCtx, SimResult};
@@ -15,9 +20,6 @@ fn keep_name_only(attrs: &mut Vec<(String, String)>) {
 #[component(
     markers = [Visual],
     preparse = keep_name_only,
-    class(name = "OglModel", module = "Sofa.GL.Component.Rendering3D", description = "OpenGL visual model (rendering only; Settee does not render).", markers = [VisualModel]),
-    class(name = "VisualModelImpl", module = "Sofa.Component.Visual", description = "Generic visual model (rendering only).", markers = [VisualModel]),
-    class(name = "VisualStyle", module = "Sofa.Component.Visual", description = "Display flags of the GUI (rendering only)."),
     class(name = "VisualGrid", module = "Sofa.Component.Visual", description = "A grid drawn in the viewer (rendering only)."),
     class(name = "LineAxis", module = "Sofa.Component.Visual", description = "Axes drawn in the viewer (rendering only)."),
     class(name = "OglSceneFrame", module = "Sofa.GL.Component.Rendering3D", description = "Frame drawn in a corner of the viewer (rendering only)."),
@@ -105,6 +107,29 @@ impl Component for NoEffect {
         Ok(settee_core::topology_change::Follow::NotConcerned)
     }
 }
+
+/// What the viewer shows by default: SOFA's display flags (the replay page reads them).
+///
+/// `VisualStyle`: `displayFlags` is a list of words `show…`/`hide…` (`showVisualModels`,
+/// `showBehaviorModels`, `showCollisionModels`, `showForceFields`, `hideVisual`, `showAll`, …).
+/// Other attributes are accepted and dropped (they only concern SOFA's renderer).
+#[component(
+    module = "Sofa.Component.Visual",
+    markers = [Visual],
+    preparse = keep_display_flags,
+    data = {
+        /// display flags: words show… / hide… (showVisualModels, showBehaviorModels, showCollisionModels, showForceFields, showMappings, showAll, hideVisual, …)
+        displayFlags: Str,
+    },
+)]
+#[derive(Clone, Default)]
+pub struct VisualStyle;
+
+fn keep_display_flags(attrs: &mut Vec<(String, String)>) {
+    attrs.retain(|(n, _)| n == "name" || n == "displayFlags");
+}
+
+impl Component for VisualStyle {}
 
 /// Display 3D camera-oriented text (rendering only; Settee does not render).
 ///
@@ -258,6 +283,8 @@ impl Component for TaskSchedulerSettings {
 /// Registers the classes of this crate.
 pub fn register(f: &mut settee_core::Factory) {
     f.add::<NoEffect>();
+    f.add::<model::OglModel>();
+    f.add::<VisualStyle>();
     f.add::<Visual3DText>();
     f.add::<RequiredPlugin>();
     f.add::<AddDataRepository>();

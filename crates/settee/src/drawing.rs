@@ -1,14 +1,26 @@
 //! What a page draws of a scene, shared by the replay page (`settee view`) and the live studio
-//! (`settee studio`): found through the scene's components, once, after init. For every node
-//! with a mechanical state, the surface of its topology (the node's own, a collision model's,
-//! or an ancestor's whose points are this state's): triangles, quads split in two, the
-//! boundary faces of tetrahedra and hexahedra, else the edges, else the state's points (with
-//! the node's `SpringForceField` springs as lines). Nodes without a state draw the collision
-//! models they hold, on the state those models use.
+//! (`settee studio`): found through the scene's components after init, and followed as the
+//! scene changes ([`Drawing::refresh`]).
+//!
+//! * **Visual models** (OglModel, VisualModelImpl): their mesh with their colour, moved by the
+//!   mappings that output into them in the visual update ([`Drawing::update_visuals`]).
+//! * **Behaviour models**: for every node with a mechanical state, every topology of the node
+//!   whose points are the state's (triangles, quads split in two, the boundary faces of
+//!   tetrahedra and hexahedra, else the edges), else an ancestor's whose points are this
+//!   state's, else the state's points (with the node's `SpringForceField` springs as lines).
+//!   States of a constraint space (a 1-D state mapped from a state of another dimension: the
+//!   distances of a `DistanceMapping`, …) are not geometry and are not drawn.
+//! * **Collision models**: the topologies the collision models of a node use.
+//!
+//! As SOFA's viewer does by default, a scene with visual models shows them and hides its
+//! behaviour and collision models; the `displayFlags` of the scene's `VisualStyle`
+//! (`showBehaviorModels`, `hideVisual`, …) say otherwise. A scene without visual models shows
+//! its behaviour and collision models.
 
 use std::collections::HashMap;
 
 use settee_core::role;
+use settee_core::visual::VisualGeometry;
 use settee_core::{ComponentId, MeshData, NodeId, Scene, StateId, VecId};
 
 /// How a layer's indices are drawn.
@@ -32,35 +44,98 @@ impl LayerKind {
     }
 }
 
+/// What a layer shows, as SOFA's display flags group it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// A visual model (`showVisualModels`).
+    Visual,
+    /// A mechanical state and its topology (`showBehaviorModels`).
+    Behavior,
+    /// A collision model's elements (`showCollisionModels`).
+    Collision,
+}
+
+impl Category {
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Visual => "visual",
+            Category::Behavior => "behavior",
+            Category::Collision => "collision",
+        }
+    }
+}
+
+/// Where a layer's elements come from (what [`Drawing::refresh`] reads again).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayerSource {
+    /// The elements of a topology container; the label starts with `prefix`.
+    Mesh { topology: ComponentId, prefix: String },
+    /// The faces of a visual model.
+    Visual(ComponentId),
+    /// Springs of a `SpringForceField` (fixed).
+    Springs,
+    /// Every point of the track.
+    Points { prefix: String },
+}
+
 /// One drawable item: elements over the vertices of one track.
 #[derive(Clone, Debug)]
 pub struct Layer {
     /// Path of the node it belongs to (`/root/beam`).
     pub node: String,
-    /// What it shows (`RegularGridTopology 'grid': 246 boundary quads`).
+    /// What it shows, with its counts now (`TetrahedronSetTopologyContainer 'tetras': 864
+    /// boundary faces of 2592 tetrahedra`).
     pub label: String,
-    /// Index into [`Recording::tracks`].
+    /// Index into [`Drawing::tracks`].
     pub track: usize,
     pub kind: LayerKind,
     /// Vertex indices into the track (empty for points).
     pub indices: Vec<u32>,
+    pub category: Category,
+    /// Its own colour (r, g, b, a), else the page's palette.
+    pub color: Option<[f32; 4]>,
+    /// Shown when the page opens (SOFA's display flags).
+    pub visible: bool,
+    pub source: LayerSource,
 }
 
-/// One drawn state: its positions are read every frame.
+/// What a track's positions are read from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TrackSource {
+    State(StateId),
+    Visual(ComponentId),
+}
+
+/// One drawn set of vertices: its positions are read every frame.
 #[derive(Clone, Debug)]
 pub struct DrawnTrack {
-    /// Path of the state (`/root/beam/dofs`).
+    /// Path of the state or visual model (`/root/beam/dofs`).
     pub name: String,
-    pub state: StateId,
-    /// Vertices per frame (the state's size when drawing started).
+    pub source: TrackSource,
+    /// Vertices now (follows the state's size: [`Drawing::refresh`]).
     pub vertices: usize,
 }
 
-/// Everything drawn of a scene: tracks (states) and layers (elements over a track).
+impl DrawnTrack {
+    /// The mechanical state drawn, when it is one.
+    pub fn state(&self) -> Option<StateId> {
+        match self.source {
+            TrackSource::State(s) => Some(s),
+            TrackSource::Visual(_) => None,
+        }
+    }
+}
+
+/// Everything drawn of a scene: tracks (states, visual models) and layers (elements over a
+/// track).
 #[derive(Clone, Debug, Default)]
 pub struct Drawing {
     pub tracks: Vec<DrawnTrack>,
     pub layers: Vec<Layer>,
+    /// The scene's topology revision when the layers were last read.
+    topology_revision: u64,
+    /// Per layer, the element counts of its topology when last read.
+    shapes: Vec<[usize; 6]>,
 }
 
 /// The boundary faces of a mesh's volumes, as triangles (quads of hexahedra split in two):
@@ -126,6 +201,11 @@ pub fn mesh_layer(mesh: &MeshData, vertices: usize) -> Option<(LayerKind, Vec<u3
     (!idx.is_empty()).then(|| (LayerKind::Lines, idx, format!("{} edges", mesh.edges.len())))
 }
 
+/// The element counts of a mesh (what [`Drawing::refresh`] compares cheaply).
+fn shape(mesh: &MeshData) -> [usize; 6] {
+    [mesh.points.len(), mesh.edges.len(), mesh.triangles.len(), mesh.quads.len(), mesh.tetrahedra.len(), mesh.hexahedra.len()]
+}
+
 /// Collision models of a node, with the state and topology they use.
 fn collision_models(scene: &Scene, n: NodeId) -> Vec<(ComponentId, Option<StateId>, Option<ComponentId>)> {
     scene
@@ -141,27 +221,190 @@ fn collision_models(scene: &Scene, n: NodeId) -> Vec<(ComponentId, Option<StateI
         .collect()
 }
 
+/// A state of a constraint space: a 1-D state that a mapping computes from a state of another
+/// dimension (lengths of a `DistanceMapping`, projections, …). Its coordinates are not points.
+pub fn is_constraint_space(scene: &Scene, s: StateId) -> bool {
+    let st = scene.store.get(s);
+    if st.layout.spatial_size() != 1 || !st.mapped {
+        return false;
+    }
+    scene
+        .components
+        .iter()
+        .filter(|(_, e)| e.plays(role::MAPPING))
+        .filter_map(|(_, e)| e.role::<dyn settee_core::component::Mapping>())
+        .any(|m| m.output() == Some(s) && m.inputs().iter().any(|&i| scene.store.get(i).layout.spatial_size() != 1))
+}
+
+/// SOFA's display flags that decide what is shown by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DisplayFlags {
+    pub visual: bool,
+    pub behavior: bool,
+    pub collision: bool,
+}
+
+impl DisplayFlags {
+    /// Applies a `displayFlags` text (`"showVisual hideBehaviorModels showCollision"`) over
+    /// `self`: each word is `show` or `hide` followed by what it concerns; `All` is everything.
+    pub fn apply(mut self, text: &str) -> DisplayFlags {
+        for w in text.split_whitespace() {
+            let (on, what) = if let Some(r) = w.strip_prefix("show") {
+                (true, r)
+            } else if let Some(r) = w.strip_prefix("hide") {
+                (false, r)
+            } else {
+                continue;
+            };
+            match what {
+                "Visual" | "VisualModels" => self.visual = on,
+                "Behavior" | "BehaviorModels" => self.behavior = on,
+                "Collision" | "CollisionModels" => self.collision = on,
+                "All" => {
+                    self.visual = on;
+                    self.behavior = on;
+                    self.collision = on;
+                }
+                _ => {}
+            }
+        }
+        self
+    }
+
+    pub fn shows(&self, c: Category) -> bool {
+        match c {
+            Category::Visual => self.visual,
+            Category::Behavior => self.behavior,
+            Category::Collision => self.collision,
+        }
+    }
+}
+
+/// The display flags of a scene: SOFA's defaults (visual models only), every kind shown when
+/// the scene has no visual model to show, then the `displayFlags` of its first `VisualStyle`.
+pub fn display_flags(scene: &Scene, has_visual: bool) -> DisplayFlags {
+    let mut f = DisplayFlags { visual: true, behavior: !has_visual, collision: !has_visual };
+    let style = scene
+        .preorder(Scene::ROOT)
+        .into_iter()
+        .flat_map(|n| scene.node(n).objects.clone())
+        .find(|&c| scene.get::<settee_visual::VisualStyle>(c).is_some());
+    if let Some(c) = style {
+        f = f.apply(scene.entry(c).data.get(settee_visual::VisualStyle::DISPLAY_FLAGS));
+    }
+    f
+}
+
+fn color_f32(c: [f64; 4]) -> [f32; 4] {
+    c.map(|v| v as f32)
+}
+
 impl Drawing {
-    /// What to draw: tracks (states) and their layers, in pre-order of the nodes.
+    /// What to draw: tracks and their layers, in pre-order of the nodes.
     pub fn select(scene: &Scene) -> Drawing {
-        let (tracks, layers) = select(scene);
-        Drawing { tracks, layers }
+        let (tracks, mut layers) = select(scene);
+        let has_visual = layers.iter().any(|l| l.category == Category::Visual);
+        let flags = display_flags(scene, has_visual);
+        for l in &mut layers {
+            l.visible = flags.shows(l.category);
+        }
+        let shapes = layers.iter().map(|l| layer_shape(scene, l)).collect();
+        Drawing { tracks, layers, topology_revision: scene.topology_revision, shapes }
+    }
+
+    /// SOFA's visual update: moves the visual models with the bodies they are mapped from.
+    /// Call it after a step, before reading the positions; it changes no simulated number.
+    pub fn update_visuals(&self, scene: &mut Scene) -> settee_core::SimResult {
+        if self.tracks.iter().any(|t| matches!(t.source, TrackSource::Visual(_))) {
+            settee_core::visual::update_visual_models(scene)?;
+        }
+        Ok(())
+    }
+
+    /// Follows the scene's topological changes: the layers whose indices (or counts) changed
+    /// since the last call, with their new indices and labels in [`Drawing::layers`]; tracks
+    /// whose vertex count changed are updated in [`Drawing::tracks`]. Cheap when nothing
+    /// changed (the topology revision and a few counts are compared).
+    pub fn refresh(&mut self, scene: &Scene) -> Vec<usize> {
+        let mut resized = vec![false; self.tracks.len()];
+        for (i, t) in self.tracks.iter_mut().enumerate() {
+            let n = track_size(scene, t);
+            if n != t.vertices {
+                t.vertices = n;
+                resized[i] = true;
+            }
+        }
+        let moved = scene.topology_revision != self.topology_revision;
+        self.topology_revision = scene.topology_revision;
+        let mut changed = Vec::new();
+        for (i, l) in self.layers.iter_mut().enumerate() {
+            let now = layer_shape(scene, l);
+            if !moved && !resized[l.track] && now == self.shapes[i] {
+                continue;
+            }
+            self.shapes[i] = now;
+            let n = self.tracks[l.track].vertices;
+            let (indices, label) = match &l.source {
+                LayerSource::Mesh { topology, prefix } => {
+                    let mesh = scene.components.get(*topology).and_then(|e| e.role::<dyn role::Topology>()).map(|t| t.mesh());
+                    match mesh.and_then(|m| mesh_layer(m, n)).filter(|(k, _, _)| *k == l.kind) {
+                        Some((_, idx, what)) => (idx, format!("{prefix}: {what}")),
+                        None => (Vec::new(), format!("{prefix}: no {} left", l.kind.name())),
+                    }
+                }
+                LayerSource::Points { prefix } => (Vec::new(), format!("{prefix}: {n} points")),
+                LayerSource::Springs | LayerSource::Visual(_) => continue,
+            };
+            if indices != l.indices || label != l.label {
+                l.indices = indices;
+                l.label = label;
+                changed.push(i);
+            }
+        }
+        changed
     }
 
     /// Writes the positions of track `track` now into `out`, as `f32` (x, y, z per vertex;
     /// missing axes are 0, rigid frames give their origin).
     pub fn read_positions(&self, scene: &Scene, track: usize, out: &mut Vec<f32>) {
         let t = &self.tracks[track];
-        let st = scene.store.get(t.state);
-        let x = st.read(VecId::POSITION);
-        let (c, s) = (st.layout.coord_size(), st.layout.spatial_size().min(3));
         out.clear();
         out.resize(3 * t.vertices, 0.0);
-        for (i, p) in x.chunks_exact(c).take(t.vertices).enumerate() {
-            for a in 0..s {
-                out[3 * i + a] = p[a] as f32;
+        match t.source {
+            TrackSource::State(s) => {
+                let st = scene.store.get(s);
+                let x = st.read(VecId::POSITION);
+                let (c, sp) = (st.layout.coord_size(), st.layout.spatial_size().min(3));
+                for (i, p) in x.chunks_exact(c).take(t.vertices).enumerate() {
+                    for a in 0..sp {
+                        out[3 * i + a] = p[a] as f32;
+                    }
+                }
+            }
+            TrackSource::Visual(v) => {
+                if let Some(g) = scene.components.get(v).and_then(|e| e.role::<dyn VisualGeometry>()) {
+                    for (o, &x) in out.iter_mut().zip(g.positions()) {
+                        *o = x as f32;
+                    }
+                }
             }
         }
+    }
+}
+
+fn track_size(scene: &Scene, t: &DrawnTrack) -> usize {
+    match t.source {
+        TrackSource::State(s) => scene.store.states.get(s).map_or(0, |st| st.size),
+        TrackSource::Visual(v) => scene.components.get(v).and_then(|e| e.role::<dyn VisualGeometry>()).map_or(0, |g| g.positions().len() / 3),
+    }
+}
+
+fn layer_shape(scene: &Scene, l: &Layer) -> [usize; 6] {
+    match &l.source {
+        LayerSource::Mesh { topology, .. } => {
+            scene.components.get(*topology).and_then(|e| e.role::<dyn role::Topology>()).map_or([0; 6], |t| shape(t.mesh()))
+        }
+        _ => [0; 6],
     }
 }
 
@@ -170,13 +413,24 @@ fn select(scene: &Scene) -> (Vec<DrawnTrack>, Vec<Layer>) {
     let mut layers: Vec<Layer> = Vec::new();
     let mut drawn: Vec<(StateId, Option<ComponentId>)> = Vec::new();
     let track_of = |tracks: &mut Vec<DrawnTrack>, s: StateId| -> usize {
-        if let Some(i) = tracks.iter().position(|t| t.state == s) {
+        if let Some(i) = tracks.iter().position(|t| t.source == TrackSource::State(s)) {
             return i;
         }
         let st = scene.store.get(s);
         let name = format!("{}/{}", scene.node_path(st.node).trim_end_matches('/'), st.name);
-        tracks.push(DrawnTrack { name, state: s, vertices: st.size });
+        tracks.push(DrawnTrack { name, source: TrackSource::State(s), vertices: st.size });
         tracks.len() - 1
+    };
+    let layer = |node: &str, label: String, track: usize, kind: LayerKind, indices: Vec<u32>, category: Category, source: LayerSource| Layer {
+        node: node.to_string(),
+        label,
+        track,
+        kind,
+        indices,
+        category,
+        color: None,
+        visible: true,
+        source,
     };
     let topo_label = |c: ComponentId| scene.entry(c).label();
     for n in scene.preorder(Scene::ROOT) {
@@ -185,45 +439,63 @@ fn select(scene: &Scene) -> (Vec<DrawnTrack>, Vec<Layer>) {
         }
         let node = scene.node_path(n);
         let cms = collision_models(scene, n);
-        if let Some(state) = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms)) {
+        let state = scene.slot(n, role::MECHANICAL_STATE).and_then(|ms| scene.state_of(ms));
+        if let Some(state) = state.filter(|&s| scene.store.get(s).size > 0 && !is_constraint_space(scene, s)) {
             let size = scene.store.get(state).size;
-            if size == 0 {
-                continue;
-            }
-            // The node's own topology, then its collision models', then an ancestor's whose
-            // points are this state's.
-            let mut candidates: Vec<ComponentId> = scene.slot(n, role::TOPOLOGY).into_iter().collect();
-            candidates.extend(cms.iter().filter(|(_, s, _)| *s == Some(state)).filter_map(|(_, _, t)| *t));
-            if let Some(t) = scene.context_topology(n).filter(|t| !candidates.contains(t)) {
-                if scene.mesh_of(t).is_some_and(|m| m.points.len() == size) {
-                    candidates.push(t);
+            // The node's topologies whose points are this state's (the first one in any case),
+            // then its collision models', then an ancestor's whose points are this state's.
+            let fits = |t: ComponentId| scene.mesh_of(t).is_some_and(|m| m.points.is_empty() || m.points.len() == size);
+            let own: Vec<ComponentId> = scene.node(n).objects.iter().copied().filter(|&c| scene.entry(c).plays(role::TOPOLOGY)).collect();
+            let mut candidates: Vec<(ComponentId, Category)> = Vec::new();
+            for (k, &t) in own.iter().enumerate() {
+                if k == 0 || fits(t) {
+                    candidates.push((t, Category::Behavior));
                 }
             }
-            let found = candidates.iter().find_map(|&t| Some((t, mesh_layer(scene.mesh_of(t)?, size)?)));
-            let track = track_of(&mut tracks, state);
-            match found {
-                Some((t, (kind, indices, what))) => {
-                    drawn.push((state, Some(t)));
-                    layers.push(Layer { node: node.clone(), label: format!("{}: {what}", topo_label(t)), track, kind, indices });
+            for t in cms.iter().filter(|(_, s, _)| *s == Some(state)).filter_map(|(_, _, t)| *t) {
+                if !candidates.iter().any(|c| c.0 == t) {
+                    candidates.push((t, Category::Collision));
                 }
-                None => {
-                    drawn.push((state, None));
-                    // Springs inside the state (a chain, a cloth without topology) as lines.
-                    let springs: Vec<u32> = scene
-                        .node(n)
-                        .objects
-                        .iter()
-                        .filter_map(|&c| Some((c, scene.get::<settee_spring::SpringForceField>(c)?)))
-                        .filter(|(_, ff)| ff.state_ids() == Some((state, state)))
-                        .flat_map(|(_, ff)| ff.springs().iter().filter(|s| s.m1 < size && s.m2 < size).flat_map(|s| [s.m1 as u32, s.m2 as u32]))
-                        .collect();
-                    if !springs.is_empty() {
-                        let label = format!("SpringForceField: {} springs", springs.len() / 2);
-                        layers.push(Layer { node: node.clone(), label, track, kind: LayerKind::Lines, indices: springs });
+            }
+            if candidates.is_empty() {
+                if let Some(t) = scene.context_topology(n) {
+                    if scene.mesh_of(t).is_some_and(|m| m.points.len() == size) {
+                        candidates.push((t, Category::Behavior));
                     }
-                    let label = format!("{} '{}': {size} points", scene.entry(scene.store.get(state).owner).class.name, scene.store.get(state).name);
-                    layers.push(Layer { node: node.clone(), label, track, kind: LayerKind::Points, indices: Vec::new() });
                 }
+            }
+            // A node holding collision models draws its own topology as the collision model.
+            let collides = cms.iter().any(|(_, s, _)| *s == Some(state));
+            let track = track_of(&mut tracks, state);
+            let mut any = false;
+            for (t, mut category) in candidates {
+                let Some((kind, indices, what)) = scene.mesh_of(t).and_then(|m| mesh_layer(m, size)) else { continue };
+                if collides {
+                    category = Category::Collision;
+                }
+                any = true;
+                drawn.push((state, Some(t)));
+                let prefix = topo_label(t);
+                layers.push(layer(&node, format!("{prefix}: {what}"), track, kind, indices, category, LayerSource::Mesh { topology: t, prefix }));
+            }
+            if !any {
+                drawn.push((state, None));
+                // Springs inside the state (a chain, a cloth without topology) as lines.
+                let springs: Vec<u32> = scene
+                    .node(n)
+                    .objects
+                    .iter()
+                    .filter_map(|&c| Some((c, scene.get::<settee_spring::SpringForceField>(c)?)))
+                    .filter(|(_, ff)| ff.state_ids() == Some((state, state)))
+                    .flat_map(|(_, ff)| ff.springs().iter().filter(|s| s.m1 < size && s.m2 < size).flat_map(|s| [s.m1 as u32, s.m2 as u32]))
+                    .collect();
+                if !springs.is_empty() {
+                    let label = format!("SpringForceField: {} springs", springs.len() / 2);
+                    layers.push(layer(&node, label, track, LayerKind::Lines, springs, Category::Behavior, LayerSource::Springs));
+                }
+                let prefix = format!("{} '{}'", scene.entry(scene.store.get(state).owner).class.name, scene.store.get(state).name);
+                let label = format!("{prefix}: {size} points");
+                layers.push(layer(&node, label, track, LayerKind::Points, Vec::new(), Category::Behavior, LayerSource::Points { prefix }));
             }
         }
         // Collision models drawing a state of another node (no state of their own here).
@@ -236,7 +508,35 @@ fn select(scene: &Scene) -> (Vec<DrawnTrack>, Vec<Layer>) {
             let Some((kind, indices, what)) = scene.mesh_of(t).and_then(|m| mesh_layer(m, size)) else { continue };
             drawn.push((s, Some(t)));
             let track = track_of(&mut tracks, s);
-            layers.push(Layer { node: node.clone(), label: format!("{}: {what}", scene.entry(c).label()), track, kind, indices });
+            let prefix = scene.entry(c).label();
+            layers.push(layer(
+                &node,
+                format!("{prefix}: {what}"),
+                track,
+                kind,
+                indices,
+                Category::Collision,
+                LayerSource::Mesh { topology: t, prefix },
+            ));
+        }
+        // Visual models: their own vertices and faces.
+        for &c in &scene.node(n).objects {
+            let Some(g) = scene.role::<dyn VisualGeometry>(c) else { continue };
+            let nv = g.positions().len() / 3;
+            let Some((kind, indices, what)) = mesh_layer(g.elements(), nv) else { continue };
+            let name = format!("{}/{}", node.trim_end_matches('/'), scene.entry(c).name);
+            tracks.push(DrawnTrack { name, source: TrackSource::Visual(c), vertices: nv });
+            let mut l = layer(
+                &node,
+                format!("{}: {what}", scene.entry(c).label()),
+                tracks.len() - 1,
+                kind,
+                indices,
+                Category::Visual,
+                LayerSource::Visual(c),
+            );
+            l.color = Some(color_f32(g.color()));
+            layers.push(l);
         }
     }
     (tracks, layers)
@@ -272,5 +572,14 @@ mod tests {
         let edges = MeshData { edges: vec![[0, 1], [1, 5]], ..Default::default() };
         assert_eq!(mesh_layer(&edges, 2).map(|l| (l.0, l.1)), Some((LayerKind::Lines, vec![0, 1])));
         assert!(mesh_layer(&MeshData::default(), 4).is_none());
+    }
+
+    #[test]
+    fn display_flags_follow_sofa_words() {
+        let default = DisplayFlags { visual: true, behavior: false, collision: false };
+        assert_eq!(default.apply("showBehaviorModels showCollision"), DisplayFlags { visual: true, behavior: true, collision: true });
+        assert_eq!(default.apply("hideVisual showBehavior"), DisplayFlags { visual: false, behavior: true, collision: false });
+        assert_eq!(default.apply("showAll hideCollisionModels"), DisplayFlags { visual: true, behavior: true, collision: false });
+        assert_eq!(default.apply("showVisual  "), default);
     }
 }

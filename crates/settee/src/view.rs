@@ -14,10 +14,10 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use base64::Engine;
-use settee_core::{Scene, StateId};
+use settee_core::Scene;
 
 use crate::drawing::Drawing;
-pub use crate::drawing::{boundary_triangles, Layer, LayerKind};
+pub use crate::drawing::{boundary_triangles, Category, Layer, LayerKind, TrackSource};
 
 use crate::run::{simulate, RunObserver};
 
@@ -31,17 +31,29 @@ const RENDERER_MARKER: &str = "/*SETTEE_RENDERER*/";
 /// Default byte budget of the page's frame data (base64 included): about 50 MB.
 pub const DEFAULT_MAX_BYTES: usize = 50_000_000;
 
-/// The recorded positions of one mechanical state.
+/// The recorded positions of one mechanical state or visual model.
 #[derive(Clone, Debug)]
 pub struct Track {
-    /// Path of the state (`/root/beam/dofs`).
+    /// Path of the state or visual model (`/root/beam/dofs`).
     pub name: String,
-    pub state: StateId,
-    /// Vertices per frame (the state's size when recording started).
+    pub source: TrackSource,
+    /// Vertices when recording started.
     pub vertices: usize,
-    /// Per recorded frame, `3 · vertices` coordinates (x, y, z; missing axes are 0; rigid
-    /// frames give their origin).
+    /// Per recorded frame, 3 coordinates per vertex of that frame (x, y, z; missing axes are
+    /// 0; rigid frames give their origin): a state cut by topological changes has fewer
+    /// vertices in later frames.
     pub frames: Vec<Vec<f32>>,
+}
+
+/// New elements of a layer from a recorded frame on (topological changes).
+#[derive(Clone, Debug)]
+pub struct LayerChange {
+    pub layer: usize,
+    /// The first recorded frame they apply to.
+    pub frame: usize,
+    pub indices: Vec<u32>,
+    /// The layer's label with the counts from that frame on.
+    pub label: String,
 }
 
 /// Everything the page shows.
@@ -61,7 +73,10 @@ pub struct Recording {
     /// Wall-clock milliseconds of every step run.
     pub step_ms: Vec<f64>,
     pub tracks: Vec<Track>,
+    /// The layers as of the first frame.
     pub layers: Vec<Layer>,
+    /// Their changes, in frame order.
+    pub layer_changes: Vec<LayerChange>,
     /// Why the run ended before `steps`, when it did.
     pub stopped: Option<String>,
 }
@@ -103,7 +118,7 @@ impl ViewRecorder {
         let drawing = Drawing::select(scene);
         let layers = drawing.layers.clone();
         let tracks: Vec<Track> =
-            drawing.tracks.iter().map(|t| Track { name: t.name.clone(), state: t.state, vertices: t.vertices, frames: Vec::new() }).collect();
+            drawing.tracks.iter().map(|t| Track { name: t.name.clone(), source: t.source, vertices: t.vertices, frames: Vec::new() }).collect();
         let per_frame: usize = tracks.iter().map(|t| 3 * t.vertices * 4).sum::<usize>() * 4 / 3 + 1;
         let max_frames = (max_bytes / per_frame.max(1)).max(2);
         let stride = if steps < max_frames { 1 } else { steps.div_ceil(max_frames - 1) };
@@ -119,9 +134,11 @@ impl ViewRecorder {
             step_ms: Vec::with_capacity(steps),
             tracks,
             layers,
+            layer_changes: Vec::new(),
             stopped: None,
         };
-        record(&mut rec, &drawing, scene, 0);
+        let mut drawing = drawing;
+        record(&mut rec, &mut drawing, scene, 0);
         ViewRecorder { rec, out, step_start: None, drawing }
     }
 
@@ -134,7 +151,16 @@ impl ViewRecorder {
     }
 }
 
-fn record(rec: &mut Recording, drawing: &Drawing, scene: &Scene, step: usize) {
+/// Records a frame: the layers whose elements changed since the last frame, then every track's
+/// positions.
+fn record(rec: &mut Recording, drawing: &mut Drawing, scene: &Scene, step: usize) {
+    let frame = rec.frame_steps.len();
+    if frame > 0 {
+        for layer in drawing.refresh(scene) {
+            let l = &drawing.layers[layer];
+            rec.layer_changes.push(LayerChange { layer, frame, indices: l.indices.clone(), label: l.label.clone() });
+        }
+    }
     for i in 0..rec.tracks.len() {
         let mut f = Vec::new();
         drawing.read_positions(scene, i, &mut f);
@@ -156,7 +182,8 @@ impl RunObserver for ViewRecorder {
         }
         let done = k + 1;
         if done.is_multiple_of(self.rec.stride) || done == self.rec.steps {
-            record(&mut self.rec, &self.drawing, scene, done);
+            self.drawing.update_visuals(scene).map_err(|e| format!("visual update after step {done}: {}", e.0.message))?;
+            record(&mut self.rec, &mut self.drawing, scene, done);
         }
         Ok(())
     }
@@ -164,7 +191,8 @@ impl RunObserver for ViewRecorder {
     fn stopped_early(&mut self, scene: &mut Scene, done: usize) -> Result<(), String> {
         // The last frame is where the run stopped, even between two decimated frames.
         if self.rec.frame_steps.last() != Some(&done) {
-            record(&mut self.rec, &self.drawing, scene, done);
+            self.drawing.update_visuals(scene).map_err(|e| format!("visual update after step {done}: {}", e.0.message))?;
+            record(&mut self.rec, &mut self.drawing, scene, done);
         }
         self.rec.stopped = Some(format!("the run was interrupted after step {done} of {}", self.rec.steps));
         Ok(())
@@ -210,13 +238,26 @@ pub fn render_html(rec: &Recording) -> String {
         .iter()
         .map(|t| {
             let all: Vec<f32> = t.frames.iter().flatten().copied().collect();
-            json!({ "name": t.name, "vertices": t.vertices, "positions": b64(&all, f32::to_le_bytes) })
+            let counts: Vec<usize> = t.frames.iter().map(|f| f.len() / 3).collect();
+            json!({ "name": t.name, "vertices": t.vertices, "counts": counts, "positions": b64(&all, f32::to_le_bytes) })
         })
         .collect();
     let layers: Vec<_> = rec
         .layers
         .iter()
-        .map(|l| json!({ "node": l.node, "label": l.label, "track": l.track, "kind": l.kind.name(), "indices": b64(&l.indices, u32::to_le_bytes) }))
+        .enumerate()
+        .map(|(i, l)| {
+            let changes: Vec<_> = rec
+                .layer_changes
+                .iter()
+                .filter(|c| c.layer == i)
+                .map(|c| json!({ "frame": c.frame, "label": c.label, "indices": b64(&c.indices, u32::to_le_bytes) }))
+                .collect();
+            json!({
+                "node": l.node, "label": l.label, "track": l.track, "kind": l.kind.name(), "category": l.category.name(),
+                "color": l.color, "visible": l.visible, "indices": b64(&l.indices, u32::to_le_bytes), "changes": changes,
+            })
+        })
         .collect();
     let data = json!({
         "title": rec.title,

@@ -30,7 +30,15 @@ struct Checked {
 impl Checked {
     fn snapshot(&mut self, scene: &Scene) {
         let rec = self.recorder.recording();
-        self.truth.push(rec.tracks.iter().map(|t| scene.store.get(t.state).read(VecId::POSITION).to_vec()).collect());
+        self.truth.push(
+            rec.tracks
+                .iter()
+                .map(|t| match t.source {
+                    settee::view::TrackSource::State(s) => scene.store.get(s).read(VecId::POSITION).to_vec(),
+                    settee::view::TrackSource::Visual(_) => Vec::new(),
+                })
+                .collect(),
+        );
     }
 }
 
@@ -261,5 +269,223 @@ fn page_draws_the_beam_and_it_moves_between_two_frames() {
     let changed = ra.iter().zip(&rb).filter(|(p, q)| is_background(**p) != is_background(**q)).count();
     eprintln!("pixels changed between the frames: {changed}");
     assert!(changed > area / 200, "only {changed} pixels changed between frame 0 and frame 40");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ----- what the page shows: visual models, topological changes, constraint spaces --------------
+
+/// Chromium, or `None` (skip) when it is not installed and not required.
+fn browser_or_skip() -> Option<PathBuf> {
+    let b = chromium();
+    if b.is_none() {
+        assert!(!required(), "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the viewer tests cannot run");
+        eprintln!("skipped: chromium not found (set SETTEE_CHROMIUM or install Debian's chromium)");
+    }
+    b
+}
+
+/// `settee view SCENE --steps N -o OUT` with the data directories given.
+fn write_page(scene: &Path, steps: usize, out: &Path, data_dirs: &[PathBuf]) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_settee"));
+    cmd.arg("view").arg(scene).args(["--steps", &steps.to_string(), "-o"]).arg(out);
+    for d in data_dirs {
+        cmd.arg("--data-dir").arg(d);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+}
+
+/// The page's DOM once its scripts ran (the layer labels, the frame's counts).
+fn dump_dom(browser: &Path, url: &str, profile: &Path) -> String {
+    let o = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--no-first-run", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(url)
+        .stderr(Stdio::null())
+        .output()
+        .expect("start chromium");
+    assert!(o.status.success(), "chromium --dump-dom failed on {url}");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The layer list of the page's panel, in a dumped DOM (the recorded data, in the same DOM,
+/// holds every frame's labels).
+fn layer_panel(dom: &str) -> &str {
+    let a = dom.find(r#"<div id="layers">"#).expect("the layer list");
+    let b = a + dom[a..].find(r#"<div class="hint">"#).expect("the hint after the layers");
+    &dom[a..b]
+}
+
+/// The pixels right of the panel.
+fn view_area(img: &[[u8; 3]]) -> impl Iterator<Item = [u8; 3]> + '_ {
+    (0..H).flat_map(move |y| (X0..W).map(move |x| img[y * W + x]))
+}
+
+/// Shaded from the first colour of the page's palette (0.90, 0.45, 0.25): the colour of the
+/// first layer drawn without a colour of its own.
+fn is_first_palette_colour(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    r > 50 && 2 * g < 3 * r / 2 + 10 && g > r / 4 && 3 * b < 2 * g && r - g > 25
+}
+
+/// Shaded from the second colour of the palette (0.30, 0.65, 0.95).
+fn is_second_palette_colour(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    b > 60 && b > r + 40 && g > r + 20
+}
+
+/// Grey (SOFA's default material), shaded.
+fn is_grey(p: [u8; 3]) -> bool {
+    let [r, g, b] = p.map(i32::from);
+    !is_background(p) && r > 45 && (r - g).abs() <= 10 && (g - b).abs() <= 10
+}
+
+/// The connected groups (4-neighbours) of drawn pixels right of the panel with at least
+/// `min` pixels, as (pixel count, lowest row, highest row).
+fn blobs(img: &[[u8; 3]], min: usize) -> Vec<(usize, usize, usize)> {
+    let mut seen = vec![false; W * H];
+    let mut out = Vec::new();
+    for start in 0..W * H {
+        if start % W < X0 || seen[start] || is_background(img[start]) {
+            continue;
+        }
+        seen[start] = true;
+        let (mut stack, mut n, mut lo, mut hi) = (vec![start], 0, H, 0);
+        while let Some(i) = stack.pop() {
+            n += 1;
+            lo = lo.min(i / W);
+            hi = hi.max(i / W);
+            let (x, y) = (i % W, i / W);
+            let mut push = |j: usize| {
+                if !seen[j] && !is_background(img[j]) {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if x > X0 {
+                push(i - 1);
+            }
+            if x + 1 < W {
+                push(i + 1);
+            }
+            if y > 0 {
+                push(i - W);
+            }
+            if y + 1 < H {
+                push(i + W);
+            }
+        }
+        if n >= min {
+            out.push((n, lo, hi));
+        }
+    }
+    out.sort_by_key(|b| b.1);
+    out
+}
+
+/// The page's recorded data, to change what it shows.
+fn page_data(html: &str) -> (usize, usize, serde_json::Value) {
+    let open = r#"<script id="settee-data" type="application/json">"#;
+    let a = html.find(open).unwrap() + open.len();
+    let b = a + html[a..].find("</script>").unwrap();
+    (a, b, serde_json::from_str(&html[a..b].replace("<\\/", "</")).unwrap())
+}
+
+/// Caduceus: the page opens on the snake's visual models (SOFA's default grey), not on its
+/// coarse sparse grid; the same page with the grid shown instead does show the grid's colour.
+#[test]
+fn caduceus_page_shows_the_snake_visual_model_not_the_grid() {
+    let Some(browser) = browser_or_skip() else { return };
+    let Some(examples) = settee_testkit::shared_dir("sofa-examples") else { return };
+    let dir = temp_dir("caduceus");
+    let page = dir.join("caduceus.html");
+    let dirs = [examples.join("share"), examples.join("examples")];
+    write_page(&examples.join("examples/Demos/caduceus.scn"), 10, &page, &dirs);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let (a, b, mut data) = page_data(&html);
+    let layers = data["layers"].as_array().unwrap().clone();
+    let grid = layers.iter().position(|l| l["label"].as_str().unwrap().starts_with("SparseGridRamificationTopology")).unwrap();
+    assert_eq!(grid, 0, "the grid is the first layer: drawn in the palette's first colour");
+    assert_eq!(layers[grid]["visible"], false);
+    let visual: Vec<usize> = (0..layers.len()).filter(|&i| layers[i]["category"] == "visual").collect();
+    assert_eq!(visual.len(), 4, "the snake's body, cornea and eyes, and the pod");
+    assert!(visual.iter().all(|&i| layers[i]["visible"] == true));
+
+    let img = screenshot(&browser, &format!("file://{}#frame=10", page.display()), &dir.join("default.png"), &dir.join("p1"));
+    let area = (W - X0) * H;
+    let grey = view_area(&img).filter(|p| is_grey(*p)).count();
+    let grid_colour = view_area(&img).filter(|p| is_first_palette_colour(*p)).count();
+    eprintln!("default page: {grey} grey pixels, {grid_colour} in the grid's colour");
+    assert!(grey > area / 50, "the visual models cover only {grey} pixels of {area}");
+    assert!(grid_colour < area / 1000, "{grid_colour} pixels in the grid's colour: the grid is drawn");
+
+    // The same recording with only the grid shown: the grid's colour appears.
+    for (i, l) in data["layers"].as_array_mut().unwrap().iter_mut().enumerate() {
+        l["visible"] = serde_json::Value::Bool(i == grid);
+    }
+    let text = data.to_string().replace("</", "<\\/");
+    let grid_page = dir.join("grid.html");
+    std::fs::write(&grid_page, format!("{}{}{}", &html[..a], text, &html[b..])).unwrap();
+    let img = screenshot(&browser, &format!("file://{}#frame=10", grid_page.display()), &dir.join("grid.png"), &dir.join("p2"));
+    let grid_colour = view_area(&img).filter(|p| is_first_palette_colour(*p)).count();
+    eprintln!("grid only: {grid_colour} pixels in the grid's colour");
+    assert!(grid_colour > area / 100, "the grid shown alone covers only {grid_colour} pixels");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The cut beam: at the last frame the fallen part is apart from the fixed part (two blobs, one
+/// above the other, background between them; one blob at frame 0), and the page's text gives
+/// the tetrahedra left at that frame.
+#[test]
+fn cut_beam_late_frame_shows_the_fallen_part_apart() {
+    let Some(browser) = browser_or_skip() else { return };
+    let dir = temp_dir("cut");
+    let page = dir.join("cut.html");
+    let scene = repo_file("scenes/cutting/cutting_beam.scn");
+    write_page(&scene, 150, &page, &[]);
+    let url = |f: usize| format!("file://{}#frame={f}", page.display());
+    let first = blobs(&screenshot(&browser, &url(0), &dir.join("f0.png"), &dir.join("p0")), 200);
+    let last = blobs(&screenshot(&browser, &url(150), &dir.join("f150.png"), &dir.join("p150")), 200);
+    eprintln!("blobs (pixels, top row, bottom row): frame 0 {first:?}, frame 150 {last:?}");
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(last.len(), 2, "{last:?}");
+    assert!(last[0].2 + 10 < last[1].1, "background rows between the parts: {last:?}");
+
+    // The tetrahedra left after 150 steps, counted in the scene itself.
+    let factory = settee::factory();
+    let mut loaded = settee::load(&scene, &factory, &[]).unwrap_or_else(|f| panic!("{}", f.first_error()));
+    let mut observers: Vec<Box<dyn RunObserver>> = Vec::new();
+    simulate(&mut loaded.scene, 150, &mut observers).unwrap();
+    let topo = loaded.scene.components.iter().find(|(_, e)| e.class.name == "TetrahedronSetTopologyContainer").map(|(c, _)| c).unwrap();
+    let tets = loaded.scene.mesh_of(topo).unwrap().tetrahedra.len();
+    assert!(tets < 2592);
+    let dom = dump_dom(&browser, &url(150), &dir.join("d150"));
+    let panel = layer_panel(&dom);
+    assert!(panel.contains(&format!("of {tets} tetrahedra")), "the page at frame 150 does not say {tets} tetrahedra: {panel}");
+    assert!(!panel.contains("of 2592 tetrahedra"));
+    let dom = dump_dom(&browser, &url(0), &dir.join("d0"));
+    assert!(layer_panel(&dom).contains("of 2592 tetrahedra"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The Compliant chain: its rope is drawn (the first layer's colour), the lengths of its links
+/// are not (no second layer, no points in the second colour).
+#[test]
+fn compliant_chain_shows_its_rope_and_no_stray_points() {
+    let Some(browser) = browser_or_skip() else { return };
+    let dir = temp_dir("chain");
+    let page = dir.join("chain.html");
+    write_page(&repo_file("scenes/compliant/chain_compliant.scn"), 50, &page, &[]);
+    let url = format!("file://{}#frame=50", page.display());
+    let img = screenshot(&browser, &url, &dir.join("chain.png"), &dir.join("p"));
+    let rope = view_area(&img).filter(|p| is_first_palette_colour(*p)).count();
+    let stray = view_area(&img).filter(|p| is_second_palette_colour(*p)).count();
+    eprintln!("rope pixels {rope}, pixels in the second colour {stray}");
+    assert!(rope > 100, "the rope covers only {rope} pixels");
+    assert_eq!(stray, 0);
+    let dom = dump_dom(&browser, &url, &dir.join("d"));
+    let panel = layer_panel(&dom);
+    assert!(panel.contains("EdgeSetTopologyContainer 'topology': 20 edges"), "{panel}");
+    assert!(!panel.contains("lengths") && !panel.contains("points"), "the links' lengths are listed: {panel}");
     let _ = std::fs::remove_dir_all(&dir);
 }

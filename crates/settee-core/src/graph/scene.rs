@@ -280,6 +280,9 @@ pub struct Scene {
     /// Bumped by every structural change (nodes, components, activation): the step plan is
     /// compiled again when it moved ([`Scene::touch`]).
     pub structure_version: u64,
+    /// Bumped every time a topology container's changes are propagated
+    /// ([`crate::topology_change::propagate`]): a viewer redraws the elements when it moved.
+    pub topology_revision: u64,
     /// Where the objects of the contact responses act ([`crate::plan`]).
     pub contacts: crate::plan::ContactStore,
     pub(crate) plan: crate::plan::Plan,
@@ -444,6 +447,7 @@ impl Scene {
             divergence: Default::default(),
             step_probes: Vec::new(),
             structure_version: 0,
+            topology_revision: 0,
             contacts: Default::default(),
             plan: Default::default(),
             spare_vectors: Vec::new(),

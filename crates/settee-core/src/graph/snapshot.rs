@@ -130,6 +130,7 @@ impl Scene {
             lenient: self.lenient,
             step_probes: Vec::new(),
             structure_version: self.structure_version,
+            topology_revision: self.topology_revision,
             contacts: self.contacts.clone(),
             plan: self.plan.clone(),
             spare_vectors: Vec::new(),

@@ -188,6 +188,11 @@ pub trait Mapping {
     fn output(&self) -> Option<StateId>;
     /// True when forces and matrices travel through the mapping and its output is a mapped state.
     fn is_mechanical(&self) -> bool;
+    /// The visual model this mapping moves, when its output is one and the mapping can map to
+    /// it ([`crate::visual::update_visual_models`]); `None` otherwise.
+    fn visual_output(&self) -> Option<ComponentId> {
+        None
+    }
     /// `out = J(in)` on positions.
     fn apply(&mut self, out: &mut [f64], inputs: &[&[f64]]) -> SimResult;
     /// `out = J·in` on velocities / displacements.
