@@ -315,6 +315,17 @@
       return add(origin, scale(dir, dot(sub(ref, origin), n) / denom));
     }
 
+    // The client coordinates of a world point (the inverse of `pick`'s ray), or null when it
+    // is behind the camera.
+    function worldToScreen(p) {
+      if (!matrices) draw();
+      const m = matrices.mvp;
+      const w = m[3] * p[0] + m[7] * p[1] + m[11] * p[2] + m[15];
+      if (w <= 0) return null;
+      const q = transform(m, p), rect = canvas.getBoundingClientRect();
+      return [rect.left + (q[0] + 1) / 2 * rect.width, rect.top + (1 - q[1]) / 2 * rect.height];
+    }
+
     // Orbit camera: drag rotates, shift-, ctrl- or right-drag pans, the wheel zooms.
     // `opts.onPointerDown(event)` may take a press for itself (return true), e.g. to pick.
     function attachControls() {
@@ -348,7 +359,7 @@
 
     return {
       gl, camera: cam, setGravity, setScene, setTrack, setIndices, setVisible, setOverlay, fit, draw, pick,
-      screenToWorld, attachControls,
+      screenToWorld, worldToScreen, attachControls,
       get layers() { return layers; }, get tracks() { return tracks; },
     };
   }
