@@ -1,0 +1,632 @@
+//! `settee studio`: the server's protocol (HTTP API and WebSocket, without a browser) and the
+//! page in headless Chromium driven through the DevTools protocol: frames arrive, play / pause /
+//! step / reset move the engine's time as they should, a mouse drag pulls a deformable body
+//! toward the cursor, a Data edit changes the simulation and a bad value shows its positioned
+//! message.
+//!
+//! The browser test needs Debian's chromium (`SETTEE_CHROMIUM` or on the PATH) and the SOFA
+//! suite; both are required under CI (`CI=true`) or with `SETTEE_REQUIRE_SUITE=1`.
+//! `SETTEE_UPDATE_SCREENSHOTS=1` copies the screenshot used by docs/studio.md into docs/img/.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("settee-studio-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+// ----- the studio process ----------------------------------------------------------------------
+
+/// A running `settee studio --no-open --port 0`; stopped with SIGINT when dropped.
+struct Studio {
+    child: Child,
+    addr: String,
+}
+
+impl Studio {
+    fn start(scene: &Path, extra: &[&str]) -> Studio {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_settee"))
+            .arg("studio")
+            .arg(scene)
+            .args(["--no-open", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start settee studio");
+        // The first line gives the address: `settee studio: http://127.0.0.1:PORT/  (Ctrl-C to stop)`.
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("no address in the studio's first line: {line:?}"))
+            .to_string();
+        let studio = Studio { child, addr };
+        // The scene loads on the engine thread: wait until it answers with a status.
+        let t0 = Instant::now();
+        loop {
+            let (code, st) = studio.get("/api/status");
+            if code == 200 && st["generation"].as_u64() == Some(1) && st["error"].is_null() {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(60), "the studio did not load its scene: {st}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        studio
+    }
+
+    fn request(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Vec<u8>, String) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("an HTTP response");
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let code: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let mut payload = raw[split + 4..].to_vec();
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            payload = dechunk(&payload);
+        }
+        (code, payload, head)
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        let (code, body, _) = self.request("GET", path, None);
+        (code, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    }
+
+    fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let (code, body, _) = self.request("POST", path, Some(&body));
+        (code, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    }
+
+    fn control(&self, action: &str) -> Value {
+        let (code, st) = self.post("/api/control", json!({ "action": action }));
+        assert_eq!(code, 200, "{action}: {st}");
+        st
+    }
+
+    fn position(&self, track: usize, vertex: usize) -> ([f64; 3], Value) {
+        let (code, p) = self.get(&format!("/api/position?track={track}&vertex={vertex}"));
+        assert_eq!(code, 200, "{p}");
+        let x: Vec<f64> = p["position"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        ([x[0], x[1], x[2]], p)
+    }
+
+    /// SIGINT, as Ctrl-C: the studio stops cleanly.
+    fn stop(mut self) {
+        let status = interrupt_and_wait(&mut self.child);
+        assert!(status.success(), "the studio did not exit cleanly on SIGINT: {status}");
+    }
+}
+
+fn interrupt_and_wait(child: &mut Child) -> std::process::ExitStatus {
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the studio did not stop within 20 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Drop for Studio {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = interrupt_and_wait(&mut self.child);
+        }
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
+        let n = usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
+        b = &b[eol + 2 + n + 2..];
+    }
+    out
+}
+
+fn near(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+// ----- the protocol, without a browser ---------------------------------------------------------
+
+type Ws = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
+
+/// The next binary frame (status texts in between are skipped); `None` after `wait`.
+fn next_frame(ws: &mut Ws, wait: Duration) -> Option<Vec<u8>> {
+    let t0 = Instant::now();
+    loop {
+        let left = wait.checked_sub(t0.elapsed())?;
+        if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_mut() {
+            s.set_read_timeout(Some(left.max(Duration::from_millis(1)))).unwrap();
+        }
+        match ws.read() {
+            Ok(tungstenite::Message::Binary(b)) => return Some(b.to_vec()),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return None,
+            Err(e) => panic!("websocket: {e}"),
+        }
+    }
+}
+
+fn frame_header(f: &[u8]) -> (u32, f64, u64) {
+    (
+        u32::from_le_bytes(f[0..4].try_into().unwrap()),
+        f64::from_le_bytes(f[8..16].try_into().unwrap()),
+        u64::from_le_bytes(f[16..24].try_into().unwrap()),
+    )
+}
+
+#[test]
+fn server_streams_the_latest_frame_on_demand_and_answers_the_api() {
+    let studio = Studio::start(&repo_file("scenes/beam.scn"), &[]);
+    let (code, page, head) = studio.request("GET", "/", None);
+    let page = String::from_utf8(page).unwrap();
+    assert_eq!(code, 200);
+    assert!(head.to_ascii_lowercase().contains("text/html") && page.contains("Settee studio"), "{head}");
+    assert!(!page.contains("http://") && !page.contains("https://"), "the page must not fetch anything from the network");
+    let (code, js, _) = studio.request("GET", "/renderer.js", None);
+    assert!(code == 200 && String::from_utf8_lossy(&js).contains("SetteeRenderer"));
+
+    // The beam: one track of 320 points, 246 boundary quads; the tree has the root's components.
+    let (_, scene) = studio.get("/api/scene");
+    assert_eq!(scene["tracks"][0]["vertices"], 320, "{scene}");
+    assert_eq!(scene["layers"][0]["indices"].as_array().unwrap().len(), 3 * 492);
+    let classes: Vec<&str> = scene["tree"][0]["components"].as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap()).collect();
+    assert!(classes.contains(&"HexahedronFEMForceField") && classes.contains(&"UniformMass"), "{classes:?}");
+
+    // A frame only when asked for, and the current one: the initial state, paused.
+    let (mut ws, _) = tungstenite::connect(format!("ws://{}/ws", studio.addr)).unwrap();
+    assert!(next_frame(&mut ws, Duration::from_millis(500)).is_none(), "a frame came unasked");
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    let f = next_frame(&mut ws, Duration::from_secs(10)).expect("a frame after `next`");
+    assert_eq!(f.len(), 24 + 320 * 12);
+    assert_eq!(frame_header(&f), (1, 0.0, 0));
+    // The tip (the last grid point, at z = 10) as f32, the same as the engine's f64.
+    let tip = |f: &[u8], a: usize| f32::from_le_bytes(f[24 + 12 * 319 + 4 * a..24 + 12 * 319 + 4 * a + 4].try_into().unwrap());
+    let (x, _) = studio.position(0, 319);
+    assert_eq!([tip(&f, 0), tip(&f, 1), tip(&f, 2)], [x[0] as f32, x[1] as f32, x[2] as f32]);
+
+    // Playing: one `next`, one frame (the latest: steps were skipped in between), then nothing.
+    studio.control("play");
+    std::thread::sleep(Duration::from_millis(300));
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    let f1 = next_frame(&mut ws, Duration::from_secs(10)).expect("a frame while playing");
+    assert!(next_frame(&mut ws, Duration::from_millis(400)).is_none(), "frames must not be queued: one per `next`");
+    let (_, t1, s1) = frame_header(&f1);
+    assert!(s1 >= 1 && near(t1, s1 as f64 * 0.02, 1e-9), "step {s1}, t {t1}");
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    let (_, _, s2) = frame_header(&next_frame(&mut ws, Duration::from_secs(10)).unwrap());
+    assert!(s2 > s1, "the second frame is a later step: {s1} then {s2}");
+
+    // Pause, step, reset: the engine's time.
+    let st = studio.control("pause");
+    let (t, n) = (st["time"].as_f64().unwrap(), st["steps"].as_u64().unwrap());
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(studio.get("/api/status").1["steps"].as_u64(), Some(n), "paused, the engine does not step");
+    let st = studio.control("step");
+    assert_eq!(st["steps"].as_u64(), Some(n + 1));
+    assert!(near(st["time"].as_f64().unwrap(), t + 0.02, 1e-12), "{st}");
+    assert!(st["msPerStep"].as_f64().unwrap() > 0.0);
+    let (_, plots) = studio.get("/api/plots");
+    let kinetic = plots["kinetic"].as_array().unwrap();
+    assert_eq!(kinetic.len() as u64, n + 2, "one kinetic energy sample per step and at t = 0");
+    assert!(kinetic.last().unwrap()[1].as_f64().unwrap() > 0.0, "the beam moves: kinetic energy > 0");
+
+    // The replay page of the run so far, as a download.
+    let (code, html, head) = studio.request("GET", "/api/replay", None);
+    let html = String::from_utf8(html).unwrap();
+    assert_eq!(code, 200);
+    assert!(head.to_ascii_lowercase().contains("attachment; filename=\"beam.html\""), "{head}");
+    let frames = format!("\"frameSteps\":[{}]", (0..=n + 1).map(|k| k.to_string()).collect::<Vec<_>>().join(","));
+    assert!(html.contains(&frames) && html.contains("SetteeRenderer"), "{}", &html[..300.min(html.len())]);
+
+    let st = studio.control("reset");
+    assert_eq!((st["steps"].as_u64(), st["time"].as_f64(), st["generation"].as_u64()), (Some(0), Some(0.0), Some(2)));
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    assert_eq!(frame_header(&next_frame(&mut ws, Duration::from_secs(10)).unwrap()), (2, 0.0, 0));
+
+    // Errors are answers, not crashes.
+    let (code, e) = studio.post("/api/control", json!({ "action": "rewind" }));
+    assert!(code == 422 && e["error"].as_str().unwrap().contains("unknown action"), "{e}");
+    let (code, e) = studio.post("/api/mouse", json!({ "op": "attach", "track": 7, "vertex": 0, "point": [0, 0, 0] }));
+    assert!(code == 422 && e["error"].as_str().unwrap().contains("no track 7"), "{e}");
+    drop(ws);
+    studio.stop();
+}
+
+#[test]
+fn data_edits_are_checked_as_scene_attributes_and_change_the_next_step() {
+    let scene = repo_file("scenes/beam.scn");
+    let studio = Studio::start(&scene, &[]);
+    let (_, tree) = studio.get("/api/scene");
+    let comps = tree["tree"][0]["components"].as_array().unwrap();
+    let id_of = |class: &str| comps.iter().find(|c| c["class"] == class).unwrap()["id"].as_str().unwrap().to_string();
+
+    // Gravity off: the clamped beam at rest stays exactly where it is.
+    let (x0, _) = studio.position(0, 319);
+    let (code, r) = studio.post("/api/data", json!({ "target": "n0", "data": "gravity", "value": "0 0 0" }));
+    assert_eq!((code, &r["ok"]), (200, &json!(true)), "{r}");
+    for _ in 0..5 {
+        studio.control("step");
+    }
+    let (x1, _) = studio.position(0, 319);
+    assert_eq!(x1, x0, "no gravity, no motion");
+    // Gravity back: the tip falls at the next step.
+    studio.post("/api/data", json!({ "target": "n0", "data": "gravity", "value": "0 -9.81 0" }));
+    studio.control("step");
+    let (x2, _) = studio.position(0, 319);
+    assert!(x2[1] < x1[1] - 1e-6, "{x1:?} → {x2:?}");
+    let (_, data) = studio.get("/api/data?target=n0");
+    let g = data["data"].as_array().unwrap().iter().find(|d| d["name"] == "gravity").unwrap();
+    assert_eq!(g["value"], "0 -9.81 0");
+
+    // A bad value: the same message as in the scene file, at the component's line.
+    let mass = id_of("UniformMass");
+    let (code, r) = studio.post("/api/data", json!({ "target": mass, "data": "totalMass", "value": "ten" }));
+    let msg = r["error"].as_str().unwrap_or_default();
+    assert_eq!(code, 422);
+    assert!(msg.contains("beam.scn:9:") && msg.contains("totalMass") && msg.contains("ten"), "{msg}");
+    let (_, data) = studio.get(&format!("/api/data?target={mass}"));
+    let tm = data["data"].as_array().unwrap().iter().find(|d| d["name"] == "totalMass").unwrap();
+    assert_eq!(tm["value"], "10", "a refused value leaves the Data as it was");
+    // An unknown Data and a bad node value.
+    let (_, r) = studio.post("/api/data", json!({ "target": mass, "data": "totalmas", "value": "1" }));
+    assert!(r["error"].as_str().unwrap().contains("has no Data 'totalmas'"), "{r}");
+    let (_, r) = studio.post("/api/data", json!({ "target": "n0", "data": "dt", "value": "fast" }));
+    assert!(r["error"].as_str().unwrap().contains("beam.scn:4:") && r["error"].as_str().unwrap().contains("dt"), "{r}");
+
+    // dt: the next step advances time by the new value.
+    let t = studio.get("/api/status").1["time"].as_f64().unwrap();
+    studio.post("/api/data", json!({ "target": "n0", "data": "dt", "value": "0.005" }));
+    let st = studio.control("step");
+    assert!(near(st["time"].as_f64().unwrap(), t + 0.005, 1e-12), "{st}");
+    studio.stop();
+}
+
+#[test]
+fn the_mouse_spring_pulls_a_deformable_body_and_goes_away_on_release() {
+    let studio = Studio::start(&repo_file("scenes/beam.scn"), &[]);
+    studio.post("/api/data", json!({ "target": "n0", "data": "gravity", "value": "0 0 0" }));
+    let (p0, _) = studio.position(0, 319);
+    let cursor = [p0[0] + 1.0, p0[1], p0[2]];
+    let (code, r) = studio.post("/api/mouse", json!({ "op": "attach", "track": 0, "vertex": 319, "point": p0, "stiffness": 1000.0 }));
+    assert_eq!(code, 200, "{r}");
+    studio.post("/api/mouse", json!({ "op": "move", "point": cursor }));
+    for _ in 0..20 {
+        studio.control("step");
+    }
+    let (p1, p) = studio.position(0, 319);
+    assert_eq!(p["mouse"], json!(cursor), "the mouse point is where the page put it");
+    let d0 = (0..3).map(|a| (cursor[a] - p0[a]).powi(2)).sum::<f64>().sqrt();
+    let d1 = (0..3).map(|a| (cursor[a] - p1[a]).powi(2)).sum::<f64>().sqrt();
+    eprintln!("picked point: {p0:?} → {p1:?}, distance to the cursor {d0} → {d1}");
+    assert!(p1[0] - p0[0] > 0.05 && d1 < d0 - 0.05, "the tip moves toward the cursor: {p0:?} → {p1:?}");
+    // Released: the spring and the mouse node are gone, the beam springs back (no pull).
+    studio.post("/api/mouse", json!({ "op": "release" }));
+    assert_eq!(studio.get("/api/status").1["dragging"], false);
+    let (_, tree) = studio.get("/api/scene");
+    assert!(!tree.to_string().contains("Spring-Mouse-Contact") && !tree.to_string().contains("StudioMouse"), "{tree}");
+    studio.stop();
+}
+
+#[test]
+fn python_scenes_open_in_the_studio() {
+    let dir = temp_dir("python");
+    let scene = dir.join("falling.py");
+    std::fs::write(
+        &scene,
+        "import Sofa\n\ndef createScene(root):\n    root.dt = 0.01\n    root.gravity = [0, -9.81, 0]\n    root.addObject('DefaultAnimationLoop')\n    root.addObject('EulerImplicitSolver')\n    root.addObject('CGLinearSolver', iterations=25, tolerance=1e-9, threshold=1e-9)\n    root.addObject('MechanicalObject', name='dofs', position=[[0, 0, 0], [1, 0, 0]])\n    root.addObject('UniformMass', totalMass=1)\n    return root\n",
+    )
+    .unwrap();
+    let studio = Studio::start(&scene, &[]);
+    let (_, info) = studio.get("/api/scene");
+    assert_eq!(info["tracks"][0]["vertices"], 2, "{info}");
+    for _ in 0..10 {
+        studio.control("step");
+    }
+    let (x, _) = studio.position(0, 1);
+    // Implicit Euler from rest: y after n steps of free fall is −g·dt²·n(n+1)/2.
+    assert!(near(x[1], -9.81 * 1e-4 * 55.0, 1e-9), "{x:?}");
+    studio.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ----- the page in headless Chromium -----------------------------------------------------------
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SETTEE_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+fn required() -> bool {
+    let set = |var: &str| std::env::var(var).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"));
+    set("CI") || set("SETTEE_REQUIRE_SUITE")
+}
+
+/// A headless Chromium and one page, driven through the DevTools protocol (JSON over the
+/// browser's WebSocket, with the page's session id).
+struct Browser {
+    child: Child,
+    ws: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    session: String,
+    next_id: u64,
+    _profile: PathBuf,
+}
+
+const W: u32 = 1280;
+const H: u32 = 800;
+
+impl Browser {
+    fn open(binary: &Path, url: &str, profile: PathBuf) -> Browser {
+        let mut child = Command::new(binary)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"])
+            .args(["--disable-component-update", "--disable-sync", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--window-size={W},{H}"))
+            .arg("--remote-debugging-port=0")
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start chromium");
+        // `DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID` on stderr.
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut endpoint = None;
+        let mut seen = String::new();
+        for _ in 0..200 {
+            let mut line = String::new();
+            if err.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if let Some(i) = line.find("ws://") {
+                endpoint = Some(line[i..].trim().to_string());
+                break;
+            }
+            seen.push_str(&line);
+        }
+        let endpoint = endpoint.unwrap_or_else(|| panic!("chromium gave no DevTools endpoint:\n{seen}"));
+        // Keep draining stderr so that chromium never blocks on it.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while err.read_line(&mut sink).unwrap_or(0) > 0 {
+                sink.clear();
+            }
+        });
+        let (ws, _) = tungstenite::connect(endpoint.as_str()).expect("connect to chromium's DevTools");
+        let mut b = Browser { child, ws, session: String::new(), next_id: 0, _profile: profile };
+        let target = b.call("Target.createTarget", json!({ "url": "about:blank" }), false);
+        let target_id = target["targetId"].as_str().unwrap().to_string();
+        let attached = b.call("Target.attachToTarget", json!({ "targetId": target_id, "flatten": true }), false);
+        b.session = attached["sessionId"].as_str().unwrap().to_string();
+        b.call("Emulation.setDeviceMetricsOverride", json!({ "width": W, "height": H, "deviceScaleFactor": 1, "mobile": false }), true);
+        b.call("Page.navigate", json!({ "url": url }), true);
+        b
+    }
+
+    /// One command and its result (events in between are skipped).
+    fn call(&mut self, method: &str, params: Value, in_page: bool) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if in_page {
+            msg["sessionId"] = json!(self.session);
+        }
+        self.ws.send(tungstenite::Message::text(msg.to_string())).unwrap();
+        loop {
+            let m = self.ws.read().expect("DevTools connection");
+            let tungstenite::Message::Text(t) = m else { continue };
+            let v: Value = serde_json::from_str(t.as_str()).unwrap();
+            if v["id"].as_u64() == Some(id) {
+                assert!(v.get("error").is_none(), "{method}: {}", v["error"]);
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// Evaluates an expression in the page (promises awaited) and returns its JSON value.
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call("Runtime.evaluate", json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }), true);
+        assert!(r.get("exceptionDetails").is_none(), "{expr}: {}", r["exceptionDetails"]);
+        r["result"]["value"].clone()
+    }
+
+    /// Waits until `expr` is true in the page.
+    fn wait_for(&mut self, expr: &str, what: &str) {
+        let t0 = Instant::now();
+        while self.eval(&format!("!!({expr})")) != json!(true) {
+            assert!(t0.elapsed() < Duration::from_secs(60), "timed out waiting for {what} ({expr})");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn mouse(&mut self, kind: &str, x: f64, y: f64, shift: bool) {
+        let buttons = if kind == "mouseReleased" { 0 } else { 1 };
+        self.call(
+            "Input.dispatchMouseEvent",
+            json!({ "type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1, "modifiers": if shift { 8 } else { 0 } }),
+            true,
+        );
+    }
+
+    fn screenshot(&mut self, path: &Path) {
+        use base64::Engine;
+        let r = self.call("Page.captureScreenshot", json!({ "format": "png" }), true);
+        let png = base64::engine::general_purpose::STANDARD.decode(r["data"].as_str().unwrap()).unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The suite scene of the browser test: four clamped tetrahedral beams (small, large, polar,
+/// SVD corotational FEM), 500 points each, solved by CG.
+fn suite_scene() -> Option<PathBuf> {
+    let suite = settee_testkit::suite()?;
+    Some(suite.join("scenes/Component/SolidMechanics/FEM/TetrahedronFEMForceField.scn"))
+}
+
+#[test]
+fn studio_page_in_chromium_plays_steps_drags_and_edits() {
+    let Some(browser) = chromium() else {
+        assert!(!required(), "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the studio test cannot run");
+        eprintln!("skipped: chromium not found (set SETTEE_CHROMIUM or install Debian's chromium)");
+        return;
+    };
+    let Some(scene) = suite_scene() else { return };
+    let dir = temp_dir("page");
+    let studio = Studio::start(&scene, &[]);
+    let mut b = Browser::open(&browser, &format!("http://{}/", studio.addr), dir.join("profile"));
+
+    // The page opens on the scene and frames arrive (the initial state, paused).
+    b.wait_for("window.studio && studio.scene && studio.framesDrawn > 0", "the first frame");
+    let tracks = b.eval("studio.scene.tracks.length").as_u64().unwrap();
+    assert!(tracks >= 4, "the four beams: {tracks} tracks");
+    assert_eq!(b.eval("studio.lastFrame.step"), json!(0));
+
+    // Play: the engine's time runs and frames keep arriving.
+    b.eval("studio.control('play')");
+    let drawn0 = b.eval("studio.framesDrawn").as_u64().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    b.wait_for("studio.status && studio.status.steps > 5", "steps while playing");
+    let drawn = b.eval("studio.framesDrawn").as_u64().unwrap() - drawn0;
+    let fps = b.eval("studio.fps").as_f64().unwrap();
+    let st = b.eval("studio.status");
+    eprintln!(
+        "playing: {drawn} frames drawn in 3 s, page {fps:.1} frames/s; engine {:.3} ms/step, {:.0} steps/s; per frame: build {:.3} ms, send {:.3} ms",
+        st["msPerStep"].as_f64().unwrap(),
+        st["stepsPerSecond"].as_f64().unwrap(),
+        st["buildMsPerFrame"].as_f64().unwrap(),
+        st["sendMsPerFrame"].as_f64().unwrap()
+    );
+    assert!(drawn >= 5, "only {drawn} frames drawn in 3 s of play");
+    b.screenshot(&dir.join("playing.png"));
+
+    // Pause: the time stops; one step: + dt; reset: back to 0 (read from the engine).
+    b.eval("studio.control('pause')");
+    let t = studio.get("/api/status").1["time"].as_f64().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(studio.get("/api/status").1["time"].as_f64().unwrap(), t, "paused, the time stands still");
+    b.eval("studio.control('step')");
+    let st = studio.get("/api/status").1;
+    assert!(near(st["time"].as_f64().unwrap(), t + 0.01, 1e-12), "one step of dt = 0.01: {t} → {}", st["time"]);
+    b.eval("studio.control('reset')");
+    let st = studio.get("/api/status").1;
+    assert_eq!((st["time"].as_f64(), st["steps"].as_u64(), st["generation"].as_u64()), (Some(0.0), Some(0), Some(2)));
+    b.wait_for("studio.generation === 2 && studio.lastFrame && studio.lastFrame.step === 0", "the reset scene's frame");
+
+    // A Data edit from the page: gravity off, then the beams do not move when stepped.
+    b.eval("studio.select('n0')");
+    b.wait_for("document.querySelector('#data input[data-name=gravity]')", "the root's Data in the panel");
+    let r = b.eval("studio.setData('n0', 'gravity', '0 0 0')");
+    assert_eq!(r["ok"], true, "{r}");
+    let (before, _) = studio.position(1, 499);
+    for _ in 0..3 {
+        b.eval("studio.control('step')");
+    }
+    let (after, _) = studio.position(1, 499);
+    assert_eq!(before, after, "gravity 0: nothing moves");
+
+    // A bad value shows the scene file's positioned message in the page.
+    b.eval("studio.setData('n0', 'gravity', '0 -9 x')");
+    let msg = b.eval("document.getElementById('datamsg').textContent").as_str().unwrap().to_string();
+    assert!(msg.contains("TetrahedronFEMForceField.scn:2:") && msg.contains("gravity"), "{msg}");
+    assert_eq!(b.eval("document.getElementById('datamsg').className"), "bad");
+
+    // The mouse: shift + drag on a free end pulls it toward the cursor.
+    // Aim at the middle of the free end of the second beam (the cross-section farthest from
+    // the clamp); whatever body the ray meets first there is picked, as in the page.
+    let target = b.eval(
+        "(() => { const t = 1, n = studio.scene.tracks[t].vertices, pos = studio.positions(t); let zmax = -Infinity;
+           for (let i = 0; i < n; i++) zmax = Math.max(zmax, pos[3*i+2]);
+           const c = [0, 0, 0]; let k = 0;
+           for (let i = 0; i < n; i++) if (pos[3*i+2] > zmax - 1e-6) { for (let a = 0; a < 3; a++) c[a] += pos[3*i+a]; k++; }
+           const s = studio.toScreen(c.map((v) => v / k)); return { x: s[0], y: s[1], hit: studio.pick(s[0], s[1]) }; })()",
+    );
+    eprintln!("aiming at {target}");
+    let (x, y) = (target["x"].as_f64().unwrap(), target["y"].as_f64().unwrap());
+    b.mouse("mouseMoved", x, y, true);
+    b.mouse("mousePressed", x, y, true);
+    b.wait_for("studio.drag && studio.drag.attached", "the spring attached");
+    let picked = b.eval("({ track: studio.drag.track, vertex: studio.drag.vertex })");
+    let (track, vertex) = (picked["track"].as_u64().unwrap() as usize, picked["vertex"].as_u64().unwrap() as usize);
+    for k in 1..=10 {
+        b.mouse("mouseMoved", x + 15.0 * k as f64, y - 5.0 * k as f64, true);
+    }
+    b.wait_for("studio.status && studio.status.dragging", "the engine's drag");
+    std::thread::sleep(Duration::from_millis(300));
+    let (p0, p) = studio.position(track, vertex);
+    let cursor: Vec<f64> = p["mouse"].as_array().expect("the mouse point").iter().map(|v| v.as_f64().unwrap()).collect();
+    for _ in 0..30 {
+        b.eval("studio.control('step')");
+    }
+    let (p1, _) = studio.position(track, vertex);
+    let dist = |p: [f64; 3]| (0..3).map(|a| (cursor[a] - p[a]).powi(2)).sum::<f64>().sqrt();
+    eprintln!("drag of track {track} vertex {vertex}: {p0:?} → {p1:?}, distance to the cursor {:.4} → {:.4}", dist(p0), dist(p1));
+    assert!(dist(p1) < dist(p0) - 0.05 * dist(p0), "the picked point moves toward the cursor");
+    b.wait_for("studio.framesDrawn > 0", "frames");
+    std::thread::sleep(Duration::from_millis(500));
+    let shot = dir.join("drag.png");
+    b.screenshot(&shot);
+    b.mouse("mouseReleased", x + 150.0, y - 50.0, true);
+    b.wait_for("!studio.drag", "the page's release");
+    let t0 = Instant::now();
+    while studio.get("/api/status").1["dragging"] != json!(false) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the spring was not removed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if std::env::var("SETTEE_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
+        std::fs::copy(&shot, repo_file("docs/img/studio.png")).unwrap();
+        std::fs::copy(dir.join("playing.png"), repo_file("docs/img/studio-playing.png")).unwrap();
+    }
+    drop(b);
+    studio.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
