@@ -132,6 +132,10 @@ struct Engine {
     /// Frames built and time spent reading positions and serialising them.
     frames_built: u64,
     build_s: f64,
+    /// Time spent keeping frames for the replay page.
+    record_s: f64,
+    /// The server's counters (frames sent, send time) when this run started.
+    sent_base: (u64, u64),
     last_seq: u64,
     dirty: bool,
     drag: Option<Drag>,
@@ -176,6 +180,8 @@ pub fn run(opts: EngineOptions, calls: mpsc::Receiver<Call>, shared: Arc<Shared>
         total_step_s: 0.0,
         frames_built: 0,
         build_s: 0.0,
+        record_s: 0.0,
+        sent_base: (0, 0),
         last_seq: 0,
         dirty: true,
         drag: None,
@@ -227,6 +233,12 @@ impl Engine {
         self.steps = 0;
         self.step_error = None;
         self.recent_ms.clear();
+        // The statistics are those of this run of the scene.
+        self.total_step_s = 0.0;
+        self.frames_built = 0;
+        self.build_s = 0.0;
+        self.record_s = 0.0;
+        self.sent_base = (self.shared.frames_sent.load(Ordering::Relaxed), self.shared.send_ns.load(Ordering::Relaxed));
         self.plots = Plots::default();
         self.rec = None;
         self.dirty = true;
@@ -350,8 +362,10 @@ impl Engine {
         }
         self.dirty = true;
         self.topology_updates();
+        let t1 = Instant::now();
         self.record_frame(self.steps);
         self.record_plots();
+        self.record_s += t1.elapsed().as_secs_f64();
     }
 
     /// Builds and publishes the current positions when a client is ready for a frame and they
@@ -395,8 +409,8 @@ impl Engine {
         } else {
             0.0
         };
-        let sent = self.shared.frames_sent.load(Ordering::Relaxed);
-        let send_s = self.shared.send_ns.load(Ordering::Relaxed) as f64 * 1e-9;
+        let sent = self.shared.frames_sent.load(Ordering::Relaxed) - self.sent_base.0;
+        let send_s = (self.shared.send_ns.load(Ordering::Relaxed) - self.sent_base.1) as f64 * 1e-9;
         let build_ms = if self.frames_built > 0 { 1e3 * self.build_s / self.frames_built as f64 } else { 0.0 };
         let send_ms = if sent > 0 { 1e3 * send_s / sent as f64 } else { 0.0 };
         let (time, dt, gravity) = match &self.loaded {
@@ -425,6 +439,8 @@ impl Engine {
             "sendMsPerFrame": send_ms,
             // Streaming cost over stepping: the engine's frame building and the server's sends.
             "streamCostFraction": if self.total_step_s > 0.0 { (self.build_s + send_s) / self.total_step_s } else { 0.0 },
+            // Keeping frames for the replay page and samples for the plots, per step.
+            "recordMsPerStep": if self.steps > 0 { 1e3 * self.record_s / self.steps as f64 } else { 0.0 },
             "dragging": self.drag.is_some(),
             "error": self.load_error.clone().or_else(|| self.step_error.clone()),
             "replayStride": self.rec.as_ref().map(|r| r.stride),

@@ -7,6 +7,7 @@
 // GPU buffers, the orbit camera and picking.
 //
 //   const r = SetteeRenderer.create(canvas, { gravity: [0, -9.81, 0], leftInset: () => 240 });
+//   (`antialias: false` in the options: no multisampling, for software WebGL)
 //   r.setScene({ tracks: [{ name, n }], layers: [{ node, label, kind, track, indices, color }] });
 //   r.setTrack(0, float32Positions); r.setIndices(0, uint32Indices); r.draw();
 //   const hit = r.pick(clientX, clientY);  // { layer, track, vertex, point } or null
@@ -45,7 +46,7 @@
 
   function create(canvas, opts) {
     opts = opts || {};
-    const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true });
+    const gl = canvas.getContext("webgl", { antialias: opts.antialias !== false, preserveDrawingBuffer: true });
     if (!gl) return null;
     const uint32 = gl.getExtension("OES_element_index_uint");
 
