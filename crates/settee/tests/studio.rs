@@ -364,6 +364,12 @@ fn python_scenes_open_in_the_studio() {
     let (x, _) = studio.position(0, 1);
     // Implicit Euler from rest: y after n steps of free fall is −g·dt²·n(n+1)/2.
     assert!(near(x[1], -9.81 * 1e-4 * 55.0, 1e-9), "{x:?}");
+    // The CG solver's iterations per step are plotted: a diagonal mass matrix is solved in one.
+    let (_, plots) = studio.get("/api/plots");
+    let cg =
+        plots["solvers"].as_array().unwrap().iter().find(|s| s["solver"].as_str().unwrap().starts_with("CGLinearSolver")).expect("CG statistics");
+    let its: Vec<f64> = cg["iterations"].as_array().unwrap().iter().map(|p| p[1].as_f64().unwrap()).collect();
+    assert_eq!(its, vec![1.0; 10], "{cg}");
     studio.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -477,7 +483,10 @@ impl Browser {
     fn wait_for(&mut self, expr: &str, what: &str) {
         let t0 = Instant::now();
         while self.eval(&format!("!!({expr})")) != json!(true) {
-            assert!(t0.elapsed() < Duration::from_secs(60), "timed out waiting for {what} ({expr})");
+            if t0.elapsed() > Duration::from_secs(60) {
+                let state = self.eval("JSON.stringify({ error: document.getElementById('error').textContent, drag: studio.drag, generation: studio.generation, lastFrame: studio.lastFrame, drawn: studio.framesDrawn })");
+                panic!("timed out waiting for {what} ({expr}); the page: {state}");
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -591,6 +600,7 @@ fn studio_page_in_chromium_plays_steps_drags_and_edits() {
            const s = studio.toScreen(c.map((v) => v / k)); return { x: s[0], y: s[1], hit: studio.pick(s[0], s[1]) }; })()",
     );
     eprintln!("aiming at {target}");
+    assert!(!target["hit"].is_null(), "nothing drawn under the aimed point: {target}");
     let (x, y) = (target["x"].as_f64().unwrap(), target["y"].as_f64().unwrap());
     b.mouse("mouseMoved", x, y, true);
     b.mouse("mousePressed", x, y, true);

@@ -318,19 +318,22 @@ impl Engine {
         let t = l.scene.root().context.time;
         self.plots.kinetic.push((t, crate::plot::kinetic_energy(&l.scene)));
         trim(&mut self.plots.kinetic);
-        for s in crate::constraint_export::step_stats(&mut l.scene) {
-            let i = match self.plots.solvers.iter().position(|(n, _, _)| *n == s.solver) {
+        let mut stats: Vec<(String, usize, f64)> =
+            crate::constraint_export::step_stats(&mut l.scene).into_iter().map(|s| (s.solver, s.iterations, s.error)).collect();
+        stats.extend(linear_solver_stats(&l.scene));
+        for (solver, iterations, residual) in stats {
+            let i = match self.plots.solvers.iter().position(|(n, _, _)| *n == solver) {
                 Some(i) => i,
                 None => {
-                    self.plots.solvers.push((s.solver.clone(), Vec::new(), Vec::new()));
+                    self.plots.solvers.push((solver, Vec::new(), Vec::new()));
                     self.plots.solvers.len() - 1
                 }
             };
             let p = &mut self.plots.solvers[i];
-            p.1.push((t, s.iterations as f64));
+            p.1.push((t, iterations as f64));
             trim(&mut p.1);
-            if s.error.is_finite() {
-                p.2.push((t, s.error));
+            if residual.is_finite() {
+                p.2.push((t, residual));
                 trim(&mut p.2);
             }
         }
@@ -797,6 +800,21 @@ impl Engine {
 enum Target {
     Node(NodeId),
     Component(ComponentId),
+}
+
+/// The iterative linear solvers' last solve: iterations (updates of x) and the last relative
+/// residual they computed (CG: ‖r‖/‖b‖ at the start of its last iteration; PCG: rᵀz/bᵀb).
+fn linear_solver_stats(s: &Scene) -> Vec<(String, usize, f64)> {
+    use settee_linearsolver::{CgLinearSolver, PcgLinearSolver};
+    let mut out = Vec::new();
+    for (id, e) in s.components.iter() {
+        if let Some(r) = s.get::<CgLinearSolver>(id).and_then(|c| c.last_report()) {
+            out.push((e.label(), r.updates, r.errors.last().copied().unwrap_or(f64::NAN)));
+        } else if let Some(r) = s.get::<PcgLinearSolver>(id).and_then(|c| c.last_report()) {
+            out.push((e.label(), r.updates, r.errors.last().copied().unwrap_or(f64::NAN)));
+        }
+    }
+    out
 }
 
 fn has_pipeline(s: &Scene) -> bool {
