@@ -347,6 +347,63 @@ fn the_mouse_spring_pulls_a_deformable_body_and_goes_away_on_release() {
 }
 
 #[test]
+fn contacts_are_the_detections_points_and_normals() {
+    // The cube falls on the floor (y = 0): the contacts pair its nodes with the floor's plane.
+    let studio = Studio::start(&repo_file("scenes/first_scene_3_falling_on_floor.scn"), &[]);
+    assert_eq!(studio.get("/api/scene").1["hasContacts"], true);
+    assert_eq!(studio.get("/api/contacts").1["contacts"], json!([]), "no contact before the fall");
+    for _ in 0..40 {
+        studio.control("step");
+    }
+    let (_, c) = studio.get("/api/contacts");
+    let c: Vec<f64> = c["contacts"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(!c.is_empty() && c.len().is_multiple_of(9), "{} numbers", c.len());
+    for k in c.chunks_exact(9) {
+        let (p, q, n) = (&k[0..3], &k[3..6], &k[6..9]);
+        assert!(p[1].abs() < 1e-9 || q[1].abs() < 1e-9, "one point on the floor: {k:?}");
+        assert!(p[1].max(q[1]) < 0.1 + 1e-9, "within the alarm distance: {k:?}");
+        assert!(near(n[0].hypot(n[1]).hypot(n[2]), 1.0, 1e-9) && n[1].abs() > 1.0 - 1e-9, "a unit vertical normal: {k:?}");
+    }
+    studio.stop();
+}
+
+#[test]
+fn a_scene_that_does_not_load_is_reported_in_the_page() {
+    let dir = temp_dir("broken");
+    let scene = dir.join("broken.scn");
+    std::fs::write(&scene, "<Node name=\"root\" dt=\"0.01\">\n    <MechanicalObject position=\"0 0 zero\"/>\n</Node>\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_settee"))
+        .arg("studio")
+        .arg(&scene)
+        .args(["--no-open", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.split("http://").nth(1).and_then(|r| r.split('/').next()).unwrap().to_string();
+    let studio = Studio { child, addr };
+    let t0 = Instant::now();
+    let st = loop {
+        let (_, st) = studio.get("/api/status");
+        if !st["error"].is_null() {
+            break st;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "{st}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let e = st["error"].as_str().unwrap();
+    assert!(e.contains("broken.scn:2:") && e.contains("zero") && e.contains("could not load"), "{e}");
+    let (code, r) = studio.post("/api/control", json!({ "action": "play" }));
+    assert_eq!((code, &r["playing"]), (200, &json!(false)), "nothing to play: {r}");
+    let (code, _) = studio.get("/api/scene");
+    assert_eq!(code, 422);
+    studio.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn python_scenes_open_in_the_studio() {
     let dir = temp_dir("python");
     let scene = dir.join("falling.py");
