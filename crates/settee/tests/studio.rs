@@ -640,8 +640,13 @@ fn studio_page_in_chromium_plays_steps_drags_and_edits() {
     let (after, _) = studio.position(1, 499);
     assert_eq!(before, after, "gravity 0: nothing moves");
 
-    // A bad value shows the scene file's positioned message in the page.
-    b.eval("studio.setData('n0', 'gravity', '0 -9 x')");
+    // A bad value, typed into the gravity field and entered, shows the scene file's positioned
+    // message in the page.
+    b.eval("(() => { const i = document.querySelector('#data input[data-name=gravity]'); i.focus(); i.select(); })()");
+    b.call("Input.insertText", json!({ "text": "0 -9 x" }), true);
+    b.call("Input.dispatchKeyEvent", json!({ "type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13 }), true);
+    b.call("Input.dispatchKeyEvent", json!({ "type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13 }), true);
+    b.wait_for("document.getElementById('datamsg').className === 'bad'", "the refused value's message");
     let msg = b.eval("document.getElementById('datamsg').textContent").as_str().unwrap().to_string();
     assert!(msg.contains("TetrahedronFEMForceField.scn:2:") && msg.contains("gravity"), "{msg}");
     assert_eq!(b.eval("document.getElementById('datamsg').className"), "bad");
@@ -689,6 +694,21 @@ fn studio_page_in_chromium_plays_steps_drags_and_edits() {
         assert!(t0.elapsed() < Duration::from_secs(10), "the spring was not removed");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Save replay: the button downloads the run so far as the replay page.
+    let downloads = dir.join("downloads");
+    std::fs::create_dir_all(&downloads).unwrap();
+    b.call("Browser.setDownloadBehavior", json!({ "behavior": "allow", "downloadPath": downloads.to_str().unwrap() }), false);
+    b.eval("document.getElementById('save').click()");
+    let saved = downloads.join("TetrahedronFEMForceField.html");
+    let t0 = Instant::now();
+    while !saved.is_file() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no replay page downloaded into {}", downloads.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let html = std::fs::read_to_string(&saved).unwrap();
+    let steps = studio.get("/api/status").1["steps"].as_u64().unwrap();
+    assert!(html.contains(&format!("\"steps\":{steps},")) && html.contains("\"frameSteps\":[0,1,2,"), "{}", &html[..300.min(html.len())]);
     if std::env::var("SETTEE_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
         std::fs::copy(&shot, repo_file("docs/img/studio.png")).unwrap();
     }
