@@ -403,6 +403,66 @@ fn a_scene_that_does_not_load_is_reported_in_the_page() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Attaches the mouse spring to `vertex` of track 0, moves the mouse point by `offset`, steps
+/// `steps` times; the vertex's positions before and after, and the mouse point.
+fn drag(studio: &Studio, vertex: usize, offset: [f64; 3], steps: usize) -> ([f64; 3], [f64; 3], [f64; 3]) {
+    let (p0, _) = studio.position(0, vertex);
+    let (code, r) = studio.post("/api/mouse", json!({ "op": "attach", "track": 0, "vertex": vertex, "point": p0 }));
+    assert_eq!(code, 200, "{r}");
+    let cursor = [p0[0] + offset[0], p0[1] + offset[1], p0[2] + offset[2]];
+    studio.post("/api/mouse", json!({ "op": "move", "point": cursor }));
+    for _ in 0..steps {
+        let st = studio.control("step");
+        assert!(st["error"].is_null(), "{st}");
+    }
+    let (p1, _) = studio.position(0, vertex);
+    studio.post("/api/mouse", json!({ "op": "release" }));
+    (p0, p1, cursor)
+}
+
+#[test]
+fn the_mouse_spring_pulls_rigid_and_constrained_bodies_too() {
+    // A free rigid frame (Rigid3d: the spring acts on its origin).
+    let scene = settee_testkit::temp_scene(
+        "studio-rigid",
+        r#"<Node name="root" gravity="0 0 0" dt="0.01">
+    <DefaultAnimationLoop/>
+    <EulerImplicitSolver/>
+    <CGLinearSolver iterations="25" tolerance="1e-12" threshold="1e-12"/>
+    <MechanicalObject template="Rigid3d" name="frame" position="0 0 0  0 0 0 1"/>
+    <UniformMass totalMass="1"/>
+</Node>"#,
+    );
+    let studio = Studio::start(&scene, &[]);
+    let (_, p1, _) = drag(&studio, 0, [1.0, 0.0, 0.0], 10);
+    // Mass 1 on a spring of stiffness 1000 toward x = 1, from rest, by implicit Euler:
+    // x' = (x + h·v + h²·k/m·c) / (1 + h²·k/m), v' = (x' − x)/h.
+    let (k, m, h, c) = (1000.0, 1.0, 0.01, 1.0);
+    let (mut x, mut v) = (0.0f64, 0.0f64);
+    for _ in 0..10 {
+        let next = (x + h * v + h * h * k / m * c) / (1.0 + h * h * k / m);
+        v = (next - x) / h;
+        x = next;
+    }
+    eprintln!("rigid frame: x = {} (implicit Euler: {x})", p1[0]);
+    assert!(near(p1[0], x, 1e-9) && p1[1] == 0.0 && p1[2] == 0.0, "{p1:?}, expected x = {x}");
+    studio.stop();
+
+    // The cube resting on the floor through frictional contact constraints (free motion and a
+    // constraint correction): pulled up by a top corner, it rises.
+    let studio = Studio::start(&repo_file("scenes/first_scene_4_contact_constraint.scn"), &[]);
+    for _ in 0..60 {
+        studio.control("step");
+    }
+    assert!(!studio.get("/api/contacts").1["contacts"].as_array().unwrap().is_empty(), "the cube rests on the floor");
+    let (p0, p1, _) = drag(&studio, 124, [0.0, 1.0, 0.0], 30);
+    eprintln!("constrained cube, top corner: {p0:?} → {p1:?}");
+    assert!(p1[1] > p0[1] + 0.05, "{p0:?} → {p1:?}");
+    let (_, plots) = studio.get("/api/plots");
+    assert!(plots["solvers"].to_string().contains("BlockGaussSeidelConstraintSolver"), "{}", plots["solvers"]);
+    studio.stop();
+}
+
 #[test]
 fn python_scenes_open_in_the_studio() {
     let dir = temp_dir("python");
