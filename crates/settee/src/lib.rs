@@ -22,6 +22,7 @@ pub mod plot;
 pub mod regress;
 pub mod run;
 pub mod simulation;
+pub mod studio;
 pub mod topology_dump;
 pub mod view;
 pub mod vtk;

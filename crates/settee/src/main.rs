@@ -96,6 +96,21 @@ enum Command {
         #[arg(long = "data-dir")]
         data_dir: Vec<PathBuf>,
     },
+    /// Run a scene live in the browser: play, pause, step, reset, drag bodies with the mouse,
+    /// edit Data, plots, and save the run as a replay page (a local server on 127.0.0.1).
+    Studio {
+        /// A SOFA XML scene or a Python scene (`.py`).
+        scene: PathBuf,
+        /// Port to listen on (default: a free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Do not open a browser (the address is printed in any case).
+        #[arg(long)]
+        no_open: bool,
+        /// Extra directory searched for data files (meshes, includes); repeatable.
+        #[arg(long = "data-dir")]
+        data_dir: Vec<PathBuf>,
+    },
     /// Load and initialise scenes; report unsupported components and bad Data.
     Check {
         scenes: Vec<PathBuf>,
@@ -326,6 +341,15 @@ fn main() -> ExitCode {
             }
         }
         Command::View { scene, steps, output, data_dir } => view(scene, steps, output, data_dir),
+        Command::Studio { scene, port, no_open, data_dir } => {
+            match settee::studio::studio(settee::studio::StudioOptions { scene, data_dirs: data_dir, port, open: !no_open }) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Regress { list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails } => {
             regress_cmd(list_or_dir, filter, json, markdown, require, only, jobs, sofa_timings, unsupported_fails)
         }

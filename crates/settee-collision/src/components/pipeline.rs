@@ -344,6 +344,12 @@ impl PipelineComponent {
     pub fn detection_stats(&self) -> Vec<DetectionStats> {
         self.subs.iter().map(|s| *s.detection.stats()).collect()
     }
+
+    /// The contacts the last detection found, sub-pipeline by sub-pipeline and pair by pair: the
+    /// point on each element and the normal (what `settee studio` draws when asked).
+    pub fn contacts(&self) -> impl Iterator<Item = &settee_core::collision::DetectionOutput> {
+        self.subs.iter().flat_map(|s| s.detection.outputs().iter().flat_map(|p| p.outputs.iter()))
+    }
 }
 
 impl Component for PipelineComponent {

@@ -7,6 +7,7 @@
 // GPU buffers, the orbit camera and picking.
 //
 //   const r = SetteeRenderer.create(canvas, { gravity: [0, -9.81, 0], leftInset: () => 240 });
+//   (`antialias: false` in the options: no multisampling, for software WebGL)
 //   r.setScene({ tracks: [{ name, n }], layers: [{ node, label, kind, track, indices, color }] });
 //   r.setTrack(0, float32Positions); r.setIndices(0, uint32Indices); r.draw();
 //   const hit = r.pick(clientX, clientY);  // { layer, track, vertex, point } or null
@@ -45,7 +46,7 @@
 
   function create(canvas, opts) {
     opts = opts || {};
-    const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true });
+    const gl = canvas.getContext("webgl", { antialias: opts.antialias !== false, preserveDrawingBuffer: true });
     if (!gl) return null;
     const uint32 = gl.getExtension("OES_element_index_uint");
 
@@ -315,6 +316,17 @@
       return add(origin, scale(dir, dot(sub(ref, origin), n) / denom));
     }
 
+    // The client coordinates of a world point (the inverse of `pick`'s ray), or null when it
+    // is behind the camera.
+    function worldToScreen(p) {
+      if (!matrices) draw();
+      const m = matrices.mvp;
+      const w = m[3] * p[0] + m[7] * p[1] + m[11] * p[2] + m[15];
+      if (w <= 0) return null;
+      const q = transform(m, p), rect = canvas.getBoundingClientRect();
+      return [rect.left + (q[0] + 1) / 2 * rect.width, rect.top + (1 - q[1]) / 2 * rect.height];
+    }
+
     // Orbit camera: drag rotates, shift-, ctrl- or right-drag pans, the wheel zooms.
     // `opts.onPointerDown(event)` may take a press for itself (return true), e.g. to pick.
     function attachControls() {
@@ -348,7 +360,7 @@
 
     return {
       gl, camera: cam, setGravity, setScene, setTrack, setIndices, setVisible, setOverlay, fit, draw, pick,
-      screenToWorld, attachControls,
+      screenToWorld, worldToScreen, attachControls,
       get layers() { return layers; }, get tracks() { return tracks; },
     };
   }
