@@ -271,6 +271,44 @@ fn server_streams_the_latest_frame_on_demand_and_answers_the_api() {
     studio.stop();
 }
 
+/// Cutting, live: the frame header's shape revision rises when the cut changes the drawn
+/// elements, the scene's layers then carry the new tetrahedron count and vertex counts that
+/// match the frames, and the replay download keeps the change.
+#[test]
+fn topological_changes_reach_the_page_and_the_replay() {
+    let studio = Studio::start(&repo_file("scenes/cutting/cutting_beam.scn"), &[]);
+    let tets = |scene: &Value| -> usize {
+        let label = scene["layers"][0]["label"].as_str().unwrap().to_string();
+        let count = label.rsplit(" of ").next().and_then(|t| t.strip_suffix(" tetrahedra")).unwrap_or_else(|| panic!("{label}"));
+        count.parse().unwrap()
+    };
+    let (_, scene) = studio.get("/api/scene");
+    assert_eq!((tets(&scene), scene["shape"].as_u64()), (2592, Some(0)), "{}", scene["layers"][0]);
+    let (mut ws, _) = tungstenite::connect(format!("ws://{}/ws", studio.addr)).unwrap();
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    let f0 = next_frame(&mut ws, Duration::from_secs(10)).expect("a first frame");
+    assert_eq!(u32::from_le_bytes(f0[4..8].try_into().unwrap()), 0);
+    for _ in 0..150 {
+        studio.control("step");
+    }
+    ws.send(tungstenite::Message::text("next")).unwrap();
+    let f = next_frame(&mut ws, Duration::from_secs(10)).expect("a frame after the cut");
+    let shape = u32::from_le_bytes(f[4..8].try_into().unwrap());
+    assert!(shape > 0, "the cut must raise the shape revision");
+    let (_, scene) = studio.get("/api/scene");
+    assert_eq!(scene["shape"].as_u64(), Some(shape as u64), "no change after the frame was built");
+    let left = tets(&scene);
+    assert!(left < 2592, "the layer's label must follow the cut: {}", scene["layers"][0]["label"]);
+    assert_eq!(scene["layers"][0]["indices"].as_array().unwrap().len() % 3, 0);
+    let vertices: u64 = scene["tracks"].as_array().unwrap().iter().map(|t| t["vertices"].as_u64().unwrap()).sum();
+    assert_eq!(f.len() as u64, 24 + 12 * vertices, "the frame's size matches the vertex counts the page reads");
+    let (code, html, _) = studio.request("GET", "/api/replay", None);
+    let html = String::from_utf8(html).unwrap();
+    assert_eq!(code, 200);
+    assert!(html.contains(&format!("of {left} tetrahedra")), "the replay page keeps the cut's label");
+    studio.stop();
+}
+
 #[test]
 fn data_edits_are_checked_as_scene_attributes_and_change_the_next_step() {
     let scene = repo_file("scenes/beam.scn");

@@ -15,8 +15,9 @@ use settee_core::{ComponentId, Diagnostic, InitCtx, Layout, NodeId, Scene, Sever
 use tokio::sync::{oneshot, watch};
 
 use crate::drawing::Drawing;
+use crate::drawing::TrackSource;
 use crate::plot::Points;
-use crate::view::{Recording, Track};
+use crate::view::{LayerChange, Recording, Track};
 
 /// What the server asks the engine; every request is answered on its `reply` channel with a
 /// JSON value (an error is `{"error": message}`).
@@ -138,6 +139,12 @@ struct Engine {
     sent_base: (u64, u64),
     last_seq: u64,
     dirty: bool,
+    /// Revision of the drawn elements and vertex counts within a generation (topological
+    /// changes): sent in each frame's header, the page fetches the new elements when it grows.
+    shape: u32,
+    /// The visual models have not followed the last step yet (they are updated only when a
+    /// frame is read, never for the simulation's sake).
+    visuals_stale: bool,
     drag: Option<Drag>,
     rec: Option<Recording>,
     plots: Plots,
@@ -152,6 +159,39 @@ struct Plots {
     kinetic: Points,
     /// Per constraint solver: label, (time, iterations), (time, residual).
     solvers: Vec<(String, Points, Points)>,
+}
+
+/// The DOF a drag attaches to: the picked vertex of a state's track, or, on a visual model's
+/// track, the vertex nearest to the picked point of the state the model is mapped from (SOFA
+/// picks through the bodies' models; the visual surface is what one sees and clicks).
+fn picked_dof(l: &Loaded, track: usize, vertex: usize, point: [f64; 3]) -> Result<(StateId, usize), String> {
+    let t = l.drawing.tracks.get(track).ok_or_else(|| format!("no track {track}"))?;
+    let s = &l.scene;
+    match t.source {
+        TrackSource::State(state) if s.store.contains(state) => Ok((state, vertex)),
+        TrackSource::State(_) => Err(format!("the state of track {track} is gone")),
+        TrackSource::Visual(v) => {
+            let input = s
+                .components
+                .iter()
+                .filter_map(|(_, e)| e.role::<dyn settee_core::Mapping>())
+                .find(|m| m.visual_output() == Some(v))
+                .and_then(|m| m.inputs().first().copied())
+                .filter(|st| s.store.contains(*st))
+                .ok_or_else(|| format!("{} is not mapped from a body: nothing to drag", t.name))?;
+            let st = s.store.get(input);
+            let (c, sp) = (st.layout.coord_size(), st.layout.spatial_size().min(3));
+            let nearest = st
+                .read(VecId::POSITION)
+                .chunks_exact(c)
+                .map(|x| (0..sp).map(|a| (x[a] - point[a]).powi(2)).sum::<f64>())
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| i)
+                .ok_or_else(|| format!("the body under {} has no points", t.name))?;
+            Ok((input, nearest))
+        }
+    }
 }
 
 /// Keeps the items whose mark is true.
@@ -173,6 +213,8 @@ pub fn run(opts: EngineOptions, calls: mpsc::Receiver<Call>, shared: Arc<Shared>
         loaded: None,
         load_error: None,
         generation: 0,
+        shape: 0,
+        visuals_stale: true,
         playing: false,
         steps: 0,
         step_error: None,
@@ -230,6 +272,8 @@ impl Engine {
         self.release();
         self.loaded = None;
         self.generation += 1;
+        self.shape = 0;
+        self.visuals_stale = true;
         self.steps = 0;
         self.step_error = None;
         self.recent_ms.clear();
@@ -266,9 +310,40 @@ impl Engine {
         }
     }
 
-    /// Where the drawing follows topology changes (cutting): `Drawing::refresh` goes here once
-    /// it exists, the changed layers' indices are then sent to the page with a new generation.
-    fn topology_updates(&mut self) {}
+    /// The drawing follows topological changes (cutting): changed layers are kept for the
+    /// replay page from the next recorded frame on, and the page is told through the frame
+    /// header's shape revision.
+    fn topology_updates(&mut self) {
+        let Some(l) = self.loaded.as_mut() else { return };
+        let before: Vec<usize> = l.drawing.tracks.iter().map(|t| t.vertices).collect();
+        let changed = l.drawing.refresh(&l.scene);
+        let resized = l.drawing.tracks.iter().zip(&before).any(|(t, &n)| t.vertices != n);
+        if changed.is_empty() && !resized {
+            return;
+        }
+        self.shape += 1;
+        if let Some(rec) = self.rec.as_mut() {
+            let frame = rec.frame_steps.len();
+            for i in changed {
+                let layer = &l.drawing.layers[i];
+                rec.layer_changes.retain(|c| !(c.layer == i && c.frame == frame));
+                rec.layer_changes.push(LayerChange { layer: i, frame, indices: layer.indices.clone(), label: layer.label.clone() });
+            }
+        }
+    }
+
+    /// Moves the visual models with their bodies before positions are read (SOFA's visual
+    /// update, done only when something is drawn).
+    fn fresh_visuals(&mut self) {
+        if !self.visuals_stale {
+            return;
+        }
+        let Some(l) = self.loaded.as_mut() else { return };
+        self.visuals_stale = false;
+        if let Err(e) = l.drawing.update_visuals(&mut l.scene) {
+            self.step_error = Some(format!("visual update after step {}: {}", self.steps, e.0.message));
+        }
+    }
 
     fn new_recording(&self, scene: &Scene, drawing: &Drawing) -> Recording {
         let root = scene.root().context;
@@ -281,8 +356,13 @@ impl Engine {
             frame_steps: Vec::new(),
             frame_times: Vec::new(),
             step_ms: Vec::new(),
-            tracks: drawing.tracks.iter().map(|t| Track { name: t.name.clone(), state: t.state, vertices: t.vertices, frames: Vec::new() }).collect(),
+            tracks: drawing
+                .tracks
+                .iter()
+                .map(|t| Track { name: t.name.clone(), source: t.source, vertices: t.vertices, frames: Vec::new() })
+                .collect(),
             layers: drawing.layers.clone(),
+            layer_changes: Vec::new(),
             stopped: None,
         }
     }
@@ -290,10 +370,11 @@ impl Engine {
     /// Keeps every `stride`-th step for the replay page; over the byte budget, every other kept
     /// frame is dropped and the stride doubles (the page stays under `max_bytes`, as `view`).
     fn record_frame(&mut self, step: u64) {
-        let (Some(rec), Some(l)) = (self.rec.as_mut(), self.loaded.as_ref()) else { return };
-        if !step.is_multiple_of(rec.stride as u64) {
+        if self.rec.as_ref().is_none_or(|rec| !step.is_multiple_of(rec.stride as u64)) {
             return;
         }
+        self.fresh_visuals();
+        let (Some(rec), Some(l)) = (self.rec.as_mut(), self.loaded.as_ref()) else { return };
         for (i, t) in rec.tracks.iter_mut().enumerate() {
             let mut f = Vec::new();
             l.drawing.read_positions(&l.scene, i, &mut f);
@@ -305,6 +386,22 @@ impl Engine {
         if rec.frame_steps.len() * per_frame > self.opts.max_bytes && rec.frame_steps.len() > 2 {
             rec.stride *= 2;
             let keep: Vec<bool> = rec.frame_steps.iter().map(|s| s.is_multiple_of(rec.stride)).collect();
+            // A change recorded at a dropped frame applies from the next kept one (the latest
+            // change of a layer at a frame wins).
+            let mut kept_before = Vec::with_capacity(keep.len() + 1);
+            let mut n = 0;
+            for &k in &keep {
+                kept_before.push(n);
+                n += usize::from(k);
+            }
+            kept_before.push(n);
+            for c in &mut rec.layer_changes {
+                c.frame = kept_before[c.frame.min(keep.len())];
+            }
+            let mut seen = std::collections::HashSet::new();
+            let mut latest_first: Vec<LayerChange> = rec.layer_changes.drain(..).rev().filter(|c| seen.insert((c.layer, c.frame))).collect();
+            latest_first.reverse();
+            rec.layer_changes = latest_first;
             keep_marked(&mut rec.frame_steps, &keep);
             keep_marked(&mut rec.frame_times, &keep);
             for t in &mut rec.tracks {
@@ -354,6 +451,7 @@ impl Engine {
             return;
         }
         self.steps += 1;
+        self.visuals_stale = true;
         self.total_step_s += ms / 1e3;
         let now = Instant::now();
         self.recent_ms.push((now, ms));
@@ -377,13 +475,14 @@ impl Engine {
         if !self.dirty || !self.shared.want_frame.load(Ordering::Acquire) {
             return;
         }
+        self.fresh_visuals();
         let Some(l) = self.loaded.as_ref() else { return };
         self.shared.want_frame.store(false, Ordering::Release);
         let t0 = Instant::now();
         let floats: usize = l.drawing.tracks.iter().map(|t| 3 * t.vertices).sum();
         let mut bytes = Vec::with_capacity(FRAME_HEADER + 4 * floats);
         bytes.extend_from_slice(&self.generation.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&self.shape.to_le_bytes());
         bytes.extend_from_slice(&l.scene.root().context.time.to_le_bytes());
         bytes.extend_from_slice(&self.steps.to_le_bytes());
         for i in 0..l.drawing.tracks.len() {
@@ -506,7 +605,12 @@ impl Engine {
             .drawing
             .layers
             .iter()
-            .map(|ly| json!({ "node": ly.node, "label": ly.label, "track": ly.track, "kind": ly.kind.name(), "indices": ly.indices }))
+            .map(|ly| {
+                json!({
+                    "node": ly.node, "label": ly.label, "track": ly.track, "kind": ly.kind.name(), "indices": ly.indices,
+                    "category": ly.category.name(), "color": ly.color, "visible": ly.visible,
+                })
+            })
             .collect();
         let node_index = |n: NodeId| l.nodes.iter().position(|x| *x == n);
         let tree: Vec<Json> = l
@@ -533,6 +637,7 @@ impl Engine {
         let root = s.root().context;
         Ok(json!({
             "generation": self.generation,
+            "shape": self.shape,
             "title": self.opts.scene.file_name().map(|f| f.to_string_lossy().into_owned()),
             "gravity": root.gravity,
             "tracks": tracks,
@@ -681,15 +786,11 @@ impl Engine {
             return Err(format!("the mouse spring's stiffness must be a finite non-negative number, not {stiffness}"));
         }
         let l = self.loaded.as_mut().ok_or("no scene loaded")?;
-        let t = l.drawing.tracks.get(track).ok_or_else(|| format!("no track {track}"))?;
-        let state = t.state;
+        let (state, vertex) = picked_dof(l, track, vertex, point)?;
         let s = &mut l.scene;
-        if !s.store.contains(state) {
-            return Err(format!("the state of track {track} is gone"));
-        }
         let st = s.store.get(state);
         if vertex >= st.size {
-            return Err(format!("vertex {vertex} is outside {} ({} points)", t.name, st.size));
+            return Err(format!("vertex {vertex} is outside {} ({} points)", st.name, st.size));
         }
         let layout = st.layout;
         let template = match layout {
@@ -734,7 +835,8 @@ impl Engine {
         // Out of the graph, as SOFA's mouse node: the spring keeps its state, no visitor sees it.
         s.remove_parent(node, Scene::ROOT);
         self.drag = Some(Drag { node, mouse, spring: ff, track, vertex });
-        Ok(json!({ "attached": true, "state": t.name, "vertex": vertex, "stiffness": stiffness }))
+        let name = format!("{}/{}", s.node_path(body_node).trim_end_matches('/'), s.store.get(state).name);
+        Ok(json!({ "attached": true, "state": name, "vertex": vertex, "stiffness": stiffness }))
     }
 
     fn move_mouse(&mut self, p: [f64; 3]) -> Result<Json, String> {
@@ -756,7 +858,10 @@ impl Engine {
     fn position(&self, track: usize, vertex: usize) -> Result<Json, String> {
         let l = self.loaded()?;
         let t = l.drawing.tracks.get(track).ok_or_else(|| format!("no track {track}"))?;
-        let st = l.scene.store.get(t.state);
+        let Some(state) = t.state().filter(|s| l.scene.store.contains(*s)) else {
+            return Err(format!("track {track} ({}) is not a mechanical state", t.name));
+        };
+        let st = l.scene.store.get(state);
         if vertex >= st.size {
             return Err(format!("vertex {vertex} is outside {}", t.name));
         }
