@@ -308,6 +308,7 @@ impl Drawing {
         for l in &mut layers {
             l.visible = flags.shows(l.category);
         }
+        hide_coincident_surfaces(&mut layers);
         let shapes = layers.iter().map(|l| layer_shape(scene, l)).collect();
         Drawing { tracks, layers, topology_revision: scene.topology_revision, shapes }
     }
@@ -388,6 +389,27 @@ impl Drawing {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Two topologies of one state often describe one surface (a grid and the tetrahedra made of
+/// it): drawn together they fight for the same pixels. A surface whose vertices are exactly
+/// those of an earlier visible surface of the same track starts hidden (its checkbox stays).
+fn hide_coincident_surfaces(layers: &mut [Layer]) {
+    let vertex_set = |l: &Layer| {
+        let mut v = l.indices.clone();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut shown: Vec<(usize, Vec<u32>)> = Vec::new();
+    for l in layers.iter_mut().filter(|l| l.visible && l.kind == LayerKind::Triangles) {
+        let set = vertex_set(l);
+        if shown.iter().any(|(t, s)| *t == l.track && *s == set) {
+            l.visible = false;
+        } else {
+            shown.push((l.track, set));
         }
     }
 }
@@ -545,6 +567,27 @@ fn select(scene: &Scene) -> (Vec<DrawnTrack>, Vec<Layer>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_surface_over_the_same_vertices_starts_hidden() {
+        let layer = |track: usize, indices: Vec<u32>| Layer {
+            node: "/n".into(),
+            label: String::new(),
+            track,
+            kind: LayerKind::Triangles,
+            indices,
+            category: Category::Behavior,
+            color: None,
+            visible: true,
+            source: LayerSource::Springs,
+        };
+        // A quad split in two, the same four vertices split the other way, another track's
+        // copy, and a surface over other vertices of the first track.
+        let mut layers =
+            vec![layer(0, vec![0, 1, 2, 0, 2, 3]), layer(0, vec![0, 1, 3, 1, 2, 3]), layer(1, vec![0, 1, 2, 0, 2, 3]), layer(0, vec![0, 1, 4])];
+        hide_coincident_surfaces(&mut layers);
+        assert_eq!(layers.iter().map(|l| l.visible).collect::<Vec<_>>(), [true, false, true, true]);
+    }
 
     #[test]
     fn boundary_faces_drop_shared_faces() {
