@@ -233,6 +233,41 @@ pub fn kinetic_energy(scene: &Scene) -> f64 {
     e
 }
 
+/// The potential energy of gravity, `−Σ (M·g)·x` over the scene's masses whose points are 3-D
+/// (Vec3 states, and the origins of Rigid3 frames), zero at the origin: SOFA's
+/// `Mass::getPotentialEnergy`. `M·g` is the mass's own product, so a consistent mass counts as
+/// it weighs in the dynamics. Each mass uses the gravity of its node's context.
+pub fn gravity_potential_energy(scene: &Scene) -> f64 {
+    let mut e = 0.0;
+    for (_, entry) in scene.components.iter() {
+        if !entry.plays(role::MASS) {
+            continue;
+        }
+        let Some(m) = entry.role::<dyn settee_core::Mass>() else { continue };
+        let s = m.state();
+        if !scene.store.contains(s) {
+            continue;
+        }
+        let st = scene.store.get(s);
+        let (c, d) = (st.layout.coord_size(), st.layout.deriv_size());
+        if st.layout.spatial_size() != 3 || st.size == 0 {
+            continue;
+        }
+        let g = scene.params(entry.node).gravity;
+        let mut gravity = vec![0.0; d * st.size];
+        for point in gravity.chunks_exact_mut(d) {
+            point[..3].copy_from_slice(&g);
+        }
+        let mut weight = vec![0.0; d * st.size];
+        m.add_mdx(&mut weight, &gravity, 1.0);
+        let x = st.read(VecId::POSITION);
+        for (w, p) in weight.chunks_exact(d).zip(x.chunks_exact(c)) {
+            e -= w[0] * p[0] + w[1] * p[1] + w[2] * p[2];
+        }
+    }
+    e
+}
+
 impl crate::run::RunObserver for EnergyRecorder {
     fn before_step(&mut self, scene: &mut Scene, k: usize) -> Result<(), String> {
         if k == 0 {

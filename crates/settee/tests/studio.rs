@@ -248,6 +248,7 @@ fn server_streams_the_latest_frame_on_demand_and_answers_the_api() {
     let kinetic = plots["kinetic"].as_array().unwrap();
     assert_eq!(kinetic.len() as u64, n + 2, "one kinetic energy sample per step and at t = 0");
     assert!(kinetic.last().unwrap()[1].as_f64().unwrap() > 0.0, "the beam moves: kinetic energy > 0");
+    assert_eq!(plots["total"].as_array().unwrap().len(), kinetic.len(), "kinetic + gravity potential, sample for sample");
 
     // The replay page of the run so far, as a download.
     let (code, html, head) = studio.request("GET", "/api/replay", None);

@@ -157,6 +157,8 @@ struct Engine {
 struct Plots {
     /// (time, kinetic energy).
     kinetic: Points,
+    /// (time, kinetic energy + gravity's potential energy).
+    total: Points,
     /// Per constraint solver: label, (time, iterations), (time, residual).
     solvers: Vec<(String, Points, Points)>,
 }
@@ -413,8 +415,11 @@ impl Engine {
     fn record_plots(&mut self) {
         let Some(l) = self.loaded.as_mut() else { return };
         let t = l.scene.root().context.time;
-        self.plots.kinetic.push((t, crate::plot::kinetic_energy(&l.scene)));
+        let kinetic = crate::plot::kinetic_energy(&l.scene);
+        self.plots.kinetic.push((t, kinetic));
         trim(&mut self.plots.kinetic);
+        self.plots.total.push((t, kinetic + crate::plot::gravity_potential_energy(&l.scene)));
+        trim(&mut self.plots.total);
         let mut stats: Vec<(String, usize, f64)> =
             crate::constraint_export::step_stats(&mut l.scene).into_iter().map(|s| (s.solver, s.iterations, s.error)).collect();
         stats.extend(linear_solver_stats(&l.scene));
@@ -875,6 +880,7 @@ impl Engine {
     fn plots_json(&self) -> Json {
         json!({
             "kinetic": self.plots.kinetic,
+            "total": self.plots.total,
             "solvers": self.plots.solvers.iter().map(|(n, it, r)| json!({ "solver": n, "iterations": it, "residual": r })).collect::<Vec<_>>(),
         })
     }
