@@ -56,6 +56,20 @@ fn skip_or_fail(what: &str) {
     let _ = std::io::stderr().write_all(format!("note: {what}; skipped: {test}\n").as_bytes());
 }
 
+/// The Chromium the browser tests drive: `$SETTEE_CHROMIUM`, else `chromium`,
+/// `chromium-browser` or `google-chrome` on `PATH` (`.ci/run` installs Debian's `chromium`).
+/// `None` when there is none: the caller skips with a note, or fails when [`suite_required`].
+pub fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SETTEE_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
 /// Writes a scene text into a fresh temporary file (one directory per process and name) and
 /// returns its path.
 pub fn temp_scene(name: &str, text: &str) -> PathBuf {

@@ -532,22 +532,6 @@ fn python_scenes_open_in_the_studio() {
 
 // ----- the page in headless Chromium -----------------------------------------------------------
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SETTEE_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-fn required() -> bool {
-    let set = |var: &str| std::env::var(var).is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"));
-    set("CI") || set("SETTEE_REQUIRE_SUITE")
-}
-
 /// A headless Chromium and one page, driven through the DevTools protocol (JSON over the
 /// browser's WebSocket, with the page's session id).
 struct Browser {
@@ -680,8 +664,11 @@ fn suite_scene() -> Option<PathBuf> {
 
 #[test]
 fn studio_page_in_chromium_plays_steps_drags_and_edits() {
-    let Some(browser) = chromium() else {
-        assert!(!required(), "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the studio test cannot run");
+    let Some(browser) = settee_testkit::chromium() else {
+        assert!(
+            !settee_testkit::suite_required(),
+            "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the studio test cannot run"
+        );
         eprintln!("skipped: chromium not found (set SETTEE_CHROMIUM or install Debian's chromium)");
         return;
     };
@@ -825,7 +812,7 @@ fn studio_page_in_chromium_plays_steps_drags_and_edits() {
 #[test]
 #[ignore = "a measurement for docs/studio.md, not a check"]
 fn demo_frame_rates() {
-    let Some(browser) = chromium() else { panic!("chromium is needed") };
+    let Some(browser) = settee_testkit::chromium() else { panic!("chromium is needed") };
     let Some(examples) = settee_testkit::shared_dir("sofa-examples") else { return };
     let dir = temp_dir("measure");
     for name in ["liver", "caduceus"] {

@@ -166,21 +166,6 @@ fn a_failed_run_still_writes_the_frames_before_the_failure() {
 
 // ----- the page in headless Chromium ---------------------------------------------------------
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SETTEE_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") || std::env::var("SETTEE_REQUIRE_SUITE").is_ok_and(|v| v == "1")
-}
-
 const W: usize = 800;
 const H: usize = 600;
 /// The control panel covers x < 238; the mesh is looked for right of it.
@@ -233,8 +218,11 @@ fn is_background(p: [u8; 3]) -> bool {
 
 #[test]
 fn page_draws_the_beam_and_it_moves_between_two_frames() {
-    let Some(browser) = chromium() else {
-        assert!(!required(), "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the viewer test cannot run");
+    let Some(browser) = settee_testkit::chromium() else {
+        assert!(
+            !settee_testkit::suite_required(),
+            "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the viewer test cannot run"
+        );
         eprintln!("skipped: chromium not found (set SETTEE_CHROMIUM or install Debian's chromium)");
         return;
     };
@@ -276,9 +264,12 @@ fn page_draws_the_beam_and_it_moves_between_two_frames() {
 
 /// Chromium, or `None` (skip) when it is not installed and not required.
 fn browser_or_skip() -> Option<PathBuf> {
-    let b = chromium();
+    let b = settee_testkit::chromium();
     if b.is_none() {
-        assert!(!required(), "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the viewer tests cannot run");
+        assert!(
+            !settee_testkit::suite_required(),
+            "chromium is not installed (apt-get install -y chromium; .ci/run installs it): the viewer tests cannot run"
+        );
         eprintln!("skipped: chromium not found (set SETTEE_CHROMIUM or install Debian's chromium)");
     }
     b
