@@ -82,6 +82,52 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// An empty recording of `drawing`'s tracks and layers, for `steps` steps keeping every
+    /// `stride`-th.
+    pub fn new(title: &str, scene: &Scene, drawing: &Drawing, steps: usize, stride: usize) -> Recording {
+        let root = scene.root().context;
+        Recording {
+            title: title.to_string(),
+            dt: root.dt,
+            gravity: root.gravity,
+            steps,
+            stride,
+            frame_steps: Vec::new(),
+            frame_times: Vec::new(),
+            step_ms: Vec::with_capacity(steps),
+            tracks: drawing
+                .tracks
+                .iter()
+                .map(|t| Track { name: t.name.clone(), source: t.source, vertices: t.vertices, frames: Vec::new() })
+                .collect(),
+            layers: drawing.layers.clone(),
+            layer_changes: Vec::new(),
+            stopped: None,
+        }
+    }
+
+    /// Keeps the new elements of the layers `changed` (indices into `drawing.layers`, as
+    /// [`Drawing::refresh`] returns them) from the next recorded frame on.
+    pub fn push_layer_changes(&mut self, drawing: &Drawing, changed: &[usize]) {
+        let frame = self.frame_steps.len();
+        for &layer in changed {
+            let l = &drawing.layers[layer];
+            self.layer_changes.retain(|c| !(c.layer == layer && c.frame == frame));
+            self.layer_changes.push(LayerChange { layer, frame, indices: l.indices.clone(), label: l.label.clone() });
+        }
+    }
+
+    /// Appends a frame taken at `step`: every track's positions now, and the time.
+    pub fn push_frame(&mut self, drawing: &Drawing, scene: &Scene, step: usize) {
+        for (i, t) in self.tracks.iter_mut().enumerate() {
+            let mut f = Vec::new();
+            drawing.read_positions(scene, i, &mut f);
+            t.frames.push(f);
+        }
+        self.frame_steps.push(step);
+        self.frame_times.push(scene.root().context.time);
+    }
+
     /// A sentence saying that frames were dropped, when they were.
     pub fn decimation(&self) -> Option<String> {
         (self.stride > 1).then(|| {
@@ -115,29 +161,11 @@ impl ViewRecorder {
     /// the page (`None`: nothing is written; read [`ViewRecorder::recording`]). `max_bytes`:
     /// budget of the frame data in the page.
     pub fn new(scene: &Scene, title: &str, steps: usize, out: Option<PathBuf>, max_bytes: usize) -> ViewRecorder {
-        let drawing = Drawing::select(scene);
-        let layers = drawing.layers.clone();
-        let tracks: Vec<Track> =
-            drawing.tracks.iter().map(|t| Track { name: t.name.clone(), source: t.source, vertices: t.vertices, frames: Vec::new() }).collect();
-        let per_frame: usize = tracks.iter().map(|t| 3 * t.vertices * 4).sum::<usize>() * 4 / 3 + 1;
+        let mut drawing = Drawing::select(scene);
+        let per_frame: usize = drawing.tracks.iter().map(|t| 3 * t.vertices * 4).sum::<usize>() * 4 / 3 + 1;
         let max_frames = (max_bytes / per_frame.max(1)).max(2);
         let stride = if steps < max_frames { 1 } else { steps.div_ceil(max_frames - 1) };
-        let root = scene.root().context;
-        let mut rec = Recording {
-            title: title.to_string(),
-            dt: root.dt,
-            gravity: root.gravity,
-            steps,
-            stride,
-            frame_steps: Vec::new(),
-            frame_times: Vec::new(),
-            step_ms: Vec::with_capacity(steps),
-            tracks,
-            layers,
-            layer_changes: Vec::new(),
-            stopped: None,
-        };
-        let mut drawing = drawing;
+        let mut rec = Recording::new(title, scene, &drawing, steps, stride);
         record(&mut rec, &mut drawing, scene, 0);
         ViewRecorder { rec, out, step_start: None, drawing }
     }
@@ -154,20 +182,11 @@ impl ViewRecorder {
 /// Records a frame: the layers whose elements changed since the last frame, then every track's
 /// positions.
 fn record(rec: &mut Recording, drawing: &mut Drawing, scene: &Scene, step: usize) {
-    let frame = rec.frame_steps.len();
-    if frame > 0 {
-        for layer in drawing.refresh(scene) {
-            let l = &drawing.layers[layer];
-            rec.layer_changes.push(LayerChange { layer, frame, indices: l.indices.clone(), label: l.label.clone() });
-        }
+    if !rec.frame_steps.is_empty() {
+        let changed = drawing.refresh(scene);
+        rec.push_layer_changes(drawing, &changed);
     }
-    for i in 0..rec.tracks.len() {
-        let mut f = Vec::new();
-        drawing.read_positions(scene, i, &mut f);
-        rec.tracks[i].frames.push(f);
-    }
-    rec.frame_steps.push(step);
-    rec.frame_times.push(scene.root().context.time);
+    rec.push_frame(drawing, scene, step);
 }
 
 impl RunObserver for ViewRecorder {

@@ -17,7 +17,7 @@ use tokio::sync::{oneshot, watch};
 use crate::drawing::Drawing;
 use crate::drawing::TrackSource;
 use crate::plot::Points;
-use crate::view::{LayerChange, Recording, Track};
+use crate::view::{LayerChange, Recording};
 
 /// What the server asks the engine; every request is answered on its `reply` channel with a
 /// JSON value (an error is `{"error": message}`).
@@ -325,12 +325,7 @@ impl Engine {
         }
         self.shape += 1;
         if let Some(rec) = self.rec.as_mut() {
-            let frame = rec.frame_steps.len();
-            for i in changed {
-                let layer = &l.drawing.layers[i];
-                rec.layer_changes.retain(|c| !(c.layer == i && c.frame == frame));
-                rec.layer_changes.push(LayerChange { layer: i, frame, indices: layer.indices.clone(), label: layer.label.clone() });
-            }
+            rec.push_layer_changes(&l.drawing, &changed);
         }
     }
 
@@ -348,25 +343,8 @@ impl Engine {
     }
 
     fn new_recording(&self, scene: &Scene, drawing: &Drawing) -> Recording {
-        let root = scene.root().context;
-        Recording {
-            title: self.opts.scene.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
-            dt: root.dt,
-            gravity: root.gravity,
-            steps: 0,
-            stride: 1,
-            frame_steps: Vec::new(),
-            frame_times: Vec::new(),
-            step_ms: Vec::new(),
-            tracks: drawing
-                .tracks
-                .iter()
-                .map(|t| Track { name: t.name.clone(), source: t.source, vertices: t.vertices, frames: Vec::new() })
-                .collect(),
-            layers: drawing.layers.clone(),
-            layer_changes: Vec::new(),
-            stopped: None,
-        }
+        let title = self.opts.scene.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Recording::new(&title, scene, drawing, 0, 1)
     }
 
     /// Keeps every `stride`-th step for the replay page; over the byte budget, every other kept
@@ -377,13 +355,7 @@ impl Engine {
         }
         self.fresh_visuals();
         let (Some(rec), Some(l)) = (self.rec.as_mut(), self.loaded.as_ref()) else { return };
-        for (i, t) in rec.tracks.iter_mut().enumerate() {
-            let mut f = Vec::new();
-            l.drawing.read_positions(&l.scene, i, &mut f);
-            t.frames.push(f);
-        }
-        rec.frame_steps.push(step as usize);
-        rec.frame_times.push(l.scene.root().context.time);
+        rec.push_frame(&l.drawing, &l.scene, step as usize);
         let per_frame: usize = rec.tracks.iter().map(|t| 3 * t.vertices * 4).sum::<usize>() * 4 / 3 + 1;
         if rec.frame_steps.len() * per_frame > self.opts.max_bytes && rec.frame_steps.len() > 2 {
             rec.stride *= 2;
